@@ -1,0 +1,66 @@
+"""The tool contract the agent loop executes, and the shapes of tool results.
+
+A tool is any object with `name`, `label`, `description`, `parameters` (a JSON schema object) and an async
+`execute`. Abort is asyncio cancellation: the loop cancels the task running `execute`; a tool that holds
+resources (a child process) releases them and lets `CancelledError` propagate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns: `content` is a list of text/image blocks for the model; `details` is for clients
+    (diffs, truncation info, `fullOutputPath`) and is not sent to the model."""
+
+    content: list[dict[str, Any]]
+    details: Any = None
+
+
+class ToolError(Exception):
+    """Raised by a tool to report a failure to the model: the result gets `isError: true` and the message text.
+
+    `details` (optional) is kept on the tool result for clients.
+    """
+
+    def __init__(self, message: str, details: Any = None):
+        super().__init__(message)
+        self.details = details
+
+
+ToolUpdate = Callable[[ToolResult], None]
+"""Callback for streaming progress: each call carries the accumulated partial result so far."""
+
+
+class AgentTool(Protocol):
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+
+    def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate) -> Awaitable[ToolResult]:
+        """Run the tool. Raise `ToolError` for failures the model should see; cancellation aborts."""
+        ...
+
+
+def text_result(text: str, details: Any = None) -> ToolResult:
+    """A `ToolResult` with a single text block."""
+    return ToolResult(content=[{"type": "text", "text": text}], details=details)
+
+
+@dataclass(kw_only=True)
+class FunctionTool:
+    """A tool built from an async function `fn(args, on_update) -> ToolResult` (SDK and test convenience)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[[dict[str, Any], ToolUpdate], Awaitable[ToolResult]]
+    label: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate) -> ToolResult:
+        return await self.fn(args, on_update)

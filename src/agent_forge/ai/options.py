@@ -1,0 +1,29 @@
+"""Options bundle passed to every provider's `stream()` function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(kw_only=True)
+class StreamOptions:
+    """Per-request options.
+
+    `api_key`: credential for the provider (None: the provider module reports a clear error event).
+    `thinking_level`: one of `THINKING_LEVELS`; mapped to each API's request parameters by its module.
+    `max_tokens`: output budget; None means the model's `maxTokens`.
+    `headers`: extra HTTP headers, merged over the model's `headers`.
+    `session_id`: stable id for provider-side prompt caching where the API supports it.
+    `transport`: an `httpx2` transport to use instead of the network (tests pass `httpx2.MockTransport`).
+    `timeout_s`: connect/read timeout in seconds.
+    """
+
+    api_key: str | None = None
+    thinking_level: str = "off"
+    max_tokens: int | None = None
+    temperature: float | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None
+    transport: Any = None
+    timeout_s: float = 600.0

@@ -1,0 +1,204 @@
+"""Wire shapes of the provider layer: content blocks, messages, usage, models, tools and stream events.
+
+Every shape is a `TypedDict` with the protocol's camelCase keys, so the same dict lives in memory, in the
+session file and on the RPC wire (seed 000, "Types"). Timestamps inside messages are Unix milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict, Union
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+"""Terminal stop reasons of an assistant message; `"pending"` marks a message still streaming."""
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+class TextContent(TypedDict):
+    type: Literal["text"]
+    text: str
+    textSignature: NotRequired[str]
+
+
+class ThinkingContent(TypedDict):
+    type: Literal["thinking"]
+    thinking: str
+    thinkingSignature: NotRequired[str]
+    redacted: NotRequired[bool]
+
+
+class ImageContent(TypedDict):
+    """`data` is base64 without a data-URL prefix; `mimeType` e.g. `image/png`."""
+
+    type: Literal["image"]
+    data: str
+    mimeType: str
+
+
+class ToolCall(TypedDict):
+    type: Literal["toolCall"]
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall]
+
+
+class Cost(TypedDict):
+    """Dollars, computed from the model's per-million-token prices."""
+
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+    total: float
+
+
+class Usage(TypedDict):
+    """Token counts as reported by the provider; `totalTokens` = input + output + cacheRead + cacheWrite."""
+
+    input: int
+    output: int
+    cacheRead: int
+    cacheWrite: int
+    totalTokens: int
+    cost: Cost
+
+
+class UserMessage(TypedDict):
+    role: Literal["user"]
+    content: Union[str, list[Union[TextContent, ImageContent]]]
+    timestamp: int
+
+
+class AssistantMessage(TypedDict):
+    role: Literal["assistant"]
+    content: list[Union[TextContent, ThinkingContent, ToolCall]]
+    api: str
+    provider: str
+    model: str
+    usage: Usage
+    stopReason: str
+    timestamp: int
+    responseId: NotRequired[str]
+    errorMessage: NotRequired[str]
+    rawStopReason: NotRequired[str]
+    thinkingLevel: NotRequired[str]
+    durationMs: NotRequired[int]
+
+
+class ToolResultMessage(TypedDict):
+    role: Literal["toolResult"]
+    toolCallId: str
+    toolName: str
+    content: list[Union[TextContent, ImageContent]]
+    isError: bool
+    timestamp: int
+    details: NotRequired[Any]
+    usage: NotRequired[Usage]
+
+
+Message = Union[UserMessage, AssistantMessage, ToolResultMessage]
+
+
+class ModelCost(TypedDict):
+    """Dollars per million tokens."""
+
+    input: float
+    output: float
+    cacheRead: float
+    cacheWrite: float
+
+
+class Model(TypedDict):
+    """A model as the seeds' `Model` type: what `get_state.model` and `get_available_models` return.
+
+    `api` names the wire API module (`anthropic-messages`, `openai-completions`, ...); hosts that speak an
+    existing API differ only in `provider`, `baseUrl`, `headers` and `compat`.
+    """
+
+    id: str
+    name: str
+    api: str
+    provider: str
+    baseUrl: str
+    reasoning: bool
+    input: list[str]
+    contextWindow: int
+    maxTokens: int
+    cost: ModelCost
+    headers: NotRequired[dict[str, str]]
+    compat: NotRequired[dict[str, Any]]
+    thinkingLevels: NotRequired[list[str]]
+    defaultContextWindow: NotRequired[int]
+    contextWindowOptions: NotRequired[list[int]]
+
+
+class Tool(TypedDict):
+    """A tool as declared to the model: `parameters` is a JSON schema object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Context(TypedDict):
+    """Everything one model request needs besides the model and options."""
+
+    systemPrompt: str
+    messages: list[Message]
+    tools: NotRequired[list[Tool]]
+
+
+# Stream events. A provider's `stream()` yields these; `partial`-free by design (seed 000: lean
+# `message_update`). The provider mutates one AssistantMessage in place and yields events that point into it
+# by `contentIndex`; `start` carries that message, `done`/`error` carry it finished.
+
+
+class StartEvent(TypedDict):
+    type: Literal["start"]
+    message: AssistantMessage
+
+
+class TextStartEvent(TypedDict):
+    type: Literal["text_start", "thinking_start"]
+    contentIndex: int
+
+
+class DeltaEvent(TypedDict):
+    type: Literal["text_delta", "thinking_delta", "toolcall_delta"]
+    contentIndex: int
+    delta: str
+
+
+class BlockEndEvent(TypedDict):
+    type: Literal["text_end", "thinking_end"]
+    contentIndex: int
+    content: str
+
+
+class ToolCallStartEvent(TypedDict):
+    type: Literal["toolcall_start"]
+    contentIndex: int
+    id: str
+    toolName: str
+
+
+class ToolCallEndEvent(TypedDict):
+    type: Literal["toolcall_end"]
+    contentIndex: int
+    toolCall: ToolCall
+
+
+class DoneEvent(TypedDict):
+    """Final event: `message.stopReason` is terminal; for `error` it is `error` or `aborted`."""
+
+    type: Literal["done", "error"]
+    message: AssistantMessage
+
+
+AssistantMessageEvent = Union[
+    StartEvent, TextStartEvent, DeltaEvent, BlockEndEvent, ToolCallStartEvent, ToolCallEndEvent, DoneEvent
+]

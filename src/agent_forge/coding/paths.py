@@ -1,0 +1,27 @@
+"""Where agent-forge keeps its files: the agent dir, its sessions dir, and the project resource dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CONFIG_DIR_NAME = ".agent-forge"
+
+
+def agent_dir() -> Path:
+    """`$AGENT_FORGE_DIR`, else `~/.agent-forge/agent` (DESIGN.md, Conventions)."""
+    override = os.environ.get("AGENT_FORGE_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path.home() / CONFIG_DIR_NAME / "agent"
+
+
+def sessions_dir(override: str | None = None) -> Path:
+    """`--session-dir`, else `$AGENT_FORGE_SESSION_DIR`, else `<agent dir>/sessions`."""
+    chosen = override or os.environ.get("AGENT_FORGE_SESSION_DIR")
+    return Path(chosen).expanduser() if chosen else agent_dir() / "sessions"
+
+
+def project_dir(cwd: str | Path) -> Path:
+    """Project-local resources: `<cwd>/.agent-forge/agent/`."""
+    return Path(cwd) / CONFIG_DIR_NAME / "agent"
