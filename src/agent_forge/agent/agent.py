@@ -1,0 +1,145 @@
+"""The Agent: conversation state, steering/follow-up queues, one run at a time, abort.
+
+The model call is injected (`stream_fn`), so tests and SDK users swap in the scripted `faux` provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from ..ai.options import StreamOptions
+from ..ai.types import Model
+from .loop import Emit, LoopConfig, RunState, StreamFn, TurnLoop
+from .types import AgentTool
+
+QUEUE_MODES = ("all", "one-at-a-time")
+
+
+def default_convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Keep the roles a provider understands; drop failed or aborted assistant turns."""
+    return [
+        m for m in messages
+        if m.get("role") in ("user", "toolResult")
+        or (m.get("role") == "assistant" and m.get("stopReason") not in ("error", "aborted"))
+    ]
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a user message's content (string or text blocks), for queue listings."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+class Agent:
+    """Holds the transcript and runs the turn loop.
+
+    `emit` receives every event dict (loop events and `queue_update`) synchronously, in order.
+    `get_api_key(model)` is asked at each model call. Errors: `start()` raises `RuntimeError` when a run is
+    already going on (callers check `is_streaming` and queue instead).
+    """
+
+    def __init__(self, *, model: Model | None, stream_fn: StreamFn | None = None, emit: Emit,
+                 get_api_key: Callable[[Model], str | None] = lambda m: None,
+                 convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] = default_convert_to_llm):
+        self.model = model
+        self.thinking_level = "off"
+        self.system_prompt = ""
+        self.tools: list[AgentTool] = []
+        self.messages: list[dict[str, Any]] = []
+        self.session_id: str | None = None
+        self.steering_mode = "one-at-a-time"
+        self.follow_up_mode = "one-at-a-time"
+        self.steering_queue: list[dict[str, Any]] = []
+        self.follow_up_queue: list[dict[str, Any]] = []
+        self._stream_fn = stream_fn
+        self._emit = emit
+        self._get_api_key = get_api_key
+        self._convert = convert_to_llm
+        self._run: RunState | None = None
+        self._task: asyncio.Task | None = None
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # -- queues --------------------------------------------------------------------------------------
+
+    def steer(self, message: dict[str, Any]) -> None:
+        self.steering_queue.append(message)
+        self._emit_queue()
+
+    def follow_up(self, message: dict[str, Any]) -> None:
+        self.follow_up_queue.append(message)
+        self._emit_queue()
+
+    def clear_queues(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        steering, follow_up = self.steering_queue, self.follow_up_queue
+        self.steering_queue, self.follow_up_queue = [], []
+        self._emit_queue()
+        return steering, follow_up
+
+    def queue_texts(self) -> dict[str, list[str]]:
+        return {"steering": [message_text(m) for m in self.steering_queue],
+                "followUp": [message_text(m) for m in self.follow_up_queue]}
+
+    def _emit_queue(self) -> None:
+        self._emit({"type": "queue_update", **self.queue_texts()})
+
+    def _take(self, queue: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+        if not queue:
+            return []
+        taken = queue[:] if mode == "all" else queue[:1]
+        del queue[: len(taken)]
+        self._emit_queue()
+        return taken
+
+    # -- runs ----------------------------------------------------------------------------------------
+
+    def start(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
+        """Start a run with `prompts` (user messages; may be empty to continue). Returns the run's task."""
+        if self.is_streaming:
+            raise RuntimeError("Agent is already processing")
+        if self.model is None or self._stream_fn is None:
+            raise RuntimeError("No model selected")
+        self._run = RunState(messages=self.messages)
+        loop = TurnLoop(self._loop_config(), self._run, self._emit)
+        self._task = asyncio.ensure_future(loop.run(prompts))
+        return self._task
+
+    async def prompt(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Run to completion and return the run's new messages."""
+        return await self.start(prompts)
+
+    def _loop_config(self) -> LoopConfig:
+        return LoopConfig(
+            model=lambda: self.model,  # type: ignore[arg-type, return-value]
+            stream_options=self._stream_options,
+            system_prompt=lambda: self.system_prompt,
+            tools=lambda: self.tools,
+            convert_to_llm=self._convert,
+            stream_fn=self._stream_fn,  # type: ignore[arg-type]
+            take_steering=lambda: self._take(self.steering_queue, self.steering_mode),
+            take_follow_up=lambda: self._take(self.follow_up_queue, self.follow_up_mode),
+        )
+
+    def _stream_options(self) -> StreamOptions:
+        model = self.model
+        assert model is not None
+        return StreamOptions(api_key=self._get_api_key(model), thinking_level=self.thinking_level,
+                             session_id=self.session_id)
+
+    def abort(self) -> None:
+        """Cancel the step in progress; the run then ends after recording partial results."""
+        if self._run is not None and self.is_streaming:
+            self._run.abort()
+
+    @property
+    def was_aborted(self) -> bool:
+        return self._run is not None and self._run.aborted
+
+    async def wait_for_idle(self) -> None:
+        if self._task is not None and not self._task.done():
+            await asyncio.wait({self._task})

@@ -1,0 +1,295 @@
+"""The turn loop: assistant response → tool calls → tool results → next turn, until the model stops.
+
+One run emits, in order (seed 000, "Events"): `agent_start`, then per turn `turn_start`, the new user messages
+(`message_start`/`message_end`), the assistant message (`message_start`, `message_update`*, `message_end`),
+tool executions (`tool_execution_start|update|end`) and their `toolResult` messages, `turn_end`; finally
+`agent_end{messages, willRetry}`. Abort is asyncio cancellation of the step in progress: the streaming step
+keeps the partial assistant message with `stopReason: "aborted"`, tool steps record aborted results, and the run
+ends after the current turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from ..ai.options import StreamOptions
+from ..ai.partial_json import parse_partial_json
+from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
+from .types import AgentTool, ToolError, ToolResult
+
+Emit = Callable[[dict[str, Any]], None]
+StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(kw_only=True)
+class LoopConfig:
+    """What one run needs from its owner (the Agent). Callables are read at each turn, so changes made while a
+    run is going on (model, thinking level, queued messages) apply from the next model call."""
+
+    model: Callable[[], Model]
+    stream_options: Callable[[], StreamOptions]
+    system_prompt: Callable[[], str]
+    tools: Callable[[], list[AgentTool]]
+    convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+    stream_fn: StreamFn
+    take_steering: Callable[[], list[dict[str, Any]]] = lambda: []
+    take_follow_up: Callable[[], list[dict[str, Any]]] = lambda: []
+
+
+@dataclass
+class RunState:
+    """Mutable state of one run: the full transcript (history + new), new messages, and the abort flag."""
+
+    messages: list[dict[str, Any]]
+    new_messages: list[dict[str, Any]] = field(default_factory=list)
+    aborted: bool = False
+    current: asyncio.Task | None = None
+
+    def abort(self) -> None:
+        self.aborted = True
+        if self.current is not None and not self.current.done():
+            self.current.cancel()
+
+
+class TurnLoop:
+    """Runs one agent run (possibly many turns) and reports everything through `emit`."""
+
+    def __init__(self, config: LoopConfig, state: RunState, emit: Emit):
+        self.config = config
+        self.state = state
+        self.emit = emit
+
+    async def run(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.emit({"type": "agent_start"})
+        pending: list[dict[str, Any]] | None = prompts
+        while pending is not None:
+            has_tool_calls = await self._turn(pending)
+            pending = self._next_messages(has_tool_calls)
+        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": False})
+        return self.state.new_messages
+
+    def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:
+        """Messages that open the next turn ([] when only tool results are pending), or None to stop."""
+        if self.state.aborted:
+            return None
+        steering = self.config.take_steering()
+        if steering or has_tool_calls:
+            return steering
+        return self.config.take_follow_up() or None
+
+    async def _turn(self, pending: list[dict[str, Any]]) -> bool:
+        """One turn; returns True when the model asked for tools (so the loop must call it again)."""
+        self.emit({"type": "turn_start"})
+        for message in pending:
+            self._add_message(message)
+        assistant = await self._step(self._stream_assistant())
+        results: list[ToolResultMessage] = []
+        calls = [b for b in assistant["content"] if b.get("type") == "toolCall"]
+        if assistant["stopReason"] not in ("error", "aborted") and calls:
+            results = await self._execute_tools(calls)
+        self.emit({"type": "turn_end", "message": assistant, "toolResults": results})
+        return bool(results) and assistant["stopReason"] not in ("error", "aborted")
+
+    def _add_message(self, message: dict[str, Any]) -> None:
+        self.emit({"type": "message_start", "message": message})
+        self.state.messages.append(message)
+        self.state.new_messages.append(message)
+        self.emit({"type": "message_end", "message": message})
+
+    async def _step(self, coro: Awaitable[Any]) -> Any:
+        """Run one step as its own task so `abort` can cancel exactly it."""
+        task = asyncio.ensure_future(coro)
+        self.state.current = task
+        try:
+            return await task  # the step swallows its own cancellation and returns its aborted result
+        finally:
+            self.state.current = None
+
+    # -- assistant streaming -------------------------------------------------------------------------
+
+    async def _stream_assistant(self) -> AssistantMessage:
+        context = self._context()
+        started = time.monotonic()
+        message: AssistantMessage | None = None
+        try:
+            if self.state.aborted:  # abort arrived before this step could start
+                raise asyncio.CancelledError
+            async for event in self.config.stream_fn(self.config.model(), context, self.config.stream_options()):
+                message = self._on_stream_event(event, message)
+        except asyncio.CancelledError:
+            message = self._finish_aborted(message)
+        except Exception as exc:  # a provider must not raise, but one bug must not kill the session
+            message = self._finish_failed(message, f"{type(exc).__name__}: {exc}")
+        if message is None or message["stopReason"] == "pending":
+            message = self._finish_failed(message, "Provider stream ended without a final message")
+        message["durationMs"] = int((time.monotonic() - started) * 1000)
+        self._end_message(message)
+        return message
+
+    def _context(self) -> Context:
+        context: Context = {
+            "systemPrompt": self.config.system_prompt(),
+            "messages": self.config.convert_to_llm(self.state.messages),
+        }
+        tools = self.config.tools()
+        if tools:
+            context["tools"] = [
+                {"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools
+            ]
+        return context
+
+    def _on_stream_event(self, event: dict[str, Any], message: AssistantMessage | None) -> AssistantMessage:
+        kind = event["type"]
+        if kind == "start":
+            message = event["message"]
+            message["thinkingLevel"] = self.config.stream_options().thinking_level
+            self.emit({"type": "message_start", "message": message})
+        elif kind in ("done", "error"):
+            message = event["message"]
+        elif message is not None:
+            self.emit({"type": "message_update", "usage": message["usage"], "assistantMessageEvent": event})
+        return message  # type: ignore[return-value]
+
+    def _placeholder(self) -> AssistantMessage:
+        model = self.config.model()
+        from ..ai.usage import empty_usage
+
+        message: AssistantMessage = {
+            "role": "assistant", "content": [], "api": model["api"], "provider": model["provider"],
+            "model": model["id"], "usage": empty_usage(), "stopReason": "pending", "timestamp": now_ms(),
+        }
+        self.emit({"type": "message_start", "message": message})
+        return message
+
+    def _finish_aborted(self, message: AssistantMessage | None) -> AssistantMessage:
+        message = message or self._placeholder()
+        _close_open_tool_calls(message)
+        message["stopReason"] = "aborted"
+        message["errorMessage"] = "Request was aborted"
+        return message
+
+    def _finish_failed(self, message: AssistantMessage | None, error: str) -> AssistantMessage:
+        message = message or self._placeholder()
+        message["stopReason"] = "error"
+        message.setdefault("errorMessage", error)
+        return message
+
+    def _end_message(self, message: dict[str, Any]) -> None:
+        self.state.messages.append(message)
+        self.state.new_messages.append(message)
+        self.emit({"type": "message_end", "message": message})
+
+    # -- tools ------------------------------------------------------------------------------------
+
+    async def _execute_tools(self, calls: list[ToolCall]) -> list[ToolResultMessage]:
+        tools = {t.name: t for t in self.config.tools()}
+        for call in calls:
+            self.emit({"type": "tool_execution_start", "toolCallId": call["id"], "toolName": call["name"],
+                       "args": call["arguments"]})
+        runs = [_ToolRun(call, tools.get(call["name"]), self.emit) for call in calls]
+        await self._step(_run_all(runs, self.state))
+        results = [run.message() for run in runs]
+        for result in results:
+            self._end_tool_result(result)
+        return results
+
+    def _end_tool_result(self, result: ToolResultMessage) -> None:
+        self.emit({"type": "message_start", "message": result})
+        self._end_message(result)  # type: ignore[arg-type]
+
+
+async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
+    """Run the tool calls concurrently; on abort, cancel them all and still wait for their clean-up."""
+    if state.aborted:
+        for run in runs:
+            run.aborted = True
+            run.emit_end()
+        return
+    batch = asyncio.gather(*(run.execute() for run in runs), return_exceptions=True)
+    try:
+        await batch
+    except asyncio.CancelledError:
+        for run in runs:
+            run.aborted = True
+        batch.cancel()
+        await asyncio.gather(batch, return_exceptions=True)
+
+
+class _ToolRun:
+    """One tool call's execution and the result message it produces."""
+
+    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit):
+        self.call = call
+        self.tool = tool
+        self.emit = emit
+        self.result: ToolResult | None = None
+        self.partial: ToolResult | None = None
+        self.error: str | None = None
+        self.error_details: Any = None
+        self.aborted = False
+        self.started = time.monotonic()
+
+    async def execute(self) -> None:
+        try:
+            if self.tool is None:
+                raise ToolError(f"Tool {self.call['name']} not found")
+            self.result = await self.tool.execute(self.call["id"], self.call["arguments"], self._on_update)
+        except ToolError as exc:
+            self.error, self.error_details = str(exc), exc.details
+        except asyncio.CancelledError:
+            self.aborted = True
+            raise
+        except Exception as exc:  # a tool's bug becomes an error result, not a dead session
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.emit_end()
+
+    def _on_update(self, partial: ToolResult) -> None:
+        self.partial = partial
+        self.emit({"type": "tool_execution_update", "toolCallId": self.call["id"], "toolName": self.call["name"],
+                   "args": self.call["arguments"], "partialResult": _result_dict(partial)})
+
+    def _final(self) -> tuple[ToolResult, bool]:
+        if self.aborted:
+            content = list(self.partial.content) if self.partial else []
+            content.append({"type": "text", "text": "Tool execution was aborted."})
+            return ToolResult(content=content, details=self.partial.details if self.partial else None), True
+        if self.error is not None:
+            return ToolResult(content=[{"type": "text", "text": self.error}], details=self.error_details), True
+        return self.result or ToolResult(content=[]), False
+
+    def emit_end(self) -> None:
+        result, is_error = self._final()
+        self.emit({"type": "tool_execution_end", "toolCallId": self.call["id"], "toolName": self.call["name"],
+                   "result": _result_dict(result), "isError": is_error})
+
+    def message(self) -> ToolResultMessage:
+        result, is_error = self._final()
+        message: ToolResultMessage = {
+            "role": "toolResult", "toolCallId": self.call["id"], "toolName": self.call["name"],
+            "content": result.content, "isError": is_error, "timestamp": now_ms(),
+        }
+        if result.details is not None:
+            message["details"] = result.details
+        return message
+
+
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"content": result.content}
+    if result.details is not None:
+        out["details"] = result.details
+    return out
+
+
+def _close_open_tool_calls(message: AssistantMessage) -> None:
+    """Tool calls cut off by an abort keep whatever arguments parse; they will not be executed."""
+    for block in message["content"]:
+        if block.get("type") == "toolCall" and not isinstance(block.get("arguments"), dict):
+            block["arguments"] = parse_partial_json(str(block.get("arguments") or ""))

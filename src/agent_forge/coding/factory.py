@@ -1,0 +1,93 @@
+"""Assembles an AgentSession from `SessionOptions`: settings, model registry, session store, tools, agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..agent.agent import Agent
+from ..ai.types import THINKING_LEVELS
+from .agent_session import AgentSession, CommandError, SessionOptions
+from .messages import convert_to_llm
+from .paths import agent_dir as default_agent_dir
+from .session_store import SessionFileError, SessionStore
+
+
+def build_session(options: SessionOptions) -> AgentSession:
+    from .model_registry import ModelRegistry
+    from .settings import load_settings
+
+    agent_dir = options.agent_dir or default_agent_dir()
+    settings = load_settings(options.cwd, agent_dir)
+    registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
+    store = _open_store(options)
+    session = _new_session(options, store, registry, settings)
+    session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
+    session.warnings.extend(getattr(registry, "errors", []))
+    _select_model(session, options)
+    if store.entries:
+        _restore(session)
+    if options.name:
+        session.store.append_entry("session_info", name=options.name)
+    return session
+
+
+def _open_store(options: SessionOptions) -> SessionStore:
+    if options.no_session:
+        return SessionStore.in_memory(options.cwd)
+    if options.session_file:
+        try:
+            return SessionStore.open(options.session_file)
+        except SessionFileError as exc:
+            raise CommandError(str(exc)) from exc
+    return SessionStore.create(options.cwd, options.session_dir)
+
+
+def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any) -> AgentSession:
+    from ..ai.registry import stream as registry_stream
+
+    agent = Agent(model=None, stream_fn=options.stream_fn or registry_stream, emit=lambda e: None,
+                  get_api_key=registry.get_api_key, convert_to_llm=convert_to_llm)
+    session = AgentSession(store=store, agent=agent, registry=registry, settings=settings, cwd=options.cwd,
+                           system_prompt_override=options.system_prompt,
+                           append_system_prompt=options.append_system_prompt)
+    agent._emit = session.on_agent_event  # the session persists before it forwards
+    agent.session_id = store.session_id
+    agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd)
+    agent.steering_mode = settings.steering_mode
+    agent.follow_up_mode = settings.follow_up_mode
+    return session
+
+
+def _default_tools(cwd: str) -> list:
+    from .tools import create_coding_tools
+
+    return create_coding_tools(cwd)
+
+
+def _select_model(session: AgentSession, options: SessionOptions) -> None:
+    """CLI flags, then the resumed session's last model, then settings, then the first model with auth."""
+    if options.thinking is not None and options.thinking not in THINKING_LEVELS:
+        raise CommandError(f"Invalid thinking level: {options.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}")
+    context = session.store.build_context() if session.store.entries else None
+    if context is not None and context.model and not (options.provider or options.model):
+        model = session.registry.find(*context.model)
+        if model is not None:
+            session.agent.model = model
+            session.agent.thinking_level = options.thinking or context.thinking_level or "off"
+            return
+    model, thinking, warnings = session.registry.initial_model(
+        provider=options.provider, model_pattern=options.model, settings=session.settings)
+    session.warnings.extend(warnings)
+    if model is None:
+        return
+    session.agent.model = model
+    session.store.append_model_change(model["provider"], model["id"])
+    level = options.thinking or thinking or "off"
+    session.agent.thinking_level = level
+    session.store.append_thinking_level_change(level)
+    session._clamp_thinking_level()
+
+
+def _restore(session: AgentSession) -> None:
+    context = session.store.build_context()
+    session.agent.messages.extend(context.messages)

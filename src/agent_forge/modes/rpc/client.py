@@ -1,0 +1,150 @@
+"""A Python client for RPC mode: spawns `agent-forge --mode rpc`, sends commands, awaits responses by id and
+iterates events.
+
+Example::
+
+    async with await RpcClient.start(["--no-session"]) as client:
+        await client.send({"type": "prompt", "message": "Hello"})
+        async for event in client.events_until("agent_settled"):
+            if event["type"] == "message_update":
+                print(event["assistantMessageEvent"].get("delta", ""), end="")
+
+Errors: `RpcError` when the process exits or a wait times out; `send` returns failed responses as they are
+(check `response["success"]`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+from typing import Any, AsyncIterator, Sequence
+
+from .framing import LineSplitter
+
+
+class RpcError(Exception):
+    """The agent process went away, or an expected response or event did not come in time."""
+
+
+class RpcClient:
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.records: list[dict[str, Any]] = []  # every stdout record, in order
+        self.stderr = b""
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._ids = itertools.count(1)
+        self._reader = asyncio.ensure_future(self._read_stdout())
+        self._err_reader = asyncio.ensure_future(self._read_stderr())
+
+    @classmethod
+    async def start(cls, args: Sequence[str] = (), *, cwd: str | None = None, env: dict[str, str] | None = None,
+                    command: Sequence[str] | None = None) -> "RpcClient":
+        """Spawn the agent. `command` defaults to this interpreter running `-m agent_forge`."""
+        argv = [*(command or (sys.executable, "-m", "agent_forge")), "--mode", "rpc", *args]
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            cwd=cwd, env=env, start_new_session=True)
+        return cls(process)
+
+    async def __aenter__(self) -> "RpcClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- sending -------------------------------------------------------------------------------------
+
+    async def send(self, command: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+        """Send a command (an `id` is added when missing) and wait for its response."""
+        future = self.send_nowait(command)
+        return await self._wait(future, timeout, f"response to {command.get('type')}")
+
+    def send_nowait(self, command: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        command = dict(command)
+        command.setdefault("id", f"c{next(self._ids)}")
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[str(command["id"])] = future
+        self.write_raw(json.dumps(command, ensure_ascii=False).encode() + b"\n")
+        return future
+
+    def write_raw(self, data: bytes) -> None:
+        """Write bytes to the agent's stdin as they are (for framing tests)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    # -- receiving -----------------------------------------------------------------------------------
+
+    async def next_event(self, timeout: float = 30.0) -> dict[str, Any]:
+        event = await self._wait(self._events.get(), timeout, "next event")
+        if event is None:
+            raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self.stderr.decode()[-2000:]}")
+        return event
+
+    async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[dict[str, Any]]:
+        """Yield events up to and including the first of `event_type`."""
+        while True:
+            event = await self.next_event(timeout)
+            yield event
+            if event.get("type") == event_type:
+                return
+
+    async def wait_for(self, event_type: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Collect events up to and including the first of `event_type`."""
+        return [event async for event in self.events_until(event_type, timeout)]
+
+    async def prompt_and_wait(self, message: str, timeout: float = 30.0, **fields: Any) -> list[dict[str, Any]]:
+        """Send a prompt and collect events until `agent_settled`. Raises RpcError if the prompt is rejected."""
+        reply = await self.send({"type": "prompt", "message": message, **fields}, timeout)
+        if not reply.get("success"):
+            raise RpcError(f"prompt rejected: {reply.get('error')}")
+        return await self.wait_for("agent_settled", timeout)
+
+    async def _wait(self, awaitable: Any, timeout: float, what: str) -> Any:
+        try:
+            return await asyncio.wait_for(awaitable, timeout)
+        except asyncio.TimeoutError:
+            raise RpcError(f"timed out after {timeout}s waiting for {what}") from None
+
+    async def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        splitter = LineSplitter()
+        while chunk := await self.process.stdout.read(1 << 16):
+            for line in splitter.feed(chunk):
+                self._dispatch(json.loads(line))
+        for line in splitter.finish():
+            self._dispatch(json.loads(line))
+        self._events.put_nowait(None)
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(RpcError("agent exited before responding"))
+
+    async def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.read(1 << 16):
+            self.stderr += chunk
+
+    def _dispatch(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        if record.get("type") == "response" and str(record.get("id")) in self._pending:
+            future = self._pending.pop(str(record.get("id")))
+            if not future.done():
+                future.set_result(record)
+            return
+        self._events.put_nowait(record)
+
+    # -- shutdown ------------------------------------------------------------------------------------
+
+    async def close(self, timeout: float = 30.0) -> int:
+        """Close stdin (the agent finishes its work and exits) and wait; kill it if it does not exit."""
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), timeout)
+        except asyncio.TimeoutError:
+            self.process.kill()
+            await self.process.wait()
+        await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
+        return self.process.returncode  # type: ignore[return-value]

@@ -1,0 +1,140 @@
+"""RPC mode: JSON commands on stdin, responses and events on stdout (seed 000), driving one AgentSession.
+
+Every command is answered exactly once, with the request's `id` whenever the line was a JSON object. Commands
+are read while a run goes on, so `get_state` or `abort` mid-stream are answered at once. On stdin EOF the
+running work finishes, the session is flushed and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from typing import Any, BinaryIO, Awaitable, Callable
+
+from ...coding.agent_session import AgentSession, CommandError
+from . import framing
+from .handlers import HANDLERS
+from .types import COMMANDS, INPUT_MESSAGES, response, validate
+
+
+class RpcServer:
+    """Reads records from a file descriptor, dispatches them to handlers, writes records to `out`."""
+
+    def __init__(self, session: AgentSession, out: BinaryIO):
+        self.session = session
+        self.out = out
+        self._background: set[asyncio.Task] = set()
+        session.subscribe(self.write)
+
+    def write(self, record: dict[str, Any]) -> None:
+        try:
+            self.out.write(framing.encode(record))
+            self.out.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the client went away; the session itself must still finish and flush
+
+    async def serve(self, fd: int = 0) -> int:
+        queue: asyncio.Queue[bytes] = asyncio.Queue()
+        _start_reader(fd, asyncio.get_running_loop(), queue)
+        splitter = framing.LineSplitter()
+        while chunk := await queue.get():
+            for record in splitter.feed(chunk):
+                await self.handle_record(record)
+        for record in splitter.finish():
+            await self.handle_record(record)
+        await self.shutdown()
+        return 0
+
+    async def shutdown(self) -> None:
+        if self._background:
+            await asyncio.wait(self._background)
+        await self.session.close()
+
+    async def handle_record(self, record: bytes) -> None:
+        try:
+            command = framing.decode(record)
+        except ValueError as exc:
+            self.write(response("parse", None, error=f"Failed to parse command: {exc}"))
+            return
+        if not isinstance(command, dict):
+            self.write(response("parse", None, error=f"Failed to parse command: expected a JSON object, got "
+                                                     f"{_json_kind(command)}"))
+            return
+        await self.dispatch(command)
+
+    async def dispatch(self, command: dict[str, Any]) -> None:
+        request_id = command.get("id")
+        kind = command.get("type")
+        if not isinstance(kind, str):
+            error = "Missing required field: type" if kind is None else "Field 'type' must be a string"
+            self.write(response("unknown", request_id, error=error))
+            return
+        if kind in INPUT_MESSAGES:
+            return  # dialog answers are routed by the plugin layer; without pending dialogs they are ignored
+        if kind not in COMMANDS:
+            self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
+            return
+        problem = validate(command)
+        if problem is not None:
+            self.write(response(kind, request_id, error=problem))
+            return
+        await self._run_handler(kind, command, request_id)
+
+    async def _run_handler(self, kind: str, command: dict[str, Any], request_id: Any) -> None:
+        handler = HANDLERS.get(kind)
+        if handler is None:
+            self.write(response(kind, request_id, error=f"Command not supported yet: {kind}"))
+            return
+        if getattr(handler, "background", False):
+            self._spawn(self._answer(handler, kind, command, request_id))
+        else:
+            await self._answer(handler, kind, command, request_id)
+
+    async def _answer(self, handler: Callable[..., Awaitable[Any]], kind: str, command: dict[str, Any],
+                      request_id: Any) -> None:
+        try:
+            data = await handler(self, command)
+        except CommandError as exc:
+            self.write(response(kind, request_id, error=str(exc)))
+        except Exception as exc:  # a handler bug answers this command; the session goes on
+            self.write(response(kind, request_id, error=f"Internal error: {type(exc).__name__}: {exc}"))
+        else:
+            self.write(response(kind, request_id, data=data, has_data=data is not None))
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array"}.get(
+        type(value), type(value).__name__)
+
+
+def _start_reader(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
+    """Read stdin in a thread: works for pipes, files and terminals alike; b"" marks EOF."""
+
+    def run() -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            loop.call_soon_threadsafe(queue.put_nowait, chunk)
+            if not chunk:
+                return
+
+    threading.Thread(target=run, name="rpc-stdin", daemon=True).start()
+
+
+async def run_rpc_mode(session: AgentSession) -> int:
+    """Serve RPC on stdin/stdout until stdin closes."""
+    for warning in session.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    server = RpcServer(session, sys.stdout.buffer)
+    return await server.serve(sys.stdin.fileno())
