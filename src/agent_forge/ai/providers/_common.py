@@ -1,0 +1,265 @@
+"""Machinery shared by provider modules: the in-place message builder and the HTTP/SSE stream driver."""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Iterable
+
+from ..errors import AIError, HttpStatusError, MissingApiKeyError
+from ..options import StreamOptions
+from ..partial_json import parse_partial_json
+from ..sse import SSEEvent, iter_sse
+from ..types import AssistantMessage, AssistantMessageEvent, Model
+from ..usage import empty_usage
+
+Event = AssistantMessageEvent
+_DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
+_BODY_LIMIT = 16_000  # characters of an error body kept in errorMessage
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, UTF-8 kept as is (DESIGN.md: stdlib json, compact separators)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def new_message(model: Model) -> AssistantMessage:
+    """A fresh `pending` assistant message for `model`."""
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": model["api"],
+        "provider": model["provider"],
+        "model": model["id"],
+        "usage": empty_usage(),
+        "stopReason": "pending",
+        "timestamp": now_ms(),
+    }
+
+
+def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+    """Strictly parse a completed tool call's argument JSON: (arguments, None) or ({}, error text)."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return {}, f"{exc}\n\nReceived arguments:\n{raw}"
+    if not isinstance(value, dict):
+        return {}, f"Tool arguments must be a JSON object\n\nReceived arguments:\n{raw}"
+    return value, None
+
+
+class MessageBuilder:
+    """Owns one AssistantMessage mutated in place while streaming, and makes the events that point into it.
+
+    Text of an open block is kept as a list of chunks and joined when the block ends (or on `finalize`),
+    so a delta costs O(len(delta)); until then the block's `text`/`thinking` is "" and a tool call's
+    `arguments` is {}. A completed tool call whose JSON does not parse gets `arguments: {}` and an
+    `argumentsError` text (the agent reports it to the model instead of running the tool).
+    """
+
+    def __init__(self, model: Model):
+        self.model = model
+        self.message = new_message(model)
+        self._open: dict[int, list[str]] = {}
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        return self.message["content"]  # type: ignore[return-value]
+
+    def is_open(self, index: int) -> bool:
+        return index in self._open
+
+    def start_text(self) -> tuple[int, Event]:
+        index = self._append({"type": "text", "text": ""})
+        return index, {"type": "text_start", "contentIndex": index}
+
+    def start_thinking(self, *, signature: str | None = None, redacted: bool = False) -> tuple[int, Event]:
+        block: dict[str, Any] = {"type": "thinking", "thinking": ""}
+        if signature is not None:
+            block["thinkingSignature"] = signature
+        if redacted:
+            block["redacted"] = True
+        index = self._append(block)
+        return index, {"type": "thinking_start", "contentIndex": index}
+
+    def start_tool_call(self, call_id: str, name: str, arguments: dict | None = None) -> tuple[int, Event]:
+        """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
+        index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments or {}})
+        return index, {"type": "toolcall_start", "contentIndex": index, "id": call_id, "toolName": name}
+
+    def delta(self, index: int, chunk: str) -> Event:
+        self._open[index].append(chunk)
+        return {"type": _DELTA[self.content[index]["type"]], "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
+
+    def end(self, index: int) -> Event:
+        """Close block `index` and return its `*_end` event."""
+        block = self._close(index, strict=True)
+        if block["type"] == "toolCall":
+            return {"type": "toolcall_end", "contentIndex": index, "toolCall": block}  # type: ignore[typeddict-item]
+        kind = block["type"]
+        return {"type": f"{kind}_end", "contentIndex": index, "content": block[kind]}  # type: ignore[typeddict-item]
+
+    def end_all(self) -> list[Event]:
+        return [self.end(index) for index in sorted(self._open)]
+
+    def finalize(self) -> None:
+        """Close every open block without events (abort/error): tool arguments parsed best-effort."""
+        for index in sorted(self._open):
+            self._close(index, strict=False)
+
+    def done(self, stop_reason: str, raw: str | None) -> Event:
+        self.finalize()
+        self.message["stopReason"] = stop_reason
+        if raw is not None:
+            self.message["rawStopReason"] = raw
+        return {"type": "done", "message": self.message}
+
+    def fail(self, error_message: str) -> Event:
+        self.finalize()
+        self.message["stopReason"] = "error"
+        self.message["errorMessage"] = error_message
+        return {"type": "error", "message": self.message}
+
+    def _append(self, block: dict[str, Any]) -> int:
+        self.content.append(block)  # type: ignore[arg-type]
+        index = len(self.content) - 1
+        self._open[index] = []
+        return index
+
+    def _close(self, index: int, *, strict: bool) -> dict[str, Any]:
+        text = "".join(self._open.pop(index))
+        block = self.content[index]
+        if block["type"] != "toolCall":
+            block[block["type"]] = text
+        elif strict:
+            arguments, error = parse_tool_arguments(text)
+            block["arguments"] = arguments or block["arguments"]
+            if error is not None:
+                block["argumentsError"] = error
+        elif text:
+            block["arguments"] = parse_partial_json(text)
+        return block
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """A prepared POST: `body` is already JSON-encoded."""
+
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class SseHandler:
+    """What a provider supplies to `stream_sse`: turns each SSE event into stream events."""
+
+    builder: MessageBuilder
+
+    def handle(self, event: SSEEvent) -> Iterable[Event]:
+        """Events for one SSE event; raise a `StreamFailure` to end the stream with an error."""
+        raise NotImplementedError
+
+    @property
+    def finished(self) -> bool:
+        """True once the API sent its terminal event (no more events are read)."""
+        raise NotImplementedError
+
+    def end_of_stream(self) -> Iterable[Event]:
+        """Events after the body ended; the last must be the `done` event (or raise `StreamFailure`)."""
+        raise NotImplementedError
+
+
+async def guarded(builder: MessageBuilder, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+    """The provider contract around `events`: `start` first, then `events` (which end with `done`), or an
+    `error` event for any exception (never raised). On cancellation or close, `events` is closed (so is its
+    HTTP response), the message finalized in place, and `CancelledError`/`GeneratorExit` propagates."""
+    yield {"type": "start", "message": builder.message}
+    try:
+        async with aclosing(events) as inner:
+            async for event in inner:
+                yield event
+    except Exception as exc:  # noqa: BLE001 - the contract turns every failure into an error event
+        yield builder.fail(describe_error(exc))
+    except BaseException:
+        builder.finalize()
+        raise
+
+
+def stream_sse(
+    options: StreamOptions, handler: SseHandler, prepare: Callable[[], HttpRequest]
+) -> AsyncIterator[Event]:
+    """A guarded stream of one SSE request: `prepare()` builds it (its errors become the error event)."""
+    return guarded(handler.builder, _exchange(options, prepare, handler))
+
+
+async def _exchange(
+    options: StreamOptions, prepare: Callable[[], HttpRequest], handler: SseHandler
+) -> AsyncIterator[Event]:
+    import httpx2
+
+    request = prepare()
+    timeout = httpx2.Timeout(options.timeout_s)
+    async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
+        async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
+            if not 200 <= response.status_code < 300:
+                raise HttpStatusError(response.status_code, await _body_text(response))
+            async with aclosing(response.aiter_bytes()) as chunks, aclosing(iter_sse(chunks)) as events:
+                async for sse in events:
+                    for event in handler.handle(sse):
+                        yield event
+                    if handler.finished:
+                        break
+    for event in handler.end_of_stream():
+        yield event
+
+
+async def _body_text(response: Any) -> str:
+    body = (await response.aread()).decode("utf-8", errors="replace")
+    return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "…"
+
+
+def describe_error(exc: BaseException) -> str:
+    """`errorMessage` text for a failure: our own errors verbatim, others prefixed with their class name."""
+    if isinstance(exc, AIError):
+        return str(exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def require_api_key(model: Model, options: StreamOptions) -> str | None:
+    """The API key, or None when `compat.apiKeyRequired` is false (local servers).
+
+    Raises `MissingApiKeyError` naming `compat.apiKeyEnv` when the model's catalogue entry gives it.
+    """
+    if options.api_key:
+        return options.api_key
+    compat = model.get("compat") or {}
+    if compat.get("apiKeyRequired") is False:
+        return None
+    env = compat.get("apiKeyEnv")
+    hint = f"set {env}" if env else "set the provider's API key environment variable or log in"
+    raise MissingApiKeyError(f"No API key for provider {model['provider']!r}: {hint}")
+
+
+def merged_headers(model: Model, options: StreamOptions, base: dict[str, str]) -> dict[str, str]:
+    """`base` < model `headers` < `options.headers` (later wins)."""
+    return {**base, **(model.get("headers") or {}), **options.headers}
+
+
+def max_tokens(model: Model, options: StreamOptions) -> int:
+    return int(options.max_tokens or model["maxTokens"])
+
+
+def supports_images(model: Model) -> bool:
+    return "image" in (model.get("input") or ["text", "image"])
+
+
+IMAGE_OMITTED = "(image omitted: this model does not accept images)"

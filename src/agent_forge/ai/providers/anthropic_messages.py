@@ -1,0 +1,330 @@
+"""The `anthropic-messages` wire API: Anthropic's streaming Messages endpoint (POST {baseUrl}/v1/messages).
+
+Request and event formats: https://docs.anthropic.com/en/api/messages and
+https://docs.anthropic.com/en/docs/build-with-claude/streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import aclosing
+from typing import Any, AsyncIterator, Iterable
+
+from ..errors import ApiStreamError, StreamProtocolError
+from ..options import StreamOptions
+from ..sse import SSEEvent
+from ..types import AssistantMessageEvent, Context, Model
+from ..usage import update_cost
+from ._common import (
+    IMAGE_OMITTED,
+    HttpRequest,
+    MessageBuilder,
+    SseHandler,
+    dumps,
+    max_tokens,
+    merged_headers,
+    require_api_key,
+    stream_sse,
+    supports_images,
+)
+
+API_VERSION = "2023-06-01"
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32000, "max": 32000}
+"""Thinking levels → `thinking.budget_tokens` (the API's minimum budget is 1024)."""
+MIN_BUDGET = 1024
+ANSWER_ROOM = 4096  # output tokens left for the answer when max_tokens must be raised above the budget
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "tool_use": "toolUse",
+    "refusal": "error",
+}
+_EPHEMERAL = {"type": "ephemeral"}
+_TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+_DELTA_FIELD = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
+_USAGE_FIELDS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_input_tokens": "cacheRead",
+    "cache_creation_input_tokens": "cacheWrite",
+}
+
+
+async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream one assistant message from the Messages API (see `ai.types` for the event shapes).
+
+    Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
+    closing the response and finalizing the message in place.
+    """
+    handler = _Handler(MessageBuilder(model))
+    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
+        async for event in events:
+            yield event
+
+
+# ---- request -------------------------------------------------------------------------------------------
+
+
+def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+    """URL, headers and JSON body of the request. Raises `MissingApiKeyError` when no key is given."""
+    key = require_api_key(model, options)
+    base = {"content-type": "application/json", "accept": "text/event-stream", "anthropic-version": API_VERSION}
+    if key is not None:
+        base["x-api-key"] = key
+    url = model["baseUrl"].rstrip("/") + "/v1/messages"
+    body = build_body(model, context, options)
+    return HttpRequest(url, merged_headers(model, options, base), dumps(body).encode())
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The Messages API request body, with prompt-cache breakpoints and thinking parameters."""
+    body: dict[str, Any] = {"model": model["id"], "max_tokens": max_tokens(model, options), "stream": True}
+    if context.get("systemPrompt"):
+        body["system"] = [{"type": "text", "text": context["systemPrompt"], "cache_control": _EPHEMERAL}]
+    body["messages"] = convert_messages(model, context["messages"])
+    _mark_last_user_block(body["messages"])
+    if context.get("tools"):
+        body["tools"] = convert_tools(model, context["tools"])
+    _apply_thinking(body, model, options)
+    if options.temperature is not None and "thinking" not in body:
+        body["temperature"] = options.temperature  # the API rejects temperature together with thinking
+    return body
+
+
+def convert_tools(model: Model, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in tools]
+    if (model.get("compat") or {}).get("supportsCacheControlOnTools", True):
+        out[-1]["cache_control"] = _EPHEMERAL
+    return out
+
+
+def thinking_budget(model: Model, options: StreamOptions) -> tuple[int, int] | None:
+    """(budget_tokens, max_tokens) for the request, or None when thinking is off or cannot fit.
+
+    max_tokens must exceed the budget: it is raised to budget + ANSWER_ROOM (capped at the model's
+    `maxTokens`), and when that is still too small the budget shrinks, never below MIN_BUDGET.
+    """
+    level = options.thinking_level
+    if not model.get("reasoning") or level not in THINKING_BUDGETS:
+        return None
+    budget, limit = THINKING_BUDGETS[level], max_tokens(model, options)
+    if limit <= budget:
+        limit = max(limit, min(budget + ANSWER_ROOM, int(model["maxTokens"])))
+    if limit <= budget:
+        budget = max(MIN_BUDGET, limit - ANSWER_ROOM)
+    return (budget, limit) if budget < limit else None
+
+
+def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions) -> None:
+    plan = thinking_budget(model, options)
+    if plan is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": plan[0]}
+        body["max_tokens"] = plan[1]
+
+
+def _mark_last_user_block(messages: list[dict[str, Any]]) -> None:
+    for message in reversed(messages):
+        if message["role"] == "user":
+            message["content"][-1]["cache_control"] = _EPHEMERAL
+            return
+
+
+def convert_messages(model: Model, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Our messages → API messages. Consecutive tool results become one user message; empty text blocks
+    and messages left empty are dropped (the API rejects them)."""
+    out: list[dict[str, Any]] = []
+    images = supports_images(model)
+    for message in messages:
+        role = message.get("role")
+        if role == "user":
+            blocks = _user_blocks(message["content"], images)
+        elif role == "assistant":
+            blocks = _assistant_blocks(model, message)
+        elif role == "toolResult":
+            block = _tool_result_block(message, images)
+            if out and out[-1]["role"] == "user" and out[-1]["content"][0]["type"] == "tool_result":
+                out[-1]["content"].append(block)
+                continue
+            blocks = [block]
+        else:
+            continue
+        if blocks:
+            out.append({"role": "assistant" if role == "assistant" else "user", "content": blocks})
+    return out
+
+
+def _user_blocks(content: Any, images: bool) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return [b for b in (_media_block(block, images) for block in content) if b is not None]
+
+
+def _media_block(block: dict[str, Any], images: bool) -> dict[str, Any] | None:
+    if block.get("type") == "image":
+        if not images:
+            return {"type": "text", "text": IMAGE_OMITTED}
+        source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
+        return {"type": "image", "source": source}
+    text = block.get("text") or ""
+    return {"type": "text", "text": text} if text.strip() else None
+
+
+def _assistant_blocks(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+    replay_thinking = same_origin(model, message)
+    blocks = [_assistant_block(block, replay_thinking) for block in message.get("content") or []]
+    return [b for b in blocks if b is not None]
+
+
+def same_origin(model: Model, message: dict[str, Any]) -> bool:
+    """Whether `message` came from this very model, so its thinking signatures are valid here."""
+    ours = {"api": model["api"], "provider": model["provider"], "model": model["id"]}
+    return all(message.get(key, value) == value for key, value in ours.items())
+
+
+def _assistant_block(block: dict[str, Any], replay_thinking: bool) -> dict[str, Any] | None:
+    kind = block.get("type")
+    if kind == "toolCall":
+        return {"type": "tool_use", "id": tool_id(block["id"]), "name": block["name"], "input": block["arguments"]}
+    if kind == "thinking":
+        signature = block.get("thinkingSignature")
+        if replay_thinking and signature and block.get("redacted"):
+            return {"type": "redacted_thinking", "data": signature}
+        if replay_thinking and signature:
+            return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": signature}
+        if block.get("redacted"):
+            return None
+        block = {"text": block.get("thinking", "")}  # unsigned or foreign thinking: replay as plain text
+    text = block.get("text") or ""
+    return {"type": "text", "text": text} if text.strip() else None
+
+
+def _tool_result_block(message: dict[str, Any], images: bool) -> dict[str, Any]:
+    parts = [b for b in (_media_block(block, images) for block in message.get("content") or []) if b]
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(message["toolCallId"])}
+    if parts and all(p["type"] == "text" for p in parts):
+        block["content"] = "\n".join(p["text"] for p in parts)
+    elif parts:
+        block["content"] = parts
+    block["is_error"] = bool(message.get("isError"))
+    return block
+
+
+def tool_id(call_id: str) -> str:
+    """A tool-call id the API accepts (`^[a-zA-Z0-9_-]{1,64}$`); ids from other APIs may contain `|` etc."""
+    return _TOOL_ID_BAD.sub("_", call_id)[:64] or "tool"
+
+
+# ---- response ------------------------------------------------------------------------------------------
+
+
+class _Handler(SseHandler):
+    """Turns Messages API SSE events into stream events, mapping the API's block `index` to ours."""
+
+    def __init__(self, builder: MessageBuilder):
+        self.builder = builder
+        self._blocks: dict[int, int | None] = {}  # API index → our contentIndex (None: block type we skip)
+        self._raw_stop: str | None = None
+        self._stopped = False
+
+    @property
+    def finished(self) -> bool:
+        return self._stopped
+
+    def handle(self, event: SSEEvent) -> Iterable[AssistantMessageEvent]:
+        method = getattr(self, "_on_" + event.event, None)
+        if method is None:
+            return ()  # ping and event types newer than this module
+        return method(_load(event))
+
+    def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
+        if not self._stopped:
+            raise StreamProtocolError("Stream ended before message_stop")
+        reason = STOP_REASONS.get(self._raw_stop or "end_turn", "stop")
+        if self._raw_stop:
+            self.builder.message["rawStopReason"] = self._raw_stop
+        if reason == "error":
+            return [self.builder.fail(f"The model declined to answer (stop_reason: {self._raw_stop})")]
+        return [self.builder.done(reason, self._raw_stop)]
+
+    def _on_message_start(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        message = data.get("message") or {}
+        if message.get("id"):
+            self.builder.message["responseId"] = message["id"]
+        self._update_usage(message.get("usage"))
+        return ()
+
+    def _on_content_block_start(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        block, api_index = data.get("content_block") or {}, data.get("index")
+        kind = block.get("type")
+        if kind == "text":
+            index, event = self.builder.start_text()
+            events = [event] + ([self.builder.delta(index, block["text"])] if block.get("text") else [])
+        elif kind == "thinking":
+            index, event = self.builder.start_thinking()
+            events = [event]
+        elif kind == "redacted_thinking":
+            index, event = self.builder.start_thinking(signature=block.get("data", ""), redacted=True)
+            events = [event, self.builder.delta(index, "[redacted thinking]")]
+        elif kind == "tool_use":
+            call_id, name = block.get("id", ""), block.get("name", "")
+            index, event = self.builder.start_tool_call(call_id, name, arguments=block.get("input") or {})
+            events = [event]
+        else:
+            index, events = None, []
+        self._blocks[api_index] = index
+        return events
+
+    def _on_content_block_delta(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        index = self._blocks.get(data.get("index"))
+        if index is None or not self.builder.is_open(index):
+            return ()
+        delta = data.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "signature_delta":
+            block = self.builder.content[index]
+            block["thinkingSignature"] = block.get("thinkingSignature", "") + delta.get("signature", "")
+            return ()
+        chunk = delta.get(_DELTA_FIELD.get(kind, ""))
+        return [self.builder.delta(index, chunk)] if isinstance(chunk, str) and chunk else ()
+
+    def _on_content_block_stop(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        index = self._blocks.get(data.get("index"))
+        if index is None or not self.builder.is_open(index):
+            return ()
+        return [self.builder.end(index)]
+
+    def _on_message_delta(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        stop = (data.get("delta") or {}).get("stop_reason")
+        if stop:
+            self._raw_stop = stop
+        self._update_usage(data.get("usage"))
+        return ()
+
+    def _on_message_stop(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        self._stopped = True
+        return self.builder.end_all()
+
+    def _on_error(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+        raise ApiStreamError(dumps(data))
+
+    def _update_usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        usage = self.builder.message["usage"]
+        for api_key, ours in _USAGE_FIELDS.items():
+            if isinstance(raw.get(api_key), int):
+                usage[ours] = raw[api_key]  # type: ignore[literal-required]
+        update_cost(self.builder.model, usage)
+
+
+def _load(event: SSEEvent) -> dict[str, Any]:
+    try:
+        data = json.loads(event.data)
+    except ValueError as exc:
+        raise StreamProtocolError(f"Malformed JSON in {event.event} event: {exc}") from None
+    if not isinstance(data, dict):
+        raise StreamProtocolError(f"Expected a JSON object in {event.event} event")
+    return data

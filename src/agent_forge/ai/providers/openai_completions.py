@@ -1,0 +1,321 @@
+"""The `openai-completions` wire API: streaming Chat Completions (POST {baseUrl}/chat/completions).
+
+Also spoken by Ollama, vLLM, LM Studio, OpenRouter, Groq and others; their differences are `model["compat"]`
+flags (see `Compat`). Formats: https://platform.openai.com/docs/api-reference/chat/create and
+https://platform.openai.com/docs/api-reference/chat-streaming.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Iterable
+
+from ..errors import ApiStreamError, StreamProtocolError
+from ..options import StreamOptions
+from ..sse import SSEEvent
+from ..types import AssistantMessageEvent, Context, Model
+from ..usage import update_cost
+from ._common import (
+    IMAGE_OMITTED,
+    HttpRequest,
+    MessageBuilder,
+    SseHandler,
+    dumps,
+    max_tokens,
+    merged_headers,
+    require_api_key,
+    stream_sse,
+    supports_images,
+)
+
+REASONING_EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+"""Thinking levels → `reasoning_effort`; xhigh/max become "xhigh" only with `compat.supportsXhighEffort`."""
+STOP_REASONS = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse", "content_filter": "error"}
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+"""Delta fields hosts use for reasoning text (DeepSeek/vLLM, OpenRouter/Ollama, others); first present wins."""
+TOOL_IMAGES_NOTE = "Images returned by the tool call(s) above:"
+
+
+@dataclass(frozen=True, slots=True)
+class Compat:
+    """`model["compat"]` flags of this API, with their defaults.
+
+    `supportsDeveloperRole`: system prompt of reasoning models sent as role `developer` (default: only
+    for api.openai.com). `maxTokensField`: "max_completion_tokens" or "max_tokens". `supportsReasoningEffort`,
+    `supportsUsageInStreaming` (`stream_options.include_usage`), `supportsStore` (`store: false`):
+    default true. `supportsXhighEffort`: send "xhigh" as is. `requiresToolResultName`: tool messages carry
+    `name`. `requiresNonNullAssistantContent`: "" instead of null content beside tool calls.
+    """
+
+    developer_role: bool
+    max_tokens_field: str = "max_completion_tokens"
+    reasoning_effort: bool = True
+    usage_in_streaming: bool = True
+    store: bool = True
+    xhigh_effort: bool = False
+    tool_result_name: bool = False
+    non_null_content: bool = False
+
+    @classmethod
+    def of(cls, model: Model) -> Compat:
+        raw = model.get("compat") or {}
+        return cls(
+            developer_role=raw.get("supportsDeveloperRole", "api.openai.com" in model.get("baseUrl", "")),
+            max_tokens_field=raw.get("maxTokensField", "max_completion_tokens"),
+            reasoning_effort=raw.get("supportsReasoningEffort", True),
+            usage_in_streaming=raw.get("supportsUsageInStreaming", True),
+            store=raw.get("supportsStore", True),
+            xhigh_effort=raw.get("supportsXhighEffort", False),
+            tool_result_name=raw.get("requiresToolResultName", False),
+            non_null_content=raw.get("requiresNonNullAssistantContent", False),
+        )
+
+
+async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    """Stream one assistant message from a Chat Completions endpoint (see `ai.types` for event shapes).
+
+    Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
+    closing the response and finalizing the message in place.
+    """
+    handler = _Handler(MessageBuilder(model))
+    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
+        async for event in events:
+            yield event
+
+
+# ---- request -------------------------------------------------------------------------------------------
+
+
+def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+    """URL, headers and JSON body. Raises `MissingApiKeyError` unless a key is given or not required."""
+    key = require_api_key(model, options)
+    base = {"content-type": "application/json", "accept": "text/event-stream"}
+    if key is not None:
+        base["authorization"] = f"Bearer {key}"
+    url = model["baseUrl"].rstrip("/") + "/chat/completions"
+    body = build_body(model, context, options)
+    return HttpRequest(url, merged_headers(model, options, base), dumps(body).encode())
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The Chat Completions request body for `model`'s compat flags."""
+    compat = Compat.of(model)
+    body: dict[str, Any] = {"model": model["id"], "messages": convert_messages(model, context, compat)}
+    body["stream"] = True
+    if compat.usage_in_streaming:
+        body["stream_options"] = {"include_usage": True}
+    if compat.store:
+        body["store"] = False
+    body[compat.max_tokens_field] = max_tokens(model, options)
+    if context.get("tools"):
+        body["tools"] = [_tool(tool) for tool in context["tools"]]
+    effort = reasoning_effort(model, options, compat)
+    if effort:
+        body["reasoning_effort"] = effort
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return body
+
+
+def reasoning_effort(model: Model, options: StreamOptions, compat: Compat) -> str | None:
+    level = options.thinking_level
+    if not (model.get("reasoning") and compat.reasoning_effort and level in REASONING_EFFORT):
+        return None
+    return "xhigh" if compat.xhigh_effort and level in ("xhigh", "max") else REASONING_EFFORT[level]
+
+
+def _tool(tool: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": tool["name"], "description": tool["description"], "parameters": tool["parameters"]}
+    return {"type": "function", "function": function}
+
+
+def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+    """Our context → API messages. Thinking blocks are not sent back; images from a run of tool results
+    follow it as one user message (tool messages carry text only)."""
+    out: list[dict[str, Any]] = []
+    if context.get("systemPrompt"):
+        role = "developer" if model.get("reasoning") and compat.developer_role else "system"
+        out.append({"role": role, "content": context["systemPrompt"]})
+    images = supports_images(model)
+    pending_images: list[dict[str, Any]] = []
+    for message in context["messages"]:
+        role = message.get("role")
+        if role != "toolResult" and pending_images:
+            out.append(_images_message(pending_images))
+            pending_images = []
+        if role == "user":
+            out.append({"role": "user", "content": _user_content(message["content"], images)})
+        elif role == "assistant":
+            out.extend(_assistant(message, compat))
+        elif role == "toolResult":
+            out.append(_tool_message(message, compat))
+            pending_images.extend(_image_parts(message.get("content") or [], images))
+    if pending_images:
+        out.append(_images_message(pending_images))
+    return out
+
+
+def _user_content(content: Any, images: bool) -> Any:
+    if isinstance(content, str):
+        return content
+    return [_part(block, images) for block in content]
+
+
+def _part(block: dict[str, Any], images: bool) -> dict[str, Any]:
+    if block.get("type") != "image":
+        return {"type": "text", "text": block.get("text", "")}
+    if not images:
+        return {"type": "text", "text": IMAGE_OMITTED}
+    return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
+
+
+def _image_parts(content: list[dict[str, Any]], images: bool) -> list[dict[str, Any]]:
+    return [_part(block, images) for block in content if block.get("type") == "image"]
+
+
+def _images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_NOTE}, *parts]}
+
+
+def _assistant(message: dict[str, Any], compat: Compat) -> list[dict[str, Any]]:
+    """Zero or one API message: text blocks joined, tool calls as `tool_calls`; thinking dropped."""
+    blocks = message.get("content") or []
+    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    calls = [_tool_call(b) for b in blocks if b.get("type") == "toolCall"]
+    if not text and not calls:
+        return []
+    out: dict[str, Any] = {"role": "assistant", "content": text or ("" if compat.non_null_content else None)}
+    if calls:
+        out["tool_calls"] = calls
+    return [out]
+
+
+def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
+    function = {"name": block["name"], "arguments": dumps(block.get("arguments") or {})}
+    return {"id": block["id"], "type": "function", "function": function}
+
+
+def _tool_message(message: dict[str, Any], compat: Compat) -> dict[str, Any]:
+    content = message.get("content") or []
+    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    if not text and any(b.get("type") == "image" for b in content):
+        text = "(image attached below)"
+    out = {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
+    if compat.tool_result_name:
+        out["name"] = message.get("toolName", "")
+    return out
+
+
+# ---- response ------------------------------------------------------------------------------------------
+
+
+class _Handler(SseHandler):
+    """Turns chunk objects into stream events; one block is open at a time (text, thinking or a tool call)."""
+
+    def __init__(self, builder: MessageBuilder):
+        self.builder = builder
+        self._open: tuple[str, Any, int] | None = None  # (kind, tool index or None, contentIndex)
+        self._raw_stop: str | None = None
+        self._saw_tool_call = False
+        self._done = False
+
+    @property
+    def finished(self) -> bool:
+        return self._done
+
+    def handle(self, event: SSEEvent) -> Iterable[AssistantMessageEvent]:
+        if event.data.strip() == "[DONE]":
+            self._done = True
+            return self._close()
+        chunk = _load(event.data)
+        if chunk.get("error"):
+            raise ApiStreamError(dumps(chunk["error"]))
+        if chunk.get("id") and "responseId" not in self.builder.message:
+            self.builder.message["responseId"] = chunk["id"]
+        self._update_usage(chunk.get("usage"))
+        choices = chunk.get("choices") or []
+        return self._choice(choices[0]) if choices and isinstance(choices[0], dict) else ()
+
+    def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
+        if self._raw_stop is None and not self._done:
+            raise StreamProtocolError("Stream ended before a finish_reason")
+        events = self._close()
+        if self._raw_stop is not None:
+            self.builder.message["rawStopReason"] = self._raw_stop
+        reason = STOP_REASONS.get(self._raw_stop or "stop", "stop")
+        if reason == "error":
+            return [*events, self.builder.fail(f"The response was blocked (finish_reason: {self._raw_stop})")]
+        if reason == "stop" and self._saw_tool_call:
+            reason = "toolUse"  # some hosts say "stop" after tool calls; the calls must still run
+        return [*events, self.builder.done(reason, self._raw_stop)]
+
+    def _choice(self, choice: dict[str, Any]) -> list[AssistantMessageEvent]:
+        delta, events = choice.get("delta") or {}, []
+        reasoning = next((delta[f] for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
+        if reasoning:
+            events += self._text("thinking", reasoning)
+        if isinstance(delta.get("content"), str) and delta["content"]:
+            events += self._text("text", delta["content"])
+        for position, call in enumerate(delta.get("tool_calls") or []):
+            events += self._tool_call(call, position)
+        if choice.get("finish_reason"):
+            self._raw_stop = choice["finish_reason"]
+        return events
+
+    def _text(self, kind: str, chunk: str) -> list[AssistantMessageEvent]:
+        events: list[AssistantMessageEvent] = []
+        if self._open is None or self._open[0] != kind:
+            events += self._close()
+            index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
+            self._open = (kind, None, index)
+            events.append(start)
+        return [*events, self.builder.delta(self._open[2], chunk)]
+
+    def _tool_call(self, call: dict[str, Any], position: int) -> list[AssistantMessageEvent]:
+        events: list[AssistantMessageEvent] = []
+        tool_index = call.get("index", position)
+        function = call.get("function") or {}
+        if self._open is None or self._open[:2] != ("tool", tool_index) or self._new_id(call):
+            events += self._close()
+            call_id = call.get("id") or f"call_{uuid.uuid4().hex[:24]}"
+            index, start = self.builder.start_tool_call(call_id, function.get("name") or "")
+            self._open, self._saw_tool_call = ("tool", tool_index, index), True
+            events.append(start)
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            events.append(self.builder.delta(self._open[2], arguments))
+        return events
+
+    def _new_id(self, call: dict[str, Any]) -> bool:
+        """A different id under the same index starts another call (some hosts reuse index 0)."""
+        return bool(call.get("id")) and call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index]
+
+    def _close(self) -> list[AssistantMessageEvent]:
+        if self._open is None:
+            return []
+        index, self._open = self._open[2], None
+        return [self.builder.end(index)]
+
+    def _update_usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        usage = self.builder.message["usage"]
+        details = raw.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") or 0
+        usage["cacheRead"] = cached
+        usage["input"] = max(0, (raw.get("prompt_tokens") or 0) - cached)
+        usage["output"] = raw.get("completion_tokens") or 0
+        update_cost(self.builder.model, usage)
+
+
+def _load(data: str) -> dict[str, Any]:
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
+    if not isinstance(chunk, dict):
+        raise StreamProtocolError("Expected a JSON object in stream chunk")
+    return chunk

@@ -1,0 +1,101 @@
+"""The SSE decoder follows the WHATWG event-stream rules whatever the chunking."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_forge.ai.sse import SSEEvent, iter_sse
+
+
+async def _chunks(parts: list[bytes]):
+    for part in parts:
+        yield part
+
+
+async def decode(*parts: bytes) -> list[SSEEvent]:
+    return [event async for event in iter_sse(_chunks(list(parts)))]
+
+
+async def test_event_name_data_and_default_type():
+    events = await decode(b"event: ping\ndata: {}\n\ndata: hello\n\n")
+    assert events == [SSEEvent("ping", "{}", None), SSEEvent("message", "hello", None)]
+
+
+async def test_multiple_data_lines_join_with_newline():
+    assert await decode(b"data: a\ndata:b\ndata:  c\n\n") == [SSEEvent("message", "a\nb\n c")]
+
+
+async def test_all_three_line_endings():
+    events = await decode(b"data: crlf\r\n\r\ndata: cr\r\rdata: lf\n\n")
+    assert [e.data for e in events] == ["crlf", "cr", "lf"]
+
+
+async def test_cr_and_lf_split_across_chunks_is_one_line_end():
+    # Were CR and LF two line ends, the LF would be a blank line dispatching "x" early with no "y".
+    events = await decode(b"data: x\r", b"\ndata: y\r\n\r\n")
+    assert events == [SSEEvent("message", "x\ny")]
+
+
+async def test_comments_and_unknown_fields_are_ignored():
+    events = await decode(b": keep-alive\nretry: 10\nfoo: bar\ndata: ok\n\n")
+    assert events == [SSEEvent("message", "ok")]
+
+
+async def test_field_without_colon_has_empty_value():
+    assert await decode(b"data\n\n") == [SSEEvent("message", "")]
+
+
+async def test_event_without_data_is_not_dispatched_and_type_resets():
+    events = await decode(b"event: lonely\n\ndata: x\n\n")
+    assert events == [SSEEvent("message", "x")]
+
+
+async def test_last_event_id_persists():
+    events = await decode(b"id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\n")
+    assert [e.id for e in events] == ["7", "7", ""]
+
+
+async def test_unterminated_last_event_is_dropped():
+    assert await decode(b"data: done\n\ndata: partial\n") == [SSEEvent("message", "done")]
+
+
+async def test_bom_is_stripped_and_multibyte_split_survives():
+    body = "\ufeffdata: caf\u00e9 \U0001f600\n\n".encode()
+    cut = body.index("\U0001f600".encode()) + 2
+    assert await decode(body[:3], body[3:cut], body[cut:]) == [SSEEvent("message", "caf\u00e9 \U0001f600")]
+
+
+# ---- any chunking gives the same events ----
+
+_text = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)), max_size=12)
+_events = st.lists(
+    st.tuples(st.sampled_from(["", "message", "delta", "événement"]), st.lists(_text, min_size=1, max_size=3)),
+    max_size=5,
+)
+
+
+def _encode(events: list[tuple[str, list[str]]], endings: list[str]) -> bytes:
+    """One line ending per event: a CR line end followed by an LF blank line would be a single CRLF."""
+    out = []
+    for position, (name, lines) in enumerate(events):
+        end = endings[position % len(endings)]
+        out.append(f": comment{end}")
+        if name:
+            out.append(f"event: {name}{end}")
+        out.extend(f"data: {line}{end}" for line in lines)
+        out.append(end)
+    return "".join(out).encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=_events, endings=st.lists(st.sampled_from(["\n", "\r", "\r\n"]), min_size=1, max_size=4),
+       cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12))
+def test_any_chunking_gives_the_same_events(events, endings, cuts):
+    body = _encode(events, endings)
+    points = sorted({c for c in cuts if c <= len(body)})
+    parts = [body[a:b] for a, b in zip([0, *points], [*points, len(body)])]
+    expected = [SSEEvent(name or "message", "\n".join(lines)) for name, lines in events]
+    assert asyncio.run(decode(*parts)) == expected
