@@ -1,0 +1,171 @@
+"""Shapes and constructors of the lines of a session file: the header and the tree entries.
+
+Format: JSONL, version 3 (reference docs, `session-format.md`). Line 1 is a `SessionHeader`; every later line is
+an entry with `type`, `id` (8 lowercase hex digits, unique within the file), `parentId` (an id or null) and
+`timestamp` (ISO 8601 UTC with milliseconds and `Z`), plus the fields of its type. Message timestamps inside
+`message` entries stay Unix milliseconds (ai/types.py).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Container
+from datetime import datetime, timezone
+from typing import Any, Literal, NotRequired, TypedDict
+
+CURRENT_VERSION = 3
+
+AgentMessage = dict[str, Any]
+"""Any message the agent keeps: the ai-layer roles plus `bashExecution`, `custom`, summaries (message-types.md)."""
+
+
+class SessionHeader(TypedDict):
+    type: Literal["session"]
+    version: int
+    id: str
+    timestamp: str
+    cwd: str
+    parentSession: NotRequired[str]
+
+
+class SessionEntry(TypedDict):
+    """Fields every entry has; each type adds its own (below). Unknown types are kept as they are."""
+
+    type: str
+    id: str
+    parentId: str | None
+    timestamp: str
+
+
+class MessageEntry(SessionEntry):
+    message: AgentMessage
+
+
+class ModelChangeEntry(SessionEntry):
+    provider: str
+    modelId: str
+
+
+class ThinkingLevelChangeEntry(SessionEntry):
+    thinkingLevel: str
+
+
+class SessionInfoEntry(SessionEntry):
+    name: str
+
+
+class LabelEntry(SessionEntry):
+    targetId: str
+    label: NotRequired[str]
+
+
+class CustomEntry(SessionEntry):
+    """Plugin state; never part of the model context."""
+
+    customType: str
+    data: NotRequired[Any]
+
+
+class CustomMessageEntry(SessionEntry):
+    """Plugin message that joins the model context as a `custom` role message."""
+
+    customType: str
+    content: str | list[dict[str, Any]]
+    display: bool
+    details: NotRequired[Any]
+
+
+class CompactionEntry(SessionEntry):
+    summary: str
+    firstKeptEntryId: str | None
+    tokensBefore: int
+    details: NotRequired[Any]
+    usage: NotRequired[dict[str, Any]]
+    fromHook: NotRequired[bool]
+
+
+class BranchSummaryEntry(SessionEntry):
+    fromId: str | None
+    summary: str
+    details: NotRequired[Any]
+    usage: NotRequired[dict[str, Any]]
+    fromHook: NotRequired[bool]
+
+
+class ContextWindowChangeEntry(SessionEntry):
+    contextWindow: int
+
+
+def iso_timestamp(moment: datetime | None = None) -> str:
+    """`2026-11-30T14:29:15.123Z`: UTC, millisecond precision, `Z` suffix (session-format.md, Entry Base)."""
+    moment = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(text: str) -> datetime | None:
+    """Inverse of `iso_timestamp` (any ISO 8601 form is accepted); None when `text` is not a timestamp."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def timestamp_ms(text: str) -> int:
+    """Unix milliseconds of an entry timestamp, 0 when it cannot be parsed."""
+    moment = parse_timestamp(text)
+    return int(moment.timestamp() * 1000) if moment else 0
+
+
+def new_entry_id(taken: Container[str]) -> str:
+    """8 random lowercase hex digits not in `taken` (ids only need to be unique within one file)."""
+    while True:
+        candidate = os.urandom(4).hex()
+        if candidate not in taken:
+            return candidate
+
+
+def make_header(cwd: str, *, parent_session: str | None = None, session_id: str | None = None) -> SessionHeader:
+    """A version-3 header; `session_id` defaults to a fresh uuid4."""
+    header: SessionHeader = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": session_id or str(uuid.uuid4()),
+        "timestamp": iso_timestamp(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def make_entry(entry_type: str, entry_id: str, parent_id: str | None, fields: dict[str, Any]) -> SessionEntry:
+    """An entry dict with the base fields first (the order they appear in on disk), then `fields`.
+
+    Raises ValueError when `fields` tries to set a base field or `entry_type` is empty or `session`.
+    """
+    if not entry_type or entry_type == "session":
+        raise ValueError(f"invalid session entry type: {entry_type!r}")
+    clash = {"type", "id", "parentId", "timestamp"} & fields.keys()
+    if clash:
+        raise ValueError(f"entry fields may not override base fields: {sorted(clash)}")
+    entry: dict[str, Any] = {"type": entry_type, "id": entry_id, "parentId": parent_id, "timestamp": iso_timestamp()}
+    entry.update(fields)
+    return entry  # type: ignore[return-value]
+
+
+def is_entry(obj: Any) -> bool:
+    """True for a dict shaped like an entry: string `type` (not `session`) and `id`, `parentId` a string or None."""
+    return (
+        isinstance(obj, dict)
+        and isinstance(obj.get("type"), str)
+        and obj["type"] != "session"
+        and isinstance(obj.get("id"), str)
+        and (obj.get("parentId") is None or isinstance(obj.get("parentId"), str))
+    )
+
+
+def is_header(obj: Any) -> bool:
+    """True for a dict shaped like a session header: `type: "session"` and a string `id`."""
+    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)

@@ -1,0 +1,236 @@
+"""Session store on damaged and hostile files: torn lines, garbage, missing headers, odd versions."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_forge.coding.session_store import SessionFileError, SessionStore
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text, "timestamp": 1}
+
+
+def written_session(tmp_path: Path, count: int = 3) -> SessionStore:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    for i in range(count):
+        store.append_message(user(f"m{i}"))
+    store.close()
+    return store
+
+
+def texts(store: SessionStore) -> list[str]:
+    return [m["content"] for m in store.build_context().messages]
+
+
+def test_torn_last_line_is_ignored_and_next_append_starts_fresh(tmp_path: Path) -> None:
+    store = written_session(tmp_path)
+    raw = store.path.read_bytes()
+    last_start = raw.rstrip(b"\n").rfind(b"\n") + 1
+    store.path.write_bytes(raw[: last_start + (len(raw) - last_start) // 2])  # cut the last entry in half
+    torn = SessionStore.open(store.path)
+    assert texts(torn) == ["m0", "m1"]
+    assert torn.leaf_id == store.entries[1]["id"]
+    added = torn.append_message(user("after crash"))
+    torn.close()
+    assert added["parentId"] == store.entries[1]["id"]
+    lines = store.path.read_bytes().split(b"\n")
+    assert json.loads(lines[-2]) == added  # whole line of its own
+    again = SessionStore.open(store.path)
+    assert texts(again) == ["m0", "m1", "after crash"]
+    assert again.entries[-1] == added
+
+
+def test_cut_right_after_a_complete_line_needs_no_extra_newline(tmp_path: Path) -> None:
+    store = written_session(tmp_path)
+    store.path.write_bytes(store.path.read_bytes().rstrip(b"\n"))
+    reopened = SessionStore.open(store.path)
+    assert texts(reopened) == ["m0", "m1", "m2"]
+    reopened.append_message(user("m3"))
+    reopened.close()
+    assert texts(SessionStore.open(store.path)) == ["m0", "m1", "m2", "m3"]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"not json", b"[1, 2]", b"null", b"42", b'"str"', b"\xff\xfe invalid utf-8", b"{", b"[" * 100_000,
+     b'{"type":"message"}', b'{"type":"message","id":7,"parentId":null}', b"   ", b""],
+)
+def test_garbage_lines_in_the_middle_are_skipped(tmp_path: Path, garbage: bytes) -> None:
+    store = written_session(tmp_path)
+    lines = store.path.read_bytes().split(b"\n")
+    lines.insert(2, garbage)
+    store.path.write_bytes(b"\n".join(lines))
+    reopened = SessionStore.open(store.path)
+    assert texts(reopened) == ["m0", "m1", "m2"]
+    assert reopened.entries == store.entries
+
+
+def test_crlf_file_still_loads(tmp_path: Path) -> None:
+    store = written_session(tmp_path)
+    store.path.write_bytes(store.path.read_bytes().replace(b"\n", b"\r\n"))
+    assert texts(SessionStore.open(store.path)) == ["m0", "m1", "m2"]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(SessionFileError, match="not found"):
+        SessionStore.open(tmp_path / "nope.jsonl")
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    with pytest.raises(SessionFileError, match="cannot read"):
+        SessionStore.open(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_empty_file(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SessionFileError, match="empty"):
+        SessionStore.open(path)
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        b'{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"x","message":{}}',
+        b'{"type":"session","version":3}',
+        b'{"type":"session","version":3,"id":"u","timestamp":"t"}',
+        b"garbage only",
+    ],
+)
+def test_headerless_file(tmp_path: Path, first_line: bytes) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(first_line + b"\n")
+    with pytest.raises(SessionFileError, match="no valid session header"):
+        SessionStore.open(path)
+
+
+@pytest.mark.parametrize("version", [1, None, "3", 4])
+def test_unsupported_versions_are_refused_clearly(tmp_path: Path, version: object) -> None:
+    header = {"type": "session", "id": "u", "timestamp": "t", "cwd": "/"}
+    if version is not None:
+        header["version"] = version
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(header) + "\n")
+    with pytest.raises(SessionFileError, match="version"):
+        SessionStore.open(path)
+
+
+def test_version_2_hook_messages_become_custom(tmp_path: Path) -> None:
+    path = tmp_path / "v2.jsonl"
+    header = {"type": "session", "version": 2, "id": "u", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/p"}
+    entry = {"type": "message", "id": "aaaaaaaa", "parentId": None, "timestamp": "2024-01-01T00:00:00.000Z",
+             "message": {"role": "hookMessage", "customType": "x", "content": "c", "display": True, "timestamp": 1}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(entry) + "\n")
+    assert [m["role"] for m in SessionStore.open(path).build_context().messages] == ["custom"]
+
+
+def test_duplicate_ids_keep_the_first(tmp_path: Path) -> None:
+    store = written_session(tmp_path, 2)
+    lines = store.path.read_bytes().split(b"\n")
+    store.path.write_bytes(store.path.read_bytes() + lines[1] + b"\n")
+    reopened = SessionStore.open(store.path)
+    assert reopened.entries == store.entries
+
+
+def test_parent_cycle_in_a_hand_edited_file_terminates(tmp_path: Path) -> None:
+    path = tmp_path / "cycle.jsonl"
+    header = {"type": "session", "version": 3, "id": "u", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/p"}
+    a = {"type": "message", "id": "aaaaaaaa", "parentId": "bbbbbbbb", "timestamp": "t", "message": user("a")}
+    b = {"type": "message", "id": "bbbbbbbb", "parentId": "aaaaaaaa", "timestamp": "t", "message": user("b")}
+    path.write_text("\n".join(json.dumps(x) for x in (header, a, b)) + "\n")
+    assert texts(SessionStore.open(path)) == ["a", "b"]
+
+
+def test_missing_parent_ends_the_branch(tmp_path: Path) -> None:
+    store = written_session(tmp_path)
+    lines = store.path.read_bytes().split(b"\n")
+    del lines[1]  # the root entry
+    store.path.write_bytes(b"\n".join(lines))
+    assert texts(SessionStore.open(store.path)) == ["m1", "m2"]
+
+
+def test_append_after_file_deleted_fails_clearly(tmp_path: Path) -> None:
+    store = written_session(tmp_path)
+    reopened = SessionStore.open(store.path)
+    store.path.unlink()
+    with pytest.raises(SessionFileError, match="cannot open"):
+        reopened.append_message(user("lost"))
+    assert not store.path.exists()  # not recreated without its header
+    assert len(reopened.entries) == 3
+
+
+def test_appends_with_fsync(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s", fsync=True)
+    store.append_message(user("durable"))
+    store.close()
+    assert texts(SessionStore.open(store.path, fsync=True)) == ["durable"]
+
+
+def test_file_is_private(tmp_path: Path) -> None:
+    store = written_session(tmp_path, 1)
+    assert os.stat(store.path).st_mode & 0o077 == 0
+
+
+def test_large_session_loads(tmp_path: Path) -> None:
+    """50,000 entries load in one pass (timings live in benchmarks/; this checks correctness at size)."""
+    path = tmp_path / "big.jsonl"
+    header = {"type": "session", "version": 3, "id": "u", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/p"}
+    lines = [json.dumps(header)]
+    parent = None
+    for i in range(50_000):
+        entry_id = f"{i:08x}"
+        lines.append(json.dumps({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t",
+                                 "message": user("x" * 100)}))
+        parent = entry_id
+    path.write_text("\n".join(lines) + "\n")
+    store = SessionStore.open(path)
+    assert len(store.entries) == 50_000 and store.leaf_id == f"{49_999:08x}"
+    assert len(store.build_context().messages) == 50_000
+    assert store.append_message(user("next"))["id"] not in {f"{i:08x}" for i in range(50_000)}
+    store.close()
+
+
+class FailingWrites:
+    """Fault injection for `os.write`: the next write puts half its bytes on disk, then fails with ENOSPC."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.real_write = os.write
+        monkeypatch.setattr("agent_forge.coding.session_store.os.write", self)
+
+    def __call__(self, fd: int, data: bytes) -> int:
+        self.real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+
+def test_failed_append_is_not_kept_and_next_append_starts_fresh(tmp_path: Path, monkeypatch) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    kept = store.append_message(user("kept"))
+    with monkeypatch.context() as patch:
+        FailingWrites(patch)
+        with pytest.raises(SessionFileError, match="No space left"):
+            store.append_message(user("failed " * 50))
+    assert store.leaf_id == kept["id"] and len(store.entries) == 1
+    after = store.append_message(user("after"))
+    store.close()
+    assert after["parentId"] == kept["id"]
+    reopened = SessionStore.open(store.path)
+    assert reopened.entries == [kept, after]
+
+
+def test_failed_creation_leaves_no_file_and_can_be_retried(tmp_path: Path, monkeypatch) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    model = store.append_model_change("p", "m")
+    with monkeypatch.context() as patch:
+        FailingWrites(patch)
+        with pytest.raises(SessionFileError, match="No space left"):
+            store.append_message(user("first"))
+    assert list(store.path.parent.iterdir()) == [] and not store.on_disk
+    first = store.append_message(user("first again"))
+    store.close()
+    assert SessionStore.open(store.path).entries == [model, first]
