@@ -196,7 +196,8 @@ async def test_error_event_in_stream_keeps_partial_text(server):
 
 
 async def test_stream_cut_before_message_stop_is_an_error(server):
-    body = message_start() + block_start(0, {"type": "text", "text": ""}) + block_delta(0, {"type": "text_delta", "text": "cut"})
+    cut = block_delta(0, {"type": "text_delta", "text": "cut"})
+    body = message_start() + block_start(0, {"type": "text", "text": ""}) + cut
     server.reply(body)
     events = await collect(stream(MODEL, CONTEXT, opts(server)))
     assert events[-1]["type"] == "error"
@@ -254,7 +255,8 @@ async def test_cancellation_closes_the_response_and_keeps_the_text(server):
 
 
 async def test_cancellation_finalizes_an_open_tool_call(server):
-    body = message_start() + block_start(0, {"type": "tool_use", "id": "t1", "name": "write", "input": {}}) + block_delta(
+    start = block_start(0, {"type": "tool_use", "id": "t1", "name": "write", "input": {}})
+    body = message_start() + start + block_delta(
         0, {"type": "input_json_delta", "partial_json": '{"path": "a.txt", "content": "hel'}
     )
     scripted = server.reply([body, b""], hang_after=1)
@@ -294,7 +296,8 @@ def multi_turn():
     return {
         "systemPrompt": "You are a test.",
         "messages": [
-            {"role": "user", "content": [{"type": "text", "text": "Look"}, IMAGE, {"type": "text", "text": ""}], "timestamp": 1},
+            {"role": "user", "content": [{"type": "text", "text": "Look"}, IMAGE, {"type": "text", "text": ""}],
+             "timestamp": 1},
             {"role": "assistant", "api": "anthropic-messages", "provider": "anthropic", "model": "claude-test",
              "content": [
                  {"type": "thinking", "thinking": "hmm", "thinkingSignature": "sig1"},
@@ -329,7 +332,8 @@ async def test_request_url_headers_and_body(server):
     assert body["model"] == "claude-test" and body["stream"] is True and body["max_tokens"] == 64_000
     assert "thinking" not in body
     assert body["system"] == [{"type": "text", "text": "You are a test.", "cache_control": {"type": "ephemeral"}}]
-    assert body["tools"][0] == {"name": "bash", "description": "Run", "input_schema": {"type": "object", "properties": {}}}
+    schema = {"type": "object", "properties": {}}
+    assert body["tools"][0] == {"name": "bash", "description": "Run", "input_schema": schema}
     assert body["tools"][1]["cache_control"] == {"type": "ephemeral"}
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}}
     assert body["messages"] == [

@@ -44,6 +44,8 @@ def get_stream_function(api: str) -> StreamFunction:
     return importlib.import_module(module_name).stream
 
 
-def stream(model: Model, context: Context, options: StreamOptions | None = None) -> AsyncIterator[AssistantMessageEvent]:
+def stream(
+    model: Model, context: Context, options: StreamOptions | None = None
+) -> AsyncIterator[AssistantMessageEvent]:
     """Stream with the module of `model["api"]`; raises `UnknownApiError` at once (before any event)."""
     return get_stream_function(model["api"])(model, context, options or StreamOptions())

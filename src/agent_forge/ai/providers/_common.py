@@ -97,7 +97,8 @@ class MessageBuilder:
 
     def delta(self, index: int, chunk: str) -> Event:
         self._open[index].append(chunk)
-        return {"type": _DELTA[self.content[index]["type"]], "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
+        kind = _DELTA[self.content[index]["type"]]
+        return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
 
     def end(self, index: int) -> Event:
         """Close block `index` and return its `*_end` event."""

@@ -100,7 +100,9 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
             yield event
 
 
-async def _play(builder: MessageBuilder, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+async def _play(
+    builder: MessageBuilder, context: Context, options: StreamOptions
+) -> AsyncIterator[AssistantMessageEvent]:
     key = (builder.model.get("compat") or {}).get("fauxKey", DEFAULT_KEY)
     response = _next_response(key, builder.model, context, options)
     builder.message["responseId"] = f"faux-{key}-{len(_requests[key])}"

@@ -31,9 +31,13 @@ from ._common import (
     supports_images,
 )
 
-REASONING_EFFORT = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+REASONING_EFFORT = {
+    "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high",
+}
 """Thinking levels → `reasoning_effort`; xhigh/max become "xhigh" only with `compat.supportsXhighEffort`."""
-STOP_REASONS = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse", "content_filter": "error"}
+STOP_REASONS = {
+    "stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse", "content_filter": "error",
+}
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 """Delta fields hosts use for reasoning text (DeepSeek/vLLM, OpenRouter/Ollama, others); first present wins."""
 TOOL_IMAGES_NOTE = "Images returned by the tool call(s) above:"
