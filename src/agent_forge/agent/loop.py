@@ -240,6 +240,8 @@ class _ToolRun:
         try:
             if self.tool is None:
                 raise ToolError(f"Tool {self.call['name']} not found")
+            if self.call.get("argumentsError"):  # the model's arguments were not valid JSON
+                raise ToolError(str(self.call["argumentsError"]))
             self.result = await self.tool.execute(self.call["id"], self.call["arguments"], self._on_update)
         except ToolError as exc:
             self.error, self.error_details = str(exc), exc.details

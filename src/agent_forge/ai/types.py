@@ -41,6 +41,8 @@ class ToolCall(TypedDict):
     id: str
     name: str
     arguments: dict[str, Any]
+    argumentsError: NotRequired[str]
+    """Set when the streamed arguments were not valid JSON: the call is answered with this error."""
 
 
 ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall]
