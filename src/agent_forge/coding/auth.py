@@ -1,0 +1,290 @@
+"""Stored provider credentials (`<agent dir>/auth.json`) and the resolution of key values.
+
+`auth.json` keeps the reference agent's schema so users can bring theirs:
+`{"<provider>": {"type": "api_key", "key": "<key value>"}, ...}`. Other credential types (`oauth`, ...) are
+kept and returned by `get` untouched, but yield no API key here.
+
+A *key value* (auth.json `key`, models.json `apiKey` and header values) is resolved by `resolve_key_value`:
+
+- `!command`: the command's standard output, stripped (run with the shell; empty output, a non-zero exit or
+  a timeout of `KEY_COMMAND_TIMEOUT_S` leaves it unresolved);
+- `$NAME` / `${NAME}` anywhere in the value: the environment variable (unset or empty: unresolved);
+  `$$` is a literal `$` and `$!` a literal `!` (so `$!x` is the literal `!x`, not a command);
+- a bare upper-case name that is set in the environment: its value (the reference agent's older form);
+  unset, it is a literal like any other (dummy keys such as `EMPTY` or `NOT_NEEDED` are common);
+- anything else: the literal value.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+KEY_COMMAND_TIMEOUT_S = 30.0
+"""How long a `!command` key may run (a secret manager may wait for an unlock prompt)."""
+
+_BARE_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_INTERPOLATION = re.compile(r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+class AuthFileError(Exception):
+    """`auth.json` exists but cannot be read or parsed; the message names the path."""
+
+
+def resolve_key_value(value: Any, env: Mapping[str, str] | None = None) -> str | None:
+    """The key `value` stands for (rules in the module docstring), or None when it cannot be resolved.
+
+    Never raises: a failing command or a missing variable gives None (`explain_key_value` says why).
+    """
+    return _resolve(value, os.environ if env is None else env)[0]
+
+
+def explain_key_value(value: Any, env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """`(key, None)` when `value` resolves, else `(None, reason)` with a one-line human-readable reason."""
+    return _resolve(value, os.environ if env is None else env)
+
+
+def key_value_configured(value: Any, env: Mapping[str, str] | None = None) -> bool:
+    """Whether `value` looks usable without running anything: commands count as configured (they run only
+    when the key is needed), `$NAME` references need their variables set."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    if value.startswith("!"):
+        return len(value) > 1
+    return _resolve(value, os.environ if env is None else env)[0] is not None
+
+
+def _resolve(value: Any, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    if not isinstance(value, str) or not value.strip():
+        return None, "the key value is empty"
+    if value.startswith("!"):
+        return _run_key_command(value[1:].strip())
+    if _BARE_ENV_NAME.fullmatch(value) and env.get(value):
+        return env[value], None
+    return _interpolate(value, env)
+
+
+def _interpolate(value: str, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    missing: list[str] = []
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name is None:
+            return match.group(0)[1]  # `$$` -> `$`, `$!` -> `!`
+        if not env.get(name):
+            missing.append(name)
+            return ""
+        return env[name]
+
+    result = _INTERPOLATION.sub(substitute, value)
+    if missing:
+        return None, f"environment variable {missing[0]} is not set"
+    return (result, None) if result else (None, "the key value is empty")
+
+
+def _run_key_command(command: str) -> tuple[str | None, str | None]:
+    if not command:
+        return None, "the key command is empty"
+    import subprocess  # only when a key command is actually needed: keeps start-up lean
+
+    try:
+        # A new session, so a timeout can kill the whole process group, not just the shell.
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return None, f"key command could not start ({exc.strerror or exc}): {command}"
+    try:
+        out, err = proc.communicate(timeout=KEY_COMMAND_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return None, f"key command timed out after {KEY_COMMAND_TIMEOUT_S:g} s: {command}"
+    if proc.returncode != 0:
+        detail = _first_line(err)
+        return None, f"key command exited with status {proc.returncode}: {command}" + (
+            f" ({detail})" if detail else "")
+    key = out.decode("utf-8", errors="replace").strip()
+    return (key, None) if key else (None, f"key command printed nothing: {command}")
+
+
+def _kill_group(proc: Any) -> None:
+    import signal
+
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (OSError, AttributeError):  # already gone, or no process groups on this platform
+        proc.kill()
+    proc.communicate()
+
+
+def _first_line(data: bytes) -> str:
+    lines = data.decode("utf-8", errors="replace").strip().splitlines()
+    return lines[0][:200] if lines else ""
+
+
+class AuthStorage:
+    """Read and write `auth.json`; the file is re-read whenever it changes on disk.
+
+    `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
+    `error`. `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and
+    `OSError` when the directory is not writable. Writes go to a 0600 temporary file renamed over the
+    original, so a crash leaves either the old or the new file.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.error: str | None = None
+        self._data: dict[str, Any] = {}
+        self._stamp: tuple[int, int] | None = None
+        self._key_cache: dict[str, tuple[str | None, str | None]] = {}
+
+    def get(self, provider: str) -> dict[str, Any] | None:
+        """The stored credential dict for `provider` (`{"type": "api_key", "key": ...}` or another type)."""
+        cred = self._load().get(provider)
+        return dict(cred) if isinstance(cred, dict) else None
+
+    def providers(self) -> list[str]:
+        """Providers with a stored credential, in file order."""
+        return [name for name, cred in self._load().items() if isinstance(cred, dict)]
+
+    def set(self, provider: str, credential: dict[str, Any]) -> None:
+        """Store `credential` (e.g. `{"type": "api_key", "key": "sk-..."}`) for `provider`."""
+        if not isinstance(credential, dict) or not isinstance(credential.get("type"), str):
+            raise ValueError('a credential is an object with a string "type", e.g. {"type": "api_key", "key": ...}')
+        with self._locked():
+            data = self._load_for_write()
+            data[provider] = credential
+            self._write(data)
+
+    def remove(self, provider: str) -> bool:
+        """Delete `provider`'s credential; False when there was none."""
+        with self._locked():
+            data = self._load_for_write()
+            if provider not in data:
+                return False
+            del data[provider]
+            self._write(data)
+            return True
+
+    def has_api_key(self, provider: str) -> bool:
+        """An `api_key` credential whose key looks usable: a `!command` is not run to find out, but one that
+        already failed in this process no longer counts."""
+        cred = self.get(provider)
+        if not cred or cred.get("type") != "api_key":
+            return False
+        value = cred.get("key")
+        cached = self._key_cache.get(value) if isinstance(value, str) else None
+        return cached[0] is not None if cached else key_value_configured(value)
+
+    def api_key(self, provider: str) -> tuple[str | None, str | None]:
+        """`(key, None)` or `(None, reason)` for `provider`'s `api_key` credential.
+
+        A `!command` runs at the first request and its outcome, failure included, is kept for the life of
+        the process (the reference agent's documented behaviour), so a slow secret manager runs once.
+        """
+        cred = self.get(provider)
+        if not cred or cred.get("type") != "api_key":
+            return None, None
+        value = cred.get("key")
+        if isinstance(value, str) and value.startswith("!"):
+            if value not in self._key_cache:
+                self._key_cache[value] = _resolve(value, os.environ)
+            return self._key_cache[value]
+        return _resolve(value, os.environ)
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._data, self._stamp, self.error = {}, None, None
+            return self._data
+        except OSError as exc:
+            self._data, self._stamp, self.error = {}, None, f"{self.path}: {exc.strerror or exc}"
+            return self._data
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._data, self.error = _read_auth_file(self.path), None
+            except AuthFileError as exc:
+                self._data, self.error = {}, str(exc)
+        return self._data
+
+    def _load_for_write(self) -> dict[str, Any]:
+        self._stamp = None  # always re-read under the lock
+        data = dict(self._load())
+        if self.error:
+            raise AuthFileError(f"{self.error} (not overwriting it; fix or delete the file)")
+        return data
+
+    def _write(self, data: dict[str, Any]) -> None:
+        _atomic_write_json(self.path, data)
+        self._stamp = None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Serialise read-modify-write cycles of several agent processes (advisory lock beside the file)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: the atomic rename still protects the file itself
+            yield
+            return
+        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _read_auth_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AuthFileError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from exc
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise AuthFileError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {type(data).__name__}")
+    return data
+
+
+def _atomic_write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write via a 0600 temp file in the same directory, fsync, then rename over `path`."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the rename is already done
+    finally:
+        os.close(fd)

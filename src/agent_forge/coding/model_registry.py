@@ -1,0 +1,518 @@
+"""The models the agent can use (built-ins plus `models.json`), their credentials, and model selection.
+
+`models.json` (`<agent dir>/models.json`) keeps the reference agent's schema (`models-configuration.md`):
+`{"providers": {"<id>": {baseUrl, api, apiKey, headers, compat, models: [...], modelOverrides: {...}}}}`.
+A built-in provider id changes that provider (its `baseUrl`, `compat` and `headers` apply to its built-in
+models); any other id adds a provider and needs `api` and `baseUrl` (at provider or model level, or known
+from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one with the same id; a
+`modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors`
+(each message starts with the file path); the offending provider or model is skipped, the rest still loads.
+
+API keys, first match wins (`get_api_key`): `--api-key`, then `auth.json`, then the provider's environment
+variable (`PROVIDER_ENV_KEYS`), then the provider's `models.json` `apiKey`. A source that fails (a `!command`
+exiting non-zero, a `$VAR` that is unset) is skipped and its reason shows in `auth_error_message`.
+
+Keyless local servers: a `models.json` provider that is not a known hosted provider and has no `apiKey`
+(the Ollama / LM Studio / vLLM case) gets `compat.apiKeyRequired: false` on its models. Such models count as
+authenticated, and `get_api_key` returns None for them unless a key is configured somewhere, so provider
+modules send no credential at all rather than a made-up one.
+
+Nothing here touches the network; a `!command` runs only when its key is actually requested.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..ai.catalogue import (
+    BUILTIN_MODELS,
+    PROVIDER_ENDPOINTS,
+    PROVIDER_ENV_KEYS,
+    clamp_thinking_level,
+    default_thinking_level,
+)
+from ..ai.types import THINKING_LEVELS, Model
+from .auth import AuthStorage, explain_key_value, key_value_configured
+
+MODELS_FILE = "models.json"
+AUTH_FILE = "auth.json"
+DEFAULT_CONTEXT_WINDOW = 128_000
+DEFAULT_MAX_TOKENS = 16_384
+
+_DATED_ID = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+_PASSTHROUGH = ("thinkingLevelMap", "thinkingLevels", "inputLimits", "promptCache", "samplingParams",
+                "samplingParamsByThinkingLevel", "defaultContextWindow", "contextWindowOptions")
+
+KeyResult = tuple[str | None, str | None]
+
+
+def _nonempty_str(v: Any) -> bool:
+    return isinstance(v, str) and bool(v.strip())
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def _str_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+def _cost(v: Any) -> bool:
+    prices = ("input", "output", "cacheRead", "cacheWrite")
+    return isinstance(v, dict) and all(
+        isinstance(v.get(k, 0), (int, float)) and not isinstance(v.get(k, 0), bool) and v.get(k, 0) >= 0
+        for k in prices)
+
+
+def _levels(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(x in THINKING_LEVELS for x in v)
+
+
+def _level_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(k in THINKING_LEVELS and (x is None or isinstance(x, (str, int)))
+                                       for k, x in v.items())
+
+
+def _windows(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(_positive(x) for x in v)
+
+
+# Field -> (check, expectation). Shared by provider entries, model entries and overrides.
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "id": (_nonempty_str, "a non-empty string"),
+    "name": (_nonempty_str, "a non-empty string"),
+    "api": (_nonempty_str, "a non-empty string"),
+    "baseUrl": (_nonempty_str, "a non-empty string"),
+    "apiKey": (_nonempty_str, "a non-empty string"),
+    "reasoning": (lambda v: isinstance(v, bool), "true or false"),
+    "input": (lambda v: isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v),
+              'a list of "text" and "image"'),
+    "contextWindow": (_positive, "a positive number of tokens"),
+    "maxTokens": (_positive, "a positive number of tokens"),
+    "defaultContextWindow": (_positive, "a positive number of tokens"),
+    "contextWindowOptions": (_windows, "a list of positive token counts"),
+    "cost": (_cost, "an object of non-negative prices (input, output, cacheRead, cacheWrite)"),
+    "headers": (_str_map, "an object of string header values"),
+    "compat": (lambda v: isinstance(v, dict), "an object"),
+    "models": (lambda v: isinstance(v, list), "a list of model objects"),
+    "modelOverrides": (lambda v: isinstance(v, dict), "an object keyed by model id"),
+    "thinkingLevels": (_levels, "a list of thinking levels"),
+    "thinkingLevelMap": (_level_map, "an object of thinking level -> value or null"),
+}
+
+
+def _problem(entry: dict[str, Any]) -> str | None:
+    for key, value in entry.items():
+        check = _CHECKS.get(key)
+        if check and not check[0](value):
+            return f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
+    return None
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: _merge(base.get(k), v) for k, v in over.items()}}
+    return copy.deepcopy(over)
+
+
+class ModelRegistry:
+    """Built-in and `models.json` models, credentials and model selection (see the module docstring).
+
+    Model dicts returned here are shared with the registry: copy one before changing it.
+    """
+
+    def __init__(self, agent_dir: str | Path, *, auth: AuthStorage | None = None,
+                 cli_api_key: str | None = None, cli_provider: str | None = None) -> None:
+        self.agent_dir = Path(agent_dir)
+        self.auth = auth if auth is not None else AuthStorage(self.agent_dir / AUTH_FILE)
+        self.cli_api_key = cli_api_key or None
+        self.cli_provider = cli_provider or None
+        self.errors: list[str] = []
+        self._models: list[Model] = []
+        self._provider_keys: dict[str, str] = {}
+        self._headers: dict[tuple[str, str | None], dict[str, str]] = {}
+        self._key_problems: dict[str, list[str]] = {}
+        self.reload()
+
+    @property
+    def models_path(self) -> Path:
+        return self.agent_dir / MODELS_FILE
+
+    @property
+    def auth_path(self) -> Path:
+        return self.auth.path
+
+    @property
+    def models(self) -> list[Model]:
+        """Every known model in catalogue order (built-ins first, then `models.json` additions)."""
+        return list(self._models)
+
+    def reload(self) -> None:
+        """Re-read `models.json` (errors replace the previous ones)."""
+        self.errors = []
+        self._models = copy.deepcopy(BUILTIN_MODELS)
+        self._provider_keys, self._headers = {}, {}
+        providers = self._read_models_file()
+        for provider_id, entry in providers.items():
+            self._apply_provider(provider_id, entry)
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        """The model with exactly this provider and id (falling back to a case-insensitive match)."""
+        if not isinstance(provider, str) or not isinstance(model_id, str):
+            return None
+        for same in (lambda a, b: a == b, lambda a, b: a.lower() == b.lower()):
+            for model in self._models:
+                if same(model["provider"], provider) and same(model["id"], model_id):
+                    return model
+        return None
+
+    def providers(self) -> list[str]:
+        """Provider ids in catalogue order."""
+        return list(dict.fromkeys(m["provider"] for m in self._models))
+
+    # -- models.json -------------------------------------------------------------------------------------
+
+    def _read_models_file(self) -> dict[str, Any]:
+        path = self.models_path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._file_error(f"cannot read ({getattr(exc, 'strerror', None) or exc})")
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            return self._file_error(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        if not isinstance(data, dict):
+            return self._file_error("expected a JSON object with a \"providers\" object")
+        providers = data.get("providers", {})
+        if not isinstance(providers, dict):
+            return self._file_error('"providers" must be an object keyed by provider id')
+        return providers
+
+    def _file_error(self, message: str) -> dict[str, Any]:
+        self.errors.append(f"{self.models_path}: {message}; custom models ignored, built-in models still work")
+        return {}
+
+    def _error(self, where: str, message: str) -> None:
+        self.errors.append(f"{self.models_path}: {where}: {message}")
+
+    def _apply_provider(self, provider: str, entry: Any) -> None:
+        where = f"providers.{provider}"
+        if not isinstance(entry, dict):
+            return self._error(where, "must be an object")
+        problem = _problem(entry)
+        if problem:
+            return self._error(where, f"{problem}; provider skipped")
+        existing = [m for m in self._models if m["provider"] == provider]
+        self._change_builtin_provider(existing, entry)
+        if "apiKey" in entry:
+            self._provider_keys[provider] = entry["apiKey"]
+        if entry.get("headers"):
+            self._headers[(provider, None)] = dict(entry["headers"])
+        keyless = not existing and provider not in PROVIDER_ENV_KEYS and "apiKey" not in entry
+        for index, model_entry in enumerate(entry.get("models", [])):
+            self._add_model(provider, entry, existing, model_entry, f"{where}.models[{index}]", keyless)
+        for model_id, override in entry.get("modelOverrides", {}).items():
+            self._override_model(provider, model_id, override, f"{where}.modelOverrides.{model_id}")
+
+    def _change_builtin_provider(self, existing: list[Model], entry: dict[str, Any]) -> None:
+        for model in existing:
+            if "baseUrl" in entry:
+                model["baseUrl"] = entry["baseUrl"]
+            if "compat" in entry:
+                model["compat"] = _merge(model.get("compat") or {}, entry["compat"])
+
+    def _add_model(self, provider: str, pentry: dict[str, Any], existing: list[Model], entry: Any,
+                   where: str, keyless: bool) -> None:
+        if not isinstance(entry, dict):
+            return self._error(where, "must be an object with an \"id\"")
+        problem = _problem(entry) or (None if "id" in entry else '"id" is required')
+        if problem:
+            return self._error(where, f"{problem}; model skipped")
+        endpoint = PROVIDER_ENDPOINTS.get(provider, (None, None))
+        api = entry.get("api") or pentry.get("api") or (existing[0]["api"] if existing else endpoint[0])
+        base_url = entry.get("baseUrl") or pentry.get("baseUrl") or (
+            existing[0]["baseUrl"] if existing else endpoint[1])
+        if not api or not base_url:
+            missing = '"api"' if not api else '"baseUrl"'
+            return self._error(where, f"{missing} is required (on the model or its provider); model skipped")
+        model = _build_model(provider, api, base_url, pentry, entry, keyless)
+        if entry.get("headers"):
+            self._headers[(provider, model["id"])] = dict(entry["headers"])
+        self._replace_or_append(model)
+
+    def _replace_or_append(self, model: Model) -> None:
+        for index, current in enumerate(self._models):
+            if current["provider"] == model["provider"] and current["id"] == model["id"]:
+                self._models[index] = model
+                return
+        self._models.append(model)
+
+    def _override_model(self, provider: str, model_id: str, override: Any, where: str) -> None:
+        if not isinstance(override, dict):
+            return self._error(where, "must be an object")
+        problem = _problem({k: v for k, v in override.items() if k not in ("id", "models")})
+        if problem:
+            return self._error(where, f"{problem}; override skipped")
+        model = self.find(provider, model_id)
+        if model is None:
+            return  # documented: overrides for unknown ids are ignored
+        for key, value in override.items():
+            if key in ("id", "provider", "api", "baseUrl", "apiKey"):
+                continue
+            if key == "headers":
+                self._headers[(provider, model_id)] = {**self._headers.get((provider, model_id), {}), **value}
+            else:
+                model[key] = _merge(model.get(key), value)  # type: ignore[literal-required]
+
+    # -- credentials -------------------------------------------------------------------------------------
+
+    def has_auth(self, model: Model) -> bool:
+        """Whether a credential is configured for `model` (cheap: `!command` keys are not run here)."""
+        provider = model["provider"]
+        env_name = PROVIDER_ENV_KEYS.get(provider)
+        return (self._cli_key_applies(provider)
+                or self.auth.has_api_key(provider)
+                or bool(env_name and os.environ.get(env_name))
+                or key_value_configured(self._provider_keys.get(provider))
+                or (model.get("compat") or {}).get("apiKeyRequired") is False)
+
+    def get_api_key(self, model: Model) -> str | None:
+        """The API key for `model`'s provider, resolved now (runs a `!command` if one is configured).
+
+        None when no source yields a key (then `auth_error_message` says why), and for keyless models
+        without a configured key.
+        """
+        provider = model["provider"]
+        problems: list[str] = []
+        for label, resolve in self._key_sources(provider):
+            key, problem = resolve()
+            if key:
+                self._key_problems.pop(provider, None)
+                return key
+            if problem:
+                problems.append(f"{label}: {problem}")
+        self._key_problems[provider] = problems
+        return None
+
+    def _key_sources(self, provider: str) -> Iterator[tuple[str, Callable[[], KeyResult]]]:
+        if self._cli_key_applies(provider):
+            yield "--api-key", lambda: (self.cli_api_key, None)
+        yield str(self.auth_path), lambda: self.auth.api_key(provider)
+        env_name = PROVIDER_ENV_KEYS.get(provider)
+        if env_name:
+            yield env_name, lambda: (os.environ.get(env_name) or None, None)
+        if provider in self._provider_keys:
+            yield f"{self.models_path} apiKey", lambda: explain_key_value(self._provider_keys[provider])
+
+    def _cli_key_applies(self, provider: str) -> bool:
+        return bool(self.cli_api_key) and self.cli_provider in (None, provider)
+
+    def request_headers(self, model: Model) -> dict[str, str]:
+        """`models.json` headers for `model` (provider's, then the model's), values resolved like `apiKey`.
+
+        They are kept out of the model dict so secrets never reach `get_state` or session files; pass the
+        result as `StreamOptions.headers`. A value that cannot be resolved is left out.
+        """
+        raw = {**self._headers.get((model["provider"], None), {}),
+               **self._headers.get((model["provider"], model["id"]), {})}
+        resolved = {name: explain_key_value(value)[0] for name, value in raw.items()}
+        return {name: value for name, value in resolved.items() if value is not None}
+
+    def auth_error_message(self, model: Model) -> str:
+        """Why `model` cannot run and how to fix it, naming the env var and the files to edit."""
+        provider = model["provider"]
+        env_name = PROVIDER_ENV_KEYS.get(provider)
+        first = f"Set {env_name}" if env_name else f'Set "apiKey" for provider "{provider}" in {self.models_path}'
+        problems = self._key_problems.get(provider) or []
+        reason = f" ({'; '.join(problems)})" if problems else ""
+        return (f'No API key for provider "{provider}"{reason}. {first}, add it to {self.auth_path}, '
+                f"or pass --api-key.")
+
+    def available_models(self) -> list[Model]:
+        """Models with a configured credential, in catalogue order."""
+        return [m for m in self._models if self.has_auth(m)]
+
+    # -- selection ---------------------------------------------------------------------------------------
+
+    def resolve_model_pattern(self, pattern: str, provider: str | None = None
+                              ) -> tuple[Model | None, str | None, str | None]:
+        """Resolve a `--model` pattern to `(model, thinking_level, error)`; exactly one of model/error is set.
+
+        Accepts `id`, `provider/id`, and a `:<level>` suffix (`sonnet:high`); ids containing `:` (Ollama's
+        `qwen2.5-coder:7b`) match whole first. Exact ids (case-insensitive) beat substring matches of id or
+        name. Among several matches, models with a credential win; then ids over names, undated aliases over
+        dated snapshots, shorter ids, and finally the higher id (`opus-4-5` over `opus-4-1`). An exact id
+        offered by several providers, none with a credential, is an error asking for `--provider`.
+        `thinking_level` is the suffix as given (not clamped), or None.
+        """
+        if not isinstance(pattern, str) or (provider is not None and not isinstance(provider, str)):
+            return None, None, "A model pattern and provider must be strings"
+        pattern = pattern.strip()
+        if not pattern:
+            return None, None, "Empty model pattern"
+        if provider and not self._of_provider(provider):
+            return None, None, f'Unknown provider "{provider}". Known providers: {", ".join(self.providers())}'
+        model, error = self._match(pattern, provider)
+        if model or error:
+            return model, None, error
+        head, sep, suffix = pattern.rpartition(":")
+        model, error = self._match(head, provider) if sep and head else (None, None)
+        if model and suffix not in THINKING_LEVELS:
+            return None, None, (f'Invalid thinking level "{suffix}" in model pattern "{pattern}". '
+                                f"Valid levels: {', '.join(THINKING_LEVELS)}")
+        if model or error:
+            return model, (suffix if model else None), error
+        scope = f' for provider "{provider}"' if provider else ""
+        return None, None, f'No model matches "{pattern}"{scope}'
+
+    def _match(self, pattern: str, provider: str | None) -> tuple[Model | None, str | None]:
+        scopes = self._scopes(pattern, provider)
+        for pool, pat in scopes:
+            exact = [m for m in pool if m["id"] == pat] or [m for m in pool if m["id"].lower() == pat.lower()]
+            if exact:
+                return self._pick_exact(exact, pat)
+        for pool, pat in scopes:
+            needle = pat.lower()
+            fuzzy = [m for m in pool if needle in m["id"].lower() or needle in m.get("name", "").lower()]
+            if fuzzy:
+                return self._pick_fuzzy(fuzzy, needle), None
+        return None, None
+
+    def _scopes(self, pattern: str, provider: str | None) -> list[tuple[list[Model], str]]:
+        """(candidate models, pattern to match) pairs, most specific first.
+
+        `provider/id` narrows to that provider, but the whole pattern is tried too: OpenRouter-style ids
+        (`openai/gpt-4o`) contain a slash themselves.
+        """
+        head, sep, tail = pattern.partition("/")
+        pool = self._of_provider(provider) if provider else list(self._models)
+        scopes = [(pool, pattern)]
+        if sep and tail:
+            if provider is None and head.lower() in {p.lower() for p in self.providers()}:
+                scopes.insert(0, (self._of_provider(head), tail))
+            elif provider is not None and head.lower() == provider.lower():
+                scopes.insert(0, (pool, tail))
+        return scopes
+
+    def _of_provider(self, provider: str) -> list[Model]:
+        return [m for m in self._models if m["provider"].lower() == provider.lower()]
+
+    def _pick_exact(self, matches: list[Model], pattern: str) -> tuple[Model | None, str | None]:
+        with_auth = [m for m in matches if self.has_auth(m)]
+        providers = list(dict.fromkeys(m["provider"] for m in matches))
+        if with_auth or len(providers) == 1:
+            return (with_auth or matches)[0], None
+        return None, (f'Model "{pattern}" is offered by several providers ({", ".join(providers)}) and none '
+                      f'has an API key; choose one with --provider or "<provider>/{pattern}"')
+
+    def _pick_fuzzy(self, matches: list[Model], needle: str) -> Model:
+        ranked = sorted(matches, key=lambda m: m["id"], reverse=True)
+        ranked.sort(key=lambda m: (not self.has_auth(m), needle not in m["id"].lower(),
+                                   bool(_DATED_ID.search(m["id"])), len(m["id"])))
+        return ranked[0]
+
+    def initial_model(self, *, provider: str | None = None, model_pattern: str | None = None,
+                      settings: Any = None, thinking: str | None = None
+                      ) -> tuple[Model | None, str, list[str]]:
+        """The start-up model, its thinking level, and warnings for the user.
+
+        Order: `--model` (with `--provider`), `--provider` alone (its settings default or first model with a
+        credential), settings `defaultProvider`/`defaultModel`, then the first model with a credential.
+        A `--model` that does not resolve gives `(None, "off", [error])` with no fallback: the caller should
+        treat it as fatal. Thinking: `thinking` (`--thinking`), the pattern's suffix, settings
+        `modelThinkingLevels` / `defaultThinkingLevel`, else `"medium"` for reasoning models and `"off"`
+        otherwise; always clamped to the model's levels. `--api-key` without `--provider` is bound to the
+        chosen model's provider, so it is never sent to another provider after a model switch.
+        """
+        warnings: list[str] = []
+        level: str | None = None
+        if model_pattern:
+            model, level, error = self.resolve_model_pattern(model_pattern, provider)
+            if error:
+                return None, "off", [error]
+        elif provider:
+            model = self._provider_default(provider, settings, warnings)
+            if model is None:
+                return None, "off", warnings
+        else:
+            model, level = self._settings_default(settings, warnings)
+            model = model or next(iter(self.available_models()), None)
+        if model is None:
+            return None, "off", warnings
+        if self.cli_api_key and self.cli_provider is None:
+            self.cli_provider = model["provider"]
+        return model, self._initial_level(model, thinking, level, settings, warnings), warnings
+
+    def _provider_default(self, provider: str, settings: Any, warnings: list[str]) -> Model | None:
+        models = self._of_provider(provider)
+        if not models:
+            warnings.append(f'Unknown provider "{provider}". Known providers: {", ".join(self.providers())}')
+            return None
+        if settings is not None and settings.default_model and settings.default_provider == models[0]["provider"]:
+            chosen = self.find(models[0]["provider"], settings.default_model)
+            if chosen:
+                return chosen
+        return next((m for m in models if self.has_auth(m)), models[0])
+
+    def _settings_default(self, settings: Any, warnings: list[str]) -> tuple[Model | None, str | None]:
+        if settings is None or not settings.default_model:
+            return None, None
+        provider = settings.default_provider
+        model, level, error = self.resolve_model_pattern(settings.default_model, provider)
+        if error:
+            name = f"{provider}/{settings.default_model}" if provider else settings.default_model
+            warnings.append(f'Default model "{name}" from settings is not available ({error}); '
+                            "choosing another model")
+        return model, level
+
+    def _initial_level(self, model: Model, thinking: str | None, suffix: str | None, settings: Any,
+                       warnings: list[str]) -> str:
+        if thinking is not None and thinking not in THINKING_LEVELS:
+            warnings.append(f'Invalid thinking level "{thinking}" ignored. Valid levels: {", ".join(THINKING_LEVELS)}')
+            thinking = None
+        explicit = thinking or suffix
+        configured = None
+        if settings is not None:
+            configured = (settings.model_thinking_level(model["provider"], model["id"])
+                          or settings.default_thinking_level)
+        requested = explicit or configured
+        if requested is None:
+            return default_thinking_level(model)
+        level = clamp_thinking_level(model, requested)
+        if explicit and level != explicit:
+            warnings.append(f'Thinking level "{explicit}" is not supported by {model["provider"]}/{model["id"]}; '
+                            f'using "{level}"')
+        return level
+
+
+def _build_model(provider: str, api: str, base_url: str, pentry: dict[str, Any], entry: dict[str, Any],
+                 keyless: bool) -> Model:
+    """A Model dict from a `models.json` entry, with the documented defaults."""
+    cost = entry.get("cost") or {}
+    model: dict[str, Any] = {
+        "id": entry["id"], "name": entry.get("name") or entry["id"], "api": api, "provider": provider,
+        "baseUrl": base_url, "reasoning": bool(entry.get("reasoning", False)),
+        "input": list(entry.get("input") or ["text"]),
+        "contextWindow": int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
+        "maxTokens": int(entry.get("maxTokens", DEFAULT_MAX_TOKENS)),
+        "cost": {k: cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")},
+    }
+    compat = _merge(pentry.get("compat") or {}, entry.get("compat") or {})
+    if keyless:
+        compat.setdefault("apiKeyRequired", False)
+    if compat:
+        model["compat"] = compat
+    for key in _PASSTHROUGH:
+        if key in entry:
+            model[key] = copy.deepcopy(entry[key])
+    return model  # type: ignore[return-value]

@@ -1,0 +1,164 @@
+"""Settings: merging the agent-dir and project files, defaults, and reporting bad files without raising."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_forge.coding.settings import CompactionSettings, RetrySettings, load_settings
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    agent = tmp_path / "agent"
+    project = tmp_path / "project"
+    agent.mkdir()
+    project.mkdir()
+    return agent, project
+
+
+def write_global(agent: Path, data: object) -> Path:
+    path = agent / "settings.json"
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def write_project(project: Path, data: object) -> Path:
+    path = project / ".agent-forge" / "agent" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_defaults_without_files(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    settings = load_settings(project, agent)
+    assert settings.errors == []
+    assert settings.default_provider is None and settings.default_model is None
+    assert settings.default_thinking_level is None
+    assert settings.steering_mode == "one-at-a-time" and settings.follow_up_mode == "one-at-a-time"
+    assert settings.retry == RetrySettings(enabled=True, max_retries=3, base_delay_ms=2000, max_delay_ms=60000)
+    assert settings.compaction == CompactionSettings(enabled=True, reserve_tokens=16384,
+                                                     keep_recent_tokens=20000, strategy="summary")
+    assert settings.rpc_partial_messages is False
+
+
+def test_project_wins_and_nested_objects_merge_key_by_key(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"defaultProvider": "anthropic", "defaultModel": "claude-opus-4-5",
+                         "retry": {"maxRetries": 5, "baseDelayMs": 100}, "skills": ["a", "b"],
+                         "theme": "dark"})
+    write_project(project, {"defaultModel": "claude-haiku-4-5", "retry": {"maxRetries": 1},
+                            "skills": ["c"], "steeringMode": "all"})
+    settings = load_settings(project, agent)
+    assert settings.errors == []
+    assert settings.default_provider == "anthropic"
+    assert settings.default_model == "claude-haiku-4-5"
+    assert settings.retry.max_retries == 1 and settings.retry.base_delay_ms == 100
+    assert settings.steering_mode == "all"
+    assert settings.raw["skills"] == ["c"]  # lists are replaced, not concatenated
+    assert settings.raw["theme"] == "dark"
+    assert settings.global_raw["skills"] == ["a", "b"] and settings.project_raw["skills"] == ["c"]
+
+
+def test_invalid_project_json_is_reported_and_global_still_applies(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"followUpMode": "all"})
+    bad = write_project(project, '{"defaultModel": "x",\n  oops}')
+    settings = load_settings(project, agent)
+    assert settings.follow_up_mode == "all"
+    assert settings.default_model is None
+    [error] = settings.errors
+    assert error.path == bad
+    assert "invalid JSON at line 2" in error.message
+    assert str(bad) in str(error)
+
+
+@pytest.mark.parametrize("content, kind", [("[1, 2]", "an array"), ('"text"', "a string"), ("null", "null")])
+def test_non_object_file_is_reported(dirs: tuple[Path, Path], content: str, kind: str) -> None:
+    agent, project = dirs
+    path = write_global(agent, content)
+    settings = load_settings(project, agent)
+    assert [str(e) for e in settings.errors] == [f"{path}: expected a JSON object, got {kind}; file ignored"]
+    assert settings.raw == {}
+
+
+def test_unreadable_bytes_are_reported(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    path = agent / "settings.json"
+    path.write_bytes(b'{"theme": "\xff\xfe"}')
+    settings = load_settings(project, agent)
+    assert len(settings.errors) == 1 and settings.errors[0].path == path
+    assert "cannot read" in settings.errors[0].message
+
+
+def test_empty_file_is_an_empty_object(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, "  \n")
+    assert load_settings(project, agent).errors == []
+
+
+def test_wrong_types_fall_back_to_defaults_and_name_the_file(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"retry": {"maxRetries": 7}})
+    project_file = write_project(project, {"steeringMode": "sometimes", "retry": {"maxRetries": "many"},
+                                           "compaction": True, "defaultThinkingLevel": "huge"})
+    settings = load_settings(project, agent)
+    assert settings.steering_mode == "one-at-a-time"
+    assert settings.retry.max_retries == 3
+    assert settings.compaction.enabled is True
+    assert settings.default_thinking_level is None
+    messages = {e.message.split(" must ")[0]: e for e in settings.errors}
+    assert set(messages) == {"steeringMode", "retry.maxRetries", "compaction", "defaultThinkingLevel"}
+    assert all(e.path == project_file for e in settings.errors)
+
+
+def test_agent_dir_defaults_to_the_environment_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = tmp_path / "custom-agent"
+    agent.mkdir()
+    write_global(agent, {"defaultProvider": "openai"})
+    monkeypatch.setenv("AGENT_FORGE_DIR", str(agent))
+    assert load_settings(tmp_path / "elsewhere").default_provider == "openai"
+
+
+def test_project_dir_that_is_the_agent_dir_is_read_once(tmp_path: Path) -> None:
+    agent = tmp_path / ".agent-forge" / "agent"
+    agent.mkdir(parents=True)
+    write_global(agent, "{broken")
+    settings = load_settings(tmp_path, agent)
+    assert len(settings.errors) == 1
+
+
+def test_compaction_model_overrides_and_strategy(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"compaction": {"reserveTokens": 1000, "strategy": "verbatim-lines",
+                                        "modelOverrides": {"openai/gpt-5": {"keepRecentTokens": 5}}}})
+    settings = load_settings(project, agent)
+    assert settings.compaction.reserve_tokens == 1000
+    assert settings.compaction.strategy == "verbatim-lines"
+    tuned = settings.compaction_for("openai", "gpt-5")
+    assert (tuned.reserve_tokens, tuned.keep_recent_tokens) == (1000, 5)
+    assert settings.compaction_for("openai", "gpt-4o").keep_recent_tokens == 20000
+
+
+def test_model_thinking_levels_and_partial_messages(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_project(project, {"modelThinkingLevels": {"anthropic/claude-opus-4-5": "high", "x/y": "loud"},
+                            "rpc": {"partialMessages": True}, "defaultThinkingLevel": "low"})
+    settings = load_settings(project, agent)
+    assert settings.model_thinking_level("anthropic", "claude-opus-4-5") == "high"
+    assert settings.model_thinking_level("x", "y") is None
+    assert settings.default_thinking_level == "low"
+    assert settings.rpc_partial_messages is True
+
+
+def test_loading_never_writes(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    path = write_global(agent, {"steeringMode": "all"})
+    before = (path.read_bytes(), os.stat(path).st_mtime_ns, sorted(os.listdir(agent)))
+    load_settings(project, agent)
+    assert (path.read_bytes(), os.stat(path).st_mtime_ns, sorted(os.listdir(agent))) == before
+    assert not (project / ".agent-forge").exists()
