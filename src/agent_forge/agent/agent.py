@@ -43,6 +43,7 @@ class Agent:
 
     def __init__(self, *, model: Model | None, stream_fn: StreamFn | None = None, emit: Emit,
                  get_api_key: Callable[[Model], str | None] = lambda m: None,
+                 get_headers: Callable[[Model], dict[str, str]] = lambda m: {},
                  convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] = default_convert_to_llm):
         self.model = model
         self.thinking_level = "off"
@@ -57,6 +58,7 @@ class Agent:
         self._stream_fn = stream_fn
         self._emit = emit
         self._get_api_key = get_api_key
+        self._get_headers = get_headers
         self._convert = convert_to_llm
         self._run: RunState | None = None
         self._task: asyncio.Task | None = None
@@ -129,7 +131,7 @@ class Agent:
         model = self.model
         assert model is not None
         return StreamOptions(api_key=self._get_api_key(model), thinking_level=self.thinking_level,
-                             session_id=self.session_id)
+                             session_id=self.session_id, headers=dict(self._get_headers(model)))
 
     def abort(self) -> None:
         """Cancel the step in progress; the run then ends after recording partial results."""

@@ -46,7 +46,8 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     from ..ai.registry import stream as registry_stream
 
     agent = Agent(model=None, stream_fn=options.stream_fn or registry_stream, emit=lambda e: None,
-                  get_api_key=registry.get_api_key, convert_to_llm=convert_to_llm)
+                  get_api_key=registry.get_api_key, get_headers=registry.request_headers,
+                  convert_to_llm=convert_to_llm)
     session = AgentSession(store=store, agent=agent, registry=registry, settings=settings, cwd=options.cwd,
                            system_prompt_override=options.system_prompt,
                            append_system_prompt=options.append_system_prompt)
@@ -76,16 +77,16 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
             session.agent.thinking_level = options.thinking or context.thinking_level or "off"
             return
     model, thinking, warnings = session.registry.initial_model(
-        provider=options.provider, model_pattern=options.model, settings=session.settings)
+        provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking)
+    if model is None and (options.provider or options.model):
+        raise CommandError("; ".join(warnings) or f"Model not found: {options.model or options.provider}")
     session.warnings.extend(warnings)
     if model is None:
         return
     session.agent.model = model
     session.store.append_model_change(model["provider"], model["id"])
-    level = options.thinking or thinking or "off"
-    session.agent.thinking_level = level
-    session.store.append_thinking_level_change(level)
-    session._clamp_thinking_level()
+    session.agent.thinking_level = thinking
+    session.store.append_thinking_level_change(thinking)
 
 
 def _restore(session: AgentSession) -> None:

@@ -1,0 +1,34 @@
+"""Start-up budget (DESIGN.md): RPC mode answers its first get_state with only stdlib + httpx2 importable,
+and without importing any provider SDK, pydantic, rich or prompt_toolkit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolkit", "httpx2", "httpx", "h11",
+             "httpcore", "httpcore2", "anyio", "certifi")
+
+# Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
+_CHILD = """
+import atexit, json, sys
+target = sys.argv[1]
+atexit.register(lambda: open(target, "w").write(json.dumps(sorted(sys.modules))))
+sys.argv = ["agent-forge", "--mode", "rpc", "--no-session"]
+from agent_forge.cli import main
+raise SystemExit(main())
+"""
+
+
+def test_get_state_imports_no_heavy_modules(tmp_path):
+    out = tmp_path / "modules.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(out)], input=b'{"id":"s","type":"get_state"}\n',
+                          capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    reply = json.loads(proc.stdout.splitlines()[0])
+    assert reply["id"] == "s" and reply["success"] is True
+    modules = json.loads(out.read_text())
+    loaded = {name.split(".")[0] for name in modules}
+    assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
