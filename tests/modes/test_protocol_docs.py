@@ -41,7 +41,7 @@ def _seed_commands() -> set[str]:
     names: set[str] = set()
     for seed in SEEDS.glob("*.txt"):
         text = seed.read_text()
-        commands = text.split("Commands", 1)[1].split("Events", 1)[0]
+        commands = re.split(r"^\+?## Events", re.split(r"^\+?## Commands", text, flags=re.M)[1], flags=re.M)[0]
         names |= {m.replace("\\_", "_") for m in re.findall(r"^\+?#### ([a-z\\_]+)\s*$", commands, re.M)}
     return names
 
