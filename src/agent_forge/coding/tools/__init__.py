@@ -1,0 +1,43 @@
+"""The built-in coding tools and the factories that create them for a working directory.
+
+`TOOL_FACTORIES` maps each tool name to a callable `factory(cwd) -> AgentTool`; later tools (grep, find,
+ls) register there too.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from ...agent.types import AgentTool
+from .bash import BashTool
+from .edit import EditTool
+from .read import ReadTool
+from .write import WriteTool
+
+TOOL_FACTORIES: dict[str, Callable[[str], AgentTool]] = {
+    "read": ReadTool,
+    "bash": BashTool,
+    "edit": EditTool,
+    "write": WriteTool,
+}
+
+CODING_TOOL_NAMES = ("read", "bash", "edit", "write")
+"""The default tool set, in the order tools are offered to the model."""
+
+
+def create_coding_tools(cwd: str) -> list[AgentTool]:
+    """The default tools for `cwd`: read, bash, edit, write."""
+    return create_tools(cwd, CODING_TOOL_NAMES)
+
+
+def create_all_tools(cwd: str) -> dict[str, AgentTool]:
+    """Every registered tool for `cwd`, by name."""
+    return {name: factory(cwd) for name, factory in TOOL_FACTORIES.items()}
+
+
+def create_tools(cwd: str, names: Sequence[str]) -> list[AgentTool]:
+    """The named tools for `cwd`, in the given order; an unknown name raises `KeyError` listing the known ones."""
+    unknown = [name for name in names if name not in TOOL_FACTORIES]
+    if unknown:
+        raise KeyError(f"Unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOL_FACTORIES)}")
+    return [TOOL_FACTORIES[name](cwd) for name in names]

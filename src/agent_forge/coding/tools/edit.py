@@ -1,0 +1,132 @@
+"""The `edit` tool: exact-text replacements in an existing file, reported with a unified diff."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from .args import check_object, json_type, require_string
+from .diff import first_changed_line, unified_diff
+from .edit_apply import Replacement, apply_replacements, normalise_newlines
+from .file_kinds import check_regular_file
+from .paths import resolve_tool_path
+from .write import write_bytes
+
+_BOM = b"\xef\xbb\xbf"
+
+DESCRIPTION = (
+    "Edit a file by exact text replacement. Each `edits[i].oldText` must match the current file exactly "
+    "(whitespace and indentation included) and occur exactly once; all edits are matched against the file as "
+    "it was before this call and must not overlap. Merge nearby changes into one edit. Line endings and a "
+    "UTF-8 BOM are kept. Read the file first if unsure of its exact text."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "File to edit, relative to the working directory or absolute"},
+        "edits": {
+            "type": "array",
+            "description": "Replacements, each matched against the original file; they must not overlap",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {"type": "string", "description": "Exact text to replace; unique in the file"},
+                    "newText": {"type": "string", "description": "Text to put in its place"},
+                },
+                "required": ["oldText", "newText"],
+            },
+        },
+    },
+    "required": ["path", "edits"],
+}
+
+
+class EditTool:
+    """`edit(path, edits=[{oldText, newText}, ...])`; the legacy top-level `oldText`/`newText` also works.
+
+    Result text `Successfully replaced N block(s) in <path>.`; `details` is
+    `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
+    Errors (`ToolError`): missing file, bad arguments, an `oldText` missing or not unique, overlapping edits,
+    edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
+    """
+
+    name = "edit"
+    label = "Edit"
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
+    def __init__(self, cwd: str):
+        self.cwd = cwd
+
+    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+        args = check_object(args)
+        given = require_string(args, "path")
+        edits = parse_edits(args)
+        path = resolve_tool_path(given, self.cwd)
+        bom, original = _read_text(path)
+        updated = apply_replacements(original, edits, given)
+        if updated == original:
+            raise ToolError(f"No changes made to {given}: the replacements leave the file identical.")
+        write_bytes(path, bom + _encode(updated))
+        before, after = normalise_newlines(original), normalise_newlines(updated)
+        details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
+        return text_result(f"Successfully replaced {len(edits)} block(s) in {given}.", details)
+
+
+def parse_edits(args: dict[str, Any]) -> list[Replacement]:
+    """The edits of `args`: `edits` (an array, or that array as a JSON string) plus a legacy top-level
+    `oldText`/`newText` pair. Raises `ToolError` naming the first malformed field."""
+    raw = args.get("edits")
+    if isinstance(raw, str):
+        raw = _parse_json_array(raw)
+    if raw is not None and not isinstance(raw, list):
+        raise ToolError(f"Parameter 'edits' must be an array, got {json_type(raw)}")
+    edits = [_parse_edit(item, f"edits[{i}]") for i, item in enumerate(raw or [])]
+    if "oldText" in args or "newText" in args:
+        edits.append(Replacement(require_string(args, "oldText"), require_string(args, "newText")))
+    if not edits:
+        raise ToolError("Missing required parameter 'edits' (an array of {oldText, newText})")
+    return edits
+
+
+def _parse_edit(item: Any, label: str) -> Replacement:
+    if not isinstance(item, dict):
+        raise ToolError(f"{label} must be an object with oldText and newText, got {json_type(item)}")
+    fields = []
+    for name in ("oldText", "newText"):
+        value = item.get(name)
+        if not isinstance(value, str):
+            problem = "is missing" if value is None else f"must be a string, got {json_type(value)}"
+            raise ToolError(f"{label}.{name} {problem}")
+        fields.append(value)
+    return Replacement(*fields)
+
+
+def _parse_json_array(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise ToolError("Parameter 'edits' must be an array of {oldText, newText}, got a string") from None
+
+
+def _read_text(path: str) -> tuple[bytes, str]:
+    """(BOM or b"", content); undecodable bytes become surrogate escapes so they are written back as they were."""
+    try:
+        check_regular_file(path)
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {path}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from None
+    bom = _BOM if raw.startswith(_BOM) else b""
+    return bom, raw[len(bom):].decode("utf-8", "surrogateescape")
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise ToolError("newText contains characters UTF-8 cannot encode (lone surrogates).") from None

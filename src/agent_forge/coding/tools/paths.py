@@ -1,0 +1,21 @@
+"""Resolve a path given to a tool against the tool's working directory."""
+
+from __future__ import annotations
+
+import os
+
+from ...agent.types import ToolError
+
+
+def resolve_tool_path(path: str, cwd: str) -> str:
+    """Absolute, normalised form of `path`: a leading `~` is expanded, a relative path is joined to `cwd`.
+
+    Symlinks are not resolved, so messages keep the names the model used. Raises `ToolError` for an empty
+    path or one containing a NUL character (the OS cannot represent it).
+    """
+    if not path:
+        raise ToolError("path must not be empty")
+    if "\x00" in path:
+        raise ToolError("path must not contain a NUL character")
+    expanded = os.path.expanduser(path)
+    return os.path.normpath(os.path.join(cwd, expanded))

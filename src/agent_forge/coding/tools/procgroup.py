@@ -1,0 +1,72 @@
+"""Stopping a child's whole process group: SIGTERM, a short grace period, then SIGKILL."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+
+KILL_GRACE_S = 2.0
+"""How long processes get to exit after SIGTERM before SIGKILL."""
+
+_POLL_S = 0.02
+
+
+def group_alive(pgid: int) -> bool:
+    """True while some process of group `pgid` is still running.
+
+    On Linux, `/proc` is scanned so that zombies (already dead, waiting for a parent such as init to reap
+    them) do not count; elsewhere `killpg(pgid, 0)` answers, zombies included.
+    """
+    if os.path.isdir("/proc/self"):
+        return _running_in_proc(pgid)
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def terminate_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
+    """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds.
+
+    If this coroutine is itself cancelled while waiting, it sends SIGKILL at once and re-raises.
+    """
+    send_group_signal(pgid, signal.SIGTERM)
+    send_group_signal(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+    try:
+        deadline = time.monotonic() + grace_s
+        while group_alive(pgid):
+            if time.monotonic() >= deadline:
+                send_group_signal(pgid, signal.SIGKILL)
+                return
+            await asyncio.sleep(_POLL_S)
+    except asyncio.CancelledError:
+        send_group_signal(pgid, signal.SIGKILL)
+        raise
+
+
+def send_group_signal(pgid: int, signum: int) -> None:
+    """`killpg`, ignoring a group that no longer exists."""
+    try:
+        os.killpg(pgid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _running_in_proc(pgid: int) -> bool:
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # the process ended while we looked
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # the command name in parentheses may contain spaces
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

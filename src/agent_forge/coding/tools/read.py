@@ -1,0 +1,150 @@
+"""The `read` tool: lines of a text file (offset, limit, head truncation) or an image file as base64."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import codecs
+import os
+import shlex
+from typing import Any, BinaryIO
+
+from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from .args import check_object, optional_int, require_string
+from .file_kinds import SNIFF_BYTES, check_regular_file, image_mime_type, looks_binary
+from .line_window import locate_lines
+from .paths import resolve_tool_path
+from .truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    append_notice,
+    format_size,
+    truncate_head,
+)
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+"""Larger images are refused: providers reject them and base64 would bloat the session file."""
+
+_READ_SLACK_BYTES = 8
+"""Read this much past the byte limit so that dropping a cut character or the BOM still leaves the text over
+the limit, and truncation is reported."""
+
+_BOM = b"\xef\xbb\xbf"
+
+DESCRIPTION = (
+    f"Read a file. Text comes back from line `offset` (1-indexed, default 1), at most {DEFAULT_MAX_LINES} lines "
+    f"or {format_size(DEFAULT_MAX_BYTES)}, whichever comes first; `limit` asks for fewer lines. When more of "
+    "the file remains, the result ends with a note giving the `offset` to continue from. PNG, JPEG, GIF and "
+    "WebP images are returned as images. Binary files are refused: inspect them with bash."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "File to read, relative to the working directory or absolute"},
+        "offset": {"type": "number", "description": "First line to return, 1-indexed (default 1)"},
+        "limit": {"type": "number", "description": "Maximum number of lines to return"},
+    },
+    "required": ["path"],
+}
+
+
+class ReadTool:
+    """`read(path, offset?, limit?)`; `details` is `{"truncation": TruncationResult | None}`.
+
+    `offset` 0 is taken as 1, since models often mean "from the start". Errors (`ToolError`): missing file,
+    directory or other non-regular file, binary file, image over `MAX_IMAGE_BYTES`, offset past the end.
+    """
+
+    name = "read"
+    label = "Read"
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
+    def __init__(self, cwd: str):
+        self.cwd = cwd
+
+    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+        args = check_object(args)
+        path = resolve_tool_path(require_string(args, "path"), self.cwd)
+        offset = optional_int(args, "offset", minimum=0) or 1
+        limit = optional_int(args, "limit", minimum=1)
+        # A thread, because scanning a multi-gigabyte file must not stall the event loop.
+        return await asyncio.to_thread(read_file, path, offset, limit)
+
+
+def read_file(path: str, offset: int = 1, limit: int | None = None) -> ToolResult:
+    """The `read` result for the absolute `path` (see `ReadTool`)."""
+    try:
+        check_regular_file(path)
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+            mime = image_mime_type(head)
+            if mime:
+                return _image_result(f, mime, path)
+            if looks_binary(head):
+                raise ToolError(f"{path} looks like a binary file ({format_size(os.fstat(f.fileno()).st_size)}); "
+                                "read shows only text and images. Inspect it with bash (e.g. `file`, `xxd | head`).")
+            f.seek(0)
+            return _text_result(f, path, offset, limit)
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {path}") from None
+    except PermissionError:
+        raise ToolError(f"Permission denied: {path}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _image_result(f: BinaryIO, mime: str, path: str) -> ToolResult:
+    size = os.fstat(f.fileno()).st_size
+    if size > MAX_IMAGE_BYTES:
+        raise ToolError(f"{path} is an image of {format_size(size)}, over the {format_size(MAX_IMAGE_BYTES)} "
+                        "limit for images.")
+    f.seek(0)
+    data = base64.b64encode(f.read()).decode("ascii")
+    return ToolResult(
+        content=[{"type": "text", "text": f"Read image file [{mime}]"},
+                 {"type": "image", "data": data, "mimeType": mime}],
+        details={"truncation": None},
+    )
+
+
+def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> ToolResult:
+    last = offset + limit - 1 if limit else None
+    span = locate_lines(f, offset, last)
+    if span.start is None:
+        where = "is empty" if span.total_lines == 0 else f"has {span.total_lines} lines"
+        raise ToolError(f"offset {offset} is past the end of the file: {path} {where}.")
+    if span.total_lines == 0:
+        return text_result("(empty file)", {"truncation": None})
+    size = span.end - span.start
+    f.seek(span.start)
+    raw = f.read(min(size, DEFAULT_MAX_BYTES + _READ_SLACK_BYTES))
+    if span.start == 0 and raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(raw, final=len(raw) >= size)
+    truncation = truncate_head(text)
+    range_end = min(span.total_lines, last or span.total_lines)
+    if truncation["truncated"]:
+        truncation = {**truncation, "totalLines": range_end - offset + 1, "totalBytes": size}
+    notice = _continuation_notice(truncation, path, offset, span.total_lines)
+    body = truncation["content"] if notice is None else append_notice(truncation["content"], notice)
+    return text_result(body, {"truncation": truncation if truncation["truncated"] else None})
+
+
+def _continuation_notice(truncation: TruncationResult, path: str, offset: int, total: int) -> str | None:
+    shown_end = offset + truncation["outputLines"] - 1
+    more = f" Use offset={shown_end + 1} to continue." if shown_end < total else ""
+    if truncation["firstLineExceedsLimit"]:
+        limit, skip = format_size(DEFAULT_MAX_BYTES), truncation["outputBytes"] + 1
+        command = f"sed -n '{offset}p' {shlex.quote(path)} | tail -c +{skip} | head -c {DEFAULT_MAX_BYTES}"
+        return (f"[Line {offset} is longer than {limit}; only its first {limit} are shown. "
+                f"See the rest with bash, e.g. `{command}`.{more}]")
+    if truncation["truncated"]:
+        by_bytes = f" ({format_size(DEFAULT_MAX_BYTES)} limit)" if truncation["truncatedBy"] == "bytes" else ""
+        return f"[Showing lines {offset}-{shown_end} of {total}{by_bytes}.{more}]"
+    if shown_end < total:
+        return f"[{total - shown_end} more lines in file.{more}]"
+    return None
+

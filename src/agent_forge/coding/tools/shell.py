@@ -1,0 +1,166 @@
+"""Running a shell command in its own process group with streamed, bounded output, timeout and abort.
+
+Shared by the `bash` tool and the RPC `bash` command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from typing import Callable
+
+from .procgroup import send_group_signal, terminate_group
+from .shell_output import OutputCollector, TailBuffer
+from .truncate import TruncationResult
+
+DRAIN_GRACE_S = 0.25
+"""After the shell exits (or is killed), how long to keep reading output still in the pipe. A background
+process that inherited the pipe would otherwise keep the call waiting for an end of output forever."""
+
+
+@dataclass
+class ShellResult:
+    """What `run_shell` returns.
+
+    `output` is the tail of the output that fits the limits (2000 lines / 50 KB), `truncation` describes the
+    cut (`truncated` mirrors its flag), and `full_output_path` names the temp file holding the complete output
+    when it was truncated. `exit_code` is None when the command was stopped (`timed_out` or `cancelled`);
+    a command killed by some other signal N reports 128 + N, as shells do.
+    """
+
+    output: str
+    exit_code: int | None
+    cancelled: bool
+    timed_out: bool
+    truncated: bool
+    full_output_path: str | None
+    truncation: TruncationResult
+
+
+@functools.cache
+def shell_path() -> str:
+    """`bash` from PATH, else `/bin/sh`."""
+    return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+
+
+async def run_shell(
+    command: str,
+    cwd: str,
+    *,
+    on_chunk: Callable[[str], None] | None = None,
+    timeout_s: float | None = None,
+    abort: asyncio.Event | None = None,
+    tail: TailBuffer | None = None,
+) -> ShellResult:
+    """Run `shell -c command` in `cwd`, stdin from /dev/null, stdout and stderr merged.
+
+    `on_chunk` receives each decoded piece of output as it arrives. `timeout_s` (None: no limit) stops the
+    command with `timed_out=True`; setting `abort` stops it with `cancelled=True`. Stopping sends SIGTERM to
+    the command's whole process group and SIGKILL after a grace period. If the calling task is cancelled, the
+    group is stopped the same way and `CancelledError` propagates. `tail` lets the caller supply the
+    `TailBuffer` (to show progress from it). Raises `OSError` when the shell cannot be started (e.g. `cwd`
+    does not exist), and re-raises an exception from `on_chunk` after stopping the command.
+    """
+    collector = OutputCollector(on_chunk, tail)
+    proc, transport, reader = await _spawn(command, cwd, collector)
+    try:
+        stop_reason = await _wait_for_exit(proc, reader, timeout_s, abort)
+        if stop_reason is not None:
+            await terminate_group(proc.pid)
+        await proc.wait()
+        await asyncio.wait({reader.closed}, timeout=DRAIN_GRACE_S)
+    except asyncio.CancelledError:
+        await _stop_after_cancel(proc.pid, transport, collector)
+        raise
+    transport.close()
+    collector.finish()
+    if reader.error is not None:
+        raise reader.error
+    return _result(collector, proc.returncode, stop_reason)
+
+
+class _PipeReader(asyncio.Protocol):
+    """Feeds the read end of the output pipe into the collector."""
+
+    def __init__(self, collector: OutputCollector):
+        loop = asyncio.get_running_loop()
+        self.collector = collector
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self.failed: asyncio.Future[None] = loop.create_future()
+        self.error: BaseException | None = None
+
+    def data_received(self, data: bytes) -> None:
+        if self.error is not None:
+            return
+        try:
+            self.collector.feed(data)
+        except Exception as exc:  # the callback's failure must reach the caller, not the event loop's log
+            self.error = exc
+            self.failed.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _spawn(command: str, cwd: str, collector: OutputCollector):
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            shell_path(), "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd,
+            stderr=write_fd, start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)  # only the child keeps the write end, so EOF arrives when its group closes it
+    loop = asyncio.get_running_loop()
+    try:
+        transport, reader = await loop.connect_read_pipe(
+            lambda: _PipeReader(collector), os.fdopen(read_fd, "rb", buffering=0))
+    except BaseException:  # cancelled in between: nobody would ever stop the command
+        send_group_signal(proc.pid, signal.SIGKILL)
+        raise
+    return proc, transport, reader
+
+
+async def _wait_for_exit(proc, reader: _PipeReader, timeout_s: float | None, abort: asyncio.Event | None):
+    """None when the command exits by itself; otherwise why it must be stopped: timeout, abort or error."""
+    exited = asyncio.ensure_future(proc.wait())
+    reasons = {exited: None, reader.failed: "error"}
+    if abort is not None:
+        reasons[asyncio.ensure_future(abort.wait())] = "abort"
+    try:
+        done, _ = await asyncio.wait(reasons, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in reasons:
+            if waiter is not reader.failed:
+                waiter.cancel()
+    if exited in done:
+        return None
+    return "timeout" if not done else reasons[next(iter(done))]
+
+
+async def _stop_after_cancel(pgid: int, transport: asyncio.BaseTransport, collector: OutputCollector) -> None:
+    try:
+        await terminate_group(pgid)
+    finally:  # even if cancelled again: terminate_group has sent SIGKILL, now stop reading
+        transport.close()
+        collector.close()
+
+
+def _result(collector: OutputCollector, returncode: int | None, stop_reason: str | None) -> ShellResult:
+    truncation = collector.tail.result()
+    exit_code = None
+    if stop_reason is None and returncode is not None:
+        exit_code = 128 - returncode if returncode < 0 else returncode
+    return ShellResult(
+        output=truncation["content"], exit_code=exit_code, cancelled=stop_reason == "abort",
+        timed_out=stop_reason == "timeout", truncated=truncation["truncated"],
+        full_output_path=collector.full_output_path if truncation["truncated"] else None, truncation=truncation,
+    )

@@ -1,0 +1,119 @@
+"""Collecting a command's output: incremental decoding, a bounded tail in memory, the full output in a file."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import tempfile
+from typing import BinaryIO, Callable
+
+from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
+
+SPILL_PREFIX = "agent-forge-bash-"
+
+
+class TailBuffer:
+    """The end of a text stream, enough for its `truncate_tail` at any moment, plus the stream's totals.
+
+    Memory stays O(`max_bytes`): the tail that fits the limits always lies within the last `max_bytes`
+    characters, so older text is dropped (in batches, to keep appends cheap).
+    """
+
+    def __init__(self, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_lines, self.max_bytes = max_lines, max_bytes
+        self.total_bytes = 0
+        self._newlines = 0
+        self._ends_with_newline = True
+        self._text = ""
+
+    def append(self, text: str) -> None:
+        if not text:
+            return
+        self._text += text
+        self.total_bytes += utf8_len(text)
+        self._newlines += text.count("\n")
+        self._ends_with_newline = text.endswith("\n")
+        if len(self._text) > 2 * self.max_bytes + 2:
+            self._text = self._text[-(self.max_bytes + 1):]
+
+    @property
+    def total_lines(self) -> int:
+        return self._newlines + (0 if self._ends_with_newline else 1)
+
+    @property
+    def retained_chars(self) -> int:
+        """Characters held in memory (for tests of the bound)."""
+        return len(self._text)
+
+    def exceeds_limits(self) -> bool:
+        return self.total_lines > self.max_lines or self.total_bytes > self.max_bytes
+
+    def result(self) -> TruncationResult:
+        """`truncate_tail` of everything appended so far, with totals of the whole stream."""
+        result = truncate_tail(self._text, self.max_lines, self.max_bytes)
+        if result["truncated"]:
+            result = {**result, "totalLines": self.total_lines, "totalBytes": self.total_bytes}
+        return result
+
+
+class OutputCollector:
+    """Receives a command's raw output bytes.
+
+    Decodes them as UTF-8 (a character split across reads is held back until complete; invalid bytes become
+    U+FFFD), passes each decoded piece to `on_chunk`, keeps a `TailBuffer`, and once the output exceeds the
+    limits writes all of it (raw bytes, from the start) to `agent-forge-bash-<random>.log` in the temp
+    directory, whose path is then `full_output_path`.
+    """
+
+    def __init__(self, on_chunk: Callable[[str], None] | None = None, tail: TailBuffer | None = None):
+        self.on_chunk = on_chunk
+        self.tail = tail or TailBuffer()
+        self.full_output_path: str | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._unspilled: list[bytes] | None = []
+        self._spill: BinaryIO | None = None
+
+    def feed(self, data: bytes) -> None:
+        self._store(data)
+        self._emit(self._decoder.decode(data))
+
+    def finish(self) -> None:
+        """End of output: flush a dangling partial character (as U+FFFD) and close the file."""
+        self._emit(self._decoder.decode(b"", final=True))
+        self.close()
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+    def _store(self, data: bytes) -> None:
+        if self._unspilled is not None:
+            self._unspilled.append(data)
+        elif self._spill is not None:
+            self._write_spill(data)
+
+    def _emit(self, text: str) -> None:
+        if not text:
+            return
+        self.tail.append(text)
+        if self._unspilled is not None and self.tail.exceeds_limits():
+            self._start_spill()
+        if self.on_chunk is not None:
+            self.on_chunk(text)
+
+    def _start_spill(self) -> None:
+        pending, self._unspilled = self._unspilled or [], None
+        try:
+            fd, self.full_output_path = tempfile.mkstemp(prefix=SPILL_PREFIX, suffix=".log")
+            self._spill = os.fdopen(fd, "wb")
+        except OSError:  # no writable temp dir: the tail is still shown, just without the full file
+            return
+        for data in pending:
+            self._write_spill(data)
+
+    def _write_spill(self, data: bytes) -> None:
+        try:
+            self._spill.write(data)
+        except OSError:
+            self.close()

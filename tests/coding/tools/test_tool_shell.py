@@ -1,0 +1,199 @@
+"""run_shell with real bash: streaming, merged stderr, exit codes, spilling, timeout, abort, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+
+import pytest
+
+from agent_forge.coding.tools.shell import run_shell
+from agent_forge.coding.tools.shell_output import OutputCollector, TailBuffer
+
+PGID_LINE = re.compile(r"pgid=(\d+)")
+
+
+class Chunks:
+    """Records chunks and lets a test wait until the output contains some text."""
+
+    def __init__(self):
+        self.items: list[str] = []
+        self._changed = asyncio.Event()
+
+    def __call__(self, text: str) -> None:
+        self.items.append(text)
+        self._changed.set()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.items)
+
+    async def wait_for(self, needle: str, timeout: float = 10) -> None:
+        async def until():
+            while needle not in self.text:
+                self._changed.clear()
+                await self._changed.wait()
+        await asyncio.wait_for(until(), timeout)
+
+    def pgid(self) -> int:
+        return int(PGID_LINE.search(self.text).group(1))
+
+
+async def test_chunks_stream_in_order_while_the_command_runs(tmp_path, make_gate):
+    gate, chunks, events = make_gate(), Chunks(), []
+    task = asyncio.create_task(run_shell(f"echo one; {gate.wait_command}; echo two", str(tmp_path),
+                                         on_chunk=lambda t: (events.append(t), chunks(t))))
+    await chunks.wait_for("one\n")
+    events.append("<released>")
+    gate.open()
+    result = await asyncio.wait_for(task, 10)
+    assert events == ["one\n", "<released>", "two\n"]
+    assert (result.output, result.exit_code, result.truncated) == ("one\ntwo\n", 0, False)
+    assert not result.cancelled and not result.timed_out and result.full_output_path is None
+
+
+async def test_stderr_is_merged_in_order(tmp_path):
+    result = await run_shell("echo out; echo err >&2; echo out2", str(tmp_path))
+    assert result.output == "out\nerr\nout2\n"
+
+
+async def test_runs_in_cwd_with_stdin_closed(tmp_path):
+    result = await run_shell("pwd; cat; echo after-cat", str(tmp_path))
+    assert result.output == f"{tmp_path}\nafter-cat\n"
+
+
+async def test_exit_codes(tmp_path):
+    assert (await run_shell("exit 3", str(tmp_path))).exit_code == 3
+    assert (await run_shell("kill -TERM $$", str(tmp_path))).exit_code == 143
+
+
+async def test_missing_cwd_raises_oserror(tmp_path):
+    with pytest.raises(OSError):
+        await run_shell("true", str(tmp_path / "nope"))
+
+
+async def test_unicode_split_across_chunks_is_decoded_whole(tmp_path, make_gate):
+    gate, chunks = make_gate(), Chunks()
+    task = asyncio.create_task(run_shell(f"printf 'a\\303'; {gate.wait_command}; printf '\\251b'", str(tmp_path),
+                                         on_chunk=chunks))
+    await chunks.wait_for("a")
+    gate.open()
+    result = await asyncio.wait_for(task, 10)
+    assert chunks.items == ["a", "éb"]
+    assert result.output == "aéb"
+
+
+async def test_invalid_utf8_becomes_replacement_characters(tmp_path):
+    result = await run_shell("printf 'x\\377y\\303'", str(tmp_path))
+    assert result.output == "x\ufffdy\ufffd"
+
+
+async def test_long_output_keeps_the_tail_and_spills_everything_to_a_file(tmp_path):
+    result = await run_shell("seq 1 100000", str(tmp_path))
+    everything = "".join(f"{i}\n" for i in range(1, 100_001))
+    assert result.truncated and result.truncation["truncatedBy"] == "lines"
+    assert result.output == "".join(f"{i}\n" for i in range(98_001, 100_001))
+    assert result.truncation["totalLines"] == 100_000 and result.truncation["totalBytes"] == len(everything)
+    assert os.path.basename(result.full_output_path).startswith("agent-forge-bash-")
+    assert result.full_output_path.endswith(".log")
+    with open(result.full_output_path) as f:
+        assert f.read() == everything
+    os.unlink(result.full_output_path)
+
+
+async def test_one_enormous_line_keeps_its_last_50_kb(tmp_path):
+    result = await run_shell("head -c 300000 /dev/zero | tr '\\0' 'z'; echo END", str(tmp_path))
+    assert result.truncation["lastLinePartial"]
+    assert result.output == "z" * (51200 - 4) + "END\n"
+    assert os.path.getsize(result.full_output_path) == 300_004
+    os.unlink(result.full_output_path)
+
+
+async def test_timeout_kills_the_whole_process_group(tmp_path, group_members):
+    started = time.monotonic()
+    result = await asyncio.wait_for(
+        run_shell("echo pgid=$$; sleep 30 & sleep 30", str(tmp_path), timeout_s=0.5), 10)
+    pgid = int(PGID_LINE.search(result.output).group(1))
+    assert result.timed_out and result.exit_code is None and not result.cancelled
+    assert group_members(pgid) == []
+    assert time.monotonic() - started < 5
+
+
+async def test_cancellation_kills_the_group_and_propagates_promptly(tmp_path, group_members):
+    chunks = Chunks()
+    task = asyncio.create_task(run_shell("echo pgid=$$; sleep 30 & sleep 30", str(tmp_path), on_chunk=chunks))
+    await chunks.wait_for("pgid=")
+    pgid = chunks.pgid()
+    assert len(group_members(pgid)) >= 2  # the shell's two sleeps (and maybe the shell) are running
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert time.monotonic() - started < 5
+    assert group_members(pgid) == []
+
+
+async def test_sigterm_ignoring_process_is_killed(tmp_path, group_members):
+    chunks = Chunks()
+    command = "trap '' TERM; echo pgid=$$; sleep 30 & wait"
+    task = asyncio.create_task(run_shell(command, str(tmp_path), on_chunk=chunks))
+    await chunks.wait_for("pgid=")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+    assert group_members(chunks.pgid()) == []
+
+
+async def test_abort_event_returns_the_output_so_far(tmp_path, group_members):
+    chunks, abort = Chunks(), asyncio.Event()
+    task = asyncio.create_task(run_shell("echo pgid=$$; echo start; sleep 30; echo never", str(tmp_path),
+                                         on_chunk=chunks, abort=abort))
+    await chunks.wait_for("start\n")
+    abort.set()
+    result = await asyncio.wait_for(task, 10)
+    assert result.cancelled and result.exit_code is None and not result.timed_out
+    assert result.output.endswith("start\n")
+    assert group_members(chunks.pgid()) == []
+
+
+async def test_background_job_holding_the_pipe_does_not_block_completion(tmp_path, group_members):
+    result = await asyncio.wait_for(run_shell("echo pgid=$$; sleep 30 & echo done", str(tmp_path)), 10)
+    assert result.exit_code == 0 and result.output.endswith("done\n")
+    pgid = int(PGID_LINE.search(result.output).group(1))
+    assert group_members(pgid)  # an intentional background job outlives the command...
+    os.killpg(pgid, 9)  # ...so this test cleans it up
+
+
+async def test_failing_chunk_callback_stops_the_command_and_raises(tmp_path, group_members):
+    seen = []
+
+    def explode(text):
+        seen.append(text)
+        raise RuntimeError("callback broke")
+
+    with pytest.raises(RuntimeError, match="callback broke"):
+        await asyncio.wait_for(run_shell("echo pgid=$$; sleep 30", str(tmp_path), on_chunk=explode), 10)
+    assert group_members(int(PGID_LINE.search(seen[0]).group(1))) == []
+
+
+def test_tail_buffer_memory_stays_bounded():
+    tail = TailBuffer()
+    line = "0123456789" * 9 + "\n"
+    for _ in range(100_000):  # 9.1 MB
+        tail.append(line)
+    assert tail.retained_chars <= 2 * 51200 + 2
+    result = tail.result()
+    assert result["totalLines"] == 100_000 and result["totalBytes"] == 9_100_000
+    assert result["content"] == line * 562 and result["truncatedBy"] == "bytes"
+
+
+def test_collector_holds_back_a_split_character():
+    pieces = []
+    collector = OutputCollector(pieces.append)
+    for byte in "😀!".encode():
+        collector.feed(bytes([byte]))
+    collector.feed(b"\xe2\x82")  # an unfinished euro sign at the very end
+    collector.finish()
+    assert pieces == ["😀", "!", "\ufffd"]
