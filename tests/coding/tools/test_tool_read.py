@@ -196,6 +196,7 @@ async def test_unicode_path_absolute_path_and_home(tmp_path, monkeypatch):
         ({"path": 7}, "'path' must be a string, got number"),
         ({"path": ""}, "path must not be empty"),
         ({"path": "a\x00b"}, "NUL"),
+        ({"path": "a\ud800b"}, "cannot be used in a file name"),
         ({"path": "a.txt", "offset": "abc"}, "'offset' must be a number, got string"),
         ({"path": "a.txt", "offset": True}, "'offset' must be a number, got boolean"),
         ({"path": "a.txt", "offset": 1.5}, "'offset' must be a whole number"),

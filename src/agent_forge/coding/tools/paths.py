@@ -11,11 +11,15 @@ def resolve_tool_path(path: str, cwd: str) -> str:
     """Absolute, normalised form of `path`: a leading `~` is expanded, a relative path is joined to `cwd`.
 
     Symlinks are not resolved, so messages keep the names the model used. Raises `ToolError` for an empty
-    path or one containing a NUL character (the OS cannot represent it).
+    path, or one the OS cannot represent (a NUL character, a lone surrogate).
     """
     if not path:
         raise ToolError("path must not be empty")
     if "\x00" in path:
         raise ToolError("path must not contain a NUL character")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise ToolError("path contains characters that cannot be used in a file name") from None
     expanded = os.path.expanduser(path)
-    return os.path.normpath(os.path.join(cwd, expanded))
+    return os.path.abspath(os.path.join(cwd, expanded))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import shutil
 import signal
 from dataclasses import dataclass
 from typing import Callable
@@ -44,6 +43,8 @@ class ShellResult:
 @functools.cache
 def shell_path() -> str:
     """`bash` from PATH, else `/bin/sh`."""
+    import shutil  # imported on first use: it pulls in compression modules the CLI start-up does not need
+
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 

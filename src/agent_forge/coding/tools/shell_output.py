@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import os
-import tempfile
 from typing import BinaryIO, Callable
 
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
@@ -103,6 +102,8 @@ class OutputCollector:
             self.on_chunk(text)
 
     def _start_spill(self) -> None:
+        import tempfile  # only long outputs need it; keeps start-up imports small
+
         pending, self._unspilled = self._unspilled or [], None
         try:
             fd, self.full_output_path = tempfile.mkstemp(prefix=SPILL_PREFIX, suffix=".log")
