@@ -1,0 +1,121 @@
+"""Shared fixtures: a live fake LLM server per test and isolated agent environments for CLI subprocesses."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# `support` lives beside this file; make it importable whichever import mode pytest uses.
+_TESTS_DIR = str(Path(__file__).parent)
+if _TESTS_DIR not in sys.path:
+    sys.path.insert(0, _TESTS_DIR)
+
+from support.fake_llm import FakeLLMServer  # noqa: E402
+
+API_BASE_URL = {"openai-completions": "base_url_openai", "anthropic-messages": "base_url_anthropic"}
+"""models.json `api` value -> the FakeLLMServer attribute holding the matching `baseUrl`."""
+
+SCRUBBED_PREFIXES = ("AGENT_FORGE_", "ANTHROPIC_", "OPENAI_", "AZURE_", "AWS_", "GOOGLE_", "GEMINI_", "VERTEX_",
+                     "XDG_", "PI_")
+SCRUBBED_SUFFIXES = ("_API_KEY", "_AUTH_TOKEN", "_OAUTH_TOKEN", "_ACCESS_TOKEN")
+SCRUBBED_NAMES = frozenset({"HF_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN", "HTTP_PROXY",
+                            "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"})
+"""Variables removed from subprocess envs: real credentials, provider overrides, config dirs, proxies
+(matched case-insensitively, so `https_proxy` goes too)."""
+
+FAKE_API_KEY = "FAKE_KEY_VALUE"
+
+
+def scrubbed_environ(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Copy of `environ` (default os.environ) without the variables described by the SCRUBBED_* constants."""
+    def keep(name: str) -> bool:
+        upper = name.upper()
+        return not (upper in SCRUBBED_NAMES or upper.startswith(SCRUBBED_PREFIXES)
+                    or upper.endswith(SCRUBBED_SUFFIXES))
+
+    return {name: value for name, value in (os.environ if environ is None else environ).items() if keep(name)}
+
+
+def model_entry(model_id: str = "fake-model", *, reasoning: bool = True, context_window: int = 128000,
+                max_tokens: int = 16384) -> dict[str, Any]:
+    """One `models[]` item of models.json (schema of the reference agent's models.json); costs in $/M tokens."""
+    return {
+        "id": model_id, "name": f"Fake {model_id}", "reasoning": reasoning, "input": ["text", "image"],
+        "contextWindow": context_window, "maxTokens": max_tokens,
+        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+    }
+
+
+def write_models_json(agent_dir: Path, server: FakeLLMServer, *, api: str = "openai-completions",
+                      provider: str = "fake", model_id: str = "fake-model", reasoning: bool = True,
+                      context_window: int = 128000, max_tokens: int = 16384,
+                      models: list[dict[str, Any]] | None = None) -> Path:
+    """Write `<agent_dir>/models.json` with one provider pointing at `server`; returns its path.
+
+    `models` replaces the single default entry (build items with `model_entry`). Raises ValueError for an
+    `api` the fake server does not speak.
+    """
+    if api not in API_BASE_URL:
+        raise ValueError(f"fake LLM server speaks {sorted(API_BASE_URL)}, not {api!r}")
+    entries = models if models is not None else [
+        model_entry(model_id, reasoning=reasoning, context_window=context_window, max_tokens=max_tokens)]
+    config = {"providers": {provider: {
+        "baseUrl": getattr(server, API_BASE_URL[api]), "api": api, "apiKey": FAKE_API_KEY, "models": entries,
+    }}}
+    return _write_json(Path(agent_dir) / "models.json", config)
+
+
+def _write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def make_agent_env(root: Path, server: FakeLLMServer, *, api: str = "openai-completions", provider: str = "fake",
+                   model_id: str = "fake-model", settings: Mapping[str, Any] | None = None,
+                   extra_env: Mapping[str, str] | None = None, **model_options: Any) -> dict[str, str]:
+    """Env dict for an `agent-forge` subprocess that can only reach `server`.
+
+    Layout: HOME=`<root>/home`, AGENT_FORGE_DIR=`<root>/home/.agent-forge/agent` holding models.json
+    (see `write_models_json`; `model_options` go there) and settings.json (default provider/model, updated
+    with `settings`). `extra_env` is applied last.
+    """
+    home = Path(root) / "home"
+    agent_dir = home / ".agent-forge" / "agent"
+    write_models_json(agent_dir, server, api=api, provider=provider, model_id=model_id, **model_options)
+    _write_json(agent_dir / "settings.json",
+                {"defaultProvider": provider, "defaultModel": model_id, **(settings or {})})
+    env = scrubbed_environ()
+    env.update({"HOME": str(home), "AGENT_FORGE_DIR": str(agent_dir),
+                "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+    env.update(extra_env or {})
+    return env
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """A running FakeLLMServer with an empty script (call `set_script`); stopped, hangs released, at teardown."""
+    server = FakeLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def agent_env(tmp_path: Path, fake_llm: FakeLLMServer) -> dict[str, str]:
+    """`make_agent_env(tmp_path, fake_llm)`: OpenAI-completions provider `fake`, model `fake-model`."""
+    return make_agent_env(tmp_path, fake_llm)
+
+
+@pytest.fixture
+def agent_env_factory(tmp_path: Path, fake_llm: FakeLLMServer) -> Callable[..., dict[str, str]]:
+    """`make_agent_env` bound to tmp_path and fake_llm, e.g. `agent_env_factory(api="anthropic-messages")`."""
+    return functools.partial(make_agent_env, tmp_path, fake_llm)
