@@ -102,7 +102,7 @@ class AgentSession:
             "isCompacting": False,
             "steeringMode": self.agent.steering_mode,
             "followUpMode": self.agent.follow_up_mode,
-            "sessionFile": self.store.path,
+            "sessionFile": str(self.store.path) if self.store.path else None,
             "sessionId": self.store.session_id,
             "autoCompactionEnabled": True,
             "messageCount": len(self.agent.messages),

@@ -80,7 +80,7 @@ class RpcClient:
     async def next_event(self, timeout: float = 30.0) -> dict[str, Any]:
         event = await self._wait(self._events.get(), timeout, "next event")
         if event is None:
-            raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self.stderr.decode()[-2000:]}")
+            raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self._stderr_tail()}")
         return event
 
     async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[dict[str, Any]]:
@@ -116,10 +116,14 @@ class RpcClient:
                 self._dispatch(json.loads(line))
         for line in splitter.finish():
             self._dispatch(json.loads(line))
+        await asyncio.wait({self._err_reader}, timeout=5)
         self._events.put_nowait(None)
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(RpcError("agent exited before responding"))
+                future.set_exception(RpcError(f"agent exited before responding; stderr: {self._stderr_tail()}"))
+
+    def _stderr_tail(self) -> str:
+        return self.stderr.decode("utf-8", "replace")[-3000:]
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None

@@ -48,8 +48,15 @@ def _strip_cr(record: bytes) -> bytes:
 def encode(obj: Any) -> bytes:
     """One output record. Lone surrogates (from `\\ud800`-style input escapes) are written back as JSON
     escapes, so the output stays valid UTF-8 and valid JSON."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=_plain)
     return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def _plain(value: Any) -> Any:
+    """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash."""
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
 
 
 def decode(record: bytes) -> Any:

@@ -1,0 +1,123 @@
+"""End to end: hostile and unusual input lines never crash RPC mode; each gets exactly one answer."""
+
+from __future__ import annotations
+
+import json
+
+from agent_forge.modes.rpc.client import RpcClient
+
+
+async def run_lines(env, cwd, data: bytes):
+    client = await RpcClient.start(["--no-session"], cwd=str(cwd), env=env)
+    client.write_raw(data)
+    reply = await client.send({"id": "final", "type": "get_state"})
+    code = await client.close()
+    assert code == 0, client.stderr.decode()
+    assert reply["success"] is True
+    return [r for r in client.records if r.get("id") != "final"]
+
+
+async def test_non_objects_and_broken_json_answer_parse_errors(agent_env, tmp_path):
+    lines = [b"null", b"42", b'"text"', b"[1,2]", b"{'type': 'get_state'}", b'{"type": "get_state"', b"",
+             b"\xff\xfe not utf-8", b"[" * 100000 + b"]" * 100000]
+    records = await run_lines(agent_env, tmp_path, b"\n".join(lines) + b"\n")
+    assert len(records) == len(lines)
+    assert all(r["command"] == "parse" and r["success"] is False and "id" not in r for r in records)
+    assert "UTF-8" in records[7]["error"]
+
+
+async def test_errors_echo_the_request_id(agent_env, tmp_path):
+    commands = [
+        {"id": "u1", "type": "frobnicate"},
+        {"id": "u2"},
+        {"id": 3, "type": "prompt"},
+        {"id": "u4", "type": "prompt", "message": 7},
+        {"id": "u5", "type": "prompt", "message": "x", "images": "nope"},
+        {"id": "u6", "type": "set_model", "provider": "fake"},
+        {"id": {"nested": True}, "type": "set_thinking_level", "level": "galaxy-brain"},
+        {"id": "u8", "type": "set_auto_compaction", "enabled": "yes"},
+        {"id": "u9", "type": "prompt", "message": "x", "images": [{"type": "image"}]},
+    ]
+    data = b"".join(json.dumps(c).encode() + b"\n" for c in commands)
+    records = await run_lines(agent_env, tmp_path, data)
+    assert [r["id"] for r in records] == [c["id"] for c in commands]
+    assert all(r["success"] is False for r in records)
+    errors = [r["error"] for r in records]
+    assert errors[0] == "Unknown command: frobnicate"
+    assert "type" in errors[1]
+    assert errors[2] == "Missing required field: message"
+    assert errors[3] == "Field 'message' must be a string"
+    assert "images" in errors[4] and "modelId" in errors[5]
+    assert "galaxy-brain" in errors[6] and "enabled" in errors[7] and "images[0]" in errors[8]
+
+
+async def test_crlf_unicode_separators_and_a_huge_line(agent_env, fake_llm, tmp_path):
+    text = "line\u2028separator\u2029paragraph \U0001F600 " + "x" * (5 * 1024 * 1024)
+    fake_llm.set_script([{"text": "ok \u2028 done"}])
+    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    client.write_raw(json.dumps({"id": "p", "type": "prompt", "message": text}, ensure_ascii=False).encode()
+                     + b"\r\n")
+    events = await client.wait_for("agent_settled", timeout=60)
+    messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    await client.close()
+    assert client.records[0] == {"type": "response", "command": "prompt", "success": True, "id": "p",
+                                 "data": {"disposition": "started"}}
+    assert messages[0]["content"][0]["text"] == text
+    assert messages[1]["content"][0]["text"] == "ok \u2028 done"
+    assert events[-1]["type"] == "agent_settled"
+    assert fake_llm.requests[0]["body"]["messages"][-1]["content"][0]["text"] == text
+
+
+async def test_last_line_without_newline_and_eof_exit(agent_env, tmp_path):
+    client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+    client.write_raw(b'{"id":"a","type":"get_state"}')
+    code = await client.close()
+    assert code == 0
+    assert [r["id"] for r in client.records] == ["a"]
+
+
+async def test_seed_example_python_client_streams_and_exits(agent_env, fake_llm, tmp_path):
+    """The "Example: Basic Client (Python)" of seed 000, unchanged but for running it as a script."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fake_llm.set_script([{"text": "Hi from the example client test."}])
+    example = '''
+import subprocess
+import json
+
+proc = subprocess.Popen(
+    ["agent-forge", "--mode", "rpc", "--no-session"],
+    stdin=subprocess.PIPE,
+    stdout=subprocess.PIPE,
+    text=True
+)
+
+def send(cmd):
+    proc.stdin.write(json.dumps(cmd) + "\\n")
+    proc.stdin.flush()
+
+def read_events():
+    for line in proc.stdout:
+        yield json.loads(line)
+
+# Send prompt
+send({"type": "prompt", "message": "Hello!"})
+
+# Process events
+for event in read_events():
+    if event.get("type") == "message_update":
+        delta = event.get("assistantMessageEvent", {})
+        if delta.get("type") == "text_delta":
+            print(delta["delta"], end="", flush=True)
+
+    if event.get("type") == "agent_end":
+        print()
+        break
+'''
+    env = dict(agent_env, PATH=f"{Path(sys.executable).parent}:{agent_env.get('PATH', '')}")
+    done = subprocess.run([sys.executable, "-c", example], env=env, cwd=tmp_path, capture_output=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode() == "Hi from the example client test.\n"
