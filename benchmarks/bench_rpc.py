@@ -21,11 +21,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
 
-from tests.support.fake_llm import FakeLLMServer  # noqa: E402
-from tests.conftest import write_models_json  # noqa: E402
+from conftest import write_models_json  # noqa: E402
+from support.fake_llm import FakeLLMServer  # noqa: E402
 
 
 def agent_command() -> list[str]:
