@@ -1,0 +1,57 @@
+"""Handlers for prompting and the message queues: prompt, steer, follow_up, abort, clear_queue."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ....agent.agent import message_text
+from ....coding.agent_session import CommandError, user_message
+from .registry import handler
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+
+def _images(command: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Validate `images`: each an ImageContent `{type:"image", data, mimeType}`."""
+    images = command.get("images")
+    if images is None:
+        return None
+    for i, image in enumerate(images):
+        if not (isinstance(image, dict) and image.get("type") == "image" and isinstance(image.get("data"), str)
+                and isinstance(image.get("mimeType"), str)):
+            raise CommandError(f"Field 'images[{i}]' must be an image: {{type: \"image\", data, mimeType}}")
+    return images
+
+
+@handler("prompt")
+async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
+    behavior = command.get("streamingBehavior")
+    if behavior is not None and behavior not in ("steer", "followUp"):
+        raise CommandError("Field 'streamingBehavior' must be 'steer' or 'followUp'")
+    disposition = server.session.prompt(command["message"], _images(command), behavior)
+    return {"disposition": disposition}
+
+
+@handler("steer")
+async def _steer(server: RpcServer, command: dict[str, Any]) -> Any:
+    server.session.queue(user_message(command["message"], _images(command)), "steer")
+    return {"disposition": "queued"}
+
+
+@handler("follow_up")
+async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
+    server.session.queue(user_message(command["message"], _images(command)), "followUp")
+    return {"disposition": "queued"}
+
+
+@handler("abort")
+async def _abort(server: RpcServer, command: dict[str, Any]) -> Any:
+    await server.session.abort()
+    return None
+
+
+@handler("clear_queue")
+async def _clear_queue(server: RpcServer, command: dict[str, Any]) -> Any:
+    steering, follow_up = server.session.agent.clear_queues()
+    return {"steering": [message_text(m) for m in steering], "followUp": [message_text(m) for m in follow_up]}

@@ -1,0 +1,25 @@
+"""The handler table of RPC mode: one async function per command, registered with `@handler(name)`.
+
+A handler returns the response `data` (None for responses without data) or raises `CommandError`; the server
+turns either into exactly one response carrying the request's `id`. Handlers marked `background` (long-running
+commands such as `bash`) run as tasks so other commands are still answered meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(name: str, *, background: bool = False) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        fn.background = background  # type: ignore[attr-defined]
+        HANDLERS[name] = fn
+        return fn
+
+    return register
