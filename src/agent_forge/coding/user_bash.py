@@ -1,0 +1,165 @@
+"""Shell commands the user runs in a session (RPC `bash`): run, stream, abort, record as `bashExecution` messages.
+
+Seed 000, "bash" / "abort_bash" / "BashExecutionMessage": the command runs in the session's working directory
+in its own process group; its result is stored in the agent's messages and the session file as a
+`bashExecution` message, which reaches the model as user text on the next prompt (`coding/messages.py`).
+
+Decisions where the seeds are silent:
+- Several commands may run at once; `abort()` stops all of them (the protocol's `abort_bash` names none).
+- A command finishing while the agent runs is held back and added when the run settles, so it never lands
+  between a tool call and its result (the reference agent defers it the same way).
+- No event announces the message itself (seed 003: "This message does NOT emit an event").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Callable, NotRequired, Protocol, TypedDict
+
+from ..agent.loop import now_ms
+from .agent_session import CommandError
+from .tools.shell import ShellResult, run_shell
+
+
+class BashResult(TypedDict):
+    """The `bash` response data. `exitCode` is null when the command was cancelled; `fullOutputPath` (a temp
+    file with the complete output) is present only when `truncated`."""
+
+    output: str
+    exitCode: int | None
+    cancelled: bool
+    truncated: bool
+    fullOutputPath: NotRequired[str]
+
+
+class BashExecutionMessage(TypedDict):
+    """`{role: "bashExecution", ...}` (seed 000 "BashExecutionMessage"); `output` is the truncated tail (2000
+    lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion."""
+
+    role: str
+    command: str
+    output: str
+    exitCode: int | None
+    cancelled: bool
+    truncated: bool
+    fullOutputPath: str | None
+    timestamp: int
+    excludeFromContext: NotRequired[bool]
+
+
+class SessionHost(Protocol):
+    """What `UserBash` needs of its session (an `AgentSession`); read at each use, so a session that swaps its
+    store or agent (new_session, switch_session) is followed."""
+
+    cwd: str
+    agent: Any
+    store: Any
+
+    @property
+    def is_streaming(self) -> bool: ...
+
+
+class UserBash:
+    """Runs user commands for one session. Build with the session; it is `AgentSession.user_bash`."""
+
+    def __init__(self, session: SessionHost):
+        self._session = session
+        self._running: dict[asyncio.Event, asyncio.Future[None]] = {}
+        self._held: list[BashExecutionMessage] = []
+
+    @property
+    def running(self) -> int:
+        """How many commands are running now."""
+        return len(self._running)
+
+    async def run(self, command: str, *, on_chunk: Callable[[str], None] | None = None,
+                  exclude_from_context: bool = False) -> BashResult:
+        """Run `command` in the session cwd to completion (or until `abort()`), record it, return the result.
+
+        `on_chunk` gets every piece of decoded output as it arrives, truncated or not. A non-zero exit is a
+        result, not an error. Raises `CommandError` when the command is empty or cannot be started (missing
+        working directory, NUL character, shell not found).
+        """
+        cwd = self._session.cwd
+        _check_runnable(command, cwd)
+        abort = asyncio.Event()
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._running[abort] = finished
+        try:
+            result = await _run(command, cwd, on_chunk, abort)
+            message = bash_execution_message(command, result, exclude_from_context=exclude_from_context)
+            self.record(message)
+        finally:
+            del self._running[abort]
+            finished.set_result(None)
+        return bash_result(message)
+
+    async def abort(self) -> None:
+        """Stop every running command (SIGTERM to its process group, SIGKILL after a grace period) and wait
+        until each has been recorded. Returns at once when nothing runs."""
+        waiting = list(self._running.values())
+        for abort in self._running:
+            abort.set()
+        if waiting:
+            await asyncio.wait(waiting)
+
+    def record(self, message: BashExecutionMessage) -> None:
+        """Add `message` to the conversation now, or when the running agent settles."""
+        if self._session.is_streaming:
+            self._held.append(message)
+        else:
+            self._append(message)
+
+    def flush_held(self) -> None:
+        """Add the messages held back during a run; the session calls this as the run settles."""
+        held, self._held = self._held, []
+        for message in held:
+            self._append(message)
+
+    def _append(self, message: BashExecutionMessage) -> None:
+        self._session.store.append_message(message)  # on disk before anyone can see it
+        self._session.agent.messages.append(message)
+
+
+def _check_runnable(command: str, cwd: str) -> None:
+    if not command.strip():
+        raise CommandError("Field 'command' must not be empty")
+    if "\0" in command:
+        raise CommandError("Field 'command' must not contain NUL characters")
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from JSON escapes cannot become an argv entry
+        raise CommandError("Field 'command' is not valid Unicode text") from None
+    if not os.path.isdir(cwd):
+        raise CommandError(f"Cannot run command: working directory {cwd} does not exist")
+
+
+async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
+               abort: asyncio.Event) -> ShellResult:
+    try:
+        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort)
+    except OSError as exc:
+        raise CommandError(f"Cannot run command: {exc.strerror or exc}") from None
+
+
+def bash_execution_message(command: str, result: ShellResult, *,
+                           exclude_from_context: bool = False) -> BashExecutionMessage:
+    """The stored message for a finished command."""
+    message: BashExecutionMessage = {
+        "role": "bashExecution", "command": command, "output": result.output,
+        "exitCode": None if result.cancelled else result.exit_code, "cancelled": result.cancelled,
+        "truncated": result.truncated, "fullOutputPath": result.full_output_path, "timestamp": now_ms(),
+    }
+    if exclude_from_context:
+        message["excludeFromContext"] = True
+    return message
+
+
+def bash_result(message: BashExecutionMessage) -> BashResult:
+    """The `bash` response data for a recorded message."""
+    result: BashResult = {"output": message["output"], "exitCode": message["exitCode"],
+                          "cancelled": message["cancelled"], "truncated": message["truncated"]}
+    if message["truncated"] and message["fullOutputPath"]:
+        result["fullOutputPath"] = message["fullOutputPath"]
+    return result

@@ -1,0 +1,33 @@
+"""Handlers for user shell commands: bash (streams `bash_execution_update` events) and abort_bash."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from .registry import handler
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+
+@handler("bash", background=True)
+async def _bash(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Runs as a task: other commands (get_state, abort_bash, prompt) are answered while the command runs."""
+    return await server.session.user_bash.run(
+        command["command"], on_chunk=_updates(server, command.get("id")),
+        exclude_from_context=bool(command.get("excludeFromContext")))
+
+
+@handler("abort_bash")
+async def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Answers once every running command is stopped and recorded (its `bash` response is written first)."""
+    await server.session.user_bash.abort()
+    return None
+
+
+def _updates(server: RpcServer, request_id: Any) -> Callable[[str], None]:
+    """`{"type": "bash_execution_update", "id"?, "delta"}` per output chunk; `id` only when the command had one."""
+    base: dict[str, Any] = {"type": "bash_execution_update"}
+    if request_id is not None:
+        base["id"] = request_id
+    return lambda delta: server.write({**base, "delta": delta})

@@ -1,0 +1,279 @@
+"""End to end: the RPC `bash` and `abort_bash` commands of the real CLI (seed 000 "Bash", transcript 14)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+
+class Gate:
+    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()` (once per waiting reader).
+    The test holds it open read-write, so neither side blocks on opening it."""
+
+    def __init__(self, path: Path):
+        os.mkfifo(path)
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+
+    @property
+    def wait(self) -> str:
+        return f"read _ < '{self.path}'"
+
+    def open(self) -> None:
+        os.write(self._fd, b"go\n")
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+@pytest.fixture
+def make_gate(tmp_path):
+    gates: list[Gate] = []
+
+    def make() -> Gate:
+        gates.append(Gate(tmp_path / f"gate-{len(gates)}.fifo"))
+        return gates[-1]
+
+    yield make
+    for gate in gates:
+        gate.close()
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+async def start(env, cwd, *args):
+    return await RpcClient.start(list(args), cwd=str(cwd), env=env)
+
+
+async def next_update(client: RpcClient) -> dict:
+    while (event := await client.next_event())["type"] != "bash_execution_update":
+        pass
+    return event
+
+
+def updates(client: RpcClient, request_id) -> list[dict]:
+    """The updates of one command, in order (all precede its response on stdout)."""
+    return [r for r in client.records if r.get("type") == "bash_execution_update" and r.get("id") == request_id]
+
+
+def group_alive(pgid: int) -> bool:
+    """A /proc census independent of the code under test; zombies do not count."""
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def session_messages(path) -> list[dict]:
+    lines = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    return [line["message"] for line in lines if line["type"] == "message"]
+
+
+def user_texts(request) -> list[str]:
+    return [block["text"] for m in request["body"]["messages"] if m["role"] == "user" for block in m["content"]]
+
+
+async def test_output_streams_in_chunks_each_carrying_the_request_id(agent_env, project, make_gate):
+    first, second = make_gate(), make_gate()
+    async with await start(agent_env, project) as client:
+        reply = client.send_nowait({"id": "req-1", "type": "bash",
+                                    "command": f"echo one; {first.wait}; echo two; {second.wait}; echo three"})
+        assert await next_update(client) == {"type": "bash_execution_update", "id": "req-1", "delta": "one\n"}
+        assert not reply.done()
+        first.open()
+        assert (await next_update(client))["delta"] == "two\n"
+        second.open()
+        response = await reply
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        session_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert response["success"] is True and response["id"] == "req-1"
+    assert response["data"] == {"output": "one\ntwo\nthree\n", "exitCode": 0, "cancelled": False,
+                                "truncated": False}
+    assert [u["delta"] for u in updates(client, "req-1")] == ["one\n", "two\n", "three\n"]
+    [message] = messages
+    assert message["role"] == "bashExecution" and message["command"].startswith("echo one;")
+    assert (message["output"], message["exitCode"], message["fullOutputPath"]) == ("one\ntwo\nthree\n", 0, None)
+    assert session_messages(session_file) == [message]
+
+
+async def test_get_state_is_answered_while_bash_runs(agent_env, project, make_gate):
+    gate = make_gate()
+    async with await start(agent_env, project) as client:
+        reply = client.send_nowait({"type": "bash", "command": f"echo waiting; {gate.wait}"})
+        await next_update(client)
+        state = await client.send({"type": "get_state"}, timeout=5)
+        assert state["success"] is True and state["data"]["isStreaming"] is False
+        assert not reply.done()
+        gate.open()
+        assert (await reply)["data"]["output"] == "waiting\n"
+
+
+async def test_a_character_split_across_chunks_arrives_whole(agent_env, project, make_gate):
+    gate = make_gate()
+    # printf writes "a" plus the first two bytes of "€" at once; the last byte comes after the gate opens
+    command = f"printf 'a\\342\\202'; {gate.wait}; printf '\\254 b\\n'"
+    async with await start(agent_env, project) as client:
+        reply = client.send_nowait({"id": "u", "type": "bash", "command": command})
+        assert (await next_update(client))["delta"] == "a"
+        gate.open()
+        response = await reply
+    assert [u["delta"] for u in updates(client, "u")] == ["a", "€ b\n"]
+    assert response["data"]["output"] == "a€ b\n"
+
+
+async def test_non_zero_exit_is_a_successful_command(agent_env, project):
+    async with await start(agent_env, project) as client:
+        response = await client.send({"id": "b2", "type": "bash", "command": "echo out; echo err >&2; exit 3"})
+    assert response["success"] is True
+    assert response["data"] == {"output": "out\nerr\n", "exitCode": 3, "cancelled": False, "truncated": False}
+
+
+async def test_huge_output_is_truncated_and_kept_whole_in_a_file(agent_env, project):
+    async with await start(agent_env, project) as client:
+        response = await client.send({"id": "big", "type": "bash", "command": "seq 1 200000"})
+        [message] = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    full = "".join(f"{i}\n" for i in range(1, 200001))
+    data = response["data"]
+    assert data["truncated"] is True and data["exitCode"] == 0
+    assert data["output"].endswith("\n200000\n") and len(data["output"].splitlines()) <= 2000
+    assert Path(data["fullOutputPath"]).read_text() == full
+    streamed = updates(client, "big")
+    assert len(streamed) > 1 and "".join(u["delta"] for u in streamed) == full
+    assert message["truncated"] is True and message["fullOutputPath"] == data["fullOutputPath"]
+    os.unlink(data["fullOutputPath"])
+
+
+async def test_abort_bash_kills_the_process_group_promptly(agent_env, project):
+    async with await start(agent_env, project) as client:
+        reply = client.send_nowait({"id": "long", "type": "bash", "command": "echo $$; sleep 30; echo never"})
+        pgid = int((await next_update(client))["delta"])
+        assert group_alive(pgid)
+        started = time.monotonic()
+        aborted = await client.send({"id": "ab", "type": "abort_bash"}, timeout=10)
+        elapsed = time.monotonic() - started
+        assert aborted == {"type": "response", "command": "abort_bash", "success": True, "id": "ab"}
+        assert elapsed < 5
+        assert not group_alive(pgid)
+        assert reply.done()  # abort_bash answers after the command's own response
+        response = reply.result()
+        again = await client.send({"type": "abort_bash"})  # nothing running: still a success
+        [message] = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert response["success"] is True
+    assert response["data"] == {"output": f"{pgid}\n", "exitCode": None, "cancelled": True, "truncated": False}
+    assert again["success"] is True
+    assert message["cancelled"] is True and message["output"] == f"{pgid}\n"
+
+
+async def test_two_commands_run_side_by_side(agent_env, project, make_gate):
+    gate = make_gate()
+    async with await start(agent_env, project) as client:
+        replies = [client.send_nowait({"id": n, "type": "bash", "command": f"echo {n}; {gate.wait}; echo {n}-end"})
+                   for n in ("one", "two")]
+        seen = {(await next_update(client))["id"], (await next_update(client))["id"]}
+        assert seen == {"one", "two"}  # both started before either finished
+        gate.open()
+        gate.open()
+        responses = [await r for r in replies]
+        outputs = sorted(m["output"] for m in (await client.send({"type": "get_messages"}))["data"]["messages"])
+    assert [r["data"]["output"] for r in responses] == ["one\none-end\n", "two\ntwo-end\n"]
+    assert outputs == ["one\none-end\n", "two\ntwo-end\n"]
+
+
+async def test_updates_and_response_without_an_id(agent_env, project):
+    async with await start(agent_env, project) as client:
+        client.write_raw(b'{"type":"bash","command":"echo anonymous"}\n')
+        update = await client.next_event()
+        response = await client.next_event()
+    assert update == {"type": "bash_execution_update", "delta": "anonymous\n"}
+    assert response["type"] == "response" and "id" not in response and response["success"] is True
+
+
+@pytest.mark.parametrize("command, error", [
+    ({"type": "bash"}, "Missing required field: command"),
+    ({"type": "bash", "command": 42}, "Field 'command' must be a string"),
+    ({"type": "bash", "command": "  "}, "Field 'command' must not be empty"),
+    ({"type": "bash", "command": "echo", "excludeFromContext": "yes"}, "Field 'excludeFromContext' must be a"),
+])
+async def test_bad_bash_commands_are_answered_with_an_error(agent_env, project, command, error):
+    async with await start(agent_env, project) as client:
+        response = await client.send(command)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert response["success"] is False and response["error"].startswith(error)
+    assert messages == []
+
+
+async def test_a_deleted_working_directory_is_a_clear_error(agent_env, project):
+    async with await start(agent_env, project) as client:
+        await client.send({"type": "get_state"})  # the agent has started (and read its cwd)
+        project.rmdir()
+        response = await client.send({"id": "gone", "type": "bash", "command": "echo hi"})
+        state = await client.send({"type": "get_state"})
+    assert response["success"] is False and response["id"] == "gone"
+    assert response["error"] == f"Cannot run command: working directory {project} does not exist"
+    assert state["success"] is True and state["data"]["messageCount"] == 0
+
+
+async def test_bash_results_reach_the_model_on_the_next_prompt(agent_env, fake_llm, project):
+    fake_llm.set_script([{"text": "I see the output."}])
+    async with await start(agent_env, project) as client:
+        await client.send({"type": "bash", "command": "echo hello"})
+        await client.send({"type": "bash", "command": "false"})
+        await client.send({"type": "bash", "command": "echo private", "excludeFromContext": True})
+        assert fake_llm.requests == []  # bash alone never calls the model
+        await client.prompt_and_wait("What happened?")
+        roles = [m["role"] for m in (await client.send({"type": "get_messages"}))["data"]["messages"]]
+    assert roles == ["bashExecution"] * 3 + ["user", "assistant"]
+    assert user_texts(fake_llm.requests[0]) == [
+        "Ran `echo hello`\n```\nhello\n```", "Ran `false`\n(no output)\n\nCommand exited with code 1",
+        "What happened?"]
+
+
+async def test_bash_finishing_while_the_agent_streams_joins_after_the_run(agent_env, fake_llm, project):
+    fake_llm.set_script([{"text": "a fairly long streamed answer", "hang_after": 3}, {"text": "Noted."}])
+    async with await start(agent_env, project) as client:
+        await client.send({"type": "prompt", "message": "talk"})
+        while (event := await client.next_event())["type"] != "message_update" or \
+                event["assistantMessageEvent"]["type"] != "text_delta":
+            pass
+        response = await client.send({"id": "mid", "type": "bash", "command": "echo during"})
+        assert response["data"]["output"] == "during\n"
+        during = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        assert [m["role"] for m in during] == ["user"]  # not slipped into the running turn
+        fake_llm.release_hangs()
+        await client.wait_for("agent_settled")
+        after = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        session_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+        await client.prompt_and_wait("and now?")
+    assert [m["role"] for m in after] == ["user", "assistant", "bashExecution"]
+    assert [m["role"] for m in session_messages(session_file)][:3] == ["user", "assistant", "bashExecution"]
+    second = fake_llm.requests[1]["body"]["messages"]
+    assert [m["role"] for m in second if m["role"] != "system"] == ["user", "assistant", "user", "user"]
+    assert user_texts(fake_llm.requests[1])[1:] == ["Ran `echo during`\n```\nduring\n```", "and now?"]
+
+
+async def test_stdin_eof_waits_for_a_running_command(agent_env, project, make_gate):
+    gate = make_gate()
+    client = await start(agent_env, project)
+    reply = client.send_nowait({"type": "bash", "command": f"echo started; {gate.wait}; echo finished"})
+    await next_update(client)
+    client.process.stdin.close()
+    gate.open()
+    response = await asyncio.wait_for(reply, 30)
+    assert await client.close() == 0
+    assert response["data"]["output"] == "started\nfinished\n"
