@@ -1,0 +1,127 @@
+"""Export a session to one self-contained HTML file: checks, output path, atomic write, error mapping.
+
+Standard library only at import time: the renderer (markdown-it-py, pygments) is imported when a page is built,
+so a missing dependency is reported as an ExportError instead of breaking the importer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..session_entries import is_entry, iso_timestamp
+from ..session_store import SessionFileError, SessionStore
+
+FILE_PREFIX = "agent-forge-session-"
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ExportError(Exception):
+    """The session cannot be exported (in memory, no messages, unreadable) or the file cannot be written;
+    the message is meant for the user as is."""
+
+
+@dataclass(frozen=True)
+class SessionSnapshot:
+    """What an export needs, taken at one moment: `header` (session line), `entries` (file order), `leaf_id`,
+    and `path` of the session file (None for an in-memory session)."""
+
+    header: dict[str, Any]
+    entries: list[dict[str, Any]]
+    leaf_id: str | None
+    path: Path | None
+
+    @classmethod
+    def of_store(cls, store: SessionStore) -> SessionSnapshot:
+        """A snapshot of `store` (a new list of its stored entry dicts, which the store never mutates)."""
+        return cls(dict(store.header), store.entries, store.leaf_id, store.path)
+
+
+def default_output_name(snapshot: SessionSnapshot) -> str:
+    """`agent-forge-session-<session file stem>.html`, or `<session id>` in place of the stem without a file."""
+    stem = snapshot.path.stem if snapshot.path is not None else str(snapshot.header.get("id", "session"))
+    return f"{FILE_PREFIX}{_UNSAFE_NAME.sub('-', stem).strip('-') or 'session'}.html"
+
+
+def resolve_output_path(output_path: str | os.PathLike[str] | None, snapshot: SessionSnapshot,
+                        cwd: str | os.PathLike[str]) -> Path:
+    """Where the page goes: `output_path` (`~` expanded, relative to `cwd`; an existing directory receives
+    the default name), or the default name in `cwd` when it is None or empty. Parent directories are not
+    created: a mistyped directory is an error, not a new tree."""
+    if output_path is None or not os.fspath(output_path):
+        return Path(cwd, default_output_name(snapshot)).absolute()
+    path = Path(cwd, os.path.expanduser(os.fspath(output_path))).absolute()
+    return path / default_output_name(snapshot) if path.is_dir() else path
+
+
+def check_exportable(snapshot: SessionSnapshot) -> None:
+    """Raise ExportError for an in-memory session and for one without a single message."""
+    if snapshot.path is None:
+        raise ExportError("Cannot export an in-memory session (started with --no-session): it has no session "
+                          "file. Start the agent without --no-session to keep and export conversations.")
+    if not any(entry.get("type") == "message" for entry in snapshot.entries):
+        raise ExportError("Nothing to export: the session has no messages yet. Send a prompt first.")
+
+
+def render_html(snapshot: SessionSnapshot) -> str:
+    """The page of `snapshot` as text. Raises ExportError when markdown-it-py or pygments is missing."""
+    try:
+        from .page import render_page
+    except ImportError as exc:
+        raise ExportError(f"HTML export needs the markdown-it-py and pygments packages ({exc}); "
+                          "reinstall agent-forge with its dependencies") from None
+    entries = [entry for entry in snapshot.entries if is_entry(entry)]
+    source = str(snapshot.path) if snapshot.path is not None else None
+    return render_page(snapshot.header, entries, leaf_id=snapshot.leaf_id, source=source,
+                       exported_at=iso_timestamp())
+
+
+def write_export(snapshot: SessionSnapshot, output_path: str | os.PathLike[str] | None,
+                 cwd: str | os.PathLike[str]) -> Path:
+    """Check, render and write `snapshot`; returns the absolute path written. Raises ExportError."""
+    check_exportable(snapshot)
+    target = resolve_output_path(output_path, snapshot, cwd)
+    page = render_html(snapshot)
+    # "replace": a character UTF-8 cannot encode must not fail the export (`clean` already removes them).
+    _write_atomically(target, page.encode("utf-8", "replace"))
+    return target
+
+
+def export_store(store: SessionStore, output_path: str | os.PathLike[str] | None = None, *,
+                 cwd: str | os.PathLike[str] | None = None) -> Path:
+    """Export a live session (`cwd` defaults to the session's working directory). Raises ExportError."""
+    return write_export(SessionSnapshot.of_store(store), output_path, cwd if cwd is not None else store.cwd)
+
+
+def export_session_file(session_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None = None,
+                        *, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """Export a session file (`agent-forge --export`); `cwd` (default: the process's) anchors relative and
+    default output paths. Raises ExportError, also for a file that is missing or not a session."""
+    try:
+        store = SessionStore.open(session_path)
+    except SessionFileError as exc:
+        raise ExportError(str(exc)) from None
+    try:
+        return write_export(SessionSnapshot.of_store(store), output_path, cwd if cwd is not None else os.getcwd())
+    finally:
+        store.close()
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write under a temporary name in the target's directory, then rename: readers never see half a page.
+    The file is private to the user (mode 0600), like the session it comes from."""
+    try:
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, target)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
