@@ -1,0 +1,170 @@
+"""Automatic retry of assistant turns that failed with a transient provider error (seed 000, `auto_retry_*`).
+
+A session-level run may span several agent runs. When a run ends with a retryable error and retries are left,
+its `agent_end` says `willRetry: true` (the loop asks `will_retry` first), then:
+
+    agent_end{willRetry:true} → auto_retry_start{attempt, maxAttempts, delayMs, errorMessage}
+      → the failed message leaves the agent's context (a `context_edit` entry records that in the session file)
+      → backoff wait (cancellable) → a new run continuing from the context: agent_start ... agent_end
+
+The chain ends with `auto_retry_end{success:true, attempt}` right after the first assistant `message_end`
+that did not fail, or `auto_retry_end{success:false, attempt, finalError}` after the `agent_end` of a run
+that will not be retried (retries exhausted, a non-retryable error, an abort) or when the wait is cancelled.
+The session emits the single `agent_settled` after all of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from .retry_policy import backoff_delay_ms, is_retryable_message
+from .settings import RetrySettings
+
+Emit = Callable[[dict[str, Any]], None]
+
+RETRY_CANCELLED = "Retry cancelled"
+"""`finalError` of the `auto_retry_end` that ends a chain cancelled during its backoff wait."""
+
+
+class AutoRetry:
+    """Retry state of one session: the loop hook, the event observer and the backoff wait.
+
+    `settings()` is read at each decision; `enabled` starts from `retry.enabled` and is changed by
+    `set_auto_retry` for this session only. `forget(message)` removes a failed attempt from the model's
+    context. `emit` sends `auto_retry_*` events to the session's listeners.
+    """
+
+    def __init__(self, settings: Callable[[], RetrySettings], emit: Emit,
+                 forget: Callable[[dict[str, Any]], None]):
+        self._settings = settings
+        self._emit = emit
+        self._forget = forget
+        self.enabled = settings().enabled
+        self.attempt = 0  # retries started in the current chain; 0 when no chain is going on
+        self._failed: dict[str, Any] | None = None  # the message whose retry `will_retry` promised
+        self._delay_ms = 0
+        self._stopped = False  # `abort_retry` while a retried run streams: its failure is final
+        self._wake: asyncio.Event | None = None  # set while waiting; setting it cancels the wait
+        self._cancelled_by_abort = False
+
+    @property
+    def waiting(self) -> bool:
+        """True from `auto_retry_start` until the retried run starts (the backoff wait)."""
+        return self._wake is not None or self._failed is not None
+
+    # -- hooks -----------------------------------------------------------------------------------------
+
+    def will_retry(self, new_messages: list[dict[str, Any]]) -> bool:
+        """The loop's question before `agent_end`: is this run's failure retried? Counts the attempt if so."""
+        settings = self._settings()
+        failed = new_messages[-1] if new_messages else None
+        if not (self.enabled and not self._stopped and is_retryable_message(failed)):
+            return False
+        if self.attempt >= settings.max_retries:
+            return False
+        self.attempt += 1
+        self._failed = failed
+        self._delay_ms = backoff_delay_ms(self.attempt, settings.base_delay_ms, settings.max_delay_ms)
+        return True
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """See every agent event after listeners got it; emits `auto_retry_start`/`auto_retry_end` in place."""
+        kind = event.get("type")
+        if kind == "message_end" and self.attempt and _succeeded(event["message"]):
+            self._end(success=True)
+        elif kind == "agent_end" and event.get("willRetry") and self._failed is not None:
+            self._announce(self._failed)
+        elif kind == "agent_end" and self.attempt:
+            last = event["messages"][-1] if event.get("messages") else {}
+            self._end(success=False, error=str(last.get("errorMessage") or "Request failed"))
+
+    def _announce(self, failed: dict[str, Any]) -> None:
+        self._emit({"type": "auto_retry_start", "attempt": self.attempt,
+                    "maxAttempts": self._settings().max_retries, "delayMs": self._delay_ms,
+                    "errorMessage": str(failed.get("errorMessage") or "")})
+        self._forget(failed)
+
+    def _end(self, *, success: bool, error: str | None = None) -> None:
+        event: dict[str, Any] = {"type": "auto_retry_end", "success": success, "attempt": self.attempt}
+        if not success:
+            event["finalError"] = error
+        self.attempt, self._failed, self._stopped = 0, None, False
+        self._emit(event)
+
+    # -- driving ---------------------------------------------------------------------------------------
+
+    async def follow(self, run: asyncio.Task, restart: Callable[[], asyncio.Task]) -> bool:
+        """Wait for `run`, then wait out and start each promised retry (`restart()` starts a run continuing
+        the context) until no retry is pending. Returns True when `cancel(aborted=True)` ended the chain."""
+        self._cancelled_by_abort = False
+        await asyncio.wait({run})
+        while self._failed is not None:
+            self._failed = None
+            if not await self._backoff():
+                break
+            try:
+                run = restart()
+            except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
+                self._end(success=False, error=str(exc))
+                break
+            await asyncio.wait({run})
+        return self._cancelled_by_abort
+
+    async def _backoff(self) -> bool:
+        """Sleep `delayMs`; False when `cancel` cut the wait short."""
+        self._wake = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wake.wait(), self._delay_ms / 1000)
+        except TimeoutError:
+            return True
+        finally:
+            self._wake = None
+        return False
+
+    def cancel(self, *, aborted: bool = False) -> bool:
+        """Stop retrying (`abort_retry`; `abort` passes `aborted=True`). During a backoff wait the wait ends at
+        once with `auto_retry_end{success:false}` and True is returned; while a retried run streams, its failure
+        becomes final. Otherwise nothing happens."""
+        if self._wake is not None or self._failed is not None:  # waiting, or about to wait
+            self._cancelled_by_abort = aborted
+            self._failed = None
+            if self._wake is not None:
+                self._wake.set()
+            self._end(success=False, error=RETRY_CANCELLED)
+            return True
+        if self.attempt:
+            self._stopped = True
+        return False
+
+
+def _succeeded(message: dict[str, Any]) -> bool:
+    return message.get("role") == "assistant" and message.get("stopReason") not in ("error", "aborted")
+
+
+def forget_failed_attempt(messages: list[dict[str, Any]], store: Any, failed: dict[str, Any]) -> None:
+    """Remove `failed` (the last failed assistant message) from `messages` and append a `context_edit` entry
+    `{targetId, replacement: null}` to `store` hiding its session entry from future context (the reference
+    session format's omission edit). The message entry itself stays in the append-only file."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index] is failed:
+            del messages[index]
+            break
+    entry_id = _message_entry_id(store, failed)
+    if entry_id is not None:
+        store.append_entry("context_edit", targetId=entry_id, replacement=None)
+
+
+def _message_entry_id(store: Any, message: dict[str, Any], max_steps: int = 64) -> str | None:
+    """Id of the session entry holding `message`, searched from the leaf back (it was appended moments ago)."""
+    entry_id = store.leaf_id
+    for _ in range(max_steps):
+        entry = store.get_entry(entry_id) if entry_id is not None else None
+        if entry is None:
+            return None
+        stored = entry.get("message")
+        if (entry["type"] == "message" and isinstance(stored, dict) and stored.get("role") == "assistant"
+                and stored.get("timestamp") == message.get("timestamp")):
+            return entry_id
+        entry_id = entry.get("parentId")
+    return None

@@ -1,0 +1,82 @@
+"""Which failed assistant turns are worth retrying, and how long to wait before each retry.
+
+Pure functions over the `errorMessage` texts the provider layer writes (see `ai/errors.py`): an HTTP failure
+reads `"<status> <body>"`, an error the API sent inside a stream is its raw error JSON, a broken stream is
+`"Stream ended before ..."` or a transport exception as `"<ExceptionClass>: <text>"`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_OVERFLOW = re.compile(
+    r"prompt is too long|input is too long|context[_ ]length[_ ]exceeded|maximum context length"
+    r"|context window|too many tokens|exceeds? the (?:model'?s? )?(?:maximum|context)"
+    r"|reduce the length of the (?:messages|prompt)|input token count",
+    re.IGNORECASE,
+)
+
+_STATUS = re.compile(r"^\s*(\d{3})(?=[:\s]|$)")
+
+_TRANSIENT_TEXT = re.compile(
+    # provider wording for overload, rate limits and server-side failures
+    r"overloaded|rate[_ ]?limit|too many requests|server[_ ]error|internal (?:server )?error|\bapi_error\b"
+    r"|service[_ ]unavailable|bad gateway|gateway time-?out|temporarily unavailable|try again later"
+    # transport failures (httpx2 / builtin exception names as `describe_error` writes them) and broken streams
+    r"|\b(?:Connect|Read|Write|Pool)(?:Error|Timeout)\b|RemoteProtocolError|NetworkError"
+    r"|Connection(?:Reset|Refused|Aborted)Error|BrokenPipeError|\bTimeoutError\b|IncompleteReadError"
+    r"|connection (?:reset|refused|aborted|closed|error)|peer closed connection|server disconnected"
+    r"|timed out|socket hang up|ECONNRESET|ETIMEDOUT|fetch failed|\bterminated\b|stream ended before",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(error_message: str) -> bool:
+    """True when the text says the request did not fit the model's context window (e.g. "prompt is too
+    long", "context_length_exceeded", "maximum context length", "too many tokens"). Compaction, not a plain
+    retry, recovers from these."""
+    return bool(_OVERFLOW.search(error_message))
+
+
+def http_status(error_message: str) -> int | None:
+    """The HTTP status an `HttpStatusError` text starts with (`"429 {...}"`, `"503: ..."`), else None."""
+    match = _STATUS.match(error_message)
+    return int(match.group(1)) if match else None
+
+
+def is_retryable_error(error_message: str) -> bool:
+    """True when the failure is transient, so the same request may succeed later.
+
+    Accepted:
+    - HTTP 408, 429 and 5xx (500, 502, 503, 504, 529 overloaded, ...) except 501 and 505, which never heal;
+    - without a status: overloaded / rate-limit / server-error wording (Anthropic `overloaded_error`,
+      `rate_limit_error`, `api_error`; OpenAI `server_error`), and network failures: connect/read/write
+      errors and timeouts, connection reset/refused/closed, a stream that ended before its terminal event.
+    Rejected: context overflow texts (checked first, see `is_context_overflow`), any other status (400, 401,
+    403, 404, 413, ...), and every other text (missing API key, malformed JSON, unknown api, ...).
+    """
+    if not error_message or is_context_overflow(error_message):
+        return False
+    status = http_status(error_message)
+    if status is not None:
+        return status in (408, 429) or (500 <= status <= 599 and status not in (501, 505))
+    return bool(_TRANSIENT_TEXT.search(error_message))
+
+
+def is_retryable_message(message: Any) -> bool:
+    """True for an assistant message that failed (`stopReason: "error"`, never `"aborted"`) with a transient
+    `errorMessage`."""
+    return (isinstance(message, dict) and message.get("role") == "assistant"
+            and message.get("stopReason") == "error"
+            and is_retryable_error(str(message.get("errorMessage") or "")))
+
+
+def backoff_delay_ms(attempt: int, base_delay_ms: int, max_delay_ms: int = 0) -> int:
+    """Wait before retry number `attempt` (1-based): `base_delay_ms * 2 ** (attempt - 1)` milliseconds,
+    capped at `max_delay_ms` when that is positive (settings `retry.baseDelayMs`, `retry.maxAgentDelayMs`).
+    Raises ValueError for an attempt below 1 or a negative delay."""
+    if attempt < 1 or base_delay_ms < 0 or max_delay_ms < 0:
+        raise ValueError(f"invalid backoff input: attempt={attempt}, base={base_delay_ms}, max={max_delay_ms}")
+    delay = base_delay_ms * 2 ** (attempt - 1)
+    return min(delay, max_delay_ms) if max_delay_ms > 0 else delay

@@ -1,0 +1,26 @@
+"""Handlers for automatic retry: set_auto_retry, abort_retry."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .registry import handler
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+
+@handler("set_auto_retry")
+async def _set_auto_retry(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Turn retries on or off for this session only (settings.json is never written, SPEC-NOTES)."""
+    server.session.retry.enabled = command["enabled"]
+    return None
+
+
+@handler("abort_retry")
+async def _abort_retry(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Cancel a backoff wait at once and stop retrying; answers after the session settled when a wait was cut
+    short, at once otherwise (a retried run still streaming then ends the chain when it fails)."""
+    if server.session.retry.cancel():
+        await server.session.wait_for_idle()
+    return None

@@ -1,0 +1,165 @@
+"""End to end: automatic retry of transient provider errors, the real CLI in RPC mode against the loopback fake
+LLM server (`set_auto_retry`, `abort_retry`, `auto_retry_start`/`auto_retry_end`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from agent_forge.modes.rpc.client import RpcClient
+
+
+async def start(env, cwd, *args):
+    return await RpcClient.start(list(args), cwd=str(cwd), env=env)
+
+
+def types(events, *, updates=False):
+    return [e["type"] for e in events if updates or e["type"] != "message_update"]
+
+
+def bodies(fake_llm):
+    return [r["body"]["messages"] for r in fake_llm.requests]
+
+
+async def test_429_is_retried_and_the_retry_succeeds(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 429}, {"text": "Success after retry."}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello with retry")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        session_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert types(events) == [
+        "agent_start", "turn_start", "message_start", "message_end", "message_start", "message_end", "turn_end",
+        "agent_end", "auto_retry_start",
+        "agent_start", "turn_start", "message_start", "message_end", "auto_retry_end", "turn_end", "agent_end",
+        "agent_settled"]
+    first_end, second_end = [e for e in events if e["type"] == "agent_end"]
+    assert first_end["willRetry"] is True and first_end["messages"][-1]["stopReason"] == "error"
+    assert second_end["willRetry"] is False and [m["role"] for m in second_end["messages"]] == ["assistant"]
+    retry_start = next(e for e in events if e["type"] == "auto_retry_start")
+    assert retry_start["attempt"] == 1 and retry_start["maxAttempts"] == 3 and retry_start["delayMs"] == 1
+    assert retry_start["errorMessage"].startswith("429 ")
+    assert next(e for e in events if e["type"] == "auto_retry_end") == {
+        "type": "auto_retry_end", "success": True, "attempt": 1}
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "stop")]
+    first, second = bodies(fake_llm)
+    assert second == first  # the retried request carries no trace of the failed attempt
+    entries = [json.loads(line) for line in Path(session_file).read_text().splitlines()[1:]]
+    failed = [e for e in entries if e["type"] == "message" and e["message"].get("stopReason") == "error"]
+    edits = [e for e in entries if e["type"] == "context_edit"]
+    assert [e["targetId"] for e in edits] == [failed[0]["id"]] and edits[0]["replacement"] is None
+
+
+async def test_retries_exhausted_report_the_final_error(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"maxRetries": 2, "baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 503}, {"status": 502}, {"status": 500, "body": "final straw"},
+                         {"text": "never requested"}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("this will fail")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert len(fake_llm.requests) == 3
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [True, True, False]
+    starts = [e for e in events if e["type"] == "auto_retry_start"]
+    assert [(e["attempt"], e["maxAttempts"], e["delayMs"]) for e in starts] == [(1, 2, 1), (2, 2, 2)]
+    assert types(events)[-3:] == ["agent_end", "auto_retry_end", "agent_settled"]
+    assert events[-2] == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "500 final straw"}
+    assert types(events).count("agent_settled") == 1
+    assert [(m["role"], m.get("errorMessage")) for m in messages] == [("user", None), ("assistant", "500 final straw")]
+
+
+async def test_abort_retry_cancels_a_long_backoff_at_once(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 429}, {"text": "Answer after the cancelled retry."}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "hello"})
+        before = await client.wait_for("auto_retry_start")
+        assert before[-1]["delayMs"] == 60000
+        state = (await client.send({"type": "get_state"}))["data"]
+        rejected = await client.send({"type": "prompt", "message": "impatient"})
+        reply = await client.send({"type": "abort_retry"}, timeout=10)
+        after = await client.wait_for("agent_settled", timeout=10)
+        again = await client.prompt_and_wait("try again")
+    assert state["isStreaming"] is True
+    assert rejected["success"] is False and "streamingBehavior" in rejected["error"]
+    assert reply["success"] is True
+    assert types(after) == ["auto_retry_end", "agent_settled"]
+    assert after[0]["success"] is False and after[0]["attempt"] == 1 and after[0]["finalError"]
+    assert after[1] == {"type": "agent_settled", "aborted": False}
+    assert "auto_retry_start" not in types(again)
+    assert [m["role"] for m in bodies(fake_llm)[1] if m["role"] != "system"] == ["user", "user"]
+
+
+async def test_abort_during_the_backoff_settles_as_aborted(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 529}, {"text": "never"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "hello"})
+        await client.wait_for("auto_retry_start")
+        reply = await client.send({"type": "abort"}, timeout=10)
+        after = await client.wait_for("agent_settled", timeout=10)
+    assert reply["success"] is True
+    assert types(after) == ["auto_retry_end", "agent_settled"]
+    assert after[-1] == {"type": "agent_settled", "aborted": True}
+    assert len(fake_llm.requests) == 1
+
+
+async def test_set_auto_retry_false_turns_retry_off_for_this_session_only(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    settings_file = Path(env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings_before = settings_file.read_text()
+    fake_llm.set_script([{"status": 503}, {"text": "unused by this prompt"}])
+    async with await start(env, tmp_path) as client:
+        reply = await client.send({"type": "set_auto_retry", "enabled": False})
+        events = await client.prompt_and_wait("503 without retry")
+        bad = await client.send({"type": "set_auto_retry", "enabled": "yes"})
+    assert reply["success"] is True and bad["success"] is False and "enabled" in bad["error"]
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [False]
+    assert not [e for e in events if e["type"].startswith("auto_retry")]
+    assert len(fake_llm.requests) == 1
+    assert settings_file.read_text() == settings_before
+
+
+async def test_a_cut_stream_is_retried_without_its_partial_text(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"text": "partial words that never finish", "drop_after": 3},
+                         {"text": "Complete answer."}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("tell me")
+    failed = [e for e in events if e["type"] == "message_end"][1]["message"]
+    assert failed["stopReason"] == "error" and failed["content"]  # the partial text reached the client
+    assert next(e for e in events if e["type"] == "auto_retry_end")["success"] is True
+    first, second = bodies(fake_llm)
+    assert second == first and "partial" not in json.dumps(second)
+
+
+async def test_anthropic_in_stream_overload_is_retried(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(api="anthropic-messages", settings={"retry": {"baseDelayMs": 1}})
+    overloaded = {"type": "overloaded_error", "message": "Overloaded"}
+    fake_llm.set_script([{"text": "some text", "error_event": overloaded, "error_after": 4},
+                         {"text": "Recovered."}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hi")
+    assert "overloaded_error" in next(e for e in events if e["type"] == "auto_retry_start")["errorMessage"]
+    final = [e for e in events if e["type"] == "message_end"][-1]["message"]
+    assert final["content"][-1]["text"] == "Recovered." and len(fake_llm.requests) == 2
+
+
+async def test_a_400_is_not_retried(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 400, "body": {"error": {"message": "invalid request"}}}, {"text": "unused"}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("bad")
+    assert types(events) == ["agent_start", "turn_start", "message_start", "message_end", "message_start",
+                             "message_end", "turn_end", "agent_end", "agent_settled"]
+    assert events[-2]["willRetry"] is False and len(fake_llm.requests) == 1
+    assert events[-2]["messages"][-1]["errorMessage"].startswith("400 ")
+
+
+async def test_abort_retry_when_idle_is_a_harmless_success(agent_env, tmp_path):
+    async with await start(agent_env, tmp_path) as client:
+        reply = await asyncio.wait_for(client.send({"type": "abort_retry", "id": 7}), 10)
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert reply == {"type": "response", "command": "abort_retry", "success": True, "id": 7}
+    assert state["isStreaming"] is False
