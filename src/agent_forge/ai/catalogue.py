@@ -1,4 +1,4 @@
-"""The built-in model catalogue, provider host defaults, and which thinking levels a model supports.
+"""The built-in model catalogue, provider host defaults, and the thinking levels and context windows a model supports.
 
 Model data (context windows, output limits, prices) comes from the providers' public model and pricing pages
 (docs.anthropic.com "Models overview" and "Pricing", platform.openai.com "Models" and "Pricing"), as of late
@@ -156,3 +156,34 @@ def clamp_thinking_level(model: Model | dict[str, Any], level: str) -> str:
 def default_thinking_level(model: Model | dict[str, Any]) -> str:
     """`"medium"` for a reasoning model (clamped to what it supports), `"off"` otherwise."""
     return clamp_thinking_level(model, "medium") if model.get("reasoning") else "off"
+
+
+def default_context_window(model: Model | dict[str, Any]) -> int:
+    """The token budget `model` starts with: its `defaultContextWindow`, else its `contextWindow` (seed 003)."""
+    value = model.get("defaultContextWindow")
+    if _positive(value):
+        return int(value)
+    return int(model["contextWindow"])
+
+
+def context_windows_for(model: Model | dict[str, Any]) -> list[int]:
+    """Token budgets `model` can run with, ascending: its `contextWindowOptions` plus its default.
+
+    A model without options has exactly one budget, so selection is not offered for it (seed 003,
+    `get_available_context_windows.supportsSelection`).
+    """
+    options = model.get("contextWindowOptions")
+    values = {int(v) for v in options if _positive(v)} if isinstance(options, list) else set()
+    values.add(default_context_window(model))
+    return sorted(values)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+CONTEXT_WINDOW_HEADERS: dict[tuple[str, int], dict[str, str]] = {
+    ("anthropic", 1_000_000): {"anthropic-beta": "context-1m-2025-08-07"},
+}
+"""(provider, selected context window) -> request headers that unlock that budget. Anthropic serves 1M tokens
+to the Sonnet 4 family only with this beta flag (docs.anthropic.com, "Context windows")."""

@@ -17,7 +17,8 @@ Keyless local servers: a `models.json` provider that is not a known hosted provi
 authenticated, and `get_api_key` returns None for them unless a key is configured somewhere, so provider
 modules send no credential at all rather than a made-up one.
 
-Nothing here touches the network; a `!command` runs only when its key is actually requested.
+`logout(provider)` deletes only the `auth.json` credential; `auth_status(provider)` then says which source, if
+any, still provides a key. Nothing here touches the network; a `!command` runs only when its key is requested.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ import copy
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..ai.catalogue import (
     BUILTIN_MODELS,
+    CONTEXT_WINDOW_HEADERS,
     PROVIDER_ENDPOINTS,
     PROVIDER_ENV_KEYS,
     clamp_thinking_level,
@@ -50,6 +52,8 @@ _PASSTHROUGH = ("thinkingLevelMap", "thinkingLevels", "inputLimits", "promptCach
                 "samplingParamsByThinkingLevel", "defaultContextWindow", "contextWindowOptions")
 
 KeyResult = tuple[str | None, str | None]
+Scope = Sequence[tuple[Model, str | None]]
+"""Scoped models (`--models`, settings `enabledModels`) as `(model, pinned thinking level or None)` pairs."""
 
 
 def _nonempty_str(v: Any) -> bool:
@@ -321,12 +325,15 @@ class ModelRegistry:
         """`models.json` headers for `model` (provider's, then the model's), values resolved like `apiKey`.
 
         They are kept out of the model dict so secrets never reach `get_state` or session files; pass the
-        result as `StreamOptions.headers`. A value that cannot be resolved is left out.
+        result as `StreamOptions.headers`. A value that cannot be resolved is left out. A selected context
+        window that needs a flag (`CONTEXT_WINDOW_HEADERS`) adds it; a configured `anthropic-beta` list is
+        extended, not replaced.
         """
         raw = {**self._headers.get((model["provider"], None), {}),
                **self._headers.get((model["provider"], model["id"]), {})}
         resolved = {name: explain_key_value(value)[0] for name, value in raw.items()}
-        return {name: value for name, value in resolved.items() if value is not None}
+        headers = {name: value for name, value in resolved.items() if value is not None}
+        return _with_context_window_headers(headers, model)
 
     def auth_error_message(self, model: Model) -> str:
         """Why `model` cannot run and how to fix it, naming the env var and the files to edit."""
@@ -341,6 +348,39 @@ class ModelRegistry:
     def available_models(self) -> list[Model]:
         """Models with a configured credential, in catalogue order."""
         return [m for m in self._models if self.has_auth(m)]
+
+    def auth_status(self, provider: str) -> dict[str, Any]:
+        """Where `provider`'s key would come from now (seed 003, `logout_provider.authStatus`).
+
+        `{"configured": False}`, or `{"configured": True, "source": s, "label": l}` with the first source in
+        `get_api_key` order: `"runtime"` (`--api-key`), `"auth.json"` (label: its path), `"environment"`
+        (label: the variable), `"models.json"` (label: its path; also for keyless local servers).
+        """
+        env_name = PROVIDER_ENV_KEYS.get(provider)
+        sources = (
+            ("runtime", "--api-key", lambda: self._cli_key_applies(provider)),
+            ("auth.json", str(self.auth_path), lambda: self.auth.has_api_key(provider)),
+            ("environment", env_name, lambda: bool(env_name and os.environ.get(env_name))),
+            ("models.json", str(self.models_path), lambda: self._models_json_auth(provider)),
+        )
+        for source, label, configured in sources:
+            if configured():
+                return {"configured": True, "source": source, "label": label}
+        return {"configured": False}
+
+    def _models_json_auth(self, provider: str) -> bool:
+        keyless = any((m.get("compat") or {}).get("apiKeyRequired") is False for m in self._of_provider(provider))
+        return keyless or key_value_configured(self._provider_keys.get(provider))
+
+    def logout(self, provider: str) -> bool:
+        """Delete `provider`'s `auth.json` credential and reload the catalogue; False when none was stored.
+
+        Environment variables and `models.json` keys are left alone. Raises `AuthFileError` for an `auth.json`
+        it cannot parse (it is not overwritten) and `OSError` when it cannot be written.
+        """
+        removed = self.auth.remove(provider)
+        self.reload()
+        return removed
 
     # -- selection ---------------------------------------------------------------------------------------
 
@@ -422,12 +462,14 @@ class ModelRegistry:
         return ranked[0]
 
     def initial_model(self, *, provider: str | None = None, model_pattern: str | None = None,
-                      settings: Any = None, thinking: str | None = None
+                      settings: Any = None, thinking: str | None = None, scope: Scope | None = None
                       ) -> tuple[Model | None, str, list[str]]:
         """The start-up model, its thinking level, and warnings for the user.
 
         Order: `--model` (with `--provider`), `--provider` alone (its settings default or first model with a
-        credential), settings `defaultProvider`/`defaultModel`, then the first model with a credential.
+        credential), a non-empty `scope` (the settings default when it is in scope, else the first scoped
+        model, with its pinned level), settings `defaultProvider`/`defaultModel`, then the first model with a
+        credential.
         A `--model` that does not resolve gives `(None, "off", [error])` with no fallback: the caller should
         treat it as fatal. Thinking: `thinking` (`--thinking`), the pattern's suffix, settings
         `modelThinkingLevels` / `defaultThinkingLevel`, else `"medium"` for reasoning models and `"off"`
@@ -444,6 +486,8 @@ class ModelRegistry:
             model = self._provider_default(provider, settings, warnings)
             if model is None:
                 return None, "off", warnings
+        elif scope:
+            model, level = self._scoped_default(scope, settings)
         else:
             model, level = self._settings_default(settings, warnings)
             model = model or next(iter(self.available_models()), None)
@@ -463,6 +507,13 @@ class ModelRegistry:
             if chosen:
                 return chosen
         return next((m for m in models if self.has_auth(m)), models[0])
+
+    def _scoped_default(self, scope: Scope, settings: Any) -> tuple[Model, str | None]:
+        default, _ = self._settings_default(settings, [])
+        for model, level in scope:
+            if default is not None and (model["provider"], model["id"]) == (default["provider"], default["id"]):
+                return model, level
+        return scope[0][0], scope[0][1]
 
     def _settings_default(self, settings: Any, warnings: list[str]) -> tuple[Model | None, str | None]:
         if settings is None or not settings.default_model:
@@ -516,3 +567,15 @@ def _build_model(provider: str, api: str, base_url: str, pentry: dict[str, Any],
         if key in entry:
             model[key] = copy.deepcopy(entry[key])
     return model  # type: ignore[return-value]
+
+
+def _with_context_window_headers(headers: dict[str, str], model: Model) -> dict[str, str]:
+    extra = CONTEXT_WINDOW_HEADERS.get((model["provider"], int(model.get("contextWindow") or 0)), {})
+    merged = dict(headers)
+    for name, value in extra.items():
+        current = next((k for k in merged if k.lower() == name.lower()), None)
+        if current is None:
+            merged[name] = value
+        elif value not in [v.strip() for v in merged[current].split(",")]:
+            merged[current] = f"{merged[current]},{value}"
+    return merged

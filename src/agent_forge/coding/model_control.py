@@ -1,0 +1,380 @@
+"""Model, thinking-level and context-window changes of one session: switching, cycling, scoping and logout.
+
+`ModelControl` is the collaborator behind `AgentSession.model_control`; the RPC commands `set_model`,
+`cycle_model`, `get_available_models`, `logout_provider`, `*_thinking_level*` and `*_context_window*` call it.
+Every change is recorded in the session file (`model_change`, `thinking_level_change`, `context_window_change`
+entries) and none is written to `settings.json` (SPEC-NOTES: RPC setting commands change the running session).
+
+Context windows (seed 003): the active model dict is a copy of the catalogue model whose `contextWindow` is the
+selected budget. A model becoming active gets, in order, the budget last selected for it on the session's
+branch, settings `defaultContextWindows["provider/id"]`, or its default (`ai.catalogue.default_context_window`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from ..ai.catalogue import (
+    clamp_thinking_level,
+    context_windows_for,
+    default_context_window,
+    thinking_levels_for,
+)
+from ..ai.types import THINKING_LEVELS, Model
+from .agent_session import CommandError
+
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
+    from .model_registry import ModelRegistry
+
+_COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
+_SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
+_GLOB_CHARS = ("*", "?", "[")
+
+
+class ScopedModel(NamedTuple):
+    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned."""
+
+    model: Model
+    thinking_level: str | None = None
+
+
+class ModelControl:
+    """Model, thinking level and context window of one `AgentSession` (see the module docstring).
+
+    Methods raise `CommandError` with a message meant for the client; nothing changes when they do.
+    """
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self.scope: list[ScopedModel] = []
+        """Models `cycle_model` walks through when non-empty (`--models`, else settings `enabledModels`)."""
+
+    @property
+    def _registry(self) -> ModelRegistry:
+        return self._session.registry
+
+    @property
+    def _model(self) -> Model | None:
+        return self._session.agent.model
+
+    # -- start-up ------------------------------------------------------------------------------------
+
+    def configure_scope(self, patterns: str | list[str] | None) -> None:
+        """Resolve `--models` patterns (a comma-separated string or a list), or else settings `enabledModels`.
+
+        Problems (no match, a pattern offered by several providers) go to `session.warnings`.
+        """
+        source = "--models"
+        if patterns is None:
+            patterns, source = self._session.settings.get("enabledModels"), "enabledModels"
+        if patterns is None:
+            return
+        items = split_patterns(patterns)
+        if items is None:
+            self._session.warnings.append(f"{source} must be a list of model patterns; ignored")
+            return
+        self.scope, warnings = resolve_scope(self._registry, items, source)
+        self._session.warnings.extend(warnings)
+
+    def start(self, context_window: str | int | float | None = None) -> None:
+        """Give the start-up model its context window, then apply `--context-window` if given.
+
+        Raises `CommandError` for a window the model does not support or when there is no model.
+        """
+        model = self._model
+        if model is not None:
+            self.activate(model)
+        if context_window is not None:
+            self.set_context_window(context_window)
+
+    # -- models --------------------------------------------------------------------------------------
+
+    def available_models(self) -> list[Model]:
+        """Models with usable credentials, in catalogue order (`get_available_models`)."""
+        return self._registry.available_models()
+
+    def set_model(self, provider: str, model_id: str) -> Model:
+        """Switch to `provider/model_id`: a `model_change` entry, the thinking level clamped to the model.
+
+        Returns the active model dict. Raises `CommandError` (`Model not found: <provider>/<id>`, or the
+        registry's missing-key message for a model without credentials).
+        """
+        model = self._registry.find(provider, model_id)
+        if model is None:
+            raise CommandError(f"Model not found: {provider}/{model_id}")
+        if not self._registry.has_auth(model):
+            raise CommandError(self._registry.auth_error_message(model))
+        return self._switch(model, None)
+
+    def cycle_model(self) -> dict[str, Any] | None:
+        """Switch to the model after the current one in the scope (or among available models), wrapping.
+
+        Returns `{model, thinkingLevel, isScoped}`, or None when there is at most one model to cycle through.
+        The scope's pinned level applies; otherwise the current level, clamped to the new model.
+        """
+        candidates = self._live_scope() if self.scope else [ScopedModel(m) for m in self.available_models()]
+        if len(candidates) <= 1:
+            return None
+        chosen = candidates[(self._position(candidates) + 1) % len(candidates)]
+        model = self._switch(chosen.model, chosen.thinking_level)
+        return {"model": model, "thinkingLevel": self._session.agent.thinking_level, "isScoped": bool(self.scope)}
+
+    def _live_scope(self) -> list[ScopedModel]:
+        """The scope as the registry sees it now: fresh model dicts, logged-out providers left out."""
+        live = []
+        for scoped in self.scope:
+            model = self._registry.find(scoped.model["provider"], scoped.model["id"])
+            if model is not None and self._registry.has_auth(model):
+                live.append(ScopedModel(model, scoped.thinking_level))
+        return live
+
+    def _position(self, candidates: list[ScopedModel]) -> int:
+        current = self._model
+        keys = [(c.model["provider"], c.model["id"]) for c in candidates]
+        key = (current["provider"], current["id"]) if current else None
+        return keys.index(key) if key in keys else -1
+
+    def _switch(self, model: Model, level: str | None) -> Model:
+        active = self.activate(model)
+        self._session.store.append_model_change(model["provider"], model["id"])
+        self._record_level(clamp_thinking_level(active, level or self._session.agent.thinking_level))
+        return active
+
+    def activate(self, model: Model) -> Model:
+        """Make `model` the agent's model with the context window this session selects for it; returns the
+        active copy (the registry's dict is never changed). Records nothing."""
+        active = with_context_window(model, self._initial_window(model))
+        self._session.agent.model = active
+        return active
+
+    def logout_provider(self, provider: str) -> dict[str, Any]:
+        """Remove `provider`'s `auth.json` credential and refresh the catalogue (seed 003 `logout_provider`).
+
+        Returns `{provider, authStatus, models, scopedModels?}`: `authStatus` as `ModelRegistry.auth_status`,
+        `models` the available models afterwards, `scopedModels` (only when a scope is configured) the scoped
+        models still available. Idempotent for a known provider; raises `CommandError` for an unknown one or
+        an `auth.json` that cannot be read or written.
+        """
+        from .auth import AuthFileError
+
+        registry = self._registry
+        if provider not in registry.providers() and provider not in registry.auth.providers():
+            raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
+        try:
+            registry.logout(provider)
+        except (AuthFileError, OSError) as exc:
+            raise CommandError(f"Cannot log out of {provider}: {exc}") from exc
+        result: dict[str, Any] = {"provider": provider, "authStatus": registry.auth_status(provider),
+                                  "models": registry.available_models()}
+        if self.scope:
+            result["scopedModels"] = [scoped.model for scoped in self._live_scope()]
+        return result
+
+    # -- thinking levels -----------------------------------------------------------------------------
+
+    def available_thinking_levels(self) -> list[str]:
+        """Levels the current model supports, in cycle order; `["off"]` without a reasoning model."""
+        model = self._model
+        return thinking_levels_for(model) if model else ["off"]
+
+    def set_thinking_level(self, level: str) -> None:
+        """Set the level (a `thinking_level_change` entry when it changes).
+
+        Raises `CommandError` for a level that is not one of `THINKING_LEVELS` or that the current model does
+        not support (`xhigh`/`max` exist only where the model's capabilities map them): never a silent change.
+        """
+        if level not in THINKING_LEVELS:
+            raise CommandError(f"Invalid thinking level: {level}. Valid levels: {', '.join(THINKING_LEVELS)}")
+        levels = self.available_thinking_levels()
+        if level not in levels:
+            raise CommandError(f'Thinking level "{level}" is not supported by {self._model_name()}. '
+                               f"Supported levels: {', '.join(levels)}")
+        self._record_level(level)
+
+    def cycle_thinking_level(self) -> dict[str, str] | None:
+        """Move to the next supported level, wrapping: `{level}`, or None when the model cannot think."""
+        levels = self.available_thinking_levels()
+        if len(levels) <= 1:
+            return None
+        current = self._session.agent.thinking_level
+        index = levels.index(current) if current in levels else -1
+        self._record_level(levels[(index + 1) % len(levels)])
+        return {"level": self._session.agent.thinking_level}
+
+    def _record_level(self, level: str) -> None:
+        agent = self._session.agent
+        if level != agent.thinking_level:
+            agent.thinking_level = level
+            self._session.store.append_thinking_level_change(level)
+
+    # -- context windows -----------------------------------------------------------------------------
+
+    def available_context_windows(self) -> dict[str, Any]:
+        """`{contextWindows (ascending), currentContextWindow?, supportsSelection}` for the current model;
+        `currentContextWindow` is left out when no model is selected (seed 003)."""
+        model = self._model
+        if model is None:
+            return {"contextWindows": [], "supportsSelection": False}
+        windows = context_windows_for(model)
+        return {"contextWindows": windows, "currentContextWindow": int(model["contextWindow"]),
+                "supportsSelection": len(windows) > 1}
+
+    def set_context_window(self, value: str | int | float) -> None:
+        """Select a budget for the current model: a token count or a compact size (`"400k"`, `"1m"`).
+
+        When it changes: a `context_window_change` entry `{provider, modelId, contextWindow}` and a
+        `context_window_changed` event `{contextWindow, previousContextWindow, provider, modelId}`. Never
+        writes settings. Raises `CommandError` for a malformed value, a budget the model does not offer
+        (`Context window 2m is not supported by p/id. Supported values: 400k, 1m.`) or no model.
+        """
+        model = self._model
+        if model is None:
+            raise CommandError("No model is selected: a context window needs a model")
+        tokens = parse_context_window(value)
+        windows = context_windows_for(model)
+        if tokens not in windows:
+            raise CommandError(f"Context window {format_context_window(tokens)} is not supported by "
+                               f"{self._model_name()}. Supported values: "
+                               f"{', '.join(format_context_window(w) for w in windows)}.")
+        previous = int(model["contextWindow"])
+        if tokens == previous:
+            return
+        self._session.agent.model = with_context_window(model, tokens)
+        where = {"provider": model["provider"], "modelId": model["id"]}
+        self._session.store.append_entry("context_window_change", **where, contextWindow=tokens)
+        self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
+                             "previousContextWindow": previous, **where})
+
+    def _initial_window(self, model: Model) -> int:
+        windows = context_windows_for(model)
+        for candidate in (self._recorded_window(model), self._settings_window(model)):
+            if candidate in windows:
+                return candidate
+        return default_context_window(model)
+
+    def _recorded_window(self, model: Model) -> int | None:
+        """The budget last selected for `model` on the session's active branch."""
+        for entry in reversed(self._session.store.branch()):
+            if (entry["type"] == "context_window_change" and entry.get("provider") == model["provider"]
+                    and entry.get("modelId") == model["id"]):
+                value = entry.get("contextWindow")
+                return value if isinstance(value, int) else None
+        return None
+
+    def _settings_window(self, model: Model) -> int | None:
+        defaults = self._session.settings.get("defaultContextWindows")
+        value = defaults.get(f"{model['provider']}/{model['id']}") if isinstance(defaults, dict) else None
+        try:
+            return parse_context_window(value) if value is not None else None
+        except CommandError:
+            return None  # a bad settings value falls back to the model default
+
+    def _model_name(self) -> str:
+        model = self._model
+        return f"{model['provider']}/{model['id']}" if model else "the session (no model is selected)"
+
+
+def with_context_window(model: Model, tokens: int) -> Model:
+    """A copy of `model` whose `contextWindow` is `tokens`; a selectable model keeps its default in
+    `defaultContextWindow` so the choice can be undone."""
+    active: dict[str, Any] = dict(model)
+    if active.get("contextWindowOptions") and "defaultContextWindow" not in active:
+        active["defaultContextWindow"] = int(model["contextWindow"])
+    active["contextWindow"] = tokens
+    return active  # type: ignore[return-value]
+
+
+def parse_context_window(value: Any) -> int:
+    """Token count from a number or a compact size (`"400k"` = 400000, `"1m"` = 1000000, `"1.5m"`, `"200000"`;
+    case-insensitive). Raises `CommandError` for anything else, including zero, negatives and fractions."""
+    tokens: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        tokens = float(value)
+    elif isinstance(value, str):
+        match = _COMPACT_SIZE.fullmatch(value.strip())
+        if match:
+            tokens = float(match[1]) * _SCALE[match[2].lower()]
+    if tokens is None or not math.isfinite(tokens) or tokens <= 0 or tokens != int(tokens):
+        shown = value if isinstance(value, str) else repr(value)
+        raise CommandError(f"Invalid context window: {shown}. Use a token count (400000) or a compact size "
+                           "such as 400k or 1m.")
+    return int(tokens)
+
+
+def format_context_window(tokens: int) -> str:
+    """`1000000` -> `"1m"`, `400000` -> `"400k"`, other counts as plain digits."""
+    if tokens % 1_000_000 == 0:
+        return f"{tokens // 1_000_000}m"
+    if tokens % 1_000 == 0:
+        return f"{tokens // 1_000}k"
+    return str(tokens)
+
+
+# -- scope -------------------------------------------------------------------------------------------
+
+
+def split_patterns(patterns: Any) -> list[str] | None:
+    """`"a, b:high"` or `["a", "b:high"]` -> `["a", "b:high"]` (blanks dropped); None when malformed."""
+    if isinstance(patterns, str):
+        patterns = patterns.split(",")
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        return None
+    return [p.strip() for p in patterns if p.strip()]
+
+
+def resolve_scope(registry: ModelRegistry, patterns: list[str], source: str = "--models"
+                  ) -> tuple[list[ScopedModel], list[str]]:
+    """The models `patterns` select among the available ones (those with credentials), and warnings.
+
+    A pattern is a case-insensitive glob on `provider/id` or `id` (`anthropic/*`, `*sonnet*`), else an exact
+    id or `provider/id`, else a fuzzy match as for `--model`; each may end in `:<thinking level>`. An exact id
+    offered by several providers adds each of them (with a warning). The first pattern to select a model
+    decides its pinned level; order follows the patterns, then the catalogue.
+    """
+    scope: dict[tuple[str, str], ScopedModel] = {}
+    warnings: list[str] = []
+    available = registry.available_models()
+    for raw in patterns:
+        pattern, level = _split_level(raw)
+        matches = _matches(registry, available, pattern, warnings)
+        if not matches:
+            warnings.append(f'{source}: no available model matches "{raw}"')
+        for model in matches:
+            scope.setdefault((model["provider"], model["id"]), ScopedModel(model, level))
+    return list(scope.values()), warnings
+
+
+def _split_level(pattern: str) -> tuple[str, str | None]:
+    head, sep, tail = pattern.rpartition(":")
+    if sep and head and tail.lower() in THINKING_LEVELS:
+        return head, tail.lower()
+    return pattern, None
+
+
+def _matches(registry: ModelRegistry, available: list[Model], pattern: str, warnings: list[str]) -> list[Model]:
+    if any(c in pattern for c in _GLOB_CHARS):
+        return _glob(available, pattern)
+    return _named(registry, available, pattern, warnings)
+
+
+def _glob(available: list[Model], pattern: str) -> list[Model]:
+    needle = pattern.lower()
+    return [m for m in available if fnmatch.fnmatchcase(f"{m['provider']}/{m['id']}".lower(), needle)
+            or fnmatch.fnmatchcase(m["id"].lower(), needle)]
+
+
+def _named(registry: ModelRegistry, available: list[Model], pattern: str, warnings: list[str]) -> list[Model]:
+    needle = pattern.lower()
+    exact = [m for m in available if f"{m['provider']}/{m['id']}".lower() == needle]
+    exact = exact or [m for m in available if m["id"].lower() == needle]
+    if len(exact) > 1:
+        providers = ", ".join(m["provider"] for m in exact)
+        warnings.append(f'Model "{pattern}" is offered by several providers ({providers}); each is in the scope')
+    if exact:
+        return exact
+    model, _, _ = registry.resolve_model_pattern(pattern)
+    return [model] if model is not None and registry.has_auth(model) else []
