@@ -1,11 +1,18 @@
-"""Print mode (`-p`) and JSON event mode (`--mode json`): run one prompt and exit.
+"""Print mode (`-p`) and JSON event mode (`--mode json`): run the prompts given on the command line, then exit.
 
-The prompt is the message arguments joined by spaces, `@path` arguments replaced by the file's content, and
-piped stdin prepended. Exit code 1 when the run ends in an error or abort.
+Prompts (as the reference CLI, `cli.md`): each message argument is one prompt, run one after another. The first
+prompt also carries piped stdin (prepended) and every `@path` argument: a text file as a
+`<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) as an attachment.
+
+Output: print mode writes the final answer's text to stdout; JSON mode writes the session header and then every
+event as one JSON line (the event shapes of RPC mode, `docs/rpc.md`). Diagnostics go to stderr. Exit code 0
+when every run ended normally, 1 when there is no prompt, a file cannot be read, no model or key is
+configured, or a run ends in an error or abort (later prompts are then not sent).
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,55 +20,123 @@ from typing import Any
 from ..coding.agent_session import AgentSession, CommandError
 from .rpc.framing import encode
 
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}
 
-def build_prompt(arguments: list[str], cwd: str, stdin_text: str | None) -> str:
-    """Join message arguments; `@file` arguments become `<file name="...">content</file>` blocks."""
-    parts = [stdin_text.rstrip("\n")] if stdin_text else []
-    for argument in arguments:
-        if argument.startswith("@") and len(argument) > 1:
-            path = Path(cwd, argument[1:]).expanduser()
-            try:
-                parts.append(f'<file name="{path}">\n{path.read_text(errors="replace")}\n</file>')
-            except OSError as exc:
-                raise CommandError(f"Cannot read {argument[1:]}: {exc.strerror}") from None
-        else:
-            parts.append(argument)
-    return "\n".join(p for p in parts if p)
+Prompt = tuple[str, list[dict[str, Any]]]
+"""(text, image blocks) of one prompt."""
+
+
+def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None) -> list[Prompt]:
+    """The prompts of a command line (see the module docstring). Raises `CommandError` when an `@path`
+    cannot be read or nothing at all was given."""
+    files = [a[1:] for a in arguments if a.startswith("@") and len(a) > 1]
+    messages = [a for a in arguments if not (a.startswith("@") and len(a) > 1)]
+    parts = [stdin_text.rstrip("\n")] if stdin_text and stdin_text.strip() else []
+    images: list[dict[str, Any]] = []
+    for name in files:
+        _attach(Path(cwd, name).expanduser(), name, parts, images)
+    first = "\n".join([*parts, *messages[:1]])
+    if not first.strip() and not images and not messages[1:]:
+        raise CommandError("No prompt given: pass a message, an @file, or pipe text on stdin.")
+    return [(first, images), *[(message, []) for message in messages[1:]]]
+
+
+def _attach(path: Path, name: str, parts: list[str], images: list[dict[str, Any]]) -> None:
+    """Add a file to the first prompt: text as a block in `parts`, an image as a block in `images`."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CommandError(f"Cannot read {name}: {exc.strerror or exc}") from None
+    mime = IMAGE_TYPES.get(path.suffix.lower())
+    if mime is not None:
+        images.append({"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime})
+    else:
+        parts.append(f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>')
 
 
 def _read_stdin() -> str | None:
+    """Piped stdin as text; None for a terminal (nothing is piped) or a closed stdin."""
     if sys.stdin is None or sys.stdin.isatty():
         return None
     return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
+    """Run the command line's prompts on `session` and report as described in the module docstring."""
+    for warning in session.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
     try:
-        text = build_prompt(arguments, session.cwd, _read_stdin())
-        if not text.strip():
-            raise CommandError("No prompt given: pass a message or pipe text on stdin.")
-        if json_events:
-            session.subscribe(lambda event: _write_json(event))
-        session.prompt(text)
+        prompts = build_prompts(arguments, session.cwd, _read_stdin())
     except CommandError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc))
+    if json_events:
+        session.subscribe(_JsonWriter(session.store.header))
+    code = await _run_prompts(session, prompts)
     await session.close()
-    return _finish(session, json_events)
+    if code == 0 and not json_events:
+        _write(f"{session.last_assistant_text() or ''}\n".encode())
+    return code
 
 
-def _write_json(event: dict[str, Any]) -> None:
-    sys.stdout.buffer.write(encode(event))
-    sys.stdout.buffer.flush()
+async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> int:
+    for text, images in prompts:
+        try:
+            session.prompt(text, images or None)
+        except CommandError as exc:
+            return _fail(str(exc))
+        await session.wait_for_idle()
+        problem = _run_problem(session)
+        if problem is not None:
+            return _fail(problem)
+    return 0
 
 
-def _finish(session: AgentSession, json_events: bool) -> int:
+def _run_problem(session: AgentSession) -> str | None:
+    """Why the last run did not end with an answer, or None when it did."""
     last = next((m for m in reversed(session.messages) if m.get("role") == "assistant"), None)
     if last is None:
-        return 1
-    if last.get("stopReason") in ("error", "aborted"):
-        print(f"agent-forge: {last.get('errorMessage') or last['stopReason']}", file=sys.stderr)
-        return 1
-    if not json_events:
-        print(session.last_assistant_text() or "")
-    return 0
+        return "The run ended without an answer."
+    if last.get("stopReason") == "aborted":
+        return last.get("errorMessage") or "The run was aborted."
+    if last.get("stopReason") == "error":
+        return last.get("errorMessage") or "The run ended with an error."
+    return None
+
+
+class _JsonWriter:
+    """Session listener for JSON mode: the session header before the first event, then each event."""
+
+    def __init__(self, header: dict[str, Any]):
+        self._header: dict[str, Any] | None = header
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self._header is not None:
+            header, self._header = self._header, None
+            _write(encode(header))
+        _write(encode(event))
+
+
+def _write(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        _discard_stdout()
+    except ValueError:
+        pass  # stdout was closed in-process
+
+
+def _discard_stdout() -> None:
+    """The reader went away (`| head -1`): the run still finishes and the session is saved. Point stdout at
+    the null device so later writes, and the flush at exit, do not fail again (exit code 120)."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _fail(message: str) -> int:
+    print(f"agent-forge: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,167 @@
+"""Session statistics for `get_session_stats`: message counts, token and cost totals, context-window usage.
+
+Scope (seed 000, "get_session_stats"; seed 003 says "current session state", 000 wins):
+- message counts describe the conversation the model sees now (the agent's messages, as `get_state`'s
+  `messageCount`);
+- `tokens` and `cost` are what the whole session file spent: every entry of the file, abandoned branches
+  included (you paid for them), summing assistant messages, tool-reported `usage` on `toolResult` messages,
+  `compaction` and `branch_summary` summaries, and `usage` entries (session-format.md, "UsageEntry");
+- `contextUsage` estimates the current context: the last assistant response's reported usage plus a chars/4
+  estimate of the messages after it (compaction.md). Right after a compaction no response has measured the
+  new context yet, so `tokens` and `percent` are null until one does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..ai.types import Model
+from .session_entries import AgentMessage, SessionEntry
+
+TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 4800
+"""An image counts as 1,200 tokens: roughly what providers bill for a typical screenshot."""
+
+_USAGE_ENTRY_TYPES = ("compaction", "branch_summary", "usage")
+
+
+def session_stats(*, session_file: str | None, session_id: str, entries: Iterable[SessionEntry],
+                  branch: list[SessionEntry], messages: list[AgentMessage], model: Model | None) -> dict[str, Any]:
+    """The `get_session_stats` data: `{sessionFile, sessionId, userMessages, assistantMessages, toolCalls,
+    toolResults, totalMessages, tokens{input, output, cacheRead, cacheWrite, total}, cost, contextUsage?}`.
+
+    `entries`: every entry of the file; `branch`: the active branch (root → leaf); `messages`: the agent's
+    current messages. `cost` is in dollars. `contextUsage` is left out without a model or context window.
+    """
+    tokens, cost = usage_totals(entries)
+    stats: dict[str, Any] = {"sessionFile": session_file, "sessionId": session_id, **message_counts(messages),
+                             "tokens": tokens, "cost": cost}
+    usage = context_usage(messages, model, measured=_measured_since_compaction(branch))
+    if usage is not None:
+        stats["contextUsage"] = usage
+    return stats
+
+
+def message_counts(messages: list[AgentMessage]) -> dict[str, int]:
+    """`{userMessages, assistantMessages, toolCalls, toolResults, totalMessages}`; tool calls are the
+    `toolCall` blocks of assistant messages."""
+    roles = [m.get("role") for m in messages]
+    calls = sum(1 for m in messages if m.get("role") == "assistant" for block in _blocks(m)
+                if block.get("type") == "toolCall")
+    return {"userMessages": roles.count("user"), "assistantMessages": roles.count("assistant"),
+            "toolCalls": calls, "toolResults": roles.count("toolResult"), "totalMessages": len(messages)}
+
+
+def usage_totals(entries: Iterable[SessionEntry]) -> tuple[dict[str, int], float]:
+    """Token totals `{input, output, cacheRead, cacheWrite, total}` and the cost in dollars over `entries`."""
+    tokens = dict.fromkeys(TOKEN_KEYS, 0)
+    cost = 0.0
+    for usage in _entry_usages(entries):
+        for key in TOKEN_KEYS:
+            tokens[key] += _int(usage.get(key))
+        breakdown = usage.get("cost")
+        cost += _number(breakdown.get("total")) if isinstance(breakdown, dict) else 0.0
+    return {**tokens, "total": sum(tokens.values())}, cost
+
+
+def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
+    for entry in entries:
+        if entry.get("type") == "message":
+            message = entry.get("message")
+            usage = message.get("usage") if isinstance(message, dict) and message.get("role") in (
+                "assistant", "toolResult") else None
+        else:
+            usage = entry.get("usage") if entry.get("type") in _USAGE_ENTRY_TYPES else None
+        if isinstance(usage, dict):
+            yield usage
+
+
+def context_usage(messages: list[AgentMessage], model: Model | None, *, measured: bool = True
+                  ) -> dict[str, Any] | None:
+    """`{tokens, contextWindow, percent}` for the current context, or None without a model or context window.
+
+    `percent` is `tokens / contextWindow * 100`. `measured=False` (a compaction happened after the last
+    reported usage) gives `tokens: null, percent: null`.
+    """
+    window = (model or {}).get("contextWindow")
+    if not isinstance(window, (int, float)) or isinstance(window, bool) or window <= 0:
+        return None
+    tokens = context_tokens(messages) if measured else None
+    percent = None if tokens is None else tokens / window * 100
+    return {"tokens": tokens, "contextWindow": window, "percent": percent}
+
+
+def context_tokens(messages: list[AgentMessage]) -> int:
+    """Tokens the context holds now: the usage of the last successful assistant response (input, output and
+    cache) plus an estimate of every message after it; an estimate of all messages when none reported usage."""
+    for index in range(len(messages) - 1, -1, -1):
+        reported = _reported_tokens(messages[index])
+        if reported:
+            return reported + sum(estimate_tokens(m) for m in messages[index + 1:])
+    return sum(estimate_tokens(m) for m in messages)
+
+
+def _reported_tokens(message: AgentMessage) -> int:
+    """Context size measured by an assistant response; 0 for other messages and failed or aborted turns,
+    whose usage does not describe a complete request."""
+    if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
+        return 0
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return 0
+    return _int(usage.get("totalTokens")) or sum(_int(usage.get(key)) for key in TOKEN_KEYS)
+
+
+def estimate_tokens(message: AgentMessage) -> int:
+    """chars/4 (rounded up) of what a message puts in the context: text, thinking, tool-call names and
+    arguments, tool output, bash commands and output, summaries; `IMAGE_CHARS` per image."""
+    chars = sum(_block_chars(block) for block in _blocks(message))
+    for key in ("command", "output", "summary"):  # bashExecution and summary messages
+        value = message.get(key)
+        chars += len(value) if isinstance(value, str) else 0
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _blocks(message: AgentMessage) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+
+
+def _block_chars(block: dict[str, Any]) -> int:
+    kind = block.get("type")
+    if kind == "image":
+        return IMAGE_CHARS
+    if kind == "toolCall":
+        arguments = block.get("arguments")
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
+        return len(str(block.get("name", ""))) + len(text)
+    value = block.get("thinking") if kind == "thinking" else block.get("text")
+    return len(value) if isinstance(value, str) else 0
+
+
+def _measured_since_compaction(branch: list[SessionEntry]) -> bool:
+    """False when the branch's latest compaction is newer than its latest successful assistant response."""
+    for entry in reversed(branch):
+        if entry.get("type") == "compaction":
+            return False
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and _reported_tokens(message):
+            return True
+    return True
+
+
+def _number(value: Any) -> float:
+    """A finite JSON number as float, else 0 (session files are user data: hand edits, other writers)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else 0.0
+
+
+def _int(value: Any) -> int:
+    """A positive token count, else 0."""
+    return max(0, int(_number(value)))

@@ -1,0 +1,137 @@
+"""End to end: `agent-forge -p` against the loopback fake LLM server: prompt sources, answer, exit codes,
+session saving."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def run(env, cwd, *args, stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the CLI; `stdin` None means an empty, non-terminal stdin (nothing piped)."""
+    return subprocess.run([sys.executable, "-m", "agent_forge", *args], cwd=cwd, env=env, input=stdin or b"",
+                          capture_output=True, timeout=timeout)
+
+
+def user_texts(request) -> list[str]:
+    users = [m for m in request["body"]["messages"] if m["role"] == "user"]
+    return ["".join(part.get("text", "") for part in u["content"]) if isinstance(u["content"], list)
+            else u["content"] for u in users]
+
+
+def session_files(env) -> list[Path]:
+    return sorted((Path(env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
+
+
+def test_prints_the_final_answer_and_saves_the_session(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Hello from the fake model."}])
+    result = run(agent_env, tmp_path, "-p", "Say hello")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"Hello from the fake model.\n"
+    assert user_texts(fake_llm.requests[0]) == ["Say hello"]
+    [path] = session_files(agent_env)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line.get("message", {}).get("role") for line in lines if line["type"] == "message"] == [
+        "user", "assistant"]
+    assert lines[0]["cwd"] == str(tmp_path)
+
+
+def test_no_session_leaves_no_file(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "ok"}])
+    result = run(agent_env, tmp_path, "--print", "--no-session", "hi")
+    assert result.returncode == 0 and result.stdout == b"ok\n"
+    assert session_files(agent_env) == []
+
+
+def test_name_flag_names_the_saved_session(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "ok"}])
+    assert run(agent_env, tmp_path, "-p", "-n", "nightly review", "hi").returncode == 0
+    [path] = session_files(agent_env)
+    names = [json.loads(line).get("name") for line in path.read_text().splitlines()]
+    assert "nightly review" in names
+
+
+def test_tool_calls_run_and_only_the_final_text_is_printed(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Let me check.", "tool_calls": [{"name": "bash", "arguments": {
+                              "command": "echo made > out.txt"}}]},
+                         {"text": "Created out.txt."}])
+    result = run(agent_env, tmp_path, "-p", "make a file")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"Created out.txt.\n"
+    assert (tmp_path / "out.txt").read_text() == "made\n"
+
+
+def test_stdin_and_files_join_the_first_prompt(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "reviewed"}])
+    (tmp_path / "notes.md").write_text("line one\nline two\n")
+    (tmp_path / "dot.png").write_bytes(PNG)
+    result = run(agent_env, tmp_path, "-p", "@notes.md", "review this", "@dot.png", stdin=b"diff --git a b\n")
+    assert result.returncode == 0, result.stderr
+    [message] = [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] == "user"]
+    text = "".join(part.get("text", "") for part in message["content"] if part["type"] == "text")
+    assert text.startswith("diff --git a b\n<file name=")
+    assert "notes.md\">\nline one\nline two\n\n</file>\nreview this" in text
+    images = [part for part in message["content"] if part["type"] == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(
+        PNG).decode()
+
+
+def test_only_piped_stdin_is_a_prompt(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "got it"}])
+    result = run(agent_env, tmp_path, "-p", stdin="explain ünïcode\n".encode())
+    assert result.returncode == 0 and result.stdout == b"got it\n"
+    assert user_texts(fake_llm.requests[0]) == ["explain ünïcode"]
+
+
+def test_each_message_argument_is_its_own_prompt(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}])
+    result = run(agent_env, tmp_path, "-p", "first question", "second question")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"second answer\n"
+    assert user_texts(fake_llm.requests[1]) == ["first question", "second question"]
+
+
+def test_no_prompt_is_an_error(agent_env, fake_llm, tmp_path):
+    result = run(agent_env, tmp_path, "-p", stdin=b"  \n")
+    assert result.returncode == 1 and b"No prompt given" in result.stderr
+    assert result.stdout == b"" and fake_llm.requests == []
+
+
+def test_unreadable_file_is_an_error_before_any_request(agent_env, fake_llm, tmp_path):
+    result = run(agent_env, tmp_path, "-p", "@missing.txt", "read it")
+    assert result.returncode == 1 and b"missing.txt" in result.stderr
+    assert fake_llm.requests == [] and session_files(agent_env) == []
+
+
+def test_provider_error_exits_1_with_the_message(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"status": 400, "body": {"error": {"message": "prompt is too long"}}}])
+    result = run(agent_env, tmp_path, "-p", "hi", "never sent")
+    assert result.returncode == 1 and result.stdout == b""
+    assert b"prompt is too long" in result.stderr
+    assert len(fake_llm.requests) == 1  # the second prompt is not sent after a failed run
+
+
+def test_no_model_or_key_exits_1_naming_the_env_var(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(AGENT_FORGE_DIR=str(tmp_path / "agent"), HOME=str(tmp_path))
+    result = run(env, tmp_path, "-p", "hi")
+    assert result.returncode == 1 and b"ANTHROPIC_API_KEY" in result.stderr and result.stdout == b""
+
+
+def test_unknown_model_is_a_startup_error(agent_env, fake_llm, tmp_path):
+    result = run(agent_env, tmp_path, "-p", "--model", "no-such-model-anywhere", "hi")
+    assert result.returncode == 1 and b"no-such-model-anywhere" in result.stderr
+    assert fake_llm.requests == []
+
+
+def test_double_dash_lets_a_prompt_start_with_a_dash(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "ok"}])
+    result = run(agent_env, tmp_path, "-p", "--", "-v means verbose?")
+    assert result.returncode == 0, result.stderr
+    assert user_texts(fake_llm.requests[0]) == ["-v means verbose?"]

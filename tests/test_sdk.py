@@ -1,0 +1,184 @@
+"""The SDK: the runnable example, and `create_agent_session` driven in-process with the scripted faux model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agent_forge
+from agent_forge.ai.providers import faux
+from agent_forge.sdk import (
+    AgentSession,
+    CommandError,
+    FauxResponse,
+    create_agent_session,
+    faux_model,
+    faux_requests,
+    set_faux_responses,
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sdk_basic.py"
+
+
+def test_example_runs_offline_and_prints_the_answer(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not (k.endswith("_API_KEY") or k.startswith("AGENT_FORGE_"))}
+    env.update(HOME=str(tmp_path), AGENT_FORGE_DIR=str(tmp_path / "agent"))
+    result = subprocess.run([sys.executable, str(EXAMPLE)], cwd=tmp_path, env=env, capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == [
+        "Let me read your notes.",
+        "[tool read {'path': 'notes.txt'}]",
+        "[tool read done]",
+        "Your notes say: buy milk, call Ada.",
+        "answer: Your notes say: buy milk, call Ada.",
+        "messages: 4, tool calls: 1, tokens: 327",
+    ]
+    assert result.stderr == b""
+    assert not (tmp_path / "agent").exists()  # no_session: nothing written, settings only read
+
+
+@pytest.fixture
+def key(request) -> str:
+    """A faux script key of this test's own (the faux queues are process-wide)."""
+    return request.node.name
+
+
+def make_session(tmp_path: Path, key: str, **options) -> AgentSession:
+    options.setdefault("session_dir", str(tmp_path / "sessions"))
+    return create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
+                                **options)
+
+
+def first_event(session: AgentSession, event_type: str) -> asyncio.Future:
+    future = asyncio.get_running_loop().create_future()
+
+    def listener(event):
+        if event["type"] == event_type and not future.done():
+            future.set_result(event)
+
+    session.subscribe(listener)
+    return future
+
+
+def user_texts(messages) -> list[str]:
+    return [m["content"][0]["text"] for m in messages if m["role"] == "user"]
+
+
+async def test_prompt_streams_events_and_saves_the_session(tmp_path, key):
+    set_faux_responses([FauxResponse(text="Hi there.", input_tokens=40, output_tokens=3)], key=key)
+    session = make_session(tmp_path, key, name="sdk run")
+    events: list[dict] = []
+    unsubscribe = session.subscribe(events.append)
+    await session.prompt_and_wait("hello")
+    unsubscribe()
+    await session.close()
+    types = [e["type"] for e in events]
+    assert types[:2] == ["agent_start", "turn_start"] and types[-2:] == ["agent_end", "agent_settled"]
+    assert session.last_assistant_text() == "Hi there."
+    state = session.get_state()
+    assert state["sessionName"] == "sdk run" and state["model"]["api"] == "faux" and state["messageCount"] == 2
+    assert session.get_session_stats()["tokens"]["total"] == 43
+    lines = [json.loads(line) for line in Path(state["sessionFile"]).read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["session", "model_change", "thinking_level_change",
+                                                "session_info", "message", "message"]
+    assert user_texts(faux_requests(key)[0].context["messages"]) == ["hello"]
+
+
+async def test_unsubscribed_listeners_hear_nothing_and_a_failing_one_breaks_nothing(tmp_path, key, capfd):
+    set_faux_responses([FauxResponse(text="one"), FauxResponse(text="two")], key=key)
+    session = make_session(tmp_path, key, no_session=True)
+    heard: list[str] = []
+    unsubscribe = session.subscribe(lambda e: heard.append(e["type"]))
+    session.subscribe(lambda e: 1 / 0)
+    await session.prompt_and_wait("first")
+    unsubscribe()
+    count = len(heard)
+    await session.prompt_and_wait("second")
+    assert count > 0 and len(heard) == count
+    assert session.last_assistant_text() == "two"
+    assert "ZeroDivisionError" in capfd.readouterr().err
+
+
+async def test_steer_and_follow_up_while_streaming(tmp_path, key):
+    release = asyncio.Event()
+    set_faux_responses([FauxResponse(text="working on it", chunk_size=2, hang_after=1, release=release),
+                        FauxResponse(text="steered"), FauxResponse(text="followed up")], key=key)
+    session = make_session(tmp_path, key, no_session=True)
+    streaming = first_event(session, "message_update")
+    assert session.prompt("start") == "started"
+    await streaming
+    assert session.is_streaming and session.get_state()["isStreaming"] is True
+    with pytest.raises(CommandError, match="already processing"):
+        session.prompt("no behaviour given")
+    assert session.follow_up("then this") == "queued"
+    assert session.steer("change course") == "queued"
+    assert session.get_state()["pendingMessageCount"] == 2
+    release.set()
+    await session.wait_for_idle()
+    requests = faux_requests(key)
+    assert [user_texts(r.context["messages"]) for r in requests] == [
+        ["start"], ["start", "change course"], ["start", "change course", "then this"]]
+    assert session.last_assistant_text() == "followed up"
+
+
+async def test_abort_ends_the_run_and_keeps_the_partial_answer(tmp_path, key):
+    set_faux_responses([FauxResponse(text="never finished", chunk_size=3, hang_after=1)], key=key)
+    session = make_session(tmp_path, key, no_session=True)
+    settled = first_event(session, "agent_settled")
+    streaming = first_event(session, "message_update")
+    session.prompt("go")
+    await streaming
+    await session.abort()
+    assert (await settled)["aborted"] is True
+    assert session.messages[-1]["stopReason"] == "aborted" and not session.is_streaming
+
+
+async def test_stream_fn_replaces_the_provider_registry(tmp_path, key):
+    seen: list[str] = []
+
+    async def recording_stream(model, context, options):
+        seen.append(model["id"])
+        async for event in faux.stream(model, context, options):
+            yield event
+
+    set_faux_responses([FauxResponse(text="via custom transport")], key=key)
+    session = make_session(tmp_path, key, no_session=True, stream_fn=recording_stream)
+    await session.prompt_and_wait("hi")
+    assert seen == ["faux-1"] and session.last_assistant_text() == "via custom transport"
+
+
+async def test_new_session_from_the_sdk(tmp_path, key):
+    set_faux_responses([FauxResponse(text="a"), FauxResponse(text="b")], key=key)
+    session = make_session(tmp_path, key)
+    await session.prompt_and_wait("old")
+    old = session.get_state()
+    assert await session.new_session(parent_session=old["sessionFile"]) is False
+    assert session.messages == [] and session.get_state()["sessionId"] != old["sessionId"]
+    await session.prompt_and_wait("new")
+    assert user_texts(faux_requests(key)[1].context["messages"]) == ["new"]
+    header = json.loads(Path(session.get_state()["sessionFile"]).read_text().splitlines()[0])
+    assert header["parentSession"] == old["sessionFile"]
+    await session.close()
+
+
+def test_package_exports_the_factory_lazily():
+    assert agent_forge.create_agent_session is create_agent_session
+
+
+def test_bad_options_are_clear_errors(tmp_path):
+    common = {"cwd": str(tmp_path), "agent_dir": tmp_path / "agent", "no_session": True}
+    with pytest.raises(TypeError, match="colour"):
+        create_agent_session(colour="blue", **common)
+    with pytest.raises(CommandError, match="Invalid thinking level"):
+        create_agent_session(model=faux_model(), thinking="extreme", **common)
+    with pytest.raises(CommandError, match="empty"):
+        create_agent_session(model=faux_model(), name=" ", **common)
+    with pytest.raises(CommandError, match="no-such-model"):
+        create_agent_session(model="no-such-model", **common)
