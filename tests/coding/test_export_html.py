@@ -234,10 +234,12 @@ def test_assistant_shows_model_usage_and_errors(tmp_path):
     store.append_message(user("hi"))
     store.append_message(assistant([{"type": "text", "text": "partial"}], stopReason="error",
                                    errorMessage="Provider returned 529", durationMs=1500))
+    store.append_message(assistant([{"type": "text", "text": "cut"}], stopReason="aborted"))
     text = page_of(store).text
-    for part in ("fake/fake-model", "in 1,200", "out 34", "$0.0041", "1.5 s", "Error: Provider returned 529"):
+    for part in ("fake/fake-model", "in 1,200", "out 34", "$0.0041", "1.5 s", "Error: Provider returned 529",
+                 "Aborted."):
         assert part in text
-    assert "Usage (all branches)" in text and "1,200 in, 34 out" in text
+    assert "Usage (all branches)" in text and "2,400 in, 68 out, $0.0082" in text
 
 
 def test_tool_calls_and_results_per_tool(tmp_path):

@@ -1,5 +1,8 @@
 """Session entries (session-format.md, Entry Types) as HTML: messages as cards, settings changes as one-line
-events, unknown types with their fields as JSON. A failing renderer never loses an entry: it is shown raw."""
+events, unknown types with their fields as JSON.
+
+A renderer that fails on a malformed entry never loses it: the entry is shown as raw JSON instead.
+"""
 
 from __future__ import annotations
 

@@ -51,10 +51,12 @@ def _assistant(message: dict[str, Any], context: RenderContext) -> Card:
     stop = message.get("stopReason")
     if isinstance(message.get("errorMessage"), str):
         body += note(f"Error: {message['errorMessage']}", "error")
-    elif stop in ("aborted", "length", "error"):
-        body += note({"aborted": "Aborted.", "length": "Stopped: output token limit reached."}.get(stop, "Error."),
-                     "error")
+    elif stop in _STOP_NOTES:
+        body += note(_STOP_NOTES[stop], "error")
     return Card("assistant", "Assistant", body, usage_meta(message))
+
+
+_STOP_NOTES = {"aborted": "Aborted.", "length": "Stopped: output token limit reached.", "error": "Error."}
 
 
 def usage_meta(message: dict[str, Any]) -> str:

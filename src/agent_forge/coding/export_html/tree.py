@@ -1,6 +1,8 @@
-"""The session tree laid out for reading: the active branch as the main line, every other branch as a nested
-collapsible section at the entry where it forked, and entries no root reaches (only a hand-edited file has
-them: a cycle of parents) at the end. Every entry of the session appears exactly once."""
+"""The session tree laid out for reading, every entry exactly once.
+
+The active branch is the main line; every other branch is a nested collapsible section at the entry where it
+forked; entries no root reaches (only a hand-edited file has them: a cycle of parents) come last.
+"""
 
 from __future__ import annotations
 
