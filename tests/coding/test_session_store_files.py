@@ -110,7 +110,7 @@ def test_headerless_file(tmp_path: Path, first_line: bytes) -> None:
         SessionStore.open(path)
 
 
-@pytest.mark.parametrize("version", [1, None, "3", 4])
+@pytest.mark.parametrize("version", [0, True, "3", 4])  # 1 and a missing version are migrated
 def test_unsupported_versions_are_refused_clearly(tmp_path: Path, version: object) -> None:
     header = {"type": "session", "id": "u", "timestamp": "t", "cwd": "/"}
     if version is not None:

@@ -1,13 +1,8 @@
-"""The session store: an append-only JSONL tree of entries, persisted crash-safely, with its active branch.
+"""The session store: one session's append-only tree of entries, its active leaf, and its file.
 
-File layout and entry shapes are in `session_entries.py`. Files live at
-`<sessions dir>/--<encoded cwd>--/<timestamp>_<session id>.jsonl` (reference docs, `session-format.md`; the
-sessions dir comes from `paths.sessions_dir`).
-
-Durability: a new file appears atomically (written under a temporary name, then renamed) with its header and
-first entries; each later append is one `os.write` of a whole line to a descriptor opened with `O_APPEND`, with
-no user-space buffering. A process killed at any moment thus leaves every acknowledged entry in the file and at
-worst a torn last line; loading skips lines that are not JSON objects and the next append starts on a fresh line.
+Entry shapes are in `session_entries.py`, the file's bytes and their crash safety in `session_file.py`, old
+versions in `session_migrations.py`, the single-writer lock in `session_lock.py`, context building in
+`session_context.py`, locations and listings in `session_listing.py` (names re-exported here).
 
 A store is not thread-safe: one owner (the session hub) appends to it.
 """
@@ -17,159 +12,27 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from agent_forge.coding.paths import sessions_dir
-from agent_forge.coding.session_entries import (
-    CURRENT_VERSION,
-    AgentMessage,
-    SessionEntry,
-    SessionHeader,
-    is_entry,
-    is_header,
-    make_entry,
-    make_header,
-    new_entry_id,
-    parse_timestamp,
-    timestamp_ms,
+from .session_context import SessionContext, build_context
+from .session_entries import AgentMessage, SessionEntry, SessionHeader, make_entry, make_header, new_entry_id
+from .session_file import SessionFile, SessionFileError, encode_line, read_session
+from .session_listing import (
+    SessionInfo,
+    encode_cwd,
+    find_most_recent,
+    list_sessions,
+    message_text,
+    session_cwd_dir,
+    session_file_name,
 )
+from .session_lock import SessionLock, SessionLockError
 
-_CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
-_FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
-_WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-class SessionFileError(Exception):
-    """A session file cannot be read (missing, unreadable, empty, no valid header) or written."""
-
-
-@dataclass
-class SessionContext:
-    """What the next model request needs from the active branch.
-
-    `messages`: AgentMessages root → leaf (the stored dicts themselves: do not mutate); `model`:
-    `(provider, modelId)` of the latest `model_change` on the branch or None; `thinking_level`: latest
-    `thinking_level_change` on the branch or None.
-    """
-
-    messages: list[AgentMessage] = field(default_factory=list)
-    model: tuple[str, str] | None = None
-    thinking_level: str | None = None
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """One line of a session listing. `first_message` is the text of the first user message ("" if none);
-    `name` is the latest `session_info.name` in the file; `modified` is the file's mtime (UTC)."""
-
-    path: Path
-    id: str
-    cwd: str
-    created: datetime
-    modified: datetime
-    name: str | None
-    first_message: str
-    message_count: int
-    parent_session: str | None = None
-
-
-# --- paths -----------------------------------------------------------------------------------------------
-
-
-def encode_cwd(cwd: str) -> str:
-    """`/home/u/proj` → `--home-u-proj--`: one leading separator dropped, `/`, `\\` and `:` become `-`."""
-    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return f"--{trimmed.translate(_CWD_SEPARATORS)}--"
-
-
-def session_cwd_dir(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Directory holding the sessions of `cwd`: `<sessions dir>/--<encoded cwd>--`.
-
-    `session_dir` is the sessions root (`--session-dir`); None means `paths.sessions_dir()`.
-    """
-    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
-    return root / encode_cwd(os.path.abspath(os.fspath(cwd)))
-
-
-def session_file_name(header: SessionHeader) -> str:
-    """`<timestamp with ':' and '.' as '-'>_<session id>.jsonl`, e.g. `2026-11-30T14-29-15-123Z_<uuid>.jsonl`."""
-    stamp = header["timestamp"].replace(":", "-").replace(".", "-")
-    return f"{stamp}_{header['id']}.jsonl"
-
-
-# --- reading ---------------------------------------------------------------------------------------------
-
-
-def _parse_line(line: bytes) -> Any:
-    """The JSON value of one line, or None when it is blank, torn or not JSON at all."""
-    if not line or line.isspace():
-        return None
-    try:
-        return json.loads(line)
-    except (ValueError, RecursionError):  # ValueError covers invalid JSON and invalid UTF-8
-        return None
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise SessionFileError(f"session file not found: {path}") from None
-    except OSError as exc:
-        raise SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}") from None
-
-
-def _parse_session(data: bytes, path: Path) -> tuple[SessionHeader, list[SessionEntry]]:
-    """Header and entries of a file's bytes, in one linear pass. Raises SessionFileError without a header."""
-    if not data or data.isspace():
-        raise SessionFileError(f"session file is empty: {path}")
-    lines = iter(data.split(b"\n"))
-    header = next((obj for obj in map(_parse_line, lines) if isinstance(obj, dict)), None)
-    if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path}")
-    _check_version(header, path)
-    entries: list[SessionEntry] = []
-    seen: set[str] = set()
-    for obj in map(_parse_line, lines):  # continues after the header line
-        # Ids are durable cursors: a duplicate (hand-edited or concatenated file) must not shadow the original.
-        if is_entry(obj) and obj["id"] not in seen:
-            seen.add(obj["id"])
-            entries.append(obj)
-    if header.get("version") == 2:
-        _migrate_v2(entries)
-    return header, entries
-
-
-def _check_version(header: dict[str, Any], path: Path) -> None:
-    version = header.get("version", 1)
-    if version in (2, CURRENT_VERSION):
-        return
-    if isinstance(version, int) and version > CURRENT_VERSION:
-        raise SessionFileError(f"session file {path} has version {version}, newer than supported ({CURRENT_VERSION})")
-    raise SessionFileError(f"session file {path} has unsupported version {version!r} (supported: 2, 3)")
-
-
-def _migrate_v2(entries: list[SessionEntry]) -> None:
-    """Version 3 renamed the `hookMessage` role to `custom` (session-format.md, Session Version)."""
-    for entry in entries:
-        message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") == "hookMessage":
-            message["role"] = "custom"
-
-
-def _encode_line(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line, UTF-8, LF-terminated. Raises TypeError/ValueError for non-JSON values."""
-    try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: escaping them keeps the line valid UTF-8 and round-trips
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
-
-
-# --- the store -------------------------------------------------------------------------------------------
+__all__ = [
+    "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "encode_cwd",
+    "find_most_recent", "list_sessions", "message_text", "session_cwd_dir", "session_file_name",
+]
 
 
 class SessionStore:
@@ -181,67 +44,78 @@ class SessionStore:
     TypeError/ValueError when a field is not JSON-serialisable.
     """
 
-    def __init__(
-        self,
-        header: SessionHeader,
-        path: Path | None,
-        entries: Iterable[SessionEntry] = (),
-        *,
-        on_disk: bool = False,
-        needs_newline: bool = False,
-        fsync: bool = False,
-    ) -> None:
-        """Prefer the `create`/`open`/`in_memory` constructors; this one trusts its arguments."""
+    def __init__(self, header: SessionHeader, path: Path | None, entries: Iterable[SessionEntry] = (), *,
+                 on_disk: bool = False, needs_newline: bool = False, fsync: bool = False,
+                 migrated_from: int | None = None, lock: SessionLock | bool = False) -> None:
+        """Prefer the `create`/`open`/`in_memory` constructors; this one trusts its arguments. `lock`: a held
+        lock to keep, or True to take one when the file is first written."""
         self._header = header
         self._path = path
-        self._file = None if path is None else _SessionFile(path, exists=on_disk, needs_newline=needs_newline,
-                                                             fsync=fsync)
+        self._file = None if path is None else SessionFile(path, exists=on_disk, needs_newline=needs_newline,
+                                                           fsync=fsync)
+        self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
+        self._wants_lock = lock is True
+        self._migrated_from = migrated_from  # the file still holds this older version: rewrite before appending
         self._entries: list[SessionEntry] = []
         self._position: dict[str, int] = {}
         self._leaf_id: str | None = None
         self._pending: list[bytes] = []  # encoded lines not yet written (a new file before its first message)
+        # The active branch and its context, kept while appends extend the leaf: entries never change, so a
+        # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
+        self._branch: list[SessionEntry] | None = None
+        self._context: tuple[str | None, SessionContext] | None = None
         for entry in entries:
             self._index(entry)
 
     # constructors
 
     @classmethod
-    def create(
-        cls,
-        cwd: str | os.PathLike[str],
-        session_dir: str | os.PathLike[str] | None = None,
-        *,
-        parent_session: str | os.PathLike[str] | None = None,
-        fsync: bool = False,
-    ) -> SessionStore:
-        """A new session for `cwd` (made absolute). Its path is fixed now; the file is written when the first
-        `message` entry is appended, with the header and every entry before it. `session_dir` is the sessions
-        root (see `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append.
-        """
+    def create(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
+               parent_session: str | os.PathLike[str] | None = None, fsync: bool = False, lock: bool = False,
+               entries: Iterable[SessionEntry] = ()) -> SessionStore:
+        """A new session for `cwd` (made absolute). Its path is fixed now; the file is written, with the header
+        and every entry so far, once it holds a `message` entry. `session_dir` is the sessions root (see
+        `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append; `lock`
+        takes the single-writer lock when the file is written. `entries` (a fork or clone: root first, ids
+        kept) start the session; when they hold a message the file is written now (SessionFileError)."""
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
         header = make_header(cwd_text, parent_session=parent)
-        path = session_cwd_dir(cwd_text, session_dir) / session_file_name(header)
-        return cls(header, path, fsync=fsync)
+        store = cls(header, session_cwd_dir(cwd_text, session_dir) / session_file_name(header), fsync=fsync,
+                    lock=lock)
+        store._seed(entries)
+        return store
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, fsync: bool = False) -> SessionStore:
+    def open(cls, path: str | os.PathLike[str], *, fsync: bool = False,
+             lock: SessionLock | bool = False) -> SessionStore:
         """Load an existing session file; the leaf is its last entry.
 
-        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped. Raises
-        SessionFileError when the file is missing, unreadable, empty, has no valid header or an unsupported
-        version (1, or newer than 3; version 2 is migrated in memory).
+        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped. Versions 1 and 2
+        are migrated in memory; the file is rewritten (atomically, original kept as `<file>.v<N>.bak`) before
+        the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
+        process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
+        the file is missing, unreadable, empty, has no valid header or an unsupported version.
         """
         file_path = Path(path)
-        data = _read_bytes(file_path)
-        header, entries = _parse_session(data, file_path)
-        needs_newline = not data.endswith(b"\n")
-        return cls(header, file_path, entries, on_disk=True, needs_newline=needs_newline, fsync=fsync)
+        if lock is True and not file_path.is_file():
+            read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
+        held = SessionLock.acquire(file_path) if lock is True else (lock or None)
+        try:
+            parsed = read_session(file_path)
+        except SessionFileError:
+            if lock is True and held is not None:
+                held.release()
+            raise
+        return cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
+                   fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str]) -> SessionStore:
+    def in_memory(cls, cwd: str | os.PathLike[str], *, entries: Iterable[SessionEntry] = ()) -> SessionStore:
         """A session that never touches the disk (`path` is None): `--no-session`."""
-        return cls(make_header(os.path.abspath(os.fspath(cwd))), None)
+        store = cls(make_header(os.path.abspath(os.fspath(cwd))), None)
+        store._seed(entries)
+        return store
 
     # reading
 
@@ -274,12 +148,16 @@ class SessionStore:
         return list(self._entries)
 
     @property
+    def entry_count(self) -> int:
+        return len(self._entries)
+
+    @property
     def leaf_id(self) -> str | None:
         """Id of the current leaf, None for an empty session or after `set_leaf(None)`."""
         return self._leaf_id
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
-        position = self._position.get(entry_id)
+        position = self._position.get(entry_id) if isinstance(entry_id, str) else None
         return None if position is None else self._entries[position]
 
     def entries_since(self, entry_id: str) -> list[SessionEntry]:
@@ -291,6 +169,8 @@ class SessionStore:
         id. The walk stops at a missing parent, and at a cycle, which only a hand-edited file can contain."""
         if from_id is not None:
             self._require(from_id)
+        elif self._branch is not None:
+            return list(self._branch)
         path: list[SessionEntry] = []
         seen: set[str] = set()
         current = self._leaf_id if from_id is None else from_id
@@ -300,6 +180,8 @@ class SessionStore:
             path.append(entry)
             current = entry.get("parentId")
         path.reverse()
+        if from_id is None:
+            self._branch = list(path)
         return path
 
     @property
@@ -312,11 +194,13 @@ class SessionStore:
         return None
 
     def build_context(self) -> SessionContext:
-        """Messages, model and thinking level of the active branch (see SessionContext)."""
-        path = self.branch()
-        model, thinking_level = _branch_settings(path)
-        messages = [message for entry in _context_entries(path) for message in _context_messages(entry)]
-        return SessionContext(messages=messages, model=model, thinking_level=thinking_level)
+        """Messages, model, thinking level and context window of the active branch (see SessionContext).
+        A fresh object each call (its list may be changed by the caller; the messages are shared)."""
+        if self._context is None or self._context[0] != self._leaf_id:
+            self._context = (self._leaf_id, build_context(self.branch()))
+        context = self._context[1]
+        return SessionContext(messages=list(context.messages), model=context.model,
+                              thinking_level=context.thinking_level, context_window=context.context_window)
 
     # writing
 
@@ -339,7 +223,7 @@ class SessionStore:
         its type-specific keys; returns a fresh dict equal to the line written (a snapshot of `fields`).
         Raises ValueError for an empty type, `session`, or a field named like a base field (`type`, `id`,
         `parentId`, `timestamp`)."""
-        line = _encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
+        line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
         self._persist(line, starts_file=entry_type == "message")
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
@@ -352,12 +236,22 @@ class SessionStore:
         Raises ValueError for an unknown id."""
         if entry_id is not None:
             self._require(entry_id)
-        self._leaf_id = entry_id
+        if entry_id != self._leaf_id:
+            self._leaf_id = entry_id
+            self._branch = [] if entry_id is None else None
+
+    def take_lock(self) -> SessionLock | None:
+        """Hand the held lock over (to a store reopening this file); this store no longer releases it."""
+        lock, self._lock = self._lock, None
+        return lock
 
     def close(self) -> None:
-        """Release the file descriptor. Idempotent; a later append opens it again."""
+        """Release the file descriptor and the lock. Idempotent; a later append opens the file again."""
         if self._file is not None:
             self._file.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def __enter__(self) -> SessionStore:
         return self
@@ -370,9 +264,26 @@ class SessionStore:
 
     # internals
 
+    def _seed(self, entries: Iterable[SessionEntry]) -> None:
+        """Start a new session with copies of `entries`; written at once when one of them is a message."""
+        lines = []
+        for entry in entries:
+            copy = dict(entry)
+            if not self._entries and copy.get("parentId") is not None:
+                copy["parentId"] = None  # the copied path starts here
+            lines.append(encode_line(copy))
+            self._index(copy)  # type: ignore[arg-type]
+        if self._file is not None and lines:
+            self._pending.extend(lines[:-1])
+            self._persist(lines[-1], starts_file=any(e["type"] == "message" for e in self._entries))
+
     def _index(self, entry: SessionEntry) -> None:
         self._position[entry["id"]] = len(self._entries)
         self._entries.append(entry)
+        if self._branch is not None and entry["parentId"] == self._leaf_id:
+            self._branch.append(entry)  # the usual append: the branch grows by one
+        else:
+            self._branch = None  # recomputed on demand (loading a file, a parent elsewhere)
         self._leaf_id = entry["id"]
 
     def _require(self, entry_id: str) -> int:
@@ -386,258 +297,25 @@ class SessionStore:
         if self._file is None:
             return
         if self._file.exists:
+            if self._migrated_from is not None:
+                self._rewrite_migrated()
             self._file.append(line)
         elif not starts_file:
             self._pending.append(line)
         else:
-            self._file.create(b"".join([_encode_line(self._header), *self._pending, line]))  # type: ignore[arg-type]
+            self._take_lock()
+            self._file.create(b"".join([encode_line(self._header), *self._pending, line]))  # type: ignore[arg-type]
             self._pending.clear()
 
+    def _take_lock(self) -> None:
+        if self._wants_lock and self._lock is None and self._path is not None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._lock = SessionLock.acquire(self._path)
 
-class _SessionFile:
-    """The durable side of a session: creates the file atomically, then appends whole lines with `O_APPEND`.
-
-    Every method raises SessionFileError (naming the file and the OS reason) when the OS refuses.
-    """
-
-    def __init__(self, path: Path, *, exists: bool, needs_newline: bool, fsync: bool) -> None:
-        self.path = path
-        self.exists = exists
-        self._needs_newline = needs_newline  # the file ends in a torn line: the next write starts a fresh one
-        self._fsync = fsync
-        self._fd: int | None = None
-
-    def create(self, data: bytes) -> None:
-        """Publish the file with its first lines: written under a temporary name, then renamed, so a crash
-        leaves either no session file or one with a complete header. The descriptor stays open for appends
-        (it follows the renamed file)."""
-        if self.path.exists():
-            raise SessionFileError(f"session file already exists: {self.path}")
-        temp = self.path.with_name(f".{self.path.name}.tmp")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(temp, _WRITE_FLAGS | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
-        except OSError as exc:
-            raise self._error("create", exc) from None
-        try:
-            _write_all(fd, data)
-            if self._fsync:
-                os.fsync(fd)
-            os.rename(temp, self.path)
-        except OSError as exc:
-            os.close(fd)
-            temp.unlink(missing_ok=True)
-            raise self._error("write", exc) from None
-        self._fd, self.exists = fd, True
-        if self._fsync:
-            _sync_dir(self.path.parent)
-
-    def append(self, data: bytes) -> None:
-        """Append whole lines with one `os.write` (more only if the OS writes part of them)."""
-        fd = self._open()
-        if self._needs_newline:
-            data = b"\n" + data
-        try:
-            _write_all(fd, data)
-        except OSError as exc:
-            self._needs_newline = True  # part of `data` may be on disk
-            raise self._error("write", exc) from None
-        self._needs_newline = False
-        if self._fsync:
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                raise self._error("sync", exc) from None
-
-    def close(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-    def _open(self) -> int:
-        """The append descriptor of the existing file. Never creates it: a recreated file would lack its header."""
-        if self._fd is None:
-            try:
-                self._fd = os.open(self.path, _WRITE_FLAGS)
-            except OSError as exc:
-                raise self._error("open", exc) from None
-        return self._fd
-
-    def _error(self, action: str, exc: OSError) -> SessionFileError:
-        return SessionFileError(f"cannot {action} session file {self.path}: {exc.strerror or exc}")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _sync_dir(directory: Path) -> None:
-    """Make a new directory entry durable (POSIX; best effort where directories cannot be opened)."""
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
-
-
-# --- context building ------------------------------------------------------------------------------------
-
-
-def _context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
-    """The entries of the branch that feed the model context.
-
-    TODO(compaction): keep only the latest compaction and the entries from its `firstKeptEntryId` on.
-    """
-    return path
-
-
-def _branch_settings(path: list[SessionEntry]) -> tuple[tuple[str, str] | None, str | None]:
-    """(provider, modelId) of the latest `model_change` and the latest thinking level on `path`."""
-    model: tuple[str, str] | None = None
-    level: str | None = None
-    for entry in path:
-        if entry["type"] == "model_change":
-            provider, model_id = entry.get("provider"), entry.get("modelId")
-            if isinstance(provider, str) and isinstance(model_id, str):
-                model = (provider, model_id)
-        elif entry["type"] == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
-            level = entry["thinkingLevel"]
-    return model, level
-
-
-def _context_messages(entry: SessionEntry) -> list[AgentMessage]:
-    converter = _CONTEXT_MESSAGES.get(entry["type"])
-    return converter(entry) if converter is not None else []
-
-
-def _message_of(entry: SessionEntry) -> list[AgentMessage]:
-    message = entry.get("message")
-    return [message] if isinstance(message, dict) else []
-
-
-def _custom_message_of(entry: SessionEntry) -> list[AgentMessage]:
-    """`custom_message` entry → `{"role": "custom", customType, content, display, details?, timestamp}`."""
-    message: AgentMessage = {
-        "role": "custom",
-        "customType": entry.get("customType"),
-        "content": entry.get("content", ""),
-        "display": bool(entry.get("display", True)),
-        "timestamp": timestamp_ms(entry["timestamp"]),
-    }
-    if "details" in entry:
-        message["details"] = entry["details"]
-    return [message]
-
-
-def _summary_placeholder(entry: SessionEntry) -> list[AgentMessage]:
-    """TODO(compaction, branch summaries): turn `compaction`/`branch_summary` entries into summary messages."""
-    return []
-
-
-_CONTEXT_MESSAGES: dict[str, Callable[[SessionEntry], list[AgentMessage]]] = {
-    "message": _message_of,
-    "custom_message": _custom_message_of,
-    "compaction": _summary_placeholder,
-    "branch_summary": _summary_placeholder,
-}
-"""Entry type → the context messages it contributes; types not listed contribute none."""
-
-
-# --- listing ---------------------------------------------------------------------------------------------
-
-
-def list_sessions(
-    cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None
-) -> list[SessionInfo]:
-    """Sessions stored for `cwd`, newest (by file mtime) first. Files that cannot be read or have no valid
-    header are left out. Cost: one linear scan of each file."""
-    infos = [info for info in map(_session_info, _session_files(cwd, session_dir)) if info is not None]
-    infos.sort(key=lambda info: info.modified, reverse=True)
-    return infos
-
-
-def find_most_recent(
-    cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None
-) -> Path | None:
-    """The most recently modified session file of `cwd` that has a valid header, or None (`--continue`).
-    Reads only the header line of the files it considers."""
-    files = sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True)
-    return next((path for path in files if _has_header(path)), None)
-
-
-def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> list[Path]:
-    directory = session_cwd_dir(cwd, session_dir)
-    try:
-        return [path for path in directory.glob("*.jsonl") if path.is_file()]
-    except OSError:
-        return []
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
-
-
-def _has_header(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return is_header(_parse_line(handle.readline()))
-    except OSError:
-        return False
-
-
-def _session_info(path: Path) -> SessionInfo | None:
-    try:
-        header, entries = _parse_session(_read_bytes(path), path)
-    except SessionFileError:
-        return None
-    modified = datetime.fromtimestamp(_mtime(path), timezone.utc)
-    name, first_message, count = _summarise(entries)
-    return SessionInfo(
-        path=path,
-        id=header["id"],
-        cwd=header["cwd"],
-        created=parse_timestamp(header.get("timestamp", "")) or modified,
-        modified=modified,
-        name=name,
-        first_message=first_message,
-        message_count=count,
-        parent_session=header.get("parentSession"),
-    )
-
-
-def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
-    """(latest session name, first user message text, number of message entries)."""
-    name: str | None = None
-    first_message: str | None = None
-    count = 0
-    for entry in entries:
-        if entry["type"] == "message":
-            count += 1
-            message = entry.get("message")
-            if first_message is None and isinstance(message, dict) and message.get("role") == "user":
-                first_message = message_text(message)
-        elif entry["type"] == "session_info":
-            value = entry.get("name")
-            name = value if isinstance(value, str) and value.strip() else None
-    return name, first_message or "", count
-
-
-def message_text(message: AgentMessage) -> str:
-    """The text of a message's `content`: the string itself, or its text blocks joined with newlines."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
-    return "\n".join(parts)
+    def _rewrite_migrated(self) -> None:
+        """Replace an old-version file by its migrated content before the first append: appending new-format
+        lines to an old file would make the next load migrate them again (new ids, broken parent links)."""
+        assert self._file is not None and self._path is not None
+        data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
+        self._file.replace(data, self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
+        self._migrated_from = None

@@ -1,0 +1,143 @@
+"""Session file benchmarks: opening large sessions through the real CLI, and the cost of `get_entries` cursors.
+
+Measures (issue 4 budgets, 2-core machine), for sessions of 5,000 and 50,000 entries (~600 bytes a line, so
+~3 MB and ~30 MB; a realistic mix of user, assistant with tool calls, and tool result messages):
+- spawn `agent-forge --mode rpc --session <file>` → its first `get_state` response, median over runs
+  (target < 1.5 s at 50,000 entries);
+- `get_entries` with `since` 10 entries before the end: median round trip (target: independent of file
+  length), next to a full `get_entries` for contrast.
+
+Run: `.venv/bin/python benchmarks/bench_sessions.py [--runs 5] [--sizes 5000 50000]`. Uses the venv's console
+script (DESIGN.md: the `python3` shim on PATH adds ~70 ms before Python starts). No model server is needed:
+`get_state` and `get_entries` never call a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from agent_forge.coding.session_store import SessionStore  # noqa: E402
+
+
+def agent_command() -> list[str]:
+    script = Path(sys.executable).with_name("agent-forge")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agent_forge"]
+
+
+def make_session(directory: Path, entries: int) -> tuple[Path, list[str]]:
+    """A session of `entries` entries written through the real store; returns its path and entry ids."""
+    rng = random.Random(entries)
+    store = SessionStore.create(directory / "project", directory / "sessions")
+    store.append_model_change("fake", "fake-model")
+    store.append_thinking_level_change("medium")
+    words = "the quick brown fox jumps over a lazy dog while reading session files".split()
+    for i in range(entries - 2):
+        text = " ".join(rng.choice(words) for _ in range(60))
+        kind = i % 3
+        if kind == 0:
+            message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": i}
+        elif kind == 1:
+            message = {"role": "assistant", "content": [
+                {"type": "text", "text": text[:200]},
+                {"type": "toolCall", "id": f"call_{i}", "name": "read", "arguments": {"path": f"src/f{i}.py"}}],
+                "api": "openai-completions", "provider": "fake", "model": "fake-model", "stopReason": "toolUse",
+                "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 120,
+                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "timestamp": i}
+        else:
+            message = {"role": "toolResult", "toolCallId": f"call_{i - 1}", "toolName": "read",
+                       "content": [{"type": "text", "text": text}], "isError": False, "timestamp": i}
+        store.append_message(message)
+    store.close()
+    return store.path, [entry["id"] for entry in store.entries]
+
+
+class Agent:
+    """One `agent-forge --mode rpc` process spoken to over pipes."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen([*agent_command(), "--mode", "rpc", *args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+
+    def ask(self, command: dict) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"agent exited: {self.proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        record = json.loads(line)
+        assert record.get("success"), record
+        return record
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def open_time(path: Path, env: dict[str, str], cwd: Path) -> float:
+    """Seconds from spawning `--session <path>` to the first get_state response."""
+    start = time.perf_counter()
+    agent = Agent(["--session", str(path)], env, cwd)
+    state = agent.ask({"id": "s", "type": "get_state"})["data"]
+    elapsed = time.perf_counter() - start
+    assert state["sessionFile"] == str(path), state
+    agent.close()
+    return elapsed
+
+
+def cursor_times(path: Path, ids: list[str], env: dict[str, str], cwd: Path, runs: int) -> tuple[float, float, int]:
+    """Median seconds of `get_entries` since the 10th-last entry and of a full `get_entries`, and the size in
+    bytes of the full answer."""
+    agent = Agent(["--session", str(path)], env, cwd)
+    agent.ask({"type": "get_state"})
+    since = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        data = agent.ask({"type": "get_entries", "since": ids[-11]})["data"]
+        since.append(time.perf_counter() - start)
+        assert [entry["id"] for entry in data["entries"]] == ids[-10:]
+    full = []
+    for _ in range(3):
+        start = time.perf_counter()
+        line_size = len(json.dumps(agent.ask({"type": "get_entries"})))
+        full.append(time.perf_counter() - start)
+    agent.close()
+    return statistics.median(since), statistics.median(full), line_size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5, help="spawns per size for the open time")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5_000, 50_000])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENT_FORGE")}
+        env.update(AGENT_FORGE_DIR=str(root / "agent"), HOME=str(root))
+        (root / "project").mkdir()
+        print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+        for size in args.sizes:
+            path, ids = make_session(root / f"s{size}", size)
+            megabytes = path.stat().st_size / 1e6
+            opens = sorted(open_time(path, env, root / "project") for _ in range(args.runs))
+            since, full, full_bytes = cursor_times(path, ids, env, root / "project", runs=50)
+            print(f"{size:>6} entries, {megabytes:5.1f} MB: open + get_state median {opens[len(opens) // 2]:.3f} s "
+                  f"(min {opens[0]:.3f}, max {opens[-1]:.3f}); get_entries since 10th-last: median "
+                  f"{since * 1000:.2f} ms; full get_entries: {full * 1000:.0f} ms ({full_bytes / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

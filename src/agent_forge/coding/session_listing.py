@@ -1,0 +1,216 @@
+"""Where sessions live on disk and how to find them: by directory, most recent, or by (partial) session id.
+
+Files live at `<sessions dir>/--<encoded cwd>--/<timestamp>_<session id>.jsonl` (reference docs,
+`session-format.md`; the sessions dir comes from `paths.sessions_dir`). Nothing here writes: old file versions
+are migrated in memory only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .paths import sessions_dir
+from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
+from .session_file import SessionFileError, parse_line, read_session
+
+_CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
+
+
+def encode_cwd(cwd: str) -> str:
+    """`/home/u/proj` → `--home-u-proj--`: one leading separator dropped, `/`, `\\` and `:` become `-`."""
+    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    return f"--{trimmed.translate(_CWD_SEPARATORS)}--"
+
+
+def session_cwd_dir(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Directory holding the sessions of `cwd`: `<sessions dir>/--<encoded cwd>--`.
+
+    `session_dir` is the sessions root (`--session-dir`); None means `paths.sessions_dir()`.
+    """
+    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    return root / encode_cwd(os.path.abspath(os.fspath(cwd)))
+
+
+def session_file_name(header: SessionHeader) -> str:
+    """`<timestamp with ':' and '.' as '-'>_<session id>.jsonl`, e.g. `2026-11-30T14-29-15-123Z_<uuid>.jsonl`."""
+    stamp = header["timestamp"].replace(":", "-").replace(".", "-")
+    return f"{stamp}_{header['id']}.jsonl"
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One line of a session listing. `first_message` is the text of the first user message ("" if none);
+    `name` is the latest `session_info.name` in the file; `modified` is the file's mtime (UTC)."""
+
+    path: Path
+    id: str
+    cwd: str
+    created: datetime
+    modified: datetime
+    name: str | None
+    first_message: str
+    message_count: int
+    parent_session: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """`{path, id, cwd, name, created, modified, messageCount, firstMessage, parentSession}`; times are
+        ISO 8601 strings."""
+        return {"path": str(self.path), "id": self.id, "cwd": self.cwd, "name": self.name,
+                "created": self.created.isoformat(), "modified": self.modified.isoformat(),
+                "messageCount": self.message_count, "firstMessage": self.first_message,
+                "parentSession": self.parent_session}
+
+
+def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
+    """Sessions stored for `cwd`, newest (by file mtime) first. Files that cannot be read or have no valid
+    header are left out. Cost: one linear scan of each file."""
+    infos = [info for info in map(session_info, _session_files(cwd, session_dir)) if info is not None]
+    infos.sort(key=lambda info: info.modified, reverse=True)
+    return infos
+
+
+def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The most recently modified session file of `cwd` that has a valid header, or None (`--continue`).
+    Reads only the header line of the files it considers."""
+    files = sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True)
+    return next((path for path in files if _header_id(path) is not None), None)
+
+
+def resolve_session(reference: str, cwd: str | os.PathLike[str],
+                    session_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The session file named by `reference` (`--session` / `--fork`): an existing file path, else a full or
+    partial session id (case-insensitive prefix) among the sessions of `cwd`; an exact id wins over prefixes.
+
+    Raises SessionFileError when nothing matches or several sessions match (the message lists them).
+    """
+    as_path = Path(reference).expanduser()
+    if as_path.is_file() or os.sep in reference or reference.endswith(".jsonl"):
+        if not as_path.exists():
+            raise SessionFileError(f"session file not found: {as_path}")
+        return as_path
+    wanted = reference.strip().lower()
+    if not wanted:
+        raise SessionFileError("empty session id")
+    ids = {path: _header_id(path) for path in _session_files(cwd, session_dir)}
+    exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
+    matches = exact or sorted(path for path, sid in ids.items() if sid is not None and sid.lower().startswith(wanted))
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionFileError(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}")
+    listing = "\n".join(f"  {ids[path]}  {path}" for path in matches)
+    raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
+
+
+def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> str:
+    """`--list-sessions` output: a JSON array of `SessionInfo.to_json()`, or one line per session:
+    `<id>  <modified, local time>  <messages> msgs  <name or first message, one line, ≤ 60 chars>`."""
+    if as_json:
+        return json.dumps([info.to_json() for info in infos], ensure_ascii=False, indent=2)
+    if not infos:
+        return "No sessions for this directory."
+    return "\n".join(_list_line(info) for info in infos)
+
+
+def _list_line(info: SessionInfo) -> str:
+    title = " ".join((info.name or info.first_message or "(no messages)").split())
+    if len(title) > 60:
+        title = title[:59] + "…"
+    when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+    return f"{info.id}  {when}  {info.message_count:>4} msgs  {title}"
+
+
+def session_info(path: Path) -> SessionInfo | None:
+    """The listing line of one file, None when it cannot be read or has no valid header."""
+    try:
+        parsed = read_session(path)
+    except SessionFileError:
+        return None
+    header = parsed.header
+    modified = datetime.fromtimestamp(_mtime(path), timezone.utc)
+    name, first_message, count = _summarise(parsed.entries)
+    return SessionInfo(
+        path=path, id=header["id"], cwd=header["cwd"],
+        created=parse_timestamp(header.get("timestamp", "")) or modified, modified=modified, name=name,
+        first_message=first_message, message_count=count, parent_session=header.get("parentSession"),
+    )
+
+
+def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
+    """(latest session name, first user message text, number of message entries)."""
+    name: str | None = None
+    first_message: str | None = None
+    count = 0
+    for entry in entries:
+        if entry["type"] == "message":
+            count += 1
+            message = entry.get("message")
+            if first_message is None and isinstance(message, dict) and message.get("role") == "user":
+                first_message = message_text(message)
+        elif entry["type"] == "session_info":
+            value = entry.get("name")
+            name = value if isinstance(value, str) and value.strip() else None
+    return name, first_message or "", count
+
+
+def message_text(message: AgentMessage) -> str:
+    """The text of a message's `content`: the string itself, or its text blocks joined with newlines."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
+    return "\n".join(parts)
+
+
+def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> list[Path]:
+    try:
+        return [path for path in session_cwd_dir(cwd, session_dir).glob("*.jsonl") if path.is_file()]
+    except OSError:
+        return []
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _header_id(path: Path) -> str | None:
+    """The session id in the first line of `path`, None when that is not a session header."""
+    try:
+        with path.open("rb") as handle:
+            header = parse_line(handle.readline())
+    except OSError:
+        return None
+    return header["id"] if is_header(header) else None
+
+
+def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
+                    session: str | None = None, continue_recent: bool = False, fork: str | None = None,
+                    no_session: bool = False) -> tuple[Path | None, Path | None]:
+    """The CLI's session choice as `(file to resume, file to fork from)`; both None start a new session.
+
+    `--session <path|id>` resumes that session, `--continue` the most recent one of `cwd` (none: a new
+    session), `--fork <path|id>` starts a new session from a copy of that file's active branch. Raises
+    SessionFileError for a reference that matches no session or several, and for flags that exclude each
+    other (`--fork` or `--no-session` with `--session`/`--continue`, `--session` with `--continue`).
+    """
+    chosen = [flag for flag, used in (("--session", session is not None), ("--continue", continue_recent),
+                                      ("--fork", fork is not None), ("--no-session", no_session)) if used]
+    if len(chosen) > 1:
+        raise SessionFileError(f"{' and '.join(chosen)} cannot be combined")
+    if fork is not None:
+        return None, resolve_session(fork, cwd, session_dir)
+    if session is not None:
+        return resolve_session(session, cwd, session_dir), None
+    if continue_recent:
+        return find_most_recent(cwd, session_dir), None
+    return None, None

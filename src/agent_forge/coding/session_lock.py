@@ -1,0 +1,129 @@
+"""The single-writer lock of a session file: an advisory `flock` on a `<session file>.lock` beside it.
+
+A process takes the lock when it starts writing a session (opening it to resume, or creating it) and holds it
+until it closes the session, so two agent-forge processes never interleave appends in one file. The lock file
+holds the holder's pid for the error message. The kernel drops a `flock` when its holder dies (even by
+SIGKILL), so a lock file left behind by a crash never blocks anyone: it is simply taken over.
+
+Locks are per open file description, so a second lock on the same file from the same process also fails;
+callers that reopen their own session hand the lock over instead (see `SessionStore.open`). Where `fcntl` is
+missing (Windows) locking is a no-op.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .session_file import FILE_MODE, SessionFileError
+
+_ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
+
+
+class SessionLockError(SessionFileError):
+    """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
+
+    def __init__(self, session_path: Path, pid: int | None) -> None:
+        holder = f"pid {pid}" if pid is not None else "pid unknown"
+        super().__init__(f"Session file is in use by another agent-forge process ({holder}): {session_path}")
+        self.session_path = session_path
+        self.pid = pid
+
+
+def lock_path_for(session_path: Path) -> Path:
+    """`<dir>/<name>.jsonl` → `<dir>/<name>.jsonl.lock` (not matched by session listings, which glob `*.jsonl`)."""
+    return session_path.with_name(session_path.name + ".lock")
+
+
+class SessionLock:
+    """A held lock. Build it with `SessionLock.acquire`; `release` is idempotent."""
+
+    def __init__(self, session_path: Path, fd: int | None) -> None:
+        self.session_path = session_path
+        self._fd = fd
+
+    @classmethod
+    def acquire(cls, session_path: str | os.PathLike[str]) -> SessionLock:
+        """Take the lock of `session_path` without waiting.
+
+        Raises SessionLockError when another process (or another store of this process) holds it, and
+        SessionFileError when the lock file cannot be created (e.g. a read-only directory).
+        """
+        path = Path(session_path)
+        try:
+            import fcntl
+        except ImportError:
+            return cls(path, None)
+        for _ in range(_ATTEMPTS):
+            fd = _open_lock_file(path)
+            if _try_flock(fcntl, fd, path) and _still_linked(fd, lock_path_for(path)):
+                _write_pid(fd)
+                return cls(path, fd)
+            os.close(fd)  # the previous holder unlinked the file we locked: lock the current one
+        raise SessionFileError(f"cannot lock session file {path}: its lock file keeps changing")
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Remove the lock file, then drop the lock (in that order, so nobody locks a file about to vanish)."""
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            if _still_linked(fd, lock_path_for(self.session_path)):
+                lock_path_for(self.session_path).unlink()
+        except OSError:
+            pass  # a stale lock file is harmless: the flock, not the file, is the lock
+        finally:
+            os.close(fd)
+
+    def __repr__(self) -> str:
+        return f"SessionLock({str(self.session_path)!r}, held={self.held})"
+
+
+def _open_lock_file(path: Path) -> int:
+    try:
+        return os.open(lock_path_for(path), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    except OSError as exc:
+        raise SessionFileError(f"cannot create lock file for session file {path}: {exc.strerror or exc}") from None
+
+
+def _try_flock(fcntl: object, fd: int, path: Path) -> bool:
+    """True once locked; raises SessionLockError (naming the holder) when someone else holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[attr-defined]
+    except BlockingIOError:
+        pid = _read_pid(fd)
+        os.close(fd)
+        raise SessionLockError(path, pid) from None
+    except OSError as exc:  # e.g. a filesystem without flock support: refuse rather than write unguarded
+        os.close(fd)
+        raise SessionFileError(f"cannot lock session file {path}: {exc.strerror or exc}") from None
+    return True
+
+
+def _still_linked(fd: int, lock_path: Path) -> bool:
+    """True when `lock_path` still names the file behind `fd`."""
+    try:
+        mine, current = os.fstat(fd), os.stat(lock_path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (current.st_dev, current.st_ino)
+
+
+def _write_pid(fd: int) -> None:
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:
+        pass  # the pid only improves the error message others see
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None

@@ -1,0 +1,72 @@
+"""Upgrades of old session file versions to the current one (3), applied in memory to the parsed lines.
+
+Versions (reference docs, `session-format.md`, Session Version): 1 is a linear list of entries without `id` or
+`parentId` (a header without `version` is version 1) whose compactions point at the first kept entry by its
+line index (`firstKeptEntryIndex`, the header being index 0); 2 added the `id`/`parentId` tree; 3 renamed the
+message role `hookMessage` to `custom`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .session_entries import CURRENT_VERSION, new_entry_id
+
+
+def migrate(header: dict[str, Any], objects: list[dict[str, Any]]) -> int | None:
+    """Bring `header` and the JSON objects after it (in file order) to the current version, in place.
+
+    Returns the file's original version when it was older, None when it was current. Raises ValueError for a
+    version that is not an integer or is newer than this program understands.
+    """
+    version = header.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"unsupported version {version!r} (supported: 1 to {CURRENT_VERSION})")
+    if version > CURRENT_VERSION:
+        raise ValueError(f"version {version} is newer than supported ({CURRENT_VERSION})")
+    if version == CURRENT_VERSION:
+        return None
+    if version < 2:
+        _v1_to_v2(objects)
+    _v2_to_v3(objects)
+    header["version"] = CURRENT_VERSION
+    return version
+
+
+def _is_v1_entry(obj: dict[str, Any]) -> bool:
+    return isinstance(obj.get("type"), str) and obj["type"] != "session"
+
+
+def _v1_to_v2(objects: list[dict[str, Any]]) -> None:
+    """Chain the entries in file order, giving each a fresh id (an id already present is kept)."""
+    taken = {obj["id"] for obj in objects if isinstance(obj.get("id"), str)}
+    previous: str | None = None
+    for obj in objects:
+        if not _is_v1_entry(obj):
+            continue
+        if not isinstance(obj.get("id"), str):
+            obj["id"] = new_entry_id(taken)
+            taken.add(obj["id"])
+        obj["parentId"] = previous
+        previous = obj["id"]
+    for obj in objects:
+        if obj.get("type") == "compaction" and "firstKeptEntryIndex" in obj:
+            _index_to_id(obj, objects)
+
+
+def _index_to_id(compaction: dict[str, Any], objects: list[dict[str, Any]]) -> None:
+    """`firstKeptEntryIndex` counts lines from the header (index 0); an index that names no entry keeps
+    nothing from before the compaction (its own id, as a retain-none compaction does)."""
+    index = compaction.pop("firstKeptEntryIndex")
+    target = objects[index - 1] if isinstance(index, int) and 1 <= index <= len(objects) else None
+    if target is not None and _is_v1_entry(target):
+        compaction["firstKeptEntryId"] = target["id"]
+    elif "firstKeptEntryId" not in compaction:
+        compaction["firstKeptEntryId"] = compaction["id"]
+
+
+def _v2_to_v3(objects: list[dict[str, Any]]) -> None:
+    for obj in objects:
+        message = obj.get("message") if obj.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "hookMessage":
+            message["role"] = "custom"

@@ -1,0 +1,135 @@
+"""Reading a session as a tree and cutting branches out of it: entries since a cursor, the tree with labels,
+the user messages to fork from, and the entry paths a fork or a clone copies into a new session.
+
+Shapes follow the RPC commands of seed 000 (`get_entries`, `get_tree`, `get_fork_messages`, `fork`, `clone`).
+Everything here reads a `SessionStore` and never writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from .session_entries import SessionEntry
+from .session_listing import message_text
+from .session_store import SessionStore
+
+INVALID_FORK_ENTRY = "Invalid entry ID for forking"
+
+
+class TreeNode(TypedDict, total=False):
+    """`{entry, children, label?, labelTimestamp?}`: `label` is the entry's current label (latest `label`
+    entry targeting it, unless that one cleared it) and `labelTimestamp` that label entry's timestamp."""
+
+    entry: SessionEntry
+    children: list[TreeNode]
+    label: str
+    labelTimestamp: str
+
+
+class ForkMessage(TypedDict):
+    entryId: str
+    text: str
+
+
+def entries_since(store: SessionStore, since: str | None = None) -> dict[str, Any]:
+    """`{entries, leafId}` for `get_entries`: every entry in append order (header excluded), or only those
+    appended strictly after `since`, which costs O(entries returned). Raises KeyError(`Entry not found: <id>`)
+    for an unknown `since`."""
+    if since is None:
+        return {"entries": store.entries, "leafId": store.leaf_id}
+    try:
+        entries = store.entries_since(since)
+    except ValueError:
+        raise KeyError(f"Entry not found: {since}") from None
+    return {"entries": entries, "leafId": store.leaf_id}
+
+
+def build_tree(entries: list[SessionEntry]) -> list[TreeNode]:
+    """The entries as a forest, children in append order. Roots are entries with no parent, orphans (their
+    parent is missing) and, to keep every entry, one entry of each parent cycle a hand-edited file may hold.
+    Built without recursion: a linear session of any length is one deep chain."""
+    labels = _labels(entries)
+    nodes = {entry["id"]: _node(entry, labels.get(entry["id"])) for entry in entries}
+    roots: list[TreeNode] = []
+    for entry in entries:
+        parent = nodes.get(entry["parentId"]) if entry["parentId"] != entry["id"] else None
+        (parent["children"] if parent is not None else roots).append(nodes[entry["id"]])
+    _adopt_cycles(entries, nodes, roots)
+    return roots
+
+
+def get_tree(store: SessionStore) -> dict[str, Any]:
+    """`{tree, leafId}` for `get_tree` (see `build_tree`)."""
+    return {"tree": build_tree(store.entries), "leafId": store.leaf_id}
+
+
+def fork_messages(store: SessionStore) -> list[ForkMessage]:
+    """`[{entryId, text}]` for `get_fork_messages`: the user messages of the active branch, root first."""
+    return [{"entryId": entry["id"], "text": message_text(entry["message"])}
+            for entry in store.branch() if _is_user_message(entry)]
+
+
+def fork_path(store: SessionStore, entry_id: str) -> tuple[list[SessionEntry], str]:
+    """What a fork at user message `entry_id` keeps: (the entries root → just before it, the message's text).
+    Raises ValueError(INVALID_FORK_ENTRY) when the id is unknown or not a user message."""
+    entry = store.get_entry(entry_id)
+    if entry is None or not _is_user_message(entry):
+        raise ValueError(INVALID_FORK_ENTRY)
+    parent = entry["parentId"]
+    path = store.branch(parent) if parent is not None and store.get_entry(parent) is not None else []
+    return path, message_text(entry["message"])
+
+
+def clone_path(store: SessionStore) -> list[SessionEntry]:
+    """What a clone keeps: the active branch root → leaf."""
+    return store.branch()
+
+
+def _is_user_message(entry: SessionEntry) -> bool:
+    message = entry.get("message") if entry["type"] == "message" else None
+    return isinstance(message, dict) and message.get("role") == "user"
+
+
+def _node(entry: SessionEntry, label: SessionEntry | None) -> TreeNode:
+    node: TreeNode = {"entry": entry, "children": []}
+    if label is not None:
+        node["label"] = label["label"]
+        node["labelTimestamp"] = label["timestamp"]
+    return node
+
+
+def _labels(entries: list[SessionEntry]) -> dict[str, SessionEntry]:
+    """Target id → the `label` entry that currently labels it (the latest one, unless it cleared the label)."""
+    labels: dict[str, SessionEntry] = {}
+    for entry in entries:
+        if entry["type"] != "label" or not isinstance(entry.get("targetId"), str):
+            continue
+        label = entry.get("label")
+        if isinstance(label, str) and label.strip():
+            labels[entry["targetId"]] = entry
+        else:
+            labels.pop(entry["targetId"], None)
+    return labels
+
+
+def _adopt_cycles(entries: list[SessionEntry], nodes: dict[str, TreeNode], roots: list[TreeNode]) -> None:
+    """Entries not reachable from a root sit on a parent cycle: cut each cycle at its earliest entry."""
+    reached = _reachable(roots)
+    for entry in entries:
+        if entry["id"] in reached:
+            continue
+        node = nodes[entry["id"]]
+        nodes[entry["parentId"]]["children"].remove(node)  # type: ignore[index]
+        roots.append(node)
+        reached |= _reachable([node])
+
+
+def _reachable(roots: list[TreeNode]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node["entry"]["id"] not in seen:
+            seen.add(node["entry"]["id"])
+            stack.extend(node["children"])
+    return seen

@@ -1,0 +1,45 @@
+"""Handlers for the session tree: switch_session, fork, clone, get_fork_messages, get_entries, get_tree."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ....coding.agent_session import CommandError
+from ....coding.session_tree import entries_since, fork_messages, get_tree
+from .registry import handler
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+
+@handler("switch_session")
+async def _switch_session(server: RpcServer, command: dict[str, Any]) -> Any:
+    return {"cancelled": await server.session.switch_session(command["sessionPath"])}
+
+
+@handler("fork")
+async def _fork(server: RpcServer, command: dict[str, Any]) -> Any:
+    return await server.session.fork(command["entryId"])
+
+
+@handler("clone")
+async def _clone(server: RpcServer, command: dict[str, Any]) -> Any:
+    return {"cancelled": await server.session.clone()}
+
+
+@handler("get_fork_messages")
+async def _fork_messages(server: RpcServer, command: dict[str, Any]) -> Any:
+    return {"messages": fork_messages(server.session.store)}
+
+
+@handler("get_entries")
+async def _get_entries(server: RpcServer, command: dict[str, Any]) -> Any:
+    try:
+        return entries_since(server.session.store, command.get("since"))
+    except KeyError as exc:
+        raise CommandError(exc.args[0]) from None
+
+
+@handler("get_tree")
+async def _get_tree(server: RpcServer, command: dict[str, Any]) -> Any:
+    return get_tree(server.session.store)

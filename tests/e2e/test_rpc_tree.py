@@ -1,0 +1,237 @@
+"""End to end: the session tree commands (get_entries, get_tree, get_fork_messages, fork, clone, switch_session)
+on real session files, driven through the real CLI in RPC mode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_forge.coding.session_store import SessionStore
+from agent_forge.modes.rpc.client import RpcClient
+
+
+async def start(env, cwd, *args):
+    return await RpcClient.start(list(args), cwd=str(cwd), env=env)
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1_700_000_000_000}
+
+
+def assistant(text: str) -> dict:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "openai-completions",
+            "provider": "fake", "model": "fake-model", "stopReason": "stop", "timestamp": 1_700_000_000_001,
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}
+
+
+def file_lines(path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def text_of(message: dict) -> str:
+    return "".join(b["text"] for b in message["content"] if b.get("type") == "text")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def branched(project: Path, tmp_path: Path) -> dict:
+    """A session file whose first answer has three continuations: two abandoned branches and the active one.
+
+    model_change → thinking(low) → u1 → a1 ┬ u2a → a2a            (abandoned)
+                                            ├ u2b → a2b           (abandoned)
+                                            └ u2c → a2c → name → label(u1)   (active; leaf = the label)
+    """
+    store = SessionStore.create(project, tmp_path / "sessions")
+    store.append_model_change("fake", "fake-model")
+    store.append_thinking_level_change("low")
+    ids = {"u1": store.append_message(user("first question"))["id"]}
+    ids["a1"] = store.append_message(assistant("first answer"))["id"]
+    for branch in ("a", "b", "c"):
+        store.set_leaf(ids["a1"])
+        ids[f"u2{branch}"] = store.append_message(user(f"question {branch}"))["id"]
+        ids[f"a2{branch}"] = store.append_message(assistant(f"answer {branch}"))["id"]
+    store.append_entry("session_info", name="branchy")
+    ids["label"] = store.append_entry("label", targetId=ids["u1"], label="checkpoint")["id"]
+    store.close()
+    return {"path": store.path, "ids": ids}
+
+
+async def test_entries_and_tree_of_a_file_with_two_abandoned_branches(agent_env, project, branched):
+    ids = branched["ids"]
+    async with await start(agent_env, project, "--session", str(branched["path"])) as client:
+        entries = (await client.send({"type": "get_entries"}))["data"]
+        tree = (await client.send({"type": "get_tree"}))["data"]
+        forks = (await client.send({"type": "get_fork_messages"}))["data"]["messages"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        since = (await client.send({"type": "get_entries", "since": ids["a2b"]}))["data"]
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert entries["entries"] == file_lines(branched["path"])[1:]  # append order, header left out
+    assert entries["leafId"] == ids["label"] == tree["leafId"]
+    [root] = tree["tree"]
+    assert root["entry"]["type"] == "model_change"
+    u1 = root["children"][0]["children"][0]
+    assert u1["entry"]["id"] == ids["u1"] and u1["label"] == "checkpoint"
+    assert u1["labelTimestamp"] == entries["entries"][-1]["timestamp"]
+    a1 = u1["children"][0]
+    assert [child["entry"]["id"] for child in a1["children"]] == [ids["u2a"], ids["u2b"], ids["u2c"]]
+    assert "label" not in a1
+    assert forks == [{"entryId": ids["u1"], "text": "first question"}, {"entryId": ids["u2c"], "text": "question c"}]
+    assert [text_of(m) for m in messages] == ["first question", "first answer", "question c", "answer c"]
+    assert [e["id"] for e in since["entries"]] == [ids["u2c"], ids["a2c"], entries["entries"][-2]["id"], ids["label"]]
+    assert state["sessionName"] == "branchy" and state["thinkingLevel"] == "low"
+
+
+async def test_cursor_walk_with_since_across_a_client_restart(agent_env, fake_llm, project, branched):
+    fake_llm.set_script([{"text": "later answer"}, {"text": "third answer"}])
+    path = str(branched["path"])
+    async with await start(agent_env, project, "--session", path) as client:
+        seen = (await client.send({"type": "get_entries"}))["data"]["entries"]
+        cursor = seen[-1]["id"]
+        await client.prompt_and_wait("later question")
+    async with await start(agent_env, project, "--session", path) as client:  # a new client process
+        new = (await client.send({"type": "get_entries", "since": cursor}))["data"]
+        await client.prompt_and_wait("third question")
+        newer = (await client.send({"type": "get_entries", "since": new["leafId"]}))["data"]
+        none = (await client.send({"type": "get_entries", "since": newer["leafId"]}))["data"]
+        bad = await client.send({"type": "get_entries", "since": "abc"})
+    assert [e["message"]["role"] for e in new["entries"]] == ["user", "assistant"]
+    assert new["entries"][0]["parentId"] == cursor and new["leafId"] == new["entries"][-1]["id"]
+    assert [text_of(e["message"]) for e in newer["entries"]] == ["third question", "third answer"]
+    assert none == {"entries": [], "leafId": newer["leafId"]}
+    assert bad["success"] is False and bad["error"] == "Entry not found: abc"
+    assert [e["id"] for e in file_lines(path)[1:]][-4:] == [e["id"] for e in new["entries"] + newer["entries"]]
+
+
+async def test_fork_then_clone_then_switch_back(agent_env, fake_llm, project, branched):
+    fake_llm.set_script([{"text": "forked answer"}])
+    ids, original = branched["ids"], str(branched["path"])
+    before = file_lines(original)
+    async with await start(agent_env, project, "--session", original) as client:
+        bad_kind = await client.send({"type": "fork", "entryId": ids["a1"]})
+        unknown = await client.send({"type": "fork", "entryId": "nope"})
+        forked = await client.send({"type": "fork", "entryId": ids["u2c"]})
+        fork_state = (await client.send({"type": "get_state"}))["data"]
+        fork_messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        await client.prompt_and_wait("question c, rephrased")
+        cloned = await client.send({"type": "clone"})
+        clone_state = (await client.send({"type": "get_state"}))["data"]
+        clone_messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        switched = await client.send({"type": "switch_session", "sessionPath": original})
+        back_state = (await client.send({"type": "get_state"}))["data"]
+        back_messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert bad_kind["success"] is False and bad_kind["error"] == "Invalid entry ID for forking"
+    assert unknown["success"] is False and unknown["error"] == "Invalid entry ID for forking"
+    assert forked["success"] is True and forked["data"] == {"text": "question c", "cancelled": False}
+    fork_file = fork_state["sessionFile"]
+    assert fork_file != original and fork_state["sessionId"] != back_state["sessionId"]
+    assert [text_of(m) for m in fork_messages] == ["first question", "first answer"]
+    fork_lines = file_lines(fork_file)
+    assert fork_lines[0]["parentSession"] == original
+    kept = [ids["u1"], ids["a1"]]
+    assert [e["id"] for e in fork_lines[1:5]][2:] == kept  # ids survive the fork: cursors stay valid
+    assert [e["type"] for e in fork_lines[1:3]] == ["model_change", "thinking_level_change"]
+    assert [e["message"]["role"] for e in fork_lines[5:]] == ["user", "assistant"]
+    assert fake_llm.requests[0]["body"]["messages"][-1]["content"][0]["text"] == "question c, rephrased"
+    assert [m["role"] for m in fake_llm.requests[0]["body"]["messages"] if m["role"] != "system"] == [
+        "user", "assistant", "user"]
+
+    assert cloned["data"] == {"cancelled": False} and clone_state["sessionFile"] not in (fork_file, original)
+    assert [text_of(m) for m in clone_messages] == [
+        "first question", "first answer", "question c, rephrased", "forked answer"]
+    clone_lines = file_lines(clone_state["sessionFile"])
+    assert clone_lines[0]["parentSession"] == fork_file
+    assert [e["id"] for e in clone_lines[1:]] == [e["id"] for e in file_lines(fork_file)[1:]]
+
+    assert switched["data"] == {"cancelled": False}
+    assert back_state["sessionFile"] == original and back_state["sessionName"] == "branchy"
+    assert back_state["thinkingLevel"] == "low" and back_state["model"]["id"] == "fake-model"
+    assert [text_of(m) for m in back_messages] == ["first question", "first answer", "question c", "answer c"]
+    assert file_lines(original) == before  # forking and cloning only read the original
+
+
+async def test_switch_session_failures_leave_the_current_session(agent_env, fake_llm, project, tmp_path):
+    fake_llm.set_script([{"text": "kept"}])
+    not_a_session = tmp_path / "garbage.jsonl"
+    not_a_session.write_text("not json\n")
+    async with await start(agent_env, project) as client:
+        await client.prompt_and_wait("hello")
+        state = (await client.send({"type": "get_state"}))["data"]
+        missing = await client.send({"type": "switch_session", "sessionPath": str(tmp_path / "nope.jsonl")})
+        garbage = await client.send({"type": "switch_session", "sessionPath": str(not_a_session)})
+        directory = await client.send({"type": "switch_session", "sessionPath": str(tmp_path)})
+        after = (await client.send({"type": "get_state"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert missing["success"] is False and "not found" in missing["error"] and "nope.jsonl" in missing["error"]
+    assert garbage["success"] is False and "no valid session header" in garbage["error"]
+    assert directory["success"] is False
+    assert after == state and [text_of(m) for m in messages] == ["hello", "kept"]
+
+
+async def test_switch_to_a_file_in_use_by_another_process_fails(agent_env, project, branched):
+    path = str(branched["path"])
+    async with await start(agent_env, project, "--session", path) as holder:
+        await holder.send({"type": "get_state"})  # started: it holds the lock now
+        async with await start(agent_env, project) as other:
+            before = (await other.send({"type": "get_state"}))["data"]
+            reply = await other.send({"type": "switch_session", "sessionPath": path})
+            after = (await other.send({"type": "get_state"}))["data"]
+        late = await start(agent_env, project, "--session", path)
+        code = await late.close()
+        holder_pid = holder.process.pid
+    assert reply["success"] is False
+    assert reply["error"].startswith(f"Session file is in use by another agent-forge process (pid {holder_pid})")
+    assert after == before
+    assert code == 1 and f"in use by another agent-forge process (pid {holder_pid})".encode() in late.stderr
+
+
+async def test_switch_to_the_current_file_reloads_it(agent_env, fake_llm, project, branched):
+    fake_llm.set_script([{"text": "again"}])
+    path = str(branched["path"])
+    async with await start(agent_env, project, "--session", path) as client:
+        reply = await client.send({"type": "switch_session", "sessionPath": path})
+        await client.prompt_and_wait("after reload")
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert reply["data"] == {"cancelled": False} and state["sessionFile"] == path
+    assert file_lines(path)[-1]["message"]["content"][0]["text"] == "again"
+
+
+async def test_clone_and_fork_on_a_fresh_session(agent_env, fake_llm, project):
+    fake_llm.set_script([{"text": "answer one"}])
+    async with await start(agent_env, project) as client:
+        fresh = (await client.send({"type": "get_state"}))["data"]
+        cloned = await client.send({"type": "clone"})
+        clone_state = (await client.send({"type": "get_state"}))["data"]
+        forks = (await client.send({"type": "get_fork_messages"}))["data"]["messages"]
+        await client.prompt_and_wait("first")
+        first_id = (await client.send({"type": "get_fork_messages"}))["data"]["messages"][0]["entryId"]
+        forked = await client.send({"type": "fork", "entryId": first_id})
+        fork_state = (await client.send({"type": "get_state"}))["data"]
+    assert cloned["success"] is True and cloned["data"] == {"cancelled": False}
+    assert clone_state["sessionFile"] != fresh["sessionFile"] and clone_state["model"]["id"] == "fake-model"
+    assert forks == [] and not Path(fresh["sessionFile"]).exists()  # the fresh session never had a message
+    lines = file_lines(clone_state["sessionFile"])
+    assert "parentSession" not in lines[0]
+    assert [e["type"] for e in lines[1:]] == ["model_change", "thinking_level_change", "message", "message"]
+    assert forked["data"] == {"text": "first", "cancelled": False}
+    assert fork_state["messageCount"] == 0 and not Path(fork_state["sessionFile"]).exists()
+
+
+async def test_no_session_mode_forks_and_clones_in_memory(agent_env, fake_llm, project, tmp_path):
+    fake_llm.set_script([{"text": "answer"}])
+    async with await start(agent_env, project, "--no-session") as client:
+        await client.prompt_and_wait("question")
+        cloned = await client.send({"type": "clone"})
+        state = (await client.send({"type": "get_state"}))["data"]
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+    assert cloned["success"] is True and state["sessionFile"] is None and state["messageCount"] == 2
+    assert [e["type"] for e in entries][-2:] == ["message", "message"]
+    assert not list(tmp_path.rglob("*.jsonl"))
