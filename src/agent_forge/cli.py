@@ -22,7 +22,7 @@ examples:
 environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, ...  provider keys
   AGENT_FORGE_DIR                         agent dir (default ~/.agent-forge/agent)
-  AGENT_FORGE_SESSION_DIR                 session dir (default <agent dir>/sessions)
+  AGENT_FORGE_SESSION_DIR                 session dir (default <agent dir>/sessions; --session-dir wins)
 """
 
 
@@ -36,19 +36,40 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", help="model id or pattern; 'provider/id' and ':<thinking>' suffix accepted")
     parser.add_argument("--api-key", help="API key for the selected provider (overrides env and auth.json)")
     parser.add_argument("--thinking", help="thinking level: off, minimal, low, medium, high, xhigh, max")
-    parser.add_argument("--session", help="resume this session file")
+    parser.add_argument("--models", metavar="PATTERNS",
+                        help="comma-separated models to cycle through: ids, provider/id, globs, ':<thinking>'")
+    parser.add_argument("--context-window", metavar="SIZE",
+                        help="context window of the start-up model: 400k, 1m, or a token count")
+    parser.add_argument("--session", metavar="PATH|ID", help="resume a session: its file, or a full or partial "
+                                                            "session id of this directory")
+    parser.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
+                        help="resume the most recent session of this directory (a new one if there is none)")
+    parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
+    parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
+    parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
     parser.add_argument("--session-dir", help="directory for session files")
     parser.add_argument("--no-session", action="store_true", help="do not save the session")
     parser.add_argument("-n", "--name", help="session display name")
     parser.add_argument("--system-prompt", help="replace the default system prompt")
     parser.add_argument("--append-system-prompt", help="text appended to the system prompt")
+    parser.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
+                        help="write SESSION (a session file) as HTML to OUT (default: "
+                             "./agent-forge-session-<name>.html) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.export is not None:
+        return _export(args.export)
+    if args.list_sessions:
+        return _list_sessions(args)
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
+    problem = _conflicts(args, mode) or _missing_cwd()
+    if problem:
+        print(f"agent-forge: {problem}", file=sys.stderr)
+        return 2
     if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
         print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
               file=sys.stderr)
@@ -61,23 +82,74 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
+    """Flags that cannot work together are refused rather than silently ignored (session flags: see
+    `session_listing.startup_session`)."""
+    if mode == "rpc" and (args.messages or args.print_mode):
+        return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
+    return None
+
+
+def _missing_cwd() -> str | None:
+    try:
+        os.getcwd()
+    except OSError:
+        return "the current directory no longer exists"
+    return None
+
+
+def _export(paths: list[str]) -> int:
+    """`--export SESSION [OUT]`: print the written path; 1 with a message on stderr when it fails."""
+    if len(paths) > 2:
+        print("agent-forge: --export takes a session file and at most one output path", file=sys.stderr)
+        return 2
+    from .coding.export_html import ExportError, export_session_file
+
+    try:
+        print(export_session_file(paths[0], paths[1] if len(paths) == 2 else None))
+    except ExportError as exc:
+        print(f"agent-forge: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _list_sessions(args: argparse.Namespace) -> int:
+    """`--list-sessions [--json]`: this directory's sessions, newest first."""
+    from .coding.session_listing import format_session_list, list_sessions
+
+    print(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
+    return 0
+
+
 async def _run(mode: str, args: argparse.Namespace) -> int:
     from .coding.agent_session import CommandError, SessionOptions, create_session
+    from .coding.session_listing import SessionFileError, startup_session
 
+    try:
+        resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
+                                            continue_recent=args.continue_recent, fork=args.fork,
+                                            no_session=args.no_session)
+    except SessionFileError as exc:
+        print(f"agent-forge: {exc}", file=sys.stderr)
+        return 1
     options = SessionOptions(
         cwd=os.getcwd(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
-        session_file=args.session, session_dir=args.session_dir, no_session=args.no_session, name=args.name,
+        session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
+        session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
+        scoped_models=args.models, context_window=args.context_window,
     )
     try:
         session = create_session(options)
     except CommandError as exc:
         print(f"agent-forge: {exc}", file=sys.stderr)
         return 1
+    from .modes.termination import run_until_terminated
+
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 
-        return await run_rpc_mode(session)
+        return await run_until_terminated(session, run_rpc_mode(session))
     from .modes.print_mode import run_print_mode
 
-    return await run_print_mode(session, args.messages, json_events=(mode == "json"))
+    return await run_until_terminated(session, run_print_mode(session, args.messages, json_events=(mode == "json")))

@@ -195,7 +195,9 @@ async def test_cancel_during_the_wait_settles_at_once(make_session, key):
     assert rec.of("auto_retry_end") == [{"type": "auto_retry_end", "success": False, "attempt": 1,
                                          "finalError": RETRY_CANCELLED}]
     assert rec.events[-1] == {"type": "agent_settled", "aborted": False}
-    assert len(faux_requests(key)) == 1 and not session.retry.waiting
+    # the follow-up queued during the wait still runs (seed 000: abort continues queued messages)
+    assert len(faux_requests(key)) == 2 and not session.retry.waiting
+    assert "queued meanwhile" in str(faux_requests(key)[1].context["messages"][-1])
     assert session.retry.cancel() is False  # nothing left to cancel
 
 

@@ -69,13 +69,17 @@ def write_forever(job):
 for line in sys.stdin:
     job = json.loads(line)
     pid = os.fork()
-    if pid == 0:
+    if pid == 0:  # the writer: it must never return into this loop, whatever happens
         try:
             say(f"pid {os.getpid()}")
             write_forever(job)
         except BaseException as exc:
-            say(f"error {exc!r}")
-        os._exit(3)
+            try:
+                say(f"error {exc!r}")
+            except BaseException:
+                pass
+        finally:
+            os._exit(3)
     _, status = os.waitpid(pid, 0)
     say(f"exit {os.WTERMSIG(status) if os.WIFSIGNALED(status) else -os.WEXITSTATUS(status)}")
 """
@@ -131,9 +135,15 @@ class Zygote:
         return rest
 
     def close(self) -> None:
-        assert self.process.stdin is not None
+        """End the zygote; a writer still running (a failed run) dies of EPIPE once stdout is closed."""
+        assert self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.close()
-        self.process.wait(timeout=30)
+        self.process.stdout.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
 
 
 def check_recovered(path: Path, before: list[str], acked: list[str]) -> SessionStore:

@@ -37,6 +37,10 @@ async def test_errors_echo_the_request_id(agent_env, tmp_path):
         {"id": {"nested": True}, "type": "set_thinking_level", "level": "galaxy-brain"},
         {"id": "u8", "type": "set_auto_compaction", "enabled": "yes"},
         {"id": "u9", "type": "prompt", "message": "x", "images": [{"type": "image"}]},
+        {"id": "u10", "type": "prompt", "message": "x",
+         "images": [{"type": "image", "data": "!!!notbase64", "mimeType": "image/png"}]},
+        {"id": "u11", "type": "steer", "message": "x",
+         "images": [{"type": "image", "data": "aGVsbG8=", "mimeType": "text/evil"}]},
     ]
     data = b"".join(json.dumps(c).encode() + b"\n" for c in commands)
     records = await run_lines(agent_env, tmp_path, data)
@@ -49,6 +53,7 @@ async def test_errors_echo_the_request_id(agent_env, tmp_path):
     assert errors[3] == "Field 'message' must be a string"
     assert "images" in errors[4] and "modelId" in errors[5]
     assert "galaxy-brain" in errors[6] and "enabled" in errors[7] and "images[0]" in errors[8]
+    assert "base64" in errors[9] and "mimeType" in errors[10]
 
 
 async def test_crlf_unicode_separators_and_a_huge_line(agent_env, fake_llm, tmp_path):
@@ -121,3 +126,37 @@ for event in read_events():
                           timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout.decode() == "Hi from the example client test.\n"
+
+
+async def test_nan_infinity_and_huge_numbers_are_parse_errors(agent_env, tmp_path):
+    lines = [b'{"type":"get_state","id":NaN}', b'{"type":"get_state","id":1e999}',
+             b'{"type":"get_state","id":-Infinity}']
+    records = await run_lines(agent_env, tmp_path, b"\n".join(lines) + b"\n")
+    assert [r["command"] for r in records] == ["parse"] * 3
+    assert "NaN" in records[0]["error"] and "range" in records[1]["error"]
+
+
+async def test_a_leading_bom_is_ignored(agent_env, tmp_path):
+    records = await run_lines(agent_env, tmp_path, b'\xef\xbb\xbf{"id":"b","type":"get_state"}\n')
+    assert records[0]["id"] == "b" and records[0]["success"] is True
+
+
+async def test_lone_surrogates_never_poison_later_requests(agent_env, fake_llm, tmp_path):
+    """A client cutting an emoji in half sends a lone surrogate escape; the model also writes one into a file."""
+    fake_llm.set_script([
+        {"tool_calls": [{"name": "write", "arguments": '{"path": "s.txt", "content": "a\\ud800b"}'}]},
+        {"text": "first"}, {"text": "second"}])
+    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    client.write_raw(b'{"id":"p","type":"prompt","message":"half \\ud83d emoji"}\n')
+    first = await client.wait_for("agent_settled")
+    second = await client.prompt_and_wait("again")
+    path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    await client.close()
+    for events in (first, second):
+        assert [e for e in events if e["type"] == "message_end"][-1]["message"]["stopReason"] == "stop"
+    assert len(fake_llm.requests) == 3
+    assert fake_llm.requests[0]["body"]["messages"][-1]["content"][0]["text"] == "half \ufffd emoji"
+    resumed = await RpcClient.start(["--session", path], cwd=str(tmp_path), env=agent_env)
+    messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
+    await resumed.close()
+    assert len(messages) == 6 and messages[0]["content"][0]["text"] == "half \ud83d emoji"

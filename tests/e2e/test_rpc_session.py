@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -148,9 +149,10 @@ async def test_abort_mid_bash_kills_the_process_tree(agent_env, fake_llm, tmp_pa
     assert len(fake_llm.requests) == 1  # no model call after an abort
 
 
-async def test_http_500_ends_run_with_error(agent_env, fake_llm, tmp_path):
+async def test_http_500_ends_run_with_error(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"enabled": False}})  # retries: tests/e2e/test_rpc_retry.py
     fake_llm.set_script([{"status": 500, "body": {"error": {"message": "upstream exploded"}}}])
-    async with await start(agent_env, tmp_path) as client:
+    async with await start(env, tmp_path) as client:
         events = await client.prompt_and_wait("hi")
     message = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert message["stopReason"] == "error"
@@ -200,3 +202,75 @@ async def test_back_to_back_prompts_are_never_silently_dropped(agent_env, fake_l
     assert replies[2]["data"]["disposition"] == "queued"
     users = [m for m in fake_llm.requests[1]["body"]["messages"] if m["role"] == "user"]
     assert [u["content"][0]["text"] for u in users] == ["one", "three"]
+
+
+async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, fake_llm, tmp_path):
+    import signal
+
+    command = "echo $$ > pgid.txt; sleep 60"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+                         {"text": "resumed fine"}])
+    client = await start(agent_env, tmp_path)
+    await client.send({"type": "prompt", "message": "run"})
+    await client.wait_for("tool_execution_start")
+    path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    pgid_file = tmp_path / "pgid.txt"
+    await asyncio.to_thread(fake_llm.wait_for, lambda: pgid_file.exists() and pgid_file.read_text().strip(), 10)
+    client.process.kill()
+    await client.close()
+    os.killpg(int((tmp_path / "pgid.txt").read_text()), signal.SIGKILL)  # kill -9 cannot clean up; we do
+    async with await start(agent_env, tmp_path, "--session", path) as resumed:
+        events = await resumed.prompt_and_wait("are you there?")
+    assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "resumed fine"
+    sent = [m for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
+    assert sent[2]["tool_call_id"] == sent[1]["tool_calls"][0]["id"]
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+async def test_termination_signal_kills_tool_processes_and_keeps_the_session_valid(
+        agent_env, fake_llm, tmp_path, signame):
+    import signal
+
+    command = "echo $$ > pgid.txt; (sleep 60) & sleep 60"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}])
+    client = await start(agent_env, tmp_path)
+    await client.send({"type": "prompt", "message": "run"})
+    await client.wait_for("tool_execution_start")
+    path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    pgid_file = tmp_path / "pgid.txt"
+    await asyncio.to_thread(fake_llm.wait_for, lambda: pgid_file.exists() and pgid_file.read_text().strip(), 10)
+    pgid = int(pgid_file.read_text())
+    client.process.send_signal(getattr(signal, signame))
+    code = await client.close()
+    assert code == 128 + getattr(signal, signame)
+    assert not _group_alive(pgid)
+    roles = [line["message"]["role"] for line in session_lines(path) if line["type"] == "message"]
+    assert roles == ["user", "assistant", "toolResult"]
+
+
+async def test_unwritable_session_dir_never_kills_the_run(agent_env, fake_llm, tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the session dir should be")
+    fake_llm.set_script([{"text": "still answering"}])
+    client = await start(agent_env, tmp_path, "--session-dir", str(blocker / "sessions"))
+    try:
+        events = await client.prompt_and_wait("hi")
+        assert [e["type"] for e in events][-2:] == ["agent_end", "agent_settled"]
+        assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == \
+            "still answering"
+    finally:
+        await client.close()
+    assert b"session file could not be written" in client.stderr
+
+
+async def test_very_deep_cwd_still_saves_its_session(agent_env, fake_llm, tmp_path):
+    deep = tmp_path
+    for _ in range(6):
+        deep = deep / ("d" * 60)
+    deep.mkdir(parents=True)
+    fake_llm.set_script([{"text": "deep"}])
+    async with await start(agent_env, deep) as client:
+        await client.prompt_and_wait("hi")
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert [line["type"] for line in session_lines(path)][-1] == "message"

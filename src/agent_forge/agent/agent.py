@@ -62,6 +62,8 @@ class Agent:
         self._convert = convert_to_llm
         self._run: RunState | None = None
         self._task: asyncio.Task | None = None
+        self.will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
+        """Set by the owner (the session's auto-retry): decides `agent_end.willRetry` (see LoopConfig)."""
 
     @property
     def is_streaming(self) -> bool:
@@ -89,6 +91,11 @@ class Agent:
 
     def _emit_queue(self) -> None:
         self._emit({"type": "queue_update", **self.queue_texts()})
+
+    def take_queued(self) -> list[dict[str, Any]]:
+        """Messages to continue with after a run ended with messages still queued (steering first)."""
+        return self._take(self.steering_queue, self.steering_mode) or self._take(
+            self.follow_up_queue, self.follow_up_mode)
 
     def _take(self, queue: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
         if not queue:
@@ -125,6 +132,7 @@ class Agent:
             stream_fn=self._stream_fn,  # type: ignore[arg-type]
             take_steering=lambda: self._take(self.steering_queue, self.steering_mode),
             take_follow_up=lambda: self._take(self.follow_up_queue, self.follow_up_mode),
+            will_retry=lambda new_messages: self.will_retry(new_messages),
         )
 
     def _stream_options(self) -> StreamOptions:

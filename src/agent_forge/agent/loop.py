@@ -41,6 +41,8 @@ class LoopConfig:
     stream_fn: StreamFn
     take_steering: Callable[[], list[dict[str, Any]]] = lambda: []
     take_follow_up: Callable[[], list[dict[str, Any]]] = lambda: []
+    will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
+    """Asked with the run's new messages just before `agent_end`: will the owner retry this run?"""
 
 
 @dataclass
@@ -72,7 +74,8 @@ class TurnLoop:
         while pending is not None:
             has_tool_calls = await self._turn(pending)
             pending = self._next_messages(has_tool_calls)
-        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": False})
+        will_retry = not self.state.aborted and self.config.will_retry(self.state.new_messages)
+        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": will_retry})
         return self.state.new_messages
 
     def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:

@@ -8,6 +8,7 @@ the entry is on disk.
 from __future__ import annotations
 
 import asyncio
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -15,8 +16,9 @@ from typing import Any, Callable
 from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
 from ..agent.types import AgentTool
-from ..ai.types import THINKING_LEVELS, Model
-from .session_store import SessionStore
+from ..ai.types import Model
+from .retry import AutoRetry, forget_failed_attempt
+from .session_store import SessionFileError, SessionStore
 
 Listener = Callable[[dict[str, Any]], None]
 
@@ -28,15 +30,18 @@ class CommandError(Exception):
 @dataclass(kw_only=True)
 class SessionOptions:
     """How to build a session. `session_file` resumes that file; `no_session` keeps everything in memory.
+    `model` is a pattern (`provider/id[:thinking]`) or, from the SDK, a Model dict used as is (`faux_model()`).
     `stream_fn` replaces the provider registry (tests, SDK users with a custom transport)."""
 
     cwd: str
     agent_dir: Path | None = None
     provider: str | None = None
-    model: str | None = None
+    model: str | Model | None = None
     api_key: str | None = None
     thinking: str | None = None
     session_file: str | None = None
+    fork_from: str | None = None
+    """`--fork`: start a new session (in `cwd`) holding a copy of this file's active branch."""
     session_dir: str | None = None
     no_session: bool = False
     name: str | None = None
@@ -44,6 +49,10 @@ class SessionOptions:
     system_prompt: str | None = None
     append_system_prompt: str | None = None
     stream_fn: Any = None
+    scoped_models: str | list[str] | None = None
+    """`--models`: patterns `cycle_model` walks through (else settings `enabledModels`); see model_control."""
+    context_window: str | int | None = None
+    """`--context-window`: `400k`, `1m` or a token count, for the start-up model."""
 
 
 class AgentSession:
@@ -59,25 +68,54 @@ class AgentSession:
         self.warnings: list[str] = []
         self._listeners: list[Listener] = []
         self._settle_task: asyncio.Task | None = None
+        self.persist_errors: list[str] = []
+        self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
+        self.retry = AutoRetry(lambda: self.settings.retry, self._emit,
+                               lambda failed: forget_failed_attempt(self.agent.messages, self.store, failed))
+        agent.will_retry = self.retry.will_retry
+        self.session_dir: str | None = None  # sessions root for stores this session creates later (new_session)
+        from .user_bash import UserBash  # imported here: user_bash imports this module
+
+        self.user_bash = UserBash(self)
+        from .model_control import ModelControl  # imported here: model_control imports this module
+
+        self.model_control = ModelControl(self)
 
     # -- events --------------------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener(event)` for every event, synchronously and in order. Returns an unsubscribe function."""
+        """Call `listener(event)` for every event, synchronously and in order. Returns an unsubscribe function.
+        An exception raised by a listener is printed to stderr; the run and the other listeners go on."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _emit(self, event: dict[str, Any]) -> None:
         for listener in list(self._listeners):
-            listener(event)
+            try:
+                listener(event)
+            except Exception:  # a subscriber's bug must not end the run or pose as a provider/tool error
+                import traceback
+
+                traceback.print_exc()
 
     def on_agent_event(self, event: dict[str, Any]) -> None:
         """Persist first, then tell listeners (the durability promise of this module)."""
         if event["type"] == "message_end":
-            self.store.append_message(event["message"])
+            self._persist(event["message"])
         self._emit(event)
+        self.retry.observe(event)  # auto_retry_* events follow the event that caused them
+
+    def _persist(self, message: dict[str, Any]) -> None:
+        """Append a message entry. A failing disk must not kill the run the client is watching: the
+        conversation goes on in memory and the failure is reported on stderr (once per distinct error)."""
+        try:
+            self.store.append_message(message)
+        except (SessionFileError, OSError) as exc:
+            if str(exc) not in self.persist_errors:
+                self.persist_errors.append(str(exc))
+                print(f"agent-forge: the session file could not be written: {exc}", file=sys.stderr)
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -104,7 +142,7 @@ class AgentSession:
             "followUpMode": self.agent.follow_up_mode,
             "sessionFile": str(self.store.path) if self.store.path else None,
             "sessionId": self.store.session_id,
-            "autoCompactionEnabled": True,
+            "autoCompactionEnabled": self.settings.compaction.enabled,
             "messageCount": len(self.agent.messages),
             "pendingMessageCount": len(self.agent.steering_queue) + len(self.agent.follow_up_queue),
         }
@@ -112,6 +150,26 @@ class AgentSession:
         if name:
             state["sessionName"] = name
         return state
+
+    def get_session_stats(self) -> dict[str, Any]:
+        """The `get_session_stats` response data (seed 000); what each number covers: `session_stats.py`."""
+        from .session_stats import session_stats
+
+        return session_stats(session_file=str(self.store.path) if self.store.path else None,
+                             session_id=self.store.session_id, entries=self.store.entries,
+                             branch=self.store.branch(), messages=self.agent.messages, model=self.model)
+
+    async def export_html(self, output_path: str | None = None) -> str:
+        """Write the session as one self-contained HTML file (seed 000 `export_html`); returns its absolute
+        path. Relative and default paths are under `cwd`. Raises `CommandError` for an in-memory or empty
+        session and for a path that cannot be written. Rendering runs in a thread on a snapshot taken now."""
+        from .export_html import ExportError, SessionSnapshot, write_export
+
+        try:
+            snapshot = SessionSnapshot.of_store(self.store)
+            return str(await asyncio.to_thread(write_export, snapshot, output_path, self.cwd))
+        except ExportError as exc:
+            raise CommandError(str(exc)) from None
 
     def last_assistant_text(self) -> str | None:
         for message in reversed(self.agent.messages):
@@ -144,6 +202,16 @@ class AgentSession:
         else:
             self.agent.follow_up(message)
 
+    def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+        """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
+        self.queue(user_message(text, images), "steer")
+        return "queued"
+
+    def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+        """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
+        self.queue(user_message(text, images), "followUp")
+        return "queued"
+
     def _check_ready(self) -> None:
         model = self.agent.model
         if model is None:
@@ -157,10 +225,19 @@ class AgentSession:
         self._settle_task = asyncio.ensure_future(self._settle(run))
 
     async def _settle(self, run: asyncio.Task) -> None:
+        retry_aborted = False
         try:
-            await asyncio.wait({run})
+            while True:
+                retry_aborted = await self.retry.follow(run, restart=lambda: self.agent.start([]))
+                queued = self.agent.take_queued()
+                if not queued:
+                    break
+                run = self.agent.start(queued)  # seed 000: abort continues messages still queued
+                self._run_boundary.set()
         finally:
-            self._emit({"type": "agent_settled", "aborted": self.agent.was_aborted})
+            self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
+            self._emit({"type": "agent_settled", "aborted": retry_aborted or self.agent.was_aborted})
+            self._run_boundary.set()
 
     async def prompt_and_wait(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         """SDK convenience: prompt (queueing as a follow-up when busy) and wait until the session settles."""
@@ -172,9 +249,14 @@ class AgentSession:
             await asyncio.wait({self._settle_task})
 
     async def abort(self) -> None:
-        """Abort the running step and wait until the session settles."""
+        """Abort the running step (or a retry's backoff wait); returns once the session settled or, when
+        messages were still queued, once the aborted run handed over to them (seed 000: abort continues them)."""
+        if not self.is_streaming:
+            return
+        self._run_boundary = asyncio.Event()
+        self.retry.cancel(aborted=True)
         self.agent.abort()
-        await self.wait_for_idle()
+        await self._run_boundary.wait()  # settled, or the aborted run handed over to queued messages
 
     def system_prompt(self) -> str:
         from .system_prompt import build_system_prompt
@@ -185,32 +267,18 @@ class AgentSession:
 
     # -- model ---------------------------------------------------------------------------------------
 
-    def set_model(self, provider: str, model_id: str) -> Model:
-        """Switch model (recorded as a `model_change` entry). Raises `CommandError` when unknown."""
-        model = self.registry.find(provider, model_id)
-        if model is None:
-            raise CommandError(f"Model not found: {provider}/{model_id}")
-        self.agent.model = model
-        self.store.append_model_change(model["provider"], model["id"])
-        self._clamp_thinking_level()
-        return model
+    # Model, thinking level and context window live in `self.model_control` (coding/model_control.py).
 
-    def _clamp_thinking_level(self) -> None:
-        levels = self.available_thinking_levels()
-        if self.agent.thinking_level not in levels:
-            self.set_thinking_level(_closest_level(self.agent.thinking_level, levels))
+    def set_model(self, provider: str, model_id: str) -> Model:
+        """Switch model (a `model_change` entry; thinking level clamped). Raises `CommandError` when unknown."""
+        return self.model_control.set_model(provider, model_id)
 
     def set_thinking_level(self, level: str) -> None:
-        if level not in THINKING_LEVELS:
-            raise CommandError(f"Invalid thinking level: {level}. Valid levels: {', '.join(THINKING_LEVELS)}")
-        if level != self.agent.thinking_level:
-            self.agent.thinking_level = level
-            self.store.append_thinking_level_change(level)
+        """Raises `CommandError` for an invalid level or one the current model does not support."""
+        self.model_control.set_thinking_level(level)
 
     def available_thinking_levels(self) -> list[str]:
-        from ..ai.catalogue import thinking_levels_for
-
-        return thinking_levels_for(self.agent.model) if self.agent.model else ["off"]
+        return self.model_control.available_thinking_levels()
 
     def set_queue_mode(self, queue: str, mode: str) -> None:
         """`queue` is "steering" or "followUp"; `mode` is "all" or "one-at-a-time"."""
@@ -226,8 +294,65 @@ class AgentSession:
             raise CommandError("Session name cannot be empty")
         self.store.append_entry("session_info", name=name.strip())
 
+    # -- session lifecycle ---------------------------------------------------------------------------
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        """Start a fresh session (seed 000 `new_session`); returns `cancelled` (always False until plugins can
+        veto). Work in progress belongs to the old conversation: queued messages are dropped, a run and user
+        shell commands are aborted and settle first. The new store keeps the old one's persistence (file or
+        memory), records `parent_session` in its header, and starts with the current model and thinking level.
+        """
+        if self.agent.steering_queue or self.agent.follow_up_queue:
+            self.agent.clear_queues()  # emits queue_update: clients see the queued messages go
+        await self.user_bash.abort()
+        await self.abort()
+        if self.store.path is None:
+            store = SessionStore.in_memory(self.cwd)
+        else:
+            store = SessionStore.create(self.cwd, self.session_dir, parent_session=parent_session, lock=True)
+        self.replace_store(store)
+        if self.model is not None:
+            store.append_model_change(self.model["provider"], self.model["id"])
+            store.append_thinking_level_change(self.agent.thinking_level)
+        return False
+
+    def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
+        """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
+        Call it while idle: a running turn would append to the wrong session."""
+        self.store.close()
+        self.store = store
+        self.agent.session_id = store.session_id
+        self.agent.messages = list(messages or [])
+
+    async def switch_session(self, session_path: str) -> bool:
+        """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
+        unreadable or locked file) leaving this session as it was. Logic: `session_switch.py`."""
+        from .session_switch import switch_session
+
+        return await switch_session(self, session_path)
+
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        """Continue in a new session holding the branch before user message `entry_id`: `{text, cancelled}`."""
+        from .session_switch import fork
+
+        return await fork(self, entry_id)
+
+    async def clone(self) -> bool:
+        """Continue in a new session holding a copy of the active branch; returns `cancelled`."""
+        from .session_switch import clone
+
+        return await clone(self)
+
     def available_models(self) -> list[Model]:
         return self.registry.available_models()
+
+    async def terminate(self) -> None:
+        """Stop everything now (SIGTERM): drop queued messages, abort the run and user bash commands, then
+        release the session file."""
+        self.agent.clear_queues()
+        await self.abort()
+        await self.user_bash.abort()
+        self.store.close()
 
     async def close(self) -> None:
         """Finish the running work and release the session file."""
@@ -239,13 +364,6 @@ def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     content.extend(images or [])
     return {"role": "user", "content": content, "timestamp": now_ms()}
-
-
-def _closest_level(level: str, levels: list[str]) -> str:
-    """The highest supported level not above `level` (thinking levels are ordered)."""
-    rank = THINKING_LEVELS.index(level) if level in THINKING_LEVELS else 0
-    supported = [lv for lv in levels if THINKING_LEVELS.index(lv) <= rank]
-    return supported[-1] if supported else levels[0]
 
 
 def create_session(options: SessionOptions) -> AgentSession:

@@ -23,23 +23,29 @@ def build_session(options: SessionOptions) -> AgentSession:
     session = _new_session(options, store, registry, settings)
     session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
     session.warnings.extend(getattr(registry, "errors", []))
+    session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
+    session.model_control.start(options.context_window)  # the model's context window, --context-window
     if store.entries:
         _restore(session)
-    if options.name:
-        session.store.append_entry("session_info", name=options.name)
+    if options.name is not None:
+        session.set_session_name(options.name)  # strips; an empty name is a CommandError
     return session
 
 
 def _open_store(options: SessionOptions) -> SessionStore:
     if options.no_session:
         return SessionStore.in_memory(options.cwd)
-    if options.session_file:
-        try:
-            return SessionStore.open(options.session_file)
-        except SessionFileError as exc:
-            raise CommandError(str(exc)) from exc
-    return SessionStore.create(options.cwd, options.session_dir)
+    try:
+        if options.fork_from:
+            from .session_switch import fork_file
+
+            return fork_file(options.fork_from, options.cwd, options.session_dir)
+        if options.session_file:
+            return SessionStore.open(options.session_file, lock=True)  # one writer per file
+    except SessionFileError as exc:
+        raise CommandError(str(exc)) from exc
+    return SessionStore.create(options.cwd, options.session_dir, lock=True)
 
 
 def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any) -> AgentSession:
@@ -52,6 +58,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
                            system_prompt_override=options.system_prompt,
                            append_system_prompt=options.append_system_prompt)
     agent._emit = session.on_agent_event  # the session persists before it forwards
+    session.session_dir = options.session_dir
     agent.session_id = store.session_id
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd)
     agent.steering_mode = settings.steering_mode
@@ -69,6 +76,9 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
     """CLI flags, then the resumed session's last model, then settings, then the first model with auth."""
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
         raise CommandError(f"Invalid thinking level: {options.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}")
+    if isinstance(options.model, dict):
+        _use_model_object(session, options.model, options.thinking)
+        return
     context = session.store.build_context() if session.store.entries else None
     if context is not None and context.model and not (options.provider or options.model):
         model = session.registry.find(*context.model)
@@ -77,7 +87,8 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
             session.agent.thinking_level = options.thinking or context.thinking_level or "off"
             return
     model, thinking, warnings = session.registry.initial_model(
-        provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking)
+        provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking,
+        scope=session.model_control.scope)
     if model is None and (options.provider or options.model):
         raise CommandError("; ".join(warnings) or f"Model not found: {options.model or options.provider}")
     session.warnings.extend(warnings)
@@ -92,3 +103,15 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
 def _restore(session: AgentSession) -> None:
     context = session.store.build_context()
     session.agent.messages.extend(context.messages)
+
+
+def _use_model_object(session: AgentSession, model: Any, thinking: str | None) -> None:
+    """SDK: a Model dict given as is (e.g. `faux_model()`), not looked up in the registry; recorded like any
+    start-up model. The thinking level is clamped to what the model supports."""
+    from ..ai.catalogue import clamp_thinking_level, default_thinking_level
+
+    level = clamp_thinking_level(model, thinking) if thinking else default_thinking_level(model)
+    session.agent.model = model
+    session.store.append_model_change(model["provider"], model["id"])
+    session.agent.thinking_level = level
+    session.store.append_thinking_level_change(level)

@@ -68,10 +68,42 @@ sentence that introduces the summary text in the user message the model receives
 
 
 def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Map agent messages to provider messages (user, assistant, toolResult), in order."""
+    """Map agent messages to provider messages (user, assistant, toolResult), in order, with every tool call
+    answered exactly once (see `pair_tool_results`)."""
     out = []
     for message in messages:
         converted = _to_llm(message)
         if converted is not None:
             out.append(converted)
+    return pair_tool_results(out)
+
+
+INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finished (the agent stopped)."
+
+
+def pair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Providers reject a tool call without a result, and a result without its call (HTTP 400). A session
+    killed mid-tool, or edited by hand, has such gaps: answer missing calls with an error result placed right
+    after the call's turn, and drop results whose call is not in the assistant message before them."""
+    out: list[dict[str, Any]] = []
+    open_calls: dict[str, str] = {}  # id -> tool name, for the latest assistant message
+    for message in messages:
+        role = message.get("role")
+        if role == "toolResult":
+            if open_calls.pop(message.get("toolCallId"), None) is not None:
+                out.append(message)
+            continue
+        _close_calls(out, open_calls)
+        out.append(message)
+        if role == "assistant":
+            open_calls = {b["id"]: b.get("name", "") for b in message.get("content", [])
+                          if isinstance(b, dict) and b.get("type") == "toolCall" and "id" in b}
+    _close_calls(out, open_calls)
     return out
+
+
+def _close_calls(out: list[dict[str, Any]], open_calls: dict[str, str]) -> None:
+    for call_id, name in open_calls.items():
+        out.append({"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
+                    "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
+    open_calls.clear()

@@ -8,6 +8,7 @@ are migrated in memory only.
 from __future__ import annotations
 
 import json
+import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,10 +22,19 @@ from .session_file import SessionFileError, parse_line, read_session
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
 
+_NAME_MAX = 255
+
+
 def encode_cwd(cwd: str) -> str:
     """`/home/u/proj` → `--home-u-proj--`: one leading separator dropped, `/`, `\\` and `:` become `-`."""
     trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return f"--{trimmed.translate(_CWD_SEPARATORS)}--"
+    encoded = f"--{trimmed.translate(_CWD_SEPARATORS)}--"
+    if len(os.fsencode(encoded)) <= _NAME_MAX:
+        return encoded
+    # A deep cwd would exceed the file system's 255-byte name limit: keep its tail, made unique by a hash.
+    digest = hashlib.sha256(os.fsencode(cwd)).hexdigest()[:16]
+    tail = os.fsencode(encoded[2:-2])[-(_NAME_MAX - 40):].decode("utf-8", "ignore")
+    return f"--{digest}-{tail}--"
 
 
 def session_cwd_dir(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterable
 
+from .. import json_wire
 from ..errors import AIError, HttpStatusError, MissingApiKeyError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
@@ -25,8 +25,8 @@ def now_ms() -> int:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON, UTF-8 kept as is (DESIGN.md: stdlib json, compact separators)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON, UTF-8 kept as is (DESIGN.md: stdlib json, compact separators), never `NaN`."""
+    return json_wire.dumps(value)
 
 
 def new_message(model: Model) -> AssistantMessage:
@@ -48,8 +48,8 @@ def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
+        value = json_wire.loads(raw)
+    except (ValueError, RecursionError) as exc:
         return {}, f"{exc}\n\nReceived arguments:\n{raw}"
     if not isinstance(value, dict):
         return {}, f"Tool arguments must be a JSON object\n\nReceived arguments:\n{raw}"

@@ -6,11 +6,11 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming.
 
 from __future__ import annotations
 
-import json
 import re
 from contextlib import aclosing
 from typing import Any, AsyncIterator, Iterable
 
+from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -76,7 +76,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
         base["x-api-key"] = key
     url = model["baseUrl"].rstrip("/") + "/v1/messages"
     body = build_body(model, context, options)
-    return HttpRequest(url, merged_headers(model, options, base), dumps(body).encode())
+    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -322,7 +322,7 @@ class _Handler(SseHandler):
 
 def _load(event: SSEEvent) -> dict[str, Any]:
     try:
-        data = json.loads(event.data)
+        data = json_wire.loads(event.data)
     except ValueError as exc:
         raise StreamProtocolError(f"Malformed JSON in {event.event} event: {exc}") from None
     if not isinstance(data, dict):

@@ -7,12 +7,12 @@ https://platform.openai.com/docs/api-reference/chat-streaming.
 
 from __future__ import annotations
 
-import json
 import uuid
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterable
 
+from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -101,7 +101,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
         base["authorization"] = f"Bearer {key}"
     url = model["baseUrl"].rstrip("/") + "/chat/completions"
     body = build_body(model, context, options)
-    return HttpRequest(url, merged_headers(model, options, base), dumps(body).encode())
+    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -317,7 +317,7 @@ class _Handler(SseHandler):
 
 def _load(data: str) -> dict[str, Any]:
     try:
-        chunk = json.loads(data)
+        chunk = json_wire.loads(data)
     except ValueError as exc:
         raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
     if not isinstance(chunk, dict):

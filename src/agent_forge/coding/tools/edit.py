@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, json_type, require_string
 from .diff import first_changed_line, unified_diff
 from .edit_apply import Replacement, apply_replacements, normalise_newlines
-from .file_kinds import check_regular_file
+from .file_kinds import open_regular
 from .paths import resolve_tool_path
 from .write import write_bytes
 
@@ -48,7 +50,7 @@ class EditTool:
 
     Result text `Successfully replaced N block(s) in <path>.`; `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
-    Errors (`ToolError`): missing file, bad arguments, an `oldText` missing or not unique, overlapping edits,
+    Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText` missing or not unique, overlapping edits,
     edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
     """
 
@@ -65,11 +67,12 @@ class EditTool:
         given = require_string(args, "path")
         edits = parse_edits(args)
         path = resolve_tool_path(given, self.cwd)
-        bom, original = _read_text(path)
+        # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
+        bom, original = await asyncio.to_thread(_read_text, path)
         updated = apply_replacements(original, edits, given)
         if updated == original:
             raise ToolError(f"No changes made to {given}: the replacements leave the file identical.")
-        write_bytes(path, bom + _encode(updated))
+        await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
         before, after = normalise_newlines(original), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
         return text_result(f"Successfully replaced {len(edits)} block(s) in {given}.", details)
@@ -114,8 +117,7 @@ def _parse_json_array(text: str) -> Any:
 def _read_text(path: str) -> tuple[bytes, str]:
     """(BOM or b"", content); undecodable bytes become surrogate escapes so they are written back as they were."""
     try:
-        check_regular_file(path)
-        with open(path, "rb") as f:
+        with open(open_regular(path, os.O_RDONLY), "rb") as f:
             raw = f.read()
     except FileNotFoundError:
         raise ToolError(f"File not found: {path}") from None

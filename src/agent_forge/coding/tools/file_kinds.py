@@ -1,4 +1,5 @@
-"""Recognising what kind of file a path is: regular or not, image or binary (by first bytes, not by name)."""
+"""Recognising what kind of file a path is (regular or not, image or binary by first bytes) and opening only
+regular files."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ _IMAGE_SIGNATURES = (
     (b"\xff\xd8\xff", "image/jpeg"),
     (b"GIF87a", "image/gif"),
     (b"GIF89a", "image/gif"),
+)
+
+_KIND_NAMES = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
 )
 
 
@@ -36,11 +44,47 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def check_regular_file(path: str) -> None:
-    """Raise `ToolError` unless `path` is a regular file (directories, pipes and devices are refused, since
-    reading a pipe or `/dev/zero` would never end); `OSError` from `stat` propagates."""
-    mode = os.stat(path).st_mode
+def kind_name(mode: int) -> str:
+    """What a non-regular `st_mode` is, for messages: "a FIFO (named pipe)", "a character device", ..."""
+    for test, name in _KIND_NAMES:
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def check_regular_mode(mode: int, path: str) -> None:
+    """Raise `ToolError` unless `mode` (an `st_mode` of `path`) is a regular file's."""
     if stat.S_ISDIR(mode):
         raise ToolError(f"{path} is a directory, not a file. List it with bash (`ls`).")
     if not stat.S_ISREG(mode):
-        raise ToolError(f"{path} is not a regular file but a device, socket or pipe.")
+        raise ToolError(f"{path} is {kind_name(mode)}, not a regular file.")
+
+
+def check_regular_file(path: str) -> None:
+    """Raise `ToolError` unless `path` (symlinks followed) is a regular file: reading a pipe or `/dev/zero`
+    would never end, writing to a FIFO without a reader blocks forever, and `/dev/stdout` is the protocol
+    channel. `OSError` from `stat` propagates."""
+    check_regular_mode(os.stat(path).st_mode, path)
+
+
+def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
+    """A blocking file descriptor for the regular file `path`, opened with `os.open(path, flags, mode)`.
+
+    The type is checked before opening (so a device is never opened: opening some has side effects) and again
+    on the open descriptor (the path may have been replaced in between); the open itself is non-blocking, so a
+    FIFO swapped in fails instead of waiting for a peer. A missing path is created when `flags` has
+    `O_CREAT`. Raises `ToolError` for a non-regular file, `OSError` for what the OS refuses.
+    """
+    try:
+        check_regular_file(path)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    try:
+        check_regular_mode(os.fstat(fd).st_mode, path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

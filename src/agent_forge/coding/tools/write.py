@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
 from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, require_string
+from .file_kinds import open_regular
 from .paths import resolve_tool_path
 
 DESCRIPTION = (
@@ -27,8 +30,10 @@ PARAMETERS: dict[str, Any] = {
 class WriteTool:
     """`write(path, content)` → `Successfully wrote N bytes to <path>` (N = UTF-8 bytes, `path` as given).
 
-    Characters UTF-8 cannot encode (lone surrogates from JSON escapes) are written as `?`.
-    Errors (`ToolError`): the path is a directory, or the OS refuses (permissions, a file in the way).
+    Characters UTF-8 cannot encode (lone surrogates from JSON escapes) are written as `?`. A symlink to a
+    regular file is followed. Errors (`ToolError`): the path is a directory, FIFO, device or socket; a file
+    stands where a parent directory should be (`Not a directory: <path>`); the OS refuses (permissions, disk
+    full).
     """
 
     name = "write"
@@ -45,17 +50,36 @@ class WriteTool:
         content = require_string(args, "content")
         path = resolve_tool_path(given, self.cwd)
         data = content.encode("utf-8", "replace")
-        write_bytes(path, data)
+        # A thread, because even a regular file on a slow or full disk must not stall the event loop.
+        await asyncio.to_thread(write_bytes, path, data)
         return text_result(f"Successfully wrote {len(data)} bytes to {given}")
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """Write `data` to the absolute `path`, creating parents; OS failures become `ToolError`."""
-    if os.path.isdir(path):
-        raise ToolError(f"{path} is a directory; give a file path.")
+    """Write `data` to the absolute `path`, creating parents; blocking, so call it off the event loop.
+
+    Only a regular file (or a new one) is written: see `file_kinds.open_regular`. Raises `ToolError`.
+    """
     try:
+        _check_parents(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as f:
+        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with open(fd, "wb") as f:
             f.write(data)
     except OSError as exc:
         raise ToolError(f"Cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _check_parents(path: str) -> None:
+    """Raise `ToolError` when the nearest existing ancestor directory of `path` is not a directory: otherwise
+    `makedirs` reports it as the puzzling "File exists"."""
+    parent = os.path.dirname(path)
+    while True:
+        try:
+            mode = os.stat(parent).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            parent = os.path.dirname(parent)
+            continue
+        if not stat.S_ISDIR(mode):
+            raise ToolError(f"Not a directory: {parent} (a file is in the way of {path})")
+        return

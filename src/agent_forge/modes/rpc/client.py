@@ -32,6 +32,7 @@ class RpcClient:
     def __init__(self, process: asyncio.subprocess.Process):
         self.process = process
         self.records: list[dict[str, Any]] = []  # every stdout record, in order
+        self.invalid_lines: list[bytes] = []  # stdout lines that were not JSON objects
         self.stderr = b""
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -113,9 +114,9 @@ class RpcClient:
         splitter = LineSplitter()
         while chunk := await self.process.stdout.read(1 << 16):
             for line in splitter.feed(chunk):
-                self._dispatch(json.loads(line))
+                self._receive(line)
         for line in splitter.finish():
-            self._dispatch(json.loads(line))
+            self._receive(line)
         await asyncio.wait({self._err_reader}, timeout=5)
         self._events.put_nowait(None)
         for future in self._pending.values():
@@ -129,6 +130,17 @@ class RpcClient:
         assert self.process.stderr is not None
         while chunk := await self.process.stderr.read(1 << 16):
             self.stderr += chunk
+
+    def _receive(self, line: bytes) -> None:
+        """Anything on stdout that is not a JSON object is kept in `invalid_lines`, never fatal to the client."""
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if isinstance(record, dict):
+            self._dispatch(record)
+        else:
+            self.invalid_lines.append(line)
 
     def _dispatch(self, record: dict[str, Any]) -> None:
         self.records.append(record)

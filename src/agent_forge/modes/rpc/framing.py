@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
+from ...ai import json_wire
+
 
 class LineSplitter:
     """Feed byte chunks, get complete records (bytes, without the LF and one trailing CR).
@@ -48,7 +50,12 @@ def _strip_cr(record: bytes) -> bytes:
 def encode(obj: Any) -> bytes:
     """One output record. Lone surrogates (from `\\ud800`-style input escapes) are written back as JSON
     escapes, so the output stays valid UTF-8 and valid JSON."""
-    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    try:
+        text = json_wire.dumps(obj, default=_plain)
+    except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
+        from .deep_json import dumps
+
+        text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=_plain))
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
@@ -60,16 +67,17 @@ def _plain(value: Any) -> Any:
 
 
 def decode(record: bytes) -> Any:
-    """Parse one record; raises ValueError with a readable message."""
+    """Parse one record; raises ValueError with a readable message. A leading UTF-8 BOM is ignored;
+    `NaN`, `Infinity` and overflowing numbers are rejected (not JSON)."""
     try:
-        text = record.decode("utf-8")
+        text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        return json.loads(text)
+        return json_wire.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise ValueError("empty line") from None
-        raise ValueError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise ValueError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None

@@ -101,7 +101,8 @@ class RpcServer:
         except Exception as exc:  # a handler bug answers this command; the session goes on
             self.write(response(kind, request_id, error=f"Internal error: {type(exc).__name__}: {exc}"))
         else:
-            self.write(response(kind, request_id, data=data, has_data=data is not None))
+            has_data = data is not None or getattr(handler, "nullable", False)
+            self.write(response(kind, request_id, data=data, has_data=has_data))
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         task = asyncio.ensure_future(coro)

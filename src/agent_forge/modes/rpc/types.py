@@ -46,7 +46,7 @@ COMMANDS: dict[str, FieldSpec] = {
     "set_auto_retry": {"enabled": ("boolean", True)},
     "abort_retry": {},
     # bash
-    "bash": {"command": ("string", True)},
+    "bash": {"command": ("string", True), "excludeFromContext": ("boolean", False)},
     "abort_bash": {},
     # session
     "get_session_stats": {},

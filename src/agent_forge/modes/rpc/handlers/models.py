@@ -15,7 +15,7 @@ async def _set_model(server: RpcServer, command: dict[str, Any]) -> Any:
     return server.session.model_control.set_model(command["provider"], command["modelId"])
 
 
-@handler("cycle_model")
+@handler("cycle_model", nullable=True)
 async def _cycle_model(server: RpcServer, command: dict[str, Any]) -> Any:
     return server.session.model_control.cycle_model()
 
@@ -36,7 +36,7 @@ async def _set_thinking(server: RpcServer, command: dict[str, Any]) -> Any:
     return None
 
 
-@handler("cycle_thinking_level")
+@handler("cycle_thinking_level", nullable=True)
 async def _cycle_thinking(server: RpcServer, command: dict[str, Any]) -> Any:
     return server.session.model_control.cycle_thinking_level()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import binascii
 from typing import TYPE_CHECKING, Any
 
 from ....agent.agent import message_text
@@ -12,8 +13,13 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image media types every supported provider API accepts."""
+
+
 def _images(command: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """Validate `images`: each an ImageContent `{type:"image", data, mimeType}`."""
+    """Validate `images`: each an ImageContent `{type:"image", data: base64, mimeType}` of a supported type.
+    A bad image is refused here: once in the conversation it would make every later request fail."""
     images = command.get("images")
     if images is None:
         return None
@@ -21,7 +27,18 @@ def _images(command: dict[str, Any]) -> list[dict[str, Any]] | None:
         if not (isinstance(image, dict) and image.get("type") == "image" and isinstance(image.get("data"), str)
                 and isinstance(image.get("mimeType"), str)):
             raise CommandError(f"Field 'images[{i}]' must be an image: {{type: \"image\", data, mimeType}}")
+        if image["mimeType"] not in IMAGE_TYPES:
+            raise CommandError(f"Field 'images[{i}].mimeType' must be one of {', '.join(IMAGE_TYPES)}")
+        if not _is_base64(image["data"]):
+            raise CommandError(f"Field 'images[{i}].data' must be base64-encoded image data")
     return images
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        return bool(data) and bool(binascii.a2b_base64(data.encode("ascii"), strict_mode=True))
+    except (ValueError, UnicodeEncodeError):
+        return False
 
 
 @handler("prompt")

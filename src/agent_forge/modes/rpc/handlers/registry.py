@@ -16,9 +16,13 @@ Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
 HANDLERS: dict[str, Handler] = {}
 
 
-def handler(name: str, *, background: bool = False) -> Callable[[Handler], Handler]:
+def handler(name: str, *, background: bool = False, nullable: bool = False) -> Callable[[Handler], Handler]:
+    """Register `fn` for command `name`. `nullable`: a None result is sent as `data: null` (commands whose
+    documented answer may be null, e.g. `cycle_model`) instead of leaving `data` out."""
+
     def register(fn: Handler) -> Handler:
         fn.background = background  # type: ignore[attr-defined]
+        fn.nullable = nullable  # type: ignore[attr-defined]
         HANDLERS[name] = fn
         return fn
 

@@ -1,0 +1,50 @@
+"""SIGTERM and SIGHUP end a mode the way stdin EOF would not: abort the run, kill every child process group,
+release the session file, and exit with 128 + the signal number.
+
+Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP);
+without this, a running build or server started by the `bash` tool would outlive the agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any, Awaitable
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
+    """Run `mode` (a coroutine returning an exit code); on SIGTERM/SIGHUP terminate the session and return
+    128 + signum instead."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(mode)
+    received: list[int] = []
+    terminating: list[asyncio.Task] = []
+
+    def on_signal(signum: int) -> None:
+        if not terminating:
+            received.append(signum)
+            terminating.append(asyncio.ensure_future(_terminate(session, task)))
+
+    for signum in SIGNALS:
+        loop.add_signal_handler(signum, on_signal, signum)
+    try:
+        code = await task
+    except asyncio.CancelledError:
+        if not terminating:
+            raise
+    finally:
+        for signum in SIGNALS:
+            loop.remove_signal_handler(signum)
+    if not terminating:
+        return code
+    await asyncio.gather(*terminating, return_exceptions=True)
+    return 128 + received[0]
+
+
+async def _terminate(session: Any, task: asyncio.Task) -> None:
+    try:
+        await asyncio.wait_for(session.terminate(), timeout=10)
+    finally:
+        task.cancel()

@@ -1,0 +1,51 @@
+"""Every tool call reaches the provider with exactly one result (a session killed mid-tool has gaps)."""
+
+from __future__ import annotations
+
+from agent_forge.coding.messages import INTERRUPTED_RESULT, convert_to_llm
+
+
+def assistant(*call_ids, stop="toolUse"):
+    return {"role": "assistant", "stopReason": stop, "content": [
+        {"type": "toolCall", "id": c, "name": "bash", "arguments": {}} for c in call_ids]}
+
+
+def result(call_id):
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "bash", "isError": False,
+            "content": [{"type": "text", "text": "ok"}]}
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def shape(messages):
+    return [(m["role"], m.get("toolCallId")) for m in messages]
+
+
+def test_missing_result_is_answered_with_an_error_before_the_next_user_message():
+    out = convert_to_llm([user("go"), assistant("a", "b"), result("a"), user("resumed")])
+    assert shape(out) == [("user", None), ("assistant", None), ("toolResult", "a"), ("toolResult", "b"),
+                          ("user", None)]
+    assert out[3]["isError"] is True and out[3]["content"][0]["text"] == INTERRUPTED_RESULT
+
+
+def test_trailing_call_without_result_is_closed():
+    out = convert_to_llm([user("go"), assistant("a")])
+    assert shape(out)[-1] == ("toolResult", "a")
+
+
+def test_orphan_and_duplicate_results_are_dropped():
+    out = convert_to_llm([user("go"), result("x"), assistant("a"), result("a"), result("a"), user("next")])
+    assert shape(out) == [("user", None), ("assistant", None), ("toolResult", "a"), ("user", None)]
+
+
+def test_results_of_an_aborted_assistant_message_are_dropped_with_it():
+    out = convert_to_llm([user("go"), assistant("a", stop="aborted"), result("a"), user("next")])
+    assert shape(out) == [("user", None), ("user", None)]
+
+
+def test_complete_conversation_is_unchanged():
+    messages = [user("go"), assistant("a"), result("a"), {"role": "assistant", "stopReason": "stop",
+                                                          "content": [{"type": "text", "text": "done"}]}]
+    assert convert_to_llm(messages) == messages

@@ -1,0 +1,34 @@
+"""The packaged RPC client survives a misbehaving agent process (non-JSON stdout, early exit)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient, RpcError
+
+# A stand-in "agent" that prints garbage, then answers one command by id, then exits.
+_FAKE_AGENT = r"""
+import json, sys
+print("not json at all", flush=True)
+print("[1, 2]", flush=True)
+command = json.loads(sys.stdin.readline())
+print(json.dumps({"type": "response", "command": command["type"], "success": True, "id": command["id"]}),
+      flush=True)
+"""
+
+
+async def test_non_json_lines_are_kept_aside_and_responses_still_arrive():
+    client = await RpcClient.start(command=[sys.executable, "-c", _FAKE_AGENT])
+    reply = await client.send({"type": "get_state"}, timeout=10)
+    await client.close()
+    assert reply["success"] is True
+    assert client.invalid_lines == [b"not json at all", b"[1, 2]"]
+
+
+async def test_exit_before_answering_raises_rpc_error():
+    client = await RpcClient.start(command=[sys.executable, "-c", "import sys; sys.stderr.write('boom')"])
+    with pytest.raises(RpcError, match="boom"):
+        await client.send({"type": "get_state"}, timeout=10)
+    await client.close()
