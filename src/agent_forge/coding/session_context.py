@@ -35,7 +35,14 @@ class SessionContext:
 def build_context(path: list[SessionEntry]) -> SessionContext:
     """The SessionContext of `path` (entries root → leaf, e.g. `SessionStore.branch()`)."""
     context = _settings(path)
-    context.messages = [message for entry in context_entries(path) for message in entry_messages(entry)]
+    messages: list[AgentMessage] = []
+    for entry in context_entries(path):
+        if entry["type"] == "message":  # inlined: the common case, run once per entry of a resumed session
+            if isinstance(entry.get("message"), dict):
+                messages.append(entry["message"])
+        else:
+            messages += entry_messages(entry)
+    context.messages = messages
     return context
 
 
@@ -58,26 +65,30 @@ def entry_messages(entry: SessionEntry) -> list[AgentMessage]:
 
 def _settings(path: list[SessionEntry]) -> SessionContext:
     context = SessionContext()
-    answered_by: tuple[str, str] | None = None
     for entry in path:
         kind = entry["type"]
+        if kind == "message":
+            continue  # most entries: skip them first
         if kind == "model_change":
             context.model = _model(entry.get("provider"), entry.get("modelId")) or context.model
-        elif kind == "message" and _role(entry) == "assistant":
-            answered_by = _model(entry["message"].get("provider"), entry["message"].get("model")) or answered_by
         elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
             context.thinking_level = entry["thinkingLevel"]
         elif kind == "context_window_change" and _is_count(entry.get("contextWindow")):
             context.context_window = entry["contextWindow"]
     # The selected model is what model_change records (it may be a router); the model that answered only
     # stands in for files that never recorded one (version 1).
-    context.model = context.model or answered_by
+    context.model = context.model or _last_answering_model(path)
     return context
 
 
-def _role(entry: SessionEntry) -> object:
-    message = entry.get("message")
-    return message.get("role") if isinstance(message, dict) else None
+def _last_answering_model(path: list[SessionEntry]) -> tuple[str, str] | None:
+    for entry in reversed(path):
+        message = entry.get("message") if entry["type"] == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            found = _model(message.get("provider"), message.get("model"))
+            if found:
+                return found
+    return None
 
 
 def _model(provider: object, model_id: object) -> tuple[str, str] | None:

@@ -56,16 +56,14 @@ class SessionStore:
         self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
         self._wants_lock = lock is True
         self._migrated_from = migrated_from  # the file still holds this older version: rewrite before appending
-        self._entries: list[SessionEntry] = []
-        self._position: dict[str, int] = {}
-        self._leaf_id: str | None = None
+        self._entries: list[SessionEntry] = list(entries)
+        self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
+        self._leaf_id: str | None = self._entries[-1]["id"] if self._entries else None
         self._pending: list[bytes] = []  # encoded lines not yet written (a new file before its first message)
         # The active branch and its context, kept while appends extend the leaf: entries never change, so a
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
-        self._branch: list[SessionEntry] | None = None
+        self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
-        for entry in entries:
-            self._index(entry)
 
     # constructors
 
