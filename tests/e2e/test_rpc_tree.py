@@ -235,3 +235,23 @@ async def test_no_session_mode_forks_and_clones_in_memory(agent_env, fake_llm, p
     assert cloned["success"] is True and state["sessionFile"] is None and state["messageCount"] == 2
     assert [e["type"] for e in entries][-2:] == ["message", "message"]
     assert not list(tmp_path.rglob("*.jsonl"))
+
+
+async def test_new_session_then_switch_back_to_the_first_file(agent_env, fake_llm, project):
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}])
+    async with await start(agent_env, project) as client:
+        await client.prompt_and_wait("first question")
+        first = (await client.send({"type": "get_state"}))["data"]
+        await client.send({"type": "new_session", "parentSession": first["sessionFile"]})
+        await client.prompt_and_wait("in the new session")
+        second = (await client.send({"type": "get_state"}))["data"]
+        switched = await client.send({"type": "switch_session", "sessionPath": first["sessionFile"]})
+        back = (await client.send({"type": "get_state"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        again = await client.send({"type": "switch_session", "sessionPath": second["sessionFile"]})
+    assert second["sessionFile"] != first["sessionFile"]
+    assert switched["data"] == {"cancelled": False}  # the lock of the first file went with its store
+    assert back["sessionId"] == first["sessionId"] and [text_of(m) for m in messages] == [
+        "first question", "first answer"]
+    assert again["success"] is True
+    assert file_lines(second["sessionFile"])[0]["parentSession"] == first["sessionFile"]
