@@ -169,3 +169,12 @@ def test_unknown_versions_are_refused(tmp_path: Path, version: object, error: st
                                 "cwd": "/"}) + "\n")
     with pytest.raises(SessionFileError, match=error):
         SessionStore.open(path)
+
+
+def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "sessions")
+    entry = store.append_message(message("assistant", "x", usage={"cost": float("nan"), "total": float("inf")}))
+    raw = store.path.read_text()
+    json.loads(raw.splitlines()[-1], parse_constant=lambda name: pytest.fail(f"{name} written"))
+    assert entry["message"]["usage"] == {"cost": None, "total": None}  # the store keeps what the file holds
+    assert SessionStore.open(store.path).entries == store.entries

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ai import json_wire
 from .session_entries import SessionEntry, SessionHeader, is_header
 from .session_migrations import migrate
 
@@ -134,12 +135,13 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def encode_line(obj: dict[str, Any]) -> bytes:
-    """One compact JSON line, UTF-8, LF-terminated. Raises TypeError/ValueError for non-JSON values."""
+    """One compact JSON line, UTF-8, LF-terminated; non-finite floats are written as null (`NaN` is not JSON,
+    and other tools must be able to read the file). Raises TypeError/ValueError for values JSON cannot hold."""
+    text = json_wire.dumps(obj)
     try:
-        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # lone surrogates: escaping them keeps the line valid UTF-8 and round-trips
-        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+        return json_wire.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n"
 
 
 class SessionFile:
