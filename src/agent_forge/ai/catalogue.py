@@ -1,19 +1,22 @@
 """The built-in model catalogue, provider host defaults, and the thinking levels and context windows a model supports.
 
 Model data (context windows, output limits, prices) comes from the providers' public model and pricing pages
-(docs.anthropic.com "Models overview" and "Pricing", platform.openai.com "Models" and "Pricing"), as of late
-2025. Prices are US dollars per million tokens; `cacheWrite` is Anthropic's 5-minute cache-write price, and
-OpenAI bills no separate cache write (0).
+(docs.anthropic.com "Models overview" and "Pricing", platform.openai.com "Models" and "Pricing",
+ai.google.dev "Gemini models" and "Pricing", api-docs.deepseek.com "Models & Pricing", docs.x.ai "Models",
+docs.mistral.ai, console.groq.com, inference-docs.cerebras.ai, openrouter.ai/models), as of late 2025. Prices
+are US dollars per million tokens; `cacheWrite` is Anthropic's 5-minute cache-write price; OpenAI, Google,
+DeepSeek and xAI bill no separate cache write (0). Endpoints, key variables and compat flags of the hosts are
+data in `ai.hosts`; `models.json` overrides any of it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .hosts import ANTHROPIC_BASE_URL, HOSTS, OPENAI_BASE_URL, provider_endpoints, provider_env_keys
 from .types import THINKING_LEVELS, Model
 
-ANTHROPIC_BASE_URL = "https://api.anthropic.com"
-OPENAI_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "BUILTIN_MODELS", "PROVIDER_ENV_KEYS", "PROVIDER_ENDPOINTS"]
 
 _TEXT_IMAGE = ("text", "image")
 _TEXT = ("text",)
@@ -40,23 +43,78 @@ _ANTHROPIC_ROWS: tuple[tuple[Any, ...], ...] = (
     ("claude-opus-4-20250514", "Claude Opus 4", True, _TEXT_IMAGE, 200_000, 32_000, 15, 75, 1.5, 18.75, {}),
 )
 
-_XHIGH = {"thinkingLevels": ("off", "minimal", "low", "medium", "high", "xhigh")}
+_XHIGH = ("off", "minimal", "low", "medium", "high", "xhigh")
+# Reasoning efforts the Responses API accepts differ by family (platform.openai.com, "Reasoning models"):
+# GPT-5 has "minimal"; GPT-5.1+ replaced it by "none"; the o-series starts at "low".
+_GPT5 = {"thinkingLevelMap": {"off": "minimal"}}
+_GPT51 = {"thinkingLevelMap": {"off": "none", "minimal": "low"}}
+_O_SERIES = {"thinkingLevelMap": {"minimal": "low"}}
 
 _OPENAI_ROWS: tuple[tuple[Any, ...], ...] = (
-    ("gpt-5", "GPT-5", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, {}),
-    ("gpt-5-mini", "GPT-5 mini", True, _TEXT_IMAGE, 400_000, 128_000, 0.25, 2, 0.025, 0, {}),
-    ("gpt-5-nano", "GPT-5 nano", True, _TEXT_IMAGE, 400_000, 128_000, 0.05, 0.4, 0.005, 0, {}),
-    ("gpt-5.1", "GPT-5.1", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, {}),
-    ("gpt-5.2", "GPT-5.2", True, _TEXT_IMAGE, 400_000, 128_000, 1.75, 14, 0.175, 0, _XHIGH),
+    ("gpt-5", "GPT-5", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, _GPT5),
+    ("gpt-5-mini", "GPT-5 mini", True, _TEXT_IMAGE, 400_000, 128_000, 0.25, 2, 0.025, 0, _GPT5),
+    ("gpt-5-nano", "GPT-5 nano", True, _TEXT_IMAGE, 400_000, 128_000, 0.05, 0.4, 0.005, 0, _GPT5),
+    ("gpt-5.1", "GPT-5.1", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, _GPT51),
+    ("gpt-5.2", "GPT-5.2", True, _TEXT_IMAGE, 400_000, 128_000, 1.75, 14, 0.175, 0,
+     {**_GPT51, "thinkingLevels": _XHIGH}),
     ("gpt-4.1", "GPT-4.1", False, _TEXT_IMAGE, 1_047_576, 32_768, 2, 8, 0.5, 0, {}),
     ("gpt-4.1-mini", "GPT-4.1 mini", False, _TEXT_IMAGE, 1_047_576, 32_768, 0.4, 1.6, 0.1, 0, {}),
     ("gpt-4.1-nano", "GPT-4.1 nano", False, _TEXT_IMAGE, 1_047_576, 32_768, 0.1, 0.4, 0.025, 0, {}),
     ("gpt-4o", "GPT-4o", False, _TEXT_IMAGE, 128_000, 16_384, 2.5, 10, 1.25, 0, {}),
     ("gpt-4o-mini", "GPT-4o mini", False, _TEXT_IMAGE, 128_000, 16_384, 0.15, 0.6, 0.075, 0, {}),
-    ("o3", "o3", True, _TEXT_IMAGE, 200_000, 100_000, 2, 8, 0.5, 0, {}),
-    ("o4-mini", "o4-mini", True, _TEXT_IMAGE, 200_000, 100_000, 1.1, 4.4, 0.275, 0, {}),
-    ("o3-mini", "o3-mini", True, _TEXT, 200_000, 100_000, 1.1, 4.4, 0.55, 0, {}),
+    ("o3", "o3", True, _TEXT_IMAGE, 200_000, 100_000, 2, 8, 0.5, 0, _O_SERIES),
+    ("o4-mini", "o4-mini", True, _TEXT_IMAGE, 200_000, 100_000, 1.1, 4.4, 0.275, 0, _O_SERIES),
+    ("o3-mini", "o3-mini", True, _TEXT, 200_000, 100_000, 1.1, 4.4, 0.55, 0, _O_SERIES),
 )
+
+# Gemini thinking (ai.google.dev, "Gemini thinking"): 2.5 models take a token budget (Flash can turn it off
+# with 0, Pro needs at least 128); Gemini 3 takes a level ("low" or "high") and cannot turn thinking off.
+_GOOGLE_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("gemini-2.5-pro", "Gemini 2.5 Pro", True, _TEXT_IMAGE, 1_048_576, 65_536, 1.25, 10, 0.125, 0,
+     {"thinkingLevelMap": {"off": 128}}),
+    ("gemini-2.5-flash", "Gemini 2.5 Flash", True, _TEXT_IMAGE, 1_048_576, 65_536, 0.3, 2.5, 0.03, 0,
+     {"thinkingLevelMap": {"off": 0}}),
+    ("gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", True, _TEXT_IMAGE, 1_048_576, 65_536, 0.1, 0.4, 0.01, 0,
+     {"thinkingLevelMap": {"off": 0}}),
+    ("gemini-3-pro-preview", "Gemini 3 Pro (preview)", True, _TEXT_IMAGE, 1_048_576, 65_536, 2, 12, 0.2, 0,
+     {"thinkingLevelMap": {"off": None, "minimal": "low", "low": "low", "medium": "high", "high": "high"}}),
+)
+
+_DEEPSEEK_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("deepseek-chat", "DeepSeek V3.2", False, _TEXT, 131_072, 8_192, 0.28, 0.42, 0.028, 0, {}),
+    ("deepseek-reasoner", "DeepSeek V3.2 (thinking)", True, _TEXT, 131_072, 65_536, 0.28, 0.42, 0.028, 0, {}),
+)
+
+_XAI_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("grok-4", "Grok 4", True, _TEXT_IMAGE, 256_000, 64_000, 3, 15, 0.75, 0, {}),
+    ("grok-code-fast-1", "Grok Code Fast 1", True, _TEXT, 256_000, 10_000, 0.2, 1.5, 0.02, 0, {}),
+)
+
+_MISTRAL_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("devstral-medium-latest", "Devstral Medium", False, _TEXT, 128_000, 32_768, 0.4, 2, 0, 0, {}),
+    ("codestral-latest", "Codestral", False, _TEXT, 256_000, 32_768, 0.3, 0.9, 0, 0, {}),
+)
+
+_GROQ_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("llama-3.3-70b-versatile", "Llama 3.3 70B", False, _TEXT, 131_072, 32_768, 0.59, 0.79, 0, 0, {}),
+)
+
+_CEREBRAS_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("gpt-oss-120b", "gpt-oss-120b", True, _TEXT, 131_072, 32_768, 0.35, 0.75, 0, 0, {}),
+)
+
+_OPENROUTER_ROWS: tuple[tuple[Any, ...], ...] = (
+    ("anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5 (OpenRouter)", True, _TEXT_IMAGE, 1_000_000, 64_000,
+     3, 15, 0.3, 3.75, {}),
+    ("openai/gpt-5", "GPT-5 (OpenRouter)", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, {}),
+)
+
+_ROWS: dict[str, tuple[tuple[Any, ...], ...]] = {
+    "anthropic": _ANTHROPIC_ROWS, "openai": _OPENAI_ROWS, "google": _GOOGLE_ROWS, "deepseek": _DEEPSEEK_ROWS,
+    "xai": _XAI_ROWS, "mistral": _MISTRAL_ROWS, "groq": _GROQ_ROWS, "cerebras": _CEREBRAS_ROWS,
+    "openrouter": _OPENROUTER_ROWS,
+}
+"""Provider id -> its model rows; the order of providers is the catalogue order."""
 
 
 def _model(provider: str, api: str, base_url: str, row: tuple[Any, ...]) -> Model:
@@ -68,53 +126,25 @@ def _model(provider: str, api: str, base_url: str, row: tuple[Any, ...]) -> Mode
     }
     if "contextWindowOptions" in extras:
         model["defaultContextWindow"] = window
-    model.update({key: list(value) for key, value in extras.items()})
+    for key, value in extras.items():
+        model[key] = dict(value) if isinstance(value, dict) else list(value)
     return model  # type: ignore[return-value]
 
 
 BUILTIN_MODELS: list[Model] = [
-    *(_model("anthropic", "anthropic-messages", ANTHROPIC_BASE_URL, row) for row in _ANTHROPIC_ROWS),
-    *(_model("openai", "openai-completions", OPENAI_BASE_URL, row) for row in _OPENAI_ROWS),
+    _model(provider, HOSTS[provider].api, HOSTS[provider].base_url, row)
+    for provider, rows in _ROWS.items() for row in rows
 ]
 """Catalogue order: the order of `get_available_models` and of the automatic start-up choice.
 
 Treat as read-only: `ModelRegistry` copies these dicts before applying `models.json` overrides.
 """
 
-PROVIDER_ENV_KEYS: dict[str, str] = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-    "google": "GEMINI_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "xai": "XAI_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "cerebras": "CEREBRAS_API_KEY",
-    "fireworks": "FIREWORKS_API_KEY",
-    "together": "TOGETHER_API_KEY",
-    "huggingface": "HF_TOKEN",
-    "nvidia": "NVIDIA_API_KEY",
-    "moonshot": "MOONSHOT_API_KEY",
-    "vercel-ai-gateway": "AI_GATEWAY_API_KEY",
-    "zai": "ZAI_API_KEY",
-}
+PROVIDER_ENV_KEYS: dict[str, str] = provider_env_keys()
 """Provider id -> the environment variable holding its API key (names as in the reference `providers.md`)."""
 
-PROVIDER_ENDPOINTS: dict[str, tuple[str, str]] = {
-    "anthropic": ("anthropic-messages", ANTHROPIC_BASE_URL),
-    "openai": ("openai-completions", OPENAI_BASE_URL),
-    "google": ("google-generative-ai", "https://generativelanguage.googleapis.com/v1beta"),
-    "groq": ("openai-completions", "https://api.groq.com/openai/v1"),
-    "openrouter": ("openai-completions", "https://openrouter.ai/api/v1"),
-    "xai": ("openai-completions", "https://api.x.ai/v1"),
-    "mistral": ("openai-completions", "https://api.mistral.ai/v1"),
-    "deepseek": ("openai-completions", "https://api.deepseek.com"),
-    "cerebras": ("openai-completions", "https://api.cerebras.ai/v1"),
-    "fireworks": ("openai-completions", "https://api.fireworks.ai/inference/v1"),
-    "together": ("openai-completions", "https://api.together.xyz/v1"),
-}
-"""Provider id -> (api, baseUrl) for hosted providers, so a `models.json` entry for them may list only models."""
+PROVIDER_ENDPOINTS: dict[str, tuple[str, str]] = provider_endpoints()
+"""Provider id -> (api, baseUrl) for known hosts, so a `models.json` entry for them may list only models."""
 
 _BASE_LEVELS = ("off", "minimal", "low", "medium", "high")
 

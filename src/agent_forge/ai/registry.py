@@ -15,6 +15,8 @@ StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[Assista
 API_MODULES: dict[str, str] = {
     "anthropic-messages": "agent_forge.ai.providers.anthropic_messages",
     "openai-completions": "agent_forge.ai.providers.openai_completions",
+    "openai-responses": "agent_forge.ai.providers.openai_responses",
+    "google-generative-ai": "agent_forge.ai.providers.google_generative_ai",
     "faux": "agent_forge.ai.providers.faux",
 }
 """Built-in wire APIs → module defining `stream`. Hosts speaking one of them are catalogue data, not code."""

@@ -43,6 +43,8 @@ class ToolCall(TypedDict):
     arguments: dict[str, Any]
     argumentsError: NotRequired[str]
     """Set when the streamed arguments were not valid JSON: the call is answered with this error."""
+    thoughtSignature: NotRequired[str]
+    """Opaque reasoning state the API attached to this call (Gemini), replayed only to the same model."""
 
 
 ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall]
@@ -67,6 +69,8 @@ class Usage(TypedDict):
     cacheWrite: int
     totalTokens: int
     cost: Cost
+    reasoning: NotRequired[int]
+    """Reasoning tokens, already counted in `output`; set only by APIs that report them separately."""
 
 
 class UserMessage(TypedDict):

@@ -10,12 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_OVERFLOW = re.compile(
-    r"prompt is too long|input is too long|context[_ ]length[_ ]exceeded|maximum context length"
-    r"|context window|too many tokens|exceeds? the (?:model'?s? )?(?:maximum|context)"
-    r"|reduce the length of the (?:messages|prompt)|input token count",
-    re.IGNORECASE,
-)
+from ..ai.overflow import is_overflow_error
 
 _STATUS = re.compile(r"^\s*(\d{3})(?=[:\s]|$)")
 
@@ -33,10 +28,9 @@ _TRANSIENT_TEXT = re.compile(
 
 
 def is_context_overflow(error_message: str) -> bool:
-    """True when the text says the request did not fit the model's context window (e.g. "prompt is too
-    long", "context_length_exceeded", "maximum context length", "too many tokens"). Compaction, not a plain
-    retry, recovers from these."""
-    return bool(_OVERFLOW.search(error_message))
+    """True when the text says the request did not fit the model's context window (every API's wording is
+    in `ai.overflow.OVERFLOW_PATTERNS`). Compaction, not a plain retry, recovers from these."""
+    return is_overflow_error(error_message)
 
 
 def http_status(error_message: str) -> int | None:

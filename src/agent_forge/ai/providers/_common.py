@@ -7,7 +7,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterable
 
-from .. import json_wire
+from .. import json_wire, transform
 from ..errors import AIError, HttpStatusError, MissingApiKeyError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
@@ -259,8 +259,13 @@ def max_tokens(model: Model, options: StreamOptions) -> int:
     return int(options.max_tokens or model["maxTokens"])
 
 
+def token_count(value: Any) -> int:
+    """A token count from a usage object: positive ints as is, anything else (null, bool, junk) 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 def supports_images(model: Model) -> bool:
     return "image" in (model.get("input") or ["text", "image"])
 
 
-IMAGE_OMITTED = "(image omitted: this model does not accept images)"
+IMAGE_OMITTED = transform.IMAGE_OMITTED

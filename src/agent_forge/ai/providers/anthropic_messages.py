@@ -14,6 +14,7 @@ from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
+from ..transform import transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
@@ -133,11 +134,12 @@ def _mark_last_user_block(messages: list[dict[str, Any]]) -> None:
 
 
 def convert_messages(model: Model, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Our messages → API messages. Consecutive tool results become one user message; empty text blocks
-    and messages left empty are dropped (the API rejects them)."""
+    """Our messages → API messages, after `transform_messages` made them valid for `model`. Consecutive tool
+    results become one user message; empty text blocks and messages left empty are dropped (the API rejects
+    them)."""
     out: list[dict[str, Any]] = []
     images = supports_images(model)
-    for message in messages:
+    for message in transform_messages(model, messages):  # type: ignore[arg-type]
         role = message.get("role")
         if role == "user":
             blocks = _user_blocks(message["content"], images)

@@ -14,8 +14,10 @@ from typing import Any, AsyncIterator, Iterable
 
 from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
+from ..hosts import effective_compat
 from ..options import StreamOptions
 from ..sse import SSEEvent
+from ..transform import transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
@@ -29,6 +31,7 @@ from ._common import (
     require_api_key,
     stream_sse,
     supports_images,
+    token_count,
 )
 
 REASONING_EFFORT = {
@@ -52,6 +55,10 @@ class Compat:
     `supportsUsageInStreaming` (`stream_options.include_usage`), `supportsStore` (`store: false`):
     default true. `supportsXhighEffort`: send "xhigh" as is. `requiresToolResultName`: tool messages carry
     `name`. `requiresNonNullAssistantContent`: "" instead of null content beside tool calls.
+    `thinkingFormat`: how reasoning is requested ("openai": `reasoning_effort`; "openrouter":
+    `reasoning: {effort}`; "qwen": `enable_thinking`; "chat-template": `chat_template_kwargs.enable_thinking`).
+    `promptCacheKeyMode`: "auto" (send `prompt_cache_key` = session id to api.openai.com only), "enabled",
+    "disabled". Defaults come from the host (`ai.hosts`), overridden by `model["compat"]`.
     """
 
     developer_role: bool
@@ -62,10 +69,13 @@ class Compat:
     xhigh_effort: bool = False
     tool_result_name: bool = False
     non_null_content: bool = False
+    thinking_format: str = "openai"
+    cache_key: bool = False
 
     @classmethod
     def of(cls, model: Model) -> Compat:
-        raw = model.get("compat") or {}
+        raw = effective_compat(model)
+        cache_mode = raw.get("promptCacheKeyMode", "auto")
         return cls(
             developer_role=raw.get("supportsDeveloperRole", "api.openai.com" in model.get("baseUrl", "")),
             max_tokens_field=raw.get("maxTokensField", "max_completion_tokens"),
@@ -75,6 +85,9 @@ class Compat:
             xhigh_effort=raw.get("supportsXhighEffort", False),
             tool_result_name=raw.get("requiresToolResultName", False),
             non_null_content=raw.get("requiresNonNullAssistantContent", False),
+            thinking_format=raw.get("thinkingFormat", "openai"),
+            cache_key=cache_mode == "enabled"
+            or (cache_mode == "auto" and "api.openai.com" in model.get("baseUrl", "")),
         )
 
 
@@ -116,19 +129,41 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     body[compat.max_tokens_field] = max_tokens(model, options)
     if context.get("tools"):
         body["tools"] = [_tool(tool) for tool in context["tools"]]
-    effort = reasoning_effort(model, options, compat)
-    if effort:
-        body["reasoning_effort"] = effort
+    _apply_thinking(body, model, options, compat)
+    if compat.cache_key and options.session_id:
+        body["prompt_cache_key"] = options.session_id
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
 
 
 def reasoning_effort(model: Model, options: StreamOptions, compat: Compat) -> str | None:
+    """The effort value for the thinking level: the model's `thinkingLevelMap` entry when it has one (null:
+    none), else `REASONING_EFFORT`; None when thinking is off or the model or host takes no effort."""
     level = options.thinking_level
-    if not (model.get("reasoning") and compat.reasoning_effort and level in REASONING_EFFORT):
+    mapping = model.get("thinkingLevelMap") or {}
+    if not (model.get("reasoning") and compat.reasoning_effort):
+        return None
+    if level in mapping:
+        return None if mapping[level] is None else str(mapping[level])
+    if level not in REASONING_EFFORT:
         return None
     return "xhigh" if compat.xhigh_effort and level in ("xhigh", "max") else REASONING_EFFORT[level]
+
+
+def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, compat: Compat) -> None:
+    """Reasoning request fields in the host's `thinkingFormat`."""
+    if not model.get("reasoning"):
+        return
+    effort = reasoning_effort(model, options, compat)
+    if compat.thinking_format == "qwen":
+        body["enable_thinking"] = options.thinking_level != "off"
+    elif compat.thinking_format == "chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": options.thinking_level != "off"}
+    elif effort and compat.thinking_format == "openrouter":
+        body["reasoning"] = {"effort": effort}
+    elif effort:
+        body["reasoning_effort"] = effort
 
 
 def _tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +180,7 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[dic
         out.append({"role": role, "content": context["systemPrompt"]})
     images = supports_images(model)
     pending_images: list[dict[str, Any]] = []
-    for message in context["messages"]:
+    for message in transform_messages(model, context["messages"]):
         role = message.get("role")
         if role != "toolResult" and pending_images:
             out.append(_images_message(pending_images))
@@ -308,10 +343,14 @@ class _Handler(SseHandler):
             return
         usage = self.builder.message["usage"]
         details = raw.get("prompt_tokens_details") or {}
-        cached = details.get("cached_tokens") or 0
-        usage["cacheRead"] = cached
-        usage["input"] = max(0, (raw.get("prompt_tokens") or 0) - cached)
-        usage["output"] = raw.get("completion_tokens") or 0
+        cached = token_count(details.get("cached_tokens"))
+        written = token_count(details.get("cache_write_tokens"))  # cache writes, as OpenRouter reports them
+        usage["cacheRead"], usage["cacheWrite"] = cached, written
+        usage["input"] = max(0, token_count(raw.get("prompt_tokens")) - cached - written)
+        usage["output"] = token_count(raw.get("completion_tokens"))
+        reasoning = token_count((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+        if reasoning:
+            usage["reasoning"] = reasoning
         update_cost(self.builder.model, usage)
 
 

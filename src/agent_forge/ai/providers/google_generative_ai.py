@@ -1,0 +1,306 @@
+"""The `google-generative-ai` wire API: Gemini's streamed generateContent
+(POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse).
+
+Formats: https://ai.google.dev/api/generate-content (request, `GenerateContentResponse` chunks, finish
+reasons, `usageMetadata`) and https://ai.google.dev/gemini-api/docs/thinking (thought parts, thought
+signatures, thinking budgets and levels). Each SSE event is one response chunk; the stream has no terminal
+event, so a chunk with a `finishReason` is what marks a complete answer.
+
+Gemini attaches opaque `thoughtSignature`s to parts; they are kept (thinking: `thinkingSignature`, text:
+`textSignature`, calls: `thoughtSignature`) and replayed only to the same model. Function calls arrive whole,
+so a call's arguments come as a single `toolcall_delta`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import aclosing
+from typing import Any, AsyncIterator, Iterable
+from urllib.parse import quote
+
+from .. import json_wire
+from ..errors import ApiStreamError, StreamProtocolError
+from ..options import StreamOptions
+from ..sse import SSEEvent
+from ..transform import same_origin, transform_messages
+from ..types import AssistantMessageEvent, Context, Model
+from ..usage import update_cost
+from ._common import (
+    HttpRequest,
+    MessageBuilder,
+    SseHandler,
+    dumps,
+    max_tokens,
+    merged_headers,
+    require_api_key,
+    stream_sse,
+    token_count,
+)
+
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
+"""Thinking levels → `thinkingConfig.thinkingBudget` tokens; a model's `thinkingLevelMap` overrides (an int is a
+budget, a string a Gemini 3 `thinkingLevel`)."""
+FOREIGN_CALL_SIGNATURE = "skip_thought_signature_validator"
+"""Gemini 3 requires a signature on every function call of the current turn; for calls another model made,
+the Gemini API docs ("Thought signatures", FAQ) give this value to skip the check."""
+FINISH_MESSAGES = {
+    "SAFETY": "The response was blocked for safety",
+    "RECITATION": "The response was blocked for recitation",
+    "MALFORMED_FUNCTION_CALL": "The model produced a malformed function call",
+}
+
+Event = AssistantMessageEvent
+
+
+async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one assistant message from the Gemini API (see `ai.types` for the event shapes).
+
+    Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
+    closing the response and finalizing the message in place.
+    """
+    handler = _Handler(MessageBuilder(model))
+    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
+        async for event in events:
+            yield event
+
+
+# ---- request -------------------------------------------------------------------------------------------
+
+
+def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+    """URL, headers (`x-goog-api-key`) and JSON body. Raises `MissingApiKeyError` when no key is given."""
+    key = require_api_key(model, options)
+    base = {"content-type": "application/json", "accept": "text/event-stream"}
+    if key is not None:
+        base["x-goog-api-key"] = key
+    model_path = quote(model["id"], safe="-._~/")
+    url = f"{model['baseUrl'].rstrip('/')}/models/{model_path}:streamGenerateContent?alt=sse"
+    body = build_body(model, context, options)
+    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The `GenerateContentRequest` body."""
+    body: dict[str, Any] = {"contents": convert_contents(model, context["messages"])}
+    if context.get("systemPrompt"):
+        body["systemInstruction"] = {"parts": [{"text": context["systemPrompt"]}]}
+    if context.get("tools"):
+        body["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in context["tools"]]}]
+    config: dict[str, Any] = {"maxOutputTokens": max_tokens(model, options)}
+    if options.temperature is not None:
+        config["temperature"] = options.temperature
+    thinking = thinking_config(model, options)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
+    body["generationConfig"] = config
+    return body
+
+
+def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    """`thinkingConfig` for a reasoning model, or None (the model's default).
+
+    The value is the model's `thinkingLevelMap[level]` when present (null: no config), else
+    `THINKING_BUDGETS[level]`; level "off" without a mapping sends no config. Thoughts are requested
+    (`includeThoughts`) unless the level is "off" or the budget is 0.
+    """
+    if not model.get("reasoning"):
+        return None
+    level, mapping = options.thinking_level, model.get("thinkingLevelMap") or {}
+    value = mapping[level] if level in mapping else THINKING_BUDGETS.get(level)
+    if value is None:
+        return None
+    config: dict[str, Any] = {"thinkingLevel": value} if isinstance(value, str) else {"thinkingBudget": int(value)}
+    if level != "off" and value != 0:
+        config["includeThoughts"] = True
+    return config
+
+
+def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
+    # `parametersJsonSchema` takes full JSON Schema; the older `parameters` accepts only an OpenAPI subset.
+    return {"name": tool["name"], "description": tool["description"], "parametersJsonSchema": tool["parameters"]}
+
+
+def convert_contents(model: Model, messages: list[Any]) -> list[dict[str, Any]]:
+    """Our messages → `contents`, after `transform_messages` made them valid for `model`. Consecutive
+    contents of one role are merged (tool results and the user text after them form one user turn)."""
+    contents: list[dict[str, Any]] = []
+    for message in transform_messages(model, messages):
+        role = message.get("role")
+        if role == "user":
+            parts, api_role = _user_parts(message["content"]), "user"
+        elif role == "assistant":
+            parts, api_role = _model_parts(model, message), "model"
+        elif role == "toolResult":
+            parts, api_role = _tool_result_parts(message), "user"
+        else:
+            continue
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == api_role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": api_role, "parts": parts})
+    return contents
+
+
+def _user_parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    parts = []
+    for block in content:
+        if block.get("type") == "image":
+            parts.append({"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}})
+        elif (block.get("text") or "").strip():
+            parts.append({"text": block["text"]})
+    return parts
+
+
+def _model_parts(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+    own = same_origin(model, message)
+    parts: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        kind = block.get("type")
+        if kind == "thinking" and block.get("thinkingSignature"):
+            parts.append({"text": block.get("thinking", ""), "thought": True,
+                          "thoughtSignature": block["thinkingSignature"]})
+        elif kind == "text" and (block.get("text") or "").strip():
+            parts.append(_signed({"text": block["text"]}, block.get("textSignature")))
+        elif kind == "toolCall":
+            call = {"functionCall": {"name": block["name"], "args": block.get("arguments") or {}}}
+            parts.append(_signed(call, block.get("thoughtSignature") or _foreign_signature(model, own)))
+    return parts  # unsigned thinking of our own is not replayed: Gemini only reads signed thoughts
+
+
+def _signed(part: dict[str, Any], signature: str | None) -> dict[str, Any]:
+    if signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def _foreign_signature(model: Model, own: bool) -> str | None:
+    return FOREIGN_CALL_SIGNATURE if not own and model["id"].startswith("gemini-3") else None
+
+
+def _tool_result_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content") or []
+    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    key = "error" if message.get("isError") else "output"
+    response = {"name": message.get("toolName") or "", "response": {key: text}}
+    images = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
+              for b in content if b.get("type") == "image"]
+    return [{"functionResponse": response}, *images]
+
+
+# ---- response ------------------------------------------------------------------------------------------
+
+
+class _Handler(SseHandler):
+    """Turns response chunks into stream events; text and thought parts extend the open block of their
+    kind, each function call is a whole block."""
+
+    def __init__(self, builder: MessageBuilder):
+        self.builder = builder
+        self._open: tuple[str, int] | None = None  # ("text" | "thinking", contentIndex)
+        self._finish: str | None = None
+        self._saw_tool_call = False
+
+    @property
+    def finished(self) -> bool:
+        return False  # no terminal event: read to the end of the body
+
+    def handle(self, event: SSEEvent) -> Iterable[Event]:
+        chunk = _load(event.data)
+        if chunk.get("error"):
+            raise ApiStreamError(dumps(chunk["error"]))
+        if chunk.get("responseId") and "responseId" not in self.builder.message:
+            self.builder.message["responseId"] = chunk["responseId"]
+        self._update_usage(chunk.get("usageMetadata"))
+        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        if blocked:
+            raise ApiStreamError(dumps({"message": f"The prompt was blocked (blockReason: {blocked})"}))
+        candidates = chunk.get("candidates") or []
+        return self._candidate(candidates[0]) if candidates and isinstance(candidates[0], dict) else ()
+
+    def end_of_stream(self) -> Iterable[Event]:
+        if self._finish is None:
+            raise StreamProtocolError("Stream ended before a finishReason")
+        events = self._close()
+        raw = self._finish
+        if raw in ("STOP", "FINISH_REASON_UNSPECIFIED"):
+            return [*events, self.builder.done("toolUse" if self._saw_tool_call else "stop", raw)]
+        if raw == "MAX_TOKENS":
+            return [*events, self.builder.done("length", raw)]
+        self.builder.message["rawStopReason"] = raw
+        text = FINISH_MESSAGES.get(raw, "The response ended abnormally")
+        return [*events, self.builder.fail(f"{text} (finishReason: {raw})")]
+
+    def _candidate(self, candidate: dict[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            if isinstance(part, dict):
+                events += self._part(part)
+        if candidate.get("finishReason"):
+            self._finish = str(candidate["finishReason"])
+        return events
+
+    def _part(self, part: dict[str, Any]) -> list[Event]:
+        signature = part.get("thoughtSignature")
+        if isinstance(part.get("functionCall"), dict):
+            return self._function_call(part["functionCall"], signature)
+        if isinstance(part.get("text"), str):
+            events = self._text("thinking" if part.get("thought") else "text", part["text"])
+            if signature and self._open is not None:
+                key = "thinkingSignature" if self._open[0] == "thinking" else "textSignature"
+                self.builder.content[self._open[1]][key] = signature
+            return events
+        return []  # inline data, executable code and other part kinds we do not model
+
+    def _text(self, kind: str, text: str) -> list[Event]:
+        events: list[Event] = []
+        if self._open is None or self._open[0] != kind:
+            events += self._close()
+            index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
+            self._open = (kind, index)
+            events.append(start)
+        if text:
+            events.append(self.builder.delta(self._open[1], text))
+        return events
+
+    def _function_call(self, call: dict[str, Any], signature: str | None) -> list[Event]:
+        events = self._close()
+        call_id = str(call.get("id") or f"call_{uuid.uuid4().hex[:24]}")
+        args = call.get("args") if isinstance(call.get("args"), dict) else {}
+        index, start = self.builder.start_tool_call(call_id, str(call.get("name") or ""), arguments=args)
+        if signature:
+            self.builder.content[index]["thoughtSignature"] = signature
+        self._saw_tool_call = True
+        return [*events, start, self.builder.delta(index, dumps(args)), self.builder.end(index)]
+
+    def _close(self) -> list[Event]:
+        if self._open is None:
+            return []
+        index, self._open = self._open[1], None
+        return [self.builder.end(index)]
+
+    def _update_usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        usage = self.builder.message["usage"]
+        cached = token_count(raw.get("cachedContentTokenCount"))
+        thoughts = token_count(raw.get("thoughtsTokenCount"))
+        usage["cacheRead"] = cached
+        usage["input"] = max(0, token_count(raw.get("promptTokenCount")) - cached)
+        usage["output"] = token_count(raw.get("candidatesTokenCount")) + thoughts
+        if thoughts:
+            usage["reasoning"] = thoughts
+        update_cost(self.builder.model, usage)
+
+
+def _load(data: str) -> dict[str, Any]:
+    try:
+        chunk = json_wire.loads(data)
+    except ValueError as exc:
+        raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
+    if not isinstance(chunk, dict):
+        raise StreamProtocolError("Expected a JSON object in stream chunk")
+    return chunk

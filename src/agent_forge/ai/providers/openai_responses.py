@@ -1,0 +1,370 @@
+"""The `openai-responses` wire API: OpenAI's streaming Responses endpoint (POST {baseUrl}/responses).
+
+Formats: https://platform.openai.com/docs/api-reference/responses/create and
+https://platform.openai.com/docs/api-reference/responses-streaming.
+
+Requests are stateless (`store: false`): the whole conversation is sent each turn, and reasoning survives
+across turns as the API's encrypted reasoning items (`include: ["reasoning.encrypted_content"]`), which we
+keep verbatim as a thinking block's `thinkingSignature` and replay to the same model. A tool call's `id` is
+`<call_id>|<item_id>`: the API pairs outputs by `call_id` and wants the `fc_...` item id back on replay.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import aclosing
+from typing import Any, AsyncIterator, Iterable
+
+from .. import json_wire
+from ..errors import ApiStreamError, StreamProtocolError
+from ..hosts import effective_compat
+from ..options import StreamOptions
+from ..sse import SSEEvent
+from ..transform import same_origin, transform_messages
+from ..types import AssistantMessageEvent, Context, Model
+from ..usage import update_cost
+from ._common import (
+    HttpRequest,
+    MessageBuilder,
+    SseHandler,
+    dumps,
+    max_tokens,
+    merged_headers,
+    require_api_key,
+    stream_sse,
+    token_count,
+)
+
+REASONING_EFFORT = {
+    "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh",
+}
+"""Thinking levels → `reasoning.effort`; a model's `thinkingLevelMap` overrides (see `reasoning_param`)."""
+INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "error"}
+
+Event = AssistantMessageEvent
+
+
+async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
+    """Stream one assistant message from the Responses API (see `ai.types` for the event shapes).
+
+    Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
+    closing the response and finalizing the message in place.
+    """
+    handler = _Handler(MessageBuilder(model))
+    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
+        async for event in events:
+            yield event
+
+
+# ---- request -------------------------------------------------------------------------------------------
+
+
+def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
+    """URL, headers and JSON body. Raises `MissingApiKeyError` unless a key is given or not required."""
+    key = require_api_key(model, options)
+    base = {"content-type": "application/json", "accept": "text/event-stream"}
+    if key is not None:
+        base["authorization"] = f"Bearer {key}"
+    url = model["baseUrl"].rstrip("/") + "/responses"
+    body = build_body(model, context, options)
+    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+
+
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+    """The request body. Compat flags (`ai.hosts`): `supportsStore` (default true: send `store: false`),
+    `supportsMaxOutputTokens` (default true), `promptCacheKeyMode` ("auto"/"enabled": `prompt_cache_key` is
+    the session id; "disabled": never)."""
+    compat = effective_compat(model)
+    body: dict[str, Any] = {"model": model["id"], "input": convert_input(model, context["messages"]), "stream": True}
+    if context.get("systemPrompt"):
+        body["instructions"] = context["systemPrompt"]
+    if compat.get("supportsStore", True):
+        body["store"] = False
+    if compat.get("supportsMaxOutputTokens", True):
+        body["max_output_tokens"] = max_tokens(model, options)
+    if context.get("tools"):
+        body["tools"] = [_tool(tool) for tool in context["tools"]]
+    reasoning = reasoning_param(model, options)
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+    if model.get("reasoning") and compat.get("supportsStore", True):
+        body["include"] = ["reasoning.encrypted_content"]  # stateless: reasoning comes back to us to replay
+    if options.session_id and compat.get("promptCacheKeyMode", "auto") != "disabled":
+        body["prompt_cache_key"] = options.session_id
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return body
+
+
+def reasoning_param(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    """`{"effort", "summary": "auto"}` for a reasoning model, or None (no `reasoning` field).
+
+    The effort is the model's `thinkingLevelMap[level]` when present (null: no field), else
+    `REASONING_EFFORT[level]`; level "off" without a mapping sends no field (the model's default applies).
+    """
+    if not model.get("reasoning"):
+        return None
+    level, mapping = options.thinking_level, model.get("thinkingLevelMap") or {}
+    effort = mapping[level] if level in mapping else REASONING_EFFORT.get(level)
+    if effort is None:
+        return None
+    return {"effort": str(effort), "summary": "auto"}
+
+
+def _tool(tool: dict[str, Any]) -> dict[str, Any]:
+    # `strict` defaults to true in this API, which demands closed schemas with every property required.
+    return {"type": "function", "name": tool["name"], "description": tool["description"],
+            "parameters": tool["parameters"], "strict": False}
+
+
+def convert_input(model: Model, messages: list[Any]) -> list[dict[str, Any]]:
+    """Our messages → input items, after `transform_messages` made them valid for `model`."""
+    items: list[dict[str, Any]] = []
+    for message in transform_messages(model, messages):
+        role = message.get("role")
+        if role == "user":
+            parts = _parts(message["content"])
+            if parts:
+                items.append({"role": "user", "content": parts})
+        elif role == "assistant":
+            items.extend(_assistant_items(model, message))
+        elif role == "toolResult":
+            items.append(_tool_output(message))
+    return items
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    parts = []
+    for block in content:
+        if block.get("type") == "image":
+            parts.append({"type": "input_image", "image_url": _data_url(block), "detail": "auto"})
+        elif (block.get("text") or "").strip():
+            parts.append({"type": "input_text", "text": block["text"]})
+    return parts
+
+
+def _data_url(block: dict[str, Any]) -> str:
+    return f"data:{block['mimeType']};base64,{block['data']}"
+
+
+def _assistant_items(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+    own = same_origin(model, message)
+    items = []
+    for block in message.get("content") or []:
+        kind = block.get("type")
+        if kind == "thinking":
+            item = _reasoning_item(block) if own else None
+            if item is not None:
+                items.append(item)
+        elif kind == "text" and (block.get("text") or "").strip():
+            items.append(_output_message(block))
+        elif kind == "toolCall":
+            items.append(_function_call(block))
+    return items
+
+
+def _reasoning_item(block: dict[str, Any]) -> dict[str, Any] | None:
+    """The reasoning item kept in `thinkingSignature`, or None when there is none to replay."""
+    try:
+        item = json_wire.loads(block.get("thinkingSignature") or "")
+    except ValueError:
+        return None
+    return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
+
+
+def _output_message(block: dict[str, Any]) -> dict[str, Any]:
+    signature = block.get("textSignature") or ""
+    if not signature.startswith("msg_"):
+        return {"role": "assistant", "content": block["text"]}
+    content = [{"type": "output_text", "text": block["text"], "annotations": []}]
+    return {"type": "message", "role": "assistant", "id": signature, "status": "completed", "content": content}
+
+
+def _function_call(block: dict[str, Any]) -> dict[str, Any]:
+    call_id, _, item_id = str(block["id"]).partition("|")
+    item = {"type": "function_call", "call_id": call_id, "name": block["name"],
+            "arguments": dumps(block.get("arguments") or {})}
+    if item_id.startswith("fc_"):
+        item["id"] = item_id
+    return item
+
+
+def _tool_output(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content") or []
+    call_id = str(message["toolCallId"]).partition("|")[0]
+    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    if not any(b.get("type") == "image" for b in content):
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+    return {"type": "function_call_output", "call_id": call_id, "output": _parts(content)}
+
+
+# ---- response ------------------------------------------------------------------------------------------
+
+
+class _Handler(SseHandler):
+    """Turns Responses API events into stream events; an output item is one content block of ours."""
+
+    def __init__(self, builder: MessageBuilder):
+        self.builder = builder
+        self._blocks: dict[int, int] = {}  # output_index → contentIndex
+        self._streamed: set[int] = set()  # contentIndexes that received at least one delta
+        self._summary_parts: dict[int, int] = {}  # contentIndex of a reasoning item → summary parts seen
+        self._status: str | None = None
+        self._incomplete: str | None = None
+        self._saw_tool_call = False
+
+    @property
+    def finished(self) -> bool:
+        return self._status is not None
+
+    def handle(self, event: SSEEvent) -> Iterable[Event]:
+        data = _load(event)
+        kind = str(data.get("type") or event.event)
+        method = getattr(self, "_on_" + kind.replace(".", "_"), None)
+        return () if method is None else method(data)  # unknown: events newer than this module
+
+    def end_of_stream(self) -> Iterable[Event]:
+        if self._status is None:
+            raise StreamProtocolError("Stream ended before response.completed")
+        events = self.builder.end_all()
+        raw = self._incomplete or self._status
+        reason = INCOMPLETE_REASONS.get(self._incomplete or "", "stop")
+        if reason == "error":
+            self.builder.message["rawStopReason"] = raw
+            return [*events, self.builder.fail(f"The response was blocked (incomplete: {self._incomplete})")]
+        if reason == "stop" and self._saw_tool_call:
+            reason = "toolUse"
+        return [*events, self.builder.done(reason, raw)]
+
+    # -- response lifecycle
+
+    def _on_response_created(self, data: dict[str, Any]) -> Iterable[Event]:
+        response_id = (data.get("response") or {}).get("id")
+        if response_id:
+            self.builder.message["responseId"] = response_id
+        return ()
+
+    def _on_response_completed(self, data: dict[str, Any]) -> Iterable[Event]:
+        response = data.get("response") or {}
+        self._update_usage(response.get("usage"))
+        self._status = str(response.get("status") or "completed")
+        return ()
+
+    def _on_response_incomplete(self, data: dict[str, Any]) -> Iterable[Event]:
+        response = data.get("response") or {}
+        self._update_usage(response.get("usage"))
+        self._incomplete = str((response.get("incomplete_details") or {}).get("reason") or "unknown")
+        self._status = "incomplete"
+        return ()
+
+    def _on_response_failed(self, data: dict[str, Any]) -> Iterable[Event]:
+        response = data.get("response") or {}
+        self._update_usage(response.get("usage"))
+        raise ApiStreamError(dumps(response.get("error") or {"message": "response failed", "response": response}))
+
+    def _on_error(self, data: dict[str, Any]) -> Iterable[Event]:
+        raise ApiStreamError(dumps({k: v for k, v in data.items() if k != "sequence_number"}))
+
+    # -- output items
+
+    def _on_response_output_item_added(self, data: dict[str, Any]) -> Iterable[Event]:
+        item, position = data.get("item") or {}, data.get("output_index")
+        kind = item.get("type")
+        if kind == "reasoning":
+            index, event = self.builder.start_thinking()
+            self._summary_parts[index] = 0
+        elif kind == "message":
+            index, event = self.builder.start_text()
+        elif kind == "function_call":
+            call_id = item.get("call_id") or f"call_{uuid.uuid4().hex[:24]}"
+            index, event = self.builder.start_tool_call(f"{call_id}|{item.get('id') or ''}", item.get("name") or "")
+            self._saw_tool_call = True
+        else:
+            return ()  # built-in tool calls and other item types we do not model
+        self._blocks[position] = index
+        return [event]
+
+    def _on_response_output_item_done(self, data: dict[str, Any]) -> Iterable[Event]:
+        index = self._open_block(data)
+        if index is None:
+            return ()
+        item, block = data.get("item") or {}, self.builder.content[index]
+        events = self._backfill(index, item)
+        if block["type"] == "thinking":
+            block["thinkingSignature"] = dumps(item)
+        elif block["type"] == "text" and item.get("id"):
+            block["textSignature"] = item["id"]
+        return [*events, self.builder.end(index)]
+
+    def _backfill(self, index: int, item: dict[str, Any]) -> list[Event]:
+        """A delta with the item's full text when the API sent none while streaming (some hosts do not)."""
+        if index in self._streamed:
+            return []
+        kind = item.get("type")
+        if kind == "function_call":
+            text = item.get("arguments") or ""
+        elif kind == "reasoning":
+            text = "\n\n".join(p.get("text", "") for p in item.get("summary") or [] if isinstance(p, dict))
+        else:
+            text = "".join(p.get("text") or p.get("refusal") or "" for p in item.get("content") or []
+                           if isinstance(p, dict))
+        return [self.builder.delta(index, text)] if isinstance(text, str) and text else []
+
+    # -- deltas
+
+    def _on_response_reasoning_summary_part_added(self, data: dict[str, Any]) -> Iterable[Event]:
+        index = self._open_block(data)
+        if index is None or self.builder.content[index]["type"] != "thinking":
+            return ()
+        self._summary_parts[index] = self._summary_parts.get(index, 0) + 1
+        return self._delta(index, "\n\n") if self._summary_parts[index] > 1 else ()
+
+    def _on_response_reasoning_summary_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+        return self._delta(self._open_block(data), data.get("delta"))
+
+    def _on_response_reasoning_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+        return self._delta(self._open_block(data), data.get("delta"))
+
+    def _on_response_output_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+        return self._delta(self._open_block(data), data.get("delta"))
+
+    def _on_response_refusal_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+        return self._delta(self._open_block(data), data.get("delta"))
+
+    def _on_response_function_call_arguments_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+        return self._delta(self._open_block(data), data.get("delta"))
+
+    def _delta(self, index: int | None, chunk: Any) -> list[Event]:
+        if index is None or not isinstance(chunk, str) or not chunk:
+            return []
+        self._streamed.add(index)
+        return [self.builder.delta(index, chunk)]
+
+    def _open_block(self, data: dict[str, Any]) -> int | None:
+        index = self._blocks.get(data.get("output_index"))
+        return index if index is not None and self.builder.is_open(index) else None
+
+    def _update_usage(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        usage = self.builder.message["usage"]
+        cached = token_count((raw.get("input_tokens_details") or {}).get("cached_tokens"))
+        usage["cacheRead"] = cached
+        usage["input"] = max(0, token_count(raw.get("input_tokens")) - cached)
+        usage["output"] = token_count(raw.get("output_tokens"))
+        reasoning = token_count((raw.get("output_tokens_details") or {}).get("reasoning_tokens"))
+        if reasoning:
+            usage["reasoning"] = reasoning
+        update_cost(self.builder.model, usage)
+
+
+def _load(event: SSEEvent) -> dict[str, Any]:
+    try:
+        data = json_wire.loads(event.data)
+    except ValueError as exc:
+        raise StreamProtocolError(f"Malformed JSON in {event.event} event: {exc}") from None
+    if not isinstance(data, dict):
+        raise StreamProtocolError(f"Expected a JSON object in {event.event} event")
+    return data

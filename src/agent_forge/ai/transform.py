@@ -1,0 +1,155 @@
+"""Cross-provider replay: rewrites a stored conversation so the target model's API accepts it.
+
+A session may switch models at any turn (`set_model`), so the history a provider module sends can hold
+assistant messages from other APIs. `transform_messages` is the one place that makes such history valid:
+
+- thinking from another model becomes plain text (its signature means nothing elsewhere; redacted thinking,
+  which has no readable text, is dropped); text and tool-call signatures of other models are dropped;
+- tool-call ids are rewritten into what the target API accepts (`normalize_tool_call_id`), consistently for
+  the call and its result;
+- images become a short note for models without image input;
+- failed or aborted assistant turns are left out, results without their call are dropped, and a call left
+  without a result gets an error result, because every API rejects an unanswered tool call.
+
+Inputs are never mutated; unchanged messages are passed through as the same objects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from .hosts import effective_compat
+from .types import Message, Model
+
+IMAGE_OMITTED = "(image omitted: this model does not accept images)"
+NO_RESULT = "No result was recorded for this tool call."
+
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+_ID_LIMITS = {"anthropic-messages": 64, "openai-responses": 64, "openai-completions": 40,
+              "google-generative-ai": 64}
+"""Longest tool-call id each API accepts (Anthropic: `^[a-zA-Z0-9_-]{1,64}$`; OpenAI Chat Completions: 40)."""
+
+
+def same_origin(model: Model, message: dict[str, Any]) -> bool:
+    """Whether `message` came from this very model (same api, provider and id), so its signatures are valid."""
+    ours = {"api": model["api"], "provider": model["provider"], "model": model["id"]}
+    return all(message.get(key, value) == value for key, value in ours.items())
+
+
+def normalize_tool_call_id(model: Model, call_id: str) -> str:
+    """A tool-call id `model`'s API accepts, derived deterministically from `call_id`.
+
+    Our `openai-responses` ids are `<call_id>|<item_id>`: other APIs get the call id part. Characters outside
+    `[A-Za-z0-9_-]` become `_`; an id over the API's limit keeps a prefix plus a hash of the whole id, so two
+    long ids stay distinct. `compat.toolCallIdFormat: "mistral"` gives nine letters or digits.
+    """
+    if effective_compat(model).get("toolCallIdFormat") == "mistral":
+        return hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()[:9]
+    limit = _ID_LIMITS.get(model["api"], 64)
+    base = call_id.split("|", 1)[0] if model["api"] != "openai-responses" else call_id
+    clean = _UNSAFE_ID.sub("_", base) or "call"
+    if len(clean) <= limit:
+        return clean
+    digest = hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{clean[: limit - 13]}_{digest}"
+
+
+def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
+    """`messages` made valid for `model` (rules in the module docstring). Roles other than user, assistant
+    and toolResult pass through untouched."""
+    images = "image" in (model.get("input") or ["text", "image"])
+    ids: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # tool calls of the last assistant message still waiting for results
+    for message in messages:
+        role = message.get("role")
+        if role == "toolResult":
+            result = _tool_result(message, ids, pending, images)
+            if result is not None:
+                out.append(result)
+            continue
+        out.extend(_missing_results(pending))
+        pending = []
+        if role == "assistant":
+            if message.get("stopReason") in ("error", "aborted"):
+                continue
+            converted = _assistant(model, message, ids)
+            pending = [b for b in converted["content"] if b.get("type") == "toolCall"]
+            out.append(converted)
+        elif role == "user":
+            out.append(_user(message, images))
+        else:
+            out.append(message)  # type: ignore[arg-type]
+    out.extend(_missing_results(pending))
+    return out  # type: ignore[return-value]
+
+
+def _assistant(model: Model, message: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+    own = same_origin(model, message)
+    blocks = [_assistant_block(model, block, own, ids) for block in message.get("content") or []]
+    content = [block for block in blocks if block is not None]
+    if own and content == message.get("content"):
+        return message
+    return {**message, "content": content}
+
+
+def _assistant_block(model: Model, block: dict[str, Any], own: bool, ids: dict[str, str]) -> dict[str, Any] | None:
+    kind = block.get("type")
+    if kind == "toolCall":
+        new_id = block["id"] if own else normalize_tool_call_id(model, str(block.get("id") or "call"))
+        ids[block.get("id")] = new_id
+        if own:
+            return block
+        return {key: value for key, value in block.items() if key != "thoughtSignature"} | {"id": new_id}
+    if own:
+        return block
+    if kind == "thinking":
+        text = block.get("thinking") or ""
+        return None if block.get("redacted") or not text.strip() else {"type": "text", "text": text}
+    if kind == "text":
+        return {"type": "text", "text": block.get("text") or ""}
+    return block
+
+
+def _user(message: dict[str, Any], images: bool) -> dict[str, Any]:
+    content = message.get("content")
+    if images or isinstance(content, str) or not _has_image(content):
+        return message
+    return {**message, "content": _without_images(content)}
+
+
+def _tool_result(message: dict[str, Any], ids: dict[str, str], pending: list[dict[str, Any]],
+                 images: bool) -> dict[str, Any] | None:
+    new_id = ids.get(message.get("toolCallId"))
+    call = next((c for c in pending if c["id"] == new_id), None)
+    if call is None:
+        return None  # its call was left out (failed turn) or already answered
+    pending.remove(call)
+    content = message.get("content") or []
+    changed = new_id != message.get("toolCallId") or (not images and _has_image(content))
+    if not changed:
+        return message
+    return {**message, "toolCallId": new_id, "content": content if images else _without_images(content)}
+
+
+def _missing_results(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"role": "toolResult", "toolCallId": call["id"], "toolName": call.get("name", ""),
+             "content": [{"type": "text", "text": NO_RESULT}], "isError": True, "timestamp": 0}
+            for call in pending]
+
+
+def _has_image(content: Any) -> bool:
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content)
+
+
+def _without_images(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run of images becomes one note, so the model knows something was there."""
+    out: list[dict[str, Any]] = []
+    for block in content:
+        if block.get("type") != "image":
+            out.append(block)
+        elif not out or out[-1].get("text") != IMAGE_OMITTED:
+            out.append({"type": "text", "text": IMAGE_OMITTED})
+    return out

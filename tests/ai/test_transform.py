@@ -1,0 +1,127 @@
+"""Cross-provider history normalisation: what each target API receives from another API's messages."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_forge.ai.transform import (
+    IMAGE_OMITTED,
+    NO_RESULT,
+    normalize_tool_call_id,
+    transform_messages,
+)
+
+
+def model(api: str, provider: str = "p", model_id: str = "m", **extra) -> dict:
+    return {"id": model_id, "api": api, "provider": provider, "input": ["text", "image"], **extra}
+
+
+ANTHROPIC = model("anthropic-messages", "anthropic", "claude")
+RESPONSES = model("openai-responses", "openai", "gpt")
+COMPLETIONS = model("openai-completions", "openai", "gpt-4o")
+GEMINI = model("google-generative-ai", "google", "gemini")
+IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+
+
+def assistant(origin: dict, *content: dict, stop: str = "toolUse") -> dict:
+    return {"role": "assistant", "api": origin["api"], "provider": origin["provider"], "model": origin["id"],
+            "content": list(content), "stopReason": stop, "timestamp": 1}
+
+
+def result(call_id: str, *content: dict) -> dict:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+            "content": list(content) or [{"type": "text", "text": "ok"}], "isError": False, "timestamp": 2}
+
+
+def call(call_id: str, **extra) -> dict:
+    return {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "a"}, **extra}
+
+
+def test_own_messages_pass_through_as_the_same_objects():
+    messages = [{"role": "user", "content": "q", "timestamp": 0},
+                assistant(ANTHROPIC, {"type": "thinking", "thinking": "t", "thinkingSignature": "s"}, call("toolu_1")),
+                result("toolu_1")]
+    out = transform_messages(ANTHROPIC, messages)
+    assert all(a is b for a, b in zip(out, messages)) and len(out) == 3
+
+
+def test_foreign_thinking_becomes_text_and_signatures_are_dropped():
+    message = assistant(RESPONSES,
+                        {"type": "thinking", "thinking": "Reason.", "thinkingSignature": "{...}"},
+                        {"type": "thinking", "thinking": "", "thinkingSignature": "{...}"},
+                        {"type": "thinking", "thinking": "[redacted]", "redacted": True},
+                        {"type": "text", "text": "Hi", "textSignature": "msg_1"},
+                        call("call_1|fc_1", thoughtSignature="x"), stop="toolUse")
+    before = copy.deepcopy(message)
+    out = transform_messages(ANTHROPIC, [message, result("call_1|fc_1")])
+    assert out[0]["content"] == [{"type": "text", "text": "Reason."}, {"type": "text", "text": "Hi"},
+                                 {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a"}}]
+    assert out[1]["toolCallId"] == "call_1"
+    assert message == before  # inputs are never mutated
+
+
+@pytest.mark.parametrize(("target", "given", "expected"), [
+    (ANTHROPIC, "call_1|fc_1", "call_1"),
+    (ANTHROPIC, "toolu 1/ä", "toolu_1__"),
+    (COMPLETIONS, "call_1|fc_1", "call_1"),
+    (RESPONSES, "toolu_1", "toolu_1"),
+    (RESPONSES, "a.b", "a_b"),
+])
+def test_tool_call_ids_per_target_api(target, given, expected):
+    assert normalize_tool_call_id(target, given) == expected
+
+
+def test_long_ids_are_cut_with_a_hash_so_they_stay_distinct():
+    first, second = "x" * 80 + "1", "x" * 80 + "2"
+    a, b = normalize_tool_call_id(COMPLETIONS, first), normalize_tool_call_id(COMPLETIONS, second)
+    assert len(a) == len(b) == 40 and a != b
+    assert len(normalize_tool_call_id(ANTHROPIC, first)) == 64
+
+
+def test_mistral_hosts_get_nine_alphanumerics():
+    mistral = model("openai-completions", "mistral", "devstral")
+    new_id = normalize_tool_call_id(mistral, "toolu_01ABC")
+    assert re.fullmatch(r"[A-Za-z0-9]{9}", new_id)
+    assert normalize_tool_call_id(mistral, "toolu_01ABC") == new_id
+
+
+@given(st.text(min_size=1, max_size=120))
+def test_normalised_ids_always_match_the_anthropic_pattern(call_id):
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", normalize_tool_call_id(ANTHROPIC, call_id))
+
+
+def test_images_become_one_note_per_run_for_text_only_models():
+    text_only = {**GEMINI, "input": ["text"]}
+    user = {"role": "user", "content": [{"type": "text", "text": "a"}, IMAGE, IMAGE, {"type": "text", "text": "b"},
+                                        IMAGE], "timestamp": 0}
+    tool = assistant(GEMINI, call("c1"))
+    out = transform_messages(text_only, [user, tool, result("c1", {"type": "text", "text": "r"}, IMAGE)])
+    note = {"type": "text", "text": IMAGE_OMITTED}
+    assert out[0]["content"] == [{"type": "text", "text": "a"}, note, {"type": "text", "text": "b"}, note]
+    assert out[2]["content"] == [{"type": "text", "text": "r"}, note]
+    assert transform_messages(GEMINI, [user])[0] is user
+
+
+def test_failed_turns_and_orphans_are_repaired():
+    messages = [
+        {"role": "user", "content": "q", "timestamp": 0},
+        assistant(ANTHROPIC, call("lost"), stop="aborted"),
+        result("lost"),  # its call was in the aborted turn
+        assistant(ANTHROPIC, call("a"), call("b")),
+        result("b"),
+        {"role": "user", "content": "next", "timestamp": 3},
+    ]
+    out = transform_messages(ANTHROPIC, messages)
+    assert [m["role"] for m in out] == ["user", "assistant", "toolResult", "toolResult", "user"]
+    assert out[2]["toolCallId"] == "b"
+    assert out[3]["toolCallId"] == "a" and out[3]["isError"] and out[3]["content"][0]["text"] == NO_RESULT
+
+
+def test_trailing_unanswered_call_gets_an_error_result():
+    out = transform_messages(GEMINI, [assistant(GEMINI, call("x"))])
+    assert out[-1]["role"] == "toolResult" and out[-1]["toolCallId"] == "x" and out[-1]["isError"]
