@@ -249,3 +249,13 @@ async def test_images_become_notes_for_a_text_only_model(server):
     await collect(stream({**MODEL, "input": ["text"]}, {"systemPrompt": "", "messages": [user]}, opts(server)))
     parts = server.body()["contents"][0]["parts"]
     assert parts == [{"text": "Look"}, {"text": "(image omitted: this model does not accept images)"}]
+
+
+async def test_empty_parts_open_no_block_and_late_signatures_attach(server):
+    body = (chunk({"text": "Mull.", "thought": True}) + chunk({"text": "", "thoughtSignature": "LATE"})
+            + chunk({"text": ""}) + chunk({"text": "Hi"}) + chunk({"text": ""}, finish="STOP"))
+    server.reply(body)
+    events = await collect(stream(MODEL, CONTEXT, opts(server)))
+    assert events[-1]["message"]["content"] == [
+        {"type": "thinking", "thinking": "Mull.", "thinkingSignature": "LATE"}, {"type": "text", "text": "Hi"}]
+    assert types_of(events).count("text_start") == 1

@@ -91,7 +91,7 @@ def test_host_flags_apply_by_provider_or_url_and_model_compat_wins():
 
 def test_built_in_models_use_their_hosts_and_price_every_token_kind():
     providers = {m["provider"] for m in BUILTIN_MODELS}
-    assert {"anthropic", "openai", "google", "deepseek", "xai", "mistral", "groq", "openrouter"} <= providers
+    assert {"anthropic", "openai", "google", "deepseek", "xai", "mistral", "cerebras"} <= providers
     for m in BUILTIN_MODELS:
         assert (m["api"], m["baseUrl"]) == PROVIDER_ENDPOINTS[m["provider"]]
         assert set(m["cost"]) == {"input", "output", "cacheRead", "cacheWrite"}

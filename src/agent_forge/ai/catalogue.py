@@ -3,10 +3,10 @@
 Model data (context windows, output limits, prices) comes from the providers' public model and pricing pages
 (docs.anthropic.com "Models overview" and "Pricing", platform.openai.com "Models" and "Pricing",
 ai.google.dev "Gemini models" and "Pricing", api-docs.deepseek.com "Models & Pricing", docs.x.ai "Models",
-docs.mistral.ai, console.groq.com, inference-docs.cerebras.ai, openrouter.ai/models), as of late 2025. Prices
-are US dollars per million tokens; `cacheWrite` is Anthropic's 5-minute cache-write price; OpenAI, Google,
-DeepSeek and xAI bill no separate cache write (0). Endpoints, key variables and compat flags of the hosts are
-data in `ai.hosts`; `models.json` overrides any of it.
+docs.mistral.ai, inference-docs.cerebras.ai), as of late 2025. Prices are US dollars per million tokens;
+`cacheWrite` is Anthropic's 5-minute cache-write price; OpenAI, Google, DeepSeek and xAI bill no separate cache
+write (0). Endpoints, key variables and compat flags of the hosts are data in `ai.hosts`; `models.json`
+overrides any of it.
 """
 
 from __future__ import annotations
@@ -95,26 +95,17 @@ _MISTRAL_ROWS: tuple[tuple[Any, ...], ...] = (
     ("codestral-latest", "Codestral", False, _TEXT, 256_000, 32_768, 0.3, 0.9, 0, 0, {}),
 )
 
-_GROQ_ROWS: tuple[tuple[Any, ...], ...] = (
-    ("llama-3.3-70b-versatile", "Llama 3.3 70B", False, _TEXT, 131_072, 32_768, 0.59, 0.79, 0, 0, {}),
-)
-
 _CEREBRAS_ROWS: tuple[tuple[Any, ...], ...] = (
     ("gpt-oss-120b", "gpt-oss-120b", True, _TEXT, 131_072, 32_768, 0.35, 0.75, 0, 0, {}),
 )
 
-_OPENROUTER_ROWS: tuple[tuple[Any, ...], ...] = (
-    ("anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5 (OpenRouter)", True, _TEXT_IMAGE, 1_000_000, 64_000,
-     3, 15, 0.3, 3.75, {}),
-    ("openai/gpt-5", "GPT-5 (OpenRouter)", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, {}),
-)
-
 _ROWS: dict[str, tuple[tuple[Any, ...], ...]] = {
     "anthropic": _ANTHROPIC_ROWS, "openai": _OPENAI_ROWS, "google": _GOOGLE_ROWS, "deepseek": _DEEPSEEK_ROWS,
-    "xai": _XAI_ROWS, "mistral": _MISTRAL_ROWS, "groq": _GROQ_ROWS, "cerebras": _CEREBRAS_ROWS,
-    "openrouter": _OPENROUTER_ROWS,
+    "xai": _XAI_ROWS, "mistral": _MISTRAL_ROWS, "cerebras": _CEREBRAS_ROWS,
 }
-"""Provider id -> its model rows; the order of providers is the catalogue order."""
+"""Provider id -> its model rows; the order of providers is the catalogue order. Aggregators (OpenRouter,
+Groq, Together, Fireworks) have no built-in rows: their model lists change weekly, so users name the models
+they want in `models.json` and inherit the host's endpoint, key variable and flags."""
 
 
 def _model(provider: str, api: str, base_url: str, row: tuple[Any, ...]) -> Model:

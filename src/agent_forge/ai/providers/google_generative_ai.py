@@ -248,12 +248,24 @@ class _Handler(SseHandler):
         if isinstance(part.get("functionCall"), dict):
             return self._function_call(part["functionCall"], signature)
         if isinstance(part.get("text"), str):
-            events = self._text("thinking" if part.get("thought") else "text", part["text"])
-            if signature and self._open is not None:
-                key = "thinkingSignature" if self._open[0] == "thinking" else "textSignature"
-                self.builder.content[self._open[1]][key] = signature
+            kind = "thinking" if part.get("thought") else "text"
+            # An empty part (often just carrying a signature, or closing the stream) opens no block.
+            events = self._text(kind, part["text"]) if part["text"] or self._is_open(kind) else []
+            if signature:
+                self._sign(signature)
             return events
         return []  # inline data, executable code and other part kinds we do not model
+
+    def _is_open(self, kind: str) -> bool:
+        return self._open is not None and self._open[0] == kind
+
+    def _sign(self, signature: str) -> None:
+        """Attach a signature to the open text or thinking block, else to the last such block."""
+        index = self._open[1] if self._open is not None else len(self.builder.content) - 1
+        block = self.builder.content[index] if index >= 0 else {}
+        key = {"thinking": "thinkingSignature", "text": "textSignature"}.get(block.get("type", ""))
+        if key:
+            block[key] = signature
 
     def _text(self, kind: str, text: str) -> list[Event]:
         events: list[Event] = []
