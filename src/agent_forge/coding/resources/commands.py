@@ -1,0 +1,64 @@
+"""The `get_commands` listing: plugin commands (from command sources), prompt templates and skills."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, TypedDict
+
+from .skills import Skill
+from .sources import SourceInfo
+from .templates import PromptTemplate
+
+
+class CommandInfo(TypedDict, total=False):
+    """One `get_commands` item. Seed 000: `name`, `description`, `source` (`capability` | `prompt` |
+    `skill`), `sourceInfo`. SPEC-NOTES adds the seed-003 fields: `location` (`user` | `project` | `path`;
+    absent for plugin commands) and `path` (the file, or the plugin's synthetic `<plugin:...>` label)."""
+
+    name: str
+    description: str
+    source: str
+    sourceInfo: SourceInfo
+    location: str
+    path: str
+
+
+CommandSource = Callable[[], Iterable[CommandInfo]]
+"""A provider of command items, called on every `get_commands` (plugins append one to
+`AgentSession.command_sources`). Items need `name`, `source` and `sourceInfo`; `path` is filled in from
+`sourceInfo.path` when missing."""
+
+
+def template_command(template: PromptTemplate) -> CommandInfo:
+    return CommandInfo(name=template.name, description=template.description, source="prompt",
+                       sourceInfo=template.source_info, location=template.location, path=str(template.file_path))
+
+
+def skill_command(skill: Skill) -> CommandInfo:
+    return CommandInfo(name=f"skill:{skill.name}", description=skill.description, source="skill",
+                       sourceInfo=skill.source_info, location=skill.location, path=str(skill.file_path))
+
+
+def collect_commands(sources: Iterable[CommandSource], templates: Iterable[PromptTemplate],
+                     skills: Iterable[Skill], *, list_skills: bool = True,
+                     on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, Any]]:
+    """Plugin commands first (in source order), then templates, then skills (unless `list_skills` is False:
+    the `enableSkillCommands` setting). A source that raises is skipped (and passed to `on_error`) so the
+    listing still answers."""
+    items: list[dict[str, Any]] = []
+    for source in sources:
+        try:
+            items.extend(_with_path(dict(item)) for item in source())
+        except Exception as exc:  # a plugin's broken listing must not break get_commands for everything else
+            if on_error is not None:
+                on_error(source, exc)
+    items.extend(dict(template_command(t)) for t in templates)
+    if list_skills:
+        items.extend(dict(skill_command(s)) for s in skills)
+    return items
+
+
+def _with_path(item: dict[str, Any]) -> dict[str, Any]:
+    info = item.get("sourceInfo")
+    if "path" not in item and isinstance(info, dict) and isinstance(info.get("path"), str):
+        item["path"] = info["path"]
+    return item

@@ -1,0 +1,153 @@
+"""Skills: directories holding a `SKILL.md` (Agent Skills specification), discovered under resource roots,
+validated, listed to the model, and expanded by `/skill:<name> [args]`."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .frontmatter import FrontmatterError, split_frontmatter
+from .sources import ResourceRoot, SourceInfo
+
+SKILL_FILE = "SKILL.md"
+MAX_NAME_LENGTH = 64
+MAX_DESCRIPTION_LENGTH = 1024
+"""Limits of the Agent Skills specification (the reference agent's `skills.md`)."""
+
+_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class Skill:
+    """A loaded skill. `file_path` is its SKILL.md (or standalone .md file), `base_dir` the directory its
+    relative paths start from; `model_invocable` is False with `disable-model-invocation: true` (then it is
+    only used through `/skill:<name>`)."""
+
+    name: str
+    description: str
+    file_path: Path
+    base_dir: Path
+    body: str
+    source_info: SourceInfo
+    location: str
+    model_invocable: bool = True
+
+
+def discover_skills(roots: Iterable[ResourceRoot], warnings: list[str]) -> list[Skill]:
+    """Skills under every root, in root order. A root is a skill directory, a directory searched
+    recursively (a directory with SKILL.md is one skill and is not searched further; `.md` files directly in
+    the root are standalone skills), or a single `.md` file. The first skill of a name wins; later ones are
+    reported in `warnings` like every invalid file."""
+    skills: dict[str, Skill] = {}
+    for root in roots:
+        for path, base in _skill_files(root, warnings):
+            skill = load_skill(path, root, base, warnings)
+            if skill is None:
+                continue
+            if skill.name in skills:
+                warnings.append(f"{path}: skill name {skill.name!r} is already used by "
+                                f"{skills[skill.name].file_path}; this one is skipped")
+                continue
+            skills[skill.name] = skill
+    return list(skills.values())
+
+
+def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
+    """(skill file, base dir for sourceInfo) pairs under `root`, sorted for a stable order."""
+    path = root.path
+    if path.is_file():
+        return [(path, path.parent)]
+    if not path.is_dir():
+        if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
+            warnings.append(f"{path}: skill path does not exist")
+        return []
+    found: list[tuple[Path, Path]] = []
+    _walk(path, path, found, top=True)
+    return found
+
+
+def _walk(directory: Path, base: Path, found: list[tuple[Path, Path]], *, top: bool) -> None:
+    if (directory / SKILL_FILE).is_file():
+        found.append((directory / SKILL_FILE, base))
+        return
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in _SKIPPED_DIRS:
+            continue
+        if entry.is_dir():
+            _walk(Path(entry.path), base, found, top=False)
+        elif top and entry.name.endswith(".md") and entry.is_file():
+            found.append((Path(entry.path), base))
+
+
+def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) -> Skill | None:
+    """Read and validate one skill file; None (with a warning) when it cannot be used. A missing `name`
+    defaults to the directory name (the file name for a standalone `.md`); a name outside the specification's
+    rules or an over-long description is reported but the skill still loads."""
+    try:
+        meta, body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, FrontmatterError) as exc:
+        warnings.append(f"{path}: skill not loaded: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    if not meta and path.name != SKILL_FILE:
+        return None  # a plain Markdown file (a README) next to the skills, not a standalone skill
+    default_name = path.parent.name if path.name == SKILL_FILE else path.stem
+    name = meta.get("name") if meta.get("name") is not None else default_name
+    description = meta.get("description")
+    if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
+        warnings.append(f"{path}: skill not loaded: name must be a word without spaces, got {name!r}")
+        return None
+    if not isinstance(description, str) or not description.strip():
+        warnings.append(f"{path}: skill not loaded: frontmatter needs a non-empty 'description'")
+        return None
+    _check_spec(path, name, description, warnings)
+    skill_dir = path.parent
+    return Skill(name=name, description=description.strip(), file_path=path, base_dir=skill_dir, body=body,
+                 source_info=root.source_info(path, base), location=root.location,
+                 model_invocable=meta.get("disable-model-invocation") is not True)
+
+
+def _check_spec(path: Path, name: str, description: str, warnings: list[str]) -> None:
+    if len(name) > MAX_NAME_LENGTH or not _NAME.match(name):
+        warnings.append(f"{path}: skill name {name!r} should be lowercase letters, digits and single hyphens, at "
+                        f"most {MAX_NAME_LENGTH} characters")
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        warnings.append(f"{path}: skill description is longer than {MAX_DESCRIPTION_LENGTH} characters")
+
+
+def expand_skill(skill: Skill, args: str) -> str:
+    """The text `/skill:<name> args` becomes: the skill's instructions in a `<skill>` element naming its
+    file, then the user's arguments (if any) as their request."""
+    text = (f'<skill name="{_attr(skill.name)}" path="{_attr(str(skill.file_path))}">\n'
+            f"Paths in these instructions are relative to {skill.base_dir}.\n\n"
+            f"{skill.body.strip()}\n</skill>")
+    return f"{text}\n\n{args.strip()}" if args.strip() else text
+
+
+def format_skills_section(skills: Iterable[Skill]) -> str | None:
+    """The system-prompt section listing model-invocable skills with their paths, or None when there are none.
+    Only the description is listed: the model reads the file when a task calls for it."""
+    listed = [s for s in skills if s.model_invocable]
+    if not listed:
+        return None
+    items = "\n".join(f'<skill name="{_attr(s.name)}" path="{_attr(str(s.file_path))}">{_text(s.description)}'
+                      "</skill>" for s in listed)
+    return ("# Skills\n\nA skill is a folder of instructions for one kind of task. When the task at hand "
+            "matches a skill's description, read its file with the read tool before you start and follow it; "
+            "paths inside a skill are relative to the skill's folder.\n\n"
+            f"<skills>\n{items}\n</skills>")
+
+
+def _text(value: str) -> str:
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _attr(value: str) -> str:
+    return _text(value).replace('"', "&quot;")

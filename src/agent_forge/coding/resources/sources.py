@@ -1,0 +1,47 @@
+"""Where a resource came from: the roots resources are discovered in, and the `sourceInfo` wire shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypedDict
+
+Scope = Literal["user", "project", "temporary"]
+Location = Literal["user", "project", "path"]
+
+
+class SourceInfo(TypedDict, total=False):
+    """`get_commands` `sourceInfo` (seed 000): `path` of the file, `source` (`local` for files found on disk),
+    `scope`, `origin` (`top-level`; `package` is for packaged resources, which agent-forge does not have yet),
+    `baseDir` (the directory the resource was discovered in)."""
+
+    path: str
+    source: str
+    scope: Scope
+    origin: Literal["top-level", "package"]
+    baseDir: str
+
+
+@dataclass(frozen=True)
+class ResourceRoot:
+    """A directory (or single file) to discover resources in.
+
+    `scope` is `user` (agent dir and its settings), `project` (`.agent-forge/agent/` and project settings) or
+    `temporary` (a command-line path). `location` is the seed-003 field: `user`, `project`, or `path` for a
+    path named on the command line or in settings.
+    """
+
+    path: Path
+    scope: Scope
+    location: Location
+
+    def source_info(self, file: Path, base_dir: Path) -> SourceInfo:
+        return SourceInfo(path=str(file), source="local", scope=self.scope, origin="top-level",
+                          baseDir=str(base_dir))
+
+
+def describe(path: Path) -> str:
+    """A path for messages: absolute, `~` for the home directory."""
+    text = str(path)
+    home = str(Path.home())
+    return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + "/") else text

@@ -1,0 +1,90 @@
+"""Prompt templates: `.md` files whose name becomes a `/<name>` command and whose body, with the arguments
+substituted, replaces the command in the prompt (the reference agent's `prompt-templates.md`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .frontmatter import FrontmatterError, split_frontmatter
+from .sources import ResourceRoot, SourceInfo
+
+MAX_DESCRIPTION_CHARS = 120
+"""A description taken from the first body line is cut to this length (an ellipsis marks the cut)."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A loaded template: `name` (file name without `.md`), `description` (frontmatter `description`, else
+    the first non-empty body line), optional `argument_hint`, and the `body` after the frontmatter."""
+
+    name: str
+    description: str
+    body: str
+    file_path: Path
+    source_info: SourceInfo
+    location: str
+    argument_hint: str | None = None
+
+
+def discover_templates(roots: Iterable[ResourceRoot], warnings: list[str]) -> list[PromptTemplate]:
+    """Templates from every root in order: a directory contributes its direct `.md` children (sorted), a
+    file itself. The first template of a name wins; later ones and unreadable files go to `warnings`."""
+    templates: dict[str, PromptTemplate] = {}
+    for root in roots:
+        for path, base in _template_files(root, warnings):
+            template = load_template(path, root, base, warnings)
+            if template is None:
+                continue
+            if template.name in templates:
+                warnings.append(f"{path}: prompt template /{template.name} is already defined by "
+                                f"{templates[template.name].file_path}; this one is skipped")
+                continue
+            templates[template.name] = template
+    return list(templates.values())
+
+
+def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
+    path = root.path
+    if path.is_file():
+        return [(path, path.parent)]
+    if not path.is_dir():
+        if root.location == "path":
+            warnings.append(f"{path}: prompt template path does not exist")
+        return []
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        warnings.append(f"{path}: cannot list prompt templates: {exc.strerror or exc}")
+        return []
+    return [(Path(e.path), path) for e in entries
+            if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()]
+
+
+def load_template(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) -> PromptTemplate | None:
+    """Read one template file; None (with a warning) when it cannot be read or its frontmatter is broken."""
+    try:
+        meta, body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, FrontmatterError) as exc:
+        warnings.append(f"{path}: prompt template not loaded: {getattr(exc, 'strerror', None) or exc}")
+        return None
+    name = path.stem
+    if not name or any(c.isspace() for c in name):
+        warnings.append(f"{path}: prompt template not loaded: its file name cannot be a command (no spaces)")
+        return None
+    description = meta.get("description")
+    hint = meta.get("argument-hint")
+    return PromptTemplate(name=name, description=description.strip() if isinstance(description, str) and
+                          description.strip() else _first_line(body), body=body, file_path=path,
+                          source_info=root.source_info(path, base), location=root.location,
+                          argument_hint=hint if isinstance(hint, str) else None)
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        if line.strip():
+            text = line.strip()
+            return text if len(text) <= MAX_DESCRIPTION_CHARS else text[:MAX_DESCRIPTION_CHARS - 1] + "…"
+    return ""

@@ -1,0 +1,88 @@
+"""`rg` and `fd` when they are on PATH: locating them and streaming their output line by line.
+
+Nothing is ever downloaded (DESIGN.md): without these programs the tools use the pure-Python walk in
+`ignore_walk.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import os
+import re
+import signal
+import subprocess
+from typing import Callable
+
+STREAM_LIMIT_BYTES = 64 * 1024 * 1024
+"""Longest output line accepted (`rg --json` puts a whole matched line in one record; minified files have
+multi-megabyte lines)."""
+
+FD_NO_REQUIRE_GIT = (8, 7)
+"""First fd version with `--no-require-git`; older ones ignore `.gitignore` outside a git repository."""
+
+
+@functools.cache
+def ripgrep() -> str | None:
+    """Path of `rg`, or None."""
+    import shutil
+
+    return shutil.which("rg")
+
+
+@functools.cache
+def fd() -> tuple[str, bool] | None:
+    """`(path, supports --no-require-git)` for `fd` (Debian names it `fdfind`), or None."""
+    import shutil
+
+    path = shutil.which("fd") or shutil.which("fdfind")
+    if path is None:
+        return None
+    try:
+        version = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"(\d+)\.(\d+)", version)
+    if match is None:
+        return None
+    return path, (int(match.group(1)), int(match.group(2))) >= FD_NO_REQUIRE_GIT
+
+
+class ExternalSearchError(Exception):
+    """The program failed (exit status 2 or more for rg, non-zero for fd); the message is its stderr."""
+
+
+async def stream_lines(argv: list[str], on_line: Callable[[bytes], bool], *, ok_codes: tuple[int, ...] = (0,),
+                       cwd: str | None = None) -> None:
+    """Run `argv` and call `on_line(line)` (without the newline) for each stdout line until it returns False,
+    then stop the program. Raises `ExternalSearchError` when it exits with a code outside `ok_codes` before
+    being stopped. Cancellation kills the program and propagates."""
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                limit=STREAM_LIMIT_BYTES)
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.ensure_future(proc.stderr.read())  # drained alongside: a full pipe would block it
+    stopped = finished = False
+    try:
+        while line := await proc.stdout.readline():
+            if not on_line(line.rstrip(b"\n")):
+                stopped = True
+                break
+        finished = not stopped
+    finally:
+        if not finished:  # stopped early, or cancelled / failed: the program may still be writing
+            _kill(proc)
+        code = await proc.wait()
+        stderr = await stderr_task
+    if not stopped and code not in ok_codes:
+        raise ExternalSearchError(stderr.decode("utf-8", "replace").strip() or f"exit status {code}")
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    """SIGKILL by pid: `Process.kill()` first polls the child, and reaping it there races asyncio's child
+    watcher, which then reports exit status 255 for a clean exit."""
+    if proc.returncode is None:
+        try:
+            os.kill(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

@@ -1,0 +1,132 @@
+"""The `find` tool: paths matching a glob under a directory, honouring `.gitignore`, listed with `fd` when it
+is on PATH and a pure-Python walk otherwise; the glob itself is always matched here (`path_matcher`), so both
+agree."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, Callable
+
+from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from .args import check_object, json_type, optional_int, require_string
+from .external_search import ExternalSearchError, fd, stream_lines
+from .globs import path_matcher
+from .ignore_walk import git_root, walk
+from .paths import resolve_tool_path
+from .search_output import finish
+from .truncate import DEFAULT_MAX_BYTES, format_size
+
+DEFAULT_LIMIT = 1000
+"""Paths returned unless the call asks for another `limit` (reference agent's find tool)."""
+
+DESCRIPTION = (
+    "Find files and directories by glob pattern, e.g. '*.py', 'src/**/*.ts' or 'test_*'. A pattern without '/' "
+    "matches names at any depth; one with '/' is matched against the path relative to the searched directory. "
+    "Returns relative paths, one per line, directories ending in '/'. Respects .gitignore; hidden files are "
+    f"included. At most {DEFAULT_LIMIT} results (change with limit) or {format_size(DEFAULT_MAX_BYTES)}."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pattern": {"type": "string", "description": "Glob pattern to match, e.g. '*.py', '**/test_*.py'"},
+        "path": {"type": "string", "description": "Directory to search (default: the working directory)"},
+        "limit": {"type": "number", "description": f"Maximum number of results (default {DEFAULT_LIMIT})"},
+    },
+    "required": ["pattern"],
+}
+
+
+class FindTool:
+    """`find(pattern, path?, limit?)`; `details`: `{"resultLimitReached": limit | None, "truncation"?}`.
+
+    Results are sorted. With `fd` the walk may stop at the limit before seeing every path, so which paths a
+    truncated answer holds can vary; the Python walk goes in path order. Errors (`ToolError`): missing
+    directory, a path that is a file, a failing `fd`.
+    """
+
+    name = "find"
+    label = "Find"
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
+    def __init__(self, cwd: str, *, use_external: bool = True):
+        self.cwd = cwd
+        self.use_external = use_external
+
+    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+        args = check_object(args)
+        pattern = require_string(args, "pattern").strip()
+        if not pattern:
+            raise ToolError("Parameter 'pattern' must not be empty")
+        path = args.get("path")
+        if path is not None and not isinstance(path, str):
+            raise ToolError(f"Parameter 'path' must be a string, got {json_type(path)}")
+        top = resolve_tool_path(path or ".", self.cwd)
+        if not os.path.isdir(top):
+            raise ToolError(f"Not a directory: {top}" if os.path.exists(top) else f"Path not found: {top}")
+        limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
+        found = await find_paths(top, pattern, limit, use_external=self.use_external)
+        return _result(found, limit)
+
+
+async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool = True) -> list[str]:
+    """Up to `limit + 1` matching relative paths (one more than asked, to tell that the limit was hit)."""
+    wanted = path_matcher(pattern)
+    found: list[str] = []
+
+    def collect(rel: str, is_dir: bool) -> bool:
+        if wanted(rel, is_dir):
+            found.append(rel + "/" if is_dir else rel)
+        return len(found) <= limit
+
+    program = fd() if use_external else None
+    if program is not None and (program[1] or git_root(top) is not None):
+        await _list_with_fd(program, top, collect)
+    else:
+        await _walk_in_thread(top, collect)
+    return found
+
+
+async def _walk_in_thread(top: str, collect: Callable[[str, bool], bool]) -> None:
+    stop = threading.Event()
+
+    def run() -> None:
+        for rel, is_dir in walk(top, stop=stop):
+            if not collect(rel, is_dir):
+                return
+
+    try:
+        await asyncio.to_thread(run)
+    finally:
+        stop.set()
+
+
+async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[str, bool], bool]) -> None:
+    """List everything under `top` with fd (it prints directories with a trailing `/`)."""
+    path, no_require_git = program
+    argv = [path, "--hidden", "--color=never", "--exclude", ".git", "--base-directory", top]
+    argv += ["--no-require-git"] if no_require_git else []
+    argv += ["--", "."]
+
+    def feed(raw: bytes) -> bool:
+        line = raw.decode("utf-8", "replace").removeprefix("./")
+        return collect(line.rstrip("/"), line.endswith("/")) if line else True
+
+    try:
+        await stream_lines(argv, feed)
+    except ExternalSearchError as exc:
+        raise ToolError(f"find failed: {exc}") from None
+
+
+def _result(found: list[str], limit: int) -> ToolResult:
+    hit = len(found) > limit
+    paths = sorted(found)[:limit] if not hit else sorted(found[:limit])
+    details: dict[str, Any] = {"resultLimitReached": limit if hit else None}
+    if not paths:
+        return text_result("No files found matching the pattern", details)
+    notices = [f"Stopped at {limit} results: use limit={limit * 2} for more, or refine the pattern"] if hit else []
+    text, details = finish(paths, notices, details)
+    return text_result(text, details)

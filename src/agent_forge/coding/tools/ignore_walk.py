@@ -1,0 +1,128 @@
+"""Walking a directory tree as git sees it: `.gitignore`, `.ignore` and `.git/info/exclude` rules applied,
+`.git` itself skipped, hidden files kept, symbolic links not followed.
+
+This is the pure-Python fallback used when `rg`/`fd` are not on PATH, written to agree with
+`rg --hidden --no-require-git`: ignore files count even outside a git repository, and those of the parent
+directories count too (up to the repository root, or the filesystem root outside a repository). A deeper
+ignore file overrides a shallower one; inside one file the last matching pattern wins (`!` re-includes).
+`pathspec` (gitignore semantics) is imported on first use only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+IGNORE_FILE_NAMES = (".gitignore", ".ignore")
+
+
+@dataclass(frozen=True)
+class _Level:
+    base: str  # absolute directory the patterns are relative to
+    spec: Any  # pathspec.GitIgnoreSpec
+
+
+class IgnoreRules:
+    """The ignore patterns in force for one directory, outermost first."""
+
+    def __init__(self, levels: tuple[_Level, ...] = ()):
+        self._levels = levels
+
+    def with_directory(self, directory: str) -> IgnoreRules:
+        """These rules plus the ignore files of `directory` (unchanged when it has none)."""
+        level = _load_level(directory, [os.path.join(directory, name) for name in IGNORE_FILE_NAMES])
+        return IgnoreRules(self._levels + (level,)) if level else self
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        """Whether absolute `path` is ignored; the deepest level with a matching pattern decides."""
+        for level in reversed(self._levels):
+            rel = os.path.relpath(path, level.base)
+            if rel.startswith(".."):
+                continue
+            result = level.spec.check_file(rel.replace(os.sep, "/") + ("/" if is_dir else ""))
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def git_root(start: str) -> str | None:
+    """The nearest directory at or above `start` holding `.git` (a directory, or a file for worktrees)."""
+    current = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def rules_for(directory: str) -> IgnoreRules:
+    """The rules in force for entries of `directory`: ignore files of it and its ancestors (to the git root,
+    else to the filesystem root) plus the repository's `.git/info/exclude`."""
+    return _ancestor_rules(os.path.abspath(directory)).with_directory(os.path.abspath(directory))
+
+
+def _ancestor_rules(directory: str) -> IgnoreRules:
+    """Rules from the ancestors of `directory` only (its own ignore files not included)."""
+    root = git_root(directory)
+    chain = [directory]
+    while chain[-1] != root:
+        parent = os.path.dirname(chain[-1])
+        if parent == chain[-1]:
+            break
+        chain.append(parent)
+    rules = IgnoreRules()
+    if root is not None:
+        exclude = _load_level(root, [os.path.join(root, ".git", "info", "exclude")])
+        rules = IgnoreRules((exclude,)) if exclude else rules
+    for path in reversed(chain[1:]):
+        rules = rules.with_directory(path)
+    return rules
+
+
+def walk(top: str, *, stop: threading.Event | None = None) -> Iterator[tuple[str, bool]]:
+    """`(relative posix path, is_dir)` for every entry under `top` that is not ignored, depth-first with the
+    entries of each directory sorted by name (the order of `rg --sort path`). Symbolic links are yielded as
+    files and never followed; unreadable directories are skipped. Stops early once `stop` is set."""
+    top = os.path.abspath(top)
+    yield from _descend(top, top, _ancestor_rules(top), stop)
+
+
+def _descend(directory: str, top: str, parent_rules: IgnoreRules,
+             stop: threading.Event | None) -> Iterator[tuple[str, bool]]:
+    rules = parent_rules.with_directory(directory)
+    for entry in _sorted_entries(directory):
+        if stop is not None and stop.is_set():
+            return
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if entry.name == ".git" or rules.ignored(entry.path, is_dir):
+            continue
+        yield os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
+        if is_dir:
+            yield from _descend(entry.path, top, rules, stop)
+
+
+def _sorted_entries(directory: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as iterator:
+            return sorted(iterator, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _load_level(base: str, files: list[str]) -> _Level | None:
+    lines: list[str] = []
+    for file in files:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                lines.extend(handle.read().splitlines())
+        except OSError:
+            continue
+    if not any(line.strip() and not line.startswith("#") for line in lines):
+        return None
+    import pathspec  # deferred: only the fallback search needs it
+
+    return _Level(base, pathspec.GitIgnoreSpec.from_lines(lines))

@@ -1,0 +1,89 @@
+"""The `ls` tool: the entries of one directory, sorted, directories marked with `/`, dotfiles included."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from .args import check_object, json_type, optional_int
+from .paths import resolve_tool_path
+from .search_output import finish
+from .truncate import DEFAULT_MAX_BYTES, format_size
+
+DEFAULT_LIMIT = 500
+"""Entries returned unless the call asks for another `limit` (reference agent's ls tool)."""
+
+DESCRIPTION = (
+    "List a directory: entries sorted alphabetically, directories ending in '/', dotfiles included (ignored "
+    f"files too: this is a plain listing). At most {DEFAULT_LIMIT} entries (change with limit) or "
+    f"{format_size(DEFAULT_MAX_BYTES)}."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Directory to list (default: the working directory)"},
+        "limit": {"type": "number", "description": f"Maximum number of entries (default {DEFAULT_LIMIT})"},
+    },
+}
+
+
+class LsTool:
+    """`ls(path?, limit?)`; `details`: `{"entryLimitReached": limit | None, "truncation"?}`.
+
+    Unlike grep and find, ls shows `.gitignore`d entries: the model asked for this directory, and hiding
+    `node_modules/` or `.env` would invite it to recreate them. Errors (`ToolError`): missing path, not a
+    directory, unreadable directory.
+    """
+
+    name = "ls"
+    label = "List"
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
+    def __init__(self, cwd: str):
+        self.cwd = cwd
+
+    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+        args = check_object(args)
+        path = args.get("path")
+        if path is not None and not isinstance(path, str):
+            raise ToolError(f"Parameter 'path' must be a string, got {json_type(path)}")
+        directory = resolve_tool_path(path or ".", self.cwd)
+        limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
+        entries = await asyncio.to_thread(list_directory, directory)
+        return _result(entries, limit)
+
+
+def list_directory(directory: str) -> list[str]:
+    """Entry names of `directory` sorted case-insensitively (ties by exact name), `/` after directories
+    (symbolic links to directories included). Raises `ToolError`."""
+    try:
+        with os.scandir(directory) as iterator:
+            entries = [entry.name + ("/" if _is_dir(entry) else "") for entry in iterator]
+    except FileNotFoundError:
+        raise ToolError(f"Path not found: {directory}") from None
+    except NotADirectoryError:
+        raise ToolError(f"Not a directory: {directory}") from None
+    except OSError as exc:
+        raise ToolError(f"Cannot list {directory}: {exc.strerror or exc}") from None
+    return sorted(entries, key=lambda name: (name.lower(), name))
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _result(entries: list[str], limit: int) -> ToolResult:
+    hit = len(entries) > limit
+    details: dict[str, Any] = {"entryLimitReached": limit if hit else None}
+    if not entries:
+        return text_result("(empty directory)", details)
+    notices = [f"Showing {limit} of {len(entries)} entries: use limit={limit * 2} for more"] if hit else []
+    text, details = finish(entries[:limit], notices, details)
+    return text_result(text, details)

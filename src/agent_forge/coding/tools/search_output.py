@@ -1,0 +1,33 @@
+"""Shared output handling of the `grep`, `find` and `ls` tools: long-line shortening, the 50 KB cap and the
+notices telling the model how to see more (limits as in the reference agent's search tools)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from .truncate import DEFAULT_MAX_BYTES, append_notice, format_size, truncate_head
+
+MAX_LINE_CHARS = 500
+"""A grep output line longer than this is shortened; the model reads the file for the whole line."""
+
+_NO_LINE_LIMIT = sys.maxsize  # these tools cap entries by count and the output by bytes, not by lines
+
+
+def shorten_line(text: str) -> tuple[str, bool]:
+    """`(text, was_shortened)`: at most `MAX_LINE_CHARS` characters, with a marker when cut."""
+    if len(text) <= MAX_LINE_CHARS:
+        return text, False
+    return text[:MAX_LINE_CHARS] + "… [line truncated]", True
+
+
+def finish(lines: list[str], notices: list[str], details: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Join `lines`, cut the text at 50 KB (whole lines), and append `notices` plus a byte-limit notice in one
+    bracketed note. `details` gains `truncation` when the byte cap applied. Returns `(text, details)`."""
+    cut = truncate_head("\n".join(lines), _NO_LINE_LIMIT, DEFAULT_MAX_BYTES)
+    notes = list(notices)
+    if cut["truncated"]:
+        details["truncation"] = cut
+        notes.append(f"Output cut at {format_size(DEFAULT_MAX_BYTES)}")
+    text = cut["content"].rstrip("\n")
+    return (append_notice(text, "[" + ". ".join(notes) + ".]") if notes else text), details
