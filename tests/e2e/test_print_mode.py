@@ -135,3 +135,38 @@ def test_double_dash_lets_a_prompt_start_with_a_dash(agent_env, fake_llm, tmp_pa
     result = run(agent_env, tmp_path, "-p", "--", "-v means verbose?")
     assert result.returncode == 0, result.stderr
     assert user_texts(fake_llm.requests[0]) == ["-v means verbose?"]
+
+
+def test_fifo_file_argument_is_refused_without_hanging(agent_env, fake_llm, tmp_path):
+    os.mkfifo(tmp_path / "pipe")  # nobody ever writes to it: reading it would wait forever
+    result = run(agent_env, tmp_path, "-p", "@pipe", "summarise", timeout=30)
+    assert result.returncode == 1 and result.stdout == b""
+    assert b"Cannot attach pipe: " in result.stderr and b"is a FIFO (named pipe), not a regular file" in result.stderr
+    assert fake_llm.requests == []
+
+
+def test_device_file_argument_is_refused(agent_env, fake_llm, tmp_path):
+    result = run(agent_env, tmp_path, "-p", "@/dev/null", "summarise")
+    assert result.returncode == 1 and b"character device, not a regular file" in result.stderr
+    assert fake_llm.requests == []
+
+
+def test_file_argument_over_the_size_limit_is_refused(agent_env, fake_llm, tmp_path):
+    (tmp_path / "huge.log").write_bytes(b"x" * (5 * 1024 * 1024) + b"\n")
+    (tmp_path / "fits.log").write_bytes(b"y" * (5 * 1024 * 1024 - 1) + b"\n")
+    result = run(agent_env, tmp_path, "-p", "@huge.log", "summarise")
+    assert result.returncode == 1
+    assert b"Cannot attach huge.log: it is over the 5MB limit for @file arguments (5,242,881 bytes)." in result.stderr
+    assert fake_llm.requests == []
+    fake_llm.set_script([{"text": "ok"}])
+    assert run(agent_env, tmp_path, "-p", "@fits.log", "summarise").returncode == 0
+
+
+def test_binary_file_argument_is_refused_but_an_image_is_attached(agent_env, fake_llm, tmp_path):
+    (tmp_path / "prog.bin").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)))
+    result = run(agent_env, tmp_path, "-p", "@prog.bin", "what is this")
+    assert result.returncode == 1 and b"Cannot attach prog.bin: it is a binary file" in result.stderr
+    assert fake_llm.requests == []
+    (tmp_path / "dot.png").write_bytes(PNG)  # images contain NUL bytes too, and are fine
+    fake_llm.set_script([{"text": "a dot"}])
+    assert run(agent_env, tmp_path, "-p", "@dot.png", "what is this").returncode == 0

@@ -2,7 +2,9 @@
 
 Prompts (as the reference CLI, `cli.md`): each message argument is one prompt, run one after another. The first
 prompt also carries piped stdin (prepended) and every `@path` argument: a text file as a
-`<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) as an attachment.
+`<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) as an attachment. An `@path`
+must be a regular file of at most `MAX_FILE_BYTES`, and a file that is not an image must not contain NUL bytes
+(binary); anything else is refused before any request.
 
 Output: print mode writes the final answer's text to stdout; JSON mode writes the session header and then every
 event as one JSON line (the event shapes of RPC mode, `docs/rpc.md`). Diagnostics go to stderr. Exit code 0
@@ -13,15 +15,23 @@ configured, or a run ends in an error or abort (later prompts are then not sent)
 from __future__ import annotations
 
 import base64
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from ..agent.types import ToolError
 from ..coding.agent_session import AgentSession, CommandError
+from ..coding.tools.file_kinds import looks_binary, open_regular
+from ..coding.tools.truncate import format_size
 from .rpc.framing import encode
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
+
+MAX_FILE_BYTES = 5 * 1024 * 1024
+"""Larger `@path` files are refused: 5 MB of text is over a million tokens, beyond any model's context, and
+providers refuse larger images (Anthropic's limit is 5 MB per image)."""
 
 Prompt = tuple[str, list[dict[str, Any]]]
 """(text, image blocks) of one prompt."""
@@ -44,15 +54,33 @@ def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None) -> lis
 
 def _attach(path: Path, name: str, parts: list[str], images: list[dict[str, Any]]) -> None:
     """Add a file to the first prompt: text as a block in `parts`, an image as a block in `images`."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise CommandError(f"Cannot read {name}: {exc.strerror or exc}") from None
+    data = _read_file(path, name)
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is not None:
         images.append({"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime})
+    elif looks_binary(data):
+        raise CommandError(f"Cannot attach {name}: it is a binary file (it contains NUL bytes). Only text files "
+                           f"and images ({', '.join(IMAGE_TYPES)}) can be attached.")
     else:
         parts.append(f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>')
+
+
+def _read_file(path: Path, name: str) -> bytes:
+    """The bytes of `path`, which must be a regular file of at most `MAX_FILE_BYTES`; `CommandError` if not.
+    A FIFO or device is refused without being opened for reading, so it cannot hang the start-up."""
+    try:
+        with open(open_regular(str(path), os.O_RDONLY), "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
+    except ToolError as exc:
+        raise CommandError(f"Cannot attach {name}: {exc}") from None
+    except OSError as exc:
+        raise CommandError(f"Cannot read {name}: {exc.strerror or exc}") from None
+    size = max(size, len(data))  # the file may have grown while being read
+    if size > MAX_FILE_BYTES:
+        raise CommandError(f"Cannot attach {name}: it is over the {format_size(MAX_FILE_BYTES)} limit for @file "
+                           f"arguments ({size:,} bytes).")
+    return data
 
 
 def _read_stdin() -> str | None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import io
 import os
+import threading
 import tracemalloc
 
 import pytest
 
 from agent_forge.agent.types import ToolError
+from agent_forge.coding.tools import read as read_module
+from agent_forge.coding.tools.line_window import CHUNK_BYTES, locate_lines
 from agent_forge.coding.tools.read import ReadTool
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"\x00" * 20
@@ -214,3 +219,73 @@ async def test_bad_arguments_name_the_field(tmp_path, args, message):
 async def test_non_object_arguments(tmp_path):
     with pytest.raises(ToolError, match="must be a JSON object, got array"):
         await ReadTool(str(tmp_path)).execute("c", [], None)
+
+
+class EndlessLog(io.RawIOBase):
+    """A file that never ends, like a log appended to faster than it is read; counts the bytes handed out."""
+
+    def __init__(self):
+        self.served = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = b"log line\n" * (len(buffer) // 9)
+        buffer[:len(data)] = data
+        self.served += len(data)
+        return len(data)
+
+
+@pytest.mark.parametrize("last", [10, None])
+def test_locating_lines_in_an_endless_file_stops_after_the_count_limit(last):
+    stream = EndlessLog()
+    span = locate_lines(io.BufferedReader(stream), 3, last, enough=10, count_limit=5_000_000)
+    assert (span.start, span.complete) == (18, False)
+    assert span.end == (90 if last else span.scanned)
+    assert 5_000_000 <= span.scanned <= stream.served < 5_000_000 + 2 * CHUNK_BYTES
+    assert span.total_lines >= span.scanned // 9
+
+
+@pytest.fixture
+def small_count_limit(monkeypatch):
+    monkeypatch.setattr(read_module, "COUNT_LIMIT_BYTES", 1 << 20)
+
+
+async def test_limit_on_a_file_over_the_count_limit_says_more_lines_follow(tmp_path, small_count_limit):
+    (tmp_path / "big.log").write_text(lines(1, 400_000))  # 5.4 MB
+    result = await read(tmp_path, path="big.log", offset=3, limit=2)
+    assert text_of(result) == "line 3\nline 4\n\n[More lines in file (not counted past 1MB). Use offset=5 to continue.]"
+    far = await read(tmp_path, path="big.log", offset=399_999, limit=1)
+    assert text_of(far) == "line 399999\n\n[1 more lines in file. Use offset=400000 to continue.]"
+
+
+async def test_no_limit_on_a_file_over_the_count_limit_is_cut_and_continues(tmp_path, small_count_limit):
+    (tmp_path / "big.log").write_text(lines(1, 400_000))
+    result = await read(tmp_path, path="big.log", offset=11)
+    assert text_of(result) == lines(11, 2010) + (
+        "\n[Showing lines 11-2010; more lines in file (not counted past 1MB). Use offset=2011 to continue.]")
+    truncation = result.details["truncation"]
+    assert truncation["truncatedBy"] == "lines" and truncation["outputLines"] == 2000
+    assert 2000 < truncation["totalLines"] < 400_000  # counted up to the limit only
+
+
+async def test_a_file_growing_while_it_is_read_is_not_chased(tmp_path, small_count_limit):
+    path = tmp_path / "growing.log"
+    path.write_text(lines(1, 200_000))
+    stop = threading.Event()
+
+    def append_until_stopped():
+        with open(path, "a") as f:
+            while not stop.is_set():
+                f.write("more\n" * 10_000)
+                f.flush()
+
+    writer = threading.Thread(target=append_until_stopped)
+    writer.start()
+    try:
+        result = await asyncio.wait_for(read(tmp_path, path="growing.log", offset=1, limit=10), 10)
+    finally:
+        stop.set()
+        writer.join()
+    assert text_of(result) == lines(1, 10) + "\n[More lines in file (not counted past 1MB). Use offset=11 to continue.]"

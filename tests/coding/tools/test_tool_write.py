@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from agent_forge.agent.types import ToolError
@@ -43,8 +45,27 @@ async def test_directory_target_and_file_in_the_way_are_errors(tmp_path):
     with pytest.raises(ToolError, match="is a directory"):
         await write(tmp_path, path="dir", content="x")
     (tmp_path / "plain").write_text("x")
-    with pytest.raises(ToolError, match="Cannot write"):
+    with pytest.raises(ToolError, match=f"Not a directory: {tmp_path}/plain "):
         await write(tmp_path, path="plain/child.txt", content="x")
+
+
+@pytest.mark.parametrize("target", ["dup.txt/child", "dup.txt/a/b/child", "sub/dup.txt/child"])
+async def test_a_file_where_a_directory_should_be_is_named(tmp_path, target):
+    (tmp_path / "sub").mkdir()
+    for parent in (tmp_path, tmp_path / "sub"):
+        (parent / "dup.txt").write_text("keep\n")
+    blocker = tmp_path / target.rsplit("dup.txt", 1)[0] / "dup.txt"
+    with pytest.raises(ToolError) as info:
+        await write(tmp_path, path=target, content="x")
+    assert str(info.value).startswith(f"Not a directory: {os.path.normpath(blocker)} ")
+    assert blocker.read_text() == "keep\n"
+
+
+async def test_a_symlink_to_a_regular_file_is_written_through(tmp_path):
+    (tmp_path / "real.txt").write_text("old\n")
+    (tmp_path / "link.txt").symlink_to("real.txt")
+    await write(tmp_path, path="link.txt", content="new\n")
+    assert (tmp_path / "real.txt").read_text() == "new\n" and (tmp_path / "link.txt").is_symlink()
 
 
 @pytest.mark.parametrize(

@@ -50,8 +50,8 @@ class EditTool:
 
     Result text `Successfully replaced N block(s) in <path>.`; `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
-    Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText` missing or not unique, overlapping edits,
-    edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
+    Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText`
+    missing or not unique, overlapping edits, edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
     """
 
     name = "edit"

@@ -55,7 +55,7 @@ def kind_name(mode: int) -> str:
 def check_regular_mode(mode: int, path: str) -> None:
     """Raise `ToolError` unless `mode` (an `st_mode` of `path`) is a regular file's."""
     if stat.S_ISDIR(mode):
-        raise ToolError(f"{path} is a directory, not a file. List it with bash (`ls`).")
+        raise ToolError(f"{path} is a directory, not a file.")
     if not stat.S_ISREG(mode):
         raise ToolError(f"{path} is {kind_name(mode)}, not a regular file.")
 
@@ -70,21 +70,36 @@ def check_regular_file(path: str) -> None:
 def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
     """A blocking file descriptor for the regular file `path`, opened with `os.open(path, flags, mode)`.
 
-    The type is checked before opening (so a device is never opened: opening some has side effects) and again
+    The file is checked before opening (so a device is never opened: opening some has side effects) and again
     on the open descriptor (the path may have been replaced in between); the open itself is non-blocking, so a
-    FIFO swapped in fails instead of waiting for a peer. A missing path is created when `flags` has
-    `O_CREAT`. Raises `ToolError` for a non-regular file, `OSError` for what the OS refuses.
+    FIFO swapped in fails instead of waiting for a peer. A file opened for writing must not be this process's
+    standard input, output or error (in RPC mode a redirected stdout is the protocol channel). A missing path
+    is created when `flags` has `O_CREAT`. Raises `ToolError` for a refused file, `OSError` from the OS.
     """
+    writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
     try:
-        check_regular_file(path)
+        _check_target(os.stat(path), path, writing)
     except FileNotFoundError:
         if not flags & os.O_CREAT:
             raise
     fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     try:
-        check_regular_mode(os.fstat(fd).st_mode, path)
+        _check_target(os.fstat(fd), path, writing)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _check_target(info: os.stat_result, path: str, writing: bool) -> None:
+    check_regular_mode(info.st_mode, path)
+    if not writing:
+        return
+    for fd, name in ((0, "standard input"), (1, "standard output"), (2, "standard error")):
+        try:
+            own = os.fstat(fd)
+        except OSError:  # closed
+            continue
+        if (own.st_dev, own.st_ino) == (info.st_dev, info.st_ino):
+            raise ToolError(f"{path} is this process's {name}; writing to it is refused.")

@@ -11,8 +11,8 @@ from typing import Any, BinaryIO
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, optional_int, require_string
-from .file_kinds import SNIFF_BYTES, check_regular_file, image_mime_type, looks_binary
-from .line_window import locate_lines
+from .file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
+from .line_window import COUNT_LIMIT_BYTES, LineSpan, locate_lines
 from .paths import resolve_tool_path
 from .truncate import (
     DEFAULT_MAX_BYTES,
@@ -55,6 +55,10 @@ class ReadTool:
 
     `offset` 0 is taken as 1, since models often mean "from the start". Errors (`ToolError`): missing file,
     directory or other non-regular file, binary file, image over `MAX_IMAGE_BYTES`, offset past the end.
+
+    Lines past the shown ones are counted only up to `COUNT_LIMIT_BYTES` into the file (a huge or growing file
+    is not scanned to its end): beyond that the notice says more lines follow instead of giving the total,
+    and `details.truncation` totals cover the scanned part only.
     """
 
     name = "read"
@@ -77,8 +81,7 @@ class ReadTool:
 def read_file(path: str, offset: int = 1, limit: int | None = None) -> ToolResult:
     """The `read` result for the absolute `path` (see `ReadTool`)."""
     try:
-        check_regular_file(path)
-        with open(path, "rb") as f:
+        with open(open_regular(path, os.O_RDONLY), "rb") as f:
             head = f.read(SNIFF_BYTES)
             mime = image_mime_type(head)
             if mime:
@@ -112,7 +115,9 @@ def _image_result(f: BinaryIO, mime: str, path: str) -> ToolResult:
 
 def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> ToolResult:
     last = offset + limit - 1 if limit else None
-    span = locate_lines(f, offset, last)
+    # At most DEFAULT_MAX_LINES lines are shown; one more tells truncate_head that lines were cut.
+    needed = min(last or offset + DEFAULT_MAX_LINES, offset + DEFAULT_MAX_LINES)
+    span = locate_lines(f, offset, last, enough=needed, count_limit=COUNT_LIMIT_BYTES)
     if span.start is None:
         where = "is empty" if span.total_lines == 0 else f"has {span.total_lines} lines"
         raise ToolError(f"offset {offset} is past the end of the file: {path} {where}.")
@@ -128,14 +133,16 @@ def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> Tool
     range_end = min(span.total_lines, last or span.total_lines)
     if truncation["truncated"]:
         truncation = {**truncation, "totalLines": range_end - offset + 1, "totalBytes": size}
-    notice = _continuation_notice(truncation, path, offset, span.total_lines)
+    notice = _continuation_notice(truncation, path, offset, span)
     body = truncation["content"] if notice is None else append_notice(truncation["content"], notice)
     return text_result(body, {"truncation": truncation if truncation["truncated"] else None})
 
 
-def _continuation_notice(truncation: TruncationResult, path: str, offset: int, total: int) -> str | None:
+def _continuation_notice(truncation: TruncationResult, path: str, offset: int, span: LineSpan) -> str | None:
+    total = span.total_lines
     shown_end = offset + truncation["outputLines"] - 1
-    more = f" Use offset={shown_end + 1} to continue." if shown_end < total else ""
+    more = f" Use offset={shown_end + 1} to continue." if shown_end < total or not span.complete else ""
+    uncounted = f"not counted past {format_size(COUNT_LIMIT_BYTES)}"
     if truncation["firstLineExceedsLimit"]:
         limit, skip = format_size(DEFAULT_MAX_BYTES), truncation["outputBytes"] + 1
         command = f"sed -n '{offset}p' {shlex.quote(path)} | tail -c +{skip} | head -c {DEFAULT_MAX_BYTES}"
@@ -143,7 +150,11 @@ def _continuation_notice(truncation: TruncationResult, path: str, offset: int, t
                 f"See the rest with bash, e.g. `{command}`.{more}]")
     if truncation["truncated"]:
         by_bytes = f" ({format_size(DEFAULT_MAX_BYTES)} limit)" if truncation["truncatedBy"] == "bytes" else ""
+        if not span.complete:
+            return f"[Showing lines {offset}-{shown_end}{by_bytes}; more lines in file ({uncounted}).{more}]"
         return f"[Showing lines {offset}-{shown_end} of {total}{by_bytes}.{more}]"
+    if not span.complete:
+        return f"[More lines in file ({uncounted}).{more}]"
     if shown_end < total:
         return f"[{total - shown_end} more lines in file.{more}]"
     return None

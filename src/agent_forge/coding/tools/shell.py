@@ -25,10 +25,12 @@ process that inherited the pipe would otherwise keep the call waiting for an end
 class ShellResult:
     """What `run_shell` returns.
 
-    `output` is the tail of the output that fits the limits (2000 lines / 50 KB), `truncation` describes the
-    cut (`truncated` mirrors its flag), and `full_output_path` names the temp file holding the complete output
-    when it was truncated. `exit_code` is None when the command was stopped (`timed_out` or `cancelled`);
-    a command killed by some other signal N reports 128 + N, as shells do.
+    `output` is the tail of the cleaned output (`sanitize.sanitize_output`: no escape sequences or control
+    characters) that fits the limits (2000 lines / 50 KB), `truncation` describes the cut (`truncated` mirrors
+    its flag), and `full_output_path` names the temp file holding the complete raw output when it exceeded
+    the limits (raw or cleaned; so a path can come with an untruncated `output` that cleaning shrank).
+    `exit_code` is None when the command was stopped (`timed_out` or `cancelled`); a command killed by some
+    other signal N reports 128 + N, as shells do.
     """
 
     output: str
@@ -59,9 +61,10 @@ async def run_shell(
 ) -> ShellResult:
     """Run `shell -c command` in `cwd`, stdin from /dev/null, stdout and stderr merged.
 
-    `on_chunk` receives each decoded piece of output as it arrives. `timeout_s` (None: no limit) stops the
-    command with `timed_out=True`; setting `abort` stops it with `cancelled=True`. Stopping sends SIGTERM to
-    the command's whole process group and SIGKILL after a grace period. If the calling task is cancelled, the
+    `on_chunk` receives each decoded and cleaned piece of output as it arrives; a `\\r` in a piece means the
+    current line restarts (a progress bar redraws). `timeout_s` (None: no limit) stops the command with
+    `timed_out=True`; setting `abort` stops it with `cancelled=True`. Stopping sends SIGTERM to the command's
+    whole process group and SIGKILL after a grace period. If the calling task is cancelled, the
     group is stopped the same way and `CancelledError` propagates. `tail` lets the caller supply the
     `TailBuffer` (to show progress from it). Raises `OSError` when the shell cannot be started (e.g. `cwd`
     does not exist), and re-raises an exception from `on_chunk` after stopping the command.
@@ -163,5 +166,5 @@ def _result(collector: OutputCollector, returncode: int | None, stop_reason: str
     return ShellResult(
         output=truncation["content"], exit_code=exit_code, cancelled=stop_reason == "abort",
         timed_out=stop_reason == "timeout", truncated=truncation["truncated"],
-        full_output_path=collector.full_output_path if truncation["truncated"] else None, truncation=truncation,
+        full_output_path=collector.full_output_path, truncation=truncation,
     )

@@ -6,6 +6,7 @@ import codecs
 import os
 from typing import BinaryIO, Callable
 
+from .sanitize import OutputSanitizer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
 
 SPILL_PREFIX = "agent-forge-bash-"
@@ -14,30 +15,31 @@ SPILL_PREFIX = "agent-forge-bash-"
 class TailBuffer:
     """The end of a text stream, enough for its `truncate_tail` at any moment, plus the stream's totals.
 
-    Memory stays O(`max_bytes`): the tail that fits the limits always lies within the last `max_bytes`
-    characters, so older text is dropped (in batches, to keep appends cheap).
+    A `\\r` in appended text discards the unfinished last line (an `OutputSanitizer` line restart), so a
+    progress bar redrawn a million times takes the room of one line. Memory stays O(`max_bytes`): the tail
+    that fits the limits always lies within the last `max_bytes` characters, so older text is dropped (in
+    batches, to keep appends cheap).
     """
 
     def __init__(self, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES):
         self.max_lines, self.max_bytes = max_lines, max_bytes
         self.total_bytes = 0
         self._newlines = 0
-        self._ends_with_newline = True
+        self._line_bytes = 0  # bytes of the unfinished last line, some of which may be dropped already
         self._text = ""
+        self._dropped = False  # older text was dropped from `_text`
+        self._starts_mid_line = False  # `_text` begins with the end of a line whose start was dropped
 
     def append(self, text: str) -> None:
-        if not text:
-            return
-        self._text += text
-        self.total_bytes += utf8_len(text)
-        self._newlines += text.count("\n")
-        self._ends_with_newline = text.endswith("\n")
-        if len(self._text) > 2 * self.max_bytes + 2:
-            self._text = self._text[-(self.max_bytes + 1):]
+        first, *restarts = text.split("\r")
+        self._append(first)
+        for piece in restarts:
+            self._restart_line()
+            self._append(piece)
 
     @property
     def total_lines(self) -> int:
-        return self._newlines + (0 if self._ends_with_newline else 1)
+        return self._newlines + (1 if self._line_bytes else 0)
 
     @property
     def retained_chars(self) -> int:
@@ -50,18 +52,48 @@ class TailBuffer:
     def result(self) -> TruncationResult:
         """`truncate_tail` of everything appended so far, with totals of the whole stream."""
         result = truncate_tail(self._text, self.max_lines, self.max_bytes)
+        if self._dropped and not result["truncated"]:
+            # A line restart shrank the text below the limits: what precedes it here is no longer whole.
+            kept = self._text[self._text.find("\n") + 1:] if self._starts_mid_line else self._text
+            result = {**truncate_tail(kept, self.max_lines, self.max_bytes), "truncated": True,
+                      "truncatedBy": "bytes"}
         if result["truncated"]:
             result = {**result, "totalLines": self.total_lines, "totalBytes": self.total_bytes}
         return result
+
+    def _append(self, text: str) -> None:
+        if not text:
+            return
+        self._text += text
+        size = utf8_len(text)
+        self.total_bytes += size
+        newlines = text.count("\n")
+        self._newlines += newlines
+        self._line_bytes = utf8_len(text[text.rfind("\n") + 1:]) if newlines else self._line_bytes + size
+        if len(self._text) > 2 * self.max_bytes + 2:
+            cut = len(self._text) - (self.max_bytes + 1)
+            self._starts_mid_line = self._text[cut - 1] != "\n"
+            self._text = self._text[cut:]
+            self._dropped = True
+
+    def _restart_line(self) -> None:
+        line_start = self._text.rfind("\n") + 1
+        if line_start == 0:  # the whole retained text belongs to the discarded line
+            self._starts_mid_line = False
+        self._text = self._text[:line_start]
+        self.total_bytes -= self._line_bytes
+        self._line_bytes = 0
 
 
 class OutputCollector:
     """Receives a command's raw output bytes.
 
     Decodes them as UTF-8 (a character split across reads is held back until complete; invalid bytes become
-    U+FFFD), passes each decoded piece to `on_chunk`, keeps a `TailBuffer`, and once the output exceeds the
-    limits writes all of it (raw bytes, from the start) to `agent-forge-bash-<random>.log` in the temp
-    directory, whose path is then `full_output_path`.
+    U+FFFD), cleans the text with an `OutputSanitizer` (no escape sequences or control characters; a `\\r`
+    left in a piece means the current line restarts), passes each cleaned piece to `on_chunk`, keeps a
+    `TailBuffer` of it, and once the raw output or the cleaned text exceeds the limits writes all of the
+    output (raw bytes, from the start) to `agent-forge-bash-<random>.log` in the temp directory, whose path
+    is then `full_output_path`.
     """
 
     def __init__(self, on_chunk: Callable[[str], None] | None = None, tail: TailBuffer | None = None):
@@ -69,16 +101,18 @@ class OutputCollector:
         self.tail = tail or TailBuffer()
         self.full_output_path: str | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._sanitizer = OutputSanitizer()
         self._unspilled: list[bytes] | None = []
+        self._unspilled_bytes = 0
         self._spill: BinaryIO | None = None
 
     def feed(self, data: bytes) -> None:
         self._store(data)
-        self._emit(self._decoder.decode(data))
+        self._emit(self._sanitizer.feed(self._decoder.decode(data)))
 
     def finish(self) -> None:
-        """End of output: flush a dangling partial character (as U+FFFD) and close the file."""
-        self._emit(self._decoder.decode(b"", final=True))
+        """End of output: flush a dangling partial character (as U+FFFD) and held-back text, close the file."""
+        self._emit(self._sanitizer.feed(self._decoder.decode(b"", final=True)) + self._sanitizer.flush())
         self.close()
 
     def close(self) -> None:
@@ -89,6 +123,9 @@ class OutputCollector:
     def _store(self, data: bytes) -> None:
         if self._unspilled is not None:
             self._unspilled.append(data)
+            self._unspilled_bytes += len(data)
+            if self._unspilled_bytes > self.tail.max_bytes:  # held in memory otherwise, though cleaned away
+                self._start_spill()
         elif self._spill is not None:
             self._write_spill(data)
 

@@ -1,0 +1,97 @@
+"""Cleaning command output for a model: terminal escape sequences, control characters and carriage returns go.
+
+What `sanitize_output` does, in this order:
+1. Removes escape sequences (ECMA-48): CSI (`ESC [ ... final`, e.g. colours, cursor moves, "erase line"),
+   OSC (`ESC ] ... BEL` or `... ESC \\`, e.g. window titles, hyperlinks), DCS/SOS/PM/APC strings ending in
+   `ESC \\`, and the short `ESC <intermediates> <final>` forms; the 8-bit CSI (U+009B) and OSC (U+009D) too.
+2. Drops every other control character except `\\n`, `\\t` and `\\r`: NUL and the rest of C0, DEL, C1
+   (U+0080-U+009F), and so any `ESC` left from a malformed sequence.
+3. Carriage returns: `\\r\\n` (and `\\r\\r\\n`, ...) becomes `\\n`; `\\r` at the end of the text is dropped;
+   any other `\\r` restarts its line, so a line keeps only what follows its last `\\r` (a progress bar
+   `10%\\r20%\\r30%` shows as `30%`).
+Everything else (including U+FFFD from undecodable bytes) is kept.
+
+`OutputSanitizer` does steps 1-3 incrementally for output arriving in pieces; instead of rewriting text it
+has already returned, it leaves one `\\r` where a line restarts (see `apply_carriage_returns`).
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPE = re.compile(  # one leading character per branch: the regex engine then skips plain text quickly
+    r"\x1b(?:"
+    r"\[[0-?]*[ -/]*[@-~]"  # CSI: parameters, intermediates, final byte
+    r"|\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # OSC, ended by BEL or ST
+    r"|[PX^_][^\x1b\n]*\x1b\\"  # DCS, SOS, PM, APC, ended by ST
+    r"|[ -/]*[0-~])"  # nF, Fp, Fe and Fs forms: charset selection, keypad mode, index, ...
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+    r"|\x9d[^\x07\x1b\n]*(?:\x07|\x1b\\)"  # 8-bit OSC
+)
+_UNFINISHED_ESCAPE = re.compile(
+    r"(?:(?:\x1b\[|\x9b)[0-?]*[ -/]*|(?:\x1b\]|\x9d)[^\x07\x1b\n]*\x1b?|\x1b[PX^_][^\x1b\n]*\x1b?|\x1b[ -/]*)\Z")
+_CONTROLS = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)])
+"""`str.translate` table deleting C0 controls except tab, LF and CR, DEL, and C1 controls."""
+_LINE_END = re.compile(r"\r+\n")
+_CARRIAGE_RETURNS = re.compile(r"\r+")
+
+MAX_HELD_CHARS = 4096
+"""An unfinished escape sequence at the end of a piece is held back for the next piece up to this length
+(long enough for an OSC hyperlink); a longer one is not an escape sequence anyone will finish."""
+
+
+def sanitize_output(text: str) -> str:
+    """`text` cleaned as the module docstring describes; the result has no control characters but `\\n`, `\\t`."""
+    sanitizer = OutputSanitizer()
+    return apply_carriage_returns(sanitizer.feed(text) + sanitizer.flush())
+
+
+def apply_carriage_returns(text: str) -> str:
+    """Each line of `text` (split on `\\n`) reduced to what follows its last `\\r`."""
+    if "\r" not in text:
+        return text
+    return "\n".join(line.rpartition("\r")[2] for line in text.split("\n"))
+
+
+class OutputSanitizer:
+    """Steps 1-3 of `sanitize_output` for a stream: `feed` each piece, `flush` at the end.
+
+    The concatenated returns, passed through `apply_carriage_returns`, equal `sanitize_output` of the
+    concatenated input, however the input is cut. A returned `\\r` is always followed by a character other
+    than `\\n` and means "the current line restarts here". An unfinished escape sequence or trailing `\\r` at
+    the end of a piece is held back (a `\\r` may turn out to end a `\\r\\n`); `flush` drops both.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str) -> str:
+        text = self._held + text
+        unfinished = _UNFINISHED_ESCAPE.search(text, max(0, len(text) - MAX_HELD_CHARS))
+        cut = unfinished.start() if unfinished else len(text)
+        body = _clean(text[:cut])
+        kept = body.rstrip("\r")
+        self._held = body[len(kept):] + text[cut:]
+        return _restarts(kept)
+
+    def flush(self) -> str:
+        """The end of the stream: held-back text, without an unfinished escape sequence or trailing `\\r`."""
+        text, self._held = self._held, ""
+        unfinished = _UNFINISHED_ESCAPE.search(text)
+        if unfinished:
+            text = text[:unfinished.start()]
+        return _restarts(_clean(text).rstrip("\r"))
+
+
+def _clean(text: str) -> str:
+    """Steps 1 and 2: escape sequences and control characters other than `\\n`, `\\t`, `\\r` removed."""
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:  # `in` is far faster than a regex scan
+        text = _ESCAPE.sub("", text)
+    return text.translate(_CONTROLS)
+
+
+def _restarts(text: str) -> str:
+    """`\\r`s before a newline removed and runs of `\\r` merged: what is left marks a line restart."""
+    if "\r" not in text:
+        return text
+    return _CARRIAGE_RETURNS.sub("\r", _LINE_END.sub("\n", text))
