@@ -1,0 +1,300 @@
+"""When and how a session compacts: the manual command, the threshold and overflow triggers, events and abort.
+
+Triggers (seed 000 `compact`, `compaction_start/end`; reference `compaction.md`):
+- `manual` (`compact`): aborts a running turn first and waits until the session is idle;
+- `threshold`: context tokens > context window - `compaction.reserveTokens`, checked before each turn's model
+  call (the agent loop's `before_turn` hook: before a prompt is answered and between the turns of a tool loop)
+  and after a run ends;
+- `overflow`: a run ended with a provider context-overflow error: its `agent_end` says `willRetry: true`, the
+  session compacts and continues the run once. A second overflow is reported as unresolved:
+  `compaction_start` + `compaction_end{result: null, unresolvedOverflow: true, errorMessage}` (seed 003).
+
+Every attempt emits `compaction_start{reason}` then `compaction_end{reason, result, aborted, willRetry,
+errorMessage?}`. Automatic triggers are off while `enabled` is False (`set_auto_compaction`, this session only).
+The compaction runs as its own task so `abort` (and `cancel_and_wait`) stop it at once: no entry is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .cut_points import CompactionError
+from .overflow import is_overflow
+from .request import Requester
+from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
+
+if TYPE_CHECKING:
+    from ..agent_session import AgentSession
+
+ABORTED = "Compaction aborted"
+IN_PROGRESS = "Compaction is already in progress"
+UNRESOLVED = "Context overflow persists after compaction: "
+UNRECOVERABLE = "Context overflow cannot be resolved by compaction ({problem}): "
+_NOWHERE = object()
+
+
+@dataclass
+class Outcome:
+    """How one compaction attempt ended: `result` on success, else `error` or `aborted`."""
+
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    aborted: bool = False
+
+
+class CompactionController:
+    """The compaction side of one AgentSession (`session.compaction`)."""
+
+    def __init__(self, session: AgentSession):
+        self._session = session
+        self.enabled = session.settings.compaction.enabled
+        """Automatic compaction (threshold and overflow); starts from `compaction.enabled`."""
+        self._task: asyncio.Task | None = None
+        self._overflow_pending = False  # `will_retry` promised a compact-and-retry for the run that just ended
+        self._overflow_retrying = False  # the run continuing after an overflow compaction is going on
+        self._unrecoverable: str | None = None  # why the overflow of the run that just ended cannot be compacted
+        self._aborted = False  # an automatic compaction of the current session-level run was aborted
+        self._failed_at: object = _NOWHERE  # leaf id where an automatic compaction last failed
+
+    @property
+    def task(self) -> asyncio.Task | None:
+        """The compaction (or branch summary) task of the latest attempt; done when none is going on."""
+        return self._task
+
+    @property
+    def is_compacting(self) -> bool:
+        """True while a compaction (or a branch summary) request is going on (`get_state.isCompacting`)."""
+        return self._task is not None and not self._task.done()
+
+    # -- session hooks ---------------------------------------------------------------------------------------
+
+    def will_retry(self, new_messages: list[dict[str, Any]]) -> bool:
+        """The loop's question before `agent_end`: recover from this run's overflow by compacting and continuing?
+        Yes once per overflow chain, when automatic compaction is on."""
+        failed = new_messages[-1] if new_messages else None
+        if not self.enabled or self._overflow_retrying or not is_overflow(failed):
+            return False
+        self._unrecoverable = self._plan_problem()
+        self._overflow_pending = self._unrecoverable is None
+        return self._overflow_pending
+
+    async def before_turn(self) -> None:
+        """Agent-loop hook, before each turn's model call: compact when over the threshold. Runs as an abortable
+        loop step; an abort ends here with `compaction_end{aborted: true}` and the loop stops the run."""
+        if not self._should_compact():
+            return
+        try:
+            await self._run("threshold")
+        except asyncio.CancelledError:
+            pass  # the loop's abort flag is set: the run ends after this step
+
+    async def after_run(self) -> asyncio.Task | None:
+        """Session hook, after a run and its automatic retries ended: overflow recovery (returns the continuing
+        run to follow), the unresolved-overflow report, or the threshold check (returns None)."""
+        if self._overflow_pending:
+            self._overflow_pending = False
+            return await self._recover()
+        messages = self._session.agent.messages
+        last = messages[-1] if messages else None
+        if self._unrecoverable is not None:
+            problem, self._unrecoverable = self._unrecoverable, None
+            self._report_unresolved(UNRECOVERABLE.format(problem=problem), last)
+            return None
+        if self._overflow_retrying:
+            self._overflow_retrying = False
+            if is_overflow(last):
+                self._report_unresolved(UNRESOLVED, last)
+                return None
+        if self._session.agent.was_aborted or (isinstance(last, dict) and last.get("stopReason") == "error"):
+            return None
+        if self._should_compact():
+            await self._run("threshold")
+        return None
+
+    def take_aborted(self) -> bool:
+        """Was an automatic compaction aborted since the last call? (`agent_settled.aborted`)"""
+        aborted, self._aborted = self._aborted, False
+        return aborted
+
+    async def cancel_and_wait(self) -> None:
+        """Abort the compaction in progress, if any, and return once its `compaction_end` was sent."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+
+    # -- the command -----------------------------------------------------------------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
+        """Compact now (`reason: "manual"`), after aborting a running turn and waiting for the session to settle.
+        Returns the result (shape of the configured strategy). Raises `CommandError` when the compaction fails
+        or is aborted. Messages queued meanwhile are sent once it is over."""
+        from ..agent_session import CommandError
+
+        session = self._session
+        if session.is_streaming:
+            await session.abort()
+            await session.wait_for_idle()
+        if self.is_compacting:
+            raise CommandError(IN_PROGRESS)
+        try:
+            outcome = await self._run("manual", focus=custom_instructions)
+        finally:
+            session.start_queued()
+        if outcome.aborted:
+            raise CommandError(ABORTED)
+        if outcome.error is not None:
+            raise CommandError(outcome.error)
+        assert outcome.result is not None
+        return outcome.result
+
+    # -- running one compaction ------------------------------------------------------------------------------
+
+    async def _run(self, reason: str, *, focus: str | None = None, will_retry: bool = False) -> Outcome:
+        """Run one attempt as a task and wait for it. If the waiting task is cancelled, the attempt is cancelled
+        too, and the cancellation goes on once the attempt has reported itself."""
+        task = self._task = asyncio.ensure_future(self._attempt(reason, focus, will_retry))
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.wait({task})
+            raise
+        return task.result() if not task.cancelled() else Outcome(aborted=True)
+
+    async def _attempt(self, reason: str, focus: str | None, will_retry: bool) -> Outcome:
+        """Emit `compaction_start`, compact, emit `compaction_end`; never raises."""
+        self._emit({"type": "compaction_start", "reason": reason})
+        end: dict[str, Any] = {"type": "compaction_end", "reason": reason, "result": None, "aborted": False,
+                               "willRetry": False}
+        try:
+            result = await self._compact(reason, focus)
+        except asyncio.CancelledError:
+            self._aborted = self._aborted or reason != "manual"
+            self._emit({**end, "aborted": True})
+            return Outcome(aborted=True)
+        except Exception as exc:  # any failure is reported to the client; the session goes on
+            message = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
+            self._failed_at = self._session.store.leaf_id if reason != "manual" else self._failed_at
+            end["errorMessage"] = f"Compaction failed: {message}"
+            if reason == "overflow":
+                end["unresolvedOverflow"] = True
+            self._emit(end)
+            return Outcome(error=message)
+        self._emit({**end, "result": result, "willRetry": will_retry})
+        return Outcome(result=result)
+
+    async def _compact(self, reason: str, focus: str | None) -> dict[str, Any]:
+        """Plan with the configured strategy, ask the model, write the entry, rebuild the agent's context."""
+        session = self._session
+        model = session.model
+        if model is None:
+            raise CompactionError("No model selected")
+        settings = session.settings.compaction_for(model["provider"], model["id"])
+        overhead = overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+        tokens_before = context_tokens(session.agent.messages, overhead)
+        requester = self.requester(model, source="compaction", reason=reason)
+        path = session.store.branch()
+        if settings.strategy == "verbatim-lines":
+            from .verbatim import VerbatimParams, compact_verbatim
+
+            plan: Any = await compact_verbatim(path, requester=requester, model=model, focus=focus,
+                                               params=VerbatimParams.from_settings(session.settings),
+                                               tokens_before=tokens_before, overhead=overhead)
+        else:
+            from .summary import summarize
+
+            plan = await summarize(path, requester=requester, model=model, focus=focus,
+                                   keep_recent_tokens=settings.keep_recent_tokens, tokens_before=tokens_before)
+        return self._commit(plan, overhead)
+
+    def _commit(self, plan: Any, overhead: int) -> dict[str, Any]:
+        """Append the `compaction` entry and make the agent's messages the rebuilt context (in place: a running
+        loop holds the same list). No await here, so an abort cannot land between the two."""
+        from ..session_store import SessionFileError
+
+        session = self._session
+        if hasattr(plan, "before_write"):
+            plan.before_write(session.store.path)
+        try:
+            session.store.append_entry("compaction", **plan.entry_fields())
+        except (SessionFileError, OSError, TypeError, ValueError) as exc:
+            raise CompactionError(f"Could not write the session file: {exc}") from None
+        session.agent.messages[:] = session.store.build_context().messages
+        return plan.result(estimate_messages(session.agent.messages) + overhead)
+
+    def requester(self, model: dict[str, Any], *, source: str, reason: str | None = None) -> Requester:
+        """A summarisation requester on the session's model, retry settings and event sink."""
+        session = self._session
+        return Requester(model=model, stream_fn=session.agent.stream_fn, options=session.agent.request_options,
+                         retry=lambda: session.settings.retry if session.retry.enabled else None,
+                         emit=self._emit, source=source, reason=reason)
+
+    async def run_guarded(self, coro: Any) -> Any:
+        """Run `coro` (a branch summary) as this controller's task, so `abort` cancels it like a compaction.
+        Raises CancelledError when it was aborted."""
+        task = self._task = asyncio.ensure_future(coro)
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.wait({task})
+            raise
+        return task.result()
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+
+    async def _recover(self) -> asyncio.Task | None:
+        outcome = await self._run("overflow", will_retry=True)
+        if outcome.result is None:
+            return None
+        try:
+            run = self._session.agent.start([])
+        except RuntimeError:  # the model went away meanwhile
+            return None
+        self._overflow_retrying = True
+        return run
+
+    def _report_unresolved(self, prefix: str, failed: Any) -> None:
+        error = prefix + str((failed or {}).get("errorMessage") or "")
+        self._emit({"type": "compaction_start", "reason": "overflow"})
+        self._emit({"type": "compaction_end", "reason": "overflow", "result": None, "aborted": False,
+                    "willRetry": False, "unresolvedOverflow": True, "errorMessage": error})
+
+    def _plan_problem(self) -> str | None:
+        """Why a compaction of the current branch would find nothing to do (checked before promising an
+        overflow retry), or None when it has work."""
+        session = self._session
+        model = session.model
+        if model is None:
+            return "no model selected"
+        settings = session.settings.compaction_for(model["provider"], model["id"])
+        try:
+            if settings.strategy == "verbatim-lines":
+                from .verbatim import VerbatimParams, check_plan
+
+                check_plan(session.store.branch(), VerbatimParams.from_settings(session.settings))
+            else:
+                from .cut_points import prepare
+
+                prepare(session.store.branch(), settings.keep_recent_tokens)
+        except CompactionError as exc:
+            return str(exc)
+        return None
+
+    def _should_compact(self) -> bool:
+        session = self._session
+        model = session.model
+        if not self.enabled or model is None or self.is_compacting or session.store.leaf_id == self._failed_at:
+            return False
+        settings = session.settings.compaction_for(model["provider"], model["id"])
+        tokens = context_tokens(session.agent.messages,
+                                overhead_tokens(session.agent.system_prompt, session.agent.tools))
+        if not over_threshold(tokens, int(model.get("contextWindow") or 0), settings.reserve_tokens):
+            return False
+        return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        self._session._emit(event)

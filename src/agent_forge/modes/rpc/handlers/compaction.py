@@ -1,0 +1,24 @@
+"""Handlers for compaction: compact, set_auto_compaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .registry import handler
+
+if TYPE_CHECKING:
+    from ..server import RpcServer
+
+
+@handler("compact", background=True)
+async def _compact(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Runs in the background, so `abort` (and every other command) is answered while the summary is written;
+    the response comes after `compaction_end`."""
+    return await server.session.compact(command.get("customInstructions") or None)
+
+
+@handler("set_auto_compaction")
+async def _set_auto_compaction(server: RpcServer, command: dict[str, Any]) -> Any:
+    """Turn automatic (threshold and overflow) compaction on or off for this session only."""
+    server.session.compaction.enabled = command["enabled"]
+    return None

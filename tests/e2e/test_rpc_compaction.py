@@ -1,0 +1,268 @@
+"""End to end: compaction over RPC, the real CLI against the loopback fake LLM server (`compact`,
+`set_auto_compaction`, `compaction_start/end`, `summarization_retry_*`, overflow recovery, both strategies)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from agent_forge.modes.rpc.client import RpcClient
+
+W = "word " * 40  # 50 tokens at chars/4
+SUMMARY = "<transcript>"  # occurs only in our summary requests (prompts.summary_prompt)
+VERBATIM = "deletion range"  # occurs only in verbatim-line requests (prompts.verbatim_prompt)
+OVERFLOW = {"status": 400, "body": {"error": {"message": "This model's maximum context length is 128000 tokens. "
+                                              "Please reduce the length of the messages.",
+                                              "type": "invalid_request_error", "code": "context_length_exceeded"}}}
+
+
+async def start(env, cwd, *args):
+    return await RpcClient.start(list(args), cwd=str(cwd), env=env)
+
+
+def types(events):
+    return [e["type"] for e in events if e["type"] != "message_update"]
+
+
+def sent(fake_llm, index):
+    """(role, text) of each message of request `index`, system prompt left out."""
+    out = []
+    for message in fake_llm.requests[index]["body"]["messages"]:
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        if message["role"] != "system":
+            out.append((message["role"], text))
+    return out
+
+
+def session_entries(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()[1:]]
+
+
+async def exchanges(client, *questions):
+    for question in questions:
+        await client.prompt_and_wait(question)
+
+
+async def test_manual_summary_compaction(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "one " + W}, {"match": SUMMARY, "text": "## Objective\nTrivia so far.",
+                                                "usage": {"input": 500, "output": 30}},
+                         {"text": "two " + W}, {"text": "after"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        reply_task = asyncio.ensure_future(client.send({"type": "compact", "customInstructions": "Trivia only"}))
+        events = await client.wait_for("compaction_end")
+        reply = await reply_task
+        state = (await client.send({"type": "get_state"}))["data"]
+        stats = (await client.send({"type": "get_session_stats"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+        await client.prompt_and_wait("third")
+        stats_after = (await client.send({"type": "get_session_stats"}))["data"]
+    assert types(events) == ["compaction_start", "compaction_end"]
+    assert events[0] == {"type": "compaction_start", "reason": "manual"}
+    assert reply["success"] is True and events[1]["result"] == reply["data"]
+    data = reply["data"]
+    assert data["summary"] == "## Objective\nTrivia so far." and data["usage"]["input"] == 500
+    assert data["details"]["strategy"] == "summary" and data["tokensBefore"] > 0
+    user_entries = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    assert data["firstKeptEntryId"] == user_entries[1]["id"]
+    assert "pay particular attention to: Trivia only" in sent(fake_llm, 2)[0][1]
+    assert [role for role, _ in sent(fake_llm, 2)] == ["user"]
+    assert "tools" not in fake_llm.requests[2]["body"]
+    assert state["isCompacting"] is False and state["messageCount"] == 3
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert stats["contextUsage"]["tokens"] is None and stats["contextUsage"]["percent"] is None
+    assert stats["tokens"]["input"] >= 500  # the summary's usage counts
+    assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant"] * 2
+    assert entries[-1]["type"] == "compaction"  # get_entries keeps the pre-compaction history
+    roles = sent(fake_llm, 3)
+    assert roles[0][0] == "user" and "Trivia so far." in roles[0][1]
+    assert [text[:6] for _, text in roles[1:]] == ["second", "two wo", "third"]
+    assert stats_after["contextUsage"]["tokens"] is not None
+
+
+async def test_manual_verbatim_compaction_and_resume_in_a_new_process(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"strategy": "verbatim-lines"}})
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"},
+                         {"match": VERBATIM, "text": "1,2"}, {"text": "four"}, {"text": "five"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first", "second", "third")
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+        before = Path(path).read_bytes()
+        reply = await client.send({"type": "compact"})
+        end = (await client.wait_for("compaction_end"))[-1]
+        await client.prompt_and_wait("fourth")
+    data = reply["data"]
+    assert reply["success"] is True and end["result"] == data
+    assert data["compactedText"] == "(filtered 2 lines)\n[User]: second\n[Assistant]: two"
+    assert data["rung"] == "planned" and data["promptVersion"] >= 1
+    assert data["parameters"] == {"compression_ratio": 0.5, "preserve_recent": 2, "query": "third"}
+    assert data["stats"]["linesBefore"] == 4 and data["stats"]["linesDeleted"] == 2
+    assert data["stats"]["rangeCount"] == 1 and Path(data["backupPath"]).read_bytes() == before
+    stored = session_entries(path)
+    compaction = next(e for e in stored if e["type"] == "compaction")
+    assert compaction["details"]["strategy"] == "verbatim-lines"
+    assert compaction["firstKeptEntryId"] == data["firstKeptEntryId"]
+    first_view = sent(fake_llm, 4)
+    assert "(filtered 2 lines)" in first_view[0][1] and [t for _, t in first_view[1:]] == ["third", "three", "fourth"]
+
+    async with await start(env, tmp_path, "--session", path) as client:
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        await client.prompt_and_wait("fifth")
+    assert messages[0]["role"] == "compactionSummary"
+    resumed_view = sent(fake_llm, 5)
+    assert resumed_view == [*first_view, ("assistant", "four"), ("user", "fifth")]
+
+
+async def test_threshold_compaction_during_a_long_tool_loop(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8000, settings={
+        "compaction": {"keepRecentTokens": 10, "reserveTokens": 2000}})
+    call = {"name": "bash", "arguments": {"command": "echo step"}}
+    fake_llm.set_script([
+        {"tool_calls": [call], "usage": {"input": 1000}},
+        {"tool_calls": [call], "usage": {"input": 3000}},
+        {"tool_calls": [call], "usage": {"input": 6500}},  # over 8000 - 2000 after this turn's tools
+        {"match": SUMMARY, "text": "## Objective\nLooping.", "usage": {"input": 300, "output": 20}},
+        {"tool_calls": [call], "usage": {"input": 1500}},
+        {"text": "loop done", "usage": {"input": 1600}},
+    ])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("run the loop", timeout=60)
+        stats = (await client.send({"type": "get_session_stats"}))["data"]
+    kinds = types(events)
+    assert kinds.count("compaction_start") == 1 and kinds.count("agent_start") == 1
+    position = kinds.index("compaction_start")
+    assert kinds[position - 1] == "turn_end" and kinds[position + 1:position + 3] == ["compaction_end", "turn_start"]
+    assert kinds.count("turn_end") == 5  # three turns before, two after
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "threshold" and end["result"]["tokensBefore"] >= 6500
+    summary_prompt = sent(fake_llm, 3)[0][1]
+    assert "<request-in-progress>\n[User]: run the loop" in summary_prompt
+    assert '[Tool call]: bash {"command": "echo step"}' in summary_prompt
+    after = fake_llm.requests[4]["body"]["messages"]
+    assert [m["role"] for m in after if m["role"] != "system"][:1] == ["user"]
+    assert "Looping." in json.dumps(after) and "run the loop" not in json.dumps(after)
+    assert [m["role"] for m in after][-2:] == ["assistant", "tool"]  # the kept call and its result
+    assert stats["contextUsage"]["tokens"] == 1600 + 20
+
+
+async def test_overflow_compacts_and_retries_the_prompt(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nShrunk."},
+                         {"text": "recovered answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        events = await client.prompt_and_wait("second " + W)
+    assert types(events)[types(events).index("agent_end"):] == [
+        "agent_end", "compaction_start", "compaction_end", "agent_start", "turn_start", "message_start",
+        "message_end", "turn_end", "agent_end", "agent_settled"]
+    first_end, second_end = [e for e in events if e["type"] == "agent_end"]
+    assert first_end["willRetry"] is True and first_end["messages"][-1]["stopReason"] == "error"
+    assert second_end["willRetry"] is False and second_end["messages"][0]["content"][0]["text"] == "recovered answer"
+    start_event, end = [e for e in events if e["type"].startswith("compaction")]
+    assert start_event == {"type": "compaction_start", "reason": "overflow"}
+    assert end["reason"] == "overflow" and end["willRetry"] is True and end["aborted"] is False
+    assert end["result"]["summary"] == "## Objective\nShrunk."
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+    retried = sent(fake_llm, 3)
+    assert "Shrunk." in retried[0][1] and [t[:6] for _, t in retried[1:]] == ["second"]
+
+
+async def test_a_second_overflow_is_reported_as_unresolved(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nShrunk."},
+                         OVERFLOW, {"text": "never requested"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        events = await client.prompt_and_wait("second " + W)
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert len(fake_llm.requests) == 4
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [True, False]
+    assert types(events)[-4:] == ["agent_end", "compaction_start", "compaction_end", "agent_settled"]
+    final = [e for e in events if e["type"] == "compaction_end"][-1]
+    assert final["unresolvedOverflow"] is True and final["result"] is None and final["willRetry"] is False
+    assert final["errorMessage"].startswith("Context overflow persists after compaction: 400 ")
+    assert state["isStreaming"] is False and state["isCompacting"] is False
+
+
+async def test_a_503_during_summarisation_is_retried_with_events(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}, "retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"text": "one " + W}, {"match": SUMMARY, "status": 503},
+                         {"match": SUMMARY, "text": "## Objective\nAfter a retry."}, {"text": "two " + W}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        reply = await client.send({"type": "compact"})
+        events = [r for r in client.records if r.get("type", "").startswith(("summarization", "compaction"))]
+    assert reply["success"] is True and reply["data"]["summary"] == "## Objective\nAfter a retry."
+    assert [e["type"] for e in events] == [
+        "compaction_start", "summarization_retry_scheduled", "summarization_retry_attempt_start",
+        "summarization_retry_finished", "compaction_end"]
+    scheduled = events[1]
+    assert (scheduled["attempt"], scheduled["maxAttempts"], scheduled["delayMs"]) == (1, 3, 1)
+    assert scheduled["errorMessage"].startswith("503")
+    assert events[2] == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"}
+    assert events[3] == {"type": "summarization_retry_finished"}
+
+
+async def test_abort_during_compaction(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "one " + W}, {"match": SUMMARY, "text": "never", "hang": True},
+                         {"text": "two " + W}, {"text": "after abort"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        compact = client.send_nowait({"type": "compact"})
+        await client.wait_for("compaction_start")
+        await asyncio.to_thread(fake_llm.wait_for,
+                                lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
+        state = (await client.send({"type": "get_state"}))["data"]
+        aborted = await client.send({"type": "abort"})
+        end = (await client.wait_for("compaction_end"))[-1]
+        reply = await asyncio.wait_for(compact, 10)
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+        events = await client.prompt_and_wait("go on")
+    assert state["isCompacting"] is True and aborted["success"] is True
+    assert end == {"type": "compaction_end", "reason": "manual", "result": None, "aborted": True, "willRetry": False}
+    assert reply["success"] is False and reply["error"] == "Compaction aborted"
+    assert "compaction" not in [e["type"] for e in entries]
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_malformed_deletion_ranges_are_repaired_or_fall_back(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"strategy": "verbatim-lines", "preserveRecent": 1}})
+    fake_llm.set_script([{"text": "one"}, {"text": "two"},
+                         {"match": VERBATIM, "text": "Sure! Delete these:\n```\n2,1\n```"},
+                         {"text": "three"},
+                         {"match": VERBATIM, "text": "Nothing here can go."}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first", "second")
+        repaired = (await client.send({"type": "compact"}))["data"]
+        await client.prompt_and_wait("third")
+        fallback = (await client.send({"type": "compact"}))["data"]
+    assert repaired["rung"] == "repaired"
+    assert repaired["compactedText"] == "(filtered 2 lines)\n[User]: second"
+    assert fallback["rung"] == "mechanical"
+    assert fallback["stats"]["linesBefore"] == 4 and fallback["stats"]["linesDeleted"] == 2
+    assert fallback["compactedText"] == "(filtered 1 lines)\n[User]: second\n(filtered 1 lines)\n[User]: third"
+
+
+async def test_set_auto_compaction_turns_the_threshold_off_for_this_session(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8000, settings={"compaction": {"keepRecentTokens": 10,
+                                                                          "reserveTokens": 2000}})
+    settings_file = Path(env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings_before = settings_file.read_text()
+    fake_llm.set_script([{"text": "one " + W}, {"text": "big", "usage": {"input": 7000}},
+                         {"text": "bigger", "usage": {"input": 7500}}])
+    async with await start(env, tmp_path) as client:
+        reply = await client.send({"type": "set_auto_compaction", "enabled": False})
+        bad = await client.send({"type": "set_auto_compaction"})
+        events = [*await client.prompt_and_wait("first " + W), *await client.prompt_and_wait("second")]
+        await client.prompt_and_wait("third")
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert reply == {"type": "response", "command": "set_auto_compaction", "success": True, "id": reply["id"]}
+    assert bad["success"] is False and "enabled" in bad["error"]
+    assert "compaction_start" not in types(events) and state["autoCompactionEnabled"] is False
+    assert len(fake_llm.requests) == 3 and settings_file.read_text() == settings_before
