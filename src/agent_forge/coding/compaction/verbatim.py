@@ -257,13 +257,11 @@ class VerbatimPlan:
                 "backupPath": self.backup_path, "usage": self.usage}
 
 
-def check_plan(path: list[SessionEntry], params: VerbatimParams) -> list[Line]:
-    """The numbered lines a verbatim compaction of `path` would send; raises `CompactionError` when there are
-    none (nothing new since the latest compaction, or nothing outside the preserved tail)."""
-    lines = transcript_lines(split_context(path, params.preserve_recent).head)
-    if not lines:
+def check_plan(path: list[SessionEntry], params: VerbatimParams) -> None:
+    """Raise `CompactionError` when a verbatim compaction of `path` would have no line to number (nothing new
+    since the latest compaction, or nothing outside the preserved tail). Stops at the first line found."""
+    if not any(render_message(m, tool_result_chars=0) for m in split_context(path, params.preserve_recent).head):
         raise CompactionError(NOTHING_TO_COMPACT)
-    return lines
 
 
 async def compact_verbatim(path: list[SessionEntry], *, requester: Requester, model: Model,
