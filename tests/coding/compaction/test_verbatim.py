@@ -9,18 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_forge.coding.compaction.cut_points import CompactionError
+from agent_forge.coding.compaction.line_ranges import Line, mechanical_ranges, parse_ranges, rebuild, usable
 from agent_forge.coding.compaction.verbatim import (
-    Line,
     Split,
     VerbatimParams,
     VerbatimPlan,
-    mechanical_ranges,
     numbered,
-    parse_ranges,
-    rebuild,
     split_context,
     transcript_lines,
-    usable,
 )
 from agent_forge.coding.session_store import SessionStore
 from agent_forge.coding.settings import Settings

@@ -177,7 +177,8 @@ class CompactionController:
             return Outcome(aborted=True)
         except Exception as exc:  # any failure is reported to the client; the session goes on
             message = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
-            self._failed_at = self._session.store.leaf_id if reason != "manual" else self._failed_at
+            if reason != "manual":
+                self._failed_at = self._session.store.leaf_id  # no new automatic attempt until the branch grows
             end["errorMessage"] = f"Compaction failed: {message}"
             if reason == "overflow":
                 end["unresolvedOverflow"] = True

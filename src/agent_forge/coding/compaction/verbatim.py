@@ -15,8 +15,7 @@ Rungs (`rung` in the result), from best to last resort:
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from ...ai.usage import empty_usage
 from ..session_context import context_entries, entry_messages
 from ..session_entries import AgentMessage, SessionEntry
 from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
+from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
 from .request import Requester
 from .tokens import estimate_messages, output_budget, prompt_char_budget, text_tokens
@@ -36,8 +36,6 @@ DEFAULT_COMPRESSION_RATIO = 0.5
 DEFAULT_PRESERVE_RECENT = 2
 QUERY_CHARS = 500
 USER_LABEL = "[User]: "
-Range = tuple[int, int]
-"""An inclusive 1-based line range `(start, end)`."""
 
 
 @dataclass(frozen=True)
@@ -57,13 +55,6 @@ class VerbatimParams:
         ok_keep = isinstance(keep, int) and not isinstance(keep, bool) and keep >= 0
         return cls(compression_ratio=float(ratio) if ok_ratio else DEFAULT_COMPRESSION_RATIO,
                    preserve_recent=keep if ok_keep else DEFAULT_PRESERVE_RECENT)
-
-
-@dataclass(frozen=True)
-class Line:
-    text: str
-    protected: bool = False
-    """A user request's first line: the mechanical rung never deletes it."""
 
 
 # -- splitting the context -------------------------------------------------------------------------------------
@@ -114,98 +105,6 @@ def transcript_lines(messages: list[AgentMessage]) -> list[Line]:
 
 def numbered(lines: list[Line]) -> str:
     return "\n".join(f"{n}| {line.text}" for n, line in enumerate(lines, 1))
-
-
-# -- the model's answer ----------------------------------------------------------------------------------------
-
-_CLEAN = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*")
-_LOOSE = re.compile(r"(\d+)\s*(?:,|-|–|—|\.\.|to|through)\s*(\d+)", re.IGNORECASE)
-_SINGLE = re.compile(r"\D*?(\d+)\D*")
-
-
-@dataclass
-class Ranges:
-    """Parsed deletion ranges: sorted, merged, within `1..line_count`; `repaired` when the answer deviated."""
-
-    ranges: list[Range] = field(default_factory=list)
-    repaired: bool = False
-
-    @property
-    def deleted(self) -> int:
-        return sum(end - start + 1 for start, end in self.ranges)
-
-
-def parse_ranges(answer: str, line_count: int) -> Ranges:
-    """Read `start,end` records from `answer` and repair what can be repaired (see the module docstring)."""
-    raw: list[Range] = []
-    repaired = False
-    for line in answer.splitlines():
-        found, clean = _records(line)
-        raw += found
-        repaired = repaired or not clean
-    result = _normalize(raw, line_count)
-    result.repaired = result.repaired or repaired
-    return result
-
-
-def _records(line: str) -> tuple[list[Range], bool]:
-    """Ranges on one answer line and whether the line was a clean record (blank lines are clean)."""
-    if not line.strip():
-        return [], True
-    match = _CLEAN.fullmatch(line)
-    if match:
-        return [(int(match[1]), int(match[2]))], True
-    loose = [(int(a), int(b)) for a, b in _LOOSE.findall(line)]
-    if loose:
-        return loose, False
-    single = _SINGLE.fullmatch(line)
-    return ([(int(single[1]), int(single[1]))] if single else []), False
-
-
-def _normalize(raw: list[Range], line_count: int) -> Ranges:
-    fixed: list[Range] = []
-    repaired = raw != sorted(raw)
-    for start, end in raw:
-        if start > end:
-            start, end, repaired = end, start, True
-        if end < 1 or start > line_count:
-            repaired = True
-            continue
-        clamped = (max(start, 1), min(end, line_count))
-        repaired = repaired or clamped != (start, end)
-        fixed.append(clamped)
-    merged: list[Range] = []
-    for start, end in sorted(fixed):
-        if merged and start <= merged[-1][1] + 1:
-            repaired = repaired or start <= merged[-1][1]  # an overlap; adjacent ranges are fine
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return Ranges(merged, repaired)
-
-
-def usable(ranges: Ranges, line_count: int) -> bool:
-    """The answer deletes something, and not everything."""
-    return 0 < ranges.deleted < line_count
-
-
-def mechanical_ranges(lines: list[Line], ratio: float) -> list[Range]:
-    """The last rung: delete the oldest unprotected lines until `ratio` of all lines are gone."""
-    target = min(max(1, round(ratio * len(lines))), len(lines) - 1)  # at least one line stays
-    chosen = [n for n, line in enumerate(lines, 1) if not line.protected][:target]
-    return _normalize([(n, n) for n in chosen], len(lines)).ranges
-
-
-def rebuild(lines: list[Line], ranges: list[Range]) -> str:
-    """The kept lines in order, each deleted run replaced by `(filtered N lines)` (seed 003's marker)."""
-    out: list[str] = []
-    position = 0
-    for start, end in ranges:
-        out += [line.text for line in lines[position:start - 1]]
-        out.append(f"(filtered {end - start + 1} lines)")
-        position = end
-    out += [line.text for line in lines[position:]]
-    return "\n".join(out)
 
 
 # -- the compaction --------------------------------------------------------------------------------------------
