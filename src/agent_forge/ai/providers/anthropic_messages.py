@@ -14,7 +14,7 @@ from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
-from ..transform import transform_messages
+from ..transform import same_origin, transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
@@ -178,12 +178,6 @@ def _assistant_blocks(model: Model, message: dict[str, Any]) -> list[dict[str, A
     replay_thinking = same_origin(model, message)
     blocks = [_assistant_block(block, replay_thinking) for block in message.get("content") or []]
     return [b for b in blocks if b is not None]
-
-
-def same_origin(model: Model, message: dict[str, Any]) -> bool:
-    """Whether `message` came from this very model, so its thinking signatures are valid here."""
-    ours = {"api": model["api"], "provider": model["provider"], "model": model["id"]}
-    return all(message.get(key, value) == value for key, value in ours.items())
 
 
 def _assistant_block(block: dict[str, Any], replay_thinking: bool) -> dict[str, Any] | None:
