@@ -1,0 +1,110 @@
+"""Extension points of an AgentSession: a do-nothing `SessionHooks` that an upper layer (the plugin runner,
+`agent_forge.plugins`) replaces, and the veto-aware session changes built on it.
+
+`coding` never imports the plugin layer: the session calls these methods at fixed points, and whoever installs
+plugins (the CLI, an SDK user) puts an implementation in `session.hooks`. Implementations must not raise: a
+plugin's failure is theirs to report (as an `extension_error` event), never the session's.
+
+Where each hook is called (seed 000 order for input: plugin command, input handlers, expansion, run):
+
+| hook | called by | effect |
+| --- | --- | --- |
+| `start()` | the mode, once its listeners are subscribed | `session_start` handlers run (reason "startup") |
+| `run_command(text)` | `submit` | True: a plugin command was started (runs on its own, even mid-run) |
+| `command_name(text)` | `steer`, `follow_up` | a name: the text is a plugin command, refused there |
+| `input(text, images, behavior)` | `submit` | `(text, images)` to go on with, or None when a plugin handled it |
+| `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
+| `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
+| `session_started(reason, previous)` | after such a change | notification |
+| `abort()` | `abort` | pending plugin dialogs resolve with their defaults |
+| `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
+| `input_closed()` | RPC mode, stdin EOF | no answer can come: dialogs resolve with their defaults from now on |
+| `commands()` | `get_commands` | the plugin commands, as `get_commands` items |
+| `shutdown()` | `close`, `terminate` | plugins finish; `session_shutdown` handlers run |
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
+
+T = TypeVar("T")
+
+SESSION_ACTIONS = ("new_session", "switch_session", "fork", "clone")
+"""The session changes a plugin may veto (seed 003: the response then carries `cancelled: true`)."""
+
+
+class SessionHooks:
+    """The hook points with their neutral behaviour; subclass and override what you need."""
+
+    async def start(self) -> None:
+        """The mode is ready to report events (its listeners are subscribed)."""
+
+    def command_name(self, text: str) -> str | None:
+        """The plugin command `text` invokes (`/name args`), or None."""
+        return None
+
+    def run_command(self, text: str) -> bool:
+        """Start the plugin command `text` invokes, if any; True when one was started."""
+        return False
+
+    async def input(self, text: str, images: list[dict[str, Any]] | None,
+                    streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
+        """The prompt to go on with (possibly transformed), or None when a plugin handled it."""
+        return text, images
+
+    async def before_run(self, prompts: list[dict[str, Any]], system_prompt: str) -> str:
+        """Called before a run starts; may append messages to `prompts`. Returns the run's system prompt."""
+        return system_prompt
+
+    async def before_session_change(self, action: str, details: dict[str, Any]) -> bool:
+        """`action` is one of `SESSION_ACTIONS`; True cancels it."""
+        return False
+
+    async def session_started(self, reason: str, previous_session_file: str | None) -> None:
+        """The session now continues in another store (`reason` is the action that moved it)."""
+
+    def abort(self) -> None:
+        """The client aborted: pending dialogs resolve with their defaults."""
+
+    def ui_response(self, answer: dict[str, Any]) -> None:
+        """An `extension_ui_response` from the client."""
+
+    def input_closed(self) -> None:
+        """The client can no longer answer (RPC stdin closed)."""
+
+    def commands(self) -> list[dict[str, Any]]:
+        """Plugin commands as `get_commands` items (seed 000 shape)."""
+        return []
+
+    async def shutdown(self) -> None:
+        """The session is closing: finish plugin work and run shutdown handlers."""
+
+
+async def change_session(session: AgentSession, action: str, change: Callable[[], Awaitable[T]],
+                         **details: Any) -> tuple[bool, T | None]:
+    """Ask the hooks whether `action` may go on, then run `change()`; returns `(cancelled, result)` (the result
+    is None when cancelled). `details` describe the change to the hooks (`targetSessionFile`, `entryId`, ...)."""
+    if await session.hooks.before_session_change(action, details):
+        return True, None
+    previous = str(session.store.path) if session.store.path else None
+    result = await change()
+    await session.hooks.session_started(action, previous)
+    return False, result
+
+
+async def vetoable_fork(session: AgentSession, entry_id: str) -> dict[str, Any]:
+    """`fork` with the plugin veto: the entry is checked first (unknown ids stay errors), so a cancelled fork
+    still answers the text of the message it would have forked from (seed 003: `{text, cancelled: true}`)."""
+    from .agent_session import CommandError
+    from .session_switch import fork
+    from .session_tree import fork_path
+
+    try:
+        text = fork_path(session.store, entry_id)[1]
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    cancelled, result = await change_session(session, "fork", lambda: fork(session, entry_id), entryId=entry_id)
+    return {"text": text, "cancelled": True} if cancelled else result  # type: ignore[return-value]

@@ -1,0 +1,381 @@
+"""The public plugin API: the `Plugin` a plugin's `setup(plugin)` receives, the contexts and events its
+handlers get, and the results they may return (documented with examples in `docs/plugins.md`).
+
+A plugin is a Python module (or package) with a `setup(plugin)` function, sync or async::
+
+    from agent_forge.plugins import Block
+
+    def setup(plugin):
+        @plugin.command("hello", description="Say hello")
+        async def hello(args, ctx):
+            ctx.ui.notify(f"Hello, {args or 'world'}!")
+
+        @plugin.on("tool_call")
+        def guard(event, ctx):
+            if event.tool_name == "bash" and "rm -rf" in event.args.get("command", ""):
+                return Block("rm -rf is not allowed here")
+
+Registration problems (a bad name, a schema that is not an object schema, an unknown event) raise
+`PluginError` from `setup`, so the plugin is reported and skipped at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Union
+
+from ..agent.types import ToolError, ToolResult
+from .schema import check_parameters_schema
+from .ui import PluginUI
+
+if TYPE_CHECKING:
+    from ..coding.agent_session import AgentSession
+
+SCOPES = ("user", "project", "temporary")
+"""Where a plugin came from (seed 000 `sourceInfo.scope`): the agent dir, the project, or `-e`/the SDK."""
+
+HOOK_EVENTS = ("input", "before_run", "tool_call", "session_before_change", "session_start", "session_shutdown")
+"""Events with their own event objects (see the dataclasses below); results may change what happens."""
+
+OBSERVED_EVENTS = (
+    "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update",
+    "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update",
+    "bash_execution_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end",
+    "context_window_changed",
+)
+"""Session events (the RPC event stream, `docs/rpc.md`) a plugin may observe; the handler gets a shallow copy of
+the event dict and its return value is ignored."""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+_TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # what every provider API accepts for a tool name
+
+
+class PluginError(ValueError):
+    """A plugin used the API wrongly (raised at registration, so the plugin is skipped with this message)."""
+
+
+# -- events -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InputEvent:
+    """`input`: a `prompt` that is not a plugin command, before skills and templates expand. Handlers run in
+    load order and see the text as earlier handlers left it. `streaming_behavior` is None when idle."""
+
+    text: str
+    images: list[dict[str, Any]] | None = None
+    streaming_behavior: str | None = None
+
+
+@dataclass
+class BeforeRunEvent:
+    """`before_run`: a run is about to start with `prompts` (user messages; do not mutate). `system_prompt`
+    is the prompt so far, changes of earlier handlers included."""
+
+    prompts: list[dict[str, Any]]
+    system_prompt: str
+
+
+@dataclass
+class ToolCallEvent:
+    """`tool_call`: the model called `tool_name`; the tool runs with `args` as handlers leave them (change the
+    dict in place or assign a new dict). Unknown tools and unparseable arguments never reach this event."""
+
+    tool_name: str
+    tool_call_id: str
+    args: dict[str, Any]
+
+
+@dataclass
+class SessionChangeEvent:
+    """`session_before_change`: `action` is "new_session", "switch_session", "fork" or "clone";
+    `target_session_file` is set for switch_session, `entry_id` for fork, `parent_session` for new_session
+    when the client gave one."""
+
+    action: str
+    target_session_file: str | None = None
+    entry_id: str | None = None
+    parent_session: str | None = None
+
+
+@dataclass
+class SessionStartEvent:
+    """`session_start`: `reason` is "startup" or the action that moved the session to another store;
+    `previous_session_file` is the file it left (None at start-up and for in-memory sessions)."""
+
+    reason: str
+    previous_session_file: str | None = None
+
+
+@dataclass
+class SessionShutdownEvent:
+    """`session_shutdown`: the agent is exiting (`reason` "quit"); finish and release what the plugin holds."""
+
+    reason: str = "quit"
+
+
+# -- results ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Transform:
+    """From an `input` handler: go on with this text (and these images, when not None)."""
+
+    text: str
+    images: list[dict[str, Any]] | None = None
+
+
+class Handled:
+    """From an `input` handler: the plugin took care of the input; no run starts (`disposition: "handled"`)."""
+
+    def __repr__(self) -> str:
+        return "HANDLED"
+
+
+HANDLED = Handled()
+
+
+@dataclass(frozen=True)
+class AddContext:
+    """From a `before_run` handler: `messages` (text) join the run after the prompt as `custom` messages (saved
+    in the session, sent to the model as user text); `system_prompt` replaces the system prompt of this run."""
+
+    messages: Union[str, list[str], tuple[str, ...]] = ()
+    system_prompt: str | None = None
+    display: bool = True
+
+    def texts(self) -> list[str]:
+        return [self.messages] if isinstance(self.messages, str) else list(self.messages)
+
+
+@dataclass(frozen=True)
+class Block:
+    """From a `tool_call` handler: do not run the tool; `reason` is the error result the model sees."""
+
+    reason: str = "Blocked by a plugin"
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """From a `session_before_change` handler: do not change the session (the response says `cancelled`)."""
+
+    reason: str | None = None
+
+
+# -- contexts -----------------------------------------------------------------------------------------
+
+
+class SessionView:
+    """What plugins may see and do with the running session (`ctx.session`)."""
+
+    def __init__(self, session: AgentSession):
+        self._session = session
+
+    @property
+    def cwd(self) -> str:
+        return self._session.cwd
+
+    @property
+    def session_file(self) -> str | None:
+        path = self._session.store.path
+        return str(path) if path else None
+
+    @property
+    def session_id(self) -> str:
+        return self._session.store.session_id
+
+    @property
+    def session_name(self) -> str | None:
+        return self._session.store.session_name
+
+    @property
+    def model(self) -> dict[str, Any] | None:
+        return self._session.model  # type: ignore[return-value]
+
+    @property
+    def thinking_level(self) -> str:
+        return self._session.agent.thinking_level
+
+    @property
+    def is_streaming(self) -> bool:
+        return self._session.is_streaming
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far (a new list; do not mutate the messages)."""
+        return list(self._session.messages)
+
+    def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
+        """Send `text` as a user message, as `prompt` would but without plugin command or input handling.
+        While the agent works it is queued: `deliver_as` "steer" or "followUp" (the default then). Returns the
+        disposition ("started" or "queued"); raises `CommandError` when no model is usable."""
+        if deliver_as not in (None, "steer", "followUp"):
+            raise ValueError("deliver_as must be 'steer', 'followUp' or None")
+        return self._session.prompt(text, None, deliver_as or "followUp")
+
+    def set_session_name(self, name: str) -> None:
+        self._session.set_session_name(name)
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        """Save plugin state in the session file (a `custom` entry; never sent to the model)."""
+        self._session.store.append_entry("custom", customType=custom_type, **({"data": data} if data is not None
+                                                                              else {}))
+
+    async def abort(self) -> None:
+        await self._session.abort()
+
+    async def wait_for_idle(self) -> None:
+        await self._session.wait_for_idle()
+
+
+@dataclass
+class Context:
+    """What every handler gets besides its event: the plugin, the interaction API, the session."""
+
+    plugin: Plugin
+    ui: PluginUI
+    session: SessionView
+
+    @property
+    def cwd(self) -> str:
+        return self.session.cwd
+
+    @property
+    def has_ui(self) -> bool:
+        """True in RPC mode (dialogs reach a client); False in print and JSON modes (dialogs return defaults)."""
+        return self.ui.has_ui
+
+
+@dataclass
+class ToolContext(Context):
+    """A plugin tool's context: `update(partial)` streams progress (a `tool_execution_update` event) with the
+    result so far: a string, a `ToolResult`, or a dict `{content, details?}`."""
+
+    tool_call_id: str = ""
+    on_update: Callable[[ToolResult], None] = field(default=lambda partial: None)
+
+    def update(self, partial: str | ToolResult | dict[str, Any]) -> None:
+        self.on_update(to_tool_result(partial))
+
+
+def to_tool_result(value: Any) -> ToolResult:
+    """A plugin tool's return value as a `ToolResult`: a string (one text block), a `ToolResult`, or a dict
+    `{content: [blocks], details?}`. Anything else is a `ToolError` the model sees."""
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult(content=[{"type": "text", "text": value}])
+    if isinstance(value, dict) and isinstance(value.get("content"), list):
+        return ToolResult(content=value["content"], details=value.get("details"))
+    raise ToolError(f"The tool returned {type(value).__name__}; expected a string, a ToolResult or "
+                    "{content, details}")
+
+
+# -- registration -------------------------------------------------------------------------------------
+
+CommandHandler = Callable[[str, Context], Union[None, Awaitable[None]]]
+ToolExecute = Callable[[dict[str, Any], ToolContext], Any]
+Handler = Callable[[Any, Context], Any]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    handler: CommandHandler
+    description: str | None
+    plugin: Plugin
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    label: str
+    description: str
+    parameters: dict[str, Any]
+    execute: ToolExecute
+    plugin: Plugin
+
+
+class Plugin:
+    """One loaded plugin: its identity and what it registered. `id` names it in `get_commands`
+    (`sourceInfo.source`); `path` is its file (`extension_error.extensionPath`); `scope` is one of `SCOPES`;
+    `origin` is "top-level" or "package" (an installed entry point)."""
+
+    def __init__(self, *, id: str, path: str, scope: str = "temporary", origin: str = "top-level",
+                 ui: PluginUI | None = None):
+        self.id = id
+        self.path = path
+        self.scope = scope
+        self.origin = origin
+        self.ui: PluginUI = ui or PluginUI()
+        self.commands: list[CommandSpec] = []
+        self.tools: list[ToolSpec] = []
+        self.handlers: dict[str, list[Handler]] = {}
+
+    def __repr__(self) -> str:
+        return f"Plugin({self.id!r}, {self.path!r})"
+
+    def register_command(self, name: str, handler: CommandHandler | None = None, *,
+                         description: str | None = None) -> Any:
+        """Register `/name`: `handler(args, ctx)` (sync or async) runs at once when a `prompt` starts with
+        `/name`, even while the agent works; `args` is the rest of the text, stripped. Without `handler`,
+        returns a decorator."""
+        if handler is None:
+            return lambda fn: self.register_command(name, fn, description=description)
+        if not isinstance(name, str) or not _NAME.match(name) or name.startswith("skill:"):
+            raise PluginError(f"Invalid command name {name!r}: use letters, digits, '_', '.', ':' or '-' "
+                              "(no leading '/', not 'skill:...')")
+        _check_callable("command handler", handler)
+        _check_optional_text("description", description)
+        self.commands.append(CommandSpec(name, handler, description, self))
+        return handler
+
+    command = register_command
+
+    def register_tool(self, name: str, execute: ToolExecute | None = None, *, description: str,
+                      parameters: dict[str, Any] | None = None, label: str | None = None) -> Any:
+        """Register a tool the model can call. `parameters` is a JSON schema of type object (default: no
+        parameters); arguments are checked against it before `execute(args, ctx)` (sync or async) runs.
+        `execute` returns a string, a `ToolResult` or `{content, details?}`, raises `ToolError` for failures
+        the model should see, and may stream progress with `ctx.update(...)`. Without `execute`, returns a
+        decorator."""
+        if execute is None:
+            return lambda fn: self.register_tool(name, fn, description=description, parameters=parameters,
+                                                 label=label)
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            raise PluginError(f"Invalid tool name {name!r}: 1-64 letters, digits, '_' or '-', not starting "
+                              "with a digit or '-'")
+        _check_callable("tool execute", execute)
+        if not isinstance(description, str) or not description.strip():
+            raise PluginError(f"Tool {name}: description must be a non-empty string")
+        schema = parameters if parameters is not None else {"type": "object", "properties": {}}
+        problem = check_parameters_schema(schema)
+        if problem:
+            raise PluginError(f"Tool {name}: {problem}")
+        self.tools.append(ToolSpec(name, label or name, description, schema, execute, self))
+        return execute
+
+    tool = register_tool
+
+    def on(self, event: str, handler: Handler | None = None) -> Any:
+        """Call `handler(event, ctx)` (sync or async) for `event`: one of `HOOK_EVENTS` or `OBSERVED_EVENTS`.
+        Without `handler`, returns a decorator."""
+        if handler is None:
+            return lambda fn: self.on(event, fn)
+        if event not in HOOK_EVENTS and event not in OBSERVED_EVENTS:
+            raise PluginError(f"Unknown event {event!r}; plugins can handle {', '.join(HOOK_EVENTS)} and observe "
+                              f"{', '.join(OBSERVED_EVENTS)}")
+        _check_callable(f"{event} handler", handler)
+        self.handlers.setdefault(event, []).append(handler)
+        return handler
+
+
+def _check_callable(what: str, value: Any) -> None:
+    if not callable(value):
+        raise PluginError(f"The {what} must be callable, got {type(value).__name__}")
+
+
+def _check_optional_text(what: str, value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise PluginError(f"The {what} must be a string, got {type(value).__name__}")

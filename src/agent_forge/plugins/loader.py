@@ -1,0 +1,217 @@
+"""Finding and importing plugins, and running their `setup(plugin)`.
+
+Sources, in load order (the first plugin to claim a command or tool name keeps it):
+
+1. `-e/--plugin <path or module>` (scope "temporary"): a `.py` file, a package directory (with `__init__.py`),
+   or an importable module name, optionally `module:attribute` naming the setup function;
+2. `<agent dir>/plugins/` (scope "user"): every `*.py` file and package directory in it, by name, except names
+   starting with `_` or `.`; then the `plugins` list of `<agent dir>/settings.json` (paths are relative to the
+   agent dir);
+3. the entry-point group `agent_forge.plugins` of installed distributions (scope "user", origin "package");
+4. the project's `<cwd>/.agent-forge/agent/plugins/` and the `plugins` list of its `settings.json` (scope
+   "project"): project code, so only when the project is trusted (`coding/resources/trust.py`); otherwise they
+   are listed as skipped. When the project directory is not used at all (`--no-project-resources`), neither.
+
+`--no-plugins` turns off 2-4; explicit `-e` plugins still load. A module or entry point may be the setup function
+itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, a
+misuse of the API) is a `PluginLoadError` naming the source; the other plugins load regardless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..coding.paths import project_dir
+from .api import Plugin
+
+ENTRY_POINT_GROUP = "agent_forge.plugins"
+PLUGINS_DIR = "plugins"
+
+
+class PluginLoadError(Exception):
+    """A plugin could not be loaded; the message names it and says why."""
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """One plugin to load. `kind` is "path" (`target` an absolute path), "module" (`target` `pkg.mod` or
+    `pkg.mod:attr`), "entry_point" (`value` an `EntryPoint`) or "object" (`value` a setup function or module,
+    from the SDK)."""
+
+    target: str
+    kind: str
+    scope: str
+    origin: str = "top-level"
+    value: Any = None
+
+
+@dataclass
+class Discovery:
+    """What `discover` found: `sources` to load, and the project plugins `skipped` (untrusted project)."""
+
+    sources: list[PluginSource] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def discover(cwd: str, agent_dir: str | os.PathLike[str], *, cli_plugins: Sequence[str] = (),
+             no_plugins: bool = False, user_settings: dict[str, Any] | None = None,
+             project_settings: dict[str, Any] | None = None, project_enabled: bool = True,
+             project_trusted: bool = False) -> Discovery:
+    """The plugin sources for a session in `cwd` (see the module docstring)."""
+    found = Discovery()
+    found.sources.extend(cli_source(spec, cwd) for spec in cli_plugins)
+    if no_plugins:
+        return _dedupe(found)
+    agent = Path(agent_dir)
+    found.sources.extend(_dir_sources(agent / PLUGINS_DIR, "user"))
+    found.sources.extend(_settings_sources(user_settings, agent, "user"))
+    found.sources.extend(_entry_point_sources())
+    if project_enabled:
+        project = [*_dir_sources(project_dir(cwd) / PLUGINS_DIR, "project"),
+                   *_settings_sources(project_settings, project_dir(cwd), "project")]
+        if project_trusted:
+            found.sources.extend(project)
+        else:
+            found.skipped.extend(source.target for source in project)
+    return _dedupe(found)
+
+
+def cli_source(spec: str, cwd: str, scope: str = "temporary") -> PluginSource:
+    """`-e` value: a path when it names an existing file or directory, ends in `.py` or contains a path
+    separator; otherwise a module name."""
+    path = Path(spec).expanduser()
+    if not path.is_absolute():
+        path = Path(cwd) / path
+    if path.exists() or spec.endswith(".py") or os.sep in spec or (os.altsep and os.altsep in spec):
+        return PluginSource(str(path), "path", scope)
+    return PluginSource(spec, "module", scope)
+
+
+def plugin_files(directory: Path) -> list[Path]:
+    """The plugins of a plugins directory: `*.py` files and package directories, sorted by name."""
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError:
+        return []
+    return [e for e in entries if not e.name.startswith(("_", "."))
+            and ((e.suffix == ".py" and e.is_file()) or (e.is_dir() and (e / "__init__.py").is_file()))]
+
+
+def _dir_sources(directory: Path, scope: str) -> list[PluginSource]:
+    return [PluginSource(str(path), "path", scope) for path in plugin_files(directory)]
+
+
+def _settings_sources(settings: dict[str, Any] | None, base: Path, scope: str) -> list[PluginSource]:
+    """`plugins` of a settings file: a list of paths (relative to `base`) or module names; others ignored."""
+    entries = (settings or {}).get("plugins")
+    if not isinstance(entries, list):
+        return []
+    return [cli_source(entry, str(base), scope) for entry in entries if isinstance(entry, str) and entry.strip()]
+
+
+def _entry_point_sources() -> list[PluginSource]:
+    from .entry_points import entry_points
+
+    return [PluginSource(f"{ep.name} = {ep.value} ({ep.dist})", "entry_point", "user", "package", ep)
+            for ep in entry_points(ENTRY_POINT_GROUP)]
+
+
+def _dedupe(found: Discovery) -> Discovery:
+    """A plugin reachable twice (an `-e` path that is also in a plugins directory) loads once, first place."""
+    seen: set[str] = set()
+    unique = []
+    for source in found.sources:
+        key = os.path.realpath(source.target) if source.kind == "path" else f"{source.kind}:{source.target}"
+        if key not in seen:
+            seen.add(key)
+            unique.append(source)
+    found.sources = unique
+    return found
+
+
+# -- loading ------------------------------------------------------------------------------------------
+
+async def load_plugin(source: PluginSource) -> Plugin:
+    """Import `source` and run its setup on a new `Plugin`. Raises `PluginLoadError`."""
+    try:
+        obj, plugin_id, path = _import(source)
+        setup = _setup_of(obj)
+        plugin = Plugin(id=plugin_id, path=path, scope=source.scope, origin=source.origin)
+        result = setup(plugin)
+        if inspect.isawaitable(result):
+            await result
+    except PluginLoadError:
+        raise
+    except (Exception, SystemExit) as exc:  # a plugin must not take the agent down, not even with sys.exit
+        raise PluginLoadError(f"{source.target}: {type(exc).__name__}: {exc}") from exc
+    return plugin
+
+
+def _import(source: PluginSource) -> tuple[Any, str, str]:
+    """(the loaded object, the plugin id, the plugin's path for messages)."""
+    if source.kind == "path":
+        return _import_path(Path(source.target))
+    if source.kind == "module":
+        module_name, _, attrs = source.target.partition(":")
+        obj: Any = importlib.import_module(module_name)
+        for attr in filter(None, attrs.split(".")):
+            obj = getattr(obj, attr)
+        return obj, module_name, _file_of(obj, f"<module:{module_name}>")
+    if source.kind == "entry_point":
+        obj = source.value.load()
+        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>")
+    return source.value, source.target, _file_of(source.value, f"<object:{source.target}>")
+
+
+def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
+    if path.is_dir():
+        init = path / "__init__.py"
+        if not init.is_file():
+            raise PluginLoadError(f"{path}: a plugin directory needs an __init__.py")
+        spec = importlib.util.spec_from_file_location(_module_name(path), init,
+                                                      submodule_search_locations=[str(path)])
+    elif path.is_file() and path.suffix == ".py":
+        spec = importlib.util.spec_from_file_location(_module_name(path), path)
+    else:
+        raise PluginLoadError(f"{path}: no such plugin (expected a .py file or a package directory)")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look their module up here
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(spec.name, None)
+        raise
+    return module, path.stem if path.is_file() else path.name, str(path)
+
+
+def _module_name(path: Path) -> str:
+    """A unique, importable module name per plugin path (two `plugin.py` files must not collide)."""
+    digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"_agent_forge_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
+
+
+def _setup_of(obj: Any) -> Callable[[Plugin], Any]:
+    if isinstance(obj, types.ModuleType):
+        setup = getattr(obj, "setup", None)
+        if not callable(setup):
+            raise PluginLoadError(f"{_file_of(obj, obj.__name__)}: defines no setup(plugin) function")
+        return setup
+    if callable(obj):
+        return obj
+    raise PluginLoadError(f"{obj!r} is neither a module nor a setup function")
+
+
+def _file_of(obj: Any, fallback: str) -> str:
+    module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(getattr(obj, "__module__", "") or "")
+    return str(getattr(module, "__file__", None) or fallback)

@@ -1,0 +1,104 @@
+"""Plugins at start-up: their command-line flags, recording project trust, and installing plugins into a session
+(for the CLI modes and for SDK users)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..coding.resources.trust import TrustFileError, canonical_dir, record_trust
+from .loader import PluginLoadError, PluginSource, discover, load_plugin
+from .ui import PluginUI, RpcUI
+
+if TYPE_CHECKING:
+    from ..coding.agent_session import AgentSession
+    from .runner import PluginRunner
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The plugin and project-trust flags (`docs/plugins.md`)."""
+    group = parser.add_argument_group("plugins and project trust")
+    group.add_argument("-e", "--plugin", action="append", default=[], metavar="PATH|MODULE",
+                       help="load a plugin: a .py file, a package directory or a module name (repeatable)")
+    group.add_argument("--no-plugins", action="store_true",
+                       help="load no discovered plugins (agent dir, project, settings, entry points); -e still loads")
+    group.add_argument("--approve", action=argparse.BooleanOptionalAction, default=None,
+                       help="trust this project for this run: its plugins and code-running settings load "
+                            "(--no-approve: they do not)")
+    group.add_argument("--trust-project", action="store_true",
+                       help="record in the agent dir that this directory (and those below it) is trusted, then exit")
+    group.add_argument("--distrust-project", action="store_true",
+                       help="record that this directory (and those below it) is not trusted, then exit")
+
+
+def trust_command(args: argparse.Namespace, agent_dir: Any) -> int | None:
+    """Handle `--trust-project` / `--distrust-project` (an exit code), or None when neither was given."""
+    if not (args.trust_project or args.distrust_project):
+        return None
+    if args.trust_project and args.distrust_project:
+        print("agent-forge: --trust-project and --distrust-project exclude each other", file=sys.stderr)
+        return 2
+    try:
+        path = record_trust(os.getcwd(), agent_dir, args.trust_project)
+    except TrustFileError as exc:
+        print(f"agent-forge: {exc}", file=sys.stderr)
+        return 1
+    verdict = "trusted: its plugins will load" if args.trust_project else "not trusted: its plugins will not load"
+    print(f"{canonical_dir(os.getcwd())} is {verdict} (recorded in {path})")
+    return 0
+
+
+async def install_from_args(session: AgentSession, args: argparse.Namespace, mode: str) -> PluginRunner | None:
+    """Load the plugins the command line and discovery name into `session` for `mode` ("rpc", "json" or
+    "print"). RPC mode runs `session_start` handlers once it listens; other modes run them here."""
+    runner = await install_plugins(session, paths=args.plugin, discover=not args.no_plugins,
+                                   ui=RpcUI(session.emit) if mode == "rpc" else PluginUI())
+    if runner is not None and mode != "rpc":
+        await runner.start()
+    return runner
+
+
+async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (), paths: Iterable[str] = (),
+                          discover: bool = True, ui: PluginUI | None = None) -> PluginRunner | None:
+    """Load plugins into `session` and make them its hooks; None when there is none to load.
+
+    `plugins`: setup functions or plugin modules given directly (SDK); `paths`: `-e` values; `discover`: also
+    the agent dir, settings, entry points and project plugins (when the session's project policy trusts the
+    project: `SessionOptions.approve`, recorded decisions, `defaultProjectTrust`).
+    Plugins that fail to load, name clashes and skipped project plugins are added to `session.warnings`.
+    Call `await runner.start()` once events are listened to (`session_start`)."""
+    from .runner import PluginRunner
+
+    found = _discover(session, list(paths), discover)
+    direct = [PluginSource(getattr(p, "__name__", f"plugin{i}"), "object", "temporary", value=p)
+              for i, p in enumerate(plugins)]
+    loaded = []
+    for source in [*direct, *found.sources]:
+        try:
+            loaded.append(await load_plugin(source))
+        except PluginLoadError as exc:
+            session.warnings.append(f"Plugin not loaded: {exc}")
+    if not loaded:
+        return None
+    runner = PluginRunner(session, loaded, ui)
+    runner.install()
+    session.warnings.extend(runner.warnings)
+    return runner
+
+
+def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Any:
+    """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
+    settings = session.settings
+    policy = session.resources.policy
+    found = discover(session.cwd, session.registry.agent_dir, cli_plugins=paths, no_plugins=not enabled,
+                     user_settings=getattr(settings, "global_raw", {}) or {},
+                     project_settings=getattr(settings, "project_raw", {}) or {},
+                     project_enabled=policy is None or policy.enabled,
+                     project_trusted=policy is not None and policy.code_allowed)
+    if found.skipped:
+        what = f"project plugins ({', '.join(found.skipped)})"
+        session.warnings.append(policy.skipped_message(what) if policy is not None else
+                                f"{what} skipped: the project's trust is unknown")
+    return found

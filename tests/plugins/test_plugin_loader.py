@@ -1,0 +1,185 @@
+"""Plugin discovery and loading with real files: plugin directories, settings lists, `-e` values, entry points
+of a distribution on sys.path, trust gating, and every kind of load failure."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agent_forge.plugins.entry_points import entry_points
+from agent_forge.plugins.loader import (
+    ENTRY_POINT_GROUP,
+    PluginLoadError,
+    PluginSource,
+    cli_source,
+    discover,
+    load_plugin,
+    plugin_files,
+)
+
+SETUP = "def setup(plugin):\n    plugin.register_command({name!r}, lambda args, ctx: None)\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def plugin_file(path: Path, command: str = "cmd") -> Path:
+    return write(path, SETUP.format(name=command))
+
+
+def make_dist(site: Path, dist: str, module: str, body: str, entries: str) -> None:
+    write(site / f"{module}.py", body)
+    write(site / f"{dist}-1.0.dist-info" / "entry_points.txt", entries)
+    write(site / f"{dist}-1.0.dist-info" / "METADATA", f"Name: {dist}\nVersion: 1.0\n")
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    agent = tmp_path / "agent"
+    cwd = tmp_path / "project"
+    project_plugins = cwd / ".agent-forge" / "agent" / "plugins"
+    agent.mkdir()
+    cwd.mkdir()
+    return agent, cwd, project_plugins
+
+
+def test_plugin_files_lists_modules_and_packages_by_name(tmp_path):
+    plugin_file(tmp_path / "b.py")
+    plugin_file(tmp_path / "a_pkg" / "__init__.py")
+    plugin_file(tmp_path / "_private.py")
+    plugin_file(tmp_path / ".hidden.py")
+    write(tmp_path / "notes.txt", "x")
+    (tmp_path / "no_init").mkdir()
+    assert [p.name for p in plugin_files(tmp_path)] == ["a_pkg", "b.py"]
+    assert plugin_files(tmp_path / "missing") == []
+
+
+def test_cli_source_tells_paths_from_modules(tmp_path):
+    plugin_file(tmp_path / "local.py")
+    assert cli_source("local.py", str(tmp_path)) == PluginSource(str(tmp_path / "local.py"), "path", "temporary")
+    assert cli_source("missing.py", str(tmp_path)).kind == "path"
+    assert cli_source("sub/dir", str(tmp_path)).kind == "path"
+    assert cli_source("pkg.module:setup", str(tmp_path)) == PluginSource("pkg.module:setup", "module", "temporary")
+
+
+def test_discover_order_scopes_and_dedupe(dirs, monkeypatch):
+    agent, cwd, project_plugins = dirs
+    user = plugin_file(agent / "plugins" / "user_one.py")
+    listed = plugin_file(agent / "extra" / "listed.py")
+    project = plugin_file(project_plugins / "proj.py")
+    project_listed = plugin_file(cwd / ".agent-forge" / "agent" / "more" / "p2.py")
+    site = agent.parent / "site"
+    make_dist(site, "forge_extra", "forge_extra_mod", SETUP.format(name="ep"),
+              f"[{ENTRY_POINT_GROUP}]\nextra = forge_extra_mod:setup\n")
+    monkeypatch.syspath_prepend(str(site))
+    found = discover(str(cwd), agent, cli_plugins=[str(user), "some.module"],
+                     user_settings={"plugins": ["extra/listed.py", 3]}, project_settings={"plugins": ["more/p2.py"]},
+                     project_trusted=True)
+    assert [(s.target, s.kind, s.scope, s.origin) for s in found.sources] == [
+        (str(user), "path", "temporary", "top-level"),  # -e first; the same file from the agent dir is not loaded twice
+        ("some.module", "module", "temporary", "top-level"),
+        (str(listed), "path", "user", "top-level"),
+        ("extra = forge_extra_mod:setup (forge_extra-1.0.dist-info)", "entry_point", "user", "package"),
+        (str(project), "path", "project", "top-level"),
+        (str(project_listed), "path", "project", "top-level"),
+    ]
+    assert found.skipped == []
+
+
+def test_untrusted_project_plugins_are_skipped_and_disabled_projects_ignored(dirs):
+    agent, cwd, project_plugins = dirs
+    project = plugin_file(project_plugins / "proj.py")
+    found = discover(str(cwd), agent, project_settings={"plugins": ["other.module"]}, project_trusted=False)
+    assert found.sources == [] and found.skipped == [str(project), "other.module"]
+    ignored = discover(str(cwd), agent, project_settings={"plugins": ["x"]}, project_enabled=False)
+    assert ignored.sources == [] and ignored.skipped == []
+
+
+def test_no_plugins_keeps_only_explicit_ones(dirs):
+    agent, cwd, project_plugins = dirs
+    plugin_file(agent / "plugins" / "user.py")
+    plugin_file(project_plugins / "proj.py")
+    found = discover(str(cwd), agent, cli_plugins=["explicit.mod"], no_plugins=True, project_trusted=True)
+    assert [s.target for s in found.sources] == ["explicit.mod"] and found.skipped == []
+
+
+async def test_load_a_file_a_package_and_same_named_files_apart(tmp_path):
+    one = await load_plugin(PluginSource(str(plugin_file(tmp_path / "a" / "plugin.py", "one")), "path", "user"))
+    two = await load_plugin(PluginSource(str(plugin_file(tmp_path / "b" / "plugin.py", "two")), "path", "project"))
+    write(tmp_path / "pkg" / "helper.py", "NAME = 'from-helper'\n")
+    write(tmp_path / "pkg" / "__init__.py", """
+        from .helper import NAME
+
+        async def setup(plugin):
+            plugin.register_command(NAME, lambda args, ctx: None)
+    """)
+    package = await load_plugin(PluginSource(str(tmp_path / "pkg"), "path", "user"))
+    assert [(p.id, p.scope, [c.name for c in p.commands]) for p in (one, two, package)] == [
+        ("plugin", "user", ["one"]), ("plugin", "project", ["two"]), ("pkg", "user", ["from-helper"])]
+    assert one.path == str(tmp_path / "a" / "plugin.py") and package.path == str(tmp_path / "pkg")
+
+
+async def test_load_a_module_an_attribute_and_an_entry_point(tmp_path, monkeypatch):
+    write(tmp_path / "site" / "forge_mod.py", """
+        def setup(plugin):
+            plugin.register_command("from-module", lambda args, ctx: None)
+
+        def other(plugin):
+            plugin.register_command("from-attribute", lambda args, ctx: None)
+    """)
+    make_dist(tmp_path / "site", "forge_dist", "forge_dist_mod", SETUP.format(name="from-entry-point"),
+              f"[console_scripts]\nx = y:z\n\n[{ENTRY_POINT_GROUP}]\nmine = forge_dist_mod [extra]\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    module = await load_plugin(PluginSource("forge_mod", "module", "temporary"))
+    attribute = await load_plugin(PluginSource("forge_mod:other", "module", "temporary"))
+    [point] = entry_points(ENTRY_POINT_GROUP, [str(tmp_path / "site")])
+    entry = await load_plugin(PluginSource("mine", "entry_point", "user", "package", point))
+    assert [c.name for p in (module, attribute, entry) for c in p.commands] == [
+        "from-module", "from-attribute", "from-entry-point"]
+    assert (module.id, attribute.id, entry.id, entry.origin) == ("forge_mod", "forge_mod", "mine", "package")
+    assert entry.path == str(tmp_path / "site" / "forge_dist_mod.py")
+
+
+@pytest.mark.parametrize("body, message", [
+    ("x = 1\n", "defines no setup(plugin) function"),
+    ("def setup(plugin:\n", "SyntaxError"),
+    ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
+    ("def setup(plugin):\n    raise RuntimeError('no way')\n", "RuntimeError: no way"),
+    ("def setup(plugin):\n    plugin.on('nope', print)\n", "PluginError: Unknown event 'nope'"),
+    ("import does_not_exist_anywhere\n", "ModuleNotFoundError"),
+])
+async def test_load_failures_name_the_plugin_and_the_reason(tmp_path, body, message):
+    path = write(tmp_path / "broken.py", body)
+    with pytest.raises(PluginLoadError) as info:
+        await load_plugin(PluginSource(str(path), "path", "user"))
+    assert message in str(info.value) and str(path) in str(info.value)
+
+
+@pytest.mark.parametrize("target", ["missing.py", "not_a_package", "notes.txt"])
+async def test_paths_that_are_not_plugins(tmp_path, target):
+    (tmp_path / "not_a_package").mkdir()
+    write(tmp_path / "notes.txt", "hello")
+    with pytest.raises(PluginLoadError, match="plugin"):
+        await load_plugin(PluginSource(str(tmp_path / target), "path", "user"))
+
+
+async def test_unknown_module_fails_cleanly():
+    with pytest.raises(PluginLoadError, match="ModuleNotFoundError"):
+        await load_plugin(PluginSource("no_such_module_for_forge", "module", "temporary"))
+
+
+def test_entry_points_parser_dedupes_distributions_and_skips_junk(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    write(first / "Forge_Thing-2.0.dist-info" / "entry_points.txt",
+          f"# comment\n[{ENTRY_POINT_GROUP}]\none = a.b:c\nbroken line\n = nothing\n[other]\ntwo = x:y\n")
+    write(second / "forge.thing-1.0.dist-info" / "entry_points.txt", f"[{ENTRY_POINT_GROUP}]\nshadowed = q:r\n")
+    write(second / "old_style.egg-info" / "entry_points.txt", f"[{ENTRY_POINT_GROUP}]\negg = e.f\n")
+    (second / "bad-1.0.dist-info").mkdir()
+    (second / "bad-1.0.dist-info" / "entry_points.txt").write_bytes(b"\xff\xfe[")
+    found = entry_points(ENTRY_POINT_GROUP, [str(first), str(second), str(tmp_path / "missing")])
+    assert [(e.name, e.value) for e in found] == [("one", "a.b:c"), ("egg", "e.f")]
