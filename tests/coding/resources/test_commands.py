@@ -46,3 +46,12 @@ def test_failing_source_is_reported_and_skipped(tmp_path):
     items = collect_commands([broken], templates, skills, list_skills=False,
                              on_error=lambda source, exc: failures.append(str(exc)))
     assert [i["name"] for i in items] == ["fix-tests"] and failures == ["plugin bug"]
+
+
+def test_plugin_command_shadows_a_template_of_the_same_name(tmp_path):
+    templates, skills = fixtures(tmp_path)
+    plugin_item = {"name": "fix-tests", "source": "capability",
+                   "sourceInfo": {"path": "<plugin:p:fix-tests>", "source": "p", "scope": "user",
+                                  "origin": "top-level"}}
+    items = collect_commands([lambda: [plugin_item]], templates, skills)
+    assert [(i["name"], i["source"]) for i in items] == [("fix-tests", "capability"), ("skill:hello", "skill")]

@@ -123,3 +123,13 @@ def test_tool_flags(layout):
     assert session(agent, cwd, no_builtin_tools=True).agent.tools == []
     with pytest.raises(CommandError, match="not both"):
         session(agent, cwd, tool_names=["read", "+grep"])
+
+
+def test_home_directory_as_cwd_does_not_load_the_agent_dir_twice(tmp_path):
+    home = tmp_path / "home"
+    agent = home / ".agent-forge" / "agent"
+    skill(agent / "skills", "only-once")
+    write(agent / "prompts" / "once.md", "Once.\n")
+    s = session(agent, home)
+    assert names(s) == ["once", "skill:only-once"] and s.warnings == []
+    assert s.get_commands()[0]["location"] == "user"

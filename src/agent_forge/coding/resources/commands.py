@@ -42,8 +42,9 @@ def collect_commands(sources: Iterable[CommandSource], templates: Iterable[Promp
                      skills: Iterable[Skill], *, list_skills: bool = True,
                      on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, Any]]:
     """Plugin commands first (in source order), then templates, then skills (unless `list_skills` is False:
-    the `enableSkillCommands` setting). A source that raises is skipped (and passed to `on_error`) so the
-    listing still answers."""
+    the `enableSkillCommands` setting). A template or skill shadowed by a plugin command of the same name is
+    left out (`prompt` runs the plugin command). A source that raises is skipped (and passed to `on_error`)
+    so the listing still answers."""
     items: list[dict[str, Any]] = []
     for source in sources:
         try:
@@ -51,9 +52,10 @@ def collect_commands(sources: Iterable[CommandSource], templates: Iterable[Promp
         except Exception as exc:  # a plugin's broken listing must not break get_commands for everything else
             if on_error is not None:
                 on_error(source, exc)
-    items.extend(dict(template_command(t)) for t in templates)
+    taken = {item.get("name") for item in items}  # a plugin command wins over a resource of the same name
+    items.extend(dict(template_command(t)) for t in templates if t.name not in taken)
     if list_skills:
-        items.extend(dict(skill_command(s)) for s in skills)
+        items.extend(dict(skill_command(s)) for s in skills if f"skill:{s.name}" not in taken)
     return items
 
 

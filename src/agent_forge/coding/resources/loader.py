@@ -86,7 +86,7 @@ def load_resources(options: ResourceOptions, settings: Any, policy: ProjectPolic
     problems go to `SessionResources.warnings`, together with the policy's."""
     warnings: list[str] = []
     cwd, agent_dir = Path(options.cwd), Path(options.agent_dir)
-    project = policy.project_dir if policy.enabled else None
+    project = policy.project_dir if policy.enabled and not _same_dir(policy.project_dir, agent_dir) else None
     skill_roots = _roots("skills", options.skills, options.skill_paths, cwd, agent_dir, project, settings, warnings)
     template_roots = _roots("prompts", options.prompt_templates, options.prompt_template_paths, cwd, agent_dir,
                             project, settings, warnings)
@@ -133,6 +133,14 @@ def _setting_roots(kind: str, raw: dict[str, Any], base: Path, scope: Any, warni
             continue
         roots.append(ResourceRoot(_resolve(entry, base), scope, "path"))
     return roots
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    """True when the cwd is the home directory and its project dir is the agent dir itself."""
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def _resolve(path: str, base: Path) -> Path:
