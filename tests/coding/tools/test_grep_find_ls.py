@@ -137,6 +137,15 @@ async def test_find_limit_and_errors(tmp_path, external):
         await find(tmp_path, external, pattern="*", path="nope")
 
 
+@pytest.mark.parametrize("external", ENGINES)
+async def test_an_ignored_directory_named_explicitly_is_searched(tmp_path, external):
+    root = build(tmp_path)
+    (root / "build" / "trace.log").write_text("hello trace\n")
+    text, _ = await grep(root, external, pattern="hello", path="build")
+    assert text == "out.py:1: hello built"  # build/ is ignored, but it was asked for; *.log still applies
+    assert (await find(root, external, pattern="*", path="build"))[0] == "out.py"
+
+
 async def test_engines_agree_outside_a_git_repository(tmp_path):
     if ripgrep() is None:
         pytest.skip("rg is not on PATH")

@@ -35,6 +35,17 @@ class IgnoreRules:
         level = _load_level(directory, [os.path.join(directory, name) for name in IGNORE_FILE_NAMES])
         return IgnoreRules(self._levels + (level,)) if level else self
 
+    def sparing(self, directory: str) -> IgnoreRules:
+        """These rules without the patterns that ignore `directory` itself: a directory searched explicitly is
+        searched even when ignored (as `rg` and `fd` do), while its entries still meet the other patterns."""
+        levels = []
+        for level in self._levels:
+            rel = os.path.relpath(directory, level.base).replace(os.sep, "/") + "/"
+            kept = [p for p in level.spec.patterns if not (p.include and p.match_file(rel) is not None)]
+            if kept:
+                levels.append(_Level(level.base, type(level.spec)(kept)))
+        return IgnoreRules(tuple(levels))
+
     def ignored(self, path: str, is_dir: bool) -> bool:
         """Whether absolute `path` is ignored; the deepest level with a matching pattern decides."""
         for level in reversed(self._levels):
@@ -88,7 +99,10 @@ def walk(top: str, *, stop: threading.Event | None = None) -> Iterator[tuple[str
     entries of each directory sorted by name (the order of `rg --sort path`). Symbolic links are yielded as
     files and never followed; unreadable directories are skipped. Stops early once `stop` is set."""
     top = os.path.abspath(top)
-    yield from _descend(top, top, _ancestor_rules(top), stop)
+    rules = _ancestor_rules(top)
+    if rules.ignored(top, True):
+        rules = rules.sparing(top)
+    yield from _descend(top, top, rules, stop)
 
 
 def _descend(directory: str, top: str, parent_rules: IgnoreRules,
