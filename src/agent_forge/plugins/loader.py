@@ -19,7 +19,6 @@ misuse of the API) is a `PluginLoadError` naming the source; the other plugins l
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -29,10 +28,12 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..coding.paths import project_dir
-from .api import Plugin
+
+if TYPE_CHECKING:
+    from .api import Plugin
 
 ENTRY_POINT_GROUP = "agent_forge.plugins"
 PLUGINS_DIR = "plugins"
@@ -143,6 +144,8 @@ def _dedupe(found: Discovery) -> Discovery:
 
 async def load_plugin(source: PluginSource) -> Plugin:
     """Import `source` and run its setup on a new `Plugin`. Raises `PluginLoadError`."""
+    from .api import Plugin  # imported once there is a plugin: start-up without plugins stays lean
+
     try:
         obj, plugin_id, path = _import(source)
         setup = _setup_of(obj)
@@ -197,6 +200,8 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
 
 def _module_name(path: Path) -> str:
     """A unique, importable module name per plugin path (two `plugin.py` files must not collide)."""
+    import hashlib
+
     digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
     return f"_agent_forge_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
 

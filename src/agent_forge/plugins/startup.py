@@ -6,15 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
-from ..coding.resources.trust import TrustFileError, canonical_dir, record_trust
 from .loader import PluginLoadError, PluginSource, discover, load_plugin
-from .ui import PluginUI, RpcUI
 
 if TYPE_CHECKING:
     from ..coding.agent_session import AgentSession
     from .runner import PluginRunner
+    from .ui import PluginUI
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +36,8 @@ def trust_command(args: argparse.Namespace, agent_dir: Any) -> int | None:
     """Handle `--trust-project` / `--distrust-project` (an exit code), or None when neither was given."""
     if not (args.trust_project or args.distrust_project):
         return None
+    from ..coding.resources.trust import TrustFileError, canonical_dir, record_trust
+
     if args.trust_project and args.distrust_project:
         print("agent-forge: --trust-project and --distrust-project exclude each other", file=sys.stderr)
         return 2
@@ -53,20 +54,26 @@ def trust_command(args: argparse.Namespace, agent_dir: Any) -> int | None:
 async def install_from_args(session: AgentSession, args: argparse.Namespace, mode: str) -> PluginRunner | None:
     """Load the plugins the command line and discovery name into `session` for `mode` ("rpc", "json" or
     "print"). RPC mode runs `session_start` handlers once it listens; other modes run them here."""
-    runner = await install_plugins(session, paths=args.plugin, discover=not args.no_plugins,
-                                   ui=RpcUI(session.emit) if mode == "rpc" else PluginUI())
+    def make_ui() -> PluginUI:
+        from .ui import PluginUI, RpcUI
+
+        return RpcUI(session.emit) if mode == "rpc" else PluginUI()
+
+    runner = await install_plugins(session, paths=args.plugin, discover=not args.no_plugins, ui=make_ui)
     if runner is not None and mode != "rpc":
         await runner.start()
     return runner
 
 
 async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (), paths: Iterable[str] = (),
-                          discover: bool = True, ui: PluginUI | None = None) -> PluginRunner | None:
+                          discover: bool = True,
+                          ui: Union[PluginUI, Callable[[], PluginUI], None] = None) -> PluginRunner | None:
     """Load plugins into `session` and make them its hooks; None when there is none to load.
 
     `plugins`: setup functions or plugin modules given directly (SDK); `paths`: `-e` values; `discover`: also
     the agent dir, settings, entry points and project plugins (when the session's project policy trusts the
-    project: `SessionOptions.approve`, recorded decisions, `defaultProjectTrust`).
+    project: `SessionOptions.approve`, recorded decisions, `defaultProjectTrust`); `ui`: the interaction API
+    (default headless), or a function building it, called only when a plugin loads.
     Plugins that fail to load, name clashes and skipped project plugins are added to `session.warnings`.
     Call `await runner.start()` once events are listened to (`session_start`)."""
     from .runner import PluginRunner
@@ -82,7 +89,9 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (),
             session.warnings.append(f"Plugin not loaded: {exc}")
     if not loaded:
         return None
-    runner = PluginRunner(session, loaded, ui)
+    from .ui import PluginUI
+
+    runner = PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui())
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
