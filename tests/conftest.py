@@ -19,7 +19,8 @@ if _TESTS_DIR not in sys.path:
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
 
-API_BASE_URL = {"openai-completions": "base_url_openai", "anthropic-messages": "base_url_anthropic"}
+API_BASE_URL = {"openai-completions": "base_url_openai", "anthropic-messages": "base_url_anthropic",
+                "openai-responses": "base_url_openai", "google-generative-ai": "base_url_gemini"}
 """models.json `api` value -> the FakeLLMServer attribute holding the matching `baseUrl`."""
 
 SCRUBBED_PREFIXES = ("AGENT_FORGE_", "ANTHROPIC_", "OPENAI_", "AZURE_", "AWS_", "GOOGLE_", "GEMINI_", "VERTEX_",

@@ -50,12 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--session-dir", help="directory for session files")
     parser.add_argument("--no-session", action="store_true", help="do not save the session")
     parser.add_argument("-n", "--name", help="session display name")
-    parser.add_argument("--system-prompt", help="replace the default system prompt")
-    parser.add_argument("--append-system-prompt", help="text appended to the system prompt")
+    parser.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the default system prompt")
+    parser.add_argument("--append-system-prompt", action="append", metavar="TEXT|FILE",
+                        help="text (or a file's text) appended to the system prompt (repeatable)")
     parser.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
                         help="write SESSION (a session file) as HTML to OUT (default: "
                              "./agent-forge-session-<name>.html) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
+    from .coding.resources.setup import add_arguments as add_resource_arguments
+    from .plugins.startup import add_arguments as add_plugin_arguments
+
+    add_resource_arguments(parser)
+    add_plugin_arguments(parser)
     return parser
 
 
@@ -63,6 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.export is not None:
         return _export(args.export)
+    if args.trust_project or args.distrust_project:
+        from .coding.paths import agent_dir
+        from .plugins.startup import trust_command
+
+        return trust_command(args, agent_dir()) or 0
     if args.list_sessions:
         return _list_sessions(args)
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
@@ -123,6 +134,7 @@ def _list_sessions(args: argparse.Namespace) -> int:
 
 async def _run(mode: str, args: argparse.Namespace) -> int:
     from .coding.agent_session import CommandError, SessionOptions, create_session
+    from .coding.resources.setup import options_from_args
     from .coding.session_listing import SessionFileError, startup_session
 
     try:
@@ -137,13 +149,16 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        scoped_models=args.models, context_window=args.context_window,
+        scoped_models=args.models, context_window=args.context_window, **options_from_args(args),
     )
     try:
         session = create_session(options)
     except CommandError as exc:
         print(f"agent-forge: {exc}", file=sys.stderr)
         return 1
+    from .plugins.startup import install_from_args
+
+    await install_from_args(session, args, mode)
     from .modes.termination import run_until_terminated
 
     if mode == "rpc":

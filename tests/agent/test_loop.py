@@ -182,3 +182,36 @@ async def test_provider_exception_becomes_error_message():
     assistant = agent.messages[-1]
     assert assistant["stopReason"] == "error" and "boom" in assistant["errorMessage"]
     assert [e["type"] for e in events].count("message_start") == 2
+
+
+async def test_abort_landing_before_a_step_starts_still_ends_the_run_cleanly():
+    """The abort cancels the step's task before its first line runs (no await in between)."""
+    agent, events = make_agent(scripted([{"text": "never streamed"}]))
+    original = agent._loop_config
+
+    def config_with_abort():
+        config = original()
+        config_system_prompt = config.system_prompt
+
+        def system_prompt_then_abort():
+            agent.abort()  # runs inside _stream_assistant's context build: the step task exists, has started
+            return config_system_prompt()
+
+        config.system_prompt = system_prompt_then_abort
+        return config
+
+    agent._loop_config = config_with_abort
+    await agent.prompt([user("go")])
+    assert agent.messages[-1]["stopReason"] == "aborted"
+    assert [e["type"] for e in events][-2:] == ["turn_end", "agent_end"]
+
+
+async def test_abort_before_the_stream_task_runs_at_all():
+    agent, events = make_agent(scripted([{"text": "never streamed"}]))
+    task = agent.start([user("go")])
+    while not any(e["type"] == "message_end" for e in events):  # the user message is recorded
+        await asyncio.sleep(0)
+    agent.abort()  # the streaming step's task was created but has not run its first line yet
+    await task
+    assert agent.messages[-1]["role"] == "assistant" and agent.messages[-1]["stopReason"] == "aborted"
+    assert events[-1]["type"] == "agent_end"

@@ -328,3 +328,15 @@ def test_deep_json_keys_defaults_and_cycles() -> None:
     node.append(deep)
     with pytest.raises(ValueError, match="Circular"):
         deep_dumps(deep, encode=encode)
+
+
+def test_older_compaction_inside_the_kept_range_is_not_repeated():
+    from agent_forge.coding.session_context import context_entries
+
+    def entry(i, kind="message", **fields):
+        return {"type": kind, "id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "", **fields}
+
+    path = [entry(0), entry(1, "compaction", summary="old", firstKeptEntryId="e0"), entry(2),
+            entry(3, "compaction", summary="new", firstKeptEntryId="e0"), entry(4)]
+    kinds = [(e["type"], e.get("summary")) for e in context_entries(path)]
+    assert kinds == [("compaction", "new"), ("message", None), ("message", None), ("message", None)]

@@ -4,8 +4,18 @@ Endpoints (POST, JSON body, ``"stream": true`` required):
 
 - ``/v1/chat/completions``: OpenAI Chat Completions SSE (``chat.completion.chunk`` objects, ``data: [DONE]``).
 - ``/v1/messages``: Anthropic Messages SSE (``message_start`` ... ``message_stop``).
+- ``/v1/responses``: OpenAI Responses SSE, served by ``fake_responses.py`` (see "Other APIs").
+- ``/v1beta/models/<model>:streamGenerateContent?alt=sse``: Gemini SSE, served by ``fake_gemini.py``.
 
 Any other path answers 404, a body that is not a JSON object 400, a non-streaming request 400; all are recorded.
+
+Other APIs
+----------
+``EXTRA_API_MODULES`` maps a record ``api`` name to a module beside this file, imported on first use. Each
+module has ``matches(route) -> bool``, ``request_problem(body) -> str | None`` (checks the API's own request
+rules, including streaming; a problem answers 400), ``stream(spec, seq, body) -> Plan``, ``error_body(status,
+message)`` and ``error_frame(spec)``. The script format below applies to them unchanged; their docstrings say how
+each spec key maps onto their stream.
 
 Script
 ------
@@ -52,7 +62,7 @@ sends a role chunk, content chunks, the ``finish_reason`` chunk, a usage chunk (
 JSON is written compactly with ``ensure_ascii=False`` (U+2028 travels raw: SSE lines split on CR/LF only).
 
 Recorded requests (``FakeLLMServer.requests``, appended before the response starts, updated while it runs):
-``{"seq": 1-based int, "method", "path", "api": "openai"|"anthropic"|None, "headers": {lowercase: str},
+``{"seq": 1-based int, "method", "path", "api": "openai"|"anthropic"|"responses"|"gemini"|None, "headers": {...},
 "body": parsed JSON or None, "spec_index": int|None, "events_sent": int, "hanging": bool,
 "hang_result": None|"released"|"timeout", "client_disconnected": bool, "outcome": None while running, then
 "ok"|"error_status"|"sse_error"|"dropped"|"client_disconnected"|"server_stopped"|"exhausted"|
@@ -66,6 +76,7 @@ Standard library only, so benchmarks can run it with any interpreter.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -79,7 +90,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, NamedTuple
 
-DEFAULT_USAGE = {"input": 100, "output": 20, "cache_read": 0, "cache_write": 0}
+DEFAULT_USAGE = {"input": 100, "output": 20, "cache_read": 0, "cache_write": 0, "reasoning": 0}
 DEFAULT_HANG_MS = 30000
 _HANG_POLL_S = 0.05  # how often a hanging handler looks for a release, a stop or a client hang-up
 _SHUTDOWN_POLL_S = 0.05  # serve_forever's poll interval: bounds how long stop() waits for the accept loop
@@ -375,7 +386,9 @@ _OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error
 
 def error_body(api: str | None, status: int, message: str) -> dict[str, Any]:
     """The JSON error body the real API sends for `status`: Anthropic `{"type":"error","error":{type,message}}`,
-    OpenAI (and unknown paths) `{"error":{message,type,param,code}}`."""
+    OpenAI (and unknown paths) `{"error":{message,type,param,code}}`, other APIs their module's shape."""
+    if api in EXTRA_API_MODULES:
+        return _extra_api(api).error_body(status, message)
     if api == "anthropic":
         return {"type": "error", "error": {"type": _ANTHROPIC_ERROR_TYPES.get(status, "api_error"), "message": message}}
     kind = _OPENAI_ERROR_TYPES.get(status, "server_error")
@@ -384,6 +397,8 @@ def error_body(api: str | None, status: int, message: str) -> dict[str, Any]:
 
 def error_frame(api: str, spec: dict[str, Any]) -> bytes:
     """The in-stream error event for `spec["error_event"]` (true, a message, or the inner error object)."""
+    if api in EXTRA_API_MODULES:
+        return _extra_api(api).error_frame(spec)
     given = spec.get("error_event", True)
     if api == "anthropic":
         error = {"type": "overloaded_error", "message": "Overloaded"}
@@ -502,8 +517,13 @@ class FakeLLMServer:
 
     @property
     def base_url_openai(self) -> str:
-        """`http://127.0.0.1:PORT/v1` (OpenAI clients append `/chat/completions`)."""
+        """`http://127.0.0.1:PORT/v1` (OpenAI clients append `/chat/completions` or `/responses`)."""
         return f"{self.base_url_anthropic}/v1"
+
+    @property
+    def base_url_gemini(self) -> str:
+        """`http://127.0.0.1:PORT/v1beta` (Gemini clients append `/models/<id>:streamGenerateContent`)."""
+        return f"{self.base_url_anthropic}/v1beta"
 
     # -- script
 
@@ -611,7 +631,29 @@ def _api_for(path: str) -> str | None:
         return "openai"
     if route.endswith("/messages"):
         return "anthropic"
-    return None
+    return next((api for api in EXTRA_API_MODULES if _extra_api(api).matches(route)), None)
+
+
+EXTRA_API_MODULES = {"responses": "fake_responses", "gemini": "fake_gemini"}
+"""Record `api` name -> module beside this file serving that API (see "Other APIs" in the module docstring)."""
+
+
+def _extra_api(api: str) -> Any:
+    name = EXTRA_API_MODULES[api]
+    # Imported late: those modules import helpers from this one. Standalone, this file's directory is on sys.path.
+    return importlib.import_module(f"{__package__}.{name}" if __package__ else name)
+
+
+def _request_problem(api: str, body: dict[str, Any]) -> str | None:
+    if api in EXTRA_API_MODULES:
+        return _extra_api(api).request_problem(body)
+    return None if body.get("stream") else "fake LLM only answers streaming requests (\"stream\": true)"
+
+
+def _stream_builder(api: str) -> Callable[[dict[str, Any], int, dict[str, Any]], Plan]:
+    if api in EXTRA_API_MODULES:
+        return _extra_api(api).stream
+    return anthropic_stream if api == "anthropic" else openai_stream
 
 
 def _shutdown_socket(conn: socket.socket) -> None:
@@ -656,8 +698,8 @@ class _Handler(BaseHTTPRequestHandler):
         api = record["api"]
         if api is None:
             return self._finish_plain(record, 404, error_body(None, 404, f"fake LLM: no route {self.path}"), {})
-        if problem is None and not body.get("stream"):
-            problem = "fake LLM only answers streaming requests (\"stream\": true)"
+        if problem is None:
+            problem = _request_problem(api, body)
         if problem is not None:
             return self._finish_plain(record, 400, error_body(api, 400, problem), {}, "bad_request")
         self._answer(record, api, body)
@@ -673,7 +715,7 @@ class _Handler(BaseHTTPRequestHandler):
         if "status" in spec:
             default = error_body(api, spec["status"], f"fake LLM scripted HTTP {spec['status']}")
             return self._finish_plain(record, spec["status"], spec.get("body", default), spec.get("headers", {}))
-        build = anthropic_stream if api == "anthropic" else openai_stream
+        build = _stream_builder(api)
         outcome = self._stream(record, api, spec, build(spec, record["seq"], body))
         owner._update(record, outcome=outcome, client_disconnected=outcome == "client_disconnected")
 

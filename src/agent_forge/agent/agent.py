@@ -6,11 +6,11 @@ The model call is injected (`stream_fn`), so tests and SDK users swap in the scr
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from ..ai.options import StreamOptions
 from ..ai.types import Model
-from .loop import Emit, LoopConfig, RunState, StreamFn, TurnLoop
+from .loop import BeforeToolCall, Emit, LoopConfig, RunState, StreamFn, TurnLoop
 from .types import AgentTool
 
 QUEUE_MODES = ("all", "one-at-a-time")
@@ -64,6 +64,10 @@ class Agent:
         self._task: asyncio.Task | None = None
         self.will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
         """Set by the owner (the session's auto-retry): decides `agent_end.willRetry` (see LoopConfig)."""
+        self.before_tool_call: BeforeToolCall | None = None
+        self.before_turn: Callable[[], Awaitable[None]] | None = None
+        """Set by the owner (compaction): awaited before each turn's model call (see LoopConfig)."""
+        """Set by the owner (plugins): may change or block each tool call before it runs (see LoopConfig)."""
 
     @property
     def is_streaming(self) -> bool:
@@ -133,7 +137,18 @@ class Agent:
             take_steering=lambda: self._take(self.steering_queue, self.steering_mode),
             take_follow_up=lambda: self._take(self.follow_up_queue, self.follow_up_mode),
             will_retry=lambda new_messages: self.will_retry(new_messages),
+            before_tool_call=self.before_tool_call,
+            before_turn=self.before_turn,
         )
+
+    @property
+    def stream_fn(self) -> StreamFn | None:
+        """The model call this agent makes; owners use it for side requests (summaries)."""
+        return self._stream_fn
+
+    def request_options(self) -> StreamOptions:
+        """Fresh StreamOptions for a request with the current model (API key, headers, thinking level)."""
+        return self._stream_options()
 
     def _stream_options(self) -> StreamOptions:
         model = self.model

@@ -22,6 +22,10 @@ from .types import AgentTool, ToolError, ToolResult
 
 Emit = Callable[[dict[str, Any]], None]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
+BeforeToolCall = Callable[[ToolCall], Awaitable["str | None"]]
+"""Awaited before a known tool runs with well-formed arguments (after `tool_execution_start`) with a copy of the
+call: changes to its `arguments` are what the tool runs with (the assistant message keeps what the model sent);
+a returned string blocks the call and becomes its error result."""
 
 
 def now_ms() -> int:
@@ -43,6 +47,10 @@ class LoopConfig:
     take_follow_up: Callable[[], list[dict[str, Any]]] = lambda: []
     will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
     """Asked with the run's new messages just before `agent_end`: will the owner retry this run?"""
+    before_tool_call: BeforeToolCall | None = None
+    before_turn: Callable[[], Awaitable[None]] | None = None
+    """Awaited before each turn (the first one included) as an abortable step: the owner's upkeep of the context
+    it is about to send (compaction). It must swallow its own cancellation, as every step does."""
 
 
 @dataclass
@@ -72,11 +80,19 @@ class TurnLoop:
         self.emit({"type": "agent_start"})
         pending: list[dict[str, Any]] | None = prompts
         while pending is not None:
+            await self._before_turn()
+            if self.state.aborted and not pending:
+                break  # aborted during the upkeep between turns: nothing new to record
             has_tool_calls = await self._turn(pending)
             pending = self._next_messages(has_tool_calls)
         will_retry = not self.state.aborted and self.config.will_retry(self.state.new_messages)
         self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": will_retry})
         return self.state.new_messages
+
+    async def _before_turn(self) -> None:
+        if self.config.before_turn is None or self.state.aborted:
+            return
+        await self._step(self.config.before_turn())
 
     def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:
         """Messages that open the next turn ([] when only tool results are pending), or None to stop."""
@@ -92,7 +108,7 @@ class TurnLoop:
         self.emit({"type": "turn_start"})
         for message in pending:
             self._add_message(message)
-        assistant = await self._step(self._stream_assistant())
+        assistant = await self._step(self._stream_assistant(), self._aborted_before_streaming)
         results: list[ToolResultMessage] = []
         calls = [b for b in assistant["content"] if b.get("type") == "toolCall"]
         if assistant["stopReason"] not in ("error", "aborted") and calls:
@@ -106,12 +122,19 @@ class TurnLoop:
         self.state.new_messages.append(message)
         self.emit({"type": "message_end", "message": message})
 
-    async def _step(self, coro: Awaitable[Any]) -> Any:
-        """Run one step as its own task so `abort` can cancel exactly it."""
+    async def _step(self, coro: Awaitable[Any], unstarted: Callable[[], Any] = lambda: None) -> Any:
+        """Run one step as its own task so `abort` can cancel exactly it. A started step swallows its own
+        cancellation and returns its aborted result; a step cancelled before its first line ran cannot, so
+        `unstarted()` makes that result instead. Cancelling the run itself still propagates."""
         task = asyncio.ensure_future(coro)
         self.state.current = task
         try:
-            return await task  # the step swallows its own cancellation and returns its aborted result
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not (task.cancelled() and self.state.aborted) or (current is not None and current.cancelling()):
+                raise
+            return unstarted()
         finally:
             self.state.current = None
 
@@ -133,6 +156,11 @@ class TurnLoop:
         if message is None or message["stopReason"] == "pending":
             message = self._finish_failed(message, "Provider stream ended without a final message")
         message["durationMs"] = int((time.monotonic() - started) * 1000)
+        self._end_message(message)
+        return message
+
+    def _aborted_before_streaming(self) -> AssistantMessage:
+        message = self._finish_aborted(None)
         self._end_message(message)
         return message
 
@@ -196,8 +224,8 @@ class TurnLoop:
         for call in calls:
             self.emit({"type": "tool_execution_start", "toolCallId": call["id"], "toolName": call["name"],
                        "args": call["arguments"]})
-        runs = [_ToolRun(call, tools.get(call["name"]), self.emit) for call in calls]
-        await self._step(_run_all(runs, self.state))
+        runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call) for call in calls]
+        await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
         results = [run.message() for run in runs]
         for result in results:
             self._end_tool_result(result)
@@ -211,9 +239,7 @@ class TurnLoop:
 async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
     """Run the tool calls concurrently; on abort, cancel them all and still wait for their clean-up."""
     if state.aborted:
-        for run in runs:
-            run.aborted = True
-            run.emit_end()
+        _mark_aborted(runs)
         return
     batch = asyncio.gather(*(run.execute() for run in runs), return_exceptions=True)
     try:
@@ -225,13 +251,20 @@ async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
         await asyncio.gather(batch, return_exceptions=True)
 
 
+def _mark_aborted(runs: list["_ToolRun"]) -> None:
+    for run in runs:
+        run.aborted = True
+        run.emit_end()
+
+
 class _ToolRun:
     """One tool call's execution and the result message it produces."""
 
-    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit):
+    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, before: BeforeToolCall | None = None):
         self.call = call
         self.tool = tool
         self.emit = emit
+        self.before = before
         self.result: ToolResult | None = None
         self.partial: ToolResult | None = None
         self.error: str | None = None
@@ -245,7 +278,7 @@ class _ToolRun:
                 raise ToolError(f"Tool {self.call['name']} not found")
             if self.call.get("argumentsError"):  # the model's arguments were not valid JSON
                 raise ToolError(str(self.call["argumentsError"]))
-            self.result = await self.tool.execute(self.call["id"], self.call["arguments"], self._on_update)
+            self.result = await self.tool.execute(self.call["id"], await self._arguments(), self._on_update)
         except ToolError as exc:
             self.error, self.error_details = str(exc), exc.details
         except asyncio.CancelledError:
@@ -255,6 +288,17 @@ class _ToolRun:
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.emit_end()
+
+    async def _arguments(self) -> dict[str, Any]:
+        if self.before is None:
+            return self.call["arguments"]
+        import copy
+
+        call: ToolCall = {**self.call, "arguments": copy.deepcopy(self.call["arguments"])}
+        blocked = await self.before(call)
+        if blocked is not None:
+            raise ToolError(blocked)
+        return call["arguments"]
 
     def _on_update(self, partial: ToolResult) -> None:
         self.partial = partial

@@ -11,16 +11,18 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
 from ..agent.types import AgentTool
 from ..ai.types import Model
 from .retry import AutoRetry, forget_failed_attempt
+from .session_hooks import SessionHooks, change_session
 from .session_store import SessionFileError, SessionStore
 
 Listener = Callable[[dict[str, Any]], None]
+_CUSTOM_FIELDS = ("customType", "content", "display", "details")
 
 
 class CommandError(Exception):
@@ -47,12 +49,27 @@ class SessionOptions:
     name: str | None = None
     tools: list[AgentTool] | None = None
     system_prompt: str | None = None
-    append_system_prompt: str | None = None
+    append_system_prompt: str | list[str] | None = None
     stream_fn: Any = None
     scoped_models: str | list[str] | None = None
     """`--models`: patterns `cycle_model` walks through (else settings `enabledModels`); see model_control."""
     context_window: str | int | None = None
     """`--context-window`: `400k`, `1m` or a token count, for the start-up model."""
+    # Resources, tools and project trust (coding/resources/, coding/tools/selection.py): the CLI flags of the
+    # same names. `system_prompt` and `append_system_prompt` items are text or the path of a file.
+    no_context_files: bool = False
+    no_skills: bool = False
+    no_prompt_templates: bool = False
+    skill_paths: list[str] | tuple[str, ...] = ()
+    prompt_template_paths: list[str] | tuple[str, ...] = ()
+    tool_names: list[str] | None = None
+    """`--tools`: plain names (or `*` patterns) are an allowlist; only `+name`/`-name` entries change the defaults."""
+    no_tools: bool = False
+    no_builtin_tools: bool = False
+    approve: bool | None = None
+    """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
+    no_project_resources: bool = False
+    """`--no-project-resources`: ignore `<cwd>/.agent-forge/agent/` entirely."""
 
 
 class AgentSession:
@@ -74,7 +91,8 @@ class AgentSession:
         self._append_system_prompt = append_system_prompt
         self.retry = AutoRetry(lambda: self.settings.retry, self._emit,
                                lambda failed: forget_failed_attempt(self.agent.messages, self.store, failed))
-        agent.will_retry = self.retry.will_retry
+        agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
+                                                 or self.compaction.will_retry(new_messages))
         self.session_dir: str | None = None  # sessions root for stores this session creates later (new_session)
         from .user_bash import UserBash  # imported here: user_bash imports this module
 
@@ -82,6 +100,21 @@ class AgentSession:
         from .model_control import ModelControl  # imported here: model_control imports this module
 
         self.model_control = ModelControl(self)
+        from .compaction.controller import CompactionController
+
+        self.compaction = CompactionController(self)  # manual, threshold and overflow compaction
+        agent.before_turn = self.compaction.before_turn
+        self.hooks: SessionHooks = SessionHooks()
+        """Plugin hook points (`session_hooks.py`); the plugin runner replaces the no-op default."""
+        from .resources.loader import SessionResources
+
+        self.resources = SessionResources()
+        """Context files, skills, templates, prompt files and the project policy (`resources/loader.py`)."""
+        from .tools.selection import ToolSelection
+
+        self.tool_selection = ToolSelection()
+        """Which tools are active (`tools/selection.py`; the factory resolves it): `admits(name)` for plugin tools."""
+        self._abort_pending = False  # an abort that came while a run was still starting
 
     # -- events --------------------------------------------------------------------------------------
 
@@ -90,6 +123,10 @@ class AgentSession:
         An exception raised by a listener is printed to stderr; the run and the other listeners go on."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Send `event` to every listener (plugins report `extension_error` and interaction requests so)."""
+        self._emit(event)
 
     def _emit(self, event: dict[str, Any]) -> None:
         for listener in list(self._listeners):
@@ -111,7 +148,10 @@ class AgentSession:
         """Append a message entry. A failing disk must not kill the run the client is watching: the
         conversation goes on in memory and the failure is reported on stderr (once per distinct error)."""
         try:
-            self.store.append_message(message)
+            if message.get("role") == "custom":  # plugin context has its own entry type (session format)
+                self.store.append_entry("custom_message", **{k: message[k] for k in _CUSTOM_FIELDS if k in message})
+            else:
+                self.store.append_message(message)
         except (SessionFileError, OSError) as exc:
             if str(exc) not in self.persist_errors:
                 self.persist_errors.append(str(exc))
@@ -137,12 +177,12 @@ class AgentSession:
             "model": self.model,
             "thinkingLevel": self.agent.thinking_level,
             "isStreaming": self.is_streaming,
-            "isCompacting": False,
+            "isCompacting": self.compaction.is_compacting,
             "steeringMode": self.agent.steering_mode,
             "followUpMode": self.agent.follow_up_mode,
             "sessionFile": str(self.store.path) if self.store.path else None,
             "sessionId": self.store.session_id,
-            "autoCompactionEnabled": self.settings.compaction.enabled,
+            "autoCompactionEnabled": self.compaction.enabled,
             "messageCount": len(self.agent.messages),
             "pendingMessageCount": len(self.agent.steering_queue) + len(self.agent.follow_up_queue),
         }
@@ -180,12 +220,24 @@ class AgentSession:
 
     # -- prompting -----------------------------------------------------------------------------------
 
+    async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+                     streaming_behavior: str | None = None) -> str:
+        """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
+        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`."""
+        if self.hooks.run_command(text):
+            return "handled"
+        accepted = await self.hooks.input(text, images, streaming_behavior)
+        if accepted is None:
+            return "handled"
+        return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
     def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
-               streaming_behavior: str | None = None) -> str:
+               streaming_behavior: str | None = None, *, expand: bool = True) -> str:
         """Accept a prompt: start a run, or queue it while one is going on. Returns the disposition
-        (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted."""
-        message = user_message(text, images)
-        if self.is_streaming:
+        (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
+        `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
+        message = user_message(self.resources.expand(text) if expand else text, images)
+        if self.is_streaming or self.compaction.is_compacting:  # a manual compaction sends queued ones after
             if streaming_behavior not in ("steer", "followUp"):
                 raise CommandError(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
@@ -204,13 +256,21 @@ class AgentSession:
 
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
-        self.queue(user_message(text, images), "steer")
+        self._refuse_plugin_command(text, "steer")
+        self.queue(user_message(self.resources.expand(text), images), "steer")
         return "queued"
 
     def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
-        self.queue(user_message(text, images), "followUp")
+        self._refuse_plugin_command(text, "follow_up")
+        self.queue(user_message(self.resources.expand(text), images), "followUp")
         return "queued"
+
+    def _refuse_plugin_command(self, text: str, command: str) -> None:
+        name = self.hooks.command_name(text)
+        if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
+            raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
+                               "which runs it at once even while the agent is working")
 
     def _check_ready(self) -> None:
         model = self.agent.model
@@ -220,15 +280,27 @@ class AgentSession:
             raise CommandError(self.registry.auth_error_message(model))
 
     def _start(self, prompts: list[dict[str, Any]]) -> None:
-        self.agent.system_prompt = self.system_prompt()
-        run = self.agent.start(prompts)
-        self._settle_task = asyncio.ensure_future(self._settle(run))
+        self._abort_pending = False
+        self._settle_task = asyncio.ensure_future(self._settle(self._begin(prompts)))
 
-    async def _settle(self, run: asyncio.Task) -> None:
+    async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
+        """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
+        self.agent.system_prompt = await self.hooks.before_run(prompts, self.system_prompt())
+        run = self.agent.start(prompts)
+        if self._abort_pending:  # the abort came while the run was starting: it starts aborted
+            self.agent.abort()
+        return run
+
+    async def _settle(self, starting: Awaitable[asyncio.Task]) -> None:
         retry_aborted = False
         try:
+            run = await starting
             while True:
                 retry_aborted = await self.retry.follow(run, restart=lambda: self.agent.start([]))
+                recovery = await self.compaction.after_run()  # overflow recovery, threshold check
+                if recovery is not None:
+                    run = recovery
+                    continue
                 queued = self.agent.take_queued()
                 if not queued:
                     break
@@ -236,34 +308,68 @@ class AgentSession:
                 self._run_boundary.set()
         finally:
             self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
-            self._emit({"type": "agent_settled", "aborted": retry_aborted or self.agent.was_aborted})
+            aborted = retry_aborted or self.agent.was_aborted
+            self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
             self._run_boundary.set()
 
     async def prompt_and_wait(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         """SDK convenience: prompt (queueing as a follow-up when busy) and wait until the session settles."""
-        self.prompt(text, images, streaming_behavior="followUp")
+        await self.submit(text, images, streaming_behavior="followUp")
         await self.wait_for_idle()
 
     async def wait_for_idle(self) -> None:
-        while self._settle_task is not None and not self._settle_task.done():
-            await asyncio.wait({self._settle_task})
+        while (self._settle_task is not None and not self._settle_task.done()) or self.compaction.is_compacting:
+            await asyncio.wait({t for t in (self._settle_task, self.compaction.task) if t and not t.done()})
 
     async def abort(self) -> None:
         """Abort the running step (or a retry's backoff wait); returns once the session settled or, when
-        messages were still queued, once the aborted run handed over to them (seed 000: abort continues them)."""
+        messages were still queued, once the aborted run handed over to them (seed 000: abort continues them).
+        Pending plugin dialogs resolve with their defaults."""
+        self.hooks.abort()
         if not self.is_streaming:
+            await self.compaction.cancel_and_wait()  # a manual compaction or branch summary
             return
         self._run_boundary = asyncio.Event()
         self.retry.cancel(aborted=True)
+        self._abort_pending = True
         self.agent.abort()
+        await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
         await self._run_boundary.wait()  # settled, or the aborted run handed over to queued messages
 
+    def start_queued(self) -> None:
+        """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
+        if not self.is_streaming:
+            queued = self.agent.take_queued()
+            if queued:
+                self._start(queued)
+
+    # -- compaction ----------------------------------------------------------------------------------
+
+    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
+        """Compact the context now (seed 000 `compact`; strategy from `compaction.strategy`), aborting a running
+        turn first. Returns the result; raises `CommandError`. Logic: `compaction/controller.py`."""
+        return await self.compaction.compact(custom_instructions)
+
+    async def navigate_tree(self, target_id: str, *, summarize: bool = False,
+                            custom_instructions: str | None = None) -> dict[str, Any]:
+        """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
+        `branch_summary` entry: `{cancelled, summaryEntry}`. Raises `CommandError`. See `compaction/branch.py`."""
+        from .compaction.branch import navigate_tree
+
+        return await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+
     def system_prompt(self) -> str:
+        """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
+        context files and skills, then the date and working directory (`system_prompt.py`)."""
         from .system_prompt import build_system_prompt
 
-        if self._system_prompt_override is not None:
-            return self._system_prompt_override
-        return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, append=self._append_system_prompt)
+        return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
+                                   append=self._append_system_prompt,
+                                   sections=self.resources.prompt_sections(t.name for t in self.agent.tools))
+
+    def get_commands(self) -> list[dict[str, Any]]:
+        """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
+        return self.resources.commands([self.hooks.commands])
 
     # -- model ---------------------------------------------------------------------------------------
 
@@ -297,8 +403,13 @@ class AgentSession:
     # -- session lifecycle ---------------------------------------------------------------------------
 
     async def new_session(self, parent_session: str | None = None) -> bool:
-        """Start a fresh session (seed 000 `new_session`); returns `cancelled` (always False until plugins can
-        veto). Work in progress belongs to the old conversation: queued messages are dropped, a run and user
+        """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
+        cancelled, _ = await change_session(self, "new_session", lambda: self._new_session(parent_session),
+                                            parentSession=parent_session)
+        return cancelled
+
+    async def _new_session(self, parent_session: str | None) -> None:
+        """Work in progress belongs to the old conversation: queued messages are dropped, a run and user
         shell commands are aborted and settle first. The new store keeps the old one's persistence (file or
         memory), records `parent_session` in its header, and starts with the current model and thinking level.
         """
@@ -314,7 +425,6 @@ class AgentSession:
         if self.model is not None:
             store.append_model_change(self.model["provider"], self.model["id"])
             store.append_thinking_level_change(self.agent.thinking_level)
-        return False
 
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
@@ -329,19 +439,22 @@ class AgentSession:
         unreadable or locked file) leaving this session as it was. Logic: `session_switch.py`."""
         from .session_switch import switch_session
 
-        return await switch_session(self, session_path)
+        cancelled, _ = await change_session(self, "switch_session", lambda: switch_session(self, session_path),
+                                            targetSessionFile=session_path)
+        return cancelled
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
         """Continue in a new session holding the branch before user message `entry_id`: `{text, cancelled}`."""
-        from .session_switch import fork
+        from .session_hooks import vetoable_fork
 
-        return await fork(self, entry_id)
+        return await vetoable_fork(self, entry_id)
 
     async def clone(self) -> bool:
         """Continue in a new session holding a copy of the active branch; returns `cancelled`."""
         from .session_switch import clone
 
-        return await clone(self)
+        cancelled, _ = await change_session(self, "clone", lambda: clone(self))
+        return cancelled
 
     def available_models(self) -> list[Model]:
         return self.registry.available_models()
@@ -352,11 +465,14 @@ class AgentSession:
         self.agent.clear_queues()
         await self.abort()
         await self.user_bash.abort()
+        await self.hooks.shutdown()
         self.store.close()
 
     async def close(self) -> None:
-        """Finish the running work and release the session file."""
+        """Finish the running work (plugin commands included) and release the session file."""
         await self.wait_for_idle()
+        await self.hooks.shutdown()
+        await self.wait_for_idle()  # a plugin command may have started a run while finishing
         self.store.close()
 
 

@@ -14,14 +14,16 @@ from .session_store import SessionFileError, SessionStore
 
 def build_session(options: SessionOptions) -> AgentSession:
     from .model_registry import ModelRegistry
-    from .settings import load_settings
+    from .resources.setup import load_project_settings, load_session_resources
 
     agent_dir = options.agent_dir or default_agent_dir()
-    settings = load_settings(options.cwd, agent_dir)
+    settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
+    resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
     store = _open_store(options)
-    session = _new_session(options, store, registry, settings)
+    session = _new_session(options, store, registry, settings, resources, tool_selection)
     session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
+    session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))
     session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
@@ -48,28 +50,31 @@ def _open_store(options: SessionOptions) -> SessionStore:
     return SessionStore.create(options.cwd, options.session_dir, lock=True)
 
 
-def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any) -> AgentSession:
+def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,
+                 tool_selection: Any) -> AgentSession:
     from ..ai.registry import stream as registry_stream
 
     agent = Agent(model=None, stream_fn=options.stream_fn or registry_stream, emit=lambda e: None,
                   get_api_key=registry.get_api_key, get_headers=registry.request_headers,
                   convert_to_llm=convert_to_llm)
     session = AgentSession(store=store, agent=agent, registry=registry, settings=settings, cwd=options.cwd,
-                           system_prompt_override=options.system_prompt,
-                           append_system_prompt=options.append_system_prompt)
+                           system_prompt_override=resources.custom_prompt,
+                           append_system_prompt=resources.append_prompt)
+    session.resources = resources
+    session.tool_selection = tool_selection
     agent._emit = session.on_agent_event  # the session persists before it forwards
     session.session_dir = options.session_dir
     agent.session_id = store.session_id
-    agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd)
+    agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection)
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode
     return session
 
 
-def _default_tools(cwd: str) -> list:
-    from .tools import create_coding_tools
+def _default_tools(cwd: str, tool_selection: Any) -> list:
+    from .tools import create_tools
 
-    return create_coding_tools(cwd)
+    return create_tools(cwd, tool_selection.builtin)
 
 
 def _select_model(session: AgentSession, options: SessionOptions) -> None:

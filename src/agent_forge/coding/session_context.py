@@ -54,7 +54,9 @@ def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
     compaction = path[last]
     first_kept = compaction.get("firstKeptEntryId")
     start = next((i for i in range(last) if path[i]["id"] == first_kept), last)
-    return [compaction, *path[start:last], *path[last + 1 :]]
+    # An older compaction inside the kept range is already folded into this one's summary: skip it.
+    kept = [entry for entry in path[start:last] if entry["type"] != "compaction"]
+    return [compaction, *kept, *path[last + 1 :]]
 
 
 def entry_messages(entry: SessionEntry) -> list[AgentMessage]:

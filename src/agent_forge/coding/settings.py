@@ -180,15 +180,20 @@ class Settings:
         return self.get("rpc.partialMessages", False)
 
 
-def load_settings(cwd: str | Path, agent_dir: str | Path | None = None) -> Settings:
-    """Load and merge the agent-dir and project settings files. Never raises; see `Settings.errors`."""
+def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, include_project: bool = True,
+                  project_filter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Settings:
+    """Load and merge the agent-dir and project settings files. Never raises; see `Settings.errors`.
+    `include_project=False` leaves the project file unread; `project_filter` returns the part of the project
+    file to apply (project trust: `resources/trust.py`)."""
     global_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     errors: list[SettingsError] = []
     global_path = global_dir / SETTINGS_FILE
     project_path = project_dir(cwd) / SETTINGS_FILE
     global_raw = _read_settings_file(global_path, errors)
-    same_file = _same_file(global_path, project_path)
+    same_file = _same_file(global_path, project_path) or not include_project
     project_raw = {} if same_file else _read_settings_file(project_path, errors)
+    if project_filter is not None and project_raw:
+        project_raw = project_filter(project_raw)
     settings = Settings(raw=deep_merge(global_raw, project_raw), global_raw=global_raw,
                         project_raw=project_raw, errors=errors)
     _validate(settings, global_path, project_path)

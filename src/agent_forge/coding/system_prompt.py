@@ -18,12 +18,18 @@ _GUIDELINES = """Guidelines:
 
 
 def build_system_prompt(*, cwd: str, tools: Iterable[object], today: _dt.date | None = None,
-                        append: str | None = None) -> str:
-    """Assemble the prompt. `tools` are objects with `name` and `description` (first line is listed)."""
-    listing = "\n".join(f"- {t.name}: {_first_line(t.description)}" for t in tools)  # type: ignore[attr-defined]
-    parts = [_PREAMBLE, f"Available tools:\n{listing}" if listing else "No tools are available.", _GUIDELINES]
+                        append: str | None = None, custom: str | None = None, sections: Iterable[str] = ()) -> str:
+    """Assemble the prompt. `tools` are objects with `name` and `description` (first line is listed).
+    `custom` replaces the default preamble, tool list and guidelines (`--system-prompt`, SYSTEM.md); `append`
+    and then `sections` (context files, skills: `resources/loader.py`) follow; the date and cwd come last."""
+    if custom is not None:
+        parts = [custom.strip()] if custom.strip() else []
+    else:
+        listing = "\n".join(f"- {t.name}: {_first_line(t.description)}" for t in tools)  # type: ignore[attr-defined]
+        parts = [_PREAMBLE, f"Available tools:\n{listing}" if listing else "No tools are available.", _GUIDELINES]
     if append:
         parts.append(append)
+    parts.extend(sections)
     day = (today or _dt.date.today()).isoformat()
     parts.append(f"Current date: {day}\nCurrent working directory: {cwd}")
     return "\n\n".join(parts)

@@ -39,5 +39,5 @@ def test_edit_items_schema():
 
 
 def test_unknown_tool_name(tmp_path):
-    with pytest.raises(KeyError, match="grep"):
-        create_tools(str(tmp_path), ["read", "grep"])
+    with pytest.raises(KeyError, match="nope"):
+        create_tools(str(tmp_path), ["read", "nope"])

@@ -1,7 +1,7 @@
 """The built-in coding tools and the factories that create them for a working directory.
 
-`TOOL_FACTORIES` maps each tool name to a callable `factory(cwd) -> AgentTool`; later tools (grep, find,
-ls) register there too.
+`TOOL_FACTORIES` maps each tool name to a callable `factory(cwd) -> AgentTool`. `grep`, `find` and `ls` are
+registered but not in the default set (enable them with `--tools` or the `defaultTools` setting).
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from typing import Callable, Sequence
 from ...agent.types import AgentTool
 from .bash import BashTool
 from .edit import EditTool
+from .find import FindTool
+from .grep import GrepTool
+from .ls import LsTool
 from .read import ReadTool
 from .write import WriteTool
 
@@ -19,6 +22,9 @@ TOOL_FACTORIES: dict[str, Callable[[str], AgentTool]] = {
     "bash": BashTool,
     "edit": EditTool,
     "write": WriteTool,
+    "grep": GrepTool,
+    "find": FindTool,
+    "ls": LsTool,
 }
 
 CODING_TOOL_NAMES = ("read", "bash", "edit", "write")

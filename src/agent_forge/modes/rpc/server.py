@@ -38,14 +38,41 @@ class RpcServer:
     async def serve(self, fd: int = 0) -> int:
         queue: asyncio.Queue[bytes] = asyncio.Queue()
         _start_reader(fd, asyncio.get_running_loop(), queue)
+        self._spawn(self.session.hooks.start())  # plugins' session_start, now that their events reach the client
+        records: asyncio.Queue[bytes | None] = asyncio.Queue()
+        worker = asyncio.ensure_future(self._handle_records(records))
         splitter = framing.LineSplitter()
         while chunk := await queue.get():
             for record in splitter.feed(chunk):
-                await self.handle_record(record)
+                self._receive(record, records)
         for record in splitter.finish():
-            await self.handle_record(record)
+            self._receive(record, records)
+        self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
+        records.put_nowait(None)
+        await worker
         await self.shutdown()
         return 0
+
+    def _receive(self, record: bytes, records: asyncio.Queue[bytes | None]) -> None:
+        """Commands are handled one at a time, in order; answers to plugin dialogs skip that queue, because the
+        command being handled (a vetoable `fork`, a plugin's input handler) may be the one waiting for them."""
+        if b"extension_ui_response" in record and self._answer_dialog(record):
+            return
+        records.put_nowait(record)
+
+    def _answer_dialog(self, record: bytes) -> bool:
+        try:
+            message = framing.decode(record)
+        except ValueError:
+            return False  # the command queue answers the parse error
+        if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
+            return False
+        self.session.hooks.ui_response(message)
+        return True
+
+    async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
+        while (record := await records.get()) is not None:
+            await self.handle_record(record)
 
     async def shutdown(self) -> None:
         if self._background:
@@ -72,7 +99,8 @@ class RpcServer:
             self.write(response("unknown", request_id, error=error))
             return
         if kind in INPUT_MESSAGES:
-            return  # dialog answers are routed by the plugin layer; without pending dialogs they are ignored
+            self.session.hooks.ui_response(command)  # unknown or late ids are ignored there; never answered
+            return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
             return

@@ -8,6 +8,7 @@ from . import retry  # noqa: F401  (automatic retry)
 from . import lifecycle  # noqa: F401  (new_session, get_session_stats)
 from . import export  # noqa: F401  (export_html)
 from . import tree  # noqa: F401  (switch_session, fork, clone, get_fork_messages, get_entries, get_tree)
+from . import compaction  # noqa: F401  (compact, set_auto_compaction)
 from .registry import HANDLERS, handler
 
 __all__ = ["HANDLERS", "handler"]

@@ -6,7 +6,7 @@ import binascii
 from typing import TYPE_CHECKING, Any
 
 from ....agent.agent import message_text
-from ....coding.agent_session import CommandError, user_message
+from ....coding.agent_session import CommandError
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -46,20 +46,18 @@ async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
     behavior = command.get("streamingBehavior")
     if behavior is not None and behavior not in ("steer", "followUp"):
         raise CommandError("Field 'streamingBehavior' must be 'steer' or 'followUp'")
-    disposition = server.session.prompt(command["message"], _images(command), behavior)
+    disposition = await server.session.submit(command["message"], _images(command), behavior)
     return {"disposition": disposition}
 
 
 @handler("steer")
 async def _steer(server: RpcServer, command: dict[str, Any]) -> Any:
-    server.session.queue(user_message(command["message"], _images(command)), "steer")
-    return {"disposition": "queued"}
+    return {"disposition": server.session.steer(command["message"], _images(command))}
 
 
 @handler("follow_up")
 async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
-    server.session.queue(user_message(command["message"], _images(command)), "followUp")
-    return {"disposition": "queued"}
+    return {"disposition": server.session.follow_up(command["message"], _images(command))}
 
 
 @handler("abort")

@@ -30,4 +30,4 @@ async def _session_name(server: RpcServer, command: dict[str, Any]) -> Any:
 
 @handler("get_commands")
 async def _get_commands(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"commands": []}
+    return {"commands": server.session.get_commands()}
