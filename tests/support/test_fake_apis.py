@@ -52,7 +52,7 @@ async def test_our_provider_round_trips_through_the_fake_route(fake_llm, api):
               "content": [{"type": "text", "text": "hi"}], "isError": False, "timestamp": 3}
     second = await run(fake_llm, api, {**CONTEXT, "messages": [*CONTEXT["messages"], first, result]})
     assert [(b["type"], b["text"]) for b in second["content"]] == [("text", "The file says hi.")]
-    assert [r["outcome"] for r in fake_llm.requests] == ["ok", "ok"]
+    assert [r["outcome"] for r in fake_llm.wait_for_requests(2, done=True)] == ["ok", "ok"]
     assert [r["api"] for r in fake_llm.requests] == [{"openai-responses": "responses"}.get(api, "gemini")] * 2
 
 
@@ -143,7 +143,9 @@ def test_an_invalid_request_is_answered_with_the_apis_400(fake_llm):
     response = httpx2.post(url, json={"contents": [{"role": "model", "parts": [{"text": "a"}]}]})
     assert response.status_code == 400
     assert response.json()["error"]["status"] == "INVALID_ARGUMENT"
-    assert fake_llm.requests[0]["outcome"] == "bad_request" and fake_llm.remaining == 1
+    # the server records the outcome just after it sends the response: wait for it rather than race it
+    fake_llm.wait_for(lambda: fake_llm.requests[0].get("outcome") == "bad_request", timeout=10)
+    assert fake_llm.remaining == 1
 
 
 def test_standalone_server_loads_the_extra_routes(tmp_path):
