@@ -171,7 +171,7 @@ async def test_grep_find_ls_respect_gitignore(agent_env, fake_llm, tmp_path):
     results = {e["toolName"]: e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"}
     assert results["grep"] == "src/main.py:1: TODO: ship it"
     assert results["find"] == "src/main.py"
-    assert results["ls"].splitlines() == [".gitignore", "dist/", "src/", "token.secret"]  # ls is a plain listing
+    assert results["ls"].splitlines() == [".gitignore", "dist/ (ignored)", "src/", "token.secret (ignored)"]
     tool_messages = [m for m in fake_llm.requests[1]["body"]["messages"] if m["role"] == "tool"]
     assert "src/main.py:1: TODO: ship it" in tool_messages[0]["content"]
 

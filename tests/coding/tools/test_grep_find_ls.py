@@ -162,7 +162,8 @@ async def test_ls_lists_everything_sorted(tmp_path):
     (root / "Zeta.md").write_text("")
     result = await LsTool(str(root)).execute("t", {})
     assert result.content[0]["text"].splitlines() == [
-        ".git/", ".gitignore", "blob.bin", "build/", "debug.log", "keep.log", "src/", "sub/", "Zeta.md"]
+        ".git/", ".gitignore", "blob.bin", "build/ (ignored)", "debug.log (ignored)", "keep.log", "src/", "sub/",
+        "Zeta.md"]
     limited = await LsTool(str(root)).execute("t", {"path": "src", "limit": 2})
     assert limited.content[0]["text"].splitlines()[:2] == [".hidden.py", "app.py"]
     assert "Showing 2 of 3 entries" in limited.content[0]["text"] and limited.details["entryLimitReached"] == 2
@@ -183,3 +184,18 @@ def test_schemas(tmp_path, name, properties, required):
     tool = {"grep": GrepTool, "find": FindTool, "ls": LsTool}[name](str(tmp_path))
     assert tool.name == name and set(tool.parameters["properties"]) == properties
     assert tool.parameters.get("required") == required
+
+
+async def test_ls_marks_gitignored_entries_without_hiding_them(tmp_path):
+    from agent_forge.coding.tools.ls import LsTool
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / ".env").write_text("SECRET=1\n")
+    (tmp_path / "main.py").write_text("")
+    (tmp_path / ".gitignore").write_text("node_modules/\n.env\n")
+    result = await LsTool(str(tmp_path)).execute("call", {})
+    lines = result.content[0]["text"].splitlines()
+    assert ".env (ignored)" in lines and "node_modules/ (ignored)" in lines
+    assert "main.py" in lines and "src/" in lines and ".gitignore" in lines

@@ -1,4 +1,5 @@
-"""The `ls` tool: the entries of one directory, sorted, directories marked with `/`, dotfiles included."""
+"""The `ls` tool: the entries of one directory, sorted, directories marked with `/`, dotfiles included, and
+`.gitignore`d entries marked ` (ignored)`."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ DEFAULT_LIMIT = 500
 """Entries returned unless the call asks for another `limit` (reference agent's ls tool)."""
 
 DESCRIPTION = (
-    "List a directory: entries sorted alphabetically, directories ending in '/', dotfiles included (ignored "
-    f"files too: this is a plain listing). At most {DEFAULT_LIMIT} entries (change with limit) or "
+    "List a directory: entries sorted alphabetically, directories ending in '/', dotfiles included; entries "
+    f"matched by .gitignore are listed with ' (ignored)'. At most {DEFAULT_LIMIT} entries (change with limit) or "
     f"{format_size(DEFAULT_MAX_BYTES)}."
 )
 
@@ -33,9 +34,10 @@ PARAMETERS: dict[str, Any] = {
 class LsTool:
     """`ls(path?, limit?)`; `details`: `{"entryLimitReached": limit | None, "truncation"?}`.
 
-    Unlike grep and find, ls shows `.gitignore`d entries: the model asked for this directory, and hiding
-    `node_modules/` or `.env` would invite it to recreate them. Errors (`ToolError`): missing path, not a
-    directory, unreadable directory.
+    Unlike grep and find, ls does not hide `.gitignore`d entries: the model asked for this directory, and hiding
+    `node_modules/` or `.env` would invite it to recreate them. It respects the ignore files by marking those
+    entries ` (ignored)`, so the model knows they are not part of the project's sources. Errors (`ToolError`):
+    missing path, not a directory, unreadable directory.
     """
 
     name = "ls"
@@ -59,17 +61,31 @@ class LsTool:
 
 def list_directory(directory: str) -> list[str]:
     """Entry names of `directory` sorted case-insensitively (ties by exact name), `/` after directories
-    (symbolic links to directories included). Raises `ToolError`."""
+    (symbolic links to directories included), ` (ignored)` after entries its ignore files match. Raises
+    `ToolError`."""
     try:
         with os.scandir(directory) as iterator:
-            entries = [entry.name + ("/" if _is_dir(entry) else "") for entry in iterator]
+            found = [(entry.name, _is_dir(entry)) for entry in iterator]
     except FileNotFoundError:
         raise ToolError(f"Path not found: {directory}") from None
     except NotADirectoryError:
         raise ToolError(f"Not a directory: {directory}") from None
     except OSError as exc:
         raise ToolError(f"Cannot list {directory}: {exc.strerror or exc}") from None
+    ignored = _ignored_names(directory, found)
+    entries = [name + ("/" if is_dir else "") + (" (ignored)" if name in ignored else "") for name, is_dir in found]
     return sorted(entries, key=lambda name: (name.lower(), name))
+
+
+def _ignored_names(directory: str, found: list[tuple[str, bool]]) -> set[str]:
+    """Names of `found` that the ignore files in force for `directory` match (none when pathspec is missing)."""
+    try:
+        from .ignore_walk import rules_for
+
+        rules = rules_for(directory)
+        return {name for name, is_dir in found if rules.ignored(os.path.join(directory, name), is_dir)}
+    except (ImportError, OSError):
+        return set()
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
