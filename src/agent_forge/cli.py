@@ -133,6 +133,10 @@ def _list_sessions(args: argparse.Namespace) -> int:
 
 
 async def _run(mode: str, args: argparse.Namespace) -> int:
+    if mode == "rpc":
+        from .modes.stdout_guard import claim_stdout
+
+        claim_stdout()  # before plugins load: anything they print goes to stderr, not into the protocol
     from .coding.agent_session import CommandError, SessionOptions, create_session
     from .coding.resources.setup import options_from_args
     from .coding.session_listing import SessionFileError, startup_session

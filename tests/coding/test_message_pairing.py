@@ -49,3 +49,17 @@ def test_complete_conversation_is_unchanged():
     messages = [user("go"), assistant("a"), result("a"), {"role": "assistant", "stopReason": "stop",
                                                           "content": [{"type": "text", "text": "done"}]}]
     assert convert_to_llm(messages) == messages
+
+
+def test_malformed_messages_are_left_out_of_the_model_context():
+    good = [user("go"), {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "ok"}]}]
+    damaged = [
+        {"role": "assistant", "stopReason": "stop", "content": 7},
+        {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": None}]},
+        {"role": "user", "content": None},
+        {"role": "user", "content": [{"type": "image", "data": 5}]},
+        {"role": "assistant", "stopReason": "toolUse", "content": [{"type": "toolCall", "id": "a", "name": "x",
+                                                                     "arguments": "notadict"}]},
+        "not even a dict",
+    ]
+    assert convert_to_llm([*good, *damaged, user("next")]) == [*good, user("next")]

@@ -274,3 +274,31 @@ async def test_very_deep_cwd_still_saves_its_session(agent_env, fake_llm, tmp_pa
         await client.prompt_and_wait("hi")
         path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
     assert [line["type"] for line in session_lines(path)][-1] == "message"
+
+
+async def test_damaged_entries_in_a_resumed_session_do_not_brick_prompts(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "first"}, {"text": "after damage"}, {"text": "still fine"}])
+    async with await start(agent_env, tmp_path) as client:
+        await client.prompt_and_wait("hello")
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    lines = session_lines(path)
+    last = lines[-1]["id"]
+    bad = [{"type": "message", "id": "bad00001", "parentId": last, "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "assistant", "content": 7, "usage": {"input": "a", "cost": "x"},
+                        "stopReason": "stop"}},
+           {"type": "message", "id": "bad00002", "parentId": "bad00001", "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": "user", "content": None}}]
+    with open(path, "a") as handle:
+        handle.write("".join(json.dumps(entry) + "\n" for entry in bad))
+    async with await start(agent_env, tmp_path, "--session", path) as client:
+        first = await client.prompt_and_wait("are you ok?")
+        second = await client.prompt_and_wait("and now?")
+        stats = await client.send({"type": "get_session_stats"})
+        last_text = await client.send({"type": "get_last_assistant_text"})
+    errors = [e["message"].get("errorMessage") for e in first + second
+              if e["type"] == "message_end" and e["message"].get("stopReason") == "error"]
+    assert errors == []
+    for events in (first, second):
+        assert [e["type"] for e in events][-2:] == ["agent_end", "agent_settled"]
+    assert [e for e in second if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "still fine"
+    assert stats["success"] is True and last_text["data"]["text"] == "still fine"

@@ -32,3 +32,23 @@ async def test_exit_before_answering_raises_rpc_error():
     with pytest.raises(RpcError, match="boom"):
         await client.send({"type": "get_state"}, timeout=10)
     await client.close()
+
+
+_DEEP_AGENT = r"""
+import json, sys
+command = json.loads(sys.stdin.readline())
+depth = 20000
+sys.stdout.write('{"type":"response","command":"get_tree","success":true,"id":' + json.dumps(command["id"])
+                 + ',"data":' + '{"children":[' * depth + ']}' * depth + '}\n')
+sys.stdout.flush()
+"""
+
+
+async def test_responses_nested_deeper_than_the_recursion_limit_are_parsed():
+    client = await RpcClient.start(command=[sys.executable, "-c", _DEEP_AGENT])
+    reply = await client.send({"type": "get_tree"}, timeout=30)
+    await client.close()
+    node, depth = reply["data"], 0
+    while node["children"]:
+        node, depth = node["children"][0], depth + 1
+    assert reply["success"] is True and depth == 19999 and client.invalid_lines == []

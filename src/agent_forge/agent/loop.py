@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
@@ -78,6 +79,16 @@ class TurnLoop:
 
     async def run(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         self.emit({"type": "agent_start"})
+        try:
+            await self._turns(prompts)
+        except Exception as exc:  # a bug below must still end the run as the protocol promises
+            self._end_message(self._finish_failed(None, f"Unexpected agent failure: {type(exc).__name__}: {exc}"))
+            traceback.print_exc()
+        will_retry = not self.state.aborted and self.config.will_retry(self.state.new_messages)
+        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": will_retry})
+        return self.state.new_messages
+
+    async def _turns(self, prompts: list[dict[str, Any]]) -> None:
         pending: list[dict[str, Any]] | None = prompts
         while pending is not None:
             await self._before_turn()
@@ -85,9 +96,6 @@ class TurnLoop:
                 break  # aborted during the upkeep between turns: nothing new to record
             has_tool_calls = await self._turn(pending)
             pending = self._next_messages(has_tool_calls)
-        will_retry = not self.state.aborted and self.config.will_retry(self.state.new_messages)
-        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": will_retry})
-        return self.state.new_messages
 
     async def _before_turn(self) -> None:
         if self.config.before_turn is None or self.state.aborted:
@@ -141,12 +149,12 @@ class TurnLoop:
     # -- assistant streaming -------------------------------------------------------------------------
 
     async def _stream_assistant(self) -> AssistantMessage:
-        context = self._context()
         started = time.monotonic()
         message: AssistantMessage | None = None
         try:
             if self.state.aborted:  # abort arrived before this step could start
                 raise asyncio.CancelledError
+            context = self._context()  # inside the guard: a malformed stored message must not kill the run
             async for event in self.config.stream_fn(self.config.model(), context, self.config.stream_options()):
                 message = self._on_stream_event(event, message)
         except asyncio.CancelledError:

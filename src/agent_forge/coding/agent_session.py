@@ -115,6 +115,7 @@ class AgentSession:
         self.tool_selection = ToolSelection()
         """Which tools are active (`tools/selection.py`; the factory resolves it): `admits(name)` for plugin tools."""
         self._abort_pending = False  # an abort that came while a run was still starting
+        self._begin_task: asyncio.Task | None = None
 
     # -- events --------------------------------------------------------------------------------------
 
@@ -214,7 +215,10 @@ class AgentSession:
     def last_assistant_text(self) -> str | None:
         for message in reversed(self.agent.messages):
             if message.get("role") == "assistant":
-                texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
+                content = message.get("content")
+                blocks = content if isinstance(content, list) else []
+                texts = [b["text"] for b in blocks
+                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
                 return "".join(texts) if texts else None
         return None
 
@@ -294,7 +298,10 @@ class AgentSession:
     async def _settle(self, starting: Awaitable[asyncio.Task]) -> None:
         retry_aborted = False
         try:
-            run = await starting
+            run = await self._started(starting)
+            if run is None:
+                retry_aborted = True  # aborted while plugins prepared the run: it never started
+                return
             while True:
                 retry_aborted = await self.retry.follow(run, restart=lambda: self.agent.start([]))
                 recovery = await self.compaction.after_run()  # overflow recovery, threshold check
@@ -311,6 +318,19 @@ class AgentSession:
             aborted = retry_aborted or self.agent.was_aborted
             self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
             self._run_boundary.set()
+
+    async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
+        """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
+        self._begin_task = asyncio.ensure_future(starting)
+        try:
+            return await self._begin_task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not self._abort_pending or (current is not None and current.cancelling()):
+                raise
+            return None
+        finally:
+            self._begin_task = None
 
     async def prompt_and_wait(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         """SDK convenience: prompt (queueing as a follow-up when busy) and wait until the session settles."""
@@ -332,6 +352,8 @@ class AgentSession:
         self._run_boundary = asyncio.Event()
         self.retry.cancel(aborted=True)
         self._abort_pending = True
+        if self._begin_task is not None:
+            self._begin_task.cancel()  # plugins still preparing the run: it will not start
         self.agent.abort()
         await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
         await self._run_boundary.wait()  # settled, or the aborted run handed over to queued messages
@@ -387,7 +409,9 @@ class AgentSession:
         return self.model_control.available_thinking_levels()
 
     def set_queue_mode(self, queue: str, mode: str) -> None:
-        """`queue` is "steering" or "followUp"; `mode` is "all" or "one-at-a-time"."""
+        """`queue` is "steering" or "followUp"; `mode` is "all" or "one-at-a-time". Raises `CommandError`."""
+        if queue not in ("steering", "followUp"):
+            raise CommandError(f"Invalid queue: {queue!r}. Valid queues: steering, followUp")
         if mode not in QUEUE_MODES:
             raise CommandError(f"Invalid mode: {mode}. Valid modes: all, one-at-a-time")
         if queue == "steering":
@@ -396,6 +420,9 @@ class AgentSession:
             self.agent.follow_up_mode = mode
 
     def set_session_name(self, name: str) -> None:
+        """Raises `CommandError` for a name that is not a string or is blank."""
+        if not isinstance(name, str):
+            raise CommandError(f"Session name must be a string, got {type(name).__name__}")
         if not name.strip():
             raise CommandError("Session name cannot be empty")
         self.store.append_entry("session_info", name=name.strip())
@@ -477,6 +504,12 @@ class AgentSession:
 
 
 def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A user message; raises `CommandError` for text that is not a string, or blank text without images (a
+    request with no user content is refused by providers)."""
+    if not isinstance(text, str):
+        raise CommandError(f"A prompt must be a string, got {type(text).__name__}")
+    if not text.strip() and not images:
+        raise CommandError("Empty prompt: send some text or an image")
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     content.extend(images or [])
     return {"role": "user", "content": content, "timestamp": now_ms()}
@@ -497,4 +530,5 @@ def no_model_message(registry: Any) -> str:
 
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
     return (f"No model available: no provider has an API key. Set {keys}, add a key to "
-            f"{registry.agent_dir / 'auth.json'}, or configure a provider in {registry.agent_dir / 'models.json'}.")
+            f"{registry.agent_dir / 'auth.json'}, or configure a provider in {registry.agent_dir / 'models.json'}."
+            + (registry.errors_note() if hasattr(registry, "errors_note") else ""))

@@ -72,10 +72,39 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     answered exactly once (see `pair_tool_results`)."""
     out = []
     for message in messages:
-        converted = _to_llm(message)
-        if converted is not None:
+        converted = _to_llm(message) if isinstance(message, dict) else None
+        if converted is not None and well_formed(converted):
             out.append(converted)
     return pair_tool_results(out)
+
+
+_BLOCK_TEXT_FIELDS = {"text": "text", "thinking": "thinking"}
+
+
+def well_formed(message: dict[str, Any]) -> bool:
+    """Whether a provider message has the shape every provider module relies on. A hand-edited or damaged
+    session entry that fails this is left out of the model's context (it stays in the file), so one bad entry
+    cannot make every later request fail."""
+    content = message.get("content")
+    if message["role"] == "user" and isinstance(content, str):
+        return True
+    if not isinstance(content, list):
+        return False
+    return all(_well_formed_block(block) for block in content)
+
+
+def _well_formed_block(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    kind = block.get("type")
+    if kind in _BLOCK_TEXT_FIELDS:
+        return isinstance(block.get(_BLOCK_TEXT_FIELDS[kind]), str)
+    if kind == "image":
+        return isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str)
+    if kind == "toolCall":
+        return isinstance(block.get("id"), str) and isinstance(block.get("name"), str) and isinstance(
+            block.get("arguments"), dict)
+    return False
 
 
 INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finished (the agent stopped)."

@@ -6,10 +6,16 @@ prompt also carries piped stdin (prepended) and every `@path` argument: a text f
 must be a regular file of at most `MAX_FILE_BYTES`, and a file that is not an image must not contain NUL bytes
 (binary); anything else is refused before any request.
 
-Output: print mode writes the final answer's text to stdout; JSON mode writes the session header and then every
-event as one JSON line (the event shapes of RPC mode, `docs/rpc.md`). Diagnostics go to stderr. Exit code 0
-when every run ended normally, 1 when there is no prompt, a file cannot be read, no model or key is
-configured, or a run ends in an error or abort (later prompts are then not sent).
+Each prompt takes the input path of RPC `prompt` (`AgentSession.submit`): a plugin command (`/name args`) runs
+to its end instead of reaching the model, plugin `input` handlers may transform or handle the text, then
+`/skill:` and template expansion. A prompt a plugin handled starts no run and adds no output.
+
+Output: print mode writes the final answer's text of the last run to stdout (nothing when no prompt started a
+run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
+`docs/rpc.md`). Diagnostics go to stderr. Exit code 0 when every run ended normally (a handled prompt counts as
+normal, even when the plugin command failed: that is an `extension_error`), 1 when there is no prompt, a file
+cannot be read, no model or key is configured, or a run ends in an error or abort (later prompts are then not
+sent).
 """
 
 from __future__ import annotations
@@ -100,24 +106,39 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
         return _fail(str(exc))
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
-    code = await _run_prompts(session, prompts)
+    code, ran = await _run_prompts(session, prompts)
     await session.close()
-    if code == 0 and not json_events:
+    if code == 0 and ran and not json_events:
         _write(f"{session.last_assistant_text() or ''}\n".encode())
     return code
 
 
-async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> int:
+async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> tuple[int, bool]:
+    """(exit code, whether any prompt started a run)."""
+    ran = False
     for text, images in prompts:
         try:
-            session.prompt(text, images or None)
+            disposition = await session.submit(text, images or None)
         except CommandError as exc:
-            return _fail(str(exc))
+            return _fail(str(exc)), ran
+        if disposition == "handled":
+            await _finish_plugin_work(session)
+            continue
+        ran = True
         await session.wait_for_idle()
         problem = _run_problem(session)
         if problem is not None:
-            return _fail(problem)
-    return 0
+            return _fail(problem), ran
+    return 0, ran
+
+
+async def _finish_plugin_work(session: AgentSession) -> None:
+    """A plugin command runs as its own task: it finishes (with any run it started) before the next prompt.
+    `wait_for_tasks` is the plugin runner's; sessions without plugins have nothing to wait for."""
+    wait_for_tasks = getattr(session.hooks, "wait_for_tasks", None)
+    if wait_for_tasks is not None:
+        await wait_for_tasks()
+    await session.wait_for_idle()
 
 
 def _run_problem(session: AgentSession) -> str | None:

@@ -63,8 +63,15 @@ def _reported(message: AgentMessage, since: int | None) -> int:
     if not isinstance(usage, dict):
         return 0
     keys = ("input", "output", "cacheRead", "cacheWrite")
-    total = usage.get("totalTokens") or sum(usage.get(k) or 0 for k in keys)
-    return int(total) if isinstance(total, (int, float)) and total > 0 else 0
+    total = _count(usage.get("totalTokens")) or sum(_count(usage.get(k)) for k in keys)
+    return int(total)
+
+
+def _count(value: Any) -> float:
+    """A stored token count, or 0 when a damaged entry holds something else (a string, null, NaN, negative)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return 0
+    return value
 
 
 def over_threshold(tokens: int, context_window: int, reserve_tokens: int) -> bool:

@@ -19,6 +19,7 @@ import asyncio
 import itertools
 import json
 import sys
+import threading
 from typing import Any, AsyncIterator, Sequence
 
 from .framing import LineSplitter
@@ -135,6 +136,8 @@ class RpcClient:
         """Anything on stdout that is not a JSON object is kept in `invalid_lines`, never fatal to the client."""
         try:
             record = json.loads(line)
+        except RecursionError:  # e.g. get_tree of a long session nests two levels per entry
+            record = _loads_deep(line)
         except ValueError:
             record = None
         if isinstance(record, dict):
@@ -164,3 +167,28 @@ class RpcClient:
             await self.process.wait()
         await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
         return self.process.returncode  # type: ignore[return-value]
+
+
+def _loads_deep(line: bytes) -> Any:
+    """Parse JSON nested deeper than the interpreter's recursion limit: in a thread with a large stack and a
+    raised limit (the C decoder recurses once per level). None when it still cannot be parsed."""
+    result: list[Any] = [None]
+
+    def parse() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 1_000_000))
+        try:
+            result[0] = json.loads(line)
+        except (ValueError, RecursionError):
+            pass
+        finally:
+            sys.setrecursionlimit(limit)
+
+    previous = threading.stack_size(512 * 1024 * 1024)
+    try:
+        worker = threading.Thread(target=parse, name="rpc-deep-json")
+        worker.start()
+    finally:
+        threading.stack_size(previous)
+    worker.join()
+    return result[0]

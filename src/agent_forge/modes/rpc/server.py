@@ -19,6 +19,10 @@ from .handlers import HANDLERS
 from .types import COMMANDS, INPUT_MESSAGES, response, validate
 
 
+INLINE_WINDOW_S = 0.05
+"""How long the reader waits for a background command before reading on: quick ones keep arrival order."""
+
+
 class RpcServer:
     """Reads records from a file descriptor, dispatches them to handlers, writes records to `out`."""
 
@@ -116,7 +120,10 @@ class RpcServer:
             self.write(response(kind, request_id, error=f"Command not supported yet: {kind}"))
             return
         if getattr(handler, "background", False):
-            self._spawn(self._answer(handler, kind, command, request_id))
+            # Long commands (and ones that wait on plugin code) must never hold up `abort` or `get_state`;
+            # one that finishes at once is still answered in arrival order.
+            task = self._spawn(self._answer(handler, kind, command, request_id))
+            await asyncio.wait({task}, timeout=INLINE_WINDOW_S)
         else:
             await self._answer(handler, kind, command, request_id)
 
@@ -132,10 +139,11 @@ class RpcServer:
             has_data = data is not None or getattr(handler, "nullable", False)
             self.write(response(kind, request_id, data=data, has_data=has_data))
 
-    def _spawn(self, coro: Awaitable[None]) -> None:
+    def _spawn(self, coro: Awaitable[None]) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
 
 def _json_kind(value: Any) -> str:
@@ -165,5 +173,7 @@ async def run_rpc_mode(session: AgentSession) -> int:
     """Serve RPC on stdin/stdout until stdin closes."""
     for warning in session.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
-    server = RpcServer(session, sys.stdout.buffer)
+    from ..stdout_guard import protocol_stdout
+
+    server = RpcServer(session, protocol_stdout())
     return await server.serve(sys.stdin.fileno())

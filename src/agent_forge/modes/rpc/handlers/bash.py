@@ -18,7 +18,7 @@ async def _bash(server: RpcServer, command: dict[str, Any]) -> Any:
         exclude_from_context=bool(command.get("excludeFromContext")))
 
 
-@handler("abort_bash")
+@handler("abort_bash", background=True)
 async def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Any:
     """Answers once every running command is stopped and recorded (its `bash` response is written first)."""
     await server.session.user_bash.abort()

@@ -10,6 +10,6 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
-@handler("export_html")
+@handler("export_html", background=True)
 async def _export_html(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"path": await server.session.export_html(command.get("outputPath"))}

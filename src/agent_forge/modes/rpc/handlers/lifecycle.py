@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
-@handler("new_session")
+@handler("new_session", background=True)
 async def _new_session(server: RpcServer, command: dict[str, Any]) -> Any:
     cancelled = await server.session.new_session(command.get("parentSession"))
     return {"cancelled": cancelled}

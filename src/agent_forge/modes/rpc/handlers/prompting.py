@@ -41,7 +41,7 @@ def _is_base64(data: str) -> bool:
         return False
 
 
-@handler("prompt")
+@handler("prompt", background=True)
 async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
     behavior = command.get("streamingBehavior")
     if behavior is not None and behavior not in ("steer", "followUp"):
@@ -60,7 +60,7 @@ async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"disposition": server.session.follow_up(command["message"], _images(command))}
 
 
-@handler("abort")
+@handler("abort", background=True)
 async def _abort(server: RpcServer, command: dict[str, Any]) -> Any:
     await server.session.abort()
     return None

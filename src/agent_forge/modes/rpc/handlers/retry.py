@@ -17,7 +17,7 @@ async def _set_auto_retry(server: RpcServer, command: dict[str, Any]) -> Any:
     return None
 
 
-@handler("abort_retry")
+@handler("abort_retry", background=True)
 async def _abort_retry(server: RpcServer, command: dict[str, Any]) -> Any:
     """Cancel a backoff wait at once and stop retrying; answers after the session settled when a wait was cut
     short, at once otherwise (a retried run still streaming then ends the chain when it fails)."""

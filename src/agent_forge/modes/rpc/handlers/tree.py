@@ -12,17 +12,17 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
-@handler("switch_session")
+@handler("switch_session", background=True)
 async def _switch_session(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"cancelled": await server.session.switch_session(command["sessionPath"])}
 
 
-@handler("fork")
+@handler("fork", background=True)
 async def _fork(server: RpcServer, command: dict[str, Any]) -> Any:
     return await server.session.fork(command["entryId"])
 
 
-@handler("clone")
+@handler("clone", background=True)
 async def _clone(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"cancelled": await server.session.clone()}
 
