@@ -230,3 +230,21 @@ def test_directory_is_created_private(tmp_path: Path) -> None:
     store.set("a", {"type": "api_key", "key": "1"})
     assert mode(tmp_path / "new" / "agent") == 0o700
     assert os.path.exists(tmp_path / "new" / "agent" / "auth.json")
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "not a regular file but a character device"),
+    ("[" * 100_000 + "]" * 100_000, "nested more than"),
+    ('{"p": {"type": "api_key", "key": "' + "k" * (1024 * 1024) + '"}}', "larger than 1 MB"),
+])
+def test_unusable_auth_file_reads_as_empty_with_a_reason(tmp_path: Path, content: str | None, expected: str) -> None:
+    path = tmp_path / "auth.json"
+    if content is None:
+        path.symlink_to("/dev/zero")
+    else:
+        path.write_text(content)
+    store = AuthStorage(path)
+    assert store.providers() == [] and not store.has_api_key("p")
+    assert store.error is not None and store.error.startswith(f"{path}: ") and expected in store.error
+    with pytest.raises(AuthFileError, match="not overwriting"):
+        store.set("p", {"type": "api_key", "key": "k"})

@@ -456,3 +456,115 @@ def test_non_reasoning_default_is_off_and_bad_thinking_flag_warns(agent_dir: Pat
 def test_wrong_types_from_a_client_never_raise(registry: ModelRegistry) -> None:
     assert registry.find(5, None) is None  # type: ignore[arg-type]
     assert registry.resolve_model_pattern(42)[2] == "A model pattern and provider must be strings"  # type: ignore[arg-type]
+
+
+# -- models.json problems found at load -------------------------------------------------------------------
+
+def test_deeply_nested_models_json_is_reported_not_raised(agent_dir: Path) -> None:
+    path = write_models(agent_dir, "[" * 100_000 + "]" * 100_000)
+    registry = ModelRegistry(agent_dir)
+    [error] = registry.errors
+    assert error.startswith(f"{path}: invalid JSON: arrays and objects nested more than")
+    assert len(registry.models) == len(BUILTIN_MODELS)
+
+
+def test_models_json_that_is_not_a_regular_file_is_reported(agent_dir: Path) -> None:
+    (agent_dir / "models.json").symlink_to("/dev/zero")
+    [error] = ModelRegistry(agent_dir).errors
+    assert "not a regular file but a character device" in error and "built-in models still work" in error
+
+
+def test_unknown_api_bad_url_duplicates_and_empty_provider_are_reported(agent_dir: Path) -> None:
+    path = write_models(agent_dir, {"providers": {
+        "mind": {"baseUrl": "http://127.0.0.1:1/v1", "api": "telepathy", "apiKey": "k", "models": [{"id": "m"}]},
+        "typo": {"baseUrl": "not a url", "api": "openai-completions", "models": [{"id": "t"}]},
+        "modelurl": {"api": "openai-completions", "models": [{"id": "u", "baseUrl": "localhost:8000"}]},
+        "dup": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions",
+                "models": [{"id": "d", "name": "first"}, {"id": "d", "name": "second"}]},
+        "empty": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions"},
+        "nolist": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "models": []},
+    }})
+    registry = ModelRegistry(agent_dir)
+    errors = "\n".join(registry.errors)
+    assert all(e.startswith(f"{path}: providers.") for e in registry.errors)
+    assert 'providers.mind: "api" "telepathy" is not a known API (' in errors and "openai-completions" in errors
+    assert registry.find("mind", "m") is not None  # kept: a plugin may register the API later
+    assert 'providers.typo: "baseUrl" must be an http:// or https:// URL' in errors and '"not a url"' in errors
+    assert registry.find("typo", "t") is None
+    assert 'providers.modelurl.models[0]: "baseUrl" must be an http:// or https:// URL' in errors
+    assert 'providers.dup.models[1]: duplicate model id "d" (also models[0])' in errors
+    assert registry.find("dup", "d")["name"] == "second"
+    assert "providers.empty: adds no models" in errors and "providers.nolist: adds no models" in errors
+    assert len(registry.errors) == 6
+
+
+def test_known_hosts_without_models_are_not_reported(agent_dir: Path) -> None:
+    write_models(agent_dir, {"providers": {"anthropic": {"baseUrl": "https://proxy.example.com"},
+                                           "groq": {"baseUrl": "https://proxy.example.com/groq/v1"}}})
+    assert ModelRegistry(agent_dir).errors == []
+
+
+def test_errors_note_names_models_json_problems(agent_dir: Path) -> None:
+    assert ModelRegistry(agent_dir).errors_note() == ""
+    path = write_models(agent_dir, {"providers": {"typo": {"baseUrl": "nope", "api": "openai-completions",
+                                                           "models": [{"id": "t"}]}, "x": {}}})
+    note = ModelRegistry(agent_dir).errors_note()
+    assert note.startswith(f" {path} had errors, so some of its models may have been skipped: providers.typo:")
+    assert note.endswith("(and 1 more problem(s)).")
+
+
+# -- hosts without built-in models accept any model id ----------------------------------------------------
+
+def test_provider_and_any_model_id_of_a_known_host(agent_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = ModelRegistry(agent_dir)
+    assert registry.find("groq", "llama-3.3-70b-versatile") is None
+    model, level, error = registry.resolve_model_pattern("llama-3.3-70b-versatile", "groq")
+    assert error is None and level is None
+    assert model == {"id": "llama-3.3-70b-versatile", "name": "llama-3.3-70b-versatile", "api": "openai-completions",
+                     "provider": "groq", "baseUrl": "https://api.groq.com/openai/v1", "reasoning": False,
+                     "input": ["text"], "contextWindow": 128_000, "maxTokens": 16_384,
+                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
+    assert registry.find("groq", "llama-3.3-70b-versatile") is model  # later lookups (set_model) find it
+    assert not registry.has_auth(model)
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-test")
+    assert registry.get_api_key(model) == "gsk-test"
+
+
+def test_host_prefix_thinking_suffix_and_slashes_in_ids(agent_dir: Path) -> None:
+    registry = ModelRegistry(agent_dir)
+    model, level, _ = registry.resolve_model_pattern("together/meta-llama/Llama-3-70b:high")
+    assert (model["provider"], model["id"], level) == ("together", "meta-llama/Llama-3-70b", "high")
+    model, level, _ = registry.resolve_model_pattern("anthropic/claude-sonnet-4.5", "openrouter")
+    assert (model["provider"], model["id"], level) == ("openrouter", "anthropic/claude-sonnet-4.5", None)
+    model, _, _ = registry.resolve_model_pattern("ollama/qwen2.5-coder:7b")
+    assert model["id"] == "qwen2.5-coder:7b" and registry.has_auth(model)  # local server: keyless
+    assert registry.get_api_key(model) is None
+    assert registry.resolve_model_pattern("nobody/x")[2] == 'No model matches "nobody/x"'
+    assert registry.resolve_model_pattern("opus", "openai")[2] == 'No model matches "opus" for provider "openai"'
+
+
+def test_host_model_takes_the_models_json_provider_entry(agent_dir: Path) -> None:
+    write_models(agent_dir, {"providers": {"groq": {"baseUrl": "http://127.0.0.1:9/v1", "apiKey": "literal-key",
+                                                    "compat": {"supportsStore": True},
+                                                    "models": [{"id": "listed", "contextWindow": 8192}]}}})
+    registry = ModelRegistry(agent_dir)
+    assert registry.errors == []
+    assert registry.resolve_model_pattern("listed", "groq")[0]["contextWindow"] == 8192
+    model = registry.resolve_model_pattern("other-model", "groq")[0]
+    assert model["baseUrl"] == "http://127.0.0.1:9/v1" and model["compat"] == {"supportsStore": True}
+    assert registry.get_api_key(model) == "literal-key"
+    registry.reload()
+    assert registry.find("groq", "other-model") is not None  # kept across reloads (logout reloads)
+
+
+def test_initial_model_for_a_host_warns_about_defaults(agent_dir: Path) -> None:
+    registry = ModelRegistry(agent_dir)
+    model, level, warnings = registry.initial_model(provider="groq", model_pattern="kimi-k2")
+    assert (model["provider"], model["id"], level) == ("groq", "kimi-k2", "off")
+    assert warnings == [f'Model "kimi-k2" of groq is not described in the catalogue: using defaults (128000-token '
+                        "context window, 16384 output tokens, no reasoning, text only); describe it in "
+                        f"{agent_dir / 'models.json'} to change them"]
+    model, _, warnings = ModelRegistry(agent_dir).initial_model(provider="groq")
+    assert model is None and warnings[0].startswith('Provider "groq" has no built-in models: name one with --model')
+    model, _, warnings = registry.initial_model(provider="groq")  # once one is named, it is the provider's model
+    assert model["id"] == "kimi-k2"

@@ -162,3 +162,70 @@ def test_loading_never_writes(dirs: tuple[Path, Path]) -> None:
     load_settings(project, agent)
     assert (path.read_bytes(), os.stat(path).st_mtime_ns, sorted(os.listdir(agent))) == before
     assert not (project / ".agent-forge").exists()
+
+
+# -- files from an unvetted checkout (safe_read.py) ---------------------------------------------------------
+
+def project_link(project: Path, target: str | Path) -> Path:
+    path = project / ".agent-forge" / "agent" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    return path
+
+
+def test_project_settings_linked_to_dev_zero_are_refused_without_reading(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"steeringMode": "all"})
+    path = project_link(project, "/dev/zero")
+    settings = load_settings(project, agent)
+    assert settings.steering_mode == "all"
+    [error] = settings.errors
+    assert error.path == path and "not a regular file but a character device" in error.message
+    assert error.message.endswith("file ignored")
+
+
+def test_project_settings_linked_to_a_pipe_leave_the_pipe_alone(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    read_end, write_end = os.pipe()  # what /dev/stdin is in RPC mode
+    try:
+        os.write(write_end, b"client command\n")
+        project_link(project, f"/proc/self/fd/{read_end}")
+        [error] = load_settings(project, agent).errors
+        assert "FIFO" in error.message
+        assert os.read(read_end, 100) == b"client command\n"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_agent_dir_settings_fifo_is_refused(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    os.mkfifo(agent / "settings.json")
+    settings = load_settings(project, agent)
+    assert [e.message for e in settings.errors] == [
+        "not a regular file but a FIFO (named pipe); only regular files are read; file ignored"]
+
+
+def test_settings_over_one_megabyte_are_refused(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_project(project, json.dumps({"theme": "x" * (1024 * 1024)}))
+    [error] = load_settings(project, agent).errors
+    assert "larger than 1 MB (the limit for configuration files)" in error.message
+
+
+@pytest.mark.parametrize("scope", ["global", "project"])
+def test_deeply_nested_settings_are_an_error_not_a_crash(dirs: tuple[Path, Path], scope: str) -> None:
+    agent, project = dirs
+    text = "[" * 100_000 + "]" * 100_000
+    path = write_global(agent, text) if scope == "global" else write_project(project, text)
+    [error] = load_settings(project, agent).errors
+    assert error.path == path and "nested more than" in error.message
+
+
+def test_project_settings_link_loop_is_reported(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    path = project / ".agent-forge" / "agent" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.symlink_to(path)
+    [error] = load_settings(project, agent).errors
+    assert error.path == path and "Too many levels of symbolic links" in error.message

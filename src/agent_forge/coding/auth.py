@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from .safe_read import ConfigFileError, read_json_file
+
 KEY_COMMAND_TIMEOUT_S = 30.0
 """How long a `!command` key may run (a secret manager may wait for an unlock prompt)."""
 
@@ -244,15 +246,11 @@ class AuthStorage:
 
 def _read_auth_file(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AuthFileError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from exc
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AuthFileError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+        data = read_json_file(path, if_blank={})
+    except FileNotFoundError:
+        return {}  # removed between the caller's stat and this read
+    except ConfigFileError as exc:
+        raise AuthFileError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
         raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {type(data).__name__}")
     return data

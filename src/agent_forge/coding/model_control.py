@@ -100,10 +100,13 @@ class ModelControl:
     def set_model(self, provider: str, model_id: str) -> Model:
         """Switch to `provider/model_id`: a `model_change` entry, the thinking level clamped to the model.
 
-        Returns the active model dict. Raises `CommandError` (`Model not found: <provider>/<id>`, or the
-        registry's missing-key message for a model without credentials).
+        Any id of a host without built-in models (Groq, OpenRouter, Ollama, ...) is accepted with default
+        limits (`ModelRegistry.host_model`). Returns the active model dict. Raises `CommandError` (wrong
+        argument types, `Model not found: <provider>/<id>`, or the registry's missing-key message for a model
+        without credentials).
         """
-        model = self._registry.find(provider, model_id)
+        _require_str(provider=provider, modelId=model_id)
+        model = self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
         if model is None:
             raise CommandError(f"Model not found: {provider}/{model_id}")
         if not self._registry.has_auth(model):
@@ -161,6 +164,7 @@ class ModelControl:
         """
         from .auth import AuthFileError
 
+        _require_str(provider=provider)
         registry = self._registry
         if provider not in registry.providers() and provider not in registry.auth.providers():
             raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
@@ -276,6 +280,14 @@ class ModelControl:
     def _model_name(self) -> str:
         model = self._model
         return f"{model['provider']}/{model['id']}" if model else "the session (no model is selected)"
+
+
+def _require_str(**arguments: Any) -> None:
+    """Raise `CommandError` naming the first argument that is not a string (SDK callers are not validated by
+    the RPC layer)."""
+    for name, value in arguments.items():
+        if not isinstance(value, str):
+            raise CommandError(f"{name} must be a string, got {type(value).__name__}")
 
 
 def with_context_window(model: Model, tokens: int) -> Model:

@@ -7,6 +7,12 @@ models); any other id adds a provider and needs `api` and `baseUrl` (at provider
 from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one with the same id; a
 `modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors`
 (each message starts with the file path); the offending provider or model is skipped, the rest still loads.
+Reported too, though nothing is skipped: an `api` no built-in module serves (a plugin may register it later),
+a duplicate model id within a provider, and a provider that is neither known nor adds models. The file is read
+through `safe_read.py` (a regular file of at most 1 MB, JSON nested at most 64 levels).
+
+Hosts without built-in models (`HOST_ONLY_PROVIDERS`: Groq, OpenRouter, Ollama, ...) accept any model id,
+built from the host's data with the `models.json` defaults (`host_model`).
 
 API keys, first match wins (`get_api_key`): `--api-key`, then `auth.json`, then the provider's environment
 variable (`PROVIDER_ENV_KEYS`), then the provider's `models.json` `apiKey`. A source that fails (a `!command`
@@ -30,6 +36,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..ai.catalogue import (
     BUILTIN_MODELS,
@@ -39,8 +46,10 @@ from ..ai.catalogue import (
     clamp_thinking_level,
     default_thinking_level,
 )
+from ..ai.registry import known_apis
 from ..ai.types import THINKING_LEVELS, Model
 from .auth import AuthStorage, explain_key_value, key_value_configured
+from .safe_read import ConfigFileError, read_json_file
 
 MODELS_FILE = "models.json"
 AUTH_FILE = "auth.json"
@@ -50,6 +59,11 @@ DEFAULT_MAX_TOKENS = 16_384
 _DATED_ID = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 _PASSTHROUGH = ("thinkingLevelMap", "thinkingLevels", "inputLimits", "promptCache", "samplingParams",
                 "samplingParamsByThinkingLevel", "defaultContextWindow", "contextWindowOptions")
+
+HOST_ONLY_PROVIDERS = frozenset(p for p in PROVIDER_ENDPOINTS if p not in {m["provider"] for m in BUILTIN_MODELS})
+"""Known hosts without built-in models (OpenRouter, Groq, Together, Fireworks, Ollama, ...): their model lists
+change too often to ship, so `--provider <host> --model <any id>` builds the model from the host's data
+(`host_model`), and `models.json` may describe the ones a user wants in more detail."""
 
 KeyResult = tuple[str | None, str | None]
 Scope = Sequence[tuple[Model, str | None]]
@@ -112,11 +126,26 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
+def _http_url(v: str) -> bool:
+    try:
+        parts = urlsplit(v.strip())
+    except ValueError:  # e.g. an unbalanced "[" in the host part
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+# Checks of a value that already has the right type (run after `_CHECKS`).
+_VALUE_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "baseUrl": (_http_url, "an http:// or https:// URL such as http://localhost:11434/v1"),
+}
+
+
 def _problem(entry: dict[str, Any]) -> str | None:
-    for key, value in entry.items():
-        check = _CHECKS.get(key)
-        if check and not check[0](value):
-            return f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
+    for checks in (_CHECKS, _VALUE_CHECKS):
+        for key, value in entry.items():
+            check = checks.get(key)
+            if check and not check[0](value):
+                return f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
     return None
 
 
@@ -143,6 +172,8 @@ class ModelRegistry:
         self._provider_keys: dict[str, str] = {}
         self._headers: dict[tuple[str, str | None], dict[str, str]] = {}
         self._key_problems: dict[str, list[str]] = {}
+        self._provider_entries: dict[str, dict[str, Any]] = {}
+        self._host_model_ids: list[tuple[str, str]] = []  # models `host_model` built: kept across reloads
         self.reload()
 
     @property
@@ -162,10 +193,13 @@ class ModelRegistry:
         """Re-read `models.json` (errors replace the previous ones)."""
         self.errors = []
         self._models = copy.deepcopy(BUILTIN_MODELS)
-        self._provider_keys, self._headers = {}, {}
+        self._provider_keys, self._headers, self._provider_entries = {}, {}, {}
         providers = self._read_models_file()
         for provider_id, entry in providers.items():
             self._apply_provider(provider_id, entry)
+        for provider, model_id in self._host_model_ids:
+            if self.find(provider, model_id) is None:
+                self._models.append(self._build_host_model(provider, model_id))
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model with exactly this provider and id (falling back to a case-insensitive match)."""
@@ -184,17 +218,12 @@ class ModelRegistry:
     # -- models.json -------------------------------------------------------------------------------------
 
     def _read_models_file(self) -> dict[str, Any]:
-        path = self.models_path
         try:
-            text = path.read_text(encoding="utf-8")
+            data = read_json_file(self.models_path, if_blank={})
         except FileNotFoundError:
             return {}
-        except (OSError, UnicodeDecodeError) as exc:
-            return self._file_error(f"cannot read ({getattr(exc, 'strerror', None) or exc})")
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            return self._file_error(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+        except ConfigFileError as exc:
+            return self._file_error(str(exc))
         if not isinstance(data, dict):
             return self._file_error("expected a JSON object with a \"providers\" object")
         providers = data.get("providers", {})
@@ -217,6 +246,8 @@ class ModelRegistry:
         if problem:
             return self._error(where, f"{problem}; provider skipped")
         existing = [m for m in self._models if m["provider"] == provider]
+        self._check_provider(provider, entry, bool(existing), where)
+        self._provider_entries[provider] = entry
         self._change_builtin_provider(existing, entry)
         if "apiKey" in entry:
             self._provider_keys[provider] = entry["apiKey"]
@@ -227,6 +258,27 @@ class ModelRegistry:
             self._add_model(provider, entry, existing, model_entry, f"{where}.models[{index}]", keyless)
         for model_id, override in entry.get("modelOverrides", {}).items():
             self._override_model(provider, model_id, override, f"{where}.modelOverrides.{model_id}")
+
+    def _check_provider(self, provider: str, entry: dict[str, Any], builtin: bool, where: str) -> None:
+        """Problems that skip nothing but would surface only at the first request (or never)."""
+        self._check_api(entry, where)
+        if not entry.get("models") and not builtin and provider not in PROVIDER_ENDPOINTS:
+            self._error(where, 'adds no models ("models" is missing or empty) and is not a built-in provider, '
+                               "so it has no effect")
+        seen: dict[str, int] = {}
+        for index, model_entry in enumerate(entry.get("models", [])):
+            model_id = model_entry.get("id") if isinstance(model_entry, dict) else None
+            if isinstance(model_id, str) and model_id in seen:
+                self._error(f"{where}.models[{index}]", f'duplicate model id "{model_id}" (also '
+                                                        f"models[{seen[model_id]}]); this later entry is used")
+            elif isinstance(model_id, str):
+                seen[model_id] = index
+
+    def _check_api(self, entry: dict[str, Any], where: str) -> None:
+        api = entry.get("api")
+        if isinstance(api, str) and api not in known_apis():
+            self._error(where, f'"api" "{api}" is not a known API ({", ".join(known_apis())}); requests to its '
+                               "models fail unless a plugin provides it")
 
     def _change_builtin_provider(self, existing: list[Model], entry: dict[str, Any]) -> None:
         for model in existing:
@@ -242,6 +294,7 @@ class ModelRegistry:
         problem = _problem(entry) or (None if "id" in entry else '"id" is required')
         if problem:
             return self._error(where, f"{problem}; model skipped")
+        self._check_api(entry, where)
         endpoint = PROVIDER_ENDPOINTS.get(provider, (None, None))
         api = entry.get("api") or pentry.get("api") or (existing[0]["api"] if existing else endpoint[0])
         base_url = entry.get("baseUrl") or pentry.get("baseUrl") or (
@@ -277,6 +330,49 @@ class ModelRegistry:
                 self._headers[(provider, model_id)] = {**self._headers.get((provider, model_id), {}), **value}
             else:
                 model[key] = _merge(model.get(key), value)  # type: ignore[literal-required]
+
+    # -- hosts without built-in models --------------------------------------------------------------------
+
+    def host_model(self, provider: str, model_id: str) -> Model | None:
+        """`model_id` of a host in `HOST_ONLY_PROVIDERS`, for any id: the catalogue's model when there is one,
+        else one built from the host's API, base URL and key variable (a `models.json` entry for the provider
+        overrides them) with the `models.json` defaults, added to the catalogue. None for other providers or
+        an empty id."""
+        provider = provider.lower() if isinstance(provider, str) else provider
+        if provider not in HOST_ONLY_PROVIDERS or not isinstance(model_id, str) or not model_id.strip():
+            return None
+        model_id = model_id.strip()
+        existing = self.find(provider, model_id)
+        if existing is not None:
+            return existing
+        model = self._build_host_model(provider, model_id)
+        self._models.append(model)
+        self._host_model_ids.append((provider, model_id))
+        return model
+
+    def is_host_default(self, model: Model) -> bool:
+        """Whether `model` was built by `host_model` (its limits are defaults, not the host's real ones)."""
+        return (model["provider"], model["id"]) in self._host_model_ids
+
+    def _build_host_model(self, provider: str, model_id: str) -> Model:
+        entry = self._provider_entries.get(provider, {})
+        api, base_url = PROVIDER_ENDPOINTS[provider]
+        keyless = provider not in PROVIDER_ENV_KEYS and "apiKey" not in entry
+        return _build_model(provider, entry.get("api") or api, entry.get("baseUrl") or base_url, entry,
+                            {"id": model_id}, keyless)
+
+    def _host_pattern(self, pattern: str, provider: str | None) -> tuple[Model | None, str | None]:
+        """`(model, level)` for `--provider <host> --model <id>` or `--model <host>/<id>` (see `host_model`);
+        a `:<thinking level>` suffix is split off, any other `:` stays in the id (`qwen2.5-coder:7b`)."""
+        if provider is None:
+            head, sep, tail = pattern.partition("/")
+            provider, pattern = (head, tail) if sep and head.lower() in HOST_ONLY_PROVIDERS else (None, pattern)
+        if provider is None or provider.lower() not in HOST_ONLY_PROVIDERS:
+            return None, None
+        head, sep, suffix = pattern.rpartition(":")
+        if sep and head and suffix in THINKING_LEVELS:
+            return self.host_model(provider, head), suffix
+        return self.host_model(provider, pattern), None
 
     # -- credentials -------------------------------------------------------------------------------------
 
@@ -345,6 +441,14 @@ class ModelRegistry:
         return (f'No API key for provider "{provider}"{reason}. {first}, add it to {self.auth_path}, '
                 f"or pass --api-key.")
 
+    def errors_note(self) -> str:
+        """A sentence to add to "no model available" messages when `models.json` had problems, else ""."""
+        if not self.errors:
+            return ""
+        more = f" (and {len(self.errors) - 1} more problem(s))" if len(self.errors) > 1 else ""
+        first = self.errors[0].removeprefix(f"{self.models_path}: ")
+        return f" {self.models_path} had errors, so some of its models may have been skipped: {first}{more}."
+
     def available_models(self) -> list[Model]:
         """Models with a configured credential, in catalogue order."""
         return [m for m in self._models if self.has_auth(m)]
@@ -392,7 +496,9 @@ class ModelRegistry:
         `qwen2.5-coder:7b`) match whole first. Exact ids (case-insensitive) beat substring matches of id or
         name. Among several matches, models with a credential win; then ids over names, undated aliases over
         dated snapshots, shorter ids, and finally the higher id (`opus-4-5` over `opus-4-1`). An exact id
-        offered by several providers, none with a credential, is an error asking for `--provider`.
+        offered by several providers, none with a credential, is an error asking for `--provider`. When
+        nothing matches, a host without built-in models accepts any id (`--provider groq` with
+        `llama-3.3-70b`, or `groq/llama-3.3-70b`: see `host_model`).
         `thinking_level` is the suffix as given (not clamped), or None.
         """
         if not isinstance(pattern, str) or (provider is not None and not isinstance(provider, str)):
@@ -400,7 +506,7 @@ class ModelRegistry:
         pattern = pattern.strip()
         if not pattern:
             return None, None, "Empty model pattern"
-        if provider and not self._of_provider(provider):
+        if provider and not self._of_provider(provider) and provider.lower() not in HOST_ONLY_PROVIDERS:
             return None, None, f'Unknown provider "{provider}". Known providers: {", ".join(self.providers())}'
         model, error = self._match(pattern, provider)
         if model or error:
@@ -412,6 +518,9 @@ class ModelRegistry:
                                 f"Valid levels: {', '.join(THINKING_LEVELS)}")
         if model or error:
             return model, (suffix if model else None), error
+        model, level = self._host_pattern(pattern, provider)
+        if model:
+            return model, level, None
         scope = f' for provider "{provider}"' if provider else ""
         return None, None, f'No model matches "{pattern}"{scope}'
 
@@ -495,10 +604,16 @@ class ModelRegistry:
             return None, "off", warnings
         if self.cli_api_key and self.cli_provider is None:
             self.cli_provider = model["provider"]
+        if self.is_host_default(model):
+            warnings.append(self._host_default_note(model))
         return model, self._initial_level(model, thinking, level, settings, warnings), warnings
 
     def _provider_default(self, provider: str, settings: Any, warnings: list[str]) -> Model | None:
         models = self._of_provider(provider)
+        if not models and provider.lower() in HOST_ONLY_PROVIDERS:
+            warnings.append(f'Provider "{provider}" has no built-in models: name one with --model <id> (any model '
+                            f"the host serves), or list its models in {self.models_path}")
+            return None
         if not models:
             warnings.append(f'Unknown provider "{provider}". Known providers: {", ".join(self.providers())}')
             return None
@@ -507,6 +622,11 @@ class ModelRegistry:
             if chosen:
                 return chosen
         return next((m for m in models if self.has_auth(m)), models[0])
+
+    def _host_default_note(self, model: Model) -> str:
+        return (f'Model "{model["id"]}" of {model["provider"]} is not described in the catalogue: using defaults '
+                f'({model["contextWindow"]}-token context window, {model["maxTokens"]} output tokens, no reasoning, '
+                f"text only); describe it in {self.models_path} to change them")
 
     def _scoped_default(self, scope: Scope, settings: Any) -> tuple[Model, str | None]:
         default, _ = self._settings_default(settings, [])

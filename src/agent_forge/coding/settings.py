@@ -1,7 +1,8 @@
 """Read-only settings: `<agent dir>/settings.json` merged with `<cwd>/.agent-forge/agent/settings.json`.
 
 Both files keep the reference agent's schema (its `settings.md`). The project file wins; nested objects merge
-key by key, any other value (lists included) is replaced. Problems never raise: an unreadable file, invalid
+key by key, any other value (lists included) is replaced. Problems never raise: an unreadable file, one that is
+not a regular file or is over 1 MB (`safe_read.py`: the project file comes from an unvetted checkout), invalid
 JSON, a non-object or a known key of the wrong type is recorded in `Settings.errors` and the key falls back to
 its default. Nothing here writes: RPC setting commands change the running session only.
 """
@@ -16,6 +17,7 @@ from typing import Any, Callable
 from ..ai.types import THINKING_LEVELS
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
+from .safe_read import ConfigFileError, read_json_file
 
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
@@ -213,18 +215,11 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
 
 def _read_settings_file(path: Path, errors: list[SettingsError]) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_json_file(path, if_blank={})
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        errors.append(SettingsError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}"))
-        return {}
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        errors.append(SettingsError(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+    except ConfigFileError as exc:
+        errors.append(SettingsError(path, f"{exc}; file ignored"))
         return {}
     if not isinstance(data, dict):
         errors.append(SettingsError(path, f"expected a JSON object, got {_json_type(data)}; file ignored"))
@@ -257,7 +252,7 @@ def _lookup(data: dict[str, Any], dotted: str) -> Any:
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11's resolve)
         return False
 
 

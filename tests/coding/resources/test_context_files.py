@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from agent_forge.coding.resources.context_files import (
     MAX_CONTEXT_FILE_BYTES,
     format_context_section,
@@ -56,3 +58,27 @@ def test_oversized_and_unreadable_files_are_reported(tmp_path):
 
 def test_no_files_no_section():
     assert format_context_section([]) is None
+
+
+def test_context_file_linked_to_a_device_or_fifo_is_reported_and_the_next_name_used(tmp_path):
+    repo = tmp_path / "repo"
+    sub = repo / "sub"
+    sub.mkdir(parents=True)
+    (repo / "AGENTS.md").symlink_to("/dev/zero")
+    (repo / "CLAUDE.md").write_text("claude rules")
+    os.mkfifo(sub / "AGENTS.md")
+    warnings: list[str] = []
+    files = load_context_files(sub, tmp_path / "none", warnings)
+    assert [f.content for f in files] == ["claude rules"]
+    assert warnings == [
+        f"{repo / 'AGENTS.md'}: context file not loaded: not a regular file but a character device; only regular "
+        "files are read",
+        f"{sub / 'AGENTS.md'}: context file not loaded: not a regular file but a FIFO (named pipe); only regular "
+        "files are read"]
+
+
+def test_context_file_link_loop_is_reported(tmp_path):
+    (tmp_path / "AGENTS.md").symlink_to("AGENTS.md")
+    warnings: list[str] = []
+    assert load_context_files(tmp_path, tmp_path / "none", warnings) == []
+    assert warnings == [f"{tmp_path / 'AGENTS.md'}: context file not loaded: Too many levels of symbolic links"]

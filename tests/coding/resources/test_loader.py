@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,23 @@ def test_system_prompt_files_and_flags(layout, tmp_path):
     prompt = s.system_prompt()
     assert prompt.startswith("FROM FILE") and "first\n\nsecond" in prompt and "USER APPEND" not in prompt
     assert session(agent, cwd, system_prompt="Inline text.").system_prompt().startswith("Inline text.")
+
+
+def test_system_prompt_files_that_cannot_be_used_are_reported(layout, tmp_path):
+    agent, cwd = layout
+    write(agent / "SYSTEM.md", "USER SYSTEM")
+    os.mkfifo(cwd / ".agent-forge" / "agent" / "SYSTEM.md")
+    (cwd / ".agent-forge" / "agent" / "APPEND_SYSTEM.md").symlink_to("/dev/zero")
+    write(agent / "APPEND_SYSTEM.md", "x" * (256 * 1024 + 1))
+    s = session(agent, cwd)
+    assert s.system_prompt().startswith("USER SYSTEM")  # the next file is used
+    project = cwd / ".agent-forge" / "agent"
+    assert s.warnings == [
+        f"{project / 'SYSTEM.md'}: not loaded: not a regular file but a FIFO (named pipe); only regular files are "
+        "read",
+        f"{project / 'APPEND_SYSTEM.md'}: not loaded: not a regular file but a character device; only regular files "
+        "are read",
+        f"{agent / 'APPEND_SYSTEM.md'}: not loaded: larger than 256 KB (the limit for prompt files)"]
 
 
 def test_no_project_resources_skips_the_project_directory(layout):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
+
+from agent_forge.coding.resources import skills as skills_module
 from agent_forge.coding.resources.skills import discover_skills, expand_skill, format_skills_section
-from agent_forge.coding.resources.sources import ResourceRoot
+from agent_forge.coding.resources.sources import MAX_WALK_DEPTH, ResourceRoot
 
 
 def write_skill(directory: Path, name: str, description: str | None = "Does things. Use when asked.",
@@ -85,3 +89,69 @@ def test_prompt_listing_and_expansion(tmp_path):
     assert text.endswith("</skill>\n\nextract report.pdf")
     assert expand_skill(skills[0], "").endswith("</skill>")
     assert format_skills_section([s for s in skills if s.name == "hidden"]) is None
+
+
+# -- trees from an unvetted checkout ------------------------------------------------------------------------
+
+def test_symlink_loop_is_searched_once_and_reported(tmp_path):
+    root = tmp_path / "skills"
+    write_skill(root / "b-skill", "b-skill")
+    (root / "a").mkdir()
+    (root / "a" / "up").symlink_to("..")
+    (root / "self").symlink_to("self")  # cannot even be examined: skipped
+    warnings: list[str] = []
+    skills = discover_skills([user_root(root)], warnings)
+    assert [s.name for s in skills] == ["b-skill"]
+    assert warnings == [f"{root / 'a' / 'up'}: not searched again: it leads back to a directory already searched "
+                        "(a symbolic link loop?)"]
+
+
+@pytest.mark.skipif(not Path("/usr").is_dir(), reason="needs a large system tree")
+def test_link_to_usr_is_bounded_and_reported(tmp_path):
+    root = tmp_path / "skills"
+    write_skill(root / "a-skill", "a-skill")
+    (root / "usr").symlink_to("/usr")
+    warnings: list[str] = []
+    skills = discover_skills([user_root(root)], warnings)
+    assert "a-skill" in [s.name for s in skills]
+    assert any("stopped after 5000 entries" in w or "not searched" in w for w in warnings)
+
+
+def test_entry_budget_stops_the_search_with_one_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(skills_module, "MAX_WALK_ENTRIES", 20)
+    root = tmp_path / "skills"
+    write_skill(root / "a-first", "a-first")
+    for index in range(40):
+        (root / "many" / f"d{index:02}").mkdir(parents=True)
+    write_skill(root / "z-last", "z-last")
+    warnings: list[str] = []
+    skills = discover_skills([user_root(root)], warnings)
+    assert [s.name for s in skills] == ["a-first"]
+    assert len(warnings) == 1 and "skill search under" in warnings[0] and "stopped after 20 entries" in warnings[0]
+
+
+def test_depth_is_bounded(tmp_path):
+    root = tmp_path / "skills"
+    deep = root.joinpath(*[f"l{i}" for i in range(MAX_WALK_DEPTH + 2)])
+    write_skill(deep, "too-deep")
+    write_skill(root.joinpath(*[f"m{i}" for i in range(MAX_WALK_DEPTH - 1)]), "deep-enough")
+    warnings: list[str] = []
+    assert [s.name for s in discover_skills([user_root(root)], warnings)] == ["deep-enough"]
+    assert len(warnings) == 1 and f"at most {MAX_WALK_DEPTH} directories below" in warnings[0]
+
+
+def test_skill_files_that_are_not_regular_files_are_reported(tmp_path):
+    root = tmp_path / "skills"
+    (root / "zero").mkdir(parents=True)
+    (root / "zero" / "SKILL.md").symlink_to("/dev/zero")
+    os.mkfifo(root / "pipe.md")
+    (root / "loop.md").symlink_to("loop.md")
+    write_skill(root / "fine", "fine")
+    big = write_skill(root / "big", "big", body="x" * (256 * 1024))
+    warnings: list[str] = []
+    assert [s.name for s in discover_skills([user_root(root)], warnings)] == ["fine"]
+    text = "\n".join(warnings)
+    assert f"{root / 'zero' / 'SKILL.md'}: skill not loaded: not a regular file but a character device" in text
+    assert f"{root / 'pipe.md'}: skill not loaded: not a regular file but a FIFO" in text
+    assert f"{root / 'loop.md'}: skill not loaded: Too many levels of symbolic links" in text
+    assert f"{big}: skill not loaded: larger than 256 KB (the limit for prompt files)" in text

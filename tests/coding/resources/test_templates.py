@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hypothesis import given
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from agent_forge.coding.resources.expansion import expand_input, parse_arguments, split_command, substitute
 from agent_forge.coding.resources.sources import ResourceRoot
+from agent_forge.coding.resources import templates as templates_module
 from agent_forge.coding.resources.templates import discover_templates
 
 
@@ -91,3 +93,35 @@ def test_expand_input_dispatch(tmp_path):
     assert expand_input("say /greet", {}, templates) == "say /greet"
     assert split_command("/ greet") is None and split_command("/") is None
     assert split_command("/greet\nmulti line") == ("greet", "multi line")
+
+
+def test_templates_that_are_not_regular_files_or_too_large_are_reported(tmp_path):
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "zero.md").symlink_to("/dev/zero")
+    os.mkfifo(prompts / "pipe.md")
+    (prompts / "loop.md").symlink_to("loop.md")
+    (prompts / "big.md").write_text("x" * (256 * 1024 + 1))
+    (prompts / "fine.md").write_text("Fine.")
+    warnings: list[str] = []
+    templates = discover_templates([ResourceRoot(prompts, "project", "project")], warnings)
+    assert [t.name for t in templates] == ["fine"]
+    assert sorted(w.split(": prompt template not loaded: ")[1] for w in warnings) == [
+        "Too many levels of symbolic links",
+        "larger than 256 KB (the limit for prompt files)",
+        "not a regular file but a FIFO (named pipe); only regular files are read",
+        "not a regular file but a character device; only regular files are read",
+    ]
+
+
+def test_a_huge_prompts_directory_is_looked_at_only_up_to_the_budget(tmp_path, monkeypatch):
+    monkeypatch.setattr(templates_module, "MAX_WALK_ENTRIES", 10)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    for index in range(30):
+        (prompts / f"t{index:02}.md").write_text(f"Template {index}.")
+    warnings: list[str] = []
+    templates = discover_templates([ResourceRoot(prompts, "project", "project")], warnings)
+    assert len(templates) == 10
+    assert warnings == [f"{prompts}: more than 10 entries; only the first 10 listed are looked at for prompt "
+                        "templates"]

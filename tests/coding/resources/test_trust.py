@@ -71,3 +71,28 @@ def test_project_resources_switch(tmp_path):
     write_settings(agent / "settings.json", {"projectResources": False, "defaultProjectTrust": "always"})
     policy = project_policy(tmp_path, agent)
     assert policy.enabled is False and policy.trust.trusted is True and policy.code_allowed is False
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda p: p.symlink_to("/dev/zero"), "not a regular file but a character device"),
+    (lambda p: p.write_text("[" * 100_000 + "]" * 100_000), "nested more than"),
+])
+def test_unusable_trust_file_is_a_problem_not_a_crash(tmp_path, make, expected):
+    agent, project = tmp_path / "agent", tmp_path / "repo"
+    agent.mkdir()
+    project.mkdir()
+    make(agent / "trust.json")
+    with pytest.raises(TrustFileError, match=expected):
+        load_decisions(agent)
+    decision = resolve_trust(project, agent)
+    assert decision.trusted is False and expected in decision.problem
+    assert "recorded decisions ignored" in decision.problem
+
+
+def test_policy_ignores_an_unusable_agent_dir_settings_file(tmp_path):
+    agent, project = tmp_path / "agent", tmp_path / "repo"
+    agent.mkdir()
+    project.mkdir()
+    (agent / "settings.json").symlink_to("/dev/zero")  # load_settings reports it; the policy uses defaults
+    policy = project_policy(project, agent)
+    assert policy.enabled and not policy.code_allowed and policy.warnings == []

@@ -43,3 +43,32 @@ def test_cli_allowlist_delta_and_switches():
 def test_bad_cli_lists_raise(entries, message):
     with pytest.raises(ToolSelectionError, match=message):
         resolve_tool_selection(cli_entries=entries)
+
+
+def test_unknown_cli_names_are_warned_about_and_kept_for_plugins():
+    warnings: list[str] = []
+    selection = resolve_tool_selection(cli_entries=["read", "nope", "my_*"], warnings=warnings)
+    assert selection.builtin == ("read",) and selection.admits("nope") and selection.admits("my_tool")
+    assert warnings == ["--tools: unknown tool(s) nope (not built in; a plugin may provide it); built-in tools: "
+                        "read, bash, edit, write, grep, find, ls"]
+
+
+def test_tool_names_are_case_sensitive_and_the_warning_suggests_the_lower_case_name():
+    warnings: list[str] = []
+    assert resolve_tool_selection(cli_entries=["READ"], warnings=warnings).builtin == ()
+    assert warnings == ['--tools: unknown tool(s) READ (tool names are case-sensitive: did you mean "read"?) (not '
+                        "built in; a plugin may provide it); built-in tools: read, bash, edit, write, grep, find, ls"]
+    warnings.clear()
+    assert resolve_tool_selection(cli_entries=["+Grep", "-nope"], warnings=warnings).builtin == (
+        "read", "bash", "edit", "write")
+    assert '+Grep (tool names are case-sensitive: did you mean "grep"?), -nope' in warnings[0]
+    warnings.clear()
+    assert builtin(global_setting=["Bash", "read"], warnings=warnings) == ["read"]
+    assert 'Bash (tool names are case-sensitive: did you mean "bash"?) ignored' in warnings[0]
+
+
+def test_known_names_and_patterns_give_no_warning():
+    warnings: list[str] = []
+    resolve_tool_selection(cli_entries=["read", "gr*", "plugin_?"], warnings=warnings)
+    resolve_tool_selection(cli_entries=["+grep", "-bash"], warnings=warnings)
+    assert warnings == []

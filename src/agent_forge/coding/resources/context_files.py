@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..safe_read import read_prefix
+
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 """Tried in this order in each directory; the first that exists is that directory's context file
 (the reference agent's `configuration.md`: an override replaces AGENTS.md/CLAUDE.md of its own directory)."""
@@ -25,38 +27,47 @@ class ContextFile:
 def load_context_files(cwd: str | Path, agent_dir: str | Path, warnings: list[str]) -> list[ContextFile]:
     """The agent dir's file first, then one per directory from the root down to `cwd` (outermost first), so
     more specific instructions come later. A file reached twice (the agent dir is an ancestor) counts once;
-    an unreadable file is reported in `warnings` and skipped."""
+    a file that cannot be read or is not a regular file (a link to a device or a FIFO in a checkout) is
+    reported in `warnings` and the directory's next name is tried."""
     directories = [Path(agent_dir)] + list(reversed(Path(cwd).resolve().parents)) + [Path(cwd).resolve()]
     found: list[ContextFile] = []
     seen: set[Path] = set()
     for directory in directories:
-        path = _context_file_in(directory)
-        if path is None or path.resolve() in seen:
+        loaded = _context_file_in(directory, warnings)
+        if loaded is None or _real(loaded.path) in seen:
             continue
-        seen.add(path.resolve())
-        content = _read(path, warnings)
-        if content is not None:
-            found.append(ContextFile(path, content))
+        seen.add(_real(loaded.path))
+        found.append(loaded)
     return found
 
 
-def _context_file_in(directory: Path) -> Path | None:
+def _context_file_in(directory: Path, warnings: list[str]) -> ContextFile | None:
     try:
         names = set(p.name for p in directory.iterdir())
     except OSError:
         return None
     for name in CONTEXT_FILE_NAMES:  # listing the directory matches names exactly, even on case-folding disks
-        if name in names and (directory / name).is_file():
-            return directory / name
+        if name in names:
+            content = _read(directory / name, warnings)
+            if content is not None:
+                return ContextFile(directory / name, content)
     return None
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11's resolve)
+        return path
 
 
 def _read(path: Path, warnings: list[str]) -> str | None:
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_CONTEXT_FILE_BYTES + 1)
+        data = read_prefix(path, MAX_CONTEXT_FILE_BYTES)
+    except FileNotFoundError:
+        return None  # a dangling link, or removed since the listing
     except OSError as exc:
-        warnings.append(f"{path}: cannot read context file: {exc.strerror or exc}")
+        warnings.append(f"{path}: context file not loaded: {exc.strerror or exc}")
         return None
     text = data[:MAX_CONTEXT_FILE_BYTES].decode("utf-8", "replace")
     if len(data) > MAX_CONTEXT_FILE_BYTES:

@@ -37,7 +37,9 @@ def split_command(text: str) -> tuple[str, str] | None:
 
 def expand_input(text: str, skills: Mapping[str, Skill], templates: Mapping[str, PromptTemplate]) -> str:
     """`text` with a leading skill or template command expanded; any other text (an unknown `/command`
-    included) is returned unchanged."""
+    included) is returned unchanged, and so is a value that is not a string (`user_message` refuses it)."""
+    if not isinstance(text, str):
+        return text
     command = split_command(text)
     if command is None:
         return text

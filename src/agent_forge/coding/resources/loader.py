@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from ..safe_read import MAX_CONFIG_BYTES, UnsafeFileError, read_text_file
 from .commands import CommandSource, collect_commands
 from .context_files import ContextFile, format_context_section, load_context_files
 from .expansion import expand_input
@@ -139,7 +141,7 @@ def _same_dir(a: Path, b: Path) -> bool:
     """True when the cwd is the home directory and its project dir is the agent dir itself."""
     try:
         return a.resolve() == b.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11's resolve)
         return False
 
 
@@ -165,24 +167,29 @@ def _append_prompt(options: ResourceOptions, agent_dir: Path, project: Path | No
 
 
 def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
-    """The contents of `value` when it names an existing file, else `value` itself."""
+    """The contents of `value` when it names an existing regular file (of at most 1 MB: the user named it, so
+    the limit is the configuration files' one), else `value` itself."""
     try:
         path = cwd / Path(value).expanduser()
         if "\n" in value or not path.is_file():
             return value
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_text_file(path, MAX_CONFIG_BYTES, what="files named on the command line")
     except (OSError, ValueError) as exc:  # too long for a file name, a NUL: it is text
-        if isinstance(exc, PermissionError):
-            warnings.append(f"{value}: cannot read: {exc.strerror}")
+        if isinstance(exc, (PermissionError, UnsafeFileError)):
+            warnings.append(f"{value}: cannot read: {getattr(exc, 'strerror', None) or exc}")
         return value
 
 
 def _first_file(paths: list[Path | None], warnings: list[str]) -> str | None:
+    """The text of the first of `paths` that exists; one that exists but cannot be used (unreadable, not a
+    regular file, too large) is reported and the next is tried."""
     for path in paths:
-        if path is None or not path.is_file():
+        if path is None or not os.path.lexists(path):
             continue
         try:
-            return path.read_text(encoding="utf-8", errors="replace")
+            return read_text_file(path)
+        except FileNotFoundError:
+            continue  # a dangling link
         except OSError as exc:
-            warnings.append(f"{path}: cannot read: {exc.strerror or exc}")
+            warnings.append(f"{path}: not loaded: {exc.strerror or exc}")
     return None

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Iterable
 
 from .frontmatter import FrontmatterError, split_frontmatter
-from .sources import ResourceRoot, SourceInfo
+from ..safe_read import read_text_file
+from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME_LENGTH = 64
@@ -65,26 +67,103 @@ def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Pa
         if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
             warnings.append(f"{path}: skill path does not exist")
         return []
-    found: list[tuple[Path, Path]] = []
-    _walk(path, path, found, top=True)
-    return found
+    walk = _SkillWalk(path)
+    walk.directory(path, 0)
+    warnings.extend(walk.report())
+    return walk.found
 
 
-def _walk(directory: Path, base: Path, found: list[tuple[Path, Path]], *, top: bool) -> None:
-    if (directory / SKILL_FILE).is_file():
-        found.append((directory / SKILL_FILE, base))
-        return
+@dataclass
+class _SkillWalk:
+    """A search below one root that follows symbolic links but visits each real directory once, stays within
+    `MAX_WALK_DEPTH` and `MAX_WALK_ENTRIES`, and skips entries it cannot read (a checkout may hold link loops,
+    links to `/usr` or unreadable directories); what it skipped is summed up by `report`."""
+
+    base: Path
+    found: list[tuple[Path, Path]] = field(default_factory=list)
+    visited: set[tuple[int, int]] = field(default_factory=set)
+    entries: int = 0
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+
+    def directory(self, directory: Path, depth: int) -> None:
+        if "count" in self.skipped:
+            return
+        key = self._identity(directory)
+        if key is None:
+            return
+        if key in self.visited:
+            return self._skip("loop", str(directory))
+        self.visited.add(key)
+        if _has_skill_file(directory):
+            self.found.append((directory / SKILL_FILE, self.base))
+            return
+        if depth >= MAX_WALK_DEPTH:
+            return self._skip("depth", str(directory))
+        for entry in self._entries(directory):
+            if self._over_budget(directory):
+                return
+            if entry.name.startswith(".") or entry.name in _SKIPPED_DIRS:
+                continue
+            if _is_dir(entry):
+                self.directory(Path(entry.path), depth + 1)
+            elif depth == 0 and entry.name.endswith(".md"):  # `load_skill` reports one that is not a file
+                self.found.append((Path(entry.path), self.base))
+
+    def report(self) -> list[str]:
+        """One warning per kind of skipped directory, naming the first and counting the rest."""
+        reasons = {
+            "loop": "not searched again: it leads back to a directory already searched (a symbolic link loop?)",
+            "depth": f"not searched: skills are looked for at most {MAX_WALK_DEPTH} directories below {self.base}",
+            "count": f"skill search under {self.base} stopped after {MAX_WALK_ENTRIES} entries; move skills "
+                     "to a smaller directory",
+            "unreadable": "cannot be listed; skipped",
+        }
+        messages = []
+        for kind, paths in self.skipped.items():
+            more = f" ({len(paths) - 1} more like it)" if len(paths) > 1 else ""
+            messages.append(f"{paths[0]}: {reasons[kind]}{more}")
+        return messages
+
+    def _over_budget(self, directory: Path) -> bool:
+        """Count one entry; True once `MAX_WALK_ENTRIES` were looked at (the search then stops everywhere)."""
+        self.entries += 1
+        if self.entries > MAX_WALK_ENTRIES and "count" not in self.skipped:
+            self._skip("count", str(directory))
+        return "count" in self.skipped
+
+    def _skip(self, kind: str, path: str) -> None:
+        self.skipped.setdefault(kind, []).append(path)
+
+    def _identity(self, directory: Path) -> tuple[int, int] | None:
+        try:
+            info = directory.stat()
+        except OSError:
+            self._skip("unreadable", str(directory))
+            return None
+        return info.st_dev, info.st_ino
+
+    def _entries(self, directory: Path) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(directory) as listing:  # never more than the budget has left, then sorted
+                return sorted(islice(listing, MAX_WALK_ENTRIES - self.entries + 1), key=lambda e: e.name)
+        except OSError:
+            self._skip("unreadable", str(directory))
+            return []
+
+
+def _has_skill_file(directory: Path) -> bool:
+    """A SKILL.md that is anything but a directory: one that is not a regular file is reported by `load_skill`
+    rather than silently ignored."""
+    path = directory / SKILL_FILE
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """`entry.is_dir()` following links; False for an entry that cannot be examined (a link loop)."""
     try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        return entry.is_dir()
     except OSError:
-        return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name in _SKIPPED_DIRS:
-            continue
-        if entry.is_dir():
-            _walk(Path(entry.path), base, found, top=False)
-        elif top and entry.name.endswith(".md") and entry.is_file():
-            found.append((Path(entry.path), base))
+        return False
 
 
 def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) -> Skill | None:
@@ -92,7 +171,7 @@ def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) 
     defaults to the directory name (the file name for a standalone `.md`); a name outside the specification's
     rules or an over-long description is reported but the skill still loads."""
     try:
-        meta, body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+        meta, body = split_frontmatter(read_text_file(path))
     except (OSError, FrontmatterError) as exc:
         warnings.append(f"{path}: skill not loaded: {getattr(exc, 'strerror', None) or exc}")
         return None

@@ -6,6 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
 
+MAX_WALK_DEPTH = 8
+"""Directories below a resource root searched for skills (real layouts use one or two levels)."""
+
+MAX_WALK_ENTRIES = 5000
+"""Directory entries looked at under one resource root before the search stops: a root may be a link to a
+huge tree (`/usr`) in a checkout nobody vetted, and start-up must stay fast."""
+
 Scope = Literal["user", "project", "temporary"]
 Location = Literal["user", "project", "path"]
 

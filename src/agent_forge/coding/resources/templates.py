@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Iterable
 
 from .frontmatter import FrontmatterError, split_frontmatter
-from .sources import ResourceRoot, SourceInfo
+from ..safe_read import read_text_file
+from .sources import MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 MAX_DESCRIPTION_CHARS = 120
 """A description taken from the first body line is cut to this length (an ellipsis marks the cut)."""
@@ -55,18 +57,31 @@ def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path,
             warnings.append(f"{path}: prompt template path does not exist")
         return []
     try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
+        with os.scandir(path) as listing:  # a link to a huge directory must not stall start-up
+            entries = sorted(islice(listing, MAX_WALK_ENTRIES + 1), key=lambda e: e.name)
     except OSError as exc:
         warnings.append(f"{path}: cannot list prompt templates: {exc.strerror or exc}")
         return []
+    if len(entries) > MAX_WALK_ENTRIES:
+        warnings.append(f"{path}: more than {MAX_WALK_ENTRIES} entries; only the first {MAX_WALK_ENTRIES} "
+                        "listed are looked at for prompt templates")
+        entries = entries[:MAX_WALK_ENTRIES]
+    # Not only regular files: a `.md` link to a device or a FIFO is reported by `load_template`, not hidden.
     return [(Path(e.path), path) for e in entries
-            if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()]
+            if e.name.endswith(".md") and not e.name.startswith(".") and not _is_dir(e)]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a link loop or an entry that vanished: `load_template` reports it
+        return False
 
 
 def load_template(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) -> PromptTemplate | None:
     """Read one template file; None (with a warning) when it cannot be read or its frontmatter is broken."""
     try:
-        meta, body = split_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+        meta, body = split_frontmatter(read_text_file(path))
     except (OSError, FrontmatterError) as exc:
         warnings.append(f"{path}: prompt template not loaded: {getattr(exc, 'strerror', None) or exc}")
         return None

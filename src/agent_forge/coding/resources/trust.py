@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import project_dir
+from ..safe_read import ConfigFileError, read_json_file
 
 TRUST_FILE = "trust.json"
 DEFAULT_TRUST_VALUES = ("always", "never", "ask")
@@ -116,11 +117,11 @@ def record_trust(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str],
 
 def _read_projects(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise TrustFileError(f"{path}: cannot be read: {exc}") from None
+    except ConfigFileError as exc:
+        raise TrustFileError(f"{path}: cannot be used: {exc}") from None
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):
         raise TrustFileError(f'{path}: expected {{"version": 1, "projects": {{...}}}}')
@@ -181,7 +182,7 @@ def project_policy(cwd: str | Path, agent_dir: str | Path, *, approve: bool | No
 
 def _read_object(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(path)
+    except (OSError, ConfigFileError):  # reported by `load_settings`, which reads the same file
         return {}
     return data if isinstance(data, dict) else {}

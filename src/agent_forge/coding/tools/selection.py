@@ -42,7 +42,9 @@ def resolve_tool_selection(*, global_setting: Any = None, project_setting: Any =
                            cli_entries: Sequence[str] | None = None, no_builtin_tools: bool = False,
                            no_tools: bool = False, warnings: list[str] | None = None) -> ToolSelection:
     """Apply the layers in order. Unknown built-in names in `defaultTools` and an invalid setting value go to
-    `warnings` (and are ignored); a bad `--tools` list raises `ToolSelectionError`."""
+    `warnings` (and are ignored); so do `--tools` names that are not built in (kept: a plugin may provide
+    them). Names are case-sensitive (`READ` is not `read`; the warning suggests it). A bad `--tools` list
+    raises `ToolSelectionError`."""
     warnings = warnings if warnings is not None else []
     selected = list(CODING_TOOL_NAMES)
     for label, value in (("agent-dir", global_setting), ("project", project_setting)):
@@ -52,6 +54,7 @@ def resolve_tool_selection(*, global_setting: Any = None, project_setting: Any =
     deny: frozenset[str] = frozenset()
     if cli_entries is not None:
         entries = _check_cli(cli_entries)
+        _warn_unknown_cli(entries, warnings)
         if _is_delta(entries):
             selected = _apply_delta(selected, entries)
             deny = frozenset(e[1:] for e in entries if e.startswith("-"))
@@ -69,14 +72,37 @@ def _apply_setting(selected: list[str], value: Any, label: str, warnings: list[s
         warnings.append(f"{label} must be a list of tool names; ignored")
         return selected
     entries = [e.strip() for e in value]
-    unknown = [e for e in entries if e.lstrip("+-") not in TOOL_FACTORIES]
+    unknown = [e for e in entries if _name(e) not in TOOL_FACTORIES]
     if unknown:
-        warnings.append(f"{label}: unknown tool(s) {', '.join(unknown)} ignored; known: {', '.join(TOOL_FACTORIES)}")
+        warnings.append(f"{label}: unknown tool(s) {_listed(unknown)} ignored; known: {', '.join(TOOL_FACTORIES)}")
     entries = [e for e in entries if e not in unknown]
     if _is_delta(entries):
         return _apply_delta(selected, entries)
     plain = [e for e in entries if e[0] not in "+-"]  # in one list, plain names form the base, +/- then apply
     return _apply_delta(plain, [e for e in entries if e[0] in "+-"])
+
+
+def _warn_unknown_cli(entries: Sequence[str], warnings: list[str]) -> None:
+    """Names (not patterns) in `--tools` that no built-in tool has: a typo, a wrong case, or a plugin's tool
+    (plugins load later, so they cannot be checked here)."""
+    unknown = [e for e in entries if _name(e) not in TOOL_FACTORIES and not _is_pattern(_name(e))]
+    if unknown:
+        warnings.append(f"--tools: unknown tool(s) {_listed(unknown)} (not built in; a plugin may provide it); "
+                        f"built-in tools: {', '.join(TOOL_FACTORIES)}")
+
+
+def _listed(entries: Sequence[str]) -> str:
+    """`nope, READ (tool names are case-sensitive: did you mean "read"?)`."""
+    return ", ".join(f'{e} (tool names are case-sensitive: did you mean "{_name(e).lower()}"?)'
+                     if _name(e).lower() in TOOL_FACTORIES else e for e in entries)
+
+
+def _name(entry: str) -> str:
+    return entry[1:] if entry[:1] in ("+", "-") else entry
+
+
+def _is_pattern(name: str) -> bool:
+    return any(c in name for c in "*?[")
 
 
 def _check_cli(entries: Sequence[str]) -> list[str]:

@@ -1,0 +1,137 @@
+"""Reading small configuration and prompt files that may come from a checkout nobody vetted: regular files
+only, opened without blocking, read up to a size limit, JSON parsed without unbounded nesting.
+
+Why: a repository the user merely opened can make `settings.json` a link to `/dev/zero` (a read that never
+ends), to `/dev/stdin` (in RPC mode, the client's commands), to a FIFO (an open that waits forever), or hold
+JSON nested 100,000 levels deep (`RecursionError`). Every start-up loader reads through here instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+MAX_CONFIG_BYTES = 1024 * 1024
+"""Limit of a JSON configuration file (settings, models, auth, trust): far above any real one."""
+
+MAX_TEXT_FILE_BYTES = 256 * 1024
+"""Limit of a prompt text file (skill, prompt template, SYSTEM.md): it goes to the model on every request."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in a configuration file (real ones use 4 or 5 levels);
+deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+_TOO_DEEP = f"invalid JSON: arrays and objects nested more than {MAX_JSON_DEPTH} levels deep"
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+class UnsafeFileError(OSError):
+    """The path exists but is not a regular file, or is larger than the limit; `str()` says which."""
+
+
+class ConfigFileError(Exception):
+    """A JSON configuration file that cannot be used; `str()` is the reason without the path, e.g.
+    `invalid JSON at line 3 column 5: Expecting value` or `larger than 1 MB (the limit for configuration
+    files)`."""
+
+
+def read_prefix(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most `limit + 1` bytes from the start of the regular file `path` (one more than `limit` tells the
+    caller the file is longer). The target is checked with `stat` before it is opened, so a device is never
+    opened, and again on the open descriptor; the open does not block. Raises `FileNotFoundError`,
+    `UnsafeFileError` (not a regular file) or another `OSError`."""
+    _check_regular(os.stat(path).st_mode)
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        _check_regular(os.fstat(fd).st_mode)
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int = MAX_TEXT_FILE_BYTES, *,
+                   what: str = "prompt files", errors: str = "replace") -> str:
+    """The whole text of a regular file of at most `limit` bytes, decoded as UTF-8 (`errors` as for
+    `bytes.decode`). Raises what `read_prefix` raises, `UnsafeFileError` for a longer file (its message
+    names the limit and `what` it is the limit for), and `UnicodeDecodeError` with `errors="strict"`."""
+    data = read_prefix(path, limit)
+    if len(data) > limit:
+        raise UnsafeFileError(f"larger than {format_size(limit)} (the limit for {what})")
+    return data.decode("utf-8", errors)
+
+
+def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: Any = None) -> Any:
+    """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace.
+
+    Raises `FileNotFoundError` when nothing is at `path` (a broken link included), and `ConfigFileError`
+    for every other problem: unreadable, not a regular file, larger than `limit`, not UTF-8, invalid JSON,
+    or nested deeper than `MAX_JSON_DEPTH`."""
+    try:
+        text = read_text_file(path, limit, what="configuration files", errors="strict")
+    except FileNotFoundError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise ConfigFileError(f"cannot read: not UTF-8 text (byte {exc.start})") from None
+    except UnsafeFileError as exc:
+        raise ConfigFileError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigFileError(f"cannot read: {exc.strerror or exc}") from None
+    return parse_json(text) if text.strip() else if_blank
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigFileError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:  # the parser's own stack gave out: far deeper than the limit
+        raise ConfigFileError(_TOO_DEEP) from None
+    if _depth_exceeds(data, MAX_JSON_DEPTH):
+        raise ConfigFileError(_TOO_DEEP)
+    return data
+
+
+def format_size(size: int) -> str:
+    """`1048576` -> `"1 MB"`, `262144` -> `"256 KB"`, other sizes in bytes."""
+    for unit, scale in (("MB", 1024 * 1024), ("KB", 1024)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def describe_kind(mode: int) -> str:
+    """What a non-regular `st_mode` is, for messages: "a directory", "a character device", ..."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _check_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise UnsafeFileError(f"not a regular file but {describe_kind(mode)}; only regular files are read")
+
+
+def _depth_exceeds(data: Any, limit: int) -> bool:
+    """Whether arrays/objects nest deeper than `limit`; iterative, so it cannot overflow the stack itself."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is None:
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+

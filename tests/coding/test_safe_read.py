@@ -1,0 +1,112 @@
+"""safe_read: only regular files, never a blocking open, bounded reads, bounded JSON nesting."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_forge.coding.safe_read import (
+    MAX_CONFIG_BYTES,
+    MAX_JSON_DEPTH,
+    ConfigFileError,
+    UnsafeFileError,
+    format_size,
+    parse_json,
+    read_json_file,
+    read_prefix,
+    read_text_file,
+)
+
+
+def link(path: Path, target: str | Path) -> Path:
+    path.symlink_to(target)
+    return path
+
+
+def test_regular_file_is_read_whole_and_prefix_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_bytes(b"0123456789")
+    assert read_text_file(path, 10) == "0123456789"
+    assert read_prefix(path, 4) == b"01234"  # one byte past the limit says "longer"
+    with pytest.raises(UnsafeFileError, match=r"larger than 4 bytes \(the limit for prompt files\)"):
+        read_text_file(path, 4)
+
+
+@pytest.mark.parametrize("target, kind", [("/dev/zero", "a character device"), ("/dev/null", "a character device")])
+def test_link_to_a_device_is_refused_before_it_is_read(tmp_path: Path, target: str, kind: str) -> None:
+    path = link(tmp_path / "settings.json", target)
+    with pytest.raises(UnsafeFileError, match=f"not a regular file but {kind}"):
+        read_prefix(path, 10)
+    with pytest.raises(ConfigFileError, match=f"not a regular file but {kind}"):
+        read_json_file(path)
+
+
+def test_fifo_without_a_writer_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(UnsafeFileError, match="FIFO"):
+        read_text_file(fifo)
+
+
+def test_link_to_standard_input_is_refused(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    try:
+        path = link(tmp_path / "settings.json", f"/proc/self/fd/{read_end}")
+        os.write(write_end, b'{"type": "get_state"}\n')
+        with pytest.raises(ConfigFileError, match="FIFO"):
+            read_json_file(path)
+        assert os.read(read_end, 100) == b'{"type": "get_state"}\n'  # nothing was taken from the pipe
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_directory_missing_file_and_link_loop(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError, match="a directory"):
+        read_json_file(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        read_json_file(tmp_path / "absent.json")
+    with pytest.raises(FileNotFoundError):
+        read_json_file(link(tmp_path / "dangling.json", tmp_path / "nowhere"))
+    loop = link(tmp_path / "loop.json", tmp_path / "loop.json")
+    with pytest.raises(ConfigFileError, match="cannot read: Too many levels of symbolic links"):
+        read_json_file(loop)
+
+
+def test_json_file_over_the_limit_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_text('{"a": "' + "x" * MAX_CONFIG_BYTES + '"}')
+    with pytest.raises(ConfigFileError, match=r"larger than 1 MB \(the limit for configuration files\)"):
+        read_json_file(path)
+
+
+def test_json_blank_invalid_and_non_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(" \n")
+    assert read_json_file(path) is None and read_json_file(path, if_blank={}) == {}
+    path.write_text("null")
+    assert read_json_file(path, if_blank={}) is None
+    path.write_text('{"a": 1,\n oops}')
+    with pytest.raises(ConfigFileError, match="invalid JSON at line 2 column 2"):
+        read_json_file(path)
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ConfigFileError, match="cannot read: not UTF-8 text"):
+        read_json_file(path)
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 100_000])
+def test_deep_nesting_is_an_error_not_a_crash(depth: int) -> None:
+    with pytest.raises(ConfigFileError, match=f"nested more than {MAX_JSON_DEPTH} levels"):
+        parse_json("[" * depth + "]" * depth)
+    with pytest.raises(ConfigFileError, match="nested more than"):
+        parse_json('{"a":' * depth + "1" + "}" * depth)
+
+
+def test_nesting_at_the_limit_is_accepted() -> None:
+    assert parse_json("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH) is not None
+
+
+def test_format_size() -> None:
+    assert [format_size(n) for n in (1024 * 1024, 256 * 1024, 1000)] == ["1 MB", "256 KB", "1000 bytes"]
