@@ -168,6 +168,30 @@ async def test_new_session_from_the_sdk(tmp_path, key):
     await session.close()
 
 
+async def test_a_closed_session_refuses_prompts_and_leaves_its_file_alone(tmp_path, key):
+    set_faux_responses([FauxResponse(text="only answer"), FauxResponse(text="never sent")], key=key)
+    session = make_session(tmp_path, key)
+    await session.prompt_and_wait("before close")
+    path = Path(session.get_state()["sessionFile"])
+    await session.close()
+    successor = make_session(tmp_path, key, session_file=str(path))  # the file is free for another session now
+    saved = path.read_bytes()
+    for send in (lambda: session.prompt("after close"), lambda: session.steer("after close"),
+                 lambda: session.follow_up("after close")):
+        with pytest.raises(CommandError, match="session is closed"):
+            send()
+    with pytest.raises(CommandError, match="session is closed"):
+        await session.submit("after close")
+    with pytest.raises(CommandError, match="session is closed"):
+        await session.prompt_and_wait("after close")
+    assert not session.is_streaming and len(faux_requests(key)) == 1 and path.read_bytes() == saved
+    await successor.close()
+    terminated = make_session(tmp_path, key, no_session=True)
+    await terminated.terminate()
+    with pytest.raises(CommandError, match="session is closed"):
+        terminated.prompt("after terminate")
+
+
 def test_package_exports_the_factory_lazily():
     assert agent_forge.create_agent_session is create_agent_session
 

@@ -170,3 +170,53 @@ def test_binary_file_argument_is_refused_but_an_image_is_attached(agent_env, fak
     (tmp_path / "dot.png").write_bytes(PNG)  # images contain NUL bytes too, and are fine
     fake_llm.set_script([{"text": "a dot"}])
     assert run(agent_env, tmp_path, "-p", "@dot.png", "what is this").returncode == 0
+
+
+# -- plugins: prompts take the input path of RPC `prompt` ---------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE_PLUGIN = str(REPO / "examples" / "plugins" / "example_plugin.py")
+E2E_PLUGIN = str(REPO / "tests" / "plugins" / "fixtures" / "e2e_plugin.py")
+
+
+def test_a_plugin_command_runs_instead_of_reaching_the_model(agent_env, fake_llm, tmp_path):
+    result = run(agent_env, tmp_path, "-p", "/note remember the milk", "-e", EXAMPLE_PLUGIN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"" and fake_llm.requests == []
+    fake_llm.set_script([{"text": "You noted the milk."}])
+    result = run(agent_env, tmp_path, "-p", "/note remember the milk", "what did I note?", "-e", EXAMPLE_PLUGIN)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"You noted the milk.\n"
+    assert user_texts(fake_llm.requests[0]) == ["what did I note?", "Notes the user kept so far:\n- remember the milk"]
+    [path] = session_files(agent_env)
+    notes = [json.loads(line) for line in path.read_text().splitlines() if '"example-note"' in line]
+    assert [n["data"] for n in notes] == [{"text": "remember the milk"}]
+
+
+def test_commands_and_input_handlers_mix_with_prompts(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "noted answer"}])
+    result = run(agent_env, tmp_path, "-p", "-e", E2E_PLUGIN, "--no-session", "ping", "shout hello", "/boom")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"noted answer\n"  # the answer of the last run; handled prompts add nothing
+    assert len(fake_llm.requests) == 1 and user_texts(fake_llm.requests[0]) == ["HELLO"]
+    assert b"plugin e2e_plugin failed in command:boom: RuntimeError: the boom command exploded" in result.stderr
+
+
+def test_json_mode_reports_a_failing_command_as_an_event(agent_env, fake_llm, tmp_path):
+    result = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "json", "-e", E2E_PLUGIN, "/exit 3"],
+                            cwd=tmp_path, env=agent_env, input=b"", capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    header, *events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert header["type"] == "session" and fake_llm.requests == []
+    assert [(e["type"], e["event"], e["error"]) for e in events] == [
+        ("extension_error", "command:exit", "SystemExit: 3")]
+
+
+def test_a_hanging_plugin_setup_is_skipped_after_the_configured_timeout(agent_env, fake_llm, tmp_path):
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").write_text('{"pluginSetupTimeoutMs": 200}')
+    (tmp_path / "hangs.py").write_text("import asyncio\n\nasync def setup(plugin):\n    await asyncio.Event().wait()\n")
+    fake_llm.set_script([{"text": "answered anyway"}])
+    result = run(agent_env, tmp_path, "-p", "-e", "hangs.py", "hi", timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"answered anyway\n"
+    assert b"hangs.py: setup did not finish within 0.2 s; plugin skipped" in result.stderr

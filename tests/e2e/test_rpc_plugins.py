@@ -176,6 +176,50 @@ async def test_input_handlers_transform_or_handle_and_before_run_adds_context(ag
     assert custom and custom[0]["customType"] == "e2e_plugin" and custom[0]["content"].startswith("Context")
 
 
+async def next_error(client):
+    """The next `extension_error`, skipping other events."""
+    while True:
+        event = await client.next_event()
+        if event["type"] == "extension_error":
+            return event
+
+
+async def test_plugin_code_raising_systemexit_or_keyboardinterrupt_never_ends_the_agent(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [{"name": "strict_options", "arguments": {"argv": ["--bogus"]}}]},
+                         {"text": "survived"}])
+    async with await start(agent_env, tmp_path) as client:
+        exit_reply = await client.send({"type": "prompt", "message": "/exit 5"})
+        exit_error = await next_error(client)
+        interrupt_reply = await client.send({"type": "prompt", "message": "/interrupt"})
+        interrupt_error = await next_error(client)
+        events = await client.prompt_and_wait("exit please")
+        state = await client.send({"type": "get_state"})
+    assert exit_reply["data"] == interrupt_reply["data"] == {"disposition": "handled"}
+    assert (exit_error["event"], exit_error["error"]) == ("command:exit", "SystemExit: 5")
+    assert (interrupt_error["event"], interrupt_error["error"]) == ("command:interrupt", "KeyboardInterrupt")
+    input_error = next(e for e in events if e["type"] == "extension_error")
+    assert (input_error["event"], input_error["error"]) == ("input", "SystemExit: 5")
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] is True and end["result"]["content"] == [{"type": "text", "text": "SystemExit: 2"}]
+    assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "survived"
+    assert state["success"] is True and client.process.returncode == 0
+
+
+@pytest.mark.parametrize("escaped_type", [b"extension\\u005fui_response", b"extension_ui\\u005fresponse"])
+async def test_an_answer_whose_type_has_json_escapes_reaches_the_waiting_dialog(agent_env, fake_llm, tmp_path,
+                                                                                escaped_type):
+    fake_llm.set_script([{"text": "shipped"}])
+    async with await start(agent_env, tmp_path) as client:
+        reply = client.send_nowait({"type": "prompt", "message": "confirm: ship it"})
+        request = await next_request(client, "confirm")
+        client.write_raw(b'{"type":"' + escaped_type + b'","id":' + json.dumps(request["id"]).encode()
+                         + b',"confirmed":true}\n')
+        assert (await asyncio.wait_for(reply, 30))["data"] == {"disposition": "started"}
+        await client.wait_for("agent_settled")
+    assert fake_llm.requests[0]["body"]["messages"][-1]["content"] == [
+        {"type": "text", "text": "ship it (confirmed: True)"}]
+
+
 DIALOGS = {
     "select": ({"value": "Allow"}, '"Allow"', "null",
                {"title": "Pick one", "options": ["Allow", "Block"]}),

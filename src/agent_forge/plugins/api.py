@@ -16,7 +16,8 @@ A plugin is a Python module (or package) with a `setup(plugin)` function, sync o
                 return Block("rm -rf is not allowed here")
 
 Registration problems (a bad name, a schema that is not an object schema, an unknown event) raise
-`PluginError` from `setup`, so the plugin is reported and skipped at load time.
+`PluginError` from `setup`, so the plugin is reported and skipped at load time. Registration ends when `setup`
+returns: a later `plugin.command(...)`, `plugin.tool(...)` or `plugin.on(...)` raises `PluginError`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Union
 
 from ..agent.types import ToolError, ToolResult
 from .schema import check_parameters_schema
+from .values import describe_value, images_problem, private_copy
 from .ui import PluginUI
 
 if TYPE_CHECKING:
@@ -118,12 +120,32 @@ class SessionShutdownEvent:
 # -- results ------------------------------------------------------------------------------------------
 
 
+class HandlerResult:
+    """A handler result: checked when built (`TypeError` in the handler, reported as its failure) and again when
+    the runner reads it (a list inside may have changed since)."""
+
+    def __post_init__(self) -> None:
+        problem = self.problem()
+        if problem is not None:
+            raise TypeError(f"{type(self).__name__}: {problem}")
+
+    def problem(self) -> str | None:
+        """Why this result cannot be used, or None."""
+        return None
+
+
 @dataclass(frozen=True)
-class Transform:
-    """From an `input` handler: go on with this text (and these images, when not None)."""
+class Transform(HandlerResult):
+    """From an `input` handler: go on with this text (and these images, when not None: a list of image blocks
+    `{type: "image", data: <base64>, mimeType}` of a type every provider accepts, `values.IMAGE_TYPES`)."""
 
     text: str
     images: list[dict[str, Any]] | None = None
+
+    def problem(self) -> str | None:
+        if not isinstance(self.text, str):
+            return f"text must be a string, got {type(self.text).__name__}"
+        return None if self.images is None else images_problem(self.images)
 
 
 class Handled:
@@ -137,9 +159,10 @@ HANDLED = Handled()
 
 
 @dataclass(frozen=True)
-class AddContext:
-    """From a `before_run` handler: `messages` (text) join the run after the prompt as `custom` messages (saved
-    in the session, sent to the model as user text); `system_prompt` replaces the system prompt of this run."""
+class AddContext(HandlerResult):
+    """From a `before_run` handler: `messages` (a string or a list of strings) join the run after the prompt as
+    `custom` messages (saved in the session, sent to the model as user text); `system_prompt` (a string)
+    replaces the system prompt of this run; `display` (a bool) tells clients whether to show the messages."""
 
     messages: Union[str, list[str], tuple[str, ...]] = ()
     system_prompt: str | None = None
@@ -148,19 +171,38 @@ class AddContext:
     def texts(self) -> list[str]:
         return [self.messages] if isinstance(self.messages, str) else list(self.messages)
 
+    def problem(self) -> str | None:
+        messages = self.messages
+        texts = [messages] if isinstance(messages, str) else messages if isinstance(messages, (list, tuple)) else None
+        if texts is None or not all(isinstance(text, str) for text in texts):
+            return f"messages must be a string or a list of strings, got {describe_value(self.messages)}"
+        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
+            return f"system_prompt must be a string or None, got {type(self.system_prompt).__name__}"
+        if not isinstance(self.display, bool):
+            return f"display must be True or False, got {type(self.display).__name__}"
+        return None
+
 
 @dataclass(frozen=True)
-class Block:
-    """From a `tool_call` handler: do not run the tool; `reason` is the error result the model sees."""
+class Block(HandlerResult):
+    """From a `tool_call` handler: do not run the tool; `reason` (a string) is the error result the model sees."""
 
     reason: str = "Blocked by a plugin"
 
+    def problem(self) -> str | None:
+        return None if isinstance(self.reason, str) else f"reason must be a string, got {type(self.reason).__name__}"
+
 
 @dataclass(frozen=True)
-class Cancel:
+class Cancel(HandlerResult):
     """From a `session_before_change` handler: do not change the session (the response says `cancelled`)."""
 
     reason: str | None = None
+
+    def problem(self) -> str | None:
+        if self.reason is None or isinstance(self.reason, str):
+            return None
+        return f"reason must be a string or None, got {type(self.reason).__name__}"
 
 
 # -- contexts -----------------------------------------------------------------------------------------
@@ -191,7 +233,8 @@ class SessionView:
 
     @property
     def model(self) -> dict[str, Any] | None:
-        return self._session.model  # type: ignore[return-value]
+        """A copy of the current Model dict (changing it changes nothing), or None."""
+        return private_copy(self._session.model)  # type: ignore[return-value]
 
     @property
     def thinking_level(self) -> str:
@@ -203,8 +246,8 @@ class SessionView:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The conversation so far (a new list; do not mutate the messages)."""
-        return list(self._session.messages)
+        """A copy of the conversation so far (changing it changes nothing)."""
+        return private_copy(self._session.messages)
 
     def send_user_message(self, text: str, *, deliver_as: str | None = None) -> str:
         """Send `text` as a user message, as `prompt` would but without plugin command or input handling.
@@ -312,6 +355,18 @@ class Plugin:
         self.commands: list[CommandSpec] = []
         self.tools: list[ToolSpec] = []
         self.handlers: dict[str, list[Handler]] = {}
+        self.sealed = False
+        """Set once `setup` has returned: from then on registering raises `PluginError`."""
+
+    def seal(self) -> None:
+        """End registration (the loader calls it when `setup` returns): the session is built from what was
+        registered by then, so a later registration would silently do nothing; it raises instead."""
+        self.sealed = True
+
+    def _check_open(self, what: str) -> None:
+        if self.sealed:
+            raise PluginError(f"Plugin {self.id}: {what} after setup has returned; register commands, tools and "
+                              "handlers inside setup(plugin)")
 
     def __repr__(self) -> str:
         return f"Plugin({self.id!r}, {self.path!r})"
@@ -321,6 +376,7 @@ class Plugin:
         """Register `/name`: `handler(args, ctx)` (sync or async) runs at once when a `prompt` starts with
         `/name`, even while the agent works; `args` is the rest of the text, stripped. Without `handler`,
         returns a decorator."""
+        self._check_open(f"register_command({name!r})")
         if handler is None:
             return lambda fn: self.register_command(name, fn, description=description)
         if not isinstance(name, str) or not _NAME.match(name) or name.startswith("skill:"):
@@ -340,6 +396,7 @@ class Plugin:
         `execute` returns a string, a `ToolResult` or `{content, details?}`, raises `ToolError` for failures
         the model should see, and may stream progress with `ctx.update(...)`. Without `execute`, returns a
         decorator."""
+        self._check_open(f"register_tool({name!r})")
         if execute is None:
             return lambda fn: self.register_tool(name, fn, description=description, parameters=parameters,
                                                  label=label)
@@ -361,6 +418,7 @@ class Plugin:
     def on(self, event: str, handler: Handler | None = None) -> Any:
         """Call `handler(event, ctx)` (sync or async) for `event`: one of `HOOK_EVENTS` or `OBSERVED_EVENTS`.
         Without `handler`, returns a decorator."""
+        self._check_open(f"on({event!r})")
         if handler is None:
             return lambda fn: self.on(event, fn)
         if event not in HOOK_EVENTS and event not in OBSERVED_EVENTS:

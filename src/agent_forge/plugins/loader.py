@@ -13,12 +13,14 @@ Sources, in load order (the first plugin to claim a command or tool name keeps i
    are listed as skipped. When the project directory is not used at all (`--no-project-resources`), neither.
 
 `--no-plugins` turns off 2-4; explicit `-e` plugins still load. A module or entry point may be the setup function
-itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, a
-misuse of the API) is a `PluginLoadError` naming the source; the other plugins load regardless.
+itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, even
+`SystemExit`, an async `setup` running past its timeout, a misuse of the API) is a `PluginLoadError` naming the
+source; the other plugins load regardless.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -31,12 +33,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..coding.paths import project_dir
+from .isolation import contained, describe_error, is_cancellation
 
 if TYPE_CHECKING:
     from .api import Plugin
 
 ENTRY_POINT_GROUP = "agent_forge.plugins"
 PLUGINS_DIR = "plugins"
+SETUP_TIMEOUT_S = 10.0
+"""How long an async `setup` may take (settings `pluginSetupTimeoutMs` overrides it): a plugin that waits on
+something that never comes is skipped with a warning instead of hanging start-up."""
 
 
 class PluginLoadError(Exception):
@@ -142,22 +148,46 @@ def _dedupe(found: Discovery) -> Discovery:
 
 # -- loading ------------------------------------------------------------------------------------------
 
-async def load_plugin(source: PluginSource) -> Plugin:
-    """Import `source` and run its setup on a new `Plugin`. Raises `PluginLoadError`."""
+async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIMEOUT_S) -> Plugin:
+    """Import `source` and run its setup on a new `Plugin`; an async setup gets `setup_timeout` seconds.
+    Registration ends when setup returns (`Plugin.seal`). Raises `PluginLoadError`; only a cancellation of the
+    caller propagates as itself."""
     from .api import Plugin  # imported once there is a plugin: start-up without plugins stays lean
 
+    plugin = None
     try:
         obj, plugin_id, path = _import(source)
         setup = _setup_of(obj)
         plugin = Plugin(id=plugin_id, path=path, scope=source.scope, origin=source.origin)
         result = setup(plugin)
         if inspect.isawaitable(result):
-            await result
+            await _bounded(result, setup_timeout, source.target)
     except PluginLoadError:
         raise
-    except (Exception, SystemExit) as exc:  # a plugin must not take the agent down, not even with sys.exit
-        raise PluginLoadError(f"{source.target}: {type(exc).__name__}: {exc}") from exc
+    except BaseException as exc:  # a plugin must not take the agent down, not even with sys.exit
+        if is_cancellation(exc):
+            raise
+        raise PluginLoadError(f"{source.target}: {describe_error(exc)}") from exc
+    finally:
+        if plugin is not None:
+            plugin.seal()
     return plugin
+
+
+async def _bounded(awaitable: Any, timeout: float, target: str) -> None:
+    """Await an async setup for at most `timeout` seconds. A setup still running then is cancelled but not
+    waited for: one that ignores the cancellation must not hang start-up either."""
+    task = asyncio.ensure_future(contained(awaitable))
+    try:
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    if not done:
+        task.cancel()
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: no "never retrieved" noise
+        raise PluginLoadError(f"{target}: setup did not finish within {timeout:g} s; plugin skipped")
+    task.result()
 
 
 def _import(source: PluginSource) -> tuple[Any, str, str]:

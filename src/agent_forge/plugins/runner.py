@@ -1,10 +1,13 @@
 """The plugin runner: puts loaded plugins' commands, tools and handlers into a session (its `SessionHooks`)
 and calls them with every failure isolated.
 
-A plugin that raises never breaks the session: the failure becomes an `extension_error` event
+A plugin that raises (anything, `SystemExit` and `KeyboardInterrupt` included: `isolation.py`) or returns a
+result its event does not accept never breaks the session: the failure becomes an `extension_error` event
 `{type, extensionPath, event, error}` (seed 003) and a line on stderr, and the session goes on as if the handler
 had returned nothing, with two fail-safe exceptions: a failing `tool_call` handler blocks the call, and a
-failing command simply ends. Handlers run in load order, then registration order.
+failing command simply ends. A failing observer is reported once per handler and event type until the next run
+starts (a `message_update` observer would otherwise report every streamed delta). Handlers run in load order,
+then registration order. No method here raises, except when its own task is cancelled.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .api import (
     CommandSpec,
     Context,
     Handled,
+    HandlerResult,
     InputEvent,
     Plugin,
     SessionChangeEvent,
@@ -35,7 +39,9 @@ from .api import (
     ToolCallEvent,
     Transform,
 )
+from .isolation import contained, describe_error, is_cancellation
 from .tools import PluginTool
+from .values import describe_value, images_problem, private_copy
 from .ui import PluginUI
 
 _COMMAND = re.compile(r"/(\S+)(?:\s+(.*))?\Z", re.S)
@@ -61,6 +67,7 @@ class PluginRunner(SessionHooks):
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
         self._started = False
+        self._observer_failures: set[tuple[int, str]] = set()  # (handler id, event type) reported in this run
 
     # -- installation -------------------------------------------------------------------------------
 
@@ -69,6 +76,7 @@ class PluginRunner(SessionHooks):
         a built-in tool of the same name; the session's tool selection may leave a tool out), then become the
         session's hooks and observe its events."""
         for plugin in self.plugins:
+            plugin.seal()  # what is registered now is what the session gets
             plugin.ui = self.ui
             for command in plugin.commands:
                 self._add_command(command)
@@ -110,26 +118,39 @@ class PluginRunner(SessionHooks):
 
     # -- error isolation ----------------------------------------------------------------------------
 
-    def report(self, plugin: Plugin, event: str, error: BaseException | str) -> None:
-        """Emit `extension_error` for `plugin` failing in `event` and note it on stderr."""
-        message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        print(f"agent-forge: plugin {plugin.id} failed in {event}: {message}", file=sys.stderr)
+    def report(self, plugin: Plugin, event: str, error: BaseException | str, note: str = "") -> None:
+        """Emit `extension_error` for `plugin` failing in `event` and note it on stderr (with `note`)."""
+        message = describe_error(error)
+        print(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}", file=sys.stderr)
         self.session.emit({"type": "extension_error", "extensionPath": plugin.path, "event": event,
                            "error": message})
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-        """`(True, result)`, or `(False, None)` after reporting the exception."""
+        """`(True, result)`, or `(False, None)` after reporting what the plugin raised."""
         try:
             result = fn(*args)
             if inspect.isawaitable(result):
                 result = await result
             return True, result
-        except Exception as exc:
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
             self.report(plugin, event, exc)
             return False, None
 
-    def _unexpected(self, plugin: Plugin, event: str, result: Any, expected: str) -> None:
-        self.report(plugin, event, f"unexpected return value {result!r} (expected None or {expected})")
+    def _accept(self, plugin: Plugin, event: str, result: Any, kinds: tuple[type, ...], expected: str) -> Any:
+        """`result` when it is None or a valid instance of one of `kinds`; otherwise reported and None."""
+        if result is None:
+            return None
+        if not isinstance(result, kinds):
+            self.report(plugin, event, f"unexpected return value {describe_value(result)} (expected None or "
+                                       f"{expected})")
+            return None
+        problem = result.problem() if isinstance(result, HandlerResult) else None
+        if problem is None:
+            return result
+        self.report(plugin, event, f"invalid {type(result).__name__}: {problem}")
+        return None
 
     def _handlers(self, event: str) -> list[tuple[Plugin, Callable[..., Any]]]:
         return [(plugin, fn) for plugin in self.plugins for fn in plugin.handlers.get(event, [])]
@@ -154,7 +175,7 @@ class PluginRunner(SessionHooks):
         return [_command_item(command) for command in self.commands_by_name.values()]
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+        task = asyncio.ensure_future(contained(coro))  # a SystemExit escaping a task would stop the event loop
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -164,39 +185,56 @@ class PluginRunner(SessionHooks):
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
         event = InputEvent(text, images, streaming_behavior)
         for plugin, fn in self._handlers("input"):
-            ok, result = await self._call(plugin, "input", fn, event, self.context(plugin))
+            before = (event.text, event.images)
+            _, result = await self._call(plugin, "input", fn, event, self.context(plugin))
+            self._restore_input(plugin, event, before)
+            result = self._accept(plugin, "input", result, (Transform, Handled), "Transform or HANDLED")
             if isinstance(result, Handled):
                 return None
-            if isinstance(result, Transform) and isinstance(result.text, str):
+            if isinstance(result, Transform):
                 event.text = result.text
                 event.images = result.images if result.images is not None else event.images
-            elif ok and result is not None:
-                self._unexpected(plugin, "input", result, "Transform or HANDLED")
         return event.text, event.images
 
+    def _restore_input(self, plugin: Plugin, event: InputEvent, before: tuple[str, Any]) -> None:
+        """A handler that assigned something unusable to the event's fields: reported, the fields restored."""
+        problem = None if isinstance(event.text, str) else f"event.text must be a string, got " \
+                                                           f"{type(event.text).__name__}"
+        if problem is None and event.images is not before[1] and event.images is not None:
+            problem = images_problem(event.images)
+        if problem is not None:
+            self.report(plugin, "input", f"invalid change ignored: {problem}")
+            event.text, event.images = before
+
     async def before_run(self, prompts: list[dict[str, Any]], system_prompt: str) -> str:
-        event = BeforeRunEvent(list(prompts), system_prompt)
+        event = BeforeRunEvent(private_copy(prompts), system_prompt)
         for plugin, fn in self._handlers("before_run"):
-            ok, result = await self._call(plugin, "before_run", fn, event, self.context(plugin))
-            if isinstance(result, AddContext):
+            current = event.system_prompt
+            _, result = await self._call(plugin, "before_run", fn, event, self.context(plugin))
+            if not isinstance(event.system_prompt, str):
+                self.report(plugin, "before_run", "invalid change ignored: event.system_prompt must be a string, "
+                                                  f"got {type(event.system_prompt).__name__}")
+                event.system_prompt = current
+            result = self._accept(plugin, "before_run", result, (AddContext,), "AddContext")
+            if result is not None:
                 prompts.extend(_context_message(plugin, text, result.display) for text in result.texts())
                 event.system_prompt = result.system_prompt if result.system_prompt is not None \
                     else event.system_prompt
-            elif ok and result is not None:
-                self._unexpected(plugin, "before_run", result, "AddContext")
         return event.system_prompt
 
     async def tool_call(self, call: dict[str, Any]) -> str | None:
-        """The agent's `before_tool_call`: a block reason, or None to run the call with `call["arguments"]`."""
+        """The agent's `before_tool_call`: a block reason, or None to run the call with `call["arguments"]`.
+        A handler that fails, or returns an invalid `Block`, blocks the call (fail-safe)."""
         event = ToolCallEvent(call["name"], call["id"], call["arguments"])
         for plugin, fn in self._handlers("tool_call"):
             ok, result = await self._call(plugin, "tool_call", fn, event, self.context(plugin))
+            if ok and result is not None:
+                accepted = self._accept(plugin, "tool_call", result, (Block,), "Block")
+                if accepted is not None:
+                    return accepted.reason
+                ok = not isinstance(result, Block)  # an invalid Block still says "do not run it"
             if not ok:
                 return f"Blocked: plugin {plugin.id} failed while checking this call"
-            if isinstance(result, Block):
-                return result.reason
-            if result is not None:
-                self._unexpected(plugin, "tool_call", result, "Block")
         if not isinstance(event.args, dict):
             return f"Blocked: a plugin replaced the arguments with {type(event.args).__name__}"
         call["arguments"] = event.args
@@ -208,11 +246,9 @@ class PluginRunner(SessionHooks):
         event = SessionChangeEvent(action, details.get("targetSessionFile"), details.get("entryId"),
                                    details.get("parentSession"))
         for plugin, fn in self._handlers("session_before_change"):
-            ok, result = await self._call(plugin, "session_before_change", fn, event, self.context(plugin))
-            if isinstance(result, Cancel):
+            _, result = await self._call(plugin, "session_before_change", fn, event, self.context(plugin))
+            if self._accept(plugin, "session_before_change", result, (Cancel,), "Cancel") is not None:
                 return True
-            if ok and result is not None:
-                self._unexpected(plugin, "session_before_change", result, "Cancel")
         return False
 
     async def session_started(self, reason: str, previous_session_file: str | None) -> None:
@@ -229,14 +265,19 @@ class PluginRunner(SessionHooks):
     def input_closed(self) -> None:
         self.ui.close()
 
+    async def wait_for_tasks(self) -> None:
+        """Wait until the plugin commands and async observers started so far (and any they start) have
+        finished (print mode runs a command to its end before the next prompt)."""
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+
     async def shutdown(self) -> None:
         """Pending and later dialogs get their defaults, running commands finish, `session_shutdown` runs."""
         if self._closed:
             return
         self._closed = True
         self.ui.close()
-        while self._tasks:
-            await asyncio.wait(set(self._tasks))
+        await self.wait_for_tasks()
         for plugin, fn in self._handlers("session_shutdown"):
             await self._call(plugin, "session_shutdown", fn, SessionShutdownEvent(), self.context(plugin))
         if self._unsubscribe is not None:
@@ -245,23 +286,38 @@ class PluginRunner(SessionHooks):
     # -- observation --------------------------------------------------------------------------------
 
     def _observe(self, event: dict[str, Any]) -> None:
-        """Session listener: observers get a shallow copy; async ones run as tasks (awaited at shutdown)."""
+        """Session listener: each observer gets its own copy of the event (changing it changes nothing); async
+        ones run as tasks (awaited at shutdown)."""
         kind = event.get("type")
+        if kind == "agent_start":
+            self._observer_failures.clear()  # a new run: failing observers are reported again
         for plugin in self.plugins:
             for fn in plugin.handlers.get(kind, ()):  # type: ignore[arg-type]
                 try:
-                    result = fn(dict(event), self.context(plugin))
-                except Exception as exc:
-                    self.report(plugin, kind, exc)  # type: ignore[arg-type]
+                    result = fn(private_copy(event), self.context(plugin))
+                except BaseException as exc:
+                    if is_cancellation(exc):
+                        raise
+                    self._observer_failed(plugin, fn, kind, exc)  # type: ignore[arg-type]
                     continue
                 if inspect.isawaitable(result):
-                    self._spawn(self._finish(plugin, kind, result))  # type: ignore[arg-type]
+                    self._spawn(self._finish(plugin, fn, kind, result))  # type: ignore[arg-type]
 
-    async def _finish(self, plugin: Plugin, event: str, awaitable: Any) -> None:
+    async def _finish(self, plugin: Plugin, fn: Callable[..., Any], event: str, awaitable: Any) -> None:
         try:
             await awaitable
-        except Exception as exc:
-            self.report(plugin, event, exc)
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
+            self._observer_failed(plugin, fn, event, exc)
+
+    def _observer_failed(self, plugin: Plugin, fn: Callable[..., Any], event: str, exc: BaseException) -> None:
+        """Report an observer's failure once per handler and event type until the next run starts."""
+        key = (id(fn), event)
+        if key not in self._observer_failures:
+            self._observer_failures.add(key)
+            self.report(plugin, event, exc, note=f" (its further failures in {event} are not reported until the "
+                                                 "next run starts)")
 
 
 def _context_message(plugin: Plugin, text: str, display: bool) -> dict[str, Any]:

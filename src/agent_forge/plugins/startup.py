@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
-from .loader import PluginLoadError, PluginSource, discover, load_plugin
+from .loader import SETUP_TIMEOUT_S, PluginLoadError, PluginSource, discover, load_plugin
 
 if TYPE_CHECKING:
     from ..coding.agent_session import AgentSession
@@ -66,35 +67,53 @@ async def install_from_args(session: AgentSession, args: argparse.Namespace, mod
 
 
 async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (), paths: Iterable[str] = (),
-                          discover: bool = True,
-                          ui: Union[PluginUI, Callable[[], PluginUI], None] = None) -> PluginRunner | None:
+                          discover: bool = True, ui: Union[PluginUI, Callable[[], PluginUI], None] = None,
+                          setup_timeout: float | None = None) -> PluginRunner | None:
     """Load plugins into `session` and make them its hooks; None when there is none to load.
 
     `plugins`: setup functions or plugin modules given directly (SDK); `paths`: `-e` values; `discover`: also
     the agent dir, settings, entry points and project plugins (when the session's project policy trusts the
     project: `SessionOptions.approve`, recorded decisions, `defaultProjectTrust`); `ui`: the interaction API
-    (default headless), or a function building it, called only when a plugin loads.
-    Plugins that fail to load, name clashes and skipped project plugins are added to `session.warnings`.
+    (default headless), or a function building it, called only when a plugin loads; `setup_timeout`: seconds an
+    async `setup` may take (default: settings `pluginSetupTimeoutMs`, else `SETUP_TIMEOUT_S`, 10 s).
+    Plugins that fail to load (a setup past its timeout included), name clashes and skipped project plugins are
+    added to `session.warnings`.
     Call `await runner.start()` once events are listened to (`session_start`)."""
-    from .runner import PluginRunner
-
     found = _discover(session, list(paths), discover)
     direct = [PluginSource(getattr(p, "__name__", f"plugin{i}"), "object", "temporary", value=p)
               for i, p in enumerate(plugins)]
+    sources = [*direct, *found.sources]
+    if not sources:
+        return None
+    timeout = setup_timeout if setup_timeout is not None else _setup_timeout(session)
     loaded = []
-    for source in [*direct, *found.sources]:
+    for source in sources:
         try:
-            loaded.append(await load_plugin(source))
+            loaded.append(await load_plugin(source, setup_timeout=timeout))
         except PluginLoadError as exc:
             session.warnings.append(f"Plugin not loaded: {exc}")
     if not loaded:
         return None
+    from .runner import PluginRunner
     from .ui import PluginUI
 
     runner = PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui())
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
+
+
+def _setup_timeout(session: AgentSession) -> float:
+    """`pluginSetupTimeoutMs` (a positive number of milliseconds) of the agent dir's settings in seconds, else
+    the default. A project's settings do not count: its plugins may be the ones being timed."""
+    value = (getattr(session.settings, "global_raw", None) or {}).get("pluginSetupTimeoutMs")
+    if value is None:
+        return SETUP_TIMEOUT_S
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        session.warnings.append(f"Settings: pluginSetupTimeoutMs must be a positive number of milliseconds, got "
+                                f"{value!r}; using {SETUP_TIMEOUT_S * 1000:g}")
+        return SETUP_TIMEOUT_S
+    return value / 1000
 
 
 def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Any:

@@ -6,16 +6,19 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ..agent.types import ToolResult, ToolUpdate
+from ..agent.types import ToolError, ToolResult, ToolUpdate
 from .api import Context, ToolContext, ToolSpec, to_tool_result
+from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
 
 
 class PluginTool:
     """Runs `spec.execute(args, ctx)`; `make_context()` gives the plugin's base context for each call.
 
-    Errors: a `ToolError` (bad arguments, or raised by the plugin) and any other exception become an error
-    result the model sees (the agent loop's rule for every tool); cancellation (abort) propagates."""
+    Errors: a `ToolError` (bad arguments, or raised by the plugin) is the error result the model sees; anything
+    else the plugin raises, `SystemExit` and `KeyboardInterrupt` included, is turned into a `ToolError` here
+    (`"TypeName: message"`), so the agent loop never sees it. Only the cancellation of the call (abort)
+    propagates."""
 
     def __init__(self, spec: ToolSpec, make_context: Callable[[], Context]):
         self.spec = spec
@@ -30,7 +33,14 @@ class PluginTool:
         base = self._make_context()
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
                           on_update=on_update)
-        result = self.spec.execute(args, ctx)
-        if inspect.isawaitable(result):
-            result = await result
+        try:
+            result = self.spec.execute(args, ctx)
+            if inspect.isawaitable(result):
+                result = await result
+        except ToolError:
+            raise
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
+            raise ToolError(describe_error(exc)) from exc
         return to_tool_result(result)

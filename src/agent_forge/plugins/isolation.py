@@ -1,0 +1,62 @@
+"""Containing plugin failures: telling a real cancellation (which must propagate) from everything else a plugin
+may raise, and describing a failure in one line.
+
+Plugin code may raise anything, `BaseException`s included: argparse's `parse_args` raises `SystemExit`, a
+plugin may call `sys.exit()` or raise `KeyboardInterrupt`. Raised inside an asyncio task, `SystemExit` and
+`KeyboardInterrupt` escape the event loop and end the process, so every place that calls plugin code catches
+`BaseException` and lets only `is_cancellation` through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Awaitable
+
+
+class PluginEscape(Exception):
+    """A `BaseException` (`SystemExit`, `KeyboardInterrupt`, ...) raised by plugin code inside a task, carried
+    as an ordinary exception so it cannot stop the event loop; `error` is the original."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(describe_error(error))
+        self.error = error
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    """True when `exc` is the cancellation of the running task (abort, shutdown, a timeout): it must propagate.
+    A `CancelledError` that plugin code raised itself, or caught from another task, while the running task is
+    not being cancelled is a plugin failure like any other."""
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop: nothing else can be meant
+        return True
+    return task is None or task.cancelling() > 0
+
+
+def describe_error(exc: BaseException | str) -> str:
+    """`"TypeName: message"` (or just `"TypeName"` when the message is empty); never raises, even for an
+    exception whose `__str__` fails."""
+    if isinstance(exc, str):
+        return exc
+    if isinstance(exc, PluginEscape):
+        exc = exc.error
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def contained(awaitable: Awaitable[Any]) -> Any:
+    """Await plugin code that runs as its own task: a `BaseException` other than a cancellation comes out as
+    `PluginEscape`, so it cannot stop the event loop."""
+    try:
+        return await awaitable
+    except Exception:
+        raise
+    except BaseException as exc:
+        if is_cancellation(exc):
+            raise
+        raise PluginEscape(exc) from exc

@@ -1,0 +1,55 @@
+"""The values that cross the plugin boundary: checking what plugins hand back (image blocks), copying what they
+are handed (so changing it changes nothing in the session), and describing a plugin's value in a message."""
+
+from __future__ import annotations
+
+import binascii
+import copy
+from typing import Any
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image media types every supported provider API accepts (as RPC `prompt` checks `images`)."""
+
+
+def images_problem(images: Any) -> str | None:
+    """Why `images` is not a list of image blocks `{type: "image", data: <base64>, mimeType}`, or None. A bad
+    image must not reach the conversation: every later request would fail."""
+    if not isinstance(images, list):
+        return f"images must be a list of image blocks or None, got {type(images).__name__}"
+    for i, image in enumerate(images):
+        if not (isinstance(image, dict) and image.get("type") == "image" and isinstance(image.get("data"), str)
+                and image.get("mimeType") in IMAGE_TYPES and _is_base64(image["data"])):
+            return (f"images[{i}] must be an image block {{type: \"image\", data: <base64>, mimeType: one of "
+                    f"{', '.join(IMAGE_TYPES)}}}")
+    return None
+
+
+def _is_base64(data: str) -> bool:
+    try:
+        binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
+    except (ValueError, UnicodeEncodeError):
+        return False
+    return bool(data)
+
+
+def private_copy(value: Any) -> Any:
+    """A deep copy of session data handed to a plugin, so changing it changes nothing in the session. Tool
+    `details` may hold objects that cannot be copied: the dicts and lists around them are still copied, and
+    only such an object itself is shared."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        if isinstance(value, dict):
+            return {key: private_copy(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [private_copy(item) for item in value]
+        return value
+
+
+def describe_value(value: Any) -> str:
+    """A short, safe description of a plugin's value (its repr may be huge or raise)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
