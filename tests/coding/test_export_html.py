@@ -4,6 +4,9 @@ tree, unicode, and the exporter's checks and paths (real session stores in tmp_p
 from __future__ import annotations
 
 import base64
+import os
+import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -463,3 +466,89 @@ def test_cli_export_writes_and_exits(tmp_path):
     assert missing.returncode == 1 and "session file not found" in missing.stderr and not missing.stdout
     extra = run_cli("--export", "a", "b", "c", cwd=tmp_path)
     assert extra.returncode == 2 and "at most one output path" in extra.stderr
+
+
+# --- exporter: what is at the output path ----------------------------------------------------------------
+
+
+def exportable(tmp_path: Path) -> SessionStore:
+    store = new_store(tmp_path)
+    store.append_message(user("the page"))
+    return store
+
+
+def test_a_symlinked_output_writes_the_links_target_and_keeps_the_link(tmp_path):
+    store = exportable(tmp_path)
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "page.html"
+    target.write_text("old")
+    (tmp_path / "link.html").symlink_to(target)
+    (tmp_path / "dangling.html").symlink_to(tmp_path / "real" / "new.html")
+    written = export_store(store, "link.html", cwd=tmp_path)
+    assert written == target and (tmp_path / "link.html").is_symlink()
+    assert "the page" in Page(target.read_text("utf-8")).text
+    assert export_store(store, "dangling.html", cwd=tmp_path) == tmp_path / "real" / "new.html"
+    assert (tmp_path / "dangling.html").is_symlink() and (tmp_path / "real" / "new.html").is_file()
+    assert not list(tmp_path.rglob(".*.tmp"))
+
+
+def special_file(tmp_path: Path, kind: str) -> Path:
+    """A FIFO, a socket, a character device (root only: mknod) or a symlink loop named `out.html`."""
+    path = tmp_path / "out.html"
+    if kind == "FIFO":
+        os.mkfifo(path)
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        server.close()
+    elif kind == "character device":
+        if os.geteuid() != 0:
+            pytest.skip("creating a device node needs root")
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # a /dev/null of our own
+    else:
+        path.symlink_to(tmp_path / "loop.html")
+        (tmp_path / "loop.html").symlink_to(path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "socket", "character device", "symbolic link"])
+def test_an_output_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path, kind):
+    store = exportable(tmp_path)
+    path = special_file(tmp_path, kind)
+    before = os.lstat(path)
+    with pytest.raises(ExportError, match=f"is a {kind}.*not a regular file"):
+        export_store(store, path, cwd=tmp_path)
+    after = os.lstat(path)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode)
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_an_existing_file_keeps_its_permissions_and_a_new_one_is_private(tmp_path):
+    store = exportable(tmp_path)
+    shared = tmp_path / "shared.html"
+    shared.write_text("old")
+    shared.chmod(0o644)
+    export_store(store, shared, cwd=tmp_path)
+    assert shared.stat().st_mode & 0o7777 == 0o644 and "the page" in shared.read_text("utf-8")
+    fresh = export_store(store, "fresh.html", cwd=tmp_path)
+    assert fresh.stat().st_mode & 0o7777 == 0o600
+
+
+def test_the_session_file_itself_is_never_overwritten(tmp_path):
+    store = exportable(tmp_path)
+    before = store.path.read_bytes()
+    (tmp_path / "to-session.html").symlink_to(store.path)
+    for output in (store.path, tmp_path / "to-session.html"):
+        with pytest.raises(ExportError, match="is the session file being exported"):
+            export_store(store, output, cwd=tmp_path)
+        with pytest.raises(ExportError, match="is the session file being exported"):
+            export_session_file(store.path, output, cwd=tmp_path)
+    assert store.path.read_bytes() == before
+
+
+def test_cli_export_refuses_a_fifo(tmp_path):
+    store = exportable(tmp_path)
+    os.mkfifo(tmp_path / "pipe.html")
+    done = run_cli("--export", str(store.path), "pipe.html", cwd=tmp_path)
+    assert done.returncode == 1 and "is a FIFO, not a regular file" in done.stderr and not done.stdout
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe.html").st_mode)

@@ -178,3 +178,41 @@ def test_non_finite_numbers_are_written_as_null(tmp_path: Path) -> None:
     json.loads(raw.splitlines()[-1], parse_constant=lambda name: pytest.fail(f"{name} written"))
     assert entry["message"]["usage"] == {"cost": None, "total": None}  # the store keeps what the file holds
     assert SessionStore.open(store.path).entries == store.entries
+
+
+def test_version_1_ids_are_the_same_on_every_load(v1_file: Path) -> None:
+    """Migrated ids derive from the session id and the line: cursors and fork ids survive a restart before the
+    first append rewrote the file, and the rewrite keeps them."""
+    first, second = SessionStore.open(v1_file), SessionStore.open(v1_file)
+    ids = [entry["id"] for entry in first.entries]
+    assert ids == [entry["id"] for entry in second.entries] and len(set(ids)) == len(ids)
+    assert all(ENTRY_ID.match(entry_id) for entry_id in ids)
+    assert [e["parentId"] for e in second.entries] == [None, *ids[:-1]]
+    assert second.entries_since(ids[3]) == first.entries[4:]
+    first.append_message(message("user", "q4"))
+    first.close()
+    assert [entry["id"] for entry in SessionStore.open(v1_file).entries][:-1] == ids
+
+
+def test_derived_ids_skip_ids_already_taken() -> None:
+    from agent_forge.coding.session_migrations import derived_entry_id
+
+    natural = derived_entry_id("sid", 3, set())
+    assert derived_entry_id("sid", 3, set()) == natural and derived_entry_id("sid", 4, set()) != natural
+    other = derived_entry_id("sid", 3, {natural})
+    assert other != natural and derived_entry_id("sid", 3, {natural}) == other
+
+
+def test_version_1_file_given_as_a_symlink_migrates_the_real_file(v1_file: Path, tmp_path: Path) -> None:
+    link = tmp_path / "elsewhere" / "link.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(v1_file)
+    original = v1_file.read_bytes()
+    store = SessionStore.open(link, lock=True)
+    assert store.path == v1_file
+    store.append_message(message("user", "q4"))
+    store.close()
+    assert link.is_symlink() and link.resolve() == v1_file
+    assert json.loads(v1_file.read_text().splitlines()[0])["version"] == 3
+    assert v1_file.with_name(v1_file.name + ".v1.bak").read_bytes() == original  # the backup is beside the file
+    assert sorted(p.name for p in link.parent.iterdir()) == ["link.jsonl"]  # nothing written beside the link

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import pytest
+
+from agent_forge.coding.session_file import SessionFileError
+from agent_forge.coding.session_listing import resolve_session
 from agent_forge.coding.session_store import SessionStore, find_most_recent, list_sessions, message_text
 
 
@@ -63,3 +68,35 @@ def test_message_text() -> None:
               {"type": "text", "text": "b"}]
     assert message_text({"role": "user", "content": blocks}) == "a\nb"
     assert message_text({"role": "user"}) == ""
+
+
+UNOPENABLE = {
+    "future version": {"type": "session", "version": 99, "id": "99999999-dead", "timestamp": "t", "cwd": "/p"},
+    "no cwd": {"type": "session", "version": 3, "id": "99999999-dead", "timestamp": "t"},
+    "version not a number": {"type": "session", "version": "3", "id": "99999999-dead", "timestamp": "t",
+                             "cwd": "/p"},
+    "cwd not a string": {"type": "session", "version": 3, "id": "99999999-dead", "timestamp": "t", "cwd": 5},
+}
+
+
+@pytest.mark.parametrize("problem", sorted(UNOPENABLE))
+def test_continue_and_listing_agree_on_files_that_cannot_be_opened(tmp_path: Path, problem: str) -> None:
+    """`--continue` takes the newest file `--list-sessions` shows, never a newer one it cannot open."""
+    cwd, root = tmp_path / "proj", tmp_path / "sessions"
+    good = make_session(cwd, root, ["usable"], mtime=1_000_000)
+    bad = good.with_name("2099-01-01T00-00-00-000Z_99999999-dead.jsonl")
+    bad.write_text(json.dumps(UNOPENABLE[problem]) + "\n")
+    os.utime(bad, (2_000_000, 2_000_000))
+    assert [info.path for info in list_sessions(cwd, root)] == [good]
+    assert find_most_recent(cwd, root) == good
+    SessionStore.open(find_most_recent(cwd, root)).close()  # type: ignore[arg-type]
+    with pytest.raises(SessionFileError, match="session file"):
+        resolve_session("99999999-dead", cwd, root)  # the reason, not "no session found"
+    assert resolve_session(SessionStore.open(good).session_id[:8], cwd, root) == good
+
+
+def test_header_after_blank_lines_counts_for_listing_and_continue(tmp_path: Path) -> None:
+    cwd, root = tmp_path / "proj", tmp_path / "sessions"
+    path = make_session(cwd, root, ["usable"])
+    path.write_bytes(b"\n\n" + path.read_bytes())
+    assert find_most_recent(cwd, root) == path and [info.path for info in list_sessions(cwd, root)] == [path]

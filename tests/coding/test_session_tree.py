@@ -106,6 +106,49 @@ def test_orphans_and_cycles_become_roots() -> None:
     assert sorted(n["entry"]["id"] for n in _walk(roots)) == sorted(e["id"] for e in entries)
 
 
+def cyclic_store(tmp_path: Path, lines: list[tuple[str, str | None, str]]) -> SessionStore:
+    """A hand-edited file: `(id, parentId, role or "")` per entry, in append order."""
+    header = {"type": "session", "version": 3, "id": "cyc", "timestamp": "t", "cwd": str(tmp_path)}
+    entries = [{"type": "message", "id": entry_id, "parentId": parent, "timestamp": "t",
+                "message": user(entry_id) if role == "user" else assistant(entry_id)}
+               for entry_id, parent, role in lines]
+    path = tmp_path / "cyclic.jsonl"
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in [header, *entries]))
+    return SessionStore.open(path)
+
+
+def test_a_child_of_a_cycle_hangs_under_the_cycle_not_as_an_extra_root(tmp_path: Path) -> None:
+    """c (child of the cycle a ⇄ b) comes first in the file: only the cycle's earliest entry, a, becomes a root."""
+    store = cyclic_store(tmp_path, [("r", None, "user"), ("c", "b", "user"), ("a", "b", "user"),
+                                    ("b", "a", "assistant"), ("d", "c", "assistant")])
+    roots = get_tree(store)["tree"]
+    assert ids_of(roots) == ["r", "a"]
+    assert ids_of(roots[1]["children"]) == ["b"] and ids_of(roots[1]["children"][0]["children"]) == ["c"]
+    assert sorted(n["entry"]["id"] for n in _walk(roots)) == ["a", "b", "c", "d", "r"]
+    assert [e["id"] for e in store.branch()] == ["a", "b", "c", "d"]  # the leaf's branch starts at the cut
+    assert [e["id"] for e in store.branch("a")] == ["a"]
+
+
+@pytest.mark.parametrize("order", [["a", "b", "x"], ["x", "b", "a"], ["b", "x", "a"]])
+def test_branches_of_a_cycle_start_where_the_tree_cuts_it(tmp_path: Path, order: list[str]) -> None:
+    """The cycle a → x → b → a (parents), in any append order: branch() and get_tree() agree."""
+    parents = {"a": "b", "b": "x", "x": "a"}
+    store = cyclic_store(tmp_path, [(entry_id, parents[entry_id], "user") for entry_id in order])
+    root = get_tree(store)["tree"]
+    assert ids_of(root) == [order[0]]
+    chain = [node["entry"]["id"] for node in _walk(root)]
+    for entry_id in order:
+        assert [e["id"] for e in store.branch(entry_id)] == chain[: chain.index(entry_id) + 1]
+
+
+def test_forking_at_a_message_on_a_cycle_never_keeps_that_message(tmp_path: Path) -> None:
+    store = cyclic_store(tmp_path, [("u", "a", "user"), ("a", "v", "assistant"), ("v", "u", "user"),
+                                    ("self", "self", "user")])
+    assert fork_path(store, "u") == ([], "u")  # the earliest entry of the cycle: the tree's root
+    assert [e["id"] for e in fork_path(store, "v")[0]] == ["u"]  # u → v → a once cut at u
+    assert fork_path(store, "self") == ([], "self")
+
+
 def test_entries_since_is_a_durable_cursor(branched) -> None:
     store, ids = branched
     everything = entries_since(store)

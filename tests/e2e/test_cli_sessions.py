@@ -177,3 +177,27 @@ async def test_no_session_writes_nothing(agent_env, fake_llm, project, tmp_path)
 def test_conflicting_session_flags(agent_env, project, tmp_path, sessions, flags):
     result = cli(agent_env, project, "--mode", "rpc", *flags, "--session-dir", str(tmp_path / "sessions"))
     assert result.returncode == 1 and "cannot be combined" in result.stderr.decode()
+
+
+@pytest.mark.parametrize("header", [{"version": 99, "cwd": "/somewhere"}, {"version": 3}])
+async def test_continue_skips_a_newer_file_it_cannot_open(agent_env, project, tmp_path, sessions, header):
+    """`-c` takes the newest session `--list-sessions` shows; a newer file that cannot be opened is skipped."""
+    unusable = sessions["new"].with_name("2099-01-01T00-00-00-000Z_dddd5555.jsonl")
+    unusable.write_text(json.dumps({"type": "session", "id": "dddd5555", "timestamp": "x", **header}) + "\n")
+    os.utime(unusable, (5_000_000, 5_000_000))
+    root = str(tmp_path / "sessions")
+    listed = json.loads(cli(agent_env, project, "--list-sessions", "--json", "--session-dir", root).stdout)
+    state, messages = await state_of(agent_env, project, "-c", "--session-dir", root)
+    assert [item["id"] for item in listed][0] == IDS["new"] == state["sessionId"]
+    assert texts(messages) == ["new question", "new answer", "follow-up"]
+
+
+async def test_a_symlinked_session_and_its_real_path_share_the_lock(agent_env, project, tmp_path, sessions):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(sessions["old"])
+    async with await RpcClient.start(["--session", str(link)], cwd=str(project), env=agent_env) as client:
+        state = (await client.send({"type": "get_state"}))["data"]
+        second = cli(agent_env, project, "--mode", "rpc", "--session", str(sessions["old"]))
+    assert state["sessionFile"] == str(sessions["old"])
+    assert second.returncode == 1 and "in use by another agent-forge process" in second.stderr.decode()
+    assert link.is_symlink()

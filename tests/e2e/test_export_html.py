@@ -192,3 +192,22 @@ async def test_exported_page_renders_in_chromium_without_scripts_or_fetches(chro
     assert re.search(r'<img [^>]*src="data:image/png;base64,', dom)
     assert rendered.page_requests == []
     assert rendered.screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+async def test_export_over_rpc_follows_symlinks_and_refuses_special_files(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "hi"}])
+    project = tmp_path / "project"
+    (project / "real").mkdir(parents=True)
+    (project / "real" / "page.html").write_text("old")
+    (project / "real" / "page.html").chmod(0o644)
+    (project / "link.html").symlink_to(project / "real" / "page.html")
+    os.mkfifo(project / "pipe.html")
+    async with await RpcClient.start([], cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("hello")
+        linked = await client.send({"type": "export_html", "outputPath": "link.html"})
+        piped = await client.send({"type": "export_html", "id": "p", "outputPath": "pipe.html"})
+    assert linked["data"] == {"path": str(project / "real" / "page.html")}
+    assert (project / "link.html").is_symlink() and "hello" in (project / "real" / "page.html").read_text()
+    assert (project / "real" / "page.html").stat().st_mode & 0o777 == 0o644
+    assert piped["success"] is False and piped["id"] == "p" and "is a FIFO, not a regular file" in piped["error"]
+    assert (project / "pipe.html").is_fifo()

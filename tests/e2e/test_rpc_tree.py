@@ -255,3 +255,59 @@ async def test_new_session_then_switch_back_to_the_first_file(agent_env, fake_ll
         "first question", "first answer"]
     assert again["success"] is True
     assert file_lines(second["sessionFile"])[0]["parentSession"] == first["sessionFile"]
+
+
+async def test_hand_edited_entries_never_break_the_tree_commands_or_a_prompt(agent_env, fake_llm, project, branched):
+    """A label without timestamp (once `Internal error: KeyError: 'timestamp'`), a message whose content is a
+    number and one with an unknown role: the commands answer, and the next prompt leaves the bad ones out."""
+    fake_llm.set_script([{"text": "still fine"}])
+    path, ids = branched["path"], branched["ids"]
+    lines = file_lines(path)
+    leaf = lines[-1]["id"]
+    hand_edited = [
+        {"type": "label", "id": "1abe1000", "parentId": leaf, "targetId": ids["a1"], "label": "no time"},
+        {"type": "message", "id": "bad00001", "parentId": "1abe1000", "timestamp": "x",
+         "message": {"role": "user", "content": 42, "timestamp": 1}},
+        {"type": "message", "id": "bad00002", "parentId": "bad00001", "timestamp": "x",
+         "message": {"role": "wizard", "content": "spell"}},
+    ]
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(entry) + "\n" for entry in hand_edited))
+    async with await start(agent_env, project, "--session", str(path)) as client:
+        tree = await client.send({"type": "get_tree"})
+        entries = (await client.send({"type": "get_entries", "since": leaf}))["data"]["entries"]
+        stats = await client.send({"type": "get_session_stats"})
+        exported = await client.send({"type": "export_html", "outputPath": str(project / "page.html")})
+        await client.prompt_and_wait("after the edits")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert tree["success"] is True and stats["success"] is True and exported["success"] is True
+    a1 = tree["data"]["tree"][0]["children"][0]["children"][0]["children"][0]
+    assert a1["entry"]["id"] == ids["a1"] and a1["label"] == "no time" and "labelTimestamp" not in a1
+    assert [e["id"] for e in entries] == ["1abe1000", "bad00001", "bad00002"]  # kept, and served as they are
+    assert [text_of(m) for m in messages][-4:] == ["question c", "answer c", "after the edits", "still fine"]
+    sent = fake_llm.requests[-1]["body"]["messages"]
+    assert "spell" not in json.dumps(sent) and all(m.get("content") != 42 for m in sent)
+    assert "after the edits" in json.dumps(sent[-1])
+
+
+async def test_no_session_stays_in_memory_after_switching_to_a_file(agent_env, fake_llm, project, tmp_path,
+                                                                     branched):
+    """`--no-session` then `switch_session` to a file: that file is the session (a prompt appends to it), but a
+    fork or clone of it stays in memory: no new session file is ever created."""
+    fake_llm.set_script([{"text": "answer in the file"}])
+    path = str(branched["path"])
+    async with await start(agent_env, project, "--no-session") as client:
+        switched = await client.send({"type": "switch_session", "sessionPath": path})
+        await client.prompt_and_wait("into the file")
+        in_file = (await client.send({"type": "get_state"}))["data"]
+        forks = (await client.send({"type": "get_fork_messages"}))["data"]["messages"]
+        forked = await client.send({"type": "fork", "entryId": forks[-1]["entryId"]})
+        after_fork = (await client.send({"type": "get_state"}))["data"]
+        await client.send({"type": "switch_session", "sessionPath": path})
+        cloned = await client.send({"type": "clone"})
+        after_clone = (await client.send({"type": "get_state"}))["data"]
+    assert switched["success"] is True and in_file["sessionFile"] == path
+    assert text_of(file_lines(path)[-1]["message"]) == "answer in the file"
+    assert forked["success"] is True and after_fork["sessionFile"] is None
+    assert cloned["success"] is True and after_clone["sessionFile"] is None and after_clone["messageCount"] > 0
+    assert sorted(tmp_path.rglob("*.jsonl")) == [Path(path)]

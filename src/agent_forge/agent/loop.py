@@ -292,7 +292,7 @@ class _ToolRun:
         except asyncio.CancelledError:
             self.aborted = True
             raise
-        except Exception as exc:  # a tool's bug becomes an error result, not a dead session
+        except (Exception, SystemExit) as exc:  # a tool's bug (even sys.exit) is an error result, not a dead session
             self.error = f"{type(exc).__name__}: {exc}"
         finally:
             self.emit_end()

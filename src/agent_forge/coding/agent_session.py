@@ -115,6 +115,8 @@ class AgentSession:
         self.tool_selection = ToolSelection()
         """Which tools are active (`tools/selection.py`; the factory resolves it): `admits(name)` for plugin tools."""
         self._abort_pending = False  # an abort that came while a run was still starting
+        self.closed = False
+        """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
 
     # -- events --------------------------------------------------------------------------------------
@@ -228,6 +230,7 @@ class AgentSession:
                      streaming_behavior: str | None = None) -> str:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
         input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`."""
+        self._check_open()
         if self.hooks.run_command(text):
             return "handled"
         accepted = await self.hooks.input(text, images, streaming_behavior)
@@ -240,6 +243,7 @@ class AgentSession:
         """Accept a prompt: start a run, or queue it while one is going on. Returns the disposition
         (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
         `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
+        self._check_open()
         message = user_message(self.resources.expand(text) if expand else text, images)
         if self.is_streaming or self.compaction.is_compacting:  # a manual compaction sends queued ones after
             if streaming_behavior not in ("steer", "followUp"):
@@ -253,6 +257,7 @@ class AgentSession:
         return "started"
 
     def queue(self, message: dict[str, Any], behavior: str) -> None:
+        self._check_open()
         if behavior == "steer":
             self.agent.steer(message)
         else:
@@ -275,6 +280,10 @@ class AgentSession:
         if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
             raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
                                "which runs it at once even while the agent is working")
+
+    def _check_open(self) -> None:
+        if self.closed:  # its file may belong to another session by now: nothing may be appended to it
+            raise CommandError("session is closed")
 
     def _check_ready(self) -> None:
         model = self.agent.model
@@ -489,6 +498,7 @@ class AgentSession:
     async def terminate(self) -> None:
         """Stop everything now (SIGTERM): drop queued messages, abort the run and user bash commands, then
         release the session file."""
+        self.closed = True
         self.agent.clear_queues()
         await self.abort()
         await self.user_bash.abort()
@@ -500,6 +510,7 @@ class AgentSession:
         await self.wait_for_idle()
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
+        self.closed = True
         self.store.close()
 
 

@@ -5,12 +5,19 @@ messages come from the path, except that when compactions are on it the latest o
 it with its summary: the summary first, then the entries from its `firstKeptEntryId` up to the compaction, then
 the entries after it. Summaries become messages of the roles `compactionSummary` and `branchSummary`
 (message-types.md); `coding/messages.py` turns them into user messages for the provider.
+
+Session files are user data (hand edits, other tools), and every later request is built from this context, so
+a message whose shape is unusable (not an object, an unknown role, a content of the wrong type, a malformed
+content block) is left out of it; the entry stays in the file and in `get_entries`. An optional field of the
+wrong type (`usage: "12"`, a string `timestamp`) is repaired in a copy instead (see `context_message`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .session_entries import AgentMessage, SessionEntry, timestamp_ms
 
@@ -38,8 +45,9 @@ def build_context(path: list[SessionEntry]) -> SessionContext:
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
         if entry["type"] == "message":  # inlined: the common case, run once per entry of a resumed session
-            if isinstance(entry.get("message"), dict):
-                messages.append(entry["message"])
+            message = context_message(entry.get("message"))
+            if message is not None:
+                messages.append(message)
         else:
             messages += entry_messages(entry)
     context.messages = messages
@@ -102,12 +110,13 @@ def _is_count(value: object) -> bool:
 
 
 def _message_of(entry: SessionEntry) -> list[AgentMessage]:
-    message = entry.get("message")
-    return [message] if isinstance(message, dict) else []
+    message = context_message(entry.get("message"))
+    return [message] if message is not None else []
 
 
 def _custom_message_of(entry: SessionEntry) -> list[AgentMessage]:
-    """`custom_message` entry → `{"role": "custom", customType, content, display, details?, timestamp}`."""
+    """`custom_message` entry → `{"role": "custom", customType, content, display, details?, timestamp}`; none
+    when its content is neither a string nor a list of content blocks (see `context_message`)."""
     message: AgentMessage = {
         "role": "custom",
         "customType": entry.get("customType"),
@@ -117,7 +126,8 @@ def _custom_message_of(entry: SessionEntry) -> list[AgentMessage]:
     }
     if "details" in entry:
         message["details"] = entry["details"]
-    return [message]
+    repaired = context_message(message)
+    return [repaired] if repaired is not None else []
 
 
 def _compaction_summary_of(entry: SessionEntry) -> list[AgentMessage]:
@@ -146,3 +156,101 @@ _CONTEXT_MESSAGES: dict[str, Callable[[SessionEntry], list[AgentMessage]]] = {
     "branch_summary": _branch_summary_of,
 }
 """Entry type → the context messages it contributes; types not listed contribute none."""
+
+
+# --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
+
+
+def context_message(message: object) -> AgentMessage | None:
+    """`message` as the model context may hold it: None when its shape is unusable (not a dict, a role not in
+    `MESSAGE_ROLES`, a content of the wrong type, a malformed content block, a missing required field); a
+    shallow copy when optional fields have the wrong type (`timestamp` becomes 0; `usage`, `stopReason`,
+    `errorMessage`, `provider`, `model`, `toolName`, `customType` are dropped); else `message` itself.
+    Cost: linear in the number of content blocks (it runs for every message of a resumed session)."""
+    if not isinstance(message, dict):
+        return None
+    role = message.get("role")
+    check = MESSAGE_ROLES.get(role) if isinstance(role, str) else None
+    if check is None or not check(message):
+        return None
+    wrong = [key for key in _OPTIONAL_KEYS.intersection(message) if not _OPTIONAL_FIELDS[key][0](message[key])]
+    if not wrong:
+        return message
+    repaired = {key: value for key, value in message.items() if key not in wrong}
+    repaired.update((key, _OPTIONAL_FIELDS[key][1]) for key in wrong if _OPTIONAL_FIELDS[key][1] is not _DROP)
+    return repaired
+
+
+def _is_text_or_blocks(content: object) -> bool:
+    return isinstance(content, str) or _is_blocks(content)
+
+
+def _is_blocks(content: object) -> bool:
+    """A list of dicts with a string `type`; the known types also need their fields (unknown types pass:
+    providers and `messages.convert_to_llm` decide about them)."""
+    if not isinstance(content, list):
+        return False
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":  # the usual block first
+            if not isinstance(block.get("text"), str):
+                return False
+        elif not isinstance(kind, str):
+            return False
+        elif kind in _BLOCK_FIELDS and not all(isinstance(block.get(name), of) for name, of in _BLOCK_FIELDS[kind]):
+            return False
+    return True
+
+
+_BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
+    "thinking": (("thinking", str),),
+    "image": (("data", str), ("mimeType", str)),
+    "toolCall": (("id", str), ("name", str), ("arguments", dict)),
+}
+"""Block type → its required fields and their types (ai/types.py); `text` is checked inline."""
+
+
+def _has(key: str, kind: type) -> Callable[[dict[str, Any]], bool]:
+    return lambda message: isinstance(message.get(key), kind)
+
+
+MESSAGE_ROLES: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "user": lambda m: _is_text_or_blocks(m.get("content")),
+    "assistant": lambda m: _is_blocks(m.get("content")),
+    "toolResult": lambda m: _is_blocks(m.get("content")) and isinstance(m.get("toolCallId"), str),
+    "bashExecution": lambda m: isinstance(m.get("command"), str) and isinstance(m.get("output"), (str, type(None))),
+    "custom": lambda m: _is_text_or_blocks(m.get("content", "")),
+    "compactionSummary": _has("summary", str),
+    "branchSummary": _has("summary", str),
+}
+"""Message role → the check of the fields every consumer of the context relies on (message-types.md)."""
+
+
+def _is_number(value: object) -> bool:
+    kind = type(value)  # exact types: JSON gives int and float, and a bool is not a number here
+    return kind is int or (kind is float and math.isfinite(value))  # type: ignore[arg-type]
+
+
+def _is_usage(value: object) -> bool:
+    """A usage dict whose token counts and cost breakdown, where present, are numbers."""
+    if not isinstance(value, dict):
+        return False
+    if not all(_is_number(value[key]) for key in _USAGE_COUNTS.intersection(value)):
+        return False
+    cost = value.get("cost", {})
+    return isinstance(cost, dict) and all(map(_is_number, cost.values()))
+
+
+def _is_str(value: object) -> bool:
+    return isinstance(value, str)
+
+
+_USAGE_COUNTS = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens"))
+_DROP = object()
+_OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
+    "timestamp": (_is_number, 0),
+    "usage": (_is_usage, _DROP),
+    **{key: (_is_str, _DROP) for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
+}
+"""Optional message field → (its check, the value replacing a wrong one, or _DROP to remove it)."""
+_OPTIONAL_KEYS = frozenset(_OPTIONAL_FIELDS)

@@ -20,10 +20,11 @@ from typing import Any
 
 from ..ai import json_wire
 from .session_entries import SessionEntry, SessionHeader, is_header
-from .session_migrations import migrate
+from .session_migrations import check_version, migrate
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_NEW_FILE_FLAGS = os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # a file of our own, never a link's target
 
 
 class SessionFileError(Exception):
@@ -73,15 +74,45 @@ def read_session(path: Path) -> ParsedSession:
         raise SessionFileError(f"session file is empty: {path}")
     with _gc_paused():
         lines = iter(_split_lines(data))
-        header = next((obj for obj in map(parse_line, lines) if isinstance(obj, dict)), None)
-        if not is_header(header) or not isinstance(header.get("cwd"), str):
-            raise SessionFileError(f"session file has no valid session header: {path}")
+        header = _checked_header(next((obj for obj in map(parse_line, lines) if isinstance(obj, dict)), None), path)
         objects = [obj for obj in map(parse_line, lines) if isinstance(obj, dict)]  # continues after the header
+    version = migrate(header, objects)  # the version was checked with the header: this cannot raise
+    return ParsedSession(header, _unique_entries(objects), version, not data.endswith(b"\n"))
+
+
+def read_header(path: Path) -> SessionHeader:
+    """The header of a session file, reading only up to it. Raises SessionFileError exactly when `read_session`
+    would (missing, unreadable, empty, no valid header, unsupported version), so a file that passes here opens.
+    """
     try:
-        version = migrate(header, objects)
+        with path.open("rb") as handle:
+            header = next((obj for obj in map(parse_line, handle) if isinstance(obj, dict)), None)
+    except FileNotFoundError:
+        raise SessionFileError(f"session file not found: {path}") from None
+    except OSError as exc:
+        raise SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}") from None
+    if header is None and _is_blank(path):
+        raise SessionFileError(f"session file is empty: {path}")
+    return _checked_header(header, path)
+
+
+def _checked_header(header: Any, path: Path) -> SessionHeader:
+    """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version."""
+    if not is_header(header) or not isinstance(header.get("cwd"), str):
+        raise SessionFileError(f"session file has no valid session header: {path}")
+    try:
+        check_version(header)
     except ValueError as exc:
         raise SessionFileError(f"session file {path}: {exc}") from None
-    return ParsedSession(header, _unique_entries(objects), version, not data.endswith(b"\n"))
+    return header
+
+
+def _is_blank(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return all(not line.strip() for line in handle)
+    except OSError:
+        return False
 
 
 def _split_lines(data: bytes) -> list[str | bytes]:
@@ -121,6 +152,8 @@ def _unique_entries(objects: list[dict[str, Any]]) -> list[SessionEntry]:
         if (type(entry_id) is str and type(kind) is str and kind != "session"
                 and (parent is None or type(parent) is str) and entry_id not in seen):
             seen.add(entry_id)
+            if parent is None and "parentId" not in obj:
+                obj["parentId"] = None  # every reader may rely on the base field being present
             entries.append(obj)  # type: ignore[arg-type]
     return entries
 
@@ -201,7 +234,8 @@ class SessionFile:
         temp = self.path.with_name(f".{self.path.name}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(temp, _WRITE_FLAGS | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+            temp.unlink(missing_ok=True)  # left by a crash: start afresh (never write through a planted link)
+            fd = os.open(temp, _WRITE_FLAGS | _NEW_FILE_FLAGS, FILE_MODE)
         except OSError as exc:
             raise self._error("create", exc) from None
         try:
@@ -231,17 +265,28 @@ class SessionFile:
 
 
 def _keep_backup(path: Path, backup: Path) -> None:
-    if backup.exists():
+    if backup.is_file() and not backup.is_symlink():
         return  # a crash between backup and rewrite left it: it already holds the original bytes
     try:
         os.link(path, backup)
     except OSError:
         try:
-            backup.write_bytes(path.read_bytes())
-            backup.chmod(FILE_MODE)
+            _copy_new(path, backup)
         except OSError as exc:
             raise SessionFileError(f"cannot back up session file {path} before migrating it: "
                                    f"{exc.strerror or exc}") from None
+
+
+def _copy_new(source: Path, target: Path) -> None:
+    """Copy `source` to a new private file `target`; whatever was at `target` (a dangling link) is replaced,
+    never written through."""
+    data = source.read_bytes()
+    target.unlink(missing_ok=True)
+    fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .paths import sessions_dir
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
-from .session_file import SessionFileError, parse_line, read_session
+from .session_file import SessionFileError, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -77,16 +77,17 @@ class SessionInfo:
 
 
 def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
-    """Sessions stored for `cwd`, newest (by file mtime) first. Files that cannot be read or have no valid
-    header are left out. Cost: one linear scan of each file."""
+    """Sessions stored for `cwd`, newest (by file mtime) first. Files that cannot be opened (unreadable, no
+    valid header, an unsupported version: `session_file.read_header`) are left out, as `find_most_recent` and
+    `resolve_session` leave them out. Cost: one linear scan of each file."""
     infos = [info for info in map(session_info, _session_files(cwd, session_dir)) if info is not None]
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
 
 def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The most recently modified session file of `cwd` that has a valid header, or None (`--continue`).
-    Reads only the header line of the files it considers."""
+    """The most recently modified session file of `cwd` that can be opened (the rule of `list_sessions`: the
+    newest listed session), or None (`--continue`). Reads only up to the header of the files it considers."""
     files = sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True)
     return next((path for path in files if _header_id(path) is not None), None)
 
@@ -94,9 +95,11 @@ def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike
 def resolve_session(reference: str, cwd: str | os.PathLike[str],
                     session_dir: str | os.PathLike[str] | None = None) -> Path:
     """The session file named by `reference` (`--session` / `--fork`): an existing file path, else a full or
-    partial session id (case-insensitive prefix) among the sessions of `cwd`; an exact id wins over prefixes.
+    partial session id (case-insensitive prefix) among the sessions of `cwd` that can be opened (those
+    `list_sessions` shows); an exact id wins over prefixes.
 
-    Raises SessionFileError when nothing matches or several sessions match (the message lists them).
+    Raises SessionFileError when nothing matches or several sessions match (the message lists them), and
+    with the reason when only a file that cannot be opened has that id.
     """
     as_path = Path(reference).expanduser()
     if as_path.is_file() or os.sep in reference or reference.endswith(".jsonl"):
@@ -112,6 +115,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     if len(matches) == 1:
         return matches[0]
     if not matches:
+        _explain_unusable(wanted, cwd, session_dir)
         raise SessionFileError(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}")
     listing = "\n".join(f"  {ids[path]}  {path}" for path in matches)
     raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
@@ -194,13 +198,23 @@ def _mtime(path: Path) -> float:
 
 
 def _header_id(path: Path) -> str | None:
-    """The session id in the first line of `path`, None when that is not a session header."""
+    """The session id of `path`, None when the file cannot be opened as a session (`read_header`)."""
     try:
-        with path.open("rb") as handle:
-            header = parse_line(handle.readline())
-    except OSError:
+        return read_header(path)["id"]
+    except SessionFileError:
         return None
-    return header["id"] if is_header(header) else None
+
+
+def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> None:
+    """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
+    for path in sorted(_session_files(cwd, session_dir)):
+        try:
+            with path.open("rb") as handle:
+                header = parse_line(handle.readline())
+        except OSError:
+            continue
+        if is_header(header) and header["id"].lower() == wanted:
+            read_header(path)  # raises SessionFileError with the reason
 
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,

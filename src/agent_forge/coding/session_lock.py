@@ -5,6 +5,9 @@ until it closes the session, so two agent-forge processes never interleave appen
 holds the holder's pid for the error message. The kernel drops a `flock` when its holder dies (even by
 SIGKILL), so a lock file left behind by a crash never blocks anyone: it is simply taken over.
 
+The lock belongs to the file, not to the name it was reached by: `acquire` resolves symlinks first, so a
+session opened through a link and through its real path shares one lock. (Hard links are not detected.)
+
 Locks are per open file description, so a second lock on the same file from the same process also fails;
 callers that reopen their own session hand the lock over instead (see `SessionStore.open`). Where `fcntl` is
 missing (Windows) locking is a no-op.
@@ -44,12 +47,14 @@ class SessionLock:
 
     @classmethod
     def acquire(cls, session_path: str | os.PathLike[str]) -> SessionLock:
-        """Take the lock of `session_path` without waiting.
+        """Take the lock of `session_path` (symlinks resolved: `session_path` on the lock is the real path)
+        without waiting.
 
         Raises SessionLockError when another process (or another store of this process) holds it, and
-        SessionFileError when the lock file cannot be created (e.g. a read-only directory).
+        SessionFileError when the lock file cannot be created (e.g. a read-only directory, or a symlink planted
+        at the lock file's name).
         """
-        path = Path(session_path)
+        path = Path(os.path.realpath(session_path))
         try:
             import fcntl
         except ImportError:
@@ -85,7 +90,9 @@ class SessionLock:
 
 def _open_lock_file(path: Path) -> int:
     try:
-        return os.open(lock_path_for(path), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+        # O_NOFOLLOW: the pid is written into the lock file, so a link there must not redirect that write.
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        return os.open(lock_path_for(path), flags, FILE_MODE)
     except OSError as exc:
         raise SessionFileError(f"cannot create lock file for session file {path}: {exc.strerror or exc}") from None
 

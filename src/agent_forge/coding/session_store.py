@@ -5,6 +5,9 @@ versions in `session_migrations.py`, the single-writer lock in `session_lock.py`
 `session_context.py`, locations and listings in `session_listing.py` (names re-exported here).
 
 A store is not thread-safe: one owner (the session hub) appends to it.
+
+A store works on the real path of its file (symlinks resolved when it is opened or created), so the lock,
+a migration rewrite and its backup all concern the file itself, whichever link it was reached by.
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ class SessionStore:
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
+        self.no_session = path is None
+        """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
+        clone) stay in memory, also after `switch_session` made a file the current session (see
+        `session_switch.successor_store`)."""
 
     # constructors
 
@@ -79,8 +86,8 @@ class SessionStore:
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
         header = make_header(cwd_text, parent_session=parent)
-        store = cls(header, session_cwd_dir(cwd_text, session_dir) / session_file_name(header), fsync=fsync,
-                    lock=lock)
+        directory = Path(os.path.realpath(session_cwd_dir(cwd_text, session_dir)))
+        store = cls(header, directory / session_file_name(header), fsync=fsync, lock=lock)
         store._seed(entries)
         return store
 
@@ -94,8 +101,9 @@ class SessionStore:
         the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
         process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
         the file is missing, unreadable, empty, has no valid header or an unsupported version.
+        `path` may be a symlink: the store's `path` is the real file.
         """
-        file_path = Path(path)
+        file_path = Path(os.path.realpath(path))
         if lock is True and not file_path.is_file():
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)
@@ -164,16 +172,20 @@ class SessionStore:
 
     def branch(self, from_id: str | None = None) -> list[SessionEntry]:
         """Entries root → `from_id` (default: the leaf) following `parentId`. Raises ValueError for an unknown
-        id. The walk stops at a missing parent, and at a cycle, which only a hand-edited file can contain."""
+        id. The walk stops at a missing parent, and at a parent cycle (only a hand-edited file has one), which
+        starts at its earliest entry in append order: the entry `session_tree.build_tree` makes a root."""
         if from_id is not None:
             self._require(from_id)
         elif self._branch is not None:
             return list(self._branch)
         path: list[SessionEntry] = []
-        seen: set[str] = set()
+        seen: dict[str, int] = {}  # id -> its index in `path` (leaf first)
         current = self._leaf_id if from_id is None else from_id
-        while current is not None and current in self._position and current not in seen:
-            seen.add(current)
+        while isinstance(current, str) and current in self._position:
+            if current in seen:
+                path = path[: self._cycle_start(path, seen[current]) + 1]
+                break
+            seen[current] = len(path)
             entry = self._entries[self._position[current]]
             path.append(entry)
             current = entry.get("parentId")
@@ -283,6 +295,10 @@ class SessionStore:
         else:
             self._branch = None  # recomputed on demand (loading a file, a parent elsewhere)
         self._leaf_id = entry["id"]
+
+    def _cycle_start(self, path: list[SessionEntry], first: int) -> int:
+        """Index in `path` (leaf first) of the earliest appended entry of the cycle `path[first:]`."""
+        return min(range(first, len(path)), key=lambda index: self._position[path[index]["id"]])
 
     def _require(self, entry_id: str) -> int:
         position = self._position.get(entry_id) if isinstance(entry_id, str) else None

@@ -3,13 +3,19 @@
 Each one first makes sure the target can be used (the file opens and its lock is free, the entry exists, the
 new file can be written) and only then stops the work in progress and swaps the store, so a failure leaves the
 current session exactly as it was. (A clone copies the branch once the work has settled, so only a failure to
-write its new file comes after the work was stopped.) After the swap the agent's messages, model and thinking level come from
-the new store's active branch. Fork and clone record `parentSession` (the current file, when it is on disk).
+write its new file comes after the work was stopped.) After the swap the agent's messages, model and thinking
+level come from the new store's active branch. Fork and clone record `parentSession` (the current file, when it
+is on disk).
+
+`--no-session` is a choice for the whole process: a session started from the current one (`new_session`, fork,
+clone; see `successor_store`) stays in memory, also after `switch_session` made an existing file the current
+session (that file is then written to, as the user asked; but no new file is ever created).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +40,7 @@ async def switch_session(session: AgentSession, session_path: str) -> bool:
         _adopt(session, current)
         return False
     store = _command(lambda: SessionStore.open(path, lock=True))
+    store.no_session = current.no_session
     await _stop_work(session)
     _adopt(session, store)
     return False
@@ -61,14 +68,22 @@ async def clone(session: AgentSession) -> bool:
     return False
 
 
+def successor_store(session: AgentSession, parent_session: str | os.PathLike[str] | None = None, *,
+                    entries: Iterable[SessionEntry] = ()) -> SessionStore:
+    """The store of a session started from the current one (`new_session`, fork, clone), starting with copies
+    of `entries` (ids kept, so entry ids stay valid cursors across a fork): in memory when the process runs
+    with `--no-session` (`SessionStore.no_session`), else a new locked file in the session directory with
+    `parent_session` in its header. Raises SessionFileError when a file with a message cannot be written."""
+    if session.store.no_session:
+        return SessionStore.in_memory(session.cwd, entries=entries)
+    return SessionStore.create(session.cwd, session.session_dir, parent_session=parent_session, lock=True,
+                               entries=entries)
+
+
 def _new_store(session: AgentSession, path: list[SessionEntry]) -> SessionStore:
-    """A store beside the current one (file or memory) starting with copies of `path` (ids kept, so entry ids
-    stay valid cursors across the fork)."""
     current = session.store
-    if current.path is None:
-        return SessionStore.in_memory(session.cwd, entries=path)
-    parent = current.path if current.on_disk else None
-    return SessionStore.create(session.cwd, session.session_dir, parent_session=parent, lock=True, entries=path)
+    parent = current.path if current.path is not None and current.on_disk else None
+    return successor_store(session, parent, entries=path)
 
 
 def _adopt(session: AgentSession, store: SessionStore, *, record_model: bool = False) -> None:
@@ -124,6 +139,6 @@ def _command_error(message: str) -> Exception:
 def fork_file(source: str | os.PathLike[str], cwd: str, session_dir: str | None = None) -> SessionStore:
     """`--fork`: a new locked session for `cwd` holding a copy of `source`'s active branch (ids kept), with
     `parentSession` naming `source`. The source is only read. Raises SessionFileError."""
-    source_path = Path(os.path.abspath(os.fspath(source)))
-    original = SessionStore.open(source_path)
-    return SessionStore.create(cwd, session_dir, parent_session=source_path, lock=True, entries=original.branch())
+    original = SessionStore.open(source)
+    return SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
+                               entries=original.branch())

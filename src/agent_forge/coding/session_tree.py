@@ -52,9 +52,10 @@ def build_tree(entries: list[SessionEntry]) -> list[TreeNode]:
     nodes = {entry["id"]: _node(entry, labels.get(entry["id"])) for entry in entries}
     roots: list[TreeNode] = []
     for entry in entries:
-        parent = nodes.get(entry["parentId"]) if entry["parentId"] != entry["id"] else None
+        parent_id = entry.get("parentId")
+        parent = nodes.get(parent_id) if isinstance(parent_id, str) and parent_id != entry["id"] else None
         (parent["children"] if parent is not None else roots).append(nodes[entry["id"]])
-    _adopt_cycles(entries, nodes, roots)
+    _cut_cycles(entries, nodes, roots)
     return roots
 
 
@@ -71,13 +72,12 @@ def fork_messages(store: SessionStore) -> list[ForkMessage]:
 
 def fork_path(store: SessionStore, entry_id: str) -> tuple[list[SessionEntry], str]:
     """What a fork at user message `entry_id` keeps: (the entries root → just before it, the message's text).
+    The message itself is never kept, also when it sits on a parent cycle (see `SessionStore.branch`).
     Raises ValueError(INVALID_FORK_ENTRY) when the id is unknown or not a user message."""
     entry = store.get_entry(entry_id)
     if entry is None or not _is_user_message(entry):
         raise ValueError(INVALID_FORK_ENTRY)
-    parent = entry["parentId"]
-    path = store.branch(parent) if parent is not None and store.get_entry(parent) is not None else []
-    return path, message_text(entry["message"])
+    return store.branch(entry_id)[:-1], message_text(entry["message"])
 
 
 def clone_path(store: SessionStore) -> list[SessionEntry]:
@@ -94,7 +94,8 @@ def _node(entry: SessionEntry, label: SessionEntry | None) -> TreeNode:
     node: TreeNode = {"entry": entry, "children": []}
     if label is not None:
         node["label"] = label["label"]
-        node["labelTimestamp"] = label["timestamp"]
+        if isinstance(label.get("timestamp"), str):  # a hand-edited label may lack it: the field is optional
+            node["labelTimestamp"] = label["timestamp"]
     return node
 
 
@@ -112,16 +113,30 @@ def _labels(entries: list[SessionEntry]) -> dict[str, SessionEntry]:
     return labels
 
 
-def _adopt_cycles(entries: list[SessionEntry], nodes: dict[str, TreeNode], roots: list[TreeNode]) -> None:
-    """Entries not reachable from a root sit on a parent cycle: cut each cycle at its earliest entry."""
+def _cut_cycles(entries: list[SessionEntry], nodes: dict[str, TreeNode], roots: list[TreeNode]) -> None:
+    """Entries no root reaches sit on a parent cycle or below one: walk up from each to its cycle and cut that
+    cycle at its earliest entry (append order), which becomes a root; the rest of the cycle and every entry
+    below it hang under that root as they are."""
     reached = _reachable(roots)
+    order = {entry["id"]: index for index, entry in enumerate(entries)}
     for entry in entries:
         if entry["id"] in reached:
             continue
-        node = nodes[entry["id"]]
-        nodes[entry["parentId"]]["children"].remove(node)  # type: ignore[index]
+        cut = min(_cycle_above(entry, nodes), key=order.__getitem__)
+        node = nodes[cut]
+        nodes[node["entry"]["parentId"]]["children"].remove(node)  # type: ignore[index]
         roots.append(node)
         reached |= _reachable([node])
+
+
+def _cycle_above(entry: SessionEntry, nodes: dict[str, TreeNode]) -> list[str]:
+    """The ids of the parent cycle reached by walking up from `entry` (which no root reaches, so there is one)."""
+    walk: dict[str, int] = {}
+    current = entry["id"]
+    while current not in walk:
+        walk[current] = len(walk)
+        current = nodes[current]["entry"]["parentId"]  # type: ignore[assignment]
+    return list(walk)[walk[current]:]
 
 
 def _reachable(roots: list[TreeNode]) -> set[str]:

@@ -2,12 +2,19 @@
 
 Standard library only at import time: the renderer (markdown-it-py, pygments) is imported when a page is built,
 so a missing dependency is reported as an ExportError instead of breaking the importer.
+
+The output path is resolved through symlinks (the page goes to the link's target; the link stays) and must be
+a regular file or not exist: a device, FIFO, socket or directory there is refused, never replaced. The page is
+written under a temporary name and renamed over the target, so readers never see half a page. A new file is
+private to the user (0600), like the session it comes from: the page holds the whole conversation. A file that
+already exists keeps its permission bits (and, where the OS allows, its owner and group).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,12 +89,14 @@ def render_html(snapshot: SessionSnapshot) -> str:
 
 def write_export(snapshot: SessionSnapshot, output_path: str | os.PathLike[str] | None,
                  cwd: str | os.PathLike[str]) -> Path:
-    """Check, render and write `snapshot`; returns the absolute path written. Raises ExportError."""
+    """Check, render and write `snapshot`; returns the absolute path written (symlinks resolved). Raises
+    ExportError, also for a target that is not a regular file or is the session file itself."""
     check_exportable(snapshot)
-    target = resolve_output_path(output_path, snapshot, cwd)
+    target = Path(os.path.realpath(resolve_output_path(output_path, snapshot, cwd)))
+    existing = _existing_target(target, snapshot)
     page = render_html(snapshot)
     # "replace": a character UTF-8 cannot encode must not fail the export (`clean` already removes them).
-    _write_atomically(target, page.encode("utf-8", "replace"))
+    _write_atomically(target, page.encode("utf-8", "replace"), existing)
     return target
 
 
@@ -111,17 +120,61 @@ def export_session_file(session_path: str | os.PathLike[str], output_path: str |
         store.close()
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
+def _existing_target(target: Path, snapshot: SessionSnapshot) -> os.stat_result | None:
+    """The status of the regular file at `target` (symlinks already resolved), None when nothing is there.
+    Raises ExportError for anything else there, and for the session file itself."""
+    try:
+        status = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise ExportError(f"Cannot write {target}: it is {_file_kind(status.st_mode)}, not a regular file")
+    if snapshot.path is not None and _same_file(status, snapshot.path):
+        raise ExportError(f"Cannot write {target}: it is the session file being exported")
+    return status
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"),
+             (stat.S_ISLNK, "a symbolic link that does not resolve (a loop)"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def _same_file(status: os.stat_result, path: Path) -> bool:
+    try:
+        other = os.stat(path)
+    except OSError:
+        return False
+    return (status.st_dev, status.st_ino) == (other.st_dev, other.st_ino)
+
+
+def _write_atomically(target: Path, data: bytes, existing: os.stat_result | None) -> None:
     """Write under a temporary name in the target's directory, then rename: readers never see half a page.
-    The file is private to the user (mode 0600), like the session it comes from."""
+    A new file gets mode 0600 (mkstemp's); `existing` (the file replaced) passes on its permission bits and,
+    best effort, its owner."""
     try:
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            if existing is not None:
+                _keep_attributes(handle.fileno(), existing)
             handle.write(data)
         os.replace(temp, target)
     except OSError as exc:
         Path(temp).unlink(missing_ok=True)
         raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+
+
+def _keep_attributes(fd: int, existing: os.stat_result) -> None:
+    """Give the new file the replaced one's permission bits (setuid/setgid/sticky left out) and owner."""
+    os.fchmod(fd, stat.S_IMODE(existing.st_mode) & 0o777)
+    if hasattr(os, "fchown") and (existing.st_uid, existing.st_gid) != (os.getuid(), os.getgid()):
+        try:
+            os.fchown(fd, existing.st_uid, existing.st_gid)
+        except OSError:
+            pass  # only root may give a file away: the file is then ours, with the original permission bits

@@ -31,8 +31,9 @@ def code_block(code: str, language: str | None = None, *, filename: str | None =
     return f'<pre class="code {CSS_CLASS}"{lang}>\n{body}</pre>'
 
 
+@lru_cache(maxsize=1)
 def stylesheet() -> str:
-    """The CSS rules of the highlighting colours, scoped to `.hl`."""
+    """The CSS rules of the highlighting colours, scoped to `.hl` (built once: it depends on nothing)."""
     return HtmlFormatter(style=STYLE).get_style_defs(f".{CSS_CLASS}")
 
 

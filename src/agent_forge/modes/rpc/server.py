@@ -59,8 +59,10 @@ class RpcServer:
 
     def _receive(self, record: bytes, records: asyncio.Queue[bytes | None]) -> None:
         """Commands are handled one at a time, in order; answers to plugin dialogs skip that queue, because the
-        command being handled (a vetoable `fork`, a plugin's input handler) may be the one waiting for them."""
-        if b"extension_ui_response" in record and self._answer_dialog(record):
+        command being handled (a vetoable `fork`, a plugin's input handler) may be the one waiting for them. The
+        type is compared after JSON decoding (it may be written with `\\u` escapes); only lines that could be an
+        answer are decoded here."""
+        if (b"ui_response" in record or b"\\u" in record) and self._answer_dialog(record):
             return
         records.put_nowait(record)
 
