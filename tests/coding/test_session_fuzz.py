@@ -146,8 +146,10 @@ def exercise(path: Path) -> None:
     fork_messages(store)
     clone_path(store)
     _ = store.session_name
-    session_stats(session_file=str(path), session_id=store.session_id, entries=store.entries,
-                  branch=store.branch(), messages=context.messages, model={"contextWindow": 1000})  # type: ignore[arg-type]
+    model: Any = {"contextWindow": 1000}
+    stats = session_stats(session_file=str(path), session_id=store.session_id, entries=store.entries,
+                          branch=store.branch(), messages=context.messages, model=model)
+    assert stats["totalMessages"] == len(context.messages)
     assert session_info(path) is not None
     render_html(SessionSnapshot.of_store(store))
     store.append_message({"role": "user", "content": "still usable", "timestamp": 8})

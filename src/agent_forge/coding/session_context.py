@@ -174,8 +174,10 @@ def context_message(message: object) -> AgentMessage | None:
     if check is None or not check(message):
         return None
     wrong = [key for key in _OPTIONAL_KEYS.intersection(message) if not _OPTIONAL_FIELDS[key][0](message[key])]
-    if not wrong:
-        return message
+    return _repaired(message, wrong) if wrong else message
+
+
+def _repaired(message: AgentMessage, wrong: list[str]) -> AgentMessage:
     repaired = {key: value for key, value in message.items() if key not in wrong}
     repaired.update((key, _OPTIONAL_FIELDS[key][1]) for key in wrong if _OPTIONAL_FIELDS[key][1] is not _DROP)
     return repaired
@@ -235,10 +237,13 @@ def _is_usage(value: object) -> bool:
     """A usage dict whose token counts and cost breakdown, where present, are numbers."""
     if not isinstance(value, dict):
         return False
-    if not all(_is_number(value[key]) for key in _USAGE_COUNTS.intersection(value)):
-        return False
-    cost = value.get("cost", {})
-    return isinstance(cost, dict) and all(map(_is_number, cost.values()))
+    for key, amount in value.items():
+        if key == "cost":
+            if not isinstance(amount, dict) or not all(map(_is_number, amount.values())):
+                return False
+        elif key in _USAGE_COUNTS and not _is_number(amount):
+            return False
+    return True
 
 
 def _is_str(value: object) -> bool:
