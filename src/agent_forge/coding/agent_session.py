@@ -453,10 +453,9 @@ class AgentSession:
             self.agent.clear_queues()  # emits queue_update: clients see the queued messages go
         await self.user_bash.abort()
         await self.abort()
-        if self.store.path is None:
-            store = SessionStore.in_memory(self.cwd)
-        else:
-            store = SessionStore.create(self.cwd, self.session_dir, parent_session=parent_session, lock=True)
+        from .session_switch import successor_store
+
+        store = successor_store(self, parent_session)  # `--no-session` holds for the whole process
         self.replace_store(store)
         if self.model is not None:
             store.append_model_change(self.model["provider"], self.model["id"])
