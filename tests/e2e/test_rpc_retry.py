@@ -163,3 +163,16 @@ async def test_abort_retry_when_idle_is_a_harmless_success(agent_env, tmp_path):
         state = (await client.send({"type": "get_state"}))["data"]
     assert reply == {"type": "response", "command": "abort_retry", "success": True, "id": 7}
     assert state["isStreaming"] is False
+
+
+async def test_retry_waits_at_least_the_servers_retry_after(agent_env_factory, fake_llm, tmp_path):
+    from agent_forge.modes.rpc.client import RpcClient
+
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}},
+                          "headers": {"retry-after": "1"}}, {"text": "after the wait"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("hi")
+    start = next(e for e in events if e["type"] == "auto_retry_start")
+    assert start["delayMs"] == 1000
+    assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "after the wait"

@@ -39,10 +39,12 @@ class StreamFailure(AIError):
 class HttpStatusError(StreamFailure):
     """The API answered with a non-2xx status. `status`: HTTP status code; `body`: response body text."""
 
-    def __init__(self, status: int, body: str):
+    def __init__(self, status: int, body: str, retry_after_ms: int | None = None):
         super().__init__(f"{status} {body}")
         self.status = status
         self.body = body
+        self.retry_after_ms = retry_after_ms
+        """The server's `retry-after-ms` / `retry-after` hint (RFC 9110 §10.2.3), in milliseconds, if any."""
 
 
 class ApiStreamError(StreamFailure):

@@ -93,6 +93,8 @@ class AssistantMessage(TypedDict):
     rawStopReason: NotRequired[str]
     thinkingLevel: NotRequired[str]
     durationMs: NotRequired[int]
+    retryAfterMs: NotRequired[int]
+    """On a failed response: the server's `retry-after` hint in milliseconds (automatic retry waits at least this)."""
 
 
 class ToolResultMessage(TypedDict):

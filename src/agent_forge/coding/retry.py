@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from .retry_policy import backoff_delay_ms, is_retryable_message
+from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
 from .settings import RetrySettings
 
 Emit = Callable[[dict[str, Any]], None]
@@ -65,7 +65,8 @@ class AutoRetry:
             return False
         self.attempt += 1
         self._failed = failed
-        self._delay_ms = backoff_delay_ms(self.attempt, settings.base_delay_ms, settings.max_delay_ms)
+        self._delay_ms = hinted_delay_ms(failed, backoff_delay_ms(self.attempt, settings.base_delay_ms),
+                                         settings.max_delay_ms)
         return True
 
     def observe(self, event: dict[str, Any]) -> None:

@@ -74,3 +74,12 @@ def backoff_delay_ms(attempt: int, base_delay_ms: int, max_delay_ms: int = 0) ->
         raise ValueError(f"invalid backoff input: attempt={attempt}, base={base_delay_ms}, max={max_delay_ms}")
     delay = base_delay_ms * 2 ** (attempt - 1)
     return min(delay, max_delay_ms) if max_delay_ms > 0 else delay
+
+
+def hinted_delay_ms(failed: Any, backoff_ms: int, max_delay_ms: int = 0) -> int:
+    """The wait before a retry: the exponential backoff, or the server's `retryAfterMs` hint (set by the
+    providers from `retry-after`) when that is longer, so a rate-limited API is not hammered; capped at
+    `max_delay_ms` (settings `retry.maxAgentDelayMs`) when that is positive."""
+    hint = failed.get("retryAfterMs") if isinstance(failed, dict) else None
+    delay = max(backoff_ms, hint) if isinstance(hint, int) and not isinstance(hint, bool) else backoff_ms
+    return min(delay, max_delay_ms) if max_delay_ms > 0 else delay

@@ -188,7 +188,10 @@ async def guarded(builder: MessageBuilder, events: AsyncIterator[Event]) -> Asyn
             async for event in inner:
                 yield event
     except Exception as exc:  # noqa: BLE001 - the contract turns every failure into an error event
-        yield builder.fail(describe_error(exc))
+        failed = builder.fail(describe_error(exc))
+        if getattr(exc, "retry_after_ms", None) is not None:
+            builder.message["retryAfterMs"] = exc.retry_after_ms  # type: ignore[attr-defined, typeddict-unknown-key]
+        yield failed
     except BaseException:
         builder.finalize()
         raise
@@ -211,7 +214,8 @@ async def _exchange(
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
         async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
             if not 200 <= response.status_code < 300:
-                raise HttpStatusError(response.status_code, await _body_text(response))
+                raise HttpStatusError(response.status_code, await _body_text(response),
+                                      retry_after_ms(response.headers))
             async with aclosing(response.aiter_bytes()) as chunks, aclosing(iter_sse(chunks)) as events:
                 async for sse in events:
                     for event in handler.handle(sse):
@@ -220,6 +224,24 @@ async def _exchange(
                         break
     for event in handler.end_of_stream():
         yield event
+
+
+def retry_after_ms(headers: Any) -> int | None:
+    """The server's wait hint in milliseconds: `retry-after-ms` (OpenAI, Anthropic), else `retry-after` as
+    seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0, int(float(headers["retry-after-ms"])))
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        if value.strip().replace(".", "", 1).isdigit():
+            return int(float(value) * 1000)
+        from email.utils import parsedate_to_datetime
+
+        return max(0, int((parsedate_to_datetime(value).timestamp() - time.time()) * 1000))
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 async def _body_text(response: Any) -> str:
