@@ -266,3 +266,29 @@ async def test_set_auto_compaction_turns_the_threshold_off_for_this_session(agen
     assert bad["success"] is False and "enabled" in bad["error"]
     assert "compaction_start" not in types(events) and state["autoCompactionEnabled"] is False
     assert len(fake_llm.requests) == 3 and settings_file.read_text() == settings_before
+
+
+async def test_prompt_after_agent_end_during_post_run_compaction_is_queued(agent_env_factory, fake_llm, tmp_path):
+    """Older clients finish a run on agent_end (SPEC-NOTES) and may prompt while the session still compacts."""
+    env = agent_env_factory(context_window=8000, settings={
+        "compaction": {"keepRecentTokens": 10, "reserveTokens": 2000}})
+    fake_llm.set_script([
+        {"text": "small answer " + W, "usage": {"input": 1000}},
+        {"text": "big answer " + W, "usage": {"input": 7000}},  # over the threshold once this run ends
+        {"match": SUMMARY, "text": "## Objective\nShort.", "usage": {"input": 300, "output": 20},
+         "hang_after": 1, "hang_ms": 20000},
+        {"text": "answer to the next prompt", "usage": {"input": 500}},
+    ])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        await client.send({"type": "prompt", "message": "second " + W})
+        await client.wait_for("agent_end")
+        await client.wait_for("compaction_start")
+        reply = await client.send({"type": "prompt", "message": "next"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 3)  # the summary request is streaming (hung)
+        fake_llm.release_hangs()
+        events = await client.wait_for("agent_settled", timeout=60)
+    assert reply["success"] is True and reply["data"]["disposition"] == "queued"
+    assert "compaction_end" in types(events)
+    final = [e for e in events if e["type"] == "message_end"][-1]["message"]
+    assert final["content"][0]["text"] == "answer to the next prompt"

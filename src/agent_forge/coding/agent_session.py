@@ -246,6 +246,7 @@ class AgentSession:
         self._check_open()
         message = user_message(self.resources.expand(text) if expand else text, images)
         if self.is_streaming or self.compaction.is_compacting:  # a manual compaction sends queued ones after
+            streaming_behavior = streaming_behavior or self._after_run_behavior()
             if streaming_behavior not in ("steer", "followUp"):
                 raise CommandError(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
@@ -255,6 +256,12 @@ class AgentSession:
         self._check_ready()
         self._start([message])
         return "started"
+
+    def _after_run_behavior(self) -> str | None:
+        """A client that finishes on `agent_end` (SPEC-NOTES: older clients do) may prompt while the session
+        still compacts after the run; that prompt is queued as a follow-up instead of refused."""
+        after_run = self.is_streaming and not self.agent.is_streaming and self.compaction.is_compacting
+        return "followUp" if after_run else None
 
     def queue(self, message: dict[str, Any], behavior: str) -> None:
         self._check_open()
