@@ -6,25 +6,30 @@ registered but not in the default set (enable them with `--tools` or the `defaul
 
 from __future__ import annotations
 
+import importlib
 from typing import Callable, Sequence
 
 from ...agent.types import AgentTool
-from .bash import BashTool
-from .edit import EditTool
-from .find import FindTool
-from .grep import GrepTool
-from .ls import LsTool
-from .read import ReadTool
-from .write import WriteTool
+
+
+def _lazy(module: str, cls: str) -> Callable[[str], AgentTool]:
+    """A factory that imports its tool's module on first use: start-up pays only for the tools it creates."""
+
+    def factory(cwd: str) -> AgentTool:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(cwd)
+
+    factory.__name__ = cls
+    return factory
+
 
 TOOL_FACTORIES: dict[str, Callable[[str], AgentTool]] = {
-    "read": ReadTool,
-    "bash": BashTool,
-    "edit": EditTool,
-    "write": WriteTool,
-    "grep": GrepTool,
-    "find": FindTool,
-    "ls": LsTool,
+    "read": _lazy("read", "ReadTool"),
+    "bash": _lazy("bash", "BashTool"),
+    "edit": _lazy("edit", "EditTool"),
+    "write": _lazy("write", "WriteTool"),
+    "grep": _lazy("grep", "GrepTool"),
+    "find": _lazy("find", "FindTool"),
+    "ls": _lazy("ls", "LsTool"),
 }
 
 CODING_TOOL_NAMES = ("read", "bash", "edit", "write")
