@@ -26,9 +26,21 @@ environment:
 """
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter asks `shutil` for the terminal width on every `add_argument`; importing `shutil`
+    (and the compression modules it pulls in) costs start-up time, so the width comes from `os` instead."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = os.get_terminal_size().columns
+        except OSError:
+            columns = int(os.environ.get("COLUMNS", "80") or 80)
+        super().__init__(prog, width=max(columns - 2, 40))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"agent-forge {__version__}")
     parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true", help="non-interactive: print answer")

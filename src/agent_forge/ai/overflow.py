@@ -8,6 +8,7 @@ alone exceeds the window (some hosts truncate instead of failing).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -32,13 +33,15 @@ OVERFLOW_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 """Overflow wording per API or host; `is_overflow_error` matches any of them (case-insensitive)."""
 
-_OVERFLOW = re.compile("|".join(f"(?:{pattern})" for _, pattern in OVERFLOW_PATTERNS), re.IGNORECASE)
-
-_RATE_LIMIT = re.compile(
-    r"rate[_ ]?limit|per[ -]minute|tokens per min|\bTPM\b|\bRPM\b|quota|too many requests|throttl",
-    re.IGNORECASE,
-)
+_RATE_LIMIT = r"rate[_ ]?limit|per[ -]minute|tokens per min|\bTPM\b|\bRPM\b|quota|too many requests|throttl"
 """Rate limits that mention tokens ("tokens per minute") are transient, never overflow."""
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    # Compiled on first use, not at import: start-up does not need them (DESIGN.md start-up budget).
+    overflow = re.compile("|".join(f"(?:{pattern})" for _, pattern in OVERFLOW_PATTERNS), re.IGNORECASE)
+    return overflow, re.compile(_RATE_LIMIT, re.IGNORECASE)
 
 
 def is_overflow_error(error_message: str) -> bool:
@@ -50,7 +53,8 @@ def is_overflow_error(error_message: str) -> bool:
     """
     if not isinstance(error_message, str) or not error_message:
         return False
-    return bool(_OVERFLOW.search(error_message)) and not _RATE_LIMIT.search(error_message)
+    overflow, rate_limit = _patterns()
+    return bool(overflow.search(error_message)) and not rate_limit.search(error_message)
 
 
 def is_context_overflow(message: Any, context_window: int | None = None) -> bool:

@@ -9,7 +9,6 @@ an entry with `type`, `id` (8 lowercase hex digits, unique within the file), `pa
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Container
 from datetime import datetime, timezone
 from typing import Any, Literal, NotRequired, TypedDict
@@ -131,7 +130,7 @@ def make_header(cwd: str, *, parent_session: str | None = None, session_id: str 
     header: SessionHeader = {
         "type": "session",
         "version": CURRENT_VERSION,
-        "id": session_id or str(uuid.uuid4()),
+        "id": session_id or uuid4(),
         "timestamp": iso_timestamp(),
         "cwd": cwd,
     }
@@ -169,3 +168,12 @@ def is_entry(obj: Any) -> bool:
 def is_header(obj: Any) -> bool:
     """True for a dict shaped like a session header: `type: "session"` and a string `id`."""
     return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)
+
+
+def uuid4() -> str:
+    """A random RFC 9562 version-4 UUID string (the `uuid` module imports `platform`: start-up budget)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC variant
+    text = raw.hex()
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"

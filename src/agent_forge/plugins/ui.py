@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import uuid
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -140,7 +139,7 @@ class RpcUI(PluginUI):
         _check_timeout(timeout)
         if self._closed:
             return default
-        request_id, future = str(uuid.uuid4()), asyncio.get_running_loop().create_future()
+        request_id, future = _new_id(), asyncio.get_running_loop().create_future()
         self._pending[request_id] = _Pending(future, parse, default)
         request = {"type": "extension_ui_request", "id": request_id, "method": method, **fields}
         if timeout is not None:
@@ -154,7 +153,7 @@ class RpcUI(PluginUI):
             self._pending.pop(request_id, None)
 
     def _fire(self, method: str, fields: dict[str, Any]) -> None:
-        self._emit({"type": "extension_ui_request", "id": str(uuid.uuid4()), "method": method, **fields})
+        self._emit({"type": "extension_ui_request", "id": _new_id(), "method": method, **fields})
 
     def resolve(self, answer: dict[str, Any]) -> bool:
         request_id = answer.get("id")
@@ -195,3 +194,9 @@ def _check_timeout(timeout: Any) -> None:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
             or timeout <= 0:
         raise ValueError("timeout must be a positive number of seconds")
+
+
+def _new_id() -> str:
+    from ..coding.session_entries import uuid4
+
+    return uuid4()
