@@ -197,6 +197,21 @@ async def guarded(builder: MessageBuilder, events: AsyncIterator[Event]) -> Asyn
         raise
 
 
+async def stream_api(handler: SseHandler, options: StreamOptions,
+                     prepare: Callable[[], HttpRequest]) -> AsyncIterator[Event]:
+    """The body of every SSE provider's `stream()`: `stream_sse`, closed (with its HTTP response) on any exit."""
+    async with aclosing(stream_sse(options, handler, prepare)) as events:
+        async for event in events:
+            yield event
+
+
+def sse_post(model: Model, options: StreamOptions, url: str, auth: dict[str, str], body: Any) -> HttpRequest:
+    """A streaming JSON POST to `url`: JSON and SSE headers, `auth` headers, then the model's and options'
+    headers (`merged_headers`), and the body encoded by `json_wire.encode_body`."""
+    base = {"content-type": "application/json", "accept": "text/event-stream", **auth}
+    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+
+
 def stream_sse(
     options: StreamOptions, handler: SseHandler, prepare: Callable[[], HttpRequest]
 ) -> AsyncIterator[Event]:

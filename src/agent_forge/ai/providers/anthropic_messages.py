@@ -7,7 +7,6 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming.
 from __future__ import annotations
 
 import re
-from contextlib import aclosing
 from typing import Any, AsyncIterator, Iterable
 
 from .. import json_wire
@@ -18,15 +17,15 @@ from ..transform import same_origin, transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
+    sse_post,
+    stream_api,
     IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,
     SseHandler,
     dumps,
     max_tokens,
-    merged_headers,
     require_api_key,
-    stream_sse,
     supports_images,
 )
 
@@ -54,16 +53,13 @@ _USAGE_FIELDS = {
 }
 
 
-async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
     """Stream one assistant message from the Messages API (see `ai.types` for the event shapes).
 
     Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
     closing the response and finalizing the message in place.
     """
-    handler = _Handler(MessageBuilder(model))
-    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
-        async for event in events:
-            yield event
+    return stream_api(_Handler(MessageBuilder(model)), options, lambda: build_request(model, context, options))
 
 
 # ---- request -------------------------------------------------------------------------------------------
@@ -72,12 +68,9 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
 def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
     """URL, headers and JSON body of the request. Raises `MissingApiKeyError` when no key is given."""
     key = require_api_key(model, options)
-    base = {"content-type": "application/json", "accept": "text/event-stream", "anthropic-version": API_VERSION}
-    if key is not None:
-        base["x-api-key"] = key
+    auth = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key is not None else {})}
     url = model["baseUrl"].rstrip("/") + "/v1/messages"
-    body = build_body(model, context, options)
-    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+    return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

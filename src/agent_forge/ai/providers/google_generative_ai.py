@@ -14,7 +14,6 @@ so a call's arguments come as a single `toolcall_delta`.
 from __future__ import annotations
 
 import uuid
-from contextlib import aclosing
 from typing import Any, AsyncIterator, Iterable
 from urllib.parse import quote
 
@@ -26,14 +25,14 @@ from ..transform import same_origin, transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
+    sse_post,
+    stream_api,
     HttpRequest,
     MessageBuilder,
     SseHandler,
     dumps,
     max_tokens,
-    merged_headers,
     require_api_key,
-    stream_sse,
     token_count,
 )
 
@@ -52,16 +51,13 @@ FINISH_MESSAGES = {
 Event = AssistantMessageEvent
 
 
-async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
+def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
     """Stream one assistant message from the Gemini API (see `ai.types` for the event shapes).
 
     Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
     closing the response and finalizing the message in place.
     """
-    handler = _Handler(MessageBuilder(model))
-    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
-        async for event in events:
-            yield event
+    return stream_api(_Handler(MessageBuilder(model)), options, lambda: build_request(model, context, options))
 
 
 # ---- request -------------------------------------------------------------------------------------------
@@ -70,13 +66,10 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
 def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
     """URL, headers (`x-goog-api-key`) and JSON body. Raises `MissingApiKeyError` when no key is given."""
     key = require_api_key(model, options)
-    base = {"content-type": "application/json", "accept": "text/event-stream"}
-    if key is not None:
-        base["x-goog-api-key"] = key
+    auth = {"x-goog-api-key": key} if key is not None else {}
     model_path = quote(model["id"], safe="-._~/")
     url = f"{model['baseUrl'].rstrip('/')}/models/{model_path}:streamGenerateContent?alt=sse"
-    body = build_body(model, context, options)
-    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+    return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:

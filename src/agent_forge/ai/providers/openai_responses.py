@@ -12,7 +12,6 @@ keep verbatim as a thinking block's `thinkingSignature` and replay to the same m
 from __future__ import annotations
 
 import uuid
-from contextlib import aclosing
 from typing import Any, AsyncIterator, Iterable
 
 from .. import json_wire
@@ -24,14 +23,14 @@ from ..transform import same_origin, transform_messages
 from ..types import AssistantMessageEvent, Context, Model
 from ..usage import update_cost
 from ._common import (
+    sse_post,
+    stream_api,
     HttpRequest,
     MessageBuilder,
     SseHandler,
     dumps,
     max_tokens,
-    merged_headers,
     require_api_key,
-    stream_sse,
     token_count,
 )
 
@@ -44,16 +43,13 @@ INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "error"}
 Event = AssistantMessageEvent
 
 
-async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
+def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
     """Stream one assistant message from the Responses API (see `ai.types` for the event shapes).
 
     Never raises after the first (`start`) event, except `CancelledError`, which it re-raises after
     closing the response and finalizing the message in place.
     """
-    handler = _Handler(MessageBuilder(model))
-    async with aclosing(stream_sse(options, handler, lambda: build_request(model, context, options))) as events:
-        async for event in events:
-            yield event
+    return stream_api(_Handler(MessageBuilder(model)), options, lambda: build_request(model, context, options))
 
 
 # ---- request -------------------------------------------------------------------------------------------
@@ -62,12 +58,9 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
 def build_request(model: Model, context: Context, options: StreamOptions) -> HttpRequest:
     """URL, headers and JSON body. Raises `MissingApiKeyError` unless a key is given or not required."""
     key = require_api_key(model, options)
-    base = {"content-type": "application/json", "accept": "text/event-stream"}
-    if key is not None:
-        base["authorization"] = f"Bearer {key}"
+    auth = {"authorization": f"Bearer {key}"} if key is not None else {}
     url = model["baseUrl"].rstrip("/") + "/responses"
-    body = build_body(model, context, options)
-    return HttpRequest(url, merged_headers(model, options, base), json_wire.encode_body(body))
+    return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
