@@ -126,6 +126,10 @@ class AgentSession:
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
         self._watch_writes(store)
+        self._output_dirs: list[Any] = []  # OutputDir of each session this process ran commands for, latest last
+        from .tools.output_files import start_pruning
+
+        start_pruning()  # stale full-output files of earlier runs go, in the background
 
     # -- events --------------------------------------------------------------------------------------
 
@@ -573,6 +577,7 @@ class AgentSession:
         await self.hooks.shutdown()
         self._stop_write_retries()
         self._release_store()
+        self._remove_memory_outputs()
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
@@ -582,6 +587,25 @@ class AgentSession:
         self.closed = True
         self._stop_write_retries()
         self._release_store()
+        self._remove_memory_outputs()
+
+    def output_dir(self) -> Any:
+        """The current session's directory of full command outputs (`tools/output_files.py`): tools and user
+        bash commands put their files there, so they live and go with the session."""
+        from .tools.output_files import OutputDir
+
+        current = self._output_dirs[-1] if self._output_dirs else None
+        if current is None or current.session_id != self.store.session_id:
+            path = self.store.path
+            current = OutputDir(self.store.session_id, str(path) if path is not None else None)
+            self._output_dirs.append(current)
+        return current
+
+    def _remove_memory_outputs(self) -> None:
+        """In-memory sessions end with the process: their full outputs go with them."""
+        for directory in self._output_dirs:
+            if directory.session_file is None:
+                directory.remove()
 
     def _stop_write_retries(self) -> None:
         if self._write_retry is not None:
