@@ -2,7 +2,7 @@
 
 Layout: `<temp dir>/agent-forge-<uid>/bash-output/<session id>/bash-<random>.log`, plus `owner.json`
 (`OwnerRecord`: the session file and the pid of the process that last used the directory). The temp dir is
-Python's `tempfile.gettempdir()` (`TMPDIR`, else `/tmp`). It is the temp dir, not the session directory,
+`TMPDIR` (else `TEMP`, `TMP`, then `/tmp`). It is the temp dir, not the session directory,
 because these files can be hundreds of megabytes of transient output: they must not fill the disk or quota
 that holds the sessions themselves, and the OS may clear them at reboot (a session then only loses the
 complete output, never its truncated copy in the session file).
@@ -40,11 +40,10 @@ class OwnerRecord(TypedDict):
 
 
 def outputs_root() -> Path:
-    """`<temp dir>/agent-forge-<uid>/bash-output`."""
-    import tempfile  # only when a file is needed: keeps start-up imports small
-
+    """`<temp dir>/agent-forge-<uid>/bash-output` (no `tempfile` import: the prune runs during start-up)."""
+    temp = next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP") if os.environ.get(name)), "/tmp")
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(tempfile.gettempdir()) / f"agent-forge-{user}" / "bash-output"
+    return Path(os.path.abspath(temp)) / f"agent-forge-{user}" / "bash-output"
 
 
 class OutputDir:
@@ -61,10 +60,11 @@ class OutputDir:
 
     def create_file(self) -> tuple[int, str]:
         """A new private `bash-<random>.log` here: (open descriptor, path). Raises OSError."""
-        import tempfile
-
         directory = self._ensure()
-        fd, path = tempfile.mkstemp(dir=directory, prefix="bash-", suffix=".log")
+        flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0))
+        path = str(directory / f"bash-{os.urandom(8).hex()}.log")
+        fd = os.open(path, flags, 0o600)
         self.used = True
         return fd, path
 
