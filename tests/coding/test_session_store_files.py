@@ -253,3 +253,20 @@ def test_failed_creation_leaves_no_file_and_is_retried(tmp_path: Path, monkeypat
     second = store.append_message(user("second"))
     store.close()
     assert SessionStore.open(store.path).entries == [model, first, second]
+
+
+def test_when_cutting_back_fails_too_the_next_append_starts_a_fresh_line(tmp_path: Path, monkeypatch) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    kept = store.append_message(user("kept"))
+    with monkeypatch.context() as patch:
+        FailingWrites(patch)
+        patch.setattr("agent_forge.coding.session_file.os.ftruncate", _refuse_truncate)
+        waiting = store.append_message(user("waits " * 50))
+    after = store.append_message(user("after"))
+    store.close()
+    assert store.write_error is None
+    assert SessionStore.open(store.path).entries == [kept, waiting, after]  # the torn half line is skipped
+
+
+def _refuse_truncate(fd: int, length: int) -> None:
+    raise OSError(5, "Input/output error")
