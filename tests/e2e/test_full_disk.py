@@ -191,3 +191,6 @@ async def test_a_file_size_limit_is_handled_like_a_full_disk(agent_env, fake_llm
         assert await client.close() == 0
     assert_complete(path, ended_messages(client.records))
     assert os.path.getsize(path) > limit
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as resumed:
+        messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
+    assert messages == ended_messages(client.records)  # the resumed conversation has no hole

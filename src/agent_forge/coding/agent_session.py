@@ -12,7 +12,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
@@ -21,6 +21,9 @@ from ..ai.types import Model
 from .retry import AutoRetry, forget_failed_attempt
 from .session_hooks import SessionHooks, change_session
 from .session_store import SessionStore
+
+if TYPE_CHECKING:
+    from .tools.output_files import OutputDir
 
 Listener = Callable[[dict[str, Any]], None]
 _CUSTOM_FIELDS = ("customType", "content", "display", "details")
@@ -126,7 +129,7 @@ class AgentSession:
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
         self._watch_writes(store)
-        self._output_dirs: list[Any] = []  # OutputDir of each session this process ran commands for, latest last
+        self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
         from .tools.output_files import start_pruning
 
         start_pruning()  # stale full-output files of earlier runs go, in the background
@@ -523,8 +526,9 @@ class AgentSession:
 
     def _release_store(self) -> None:
         """Close the current store (its last try at writing waiting entries); say on stderr what was lost."""
-        store, store.on_write_state = self.store, None
-        store.close()
+        store = self.store
+        store.close()  # a last write that succeeds still reports `session_write_resumed`
+        store.on_write_state = None
         state = store.write_error
         if state is not None:
             print(f"agent-forge: {state['pendingEntries']} session entries could not be written to "
@@ -589,7 +593,7 @@ class AgentSession:
         self._release_store()
         self._remove_memory_outputs()
 
-    def output_dir(self) -> Any:
+    def output_dir(self) -> OutputDir:
         """The current session's directory of full command outputs (`tools/output_files.py`): tools and user
         bash commands put their files there, so they live and go with the session."""
         from .tools.output_files import OutputDir

@@ -5,7 +5,8 @@ first entries; each later append is one `os.write` of a whole line to a descript
 no user-space buffering. A process killed at any moment thus leaves every acknowledged entry in the file and at
 worst a torn last line; parsing skips lines that are not JSON objects and the next append starts on a fresh
 line. A failed append (a full disk) is cut back to the file's previous end, so the file never holds a torn
-line in its middle. A whole-file rewrite (migration of an old version) is also atomic and keeps the original as a backup.
+line in its middle. A whole-file rewrite (migration of an old version) is also atomic and keeps the original
+as a backup.
 """
 
 from __future__ import annotations
