@@ -143,12 +143,14 @@ def test_failed_rewrite_keeps_the_old_file_and_can_be_retried(v2_file: Path, mon
     store = SessionStore.open(v2_file)
     with monkeypatch.context() as patch:
         patch.setattr("agent_forge.coding.session_file.os.replace", _refuse)
-        with pytest.raises(SessionFileError, match="cannot write"):
-            store.append_message(message("user", "lost"))
-    assert v2_file.read_bytes() == original and store.entry_count == 6
+        store.append_message(message("user", "waits"))
+    assert store.write_error is not None and store.write_error["error"] == "No space left on device"
+    assert v2_file.read_bytes() == original and store.entry_count == 7
     assert not list(v2_file.parent.glob(".*.tmp"))
     store.append_message(message("user", "kept"))
-    assert SessionStore.open(v2_file).entries[-1]["message"]["content"][0]["text"] == "kept"
+    assert store.write_error is None
+    texts = [e["message"]["content"][0]["text"] for e in SessionStore.open(v2_file).entries[-2:]]
+    assert texts == ["waits", "kept"]
 
 
 def _refuse(*args: object) -> None:

@@ -159,10 +159,11 @@ def test_append_after_file_deleted_fails_clearly(tmp_path: Path) -> None:
     store = written_session(tmp_path)
     reopened = SessionStore.open(store.path)
     store.path.unlink()
-    with pytest.raises(SessionFileError, match="cannot open"):
-        reopened.append_message(user("lost"))
+    reopened.append_message(user("kept in memory"))
+    assert reopened.write_error == {"path": str(store.path), "error": "No such file or directory",
+                                    "pendingEntries": 1}
     assert not store.path.exists()  # not recreated without its header
-    assert len(reopened.entries) == 3
+    assert len(reopened.entries) == 4
 
 
 def test_appends_with_fsync(tmp_path: Path) -> None:
@@ -208,29 +209,64 @@ class FailingWrites:
         raise OSError(28, "No space left on device")
 
 
-def test_failed_append_is_not_kept_and_next_append_starts_fresh(tmp_path: Path, monkeypatch) -> None:
+def test_failed_append_is_cut_back_kept_and_written_first_by_the_next_append(tmp_path: Path, monkeypatch) -> None:
     store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
     kept = store.append_message(user("kept"))
+    size = store.path.stat().st_size
+    states: list[object] = []
+    store.on_write_state = lambda previous: states.append((previous, store.write_error))
     with monkeypatch.context() as patch:
         FailingWrites(patch)
-        with pytest.raises(SessionFileError, match="No space left"):
-            store.append_message(user("failed " * 50))
-    assert store.leaf_id == kept["id"] and len(store.entries) == 1
+        failed = store.append_message(user("failed " * 50))
+        assert store.path.stat().st_size == size  # the torn half line is cut off again
+        later = store.append_message(user("also waits"))
+    assert store.leaf_id == later["id"] and len(store.entries) == 3
+    assert store.write_error == {"path": str(store.path), "error": "No space left on device", "pendingEntries": 2}
+    assert states == [(None, {"path": str(store.path), "error": "No space left on device", "pendingEntries": 1})]
     after = store.append_message(user("after"))
+    assert store.write_error is None and states[-1] == ("No space left on device", None)
     store.close()
-    assert after["parentId"] == kept["id"]
     reopened = SessionStore.open(store.path)
-    assert reopened.entries == [kept, after]
+    assert reopened.entries == [kept, failed, later, after]
+    assert b"\n\n" not in store.path.read_bytes()
 
 
-def test_failed_creation_leaves_no_file_and_can_be_retried(tmp_path: Path, monkeypatch) -> None:
+def test_flush_writes_what_waits_without_a_new_append(tmp_path: Path, monkeypatch) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    store.append_message(user("kept"))
+    with monkeypatch.context() as patch:
+        FailingWrites(patch)
+        waiting = store.append_message(user("waits"))
+        assert not store.flush()
+    assert store.flush() and store.write_error is None
+    assert SessionStore.open(store.path).entries[-1] == waiting
+
+
+def test_failed_creation_leaves_no_file_and_is_retried(tmp_path: Path, monkeypatch) -> None:
     store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
     model = store.append_model_change("p", "m")
     with monkeypatch.context() as patch:
         FailingWrites(patch)
-        with pytest.raises(SessionFileError, match="No space left"):
-            store.append_message(user("first"))
+        first = store.append_message(user("first"))
     assert list(store.path.parent.iterdir()) == [] and not store.on_disk
-    first = store.append_message(user("first again"))
+    assert store.write_error is not None and store.write_error["pendingEntries"] == 2
+    second = store.append_message(user("second"))
     store.close()
-    assert SessionStore.open(store.path).entries == [model, first]
+    assert SessionStore.open(store.path).entries == [model, first, second]
+
+
+def test_when_cutting_back_fails_too_the_next_append_starts_a_fresh_line(tmp_path: Path, monkeypatch) -> None:
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    kept = store.append_message(user("kept"))
+    with monkeypatch.context() as patch:
+        FailingWrites(patch)
+        patch.setattr("agent_forge.coding.session_file.os.ftruncate", _refuse_truncate)
+        waiting = store.append_message(user("waits " * 50))
+    after = store.append_message(user("after"))
+    store.close()
+    assert store.write_error is None
+    assert SessionStore.open(store.path).entries == [kept, waiting, after]  # the torn half line is skipped
+
+
+def _refuse_truncate(fd: int, length: int) -> None:
+    raise OSError(5, "Input/output error")

@@ -2,7 +2,8 @@
 
 Modes stay thin: RPC commands, print mode and the SDK call the methods here. Every entry is appended to the
 session file before the event that reports it reaches a listener, so a client that saw `message_end` can trust
-the entry is on disk.
+the entry is on disk, unless a `session_write_error` came first: the entry then waits in memory, in order,
+until a write succeeds (`session_write_resumed`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
@@ -19,10 +20,17 @@ from ..agent.types import AgentTool
 from ..ai.types import Model
 from .retry import AutoRetry, forget_failed_attempt
 from .session_hooks import SessionHooks, change_session
-from .session_store import SessionFileError, SessionStore
+from .session_store import SessionStore
+
+if TYPE_CHECKING:
+    from .tools.output_files import OutputDir
 
 Listener = Callable[[dict[str, Any]], None]
 _CUSTOM_FIELDS = ("customType", "content", "display", "details")
+
+WRITE_RETRY_S = 2.0
+"""While session entries wait after a failed write, a write is retried this often (besides every new append),
+so a freed disk is noticed while the session is idle."""
 
 
 class CommandError(Exception):
@@ -85,7 +93,9 @@ class AgentSession:
         self.warnings: list[str] = []
         self._listeners: list[Listener] = []
         self._settle_task: asyncio.Task | None = None
-        self.persist_errors: list[str] = []
+        self.write_failures: list[str] = []
+        """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
+        self._write_retry: asyncio.TimerHandle | None = None
         self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
@@ -118,6 +128,11 @@ class AgentSession:
         self.closed = False
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
+        self._watch_writes(store)
+        self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
+        from .tools.output_files import start_pruning
+
+        start_pruning()  # stale full-output files of earlier runs go, in the background
 
     # -- events --------------------------------------------------------------------------------------
 
@@ -148,17 +163,45 @@ class AgentSession:
         self.retry.observe(event)  # auto_retry_* events follow the event that caused them
 
     def _persist(self, message: dict[str, Any]) -> None:
-        """Append a message entry. A failing disk must not kill the run the client is watching: the
-        conversation goes on in memory and the failure is reported on stderr (once per distinct error)."""
+        """Append a message entry. A failing disk must not kill the run the client is watching: the store
+        keeps the entry until a write succeeds and `_on_write_state` tells the client."""
+        if message.get("role") == "custom":  # plugin context has its own entry type (session format)
+            self.store.append_entry("custom_message", **{k: message[k] for k in _CUSTOM_FIELDS if k in message})
+        else:
+            self.store.append_message(message)
+
+    def _watch_writes(self, store: SessionStore) -> None:
+        store.on_write_state = lambda previous: self._on_write_state(store, previous)
+        if store.write_error is not None:  # a fork or clone whose first write already failed
+            self._on_write_state(store, None)
+
+    def _on_write_state(self, store: SessionStore, previous: str | None) -> None:
+        """Tell listeners at once that the session file's writes failed (`session_write_error`) or caught up
+        (`session_write_resumed`), note it on stderr, and retry every `WRITE_RETRY_S` while entries wait."""
+        state = store.write_error
+        if state is None:
+            print(f"agent-forge: the session file is written again: {store.path}", file=sys.stderr)
+            self._emit({"type": "session_write_resumed", "path": str(store.path)})
+            return
+        if state["error"] not in self.write_failures:
+            self.write_failures.append(state["error"])
+        print(f"agent-forge: the session file could not be written: {state['path']}: {state['error']} "
+              f"({state['pendingEntries']} entries wait in memory)", file=sys.stderr)
+        self._emit({"type": "session_write_error", **state})
+        self._schedule_write_retry()
+
+    def _schedule_write_retry(self) -> None:
         try:
-            if message.get("role") == "custom":  # plugin context has its own entry type (session format)
-                self.store.append_entry("custom_message", **{k: message[k] for k in _CUSTOM_FIELDS if k in message})
-            else:
-                self.store.append_message(message)
-        except (SessionFileError, OSError) as exc:
-            if str(exc) not in self.persist_errors:
-                self.persist_errors.append(str(exc))
-                print(f"agent-forge: the session file could not be written: {exc}", file=sys.stderr)
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (SDK use outside asyncio): the next append retries
+        if self._write_retry is None:
+            self._write_retry = loop.call_later(WRITE_RETRY_S, self._retry_writes)
+
+    def _retry_writes(self) -> None:
+        self._write_retry = None
+        if not self.closed and not self.store.flush():
+            self._schedule_write_retry()
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -192,6 +235,9 @@ class AgentSession:
         name = self.store.session_name
         if name:
             state["sessionName"] = name
+        write_error = self.store.write_error
+        if write_error is not None:
+            state["sessionWriteError"] = write_error
         return state
 
     def get_session_stats(self) -> dict[str, Any]:
@@ -447,6 +493,7 @@ class AgentSession:
 
     async def new_session(self, parent_session: str | None = None) -> bool:
         """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
+        self.check_written()
         cancelled, _ = await change_session(self, "new_session", lambda: self._new_session(parent_session),
                                             parentSession=parent_session)
         return cancelled
@@ -471,14 +518,35 @@ class AgentSession:
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
         Call it while idle: a running turn would append to the wrong session."""
-        self.store.close()
+        self._release_store()
         self.store = store
+        self._watch_writes(store)
         self.agent.session_id = store.session_id
         self.agent.messages = list(messages or [])
+
+    def _release_store(self) -> None:
+        """Close the current store (its last try at writing waiting entries); say on stderr what was lost."""
+        store = self.store
+        store.close()  # a last write that succeeds still reports `session_write_resumed`
+        store.on_write_state = None
+        state = store.write_error
+        if state is not None:
+            print(f"agent-forge: {state['pendingEntries']} session entries could not be written to "
+                  f"{state['path']} ({state['error']}): they are lost", file=sys.stderr)
+
+    def check_written(self) -> None:
+        """Raise `CommandError` while entries of the current session wait after a failed write and still cannot
+        be written: leaving the session (new, switch, fork, clone) would lose them."""
+        if not self.store.flush():
+            state = self.store.write_error or {}
+            raise CommandError(f"The session file cannot be written ({state.get('error')}): "
+                               f"{state.get('pendingEntries')} entries of {state.get('path')} are not on disk yet. "
+                               "Free some space and try again.")
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
         unreadable or locked file) leaving this session as it was. Logic: `session_switch.py`."""
+        self.check_written()
         from .session_switch import switch_session
 
         cancelled, _ = await change_session(self, "switch_session", lambda: switch_session(self, session_path),
@@ -489,12 +557,14 @@ class AgentSession:
         """Continue in a new session holding the branch before user message `entry_id`: `{text, cancelled}`."""
         from .session_hooks import vetoable_fork
 
+        self.check_written()
         return await vetoable_fork(self, entry_id)
 
     async def clone(self) -> bool:
         """Continue in a new session holding a copy of the active branch; returns `cancelled`."""
         from .session_switch import clone
 
+        self.check_written()
         cancelled, _ = await change_session(self, "clone", lambda: clone(self))
         return cancelled
 
@@ -509,7 +579,9 @@ class AgentSession:
         await self.abort()
         await self.user_bash.abort()
         await self.hooks.shutdown()
-        self.store.close()
+        self._stop_write_retries()
+        self._release_store()
+        self._remove_memory_outputs()
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
@@ -517,7 +589,32 @@ class AgentSession:
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
         self.closed = True
-        self.store.close()
+        self._stop_write_retries()
+        self._release_store()
+        self._remove_memory_outputs()
+
+    def output_dir(self) -> OutputDir:
+        """The current session's directory of full command outputs (`tools/output_files.py`): tools and user
+        bash commands put their files there, so they live and go with the session."""
+        from .tools.output_files import OutputDir
+
+        current = self._output_dirs[-1] if self._output_dirs else None
+        if current is None or current.session_id != self.store.session_id:
+            path = self.store.path
+            current = OutputDir(self.store.session_id, str(path) if path is not None else None)
+            self._output_dirs.append(current)
+        return current
+
+    def _remove_memory_outputs(self) -> None:
+        """In-memory sessions end with the process: their full outputs go with them."""
+        for directory in self._output_dirs:
+            if directory.session_file is None:
+                directory.remove()
+
+    def _stop_write_retries(self) -> None:
+        if self._write_retry is not None:
+            self._write_retry.cancel()
+            self._write_retry = None
 
 
 def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:

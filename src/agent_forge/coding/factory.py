@@ -66,6 +66,9 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     session.session_dir = options.session_dir
     agent.session_id = store.session_id
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection)
+    for tool in agent.tools:
+        if hasattr(tool, "output_dir") and getattr(tool, "output_dir") is None:
+            tool.output_dir = session.output_dir  # the bash tool: full outputs belong to the session
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode
     return session

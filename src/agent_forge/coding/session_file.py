@@ -4,7 +4,9 @@ Durability: a new file appears atomically (written under a temporary name, then 
 first entries; each later append is one `os.write` of a whole line to a descriptor opened with `O_APPEND`, with
 no user-space buffering. A process killed at any moment thus leaves every acknowledged entry in the file and at
 worst a torn last line; parsing skips lines that are not JSON objects and the next append starts on a fresh
-line. A whole-file rewrite (migration of an old version) is also atomic and keeps the original as a backup.
+line. A failed append (a full disk) is cut back to the file's previous end, so the file never holds a torn
+line in its middle. A whole-file rewrite (migration of an old version) is also atomic and keeps the original
+as a backup.
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ _NEW_FILE_FLAGS = os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # a fil
 
 
 class SessionFileError(Exception):
-    """A session file cannot be read (missing, unreadable, empty, no valid header) or written."""
+    """A session file cannot be read (missing, unreadable, empty, no valid header) or written. `reason`: the
+    OS's words when the OS refused (`No space left on device`), else None."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 @dataclass
@@ -208,21 +215,30 @@ class SessionFile:
         self._needs_newline = False
 
     def append(self, data: bytes) -> None:
-        """Append whole lines with one `os.write` (more only if the OS writes part of them)."""
+        """Append whole lines with one `os.write` (more only if the OS writes part of them). When the OS
+        refuses (a full disk: ENOSPC; a file size limit: EFBIG), the bytes of `data` already written are cut
+        off again, so the file ends with its last complete line and a retry appends nothing twice."""
         fd = self._open()
-        if self._needs_newline:
-            data = b"\n" + data
+        start: int | None = None
         try:
-            _write_all(fd, data)
+            start = os.lseek(fd, 0, os.SEEK_END)
+            _write_all(fd, b"\n" + data if self._needs_newline else data)
+            if self._fsync:
+                os.fsync(fd)
         except OSError as exc:
-            self._needs_newline = True  # part of `data` may be on disk
+            self._cut_back(fd, start)
             raise self._error("write", exc) from None
         self._needs_newline = False
-        if self._fsync:
-            try:
-                os.fsync(fd)
-            except OSError as exc:
-                raise self._error("sync", exc) from None
+
+    def _cut_back(self, fd: int, offset: int | None) -> None:
+        """Truncate the torn bytes of a failed append (freeing them also gives a full disk its space back);
+        when that fails too, the next append starts on a fresh line so the torn one stays a single bad line."""
+        try:
+            if offset is None:
+                raise OSError("the file's end is unknown")
+            os.ftruncate(fd, offset)
+        except OSError:
+            self._needs_newline = True
 
     def close(self) -> None:
         if self._fd is not None:
@@ -261,7 +277,8 @@ class SessionFile:
         return self._fd
 
     def _error(self, action: str, exc: OSError) -> SessionFileError:
-        return SessionFileError(f"cannot {action} session file {self.path}: {exc.strerror or exc}")
+        reason = exc.strerror or str(exc)
+        return SessionFileError(f"cannot {action} session file {self.path}: {reason}", reason)
 
 
 def _keep_backup(path: Path, backup: Path) -> None:

@@ -6,6 +6,9 @@ versions in `session_migrations.py`, the single-writer lock in `session_lock.py`
 
 A store is not thread-safe: one owner (the session hub) appends to it.
 
+A write the OS refuses (a full disk) never leaves a hole: the entry is kept, in memory, with every later one, in
+order, and they are all written, oldest first, by the next append or `flush` that succeeds (see `write_error`).
+
 A store works on the real path of its file (symlinks resolved when it is opened or created), so the lock,
 a migration rewrite and its backup all concern the file itself, whichever link it was reached by.
 """
@@ -16,7 +19,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypedDict
 
 from .session_context import SessionContext, build_context
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, make_entry, make_header, new_entry_id
@@ -33,9 +36,20 @@ from .session_listing import (
 from .session_lock import SessionLock, SessionLockError
 
 __all__ = [
-    "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "encode_cwd",
+    "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "SessionWriteState",
+    "encode_cwd",
     "find_most_recent", "list_sessions", "message_text", "session_cwd_dir", "session_file_name",
 ]
+
+
+class SessionWriteState(TypedDict):
+    """Why a session's entries are not all on disk: `get_state.sessionWriteError` and the `session_write_error`
+    event (docs/rpc.md). `error`: the OS reason (`No space left on device`); `pendingEntries`: entries kept in
+    memory, in order, until a write succeeds."""
+
+    path: str
+    error: str
+    pendingEntries: int
 
 
 class SessionStore:
@@ -43,8 +57,8 @@ class SessionStore:
 
     Build one with `create` (new file, written lazily), `open` (existing file) or `in_memory` (no file).
     Append methods return the new entry dict; its `parentId` is the previous leaf and it becomes the leaf.
-    Appends raise SessionFileError when the disk write fails (the entry is then not added) and
-    TypeError/ValueError when a field is not JSON-serialisable.
+    Appends raise TypeError/ValueError when a field is not JSON-serialisable (nothing is added). A disk write
+    that fails does not raise: the entry is added and kept unwritten (see `write_error`, `on_write_state`).
     """
 
     def __init__(self, header: SessionHeader, path: Path | None, entries: Iterable[SessionEntry] = (), *,
@@ -62,7 +76,14 @@ class SessionStore:
         self._entries: list[SessionEntry] = list(entries)
         self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
         self._leaf_id: str | None = self._entries[-1]["id"] if self._entries else None
-        self._pending: list[bytes] = []  # encoded lines not yet written (a new file before its first message)
+        # Encoded lines not yet in the file, oldest first: always those of the last len(...) entries. A new
+        # session holds them back until its first message; after a failed write they wait for the next one.
+        self._unwritten: list[bytes] = []
+        self._file_due = False  # a message was appended: the file must exist
+        self._write_failure: str | None = None  # the OS error of the last failed write, until one succeeds
+        self.on_write_state: Callable[[str | None], None] | None = None
+        """Called with the previous error after `write_error` changed (a write failed, failed differently, or
+        succeeded after failing); set by the session hub, which tells the client."""
         # The active branch and its context, kept while appends extend the leaf: entries never change, so a
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
@@ -82,7 +103,8 @@ class SessionStore:
         and every entry so far, once it holds a `message` entry. `session_dir` is the sessions root (see
         `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append; `lock`
         takes the single-writer lock when the file is written. `entries` (a fork or clone: root first, ids
-        kept) start the session; when they hold a message the file is written now (SessionFileError)."""
+        kept) start the session; when they hold a message the file is written now (or they wait, see
+        `write_error`)."""
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
         header = make_header(cwd_text, parent_session=parent)
@@ -203,6 +225,14 @@ class SessionStore:
                 return name if isinstance(name, str) and name.strip() else None
         return None
 
+    @property
+    def write_error(self) -> SessionWriteState | None:
+        """Why entries are waiting in memory (a write failed and none has succeeded since), else None."""
+        if self._write_failure is None or self._path is None:
+            return None
+        return SessionWriteState(path=str(self._path), error=self._write_failure,
+                                 pendingEntries=len(self._unwritten))
+
     def build_context(self) -> SessionContext:
         """Messages, model, thinking level and context window of the active branch (see SessionContext).
         A fresh object each call (its list may be changed by the caller; the messages are shared)."""
@@ -234,12 +264,18 @@ class SessionStore:
         Raises ValueError for an empty type, `session`, or a field named like a base field (`type`, `id`,
         `parentId`, `timestamp`)."""
         line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
-        self._persist(line, starts_file=entry_type == "message")
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
         entry: SessionEntry = json.loads(line)
         self._index(entry)
+        self._persist([line], starts_file=entry_type == "message")
         return entry
+
+    def flush(self) -> bool:
+        """Write the entries a failed write left in memory (oldest first); True when none is left waiting."""
+        if self._write_failure is None:
+            return True
+        return self._write_unwritten()
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the leaf (in memory only): the next entry becomes a child of `entry_id`, or a new root for None.
@@ -256,7 +292,10 @@ class SessionStore:
         return lock
 
     def close(self) -> None:
-        """Release the file descriptor and the lock. Idempotent; a later append opens the file again."""
+        """Try once more to write entries a failed write left waiting (they are lost when this fails too: see
+        `write_error`), then release the file descriptor and the lock. Idempotent; a later append opens the
+        file again."""
+        self.flush()
         if self._file is not None:
             self._file.close()
         if self._lock is not None:
@@ -283,9 +322,8 @@ class SessionStore:
                 copy["parentId"] = None  # the copied path starts here
             lines.append(encode_line(copy))
             self._index(copy)  # type: ignore[arg-type]
-        if self._file is not None and lines:
-            self._pending.extend(lines[:-1])
-            self._persist(lines[-1], starts_file=any(e["type"] == "message" for e in self._entries))
+        if lines:
+            self._persist(lines, starts_file=any(e["type"] == "message" for e in self._entries))
 
     def _index(self, entry: SessionEntry) -> None:
         self._position[entry["id"]] = len(self._entries)
@@ -306,20 +344,43 @@ class SessionStore:
             raise ValueError(f"no entry with id {entry_id!r} in session {self.session_id}")
         return position
 
-    def _persist(self, line: bytes, *, starts_file: bool) -> None:
-        """Write `line`, or hold it back while a new session has had no message yet."""
+    def _persist(self, lines: list[bytes], *, starts_file: bool) -> None:
+        """Write the lines of the entries just indexed after any still waiting, or hold them back while a new
+        session has had no message yet."""
         if self._file is None:
             return
-        if self._file.exists:
-            if self._migrated_from is not None:
-                self._rewrite_migrated()
-            self._file.append(line)
-        elif not starts_file:
-            self._pending.append(line)
-        else:
-            self._take_lock()
-            self._file.create(b"".join([encode_line(self._header), *self._pending, line]))  # type: ignore[arg-type]
-            self._pending.clear()
+        self._unwritten.extend(lines)
+        self._file_due = self._file_due or starts_file
+        if self._file.exists or self._file_due:
+            self._write_unwritten()
+
+    def _write_unwritten(self) -> bool:
+        """Write the waiting lines in order, as far as the OS lets us; record the outcome (`write_error`)."""
+        assert self._file is not None
+        written, error = 0, None
+        try:
+            if not self._file.exists:
+                self._take_lock()
+                self._file.create(b"".join([encode_line(self._header), *self._unwritten]))  # type: ignore[arg-type]
+                written = len(self._unwritten)
+            elif self._migrated_from is not None:
+                self._rewrite_migrated()  # writes every entry, the waiting ones included
+                written = len(self._unwritten)
+            for line in self._unwritten[written:]:
+                self._file.append(line)  # one line at a time: a nearly full disk still takes what fits
+                written += 1
+        except SessionFileError as exc:
+            error = exc.reason or str(exc)
+        except OSError as exc:  # the session directory cannot be made
+            error = exc.strerror or str(exc)
+        del self._unwritten[:written]
+        self._record_failure(error)
+        return error is None
+
+    def _record_failure(self, error: str | None) -> None:
+        previous, self._write_failure = self._write_failure, error
+        if error != previous and self.on_write_state is not None:
+            self.on_write_state(previous)
 
     def _take_lock(self) -> None:
         if self._wants_lock and self._lock is None and self._path is not None:

@@ -59,6 +59,8 @@ class SessionHost(Protocol):
     @property
     def is_streaming(self) -> bool: ...
 
+    def output_dir(self) -> Any: ...
+
 
 class UserBash:
     """Runs user commands for one session. Build with the session; it is `AgentSession.user_bash`."""
@@ -87,7 +89,7 @@ class UserBash:
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._running[abort] = finished
         try:
-            result = await _run(command, cwd, on_chunk, abort)
+            result = await _run(command, cwd, on_chunk, abort, self._session.output_dir())
             message = bash_execution_message(command, result, exclude_from_context=exclude_from_context)
             self.record(message)
         finally:
@@ -136,9 +138,9 @@ def _check_runnable(command: str, cwd: str) -> None:
 
 
 async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
-               abort: asyncio.Event) -> ShellResult:
+               abort: asyncio.Event, output_dir: Any) -> ShellResult:
     try:
-        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort)
+        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, output_dir=output_dir)
     except OSError as exc:
         raise CommandError(f"Cannot run command: {exc.strerror or exc}") from None
 

@@ -14,8 +14,9 @@ Output: print mode writes the final answer's text of the last run to stdout (not
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
 `docs/rpc.md`). Diagnostics go to stderr. Exit code 0 when every run ended normally (a handled prompt counts as
 normal, even when the plugin command failed: that is an `extension_error`), 1 when there is no prompt, a file
-cannot be read, no model or key is configured, or a run ends in an error or abort (later prompts are then not
-sent).
+cannot be read, no model or key is configured, a run ends in an error or abort (later prompts are then not
+sent), or a write of the session file failed (a full disk; even when the entries were written later, stderr
+says whether any were lost).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
     await session.close()
     if code == 0 and ran and not json_events:
         _write(f"{session.last_assistant_text() or ''}\n".encode())
+    if code == 0 and session.write_failures:
+        return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code
 
 

@@ -96,7 +96,9 @@ async def test_long_output_keeps_the_tail_and_spills_everything_to_a_file(tmp_pa
     assert result.truncated and result.truncation["truncatedBy"] == "lines"
     assert result.output == "".join(f"{i}\n" for i in range(98_001, 100_001))
     assert result.truncation["totalLines"] == 100_000 and result.truncation["totalBytes"] == len(everything)
-    assert os.path.basename(result.full_output_path).startswith("agent-forge-bash-")
+    # no session: the process's own directory, pruned once this process has ended (output_files.py)
+    assert os.path.basename(result.full_output_path).startswith("bash-")
+    assert os.path.basename(os.path.dirname(result.full_output_path)) == f"process-{os.getpid()}"
     assert result.full_output_path.endswith(".log")
     with open(result.full_output_path) as f:
         assert f.read() == everything

@@ -6,13 +6,16 @@ import asyncio
 import math
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, optional_number, require_string
 from .shell import ShellResult, run_shell
 from .shell_output import TailBuffer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, append_notice, format_size
+
+if TYPE_CHECKING:
+    from .output_files import OutputDir
 
 UPDATE_INTERVAL_S = 0.1
 """Progress updates are coalesced to at most one per interval: each carries up to 50 KB of text, and a
@@ -55,6 +58,8 @@ class BashTool:
     def __init__(self, cwd: str, *, update_interval_s: float = UPDATE_INTERVAL_S):
         self.cwd = cwd
         self.update_interval_s = update_interval_s
+        self.output_dir: Callable[[], OutputDir] | None = None
+        """Where full outputs go: the session sets its `AgentSession.output_dir` here (default: the process's)."""
 
     async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
@@ -66,7 +71,7 @@ class BashTool:
         progress = _Progress(on_update, tail, self.update_interval_s) if on_update else None
         try:
             result = await run_shell(command, self.cwd, on_chunk=progress and progress.chunk, timeout_s=timeout,
-                                     tail=tail)
+                                     tail=tail, output_dir=self.output_dir() if self.output_dir else None)
         except OSError as exc:
             raise ToolError(f"Cannot run the command: {exc.strerror or exc}") from None
         finally:

@@ -10,11 +10,14 @@ import functools
 import os
 import signal
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .procgroup import send_group_signal, terminate_group
 from .shell_output import OutputCollector, TailBuffer
 from .truncate import TruncationResult
+
+if TYPE_CHECKING:
+    from .output_files import OutputDir
 
 DRAIN_GRACE_S = 0.25
 """After the shell exits (or is killed), how long to keep reading output still in the pipe. A background
@@ -58,6 +61,7 @@ async def run_shell(
     timeout_s: float | None = None,
     abort: asyncio.Event | None = None,
     tail: TailBuffer | None = None,
+    output_dir: OutputDir | None = None,
 ) -> ShellResult:
     """Run `shell -c command` in `cwd`, stdin from /dev/null, stdout and stderr merged.
 
@@ -66,10 +70,11 @@ async def run_shell(
     `timed_out=True`; setting `abort` stops it with `cancelled=True`. Stopping sends SIGTERM to the command's
     whole process group and SIGKILL after a grace period. If the calling task is cancelled, the
     group is stopped the same way and `CancelledError` propagates. `tail` lets the caller supply the
-    `TailBuffer` (to show progress from it). Raises `OSError` when the shell cannot be started (e.g. `cwd`
+    `TailBuffer` (to show progress from it); `output_dir` receives the full output file (`output_files.py`).
+    Raises `OSError` when the shell cannot be started (e.g. `cwd`
     does not exist), and re-raises an exception from `on_chunk` after stopping the command.
     """
-    collector = OutputCollector(on_chunk, tail)
+    collector = OutputCollector(on_chunk, tail, output_dir)
     proc, transport, reader = await _spawn(command, cwd, collector)
     try:
         stop_reason = await _wait_for_exit(proc, reader, timeout_s, abort)

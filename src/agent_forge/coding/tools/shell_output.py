@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import codecs
 import os
-from typing import BinaryIO, Callable
+from typing import TYPE_CHECKING, BinaryIO, Callable
 
 from .sanitize import OutputSanitizer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
 
-SPILL_PREFIX = "agent-forge-bash-"
+if TYPE_CHECKING:
+    from .output_files import OutputDir
 
 
 class TailBuffer:
@@ -92,12 +93,14 @@ class OutputCollector:
     U+FFFD), cleans the text with an `OutputSanitizer` (no escape sequences or control characters; a `\\r`
     left in a piece means the current line restarts), passes each cleaned piece to `on_chunk`, keeps a
     `TailBuffer` of it, and once the raw output or the cleaned text exceeds the limits writes all of the
-    output (raw bytes, from the start) to `agent-forge-bash-<random>.log` in the temp directory, whose path
-    is then `full_output_path`.
+    output (raw bytes, from the start) to a new `bash-<random>.log` in `output_dir` (the session's directory,
+    see `output_files.py`; default: this process's), whose path is then `full_output_path`.
     """
 
-    def __init__(self, on_chunk: Callable[[str], None] | None = None, tail: TailBuffer | None = None):
+    def __init__(self, on_chunk: Callable[[str], None] | None = None, tail: TailBuffer | None = None,
+                 output_dir: OutputDir | None = None):
         self.on_chunk = on_chunk
+        self.output_dir = output_dir
         self.tail = tail or TailBuffer()
         self.full_output_path: str | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -139,11 +142,11 @@ class OutputCollector:
             self.on_chunk(text)
 
     def _start_spill(self) -> None:
-        import tempfile  # only long outputs need it; keeps start-up imports small
+        from .output_files import process_output_dir  # only long outputs need it
 
         pending, self._unspilled = self._unspilled or [], None
         try:
-            fd, self.full_output_path = tempfile.mkstemp(prefix=SPILL_PREFIX, suffix=".log")
+            fd, self.full_output_path = (self.output_dir or process_output_dir()).create_file()
             self._spill = os.fdopen(fd, "wb")
         except OSError:  # no writable temp dir: the tail is still shown, just without the full file
             return

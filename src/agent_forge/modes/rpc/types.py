@@ -72,6 +72,7 @@ EVENTS: tuple[str, ...] = (
     "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start",
     "auto_retry_end", "summarization_retry_scheduled", "summarization_retry_attempt_start",
     "summarization_retry_finished", "context_window_changed", "extension_error", "extension_ui_request",
+    "session_write_error", "session_write_resumed",
 )
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

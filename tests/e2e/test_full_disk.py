@@ -1,0 +1,196 @@
+"""End to end: the session file on a full disk (a real 512 KB tmpfs, or a file size limit set with prlimit):
+no acknowledged message is lost or skipped, the client is told, and writing resumes without a hole."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+BIG = 100_000  # characters of one answer: five fill the 512 KB disk
+
+
+def big_answers(count: int) -> list[dict]:
+    return [{"text": f"answer {i} " + "x" * BIG, "text_deltas": 4} for i in range(count)]
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(directory: Path, size: str = "512k"):
+    """A real tmpfs of `size` at `directory`; the test is skipped where mounting is not permitted."""
+    directory.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(directory)],
+                            capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode(errors='replace').strip()}")
+    try:
+        yield directory
+    finally:
+        subprocess.run(["umount", "-l", str(directory)], capture_output=True)
+
+
+def resize(directory: Path, size: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(directory)], check=True)
+
+
+def fill(directory: Path) -> Path:
+    """Take every free byte of the filesystem at `directory` with one file; returns it."""
+    filler = directory / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        with contextlib.suppress(OSError):
+            while os.write(fd, b"\0" * 4096):
+                pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def file_lines(path: Path) -> list[dict]:
+    """Every line of a session file, each of which must be a whole JSON object (no torn line anywhere)."""
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    return [json.loads(line) for line in data.split(b"\n")[:-1]]
+
+
+def assert_complete(path: Path, acknowledged: list[dict]) -> None:
+    """The file holds every acknowledged message, in order, as one unbroken parent chain (no hole)."""
+    lines = file_lines(path)
+    assert lines[0]["type"] == "session"
+    entries = lines[1:]
+    for parent, child in zip(entries, entries[1:]):
+        assert child["parentId"] == parent["id"]
+    assert [e["message"] for e in entries if e["type"] == "message"] == acknowledged
+
+
+def ended_messages(records: list[dict]) -> list[dict]:
+    return [r["message"] for r in records if r.get("type") == "message_end"]
+
+
+async def test_rpc_on_a_full_tmpfs_keeps_every_message_and_resumes_without_a_hole(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script(big_answers(8))
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        client = await RpcClient.start(["--session-dir", str(disk)], cwd=str(tmp_path), env=agent_env)
+        try:
+            for i in range(7):
+                await client.prompt_and_wait(f"question {i}")
+            errors = [r for r in client.records if r.get("type") == "session_write_error"]
+            assert len(errors) == 1 and errors[0]["error"] == "No space left on device"
+            # told at once: before the message_end of the first message that did not fit
+            first_error = client.records.index(errors[0])
+            assert client.records[first_error + 1]["type"] == "message_end"
+            state = (await client.send({"type": "get_state"}))["data"]
+            assert state["sessionWriteError"]["path"] == state["sessionFile"]
+            assert state["sessionWriteError"]["pendingEntries"] >= 2
+            refused = await client.send({"type": "new_session"})
+            assert not refused["success"] and "cannot be written" in refused["error"]
+            path = Path(state["sessionFile"])
+            file_lines(path)  # no torn line while the disk is full
+
+            resize(disk, "8m")  # space returns: the periodic retry writes what waits
+            await client.wait_for("session_write_resumed")
+            assert "sessionWriteError" not in (await client.send({"type": "get_state"}))["data"]
+            assert_complete(path, ended_messages(client.records))
+            await client.prompt_and_wait("after the disk was freed")
+        finally:
+            code = await client.close()
+        assert code == 0
+        assert_complete(path, ended_messages(client.records))
+        assert b"No space left on device" in client.stderr
+
+
+async def test_rpc_disk_full_before_the_first_write_creates_the_file_when_space_returns(
+        agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "first"}, {"text": "second"}])
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        filler = fill(disk)
+        client = await RpcClient.start(["--session-dir", str(disk)], cwd=str(tmp_path), env=agent_env)
+        try:
+            await client.prompt_and_wait("hello")
+            error = next(r for r in client.records if r.get("type") == "session_write_error")
+            state = (await client.send({"type": "get_state"}))["data"]
+            path = Path(state["sessionFile"])
+            assert not path.exists() and error["path"] == str(path)
+            assert state["sessionWriteError"]["pendingEntries"] == 4  # model, thinking level, user, assistant
+            filler.unlink()
+            await client.prompt_and_wait("again")
+            assert any(r.get("type") == "session_write_resumed" for r in client.records)
+        finally:
+            assert await client.close() == 0
+        assert_complete(path, ended_messages(client.records))
+
+
+def run_print(env, cwd, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agent_forge", *args], cwd=cwd, env=env, input=b"",
+                          capture_output=True, timeout=120)
+
+
+def test_print_mode_on_a_full_disk_exits_non_zero_and_leaves_a_clean_prefix(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script(big_answers(7))
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        result = run_print(agent_env, tmp_path, "--session-dir", str(disk), "-p",
+                           *[f"question {i}" for i in range(7)])
+        assert result.returncode == 1
+        assert result.stdout.startswith(b"answer 6 ")  # the answer is still printed
+        assert b"No space left on device" in result.stderr and b"lost" in result.stderr
+        [path] = disk.rglob("*.jsonl")
+        lines = file_lines(path)
+        messages = [line["message"] for line in lines if line["type"] == "message"]
+        roles = [m["role"] for m in messages]
+        assert 2 <= len(messages) < 14 and roles == ["user", "assistant"] * (len(roles) // 2) + ["user"] * (
+            len(roles) % 2)
+        texts = [m["content"][0]["text"] for m in messages if m["role"] == "user"]
+        assert texts == [f"question {i}" for i in range(len(texts))]  # a prefix: nothing skipped
+
+
+@pytest.mark.parametrize("mode", ["print", "json"])
+def test_disk_full_before_the_first_write_fails_print_and_json_mode(agent_env, fake_llm, tmp_path, mode):
+    fake_llm.set_script([{"text": "the answer"}])
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        fill(disk)
+        flag = ["-p"] if mode == "print" else ["--mode", "json"]
+        result = run_print(agent_env, tmp_path, "--session-dir", str(disk), *flag, "hello")
+        assert result.returncode == 1
+        assert not list(disk.rglob("*.jsonl"))
+        assert b"No space left on device" in result.stderr
+        if mode == "json":
+            events = [json.loads(line) for line in result.stdout.splitlines()]
+            error = next(e for e in events if e["type"] == "session_write_error")
+            assert error["error"] == "No space left on device" and error["pendingEntries"] >= 3
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="needs Linux prlimit")
+async def test_a_file_size_limit_is_handled_like_a_full_disk(agent_env, fake_llm, tmp_path):
+    """Runs everywhere prlimit exists (no mount needed): EFBIG from RLIMIT_FSIZE instead of ENOSPC."""
+    import resource
+
+    fake_llm.set_script(big_answers(5))
+    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    try:
+        await client.prompt_and_wait("question 0")
+        path = Path((await client.send({"type": "get_state"}))["data"]["sessionFile"])
+        limit = path.stat().st_size + BIG + BIG // 2  # room for one more answer, not two
+        _, hard = resource.prlimit(client.process.pid, resource.RLIMIT_FSIZE)
+        resource.prlimit(client.process.pid, resource.RLIMIT_FSIZE, (limit, hard))
+        for i in range(1, 4):
+            await client.prompt_and_wait(f"question {i}")
+        error = next(r for r in client.records if r.get("type") == "session_write_error")
+        assert error["error"] == "File too large"
+        assert path.stat().st_size <= limit
+        file_lines(path)  # cut back: no torn line
+        resource.prlimit(client.process.pid, resource.RLIMIT_FSIZE, (hard, hard))
+        await client.wait_for("session_write_resumed")
+        await client.prompt_and_wait("question 4")
+    finally:
+        assert await client.close() == 0
+    assert_complete(path, ended_messages(client.records))
+    assert os.path.getsize(path) > limit
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as resumed:
+        messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
+    assert messages == ended_messages(client.records)  # the resumed conversation has no hole
