@@ -1,0 +1,115 @@
+"""Killing the processes of running shell commands when the agent dies without cleaning up (kill -9, a crash).
+
+SIGTERM, SIGHUP and stdin EOF stop running commands in-process (`procgroup.terminate_group`); a SIGKILLed
+agent runs no code, so on Linux a watchdog process does it instead. The agent starts one watchdog (lazily, at
+the first command) and keeps the write end of a pipe to its stdin; no other process holds that end (it is
+close-on-exec), so the watchdog reads EOF exactly when the agent is gone, however it ended.
+
+Each command gets a random token: the agent sends `+<token>\\n` before starting the shell and `-<token>\\n`
+after the command has ended (or been stopped). The shell runs with `AGENT_FORGE_COMMAND=<token>` in its
+environment, which every descendant inherits. On EOF the watchdog scans `/proc/*/environ` for the tokens
+still registered and SIGKILLs each matching process and its process group, repeating until none is left (a
+process forking meanwhile is caught by the next round). Registering before the spawn leaves no window in
+which a command runs unwatched; matching by token, not by process-group id, can never hit an unrelated
+process that reused an id. Background jobs of a command that already finished are left alone, as on SIGTERM.
+A process that clears its environment and leaves the command's process group escapes; nothing else does.
+
+Elsewhere (no `/proc`) there is no watchdog and `token()` returns None.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+ENV_VAR = "AGENT_FORGE_COMMAND"
+"""The environment variable naming a command's token in its processes."""
+
+_WATCHDOG = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+live = set()
+for line in sys.stdin.buffer:
+    token = line[1:].strip()
+    if line[:1] == b"+":
+        live.add(token)
+    else:
+        live.discard(token)
+needles = [b"\0" + VAR + b"=" + token + b"\0" for token in live]
+me = os.getpid()
+for _ in range(50):
+    found = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open("/proc/" + name + "/environ", "rb") as f:
+                env = b"\0" + f.read()
+        except OSError:
+            continue
+        if not any(needle in env for needle in needles):
+            continue
+        found += 1
+        pid = int(name)
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not found:
+        break
+""".replace("VAR", repr(ENV_VAR.encode()))
+
+
+class _Watchdog:
+    """The agent's end of the watchdog: started on first use, restarted if it died."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # the SDK may run sessions on several event loops
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._owner = 0
+
+    def send(self, line: bytes) -> bool:
+        """Write one line; False when no watchdog can run (it cannot start, or writing fails)."""
+        with self._lock:
+            try:
+                proc = self._running()
+                proc.stdin.write(line)  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+            except (OSError, ValueError):
+                self._proc = None
+                return False
+            return True
+
+    def _running(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None:
+            return self._proc
+        # A fresh session: a Ctrl-C or a signal to the agent's process group must not stop the watchdog first.
+        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True, close_fds=True)
+        self._owner = os.getpid()  # a forked copy of the agent must start its own watchdog
+        return self._proc
+
+
+_watchdog = _Watchdog()
+
+
+def token() -> str | None:
+    """Register a new command with the watchdog and return its token (for `ENV_VAR`), or None when there is
+    no watchdog on this system."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    value = os.urandom(8).hex()
+    return value if _watchdog.send(f"+{value}\n".encode()) else None
+
+
+def release(value: str | None) -> None:
+    """Tell the watchdog that the command of `value` has ended; its leftover processes are no longer its."""
+    if value is not None:
+        _watchdog.send(f"-{value}\n".encode())
