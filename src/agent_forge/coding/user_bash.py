@@ -19,7 +19,7 @@ from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from ..agent.loop import now_ms
 from .agent_session import CommandError
-from .tools.shell import ShellResult, run_shell
+from .tools.shell import ShellConfig, ShellResult, run_shell, start_error
 
 
 class BashResult(TypedDict):
@@ -55,6 +55,7 @@ class SessionHost(Protocol):
     cwd: str
     agent: Any
     store: Any
+    settings: Any
 
     @property
     def is_streaming(self) -> bool: ...
@@ -87,7 +88,7 @@ class UserBash:
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._running[abort] = finished
         try:
-            result = await _run(command, cwd, on_chunk, abort)
+            result = await _run(command, cwd, on_chunk, abort, self._shell())
             message = bash_execution_message(command, result, exclude_from_context=exclude_from_context)
             self.record(message)
         finally:
@@ -103,6 +104,11 @@ class UserBash:
             abort.set()
         if waiting:
             await asyncio.wait(waiting)
+
+    def _shell(self) -> ShellConfig:
+        """The settings `shellPath` and `shellCommandPrefix` (a project's only when trusted: settings.py)."""
+        settings = self._session.settings
+        return ShellConfig(getattr(settings, "shell_path", None), getattr(settings, "shell_command_prefix", None))
 
     def record(self, message: BashExecutionMessage) -> None:
         """Add `message` to the conversation now, or when the running agent settles."""
@@ -136,11 +142,11 @@ def _check_runnable(command: str, cwd: str) -> None:
 
 
 async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
-               abort: asyncio.Event) -> ShellResult:
+               abort: asyncio.Event, shell: ShellConfig) -> ShellResult:
     try:
-        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort)
+        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, shell=shell)
     except OSError as exc:
-        raise CommandError(f"Cannot run command: {exc.strerror or exc}") from None
+        raise CommandError(f"Cannot run command: {start_error(exc)}") from None
 
 
 def bash_execution_message(command: str, result: ShellResult, *,

@@ -70,6 +70,12 @@ class ShellConfig:
         return [shell, "-c", command]
 
 
+def start_error(exc: OSError) -> str:
+    """Why a shell could not be started, naming the file (the shell or the directory) when the OS did."""
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {exc.filename}" if exc.filename else reason
+
+
 async def run_shell(
     command: str,
     cwd: str,
