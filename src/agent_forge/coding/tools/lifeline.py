@@ -67,34 +67,59 @@ for _ in range(50):
 
 
 class _Watchdog:
-    """The agent's end of the watchdog: started on first use, restarted if it died."""
+    """The agent's end of the watchdog: started on first use; if it died, a new one is started and told every
+    token still live, so no running command is left unwatched."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()  # the SDK may run sessions on several event loops
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0
+        self._live: set[str] = set()
 
-    def send(self, line: bytes) -> bool:
-        """Write one line; False when no watchdog can run (it cannot start, or writing fails)."""
+    def add(self, token: str) -> bool:
+        """Register `token`; False when no watchdog can run (it cannot be started or written to)."""
         with self._lock:
-            try:
-                proc = self._running()
-                proc.stdin.write(line)  # type: ignore[union-attr]
-                proc.stdin.flush()  # type: ignore[union-attr]
-            except (OSError, ValueError):
-                self._proc = None
-                return False
-            return True
+            self._live.add(token)
+            if self._send(f"+{token}\n".encode()):
+                return True
+            self._live.discard(token)
+            return False
 
-    def _running(self) -> subprocess.Popen[bytes]:
-        if self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None:
-            return self._proc
+    def discard(self, token: str) -> None:
+        with self._lock:
+            self._live.discard(token)
+            self._send(f"-{token}\n".encode())
+
+    def _send(self, line: bytes) -> bool:
+        if self._alive():
+            try:
+                self._write(line)
+                return True
+            except (OSError, ValueError):  # it died since the last write
+                pass
+        if not self._live:
+            return True
+        try:  # (re)start: the new watchdog learns every live token, the one being added included, at once
+            self._start()
+            self._write(b"".join(f"+{token}\n".encode() for token in self._live))
+            return True
+        except (OSError, ValueError):
+            self._proc = None
+            return False
+
+    def _write(self, data: bytes) -> None:
+        self._proc.stdin.write(data)  # type: ignore[union-attr]
+        self._proc.stdin.flush()  # type: ignore[union-attr]
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None
+
+    def _start(self) -> None:
         # A fresh session: a Ctrl-C or a signal to the agent's process group must not stop the watchdog first.
         self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                       start_new_session=True, close_fds=True)
         self._owner = os.getpid()  # a forked copy of the agent must start its own watchdog
-        return self._proc
 
 
 _watchdog = _Watchdog()
@@ -106,10 +131,10 @@ def token() -> str | None:
     if not os.path.isdir("/proc/self"):
         return None
     value = os.urandom(8).hex()
-    return value if _watchdog.send(f"+{value}\n".encode()) else None
+    return value if _watchdog.add(value) else None
 
 
 def release(value: str | None) -> None:
     """Tell the watchdog that the command of `value` has ended; its leftover processes are no longer its."""
     if value is not None:
-        _watchdog.send(f"-{value}\n".encode())
+        _watchdog.discard(value)
