@@ -73,6 +73,18 @@ async def test_exact_ambiguity_names_the_candidate_lines(tmp_path):
         await edit_file(tmp_path, b"a\nb\nc\nb\n", "b", "x")
 
 
+async def test_many_candidates_name_the_first_ten_lines(tmp_path):
+    with pytest.raises(ToolError, match=r"occurs 12 times in f.txt, at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, \.\.\.;"):
+        await edit_file(tmp_path, b"x\n" * 12, "x", "y")
+
+
+def test_counting_millions_of_candidates_keeps_only_a_few():
+    from agent_forge.coding.tools.edit_match import find_matches
+
+    found = find_matches("a" * 2_000_000, "a")
+    assert (found.count, len(found.spans)) == (2_000_000, 10)
+
+
 async def test_trailing_spaces_typed_after_the_last_line_must_end_a_line(tmp_path):
     text, after = await edit_file(tmp_path, b"value = 10\nvalue = 1 \n", "value = 1  ", "value = 2")
     assert after == b"value = 10\nvalue = 2\n" and NO_TRAILING in text

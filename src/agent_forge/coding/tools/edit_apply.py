@@ -3,6 +3,7 @@
 Matching happens on a copy with CRLF turned into LF, so `oldText` works whatever line endings the model
 used; the replacements are then spliced into the original text, so lines the edits do not touch keep their
 exact endings (also in files that mix CRLF and LF). Replacement text takes the file's dominant line ending.
+An `oldText` without an exact match may still match tolerantly (`edit_match.py`); the result notes it.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ...agent.types import ToolError
-from .edit_match import EXACT, WHITESPACE, find_matches, line_numbers
+from .edit_match import EXACT, TYPOGRAPHY, WHITESPACE, Matches, find_matches, line_numbers
 
 _TOLERANCE = {WHITESPACE: "ignoring trailing whitespace",
-              "typography": "ignoring trailing whitespace and reading curly quotes, dashes and non-breaking spaces "
+              TYPOGRAPHY: "ignoring trailing whitespace and reading curly quotes, dashes and non-breaking spaces "
                             "as plain ones"}
 
 
@@ -81,20 +82,21 @@ def _locate(haystack: str, edit: Replacement, index: int, count: int, path: str,
     if not needle:
         raise ToolError(f"{label} must not be empty.")
     found = find_matches(haystack, needle)
-    if not found.spans:
+    if not found.count:
         raise ToolError(f"Could not find {label} in {path}. It must match the file exactly, including "
                         "whitespace and line breaks; re-read the file and copy the text from it.")
-    if len(found.spans) > 1:
-        raise ToolError(_ambiguity(label, path, found.level, haystack, found.spans))
+    if found.count > 1:
+        raise ToolError(_ambiguity(label, path, found, haystack))
     if found.level != EXACT:
         notes.append(f"{label} matched only after {_TOLERANCE[found.level]}.")
     return found.spans[0]
 
 
-def _ambiguity(label: str, path: str, level: str, haystack: str, spans: list[tuple[int, int]]) -> str:
-    lines = ", ".join(map(str, line_numbers(haystack, spans))) + (", ..." if len(spans) > 10 else "")
-    how = "" if level == EXACT else f" (not exactly, but after {_TOLERANCE[level]})"
-    return (f"{label} occurs {len(spans)} times in {path}{how}, at lines {lines}; it must occur exactly once. "
+def _ambiguity(label: str, path: str, found: Matches, haystack: str) -> str:
+    lines = ", ".join(map(str, line_numbers(haystack, found.spans))) + (", ..." if found.count > len(found.spans)
+                                                                        else "")
+    how = "" if found.level == EXACT else f" (not exactly, but after {_TOLERANCE[found.level]})"
+    return (f"{label} occurs {found.count} times in {path}{how}, at lines {lines}; it must occur exactly once. "
             "Include more surrounding lines to make it unique.")
 
 

@@ -18,7 +18,9 @@ must match up to a line end, and the span then runs to the end of that line in t
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass
+from typing import Iterator
 
 EXACT, WHITESPACE, TYPOGRAPHY = "exact", "whitespace", "typography"
 
@@ -31,30 +33,41 @@ _TYPOGRAPHY = str.maketrans({
 """One character to one character, so positions in the folded text map back line by line."""
 
 
+KEPT_SPANS = 10
+"""How many spans `Matches` keeps (enough to name candidates); `count` counts them all."""
+
+
 @dataclass(frozen=True)
 class Matches:
-    """Where `oldText` occurs at the strictest `level` that found it (`EXACT` with no spans: nowhere).
-    Spans are `(start, end)` indices into the searched text, in order; overlapping occurrences count."""
+    """Where `oldText` occurs at the strictest `level` that found it (`EXACT` with `count` 0: nowhere).
+    `spans` are the first `KEPT_SPANS` `(start, end)` indices into the searched text, in order; `count` is the
+    number of occurrences, overlapping ones included."""
 
     level: str
     spans: list[tuple[int, int]]
+    count: int
 
 
 def find_matches(text: str, needle: str) -> Matches:
     """Every occurrence of `needle` in `text` at the strictest level with any (see the module docstring)."""
-    spans = _find_all(text, needle)
-    if spans or not needle.strip():  # whitespace alone is matched exactly or not at all
-        return Matches(EXACT, spans)
+    found = _kept(_find_all(text, needle), EXACT)
+    if found.count or not needle.strip():  # whitespace alone is matched exactly or not at all
+        return found
     for level, table in ((WHITESPACE, None), (TYPOGRAPHY, _TYPOGRAPHY)):
-        spans = _Folded(text, table).find(needle)
-        if spans:
-            return Matches(level, spans)
-    return Matches(EXACT, [])
+        found = _kept(_Folded(text, table).find(needle), level)
+        if found.count:
+            return found
+    return Matches(EXACT, [], 0)
 
 
-def line_numbers(text: str, spans: list[tuple[int, int]], limit: int = 10) -> list[int]:
-    """1-based line numbers of the first `limit` span starts."""
-    return [text.count("\n", 0, start) + 1 for start, _ in spans[:limit]]
+def line_numbers(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    """1-based line numbers of the span starts."""
+    return [text.count("\n", 0, start) + 1 for start, _ in spans]
+
+
+def _kept(spans: Iterator[tuple[int, int]], level: str) -> Matches:
+    kept = list(itertools.islice(spans, KEPT_SPANS))
+    return Matches(level, kept, len(kept) + sum(1 for _ in spans))
 
 
 class _Folded:
@@ -76,17 +89,15 @@ class _Folded:
             original += len(line) + 1
         self.text = "\n".join(parts)
 
-    def find(self, needle: str) -> list[tuple[int, int]]:
+    def find(self, needle: str) -> Iterator[tuple[int, int]]:
         """Spans, in the original text, of the folded `needle`'s occurrences."""
         folded, to_line_end = self._fold_needle(needle)
-        spans = []
         for start in _starts(self.text, folded):
             end = start + len(folded)
             if not to_line_end:
-                spans.append((self._start(start), self._to_original(end)))
+                yield self._start(start), self._to_original(end)
             elif end == len(self.text) or self.text[end] == "\n":
-                spans.append((self._start(start), self.original_ends[self._line(end)]))
-        return spans
+                yield self._start(start), self.original_ends[self._line(end)]
 
     def _fold(self, text: str) -> str:
         return text.translate(self.table) if self.table else text
@@ -111,11 +122,11 @@ class _Folded:
         return self.original_starts[line] + index - self.starts[line]
 
 
-def _find_all(text: str, needle: str) -> list[tuple[int, int]]:
-    return [(start, start + len(needle)) for start in _starts(text, needle)] if needle else []
+def _find_all(text: str, needle: str) -> Iterator[tuple[int, int]]:
+    return ((start, start + len(needle)) for start in _starts(text, needle))
 
 
-def _starts(text: str, needle: str):
+def _starts(text: str, needle: str) -> Iterator[int]:
     """Start indices of `needle` in `text`, overlapping occurrences included."""
     index = text.find(needle)
     while index >= 0:
