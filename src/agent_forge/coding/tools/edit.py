@@ -21,8 +21,9 @@ DESCRIPTION = (
     "Edit a file by exact text replacement. Each `edits[i].oldText` must match the current file exactly "
     "(whitespace and indentation included) and occur exactly once; only when there is no exact match, "
     "trailing whitespace and then curly quotes, dashes and non-breaking spaces are forgiven (the result says "
-    "so). All edits are matched against the file as it was before this call and must not overlap. Merge nearby changes into one edit. Line endings and a "
-    "UTF-8 BOM are kept. Read the file first if unsure of its exact text."
+    "so). All edits are matched against the file as it was before this call and must not overlap. Merge "
+    "nearby changes into one edit. Line endings and a UTF-8 BOM are kept. Read the file first if unsure of "
+    "its exact text."
 )
 
 PARAMETERS: dict[str, Any] = {
