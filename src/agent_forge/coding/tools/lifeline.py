@@ -37,9 +37,9 @@ for line in sys.stdin.buffer:
         live.add(token)
     else:
         live.discard(token)
-needles = [b"\0" + VAR + b"=" + token + b"\0" for token in live]
+needles = [b"\0" + __VAR__ + b"=" + token + b"\0" for token in live]
 me = os.getpid()
-for _ in range(50):
+for _ in range(50 if needles else 0):
     found = 0
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
@@ -63,7 +63,7 @@ for _ in range(50):
             pass
     if not found:
         break
-""".replace("VAR", repr(ENV_VAR.encode()))
+""".replace("__VAR__", repr(ENV_VAR.encode()))
 
 
 class _Watchdog:
