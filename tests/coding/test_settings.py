@@ -155,6 +155,20 @@ def test_model_thinking_levels_and_partial_messages(dirs: tuple[Path, Path]) -> 
     assert settings.rpc_partial_messages is True
 
 
+def test_shell_settings(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    assert (load_settings(project, agent).shell_path, load_settings(project, agent).shell_command_prefix) == \
+        (None, None)
+    write_global(agent, {"shellPath": "~/bin/zsh", "shellCommandPrefix": "shopt -s expand_aliases"})
+    settings = load_settings(project, agent)
+    assert (settings.shell_path, settings.shell_command_prefix) == ("~/bin/zsh", "shopt -s expand_aliases")
+    path = write_global(agent, {"shellPath": 7, "shellCommandPrefix": ""})
+    settings = load_settings(project, agent)
+    assert (settings.shell_path, settings.shell_command_prefix) == (None, None)
+    assert [str(e) for e in settings.errors] == [
+        f"{path}: shellPath must be a non-empty string (the path of a shell), got 7; using the default"]
+
+
 def test_loading_never_writes(dirs: tuple[Path, Path]) -> None:
     agent, project = dirs
     path = write_global(agent, {"steeringMode": "all"})

@@ -277,3 +277,77 @@ async def test_stdin_eof_waits_for_a_running_command(agent_env, project, make_ga
     response = await asyncio.wait_for(reply, 30)
     assert await client.close() == 0
     assert response["data"]["output"] == "started\nfinished\n"
+
+
+# -- shellPath and shellCommandPrefix (issue 10.19) ---------------------------------------------------------
+
+
+def recording_shell(directory: Path) -> tuple[Path, Path]:
+    """A shell wrapper that appends its arguments (one per line, then `--end--`) to a log and runs bash."""
+    log = directory / "shell.log"
+    shell = directory / "my shell.sh"
+    shell.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" --end-- >> '{log}'\nexec bash \"$@\"\n")
+    shell.chmod(0o755)
+    return shell, log
+
+
+def tool_result_texts(fake_llm) -> list[str]:
+    """The tool results in the model's latest request, in order."""
+    messages = fake_llm.requests[-1]["body"]["messages"]
+    return [m["content"] if isinstance(m["content"], str) else "".join(b["text"] for b in m["content"])
+            for m in messages if m["role"] == "tool"]
+
+
+async def run_both(client: RpcClient, fake_llm, command: str) -> tuple[str, str]:
+    """(output of the RPC `bash` command, the model's `bash` tool result) for the same command."""
+    user = (await client.send({"type": "bash", "command": command}))["data"]["output"]
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "ok"}])
+    await client.prompt_and_wait("run it")
+    [tool] = tool_result_texts(fake_llm)
+    return user, tool
+
+
+async def test_shell_path_setting_runs_both_kinds_of_command(agent_env_factory, fake_llm, project, tmp_path):
+    shell, log = recording_shell(tmp_path)
+    env = agent_env_factory(settings={"shellPath": str(shell)})
+    async with await start(env, project) as client:
+        user, tool = await run_both(client, fake_llm, "echo via $0")
+    assert user == tool.rstrip("\n") + "\n" == "via bash\n"
+    assert log.read_text() == "-c\necho via $0\n--end--\n" * 2
+
+
+async def test_shell_path_with_a_tilde_and_a_missing_shell(agent_env_factory, fake_llm, project, tmp_path):
+    env = agent_env_factory(settings={"shellPath": "~/no-such-shell"})
+    async with await start(env, project) as client:
+        reply = await client.send({"type": "bash", "command": "echo hi"})
+        fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+                             {"text": "ok"}])
+        await client.prompt_and_wait("run it")
+    missing = f"{env['HOME']}/no-such-shell"
+    assert reply["success"] is False and missing in reply["error"]
+    [tool] = tool_result_texts(fake_llm)
+    assert "Cannot run the command" in tool and missing in tool
+
+
+async def test_shell_command_prefix_runs_before_every_command(agent_env_factory, fake_llm, project):
+    env = agent_env_factory(settings={"shellCommandPrefix": "greet() { echo hello-$1; }"})
+    async with await start(env, project) as client:
+        user, tool = await run_both(client, fake_llm, "greet you")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert user == "hello-you\n" and tool.startswith("hello-you")
+    assert messages[0]["command"] == "greet you"  # the record keeps the command as the client sent it
+
+
+async def test_project_shell_settings_apply_only_when_trusted(agent_env, fake_llm, project, tmp_path):
+    shell, log = recording_shell(tmp_path)
+    settings = project / ".agent-forge" / "agent" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"shellPath": str(shell), "shellCommandPrefix": "echo prefixed"}))
+    async with await start(agent_env, project) as client:
+        untrusted = await run_both(client, fake_llm, "echo plain")
+    assert not log.exists() and untrusted[0] == "plain\n" and "shellPath, shellCommandPrefix skipped" in \
+        client.stderr.decode()
+    async with await start(agent_env, project, "--approve") as client:
+        trusted = await run_both(client, fake_llm, "echo plain")
+    assert trusted[0] == "prefixed\nplain\n" and trusted[1].startswith("prefixed\nplain")
+    assert log.read_text() == "-c\necho prefixed\necho plain\n--end--\n" * 2

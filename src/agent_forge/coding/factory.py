@@ -65,7 +65,8 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     agent._emit = session.on_agent_event  # the session persists before it forwards
     session.session_dir = options.session_dir
     agent.session_id = store.session_id
-    agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection)
+    agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection,
+                                                                                 settings)
     for tool in agent.tools:
         if hasattr(tool, "output_dir") and getattr(tool, "output_dir") is None:
             tool.output_dir = session.output_dir  # the bash tool: full outputs belong to the session
@@ -74,10 +75,12 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     return session
 
 
-def _default_tools(cwd: str, tool_selection: Any) -> list:
+def _default_tools(cwd: str, tool_selection: Any, settings: Any) -> list:
     from .tools import create_tools
+    from .tools.shell import ShellConfig
 
-    return create_tools(cwd, tool_selection.builtin)
+    shell = ShellConfig(settings.shell_path, settings.shell_command_prefix)
+    return create_tools(cwd, tool_selection.builtin, {"bash": {"shell": shell}})
 
 
 def _select_model(session: AgentSession, options: SessionOptions) -> None:

@@ -98,6 +98,8 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "compaction.keepRecentTokens": (_is_count, "a non-negative integer (tokens)"),
     "compaction.strategy": (_one_of(*COMPACTION_STRATEGIES), '"summary" or "verbatim-lines"'),
     "rpc.partialMessages": (_is_bool, "true or false"),
+    "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
+    "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
 }
 
 
@@ -175,6 +177,18 @@ class Settings:
                                   reserve_tokens=tokens("reserveTokens", d.reserve_tokens),
                                   keep_recent_tokens=tokens("keepRecentTokens", d.keep_recent_tokens),
                                   strategy=self.get("compaction.strategy", d.strategy))
+
+    @property
+    def shell_path(self) -> str | None:
+        """`shellPath`: the shell that runs commands (`<path> -c <command>`); None: bash from PATH, else sh.
+        A project sets it only when trusted (`resources/trust.py` `CODE_SETTINGS`)."""
+        return self.get("shellPath")
+
+    @property
+    def shell_command_prefix(self) -> str | None:
+        """`shellCommandPrefix`: text run before every command, joined to it by a newline; None when unset or
+        empty. A project sets it only when trusted."""
+        return self.get("shellCommandPrefix") or None
 
     @property
     def rpc_partial_messages(self) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from ..agent.loop import now_ms
 from .agent_session import CommandError
-from .tools.shell import ShellResult, run_shell
+from .tools.shell import ShellConfig, ShellResult, run_shell, start_error
 
 
 class BashResult(TypedDict):
@@ -55,6 +55,7 @@ class SessionHost(Protocol):
     cwd: str
     agent: Any
     store: Any
+    settings: Any
 
     @property
     def is_streaming(self) -> bool: ...
@@ -89,7 +90,7 @@ class UserBash:
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._running[abort] = finished
         try:
-            result = await _run(command, cwd, on_chunk, abort, self._session.output_dir())
+            result = await _run(command, cwd, on_chunk, abort, self._shell(), self._session.output_dir())
             message = bash_execution_message(command, result, exclude_from_context=exclude_from_context)
             self.record(message)
         finally:
@@ -105,6 +106,11 @@ class UserBash:
             abort.set()
         if waiting:
             await asyncio.wait(waiting)
+
+    def _shell(self) -> ShellConfig:
+        """The settings `shellPath` and `shellCommandPrefix` (a project's only when trusted: settings.py)."""
+        settings = self._session.settings
+        return ShellConfig(getattr(settings, "shell_path", None), getattr(settings, "shell_command_prefix", None))
 
     def record(self, message: BashExecutionMessage) -> None:
         """Add `message` to the conversation now, or when the running agent settles."""
@@ -138,11 +144,11 @@ def _check_runnable(command: str, cwd: str) -> None:
 
 
 async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
-               abort: asyncio.Event, output_dir: Any) -> ShellResult:
+               abort: asyncio.Event, shell: ShellConfig, output_dir: Any) -> ShellResult:
     try:
-        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, output_dir=output_dir)
+        return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, shell=shell, output_dir=output_dir)
     except OSError as exc:
-        raise CommandError(f"Cannot run command: {exc.strerror or exc}") from None
+        raise CommandError(f"Cannot run command: {start_error(exc)}") from None
 
 
 def bash_execution_message(command: str, result: ShellResult, *,

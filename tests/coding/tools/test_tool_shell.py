@@ -125,10 +125,14 @@ async def test_timeout_kills_the_whole_process_group(tmp_path, group_members):
 
 async def test_cancellation_kills_the_group_and_propagates_promptly(tmp_path, group_members):
     chunks = Chunks()
-    task = asyncio.create_task(run_shell("echo pgid=$$; sleep 30 & sleep 30", str(tmp_path), on_chunk=chunks))
-    await chunks.wait_for("pgid=")
+    # The shell reports its children's pids once it has forked them, so the census below cannot run early.
+    command = "sleep 30 & a=$!; sleep 30 & b=$!; echo pgid=$$ children=$a,$b; wait"
+    task = asyncio.create_task(run_shell(command, str(tmp_path), on_chunk=chunks))
+    await chunks.wait_for("\n")
     pgid = chunks.pgid()
-    assert len(group_members(pgid)) >= 2  # the shell's two sleeps (and maybe the shell) are running
+    children = re.search(r"children=(\d+),(\d+)", chunks.text).groups()
+    pids = {line.split()[2] for line in group_members(pgid)}
+    assert set(children) <= pids  # both sleeps run in the command's group
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

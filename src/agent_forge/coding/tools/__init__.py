@@ -7,22 +7,23 @@ registered but not in the default set (enable them with `--tools` or the `defaul
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ...agent.types import AgentTool
 
 
-def _lazy(module: str, cls: str) -> Callable[[str], AgentTool]:
-    """A factory that imports its tool's module on first use: start-up pays only for the tools it creates."""
+def _lazy(module: str, cls: str) -> Callable[..., AgentTool]:
+    """A factory that imports its tool's module on first use: start-up pays only for the tools it creates.
+    Keyword arguments go to the tool's constructor."""
 
-    def factory(cwd: str) -> AgentTool:
-        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(cwd)
+    def factory(cwd: str, **options: Any) -> AgentTool:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(cwd, **options)
 
     factory.__name__ = cls
     return factory
 
 
-TOOL_FACTORIES: dict[str, Callable[[str], AgentTool]] = {
+TOOL_FACTORIES: dict[str, Callable[..., AgentTool]] = {
     "read": _lazy("read", "ReadTool"),
     "bash": _lazy("bash", "BashTool"),
     "edit": _lazy("edit", "EditTool"),
@@ -46,9 +47,12 @@ def create_all_tools(cwd: str) -> dict[str, AgentTool]:
     return {name: factory(cwd) for name, factory in TOOL_FACTORIES.items()}
 
 
-def create_tools(cwd: str, names: Sequence[str]) -> list[AgentTool]:
-    """The named tools for `cwd`, in the given order; an unknown name raises `KeyError` listing the known ones."""
+def create_tools(cwd: str, names: Sequence[str],
+                 options: Mapping[str, Mapping[str, Any]] | None = None) -> list[AgentTool]:
+    """The named tools for `cwd`, in the given order; an unknown name raises `KeyError` listing the known ones.
+    `options[name]` are keyword arguments for that tool (e.g. `{"bash": {"shell": ShellConfig(...)}}`)."""
     unknown = [name for name in names if name not in TOOL_FACTORIES]
     if unknown:
         raise KeyError(f"Unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOL_FACTORIES)}")
-    return [TOOL_FACTORIES[name](cwd) for name in names]
+    options = options or {}
+    return [TOOL_FACTORIES[name](cwd, **options.get(name, {})) for name in names]

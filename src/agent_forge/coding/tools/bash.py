@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, optional_number, require_string
-from .shell import ShellResult, run_shell
+from .shell import ShellConfig, ShellResult, run_shell, start_error
 from .shell_output import TailBuffer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, append_notice, format_size
 
@@ -55,11 +55,12 @@ class BashTool:
     description = DESCRIPTION
     parameters = PARAMETERS
 
-    def __init__(self, cwd: str, *, update_interval_s: float = UPDATE_INTERVAL_S):
+    def __init__(self, cwd: str, *, update_interval_s: float = UPDATE_INTERVAL_S, shell: ShellConfig | None = None):
         self.cwd = cwd
         self.update_interval_s = update_interval_s
         self.output_dir: Callable[[], OutputDir] | None = None
         """Where full outputs go: the session sets its `AgentSession.output_dir` here (default: the process's)."""
+        self.shell = shell or ShellConfig()  # settings `shellPath`, `shellCommandPrefix`
 
     async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
@@ -71,9 +72,10 @@ class BashTool:
         progress = _Progress(on_update, tail, self.update_interval_s) if on_update else None
         try:
             result = await run_shell(command, self.cwd, on_chunk=progress and progress.chunk, timeout_s=timeout,
-                                     tail=tail, output_dir=self.output_dir() if self.output_dir else None)
+                                     tail=tail, shell=self.shell,
+                                     output_dir=self.output_dir() if self.output_dir else None)
         except OSError as exc:
-            raise ToolError(f"Cannot run the command: {exc.strerror or exc}") from None
+            raise ToolError(f"Cannot run the command: {start_error(exc)}") from None
         finally:
             if progress:
                 progress.stop()

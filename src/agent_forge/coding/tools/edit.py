@@ -19,9 +19,11 @@ _BOM = b"\xef\xbb\xbf"
 
 DESCRIPTION = (
     "Edit a file by exact text replacement. Each `edits[i].oldText` must match the current file exactly "
-    "(whitespace and indentation included) and occur exactly once; all edits are matched against the file as "
-    "it was before this call and must not overlap. Merge nearby changes into one edit. Line endings and a "
-    "UTF-8 BOM are kept. Read the file first if unsure of its exact text."
+    "(whitespace and indentation included) and occur exactly once; only when there is no exact match, "
+    "trailing whitespace and then curly quotes, dashes and non-breaking spaces are forgiven (the result says "
+    "so). All edits are matched against the file as it was before this call and must not overlap. Merge "
+    "nearby changes into one edit. Line endings and a UTF-8 BOM are kept. Read the file first if unsure of "
+    "its exact text."
 )
 
 PARAMETERS: dict[str, Any] = {
@@ -48,7 +50,8 @@ PARAMETERS: dict[str, Any] = {
 class EditTool:
     """`edit(path, edits=[{oldText, newText}, ...])`; the legacy top-level `oldText`/`newText` also works.
 
-    Result text `Successfully replaced N block(s) in <path>.`; `details` is
+    Result text `Successfully replaced N block(s) in <path>.`, followed by a note for each edit that matched
+    only tolerantly (`edit_match.py`); `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
     Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText`
     missing or not unique, overlapping edits, edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
@@ -69,13 +72,14 @@ class EditTool:
         path = resolve_tool_path(given, self.cwd)
         # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
         bom, original = await asyncio.to_thread(_read_text, path)
-        updated = apply_replacements(original, edits, given)
+        updated, notes = apply_replacements(original, edits, given)
         if updated == original:
             raise ToolError(f"No changes made to {given}: the replacements leave the file identical.")
         await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
         before, after = normalise_newlines(original), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
-        return text_result(f"Successfully replaced {len(edits)} block(s) in {given}.", details)
+        text = " ".join([f"Successfully replaced {len(edits)} block(s) in {given}.", *notes])
+        return text_result(text, details)
 
 
 def parse_edits(args: dict[str, Any]) -> list[Replacement]:

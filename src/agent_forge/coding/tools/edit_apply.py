@@ -3,14 +3,21 @@
 Matching happens on a copy with CRLF turned into LF, so `oldText` works whatever line endings the model
 used; the replacements are then spliced into the original text, so lines the edits do not touch keep their
 exact endings (also in files that mix CRLF and LF). Replacement text takes the file's dominant line ending.
+An `oldText` without an exact match may still match tolerantly (`edit_match.py`); the result notes it.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...agent.types import ToolError
+from .edit_match import EXACT, TYPOGRAPHY, WHITESPACE, Matches, find_matches, line_numbers
+
+_TOLERANCE = {WHITESPACE: "ignoring trailing whitespace",
+              TYPOGRAPHY: "ignoring trailing whitespace and reading curly quotes, dashes and non-breaking spaces "
+                            "as plain ones"}
 
 
 @dataclass(frozen=True)
@@ -35,13 +42,24 @@ class _Endings:
         return index + bisect.bisect_left(self.removed, index)
 
 
-def apply_replacements(content: str, edits: list[Replacement], path: str) -> str:
-    """`content` with every edit applied, all matched against the original (not one after another).
+class Applied(NamedTuple):
+    """The edited `text`, and one note per edit whose `oldText` matched only tolerantly (`edit_match.py`), e.g.
+    `"edits[1].oldText matched only after ignoring trailing whitespace."`."""
 
-    Raises `ToolError` when an `oldText` is empty, missing, not unique, or when two edits overlap.
+    text: str
+    notes: list[str]
+
+
+def apply_replacements(content: str, edits: list[Replacement], path: str) -> Applied:
+    """`content` with every edit applied, all matched against the original (not one after another): exactly,
+    else tolerantly (`edit_match.py`).
+
+    Raises `ToolError` when an `oldText` is empty, missing, not unique (naming the candidate lines), or when
+    two edits overlap.
     """
     view = _Endings(content)
-    spans = sorted((_locate(view.normalised, edit, i, len(edits), path), i) for i, edit in enumerate(edits))
+    notes: list[str] = []
+    spans = sorted((_locate(view.normalised, edit, i, len(edits), path, notes), i) for i, edit in enumerate(edits))
     _check_overlaps(spans, path)
     pieces, cursor = [], 0
     for (start, end), i in spans:
@@ -49,7 +67,7 @@ def apply_replacements(content: str, edits: list[Replacement], path: str) -> str
         pieces.append(normalise_newlines(edits[i].new_text).replace("\n", view.newline))
         cursor = view.to_original(end)
     pieces.append(content[cursor:])
-    return "".join(pieces)
+    return Applied("".join(pieces), notes)
 
 
 def normalise_newlines(text: str) -> str:
@@ -57,20 +75,29 @@ def normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _locate(haystack: str, edit: Replacement, index: int, count: int, path: str) -> tuple[int, int]:
+def _locate(haystack: str, edit: Replacement, index: int, count: int, path: str,
+            notes: list[str]) -> tuple[int, int]:
     label = "oldText" if count == 1 else f"edits[{index}].oldText"
     needle = normalise_newlines(edit.old_text)
     if not needle:
         raise ToolError(f"{label} must not be empty.")
-    start = haystack.find(needle)
-    if start < 0:
+    found = find_matches(haystack, needle)
+    if not found.count:
         raise ToolError(f"Could not find {label} in {path}. It must match the file exactly, including "
                         "whitespace and line breaks; re-read the file and copy the text from it.")
-    if haystack.find(needle, start + 1) >= 0:
-        occurrences = sum(1 for _ in _find_all(haystack, needle, overlapping=True))
-        raise ToolError(f"{label} occurs {occurrences} times in {path}; it must occur exactly once. "
-                        "Include more surrounding lines to make it unique.")
-    return start, start + len(needle)
+    if found.count > 1:
+        raise ToolError(_ambiguity(label, path, found, haystack))
+    if found.level != EXACT:
+        notes.append(f"{label} matched only after {_TOLERANCE[found.level]}.")
+    return found.spans[0]
+
+
+def _ambiguity(label: str, path: str, found: Matches, haystack: str) -> str:
+    lines = ", ".join(map(str, line_numbers(haystack, found.spans))) + (", ..." if found.count > len(found.spans)
+                                                                        else "")
+    how = "" if found.level == EXACT else f" (not exactly, but after {_TOLERANCE[found.level]})"
+    return (f"{label} occurs {found.count} times in {path}{how}, at lines {lines}; it must occur exactly once. "
+            "Include more surrounding lines to make it unique.")
 
 
 def _check_overlaps(spans: list[tuple[tuple[int, int], int]], path: str) -> None:
@@ -80,9 +107,9 @@ def _check_overlaps(spans: list[tuple[tuple[int, int], int]], path: str) -> None
             raise ToolError(f"edits[{first}] and edits[{second}] overlap in {path}; merge them into one edit.")
 
 
-def _find_all(text: str, needle: str, *, overlapping: bool = False):
-    """Start indices of `needle` in `text`."""
-    step = 1 if overlapping else len(needle)
+def _find_all(text: str, needle: str):
+    """Start indices of `needle` in `text`, not overlapping."""
+    step = len(needle)
     index = text.find(needle)
     while index >= 0:
         yield index

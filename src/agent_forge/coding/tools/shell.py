@@ -53,6 +53,32 @@ def shell_path() -> str:
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
+@dataclass(frozen=True)
+class ShellConfig:
+    """Which shell runs commands, from the settings of the same names (the reference agent's `settings.md`).
+
+    `path` (`shellPath`): the shell executable, a leading `~` expanded; None uses `shell_path()`. It is run as
+    `<path> -c <command>`. `command_prefix` (`shellCommandPrefix`): text run before every command, joined to it
+    by a newline (e.g. `shopt -s expand_aliases`); None or "" adds nothing.
+    """
+
+    path: str | None = None
+    command_prefix: str | None = None
+
+    def argv(self, command: str) -> list[str]:
+        """The shell's argument vector for `command`."""
+        shell = os.path.expanduser(self.path) if self.path else shell_path()
+        if self.command_prefix:
+            command = f"{self.command_prefix}\n{command}"
+        return [shell, "-c", command]
+
+
+def start_error(exc: OSError) -> str:
+    """Why a shell could not be started, naming the file (the shell or the directory) when the OS did."""
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {exc.filename}" if exc.filename else reason
+
+
 async def run_shell(
     command: str,
     cwd: str,
@@ -62,8 +88,10 @@ async def run_shell(
     abort: asyncio.Event | None = None,
     tail: TailBuffer | None = None,
     output_dir: OutputDir | None = None,
+    shell: ShellConfig | None = None,
 ) -> ShellResult:
-    """Run `shell -c command` in `cwd`, stdin from /dev/null, stdout and stderr merged.
+    """Run `shell -c command` in `cwd` (`shell`: which shell and prefix, default `ShellConfig()`), stdin from
+    /dev/null, stdout and stderr merged.
 
     `on_chunk` receives each decoded and cleaned piece of output as it arrives; a `\\r` in a piece means the
     current line restarts (a progress bar redraws). `timeout_s` (None: no limit) stops the command with
@@ -73,9 +101,24 @@ async def run_shell(
     `TailBuffer` (to show progress from it); `output_dir` receives the full output file (`output_files.py`).
     Raises `OSError` when the shell cannot be started (e.g. `cwd`
     does not exist), and re-raises an exception from `on_chunk` after stopping the command.
+
+    While the command runs, its processes carry a `lifeline` token, so they are killed if this process dies
+    without stopping them (kill -9).
     """
-    collector = OutputCollector(on_chunk, tail, output_dir)
-    proc, transport, reader = await _spawn(command, cwd, collector)
+    from . import lifeline  # imported on first use: start-up does not run commands
+
+    watch = lifeline.token()
+    try:
+        env = None if watch is None else {**os.environ, lifeline.ENV_VAR: watch}
+        argv = (shell or ShellConfig()).argv(command)
+        return await _run(argv, cwd, env, OutputCollector(on_chunk, tail, output_dir), timeout_s, abort)
+    finally:
+        lifeline.release(watch)
+
+
+async def _run(argv: list[str], cwd: str, env: dict[str, str] | None, collector: OutputCollector,
+               timeout_s: float | None, abort: asyncio.Event | None) -> ShellResult:
+    proc, transport, reader = await _spawn(argv, cwd, env, collector)
     try:
         stop_reason = await _wait_for_exit(proc, reader, timeout_s, abort)
         if stop_reason is not None:
@@ -116,12 +159,12 @@ class _PipeReader(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-async def _spawn(command: str, cwd: str, collector: OutputCollector):
+async def _spawn(argv: list[str], cwd: str, env: dict[str, str] | None, collector: OutputCollector):
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
-            shell_path(), "-c", command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd,
-            stderr=write_fd, start_new_session=True,
+            *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+            start_new_session=True,
         )
     except BaseException:
         os.close(read_fd)

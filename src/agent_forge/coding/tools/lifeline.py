@@ -1,0 +1,140 @@
+"""Killing the processes of running shell commands when the agent dies without cleaning up (kill -9, a crash).
+
+SIGTERM, SIGHUP and stdin EOF stop running commands in-process (`procgroup.terminate_group`); a SIGKILLed
+agent runs no code, so on Linux a watchdog process does it instead. The agent starts one watchdog (lazily, at
+the first command) and keeps the write end of a pipe to its stdin; no other process holds that end (it is
+close-on-exec), so the watchdog reads EOF exactly when the agent is gone, however it ended.
+
+Each command gets a random token: the agent sends `+<token>\\n` before starting the shell and `-<token>\\n`
+after the command has ended (or been stopped). The shell runs with `AGENT_FORGE_COMMAND=<token>` in its
+environment, which every descendant inherits. On EOF the watchdog scans `/proc/*/environ` for the tokens
+still registered and SIGKILLs each matching process and its process group, repeating until none is left (a
+process forking meanwhile is caught by the next round). Registering before the spawn leaves no window in
+which a command runs unwatched; matching by token, not by process-group id, can never hit an unrelated
+process that reused an id. Background jobs of a command that already finished are left alone, as on SIGTERM.
+A process that clears its environment and leaves the command's process group escapes; nothing else does.
+
+Elsewhere (no `/proc`) there is no watchdog and `token()` returns None.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+ENV_VAR = "AGENT_FORGE_COMMAND"
+"""The environment variable naming a command's token in its processes."""
+
+_WATCHDOG = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+live = set()
+for line in sys.stdin.buffer:
+    token = line[1:].strip()
+    if line[:1] == b"+":
+        live.add(token)
+    else:
+        live.discard(token)
+needles = [b"\0" + __VAR__ + b"=" + token + b"\0" for token in live]
+me = os.getpid()
+for _ in range(50 if needles else 0):
+    found = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open("/proc/" + name + "/environ", "rb") as f:
+                env = b"\0" + f.read()
+        except OSError:
+            continue
+        if not any(needle in env for needle in needles):
+            continue
+        found += 1
+        pid = int(name)
+        try:
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    if not found:
+        break
+""".replace("__VAR__", repr(ENV_VAR.encode()))
+
+
+class _Watchdog:
+    """The agent's end of the watchdog: started on first use; if it died, a new one is started and told every
+    token still live, so no running command is left unwatched."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # the SDK may run sessions on several event loops
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._owner = 0
+        self._live: set[str] = set()
+
+    def add(self, token: str) -> bool:
+        """Register `token`; False when no watchdog can run (it cannot be started or written to)."""
+        with self._lock:
+            self._live.add(token)
+            if self._send(f"+{token}\n".encode()):
+                return True
+            self._live.discard(token)
+            return False
+
+    def discard(self, token: str) -> None:
+        with self._lock:
+            self._live.discard(token)
+            self._send(f"-{token}\n".encode())
+
+    def _send(self, line: bytes) -> bool:
+        if self._alive():
+            try:
+                self._write(line)
+                return True
+            except (OSError, ValueError):  # it died since the last write
+                pass
+        if not self._live:
+            return True
+        try:  # (re)start: the new watchdog learns every live token, the one being added included, at once
+            self._start()
+            self._write(b"".join(f"+{token}\n".encode() for token in self._live))
+            return True
+        except (OSError, ValueError):
+            self._proc = None
+            return False
+
+    def _write(self, data: bytes) -> None:
+        self._proc.stdin.write(data)  # type: ignore[union-attr]
+        self._proc.stdin.flush()  # type: ignore[union-attr]
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._owner == os.getpid() and self._proc.poll() is None
+
+    def _start(self) -> None:
+        # A fresh session: a Ctrl-C or a signal to the agent's process group must not stop the watchdog first.
+        self._proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG], stdin=subprocess.PIPE,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True, close_fds=True)
+        self._owner = os.getpid()  # a forked copy of the agent must start its own watchdog
+
+
+_watchdog = _Watchdog()
+
+
+def token() -> str | None:
+    """Register a new command with the watchdog and return its token (for `ENV_VAR`), or None when there is
+    no watchdog on this system."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    value = os.urandom(8).hex()
+    return value if _watchdog.add(value) else None
+
+
+def release(value: str | None) -> None:
+    """Tell the watchdog that the command of `value` has ended; its leftover processes are no longer its."""
+    if value is not None:
+        _watchdog.discard(value)
