@@ -391,10 +391,14 @@ class AgentSession:
     async def navigate_tree(self, target_id: str, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
         """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
-        `branch_summary` entry: `{cancelled, summaryEntry}`. Raises `CommandError`. See `compaction/branch.py`."""
+        `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
+        those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
+        Raises `CommandError`. See `compaction/branch.py`."""
         from .compaction.branch import navigate_tree
 
-        return await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+        outcome = await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+        self.model_control.restore(self.store.build_context(), announce=True)  # the new branch's configuration
+        return outcome
 
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
