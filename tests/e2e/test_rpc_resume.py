@@ -82,6 +82,14 @@ async def clone(client):
     assert (await data(client, "clone"))["cancelled"] is False
 
 
+async def new_session(client):
+    assert (await data(client, "new_session"))["cancelled"] is False
+    await client.prompt_and_wait("in the new session")
+
+
+OVERFLOW = {"status": 400, "body": {"error": {"message": "This model's maximum context length is 128000 tokens. "
+                                              "Please reduce the length of the messages.",
+                                              "type": "invalid_request_error", "code": "context_length_exceeded"}}}
 RETRY = [{"status": 503}, {"text": "answer after the retry"}]
 HANG = {"text": "this answer is cut off " + W, "hang_after": 4, "hang_ms": 30000}
 SCENARIOS = {
@@ -98,6 +106,11 @@ SCENARIOS = {
               [lambda c: c.prompt_and_wait("first"), abort_mid_answer, lambda c: c.prompt_and_wait("retry it")]),
     "fork": ([{"status": 503}, {"text": "one"}, {"text": "two"}],
              [lambda c: c.prompt_and_wait("first"), lambda c: c.prompt_and_wait("second"), fork_at_last_question]),
+    "overflow": ([{"text": "one " + W}, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nTrivia."},
+                  {"text": "recovered"}],
+                 [lambda c: c.prompt_and_wait("first " + W), lambda c: c.prompt_and_wait("second " + W)]),
+    "new-session": ([{"status": 503}, {"text": "one"}, {"text": "two"}],
+                    [lambda c: c.prompt_and_wait("first"), new_session]),
     "clone": ([{"status": 503}, {"text": "one"}, {"status": 500}, {"text": "two"}],
               [lambda c: c.prompt_and_wait("first"), lambda c: c.prompt_and_wait("second"), clone]),
 }
@@ -118,7 +131,8 @@ async def test_live_and_resumed_sessions_agree(agent_env_factory, fake_llm, tmp_
         resumed = await snapshot(client)
     assert resumed == live
     assert lines(path) == on_disk  # resuming wrote nothing
-    assert not [m for m in live["messages"] if m.get("stopReason") == "error"]  # retried attempts are hidden
+    if scenario != "overflow":  # the overflow attempt stays (compaction keeps it): the retried ones are hidden
+        assert not [m for m in live["messages"] if m.get("stopReason") == "error"]
 
 
 async def test_resumed_retry_never_sends_the_hidden_attempt(agent_env_factory, fake_llm, tmp_path):
@@ -174,6 +188,20 @@ async def test_resume_keeps_the_branch_configuration_and_writes_nothing(agent_en
     assert windows["currentContextWindow"] == 1_000_000
     assert [e["type"] for e in entries(path)[len(before) - 1:]] == ["message", "message"]
     assert fake_llm.requests[-1]["body"]["model"] == "wide"
+
+
+async def test_continue_and_a_new_session_keep_the_configuration(agent_env_factory, fake_llm, tmp_path):
+    env = configured_env(agent_env_factory)
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    path = await low_thinking_session(env, tmp_path, wide=True)
+    async with await start(env, tmp_path, "-c") as client:
+        continued = await data(client, "get_state")
+        await new_session(client)
+        live = await snapshot(client)
+    assert continued["sessionFile"] == path and continued["thinkingLevel"] == "low"
+    assert live["state"]["thinkingLevel"] == "low" and live["windows"]["currentContextWindow"] == 1_000_000
+    async with await start(env, tmp_path, "--session", live["state"]["sessionFile"]) as client:
+        assert await snapshot(client) == live
 
 
 @pytest.mark.parametrize("flags", [("--thinking", "high"), ("--model", "fake-model:high"),

@@ -458,7 +458,8 @@ class AgentSession:
     async def _new_session(self, parent_session: str | None) -> None:
         """Work in progress belongs to the old conversation: queued messages are dropped, a run and user
         shell commands are aborted and settle first. The new store keeps the old one's persistence (file or
-        memory), records `parent_session` in its header, and starts with the current model and thinking level.
+        memory), records `parent_session` in its header, and starts with the current model, thinking level and
+        context window.
         """
         if self.agent.steering_queue or self.agent.follow_up_queue:
             self.agent.clear_queues()  # emits queue_update: clients see the queued messages go
@@ -468,9 +469,7 @@ class AgentSession:
 
         store = successor_store(self, parent_session)  # `--no-session` holds for the whole process
         self.replace_store(store)
-        if self.model is not None:
-            store.append_model_change(self.model["provider"], self.model["id"])
-            store.append_thinking_level_change(self.agent.thinking_level)
+        self.model_control.record_configuration()  # model, thinking level, a selected context window
 
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.

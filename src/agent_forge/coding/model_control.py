@@ -171,6 +171,20 @@ class ModelControl:
                                  "provider": active["provider"], "modelId": active["id"]})
         return named is not None
 
+    def record_configuration(self) -> None:
+        """Record the current model, thinking level and, when it is not the one the model would start with on
+        this branch, the context window in the session's store: a session started from this one (`new_session`,
+        a fork of a branch naming no model) resumes as it runs."""
+        model, store = self._model, self._session.store
+        if model is None:
+            return
+        store.append_model_change(model["provider"], model["id"])
+        store.append_thinking_level_change(self._session.agent.thinking_level)
+        tokens = int(model["contextWindow"])
+        if tokens != self._initial_window(model):
+            store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
+                               contextWindow=tokens)
+
     def _lookup(self, provider: str, model_id: str) -> Model | None:
         return self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
 

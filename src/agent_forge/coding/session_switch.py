@@ -96,9 +96,8 @@ def _adopt(session: AgentSession, store: SessionStore, *, record_model: bool = F
     else:
         session.agent.messages = list(context.messages)
     session.model_control.restore(context)
-    if record_model and context.model is None and session.model is not None:
-        store.append_model_change(session.model["provider"], session.model["id"])
-        store.append_thinking_level_change(session.agent.thinking_level)
+    if record_model and context.model is None:
+        session.model_control.record_configuration()
 
 
 async def _stop_work(session: AgentSession) -> None:
