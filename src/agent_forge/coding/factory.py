@@ -126,6 +126,9 @@ def _resume_model(session: AgentSession, options: SessionOptions) -> None:
         control.switch(chosen, level)
     elif level is not None:
         control.record_level(clamp_thinking_level(current, level))
+    registry = session.registry
+    if registry.cli_api_key and registry.cli_provider is None:  # as `initial_model` binds it for a new session:
+        registry.cli_provider = current["provider"]  # `--api-key` never goes to another provider after a switch
 
 
 def _restore(session: AgentSession) -> None:

@@ -165,11 +165,17 @@ class ModelControl:
         active = self.activate(model)
         agent = self._session.agent
         agent.thinking_level = clamp_thinking_level(active, context.thinking_level or agent.thinking_level)
-        if announce and previous is not None and int(previous["contextWindow"]) != int(active["contextWindow"]):
-            self._session._emit({"type": "context_window_changed", "contextWindow": int(active["contextWindow"]),
-                                 "previousContextWindow": int(previous["contextWindow"]),
-                                 "provider": active["provider"], "modelId": active["id"]})
+        if announce and previous is not None:
+            self._announce_window(int(previous["contextWindow"]), active)
         return named is not None
+
+    def _announce_window(self, previous: int, active: Model) -> None:
+        """`context_window_changed` (seed 003) when the active budget is no longer `previous`."""
+        tokens = int(active["contextWindow"])
+        if tokens != previous:
+            self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
+                                 "previousContextWindow": previous, "provider": active["provider"],
+                                 "modelId": active["id"]})
 
     def record_configuration(self) -> None:
         """Record the current model, thinking level and, when it is not the one the model would start with on
@@ -289,11 +295,10 @@ class ModelControl:
         previous = int(model["contextWindow"])
         if tokens == previous:
             return
-        self._session.agent.model = with_context_window(model, tokens)
-        where = {"provider": model["provider"], "modelId": model["id"]}
-        self._session.store.append_entry("context_window_change", **where, contextWindow=tokens)
-        self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
-                             "previousContextWindow": previous, **where})
+        active = self._session.agent.model = with_context_window(model, tokens)
+        self._session.store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
+                                         contextWindow=tokens)
+        self._announce_window(previous, active)
 
     def _initial_window(self, model: Model) -> int:
         windows = context_windows_for(model)
