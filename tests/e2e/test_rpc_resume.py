@@ -204,6 +204,18 @@ async def test_continue_and_a_new_session_keep_the_configuration(agent_env_facto
         assert await snapshot(client) == live
 
 
+async def test_the_fork_flag_keeps_the_configuration(agent_env_factory, fake_llm, tmp_path):
+    env = configured_env(agent_env_factory)
+    fake_llm.set_script([{"text": "one"}])
+    path = await low_thinking_session(env, tmp_path, wide=True)
+    async with await start(env, tmp_path, "--fork", path, "--model", "wide") as client:
+        state = await data(client, "get_state")
+        windows = await data(client, "get_available_context_windows")
+    assert state["sessionFile"] != path
+    assert (state["model"]["id"], state["thinkingLevel"], windows["currentContextWindow"]) == ("wide", "low", 1_000_000)
+    assert [e["id"] for e in entries(state["sessionFile"])] == [e["id"] for e in entries(path)]  # a copy, no more
+
+
 @pytest.mark.parametrize("flags", [("--thinking", "high"), ("--model", "fake-model:high"),
                                    ("--provider", "fake", "--model", "fake-model", "--thinking", "high")])
 async def test_an_explicit_thinking_level_on_resume_is_recorded_once(agent_env_factory, fake_llm, tmp_path, flags):
