@@ -42,8 +42,8 @@ def entries(path) -> list[dict]:
     return [json.loads(line) for line in lines(path)[1:]]
 
 
-async def data(client, command: str, **fields):
-    reply = await client.send({"type": command, **fields})
+async def data(client, kind: str, **fields):
+    reply = await client.send({"type": kind, **fields})
     assert reply["success"] is True, reply
     return reply.get("data")
 
@@ -111,6 +111,10 @@ SCENARIOS = {
                  [lambda c: c.prompt_and_wait("first " + W), lambda c: c.prompt_and_wait("second " + W)]),
     "new-session": ([{"status": 503}, {"text": "one"}, {"text": "two"}],
                     [lambda c: c.prompt_and_wait("first"), new_session]),
+    "user-bash": ([{"text": "seen"}],
+                  [lambda c: data(c, "bash", command="echo kept"),
+                   lambda c: data(c, "bash", command="echo private", excludeFromContext=True),
+                   lambda c: c.prompt_and_wait("what ran?")]),
     "clone": ([{"status": 503}, {"text": "one"}, {"status": 500}, {"text": "two"}],
               [lambda c: c.prompt_and_wait("first"), lambda c: c.prompt_and_wait("second"), clone]),
 }
