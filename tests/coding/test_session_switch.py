@@ -79,7 +79,8 @@ async def test_tree_moves_take_the_configuration_of_the_branch_they_reach(tmp_pa
     forth = (session.agent.thinking_level, session.model["contextWindow"])
 
     assert back == ("low", 400_000) and forth == ("high", 1_000_000)
-    changes = [(e["previousContextWindow"], e["contextWindow"]) for e in events if e["type"] == "context_window_changed"]
+    changes = [(e["previousContextWindow"], e["contextWindow"]) for e in events
+               if e["type"] == "context_window_changed"]
     assert changes == [(1_000_000, 400_000), (400_000, 1_000_000)]
     assert session.store.entry_count == count  # replayed, not recorded
     await session.close()

@@ -220,6 +220,22 @@ async def test_the_fork_flag_keeps_the_configuration(agent_env_factory, fake_llm
     assert [e["id"] for e in entries(state["sessionFile"])] == [e["id"] for e in entries(path)]  # a copy, no more
 
 
+async def test_a_session_whose_model_is_gone_keeps_its_thinking_level(agent_env_factory, fake_llm, tmp_path):
+    env = configured_env(agent_env_factory)
+    fake_llm.set_script([{"text": "one"}])
+    async with await start(env, tmp_path, "--model", "other", "--thinking", "low") as client:
+        await client.prompt_and_wait("hello")
+        path = (await data(client, "get_state"))["sessionFile"]
+    env = agent_env_factory(models=[model("fake-model")])  # models.json no longer lists `other`
+    count = len(entries(path))
+    async with await start(env, tmp_path, "--session", path) as client:
+        state = await data(client, "get_state")
+    assert (state["model"]["id"], state["thinkingLevel"]) == ("fake-model", "low")
+    assert "The session's model fake/other is not available: continuing with fake/fake-model" in client.stderr.decode()
+    assert config_entries(path, count) == [{"type": "model_change", "provider": "fake", "modelId": "fake-model"},
+                                           {"type": "thinking_level_change", "thinkingLevel": "low"}]
+
+
 @pytest.mark.parametrize("flags", [("--thinking", "high"), ("--model", "fake-model:high"),
                                    ("--provider", "fake", "--model", "fake-model", "--thinking", "high")])
 async def test_an_explicit_thinking_level_on_resume_is_recorded_once(agent_env_factory, fake_llm, tmp_path, flags):

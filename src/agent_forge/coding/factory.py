@@ -87,12 +87,19 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
     if isinstance(options.model, dict):
         _use_model_object(session, options.model, options.thinking)
         return
-    if session.store.entries and session.model_control.restore(session.store.build_context()):
+    resumed = session.store.build_context() if session.store.entries else None
+    if resumed is not None and session.model_control.restore(resumed):
         _resume_model(session, options)
         return
-    model, thinking, warnings = _initial_model(session, options)
+    model, thinking, _ = _initial_model(session, options)
     if model is None:
         return
+    if resumed is not None:  # the branch's model is gone (models.json changed): its thinking level still holds
+        if resumed.model is not None and not (options.model or options.provider):
+            session.warnings.append(f"The session's model {resumed.model[0]}/{resumed.model[1]} is not available: "
+                                    f"continuing with {model['provider']}/{model['id']}")
+        if resumed.thinking_level and _explicit_level(session, options) is None:
+            thinking = clamp_thinking_level(model, resumed.thinking_level)
     session.agent.model = model
     session.store.append_model_change(model["provider"], model["id"])
     session.agent.thinking_level = thinking
@@ -115,12 +122,10 @@ def _resume_model(session: AgentSession, options: SessionOptions) -> None:
     another model switches to it, `--thinking` or a `:<level>` suffix sets the level; only what changes is
     recorded, so flags that restate the branch write nothing (reference: resuming appends nothing)."""
     current = session.model
-    level = options.thinking
+    level = _explicit_level(session, options)
     chosen = current
     if options.model or (options.provider and options.provider.lower() != current["provider"].lower()):
         chosen, _, _ = _initial_model(session, options)
-        if options.model and level is None:
-            level = session.registry.resolve_model_pattern(options.model, options.provider)[1]
     control = session.model_control
     if (chosen["provider"], chosen["id"]) != (current["provider"], current["id"]):
         control.switch(chosen, level)
@@ -129,6 +134,13 @@ def _resume_model(session: AgentSession, options: SessionOptions) -> None:
     registry = session.registry
     if registry.cli_api_key and registry.cli_provider is None:  # as `initial_model` binds it for a new session:
         registry.cli_provider = current["provider"]  # `--api-key` never goes to another provider after a switch
+
+
+def _explicit_level(session: AgentSession, options: SessionOptions) -> str | None:
+    """The thinking level the flags ask for: `--thinking`, else the `--model` pattern's `:<level>` suffix."""
+    if options.thinking is not None or not options.model:
+        return options.thinking
+    return session.registry.resolve_model_pattern(options.model, options.provider)[1]
 
 
 def _restore(session: AgentSession) -> None:

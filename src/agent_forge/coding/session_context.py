@@ -4,8 +4,8 @@ Rules (reference docs, `session-format.md`, Context Building): settings come fro
 messages come from the path, except that when compactions are on it the latest one replaces everything before
 it with its summary: the summary first, then the entries from its `firstKeptEntryId` up to the compaction, then
 the entries after it; and `context_edit` entries on the path omit or replace the content of the entries they
-target (the latest edit of a target wins). Summaries become messages of the roles `compactionSummary` and `branchSummary`
-(message-types.md); `coding/messages.py` turns them into user messages for the provider.
+target (the latest edit of a target wins). Summaries become messages of the roles `compactionSummary` and
+`branchSummary` (message-types.md); `coding/messages.py` turns them into user messages for the provider.
 
 Session files are user data (hand edits, other tools), and every later request is built from this context, so
 a message whose shape is unusable (not an object, an unknown role, a content of the wrong type, a malformed

@@ -4,8 +4,8 @@ Each one first makes sure the target can be used (the file opens and its lock is
 new file can be written) and only then stops the work in progress and swaps the store, so a failure leaves the
 current session exactly as it was. (A clone copies the branch once the work has settled, so only a failure to
 write its new file comes after the work was stopped.) After the swap the agent's messages, model, thinking
-level and context window come from the new store's active branch, and nothing is appended for them. Fork and clone record `parentSession` (the current file, when it
-is on disk).
+level and context window come from the new store's active branch, and nothing is appended for them. Fork and
+clone record `parentSession` (the current file, when it is on disk).
 
 `--no-session` is a choice for the whole process: a session started from the current one (`new_session`, fork,
 clone; see `successor_store`) stays in memory, also after `switch_session` made an existing file the current
