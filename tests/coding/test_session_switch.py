@@ -50,3 +50,37 @@ async def test_a_file_session_starts_new_sessions_as_files(tmp_path: Path) -> No
     assert successor.header["parentSession"] == str(path)
     successor.close()
     await session.close()
+
+
+async def test_tree_moves_take_the_configuration_of_the_branch_they_reach(tmp_path: Path) -> None:
+    """Seed 003: in-place tree navigation replays the branch's `context_window_change` (and its model and
+    thinking level) and emits `context_window_changed`, appending nothing."""
+    from agent_forge.sdk import FauxResponse, set_faux_responses
+
+    key = f"tree-{tmp_path.name}"
+    model = {**faux_model(key=key, reasoning=True, context_window=400_000),
+             "contextWindowOptions": [400_000, 1_000_000]}
+    set_faux_responses([FauxResponse(text="one"), FauxResponse(text="two")], key)
+    session = create_agent_session(cwd=str(tmp_path / "project"), model=model, agent_dir=tmp_path / "agent",
+                                   session_dir=str(tmp_path / "sessions"), tools=[], thinking="low")
+    events: list[dict] = []
+    session.subscribe(events.append)
+    await session.prompt_and_wait("first")
+    first_answer = session.store.leaf_id
+    session.set_thinking_level("high")
+    session.model_control.set_context_window("1m")
+    await session.prompt_and_wait("second")
+    leaf, count = session.store.leaf_id, session.store.entry_count
+    events.clear()
+
+    await session.navigate_tree(first_answer)
+    back = (session.agent.thinking_level, session.model["contextWindow"])
+    await session.navigate_tree(leaf)
+    forth = (session.agent.thinking_level, session.model["contextWindow"])
+
+    assert back == ("low", 400_000) and forth == ("high", 1_000_000)
+    changes = [(e["previousContextWindow"], e["contextWindow"]) for e in events
+               if e["type"] == "context_window_changed"]
+    assert changes == [(1_000_000, 400_000), (400_000, 1_000_000)]
+    assert session.store.entry_count == count  # replayed, not recorded
+    await session.close()

@@ -437,10 +437,14 @@ class AgentSession:
     async def navigate_tree(self, target_id: str, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
         """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
-        `branch_summary` entry: `{cancelled, summaryEntry}`. Raises `CommandError`. See `compaction/branch.py`."""
+        `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
+        those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
+        Raises `CommandError`. See `compaction/branch.py`."""
         from .compaction.branch import navigate_tree
 
-        return await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+        outcome = await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+        self.model_control.restore(self.store.build_context(), announce=True)  # the new branch's configuration
+        return outcome
 
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
@@ -501,7 +505,8 @@ class AgentSession:
     async def _new_session(self, parent_session: str | None) -> None:
         """Work in progress belongs to the old conversation: queued messages are dropped, a run and user
         shell commands are aborted and settle first. The new store keeps the old one's persistence (file or
-        memory), records `parent_session` in its header, and starts with the current model and thinking level.
+        memory), records `parent_session` in its header, and starts with the current model, thinking level and
+        context window.
         """
         if self.agent.steering_queue or self.agent.follow_up_queue:
             self.agent.clear_queues()  # emits queue_update: clients see the queued messages go
@@ -511,9 +516,7 @@ class AgentSession:
 
         store = successor_store(self, parent_session)  # `--no-session` holds for the whole process
         self.replace_store(store)
-        if self.model is not None:
-            store.append_model_change(self.model["provider"], self.model["id"])
-            store.append_thinking_level_change(self.agent.thinking_level)
+        self.model_control.record_configuration()  # model, thinking level, a selected context window
 
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.

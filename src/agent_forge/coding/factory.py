@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..agent.agent import Agent
+from ..ai.catalogue import clamp_thinking_level
 from ..ai.types import THINKING_LEVELS
 from .agent_session import AgentSession, CommandError, SessionOptions
 from .messages import convert_to_llm
@@ -84,31 +85,68 @@ def _default_tools(cwd: str, tool_selection: Any, settings: Any) -> list:
 
 
 def _select_model(session: AgentSession, options: SessionOptions) -> None:
-    """CLI flags, then the resumed session's last model, then settings, then the first model with auth."""
+    """A resumed session (`--session`, `--continue`, `--fork`) continues with its branch's model, thinking level
+    and context window (`_resume_model`); a new one takes CLI flags, then settings, then the first model with
+    auth, and records them."""
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
         raise CommandError(f"Invalid thinking level: {options.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}")
     if isinstance(options.model, dict):
         _use_model_object(session, options.model, options.thinking)
         return
-    context = session.store.build_context() if session.store.entries else None
-    if context is not None and context.model and not (options.provider or options.model):
-        model = session.registry.find(*context.model)
-        if model is not None:
-            session.agent.model = model
-            session.agent.thinking_level = options.thinking or context.thinking_level or "off"
-            return
+    resumed = session.store.build_context() if session.store.entries else None
+    if resumed is not None and session.model_control.restore(resumed):
+        _resume_model(session, options)
+        return
+    model, thinking, _ = _initial_model(session, options)
+    if model is None:
+        return
+    if resumed is not None:  # the branch's model is gone (models.json changed): its thinking level still holds
+        if resumed.model is not None and not (options.model or options.provider):
+            session.warnings.append(f"The session's model {resumed.model[0]}/{resumed.model[1]} is not available: "
+                                    f"continuing with {model['provider']}/{model['id']}")
+        if resumed.thinking_level and _explicit_level(session, options) is None:
+            thinking = clamp_thinking_level(model, resumed.thinking_level)
+    session.agent.model = model
+    session.store.append_model_change(model["provider"], model["id"])
+    session.agent.thinking_level = thinking
+    session.store.append_thinking_level_change(thinking)
+
+
+def _initial_model(session: AgentSession, options: SessionOptions) -> tuple[Any, str, list[str]]:
+    """`ModelRegistry.initial_model` for the flags; raises `CommandError` when flags name no model."""
     model, thinking, warnings = session.registry.initial_model(
         provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking,
         scope=session.model_control.scope)
     if model is None and (options.provider or options.model):
         raise CommandError("; ".join(warnings) or f"Model not found: {options.model or options.provider}")
     session.warnings.extend(warnings)
-    if model is None:
-        return
-    session.agent.model = model
-    session.store.append_model_change(model["provider"], model["id"])
-    session.agent.thinking_level = thinking
-    session.store.append_thinking_level_change(thinking)
+    return model, thinking, warnings
+
+
+def _resume_model(session: AgentSession, options: SessionOptions) -> None:
+    """Flags on a resumed session (the branch's configuration is active): a `--model` / `--provider` naming
+    another model switches to it, `--thinking` or a `:<level>` suffix sets the level; only what changes is
+    recorded, so flags that restate the branch write nothing (reference: resuming appends nothing)."""
+    current = session.model
+    level = _explicit_level(session, options)
+    chosen = current
+    if options.model or (options.provider and options.provider.lower() != current["provider"].lower()):
+        chosen, _, _ = _initial_model(session, options)
+    control = session.model_control
+    if (chosen["provider"], chosen["id"]) != (current["provider"], current["id"]):
+        control.switch(chosen, level)
+    elif level is not None:
+        control.record_level(clamp_thinking_level(current, level))
+    registry = session.registry
+    if registry.cli_api_key and registry.cli_provider is None:  # as `initial_model` binds it for a new session:
+        registry.cli_provider = current["provider"]  # `--api-key` never goes to another provider after a switch
+
+
+def _explicit_level(session: AgentSession, options: SessionOptions) -> str | None:
+    """The thinking level the flags ask for: `--thinking`, else the `--model` pattern's `:<level>` suffix."""
+    if options.thinking is not None or not options.model:
+        return options.thinking
+    return session.registry.resolve_model_pattern(options.model, options.provider)[1]
 
 
 def _restore(session: AgentSession) -> None:

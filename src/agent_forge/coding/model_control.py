@@ -29,6 +29,7 @@ from .agent_session import CommandError
 if TYPE_CHECKING:
     from .agent_session import AgentSession
     from .model_registry import ModelRegistry
+    from .session_context import SessionContext
 
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
@@ -111,7 +112,7 @@ class ModelControl:
             raise CommandError(f"Model not found: {provider}/{model_id}")
         if not self._registry.has_auth(model):
             raise CommandError(self._registry.auth_error_message(model))
-        return self._switch(model, None)
+        return self.switch(model, None)
 
     def cycle_model(self) -> dict[str, Any] | None:
         """Switch to the model after the current one in the scope (or among available models), wrapping.
@@ -123,7 +124,7 @@ class ModelControl:
         if len(candidates) <= 1:
             return None
         chosen = candidates[(self._position(candidates) + 1) % len(candidates)]
-        model = self._switch(chosen.model, chosen.thinking_level)
+        model = self.switch(chosen.model, chosen.thinking_level)
         return {"model": model, "thinkingLevel": self._session.agent.thinking_level, "isScoped": bool(self.scope)}
 
     def _live_scope(self) -> list[ScopedModel]:
@@ -141,11 +142,57 @@ class ModelControl:
         key = (current["provider"], current["id"]) if current else None
         return keys.index(key) if key in keys else -1
 
-    def _switch(self, model: Model, level: str | None) -> Model:
+    def switch(self, model: Model, level: str | None = None) -> Model:
+        """Make `model` active and record it (`model_change`); the thinking level becomes `level` or else stays,
+        clamped to the model either way, and is recorded when it changed. Returns the active model dict."""
         active = self.activate(model)
         self._session.store.append_model_change(model["provider"], model["id"])
-        self._record_level(clamp_thinking_level(active, level or self._session.agent.thinking_level))
+        self.record_level(clamp_thinking_level(active, level or self._session.agent.thinking_level))
         return active
+
+    def restore(self, context: SessionContext, *, announce: bool = False) -> bool:
+        """Take the configuration of a branch (`context`, e.g. `store.build_context()` after a resume, a session
+        switch, a fork or a tree move): the model of its latest `model_change` (the current one stays when it
+        names none or the registry no longer knows it), its latest thinking level (the current one when it
+        names none), clamped to the model, and the context window last selected for the model on the branch.
+        Records nothing. `announce`: emit `context_window_changed` when the budget changes (seed 003, in-place
+        tree navigation). Returns True when the branch's model was found and is now active."""
+        previous = self._model
+        named = self._lookup(*context.model) if context.model else None
+        model = named or (self._registry.find(previous["provider"], previous["id"]) or previous if previous else None)
+        if model is None:
+            return False
+        active = self.activate(model)
+        agent = self._session.agent
+        agent.thinking_level = clamp_thinking_level(active, context.thinking_level or agent.thinking_level)
+        if announce and previous is not None:
+            self._announce_window(int(previous["contextWindow"]), active)
+        return named is not None
+
+    def _announce_window(self, previous: int, active: Model) -> None:
+        """`context_window_changed` (seed 003) when the active budget is no longer `previous`."""
+        tokens = int(active["contextWindow"])
+        if tokens != previous:
+            self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
+                                 "previousContextWindow": previous, "provider": active["provider"],
+                                 "modelId": active["id"]})
+
+    def record_configuration(self) -> None:
+        """Record the current model, thinking level and, when it is not the one the model would start with on
+        this branch, the context window in the session's store: a session started from this one (`new_session`,
+        a fork of a branch naming no model) resumes as it runs."""
+        model, store = self._model, self._session.store
+        if model is None:
+            return
+        store.append_model_change(model["provider"], model["id"])
+        store.append_thinking_level_change(self._session.agent.thinking_level)
+        tokens = int(model["contextWindow"])
+        if tokens != self._initial_window(model):
+            store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
+                               contextWindow=tokens)
+
+    def _lookup(self, provider: str, model_id: str) -> Model | None:
+        return self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
 
     def activate(self, model: Model) -> Model:
         """Make `model` the agent's model with the context window this session selects for it; returns the
@@ -197,7 +244,7 @@ class ModelControl:
         if level not in levels:
             raise CommandError(f'Thinking level "{level}" is not supported by {self._model_name()}. '
                                f"Supported levels: {', '.join(levels)}")
-        self._record_level(level)
+        self.record_level(level)
 
     def cycle_thinking_level(self) -> dict[str, str] | None:
         """Move to the next supported level, wrapping: `{level}`, or None when the model cannot think."""
@@ -206,10 +253,11 @@ class ModelControl:
             return None
         current = self._session.agent.thinking_level
         index = levels.index(current) if current in levels else -1
-        self._record_level(levels[(index + 1) % len(levels)])
+        self.record_level(levels[(index + 1) % len(levels)])
         return {"level": self._session.agent.thinking_level}
 
-    def _record_level(self, level: str) -> None:
+    def record_level(self, level: str) -> None:
+        """Make `level` the thinking level; a `thinking_level_change` entry only when it changes."""
         agent = self._session.agent
         if level != agent.thinking_level:
             agent.thinking_level = level
@@ -247,11 +295,10 @@ class ModelControl:
         previous = int(model["contextWindow"])
         if tokens == previous:
             return
-        self._session.agent.model = with_context_window(model, tokens)
-        where = {"provider": model["provider"], "modelId": model["id"]}
-        self._session.store.append_entry("context_window_change", **where, contextWindow=tokens)
-        self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
-                             "previousContextWindow": previous, **where})
+        active = self._session.agent.model = with_context_window(model, tokens)
+        self._session.store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
+                                         contextWindow=tokens)
+        self._announce_window(previous, active)
 
     def _initial_window(self, model: Model) -> int:
         windows = context_windows_for(model)

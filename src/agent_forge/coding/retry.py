@@ -19,6 +19,7 @@ import asyncio
 from typing import Any, Callable
 
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
+from .session_entries import ContextEdit
 from .settings import RetrySettings
 
 Emit = Callable[[dict[str, Any]], None]
@@ -145,15 +146,17 @@ def _succeeded(message: dict[str, Any]) -> bool:
 
 def forget_failed_attempt(messages: list[dict[str, Any]], store: Any, failed: dict[str, Any]) -> None:
     """Remove `failed` (the last failed assistant message) from `messages` and append a `context_edit` entry
-    `{targetId, replacement: null}` to `store` hiding its session entry from future context (the reference
-    session format's omission edit). The message entry itself stays in the append-only file."""
+    `{targetId, replacement: null}` (`ContextEdit`) to `store` hiding its session entry from future context (the
+    reference session format's omission edit), so a resumed session leaves it out too. The message entry itself
+    stays in the append-only file."""
     for index in range(len(messages) - 1, -1, -1):
         if messages[index] is failed:
             del messages[index]
             break
     entry_id = _message_entry_id(store, failed)
     if entry_id is not None:
-        store.append_entry("context_edit", targetId=entry_id, replacement=None)
+        edit: ContextEdit = {"targetId": entry_id, "replacement": None}  # read back by session_context
+        store.append_entry("context_edit", **edit)
 
 
 def _message_entry_id(store: Any, message: dict[str, Any], max_steps: int = 64) -> str | None:

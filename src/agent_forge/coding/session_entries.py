@@ -96,6 +96,26 @@ class ContextWindowChangeEntry(SessionEntry):
     contextWindow: int
 
 
+ContextReplacement = str | list[dict[str, Any]] | None
+"""`replacement` of a context edit: None omits the target; text or content blocks replace its `content`."""
+
+
+class ContextEdit(TypedDict):
+    """The fields of a `context_edit` entry (reference `session-format.md`, ContextEditEntry): `targetId` names
+    a `message` entry (user, assistant, toolResult, ...) or a `custom_message` entry; `replacement` as
+    `ContextReplacement`. Writer: `retry.forget_failed_attempt` (`replacement: null` hides a failed attempt);
+    reader: `session_context.context_entries`."""
+
+    targetId: str
+    replacement: ContextReplacement
+
+
+class ContextEditEntry(SessionEntry, ContextEdit):
+    """An append-only edit of one earlier context-producing entry. It changes only the model context built from
+    a branch holding it (the latest edit of a target on the branch wins; moving to a point before it shows the
+    original again); the target stays unchanged in the file, `get_entries`, exports and the token totals."""
+
+
 def iso_timestamp(moment: datetime | None = None) -> str:
     """`2026-11-30T14:29:15.123Z`: UTC, millisecond precision, `Z` suffix (session-format.md, Entry Base)."""
     moment = (moment or datetime.now(timezone.utc)).astimezone(timezone.utc)

@@ -3,9 +3,9 @@
 Each one first makes sure the target can be used (the file opens and its lock is free, the entry exists, the
 new file can be written) and only then stops the work in progress and swaps the store, so a failure leaves the
 current session exactly as it was. (A clone copies the branch once the work has settled, so only a failure to
-write its new file comes after the work was stopped.) After the swap the agent's messages, model and thinking
-level come from the new store's active branch. Fork and clone record `parentSession` (the current file, when it
-is on disk).
+write its new file comes after the work was stopped.) After the swap the agent's messages, model, thinking
+level and context window come from the new store's active branch, and nothing is appended for them. Fork and
+clone record `parentSession` (the current file, when it is on disk).
 
 `--no-session` is a choice for the whole process: a session started from the current one (`new_session`, fork,
 clone; see `successor_store`) stays in memory, also after `switch_session` made an existing file the current
@@ -87,24 +87,17 @@ def _new_store(session: AgentSession, path: list[SessionEntry]) -> SessionStore:
 
 
 def _adopt(session: AgentSession, store: SessionStore, *, record_model: bool = False) -> None:
-    """Make `store` the session's store, then take messages, model and thinking level from its branch.
-    `record_model`: a new store whose branch names no model gets the current one recorded, so a resume finds
-    it."""
-    from ..ai.catalogue import clamp_thinking_level
-
+    """Make `store` the session's store, then take messages, model, thinking level and context window from its
+    branch (`ModelControl.restore`; nothing is written for them). `record_model`: a new store whose branch
+    names no model gets the current one recorded, so a resume finds it."""
     context = store.build_context()
     if store is not session.store:
         session.replace_store(store, context.messages)
     else:
         session.agent.messages = list(context.messages)
-    model = session.registry.find(*context.model) if context.model else None
-    if model is not None:
-        session.model_control.activate(model)
-    level = context.thinking_level or session.agent.thinking_level
-    session.agent.thinking_level = clamp_thinking_level(session.model, level) if session.model else level
-    if record_model and context.model is None and session.model is not None:
-        store.append_model_change(session.model["provider"], session.model["id"])
-        store.append_thinking_level_change(session.agent.thinking_level)
+    session.model_control.restore(context)
+    if record_model and context.model is None:
+        session.model_control.record_configuration()
 
 
 async def _stop_work(session: AgentSession) -> None:
