@@ -65,6 +65,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     agent._emit = session.on_agent_event  # the session persists before it forwards
     session.session_dir = options.session_dir
     agent.session_id = store.session_id
+    agent.idle_timeout_s = settings.http_idle_timeout_s
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection)
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode

@@ -22,6 +22,7 @@ from .safe_read import ConfigFileError, read_json_file
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
 COMPACTION_STRATEGIES = ("summary", "verbatim-lines")
+DEFAULT_HTTP_IDLE_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "compaction.keepRecentTokens": (_is_count, "a non-negative integer (tokens)"),
     "compaction.strategy": (_one_of(*COMPACTION_STRATEGIES), '"summary" or "verbatim-lines"'),
     "rpc.partialMessages": (_is_bool, "true or false"),
+    "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
+                          'a non-negative integer (milliseconds) or "disabled"'),
 }
 
 
@@ -175,6 +178,13 @@ class Settings:
                                   reserve_tokens=tokens("reserveTokens", d.reserve_tokens),
                                   keep_recent_tokens=tokens("keepRecentTokens", d.keep_recent_tokens),
                                   strategy=self.get("compaction.strategy", d.strategy))
+
+    @property
+    def http_idle_timeout_s(self) -> float | None:
+        """`httpIdleTimeoutMs` in seconds (default 120 s): the longest wait for a provider's next bytes; None when
+        set to 0 or "disabled" (the reference agent's setting; its default is 300 s)."""
+        value = self.get("httpIdleTimeoutMs", DEFAULT_HTTP_IDLE_TIMEOUT_MS)
+        return None if value in (0, "disabled") else value / 1000
 
     @property
     def rpc_partial_messages(self) -> bool:
