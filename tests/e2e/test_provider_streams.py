@@ -80,6 +80,30 @@ async def test_a_mislabelled_event_stream_is_still_read(agent_env_factory, fake_
     assert message["content"] == [{"type": "text", "text": "Read anyway."}]
 
 
+async def test_a_completions_stream_with_nothing_before_done_is_an_error(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings=NO_RETRY_WAIT)
+    role_only = ('data: {"id":"c1","object":"chat.completion.chunk",'
+                 '"choices":[{"index":0,"delta":{"role":"assistant"}}]}')
+    fake_llm.set_script([{"frames": [role_only + "\n\n", "data: [DONE]\n\n"]}, {"text": "never requested"}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello")
+    assert assistant_errors(events) == ["The stream sent [DONE] with no content and no finish_reason"]
+    assert len(fake_llm.requests) == 1
+
+
+async def test_an_html_error_page_is_shown_on_one_line_and_its_status_still_retried(agent_env_factory, fake_llm,
+                                                                                    tmp_path):
+    env = agent_env_factory(settings=NO_RETRY_WAIT)
+    page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\n<body>" + "z" * 300 + "</body></html>"
+    fake_llm.set_script([{"status": 502, "content_type": "text/html", "body": page}, {"text": "Back."}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello")
+    shown = "<html> <head><title>502 Bad Gateway</title></head> <body>"
+    retry = next(e for e in events if e["type"] == "auto_retry_start")
+    assert retry["errorMessage"] == f'502 (content-type: text/html) "{shown}' + "z" * (200 - len(shown)) + '…"'
+    assert assistant_errors(events) == [retry["errorMessage"], None]
+
+
 # ---- 16: limits on one SSE line and one event ------------------------------------------------------------
 
 

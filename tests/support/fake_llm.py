@@ -45,7 +45,8 @@ Failures
   ``content_type`` (str, default ``application/json``) is its Content-Type, e.g. ``text/html``. ``headers``
   (dict) are added to any response (e.g. ``{"retry-after": "1"}``; a ``Content-Type`` there relabels a stream).
   ``frames`` (list of str): the stream body written verbatim, one write per item, instead of the API's stream
-  (``["data: [DONE]\n\n"]``, ``[]`` for an empty stream, a huge line); timing and failure keys still apply. ``error_event``: true, a message str, or the inner error object (dict); sends an
+  (``["data: [DONE]\n\n"]``, ``[]`` for an empty stream, a huge line); timing and failure keys still apply.
+  ``error_event``: true, a message str, or the inner error object (dict); sends an
   in-stream error (Anthropic ``event: error``; OpenAI ``{"error": {...}}`` chunk) after ``error_after`` events
   (default: where the terminal events would start), then ends the stream without terminal events;
   ``error_after`` alone implies a default ``error_event``. ``drop_after: N``: after N events, close the

@@ -237,7 +237,7 @@ async def _exchange(
         try:
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
                 if not 200 <= response.status_code < 300:
-                    raise HttpStatusError(response.status_code, await _body_text(response),
+                    raise HttpStatusError(response.status_code, await _error_body(response),
                                           retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
@@ -338,6 +338,16 @@ def retry_after_ms(headers: Any) -> int | None:
         return max(0, int((parsedate_to_datetime(value).timestamp() - time.time()) * 1000))
     except (TypeError, ValueError, OverflowError):
         return None
+
+
+async def _error_body(response: Any) -> str:
+    """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
+    checks read), except a web page, which is shown like `_describe` does: its type and start on one line."""
+    text = await _body_text(response)
+    kind = response.headers.get("content-type", "").lower()
+    if "html" not in kind:
+        return text
+    return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
 
 
 async def _body_text(response: Any) -> str:

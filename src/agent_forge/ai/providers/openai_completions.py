@@ -279,6 +279,9 @@ class _Handler(SseHandler):
     def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
         if self._raw_stop is None and not self._done:
             raise StreamProtocolError("Stream ended before a finish_reason")
+        if self._raw_stop is None and not self.builder.content:
+            # Some hosts omit finish_reason before [DONE]; with no content either, nothing was answered.
+            raise StreamProtocolError("The stream sent [DONE] with no content and no finish_reason")
         events = self._close()
         if self._raw_stop is not None:
             self.builder.message["rawStopReason"] = self._raw_stop
