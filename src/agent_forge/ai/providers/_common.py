@@ -254,7 +254,8 @@ async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Even
     for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
     body = _BodyHead(response.aiter_bytes())
     if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
-        raise UnexpectedResponseError(response.status_code, _describe(response, body.head, "is not an event stream"))
+        head = await body.fill_head()
+        raise UnexpectedResponseError(response.status_code, _describe(response, head, "is not an event stream"))
     seen = 0
     async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
         async for sse in events:
@@ -271,6 +272,7 @@ async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Even
 
 
 _HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
+_SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
 _SHOWN_CHARS = 200  # characters of that head shown in errorMessage
 _SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+")
@@ -285,13 +287,23 @@ class _BodyHead:
         self.head = b""
 
     async def looks_like_sse(self) -> bool:
-        """Read up to `_HEAD_BYTES` (or EOF) ahead: True when the body starts like an event stream."""
-        async for chunk in self._source:
+        """True when the body starts like an event stream; reads ahead only until that can be told (a field
+        name's worth of bytes), so a slow but mislabelled stream is not held back."""
+        await self._read_ahead(lambda: len(self.head.lstrip()) >= _SNIFF_BYTES)
+        return bool(_SSE_START.match(self.head.removeprefix(b"\xef\xbb\xbf")))
+
+    async def fill_head(self) -> bytes:
+        """Read ahead until `head` holds `_HEAD_BYTES` (or the body ended); returns it."""
+        await self._read_ahead(lambda: False)
+        return self.head
+
+    async def _read_ahead(self, enough: Callable[[], bool]) -> None:
+        while not enough() and len(self.head) < _HEAD_BYTES:
+            chunk = await anext(self._source, None)
+            if chunk is None:
+                return
             self._note(chunk)
             self._buffered.append(chunk)
-            if len(self.head) >= _HEAD_BYTES:
-                break
-        return bool(_SSE_START.match(self.head.removeprefix(b"\xef\xbb\xbf")))
 
     async def chunks(self) -> AsyncIterator[bytes]:
         for chunk in self._buffered:
@@ -397,8 +409,9 @@ def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
     """The model's models.json `samplingParams`, with `samplingParamsByThinkingLevel[<thinking level>]` merged
     over them key by key (the reference agent's `models.md`, "Configure sampling by thinking level"). Each
     API module maps them to its request fields; values are sent as given."""
-    merged = dict(model.get("samplingParams") or {})
-    by_level = model.get("samplingParamsByThinkingLevel") or {}
+    base = model.get("samplingParams")
+    merged = dict(base) if isinstance(base, dict) else {}
+    by_level = model.get("samplingParamsByThinkingLevel")
     level = by_level.get(options.thinking_level) if isinstance(by_level, dict) else None
     if isinstance(level, dict):
         merged.update(level)
