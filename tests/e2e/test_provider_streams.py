@@ -10,7 +10,6 @@ import json
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
-from conftest import model_entry
 
 APIS = ("openai-completions", "anthropic-messages", "openai-responses", "google-generative-ai")
 MiB = 1024 * 1024
@@ -182,7 +181,7 @@ EXPECTED = {
 
 @pytest.mark.parametrize("api", APIS)
 async def test_sampling_params_of_a_models_json_model_are_sent(agent_env_factory, fake_llm, tmp_path, api):
-    entry = {**model_entry(reasoning=False), "samplingParams": SAMPLING,
+    entry = {"id": "fake-model", "reasoning": False, "samplingParams": SAMPLING,
              "samplingParamsByThinkingLevel": {"off": {"temperature": 0.5}, "high": {"temperature": 1}}}
     env = agent_env_factory(api=api, models=[entry])
     fake_llm.set_script([{"text": "Deterministic."}])
