@@ -406,3 +406,16 @@ async def test_images_replaced_for_text_only_model_and_tool_cache_flag(server):
     assert all("cache_control" not in tool for tool in body["tools"])
     first = body["messages"][0]["content"]
     assert first[1]["type"] == "text" and "image" in first[1]["text"]
+
+
+def test_sampling_params_with_thinking_keep_only_top_p():
+    from agent_forge.ai.providers.anthropic_messages import build_body
+
+    model = {**MODEL, "samplingParams": {"temperature": 0, "top_p": 0.97, "top_k": 5, "seed": 1},
+             "samplingParamsByThinkingLevel": {"high": {"top_p": 0.99}}}
+    thinking = build_body(model, CONTEXT, StreamOptions(thinking_level="high"))
+    plain = build_body(model, CONTEXT, StreamOptions(thinking_level="off"))
+    assert "thinking" in thinking and {k: thinking.get(k) for k in ("temperature", "top_p", "top_k")} == {
+        "temperature": None, "top_p": 0.99, "top_k": None}
+    assert {k: plain.get(k) for k in ("temperature", "top_p", "top_k", "seed")} == {
+        "temperature": 0, "top_p": 0.97, "top_k": 5, "seed": None}

@@ -259,3 +259,13 @@ async def test_empty_parts_open_no_block_and_late_signatures_attach(server):
     assert events[-1]["message"]["content"] == [
         {"type": "thinking", "thinking": "Mull.", "thinkingSignature": "LATE"}, {"type": "text", "text": "Hi"}]
     assert types_of(events).count("text_start") == 1
+
+
+def test_sampling_params_map_to_generation_config_and_unknown_keys_stay_out():
+    from agent_forge.ai.providers.google_generative_ai import build_body
+
+    model = {**MODEL, "samplingParams": {"temperature": 0.1, "top_p": 0.5, "topK": 3, "stop": "END",
+                                         "presence_penalty": 0.2, "logit_bias": {"1": 2}}}
+    config = build_body(model, {"systemPrompt": "", "messages": []}, StreamOptions())["generationConfig"]
+    assert {k: v for k, v in config.items() if k not in ("maxOutputTokens", "thinkingConfig")} == {
+        "temperature": 0.1, "topP": 0.5, "topK": 3, "stopSequences": ["END"], "presencePenalty": 0.2}

@@ -262,3 +262,36 @@ async def test_reasoning_model_off_openai_keeps_system_role_by_default(server):
     server.reply(text_stream("ok"))
     await collect(stream({**LOCAL, "reasoning": True}, CONTEXT, opts(server)))
     assert server.body()["messages"][0]["role"] == "system"
+
+
+def test_sampling_params_never_replace_the_request_itself_and_the_request_temperature_wins():
+    from agent_forge.ai.providers.openai_completions import build_body
+
+    model = {**MODEL, "samplingParams": {"temperature": 0, "seed": 42, "model": "x", "messages": [],
+                                         "stream": False, "tools": [], "max_tokens": 99}}
+    context = {"systemPrompt": "", "messages": [{"role": "user", "content": "Hi", "timestamp": 1}]}
+    body = build_body(model, context, StreamOptions(temperature=0.7))
+    assert (body["model"], body["stream"], len(body["messages"])) == (MODEL["id"], True, 1)
+    assert "tools" not in body and (body["temperature"], body["seed"], body["max_tokens"]) == (0.7, 42, 99)
+
+
+async def test_a_mislabelled_slow_stream_is_read_as_it_arrives():
+    import httpx2
+
+    from ai_stream_helpers import ScriptedBody
+
+    # The first chunk is shorter than the 512 bytes kept for error messages, and the server then goes quiet:
+    # its events must still be delivered at once, not held back until more bytes come.
+    body = ScriptedBody([chunk({"content": "Hi"}), b"never sent"], hang_after=1)
+    transport = httpx2.MockTransport(
+        lambda request: httpx2.Response(200, headers={"content-type": "text/plain"}, stream=body))
+    events = stream(MODEL, CONTEXT, StreamOptions(api_key="sk-test", transport=transport))
+
+    async def until_delta():
+        async for event in events:
+            if event["type"] == "text_delta":
+                return event
+
+    delta = await asyncio.wait_for(until_delta(), 10)
+    await events.aclose()
+    assert delta["delta"] == "Hi"

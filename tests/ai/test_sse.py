@@ -99,3 +99,55 @@ def test_any_chunking_gives_the_same_events(events, endings, cuts):
     parts = [body[a:b] for a, b in zip([0, *points], [*points, len(body)])]
     expected = [SSEEvent(name or "message", "\n".join(lines)) for name, lines in events]
     assert asyncio.run(decode(*parts)) == expected
+
+
+async def _decode_limited(parts: list[bytes], **limits: int) -> list[SSEEvent]:
+    return [event async for event in iter_sse(_chunks(parts), **limits)]
+
+
+async def test_a_line_over_the_limit_raises_once_its_part_over_the_limit_arrives():
+    from agent_forge.ai.errors import StreamLimitError
+
+    parts = [b"data: ok\n\n", b"data: " + b"x" * 4, b"x" * 10, b"never read"]
+    seen: list[SSEEvent] = []
+
+    async def chunks():
+        for part in parts:
+            assert part != b"never read", "the decoder read past the line that broke the limit"
+            yield part
+
+    try:
+        async for event in iter_sse(chunks(), max_line=12):
+            seen.append(event)
+    except StreamLimitError as exc:
+        assert "longer than 12 characters" in str(exc)
+    else:
+        raise AssertionError("no StreamLimitError")
+    assert seen == [SSEEvent("message", "ok")]
+
+
+async def test_a_line_at_the_limit_and_events_at_the_limit_pass():
+    # "data: xxxxxx" is 12 characters; the event's data is 6 characters plus its line end.
+    assert await _decode_limited([b"data: xxxxxx\n\n"], max_line=12, max_event=7) == [SSEEvent("message", "xxxxxx")]
+
+
+async def test_an_event_whose_data_lines_add_up_over_the_limit_raises():
+    from agent_forge.ai.errors import StreamLimitError
+
+    try:
+        await _decode_limited([b"data: aaaa\ndata: bbbb\n\n"], max_event=9)
+    except StreamLimitError as exc:
+        assert "larger than 9 characters" in str(exc)
+    else:
+        raise AssertionError("no StreamLimitError")
+
+
+async def test_the_event_limit_counts_each_event_afresh():
+    events = await _decode_limited([b"data: aaaa\n\ndata: bbbb\n\n"], max_event=5)
+    assert [e.data for e in events] == ["aaaa", "bbbb"]
+
+
+def test_the_real_limits_are_16_and_32_mib():
+    from agent_forge.ai import sse
+
+    assert (sse.MAX_LINE_CHARS, sse.MAX_EVENT_CHARS) == (16 * 1024 * 1024, 32 * 1024 * 1024)

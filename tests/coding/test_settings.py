@@ -243,3 +243,15 @@ def test_project_settings_link_loop_is_reported(dirs: tuple[Path, Path]) -> None
     path.symlink_to(path)
     [error] = load_settings(project, agent).errors
     assert error.path == path and "Too many levels of symbolic links" in error.message
+
+
+@pytest.mark.parametrize("value, seconds, problem", [
+    (None, 120.0, False), (2500, 2.5, False), (0, None, False), ("disabled", None, False),
+    ("soon", 120.0, True), (-1, 120.0, True), (1.5, 120.0, True),
+])
+def test_http_idle_timeout(dirs: tuple[Path, Path], value: object, seconds: float | None, problem: bool) -> None:
+    agent, project = dirs
+    write_global(agent, {} if value is None else {"httpIdleTimeoutMs": value})
+    settings = load_settings(project, agent)
+    assert settings.http_idle_timeout_s == seconds
+    assert [("httpIdleTimeoutMs" in str(e)) for e in settings.errors] == ([True] if problem else [])

@@ -9,7 +9,8 @@ Chunks for a spec: thought parts for `thinking` (the last one carries `thoughtSi
 `signature`, default `sig_fake_<req>`), text parts for `text`, one chunk per tool call (`functionCall` with the
 call's `id` when the spec gives one; the first call carries `thoughtSignature` `sig_call_fake_<req>`), then a
 final chunk with `finishReason` (`STOP`; `MAX_TOKENS` for `length`/`max_tokens`; other values verbatim, e.g.
-`SAFETY`) and `usageMetadata`. Tool-call `arguments` given as a string that is not a JSON object end the stream
+`SAFETY`) and `usageMetadata`. Every chunk's `modelVersion` is the spec's `model`, default the requested model
+(the id in the path). Tool-call `arguments` given as a string that is not a JSON object end the stream
 with `MALFORMED_FUNCTION_CALL`, as the real API does. `usage.reasoning` is `thoughtsTokenCount`.
 """
 
@@ -139,24 +140,27 @@ def _tools_problem(tools: Any) -> str | None:
 
 def stream(spec: dict[str, Any], seq: int, body: dict[str, Any]) -> Plan:
     """Chunks of a streamGenerateContent answer for `spec` (see the module docstring)."""
+    def chunk(*args: Any, **kwargs: Any) -> bytes:
+        return _chunk(*args, model=spec.get("model", "fake"), **kwargs)
+
     frames = []
     thoughts = _pieces(spec, "thinking") if spec.get("thinking") else []
     for position, piece in enumerate(thoughts):
         part: dict[str, Any] = {"text": piece, "thought": True}
         if position == len(thoughts) - 1:
             part["thoughtSignature"] = spec.get("signature") or f"sig_fake_{seq}"
-        frames.append(_chunk(seq, [part]))
+        frames.append(chunk(seq, [part]))
     if spec.get("text") or "text_deltas" in spec:
-        frames.extend(_chunk(seq, [{"text": piece}]) for piece in _pieces(spec, "text"))
+        frames.extend(chunk(seq, [{"text": piece}]) for piece in _pieces(spec, "text"))
     finish = _finish(spec)
     for number, call in enumerate(spec.get("tool_calls", [])):
         part = _call_part(call, seq, number)
         if part is None:
             finish = "MALFORMED_FUNCTION_CALL"
             break
-        frames.append(_chunk(seq, [part]))
+        frames.append(chunk(seq, [part]))
     terminal_at = len(frames)
-    frames.append(_chunk(seq, [{"text": ""}], finish=finish, usage=_usage_metadata(spec)))
+    frames.append(chunk(seq, [{"text": ""}], finish=finish, usage=_usage_metadata(spec)))
     return Plan(frames, terminal_at)
 
 
@@ -183,11 +187,12 @@ def _finish(spec: dict[str, Any]) -> str:
     return _FINISH.get(given, given) if given else "STOP"
 
 
-def _chunk(seq: int, parts: list[dict[str, Any]], finish: str | None = None, usage: dict | None = None) -> bytes:
+def _chunk(seq: int, parts: list[dict[str, Any]], finish: str | None = None, usage: dict | None = None, *,
+           model: str) -> bytes:
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     if finish:
         candidate["finishReason"] = finish
-    data: dict[str, Any] = {"candidates": [candidate], "modelVersion": "fake", "responseId": f"gem_fake_{seq}"}
+    data: dict[str, Any] = {"candidates": [candidate], "modelVersion": model, "responseId": f"gem_fake_{seq}"}
     if usage:
         data["usageMetadata"] = usage
     return sse_frame(data)

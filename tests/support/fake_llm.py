@@ -41,8 +41,12 @@ Chunking
   ``args_chunk_chars``: tool argument JSON in chunks of this many characters (default: one chunk).
 Failures
   ``status`` (int) + optional ``body`` (dict/list sent as JSON, str verbatim; default: the API's error shape)
-  answer a plain HTTP response instead of a stream. ``headers`` (dict) are added to any response (e.g.
-  ``{"retry-after": "1"}``). ``error_event``: true, a message str, or the inner error object (dict); sends an
+  answer a plain HTTP response instead of a stream (``status: 200`` with a ``body`` is a non-streaming answer);
+  ``content_type`` (str, default ``application/json``) is its Content-Type, e.g. ``text/html``. ``headers``
+  (dict) are added to any response (e.g. ``{"retry-after": "1"}``; a ``Content-Type`` there relabels a stream).
+  ``frames`` (list of str): the stream body written verbatim, one write per item, instead of the API's stream
+  (``["data: [DONE]\n\n"]``, ``[]`` for an empty stream, a huge line); timing and failure keys still apply.
+  ``error_event``: true, a message str, or the inner error object (dict); sends an
   in-stream error (Anthropic ``event: error``; OpenAI ``{"error": {...}}`` chunk) after ``error_after`` events
   (default: where the terminal events would start), then ends the stream without terminal events;
   ``error_after`` alone implies a default ``error_event``. ``drop_after: N``: after N events, close the
@@ -111,6 +115,7 @@ _TYPED_KEYS: dict[str, tuple[type, ...]] = {
     "text": (str,), "thinking": (str,), "signature": (str,), "stop_reason": (str,), "model": (str,),
     "reasoning_field": (str,), "match": (str,), "tool_calls": (list,), "usage": (dict,), "headers": (dict,),
     "body": (dict, list, str), "error_event": (bool, str, dict), "hang": (bool,), "framing": (str,),
+    "content_type": (str,), "frames": (list,),
 }
 
 
@@ -157,6 +162,10 @@ def _validate_details(spec: dict[str, Any]) -> None:
         if key not in DEFAULT_USAGE:
             raise ScriptError(f"unknown usage key {key!r}")
         _check_int(f"usage.{key}", value, 0)
+    if not all(isinstance(frame, str) for frame in spec.get("frames", [])):
+        raise ScriptError("'frames' must be a list of strings")
+    if "content_type" in spec and "status" not in spec:
+        raise ScriptError("'content_type' applies to a plain 'status' response only")
     if spec.get("framing", "chunked") not in ("chunked", "close"):
         raise ScriptError("'framing' must be 'chunked' or 'close'")
     for key, text_key in (("text_deltas", "text"), ("thinking_deltas", "thinking")):
@@ -625,6 +634,12 @@ class FakeLLMServer:
                 self._connections.pop(conn, None)
 
 
+def _raw_plan(spec: dict[str, Any]) -> Plan:
+    """The spec's `frames`, verbatim, as the whole stream (no terminal frame of the API's own)."""
+    frames = [frame.encode() for frame in spec["frames"]]
+    return Plan(frames, len(frames))
+
+
 def _api_for(path: str) -> str | None:
     route = path.split("?", 1)[0].rstrip("/")
     if route.endswith("/chat/completions"):
@@ -714,9 +729,12 @@ class _Handler(BaseHTTPRequestHandler):
         owner._update(record, spec_index=index)
         if "status" in spec:
             default = error_body(api, spec["status"], f"fake LLM scripted HTTP {spec['status']}")
-            return self._finish_plain(record, spec["status"], spec.get("body", default), spec.get("headers", {}))
-        build = _stream_builder(api)
-        outcome = self._stream(record, api, spec, build(spec, record["seq"], body))
+            return self._finish_plain(record, spec["status"], spec.get("body", default), spec.get("headers", {}),
+                                      content_type=spec.get("content_type", "application/json"))
+        if api == "gemini" and "model" not in spec:
+            spec = {**spec, "model": _extra_api(api).model_of(record["path"])}  # Gemini's body names no model
+        plan = _raw_plan(spec) if "frames" in spec else _stream_builder(api)(spec, record["seq"], body)
+        outcome = self._stream(record, api, spec, plan)
         owner._update(record, outcome=outcome, client_disconnected=outcome == "client_disconnected")
 
     # -- request reading
@@ -743,11 +761,11 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plain responses
 
     def _finish_plain(self, record: dict[str, Any], status: int, body: Any, headers: dict[str, str],
-                      outcome: str | None = None) -> None:
+                      outcome: str | None = None, content_type: str = "application/json") -> None:
         data = body.encode() if isinstance(body, str) else json.dumps(body, ensure_ascii=False).encode()
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("request-id", f"req_fake_{record['seq']}")
             for key, value in headers.items():
@@ -792,7 +810,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _start_stream(self, spec: dict[str, Any], chunked: bool, seq: int) -> None:
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        extra = {key: value for key, value in spec.get("headers", {}).items() if key.lower() != "content-type"}
+        labels = [value for key, value in spec.get("headers", {}).items() if key.lower() == "content-type"]
+        self.send_header("Content-Type", labels[0] if labels else "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("request-id", f"req_fake_{seq}")
         if chunked:
@@ -800,7 +820,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_header("Connection", "close")
             self.close_connection = True
-        for key, value in spec.get("headers", {}).items():
+        for key, value in extra.items():
             self.send_header(key, str(value))
         self.end_headers()
 

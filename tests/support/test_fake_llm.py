@@ -476,3 +476,23 @@ def test_malformed_request_framing_gets_400(fake_llm):
         reply = raw.makefile("rb").read()
     assert reply.startswith(b"HTTP/1.1 400") and b"malformed request body framing" in reply
     assert fake_llm.wait_for_requests(1, done=True)[0]["outcome"] == "bad_request"
+
+
+def test_frames_replace_the_stream_and_content_type_labels_a_plain_answer(fake_llm, client):
+    fake_llm.set_script([{"frames": ["data: [DONE]\n\n"], "headers": {"Content-Type": "text/plain"}},
+                         {"status": 200, "content_type": "text/html", "body": "<html></html>"}])
+    with client.stream("POST", fake_llm.base_url_openai + OPENAI_PATH, json=openai_body()) as response:
+        assert response.headers.get_list("content-type") == ["text/plain"]
+        assert response.read() == b"data: [DONE]\n\n"
+    page = client.post(fake_llm.base_url_openai + OPENAI_PATH, json=openai_body())
+    assert (page.status_code, page.headers["content-type"], page.text) == (200, "text/html", "<html></html>")
+
+
+@pytest.mark.parametrize("spec, problem", [
+    ({"frames": "data: x"}, "wrong type"),
+    ({"frames": [b"x".decode(), 3]}, "'frames' must be a list of strings"),
+    ({"content_type": "text/html"}, "'content_type' applies to a plain 'status' response only"),
+])
+def test_frames_and_content_type_are_validated(spec, problem):
+    with pytest.raises(ScriptError, match=problem):
+        validate_script([spec])

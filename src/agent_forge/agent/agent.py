@@ -51,6 +51,8 @@ class Agent:
         self.tools: list[AgentTool] = []
         self.messages: list[dict[str, Any]] = []
         self.session_id: str | None = None
+        self.idle_timeout_s: float | None = StreamOptions.idle_timeout_s
+        """Passed to every request's StreamOptions (set by the owner from settings `httpIdleTimeoutMs`)."""
         self.steering_mode = "one-at-a-time"
         self.follow_up_mode = "one-at-a-time"
         self.steering_queue: list[dict[str, Any]] = []
@@ -154,7 +156,8 @@ class Agent:
         model = self.model
         assert model is not None
         return StreamOptions(api_key=self._get_api_key(model), thinking_level=self.thinking_level,
-                             session_id=self.session_id, headers=dict(self._get_headers(model)))
+                             session_id=self.session_id, headers=dict(self._get_headers(model)),
+                             idle_timeout_s=self.idle_timeout_s)
 
     def abort(self) -> None:
         """Cancel the step in progress; the run then ends after recording partial results."""

@@ -10,7 +10,11 @@ caught inside the provider and becomes the final `error` event, its `str()` bein
     └── StreamFailure            the request or its response stream failed
         ├── HttpStatusError      non-2xx answer: "<status> <body text>"
         ├── ApiStreamError       the API reported an error inside the stream (text: the raw error JSON)
+        ├── UnexpectedResponseError  a 2xx answer that is no event stream, or an empty one:
+        │                        "<status> <reason> ..." (its 2xx status marks it as not worth retrying)
+        ├── StreamIdleTimeout    no data for the idle timeout: "Read timed out: no data ..." (retryable)
         └── StreamProtocolError  malformed SSE/JSON, or the stream ended before its terminal event
+            └── StreamLimitError a line or event over the SSE limits (`ai.sse`), never retried
 """
 
 from __future__ import annotations
@@ -53,3 +57,26 @@ class ApiStreamError(StreamFailure):
 
 class StreamProtocolError(StreamFailure):
     """The stream broke the API's framing: bad JSON, unknown shape, or an early end."""
+
+
+class StreamLimitError(StreamProtocolError):
+    """An event-stream line or event exceeded the limits in `ai.sse` (MAX_LINE_CHARS, MAX_EVENT_CHARS)."""
+
+
+class UnexpectedResponseError(StreamFailure):
+    """A 2xx answer that is not a usable event stream: plain JSON, an HTML page, or a stream with no events.
+
+    The text starts with the HTTP status, so retry policies that read a leading status see a 2xx and do not
+    retry: the same request gets the same answer. `status`: the HTTP status code."""
+
+    def __init__(self, status: int, text: str):
+        super().__init__(text)
+        self.status = status
+
+
+class StreamIdleTimeout(StreamFailure):
+    """No bytes arrived for `idle_s` seconds (settings `httpIdleTimeoutMs`); worth retrying."""
+
+    def __init__(self, idle_s: float):
+        super().__init__(f"Read timed out: no data from the server for {idle_s:g} s (settings httpIdleTimeoutMs)")
+        self.idle_s = idle_s

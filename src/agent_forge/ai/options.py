@@ -16,7 +16,9 @@ class StreamOptions:
     `headers`: extra HTTP headers, merged over the model's `headers`.
     `session_id`: stable id for provider-side prompt caching where the API supports it.
     `transport`: an `httpx2` transport to use instead of the network (tests pass `httpx2.MockTransport`).
-    `timeout_s`: connect/read timeout in seconds.
+    `timeout_s`: connect, write and connection-pool timeout in seconds.
+    `idle_timeout_s`: longest wait for the next bytes of the response (its headers, then each chunk), in
+    seconds, before the request fails with `StreamIdleTimeout` (settings `httpIdleTimeoutMs`); None: no limit.
     """
 
     api_key: str | None = None
@@ -27,3 +29,4 @@ class StreamOptions:
     session_id: str | None = None
     transport: Any = None
     timeout_s: float = 600.0
+    idle_timeout_s: float | None = 120.0

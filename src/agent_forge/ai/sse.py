@@ -1,7 +1,10 @@
 """Incremental decoder of `text/event-stream` bodies (server-sent events) from a stream of byte chunks.
 
 Follows the WHATWG HTML "event stream interpretation" rules
-(https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
+(https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation), with two limits
+the spec leaves open, so a misbehaving server cannot make us buffer without bound: one line may hold at most
+`MAX_LINE_CHARS` (16 MiB) and one event's data at most `MAX_EVENT_CHARS` (32 MiB), counted in decoded
+characters (never more than the UTF-8 bytes they came from). Going over either raises `StreamLimitError`.
 """
 
 from __future__ import annotations
@@ -11,7 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import AsyncIterable, AsyncIterator, Iterator
 
+from .errors import StreamLimitError
+
 _LINE_END = re.compile(r"\r\n|\r|\n")
+MiB = 1024 * 1024
+MAX_LINE_CHARS = 16 * MiB
+"""Longest line accepted: far above any real chunk (a whole tool call's arguments travel in one line at most)."""
+MAX_EVENT_CHARS = 32 * MiB
+"""Most data one event may carry, summed over its `data:` lines."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,11 +37,15 @@ class SSEEvent:
 class _LineSplitter:
     """Splits decoded text into lines ending in CRLF, LF or CR, across chunk boundaries."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE_CHARS) -> None:
         self._partial: list[str] = []
+        self._partial_len = 0
+        self._max_line = max_line
         self._skip_lf = False  # a chunk ended in CR: an LF starting the next chunk ends the same line
 
     def feed(self, text: str) -> Iterator[str]:
+        """Complete lines of `text` (after what earlier calls left open); raises `StreamLimitError` for a
+        line over the limit, as soon as its first part over the limit arrives."""
         if not text:
             return
         if self._skip_lf and text[0] == "\n":
@@ -39,19 +53,29 @@ class _LineSplitter:
         self._skip_lf = text.endswith("\r")
         pieces = _LINE_END.split(text)
         for piece in pieces[:-1]:
-            self._partial.append(piece)
+            self._keep(piece)
             yield "".join(self._partial)
             self._partial.clear()
+            self._partial_len = 0
         if pieces[-1]:
-            self._partial.append(pieces[-1])
+            self._keep(pieces[-1])
+
+    def _keep(self, piece: str) -> None:
+        self._partial_len += len(piece)
+        if self._partial_len > self._max_line:
+            raise StreamLimitError(f"The server sent an event-stream line longer than {_size(self._max_line)} "
+                                   "(the limit for one line); the response was abandoned")
+        self._partial.append(piece)
 
 
 class _EventBuilder:
     """Applies field lines to the pending event; `line()` returns an event when a blank line dispatches one."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_event: int = MAX_EVENT_CHARS) -> None:
         self._event = ""
         self._data: list[str] = []
+        self._data_len = 0
+        self._max_event = max_event
         self._last_id: str | None = None
 
     def line(self, line: str) -> SSEEvent | None:
@@ -63,30 +87,43 @@ class _EventBuilder:
         if colon and value.startswith(" "):
             value = value[1:]
         if name == "data":
-            self._data.append(value)
+            self._add_data(value)
         elif name == "event":
             self._event = value
         elif name == "id" and "\0" not in value:
             self._last_id = value
         return None  # "retry" and unknown fields are ignored
 
+    def _add_data(self, value: str) -> None:
+        self._data_len += len(value) + 1
+        if self._data_len > self._max_event:
+            raise StreamLimitError(f"The server sent an event-stream event larger than {_size(self._max_event)} "
+                                   "(the limit for one event); the response was abandoned")
+        self._data.append(value)
+
     def _dispatch(self) -> SSEEvent | None:
         data, event = self._data, self._event
-        self._data, self._event = [], ""
+        self._data, self._event, self._data_len = [], "", 0
         if not data:
             return None
         return SSEEvent(event or "message", "\n".join(data), self._last_id)
 
 
-async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
+def _size(chars: int) -> str:
+    return f"{chars // MiB} MiB" if chars >= MiB and chars % MiB == 0 else f"{chars} characters"
+
+
+async def iter_sse(chunks: AsyncIterable[bytes], *, max_line: int = MAX_LINE_CHARS,
+                   max_event: int = MAX_EVENT_CHARS) -> AsyncIterator[SSEEvent]:
     """Yield the events of an event stream given as arbitrary byte chunks.
 
     UTF-8 is decoded incrementally (invalid bytes become U+FFFD); a leading BOM is dropped; an event not
-    terminated by a blank line before EOF is discarded, as the spec requires.
+    terminated by a blank line before EOF is discarded, as the spec requires. Raises `StreamLimitError` when a
+    line exceeds `max_line` or an event's data `max_event` characters (see the module docstring).
     Example: `async for ev in iter_sse(response.aiter_bytes()): print(ev.event, ev.data)`.
     """
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines, builder = _LineSplitter(), _EventBuilder()
+    lines, builder = _LineSplitter(max_line), _EventBuilder(max_event)
     at_start = True
     async for chunk in chunks:
         text = decoder.decode(chunk)

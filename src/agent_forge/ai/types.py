@@ -89,6 +89,8 @@ class AssistantMessage(TypedDict):
     stopReason: str
     timestamp: int
     responseId: NotRequired[str]
+    responseModel: NotRequired[str]
+    """The model name the server reported answering with, when it differs from `model` (the requested id)."""
     errorMessage: NotRequired[str]
     rawStopReason: NotRequired[str]
     thinkingLevel: NotRequired[str]
@@ -140,6 +142,9 @@ class Model(TypedDict):
     headers: NotRequired[dict[str, str]]
     compat: NotRequired[dict[str, Any]]
     thinkingLevels: NotRequired[list[str]]
+    samplingParams: NotRequired[dict[str, Any]]
+    """models.json: request fields such as `temperature`, `top_p`, `seed` (each API sends those it has)."""
+    samplingParamsByThinkingLevel: NotRequired[dict[str, dict[str, Any]]]
     defaultContextWindow: NotRequired[int]
     contextWindowOptions: NotRequired[list[int]]
 

@@ -71,6 +71,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     for tool in agent.tools:
         if hasattr(tool, "output_dir") and getattr(tool, "output_dir") is None:
             tool.output_dir = session.output_dir  # the bash tool: full outputs belong to the session
+    agent.idle_timeout_s = settings.http_idle_timeout_s
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode
     return session

@@ -22,6 +22,7 @@ from .safe_read import ConfigFileError, read_json_file
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
 COMPACTION_STRATEGIES = ("summary", "verbatim-lines")
+DEFAULT_HTTP_IDLE_TIMEOUT_MS = 120_000
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,8 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
+    "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
+                          'a non-negative integer (milliseconds) or "disabled"'),
 }
 
 
@@ -189,6 +192,13 @@ class Settings:
         """`shellCommandPrefix`: text run before every command, joined to it by a newline; None when unset or
         empty. A project sets it only when trusted."""
         return self.get("shellCommandPrefix") or None
+
+    @property
+    def http_idle_timeout_s(self) -> float | None:
+        """`httpIdleTimeoutMs` in seconds (default 120 s): the longest wait for a provider's next bytes; None when
+        set to 0 or "disabled" (the reference agent's setting; its default is 300 s)."""
+        value = self.get("httpIdleTimeoutMs", DEFAULT_HTTP_IDLE_TIMEOUT_MS)
+        return None if value in (0, "disabled") else value / 1000
 
     @property
     def rpc_partial_messages(self) -> bool:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Iterable
 
 from .. import json_wire, transform
-from ..errors import AIError, HttpStatusError, MissingApiKeyError
+from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
@@ -18,6 +19,7 @@ from ..usage import empty_usage
 Event = AssistantMessageEvent
 _DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
 _BODY_LIMIT = 16_000  # characters of an error body kept in errorMessage
+_BODY_READ = 4 * _BODY_LIMIT  # bytes of an error body read (UTF-8 takes at most 4 bytes a character)
 
 
 def now_ms() -> int:
@@ -123,6 +125,11 @@ class MessageBuilder:
             self.message["rawStopReason"] = raw
         return {"type": "done", "message": self.message}
 
+    def note_response_model(self, name: Any) -> None:
+        """Record the model the server says answered as `responseModel`, when it is not the requested id."""
+        if isinstance(name, str) and name and name != self.model["id"] and "responseModel" not in self.message:
+            self.message["responseModel"] = name
+
     def fail(self, error_message: str) -> Event:
         self.finalize()
         self.message["stopReason"] = "error"
@@ -225,20 +232,106 @@ async def _exchange(
     import httpx2
 
     request = prepare()
-    timeout = httpx2.Timeout(options.timeout_s)
+    timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
-        async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
-            if not 200 <= response.status_code < 300:
-                raise HttpStatusError(response.status_code, await _body_text(response),
-                                      retry_after_ms(response.headers))
-            async with aclosing(response.aiter_bytes()) as chunks, aclosing(iter_sse(chunks)) as events:
-                async for sse in events:
-                    for event in handler.handle(sse):
-                        yield event
-                    if handler.finished:
-                        break
+        try:
+            async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
+                if not 200 <= response.status_code < 300:
+                    raise HttpStatusError(response.status_code, await _error_body(response),
+                                          retry_after_ms(response.headers))
+                async for event in _read_events(response, handler):
+                    yield event
+        except httpx2.ReadTimeout:
+            raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
     for event in handler.end_of_stream():
         yield event
+
+
+async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Event]:
+    """The handler's events for the SSE events of a 2xx `response`, until its terminal event or EOF.
+
+    Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
+    for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
+    body = _BodyHead(response.aiter_bytes())
+    if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
+        head = await body.fill_head()
+        raise UnexpectedResponseError(response.status_code, _describe(response, head, "is not an event stream"))
+    seen = 0
+    async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
+        async for sse in events:
+            done_marker = sse.data.strip() == "[DONE]"
+            if done_marker and not seen:
+                break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
+            seen += 1
+            for event in handler.handle(sse):
+                yield event
+            if handler.finished:
+                break
+    if not seen:
+        raise UnexpectedResponseError(response.status_code, _describe(response, body.head, "sent no events"))
+
+
+_HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
+_SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
+_SHOWN_CHARS = 200  # characters of that head shown in errorMessage
+_SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+")
+
+
+class _BodyHead:
+    """A response body read once, keeping its first `_HEAD_BYTES` to describe it in errors."""
+
+    def __init__(self, chunks: AsyncIterator[bytes]):
+        self._source = chunks
+        self._buffered: list[bytes] = []
+        self.head = b""
+
+    async def looks_like_sse(self) -> bool:
+        """True when the body starts like an event stream; reads ahead only until that can be told (a field
+        name's worth of bytes), so a slow but mislabelled stream is not held back."""
+        await self._read_ahead(lambda: len(self.head.lstrip()) >= _SNIFF_BYTES)
+        return bool(_SSE_START.match(self.head.removeprefix(b"\xef\xbb\xbf")))
+
+    async def fill_head(self) -> bytes:
+        """Read ahead until `head` holds `_HEAD_BYTES` (or the body ended); returns it."""
+        await self._read_ahead(lambda: False)
+        return self.head
+
+    async def _read_ahead(self, enough: Callable[[], bool]) -> None:
+        while not enough() and len(self.head) < _HEAD_BYTES:
+            chunk = await anext(self._source, None)
+            if chunk is None:
+                return
+            self._note(chunk)
+            self._buffered.append(chunk)
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for chunk in self._buffered:
+            yield chunk
+        self._buffered.clear()
+        async for chunk in self._source:
+            self._note(chunk)
+            yield chunk
+
+    def _note(self, chunk: bytes) -> None:
+        if len(self.head) < _HEAD_BYTES:
+            self.head += chunk[: _HEAD_BYTES - len(self.head)]
+
+
+def _describe(response: Any, head: bytes, problem: str) -> str:
+    """`"<status> <reason>: the answer <problem> (content-type: ...); body starts: \"...\""`, sanitized."""
+    kind = response.headers.get("content-type") or "none"
+    reason = f" {response.reason_phrase}" if getattr(response, "reason_phrase", "") else ""
+    shown = sanitize_snippet(head.decode("utf-8", errors="replace"), _SHOWN_CHARS)
+    body = f'body starts: "{shown}"' if shown else "empty body"
+    return f"{response.status_code}{reason}: the answer {problem} (content-type: {sanitize_snippet(kind, 100)}); {body}"
+
+
+def sanitize_snippet(text: str, limit: int) -> str:
+    """`text` on one line for an error message: control, zero-width and bidi characters and whitespace runs
+    become one space; cut to `limit` characters with "…"."""
+    text = " ".join(_UNPRINTABLE.sub(" ", text).split())
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def retry_after_ms(headers: Any) -> int | None:
@@ -259,8 +352,24 @@ def retry_after_ms(headers: Any) -> int | None:
         return None
 
 
+async def _error_body(response: Any) -> str:
+    """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
+    checks read), except a web page, which is shown like `_describe` does: its type and start on one line."""
+    text = await _body_text(response)
+    kind = response.headers.get("content-type", "").lower()
+    if "html" not in kind:
+        return text
+    return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
+
+
 async def _body_text(response: Any) -> str:
-    body = (await response.aread()).decode("utf-8", errors="replace")
+    """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered)."""
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) >= _BODY_READ:
+            break
+    body = data.decode("utf-8", errors="replace")
     return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "…"
 
 
@@ -294,6 +403,28 @@ def merged_headers(model: Model, options: StreamOptions, base: dict[str, str]) -
 
 def max_tokens(model: Model, options: StreamOptions) -> int:
     return int(options.max_tokens or model["maxTokens"])
+
+
+def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
+    """The model's models.json `samplingParams`, with `samplingParamsByThinkingLevel[<thinking level>]` merged
+    over them key by key (the reference agent's `models.md`, "Configure sampling by thinking level"). Each
+    API module maps them to its request fields; values are sent as given."""
+    base = model.get("samplingParams")
+    merged = dict(base) if isinstance(base, dict) else {}
+    by_level = model.get("samplingParamsByThinkingLevel")
+    level = by_level.get(options.thinking_level) if isinstance(by_level, dict) else None
+    if isinstance(level, dict):
+        merged.update(level)
+    return merged
+
+
+_REQUEST_CONTENT = frozenset({"model", "messages", "input", "instructions", "stream", "stream_options", "tools"})
+
+
+def merge_sampling(body: dict[str, Any], params: dict[str, Any]) -> None:
+    """OpenAI-style APIs: every sampling field at the body's top level (as the reference agent does), except
+    fields that carry the request itself (`_REQUEST_CONTENT`), which a sampling setting must not replace."""
+    body.update({key: value for key, value in params.items() if key not in _REQUEST_CONTENT})
 
 
 def token_count(value: Any) -> int:

@@ -26,6 +26,7 @@ from ._common import (
     dumps,
     max_tokens,
     require_api_key,
+    sampling_params,
     supports_images,
 )
 
@@ -42,6 +43,8 @@ STOP_REASONS = {
     "tool_use": "toolUse",
     "refusal": "error",
 }
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
+"""models.json `samplingParams` keys sent to this API (https://docs.anthropic.com/en/api/messages)."""
 _EPHEMERAL = {"type": "ephemeral"}
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _DELTA_FIELD = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
@@ -83,9 +86,17 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     if context.get("tools"):
         body["tools"] = convert_tools(model, context["tools"])
     _apply_thinking(body, model, options)
+    body.update(_sampling(sampling_params(model, options), thinking="thinking" in body))
     if options.temperature is not None and "thinking" not in body:
         body["temperature"] = options.temperature  # the API rejects temperature together with thinking
     return body
+
+
+def _sampling(params: dict[str, Any], *, thinking: bool) -> dict[str, Any]:
+    """The models.json `samplingParams` this API has: `temperature`, `top_p`, `top_k`; with thinking on, the API
+    rejects `temperature` and `top_k`, so only `top_p` is sent. Other keys (`seed`, ...) have no field here."""
+    keys = ("top_p",) if thinking else SAMPLING_FIELDS
+    return {key: params[key] for key in keys if key in params}
 
 
 def convert_tools(model: Model, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -242,6 +253,7 @@ class _Handler(SseHandler):
         message = data.get("message") or {}
         if message.get("id"):
             self.builder.message["responseId"] = message["id"]
+        self.builder.note_response_model(message.get("model"))
         self._update_usage(message.get("usage"))
         return ()
 

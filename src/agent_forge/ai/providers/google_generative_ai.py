@@ -33,6 +33,7 @@ from ._common import (
     dumps,
     max_tokens,
     require_api_key,
+    sampling_params,
     token_count,
 )
 
@@ -42,6 +43,14 @@ budget, a string a Gemini 3 `thinkingLevel`)."""
 FOREIGN_CALL_SIGNATURE = "skip_thought_signature_validator"
 """Gemini 3 requires a signature on every function call of the current turn; for calls another model made,
 the Gemini API docs ("Thought signatures", FAQ) give this value to skip the check."""
+GENERATION_FIELDS = {
+    "temperature": "temperature", "top_p": "topP", "topP": "topP", "top_k": "topK", "topK": "topK", "seed": "seed",
+    "presence_penalty": "presencePenalty", "presencePenalty": "presencePenalty",
+    "frequency_penalty": "frequencyPenalty", "frequencyPenalty": "frequencyPenalty",
+    "stop": "stopSequences", "stopSequences": "stopSequences",
+}
+"""models.json `samplingParams` keys (OpenAI spelling or Gemini's own) → `generationConfig` fields
+(https://ai.google.dev/api/generate-content#generationconfig); other keys have no field in this API."""
 FINISH_MESSAGES = {
     "SAFETY": "The response was blocked for safety",
     "RECITATION": "The response was blocked for recitation",
@@ -80,6 +89,10 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     if context.get("tools"):
         body["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in context["tools"]]}]
     config: dict[str, Any] = {"maxOutputTokens": max_tokens(model, options)}
+    params = sampling_params(model, options)
+    config.update({GENERATION_FIELDS[key]: value for key, value in params.items() if key in GENERATION_FIELDS})
+    if isinstance(config.get("stopSequences"), str):
+        config["stopSequences"] = [config["stopSequences"]]  # OpenAI's `stop` may be one string
     if options.temperature is not None:
         config["temperature"] = options.temperature
     thinking = thinking_config(model, options)
@@ -207,6 +220,7 @@ class _Handler(SseHandler):
             raise ApiStreamError(dumps(chunk["error"]))
         if chunk.get("responseId") and "responseId" not in self.builder.message:
             self.builder.message["responseId"] = chunk["responseId"]
+        self.builder.note_response_model(chunk.get("modelVersion"))
         self._update_usage(chunk.get("usageMetadata"))
         blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
         if blocked:

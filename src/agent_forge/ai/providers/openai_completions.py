@@ -28,7 +28,9 @@ from ._common import (
     SseHandler,
     dumps,
     max_tokens,
+    merge_sampling,
     require_api_key,
+    sampling_params,
     supports_images,
     token_count,
 )
@@ -111,7 +113,8 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The Chat Completions request body for `model`'s compat flags."""
+    """The Chat Completions request body for `model`'s compat flags; models.json `samplingParams` are merged
+    in at the top level (`merge_sampling`), below the request's own `temperature`."""
     compat = Compat.of(model)
     body: dict[str, Any] = {"model": model["id"], "messages": convert_messages(model, context, compat)}
     body["stream"] = True
@@ -125,6 +128,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     _apply_thinking(body, model, options, compat)
     if compat.cache_key and options.session_id:
         body["prompt_cache_key"] = options.session_id
+    merge_sampling(body, sampling_params(model, options))
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
@@ -267,6 +271,7 @@ class _Handler(SseHandler):
             raise ApiStreamError(dumps(chunk["error"]))
         if chunk.get("id") and "responseId" not in self.builder.message:
             self.builder.message["responseId"] = chunk["id"]
+        self.builder.note_response_model(chunk.get("model"))
         self._update_usage(chunk.get("usage"))
         choices = chunk.get("choices") or []
         return self._choice(choices[0]) if choices and isinstance(choices[0], dict) else ()
@@ -274,6 +279,9 @@ class _Handler(SseHandler):
     def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
         if self._raw_stop is None and not self._done:
             raise StreamProtocolError("Stream ended before a finish_reason")
+        if self._raw_stop is None and not self.builder.content:
+            # Some hosts omit finish_reason before [DONE]; with no content either, nothing was answered.
+            raise StreamProtocolError("The stream sent [DONE] with no content and no finish_reason")
         events = self._close()
         if self._raw_stop is not None:
             self.builder.message["rawStopReason"] = self._raw_stop

@@ -30,7 +30,9 @@ from ._common import (
     SseHandler,
     dumps,
     max_tokens,
+    merge_sampling,
     require_api_key,
+    sampling_params,
     token_count,
 )
 
@@ -66,7 +68,8 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
     """The request body. Compat flags (`ai.hosts`): `supportsStore` (default true: send `store: false`),
     `supportsMaxOutputTokens` (default true), `promptCacheKeyMode` ("auto"/"enabled": `prompt_cache_key` is
-    the session id; "disabled": never)."""
+    the session id; "disabled": never). models.json `samplingParams` are merged in at the top level
+    (`merge_sampling`: `temperature`, `top_p`, ... as the API names them)."""
     compat = effective_compat(model)
     body: dict[str, Any] = {"model": model["id"], "input": convert_input(model, context["messages"]), "stream": True}
     if context.get("systemPrompt"):
@@ -84,6 +87,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
         body["include"] = ["reasoning.encrypted_content"]  # stateless: reasoning comes back to us to replay
     if options.session_id and compat.get("promptCacheKeyMode", "auto") != "disabled":
         body["prompt_cache_key"] = options.session_id
+    merge_sampling(body, sampling_params(model, options))
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
@@ -234,13 +238,15 @@ class _Handler(SseHandler):
     # -- response lifecycle
 
     def _on_response_created(self, data: dict[str, Any]) -> Iterable[Event]:
-        response_id = (data.get("response") or {}).get("id")
-        if response_id:
-            self.builder.message["responseId"] = response_id
+        response = data.get("response") or {}
+        if response.get("id"):
+            self.builder.message["responseId"] = response["id"]
+        self.builder.note_response_model(response.get("model"))
         return ()
 
     def _on_response_completed(self, data: dict[str, Any]) -> Iterable[Event]:
         response = data.get("response") or {}
+        self.builder.note_response_model(response.get("model"))
         self._update_usage(response.get("usage"))
         self._status = str(response.get("status") or "completed")
         return ()
