@@ -292,3 +292,41 @@ async def test_prompt_after_agent_end_during_post_run_compaction_is_queued(agent
     assert "compaction_end" in types(events)
     final = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert final["content"][0]["text"] == "answer to the next prompt"
+
+
+# -- one context estimate (issue 10, 18) ---------------------------------------------------------------------
+
+def without_streamed_usage(env):
+    """Make the fake provider a server that sends no usage while streaming (the llama-cpp-python case)."""
+    path = Path(env["AGENT_FORGE_DIR"]) / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"]["fake"]["compat"] = {"supportsUsageInStreaming": False}
+    path.write_text(json.dumps(config))
+    return env
+
+
+def chars4(text):
+    return -(-len(text) // 4)
+
+
+async def test_context_usage_without_reported_usage_counts_system_prompt_and_tools(agent_env_factory, fake_llm,
+                                                                                   tmp_path):
+    env = without_streamed_usage(agent_env_factory(settings={"compaction": {"keepRecentTokens": 10}}))
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W},
+                         {"match": SUMMARY, "text": "## Objective\nShort."}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        stats = (await client.send({"type": "get_session_stats"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        compacted = await client.send({"type": "compact"})
+    body = fake_llm.requests[1]["body"]
+    assert "stream_options" not in body
+    assert all(m["usage"]["input"] == 0 for m in messages if m["role"] == "assistant")  # nothing was reported
+    system = body["messages"][0]["content"]
+    tools = [{"name": t["function"]["name"], "description": t["function"]["description"],
+              "parameters": t["function"]["parameters"]} for t in body["tools"]]
+    overhead = chars4(system) + chars4(json.dumps(tools, ensure_ascii=False))
+    conversation = sum(chars4("".join(b["text"] for b in m["content"])) for m in messages)
+    assert overhead > 1000  # the default system prompt and four tools dwarf the 4 short messages
+    assert stats["contextUsage"]["tokens"] == conversation + overhead
+    assert compacted["success"] is True and compacted["data"]["tokensBefore"] == stats["contextUsage"]["tokens"]

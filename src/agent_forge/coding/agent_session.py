@@ -200,7 +200,8 @@ class AgentSession:
 
         return session_stats(session_file=str(self.store.path) if self.store.path else None,
                              session_id=self.store.session_id, entries=self.store.entries,
-                             branch=self.store.branch(), messages=self.agent.messages, model=self.model)
+                             branch=self.store.branch(), messages=self.agent.messages, model=self.model,
+                             context_tokens=self.compaction.context_tokens())
 
     async def export_html(self, output_path: str | None = None) -> str:
         """Write the session as one self-contained HTML file (seed 000 `export_html`); returns its absolute

@@ -194,7 +194,7 @@ class CompactionController:
         if model is None:
             raise CompactionError("No model selected")
         settings = session.settings.compaction_for(model["provider"], model["id"])
-        overhead = overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+        overhead = self._overhead()
         tokens_before = context_tokens(session.agent.messages, overhead)
         requester = self.requester(model, source="compaction", reason=reason)
         path = session.store.branch()
@@ -247,6 +247,17 @@ class CompactionController:
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
+    def context_tokens(self) -> int:
+        """Tokens of the next request (`tokens.context_tokens`, the system prompt and tool definitions counted
+        while no response has reported usage): the one estimate the threshold trigger, `tokensBefore` and
+        `get_session_stats.contextUsage` share."""
+        return context_tokens(self._session.agent.messages, self._overhead())
+
+    def _overhead(self) -> int:
+        """The system prompt (the one the last run sent, else the one the next run will send) and tools."""
+        session = self._session
+        return overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+
     async def _recover(self) -> asyncio.Task | None:
         outcome = await self._run("overflow", will_retry=True)
         if outcome.result is None:
@@ -291,9 +302,7 @@ class CompactionController:
         if not self.enabled or model is None or self.is_compacting or session.store.leaf_id == self._failed_at:
             return False
         settings = session.settings.compaction_for(model["provider"], model["id"])
-        tokens = context_tokens(session.agent.messages,
-                                overhead_tokens(session.agent.system_prompt, session.agent.tools))
-        if not over_threshold(tokens, int(model.get("contextWindow") or 0), settings.reserve_tokens):
+        if not over_threshold(self.context_tokens(), int(model.get("contextWindow") or 0), settings.reserve_tokens):
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
 
