@@ -330,3 +330,50 @@ async def test_context_usage_without_reported_usage_counts_system_prompt_and_too
     assert overhead > 1000  # the default system prompt and four tools dwarf the 4 short messages
     assert stats["contextUsage"]["tokens"] == conversation + overhead
     assert compacted["success"] is True and compacted["data"]["tokensBefore"] == stats["contextUsage"]["tokens"]
+
+
+# -- small context windows (issue 10, 13) --------------------------------------------------------------------
+
+LONG = "word " * 800  # 1,000 tokens at chars/4
+
+
+async def test_an_8k_model_recovers_from_an_overflow_with_default_settings(agent_env_factory, fake_llm, tmp_path):
+    """Default keepRecentTokens (20,000) and reserveTokens (16,384) are larger than the whole window: they are
+    capped at a quarter of it, so the overflow compacts instead of failing with "Nothing to compact"."""
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"}, OVERFLOW,
+                         {"match": SUMMARY, "text": "## Objective\nLong questions."},
+                         {"text": "recovered"}, {"text": "and the next one works too"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + LONG, "second " + LONG, "third " + LONG)
+        events = await client.prompt_and_wait("fourth " + LONG)
+        after = await client.prompt_and_wait("fifth")
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["result"] is not None and end["willRetry"] is True
+    assert end["result"]["summary"].startswith("## Objective\nLong questions.")
+    summary_request = json.dumps(fake_llm.requests[4]["body"])
+    assert "first word" in summary_request and fake_llm.requests[4]["body"]["max_completion_tokens"] < 8192
+    retried = sent(fake_llm, 5)
+    assert "Long questions." in retried[0][1] and [t[:6] for _, t in retried[1:]] == ["second", "two", "third ", "three", "fourth"]
+    answers = [m["content"][0]["text"] for m in (e["message"] for e in events + after if e["type"] == "message_end")
+               if m["role"] == "assistant" and m["stopReason"] == "stop"]
+    assert answers == ["recovered", "and the next one works too"]
+    assert "compaction_start" not in types(after)
+
+
+async def test_an_overflow_compaction_cannot_fix_says_what_to_do(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([OVERFLOW, {"text": "fresh start"}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("huge " + LONG * 10)
+        await client.send({"type": "new_session"})
+        after = await client.prompt_and_wait("small")
+    end = [e for e in events if e["type"] == "compaction_end"][-1]
+    assert end["unresolvedOverflow"] is True and end["result"] is None
+    message = end["errorMessage"]
+    assert message.startswith("Context overflow cannot be resolved by compaction (Nothing to compact")
+    assert "maximum context length" in message  # the provider's own words
+    assert "about 2048 tokens, compaction.keepRecentTokens" in message and "8192-token context window" in message
+    for remedy in ("new session (new_session)", "larger context window", "lower compaction.keepRecentTokens"):
+        assert remedy in message
+    assert [e["message"]["content"][0]["text"] for e in after if e["type"] == "message_end"][-1] == "fresh start"

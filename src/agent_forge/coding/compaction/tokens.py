@@ -13,6 +13,7 @@ from typing import Any
 
 from ..session_entries import AgentMessage
 from ..session_stats import CHARS_PER_TOKEN, estimate_tokens, reported_tokens
+from ..settings import WINDOW_SHARE
 
 
 def text_tokens(text: str) -> int:
@@ -76,6 +77,15 @@ def output_budget(model: dict[str, Any], prompt_tokens: int, floor: int = 1024) 
     window = int(model.get("contextWindow") or 0)
     room = window - prompt_tokens if window > 0 else limit
     return max(floor, min(limit, room))
+
+
+def answer_reserve(model: dict[str, Any]) -> int:
+    """Tokens a summary request keeps free for its answer: the model's output limit, at most 16,384 and at
+    most `1/WINDOW_SHARE` of its context window (a small local model's output limit can equal its window,
+    which would leave no room for the transcript)."""
+    reserve = min(int(model.get("maxTokens") or 8192), 16384)
+    window = int(model.get("contextWindow") or 0)
+    return min(reserve, window // WINDOW_SHARE) if window > 0 else reserve
 
 
 def prompt_char_budget(model: dict[str, Any], reserve_output: int) -> int:
