@@ -70,6 +70,9 @@ class SessionOptions:
     """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
     no_project_resources: bool = False
     """`--no-project-resources`: ignore `<cwd>/.agent-forge/agent/` entirely."""
+    start_without_model: bool = False
+    """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
+    starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
 
 
 class AgentSession:
@@ -86,6 +89,8 @@ class AgentSession:
         self._listeners: list[Listener] = []
         self._settle_task: asyncio.Task | None = None
         self.persist_errors: list[str] = []
+        self.model_problem: str | None = None
+        """Why the start-up model is missing (an unresolved `--model` in RPC mode): the answer to prompts."""
         self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
@@ -296,7 +301,7 @@ class AgentSession:
     def _check_ready(self) -> None:
         model = self.agent.model
         if model is None:
-            raise CommandError(no_model_message(self.registry))
+            raise CommandError(self.model_problem or no_model_message(self.registry))
         if not self.registry.has_auth(model):
             raise CommandError(self.registry.auth_error_message(model))
 

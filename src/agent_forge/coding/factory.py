@@ -95,7 +95,12 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
         provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking,
         scope=session.model_control.scope)
     if model is None and (options.provider or options.model):
-        raise CommandError("; ".join(warnings) or f"Model not found: {options.model or options.provider}")
+        problem = "; ".join(warnings) or f"Model not found: {options.model or options.provider}"
+        if not options.start_without_model:
+            raise CommandError(session.registry.explain_missing(problem))
+        session.model_problem = session.registry.explain_missing(problem)  # what prompts answer
+        session.warnings.append(f"{problem}; starting without a model (choose one with set_model)")
+        return
     session.warnings.extend(warnings)
     if model is None:
         return
