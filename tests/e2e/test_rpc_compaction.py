@@ -361,13 +361,14 @@ async def test_an_8k_model_recovers_from_an_overflow_with_default_settings(agent
     assert "compaction_start" not in types(after)
 
 
-async def test_an_overflow_compaction_cannot_fix_says_what_to_do(agent_env_factory, fake_llm, tmp_path):
+async def test_an_overflow_compaction_cannot_fix_says_what_to_do_and_a_later_prompt_recovers(
+        agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(context_window=8192, max_tokens=8192)
-    fake_llm.set_script([OVERFLOW, {"text": "fresh start"}])
+    fake_llm.set_script([OVERFLOW, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nA huge paste."},
+                         {"text": "answer to the small one"}])
     async with await start(env, tmp_path) as client:
         events = await client.prompt_and_wait("huge " + LONG * 10)
-        await client.send({"type": "new_session"})
-        after = await client.prompt_and_wait("small")
+        later = await client.prompt_and_wait("small")
     end = [e for e in events if e["type"] == "compaction_end"][-1]
     assert end["unresolvedOverflow"] is True and end["result"] is None
     message = end["errorMessage"]
@@ -376,4 +377,10 @@ async def test_an_overflow_compaction_cannot_fix_says_what_to_do(agent_env_facto
     assert "about 2048 tokens, compaction.keepRecentTokens" in message and "8192-token context window" in message
     for remedy in ("new session (new_session)", "larger context window", "lower compaction.keepRecentTokens"):
         assert remedy in message
-    assert [e["message"]["content"][0]["text"] for e in after if e["type"] == "message_end"][-1] == "fresh start"
+    # The paste is in an earlier turn now: larger than the kept budget, it is condensed instead of kept.
+    recovered = next(e for e in later if e["type"] == "compaction_end")
+    assert recovered["result"] is not None and recovered["willRetry"] is True
+    retried = sent(fake_llm, 3)
+    assert "A huge paste." in retried[0][1] and [t for _, t in retried[1:]] == ["small"]
+    final = [e["message"] for e in later if e["type"] == "message_end"][-1]
+    assert final["stopReason"] == "stop" and final["content"][0]["text"] == "answer to the small one"
