@@ -258,7 +258,8 @@ class CompactionController:
         """Tokens of the next request (`tokens.context_tokens`, the system prompt and tool definitions counted
         while no response has reported usage): the one estimate the threshold trigger, `tokensBefore` and
         `get_session_stats.contextUsage` share."""
-        return context_tokens(self._session.agent.messages, self._overhead())
+        messages = self._session.agent.messages
+        return context_tokens(messages, self._overhead()) if messages else 0  # 0 without building a prompt
 
     def overflow_advice(self) -> str:
         """What the user can do when compaction cannot bring the context under the model's window (appended,
