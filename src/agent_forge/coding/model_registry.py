@@ -5,8 +5,9 @@
 A built-in provider id changes that provider (its `baseUrl`, `compat` and `headers` apply to its built-in
 models); any other id adds a provider and needs `api` and `baseUrl` (at provider or model level, or known
 from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one with the same id; a
-`modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors`
-(each message starts with the file path); the offending provider or model is skipped, the rest still loads.
+`modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors` as
+`<path>:<line>: <where>: <problem>` (the line of the offending key; a file that cannot be parsed at all gives
+`<path>: invalid JSON at line L column C: ...`); the offending provider or model is skipped, the rest still loads.
 Reported too, though nothing is skipped: an `api` no built-in module serves (a plugin may register it later),
 a duplicate model id within a provider, and a provider that is neither known nor adds models. The file is read
 through `safe_read.py` (a regular file of at most 1 MB, JSON nested at most 64 levels).
