@@ -361,6 +361,22 @@ async def test_an_8k_model_recovers_from_an_overflow_with_default_settings(agent
     assert "compaction_start" not in types(after)
 
 
+async def test_an_8k_model_compacts_at_its_own_threshold_with_default_settings(agent_env_factory, fake_llm,
+                                                                             tmp_path):
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([{"text": "one", "usage": {"input": 3400}}, {"text": "two", "usage": {"input": 5400}},
+                         {"text": "three", "usage": {"input": 7400}},  # over 8192 - 2048 once this run ends
+                         {"match": SUMMARY, "text": "## Objective\nEarly turns."}, {"text": "four"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + LONG * 2, "second " + LONG * 2)
+        events = await client.prompt_and_wait("third " + LONG * 2)
+        await client.prompt_and_wait("fourth")
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "threshold" and end["result"]["tokensBefore"] >= 7400
+    assert end["result"]["firstKeptEntryId"] is not None
+    assert "Early turns." in sent(fake_llm, 4)[0][1]
+
+
 async def test_an_overflow_compaction_cannot_fix_says_what_to_do_and_a_later_prompt_recovers(
         agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(context_window=8192, max_tokens=8192)
