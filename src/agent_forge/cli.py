@@ -165,7 +165,8 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        scoped_models=args.models, context_window=args.context_window, **options_from_args(args),
+        scoped_models=args.models, context_window=args.context_window, start_without_model=(mode == "rpc"),
+        **options_from_args(args),
     )
     try:
         session = create_session(options)

@@ -120,7 +120,7 @@ def test_bad_entries_are_skipped_one_by_one(agent_dir: Path) -> None:
     registry = ModelRegistry(agent_dir)
     assert [m["id"] for m in registry.models if m["provider"] in ("nourl", "local", "typo")] == ["good"]
     joined = "\n".join(registry.errors)
-    assert all(e.startswith(f"{path}: providers.") for e in registry.errors)
+    assert all(e.startswith(f"{path}:1: providers.") for e in registry.errors)  # path:line: where
     assert 'providers.nourl.models[0]: "baseUrl" is required' in joined
     assert 'providers.local.models[0]: "contextWindow" must be a positive number' in joined
     assert 'providers.local.models[1]: "id" is required' in joined
@@ -486,7 +486,7 @@ def test_unknown_api_bad_url_duplicates_and_empty_provider_are_reported(agent_di
     }})
     registry = ModelRegistry(agent_dir)
     errors = "\n".join(registry.errors)
-    assert all(e.startswith(f"{path}: providers.") for e in registry.errors)
+    assert all(e.startswith(f"{path}:1: providers.") for e in registry.errors)  # path:line: where
     assert 'providers.mind: "api" "telepathy" is not a known API (' in errors and "openai-completions" in errors
     assert registry.find("mind", "m") is not None  # kept: a plugin may register the API later
     assert 'providers.typo: "baseUrl" must be an http:// or https:// URL' in errors and '"not a url"' in errors
@@ -509,8 +509,21 @@ def test_errors_note_names_models_json_problems(agent_dir: Path) -> None:
     path = write_models(agent_dir, {"providers": {"typo": {"baseUrl": "nope", "api": "openai-completions",
                                                            "models": [{"id": "t"}]}, "x": {}}})
     note = ModelRegistry(agent_dir).errors_note()
-    assert note.startswith(f" {path} had errors, so some of its models may have been skipped: providers.typo:")
+    assert note.startswith(f" {path} had errors, so some of its models may have been skipped: line 1: providers.typo:")
     assert note.endswith("(and 1 more problem(s)).")
+
+
+def test_problems_name_the_line_of_the_offending_key(agent_dir: Path) -> None:
+    path = write_models(agent_dir, json.dumps({"providers": {
+        "a": {"baseUrl": "http://127.0.0.1:1/v1", "api": "openai-completions", "models": [{"id": "x"}]},
+        "b": {"api": "openai-completions", "baseUrl": "127.0.0.1:2/v1", "models": [{"id": "y"}]},
+    }}, indent=2))
+    lines = path.read_text().splitlines()
+    url_line = next(i for i, line in enumerate(lines, 1) if '"127.0.0.1:2/v1"' in line)
+    [error] = ModelRegistry(agent_dir).errors
+    assert error.startswith(f'{path}:{url_line}: providers.b: "baseUrl" must be an http:// or https:// URL')
+    assert ModelRegistry(agent_dir).explain_missing('No model matches "b/y"') == (
+        f'No model matches "b/y". {path} has problems, so some of its models were not loaded:\n  {error}')
 
 
 # -- hosts without built-in models accept any model id ----------------------------------------------------

@@ -96,6 +96,15 @@ def test_json_blank_invalid_and_non_utf8(tmp_path: Path) -> None:
         read_json_file(path)
 
 
+def test_a_trailing_comma_is_named_at_the_comma() -> None:
+    with pytest.raises(ConfigFileError, match=r"^invalid JSON at line 1 column 8: trailing comma before '}' "):
+        parse_json('{"a": 1,\n }')
+    with pytest.raises(ConfigFileError, match=r"^invalid JSON at line 2 column 6: trailing comma before ']' "):
+        parse_json('[1,\n  2  ,\n]')
+    with pytest.raises(ConfigFileError, match=r"^invalid JSON at line 1 column 1: Expecting value$"):
+        parse_json(']')
+
+
 @pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 100_000])
 def test_deep_nesting_is_an_error_not_a_crash(depth: int) -> None:
     with pytest.raises(ConfigFileError, match=f"nested more than {MAX_JSON_DEPTH} levels"):

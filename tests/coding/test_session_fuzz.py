@@ -148,7 +148,7 @@ def exercise(path: Path) -> None:
     _ = store.session_name
     model: Any = {"contextWindow": 1000}
     stats = session_stats(session_file=str(path), session_id=store.session_id, entries=store.entries,
-                          branch=store.branch(), messages=context.messages, model=model)
+                          branch=store.branch(), messages=context.messages, model=model, context_tokens=0)
     assert stats["totalMessages"] == len(context.messages)
     assert session_info(path) is not None
     render_html(SessionSnapshot.of_store(store))

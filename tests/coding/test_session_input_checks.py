@@ -121,7 +121,7 @@ def test_no_model_message_mentions_models_json_errors(tmp_path: Path) -> None:
         s.prompt("hello")
     message = str(caught.value)
     assert message.startswith("No model available: no provider has an API key.")
-    assert f"{agent / 'models.json'} had errors, so some of its models may have been skipped: providers.local: " \
+    assert f"{agent / 'models.json'} had errors, so some of its models may have been skipped: line 1: providers.local: " \
            '"baseUrl" must be an http:// or https:// URL' in message
 
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from agent_forge.coding.compaction.tokens import context_tokens
 from agent_forge.coding.session_stats import (
     IMAGE_CHARS,
-    context_tokens,
     context_usage,
     estimate_tokens,
     message_counts,
@@ -47,7 +47,8 @@ def tool_result(text: str, used: dict | None = None) -> dict:
 
 def stats_of(store: SessionStore, messages: list[dict], model: dict | None = MODEL) -> dict:
     return session_stats(session_file=str(store.path) if store.path else None, session_id=store.session_id,
-                         entries=store.entries, branch=store.branch(), messages=messages, model=model)
+                         entries=store.entries, branch=store.branch(), messages=messages, model=model,
+                         context_tokens=context_tokens(messages))
 
 
 # -- counts -------------------------------------------------------------------------------------------
@@ -142,6 +143,8 @@ def test_without_any_reported_usage_everything_is_estimated():
     messages = [{"role": "user", "content": [{"type": "text", "text": "abcd"}, image], "timestamp": 1},
                 {"role": "bashExecution", "command": "ls", "output": "a\nb", "timestamp": 2}]
     assert context_tokens(messages) == 1 + IMAGE_CHARS // 4 + 2
+    assert context_tokens(messages, overhead=1300) == 1 + IMAGE_CHARS // 4 + 2 + 1300  # system prompt, tools
+    assert context_tokens([], overhead=1300) == 0  # nothing sent yet (the reference's fresh session)
 
 
 def test_thinking_and_tool_arguments_are_estimated():
@@ -152,14 +155,14 @@ def test_thinking_and_tool_arguments_are_estimated():
 
 
 def test_percent_is_tokens_over_context_window_times_100():
-    result = context_usage([user("q"), assistant("a", used=usage(1200, 12))], {"contextWindow": 128000})
+    result = context_usage(context_tokens([user("q"), assistant("a", used=usage(1200, 12))]), {"contextWindow": 128000})
     assert result == {"tokens": 1212, "contextWindow": 128000, "percent": pytest.approx(0.946875)}
 
 
 @pytest.mark.parametrize("model", [None, {"id": "m"}, {"contextWindow": 0}, {"contextWindow": "big"}])
 def test_context_usage_is_omitted_without_model_or_window(model):
     store = SessionStore.in_memory("/w")
-    assert context_usage([], model) is None
+    assert context_usage(0, model) is None
     assert "contextUsage" not in stats_of(store, [], model)
 
 

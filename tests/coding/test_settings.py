@@ -144,6 +144,19 @@ def test_compaction_model_overrides_and_strategy(dirs: tuple[Path, Path]) -> Non
     assert settings.compaction_for("openai", "gpt-4o").keep_recent_tokens == 20000
 
 
+def test_compaction_budgets_are_capped_at_a_quarter_of_the_window_unless_overridden(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    write_global(agent, {"compaction": {"modelOverrides": {"local/big-keep": {"keepRecentTokens": 6000}}}})
+    settings = load_settings(project, agent)
+    small = settings.compaction_for("local", "m", 8192)
+    assert (small.reserve_tokens, small.keep_recent_tokens) == (2048, 2048)  # defaults 16384 / 20000
+    large = settings.compaction_for("anthropic", "opus", 200_000)
+    assert (large.reserve_tokens, large.keep_recent_tokens) == (16384, 20000)  # below the cap: unchanged
+    chosen = settings.compaction_for("local", "big-keep", 8192)
+    assert (chosen.reserve_tokens, chosen.keep_recent_tokens) == (2048, 6000)  # a model override is taken as is
+    assert settings.compaction_for("local", "m", 0).keep_recent_tokens == 20000  # no known window: no cap
+
+
 def test_model_thinking_levels_and_partial_messages(dirs: tuple[Path, Path]) -> None:
     agent, project = dirs
     write_project(project, {"modelThinkingLevels": {"anthropic/claude-opus-4-5": "high", "x/y": "loud"},

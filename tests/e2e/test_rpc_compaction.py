@@ -292,3 +292,111 @@ async def test_prompt_after_agent_end_during_post_run_compaction_is_queued(agent
     assert "compaction_end" in types(events)
     final = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert final["content"][0]["text"] == "answer to the next prompt"
+
+
+# -- one context estimate (issue 10, 18) ---------------------------------------------------------------------
+
+def without_streamed_usage(env):
+    """Make the fake provider a server that sends no usage while streaming (the llama-cpp-python case)."""
+    path = Path(env["AGENT_FORGE_DIR"]) / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"]["fake"]["compat"] = {"supportsUsageInStreaming": False}
+    path.write_text(json.dumps(config))
+    return env
+
+
+def chars4(text):
+    return -(-len(text) // 4)
+
+
+async def test_context_usage_without_reported_usage_counts_system_prompt_and_tools(agent_env_factory, fake_llm,
+                                                                                   tmp_path):
+    env = without_streamed_usage(agent_env_factory(settings={"compaction": {"keepRecentTokens": 10}}))
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W},
+                         {"match": SUMMARY, "text": "## Objective\nShort."}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        stats = (await client.send({"type": "get_session_stats"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        compacted = await client.send({"type": "compact"})
+    body = fake_llm.requests[1]["body"]
+    assert "stream_options" not in body
+    assert all(m["usage"]["input"] == 0 for m in messages if m["role"] == "assistant")  # nothing was reported
+    system = body["messages"][0]["content"]
+    tools = [{"name": t["function"]["name"], "description": t["function"]["description"],
+              "parameters": t["function"]["parameters"]} for t in body["tools"]]
+    overhead = chars4(system) + chars4(json.dumps(tools, ensure_ascii=False))
+    conversation = sum(chars4("".join(b["text"] for b in m["content"])) for m in messages)
+    assert overhead > 1000  # the default system prompt and four tools dwarf the 4 short messages
+    assert stats["contextUsage"]["tokens"] == conversation + overhead
+    assert compacted["success"] is True and compacted["data"]["tokensBefore"] == stats["contextUsage"]["tokens"]
+
+
+# -- small context windows (issue 10, 13) --------------------------------------------------------------------
+
+LONG = "word " * 800  # 1,000 tokens at chars/4
+
+
+async def test_an_8k_model_recovers_from_an_overflow_with_default_settings(agent_env_factory, fake_llm, tmp_path):
+    """Default keepRecentTokens (20,000) and reserveTokens (16,384) are larger than the whole window: they are
+    capped at a quarter of it, so the overflow compacts instead of failing with "Nothing to compact"."""
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"}, OVERFLOW,
+                         {"match": SUMMARY, "text": "## Objective\nLong questions."},
+                         {"text": "recovered"}, {"text": "and the next one works too"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + LONG, "second " + LONG, "third " + LONG)
+        events = await client.prompt_and_wait("fourth " + LONG)
+        after = await client.prompt_and_wait("fifth")
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["result"] is not None and end["willRetry"] is True
+    assert end["result"]["summary"].startswith("## Objective\nLong questions.")
+    summary_request = json.dumps(fake_llm.requests[4]["body"])
+    assert "first word" in summary_request and fake_llm.requests[4]["body"]["max_completion_tokens"] < 8192
+    retried = sent(fake_llm, 5)
+    assert "Long questions." in retried[0][1] and [t[:6] for _, t in retried[1:]] == ["second", "two", "third ", "three", "fourth"]
+    answers = [m["content"][0]["text"] for m in (e["message"] for e in events + after if e["type"] == "message_end")
+               if m["role"] == "assistant" and m["stopReason"] == "stop"]
+    assert answers == ["recovered", "and the next one works too"]
+    assert "compaction_start" not in types(after)
+
+
+async def test_an_8k_model_compacts_at_its_own_threshold_with_default_settings(agent_env_factory, fake_llm,
+                                                                             tmp_path):
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([{"text": "one", "usage": {"input": 3400}}, {"text": "two", "usage": {"input": 5400}},
+                         {"text": "three", "usage": {"input": 7400}},  # over 8192 - 2048 once this run ends
+                         {"match": SUMMARY, "text": "## Objective\nEarly turns."}, {"text": "four"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + LONG * 2, "second " + LONG * 2)
+        events = await client.prompt_and_wait("third " + LONG * 2)
+        await client.prompt_and_wait("fourth")
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "threshold" and end["result"]["tokensBefore"] >= 7400
+    assert end["result"]["firstKeptEntryId"] is not None
+    assert "Early turns." in sent(fake_llm, 4)[0][1]
+
+
+async def test_an_overflow_compaction_cannot_fix_says_what_to_do_and_a_later_prompt_recovers(
+        agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    fake_llm.set_script([OVERFLOW, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nA huge paste."},
+                         {"text": "answer to the small one"}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("huge " + LONG * 10)
+        later = await client.prompt_and_wait("small")
+    end = [e for e in events if e["type"] == "compaction_end"][-1]
+    assert end["unresolvedOverflow"] is True and end["result"] is None
+    message = end["errorMessage"]
+    assert message.startswith("Context overflow cannot be resolved by compaction (Nothing to compact")
+    assert "maximum context length" in message  # the provider's own words
+    assert "about 2048 tokens, compaction.keepRecentTokens" in message and "8192-token context window" in message
+    for remedy in ("new session (new_session)", "larger context window", "lower compaction.keepRecentTokens"):
+        assert remedy in message
+    # The paste is in an earlier turn now: larger than the kept budget, it is condensed instead of kept.
+    recovered = next(e for e in later if e["type"] == "compaction_end")
+    assert recovered["result"] is not None and recovered["willRetry"] is True
+    retried = sent(fake_llm, 3)
+    assert "A huge paste." in retried[0][1] and [t for _, t in retried[1:]] == ["small"]
+    final = [e["message"] for e in later if e["type"] == "message_end"][-1]
+    assert final["stopReason"] == "stop" and final["content"][0]["text"] == "answer to the small one"

@@ -78,6 +78,9 @@ class SessionOptions:
     """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
     no_project_resources: bool = False
     """`--no-project-resources`: ignore `<cwd>/.agent-forge/agent/` entirely."""
+    start_without_model: bool = False
+    """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
+    starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
 
 
 class AgentSession:
@@ -96,6 +99,8 @@ class AgentSession:
         self.write_failures: list[str] = []
         """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
         self._write_retry: asyncio.TimerHandle | None = None
+        self.model_problem: str | None = None
+        """Why the start-up model is missing (an unresolved `--model` in RPC mode): the answer to prompts."""
         self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
@@ -246,7 +251,8 @@ class AgentSession:
 
         return session_stats(session_file=str(self.store.path) if self.store.path else None,
                              session_id=self.store.session_id, entries=self.store.entries,
-                             branch=self.store.branch(), messages=self.agent.messages, model=self.model)
+                             branch=self.store.branch(), messages=self.agent.messages, model=self.model,
+                             context_tokens=self.compaction.context_tokens())
 
     async def export_html(self, output_path: str | None = None) -> str:
         """Write the session as one self-contained HTML file (seed 000 `export_html`); returns its absolute
@@ -341,7 +347,7 @@ class AgentSession:
     def _check_ready(self) -> None:
         model = self.agent.model
         if model is None:
-            raise CommandError(no_model_message(self.registry))
+            raise CommandError(self.model_problem or no_model_message(self.registry))
         if not self.registry.has_auth(model):
             raise CommandError(self.registry.auth_error_message(model))
 

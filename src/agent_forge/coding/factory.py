@@ -114,12 +114,18 @@ def _select_model(session: AgentSession, options: SessionOptions) -> None:
 
 
 def _initial_model(session: AgentSession, options: SessionOptions) -> tuple[Any, str, list[str]]:
-    """`ModelRegistry.initial_model` for the flags; raises `CommandError` when flags name no model."""
+    """`ModelRegistry.initial_model` for the flags: (model or None, thinking level, warnings). Flags that name no
+    model raise `CommandError`, except with `start_without_model` (RPC), which records why in `model_problem`."""
     model, thinking, warnings = session.registry.initial_model(
         provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking,
         scope=session.model_control.scope)
     if model is None and (options.provider or options.model):
-        raise CommandError("; ".join(warnings) or f"Model not found: {options.model or options.provider}")
+        problem = "; ".join(warnings) or f"Model not found: {options.model or options.provider}"
+        if not options.start_without_model:
+            raise CommandError(session.registry.explain_missing(problem))
+        session.model_problem = session.registry.explain_missing(problem)  # what prompts answer
+        session.warnings.append(f"{problem}; starting without a model (choose one with set_model)")
+        return None, thinking, warnings
     session.warnings.extend(warnings)
     return model, thinking, warnings
 
@@ -132,7 +138,7 @@ def _resume_model(session: AgentSession, options: SessionOptions) -> None:
     level = _explicit_level(session, options)
     chosen = current
     if options.model or (options.provider and options.provider.lower() != current["provider"].lower()):
-        chosen, _, _ = _initial_model(session, options)
+        chosen = _initial_model(session, options)[0] or current  # unresolved (RPC): the branch's model stays
     control = session.model_control
     if (chosen["provider"], chosen["id"]) != (current["provider"], current["id"]):
         control.switch(chosen, level)

@@ -5,8 +5,9 @@
 A built-in provider id changes that provider (its `baseUrl`, `compat` and `headers` apply to its built-in
 models); any other id adds a provider and needs `api` and `baseUrl` (at provider or model level, or known
 from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one with the same id; a
-`modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors`
-(each message starts with the file path); the offending provider or model is skipped, the rest still loads.
+`modelOverrides` entry merges into an existing model (object fields key by key). Problems go to `errors` as
+`<path>:<line>: <where>: <problem>` (the line of the offending key; a file that cannot be parsed at all gives
+`<path>: invalid JSON at line L column C: ...`); the offending provider or model is skipped, the rest still loads.
 Reported too, though nothing is skipped: an `api` no built-in module serves (a plugin may register it later),
 a duplicate model id within a provider, and a provider that is neither known nor adds models. The file is read
 through `safe_read.py` (a regular file of at most 1 MB, JSON nested at most 64 levels).
@@ -49,7 +50,7 @@ from ..ai.catalogue import (
 from ..ai.registry import known_apis
 from ..ai.types import THINKING_LEVELS, Model
 from .auth import AuthStorage, explain_key_value, key_value_configured
-from .safe_read import ConfigFileError, read_json_file
+from .safe_read import ConfigFileError, read_json_document
 
 MODELS_FILE = "models.json"
 AUTH_FILE = "auth.json"
@@ -140,13 +141,26 @@ _VALUE_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def _problem(entry: dict[str, Any]) -> str | None:
+def _problem(entry: dict[str, Any]) -> tuple[str, str] | None:
+    """`(key, message)` of the first field of `entry` that fails its check, or None."""
     for checks in (_CHECKS, _VALUE_CHECKS):
         for key, value in entry.items():
             check = checks.get(key)
             if check and not check[0](value):
-                return f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
+                return key, f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
     return None
+
+
+Where = tuple[str | int, ...]
+"""Where a problem is in `models.json`: keys and indexes from the top, `("providers", "local", "models", 0)`."""
+
+
+def _dotted(where: Where) -> str:
+    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`."""
+    text = ""
+    for part in where:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 def _merge(base: Any, over: Any) -> Any:
@@ -194,6 +208,7 @@ class ModelRegistry:
         self.errors = []
         self._models = copy.deepcopy(BUILTIN_MODELS)
         self._provider_keys, self._headers, self._provider_entries = {}, {}, {}
+        self._text = ""
         providers = self._read_models_file()
         for provider_id, entry in providers.items():
             self._apply_provider(provider_id, entry)
@@ -219,7 +234,7 @@ class ModelRegistry:
 
     def _read_models_file(self) -> dict[str, Any]:
         try:
-            data = read_json_file(self.models_path, if_blank={})
+            data, self._text = read_json_document(self.models_path, if_blank={})
         except FileNotFoundError:
             return {}
         except ConfigFileError as exc:
@@ -235,16 +250,22 @@ class ModelRegistry:
         self.errors.append(f"{self.models_path}: {message}; custom models ignored, built-in models still work")
         return {}
 
-    def _error(self, where: str, message: str) -> None:
-        self.errors.append(f"{self.models_path}: {where}: {message}")
+    def _error(self, where: Where, message: str, key: str | None = None) -> None:
+        """Record a problem as `<path>:<line>: <where>: <message>`; the line is that of `key` inside `where`
+        (of `where` itself without a key)."""
+        from .json_locate import locate  # only when there is something to report
+
+        position = locate(self._text, (*where, key) if key else where)
+        line = f":{position[0]}" if position else ""
+        self.errors.append(f"{self.models_path}{line}: {_dotted(where)}: {message}")
 
     def _apply_provider(self, provider: str, entry: Any) -> None:
-        where = f"providers.{provider}"
+        where: Where = ("providers", provider)
         if not isinstance(entry, dict):
             return self._error(where, "must be an object")
         problem = _problem(entry)
         if problem:
-            return self._error(where, f"{problem}; provider skipped")
+            return self._error(where, f"{problem[1]}; provider skipped", problem[0])
         existing = [m for m in self._models if m["provider"] == provider]
         self._check_provider(provider, entry, bool(existing), where)
         self._provider_entries[provider] = entry
@@ -255,11 +276,11 @@ class ModelRegistry:
             self._headers[(provider, None)] = dict(entry["headers"])
         keyless = not existing and provider not in PROVIDER_ENV_KEYS and "apiKey" not in entry
         for index, model_entry in enumerate(entry.get("models", [])):
-            self._add_model(provider, entry, existing, model_entry, f"{where}.models[{index}]", keyless)
+            self._add_model(provider, entry, existing, model_entry, (*where, "models", index), keyless)
         for model_id, override in entry.get("modelOverrides", {}).items():
-            self._override_model(provider, model_id, override, f"{where}.modelOverrides.{model_id}")
+            self._override_model(provider, model_id, override, (*where, "modelOverrides", model_id))
 
-    def _check_provider(self, provider: str, entry: dict[str, Any], builtin: bool, where: str) -> None:
+    def _check_provider(self, provider: str, entry: dict[str, Any], builtin: bool, where: Where) -> None:
         """Problems that skip nothing but would surface only at the first request (or never)."""
         self._check_api(entry, where)
         if not entry.get("models") and not builtin and provider not in PROVIDER_ENDPOINTS:
@@ -269,16 +290,16 @@ class ModelRegistry:
         for index, model_entry in enumerate(entry.get("models", [])):
             model_id = model_entry.get("id") if isinstance(model_entry, dict) else None
             if isinstance(model_id, str) and model_id in seen:
-                self._error(f"{where}.models[{index}]", f'duplicate model id "{model_id}" (also '
-                                                        f"models[{seen[model_id]}]); this later entry is used")
+                self._error((*where, "models", index), f'duplicate model id "{model_id}" (also '
+                                                       f"models[{seen[model_id]}]); this later entry is used", "id")
             elif isinstance(model_id, str):
                 seen[model_id] = index
 
-    def _check_api(self, entry: dict[str, Any], where: str) -> None:
+    def _check_api(self, entry: dict[str, Any], where: Where) -> None:
         api = entry.get("api")
         if isinstance(api, str) and api not in known_apis():
             self._error(where, f'"api" "{api}" is not a known API ({", ".join(known_apis())}); requests to its '
-                               "models fail unless a plugin provides it")
+                               "models fail unless a plugin provides it", "api")
 
     def _change_builtin_provider(self, existing: list[Model], entry: dict[str, Any]) -> None:
         for model in existing:
@@ -288,12 +309,12 @@ class ModelRegistry:
                 model["compat"] = _merge(model.get("compat") or {}, entry["compat"])
 
     def _add_model(self, provider: str, pentry: dict[str, Any], existing: list[Model], entry: Any,
-                   where: str, keyless: bool) -> None:
+                   where: Where, keyless: bool) -> None:
         if not isinstance(entry, dict):
             return self._error(where, "must be an object with an \"id\"")
-        problem = _problem(entry) or (None if "id" in entry else '"id" is required')
+        problem = _problem(entry) or (None if "id" in entry else (None, '"id" is required'))
         if problem:
-            return self._error(where, f"{problem}; model skipped")
+            return self._error(where, f"{problem[1]}; model skipped", problem[0])
         self._check_api(entry, where)
         endpoint = PROVIDER_ENDPOINTS.get(provider, (None, None))
         api = entry.get("api") or pentry.get("api") or (existing[0]["api"] if existing else endpoint[0])
@@ -314,12 +335,12 @@ class ModelRegistry:
                 return
         self._models.append(model)
 
-    def _override_model(self, provider: str, model_id: str, override: Any, where: str) -> None:
+    def _override_model(self, provider: str, model_id: str, override: Any, where: Where) -> None:
         if not isinstance(override, dict):
             return self._error(where, "must be an object")
         problem = _problem({k: v for k, v in override.items() if k not in ("id", "models")})
         if problem:
-            return self._error(where, f"{problem}; override skipped")
+            return self._error(where, f"{problem[1]}; override skipped", problem[0])
         model = self.find(provider, model_id)
         if model is None:
             return  # documented: overrides for unknown ids are ignored
@@ -446,8 +467,17 @@ class ModelRegistry:
         if not self.errors:
             return ""
         more = f" (and {len(self.errors) - 1} more problem(s))" if len(self.errors) > 1 else ""
-        first = self.errors[0].removeprefix(f"{self.models_path}: ")
+        first = re.sub(r"^:(\d+): ", r"line \1: ", self.errors[0].removeprefix(str(self.models_path)))
+        first = first.removeprefix(": ")
         return f" {self.models_path} had errors, so some of its models may have been skipped: {first}{more}."
+
+    def explain_missing(self, message: str) -> str:
+        """`message` (a model or provider that was not found) followed by every `models.json` problem, one per
+        line, since the model may be one the file failed to add; `message` alone when the file had none."""
+        if not self.errors:
+            return message
+        return "\n".join([f"{message}. {self.models_path} has problems, so some of its models were not loaded:",
+                          *(f"  {error}" for error in self.errors)])
 
     def available_models(self) -> list[Model]:
         """Models with a configured credential, in catalogue order."""

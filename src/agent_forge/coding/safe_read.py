@@ -78,6 +78,13 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
     Raises `FileNotFoundError` when nothing is at `path` (a broken link included), and `ConfigFileError`
     for every other problem: unreadable, not a regular file, larger than `limit`, not UTF-8, invalid JSON,
     or nested deeper than `MAX_JSON_DEPTH`."""
+    return read_json_document(path, limit, if_blank=if_blank)[0]
+
+
+def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,
+                       if_blank: Any = None) -> tuple[Any, str]:
+    """`(parsed JSON, text)` of a small regular file: `read_json_file`, with the text kept so that a later
+    message can name the line of a value (`json_locate.locate`). Raises as `read_json_file` does."""
     try:
         text = read_text_file(path, limit, what="configuration files", errors="strict")
     except FileNotFoundError:
@@ -88,7 +95,7 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
         raise ConfigFileError(str(exc)) from None
     except OSError as exc:
         raise ConfigFileError(f"cannot read: {exc.strerror or exc}") from None
-    return parse_json(text) if text.strip() else if_blank
+    return (parse_json(text) if text.strip() else if_blank), text
 
 
 def parse_json(text: str) -> Any:
@@ -96,12 +103,25 @@ def parse_json(text: str) -> Any:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigFileError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise ConfigFileError(_syntax_message(text, exc)) from None
     except RecursionError:  # the parser's own stack gave out: far deeper than the limit
         raise ConfigFileError(_TOO_DEEP) from None
     if _depth_exceeds(data, MAX_JSON_DEPTH):
         raise ConfigFileError(_TOO_DEEP)
     return data
+
+
+def _syntax_message(text: str, exc: json.JSONDecodeError) -> str:
+    """`invalid JSON at line L column C: <reason>`; a trailing comma (the most common hand-editing slip, which
+    the parser reports at the bracket after it) is named as such, at the comma."""
+    before = text[:exc.pos].rstrip()
+    if exc.pos < len(text) and text[exc.pos] in "}]" and before.endswith(","):
+        comma = len(before) - 1
+        line = text.count("\n", 0, comma) + 1
+        column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+        closing = text[exc.pos]
+        return f"invalid JSON at line {line} column {column}: trailing comma before '{closing}' (JSON allows none)"
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
 
 
 def format_size(size: int) -> str:

@@ -6,9 +6,11 @@ Scope (seed 000, "get_session_stats"; seed 003 says "current session state", 000
 - `tokens` and `cost` are what the whole session file spent: every entry of the file, abandoned branches
   included (you paid for them), summing assistant messages, tool-reported `usage` on `toolResult` messages,
   `compaction` and `branch_summary` summaries, and `usage` entries (session-format.md, "UsageEntry");
-- `contextUsage` estimates the current context: the last assistant response's reported usage plus a chars/4
-  estimate of the messages after it (compaction.md). Right after a compaction no response has measured the
-  new context yet, so `tokens` and `percent` are null until one does.
+- `contextUsage` is the context estimate the compaction trigger uses (`compaction/tokens.context_tokens`, given
+  by the caller): the last response's reported usage plus chars/4 estimates of the messages after it, or,
+  when no response reported usage, estimates of every message plus the system prompt and tool definitions
+  (compaction.md). Right after a compaction no response has measured the new context yet, so `tokens` and
+  `percent` are null until one does.
 """
 
 from __future__ import annotations
@@ -30,17 +32,20 @@ _USAGE_ENTRY_TYPES = ("compaction", "branch_summary", "usage")
 
 
 def session_stats(*, session_file: str | None, session_id: str, entries: Iterable[SessionEntry],
-                  branch: list[SessionEntry], messages: list[AgentMessage], model: Model | None) -> dict[str, Any]:
+                  branch: list[SessionEntry], messages: list[AgentMessage], model: Model | None,
+                  context_tokens: int) -> dict[str, Any]:
     """The `get_session_stats` data: `{sessionFile, sessionId, userMessages, assistantMessages, toolCalls,
     toolResults, totalMessages, tokens{input, output, cacheRead, cacheWrite, total}, cost, contextUsage?}`.
 
     `entries`: every entry of the file; `branch`: the active branch (root → leaf); `messages`: the agent's
-    current messages. `cost` is in dollars. `contextUsage` is left out without a model or context window.
+    current messages; `context_tokens`: the session's context estimate (`CompactionController.context_tokens`).
+    `cost` is in dollars. `contextUsage` is left out without a model or context window.
     """
     tokens, cost = usage_totals(entries)
     stats: dict[str, Any] = {"sessionFile": session_file, "sessionId": session_id, **message_counts(messages),
                              "tokens": tokens, "cost": cost}
-    usage = context_usage(messages, model, measured=_measured_since_compaction(branch))
+    measured = _measured_since_compaction(branch)
+    usage = context_usage(context_tokens if measured else None, model)
     if usage is not None:
         stats["contextUsage"] = usage
     return stats
@@ -80,32 +85,20 @@ def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
             yield usage
 
 
-def context_usage(messages: list[AgentMessage], model: Model | None, *, measured: bool = True
-                  ) -> dict[str, Any] | None:
-    """`{tokens, contextWindow, percent}` for the current context, or None without a model or context window.
+def context_usage(tokens: int | None, model: Model | None) -> dict[str, Any] | None:
+    """`{tokens, contextWindow, percent}` for a context of `tokens`, or None without a model or context window.
 
-    `percent` is `tokens / contextWindow * 100`. `measured=False` (a compaction happened after the last
-    reported usage) gives `tokens: null, percent: null`.
+    `percent` is `tokens / contextWindow * 100`. `tokens=None` (a compaction happened after the last reported
+    usage) gives `tokens: null, percent: null`.
     """
     window = (model or {}).get("contextWindow")
     if not isinstance(window, (int, float)) or isinstance(window, bool) or window <= 0:
         return None
-    tokens = context_tokens(messages) if measured else None
     percent = None if tokens is None else tokens / window * 100
     return {"tokens": tokens, "contextWindow": window, "percent": percent}
 
 
-def context_tokens(messages: list[AgentMessage]) -> int:
-    """Tokens the context holds now: the usage of the last successful assistant response (input, output and
-    cache) plus an estimate of every message after it; an estimate of all messages when none reported usage."""
-    for index in range(len(messages) - 1, -1, -1):
-        reported = _reported_tokens(messages[index])
-        if reported:
-            return reported + sum(estimate_tokens(m) for m in messages[index + 1:])
-    return sum(estimate_tokens(m) for m in messages)
-
-
-def _reported_tokens(message: AgentMessage) -> int:
+def reported_tokens(message: AgentMessage) -> int:
     """Context size measured by an assistant response; 0 for other messages and failed or aborted turns,
     whose usage does not describe a complete request."""
     if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
@@ -151,7 +144,7 @@ def _measured_since_compaction(branch: list[SessionEntry]) -> bool:
         if entry.get("type") == "compaction":
             return False
         message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and _reported_tokens(message):
+        if isinstance(message, dict) and reported_tokens(message):
             return True
     return True
 

@@ -56,6 +56,11 @@ class CompactionSettings:
     strategy: str = "summary"
 
 
+WINDOW_SHARE = 4
+"""`reserveTokens` and `keepRecentTokens` are each capped at 1/WINDOW_SHARE of the model's context window (see
+`Settings.compaction_for`): with a quarter kept and a quarter reserved, half the window is left for the system
+prompt, the tools and the summary, so a compacted context fits below the threshold."""
+
 _MISSING = object()
 
 
@@ -165,16 +170,27 @@ class Settings:
     def compaction(self) -> CompactionSettings:
         return self.compaction_for()
 
-    def compaction_for(self, provider: str | None = None, model_id: str | None = None) -> CompactionSettings:
-        """Compaction settings, with `compaction.modelOverrides["<provider>/<id>"]` token values applied."""
+    def compaction_for(self, provider: str | None = None, model_id: str | None = None,
+                       context_window: int = 0) -> CompactionSettings:
+        """Compaction settings, with `compaction.modelOverrides["<provider>/<id>"]` token values applied.
+
+        With a `context_window` (tokens), `reserveTokens` and `keepRecentTokens` that do not come from the
+        model's override are capped at `context_window // WINDOW_SHARE`: the defaults (16,384 and 20,000) are
+        sized for 128k-token windows, and on an 8k-token local model they would keep everything and reserve
+        more than the window, so nothing could ever be compacted. Override values are used as given.
+        """
         d = CompactionSettings()
         override = self.get("compaction.modelOverrides", {})
         override = override.get(f"{provider}/{model_id}") if isinstance(override, dict) else None
         override = override if isinstance(override, dict) else {}
+        cap = context_window // WINDOW_SHARE if context_window > 0 else None
 
         def tokens(key: str, fallback: int) -> int:
             value = override.get(key)
-            return int(value) if _is_count(value) else int(self.get(f"compaction.{key}", fallback))
+            if _is_count(value):
+                return int(value)
+            value = int(self.get(f"compaction.{key}", fallback))
+            return value if cap is None else min(value, cap)
 
         return CompactionSettings(enabled=self.get("compaction.enabled", d.enabled),
                                   reserve_tokens=tokens("reserveTokens", d.reserve_tokens),

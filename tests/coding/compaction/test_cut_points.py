@@ -111,3 +111,32 @@ def test_cut_point_kinds():
     assert is_cut_point(entry("branch_summary", summary="s")) and is_cut_point(entry("custom_message"))
     assert not is_cut_point(entry("message", message=result("c", "r")))
     assert not is_cut_point(entry("model_change", provider="p", modelId="m"))
+
+
+# -- an oversized message (issue 10, 13) -------------------------------------------------------------------
+
+HUGE = "x" * 40_000  # 10,000 tokens
+
+
+def failed():
+    return {**assistant(), "stopReason": "error", "errorMessage": "400 maximum context length"}
+
+
+def test_an_oversized_message_of_an_earlier_turn_is_condensed_not_kept():
+    store, ids = store_with(user("q " * 50), assistant("a"), user(HUGE), failed(), user("small"))
+    plan = prepare(store.branch(), 2048)
+    assert plan.first_kept_entry_id == ids[3]  # past the paste: kept, it would overflow again
+    assert texts(plan.request_start) == ["user:xxxxxx"] and len(plan.history) == 2
+
+
+def test_the_latest_request_stays_word_for_word_however_large():
+    store, ids = store_with(user("q " * 50), assistant("a"), user(HUGE))
+    assert prepare(store.branch(), 2048).first_kept_entry_id == ids[2]
+    alone, _ = store_with(user(HUGE))
+    with pytest.raises(CompactionError, match=r"^Nothing to compact"):
+        prepare(alone.branch(), 2048)
+
+
+def test_a_message_that_reaches_the_budget_without_exceeding_it_is_kept():
+    store, ids = store_with(user("x" * 4000), assistant("a"), user("y" * 4000), assistant("b"), user("now"))
+    assert prepare(store.branch(), 1000).first_kept_entry_id == ids[2]  # 1,000 tokens of a 1,000 budget

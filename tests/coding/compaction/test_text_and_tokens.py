@@ -6,7 +6,7 @@ import pytest
 
 from agent_forge.coding.compaction.overflow import is_overflow, is_overflow_error
 from agent_forge.coding.compaction.prompts import summary_prompt, verbatim_prompt
-from agent_forge.coding.compaction.tokens import context_tokens, output_budget, over_threshold
+from agent_forge.coding.compaction.tokens import answer_reserve, context_tokens, output_budget, over_threshold
 from agent_forge.coding.compaction.transcript import (
     file_details,
     keep_tail,
@@ -76,6 +76,13 @@ def test_threshold_and_output_budget():
     assert output_budget({"maxTokens": 16384, "contextWindow": 128000}, 1000) == 16384
     assert output_budget({"maxTokens": 16384, "contextWindow": 20000}, 15000) == 5000
     assert output_budget({"maxTokens": 16384, "contextWindow": 20000}, 19900) == 1024
+
+
+def test_a_summary_answer_reserves_at_most_a_quarter_of_a_small_window():
+    assert answer_reserve({"maxTokens": 8192, "contextWindow": 8192}) == 2048  # local model: limit = window
+    assert answer_reserve({"maxTokens": 64000, "contextWindow": 200000}) == 16384
+    assert answer_reserve({"maxTokens": 4096, "contextWindow": 128000}) == 4096
+    assert answer_reserve({}) == 8192
 
 
 @pytest.mark.parametrize("text", [

@@ -17,7 +17,7 @@ from ..session_context import entry_messages
 from ..session_entries import AgentMessage, SessionEntry
 from ..session_file import SessionFileError
 from .prompts import BRANCH_SUMMARY_SYSTEM_PROMPT, SUMMARY_PROMPT_VERSION, branch_summary_prompt
-from .tokens import output_budget, prompt_char_budget, text_tokens
+from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, is_context_visible, keep_tail, serialize, with_file_lists
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ async def _summary_fields(session: AgentSession, abandoned: list[SessionEntry],
 
 async def _summarize(session: AgentSession, model: dict[str, Any], messages: list[AgentMessage],
                      abandoned: list[SessionEntry], focus: str | None) -> dict[str, Any]:
-    budget = prompt_char_budget(model, reserve_output=min(int(model.get("maxTokens") or 8192), 16384))
+    budget = prompt_char_budget(model, reserve_output=answer_reserve(model))
     prompt = branch_summary_prompt(conversation=keep_tail(serialize(messages), budget), focus=focus)
     requester = session.compaction.requester(model, source="branchSummary")
     text, usage = await requester.complete(BRANCH_SUMMARY_SYSTEM_PROMPT, prompt,

@@ -182,6 +182,7 @@ class CompactionController:
             end["errorMessage"] = f"Compaction failed: {message}"
             if reason == "overflow":
                 end["unresolvedOverflow"] = True
+                end["errorMessage"] += self.overflow_advice()
             self._emit(end)
             return Outcome(error=message)
         self._emit({**end, "result": result, "willRetry": will_retry})
@@ -193,8 +194,8 @@ class CompactionController:
         model = session.model
         if model is None:
             raise CompactionError("No model selected")
-        settings = session.settings.compaction_for(model["provider"], model["id"])
-        overhead = overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+        settings = self.settings_for(model)
+        overhead = self._overhead()
         tokens_before = context_tokens(session.agent.messages, overhead)
         requester = self.requester(model, source="compaction", reason=reason)
         path = session.store.branch()
@@ -247,6 +248,39 @@ class CompactionController:
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
+    def settings_for(self, model: dict[str, Any]) -> Any:
+        """The compaction settings for `model`, token budgets scaled to its context window
+        (`Settings.compaction_for`)."""
+        window = int(model.get("contextWindow") or 0)
+        return self._session.settings.compaction_for(model["provider"], model["id"], window)
+
+    def context_tokens(self) -> int:
+        """Tokens of the next request (`tokens.context_tokens`, the system prompt and tool definitions counted
+        while no response has reported usage): the one estimate the threshold trigger, `tokensBefore` and
+        `get_session_stats.contextUsage` share."""
+        messages = self._session.agent.messages
+        return context_tokens(messages, self._overhead()) if messages else 0  # 0 without building a prompt
+
+    def overflow_advice(self) -> str:
+        """What the user can do when compaction cannot bring the context under the model's window (appended,
+        with a leading space, to unresolved-overflow messages)."""
+        model = self._session.model
+        if model is None:
+            return ""
+        window = int(model.get("contextWindow") or 0)
+        keep = self.settings_for(model).keep_recent_tokens
+        return (f" Compaction keeps the latest messages (about {keep} tokens, compaction.keepRecentTokens) and "
+                f"every request carries the system prompt and tools (about {self._overhead()} tokens); together "
+                f"with the summary they must fit the model's {window}-token context window. To go on: start a "
+                "new session (new_session), use a larger context window (contextWindow in models.json, "
+                "--context-window, set_context_window), or lower compaction.keepRecentTokens (for this model: "
+                "compaction.modelOverrides).")
+
+    def _overhead(self) -> int:
+        """The system prompt (the one the last run sent, else the one the next run will send) and tools."""
+        session = self._session
+        return overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+
     async def _recover(self) -> asyncio.Task | None:
         outcome = await self._run("overflow", will_retry=True)
         if outcome.result is None:
@@ -259,7 +293,7 @@ class CompactionController:
         return run
 
     def _report_unresolved(self, prefix: str, failed: Any) -> None:
-        error = prefix + str((failed or {}).get("errorMessage") or "")
+        error = prefix + str((failed or {}).get("errorMessage") or "") + self.overflow_advice()
         self._emit({"type": "compaction_start", "reason": "overflow"})
         self._emit({"type": "compaction_end", "reason": "overflow", "result": None, "aborted": False,
                     "willRetry": False, "unresolvedOverflow": True, "errorMessage": error})
@@ -271,7 +305,7 @@ class CompactionController:
         model = session.model
         if model is None:
             return "no model selected"
-        settings = session.settings.compaction_for(model["provider"], model["id"])
+        settings = self.settings_for(model)
         try:
             if settings.strategy == "verbatim-lines":
                 from .verbatim import VerbatimParams, check_plan
@@ -290,10 +324,8 @@ class CompactionController:
         model = session.model
         if not self.enabled or model is None or self.is_compacting or session.store.leaf_id == self._failed_at:
             return False
-        settings = session.settings.compaction_for(model["provider"], model["id"])
-        tokens = context_tokens(session.agent.messages,
-                                overhead_tokens(session.agent.system_prompt, session.agent.tools))
-        if not over_threshold(tokens, int(model.get("contextWindow") or 0), settings.reserve_tokens):
+        settings = self.settings_for(model)
+        if not over_threshold(self.context_tokens(), int(model.get("contextWindow") or 0), settings.reserve_tokens):
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
 

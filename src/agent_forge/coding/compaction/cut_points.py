@@ -5,7 +5,9 @@ Rules (reference `compaction.md`, "How it works", "Cut point rules"):
   compaction kept are condensed again together with the earlier summary; the session start without one.
 - Walking back from the leaf, entries are kept until their chars/4 estimates reach `keepRecentTokens`; the cut
   then moves forward to the nearest valid cut point: a user, assistant, bashExecution or custom message, a
-  `custom_message` or a `branch_summary`, never a tool result (it must stay with its call).
+  `custom_message` or a `branch_summary`, never a tool result (it must stay with its call). The entry that
+  reaches the budget is kept, unless it alone is larger than the budget and belongs to an earlier turn than
+  the latest user message: then the cut goes past it (see `_user_after`).
 - A cut at anything but a user message splits a turn: the turn's beginning (its user message up to the cut) is
   condensed separately as the request in progress.
 - The cut never goes back past the previous compaction entry: the context is rebuilt from the latest
@@ -99,12 +101,20 @@ def _cut_index(path: list[SessionEntry], candidates: list[int], keep_tokens: int
     kept = 0
     reached = candidates[0]
     for index in reversed(candidates):
-        kept += sum(estimate_tokens(m) for m in _messages(path[index]))
+        size = sum(estimate_tokens(m) for m in _messages(path[index]))
+        kept += size
         if kept >= keep_tokens:
-            reached = index
+            reached = index + 1 if size > keep_tokens and _user_after(path, candidates, index) else index
             break
     later = [i for i in valid if i >= reached]
     return later[0] if later else valid[-1]  # only tool results after the budget point: keep a little more
+
+
+def _user_after(path: list[SessionEntry], candidates: list[int], index: int) -> bool:
+    """Is there a user message after `index`? A message larger than the whole kept budget in an earlier turn
+    is condensed rather than kept: kept, it could make the context overflow again and again (a pasted log
+    on a small local model), while the request being answered now always stays word for word."""
+    return any(_is_user(path[i]) for i in candidates if i > index)
 
 
 def is_cut_point(entry: SessionEntry) -> bool:

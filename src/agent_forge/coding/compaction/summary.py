@@ -15,7 +15,7 @@ from ...ai.types import Model
 from .cut_points import Preparation, prepare
 from .prompts import SUMMARY_PROMPT_VERSION, SUMMARY_SYSTEM_PROMPT, summary_prompt
 from .request import Requester
-from .tokens import output_budget, prompt_char_budget, text_tokens
+from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, keep_tail, serialize, with_file_lists
 
 STRATEGY = "summary"
@@ -61,7 +61,7 @@ async def summarize(path: list[dict[str, Any]], *, requester: Requester, model: 
 
 def _prompt(plan: Preparation, model: Model, focus: str | None) -> str:
     """The request text; the transcript keeps its newest part when the whole would not fit the window."""
-    budget = prompt_char_budget(model, reserve_output=min(int(model.get("maxTokens") or 8192), 16384))
+    budget = prompt_char_budget(model, reserve_output=answer_reserve(model))
     request_start = keep_tail(serialize(plan.request_start), budget // 3) if plan.request_start else ""
     conversation = keep_tail(serialize(plan.history), max(1000, budget - len(request_start)))
     return summary_prompt(conversation=conversation, request_start=request_start,

@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from ..session_entries import AgentMessage
-from ..session_stats import CHARS_PER_TOKEN, estimate_tokens
+from ..session_stats import CHARS_PER_TOKEN, estimate_tokens, reported_tokens
+from ..settings import WINDOW_SHARE
 
 
 def text_tokens(text: str) -> int:
@@ -34,7 +35,10 @@ def overhead_tokens(system_prompt: str, tools: list[Any]) -> int:
 def context_tokens(messages: list[AgentMessage], overhead: int = 0) -> int:
     """Tokens of the next request: the usage of the newest successful response that came after the latest
     compaction, plus estimates of the messages after it; without such a response, estimates of every message
-    plus `overhead` (system prompt and tools, which reported usage already includes)."""
+    plus `overhead` (system prompt and tools, which reported usage already includes); 0 for an empty context
+    (nothing has been sent yet: the reference reports 0 for a fresh session)."""
+    if not messages:
+        return 0
     since = _compaction_time(messages)
     for index in range(len(messages) - 1, -1, -1):
         reported = _reported(messages[index], since)
@@ -52,26 +56,12 @@ def _compaction_time(messages: list[AgentMessage]) -> int | None:
 
 
 def _reported(message: AgentMessage, since: int | None) -> int:
-    if message.get("role") != "assistant" or message.get("stopReason") in ("error", "aborted"):
-        return 0
     stamp = message.get("timestamp")
     # A kept message measured the context before the compaction. `>=`: the first call after a compaction can
     # start within the millisecond the compaction was written; the kept messages are far older.
     if since is not None and not (isinstance(stamp, int) and stamp >= since):
         return 0
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return 0
-    keys = ("input", "output", "cacheRead", "cacheWrite")
-    total = _count(usage.get("totalTokens")) or sum(_count(usage.get(k)) for k in keys)
-    return int(total)
-
-
-def _count(value: Any) -> float:
-    """A stored token count, or 0 when a damaged entry holds something else (a string, null, NaN, negative)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        return 0
-    return value
+    return reported_tokens(message)
 
 
 def over_threshold(tokens: int, context_window: int, reserve_tokens: int) -> bool:
@@ -87,6 +77,15 @@ def output_budget(model: dict[str, Any], prompt_tokens: int, floor: int = 1024) 
     window = int(model.get("contextWindow") or 0)
     room = window - prompt_tokens if window > 0 else limit
     return max(floor, min(limit, room))
+
+
+def answer_reserve(model: dict[str, Any]) -> int:
+    """Tokens a summary request keeps free for its answer: the model's output limit, at most 16,384 and at
+    most `1/WINDOW_SHARE` of its context window (a small local model's output limit can equal its window,
+    which would leave no room for the transcript)."""
+    reserve = min(int(model.get("maxTokens") or 8192), 16384)
+    window = int(model.get("contextWindow") or 0)
+    return min(reserve, window // WINDOW_SHARE) if window > 0 else reserve
 
 
 def prompt_char_budget(model: dict[str, Any], reserve_output: int) -> int:
