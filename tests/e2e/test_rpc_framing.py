@@ -128,12 +128,44 @@ for event in read_events():
     assert done.stdout.decode() == "Hi from the example client test.\n"
 
 
-async def test_nan_infinity_and_huge_numbers_are_parse_errors(agent_env, tmp_path):
-    lines = [b'{"type":"get_state","id":NaN}', b'{"type":"get_state","id":1e999}',
-             b'{"type":"get_state","id":-Infinity}']
+async def test_nan_and_infinity_are_parse_errors(agent_env, tmp_path):
+    lines = [b'{"type":"get_state","id":NaN}', b'{"type":"get_state","id":-Infinity}']
     records = await run_lines(agent_env, tmp_path, b"\n".join(lines) + b"\n")
-    assert [r["command"] for r in records] == ["parse"] * 3
-    assert "NaN" in records[0]["error"] and "range" in records[1]["error"]
+    assert [r["command"] for r in records] == ["parse"] * 2
+    assert "NaN" in records[0]["error"] and "Infinity" in records[1]["error"]
+
+
+async def test_unusable_values_inside_an_object_keep_its_id(agent_env, tmp_path):
+    """Valid JSON the parser cannot hold (numbers beyond float range, 5000-digit integers, nesting deeper than
+    the parser goes): a field error naming the field when the command uses it, ignored elsewhere."""
+    deep = "[" * 5000 + "]" * 5000
+    lines = ['{"id":"num-1","type":"get_state","x":1e999999}',
+             '{"id":"num-2","type":"get_state","x":' + "9" * 5000 + '}',
+             '{"id":"num-3","type":"get_state","x":{"y":' + deep + '},"z":1}',
+             '{"id":"num-4","type":"set_context_window","contextWindow":-1e400}',
+             '{"id":"num-5","type":"prompt","message":"hi","images":' + deep + '}',
+             '{"id":1e999,"type":"get_state"}',
+             '{"id":"num-7","type":1e999}',
+             '{"id":"num-8","type":"get_state","x":' + "[" * 5000 + "}" * 5000 + '}']
+    records = await run_lines(agent_env, tmp_path, "\n".join(lines).encode() + b"\n")
+    assert [r.get("id") for r in records] == ["num-1", "num-2", "num-3", "num-4", "num-5", None, "num-7", None]
+    assert [r["success"] for r in records] == [True, True, True, False, False, False, False, False]
+    assert records[3]["error"] == "Field 'contextWindow': number -1e400 is out of range"
+    assert records[4]["error"] == "Field 'images': value nested too deeply"
+    assert records[5] == {"type": "response", "command": "get_state", "success": False,
+                          "error": "Field 'id': number 1e999 is out of range"}
+    assert records[6]["command"] == "unknown" and "'type'" in records[6]["error"]
+    assert records[7]["command"] == "parse" and "unbalanced" in records[7]["error"]
+
+
+async def test_any_id_value_is_echoed_null_included(agent_env, tmp_path):
+    ids = [None, 0, -1.5, False, "", [1, {"a": None}], {"k": [None]}]
+    data = b"".join(json.dumps({"id": i, "type": "get_state"}).encode() + b"\n" for i in ids)
+    data += b'{"id":null,"type":"frobnicate"}\n{"id":null}\n{"id":null,"type":"prompt"}\n'
+    records = await run_lines(agent_env, tmp_path, data)
+    assert [r["id"] for r in records] == ids + [None, None, None]
+    assert all("id" in r for r in records)
+    assert [r["success"] for r in records] == [True] * len(ids) + [False] * 3
 
 
 async def test_a_leading_bom_is_ignored(agent_env, tmp_path):

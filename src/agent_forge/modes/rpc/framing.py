@@ -7,6 +7,7 @@ split on b"\\n" alone; lines may be of any length.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Iterator
 
 from ...ai import json_wire
@@ -66,18 +67,68 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+class BadValue:
+    """Stands in for a value that is valid JSON but unusable: a number beyond the float range, an integer of
+    more digits than Python converts (4300), or nesting deeper than the parser goes. The server answers a field
+    error naming the field when it matters to the command, and drops the field otherwise."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"BadValue({self.reason!r})"
+
+
+def _float(text: str) -> float | BadValue:
+    value = float(text)
+    return value if math.isfinite(value) else BadValue(f"number {text[:40]} is out of range")
+
+
+def _int(text: str) -> int | BadValue:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        return BadValue(f"integer of {len(text)} digits is out of range")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def decode(record: bytes) -> Any:
-    """Parse one record; raises ValueError with a readable message. A leading UTF-8 BOM is ignored;
-    `NaN`, `Infinity` and overflowing numbers are rejected (not JSON)."""
+    """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
+    UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
+    (see BadValue) become BadValue, so an object around them still yields its `id`."""
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        return json_wire.loads(text)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        from .shallow_json import loads_object
+
+        return loads_object(text, BadValue, decode_value=_decode_value)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise ValueError("empty line") from None
         raise ValueError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
+_decode_value = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_float, parse_int=_int).raw_decode
+
+
+def bad_value(value: Any) -> BadValue | None:
+    """The first BadValue in `value` (searched without recursion), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BadValue):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None

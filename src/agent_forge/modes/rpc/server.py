@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, Awaitable, Callable
 from ...coding.agent_session import AgentSession, CommandError
 from . import framing
 from .handlers import HANDLERS
-from .types import COMMANDS, INPUT_MESSAGES, response, validate
+from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response, validate
 
 
 INLINE_WINDOW_S = 0.05
@@ -89,30 +89,29 @@ class RpcServer:
         try:
             command = framing.decode(record)
         except ValueError as exc:
-            self.write(response("parse", None, error=f"Failed to parse command: {exc}"))
+            self.write(response("parse", error=f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict):
-            self.write(response("parse", None, error=f"Failed to parse command: expected a JSON object, got "
+            self.write(response("parse", error=f"Failed to parse command: expected a JSON object, got "
                                                      f"{_json_kind(command)}"))
             return
         await self.dispatch(command)
 
     async def dispatch(self, command: dict[str, Any]) -> None:
-        request_id = command.get("id")
+        request_id = command.get("id", NO_ID)
         kind = command.get("type")
         if not isinstance(kind, str):
-            error = "Missing required field: type" if kind is None else "Field 'type' must be a string"
-            self.write(response("unknown", request_id, error=error))
+            self.write(response("unknown", _echo(request_id), error=_type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
             self.session.hooks.ui_response(command)  # unknown or late ids are ignored there; never answered
             return
         if kind not in COMMANDS:
-            self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
+            self.write(response(kind, _echo(request_id), error=f"Unknown command: {kind}"))
             return
-        problem = validate(command)
+        problem = _bad_field(command) or validate(command)
         if problem is not None:
-            self.write(response(kind, request_id, error=problem))
+            self.write(response(kind, _echo(request_id), error=problem))
             return
         await self._run_handler(kind, command, request_id)
 
@@ -146,6 +145,32 @@ class RpcServer:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
+
+
+def _echo(request_id: Any) -> Any:
+    """An `id` that is itself unusable (see framing.BadValue) cannot be echoed."""
+    return NO_ID if framing.bad_value(request_id) else request_id
+
+
+def _type_problem(kind: Any) -> str:
+    if kind is None:
+        return "Missing required field: type"
+    bad = framing.bad_value(kind)
+    return f"Field 'type': {bad.reason}" if bad else "Field 'type' must be a string"
+
+
+def _bad_field(command: dict[str, Any]) -> str | None:
+    """A field error for an unusable value (framing.BadValue) in `id` or a field of the command's spec; such
+    values elsewhere are dropped, as unknown fields are ignored."""
+    spec = COMMANDS[command["type"]]
+    for name in list(command):
+        bad = framing.bad_value(command[name])
+        if bad is None:
+            continue
+        if name == "id" or name in spec:
+            return f"Field '{name}': {bad.reason}"
+        del command[name]
+    return None
 
 
 def _json_kind(value: Any) -> str:
