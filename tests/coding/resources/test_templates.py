@@ -87,7 +87,7 @@ def test_expand_input_dispatch(tmp_path):
     (prompts / "greet.md").write_text("Hello $1 and ${@:2}!\n")
     templates = {t.name: t for t in discover_templates([ResourceRoot(prompts, "user", "user")], [])}
     assert expand_input('/greet Alice Bob "Carol Ann"', {}, templates) == "Hello Alice and Bob Carol Ann!"
-    assert expand_input("/greet", {}, templates) == "Hello  and !\n"
+    assert expand_input("/greet", {}, templates) == "Hello  and !"
     assert expand_input("/nonexistent foo bar", {}, templates) == "/nonexistent foo bar"
     assert expand_input("/skill:missing x", {}, templates) == "/skill:missing x"
     assert expand_input("say /greet", {}, templates) == "say /greet"
