@@ -41,7 +41,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=_HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"agent-forge {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=__version__,
+                        help="print the version (bare, e.g. 0.1.0) and exit")
     parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true", help="non-interactive: print answer")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
@@ -56,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "session id of this directory")
     parser.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
                         help="resume the most recent session of this directory (a new one if there is none)")
+    parser.add_argument("-r", "--resume", action="store_true",
+                        help="(the interactive session selector: not available yet; use --session or -c)")
     parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
     parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
     parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
@@ -69,12 +72,30 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write SESSION (a session file) as HTML to OUT (default: "
                              "./agent-forge-session-<name>.html) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
+    parser.add_argument("--list-models", nargs="?", const="", default=None, metavar="SEARCH",
+                        help="list the models that have a key (optionally only those matching SEARCH) and exit")
     from .coding.resources.setup import add_arguments as add_resource_arguments
     from .plugins.startup import add_arguments as add_plugin_arguments
 
     add_resource_arguments(parser)
     add_plugin_arguments(parser)
+    _add_accepted_flags(parser)
     return parser
+
+
+def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
+    --no-themes`) and that have no meaning without a terminal UI, MCP or a network catalogue: accepted, and
+    documented in the README as no-ops."""
+    group = parser.add_argument_group("accepted for compatibility, no effect here (no terminal UI, no MCP)")
+    group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
+    group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
+    group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
+    group.add_argument("--tui-mode", metavar="MODE", help="no terminal UI yet")
+    group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
+    group.add_argument("--offline", action="store_true",
+                       help="there is no automatic network activity (model calls only)")
+    group.add_argument("--no-mcp", action="store_true", help="there is no MCP support")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         return trust_command(args, agent_dir()) or 0
     if args.list_sessions:
         return _list_sessions(args)
+    if args.resume:
+        print("agent-forge: -r/--resume needs the session selector of the terminal UI, which is not available "
+              "yet; use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
+        return 2
+    if args.list_models is not None:
+        return _list_models(args)
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
     problem = _conflicts(args, mode) or _missing_cwd()
     if problem:
@@ -141,6 +168,25 @@ def _list_sessions(args: argparse.Namespace) -> int:
     from .coding.session_listing import format_session_list, list_sessions
 
     print(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
+    return 0
+
+
+def _list_models(args: argparse.Namespace) -> int:
+    """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
+    substring of either; 1 with a message when the configuration cannot be loaded."""
+    from .coding.agent_session import CommandError, SessionOptions, create_session
+
+    try:
+        session = create_session(SessionOptions(cwd=os.getcwd(), no_session=True, provider=args.provider,
+                                                api_key=args.api_key))
+    except CommandError as exc:
+        print(f"agent-forge: {exc}", file=sys.stderr)
+        return 1
+    search = args.list_models.lower()
+    for model in session.model_control.available_models():
+        ref = f"{model['provider']}/{model['id']}"
+        if search in ref.lower() or search in str(model.get("name", "")).lower():
+            print(f"{ref}\t{model.get('name', '')}")
     return 0
 
 

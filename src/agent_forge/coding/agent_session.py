@@ -66,6 +66,8 @@ class SessionOptions:
     """`--tools`: plain names (or `*` patterns) are an allowlist; only `+name`/`-name` entries change the defaults."""
     no_tools: bool = False
     no_builtin_tools: bool = False
+    exclude_tools: list[str] | tuple[str, ...] = ()
+    """`--exclude-tools`: names or `*` patterns disabled after every other selection, plugin tools included."""
     approve: bool | None = None
     """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
     no_project_resources: bool = False
