@@ -99,6 +99,25 @@ def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`) ends it
+    quietly: no traceback and no `Exception ignored` from the interpreter's final flush."""
+    from .modes.stdout_guard import discard, quiet_exit_streams
+
+    try:
+        code = _main(argv)
+    except SystemExit as exc:  # argparse: --help, --version, usage errors
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BrokenPipeError:
+        discard(sys.stdout)
+        discard(sys.stderr)
+        code = 0
+    quiet_exit_streams()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.export is not None:
         return _export(args.export)
@@ -191,10 +210,9 @@ def _list_models(args: argparse.Namespace) -> int:
 
 
 async def _run(mode: str, args: argparse.Namespace) -> int:
-    if mode == "rpc":
-        from .modes.stdout_guard import claim_stdout
+    from .modes.stdout_guard import claim_stdout
 
-        claim_stdout()  # before plugins load: anything they print goes to stderr, not into the protocol
+    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
     from .coding.agent_session import CommandError, SessionOptions, create_session
     from .coding.resources.setup import options_from_args
     from .coding.session_listing import SessionFileError, startup_session

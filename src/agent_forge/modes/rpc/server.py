@@ -15,6 +15,7 @@ from typing import Any, BinaryIO, Awaitable, Callable
 
 from ...coding.agent_session import AgentSession, CommandError
 from . import framing
+from ..stdout_guard import write_out
 from .handlers import HANDLERS
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response, validate
 
@@ -33,11 +34,7 @@ class RpcServer:
         session.subscribe(self.write)
 
     def write(self, record: dict[str, Any]) -> None:
-        try:
-            self.out.write(framing.encode(record))
-            self.out.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # the client went away; the session itself must still finish and flush
+        write_out(self.out, framing.encode(record))  # a client gone away: the session still finishes and flushes
 
     async def serve(self, fd: int = 0) -> int:
         queue: asyncio.Queue[bytes] = asyncio.Queue()
