@@ -294,6 +294,18 @@ class AgentSession:
         if self.closed:  # its file may belong to another session by now: nothing may be appended to it
             raise CommandError("session is closed")
 
+    def readiness_problem(self) -> str | None:
+        """One line for a front end to show at start-up when a prompt would fail for want of a model or key:
+        the model it would use and the key it lacks (with where to set one), or that no model is configured
+        and how to set one up. None when prompts can run."""
+        try:
+            self._check_ready()
+        except CommandError as exc:
+            model = self.agent.model
+            where = f"model {model['provider']}/{model['id']}: " if model is not None else ""
+            return f"prompts will fail until this is fixed: {where}{exc}".replace("\n", " ")
+        return None
+
     def _check_ready(self) -> None:
         model = self.agent.model
         if model is None:

@@ -197,6 +197,9 @@ async def run_rpc_mode(session: AgentSession) -> int:
     """Serve RPC on stdin/stdout until stdin closes."""
     for warning in session.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
+    problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
+    if problem is not None:
+        print(f"agent-forge: {problem}", file=sys.stderr)
     from ..stdout_guard import protocol_stdout
 
     server = RpcServer(session, protocol_stdout())
