@@ -56,7 +56,7 @@ COMMANDS: dict[str, FieldSpec] = {
     "clone": {},
     "get_fork_messages": {},
     "get_entries": {"since": ("string", False)},
-    "get_tree": {},
+    "get_tree": {"flat": ("boolean", False)},
     "get_last_assistant_text": {},
     "set_session_name": {"name": ("string", True)},
     # commands
