@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _DESCRIPTION = "agent-forge: a coding agent for the terminal and for other programs."
 _EPILOG = """modes:
@@ -209,6 +213,56 @@ def _list_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
+    """`--session`: work in the directory the session recorded when it still exists (the reference's "resumes
+    it in its working directory"), saying so on stderr; otherwise say that the current one is used. Path
+    arguments keep meaning what they meant where they were typed."""
+    from .coding.session_home import resume_directory
+
+    cwd = os.getcwd()
+    home = resume_directory(resume, cwd)
+    if home.notice:
+        print(f"agent-forge: {home.notice}", file=sys.stderr)
+    if home.cwd != cwd:
+        _anchor_path_arguments(args, cwd)
+        os.chdir(home.cwd)
+        os.environ["PWD"] = home.cwd  # tools' shells read it
+    return resume
+
+
+def _anchor_path_arguments(args: argparse.Namespace, cwd: str) -> None:
+    """Make the relative paths among the arguments absolute against `cwd` before the process changes
+    directory. A value that names no file there (a plugin module name, system-prompt text) stays as typed."""
+    if args.session_dir:
+        args.session_dir = os.path.join(cwd, os.path.expanduser(args.session_dir))
+    for name in ("skill", "prompt_template", "plugin", "append_system_prompt"):
+        values = getattr(args, name, None)
+        if values:
+            setattr(args, name, [_anchored(value, cwd) for value in values])
+    if args.system_prompt:
+        args.system_prompt = _anchored(args.system_prompt, cwd)
+    args.messages = ["@" + _anchored(m[1:], cwd) if m.startswith("@") and len(m) > 1 else m for m in args.messages]
+
+
+def _anchored(value: str, cwd: str) -> str:
+    candidate = os.path.join(cwd, os.path.expanduser(value))
+    return candidate if os.path.exists(candidate) else value
+
+
+def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
+    """For a `--session <id>` that matched nothing here: the sessions of other directories it matches."""
+    if args.session is None or not error.startswith("No session found"):
+        return ""
+    from .coding.session_home import sessions_elsewhere
+
+    found = sessions_elsewhere(args.session, args.session_dir)
+    if not found:
+        return ""
+    listing = "".join(f"\n  {path}" for path in found)
+    return (f"\nIt matches sessions of other directories; resume one by its path (--session PATH, which works "
+            f"in that session's directory) or copy it here with --fork PATH:{listing}")
+
+
 async def _run(mode: str, args: argparse.Namespace) -> int:
     from .modes.stdout_guard import claim_stdout
 
@@ -222,8 +276,10 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session)
     except SessionFileError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
         return 1
+    if resume is not None:
+        resume = _enter_session_directory(resume.absolute(), args)
     options = SessionOptions(
         cwd=os.getcwd(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
