@@ -70,7 +70,7 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(message)
+        self.session.hooks.ui_response(_usable(message))
         return True
 
     async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
@@ -101,7 +101,7 @@ class RpcServer:
             self.write(response("unknown", _echo(request_id), error=_type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(command)  # unknown or late ids are ignored there; never answered
+            self.session.hooks.ui_response(_usable(command))  # unknown or late ids are ignored; never answered
             return
         if kind not in COMMANDS:
             self.write(response(kind, _echo(request_id), error=f"Unknown command: {kind}"))
@@ -168,6 +168,11 @@ def _bad_field(command: dict[str, Any]) -> str | None:
             return f"Field '{name}': {bad.reason}"
         del command[name]
     return None
+
+
+def _usable(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` without the fields holding an unusable value (framing.BadValue): plugins never see one."""
+    return {name: value for name, value in message.items() if framing.bad_value(value) is None}
 
 
 def _json_kind(value: Any) -> str:
