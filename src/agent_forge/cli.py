@@ -61,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "session id of this directory")
     parser.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
                         help="resume the most recent session of this directory (a new one if there is none)")
+    parser.add_argument("--session-id", metavar="ID",
+                        help="open this directory's session with this id, or start a new one with it (letters, "
+                             "digits, '.', '_', '-')")
     parser.add_argument("-r", "--resume", action="store_true",
                         help="(the interactive session selector: not available yet; use --session or -c)")
     parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
@@ -160,6 +163,21 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
     `session_listing.startup_session`)."""
     if mode == "rpc" and (args.messages or args.print_mode):
         return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
+    if args.session_id is not None:
+        return _session_id_problem(args)
+    return None
+
+
+def _session_id_problem(args: argparse.Namespace) -> str | None:
+    from .coding.session_home import SESSION_ID
+
+    if not SESSION_ID.match(args.session_id):
+        return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
+                "with a letter or digit")
+    for flag, used in (("--session", args.session), ("--continue", args.continue_recent),
+                       ("--fork", args.fork)):
+        if used:
+            return f"--session-id and {flag} cannot be combined"
     return None
 
 
@@ -263,12 +281,9 @@ def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
             f"in that session's directory) or copy it here with --fork PATH:{listing}")
 
 
-async def _run(mode: str, args: argparse.Namespace) -> int:
-    from .modes.stdout_guard import claim_stdout
-
-    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
-    from .coding.agent_session import CommandError, SessionOptions, create_session
-    from .coding.resources.setup import options_from_args
+def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None] | None:
+    """`(file to resume, file to fork from)` of the session flags, after entering a resumed session's
+    directory; None (with the reason on stderr) when the flags name no usable session."""
     from .coding.session_listing import SessionFileError, startup_session
 
     try:
@@ -277,15 +292,34 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
                                             no_session=args.no_session)
     except SessionFileError as exc:
         print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
-        return 1
+        return None
+    if args.session_id is not None and not args.no_session:
+        from .coding.session_home import session_with_id
+
+        resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
     if resume is not None:
         resume = _enter_session_directory(resume.absolute(), args)
+    return resume, fork_from
+
+
+async def _run(mode: str, args: argparse.Namespace) -> int:
+    from .modes.stdout_guard import claim_stdout
+
+    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
+    from .coding.agent_session import CommandError, SessionOptions, create_session
+    from .coding.resources.setup import options_from_args
+
+    chosen = _choose_session(args)
+    if chosen is None:
+        return 1
+    resume, fork_from = chosen
     options = SessionOptions(
         cwd=os.getcwd(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        scoped_models=args.models, context_window=args.context_window, **options_from_args(args),
+        scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
+        **options_from_args(args),
     )
     try:
         session = create_session(options)

@@ -238,3 +238,23 @@ def test_an_id_of_another_directory_names_its_file(agent_env, project, tmp_path,
     err = unknown.stderr.decode()
     assert unknown.returncode == 1 and "No session found matching 'cccc'" in err
     assert "other directories" in err and "cccc4444-0000-4000-8000-000000000004.jsonl" in err and "--fork" in err
+
+
+async def test_session_id_creates_then_reopens_the_session_of_that_id(agent_env, fake_llm, project, tmp_path):
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}])
+    root = str(tmp_path / "ids")
+    args = ["--session-id", "my.task_1-a", "--session-dir", root]
+    async with await RpcClient.start(args, cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("first")
+        created = (await client.send({"type": "get_state"}))["data"]
+    async with await RpcClient.start(args, cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("second")
+        reopened = (await client.send({"type": "get_state"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert created["sessionId"] == reopened["sessionId"] == "my.task_1-a"
+    assert created["sessionFile"] == reopened["sessionFile"] and reopened["sessionFile"].startswith(root)
+    assert texts(messages) == ["first", "first answer", "second", "second answer"]
+    bad = cli(agent_env, project, "--mode", "rpc", "--session-id", "bad/id.")
+    both = cli(agent_env, project, "--mode", "rpc", "--session-id", "x1", "--continue")
+    assert bad.returncode == 2 and b"use letters, digits" in bad.stderr
+    assert both.returncode == 2 and b"--session-id and --continue cannot be combined" in both.stderr

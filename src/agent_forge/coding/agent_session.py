@@ -44,6 +44,8 @@ class SessionOptions:
     session_file: str | None = None
     fork_from: str | None = None
     """`--fork`: start a new session (in `cwd`) holding a copy of this file's active branch."""
+    session_id: str | None = None
+    """`--session-id` of a new session (else a fresh uuid); the CLI opens an existing one of that id instead."""
     session_dir: str | None = None
     no_session: bool = False
     name: str | None = None

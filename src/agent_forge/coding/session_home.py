@@ -7,11 +7,16 @@ an id that only matches sessions stored for another directory is not opened in t
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import sessions_dir
 from .session_file import SessionFileError, read_header
+
+
+SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends."""
 
 
 @dataclass(frozen=True)
@@ -71,3 +76,14 @@ def _session_id(path: Path) -> str:
         return read_header(path)["id"]
     except (SessionFileError, KeyError, TypeError):
         return ""
+
+
+def session_with_id(session_id: str, cwd: str, session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The session file of `cwd` whose header id is exactly `session_id` (`--session-id`), or None."""
+    from .session_listing import session_cwd_dir
+
+    try:
+        candidates = sorted(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
+    except OSError:
+        return None
+    return next((path for path in candidates if _session_id(path) == session_id), None)
