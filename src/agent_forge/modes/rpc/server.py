@@ -90,7 +90,7 @@ class RpcServer:
             return
         if not isinstance(command, dict):
             self.write(response("parse", error=f"Failed to parse command: expected a JSON object, got "
-                                                     f"{_json_kind(command)}"))
+                                               f"{_json_kind(command)}"))
             return
         await self.dispatch(command)
 
