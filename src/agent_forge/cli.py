@@ -224,10 +224,13 @@ def _list_models(args: argparse.Namespace) -> int:
         print(f"agent-forge: {exc}", file=sys.stderr)
         return 1
     search = args.list_models.lower()
-    for model in session.model_control.available_models():
+    models = session.model_control.available_models()
+    for model in models:
         ref = f"{model['provider']}/{model['id']}"
         if search in ref.lower() or search in str(model.get("name", "")).lower():
             print(f"{ref}\t{model.get('name', '')}")
+    if not models:  # say why the list is empty and how to fix it
+        print(f"agent-forge: {session.readiness_problem() or 'no model has a key'}", file=sys.stderr)
     return 0
 
 
