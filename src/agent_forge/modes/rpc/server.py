@@ -98,17 +98,17 @@ class RpcServer:
         request_id = command.get("id", NO_ID)
         kind = command.get("type")
         if not isinstance(kind, str):
-            self.write(response("unknown", _echo(request_id), error=_type_problem(kind)))
+            self.write(response("unknown", request_id, error=_type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
             self.session.hooks.ui_response(_usable(command))  # unknown or late ids are ignored; never answered
             return
         if kind not in COMMANDS:
-            self.write(response(kind, _echo(request_id), error=f"Unknown command: {kind}"))
+            self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
             return
         problem = _bad_field(command) or validate(command)
         if problem is not None:
-            self.write(response(kind, _echo(request_id), error=problem))
+            self.write(response(kind, request_id, error=problem))
             return
         await self._run_handler(kind, command, request_id)
 
@@ -144,11 +144,6 @@ class RpcServer:
         return task
 
 
-def _echo(request_id: Any) -> Any:
-    """An `id` that is itself unusable (see framing.BadValue) cannot be echoed."""
-    return NO_ID if framing.bad_value(request_id) else request_id
-
-
 def _type_problem(kind: Any) -> str:
     if kind is None:
         return "Missing required field: type"
@@ -157,14 +152,14 @@ def _type_problem(kind: Any) -> str:
 
 
 def _bad_field(command: dict[str, Any]) -> str | None:
-    """A field error for an unusable value (framing.BadValue) in `id` or a field of the command's spec; such
-    values elsewhere are dropped, as unknown fields are ignored."""
+    """A field error for an unusable value (framing.BadValue) in a field of the command's spec; such values
+    elsewhere are dropped, as unknown fields are ignored. The `id` is only echoed, and written back as sent."""
     spec = COMMANDS[command["type"]]
     for name in list(command):
-        bad = framing.bad_value(command[name])
+        bad = framing.bad_value(command[name]) if name != "id" else None
         if bad is None:
             continue
-        if name == "id" or name in spec:
+        if name in spec:
             return f"Field '{name}': {bad.reason}"
         del command[name]
     return None

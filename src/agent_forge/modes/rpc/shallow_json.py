@@ -20,10 +20,11 @@ _CLOSER = {"[": "]", "{": "}"}
 TOO_DEEP = "value nested too deeply"
 
 
-def loads_object(text: str, stand_in: Callable[[str], Any], *,
+def loads_object(text: str, stand_in: Callable[[str, str], Any], *,
                  decode_value: Callable[[str, int], tuple[Any, int]]) -> dict[str, Any]:
     """The object in `text` with each member decoded by `decode_value` (a `JSONDecoder.raw_decode`) or, when
-    too deep, `stand_in(TOO_DEEP)`. Raises ValueError when `text` is not one JSON object."""
+    too deep, `stand_in(TOO_DEEP, <the member's JSON text>)`. Raises ValueError when `text` is not one JSON
+    object."""
     pos = _skip_ws(text, 0)
     if text[pos:pos + 1] != "{":
         raise ValueError("JSON nested too deeply")
@@ -56,12 +57,13 @@ def _key(text: str, pos: int) -> tuple[str, int]:
     return key, _skip_ws(text, pos + 1)
 
 
-def _member(text: str, pos: int, stand_in: Callable[[str], Any],
+def _member(text: str, pos: int, stand_in: Callable[[str, str], Any],
             decode_value: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
     try:
         return decode_value(text, pos)
     except RecursionError:
-        return stand_in(TOO_DEEP), _skip_nested(text, pos)
+        end = _skip_nested(text, pos)
+        return stand_in(TOO_DEEP, text[pos:end]), end
     except json.JSONDecodeError as exc:
         raise ValueError(f"{exc.msg} (char {exc.pos})") from None
 
