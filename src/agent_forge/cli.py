@@ -106,10 +106,12 @@ def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`) ends it
-    quietly: no traceback and no `Exception ignored` from the interpreter's final flush."""
-    from .modes.stdout_guard import discard, quiet_exit_streams
+    """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`, or a
+    stream closed from the start) ends it quietly: no traceback and no `Exception ignored` from the
+    interpreter's final flush."""
+    from .modes.stdout_guard import discard, ensure_standard_streams, quiet_exit_streams
 
+    ensure_standard_streams()
     try:
         code = _main(argv)
     except SystemExit as exc:  # argparse: --help, --version, usage errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -47,3 +48,18 @@ def test_modes_exit_quietly_and_still_save_the_session(args, stderr_too, agent_e
     assert stderr_too or done.stderr == b"", done.stderr
     [path] = (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl")
     assert "the answer" in path.read_text()
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"], ["--version"],
+                                  ["--list-sessions"]])
+def test_a_closed_stdout_is_quiet_and_never_reused_for_a_file(args, agent_env, fake_llm, tmp_path):
+    """`agent-forge ... >&-`: descriptor 1 is closed from the start; a file opened later must not take it."""
+    fake_llm.set_script([{"text": "the answer"}])
+    stdin = b'{"type":"prompt","message":"hi"}\n' if "rpc" in args else b""
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "agent_forge", *args],
+                          env=agent_env, cwd=tmp_path, input=stdin, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    for path in (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert lines[0]["type"] == "session" and not any(line.get("type") == "response" for line in lines)
+        assert "the answer" in path.read_text()

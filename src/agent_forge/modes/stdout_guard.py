@@ -71,3 +71,20 @@ def quiet_exit_streams() -> None:
             discard(stream)
         except (OSError, ValueError):
             pass
+
+
+def ensure_standard_streams() -> None:
+    """Give a closed stdin, stdout or stderr (`agent-forge ... >&-`) the null device. Otherwise the next file
+    opened would take descriptor 1 or 2, and output meant for the reader would land in it (a session file);
+    and `sys.stdout` would be None."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, mode)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors="replace",
+                                        closefd=False))
