@@ -265,10 +265,7 @@ async def test_setting_commands_never_rewrite_settings_files(agent_env_factory, 
 
 async def test_a_missing_model_or_key_is_one_line_on_stderr_at_start_up(agent_env, tmp_path):
     """Without a key RPC mode starts (stdout stays protocol-only) and says on stderr what prompts lack."""
-    from conftest import scrubbed_environ
-
-    bare = scrubbed_environ()
-    bare.update(HOME=str(tmp_path / "h1"), AGENT_FORGE_DIR=str(tmp_path / "a1"))
+    bare = dict(agent_env, HOME=str(tmp_path / "h1"), AGENT_FORGE_DIR=str(tmp_path / "a1"))  # keys scrubbed
     named = dict(bare, AGENT_FORGE_DIR=str(tmp_path / "a2"))
     (tmp_path / "a2").mkdir()
     (tmp_path / "a2" / "settings.json").write_text(
