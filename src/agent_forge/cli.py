@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _DESCRIPTION = "agent-forge: a coding agent for the terminal and for other programs."
 _EPILOG = """modes:
@@ -41,7 +45,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=_HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"agent-forge {__version__}")
+    parser.add_argument("-v", "--version", action="version", version=__version__,
+                        help="print the version (bare, e.g. 0.1.0) and exit")
     parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true", help="non-interactive: print answer")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
@@ -56,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "session id of this directory")
     parser.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
                         help="resume the most recent session of this directory (a new one if there is none)")
+    parser.add_argument("--session-id", metavar="ID",
+                        help="open this directory's session with this id, or start a new one with it (letters, "
+                             "digits, '.', '_', '-')")
+    parser.add_argument("-r", "--resume", action="store_true",
+                        help="(the interactive session selector: not available yet; use --session or -c)")
     parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
     parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
     parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
@@ -69,15 +79,54 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write SESSION (a session file) as HTML to OUT (default: "
                              "./agent-forge-session-<name>.html) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
+    parser.add_argument("--list-models", nargs="?", const="", default=None, metavar="SEARCH",
+                        help="list the models that have a key (optionally only those matching SEARCH) and exit")
     from .coding.resources.setup import add_arguments as add_resource_arguments
     from .plugins.startup import add_arguments as add_plugin_arguments
 
     add_resource_arguments(parser)
     add_plugin_arguments(parser)
+    _add_accepted_flags(parser)
     return parser
 
 
+def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
+    --no-themes`) and that have no meaning without a terminal UI, MCP or a network catalogue: accepted, and
+    documented in the README as no-ops."""
+    group = parser.add_argument_group("accepted for compatibility, no effect here (no terminal UI, no MCP)")
+    group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
+    group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
+    group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
+    group.add_argument("--tui-mode", metavar="MODE", help="no terminal UI yet")
+    group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
+    group.add_argument("--offline", action="store_true",
+                       help="there is no automatic network activity (model calls only)")
+    group.add_argument("--no-mcp", action="store_true", help="there is no MCP support")
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`, or a
+    stream closed from the start) ends it quietly: no traceback and no `Exception ignored` from the
+    interpreter's final flush."""
+    from .modes.stdout_guard import discard, ensure_standard_streams, quiet_exit_streams
+
+    ensure_standard_streams()
+    try:
+        code = _main(argv)
+    except SystemExit as exc:  # argparse: --help, --version, usage errors
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BrokenPipeError:
+        discard(sys.stdout)
+        discard(sys.stderr)
+        code = 0
+    quiet_exit_streams()
+    return code
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.export is not None:
         return _export(args.export)
@@ -88,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         return trust_command(args, agent_dir()) or 0
     if args.list_sessions:
         return _list_sessions(args)
+    if args.resume:
+        print("agent-forge: -r/--resume needs the session selector of the terminal UI, which is not available "
+              "yet; use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
+        return 2
+    if args.list_models is not None:
+        return _list_models(args)
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
     problem = _conflicts(args, mode) or _missing_cwd()
     if problem:
@@ -110,6 +165,21 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
     `session_listing.startup_session`)."""
     if mode == "rpc" and (args.messages or args.print_mode):
         return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
+    if args.session_id is not None:
+        return _session_id_problem(args)
+    return None
+
+
+def _session_id_problem(args: argparse.Namespace) -> str | None:
+    from .coding.session_home import SESSION_ID
+
+    if not SESSION_ID.match(args.session_id):
+        return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
+                "with a letter or digit")
+    for flag, used in (("--session", args.session), ("--continue", args.continue_recent),
+                       ("--fork", args.fork)):
+        if used:
+            return f"--session-id and {flag} cannot be combined"
     return None
 
 
@@ -144,13 +214,81 @@ def _list_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _run(mode: str, args: argparse.Namespace) -> int:
-    if mode == "rpc":
-        from .modes.stdout_guard import claim_stdout
-
-        claim_stdout()  # before plugins load: anything they print goes to stderr, not into the protocol
+def _list_models(args: argparse.Namespace) -> int:
+    """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
+    substring of either; 1 with a message when the configuration cannot be loaded."""
     from .coding.agent_session import CommandError, SessionOptions, create_session
-    from .coding.resources.setup import options_from_args
+
+    try:
+        session = create_session(SessionOptions(cwd=os.getcwd(), no_session=True, provider=args.provider,
+                                                api_key=args.api_key))
+    except CommandError as exc:
+        print(f"agent-forge: {exc}", file=sys.stderr)
+        return 1
+    search = args.list_models.lower()
+    models = session.model_control.available_models()
+    for model in models:
+        ref = f"{model['provider']}/{model['id']}"
+        if search in ref.lower() or search in str(model.get("name", "")).lower():
+            print(f"{ref}\t{model.get('name', '')}")
+    if not models:  # say why the list is empty and how to fix it
+        print(f"agent-forge: {session.readiness_problem() or 'no model has a key'}", file=sys.stderr)
+    return 0
+
+
+def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
+    """`--session`: work in the directory the session recorded when it still exists (the reference's "resumes
+    it in its working directory"), saying so on stderr; otherwise say that the current one is used. Path
+    arguments keep meaning what they meant where they were typed."""
+    from .coding.session_home import resume_directory
+
+    cwd = os.getcwd()
+    home = resume_directory(resume, cwd)
+    if home.notice:
+        print(f"agent-forge: {home.notice}", file=sys.stderr)
+    if home.cwd != cwd:
+        _anchor_path_arguments(args, cwd)
+        os.chdir(home.cwd)
+        os.environ["PWD"] = home.cwd  # tools' shells read it
+    return resume
+
+
+def _anchor_path_arguments(args: argparse.Namespace, cwd: str) -> None:
+    """Make the relative paths among the arguments absolute against `cwd` before the process changes
+    directory. A value that names no file there (a plugin module name, system-prompt text) stays as typed."""
+    if args.session_dir:
+        args.session_dir = os.path.join(cwd, os.path.expanduser(args.session_dir))
+    for name in ("skill", "prompt_template", "plugin", "append_system_prompt"):
+        values = getattr(args, name, None)
+        if values:
+            setattr(args, name, [_anchored(value, cwd) for value in values])
+    if args.system_prompt:
+        args.system_prompt = _anchored(args.system_prompt, cwd)
+    args.messages = ["@" + _anchored(m[1:], cwd) if m.startswith("@") and len(m) > 1 else m for m in args.messages]
+
+
+def _anchored(value: str, cwd: str) -> str:
+    candidate = os.path.join(cwd, os.path.expanduser(value))
+    return candidate if os.path.exists(candidate) else value
+
+
+def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
+    """For a `--session <id>` that matched nothing here: the sessions of other directories it matches."""
+    if args.session is None or not error.startswith("No session found"):
+        return ""
+    from .coding.session_home import sessions_elsewhere
+
+    found = sessions_elsewhere(args.session, args.session_dir)
+    if not found:
+        return ""
+    listing = "".join(f"\n  {path}" for path in found)
+    return (f"\nIt matches sessions of other directories; resume one by its path (--session PATH, which works "
+            f"in that session's directory) or copy it here with --fork PATH:{listing}")
+
+
+def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None] | None:
+    """`(file to resume, file to fork from)` of the session flags, after entering a resumed session's
+    directory; None (with the reason on stderr) when the flags name no usable session."""
     from .coding.session_listing import SessionFileError, startup_session
 
     try:
@@ -158,14 +296,35 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session)
     except SessionFileError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
+        return None
+    if args.session_id is not None and not args.no_session:
+        from .coding.session_home import session_with_id
+
+        resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
+    if resume is not None:
+        resume = _enter_session_directory(resume.absolute(), args)
+    return resume, fork_from
+
+
+async def _run(mode: str, args: argparse.Namespace) -> int:
+    from .modes.stdout_guard import claim_stdout
+
+    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
+    from .coding.agent_session import CommandError, SessionOptions, create_session
+    from .coding.resources.setup import options_from_args
+
+    chosen = _choose_session(args)
+    if chosen is None:
         return 1
+    resume, fork_from = chosen
     options = SessionOptions(
         cwd=os.getcwd(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        scoped_models=args.models, context_window=args.context_window, start_without_model=(mode == "rpc"),
+        scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
+        start_without_model=(mode == "rpc"),
         **options_from_args(args),
     )
     try:

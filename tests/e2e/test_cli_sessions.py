@@ -201,3 +201,60 @@ async def test_a_symlinked_session_and_its_real_path_share_the_lock(agent_env, p
     assert state["sessionFile"] == str(sessions["old"])
     assert second.returncode == 1 and "in use by another agent-forge process" in second.stderr.decode()
     assert link.is_symlink()
+
+
+async def test_session_file_from_another_directory_works_in_its_own(agent_env, fake_llm, project, tmp_path):
+    """`--session FILE` resumes in the directory the session recorded (said on stderr); relative path
+    arguments still mean what they meant where they were typed."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "prompts").mkdir(parents=True)
+    (elsewhere / "prompts" / "hi.md").write_text("Say hi from the template.")
+    path = write_session(tmp_path / "store", IDS["old"], ["old question", "old answer"], mtime=1_000_000,
+                         cwd=str(project))
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": '{"command": "pwd"}'}]}, {"text": "ok"}])
+    async with await RpcClient.start(["--session", os.path.relpath(path, elsewhere), "--prompt-template",
+                                      "prompts/hi.md"], cwd=str(elsewhere), env=agent_env) as client:
+        await client.prompt_and_wait("/hi")
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert state["sessionId"] == IDS["old"] and state["sessionFile"] == str(path)
+    first, second = fake_llm.requests
+    assert first["body"]["messages"][-1]["content"][0]["text"] == "Say hi from the template."
+    tool_result = [m for m in second["body"]["messages"] if m["role"] == "tool"][-1]
+    assert str(project.resolve()) in json.dumps(tool_result)
+    assert f"resuming in the session's directory {project}" in client.stderr.decode()
+
+
+async def test_session_whose_directory_is_gone_says_the_cwd_differs(agent_env, project, tmp_path):
+    path = write_session(tmp_path / "store", IDS["old"], ["q", "a"], mtime=1_000_000, cwd=str(tmp_path / "gone"))
+    async with await RpcClient.start(["--session", str(path)], cwd=str(project), env=agent_env) as client:
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert state["sessionId"] == IDS["old"]
+    assert (f"the session's directory {tmp_path / 'gone'} no longer exists; working in the current directory "
+            f"{project}") in client.stderr.decode()
+
+
+def test_an_id_of_another_directory_names_its_file(agent_env, project, tmp_path, sessions):
+    unknown = cli(agent_env, project, "--mode", "rpc", "--session", "cccc", "--session-dir", str(tmp_path / "sessions"))
+    err = unknown.stderr.decode()
+    assert unknown.returncode == 1 and "No session found matching 'cccc'" in err
+    assert "other directories" in err and "cccc4444-0000-4000-8000-000000000004.jsonl" in err and "--fork" in err
+
+
+async def test_session_id_creates_then_reopens_the_session_of_that_id(agent_env, fake_llm, project, tmp_path):
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}])
+    root = str(tmp_path / "ids")
+    args = ["--session-id", "my.task_1-a", "--session-dir", root]
+    async with await RpcClient.start(args, cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("first")
+        created = (await client.send({"type": "get_state"}))["data"]
+    async with await RpcClient.start(args, cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("second")
+        reopened = (await client.send({"type": "get_state"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert created["sessionId"] == reopened["sessionId"] == "my.task_1-a"
+    assert created["sessionFile"] == reopened["sessionFile"] and reopened["sessionFile"].startswith(root)
+    assert texts(messages) == ["first", "first answer", "second", "second answer"]
+    bad = cli(agent_env, project, "--mode", "rpc", "--session-id", "bad/id.")
+    both = cli(agent_env, project, "--mode", "rpc", "--session-id", "x1", "--continue")
+    assert bad.returncode == 2 and b"use letters, digits" in bad.stderr
+    assert both.returncode == 2 and b"--session-id and --continue cannot be combined" in both.stderr

@@ -102,3 +102,40 @@ def test_reader_leaving_early_does_not_break_the_run(agent_env, fake_llm, tmp_pa
     assert b"BrokenPipe" not in stderr
     [path] = (Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl")
     assert "keeps streaming" in path.read_text()  # the session was still saved
+
+
+NOISY_PLUGIN = '''
+import os, subprocess, sys
+print("import-time print")
+
+def setup(plugin):
+    print("setup print")
+
+    @plugin.command("noisy", description="prints in every way a plugin can")
+    def noisy(args, ctx):
+        print("command print")
+        sys.stdout.write("sys.stdout write\\n")
+        os.write(1, b"raw fd write\\n")
+        subprocess.run(["echo", "child echo"])
+
+    @plugin.on("agent_end")
+    def ended(event, ctx):
+        print("agent_end print")
+'''
+
+
+def test_plugin_output_goes_to_stderr_in_json_and_print_mode(agent_env, fake_llm, tmp_path):
+    plugin = tmp_path / "noisy.py"
+    plugin.write_text(NOISY_PLUGIN)
+    fake_llm.set_script([{"text": "json answer"}, {"text": "print answer"}])
+    json_mode = run(agent_env, tmp_path, "-p", "/noisy", "hello", "-e", str(plugin))
+    print_mode = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "/noisy", "hello", "-e", str(plugin)],
+                                cwd=tmp_path, env=agent_env, input=b"", capture_output=True, timeout=60)
+    assert json_mode.returncode == 0 and print_mode.returncode == 0, (json_mode.stderr, print_mode.stderr)
+    header, *events = records(json_mode.stdout)  # every line is JSON
+    assert header["type"] == "session" and events[-1]["type"] == "agent_settled"
+    assert print_mode.stdout == b"print answer\n"
+    for result in (json_mode, print_mode):
+        for text in (b"import-time print", b"setup print", b"command print", b"sys.stdout write",
+                     b"raw fd write", b"child echo", b"agent_end print"):
+            assert text in result.stderr and text not in result.stdout

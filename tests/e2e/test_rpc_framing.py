@@ -128,12 +128,60 @@ for event in read_events():
     assert done.stdout.decode() == "Hi from the example client test.\n"
 
 
-async def test_nan_infinity_and_huge_numbers_are_parse_errors(agent_env, tmp_path):
-    lines = [b'{"type":"get_state","id":NaN}', b'{"type":"get_state","id":1e999}',
-             b'{"type":"get_state","id":-Infinity}']
+async def test_nan_and_infinity_are_parse_errors(agent_env, tmp_path):
+    lines = [b'{"type":"get_state","id":NaN}', b'{"type":"get_state","id":-Infinity}']
     records = await run_lines(agent_env, tmp_path, b"\n".join(lines) + b"\n")
-    assert [r["command"] for r in records] == ["parse"] * 3
-    assert "NaN" in records[0]["error"] and "range" in records[1]["error"]
+    assert [r["command"] for r in records] == ["parse"] * 2
+    assert "NaN" in records[0]["error"] and "Infinity" in records[1]["error"]
+
+
+def test_unusable_values_inside_an_object_keep_its_id(agent_env, tmp_path):
+    """Valid JSON the parser cannot hold (numbers beyond float range, 5000-digit integers, nesting deeper than
+    the parser goes): a field error naming the field when the command uses it, ignored elsewhere; an `id` of
+    that kind is echoed as the client wrote it."""
+    import subprocess
+    import sys
+
+    deep = "[" * 5000 + "]" * 5000
+    lines = ['{"id":"num-1","type":"get_state","x":1e999999}',
+             '{"id":"num-2","type":"get_state","x":' + "9" * 5000 + '}',
+             '{"id":"num-3","type":"get_state","x":{"y":' + deep + '},"z":1}',
+             '{"id":"num-4","type":"set_context_window","contextWindow":-1e400}',
+             '{"id":"num-5","type":"prompt","message":"hi","images":' + deep + '}',
+             '{"id":1e999,"type":"get_state"}',
+             '{"id":"num-7","type":1e999}',
+             '{"id":' + "7" * 5000 + ',"type":"frobnicate"}',
+             '{"id":' + deep + ',"type":"get_last_assistant_text"}',
+             '{"id":"num-10","type":"get_state","x":' + "[" * 5000 + "}" * 5000 + '}',
+             '{"id":"final","type":"get_state"}']
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "rpc", "--no-session"],
+                          input="\n".join(lines).encode() + b"\n", capture_output=True, env=agent_env,
+                          cwd=tmp_path, timeout=60)
+    out = done.stdout.decode().splitlines()
+    assert done.returncode == 0 and len(out) == len(lines), done.stderr
+    prefix = '{"type":"response","command":'
+    for line, wanted in zip(out, ["num-1", "num-2", "num-3", "num-4", "num-5"]):
+        assert f'"id":"{wanted}"' in line
+    assert [('"success":true' in line) for line in out[:5]] == [True, True, True, False, False]
+    assert '"error":"Field \'contextWindow\': number -1e400 is out of range"' in out[3]
+    assert '"error":"Field \'images\': value nested too deeply"' in out[4]
+    assert out[5].startswith(prefix + '"get_state","success":true,"id":1e999,"data":')
+    assert out[6] == prefix + '"unknown","success":false,"id":"num-7","error":"Field \'type\': number 1e999 is out of range"}'
+    assert out[7] == (prefix + '"frobnicate","success":false,"id":' + "7" * 5000
+                      + ',"error":"Unknown command: frobnicate"}')
+    assert out[8].startswith(prefix + '"get_last_assistant_text","success":true,"id":' + deep + ',"data":')
+    assert out[9].startswith(prefix + '"parse"') and "unbalanced" in out[9] and '"id"' not in out[9]
+    assert '"id":"final"' in out[10]
+
+
+async def test_any_id_value_is_echoed_null_included(agent_env, tmp_path):
+    ids = [None, 0, -1.5, False, "", [1, {"a": None}], {"k": [None]}]
+    data = b"".join(json.dumps({"id": i, "type": "get_state"}).encode() + b"\n" for i in ids)
+    data += b'{"id":null,"type":"frobnicate"}\n{"id":null}\n{"id":null,"type":"prompt"}\n'
+    records = await run_lines(agent_env, tmp_path, data)
+    assert [r["id"] for r in records] == ids + [None, None, None]
+    assert all("id" in r for r in records)
+    assert [r["success"] for r in records] == [True] * len(ids) + [False] * 3
 
 
 async def test_a_leading_bom_is_ignored(agent_env, tmp_path):

@@ -271,6 +271,18 @@ async def test_unknown_and_malformed_answers_are_ignored_or_count_as_cancelled(a
     assert result == "select -> null" and confirm == "confirm -> false" and state["success"] is True
 
 
+async def test_an_answer_holding_an_unusable_number_counts_as_cancelled(agent_env, tmp_path):
+    """`1e999` is valid JSON beyond the float range: the answer is dropped as malformed, the agent goes on."""
+    async with await start(agent_env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "/ask input"})
+        request = await next_request(client)
+        client.write_raw(b'{"type":"extension_ui_response","id":' + json.dumps(request["id"]).encode()
+                         + b',"value":1e999}\n')
+        result = await notification(client)
+        state = await client.send({"type": "get_state"})
+    assert result == "input -> null" and state["success"] is True
+
+
 async def test_abort_resolves_a_pending_dialog_with_its_default(agent_env, tmp_path):
     async with await start(agent_env, tmp_path) as client:
         await client.send({"type": "prompt", "message": "/ask confirm"})

@@ -71,11 +71,28 @@ async def test_project_skill_and_user_template_are_listed_and_expand(agent_env, 
     assert skill["source"] == "skill" and skill["location"] == "project" and skill["path"] == str(skill_file)
     assert skill["sourceInfo"]["scope"] == "project"
     first, second, third = fake_llm.requests
-    assert last_user_text(first) == "Greet Alice, then Bob Carol Ann.\n"
-    assert "Always bow first." in last_user_text(second) and last_user_text(second).endswith("be formal")
+    assert last_user_text(first) == "Greet Alice, then Bob Carol Ann."
+    assert "Always bow first.\n</skill>\n\nbe formal" in last_user_text(second)
+    assert last_user_text(second).endswith("be formal")
     assert last_user_text(third) == "/nonexistent foo bar"
     assert "hello-skill" in system_prompt(first) and str(skill_file) in system_prompt(first)
     assert [m["content"][0]["text"] for m in messages if m["role"] == "user"][0].startswith("Greet Alice")
+
+
+async def test_template_and_skill_text_is_trimmed_like_the_reference(agent_env, fake_llm, tmp_path):
+    """The file's final newline (and blank lines around the body) are not sent: `/greet Alice` is exactly
+    `Hello Alice!`, with or without frontmatter, CRLF included."""
+    write(agent_dir(agent_env) / "prompts" / "greet.md", "\n\nHello $1!\n\n")
+    write(agent_dir(agent_env) / "prompts" / "crlf.md", "---\r\ndescription: d\r\n---\r\n\r\nBye $1.\r\n")
+    write(agent_dir(agent_env) / "skills" / "tidy" / "SKILL.md",
+          "---\nname: tidy\ndescription: Tidy up\n---\n\nKeep it tidy.\n\n\n")
+    fake_llm.set_script([{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}])
+    async with await start(agent_env, tmp_path) as client:
+        for text in ("/greet Alice", "/crlf Bob\n", "/skill:tidy", "/skill:tidy  now  \n"):
+            await client.prompt_and_wait(text)
+    sent = [last_user_text(request) for request in fake_llm.requests]
+    assert sent[:2] == ["Hello Alice!", "Bye Bob."]
+    assert sent[2].endswith("\n\nKeep it tidy.\n</skill>") and sent[3].endswith("Keep it tidy.\n</skill>\n\nnow")
 
 
 async def test_follow_up_and_steer_expand_templates(agent_env, fake_llm, tmp_path):
@@ -89,7 +106,7 @@ async def test_follow_up_and_steer_expand_templates(agent_env, fake_llm, tmp_pat
         fake_llm.release_hangs()
         await client.wait_for("agent_settled")
     assert reply["success"] is True and reply["data"] == {"disposition": "queued"}
-    assert last_user_text(fake_llm.requests[1]) == "Also do testing.\n"
+    assert last_user_text(fake_llm.requests[1]) == "Also do testing."
 
 
 async def test_context_files_from_agent_dir_and_parents_reach_the_system_prompt(agent_env, fake_llm, tmp_path):

@@ -261,3 +261,22 @@ async def test_setting_commands_never_rewrite_settings_files(agent_env_factory, 
         "one-at-a-time", "one-at-a-time", "low")
     assert (global_settings.read_bytes(), project_settings.read_bytes()) == before
     assert sorted(p.name for p in global_settings.parent.iterdir()) == ["models.json", "settings.json"]
+
+
+async def test_a_missing_model_or_key_is_one_line_on_stderr_at_start_up(agent_env, tmp_path):
+    """Without a key RPC mode starts (stdout stays protocol-only) and says on stderr what prompts lack."""
+    bare = dict(agent_env, HOME=str(tmp_path / "h1"), AGENT_FORGE_DIR=str(tmp_path / "a1"))  # keys scrubbed
+    named = dict(bare, AGENT_FORGE_DIR=str(tmp_path / "a2"))
+    (tmp_path / "a2").mkdir()
+    (tmp_path / "a2" / "settings.json").write_text(
+        json.dumps({"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-4-5"}))
+    stderr = {}
+    for label, env in (("none", bare), ("no-key", named), ("ok", agent_env)):
+        client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env)
+        reply = await client.send({"type": "get_state"})
+        assert await client.close() == 0 and reply["success"] is True and client.invalid_lines == []
+        stderr[label] = [line for line in client.stderr.decode().splitlines() if "prompts will fail" in line]
+    [none], [no_key] = stderr["none"], stderr["no-key"]
+    assert "No model available" in none and "ANTHROPIC_API_KEY" in none and "models.json" in none
+    assert "model anthropic/claude-sonnet-4-5" in no_key and "ANTHROPIC_API_KEY" in no_key
+    assert stderr["ok"] == []

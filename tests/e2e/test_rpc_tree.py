@@ -311,3 +311,43 @@ async def test_no_session_stays_in_memory_after_switching_to_a_file(agent_env, f
     assert forked["success"] is True and after_fork["sessionFile"] is None
     assert cloned["success"] is True and after_clone["sessionFile"] is None and after_clone["messageCount"] > 0
     assert sorted(tmp_path.rglob("*.jsonl")) == [Path(path)]
+
+
+async def test_flat_tree_lists_nodes_in_tree_order_with_parent_and_child_ids(agent_env, project, branched):
+    ids = branched["ids"]
+    async with await start(agent_env, project, "--session", str(branched["path"])) as client:
+        nested = (await client.send({"type": "get_tree"}))["data"]
+        flat = await client.get_tree()
+        refused = await client.send({"type": "get_tree", "flat": "yes"})
+    order = [ids[k] for k in ("u1", "a1", "u2a", "a2a", "u2b", "a2b", "u2c", "a2c")]
+    nodes = flat["nodes"]
+    by_id = {node["entry"]["id"]: node for node in nodes}
+    assert flat["leafId"] == nested["leafId"] == ids["label"]
+    assert [node["entry"]["id"] for node in nodes if node["entry"]["id"] in order] == order  # depth first
+    assert nodes[0]["parentId"] is None and nodes[0]["entry"] == nested["tree"][0]["entry"]
+    assert by_id[ids["a1"]]["childIds"] == [ids["u2a"], ids["u2b"], ids["u2c"]]
+    assert by_id[ids["u2b"]]["parentId"] == ids["a1"] and by_id[ids["a2b"]]["childIds"] == []
+    assert by_id[ids["u1"]]["label"] == "checkpoint" and "labelTimestamp" in by_id[ids["u1"]]
+    assert "label" not in by_id[ids["a1"]]
+    assert len(nodes) == len(file_lines(branched["path"])) - 1
+    assert refused["success"] is False and "flat" in refused["error"]
+
+
+def test_a_long_linear_session_tree_is_readable_by_json_loads_in_flat_form(agent_env, project, tmp_path):
+    """Python's `json.loads` (the seed's example client) cannot read the nested answer of a long session."""
+    import subprocess
+    import sys
+
+    store = SessionStore.create(project, tmp_path / "sessions")
+    for i in range(500):
+        store.append_message(user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
+    store.close()
+    commands = b'{"id":"n","type":"get_tree"}\n{"id":"f","type":"get_tree","flat":true}\n'
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "rpc", "--session", str(store.path)],
+                          input=commands, capture_output=True, env=agent_env, cwd=project, timeout=60)
+    nested_line, flat_line = done.stdout.splitlines()
+    with pytest.raises(RecursionError):
+        json.loads(nested_line)
+    flat = json.loads(flat_line)
+    assert flat["id"] == "f" and len(flat["data"]["nodes"]) == 500
+    assert [n["parentId"] for n in flat["data"]["nodes"][1:]] == [n["entry"]["id"] for n in flat["data"]["nodes"][:-1]]

@@ -52,6 +52,8 @@ class SessionOptions:
     session_file: str | None = None
     fork_from: str | None = None
     """`--fork`: start a new session (in `cwd`) holding a copy of this file's active branch."""
+    session_id: str | None = None
+    """`--session-id` of a new session (else a fresh uuid); the CLI opens an existing one of that id instead."""
     session_dir: str | None = None
     no_session: bool = False
     name: str | None = None
@@ -74,6 +76,8 @@ class SessionOptions:
     """`--tools`: plain names (or `*` patterns) are an allowlist; only `+name`/`-name` entries change the defaults."""
     no_tools: bool = False
     no_builtin_tools: bool = False
+    exclude_tools: list[str] | tuple[str, ...] = ()
+    """`--exclude-tools`: names or `*` patterns disabled after every other selection, plugin tools included."""
     approve: bool | None = None
     """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
     no_project_resources: bool = False
@@ -343,6 +347,18 @@ class AgentSession:
     def _check_open(self) -> None:
         if self.closed:  # its file may belong to another session by now: nothing may be appended to it
             raise CommandError("session is closed")
+
+    def readiness_problem(self) -> str | None:
+        """One line for a front end to show at start-up when a prompt would fail for want of a model or key:
+        the model it would use and the key it lacks (with where to set one), or that no model is configured
+        and how to set one up. None when prompts can run."""
+        try:
+            self._check_ready()
+        except CommandError as exc:
+            model = self.agent.model
+            where = f"model {model['provider']}/{model['id']}: " if model is not None else ""
+            return f"prompts will fail until this is fixed: {where}{exc}".replace("\n", " ")
+        return None
 
     def _check_ready(self) -> None:
         model = self.agent.model

@@ -38,7 +38,7 @@ def build_session(options: SessionOptions) -> AgentSession:
 
 def _open_store(options: SessionOptions) -> SessionStore:
     if options.no_session:
-        return SessionStore.in_memory(options.cwd)
+        return SessionStore.in_memory(options.cwd, session_id=options.session_id)
     try:
         if options.fork_from:
             from .session_switch import fork_file
@@ -48,7 +48,7 @@ def _open_store(options: SessionOptions) -> SessionStore:
             return SessionStore.open(options.session_file, lock=True)  # one writer per file
     except SessionFileError as exc:
         raise CommandError(str(exc)) from exc
-    return SessionStore.create(options.cwd, options.session_dir, lock=True)
+    return SessionStore.create(options.cwd, options.session_dir, lock=True, session_id=options.session_id)
 
 
 def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,

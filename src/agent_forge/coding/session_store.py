@@ -98,16 +98,16 @@ class SessionStore:
     @classmethod
     def create(cls, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
                parent_session: str | os.PathLike[str] | None = None, fsync: bool = False, lock: bool = False,
-               entries: Iterable[SessionEntry] = ()) -> SessionStore:
+               entries: Iterable[SessionEntry] = (), session_id: str | None = None) -> SessionStore:
         """A new session for `cwd` (made absolute). Its path is fixed now; the file is written, with the header
         and every entry so far, once it holds a `message` entry. `session_dir` is the sessions root (see
         `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append; `lock`
         takes the single-writer lock when the file is written. `entries` (a fork or clone: root first, ids
         kept) start the session; when they hold a message the file is written now (or they wait, see
-        `write_error`)."""
+        `write_error`). `session_id` (`--session-id`) replaces the fresh uuid."""
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
-        header = make_header(cwd_text, parent_session=parent)
+        header = make_header(cwd_text, parent_session=parent, session_id=session_id)
         directory = Path(os.path.realpath(session_cwd_dir(cwd_text, session_dir)))
         store = cls(header, directory / session_file_name(header), fsync=fsync, lock=lock)
         store._seed(entries)
@@ -139,9 +139,10 @@ class SessionStore:
                    fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike[str], *, entries: Iterable[SessionEntry] = ()) -> SessionStore:
+    def in_memory(cls, cwd: str | os.PathLike[str], *, entries: Iterable[SessionEntry] = (),
+                  session_id: str | None = None) -> SessionStore:
         """A session that never touches the disk (`path` is None): `--no-session`."""
-        store = cls(make_header(os.path.abspath(os.fspath(cwd))), None)
+        store = cls(make_header(os.path.abspath(os.fspath(cwd)), session_id=session_id), None)
         store._seed(entries)
         return store
 

@@ -26,6 +26,18 @@ class TreeNode(TypedDict, total=False):
     labelTimestamp: str
 
 
+class FlatTreeNode(TypedDict, total=False):
+    """One node of `get_tree` with `flat: true`: `{entry, parentId, childIds, label?, labelTimestamp?}`.
+    `parentId` is the node's parent in the tree (None for a root, an orphan's included); `childIds` are its
+    children's entry ids in append order."""
+
+    entry: SessionEntry
+    parentId: str | None
+    childIds: list[str]
+    label: str
+    labelTimestamp: str
+
+
 class ForkMessage(TypedDict):
     entryId: str
     text: str
@@ -62,6 +74,30 @@ def build_tree(entries: list[SessionEntry]) -> list[TreeNode]:
 def get_tree(store: SessionStore) -> dict[str, Any]:
     """`{tree, leafId}` for `get_tree` (see `build_tree`)."""
     return {"tree": build_tree(store.entries), "leafId": store.leaf_id}
+
+
+def get_flat_tree(store: SessionStore) -> dict[str, Any]:
+    """`{nodes, leafId}` for `get_tree` with `flat: true`: every node of `build_tree` as a `FlatTreeNode`, in
+    tree order (depth first, roots and children in append order), so any JSON parser reads it whatever the
+    depth of the tree."""
+    return {"nodes": flatten_tree(build_tree(store.entries)), "leafId": store.leaf_id}
+
+
+def flatten_tree(roots: list[TreeNode]) -> list[FlatTreeNode]:
+    """The forest in depth-first pre-order, without recursion."""
+    out: list[FlatTreeNode] = []
+    stack: list[tuple[TreeNode, str | None]] = [(root, None) for root in reversed(roots)]
+    while stack:
+        node, parent_id = stack.pop()
+        children = node["children"]
+        flat: FlatTreeNode = {"entry": node["entry"], "parentId": parent_id,
+                              "childIds": [child["entry"]["id"] for child in children]}
+        for key in ("label", "labelTimestamp"):
+            if key in node:
+                flat[key] = node[key]  # type: ignore[literal-required]
+        out.append(flat)
+        stack.extend((child, node["entry"]["id"]) for child in reversed(children))
+    return out
 
 
 def fork_messages(store: SessionStore) -> list[ForkMessage]:

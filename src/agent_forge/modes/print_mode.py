@@ -32,6 +32,7 @@ from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.truncate import format_size
 from .rpc.framing import encode
+from .stdout_guard import protocol_stdout, write_out
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
@@ -170,23 +171,9 @@ class _JsonWriter:
 
 
 def _write(data: bytes) -> None:
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:
-        _discard_stdout()
-    except ValueError:
-        pass  # stdout was closed in-process
-
-
-def _discard_stdout() -> None:
-    """The reader went away (`| head -1`): the run still finishes and the session is saved. Point stdout at
-    the null device so later writes, and the flush at exit, do not fail again (exit code 120)."""
-    import os
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    """To the claimed stdout (`stdout_guard`): plugin prints went to stderr. A reader that went away
+    (`| head -1`) does not stop the run; the session is still saved."""
+    write_out(protocol_stdout(), data)
 
 
 def _fail(message: str) -> int:

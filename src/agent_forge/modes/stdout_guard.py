@@ -1,9 +1,10 @@
-"""Keep the protocol channel clean: only the mode writes to the real stdout.
+"""Keep the output channel clean: only the mode writes to the real stdout, and a reader that goes away is quiet.
 
 Plugins, libraries and child processes that print (`print()`, `os.write(1, ...)`, `subprocess.run(["echo"])`)
-would inject non-JSON lines into RPC or JSON-mode output. `claim_stdout()` moves the real stdout to a private
-descriptor for the mode's own writes and points descriptor 1 (and `sys.stdout`) at stderr, so stray output
-lands in the log instead of the protocol.
+would inject stray lines into RPC or JSON-mode output, or into print mode's answer. `claim_stdout()` moves the
+real stdout to a private descriptor for the mode's own writes and points descriptor 1 (and `sys.stdout`) at
+stderr, so stray output lands in the log instead. `write_out` writes one record and, when the reader has gone
+(`| head -1`), points the stream at the null device so the work still finishes and nothing fails again.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 _claimed: BinaryIO | None = None
 
@@ -32,3 +33,58 @@ def claim_stdout() -> BinaryIO:
 def protocol_stdout() -> BinaryIO:
     """The claimed protocol stream, or the process's stdout when nothing claimed it (SDK use, tests)."""
     return _claimed if _claimed is not None else sys.stdout.buffer
+
+
+def write_out(stream: BinaryIO, data: bytes) -> None:
+    """Write and flush `data`. When the reader has gone (BrokenPipeError) the stream's descriptor is pointed at
+    the null device (`discard`), so later writes and the flush at exit succeed silently; a stream closed
+    in-process (ValueError) is ignored."""
+    try:
+        stream.write(data)
+        stream.flush()
+    except BrokenPipeError:
+        discard(stream)
+    except ValueError:
+        pass
+
+
+def discard(stream: Any) -> None:
+    """Point `stream`'s descriptor at the null device; its buffered bytes then go nowhere on the next flush."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def quiet_exit_streams() -> None:
+    """Flush stdout and stderr before the interpreter does, discarding a stream whose reader has gone: Python
+    would otherwise print `Exception ignored ... BrokenPipeError` and exit 120."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            discard(stream)
+        except (OSError, ValueError):
+            pass
+
+
+def ensure_standard_streams() -> None:
+    """Give a closed stdin, stdout or stderr (`agent-forge ... >&-`) the null device. Otherwise the next file
+    opened would take descriptor 1 or 2, and output meant for the reader would land in it (a session file);
+    and `sys.stdout` would be None."""
+    for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+        except OSError:
+            devnull = os.open(os.devnull, mode)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors="replace",
+                                        closefd=False))

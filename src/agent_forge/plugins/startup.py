@@ -20,13 +20,14 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The plugin and project-trust flags (`docs/plugins.md`)."""
     group = parser.add_argument_group("plugins and project trust")
-    group.add_argument("-e", "--plugin", action="append", default=[], metavar="PATH|MODULE",
+    group.add_argument("-e", "--plugin", "--extension", action="append", default=[], metavar="PATH|MODULE",
                        help="load a plugin: a .py file, a package directory or a module name (repeatable)")
-    group.add_argument("--no-plugins", action="store_true",
+    group.add_argument("-ne", "--no-plugins", "--no-extensions", action="store_true",
                        help="load no discovered plugins (agent dir, project, settings, entry points); -e still loads")
-    group.add_argument("--approve", action=argparse.BooleanOptionalAction, default=None,
+    group.add_argument("-a", "--approve", action=argparse.BooleanOptionalAction, default=None,
                        help="trust this project for this run: its plugins and code-running settings load "
                             "(--no-approve: they do not)")
+    group.add_argument("-na", dest="approve", action="store_false", default=None, help="same as --no-approve")
     group.add_argument("--trust-project", action="store_true",
                        help="record in the agent dir that this directory (and those below it) is trusted, then exit")
     group.add_argument("--distrust-project", action="store_true",

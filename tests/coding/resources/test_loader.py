@@ -51,7 +51,7 @@ def test_everything_loads_and_reaches_prompt_and_commands(layout):
     assert prompt.index("User-wide rule.") < prompt.index("Repo rule.") < prompt.index("Current date:")
     assert "proj-skill" in prompt and "user-skill" in prompt and "You are agent-forge" in prompt
     assert names(s) == ["greet", "review", "skill:proj-skill", "skill:user-skill"]
-    assert s.resources.expand("/greet Ada") == "Hello Ada!\n"
+    assert s.resources.expand("/greet Ada") == "Hello Ada!"
     assert s.warnings == []
 
 

@@ -28,7 +28,7 @@ def test_direct_md_children_with_descriptions(tmp_path):
     plain, review = templates
     assert plain.description == "First line is the description."
     assert review.description == "Review staged changes" and review.argument_hint == "[focus]"
-    assert review.body == "Review. Focus on ${1:-correctness}.\n"
+    assert review.body == "Review. Focus on ${1:-correctness}."
     assert review.source_info == {"path": str(prompts / "review.md"), "source": "local", "scope": "project",
                                   "origin": "top-level", "baseDir": str(prompts)}
 
@@ -86,8 +86,8 @@ def test_expand_input_dispatch(tmp_path):
     prompts.mkdir()
     (prompts / "greet.md").write_text("Hello $1 and ${@:2}!\n")
     templates = {t.name: t for t in discover_templates([ResourceRoot(prompts, "user", "user")], [])}
-    assert expand_input('/greet Alice Bob "Carol Ann"', {}, templates) == "Hello Alice and Bob Carol Ann!\n"
-    assert expand_input("/greet", {}, templates) == "Hello  and !\n"
+    assert expand_input('/greet Alice Bob "Carol Ann"', {}, templates) == "Hello Alice and Bob Carol Ann!"
+    assert expand_input("/greet", {}, templates) == "Hello  and !"
     assert expand_input("/nonexistent foo bar", {}, templates) == "/nonexistent foo bar"
     assert expand_input("/skill:missing x", {}, templates) == "/skill:missing x"
     assert expand_input("say /greet", {}, templates) == "say /greet"

@@ -38,7 +38,8 @@ def load_session_resources(options: Any, agent_dir: Path, settings: Any,
         selection = resolve_tool_selection(
             global_setting=settings.global_raw.get("defaultTools"),
             project_setting=settings.project_raw.get("defaultTools"), cli_entries=options.tool_names,
-            no_builtin_tools=options.no_builtin_tools, no_tools=options.no_tools, warnings=resources.warnings)
+            no_builtin_tools=options.no_builtin_tools, no_tools=options.no_tools, exclude=options.exclude_tools,
+            warnings=resources.warnings)
     except ToolSelectionError as exc:
         raise CommandError(str(exc)) from None
     return resources, selection
@@ -47,20 +48,23 @@ def load_session_resources(options: Any, agent_dir: Path, settings: Any,
 def add_arguments(parser: Any) -> None:
     """The resource and tool flags of the command line (`docs/resources.md`)."""
     group = parser.add_argument_group("resources and tools")
-    group.add_argument("--no-context-files", action="store_true",
+    group.add_argument("-nc", "--no-context-files", action="store_true",
                        help="do not load AGENTS.md / CLAUDE.md from the agent dir and the directories above")
     group.add_argument("--skill", action="append", default=[], metavar="PATH",
                        help="load a skill directory or file (repeatable; loads even with --no-skills)")
-    group.add_argument("--no-skills", action="store_true", help="do not discover skills (agent dir, project, settings)")
+    group.add_argument("-ns", "--no-skills", action="store_true", help="do not discover skills (agent dir, project, settings)")
     group.add_argument("--prompt-template", action="append", default=[], metavar="PATH",
                        help="load a prompt template file or directory (repeatable; loads even with "
                             "--no-prompt-templates)")
-    group.add_argument("--no-prompt-templates", action="store_true", help="do not discover prompt templates")
+    group.add_argument("-np", "--no-prompt-templates", action="store_true", help="do not discover prompt templates")
     group.add_argument("-t", "--tools", metavar="LIST",
                        help="comma-separated tools: plain names or * patterns replace the defaults (read,bash,edit,"
                             "write); +name/-name entries change them. Built-in: read,bash,edit,write,grep,find,ls")
-    group.add_argument("--no-tools", action="store_true", help="start with no tools at all (plugin tools included)")
-    group.add_argument("--no-builtin-tools", action="store_true", help="no built-in tools; plugin tools stay")
+    group.add_argument("-nt", "--no-tools", action="store_true", help="start with no tools at all (plugin tools included)")
+    group.add_argument("-nbt", "--no-builtin-tools", action="store_true", help="no built-in tools; plugin tools stay")
+    group.add_argument("-xt", "--exclude-tools", metavar="LIST",
+                       help="comma-separated tool names or * patterns to disable after every other selection "
+                            "(plugin tools included)")
     group.add_argument("--no-project-resources", action="store_true",
                        help="ignore ./.agent-forge/agent/ (settings, skills, prompts, SYSTEM.md, plugins)")
 
@@ -73,6 +77,8 @@ def options_from_args(args: Any) -> dict[str, Any]:
         "no_prompt_templates": args.no_prompt_templates, "skill_paths": list(args.skill),
         "prompt_template_paths": list(args.prompt_template),
         "tool_names": [e for e in args.tools.split(",")] if args.tools is not None else None,
+        "exclude_tools": [e.strip() for e in args.exclude_tools.split(",") if e.strip()]
+        if args.exclude_tools is not None else (),
         "no_tools": args.no_tools, "no_builtin_tools": args.no_builtin_tools,
         "approve": getattr(args, "approve", None), "no_project_resources": args.no_project_resources,
     }

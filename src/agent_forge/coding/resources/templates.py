@@ -20,7 +20,8 @@ MAX_DESCRIPTION_CHARS = 120
 @dataclass(frozen=True)
 class PromptTemplate:
     """A loaded template: `name` (file name without `.md`), `description` (frontmatter `description`, else
-    the first non-empty body line), optional `argument_hint`, and the `body` after the frontmatter."""
+    the first non-empty body line), optional `argument_hint`, and the `body` after the frontmatter, without
+    leading and trailing whitespace."""
 
     name: str
     description: str
@@ -89,6 +90,7 @@ def load_template(path: Path, root: ResourceRoot, base: Path, warnings: list[str
     if not name or any(c.isspace() for c in name):
         warnings.append(f"{path}: prompt template not loaded: its file name cannot be a command (no spaces)")
         return None
+    body = body.strip()  # the file's final newline is not part of the prompt (reference: frontmatter body trim)
     description = meta.get("description")
     hint = meta.get("argument-hint")
     return PromptTemplate(name=name, description=description.strip() if isinstance(description, str) and

@@ -5,7 +5,7 @@ Lists: plain names replace the selection; a list of only `+name` / `-name` entri
 one. `defaultTools` of the project applies on top of the agent dir's. `--tools` with plain names is an
 allowlist over built-in and plugin tools alike (`*` matches any characters); with `+`/`-` entries it changes
 the resolved `defaultTools`. `--no-builtin-tools` drops the built-in tools and keeps plugin tools;
-`--no-tools` drops every tool.
+`--no-tools` drops every tool; `--exclude-tools` patterns disable tools last, plugin tools included.
 """
 
 from __future__ import annotations
@@ -30,17 +30,20 @@ class ToolSelection:
     allow: tuple[str, ...] | None = None
     deny: frozenset[str] = frozenset()
     no_tools: bool = False
+    exclude: tuple[str, ...] = ()
+    """`--exclude-tools` patterns: applied after everything else, to built-in and plugin tools alike."""
 
     def admits(self, name: str) -> bool:
         """Whether a non-built-in tool (a plugin's) named `name` is active."""
-        if self.no_tools or name in self.deny:
+        if self.no_tools or name in self.deny or _matches(name, self.exclude):
             return False
         return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
 
 
 def resolve_tool_selection(*, global_setting: Any = None, project_setting: Any = None,
                            cli_entries: Sequence[str] | None = None, no_builtin_tools: bool = False,
-                           no_tools: bool = False, warnings: list[str] | None = None) -> ToolSelection:
+                           no_tools: bool = False, exclude: Sequence[str] = (),
+                           warnings: list[str] | None = None) -> ToolSelection:
     """Apply the layers in order. Unknown built-in names in `defaultTools` and an invalid setting value go to
     `warnings` (and are ignored); so do `--tools` names that are not built in (kept: a plugin may provide
     them). Names are case-sensitive (`READ` is not `read`; the warning suggests it). A bad `--tools` list
@@ -64,7 +67,12 @@ def resolve_tool_selection(*, global_setting: Any = None, project_setting: Any =
             selected.sort(key=lambda name: _first_match(name, entries))
     if no_builtin_tools or no_tools:
         selected = []
-    return ToolSelection(builtin=tuple(selected), allow=allow, deny=deny, no_tools=no_tools)
+    selected = [name for name in selected if not _matches(name, exclude)]
+    return ToolSelection(builtin=tuple(selected), allow=allow, deny=deny, no_tools=no_tools, exclude=tuple(exclude))
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def _apply_setting(selected: list[str], value: Any, label: str, warnings: list[str]) -> list[str]:

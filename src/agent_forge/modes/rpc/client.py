@@ -104,6 +104,14 @@ class RpcClient:
             raise RpcError(f"prompt rejected: {reply.get('error')}")
         return await self.wait_for("agent_settled", timeout)
 
+    async def get_tree(self, timeout: float = 30.0) -> dict[str, Any]:
+        """The session tree in the flat form `{nodes: [{entry, parentId, childIds, label?, labelTimestamp?}],
+        leafId}` (docs/rpc.md), which stays shallow JSON however long the session. Raises RpcError if refused."""
+        reply = await self.send({"type": "get_tree", "flat": True}, timeout)
+        if not reply.get("success"):
+            raise RpcError(f"get_tree failed: {reply.get('error')}")
+        return reply["data"]
+
     async def _wait(self, awaitable: Any, timeout: float, what: str) -> Any:
         try:
             return await asyncio.wait_for(awaitable, timeout)

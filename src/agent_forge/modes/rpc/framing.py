@@ -6,7 +6,10 @@ split on b"\\n" alone; lines may be of any length.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import os
 from typing import Any, Iterator
 
 from ...ai import json_wire
@@ -49,35 +52,104 @@ def _strip_cr(record: bytes) -> bytes:
 
 def encode(obj: Any) -> bytes:
     """One output record. Lone surrogates (from `\\ud800`-style input escapes) are written back as JSON
-    escapes, so the output stays valid UTF-8 and valid JSON."""
+    escapes, so the output stays valid UTF-8 and valid JSON; a BadValue (an echoed request `id`) is written as
+    the JSON text the client sent."""
+    verbatim: list[str] = []
+    default = functools.partial(_plain, verbatim)
     try:
-        text = json_wire.dumps(obj, default=_plain)
+        text = json_wire.dumps(obj, default=default)
     except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
         from .deep_json import dumps
 
-        text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=_plain))
+        text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=default))
+    for index, source in enumerate(verbatim):
+        text = text.replace(json_wire.dumps(_placeholder(index)), source, 1)
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
-def _plain(value: Any) -> Any:
-    """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash."""
+def _plain(verbatim: list[str], value: Any) -> Any:
+    """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash; a
+    BadValue becomes a placeholder that `encode` replaces with its source text."""
+    if isinstance(value, BadValue):
+        verbatim.append(value.source)
+        return _placeholder(len(verbatim) - 1)
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return str(value)
 
 
+_NONCE = os.urandom(8).hex()
+"""Makes the placeholders unguessable, so text a client or model wrote can never be taken for one."""
+
+
+def _placeholder(index: int) -> str:
+    return f"\x00verbatim-{_NONCE}-{index}\x00"
+
+
+class BadValue:
+    """Stands in for a value that is valid JSON but unusable here: a number beyond the float range, an integer
+    of more digits than Python converts (4300), or nesting deeper than the parser goes. `reason` says which;
+    `source` is the value's JSON text, written back verbatim when the value is echoed (an `id`). The server
+    answers a field error naming the field when the command uses it, and drops the field otherwise."""
+
+    __slots__ = ("reason", "source")
+
+    def __init__(self, reason: str, source: str) -> None:
+        self.reason = reason
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"BadValue({self.reason!r})"
+
+
+def _float(text: str) -> float | BadValue:
+    value = float(text)
+    return value if math.isfinite(value) else BadValue(f"number {text[:40]} is out of range", text)
+
+
+def _int(text: str) -> int | BadValue:
+    try:
+        return int(text)
+    except ValueError:  # more digits than sys.get_int_max_str_digits()
+        return BadValue(f"integer of {len(text)} digits is out of range", text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def decode(record: bytes) -> Any:
-    """Parse one record; raises ValueError with a readable message. A leading UTF-8 BOM is ignored;
-    `NaN`, `Infinity` and overflowing numbers are rejected (not JSON)."""
+    """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
+    UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
+    (see BadValue) become BadValue, so an object around them still yields its `id`."""
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        return json_wire.loads(text)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+        from .shallow_json import loads_object
+
+        return loads_object(text, BadValue, decode_value=_decode_value)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise ValueError("empty line") from None
         raise ValueError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+
+
+_decode_value = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_float, parse_int=_int).raw_decode
+
+
+def bad_value(value: Any) -> BadValue | None:
+    """The first BadValue in `value` (searched without recursion), or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, BadValue):
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None

@@ -15,8 +15,9 @@ from typing import Any, BinaryIO, Awaitable, Callable
 
 from ...coding.agent_session import AgentSession, CommandError
 from . import framing
+from ..stdout_guard import write_out
 from .handlers import HANDLERS
-from .types import COMMANDS, INPUT_MESSAGES, response, validate
+from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response, validate
 
 
 INLINE_WINDOW_S = 0.05
@@ -33,11 +34,7 @@ class RpcServer:
         session.subscribe(self.write)
 
     def write(self, record: dict[str, Any]) -> None:
-        try:
-            self.out.write(framing.encode(record))
-            self.out.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # the client went away; the session itself must still finish and flush
+        write_out(self.out, framing.encode(record))  # a client gone away: the session still finishes and flushes
 
     async def serve(self, fd: int = 0) -> int:
         queue: asyncio.Queue[bytes] = asyncio.Queue()
@@ -73,7 +70,7 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(message)
+        self.session.hooks.ui_response(_usable(message))
         return True
 
     async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
@@ -89,28 +86,27 @@ class RpcServer:
         try:
             command = framing.decode(record)
         except ValueError as exc:
-            self.write(response("parse", None, error=f"Failed to parse command: {exc}"))
+            self.write(response("parse", error=f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict):
-            self.write(response("parse", None, error=f"Failed to parse command: expected a JSON object, got "
-                                                     f"{_json_kind(command)}"))
+            self.write(response("parse", error=f"Failed to parse command: expected a JSON object, got "
+                                               f"{_json_kind(command)}"))
             return
         await self.dispatch(command)
 
     async def dispatch(self, command: dict[str, Any]) -> None:
-        request_id = command.get("id")
+        request_id = command.get("id", NO_ID)
         kind = command.get("type")
         if not isinstance(kind, str):
-            error = "Missing required field: type" if kind is None else "Field 'type' must be a string"
-            self.write(response("unknown", request_id, error=error))
+            self.write(response("unknown", request_id, error=_type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(command)  # unknown or late ids are ignored there; never answered
+            self.session.hooks.ui_response(_usable(command))  # unknown or late ids are ignored; never answered
             return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
             return
-        problem = validate(command)
+        problem = _bad_field(command) or validate(command)
         if problem is not None:
             self.write(response(kind, request_id, error=problem))
             return
@@ -148,6 +144,32 @@ class RpcServer:
         return task
 
 
+def _type_problem(kind: Any) -> str:
+    if kind is None:
+        return "Missing required field: type"
+    bad = framing.bad_value(kind)
+    return f"Field 'type': {bad.reason}" if bad else "Field 'type' must be a string"
+
+
+def _bad_field(command: dict[str, Any]) -> str | None:
+    """A field error for an unusable value (framing.BadValue) in a field of the command's spec; such values
+    elsewhere are dropped, as unknown fields are ignored. The `id` is only echoed, and written back as sent."""
+    spec = COMMANDS[command["type"]]
+    for name in list(command):
+        bad = framing.bad_value(command[name]) if name != "id" else None
+        if bad is None:
+            continue
+        if name in spec:
+            return f"Field '{name}': {bad.reason}"
+        del command[name]
+    return None
+
+
+def _usable(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` without the fields holding an unusable value (framing.BadValue): plugins never see one."""
+    return {name: value for name, value in message.items() if framing.bad_value(value) is None}
+
+
 def _json_kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -175,6 +197,9 @@ async def run_rpc_mode(session: AgentSession) -> int:
     """Serve RPC on stdin/stdout until stdin closes."""
     for warning in session.warnings:
         print(f"Warning: {warning}", file=sys.stderr)
+    problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
+    if problem is not None:
+        print(f"agent-forge: {problem}", file=sys.stderr)
     from ..stdout_guard import protocol_stdout
 
     server = RpcServer(session, protocol_stdout())

@@ -56,7 +56,7 @@ COMMANDS: dict[str, FieldSpec] = {
     "clone": {},
     "get_fork_messages": {},
     "get_entries": {"since": ("string", False)},
-    "get_tree": {},
+    "get_tree": {"flat": ("boolean", False)},
     "get_last_assistant_text": {},
     "set_session_name": {"name": ("string", True)},
     # commands
@@ -105,11 +105,23 @@ def _article(json_type: str) -> str:
     return ("an " if json_type[0] in "aeiou" else "a ") + json_type
 
 
-def response(command: str, request_id: Any, *, data: Any = None, error: str | None = None,
+class _NoId:
+    """The request carried no `id` (distinct from `"id": null`, which is echoed)."""
+
+    def __repr__(self) -> str:
+        return "NO_ID"
+
+
+NO_ID: Any = _NoId()
+"""`request_id` of a request without an `id` field (or of a line that was not a JSON object)."""
+
+
+def response(command: str, request_id: Any = NO_ID, *, data: Any = None, error: str | None = None,
              has_data: bool = False) -> dict[str, Any]:
-    """A response record `{id?, type, command, success, data?|error?}` (seed 000, "Error Handling")."""
+    """A response record `{id?, type, command, success, data?|error?}` (seed 000, "Error Handling"). Any
+    `request_id` but NO_ID is echoed, `None` (a request's `"id": null`) included."""
     out: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
-    if request_id is not None:
+    if request_id is not NO_ID:
         out["id"] = request_id
     if error is not None:
         out["error"] = error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..types import NO_ID
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 async def _bash(server: RpcServer, command: dict[str, Any]) -> Any:
     """Runs as a task: other commands (get_state, abort_bash, prompt) are answered while the command runs."""
     return await server.session.user_bash.run(
-        command["command"], on_chunk=_updates(server, command.get("id")),
+        command["command"], on_chunk=_updates(server, command.get("id", NO_ID)),
         exclude_from_context=bool(command.get("excludeFromContext")))
 
 
@@ -28,6 +29,6 @@ async def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Any:
 def _updates(server: RpcServer, request_id: Any) -> Callable[[str], None]:
     """`{"type": "bash_execution_update", "id"?, "delta"}` per output chunk; `id` only when the command had one."""
     base: dict[str, Any] = {"type": "bash_execution_update"}
-    if request_id is not None:
+    if request_id is not NO_ID:
         base["id"] = request_id
     return lambda delta: server.write({**base, "delta": delta})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ....coding.agent_session import CommandError
-from ....coding.session_tree import entries_since, fork_messages, get_tree
+from ....coding.session_tree import entries_since, fork_messages, get_flat_tree, get_tree
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -42,4 +42,5 @@ async def _get_entries(server: RpcServer, command: dict[str, Any]) -> Any:
 
 @handler("get_tree")
 async def _get_tree(server: RpcServer, command: dict[str, Any]) -> Any:
-    return get_tree(server.session.store)
+    """Nested `{tree, leafId}` (seed 000), or `{nodes, leafId}` with `flat: true` (docs/rpc.md)."""
+    return (get_flat_tree if command.get("flat") else get_tree)(server.session.store)

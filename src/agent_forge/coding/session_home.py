@@ -1,0 +1,89 @@
+"""Where a resumed session works: the directory recorded in its header, and sessions of other directories.
+
+The reference CLI (`cli.md`, `--session`): a session opened by path or id "resumes it in its working directory";
+an id that only matches sessions stored for another directory is not opened in the current one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .paths import sessions_dir
+from .session_file import SessionFileError, read_header
+
+
+SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends."""
+
+
+@dataclass(frozen=True)
+class ResumeDirectory:
+    """`cwd`: the directory to work in (the session's, or the current one when the session's is gone);
+    `notice`: one line for stderr when that is not simply the current directory, else None."""
+
+    cwd: str
+    notice: str | None = None
+
+
+def resume_directory(session_file: Path, cwd: str) -> ResumeDirectory:
+    """The working directory for resuming `session_file` from `cwd`: the header's `cwd` when it names an
+    existing directory other than `cwd`; `cwd` (with a notice saying so) when it names one that is gone. A file
+    whose header cannot be read is left to the session loader to report."""
+    try:
+        recorded = read_header(session_file).get("cwd")
+    except SessionFileError:
+        return ResumeDirectory(cwd)
+    if not isinstance(recorded, str) or not recorded or _same_dir(recorded, cwd):
+        return ResumeDirectory(cwd)
+    if os.path.isdir(recorded):
+        return ResumeDirectory(recorded, f"resuming in the session's directory {recorded} "
+                                         f"(not the current directory {cwd})")
+    return ResumeDirectory(cwd, f"the session's directory {recorded} no longer exists; working in the current "
+                                f"directory {cwd} instead")
+
+
+def _same_dir(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def sessions_elsewhere(reference: str, session_dir: str | os.PathLike[str] | None = None,
+                       limit: int = 5) -> list[Path]:
+    """Session files of any directory whose session id starts with `reference` (case-insensitive), at most
+    `limit`: to tell a user whose `--session <id>` matched nothing in the current directory where it is."""
+    wanted = reference.strip().lower()
+    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    found: list[Path] = []
+    try:
+        candidates = sorted(root.glob("*/*.jsonl"))
+    except OSError:
+        return []
+    for path in candidates:
+        if wanted and _session_id(path).lower().startswith(wanted):
+            found.append(path)
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _session_id(path: Path) -> str:
+    try:
+        return read_header(path)["id"]
+    except (SessionFileError, KeyError, TypeError):
+        return ""
+
+
+def session_with_id(session_id: str, cwd: str, session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The session file of `cwd` whose header id is exactly `session_id` (`--session-id`), or None."""
+    from .session_listing import session_cwd_dir
+
+    try:
+        candidates = sorted(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
+    except OSError:
+        return None
+    return next((path for path in candidates if _session_id(path) == session_id), None)

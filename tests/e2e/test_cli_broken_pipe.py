@@ -1,0 +1,65 @@
+"""End to end: every command and mode exits quietly when the reader of its output goes away (`| head`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+
+def run_with_gone_reader(args, env, cwd, *, stdin: bytes = b"", stderr_too: bool = False):
+    """Run the CLI with stdout (and, with `stderr_too`, stderr: `2>&1 | head`) on a pipe whose read end is
+    closed before the process starts, so its first write already fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "agent_forge", *args], env=env, cwd=cwd, input=stdin,
+                              stdout=write_end, stderr=write_end if stderr_too else subprocess.PIPE, timeout=60)
+    finally:
+        os.close(write_end)
+
+
+async def make_sessions(env, cwd, count):
+    for _ in range(count):
+        async with await RpcClient.start(["-n", "x" * 200], cwd=str(cwd), env=env) as client:
+            await client.send({"type": "get_state"})
+
+
+@pytest.mark.parametrize("args", [["--list-sessions"], ["--list-sessions", "--json"], ["--help"], ["--version"],
+                                  ["-v"], ["--list-models"]])
+async def test_commands_exit_quietly(args, agent_env, tmp_path):
+    await make_sessions(agent_env, tmp_path, 3)
+    done = run_with_gone_reader(args, agent_env, tmp_path)
+    assert done.returncode == 0 and done.stderr == b""
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"]])
+@pytest.mark.parametrize("stderr_too", [False, True])
+def test_modes_exit_quietly_and_still_save_the_session(args, stderr_too, agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "the answer"}])
+    stdin = b'{"type":"prompt","message":"hi"}\n' if "rpc" in args else b""
+    done = run_with_gone_reader(args, agent_env, tmp_path, stdin=stdin, stderr_too=stderr_too)
+    assert done.returncode == 0
+    assert stderr_too or done.stderr == b"", done.stderr
+    [path] = (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl")
+    assert "the answer" in path.read_text()
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"], ["--version"],
+                                  ["--list-sessions"]])
+def test_a_closed_stdout_is_quiet_and_never_reused_for_a_file(args, agent_env, fake_llm, tmp_path):
+    """`agent-forge ... >&-`: descriptor 1 is closed from the start; a file opened later must not take it."""
+    fake_llm.set_script([{"text": "the answer"}])
+    stdin = b'{"type":"prompt","message":"hi"}\n' if "rpc" in args else b""
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "agent_forge", *args],
+                          env=agent_env, cwd=tmp_path, input=stdin, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    for path in (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        assert lines[0]["type"] == "session" and not any(line.get("type") == "response" for line in lines)
+        assert "the answer" in path.read_text()

@@ -1,0 +1,50 @@
+"""End to end: the reference CLI's flags that clients pass are accepted (implemented or documented no-ops)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from agent_forge import __version__
+from agent_forge.modes.rpc.client import RpcClient
+
+
+def run_cli(args, env, cwd, **options):
+    return subprocess.run([sys.executable, "-m", "agent_forge", *args], env=env, cwd=cwd, capture_output=True,
+                          timeout=60, stdin=subprocess.DEVNULL, **options)
+
+
+def test_version_is_bare_for_clients_that_parse_it(agent_env, tmp_path):
+    for flag in ("--version", "-v"):
+        done = run_cli([flag], agent_env, tmp_path)
+        assert done.returncode == 0 and done.stdout.decode() == f"{__version__}\n"
+
+
+async def test_pi_acp_spawn_line_and_the_no_op_flags_start_rpc(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "hi"}])
+    args = ["--no-themes", "--theme", "t.json", "--use-theme", "dark", "--tui-mode", "regular", "--verbose",
+            "--offline", "--no-mcp", "-nc", "-ns", "-np", "-ne", "-na", "-n", "named"]
+    async with await RpcClient.start(args, cwd=str(tmp_path), env=agent_env) as client:
+        state = (await client.send({"type": "get_state"}))["data"]
+        await client.prompt_and_wait("hello")
+    assert state["sessionName"] == "named" and state["model"]["id"] == "fake-model"
+    assert len(fake_llm.requests) == 1
+
+
+async def test_tool_flags_and_their_short_aliases(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    offered = []
+    for args in (["-xt", "bash,w*"], ["-t", "read,grep,ls", "--exclude-tools", "gr*"], ["-nbt"]):
+        async with await RpcClient.start(args, cwd=str(tmp_path), env=agent_env) as client:
+            await client.prompt_and_wait("which tools?")
+        offered.append([t["function"]["name"] for t in fake_llm.requests[-1]["body"].get("tools", [])])
+    assert offered == [["read", "edit"], ["read", "ls"], []]
+
+
+def test_list_models_and_resume(agent_env, tmp_path):
+    listed = run_cli(["--list-models"], agent_env, tmp_path)
+    searched = run_cli(["--list-models", "no-such-thing"], agent_env, tmp_path)
+    resume = run_cli(["-r"], agent_env, tmp_path)
+    assert listed.returncode == 0 and "fake/fake-model\tFake fake-model\n" in listed.stdout.decode()
+    assert searched.returncode == 0 and searched.stdout == b""
+    assert resume.returncode == 2 and b"--session" in resume.stderr and b"Traceback" not in resume.stderr
