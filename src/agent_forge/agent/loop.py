@@ -40,6 +40,7 @@ class LoopConfig:
 
     model: Callable[[], Model]
     stream_options: Callable[[], StreamOptions]
+    """Called once per model request (it resolves the API key, which may run a `!command`)."""
     system_prompt: Callable[[], str]
     tools: Callable[[], list[AgentTool]]
     convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
@@ -155,8 +156,10 @@ class TurnLoop:
             if self.state.aborted:  # abort arrived before this step could start
                 raise asyncio.CancelledError
             context = self._context()  # inside the guard: a malformed stored message must not kill the run
-            async for event in self.config.stream_fn(self.config.model(), context, self.config.stream_options()):
-                message = self._on_stream_event(event, message)
+            # Built once per request: building resolves the API key and headers, which may run a `!command`.
+            options = self.config.stream_options()
+            async for event in self.config.stream_fn(self.config.model(), context, options):
+                message = self._on_stream_event(event, message, options.thinking_level)
         except asyncio.CancelledError:
             message = self._finish_aborted(message)
         except Exception as exc:  # a provider must not raise, but one bug must not kill the session
@@ -184,11 +187,12 @@ class TurnLoop:
             ]
         return context
 
-    def _on_stream_event(self, event: dict[str, Any], message: AssistantMessage | None) -> AssistantMessage:
+    def _on_stream_event(self, event: dict[str, Any], message: AssistantMessage | None,
+                         thinking_level: str) -> AssistantMessage:
         kind = event["type"]
         if kind == "start":
             message = event["message"]
-            message["thinkingLevel"] = self.config.stream_options().thinking_level
+            message["thinkingLevel"] = thinking_level
             self.emit({"type": "message_start", "message": message})
         elif kind in ("done", "error"):
             message = event["message"]
