@@ -90,7 +90,9 @@ class TurnLoop:
         return self.state.new_messages
 
     async def _turns(self, prompts: list[dict[str, Any]]) -> None:
-        pending: list[dict[str, Any]] | None = prompts
+        # Seed 000: steering messages go in before the next model call, the run's first one included (a
+        # message steered while idle rides with the prompt that starts the run, after it).
+        pending: list[dict[str, Any]] | None = [*prompts, *self.config.take_steering()]
         while pending is not None:
             await self._before_turn()
             if self.state.aborted and not pending:

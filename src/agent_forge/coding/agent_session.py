@@ -325,7 +325,7 @@ class AgentSession:
                     run = recovery
                     continue
                 queued = self.agent.take_queued()
-                if not queued:
+                if queued is None:
                     break
                 run = self.agent.start(queued)  # seed 000: abort continues messages still queued
                 self._run_boundary.set()
@@ -378,7 +378,7 @@ class AgentSession:
         """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
         if not self.is_streaming:
             queued = self.agent.take_queued()
-            if queued:
+            if queued is not None:
                 self._start(queued)
 
     # -- compaction ----------------------------------------------------------------------------------
