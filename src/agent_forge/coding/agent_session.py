@@ -86,7 +86,9 @@ class AgentSession:
         self._listeners: list[Listener] = []
         self._settle_task: asyncio.Task | None = None
         self.persist_errors: list[str] = []
-        self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
+        # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
+        # for the current run holds this one event, so all of them wake together.
+        self._run_boundary = asyncio.Event()
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
         self.retry = AutoRetry(lambda: self.settings.retry, self._emit,
@@ -328,12 +330,17 @@ class AgentSession:
                 if queued is None:
                     break
                 run = self.agent.start(queued)  # seed 000: abort continues messages still queued
-                self._run_boundary.set()
+                self._pass_boundary()
         finally:
             self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
             aborted = retry_aborted or self.agent.was_aborted
             self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
-            self._run_boundary.set()
+            self._pass_boundary()
+
+    def _pass_boundary(self) -> None:
+        """Wake every `abort` waiting for the current run; later ones wait for the next boundary."""
+        boundary, self._run_boundary = self._run_boundary, asyncio.Event()
+        boundary.set()
 
     async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
         """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
@@ -365,14 +372,14 @@ class AgentSession:
         if not self.is_streaming:
             await self.compaction.cancel_and_wait()  # a manual compaction or branch summary
             return
-        self._run_boundary = asyncio.Event()
+        boundary = self._run_boundary  # taken first: the run may settle during any await below
         self.retry.cancel(aborted=True)
         self._abort_pending = True
         if self._begin_task is not None:
             self._begin_task.cancel()  # plugins still preparing the run: it will not start
         self.agent.abort()
         await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
-        await self._run_boundary.wait()  # settled, or the aborted run handed over to queued messages
+        await boundary.wait()  # settled, or the aborted run handed over to queued messages
 
     def start_queued(self) -> None:
         """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
