@@ -240,6 +240,10 @@ class TurnLoop:
                        "args": call["arguments"]})
         runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call) for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
+        for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
+            if not run.ended:
+                run.aborted = True
+                run.emit_end()
         results = [run.message() for run in runs]
         for result in results:
             self._end_tool_result(result)
@@ -284,6 +288,7 @@ class _ToolRun:
         self.error: str | None = None
         self.error_details: Any = None
         self.aborted = False
+        self.ended = False  # `tool_execution_end` was sent (exactly once per call)
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -329,6 +334,9 @@ class _ToolRun:
         return self.result or ToolResult(content=[]), False
 
     def emit_end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
         result, is_error = self._final()
         self.emit({"type": "tool_execution_end", "toolCallId": self.call["id"], "toolName": self.call["name"],
                    "result": _result_dict(result), "isError": is_error})
