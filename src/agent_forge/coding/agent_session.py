@@ -231,14 +231,25 @@ class AgentSession:
     async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
                      streaming_behavior: str | None = None) -> str:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
-        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`."""
+        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
+        A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`)."""
         self._check_open()
-        if self.hooks.run_command(text):
+        command = self.hooks.run_command(text)
+        if command is not None:
+            command.add_done_callback(lambda task: self._settle_handled(task.cancelled()))
             return "handled"
         accepted = await self.hooks.input(text, images, streaming_behavior)
         if accepted is None:
+            asyncio.get_running_loop().call_soon(self._settle_handled, False)  # after the caller's answer
             return "handled"
         return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
+    def _settle_handled(self, aborted: bool) -> None:
+        """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
+        started, or another): that run's own `agent_settled` ends it. Clients wait for it after every
+        accepted prompt (docs/rpc.md, "handled" prompts)."""
+        if not self.is_streaming:
+            self._emit({"type": "agent_settled", "aborted": aborted})
 
     def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
