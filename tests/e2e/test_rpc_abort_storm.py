@@ -81,6 +81,14 @@ STORM_SETTINGS = {
 """Retries wait milliseconds; a 4,000-token window with 3,900 reserved makes nearly every turn compact."""
 
 
+STORM_PLUGIN = """
+def setup(plugin):
+    plugin.command("note")(lambda args, ctx: ctx.ui.notify("noted"))
+    plugin.command("ask")(lambda args, ctx: ctx.session.send_user_message(args))
+"""
+"""Plugin commands for `prompt`: one that only notifies (handled, settles at once), one that starts a run."""
+
+
 def storm_script(rng) -> list[dict]:
     """Model answers in random order: text, bash tool calls (one slow to die), server errors, hangs."""
     kinds = [
@@ -108,7 +116,7 @@ class Storm:
         rng = self.rng
         kind = rng.choice(STORM_KINDS)
         fields = {
-            "prompt": lambda: {"message": f"p{rng.randrange(99)}",
+            "prompt": lambda: {"message": rng.choice([f"p{rng.randrange(99)}", "/note", "/ask via plugin"]),
                                **rng.choice([{}, {"streamingBehavior": "steer"}, {"streamingBehavior": "followUp"}])},
             "steer": lambda: {"message": "s"}, "follow_up": lambda: {"message": "f"},
             "set_model": lambda: {"provider": "fake", "modelId": "fake-model"},
@@ -198,7 +206,9 @@ async def test_command_storm_answers_every_command_once_and_exits_cleanly(agent_
     rng = random.Random(seed)
     env = agent_env_factory(settings=STORM_SETTINGS, context_window=4000)
     fake_llm.set_script(storm_script(rng))
-    client = await RpcClient.start([], cwd=str(tmp_path), env=env)
+    plugin = tmp_path / "storm_plugin.py"
+    plugin.write_text(STORM_PLUGIN)
+    client = await RpcClient.start(["-e", str(plugin)], cwd=str(tmp_path), env=env)
     storm = Storm(client, rng, tmp_path)
     try:
         while len(storm.sent) < STORM_COMMANDS:
