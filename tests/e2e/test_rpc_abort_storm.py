@@ -57,8 +57,10 @@ async def test_a_second_abort_type_command_while_an_abort_settles(agent_env, fak
     command = await second_command(client, second)
     first = client.send_nowait({"type": "abort", "id": "first"})
     other = client.send_nowait({**command, "id": "second"})
-    replies = await asyncio.wait_for(asyncio.gather(first, other), 20)
-    code = await client.close(timeout=20)
+    try:
+        replies = await asyncio.wait_for(asyncio.gather(first, other), 20)
+    finally:
+        code = await client.close(timeout=20)  # killed if it does not exit: no process outlives the test
     assert replies[0]["success"] is True, replies
     assert replies[1]["command"] == second
     assert code == 0
