@@ -215,3 +215,30 @@ async def test_abort_before_the_stream_task_runs_at_all():
     await task
     assert agent.messages[-1]["role"] == "assistant" and agent.messages[-1]["stopReason"] == "aborted"
     assert events[-1]["type"] == "agent_end"
+
+
+async def test_abort_before_the_tool_tasks_first_run_still_ends_every_call():
+    """Found by the RPC command storm: cancelled before their first line, tool calls never ran their `finally`,
+    so no `tool_execution_end` came for them. Every start has exactly one end, however the abort lands."""
+    ran: list[str] = []
+
+    async def echo(args, on_update):
+        ran.append("echo")
+        return text_result("ran")
+
+    tools = [FunctionTool(name="echo", description="", parameters={}, fn=echo)]
+    agent, events = make_agent(scripted([{"calls": [("a", "echo", {}), ("b", "echo", {})]}]), tools)
+    loop = asyncio.get_running_loop()
+
+    def emit(event: dict[str, Any]) -> None:
+        events.append(event)
+        if event["type"] == "tool_execution_start" and event["toolCallId"] == "b":
+            # two ticks on: the tool step has created the calls' tasks, which have not run yet
+            loop.call_soon(loop.call_soon, agent.abort)
+
+    agent._emit = emit
+    await agent.prompt([user("go")])
+    ends = [e["toolCallId"] for e in events if e["type"] == "tool_execution_end"]
+    assert ran == [] and sorted(ends) == ["a", "b"]
+    results = [m for m in agent.messages if m["role"] == "toolResult"]
+    assert [r["isError"] for r in results] == [True, True]

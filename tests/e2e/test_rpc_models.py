@@ -251,3 +251,21 @@ async def test_model_commands_never_rewrite_settings(agent_env_factory, tmp_path
     assert key(state["model"]) == "fake/gamma"
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
     assert not (tmp_path / ".agent-forge").exists()
+
+
+# -- API keys -----------------------------------------------------------------------------------------------
+
+
+async def test_a_models_json_key_command_runs_once_per_model_request(agent_env, fake_llm, tmp_path):
+    """Issue 10 point 9: the loop built the stream options twice per request, running `!command` twice."""
+    counter = tmp_path / "key-runs"
+    models_path = agent_dir(agent_env) / "models.json"
+    config = json.loads(models_path.read_text())
+    config["providers"]["fake"]["apiKey"] = f"!echo run >> {counter}; echo sk-from-command"
+    models_path.write_text(json.dumps(config))
+    fake_llm.set_script([{"text": "hello"}])
+    async with await start(agent_env, tmp_path) as client:
+        await client.prompt_and_wait("hi")
+    assert counter.read_text().splitlines() == ["run"]
+    assert len(fake_llm.requests) == 1
+    assert fake_llm.requests[0]["headers"].get("authorization") == "Bearer sk-from-command"

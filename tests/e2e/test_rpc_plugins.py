@@ -145,6 +145,7 @@ async def test_a_failing_plugin_handler_is_reported_and_the_session_goes_on(agen
     async with await start(agent_env, tmp_path) as client:
         reply = await client.send({"type": "prompt", "message": "/boom"})
         command_error = await client.next_event()
+        assert await client.next_event() == {"type": "agent_settled", "aborted": False}  # the command is over
         events = await client.prompt_and_wait("please explode")
     assert reply["data"] == {"disposition": "handled"}
     assert command_error == {"type": "extension_error", "extensionPath": PLUGIN_PATH, "event": "command:boom",
@@ -162,6 +163,7 @@ async def test_input_handlers_transform_or_handle_and_before_run_adds_context(ag
     async with await start(agent_env, tmp_path) as client:
         handled = await client.send({"type": "prompt", "message": "ping"})
         pong = await notification(client)
+        await client.wait_for("agent_settled")  # a handled prompt settles too
         await client.prompt_and_wait("shout hi there")
         await client.prompt_and_wait("run with context")
         state = (await client.send({"type": "get_state"}))["data"]
@@ -190,8 +192,10 @@ async def test_plugin_code_raising_systemexit_or_keyboardinterrupt_never_ends_th
     async with await start(agent_env, tmp_path) as client:
         exit_reply = await client.send({"type": "prompt", "message": "/exit 5"})
         exit_error = await next_error(client)
+        await client.wait_for("agent_settled")
         interrupt_reply = await client.send({"type": "prompt", "message": "/interrupt"})
         interrupt_error = await next_error(client)
+        await client.wait_for("agent_settled")
         events = await client.prompt_and_wait("exit please")
         state = await client.send({"type": "get_state"})
     assert exit_reply["data"] == interrupt_reply["data"] == {"disposition": "handled"}
@@ -395,3 +399,50 @@ async def test_user_plugins_load_and_no_plugins_keeps_only_explicit_ones(agent_e
     assert "from-user" in names and "broken on purpose" in stderr
     explicit, _ = await command_names(agent_env, tmp_path, "--no-plugins", "-e", PLUGIN_PATH)
     assert "from-user" not in explicit and "echo" in explicit
+
+
+SETTLING_PLUGIN = '''
+from agent_forge.plugins import HANDLED
+
+
+def setup(plugin):
+    @plugin.command("note")
+    async def note(args, ctx):
+        ctx.ui.notify("noted " + args)
+
+    @plugin.command("ask")
+    def ask(args, ctx):
+        ctx.session.send_user_message(args)
+
+    @plugin.on("input")
+    def swallow(event, ctx):
+        return HANDLED if event.text == "swallow" else None
+'''
+
+
+def settled_after_response(client, request_id) -> list[dict]:
+    """The records after the response to `request_id`."""
+    index = next(i for i, r in enumerate(client.records) if r.get("id") == request_id)
+    return client.records[index + 1:]
+
+
+async def test_a_handled_prompt_ends_with_one_agent_settled(agent_env, fake_llm, tmp_path):
+    """Issue 10 point 8: clients wait for `agent_settled` after every accepted prompt (the ACP adapter does)."""
+    plugin = tmp_path / "settling.py"
+    plugin.write_text(SETTLING_PLUGIN)
+    fake_llm.set_script([{"text": "asked and answered"}])
+    async with await RpcClient.start(["-e", str(plugin)], cwd=str(tmp_path), env=agent_env) as client:
+        replies = []
+        for request_id, message in (("note", "/note a"), ("swallow", "swallow"), ("ask", "/ask question")):
+            replies.append(await client.send({"type": "prompt", "message": message, "id": request_id}))
+            await client.wait_for("agent_settled")
+        final = (await client.send({"type": "get_state", "id": "state"}))["data"]
+    assert [r["data"] for r in replies] == [{"disposition": "handled"}] * 3
+    note = settled_after_response(client, "note")
+    assert [r["type"] for r in note[:2]] == ["extension_ui_request", "agent_settled"]  # after the handler ran
+    assert note[1] == {"type": "agent_settled", "aborted": False}
+    assert settled_after_response(client, "swallow")[0] == {"type": "agent_settled", "aborted": False}
+    asked = [r["type"] for r in settled_after_response(client, "ask") if r.get("id") != "state"]
+    assert asked[0] == "agent_start" and asked[-2:] == ["agent_end", "agent_settled"]
+    assert asked.count("agent_settled") == 1  # the run the command started is what settles
+    assert len(fake_llm.requests) == 1 and final["isStreaming"] is False

@@ -88,8 +88,7 @@ async def test_abort_continues_messages_still_queued(agent_env, fake_llm, tmp_pa
 
 
 async def test_steering_mode_all_delivers_every_queued_message_at_once(agent_env, fake_llm, tmp_path):
-    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "true"}}],
-                          "delay_ms": 50}, {"text": "done"}])
+    fake_llm.set_script([{"text": "done"}])
     async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
         await client.send({"type": "set_steering_mode", "mode": "all"})
         bad = await client.send({"type": "set_steering_mode", "mode": "sometimes"})
@@ -97,4 +96,20 @@ async def test_steering_mode_all_delivers_every_queued_message_at_once(agent_env
         await client.send({"type": "steer", "message": "s1"})
         await client.send({"type": "steer", "message": "s2"})
         await client.prompt_and_wait("go")
-    assert user_texts(fake_llm.requests[1]) == ["go", "s1", "s2"]
+    assert [user_texts(r) for r in fake_llm.requests] == [["go", "s1", "s2"]]
+
+
+async def test_steer_while_idle_rides_with_the_next_prompt(agent_env, fake_llm, tmp_path):
+    """Issue 10 point 3: steering is delivered before the next model call, the run's first one included."""
+    fake_llm.set_script([{"text": "both seen"}, {"text": "second steer seen"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        assert (await client.send({"type": "steer", "message": "s1"}))["data"] == {"disposition": "queued"}
+        await client.send({"type": "steer", "message": "s2"})
+        events = await client.prompt_and_wait("go")
+        state = (await client.send({"type": "get_state"}))["data"]
+    # one-at-a-time: s1 with the prompt, s2 before the next call
+    assert [user_texts(r) for r in fake_llm.requests] == [["go", "s1"], ["go", "s1", "s2"]]
+    users = [e["message"]["content"][0]["text"] for e in events
+             if e["type"] == "message_end" and e["message"]["role"] == "user"]
+    assert users == ["go", "s1", "s2"]
+    assert state["pendingMessageCount"] == 0

@@ -98,10 +98,13 @@ class Agent:
     def _emit_queue(self) -> None:
         self._emit({"type": "queue_update", **self.queue_texts()})
 
-    def take_queued(self) -> list[dict[str, Any]]:
-        """Messages to continue with after a run ended with messages still queued (steering first)."""
-        return self._take(self.steering_queue, self.steering_mode) or self._take(
-            self.follow_up_queue, self.follow_up_mode)
+    def take_queued(self) -> list[dict[str, Any]] | None:
+        """The prompts of a run that continues with messages still queued, or None when nothing is queued.
+        Steering messages stay queued (`[]`): every run's first turn takes them itself, in the steering mode;
+        else the next follow-up(s)."""
+        if self.steering_queue:
+            return []
+        return self._take(self.follow_up_queue, self.follow_up_mode) or None
 
     def _take(self, queue: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
         if not queue:

@@ -40,6 +40,7 @@ class LoopConfig:
 
     model: Callable[[], Model]
     stream_options: Callable[[], StreamOptions]
+    """Called once per model request (it resolves the API key, which may run a `!command`)."""
     system_prompt: Callable[[], str]
     tools: Callable[[], list[AgentTool]]
     convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
@@ -89,7 +90,9 @@ class TurnLoop:
         return self.state.new_messages
 
     async def _turns(self, prompts: list[dict[str, Any]]) -> None:
-        pending: list[dict[str, Any]] | None = prompts
+        # Seed 000: steering messages go in before the next model call, the run's first one included (a
+        # message steered while idle rides with the prompt that starts the run, after it).
+        pending: list[dict[str, Any]] | None = [*prompts, *self.config.take_steering()]
         while pending is not None:
             await self._before_turn()
             if self.state.aborted and not pending:
@@ -155,8 +158,10 @@ class TurnLoop:
             if self.state.aborted:  # abort arrived before this step could start
                 raise asyncio.CancelledError
             context = self._context()  # inside the guard: a malformed stored message must not kill the run
-            async for event in self.config.stream_fn(self.config.model(), context, self.config.stream_options()):
-                message = self._on_stream_event(event, message)
+            # Built once per request: building resolves the API key and headers, which may run a `!command`.
+            options = self.config.stream_options()
+            async for event in self.config.stream_fn(self.config.model(), context, options):
+                message = self._on_stream_event(event, message, options.thinking_level)
         except asyncio.CancelledError:
             message = self._finish_aborted(message)
         except Exception as exc:  # a provider must not raise, but one bug must not kill the session
@@ -184,11 +189,12 @@ class TurnLoop:
             ]
         return context
 
-    def _on_stream_event(self, event: dict[str, Any], message: AssistantMessage | None) -> AssistantMessage:
+    def _on_stream_event(self, event: dict[str, Any], message: AssistantMessage | None,
+                         thinking_level: str) -> AssistantMessage:
         kind = event["type"]
         if kind == "start":
             message = event["message"]
-            message["thinkingLevel"] = self.config.stream_options().thinking_level
+            message["thinkingLevel"] = thinking_level
             self.emit({"type": "message_start", "message": message})
         elif kind in ("done", "error"):
             message = event["message"]
@@ -234,6 +240,10 @@ class TurnLoop:
                        "args": call["arguments"]})
         runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call) for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
+        for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
+            if not run.ended:
+                run.aborted = True
+                run.emit_end()
         results = [run.message() for run in runs]
         for result in results:
             self._end_tool_result(result)
@@ -278,6 +288,7 @@ class _ToolRun:
         self.error: str | None = None
         self.error_details: Any = None
         self.aborted = False
+        self.ended = False  # `tool_execution_end` was sent (exactly once per call)
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -323,6 +334,9 @@ class _ToolRun:
         return self.result or ToolResult(content=[]), False
 
     def emit_end(self) -> None:
+        if self.ended:
+            return
+        self.ended = True
         result, is_error = self._final()
         self.emit({"type": "tool_execution_end", "toolCallId": self.call["id"], "toolName": self.call["name"],
                    "result": _result_dict(result), "isError": is_error})

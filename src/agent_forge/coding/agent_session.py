@@ -105,7 +105,9 @@ class AgentSession:
         self._write_retry: asyncio.TimerHandle | None = None
         self.model_problem: str | None = None
         """Why the start-up model is missing (an unresolved `--model` in RPC mode): the answer to prompts."""
-        self._run_boundary = asyncio.Event()  # set when a run settles or hands over to queued messages
+        # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
+        # for the current run holds this one event, so all of them wake together.
+        self._run_boundary = asyncio.Event()
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
         self.retry = AutoRetry(lambda: self.settings.retry, self._emit,
@@ -285,14 +287,25 @@ class AgentSession:
     async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
                      streaming_behavior: str | None = None) -> str:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
-        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`."""
+        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
+        A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`)."""
         self._check_open()
-        if self.hooks.run_command(text):
+        command = self.hooks.run_command(text)
+        if command is not None:
+            command.add_done_callback(lambda task: self._settle_handled(task.cancelled()))
             return "handled"
         accepted = await self.hooks.input(text, images, streaming_behavior)
         if accepted is None:
+            asyncio.get_running_loop().call_soon(self._settle_handled, False)  # after the caller's answer
             return "handled"
         return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
+    def _settle_handled(self, aborted: bool) -> None:
+        """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
+        started, or another): that run's own `agent_settled` ends it. Clients wait for it after every
+        accepted prompt (docs/rpc.md, "handled" prompts)."""
+        if not self.is_streaming:
+            self._emit({"type": "agent_settled", "aborted": aborted})
 
     def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
@@ -393,15 +406,20 @@ class AgentSession:
                     run = recovery
                     continue
                 queued = self.agent.take_queued()
-                if not queued:
+                if queued is None:
                     break
                 run = self.agent.start(queued)  # seed 000: abort continues messages still queued
-                self._run_boundary.set()
+                self._pass_boundary()
         finally:
             self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
             aborted = retry_aborted or self.agent.was_aborted
             self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
-            self._run_boundary.set()
+            self._pass_boundary()
+
+    def _pass_boundary(self) -> None:
+        """Wake every `abort` waiting for the current run; later ones wait for the next boundary."""
+        boundary, self._run_boundary = self._run_boundary, asyncio.Event()
+        boundary.set()
 
     async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
         """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
@@ -433,20 +451,20 @@ class AgentSession:
         if not self.is_streaming:
             await self.compaction.cancel_and_wait()  # a manual compaction or branch summary
             return
-        self._run_boundary = asyncio.Event()
+        boundary = self._run_boundary  # taken first: the run may settle during any await below
         self.retry.cancel(aborted=True)
         self._abort_pending = True
         if self._begin_task is not None:
             self._begin_task.cancel()  # plugins still preparing the run: it will not start
         self.agent.abort()
         await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
-        await self._run_boundary.wait()  # settled, or the aborted run handed over to queued messages
+        await boundary.wait()  # settled, or the aborted run handed over to queued messages
 
     def start_queued(self) -> None:
         """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
         if not self.is_streaming:
             queued = self.agent.take_queued()
-            if queued:
+            if queued is not None:
                 self._start(queued)
 
     # -- compaction ----------------------------------------------------------------------------------

@@ -17,7 +17,10 @@ built from the host's data with the `models.json` defaults (`host_model`).
 
 API keys, first match wins (`get_api_key`): `--api-key`, then `auth.json`, then the provider's environment
 variable (`PROVIDER_ENV_KEYS`), then the provider's `models.json` `apiKey`. A source that fails (a `!command`
-exiting non-zero, a `$VAR` that is unset) is skipped and its reason shows in `auth_error_message`.
+exiting non-zero, a `$VAR` that is unset) is skipped and its reason shows in `auth_error_message`. The agent
+asks once per model request (`Agent` builds a request's options once): an `auth.json` `!command` then runs at
+most once per process (cached, as the reference does), a `models.json` `apiKey` or header `!command` at most
+once per request (so a short-lived token is fetched fresh).
 
 Keyless local servers: a `models.json` provider that is not a known hosted provider and has no `apiKey`
 (the Ollama / LM Studio / vLLM case) gets `compat.apiKeyRequired: false` on its models. Such models count as

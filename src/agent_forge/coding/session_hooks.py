@@ -10,7 +10,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | hook | called by | effect |
 | --- | --- | --- |
 | `start()` | the mode, once its listeners are subscribed | `session_start` handlers run (reason "startup") |
-| `run_command(text)` | `submit` | True: a plugin command was started (runs on its own, even mid-run) |
+| `run_command(text)` | `submit` | the started plugin command's task (it runs on its own, even mid-run), or None |
 | `command_name(text)` | `steer`, `follow_up` | a name: the text is a plugin command, refused there |
 | `input(text, images, behavior)` | `submit` | `(text, images)` to go on with, or None when a plugin handled it |
 | `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
@@ -25,6 +25,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 if TYPE_CHECKING:
@@ -46,9 +47,10 @@ class SessionHooks:
         """The plugin command `text` invokes (`/name args`), or None."""
         return None
 
-    def run_command(self, text: str) -> bool:
-        """Start the plugin command `text` invokes, if any; True when one was started."""
-        return False
+    def run_command(self, text: str) -> asyncio.Future[Any] | None:
+        """Start the plugin command `text` invokes, if any: its task (done when the handler returned or
+        failed), or None when `text` is no plugin command."""
+        return None
 
     async def input(self, text: str, images: list[dict[str, Any]] | None,
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:

@@ -161,23 +161,23 @@ class PluginRunner(SessionHooks):
         parsed = parse_command(text)
         return parsed[0] if parsed and parsed[0] in self.commands_by_name else None
 
-    def run_command(self, text: str) -> bool:
+    def run_command(self, text: str) -> asyncio.Future[Any] | None:
         parsed = parse_command(text)
         command = self.commands_by_name.get(parsed[0]) if parsed else None
         if command is None or parsed is None:
-            return False
-        self._spawn(self._call(command.plugin, f"command:{command.name}", command.handler, parsed[1],
-                               self.context(command.plugin)))
-        return True
+            return None
+        return self._spawn(self._call(command.plugin, f"command:{command.name}", command.handler, parsed[1],
+                                      self.context(command.plugin)))
 
     def commands(self) -> list[dict[str, Any]]:
         """`get_commands` items (seed 000 shape, plus the plugin file as `path`)."""
         return [_command_item(command) for command in self.commands_by_name.values()]
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task:
         task = asyncio.ensure_future(contained(coro))  # a SystemExit escaping a task would stop the event loop
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- input and runs ----------------------------------------------------------------------------
 
