@@ -282,6 +282,11 @@ class CompactionController:
         return overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
 
     async def _recover(self) -> asyncio.Task | None:
+        from ..retry import forget_failed_attempt  # imported here: retry is not needed unless a run overflowed
+
+        messages = self._session.agent.messages
+        if messages and is_overflow(messages[-1]):  # like a retried attempt: hidden live and once resumed
+            forget_failed_attempt(messages, self._session.store, messages[-1])
         outcome = await self._run("overflow", will_retry=True)
         if outcome.result is None:
             return None
