@@ -177,6 +177,20 @@ async def test_context_window_selection(agent_env_factory, fake_llm, tmp_path):
     assert [(e["provider"], e["modelId"], e["contextWindow"]) for e in recorded] == [("fake", "wide", 1000000)]
 
 
+async def test_huge_context_windows_are_refused_exactly(agent_env_factory, tmp_path):
+    env = agent_env_factory(model_id="wide", models=[WIDE])
+    huge = 10 ** 400  # a valid JSON integer that no float can hold
+    async with await start(env, tmp_path) as client:
+        too_big = await error(client, {"type": "set_context_window", "contextWindow": huge})
+        compact = await error(client, {"type": "set_context_window", "contextWindow": "99999999999999999999m"})
+        empty_path = await error(client, {"type": "switch_session", "sessionPath": ""})
+        state = await data(client, {"type": "get_state"})
+    assert too_big.startswith(f"Context window {10 ** 394}m is not supported by fake/wide.")
+    assert compact.startswith("Context window 99999999999999999999m is not supported")  # no float rounding
+    assert empty_path == "The session path is empty: give the path of a session file"
+    assert state["model"]["contextWindow"] == 400000
+
+
 async def test_context_window_flag_at_start_up(agent_env_factory, tmp_path):
     env = agent_env_factory(model_id="wide", models=[WIDE])
     async with await start(env, tmp_path, "--context-window", "1M") as client:

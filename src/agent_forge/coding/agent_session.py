@@ -588,7 +588,9 @@ class AgentSession:
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
-        unreadable or locked file) leaving this session as it was. Logic: `session_switch.py`."""
+        unreadable or locked file, or an empty path) leaving this session as it was. Logic: `session_switch.py`."""
+        if not session_path.strip():  # "" would resolve to the cwd and fail as "Is a directory"
+            raise CommandError("The session path is empty: give the path of a session file")
         self.check_written()
         from .session_switch import switch_session
 

@@ -349,19 +349,30 @@ def with_context_window(model: Model, tokens: int) -> Model:
 
 def parse_context_window(value: Any) -> int:
     """Token count from a number or a compact size (`"400k"` = 400000, `"1m"` = 1000000, `"1.5m"`, `"200000"`;
-    case-insensitive). Raises `CommandError` for anything else, including zero, negatives and fractions."""
-    tokens: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        tokens = float(value)
-    elif isinstance(value, str):
-        match = _COMPACT_SIZE.fullmatch(value.strip())
-        if match:
-            tokens = float(match[1]) * _SCALE[match[2].lower()]
-    if tokens is None or not math.isfinite(tokens) or tokens <= 0 or tokens != int(tokens):
+    case-insensitive). Raises `CommandError` for anything else, including zero, negatives and fractions.
+    Arithmetic is exact (no float rounding), so a huge count is reported as typed and never overflows."""
+    tokens = _exact_tokens(value)
+    if tokens is None or tokens <= 0 or tokens != int(tokens):
         shown = value if isinstance(value, str) else repr(value)
         raise CommandError(f"Invalid context window: {shown}. Use a token count (400000) or a compact size "
                            "such as 400k or 1m.")
     return int(tokens)
+
+
+def _exact_tokens(value: Any) -> Any:
+    """`value` as an exact number (int or Decimal), None when it is no finite number or compact size."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    match = _COMPACT_SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return None
+    from decimal import Decimal  # imported here: only a compact size needs it
+
+    return Decimal(match[1]) * _SCALE[match[2].lower()]
 
 
 def format_context_window(tokens: int) -> str:
