@@ -52,3 +52,13 @@ async def test_responses_nested_deeper_than_the_recursion_limit_are_parsed():
     while node["children"]:
         node, depth = node["children"][0], depth + 1
     assert reply["success"] is True and depth == 19999 and client.invalid_lines == []
+
+
+async def test_a_second_command_with_a_pending_id_is_refused():
+    client = await RpcClient.start(command=[sys.executable, "-c", _FAKE_AGENT])
+    first = client.send_nowait({"id": "same", "type": "get_state"})
+    with pytest.raises(ValueError, match="'same' is still waiting"):
+        client.send_nowait({"id": "same", "type": "get_state"})
+    reply = await first
+    await client.close()
+    assert reply["id"] == "same" and reply["success"] is True

@@ -65,10 +65,15 @@ class RpcClient:
         return await self._wait(future, timeout, f"response to {command.get('type')}")
 
     def send_nowait(self, command: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        """Send `command` (an `id` is added when it has none) and return the future of its response. Raises
+        ValueError for an `id` whose response is still awaited: the two responses could not be told apart."""
         command = dict(command)
         command.setdefault("id", f"c{next(self._ids)}")
+        key = str(command["id"])
+        if key in self._pending:
+            raise ValueError(f"a command with id {command['id']!r} is still waiting for its response")
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[str(command["id"])] = future
+        self._pending[key] = future
         self.write_raw(json.dumps(command, ensure_ascii=False).encode() + b"\n")
         return future
 
