@@ -24,6 +24,7 @@ MAX_JSON_DEPTH = 64
 deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+_BOM = "\ufeff"
 _TOO_DEEP = f"invalid JSON: arrays and objects nested more than {MAX_JSON_DEPTH} levels deep"
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -73,7 +74,8 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_TEXT_FILE_BYTE
 
 
 def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: Any = None) -> Any:
-    """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace.
+    """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace; a
+    leading UTF-8 byte order mark (Windows Notepad writes one) is ignored.
 
     Raises `FileNotFoundError` when nothing is at `path` (a broken link included), and `ConfigFileError`
     for every other problem: unreadable, not a regular file, larger than `limit`, not UTF-8, invalid JSON,
@@ -84,7 +86,8 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,
                        if_blank: Any = None) -> tuple[Any, str]:
     """`(parsed JSON, text)` of a small regular file: `read_json_file`, with the text kept so that a later
-    message can name the line of a value (`json_locate.locate`). Raises as `read_json_file` does."""
+    message can name the line of a value (`json_locate.locate`). A leading UTF-8 byte order mark is dropped
+    (from the text too). Raises as `read_json_file` does."""
     try:
         text = read_text_file(path, limit, what="configuration files", errors="strict")
     except FileNotFoundError:
@@ -95,6 +98,7 @@ def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYT
         raise ConfigFileError(str(exc)) from None
     except OSError as exc:
         raise ConfigFileError(f"cannot read: {exc.strerror or exc}") from None
+    text = text.removeprefix(_BOM)  # Windows Notepad starts UTF-8 files with one; it is not part of the JSON
     return (parse_json(text) if text.strip() else if_blank), text
 
 
