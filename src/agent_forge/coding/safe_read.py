@@ -25,6 +25,7 @@ deeper data would exhaust the stack of whatever walks it later (merging, copying
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _BOM = "\ufeff"
+_MAX_INT_DIGITS = 40  # far beyond any number a configuration holds; bounds the cost of int()
 _TOO_DEEP = f"invalid JSON: arrays and objects nested more than {MAX_JSON_DEPTH} levels deep"
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -105,14 +106,24 @@ def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYT
 def parse_json(text: str) -> Any:
     """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise ConfigFileError(_syntax_message(text, exc)) from None
+    except ValueError as exc:  # no other is known; a config file must never stop the start-up
+        raise ConfigFileError(f"invalid JSON: {exc}") from None
     except RecursionError:  # the parser's own stack gave out: far deeper than the limit
         raise ConfigFileError(_TOO_DEEP) from None
     if _depth_exceeds(data, MAX_JSON_DEPTH):
         raise ConfigFileError(_TOO_DEEP)
     return data
+
+
+def _parse_int(digits: str) -> int | float:
+    """An integer literal; one of more than `_MAX_INT_DIGITS` digits becomes an infinity (which the readers report
+    as out of range, `config_values`) instead of Python's digit-limit `ValueError` (over 4300 digits)."""
+    if len(digits) > _MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
+    return int(digits)
 
 
 def _syntax_message(text: str, exc: json.JSONDecodeError) -> str:

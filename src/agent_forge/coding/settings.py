@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..ai.types import THINKING_LEVELS
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
-from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_positive_int
+from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
 from .safe_read import ConfigFileError, read_json_document
 
 SETTINGS_FILE = "settings.json"
@@ -100,9 +100,8 @@ def _one_of(*choices: str) -> Callable[[Any], bool]:
 
 
 # Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`; `*`
-# stands for every key of an object (a "provider/modelId"). Keys read elsewhere, each checked where it is read:
-# `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py), `defaultProjectTrust`
-# (resources/trust.py), `plugins` (plugins/loader.py), `pluginSetupTimeoutMs` (plugins/startup.py).
+# stands for every key of an object (a "provider/modelId"). Keys read elsewhere and checked where they are read:
+# `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py).
 _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "defaultProvider": (_is_str, "a non-empty string"),
     "defaultModel": (_is_str, "a non-empty string"),
@@ -133,6 +132,10 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "defaultContextWindows.*": (_is_window, 'a positive token count or a compact size such as "400k"'),
     "enableSkillCommands": (_is_bool, "true or false"),
     "projectResources": (_is_bool, "true or false"),
+    "defaultProjectTrust": (_one_of("ask", "always", "never"), '"ask", "always" or "never"'),
+    "plugins": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                "a list of plugin paths or module names"),
+    "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
