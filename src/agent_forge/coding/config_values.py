@@ -19,7 +19,9 @@ def is_number(value: Any) -> bool:
     """A JSON number (not a boolean) that is finite and at most `MAX_SAFE_INTEGER` in magnitude."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    return math.isfinite(value) and abs(value) <= MAX_SAFE_INTEGER
+    if isinstance(value, float) and not math.isfinite(value):  # (math.isfinite of a huge int would overflow)
+        return False
+    return abs(value) <= MAX_SAFE_INTEGER
 
 
 def is_count(value: Any) -> bool:
