@@ -9,7 +9,9 @@ from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one wi
 `<path>:<line>: <where>: <problem>` (the line of the offending key; a file that cannot be parsed at all gives
 `<path>: invalid JSON at line L column C: ...`); the offending provider or model is skipped, the rest still loads.
 Reported too, though nothing is skipped: an `api` no built-in module serves (a plugin may register it later),
-a duplicate model id within a provider, and a provider that is neither known nor adds models. The file is read
+a duplicate model id within a provider, a provider that is neither known nor adds models, a number out of range
+(`config_values.py`: removed, so the default applies), a `baseUrl` ending in an endpoint path the provider module
+appends (`ENDPOINT_SUFFIXES`: removed), and an empty file. The file is read
 through `safe_read.py` (a regular file of at most 1 MB, JSON nested at most 64 levels).
 
 Hosts without built-in models (`HOST_ONLY_PROVIDERS`: Groq, OpenRouter, Ollama, ...) accept any model id,

@@ -3,8 +3,9 @@
 Both files keep the reference agent's schema (its `settings.md`). The project file wins; nested objects merge
 key by key, any other value (lists included) is replaced. Problems never raise: an unreadable file, one that is
 not a regular file or is over 1 MB (`safe_read.py`: the project file comes from an unvetted checkout), invalid
-JSON, a non-object or a known key of the wrong type is recorded in `Settings.errors` and the key falls back to
-its default. Nothing here writes: RPC setting commands change the running session only.
+JSON, a non-object, a known key of the wrong type or range, or any number out of range (`config_values.py`) is
+recorded in `Settings.errors` (as `<path>:<line>: ...` when it is one value's) and the key falls back to its
+default. Nothing here writes: RPC setting commands change the running session only.
 """
 
 from __future__ import annotations
