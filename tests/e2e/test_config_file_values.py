@@ -245,12 +245,17 @@ async def test_an_empty_models_json_is_reported_as_empty(agent_env, tmp_path, co
 async def test_a_leading_bom_is_accepted_in_every_config_file(agent_env, tmp_path):
     directory = agent_dir(agent_env)
     write_settings(agent_env, {"steeringMode": "all"})
-    (directory / "auth.json").write_text(json.dumps({"other": {"type": "api_key", "key": "k"}}))
+    (directory / "auth.json").write_text(json.dumps({"anthropic": {"type": "api_key", "key": "k"}}))
     (directory / "trust.json").write_text("{}")
     for name in ("settings.json", "models.json", "auth.json", "trust.json"):
         path = directory / name
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    state, stderr = await rpc_start(agent_env, tmp_path)
+    client = await RpcClient.start(["--mode", "rpc", "--no-session"], cwd=str(tmp_path), env=agent_env)
+    async with client:
+        state = await client.send({"type": "get_state"})
+        available = await client.send({"type": "get_available_models"})
+    stderr = client.stderr.decode()
     assert "BOM" not in stderr and "invalid JSON" not in stderr, stderr
-    assert state["data"]["model"]["id"] == "fake-model"
+    assert state["data"]["model"]["id"] == "fake-model"  # models.json and settings.json were read
     assert state["data"]["steeringMode"] == "all"
+    assert "anthropic" in {m["provider"] for m in available["data"]["models"]}  # and auth.json
