@@ -122,7 +122,7 @@ def test_bad_entries_are_skipped_one_by_one(agent_dir: Path) -> None:
     joined = "\n".join(registry.errors)
     assert all(e.startswith(f"{path}:1: providers.") for e in registry.errors)  # path:line: where
     assert 'providers.nourl.models[0]: "baseUrl" is required' in joined
-    assert 'providers.local.models[0]: "contextWindow" must be a positive number' in joined
+    assert 'providers.local.models[0]: "contextWindow" must be a positive integer' in joined
     assert 'providers.local.models[1]: "id" is required' in joined
     assert "providers.local.models[2]: must be an object" in joined
     assert 'providers.typo: "baseUrl" must be a non-empty string, got 5; provider skipped' in joined

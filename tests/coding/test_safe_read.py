@@ -119,3 +119,17 @@ def test_nesting_at_the_limit_is_accepted() -> None:
 
 def test_format_size() -> None:
     assert [format_size(n) for n in (1024 * 1024, 256 * 1024, 1000)] == ["1 MB", "256 KB", "1000 bytes"]
+
+
+def test_a_leading_byte_order_mark_is_ignored(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"a": 1}')
+    assert read_json_file(path) == {"a": 1}
+    path.write_bytes(b"\xef\xbb\xbf \n")
+    assert read_json_file(path, if_blank="blank") == "blank"
+
+
+def test_an_integer_past_the_digit_limit_reads_as_infinity_not_an_error(tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text('{"a": ' + "9" * 5000 + ', "b": -' + "9" * 50 + ', "c": 12}')
+    assert read_json_file(path) == {"a": float("inf"), "b": float("-inf"), "c": 12}

@@ -179,7 +179,7 @@ def test_shell_settings(dirs: tuple[Path, Path]) -> None:
     settings = load_settings(project, agent)
     assert (settings.shell_path, settings.shell_command_prefix) == (None, None)
     assert [str(e) for e in settings.errors] == [
-        f"{path}: shellPath must be a non-empty string (the path of a shell), got 7; using the default"]
+        f"{path}:1: shellPath must be a non-empty string (the path of a shell), got 7; using the default"]
 
 
 def test_loading_never_writes(dirs: tuple[Path, Path]) -> None:

@@ -92,5 +92,5 @@ async def test_rpc_mode_names_the_line_of_every_problem_while_good_models_still_
                                      cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("hello")
     assert events[-1]["type"] == "agent_settled"
-    assert (f"Warning: {path}:{bad_line}: providers.broken.models[1]: \"contextWindow\" must be a positive number "
-            "of tokens, got -5; model skipped") in client.stderr.decode()
+    assert (f"Warning: {path}:{bad_line}: providers.broken.models[1]: \"contextWindow\" must be a positive integer "
+            "(tokens), got -5; model skipped") in client.stderr.decode()

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 
 _SPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(parse_int=len)  # values are only skipped: no int() (it refuses over 4300 digits)
 
 Path = Sequence[str | int]
 """Object keys and array indexes from the top, e.g. `("providers", "local", "models", 0, "baseUrl")`."""

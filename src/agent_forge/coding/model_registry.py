@@ -9,7 +9,9 @@ from `PROVIDER_ENDPOINTS`). A `models` entry adds a model or replaces the one wi
 `<path>:<line>: <where>: <problem>` (the line of the offending key; a file that cannot be parsed at all gives
 `<path>: invalid JSON at line L column C: ...`); the offending provider or model is skipped, the rest still loads.
 Reported too, though nothing is skipped: an `api` no built-in module serves (a plugin may register it later),
-a duplicate model id within a provider, and a provider that is neither known nor adds models. The file is read
+a duplicate model id within a provider, a provider that is neither known nor adds models, a number out of range
+(`config_values.py`: removed, so the default applies), a `baseUrl` ending in an endpoint path the provider module
+appends (`ENDPOINT_SUFFIXES`: removed), and an empty file. The file is read
 through `safe_read.py` (a regular file of at most 1 MB, JSON nested at most 64 levels).
 
 Hosts without built-in models (`HOST_ONLY_PROVIDERS`: Groq, OpenRouter, Ollama, ...) accept any model id,
@@ -53,6 +55,7 @@ from ..ai.catalogue import (
 from ..ai.registry import known_apis
 from ..ai.types import THINKING_LEVELS, Model
 from .auth import AuthStorage, explain_key_value, key_value_configured
+from .config_values import OUT_OF_RANGE, drop_out_of_range, is_number, is_positive_int
 from .safe_read import ConfigFileError, read_json_document
 
 MODELS_FILE = "models.json"
@@ -78,8 +81,7 @@ def _nonempty_str(v: Any) -> bool:
     return isinstance(v, str) and bool(v.strip())
 
 
-def _positive(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+_positive = is_positive_int
 
 
 def _str_map(v: Any) -> bool:
@@ -88,9 +90,7 @@ def _str_map(v: Any) -> bool:
 
 def _cost(v: Any) -> bool:
     prices = ("input", "output", "cacheRead", "cacheWrite")
-    return isinstance(v, dict) and all(
-        isinstance(v.get(k, 0), (int, float)) and not isinstance(v.get(k, 0), bool) and v.get(k, 0) >= 0
-        for k in prices)
+    return isinstance(v, dict) and all(is_number(v.get(k, 0)) and v.get(k, 0) >= 0 for k in prices)
 
 
 def _levels(v: Any) -> bool:
@@ -106,6 +106,10 @@ def _windows(v: Any) -> bool:
     return isinstance(v, list) and bool(v) and all(_positive(x) for x in v)
 
 
+def _by_level(v: Any) -> bool:
+    return isinstance(v, dict) and all(k in THINKING_LEVELS and isinstance(x, dict) for k, x in v.items())
+
+
 # Field -> (check, expectation). Shared by provider entries, model entries and overrides.
 _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "id": (_nonempty_str, "a non-empty string"),
@@ -116,10 +120,10 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "reasoning": (lambda v: isinstance(v, bool), "true or false"),
     "input": (lambda v: isinstance(v, list) and bool(v) and all(x in ("text", "image") for x in v),
               'a list of "text" and "image"'),
-    "contextWindow": (_positive, "a positive number of tokens"),
-    "maxTokens": (_positive, "a positive number of tokens"),
-    "defaultContextWindow": (_positive, "a positive number of tokens"),
-    "contextWindowOptions": (_windows, "a list of positive token counts"),
+    "contextWindow": (_positive, "a positive integer (tokens)"),
+    "maxTokens": (_positive, "a positive integer (tokens)"),
+    "defaultContextWindow": (_positive, "a positive integer (tokens)"),
+    "contextWindowOptions": (_windows, "a list of positive integers (tokens)"),
     "cost": (_cost, "an object of non-negative prices (input, output, cacheRead, cacheWrite)"),
     "headers": (_str_map, "an object of string header values"),
     "compat": (lambda v: isinstance(v, dict), "an object"),
@@ -127,6 +131,8 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "modelOverrides": (lambda v: isinstance(v, dict), "an object keyed by model id"),
     "thinkingLevels": (_levels, "a list of thinking levels"),
     "thinkingLevelMap": (_level_map, "an object of thinking level -> value or null"),
+    "samplingParams": (lambda v: isinstance(v, dict), 'an object of request fields, e.g. {"temperature": 0}'),
+    "samplingParamsByThinkingLevel": (_by_level, "an object of thinking level -> object of request fields"),
 }
 
 
@@ -135,25 +141,38 @@ def _http_url(v: str) -> bool:
         parts = urlsplit(v.strip())
     except ValueError:  # e.g. an unbalanced "[" in the host part
         return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-# Checks of a value that already has the right type (run after `_CHECKS`).
-_VALUE_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "baseUrl": (_http_url, "an http:// or https:// URL such as http://localhost:11434/v1"),
-}
+def _valid_port(v: str) -> bool:
+    try:
+        urlsplit(v.strip()).port  # raises ValueError for a port that is not a number in 0-65535
+    except ValueError:
+        return False
+    return True
+
+
+# Checks of a value that already has the right type (run after `_CHECKS`), in order.
+_VALUE_CHECKS: list[tuple[str, Callable[[Any], bool], str]] = [
+    ("baseUrl", _http_url, "an http:// or https:// URL such as http://localhost:11434/v1"),
+    ("baseUrl", _valid_port, "a URL whose port is a number from 1 to 65535"),
+]
+
+ENDPOINT_SUFFIXES = ("/chat/completions", "/responses", "/v1/messages")
+"""Paths the provider modules append to `baseUrl` (openai-completions, openai-responses, anthropic-messages): a
+`baseUrl` that already ends in one was copied from an endpoint's documentation, and would be doubled."""
 
 
 def _problem(entry: dict[str, Any]) -> tuple[str, str] | None:
     """`(key, message)` of the first field of `entry` that fails its check, or None."""
-    for checks in (_CHECKS, _VALUE_CHECKS):
-        for key, value in entry.items():
-            check = checks.get(key)
-            if check and not check[0](value):
-                return key, f'"{key}" must be {check[1]}, got {json.dumps(value)[:80]}'
+    checks = [(key, check, expected) for key, (check, expected) in _CHECKS.items()] + _VALUE_CHECKS
+    for key, check, expected in checks:
+        if key in entry and not check(entry[key]):
+            return key, f'"{key}" must be {expected}, got {json.dumps(entry[key])[:80]}'
     return None
 
 
+_MISSING = object()
 Where = tuple[str | int, ...]
 """Where a problem is in `models.json`: keys and indexes from the top, `("providers", "local", "models", 0)`."""
 
@@ -237,11 +256,15 @@ class ModelRegistry:
 
     def _read_models_file(self) -> dict[str, Any]:
         try:
-            data, self._text = read_json_document(self.models_path, if_blank={})
+            data, self._text = read_json_document(self.models_path, if_blank=_MISSING)
         except FileNotFoundError:
             return {}
         except ConfigFileError as exc:
             return self._file_error(str(exc))
+        if data is _MISSING:
+            return self._file_error('the file is empty (write {"providers": {}} for no custom models)')
+        for where in drop_out_of_range(data):
+            self._error(tuple(where), f"{OUT_OF_RANGE}; the default is used")
         if not isinstance(data, dict):
             return self._file_error("expected a JSON object with a \"providers\" object")
         providers = data.get("providers", {})
@@ -262,6 +285,16 @@ class ModelRegistry:
         line = f":{position[0]}" if position else ""
         self.errors.append(f"{self.models_path}{line}: {_dotted(where)}: {message}")
 
+    def _strip_endpoint(self, entry: dict[str, Any], where: Where) -> None:
+        """Drop a known endpoint path (`ENDPOINT_SUFFIXES`) from the end of `entry`'s `baseUrl`, saying so."""
+        url = entry.get("baseUrl")
+        suffix = next((s for s in ENDPOINT_SUFFIXES if isinstance(url, str) and url.rstrip("/").endswith(s)), None)
+        if suffix is None:
+            return
+        entry["baseUrl"] = url.rstrip("/").removesuffix(suffix)
+        self._error(where, f'"baseUrl" ends in "{suffix}", a path the agent appends itself; using '
+                           f'"{entry["baseUrl"]}" (write that to silence this warning)', "baseUrl")
+
     def _apply_provider(self, provider: str, entry: Any) -> None:
         where: Where = ("providers", provider)
         if not isinstance(entry, dict):
@@ -269,6 +302,7 @@ class ModelRegistry:
         problem = _problem(entry)
         if problem:
             return self._error(where, f"{problem[1]}; provider skipped", problem[0])
+        self._strip_endpoint(entry, where)
         existing = [m for m in self._models if m["provider"] == provider]
         self._check_provider(provider, entry, bool(existing), where)
         self._provider_entries[provider] = entry
@@ -318,6 +352,7 @@ class ModelRegistry:
         problem = _problem(entry) or (None if "id" in entry else (None, '"id" is required'))
         if problem:
             return self._error(where, f"{problem[1]}; model skipped", problem[0])
+        self._strip_endpoint(entry, where)
         self._check_api(entry, where)
         endpoint = PROVIDER_ENDPOINTS.get(provider, (None, None))
         api = entry.get("api") or pentry.get("api") or (existing[0]["api"] if existing else endpoint[0])

@@ -24,6 +24,8 @@ MAX_JSON_DEPTH = 64
 deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+_BOM = "\ufeff"
+_MAX_INT_DIGITS = 40  # far beyond any number a configuration holds; bounds the cost of int()
 _TOO_DEEP = f"invalid JSON: arrays and objects nested more than {MAX_JSON_DEPTH} levels deep"
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -73,7 +75,8 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_TEXT_FILE_BYTE
 
 
 def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: Any = None) -> Any:
-    """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace.
+    """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace; a
+    leading UTF-8 byte order mark (Windows Notepad writes one) is ignored.
 
     Raises `FileNotFoundError` when nothing is at `path` (a broken link included), and `ConfigFileError`
     for every other problem: unreadable, not a regular file, larger than `limit`, not UTF-8, invalid JSON,
@@ -84,7 +87,8 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,
                        if_blank: Any = None) -> tuple[Any, str]:
     """`(parsed JSON, text)` of a small regular file: `read_json_file`, with the text kept so that a later
-    message can name the line of a value (`json_locate.locate`). Raises as `read_json_file` does."""
+    message can name the line of a value (`json_locate.locate`). A leading UTF-8 byte order mark is dropped
+    (from the text too). Raises as `read_json_file` does."""
     try:
         text = read_text_file(path, limit, what="configuration files", errors="strict")
     except FileNotFoundError:
@@ -95,20 +99,31 @@ def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYT
         raise ConfigFileError(str(exc)) from None
     except OSError as exc:
         raise ConfigFileError(f"cannot read: {exc.strerror or exc}") from None
+    text = text.removeprefix(_BOM)  # Windows Notepad starts UTF-8 files with one; it is not part of the JSON
     return (parse_json(text) if text.strip() else if_blank), text
 
 
 def parse_json(text: str) -> Any:
     """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise ConfigFileError(_syntax_message(text, exc)) from None
+    except ValueError as exc:  # no other is known; a config file must never stop the start-up
+        raise ConfigFileError(f"invalid JSON: {exc}") from None
     except RecursionError:  # the parser's own stack gave out: far deeper than the limit
         raise ConfigFileError(_TOO_DEEP) from None
     if _depth_exceeds(data, MAX_JSON_DEPTH):
         raise ConfigFileError(_TOO_DEEP)
     return data
+
+
+def _parse_int(digits: str) -> int | float:
+    """An integer literal; one of more than `_MAX_INT_DIGITS` digits becomes an infinity (which the readers report
+    as out of range, `config_values`) instead of Python's digit-limit `ValueError` (over 4300 digits)."""
+    if len(digits) > _MAX_INT_DIGITS:
+        return float("-inf") if digits.startswith("-") else float("inf")
+    return int(digits)
 
 
 def _syntax_message(text: str, exc: json.JSONDecodeError) -> str:

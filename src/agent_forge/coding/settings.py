@@ -3,13 +3,15 @@
 Both files keep the reference agent's schema (its `settings.md`). The project file wins; nested objects merge
 key by key, any other value (lists included) is replaced. Problems never raise: an unreadable file, one that is
 not a regular file or is over 1 MB (`safe_read.py`: the project file comes from an unvetted checkout), invalid
-JSON, a non-object or a known key of the wrong type is recorded in `Settings.errors` and the key falls back to
-its default. Nothing here writes: RPC setting commands change the running session only.
+JSON, a non-object, a known key of the wrong type or range, or any number out of range (`config_values.py`) is
+recorded in `Settings.errors` (as `<path>:<line>: ...` when it is one value's) and the key falls back to its
+default. Nothing here writes: RPC setting commands change the running session only.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -17,7 +19,8 @@ from typing import Any, Callable
 from ..ai.types import THINKING_LEVELS
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
-from .safe_read import ConfigFileError, read_json_file
+from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
+from .safe_read import ConfigFileError, read_json_document
 
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
@@ -27,13 +30,15 @@ DEFAULT_HTTP_IDLE_TIMEOUT_MS = 120_000
 
 @dataclass(frozen=True)
 class SettingsError:
-    """A problem with one settings file; `str()` gives `"<path>: <message>"`."""
+    """A problem with one settings file; `str()` gives `"<path>:<line>: <message>"` (`"<path>: <message>"` when
+    the problem is not one value's, or its line is unknown)."""
 
     path: Path
     message: str
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        return f"{self.path}{'' if self.line is None else f':{self.line}'}: {self.message}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,8 +77,19 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool)
 
 
-def _is_count(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and value == int(value)
+_is_count = is_count
+
+
+def _is_patterns(value: Any) -> bool:
+    """`enabledModels`: a list of patterns, or one comma-separated string of them as `--models` takes."""
+    items = value.split(",") if isinstance(value, str) else value
+    return isinstance(items, list) and all(isinstance(x, str) for x in items) and any(x.strip() for x in items)
+
+
+def _is_window(value: Any) -> bool:
+    """`defaultContextWindows` values: a token count or a compact size (`"400k"`, as `--context-window`)."""
+    return is_positive_int(value) or (isinstance(value, str) and re.fullmatch(
+        r"\s*\d+(\.\d+)?\s*[kKmM]?\s*", value) is not None)
 
 
 def _is_str(value: Any) -> bool:
@@ -84,7 +100,9 @@ def _one_of(*choices: str) -> Callable[[Any], bool]:
     return lambda value: value in choices
 
 
-# Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`.
+# Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`; `*`
+# stands for every key of an object (a "provider/modelId"). Keys read elsewhere and checked where they are read:
+# `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py).
 _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "defaultProvider": (_is_str, "a non-empty string"),
     "defaultModel": (_is_str, "a non-empty string"),
@@ -103,6 +121,22 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "compaction.reserveTokens": (_is_count, "a non-negative integer (tokens)"),
     "compaction.keepRecentTokens": (_is_count, "a non-negative integer (tokens)"),
     "compaction.strategy": (_one_of(*COMPACTION_STRATEGIES), '"summary" or "verbatim-lines"'),
+    "compaction.compressionRatio": (is_fraction, "a number between 0 and 1 (exclusive)"),
+    "compaction.preserveRecent": (_is_count, "a non-negative integer (messages)"),
+    "compaction.modelOverrides": (_is_object, 'an object keyed by "provider/modelId"'),
+    "compaction.modelOverrides.*": (_is_object, "an object with reserveTokens and/or keepRecentTokens"),
+    "compaction.modelOverrides.*.reserveTokens": (_is_count, "a non-negative integer (tokens)"),
+    "compaction.modelOverrides.*.keepRecentTokens": (_is_count, "a non-negative integer (tokens)"),
+    "modelThinkingLevels.*": (_one_of(*THINKING_LEVELS), "one of " + ", ".join(THINKING_LEVELS)),
+    "enabledModels": (_is_patterns, 'a list of model patterns (or one string of comma-separated patterns)'),
+    "defaultContextWindows": (_is_object, 'an object keyed by "provider/modelId"'),
+    "defaultContextWindows.*": (_is_window, 'a positive token count or a compact size such as "400k"'),
+    "enableSkillCommands": (_is_bool, "true or false"),
+    "projectResources": (_is_bool, "true or false"),
+    "defaultProjectTrust": (_one_of("ask", "always", "never"), '"ask", "always" or "never"'),
+    "plugins": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                "a list of plugin paths or module names"),
+    "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
@@ -229,16 +263,17 @@ def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, inclu
     file to apply (project trust: `resources/trust.py`)."""
     global_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     errors: list[SettingsError] = []
+    texts: dict[Path, str] = {}
     global_path = global_dir / SETTINGS_FILE
     project_path = project_dir(cwd) / SETTINGS_FILE
-    global_raw = _read_settings_file(global_path, errors)
+    global_raw = _read_settings_file(global_path, errors, texts)
     same_file = _same_file(global_path, project_path) or not include_project
-    project_raw = {} if same_file else _read_settings_file(project_path, errors)
+    project_raw = {} if same_file else _read_settings_file(project_path, errors, texts)
     if project_filter is not None and project_raw:
         project_raw = project_filter(project_raw)
     settings = Settings(raw=deep_merge(global_raw, project_raw), global_raw=global_raw,
                         project_raw=project_raw, errors=errors)
-    _validate(settings, global_path, project_path)
+    _validate(settings, (project_path, global_path), texts)
     return settings
 
 
@@ -253,9 +288,11 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return merged
 
 
-def _read_settings_file(path: Path, errors: list[SettingsError]) -> dict[str, Any]:
+def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Path, str]) -> dict[str, Any]:
+    """The file's object (`{}` when absent or unusable); its text goes to `texts` for line numbers. Numbers out
+    of range are reported and removed, so their keys take the default."""
     try:
-        data = read_json_file(path, if_blank={})
+        data, texts[path] = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return {}
     except ConfigFileError as exc:
@@ -264,20 +301,60 @@ def _read_settings_file(path: Path, errors: list[SettingsError]) -> dict[str, An
     if not isinstance(data, dict):
         errors.append(SettingsError(path, f"expected a JSON object, got {_json_type(data)}; file ignored"))
         return {}
+    for where in drop_out_of_range(data):
+        errors.append(SettingsError(path, f"{_dotted(where)}: {OUT_OF_RANGE}; using the default",
+                                    _line(texts[path], where)))
     return data
 
 
-def _validate(settings: Settings, global_path: Path, project_path: Path) -> None:
-    """Record known keys of the wrong type (naming the file that set them) so accessors use defaults."""
-    for dotted, (valid, expected) in _KNOWN.items():
-        value = settings.get(dotted, _MISSING)
-        if value is _MISSING or valid(value):
-            continue
-        settings.invalid_keys.add(dotted)
-        path = project_path if _lookup(settings.project_raw, dotted) is not _MISSING else global_path
-        settings.errors.append(SettingsError(path, f"{dotted} must be {expected}, got {json.dumps(value)}; "
-                                                   "using the default"))
+def _validate(settings: Settings, paths: tuple[Path, Path], texts: dict[Path, str]) -> None:
+    """Record known keys of the wrong type (naming the file and line that set them) so accessors use defaults.
+    `paths` is `(project file, agent-dir file)`: a merged value comes from the project file when it has one."""
+    raws = (settings.project_raw, settings.global_raw)
+    for pattern, (valid, expected) in _KNOWN.items():
+        for where in _expand(settings.raw, tuple(pattern.split("."))):
+            value = _lookup_path(settings.raw, where)
+            if valid(value):
+                continue
+            dotted = ".".join(where)
+            settings.invalid_keys.add(dotted)
+            path = next((p for p, raw in zip(paths, raws) if _lookup_path(raw, where) is not _MISSING), paths[1])
+            settings.errors.append(SettingsError(
+                path, f"{dotted} must be {expected}, got {json.dumps(value)[:80]}; using the default",
+                _line(texts.get(path, ""), where)))
 
+
+def _expand(data: Any, pattern: tuple[str, ...], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The key paths present in `data` that match `pattern` (`*` matches every key of an object)."""
+    if not pattern:
+        return [prefix]
+    if not isinstance(data, dict):
+        return []
+    head, rest = pattern[0], pattern[1:]
+    keys = list(data) if head == "*" else [head] if head in data else []
+    return [found for key in keys for found in _expand(data[key], rest, (*prefix, key))]
+
+
+def _lookup_path(data: Any, where: tuple[str, ...]) -> Any:
+    for part in where:
+        if not isinstance(data, dict) or part not in data:
+            return _MISSING
+        data = data[part]
+    return data
+
+
+def _line(text: str, where: tuple[str | int, ...]) -> int | None:
+    """Line of the key at `where` in a settings file's text (None without text)."""
+    if not text:
+        return None
+    from .json_locate import locate  # only when there is something to report
+
+    position = locate(text, where)
+    return position[0] if position else None
+
+
+def _dotted(where: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else p) for i, p in enumerate(where))
 
 
 def _lookup(data: dict[str, Any], dotted: str) -> Any:

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
+from ..coding.config_values import is_number
 from .loader import SETUP_TIMEOUT_S, PluginLoadError, PluginSource, discover, load_plugin
 
 if TYPE_CHECKING:
@@ -110,9 +110,7 @@ def _setup_timeout(session: AgentSession) -> float:
     value = (getattr(session.settings, "global_raw", None) or {}).get("pluginSetupTimeoutMs")
     if value is None:
         return SETUP_TIMEOUT_S
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        session.warnings.append(f"Settings: pluginSetupTimeoutMs must be a positive number of milliseconds, got "
-                                f"{value!r}; using {SETUP_TIMEOUT_S * 1000:g}")
+    if not is_number(value) or value <= 0:  # already reported with its line (coding/settings.py)
         return SETUP_TIMEOUT_S
     return value / 1000
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from ...ai.types import Model
 from ...ai.usage import empty_usage
+from ..config_values import is_count, is_fraction
 from ..session_context import context_entries, entry_messages
 from ..session_entries import AgentMessage, SessionEntry
 from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
@@ -51,10 +52,8 @@ class VerbatimParams:
         """Read `compaction.compressionRatio` and `compaction.preserveRecent`; invalid values use defaults."""
         ratio = settings.get("compaction.compressionRatio", DEFAULT_COMPRESSION_RATIO)
         keep = settings.get("compaction.preserveRecent", DEFAULT_PRESERVE_RECENT)
-        ok_ratio = isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and 0 < ratio < 1
-        ok_keep = isinstance(keep, int) and not isinstance(keep, bool) and keep >= 0
-        return cls(compression_ratio=float(ratio) if ok_ratio else DEFAULT_COMPRESSION_RATIO,
-                   preserve_recent=keep if ok_keep else DEFAULT_PRESERVE_RECENT)
+        return cls(compression_ratio=float(ratio) if is_fraction(ratio) else DEFAULT_COMPRESSION_RATIO,
+                   preserve_recent=int(keep) if is_count(keep) else DEFAULT_PRESERVE_RECENT)
 
 
 # -- splitting the context -------------------------------------------------------------------------------------
