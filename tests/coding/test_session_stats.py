@@ -107,6 +107,7 @@ def test_malformed_usage_in_a_hand_edited_file_counts_as_zero():
                                               "cost": {"total": "free"}}))
     store.append_message(assistant("b", used={"input": float("nan"), "output": 4, "cost": [1]}))
     store.append_message({"role": "assistant", "content": "text", "usage": None})
+    store.append_message(assistant("c", used={"input": 10 ** 400, "cost": {"total": 10 ** 400}}))  # float overflow
     tokens, cost = usage_totals(store.entries)
     assert tokens == {"input": 0, "output": 4, "cacheRead": 0, "cacheWrite": 0, "total": 4}
     assert cost == 0.0 and math.isfinite(cost)

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..ai.types import Model
+from .config_values import is_number
 from .session_entries import AgentMessage, SessionEntry
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -150,9 +151,9 @@ def _measured_since_compaction(branch: list[SessionEntry]) -> bool:
 
 
 def _number(value: Any) -> float:
-    """A finite JSON number as float, else 0 (session files are user data: hand edits, other writers)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else 0.0
+    """A finite JSON number of sane size as float, else 0 (session files are user data: hand edits, other
+    writers; a 400-digit integer would overflow `float`)."""
+    return float(value) if is_number(value) else 0.0
 
 
 def _int(value: Any) -> int:
