@@ -21,6 +21,15 @@ from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .types import AgentTool, ToolError, ToolResult
 
+NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
+                 "tools by its name.")
+"""The error result of a tool call whose name is missing or blank (it is replayed as `unnamed_tool`)."""
+
+
+def _named(call: ToolCall) -> bool:
+    name = call.get("name")
+    return isinstance(name, str) and bool(name.strip())
+
 Emit = Callable[[dict[str, Any]], None]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
 BeforeToolCall = Callable[[ToolCall], Awaitable["str | None"]]
@@ -293,6 +302,8 @@ class _ToolRun:
 
     async def execute(self) -> None:
         try:
+            if not _named(self.call):  # tools.get("") must not find anything either
+                raise ToolError(NAMELESS_CALL)
             if self.tool is None:
                 raise ToolError(f"Tool {self.call['name']} not found")
             if self.call.get("argumentsError"):  # the model's arguments were not valid JSON

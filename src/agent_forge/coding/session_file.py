@@ -177,11 +177,8 @@ def _read_bytes(path: Path) -> bytes:
 def encode_line(obj: dict[str, Any]) -> bytes:
     """One compact JSON line, UTF-8, LF-terminated; non-finite floats are written as null (`NaN` is not JSON,
     and other tools must be able to read the file). Raises TypeError/ValueError for values JSON cannot hold."""
-    text = json_wire.dumps(obj)
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: escaping them keeps the line valid UTF-8 and round-trips
-        return json_wire.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n"
+    # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
+    return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
 
 
 class SessionFile:

@@ -65,12 +65,17 @@ class MessageBuilder:
     so a delta costs O(len(delta)); until then the block's `text`/`thinking` is "" and a tool call's
     `arguments` is {}. A completed tool call whose JSON does not parse gets `arguments: {}` and an
     `argumentsError` text (the agent reports it to the model instead of running the tool).
+
+    UTF-16 surrogates from `\\uXXXX` escapes never reach the message: a high surrogate ending a delta is held
+    back and joined with the next delta of the same block (U+FFFD when the block ends first), any other lone
+    surrogate becomes U+FFFD; ids, names, parsed arguments and the finished message are scrubbed too.
     """
 
     def __init__(self, model: Model):
         self.model = model
         self.message = new_message(model)
         self._open: dict[int, list[str]] = {}
+        self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
 
     @property
     def content(self) -> list[dict[str, Any]]:
@@ -94,10 +99,18 @@ class MessageBuilder:
 
     def start_tool_call(self, call_id: str, name: str, arguments: dict | None = None) -> tuple[int, Event]:
         """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
-        index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments or {}})
+        call_id, name = json_wire.join_surrogates(call_id), json_wire.join_surrogates(name)
+        arguments = json_wire.scrub_in_place(arguments or {})
+        index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
         return index, {"type": "toolcall_start", "contentIndex": index, "id": call_id, "toolName": name}
 
     def delta(self, index: int, chunk: str) -> Event:
+        """The `*_delta` event for `chunk` of block `index`; its `delta` is `chunk` with surrogates resolved
+        (see the class docstring), so it may lack a held-back last character or be empty."""
+        chunk = self._held.pop(index, "") + chunk
+        if chunk and json_wire.is_high_surrogate(chunk[-1]):
+            chunk, self._held[index] = chunk[:-1], chunk[-1]
+        chunk = json_wire.join_surrogates(chunk)
         self._open[index].append(chunk)
         kind = _DELTA[self.content[index]["type"]]
         return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
@@ -120,6 +133,7 @@ class MessageBuilder:
 
     def done(self, stop_reason: str, raw: str | None) -> Event:
         self.finalize()
+        json_wire.scrub_in_place(self.message)
         self.message["stopReason"] = stop_reason
         if raw is not None:
             self.message["rawStopReason"] = raw
@@ -134,6 +148,7 @@ class MessageBuilder:
         self.finalize()
         self.message["stopReason"] = "error"
         self.message["errorMessage"] = error_message
+        json_wire.scrub_in_place(self.message)
         return {"type": "error", "message": self.message}
 
     def _append(self, block: dict[str, Any]) -> int:
@@ -143,17 +158,17 @@ class MessageBuilder:
         return index
 
     def _close(self, index: int, *, strict: bool) -> dict[str, Any]:
-        text = "".join(self._open.pop(index))
+        text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.pop(index, None) else "")
         block = self.content[index]
         if block["type"] != "toolCall":
             block[block["type"]] = text
         elif strict:
             arguments, error = parse_tool_arguments(text)
-            block["arguments"] = arguments or block["arguments"]
+            block["arguments"] = json_wire.scrub_in_place(arguments) or block["arguments"]
             if error is not None:
-                block["argumentsError"] = error
+                block["argumentsError"] = json_wire.join_surrogates(error)
         elif text:
-            block["arguments"] = parse_partial_json(text)
+            block["arguments"] = json_wire.scrub_in_place(parse_partial_json(text))
         return block
 
 
