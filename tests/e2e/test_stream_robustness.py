@@ -128,3 +128,62 @@ async def test_a_tool_call_without_a_name_is_an_error_result_and_never_echoed_em
         "name."))]
     second = fake_llm.wait_for_requests(2)[1]["body"]
     assert "" not in names_sent(second) and "unnamed_tool" in names_sent(second)
+
+
+# ---- transport errors ---------------------------------------------------------------------------------------
+
+ONE_RETRY = {"retry": {"baseDelayMs": 1, "maxRetries": 1}}
+
+
+def point_at(env, base_url: str) -> None:
+    """Rewrite the models.json of `env` so its provider's baseUrl is `base_url`."""
+    path = Path(env["AGENT_FORGE_DIR"]) / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"]["fake"]["baseUrl"] = base_url
+    path.write_text(json.dumps(config))
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]  # closed again at once: nothing listens there
+
+
+def assistant_errors(events):
+    return [e["message"].get("errorMessage") for e in events
+            if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+
+
+async def test_connection_refused_names_the_url_and_is_retried(agent_env_factory, tmp_path):
+    env = agent_env_factory(settings=ONE_RETRY)
+    port = closed_port()
+    point_at(env, f"http://user:secret@127.0.0.1:{port}/v1")  # credentials are never shown
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("hello", timeout=60)
+    expected = f"cannot connect to http://127.0.0.1:{port}/v1/chat/completions: connection refused"
+    assert assistant_errors(events) == [expected, expected]
+    assert [e["type"] for e in events].count("auto_retry_start") == 1
+
+
+async def test_a_port_out_of_range_is_an_invalid_url_and_not_retried(agent_env_factory, tmp_path):
+    env = agent_env_factory(settings=ONE_RETRY)
+    point_at(env, "http://127.0.0.1:99999/v1")
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("hello", timeout=60)
+    assert assistant_errors(events) == ["Invalid URL http://127.0.0.1:99999/v1/chat/completions: the port must be "
+                                        "0-65535"]
+    assert "auto_retry_start" not in [e["type"] for e in events]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])
+async def test_a_connection_closed_mid_answer_says_so_and_the_retry_recovers(agent_env_factory, fake_llm, tmp_path,
+                                                                             api):
+    env = agent_env_factory(api=api, settings=ONE_RETRY)
+    fake_llm.set_script([{"text": "Partial answer then gone", "drop_after": 3}, {"text": "Recovered."}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("hello", timeout=60)
+    path = "/v1/chat/completions" if api == "openai-completions" else "/v1/messages"
+    first, second = assistant_errors(events)
+    assert first == f"The server closed the connection mid-answer ({fake_llm.base_url_anthropic}{path})" and second is None

@@ -13,6 +13,7 @@ from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTim
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
+from ..transport_errors import check_headers, transport_error
 from ..types import AssistantMessage, AssistantMessageEvent, Model
 from ..usage import empty_usage
 
@@ -247,10 +248,13 @@ async def _exchange(
     import httpx2
 
     request = prepare()
+    check_headers(request.headers)
     timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
+    answering = False  # the response began: a broken connection is then "mid-answer"
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
         try:
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
+                answering = True
                 if not 200 <= response.status_code < 300:
                     raise HttpStatusError(response.status_code, await _error_body(response),
                                           retry_after_ms(response.headers))
@@ -258,6 +262,8 @@ async def _exchange(
                     yield event
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
+        except (httpx2.TransportError, OSError, OverflowError, ExceptionGroup) as exc:
+            raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
 
@@ -407,7 +413,7 @@ def require_api_key(model: Model, options: StreamOptions) -> str | None:
     if compat.get("apiKeyRequired") is False:
         return None
     env = compat.get("apiKeyEnv")
-    hint = f"set {env}" if env else "set the provider's API key environment variable or log in"
+    hint = f"set {env}" if env else "set its API key in auth.json or as models.json apiKey, or pass --api-key"
     raise MissingApiKeyError(f"No API key for provider {model['provider']!r}: {hint}")
 
 
