@@ -187,3 +187,17 @@ async def test_a_connection_closed_mid_answer_says_so_and_the_retry_recovers(age
     path = "/v1/chat/completions" if api == "openai-completions" else "/v1/messages"
     first, second = assistant_errors(events)
     assert first == f"The server closed the connection mid-answer ({fake_llm.base_url_anthropic}{path})" and second is None
+
+
+async def test_a_session_file_with_a_lone_surrogate_escape_resumes_with_u_fffd(agent_env, fake_llm, tmp_path):
+    """Older versions wrote lone surrogates as `\\ud83d` escapes."""
+    fake_llm.set_script([{"text": "first"}, {"text": "second"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("marker-text")
+        path = Path((await client.send({"type": "get_state"}))["data"]["sessionFile"])
+    path.write_bytes(path.read_bytes().replace(b"marker-text", b"half \\ud83d emoji"))
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as resumed:
+        messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
+        await resumed.prompt_and_wait("again")
+    assert messages[0]["content"][0]["text"] == "half \ufffd emoji"
+    assert surrogates(resumed.records) == [] and surrogates(fake_llm.requests[1]["body"]) == []

@@ -54,7 +54,16 @@ _raw_decode = json.JSONDecoder().raw_decode
 
 
 def parse_line(line: str | bytes) -> Any:
-    """The JSON value of one line, or None when it is blank, torn or not JSON at all."""
+    """The JSON value of one line, or None when it is blank, torn or not JSON at all. Lone-surrogate escapes
+    (files written by older versions) read as U+FFFD, as new lines are written."""
+    value = _parse(line)
+    if value is not None and json_wire.may_hold_surrogates(line if isinstance(line, str) else
+                                                            line.decode("utf-8", "replace")):
+        return json_wire.scrub_in_place(value)
+    return value
+
+
+def _parse(line: str | bytes) -> Any:
     if isinstance(line, str):
         try:  # fast path for the usual line: one JSON value with nothing but an optional CR after it
             value, end = _raw_decode(line)
