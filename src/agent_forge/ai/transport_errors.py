@@ -60,6 +60,12 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
         return TransportFailure(f"Invalid URL {where}: the port must be 0-65535")
     if isinstance(leaf, httpx2.UnsupportedProtocol):
         return TransportFailure(f"Invalid URL {where}: only http:// and https:// are supported")
+    if isinstance(leaf, httpx2.ConnectTimeout):
+        return TransportFailure(f"cannot connect to {where}: the connection timed out")
+    if isinstance(leaf, httpx2.TimeoutException):  # write or pool timeouts (read timeouts are idle timeouts)
+        return TransportFailure(f"The request to {where} timed out while being sent")
+    if isinstance(leaf, httpx2.ProxyError):
+        return TransportFailure(f"The proxy failed to reach {where}: {_connect_cause(leaf)}")  # not retried
     if isinstance(leaf, httpx2.ConnectError) or isinstance(leaf, (ConnectionRefusedError, socket.gaierror)):
         return TransportFailure(f"cannot connect to {where}: {_connect_cause(leaf)}")
     if not isinstance(leaf, (httpx2.TransportError, OSError)):
