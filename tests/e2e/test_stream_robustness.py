@@ -55,6 +55,9 @@ async def test_split_surrogate_pairs_are_joined_and_lone_halves_replaced(agent_e
     if api != "google-generative-ai":  # the fake Gemini sends a tool call's arguments whole
         assert [b["thinking"] for b in first["content"] if b["type"] == "thinking"] == [FIXED_TEXT]
     assert [b["text"] for b in last["content"]] == [FIXED_TEXT]
+    last_start = max(i for i, e in enumerate(events) if e["type"] == "message_start")
+    deltas = [e["assistantMessageEvent"] for e in events[last_start:] if e["type"] == "message_update"]
+    assert "".join(d["delta"] for d in deltas if d["type"] == "text_delta") == FIXED_TEXT  # U+FFFD delta at the end
     assert (tmp_path / "e.txt").read_text(encoding="utf-8") == "X\U0001F600Y\ufffd"
     assert surrogates(events) == [] and surrogates(client.records) == []
     raw = Path(path).read_bytes()

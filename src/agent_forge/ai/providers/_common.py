@@ -116,8 +116,18 @@ class MessageBuilder:
         kind = _DELTA[self.content[index]["type"]]
         return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
 
+    def finish(self, index: int) -> list[Event]:
+        """Close block `index`: its `*_end` event, after a `*_delta` of U+FFFD when a high surrogate was still
+        held back (the concatenated deltas always equal the block's final text)."""
+        events: list[Event] = []
+        if self._held.pop(index, None) is not None:
+            self._open[index].append("\ufffd")
+            kind = _DELTA[self.content[index]["type"]]
+            events.append({"type": kind, "contentIndex": index, "delta": "\ufffd"})  # type: ignore[typeddict-item]
+        return [*events, self.end(index)]
+
     def end(self, index: int) -> Event:
-        """Close block `index` and return its `*_end` event."""
+        """Close block `index` and return its `*_end` event (`finish` also flushes a held-back surrogate)."""
         block = self._close(index, strict=True)
         if block["type"] == "toolCall":
             return {"type": "toolcall_end", "contentIndex": index, "toolCall": block}  # type: ignore[typeddict-item]
@@ -125,7 +135,7 @@ class MessageBuilder:
         return {"type": f"{kind}_end", "contentIndex": index, "content": block[kind]}  # type: ignore[typeddict-item]
 
     def end_all(self) -> list[Event]:
-        return [self.end(index) for index in sorted(self._open)]
+        return [event for index in sorted(self._open) for event in self.finish(index)]
 
     def finalize(self) -> None:
         """Close every open block without events (abort/error): tool arguments parsed best-effort."""
