@@ -34,6 +34,7 @@ def refused() -> httpx2.ConnectError:
      f"The server closed the connection before answering ({SHOWN})", True),
     (ExceptionGroup("unhandled errors in a TaskGroup", [OverflowError("port must be 0-65535")]), False,
      f"Invalid URL {SHOWN}: the port must be 0-65535", False),
+    (httpx2.InvalidURL("Invalid port: 'abc'"), False, f"Invalid URL {SHOWN}: Invalid port: 'abc'", False),
     (httpx2.LocalProtocolError("Illegal header value b'Bearer sk-SECRET'"), False,
      f"The request to {SHOWN} could not be sent: a request header is invalid (the value is not shown)", False),
 ])

@@ -58,8 +58,8 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
                                 "(the value is not shown)")
     if isinstance(leaf, OverflowError):  # socket.connect() of a port over 65535
         return TransportFailure(f"Invalid URL {where}: the port must be 0-65535")
-    if isinstance(leaf, httpx2.UnsupportedProtocol):
-        return TransportFailure(f"Invalid URL {where}: only http:// and https:// are supported")
+    if isinstance(leaf, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):  # texts name no URL part
+        return TransportFailure(f"Invalid URL {where}: {leaf}")
     if isinstance(leaf, httpx2.ConnectTimeout):
         return TransportFailure(f"cannot connect to {where}: the connection timed out")
     if isinstance(leaf, httpx2.TimeoutException):  # write or pool timeouts (read timeouts are idle timeouts)

@@ -272,7 +272,7 @@ async def _exchange(
                     yield event
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
-        except (httpx2.TransportError, OSError, OverflowError, ExceptionGroup) as exc:
+        except (httpx2.TransportError, httpx2.InvalidURL, OSError, OverflowError, ExceptionGroup) as exc:
             raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
