@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -88,8 +89,8 @@ def test_print_mode_reports_a_failing_command_on_stderr(agent_env_factory, fake_
 
 async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory()
-    pid_file = tmp_path / "key.pid"
-    configure(env, f"!echo $$ > {pid_file}; sleep 60; echo late")
+    pid_file = tmp_path / "child.pid"
+    configure(env, f"!sleep 60 & echo $! > {pid_file}; wait; echo late")  # a child of the command's shell
     fake_llm.set_script([{"text": "never requested"}])
     async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
         await client.send({"type": "prompt", "message": "hello"})
@@ -97,6 +98,7 @@ async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake
         while not (pid_file.exists() and pid_file.read_text().strip()):  # the command is running
             assert time.monotonic() < deadline, "the key command never started"
             await client.send({"type": "get_state"})  # a round trip, not a sleep: the agent stays responsive
+        child = _pidfd(int(pid_file.read_text()))
         started = time.monotonic()
         reply = await client.send({"type": "abort"}, timeout=20)
         events = await client.wait_for("agent_settled", timeout=20)
@@ -104,16 +106,15 @@ async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake
     assert reply["success"] is True and waited < 15  # the command would have run for 60 s
     assert [e["message"]["stopReason"] for e in events if e["type"] == "message_end"
             and e["message"]["role"] == "assistant"] == ["aborted"]
-    group = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while _group_alive(group):  # SIGKILLed: gone as soon as it is reaped
-        assert time.monotonic() < deadline, "the key command's process group survived the abort"
+    if child is not None:  # the command's child died with it (its process group was killed)
+        assert select.select([child], [], [], 10)[0] == [child], "the key command's child survived the abort"
+        os.close(child)
     assert fake_llm.requests == []
 
 
-def _group_alive(pgid: int) -> bool:
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux), None when it is already gone."""
     try:
-        os.killpg(pgid, 0)
+        return os.pidfd_open(pid)
     except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pgid}").exists() and "zombie" not in Path(f"/proc/{pgid}/status").read_text().lower()
+        return None
