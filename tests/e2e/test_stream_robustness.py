@@ -189,7 +189,8 @@ async def test_a_connection_closed_mid_answer_says_so_and_the_retry_recovers(age
         events = await client.prompt_and_wait("hello", timeout=60)
     path = "/v1/chat/completions" if api == "openai-completions" else "/v1/messages"
     first, second = assistant_errors(events)
-    assert first == f"The server closed the connection mid-answer ({fake_llm.base_url_anthropic}{path})" and second is None
+    assert first == f"The server closed the connection mid-answer ({fake_llm.base_url_anthropic}{path})"
+    assert second is None
 
 
 async def test_a_session_file_with_a_lone_surrogate_escape_resumes_with_u_fffd(agent_env, fake_llm, tmp_path):
