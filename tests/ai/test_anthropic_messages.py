@@ -220,7 +220,8 @@ async def test_connection_error_is_an_error_event():
     options = StreamOptions(api_key="k", transport=httpx2.MockTransport(refuse))
     events = await collect(stream(MODEL, CONTEXT, options))
     assert types_of(events) == ["start", "error"]
-    assert events[-1]["message"]["errorMessage"] == "ConnectError: connection refused"
+    text = events[-1]["message"]["errorMessage"]
+    assert text.startswith("cannot connect to http") and text.endswith("/v1/messages: connection refused")
 
 
 async def test_missing_api_key_names_the_env_var(server):

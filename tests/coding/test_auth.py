@@ -168,17 +168,29 @@ def test_missing_variable_is_explained() -> None:
 def test_command_keys(tmp_path: Path) -> None:
     assert resolve_key_value("!printf '  sk-from-cmd \\n'") == "sk-from-cmd"
     key, reason = explain_key_value("!exit 3")
-    assert key is None and reason == "key command exited with status 3: exit 3"
-    assert explain_key_value("!true") == (None, "key command printed nothing: true")
+    assert key is None and reason == "the key command `exit 3` failed with exit status 3"
+    assert explain_key_value("!true") == (None, "the key command `true` printed nothing")
     assert explain_key_value("!echo 'vault locked' >&2; exit 2") == (
-        None, "key command exited with status 2: echo 'vault locked' >&2; exit 2 (vault locked)")
+        None, "the key command `echo 'vault locked' >&2; exit 2` failed with exit status 2: vault locked")
     assert resolve_key_value("!") is None
+
+
+@pytest.mark.parametrize("output", ["sk-SECRET\\nextra", "sk-SECRET\\r\\nextra", "sk-\\033[0mSECRET"])
+def test_a_command_printing_more_than_a_key_never_shows_its_output(output: str) -> None:
+    key, reason = explain_key_value(f"!printf '{output}'")
+    assert key is None and "SECRET" not in reason.replace(output, "") and "not shown" in reason
 
 
 def test_command_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(auth_module, "KEY_COMMAND_TIMEOUT_S", 0.2)
     key, reason = explain_key_value(f"!{sys.executable} -c 'import time; time.sleep(5)'")
-    assert key is None and "timed out" in (reason or "")
+    assert key is None and "did not finish within 0.2 s" in (reason or "")
+
+
+async def test_async_command_timeout_kills_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auth_module, "KEY_COMMAND_TIMEOUT_S", 0.2)
+    key, reason = await auth_module.resolve_key_value_async(f"!{sys.executable} -c 'import time; time.sleep(5)'")
+    assert key is None and "did not finish within 0.2 s" in (reason or "")
 
 
 def test_configured_check_never_runs_commands(tmp_path: Path) -> None:

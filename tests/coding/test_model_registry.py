@@ -263,8 +263,8 @@ def test_failing_command_falls_through_and_is_explained(agent_dir: Path, monkeyp
     assert registry.get_api_key(model) is None
     assert not registry.has_auth(model)
     message = registry.auth_error_message(model)
-    assert message.startswith('No API key for provider "anthropic" (')
-    assert "key command exited with status 7: exit 7" in message
+    assert message.startswith(f'No API key for provider "anthropic": {agent_dir / "auth.json"}: the key command '
+                              '`exit 7` failed with exit status 7. ')
     assert f"Set ANTHROPIC_API_KEY, add it to {agent_dir / 'auth.json'}, or pass --api-key." in message
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-env")
     assert registry.get_api_key(model) == "sk-env"

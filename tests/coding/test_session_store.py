@@ -175,13 +175,15 @@ def test_unicode_round_trip(project: Path, tmp_path: Path) -> None:
     again.close()
 
 
-def test_lone_surrogate_still_round_trips(project: Path, tmp_path: Path) -> None:
+def test_lone_surrogate_is_written_as_u_fffd(project: Path, tmp_path: Path) -> None:
     store = SessionStore.create(project, tmp_path / "s")
     store.append_message(user("broken \ud800 pair"))
     store.close()
-    store.path.read_bytes().decode("utf-8")  # the file stays valid UTF-8
+    raw = store.path.read_bytes()
+    raw.decode("utf-8")  # the file stays valid UTF-8, with no lone-surrogate escape strict parsers reject
+    assert b"\\ud800" not in raw
     again = SessionStore.open(store.path)
-    assert again.entries[0]["message"]["content"][0]["text"] == "broken \ud800 pair"
+    assert again.entries[0]["message"]["content"][0]["text"] == "broken \ufffd pair"
 
 
 def test_entry_is_a_snapshot_of_the_callers_dict(project: Path, tmp_path: Path) -> None:

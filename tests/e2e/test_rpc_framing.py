@@ -207,4 +207,4 @@ async def test_lone_surrogates_never_poison_later_requests(agent_env, fake_llm, 
     resumed = await RpcClient.start(["--session", path], cwd=str(tmp_path), env=agent_env)
     messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
     await resumed.close()
-    assert len(messages) == 6 and messages[0]["content"][0]["text"] == "half \ud83d emoji"
+    assert len(messages) == 6 and messages[0]["content"][0]["text"] == "half \ufffd emoji"

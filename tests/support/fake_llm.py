@@ -269,9 +269,15 @@ def _stop_reason(spec: dict[str, Any], api: str) -> str:
 # ---------------------------------------------------------------------------------------- SSE streams
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def sse_frame(data: Any, event: str | None = None) -> bytes:
-    """One SSE event: optional `event:` line, one `data:` line (compact JSON unless `data` is a str)."""
+    """One SSE event: optional `event:` line, one `data:` line (compact JSON unless `data` is a str). A surrogate
+    code point in a script string (half an emoji, `"A\\ud83d"`) is sent as its `\\uXXXX` escape, as a server
+    that splits UTF-16 text between two chunks does."""
     payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    payload = _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", payload)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
 

@@ -6,6 +6,7 @@ The model call is injected (`stream_fn`), so tests and SDK users swap in the scr
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any, Awaitable, Callable
 
 from ..ai.options import StreamOptions
@@ -42,8 +43,8 @@ class Agent:
     """
 
     def __init__(self, *, model: Model | None, stream_fn: StreamFn | None = None, emit: Emit,
-                 get_api_key: Callable[[Model], str | None] = lambda m: None,
-                 get_headers: Callable[[Model], dict[str, str]] = lambda m: {},
+                 get_api_key: Callable[[Model], str | None | Awaitable[str | None]] = lambda m: None,
+                 get_headers: Callable[[Model], dict[str, str] | Awaitable[dict[str, str]]] = lambda m: {},
                  convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] = default_convert_to_llm):
         self.model = model
         self.thinking_level = "off"
@@ -151,15 +152,20 @@ class Agent:
         """The model call this agent makes; owners use it for side requests (summaries)."""
         return self._stream_fn
 
-    def request_options(self) -> StreamOptions:
+    async def request_options(self) -> StreamOptions:
         """Fresh StreamOptions for a request with the current model (API key, headers, thinking level)."""
-        return self._stream_options()
+        return await self._stream_options()
 
-    def _stream_options(self) -> StreamOptions:
+    async def _stream_options(self) -> StreamOptions:
+        """`get_api_key` and `get_headers` may return awaitables (a key `!command` runs without blocking the
+        loop, and an abort cancels it); whatever they raise fails the request with that text."""
         model = self.model
         assert model is not None
-        return StreamOptions(api_key=self._get_api_key(model), thinking_level=self.thinking_level,
-                             session_id=self.session_id, headers=dict(self._get_headers(model)),
+        api_key, headers = self._get_api_key(model), self._get_headers(model)
+        api_key = await api_key if inspect.isawaitable(api_key) else api_key
+        headers = await headers if inspect.isawaitable(headers) else headers
+        return StreamOptions(api_key=api_key, thinking_level=self.thinking_level,
+                             session_id=self.session_id, headers=dict(headers),
                              idle_timeout_s=self.idle_timeout_s)
 
     def abort(self) -> None:

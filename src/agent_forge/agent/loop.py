@@ -16,10 +16,20 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from ..ai.errors import AIError
 from ..ai.options import StreamOptions
 from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .types import AgentTool, ToolError, ToolResult
+
+NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
+                 "tools by its name.")
+"""The error result of a tool call whose name is missing or blank (it is replayed as `unnamed_tool`)."""
+
+
+def _named(call: ToolCall) -> bool:
+    name = call.get("name")
+    return isinstance(name, str) and bool(name.strip())
 
 Emit = Callable[[dict[str, Any]], None]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
@@ -39,7 +49,7 @@ class LoopConfig:
     run is going on (model, thinking level, queued messages) apply from the next model call."""
 
     model: Callable[[], Model]
-    stream_options: Callable[[], StreamOptions]
+    stream_options: Callable[[], Awaitable[StreamOptions]]
     """Called once per model request (it resolves the API key, which may run a `!command`)."""
     system_prompt: Callable[[], str]
     tools: Callable[[], list[AgentTool]]
@@ -159,11 +169,13 @@ class TurnLoop:
                 raise asyncio.CancelledError
             context = self._context()  # inside the guard: a malformed stored message must not kill the run
             # Built once per request: building resolves the API key and headers, which may run a `!command`.
-            options = self.config.stream_options()
+            options = await self.config.stream_options()
             async for event in self.config.stream_fn(self.config.model(), context, options):
                 message = self._on_stream_event(event, message, options.thinking_level)
         except asyncio.CancelledError:
             message = self._finish_aborted(message)
+        except AIError as exc:  # e.g. a key that could not be resolved: its text is the whole message
+            message = self._finish_failed(message, str(exc))
         except Exception as exc:  # a provider must not raise, but one bug must not kill the session
             message = self._finish_failed(message, f"{type(exc).__name__}: {exc}")
         if message is None or message["stopReason"] == "pending":
@@ -293,6 +305,8 @@ class _ToolRun:
 
     async def execute(self) -> None:
         try:
+            if not _named(self.call):  # tools.get("") must not find anything either
+                raise ToolError(NAMELESS_CALL)
             if self.tool is None:
                 raise ToolError(f"Tool {self.call['name']} not found")
             if self.call.get("argumentsError"):  # the model's arguments were not valid JSON

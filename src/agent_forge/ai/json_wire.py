@@ -3,7 +3,9 @@
 Python's `json` accepts and writes `NaN`/`Infinity` (not JSON, RFC 8259 §6) and keeps lone surrogates from `\\ud83d`
 escapes in strings (not encodable as UTF-8). Input from clients, providers and models may carry either, so every
 parse at an edge goes through `loads` (rejects them) and every request body through `encode_body` (replaces
-them), so one bad value can never poison a session's later requests.
+them), so one bad value can never poison a session's later requests. Streamed text is fixed where it arrives
+(`join_surrogates`: an emoji split across two deltas is joined, a lone half becomes U+FFFD) and every writer
+of stdout or a session file encodes with `encode_utf8`, so a strict JSON parser never meets a lone surrogate.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _reject_constant(name: str) -> Any:
@@ -58,6 +62,54 @@ def dumps(value: Any, **options: Any) -> str:
 def scrub_surrogates(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def is_high_surrogate(char: str) -> bool:
+    """True for a UTF-16 high (leading) surrogate, the first half of a pair that a split `\\ud83d\\ude00` leaves."""
+    return "\ud800" <= char <= "\udbff"
+
+
+def join_surrogates(text: str) -> str:
+    """`text` with each adjacent high + low surrogate pair joined into the character it encodes (UTF-16, RFC 2781
+    §2.2) and every other surrogate replaced by U+FFFD: valid text for UTF-8 and for strict JSON parsers."""
+    if not _SURROGATE.search(text):
+        return text
+    text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
+    return scrub_surrogates(text)
+
+
+def scrub_in_place(value: Any) -> Any:
+    """`value` with `join_surrogates` applied to every string in it: dicts and lists are changed in place
+    (iteratively, so any depth works); a top-level string is returned fixed."""
+    if isinstance(value, str):
+        return join_surrogates(value)
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            _scrub_dict(item, stack)
+        elif isinstance(item, list):
+            for i, element in enumerate(item):
+                if isinstance(element, str):
+                    item[i] = join_surrogates(element)
+                elif isinstance(element, (dict, list)):
+                    stack.append(element)
+    return value
+
+
+def _scrub_dict(item: dict, stack: list[Any]) -> None:
+    for key in [k for k in item if isinstance(k, str) and _SURROGATE.search(k)]:
+        item[join_surrogates(key)] = item.pop(key)
+    for key, element in item.items():
+        if isinstance(element, str):
+            item[key] = join_surrogates(element)
+        elif isinstance(element, (dict, list)):
+            stack.append(element)
+
+
+def may_hold_surrogates(text: str) -> bool:
+    """Whether JSON text has a `\\uD800`-`\\uDFFF` escape (a cheap test before `scrub_in_place`)."""
+    return bool(_SURROGATE_ESCAPE.search(text))
 
 
 def encode_utf8(text: str) -> bytes:

@@ -7,6 +7,8 @@ assistant messages from other APIs. `transform_messages` is the one place that m
   which has no readable text, is dropped); text and tool-call signatures of other models are dropped;
 - tool-call ids are rewritten into what the target API accepts (`normalize_tool_call_id`), consistently for
   the call and its result;
+- a tool call the model sent without a name (its result is an error) is replayed as `UNNAMED_TOOL`, in the
+  call and its result: every API rejects an empty function name;
 - images become a short note for models without image input;
 - failed or aborted assistant turns are left out, results without their call are dropped, and a call left
   without a result gets an error result, because every API rejects an unanswered tool call.
@@ -25,6 +27,8 @@ from .types import Message, Model
 
 IMAGE_OMITTED = "(image omitted: this model does not accept images)"
 NO_RESULT = "No result was recorded for this tool call."
+UNNAMED_TOOL = "unnamed_tool"
+"""The name replayed for a tool call that had none (valid for every API's `^[a-zA-Z0-9_-]{1,64}$`)."""
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 _ID_LIMITS = {"anthropic-messages": 64, "openai-responses": 64, "openai-completions": 40,
@@ -54,6 +58,12 @@ def normalize_tool_call_id(model: Model, call_id: str) -> str:
         return clean
     digest = hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()[:12]
     return f"{clean[: limit - 13]}_{digest}"
+
+
+def has_tool_name(call: dict[str, Any]) -> bool:
+    """Whether a tool call carries a usable name (a non-blank string)."""
+    name = call.get("name")
+    return isinstance(name, str) and bool(name.strip())
 
 
 def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
@@ -100,6 +110,8 @@ def _assistant_block(model: Model, block: dict[str, Any], own: bool, ids: dict[s
     if kind == "toolCall":
         new_id = block["id"] if own else normalize_tool_call_id(model, str(block.get("id") or "call"))
         ids[block.get("id")] = new_id
+        if not has_tool_name(block):
+            block = {**block, "name": UNNAMED_TOOL}
         if own:
             return block
         return {key: value for key, value in block.items() if key != "thoughtSignature"} | {"id": new_id}
@@ -128,10 +140,12 @@ def _tool_result(message: dict[str, Any], ids: dict[str, str], pending: list[dic
         return None  # its call was left out (failed turn) or already answered
     pending.remove(call)
     content = message.get("content") or []
-    changed = new_id != message.get("toolCallId") or (not images and _has_image(content))
+    changed = (new_id != message.get("toolCallId") or (not images and _has_image(content))
+               or call.get("name") != message.get("toolName"))
     if not changed:
         return message
-    return {**message, "toolCallId": new_id, "content": content if images else _without_images(content)}
+    return {**message, "toolCallId": new_id, "toolName": call.get("name", ""),
+            "content": content if images else _without_images(content)}
 
 
 def _missing_results(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

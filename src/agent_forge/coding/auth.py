@@ -6,8 +6,11 @@ kept and returned by `get` untouched, but yield no API key here.
 
 A *key value* (auth.json `key`, models.json `apiKey` and header values) is resolved by `resolve_key_value`:
 
-- `!command`: the command's standard output, stripped (run with the shell; empty output, a non-zero exit or
-  a timeout of `KEY_COMMAND_TIMEOUT_S` leaves it unresolved);
+- `!command`: the command's standard output, stripped (run with the shell, stdin closed, in its own process
+  group; empty output, output of more than one line or with control characters, a non-zero exit or a timeout
+  of `KEY_COMMAND_TIMEOUT_S` leaves it unresolved, with a reason that shows the command and its stderr but
+  never its output). `resolve_key_value_async` runs it without blocking the event loop; cancelling it (an
+  abort) kills the command's process group;
 - `$NAME` / `${NAME}` anywhere in the value: the environment variable (unset or empty: unresolved);
   `$$` is a literal `$` and `$!` a literal `!` (so `$!x` is the literal `!x`, not a command);
 - a bare upper-case name that is set in the environment: its value (the reference agent's older form);
@@ -28,8 +31,10 @@ from typing import Any, Iterator
 from .safe_read import ConfigFileError, read_json_file
 
 KEY_COMMAND_TIMEOUT_S = 30.0
-"""How long a `!command` key may run (a secret manager may wait for an unlock prompt)."""
+"""How long a `!command` key may run before it is killed (a secret manager may wait for an unlock prompt);
+an abort stops it sooner."""
 
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no HTTP header value may hold these (RFC 9110 §5.5)
 _BARE_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _INTERPOLATION = re.compile(r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
@@ -89,6 +94,14 @@ def _interpolate(value: str, env: Mapping[str, str]) -> tuple[str | None, str | 
     return (result, None) if result else (None, "the key value is empty")
 
 
+async def resolve_key_value_async(value: Any, env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
+    """`explain_key_value`, with a `!command` run as an asyncio subprocess: the event loop keeps serving
+    while it runs, and cancelling the call kills the command's process group at once."""
+    if isinstance(value, str) and value.startswith("!"):
+        return await _run_key_command_async(value[1:].strip())
+    return _resolve(value, os.environ if env is None else env)
+
+
 def _run_key_command(command: str) -> tuple[str | None, str | None]:
     if not command:
         return None, "the key command is empty"
@@ -99,28 +112,70 @@ def _run_key_command(command: str) -> tuple[str | None, str | None]:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
-        return None, f"key command could not start ({exc.strerror or exc}): {command}"
+        return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
     try:
         out, err = proc.communicate(timeout=KEY_COMMAND_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        return None, f"key command timed out after {KEY_COMMAND_TIMEOUT_S:g} s: {command}"
-    if proc.returncode != 0:
+        _kill_group(proc.pid)
+        proc.communicate()
+        return None, _timed_out(command)
+    return _key_from_output(command, proc.returncode, out, err)
+
+
+async def _run_key_command_async(command: str) -> tuple[str | None, str | None]:
+    if not command:
+        return None, "the key command is empty"
+    import asyncio
+    import subprocess
+
+    try:
+        proc = await asyncio.create_subprocess_shell(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                     stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), KEY_COMMAND_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        _kill_group(proc.pid)
+        await proc.wait()
+        return None, _timed_out(command)
+    except BaseException:  # cancelled (an abort): the command and its children must not outlive the request
+        _kill_group(proc.pid)
+        raise
+    return _key_from_output(command, proc.returncode, out, err)
+
+
+def _timed_out(command: str) -> str:
+    return f"the key command `{command}` did not finish within {KEY_COMMAND_TIMEOUT_S:g} s and was stopped"
+
+
+def _key_from_output(command: str, status: int | None, out: bytes, err: bytes) -> tuple[str | None, str | None]:
+    """The key a finished command printed, or why there is none. The output is never part of a reason: it
+    may be the secret, or a fragment of it."""
+    if status != 0:
         detail = _first_line(err)
-        return None, f"key command exited with status {proc.returncode}: {command}" + (
-            f" ({detail})" if detail else "")
+        return None, f"the key command `{command}` failed with exit status {status}" + (
+            f": {detail}" if detail else "")
     key = out.decode("utf-8", errors="replace").strip()
-    return (key, None) if key else (None, f"key command printed nothing: {command}")
+    if not key:
+        return None, f"the key command `{command}` printed nothing"
+    if "\n" in key or "\r" in key:
+        return None, f"the key command `{command}` printed more than one line (the output is not shown)"
+    if _CONTROL.search(key):
+        return None, f"the key command `{command}` printed control characters (the output is not shown)"
+    return key, None
 
 
-def _kill_group(proc: Any) -> None:
+def _kill_group(pid: int) -> None:
     import signal
 
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
     except (OSError, AttributeError):  # already gone, or no process groups on this platform
-        proc.kill()
-    proc.communicate()
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _first_line(data: bytes) -> str:
@@ -195,6 +250,19 @@ class AuthStorage:
         if isinstance(value, str) and value.startswith("!"):
             if value not in self._key_cache:
                 self._key_cache[value] = _resolve(value, os.environ)
+            return self._key_cache[value]
+        return _resolve(value, os.environ)
+
+    async def api_key_async(self, provider: str) -> tuple[str | None, str | None]:
+        """`api_key`, running a `!command` with `resolve_key_value_async` (cancellable; a cancelled run is not
+        cached)."""
+        cred = self.get(provider)
+        if not cred or cred.get("type") != "api_key":
+            return None, None
+        value = cred.get("key")
+        if isinstance(value, str) and value.startswith("!"):
+            if value not in self._key_cache:
+                self._key_cache[value] = await resolve_key_value_async(value)
             return self._key_cache[value]
         return _resolve(value, os.environ)
 

@@ -56,7 +56,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     from ..ai.registry import stream as registry_stream
 
     agent = Agent(model=None, stream_fn=options.stream_fn or registry_stream, emit=lambda e: None,
-                  get_api_key=registry.get_api_key, get_headers=registry.request_headers,
+                  get_api_key=registry.resolve_api_key, get_headers=registry.resolve_request_headers,
                   convert_to_llm=convert_to_llm)
     session = AgentSession(store=store, agent=agent, registry=registry, settings=settings, cwd=options.cwd,
                            system_prompt_override=resources.custom_prompt,

@@ -36,6 +36,7 @@ any, still provides a key. Nothing here touches the network; a `!command` runs o
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import os
 import re
@@ -54,7 +55,7 @@ from ..ai.catalogue import (
 )
 from ..ai.registry import known_apis
 from ..ai.types import THINKING_LEVELS, Model
-from .auth import AuthStorage, explain_key_value, key_value_configured
+from .auth import AuthStorage, explain_key_value, key_value_configured, resolve_key_value_async
 from .config_values import OUT_OF_RANGE, drop_out_of_range, is_number, is_positive_int
 from .safe_read import ConfigFileError, read_json_document
 
@@ -463,15 +464,51 @@ class ModelRegistry:
         self._key_problems[provider] = problems
         return None
 
-    def _key_sources(self, provider: str) -> Iterator[tuple[str, Callable[[], KeyResult]]]:
+    async def resolve_api_key(self, model: Model) -> str | None:
+        """`get_api_key` for a request: `!command` keys run as asyncio subprocesses (an abort cancels them).
+
+        Raises `MissingApiKeyError` (text: `auth_error_message`) when a configured source failed and none gave
+        a key, so the request fails saying why (a command's exit status and stderr), not "no key"."""
+        provider = model["provider"]
+        problems: list[str] = []
+        for label, resolve in self._key_sources(provider, asynchronous=True):
+            result = resolve()
+            key, problem = await result if inspect.isawaitable(result) else result
+            if key:
+                self._key_problems.pop(provider, None)
+                return key
+            if problem:
+                problems.append(f"{label}: {problem}")
+        self._key_problems[provider] = problems
+        if problems:
+            from ..ai.errors import MissingApiKeyError
+
+            raise MissingApiKeyError(self.auth_error_message(model))
+        return None
+
+    async def resolve_request_headers(self, model: Model) -> dict[str, str]:
+        """`request_headers` with `!command` values run as asyncio subprocesses (cancellable)."""
+        raw = {**self._headers.get((model["provider"], None), {}),
+               **self._headers.get((model["provider"], model["id"]), {})}
+        headers = {}
+        for name, value in raw.items():
+            resolved = (await resolve_key_value_async(value))[0]
+            if resolved is not None:
+                headers[name] = resolved
+        return _with_context_window_headers(headers, model)
+
+    def _key_sources(self, provider: str, asynchronous: bool = False) -> Iterator[tuple[str, Callable[[], Any]]]:
+        """(label, resolver) in `get_api_key` order; `asynchronous`: command keys resolve via awaitables."""
         if self._cli_key_applies(provider):
             yield "--api-key", lambda: (self.cli_api_key, None)
-        yield str(self.auth_path), lambda: self.auth.api_key(provider)
+        auth_key = self.auth.api_key_async if asynchronous else self.auth.api_key
+        yield str(self.auth_path), lambda: auth_key(provider)
         env_name = PROVIDER_ENV_KEYS.get(provider)
         if env_name:
             yield env_name, lambda: (os.environ.get(env_name) or None, None)
         if provider in self._provider_keys:
-            yield f"{self.models_path} apiKey", lambda: explain_key_value(self._provider_keys[provider])
+            explain = resolve_key_value_async if asynchronous else explain_key_value
+            yield f"{self.models_path} apiKey", lambda: explain(self._provider_keys[provider])
 
     def _cli_key_applies(self, provider: str) -> bool:
         return bool(self.cli_api_key) and self.cli_provider in (None, provider)
@@ -496,8 +533,8 @@ class ModelRegistry:
         env_name = PROVIDER_ENV_KEYS.get(provider)
         first = f"Set {env_name}" if env_name else f'Set "apiKey" for provider "{provider}" in {self.models_path}'
         problems = self._key_problems.get(provider) or []
-        reason = f" ({'; '.join(problems)})" if problems else ""
-        return (f'No API key for provider "{provider}"{reason}. {first}, add it to {self.auth_path}, '
+        reason = f": {'; '.join(problems)}." if problems else "."  # how a configured key failed, first
+        return (f'No API key for provider "{provider}"{reason} {first}, add it to {self.auth_path}, '
                 f"or pass --api-key.")
 
     def errors_note(self) -> str:

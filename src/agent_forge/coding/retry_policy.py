@@ -22,7 +22,9 @@ _TRANSIENT_TEXT = re.compile(
     r"|\b(?:Connect|Read|Write|Pool)(?:Error|Timeout)\b|RemoteProtocolError|NetworkError"
     r"|Connection(?:Reset|Refused|Aborted)Error|BrokenPipeError|\bTimeoutError\b|IncompleteReadError"
     r"|connection (?:reset|refused|aborted|closed|error)|peer closed connection|server disconnected"
-    r"|timed out|socket hang up|ECONNRESET|ETIMEDOUT|fetch failed|\bterminated\b|stream ended before",
+    r"|timed out|socket hang up|ECONNRESET|ETIMEDOUT|fetch failed|\bterminated\b|stream ended before"
+    # `ai/transport_errors.py` wording
+    r"|cannot connect to|closed the connection",
     re.IGNORECASE,
 )
 

@@ -54,7 +54,16 @@ _raw_decode = json.JSONDecoder().raw_decode
 
 
 def parse_line(line: str | bytes) -> Any:
-    """The JSON value of one line, or None when it is blank, torn or not JSON at all."""
+    """The JSON value of one line, or None when it is blank, torn or not JSON at all. Lone-surrogate escapes
+    (files written by older versions) read as U+FFFD, as new lines are written."""
+    value = _parse(line)
+    if value is not None and json_wire.may_hold_surrogates(line if isinstance(line, str) else
+                                                            line.decode("utf-8", "replace")):
+        return json_wire.scrub_in_place(value)
+    return value
+
+
+def _parse(line: str | bytes) -> Any:
     if isinstance(line, str):
         try:  # fast path for the usual line: one JSON value with nothing but an optional CR after it
             value, end = _raw_decode(line)
@@ -177,11 +186,8 @@ def _read_bytes(path: Path) -> bytes:
 def encode_line(obj: dict[str, Any]) -> bytes:
     """One compact JSON line, UTF-8, LF-terminated; non-finite floats are written as null (`NaN` is not JSON,
     and other tools must be able to read the file). Raises TypeError/ValueError for values JSON cannot hold."""
-    text = json_wire.dumps(obj)
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates: escaping them keeps the line valid UTF-8 and round-trips
-        return json_wire.dumps(obj, ensure_ascii=True).encode("ascii") + b"\n"
+    # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
+    return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
 
 
 class SessionFile:

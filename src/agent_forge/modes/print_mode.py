@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..agent.types import ToolError
+from ..ai import json_wire
 from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.truncate import format_size
@@ -111,7 +112,7 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
     code, ran = await _run_prompts(session, prompts)
     await session.close()
     if code == 0 and ran and not json_events:
-        _write(f"{session.last_assistant_text() or ''}\n".encode())
+        _write(json_wire.encode_utf8(f"{session.last_assistant_text() or ''}\n"))  # never a UnicodeEncodeError
     if code == 0 and session.write_failures:
         return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code

@@ -76,7 +76,7 @@ def quiet_exit_streams() -> None:
 def ensure_standard_streams() -> None:
     """Give a closed stdin, stdout or stderr (`agent-forge ... >&-`) the null device. Otherwise the next file
     opened would take descriptor 1 or 2, and output meant for the reader would land in it (a session file);
-    and `sys.stdout` would be None."""
+    and `sys.stdout` would be None. `sys.stdout` replaces what it cannot encode."""
     for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
         try:
             os.fstat(fd)
@@ -88,3 +88,6 @@ def ensure_standard_streams() -> None:
             if getattr(sys, name) is None:
                 setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", errors="replace",
                                         closefd=False))
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:  # a lone surrogate (undecodable file name, bad escape) prints "?", no traceback
+        reconfigure(errors="replace")

@@ -13,6 +13,7 @@ from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTim
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
+from ..transport_errors import check_headers, transport_error
 from ..types import AssistantMessage, AssistantMessageEvent, Model
 from ..usage import empty_usage
 
@@ -65,12 +66,17 @@ class MessageBuilder:
     so a delta costs O(len(delta)); until then the block's `text`/`thinking` is "" and a tool call's
     `arguments` is {}. A completed tool call whose JSON does not parse gets `arguments: {}` and an
     `argumentsError` text (the agent reports it to the model instead of running the tool).
+
+    UTF-16 surrogates from `\\uXXXX` escapes never reach the message: a high surrogate ending a delta is held
+    back and joined with the next delta of the same block (U+FFFD when the block ends first), any other lone
+    surrogate becomes U+FFFD; ids, names, parsed arguments and the finished message are scrubbed too.
     """
 
     def __init__(self, model: Model):
         self.model = model
         self.message = new_message(model)
         self._open: dict[int, list[str]] = {}
+        self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
 
     @property
     def content(self) -> list[dict[str, Any]]:
@@ -94,16 +100,34 @@ class MessageBuilder:
 
     def start_tool_call(self, call_id: str, name: str, arguments: dict | None = None) -> tuple[int, Event]:
         """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
-        index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments or {}})
+        call_id, name = json_wire.join_surrogates(call_id), json_wire.join_surrogates(name)
+        arguments = json_wire.scrub_in_place(arguments or {})
+        index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
         return index, {"type": "toolcall_start", "contentIndex": index, "id": call_id, "toolName": name}
 
     def delta(self, index: int, chunk: str) -> Event:
+        """The `*_delta` event for `chunk` of block `index`; its `delta` is `chunk` with surrogates resolved
+        (see the class docstring), so it may lack a held-back last character or be empty."""
+        chunk = self._held.pop(index, "") + chunk
+        if chunk and json_wire.is_high_surrogate(chunk[-1]):
+            chunk, self._held[index] = chunk[:-1], chunk[-1]
+        chunk = json_wire.join_surrogates(chunk)
         self._open[index].append(chunk)
         kind = _DELTA[self.content[index]["type"]]
         return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
 
+    def finish(self, index: int) -> list[Event]:
+        """Close block `index`: its `*_end` event, after a `*_delta` of U+FFFD when a high surrogate was still
+        held back (the concatenated deltas always equal the block's final text)."""
+        events: list[Event] = []
+        if self._held.pop(index, None) is not None:
+            self._open[index].append("\ufffd")
+            kind = _DELTA[self.content[index]["type"]]
+            events.append({"type": kind, "contentIndex": index, "delta": "\ufffd"})  # type: ignore[typeddict-item]
+        return [*events, self.end(index)]
+
     def end(self, index: int) -> Event:
-        """Close block `index` and return its `*_end` event."""
+        """Close block `index` and return its `*_end` event (`finish` also flushes a held-back surrogate)."""
         block = self._close(index, strict=True)
         if block["type"] == "toolCall":
             return {"type": "toolcall_end", "contentIndex": index, "toolCall": block}  # type: ignore[typeddict-item]
@@ -111,7 +135,7 @@ class MessageBuilder:
         return {"type": f"{kind}_end", "contentIndex": index, "content": block[kind]}  # type: ignore[typeddict-item]
 
     def end_all(self) -> list[Event]:
-        return [self.end(index) for index in sorted(self._open)]
+        return [event for index in sorted(self._open) for event in self.finish(index)]
 
     def finalize(self) -> None:
         """Close every open block without events (abort/error): tool arguments parsed best-effort."""
@@ -120,6 +144,7 @@ class MessageBuilder:
 
     def done(self, stop_reason: str, raw: str | None) -> Event:
         self.finalize()
+        json_wire.scrub_in_place(self.message)
         self.message["stopReason"] = stop_reason
         if raw is not None:
             self.message["rawStopReason"] = raw
@@ -134,6 +159,7 @@ class MessageBuilder:
         self.finalize()
         self.message["stopReason"] = "error"
         self.message["errorMessage"] = error_message
+        json_wire.scrub_in_place(self.message)
         return {"type": "error", "message": self.message}
 
     def _append(self, block: dict[str, Any]) -> int:
@@ -143,17 +169,17 @@ class MessageBuilder:
         return index
 
     def _close(self, index: int, *, strict: bool) -> dict[str, Any]:
-        text = "".join(self._open.pop(index))
+        text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.pop(index, None) else "")
         block = self.content[index]
         if block["type"] != "toolCall":
             block[block["type"]] = text
         elif strict:
             arguments, error = parse_tool_arguments(text)
-            block["arguments"] = arguments or block["arguments"]
+            block["arguments"] = json_wire.scrub_in_place(arguments) or block["arguments"]
             if error is not None:
-                block["argumentsError"] = error
+                block["argumentsError"] = json_wire.join_surrogates(error)
         elif text:
-            block["arguments"] = parse_partial_json(text)
+            block["arguments"] = json_wire.scrub_in_place(parse_partial_json(text))
         return block
 
 
@@ -232,10 +258,13 @@ async def _exchange(
     import httpx2
 
     request = prepare()
+    check_headers(request.headers)
     timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
+    answering = False  # the response began: a broken connection is then "mid-answer"
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
         try:
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
+                answering = True
                 if not 200 <= response.status_code < 300:
                     raise HttpStatusError(response.status_code, await _error_body(response),
                                           retry_after_ms(response.headers))
@@ -243,6 +272,8 @@ async def _exchange(
                     yield event
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
+        except (httpx2.TransportError, httpx2.InvalidURL, OSError, OverflowError, ExceptionGroup) as exc:
+            raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
 
@@ -392,7 +423,7 @@ def require_api_key(model: Model, options: StreamOptions) -> str | None:
     if compat.get("apiKeyRequired") is False:
         return None
     env = compat.get("apiKeyEnv")
-    hint = f"set {env}" if env else "set the provider's API key environment variable or log in"
+    hint = f"set {env}" if env else "set its API key in auth.json or as models.json apiKey, or pass --api-key"
     raise MissingApiKeyError(f"No API key for provider {model['provider']!r}: {hint}")
 
 

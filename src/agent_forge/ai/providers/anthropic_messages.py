@@ -295,7 +295,7 @@ class _Handler(SseHandler):
         index = self._blocks.get(data.get("index"))
         if index is None or not self.builder.is_open(index):
             return ()
-        return [self.builder.end(index)]
+        return self.builder.finish(index)
 
     def _on_message_delta(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
         stop = (data.get("delta") or {}).get("stop_reason")

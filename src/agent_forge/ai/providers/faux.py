@@ -157,7 +157,8 @@ class _Player:
         for offset in range(0, len(text), size):
             await self._pace()
             yield self.builder.delta(index, text[offset : offset + size])
-        yield self.builder.end(index)
+        for event in self.builder.finish(index):
+            yield event
 
     async def _pace(self) -> None:
         if self.response.hang_after is not None and self._deltas == self.response.hang_after:

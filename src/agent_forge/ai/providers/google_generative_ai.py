@@ -293,13 +293,13 @@ class _Handler(SseHandler):
         if signature:
             self.builder.content[index]["thoughtSignature"] = signature
         self._saw_tool_call = True
-        return [*events, start, self.builder.delta(index, dumps(args)), self.builder.end(index)]
+        return [*events, start, self.builder.delta(index, dumps(args)), *self.builder.finish(index)]
 
     def _close(self) -> list[Event]:
         if self._open is None:
             return []
         index, self._open = self._open[1], None
-        return [self.builder.end(index)]
+        return self.builder.finish(index)
 
     def _update_usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):

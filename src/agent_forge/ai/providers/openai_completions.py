@@ -337,7 +337,7 @@ class _Handler(SseHandler):
         if self._open is None:
             return []
         index, self._open = self._open[2], None
-        return [self.builder.end(index)]
+        return self.builder.finish(index)
 
     def _update_usage(self, raw: Any) -> None:
         if not isinstance(raw, dict):

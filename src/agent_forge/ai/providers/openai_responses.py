@@ -295,7 +295,7 @@ class _Handler(SseHandler):
             block["thinkingSignature"] = dumps(item)
         elif block["type"] == "text" and item.get("id"):
             block["textSignature"] = item["id"]
-        return [*events, self.builder.end(index)]
+        return [*events, *self.builder.finish(index)]
 
     def _backfill(self, index: int, item: dict[str, Any]) -> list[Event]:
         """A delta with the item's full text when the API sent none while streaming (some hosts do not)."""

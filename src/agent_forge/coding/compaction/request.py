@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from ...ai.options import StreamOptions
 from ...ai.types import Model
@@ -29,14 +29,14 @@ from .cut_points import CompactionError
 class Requester:
     """Everything a summarisation request needs from the session.
 
-    `stream_fn(model, context, options)`: the provider call (the agent's); `options()`: fresh StreamOptions
+    `stream_fn(model, context, options)`: the provider call (the agent's); `options()`: fresh StreamOptions, awaited
     (key, headers, thinking level); `retry()`: the retry settings, None when retries are off; `emit`: the
     session's event sink; `source` / `reason`: what `summarization_retry_attempt_start` reports.
     """
 
     model: Model
     stream_fn: Callable[..., Any]
-    options: Callable[[], StreamOptions]
+    options: Callable[[], Awaitable[StreamOptions]]
     retry: Callable[[], RetrySettings | None]
     emit: Callable[[dict[str, Any]], None]
     source: str = "compaction"
@@ -76,10 +76,10 @@ class Requester:
         """(text, errorMessage or None, usage) of one request."""
         context = {"systemPrompt": system_prompt,
                    "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 0}]}
-        options = self.options()
-        options.max_tokens = max_tokens
         message = None
         try:
+            options = await self.options()  # may run a key command, or fail saying why there is no key
+            options.max_tokens = max_tokens
             async for event in self.stream_fn(self.model, context, options):
                 if event.get("type") in ("done", "error"):
                     message = event["message"]

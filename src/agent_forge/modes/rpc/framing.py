@@ -51,8 +51,8 @@ def _strip_cr(record: bytes) -> bytes:
 
 
 def encode(obj: Any) -> bytes:
-    """One output record. Lone surrogates (from `\\ud800`-style input escapes) are written back as JSON
-    escapes, so the output stays valid UTF-8 and valid JSON; a BadValue (an echoed request `id`) is written as
+    """One output record. Lone surrogates become U+FFFD (`json_wire.encode_utf8`), so the output stays valid
+    UTF-8 and strict JSON parsers accept it; a BadValue (an echoed request `id`) is written as
     the JSON text the client sent."""
     verbatim: list[str] = []
     default = functools.partial(_plain, verbatim)
@@ -64,7 +64,7 @@ def encode(obj: Any) -> bytes:
         text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=default))
     for index, source in enumerate(verbatim):
         text = text.replace(json_wire.dumps(_placeholder(index)), source, 1)
-    return text.encode("utf-8", "backslashreplace") + b"\n"
+    return json_wire.encode_utf8(text) + b"\n"
 
 
 def _plain(verbatim: list[str], value: Any) -> Any:
@@ -127,15 +127,17 @@ def decode(record: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
         from .shallow_json import loads_object
 
-        return loads_object(text, BadValue, decode_value=_decode_value)
+        value = loads_object(text, BadValue, decode_value=_decode_value)
     except json.JSONDecodeError as exc:
         if not text.strip():
             raise ValueError("empty line") from None
         raise ValueError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    # `\ud83d`-style escapes of half an emoji: U+FFFD from here on, so no message or file ever holds one.
+    return json_wire.scrub_in_place(value) if json_wire.may_hold_surrogates(text) else value
 
 
 _decode_value = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_float, parse_int=_int).raw_decode

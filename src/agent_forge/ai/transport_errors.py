@@ -1,0 +1,110 @@
+"""Readable `errorMessage` texts for failures below HTTP: connecting, sending and reading a response.
+
+httpx2 reports these as `ConnectError: All connection attempts failed` (no URL), a bare `ReadError`, an
+`ExceptionGroup` from its task group (a port over 65535), or `LocalProtocolError: Illegal header value b'...'`
+(which would show a secret). `transport_error` turns each into a `TransportFailure` naming the URL (scheme, host,
+port and path only: never the query or credentials, which may hold a key) and the cause; header problems name
+the header, never its value. Wording keeps retry policies working: connection failures and broken answers are
+retried (`coding/retry_policy.py` matches "cannot connect to" and "closed the connection"), bad URLs are not.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import StreamFailure
+
+_CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x20), 0x7F)) - {"\t"}
+"""Characters no HTTP field value may hold (RFC 9110 §5.5: CR, LF and NUL are forbidden; other controls are
+rejected by httpx2's h11 too)."""
+
+
+class TransportFailure(StreamFailure):
+    """The connection failed or broke; `str()` names the URL (without query) and the cause."""
+
+
+def shown_url(url: str) -> str:
+    """`scheme://host:port/path` of `url`: user info, query and fragment left out."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an invalid URL)"
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+def check_headers(headers: dict[str, str]) -> None:
+    """Raise `TransportFailure` naming the first header whose value has a line break or another control
+    character (its value is never shown: it is usually a key)."""
+    for name, value in headers.items():
+        if any(char in _CONTROL for char in str(value)):
+            raise TransportFailure(f"The request header {name!r} has a value with a line break or another control "
+                                   "character, so the request was not sent (the value is not shown)")
+
+
+def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFailure:
+    """The `TransportFailure` for `exc` raised while requesting `url`; `answering`: the response had begun."""
+    import httpx2
+
+    leaf = _leaf(exc)
+    where = shown_url(url)
+    if isinstance(leaf, StreamFailure):
+        return leaf
+    if isinstance(leaf, httpx2.LocalProtocolError):  # h11's text quotes the offending header value
+        return TransportFailure(f"The request to {where} could not be sent: a request header is invalid "
+                                "(the value is not shown)")
+    if isinstance(leaf, OverflowError):  # socket.connect() of a port over 65535
+        return TransportFailure(f"Invalid URL {where}: the port must be 0-65535")
+    if isinstance(leaf, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):  # texts name no URL part
+        return TransportFailure(f"Invalid URL {where}: {leaf}")
+    if isinstance(leaf, httpx2.ConnectTimeout):
+        return TransportFailure(f"cannot connect to {where}: the connection timed out")
+    if isinstance(leaf, httpx2.TimeoutException):  # write or pool timeouts (read timeouts are idle timeouts)
+        return TransportFailure(f"The request to {where} timed out while being sent")
+    if isinstance(leaf, httpx2.ProxyError):
+        return TransportFailure(f"The proxy failed to reach {where}: {_connect_cause(leaf)}")  # not retried
+    if isinstance(leaf, httpx2.ConnectError) or isinstance(leaf, (ConnectionRefusedError, socket.gaierror)):
+        return TransportFailure(f"cannot connect to {where}: {_connect_cause(leaf)}")
+    if not isinstance(leaf, (httpx2.TransportError, OSError)):
+        return StreamFailure(f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__)
+    if answering:
+        return TransportFailure(f"The server closed the connection mid-answer ({where}){_detail(leaf)}")
+    return TransportFailure(f"The server closed the connection before answering ({where}){_detail(leaf)}")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside nested ExceptionGroups (anyio task groups wrap connect errors)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _connect_cause(exc: BaseException) -> str:
+    for cause in _chain(exc):
+        if isinstance(cause, socket.gaierror):
+            return "the host name could not be resolved"
+        if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
+            return "connection refused"
+        if isinstance(cause, TimeoutError):
+            return "the connection timed out"
+    text = str(_chain(exc)[-1]) or type(exc).__name__
+    return text if "attempts failed" not in text else "connection failed"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: Any = exc
+    while current is not None and current not in seen and len(seen) < 10:
+        seen.append(_leaf(current))
+        current = seen[-1].__cause__ or seen[-1].__context__
+    return seen
+
+
+def _detail(exc: BaseException) -> str:
+    for cause in _chain(exc):
+        if isinstance(cause, ConnectionResetError):
+            return ": connection reset"
+    return ""

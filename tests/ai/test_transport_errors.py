@@ -1,0 +1,56 @@
+"""`ai.transport_errors`: every transport failure names the URL without query or credentials, never a header
+value, and keeps its retryability."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from agent_forge.ai.transport_errors import TransportFailure, check_headers, shown_url, transport_error
+from agent_forge.coding.retry_policy import is_retryable_error
+
+URL = "https://user:pw@host.example:8443/v1/messages?key=secret-in-query"
+SHOWN = "https://host.example:8443/v1/messages"
+
+
+def refused() -> httpx2.ConnectError:
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed")
+        except ConnectionRefusedError as inner:
+            raise OSError("All connection attempts failed") from inner
+    except OSError as outer:
+        error = httpx2.ConnectError("All connection attempts failed")
+        error.__cause__ = outer
+        return error
+
+
+@pytest.mark.parametrize("exc,answering,text,retried", [
+    (refused(), False, f"cannot connect to {SHOWN}: connection refused", True),
+    (httpx2.ConnectTimeout(""), False, f"cannot connect to {SHOWN}: the connection timed out", True),
+    (httpx2.WriteTimeout(""), False, f"The request to {SHOWN} timed out while being sent", True),
+    (httpx2.ReadError(""), True, f"The server closed the connection mid-answer ({SHOWN})", True),
+    (httpx2.RemoteProtocolError("peer closed"), False,
+     f"The server closed the connection before answering ({SHOWN})", True),
+    (ExceptionGroup("unhandled errors in a TaskGroup", [OverflowError("port must be 0-65535")]), False,
+     f"Invalid URL {SHOWN}: the port must be 0-65535", False),
+    (httpx2.InvalidURL("Invalid port: 'abc'"), False, f"Invalid URL {SHOWN}: Invalid port: 'abc'", False),
+    (httpx2.LocalProtocolError("Illegal header value b'Bearer sk-SECRET'"), False,
+     f"The request to {SHOWN} could not be sent: a request header is invalid (the value is not shown)", False),
+])
+def test_transport_errors_name_the_url_and_cause(exc, answering, text, retried):
+    message = str(transport_error(exc, URL, answering))
+    assert message == text and is_retryable_error(message) is retried
+    assert "secret" not in message.lower() and "pw" not in message
+
+
+def test_shown_url_drops_credentials_query_and_fragment():
+    assert shown_url(URL + "#frag") == SHOWN
+
+
+@pytest.mark.parametrize("value", ["Bearer sk-SECRET\nX: 1", "a\rb", "nul\x00", "esc\x1b[0m"])
+def test_a_header_value_with_control_characters_is_refused_by_name(value):
+    with pytest.raises(TransportFailure) as caught:
+        check_headers({"accept": "text/event-stream", "authorization": value})
+    assert "'authorization'" in str(caught.value) and value not in str(caught.value)
+    assert "SECRET" not in str(caught.value)

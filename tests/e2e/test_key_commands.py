@@ -1,0 +1,120 @@
+"""End to end: models.json `apiKey: "!command"` and header values through the real CLI: output that is more
+than a key, failing commands, a command that hangs (abort stops it), and that no key or header value ever
+appears in an error, on stderr or in the session file."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agent_forge.modes.rpc.client import RpcClient
+
+SECRET = "sk-TOPSECRET-42"
+
+
+def configure(env, api_key: str, headers: dict | None = None) -> Path:
+    """Set the provider's `apiKey` (and `headers`) in the models.json of `env`; returns that file."""
+    path = Path(env["AGENT_FORGE_DIR"]) / "models.json"
+    config = json.loads(path.read_text())
+    config["providers"]["fake"]["apiKey"] = api_key
+    if headers is not None:
+        config["providers"]["fake"]["headers"] = headers
+    path.write_text(json.dumps(config))
+    return path
+
+
+def assistant_errors(events):
+    return [e["message"].get("errorMessage") for e in events
+            if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+
+
+async def prompt_once(env, cwd, text="hello"):
+    """(assistant errors, everything the agent wrote: stdout records, stderr, session file)."""
+    async with await RpcClient.start([], cwd=str(cwd), env=env) as client:
+        events = await client.prompt_and_wait(text, timeout=60)
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    written = json.dumps(client.records) + client.stderr.decode("utf-8", "replace") + Path(path).read_text()
+    return assistant_errors(events), written
+
+
+async def test_a_command_printing_two_lines_fails_without_showing_them(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(extra_env={"KEY_TEXT": f"{SECRET}\nextra\n"})
+    models = configure(env, '!printf "$KEY_TEXT"')
+    errors, written = await prompt_once(env, tmp_path)
+    assert errors == [f'No API key for provider "fake": {models} apiKey: the key command `printf "$KEY_TEXT"` '
+                      "printed more than one line (the output is not shown). "
+                      f'Set "apiKey" for provider "fake" in {models}, add it to {models.parent / "auth.json"}, '
+                      "or pass --api-key."]
+    assert SECRET not in written and fake_llm.requests == []
+
+
+async def test_a_header_value_with_a_line_break_is_named_never_shown(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(extra_env={"TOKEN_TEXT": f"{SECRET}\r\nX-Injected: 1"})
+    configure(env, "fake-key", headers={"X-Token": "$TOKEN_TEXT"})
+    errors, written = await prompt_once(env, tmp_path)
+    assert errors == ["The request header 'X-Token' has a value with a line break or another control character, "
+                      "so the request was not sent (the value is not shown)"]
+    assert SECRET not in written and fake_llm.requests == []
+
+
+async def test_failing_commands_say_how_they_failed(agent_env_factory, fake_llm, tmp_path):
+    cases = {"false": "failed with exit status 1",
+             "echo oops >&2; echo also >&2; exit 3": "failed with exit status 3: oops",
+             "no-such-command-xyz": "failed with exit status 127: ",
+             "true": "printed nothing"}
+    for command, how in cases.items():
+        env = agent_env_factory()
+        models = configure(env, f"!{command}")
+        errors, written = await prompt_once(env, tmp_path)
+        [error] = errors
+        assert error.startswith(f'No API key for provider "fake": {models} apiKey: the key command `{command}` {how}')
+        assert "log in" not in written
+    assert fake_llm.requests == []
+
+
+def test_print_mode_reports_a_failing_command_on_stderr(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory()
+    models = configure(env, "!echo vault locked >&2; exit 2")
+    result = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], cwd=tmp_path, env=env, input=b"",
+                            capture_output=True, timeout=60)
+    assert result.returncode != 0
+    assert (f'No API key for provider "fake": {models} apiKey: the key command `echo vault locked >&2; exit 2` '
+            "failed with exit status 2: vault locked.") in result.stderr.decode()
+
+
+async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory()
+    pid_file = tmp_path / "child.pid"
+    configure(env, f"!sleep 60 & echo $! > {pid_file}; wait; echo late")  # a child of the command's shell
+    fake_llm.set_script([{"text": "never requested"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        await client.send({"type": "prompt", "message": "hello"})
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().strip()):  # the command is running
+            assert time.monotonic() < deadline, "the key command never started"
+            await client.send({"type": "get_state"})  # a round trip, not a sleep: the agent stays responsive
+        child = _pidfd(int(pid_file.read_text()))
+        started = time.monotonic()
+        reply = await client.send({"type": "abort"}, timeout=20)
+        events = await client.wait_for("agent_settled", timeout=20)
+        waited = time.monotonic() - started
+    assert reply["success"] is True and waited < 15  # the command would have run for 60 s
+    assert [e["message"]["stopReason"] for e in events if e["type"] == "message_end"
+            and e["message"]["role"] == "assistant"] == ["aborted"]
+    if child is not None:  # the command's child died with it (its process group was killed)
+        assert select.select([child], [], [], 10)[0] == [child], "the key command's child survived the abort"
+        os.close(child)
+    assert fake_llm.requests == []
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux), None when it is already gone."""
+    try:
+        return os.pidfd_open(pid)
+    except ProcessLookupError:
+        return None
