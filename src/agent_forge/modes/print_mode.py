@@ -32,6 +32,7 @@ from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.truncate import format_size
 from .rpc.framing import encode
+from . import stdout_guard
 from .stdout_guard import protocol_stdout, write_out
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -130,6 +131,8 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> tuple[in
             continue
         ran = True
         await session.wait_for_idle()
+        if stdout_guard.failure is not None:  # stopped because output is lost: `cli.main` says why, once
+            return 1, ran
         problem = _run_problem(session)
         if problem is not None:
             return _fail(problem), ran
