@@ -7,8 +7,11 @@ import base64
 import json
 import os
 import subprocess
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
@@ -220,3 +223,25 @@ def test_a_hanging_plugin_setup_is_skipped_after_the_configured_timeout(agent_en
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"answered anyway\n"
     assert b"hangs.py: setup did not finish within 0.2 s; plugin skipped" in result.stderr
+
+
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json"]])
+def test_ctrl_c_settles_the_run_and_removes_the_lock_file(mode, agent_env, fake_llm, tmp_path):
+    """SIGINT takes SIGTERM's clean-up path (exit 130): before, KeyboardInterrupt left `<session>.jsonl.lock`."""
+    fake_llm.set_script([{"text": "an answer that stalls", "hang_after": 3, "hang_ms": 30000}])
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", *mode, "go"], cwd=tmp_path, env=agent_env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        fake_llm.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"], timeout=30)
+        [path] = session_files(agent_env)
+        assert Path(f"{path}.lock").exists()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and b"Traceback" not in stderr, stderr
+    assert not Path(f"{path}.lock").exists()
+    if "json" in mode:
+        assert [json.loads(line)["type"] for line in stdout.splitlines()][-2:] == ["agent_end", "agent_settled"]
