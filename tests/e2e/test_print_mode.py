@@ -245,3 +245,48 @@ def test_ctrl_c_settles_the_run_and_removes_the_lock_file(mode, agent_env, fake_
     assert not Path(f"{path}.lock").exists()
     if "json" in mode:
         assert [json.loads(line)["type"] for line in stdout.splitlines()][-2:] == ["agent_end", "agent_settled"]
+
+
+OVERFLOW = {"status": 400, "body": {"error": {"message": "This model's maximum context length is 8192 tokens.",
+                                              "type": "invalid_request_error", "code": "context_length_exceeded"}}}
+
+
+def test_an_overflow_compaction_cannot_fix_prints_its_advice(agent_env_factory, fake_llm, tmp_path):
+    """Print mode shows no events: the `compaction_end.errorMessage` (numbers and what to do) goes to stderr."""
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    (tmp_path / "big.txt").write_text("huge " * 10000)
+    fake_llm.set_script([OVERFLOW, OVERFLOW])
+    result = run(env, tmp_path, "-p", "@big.txt")
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and result.stdout == b""
+    assert "Context overflow cannot be resolved by compaction" in stderr and "8192-token context window" in stderr
+    assert "lower compaction.keepRecentTokens" in stderr
+    assert stderr.count("maximum context length is 8192 tokens") == 1  # quoted once, inside the advice
+
+
+def test_a_failed_compaction_is_reported_even_when_the_run_answered(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8000, settings={"compaction": {"keepRecentTokens": 10}})
+    fake_llm.set_script([{"text": "first", "usage": {"input": 100}}, {"text": "second", "usage": {"input": 7500}},
+                         {"status": 400, "body": {"error": {"message": "summaries are refused"}}}])
+    result = run(env, tmp_path, "-p", "one " * 50, "two")
+    assert result.returncode == 0 and result.stdout == b"second\n"
+    assert "Compaction failed: " in result.stderr.decode() and "summaries are refused" in result.stderr.decode()
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07hi\x00 there\rX\x9b31m\x1bPq#0\x1b\\ end\r\n"
+
+
+def test_model_text_reaches_the_terminal_without_control_sequences(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": HOSTILE}])
+    result = run(agent_env, tmp_path, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"hi there\nX end\n\n"  # a lone \r is a line break: nothing is overwritten
+
+
+def test_server_error_text_reaches_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"status": 400, "body": f"bad {HOSTILE}request", "content_type": "text/plain"}])
+    result = run(agent_env, tmp_path, "-p", "hi")
+    assert result.returncode == 1
+    assert b"bad hi there" in result.stderr and b"request" in result.stderr
+    assert not any(byte < 0x20 and byte not in b"\n\t" for byte in result.stderr), result.stderr
+    assert b"\xc2\x9b" not in result.stderr  # the 8-bit CSI, UTF-8 encoded
