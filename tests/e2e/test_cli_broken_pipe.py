@@ -116,3 +116,14 @@ async def test_commands_fail_with_one_line(args, agent_env, tmp_path):
     await make_sessions(agent_env, tmp_path, 2)
     done = run_into_full_stdout(args, agent_env, tmp_path)
     assert (done.returncode, done.stderr) == (1, LINE)
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"], ["--list-sessions"]])
+def test_a_read_only_stdout_is_an_output_failure_too(args, agent_env, fake_llm, tmp_path):
+    """`agent-forge ... 1</dev/null`: every write fails with EBADF, the same kind as a full disk."""
+    fake_llm.set_script([{"text": "the answer"}])
+    stdin = b'{"type":"prompt","message":"hi"}\n' if "rpc" in args else b""
+    with open(os.devnull, "rb") as read_only:
+        done = subprocess.run([sys.executable, "-m", "agent_forge", *args], env=agent_env, cwd=tmp_path,
+                              input=stdin, stdout=read_only, stderr=subprocess.PIPE, timeout=60)
+    assert (done.returncode, done.stderr) == (1, b"agent-forge: cannot write to stdout: Bad file descriptor\n")
