@@ -290,3 +290,18 @@ def test_server_error_text_reaches_stderr_without_control_sequences(agent_env, f
     assert b"bad hi there" in result.stderr and b"request" in result.stderr
     assert not any(byte < 0x20 and byte not in b"\n\t" for byte in result.stderr), result.stderr
     assert b"\xc2\x9b" not in result.stderr  # the 8-bit CSI, UTF-8 encoded
+
+
+LEAKY_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("leak")
+    def leak(args, ctx):
+        raise RuntimeError("tool said: " + args.replace("ESC", "\\x1b"))
+'''
+
+
+def test_plugin_error_lines_reach_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
+    (tmp_path / "leaky.py").write_text(LEAKY_PLUGIN)
+    result = run(agent_env, tmp_path, "-p", "-e", "leaky.py", "/leak ESC]0;pwnedESC\\ ok ESC[2J")
+    assert b"plugin leaky failed in command:leak: RuntimeError: tool said:  ok " in result.stderr, result.stderr
+    assert b"\x1b" not in result.stderr
