@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     from .modes import stdout_guard
 
     stdout_guard.ensure_standard_streams()
+    stdout_guard.tolerate_stderr_errors()
     try:
         code = _main(argv)
     except SystemExit as exc:  # argparse: --help, --version, usage errors

@@ -127,3 +127,17 @@ def test_a_read_only_stdout_is_an_output_failure_too(args, agent_env, fake_llm, 
         done = subprocess.run([sys.executable, "-m", "agent_forge", *args], env=agent_env, cwd=tmp_path,
                               input=stdin, stdout=read_only, stderr=subprocess.PIPE, timeout=60)
     assert (done.returncode, done.stderr) == (1, b"agent-forge: cannot write to stdout: Bad file descriptor\n")
+
+
+@full_stdout
+@pytest.mark.parametrize("stdout", ["pipe", "full"])
+def test_a_full_stderr_drops_diagnostics_without_changing_the_outcome(stdout, agent_env, fake_llm, tmp_path):
+    """`agent-forge ... >log 2>&1` on a full disk: what stderr cannot take is dropped; the exit code stays the
+    mode's (1 for the failed run here, not Python's 120 for an unflushable stderr) and the session is saved."""
+    fake_llm.set_script([{"status": 400, "body": {"error": {"message": "bad request"}}}])
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], env=agent_env, cwd=tmp_path,
+                              stdout=full if stdout == "full" else subprocess.PIPE, stderr=full,
+                              stdin=subprocess.DEVNULL, timeout=60)
+    assert done.returncode == 1
+    assert saved_lines(agent_env)[-1]["message"]["stopReason"] == "error"

@@ -122,6 +122,36 @@ def quiet_exit_streams() -> None:
             pass
 
 
+class _TolerantStderr:
+    """`sys.stderr` that never raises on a write error (a full disk under `>log 2>&1`): diagnostics that
+    cannot be shown are dropped, so they never crash the mode or change its exit code."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            discard(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            discard(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def tolerate_stderr_errors() -> None:
+    """Make `sys.stderr` drop what it cannot write (`_TolerantStderr`). Idempotent."""
+    if sys.stderr is not None and not isinstance(sys.stderr, _TolerantStderr):
+        sys.stderr = _TolerantStderr(sys.stderr)  # type: ignore[assignment]
+
+
 def ensure_standard_streams() -> None:
     """Give a closed stdin, stdout or stderr (`agent-forge ... >&-`) the null device. Otherwise the next file
     opened would take descriptor 1 or 2, and output meant for the reader would land in it (a session file);
