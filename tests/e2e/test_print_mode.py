@@ -305,3 +305,31 @@ def test_plugin_error_lines_reach_stderr_without_control_sequences(agent_env, fa
     result = run(agent_env, tmp_path, "-p", "-e", "leaky.py", "/leak ESC]0;pwnedESC\\ ok ESC[2J")
     assert b"plugin leaky failed in command:leak: RuntimeError: tool said:  ok " in result.stderr, result.stderr
     assert b"\x1b" not in result.stderr
+
+
+def test_ctrl_c_during_start_up_removes_the_lock_file(agent_env, fake_llm, tmp_path):
+    """Before the mode runs (a plugin's setup is still going on) Ctrl-C still releases the lock of the session
+    being resumed."""
+    fake_llm.set_script([{"text": "first answer"}])
+    assert run(agent_env, tmp_path, "-p", "first").returncode == 0
+    settings = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "pluginSetupTimeoutMs": 600000}))
+    (tmp_path / "slow.py").write_text("import asyncio\n\nasync def setup(plugin):\n"
+                                      "    print('setup started', flush=True)\n"  # plugin prints go to stderr
+                                      "    await asyncio.Event().wait()\n")
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "-c", "-e", "slow.py", "hi"],
+                               cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        while (line := process.stderr.readline()) and line != b"setup started\n":
+            pass
+        locks = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl.lock"))
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and b"Traceback" not in stderr, stderr
+    assert len(locks) == 1 and not locks[0].exists()
+    assert len(fake_llm.requests) == 1  # interrupted before its prompt

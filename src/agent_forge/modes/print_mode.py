@@ -15,8 +15,9 @@ run); JSON mode writes the session header and then every event as one JSON line 
 `docs/rpc.md`). Diagnostics go to stderr: why a run failed and every failed compaction (with its advice, e.g.
 an overflow compaction cannot fix). Text that reaches the terminal (the answer, diagnostics quoting model or
 server text) is cleaned by `sanitize.terminal_text`: no escape sequence or control character but newline and
-tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when every run ended normally (a handled prompt counts as
-normal, even when the plugin command failed: that is an `extension_error`), 1 when there is no prompt, a file
+tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when
+every run ended normally (a handled prompt counts as normal, even when the plugin command failed: that is an
+`extension_error`), 1 when there is no prompt, a file
 cannot be read, no model or key is configured, a run ends in an error or abort (later prompts are then not
 sent), or a write of the session file failed (a full disk; even when the entries were written later, stderr
 says whether any were lost).
