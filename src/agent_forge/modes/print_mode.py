@@ -17,10 +17,10 @@ an overflow compaction cannot fix). Text that reaches the terminal (the answer, 
 server text) is cleaned by `sanitize.terminal_text`: no escape sequence or control character but newline and
 tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when
 every run ended normally (a handled prompt counts as normal, even when the plugin command failed: that is an
-`extension_error`), 1 when there is no prompt, a file
-cannot be read, no model or key is configured, a run ends in an error or abort (later prompts are then not
-sent), or a write of the session file failed (a full disk; even when the entries were written later, stderr
-says whether any were lost).
+`extension_error`), 1 when there is no prompt, a file cannot be read, no model or key is configured, a run
+ends in an error or abort (later prompts are then not sent), stdout cannot be written (`stdout_guard`), or a
+write of the session file failed (a full disk; even when the entries were written later, stderr says whether
+any were lost).
 """
 
 from __future__ import annotations
