@@ -43,6 +43,8 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse with its stdout output (`--help`, `--version`) written through `stdout_guard`."""
+
     def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
         """`--help` and `--version` output through `stdout_guard` (argparse ignores write errors)."""
         if file is not sys.stdout:  # None means stderr here
@@ -54,8 +56,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG,
-                                     formatter_class=_HelpFormatter)
+    parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter)
     parser.add_argument("-v", "--version", action="version", version=__version__,
                         help="print the version (bare, e.g. 0.1.0) and exit")
     parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")

@@ -36,8 +36,8 @@ from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
-from .rpc.framing import encode
 from . import stdout_guard
+from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
