@@ -198,8 +198,11 @@ def _start_reader(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue
 
 async def run_rpc_mode(session: AgentSession) -> int:
     """Serve RPC on stdin/stdout until stdin closes."""
-    for warning in session.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+    if session.warnings:  # they may quote plugin or settings text: cleaned for the terminal
+        from ...coding.tools.sanitize import terminal_text
+
+        for warning in session.warnings:
+            print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
     problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
     if problem is not None:
         print(f"agent-forge: {problem}", file=sys.stderr)
