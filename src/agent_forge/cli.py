@@ -164,7 +164,7 @@ def _main(argv: list[str] | None) -> int:
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
     problem = _conflicts(args, mode) or _missing_cwd()
     if problem:
-        print(f"agent-forge: {problem}", file=sys.stderr)
+        _say(problem)
         return 2
     if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
         print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
@@ -179,6 +179,14 @@ def _main(argv: list[str] | None) -> int:
 
         release_held_locks()
         return 130
+
+
+def _say(message: str) -> None:
+    """`agent-forge: <message>` on stderr, cleaned for the terminal: errors quote files (a session's name, a
+    models.json line) and servers."""
+    from .coding.tools.sanitize import terminal_text
+
+    print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
 
 
 def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
@@ -223,7 +231,7 @@ def _export(paths: list[str]) -> int:
     try:
         print_out(export_session_file(paths[0], paths[1] if len(paths) == 2 else None))
     except ExportError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     return 0
 
@@ -248,7 +256,7 @@ def _list_models(args: argparse.Namespace) -> int:
         session = create_session(SessionOptions(cwd=os.getcwd(), no_session=True, provider=args.provider,
                                                 api_key=args.api_key))
     except CommandError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     search = args.list_models.lower()
     models = session.model_control.available_models()
@@ -270,7 +278,7 @@ def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
     cwd = os.getcwd()
     home = resume_directory(resume, cwd)
     if home.notice:
-        print(f"agent-forge: {home.notice}", file=sys.stderr)
+        _say(home.notice)
     if home.cwd != cwd:
         _anchor_path_arguments(args, cwd)
         os.chdir(home.cwd)
@@ -321,7 +329,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session)
     except SessionFileError as exc:
-        print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
+        _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None
     if args.session_id is not None and not args.no_session:
         from .coding.session_home import session_with_id
@@ -355,7 +363,7 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     try:
         session = create_session(options)
     except CommandError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     from .plugins.startup import install_from_args
 

@@ -271,3 +271,9 @@ async def test_session_id_creates_then_reopens_the_session_of_that_id(agent_env,
     both = cli(agent_env, project, "--mode", "rpc", "--session-id", "x1", "--continue")
     assert bad.returncode == 2 and b"use letters, digits" in bad.stderr
     assert both.returncode == 2 and b"--session-id and --continue cannot be combined" in both.stderr
+
+
+def test_start_up_errors_quote_arguments_without_control_sequences(agent_env, project):
+    result = cli(agent_env, project, "-p", "--session", "\x1b]0;pwned\x07abc\x1b[2J", "hi")
+    assert result.returncode == 1 and b"No session found matching 'abc'" in result.stderr
+    assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr
