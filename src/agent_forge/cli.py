@@ -42,9 +42,21 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         super().__init__(prog, width=max(columns - 2, 40))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its stdout output (`--help`, `--version`) written through `stdout_guard`."""
+
+    def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
+        """`--help` and `--version` output through `stdout_guard` (argparse ignores write errors)."""
+        if file is not sys.stdout:  # None means stderr here
+            super()._print_message(message, file)
+        elif message:
+            from .modes.stdout_guard import print_out
+
+            print_out(message, end="")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG,
-                                     formatter_class=_HelpFormatter)
+    parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter)
     parser.add_argument("-v", "--version", action="version", version=__version__,
                         help="print the version (bare, e.g. 0.1.0) and exit")
     parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
@@ -108,10 +120,12 @@ def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`, or a
     stream closed from the start) ends it quietly: no traceback and no `Exception ignored` from the
-    interpreter's final flush."""
-    from .modes.stdout_guard import discard, ensure_standard_streams, quiet_exit_streams
+    interpreter's final flush. Any other stdout write error (a full disk) ends it with one line on stderr,
+    `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`)."""
+    from .modes import stdout_guard
 
-    ensure_standard_streams()
+    stdout_guard.ensure_standard_streams()
+    stdout_guard.tolerate_stderr_errors()
     try:
         code = _main(argv)
     except SystemExit as exc:  # argparse: --help, --version, usage errors
@@ -119,10 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     except BrokenPipeError:
-        discard(sys.stdout)
-        discard(sys.stderr)
+        stdout_guard.discard(sys.stdout)
+        stdout_guard.discard(sys.stderr)
         code = 0
-    quiet_exit_streams()
+    stdout_guard.quiet_exit_streams()
+    problem = stdout_guard.failure_message()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        code = 1
     return code
 
 
@@ -146,7 +164,7 @@ def _main(argv: list[str] | None) -> int:
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
     problem = _conflicts(args, mode) or _missing_cwd()
     if problem:
-        print(f"agent-forge: {problem}", file=sys.stderr)
+        _say(problem)
         return 2
     if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
         print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
@@ -156,8 +174,19 @@ def _main(argv: list[str] | None) -> int:
 
     try:
         return asyncio.run(_run(mode, args))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
+        from .coding.session_lock import release_held_locks
+
+        release_held_locks()
         return 130
+
+
+def _say(message: str) -> None:
+    """`agent-forge: <message>` on stderr, cleaned for the terminal: errors quote files (a session's name, a
+    models.json line) and servers."""
+    from .coding.tools.sanitize import terminal_text
+
+    print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
 
 
 def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
@@ -197,11 +226,12 @@ def _export(paths: list[str]) -> int:
         print("agent-forge: --export takes a session file and at most one output path", file=sys.stderr)
         return 2
     from .coding.export_html import ExportError, export_session_file
+    from .modes.stdout_guard import print_out
 
     try:
-        print(export_session_file(paths[0], paths[1] if len(paths) == 2 else None))
+        print_out(export_session_file(paths[0], paths[1] if len(paths) == 2 else None))
     except ExportError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     return 0
 
@@ -209,30 +239,33 @@ def _export(paths: list[str]) -> int:
 def _list_sessions(args: argparse.Namespace) -> int:
     """`--list-sessions [--json]`: this directory's sessions, newest first."""
     from .coding.session_listing import format_session_list, list_sessions
+    from .modes.stdout_guard import print_out
 
-    print(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
+    print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
     return 0
 
 
 def _list_models(args: argparse.Namespace) -> int:
     """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
-    substring of either; 1 with a message when the configuration cannot be loaded."""
-    from .coding.agent_session import CommandError, SessionOptions, create_session
+    substring of either; 1 with a message when the configuration cannot be loaded. With no model at all, stderr
+    says how to give one a key (it sends no prompt, so the start-up readiness wording does not fit)."""
+    from .coding.agent_session import CommandError, SessionOptions, create_session, key_setup_hint
+    from .modes.stdout_guard import print_out
 
     try:
         session = create_session(SessionOptions(cwd=os.getcwd(), no_session=True, provider=args.provider,
                                                 api_key=args.api_key))
     except CommandError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     search = args.list_models.lower()
     models = session.model_control.available_models()
     for model in models:
         ref = f"{model['provider']}/{model['id']}"
         if search in ref.lower() or search in str(model.get("name", "")).lower():
-            print(f"{ref}\t{model.get('name', '')}")
+            print_out(f"{ref}\t{model.get('name', '')}")
     if not models:  # say why the list is empty and how to fix it
-        print(f"agent-forge: {session.readiness_problem() or 'no model has a key'}", file=sys.stderr)
+        print(f"agent-forge: no model has a key: {key_setup_hint(session.registry)}", file=sys.stderr)
     return 0
 
 
@@ -245,7 +278,7 @@ def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
     cwd = os.getcwd()
     home = resume_directory(resume, cwd)
     if home.notice:
-        print(f"agent-forge: {home.notice}", file=sys.stderr)
+        _say(home.notice)
     if home.cwd != cwd:
         _anchor_path_arguments(args, cwd)
         os.chdir(home.cwd)
@@ -296,7 +329,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session)
     except SessionFileError as exc:
-        print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
+        _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None
     if args.session_id is not None and not args.no_session:
         from .coding.session_home import session_with_id
@@ -330,7 +363,7 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     try:
         session = create_session(options)
     except CommandError as exc:
-        print(f"agent-forge: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
     from .plugins.startup import install_from_args
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from agent_forge import __version__
 from agent_forge.modes.rpc.client import RpcClient
@@ -48,3 +49,13 @@ def test_list_models_and_resume(agent_env, tmp_path):
     assert listed.returncode == 0 and "fake/fake-model\tFake fake-model\n" in listed.stdout.decode()
     assert searched.returncode == 0 and searched.stdout == b""
     assert resume.returncode == 2 and b"--session" in resume.stderr and b"Traceback" not in resume.stderr
+
+
+def test_list_models_without_any_key_says_how_to_set_one(agent_env, tmp_path):
+    """It sends no prompt: the start-up wording "prompts will fail" does not fit."""
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "models.json").unlink()
+    done = run_cli(["--list-models"], agent_env, tmp_path)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0 and done.stdout == b""
+    assert "agent-forge: no model has a key: Set ANTHROPIC_API_KEY" in stderr and "auth.json" in stderr
+    assert "prompts will fail" not in stderr

@@ -99,6 +99,19 @@ def test_list_sessions_as_text_and_json(agent_env, project, tmp_path, sessions):
     assert len(list((tmp_path / "sessions").rglob("*.jsonl"))) == 4  # listing created no session
 
 
+def test_list_sessions_text_carries_no_escape_sequence_from_a_session_file(agent_env, project, tmp_path):
+    """A session file is data anyone may have written: its name or first message must not drive the terminal."""
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(project, root)
+    write_session(directory, IDS["old"], ["\x1b[2J\x1b]0;pwned\x07first\rquestion\x9b31m"], mtime=1_000_000)
+    write_session(directory, IDS["mid"], ["q"], mtime=2_000_000, name="\x1b]8;;http://x\x07link\x1b]8;;\x07 name")
+    plain = cli(agent_env, project, "--list-sessions", "--session-dir", str(root))
+    assert plain.returncode == 0
+    assert not any(byte < 0x20 and byte != 0x0A for byte in plain.stdout) and b"\xc2\x9b" not in plain.stdout
+    lines = plain.stdout.decode().splitlines()
+    assert lines[0].endswith("  link name") and lines[1].endswith("  first question")
+
+
 def test_list_sessions_of_a_directory_without_any(agent_env, project, tmp_path):
     result = cli(agent_env, project, "--list-sessions", "--session-dir", str(tmp_path / "empty"))
     assert result.returncode == 0 and result.stdout.decode().strip() == "No sessions for this directory."
@@ -258,3 +271,9 @@ async def test_session_id_creates_then_reopens_the_session_of_that_id(agent_env,
     both = cli(agent_env, project, "--mode", "rpc", "--session-id", "x1", "--continue")
     assert bad.returncode == 2 and b"use letters, digits" in bad.stderr
     assert both.returncode == 2 and b"--session-id and --continue cannot be combined" in both.stderr
+
+
+def test_start_up_errors_quote_arguments_without_control_sequences(agent_env, project):
+    result = cli(agent_env, project, "-p", "--session", "\x1b]0;pwned\x07abc\x1b[2J", "hi")
+    assert result.returncode == 1 and b"No session found matching 'abc'" in result.stderr
+    assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr

@@ -7,8 +7,11 @@ import base64
 import json
 import os
 import subprocess
+import signal
 import sys
 from pathlib import Path
+
+import pytest
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
@@ -220,3 +223,113 @@ def test_a_hanging_plugin_setup_is_skipped_after_the_configured_timeout(agent_en
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"answered anyway\n"
     assert b"hangs.py: setup did not finish within 0.2 s; plugin skipped" in result.stderr
+
+
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json"]])
+def test_ctrl_c_settles_the_run_and_removes_the_lock_file(mode, agent_env, fake_llm, tmp_path):
+    """SIGINT takes SIGTERM's clean-up path (exit 130): before, KeyboardInterrupt left `<session>.jsonl.lock`."""
+    fake_llm.set_script([{"text": "an answer that stalls", "hang_after": 3, "hang_ms": 30000}])
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", *mode, "go"], cwd=tmp_path, env=agent_env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        fake_llm.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"], timeout=30)
+        [path] = session_files(agent_env)
+        assert Path(f"{path}.lock").exists()
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and b"Traceback" not in stderr, stderr
+    assert not Path(f"{path}.lock").exists()
+    if "json" in mode:
+        assert [json.loads(line)["type"] for line in stdout.splitlines()][-2:] == ["agent_end", "agent_settled"]
+
+
+OVERFLOW = {"status": 400, "body": {"error": {"message": "This model's maximum context length is 8192 tokens.",
+                                              "type": "invalid_request_error", "code": "context_length_exceeded"}}}
+
+
+def test_an_overflow_compaction_cannot_fix_prints_its_advice(agent_env_factory, fake_llm, tmp_path):
+    """Print mode shows no events: the `compaction_end.errorMessage` (numbers and what to do) goes to stderr."""
+    env = agent_env_factory(context_window=8192, max_tokens=8192)
+    (tmp_path / "big.txt").write_text("huge " * 10000)
+    fake_llm.set_script([OVERFLOW, OVERFLOW])
+    result = run(env, tmp_path, "-p", "@big.txt")
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and result.stdout == b""
+    assert "Context overflow cannot be resolved by compaction" in stderr and "8192-token context window" in stderr
+    assert "lower compaction.keepRecentTokens" in stderr
+    assert stderr.count("maximum context length is 8192 tokens") == 1  # quoted once, inside the advice
+
+
+def test_a_failed_compaction_is_reported_even_when_the_run_answered(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(context_window=8000, settings={"compaction": {"keepRecentTokens": 10}})
+    fake_llm.set_script([{"text": "first", "usage": {"input": 100}}, {"text": "second", "usage": {"input": 7500}},
+                         {"status": 400, "body": {"error": {"message": "summaries are refused"}}}])
+    result = run(env, tmp_path, "-p", "one " * 50, "two")
+    assert result.returncode == 0 and result.stdout == b"second\n"
+    assert "Compaction failed: " in result.stderr.decode() and "summaries are refused" in result.stderr.decode()
+
+
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07hi\x00 there\rX\x9b31m\x1bPq#0\x1b\\ end\r\n"
+
+
+def test_model_text_reaches_the_terminal_without_control_sequences(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": HOSTILE}])
+    result = run(agent_env, tmp_path, "-p", "hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"hi there\nX end\n\n"  # a lone \r is a line break: nothing is overwritten
+
+
+def test_server_error_text_reaches_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"status": 400, "body": f"bad {HOSTILE}request", "content_type": "text/plain"}])
+    result = run(agent_env, tmp_path, "-p", "hi")
+    assert result.returncode == 1
+    assert b"bad hi there" in result.stderr and b"request" in result.stderr
+    assert not any(byte < 0x20 and byte not in b"\n\t" for byte in result.stderr), result.stderr
+    assert b"\xc2\x9b" not in result.stderr  # the 8-bit CSI, UTF-8 encoded
+
+
+LEAKY_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("leak")
+    def leak(args, ctx):
+        raise RuntimeError("tool said: " + args.replace("ESC", "\\x1b"))
+'''
+
+
+def test_plugin_error_lines_reach_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
+    (tmp_path / "leaky.py").write_text(LEAKY_PLUGIN)
+    result = run(agent_env, tmp_path, "-p", "-e", "leaky.py", "/leak ESC]0;pwnedESC\\ ok ESC[2J")
+    assert b"plugin leaky failed in command:leak: RuntimeError: tool said:  ok " in result.stderr, result.stderr
+    assert b"\x1b" not in result.stderr
+
+
+def test_ctrl_c_during_start_up_removes_the_lock_file(agent_env, fake_llm, tmp_path):
+    """Before the mode runs (a plugin's setup is still going on) Ctrl-C still releases the lock of the session
+    being resumed."""
+    fake_llm.set_script([{"text": "first answer"}])
+    assert run(agent_env, tmp_path, "-p", "first").returncode == 0
+    settings = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "pluginSetupTimeoutMs": 600000}))
+    (tmp_path / "slow.py").write_text("import asyncio\n\nasync def setup(plugin):\n"
+                                      "    print('setup started', flush=True)\n"  # plugin prints go to stderr
+                                      "    await asyncio.Event().wait()\n")
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "-c", "-e", "slow.py", "hi"],
+                               cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        while (line := process.stderr.readline()) and line != b"setup started\n":
+            pass
+        locks = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl.lock"))
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130 and b"Traceback" not in stderr, stderr
+    assert len(locks) == 1 and not locks[0].exists()
+    assert len(fake_llm.requests) == 1  # interrupted before its prompt

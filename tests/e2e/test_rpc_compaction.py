@@ -332,6 +332,26 @@ async def test_context_usage_without_reported_usage_counts_system_prompt_and_too
     assert compacted["success"] is True and compacted["data"]["tokensBefore"] == stats["contextUsage"]["tokens"]
 
 
+async def test_context_usage_is_back_after_a_compaction_once_a_response_came_without_usage(
+        agent_env_factory, fake_llm, tmp_path):
+    """Null only from a compaction until the next response, with or without reported usage (docs/rpc.md)."""
+    env = without_streamed_usage(agent_env_factory(settings={"compaction": {"keepRecentTokens": 10}}))
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W},
+                         {"match": SUMMARY, "text": "## Objective\nShort."}, {"text": "three"}, {"text": "four"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        assert (await client.send({"type": "compact"}))["success"] is True
+        compacted = (await client.send({"type": "get_session_stats"}))["data"]["contextUsage"]
+        usages = []
+        for text in ("after", "again"):
+            await exchanges(client, text)
+            usages.append((await client.send({"type": "get_session_stats"}))["data"]["contextUsage"])
+    assert compacted["tokens"] is None and compacted["percent"] is None
+    assert all(isinstance(u["tokens"], int) and u["percent"] == u["tokens"] / u["contextWindow"] * 100
+               for u in usages)
+    assert 0 < usages[0]["tokens"] < usages[1]["tokens"]  # the estimate grows with the conversation
+
+
 # -- small context windows (issue 10, 13) --------------------------------------------------------------------
 
 LONG = "word " * 800  # 1,000 tokens at chars/4

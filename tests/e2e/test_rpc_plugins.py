@@ -446,3 +446,11 @@ async def test_a_handled_prompt_ends_with_one_agent_settled(agent_env, fake_llm,
     assert asked[0] == "agent_start" and asked[-2:] == ["agent_end", "agent_settled"]
     assert asked.count("agent_settled") == 1  # the run the command started is what settles
     assert len(fake_llm.requests) == 1 and final["isStreaming"] is False
+
+
+async def test_plugin_warnings_reach_stderr_without_control_sequences(agent_env, tmp_path):
+    (tmp_path / "broken.py").write_text('raise RuntimeError("\\x1b]0;pwned\\x07import \\x1b[2Jfailed")\n')
+    async with await start(agent_env, tmp_path, "-e", "broken.py") as client:
+        await client.send({"type": "get_state"})
+    stderr = client.stderr.decode()
+    assert "Plugin not loaded: " in stderr and "import failed" in stderr and "\x1b" not in stderr

@@ -227,9 +227,10 @@ async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, 
     assert sent[2]["tool_call_id"] == sent[1]["tool_calls"][0]["id"]
 
 
-@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 async def test_termination_signal_kills_tool_processes_and_keeps_the_session_valid(
         agent_env, fake_llm, tmp_path, signame):
+    """Ctrl-C (SIGINT) takes the path of SIGTERM: the run settles, the lock file goes."""
     import signal
 
     command = "echo $$ > pgid.txt; (sleep 60) & sleep 60"
@@ -247,6 +248,8 @@ async def test_termination_signal_kills_tool_processes_and_keeps_the_session_val
     assert not _group_alive(pgid)
     roles = [line["message"]["role"] for line in session_lines(path) if line["type"] == "message"]
     assert roles == ["user", "assistant", "toolResult"]
+    assert [r.get("type") for r in client.records][-2:] == ["agent_end", "agent_settled"]
+    assert not Path(f"{path}.lock").exists()
 
 
 async def test_unwritable_session_dir_never_kills_the_run(agent_env, fake_llm, tmp_path):

@@ -685,9 +685,14 @@ def create_session(options: SessionOptions) -> AgentSession:
 
 
 def no_model_message(registry: Any) -> str:
+    return f"No model available: no provider has an API key. {key_setup_hint(registry)}"
+
+
+def key_setup_hint(registry: Any) -> str:
+    """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
     from ..ai.catalogue import PROVIDER_ENV_KEYS
 
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
-    return (f"No model available: no provider has an API key. Set {keys}, add a key to "
-            f"{registry.agent_dir / 'auth.json'}, or configure a provider in {registry.agent_dir / 'models.json'}."
+    return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "
+            f"{registry.agent_dir / 'models.json'}."
             + (registry.errors_note() if hasattr(registry, "errors_note") else ""))

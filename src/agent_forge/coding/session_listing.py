@@ -132,11 +132,15 @@ def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> s
 
 
 def _list_line(info: SessionInfo) -> str:
-    title = " ".join((info.name or info.first_message or "(no messages)").split())
+    """One line for a terminal: the file's text (name, first message, id) without escape sequences or
+    control characters (`sanitize.terminal_text`): a session file is data anyone may have written."""
+    from .tools.sanitize import terminal_text
+
+    title = " ".join(terminal_text(info.name or info.first_message or "(no messages)").split())
     if len(title) > 60:
         title = title[:59] + "…"
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    return f"{info.id}  {when}  {info.message_count:>4} msgs  {title}"
+    return f"{' '.join(terminal_text(info.id).split())}  {when}  {info.message_count:>4} msgs  {title}"
 
 
 def session_info(path: Path) -> SessionInfo | None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from .session_file import FILE_MODE, SessionFileError
 
 _ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
+_held: set[SessionLock] = set()
 
 
 class SessionLockError(SessionFileError):
@@ -63,7 +64,9 @@ class SessionLock:
             fd = _open_lock_file(path)
             if _try_flock(fcntl, fd, path) and _still_linked(fd, lock_path_for(path)):
                 _write_pid(fd)
-                return cls(path, fd)
+                lock = cls(path, fd)
+                _held.add(lock)
+                return lock
             os.close(fd)  # the previous holder unlinked the file we locked: lock the current one
         raise SessionFileError(f"cannot lock session file {path}: its lock file keeps changing")
 
@@ -76,6 +79,7 @@ class SessionLock:
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
+        _held.discard(self)
         try:
             if _still_linked(fd, lock_path_for(self.session_path)):
                 lock_path_for(self.session_path).unlink()
@@ -86,6 +90,13 @@ class SessionLock:
 
     def __repr__(self) -> str:
         return f"SessionLock({str(self.session_path)!r}, held={self.held})"
+
+
+def release_held_locks() -> None:
+    """Release every lock this process holds: the last resort of an interrupted start-up (Ctrl-C before a
+    session could be closed), so no lock file is left behind."""
+    for lock in list(_held):
+        lock.release()
 
 
 def _open_lock_file(path: Path) -> int:

@@ -10,7 +10,7 @@ Scope (seed 000, "get_session_stats"; seed 003 says "current session state", 000
   by the caller): the last response's reported usage plus chars/4 estimates of the messages after it, or,
   when no response reported usage, estimates of every message plus the system prompt and tool definitions
   (compaction.md). Right after a compaction no response has measured the new context yet, so `tokens` and
-  `percent` are null until one does.
+  `percent` are null until a response comes (with or without reported usage).
 """
 
 from __future__ import annotations
@@ -140,14 +140,21 @@ def _block_chars(block: dict[str, Any]) -> int:
 
 
 def _measured_since_compaction(branch: list[SessionEntry]) -> bool:
-    """False when the branch's latest compaction is newer than its latest successful assistant response."""
+    """False when the branch's latest compaction is newer than its latest successful assistant response. A
+    response counts with or without reported usage: after one, `context_tokens` has a sound estimate again
+    (reported usage, or chars/4 of the rebuilt context plus the system prompt and tools)."""
     for entry in reversed(branch):
         if entry.get("type") == "compaction":
             return False
         message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and reported_tokens(message):
+        if isinstance(message, dict) and _answered(message):
             return True
     return True
+
+
+def _answered(message: AgentMessage) -> bool:
+    """A complete assistant response (not a failed or aborted turn)."""
+    return message.get("role") == "assistant" and message.get("stopReason") not in ("error", "aborted")
 
 
 def _number(value: Any) -> float:

@@ -12,11 +12,15 @@ to its end instead of reaching the model, plugin `input` handlers may transform 
 
 Output: print mode writes the final answer's text of the last run to stdout (nothing when no prompt started a
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
-`docs/rpc.md`). Diagnostics go to stderr. Exit code 0 when every run ended normally (a handled prompt counts as
-normal, even when the plugin command failed: that is an `extension_error`), 1 when there is no prompt, a file
-cannot be read, no model or key is configured, a run ends in an error or abort (later prompts are then not
-sent), or a write of the session file failed (a full disk; even when the entries were written later, stderr
-says whether any were lost).
+`docs/rpc.md`). Diagnostics go to stderr: why a run failed and every failed compaction (with its advice, e.g.
+an overflow compaction cannot fix). Text that reaches the terminal (the answer, diagnostics quoting model or
+server text) is cleaned by `sanitize.terminal_text`: no escape sequence or control character but newline and
+tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when
+every run ended normally (a handled prompt counts as normal, even when the plugin command failed: that is an
+`extension_error`), 1 when there is no prompt, a file cannot be read, no model or key is configured, a run
+ends in an error or abort (later prompts are then not sent), stdout cannot be written (`stdout_guard`), or a
+write of the session file failed (a full disk; even when the entries were written later, stderr says whether
+any were lost).
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ from ..agent.types import ToolError
 from ..ai import json_wire
 from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
+from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
+from . import stdout_guard
 from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
 
@@ -102,24 +108,29 @@ def _read_stdin() -> str | None:
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
     """Run the command line's prompts on `session` and report as described in the module docstring."""
     for warning in session.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+        print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
     try:
         prompts = build_prompts(arguments, session.cwd, _read_stdin())
     except CommandError as exc:
         return _fail(str(exc))
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
-    code, ran = await _run_prompts(session, prompts)
+    compactions = _CompactionFailures()
+    session.subscribe(compactions)
+    code, ran = await _run_prompts(session, prompts, compactions)
     await session.close()
     if code == 0 and ran and not json_events:
-        _write(json_wire.encode_utf8(f"{session.last_assistant_text() or ''}\n"))  # never a UnicodeEncodeError
+        text = terminal_text(session.last_assistant_text() or "")
+        _write(json_wire.encode_utf8(f"{text}
+"))  # never a UnicodeEncodeError
     if code == 0 and session.write_failures:
         return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code
 
 
-async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> tuple[int, bool]:
-    """(exit code, whether any prompt started a run)."""
+async def _run_prompts(session: AgentSession, prompts: list[Prompt],
+                       compactions: _CompactionFailures) -> tuple[int, bool]:
+    """(exit code, whether any prompt started a run). Failed compactions are reported after each prompt."""
     ran = False
     for text, images in prompts:
         try:
@@ -131,9 +142,14 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt]) -> tuple[in
             continue
         ran = True
         await session.wait_for_idle()
+        if stdout_guard.failure is not None:  # stopped because output is lost: `cli.main` says why, once
+            return 1, ran
+        failures = compactions.take()
+        for failure in failures:
+            _fail(failure)
         problem = _run_problem(session)
-        if problem is not None:
-            return _fail(problem), ran
+        if problem is not None:  # an unresolved overflow's report already quotes the provider's error
+            return (1 if any(problem in failure for failure in failures) else _fail(problem)), ran
     return 0, ran
 
 
@@ -158,6 +174,23 @@ def _run_problem(session: AgentSession) -> str | None:
     return None
 
 
+class _CompactionFailures:
+    """Session listener collecting the `errorMessage` of each failed (not aborted) compaction: print mode shows
+    no events, and these messages say what to do (docs/compaction.md)."""
+
+    def __init__(self) -> None:
+        self._messages: list[str] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "compaction_end" and not event.get("aborted") and event.get("errorMessage"):
+            self._messages.append(str(event["errorMessage"]))
+
+    def take(self) -> list[str]:
+        """The messages collected since the last call."""
+        messages, self._messages = self._messages, []
+        return messages
+
+
 class _JsonWriter:
     """Session listener for JSON mode: the session header before the first event, then each event."""
 
@@ -178,5 +211,6 @@ def _write(data: bytes) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"agent-forge: {message}", file=sys.stderr)
+    """Say `message` on stderr (cleaned: it may quote model or server text); 1, the exit code."""
+    print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
     return 1

@@ -5,6 +5,10 @@ would inject stray lines into RPC or JSON-mode output, or into print mode's answ
 real stdout to a private descriptor for the mode's own writes and points descriptor 1 (and `sys.stdout`) at
 stderr, so stray output lands in the log instead. `write_out` writes one record and, when the reader has gone
 (`| head -1`), points the stream at the null device so the work still finishes and nothing fails again.
+
+Any other write error (a full disk: ENOSPC, EIO, EBADF, ...) means the output is being lost: it is recorded
+(`failure`), the stream is pointed at the null device too, and the `on_failure` callback a mode registered
+stops the mode; `main` then says `agent-forge: cannot write to stdout: <reason>` once and exits 1.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 _claimed: BinaryIO | None = None
+failure: OSError | None = None
+"""The first stdout write error other than a vanished reader, or None."""
+_on_failure: Callable[[], None] | None = None
 
 
 def claim_stdout() -> BinaryIO:
@@ -37,15 +44,51 @@ def protocol_stdout() -> BinaryIO:
 
 def write_out(stream: BinaryIO, data: bytes) -> None:
     """Write and flush `data`. When the reader has gone (BrokenPipeError) the stream's descriptor is pointed at
-    the null device (`discard`), so later writes and the flush at exit succeed silently; a stream closed
-    in-process (ValueError) is ignored."""
+    the null device (`discard`), so later writes and the flush at exit succeed silently; any other OSError
+    is an output failure (`output_failed`); a stream closed in-process (ValueError) is ignored."""
     try:
         stream.write(data)
         stream.flush()
     except BrokenPipeError:
         discard(stream)
+    except OSError as exc:
+        output_failed(stream, exc)
     except ValueError:
         pass
+
+
+def print_out(text: str, end: str = "\n") -> None:
+    """`print(text, end=end)` to stdout for the one-shot commands (`--list-sessions`, `--help`, ...), through
+    `write_out`."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        output_failed(sys.stdout, exc)
+        return
+    write_out(sys.stdout.buffer, f"{text}{end}".encode("utf-8", "replace"))
+
+
+def output_failed(stream: Any, exc: OSError) -> None:
+    """Record `exc` as the stdout failure (the first one wins), discard the stream and tell the mode once."""
+    global failure
+    discard(stream)
+    if failure is None:
+        failure = exc
+        if _on_failure is not None:
+            _on_failure()
+
+
+def on_failure(callback: Callable[[], None] | None) -> None:
+    """Call `callback()` (no arguments) at the first output failure; None unregisters."""
+    global _on_failure
+    _on_failure = callback
+
+
+def failure_message() -> str | None:
+    """The one stderr line for an output failure (`failure`), or None when there was none."""
+    if failure is None:
+        return None
+    return f"agent-forge: cannot write to stdout: {failure.strerror or failure}"
 
 
 def discard(stream: Any) -> None:
@@ -61,7 +104,8 @@ def discard(stream: Any) -> None:
 
 def quiet_exit_streams() -> None:
     """Flush stdout and stderr before the interpreter does, discarding a stream whose reader has gone: Python
-    would otherwise print `Exception ignored ... BrokenPipeError` and exit 120."""
+    would otherwise print `Exception ignored ... BrokenPipeError` and exit 120. Another error flushing stdout
+    is an output failure (`output_failed`); one on stderr has nowhere to be reported."""
     for stream in (sys.stdout, sys.stderr):
         if stream is None:
             continue
@@ -69,8 +113,43 @@ def quiet_exit_streams() -> None:
             stream.flush()
         except BrokenPipeError:
             discard(stream)
-        except (OSError, ValueError):
+        except OSError as exc:
+            if stream is sys.stdout and _claimed is None:  # once claimed, sys.stdout writes to stderr
+                output_failed(stream, exc)
+            else:
+                discard(stream)
+        except ValueError:
             pass
+
+
+class _TolerantStderr:
+    """`sys.stderr` that never raises on a write error (a full disk under `>log 2>&1`): diagnostics that
+    cannot be shown are dropped, so they never crash the mode or change its exit code."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            discard(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            discard(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def tolerate_stderr_errors() -> None:
+    """Make `sys.stderr` drop what it cannot write (`_TolerantStderr`). Idempotent."""
+    if sys.stderr is not None and not isinstance(sys.stderr, _TolerantStderr):
+        sys.stderr = _TolerantStderr(sys.stderr)  # type: ignore[assignment]
 
 
 def ensure_standard_streams() -> None:

@@ -1,8 +1,12 @@
-"""SIGTERM and SIGHUP end a mode the way stdin EOF would not: abort the run, kill every child process group,
-release the session file, and exit with 128 + the signal number.
+"""Stop a mode early and cleanly: on SIGINT, SIGTERM or SIGHUP, or when stdout cannot be written.
 
-Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP);
-without this, a running build or server started by the `bash` tool would outlive the agent.
+Either way the run is aborted (its `agent_end` and `agent_settled` are still emitted), every child process
+group is killed, the session file is released (its lock file removed) and the process exits with 128 + the
+signal number, or 1 for an output failure (`stdout_guard.failure`; `cli.main` prints its one line).
+
+Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP),
+users press Ctrl-C (SIGINT); without this, a running build or server started by the `bash` tool would outlive
+the agent, and SIGINT's default KeyboardInterrupt would leave the session's lock file behind.
 """
 
 from __future__ import annotations
@@ -11,36 +15,48 @@ import asyncio
 import signal
 from typing import Any, Awaitable
 
-SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+from . import stdout_guard
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+OUTPUT_FAILURE_EXIT = 1
 
 
 async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
-    """Run `mode` (a coroutine returning an exit code); on SIGTERM/SIGHUP terminate the session and return
-    128 + signum instead."""
+    """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
+    return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`."""
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(mode)
-    received: list[int] = []
+    codes: list[int] = []
     terminating: list[asyncio.Task] = []
 
-    def on_signal(signum: int) -> None:
-        if not terminating:
-            received.append(signum)
+    def stop(code: int) -> None:
+        if codes:
+            return
+        codes.append(code)
+        if not task.done() and not session.closed:  # a mode that already closed its session just finishes
             terminating.append(asyncio.ensure_future(_terminate(session, task)))
 
     for signum in SIGNALS:
-        loop.add_signal_handler(signum, on_signal, signum)
+        loop.add_signal_handler(signum, stop, 128 + signum)
+    stdout_guard.on_failure(lambda: stop(OUTPUT_FAILURE_EXIT))
     try:
-        code = await task
+        code = await _outcome(task, terminating)
+    finally:
+        stdout_guard.on_failure(None)
+        for signum in SIGNALS:
+            loop.remove_signal_handler(signum)
+    await asyncio.gather(*terminating, return_exceptions=True)
+    return codes[0] if codes else code
+
+
+async def _outcome(task: asyncio.Task, terminating: list[asyncio.Task]) -> int:
+    """The mode's exit code; 0 when termination cancelled it (the caller then uses the termination's code)."""
+    try:
+        return await task
     except asyncio.CancelledError:
         if not terminating:
             raise
-    finally:
-        for signum in SIGNALS:
-            loop.remove_signal_handler(signum)
-    if not terminating:
-        return code
-    await asyncio.gather(*terminating, return_exceptions=True)
-    return 128 + received[0]
+        return 0
 
 
 async def _terminate(session: Any, task: asyncio.Task) -> None:

@@ -120,8 +120,10 @@ class PluginRunner(SessionHooks):
 
     def report(self, plugin: Plugin, event: str, error: BaseException | str, note: str = "") -> None:
         """Emit `extension_error` for `plugin` failing in `event` and note it on stderr (with `note`)."""
+        from ..coding.tools.sanitize import terminal_text  # the message may quote model or tool text
+
         message = describe_error(error)
-        print(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}", file=sys.stderr)
+        print(terminal_text(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}"), file=sys.stderr)
         self.session.emit({"type": "extension_error", "extensionPath": plugin.path, "event": event,
                            "error": message})
 

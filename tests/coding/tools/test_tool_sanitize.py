@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_forge.coding.tools.bash import BashTool
-from agent_forge.coding.tools.sanitize import OutputSanitizer, apply_carriage_returns, sanitize_output
+from agent_forge.coding.tools.sanitize import OutputSanitizer, apply_carriage_returns, sanitize_output, terminal_text
 from agent_forge.coding.tools.shell_output import OutputCollector, TailBuffer
 
 FORBIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but \t and \n
@@ -117,3 +117,13 @@ async def test_bash_result_and_updates_reach_the_model_clean(tmp_path):
     os.unlink(raw_path)
     assert raw.startswith(b"\x1b[1;32mgreen") and raw.count(b"\x00") == 200_000
     assert result.details["truncation"] is None
+
+
+def test_terminal_text_keeps_every_visible_character_and_no_control():
+    text = "a\x1b[31mred\x1b[0m\x07\x00b\r\nc\rd\x1b]0;title\x07e\x9b2Jf\tg\x7f\x85h\r"
+    assert terminal_text(text) == "aredb\nc\ndef\tgh\n"  # a lone \r cannot overwrite: it is a line break
+
+
+@given(st.text())
+def test_terminal_text_never_lets_a_control_character_through(text):
+    assert not FORBIDDEN.search(terminal_text(text))

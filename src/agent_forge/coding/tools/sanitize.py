@@ -13,6 +13,9 @@ Everything else (including U+FFFD from undecodable bytes) is kept.
 
 `OutputSanitizer` does steps 1-3 incrementally for output arriving in pieces; instead of rewriting text it
 has already returned, it leaves one `\\r` where a line restarts (see `apply_carriage_returns`).
+
+`terminal_text` cleans text for a user's terminal instead (print mode's answer, error lines on stderr): steps
+1 and 2, and every `\\r` becomes a line break, so no text is hidden by being overwritten.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ def sanitize_output(text: str) -> str:
     """`text` cleaned as the module docstring describes; the result has no control characters but `\\n`, `\\t`."""
     sanitizer = OutputSanitizer()
     return apply_carriage_returns(sanitizer.feed(text) + sanitizer.flush())
+
+
+def terminal_text(text: str) -> str:
+    """`text` safe to show on a terminal: no escape sequence and no control character but `\\n` and `\\t`.
+    Steps 1 and 2 of the module docstring, then `\\r\\n` becomes `\\n` and any other `\\r` a `\\n`: a lone
+    carriage return would let what follows overwrite (hide) what the line showed."""
+    return _LINE_END.sub("\n", _clean(text)).replace("\r", "\n")
 
 
 def apply_carriage_returns(text: str) -> str:

@@ -2,7 +2,8 @@
 
 Every command is answered exactly once, with the request's `id` whenever the line was a JSON object. Commands
 are read while a run goes on, so `get_state` or `abort` mid-stream are answered at once. On stdin EOF the
-running work finishes, the session is flushed and the process exits 0.
+running work finishes, the session is flushed and the process exits 0. When stdout cannot be written (a full
+disk), no further command is handled and the mode stops (`modes/termination.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, BinaryIO, Awaitable, Callable
 
 from ...coding.agent_session import AgentSession, CommandError
 from . import framing
+from .. import stdout_guard
 from ..stdout_guard import write_out
 from .handlers import HANDLERS
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response, validate
@@ -75,7 +77,8 @@ class RpcServer:
 
     async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
         while (record := await records.get()) is not None:
-            await self.handle_record(record)
+            if stdout_guard.failure is None:  # once answers cannot be written, no command may start work
+                await self.handle_record(record)
 
     async def shutdown(self) -> None:
         if self._background:
@@ -195,8 +198,11 @@ def _start_reader(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue
 
 async def run_rpc_mode(session: AgentSession) -> int:
     """Serve RPC on stdin/stdout until stdin closes."""
-    for warning in session.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
+    if session.warnings:  # they may quote plugin or settings text: cleaned for the terminal
+        from ...coding.tools.sanitize import terminal_text
+
+        for warning in session.warnings:
+            print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
     problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
     if problem is not None:
         print(f"agent-forge: {problem}", file=sys.stderr)
