@@ -17,7 +17,7 @@ from typing import Any
 
 from .paths import sessions_dir
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
-from .session_file import SessionFileError, parse_line, read_header, read_session
+from .session_file import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -103,8 +103,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     """
     as_path = Path(reference).expanduser()
     if as_path.is_file() or os.sep in reference or reference.endswith(".jsonl"):
-        if not as_path.exists():
-            raise SessionFileError(f"session file not found: {as_path}")
+        check_readable(as_path)  # missing, a symlink loop, a FIFO: said as opening it would say
         return as_path
     wanted = reference.strip().lower()
     if not wanted:
@@ -209,9 +208,9 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
     """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
     for path in sorted(_session_files(cwd, session_dir)):
         try:
-            with path.open("rb") as handle:
-                header = parse_line(handle.readline())
-        except OSError:
+            with open_for_reading(path) as handle:
+                header = parse_line(handle.readline().decode("utf-8", "replace"))
+        except (OSError, SessionFileError):
             continue
         if is_header(header) and header["id"].lower() == wanted:
             read_header(path)  # raises SessionFileError with the reason

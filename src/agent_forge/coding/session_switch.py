@@ -14,6 +14,7 @@ session (that file is then written to, as the user asked; but no new file is eve
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -39,7 +40,8 @@ async def switch_session(session: AgentSession, session_path: str) -> bool:
         current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
         _adopt(session, current)
         return False
-    store = _command(lambda: SessionStore.open(path, lock=True))
+    # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
+    store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
     store.no_session = current.no_session
     await _stop_work(session)
     _adopt(session, store)

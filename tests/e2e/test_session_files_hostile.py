@@ -1,0 +1,72 @@
+"""End to end: session files that are not what they seem (a FIFO, a symlink loop, damaged lines, a newer
+version, an id too long for a file name, a file deleted under a running agent) never hang the agent, never lose
+history silently, and are reported in one clear message."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from agent_forge.coding.session_store import session_cwd_dir
+from agent_forge.modes.rpc.client import RpcClient
+from e2e.test_cli_sessions import cli, write_session
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "x.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("flags", [["--session", "{fifo}", "-p", "x"], ["--fork", "{fifo}", "-p", "x"],
+                                   ["--export", "{fifo}", "{out}"]])
+def test_a_fifo_given_as_a_session_file_is_refused_not_waited_on(agent_env, tmp_path, fifo, flags):
+    args = [flag.format(fifo=fifo, out=tmp_path / "out.html") for flag in flags]
+    result = cli(agent_env, tmp_path, *args)  # cli() times out (and fails) instead of hanging
+    assert result.returncode == 1
+    assert b"not a regular file but a FIFO" in result.stderr
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_a_fifo_in_another_directorys_session_dir_does_not_hang_an_id_lookup(agent_env, tmp_path):
+    root = tmp_path / "sessions"
+    other = session_cwd_dir(tmp_path / "elsewhere", root)
+    other.mkdir(parents=True)
+    os.mkfifo(other / "2026-01-01T00-00-00-000Z_abcd.jsonl")
+    write_session(other, "abcd1234-0000-4000-8000-000000000001", ["q", "a"], mtime=1_000_000)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "--session", "abcd", "-p", "x")
+    assert result.returncode == 1
+    assert b"abcd1234-0000-4000-8000-000000000001.jsonl" in result.stderr  # the listing of the other directory
+
+
+async def test_switch_session_to_a_fifo_is_refused_and_the_agent_keeps_answering(agent_env, tmp_path, fifo):
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        reply = await client.send({"type": "switch_session", "sessionPath": str(fifo)}, timeout=20)
+        state = await client.send({"type": "get_state"}, timeout=20)
+    assert reply["success"] is False and "not a regular file but a FIFO" in reply["error"]
+    assert state["success"] is True
+
+
+def test_a_symlink_loop_is_named_the_same_on_the_command_line_and_over_rpc(agent_env, tmp_path):
+    loop = tmp_path / "loop1.jsonl"
+    os.symlink(tmp_path / "loop2.jsonl", loop)
+    os.symlink(loop, tmp_path / "loop2.jsonl")
+    expected = f"cannot read session file {loop}: Too many levels of symbolic links"
+    result = cli(agent_env, tmp_path, "--session", str(loop), "-p", "x")
+    assert result.returncode == 1 and expected in result.stderr.decode()
+
+    async def over_rpc() -> dict:
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            return await client.send({"type": "switch_session", "sessionPath": str(loop)})
+
+    import asyncio
+
+    reply = asyncio.run(over_rpc())
+    assert reply["success"] is False and reply["error"] == expected
