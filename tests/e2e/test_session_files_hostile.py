@@ -70,3 +70,37 @@ def test_a_symlink_loop_is_named_the_same_on_the_command_line_and_over_rpc(agent
 
     reply = asyncio.run(over_rpc())
     assert reply["success"] is False and reply["error"] == expected
+
+
+def _seven_line_session(tmp_path: Path) -> Path:
+    """header, model_change, q1, a1, q2, a2, q3: line 5 is q2."""
+    return write_session(tmp_path / "s", "dddd0000-0000-4000-8000-000000000001", ["q1", "a1", "q2", "a2", "q3"],
+                         mtime=1_000_000)
+
+
+async def _texts(env, cwd, *args) -> tuple[list[str], str]:
+    client = await RpcClient.start(list(args), cwd=str(cwd), env=env)
+    async with client:
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    return [m["content"][0]["text"] for m in messages], client.stderr.decode("utf-8", "replace")
+
+
+def _replace_line(path: Path, number: int, new: bytes) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[number - 1] = new
+    path.write_bytes(b"\n".join(lines))
+
+
+async def test_invalid_utf8_in_a_middle_line_costs_a_character_not_the_history(agent_env, tmp_path):
+    path = _seven_line_session(tmp_path)
+    _replace_line(path, 5, path.read_bytes().split(b"\n")[4].replace(b'"q2"', b'"\xff\xfe"'))
+    texts, _ = await _texts(agent_env, tmp_path, "--session", str(path))
+    assert texts == ["q1", "a1", "\ufffd\ufffd", "a2", "q3"]
+
+
+async def test_an_unparseable_middle_line_is_skipped_and_named_and_the_chain_is_kept(agent_env, tmp_path):
+    path = _seven_line_session(tmp_path)
+    _replace_line(path, 5, b'{"type": "message", "id": "e00')
+    texts, stderr = await _texts(agent_env, tmp_path, "--session", str(path))
+    assert texts == ["q1", "a1", "a2", "q3"]  # a2's parent (q2) was lost: a2 continues from a1
+    assert f"skipped 1 damaged line ({path}:5)" in stderr

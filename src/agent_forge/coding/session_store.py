@@ -88,6 +88,8 @@ class SessionStore:
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
+        self.load_warnings: list[str] = []
+        """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
         self.no_session = path is None
         """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
         clone) stay in memory, also after `switch_session` made a file the current session (see
@@ -135,8 +137,10 @@ class SessionStore:
             if lock is True and held is not None:
                 held.release()
             raise
-        return cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
-                   fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
+        store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
+                    fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
+        store.load_warnings = _skipped_warnings(file_path, parsed.skipped_lines)
+        return store
 
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike[str], *, entries: Iterable[SessionEntry] = (),
@@ -395,3 +399,13 @@ class SessionStore:
         data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
         self._file.replace(data, self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
         self._migrated_from = None
+
+
+def _skipped_warnings(path: Path, lines: list[int]) -> list[str]:
+    """One warning naming the damaged lines `read_session` skipped (at most 10 locations), or none."""
+    if not lines:
+        return []
+    where = ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
+    count = f"{len(lines)} damaged line{'s' if len(lines) != 1 else ''}"
+    return [f"session file {path}: skipped {count} ({where}); the entries after a skipped line continue from "
+            f"the entry before it"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,8 @@ async def switch_session(session: AgentSession, session_path: str) -> bool:
     # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
     store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
     store.no_session = current.no_session
+    for warning in store.load_warnings:  # the client's log: what the file lost before this agent read it
+        print(f"Warning: {warning}", file=sys.stderr)
     await _stop_work(session)
     _adopt(session, store)
     return False
@@ -135,5 +138,7 @@ def fork_file(source: str | os.PathLike[str], cwd: str, session_dir: str | None 
     """`--fork`: a new locked session for `cwd` holding a copy of `source`'s active branch (ids kept), with
     `parentSession` naming `source`. The source is only read. Raises SessionFileError."""
     original = SessionStore.open(source)
-    return SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
-                               entries=original.branch())
+    store = SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
+                                entries=original.branch())
+    store.load_warnings = original.load_warnings
+    return store
