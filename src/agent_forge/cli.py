@@ -171,8 +171,11 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
 
 
 def _session_id_problem(args: argparse.Namespace) -> str | None:
-    from .coding.session_home import SESSION_ID
+    from .coding.session_home import SESSION_ID, SESSION_ID_MAX
 
+    if len(args.session_id) > SESSION_ID_MAX:
+        return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
+                "(it becomes part of the session file's name)")
     if not SESSION_ID.match(args.session_id):
         return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
                 "with a letter or digit")
@@ -273,12 +276,14 @@ def _anchored(value: str, cwd: str) -> str:
 
 
 def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
-    """For a `--session <id>` that matched nothing here: the sessions of other directories it matches."""
-    if args.session is None or not error.startswith("No session found"):
+    """For a `--session <id>` or `--fork <id>` that matched nothing here: the sessions of other directories it
+    matches."""
+    reference = args.session if args.session is not None else args.fork
+    if reference is None or not error.startswith("No session found"):
         return ""
     from .coding.session_home import sessions_elsewhere
 
-    found = sessions_elsewhere(args.session, args.session_dir)
+    found = sessions_elsewhere(reference, args.session_dir)
     if not found:
         return ""
     listing = "".join(f"\n  {path}" for path in found)

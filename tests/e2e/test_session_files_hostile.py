@@ -104,3 +104,30 @@ async def test_an_unparseable_middle_line_is_skipped_and_named_and_the_chain_is_
     texts, stderr = await _texts(agent_env, tmp_path, "--session", str(path))
     assert texts == ["q1", "a1", "a2", "q3"]  # a2's parent (q2) was lost: a2 continues from a1
     assert f"skipped 1 damaged line ({path}:5)" in stderr
+
+
+async def test_a_second_agent_with_the_same_session_id_is_refused_before_the_first_has_written(agent_env,
+                                                                                               tmp_path):
+    root = tmp_path / "sessions"
+    async with await RpcClient.start(["--session-dir", str(root), "--session-id", "myid-1"], cwd=str(tmp_path),
+                                     env=agent_env) as first:
+        assert (await first.send({"type": "get_state"}))["success"]  # started, nothing written yet
+        second = cli(agent_env, tmp_path, "--session-dir", str(root), "--session-id", "myid-1", "-p", "x")
+    assert second.returncode == 1
+    assert b"Session id myid-1 is in use by another agent-forge process" in second.stderr
+    assert list(session_cwd_dir(tmp_path, root).glob("*.jsonl")) == []  # no second file with that id
+
+
+def test_an_over_long_session_id_is_refused_at_start_up_with_the_limit(agent_env, tmp_path):
+    result = cli(agent_env, tmp_path, "--session-id", "a" * 300, "-p", "x")
+    assert result.returncode == 2
+    assert b"--session-id is 300 characters long; at most 128" in result.stderr
+
+
+def test_fork_of_another_directorys_partial_id_lists_where_it_is(agent_env, tmp_path):
+    root = tmp_path / "sessions"
+    other = write_session(session_cwd_dir(tmp_path / "elsewhere", root), "4d107c02-0000-4000-8000-000000000001",
+                          ["q", "a"], mtime=1_000_000)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "--fork", "4d107c02", "-p", "x")
+    assert result.returncode == 1
+    assert b"It matches sessions of other directories" in result.stderr and str(other).encode() in result.stderr

@@ -47,9 +47,9 @@ def _open_store(options: SessionOptions) -> SessionStore:
             return fork_file(options.fork_from, options.cwd, options.session_dir)
         if options.session_file:
             return SessionStore.open(options.session_file, lock=True)  # one writer per file
+        return SessionStore.create(options.cwd, options.session_dir, lock=True, session_id=options.session_id)
     except SessionFileError as exc:
         raise CommandError(str(exc)) from exc
-    return SessionStore.create(options.cwd, options.session_dir, lock=True, session_id=options.session_id)
 
 
 def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,

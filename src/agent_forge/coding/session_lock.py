@@ -26,9 +26,10 @@ _ATTEMPTS = 20  # each retry means another process replaced the lock file in bet
 class SessionLockError(SessionFileError):
     """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
 
-    def __init__(self, session_path: Path, pid: int | None) -> None:
+    def __init__(self, session_path: Path, pid: int | None, message: str | None = None) -> None:
         holder = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(f"Session file is in use by another agent-forge process ({holder}): {session_path}")
+        super().__init__(message or f"Session file is in use by another agent-forge process ({holder}): "
+                                    f"{session_path}")
         self.session_path = session_path
         self.pid = pid
 

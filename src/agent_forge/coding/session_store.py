@@ -72,6 +72,7 @@ class SessionStore:
                                                            fsync=fsync)
         self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
         self._wants_lock = lock is True
+        self._id_lock: SessionLock | None = None  # `--session-id` before the file exists: see `create`
         self._migrated_from = migrated_from  # the file still holds this older version: rewrite before appending
         self._entries: list[SessionEntry] = list(entries)
         self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
@@ -106,12 +107,16 @@ class SessionStore:
         `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append; `lock`
         takes the single-writer lock when the file is written. `entries` (a fork or clone: root first, ids
         kept) start the session; when they hold a message the file is written now (or they wait, see
-        `write_error`). `session_id` (`--session-id`) replaces the fresh uuid."""
+        `write_error`). `session_id` (`--session-id`) replaces the fresh uuid; with `lock` that id is locked at
+        once (`<dir>/<id>.id.lock`), so a second process starting the same id before this one has written its
+        file is refused (SessionLockError) instead of making a second file with that id."""
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
         header = make_header(cwd_text, parent_session=parent, session_id=session_id)
         directory = Path(os.path.realpath(session_cwd_dir(cwd_text, session_dir)))
         store = cls(header, directory / session_file_name(header), fsync=fsync, lock=lock)
+        if lock and session_id is not None:
+            store._id_lock = _lock_session_id(directory, session_id)
         store._seed(entries)
         return store
 
@@ -306,6 +311,9 @@ class SessionStore:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if self._id_lock is not None:
+            self._id_lock.release()
+            self._id_lock = None
 
     def __enter__(self) -> SessionStore:
         return self
@@ -409,3 +417,18 @@ def _skipped_warnings(path: Path, lines: list[int]) -> list[str]:
     count = f"{len(lines)} damaged line{'s' if len(lines) != 1 else ''}"
     return [f"session file {path}: skipped {count} ({where}); the entries after a skipped line continue from "
             f"the entry before it"]
+
+
+def _lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
+    """The lock of `session_id` in `directory`; None when no lock file can be made there (the session file
+    cannot be written either: that is reported by the first write). Raises SessionLockError when held."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return SessionLock.acquire(directory / f"{session_id}.id")
+    except SessionLockError as exc:
+        holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
+        raise SessionLockError(directory / f"{session_id}.id", exc.pid,
+                               f"Session id {session_id} is in use by another agent-forge process ({holder}) "
+                               f"in {directory}") from None
+    except (SessionFileError, OSError):
+        return None
