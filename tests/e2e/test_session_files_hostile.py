@@ -14,6 +14,8 @@ import pytest
 from agent_forge.coding.session_store import session_cwd_dir
 from agent_forge.modes.rpc.client import RpcClient
 from e2e.test_cli_sessions import cli, write_session
+from e2e.test_full_disk import fill, mounted_tmpfs
+from e2e.test_rpc_compaction import VERBATIM, exchanges
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
@@ -131,3 +133,28 @@ def test_fork_of_another_directorys_partial_id_lists_where_it_is(agent_env, tmp_
     result = cli(agent_env, tmp_path, "--session-dir", str(root), "--fork", "4d107c02", "-p", "x")
     assert result.returncode == 1
     assert b"It matches sessions of other directories" in result.stderr and str(other).encode() in result.stderr
+
+
+async def _verbatim_compact(env, fake_llm, cwd, session_dir: Path, before_compact=None) -> dict:
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"}, {"match": VERBATIM, "text": "1,2"}])
+    async with await RpcClient.start(["--session-dir", str(session_dir)], cwd=str(cwd), env=env) as client:
+        await exchanges(client, "first", "second", "third")
+        if before_compact is not None:
+            before_compact()
+        return await client.send({"type": "compact"})
+
+
+async def test_the_verbatim_compaction_backup_is_private(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"strategy": "verbatim-lines"}})
+    reply = await _verbatim_compact(env, fake_llm, tmp_path, tmp_path / "sessions")
+    assert reply["success"] is True
+    assert os.stat(reply["data"]["backupPath"]).st_mode & 0o777 == 0o600
+
+
+async def test_a_compaction_that_fails_on_a_full_disk_leaves_no_empty_backup(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"strategy": "verbatim-lines"}})
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        reply = await _verbatim_compact(env, fake_llm, tmp_path, disk, before_compact=lambda: fill(disk))
+        backups = list(disk.glob("*/*.compact.bak"))
+    assert reply["success"] is False and "Could not write the session backup" in reply["error"]
+    assert backups == []

@@ -390,23 +390,28 @@ def _keep_backup(path: Path, backup: Path) -> None:
         os.link(path, backup)
     except OSError:
         try:
-            _copy_new(path, backup)
+            copy_private(path, backup)
         except OSError as exc:
             raise SessionFileError(f"cannot back up session file {path} before migrating it: "
                                    f"{exc.strerror or exc}") from None
 
 
-def _copy_new(source: Path, target: Path) -> None:
-    """Copy `source` to a new private file `target`; whatever was at `target` (a dangling link) is replaced,
-    never written through."""
+def copy_private(source: Path, target: Path) -> None:
+    """Copy the session file `source` to a new private (0600) file `target`; whatever was at `target` (a
+    dangling link) is replaced, never written through. When the copy fails (a full disk), no partial `target`
+    is left behind. Raises SessionFileError when `source` cannot be read, OSError when `target` cannot be
+    written."""
     with open_for_reading(source) as handle:
         data = handle.read()
     target.unlink(missing_ok=True)
     fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
         _write_all(fd, data)
-    finally:
+    except OSError:
         os.close(fd)
+        target.unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:
