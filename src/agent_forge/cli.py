@@ -213,8 +213,13 @@ def _list_sessions(args: argparse.Namespace) -> int:
     """`--list-sessions [--json]`: this directory's sessions, newest first."""
     from .coding.session_listing import format_session_list, list_sessions
 
-    print(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
+    print(format_session_list(list_sessions(os.getcwd(), args.session_dir, on_skip=_say_skipped), as_json=args.json))
     return 0
+
+
+def _say_skipped(reason: str) -> None:
+    """A session file left out of a listing or `-c`: said on stderr, never silently."""
+    print(f"agent-forge: skipped {reason}", file=sys.stderr)
 
 
 def _list_models(args: argparse.Namespace) -> int:
@@ -299,7 +304,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
                                             continue_recent=args.continue_recent, fork=args.fork,
-                                            no_session=args.no_session)
+                                            no_session=args.no_session, on_skip=_say_skipped)
     except SessionFileError as exc:
         print(f"agent-forge: {exc}{_elsewhere_hint(args, str(exc))}", file=sys.stderr)
         return None

@@ -158,3 +158,25 @@ async def test_a_compaction_that_fails_on_a_full_disk_leaves_no_empty_backup(age
         backups = list(disk.glob("*/*.compact.bak"))
     assert reply["success"] is False and "Could not write the session backup" in reply["error"]
     assert backups == []
+
+
+def _newer_version_session(project: Path, root: Path) -> Path:
+    path = write_session(session_cwd_dir(project, root), "eeee0000-0000-4000-8000-000000000099", ["from the future"],
+                         mtime=9_000_000)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["version"] = 99
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    os.utime(path, (9_000_000, 9_000_000))
+    return path
+
+
+@pytest.mark.parametrize("flags", [["--list-sessions"], ["--list-sessions", "--json"], ["-c", "--mode", "rpc"]])
+def test_a_session_of_a_newer_version_is_not_skipped_silently(agent_env, tmp_path, flags):
+    root = tmp_path / "sessions"
+    write_session(session_cwd_dir(tmp_path, root), "eeee0000-0000-4000-8000-000000000001", ["older"],
+                  mtime=1_000_000)
+    newer = _newer_version_session(tmp_path, root)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), *flags)
+    assert f"skipped session file {newer}: version 99 is newer than supported".encode() in result.stderr
+    assert b"made by a newer agent-forge" in result.stderr
