@@ -180,3 +180,27 @@ def test_a_session_of_a_newer_version_is_not_skipped_silently(agent_env, tmp_pat
     result = cli(agent_env, tmp_path, "--session-dir", str(root), *flags)
     assert f"skipped session file {newer}: version 99 is newer than supported".encode() in result.stderr
     assert b"made by a newer agent-forge" in result.stderr
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced by another file"])
+async def test_a_session_file_deleted_or_replaced_under_a_running_agent_is_written_again(agent_env, fake_llm,
+                                                                                        tmp_path, how):
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("first")
+        path = Path((await client.send({"type": "get_state"}))["data"]["sessionFile"])
+        path.unlink()
+        if how != "deleted":
+            path.write_text("someone else's file\n")
+        await client.prompt_and_wait("second")
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+        state = (await client.send({"type": "get_state"}))["data"]
+    errors = [r for r in client.records if r.get("type") == "session_write_error"]
+    assert len(errors) == 1 and errors[0]["error"].startswith(f"the session file was {how} while in use")
+    assert any(r.get("type") == "session_write_resumed" for r in client.records)
+    assert "sessionWriteError" not in state
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[1:] == entries  # every entry, none lost
+    assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant"] * 2
+    if how != "deleted":
+        assert path.with_name(path.name + ".replaced.bak").read_text() == "someone else's file\n"

@@ -298,7 +298,7 @@ class SessionFile:
         (it follows the renamed file)."""
         if self.path.exists():
             raise SessionFileError(f"session file already exists: {self.path}")
-        self._fd = self._publish(data, backup=None)
+        self._fd = self._publish(data, durable=self._fsync)
         self.exists, self._needs_newline = True, False
 
     def replace(self, data: bytes, backup: Path) -> None:
@@ -306,7 +306,33 @@ class SessionFile:
         at `backup` (a hard link when possible; an existing backup is left as it is)."""
         _keep_backup(self.path, backup)
         self.close()
-        self._fd = self._publish(data, backup=backup)
+        self._fd = self._publish(data, durable=True)  # replaces acknowledged entries: always durable
+        self._needs_newline = False
+
+    def lost(self) -> str | None:
+        """How `path` stopped naming the file this object appends to: `"deleted"`, `"replaced by another
+        file"`, or None while it still does (or the check itself fails: the write then reports the OS error).
+        Appending to a deleted file would write to an inode nobody can reach."""
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return None
+        if self._fd is None:
+            return None
+        mine = os.fstat(self._fd)
+        if (mine.st_dev, mine.st_ino) != (current.st_dev, current.st_ino):
+            return "replaced by another file"
+        return None
+
+    def recreate(self, data: bytes, backup: Path | None) -> None:
+        """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a file
+        that replaced it is kept at `backup` first."""
+        if backup is not None and self.path.exists():
+            _keep_backup(self.path, backup)
+        self.close()
+        self._fd = self._publish(data, durable=True)
         self._needs_newline = False
 
     def append(self, data: bytes) -> None:
@@ -340,7 +366,7 @@ class SessionFile:
             fd, self._fd = self._fd, None
             os.close(fd)
 
-    def _publish(self, data: bytes, *, backup: Path | None) -> int:
+    def _publish(self, data: bytes, *, durable: bool) -> int:
         """Write `data` to a temporary file and rename it over `path`; returns the open append descriptor."""
         temp = self.path.with_name(f".{self.path.name}.tmp")
         try:
@@ -351,14 +377,14 @@ class SessionFile:
             raise self._error("create", exc) from None
         try:
             _write_all(fd, data)
-            if self._fsync or backup is not None:  # a rewrite replaces acknowledged entries: always durable
+            if durable:
                 os.fsync(fd)
             os.replace(temp, self.path)
         except OSError as exc:
             os.close(fd)
             temp.unlink(missing_ok=True)
             raise self._error("write", exc) from None
-        if self._fsync or backup is not None:
+        if durable:
             sync_dir(self.path.parent)
         return fd
 

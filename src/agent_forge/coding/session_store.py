@@ -379,6 +379,9 @@ class SessionStore:
             elif self._migrated_from is not None:
                 self._rewrite_migrated()  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
+            elif (how := self._file.lost()) is not None:
+                self._recreate(how)  # writes every entry, the waiting ones included
+                written = len(self._unwritten)
             for line in self._unwritten[written:]:
                 self._file.append(line)  # one line at a time: a nearly full disk still takes what fits
                 written += 1
@@ -399,6 +402,18 @@ class SessionStore:
         if self._wants_lock and self._lock is None and self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             self._lock = SessionLock.acquire(self._path)
+
+    def _recreate(self, how: str) -> None:
+        """The file was deleted or replaced under this process: say so (`session_write_error`, whose `error`
+        names what happened), then write it again at its path with the header and every entry, so nothing is
+        lost; the success that follows is reported as `session_write_resumed`. A file that replaced it is kept
+        as `<file>.replaced.bak`."""
+        assert self._file is not None and self._path is not None
+        self._record_failure(f"the session file was {how} while in use; it is written again with all "
+                             f"{len(self._entries)} entries")
+        data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
+        backup = self._path.with_name(f"{self._path.name}.replaced.bak") if how != "deleted" else None
+        self._file.recreate(data, backup)
 
     def _rewrite_migrated(self) -> None:
         """Replace an old-version file by its migrated content before the first append: appending new-format
