@@ -204,3 +204,14 @@ async def test_a_session_file_deleted_or_replaced_under_a_running_agent_is_writt
     assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant"] * 2
     if how != "deleted":
         assert path.with_name(path.name + ".replaced.bak").read_text() == "someone else's file\n"
+
+
+async def test_a_hard_link_of_a_session_file_in_use_is_refused(agent_env, tmp_path):
+    path = write_session(tmp_path / "s", "ffff0000-0000-4000-8000-000000000001", ["q", "a"], mtime=1_000_000)
+    link = tmp_path / "other-name.jsonl"
+    os.link(path, link)
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as first:
+        assert (await first.send({"type": "get_state"}))["success"]
+        second = cli(agent_env, tmp_path, "--session", str(link), "-p", "x")
+    assert second.returncode == 1
+    assert b"Session file is in use by another agent-forge process" in second.stderr

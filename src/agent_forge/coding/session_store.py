@@ -137,6 +137,8 @@ class SessionStore:
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)
         try:
+            if lock is True and held is not None:
+                held.hold_inode()  # a hard link of a file another process holds is refused too
             parsed = read_session(file_path)
         except SessionFileError:
             if lock is True and held is not None:
@@ -376,12 +378,15 @@ class SessionStore:
                 self._take_lock()
                 self._file.create(b"".join([encode_line(self._header), *self._unwritten]))  # type: ignore[arg-type]
                 written = len(self._unwritten)
+                self._hold_inode()
             elif self._migrated_from is not None:
                 self._rewrite_migrated()  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
+                self._hold_inode()
             elif (how := self._file.lost()) is not None:
                 self._recreate(how)  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
+                self._hold_inode()
             for line in self._unwritten[written:]:
                 self._file.append(line)  # one line at a time: a nearly full disk still takes what fits
                 written += 1
@@ -397,6 +402,15 @@ class SessionStore:
         previous, self._write_failure = self._write_failure, error
         if error != previous and self.on_write_state is not None:
             self.on_write_state(previous)
+
+    def _hold_inode(self) -> None:
+        """Lock the new inode of a file just written whole (see `SessionLock.hold_inode`); nobody else can hold
+        a file this process has just created."""
+        if self._lock is not None:
+            try:
+                self._lock.hold_inode()
+            except SessionLockError:
+                pass
 
     def _take_lock(self) -> None:
         if self._wants_lock and self._lock is None and self._path is not None:
