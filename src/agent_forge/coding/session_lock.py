@@ -128,7 +128,9 @@ class SessionLock:
 def _open_lock_file(path: Path) -> int:
     try:
         # O_NOFOLLOW: the pid is written into the lock file, so a link there must not redirect that write.
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        # O_NONBLOCK: a FIFO planted at the lock file's name must not make the open wait.
+        flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0))
         return os.open(lock_path_for(path), flags, FILE_MODE)
     except OSError as exc:
         raise SessionFileError(f"cannot create lock file for session file {path}: {exc.strerror or exc}") from None

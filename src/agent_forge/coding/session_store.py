@@ -125,7 +125,8 @@ class SessionStore:
              lock: SessionLock | bool = False) -> SessionStore:
         """Load an existing session file; the leaf is its last entry.
 
-        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped. Versions 1 and 2
+        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped; damaged ones are
+        named in `load_warnings` and do not cut the chain (`session_file.read_session`). Versions 1 and 2
         are migrated in memory; the file is rewritten (atomically, original kept as `<file>.v<N>.bak`) before
         the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
         process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
