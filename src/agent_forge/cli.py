@@ -200,8 +200,11 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
 
 
 def _session_id_problem(args: argparse.Namespace) -> str | None:
-    from .coding.session_home import SESSION_ID
+    from .coding.session_home import SESSION_ID, SESSION_ID_MAX
 
+    if len(args.session_id) > SESSION_ID_MAX:
+        return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
+                "(it becomes part of the session file's name)")
     if not SESSION_ID.match(args.session_id):
         return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
                 "with a letter or digit")
@@ -241,8 +244,14 @@ def _list_sessions(args: argparse.Namespace) -> int:
     from .coding.session_listing import format_session_list, list_sessions
     from .modes.stdout_guard import print_out
 
-    print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir), as_json=args.json))
+    print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir, on_skip=_say_skipped),
+                                  as_json=args.json))
     return 0
+
+
+def _say_skipped(reason: str) -> None:
+    """A session file left out of a listing or `-c`: said on stderr, never silently."""
+    _say(f"skipped {reason}")
 
 
 def _list_models(args: argparse.Namespace) -> int:
@@ -306,12 +315,14 @@ def _anchored(value: str, cwd: str) -> str:
 
 
 def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
-    """For a `--session <id>` that matched nothing here: the sessions of other directories it matches."""
-    if args.session is None or not error.startswith("No session found"):
+    """For a `--session <id>` or `--fork <id>` that matched nothing here: the sessions of other directories it
+    matches."""
+    reference = args.session if args.session is not None else args.fork
+    if reference is None or not error.startswith("No session found"):
         return ""
     from .coding.session_home import sessions_elsewhere
 
-    found = sessions_elsewhere(args.session, args.session_dir)
+    found = sessions_elsewhere(reference, args.session_dir)
     if not found:
         return ""
     listing = "".join(f"\n  {path}" for path in found)
@@ -327,7 +338,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
                                             continue_recent=args.continue_recent, fork=args.fork,
-                                            no_session=args.no_session)
+                                            no_session=args.no_session, on_skip=_say_skipped)
     except SessionFileError as exc:
         _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None

@@ -155,15 +155,16 @@ def test_missing_parent_ends_the_branch(tmp_path: Path) -> None:
     assert texts(SessionStore.open(store.path)) == ["m1", "m2"]
 
 
-def test_append_after_file_deleted_fails_clearly(tmp_path: Path) -> None:
+def test_append_after_file_deleted_writes_it_again_with_its_header_and_every_entry(tmp_path: Path) -> None:
     store = written_session(tmp_path)
     reopened = SessionStore.open(store.path)
     store.path.unlink()
-    reopened.append_message(user("kept in memory"))
-    assert reopened.write_error == {"path": str(store.path), "error": "No such file or directory",
-                                    "pendingEntries": 1}
-    assert not store.path.exists()  # not recreated without its header
-    assert len(reopened.entries) == 4
+    states = []
+    reopened.on_write_state = lambda previous: states.append((previous, reopened.write_error))
+    reopened.append_message(user("kept"))
+    assert states[0][1]["error"] == "the session file was deleted while in use; it is written again with all 4 entries"
+    assert reopened.write_error is None  # written again: nothing waits
+    assert SessionStore.open(store.path).entries == reopened.entries and len(reopened.entries) == 4
 
 
 def test_appends_with_fsync(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ def build_session(options: SessionOptions) -> AgentSession:
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
     store = _open_store(options)
     session = _new_session(options, store, registry, settings, resources, tool_selection)
+    session.warnings.extend(store.load_warnings)
     session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
     session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))
@@ -46,9 +47,9 @@ def _open_store(options: SessionOptions) -> SessionStore:
             return fork_file(options.fork_from, options.cwd, options.session_dir)
         if options.session_file:
             return SessionStore.open(options.session_file, lock=True)  # one writer per file
+        return SessionStore.create(options.cwd, options.session_dir, lock=True, session_id=options.session_id)
     except SessionFileError as exc:
         raise CommandError(str(exc)) from exc
-    return SessionStore.create(options.cwd, options.session_dir, lock=True, session_id=options.session_id)
 
 
 def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,10 @@ from .session_migrations import check_version, migrate
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NEW_FILE_FLAGS = os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # a file of our own, never a link's target
+# Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class SessionFileError(Exception):
@@ -42,12 +47,14 @@ class SessionFileError(Exception):
 class ParsedSession:
     """A file's content, migrated to the current version. `migrated_from` is the file's version when it was
     older (the file must be rewritten before anything is appended), else None. `torn_tail`: the bytes do not
-    end with a newline, so an append must start with one."""
+    end with a newline, so an append must start with one. `skipped_lines`: 1-based numbers of the damaged lines
+    left out (not JSON objects, or not entries; a torn last line is not counted: a crash leaves one)."""
 
     header: SessionHeader
     entries: list[SessionEntry]
     migrated_from: int | None
     torn_tail: bool
+    skipped_lines: list[int]
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -82,34 +89,113 @@ def _parse(line: str | bytes) -> Any:
 def read_session(path: Path) -> ParsedSession:
     """Read and parse a session file in one linear pass.
 
-    Raises SessionFileError when it is missing, unreadable, empty, has no valid header or an unsupported
-    version (see `session_migrations.migrate`).
+    Invalid UTF-8 is decoded with U+FFFD, so an entry with a damaged character survives. A line that is still
+    unusable is skipped (`ParsedSession.skipped_lines`) without losing what came before it: an entry whose
+    parent is missing after a skipped line is linked to the last entry before that line in file order (the
+    parent most likely lost with it), so the history stays one chain. Raises SessionFileError when the file is
+    missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
+    `session_migrations.migrate`).
     """
     data = _read_bytes(path)
     if not data or data.isspace():
         raise SessionFileError(f"session file is empty: {path}")
     with _gc_paused():
-        lines = iter(_split_lines(data))
-        header = _checked_header(next((obj for obj in map(parse_line, lines) if isinstance(obj, dict)), None), path)
-        objects = [obj for obj in map(parse_line, lines) if isinstance(obj, dict)]  # continues after the header
+        lines = _split_lines(data)
+        start, header = _find_header(lines)
+        header = _checked_header(header, path)
+        objects, numbers, damaged = _parse_body(lines, start + 1)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
-    return ParsedSession(header, _unique_entries(objects), version, not data.endswith(b"\n"))
+    entries = _unique_entries(objects, numbers, damaged)
+    return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged))
+
+
+def _find_header(lines: list[str]) -> tuple[int, Any]:
+    """(index, value) of the first line holding a JSON object; (len, None) when none does."""
+    for index, line in enumerate(lines):
+        value = parse_line(line)
+        if isinstance(value, dict):
+            return index, value
+    return len(lines), None
+
+
+def _parse_body(lines: list[str], start: int) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+    """(objects, their 1-based line numbers, numbers of damaged lines) of `lines[start:]`. Blank lines and a
+    torn last line (no newline after it) are not damage."""
+    objects: list[dict[str, Any]] = []
+    numbers: list[int] = []
+    damaged: list[int] = []
+    last = len(lines) - 1  # the text after the last newline: empty, or a torn line
+    for index in range(start, len(lines)):
+        line = lines[index]
+        value = parse_line(line)
+        if isinstance(value, dict):
+            objects.append(value)
+            numbers.append(index + 1)
+        elif index != last and line and not line.isspace():
+            damaged.append(index + 1)
+    return objects, numbers, damaged
 
 
 def read_header(path: Path) -> SessionHeader:
     """The header of a session file, reading only up to it. Raises SessionFileError exactly when `read_session`
-    would (missing, unreadable, empty, no valid header, unsupported version), so a file that passes here opens.
+    would (missing, not a regular file, unreadable, empty, no valid header, unsupported version), so a file that
+    passes here opens.
     """
-    try:
-        with path.open("rb") as handle:
-            header = next((obj for obj in map(parse_line, handle) if isinstance(obj, dict)), None)
-    except FileNotFoundError:
-        raise SessionFileError(f"session file not found: {path}") from None
-    except OSError as exc:
-        raise SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}") from None
+    with open_for_reading(path) as handle:
+        try:
+            values = (parse_line(line.decode("utf-8", "replace")) for line in handle)  # as read_session decodes
+            header = next((obj for obj in values if isinstance(obj, dict)), None)
+        except OSError as exc:
+            raise _read_error(path, exc) from None
     if header is None and _is_blank(path):
         raise SessionFileError(f"session file is empty: {path}")
     return _checked_header(header, path)
+
+
+def open_for_reading(path: Path) -> Any:
+    """A binary file object for reading the regular file `path`. The target is checked before the open (a
+    device or FIFO is never opened) and again on the descriptor, and the open does not block. Raises
+    SessionFileError: `session file not found: <path>`, or `cannot read session file <path>: <reason>` (the
+    OS's words, e.g. `Too many levels of symbolic links`, or `not a regular file but a FIFO (named pipe)`)."""
+    try:
+        _check_regular(os.stat(path).st_mode)
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+    try:
+        _check_regular(os.fstat(fd).st_mode)  # the path may have been replaced between the checks
+        os.set_blocking(fd, True)
+    except OSError as exc:
+        os.close(fd)
+        raise _read_error(path, exc) from None
+    return os.fdopen(fd, "rb")
+
+
+def check_readable(path: Path) -> None:
+    """Raise what `open_for_reading` raises when `path` is missing or not a regular file, without opening it:
+    every way of naming a session file (`--session`, `--fork`, `switch_session`) reports a path the same way."""
+    try:
+        _check_regular(os.stat(path).st_mode)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+
+
+class _NotRegular(OSError):
+    pass
+
+
+def _check_regular(mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        from .safe_read import describe_kind
+
+        raise _NotRegular(f"not a regular file but {describe_kind(mode)}")
+
+
+def _read_error(path: Path, exc: OSError) -> SessionFileError:
+    """The one message for a session file the OS will not let us read."""
+    if isinstance(exc, FileNotFoundError):
+        return SessionFileError(f"session file not found: {path}")
+    return SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}")
 
 
 def _checked_header(header: Any, path: Path) -> SessionHeader:
@@ -125,23 +211,17 @@ def _checked_header(header: Any, path: Path) -> SessionHeader:
 
 def _is_blank(path: Path) -> bool:
     try:
-        with path.open("rb") as handle:
+        with open_for_reading(path) as handle:
             return all(not line.strip() for line in handle)
-    except OSError:
+    except (OSError, SessionFileError):
         return False
 
 
-def _split_lines(data: bytes) -> list[str | bytes]:
-    """The file's lines, split on LF only (U+2028 and friends are ordinary characters in JSON strings).
-    Complete lines are decoded at once (much cheaper than per line); a torn tail stays bytes, since a crash may
-    have cut a multi-byte character; a file with invalid UTF-8 elsewhere is split as bytes, line by line."""
-    cut = data.rfind(b"\n") + 1
-    try:
-        lines: list[str | bytes] = list(data[:cut].decode("utf-8").split("\n"))
-    except UnicodeDecodeError:
-        lines = list(data[:cut].split(b"\n"))
-    lines.append(data[cut:])
-    return lines
+def _split_lines(data: bytes) -> list[str]:
+    """The file's lines, split on LF only (U+2028 and friends are ordinary characters in JSON strings), the
+    text after the last LF (empty, or a torn line) last. Invalid UTF-8 becomes U+FFFD, so a damaged character
+    costs that character, not its entry; decoding the whole file at once is much cheaper than per line."""
+    return data.decode("utf-8", "replace").split("\n")
 
 
 @contextmanager
@@ -157,30 +237,45 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _unique_entries(objects: list[dict[str, Any]]) -> list[SessionEntry]:
+def _unique_entries(objects: list[dict[str, Any]], numbers: list[int], damaged: list[int]) -> list[SessionEntry]:
     """Entries in file order; a repeated id (hand-edited or concatenated file) keeps its first occurrence, since
-    ids are durable cursors and must not be shadowed."""
+    ids are durable cursors and must not be shadowed. An object that is no entry is added to `damaged` (by line
+    number); an entry whose parent is missing after damage is linked to the entry before the damage."""
     entries: list[SessionEntry] = []
     seen: set[str] = set()
-    for obj in objects:
+    pending = iter(damaged + [0])  # damaged line numbers in file order; 0 ends it
+    next_damage = next(pending) or None
+    anchor: str | None = None  # the last entry before the latest damaged line
+    last_id: str | None = None
+    damage_seen = False
+    for obj, number in zip(objects, numbers):
+        while next_damage is not None and next_damage < number:
+            damage_seen, anchor, next_damage = True, last_id, next(pending) or None
         entry_id, kind, parent = obj.get("id"), obj.get("type"), obj.get("parentId")
         # is_entry(obj), inlined: this loop runs once per line of every file opened or listed
-        if (type(entry_id) is str and type(kind) is str and kind != "session"
-                and (parent is None or type(parent) is str) and entry_id not in seen):
-            seen.add(entry_id)
-            if parent is None and "parentId" not in obj:
-                obj["parentId"] = None  # every reader may rely on the base field being present
-            entries.append(obj)  # type: ignore[arg-type]
+        if not (type(entry_id) is str and type(kind) is str and kind != "session"
+                and (parent is None or type(parent) is str)):
+            damaged.append(number)
+            damage_seen, anchor = True, last_id
+            continue
+        if entry_id in seen:
+            continue
+        seen.add(entry_id)
+        if damage_seen and parent is not None and parent not in seen:
+            obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
+        elif parent is None and "parentId" not in obj:
+            obj["parentId"] = None  # every reader may rely on the base field being present
+        entries.append(obj)  # type: ignore[arg-type]
+        last_id = entry_id
     return entries
 
 
 def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise SessionFileError(f"session file not found: {path}") from None
-    except OSError as exc:
-        raise SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}") from None
+    with open_for_reading(path) as handle:
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise _read_error(path, exc) from None
 
 
 def encode_line(obj: dict[str, Any]) -> bytes:
@@ -209,7 +304,7 @@ class SessionFile:
         (it follows the renamed file)."""
         if self.path.exists():
             raise SessionFileError(f"session file already exists: {self.path}")
-        self._fd = self._publish(data, backup=None)
+        self._fd = self._publish(data, durable=self._fsync)
         self.exists, self._needs_newline = True, False
 
     def replace(self, data: bytes, backup: Path) -> None:
@@ -217,7 +312,33 @@ class SessionFile:
         at `backup` (a hard link when possible; an existing backup is left as it is)."""
         _keep_backup(self.path, backup)
         self.close()
-        self._fd = self._publish(data, backup=backup)
+        self._fd = self._publish(data, durable=True)  # replaces acknowledged entries: always durable
+        self._needs_newline = False
+
+    def lost(self) -> str | None:
+        """How `path` stopped naming the file this object appends to: `"deleted"`, `"replaced by another
+        file"`, or None while it still does (or the check itself fails: the write then reports the OS error).
+        Appending to a deleted file would write to an inode nobody can reach."""
+        try:
+            current = os.stat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        except OSError:
+            return None
+        if self._fd is None:
+            return None
+        mine = os.fstat(self._fd)
+        if (mine.st_dev, mine.st_ino) != (current.st_dev, current.st_ino):
+            return "replaced by another file"
+        return None
+
+    def recreate(self, data: bytes, backup: Path | None) -> None:
+        """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a file
+        that replaced it is kept at `backup` first."""
+        if backup is not None and self.path.exists():
+            _keep_backup(self.path, backup)
+        self.close()
+        self._fd = self._publish(data, durable=True)
         self._needs_newline = False
 
     def append(self, data: bytes) -> None:
@@ -251,7 +372,7 @@ class SessionFile:
             fd, self._fd = self._fd, None
             os.close(fd)
 
-    def _publish(self, data: bytes, *, backup: Path | None) -> int:
+    def _publish(self, data: bytes, *, durable: bool) -> int:
         """Write `data` to a temporary file and rename it over `path`; returns the open append descriptor."""
         temp = self.path.with_name(f".{self.path.name}.tmp")
         try:
@@ -262,14 +383,14 @@ class SessionFile:
             raise self._error("create", exc) from None
         try:
             _write_all(fd, data)
-            if self._fsync or backup is not None:  # a rewrite replaces acknowledged entries: always durable
+            if durable:
                 os.fsync(fd)
             os.replace(temp, self.path)
         except OSError as exc:
             os.close(fd)
             temp.unlink(missing_ok=True)
             raise self._error("write", exc) from None
-        if self._fsync or backup is not None:
+        if durable:
             sync_dir(self.path.parent)
         return fd
 
@@ -277,9 +398,16 @@ class SessionFile:
         """The append descriptor of the existing file. Never creates it: a recreated file would lack its header."""
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, _WRITE_FLAGS)
+                fd = os.open(self.path, _WRITE_FLAGS | _NONBLOCK)  # a FIFO swapped in fails instead of waiting
             except OSError as exc:
                 raise self._error("open", exc) from None
+            try:
+                _check_regular(os.fstat(fd).st_mode)
+                os.set_blocking(fd, True)
+            except OSError as exc:
+                os.close(fd)
+                raise self._error("open", exc) from None
+            self._fd = fd
         return self._fd
 
     def _error(self, action: str, exc: OSError) -> SessionFileError:
@@ -294,22 +422,28 @@ def _keep_backup(path: Path, backup: Path) -> None:
         os.link(path, backup)
     except OSError:
         try:
-            _copy_new(path, backup)
+            copy_private(path, backup)
         except OSError as exc:
             raise SessionFileError(f"cannot back up session file {path} before migrating it: "
                                    f"{exc.strerror or exc}") from None
 
 
-def _copy_new(source: Path, target: Path) -> None:
-    """Copy `source` to a new private file `target`; whatever was at `target` (a dangling link) is replaced,
-    never written through."""
-    data = source.read_bytes()
+def copy_private(source: Path, target: Path) -> None:
+    """Copy the session file `source` to a new private (0600) file `target`; whatever was at `target` (a
+    dangling link) is replaced, never written through. When the copy fails (a full disk), no partial `target`
+    is left behind. Raises SessionFileError when `source` cannot be read, OSError when `target` cannot be
+    written."""
+    with open_for_reading(source) as handle:
+        data = handle.read()
     target.unlink(missing_ok=True)
     fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
         _write_all(fd, data)
-    finally:
+    except OSError:
         os.close(fd)
+        target.unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -18,6 +18,11 @@ from .session_file import SessionFileError, read_header
 SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 """`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends."""
 
+SESSION_ID_MAX = 128
+"""Longest `--session-id`: the id is part of the file name `<24-char time>_<id>.jsonl` and of its backups
+(`<name>.<time>.compact.bak`, 68 characters beyond the id), which must stay within the usual 255-byte name limit
+of file systems; 128 leaves room."""
+
 
 @dataclass(frozen=True)
 class ResumeDirectory:

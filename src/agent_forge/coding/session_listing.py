@@ -13,11 +13,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+OnSkip = Callable[[str], None]
+"""Told why a session file was left out of a listing (the SessionFileError's message, naming the file)."""
 
 from .paths import sessions_dir
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
-from .session_file import SessionFileError, parse_line, read_header, read_session
+from .session_file import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -76,20 +79,31 @@ class SessionInfo:
                 "parentSession": self.parent_session}
 
 
-def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
+def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
+                  on_skip: OnSkip | None = None) -> list[SessionInfo]:
     """Sessions stored for `cwd`, newest (by file mtime) first. Files that cannot be opened (unreadable, no
-    valid header, an unsupported version: `session_file.read_header`) are left out, as `find_most_recent` and
-    `resolve_session` leave them out. Cost: one linear scan of each file."""
-    infos = [info for info in map(session_info, _session_files(cwd, session_dir)) if info is not None]
+    valid header, an unsupported version such as one made by a newer agent-forge: `session_file.read_header`)
+    are left out, as `find_most_recent` and `resolve_session` leave them out, and `on_skip` is told why.
+    Cost: one linear scan of each file."""
+    infos = [info for info in (_info_or_skip(path, on_skip) for path in _session_files(cwd, session_dir))
+             if info is not None]
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
 
-def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
+                     on_skip: OnSkip | None = None) -> Path | None:
     """The most recently modified session file of `cwd` that can be opened (the rule of `list_sessions`: the
-    newest listed session), or None (`--continue`). Reads only up to the header of the files it considers."""
-    files = sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True)
-    return next((path for path in files if _header_id(path) is not None), None)
+    newest listed session), or None (`--continue`); `on_skip` is told why each newer file was passed over.
+    Reads only up to the header of the files it considers."""
+    for path in sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True):
+        try:
+            read_header(path)
+            return path
+        except SessionFileError as exc:
+            if on_skip is not None:
+                on_skip(str(exc))
+    return None
 
 
 def resolve_session(reference: str, cwd: str | os.PathLike[str],
@@ -103,8 +117,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     """
     as_path = Path(reference).expanduser()
     if as_path.is_file() or os.sep in reference or reference.endswith(".jsonl"):
-        if not as_path.exists():
-            raise SessionFileError(f"session file not found: {as_path}")
+        check_readable(as_path)  # missing, a symlink loop, a FIFO: said as opening it would say
         return as_path
     wanted = reference.strip().lower()
     if not wanted:
@@ -145,9 +158,15 @@ def _list_line(info: SessionInfo) -> str:
 
 def session_info(path: Path) -> SessionInfo | None:
     """The listing line of one file, None when it cannot be read or has no valid header."""
+    return _info_or_skip(path, None)
+
+
+def _info_or_skip(path: Path, on_skip: OnSkip | None) -> SessionInfo | None:
     try:
         parsed = read_session(path)
-    except SessionFileError:
+    except SessionFileError as exc:
+        if on_skip is not None:
+            on_skip(str(exc))
         return None
     header = parsed.header
     modified = datetime.fromtimestamp(_mtime(path), timezone.utc)
@@ -213,9 +232,9 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
     """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
     for path in sorted(_session_files(cwd, session_dir)):
         try:
-            with path.open("rb") as handle:
-                header = parse_line(handle.readline())
-        except OSError:
+            with open_for_reading(path) as handle:
+                header = parse_line(handle.readline().decode("utf-8", "replace"))
+        except (OSError, SessionFileError):
             continue
         if is_header(header) and header["id"].lower() == wanted:
             read_header(path)  # raises SessionFileError with the reason
@@ -223,11 +242,12 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
                     session: str | None = None, continue_recent: bool = False, fork: str | None = None,
-                    no_session: bool = False) -> tuple[Path | None, Path | None]:
+                    no_session: bool = False, on_skip: OnSkip | None = None) -> tuple[Path | None, Path | None]:
     """The CLI's session choice as `(file to resume, file to fork from)`; both None start a new session.
 
     `--session <path|id>` resumes that session, `--continue` the most recent one of `cwd` (none: a new
-    session), `--fork <path|id>` starts a new session from a copy of that file's active branch. Raises
+    session; `on_skip` is told of newer files it passed over), `--fork <path|id>` starts a new session from a
+    copy of that file's active branch. Raises
     SessionFileError for a reference that matches no session or several, and for flags that exclude each
     other (`--fork` or `--no-session` with `--session`/`--continue`, `--session` with `--continue`).
     """
@@ -240,5 +260,5 @@ def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[
     if session is not None:
         return resolve_session(session, cwd, session_dir), None
     if continue_recent:
-        return find_most_recent(cwd, session_dir), None
+        return find_most_recent(cwd, session_dir, on_skip=on_skip), None
     return None, None

@@ -6,7 +6,10 @@ holds the holder's pid for the error message. The kernel drops a `flock` when it
 SIGKILL), so a lock file left behind by a crash never blocks anyone: it is simply taken over.
 
 The lock belongs to the file, not to the name it was reached by: `acquire` resolves symlinks first, so a
-session opened through a link and through its real path shares one lock. (Hard links are not detected.)
+session opened through a link and through its real path shares one lock. A hard link (another name of the
+same inode) has its own lock file, so a held lock also holds a `flock` on the session file itself (`hold_inode`,
+taken once the file exists and again after it is rewritten): a second process reaching the file by a hard link
+is refused too (its message cannot name the holder's pid).
 
 Locks are per open file description, so a second lock on the same file from the same process also fails;
 callers that reopen their own session hand the lock over instead (see `SessionStore.open`). Where `fcntl` is
@@ -16,6 +19,7 @@ missing (Windows) locking is a no-op.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from .session_file import FILE_MODE, SessionFileError
@@ -27,9 +31,10 @@ _held: set[SessionLock] = set()
 class SessionLockError(SessionFileError):
     """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
 
-    def __init__(self, session_path: Path, pid: int | None) -> None:
+    def __init__(self, session_path: Path, pid: int | None, message: str | None = None) -> None:
         holder = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(f"Session file is in use by another agent-forge process ({holder}): {session_path}")
+        super().__init__(message or f"Session file is in use by another agent-forge process ({holder}): "
+                                    f"{session_path}")
         self.session_path = session_path
         self.pid = pid
 
@@ -45,6 +50,7 @@ class SessionLock:
     def __init__(self, session_path: Path, fd: int | None) -> None:
         self.session_path = session_path
         self._fd = fd
+        self._inode_fd: int | None = None  # a flock on the session file itself: see `hold_inode`
 
     @classmethod
     def acquire(cls, session_path: str | os.PathLike[str]) -> SessionLock:
@@ -74,8 +80,39 @@ class SessionLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def hold_inode(self) -> None:
+        """Also lock the file now at `session_path` (a `flock` on the file itself, shared by all its hard
+        links); a lock on a file it replaced is dropped. Raises SessionLockError when another process holds
+        it. Opening never blocks and only a regular file is locked (anything else: nothing to hold)."""
+        try:
+            import fcntl
+        except ImportError:
+            return
+        self._drop_inode()
+        try:
+            fd = os.open(self.session_path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return  # the file is gone or unreadable: its own open reports that
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._inode_fd, fd = fd, -1
+        except BlockingIOError:
+            raise SessionLockError(self.session_path, None) from None
+        except OSError:
+            pass  # no flock on this filesystem: the lock file still guards this name
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _drop_inode(self) -> None:
+        if self._inode_fd is not None:
+            fd, self._inode_fd = self._inode_fd, None
+            os.close(fd)
+
     def release(self) -> None:
         """Remove the lock file, then drop the lock (in that order, so nobody locks a file about to vanish)."""
+        self._drop_inode()
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
@@ -102,7 +139,9 @@ def release_held_locks() -> None:
 def _open_lock_file(path: Path) -> int:
     try:
         # O_NOFOLLOW: the pid is written into the lock file, so a link there must not redirect that write.
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        # O_NONBLOCK: a FIFO planted at the lock file's name must not make the open wait.
+        flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_NONBLOCK", 0))
         return os.open(lock_path_for(path), flags, FILE_MODE)
     except OSError as exc:
         raise SessionFileError(f"cannot create lock file for session file {path}: {exc.strerror or exc}") from None

@@ -25,7 +25,8 @@ def check_version(header: dict[str, Any]) -> int:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ValueError(f"unsupported version {version!r} (supported: 1 to {CURRENT_VERSION})")
     if version > CURRENT_VERSION:
-        raise ValueError(f"version {version} is newer than supported ({CURRENT_VERSION})")
+        raise ValueError(f"version {version} is newer than supported ({CURRENT_VERSION}): it was made by a newer "
+                         "agent-forge")
     return version
 
 

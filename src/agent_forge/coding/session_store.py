@@ -72,6 +72,7 @@ class SessionStore:
                                                            fsync=fsync)
         self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
         self._wants_lock = lock is True
+        self._id_lock: SessionLock | None = None  # `--session-id` before the file exists: see `create`
         self._migrated_from = migrated_from  # the file still holds this older version: rewrite before appending
         self._entries: list[SessionEntry] = list(entries)
         self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
@@ -88,6 +89,8 @@ class SessionStore:
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
+        self.load_warnings: list[str] = []
+        """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
         self.no_session = path is None
         """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
         clone) stay in memory, also after `switch_session` made a file the current session (see
@@ -104,12 +107,16 @@ class SessionStore:
         `session_cwd_dir`); `parent_session` is recorded in the header; `fsync` syncs every append; `lock`
         takes the single-writer lock when the file is written. `entries` (a fork or clone: root first, ids
         kept) start the session; when they hold a message the file is written now (or they wait, see
-        `write_error`). `session_id` (`--session-id`) replaces the fresh uuid."""
+        `write_error`). `session_id` (`--session-id`) replaces the fresh uuid; with `lock` that id is locked at
+        once (`<dir>/<id>.id.lock`), so a second process starting the same id before this one has written its
+        file is refused (SessionLockError) instead of making a second file with that id."""
         cwd_text = os.path.abspath(os.fspath(cwd))
         parent = os.fspath(parent_session) if parent_session is not None else None
         header = make_header(cwd_text, parent_session=parent, session_id=session_id)
         directory = Path(os.path.realpath(session_cwd_dir(cwd_text, session_dir)))
         store = cls(header, directory / session_file_name(header), fsync=fsync, lock=lock)
+        if lock and session_id is not None:
+            store._id_lock = _lock_session_id(directory, session_id)
         store._seed(entries)
         return store
 
@@ -118,7 +125,8 @@ class SessionStore:
              lock: SessionLock | bool = False) -> SessionStore:
         """Load an existing session file; the leaf is its last entry.
 
-        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped. Versions 1 and 2
+        Lines that are not JSON objects (a torn last line after a crash, garbage) are skipped; damaged ones are
+        named in `load_warnings` and do not cut the chain (`session_file.read_session`). Versions 1 and 2
         are migrated in memory; the file is rewritten (atomically, original kept as `<file>.v<N>.bak`) before
         the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
         process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
@@ -130,13 +138,17 @@ class SessionStore:
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)
         try:
+            if lock is True and held is not None:
+                held.hold_inode()  # a hard link of a file another process holds is refused too
             parsed = read_session(file_path)
         except SessionFileError:
             if lock is True and held is not None:
                 held.release()
             raise
-        return cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
-                   fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
+        store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
+                    fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
+        store.load_warnings = _skipped_warnings(file_path, parsed.skipped_lines)
+        return store
 
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike[str], *, entries: Iterable[SessionEntry] = (),
@@ -302,6 +314,9 @@ class SessionStore:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if self._id_lock is not None:
+            self._id_lock.release()
+            self._id_lock = None
 
     def __enter__(self) -> SessionStore:
         return self
@@ -364,9 +379,15 @@ class SessionStore:
                 self._take_lock()
                 self._file.create(b"".join([encode_line(self._header), *self._unwritten]))  # type: ignore[arg-type]
                 written = len(self._unwritten)
+                self._hold_inode()
             elif self._migrated_from is not None:
                 self._rewrite_migrated()  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
+                self._hold_inode()
+            elif (how := self._file.lost()) is not None:
+                self._recreate(how)  # writes every entry, the waiting ones included
+                written = len(self._unwritten)
+                self._hold_inode()
             for line in self._unwritten[written:]:
                 self._file.append(line)  # one line at a time: a nearly full disk still takes what fits
                 written += 1
@@ -383,10 +404,31 @@ class SessionStore:
         if error != previous and self.on_write_state is not None:
             self.on_write_state(previous)
 
+    def _hold_inode(self) -> None:
+        """Lock the new inode of a file just written whole (see `SessionLock.hold_inode`); nobody else can hold
+        a file this process has just created."""
+        if self._lock is not None:
+            try:
+                self._lock.hold_inode()
+            except SessionLockError:
+                pass
+
     def _take_lock(self) -> None:
         if self._wants_lock and self._lock is None and self._path is not None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             self._lock = SessionLock.acquire(self._path)
+
+    def _recreate(self, how: str) -> None:
+        """The file was deleted or replaced under this process: say so (`session_write_error`, whose `error`
+        names what happened), then write it again at its path with the header and every entry, so nothing is
+        lost; the success that follows is reported as `session_write_resumed`. A file that replaced it is kept
+        as `<file>.replaced.bak`."""
+        assert self._file is not None and self._path is not None
+        self._record_failure(f"the session file was {how} while in use; it is written again with all "
+                             f"{len(self._entries)} entries")
+        data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
+        backup = self._path.with_name(f"{self._path.name}.replaced.bak") if how != "deleted" else None
+        self._file.recreate(data, backup)
 
     def _rewrite_migrated(self) -> None:
         """Replace an old-version file by its migrated content before the first append: appending new-format
@@ -395,3 +437,28 @@ class SessionStore:
         data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
         self._file.replace(data, self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
         self._migrated_from = None
+
+
+def _skipped_warnings(path: Path, lines: list[int]) -> list[str]:
+    """One warning naming the damaged lines `read_session` skipped (at most 10 locations), or none."""
+    if not lines:
+        return []
+    where = ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
+    count = f"{len(lines)} damaged line{'s' if len(lines) != 1 else ''}"
+    return [f"session file {path}: skipped {count} ({where}); the entries after a skipped line continue from "
+            f"the entry before it"]
+
+
+def _lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
+    """The lock of `session_id` in `directory`; None when no lock file can be made there (the session file
+    cannot be written either: that is reported by the first write). Raises SessionLockError when held."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return SessionLock.acquire(directory / f"{session_id}.id")
+    except SessionLockError as exc:
+        holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
+        raise SessionLockError(directory / f"{session_id}.id", exc.pid,
+                               f"Session id {session_id} is in use by another agent-forge process ({holder}) "
+                               f"in {directory}") from None
+    except (SessionFileError, OSError):
+        return None

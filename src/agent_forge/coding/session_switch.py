@@ -14,7 +14,9 @@ session (that file is then written to, as the user asked; but no new file is eve
 
 from __future__ import annotations
 
+import asyncio
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,8 +41,11 @@ async def switch_session(session: AgentSession, session_path: str) -> bool:
         current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
         _adopt(session, current)
         return False
-    store = _command(lambda: SessionStore.open(path, lock=True))
+    # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
+    store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
     store.no_session = current.no_session
+    for warning in store.load_warnings:  # the client's log: what the file lost before this agent read it
+        print(f"Warning: {warning}", file=sys.stderr)
     await _stop_work(session)
     _adopt(session, store)
     return False
@@ -133,5 +138,7 @@ def fork_file(source: str | os.PathLike[str], cwd: str, session_dir: str | None 
     """`--fork`: a new locked session for `cwd` holding a copy of `source`'s active branch (ids kept), with
     `parentSession` naming `source`. The source is only read. Raises SessionFileError."""
     original = SessionStore.open(source)
-    return SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
-                               entries=original.branch())
+    store = SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
+                                entries=original.branch())
+    store.load_warnings = original.load_warnings
+    return store

@@ -121,8 +121,7 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
     await session.close()
     if code == 0 and ran and not json_events:
         text = terminal_text(session.last_assistant_text() or "")
-        _write(json_wire.encode_utf8(f"{text}
-"))  # never a UnicodeEncodeError
+        _write(json_wire.encode_utf8(f"{text}\n"))  # never a UnicodeEncodeError
     if code == 0 and session.write_failures:
         return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code

@@ -128,14 +128,14 @@ class VerbatimPlan:
         Raises `CompactionError` when the copy cannot be written; an in-memory session has no backup."""
         if session_file is None or not session_file.exists():
             return
-        import shutil
+        from ..session_file import SessionFileError, copy_private
 
         now = datetime.now(timezone.utc)
         target = session_file.with_name(
             f"{session_file.name}.{now.strftime('%Y-%m-%dT%H-%M-%S')}-{now.microsecond // 1000:03d}Z.compact.bak")
         try:
-            shutil.copyfile(session_file, target)
-        except OSError as exc:
+            copy_private(session_file, target)  # private like the session file; nothing left when it fails
+        except (OSError, SessionFileError) as exc:
             raise CompactionError(f"Could not write the session backup {target}: {exc}") from None
         self.backup_path = str(target)
 
