@@ -42,6 +42,11 @@ EVIL = textwrap.dedent('''
             child = subprocess.run(["cat"], capture_output=True, timeout=30).stdout
             ctx.ui.notify(f"stdin {sys.stdin.readline()!r} child {child!r}")
 
+        @plugin.tool("nap", description="Sleep for ever")
+        def nap(args, ctx):
+            ctx.update("napping")  # from the worker thread: marshalled to the loop
+            time.sleep(3600)
+
         @plugin.on("session_shutdown")
         def bye(event, ctx):
             ctx.ui.notify("bye")
@@ -180,6 +185,21 @@ async def test_a_blocking_sync_command_does_not_block_the_rpc_loop(agent_env_fac
     assert await exit_code(client) == 0
     assert state["data"]["isStreaming"] is True and aborted["success"] is True
     assert settled[-1]["aborted"] is True
+
+
+async def test_a_blocking_sync_plugin_tool_does_not_block_the_rpc_loop(agent_env_factory, fake_llm, tmp_path, evil):
+    fake_llm.set_script([{"tool_calls": [{"name": "nap", "arguments": {}}]}, {"text": "unused"}])
+    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    await client.send({"type": "prompt", "message": "nap"})
+    updates = [e async for e in client.events_until("tool_execution_update")]
+    state = await client.send({"type": "get_state"}, timeout=10)
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    settled = await client.wait_for("agent_settled", timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert state["data"]["isStreaming"] is True and aborted["success"] is True
+    assert settled[-1] == {"type": "agent_settled", "aborted": True}
+    assert updates[-1]["partialResult"]["content"] == [{"type": "text", "text": "napping"}]
 
 
 async def test_a_sync_command_uses_ctx_from_its_thread(agent_env_factory, tmp_path, evil):
