@@ -38,6 +38,16 @@ EVIL = textwrap.dedent('''
             answer = ctx.ui.confirm("Sure?")  # a sync handler gets the dialog's result, not a coroutine
             ctx.ui.notify(f"syncask -> {answer} (streaming: {ctx.session.is_streaming})")
 
+        @plugin.command("stop")
+        async def stop(args, ctx):
+            await ctx.session.abort()  # its own abort does not cancel the command
+            ctx.ui.notify("stopped")
+
+        @plugin.command("syncstop")
+        def syncstop(args, ctx):
+            ctx.session.abort()
+            ctx.ui.notify("sync stopped")
+
         @plugin.command("readstdin")
         def readstdin(args, ctx):
             child = subprocess.run(["cat"], capture_output=True, timeout=30).stdout
@@ -211,6 +221,22 @@ async def test_a_sync_command_uses_ctx_from_its_thread(agent_env_factory, tmp_pa
         result = await notification(client)
         settled = await client.wait_for("agent_settled")
     assert result == "syncask -> True (streaming: False)" and settled[-1]["aborted"] is False
+
+
+@pytest.mark.parametrize("command, said", [("/stop", "stopped"), ("/syncstop", "sync stopped")])
+async def test_a_command_aborting_the_run_is_not_cancelled_by_its_own_abort(agent_env_factory, fake_llm, tmp_path,
+                                                                            evil, command, said):
+    fake_llm.set_script([{"text": "a long answer that hangs half way", "hang_after": 3, "hang_ms": 30000}])
+    async with await start(env_with(agent_env_factory), tmp_path, evil) as client:
+        await client.send({"type": "prompt", "message": "write"})
+        async for _ in client.events_until("message_update"):
+            pass
+        await client.send({"type": "prompt", "message": command})
+        result = await notification(client)
+        command_settled = (await client.wait_for("agent_settled"))[-1]  # the command's own end
+    assert result == said and command_settled == {"type": "agent_settled", "aborted": False}
+    run_settled = next(r for r in client.records if r.get("type") == "agent_settled")
+    assert run_settled["aborted"] is True
 
 
 async def test_a_plugin_reading_stdin_gets_nothing_and_steals_no_command(agent_env_factory, tmp_path, evil):

@@ -19,6 +19,7 @@ cancelled and reported as failing; and `shutdown` gives running commands the sam
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import re
 import sys
@@ -57,6 +58,10 @@ HANDLER_TIMEOUT_S = 10.0
 
 CANCEL_GRACE_S = 1.0
 """Seconds cancelled plugin tasks get to end (clean up after `CancelledError`) before the agent goes on."""
+
+_CURRENT_COMMAND: contextvars.ContextVar[asyncio.Task | None] = contextvars.ContextVar("plugin_command",
+                                                                                     default=None)
+"""The command task the running code belongs to (worker threads carry it): a command's own `abort` spares it."""
 
 _BOUNDED_EVENTS = ("input", "session_before_change", "session_start", "session_shutdown")
 
@@ -214,11 +219,15 @@ class PluginRunner(SessionHooks):
         command = self.commands_by_name.get(parsed[0]) if parsed else None
         if command is None or parsed is None:
             return None
-        task = self._spawn(self._call(command.plugin, f"command:{command.name}", command.handler, parsed[1],
-                                      self.context(command.plugin)))
+        task = self._spawn(self._command(command, parsed[1]))
         self._commands.add(task)
         task.add_done_callback(self._commands.discard)
         return task
+
+    async def _command(self, command: CommandSpec, args: str) -> tuple[bool, Any]:
+        _CURRENT_COMMAND.set(asyncio.current_task())
+        return await self._call(command.plugin, f"command:{command.name}", command.handler, args,
+                                self.context(command.plugin))
 
     def commands(self) -> list[dict[str, Any]]:
         """`get_commands` items (seed 000 shape, plus the plugin file as `path`)."""
@@ -309,9 +318,10 @@ class PluginRunner(SessionHooks):
 
     def abort(self) -> None:
         """Pending dialogs get their defaults; running commands are cancelled (`CancelledError` at their next
-        `await`; a synchronous one's thread cannot be stopped and is left to finish, its result dropped)."""
+        `await`; a synchronous one's thread cannot be stopped and is left to finish, its result dropped). A
+        command that aborts through its own `ctx.session.abort()` goes on."""
         self.ui.cancel_pending()
-        for task in list(self._commands):
+        for task in self._commands - {_CURRENT_COMMAND.get()}:
             task.cancel()
             self._cancelled.add(task)
             task.add_done_callback(self._cancelled.discard)

@@ -13,6 +13,7 @@ handler gets its result directly.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import functools
 import inspect
@@ -46,7 +47,9 @@ async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
         except RuntimeError:
             pass  # the loop is closed: nobody waits for this any more
 
-    threading.Thread(target=run, name=f"plugin-{getattr(fn, '__name__', 'handler')}", daemon=True).start()
+    context = contextvars.copy_context()  # the caller's context variables hold in the thread and its ctx calls
+    threading.Thread(target=context.run, args=(run,), name=f"plugin-{getattr(fn, '__name__', 'handler')}",
+                     daemon=True).start()
     return await future
 
 
