@@ -58,6 +58,16 @@ EVIL = textwrap.dedent('''
             ctx.update("napping")  # from the worker thread: marshalled to the loop
             time.sleep(3600)
 
+        @plugin.on("before_run")
+        def hang_run(event, ctx):
+            if "hang-run" in str(event.prompts):
+                time.sleep(3600)
+
+        @plugin.on("tool_call")
+        async def hang_check(event, ctx):
+            if event.args.get("command") == "echo checked":
+                await asyncio.sleep(3600)
+
         @plugin.on("session_shutdown")
         def bye(event, ctx):
             ctx.ui.notify("bye")
@@ -154,6 +164,19 @@ async def test_a_hanging_input_handler_is_bounded_and_prompts_keep_their_order(a
     assert errors and "TimeoutError" in errors[0]["error"] and errors[0]["event"] == "input"
     users = [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] == "user"]
     assert json.dumps(users[-1]).count(text) == 1  # the hung prompt went on, as it was, before the later one
+
+
+async def test_hanging_run_handlers_are_bounded_and_the_run_goes_on(agent_env_factory, fake_llm, tmp_path, evil):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo checked"}}]},
+                         {"text": "done"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    events = await client.prompt_and_wait("please hang-run", timeout=20)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    failed = [e["event"] for e in events if e["type"] == "extension_error" and "TimeoutError" in e["error"]]
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert failed == ["before_run", "tool_call"] and events[-1] == {"type": "agent_settled", "aborted": False}
+    assert end["isError"] is True and "Blocked" in end["result"]["content"][0]["text"]  # fail-safe: not run
 
 
 async def test_abort_cancels_a_hanging_input_handler_and_refuses_its_prompt(agent_env_factory, fake_llm,

@@ -10,9 +10,8 @@ starts (a `message_update` observer would otherwise report every streamed delta)
 then registration order. No method here raises, except when its own task is cancelled.
 
 Plugin code can never hang the agent: synchronous handlers and commands run in a worker thread
-(`threads.py`), so the event loop keeps answering; `abort` cancels running commands; the handlers a command's
-answer waits for (`input`, `session_before_change`) and the start-up and shutdown handlers get
-`handler_timeout` seconds each (while none of their dialogs waits for the client's answer), after which they are
+(`threads.py`), so the event loop keeps answering; `abort` cancels running commands; every hook handler (all
+but the observers) gets `handler_timeout` seconds (while none of their dialogs waits for the client's answer), after which they are
 cancelled and reported as failing; and `shutdown` gives running commands the same time, then cancels them.
 """
 
@@ -54,7 +53,8 @@ from .ui import PluginUI
 
 HANDLER_TIMEOUT_S = 10.0
 """Default of `handler_timeout` (settings `pluginHandlerTimeoutMs`): seconds an `input`, `session_before_change`,
-`session_start` or `session_shutdown` handler may run, and running commands get at exit, before cancellation."""
+`before_run`, `tool_call`, `session_start` or `session_shutdown` handler may run, and running commands get at
+exit, before cancellation."""
 
 CANCEL_GRACE_S = 1.0
 """Seconds cancelled plugin tasks get to end (clean up after `CancelledError`) before the agent goes on."""
@@ -63,7 +63,7 @@ _CURRENT_COMMAND: contextvars.ContextVar[asyncio.Task | None] = contextvars.Cont
                                                                                      default=None)
 """The command task the running code belongs to (worker threads carry it): a command's own `abort` spares it."""
 
-_BOUNDED_EVENTS = ("input", "session_before_change", "session_start", "session_shutdown")
+_BOUNDED_EVENTS = ("input", "before_run", "tool_call", "session_before_change", "session_start", "session_shutdown")
 
 _COMMAND = re.compile(r"/(\S+)(?:\s+(.*))?\Z", re.S)
 
@@ -152,8 +152,8 @@ class PluginRunner(SessionHooks):
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         """`(True, result)`, or `(False, None)` after reporting what the plugin raised. A synchronous `fn` runs
-        in a worker thread with a thread-safe context (`threads.py`); `input`, `session_before_change`,
-        `session_start` and `session_shutdown` handlers are bounded (`_bounded`)."""
+        in a worker thread with a thread-safe context (`threads.py`); hook handlers (not commands) are bounded
+        (`_bounded`)."""
         if event in _BOUNDED_EVENTS:
             return await self._bounded(plugin, event, fn, *args)
         return await self._run(plugin, event, fn, *args)
@@ -175,20 +175,33 @@ class PluginRunner(SessionHooks):
 
     async def _bounded(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         """`_run` for at most `handler_timeout` seconds, extended while a dialog waits for the client (its own
-        timeout, abort and stdin EOF end it); a handler still running then is cancelled and reported."""
-        task = asyncio.ensure_future(contained(self._run(plugin, event, fn, *args)))
-        try:
-            while True:
-                done, _ = await asyncio.wait({task}, timeout=self.handler_timeout)
-                if done:
-                    return task.result()
-                if not self.ui.has_pending():
-                    break
-        finally:
-            if not task.done():
+        timeout, abort and stdin EOF end it); a handler still running then is cancelled (in this task, as
+        `asyncio.timeout` does, so an abort meanwhile stays an abort) and reported."""
+        loop, task, expired = asyncio.get_running_loop(), asyncio.current_task(), []
+
+        def expire() -> None:
+            nonlocal timer
+            if self.ui.has_pending():
+                timer = loop.call_later(self.handler_timeout, expire)
+            elif task is not None:
+                expired.append(True)
                 task.cancel()
+
+        timer = loop.call_later(self.handler_timeout, expire)
+        try:
+            result = await self._run(plugin, event, fn, *args)
+        except asyncio.CancelledError:
+            if not expired or task is None or task.uncancel() > 0:
+                raise
+        else:
+            if not expired:
+                return result
+            if task is not None:
+                task.uncancel()  # the handler swallowed the cancellation and returned: too late, ignored
+        finally:
+            timer.cancel()
         self.report(plugin, event, f"TimeoutError: the handler did not return within {self.handler_timeout:g} s; "
-                                   "it was cancelled and the agent went on without it")
+                                   "it was cancelled")
         return False, None
 
     def _accept(self, plugin: Plugin, event: str, result: Any, kinds: tuple[type, ...], expected: str) -> Any:
