@@ -21,7 +21,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
 | `input_closed()` | RPC mode, stdin EOF | no answer can come: dialogs resolve with their defaults from now on |
 | `commands()` | `get_commands` | the plugin commands, as `get_commands` items |
-| `shutdown(graceful)` | `close` (True), `terminate` (False) | plugin tasks finish or are cancelled (bounded); `session_shutdown` handlers run |
+| `shutdown(graceful)` | `close` (True), `terminate` (False) | plugin tasks end (bounded); `session_shutdown` runs |
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ then registration order. No method here raises, except when its own task is canc
 
 Plugin code can never hang the agent: synchronous handlers and commands run in a worker thread
 (`threads.py`), so the event loop keeps answering; `abort` cancels running commands; every hook handler (all
-but the observers) gets `handler_timeout` seconds (while none of their dialogs waits for the client's answer), after which they are
-cancelled and reported as failing; and `shutdown` gives running commands the same time, then cancels them.
+but the observers) gets `handler_timeout` seconds, extended while a dialog waits for the client's answer, and
+is then cancelled and reported as failing; `shutdown` gives running tasks the same time, then cancels them.
+Sync observers stay on the event loop: they are called in event order, inside `emit`.
 """
 
 from __future__ import annotations
