@@ -181,7 +181,7 @@ async def test_hanging_run_handlers_are_bounded_and_the_run_goes_on(agent_env_fa
 
 async def test_abort_cancels_a_hanging_input_handler_and_refuses_its_prompt(agent_env_factory, fake_llm,
                                                                             tmp_path, evil):
-    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, evil)  # abort first
     pending = client.send_nowait({"type": "prompt", "message": "hang forever"})
     await client.send({"type": "get_state"})  # the prompt is in its input handler by now (commands in order)
     aborted = await client.send({"type": "abort"}, timeout=10)
