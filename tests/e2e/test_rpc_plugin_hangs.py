@@ -68,6 +68,11 @@ EVIL = textwrap.dedent('''
             if event.args.get("command") == "echo checked":
                 await asyncio.sleep(3600)
 
+        @plugin.on("session_before_change")
+        async def hang_veto(event, ctx):
+            if ctx.session.session_name == "stuck":
+                await asyncio.sleep(3600)
+
         @plugin.on("session_shutdown")
         def bye(event, ctx):
             ctx.ui.notify("bye")
@@ -177,6 +182,16 @@ async def test_hanging_run_handlers_are_bounded_and_the_run_goes_on(agent_env_fa
     end = next(e for e in events if e["type"] == "tool_execution_end")
     assert failed == ["before_run", "tool_call"] and events[-1] == {"type": "agent_settled", "aborted": False}
     assert end["isError"] is True and "Blocked" in end["result"]["content"][0]["text"]  # fail-safe: not run
+
+
+async def test_a_hanging_veto_handler_is_bounded_and_the_change_is_answered(agent_env_factory, tmp_path, evil):
+    async with await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil) as client:
+        await client.send({"type": "set_session_name", "name": "stuck"})
+        reply = await client.send({"type": "new_session"}, timeout=20)
+        while (error := await client.next_event(timeout=10))["type"] != "extension_error":
+            pass
+    assert reply["success"] is True and reply["data"] == {"cancelled": False}
+    assert error["event"] == "session_before_change" and "TimeoutError" in error["error"]
 
 
 async def test_abort_cancels_a_hanging_input_handler_and_refuses_its_prompt(agent_env_factory, fake_llm,
