@@ -352,9 +352,10 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
 
 
 async def _run(mode: str, args: argparse.Namespace) -> int:
-    from .modes.stdout_guard import claim_stdout
+    from .modes.stdout_guard import claim_stdin, claim_stdout
 
     claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
+    claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
     from .coding.agent_session import CommandError, SessionOptions, create_session
     from .coding.resources.setup import options_from_args
 

@@ -104,7 +104,8 @@ BAD_SETTINGS: dict[str, Any] = {
     "compaction.enabled": 0, "compaction.reserveTokens": -2, "compaction.keepRecentTokens": "many",
     "compaction.strategy": "lossy", "compaction.preserveRecent": -3, "compaction.compressionRatio": 7,
     "compaction.modelOverrides": "x", "rpc.partialMessages": "on", "enableSkillCommands": "no",
-    "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0, "skills": "dir",
+    "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0,
+    "pluginHandlerTimeoutMs": "10s", "skills": "dir",
     "prompts": {}, "defaultTools": 3, "plugins": "p",
 }
 CHECKED_HERE = {"skills", "prompts", "defaultTools"}

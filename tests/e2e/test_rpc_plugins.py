@@ -287,15 +287,17 @@ async def test_an_answer_holding_an_unusable_number_counts_as_cancelled(agent_en
     assert result == "input -> null" and state["success"] is True
 
 
-async def test_abort_resolves_a_pending_dialog_with_its_default(agent_env, tmp_path):
+async def test_abort_cancels_a_command_waiting_for_a_dialog(agent_env, tmp_path):
     async with await start(agent_env, tmp_path) as client:
         await client.send({"type": "prompt", "message": "/ask confirm"})
         request = await next_request(client)
         reply = await client.send({"type": "abort"})
-        result = await notification(client)
+        settled = await client.wait_for("agent_settled")
         answer(client, request["id"], confirmed=True)  # after the abort: ignored
         state = await client.send({"type": "get_state"})
-    assert reply["success"] is True and result == "confirm -> false" and state["success"] is True
+    assert reply["success"] is True and state["success"] is True
+    assert settled[-1] == {"type": "agent_settled", "aborted": True}
+    assert not [e for e in settled if e.get("method") == "notify"]  # cancelled at its await: it never went on
 
 
 async def test_a_dialog_pending_at_stdin_eof_resolves_and_the_agent_exits(agent_env, tmp_path):

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 Listener = Callable[[dict[str, Any]], None]
 _CUSTOM_FIELDS = ("customType", "content", "display", "details")
 
+INPUT_CANCEL_GRACE_S = 1.0
+"""Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""
+
 WRITE_RETRY_S = 2.0
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
 so a freed disk is noticed while the session is idle."""
@@ -139,6 +142,8 @@ class AgentSession:
         self.closed = False
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
+        self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
+        self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._watch_writes(store)
         self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
         from .tools.output_files import start_pruning
@@ -288,17 +293,39 @@ class AgentSession:
                      streaming_behavior: str | None = None) -> str:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
         input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
-        A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`)."""
+        A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`); a command that
+        `abort` cancelled ends it with `aborted: true`. Prompts pass the input handlers one at a time, in arrival
+        order; an `abort` meanwhile cancels them and the prompt is refused (`CommandError`), nothing sent."""
         self._check_open()
         command = self.hooks.run_command(text)
         if command is not None:
             command.add_done_callback(lambda task: self._settle_handled(task.cancelled()))
             return "handled"
-        accepted = await self.hooks.input(text, images, streaming_behavior)
-        if accepted is None:
+        task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
+        self._inputs.add(task)
+        try:
+            disposition = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not task.cancelled() or (current is not None and current.cancelling()):
+                raise
+            raise CommandError("Aborted while plugin input handlers were running: the prompt was not sent") \
+                from None
+        finally:
+            self._inputs.discard(task)
+        if disposition == "handled":
             asyncio.get_running_loop().call_soon(self._settle_handled, False)  # after the caller's answer
-            return "handled"
-        return self.prompt(accepted[0], accepted[1], streaming_behavior)
+        return disposition
+
+    async def _take_input(self, text: str, images: list[dict[str, Any]] | None,
+                          streaming_behavior: str | None) -> str:
+        """Plugin input handlers, then `prompt`, under the input lock: runs start and queue in arrival order."""
+        async with self._input_lock:
+            self._check_open()
+            accepted = await self.hooks.input(text, images, streaming_behavior)
+            if accepted is None:
+                return "handled"
+            return self.prompt(accepted[0], accepted[1], streaming_behavior)
 
     def _settle_handled(self, aborted: bool) -> None:
         """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
@@ -446,10 +473,15 @@ class AgentSession:
     async def abort(self) -> None:
         """Abort the running step (or a retry's backoff wait); returns once the session settled or, when
         messages were still queued, once the aborted run handed over to them (seed 000: abort continues them).
-        Pending plugin dialogs resolve with their defaults."""
+        Pending plugin dialogs resolve with their defaults; plugin commands and prompts still in plugin input
+        handlers are cancelled (bounded waits: plugin code cannot hold the answer)."""
         self.hooks.abort()
+        inputs = list(self._inputs)
+        for task in inputs:
+            task.cancel()
         if not self.is_streaming:
             await self.compaction.cancel_and_wait()  # a manual compaction or branch summary
+            await self._plugins_aborted(inputs)
             return
         boundary = self._run_boundary  # taken first: the run may settle during any await below
         self.retry.cancel(aborted=True)
@@ -459,6 +491,12 @@ class AgentSession:
         self.agent.abort()
         await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
         await boundary.wait()  # settled, or the aborted run handed over to queued messages
+        await self._plugins_aborted(inputs)
+
+    async def _plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
+        if inputs:
+            await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
+        await self.hooks.wait_aborted()
 
     def start_queued(self) -> None:
         """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
@@ -623,7 +661,7 @@ class AgentSession:
         self.agent.clear_queues()
         await self.abort()
         await self.user_bash.abort()
-        await self.hooks.shutdown()
+        await self.hooks.shutdown(graceful=False)
         self._stop_write_retries()
         self._release_store()
         self._remove_memory_outputs()

@@ -16,11 +16,12 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
 | `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
 | `session_started(reason, previous)` | after such a change | notification |
-| `abort()` | `abort` | pending plugin dialogs resolve with their defaults |
+| `abort()` | `abort` | pending plugin dialogs resolve with their defaults; running plugin commands are cancelled |
+| `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
 | `input_closed()` | RPC mode, stdin EOF | no answer can come: dialogs resolve with their defaults from now on |
 | `commands()` | `get_commands` | the plugin commands, as `get_commands` items |
-| `shutdown()` | `close`, `terminate` | plugins finish; `session_shutdown` handlers run |
+| `shutdown(graceful)` | `close` (True), `terminate` (False) | plugin tasks end (bounded); `session_shutdown` runs |
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ class SessionHooks:
         """The session now continues in another store (`reason` is the action that moved it)."""
 
     def abort(self) -> None:
-        """The client aborted: pending dialogs resolve with their defaults."""
+        """The client aborted: pending dialogs resolve with their defaults, running plugin commands are
+        cancelled."""
+
+    async def wait_aborted(self) -> None:
+        """Return once the commands `abort` cancelled have ended, or a short grace period has passed."""
 
     def ui_response(self, answer: dict[str, Any]) -> None:
         """An `extension_ui_response` from the client."""
@@ -81,8 +86,9 @@ class SessionHooks:
         """Plugin commands as `get_commands` items (seed 000 shape)."""
         return []
 
-    async def shutdown(self) -> None:
-        """The session is closing: finish plugin work and run shutdown handlers."""
+    async def shutdown(self, graceful: bool = True) -> None:
+        """The session is closing: let plugin work finish (for a bounded time; not at all unless `graceful`),
+        cancel the rest, run shutdown handlers. Must return in bounded time."""
 
 
 async def change_session(session: AgentSession, action: str, change: Callable[[], Awaitable[T]],

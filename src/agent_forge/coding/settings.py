@@ -137,6 +137,7 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
     "plugins": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
+    "pluginHandlerTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),

@@ -99,10 +99,16 @@ def _read_file(path: Path, name: str) -> bytes:
 
 
 def _read_stdin() -> str | None:
-    """Piped stdin as text; None for a terminal (nothing is piped) or a closed stdin."""
-    if sys.stdin is None or sys.stdin.isatty():
+    """Piped stdin (the mode's own copy: `stdout_guard.claim_stdin`) as text; None for a terminal (nothing is
+    piped) or a closed stdin."""
+    from .stdout_guard import protocol_stdin
+
+    if sys.stdin is None:
         return None
-    return sys.stdin.buffer.read().decode("utf-8", "replace")
+    stream = protocol_stdin()
+    if stream.isatty():
+        return None
+    return stream.read().decode("utf-8", "replace")
 
 
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:

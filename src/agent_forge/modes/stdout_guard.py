@@ -1,4 +1,5 @@
-"""Keep the output channel clean: only the mode writes to the real stdout, and a reader that goes away is quiet.
+"""Keep the protocol channels clean: only the mode writes to the real stdout and reads the real stdin, and a
+reader that goes away is quiet.
 
 Plugins, libraries and child processes that print (`print()`, `os.write(1, ...)`, `subprocess.run(["echo"])`)
 would inject stray lines into RPC or JSON-mode output, or into print mode's answer. `claim_stdout()` moves the
@@ -9,6 +10,9 @@ stderr, so stray output lands in the log instead. `write_out` writes one record 
 Any other write error (a full disk: ENOSPC, EIO, EBADF, ...) means the output is being lost: it is recorded
 (`failure`), the stream is pointed at the null device too, and the `on_failure` callback a mode registered
 stops the mode; `main` then says `agent-forge: cannot write to stdout: <reason>` once and exits 1.
+
+`claim_stdin()` does the same for input: a plugin reading `sys.stdin` (or a child process reading fd 0) would
+take protocol lines, so the mode keeps a private descriptor of the real stdin and fd 0 becomes the null device.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _claimed: BinaryIO | None = None
 failure: OSError | None = None
 """The first stdout write error other than a vanished reader, or None."""
 _on_failure: Callable[[], None] | None = None
+_claimed_in: BinaryIO | None = None
 
 
 def claim_stdout() -> BinaryIO:
@@ -35,6 +40,25 @@ def claim_stdout() -> BinaryIO:
         sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=True)
     return _claimed
+
+
+def claim_stdin() -> BinaryIO:
+    """The mode's input stream (a binary file on the original stdin); descriptor 0 and `sys.stdin` read the
+    null device from now on (end of file at once). Idempotent."""
+    global _claimed_in
+    if _claimed_in is None:
+        fd = os.dup(0)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        _claimed_in = open(fd, "rb", buffering=0, closefd=True)
+        sys.stdin = io.TextIOWrapper(open(0, "rb", closefd=False), encoding="utf-8", errors="replace")
+    return _claimed_in
+
+
+def protocol_stdin() -> BinaryIO:
+    """The claimed input stream, or the process's stdin when nothing claimed it (SDK use, tests)."""
+    return _claimed_in if _claimed_in is not None else sys.stdin.buffer
 
 
 def protocol_stdout() -> BinaryIO:

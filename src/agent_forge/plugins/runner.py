@@ -8,11 +8,18 @@ had returned nothing, with two fail-safe exceptions: a failing `tool_call` handl
 failing command simply ends. A failing observer is reported once per handler and event type until the next run
 starts (a `message_update` observer would otherwise report every streamed delta). Handlers run in load order,
 then registration order. No method here raises, except when its own task is cancelled.
+
+Plugin code can never hang the agent: synchronous handlers and commands run in a worker thread
+(`threads.py`), so the event loop keeps answering; `abort` cancels running commands; every hook handler (all
+but the observers) gets `handler_timeout` seconds, extended while a dialog waits for the client's answer, and
+is then cancelled and reported as failing; `shutdown` gives running tasks the same time, then cancels them.
+Sync observers stay on the event loop: they are called in event order, inside `emit`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import re
 import sys
@@ -40,9 +47,24 @@ from .api import (
     Transform,
 )
 from .isolation import contained, describe_error, is_cancellation
+from .threads import in_thread, is_async, thread_context
 from .tools import PluginTool
 from .values import describe_value, images_problem, private_copy
 from .ui import PluginUI
+
+HANDLER_TIMEOUT_S = 10.0
+"""Default of `handler_timeout` (settings `pluginHandlerTimeoutMs`): seconds an `input`, `session_before_change`,
+`before_run`, `tool_call`, `session_start` or `session_shutdown` handler may run, and running commands get at
+exit, before cancellation."""
+
+CANCEL_GRACE_S = 1.0
+"""Seconds cancelled plugin tasks get to end (clean up after `CancelledError`) before the agent goes on."""
+
+_CURRENT_COMMAND: contextvars.ContextVar[asyncio.Task | None] = contextvars.ContextVar("plugin_command",
+                                                                                     default=None)
+"""The command task the running code belongs to (worker threads carry it): a command's own `abort` spares it."""
+
+_BOUNDED_EVENTS = ("input", "before_run", "tool_call", "session_before_change", "session_start", "session_shutdown")
 
 _COMMAND = re.compile(r"/(\S+)(?:\s+(.*))?\Z", re.S)
 
@@ -56,14 +78,18 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class PluginRunner(SessionHooks):
     """Binds `plugins` to `session` and serves as its hooks. Build it, then `install()` and `await start()`."""
 
-    def __init__(self, session: AgentSession, plugins: list[Plugin], ui: PluginUI | None = None):
+    def __init__(self, session: AgentSession, plugins: list[Plugin], ui: PluginUI | None = None, *,
+                 handler_timeout: float = HANDLER_TIMEOUT_S):
         self.session = session
+        self.handler_timeout = handler_timeout
         self.plugins = plugins
         self.ui = ui or PluginUI()
         self.view = SessionView(session)
         self.warnings: list[str] = []
         self.commands_by_name: dict[str, CommandSpec] = {}
         self._tasks: set[asyncio.Task] = set()
+        self._commands: set[asyncio.Task] = set()  # running command tasks (`abort` cancels them)
+        self._cancelled: set[asyncio.Task] = set()  # commands `abort` cancelled that have not ended yet
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
         self._started = False
@@ -128,9 +154,19 @@ class PluginRunner(SessionHooks):
                            "error": message})
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-        """`(True, result)`, or `(False, None)` after reporting what the plugin raised."""
+        """`(True, result)`, or `(False, None)` after reporting what the plugin raised. A synchronous `fn` runs
+        in a worker thread with a thread-safe context (`threads.py`); hook handlers (not commands) are bounded
+        (`_bounded`)."""
+        if event in _BOUNDED_EVENTS:
+            return await self._bounded(plugin, event, fn, *args)
+        return await self._run(plugin, event, fn, *args)
+
+    async def _run(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         try:
-            result = fn(*args)
+            if is_async(fn):
+                result = fn(*args)
+            else:
+                result = await in_thread(fn, *args[:-1], thread_context(args[-1]))  # the context comes last
             if inspect.isawaitable(result):
                 result = await result
             return True, result
@@ -139,6 +175,37 @@ class PluginRunner(SessionHooks):
                 raise
             self.report(plugin, event, exc)
             return False, None
+
+    async def _bounded(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+        """`_run` for at most `handler_timeout` seconds, extended while a dialog waits for the client (its own
+        timeout, abort and stdin EOF end it); a handler still running then is cancelled (in this task, as
+        `asyncio.timeout` does, so an abort meanwhile stays an abort) and reported."""
+        loop, task, expired = asyncio.get_running_loop(), asyncio.current_task(), []
+
+        def expire() -> None:
+            nonlocal timer
+            if self.ui.has_pending():
+                timer = loop.call_later(self.handler_timeout, expire)
+            elif task is not None:
+                expired.append(True)
+                task.cancel()
+
+        timer = loop.call_later(self.handler_timeout, expire)
+        try:
+            result = await self._run(plugin, event, fn, *args)
+        except asyncio.CancelledError:
+            if not expired or task is None or task.uncancel() > 0:
+                raise
+        else:
+            if not expired:
+                return result
+            if task is not None:
+                task.uncancel()  # the handler swallowed the cancellation and returned: too late, ignored
+        finally:
+            timer.cancel()
+        self.report(plugin, event, f"TimeoutError: the handler did not return within {self.handler_timeout:g} s; "
+                                   "it was cancelled")
+        return False, None
 
     def _accept(self, plugin: Plugin, event: str, result: Any, kinds: tuple[type, ...], expected: str) -> Any:
         """`result` when it is None or a valid instance of one of `kinds`; otherwise reported and None."""
@@ -168,8 +235,15 @@ class PluginRunner(SessionHooks):
         command = self.commands_by_name.get(parsed[0]) if parsed else None
         if command is None or parsed is None:
             return None
-        return self._spawn(self._call(command.plugin, f"command:{command.name}", command.handler, parsed[1],
-                                      self.context(command.plugin)))
+        task = self._spawn(self._command(command, parsed[1]))
+        self._commands.add(task)
+        task.add_done_callback(self._commands.discard)
+        return task
+
+    async def _command(self, command: CommandSpec, args: str) -> tuple[bool, Any]:
+        _CURRENT_COMMAND.set(asyncio.current_task())
+        return await self._call(command.plugin, f"command:{command.name}", command.handler, args,
+                                self.context(command.plugin))
 
     def commands(self) -> list[dict[str, Any]]:
         """`get_commands` items (seed 000 shape, plus the plugin file as `path`)."""
@@ -259,7 +333,19 @@ class PluginRunner(SessionHooks):
             await self._call(plugin, "session_start", fn, event, self.context(plugin))
 
     def abort(self) -> None:
+        """Pending dialogs get their defaults; running commands are cancelled (`CancelledError` at their next
+        `await`; a synchronous one's thread cannot be stopped and is left to finish, its result dropped). A
+        command that aborts through its own `ctx.session.abort()` goes on."""
         self.ui.cancel_pending()
+        for task in self._commands - {_CURRENT_COMMAND.get()}:
+            task.cancel()
+            self._cancelled.add(task)
+            task.add_done_callback(self._cancelled.discard)
+
+    async def wait_aborted(self) -> None:
+        """Give the commands `abort` cancelled up to `CANCEL_GRACE_S` to end."""
+        if self._cancelled:
+            await asyncio.wait(set(self._cancelled), timeout=CANCEL_GRACE_S)
 
     def ui_response(self, answer: dict[str, Any]) -> None:
         self.ui.resolve(answer)
@@ -273,13 +359,20 @@ class PluginRunner(SessionHooks):
         while self._tasks:
             await asyncio.wait(set(self._tasks))
 
-    async def shutdown(self) -> None:
-        """Pending and later dialogs get their defaults, running commands finish, `session_shutdown` runs."""
+    async def shutdown(self, graceful: bool = True) -> None:
+        """Pending and later dialogs get their defaults; running commands and async observers get
+        `handler_timeout` seconds to finish (none when not `graceful`: SIGTERM), then are cancelled and get
+        `CANCEL_GRACE_S`; then `session_shutdown` handlers run (each bounded)."""
         if self._closed:
             return
         self._closed = True
         self.ui.close()
-        await self.wait_for_tasks()
+        if graceful and self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=self.handler_timeout)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=CANCEL_GRACE_S)
         for plugin, fn in self._handlers("session_shutdown"):
             await self._call(plugin, "session_shutdown", fn, SessionShutdownEvent(), self.context(plugin))
         if self._unsubscribe is not None:

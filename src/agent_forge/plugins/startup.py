@@ -95,23 +95,28 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (),
             session.warnings.append(f"Plugin not loaded: {exc}")
     if not loaded:
         return None
-    from .runner import PluginRunner
+    from .runner import HANDLER_TIMEOUT_S, PluginRunner
     from .ui import PluginUI
 
-    runner = PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui())
+    runner = PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui(),
+                          handler_timeout=_seconds_setting(session, "pluginHandlerTimeoutMs", HANDLER_TIMEOUT_S))
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
 
 
 def _setup_timeout(session: AgentSession) -> float:
-    """`pluginSetupTimeoutMs` (a positive number of milliseconds) of the agent dir's settings in seconds, else
-    the default. A project's settings do not count: its plugins may be the ones being timed."""
-    value = (getattr(session.settings, "global_raw", None) or {}).get("pluginSetupTimeoutMs")
+    return _seconds_setting(session, "pluginSetupTimeoutMs", SETUP_TIMEOUT_S)
+
+
+def _seconds_setting(session: AgentSession, name: str, default: float) -> float:
+    """Setting `name` (a positive number of milliseconds) of the agent dir's settings in seconds, else
+    `default`. A project's settings do not count: its plugins may be the ones being timed."""
+    value = (getattr(session.settings, "global_raw", None) or {}).get(name)
     if value is None:
-        return SETUP_TIMEOUT_S
+        return default
     if not is_number(value) or value <= 0:  # already reported with its line (coding/settings.py)
-        return SETUP_TIMEOUT_S
+        return default
     return value / 1000
 
 

@@ -10,6 +10,7 @@ from ..agent.types import ToolError, ToolResult, ToolUpdate
 from .api import Context, ToolContext, ToolSpec, to_tool_result
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
+from .threads import in_thread, is_async, thread_context
 
 
 class PluginTool:
@@ -18,7 +19,7 @@ class PluginTool:
     Errors: a `ToolError` (bad arguments, or raised by the plugin) is the error result the model sees; anything
     else the plugin raises, `SystemExit` and `KeyboardInterrupt` included, is turned into a `ToolError` here
     (`"TypeName: message"`), so the agent loop never sees it. Only the cancellation of the call (abort)
-    propagates."""
+    propagates. A synchronous `execute` runs in a worker thread (`threads.py`)."""
 
     def __init__(self, spec: ToolSpec, make_context: Callable[[], Context]):
         self.spec = spec
@@ -34,7 +35,10 @@ class PluginTool:
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
                           on_update=on_update)
         try:
-            result = self.spec.execute(args, ctx)
+            if is_async(self.spec.execute):
+                result = self.spec.execute(args, ctx)
+            else:  # a blocking tool must not stop the event loop: abort and get_state stay answered
+                result = await in_thread(self.spec.execute, args, thread_context(ctx))
             if inspect.isawaitable(result):
                 result = await result
         except ToolError:

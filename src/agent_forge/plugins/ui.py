@@ -111,6 +111,10 @@ class PluginUI:
     def cancel_pending(self) -> None:
         """Resolve pending dialogs with their defaults (abort)."""
 
+    def has_pending(self) -> bool:
+        """True while a dialog waits for the client's answer."""
+        return False
+
 
 @dataclass
 class _Pending:
@@ -162,6 +166,9 @@ class RpcUI(PluginUI):
             return False  # unknown, late, or a fire-and-forget id: nothing waits for it
         pending.future.set_result(pending.default if answer.get("cancelled") is True else pending.parse(answer))
         return True
+
+    def has_pending(self) -> bool:
+        return bool(self._pending)
 
     def cancel_pending(self) -> None:
         for pending in list(self._pending.values()):

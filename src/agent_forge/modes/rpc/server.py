@@ -206,7 +206,7 @@ async def run_rpc_mode(session: AgentSession) -> int:
     problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
     if problem is not None:
         print(f"agent-forge: {problem}", file=sys.stderr)
-    from ..stdout_guard import protocol_stdout
+    from ..stdout_guard import protocol_stdin, protocol_stdout
 
     server = RpcServer(session, protocol_stdout())
-    return await server.serve(sys.stdin.fileno())
+    return await server.serve(protocol_stdin().fileno())  # fd 0 is the null device once the CLI claimed stdin

@@ -1,0 +1,306 @@
+"""End to end: plugin code that never returns, blocks its thread or reads stdin cannot hang the agent, leave a
+command unanswered or steal protocol lines (the real CLI with a plugin loaded by `-e`, the loopback fake LLM)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import textwrap
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+from .test_print_mode import run, user_texts
+from .test_rpc_plugins import answer, next_request, notification
+
+EVIL = textwrap.dedent('''
+    import asyncio
+    import subprocess
+    import sys
+    import time
+
+    from agent_forge.plugins import HANDLED
+
+
+    def setup(plugin):
+        @plugin.command("hang")
+        async def hang(args, ctx):
+            await asyncio.sleep(3600)
+
+        @plugin.command("synchang")
+        def synchang(args, ctx):
+            time.sleep(float(args))
+
+        @plugin.command("syncask")
+        def syncask(args, ctx):
+            answer = ctx.ui.confirm("Sure?")  # a sync handler gets the dialog's result, not a coroutine
+            ctx.ui.notify(f"syncask -> {answer} (streaming: {ctx.session.is_streaming})")
+
+        @plugin.command("stop")
+        async def stop(args, ctx):
+            await ctx.session.abort()  # its own abort does not cancel the command
+            ctx.ui.notify("stopped")
+
+        @plugin.command("syncstop")
+        def syncstop(args, ctx):
+            ctx.session.abort()
+            ctx.ui.notify("sync stopped")
+
+        @plugin.command("readstdin")
+        def readstdin(args, ctx):
+            child = subprocess.run(["cat"], capture_output=True, timeout=30).stdout
+            ctx.ui.notify(f"stdin {sys.stdin.readline()!r} child {child!r}")
+
+        @plugin.tool("nap", description="Sleep for ever")
+        def nap(args, ctx):
+            ctx.update("napping")  # from the worker thread: marshalled to the loop
+            time.sleep(3600)
+
+        @plugin.on("before_run")
+        def hang_run(event, ctx):
+            if "hang-run" in str(event.prompts):
+                time.sleep(3600)
+
+        @plugin.on("tool_call")
+        async def hang_check(event, ctx):
+            if event.args.get("command") == "echo checked":
+                await asyncio.sleep(3600)
+
+        @plugin.on("session_before_change")
+        async def hang_veto(event, ctx):
+            if ctx.session.session_name == "stuck":
+                await asyncio.sleep(3600)
+
+        @plugin.on("session_shutdown")
+        def bye(event, ctx):
+            ctx.ui.notify("bye")
+
+        @plugin.on("input")
+        async def hang_input(event, ctx):
+            if event.text.startswith("hang"):
+                await asyncio.sleep(3600)
+            if event.text == "sync-hang":
+                return None
+
+        @plugin.on("input")
+        def sync_input(event, ctx):
+            if event.text == "sync-hang":
+                time.sleep(3600)
+            if event.text == "swallow":
+                return HANDLED
+''')
+
+
+@pytest.fixture
+def evil(tmp_path):
+    path = tmp_path / "evil.py"
+    path.write_text(EVIL)
+    return str(path)
+
+
+def env_with(agent_env_factory, handler_timeout_ms=None):
+    settings = {} if handler_timeout_ms is None else {"pluginHandlerTimeoutMs": handler_timeout_ms}
+    return agent_env_factory(settings=settings)
+
+
+async def start(env, cwd, plugin):
+    return await RpcClient.start(["-e", plugin], cwd=str(cwd), env=env)
+
+
+async def exit_code(client, timeout=20.0):
+    """The agent's exit code; fails (and kills it) when it does not exit within `timeout` seconds."""
+    try:
+        return await asyncio.wait_for(client.process.wait(), timeout)
+    except asyncio.TimeoutError:
+        client.process.kill()
+        pytest.fail(f"the agent did not exit within {timeout} s")
+
+
+def said_bye(client):
+    return any(r.get("method") == "notify" and r.get("message") == "bye" for r in client.records)
+
+
+async def test_abort_cancels_a_command_that_never_returns(agent_env_factory, tmp_path, evil):
+    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    reply = await client.send({"type": "prompt", "message": "/hang"})
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    settled = await client.wait_for("agent_settled", timeout=10)
+    state = await client.send({"type": "get_state"}, timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert reply["data"] == {"disposition": "handled"} and aborted["success"] is True
+    assert settled[-1] == {"type": "agent_settled", "aborted": True} and state["data"]["isStreaming"] is False
+
+
+async def test_stdin_eof_ends_a_command_that_never_returns(agent_env_factory, tmp_path, evil):
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    assert (await client.send({"type": "prompt", "message": "/hang"}))["success"] is True
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    await client.close()
+    assert said_bye(client)
+
+
+@pytest.mark.parametrize("command", ["/hang", "/synchang 3600"])
+async def test_sigterm_ends_a_command_that_never_returns(agent_env_factory, tmp_path, evil, command):
+    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    assert (await client.send({"type": "prompt", "message": command}))["success"] is True
+    client.process.send_signal(signal.SIGTERM)
+    assert await exit_code(client) == 128 + signal.SIGTERM
+    await client.close()
+    assert said_bye(client)  # shutdown went on past the command to the plugins' session_shutdown handlers
+
+
+@pytest.mark.parametrize("text", ["hang", "sync-hang"])
+async def test_a_hanging_input_handler_is_bounded_and_prompts_keep_their_order(agent_env_factory, fake_llm,
+                                                                               tmp_path, evil, text):
+    fake_llm.set_script([{"text": "first"}, {"text": "second"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=500), tmp_path, evil)
+    first = client.send_nowait({"type": "prompt", "message": text})
+    second = client.send_nowait({"type": "prompt", "message": "after", "streamingBehavior": "followUp"})
+    replies = [await asyncio.wait_for(f, 20) for f in (first, second)]
+    errors = [e async for e in client.events_until("agent_settled") if e["type"] == "extension_error"]
+    await client.close()
+    order = [r["id"] for r in client.records if r.get("type") == "response"]
+    assert [r["data"] for r in replies] == [{"disposition": "started"}, {"disposition": "queued"}]
+    assert order.index(replies[0]["id"]) < order.index(replies[1]["id"])
+    assert errors and "TimeoutError" in errors[0]["error"] and errors[0]["event"] == "input"
+    users = [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] == "user"]
+    assert json.dumps(users[-1]).count(text) == 1  # the hung prompt went on, as it was, before the later one
+
+
+async def test_hanging_run_handlers_are_bounded_and_the_run_goes_on(agent_env_factory, fake_llm, tmp_path, evil):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo checked"}}]},
+                         {"text": "done"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    events = await client.prompt_and_wait("please hang-run", timeout=20)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    failed = [e["event"] for e in events if e["type"] == "extension_error" and "TimeoutError" in e["error"]]
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert failed == ["before_run", "tool_call"] and events[-1] == {"type": "agent_settled", "aborted": False}
+    assert end["isError"] is True and "Blocked" in end["result"]["content"][0]["text"]  # fail-safe: not run
+
+
+async def test_a_hanging_veto_handler_is_bounded_and_the_change_is_answered(agent_env_factory, tmp_path, evil):
+    async with await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil) as client:
+        await client.send({"type": "set_session_name", "name": "stuck"})
+        reply = await client.send({"type": "new_session"}, timeout=20)
+        while (error := await client.next_event(timeout=10))["type"] != "extension_error":
+            pass
+    assert reply["success"] is True and reply["data"] == {"cancelled": False}
+    assert error["event"] == "session_before_change" and "TimeoutError" in error["error"]
+
+
+async def test_abort_cancels_a_hanging_input_handler_and_refuses_its_prompt(agent_env_factory, fake_llm,
+                                                                            tmp_path, evil):
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, evil)  # abort first
+    pending = client.send_nowait({"type": "prompt", "message": "hang forever"})
+    await client.send({"type": "get_state"})  # the prompt is in its input handler by now (commands in order)
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    refused = await asyncio.wait_for(pending, 10)
+    handled = await client.send({"type": "prompt", "message": "swallow"}, timeout=10)
+    await client.wait_for("agent_settled", timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert aborted["success"] is True and refused["success"] is False and "Aborted" in refused["error"]
+    assert handled["data"] == {"disposition": "handled"} and fake_llm.requests == []
+
+
+async def test_stdin_eof_with_a_hanging_input_handler_answers_and_exits(agent_env_factory, fake_llm, tmp_path,
+                                                                        evil):
+    fake_llm.set_script([{"text": "went on"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    pending = client.send_nowait({"type": "prompt", "message": "hang at exit"})
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert (await asyncio.wait_for(pending, 10))["data"] == {"disposition": "started"}
+    assert len(fake_llm.requests) == 1
+
+
+async def test_a_blocking_sync_command_does_not_block_the_rpc_loop(agent_env_factory, fake_llm, tmp_path, evil):
+    fake_llm.set_script([{"text": "a long answer that hangs half way", "hang_after": 3, "hang_ms": 30000}])
+    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    await client.send({"type": "prompt", "message": "write"})
+    async for _ in client.events_until("message_update"):
+        pass
+    assert (await client.send({"type": "prompt", "message": "/synchang 3600"}))["success"] is True
+    state = await client.send({"type": "get_state"}, timeout=10)  # the sleeping thread does not hold it
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    settled = await client.wait_for("agent_settled", timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert state["data"]["isStreaming"] is True and aborted["success"] is True
+    assert settled[-1]["aborted"] is True
+
+
+async def test_a_blocking_sync_plugin_tool_does_not_block_the_rpc_loop(agent_env_factory, fake_llm, tmp_path, evil):
+    fake_llm.set_script([{"tool_calls": [{"name": "nap", "arguments": {}}]}, {"text": "unused"}])
+    client = await start(env_with(agent_env_factory), tmp_path, evil)
+    await client.send({"type": "prompt", "message": "nap"})
+    updates = [e async for e in client.events_until("tool_execution_update")]
+    state = await client.send({"type": "get_state"}, timeout=10)
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    settled = await client.wait_for("agent_settled", timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert state["data"]["isStreaming"] is True and aborted["success"] is True
+    assert settled[-1] == {"type": "agent_settled", "aborted": True}
+    assert updates[-1]["partialResult"]["content"] == [{"type": "text", "text": "napping"}]
+
+
+async def test_a_sync_command_uses_ctx_from_its_thread(agent_env_factory, tmp_path, evil):
+    async with await start(env_with(agent_env_factory), tmp_path, evil) as client:
+        await client.send({"type": "prompt", "message": "/syncask"})
+        request = await next_request(client, "confirm")
+        answer(client, request["id"], confirmed=True)
+        result = await notification(client)
+        settled = await client.wait_for("agent_settled")
+    assert result == "syncask -> True (streaming: False)" and settled[-1]["aborted"] is False
+
+
+@pytest.mark.parametrize("command, said", [("/stop", "stopped"), ("/syncstop", "sync stopped")])
+async def test_a_command_aborting_the_run_is_not_cancelled_by_its_own_abort(agent_env_factory, fake_llm, tmp_path,
+                                                                            evil, command, said):
+    fake_llm.set_script([{"text": "a long answer that hangs half way", "hang_after": 3, "hang_ms": 30000}])
+    async with await start(env_with(agent_env_factory), tmp_path, evil) as client:
+        await client.send({"type": "prompt", "message": "write"})
+        async for _ in client.events_until("message_update"):
+            pass
+        await client.send({"type": "prompt", "message": command})
+        result = await notification(client)
+        command_settled = (await client.wait_for("agent_settled"))[-1]  # the command's own end
+    assert result == said and command_settled == {"type": "agent_settled", "aborted": False}
+    run_settled = next(r for r in client.records if r.get("type") == "agent_settled")
+    assert run_settled["aborted"] is True
+
+
+async def test_a_plugin_reading_stdin_gets_nothing_and_steals_no_command(agent_env_factory, tmp_path, evil):
+    async with await start(env_with(agent_env_factory), tmp_path, evil) as client:
+        reply = client.send_nowait({"type": "prompt", "message": "/readstdin"})
+        later = client.send_nowait({"type": "get_state"})
+        result = await notification(client)
+        replies = [await asyncio.wait_for(f, 10) for f in (reply, later)]
+    assert result == "stdin '' child b''"
+    assert [r["success"] for r in replies] == [True, True]
+
+
+GREEDY = textwrap.dedent('''
+    import pathlib
+    import sys
+
+
+    def setup(plugin):  # runs before print mode reads the piped prompt
+        pathlib.Path("stolen.txt").write_text(repr(sys.stdin.read()))
+''')
+
+
+def test_print_mode_keeps_piped_stdin_from_plugins(agent_env, fake_llm, tmp_path):
+    (tmp_path / "greedy.py").write_text(GREEDY)
+    fake_llm.set_script([{"text": "seen"}])
+    result = run(agent_env, tmp_path, "-e", str(tmp_path / "greedy.py"), "-p", "summarise", stdin=b"piped text\n")
+    assert result.returncode == 0 and result.stdout.decode().strip() == "seen"
+    assert (tmp_path / "stolen.txt").read_text() == "''"
+    assert user_texts(fake_llm.requests[0]) == ["piped text\nsummarise"]
