@@ -24,13 +24,16 @@ from .tools.shell import ShellConfig, ShellResult, run_shell, start_error
 
 class BashResult(TypedDict):
     """The `bash` response data. `exitCode` is null when the command was cancelled; `fullOutputPath` (a temp
-    file with the complete output) is present only when `truncated`."""
+    file with the complete output) is present only when `truncated`; when that file could not be written
+    (a missing or full temp dir), `fullOutputError` says why instead (the OS's reason, e.g. `No space left on
+    device`)."""
 
     output: str
     exitCode: int | None
     cancelled: bool
     truncated: bool
     fullOutputPath: NotRequired[str]
+    fullOutputError: NotRequired[str]
 
 
 class BashExecutionMessage(TypedDict):
@@ -96,7 +99,7 @@ class UserBash:
         finally:
             del self._running[abort]
             finished.set_result(None)
-        return bash_result(message)
+        return bash_result(message, result.full_output_error)
 
     async def abort(self) -> None:
         """Stop every running command (SIGTERM to its process group, SIGKILL after a grace period) and wait
@@ -164,10 +167,12 @@ def bash_execution_message(command: str, result: ShellResult, *,
     return message
 
 
-def bash_result(message: BashExecutionMessage) -> BashResult:
-    """The `bash` response data for a recorded message."""
+def bash_result(message: BashExecutionMessage, full_output_error: str | None = None) -> BashResult:
+    """The `bash` response data for a recorded message (`full_output_error`: `ShellResult.full_output_error`)."""
     result: BashResult = {"output": message["output"], "exitCode": message["exitCode"],
                           "cancelled": message["cancelled"], "truncated": message["truncated"]}
     if message["truncated"] and message["fullOutputPath"]:
         result["fullOutputPath"] = message["fullOutputPath"]
+    elif message["truncated"] and full_output_error:
+        result["fullOutputError"] = full_output_error
     return result

@@ -87,7 +87,7 @@ def final_result(result: ShellResult, timeout: float | None) -> ToolResult:
     truncation = result.truncation
     text = result.output
     if truncation["truncated"]:
-        text = append_notice(text, _truncation_notice(truncation, result.full_output_path))
+        text = append_notice(text, _truncation_notice(truncation, result))
     details = {"truncation": truncation if truncation["truncated"] else None,
                "fullOutputPath": result.full_output_path}
     if result.timed_out:
@@ -97,8 +97,10 @@ def final_result(result: ShellResult, timeout: float | None) -> ToolResult:
     return text_result(text or "(no output)", details)
 
 
-def _truncation_notice(truncation: TruncationResult, full_output_path: str | None) -> str:
-    where = f" Full output: {full_output_path}" if full_output_path else ""
+def _truncation_notice(truncation: TruncationResult, result: ShellResult) -> str:
+    where = f" Full output: {result.full_output_path}" if result.full_output_path else ""
+    if not result.full_output_path and result.full_output_error:
+        where = f" Full output not saved: {result.full_output_error}"
     total = truncation["totalLines"]
     if truncation["lastLinePartial"]:
         size = format_size(truncation["outputBytes"])
