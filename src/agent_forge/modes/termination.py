@@ -1,8 +1,11 @@
-"""SIGTERM and SIGHUP end a mode the way stdin EOF would not: abort the run, kill every child process group,
-release the session file, and exit with 128 + the signal number.
+"""SIGTERM, SIGHUP and SIGINT end a mode the way stdin EOF would not: abort the run, kill every child process
+group and whatever else still carries a running command's lifeline token, release the session file, and exit
+with 128 + the signal number.
 
-Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP);
-without this, a running build or server started by the `bash` tool would outlive the agent.
+Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP), and
+Ctrl-C in a terminal sends SIGINT to the agent too; without this, a running build or server started by the
+`bash` tool would outlive the agent. A process that left its command's group (`setsid`) is found by its token
+(`coding/tools/lifeline.py`), so these signals leave no more behind than a kill -9 does.
 """
 
 from __future__ import annotations
@@ -11,12 +14,12 @@ import asyncio
 import signal
 from typing import Any, Awaitable
 
-SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
-    """Run `mode` (a coroutine returning an exit code); on SIGTERM/SIGHUP terminate the session and return
-    128 + signum instead."""
+    """Run `mode` (a coroutine returning an exit code); on SIGTERM/SIGHUP/SIGINT terminate the session and
+    return 128 + signum instead."""
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(mode)
     received: list[int] = []
@@ -44,7 +47,12 @@ async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
 
 
 async def _terminate(session: Any, task: asyncio.Task) -> None:
+    from ..coding.tools import lifeline  # the signal has come: start-up time no longer matters
+
+    running = lifeline.live_tokens()  # before the session stops the commands and releases their tokens
     try:
         await asyncio.wait_for(session.terminate(), timeout=10)
     finally:
         task.cancel()
+        # What escaped the process groups (`setsid`) goes too: the groups got their SIGTERM grace first.
+        await asyncio.to_thread(lifeline.sweep, running)
