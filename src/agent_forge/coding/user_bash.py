@@ -19,7 +19,7 @@ from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from ..agent.loop import now_ms
 from .agent_session import CommandError
-from .tools.shell import ShellConfig, ShellResult, run_shell, start_error
+from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 
 
 class BashResult(TypedDict):
@@ -143,7 +143,7 @@ def _check_runnable(command: str, cwd: str) -> None:
     except UnicodeEncodeError:  # lone surrogates from JSON escapes cannot become an argv entry
         raise CommandError("Field 'command' is not valid Unicode text") from None
     if not os.path.isdir(cwd):
-        raise CommandError(f"Cannot run command: working directory {cwd} does not exist")
+        raise CommandError(missing_cwd_error(cwd))
 
 
 async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
@@ -151,7 +151,7 @@ async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
     try:
         return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, shell=shell, output_dir=output_dir)
     except OSError as exc:
-        raise CommandError(f"Cannot run command: {start_error(exc)}") from None
+        raise CommandError(start_error(exc)) from None
 
 
 def bash_execution_message(command: str, result: ShellResult, *,

@@ -75,9 +75,21 @@ class ShellConfig:
         return [shell, "-c", command]
 
 
+def cannot_run(reason: str) -> str:
+    """The one wording of a command that could not start, for the `bash` tool and the RPC `bash` command
+    alike: `Cannot run the command: <reason>`."""
+    return f"Cannot run the command: {reason}"
+
+
 def start_error(exc: OSError) -> str:
-    """Why a shell could not be started, naming the file (the shell or the directory) when the OS did."""
-    return os_error_text(exc)
+    """`cannot_run` for a shell the OS could not start, naming the file (the shell or the directory) when the
+    OS did: `Cannot run the command: No such file or directory: /home/me/bin/mysh`."""
+    return cannot_run(os_error_text(exc))
+
+
+def missing_cwd_error(cwd: str) -> str:
+    """`cannot_run` for a working directory that no longer exists."""
+    return cannot_run(f"working directory {cwd} does not exist")
 
 
 async def run_shell(
