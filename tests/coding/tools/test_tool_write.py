@@ -194,3 +194,13 @@ async def test_a_file_in_a_read_only_directory_is_still_written_in_place(tmp_pat
     finally:
         os.chmod(tmp_path / "ro", 0o755)
     assert (tmp_path / "ro" / "f.txt").read_text() == "new\n"
+
+
+
+async def test_another_user_s_file_is_written_in_place_so_it_keeps_its_owner(tmp_path, monkeypatch):
+    (tmp_path / "shared.txt").write_text("old\n")
+    inode = os.stat(tmp_path / "shared.txt").st_ino
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(tmp_path / "shared.txt").st_uid + 1)  # not root, not its owner
+    await write(tmp_path, path="shared.txt", content="new\n")
+    assert os.stat(tmp_path / "shared.txt").st_ino == inode and (tmp_path / "shared.txt").read_text() == "new\n"
+    assert tree(tmp_path) == ["shared.txt"]

@@ -27,7 +27,8 @@ def replace_contents(path: str, data: bytes) -> None:
     hard links (they would keep the old content), its owner or group cannot be given to a new file (not root),
     or its directory is not writable. In place, the space is reserved first (`posix_fallocate`), so a full disk
     fails before a byte changes; if writing fails anyway (a copy-on-write filesystem), the old bytes are put
-    back. Raises `OSError` (the file as it was), or `ToolError` for a file of a kind that is never written
+    back. A file without write permission for us is refused, as opening it for writing would be. Raises
+    `OSError` (the file as it was), or `ToolError` for a file of a kind that is never written
     (`file_kinds.check_target`).
     """
     try:
@@ -36,6 +37,8 @@ def replace_contents(path: str, data: bytes) -> None:
         info = None
     if info is not None:
         check_target(info, path, writing=True)
+        if not os.access(path, os.W_OK):  # a rename would get past a read-only file's mode: it must not
+            os.close(open_regular(path, os.O_WRONLY))  # raises with the OS's own reason (EACCES, EROFS)
     target = os.path.realpath(path)
     try:
         if info is not None and not _same_file(target, info):
