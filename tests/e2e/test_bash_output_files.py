@@ -146,6 +146,8 @@ async def test_a_missing_temp_dir_is_named_in_the_result(agent_env, fake_llm, tm
     reason = f"No such file or directory: {missing}/agent-forge-{os.getuid()}"
     assert data["truncated"] and "fullOutputPath" not in data and data["fullOutputError"] == reason
     assert text.endswith(f"[Showing last 2000 lines of 200001. Full output not saved: {reason}]")
+    # the model is told of the user's command too
+    assert f"[Output truncated. Full output not saved: {reason}]" in json.dumps(fake_llm.requests[0]["body"])
     assert not missing.exists()
 
 

@@ -38,7 +38,8 @@ class BashResult(TypedDict):
 
 class BashExecutionMessage(TypedDict):
     """`{role: "bashExecution", ...}` (seed 000 "BashExecutionMessage"); `output` is the truncated tail (2000
-    lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion."""
+    lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion.
+    `fullOutputError` (ours) is there when the output was truncated but could not be saved: the OS's reason."""
 
     role: str
     command: str
@@ -49,6 +50,7 @@ class BashExecutionMessage(TypedDict):
     fullOutputPath: str | None
     timestamp: int
     excludeFromContext: NotRequired[bool]
+    fullOutputError: NotRequired[str]
 
 
 class SessionHost(Protocol):
@@ -99,7 +101,7 @@ class UserBash:
         finally:
             del self._running[abort]
             finished.set_result(None)
-        return bash_result(message, result.full_output_error)
+        return bash_result(message)
 
     async def abort(self) -> None:
         """Stop every running command (SIGTERM to its process group, SIGKILL after a grace period) and wait
@@ -164,15 +166,17 @@ def bash_execution_message(command: str, result: ShellResult, *,
     }
     if exclude_from_context:
         message["excludeFromContext"] = True
+    if result.truncated and not result.full_output_path and result.full_output_error:
+        message["fullOutputError"] = result.full_output_error
     return message
 
 
-def bash_result(message: BashExecutionMessage, full_output_error: str | None = None) -> BashResult:
-    """The `bash` response data for a recorded message (`full_output_error`: `ShellResult.full_output_error`)."""
+def bash_result(message: BashExecutionMessage) -> BashResult:
+    """The `bash` response data for a recorded message."""
     result: BashResult = {"output": message["output"], "exitCode": message["exitCode"],
                           "cancelled": message["cancelled"], "truncated": message["truncated"]}
     if message["truncated"] and message["fullOutputPath"]:
         result["fullOutputPath"] = message["fullOutputPath"]
-    elif message["truncated"] and full_output_error:
-        result["fullOutputError"] = full_output_error
+    elif "fullOutputError" in message:
+        result["fullOutputError"] = message["fullOutputError"]
     return result
