@@ -204,3 +204,19 @@ async def test_another_user_s_file_is_written_in_place_so_it_keeps_its_owner(tmp
     await write(tmp_path, path="shared.txt", content="new\n")
     assert os.stat(tmp_path / "shared.txt").st_ino == inode and (tmp_path / "shared.txt").read_text() == "new\n"
     assert tree(tmp_path) == ["shared.txt"]
+
+
+async def test_a_bind_mounted_file_which_cannot_be_renamed_over_is_written_in_place(tmp_path):
+    (tmp_path / "source.txt").write_text("old\n")
+    (tmp_path / "mounted.txt").write_text("")
+    done = subprocess.run(["mount", "--bind", str(tmp_path / "source.txt"), str(tmp_path / "mounted.txt")],
+                          capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        await write(tmp_path, path="mounted.txt", content="new\n")
+        assert (tmp_path / "mounted.txt").read_text() == "new\n"
+    finally:
+        subprocess.run(["umount", str(tmp_path / "mounted.txt")], capture_output=True)
+    assert (tmp_path / "source.txt").read_text() == "new\n"
+    assert tree(tmp_path) == ["mounted.txt", "source.txt"]

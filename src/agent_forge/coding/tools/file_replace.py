@@ -11,6 +11,9 @@ from .file_kinds import check_target, open_regular
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
+_RENAME_REFUSED = {errno.EBUSY, errno.EXDEV, errno.EPERM, errno.EACCES}
+"""A file that is a mount point (a bind-mounted file in a container), or someone else's in a sticky directory,
+cannot be renamed over, but may still be written."""
 
 
 class _InPlace(Exception):
@@ -24,10 +27,10 @@ def replace_contents(path: str, data: bytes) -> None:
     temp file `.<name>.<random>.tmp` beside the target, is fsynced, gets the old file's permission bits (a new
     file: 0o666 less the umask) and owner, and is renamed over the target; a failure removes the temp file.
     A file is overwritten in place instead when a new inode would be wrong or cannot be made: it has other
-    hard links (they would keep the old content), its owner or group cannot be given to a new file (not root),
-    or its directory is not writable. In place, the space is reserved first (`posix_fallocate`), so a full disk
-    fails before a byte changes; if writing fails anyway (a copy-on-write filesystem), the old bytes are put
-    back. A file without write permission for us is refused, as opening it for writing would be. Raises
+    hard links (they would keep the old content), its owner or group cannot be given to a new file (not
+    root), its directory is not writable, or the rename is refused (a bind-mounted file). In place, the space
+    is reserved first (`posix_fallocate`), so a full disk fails before a byte changes; if writing fails anyway
+    (a copy-on-write filesystem), the old bytes are put back. A file without write permission for us is refused, as opening it for writing would be. Raises
     `OSError` (the file as it was), or `ToolError` for a file of a kind that is never written
     (`file_kinds.check_target`).
     """
@@ -65,7 +68,12 @@ def _replace(target: str, data: bytes, info: os.stat_result | None) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(temp, target)
+        try:
+            os.replace(temp, target)
+        except OSError as exc:
+            if exc.errno in _RENAME_REFUSED:
+                raise _InPlace from None
+            raise
     except BaseException:
         _unlink_quietly(temp)
         raise
