@@ -30,9 +30,9 @@ def replace_contents(path: str, data: bytes) -> None:
     hard links (they would keep the old content), its owner or group cannot be given to a new file (not
     root), its directory is not writable, or the rename is refused (a bind-mounted file). In place, the space
     is reserved first (`posix_fallocate`), so a full disk fails before a byte changes; if writing fails anyway
-    (a copy-on-write filesystem), the old bytes are put back. A file without write permission for us is refused, as opening it for writing would be. Raises
-    `OSError` (the file as it was), or `ToolError` for a file of a kind that is never written
-    (`file_kinds.check_target`).
+    (a copy-on-write filesystem), the old bytes are put back. A file without write permission for us is
+    refused, as opening it for writing would be. Raises `OSError` (the file as it was), or `ToolError` for a
+    file of a kind that is never written (`file_kinds.check_target`).
     """
     try:
         info: os.stat_result | None = os.stat(path)
@@ -61,23 +61,28 @@ def _replace(target: str, data: bytes, info: os.stat_result | None) -> None:
             raise
         raise _InPlace from None
     try:
-        try:
-            _write_all(fd, data)
-            if info is not None:
-                _copy_ownership(fd, info)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fill(fd, data, info)
         try:
             os.replace(temp, target)
         except OSError as exc:
-            if exc.errno in _RENAME_REFUSED:
+            if exc.errno in _RENAME_REFUSED and info is not None:
                 raise _InPlace from None
             raise
     except BaseException:
         _unlink_quietly(temp)
         raise
     _sync_directory(os.path.dirname(target))
+
+
+def _fill(fd: int, data: bytes, info: os.stat_result | None) -> None:
+    """Write the temp file `fd` durably, with the old file's (`info`) ownership; closes `fd`."""
+    try:
+        _write_all(fd, data)
+        if info is not None:
+            _copy_ownership(fd, info)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _same_file(path: str, info: os.stat_result) -> bool:
