@@ -53,6 +53,7 @@ async def _terminate(session: Any, task: asyncio.Task) -> None:
     try:
         await asyncio.wait_for(session.terminate(), timeout=10)
     finally:
-        task.cancel()
-        # What escaped the process groups (`setsid`) goes too: the groups got their SIGTERM grace first.
-        await asyncio.to_thread(lifeline.sweep, running)
+        try:  # what escaped the process groups (`setsid`) goes too: the groups got their SIGTERM grace first
+            await asyncio.to_thread(lifeline.sweep, running)
+        finally:
+            task.cancel()  # last: the signal handlers stay installed until the mode's task has ended
