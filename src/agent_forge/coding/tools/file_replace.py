@@ -11,6 +11,7 @@ from .file_kinds import check_target, open_regular
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
+_CANNOT_SYNC = {errno.EINVAL, errno.EOPNOTSUPP, errno.ENOSYS}
 _RENAME_REFUSED = {errno.EBUSY, errno.EXDEV, errno.EPERM, errno.EACCES}
 """A file that is a mount point (a bind-mounted file in a container), or someone else's in a sticky directory,
 cannot be renamed over, but may still be written."""
@@ -80,7 +81,7 @@ def _fill(fd: int, data: bytes, info: os.stat_result | None) -> None:
         _write_all(fd, data)
         if info is not None:
             _copy_ownership(fd, info)
-        os.fsync(fd)
+        _fsync(fd)
     finally:
         os.close(fd)
 
@@ -162,7 +163,17 @@ def _put(fd: int, data: bytes) -> None:
     os.lseek(fd, 0, os.SEEK_SET)
     _write_all(fd, data)
     os.ftruncate(fd, len(data))
-    os.fsync(fd)
+    _fsync(fd)
+
+
+def _fsync(fd: int) -> None:
+    """`os.fsync`, where a filesystem that cannot sync (some FUSE and network ones) is no failure; a late
+    ENOSPC or EIO (NFS reports them here) is."""
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in _CANNOT_SYNC:
+            raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
