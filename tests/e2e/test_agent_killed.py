@@ -1,4 +1,5 @@
-"""End to end: a SIGKILLed agent takes the processes of its running commands with it (issue 10 C).
+"""End to end: a SIGKILLed agent takes the processes of its running commands with it (issue 10 C), and a
+SIGTERM, SIGHUP or SIGINT leaves no more behind than a SIGKILL does (not even a `setsid` escapee).
 
 Both ways a command runs: the model's `bash` tool and the RPC `bash` command. Each command reports the pids of
 its shell and of a background grandchild; the test kills the agent with SIGKILL and waits (a bounded poll on
@@ -13,6 +14,8 @@ import re
 import signal
 import time
 from pathlib import Path
+
+import pytest
 
 from agent_forge.modes.rpc.client import RpcClient, RpcError
 
@@ -106,3 +109,43 @@ async def test_background_jobs_of_finished_commands_are_left_alone(agent_env, tm
         assert running(server)
     finally:
         os.kill(server, signal.SIGKILL)
+
+
+# Processes that ignore SIGTERM, and one that left the command's process group and session (`setsid`).
+STUBBORN = ("trap '' TERM; setsid sleep 301 & a=$!; (trap '' TERM; sleep 302) & b=$!; "
+            'echo "pids $a $b"; sleep 303')
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
+async def test_a_termination_signal_kills_what_escaped_the_tool_s_process_group(agent_env, fake_llm, tmp_path,
+                                                                               signame):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": STUBBORN}}]}])
+    signum = getattr(signal, signame)
+    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    pids: list[int] = []
+    try:
+        await client.send({"type": "prompt", "message": "start it"})
+        pids = await pids_from(client, "tool_execution_update", lambda e: e["partialResult"]["content"][0]["text"])
+        assert all(running(pid) for pid in pids)
+        client.process.send_signal(signum)
+        assert await client.close() == 128 + signum
+        assert await wait_until_gone(pids) == []
+    finally:
+        for pid in pids:  # a failed run must not leave its sleeps behind
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_sigterm_kills_what_escaped_the_rpc_bash_command_s_process_group(agent_env, tmp_path):
+    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    pids: list[int] = []
+    try:
+        client.send_nowait({"type": "bash", "command": STUBBORN})
+        pids = await pids_from(client, "bash_execution_update", lambda e: e["delta"])
+        client.process.send_signal(signal.SIGTERM)
+        assert await client.close() == 128 + signal.SIGTERM
+        assert await wait_until_gone(pids) == []
+    finally:
+        for pid in pids:
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)

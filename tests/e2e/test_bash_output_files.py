@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from e2e.test_full_disk import fill, mounted_tmpfs
+
 from agent_forge.modes.rpc.client import RpcClient
 
 BIG = "seq 1 100000"  # over the 2000-line limit: the full output goes to a file
@@ -116,3 +118,57 @@ def test_print_mode_without_a_session_removes_its_outputs(agent_env, fake_llm, t
     tool_result = fake_llm.requests[1]["body"]["messages"][-1]
     assert str(root) in json.dumps(tool_result)  # the model was told where the full output was
     assert list(root.iterdir()) == []
+
+
+# When the full output cannot be kept (tester finding 2), the result says why, and nothing is left behind.
+
+HUGE = "seq 1 200001"
+
+
+def tool_text(events: list[dict]) -> str:
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    return end["result"]["content"][0]["text"]
+
+
+async def run_both_ways(client: RpcClient, fake_llm, command: str) -> tuple[dict, str]:
+    """The RPC `bash` response data and the `bash` tool's result text for `command`."""
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "ok"}])
+    response = await client.send({"type": "bash", "command": command})
+    assert response["success"], response
+    return response["data"], tool_text(await client.prompt_and_wait("run it"))
+
+
+async def test_a_missing_temp_dir_is_named_in_the_result(agent_env, fake_llm, tmp_path):
+    missing = tmp_path / "missing"
+    env = {**agent_env, "TMPDIR": str(missing)}
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env) as client:
+        data, text = await run_both_ways(client, fake_llm, HUGE)
+    reason = f"No such file or directory: {missing}/agent-forge-{os.getuid()}"
+    assert data["truncated"] and "fullOutputPath" not in data and data["fullOutputError"] == reason
+    assert text.endswith(f"[Showing last 2000 lines of 200001. Full output not saved: {reason}]")
+    # the model is told of the user's command too
+    assert f"[Output truncated. Full output not saved: {reason}]" in json.dumps(fake_llm.requests[0]["body"])
+    assert not missing.exists()
+
+
+async def test_a_full_temp_dir_is_named_and_a_clean_exit_leaves_nothing(agent_env, fake_llm, tmp_path):
+    with mounted_tmpfs(tmp_path / "tmp", "256k") as temp:
+        fill(temp)
+        env = {**agent_env, "TMPDIR": str(temp)}
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env) as client:
+            data, text = await run_both_ways(client, fake_llm, HUGE)
+        assert data["fullOutputError"] == "No space left on device"
+        assert text.endswith("[Showing last 2000 lines of 200001. Full output not saved: No space left on device]")
+        root = temp / f"agent-forge-{os.getuid()}" / "bash-output"
+        assert list(root.iterdir()) == []  # no directory, no `.owner.json.<pid>`
+
+
+async def test_a_temp_dir_that_fills_up_midway_drops_the_partial_file(agent_env, fake_llm, tmp_path):
+    with mounted_tmpfs(tmp_path / "tmp", "1m") as temp:
+        env = {**agent_env, "TMPDIR": str(temp)}
+        async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+            data, text = await run_both_ways(client, fake_llm, "seq 1 500000")  # 3.4 MB
+            assert data["fullOutputError"] == "No space left on device" and "fullOutputPath" not in data
+            assert text.endswith("of 500000. Full output not saved: No space left on device]")
+            leftovers = [p.name for p in temp.rglob("*.log")]
+            assert leftovers == []  # the incomplete files are gone, and the disk has room again

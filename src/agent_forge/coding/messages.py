@@ -17,7 +17,8 @@ def bash_execution_text(message: dict[str, Any]) -> str:
 
     Seed 000 ("How bash results reach the LLM"): ``Ran `<command>` `` then the output, without its trailing
     newlines, in a fenced block. Notes follow after a blank line: `(command cancelled)` or `Command exited with
-    code N`, then `[Output truncated. Full output: <path>]`. Empty output reads `(no output)` instead of a
+    code N`, then `[Output truncated. Full output: <path>]` (when the full output could not be saved, ours:
+    `[Output truncated. Full output not saved: <reason>]`). Empty output reads `(no output)` instead of a
     block; output containing backtick runs gets a longer fence, so it cannot close the block early.
     """
     output = (message.get("output") or "").rstrip("\n")
@@ -28,6 +29,8 @@ def bash_execution_text(message: dict[str, Any]) -> str:
         parts.append(f"Command exited with code {message['exitCode']}")
     if message.get("truncated") and message.get("fullOutputPath"):
         parts.append(f"[Output truncated. Full output: {message['fullOutputPath']}]")
+    elif message.get("truncated") and message.get("fullOutputError"):
+        parts.append(f"[Output truncated. Full output not saved: {message['fullOutputError']}]")
     return "\n\n".join(parts)
 
 

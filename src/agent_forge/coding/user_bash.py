@@ -19,23 +19,27 @@ from typing import Any, Callable, NotRequired, Protocol, TypedDict
 
 from ..agent.loop import now_ms
 from .agent_session import CommandError
-from .tools.shell import ShellConfig, ShellResult, run_shell, start_error
+from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 
 
 class BashResult(TypedDict):
     """The `bash` response data. `exitCode` is null when the command was cancelled; `fullOutputPath` (a temp
-    file with the complete output) is present only when `truncated`."""
+    file with the complete output) is present only when `truncated`; when that file could not be written
+    (a missing or full temp dir), `fullOutputError` says why instead (the OS's reason, e.g. `No space left on
+    device`)."""
 
     output: str
     exitCode: int | None
     cancelled: bool
     truncated: bool
     fullOutputPath: NotRequired[str]
+    fullOutputError: NotRequired[str]
 
 
 class BashExecutionMessage(TypedDict):
     """`{role: "bashExecution", ...}` (seed 000 "BashExecutionMessage"); `output` is the truncated tail (2000
-    lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion."""
+    lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion.
+    `fullOutputError` (ours) is there when the output was truncated but could not be saved: the OS's reason."""
 
     role: str
     command: str
@@ -46,6 +50,7 @@ class BashExecutionMessage(TypedDict):
     fullOutputPath: str | None
     timestamp: int
     excludeFromContext: NotRequired[bool]
+    fullOutputError: NotRequired[str]
 
 
 class SessionHost(Protocol):
@@ -140,7 +145,7 @@ def _check_runnable(command: str, cwd: str) -> None:
     except UnicodeEncodeError:  # lone surrogates from JSON escapes cannot become an argv entry
         raise CommandError("Field 'command' is not valid Unicode text") from None
     if not os.path.isdir(cwd):
-        raise CommandError(f"Cannot run command: working directory {cwd} does not exist")
+        raise CommandError(missing_cwd_error(cwd))
 
 
 async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
@@ -148,7 +153,7 @@ async def _run(command: str, cwd: str, on_chunk: Callable[[str], None] | None,
     try:
         return await run_shell(command, cwd, on_chunk=on_chunk, abort=abort, shell=shell, output_dir=output_dir)
     except OSError as exc:
-        raise CommandError(f"Cannot run command: {start_error(exc)}") from None
+        raise CommandError(start_error(exc)) from None
 
 
 def bash_execution_message(command: str, result: ShellResult, *,
@@ -161,6 +166,8 @@ def bash_execution_message(command: str, result: ShellResult, *,
     }
     if exclude_from_context:
         message["excludeFromContext"] = True
+    if result.truncated and not result.full_output_path and result.full_output_error:
+        message["fullOutputError"] = result.full_output_error
     return message
 
 
@@ -170,4 +177,6 @@ def bash_result(message: BashExecutionMessage) -> BashResult:
                           "cancelled": message["cancelled"], "truncated": message["truncated"]}
     if message["truncated"] and message["fullOutputPath"]:
         result["fullOutputPath"] = message["fullOutputPath"]
+    elif "fullOutputError" in message:
+        result["fullOutputError"] = message["fullOutputError"]
     return result

@@ -7,6 +7,8 @@ signal number, or 1 for an output failure (`stdout_guard.failure`; `cli.main` pr
 Editors stop an embedded agent with SIGTERM (Node's `child.kill()` default) or close its terminal (SIGHUP),
 users press Ctrl-C (SIGINT); without this, a running build or server started by the `bash` tool would outlive
 the agent, and SIGINT's default KeyboardInterrupt would leave the session's lock file behind.
+A process that left its command's group (`setsid`) is found by its lifeline token (`coding/tools/lifeline.py`),
+so these signals leave no more behind than a kill -9 does.
 """
 
 from __future__ import annotations
@@ -60,7 +62,13 @@ async def _outcome(task: asyncio.Task, terminating: list[asyncio.Task]) -> int:
 
 
 async def _terminate(session: Any, task: asyncio.Task) -> None:
+    from ..coding.tools import lifeline  # the signal has come: start-up time no longer matters
+
+    running = lifeline.live_tokens()  # before the session stops the commands and releases their tokens
     try:
         await asyncio.wait_for(session.terminate(), timeout=10)
     finally:
-        task.cancel()
+        try:  # what escaped the process groups (`setsid`) goes too: the groups got their SIGTERM grace first
+            await asyncio.to_thread(lifeline.sweep, running)
+        finally:
+            task.cancel()  # last: the signal handlers stay installed until the mode's task has ended

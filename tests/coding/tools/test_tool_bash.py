@@ -132,7 +132,7 @@ async def test_unicode_output(tmp_path):
 
 
 async def test_missing_working_directory(tmp_path):
-    with pytest.raises(ToolError, match="Working directory .* does not exist"):
+    with pytest.raises(ToolError, match="^Cannot run the command: working directory .* does not exist$"):
         await BashTool(str(tmp_path / "gone")).execute("c", {"command": "true"}, None)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, optional_number, require_string
-from .shell import ShellConfig, ShellResult, run_shell, start_error
+from .shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 from .shell_output import TailBuffer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, append_notice, format_size
 
@@ -67,7 +67,7 @@ class BashTool:
         command = require_string(args, "command")
         timeout = optional_number(args, "timeout", minimum=0) or None
         if not os.path.isdir(self.cwd):
-            raise ToolError(f"Working directory {self.cwd} does not exist.")
+            raise ToolError(missing_cwd_error(self.cwd))
         tail = TailBuffer()
         progress = _Progress(on_update, tail, self.update_interval_s) if on_update else None
         try:
@@ -75,7 +75,7 @@ class BashTool:
                                      tail=tail, shell=self.shell,
                                      output_dir=self.output_dir() if self.output_dir else None)
         except OSError as exc:
-            raise ToolError(f"Cannot run the command: {start_error(exc)}") from None
+            raise ToolError(start_error(exc)) from None
         finally:
             if progress:
                 progress.stop()
@@ -87,7 +87,7 @@ def final_result(result: ShellResult, timeout: float | None) -> ToolResult:
     truncation = result.truncation
     text = result.output
     if truncation["truncated"]:
-        text = append_notice(text, _truncation_notice(truncation, result.full_output_path))
+        text = append_notice(text, _truncation_notice(truncation, result))
     details = {"truncation": truncation if truncation["truncated"] else None,
                "fullOutputPath": result.full_output_path}
     if result.timed_out:
@@ -97,8 +97,10 @@ def final_result(result: ShellResult, timeout: float | None) -> ToolResult:
     return text_result(text or "(no output)", details)
 
 
-def _truncation_notice(truncation: TruncationResult, full_output_path: str | None) -> str:
-    where = f" Full output: {full_output_path}" if full_output_path else ""
+def _truncation_notice(truncation: TruncationResult, result: ShellResult) -> str:
+    where = f" Full output: {result.full_output_path}" if result.full_output_path else ""
+    if not result.full_output_path and result.full_output_error:
+        where = f" Full output not saved: {result.full_output_error}"
     total = truncation["totalLines"]
     if truncation["lastLinePartial"]:
         size = format_size(truncation["outputBytes"])

@@ -54,7 +54,8 @@ class EditTool:
     only tolerantly (`edit_match.py`); `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
     Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText`
-    missing or not unique, overlapping edits, edits that change nothing. Bytes that are not valid UTF-8 are preserved untouched.
+    missing or not unique, overlapping edits, edits that change nothing, a failed write (which leaves the file
+    as it was: `write.write_bytes`). Bytes that are not valid UTF-8 are preserved untouched.
     """
 
     name = "edit"

@@ -78,13 +78,13 @@ def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
     """
     writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
     try:
-        _check_target(os.stat(path), path, writing)
+        check_target(os.stat(path), path, writing)
     except FileNotFoundError:
         if not flags & os.O_CREAT:
             raise
     fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, mode)
     try:
-        _check_target(os.fstat(fd), path, writing)
+        check_target(os.fstat(fd), path, writing)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -92,7 +92,9 @@ def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
     return fd
 
 
-def _check_target(info: os.stat_result, path: str, writing: bool) -> None:
+def check_target(info: os.stat_result, path: str, writing: bool) -> None:
+    """Raise `ToolError` unless `info` (an `os.stat` of `path`) is a regular file's, and, when `writing`, one
+    that is not this process's standard input, output or error (in RPC mode stdout is the protocol channel)."""
     check_regular_mode(info.st_mode, path)
     if not writing:
         return

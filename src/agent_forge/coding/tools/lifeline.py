@@ -1,6 +1,6 @@
 """Killing the processes of running shell commands when the agent dies without cleaning up (kill -9, a crash).
 
-SIGTERM, SIGHUP and stdin EOF stop running commands in-process (`procgroup.terminate_group`); a SIGKILLed
+SIGTERM, SIGHUP, SIGINT and `abort` stop running commands in-process (`procgroup.terminate_group`); a SIGKILLed
 agent runs no code, so on Linux a watchdog process does it instead. The agent starts one watchdog (lazily, at
 the first command) and keeps the write end of a pipe to its stdin; no other process holds that end (it is
 close-on-exec), so the watchdog reads EOF exactly when the agent is gone, however it ended.
@@ -15,6 +15,11 @@ process that reused an id. Background jobs of a command that already finished ar
 A process that clears its environment and leaves the command's process group escapes; nothing else does.
 
 Elsewhere (no `/proc`) there is no watchdog and `token()` returns None.
+
+A process that left its command's process group (`setsid`) survives `terminate_group`, so a terminating agent
+(`modes/termination.py`) takes the tokens still registered when the signal came (`live_tokens`) and, once the
+groups are stopped, has the same scan kill what still carries them (`sweep`): a SIGTERM leaves no more behind
+than a kill -9.
 """
 
 from __future__ import annotations
@@ -122,6 +127,11 @@ class _Watchdog:
         self._owner = os.getpid()  # a forked copy of the agent must start its own watchdog
 
 
+    def live(self) -> list[str]:
+        with self._lock:
+            return sorted(self._live)
+
+
 _watchdog = _Watchdog()
 
 
@@ -138,3 +148,22 @@ def release(value: str | None) -> None:
     """Tell the watchdog that the command of `value` has ended; its leftover processes are no longer its."""
     if value is not None:
         _watchdog.discard(value)
+
+
+def live_tokens() -> list[str]:
+    """The tokens of the commands running now (registered and not yet released)."""
+    return _watchdog.live()
+
+
+def sweep(tokens: list[str], timeout_s: float = 30) -> None:
+    """SIGKILL every process still carrying one of `tokens` (and its process group), as the watchdog does when
+    the agent dies: the watchdog program runs once, is told the tokens, and reads EOF at once. Blocking; no
+    effect without `/proc` or with no tokens."""
+    if not tokens or not os.path.isdir("/proc/self"):
+        return
+    lines = "".join(f"+{value}\n" for value in tokens).encode()
+    try:
+        subprocess.run([sys.executable, "-I", "-S", "-c", _WATCHDOG], input=lines, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=timeout_s, close_fds=True)
+    except (OSError, subprocess.SubprocessError):
+        pass  # no interpreter to run it: the SIGTERM to their groups was all that could be done

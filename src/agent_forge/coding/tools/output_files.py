@@ -53,6 +53,7 @@ class OutputDir:
         self.session_id = session_id
         self.session_file = session_file
         self.used = False  # a file was made here by this process
+        self.made = False  # this process made (or found) the directory: `remove` takes it, even with no file
 
     @property
     def path(self) -> Path:
@@ -70,7 +71,7 @@ class OutputDir:
 
     def remove(self) -> None:
         """Delete the directory and what it holds (nothing happens when it was never made)."""
-        if self.used:
+        if self.used or self.made:
             remove_tree(self.path)
 
     def _ensure(self) -> Path:
@@ -79,12 +80,25 @@ class OutputDir:
         _private_dir(directory.parent.parent)
         _private_dir(directory.parent)
         _private_dir(directory)
+        self.made = True
         if not self.used:
-            record = OwnerRecord(sessionFile=self.session_file, pid=os.getpid())
-            temp = directory / f".{OWNER_FILE}.{os.getpid()}"
-            temp.write_text(json.dumps(record), encoding="utf-8")
-            os.replace(temp, directory / OWNER_FILE)
+            _write_owner(directory, OwnerRecord(sessionFile=self.session_file, pid=os.getpid()))
         return directory
+
+
+def _write_owner(directory: Path, record: OwnerRecord) -> None:
+    """Replace `owner.json` in `directory` whole (a reader never sees half of it); a failed write (a full temp
+    dir) leaves no temp file behind. Raises OSError."""
+    temp = directory / f".{OWNER_FILE}.{os.getpid()}"
+    try:
+        temp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(temp, directory / OWNER_FILE)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 _process_dir: OutputDir | None = None

@@ -9,6 +9,8 @@ import time
 
 KILL_GRACE_S = 2.0
 """How long processes get to exit after SIGTERM before SIGKILL."""
+KILL_WAIT_S = 2.0
+"""How long to wait, at most, for SIGKILLed processes to be gone (dying takes a moment on a loaded machine)."""
 
 _POLL_S = 0.02
 
@@ -31,22 +33,30 @@ def group_alive(pgid: int) -> bool:
 
 
 async def terminate_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds.
+    """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds, and return
+    once the group is gone (or `KILL_WAIT_S` after the SIGKILL: a process stuck in the kernel).
 
     If this coroutine is itself cancelled while waiting, it sends SIGKILL at once and re-raises.
     """
     send_group_signal(pgid, signal.SIGTERM)
     send_group_signal(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     try:
-        deadline = time.monotonic() + grace_s
-        while group_alive(pgid):
-            if time.monotonic() >= deadline:
-                send_group_signal(pgid, signal.SIGKILL)
-                return
-            await asyncio.sleep(_POLL_S)
+        if not await _wait_until_gone(pgid, grace_s):
+            send_group_signal(pgid, signal.SIGKILL)
+            await _wait_until_gone(pgid, KILL_WAIT_S)
     except asyncio.CancelledError:
         send_group_signal(pgid, signal.SIGKILL)
         raise
+
+
+async def _wait_until_gone(pgid: int, timeout_s: float) -> bool:
+    """Whether group `pgid` ended within `timeout_s` seconds (polled)."""
+    deadline = time.monotonic() + timeout_s
+    while group_alive(pgid):
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+    return True
 
 
 def send_group_signal(pgid: int, signum: int) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from .procgroup import send_group_signal, terminate_group
-from .shell_output import OutputCollector, TailBuffer
+from .shell_output import OutputCollector, TailBuffer, os_error_text
 from .truncate import TruncationResult
 
 if TYPE_CHECKING:
@@ -31,7 +31,8 @@ class ShellResult:
     `output` is the tail of the cleaned output (`sanitize.sanitize_output`: no escape sequences or control
     characters) that fits the limits (2000 lines / 50 KB), `truncation` describes the cut (`truncated` mirrors
     its flag), and `full_output_path` names the temp file holding the complete raw output when it exceeded
-    the limits (raw or cleaned; so a path can come with an untruncated `output` that cleaning shrank).
+    the limits (raw or cleaned; so a path can come with an untruncated `output` that cleaning shrank);
+    `full_output_error` says why there is no such file when there should be one (`No space left on device`).
     `exit_code` is None when the command was stopped (`timed_out` or `cancelled`); a command killed by some
     other signal N reports 128 + N, as shells do.
     """
@@ -43,6 +44,7 @@ class ShellResult:
     truncated: bool
     full_output_path: str | None
     truncation: TruncationResult
+    full_output_error: str | None = None
 
 
 @functools.cache
@@ -73,10 +75,21 @@ class ShellConfig:
         return [shell, "-c", command]
 
 
+def cannot_run(reason: str) -> str:
+    """The one wording of a command that could not start, for the `bash` tool and the RPC `bash` command
+    alike: `Cannot run the command: <reason>`."""
+    return f"Cannot run the command: {reason}"
+
+
 def start_error(exc: OSError) -> str:
-    """Why a shell could not be started, naming the file (the shell or the directory) when the OS did."""
-    reason = exc.strerror or str(exc)
-    return f"{reason}: {exc.filename}" if exc.filename else reason
+    """`cannot_run` for a shell the OS could not start, naming the file (the shell or the directory) when the
+    OS did: `Cannot run the command: No such file or directory: /home/me/bin/mysh`."""
+    return cannot_run(os_error_text(exc))
+
+
+def missing_cwd_error(cwd: str) -> str:
+    """`cannot_run` for a working directory that no longer exists."""
+    return cannot_run(f"working directory {cwd} does not exist")
 
 
 async def run_shell(
@@ -215,4 +228,5 @@ def _result(collector: OutputCollector, returncode: int | None, stop_reason: str
         output=truncation["content"], exit_code=exit_code, cancelled=stop_reason == "abort",
         timed_out=stop_reason == "timeout", truncated=truncation["truncated"],
         full_output_path=collector.full_output_path, truncation=truncation,
+        full_output_error=collector.full_output_error,
     )

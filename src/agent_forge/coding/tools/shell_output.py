@@ -94,7 +94,9 @@ class OutputCollector:
     left in a piece means the current line restarts), passes each cleaned piece to `on_chunk`, keeps a
     `TailBuffer` of it, and once the raw output or the cleaned text exceeds the limits writes all of the
     output (raw bytes, from the start) to a new `bash-<random>.log` in `output_dir` (the session's directory,
-    see `output_files.py`; default: this process's), whose path is then `full_output_path`.
+    see `output_files.py`; default: this process's), whose path is then `full_output_path`. When that file
+    cannot be made or written (a missing or full temp dir), a partial file is removed, `full_output_path` is
+    None and `full_output_error` says why (`os_error_text`); the tail is kept either way.
     """
 
     def __init__(self, on_chunk: Callable[[str], None] | None = None, tail: TailBuffer | None = None,
@@ -103,6 +105,7 @@ class OutputCollector:
         self.output_dir = output_dir
         self.tail = tail or TailBuffer()
         self.full_output_path: str | None = None
+        self.full_output_error: str | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._sanitizer = OutputSanitizer()
         self._unspilled: list[bytes] | None = []
@@ -120,7 +123,10 @@ class OutputCollector:
 
     def close(self) -> None:
         if self._spill is not None:
-            self._spill.close()
+            try:
+                self._spill.close()  # flushes the buffered end, which may not fit
+            except OSError as exc:
+                self._drop_spill(exc)
             self._spill = None
 
     def _store(self, data: bytes) -> None:
@@ -148,13 +154,36 @@ class OutputCollector:
         try:
             fd, self.full_output_path = (self.output_dir or process_output_dir()).create_file()
             self._spill = os.fdopen(fd, "wb")
-        except OSError:  # no writable temp dir: the tail is still shown, just without the full file
+        except OSError as exc:  # no writable temp dir: the tail is still shown, with the reason for no file
+            self.full_output_error = os_error_text(exc)
             return
         for data in pending:
             self._write_spill(data)
 
     def _write_spill(self, data: bytes) -> None:
+        if self._spill is None:
+            return
         try:
             self._spill.write(data)
+        except OSError as exc:
+            self._drop_spill(exc)
+
+    def _drop_spill(self, exc: OSError) -> None:
+        """A full output that cannot be completed is no full output: remove it (freeing the full disk)."""
+        spill, self._spill = self._spill, None
+        try:
+            spill.close()
         except OSError:
-            self.close()
+            pass  # the buffered rest fails again: the file goes anyway
+        try:
+            os.unlink(self.full_output_path)
+        except OSError:
+            pass
+        self.full_output_path, self.full_output_error = None, os_error_text(exc)
+
+
+def os_error_text(exc: OSError) -> str:
+    """An `OSError` for messages: the OS's reason, then the file it named (`No such file or directory:
+    /nonexistent/agent-forge-0`), else the exception's text."""
+    reason = exc.strerror or str(exc)
+    return f"{reason}: {exc.filename}" if exc.filename else reason

@@ -9,7 +9,7 @@ from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from .args import check_object, require_string
-from .file_kinds import open_regular
+from .file_replace import replace_contents
 from .paths import resolve_tool_path
 
 DESCRIPTION = (
@@ -33,7 +33,8 @@ class WriteTool:
     Characters UTF-8 cannot encode (lone surrogates from JSON escapes) are written as `?`. A symlink to a
     regular file is followed. Errors (`ToolError`): the path is a directory, FIFO, device or socket; a file
     stands where a parent directory should be (`Not a directory: <path>`); the OS refuses (permissions, disk
-    full).
+    full). A failed write changes nothing: the old file keeps its bytes, a new one is not left behind
+    (`write_bytes`).
     """
 
     name = "write"
@@ -56,30 +57,46 @@ class WriteTool:
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    """Write `data` to the absolute `path`, creating parents; blocking, so call it off the event loop.
+    """Make the file at the absolute `path` hold `data`, creating missing parents; blocking, so call it off the
+    event loop.
 
-    Only a regular file (or a new one) is written: see `file_kinds.open_regular`. Raises `ToolError`.
+    All or nothing (`file_replace.replace_contents`): on failure the old file is byte for byte as it was, and
+    a new file and the parent directories made for it are gone. Only a regular file (or a new one) is written.
+    Raises `ToolError`.
     """
     try:
-        _check_parents(path)
+        made = _missing_parents(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        with open(fd, "wb") as f:
-            f.write(data)
+        try:
+            replace_contents(path, data)
+        except BaseException:
+            _remove_directories(made)
+            raise
     except OSError as exc:
         raise ToolError(f"Cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _check_parents(path: str) -> None:
-    """Raise `ToolError` when the nearest existing ancestor directory of `path` is not a directory: otherwise
-    `makedirs` reports it as the puzzling "File exists"."""
+def _missing_parents(path: str) -> list[str]:
+    """The ancestors of `path` that do not exist yet, deepest first. Raises `ToolError` when the nearest
+    existing one is not a directory: otherwise `makedirs` reports it as the puzzling "File exists"."""
+    missing = []
     parent = os.path.dirname(path)
     while True:
         try:
             mode = os.stat(parent).st_mode
         except (FileNotFoundError, NotADirectoryError):
+            missing.append(parent)
             parent = os.path.dirname(parent)
             continue
         if not stat.S_ISDIR(mode):
             raise ToolError(f"Not a directory: {parent} (a file is in the way of {path})")
-        return
+        return missing
+
+
+def _remove_directories(directories: list[str]) -> None:
+    """Remove the (deepest first) directories a failed write made; one something else put a file in stays."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
