@@ -135,7 +135,9 @@ class VerbatimPlan:
             f"{session_file.name}.{now.strftime('%Y-%m-%dT%H-%M-%S')}-{now.microsecond // 1000:03d}Z.compact.bak")
         try:
             copy_private(session_file, target)  # private like the session file; nothing left when it fails
-        except (OSError, SessionFileError) as exc:
+        except OSError as exc:  # the OS's words, as every other message gives them (not "[Errno 28] ...")
+            raise CompactionError(f"Could not write the session backup {target}: {exc.strerror or exc}") from None
+        except SessionFileError as exc:
             raise CompactionError(f"Could not write the session backup {target}: {exc}") from None
         self.backup_path = str(target)
 
