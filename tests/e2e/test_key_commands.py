@@ -94,11 +94,16 @@ def test_a_command_whose_background_child_keeps_stdout_open_gives_its_key_at_onc
                                                                                  tmp_path):
     """The shell exits at once; the key is what it printed, not a 30 s timeout waiting for the child's EOF."""
     env = agent_env_factory()
-    configure(env, "!(sleep 100 &) ; echo kbg")
+    pid_file = tmp_path / "child.pid"
+    configure(env, f"!(sleep 100 & echo $! > {pid_file}) ; echo kbg")
     fake_llm.set_script([{"text": "ok"}])
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], cwd=tmp_path, env=env, input=b"",
-                            capture_output=True, timeout=60)
+    try:
+        result = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], cwd=tmp_path, env=env,
+                                input=b"", capture_output=True, timeout=60)
+    finally:
+        if pid_file.exists():  # the child the command left behind (it outlives the command, as it would in a shell)
+            _kill_quietly(int(pid_file.read_text()))
     assert result.returncode == 0, result.stderr.decode()
     assert time.monotonic() - started < 20  # the timeout it used to wait for is 30 s
     assert fake_llm.requests[0]["headers"].get("authorization") == "Bearer kbg"
@@ -137,3 +142,12 @@ def _pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except ProcessLookupError:
         return None
+
+
+def _kill_quietly(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -188,6 +188,12 @@ class _KeyCommandOutput:
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
         pass
 
+    def pause_writing(self) -> None:  # stdin is the null device: nothing is written, but the protocol has these
+        pass
+
+    def resume_writing(self) -> None:
+        pass
+
     def process_exited(self) -> None:
         _settle(self.exited)
 
