@@ -159,12 +159,14 @@ async def _collect(command: str, transport: Any, output: "_KeyCommandOutput") ->
     import asyncio
 
     await asyncio.wait({output.exited, output.overflow}, return_when=asyncio.FIRST_COMPLETED)
-    if output.overflow.done():
+    if not output.overflow.done():
+        await asyncio.wait({output.closed, output.overflow}, timeout=KEY_COMMAND_DRAIN_S,
+                           return_when=asyncio.FIRST_COMPLETED)
+    if output.overflow.done():  # also when the excess arrived after the shell had exited
         _kill_group(transport.get_pid())
         await output.exited
         return None, (f"the key command `{command}` printed more than {KEY_COMMAND_MAX_OUTPUT // 1024} KiB "
                       "(the output is not shown)")
-    await asyncio.wait({output.closed}, timeout=KEY_COMMAND_DRAIN_S)
     return _key_from_output(command, transport.get_returncode(), bytes(output.out), bytes(output.err))
 
 
