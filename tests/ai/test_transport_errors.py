@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from agent_forge.ai.transport_errors import TransportFailure, check_headers, shown_url, transport_error
+from agent_forge.ai.transport_errors import TransportFailure, check_headers, check_url, shown_url, transport_error
 from agent_forge.coding.retry_policy import is_retryable_error
 
 URL = "https://user:pw@host.example:8443/v1/messages?key=secret-in-query"
@@ -33,7 +33,7 @@ def refused() -> httpx2.ConnectError:
     (httpx2.RemoteProtocolError("peer closed"), False,
      f"The server closed the connection before answering ({SHOWN})", True),
     (ExceptionGroup("unhandled errors in a TaskGroup", [OverflowError("port must be 0-65535")]), False,
-     f"Invalid URL {SHOWN}: the port must be 0-65535", False),
+     f"Invalid URL {SHOWN}: the port must be 1-65535", False),
     (httpx2.InvalidURL("Invalid port: 'abc'"), False, f"Invalid URL {SHOWN}: Invalid port: 'abc'", False),
     (httpx2.LocalProtocolError("Illegal header value b'Bearer sk-SECRET'"), False,
      f"The request to {SHOWN} could not be sent: a request header is invalid (the value is not shown)", False),
@@ -54,3 +54,13 @@ def test_a_header_value_with_control_characters_is_refused_by_name(value):
         check_headers({"accept": "text/event-stream", "authorization": value})
     assert "'authorization'" in str(caught.value) and value not in str(caught.value)
     assert "SECRET" not in str(caught.value)
+
+
+def test_a_url_with_port_zero_is_refused_before_any_connection():
+    """The socket layer would give an unrelated error for port 0; the range is the one models.json is checked
+    against at load."""
+    with pytest.raises(TransportFailure) as caught:
+        check_url("http://user:pw@127.0.0.1:0/v1/chat/completions?key=secret")
+    assert str(caught.value) == "Invalid URL http://127.0.0.1:0/v1/chat/completions: the port must be 1-65535"
+    check_url("http://127.0.0.1:8080/v1")  # an ordinary port passes
+    check_url("http://127.0.0.1/v1")

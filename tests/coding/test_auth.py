@@ -260,3 +260,27 @@ def test_unusable_auth_file_reads_as_empty_with_a_reason(tmp_path: Path, content
     assert store.error is not None and store.error.startswith(f"{path}: ") and expected in store.error
     with pytest.raises(AuthFileError, match="not overwriting"):
         store.set("p", {"type": "api_key", "key": "k"})
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("!kill -9 $$", (None, "the key command `kill -9 $$` was killed by signal 9 (SIGKILL)")),
+    ("!head -c 70000 /dev/zero | tr '\\0' a",
+     (None, "the key command `head -c 70000 /dev/zero | tr '\\0' a` printed more than 64 KiB (the output is not shown)")),
+    # taken when the shell exits, not when its background child closes stdout (the child is stopped below)
+    ("!(sleep 100 & echo $! >> \"$PIDS\") ; echo kbg", ("kbg", None)),
+])
+def test_the_synchronous_path_fails_and_succeeds_like_the_asynchronous_one(value, expected, tmp_path, monkeypatch):
+    import asyncio
+    import signal
+
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("PIDS", str(pids))
+    try:
+        assert explain_key_value(value) == expected
+        assert asyncio.run(auth_module.resolve_key_value_async(value)) == expected
+    finally:
+        for pid in (pids.read_text().split() if pids.exists() else []):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass

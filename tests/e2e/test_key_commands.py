@@ -66,7 +66,9 @@ async def test_failing_commands_say_how_they_failed(agent_env_factory, fake_llm,
     cases = {"false": "failed with exit status 1",
              "echo oops >&2; echo also >&2; exit 3": "failed with exit status 3: oops",
              "no-such-command-xyz": "failed with exit status 127: ",
-             "true": "printed nothing"}
+             "true": "printed nothing",
+             "kill -9 $$": "was killed by signal 9 (SIGKILL)",  # not "exit status -9"
+             "head -c 50000000 /dev/zero | tr '\\0' a": "printed more than 64 KiB (the output is not shown)"}
     for command, how in cases.items():
         env = agent_env_factory()
         models = configure(env, f"!{command}")
@@ -85,6 +87,26 @@ def test_print_mode_reports_a_failing_command_on_stderr(agent_env_factory, fake_
     assert result.returncode != 0
     assert (f'No API key for provider "fake": {models} apiKey: the key command `echo vault locked >&2; exit 2` '
             "failed with exit status 2: vault locked.") in result.stderr.decode()
+    assert "RuntimeWarning" not in result.stderr.decode()  # no coroutine left un-awaited by the failure
+
+
+def test_a_command_whose_background_child_keeps_stdout_open_gives_its_key_at_once(agent_env_factory, fake_llm,
+                                                                                 tmp_path):
+    """The shell exits at once; the key is what it printed, not a 30 s timeout waiting for the child's EOF."""
+    env = agent_env_factory()
+    pid_file = tmp_path / "child.pid"
+    configure(env, f"!(sleep 100 & echo $! > {pid_file}) ; echo kbg")
+    fake_llm.set_script([{"text": "ok"}])
+    started = time.monotonic()
+    try:
+        result = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], cwd=tmp_path, env=env,
+                                input=b"", capture_output=True, timeout=60)
+    finally:
+        if pid_file.exists():  # the child the command left behind (it outlives the command, as it would in a shell)
+            _kill_quietly(int(pid_file.read_text()))
+    assert result.returncode == 0, result.stderr.decode()
+    assert time.monotonic() - started < 20  # the timeout it used to wait for is 30 s
+    assert fake_llm.requests[0]["headers"].get("authorization") == "Bearer kbg"
 
 
 async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path):
@@ -103,6 +125,8 @@ async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake
         reply = await client.send({"type": "abort"}, timeout=20)
         events = await client.wait_for("agent_settled", timeout=20)
         waited = time.monotonic() - started
+        await client.send({"type": "get_state"})  # anything the abort printed on stderr is written by now
+    assert "RuntimeWarning" not in client.stderr.decode()  # the headers' coroutine was never made, not dropped
     assert reply["success"] is True and waited < 15  # the command would have run for 60 s
     assert [e["message"]["stopReason"] for e in events if e["type"] == "message_end"
             and e["message"]["role"] == "assistant"] == ["aborted"]
@@ -118,3 +142,12 @@ def _pidfd(pid: int) -> int | None:
         return os.pidfd_open(pid)
     except ProcessLookupError:
         return None
+
+
+def _kill_quietly(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -170,16 +170,17 @@ async def test_connection_refused_names_the_url_and_is_retried(agent_env_factory
     assert [e["type"] for e in events].count("auto_retry_start") == 1
 
 
-async def test_a_port_out_of_range_is_reported_when_models_json_loads(agent_env_factory, tmp_path):
+@pytest.mark.parametrize("port", ["99999", "0"])  # 0 is reserved: nothing can be reached there either
+async def test_a_port_out_of_range_is_reported_when_models_json_loads(agent_env_factory, tmp_path, port):
     """Caught at load (`<path>:<line>`), so no request is ever sent to it; `ai/transport_errors.py` still names an
     invalid URL that reaches the transport (unit tests in tests/ai/test_transport_errors.py)."""
     env = agent_env_factory(settings=ONE_RETRY)
-    point_at(env, "http://127.0.0.1:99999/v1")
+    point_at(env, f"http://127.0.0.1:{port}/v1")
     async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
         reply = await client.send({"type": "prompt", "message": "hello"})
     assert reply["success"] is False
     assert ('providers.fake: "baseUrl" must be a URL whose port is a number from 1 to 65535, got '
-            '"http://127.0.0.1:99999/v1"; provider skipped.') in reply["error"]
+            f'"http://127.0.0.1:{port}/v1"; provider skipped.') in reply["error"]
 
 
 @pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages"])

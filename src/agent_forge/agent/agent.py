@@ -17,6 +17,11 @@ from .types import AgentTool
 QUEUE_MODES = ("all", "one-at-a-time")
 
 
+async def _settled(value: Any) -> Any:
+    """`value`, awaited first when it is an awaitable (a getter may be sync or async)."""
+    return await value if inspect.isawaitable(value) else value
+
+
 def default_convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Keep the roles a provider understands; drop failed or aborted assistant turns."""
     return [
@@ -161,9 +166,10 @@ class Agent:
         loop, and an abort cancels it); whatever they raise fails the request with that text."""
         model = self.model
         assert model is not None
-        api_key, headers = self._get_api_key(model), self._get_headers(model)
-        api_key = await api_key if inspect.isawaitable(api_key) else api_key
-        headers = await headers if inspect.isawaitable(headers) else headers
+        # One at a time: a coroutine made before an earlier await fails or is cancelled would never be awaited
+        # (a RuntimeWarning on stderr), so each is created only when it is awaited at once.
+        api_key = await _settled(self._get_api_key(model))
+        headers = await _settled(self._get_headers(model))
         return StreamOptions(api_key=api_key, thinking_level=self.thinking_level,
                              session_id=self.session_id, headers=dict(headers),
                              idle_timeout_s=self.idle_timeout_s)

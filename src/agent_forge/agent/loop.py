@@ -276,15 +276,16 @@ async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
         await batch
     except asyncio.CancelledError:
         for run in runs:
-            run.aborted = True
+            run.aborted = not run.ended  # a call that already finished keeps its result
         batch.cancel()
         await asyncio.gather(batch, return_exceptions=True)
 
 
 def _mark_aborted(runs: list["_ToolRun"]) -> None:
     for run in runs:
-        run.aborted = True
-        run.emit_end()
+        if not run.ended:
+            run.aborted = True
+            run.emit_end()
 
 
 class _ToolRun:
@@ -301,6 +302,7 @@ class _ToolRun:
         self.error_details: Any = None
         self.aborted = False
         self.ended = False  # `tool_execution_end` was sent (exactly once per call)
+        self.final: tuple[ToolResult, bool] | None = None  # the result `tool_execution_end` reported
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -351,12 +353,15 @@ class _ToolRun:
         if self.ended:
             return
         self.ended = True
-        result, is_error = self._final()
+        # Frozen here: an abort arriving after this call finished must not rewrite what the client was told.
+        self.final = self._final()
+        result, is_error = self.final
         self.emit({"type": "tool_execution_end", "toolCallId": self.call["id"], "toolName": self.call["name"],
                    "result": _result_dict(result), "isError": is_error})
 
     def message(self) -> ToolResultMessage:
-        result, is_error = self._final()
+        """The stored result: exactly what `tool_execution_end` reported (the loop emits it first)."""
+        result, is_error = self.final if self.final is not None else self._final()
         message: ToolResultMessage = {
             "role": "toolResult", "toolCallId": self.call["id"], "toolName": self.call["name"],
             "content": result.content, "isError": is_error, "timestamp": now_ms(),

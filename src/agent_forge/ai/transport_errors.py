@@ -45,6 +45,21 @@ def check_headers(headers: dict[str, str]) -> None:
                                    "character, so the request was not sent (the value is not shown)")
 
 
+PORT_RANGE = "1-65535"
+"""The TCP ports a request can go to (RFC 793: port 0 is reserved and cannot be connected to)."""
+
+
+def check_url(url: str) -> None:
+    """Raise `TransportFailure` for a URL whose port is 0 (the socket layer would report some unrelated error;
+    ports over 65535 are caught by `transport_error`). Config files are checked at load with the same range."""
+    try:
+        port = urlsplit(url).port
+    except ValueError:
+        return  # not a number or over 65535: the transport's own error is named by `transport_error`
+    if port == 0:
+        raise TransportFailure(f"Invalid URL {shown_url(url)}: the port must be {PORT_RANGE}")
+
+
 def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFailure:
     """The `TransportFailure` for `exc` raised while requesting `url`; `answering`: the response had begun."""
     import httpx2
@@ -57,7 +72,7 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
         return TransportFailure(f"The request to {where} could not be sent: a request header is invalid "
                                 "(the value is not shown)")
     if isinstance(leaf, OverflowError):  # socket.connect() of a port over 65535
-        return TransportFailure(f"Invalid URL {where}: the port must be 0-65535")
+        return TransportFailure(f"Invalid URL {where}: the port must be {PORT_RANGE}")
     if isinstance(leaf, (httpx2.UnsupportedProtocol, httpx2.InvalidURL)):  # texts name no URL part
         return TransportFailure(f"Invalid URL {where}: {leaf}")
     if isinstance(leaf, httpx2.ConnectTimeout):

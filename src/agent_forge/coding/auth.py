@@ -7,10 +7,12 @@ kept and returned by `get` untouched, but yield no API key here.
 A *key value* (auth.json `key`, models.json `apiKey` and header values) is resolved by `resolve_key_value`:
 
 - `!command`: the command's standard output, stripped (run with the shell, stdin closed, in its own process
-  group; empty output, output of more than one line or with control characters, a non-zero exit or a timeout
-  of `KEY_COMMAND_TIMEOUT_S` leaves it unresolved, with a reason that shows the command and its stderr but
-  never its output). `resolve_key_value_async` runs it without blocking the event loop; cancelling it (an
-  abort) kills the command's process group;
+  group; empty output, output of more than one line or with control characters, more than
+  `KEY_COMMAND_MAX_OUTPUT` bytes, a non-zero exit, a death by signal or a timeout of `KEY_COMMAND_TIMEOUT_S`
+  leaves it unresolved, with a reason that shows the command and its stderr but never its output). The output
+  is what was printed when the shell exited (plus `KEY_COMMAND_DRAIN_S` for the pipes to close), so a
+  background child holding stdout open does not delay it. `resolve_key_value_async` runs it without blocking
+  the event loop; cancelling it (an abort) kills the command's process group;
 - `$NAME` / `${NAME}` anywhere in the value: the environment variable (unset or empty: unresolved);
   `$$` is a literal `$` and `$!` a literal `!` (so `$!x` is the literal `!x`, not a command);
 - a bare upper-case name that is set in the environment: its value (the reference agent's older form);
@@ -33,6 +35,14 @@ from .safe_read import ConfigFileError, read_json_file
 KEY_COMMAND_TIMEOUT_S = 30.0
 """How long a `!command` key may run before it is killed (a secret manager may wait for an unlock prompt);
 an abort stops it sooner."""
+
+KEY_COMMAND_MAX_OUTPUT = 64 * 1024
+"""The most a `!command` key may print (bytes on stdout); more fails the key at once and kills the command
+(a key, even a long JWT, is far smaller: more is a wrong command, not a key)."""
+
+KEY_COMMAND_DRAIN_S = 0.5
+"""After the command's shell exits, how long its output pipes may stay open (a background child that
+inherited them); then the output read so far is the command's output."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no HTTP header value may hold these (RFC 9110 §5.5)
 _BARE_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -103,23 +113,17 @@ async def resolve_key_value_async(value: Any, env: Mapping[str, str] | None = No
 
 
 def _run_key_command(command: str) -> tuple[str | None, str | None]:
-    if not command:
-        return None, "the key command is empty"
-    import subprocess  # only when a key command is actually needed: keeps start-up lean
+    """`_run_key_command_async` for synchronous callers: one implementation, so both paths fail alike."""
+    import asyncio
 
     try:
-        # A new session, so a timeout can kill the whole process group, not just the shell.
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as exc:
-        return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
-    try:
-        out, err = proc.communicate(timeout=KEY_COMMAND_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
-        proc.communicate()
-        return None, _timed_out(command)
-    return _key_from_output(command, proc.returncode, out, err)
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_run_key_command_async(command))
+    from concurrent.futures import ThreadPoolExecutor  # called from a loop's thread: run on a private loop
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(_run_key_command_async(command))).result()
 
 
 async def _run_key_command_async(command: str) -> tuple[str | None, str | None]:
@@ -128,21 +132,81 @@ async def _run_key_command_async(command: str) -> tuple[str | None, str | None]:
     import asyncio
     import subprocess
 
+    loop = asyncio.get_running_loop()
     try:
-        proc = await asyncio.create_subprocess_shell(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                                     stderr=subprocess.PIPE, start_new_session=True)
+        # A new session, so a timeout or an abort can kill the whole process group, not just the shell.
+        transport, output = await loop.subprocess_shell(
+            lambda: _KeyCommandOutput(loop), command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:
         return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
     try:
-        out, err = await asyncio.wait_for(proc.communicate(), KEY_COMMAND_TIMEOUT_S)
+        return await asyncio.wait_for(_collect(command, transport, output), KEY_COMMAND_TIMEOUT_S)
     except asyncio.TimeoutError:
-        _kill_group(proc.pid)
-        await proc.wait()
+        _kill_group(transport.get_pid())
+        await output.exited  # reaped on this loop (a sync caller's private loop closes right after)
         return None, _timed_out(command)
     except BaseException:  # cancelled (an abort): the command and its children must not outlive the request
-        _kill_group(proc.pid)
+        _kill_group(transport.get_pid())
         raise
-    return _key_from_output(command, proc.returncode, out, err)
+    finally:
+        transport.close()  # our ends of the pipes; a child the shell left behind keeps running, unheard
+
+
+async def _collect(command: str, transport: Any, output: "_KeyCommandOutput") -> tuple[str | None, str | None]:
+    """Wait until the shell exits (or prints too much), then give its pipes `KEY_COMMAND_DRAIN_S` to close:
+    a background child that inherited stdout must not hold the key back until the timeout."""
+    import asyncio
+
+    await asyncio.wait({output.exited, output.overflow}, return_when=asyncio.FIRST_COMPLETED)
+    if not output.overflow.done():
+        await asyncio.wait({output.closed, output.overflow}, timeout=KEY_COMMAND_DRAIN_S,
+                           return_when=asyncio.FIRST_COMPLETED)
+    if output.overflow.done():  # also when the excess arrived after the shell had exited
+        _kill_group(transport.get_pid())
+        await output.exited
+        return None, (f"the key command `{command}` printed more than {KEY_COMMAND_MAX_OUTPUT // 1024} KiB "
+                      "(the output is not shown)")
+    return _key_from_output(command, transport.get_returncode(), bytes(output.out), bytes(output.err))
+
+
+class _KeyCommandOutput:
+    """Subprocess protocol of a key command: collects stdout and stderr (each capped at
+    `KEY_COMMAND_MAX_OUTPUT` + 1 bytes) and marks the shell's exit and the pipes' close separately."""
+
+    def __init__(self, loop: Any) -> None:
+        self.out, self.err = bytearray(), bytearray()
+        self.exited, self.closed, self.overflow = loop.create_future(), loop.create_future(), loop.create_future()
+
+    def connection_made(self, transport: Any) -> None:
+        pass
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        buffer = self.out if fd == 1 else self.err
+        buffer += data[:max(0, KEY_COMMAND_MAX_OUTPUT + 1 - len(buffer))]
+        if fd == 1 and len(buffer) > KEY_COMMAND_MAX_OUTPUT:
+            _settle(self.overflow)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        pass
+
+    def pause_writing(self) -> None:  # stdin is the null device: nothing is written, but the protocol has these
+        pass
+
+    def resume_writing(self) -> None:
+        pass
+
+    def process_exited(self) -> None:
+        _settle(self.exited)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        _settle(self.exited)  # all pipes closed and the process reaped
+        _settle(self.closed)
+
+
+def _settle(future: Any) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _timed_out(command: str) -> str:
@@ -152,6 +216,8 @@ def _timed_out(command: str) -> str:
 def _key_from_output(command: str, status: int | None, out: bytes, err: bytes) -> tuple[str | None, str | None]:
     """The key a finished command printed, or why there is none. The output is never part of a reason: it
     may be the secret, or a fragment of it."""
+    if status is not None and status < 0:  # asyncio's returncode for a death by signal
+        return None, f"the key command `{command}` was killed by signal {-status}" + _signal_name(-status)
     if status != 0:
         detail = _first_line(err)
         return None, f"the key command `{command}` failed with exit status {status}" + (
@@ -166,7 +232,19 @@ def _key_from_output(command: str, status: int | None, out: bytes, err: bytes) -
     return key, None
 
 
-def _kill_group(pid: int) -> None:
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return f" ({signal.Signals(number).name})"
+    except ValueError:
+        return ""
+
+
+def _kill_group(pid: int | None) -> None:
+    if pid is None:
+        return
+
     import signal
 
     try:

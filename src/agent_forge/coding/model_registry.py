@@ -147,10 +147,10 @@ def _http_url(v: str) -> bool:
 
 def _valid_port(v: str) -> bool:
     try:
-        urlsplit(v.strip()).port  # raises ValueError for a port that is not a number in 0-65535
+        port = urlsplit(v.strip()).port  # raises ValueError for a port that is not a number in 0-65535
     except ValueError:
         return False
-    return True
+    return port != 0  # reserved: nothing can be reached there (the request-time check in ai/transport_errors)
 
 
 # Checks of a value that already has the right type (run after `_CHECKS`), in order.

@@ -13,7 +13,7 @@ from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTim
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
-from ..transport_errors import check_headers, transport_error
+from ..transport_errors import check_headers, check_url, transport_error
 from ..types import AssistantMessage, AssistantMessageEvent, Model
 from ..usage import empty_usage
 
@@ -258,6 +258,7 @@ async def _exchange(
     import httpx2
 
     request = prepare()
+    check_url(request.url)
     check_headers(request.headers)
     timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
     answering = False  # the response began: a broken connection is then "mid-answer"
