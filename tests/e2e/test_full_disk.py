@@ -133,12 +133,18 @@ def run_print(env, cwd, *args) -> subprocess.CompletedProcess:
 
 def test_print_mode_on_a_full_disk_exits_non_zero_and_leaves_a_clean_prefix(agent_env, fake_llm, tmp_path):
     fake_llm.set_script(big_answers(7))
+    (tmp_path / "tmp").mkdir()
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
     with mounted_tmpfs(tmp_path / "disk") as disk:
-        result = run_print(agent_env, tmp_path, "--session-dir", str(disk), "-p",
+        result = run_print(env, tmp_path, "--session-dir", str(disk), "-p",
                            *[f"question {i}" for i in range(7)])
         assert result.returncode == 1
         assert result.stdout.startswith(b"answer 6 ")  # the answer is still printed
-        assert b"No space left on device" in result.stderr and b"lost" in result.stderr
+        assert b"No space left on device" in result.stderr
+        # the full disk cannot take the rest: the whole session is saved in the temp dir, and said so once
+        [saved] = (tmp_path / "tmp").glob("*.recovered-*.jsonl")
+        assert result.stderr.count(f"the whole session is saved to {saved}".encode()) == 1
+        assert sum(line["type"] == "message" for line in file_lines(saved)) == 14
         [path] = disk.rglob("*.jsonl")
         lines = file_lines(path)
         messages = [line["message"] for line in lines if line["type"] == "message"]
