@@ -308,3 +308,40 @@ def test_a_torn_last_line_is_cut_off_before_the_first_append(agent_env, fake_llm
     assert first.returncode == 0 and second.returncode == 0
     assert b"damaged line" not in second.stderr
     assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
+
+
+def test_session_id_whose_file_cannot_be_read_is_refused_not_duplicated(agent_env, tmp_path):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    directory.mkdir(parents=True)
+    loop = directory / "2026-01-01T00-00-00-000Z_myid-5.jsonl"
+    os.symlink(loop, loop)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "--session-id", "myid-5", "-p", "x")
+    assert result.returncode == 1
+    assert f"cannot read session file {loop}: Too many levels of symbolic links".encode() in result.stderr
+    assert [p.name for p in directory.glob("*myid-5.jsonl")] == [loop.name]  # no second file with that id
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _loop(path: Path) -> None:
+    os.symlink(path, path)
+
+
+@pytest.mark.parametrize("make, reason", [(_fifo, "it is a FIFO (named pipe)"),
+                                          (_loop, "Too many levels of symbolic links")])
+def test_a_session_directory_that_is_no_directory_is_named_with_the_reason(agent_env, fake_llm, tmp_path, make,
+                                                                           reason):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    root.mkdir()
+    make(directory)
+    fake_llm.set_script([{"text": "one"}])
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "-p", "x")
+    assert result.returncode == 1
+    stderr = result.stderr.decode()
+    assert f"session directory {directory} is not a directory: {reason}" in stderr
+    assert "File exists" not in stderr
+    assert stderr.count("could not be written to") == 1 and "the whole session is saved to" in stderr

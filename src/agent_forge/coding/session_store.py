@@ -23,7 +23,7 @@ from typing import Any, Callable, TypedDict
 
 from .session_context import SessionContext, build_context
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, make_entry, make_header, new_entry_id
-from .session_file import SessionFile, SessionFileError, encode_line, read_session
+from .session_file import SessionFile, SessionFileError, encode_line, ensure_session_dir, read_session
 from .session_listing import (
     SessionInfo,
     encode_cwd,
@@ -429,7 +429,7 @@ class SessionStore:
 
     def _take_lock(self) -> None:
         if self._wants_lock and self._lock is None and self._path is not None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_session_dir(self._path.parent)  # a FIFO or a loop there is named, not `File exists`
             self._lock = SessionLock.acquire(self._path)
 
     def _recreate(self, how: str) -> None:
@@ -495,7 +495,7 @@ def _lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
     """The lock of `session_id` in `directory`; None when no lock file can be made there (the session file
     cannot be written either: that is reported by the first write). Raises SessionLockError when held."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        ensure_session_dir(directory)
         return SessionLock.acquire(directory / f"{session_id}.id")
     except SessionLockError as exc:
         holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
