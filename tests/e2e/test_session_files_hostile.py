@@ -345,3 +345,21 @@ def test_a_session_directory_that_is_no_directory_is_named_with_the_reason(agent
     assert f"session directory {directory} is not a directory: {reason}" in stderr
     assert "File exists" not in stderr
     assert stderr.count("could not be written to") == 1 and "the whole session is saved to" in stderr
+
+
+@pytest.mark.parametrize("flags", [["--list-sessions"], ["-c", "--mode", "rpc"]])
+def test_every_unusable_session_file_is_named_in_one_format(agent_env, tmp_path, flags):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    write_session(directory, "eeee0000-0000-4000-8000-000000000002", ["older"], mtime=1_000_000)
+    os.mkfifo(directory / "a-fifo.jsonl")
+    (directory / "a-dir.jsonl").mkdir()
+    os.symlink(directory / "a-loop.jsonl", directory / "a-loop.jsonl")
+    (directory / "empty.jsonl").write_bytes(b"")
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), *flags)
+    stderr = result.stderr.decode()
+    for name, why in [("a-fifo.jsonl", "cannot be read: not a regular file but a FIFO (named pipe)"),
+                      ("a-dir.jsonl", "cannot be read: not a regular file but a directory"),
+                      ("a-loop.jsonl", "cannot be read: Too many levels of symbolic links"),
+                      ("empty.jsonl", "it is empty")]:
+        assert f"skipped session file {directory / name}: {why}" in stderr, stderr

@@ -36,11 +36,14 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 class SessionFileError(Exception):
     """A session file cannot be read (missing, unreadable, empty, no valid header) or written. `reason`: the
-    OS's words when the OS refused (`No space left on device`), else None."""
+    OS's words when the OS refused (`No space left on device`), else None. `detail`: why a file cannot be read,
+    without its path (`it is empty`, `Too many levels of symbolic links`), for messages that name the path
+    themselves (`skipped session file <path>: <detail>`); else None."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, *, detail: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.detail = detail
 
 
 @dataclass
@@ -100,7 +103,7 @@ def read_session(path: Path) -> ParsedSession:
     """
     data = _read_bytes(path)
     if not data or data.isspace():
-        raise SessionFileError(f"session file is empty: {path}")
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
     with _gc_paused():
         lines = _split_lines(data)
         start, header = _find_header(lines)
@@ -109,7 +112,13 @@ def read_session(path: Path) -> ParsedSession:
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries = _unique_entries(objects, numbers, damaged)
     return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
-                         data.rfind(b"\n") + 1)
+                         _complete_size(data, lines[-1]))
+
+
+def _complete_size(data: bytes, tail: str) -> int:
+    """Bytes up to the end of the last whole line: a tail after the last newline that is a JSON object (only
+    its newline is missing) counts as whole, any other tail is torn."""
+    return len(data) if isinstance(parse_line(tail), dict) else data.rfind(b"\n") + 1
 
 
 def _find_header(lines: list[str]) -> tuple[int, Any]:
@@ -151,7 +160,7 @@ def read_header(path: Path) -> SessionHeader:
         except OSError as exc:
             raise _read_error(path, exc) from None
     if header is None and _is_blank(path):
-        raise SessionFileError(f"session file is empty: {path}")
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
     return _checked_header(header, path)
 
 
@@ -197,18 +206,20 @@ def _check_regular(mode: int) -> None:
 def _read_error(path: Path, exc: OSError) -> SessionFileError:
     """The one message for a session file the OS will not let us read."""
     if isinstance(exc, FileNotFoundError):
-        return SessionFileError(f"session file not found: {path}")
-    return SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}")
+        return SessionFileError(f"session file not found: {path}", detail="it does not exist")
+    reason = exc.strerror or str(exc)
+    return SessionFileError(f"cannot read session file {path}: {reason}", detail=f"cannot be read: {reason}")
 
 
 def _checked_header(header: Any, path: Path) -> SessionHeader:
     """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version."""
     if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path}")
+        raise SessionFileError(f"session file has no valid session header: {path}",
+                               detail="it has no valid session header")
     try:
         check_version(header)
     except ValueError as exc:
-        raise SessionFileError(f"session file {path}: {exc}") from None
+        raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
     return header
 
 
