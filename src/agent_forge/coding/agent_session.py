@@ -629,7 +629,7 @@ class AgentSession:
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
                                f"{entries_text(state.get('pendingEntries', 0))} of {state.get('path')} are not on "
                                "disk yet. "
-                               "Free some space and try again.")
+                               "Free some space (or make the path writable again) and try again.")
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
