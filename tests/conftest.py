@@ -86,7 +86,8 @@ def make_agent_env(root: Path, server: FakeLLMServer, *, api: str = "openai-comp
 
     Layout: HOME=`<root>/home`, AGENT_FORGE_DIR=`<root>/home/.agent-forge/agent` holding models.json
     (see `write_models_json`; `model_options` go there) and settings.json (default provider/model, updated
-    with `settings`). `extra_env` is applied last.
+    with `settings`), TMPDIR=`<root>/agent-tmp` (bash output files, sessions saved at exit when their file
+    cannot be written: nothing lands in the machine's /tmp). `extra_env` is applied last.
     """
     home = Path(root) / "home"
     agent_dir = home / ".agent-forge" / "agent"
@@ -94,7 +95,9 @@ def make_agent_env(root: Path, server: FakeLLMServer, *, api: str = "openai-comp
     _write_json(agent_dir / "settings.json",
                 {"defaultProvider": provider, "defaultModel": model_id, **(settings or {})})
     env = scrubbed_environ()
-    env.update({"HOME": str(home), "AGENT_FORGE_DIR": str(agent_dir),
+    temp = Path(root) / "agent-tmp"
+    temp.mkdir(parents=True, exist_ok=True)
+    env.update({"HOME": str(home), "AGENT_FORGE_DIR": str(agent_dir), "TMPDIR": str(temp),
                 "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
     env.update(extra_env or {})
     return env

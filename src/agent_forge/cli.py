@@ -345,7 +345,11 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     if args.session_id is not None and not args.no_session:
         from .coding.session_home import session_with_id
 
-        resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
+        try:
+            resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
+        except SessionFileError as exc:
+            _say(f"--session-id {args.session_id}: {exc}; no second file with that id is made")
+            return None
     if resume is not None:
         resume = _enter_session_directory(resume.absolute(), args)
     return resume, fork_from

@@ -133,12 +133,18 @@ def run_print(env, cwd, *args) -> subprocess.CompletedProcess:
 
 def test_print_mode_on_a_full_disk_exits_non_zero_and_leaves_a_clean_prefix(agent_env, fake_llm, tmp_path):
     fake_llm.set_script(big_answers(7))
+    (tmp_path / "tmp").mkdir()
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
     with mounted_tmpfs(tmp_path / "disk") as disk:
-        result = run_print(agent_env, tmp_path, "--session-dir", str(disk), "-p",
+        result = run_print(env, tmp_path, "--session-dir", str(disk), "-p",
                            *[f"question {i}" for i in range(7)])
         assert result.returncode == 1
         assert result.stdout.startswith(b"answer 6 ")  # the answer is still printed
-        assert b"No space left on device" in result.stderr and b"lost" in result.stderr
+        assert b"No space left on device" in result.stderr
+        # the full disk cannot take the rest: the whole session is saved in the temp dir, and said so once
+        [saved] = (tmp_path / "tmp").glob("*.recovered-*.jsonl")
+        assert result.stderr.count(f"the whole session is saved to {saved}".encode()) == 1
+        assert sum(line["type"] == "message" for line in file_lines(saved)) == 14
         [path] = disk.rglob("*.jsonl")
         lines = file_lines(path)
         messages = [line["message"] for line in lines if line["type"] == "message"]
@@ -194,3 +200,27 @@ async def test_a_file_size_limit_is_handled_like_a_full_disk(agent_env, fake_llm
     async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as resumed:
         messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
     assert messages == ended_messages(client.records)  # the resumed conversation has no hole
+
+
+async def test_sigterm_on_a_full_disk_says_once_how_many_entries_are_not_written(agent_env, fake_llm, tmp_path):
+    import signal
+
+    fake_llm.set_script([{"text": "first"}, {"text": "second"}])
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        fill(disk)
+        client = await RpcClient.start(["--session-dir", str(disk)], cwd=str(tmp_path), env=agent_env)
+        try:
+            await client.prompt_and_wait("hello")
+            pending = (await client.send({"type": "get_state"}))["data"]["sessionWriteError"]["pendingEntries"]
+            refused = await client.send({"type": "new_session"})
+            await client.prompt_and_wait("again")
+            state = (await client.send({"type": "get_state"}))["data"]
+            client.process.send_signal(signal.SIGTERM)
+            await client.process.wait()
+        finally:
+            await client.close()
+    assert f"{pending} session entries of " in refused["error"]  # the same number get_state gave
+    total = state["sessionWriteError"]["pendingEntries"]
+    stderr = client.stderr.decode()
+    assert stderr.count("could not be written to") == 1, stderr  # once, though SIGTERM also closes
+    assert f"agent-forge: {total} session entries could not be written to {state['sessionFile']}" in stderr

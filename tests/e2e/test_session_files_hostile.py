@@ -215,3 +215,151 @@ async def test_a_hard_link_of_a_session_file_in_use_is_refused(agent_env, tmp_pa
         second = cli(agent_env, tmp_path, "--session", str(link), "-p", "x")
     assert second.returncode == 1
     assert b"Session file is in use by another agent-forge process" in second.stderr
+
+
+async def _second_prompt_after(env, fake_llm, cwd, change, *, prompts: int = 1) -> tuple[RpcClient, Path, list]:
+    """Prompt once, apply `change(session file path)`, prompt `prompts` more times, close; returns the client
+    (records, stderr), the path and the entries the agent held."""
+    fake_llm.set_script([{"text": f"answer {i}"} for i in range(prompts + 1)])
+    async with await RpcClient.start([], cwd=str(cwd), env=env) as client:
+        await client.prompt_and_wait("first")
+        path = Path((await client.send({"type": "get_state"}))["data"]["sessionFile"])
+        change(path)
+        for i in range(prompts):
+            await client.prompt_and_wait(f"again {i}")
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+    return client, path, entries
+
+
+def _errors(client: RpcClient) -> list[dict]:
+    return [r for r in client.records if r.get("type") == "session_write_error"]
+
+
+def _loop_in_place(path: Path) -> None:
+    path.unlink()
+    os.symlink(path, path)  # the path now resolves to nothing: ELOOP, not ENOENT
+
+
+async def test_a_session_file_turned_into_a_symlink_loop_is_written_again_not_lost(agent_env, fake_llm, tmp_path):
+    client, path, entries = await _second_prompt_after(agent_env, fake_llm, tmp_path, _loop_in_place)
+    errors = _errors(client)
+    assert len(errors) == 1
+    assert errors[0]["error"].startswith("the session file was made unreachable (Too many levels of symbolic links)")
+    assert not path.is_symlink()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[1:] == entries
+
+
+def _directory_becomes_file(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path.parent)
+    path.parent.write_text("")
+
+
+async def test_a_session_directory_replaced_by_a_file_is_reported_and_the_session_saved_elsewhere(
+        agent_env, fake_llm, tmp_path):
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    client, path, entries = await _second_prompt_after(env, fake_llm, tmp_path, _directory_becomes_file, prompts=2)
+    errors = _errors(client)
+    assert len(errors) == 1  # one event per change of error, not one per try
+    assert errors[0]["error"] == (f"the session file was made unreachable (Not a directory) while in use and "
+                                  f"cannot be written again: session directory {path.parent} is not a "
+                                  "directory: it is a regular file")
+    # every entry so far (none is on disk): the event came with the user message of the second prompt, then its
+    # answer and the third exchange followed
+    assert errors[0]["pendingEntries"] == len(entries) - 3
+    stderr = client.stderr.decode()
+    assert stderr.count("could not be written to") == 1
+    assert f"{len(entries)} session entries could not be written to {path}" in stderr
+    saved = list((tmp_path / "tmp").glob(f"{path.name}.recovered-*.jsonl"))
+    assert len(saved) == 1 and f"the whole session is saved to {saved[0]}" in stderr
+    lines = [json.loads(line) for line in saved[0].read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[1:] == entries
+
+
+def _directory_in_place(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+async def test_a_session_file_replaced_by_a_directory_is_one_error_and_saved_beside_it(agent_env, fake_llm,
+                                                                                      tmp_path):
+    client, path, entries = await _second_prompt_after(agent_env, fake_llm, tmp_path, _directory_in_place,
+                                                       prompts=2)
+    errors = _errors(client)
+    assert len(errors) == 1
+    assert errors[0]["error"].startswith("the session file was replaced by a directory while in use and cannot "
+                                         "be written again: ")
+    saved = list(path.parent.glob(f"{path.name}.recovered-*.jsonl"))
+    assert len(saved) == 1
+    assert f"{len(entries)} session entries could not be written" in client.stderr.decode()
+    assert [json.loads(line) for line in saved[0].read_text().splitlines()][1:] == entries
+
+
+def test_a_torn_last_line_is_cut_off_before_the_first_append(agent_env, fake_llm, tmp_path):
+    path = write_session(tmp_path / "s", "aaaa0000-0000-4000-8000-000000000003", ["q", "a"], mtime=1_000_000)
+    with path.open("ab") as handle:
+        handle.write(b'{"type": "message", "id": "e00')  # a crash in the middle of a write
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    first = cli(agent_env, tmp_path, "--session", str(path), "-p", "more")
+    second = cli(agent_env, tmp_path, "--session", str(path), "-p", "again")
+    assert first.returncode == 0 and second.returncode == 0
+    assert b"damaged line" not in second.stderr
+    assert all(isinstance(json.loads(line), dict) for line in path.read_text().splitlines())
+
+
+def test_session_id_whose_file_cannot_be_read_is_refused_not_duplicated(agent_env, tmp_path):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    directory.mkdir(parents=True)
+    loop = directory / "2026-01-01T00-00-00-000Z_myid-5.jsonl"
+    os.symlink(loop, loop)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "--session-id", "myid-5", "-p", "x")
+    assert result.returncode == 1
+    assert f"cannot read session file {loop}: Too many levels of symbolic links".encode() in result.stderr
+    assert [p.name for p in directory.glob("*myid-5.jsonl")] == [loop.name]  # no second file with that id
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _loop(path: Path) -> None:
+    os.symlink(path, path)
+
+
+@pytest.mark.parametrize("make, reason", [(_fifo, "it is a FIFO (named pipe)"),
+                                          (_loop, "Too many levels of symbolic links")])
+def test_a_session_directory_that_is_no_directory_is_named_with_the_reason(agent_env, fake_llm, tmp_path, make,
+                                                                           reason):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    root.mkdir()
+    make(directory)
+    fake_llm.set_script([{"text": "one"}])
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "-p", "x")
+    assert result.returncode == 1
+    stderr = result.stderr.decode()
+    assert f"session directory {directory} is not a directory: {reason}" in stderr
+    assert "File exists" not in stderr
+    assert stderr.count("could not be written to") == 1 and "the whole session is saved to" in stderr
+
+
+@pytest.mark.parametrize("flags", [["--list-sessions"], ["-c", "--mode", "rpc"]])
+def test_every_unusable_session_file_is_named_in_one_format(agent_env, tmp_path, flags):
+    root = tmp_path / "sessions"
+    directory = session_cwd_dir(tmp_path, root)
+    write_session(directory, "eeee0000-0000-4000-8000-000000000002", ["older"], mtime=1_000_000)
+    os.mkfifo(directory / "a-fifo.jsonl")
+    (directory / "a-dir.jsonl").mkdir()
+    os.symlink(directory / "a-loop.jsonl", directory / "a-loop.jsonl")
+    (directory / "empty.jsonl").write_bytes(b"")
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), *flags)
+    stderr = result.stderr.decode()
+    for name, why in [("a-fifo.jsonl", "cannot be read: not a regular file but a FIFO (named pipe)"),
+                      ("a-dir.jsonl", "cannot be read: not a regular file but a directory"),
+                      ("a-loop.jsonl", "cannot be read: Too many levels of symbolic links"),
+                      ("empty.jsonl", "it is empty")]:
+        assert f"skipped session file {directory / name}: {why}" in stderr, stderr

@@ -202,7 +202,7 @@ class AgentSession:
         if state["error"] not in self.write_failures:
             self.write_failures.append(state["error"])
         print(f"agent-forge: the session file could not be written: {state['path']}: {state['error']} "
-              f"({state['pendingEntries']} entries wait in memory)", file=sys.stderr)
+              f"({entries_text(state['pendingEntries'], 'wait')} in memory)", file=sys.stderr)
         self._emit({"type": "session_write_error", **state})
         self._schedule_write_retry()
 
@@ -606,14 +606,20 @@ class AgentSession:
         self.agent.messages = list(messages or [])
 
     def _release_store(self) -> None:
-        """Close the current store (its last try at writing waiting entries); say on stderr what was lost."""
+        """Close the current store (its last try at writing waiting entries); when entries are still not on
+        disk, save the whole session to a recovery file and say on stderr where (or that they are lost). Once
+        per store: SIGTERM during a close reaches here twice."""
         store = self.store
+        if store.released:
+            return
         store.close()  # a last write that succeeds still reports `session_write_resumed`
         store.on_write_state = None
         state = store.write_error
         if state is not None:
-            print(f"agent-forge: {state['pendingEntries']} session entries could not be written to "
-                  f"{state['path']} ({state['error']}): they are lost", file=sys.stderr)
+            rescued = store.rescue()
+            fate = (f"the whole session is saved to {rescued}" if rescued is not None else "they are lost")
+            print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
+                  f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
 
     def check_written(self) -> None:
         """Raise `CommandError` while entries of the current session wait after a failed write and still cannot
@@ -621,8 +627,9 @@ class AgentSession:
         if not self.store.flush():
             state = self.store.write_error or {}
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
-                               f"{state.get('pendingEntries')} entries of {state.get('path')} are not on disk yet. "
-                               "Free some space and try again.")
+                               f"{entries_text(state.get('pendingEntries', 0))} of {state.get('path')} are not on "
+                               "disk yet. "
+                               "Free some space (or make the path writable again) and try again.")
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
@@ -734,3 +741,9 @@ def key_setup_hint(registry: Any) -> str:
     return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "
             f"{registry.agent_dir / 'models.json'}."
             + (registry.errors_note() if hasattr(registry, "errors_note") else ""))
+
+
+def entries_text(count: int, verb: str = "") -> str:
+    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`)."""
+    text = f"{count} session {'entry' if count == 1 else 'entries'}"
+    return f"{text} {verb + 's' if count == 1 else verb}" if verb else text

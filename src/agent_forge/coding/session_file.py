@@ -36,11 +36,14 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 class SessionFileError(Exception):
     """A session file cannot be read (missing, unreadable, empty, no valid header) or written. `reason`: the
-    OS's words when the OS refused (`No space left on device`), else None."""
+    OS's words when the OS refused (`No space left on device`), else None. `detail`: why a file cannot be read,
+    without its path (`it is empty`, `Too many levels of symbolic links`), for messages that name the path
+    themselves (`skipped session file <path>: <detail>`); else None."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, *, detail: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.detail = detail
 
 
 @dataclass
@@ -55,6 +58,8 @@ class ParsedSession:
     migrated_from: int | None
     torn_tail: bool
     skipped_lines: list[int]
+    complete_size: int = 0
+    """Bytes up to and including the last newline: where a torn tail starts (it is cut before appending)."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -98,7 +103,7 @@ def read_session(path: Path) -> ParsedSession:
     """
     data = _read_bytes(path)
     if not data or data.isspace():
-        raise SessionFileError(f"session file is empty: {path}")
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
     with _gc_paused():
         lines = _split_lines(data)
         start, header = _find_header(lines)
@@ -106,7 +111,14 @@ def read_session(path: Path) -> ParsedSession:
         objects, numbers, damaged = _parse_body(lines, start + 1)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries = _unique_entries(objects, numbers, damaged)
-    return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged))
+    return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
+                         _complete_size(data, lines[-1]))
+
+
+def _complete_size(data: bytes, tail: str) -> int:
+    """Bytes up to the end of the last whole line: a tail after the last newline that is a JSON object (only
+    its newline is missing) counts as whole, any other tail is torn."""
+    return len(data) if isinstance(parse_line(tail), dict) else data.rfind(b"\n") + 1
 
 
 def _find_header(lines: list[str]) -> tuple[int, Any]:
@@ -148,7 +160,7 @@ def read_header(path: Path) -> SessionHeader:
         except OSError as exc:
             raise _read_error(path, exc) from None
     if header is None and _is_blank(path):
-        raise SessionFileError(f"session file is empty: {path}")
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
     return _checked_header(header, path)
 
 
@@ -194,18 +206,20 @@ def _check_regular(mode: int) -> None:
 def _read_error(path: Path, exc: OSError) -> SessionFileError:
     """The one message for a session file the OS will not let us read."""
     if isinstance(exc, FileNotFoundError):
-        return SessionFileError(f"session file not found: {path}")
-    return SessionFileError(f"cannot read session file {path}: {exc.strerror or exc}")
+        return SessionFileError(f"session file not found: {path}", detail="it does not exist")
+    reason = exc.strerror or str(exc)
+    return SessionFileError(f"cannot read session file {path}: {reason}", detail=f"cannot be read: {reason}")
 
 
 def _checked_header(header: Any, path: Path) -> SessionHeader:
     """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version."""
     if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path}")
+        raise SessionFileError(f"session file has no valid session header: {path}",
+                               detail="it has no valid session header")
     try:
         check_version(header)
     except ValueError as exc:
-        raise SessionFileError(f"session file {path}: {exc}") from None
+        raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
     return header
 
 
@@ -291,10 +305,14 @@ class SessionFile:
     Every method raises SessionFileError (naming the file and the OS reason) when the OS refuses.
     """
 
-    def __init__(self, path: Path, *, exists: bool, needs_newline: bool, fsync: bool) -> None:
+    def __init__(self, path: Path, *, exists: bool, needs_newline: bool, fsync: bool,
+                 torn_at: int | None = None) -> None:
+        """`torn_at`: the size of the file's complete lines when it ends in a torn line (a crash): the first
+        append cuts the torn bytes off, so they never become a damaged line in the middle of the file."""
         self.path = path
         self.exists = exists
         self._needs_newline = needs_newline  # the file ends in a torn line: the next write starts a fresh one
+        self._torn_at = torn_at
         self._fsync = fsync
         self._fd: int | None = None
 
@@ -317,14 +335,20 @@ class SessionFile:
 
     def lost(self) -> str | None:
         """How `path` stopped naming the file this object appends to: `"deleted"`, `"replaced by another
-        file"`, or None while it still does (or the check itself fails: the write then reports the OS error).
-        Appending to a deleted file would write to an inode nobody can reach."""
+        file"`, `"replaced by a directory"` (any other kind), `"made unreachable (<OS reason>)"` (a symlink
+        loop, a directory on the way replaced by a file: ELOOP, ENOTDIR, EACCES), or None while it still does.
+        Appending through the open descriptor to a file the path no longer names would write to an inode
+        nobody can reach."""
         try:
             current = os.stat(self.path)
         except FileNotFoundError:
             return "deleted"
-        except OSError:
-            return None
+        except OSError as exc:
+            return f"made unreachable ({exc.strerror or exc})"
+        if not stat.S_ISREG(current.st_mode):
+            from .safe_read import describe_kind
+
+            return f"replaced by {describe_kind(current.st_mode)}"
         if self._fd is None:
             return None
         mine = os.fstat(self._fd)
@@ -335,7 +359,7 @@ class SessionFile:
     def recreate(self, data: bytes, backup: Path | None) -> None:
         """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a file
         that replaced it is kept at `backup` first."""
-        if backup is not None and self.path.exists():
+        if backup is not None and _is_regular(self.path):
             _keep_backup(self.path, backup)
         self.close()
         self._fd = self._publish(data, durable=True)
@@ -348,7 +372,7 @@ class SessionFile:
         fd = self._open()
         start: int | None = None
         try:
-            start = os.lseek(fd, 0, os.SEEK_END)
+            start = self._cut_torn_tail(fd, os.lseek(fd, 0, os.SEEK_END))
             _write_all(fd, b"\n" + data if self._needs_newline else data)
             if self._fsync:
                 os.fsync(fd)
@@ -356,6 +380,19 @@ class SessionFile:
             self._cut_back(fd, start)
             raise self._error("write", exc) from None
         self._needs_newline = False
+
+    def _cut_torn_tail(self, fd: int, end: int) -> int:
+        """The file's end after cutting off the torn last line found when it was opened (once); when the cut
+        fails, the append starts on a fresh line instead (`_needs_newline`)."""
+        torn_at, self._torn_at = self._torn_at, None
+        if torn_at is None or not 0 < torn_at < end:
+            return end
+        try:
+            os.ftruncate(fd, torn_at)
+        except OSError:
+            return end
+        self._needs_newline = False
+        return torn_at
 
     def _cut_back(self, fd: int, offset: int | None) -> None:
         """Truncate the torn bytes of a failed append (freeing them also gives a full disk its space back);
@@ -374,9 +411,10 @@ class SessionFile:
 
     def _publish(self, data: bytes, *, durable: bool) -> int:
         """Write `data` to a temporary file and rename it over `path`; returns the open append descriptor."""
+        self._torn_at = None  # the whole file is written anew: nothing of the old one is cut any more
         temp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_session_dir(self.path.parent)
             temp.unlink(missing_ok=True)  # left by a crash: start afresh (never write through a planted link)
             fd = os.open(temp, _WRITE_FLAGS | _NEW_FILE_FLAGS, FILE_MODE)
         except OSError as exc:
@@ -415,6 +453,13 @@ class SessionFile:
         return SessionFileError(f"cannot {action} session file {self.path}: {reason}", reason)
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _keep_backup(path: Path, backup: Path) -> None:
     if backup.is_file() and not backup.is_symlink():
         return  # a crash between backup and rewrite left it: it already holds the original bytes
@@ -439,6 +484,48 @@ def copy_private(source: Path, target: Path) -> None:
     fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
         _write_all(fd, data)
+    except OSError:
+        os.close(fd)
+        target.unlink(missing_ok=True)
+        raise
+    os.close(fd)
+
+
+class SessionDirError(OSError):
+    """The directory of a session file is not a directory and cannot be made one."""
+
+
+def ensure_session_dir(directory: Path) -> None:
+    """Make `directory` (and its parents) unless it is one. Raises SessionDirError (an OSError) whose
+    `strerror` names the directory and why it is none: `session directory <dir> is not a directory: <reason>`
+    (`Not a directory`, `Too many levels of symbolic links`, `it is a FIFO (named pipe)`), instead of the
+    bare `File exists` of `mkdir`."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        return
+    except FileExistsError:
+        pass
+    except NotADirectoryError as exc:
+        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+                              f"{exc.strerror or exc}") from None
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError as exc:
+        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+                              f"{exc.strerror or exc}") from None
+    from .safe_read import describe_kind
+
+    raise SessionDirError(None, f"session directory {directory} is not a directory: it is "
+                          f"{describe_kind(mode) if not stat.S_ISREG(mode) else 'a regular file'}")
+
+
+def write_new_private(target: Path, data: bytes) -> None:
+    """Write `data` to a new private (0600) file `target` that must not exist, durably; no partial file is
+    left when that fails. Raises OSError (FileExistsError when `target` exists)."""
+    fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
     except OSError:
         os.close(fd)
         target.unlink(missing_ok=True)

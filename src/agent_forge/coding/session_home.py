@@ -84,11 +84,18 @@ def _session_id(path: Path) -> str:
 
 
 def session_with_id(session_id: str, cwd: str, session_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The session file of `cwd` whose header id is exactly `session_id` (`--session-id`), or None."""
+    """The session file of `cwd` whose header id is exactly `session_id` (`--session-id`), or None. Raises
+    SessionFileError (`open_for_reading`'s message) when no readable file has that id but one named for it
+    (`*_<id>.jsonl`) cannot be read (a symlink loop, a FIFO): a second file with that id would hide it."""
     from .session_listing import session_cwd_dir
 
     try:
         candidates = sorted(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
     except OSError:
         return None
-    return next((path for path in candidates if _session_id(path) == session_id), None)
+    found = next((path for path in candidates if _session_id(path) == session_id), None)
+    if found is None:
+        for path in candidates:
+            if path.name.endswith(f"_{session_id}.jsonl"):
+                read_header(path)  # raises when it cannot be read; a readable one holds another id
+    return found

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 OnSkip = Callable[[str], None]
-"""Told why a session file was left out of a listing (the SessionFileError's message, naming the file)."""
+"""Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
 from .paths import sessions_dir
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
@@ -102,7 +102,7 @@ def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike
             return path
         except SessionFileError as exc:
             if on_skip is not None:
-                on_skip(str(exc))
+                on_skip(skip_reason(path, exc))
     return None
 
 
@@ -166,7 +166,7 @@ def _info_or_skip(path: Path, on_skip: OnSkip | None) -> SessionInfo | None:
         parsed = read_session(path)
     except SessionFileError as exc:
         if on_skip is not None:
-            on_skip(str(exc))
+            on_skip(skip_reason(path, exc))
         return None
     header = parsed.header
     modified = datetime.fromtimestamp(_mtime(path), timezone.utc)
@@ -206,18 +206,28 @@ def message_text(message: AgentMessage) -> str:
     return "\n".join(parts)
 
 
+def skip_reason(path: Path, exc: SessionFileError) -> str:
+    """`session file <path>: <why>`: one format for every file a listing or `-c` passes over."""
+    return f"session file {path}: {exc.detail or exc}"
+
+
 def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> list[Path]:
+    """Every `*.jsonl` of the directory, whatever it is (a FIFO, a directory, a symlink loop): reading one
+    that is no session file raises SessionFileError without blocking, so callers report it or pass it over."""
     try:
-        return [path for path in session_cwd_dir(cwd, session_dir).glob("*.jsonl") if path.is_file()]
+        return list(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
     except OSError:
         return []
 
 
 def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
+    """The file's mtime; a link that leads nowhere (a loop) has its own, so `-c` reports it in its place."""
+    for stat_fn in (os.stat, os.lstat):
+        try:
+            return stat_fn(path).st_mtime
+        except OSError:
+            continue
+    return 0.0
 
 
 def _header_id(path: Path) -> str | None:

@@ -23,7 +23,7 @@ from typing import Any, Callable, TypedDict
 
 from .session_context import SessionContext, build_context
 from .session_entries import AgentMessage, SessionEntry, SessionHeader, make_entry, make_header, new_entry_id
-from .session_file import SessionFile, SessionFileError, encode_line, read_session
+from .session_file import SessionFile, SessionFileError, encode_line, ensure_session_dir, read_session
 from .session_listing import (
     SessionInfo,
     encode_cwd,
@@ -63,13 +63,14 @@ class SessionStore:
 
     def __init__(self, header: SessionHeader, path: Path | None, entries: Iterable[SessionEntry] = (), *,
                  on_disk: bool = False, needs_newline: bool = False, fsync: bool = False,
-                 migrated_from: int | None = None, lock: SessionLock | bool = False) -> None:
+                 migrated_from: int | None = None, lock: SessionLock | bool = False,
+                 torn_at: int | None = None) -> None:
         """Prefer the `create`/`open`/`in_memory` constructors; this one trusts its arguments. `lock`: a held
         lock to keep, or True to take one when the file is first written."""
         self._header = header
         self._path = path
         self._file = None if path is None else SessionFile(path, exists=on_disk, needs_newline=needs_newline,
-                                                           fsync=fsync)
+                                                           fsync=fsync, torn_at=torn_at)
         self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
         self._wants_lock = lock is True
         self._id_lock: SessionLock | None = None  # `--session-id` before the file exists: see `create`
@@ -82,6 +83,11 @@ class SessionStore:
         self._unwritten: list[bytes] = []
         self._file_due = False  # a message was appended: the file must exist
         self._write_failure: str | None = None  # the OS error of the last failed write, until one succeeds
+        # How the path stopped naming our file (`SessionFile.lost`), until the file is written again there: no
+        # entry is on disk meanwhile, whatever the path names later.
+        self._lost_how: str | None = None
+        self.released = False
+        """True once `close` ran: what it could not write has been reported (once) by its owner."""
         self.on_write_state: Callable[[str | None], None] | None = None
         """Called with the previous error after `write_error` changed (a write failed, failed differently, or
         succeeded after failing); set by the session hub, which tells the client."""
@@ -146,7 +152,8 @@ class SessionStore:
                 held.release()
             raise
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
-                    fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False)
+                    fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
+                    torn_at=parsed.complete_size if parsed.torn_tail else None)
         store.load_warnings = _skipped_warnings(file_path, parsed.skipped_lines)
         return store
 
@@ -244,7 +251,13 @@ class SessionStore:
         if self._write_failure is None or self._path is None:
             return None
         return SessionWriteState(path=str(self._path), error=self._write_failure,
-                                 pendingEntries=len(self._unwritten))
+                                 pendingEntries=self.pending_entries)
+
+    @property
+    def pending_entries(self) -> int:
+        """Entries not on disk: those waiting after a failed write, or every entry while the file is lost
+        (deleted, replaced, unreachable) and not yet written again."""
+        return len(self._entries) if self._lost_how is not None else len(self._unwritten)
 
     def build_context(self) -> SessionContext:
         """Messages, model, thinking level and context window of the active branch (see SessionContext).
@@ -309,6 +322,7 @@ class SessionStore:
         `write_error`), then release the file descriptor and the lock. Idempotent; a later append opens the
         file again."""
         self.flush()
+        self.released = True
         if self._file is not None:
             self._file.close()
         if self._lock is not None:
@@ -384,7 +398,7 @@ class SessionStore:
                 self._rewrite_migrated()  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
                 self._hold_inode()
-            elif (how := self._file.lost()) is not None:
+            elif (how := self._lost_how or self._file.lost()) is not None:
                 self._recreate(how)  # writes every entry, the waiting ones included
                 written = len(self._unwritten)
                 self._hold_inode()
@@ -393,7 +407,7 @@ class SessionStore:
                 written += 1
         except SessionFileError as exc:
             error = exc.reason or str(exc)
-        except OSError as exc:  # the session directory cannot be made
+        except OSError as exc:  # the session directory cannot be made (SessionDirError names it)
             error = exc.strerror or str(exc)
         del self._unwritten[:written]
         self._record_failure(error)
@@ -415,27 +429,55 @@ class SessionStore:
 
     def _take_lock(self) -> None:
         if self._wants_lock and self._lock is None and self._path is not None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_session_dir(self._path.parent)  # a FIFO or a loop there is named, not `File exists`
             self._lock = SessionLock.acquire(self._path)
 
     def _recreate(self, how: str) -> None:
-        """The file was deleted or replaced under this process: say so (`session_write_error`, whose `error`
-        names what happened), then write it again at its path with the header and every entry, so nothing is
-        lost; the success that follows is reported as `session_write_resumed`. A file that replaced it is kept
-        as `<file>.replaced.bak`."""
+        """The path no longer names the file (deleted, replaced, unreachable: `SessionFile.lost`): write it
+        again at its path with the header and every entry, so nothing is lost. Success is reported as a
+        `session_write_error` naming what happened, then `session_write_resumed`; a failure raises
+        SessionFileError with one message per cause (it is retried, and reported again only when the cause
+        changes). A regular file that replaced it is kept as `<file>.replaced.bak`."""
         assert self._file is not None and self._path is not None
+        self._lost_how = how
+        backup = self._path.with_name(f"{self._path.name}.replaced.bak") if how.startswith("replaced") else None
+        try:
+            self._file.recreate(self._whole_file(), backup)
+        except SessionFileError as exc:
+            raise SessionFileError(f"the session file was {how} while in use and cannot be written again: "
+                                   f"{exc.reason or exc}") from None
+        self._lost_how = None
         self._record_failure(f"the session file was {how} while in use; it is written again with all "
                              f"{len(self._entries)} entries")
-        data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
-        backup = self._path.with_name(f"{self._path.name}.replaced.bak") if how != "deleted" else None
-        self._file.recreate(data, backup)
+
+    def _whole_file(self) -> bytes:
+        return b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
+
+    def rescue(self) -> Path | None:
+        """After `close` left entries unwritten: write the whole session (header and every entry) to a new
+        file `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns its path, or None
+        when no entry waits or neither place can be written. The file opens like any session file."""
+        if self._path is None or self._write_failure is None:
+            return None
+        import tempfile
+        import time
+
+        from .session_file import write_new_private
+
+        name = f"{self._path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
+        for directory in (self._path.parent, Path(tempfile.gettempdir())):
+            try:
+                write_new_private(directory / name, self._whole_file())
+                return directory / name
+            except OSError:
+                continue
+        return None
 
     def _rewrite_migrated(self) -> None:
         """Replace an old-version file by its migrated content before the first append: appending new-format
         lines to an old file would make the next load migrate them again (new ids, broken parent links)."""
         assert self._file is not None and self._path is not None
-        data = b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
-        self._file.replace(data, self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
+        self._file.replace(self._whole_file(), self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
         self._migrated_from = None
 
 
@@ -453,7 +495,7 @@ def _lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
     """The lock of `session_id` in `directory`; None when no lock file can be made there (the session file
     cannot be written either: that is reported by the first write). Raises SessionLockError when held."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        ensure_session_dir(directory)
         return SessionLock.acquire(directory / f"{session_id}.id")
     except SessionLockError as exc:
         holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
