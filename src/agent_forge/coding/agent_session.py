@@ -378,6 +378,11 @@ class AgentSession:
         self.queue(user_message(self.resources.expand(text), images), "followUp")
         return "queued"
 
+    def names_command(self, text: str) -> bool:
+        """Whether `text` starts with a `/name` that `submit` runs or expands: a plugin command, a prompt
+        template or a `/skill:` command."""
+        return self.hooks.command_name(text) is not None or self.resources.expand(text) != text
+
     def _refuse_plugin_command(self, text: str, command: str) -> None:
         name = self.hooks.command_name(text)
         if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
