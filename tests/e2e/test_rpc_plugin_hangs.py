@@ -29,6 +29,14 @@ EVIL = textwrap.dedent('''
         async def hang(args, ctx):
             await asyncio.sleep(3600)
 
+        @plugin.command("stubborn")
+        async def stubborn(args, ctx):
+            while True:
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:  # ignores every cancellation
+                    pass
+
         @plugin.command("synchang")
         def synchang(args, ctx):
             time.sleep(float(args))
@@ -351,3 +359,18 @@ def test_piped_text_follows_a_prompt_template_and_precedes_plain_text(agent_env,
     assert templated.returncode == 0 and plain.returncode == 0, (templated.stderr, plain.stderr)
     assert user_texts(fake_llm.requests[0]) == ["Review this: DIFF"]
     assert user_texts(fake_llm.requests[1]) == ["DIFF\n/unknown thing"]
+
+
+@pytest.mark.parametrize("end", ["sigterm", "eof"])
+async def test_a_command_ignoring_cancellation_still_gets_its_closing_agent_settled(agent_env_factory, tmp_path,
+                                                                                    evil, end):
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    assert (await client.send({"type": "prompt", "message": "/stubborn"}))["success"] is True
+    if end == "sigterm":
+        client.process.send_signal(signal.SIGTERM)
+    else:
+        client.process.stdin.close()
+    assert await exit_code(client) == (128 + signal.SIGTERM if end == "sigterm" else 0)
+    await client.close()
+    settled = [r for r in client.records if r.get("type") == "agent_settled"]
+    assert settled == [{"type": "agent_settled", "aborted": True}]

@@ -143,6 +143,7 @@ class AgentSession:
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
+        self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._watch_writes(store)
         self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
@@ -299,7 +300,8 @@ class AgentSession:
         self._check_open()
         command = self.hooks.run_command(text)
         if command is not None:
-            command.add_done_callback(lambda task: self._settle_handled(task.cancelled()))
+            self._open_commands.add(command)
+            command.add_done_callback(self._command_done)
             return "handled"
         task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
         self._inputs.add(task)
@@ -326,6 +328,18 @@ class AgentSession:
             if accepted is None:
                 return "handled"
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
+    def _command_done(self, command: asyncio.Future[Any]) -> None:
+        if command in self._open_commands:  # not yet settled by `terminate`
+            self._open_commands.discard(command)
+            self._settle_handled(command.cancelled())
+
+    def _settle_open_commands(self) -> None:
+        """Termination: a command that ignored its cancellation still ends its prompt (`agent_settled`
+        `aborted: true`) before the process exits; its own end later emits nothing."""
+        for _ in range(len(self._open_commands)):
+            self._settle_handled(True)
+        self._open_commands.clear()
 
     def _settle_handled(self, aborted: bool) -> None:
         """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
@@ -667,6 +681,7 @@ class AgentSession:
         await self.abort()
         await self.user_bash.abort()
         await self.hooks.shutdown(graceful=False)
+        self._settle_open_commands()
         self._stop_write_retries()
         self._release_store()
         self._remove_memory_outputs()
@@ -676,6 +691,7 @@ class AgentSession:
         await self.wait_for_idle()
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
+        self._settle_open_commands()
         self.closed = True
         self._stop_write_retries()
         self._release_store()
