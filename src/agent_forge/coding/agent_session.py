@@ -512,6 +512,14 @@ class AgentSession:
         await boundary.wait()  # settled, or the aborted run handed over to queued messages
         await self._plugins_aborted(inputs)
 
+    async def abort_retry(self) -> None:
+        """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over, like `abort`: once
+        the session settled or the cut-short chain handed over to queued messages (not after their run). At
+        once when no wait is going on (a retried run still streaming then ends the chain when it fails)."""
+        boundary = self._run_boundary  # taken first: the chain may hand over during the await below
+        if self.retry.cancel():
+            await boundary.wait()
+
     async def _plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
         if inputs:
             await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
