@@ -451,6 +451,7 @@ class AgentSession:
                 if recovery is not None:
                     run = recovery
                     continue
+                await self.compaction.at_hand_over()  # a `compact` sent during the run, before the queue goes on
                 queued = self.agent.take_queued()
                 if queued is None:
                     break
