@@ -449,3 +449,21 @@ async def test_compact_during_a_run_runs_at_the_hand_over_before_queued_follow_u
     kinds = types(settled)
     assert kinds.index("compaction_end") < max(i for i, kind in enumerate(kinds) if kind == "agent_start")
     assert settled[-1]["type"] == "agent_settled" and len(fake_llm.requests) == 5
+
+
+async def test_compact_sent_during_a_run_never_compacts_the_next_session(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "never finished", "hang": True, "hang_ms": 60000},
+                         {"match": SUMMARY, "text": "## Objective\nShrunk."}, {"text": "spare"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        old_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 2)
+        compact = client.send_nowait({"type": "compact"})  # written before new_session
+        switched = await client.send({"type": "new_session"}, timeout=30)
+        reply = await asyncio.wait_for(compact, 30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert switched["success"] is True and messages == []
+    old = [json.loads(line)["type"] for line in Path(old_file).read_text().splitlines()]
+    assert reply["success"] is True and "compaction" in old, reply["error"]  # compacted the session it was sent to
