@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 
@@ -170,15 +170,41 @@ def _main(argv: list[str] | None) -> int:
         print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
               file=sys.stderr)
         return 2
-    import asyncio
-
     try:
-        return asyncio.run(_run(mode, args))
+        return _run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
         from .coding.session_lock import release_held_locks
 
         release_held_locks()
         return 130
+
+
+LEFTOVER_GRACE_S = 1.0
+"""Seconds tasks still running when the mode has returned get after their cancellation (`_run_loop`)."""
+
+
+def _run_loop(main: Any) -> int:
+    """`asyncio.run(main)`, except at the end: tasks still running (plugin code that ignores its
+    cancellation) are cancelled and get `LEFTOVER_GRACE_S`, then are abandoned, where `asyncio.run` would
+    wait for them for ever and the process would never exit."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=LEFTOVER_GRACE_S))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 def _say(message: str) -> None:

@@ -420,3 +420,50 @@ async def test_an_overflow_compaction_cannot_fix_says_what_to_do_and_a_later_pro
     assert "A huge paste." in retried[0][1] and [t for _, t in retried[1:]] == ["small"]
     final = [e["message"] for e in later if e["type"] == "message_end"][-1]
     assert final["stopReason"] == "stop" and final["content"][0]["text"] == "answer to the small one"
+
+
+async def test_compact_during_a_run_runs_at_the_hand_over_before_queued_follow_ups(agent_env_factory, fake_llm,
+                                                                                  tmp_path):
+    """`compact` aborts the run, compacts at its hand-over and answers then, while the queued follow-ups' run
+    (hung here until the test has the answer) goes on afterwards."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "never finished", "hang": True, "hang_ms": 60000},
+                         {"match": SUMMARY, "text": "## Objective\nShrunk."},
+                         {"text": "f1 answered", "hang": True, "hang_ms": 60000}, {"text": "f2 answered"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 2)
+        for text in ("f1", "f2"):
+            assert (await client.send({"type": "follow_up", "message": text}))["success"] is True
+        reply = await client.send({"type": "compact"}, timeout=30)
+        state = (await client.send({"type": "get_state"}))["data"]
+        await asyncio.to_thread(fake_llm.wait_for_requests, 4)
+        fake_llm.release_hangs()
+        settled = await client.wait_for("agent_settled", timeout=30)
+    assert reply["success"] is True and reply["data"]["summary"] == "## Objective\nShrunk."
+    assert state["isStreaming"] is True and state["isCompacting"] is False
+    assert SUMMARY in json.dumps(fake_llm.requests[2]["body"])
+    after = json.dumps(fake_llm.requests[3]["body"])
+    assert "Shrunk." in after and '"f1"' in after
+    kinds = types(settled)
+    assert kinds.index("compaction_end") < max(i for i, kind in enumerate(kinds) if kind == "agent_start")
+    assert settled[-1]["type"] == "agent_settled" and len(fake_llm.requests) == 5
+
+
+async def test_compact_sent_during_a_run_never_compacts_the_next_session(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "never finished", "hang": True, "hang_ms": 60000},
+                         {"match": SUMMARY, "text": "## Objective\nShrunk."}, {"text": "spare"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        old_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 2)
+        compact = client.send_nowait({"type": "compact"})  # written before new_session
+        switched = await client.send({"type": "new_session"}, timeout=30)
+        reply = await asyncio.wait_for(compact, 30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert switched["success"] is True and messages == []
+    old = [json.loads(line)["type"] for line in Path(old_file).read_text().splitlines()]
+    assert reply["success"] is True and "compaction" in old, reply["error"]  # compacted the session it was sent to

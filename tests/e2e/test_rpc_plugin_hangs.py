@@ -29,6 +29,14 @@ EVIL = textwrap.dedent('''
         async def hang(args, ctx):
             await asyncio.sleep(3600)
 
+        @plugin.command("stubborn")
+        async def stubborn(args, ctx):
+            while True:
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:  # ignores every cancellation
+                    pass
+
         @plugin.command("synchang")
         def synchang(args, ctx):
             time.sleep(float(args))
@@ -304,3 +312,65 @@ def test_print_mode_keeps_piped_stdin_from_plugins(agent_env, fake_llm, tmp_path
     assert result.returncode == 0 and result.stdout.decode().strip() == "seen"
     assert (tmp_path / "stolen.txt").read_text() == "''"
     assert user_texts(fake_llm.requests[0]) == ["piped text\nsummarise"]
+
+
+def test_print_mode_bounds_a_command_that_never_returns(agent_env_factory, tmp_path, evil):
+    env = env_with(agent_env_factory, handler_timeout_ms=300)
+    result = run(env, tmp_path, "-e", evil, "--no-session", "-p", "/hang", timeout=30)
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr
+    assert "command:hang" in stderr and "TimeoutError" in stderr and "pluginHandlerTimeoutMs" in stderr
+
+
+def test_json_mode_bounds_a_command_that_never_returns(agent_env_factory, tmp_path, evil):
+    env = env_with(agent_env_factory, handler_timeout_ms=300)
+    result = run(env, tmp_path, "-e", evil, "--no-session", "--mode", "json", "-p", "/hang", timeout=30)
+    events = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    errors = [e for e in events if e.get("type") == "extension_error"]
+    assert result.returncode == 0, result.stderr
+    assert [e["event"] for e in errors] == ["command:hang"] and "TimeoutError" in errors[0]["error"]
+
+
+ECHO = textwrap.dedent('''
+    import pathlib
+
+
+    def setup(plugin):
+        @plugin.command("stdin")
+        async def record(args, ctx):
+            pathlib.Path("args.txt").write_text(args)
+''')
+
+
+def test_piped_text_follows_a_plugin_command_so_it_still_runs(agent_env, fake_llm, tmp_path):
+    (tmp_path / "echo.py").write_text(ECHO)
+    result = run(agent_env, tmp_path, "-e", str(tmp_path / "echo.py"), "--no-session", "-p", "/stdin",
+                 stdin=b"PIPED\n")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "args.txt").read_text() == "PIPED" and fake_llm.requests == []
+
+
+def test_piped_text_follows_a_prompt_template_and_precedes_plain_text(agent_env, fake_llm, tmp_path):
+    (tmp_path / "review.md").write_text("Review this: $@")
+    fake_llm.set_script([{"text": "ok"}, {"text": "ok"}])
+    templated = run(agent_env, tmp_path, "--no-session", "--prompt-template", "review.md", "-p", "/review",
+                    stdin=b"DIFF\n")
+    plain = run(agent_env, tmp_path, "--no-session", "-p", "/unknown thing", stdin=b"DIFF\n")
+    assert templated.returncode == 0 and plain.returncode == 0, (templated.stderr, plain.stderr)
+    assert user_texts(fake_llm.requests[0]) == ["Review this: DIFF"]
+    assert user_texts(fake_llm.requests[1]) == ["DIFF\n/unknown thing"]
+
+
+@pytest.mark.parametrize("end", ["sigterm", "eof"])
+async def test_a_command_ignoring_cancellation_still_gets_its_closing_agent_settled(agent_env_factory, tmp_path,
+                                                                                    evil, end):
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    assert (await client.send({"type": "prompt", "message": "/stubborn"}))["success"] is True
+    if end == "sigterm":
+        client.process.send_signal(signal.SIGTERM)
+    else:
+        client.process.stdin.close()
+    assert await exit_code(client) == (128 + signal.SIGTERM if end == "sigterm" else 0)
+    await client.close()
+    settled = [r for r in client.records if r.get("type") == "agent_settled"]
+    assert settled == [{"type": "agent_settled", "aborted": True}]

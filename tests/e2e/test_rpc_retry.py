@@ -176,3 +176,22 @@ async def test_retry_waits_at_least_the_servers_retry_after(agent_env_factory, f
     start = next(e for e in events if e["type"] == "auto_retry_start")
     assert start["delayMs"] == 1000
     assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "after the wait"
+
+
+async def test_abort_retry_answers_at_the_hand_over_to_a_queued_steer(agent_env_factory, fake_llm, tmp_path):
+    """Cutting a backoff short with a steering message queued answers when the queued run takes over, not after
+    it (the steer's run hangs until the test has the answer)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 429}, {"text": "Steered answer.", "hang": True, "hang_ms": 60000}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await client.wait_for("auto_retry_start")
+        assert (await client.send({"type": "steer", "message": "s"}))["success"] is True
+        reply = await client.send({"type": "abort_retry"}, timeout=30)
+        state = (await client.send({"type": "get_state"}))["data"]
+        await asyncio.to_thread(fake_llm.wait_for_requests, 2)  # the steer's run is streaming (hung)
+        fake_llm.release_hangs()
+        settled = await client.wait_for("agent_settled", timeout=30)
+    assert reply["success"] is True and state["isStreaming"] is True
+    assert [m["role"] for m in bodies(fake_llm)[1] if m["role"] != "system"] == ["user", "user"]
+    assert "auto_retry_end" in types(settled) and settled[-1] == {"type": "agent_settled", "aborted": False}

@@ -143,6 +143,7 @@ class AgentSession:
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
         self._begin_task: asyncio.Task | None = None
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
+        self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._watch_writes(store)
         self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
@@ -299,7 +300,8 @@ class AgentSession:
         self._check_open()
         command = self.hooks.run_command(text)
         if command is not None:
-            command.add_done_callback(lambda task: self._settle_handled(task.cancelled()))
+            self._open_commands.add(command)
+            command.add_done_callback(self._command_done)
             return "handled"
         task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
         self._inputs.add(task)
@@ -326,6 +328,18 @@ class AgentSession:
             if accepted is None:
                 return "handled"
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
+    def _command_done(self, command: asyncio.Future[Any]) -> None:
+        if command in self._open_commands:  # not yet settled by `terminate`
+            self._open_commands.discard(command)
+            self._settle_handled(command.cancelled())
+
+    def _settle_open_commands(self) -> None:
+        """Termination: a command that ignored its cancellation still ends its prompt (`agent_settled`
+        `aborted: true`) before the process exits; its own end later emits nothing."""
+        for _ in range(len(self._open_commands)):
+            self._settle_handled(True)
+        self._open_commands.clear()
 
     def _settle_handled(self, aborted: bool) -> None:
         """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
@@ -377,6 +391,11 @@ class AgentSession:
         self._refuse_plugin_command(text, "follow_up")
         self.queue(user_message(self.resources.expand(text), images), "followUp")
         return "queued"
+
+    def names_command(self, text: str) -> bool:
+        """Whether `text` starts with a `/name` that `submit` runs or expands: a plugin command, a prompt
+        template or a `/skill:` command."""
+        return self.hooks.command_name(text) is not None or self.resources.expand(text) != text
 
     def _refuse_plugin_command(self, text: str, command: str) -> None:
         name = self.hooks.command_name(text)
@@ -432,6 +451,7 @@ class AgentSession:
                 if recovery is not None:
                     run = recovery
                     continue
+                await self.compaction.at_hand_over()  # a `compact` sent during the run, before the queue goes on
                 queued = self.agent.take_queued()
                 if queued is None:
                     break
@@ -492,6 +512,14 @@ class AgentSession:
         await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
         await boundary.wait()  # settled, or the aborted run handed over to queued messages
         await self._plugins_aborted(inputs)
+
+    async def abort_retry(self) -> None:
+        """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over, like `abort`: once
+        the session settled or the cut-short chain handed over to queued messages (not after their run). At
+        once when no wait is going on (a retried run still streaming then ends the chain when it fails)."""
+        boundary = self._run_boundary  # taken first: the chain may hand over during the await below
+        if self.retry.cancel():
+            await boundary.wait()
 
     async def _plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
         if inputs:
@@ -669,6 +697,7 @@ class AgentSession:
         await self.abort()
         await self.user_bash.abort()
         await self.hooks.shutdown(graceful=False)
+        self._settle_open_commands()
         self._stop_write_retries()
         self._release_store()
         self._remove_memory_outputs()
@@ -678,6 +707,7 @@ class AgentSession:
         await self.wait_for_idle()
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
+        self._settle_open_commands()
         self.closed = True
         self._stop_write_retries()
         self._release_store()

@@ -1,10 +1,11 @@
 """Print mode (`-p`) and JSON event mode (`--mode json`): run the prompts given on the command line, then exit.
 
 Prompts (as the reference CLI, `cli.md`): each message argument is one prompt, run one after another. The first
-prompt also carries piped stdin (prepended) and every `@path` argument: a text file as a
-`<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`) as an attachment. An `@path`
-must be a regular file of at most `MAX_FILE_BYTES`, and a file that is not an image must not contain NUL bytes
-(binary); anything else is refused before any request.
+prompt also carries piped stdin and every `@path` argument, in front of the message (after it when the message
+is a `/command` naming a plugin command, template or skill, so that the command still runs and gets them as
+its arguments): a text file as a `<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`,
+`.webp`) as an attachment. An `@path` must be a regular file of at most `MAX_FILE_BYTES`, and a file that is
+not an image must not contain NUL bytes (binary); anything else is refused before any request.
 
 Each prompt takes the input path of RPC `prompt` (`AgentSession.submit`): a plugin command (`/name args`) runs
 to its end instead of reaching the model, plugin `input` handlers may transform or handle the text, then
@@ -29,7 +30,7 @@ import base64
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..agent.types import ToolError
 from ..ai import json_wire
@@ -52,16 +53,19 @@ Prompt = tuple[str, list[dict[str, Any]]]
 """(text, image blocks) of one prompt."""
 
 
-def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None) -> list[Prompt]:
+def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None,
+                  names_command: Callable[[str], bool] = lambda text: False) -> list[Prompt]:
     """The prompts of a command line (see the module docstring). Raises `CommandError` when an `@path`
-    cannot be read or nothing at all was given."""
+    cannot be read or nothing at all was given. A first message `names_command` accepts (a `/plugin`
+    command, template or skill) stays first, so it still runs: piped text and files come after it."""
     files = [a[1:] for a in arguments if a.startswith("@") and len(a) > 1]
     messages = [a for a in arguments if not (a.startswith("@") and len(a) > 1)]
     parts = [stdin_text.rstrip("\n")] if stdin_text and stdin_text.strip() else []
     images: list[dict[str, Any]] = []
     for name in files:
         _attach(Path(cwd, name).expanduser(), name, parts, images)
-    first = "\n".join([*parts, *messages[:1]])
+    leading = messages[:1] if messages and names_command(messages[0]) else []
+    first = "\n".join([*leading, *parts, *messages[len(leading):1]])
     if not first.strip() and not images and not messages[1:]:
         raise CommandError("No prompt given: pass a message, an @file, or pipe text on stdin.")
     return [(first, images), *[(message, []) for message in messages[1:]]]
@@ -116,7 +120,7 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
     for warning in session.warnings:
         print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
     try:
-        prompts = build_prompts(arguments, session.cwd, _read_stdin())
+        prompts = build_prompts(arguments, session.cwd, _read_stdin(), session.names_command)
     except CommandError as exc:
         return _fail(str(exc))
     if json_events:
@@ -159,11 +163,12 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt],
 
 
 async def _finish_plugin_work(session: AgentSession) -> None:
-    """A plugin command runs as its own task: it finishes (with any run it started) before the next prompt.
-    `wait_for_tasks` is the plugin runner's; sessions without plugins have nothing to wait for."""
+    """A plugin command runs as its own task: it finishes (with any run it started) before the next prompt,
+    within `pluginHandlerTimeoutMs` (then it is cancelled). `wait_for_tasks` is the plugin runner's; sessions
+    without plugins have nothing to wait for."""
     wait_for_tasks = getattr(session.hooks, "wait_for_tasks", None)
     if wait_for_tasks is not None:
-        await wait_for_tasks()
+        await wait_for_tasks(bounded=True)  # no client can abort a command that never ends (docs/plugins.md)
     await session.wait_for_idle()
 
 

@@ -89,6 +89,7 @@ class PluginRunner(SessionHooks):
         self.commands_by_name: dict[str, CommandSpec] = {}
         self._tasks: set[asyncio.Task] = set()
         self._commands: set[asyncio.Task] = set()  # running command tasks (`abort` cancels them)
+        self._specs: dict[asyncio.Task, CommandSpec] = {}  # what each running command task runs (for reports)
         self._cancelled: set[asyncio.Task] = set()  # commands `abort` cancelled that have not ended yet
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
@@ -237,7 +238,9 @@ class PluginRunner(SessionHooks):
             return None
         task = self._spawn(self._command(command, parsed[1]))
         self._commands.add(task)
+        self._specs[task] = command
         task.add_done_callback(self._commands.discard)
+        task.add_done_callback(lambda done: self._specs.pop(done, None))
         return task
 
     async def _command(self, command: CommandSpec, args: str) -> tuple[bool, Any]:
@@ -353,11 +356,33 @@ class PluginRunner(SessionHooks):
     def input_closed(self) -> None:
         self.ui.close()
 
-    async def wait_for_tasks(self) -> None:
+    async def wait_for_tasks(self, bounded: bool = False) -> None:
         """Wait until the plugin commands and async observers started so far (and any they start) have
-        finished (print mode runs a command to its end before the next prompt)."""
+        finished (print mode runs a command to its end before the next prompt). `bounded` (print and JSON
+        mode, which have no `abort`): tasks still running after `handler_timeout` seconds are cancelled (a
+        command is reported as an `extension_error`) and get `CANCEL_GRACE_S`; a run going on then (one a
+        command started) extends the limit until it settles plus another `handler_timeout`."""
         while self._tasks:
-            await asyncio.wait(set(self._tasks))
+            _, pending = await asyncio.wait(set(self._tasks), timeout=self.handler_timeout if bounded else None)
+            if not pending:
+                continue
+            if self.session.is_streaming:
+                await self.session.wait_for_idle()
+                continue
+            await self._expire(pending)
+            return
+
+    async def _expire(self, tasks: set[asyncio.Task]) -> None:
+        """Cancel `tasks` that outlived `handler_timeout`, report the commands among them, wait for them up to
+        `CANCEL_GRACE_S` (one that ignores its cancellation is left behind)."""
+        for task in tasks:
+            command = self._specs.get(task)
+            task.cancel()
+            if command is not None:
+                self.report(command.plugin, f"command:{command.name}",
+                            f"TimeoutError: the command did not finish within {self.handler_timeout:g} s "
+                            "(pluginHandlerTimeoutMs); it was cancelled")
+        await asyncio.wait(tasks, timeout=CANCEL_GRACE_S)
 
     async def shutdown(self, graceful: bool = True) -> None:
         """Pending and later dialogs get their defaults; running commands and async observers get

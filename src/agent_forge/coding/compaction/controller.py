@@ -1,7 +1,7 @@
 """When and how a session compacts: the manual command, the threshold and overflow triggers, events and abort.
 
 Triggers (seed 000 `compact`, `compaction_start/end`; reference `compaction.md`):
-- `manual` (`compact`): aborts a running turn first and waits until the session is idle;
+- `manual` (`compact`): aborts a running turn first and runs at its hand-over (before queued messages go on);
 - `threshold`: context tokens > context window - `compaction.reserveTokens`, checked before each turn's model
   call (the agent loop's `before_turn` hook: before a prompt is answered and between the turns of a tool loop)
   and after a run ends;
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 ABORTED = "Compaction aborted"
 IN_PROGRESS = "Compaction is already in progress"
+SESSION_CHANGED = ("The session changed (new_session, switch_session, fork or clone) before the compaction could "
+                   "run: nothing was compacted")
 UNRESOLVED = "Context overflow persists after compaction: "
 UNRECOVERABLE = "Context overflow cannot be resolved by compaction ({problem}): "
 _NOWHERE = object()
@@ -57,6 +59,7 @@ class CompactionController:
         self._unrecoverable: str | None = None  # why the overflow of the run that just ended cannot be compacted
         self._aborted = False  # an automatic compaction of the current session-level run was aborted
         self._failed_at: object = _NOWHERE  # leaf id where an automatic compaction last failed
+        self._requests: list[tuple[str | None, str, asyncio.Future[Outcome]]] = []  # `compact` during a run
 
     @property
     def task(self) -> asyncio.Task | None:
@@ -130,19 +133,61 @@ class CompactionController:
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
         """Compact now (`reason: "manual"`), after aborting a running turn and waiting for the session to settle.
         Returns the result (shape of the configured strategy). Raises `CommandError` when the compaction fails
-        or is aborted. Messages queued meanwhile are sent once it is over."""
+        or is aborted. During a run it runs at the aborted run's hand-over, before queued messages continue
+        (`at_hand_over`); on the session it was sent to (else `SESSION_CHANGED`). Messages queued meanwhile are
+        sent once it is over."""
+        session = self._session
+        session_id = session.store.session_id
+        if session.is_streaming:
+            request: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+            self._requests.append((custom_instructions, session_id, request))
+            await session.abort()  # the run hands over at `at_hand_over`, which runs the request
+            if not request.done():  # the run was already past its hand-over: compact once it settled
+                self._requests.remove((custom_instructions, session_id, request))
+                await session.wait_for_idle()
+                outcome = await self._manual_now(custom_instructions, session_id)
+            else:
+                outcome = request.result()
+        else:
+            outcome = await self._manual_now(custom_instructions, session_id)
+        return self._result(outcome)
+
+    async def _manual_now(self, custom_instructions: str | None, session_id: str) -> Outcome:
+        """The manual compaction on an idle session; messages queued meanwhile are sent once it is over."""
+        try:
+            return await self._manual(custom_instructions, session_id)
+        finally:
+            self._session.start_queued()
+
+    async def at_hand_over(self) -> None:
+        """Session hook, where a run hands over to queued messages or settles: run the manual compactions
+        `compact` requested during the run, before anything queued continues."""
+        while self._requests:
+            custom_instructions, session_id, request = self._requests[0]
+            try:
+                outcome = await self._manual(custom_instructions, session_id)
+            except asyncio.CancelledError:  # the session is terminating: every waiting `compact` is answered
+                for _, _, waiting in self._requests:
+                    if not waiting.done():
+                        waiting.set_result(Outcome(aborted=True))
+                self._requests.clear()
+                raise
+            self._requests.pop(0)
+            if not request.done():
+                request.set_result(outcome)
+
+    async def _manual(self, custom_instructions: str | None, session_id: str) -> Outcome:
+        """One manual attempt on the session `compact` was sent to; an error when it changed meanwhile."""
+        if self._session.store.session_id != session_id:
+            return Outcome(error=SESSION_CHANGED)
+        if self.is_compacting:
+            return Outcome(error=IN_PROGRESS)
+        return await self._run("manual", focus=custom_instructions)
+
+    @staticmethod
+    def _result(outcome: Outcome) -> dict[str, Any]:
         from ..agent_session import CommandError
 
-        session = self._session
-        if session.is_streaming:
-            await session.abort()
-            await session.wait_for_idle()
-        if self.is_compacting:
-            raise CommandError(IN_PROGRESS)
-        try:
-            outcome = await self._run("manual", focus=custom_instructions)
-        finally:
-            session.start_queued()
         if outcome.aborted:
             raise CommandError(ABORTED)
         if outcome.error is not None:

@@ -19,8 +19,6 @@ async def _set_auto_retry(server: RpcServer, command: dict[str, Any]) -> Any:
 
 @handler("abort_retry", background=True)
 async def _abort_retry(server: RpcServer, command: dict[str, Any]) -> Any:
-    """Cancel a backoff wait at once and stop retrying; answers after the session settled when a wait was cut
-    short, at once otherwise (a retried run still streaming then ends the chain when it fails)."""
-    if server.session.retry.cancel():
-        await server.session.wait_for_idle()
+    """Cancel a backoff wait at once and stop retrying (`AgentSession.abort_retry`)."""
+    await server.session.abort_retry()
     return None
