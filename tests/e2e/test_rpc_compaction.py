@@ -464,6 +464,13 @@ async def test_compact_sent_during_a_run_never_compacts_the_next_session(agent_e
         switched = await client.send({"type": "new_session"}, timeout=30)
         reply = await asyncio.wait_for(compact, 30)
         messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        new_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
     assert switched["success"] is True and messages == []
     old = [json.loads(line)["type"] for line in Path(old_file).read_text().splitlines()]
-    assert reply["success"] is True and "compaction" in old, reply["error"]  # compacted the session it was sent to
+    # Either it compacted the session it was sent to before the switch, or the switch aborted it: never the next one.
+    if reply["success"]:
+        assert "compaction" in old
+    else:
+        assert reply["error"] in ("Compaction aborted",) or "session" in reply["error"].lower(), reply["error"]
+    new = Path(new_file)
+    assert not new.exists() or "compaction" not in [json.loads(line)["type"] for line in new.read_text().splitlines()]
