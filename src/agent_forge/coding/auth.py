@@ -321,28 +321,31 @@ class AuthStorage:
         A `!command` runs at the first request and its outcome, failure included, is kept for the life of
         the process (the reference agent's documented behaviour), so a slow secret manager runs once.
         """
-        cred = self.get(provider)
-        if not cred or cred.get("type") != "api_key":
-            return None, None
-        value = cred.get("key")
-        if isinstance(value, str) and value.startswith("!"):
-            if value not in self._key_cache:
-                self._key_cache[value] = _resolve(value, os.environ)
-            return self._key_cache[value]
-        return _resolve(value, os.environ)
+        value, known = self._stored_key(provider)
+        if known is not None:
+            return known
+        self._key_cache[value] = _resolve(value, os.environ)
+        return self._key_cache[value]
 
     async def api_key_async(self, provider: str) -> tuple[str | None, str | None]:
         """`api_key`, running a `!command` with `resolve_key_value_async` (cancellable; a cancelled run is not
         cached)."""
+        value, known = self._stored_key(provider)
+        if known is not None:
+            return known
+        self._key_cache[value] = await resolve_key_value_async(value)
+        return self._key_cache[value]
+
+    def _stored_key(self, provider: str) -> tuple[Any, tuple[str | None, str | None] | None]:
+        """`(value, outcome)`: the outcome when it needs no command run (no credential, a literal or `$VAR`
+        value, a cached command), else `(command, None)` for the caller to run and cache."""
         cred = self.get(provider)
         if not cred or cred.get("type") != "api_key":
-            return None, None
+            return None, (None, None)
         value = cred.get("key")
-        if isinstance(value, str) and value.startswith("!"):
-            if value not in self._key_cache:
-                self._key_cache[value] = await resolve_key_value_async(value)
-            return self._key_cache[value]
-        return _resolve(value, os.environ)
+        if not (isinstance(value, str) and value.startswith("!")):
+            return value, _resolve(value, os.environ)
+        return value, self._key_cache.get(value)
 
     def _load(self) -> dict[str, Any]:
         try:
