@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.catalogue import BUILTIN_MODELS, PROVIDER_ENV_KEYS
-from agent_forge.coding.auth import AuthStorage
-from agent_forge.coding.model_registry import ModelRegistry
+from agent_forge.coding.models.auth_file import AuthStorage
+from agent_forge.coding.models.registry import ModelRegistry
 from agent_forge.coding.settings import load_settings
 
 OLLAMA = {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",

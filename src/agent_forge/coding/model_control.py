@@ -28,7 +28,7 @@ from .agent_session import CommandError
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
-    from .model_registry import ModelRegistry
+    from .models.registry import ModelRegistry
     from .session_context import SessionContext
 
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
@@ -209,7 +209,7 @@ class ModelControl:
         models still available. Idempotent for a known provider; raises `CommandError` for an unknown one or
         an `auth.json` that cannot be read or written.
         """
-        from .auth import AuthFileError
+        from .models.auth_file import AuthFileError
 
         _require_str(provider=provider)
         registry = self._registry
