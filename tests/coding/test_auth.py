@@ -222,6 +222,44 @@ def test_a_failed_stored_command_stays_failed_and_stops_counting_as_auth(tmp_pat
     assert store.has_api_key("openai") is False
 
 
+async def test_a_stored_command_runs_once_for_the_sync_and_the_async_path_together(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    path = tmp_path / "auth.json"
+    path.write_text(json.dumps({"anthropic": {"type": "api_key", "key": f"!echo x >> {counter}; echo sk-1"}}))
+    store = AuthStorage(path)
+    assert await store.api_key_async("anthropic") == ("sk-1", None)
+    assert store.api_key("anthropic") == ("sk-1", None)
+    assert await store.api_key_async("anthropic") == ("sk-1", None)
+    assert counter.read_text().count("x") == 1
+
+
+async def test_a_cancelled_stored_command_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    started, commands = asyncio.Event(), []
+
+    async def hang(command: str) -> tuple[str | None, str | None]:
+        commands.append(command)
+        started.set()
+        await asyncio.Event().wait()  # never set: only the cancellation ends it
+        raise AssertionError("unreachable")
+
+    path = tmp_path / "auth.json"
+    path.write_text(json.dumps({"openai": {"type": "api_key", "key": "!vault read openai"}}))
+    store = AuthStorage(path)
+    monkeypatch.setattr(key_values, "run_key_command_async", hang)
+    task = asyncio.create_task(store.api_key_async("openai"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    lookup = store.key_lookup("openai")  # nothing was cached: the next request runs the command again
+    assert next(lookup) == "vault read openai" and commands == ["vault read openai"]
+    with pytest.raises(StopIteration) as done:
+        lookup.send(("sk-o", None))
+    assert done.value.value == ("sk-o", None) and store.api_key("openai") == ("sk-o", None)
+
+
 def test_stored_env_reference_resolves_at_request_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "auth.json"
     path.write_text(json.dumps({"groq": {"type": "api_key", "key": "$GROQ_TEST_KEY"}}))
