@@ -23,7 +23,7 @@ OVERFLOW_PATTERNS: tuple[tuple[str, str], ...] = (
     ("groq", r"reduce the length of the (?:messages|prompt)"),
     ("llama.cpp", r"exceeds? the available context size|exceed_context_size_error|context size has been exceeded"),
     ("lm-studio", r"greater than the context length"),
-    ("ollama", r"exceeds? the (?:model'?s? )?context length|prompt too long"),
+    ("ollama", r"exceeds? the (?:model'?s? )?context length|exceeded max context length|prompt too long"),
     ("github-copilot", r"exceeds the limit of \d+"),  # "prompt token count of N exceeds the limit of M"
     ("moonshot", r"exceeded model token limit"),
     ("http", r"^\s*413\b|request entity too large"),  # a body too large for any proxy on the way
