@@ -138,7 +138,6 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "pluginHandlerTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
-    "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
@@ -250,11 +249,6 @@ class Settings:
         set to 0 or "disabled" (the reference agent's setting; its default is 300 s)."""
         value = self.get("httpIdleTimeoutMs", DEFAULT_HTTP_IDLE_TIMEOUT_MS)
         return None if value in (0, "disabled") else value / 1000
-
-    @property
-    def rpc_partial_messages(self) -> bool:
-        """`rpc.partialMessages`: add `message`/`partial` to `message_update` (SPEC-NOTES, seed 003 shape)."""
-        return self.get("rpc.partialMessages", False)
 
 
 def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, include_project: bool = True,
