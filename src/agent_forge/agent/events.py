@@ -116,7 +116,7 @@ Emit = Callable[[AgentEvent], None]
 """Where the loop and the Agent send their events (the session's `on_agent_event`)."""
 
 
-def event_shapes(union: Any) -> dict[str, type]:
+def event_shapes(union: object) -> dict[str, type]:
     """`type` value → TypedDict class, for every member of an event union such as `AgentEvent`.
 
     Raises `ValueError` when two members claim the same `type` (the table would be ambiguous)."""
