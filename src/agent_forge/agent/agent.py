@@ -11,7 +11,8 @@ from typing import Any, Awaitable, Callable
 
 from ..ai.options import StreamOptions
 from ..ai.types import Model
-from .loop import BeforeToolCall, Emit, LoopConfig, RunState, StreamFn, TurnLoop
+from .events import Emit, QueueUpdate
+from .loop import BeforeToolCall, LoopConfig, RunState, StreamFn, TurnLoop
 from .types import AgentTool
 
 QUEUE_MODES = ("all", "one-at-a-time")
@@ -42,7 +43,7 @@ def message_text(message: dict[str, Any]) -> str:
 class Agent:
     """Holds the transcript and runs the turn loop.
 
-    `emit` receives every event dict (loop events and `queue_update`) synchronously, in order.
+    `emit` receives every event (`agent/events.py`: loop events and `queue_update`) synchronously, in order.
     `get_api_key(model)` is asked at each model call. Errors: `start()` raises `RuntimeError` when a run is
     already going on (callers check `is_streaming` and queue instead).
     """
@@ -102,7 +103,8 @@ class Agent:
                 "followUp": [message_text(m) for m in self.follow_up_queue]}
 
     def _emit_queue(self) -> None:
-        self._emit({"type": "queue_update", **self.queue_texts()})
+        texts = self.queue_texts()
+        self._emit(QueueUpdate(type="queue_update", steering=texts["steering"], followUp=texts["followUp"]))
 
     def take_queued(self) -> list[dict[str, Any]] | None:
         """The prompts of a run that continues with messages still queued, or None when nothing is queued.

@@ -20,6 +20,8 @@ from ..ai.errors import AIError
 from ..ai.options import StreamOptions
 from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
+from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
+                     ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
 from .types import AgentTool, ToolError, ToolResult
 
 NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
@@ -31,7 +33,6 @@ def _named(call: ToolCall) -> bool:
     name = call.get("name")
     return isinstance(name, str) and bool(name.strip())
 
-Emit = Callable[[dict[str, Any]], None]
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
 BeforeToolCall = Callable[[ToolCall], Awaitable["str | None"]]
 """Awaited before a known tool runs with well-formed arguments (after `tool_execution_start`) with a copy of the
@@ -89,14 +90,14 @@ class TurnLoop:
         self.emit = emit
 
     async def run(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        self.emit({"type": "agent_start"})
+        self.emit(AgentStart(type="agent_start"))
         try:
             await self._turns(prompts)
         except Exception as exc:  # a bug below must still end the run as the protocol promises
             self._end_message(self._finish_failed(None, f"Unexpected agent failure: {type(exc).__name__}: {exc}"))
             traceback.print_exc()
         will_retry = not self.state.aborted and self.config.will_retry(self.state.new_messages)
-        self.emit({"type": "agent_end", "messages": self.state.new_messages, "willRetry": will_retry})
+        self.emit(AgentEnd(type="agent_end", messages=self.state.new_messages, willRetry=will_retry))
         return self.state.new_messages
 
     async def _turns(self, prompts: list[dict[str, Any]]) -> None:
@@ -126,7 +127,7 @@ class TurnLoop:
 
     async def _turn(self, pending: list[dict[str, Any]]) -> bool:
         """One turn; returns True when the model asked for tools (so the loop must call it again)."""
-        self.emit({"type": "turn_start"})
+        self.emit(TurnStart(type="turn_start"))
         for message in pending:
             self._add_message(message)
         assistant = await self._step(self._stream_assistant(), self._aborted_before_streaming)
@@ -134,14 +135,14 @@ class TurnLoop:
         calls = [b for b in assistant["content"] if b.get("type") == "toolCall"]
         if assistant["stopReason"] not in ("error", "aborted") and calls:
             results = await self._execute_tools(calls)
-        self.emit({"type": "turn_end", "message": assistant, "toolResults": results})
+        self.emit(TurnEnd(type="turn_end", message=assistant, toolResults=results))
         return bool(results) and assistant["stopReason"] not in ("error", "aborted")
 
     def _add_message(self, message: dict[str, Any]) -> None:
-        self.emit({"type": "message_start", "message": message})
+        self.emit(MessageStart(type="message_start", message=message))
         self.state.messages.append(message)
         self.state.new_messages.append(message)
-        self.emit({"type": "message_end", "message": message})
+        self.emit(MessageEnd(type="message_end", message=message))
 
     async def _step(self, coro: Awaitable[Any], unstarted: Callable[[], Any] = lambda: None) -> Any:
         """Run one step as its own task so `abort` can cancel exactly it. A started step swallows its own
@@ -207,11 +208,11 @@ class TurnLoop:
         if kind == "start":
             message = event["message"]
             message["thinkingLevel"] = thinking_level
-            self.emit({"type": "message_start", "message": message})
+            self.emit(MessageStart(type="message_start", message=message))
         elif kind in ("done", "error"):
             message = event["message"]
         elif message is not None:
-            self.emit({"type": "message_update", "usage": message["usage"], "assistantMessageEvent": event})
+            self.emit(MessageUpdate(type="message_update", usage=message["usage"], assistantMessageEvent=event))
         return message  # type: ignore[return-value]
 
     def _placeholder(self) -> AssistantMessage:
@@ -222,7 +223,7 @@ class TurnLoop:
             "role": "assistant", "content": [], "api": model["api"], "provider": model["provider"],
             "model": model["id"], "usage": empty_usage(), "stopReason": "pending", "timestamp": now_ms(),
         }
-        self.emit({"type": "message_start", "message": message})
+        self.emit(MessageStart(type="message_start", message=message))
         return message
 
     def _finish_aborted(self, message: AssistantMessage | None) -> AssistantMessage:
@@ -241,15 +242,15 @@ class TurnLoop:
     def _end_message(self, message: dict[str, Any]) -> None:
         self.state.messages.append(message)
         self.state.new_messages.append(message)
-        self.emit({"type": "message_end", "message": message})
+        self.emit(MessageEnd(type="message_end", message=message))
 
     # -- tools ------------------------------------------------------------------------------------
 
     async def _execute_tools(self, calls: list[ToolCall]) -> list[ToolResultMessage]:
         tools = {t.name: t for t in self.config.tools()}
         for call in calls:
-            self.emit({"type": "tool_execution_start", "toolCallId": call["id"], "toolName": call["name"],
-                       "args": call["arguments"]})
+            self.emit(ToolExecutionStart(type="tool_execution_start", toolCallId=call["id"], toolName=call["name"],
+                                          args=call["arguments"]))
         runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call) for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
         for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
@@ -262,7 +263,7 @@ class TurnLoop:
         return results
 
     def _end_tool_result(self, result: ToolResultMessage) -> None:
-        self.emit({"type": "message_start", "message": result})
+        self.emit(MessageStart(type="message_start", message=result))
         self._end_message(result)  # type: ignore[arg-type]
 
 
@@ -337,8 +338,9 @@ class _ToolRun:
 
     def _on_update(self, partial: ToolResult) -> None:
         self.partial = partial
-        self.emit({"type": "tool_execution_update", "toolCallId": self.call["id"], "toolName": self.call["name"],
-                   "args": self.call["arguments"], "partialResult": _result_dict(partial)})
+        self.emit(ToolExecutionUpdate(type="tool_execution_update", toolCallId=self.call["id"],
+                                      toolName=self.call["name"], args=self.call["arguments"],
+                                      partialResult=_result_dict(partial)))
 
     def _final(self) -> tuple[ToolResult, bool]:
         if self.aborted:
@@ -356,8 +358,8 @@ class _ToolRun:
         # Frozen here: an abort arriving after this call finished must not rewrite what the client was told.
         self.final = self._final()
         result, is_error = self.final
-        self.emit({"type": "tool_execution_end", "toolCallId": self.call["id"], "toolName": self.call["name"],
-                   "result": _result_dict(result), "isError": is_error})
+        self.emit(ToolExecutionEnd(type="tool_execution_end", toolCallId=self.call["id"], toolName=self.call["name"],
+                                   result=_result_dict(result), isError=is_error))
 
     def message(self) -> ToolResultMessage:
         """The stored result: exactly what `tool_execution_end` reported (the loop emits it first)."""
@@ -371,8 +373,8 @@ class _ToolRun:
         return message
 
 
-def _result_dict(result: ToolResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"content": result.content}
+def _result_dict(result: ToolResult) -> ToolResultPayload:
+    out = ToolResultPayload(content=result.content)
     if result.details is not None:
         out["details"] = result.details
     return out

@@ -18,6 +18,7 @@ from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
 from ..agent.types import AgentTool
 from ..ai.types import Model
+from .events import AgentSettled, SessionEvent, SessionWriteError, SessionWriteResumed
 from .retry import AutoRetry, forget_failed_attempt
 from .session_hooks import SessionHooks, change_session
 from .session_store import SessionStore
@@ -25,7 +26,7 @@ from .session_store import SessionStore
 if TYPE_CHECKING:
     from .tools.output_files import OutputDir
 
-Listener = Callable[[dict[str, Any]], None]
+Listener = Callable[[SessionEvent], None]
 _CUSTOM_FIELDS = ("customType", "content", "display", "details")
 
 INPUT_CANCEL_GRACE_S = 1.0
@@ -159,11 +160,11 @@ class AgentSession:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def emit(self, event: dict[str, Any]) -> None:
+    def emit(self, event: SessionEvent) -> None:
         """Send `event` to every listener (plugins report `extension_error` and interaction requests so)."""
         self._emit(event)
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    def _emit(self, event: SessionEvent) -> None:
         for listener in list(self._listeners):
             try:
                 listener(event)
@@ -198,13 +199,13 @@ class AgentSession:
         state = store.write_error
         if state is None:
             print(f"agent-forge: the session file is written again: {store.path}", file=sys.stderr)
-            self._emit({"type": "session_write_resumed", "path": str(store.path)})
+            self._emit(SessionWriteResumed(type="session_write_resumed", path=str(store.path)))
             return
         if state["error"] not in self.write_failures:
             self.write_failures.append(state["error"])
         print(f"agent-forge: the session file could not be written: {state['path']}: {state['error']} "
               f"({entries_text(state['pendingEntries'], 'wait')} in memory)", file=sys.stderr)
-        self._emit({"type": "session_write_error", **state})
+        self._emit(SessionWriteError(type="session_write_error", **state))
         self._schedule_write_retry()
 
     def _schedule_write_retry(self) -> None:
@@ -346,7 +347,7 @@ class AgentSession:
         started, or another): that run's own `agent_settled` ends it. Clients wait for it after every
         accepted prompt (docs/rpc.md, "handled" prompts)."""
         if not self.is_streaming:
-            self._emit({"type": "agent_settled", "aborted": aborted})
+            self._emit(AgentSettled(type="agent_settled", aborted=aborted))
 
     def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
@@ -460,7 +461,7 @@ class AgentSession:
         finally:
             self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
             aborted = retry_aborted or self.agent.was_aborted
-            self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
+            self._emit(AgentSettled(type="agent_settled", aborted=self.compaction.take_aborted() or aborted))
             self._pass_boundary()
 
     def _pass_boundary(self) -> None:

@@ -17,14 +17,10 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..ai.catalogue import (
-    clamp_thinking_level,
-    context_windows_for,
-    default_context_window,
-    thinking_levels_for,
-)
+from ..ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ..ai.types import THINKING_LEVELS, Model
 from .agent_session import CommandError
+from .events import ContextWindowChanged
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
@@ -173,9 +169,9 @@ class ModelControl:
         """`context_window_changed` (seed 003) when the active budget is no longer `previous`."""
         tokens = int(active["contextWindow"])
         if tokens != previous:
-            self._session._emit({"type": "context_window_changed", "contextWindow": tokens,
-                                 "previousContextWindow": previous, "provider": active["provider"],
-                                 "modelId": active["id"]})
+            self._session._emit(ContextWindowChanged(type="context_window_changed", contextWindow=tokens,
+                                                     previousContextWindow=previous, provider=active["provider"],
+                                                     modelId=active["id"]))
 
     def record_configuration(self) -> None:
         """Record the current model, thinking level and, when it is not the one the model would start with on

@@ -18,11 +18,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from .events import AutoRetryEnd, AutoRetryStart, Emit
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
 from .session_entries import ContextEdit
 from .settings import RetrySettings
-
-Emit = Callable[[dict[str, Any]], None]
 
 RETRY_CANCELLED = "Retry cancelled"
 """`finalError` of the `auto_retry_end` that ends a chain cancelled during its backoff wait."""
@@ -82,13 +81,13 @@ class AutoRetry:
             self._end(success=False, error=str(last.get("errorMessage") or "Request failed"))
 
     def _announce(self, failed: dict[str, Any]) -> None:
-        self._emit({"type": "auto_retry_start", "attempt": self.attempt,
-                    "maxAttempts": self._settings().max_retries, "delayMs": self._delay_ms,
-                    "errorMessage": str(failed.get("errorMessage") or "")})
+        self._emit(AutoRetryStart(type="auto_retry_start", attempt=self.attempt,
+                                  maxAttempts=self._settings().max_retries, delayMs=self._delay_ms,
+                                  errorMessage=str(failed.get("errorMessage") or "")))
         self._forget(failed)
 
     def _end(self, *, success: bool, error: str | None = None) -> None:
-        event: dict[str, Any] = {"type": "auto_retry_end", "success": success, "attempt": self.attempt}
+        event = AutoRetryEnd(type="auto_retry_end", success=success, attempt=self.attempt)
         if not success:
             event["finalError"] = error
         self.attempt, self._failed, self._stopped = 0, None, False

@@ -136,14 +136,16 @@ class UserBash:
 
 
 def _check_runnable(command: str, cwd: str) -> None:
+    """What a shell needs of a command: some text that can be an argv entry, and a working directory. (RPC mode
+    refuses such fields before they get here, in its own words: modes/rpc/validation.py.)"""
     if not command.strip():
-        raise CommandError("Field 'command' must not be empty")
+        raise CommandError("The command is empty: there is nothing to run")
     if "\0" in command:
-        raise CommandError("Field 'command' must not contain NUL characters")
+        raise CommandError("The command contains a NUL character, which no shell can be given")
     try:
         command.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates from JSON escapes cannot become an argv entry
-        raise CommandError("Field 'command' is not valid Unicode text") from None
+        raise CommandError("The command is not valid Unicode text (it has a lone surrogate)") from None
     if not os.path.isdir(cwd):
         raise CommandError(missing_cwd_error(cwd))
 

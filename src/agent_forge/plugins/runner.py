@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from ..agent.loop import now_ms
 from ..coding.agent_session import AgentSession
+from ..coding.events import ExtensionError
 from ..coding.session_hooks import SessionHooks
 from .api import (
     AddContext,
@@ -151,8 +152,7 @@ class PluginRunner(SessionHooks):
 
         message = describe_error(error)
         print(terminal_text(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}"), file=sys.stderr)
-        self.session.emit({"type": "extension_error", "extensionPath": plugin.path, "event": event,
-                           "error": message})
+        self.session.emit(ExtensionError(type="extension_error", extensionPath=plugin.path, event=event, error=message))
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         """`(True, result)`, or `(False, None)` after reporting what the plugin raised. A synchronous `fn` runs

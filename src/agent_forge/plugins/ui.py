@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..coding.events import Emit, ExtensionUiRequest
+
 NOTIFY_TYPES = ("info", "warning", "error")
 WIDGET_PLACEMENTS = ("aboveEditor", "belowEditor")
 Parse = Callable[[dict[str, Any]], Any]
@@ -128,7 +130,7 @@ class RpcUI(PluginUI):
 
     has_ui = True
 
-    def __init__(self, emit: Callable[[dict[str, Any]], None]):
+    def __init__(self, emit: Emit):
         self._emit = emit
         self._pending: dict[str, _Pending] = {}
         self._closed = False
@@ -145,7 +147,7 @@ class RpcUI(PluginUI):
             return default
         request_id, future = _new_id(), asyncio.get_running_loop().create_future()
         self._pending[request_id] = _Pending(future, parse, default)
-        request = {"type": "extension_ui_request", "id": request_id, "method": method, **fields}
+        request = ExtensionUiRequest(type="extension_ui_request", id=request_id, method=method, **fields)
         if timeout is not None:
             request["timeout"] = max(1, round(timeout * 1000))
         try:
@@ -157,7 +159,7 @@ class RpcUI(PluginUI):
             self._pending.pop(request_id, None)
 
     def _fire(self, method: str, fields: dict[str, Any]) -> None:
-        self._emit({"type": "extension_ui_request", "id": _new_id(), "method": method, **fields})
+        self._emit(ExtensionUiRequest(type="extension_ui_request", id=_new_id(), method=method, **fields))
 
     def resolve(self, answer: dict[str, Any]) -> bool:
         request_id = answer.get("id")

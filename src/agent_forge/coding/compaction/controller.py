@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...ai.overflow import is_context_overflow
+from ..events import CompactionEnd, CompactionStart
 from .cut_points import CompactionError
 from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
@@ -211,9 +212,8 @@ class CompactionController:
 
     async def _attempt(self, reason: str, focus: str | None, will_retry: bool) -> Outcome:
         """Emit `compaction_start`, compact, emit `compaction_end`; never raises."""
-        self._emit({"type": "compaction_start", "reason": reason})
-        end: dict[str, Any] = {"type": "compaction_end", "reason": reason, "result": None, "aborted": False,
-                               "willRetry": False}
+        self._emit(CompactionStart(type="compaction_start", reason=reason))
+        end = CompactionEnd(type="compaction_end", reason=reason, result=None, aborted=False, willRetry=False)
         try:
             result = await self._compact(reason, focus)
         except asyncio.CancelledError:
@@ -344,9 +344,9 @@ class CompactionController:
 
     def _report_unresolved(self, prefix: str, failed: Any) -> None:
         error = prefix + str((failed or {}).get("errorMessage") or "") + self.overflow_advice()
-        self._emit({"type": "compaction_start", "reason": "overflow"})
-        self._emit({"type": "compaction_end", "reason": "overflow", "result": None, "aborted": False,
-                    "willRetry": False, "unresolvedOverflow": True, "errorMessage": error})
+        self._emit(CompactionStart(type="compaction_start", reason="overflow"))
+        self._emit(CompactionEnd(type="compaction_end", reason="overflow", result=None, aborted=False,
+                                 willRetry=False, unresolvedOverflow=True, errorMessage=error))
 
     def _plan_problem(self) -> str | None:
         """Why a compaction of the current branch would find nothing to do (checked before promising an

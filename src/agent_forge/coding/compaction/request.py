@@ -20,6 +20,8 @@ from typing import Any, Awaitable, Callable
 from ...ai.options import StreamOptions
 from ...ai.types import Model
 from ...ai.usage import add_usage, empty_usage
+from ..events import (Emit, SummarizationRetryAttemptStart, SummarizationRetryFinished,
+                      SummarizationRetryScheduled)
 from ..retry_policy import backoff_delay_ms, is_retryable_error
 from ..settings import RetrySettings
 from .cut_points import CompactionError
@@ -38,7 +40,7 @@ class Requester:
     stream_fn: Callable[..., Any]
     options: Callable[[], Awaitable[StreamOptions]]
     retry: Callable[[], RetrySettings | None]
-    emit: Callable[[dict[str, Any]], None]
+    emit: Emit
     source: str = "compaction"
     reason: str | None = None
 
@@ -60,14 +62,14 @@ class Requester:
                 await self._wait(attempt, settings, error)
         finally:
             if attempt:
-                self.emit({"type": "summarization_retry_finished"})
+                self.emit(SummarizationRetryFinished(type="summarization_retry_finished"))
 
     async def _wait(self, attempt: int, settings: RetrySettings, error: str) -> None:
         delay = backoff_delay_ms(attempt, settings.base_delay_ms, settings.max_delay_ms)
-        self.emit({"type": "summarization_retry_scheduled", "attempt": attempt,
-                   "maxAttempts": settings.max_retries, "delayMs": delay, "errorMessage": error})
+        self.emit(SummarizationRetryScheduled(type="summarization_retry_scheduled", attempt=attempt,
+                                              maxAttempts=settings.max_retries, delayMs=delay, errorMessage=error))
         await asyncio.sleep(delay / 1000)
-        start: dict[str, Any] = {"type": "summarization_retry_attempt_start", "source": self.source}
+        start = SummarizationRetryAttemptStart(type="summarization_retry_attempt_start", source=self.source)
         if self.reason is not None:
             start["reason"] = self.reason
         self.emit(start)

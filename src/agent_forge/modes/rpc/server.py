@@ -19,7 +19,8 @@ from . import framing
 from .. import stdout_guard
 from ..stdout_guard import write_out
 from .handlers import HANDLERS
-from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response, validate
+from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response
+from .validation import command_problem, type_problem, usable_fields
 
 
 INLINE_WINDOW_S = 0.05
@@ -72,7 +73,7 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(_usable(message))
+        self.session.hooks.ui_response(usable_fields(message))
         return True
 
     async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
@@ -101,15 +102,15 @@ class RpcServer:
         request_id = command.get("id", NO_ID)
         kind = command.get("type")
         if not isinstance(kind, str):
-            self.write(response("unknown", request_id, error=_type_problem(kind)))
+            self.write(response("unknown", request_id, error=type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(_usable(command))  # unknown or late ids are ignored; never answered
+            self.session.hooks.ui_response(usable_fields(command))  # unknown or late ids are ignored; never answered
             return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
             return
-        problem = _bad_field(command) or validate(command)
+        problem = command_problem(command)
         if problem is not None:
             self.write(response(kind, request_id, error=problem))
             return
@@ -145,32 +146,6 @@ class RpcServer:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
-
-
-def _type_problem(kind: Any) -> str:
-    if kind is None:
-        return "Missing required field: type"
-    bad = framing.bad_value(kind)
-    return f"Field 'type': {bad.reason}" if bad else "Field 'type' must be a string"
-
-
-def _bad_field(command: dict[str, Any]) -> str | None:
-    """A field error for an unusable value (framing.BadValue) in a field of the command's spec; such values
-    elsewhere are dropped, as unknown fields are ignored. The `id` is only echoed, and written back as sent."""
-    spec = COMMANDS[command["type"]]
-    for name in list(command):
-        bad = framing.bad_value(command[name]) if name != "id" else None
-        if bad is None:
-            continue
-        if name in spec:
-            return f"Field '{name}': {bad.reason}"
-        del command[name]
-    return None
-
-
-def _usable(message: dict[str, Any]) -> dict[str, Any]:
-    """`message` without the fields holding an unusable value (framing.BadValue): plugins never see one."""
-    return {name: value for name, value in message.items() if framing.bad_value(value) is None}
 
 
 def _json_kind(value: Any) -> str:

@@ -1,12 +1,16 @@
-"""The RPC protocol as data: every command of both seeds with its fields, and every event type.
+"""The RPC protocol as data: every command of both seeds with its fields, every event type, the response record.
 
-Field specs drive validation in the server (a missing or mistyped field answers an error naming the field) and
-tests check this table against the seeds' command list.
+Field specs drive validation (`validation.py`: a missing or mistyped field answers an error naming the field);
+tests check this table against the seeds' command list. The event table is derived from the TypedDicts of the
+events' writers (`agent/events.py`, `coding/events.py`, `BashExecutionUpdate` here), and tests check it against
+docs/rpc.md both ways.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: see agent/events.py (NotRequired must stay visible at runtime).
+from typing import Any, Literal, NotRequired, TypedDict, Union
 
-from typing import Any
+from ...agent.events import event_shapes
+from ...coding.events import SessionEvent
 
 # field name -> (JSON type, required). JSON types: string, number, boolean, array, object, "string|number".
 FieldSpec = dict[str, tuple[str, bool]]
@@ -66,43 +70,23 @@ COMMANDS: dict[str, FieldSpec] = {
 # Inputs that are not commands: answers to plugin dialogs (never answered with a response).
 INPUT_MESSAGES = ("extension_ui_response",)
 
-EVENTS: tuple[str, ...] = (
-    "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update",
-    "message_end", "bash_execution_update", "tool_execution_start", "tool_execution_update",
-    "tool_execution_end", "queue_update", "compaction_start", "compaction_end", "auto_retry_start",
-    "auto_retry_end", "summarization_retry_scheduled", "summarization_retry_attempt_start",
-    "summarization_retry_finished", "context_window_changed", "extension_error", "extension_ui_request",
-    "session_write_error", "session_write_resumed",
-)
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "number": (int, float), "boolean": (bool,), "array": (list,), "object": (dict,),
-    "string|number": (str, int, float),
-}
+class BashExecutionUpdate(TypedDict):
+    """A chunk of a running `bash` command's output; `id` is the command's, when it had one. Written by the
+    server itself (`handlers/bash.py`), not by the session."""
+
+    type: Literal["bash_execution_update"]
+    id: NotRequired[Any]
+    delta: str
 
 
-def _type_ok(value: Any, json_type: str) -> bool:
-    if isinstance(value, bool) and json_type != "boolean":
-        return False  # JSON true/false are not numbers even though Python's bool is an int
-    return isinstance(value, _JSON_TYPES[json_type])
+RpcEvent = Union[SessionEvent, BashExecutionUpdate]
+"""Every event record RPC mode writes."""
 
+EVENT_SHAPES: dict[str, type] = event_shapes(RpcEvent)
+"""Event `type` → its TypedDict: the event table of docs/rpc.md, derived from the writers' own types."""
 
-def validate(command: dict[str, Any]) -> str | None:
-    """The first problem with a command's fields as an error message, or None when it is well formed."""
-    for name, (json_type, required) in COMMANDS[command["type"]].items():
-        if name not in command or command[name] is None:
-            if required:
-                return f"Missing required field: {name}"
-            continue
-        if not _type_ok(command[name], json_type):
-            return f"Field '{name}' must be {_article(json_type)}"
-    return None
-
-
-def _article(json_type: str) -> str:
-    if json_type == "string|number":
-        return "a string or a number"
-    return ("an " if json_type[0] in "aeiou" else "a ") + json_type
+EVENTS: tuple[str, ...] = tuple(EVENT_SHAPES)
 
 
 class _NoId:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..types import NO_ID
+from ..types import NO_ID, BashExecutionUpdate
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 @handler("bash", background=True)
 async def _bash(server: RpcServer, command: dict[str, Any]) -> Any:
-    """Runs as a task: other commands (get_state, abort_bash, prompt) are answered while the command runs."""
+    """Runs as a task: other commands (get_state, abort_bash, prompt) are answered while the command runs.
+    `command` is a runnable text by now (validation.py)."""
     return await server.session.user_bash.run(
         command["command"], on_chunk=_updates(server, command.get("id", NO_ID)),
         exclude_from_context=bool(command.get("excludeFromContext")))
@@ -28,7 +29,10 @@ async def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Any:
 
 def _updates(server: RpcServer, request_id: Any) -> Callable[[str], None]:
     """`{"type": "bash_execution_update", "id"?, "delta"}` per output chunk; `id` only when the command had one."""
-    base: dict[str, Any] = {"type": "bash_execution_update"}
-    if request_id is not NO_ID:
-        base["id"] = request_id
-    return lambda delta: server.write({**base, "delta": delta})
+    def update(delta: str) -> None:
+        if request_id is NO_ID:
+            server.write(BashExecutionUpdate(type="bash_execution_update", delta=delta))
+        else:
+            server.write(BashExecutionUpdate(type="bash_execution_update", id=request_id, delta=delta))
+
+    return update
