@@ -12,14 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding import auth as auth_module
-from agent_forge.coding.auth import (
-    AuthFileError,
-    AuthStorage,
-    explain_key_value,
-    key_value_configured,
-    resolve_key_value,
-)
+from agent_forge.coding.models import auth_file, key_values
+from agent_forge.coding.models.auth_file import AuthFileError, AuthStorage
+from agent_forge.coding.models.key_values import explain_key_value, key_value_configured, resolve_key_value
 
 
 def mode(path: Path) -> int:
@@ -57,7 +52,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path: Path,
     def crash(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(auth_module.json, "dump", crash)
+    monkeypatch.setattr(auth_file.json, "dump", crash)
     with pytest.raises(OSError):
         AuthStorage(path).set("anthropic", {"type": "api_key", "key": "new"})
     assert path.read_text() == original
@@ -123,7 +118,7 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     path = tmp_path / "auth.json"
     script = textwrap.dedent("""
         import sys
-        from agent_forge.coding.auth import AuthStorage
+        from agent_forge.coding.models.auth_file import AuthStorage
         store = AuthStorage(sys.argv[1])
         for i in range(10):
             store.set(f"{sys.argv[2]}-{i}", {"type": "api_key", "key": str(i)})
@@ -182,14 +177,14 @@ def test_a_command_printing_more_than_a_key_never_shows_its_output(output: str) 
 
 
 def test_command_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(auth_module, "KEY_COMMAND_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(key_values, "KEY_COMMAND_TIMEOUT_S", 0.2)
     key, reason = explain_key_value(f"!{sys.executable} -c 'import time; time.sleep(5)'")
     assert key is None and "did not finish within 0.2 s" in (reason or "")
 
 
 async def test_async_command_timeout_kills_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(auth_module, "KEY_COMMAND_TIMEOUT_S", 0.2)
-    key, reason = await auth_module.resolve_key_value_async(f"!{sys.executable} -c 'import time; time.sleep(5)'")
+    monkeypatch.setattr(key_values, "KEY_COMMAND_TIMEOUT_S", 0.2)
+    key, reason = await key_values.resolve_key_value_async(f"!{sys.executable} -c 'import time; time.sleep(5)'")
     assert key is None and "did not finish within 0.2 s" in (reason or "")
 
 
@@ -225,6 +220,44 @@ def test_a_failed_stored_command_stays_failed_and_stops_counting_as_auth(tmp_pat
     assert store.api_key("openai") == first
     assert counter.read_text().count("x") == 1
     assert store.has_api_key("openai") is False
+
+
+async def test_a_stored_command_runs_once_for_the_sync_and_the_async_path_together(tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    path = tmp_path / "auth.json"
+    path.write_text(json.dumps({"anthropic": {"type": "api_key", "key": f"!echo x >> {counter}; echo sk-1"}}))
+    store = AuthStorage(path)
+    assert await store.api_key_async("anthropic") == ("sk-1", None)
+    assert store.api_key("anthropic") == ("sk-1", None)
+    assert await store.api_key_async("anthropic") == ("sk-1", None)
+    assert counter.read_text().count("x") == 1
+
+
+async def test_a_cancelled_stored_command_is_not_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    started, commands = asyncio.Event(), []
+
+    async def hang(command: str) -> tuple[str | None, str | None]:
+        commands.append(command)
+        started.set()
+        await asyncio.Event().wait()  # never set: only the cancellation ends it
+        raise AssertionError("unreachable")
+
+    path = tmp_path / "auth.json"
+    path.write_text(json.dumps({"openai": {"type": "api_key", "key": "!vault read openai"}}))
+    store = AuthStorage(path)
+    monkeypatch.setattr(key_values, "run_key_command_async", hang)
+    task = asyncio.create_task(store.api_key_async("openai"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    lookup = store.key_lookup("openai")  # nothing was cached: the next request runs the command again
+    assert next(lookup) == "vault read openai" and commands == ["vault read openai"]
+    with pytest.raises(StopIteration) as done:
+        lookup.send(("sk-o", None))
+    assert done.value.value == ("sk-o", None) and store.api_key("openai") == ("sk-o", None)
 
 
 def test_stored_env_reference_resolves_at_request_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -277,7 +310,7 @@ def test_the_synchronous_path_fails_and_succeeds_like_the_asynchronous_one(value
     monkeypatch.setenv("PIDS", str(pids))
     try:
         assert explain_key_value(value) == expected
-        assert asyncio.run(auth_module.resolve_key_value_async(value)) == expected
+        assert asyncio.run(key_values.resolve_key_value_async(value)) == expected
     finally:
         for pid in (pids.read_text().split() if pids.exists() else []):
             try:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.catalogue import BUILTIN_MODELS, PROVIDER_ENV_KEYS
-from agent_forge.coding.auth import AuthStorage
-from agent_forge.coding.model_registry import ModelRegistry
+from agent_forge.coding.models.auth_file import AuthStorage
+from agent_forge.coding.models.registry import ModelRegistry
 from agent_forge.coding.settings import load_settings
 
 OLLAMA = {"providers": {"ollama": {"baseUrl": "http://localhost:11434/v1", "api": "openai-completions",
@@ -285,6 +285,49 @@ def test_models_json_key_forms(agent_dir: Path, monkeypatch: pytest.MonkeyPatch)
     assert "environment variable ENVY_KEY is not set" in registry.auth_error_message(envy)
     monkeypatch.setenv("ENVY_KEY", "sk-e")
     assert registry.has_auth(envy) and registry.get_api_key(envy) == "sk-e"
+
+
+@pytest.mark.parametrize("auth,api_key,env,expected", [
+    (None, "!echo sk-m", None, "sk-m"),
+    ({"type": "api_key", "key": "!echo sk-a"}, "!echo sk-m", None, "sk-a"),
+    ({"type": "api_key", "key": "!exit 3"}, "!echo sk-m", None, "sk-m"),
+    ({"type": "api_key", "key": "!exit 3"}, "$LOC_UNSET_KEY", "sk-env", "sk-env"),
+    ({"type": "api_key", "key": "!exit 3"}, "!echo oops >&2; exit 4", None, None),
+])
+async def test_the_sync_and_async_key_lookups_agree(agent_dir: Path, monkeypatch: pytest.MonkeyPatch, auth,
+                                                    api_key, env, expected) -> None:
+    from agent_forge.ai.errors import MissingApiKeyError
+
+    write_models(agent_dir, {"providers": {"groq": {"apiKey": api_key, "models": [{"id": "m"}]}}})
+    if auth:
+        write_auth(agent_dir, {"groq": auth})
+    monkeypatch.delenv("LOC_UNSET_KEY", raising=False)
+    if env:
+        monkeypatch.setenv("GROQ_API_KEY", env)
+    sync_registry, async_registry = ModelRegistry(agent_dir), ModelRegistry(agent_dir)
+    model = sync_registry.find("groq", "m")
+    assert sync_registry.get_api_key(model) == expected
+    if expected is None:
+        with pytest.raises(MissingApiKeyError) as failed:
+            await async_registry.resolve_api_key(model)
+        assert str(failed.value) == sync_registry.auth_error_message(model)
+        assert "exit status 3" in str(failed.value) and "exit status 4: oops" in str(failed.value)
+    else:
+        assert await async_registry.resolve_api_key(model) == expected
+    assert async_registry.auth_error_message(model) == sync_registry.auth_error_message(model)
+
+
+async def test_a_models_json_command_runs_at_every_request_on_both_paths(agent_dir: Path, tmp_path: Path) -> None:
+    counter = tmp_path / "count"
+    write_models(agent_dir, {"providers": {"loc": {
+        "baseUrl": "http://localhost:8080/v1", "api": "openai-completions", "apiKey": f"!echo x >> {counter}; echo k",
+        "headers": {"X-Token": f"!echo x >> {counter}; echo t", "X-Team": "core"}, "models": [{"id": "m"}]}}})
+    registry = ModelRegistry(agent_dir)
+    model = registry.find("loc", "m")
+    assert registry.get_api_key(model) == "k" and await registry.resolve_api_key(model) == "k"
+    assert registry.request_headers(model) == await registry.resolve_request_headers(model) == {
+        "X-Token": "t", "X-Team": "core"}
+    assert counter.read_text().count("x") == 4
 
 
 def test_auth_error_message_for_a_provider_without_env_var(agent_dir: Path) -> None:

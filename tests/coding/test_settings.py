@@ -43,7 +43,6 @@ def test_defaults_without_files(dirs: tuple[Path, Path]) -> None:
     assert settings.retry == RetrySettings(enabled=True, max_retries=3, base_delay_ms=2000, max_delay_ms=60000)
     assert settings.compaction == CompactionSettings(enabled=True, reserve_tokens=16384,
                                                      keep_recent_tokens=20000, strategy="summary")
-    assert settings.rpc_partial_messages is False
 
 
 def test_project_wins_and_nested_objects_merge_key_by_key(dirs: tuple[Path, Path]) -> None:
@@ -157,15 +156,14 @@ def test_compaction_budgets_are_capped_at_a_quarter_of_the_window_unless_overrid
     assert settings.compaction_for("local", "m", 0).keep_recent_tokens == 20000  # no known window: no cap
 
 
-def test_model_thinking_levels_and_partial_messages(dirs: tuple[Path, Path]) -> None:
+def test_model_thinking_levels(dirs: tuple[Path, Path]) -> None:
     agent, project = dirs
     write_project(project, {"modelThinkingLevels": {"anthropic/claude-opus-4-5": "high", "x/y": "loud"},
-                            "rpc": {"partialMessages": True}, "defaultThinkingLevel": "low"})
+                            "defaultThinkingLevel": "low"})
     settings = load_settings(project, agent)
     assert settings.model_thinking_level("anthropic", "claude-opus-4-5") == "high"
     assert settings.model_thinking_level("x", "y") is None
     assert settings.default_thinking_level == "low"
-    assert settings.rpc_partial_messages is True
 
 
 def test_shell_settings(dirs: tuple[Path, Path]) -> None:

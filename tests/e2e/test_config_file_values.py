@@ -103,7 +103,7 @@ BAD_SETTINGS: dict[str, Any] = {
     "retry.enabled": "yes", "retry.maxRetries": 1.5, "retry.baseDelayMs": -1, "retry.maxAgentDelayMs": "1s",
     "compaction.enabled": 0, "compaction.reserveTokens": -2, "compaction.keepRecentTokens": "many",
     "compaction.strategy": "lossy", "compaction.preserveRecent": -3, "compaction.compressionRatio": 7,
-    "compaction.modelOverrides": "x", "rpc.partialMessages": "on", "enableSkillCommands": "no",
+    "compaction.modelOverrides": "x", "enableSkillCommands": "no",
     "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0,
     "pluginHandlerTimeoutMs": "10s", "skills": "dir",
     "prompts": {}, "defaultTools": 3, "plugins": "p",

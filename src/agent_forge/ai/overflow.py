@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 OVERFLOW_PATTERNS: tuple[tuple[str, str], ...] = (
     # (who says it, pattern) - wording from each API's documented or observed error bodies
@@ -23,7 +22,7 @@ OVERFLOW_PATTERNS: tuple[tuple[str, str], ...] = (
     ("groq", r"reduce the length of the (?:messages|prompt)"),
     ("llama.cpp", r"exceeds? the available context size|exceed_context_size_error|context size has been exceeded"),
     ("lm-studio", r"greater than the context length"),
-    ("ollama", r"exceeds? the (?:model'?s? )?context length|prompt too long"),
+    ("ollama", r"exceeds? the (?:model'?s? )?context length|exceeded max context length|prompt too long"),
     ("github-copilot", r"exceeds the limit of \d+"),  # "prompt token count of N exceeds the limit of M"
     ("moonshot", r"exceeded model token limit"),
     ("http", r"^\s*413\b|request entity too large"),  # a body too large for any proxy on the way
@@ -57,7 +56,7 @@ def is_overflow_error(error_message: str) -> bool:
     return bool(overflow.search(error_message)) and not rate_limit.search(error_message)
 
 
-def is_context_overflow(message: Any, context_window: int | None = None) -> bool:
+def is_context_overflow(message: object, context_window: int | None = None) -> bool:
     """True when `message` shows a context overflow.
 
     `message`: an error text, or an assistant message dict. A message counts when its `stopReason` is `error`

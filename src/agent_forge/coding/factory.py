@@ -14,7 +14,7 @@ from .session_store import SessionFileError, SessionStore
 
 
 def build_session(options: SessionOptions) -> AgentSession:
-    from .model_registry import ModelRegistry
+    from .models.registry import ModelRegistry
     from .resources.setup import load_project_settings, load_session_resources
 
     agent_dir = options.agent_dir or default_agent_dir()

@@ -24,7 +24,7 @@ from .events import ContextWindowChanged
 
 if TYPE_CHECKING:
     from .agent_session import AgentSession
-    from .model_registry import ModelRegistry
+    from .models.registry import ModelRegistry
     from .session_context import SessionContext
 
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
@@ -205,7 +205,7 @@ class ModelControl:
         models still available. Idempotent for a known provider; raises `CommandError` for an unknown one or
         an `auth.json` that cannot be read or written.
         """
-        from .auth import AuthFileError
+        from .models.auth_file import AuthFileError
 
         _require_str(provider=provider)
         registry = self._registry

@@ -69,41 +69,41 @@ prompt, the tools and the summary, so a compacted context fits below the thresho
 _MISSING = object()
 
 
-def _is_object(value: Any) -> bool:
+def _is_object(value: object) -> bool:
     return isinstance(value, dict)
 
 
-def _is_bool(value: Any) -> bool:
+def _is_bool(value: object) -> bool:
     return isinstance(value, bool)
 
 
 _is_count = is_count
 
 
-def _is_patterns(value: Any) -> bool:
+def _is_patterns(value: object) -> bool:
     """`enabledModels`: a list of patterns, or one comma-separated string of them as `--models` takes."""
     items = value.split(",") if isinstance(value, str) else value
     return isinstance(items, list) and all(isinstance(x, str) for x in items) and any(x.strip() for x in items)
 
 
-def _is_window(value: Any) -> bool:
+def _is_window(value: object) -> bool:
     """`defaultContextWindows` values: a token count or a compact size (`"400k"`, as `--context-window`)."""
     return is_positive_int(value) or (isinstance(value, str) and re.fullmatch(
         r"\s*\d+(\.\d+)?\s*[kKmM]?\s*", value) is not None)
 
 
-def _is_str(value: Any) -> bool:
+def _is_str(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _one_of(*choices: str) -> Callable[[Any], bool]:
+def _one_of(*choices: str) -> Callable[[object], bool]:
     return lambda value: value in choices
 
 
 # Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`; `*`
 # stands for every key of an object (a "provider/modelId"). Keys read elsewhere and checked where they are read:
 # `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py).
-_KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
+_KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "defaultProvider": (_is_str, "a non-empty string"),
     "defaultModel": (_is_str, "a non-empty string"),
     "defaultThinkingLevel": (_one_of(*THINKING_LEVELS), "one of " + ", ".join(THINKING_LEVELS)),
@@ -138,7 +138,6 @@ _KNOWN: dict[str, tuple[Callable[[Any], bool], str]] = {
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "pluginHandlerTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
-    "rpc.partialMessages": (_is_bool, "true or false"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
@@ -251,11 +250,6 @@ class Settings:
         value = self.get("httpIdleTimeoutMs", DEFAULT_HTTP_IDLE_TIMEOUT_MS)
         return None if value in (0, "disabled") else value / 1000
 
-    @property
-    def rpc_partial_messages(self) -> bool:
-        """`rpc.partialMessages`: add `message`/`partial` to `message_update` (SPEC-NOTES, seed 003 shape)."""
-        return self.get("rpc.partialMessages", False)
-
 
 def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, include_project: bool = True,
                   project_filter: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Settings:
@@ -325,7 +319,7 @@ def _validate(settings: Settings, paths: tuple[Path, Path], texts: dict[Path, st
                 _line(texts.get(path, ""), where)))
 
 
-def _expand(data: Any, pattern: tuple[str, ...], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _expand(data: object, pattern: tuple[str, ...], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """The key paths present in `data` that match `pattern` (`*` matches every key of an object)."""
     if not pattern:
         return [prefix]
@@ -336,7 +330,7 @@ def _expand(data: Any, pattern: tuple[str, ...], prefix: tuple[str, ...] = ()) -
     return [found for key in keys for found in _expand(data[key], rest, (*prefix, key))]
 
 
-def _lookup_path(data: Any, where: tuple[str, ...]) -> Any:
+def _lookup_path(data: object, where: tuple[str, ...]) -> object:
     for part in where:
         if not isinstance(data, dict) or part not in data:
             return _MISSING
@@ -374,6 +368,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_forge.coding.compaction.overflow import is_overflow, is_overflow_error
+from agent_forge.ai.overflow import is_context_overflow, is_overflow_error
 from agent_forge.coding.compaction.prompts import summary_prompt, verbatim_prompt
 from agent_forge.coding.compaction.tokens import answer_reserve, context_tokens, output_budget, over_threshold
 from agent_forge.coding.compaction.transcript import (
@@ -101,10 +101,11 @@ def test_a_summary_answer_reserves_at_most_a_quarter_of_a_small_window():
     "400 Invalid request: Your request exceeded model token limit: 262144",
     "400 Please reduce the length of the messages or completion.",
     "413 (no body)",
+    "500 exceeded max context length by 2000 tokens",
 ])
 def test_overflow_errors_of_each_provider(text):
     assert is_overflow_error(text)
-    assert is_overflow({"role": "assistant", "stopReason": "error", "errorMessage": text})
+    assert is_context_overflow({"role": "assistant", "stopReason": "error", "errorMessage": text})
 
 
 @pytest.mark.parametrize("text", ["", "429 rate limit: tokens per minute exceeded", "503 overloaded",
@@ -114,8 +115,8 @@ def test_other_errors_are_not_overflow(text):
 
 
 def test_overflow_needs_a_failed_assistant_message():
-    assert not is_overflow({"role": "assistant", "stopReason": "stop", "errorMessage": "prompt is too long"})
-    assert not is_overflow(None) and not is_overflow({"role": "user"})
+    assert not is_context_overflow({"role": "assistant", "stopReason": "stop", "errorMessage": "prompt is too long"})
+    assert not is_context_overflow(None) and not is_context_overflow({"role": "user"})
 
 
 def test_prompts_are_our_own_and_versioned_texts():

@@ -20,9 +20,9 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ...ai.overflow import is_context_overflow
 from ..events import CompactionEnd, CompactionStart
 from .cut_points import CompactionError
-from .overflow import is_overflow
 from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
 
@@ -78,7 +78,7 @@ class CompactionController:
         """The loop's question before `agent_end`: recover from this run's overflow by compacting and continuing?
         Yes once per overflow chain, when automatic compaction is on."""
         failed = new_messages[-1] if new_messages else None
-        if not self.enabled or self._overflow_retrying or not is_overflow(failed):
+        if not self.enabled or self._overflow_retrying or not is_context_overflow(failed):
             return False
         self._unrecoverable = self._plan_problem()
         self._overflow_pending = self._unrecoverable is None
@@ -108,7 +108,7 @@ class CompactionController:
             return None
         if self._overflow_retrying:
             self._overflow_retrying = False
-            if is_overflow(last):
+            if is_context_overflow(last):
                 self._report_unresolved(UNRESOLVED, last)
                 return None
         if self._session.agent.was_aborted or (isinstance(last, dict) and last.get("stopReason") == "error"):
@@ -330,7 +330,7 @@ class CompactionController:
         from ..retry import forget_failed_attempt  # imported here: retry is not needed unless a run overflowed
 
         messages = self._session.agent.messages
-        if messages and is_overflow(messages[-1]):  # like a retried attempt: hidden live and once resumed
+        if messages and is_context_overflow(messages[-1]):  # like a retried attempt: hidden live and once resumed
             forget_failed_attempt(messages, self._session.store, messages[-1])
         outcome = await self._run("overflow", will_retry=True)
         if outcome.result is None:

@@ -60,13 +60,6 @@ def check_regular_mode(mode: int, path: str) -> None:
         raise ToolError(f"{path} is {kind_name(mode)}, not a regular file.")
 
 
-def check_regular_file(path: str) -> None:
-    """Raise `ToolError` unless `path` (symlinks followed) is a regular file: reading a pipe or `/dev/zero`
-    would never end, writing to a FIFO without a reader blocks forever, and `/dev/stdout` is the protocol
-    channel. `OSError` from `stat` propagates."""
-    check_regular_mode(os.stat(path).st_mode, path)
-
-
 def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
     """A blocking file descriptor for the regular file `path`, opened with `os.open(path, flags, mode)`.
 

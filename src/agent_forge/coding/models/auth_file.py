@@ -1,0 +1,206 @@
+"""Stored provider credentials: `<agent dir>/auth.json`.
+
+`auth.json` keeps the reference agent's schema so users can bring theirs:
+`{"<provider>": {"type": "api_key", "key": "<key value>"}, ...}` (a key value as in `key_values`). Other
+credential types (`oauth`, ...) are kept and returned by `get` untouched, but yield no API key here. A
+`!command` key runs at most once per process: its outcome, failure included, is cached (the reference
+agent's documented behaviour).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..safe_read import ConfigFileError, read_json_file
+from .key_values import (
+    KeyLookup,
+    KeyOutcome,
+    is_key_command,
+    key_value_configured,
+    key_value_lookup,
+    resolve_literal,
+    run_lookup,
+    run_lookup_async,
+)
+
+Credential = dict[str, object]
+"""One provider's `auth.json` entry: `{"type": "api_key", "key": "<key value>"}`, or another type."""
+
+
+class AuthFileError(Exception):
+    """`auth.json` exists but cannot be read or parsed; the message names the path."""
+
+
+class AuthStorage:
+    """Read and write `auth.json`; the file is re-read whenever it changes on disk.
+
+    `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
+    `error`. `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and
+    `OSError` when the directory is not writable. Writes go to a 0600 temporary file renamed over the
+    original, so a crash leaves either the old or the new file.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.error: str | None = None
+        self._data: dict[str, object] = {}
+        self._stamp: tuple[int, int] | None = None
+        self._key_cache: dict[str, KeyOutcome] = {}
+
+    def get(self, provider: str) -> Credential | None:
+        """The stored credential dict for `provider` (`{"type": "api_key", "key": ...}` or another type)."""
+        cred = self._load().get(provider)
+        return dict(cred) if isinstance(cred, dict) else None
+
+    def providers(self) -> list[str]:
+        """Providers with a stored credential, in file order."""
+        return [name for name, cred in self._load().items() if isinstance(cred, dict)]
+
+    def set(self, provider: str, credential: Credential) -> None:
+        """Store `credential` (e.g. `{"type": "api_key", "key": "sk-..."}`) for `provider`."""
+        if not isinstance(credential, dict) or not isinstance(credential.get("type"), str):
+            raise ValueError('a credential is an object with a string "type", e.g. {"type": "api_key", "key": ...}')
+        with self._locked():
+            data = self._load_for_write()
+            data[provider] = credential
+            self._write(data)
+
+    def remove(self, provider: str) -> bool:
+        """Delete `provider`'s credential; False when there was none."""
+        with self._locked():
+            data = self._load_for_write()
+            if provider not in data:
+                return False
+            del data[provider]
+            self._write(data)
+            return True
+
+    def has_api_key(self, provider: str) -> bool:
+        """An `api_key` credential whose key looks usable: a `!command` is not run to find out, but one that
+        already failed in this process no longer counts."""
+        value = self._stored_value(provider)
+        cached = self._key_cache.get(value) if isinstance(value, str) else None
+        return cached[0] is not None if cached else key_value_configured(value)
+
+    def api_key(self, provider: str) -> KeyOutcome:
+        """`(key, None)` or `(None, reason)` for `provider`'s `api_key` credential; `(None, None)` without one.
+
+        A `!command` runs at the first request and its outcome, failure included, is kept for the life of
+        the process (the reference agent's documented behaviour), so a slow secret manager runs once.
+        """
+        return run_lookup(self.key_lookup(provider))
+
+    async def api_key_async(self, provider: str) -> KeyOutcome:
+        """`api_key`, running a `!command` as an asyncio subprocess (cancellable; a cancelled run is not
+        cached)."""
+        return await run_lookup_async(self.key_lookup(provider))
+
+    def key_lookup(self, provider: str) -> KeyLookup[KeyOutcome]:
+        """The lookup behind `api_key` (`key_values.KeyLookup`): it yields a `!command` only when the command's
+        outcome is not cached yet, and caches the outcome it is sent."""
+        value = self._stored_value(provider)
+        if value is None:
+            return None, None
+        if not is_key_command(value):
+            return resolve_literal(value)  # `$VAR` values follow the environment: never cached
+        if value not in self._key_cache:
+            self._key_cache[value] = yield from key_value_lookup(value)
+        return self._key_cache[value]
+
+    def _stored_value(self, provider: str) -> object:
+        """The key value of `provider`'s `api_key` credential; None without one."""
+        cred = self.get(provider)
+        return cred.get("key") if cred and cred.get("type") == "api_key" else None
+
+    def _load(self) -> dict[str, object]:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            self._data, self._stamp, self.error = {}, None, None
+            return self._data
+        except OSError as exc:
+            self._data, self._stamp, self.error = {}, None, f"{self.path}: {exc.strerror or exc}"
+            return self._data
+        stamp = (st.st_mtime_ns, st.st_size)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._data, self.error = _read_auth_file(self.path), None
+            except AuthFileError as exc:
+                self._data, self.error = {}, str(exc)
+        return self._data
+
+    def _load_for_write(self) -> dict[str, object]:
+        self._stamp = None  # always re-read under the lock
+        data = dict(self._load())
+        if self.error:
+            raise AuthFileError(f"{self.error} (not overwriting it; fix or delete the file)")
+        return data
+
+    def _write(self, data: dict[str, object]) -> None:
+        _atomic_write_json(self.path, data)
+        self._stamp = None
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Serialise read-modify-write cycles of several agent processes (advisory lock beside the file)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: the atomic rename still protects the file itself
+            yield
+            return
+        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _read_auth_file(path: Path) -> dict[str, object]:
+    try:
+        data = read_json_file(path, if_blank={})
+    except FileNotFoundError:
+        return {}  # removed between the caller's stat and this read
+    except ConfigFileError as exc:
+        raise AuthFileError(f"{path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {type(data).__name__}")
+    return data
+
+
+def _atomic_write_json(path: Path, data: dict[str, object]) -> None:
+    """Write via a 0600 temp file in the same directory, fsync, then rename over `path`."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems refuse fsync on directories; the rename is already done
+    finally:
+        os.close(fd)
