@@ -55,6 +55,8 @@ class SessionInfoEntry(SessionEntry):
 
 
 class LabelEntry(SessionEntry):
+    """Labels the entry `targetId`; without `label` (or a blank one) it clears that entry's label."""
+
     targetId: str
     label: NotRequired[str]
 
@@ -76,6 +78,8 @@ class CustomMessageEntry(SessionEntry):
 
 
 class CompactionEntry(SessionEntry):
+    """The latest one on a branch replaces the context before `firstKeptEntryId` by `summary`."""
+
     summary: str
     firstKeptEntryId: str | None
     tokensBefore: int
@@ -85,6 +89,8 @@ class CompactionEntry(SessionEntry):
 
 
 class BranchSummaryEntry(SessionEntry):
+    """What the branch left at `fromId` (the leaf before a tree move) held, for the branch moved to."""
+
     fromId: str | None
     summary: str
     details: NotRequired[Any]
@@ -93,7 +99,20 @@ class BranchSummaryEntry(SessionEntry):
 
 
 class ContextWindowChangeEntry(SessionEntry):
+    """The context window (tokens) chosen for the model `provider`/`modelId` (`set_context_window`)."""
+
+    provider: str
+    modelId: str
     contextWindow: int
+
+
+class UsageEntry(SessionEntry):
+    """Model usage outside the conversation (`kind`: e.g. `cache_warm`); counted in the session's totals only."""
+
+    kind: str
+    provider: str
+    model: str
+    usage: dict[str, Any]
 
 
 ContextReplacement = str | list[dict[str, Any]] | None
@@ -114,6 +133,16 @@ class ContextEditEntry(SessionEntry, ContextEdit):
     """An append-only edit of one earlier context-producing entry. It changes only the model context built from
     a branch holding it (the latest edit of a target on the branch wins; moving to a point before it shows the
     original again); the target stays unchanged in the file, `get_entries`, exports and the token totals."""
+
+
+OMIT: Any = object()
+"""Default of an optional entry field: left out of the entry (None is written as null)."""
+
+
+def with_optional(fields: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    """`fields` plus those of `optional` that were given (not `OMIT`), in their order (the order on disk)."""
+    fields.update((key, value) for key, value in optional.items() if value is not OMIT)
+    return fields
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:
