@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
+from agent_forge.coding.session_entries import ENTRY_SHAPES
 from agent_forge.coding.session_store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
 
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -211,6 +213,33 @@ def test_unique_ids_over_many_appends(project: Path) -> None:
     ids = [store.append_custom(custom_type="t")["id"] for _ in range(20_000)]
     assert len(set(ids)) == len(ids)
     assert all(ENTRY_ID.match(i) for i in ids)
+
+
+def test_every_entry_type_has_a_typed_append_writing_its_shape_in_order(project: Path, tmp_path: Path) -> None:
+    store = SessionStore.create(project, tmp_path / "s")
+    q = store.append_message(user("q"))
+    usage = {"input": 1, "output": 2}
+    written = [
+        q, store.append_model_change("p", "m"), store.append_thinking_level_change("high"),
+        store.append_context_window_change("p", "m", 1000), store.append_session_info("name"),
+        store.append_label(q["id"], "checkpoint"), store.append_custom("state", {"n": 1}),
+        store.append_custom_message("plug", "note", False, details={"k": 1}),
+        store.append_compaction("s", q["id"], 10, usage=usage, details={"d": 1}, from_hook=False),
+        store.append_branch_summary(None, "b", usage=usage, details=None, from_hook=True),
+        store.append_context_edit(q["id"], None), store.append_usage("cache_warm", "p", "m", usage),
+    ]
+    assert [entry["type"] for entry in written] == list(ENTRY_SHAPES)
+    for entry in written:  # every field of its TypedDict, in that order: base fields first, as on disk
+        assert list(entry) == list(get_type_hints(ENTRY_SHAPES[entry["type"]])), entry["type"]
+    lines = store.path.read_text(encoding="utf-8").splitlines()[1:]
+    assert lines == [json.dumps(entry, separators=(",", ":"), ensure_ascii=False) for entry in written]
+    assert written[9]["details"] is None  # given as None: written as null; not given: left out
+    bare = [store.append_label(q["id"]), store.append_custom("t"), store.append_custom_message("t", "c", True),
+            store.append_compaction("s", None, 1), store.append_branch_summary(q["id"], "b")]
+    assert [sorted(set(e) - {"type", "id", "parentId", "timestamp"}) for e in bare] == [
+        ["targetId"], ["customType"], ["content", "customType", "display"],
+        ["firstKeptEntryId", "summary", "tokensBefore"], ["fromId", "summary"]]
+    store.close()
 
 
 def test_bad_appends_rejected_without_changing_state(project: Path, tmp_path: Path) -> None:

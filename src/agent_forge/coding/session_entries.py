@@ -29,7 +29,8 @@ class SessionHeader(TypedDict):
 
 
 class SessionEntry(TypedDict):
-    """Fields every entry has; each type adds its own (below). Unknown types are kept as they are."""
+    """Fields every entry has; each type adds its own (below), in the order they are written. Unknown types are
+    kept as they are."""
 
     type: str
     id: str
@@ -83,8 +84,8 @@ class CompactionEntry(SessionEntry):
     summary: str
     firstKeptEntryId: str | None
     tokensBefore: int
-    details: NotRequired[Any]
     usage: NotRequired[dict[str, Any]]
+    details: NotRequired[Any]
     fromHook: NotRequired[bool]
 
 
@@ -93,8 +94,8 @@ class BranchSummaryEntry(SessionEntry):
 
     fromId: str | None
     summary: str
-    details: NotRequired[Any]
     usage: NotRequired[dict[str, Any]]
+    details: NotRequired[Any]
     fromHook: NotRequired[bool]
 
 
@@ -134,6 +135,16 @@ class ContextEditEntry(SessionEntry, ContextEdit):
     a branch holding it (the latest edit of a target on the branch wins; moving to a point before it shows the
     original again); the target stays unchanged in the file, `get_entries`, exports and the token totals."""
 
+
+ENTRY_SHAPES: dict[str, type] = {
+    "message": MessageEntry, "model_change": ModelChangeEntry, "thinking_level_change": ThinkingLevelChangeEntry,
+    "context_window_change": ContextWindowChangeEntry, "session_info": SessionInfoEntry, "label": LabelEntry,
+    "custom": CustomEntry, "custom_message": CustomMessageEntry, "compaction": CompactionEntry,
+    "branch_summary": BranchSummaryEntry, "context_edit": ContextEditEntry, "usage": UsageEntry,
+}
+"""Entry `type` → its TypedDict. Writers produce exactly these (`SessionStore.append_<type>`); readers narrow an
+entry to the shape of its `type` (`cast`), but still check each field they use: a hand-edited file or another
+tool may leave one missing or of the wrong type."""
 
 OMIT: Any = object()
 """Default of an optional entry field: left out of the entry (None is written as null)."""
