@@ -123,8 +123,8 @@ ContextReplacement = str | list[dict[str, Any]] | None
 class ContextEdit(TypedDict):
     """The fields of a `context_edit` entry (reference `session-format.md`, ContextEditEntry): `targetId` names
     a `message` entry (user, assistant, toolResult, ...) or a `custom_message` entry; `replacement` as
-    `ContextReplacement`. Writer: `retry.forget_failed_attempt` (`replacement: null` hides a failed attempt);
-    reader: `session_context.context_entries`."""
+    `ContextReplacement`. Written by `SessionStore.append_context_edit` (`retry.forget_failed_attempt`:
+    `replacement: null` hides a failed attempt); read by `session_context.context_entries`."""
 
     targetId: str
     replacement: ContextReplacement

@@ -294,7 +294,7 @@ class SessionStore:
     def append_custom_message(self, custom_type: str, content: str | list[dict[str, Any]], display: bool,
                               details: Any = OMIT) -> CustomMessageEntry:
         """Append `{"type": "custom_message", "customType", "content", "display", "details"?}`: a plugin message
-        the context holds as a `custom` role message (`details` left out when not given, as below)."""
+        the context holds as a `custom` role message (`details` left out when not given; None is written as null)."""
         fields = {"customType": custom_type, "content": content, "display": display}
         return self._append("custom_message", with_optional(fields, details=details))
 
@@ -303,7 +303,7 @@ class SessionStore:
                           from_hook: bool = OMIT) -> CompactionEntry:
         """Append `{"type": "compaction", "summary", "firstKeptEntryId", "tokensBefore", "usage"?, "details"?,
         "fromHook"?}`: from here the branch's context is the summary, then the entries from `first_kept_entry_id`
-        on. The optional fields are left out when not given."""
+        on. The optional fields are left out when not given (None is written as null)."""
         fields = {"summary": summary, "firstKeptEntryId": first_kept_entry_id, "tokensBefore": tokens_before}
         optional = with_optional(fields, usage=usage, details=details, fromHook=from_hook)
         return self._append("compaction", optional)
