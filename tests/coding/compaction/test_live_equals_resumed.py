@@ -84,3 +84,36 @@ async def test_the_resumed_file_equals_the_live_session_after_retry_overflow_abo
     stats = resumed.get_session_stats()
     assert {k: v for k, v in stats.items() if k != "contextUsage"} == {
         k: v for k, v in live_stats.items() if k != "contextUsage"}
+
+
+async def test_the_resumed_file_equals_the_live_session_after_failures_that_stay(make_session, key):
+    """Retries exhausted, an overflow compaction cannot resolve, a retried attempt aborted mid-stream: the
+    failures the live session keeps, the file keeps; those it dropped, the file hides."""
+    set_faux_responses([
+        FauxResponse(error="503 first"), FauxResponse(error="502 second"),  # retries exhausted (maxRetries 1)
+        FauxResponse(text="one " + W),
+        FauxResponse(error=OVERFLOW), FauxResponse(text="## Objective\nShrunk."), FauxResponse(error=OVERFLOW),
+        FauxResponse(error="429 slow down"), FauxResponse(text="cut " + W, chunk_size=4, hang_after=1),
+        FauxResponse(text="last"),
+    ], key)
+    session, rec = make_session({**SETTINGS, "retry": {"baseDelayMs": 0, "maxRetries": 1}})
+    await session.prompt_and_wait("first " + W)
+    assert roles(session.messages) == [("user", None), ("assistant", "error")]
+    assert reopened_context(session) == plain(session.messages)
+    await session.prompt_and_wait("again " + W)
+    await session.prompt_and_wait("second " + W)
+    assert rec.of("compaction_end")[-1]["unresolvedOverflow"] is True
+    assert reopened_context(session) == plain(session.messages)
+    streaming = asyncio.Event()
+    session.subscribe(lambda event: event["type"] == "message_update" and streaming.set())
+    session.prompt("third")
+    await asyncio.wait_for(streaming.wait(), 10)  # the retried attempt streams (the 429 had no deltas)
+    await asyncio.wait_for(session.abort(), 10)
+    assert roles(session.messages)[-2:] == [("user", None), ("assistant", "aborted")]
+    assert reopened_context(session) == plain(session.messages)
+    await session.prompt_and_wait("fourth")
+    live = plain(session.messages)
+    path = str(session.store.path)
+    await session.close()
+    resumed, _ = make_session(SETTINGS, session_file=path)
+    assert plain(resumed.messages) == live
