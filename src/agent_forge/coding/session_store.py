@@ -6,7 +6,7 @@ succeeds in `session_writer.py`, old versions in `session_migrations.py`, the si
 `session_lock.py`, context building in `session_context.py`, locations and listings in `session_listing.py`
 (names re-exported here).
 
-A store is not thread-safe: one owner (the session hub) appends to it.
+A store is not thread-safe: one owner appends to it. It knows nothing of its owner (the session hub).
 
 A write the OS refuses (a full disk) never leaves a hole: the entry is kept, in memory, with every later one, in
 order, and they are all written, oldest first, by the next append or `flush` that succeeds (see `write_error`).
@@ -76,7 +76,7 @@ class SessionStore:
         """True once `close` ran: what it could not write has been reported (once) by its owner."""
         self.on_write_state: Callable[[str | None], None] | None = None
         """Called with the previous error after `write_error` changed (a write failed, failed differently, or
-        succeeded after failing); set by the session hub, which tells the client."""
+        succeeded after failing); set by the owner, to tell its client."""
         # The active branch and its context, kept while appends extend the leaf: entries never change, so a
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
