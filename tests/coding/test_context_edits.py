@@ -28,13 +28,13 @@ def test_omission_and_replacements_with_the_latest_edit_winning(tmp_path: Path) 
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     q = store.append_message(user("q"))
     failed = store.append_message(assistant("", "error"))
-    store.append_entry("context_edit", targetId=failed["id"], replacement=None)
+    store.append_context_edit(target_id=failed["id"], replacement=None)
     a = store.append_message(assistant("a"))
-    note = store.append_entry("custom_message", customType="p", content="note", display=False)
-    store.append_entry("context_edit", targetId=a["id"], replacement="first edit")
-    store.append_entry("context_edit", targetId=a["id"], replacement="a, edited")  # the latest wins
-    store.append_entry("context_edit", targetId=q["id"], replacement=[{"type": "text", "text": "q, edited"}])
-    store.append_entry("context_edit", targetId=note["id"], replacement="note, edited")
+    note = store.append_custom_message(custom_type="p", content="note", display=False)
+    store.append_context_edit(target_id=a["id"], replacement="first edit")
+    store.append_context_edit(target_id=a["id"], replacement="a, edited")  # the latest wins
+    store.append_context_edit(target_id=q["id"], replacement=[{"type": "text", "text": "q, edited"}])
+    store.append_context_edit(target_id=note["id"], replacement="note, edited")
     assert texts(store) == ["q, edited", "a, edited", "note, edited"]
     edited = store.build_context().messages[1]
     assert edited["content"] == [{"type": "text", "text": "a, edited"}] and edited["stopReason"] == "stop"
@@ -49,7 +49,7 @@ def test_edits_are_branch_relative(tmp_path: Path) -> None:
     store = SessionStore.in_memory(tmp_path)
     store.append_message(user("q"))
     a = store.append_message(assistant("a"))
-    store.append_entry("context_edit", targetId=a["id"], replacement=None)
+    store.append_context_edit(target_id=a["id"], replacement=None)
     store.append_message(user("after the edit"))
     assert texts(store) == ["q", "after the edit"]
     store.set_leaf(a["id"])  # before the edit: the original counts again
@@ -60,21 +60,21 @@ def test_an_edit_after_a_compaction_applies_to_the_kept_entries(tmp_path: Path) 
     store = SessionStore.in_memory(tmp_path)
     store.append_message(user("old"))
     kept = store.append_message(user("kept"))
-    store.append_entry("compaction", summary="summary", firstKeptEntryId=kept["id"], tokensBefore=9)
-    store.append_entry("context_edit", targetId=kept["id"], replacement=None)
+    store.append_compaction(summary="summary", first_kept_entry_id=kept["id"], tokens_before=9)
+    store.append_context_edit(target_id=kept["id"], replacement=None)
     assert texts(store) == ["summary"]
 
 
 def test_malformed_edits_are_ignored(tmp_path: Path) -> None:
     store = SessionStore.in_memory(tmp_path)
     q = store.append_message(user("q"))
-    info = store.append_entry("session_info", name="n")
+    info = store.append_session_info(name="n")
     for fields in ({"targetId": q["id"], "replacement": 42}, {"targetId": q["id"]},
                    {"targetId": q["id"], "replacement": [{"type": "text"}]}, {"targetId": ["x"], "replacement": None},
                    {"targetId": "deadbeef", "replacement": None}, {"targetId": info["id"], "replacement": None}):
-        store.append_entry("context_edit", **fields)
+        store._append("context_edit", fields)  # hand-edited files: shapes append_context_edit cannot write
     later = store.append_message(user("later"))
-    store.append_entry("context_edit", targetId=later["id"], replacement="fine")
-    store.append_entry("context_edit", targetId=q["id"], replacement=None)
-    store.append_entry("context_edit", targetId=q["id"], replacement={"not": "content"})  # ignored: the omission holds
+    store.append_context_edit(target_id=later["id"], replacement="fine")
+    store.append_context_edit(target_id=q["id"], replacement=None)
+    store.append_context_edit(target_id=q["id"], replacement={"not": "content"})  # ignored: the omission holds
     assert texts(store) == ["fine"]

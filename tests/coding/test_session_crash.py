@@ -44,12 +44,11 @@ def append_something(store, rng, i):
         store.set_leaf(rng.choice(store.entries)["id"])  # branch: nothing written
         return []
     earlier = rng.choice(store.entries)["id"]
-    options = [("label", {"targetId": earlier, "label": f"l{i}"}), ("custom", {"customType": "t", "data": [i]}),
-               ("session_info", {"name": f"n{i}"}), ("model_change", {"provider": "p", "modelId": f"m{i}"}),
-               ("thinking_level_change", {"thinkingLevel": "high"}),
-               ("compaction", {"summary": f"s{i}", "firstKeptEntryId": earlier, "tokensBefore": i})]
-    entry_type, fields = rng.choice(options)
-    return [store.append_entry(entry_type, **fields)]
+    options = [lambda: store.append_label(earlier, f"l{i}"), lambda: store.append_custom("t", [i]),
+               lambda: store.append_session_info(f"n{i}"), lambda: store.append_model_change("p", f"m{i}"),
+               lambda: store.append_thinking_level_change("high"),
+               lambda: store.append_compaction(f"s{i}", earlier, i)]
+    return [rng.choice(options)()]
 
 def write_forever(job):
     rng = random.Random(job["seed"])

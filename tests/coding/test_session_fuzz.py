@@ -52,16 +52,16 @@ def write_real_session(tmp_path: Path) -> Path:
     store.append_message({"role": "bashExecution", "command": "ls", "output": "x", "exitCode": 1,
                           "cancelled": False, "truncated": True, "fullOutputPath": "/tmp/x", "timestamp": 4})
     store.append_message({"role": "custom", "customType": "t", "content": "c", "display": True, "timestamp": 5})
-    store.append_entry("custom_message", customType="t", content=[{"type": "text", "text": "cm"}], display=False,
-                       details={"a": 1})
-    store.append_entry("custom", customType="t", data={"x": 1})
-    store.append_entry("session_info", name="name")
-    store.append_entry("label", targetId=first["id"], label="start")
-    store.append_entry("context_window_change", contextWindow=1000)
-    store.append_entry("compaction", summary="summary", firstKeptEntryId=first["id"], tokensBefore=10,
-                       usage={"input": 1, "output": 1})
+    store.append_custom_message(custom_type="t", content=[{"type": "text", "text": "cm"}], display=False,
+                                details={"a": 1})
+    store.append_custom(custom_type="t", data={"x": 1})
+    store.append_session_info(name="name")
+    store.append_label(target_id=first["id"], label="start")
+    store.append_context_window_change(provider="p", model_id="m", context_window=1000)
+    store.append_compaction(summary="summary", first_kept_entry_id=first["id"], tokens_before=10,
+                            usage={"input": 1, "output": 1})
     store.set_leaf(answer["id"])
-    store.append_entry("branch_summary", fromId=first["id"], summary="branch", usage={"input": 1})
+    store.append_branch_summary(from_id=first["id"], summary="branch", usage={"input": 1})
     store.append_message({"role": "user", "content": [{"type": "text", "text": "again"}], "timestamp": 6})
     store.append_message({"role": "compactionSummary", "summary": "s", "tokensBefore": 3, "timestamp": 7})
     store.close()
@@ -209,7 +209,7 @@ def test_random_combinations_of_mutations(session: Session, seed: int) -> None:
 def test_a_bad_message_is_left_out_of_the_context_but_kept_in_the_file(tmp_path: Path, message: Any) -> None:
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     store.append_message({"role": "user", "content": "before", "timestamp": 1})
-    bad = store.append_entry("message", message=message)
+    bad = store._append("message", {"message": message})  # a foreign writer: no check of the message
     store.append_message({"role": "user", "content": "after", "timestamp": 2})
     store.close()
     reopened = SessionStore.open(store.path)  # type: ignore[arg-type]
@@ -233,8 +233,8 @@ def test_wrong_optional_fields_are_repaired_in_a_copy(tmp_path: Path) -> None:
 def test_custom_message_entry_with_bad_content_is_left_out(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     store.append_message({"role": "user", "content": "q", "timestamp": 1})
-    store.append_entry("custom_message", customType="t", content=12, display=True)
-    store.append_entry("custom_message", customType=["t"], content="ok", display=True)
+    store.append_custom_message(custom_type="t", content=12, display=True)
+    store.append_custom_message(custom_type=["t"], content="ok", display=True)
     assert [m.get("content") for m in store.build_context().messages] == ["q", "ok"]
     assert "customType" not in store.build_context().messages[-1]
 

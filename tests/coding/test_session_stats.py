@@ -80,10 +80,10 @@ def test_totals_cover_assistants_tools_summaries_and_usage_entries():
     store.append_message(user("q"))
     store.append_message(assistant("a", calls=1, used=usage(100, 10, 5, 1, cost=0.5)))
     store.append_message(tool_result("r", used=usage(7, 3, cost=0.01)))
-    store.append_entry("compaction", summary="s", firstKeptEntryId=None, tokensBefore=9, usage=usage(20, 2, cost=0.1))
-    store.append_entry("branch_summary", fromId=None, summary="b", usage=usage(30, 3, cost=0.2))
-    store.append_entry("usage", kind="cache_warm", provider="p", model="m", usage=usage(0, 0, 50, cost=0.015))
-    store.append_entry("custom", customType="x", data={"usage": usage(999)})  # plugin data is not billing
+    store.append_compaction(summary="s", first_kept_entry_id=None, tokens_before=9, usage=usage(20, 2, cost=0.1))
+    store.append_branch_summary(from_id=None, summary="b", usage=usage(30, 3, cost=0.2))
+    store.append_usage(kind="cache_warm", provider="p", model="m", usage=usage(0, 0, 50, cost=0.015))
+    store.append_custom(custom_type="x", data={"usage": usage(999)})  # plugin data is not billing
     tokens, cost = usage_totals(store.entries)
     assert tokens == {"input": 157, "output": 18, "cacheRead": 55, "cacheWrite": 1, "total": 231}
     assert cost == pytest.approx(0.825)
@@ -171,7 +171,7 @@ def test_tokens_are_null_after_compaction_until_a_fresh_response():
     store = SessionStore.in_memory("/w")
     store.append_message(user("q"))
     store.append_message(assistant("a", used=usage(90_000, 100)))
-    store.append_entry("compaction", summary="s", firstKeptEntryId=None, tokensBefore=90_100)
+    store.append_compaction(summary="s", first_kept_entry_id=None, tokens_before=90_100)
     after = stats_of(store, [user("q")])["contextUsage"]
     assert after == {"tokens": None, "contextWindow": 200_000, "percent": None}
     store.append_message(user("next"))

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 
+from agent_forge.coding.session_entries import ENTRY_SHAPES
 from agent_forge.coding.session_store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
 
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -94,7 +96,7 @@ def test_lazy_creation_writes_nothing_before_first_message(project: Path, tmp_pa
 
 def test_session_without_message_leaves_no_file(project: Path, tmp_path: Path) -> None:
     store = SessionStore.create(project, tmp_path / "s")
-    store.append_entry("session_info", name="x")
+    store.append_session_info(name="x")
     store.close()
     assert not (tmp_path / "s").exists()
 
@@ -110,7 +112,7 @@ def test_entry_shapes_and_chain(project: Path, tmp_path: Path) -> None:
     store = SessionStore.create(project, tmp_path / "s")
     first = store.append_model_change("anthropic", "claude")
     second = store.append_message(user("hi"))
-    third = store.append_entry("custom", customType="plugin", data={"n": 1})
+    third = store.append_custom(custom_type="plugin", data={"n": 1})
     assert first == {"type": "model_change", "id": first["id"], "parentId": None,
                      "timestamp": first["timestamp"], "provider": "anthropic", "modelId": "claude"}
     assert list(first)[:4] == ["type", "id", "parentId", "timestamp"]
@@ -138,8 +140,8 @@ def test_round_trip_reopen_identical(project: Path, tmp_path: Path) -> None:
     store.append_thinking_level_change("low")
     store.append_message(user("one"))
     store.append_message(assistant("two"))
-    store.append_entry("session_info", name="my work")
-    store.append_entry("custom_message", customType="note", content="remember", display=False)
+    store.append_session_info(name="my work")
+    store.append_custom_message(custom_type="note", content="remember", display=False)
     store.close()
     again = SessionStore.open(store.path)
     assert again.header == store.header
@@ -165,7 +167,7 @@ def test_unicode_round_trip(project: Path, tmp_path: Path) -> None:
     text = "line\u2028sep\u2029para 🎉 漢字 ﻿ \x00 \"q\" \\ \n"
     store = SessionStore.create(project, tmp_path / "s")
     store.append_message(user(text))
-    store.append_entry("session_info", name="名前 🚀")
+    store.append_session_info(name="名前 🚀")
     store.close()
     raw = store.path.read_bytes()
     assert "\u2028".encode() in raw and "🎉".encode() in raw
@@ -208,9 +210,36 @@ def test_in_memory_never_touches_disk(project: Path, tmp_path: Path, monkeypatch
 
 def test_unique_ids_over_many_appends(project: Path) -> None:
     store = SessionStore.in_memory(project)
-    ids = [store.append_entry("custom", customType="t")["id"] for _ in range(20_000)]
+    ids = [store.append_custom(custom_type="t")["id"] for _ in range(20_000)]
     assert len(set(ids)) == len(ids)
     assert all(ENTRY_ID.match(i) for i in ids)
+
+
+def test_every_entry_type_has_a_typed_append_writing_its_shape_in_order(project: Path, tmp_path: Path) -> None:
+    store = SessionStore.create(project, tmp_path / "s")
+    q = store.append_message(user("q"))
+    usage = {"input": 1, "output": 2}
+    written = [
+        q, store.append_model_change("p", "m"), store.append_thinking_level_change("high"),
+        store.append_context_window_change("p", "m", 1000), store.append_session_info("name"),
+        store.append_label(q["id"], "checkpoint"), store.append_custom("state", {"n": 1}),
+        store.append_custom_message("plug", "note", False, details={"k": 1}),
+        store.append_compaction("s", q["id"], 10, usage=usage, details={"d": 1}, from_hook=False),
+        store.append_branch_summary(None, "b", usage=usage, details=None, from_hook=True),
+        store.append_context_edit(q["id"], None), store.append_usage("cache_warm", "p", "m", usage),
+    ]
+    assert [entry["type"] for entry in written] == list(ENTRY_SHAPES)
+    for entry in written:  # every field of its TypedDict, in that order: base fields first, as on disk
+        assert list(entry) == list(get_type_hints(ENTRY_SHAPES[entry["type"]])), entry["type"]
+    lines = store.path.read_text(encoding="utf-8").splitlines()[1:]
+    assert lines == [json.dumps(entry, separators=(",", ":"), ensure_ascii=False) for entry in written]
+    assert written[9]["details"] is None  # given as None: written as null; not given: left out
+    bare = [store.append_label(q["id"]), store.append_custom("t"), store.append_custom_message("t", "c", True),
+            store.append_compaction("s", None, 1), store.append_branch_summary(q["id"], "b")]
+    assert [sorted(set(e) - {"type", "id", "parentId", "timestamp"}) for e in bare] == [
+        ["targetId"], ["customType"], ["content", "customType", "display"],
+        ["firstKeptEntryId", "summary", "tokensBefore"], ["fromId", "summary"]]
+    store.close()
 
 
 def test_bad_appends_rejected_without_changing_state(project: Path, tmp_path: Path) -> None:
@@ -218,11 +247,11 @@ def test_bad_appends_rejected_without_changing_state(project: Path, tmp_path: Pa
     store.append_message(user("ok"))
     before = store.path.read_bytes()
     with pytest.raises(TypeError):
-        store.append_entry("custom", data={1, 2})
+        store.append_custom("t", data={1, 2})
     with pytest.raises(ValueError):
-        store.append_entry("custom", id="x")
+        store._append("custom", {"id": "x"})  # the typed methods cannot name a base field; the core refuses too
     with pytest.raises(ValueError):
-        store.append_entry("session")
+        store._append("session", {})
     with pytest.raises(ValueError):
         store.append_message({"content": "no role"})  # type: ignore[arg-type]
     assert store.path.read_bytes() == before and len(store.entries) == 1
@@ -235,10 +264,10 @@ def test_context_model_thinking_and_custom_messages(project: Path) -> None:
     store.append_model_change("a", "m1")
     store.append_thinking_level_change("low")
     store.append_message(user("q"))
-    note = store.append_entry("custom_message", customType="plug", content="ctx", display=True, details={"k": 1})
-    store.append_entry("custom", customType="state", data={})
-    store.append_entry("compaction", summary="s", firstKeptEntryId=note["id"], tokensBefore=10)
-    store.append_entry("branch_summary", fromId=None, summary="b")
+    note = store.append_custom_message(custom_type="plug", content="ctx", display=True, details={"k": 1})
+    store.append_custom(custom_type="state", data={})
+    store.append_compaction(summary="s", first_kept_entry_id=note["id"], tokens_before=10)
+    store.append_branch_summary(from_id=None, summary="b")
     store.append_model_change("b", "m2")
     context = store.build_context()
     assert context.model == ("b", "m2") and context.thinking_level == "low"
@@ -254,7 +283,7 @@ def two_branch_session(store: SessionStore) -> tuple[dict, dict, dict]:
     q1 = store.append_message(user("q1"))
     a1 = store.append_message(assistant("a1"))
     store.append_message(user("q2"))
-    store.append_entry("session_info", name="on first branch")
+    store.append_session_info(name="on first branch")
     store.append_thinking_level_change("high")
     a2 = store.append_message(assistant("a2"))
     store.set_leaf(a1["id"])
@@ -318,8 +347,8 @@ def test_entries_since(project: Path) -> None:
 def test_session_name_latest_and_cleared(project: Path) -> None:
     store = SessionStore.in_memory(project)
     assert store.session_name is None
-    store.append_entry("session_info", name="a")
-    store.append_entry("session_info", name="b")
+    store.append_session_info(name="a")
+    store.append_session_info(name="b")
     assert store.session_name == "b"
-    store.append_entry("session_info", name="")
+    store.append_session_info(name="")
     assert store.session_name is None

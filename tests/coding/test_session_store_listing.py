@@ -20,7 +20,7 @@ def make_session(cwd: Path, root: Path, prompts: list[str], name: str | None = N
         store.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1})
         store.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 2})
     if name is not None:
-        store.append_entry("session_info", name=name)
+        store.append_session_info(name=name)
     store.close()
     assert store.path is not None
     if mtime:

@@ -74,10 +74,10 @@ def test_tree_of_a_file_with_two_abandoned_branches(branched) -> None:
 
 def test_labels_latest_wins_and_clearing_removes(branched) -> None:
     store, ids = branched
-    store.append_entry("label", targetId=ids["u1"], label="first")
-    latest = store.append_entry("label", targetId=ids["u1"], label="second")
-    store.append_entry("label", targetId=ids["a1"], label="gone")
-    store.append_entry("label", targetId=ids["a1"])  # no label: cleared
+    store.append_label(target_id=ids["u1"], label="first")
+    latest = store.append_label(target_id=ids["u1"], label="second")
+    store.append_label(target_id=ids["a1"], label="gone")
+    store.append_label(target_id=ids["a1"])  # no label: cleared
     nodes = {n["entry"]["id"]: n for n in _walk(get_tree(store)["tree"])}
     assert nodes[ids["u1"]]["label"] == "second" and nodes[ids["u1"]]["labelTimestamp"] == latest["timestamp"]
     assert "label" not in nodes[ids["a1"]] and "labelTimestamp" not in nodes[ids["a1"]]
@@ -222,10 +222,10 @@ def test_context_uses_the_latest_compaction_and_its_kept_entries(tmp_path: Path)
     store.append_message(user("q1"))
     store.append_message(assistant("r1"))
     q2 = store.append_message(user("q2"))
-    store.append_entry("compaction", summary="old summary", firstKeptEntryId=q2["id"], tokensBefore=100)
+    store.append_compaction(summary="old summary", first_kept_entry_id=q2["id"], tokens_before=100)
     store.append_message(assistant("r2"))
     r3 = store.append_message(user("q3"))
-    store.append_entry("compaction", summary="new summary", firstKeptEntryId=r3["id"], tokensBefore=200)
+    store.append_compaction(summary="new summary", first_kept_entry_id=r3["id"], tokens_before=200)
     store.append_message(assistant("r3"))
     context = store.build_context()
     assert texts(context.messages) == ["<compactionSummary:new summary>", "q3", "r3"]
@@ -238,14 +238,14 @@ def test_retain_none_compaction_and_branch_summary(tmp_path: Path) -> None:
     store = SessionStore.in_memory(tmp_path)
     store.append_message(user("q1"))
     done = store.append_message(assistant("r1"))
-    compaction = store.append_entry("compaction", summary="all of it", firstKeptEntryId=None, tokensBefore=5)
-    store.append_entry("branch_summary", fromId=done["id"], summary="tried another way")
-    store.append_entry("branch_summary", fromId=done["id"], summary="")  # empty: contributes nothing
+    compaction = store.append_compaction(summary="all of it", first_kept_entry_id=None, tokens_before=5)
+    store.append_branch_summary(from_id=done["id"], summary="tried another way")
+    store.append_branch_summary(from_id=done["id"], summary="")  # empty: contributes nothing
     store.append_message(user("q2"))
     assert texts(store.build_context().messages) == [
         "<compactionSummary:all of it>", "<branchSummary:tried another way>", "q2"]
     store.set_leaf(compaction["id"])
-    store.append_entry("compaction", summary="self", firstKeptEntryId="itself-unknown", tokensBefore=5)
+    store.append_compaction(summary="self", first_kept_entry_id="itself-unknown", tokens_before=5)
     assert texts(store.build_context().messages) == ["<compactionSummary:self>"]
     assert [m["role"] for m in convert_to_llm(store.build_context().messages)] == ["user"]
 
@@ -256,7 +256,7 @@ def test_context_settings_from_the_path(tmp_path: Path) -> None:
     assert store.build_context().model == ("p", "m")  # no model_change: the answering model stands in
     store.append_model_change("router", "auto")
     store.append_message(assistant("answered by the physical model"))
-    store.append_entry("context_window_change", provider="router", modelId="auto", contextWindow=400_000)
+    store.append_context_window_change(provider="router", model_id="auto", context_window=400_000)
     context = store.build_context()
     assert context.model == ("router", "auto") and context.context_window == 400_000
 
@@ -348,7 +348,7 @@ def test_get_tree_of_a_long_linear_session_encodes_exactly(tmp_path: Path) -> No
     store = SessionStore.in_memory(tmp_path)
     for i in range(3000):
         store.append_message(user(f"m{i} \u2028 é"))
-    store.append_entry("custom", customType="x", data=[float("nan")])  # not JSON: written as null
+    store.append_custom(custom_type="x", data=[float("nan")])  # not JSON: written as null
     record = {"type": "response", "data": get_tree(store)}
     with pytest.raises(RecursionError):
         json.dumps(record)

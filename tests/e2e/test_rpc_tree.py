@@ -59,8 +59,8 @@ def branched(project: Path, tmp_path: Path) -> dict:
         store.set_leaf(ids["a1"])
         ids[f"u2{branch}"] = store.append_message(user(f"question {branch}"))["id"]
         ids[f"a2{branch}"] = store.append_message(assistant(f"answer {branch}"))["id"]
-    store.append_entry("session_info", name="branchy")
-    ids["label"] = store.append_entry("label", targetId=ids["u1"], label="checkpoint")["id"]
+    store.append_session_info(name="branchy")
+    ids["label"] = store.append_label(target_id=ids["u1"], label="checkpoint")["id"]
     store.close()
     return {"path": store.path, "ids": ids}
 

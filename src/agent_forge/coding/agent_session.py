@@ -20,6 +20,7 @@ from ..agent.types import AgentTool
 from ..ai.types import Model
 from .events import AgentSettled, SessionEvent, SessionWriteError, SessionWriteResumed
 from .retry import AutoRetry, forget_failed_attempt
+from .session_entries import OMIT
 from .session_hooks import SessionHooks, change_session
 from .session_store import SessionStore
 
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
     from .tools.output_files import OutputDir
 
 Listener = Callable[[SessionEvent], None]
-_CUSTOM_FIELDS = ("customType", "content", "display", "details")
-
 INPUT_CANCEL_GRACE_S = 1.0
 """Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""
 
@@ -184,7 +183,8 @@ class AgentSession:
         """Append a message entry. A failing disk must not kill the run the client is watching: the store
         keeps the entry until a write succeeds and `_on_write_state` tells the client."""
         if message.get("role") == "custom":  # plugin context has its own entry type (session format)
-            self.store.append_entry("custom_message", **{k: message[k] for k in _CUSTOM_FIELDS if k in message})
+            self.store.append_custom_message(message.get("customType", ""), message.get("content", ""),
+                                             message.get("display", True), message.get("details", OMIT))
         else:
             self.store.append_message(message)
 
@@ -598,7 +598,7 @@ class AgentSession:
             raise CommandError(f"Session name must be a string, got {type(name).__name__}")
         if not name.strip():
             raise CommandError("Session name cannot be empty")
-        self.store.append_entry("session_info", name=name.strip())
+        self.store.append_session_info(name.strip())
 
     # -- session lifecycle ---------------------------------------------------------------------------
 

@@ -184,8 +184,7 @@ class ModelControl:
         store.append_thinking_level_change(self._session.agent.thinking_level)
         tokens = int(model["contextWindow"])
         if tokens != self._initial_window(model):
-            store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
-                               contextWindow=tokens)
+            store.append_context_window_change(model["provider"], model["id"], tokens)
 
     def _lookup(self, provider: str, model_id: str) -> Model | None:
         return self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
@@ -292,8 +291,7 @@ class ModelControl:
         if tokens == previous:
             return
         active = self._session.agent.model = with_context_window(model, tokens)
-        self._session.store.append_entry("context_window_change", provider=model["provider"], modelId=model["id"],
-                                         contextWindow=tokens)
+        self._session.store.append_context_window_change(model["provider"], model["id"], tokens)
         self._announce_window(previous, active)
 
     def _initial_window(self, model: Model) -> int:

@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 from .events import AutoRetryEnd, AutoRetryStart, Emit
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
-from .session_entries import ContextEdit
 from .settings import RetrySettings
 
 RETRY_CANCELLED = "Retry cancelled"
@@ -154,8 +153,7 @@ def forget_failed_attempt(messages: list[dict[str, Any]], store: Any, failed: di
             break
     entry_id = _message_entry_id(store, failed)
     if entry_id is not None:
-        edit: ContextEdit = {"targetId": entry_id, "replacement": None}  # read back by session_context
-        store.append_entry("context_edit", **edit)
+        store.append_context_edit(entry_id, None)  # read back by session_context
 
 
 def _message_entry_id(store: Any, message: dict[str, Any], max_steps: int = 64) -> str | None:

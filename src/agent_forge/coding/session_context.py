@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from .session_entries import AgentMessage, ContextEditEntry, SessionEntry, timestamp_ms
+from .session_entries import (
+    AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextWindowChangeEntry,
+    CustomMessageEntry, MessageEntry, ModelChangeEntry, SessionEntry, ThinkingLevelChangeEntry, timestamp_ms)
 
 
 @dataclass
@@ -65,7 +67,7 @@ def _since_compaction(path: list[SessionEntry]) -> list[SessionEntry]:
     last = next((i for i in range(len(path) - 1, -1, -1) if path[i]["type"] == "compaction"), None)
     if last is None:
         return path
-    compaction = path[last]
+    compaction = cast(CompactionEntry, path[last])
     first_kept = compaction.get("firstKeptEntryId")
     start = next((i for i in range(last) if path[i]["id"] == first_kept), last)
     # An older compaction inside the kept range is already folded into this one's summary: skip it.
@@ -100,12 +102,12 @@ def context_edits(path: list[SessionEntry]) -> dict[str, ContextEditEntry]:
         kind = entry["type"]
         if kind in _EDITABLE:
             targets.add(entry["id"])
-        elif kind == "context_edit" and _is_edit(entry, targets):
-            edits[entry["targetId"]] = entry  # type: ignore[typeddict-item]  # checked by _is_edit
+        elif kind == "context_edit" and _is_edit(edit := cast(ContextEditEntry, entry), targets):
+            edits[edit["targetId"]] = edit
     return edits
 
 
-def _is_edit(entry: SessionEntry, targets: set[str]) -> bool:
+def _is_edit(entry: ContextEditEntry, targets: set[str]) -> bool:
     target = entry.get("targetId")
     replacement = entry.get("replacement", _MISSING)
     return (isinstance(target, str) and target in targets
@@ -144,11 +146,14 @@ def _settings(path: list[SessionEntry]) -> SessionContext:
         if kind == "message":
             continue  # most entries: skip them first
         if kind == "model_change":
-            context.model = _model(entry.get("provider"), entry.get("modelId")) or context.model
-        elif kind == "thinking_level_change" and isinstance(entry.get("thinkingLevel"), str):
-            context.thinking_level = entry["thinkingLevel"]
-        elif kind == "context_window_change" and _is_count(entry.get("contextWindow")):
-            context.context_window = entry["contextWindow"]
+            change = cast(ModelChangeEntry, entry)
+            context.model = _model(change.get("provider"), change.get("modelId")) or context.model
+        elif kind == "thinking_level_change":
+            level = cast(ThinkingLevelChangeEntry, entry).get("thinkingLevel")
+            context.thinking_level = level if isinstance(level, str) else context.thinking_level
+        elif kind == "context_window_change":
+            window = cast(ContextWindowChangeEntry, entry).get("contextWindow")
+            context.context_window = window if _is_count(window) else context.context_window
     # The selected model is what model_change records (it may be a router); the model that answered only
     # stands in for files that never recorded one (version 1).
     context.model = context.model or _last_answering_model(path)
@@ -173,12 +178,12 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _message_of(entry: SessionEntry) -> list[AgentMessage]:
+def _message_of(entry: MessageEntry) -> list[AgentMessage]:
     message = context_message(entry.get("message"))
     return [message] if message is not None else []
 
 
-def _custom_message_of(entry: SessionEntry) -> list[AgentMessage]:
+def _custom_message_of(entry: CustomMessageEntry) -> list[AgentMessage]:
     """`custom_message` entry → `{"role": "custom", customType, content, display, details?, timestamp}`; none
     when its content is neither a string nor a list of content blocks (see `context_message`)."""
     message: AgentMessage = {
@@ -194,7 +199,7 @@ def _custom_message_of(entry: SessionEntry) -> list[AgentMessage]:
     return [repaired] if repaired is not None else []
 
 
-def _compaction_summary_of(entry: SessionEntry) -> list[AgentMessage]:
+def _compaction_summary_of(entry: CompactionEntry) -> list[AgentMessage]:
     """`compaction` entry → `{"role": "compactionSummary", summary, tokensBefore, timestamp}`."""
     summary = entry.get("summary")
     if not isinstance(summary, str) or not summary:
@@ -204,7 +209,7 @@ def _compaction_summary_of(entry: SessionEntry) -> list[AgentMessage]:
              "timestamp": timestamp_ms(entry.get("timestamp", ""))}]
 
 
-def _branch_summary_of(entry: SessionEntry) -> list[AgentMessage]:
+def _branch_summary_of(entry: BranchSummaryEntry) -> list[AgentMessage]:
     """`branch_summary` entry → `{"role": "branchSummary", summary, fromId, timestamp}` (none when empty)."""
     summary = entry.get("summary")
     if not isinstance(summary, str) or not summary:
@@ -213,13 +218,14 @@ def _branch_summary_of(entry: SessionEntry) -> list[AgentMessage]:
              "timestamp": timestamp_ms(entry.get("timestamp", ""))}]
 
 
-_CONTEXT_MESSAGES: dict[str, Callable[[SessionEntry], list[AgentMessage]]] = {
+_CONTEXT_MESSAGES: dict[str, Callable[[Any], list[AgentMessage]]] = {
     "message": _message_of,
     "custom_message": _custom_message_of,
     "compaction": _compaction_summary_of,
     "branch_summary": _branch_summary_of,
 }
-"""Entry type → the context messages it contributes; types not listed contribute none."""
+"""Entry type → the context messages it contributes (each converter takes the `ENTRY_SHAPES` TypedDict of its
+type); types not listed contribute none."""
 
 
 # --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------

@@ -29,7 +29,8 @@ class SessionHeader(TypedDict):
 
 
 class SessionEntry(TypedDict):
-    """Fields every entry has; each type adds its own (below). Unknown types are kept as they are."""
+    """Fields every entry has; each type adds its own (below), in the order they are written. Unknown types are
+    kept as they are."""
 
     type: str
     id: str
@@ -55,6 +56,8 @@ class SessionInfoEntry(SessionEntry):
 
 
 class LabelEntry(SessionEntry):
+    """Labels the entry `targetId`; without `label` (or a blank one) it clears that entry's label."""
+
     targetId: str
     label: NotRequired[str]
 
@@ -76,24 +79,41 @@ class CustomMessageEntry(SessionEntry):
 
 
 class CompactionEntry(SessionEntry):
+    """The latest one on a branch replaces the context before `firstKeptEntryId` by `summary`."""
+
     summary: str
     firstKeptEntryId: str | None
     tokensBefore: int
-    details: NotRequired[Any]
     usage: NotRequired[dict[str, Any]]
+    details: NotRequired[Any]
     fromHook: NotRequired[bool]
 
 
 class BranchSummaryEntry(SessionEntry):
+    """What the branch left at `fromId` (the leaf before a tree move) held, for the branch moved to."""
+
     fromId: str | None
     summary: str
-    details: NotRequired[Any]
     usage: NotRequired[dict[str, Any]]
+    details: NotRequired[Any]
     fromHook: NotRequired[bool]
 
 
 class ContextWindowChangeEntry(SessionEntry):
+    """The context window (tokens) chosen for the model `provider`/`modelId` (`set_context_window`)."""
+
+    provider: str
+    modelId: str
     contextWindow: int
+
+
+class UsageEntry(SessionEntry):
+    """Model usage outside the conversation (`kind`: e.g. `cache_warm`); counted in the session's totals only."""
+
+    kind: str
+    provider: str
+    model: str
+    usage: dict[str, Any]
 
 
 ContextReplacement = str | list[dict[str, Any]] | None
@@ -103,8 +123,8 @@ ContextReplacement = str | list[dict[str, Any]] | None
 class ContextEdit(TypedDict):
     """The fields of a `context_edit` entry (reference `session-format.md`, ContextEditEntry): `targetId` names
     a `message` entry (user, assistant, toolResult, ...) or a `custom_message` entry; `replacement` as
-    `ContextReplacement`. Writer: `retry.forget_failed_attempt` (`replacement: null` hides a failed attempt);
-    reader: `session_context.context_entries`."""
+    `ContextReplacement`. Written by `SessionStore.append_context_edit` (`retry.forget_failed_attempt`:
+    `replacement: null` hides a failed attempt); read by `session_context.context_entries`."""
 
     targetId: str
     replacement: ContextReplacement
@@ -114,6 +134,26 @@ class ContextEditEntry(SessionEntry, ContextEdit):
     """An append-only edit of one earlier context-producing entry. It changes only the model context built from
     a branch holding it (the latest edit of a target on the branch wins; moving to a point before it shows the
     original again); the target stays unchanged in the file, `get_entries`, exports and the token totals."""
+
+
+ENTRY_SHAPES: dict[str, type] = {
+    "message": MessageEntry, "model_change": ModelChangeEntry, "thinking_level_change": ThinkingLevelChangeEntry,
+    "context_window_change": ContextWindowChangeEntry, "session_info": SessionInfoEntry, "label": LabelEntry,
+    "custom": CustomEntry, "custom_message": CustomMessageEntry, "compaction": CompactionEntry,
+    "branch_summary": BranchSummaryEntry, "context_edit": ContextEditEntry, "usage": UsageEntry,
+}
+"""Entry `type` → its TypedDict. Writers produce exactly these (`SessionStore.append_<type>`); readers narrow an
+entry to the shape of its `type` (`cast`), but still check each field they use: a hand-edited file or another
+tool may leave one missing or of the wrong type."""
+
+OMIT: Any = object()
+"""Default of an optional entry field: left out of the entry (None is written as null)."""
+
+
+def with_optional(fields: dict[str, Any], **optional: Any) -> dict[str, Any]:
+    """`fields` plus those of `optional` that were given (not `OMIT`), in their order (the order on disk)."""
+    fields.update((key, value) for key, value in optional.items() if value is not OMIT)
+    return fields
 
 
 def iso_timestamp(moment: datetime | None = None) -> str:

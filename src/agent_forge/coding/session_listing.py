@@ -13,13 +13,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
 from .paths import sessions_dir
-from .session_entries import AgentMessage, SessionEntry, SessionHeader, is_header, parse_timestamp
+from .session_entries import (
+    AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
 from .session_file import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
@@ -186,11 +187,11 @@ def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
     for entry in entries:
         if entry["type"] == "message":
             count += 1
-            message = entry.get("message")
+            message = cast(MessageEntry, entry).get("message")
             if first_message is None and isinstance(message, dict) and message.get("role") == "user":
                 first_message = message_text(message)
         elif entry["type"] == "session_info":
-            value = entry.get("name")
+            value = cast(SessionInfoEntry, entry).get("name")
             name = value if isinstance(value, str) and value.strip() else None
     return name, first_message or "", count
 

@@ -22,7 +22,8 @@ import os
 import stat
 from pathlib import Path
 
-from .session_file import FILE_MODE, SessionFileError
+from .session_durable import FILE_MODE
+from .session_file import SessionFileError
 
 _ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
 _held: set[SessionLock] = set()

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Union, cast
 
 from ..ai.types import Model
 from .config_values import is_number
-from .session_entries import AgentMessage, SessionEntry
+from .session_entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 CHARS_PER_TOKEN = 4
@@ -30,6 +30,8 @@ IMAGE_CHARS = 4800
 """An image counts as 1,200 tokens: roughly what providers bill for a typical screenshot."""
 
 _USAGE_ENTRY_TYPES = ("compaction", "branch_summary", "usage")
+_UsageHolder = Union[CompactionEntry, BranchSummaryEntry, UsageEntry]
+"""The shapes of `_USAGE_ENTRY_TYPES`: each may carry `usage`."""
 
 
 def session_stats(*, session_file: str | None, session_id: str, entries: Iterable[SessionEntry],
@@ -75,13 +77,16 @@ def usage_totals(entries: Iterable[SessionEntry]) -> tuple[dict[str, int], float
 
 
 def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
+    """The usage dicts of `entries`: of assistant and toolResult messages, and of the `_USAGE_ENTRY_TYPES`."""
     for entry in entries:
-        if entry.get("type") == "message":
-            message = entry.get("message")
-            usage = message.get("usage") if isinstance(message, dict) and message.get("role") in (
-                "assistant", "toolResult") else None
-        else:
-            usage = entry.get("usage") if entry.get("type") in _USAGE_ENTRY_TYPES else None
+        kind = entry.get("type")
+        usage: object = None
+        if kind == "message":
+            message = cast(MessageEntry, entry).get("message")
+            if isinstance(message, dict) and message.get("role") in ("assistant", "toolResult"):
+                usage = message.get("usage")
+        elif kind in _USAGE_ENTRY_TYPES:
+            usage = cast(_UsageHolder, entry).get("usage")
         if isinstance(usage, dict):
             yield usage
 

@@ -1,10 +1,12 @@
 """The session store: one session's append-only tree of entries, its active leaf, and its file.
 
-Entry shapes are in `session_entries.py`, the file's bytes and their crash safety in `session_file.py`, old
-versions in `session_migrations.py`, the single-writer lock in `session_lock.py`, context building in
-`session_context.py`, locations and listings in `session_listing.py` (names re-exported here).
+Entry shapes are in `session_entries.py` (one typed `append_*` method here per entry type), parsing the file in
+`session_file.py`, writing it crash-safely in `session_durable.py`, keeping lines the OS refused until a write
+succeeds in `session_writer.py`, old versions in `session_migrations.py`, the single-writer lock in
+`session_lock.py`, context building in `session_context.py`, locations and listings in `session_listing.py`
+(names re-exported here).
 
-A store is not thread-safe: one owner (the session hub) appends to it.
+A store is not thread-safe: one owner appends to it. It knows nothing of its owner (the session hub).
 
 A write the OS refuses (a full disk) never leaves a hole: the entry is kept, in memory, with every later one, in
 order, and they are all written, oldest first, by the next append or `flush` that succeeds (see `write_error`).
@@ -19,11 +21,15 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable, TypedDict
+from typing import Any, Callable
 
 from .session_context import SessionContext, build_context
-from .session_entries import AgentMessage, SessionEntry, SessionHeader, make_entry, make_header, new_entry_id
-from .session_file import SessionFile, SessionFileError, encode_line, ensure_session_dir, read_session
+from .session_entries import (
+    OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
+    ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
+    SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
+    new_entry_id, with_optional)
+from .session_file import SessionFileError, encode_line, read_session, skipped_warnings
 from .session_listing import (
     SessionInfo,
     encode_cwd,
@@ -34,22 +40,13 @@ from .session_listing import (
     session_file_name,
 )
 from .session_lock import SessionLock, SessionLockError
+from .session_writer import SessionWriter, SessionWriteState, lock_session_id
 
 __all__ = [
     "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "SessionWriteState",
     "encode_cwd",
     "find_most_recent", "list_sessions", "message_text", "session_cwd_dir", "session_file_name",
 ]
-
-
-class SessionWriteState(TypedDict):
-    """Why a session's entries are not all on disk: `get_state.sessionWriteError` and the `session_write_error`
-    event (docs/rpc.md). `error`: the OS reason (`No space left on device`); `pendingEntries`: entries kept in
-    memory, in order, until a write succeeds."""
-
-    path: str
-    error: str
-    pendingEntries: int
 
 
 class SessionStore:
@@ -69,28 +66,17 @@ class SessionStore:
         lock to keep, or True to take one when the file is first written."""
         self._header = header
         self._path = path
-        self._file = None if path is None else SessionFile(path, exists=on_disk, needs_newline=needs_newline,
-                                                           fsync=fsync, torn_at=torn_at)
-        self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
-        self._wants_lock = lock is True
-        self._id_lock: SessionLock | None = None  # `--session-id` before the file exists: see `create`
-        self._migrated_from = migrated_from  # the file still holds this older version: rewrite before appending
+        self._writer = None if path is None else SessionWriter(
+            path, encode_line(dict(header)), self._whole_file, self._write_state_changed, exists=on_disk,
+            needs_newline=needs_newline, fsync=fsync, torn_at=torn_at, migrated_from=migrated_from, lock=lock)
         self._entries: list[SessionEntry] = list(entries)
         self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
         self._leaf_id: str | None = self._entries[-1]["id"] if self._entries else None
-        # Encoded lines not yet in the file, oldest first: always those of the last len(...) entries. A new
-        # session holds them back until its first message; after a failed write they wait for the next one.
-        self._unwritten: list[bytes] = []
-        self._file_due = False  # a message was appended: the file must exist
-        self._write_failure: str | None = None  # the OS error of the last failed write, until one succeeds
-        # How the path stopped naming our file (`SessionFile.lost`), until the file is written again there: no
-        # entry is on disk meanwhile, whatever the path names later.
-        self._lost_how: str | None = None
         self.released = False
         """True once `close` ran: what it could not write has been reported (once) by its owner."""
         self.on_write_state: Callable[[str | None], None] | None = None
         """Called with the previous error after `write_error` changed (a write failed, failed differently, or
-        succeeded after failing); set by the session hub, which tells the client."""
+        succeeded after failing); set by the owner, to tell its client."""
         # The active branch and its context, kept while appends extend the leaf: entries never change, so a
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
@@ -121,8 +107,8 @@ class SessionStore:
         header = make_header(cwd_text, parent_session=parent, session_id=session_id)
         directory = Path(os.path.realpath(session_cwd_dir(cwd_text, session_dir)))
         store = cls(header, directory / session_file_name(header), fsync=fsync, lock=lock)
-        if lock and session_id is not None:
-            store._id_lock = _lock_session_id(directory, session_id)
+        if lock and session_id is not None and store._writer is not None:
+            store._writer.id_lock = lock_session_id(directory, session_id)
         store._seed(entries)
         return store
 
@@ -154,7 +140,7 @@ class SessionStore:
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None)
-        store.load_warnings = _skipped_warnings(file_path, parsed.skipped_lines)
+        store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines)
         return store
 
     @classmethod
@@ -175,7 +161,7 @@ class SessionStore:
     @property
     def on_disk(self) -> bool:
         """True once the file holds the header (always for an opened session)."""
-        return self._file is not None and self._file.exists
+        return self._writer is not None and self._writer.exists
 
     @property
     def session_id(self) -> str:
@@ -248,16 +234,16 @@ class SessionStore:
     @property
     def write_error(self) -> SessionWriteState | None:
         """Why entries are waiting in memory (a write failed and none has succeeded since), else None."""
-        if self._write_failure is None or self._path is None:
+        if self._writer is None or self._writer.error is None:
             return None
-        return SessionWriteState(path=str(self._path), error=self._write_failure,
+        return SessionWriteState(path=str(self._writer.path), error=self._writer.error,
                                  pendingEntries=self.pending_entries)
 
     @property
     def pending_entries(self) -> int:
         """Entries not on disk: those waiting after a failed write, or every entry while the file is lost
         (deleted, replaced, unreachable) and not yet written again."""
-        return len(self._entries) if self._lost_how is not None else len(self._unwritten)
+        return 0 if self._writer is None else self._writer.pending(len(self._entries))
 
     def build_context(self) -> SessionContext:
         """Messages, model, thinking level and context window of the active branch (see SessionContext).
@@ -268,27 +254,84 @@ class SessionStore:
         return SessionContext(messages=list(context.messages), model=context.model,
                               thinking_level=context.thinking_level, context_window=context.context_window)
 
-    # writing
+    # writing: one typed method per entry type (shapes in session_entries.py)
 
-    def append_message(self, message: AgentMessage) -> SessionEntry:
+    def append_message(self, message: AgentMessage) -> MessageEntry:
         """Append a `message` entry holding `message` (any AgentMessage dict); the first one creates the file."""
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise ValueError("a session message must be a dict with a string 'role'")
-        return self.append_entry("message", message=message)
+        return self._append("message", {"message": message})
 
-    def append_model_change(self, provider: str, model_id: str) -> SessionEntry:
-        """Append `{"type": "model_change", "provider", "modelId"}`."""
-        return self.append_entry("model_change", provider=provider, modelId=model_id)
+    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        """Append `{"type": "model_change", "provider", "modelId"}`: the model selected from here on."""
+        return self._append("model_change", {"provider": provider, "modelId": model_id})
 
-    def append_thinking_level_change(self, level: str) -> SessionEntry:
+    def append_thinking_level_change(self, level: str) -> ThinkingLevelChangeEntry:
         """Append `{"type": "thinking_level_change", "thinkingLevel"}`."""
-        return self.append_entry("thinking_level_change", thinkingLevel=level)
+        return self._append("thinking_level_change", {"thinkingLevel": level})
 
-    def append_entry(self, entry_type: str, /, **fields: Any) -> SessionEntry:
-        """Append an entry of any type (`session_info`, `label`, `custom`, `compaction`, ...) with `fields` as
-        its type-specific keys; returns a fresh dict equal to the line written (a snapshot of `fields`).
-        Raises ValueError for an empty type, `session`, or a field named like a base field (`type`, `id`,
-        `parentId`, `timestamp`)."""
+    def append_context_window_change(self, provider: str, model_id: str,
+                                     context_window: int) -> ContextWindowChangeEntry:
+        """Append `{"type": "context_window_change", "provider", "modelId", "contextWindow"}` (tokens)."""
+        fields = {"provider": provider, "modelId": model_id, "contextWindow": context_window}
+        return self._append("context_window_change", fields)
+
+    def append_session_info(self, name: str) -> SessionInfoEntry:
+        """Append `{"type": "session_info", "name"}`; a blank name clears the session's name."""
+        return self._append("session_info", {"name": name})
+
+    def append_label(self, target_id: str, label: str | None = None) -> LabelEntry:
+        """Append `{"type": "label", "targetId", "label"?}`; without `label` it clears the target's label."""
+        fields = {"targetId": target_id, **({"label": label} if label is not None else {})}
+        return self._append("label", fields)
+
+    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+        """Append plugin state `{"type": "custom", "customType", "data"?}` (`data` left out when None); never
+        part of the model context."""
+        fields = {"customType": custom_type, **({"data": data} if data is not None else {})}
+        return self._append("custom", fields)
+
+    def append_custom_message(self, custom_type: str, content: str | list[dict[str, Any]], display: bool,
+                              details: Any = OMIT) -> CustomMessageEntry:
+        """Append `{"type": "custom_message", "customType", "content", "display", "details"?}`: a plugin message
+        the context holds as a `custom` role message (`details` left out when not given; None is written as null)."""
+        fields = {"customType": custom_type, "content": content, "display": display}
+        return self._append("custom_message", with_optional(fields, details=details))
+
+    def append_compaction(self, summary: str, first_kept_entry_id: str | None, tokens_before: int, *,
+                          usage: dict[str, Any] = OMIT, details: Any = OMIT,
+                          from_hook: bool = OMIT) -> CompactionEntry:
+        """Append `{"type": "compaction", "summary", "firstKeptEntryId", "tokensBefore", "usage"?, "details"?,
+        "fromHook"?}`: from here the branch's context is the summary, then the entries from `first_kept_entry_id`
+        on. The optional fields are left out when not given (None is written as null)."""
+        fields = {"summary": summary, "firstKeptEntryId": first_kept_entry_id, "tokensBefore": tokens_before}
+        optional = with_optional(fields, usage=usage, details=details, fromHook=from_hook)
+        return self._append("compaction", optional)
+
+    def append_branch_summary(self, from_id: str | None, summary: str, *, usage: dict[str, Any] = OMIT,
+                              details: Any = OMIT, from_hook: bool = OMIT) -> BranchSummaryEntry:
+        """Append `{"type": "branch_summary", "fromId", "summary", "usage"?, "details"?, "fromHook"?}`: what the
+        branch left at `from_id` held. Optional fields as in `append_compaction`."""
+        fields = {"fromId": from_id, "summary": summary}
+        optional = with_optional(fields, usage=usage, details=details, fromHook=from_hook)
+        return self._append("branch_summary", optional)
+
+    def append_context_edit(self, target_id: str, replacement: ContextReplacement) -> ContextEditEntry:
+        """Append `{"type": "context_edit", "targetId", "replacement"}`: from here the branch's context omits
+        (`replacement` None) or replaces the content of the entry `target_id` (see `ContextEdit`)."""
+        fields = {"targetId": target_id, "replacement": replacement}
+        return self._append("context_edit", fields)
+
+    def append_usage(self, kind: str, provider: str, model: str, usage: dict[str, Any]) -> UsageEntry:
+        """Append `{"type": "usage", "kind", "provider", "model", "usage"}`: spending outside the conversation."""
+        fields = {"kind": kind, "provider": provider, "model": model, "usage": usage}
+        return self._append("usage", fields)
+
+    def _append(self, entry_type: str, fields: dict[str, Any]) -> Any:
+        """Append an entry of `entry_type` with `fields` as its type-specific keys, in their order; returns a
+        fresh dict equal to the line written (a snapshot of `fields`): the entry TypedDict of `entry_type`
+        (typed by the `append_*` method that called). Raises ValueError for an empty type,
+        `session`, or a field named like a base field (`make_entry`)."""
         line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
@@ -299,9 +342,7 @@ class SessionStore:
 
     def flush(self) -> bool:
         """Write the entries a failed write left in memory (oldest first); True when none is left waiting."""
-        if self._write_failure is None:
-            return True
-        return self._write_unwritten()
+        return True if self._writer is None else self._writer.flush()
 
     def set_leaf(self, entry_id: str | None) -> None:
         """Move the leaf (in memory only): the next entry becomes a child of `entry_id`, or a new root for None.
@@ -314,23 +355,15 @@ class SessionStore:
 
     def take_lock(self) -> SessionLock | None:
         """Hand the held lock over (to a store reopening this file); this store no longer releases it."""
-        lock, self._lock = self._lock, None
-        return lock
+        return None if self._writer is None else self._writer.take_lock()
 
     def close(self) -> None:
         """Try once more to write entries a failed write left waiting (they are lost when this fails too: see
         `write_error`), then release the file descriptor and the lock. Idempotent; a later append opens the
         file again."""
-        self.flush()
+        if self._writer is not None:
+            self._writer.close()
         self.released = True
-        if self._file is not None:
-            self._file.close()
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-        if self._id_lock is not None:
-            self._id_lock.release()
-            self._id_lock = None
 
     def __enter__(self) -> SessionStore:
         return self
@@ -375,132 +408,19 @@ class SessionStore:
         return position
 
     def _persist(self, lines: list[bytes], *, starts_file: bool) -> None:
-        """Write the lines of the entries just indexed after any still waiting, or hold them back while a new
-        session has had no message yet."""
-        if self._file is None:
-            return
-        self._unwritten.extend(lines)
-        self._file_due = self._file_due or starts_file
-        if self._file.exists or self._file_due:
-            self._write_unwritten()
+        if self._writer is not None:
+            self._writer.add(lines, starts_file=starts_file)
 
-    def _write_unwritten(self) -> bool:
-        """Write the waiting lines in order, as far as the OS lets us; record the outcome (`write_error`)."""
-        assert self._file is not None
-        written, error = 0, None
-        try:
-            if not self._file.exists:
-                self._take_lock()
-                self._file.create(b"".join([encode_line(self._header), *self._unwritten]))  # type: ignore[arg-type]
-                written = len(self._unwritten)
-                self._hold_inode()
-            elif self._migrated_from is not None:
-                self._rewrite_migrated()  # writes every entry, the waiting ones included
-                written = len(self._unwritten)
-                self._hold_inode()
-            elif (how := self._lost_how or self._file.lost()) is not None:
-                self._recreate(how)  # writes every entry, the waiting ones included
-                written = len(self._unwritten)
-                self._hold_inode()
-            for line in self._unwritten[written:]:
-                self._file.append(line)  # one line at a time: a nearly full disk still takes what fits
-                written += 1
-        except SessionFileError as exc:
-            error = exc.reason or str(exc)
-        except OSError as exc:  # the session directory cannot be made (SessionDirError names it)
-            error = exc.strerror or str(exc)
-        del self._unwritten[:written]
-        self._record_failure(error)
-        return error is None
-
-    def _record_failure(self, error: str | None) -> None:
-        previous, self._write_failure = self._write_failure, error
-        if error != previous and self.on_write_state is not None:
+    def _write_state_changed(self, previous: str | None) -> None:
+        if self.on_write_state is not None:
             self.on_write_state(previous)
 
-    def _hold_inode(self) -> None:
-        """Lock the new inode of a file just written whole (see `SessionLock.hold_inode`); nobody else can hold
-        a file this process has just created."""
-        if self._lock is not None:
-            try:
-                self._lock.hold_inode()
-            except SessionLockError:
-                pass
-
-    def _take_lock(self) -> None:
-        if self._wants_lock and self._lock is None and self._path is not None:
-            ensure_session_dir(self._path.parent)  # a FIFO or a loop there is named, not `File exists`
-            self._lock = SessionLock.acquire(self._path)
-
-    def _recreate(self, how: str) -> None:
-        """The path no longer names the file (deleted, replaced, unreachable: `SessionFile.lost`): write it
-        again at its path with the header and every entry, so nothing is lost. Success is reported as a
-        `session_write_error` naming what happened, then `session_write_resumed`; a failure raises
-        SessionFileError with one message per cause (it is retried, and reported again only when the cause
-        changes). A regular file that replaced it is kept as `<file>.replaced.bak`."""
-        assert self._file is not None and self._path is not None
-        self._lost_how = how
-        backup = self._path.with_name(f"{self._path.name}.replaced.bak") if how.startswith("replaced") else None
-        try:
-            self._file.recreate(self._whole_file(), backup)
-        except SessionFileError as exc:
-            raise SessionFileError(f"the session file was {how} while in use and cannot be written again: "
-                                   f"{exc.reason or exc}") from None
-        self._lost_how = None
-        self._record_failure(f"the session file was {how} while in use; it is written again with all "
-                             f"{len(self._entries)} entries")
-
-    def _whole_file(self) -> bytes:
-        return b"".join([encode_line(self._header), *map(encode_line, self._entries)])  # type: ignore[arg-type]
+    def _whole_file(self) -> tuple[bytes, int]:
+        lines = [encode_line(self._header), *map(encode_line, self._entries)]  # type: ignore[arg-type]
+        return b"".join(lines), len(self._entries)
 
     def rescue(self) -> Path | None:
         """After `close` left entries unwritten: write the whole session (header and every entry) to a new
         file `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns its path, or None
         when no entry waits or neither place can be written. The file opens like any session file."""
-        if self._path is None or self._write_failure is None:
-            return None
-        import tempfile
-        import time
-
-        from .session_file import write_new_private
-
-        name = f"{self._path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
-        for directory in (self._path.parent, Path(tempfile.gettempdir())):
-            try:
-                write_new_private(directory / name, self._whole_file())
-                return directory / name
-            except OSError:
-                continue
-        return None
-
-    def _rewrite_migrated(self) -> None:
-        """Replace an old-version file by its migrated content before the first append: appending new-format
-        lines to an old file would make the next load migrate them again (new ids, broken parent links)."""
-        assert self._file is not None and self._path is not None
-        self._file.replace(self._whole_file(), self._path.with_name(f"{self._path.name}.v{self._migrated_from}.bak"))
-        self._migrated_from = None
-
-
-def _skipped_warnings(path: Path, lines: list[int]) -> list[str]:
-    """One warning naming the damaged lines `read_session` skipped (at most 10 locations), or none."""
-    if not lines:
-        return []
-    where = ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
-    count = f"{len(lines)} damaged line{'s' if len(lines) != 1 else ''}"
-    return [f"session file {path}: skipped {count} ({where}); the entries after a skipped line continue from "
-            f"the entry before it"]
-
-
-def _lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
-    """The lock of `session_id` in `directory`; None when no lock file can be made there (the session file
-    cannot be written either: that is reported by the first write). Raises SessionLockError when held."""
-    try:
-        ensure_session_dir(directory)
-        return SessionLock.acquire(directory / f"{session_id}.id")
-    except SessionLockError as exc:
-        holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
-        raise SessionLockError(directory / f"{session_id}.id", exc.pid,
-                               f"Session id {session_id} is in use by another agent-forge process ({holder}) "
-                               f"in {directory}") from None
-    except (SessionFileError, OSError):
-        return None
+        return None if self._writer is None else self._writer.rescue()

@@ -7,9 +7,9 @@ Everything here reads a `SessionStore` and never writes.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, TypeGuard, cast
 
-from .session_entries import SessionEntry
+from .session_entries import LabelEntry, MessageEntry, SessionEntry
 from .session_listing import message_text
 from .session_store import SessionStore
 
@@ -121,12 +121,12 @@ def clone_path(store: SessionStore) -> list[SessionEntry]:
     return store.branch()
 
 
-def _is_user_message(entry: SessionEntry) -> bool:
+def _is_user_message(entry: SessionEntry) -> TypeGuard[MessageEntry]:
     message = entry.get("message") if entry["type"] == "message" else None
     return isinstance(message, dict) and message.get("role") == "user"
 
 
-def _node(entry: SessionEntry, label: SessionEntry | None) -> TreeNode:
+def _node(entry: SessionEntry, label: LabelEntry | None) -> TreeNode:
     node: TreeNode = {"entry": entry, "children": []}
     if label is not None:
         node["label"] = label["label"]
@@ -135,17 +135,20 @@ def _node(entry: SessionEntry, label: SessionEntry | None) -> TreeNode:
     return node
 
 
-def _labels(entries: list[SessionEntry]) -> dict[str, SessionEntry]:
+def _labels(entries: list[SessionEntry]) -> dict[str, LabelEntry]:
     """Target id → the `label` entry that currently labels it (the latest one, unless it cleared the label)."""
-    labels: dict[str, SessionEntry] = {}
+    labels: dict[str, LabelEntry] = {}
     for entry in entries:
-        if entry["type"] != "label" or not isinstance(entry.get("targetId"), str):
+        if entry["type"] != "label":
             continue
-        label = entry.get("label")
+        label_entry = cast(LabelEntry, entry)
+        target, label = label_entry.get("targetId"), label_entry.get("label")
+        if not isinstance(target, str):
+            continue
         if isinstance(label, str) and label.strip():
-            labels[entry["targetId"]] = entry
+            labels[target] = label_entry
         else:
-            labels.pop(entry["targetId"], None)
+            labels.pop(target, None)
     return labels
 
 

@@ -262,8 +262,7 @@ class SessionView:
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
         """Save plugin state in the session file (a `custom` entry; never sent to the model)."""
-        self._session.store.append_entry("custom", customType=custom_type, **({"data": data} if data is not None
-                                                                              else {}))
+        self._session.store.append_custom(custom_type, data)
 
     async def abort(self) -> None:
         await self._session.abort()

@@ -90,8 +90,8 @@ def test_nothing_to_compact_when_everything_fits():
 def test_repeated_compaction_starts_at_the_kept_boundary_and_never_cuts_before_the_old_entry():
     store, ids = store_with(user("q1 " + WORDS), assistant("a1 " + WORDS), user("q2 " + WORDS),
                             assistant("a2 " + WORDS))
-    store.append_entry("compaction", summary="OLD NOTE", firstKeptEntryId=ids[2], tokensBefore=100,
-                       details={"readFiles": ["r.txt"], "modifiedFiles": []})
+    store.append_compaction(summary="OLD NOTE", first_kept_entry_id=ids[2], tokens_before=100,
+                            details={"readFiles": ["r.txt"], "modifiedFiles": []})
     with pytest.raises(CompactionError, match=ALREADY_COMPACTED):
         prepare(store.branch(), keep_recent_tokens=10)
     new_user = store.append_message(user("q3 " + WORDS))["id"]

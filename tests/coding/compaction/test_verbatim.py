@@ -105,8 +105,8 @@ def test_split_keeps_exactly_the_newest_messages_and_zero_keeps_none():
 
 def test_after_a_compaction_only_newer_messages_can_be_preserved():
     store, ids = _store("q1", "a1", "q2", "a2")
-    store.append_entry("compaction", summary="[User]: q1\n(filtered 1 lines)", firstKeptEntryId=ids[2],
-                       tokensBefore=5)
+    store.append_compaction(summary="[User]: q1\n(filtered 1 lines)", first_kept_entry_id=ids[2],
+                            tokens_before=5)
     with pytest.raises(CompactionError, match="Already compacted"):
         split_context(store.branch(), 2)
     new = store.append_message({"role": "user", "content": [{"type": "text", "text": "q3"}], "timestamp": 9})

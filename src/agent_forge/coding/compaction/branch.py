@@ -55,7 +55,8 @@ async def navigate_tree(session: AgentSession, target_id: str, *, summarize: boo
     fields = await _summary_fields(session, abandoned, custom_instructions) if summarize and abandoned else None
     store.set_leaf(target_id)
     try:
-        entry = store.append_entry("branch_summary", fromId=old_leaf, **fields) if fields else None
+        entry = store.append_branch_summary(old_leaf, fields["summary"], usage=fields["usage"],
+                                            details=fields["details"]) if fields else None
     except (SessionFileError, OSError, ValueError) as exc:  # stay where we were
         store.set_leaf(old_leaf)
         raise CommandError(f"Could not write the session file: {exc}") from None

@@ -266,7 +266,7 @@ class CompactionController:
         if hasattr(plan, "before_write"):
             plan.before_write(session.store.path)
         try:
-            session.store.append_entry("compaction", **plan.entry_fields())
+            plan.append_to(session.store)
         except (SessionFileError, OSError, TypeError, ValueError) as exc:
             raise CompactionError(f"Could not write the session file: {exc}") from None
         session.agent.messages[:] = session.store.build_context().messages

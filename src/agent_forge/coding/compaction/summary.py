@@ -3,13 +3,13 @@
 The model gets the serialized messages before the cut (`cut_points.prepare`), the earlier note when the branch
 was compacted before, the beginning of a turn the cut split, and the user's focus; it answers with a structured
 note (`prompts.summary_prompt`). The files read and modified are carried forward in `details` and listed under
-the note. Result and entry shapes: `SummaryPlan.result` / `SummaryPlan.entry_fields`.
+the note. Result and entry: `SummaryPlan.result` / `SummaryPlan.append_to`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.types import Model
 from .cut_points import Preparation, prepare
@@ -17,6 +17,10 @@ from .prompts import SUMMARY_PROMPT_VERSION, SUMMARY_SYSTEM_PROMPT, summary_prom
 from .request import Requester
 from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, keep_tail, serialize, with_file_lists
+
+if TYPE_CHECKING:
+    from ..session_entries import CompactionEntry
+    from ..session_store import SessionStore
 
 STRATEGY = "summary"
 
@@ -31,10 +35,10 @@ class SummaryPlan:
     details: dict[str, Any]
     tokens_before: int
 
-    def entry_fields(self) -> dict[str, Any]:
-        """Fields of the `compaction` entry: `{summary, firstKeptEntryId, tokensBefore, usage, details}`."""
-        return {"summary": self.summary, "firstKeptEntryId": self.preparation.first_kept_entry_id,
-                "tokensBefore": self.tokens_before, "usage": self.usage, "details": self.details}
+    def append_to(self, store: SessionStore) -> CompactionEntry:
+        """Append the `compaction` entry `{summary, firstKeptEntryId, tokensBefore, usage, details}` to `store`."""
+        return store.append_compaction(self.summary, self.preparation.first_kept_entry_id, self.tokens_before,
+                                       usage=self.usage, details=self.details)
 
     def result(self, estimated_tokens_after: int) -> dict[str, Any]:
         """The `compact` response data / `compaction_end.result` (seed 000): `{summary, firstKeptEntryId,

@@ -18,19 +18,22 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...ai.types import Model
 from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
 from ..session_context import context_entries, entry_messages
-from ..session_entries import AgentMessage, SessionEntry
+from ..session_entries import AgentMessage, CompactionEntry, SessionEntry
 from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
 from .request import Requester
 from .tokens import estimate_messages, output_budget, prompt_char_budget, text_tokens
 from .transcript import is_context_visible, render_message
+
+if TYPE_CHECKING:
+    from ..session_store import SessionStore
 
 STRATEGY = "verbatim-lines"
 DEFAULT_COMPRESSION_RATIO = 0.5
@@ -128,7 +131,8 @@ class VerbatimPlan:
         Raises `CompactionError` when the copy cannot be written; an in-memory session has no backup."""
         if session_file is None or not session_file.exists():
             return
-        from ..session_file import SessionFileError, copy_private
+        from ..session_durable import copy_private
+        from ..session_file import SessionFileError
 
         now = datetime.now(timezone.utc)
         target = session_file.with_name(
@@ -141,13 +145,14 @@ class VerbatimPlan:
             raise CompactionError(f"Could not write the session backup {target}: {exc}") from None
         self.backup_path = str(target)
 
-    def entry_fields(self) -> dict[str, Any]:
-        """`compaction` entry fields; `summary` holds the compacted text so the context rebuild uses it."""
+    def append_to(self, store: SessionStore) -> CompactionEntry:
+        """Append the `compaction` entry to `store`; `summary` holds the compacted text so the context rebuild
+        uses it."""
         details = {"strategy": STRATEGY, "promptVersion": VERBATIM_PROMPT_VERSION, "parameters": self.parameters,
                    "rung": self.rung, "stats": self.stats, "ranges": [list(r) for r in self.ranges],
                    "backupPath": self.backup_path}
-        return {"summary": self.compacted_text, "firstKeptEntryId": self.split.first_kept_entry_id,
-                "tokensBefore": self.tokens_before, "usage": self.usage, "details": details}
+        return store.append_compaction(self.compacted_text, self.split.first_kept_entry_id, self.tokens_before,
+                                       usage=self.usage, details=details)
 
     def result(self, estimated_tokens_after: int) -> dict[str, Any]:
         """The `compact` response data / `compaction_end.result` of seed 003 (plus `usage`)."""
