@@ -94,11 +94,18 @@ def test_lazy_creation_writes_nothing_before_first_message(project: Path, tmp_pa
     store.close()
 
 
-def test_session_without_message_leaves_no_file(project: Path, tmp_path: Path) -> None:
+def test_session_with_only_configuration_leaves_no_file(project: Path, tmp_path: Path) -> None:
+    store = SessionStore.create(project, tmp_path / "s")
+    store.append_thinking_level_change("high")
+    store.close()
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_name_alone_starts_the_file(project: Path, tmp_path: Path) -> None:
     store = SessionStore.create(project, tmp_path / "s")
     store.append_session_info(name="x")
     store.close()
-    assert not (tmp_path / "s").exists()
+    assert [line["type"] for line in read_lines(store.path)] == ["session", "session_info"]
 
 
 def test_parent_session_in_header(project: Path, tmp_path: Path) -> None:

@@ -305,3 +305,21 @@ async def test_damaged_entries_in_a_resumed_session_do_not_brick_prompts(agent_e
         assert [e["type"] for e in events][-2:] == ["agent_end", "agent_settled"]
     assert [e for e in second if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "still fine"
     assert stats["success"] is True and last_text["data"]["text"] == "still fine"
+
+
+async def test_a_name_given_before_the_first_message_is_saved_and_resumed(agent_env, tmp_path):
+    # Round 3: a name set on a session with no message yet was never written, so the file named by
+    # get_state.sessionFile never appeared and switch_session to it failed.
+    async with await start(agent_env, tmp_path) as client:
+        assert (await client.send({"type": "set_session_name", "name": "plans"}))["success"]
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert [line["type"] for line in session_lines(path)][-1] == "session_info"
+    async with await start(agent_env, tmp_path, "--session", path) as client:
+        assert (await client.send({"type": "get_state"}))["data"]["sessionName"] == "plans"
+
+
+async def test_a_session_nobody_used_leaves_no_file(agent_env, tmp_path):
+    async with await start(agent_env, tmp_path) as client:
+        assert (await client.send({"type": "set_thinking_level", "level": "high"}))["success"]
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert not Path(path).exists()

@@ -49,6 +49,12 @@ __all__ = [
 ]
 
 
+FILE_STARTING_ENTRIES = frozenset({"message", "session_info", "label", "custom", "custom_message"})
+"""Entry types that make a new session's file appear: a message, or something a client or plugin chose to record
+(a name, a label, a plugin entry). Model, thinking level and context window entries alone do not: a session
+nobody used leaves no file (the reference writes none either)."""
+
+
 class SessionStore:
     """One session: its header, its entries in append order, and the current leaf of the tree.
 
@@ -337,7 +343,7 @@ class SessionStore:
         # session must equal this one.
         entry: SessionEntry = json.loads(line)
         self._index(entry)
-        self._persist([line], starts_file=entry_type == "message")
+        self._persist([line], starts_file=entry_type in FILE_STARTING_ENTRIES)
         return entry
 
     def flush(self) -> bool:
@@ -386,7 +392,7 @@ class SessionStore:
             lines.append(encode_line(copy))
             self._index(copy)  # type: ignore[arg-type]
         if lines:
-            self._persist(lines, starts_file=any(e["type"] == "message" for e in self._entries))
+            self._persist(lines, starts_file=any(e["type"] in FILE_STARTING_ENTRIES for e in self._entries))
 
     def _index(self, entry: SessionEntry) -> None:
         self._position[entry["id"]] = len(self._entries)

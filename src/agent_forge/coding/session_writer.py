@@ -73,7 +73,7 @@ class SessionWriter:
 
     def add(self, lines: list[bytes], *, starts_file: bool) -> None:
         """Write `lines` (of the entries just added) after any still waiting, or hold them back while a new
-        session has had no message yet (`starts_file`: one of them is a message)."""
+        session has had no entry that starts its file yet (`starts_file`: `FILE_STARTING_ENTRIES`)."""
         self._unwritten.extend(lines)
         self._file_due = self._file_due or starts_file
         if self._file.exists or self._file_due:
