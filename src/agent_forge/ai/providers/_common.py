@@ -6,7 +6,7 @@ import re
 import time
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Mapping
 
 from .. import json_wire, transform
 from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
@@ -14,8 +14,11 @@ from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, transport_error
-from ..types import AssistantMessage, AssistantMessageEvent, Model
+from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
+
+if TYPE_CHECKING:
+    import httpx2
 
 Event = AssistantMessageEvent
 _DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
@@ -27,7 +30,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """Compact JSON, UTF-8 kept as is (DESIGN.md: stdlib json, compact separators), never `NaN`."""
     return json_wire.dumps(value)
 
@@ -46,7 +49,7 @@ def new_message(model: Model) -> AssistantMessage:
     }
 
 
-def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+def parse_tool_arguments(raw: str) -> tuple[dict[str, JsonValue], str | None]:
     """Strictly parse a completed tool call's argument JSON: (arguments, None) or ({}, error text)."""
     if not raw.strip():
         return {}, None
@@ -79,8 +82,8 @@ class MessageBuilder:
         self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
 
     @property
-    def content(self) -> list[dict[str, Any]]:
-        return self.message["content"]  # type: ignore[return-value]
+    def content(self) -> list[AssistantContent]:
+        return self.message["content"]
 
     def is_open(self, index: int) -> bool:
         return index in self._open
@@ -90,7 +93,7 @@ class MessageBuilder:
         return index, {"type": "text_start", "contentIndex": index}
 
     def start_thinking(self, *, signature: str | None = None, redacted: bool = False) -> tuple[int, Event]:
-        block: dict[str, Any] = {"type": "thinking", "thinking": ""}
+        block: ThinkingContent = {"type": "thinking", "thinking": ""}
         if signature is not None:
             block["thinkingSignature"] = signature
         if redacted:
@@ -98,7 +101,8 @@ class MessageBuilder:
         index = self._append(block)
         return index, {"type": "thinking_start", "contentIndex": index}
 
-    def start_tool_call(self, call_id: str, name: str, arguments: dict | None = None) -> tuple[int, Event]:
+    def start_tool_call(self, call_id: str, name: str,
+                        arguments: dict[str, JsonValue] | None = None) -> tuple[int, Event]:
         """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
         call_id, name = json_wire.join_surrogates(call_id), json_wire.join_surrogates(name)
         arguments = json_wire.scrub_in_place(arguments or {})
@@ -150,7 +154,7 @@ class MessageBuilder:
             self.message["rawStopReason"] = raw
         return {"type": "done", "message": self.message}
 
-    def note_response_model(self, name: Any) -> None:
+    def note_response_model(self, name: object) -> None:
         """Record the model the server says answered as `responseModel`, when it is not the requested id."""
         if isinstance(name, str) and name and name != self.model["id"] and "responseModel" not in self.message:
             self.message["responseModel"] = name
@@ -162,17 +166,19 @@ class MessageBuilder:
         json_wire.scrub_in_place(self.message)
         return {"type": "error", "message": self.message}
 
-    def _append(self, block: dict[str, Any]) -> int:
-        self.content.append(block)  # type: ignore[arg-type]
+    def _append(self, block: AssistantContent) -> int:
+        self.content.append(block)
         index = len(self.content) - 1
         self._open[index] = []
         return index
 
-    def _close(self, index: int, *, strict: bool) -> dict[str, Any]:
+    def _close(self, index: int, *, strict: bool) -> AssistantContent:
         text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.pop(index, None) else "")
         block = self.content[index]
-        if block["type"] != "toolCall":
-            block[block["type"]] = text
+        if block["type"] == "text":
+            block["text"] = text
+        elif block["type"] == "thinking":
+            block["thinking"] = text
         elif strict:
             arguments, error = parse_tool_arguments(text)
             block["arguments"] = json_wire.scrub_in_place(arguments) or block["arguments"]
@@ -238,7 +244,7 @@ async def stream_api(handler: SseHandler, options: StreamOptions,
             yield event
 
 
-def sse_post(model: Model, options: StreamOptions, url: str, auth: dict[str, str], body: Any) -> HttpRequest:
+def sse_post(model: Model, options: StreamOptions, url: str, auth: dict[str, str], body: object) -> HttpRequest:
     """A streaming JSON POST to `url`: JSON and SSE headers, `auth` headers, then the model's and options'
     headers (`merged_headers`), and the body encoded by `json_wire.encode_body`."""
     base = {"content-type": "application/json", "accept": "text/event-stream", **auth}
@@ -279,7 +285,7 @@ async def _exchange(
         yield event
 
 
-async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Event]:
+async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncIterator[Event]:
     """The handler's events for the SSE events of a 2xx `response`, until its terminal event or EOF.
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
@@ -350,7 +356,7 @@ class _BodyHead:
             self.head += chunk[: _HEAD_BYTES - len(self.head)]
 
 
-def _describe(response: Any, head: bytes, problem: str) -> str:
+def _describe(response: httpx2.Response, head: bytes, problem: str) -> str:
     """`"<status> <reason>: the answer <problem> (content-type: ...); body starts: \"...\""`, sanitized."""
     kind = response.headers.get("content-type") or "none"
     reason = f" {response.reason_phrase}" if getattr(response, "reason_phrase", "") else ""
@@ -366,7 +372,7 @@ def sanitize_snippet(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def retry_after_ms(headers: Any) -> int | None:
+def retry_after_ms(headers: Mapping[str, str]) -> int | None:
     """The server's wait hint in milliseconds: `retry-after-ms` (OpenAI, Anthropic), else `retry-after` as
     seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
     try:
@@ -384,7 +390,7 @@ def retry_after_ms(headers: Any) -> int | None:
         return None
 
 
-async def _error_body(response: Any) -> str:
+async def _error_body(response: httpx2.Response) -> str:
     """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
     checks read), except a web page, which is shown like `_describe` does: its type and start on one line."""
     text = await _body_text(response)
@@ -394,7 +400,7 @@ async def _error_body(response: Any) -> str:
     return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
 
 
-async def _body_text(response: Any) -> str:
+async def _body_text(response: httpx2.Response) -> str:
     """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered)."""
     data = bytearray()
     async for chunk in response.aiter_bytes():
@@ -437,7 +443,7 @@ def max_tokens(model: Model, options: StreamOptions) -> int:
     return int(options.max_tokens or model["maxTokens"])
 
 
-def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
+def sampling_params(model: Model, options: StreamOptions) -> dict[str, JsonValue]:
     """The model's models.json `samplingParams`, with `samplingParamsByThinkingLevel[<thinking level>]` merged
     over them key by key (the reference agent's `models.md`, "Configure sampling by thinking level"). Each
     API module maps them to its request fields; values are sent as given."""
@@ -453,13 +459,13 @@ def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
 _REQUEST_CONTENT = frozenset({"model", "messages", "input", "instructions", "stream", "stream_options", "tools"})
 
 
-def merge_sampling(body: dict[str, Any], params: dict[str, Any]) -> None:
+def merge_sampling(body: dict[str, object], params: dict[str, JsonValue]) -> None:
     """OpenAI-style APIs: every sampling field at the body's top level (as the reference agent does), except
     fields that carry the request itself (`_REQUEST_CONTENT`), which a sampling setting must not replace."""
     body.update({key: value for key, value in params.items() if key not in _REQUEST_CONTENT})
 
 
-def token_count(value: Any) -> int:
+def token_count(value: object) -> int:
     """A token count from a usage object: positive ints as is, anything else (null, bool, junk) 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
