@@ -107,7 +107,8 @@ def _sampling(params: dict[str, JsonValue], *, thinking: bool) -> dict[str, Json
 
 
 def convert_tools(model: Model, tools: list[Tool]) -> list[ToolParam]:
-    out: list[ToolParam] = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in tools]
+    out: list[ToolParam] = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+                            for t in tools]
     if (model.get("compat") or {}).get("supportsCacheControlOnTools", True):
         out[-1]["cache_control"] = _EPHEMERAL
     return out

@@ -22,7 +22,8 @@ from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
-from ..types import AssistantMessage, AssistantMessageEvent, Context, Message, Model, Tool, ToolResultMessage, UserContent
+from ..types import (AssistantMessage, AssistantMessageEvent, Context, Message, Model, Tool, ToolResultMessage,
+                     UserContent)
 from .google_wire import (Candidate, Content, FunctionCall, FunctionDeclaration, GenerateContentResponse, Part,
                           ThinkingConfig, UsageMetadata)
 from ..usage import update_cost

@@ -171,7 +171,8 @@ def _apply_thinking(body: dict[str, object], model: Model, options: StreamOption
 
 
 def _tool(tool: Tool) -> ChatCompletionToolParam:
-    function: FunctionDefinition = {"name": tool["name"], "description": tool["description"], "parameters": tool["parameters"]}
+    function: FunctionDefinition = {"name": tool["name"], "description": tool["description"],
+                                    "parameters": tool["parameters"]}
     return {"type": "function", "function": function}
 
 
@@ -231,7 +232,8 @@ def _assistant(message: AssistantMessage, compat: Compat) -> list[ChatCompletion
     calls = [_tool_call(b) for b in blocks if b.get("type") == "toolCall"]
     if not text and not calls:
         return []
-    out: ChatCompletionAssistantMessageParam = {"role": "assistant", "content": text or ("" if compat.non_null_content else None)}
+    out: ChatCompletionAssistantMessageParam = {"role": "assistant",
+                                                "content": text or ("" if compat.non_null_content else None)}
     if calls:
         out["tool_calls"] = calls
     return [out]
@@ -339,7 +341,9 @@ class _Handler(SseHandler):
 
     def _new_id(self, call: ChoiceDeltaToolCall) -> bool:
         """A different id under the same index starts another call (some hosts reuse index 0)."""
-        return bool(call.get("id")) and call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
+        if not call.get("id"):
+            return False
+        return call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
 
     def _close(self) -> list[AssistantMessageEvent]:
         if self._open is None:
