@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, NamedTuple
+from typing import Mapping, NamedTuple, Sequence
 
 Record = Mapping[str, object]
 """An entry, message or block as read from the session file: renderers check each field they read (a malformed
@@ -29,7 +29,7 @@ class RenderContext:
     leaf_id: str | None = None
 
     @classmethod
-    def of_entries(cls, entries: list[Record], leaf_id: str | None) -> RenderContext:
+    def of_entries(cls, entries: Sequence[Record], leaf_id: str | None) -> RenderContext:
         context = cls(leaf_id=leaf_id)
         for entry in entries:
             if entry.get("type") == "message":

@@ -18,6 +18,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from ..session_entries import is_entry, iso_timestamp
 from ..session_store import SessionFileError, SessionStore
@@ -38,7 +39,7 @@ class SessionSnapshot:
     and `path` of the session file (None for an in-memory session)."""
 
     header: Record
-    entries: list[Record]
+    entries: Sequence[Record]
     leaf_id: str | None
     path: Path | None
 

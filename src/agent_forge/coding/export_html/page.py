@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from typing import Sequence
 
 from .assets import CSS, SCRIPT
 from .context import Record, RenderContext
@@ -19,7 +20,7 @@ CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
 """Second line of defence behind escaping: only our own script runs, and nothing is loaded but `data:` images."""
 
 
-def render_page(header: Record, entries: list[Record], *, leaf_id: str | None = None,
+def render_page(header: Record, entries: Sequence[Record], *, leaf_id: str | None = None,
                 source: str | None = None, exported_at: str | None = None) -> str:
     """The HTML document of a session: `header` is the session header line, `entries` its entries in file
     order, `leaf_id` the current leaf (its branch is the main line), `source` the session file shown in the
@@ -88,17 +89,17 @@ def _entry_counts(tree: EntryTree) -> str:
     return text + (f", {branches} other {'branch' if branches == 1 else 'branches'}" if branches else "")
 
 
-def _assistant_messages(entries: list[Record]) -> list[Record]:
+def _assistant_messages(entries: Sequence[Record]) -> list[Record]:
     messages = [e.get("message") for e in entries if e.get("type") == "message"]
     return [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
 
 
-def _models(entries: list[Record]) -> list[str]:
+def _models(entries: Sequence[Record]) -> list[str]:
     names = [f"{m.get('provider', '?')}/{m['model']}" for m in _assistant_messages(entries) if m.get("model")]
     return list(dict.fromkeys(names))
 
 
-def _usage_total(entries: list[Record]) -> str | None:
+def _usage_total(entries: Sequence[Record]) -> str | None:
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for message in _assistant_messages(entries):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-
 from .blocks import image, note, raw_json
 from .context import Record
 from .highlight import code_block

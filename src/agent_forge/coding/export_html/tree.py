@@ -6,7 +6,7 @@ forked; entries no root reaches (only a hand-edited file has them: a cycle of pa
 
 from __future__ import annotations
 
-from typing import Callable, Union
+from typing import Callable, Sequence, Union
 
 from .context import Record
 from .text import esc, snippet
@@ -21,7 +21,7 @@ class EntryTree:
     """Children by parent id over `entries` (append order kept); an entry whose parent is missing is a root.
     `active` is the set of ids on the path root → `leaf_id`."""
 
-    def __init__(self, entries: list[Entry], leaf_id: str | None) -> None:
+    def __init__(self, entries: Sequence[Entry], leaf_id: str | None) -> None:
         self.entries = entries
         self.by_id: dict[str, Entry] = {e["id"]: e for e in entries}
         self.children: dict[str | None, list[Entry]] = {}
