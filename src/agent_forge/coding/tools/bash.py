@@ -63,7 +63,8 @@ class BashTool:
         """Where full outputs go: the session sets its `AgentSession.output_dir` here (default: the process's)."""
         self.shell = shell or ShellConfig()  # settings `shellPath`, `shellCommandPrefix`
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         command = require_string(args, "command")
         timeout = optional_number(args, "timeout", minimum=0) or None

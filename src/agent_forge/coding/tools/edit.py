@@ -66,7 +66,8 @@ class EditTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         given = require_string(args, "path")
         edits = parse_edits(args)

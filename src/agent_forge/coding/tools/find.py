@@ -57,7 +57,8 @@ class FindTool:
         self.cwd = cwd
         self.use_external = use_external
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         pattern = require_string(args, "pattern").strip()
         if not pattern:

@@ -108,7 +108,8 @@ class GrepTool:
         self.cwd = cwd
         self.use_external = use_external
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         query = parse_query(check_object(args), self.cwd)
         matches = Matches(query.limit)
         rg = ripgrep() if self.use_external else None

@@ -70,7 +70,8 @@ class ReadTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         path = resolve_tool_path(require_string(args, "path"), self.cwd)
         offset = optional_int(args, "offset", minimum=0) or 1
