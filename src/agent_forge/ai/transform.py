@@ -24,7 +24,7 @@ from typing import Union
 
 from .hosts import effective_compat
 from .types import (AssistantContent, AssistantMessage, Message, Model, ToolCall, ToolResultMessage, UserContent,
-                    UserMessage)
+                    UserMessage, is_assistant, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 
 IMAGE_OMITTED = "(image omitted: this model does not accept images)"
 NO_RESULT = "No result was recorded for this tool call."
@@ -75,21 +75,20 @@ def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
     out: list[Message] = []
     pending: list[ToolCall] = []  # tool calls of the last assistant message still waiting for results
     for message in messages:
-        role = message.get("role")
-        if role == "toolResult":
+        if is_tool_result(message):
             result = _tool_result(message, ids, pending, images)
             if result is not None:
                 out.append(result)
             continue
         out.extend(_missing_results(pending))
         pending = []
-        if role == "assistant":
+        if is_assistant(message):
             if message.get("stopReason") in ("error", "aborted"):
                 continue
             converted = _assistant(model, message, ids)
-            pending = [b for b in converted["content"] if b["type"] == "toolCall"]
+            pending = [b for b in converted["content"] if is_tool_call(b)]
             out.append(converted)
-        elif role == "user":
+        elif is_user(message):
             out.append(_user(message, images))
         else:
             out.append(message)
@@ -107,8 +106,7 @@ def _assistant(model: Model, message: AssistantMessage, ids: dict[str, str]) -> 
 
 
 def _assistant_block(model: Model, block: AssistantContent, own: bool, ids: dict[str, str]) -> AssistantContent | None:
-    kind = block.get("type")
-    if kind == "toolCall":
+    if is_tool_call(block):
         new_id = block["id"] if own else normalize_tool_call_id(model, str(block.get("id") or "call"))
         ids[block.get("id")] = new_id
         if not has_tool_name(block):
@@ -118,10 +116,10 @@ def _assistant_block(model: Model, block: AssistantContent, own: bool, ids: dict
         return {key: value for key, value in block.items() if key != "thoughtSignature"} | {"id": new_id}
     if own:
         return block
-    if kind == "thinking":
+    if is_thinking(block):
         text = block.get("thinking") or ""
         return None if block.get("redacted") or not text.strip() else {"type": "text", "text": text}
-    if kind == "text":
+    if is_text(block):
         return {"type": "text", "text": block.get("text") or ""}
     return block
 

@@ -6,7 +6,7 @@ session file and on the RPC wire (seed 000, "Types"). Timestamps inside messages
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, Union
+from typing import Any, Literal, Mapping, NotRequired, TypeAlias, TypedDict, TypeGuard, Union
 
 JsonValue: TypeAlias = Union[None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]]
 """Arbitrary JSON as `json.loads` returns it: only for values whose shape is not ours (tool arguments, plugin
@@ -226,3 +226,35 @@ class DoneEvent(TypedDict):
 AssistantMessageEvent = Union[
     StartEvent, TextStartEvent, DeltaEvent, BlockEndEvent, ToolCallStartEvent, ToolCallEndEvent, DoneEvent
 ]
+
+
+# Narrowing: messages and blocks are read defensively (`.get`), since a session file or a plugin may hand over
+# a malformed one; these tell a type checker what a passing `.get("role")` or `.get("type")` check means.
+
+
+def is_user(message: Mapping[str, object]) -> TypeGuard[UserMessage]:
+    return message.get("role") == "user"
+
+
+def is_assistant(message: Mapping[str, object]) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def is_tool_result(message: Mapping[str, object]) -> TypeGuard[ToolResultMessage]:
+    return message.get("role") == "toolResult"
+
+
+def is_text(block: Mapping[str, object]) -> TypeGuard[TextContent]:
+    return block.get("type") == "text"
+
+
+def is_thinking(block: Mapping[str, object]) -> TypeGuard[ThinkingContent]:
+    return block.get("type") == "thinking"
+
+
+def is_image(block: Mapping[str, object]) -> TypeGuard[ImageContent]:
+    return block.get("type") == "image"
+
+
+def is_tool_call(block: Mapping[str, object]) -> TypeGuard[ToolCall]:
+    return block.get("type") == "toolCall"

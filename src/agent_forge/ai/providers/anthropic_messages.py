@@ -15,11 +15,8 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
 from ..types import (AssistantContent, AssistantMessage, AssistantMessageEvent, Context, JsonValue, Message, Model,
-                     Tool, ToolResultMessage, UserContent)
-from .anthropic_wire import (ApiUsage, AssistantBlockParam, CacheControl, ContentBlockDeltaEvent,
-                             ContentBlockParam, ContentBlockStartEvent, ContentBlockStopEvent, ErrorEvent,
-                             MediaBlockParam, MessageDeltaEvent, MessageParam, MessageStartEvent, MessageStopEvent,
-                             ToolParam, ToolResultBlockParam)
+                     Tool, ToolResultMessage, UserContent, is_assistant, is_image, is_thinking, is_tool_call,
+                     is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -33,6 +30,11 @@ from ._common import (
     require_api_key,
     sampling_params,
     supports_images,
+)
+from .anthropic_wire import (
+    ApiUsage, AssistantBlockParam, Base64ImageSource, CacheControl, ContentBlockDeltaEvent, ContentBlockParam,
+    ContentBlockStartEvent, ContentBlockStopEvent, ErrorEvent, MediaBlockParam, MessageDeltaEvent, MessageParam,
+    MessageStartEvent, MessageStopEvent, ToolParam, ToolResultBlockParam,
 )
 
 API_VERSION = "2023-06-01"
@@ -153,11 +155,12 @@ def convert_messages(model: Model, messages: list[Message]) -> list[MessageParam
     images = supports_images(model)
     for message in transform_messages(model, messages):
         role = message.get("role")
-        if role == "user":
-            blocks = _user_blocks(message["content"], images)
-        elif role == "assistant":
-            blocks = _assistant_blocks(model, message)
-        elif role == "toolResult":
+        blocks: list[ContentBlockParam]
+        if is_user(message):
+            blocks = [*_user_blocks(message["content"], images)]
+        elif is_assistant(message):
+            blocks = [*_assistant_blocks(model, message)]
+        elif is_tool_result(message):
             block = _tool_result_block(message, images)
             if out and out[-1]["role"] == "user" and out[-1]["content"][0]["type"] == "tool_result":
                 out[-1]["content"].append(block)
@@ -177,10 +180,10 @@ def _user_blocks(content: Union[str, list[UserContent]], images: bool) -> list[M
 
 
 def _media_block(block: UserContent, images: bool) -> MediaBlockParam | None:
-    if block.get("type") == "image":
+    if is_image(block):
         if not images:
             return {"type": "text", "text": IMAGE_OMITTED}
-        source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
+        source: Base64ImageSource = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
         return {"type": "image", "source": source}
     text = block.get("text") or ""
     return {"type": "text", "text": text} if text.strip() else None
@@ -193,10 +196,9 @@ def _assistant_blocks(model: Model, message: AssistantMessage) -> list[Assistant
 
 
 def _assistant_block(block: AssistantContent, replay_thinking: bool) -> AssistantBlockParam | None:
-    kind = block.get("type")
-    if kind == "toolCall":
+    if is_tool_call(block):
         return {"type": "tool_use", "id": tool_id(block["id"]), "name": block["name"], "input": block["arguments"]}
-    if kind == "thinking":
+    if is_thinking(block):
         signature = block.get("thinkingSignature")
         if replay_thinking and signature and block.get("redacted"):
             return {"type": "redacted_thinking", "data": signature}
@@ -204,8 +206,9 @@ def _assistant_block(block: AssistantContent, replay_thinking: bool) -> Assistan
             return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": signature}
         if block.get("redacted"):
             return None
-        block = {"text": block.get("thinking", "")}  # unsigned or foreign thinking: replay as plain text
-    text = block.get("text") or ""
+        text = block.get("thinking", "") or ""  # unsigned or foreign thinking: replay as plain text
+    else:
+        text = block.get("text") or ""
     return {"type": "text", "text": text} if text.strip() else None
 
 

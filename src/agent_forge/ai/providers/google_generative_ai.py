@@ -14,7 +14,7 @@ so a call's arguments come as a single `toolcall_delta`.
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator, Iterable, Union
+from typing import AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
 from .. import json_wire
@@ -23,9 +23,7 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Message, Model, Tool, ToolResultMessage,
-                     UserContent)
-from .google_wire import (Candidate, Content, FunctionCall, FunctionDeclaration, GenerateContentResponse, Part,
-                          ThinkingConfig, UsageMetadata)
+                     UserContent, is_assistant, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -39,6 +37,8 @@ from ._common import (
     sampling_params,
     token_count,
 )
+from .google_wire import (Candidate, Content, FunctionCall, FunctionDeclaration, GenerateContentResponse, Part,
+                          ThinkingConfig, UsageMetadata)
 
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 """Thinking levels → `thinkingConfig.thinkingBudget` tokens; a model's `thinkingLevelMap` overrides (an int is a
@@ -134,12 +134,12 @@ def convert_contents(model: Model, messages: list[Message]) -> list[Content]:
     contents of one role are merged (tool results and the user text after them form one user turn)."""
     contents: list[Content] = []
     for message in transform_messages(model, messages):
-        role = message.get("role")
-        if role == "user":
+        api_role: Literal["user", "model"]
+        if is_user(message):
             parts, api_role = _user_parts(message["content"]), "user"
-        elif role == "assistant":
+        elif is_assistant(message):
             parts, api_role = _model_parts(model, message), "model"
-        elif role == "toolResult":
+        elif is_tool_result(message):
             parts, api_role = _tool_result_parts(message), "user"
         else:
             continue

@@ -18,13 +18,7 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Model, Tool, ToolCall, ToolResultMessage,
-                     UserContent)
-from .openai_completions_wire import (ChatCompletionAssistantMessageParam, ChatCompletionChunk,
-                                      ChatCompletionContentPart, ChatCompletionMessageParam,
-                                      ChatCompletionMessageToolCallParam, ChatCompletionToolMessageParam,
-                                      ChatCompletionToolParam, ChatCompletionUserMessageParam, ChoiceDeltaToolCall,
-                                      ChunkChoice, CompletionUsage, Function,
-                                      FunctionDefinition)
+                     UserContent, is_assistant, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -41,6 +35,12 @@ from ._common import (
     supports_images,
     token_count,
 )
+from .openai_completions_wire import (ChatCompletionAssistantMessageParam, ChatCompletionChunk,
+                                      ChatCompletionContentPart, ChatCompletionMessageParam,
+                                      ChatCompletionMessageToolCallParam, ChatCompletionToolMessageParam,
+                                      ChatCompletionToolParam, ChatCompletionUserMessageParam, ChoiceDeltaToolCall,
+                                      ChunkChoice, CompletionUsage, Function,
+                                      FunctionDefinition)
 
 REASONING_EFFORT = {
     "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high",
@@ -190,11 +190,11 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[Cha
         if role != "toolResult" and pending_images:
             out.append(_images_message(pending_images))
             pending_images = []
-        if role == "user":
+        if is_user(message):
             out.append({"role": "user", "content": _user_content(message["content"], images)})
-        elif role == "assistant":
+        elif is_assistant(message):
             out.extend(_assistant(message, compat))
-        elif role == "toolResult":
+        elif is_tool_result(message):
             out.append(_tool_message(message, compat))
             pending_images.extend(_image_parts(message.get("content") or [], images))
     if pending_images:

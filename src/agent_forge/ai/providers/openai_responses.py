@@ -21,13 +21,8 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageContent, JsonValue, Message, Model,
-                     TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent)
-from .openai_responses_wire import (EasyInputMessage, FunctionCallOutput, FunctionTool, OutputItem, Reasoning,
-                                    ResponseErrorEvent, ResponseFunctionToolCall, ResponseInputContent,
-                                    ResponseInputItem, ResponseLifecycleEvent, ResponseOutputIndexEvent,
-                                    ResponseOutputItemEvent, ResponseOutputMessage, ResponseOutputText,
-                                    ResponseReasoningItem,
-                                    ResponseTextDeltaEvent, ResponseUsage)
+                     TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent, is_assistant,
+                     is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -42,6 +37,12 @@ from ._common import (
     sampling_params,
     token_count,
 )
+from .openai_responses_wire import (EasyInputMessage, FunctionCallOutput, FunctionTool, OutputItem, Reasoning,
+                                    ResponseErrorEvent, ResponseFunctionToolCall, ResponseInputContent,
+                                    ResponseInputItem, ResponseLifecycleEvent, ResponseOutputIndexEvent,
+                                    ResponseOutputItemEvent, ResponseOutputMessage, ResponseOutputText,
+                                    ResponseReasoningItem,
+                                    ResponseTextDeltaEvent, ResponseUsage)
 
 REASONING_EFFORT = {
     "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh",
@@ -125,14 +126,13 @@ def convert_input(model: Model, messages: list[Message]) -> list[ResponseInputIt
     """Our messages → input items, after `transform_messages` made them valid for `model`."""
     items: list[ResponseInputItem] = []
     for message in transform_messages(model, messages):
-        role = message.get("role")
-        if role == "user":
+        if is_user(message):
             parts = _parts(message["content"])
             if parts:
                 items.append({"role": "user", "content": parts})
-        elif role == "assistant":
+        elif is_assistant(message):
             items.extend(_assistant_items(model, message))
-        elif role == "toolResult":
+        elif is_tool_result(message):
             items.append(_tool_output(message))
     return items
 
