@@ -23,7 +23,8 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Message, Model, Tool, ToolResultMessage,
-                     UserContent, is_assistant, is_tool_result, is_user)
+                     UserContent, is_assistant, is_image, is_text, is_thinking, is_tool_call, is_tool_result,
+                     is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -157,7 +158,7 @@ def _user_parts(content: Union[str, list[UserContent]]) -> list[Part]:
         content = [{"type": "text", "text": content}]
     parts: list[Part] = []
     for block in content:
-        if block.get("type") == "image":
+        if is_image(block):
             parts.append({"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}})
         elif (block.get("text") or "").strip():
             parts.append({"text": block["text"]})
@@ -168,13 +169,12 @@ def _model_parts(model: Model, message: AssistantMessage) -> list[Part]:
     own = same_origin(model, message)
     parts: list[Part] = []
     for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinkingSignature"):
+        if is_thinking(block) and block.get("thinkingSignature"):
             parts.append({"text": block.get("thinking", ""), "thought": True,
                           "thoughtSignature": block["thinkingSignature"]})
-        elif kind == "text" and (block.get("text") or "").strip():
+        elif is_text(block) and (block.get("text") or "").strip():
             parts.append(_signed({"text": block["text"]}, block.get("textSignature")))
-        elif kind == "toolCall":
+        elif is_tool_call(block):
             call: Part = {"functionCall": {"name": block["name"], "args": block.get("arguments") or {}}}
             parts.append(_signed(call, block.get("thoughtSignature") or _foreign_signature(model, own)))
     return parts  # unsigned thinking of our own is not replayed: Gemini only reads signed thoughts
@@ -192,11 +192,11 @@ def _foreign_signature(model: Model, own: bool) -> str | None:
 
 def _tool_result_parts(message: ToolResultMessage) -> list[Part]:
     content = message.get("content") or []
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
     key = "error" if message.get("isError") else "output"
     response = {"name": message.get("toolName") or "", "response": {key: text}}
     images: list[Part] = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
-              for b in content if b.get("type") == "image"]
+              for b in content if is_image(b)]
     return [{"functionResponse": response}, *images]
 
 

@@ -18,7 +18,7 @@ from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Model, Tool, ToolCall, ToolResultMessage,
-                     UserContent, is_assistant, is_tool_result, is_user)
+                     UserContent, is_assistant, is_image, is_text, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -210,7 +210,7 @@ def _user_content(content: Union[str, list[UserContent]],
 
 
 def _part(block: UserContent, images: bool) -> ChatCompletionContentPart:
-    if block.get("type") != "image":
+    if not is_image(block):
         return {"type": "text", "text": block.get("text", "")}
     if not images:
         return {"type": "text", "text": IMAGE_OMITTED}
@@ -228,8 +228,8 @@ def _images_message(parts: list[ChatCompletionContentPart]) -> ChatCompletionUse
 def _assistant(message: AssistantMessage, compat: Compat) -> list[ChatCompletionAssistantMessageParam]:
     """Zero or one API message: text blocks joined, tool calls as `tool_calls`; thinking dropped."""
     blocks = message.get("content") or []
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    calls = [_tool_call(b) for b in blocks if b.get("type") == "toolCall"]
+    text = "".join(b.get("text", "") for b in blocks if is_text(b))
+    calls = [_tool_call(b) for b in blocks if is_tool_call(b)]
     if not text and not calls:
         return []
     out: ChatCompletionAssistantMessageParam = {"role": "assistant",
@@ -246,8 +246,8 @@ def _tool_call(block: ToolCall) -> ChatCompletionMessageToolCallParam:
 
 def _tool_message(message: ToolResultMessage, compat: Compat) -> ChatCompletionToolMessageParam:
     content = message.get("content") or []
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    if not text and any(b.get("type") == "image" for b in content):
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
+    if not text and any(is_image(b) for b in content):
         text = "(image attached below)"
     out: ChatCompletionToolMessageParam = {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
     if compat.tool_result_name:

@@ -22,7 +22,7 @@ from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageContent, JsonValue, Message, Model,
                      TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent, is_assistant,
-                     is_tool_result, is_user)
+                     is_image, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -142,7 +142,7 @@ def _parts(content: Union[str, list[UserContent]]) -> list[ResponseInputContent]
         content = [{"type": "text", "text": content}]
     parts: list[ResponseInputContent] = []
     for block in content:
-        if block.get("type") == "image":
+        if is_image(block):
             parts.append({"type": "input_image", "image_url": _data_url(block), "detail": "auto"})
         elif (block.get("text") or "").strip():
             parts.append({"type": "input_text", "text": block["text"]})
@@ -157,14 +157,13 @@ def _assistant_items(model: Model, message: AssistantMessage) -> list[ResponseIn
     own = same_origin(model, message)
     items: list[ResponseInputItem] = []
     for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "thinking":
+        if is_thinking(block):
             item = _reasoning_item(block) if own else None
             if item is not None:
                 items.append(item)
-        elif kind == "text" and (block.get("text") or "").strip():
+        elif is_text(block) and (block.get("text") or "").strip():
             items.append(_output_message(block))
-        elif kind == "toolCall":
+        elif is_tool_call(block):
             items.append(_function_call(block))
     return items
 
@@ -198,8 +197,8 @@ def _function_call(block: ToolCall) -> ResponseFunctionToolCall:
 def _tool_output(message: ToolResultMessage) -> FunctionCallOutput:
     content = message.get("content") or []
     call_id = str(message["toolCallId"]).partition("|")[0]
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    if not any(b.get("type") == "image" for b in content):
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
+    if not any(is_image(b) for b in content):
         return {"type": "function_call_output", "call_id": call_id, "output": text}
     return {"type": "function_call_output", "call_id": call_id, "output": _parts(content)}
 
