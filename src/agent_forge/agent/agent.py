@@ -7,23 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable, TypeVar, Union
 
 from ..ai.options import StreamOptions
-from ..ai.types import Model
+from ..ai.types import Message, Model
 from .events import Emit, QueueUpdate
 from .loop import BeforeToolCall, LoopConfig, RunState, StreamFn, TurnLoop
-from .types import AgentTool
+from .types import AgentMessage, AgentTool
 
 QUEUE_MODES = ("all", "one-at-a-time")
+_T = TypeVar("_T")
 
 
-async def _settled(value: Any) -> Any:
+async def _settled(value: Union[_T, Awaitable[_T]]) -> _T:
     """`value`, awaited first when it is an awaitable (a getter may be sync or async)."""
     return await value if inspect.isawaitable(value) else value
 
 
-def default_convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def default_convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     """Keep the roles a provider understands; drop failed or aborted assistant turns."""
     return [
         m for m in messages
@@ -32,7 +33,7 @@ def default_convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any
     ]
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: AgentMessage) -> str:
     """The text of a user message's content (string or text blocks), for queue listings."""
     content = message.get("content")
     if isinstance(content, str):
@@ -51,19 +52,19 @@ class Agent:
     def __init__(self, *, model: Model | None, stream_fn: StreamFn | None = None, emit: Emit,
                  get_api_key: Callable[[Model], str | None | Awaitable[str | None]] = lambda m: None,
                  get_headers: Callable[[Model], dict[str, str] | Awaitable[dict[str, str]]] = lambda m: {},
-                 convert_to_llm: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] = default_convert_to_llm):
+                 convert_to_llm: Callable[[list[AgentMessage]], list[Message]] = default_convert_to_llm):
         self.model = model
         self.thinking_level = "off"
         self.system_prompt = ""
         self.tools: list[AgentTool] = []
-        self.messages: list[dict[str, Any]] = []
+        self.messages: list[AgentMessage] = []
         self.session_id: str | None = None
         self.idle_timeout_s: float | None = StreamOptions.idle_timeout_s
         """Passed to every request's StreamOptions (set by the owner from settings `httpIdleTimeoutMs`)."""
         self.steering_mode = "one-at-a-time"
         self.follow_up_mode = "one-at-a-time"
-        self.steering_queue: list[dict[str, Any]] = []
-        self.follow_up_queue: list[dict[str, Any]] = []
+        self.steering_queue: list[AgentMessage] = []
+        self.follow_up_queue: list[AgentMessage] = []
         self._stream_fn = stream_fn
         self._emit = emit
         self._get_api_key = get_api_key
@@ -71,7 +72,7 @@ class Agent:
         self._convert = convert_to_llm
         self._run: RunState | None = None
         self._task: asyncio.Task | None = None
-        self.will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
+        self.will_retry: Callable[[list[AgentMessage]], bool] = lambda new_messages: False
         """Set by the owner (the session's auto-retry): decides `agent_end.willRetry` (see LoopConfig)."""
         self.before_tool_call: BeforeToolCall | None = None
         self.before_turn: Callable[[], Awaitable[None]] | None = None
@@ -84,15 +85,15 @@ class Agent:
 
     # -- queues --------------------------------------------------------------------------------------
 
-    def steer(self, message: dict[str, Any]) -> None:
+    def steer(self, message: AgentMessage) -> None:
         self.steering_queue.append(message)
         self._emit_queue()
 
-    def follow_up(self, message: dict[str, Any]) -> None:
+    def follow_up(self, message: AgentMessage) -> None:
         self.follow_up_queue.append(message)
         self._emit_queue()
 
-    def clear_queues(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def clear_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         steering, follow_up = self.steering_queue, self.follow_up_queue
         self.steering_queue, self.follow_up_queue = [], []
         self._emit_queue()
@@ -106,7 +107,7 @@ class Agent:
         texts = self.queue_texts()
         self._emit(QueueUpdate(type="queue_update", steering=texts["steering"], followUp=texts["followUp"]))
 
-    def take_queued(self) -> list[dict[str, Any]] | None:
+    def take_queued(self) -> list[AgentMessage] | None:
         """The prompts of a run that continues with messages still queued, or None when nothing is queued.
         Steering messages stay queued (`[]`): every run's first turn takes them itself, in the steering mode;
         else the next follow-up(s)."""
@@ -114,7 +115,7 @@ class Agent:
             return []
         return self._take(self.follow_up_queue, self.follow_up_mode) or None
 
-    def _take(self, queue: list[dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    def _take(self, queue: list[AgentMessage], mode: str) -> list[AgentMessage]:
         if not queue:
             return []
         taken = queue[:] if mode == "all" else queue[:1]
@@ -124,7 +125,7 @@ class Agent:
 
     # -- runs ----------------------------------------------------------------------------------------
 
-    def start(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
+    def start(self, prompts: list[AgentMessage]) -> asyncio.Task:
         """Start a run with `prompts` (user messages; may be empty to continue). Returns the run's task."""
         if self.is_streaming:
             raise RuntimeError("Agent is already processing")
@@ -135,7 +136,7 @@ class Agent:
         self._task = asyncio.ensure_future(loop.run(prompts))
         return self._task
 
-    async def prompt(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def prompt(self, prompts: list[AgentMessage]) -> list[AgentMessage]:
         """Run to completion and return the run's new messages."""
         return await self.start(prompts)
 

@@ -8,7 +8,13 @@ resources (a child process) releases them and lets `CancelledError` propagate.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Awaitable, Callable, Protocol, TypeAlias, Union
+
+from ..ai.types import JsonValue, Message, UserContent
+
+AgentMessage: TypeAlias = Union[Message, dict[str, object]]
+"""A transcript entry: a provider `Message`, or a message of a role the agent's owner defines (the coding
+layer's `bashExecution`, `custom`, summaries), which only the owner's `convert_to_llm` reads."""
 
 
 @dataclass
@@ -16,8 +22,8 @@ class ToolResult:
     """What a tool returns: `content` is a list of text/image blocks for the model; `details` is for clients
     (diffs, truncation info, `fullOutputPath`) and is not sent to the model."""
 
-    content: list[dict[str, Any]]
-    details: Any = None
+    content: list[UserContent]
+    details: object = None
 
 
 class ToolError(Exception):
@@ -26,7 +32,7 @@ class ToolError(Exception):
     `details` (optional) is kept on the tool result for clients.
     """
 
-    def __init__(self, message: str, details: Any = None):
+    def __init__(self, message: str, details: object = None):
         super().__init__(message)
         self.details = details
 
@@ -39,14 +45,14 @@ class AgentTool(Protocol):
     name: str
     label: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, JsonValue]
 
-    def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate) -> Awaitable[ToolResult]:
+    def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> Awaitable[ToolResult]:
         """Run the tool. Raise `ToolError` for failures the model should see; cancellation aborts."""
         ...
 
 
-def text_result(text: str, details: Any = None) -> ToolResult:
+def text_result(text: str, details: object = None) -> ToolResult:
     """A `ToolResult` with a single text block."""
     return ToolResult(content=[{"type": "text", "text": text}], details=details)
 
@@ -57,10 +63,10 @@ class FunctionTool:
 
     name: str
     description: str
-    parameters: dict[str, Any]
-    fn: Callable[[dict[str, Any], ToolUpdate], Awaitable[ToolResult]]
+    parameters: dict[str, JsonValue]
+    fn: Callable[[dict[str, JsonValue], ToolUpdate], Awaitable[ToolResult]]
     label: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         return await self.fn(args, on_update)

@@ -11,10 +11,10 @@ overrides any of it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from .hosts import ANTHROPIC_BASE_URL, HOSTS, OPENAI_BASE_URL, provider_endpoints, provider_env_keys
-from .types import THINKING_LEVELS, Model
+from .types import THINKING_LEVELS, JsonValue, Model
 
 __all__ = ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "BUILTIN_MODELS", "PROVIDER_ENV_KEYS", "PROVIDER_ENDPOINTS"]
 
@@ -22,9 +22,12 @@ _TEXT_IMAGE = ("text", "image")
 _TEXT = ("text",)
 _SONNET_WINDOWS = (200_000, 1_000_000)  # 1M is Anthropic's long-context beta for the Sonnet 4 family
 
+_Extras = dict[str, "tuple[int | str, ...] | dict[str, JsonValue]"]
+"""Optional Model fields of a row: `contextWindowOptions`, `thinkingLevels` (tuples) or `thinkingLevelMap`."""
+_Row = tuple[str, str, bool, tuple[str, ...], int, int, float, float, float, float, _Extras]
 # id, name, reasoning, input, contextWindow, maxTokens, $input, $output, $cacheRead, $cacheWrite, extras.
 # Within a provider the first row is the preferred default; aliases come before dated snapshots.
-_ANTHROPIC_ROWS: tuple[tuple[Any, ...], ...] = (
+_ANTHROPIC_ROWS: tuple[_Row, ...] = (
     ("claude-sonnet-4-5", "Claude Sonnet 4.5", True, _TEXT_IMAGE, 200_000, 64_000, 3, 15, 0.3, 3.75,
      {"contextWindowOptions": _SONNET_WINDOWS}),
     ("claude-opus-4-5", "Claude Opus 4.5", True, _TEXT_IMAGE, 200_000, 64_000, 5, 25, 0.5, 6.25, {}),
@@ -46,11 +49,11 @@ _ANTHROPIC_ROWS: tuple[tuple[Any, ...], ...] = (
 _XHIGH = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Reasoning efforts the Responses API accepts differ by family (platform.openai.com, "Reasoning models"):
 # GPT-5 has "minimal"; GPT-5.1+ replaced it by "none"; the o-series starts at "low".
-_GPT5 = {"thinkingLevelMap": {"off": "minimal"}}
-_GPT51 = {"thinkingLevelMap": {"off": "none", "minimal": "low"}}
-_O_SERIES = {"thinkingLevelMap": {"minimal": "low"}}
+_GPT5: _Extras = {"thinkingLevelMap": {"off": "minimal"}}
+_GPT51: _Extras = {"thinkingLevelMap": {"off": "none", "minimal": "low"}}
+_O_SERIES: _Extras = {"thinkingLevelMap": {"minimal": "low"}}
 
-_OPENAI_ROWS: tuple[tuple[Any, ...], ...] = (
+_OPENAI_ROWS: tuple[_Row, ...] = (
     ("gpt-5", "GPT-5", True, _TEXT_IMAGE, 400_000, 128_000, 1.25, 10, 0.125, 0, _GPT5),
     ("gpt-5-mini", "GPT-5 mini", True, _TEXT_IMAGE, 400_000, 128_000, 0.25, 2, 0.025, 0, _GPT5),
     ("gpt-5-nano", "GPT-5 nano", True, _TEXT_IMAGE, 400_000, 128_000, 0.05, 0.4, 0.005, 0, _GPT5),
@@ -69,7 +72,7 @@ _OPENAI_ROWS: tuple[tuple[Any, ...], ...] = (
 
 # Gemini thinking (ai.google.dev, "Gemini thinking"): 2.5 models take a token budget (Flash can turn it off
 # with 0, Pro needs at least 128); Gemini 3 takes a level ("low" or "high") and cannot turn thinking off.
-_GOOGLE_ROWS: tuple[tuple[Any, ...], ...] = (
+_GOOGLE_ROWS: tuple[_Row, ...] = (
     ("gemini-2.5-pro", "Gemini 2.5 Pro", True, _TEXT_IMAGE, 1_048_576, 65_536, 1.25, 10, 0.125, 0,
      {"thinkingLevelMap": {"off": 128}}),
     ("gemini-2.5-flash", "Gemini 2.5 Flash", True, _TEXT_IMAGE, 1_048_576, 65_536, 0.3, 2.5, 0.03, 0,
@@ -80,26 +83,26 @@ _GOOGLE_ROWS: tuple[tuple[Any, ...], ...] = (
      {"thinkingLevelMap": {"off": None, "minimal": "low", "low": "low", "medium": "high", "high": "high"}}),
 )
 
-_DEEPSEEK_ROWS: tuple[tuple[Any, ...], ...] = (
+_DEEPSEEK_ROWS: tuple[_Row, ...] = (
     ("deepseek-chat", "DeepSeek V3.2", False, _TEXT, 131_072, 8_192, 0.28, 0.42, 0.028, 0, {}),
     ("deepseek-reasoner", "DeepSeek V3.2 (thinking)", True, _TEXT, 131_072, 65_536, 0.28, 0.42, 0.028, 0, {}),
 )
 
-_XAI_ROWS: tuple[tuple[Any, ...], ...] = (
+_XAI_ROWS: tuple[_Row, ...] = (
     ("grok-4", "Grok 4", True, _TEXT_IMAGE, 256_000, 64_000, 3, 15, 0.75, 0, {}),
     ("grok-code-fast-1", "Grok Code Fast 1", True, _TEXT, 256_000, 10_000, 0.2, 1.5, 0.02, 0, {}),
 )
 
-_MISTRAL_ROWS: tuple[tuple[Any, ...], ...] = (
+_MISTRAL_ROWS: tuple[_Row, ...] = (
     ("devstral-medium-latest", "Devstral Medium", False, _TEXT, 128_000, 32_768, 0.4, 2, 0, 0, {}),
     ("codestral-latest", "Codestral", False, _TEXT, 256_000, 32_768, 0.3, 0.9, 0, 0, {}),
 )
 
-_CEREBRAS_ROWS: tuple[tuple[Any, ...], ...] = (
+_CEREBRAS_ROWS: tuple[_Row, ...] = (
     ("gpt-oss-120b", "gpt-oss-120b", True, _TEXT, 131_072, 32_768, 0.35, 0.75, 0, 0, {}),
 )
 
-_ROWS: dict[str, tuple[tuple[Any, ...], ...]] = {
+_ROWS: dict[str, tuple[_Row, ...]] = {
     "anthropic": _ANTHROPIC_ROWS, "openai": _OPENAI_ROWS, "google": _GOOGLE_ROWS, "deepseek": _DEEPSEEK_ROWS,
     "xai": _XAI_ROWS, "mistral": _MISTRAL_ROWS, "cerebras": _CEREBRAS_ROWS,
 }
@@ -108,7 +111,7 @@ Groq, Together, Fireworks) have no built-in rows: their model lists change weekl
 they want in `models.json` and inherit the host's endpoint, key variable and flags."""
 
 
-def _model(provider: str, api: str, base_url: str, row: tuple[Any, ...]) -> Model:
+def _model(provider: str, api: str, base_url: str, row: _Row) -> Model:
     mid, name, reasoning, inputs, window, max_tokens, c_in, c_out, c_read, c_write, extras = row
     model: dict[str, Any] = {
         "id": mid, "name": name, "api": api, "provider": provider, "baseUrl": base_url,
@@ -140,7 +143,7 @@ PROVIDER_ENDPOINTS: dict[str, tuple[str, str]] = provider_endpoints()
 _BASE_LEVELS = ("off", "minimal", "low", "medium", "high")
 
 
-def thinking_levels_for(model: Model | dict[str, Any]) -> list[str]:
+def thinking_levels_for(model: Model) -> list[str]:
     """Thinking levels `model` supports, in `THINKING_LEVELS` order.
 
     Precedence: an explicit `thinkingLevels` list; `["off"]` when `reasoning` is false; a `models.json`
@@ -161,7 +164,7 @@ def thinking_levels_for(model: Model | dict[str, Any]) -> list[str]:
     return list(_BASE_LEVELS)
 
 
-def clamp_thinking_level(model: Model | dict[str, Any], level: str) -> str:
+def clamp_thinking_level(model: Model, level: str) -> str:
     """`level` if `model` supports it, else the highest supported level below it, else its lowest level.
 
     An unknown level string counts as `"off"`.
@@ -174,12 +177,12 @@ def clamp_thinking_level(model: Model | dict[str, Any], level: str) -> str:
     return below[-1] if below else levels[0]
 
 
-def default_thinking_level(model: Model | dict[str, Any]) -> str:
+def default_thinking_level(model: Model) -> str:
     """`"medium"` for a reasoning model (clamped to what it supports), `"off"` otherwise."""
     return clamp_thinking_level(model, "medium") if model.get("reasoning") else "off"
 
 
-def default_context_window(model: Model | dict[str, Any]) -> int:
+def default_context_window(model: Model) -> int:
     """The token budget `model` starts with: its `defaultContextWindow`, else its `contextWindow` (seed 003)."""
     value = model.get("defaultContextWindow")
     if _positive(value):
@@ -187,7 +190,7 @@ def default_context_window(model: Model | dict[str, Any]) -> int:
     return int(model["contextWindow"])
 
 
-def context_windows_for(model: Model | dict[str, Any]) -> list[int]:
+def context_windows_for(model: Model) -> list[int]:
     """Token budgets `model` can run with, ascending: its `contextWindowOptions` plus its default.
 
     A model without options has exactly one budget, so selection is not offered for it (seed 003,
@@ -199,7 +202,7 @@ def context_windows_for(model: Model | dict[str, Any]) -> list[int]:
     return sorted(values)
 
 
-def _positive(value: Any) -> bool:
+def _positive(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 

@@ -16,8 +16,9 @@ Base URLs and variable names follow each host's public API documentation and the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import urlsplit
+
+from .types import JsonValue, Model
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -32,7 +33,7 @@ class Host:
     api: str
     base_url: str
     env: str | None
-    compat: dict[str, Any] = field(default_factory=dict)
+    compat: dict[str, JsonValue] = field(default_factory=dict)
 
     @property
     def local(self) -> bool:
@@ -40,8 +41,8 @@ class Host:
 
 
 # Flags shared by most OpenAI-compatible hosts: no `store`, no `developer` role, the classic `max_tokens`.
-_PLAIN = {"supportsStore": False, "supportsDeveloperRole": False, "maxTokensField": "max_tokens"}
-_LOCAL = {**_PLAIN, "supportsReasoningEffort": False}
+_PLAIN: dict[str, JsonValue] = {"supportsStore": False, "supportsDeveloperRole": False, "maxTokensField": "max_tokens"}
+_LOCAL: dict[str, JsonValue] = {**_PLAIN, "supportsReasoningEffort": False}
 
 HOSTS: dict[str, Host] = {
     "anthropic": Host("Anthropic", "anthropic-messages", ANTHROPIC_BASE_URL, "ANTHROPIC_API_KEY"),
@@ -87,7 +88,7 @@ HOSTS: dict[str, Host] = {
 _BY_NETLOC = {urlsplit(host.base_url).netloc: provider for provider, host in HOSTS.items() if not host.local}
 
 
-def host_for(model: dict[str, Any]) -> Host | None:
+def host_for(model: Model) -> Host | None:
     """The host of `model`: by its `provider` id, else by its `baseUrl`'s network location (a custom provider
     id pointing at, say, `api.deepseek.com` still gets DeepSeek's flags); None when neither is known."""
     host = HOSTS.get(str(model.get("provider") or ""))
@@ -98,7 +99,7 @@ def host_for(model: dict[str, Any]) -> Host | None:
     return HOSTS[provider] if provider else None
 
 
-def effective_compat(model: dict[str, Any]) -> dict[str, Any]:
+def effective_compat(model: Model) -> dict[str, JsonValue]:
     """The host's compat defaults with `model["compat"]` laid over them (model values win, key by key).
 
     Host flags only apply when the host speaks the model's `api`: an Anthropic-compatible endpoint behind a

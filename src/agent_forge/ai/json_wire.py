@@ -13,14 +13,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Callable, NoReturn, TypeVar
+
+from .types import JsonValue
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_T = TypeVar("_T")
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -31,12 +34,12 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes) -> JsonValue:
     """`json.loads` that rejects `NaN`, `Infinity` and numbers that overflow to infinity (ValueError)."""
     return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
 
 
-def finite(value: Any) -> Any:
+def finite(value: object) -> object:
     """A copy of `value` with non-finite floats replaced by None (containers copied only where needed)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -47,16 +50,20 @@ def finite(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any, **options: Any) -> str:
-    """Compact JSON (non-ASCII kept as is) that is always valid: non-finite floats are written as null."""
-    options.setdefault("separators", (",", ":"))
-    options.setdefault("ensure_ascii", False)
+def dumps(value: object, *, default: Callable[[object], object] | None = None) -> str:
+    """Compact JSON (non-ASCII kept as is) that is always valid: non-finite floats are written as null.
+
+    `default`: as `json.dumps`'s, the JSON-able stand-in for a value `json` cannot encode."""
     try:
-        return json.dumps(value, allow_nan=False, **options)
+        return _compact(value, default)
     except ValueError as exc:
         if "Out of range float" not in str(exc):
             raise
-        return json.dumps(finite(value), allow_nan=False, **options)
+        return _compact(finite(value), default)
+
+
+def _compact(value: object, default: Callable[[object], object] | None) -> str:
+    return json.dumps(value, allow_nan=False, separators=(",", ":"), ensure_ascii=False, default=default)
 
 
 def scrub_surrogates(text: str) -> str:
@@ -78,12 +85,12 @@ def join_surrogates(text: str) -> str:
     return scrub_surrogates(text)
 
 
-def scrub_in_place(value: Any) -> Any:
+def scrub_in_place(value: _T) -> _T:
     """`value` with `join_surrogates` applied to every string in it: dicts and lists are changed in place
     (iteratively, so any depth works); a top-level string is returned fixed."""
     if isinstance(value, str):
-        return join_surrogates(value)
-    stack = [value]
+        return join_surrogates(value)  # type: ignore[return-value]  # str in, str out
+    stack: list[object] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
@@ -97,9 +104,9 @@ def scrub_in_place(value: Any) -> Any:
     return value
 
 
-def _scrub_dict(item: dict, stack: list[Any]) -> None:
-    for key in [k for k in item if isinstance(k, str) and _SURROGATE.search(k)]:
-        item[join_surrogates(key)] = item.pop(key)
+def _scrub_dict(item: dict[object, object], stack: list[object]) -> None:
+    for name in [k for k in item if isinstance(k, str) and _SURROGATE.search(k)]:
+        item[join_surrogates(name)] = item.pop(name)
     for key, element in item.items():
         if isinstance(element, str):
             item[key] = join_surrogates(element)
@@ -120,6 +127,6 @@ def encode_utf8(text: str) -> bytes:
         return scrub_surrogates(text).encode("utf-8")
 
 
-def encode_body(value: Any) -> bytes:
+def encode_body(value: object) -> bytes:
     """A request body: `dumps` then `encode_utf8`."""
     return encode_utf8(dumps(value))

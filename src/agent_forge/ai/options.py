@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 @dataclass(kw_only=True)
@@ -27,6 +30,6 @@ class StreamOptions:
     temperature: float | None = None
     headers: dict[str, str] = field(default_factory=dict)
     session_id: str | None = None
-    transport: Any = None
+    transport: httpx2.AsyncBaseTransport | None = None
     timeout_s: float = 600.0
     idle_timeout_s: float | None = 120.0

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import re
 
+from .types import AssistantMessage
+
 OVERFLOW_PATTERNS: tuple[tuple[str, str], ...] = (
     # (who says it, pattern) - wording from each API's documented or observed error bodies
     ("anthropic-messages", r"prompt is too long"),  # 400 invalid_request_error: "prompt is too long: N tokens > M"
@@ -56,7 +58,7 @@ def is_overflow_error(error_message: str) -> bool:
     return bool(overflow.search(error_message)) and not rate_limit.search(error_message)
 
 
-def is_context_overflow(message: object, context_window: int | None = None) -> bool:
+def is_context_overflow(message: str | AssistantMessage, context_window: int | None = None) -> bool:
     """True when `message` shows a context overflow.
 
     `message`: an error text, or an assistant message dict. A message counts when its `stopReason` is `error`

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from .types import JsonValue
 
-_MISSING: Any = object()
+_MISSING = object()
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
 _SPECIAL = re.compile(r'["\\]')
@@ -18,7 +18,7 @@ class _Stop(Exception):
     """End of usable input: truncation or a syntax error."""
 
 
-def parse_partial_json(text: str) -> dict[str, Any]:
+def parse_partial_json(text: str) -> dict[str, JsonValue]:
     """Parse `text` as a JSON object, completing it if it was truncated.
 
     Open strings, arrays and objects are closed; a key without a value is dropped; a prefix of `true`,
@@ -27,7 +27,7 @@ def parse_partial_json(text: str) -> dict[str, Any]:
     is not an object; never raises. Example: `parse_partial_json('{"path": "src/ma')` → `{"path": "src/ma"}`.
     """
     try:
-        value = json.loads(text)
+        value: object = json.loads(text)
     except (ValueError, RecursionError):
         value = _MISSING
     if isinstance(value, dict):
@@ -55,7 +55,7 @@ class _Parser:
             raise _Stop
         return self.text[self.pos]
 
-    def value(self) -> Any:
+    def value(self) -> JsonValue:
         char = self._peek()
         if char == "{":
             return self._object()
@@ -67,8 +67,8 @@ class _Parser:
             return self._number()
         return self._literal()
 
-    def _object(self) -> dict[str, Any]:
-        result: dict[str, Any] = {}
+    def _object(self) -> dict[str, JsonValue]:
+        result: dict[str, JsonValue] = {}
         self.pos += 1
         try:
             while self._peek() != "}":
@@ -81,7 +81,7 @@ class _Parser:
             pass
         return result
 
-    def _member(self, result: dict[str, Any]) -> None:
+    def _member(self, result: dict[str, JsonValue]) -> None:
         if self._peek() != '"':
             raise _Stop
         key, closed = self._string()
@@ -90,8 +90,8 @@ class _Parser:
         self.pos += 1
         result[key] = self.value()
 
-    def _array(self) -> list[Any]:
-        result: list[Any] = []
+    def _array(self) -> list[JsonValue]:
+        result: list[JsonValue] = []
         self.pos += 1
         try:
             while self._peek() != "]":
@@ -129,7 +129,7 @@ class _Parser:
         self.pos = match.end()
         return json.loads(match.group())
 
-    def _literal(self) -> Any:
+    def _literal(self) -> JsonValue:
         rest = self.text[self.pos : self.pos + 5]
         for word, value in _LITERALS.items():
             if rest.startswith(word) or (rest and word.startswith(rest) and self.pos + len(rest) == len(self.text)):

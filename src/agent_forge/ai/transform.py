@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from typing import Union
 
 from .hosts import effective_compat
-from .types import Message, Model
+from .types import (AssistantContent, AssistantMessage, Message, Model, ToolCall, ToolResultMessage, UserContent,
+                    UserMessage, is_assistant, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 
 IMAGE_OMITTED = "(image omitted: this model does not accept images)"
 NO_RESULT = "No result was recorded for this tool call."
@@ -36,7 +37,7 @@ _ID_LIMITS = {"anthropic-messages": 64, "openai-responses": 64, "openai-completi
 """Longest tool-call id each API accepts (Anthropic: `^[a-zA-Z0-9_-]{1,64}$`; OpenAI Chat Completions: 40)."""
 
 
-def same_origin(model: Model, message: dict[str, Any]) -> bool:
+def same_origin(model: Model, message: AssistantMessage) -> bool:
     """Whether `message` came from this very model (same api, provider and id), so its signatures are valid."""
     ours = {"api": model["api"], "provider": model["provider"], "model": model["id"]}
     return all(message.get(key, value) == value for key, value in ours.items())
@@ -60,7 +61,7 @@ def normalize_tool_call_id(model: Model, call_id: str) -> str:
     return f"{clean[: limit - 13]}_{digest}"
 
 
-def has_tool_name(call: dict[str, Any]) -> bool:
+def has_tool_name(call: ToolCall) -> bool:
     """Whether a tool call carries a usable name (a non-blank string)."""
     name = call.get("name")
     return isinstance(name, str) and bool(name.strip())
@@ -71,32 +72,31 @@ def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
     and toolResult pass through untouched."""
     images = "image" in (model.get("input") or ["text", "image"])
     ids: dict[str, str] = {}
-    out: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []  # tool calls of the last assistant message still waiting for results
+    out: list[Message] = []
+    pending: list[ToolCall] = []  # tool calls of the last assistant message still waiting for results
     for message in messages:
-        role = message.get("role")
-        if role == "toolResult":
+        if is_tool_result(message):
             result = _tool_result(message, ids, pending, images)
             if result is not None:
                 out.append(result)
             continue
         out.extend(_missing_results(pending))
         pending = []
-        if role == "assistant":
+        if is_assistant(message):
             if message.get("stopReason") in ("error", "aborted"):
                 continue
             converted = _assistant(model, message, ids)
-            pending = [b for b in converted["content"] if b.get("type") == "toolCall"]
+            pending = [b for b in converted["content"] if is_tool_call(b)]
             out.append(converted)
-        elif role == "user":
+        elif is_user(message):
             out.append(_user(message, images))
         else:
-            out.append(message)  # type: ignore[arg-type]
+            out.append(message)
     out.extend(_missing_results(pending))
-    return out  # type: ignore[return-value]
+    return out
 
 
-def _assistant(model: Model, message: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
+def _assistant(model: Model, message: AssistantMessage, ids: dict[str, str]) -> AssistantMessage:
     own = same_origin(model, message)
     blocks = [_assistant_block(model, block, own, ids) for block in message.get("content") or []]
     content = [block for block in blocks if block is not None]
@@ -105,9 +105,8 @@ def _assistant(model: Model, message: dict[str, Any], ids: dict[str, str]) -> di
     return {**message, "content": content}
 
 
-def _assistant_block(model: Model, block: dict[str, Any], own: bool, ids: dict[str, str]) -> dict[str, Any] | None:
-    kind = block.get("type")
-    if kind == "toolCall":
+def _assistant_block(model: Model, block: AssistantContent, own: bool, ids: dict[str, str]) -> AssistantContent | None:
+    if is_tool_call(block):
         new_id = block["id"] if own else normalize_tool_call_id(model, str(block.get("id") or "call"))
         ids[block.get("id")] = new_id
         if not has_tool_name(block):
@@ -117,23 +116,23 @@ def _assistant_block(model: Model, block: dict[str, Any], own: bool, ids: dict[s
         return {key: value for key, value in block.items() if key != "thoughtSignature"} | {"id": new_id}
     if own:
         return block
-    if kind == "thinking":
+    if is_thinking(block):
         text = block.get("thinking") or ""
         return None if block.get("redacted") or not text.strip() else {"type": "text", "text": text}
-    if kind == "text":
+    if is_text(block):
         return {"type": "text", "text": block.get("text") or ""}
     return block
 
 
-def _user(message: dict[str, Any], images: bool) -> dict[str, Any]:
+def _user(message: UserMessage, images: bool) -> UserMessage:
     content = message.get("content")
     if images or isinstance(content, str) or not _has_image(content):
         return message
     return {**message, "content": _without_images(content)}
 
 
-def _tool_result(message: dict[str, Any], ids: dict[str, str], pending: list[dict[str, Any]],
-                 images: bool) -> dict[str, Any] | None:
+def _tool_result(message: ToolResultMessage, ids: dict[str, str], pending: list[ToolCall],
+                 images: bool) -> ToolResultMessage | None:
     new_id = ids.get(message.get("toolCallId"))
     call = next((c for c in pending if c["id"] == new_id), None)
     if call is None:
@@ -148,19 +147,19 @@ def _tool_result(message: dict[str, Any], ids: dict[str, str], pending: list[dic
             "content": content if images else _without_images(content)}
 
 
-def _missing_results(pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _missing_results(pending: list[ToolCall]) -> list[ToolResultMessage]:
     return [{"role": "toolResult", "toolCallId": call["id"], "toolName": call.get("name", ""),
              "content": [{"type": "text", "text": NO_RESULT}], "isError": True, "timestamp": 0}
             for call in pending]
 
 
-def _has_image(content: Any) -> bool:
+def _has_image(content: Union[str, list[UserContent]]) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "image" for b in content)
 
 
-def _without_images(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _without_images(content: list[UserContent]) -> list[UserContent]:
     """Each run of images becomes one note, so the model knows something was there."""
-    out: list[dict[str, Any]] = []
+    out: list[UserContent] = []
     for block in content:
         if block.get("type") != "image":
             out.append(block)

@@ -6,7 +6,12 @@ session file and on the RPC wire (seed 000, "Types"). Timestamps inside messages
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, Union
+from typing import Any, Literal, Mapping, NotRequired, TypeAlias, TypedDict, TypeGuard, Union
+
+JsonValue: TypeAlias = Union[None, bool, int, float, str, list["JsonValue"], dict[str, "JsonValue"]]
+"""Arbitrary JSON as `json.loads` returns it: only for values whose shape is not ours (tool arguments, plugin
+data, unknown fields of a provider's answer). Known shapes have their own TypedDicts below and in the
+provider modules."""
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Terminal stop reasons of an assistant message; `"pending"` marks a message still streaming."""
@@ -40,7 +45,7 @@ class ToolCall(TypedDict):
     type: Literal["toolCall"]
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     argumentsError: NotRequired[str]
     """Set when the streamed arguments were not valid JSON: the call is answered with this error."""
     thoughtSignature: NotRequired[str]
@@ -48,6 +53,10 @@ class ToolCall(TypedDict):
 
 
 ContentBlock = Union[TextContent, ThinkingContent, ImageContent, ToolCall]
+AssistantContent = Union[TextContent, ThinkingContent, ToolCall]
+"""A block of an assistant message."""
+UserContent = Union[TextContent, ImageContent]
+"""A block of a user message or a tool result."""
 
 
 class Cost(TypedDict):
@@ -75,13 +84,13 @@ class Usage(TypedDict):
 
 class UserMessage(TypedDict):
     role: Literal["user"]
-    content: Union[str, list[Union[TextContent, ImageContent]]]
+    content: Union[str, list[UserContent]]
     timestamp: int
 
 
 class AssistantMessage(TypedDict):
     role: Literal["assistant"]
-    content: list[Union[TextContent, ThinkingContent, ToolCall]]
+    content: list[AssistantContent]
     api: str
     provider: str
     model: str
@@ -103,7 +112,7 @@ class ToolResultMessage(TypedDict):
     role: Literal["toolResult"]
     toolCallId: str
     toolName: str
-    content: list[Union[TextContent, ImageContent]]
+    content: list[UserContent]
     isError: bool
     timestamp: int
     details: NotRequired[Any]
@@ -140,11 +149,13 @@ class Model(TypedDict):
     maxTokens: int
     cost: ModelCost
     headers: NotRequired[dict[str, str]]
-    compat: NotRequired[dict[str, Any]]
+    compat: NotRequired[dict[str, JsonValue]]
     thinkingLevels: NotRequired[list[str]]
-    samplingParams: NotRequired[dict[str, Any]]
+    thinkingLevelMap: NotRequired[dict[str, JsonValue]]
+    """models.json: thinking level -> the API's value for it; `null` drops the level."""
+    samplingParams: NotRequired[dict[str, JsonValue]]
     """models.json: request fields such as `temperature`, `top_p`, `seed` (each API sends those it has)."""
-    samplingParamsByThinkingLevel: NotRequired[dict[str, dict[str, Any]]]
+    samplingParamsByThinkingLevel: NotRequired[dict[str, dict[str, JsonValue]]]
     defaultContextWindow: NotRequired[int]
     contextWindowOptions: NotRequired[list[int]]
 
@@ -154,7 +165,7 @@ class Tool(TypedDict):
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, JsonValue]
 
 
 class Context(TypedDict):
@@ -215,3 +226,35 @@ class DoneEvent(TypedDict):
 AssistantMessageEvent = Union[
     StartEvent, TextStartEvent, DeltaEvent, BlockEndEvent, ToolCallStartEvent, ToolCallEndEvent, DoneEvent
 ]
+
+
+# Narrowing: messages and blocks are read defensively (`.get`), since a session file or a plugin may hand over
+# a malformed one; these tell a type checker what a passing `.get("role")` or `.get("type")` check means.
+
+
+def is_user(message: Mapping[str, object]) -> TypeGuard[UserMessage]:
+    return message.get("role") == "user"
+
+
+def is_assistant(message: Mapping[str, object]) -> TypeGuard[AssistantMessage]:
+    return message.get("role") == "assistant"
+
+
+def is_tool_result(message: Mapping[str, object]) -> TypeGuard[ToolResultMessage]:
+    return message.get("role") == "toolResult"
+
+
+def is_text(block: Mapping[str, object]) -> TypeGuard[TextContent]:
+    return block.get("type") == "text"
+
+
+def is_thinking(block: Mapping[str, object]) -> TypeGuard[ThinkingContent]:
+    return block.get("type") == "thinking"
+
+
+def is_image(block: Mapping[str, object]) -> TypeGuard[ImageContent]:
+    return block.get("type") == "image"
+
+
+def is_tool_call(block: Mapping[str, object]) -> TypeGuard[ToolCall]:
+    return block.get("type") == "toolCall"

@@ -7,7 +7,17 @@ Names are re-exported lazily, so importing this package costs nothing until one 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers see; at run time `__getattr__` imports on first use
+    from ..agent.types import ToolError, ToolResult
+    from .api import (HANDLED, HOOK_EVENTS, OBSERVED_EVENTS, AddContext, BeforeRunEvent, Block, Cancel, Context,
+                      Handled, InputEvent, Plugin, PluginError, SessionChangeEvent, SessionShutdownEvent,
+                      SessionStartEvent, SessionView, ToolCallEvent, ToolContext, Transform)
+    from .loader import PluginLoadError
+    from .runner import PluginRunner
+    from .startup import install_plugins
+    from .ui import PluginUI, RpcUI
 
 _EXPORTS = {
     "Plugin": "api", "PluginError": "api", "Context": "api", "ToolContext": "api", "SessionView": "api",
@@ -22,7 +32,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,11 +24,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Union
+from typing import TYPE_CHECKING, Awaitable, Callable, NotRequired, TypedDict, TypeVar, Union, overload
 
-from ..agent.types import ToolError, ToolResult
+from ..agent.types import AgentMessage, ToolError, ToolResult
+from ..ai.types import JsonValue, Model, UserContent
+from .events import (  # noqa: F401 - re-exported: the public API names them
+    HANDLED, AddContext, BeforeRunEvent, Block, Cancel, Handled, HandlerResult, HandlerReturn, InputEvent,
+    PluginEvent, SessionChangeEvent, SessionShutdownEvent, SessionStartEvent, ToolCallEvent, Transform,
+)
 from .schema import check_parameters_schema
-from .values import describe_value, images_problem, private_copy
+from .values import private_copy
 from .ui import PluginUI
 
 if TYPE_CHECKING:
@@ -55,154 +60,6 @@ _TOOL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")  # what every provide
 
 class PluginError(ValueError):
     """A plugin used the API wrongly (raised at registration, so the plugin is skipped with this message)."""
-
-
-# -- events -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class InputEvent:
-    """`input`: a `prompt` that is not a plugin command, before skills and templates expand. Handlers run in
-    load order and see the text as earlier handlers left it. `streaming_behavior` is None when idle."""
-
-    text: str
-    images: list[dict[str, Any]] | None = None
-    streaming_behavior: str | None = None
-
-
-@dataclass
-class BeforeRunEvent:
-    """`before_run`: a run is about to start with `prompts` (user messages; do not mutate). `system_prompt`
-    is the prompt so far, changes of earlier handlers included."""
-
-    prompts: list[dict[str, Any]]
-    system_prompt: str
-
-
-@dataclass
-class ToolCallEvent:
-    """`tool_call`: the model called `tool_name`; the tool runs with `args` as handlers leave them (change the
-    dict in place or assign a new dict). Unknown tools and unparseable arguments never reach this event."""
-
-    tool_name: str
-    tool_call_id: str
-    args: dict[str, Any]
-
-
-@dataclass
-class SessionChangeEvent:
-    """`session_before_change`: `action` is "new_session", "switch_session", "fork" or "clone";
-    `target_session_file` is set for switch_session, `entry_id` for fork, `parent_session` for new_session
-    when the client gave one."""
-
-    action: str
-    target_session_file: str | None = None
-    entry_id: str | None = None
-    parent_session: str | None = None
-
-
-@dataclass
-class SessionStartEvent:
-    """`session_start`: `reason` is "startup" or the action that moved the session to another store;
-    `previous_session_file` is the file it left (None at start-up and for in-memory sessions)."""
-
-    reason: str
-    previous_session_file: str | None = None
-
-
-@dataclass
-class SessionShutdownEvent:
-    """`session_shutdown`: the agent is exiting (`reason` "quit"); finish and release what the plugin holds."""
-
-    reason: str = "quit"
-
-
-# -- results ------------------------------------------------------------------------------------------
-
-
-class HandlerResult:
-    """A handler result: checked when built (`TypeError` in the handler, reported as its failure) and again when
-    the runner reads it (a list inside may have changed since)."""
-
-    def __post_init__(self) -> None:
-        problem = self.problem()
-        if problem is not None:
-            raise TypeError(f"{type(self).__name__}: {problem}")
-
-    def problem(self) -> str | None:
-        """Why this result cannot be used, or None."""
-        return None
-
-
-@dataclass(frozen=True)
-class Transform(HandlerResult):
-    """From an `input` handler: go on with this text (and these images, when not None: a list of image blocks
-    `{type: "image", data: <base64>, mimeType}` of a type every provider accepts, `values.IMAGE_TYPES`)."""
-
-    text: str
-    images: list[dict[str, Any]] | None = None
-
-    def problem(self) -> str | None:
-        if not isinstance(self.text, str):
-            return f"text must be a string, got {type(self.text).__name__}"
-        return None if self.images is None else images_problem(self.images)
-
-
-class Handled:
-    """From an `input` handler: the plugin took care of the input; no run starts (`disposition: "handled"`)."""
-
-    def __repr__(self) -> str:
-        return "HANDLED"
-
-
-HANDLED = Handled()
-
-
-@dataclass(frozen=True)
-class AddContext(HandlerResult):
-    """From a `before_run` handler: `messages` (a string or a list of strings) join the run after the prompt as
-    `custom` messages (saved in the session, sent to the model as user text); `system_prompt` (a string)
-    replaces the system prompt of this run; `display` (a bool) tells clients whether to show the messages."""
-
-    messages: Union[str, list[str], tuple[str, ...]] = ()
-    system_prompt: str | None = None
-    display: bool = True
-
-    def texts(self) -> list[str]:
-        return [self.messages] if isinstance(self.messages, str) else list(self.messages)
-
-    def problem(self) -> str | None:
-        messages = self.messages
-        texts = [messages] if isinstance(messages, str) else messages if isinstance(messages, (list, tuple)) else None
-        if texts is None or not all(isinstance(text, str) for text in texts):
-            return f"messages must be a string or a list of strings, got {describe_value(self.messages)}"
-        if self.system_prompt is not None and not isinstance(self.system_prompt, str):
-            return f"system_prompt must be a string or None, got {type(self.system_prompt).__name__}"
-        if not isinstance(self.display, bool):
-            return f"display must be True or False, got {type(self.display).__name__}"
-        return None
-
-
-@dataclass(frozen=True)
-class Block(HandlerResult):
-    """From a `tool_call` handler: do not run the tool; `reason` (a string) is the error result the model sees."""
-
-    reason: str = "Blocked by a plugin"
-
-    def problem(self) -> str | None:
-        return None if isinstance(self.reason, str) else f"reason must be a string, got {type(self.reason).__name__}"
-
-
-@dataclass(frozen=True)
-class Cancel(HandlerResult):
-    """From a `session_before_change` handler: do not change the session (the response says `cancelled`)."""
-
-    reason: str | None = None
-
-    def problem(self) -> str | None:
-        if self.reason is None or isinstance(self.reason, str):
-            return None
-        return f"reason must be a string or None, got {type(self.reason).__name__}"
 
 
 # -- contexts -----------------------------------------------------------------------------------------
@@ -232,9 +89,9 @@ class SessionView:
         return self._session.store.session_name
 
     @property
-    def model(self) -> dict[str, Any] | None:
+    def model(self) -> Model | None:
         """A copy of the current Model dict (changing it changes nothing), or None."""
-        return private_copy(self._session.model)  # type: ignore[return-value]
+        return private_copy(self._session.model)
 
     @property
     def thinking_level(self) -> str:
@@ -245,7 +102,7 @@ class SessionView:
         return self._session.is_streaming
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[AgentMessage]:
         """A copy of the conversation so far (changing it changes nothing)."""
         return private_copy(self._session.messages)
 
@@ -260,7 +117,7 @@ class SessionView:
     def set_session_name(self, name: str) -> None:
         self._session.set_session_name(name)
 
-    def append_entry(self, custom_type: str, data: Any = None) -> None:
+    def append_entry(self, custom_type: str, data: JsonValue = None) -> None:
         """Save plugin state in the session file (a `custom` entry; never sent to the model)."""
         self._session.store.append_custom(custom_type, data)
 
@@ -289,6 +146,13 @@ class Context:
         return self.ui.has_ui
 
 
+class ToolResultFields(TypedDict):
+    """A tool result given as a dict: `{content: [text or image blocks], details?}`."""
+
+    content: list[UserContent]
+    details: NotRequired[object]
+
+
 @dataclass
 class ToolContext(Context):
     """A plugin tool's context: `update(partial)` streams progress (a `tool_execution_update` event) with the
@@ -297,11 +161,11 @@ class ToolContext(Context):
     tool_call_id: str = ""
     on_update: Callable[[ToolResult], None] = field(default=lambda partial: None)
 
-    def update(self, partial: str | ToolResult | dict[str, Any]) -> None:
+    def update(self, partial: str | ToolResult | ToolResultFields) -> None:
         self.on_update(to_tool_result(partial))
 
 
-def to_tool_result(value: Any) -> ToolResult:
+def to_tool_result(value: object) -> ToolResult:
     """A plugin tool's return value as a `ToolResult`: a string (one text block), a `ToolResult`, or a dict
     `{content: [blocks], details?}`. Anything else is a `ToolError` the model sees."""
     if isinstance(value, ToolResult):
@@ -317,8 +181,13 @@ def to_tool_result(value: Any) -> ToolResult:
 # -- registration -------------------------------------------------------------------------------------
 
 CommandHandler = Callable[[str, Context], Union[None, Awaitable[None]]]
-ToolExecute = Callable[[dict[str, Any], ToolContext], Any]
-Handler = Callable[[Any, Context], Any]
+ToolReturn = Union[str, ToolResult, "ToolResultFields"]
+ToolExecute = Callable[[dict[str, JsonValue], ToolContext], Union[ToolReturn, Awaitable[ToolReturn]]]
+Handler = Callable[[PluginEvent, Context], Union[HandlerReturn, Awaitable[HandlerReturn]]]
+"""`handler(event, ctx)`: `event` is the event object of its `HOOK_EVENTS` name, or an observed event's dict."""
+_Command = TypeVar("_Command", bound=CommandHandler)
+_Execute = TypeVar("_Execute", bound=ToolExecute)
+_Handler = TypeVar("_Handler", bound=Handler)
 
 
 @dataclass(frozen=True)
@@ -334,7 +203,7 @@ class ToolSpec:
     name: str
     label: str
     description: str
-    parameters: dict[str, Any]
+    parameters: dict[str, JsonValue]
     execute: ToolExecute
     plugin: Plugin
 
@@ -370,8 +239,14 @@ class Plugin:
     def __repr__(self) -> str:
         return f"Plugin({self.id!r}, {self.path!r})"
 
-    def register_command(self, name: str, handler: CommandHandler | None = None, *,
-                         description: str | None = None) -> Any:
+    @overload
+    def register_command(self, name: str, handler: None = None, *,
+                         description: str | None = None) -> Callable[[_Command], _Command]: ...
+    @overload
+    def register_command(self, name: str, handler: _Command, *, description: str | None = None) -> _Command: ...
+
+    def register_command(self, name: str, handler: _Command | None = None, *,
+                         description: str | None = None) -> _Command | Callable[[_Command], _Command]:
         """Register `/name`: `handler(args, ctx)` (sync or async) runs at once when a `prompt` starts with
         `/name`, even while the agent works; `args` is the rest of the text, stripped. Without `handler`,
         returns a decorator."""
@@ -388,8 +263,17 @@ class Plugin:
 
     command = register_command
 
-    def register_tool(self, name: str, execute: ToolExecute | None = None, *, description: str,
-                      parameters: dict[str, Any] | None = None, label: str | None = None) -> Any:
+    @overload
+    def register_tool(self, name: str, execute: None = None, *, description: str,
+                      parameters: dict[str, JsonValue] | None = None,
+                      label: str | None = None) -> Callable[[_Execute], _Execute]: ...
+    @overload
+    def register_tool(self, name: str, execute: _Execute, *, description: str,
+                      parameters: dict[str, JsonValue] | None = None, label: str | None = None) -> _Execute: ...
+
+    def register_tool(self, name: str, execute: _Execute | None = None, *, description: str,
+                      parameters: dict[str, JsonValue] | None = None,
+                      label: str | None = None) -> _Execute | Callable[[_Execute], _Execute]:
         """Register a tool the model can call. `parameters` is a JSON schema of type object (default: no
         parameters); arguments are checked against it before `execute(args, ctx)` (sync or async) runs.
         `execute` returns a string, a `ToolResult` or `{content, details?}`, raises `ToolError` for failures
@@ -405,7 +289,7 @@ class Plugin:
         _check_callable("tool execute", execute)
         if not isinstance(description, str) or not description.strip():
             raise PluginError(f"Tool {name}: description must be a non-empty string")
-        schema = parameters if parameters is not None else {"type": "object", "properties": {}}
+        schema: dict[str, JsonValue] = parameters if parameters is not None else {"type": "object", "properties": {}}
         problem = check_parameters_schema(schema)
         if problem:
             raise PluginError(f"Tool {name}: {problem}")
@@ -414,7 +298,12 @@ class Plugin:
 
     tool = register_tool
 
-    def on(self, event: str, handler: Handler | None = None) -> Any:
+    @overload
+    def on(self, event: str, handler: None = None) -> Callable[[_Handler], _Handler]: ...
+    @overload
+    def on(self, event: str, handler: _Handler) -> _Handler: ...
+
+    def on(self, event: str, handler: _Handler | None = None) -> _Handler | Callable[[_Handler], _Handler]:
         """Call `handler(event, ctx)` (sync or async) for `event`: one of `HOOK_EVENTS` or `OBSERVED_EVENTS`.
         Without `handler`, returns a decorator."""
         self._check_open(f"on({event!r})")
@@ -428,11 +317,11 @@ class Plugin:
         return handler
 
 
-def _check_callable(what: str, value: Any) -> None:
+def _check_callable(what: str, value: object) -> None:
     if not callable(value):
         raise PluginError(f"The {what} must be callable, got {type(value).__name__}")
 
 
-def _check_optional_text(what: str, value: Any) -> None:
+def _check_optional_text(what: str, value: object) -> None:
     if value is not None and not isinstance(value, str):
         raise PluginError(f"The {what} must be a string, got {type(value).__name__}")

@@ -10,7 +10,9 @@ plugin may call `sys.exit()` or raise `KeyboardInterrupt`. Raised inside an asyn
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable
+from typing import Awaitable, TypeVar
+
+_T = TypeVar("_T")
 
 
 class PluginEscape(Exception):
@@ -49,7 +51,7 @@ def describe_error(exc: BaseException | str) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-async def contained(awaitable: Awaitable[Any]) -> Any:
+async def contained(awaitable: Awaitable[_T]) -> _T:
     """Await plugin code that runs as its own task: a `BaseException` other than a cancellation comes out as
     `PluginEscape`, so it cannot stop the event loop."""
     try:

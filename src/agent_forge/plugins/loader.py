@@ -30,13 +30,20 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Awaitable, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
 from .isolation import contained, describe_error, is_cancellation
 
 if TYPE_CHECKING:
+    from ..ai.types import JsonValue
     from .api import Plugin
+    from .entry_points import EntryPoint
+
+Setup = Callable[["Plugin"], object]
+"""A plugin's `setup(plugin)`, sync or async (an awaitable result is awaited)."""
+PluginObject = Union[types.ModuleType, Setup]
+"""A plugin given as an object (SDK): a module with `setup`, or the setup function itself."""
 
 ENTRY_POINT_GROUP = "agent_forge.plugins"
 PLUGINS_DIR = "plugins"
@@ -59,7 +66,7 @@ class PluginSource:
     kind: str
     scope: str
     origin: str = "top-level"
-    value: Any = None
+    value: Union[PluginObject, EntryPoint, None] = None
 
 
 @dataclass
@@ -71,8 +78,8 @@ class Discovery:
 
 
 def discover(cwd: str, agent_dir: str | os.PathLike[str], *, cli_plugins: Sequence[str] = (),
-             no_plugins: bool = False, user_settings: dict[str, Any] | None = None,
-             project_settings: dict[str, Any] | None = None, project_enabled: bool = True,
+             no_plugins: bool = False, user_settings: dict[str, JsonValue] | None = None,
+             project_settings: dict[str, JsonValue] | None = None, project_enabled: bool = True,
              project_trusted: bool = False) -> Discovery:
     """The plugin sources for a session in `cwd` (see the module docstring)."""
     found = Discovery()
@@ -118,7 +125,7 @@ def _dir_sources(directory: Path, scope: str) -> list[PluginSource]:
     return [PluginSource(str(path), "path", scope) for path in plugin_files(directory)]
 
 
-def _settings_sources(settings: dict[str, Any] | None, base: Path, scope: str) -> list[PluginSource]:
+def _settings_sources(settings: dict[str, JsonValue] | None, base: Path, scope: str) -> list[PluginSource]:
     """`plugins` of a settings file: a list of paths (relative to `base`) or module names; others ignored."""
     entries = (settings or {}).get("plugins")
     if not isinstance(entries, list):
@@ -174,7 +181,7 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
     return plugin
 
 
-async def _bounded(awaitable: Any, timeout: float, target: str) -> None:
+async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) -> None:
     """Await an async setup for at most `timeout` seconds. A setup still running then is cancelled but not
     waited for: one that ignores the cancellation must not hang start-up either."""
     task = asyncio.ensure_future(contained(awaitable))
@@ -190,13 +197,13 @@ async def _bounded(awaitable: Any, timeout: float, target: str) -> None:
     task.result()
 
 
-def _import(source: PluginSource) -> tuple[Any, str, str]:
+def _import(source: PluginSource) -> tuple[object, str, str]:
     """(the loaded object, the plugin id, the plugin's path for messages)."""
     if source.kind == "path":
         return _import_path(Path(source.target))
     if source.kind == "module":
         module_name, _, attrs = source.target.partition(":")
-        obj: Any = importlib.import_module(module_name)
+        obj: object = importlib.import_module(module_name)
         for attr in filter(None, attrs.split(".")):
             obj = getattr(obj, attr)
         return obj, module_name, _file_of(obj, f"<module:{module_name}>")
@@ -236,7 +243,7 @@ def _module_name(path: Path) -> str:
     return f"_agent_forge_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
 
 
-def _setup_of(obj: Any) -> Callable[[Plugin], Any]:
+def _setup_of(obj: object) -> Setup:
     if isinstance(obj, types.ModuleType):
         setup = getattr(obj, "setup", None)
         if not callable(setup):
@@ -247,6 +254,6 @@ def _setup_of(obj: Any) -> Callable[[Plugin], Any]:
     raise PluginLoadError(f"{obj!r} is neither a module nor a setup function")
 
 
-def _file_of(obj: Any, fallback: str) -> str:
+def _file_of(obj: object, fallback: str) -> str:
     module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(getattr(obj, "__module__", "") or "")
     return str(getattr(module, "__file__", None) or fallback)

@@ -8,12 +8,13 @@ Checked keywords: `type` (a name or a list of names), `properties`, `required`, 
 from __future__ import annotations
 
 import math
-from typing import Any
+
 
 from ..agent.types import ToolError
+from ..ai.types import JsonValue
 
 
-def check_parameters_schema(schema: Any) -> str | None:
+def check_parameters_schema(schema: object) -> str | None:
     """Why `schema` cannot be a tool's parameters (a JSON schema whose type is "object"), or None."""
     if not isinstance(schema, dict):
         return f"parameters must be a JSON schema object (a dict), got {type(schema).__name__}"
@@ -28,12 +29,12 @@ def check_parameters_schema(schema: Any) -> str | None:
     return None
 
 
-def check_arguments(schema: dict[str, Any], args: Any) -> None:
+def check_arguments(schema: dict[str, JsonValue], args: JsonValue) -> None:
     """Raise `ToolError` naming the first argument that does not fit `schema`."""
     _check(schema, args, "arguments")
 
 
-def _check(schema: dict[str, Any], value: Any, where: str) -> None:
+def _check(schema: dict[str, JsonValue], value: JsonValue, where: str) -> None:
     expected = schema.get("type")
     names = [expected] if isinstance(expected, str) else expected if isinstance(expected, list) else []
     if names and not any(_is(value, name) for name in names):
@@ -47,7 +48,7 @@ def _check(schema: dict[str, Any], value: Any, where: str) -> None:
             _check(schema["items"], item, f"{where}[{i}]")
 
 
-def _check_object(schema: dict[str, Any], value: dict[str, Any], where: str) -> None:
+def _check_object(schema: dict[str, JsonValue], value: dict[str, JsonValue], where: str) -> None:
     prefix = "" if where == "arguments" else f"{where}."
     for name in schema.get("required", []):
         if name not in value:
@@ -60,7 +61,7 @@ def _check_object(schema: dict[str, Any], value: dict[str, Any], where: str) -> 
             raise ToolError(f"Unknown parameter '{prefix}{name}'")
 
 
-def _is(value: Any, name: str) -> bool:
+def _is(value: object, name: str) -> bool:
     if name == "integer":
         return _is(value, "number") and float(value).is_integer()
     if name == "number":
@@ -69,7 +70,7 @@ def _is(value: Any, name: str) -> bool:
     return name in kinds and isinstance(value, kinds[name])
 
 
-def _json_name(value: Any) -> str:
+def _json_name(value: object) -> str:
     for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
         if _is(value, name):
             return name

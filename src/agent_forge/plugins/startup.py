@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
-from .loader import SETUP_TIMEOUT_S, PluginLoadError, PluginSource, discover, load_plugin
+from .loader import SETUP_TIMEOUT_S, Discovery, PluginLoadError, PluginObject, PluginSource, discover, load_plugin
 
 if TYPE_CHECKING:
     from ..coding.agent_session import AgentSession
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="record that this directory (and those below it) is not trusted, then exit")
 
 
-def trust_command(args: argparse.Namespace, agent_dir: Any) -> int | None:
+def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str]) -> int | None:
     """Handle `--trust-project` / `--distrust-project` (an exit code), or None when neither was given."""
     if not (args.trust_project or args.distrust_project):
         return None
@@ -67,7 +67,7 @@ async def install_from_args(session: AgentSession, args: argparse.Namespace, mod
     return runner
 
 
-async def install_plugins(session: AgentSession, *, plugins: Iterable[Any] = (), paths: Iterable[str] = (),
+async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObject] = (), paths: Iterable[str] = (),
                           discover: bool = True, ui: Union[PluginUI, Callable[[], PluginUI], None] = None,
                           setup_timeout: float | None = None) -> PluginRunner | None:
     """Load plugins into `session` and make them its hooks; None when there is none to load.
@@ -120,7 +120,7 @@ def _seconds_setting(session: AgentSession, name: str, default: float) -> float:
     return value / 1000
 
 
-def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Any:
+def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Discovery:
     """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
     settings = session.settings
     policy = session.resources.policy

@@ -18,26 +18,33 @@ import dataclasses
 import functools
 import inspect
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypeVar, Union
 
 from .isolation import PluginEscape
 
+if TYPE_CHECKING:
+    from .api import Context
 
-def is_async(fn: Callable[..., Any]) -> bool:
+_R = TypeVar("_R")
+_C = TypeVar("_C", bound="Context")
+_Outcome = Union[tuple[Literal[True], _R], tuple[Literal[False], BaseException]]
+
+
+def is_async(fn: Callable[..., object]) -> bool:
     """True for an `async def` function (also behind `functools.partial`, or as a callable object's `__call__`)."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
-async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+async def in_thread(fn: Callable[..., _R], *args: object) -> _R:
     """`fn(*args)` in a new daemon thread; its result or exception (a `BaseException` that is not an
     `Exception`, such as `SystemExit`, comes as `PluginEscape`). Cancelling the await abandons the thread: it
     cannot be stopped, and its result is dropped."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    future: asyncio.Future[_R] = loop.create_future()
 
     def run() -> None:
         try:
-            outcome: tuple[bool, Any] = (True, fn(*args))
+            outcome: _Outcome[_R] = (True, fn(*args))
         except Exception as exc:
             outcome = (False, exc)
         except BaseException as exc:
@@ -53,10 +60,10 @@ async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
     return await future
 
 
-def _deliver(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+def _deliver(future: asyncio.Future[_R], outcome: _Outcome[_R]) -> None:
     if future.done():
         return  # cancelled meanwhile
-    if outcome[0]:
+    if outcome[0] is True:
         future.set_result(outcome[1])
     else:
         future.set_exception(outcome[1])
@@ -65,9 +72,11 @@ def _deliver(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
 class LoopProxy:
     """`target` seen from a worker thread: attribute reads and calls run on `loop`'s thread (directly when
     already there); an awaitable result is awaited on the loop; callable attributes come back as proxies of
-    their own, so `ctx.ui.notify(...)` and `ctx.session.send_user_message(...)` are safe from any thread."""
+    their own, so `ctx.ui.notify(...)` and `ctx.session.send_user_message(...)` are safe from any thread.
 
-    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop):
+    Attribute reads and calls are typed `Any`: a proxy has whatever attributes `target` has."""
+
+    def __init__(self, target: object, loop: asyncio.AbstractEventLoop):
         object.__setattr__(self, "_target", target)
         object.__setattr__(self, "_loop", loop)
 
@@ -75,7 +84,7 @@ class LoopProxy:
         value = on_loop(self._loop, getattr, self._target, name)
         return LoopProxy(value, self._loop) if callable(value) else value
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         on_loop(self._loop, setattr, self._target, name, value)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -85,7 +94,7 @@ class LoopProxy:
         return f"LoopProxy({self._target!r})"
 
 
-def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., object], *args: object, **kwargs: object) -> object:
     """`fn(*args, **kwargs)` on `loop`'s thread (an awaitable result awaited there); blocks the calling worker
     thread until done. Called on the loop's own thread, it calls `fn` directly."""
     try:
@@ -95,18 +104,18 @@ def on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any,
     if running is loop:
         return fn(*args, **kwargs)
 
-    async def call() -> Any:
+    async def call() -> object:
         result = fn(*args, **kwargs)
         return await result if inspect.isawaitable(result) else result
 
     return asyncio.run_coroutine_threadsafe(call(), loop).result()
 
 
-def thread_context(ctx: Any) -> Any:
+def thread_context(ctx: _C) -> _C:
     """A copy of the handler context `ctx` (a `Context` dataclass) for a worker thread: `ui`, `session` and a
     tool context's `on_update` marshalled to the running loop."""
     loop = asyncio.get_running_loop()
-    changes: dict[str, Any] = {"ui": LoopProxy(ctx.ui, loop), "session": LoopProxy(ctx.session, loop)}
+    changes: dict[str, object] = {"ui": LoopProxy(ctx.ui, loop), "session": LoopProxy(ctx.session, loop)}
     if hasattr(ctx, "on_update"):
         changes["on_update"] = functools.partial(on_loop, loop, ctx.on_update)
     return dataclasses.replace(ctx, **changes)

@@ -4,9 +4,10 @@ normalised (the `AgentTool` contract of `agent/types.py`)."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from typing import Callable
 
 from ..agent.types import ToolError, ToolResult, ToolUpdate
+from ..ai.types import JsonValue
 from .api import Context, ToolContext, ToolSpec, to_tool_result
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
@@ -29,7 +30,7 @@ class PluginTool:
         self.parameters = spec.parameters
         self._make_context = make_context
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         check_arguments(self.parameters, args)
         base = self._make_context()
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,

@@ -14,13 +14,17 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable, Mapping, TypeVar
 
 from ..coding.events import Emit, ExtensionUiRequest
 
 NOTIFY_TYPES = ("info", "warning", "error")
 WIDGET_PLACEMENTS = ("aboveEditor", "belowEditor")
-Parse = Callable[[dict[str, Any]], Any]
+Answer = Mapping[str, object]
+"""A client's `extension_ui_response` as received: `id`, `value`, `confirmed`, `cancelled`, each checked here."""
+Fields = Mapping[str, object]
+"""The method's own fields of an `extension_ui_request` (`title`, `options`, ...), JSON-encoded by `emit`."""
+_T = TypeVar("_T")
 
 
 class PluginUI:
@@ -76,7 +80,7 @@ class PluginUI:
         _check_text("key", key)
         if placement not in WIDGET_PLACEMENTS:
             raise ValueError(f"placement must be one of {', '.join(WIDGET_PLACEMENTS)}")
-        fields: dict[str, Any] = {"widgetKey": key, "widgetPlacement": placement}
+        fields: dict[str, object] = {"widgetKey": key, "widgetPlacement": placement}
         if lines is not None:
             if not isinstance(lines, (list, tuple)) or not all(isinstance(line, str) for line in lines):
                 raise TypeError("widget lines must be a list of strings")
@@ -95,15 +99,15 @@ class PluginUI:
 
     # -- implementation ------------------------------------------------------------------------------
 
-    async def _dialog(self, method: str, fields: dict[str, Any], timeout: float | None, default: Any,
-                      parse: Parse) -> Any:
+    async def _dialog(self, method: str, fields: Fields, timeout: float | None, default: _T,
+                      parse: Callable[[Answer], _T]) -> _T:
         _check_timeout(timeout)
         return default
 
-    def _fire(self, method: str, fields: dict[str, Any]) -> None:
+    def _fire(self, method: str, fields: Fields) -> None:
         pass
 
-    def resolve(self, answer: dict[str, Any]) -> bool:
+    def resolve(self, answer: Answer) -> bool:
         """Deliver a client's answer; True when it resolved a pending dialog."""
         return False
 
@@ -120,9 +124,9 @@ class PluginUI:
 
 @dataclass
 class _Pending:
-    future: asyncio.Future[Any]
-    parse: Parse
-    default: Any
+    future: asyncio.Future[object]
+    parse: Callable[[Answer], object]
+    default: object
 
 
 class RpcUI(PluginUI):
@@ -140,13 +144,14 @@ class RpcUI(PluginUI):
         """Ids of the dialogs waiting for an answer, oldest first."""
         return list(self._pending)
 
-    async def _dialog(self, method: str, fields: dict[str, Any], timeout: float | None, default: Any,
-                      parse: Parse) -> Any:
+    async def _dialog(self, method: str, fields: Fields, timeout: float | None, default: _T,
+                      parse: Callable[[Answer], _T]) -> _T:
         _check_timeout(timeout)
         if self._closed:
             return default
-        request_id, future = _new_id(), asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _Pending(future, parse, default)
+        request_id = _new_id()
+        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(future, parse, default)  # type: ignore[arg-type]
         request = ExtensionUiRequest(type="extension_ui_request", id=request_id, method=method, **fields)
         if timeout is not None:
             request["timeout"] = max(1, round(timeout * 1000))
@@ -158,10 +163,10 @@ class RpcUI(PluginUI):
         finally:
             self._pending.pop(request_id, None)
 
-    def _fire(self, method: str, fields: dict[str, Any]) -> None:
+    def _fire(self, method: str, fields: Fields) -> None:
         self._emit(ExtensionUiRequest(type="extension_ui_request", id=_new_id(), method=method, **fields))
 
-    def resolve(self, answer: dict[str, Any]) -> bool:
+    def resolve(self, answer: Answer) -> bool:
         request_id = answer.get("id")
         pending = self._pending.get(request_id) if isinstance(request_id, str) else None
         if pending is None or pending.future.done():
@@ -182,22 +187,22 @@ class RpcUI(PluginUI):
         self.cancel_pending()
 
 
-def _value(answer: dict[str, Any]) -> str | None:
+def _value(answer: Answer) -> str | None:
     value = answer.get("value")
     return value if isinstance(value, str) else None
 
 
-def _check_text(name: str, value: Any) -> None:
+def _check_text(name: str, value: object) -> None:
+    _text(name, value)
+
+
+def _text(name: str, value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, got {type(value).__name__}")
-
-
-def _text(name: str, value: Any) -> str:
-    _check_text(name, value)
     return value
 
 
-def _check_timeout(timeout: Any) -> None:
+def _check_timeout(timeout: object) -> None:
     if timeout is None:
         return
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \

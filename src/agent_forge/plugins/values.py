@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import binascii
 import copy
-from typing import Any
+from typing import TypeVar
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image media types every supported provider API accepts (as RPC `prompt` checks `images`)."""
+_T = TypeVar("_T")
 
 
-def images_problem(images: Any) -> str | None:
+def images_problem(images: object) -> str | None:
     """Why `images` is not a list of image blocks `{type: "image", data: <base64>, mimeType}`, or None. A bad
     image must not reach the conversation: every later request would fail."""
     if not isinstance(images, list):
@@ -32,7 +33,7 @@ def _is_base64(data: str) -> bool:
     return bool(data)
 
 
-def private_copy(value: Any) -> Any:
+def private_copy(value: _T) -> _T:
     """A deep copy of session data handed to a plugin, so changing it changes nothing in the session. Tool
     `details` may hold objects that cannot be copied: the dicts and lists around them are still copied, and
     only such an object itself is shared."""
@@ -40,13 +41,13 @@ def private_copy(value: Any) -> Any:
         return copy.deepcopy(value)
     except Exception:
         if isinstance(value, dict):
-            return {key: private_copy(item) for key, item in value.items()}
+            return {key: private_copy(item) for key, item in value.items()}  # type: ignore[return-value]
         if isinstance(value, list):
-            return [private_copy(item) for item in value]
+            return [private_copy(item) for item in value]  # type: ignore[return-value]
         return value
 
 
-def describe_value(value: Any) -> str:
+def describe_value(value: object) -> str:
     """A short, safe description of a plugin's value (its repr may be huge or raise)."""
     try:
         text = repr(value)

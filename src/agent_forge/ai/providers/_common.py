@@ -1,12 +1,12 @@
-"""Machinery shared by provider modules: the in-place message builder and the HTTP/SSE stream driver."""
+"""Machinery shared by provider modules: the in-place message builder and the HTTP/SSE stream driver (what it
+reads of a failed or unexpected answer is in `_response_body`)."""
 
 from __future__ import annotations
 
-import re
 import time
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Iterable
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
 from .. import json_wire, transform
 from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
@@ -14,20 +14,22 @@ from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, transport_error
-from ..types import AssistantMessage, AssistantMessageEvent, Model
+from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
+from ._response_body import BodyHead, describe_answer, error_body, retry_after_ms
+
+if TYPE_CHECKING:
+    import httpx2
 
 Event = AssistantMessageEvent
 _DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
-_BODY_LIMIT = 16_000  # characters of an error body kept in errorMessage
-_BODY_READ = 4 * _BODY_LIMIT  # bytes of an error body read (UTF-8 takes at most 4 bytes a character)
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """Compact JSON, UTF-8 kept as is (DESIGN.md: stdlib json, compact separators), never `NaN`."""
     return json_wire.dumps(value)
 
@@ -46,7 +48,7 @@ def new_message(model: Model) -> AssistantMessage:
     }
 
 
-def parse_tool_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
+def parse_tool_arguments(raw: str) -> tuple[dict[str, JsonValue], str | None]:
     """Strictly parse a completed tool call's argument JSON: (arguments, None) or ({}, error text)."""
     if not raw.strip():
         return {}, None
@@ -79,8 +81,8 @@ class MessageBuilder:
         self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
 
     @property
-    def content(self) -> list[dict[str, Any]]:
-        return self.message["content"]  # type: ignore[return-value]
+    def content(self) -> list[AssistantContent]:
+        return self.message["content"]
 
     def is_open(self, index: int) -> bool:
         return index in self._open
@@ -90,7 +92,7 @@ class MessageBuilder:
         return index, {"type": "text_start", "contentIndex": index}
 
     def start_thinking(self, *, signature: str | None = None, redacted: bool = False) -> tuple[int, Event]:
-        block: dict[str, Any] = {"type": "thinking", "thinking": ""}
+        block: ThinkingContent = {"type": "thinking", "thinking": ""}
         if signature is not None:
             block["thinkingSignature"] = signature
         if redacted:
@@ -98,7 +100,8 @@ class MessageBuilder:
         index = self._append(block)
         return index, {"type": "thinking_start", "contentIndex": index}
 
-    def start_tool_call(self, call_id: str, name: str, arguments: dict | None = None) -> tuple[int, Event]:
+    def start_tool_call(self, call_id: str, name: str,
+                        arguments: dict[str, JsonValue] | None = None) -> tuple[int, Event]:
         """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
         call_id, name = json_wire.join_surrogates(call_id), json_wire.join_surrogates(name)
         arguments = json_wire.scrub_in_place(arguments or {})
@@ -150,7 +153,7 @@ class MessageBuilder:
             self.message["rawStopReason"] = raw
         return {"type": "done", "message": self.message}
 
-    def note_response_model(self, name: Any) -> None:
+    def note_response_model(self, name: object) -> None:
         """Record the model the server says answered as `responseModel`, when it is not the requested id."""
         if isinstance(name, str) and name and name != self.model["id"] and "responseModel" not in self.message:
             self.message["responseModel"] = name
@@ -162,17 +165,19 @@ class MessageBuilder:
         json_wire.scrub_in_place(self.message)
         return {"type": "error", "message": self.message}
 
-    def _append(self, block: dict[str, Any]) -> int:
-        self.content.append(block)  # type: ignore[arg-type]
+    def _append(self, block: AssistantContent) -> int:
+        self.content.append(block)
         index = len(self.content) - 1
         self._open[index] = []
         return index
 
-    def _close(self, index: int, *, strict: bool) -> dict[str, Any]:
+    def _close(self, index: int, *, strict: bool) -> AssistantContent:
         text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.pop(index, None) else "")
         block = self.content[index]
-        if block["type"] != "toolCall":
-            block[block["type"]] = text
+        if block["type"] == "text":
+            block["text"] = text
+        elif block["type"] == "thinking":
+            block["thinking"] = text
         elif strict:
             arguments, error = parse_tool_arguments(text)
             block["arguments"] = json_wire.scrub_in_place(arguments) or block["arguments"]
@@ -238,7 +243,7 @@ async def stream_api(handler: SseHandler, options: StreamOptions,
             yield event
 
 
-def sse_post(model: Model, options: StreamOptions, url: str, auth: dict[str, str], body: Any) -> HttpRequest:
+def sse_post(model: Model, options: StreamOptions, url: str, auth: dict[str, str], body: object) -> HttpRequest:
     """A streaming JSON POST to `url`: JSON and SSE headers, `auth` headers, then the model's and options'
     headers (`merged_headers`), and the body encoded by `json_wire.encode_body`."""
     base = {"content-type": "application/json", "accept": "text/event-stream", **auth}
@@ -267,7 +272,7 @@ async def _exchange(
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
                 answering = True
                 if not 200 <= response.status_code < 300:
-                    raise HttpStatusError(response.status_code, await _error_body(response),
+                    raise HttpStatusError(response.status_code, await error_body(response),
                                           retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
@@ -279,15 +284,15 @@ async def _exchange(
         yield event
 
 
-async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Event]:
+async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncIterator[Event]:
     """The handler's events for the SSE events of a 2xx `response`, until its terminal event or EOF.
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
     for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
-    body = _BodyHead(response.aiter_bytes())
+    body = BodyHead(response.aiter_bytes())
     if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
         head = await body.fill_head()
-        raise UnexpectedResponseError(response.status_code, _describe(response, head, "is not an event stream"))
+        raise UnexpectedResponseError(response.status_code, describe_answer(response, head, "is not an event stream"))
     seen = 0
     async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
         async for sse in events:
@@ -300,109 +305,7 @@ async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Even
             if handler.finished:
                 break
     if not seen:
-        raise UnexpectedResponseError(response.status_code, _describe(response, body.head, "sent no events"))
-
-
-_HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
-_SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
-_SHOWN_CHARS = 200  # characters of that head shown in errorMessage
-_SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+")
-
-
-class _BodyHead:
-    """A response body read once, keeping its first `_HEAD_BYTES` to describe it in errors."""
-
-    def __init__(self, chunks: AsyncIterator[bytes]):
-        self._source = chunks
-        self._buffered: list[bytes] = []
-        self.head = b""
-
-    async def looks_like_sse(self) -> bool:
-        """True when the body starts like an event stream; reads ahead only until that can be told (a field
-        name's worth of bytes), so a slow but mislabelled stream is not held back."""
-        await self._read_ahead(lambda: len(self.head.lstrip()) >= _SNIFF_BYTES)
-        return bool(_SSE_START.match(self.head.removeprefix(b"\xef\xbb\xbf")))
-
-    async def fill_head(self) -> bytes:
-        """Read ahead until `head` holds `_HEAD_BYTES` (or the body ended); returns it."""
-        await self._read_ahead(lambda: False)
-        return self.head
-
-    async def _read_ahead(self, enough: Callable[[], bool]) -> None:
-        while not enough() and len(self.head) < _HEAD_BYTES:
-            chunk = await anext(self._source, None)
-            if chunk is None:
-                return
-            self._note(chunk)
-            self._buffered.append(chunk)
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        for chunk in self._buffered:
-            yield chunk
-        self._buffered.clear()
-        async for chunk in self._source:
-            self._note(chunk)
-            yield chunk
-
-    def _note(self, chunk: bytes) -> None:
-        if len(self.head) < _HEAD_BYTES:
-            self.head += chunk[: _HEAD_BYTES - len(self.head)]
-
-
-def _describe(response: Any, head: bytes, problem: str) -> str:
-    """`"<status> <reason>: the answer <problem> (content-type: ...); body starts: \"...\""`, sanitized."""
-    kind = response.headers.get("content-type") or "none"
-    reason = f" {response.reason_phrase}" if getattr(response, "reason_phrase", "") else ""
-    shown = sanitize_snippet(head.decode("utf-8", errors="replace"), _SHOWN_CHARS)
-    body = f'body starts: "{shown}"' if shown else "empty body"
-    return f"{response.status_code}{reason}: the answer {problem} (content-type: {sanitize_snippet(kind, 100)}); {body}"
-
-
-def sanitize_snippet(text: str, limit: int) -> str:
-    """`text` on one line for an error message: control, zero-width and bidi characters and whitespace runs
-    become one space; cut to `limit` characters with "…"."""
-    text = " ".join(_UNPRINTABLE.sub(" ", text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def retry_after_ms(headers: Any) -> int | None:
-    """The server's wait hint in milliseconds: `retry-after-ms` (OpenAI, Anthropic), else `retry-after` as
-    seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
-    try:
-        if headers.get("retry-after-ms"):
-            return max(0, int(float(headers["retry-after-ms"])))
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        if value.strip().replace(".", "", 1).isdigit():
-            return int(float(value) * 1000)
-        from email.utils import parsedate_to_datetime
-
-        return max(0, int((parsedate_to_datetime(value).timestamp() - time.time()) * 1000))
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-async def _error_body(response: Any) -> str:
-    """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
-    checks read), except a web page, which is shown like `_describe` does: its type and start on one line."""
-    text = await _body_text(response)
-    kind = response.headers.get("content-type", "").lower()
-    if "html" not in kind:
-        return text
-    return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
-
-
-async def _body_text(response: Any) -> str:
-    """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered)."""
-    data = bytearray()
-    async for chunk in response.aiter_bytes():
-        data += chunk
-        if len(data) >= _BODY_READ:
-            break
-    body = data.decode("utf-8", errors="replace")
-    return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "…"
+        raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
 
 
 def describe_error(exc: BaseException) -> str:
@@ -437,7 +340,7 @@ def max_tokens(model: Model, options: StreamOptions) -> int:
     return int(options.max_tokens or model["maxTokens"])
 
 
-def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
+def sampling_params(model: Model, options: StreamOptions) -> dict[str, JsonValue]:
     """The model's models.json `samplingParams`, with `samplingParamsByThinkingLevel[<thinking level>]` merged
     over them key by key (the reference agent's `models.md`, "Configure sampling by thinking level"). Each
     API module maps them to its request fields; values are sent as given."""
@@ -453,13 +356,13 @@ def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any]:
 _REQUEST_CONTENT = frozenset({"model", "messages", "input", "instructions", "stream", "stream_options", "tools"})
 
 
-def merge_sampling(body: dict[str, Any], params: dict[str, Any]) -> None:
+def merge_sampling(body: dict[str, object], params: dict[str, JsonValue]) -> None:
     """OpenAI-style APIs: every sampling field at the body's top level (as the reference agent does), except
     fields that carry the request itself (`_REQUEST_CONTENT`), which a sampling setting must not replace."""
     body.update({key: value for key, value in params.items() if key not in _REQUEST_CONTENT})
 
 
-def token_count(value: Any) -> int:
+def token_count(value: object) -> int:
     """A token count from a usage object: positive ints as is, anything else (null, bool, junk) 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 

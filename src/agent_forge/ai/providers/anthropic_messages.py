@@ -7,14 +7,16 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming.
 from __future__ import annotations
 
 import re
-from typing import Any, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
-from ..types import AssistantMessageEvent, Context, Model
+from ..types import (AssistantContent, AssistantMessage, AssistantMessageEvent, Context, JsonValue, Message, Model,
+                     Tool, ToolResultMessage, UserContent, is_assistant, is_image, is_thinking, is_tool_call,
+                     is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -28,6 +30,11 @@ from ._common import (
     require_api_key,
     sampling_params,
     supports_images,
+)
+from .anthropic_wire import (
+    ApiUsage, AssistantBlockParam, Base64ImageSource, CacheControl, ContentBlockDeltaEvent, ContentBlockParam,
+    ContentBlockStartEvent, ContentBlockStopEvent, ErrorEvent, MediaBlockParam, MessageDeltaEvent, MessageParam,
+    MessageStartEvent, MessageStopEvent, ToolParam, ToolResultBlockParam,
 )
 
 API_VERSION = "2023-06-01"
@@ -45,7 +52,7 @@ STOP_REASONS = {
 }
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
 """models.json `samplingParams` keys sent to this API (https://docs.anthropic.com/en/api/messages)."""
-_EPHEMERAL = {"type": "ephemeral"}
+_EPHEMERAL: CacheControl = {"type": "ephemeral"}
 _TOOL_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _DELTA_FIELD = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
 _USAGE_FIELDS = {
@@ -76,13 +83,15 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
     return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The Messages API request body, with prompt-cache breakpoints and thinking parameters."""
-    body: dict[str, Any] = {"model": model["id"], "max_tokens": max_tokens(model, options), "stream": True}
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, object]:
+    """The Messages API request body (a JSON object: `model`, `max_tokens`, `stream`, `system`, `messages`,
+    `tools`, `thinking`, sampling fields), with prompt-cache breakpoints and thinking parameters."""
+    body: dict[str, object] = {"model": model["id"], "max_tokens": max_tokens(model, options), "stream": True}
     if context.get("systemPrompt"):
         body["system"] = [{"type": "text", "text": context["systemPrompt"], "cache_control": _EPHEMERAL}]
-    body["messages"] = convert_messages(model, context["messages"])
-    _mark_last_user_block(body["messages"])
+    messages = convert_messages(model, context["messages"])
+    _mark_last_user_block(messages)
+    body["messages"] = messages
     if context.get("tools"):
         body["tools"] = convert_tools(model, context["tools"])
     _apply_thinking(body, model, options)
@@ -92,15 +101,16 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def _sampling(params: dict[str, Any], *, thinking: bool) -> dict[str, Any]:
+def _sampling(params: dict[str, JsonValue], *, thinking: bool) -> dict[str, JsonValue]:
     """The models.json `samplingParams` this API has: `temperature`, `top_p`, `top_k`; with thinking on, the API
     rejects `temperature` and `top_k`, so only `top_p` is sent. Other keys (`seed`, ...) have no field here."""
     keys = ("top_p",) if thinking else SAMPLING_FIELDS
     return {key: params[key] for key in keys if key in params}
 
 
-def convert_tools(model: Model, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]} for t in tools]
+def convert_tools(model: Model, tools: list[Tool]) -> list[ToolParam]:
+    out: list[ToolParam] = [{"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+                            for t in tools]
     if (model.get("compat") or {}).get("supportsCacheControlOnTools", True):
         out[-1]["cache_control"] = _EPHEMERAL
     return out
@@ -123,33 +133,34 @@ def thinking_budget(model: Model, options: StreamOptions) -> tuple[int, int] | N
     return (budget, limit) if budget < limit else None
 
 
-def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions) -> None:
+def _apply_thinking(body: dict[str, object], model: Model, options: StreamOptions) -> None:
     plan = thinking_budget(model, options)
     if plan is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": plan[0]}
         body["max_tokens"] = plan[1]
 
 
-def _mark_last_user_block(messages: list[dict[str, Any]]) -> None:
+def _mark_last_user_block(messages: list[MessageParam]) -> None:
     for message in reversed(messages):
         if message["role"] == "user":
             message["content"][-1]["cache_control"] = _EPHEMERAL
             return
 
 
-def convert_messages(model: Model, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def convert_messages(model: Model, messages: list[Message]) -> list[MessageParam]:
     """Our messages → API messages, after `transform_messages` made them valid for `model`. Consecutive tool
     results become one user message; empty text blocks and messages left empty are dropped (the API rejects
     them)."""
-    out: list[dict[str, Any]] = []
+    out: list[MessageParam] = []
     images = supports_images(model)
-    for message in transform_messages(model, messages):  # type: ignore[arg-type]
+    for message in transform_messages(model, messages):
         role = message.get("role")
-        if role == "user":
-            blocks = _user_blocks(message["content"], images)
-        elif role == "assistant":
-            blocks = _assistant_blocks(model, message)
-        elif role == "toolResult":
+        blocks: list[ContentBlockParam]
+        if is_user(message):
+            blocks = [*_user_blocks(message["content"], images)]
+        elif is_assistant(message):
+            blocks = [*_assistant_blocks(model, message)]
+        elif is_tool_result(message):
             block = _tool_result_block(message, images)
             if out and out[-1]["role"] == "user" and out[-1]["content"][0]["type"] == "tool_result":
                 out[-1]["content"].append(block)
@@ -162,33 +173,32 @@ def convert_messages(model: Model, messages: list[dict[str, Any]]) -> list[dict[
     return out
 
 
-def _user_blocks(content: Any, images: bool) -> list[dict[str, Any]]:
+def _user_blocks(content: Union[str, list[UserContent]], images: bool) -> list[MediaBlockParam]:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     return [b for b in (_media_block(block, images) for block in content) if b is not None]
 
 
-def _media_block(block: dict[str, Any], images: bool) -> dict[str, Any] | None:
-    if block.get("type") == "image":
+def _media_block(block: UserContent, images: bool) -> MediaBlockParam | None:
+    if is_image(block):
         if not images:
             return {"type": "text", "text": IMAGE_OMITTED}
-        source = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
+        source: Base64ImageSource = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
         return {"type": "image", "source": source}
     text = block.get("text") or ""
     return {"type": "text", "text": text} if text.strip() else None
 
 
-def _assistant_blocks(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_blocks(model: Model, message: AssistantMessage) -> list[AssistantBlockParam]:
     replay_thinking = same_origin(model, message)
     blocks = [_assistant_block(block, replay_thinking) for block in message.get("content") or []]
     return [b for b in blocks if b is not None]
 
 
-def _assistant_block(block: dict[str, Any], replay_thinking: bool) -> dict[str, Any] | None:
-    kind = block.get("type")
-    if kind == "toolCall":
+def _assistant_block(block: AssistantContent, replay_thinking: bool) -> AssistantBlockParam | None:
+    if is_tool_call(block):
         return {"type": "tool_use", "id": tool_id(block["id"]), "name": block["name"], "input": block["arguments"]}
-    if kind == "thinking":
+    if is_thinking(block):
         signature = block.get("thinkingSignature")
         if replay_thinking and signature and block.get("redacted"):
             return {"type": "redacted_thinking", "data": signature}
@@ -196,14 +206,15 @@ def _assistant_block(block: dict[str, Any], replay_thinking: bool) -> dict[str, 
             return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": signature}
         if block.get("redacted"):
             return None
-        block = {"text": block.get("thinking", "")}  # unsigned or foreign thinking: replay as plain text
-    text = block.get("text") or ""
+        text = block.get("thinking", "") or ""  # unsigned or foreign thinking: replay as plain text
+    else:
+        text = block.get("text") or ""
     return {"type": "text", "text": text} if text.strip() else None
 
 
-def _tool_result_block(message: dict[str, Any], images: bool) -> dict[str, Any]:
+def _tool_result_block(message: ToolResultMessage, images: bool) -> ToolResultBlockParam:
     parts = [b for b in (_media_block(block, images) for block in message.get("content") or []) if b]
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id(message["toolCallId"])}
+    block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": tool_id(message["toolCallId"])}
     if parts and all(p["type"] == "text" for p in parts):
         block["content"] = "\n".join(p["text"] for p in parts)
     elif parts:
@@ -249,7 +260,7 @@ class _Handler(SseHandler):
             return [self.builder.fail(f"The model declined to answer (stop_reason: {self._raw_stop})")]
         return [self.builder.done(reason, self._raw_stop)]
 
-    def _on_message_start(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_message_start(self, data: MessageStartEvent) -> Iterable[AssistantMessageEvent]:
         message = data.get("message") or {}
         if message.get("id"):
             self.builder.message["responseId"] = message["id"]
@@ -257,7 +268,7 @@ class _Handler(SseHandler):
         self._update_usage(message.get("usage"))
         return ()
 
-    def _on_content_block_start(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_content_block_start(self, data: ContentBlockStartEvent) -> Iterable[AssistantMessageEvent]:
         block, api_index = data.get("content_block") or {}, data.get("index")
         kind = block.get("type")
         if kind == "text":
@@ -278,7 +289,7 @@ class _Handler(SseHandler):
         self._blocks[api_index] = index
         return events
 
-    def _on_content_block_delta(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_content_block_delta(self, data: ContentBlockDeltaEvent) -> Iterable[AssistantMessageEvent]:
         index = self._blocks.get(data.get("index"))
         if index is None or not self.builder.is_open(index):
             return ()
@@ -291,27 +302,27 @@ class _Handler(SseHandler):
         chunk = delta.get(_DELTA_FIELD.get(kind, ""))
         return [self.builder.delta(index, chunk)] if isinstance(chunk, str) and chunk else ()
 
-    def _on_content_block_stop(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_content_block_stop(self, data: ContentBlockStopEvent) -> Iterable[AssistantMessageEvent]:
         index = self._blocks.get(data.get("index"))
         if index is None or not self.builder.is_open(index):
             return ()
         return self.builder.finish(index)
 
-    def _on_message_delta(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_message_delta(self, data: MessageDeltaEvent) -> Iterable[AssistantMessageEvent]:
         stop = (data.get("delta") or {}).get("stop_reason")
         if stop:
             self._raw_stop = stop
         self._update_usage(data.get("usage"))
         return ()
 
-    def _on_message_stop(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_message_stop(self, data: MessageStopEvent) -> Iterable[AssistantMessageEvent]:
         self._stopped = True
         return self.builder.end_all()
 
-    def _on_error(self, data: dict[str, Any]) -> Iterable[AssistantMessageEvent]:
+    def _on_error(self, data: ErrorEvent) -> Iterable[AssistantMessageEvent]:
         raise ApiStreamError(dumps(data))
 
-    def _update_usage(self, raw: Any) -> None:
+    def _update_usage(self, raw: ApiUsage | None) -> None:
         if not isinstance(raw, dict):
             return
         usage = self.builder.message["usage"]
@@ -321,7 +332,7 @@ class _Handler(SseHandler):
         update_cost(self.builder.model, usage)
 
 
-def _load(event: SSEEvent) -> dict[str, Any]:
+def _load(event: SSEEvent) -> dict[str, JsonValue]:
     try:
         data = json_wire.loads(event.data)
     except ValueError as exc:

@@ -14,7 +14,7 @@ so a call's arguments come as a single `toolcall_delta`.
 from __future__ import annotations
 
 import uuid
-from typing import Any, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
 from .. import json_wire
@@ -22,7 +22,9 @@ from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
-from ..types import AssistantMessageEvent, Context, Model
+from ..types import (AssistantMessage, AssistantMessageEvent, Context, Message, Model, Tool, ToolResultMessage,
+                     UserContent, is_assistant, is_image, is_text, is_thinking, is_tool_call, is_tool_result,
+                     is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -36,6 +38,8 @@ from ._common import (
     sampling_params,
     token_count,
 )
+from .google_wire import (Candidate, Content, FunctionCall, FunctionDeclaration, GenerateContentResponse, Part,
+                          ThinkingConfig, UsageMetadata)
 
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 """Thinking levels → `thinkingConfig.thinkingBudget` tokens; a model's `thinkingLevelMap` overrides (an int is a
@@ -81,14 +85,14 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
     return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The `GenerateContentRequest` body."""
-    body: dict[str, Any] = {"contents": convert_contents(model, context["messages"])}
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, object]:
+    """The `GenerateContentRequest` body: `contents`, `systemInstruction`, `tools`, `generationConfig`."""
+    body: dict[str, object] = {"contents": convert_contents(model, context["messages"])}
     if context.get("systemPrompt"):
         body["systemInstruction"] = {"parts": [{"text": context["systemPrompt"]}]}
     if context.get("tools"):
         body["tools"] = [{"functionDeclarations": [_declaration(tool) for tool in context["tools"]]}]
-    config: dict[str, Any] = {"maxOutputTokens": max_tokens(model, options)}
+    config: dict[str, object] = {"maxOutputTokens": max_tokens(model, options)}
     params = sampling_params(model, options)
     config.update({GENERATION_FIELDS[key]: value for key, value in params.items() if key in GENERATION_FIELDS})
     if isinstance(config.get("stopSequences"), str):
@@ -102,7 +106,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+def thinking_config(model: Model, options: StreamOptions) -> ThinkingConfig | None:
     """`thinkingConfig` for a reasoning model, or None (the model's default).
 
     The value is the model's `thinkingLevelMap[level]` when present (null: no config), else
@@ -115,28 +119,28 @@ def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | No
     value = mapping[level] if level in mapping else THINKING_BUDGETS.get(level)
     if value is None:
         return None
-    config: dict[str, Any] = {"thinkingLevel": value} if isinstance(value, str) else {"thinkingBudget": int(value)}
+    config: ThinkingConfig = {"thinkingLevel": value} if isinstance(value, str) else {"thinkingBudget": int(value)}
     if level != "off" and value != 0:
         config["includeThoughts"] = True
     return config
 
 
-def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
+def _declaration(tool: Tool) -> FunctionDeclaration:
     # `parametersJsonSchema` takes full JSON Schema; the older `parameters` accepts only an OpenAPI subset.
     return {"name": tool["name"], "description": tool["description"], "parametersJsonSchema": tool["parameters"]}
 
 
-def convert_contents(model: Model, messages: list[Any]) -> list[dict[str, Any]]:
+def convert_contents(model: Model, messages: list[Message]) -> list[Content]:
     """Our messages → `contents`, after `transform_messages` made them valid for `model`. Consecutive
     contents of one role are merged (tool results and the user text after them form one user turn)."""
-    contents: list[dict[str, Any]] = []
+    contents: list[Content] = []
     for message in transform_messages(model, messages):
-        role = message.get("role")
-        if role == "user":
+        api_role: Literal["user", "model"]
+        if is_user(message):
             parts, api_role = _user_parts(message["content"]), "user"
-        elif role == "assistant":
+        elif is_assistant(message):
             parts, api_role = _model_parts(model, message), "model"
-        elif role == "toolResult":
+        elif is_tool_result(message):
             parts, api_role = _tool_result_parts(message), "user"
         else:
             continue
@@ -149,35 +153,34 @@ def convert_contents(model: Model, messages: list[Any]) -> list[dict[str, Any]]:
     return contents
 
 
-def _user_parts(content: Any) -> list[dict[str, Any]]:
+def _user_parts(content: Union[str, list[UserContent]]) -> list[Part]:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    parts = []
+    parts: list[Part] = []
     for block in content:
-        if block.get("type") == "image":
+        if is_image(block):
             parts.append({"inlineData": {"mimeType": block["mimeType"], "data": block["data"]}})
         elif (block.get("text") or "").strip():
             parts.append({"text": block["text"]})
     return parts
 
 
-def _model_parts(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+def _model_parts(model: Model, message: AssistantMessage) -> list[Part]:
     own = same_origin(model, message)
-    parts: list[dict[str, Any]] = []
+    parts: list[Part] = []
     for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "thinking" and block.get("thinkingSignature"):
+        if is_thinking(block) and block.get("thinkingSignature"):
             parts.append({"text": block.get("thinking", ""), "thought": True,
                           "thoughtSignature": block["thinkingSignature"]})
-        elif kind == "text" and (block.get("text") or "").strip():
+        elif is_text(block) and (block.get("text") or "").strip():
             parts.append(_signed({"text": block["text"]}, block.get("textSignature")))
-        elif kind == "toolCall":
-            call = {"functionCall": {"name": block["name"], "args": block.get("arguments") or {}}}
+        elif is_tool_call(block):
+            call: Part = {"functionCall": {"name": block["name"], "args": block.get("arguments") or {}}}
             parts.append(_signed(call, block.get("thoughtSignature") or _foreign_signature(model, own)))
     return parts  # unsigned thinking of our own is not replayed: Gemini only reads signed thoughts
 
 
-def _signed(part: dict[str, Any], signature: str | None) -> dict[str, Any]:
+def _signed(part: Part, signature: str | None) -> Part:
     if signature:
         part["thoughtSignature"] = signature
     return part
@@ -187,13 +190,13 @@ def _foreign_signature(model: Model, own: bool) -> str | None:
     return FOREIGN_CALL_SIGNATURE if not own and model["id"].startswith("gemini-3") else None
 
 
-def _tool_result_parts(message: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_result_parts(message: ToolResultMessage) -> list[Part]:
     content = message.get("content") or []
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
     key = "error" if message.get("isError") else "output"
     response = {"name": message.get("toolName") or "", "response": {key: text}}
-    images = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
-              for b in content if b.get("type") == "image"]
+    images: list[Part] = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
+              for b in content if is_image(b)]
     return [{"functionResponse": response}, *images]
 
 
@@ -241,7 +244,7 @@ class _Handler(SseHandler):
         text = FINISH_MESSAGES.get(raw, "The response ended abnormally")
         return [*events, self.builder.fail(f"{text} (finishReason: {raw})")]
 
-    def _candidate(self, candidate: dict[str, Any]) -> list[Event]:
+    def _candidate(self, candidate: Candidate) -> list[Event]:
         events: list[Event] = []
         for part in (candidate.get("content") or {}).get("parts") or []:
             if isinstance(part, dict):
@@ -250,7 +253,7 @@ class _Handler(SseHandler):
             self._finish = str(candidate["finishReason"])
         return events
 
-    def _part(self, part: dict[str, Any]) -> list[Event]:
+    def _part(self, part: Part) -> list[Event]:
         signature = part.get("thoughtSignature")
         if isinstance(part.get("functionCall"), dict):
             return self._function_call(part["functionCall"], signature)
@@ -285,7 +288,7 @@ class _Handler(SseHandler):
             events.append(self.builder.delta(self._open[1], text))
         return events
 
-    def _function_call(self, call: dict[str, Any], signature: str | None) -> list[Event]:
+    def _function_call(self, call: FunctionCall, signature: str | None) -> list[Event]:
         events = self._close()
         call_id = str(call.get("id") or f"call_{uuid.uuid4().hex[:24]}")
         args = call.get("args") if isinstance(call.get("args"), dict) else {}
@@ -301,7 +304,7 @@ class _Handler(SseHandler):
         index, self._open = self._open[1], None
         return self.builder.finish(index)
 
-    def _update_usage(self, raw: Any) -> None:
+    def _update_usage(self, raw: UsageMetadata | None) -> None:
         if not isinstance(raw, dict):
             return
         usage = self.builder.message["usage"]
@@ -315,11 +318,11 @@ class _Handler(SseHandler):
         update_cost(self.builder.model, usage)
 
 
-def _load(data: str) -> dict[str, Any]:
+def _load(data: str) -> GenerateContentResponse:
     try:
         chunk = json_wire.loads(data)
     except ValueError as exc:
         raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
     if not isinstance(chunk, dict):
         raise StreamProtocolError("Expected a JSON object in stream chunk")
-    return chunk
+    return chunk  # type: ignore[return-value]  # a JSON object; its fields are read defensively

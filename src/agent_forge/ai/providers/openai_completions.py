@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
@@ -17,7 +17,8 @@ from ..hosts import effective_compat
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import transform_messages
-from ..types import AssistantMessageEvent, Context, Model
+from ..types import (AssistantMessage, AssistantMessageEvent, Context, Model, Tool, ToolCall, ToolResultMessage,
+                     UserContent, is_assistant, is_image, is_text, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -34,6 +35,12 @@ from ._common import (
     supports_images,
     token_count,
 )
+from .openai_completions_wire import (ChatCompletionAssistantMessageParam, ChatCompletionChunk,
+                                      ChatCompletionContentPart, ChatCompletionMessageParam,
+                                      ChatCompletionMessageToolCallParam, ChatCompletionToolMessageParam,
+                                      ChatCompletionToolParam, ChatCompletionUserMessageParam, ChoiceDeltaToolCall,
+                                      ChunkChoice, CompletionUsage, Function,
+                                      FunctionDefinition)
 
 REASONING_EFFORT = {
     "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high",
@@ -112,11 +119,11 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
     return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, object]:
     """The Chat Completions request body for `model`'s compat flags; models.json `samplingParams` are merged
     in at the top level (`merge_sampling`), below the request's own `temperature`."""
     compat = Compat.of(model)
-    body: dict[str, Any] = {"model": model["id"], "messages": convert_messages(model, context, compat)}
+    body: dict[str, object] = {"model": model["id"], "messages": convert_messages(model, context, compat)}
     body["stream"] = True
     if compat.usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
@@ -148,7 +155,7 @@ def reasoning_effort(model: Model, options: StreamOptions, compat: Compat) -> st
     return "xhigh" if compat.xhigh_effort and level in ("xhigh", "max") else REASONING_EFFORT[level]
 
 
-def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, compat: Compat) -> None:
+def _apply_thinking(body: dict[str, object], model: Model, options: StreamOptions, compat: Compat) -> None:
     """Reasoning request fields in the host's `thinkingFormat`."""
     if not model.get("reasoning"):
         return
@@ -163,30 +170,31 @@ def _apply_thinking(body: dict[str, Any], model: Model, options: StreamOptions, 
         body["reasoning_effort"] = effort
 
 
-def _tool(tool: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": tool["name"], "description": tool["description"], "parameters": tool["parameters"]}
+def _tool(tool: Tool) -> ChatCompletionToolParam:
+    function: FunctionDefinition = {"name": tool["name"], "description": tool["description"],
+                                    "parameters": tool["parameters"]}
     return {"type": "function", "function": function}
 
 
-def convert_messages(model: Model, context: Context, compat: Compat) -> list[dict[str, Any]]:
+def convert_messages(model: Model, context: Context, compat: Compat) -> list[ChatCompletionMessageParam]:
     """Our context → API messages. Thinking blocks are not sent back; images from a run of tool results
     follow it as one user message (tool messages carry text only)."""
-    out: list[dict[str, Any]] = []
+    out: list[ChatCompletionMessageParam] = []
     if context.get("systemPrompt"):
         role = "developer" if model.get("reasoning") and compat.developer_role else "system"
         out.append({"role": role, "content": context["systemPrompt"]})
     images = supports_images(model)
-    pending_images: list[dict[str, Any]] = []
+    pending_images: list[ChatCompletionContentPart] = []
     for message in transform_messages(model, context["messages"]):
         role = message.get("role")
         if role != "toolResult" and pending_images:
             out.append(_images_message(pending_images))
             pending_images = []
-        if role == "user":
+        if is_user(message):
             out.append({"role": "user", "content": _user_content(message["content"], images)})
-        elif role == "assistant":
+        elif is_assistant(message):
             out.extend(_assistant(message, compat))
-        elif role == "toolResult":
+        elif is_tool_result(message):
             out.append(_tool_message(message, compat))
             pending_images.extend(_image_parts(message.get("content") or [], images))
     if pending_images:
@@ -194,52 +202,54 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[dic
     return out
 
 
-def _user_content(content: Any, images: bool) -> Any:
+def _user_content(content: Union[str, list[UserContent]],
+                  images: bool) -> Union[str, list[ChatCompletionContentPart]]:
     if isinstance(content, str):
         return content
     return [_part(block, images) for block in content]
 
 
-def _part(block: dict[str, Any], images: bool) -> dict[str, Any]:
-    if block.get("type") != "image":
+def _part(block: UserContent, images: bool) -> ChatCompletionContentPart:
+    if not is_image(block):
         return {"type": "text", "text": block.get("text", "")}
     if not images:
         return {"type": "text", "text": IMAGE_OMITTED}
     return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
 
 
-def _image_parts(content: list[dict[str, Any]], images: bool) -> list[dict[str, Any]]:
+def _image_parts(content: list[UserContent], images: bool) -> list[ChatCompletionContentPart]:
     return [_part(block, images) for block in content if block.get("type") == "image"]
 
 
-def _images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+def _images_message(parts: list[ChatCompletionContentPart]) -> ChatCompletionUserMessageParam:
     return {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_NOTE}, *parts]}
 
 
-def _assistant(message: dict[str, Any], compat: Compat) -> list[dict[str, Any]]:
+def _assistant(message: AssistantMessage, compat: Compat) -> list[ChatCompletionAssistantMessageParam]:
     """Zero or one API message: text blocks joined, tool calls as `tool_calls`; thinking dropped."""
     blocks = message.get("content") or []
-    text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-    calls = [_tool_call(b) for b in blocks if b.get("type") == "toolCall"]
+    text = "".join(b.get("text", "") for b in blocks if is_text(b))
+    calls = [_tool_call(b) for b in blocks if is_tool_call(b)]
     if not text and not calls:
         return []
-    out: dict[str, Any] = {"role": "assistant", "content": text or ("" if compat.non_null_content else None)}
+    out: ChatCompletionAssistantMessageParam = {"role": "assistant",
+                                                "content": text or ("" if compat.non_null_content else None)}
     if calls:
         out["tool_calls"] = calls
     return [out]
 
 
-def _tool_call(block: dict[str, Any]) -> dict[str, Any]:
-    function = {"name": block["name"], "arguments": dumps(block.get("arguments") or {})}
+def _tool_call(block: ToolCall) -> ChatCompletionMessageToolCallParam:
+    function: Function = {"name": block["name"], "arguments": dumps(block.get("arguments") or {})}
     return {"id": block["id"], "type": "function", "function": function}
 
 
-def _tool_message(message: dict[str, Any], compat: Compat) -> dict[str, Any]:
+def _tool_message(message: ToolResultMessage, compat: Compat) -> ChatCompletionToolMessageParam:
     content = message.get("content") or []
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    if not text and any(b.get("type") == "image" for b in content):
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
+    if not text and any(is_image(b) for b in content):
         text = "(image attached below)"
-    out = {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
+    out: ChatCompletionToolMessageParam = {"role": "tool", "tool_call_id": message["toolCallId"], "content": text}
     if compat.tool_result_name:
         out["name"] = message.get("toolName", "")
     return out
@@ -253,7 +263,7 @@ class _Handler(SseHandler):
 
     def __init__(self, builder: MessageBuilder):
         self.builder = builder
-        self._open: tuple[str, Any, int] | None = None  # (kind, tool index or None, contentIndex)
+        self._open: tuple[str, int | None, int] | None = None  # (kind, tool index or None, contentIndex)
         self._raw_stop: str | None = None
         self._saw_tool_call = False
         self._done = False
@@ -292,7 +302,7 @@ class _Handler(SseHandler):
             reason = "toolUse"  # some hosts say "stop" after tool calls; the calls must still run
         return [*events, self.builder.done(reason, self._raw_stop)]
 
-    def _choice(self, choice: dict[str, Any]) -> list[AssistantMessageEvent]:
+    def _choice(self, choice: ChunkChoice) -> list[AssistantMessageEvent]:
         delta, events = choice.get("delta") or {}, []
         reasoning = next((delta[f] for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
         if reasoning:
@@ -314,7 +324,7 @@ class _Handler(SseHandler):
             events.append(start)
         return [*events, self.builder.delta(self._open[2], chunk)]
 
-    def _tool_call(self, call: dict[str, Any], position: int) -> list[AssistantMessageEvent]:
+    def _tool_call(self, call: ChoiceDeltaToolCall, position: int) -> list[AssistantMessageEvent]:
         events: list[AssistantMessageEvent] = []
         tool_index = call.get("index", position)
         function = call.get("function") or {}
@@ -329,9 +339,11 @@ class _Handler(SseHandler):
             events.append(self.builder.delta(self._open[2], arguments))
         return events
 
-    def _new_id(self, call: dict[str, Any]) -> bool:
+    def _new_id(self, call: ChoiceDeltaToolCall) -> bool:
         """A different id under the same index starts another call (some hosts reuse index 0)."""
-        return bool(call.get("id")) and call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index]
+        if not call.get("id"):
+            return False
+        return call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
 
     def _close(self) -> list[AssistantMessageEvent]:
         if self._open is None:
@@ -339,7 +351,7 @@ class _Handler(SseHandler):
         index, self._open = self._open[2], None
         return self.builder.finish(index)
 
-    def _update_usage(self, raw: Any) -> None:
+    def _update_usage(self, raw: CompletionUsage | None) -> None:
         if not isinstance(raw, dict):
             return
         usage = self.builder.message["usage"]
@@ -355,11 +367,11 @@ class _Handler(SseHandler):
         update_cost(self.builder.model, usage)
 
 
-def _load(data: str) -> dict[str, Any]:
+def _load(data: str) -> ChatCompletionChunk:
     try:
         chunk = json_wire.loads(data)
     except ValueError as exc:
         raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
     if not isinstance(chunk, dict):
         raise StreamProtocolError("Expected a JSON object in stream chunk")
-    return chunk
+    return chunk  # type: ignore[return-value]  # a JSON object; its fields are read defensively

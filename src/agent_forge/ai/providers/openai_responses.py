@@ -12,7 +12,7 @@ keep verbatim as a thinking block's `thinkingSignature` and replay to the same m
 from __future__ import annotations
 
 import uuid
-from typing import Any, AsyncIterator, Iterable
+from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
 from ..errors import ApiStreamError, StreamProtocolError
@@ -20,7 +20,9 @@ from ..hosts import effective_compat
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
-from ..types import AssistantMessageEvent, Context, Model
+from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageContent, JsonValue, Message, Model,
+                     TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent, is_assistant,
+                     is_image, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
 from ._common import (
     sse_post,
@@ -35,6 +37,12 @@ from ._common import (
     sampling_params,
     token_count,
 )
+from .openai_responses_wire import (EasyInputMessage, FunctionCallOutput, FunctionTool, OutputItem, Reasoning,
+                                    ResponseErrorEvent, ResponseFunctionToolCall, ResponseInputContent,
+                                    ResponseInputItem, ResponseLifecycleEvent, ResponseOutputIndexEvent,
+                                    ResponseOutputItemEvent, ResponseOutputMessage, ResponseOutputText,
+                                    ResponseReasoningItem,
+                                    ResponseTextDeltaEvent, ResponseUsage)
 
 REASONING_EFFORT = {
     "minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh",
@@ -65,13 +73,13 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
     return sse_post(model, options, url, auth, build_body(model, context, options))
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
+def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, object]:
     """The request body. Compat flags (`ai.hosts`): `supportsStore` (default true: send `store: false`),
     `supportsMaxOutputTokens` (default true), `promptCacheKeyMode` ("auto"/"enabled": `prompt_cache_key` is
     the session id; "disabled": never). models.json `samplingParams` are merged in at the top level
     (`merge_sampling`: `temperature`, `top_p`, ... as the API names them)."""
     compat = effective_compat(model)
-    body: dict[str, Any] = {"model": model["id"], "input": convert_input(model, context["messages"]), "stream": True}
+    body: dict[str, object] = {"model": model["id"], "input": convert_input(model, context["messages"]), "stream": True}
     if context.get("systemPrompt"):
         body["instructions"] = context["systemPrompt"]
     if compat.get("supportsStore", True):
@@ -93,7 +101,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     return body
 
 
-def reasoning_param(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+def reasoning_param(model: Model, options: StreamOptions) -> Reasoning | None:
     """`{"effort", "summary": "auto"}` for a reasoning model, or None (no `reasoning` field).
 
     The effort is the model's `thinkingLevelMap[level]` when present (null: no field), else
@@ -108,61 +116,59 @@ def reasoning_param(model: Model, options: StreamOptions) -> dict[str, Any] | No
     return {"effort": str(effort), "summary": "auto"}
 
 
-def _tool(tool: dict[str, Any]) -> dict[str, Any]:
+def _tool(tool: Tool) -> FunctionTool:
     # `strict` defaults to true in this API, which demands closed schemas with every property required.
     return {"type": "function", "name": tool["name"], "description": tool["description"],
             "parameters": tool["parameters"], "strict": False}
 
 
-def convert_input(model: Model, messages: list[Any]) -> list[dict[str, Any]]:
+def convert_input(model: Model, messages: list[Message]) -> list[ResponseInputItem]:
     """Our messages → input items, after `transform_messages` made them valid for `model`."""
-    items: list[dict[str, Any]] = []
+    items: list[ResponseInputItem] = []
     for message in transform_messages(model, messages):
-        role = message.get("role")
-        if role == "user":
+        if is_user(message):
             parts = _parts(message["content"])
             if parts:
                 items.append({"role": "user", "content": parts})
-        elif role == "assistant":
+        elif is_assistant(message):
             items.extend(_assistant_items(model, message))
-        elif role == "toolResult":
+        elif is_tool_result(message):
             items.append(_tool_output(message))
     return items
 
 
-def _parts(content: Any) -> list[dict[str, Any]]:
+def _parts(content: Union[str, list[UserContent]]) -> list[ResponseInputContent]:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    parts = []
+    parts: list[ResponseInputContent] = []
     for block in content:
-        if block.get("type") == "image":
+        if is_image(block):
             parts.append({"type": "input_image", "image_url": _data_url(block), "detail": "auto"})
         elif (block.get("text") or "").strip():
             parts.append({"type": "input_text", "text": block["text"]})
     return parts
 
 
-def _data_url(block: dict[str, Any]) -> str:
+def _data_url(block: ImageContent) -> str:
     return f"data:{block['mimeType']};base64,{block['data']}"
 
 
-def _assistant_items(model: Model, message: dict[str, Any]) -> list[dict[str, Any]]:
+def _assistant_items(model: Model, message: AssistantMessage) -> list[ResponseInputItem]:
     own = same_origin(model, message)
-    items = []
+    items: list[ResponseInputItem] = []
     for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "thinking":
+        if is_thinking(block):
             item = _reasoning_item(block) if own else None
             if item is not None:
                 items.append(item)
-        elif kind == "text" and (block.get("text") or "").strip():
+        elif is_text(block) and (block.get("text") or "").strip():
             items.append(_output_message(block))
-        elif kind == "toolCall":
+        elif is_tool_call(block):
             items.append(_function_call(block))
     return items
 
 
-def _reasoning_item(block: dict[str, Any]) -> dict[str, Any] | None:
+def _reasoning_item(block: ThinkingContent) -> ResponseReasoningItem | None:
     """The reasoning item kept in `thinkingSignature`, or None when there is none to replay."""
     try:
         item = json_wire.loads(block.get("thinkingSignature") or "")
@@ -171,28 +177,28 @@ def _reasoning_item(block: dict[str, Any]) -> dict[str, Any] | None:
     return item if isinstance(item, dict) and item.get("type") == "reasoning" else None
 
 
-def _output_message(block: dict[str, Any]) -> dict[str, Any]:
+def _output_message(block: TextContent) -> EasyInputMessage | ResponseOutputMessage:
     signature = block.get("textSignature") or ""
     if not signature.startswith("msg_"):
         return {"role": "assistant", "content": block["text"]}
-    content = [{"type": "output_text", "text": block["text"], "annotations": []}]
+    content: list[ResponseOutputText] = [{"type": "output_text", "text": block["text"], "annotations": []}]
     return {"type": "message", "role": "assistant", "id": signature, "status": "completed", "content": content}
 
 
-def _function_call(block: dict[str, Any]) -> dict[str, Any]:
+def _function_call(block: ToolCall) -> ResponseFunctionToolCall:
     call_id, _, item_id = str(block["id"]).partition("|")
-    item = {"type": "function_call", "call_id": call_id, "name": block["name"],
+    item: ResponseFunctionToolCall = {"type": "function_call", "call_id": call_id, "name": block["name"],
             "arguments": dumps(block.get("arguments") or {})}
     if item_id.startswith("fc_"):
         item["id"] = item_id
     return item
 
 
-def _tool_output(message: dict[str, Any]) -> dict[str, Any]:
+def _tool_output(message: ToolResultMessage) -> FunctionCallOutput:
     content = message.get("content") or []
     call_id = str(message["toolCallId"]).partition("|")[0]
-    text = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    if not any(b.get("type") == "image" for b in content):
+    text = "\n".join(b.get("text", "") for b in content if is_text(b))
+    if not any(is_image(b) for b in content):
         return {"type": "function_call_output", "call_id": call_id, "output": text}
     return {"type": "function_call_output", "call_id": call_id, "output": _parts(content)}
 
@@ -237,38 +243,38 @@ class _Handler(SseHandler):
 
     # -- response lifecycle
 
-    def _on_response_created(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_created(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
         response = data.get("response") or {}
         if response.get("id"):
             self.builder.message["responseId"] = response["id"]
         self.builder.note_response_model(response.get("model"))
         return ()
 
-    def _on_response_completed(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_completed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
         response = data.get("response") or {}
         self.builder.note_response_model(response.get("model"))
         self._update_usage(response.get("usage"))
         self._status = str(response.get("status") or "completed")
         return ()
 
-    def _on_response_incomplete(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_incomplete(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
         response = data.get("response") or {}
         self._update_usage(response.get("usage"))
         self._incomplete = str((response.get("incomplete_details") or {}).get("reason") or "unknown")
         self._status = "incomplete"
         return ()
 
-    def _on_response_failed(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_failed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
         response = data.get("response") or {}
         self._update_usage(response.get("usage"))
         raise ApiStreamError(dumps(response.get("error") or {"message": "response failed", "response": response}))
 
-    def _on_error(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_error(self, data: ResponseErrorEvent) -> Iterable[Event]:
         raise ApiStreamError(dumps({k: v for k, v in data.items() if k != "sequence_number"}))
 
     # -- output items
 
-    def _on_response_output_item_added(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_output_item_added(self, data: ResponseOutputItemEvent) -> Iterable[Event]:
         item, position = data.get("item") or {}, data.get("output_index")
         kind = item.get("type")
         if kind == "reasoning":
@@ -285,7 +291,7 @@ class _Handler(SseHandler):
         self._blocks[position] = index
         return [event]
 
-    def _on_response_output_item_done(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_output_item_done(self, data: ResponseOutputItemEvent) -> Iterable[Event]:
         index = self._open_block(data)
         if index is None:
             return ()
@@ -297,7 +303,7 @@ class _Handler(SseHandler):
             block["textSignature"] = item["id"]
         return [*events, *self.builder.finish(index)]
 
-    def _backfill(self, index: int, item: dict[str, Any]) -> list[Event]:
+    def _backfill(self, index: int, item: OutputItem) -> list[Event]:
         """A delta with the item's full text when the API sent none while streaming (some hosts do not)."""
         if index in self._streamed:
             return []
@@ -313,39 +319,39 @@ class _Handler(SseHandler):
 
     # -- deltas
 
-    def _on_response_reasoning_summary_part_added(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_reasoning_summary_part_added(self, data: ResponseOutputIndexEvent) -> Iterable[Event]:
         index = self._open_block(data)
         if index is None or self.builder.content[index]["type"] != "thinking":
             return ()
         self._summary_parts[index] = self._summary_parts.get(index, 0) + 1
         return self._delta(index, "\n\n") if self._summary_parts[index] > 1 else ()
 
-    def _on_response_reasoning_summary_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_reasoning_summary_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
         return self._delta(self._open_block(data), data.get("delta"))
 
-    def _on_response_reasoning_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_reasoning_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
         return self._delta(self._open_block(data), data.get("delta"))
 
-    def _on_response_output_text_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_output_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
         return self._delta(self._open_block(data), data.get("delta"))
 
-    def _on_response_refusal_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_refusal_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
         return self._delta(self._open_block(data), data.get("delta"))
 
-    def _on_response_function_call_arguments_delta(self, data: dict[str, Any]) -> Iterable[Event]:
+    def _on_response_function_call_arguments_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
         return self._delta(self._open_block(data), data.get("delta"))
 
-    def _delta(self, index: int | None, chunk: Any) -> list[Event]:
+    def _delta(self, index: int | None, chunk: str | None) -> list[Event]:
         if index is None or not isinstance(chunk, str) or not chunk:
             return []
         self._streamed.add(index)
         return [self.builder.delta(index, chunk)]
 
-    def _open_block(self, data: dict[str, Any]) -> int | None:
+    def _open_block(self, data: ResponseOutputIndexEvent) -> int | None:
         index = self._blocks.get(data.get("output_index"))
         return index if index is not None and self.builder.is_open(index) else None
 
-    def _update_usage(self, raw: Any) -> None:
+    def _update_usage(self, raw: ResponseUsage | None) -> None:
         if not isinstance(raw, dict):
             return
         usage = self.builder.message["usage"]
@@ -359,7 +365,7 @@ class _Handler(SseHandler):
         update_cost(self.builder.model, usage)
 
 
-def _load(event: SSEEvent) -> dict[str, Any]:
+def _load(event: SSEEvent) -> dict[str, JsonValue]:
     try:
         data = json_wire.loads(event.data)
     except ValueError as exc:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from .context import Record
 from .highlight import code_block
 from .text import as_json, esc
 
@@ -13,7 +13,7 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 _WHITESPACE = re.compile(r"\s+")
 
 
-def thinking(item: dict[str, Any]) -> str:
+def thinking(item: Record) -> str:
     """A collapsed `<details>` holding the reasoning text as written (no markdown: it is a draft)."""
     text = item.get("thinking")
     if item.get("redacted") or not isinstance(text, str) or not text.strip():
@@ -22,7 +22,7 @@ def thinking(item: dict[str, Any]) -> str:
             f'<div class="thinking-text">{esc(text)}</div></details>')
 
 
-def image(item: dict[str, Any]) -> str:
+def image(item: Record) -> str:
     """An `<img>` with a `data:` URL; a block whose type or data is not a plain base64 image becomes a note."""
     data, mime = item.get("data"), item.get("mimeType")
     if not isinstance(data, str) or not isinstance(mime, str) or not _MIME.fullmatch(mime):
@@ -38,7 +38,7 @@ def note(text: str, kind: str = "note") -> str:
     return f'<div class="{kind}">{esc(text)}</div>'
 
 
-def raw_json(value: Any) -> str:
+def raw_json(value: object) -> str:
     """Any value as highlighted JSON: the fallback for shapes this exporter does not know."""
     return code_block(as_json(value), "json")
 

@@ -6,10 +6,10 @@ A renderer that fails on a malformed entry never loses it: the entry is shown as
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from .blocks import collapsible, note, raw_json
-from .context import Card, RenderContext
+from .context import Card, Record, RenderContext
 from .markdown import render_markdown
 from .messages import content, message_card
 from .text import anchor_id, esc
@@ -17,7 +17,7 @@ from .text import anchor_id, esc
 _BASE_FIELDS = ("type", "id", "parentId", "timestamp")
 
 
-def render_entry(entry: dict[str, Any], context: RenderContext) -> str:
+def render_entry(entry: Record, context: RenderContext) -> str:
     """The HTML of one entry, with an anchor `id` (see `text.anchor_id`) and the entry id shown."""
     try:
         event = _EVENTS.get(entry.get("type"))
@@ -29,7 +29,7 @@ def render_entry(entry: dict[str, Any], context: RenderContext) -> str:
         return _card_html(entry, card, context)
 
 
-def _card(entry: dict[str, Any], context: RenderContext) -> Card:
+def _card(entry: Record, context: RenderContext) -> Card:
     kind = entry.get("type")
     if kind == "message":
         return message_card(entry.get("message"), context)
@@ -40,7 +40,7 @@ def _card(entry: dict[str, Any], context: RenderContext) -> Card:
     return Card("unknown", f"Entry: {kind}", raw_json(extra))
 
 
-def _card_html(entry: dict[str, Any], card: Card, context: RenderContext) -> str:
+def _card_html(entry: Record, card: Card, context: RenderContext) -> str:
     leaf = entry.get("id") == context.leaf_id
     classes = f"entry {card.kind}" + (" leaf" if leaf else "")
     badge = '<span class="badge">current leaf</span>' if leaf else ""
@@ -50,22 +50,22 @@ def _card_html(entry: dict[str, Any], card: Card, context: RenderContext) -> str
             f'<div class="entry-body">{card.body}</div></section>')
 
 
-def _event_line(entry: dict[str, Any], text: str, context: RenderContext) -> str:
+def _event_line(entry: Record, text: str, context: RenderContext) -> str:
     leaf = " leaf" if entry.get("id") == context.leaf_id else ""
     return (f'<div class="entry event{leaf}" id="{anchor_id(entry.get("id"))}"><span>{esc(text)}</span>'
             f'{_labels(entry, context)}{_id_link(entry)}{_time(entry)}</div>')
 
 
-def _labels(entry: dict[str, Any], context: RenderContext) -> str:
+def _labels(entry: Record, context: RenderContext) -> str:
     label = context.labels.get(entry.get("id"))  # type: ignore[arg-type]
     return f'<span class="label">{esc(label)}</span>' if label else ""
 
 
-def _id_link(entry: dict[str, Any]) -> str:
+def _id_link(entry: Record) -> str:
     return f'<a class="entry-id" href="#{anchor_id(entry.get("id"))}">#{esc(entry.get("id"))}</a>'
 
 
-def _time(entry: dict[str, Any]) -> str:
+def _time(entry: Record) -> str:
     stamp = entry.get("timestamp")
     return f'<time>{esc(stamp)}</time>' if isinstance(stamp, str) else ""
 
@@ -73,30 +73,30 @@ def _time(entry: dict[str, Any]) -> str:
 # --- entry types ----------------------------------------------------------------------------------------
 
 
-def _model_change(entry: dict[str, Any]) -> str:
+def _model_change(entry: Record) -> str:
     return f"Model: {entry.get('provider', '?')}/{entry.get('modelId', '?')}"
 
 
-def _thinking_level(entry: dict[str, Any]) -> str:
+def _thinking_level(entry: Record) -> str:
     return f"Thinking level: {entry.get('thinkingLevel', '?')}"
 
 
-def _session_info(entry: dict[str, Any]) -> str:
+def _session_info(entry: Record) -> str:
     name = entry.get("name")
     return f"Session name: {name}" if isinstance(name, str) and name.strip() else "Session name cleared"
 
 
-def _label(entry: dict[str, Any]) -> str:
+def _label(entry: Record) -> str:
     label = entry.get("label")
     target = entry.get("targetId", "?")
     return f"Label on #{target}: {label}" if isinstance(label, str) and label else f"Label on #{target} cleared"
 
 
-def _context_window(entry: dict[str, Any]) -> str:
+def _context_window(entry: Record) -> str:
     return f"Context window: {entry.get('contextWindow', '?')} tokens"
 
 
-_EVENTS: dict[Any, Callable[[dict[str, Any]], str]] = {
+_EVENTS: dict[object, Callable[[Record], str]] = {
     "model_change": _model_change,
     "thinking_level_change": _thinking_level,
     "session_info": _session_info,
@@ -106,19 +106,19 @@ _EVENTS: dict[Any, Callable[[dict[str, Any]], str]] = {
 """Entry types shown as one line of text."""
 
 
-def _custom(entry: dict[str, Any]) -> Card:
+def _custom(entry: Record) -> Card:
     body = collapsible("Data", raw_json(entry.get("data"))) if "data" in entry else note("(no data)")
     return Card("custom-state", f"Plugin state: {entry.get('customType', '?')}", body)
 
 
-def _custom_message(entry: dict[str, Any]) -> Card:
+def _custom_message(entry: Record) -> Card:
     body = content(entry.get("content", ""))
     if entry.get("display") is False:
         body += note("Hidden in the terminal view.")
     return Card("custom", f"Plugin message: {entry.get('customType', '?')}", body)
 
 
-def _compaction(entry: dict[str, Any]) -> Card:
+def _compaction(entry: Record) -> Card:
     body = render_markdown(str(entry.get("summary", "")))
     kept = entry.get("firstKeptEntryId")
     facts = [f"{entry['tokensBefore']:,} tokens before" if isinstance(entry.get("tokensBefore"), int) else "",
@@ -128,7 +128,7 @@ def _compaction(entry: dict[str, Any]) -> Card:
     return Card("summary", "Compaction", body)
 
 
-def _branch_summary(entry: dict[str, Any]) -> Card:
+def _branch_summary(entry: Record) -> Card:
     origin = entry.get("fromId")
     body = render_markdown(str(entry.get("summary", "")))
     if isinstance(origin, str):
@@ -136,7 +136,7 @@ def _branch_summary(entry: dict[str, Any]) -> Card:
     return Card("summary", "Branch summary", body)
 
 
-_CARDS: dict[str, Callable[[dict[str, Any]], Card]] = {
+_CARDS: dict[str, Callable[[Record], Card]] = {
     "custom": _custom,
     "custom_message": _custom_message,
     "compaction": _compaction,

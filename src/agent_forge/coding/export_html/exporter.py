@@ -18,10 +18,11 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Sequence
 
 from ..session_entries import is_entry, iso_timestamp
 from ..session_store import SessionFileError, SessionStore
+from .context import Record
 
 FILE_PREFIX = "agent-forge-session-"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -37,8 +38,8 @@ class SessionSnapshot:
     """What an export needs, taken at one moment: `header` (session line), `entries` (file order), `leaf_id`,
     and `path` of the session file (None for an in-memory session)."""
 
-    header: dict[str, Any]
-    entries: list[dict[str, Any]]
+    header: Record
+    entries: Sequence[Record]
     leaf_id: str | None
     path: Path | None
 

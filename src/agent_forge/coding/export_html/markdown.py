@@ -4,12 +4,17 @@ highlighted by pygments, and images turned into links so the page never fetches 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
 from .highlight import code_block
+
+if TYPE_CHECKING:
+    from markdown_it.renderer import RendererHTML
+    from markdown_it.token import Token
+    from markdown_it.utils import EnvType, OptionsDict
 from .text import clean
 
 
@@ -29,17 +34,17 @@ def _parser() -> MarkdownIt:
     return md
 
 
-def _fence(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+def _fence(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     token = tokens[idx]
     language = token.info.strip().split(maxsplit=1)[0] if token.info.strip() else None
     return code_block(token.content, language) + "\n"
 
 
-def _code_block(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+def _code_block(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     return code_block(tokens[idx].content) + "\n"
 
 
-def _image(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     """`![alt](url)` → a link labelled with the alt text: an `<img>` would load the URL when the page opens."""
     token = tokens[idx]
     src = token.attrGet("src") or ""

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from .blocks import image, note, raw_json, thinking
-from .context import Card, RenderContext
+from .context import Card, Record, RenderContext
 from .highlight import code_block
 from .markdown import render_markdown
 from .text import esc, strip_ansi
 from .tools import tool_call, tool_result
 
 
-def message_card(message: Any, context: RenderContext) -> Card:
+def message_card(message: object, context: RenderContext) -> Card:
     """The card of any message dict; unknown roles show the message as JSON."""
     role = message.get("role") if isinstance(message, dict) else None
     render = _ROLES.get(role) if isinstance(role, str) else None
@@ -21,7 +21,7 @@ def message_card(message: Any, context: RenderContext) -> Card:
     return render(message, context)
 
 
-def content(value: Any) -> str:
+def content(value: object) -> str:
     """A message's `content`: a string (markdown) or a list of blocks; anything else is shown as JSON."""
     if isinstance(value, str):
         return render_markdown(value)
@@ -30,7 +30,7 @@ def content(value: Any) -> str:
     return raw_json(value)
 
 
-def block(item: Any) -> str:
+def block(item: object) -> str:
     """One content block: `text` (markdown), `thinking`, `image`, `toolCall`; other kinds as JSON."""
     kind = item.get("type") if isinstance(item, dict) else None
     if kind == "text":
@@ -39,14 +39,14 @@ def block(item: Any) -> str:
     return render(item) if render is not None else raw_json(item)
 
 
-_BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {"thinking": thinking, "image": image, "toolCall": tool_call}
+_BLOCKS: dict[str, Callable[[Record], str]] = {"thinking": thinking, "image": image, "toolCall": tool_call}
 
 
-def _user(message: dict[str, Any], context: RenderContext) -> Card:
+def _user(message: Record, context: RenderContext) -> Card:
     return Card("user", "User", content(message.get("content")))
 
 
-def _assistant(message: dict[str, Any], context: RenderContext) -> Card:
+def _assistant(message: Record, context: RenderContext) -> Card:
     body = content(message.get("content"))
     stop = message.get("stopReason")
     if isinstance(message.get("errorMessage"), str):
@@ -59,7 +59,7 @@ def _assistant(message: dict[str, Any], context: RenderContext) -> Card:
 _STOP_NOTES = {"aborted": "Aborted.", "length": "Stopped: output token limit reached.", "error": "Error."}
 
 
-def usage_meta(message: dict[str, Any]) -> str:
+def usage_meta(message: Record) -> str:
     """`provider/model · thinking · in N · out N · cache read N · $cost · seconds`, each part present only
     when the message has it."""
     parts = []
@@ -75,7 +75,7 @@ def usage_meta(message: dict[str, Any]) -> str:
     return "".join(f'<span class="meta">{esc(part)}</span>' for part in parts)
 
 
-def _usage_parts(usage: dict[str, Any]) -> list[str]:
+def _usage_parts(usage: Record) -> list[str]:
     labels = (("input", "in"), ("output", "out"), ("cacheRead", "cache read"), ("cacheWrite", "cache write"))
     parts = [f"{label} {_count(usage[key])}" for key, label in labels
              if key in usage and (usage[key] or key in ("input", "output"))]
@@ -85,11 +85,11 @@ def _usage_parts(usage: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _count(value: Any) -> str:
+def _count(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def _tool_result(message: dict[str, Any], context: RenderContext) -> Card:
+def _tool_result(message: Record, context: RenderContext) -> Card:
     call_id = message.get("toolCallId")
     call = context.tool_calls.get(call_id) if isinstance(call_id, str) else None
     failed = bool(message.get("isError"))
@@ -97,7 +97,7 @@ def _tool_result(message: dict[str, Any], context: RenderContext) -> Card:
     return Card("tool-result error-result" if failed else "tool-result", title, tool_result(message, call))
 
 
-def _bash_execution(message: dict[str, Any], context: RenderContext) -> Card:
+def _bash_execution(message: Record, context: RenderContext) -> Card:
     output = strip_ansi(str(message.get("output") or ""))
     body = code_block(str(message.get("command", "")), "bash")
     body += code_block(output) if output else note("(no output)")
@@ -112,21 +112,21 @@ def _bash_execution(message: dict[str, Any], context: RenderContext) -> Card:
     return Card("bash-execution", "Shell command (user)", body)
 
 
-def _custom(message: dict[str, Any], context: RenderContext) -> Card:
+def _custom(message: Record, context: RenderContext) -> Card:
     body = content(message.get("content", ""))
     if message.get("display") is False:
         body += note("Hidden in the terminal view.")
     return Card("custom", f"Plugin message: {message.get('customType', '?')}", body)
 
 
-def _summary(title: str) -> Callable[[dict[str, Any], RenderContext], Card]:
-    def render(message: dict[str, Any], context: RenderContext) -> Card:
+def _summary(title: str) -> Callable[[Record, RenderContext], Card]:
+    def render(message: Record, context: RenderContext) -> Card:
         return Card("summary", title, render_markdown(str(message.get("summary", ""))))
 
     return render
 
 
-_ROLES: dict[str, Callable[[dict[str, Any], RenderContext], Card]] = {
+_ROLES: dict[str, Callable[[Record, RenderContext], Card]] = {
     "user": _user,
     "assistant": _assistant,
     "toolResult": _tool_result,

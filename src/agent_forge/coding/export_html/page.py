@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any
+from typing import Sequence
 
 from .assets import CSS, SCRIPT
-from .context import RenderContext
+from .context import Record, RenderContext
 from .entries import render_entry
 from .highlight import stylesheet
 from .text import esc, snippet
@@ -20,7 +20,7 @@ CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
 """Second line of defence behind escaping: only our own script runs, and nothing is loaded but `data:` images."""
 
 
-def render_page(header: dict[str, Any], entries: list[dict[str, Any]], *, leaf_id: str | None = None,
+def render_page(header: Record, entries: Sequence[Record], *, leaf_id: str | None = None,
                 source: str | None = None, exported_at: str | None = None) -> str:
     """The HTML document of a session: `header` is the session header line, `entries` its entries in file
     order, `leaf_id` the current leaf (its branch is the main line), `source` the session file shown in the
@@ -40,7 +40,7 @@ def render_page(header: dict[str, Any], entries: list[dict[str, Any]], *, leaf_i
     ])
 
 
-def _title(header: dict[str, Any], tree: EntryTree) -> str:
+def _title(header: Record, tree: EntryTree) -> str:
     name = _session_name(tree)
     if name:
         return name
@@ -62,14 +62,14 @@ def _session_name(tree: EntryTree) -> str | None:
     return name.strip() if isinstance(name, str) and name.strip() else None
 
 
-def _plain(content: Any) -> str:
+def _plain(content: object) -> str:
     if isinstance(content, str):
         return content
     items = content if isinstance(content, list) else []
     return " ".join(str(b.get("text", "")) for b in items if isinstance(b, dict) and b.get("type") == "text")
 
 
-def _session_head(title: str, header: dict[str, Any], tree: EntryTree, source: str | None,
+def _session_head(title: str, header: Record, tree: EntryTree, source: str | None,
                   exported_at: str | None) -> str:
     facts = [("Session", header.get("id")), ("Working directory", header.get("cwd")),
              ("Started", header.get("timestamp")), ("Session file", source),
@@ -89,17 +89,17 @@ def _entry_counts(tree: EntryTree) -> str:
     return text + (f", {branches} other {'branch' if branches == 1 else 'branches'}" if branches else "")
 
 
-def _assistant_messages(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _assistant_messages(entries: Sequence[Record]) -> list[Record]:
     messages = [e.get("message") for e in entries if e.get("type") == "message"]
     return [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant"]
 
 
-def _models(entries: list[dict[str, Any]]) -> list[str]:
+def _models(entries: Sequence[Record]) -> list[str]:
     names = [f"{m.get('provider', '?')}/{m['model']}" for m in _assistant_messages(entries) if m.get("model")]
     return list(dict.fromkeys(names))
 
 
-def _usage_total(entries: list[dict[str, Any]]) -> str | None:
+def _usage_total(entries: Sequence[Record]) -> str | None:
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
     cost = 0.0
     for message in _assistant_messages(entries):

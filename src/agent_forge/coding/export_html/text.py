@@ -7,7 +7,6 @@ import hashlib
 import html
 import json
 import re
-from typing import Any
 
 # C0 controls other than tab/LF/CR, DEL, and lone surrogates (JSON may encode them; UTF-8 cannot).
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
@@ -27,12 +26,12 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     """Any value as HTML text, safe in element content and in quoted attribute values."""
     return html.escape(clean(value if isinstance(value, str) else str(value)), quote=True)
 
 
-def as_json(value: Any) -> str:
+def as_json(value: object) -> str:
     """Pretty JSON of any session value (non-JSON values fall back to `str`), for display only."""
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, default=str)
@@ -46,7 +45,7 @@ def snippet(text: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def anchor_id(entry_id: Any) -> str:
+def anchor_id(entry_id: object) -> str:
     """A safe HTML id / URL fragment for an entry id: `e-<id>` when the id is plain, else `e-x<hash>`."""
     text = str(entry_id)
     if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", text):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from .blocks import image, note, raw_json
+from .context import Record
 from .highlight import code_block
 from .text import esc, strip_ansi
 
 
-def tool_call(item: dict[str, Any]) -> str:
+def tool_call(item: Record) -> str:
     """A tool call block: tool name and id, then its arguments laid out for the tool (`bash` command, `write`
     content, `edit` replacements as a diff, ...); unknown tools show their arguments as JSON."""
     name, args = item.get("name"), item.get("arguments")
@@ -21,7 +22,7 @@ def tool_call(item: dict[str, Any]) -> str:
             f'<span class="tool-id">{esc(item.get("id", ""))}</span></div>{body}</div>')
 
 
-def tool_result(message: dict[str, Any], call: dict[str, Any] | None) -> str:
+def tool_result(message: Record, call: Record | None) -> str:
     """A `toolResult` message's body: its text (file contents highlighted for `read`, terminal codes removed
     otherwise), its images, and from `details` the edit diff and truncation notes. `call` is the matching
     tool call block when the session has it."""
@@ -38,7 +39,7 @@ def tool_result(message: dict[str, Any], call: dict[str, Any] | None) -> str:
     return "".join(parts)
 
 
-def _split_content(value: Any) -> tuple[list[str], list[dict[str, Any]]]:
+def _split_content(value: object) -> tuple[list[str], list[Record]]:
     if isinstance(value, str):
         return [value], []
     items = value if isinstance(value, list) else []
@@ -47,7 +48,7 @@ def _split_content(value: Any) -> tuple[list[str], list[dict[str, Any]]]:
     return texts, images
 
 
-def _details(details: Any) -> list[str]:
+def _details(details: object) -> list[str]:
     if not isinstance(details, dict):
         return []
     parts = []
@@ -64,30 +65,30 @@ def _details(details: Any) -> list[str]:
 # --- arguments per tool ----------------------------------------------------------------------------------
 
 
-def _text(args: dict[str, Any], key: str) -> str:
+def _text(args: Record, key: str) -> str:
     value = args.get(key)
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def _path(args: dict[str, Any], suffix: str = "") -> str:
+def _path(args: Record, suffix: str = "") -> str:
     return f'<div class="tool-path">{esc(_text(args, "path"))}{esc(suffix)}</div>'
 
 
-def _bash(args: dict[str, Any]) -> str:
+def _bash(args: Record) -> str:
     timeout = f'<div class="note">timeout {esc(args["timeout"])} s</div>' if "timeout" in args else ""
     return code_block(_text(args, "command"), "bash") + timeout
 
 
-def _read(args: dict[str, Any]) -> str:
+def _read(args: Record) -> str:
     window = [f"{key} {args[key]}" for key in ("offset", "limit") if key in args]
     return _path(args, f" ({', '.join(window)})" if window else "")
 
 
-def _write(args: dict[str, Any]) -> str:
+def _write(args: Record) -> str:
     return _path(args) + code_block(_text(args, "content"), filename=_text(args, "path"))
 
 
-def _edit(args: dict[str, Any]) -> str:
+def _edit(args: Record) -> str:
     edits = args.get("edits")
     if not isinstance(edits, list):  # older single-replacement shape
         edits = [{"oldText": args.get("oldText", ""), "newText": args.get("newText", "")}]
@@ -95,7 +96,7 @@ def _edit(args: dict[str, Any]) -> str:
     return _path(args) + "".join(diffs)
 
 
-def _replacement(edit: Any) -> str:
+def _replacement(edit: object) -> str:
     if not isinstance(edit, dict):
         return raw_json(edit)
     old = [f"-{line}" for line in _text(edit, "oldText").split("\n")]
@@ -103,7 +104,7 @@ def _replacement(edit: Any) -> str:
     return code_block("\n".join(old + new), "diff")
 
 
-_CALLS: dict[str, Callable[[dict[str, Any]], str]] = {
+_CALLS: dict[str, Callable[[Record], str]] = {
     "bash": _bash,
     "read": _read,
     "write": _write,

@@ -6,11 +6,14 @@ forked; entries no root reaches (only a hand-edited file has them: a cycle of pa
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, Sequence, Union
 
+from .context import Record
 from .text import esc, snippet
 
-Entry = dict[str, Any]
+Entry = Record
+_Work = list[tuple[str, Union[str, Entry]]]
+"""Pending layout steps, popped last first: ("html", markup) or ("line", first entry of a line)."""
 _SNIPPET_STEPS = 50  # how far down a branch to look for a message to quote in its summary line
 
 
@@ -18,7 +21,7 @@ class EntryTree:
     """Children by parent id over `entries` (append order kept); an entry whose parent is missing is a root.
     `active` is the set of ids on the path root → `leaf_id`."""
 
-    def __init__(self, entries: list[Entry], leaf_id: str | None) -> None:
+    def __init__(self, entries: Sequence[Entry], leaf_id: str | None) -> None:
         self.entries = entries
         self.by_id: dict[str, Entry] = {e["id"]: e for e in entries}
         self.children: dict[str | None, list[Entry]] = {}
@@ -68,7 +71,7 @@ def layout(tree: EntryTree, render: Callable[[Entry], str]) -> list[str]:
     sizes = tree.subtree_sizes()
     out: list[str] = []
     seen: set[str] = set()
-    work: list[tuple[str, Any]] = []
+    work: _Work = []
     first = _queue_line(tree, None, work, sizes)
     if first is not None:
         work.append(("line", first))
@@ -86,7 +89,7 @@ def layout(tree: EntryTree, render: Callable[[Entry], str]) -> list[str]:
     return out
 
 
-def _queue_line(tree: EntryTree, parent_id: str | None, work: list[tuple[str, Any]],
+def _queue_line(tree: EntryTree, parent_id: str | None, work: _Work,
                 sizes: dict[str, int]) -> Entry | None:
     """The entry that continues the line after `parent_id`. When `parent_id` has other children, their
     branches are queued (to come first) and so is the continuation, and None is returned."""
@@ -122,7 +125,7 @@ def _first_text(tree: EntryTree, entry: Entry | None) -> str:
     return ""
 
 
-def _message_text(content: Any) -> str:
+def _message_text(content: object) -> str:
     if isinstance(content, str):
         return content
     items = content if isinstance(content, list) else []

@@ -7,7 +7,7 @@ registered but not in the default set (enable them with `--tools` or the `defaul
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ...agent.types import AgentTool
 
@@ -16,7 +16,7 @@ def _lazy(module: str, cls: str) -> Callable[..., AgentTool]:
     """A factory that imports its tool's module on first use: start-up pays only for the tools it creates.
     Keyword arguments go to the tool's constructor."""
 
-    def factory(cwd: str, **options: Any) -> AgentTool:
+    def factory(cwd: str, **options: object) -> AgentTool:
         return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(cwd, **options)
 
     factory.__name__ = cls
@@ -48,7 +48,7 @@ def create_all_tools(cwd: str) -> dict[str, AgentTool]:
 
 
 def create_tools(cwd: str, names: Sequence[str],
-                 options: Mapping[str, Mapping[str, Any]] | None = None) -> list[AgentTool]:
+                 options: Mapping[str, Mapping[str, object]] | None = None) -> list[AgentTool]:
     """The named tools for `cwd`, in the given order; an unknown name raises `KeyError` listing the known ones.
     `options[name]` are keyword arguments for that tool (e.g. `{"bash": {"shell": ShellConfig(...)}}`)."""
     unknown = [name for name in names if name not in TOOL_FACTORIES]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+
 
 from ...agent.types import ToolError
+from ...ai.types import JsonValue
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """The JSON name of a Python value's type, for error messages (`string`, `number`, `null`, ...)."""
     if value is None:
         return "null"
@@ -25,14 +26,14 @@ def json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def check_object(args: Any) -> dict[str, Any]:
+def check_object(args: object) -> dict[str, JsonValue]:
     """`args` itself must be a JSON object."""
     if not isinstance(args, dict):
         raise ToolError(f"Tool arguments must be a JSON object, got {json_type(args)}")
     return args
 
 
-def require_string(args: dict[str, Any], name: str) -> str:
+def require_string(args: dict[str, JsonValue], name: str) -> str:
     """The string field `name`; missing or non-string → `ToolError`."""
     if name not in args or args[name] is None:
         raise ToolError(f"Missing required parameter '{name}'")
@@ -42,7 +43,7 @@ def require_string(args: dict[str, Any], name: str) -> str:
     return value
 
 
-def optional_number(args: dict[str, Any], name: str, *, minimum: float | None = None) -> float | None:
+def optional_number(args: dict[str, JsonValue], name: str, *, minimum: float | None = None) -> float | None:
     """The number field `name`, or None when absent/null.
 
     Numeric strings (`"30"`) are accepted because models often quote numbers; booleans, NaN and infinities
@@ -59,7 +60,7 @@ def optional_number(args: dict[str, Any], name: str, *, minimum: float | None = 
     return number
 
 
-def optional_int(args: dict[str, Any], name: str, *, minimum: int | None = None) -> int | None:
+def optional_int(args: dict[str, JsonValue], name: str, *, minimum: int | None = None) -> int | None:
     """Like `optional_number`, but the value must be a whole number (`2.0` is accepted as 2)."""
     number = optional_number(args, name, minimum=minimum)
     if number is None:
@@ -69,7 +70,7 @@ def optional_int(args: dict[str, Any], name: str, *, minimum: int | None = None)
     return int(number)
 
 
-def _as_number(value: Any) -> float | int | None:
+def _as_number(value: object) -> float | int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str):

@@ -6,9 +6,10 @@ import asyncio
 import math
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue, UserContent
 from .args import check_object, optional_number, require_string
 from .shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 from .shell_output import TailBuffer
@@ -30,7 +31,7 @@ DESCRIPTION = (
     "and run them in the background)."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "command": {"type": "string", "description": "The bash command to run"},
@@ -62,7 +63,8 @@ class BashTool:
         """Where full outputs go: the session sets its `AgentSession.output_dir` here (default: the process's)."""
         self.shell = shell or ShellConfig()  # settings `shellPath`, `shellCommandPrefix`
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         command = require_string(args, "command")
         timeout = optional_number(args, "timeout", minimum=0) or None
@@ -141,5 +143,5 @@ class _Progress:
     def _send(self) -> None:
         self._timer = None
         self._last_sent = time.monotonic()
-        content = [{"type": "text", "text": self.tail.result()["content"]}]
+        content: list[UserContent] = [{"type": "text", "text": self.tail.result()["content"]}]
         self.on_update(ToolResult(content=content, details={"truncation": None, "fullOutputPath": None}))

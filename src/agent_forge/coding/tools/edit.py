@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, json_type, require_string
 from .diff import first_changed_line, unified_diff
 from .edit_apply import Replacement, apply_replacements, normalise_newlines
@@ -26,7 +26,7 @@ DESCRIPTION = (
     "its exact text."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "File to edit, relative to the working directory or absolute"},
@@ -66,7 +66,8 @@ class EditTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         given = require_string(args, "path")
         edits = parse_edits(args)
@@ -83,7 +84,7 @@ class EditTool:
         return text_result(text, details)
 
 
-def parse_edits(args: dict[str, Any]) -> list[Replacement]:
+def parse_edits(args: dict[str, JsonValue]) -> list[Replacement]:
     """The edits of `args`: `edits` (an array, or that array as a JSON string) plus a legacy top-level
     `oldText`/`newText` pair. Raises `ToolError` naming the first malformed field."""
     raw = args.get("edits")
@@ -99,7 +100,7 @@ def parse_edits(args: dict[str, Any]) -> list[Replacement]:
     return edits
 
 
-def _parse_edit(item: Any, label: str) -> Replacement:
+def _parse_edit(item: JsonValue, label: str) -> Replacement:
     if not isinstance(item, dict):
         raise ToolError(f"{label} must be an object with oldText and newText, got {json_type(item)}")
     fields = []
@@ -112,7 +113,7 @@ def _parse_edit(item: Any, label: str) -> Replacement:
     return Replacement(*fields)
 
 
-def _parse_json_array(text: str) -> Any:
+def _parse_json_array(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, Callable
+from typing import Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from .external_search import ExternalSearchError, fd, stream_lines
 from .globs import path_matcher
@@ -28,7 +29,7 @@ DESCRIPTION = (
     f"included. At most {DEFAULT_LIMIT} results (change with limit) or {format_size(DEFAULT_MAX_BYTES)}."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "pattern": {"type": "string", "description": "Glob pattern to match, e.g. '*.py', '**/test_*.py'"},
@@ -56,7 +57,8 @@ class FindTool:
         self.cwd = cwd
         self.use_external = use_external
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         pattern = require_string(args, "pattern").strip()
         if not pattern:
@@ -124,7 +126,7 @@ async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[
 def _result(found: list[str], limit: int) -> ToolResult:
     hit = len(found) > limit
     paths = sorted(found)[:limit] if not hit else sorted(found[:limit])
-    details: dict[str, Any] = {"resultLimitReached": limit if hit else None}
+    details: dict[str, object] = {"resultLimitReached": limit if hit else None}
     if not paths:
         return text_result("No files found matching the pattern", details)
     notices = [f"Stopped at {limit} results: use limit={limit * 2} for more, or refine the pattern"] if hit else []

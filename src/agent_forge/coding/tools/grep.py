@@ -11,9 +11,10 @@ import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable, Iterable, TypedDict
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from .external_search import ExternalSearchError, ripgrep, stream_lines
 from .globs import path_matcher
@@ -34,7 +35,7 @@ DESCRIPTION = (
     f"{format_size(DEFAULT_MAX_BYTES)} of output; lines longer than {MAX_LINE_CHARS} characters are shortened."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "pattern": {"type": "string", "description": "Regular expression to search for (literal text with literal=true)"},
@@ -107,7 +108,8 @@ class GrepTool:
         self.cwd = cwd
         self.use_external = use_external
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         query = parse_query(check_object(args), self.cwd)
         matches = Matches(query.limit)
         rg = ripgrep() if self.use_external else None
@@ -118,7 +120,7 @@ class GrepTool:
         return _result(matches)
 
 
-def parse_query(args: dict[str, Any], cwd: str) -> GrepQuery:
+def parse_query(args: dict[str, JsonValue], cwd: str) -> GrepQuery:
     pattern = require_string(args, "pattern")
     if not pattern:
         raise ToolError("Parameter 'pattern' must not be empty")
@@ -131,14 +133,14 @@ def parse_query(args: dict[str, Any], cwd: str) -> GrepQuery:
                      limit=optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT)
 
 
-def _optional_str(args: dict[str, Any], name: str) -> str | None:
+def _optional_str(args: dict[str, JsonValue], name: str) -> str | None:
     value = args.get(name)
     if value is not None and not isinstance(value, str):
         raise ToolError(f"Parameter '{name}' must be a string, got {json_type(value)}")
     return value
 
 
-def _optional_bool(args: dict[str, Any], name: str) -> bool:
+def _optional_bool(args: dict[str, JsonValue], name: str) -> bool:
     value = args.get(name)
     if value in (None, "false"):
         return False
@@ -159,7 +161,7 @@ async def _in_thread(work: Callable[[threading.Event], None]) -> None:
 
 
 def _result(matches: Matches) -> ToolResult:
-    details: dict[str, Any] = {"matchLimitReached": matches.limit if matches.full else None,
+    details: dict[str, object] = {"matchLimitReached": matches.limit if matches.full else None,
                                "linesTruncated": matches.shortened}
     if not matches.lines:
         return text_result("No matches found", details)
@@ -212,7 +214,7 @@ def _search_file(path: str, rel: str, regex: re.Pattern[str], context: int, matc
         return True
 
 
-def _scan(handle: Any, rel: str, regex: re.Pattern[str], context: int, matches: Matches) -> bool:
+def _scan(handle: Iterable[bytes], rel: str, regex: re.Pattern[str], context: int, matches: Matches) -> bool:
     before: deque[tuple[int, str]] = deque(maxlen=context)
     after = 0
     for number, raw in enumerate(handle, 1):
@@ -285,7 +287,14 @@ class _RgReader:
         return not (self.matches.full and self.after == 0)
 
 
-def _rg_text(value: dict[str, Any]) -> str:
+class RgText(TypedDict, total=False):
+    """ripgrep's `--json` "arbitrary data": `text` when it is UTF-8, else `bytes` (base64)."""
+
+    text: str
+    bytes: str
+
+
+def _rg_text(value: RgText) -> str:
     """rg's `{"text": ...}`, or `{"bytes": base64}` for data that is not UTF-8."""
     if "text" in value:
         return value["text"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int
 from .paths import resolve_tool_path
 from .search_output import finish
@@ -22,7 +22,7 @@ DESCRIPTION = (
     f"{format_size(DEFAULT_MAX_BYTES)}."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "Directory to list (default: the working directory)"},
@@ -48,7 +48,8 @@ class LsTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         path = args.get("path")
         if path is not None and not isinstance(path, str):
@@ -97,7 +98,7 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 def _result(entries: list[str], limit: int) -> ToolResult:
     hit = len(entries) > limit
-    details: dict[str, Any] = {"entryLimitReached": limit if hit else None}
+    details: dict[str, object] = {"entryLimitReached": limit if hit else None}
     if not entries:
         return text_result("(empty directory)", details)
     notices = [f"Showing {limit} of {len(entries)} entries: use limit={limit * 2} for more"] if hit else []

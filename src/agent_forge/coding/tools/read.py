@@ -7,9 +7,10 @@ import base64
 import codecs
 import os
 import shlex
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, optional_int, require_string
 from .file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
 from .line_window import COUNT_LIMIT_BYTES, LineSpan, locate_lines
@@ -39,7 +40,7 @@ DESCRIPTION = (
     "WebP images are returned as images. Binary files are refused: inspect them with bash."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "File to read, relative to the working directory or absolute"},
@@ -69,7 +70,8 @@ class ReadTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         path = resolve_tool_path(require_string(args, "path"), self.cwd)
         offset = optional_int(args, "offset", minimum=0) or 1

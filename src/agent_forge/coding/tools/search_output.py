@@ -4,7 +4,6 @@ notices telling the model how to see more (limits as in the reference agent's se
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from .truncate import DEFAULT_MAX_BYTES, append_notice, format_size, truncate_head
 
@@ -21,7 +20,7 @@ def shorten_line(text: str) -> tuple[str, bool]:
     return text[:MAX_LINE_CHARS] + "… [line truncated]", True
 
 
-def finish(lines: list[str], notices: list[str], details: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def finish(lines: list[str], notices: list[str], details: dict[str, object]) -> tuple[str, dict[str, object]]:
     """Join `lines`, cut the text at 50 KB (whole lines), and append `notices` plus a byte-limit notice in one
     bracketed note. `details` gains `truncation` when the byte cap applied. Returns `(text, details)`."""
     cut = truncate_head("\n".join(lines), _NO_LINE_LIMIT, DEFAULT_MAX_BYTES)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
+from ...ai.types import JsonValue
 from . import CODING_TOOL_NAMES, TOOL_FACTORIES
 
 
@@ -40,7 +41,7 @@ class ToolSelection:
         return self.allow is None or any(fnmatch.fnmatchcase(name, pattern) for pattern in self.allow)
 
 
-def resolve_tool_selection(*, global_setting: Any = None, project_setting: Any = None,
+def resolve_tool_selection(*, global_setting: JsonValue = None, project_setting: JsonValue = None,
                            cli_entries: Sequence[str] | None = None, no_builtin_tools: bool = False,
                            no_tools: bool = False, exclude: Sequence[str] = (),
                            warnings: list[str] | None = None) -> ToolSelection:
@@ -75,7 +76,7 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
-def _apply_setting(selected: list[str], value: Any, label: str, warnings: list[str]) -> list[str]:
+def _apply_setting(selected: list[str], value: JsonValue, label: str, warnings: list[str]) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(e, str) and e.strip() for e in value):
         warnings.append(f"{label} must be a list of tool names; ignored")
         return selected

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
-from typing import Any
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
+from ...ai.types import JsonValue
 from .args import check_object, require_string
 from .file_replace import replace_contents
 from .paths import resolve_tool_path
@@ -17,7 +17,7 @@ DESCRIPTION = (
     "directories. Use it for new files or complete rewrites; for changes to part of a file, prefer edit."
 )
 
-PARAMETERS: dict[str, Any] = {
+PARAMETERS: dict[str, JsonValue] = {
     "type": "object",
     "properties": {
         "path": {"type": "string", "description": "File to write, relative to the working directory or absolute"},
@@ -45,7 +45,8 @@ class WriteTool:
     def __init__(self, cwd: str):
         self.cwd = cwd
 
-    async def execute(self, tool_call_id: str, args: dict[str, Any], on_update: ToolUpdate | None = None) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
+                      on_update: ToolUpdate | None = None) -> ToolResult:
         args = check_object(args)
         given = require_string(args, "path")
         content = require_string(args, "content")

@@ -20,9 +20,30 @@ import itertools
 import json
 import sys
 import threading
-from typing import Any, AsyncIterator, Sequence
+from typing import AsyncIterator, Awaitable, Mapping, NotRequired, Sequence, TypedDict, TypeVar
 
+from ...ai.types import JsonValue
 from .framing import LineSplitter
+
+Record = dict[str, JsonValue]
+"""One stdout record of the agent as parsed: a response `{type: "response", id, command, success, ...}` or an
+event `{type, ...}` (shapes in docs/rpc.md)."""
+_T = TypeVar("_T")
+
+
+class FlatTreeNode(TypedDict):
+    """One entry of `get_tree` with `flat: true`: the session entry, its parent's and its children's ids."""
+
+    entry: dict[str, JsonValue]
+    parentId: str | None
+    childIds: list[str]
+    label: NotRequired[str]
+    labelTimestamp: NotRequired[str]
+
+
+class FlatTree(TypedDict):
+    nodes: list[FlatTreeNode]
+    leafId: str | None
 
 
 class RpcError(Exception):
@@ -32,11 +53,11 @@ class RpcError(Exception):
 class RpcClient:
     def __init__(self, process: asyncio.subprocess.Process):
         self.process = process
-        self.records: list[dict[str, Any]] = []  # every stdout record, in order
+        self.records: list[Record] = []  # every stdout record, in order
         self.invalid_lines: list[bytes] = []  # stdout lines that were not JSON objects
         self.stderr = b""
-        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
-        self._events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._pending: dict[str, asyncio.Future[Record]] = {}
+        self._events: asyncio.Queue[Record | None] = asyncio.Queue()
         self._ids = itertools.count(1)
         self._reader = asyncio.ensure_future(self._read_stdout())
         self._err_reader = asyncio.ensure_future(self._read_stderr())
@@ -59,12 +80,12 @@ class RpcClient:
 
     # -- sending -------------------------------------------------------------------------------------
 
-    async def send(self, command: dict[str, Any], timeout: float = 30.0) -> dict[str, Any]:
+    async def send(self, command: Mapping[str, object], timeout: float = 30.0) -> Record:
         """Send a command (an `id` is added when missing) and wait for its response."""
         future = self.send_nowait(command)
         return await self._wait(future, timeout, f"response to {command.get('type')}")
 
-    def send_nowait(self, command: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+    def send_nowait(self, command: Mapping[str, object]) -> asyncio.Future[Record]:
         """Send `command` (an `id` is added when it has none) and return the future of its response. Raises
         ValueError for an `id` whose response is still awaited: the two responses could not be told apart."""
         command = dict(command)
@@ -72,7 +93,7 @@ class RpcClient:
         key = str(command["id"])
         if key in self._pending:
             raise ValueError(f"a command with id {command['id']!r} is still waiting for its response")
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
         self._pending[key] = future
         self.write_raw(json.dumps(command, ensure_ascii=False).encode() + b"\n")
         return future
@@ -84,13 +105,13 @@ class RpcClient:
 
     # -- receiving -----------------------------------------------------------------------------------
 
-    async def next_event(self, timeout: float = 30.0) -> dict[str, Any]:
+    async def next_event(self, timeout: float = 30.0) -> Record:
         event = await self._wait(self._events.get(), timeout, "next event")
         if event is None:
             raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self._stderr_tail()}")
         return event
 
-    async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[dict[str, Any]]:
+    async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[Record]:
         """Yield events up to and including the first of `event_type`."""
         while True:
             event = await self.next_event(timeout)
@@ -98,26 +119,26 @@ class RpcClient:
             if event.get("type") == event_type:
                 return
 
-    async def wait_for(self, event_type: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+    async def wait_for(self, event_type: str, timeout: float = 30.0) -> list[Record]:
         """Collect events up to and including the first of `event_type`."""
         return [event async for event in self.events_until(event_type, timeout)]
 
-    async def prompt_and_wait(self, message: str, timeout: float = 30.0, **fields: Any) -> list[dict[str, Any]]:
+    async def prompt_and_wait(self, message: str, timeout: float = 30.0, **fields: object) -> list[Record]:
         """Send a prompt and collect events until `agent_settled`. Raises RpcError if the prompt is rejected."""
         reply = await self.send({"type": "prompt", "message": message, **fields}, timeout)
         if not reply.get("success"):
             raise RpcError(f"prompt rejected: {reply.get('error')}")
         return await self.wait_for("agent_settled", timeout)
 
-    async def get_tree(self, timeout: float = 30.0) -> dict[str, Any]:
+    async def get_tree(self, timeout: float = 30.0) -> FlatTree:
         """The session tree in the flat form `{nodes: [{entry, parentId, childIds, label?, labelTimestamp?}],
         leafId}` (docs/rpc.md), which stays shallow JSON however long the session. Raises RpcError if refused."""
         reply = await self.send({"type": "get_tree", "flat": True}, timeout)
         if not reply.get("success"):
             raise RpcError(f"get_tree failed: {reply.get('error')}")
-        return reply["data"]
+        return reply["data"]  # type: ignore[return-value]  # the agent sends this shape (docs/rpc.md)
 
-    async def _wait(self, awaitable: Any, timeout: float, what: str) -> Any:
+    async def _wait(self, awaitable: Awaitable[_T], timeout: float, what: str) -> _T:
         try:
             return await asyncio.wait_for(awaitable, timeout)
         except asyncio.TimeoutError:
@@ -158,7 +179,7 @@ class RpcClient:
         else:
             self.invalid_lines.append(line)
 
-    def _dispatch(self, record: dict[str, Any]) -> None:
+    def _dispatch(self, record: Record) -> None:
         self.records.append(record)
         if record.get("type") == "response" and str(record.get("id")) in self._pending:
             future = self._pending.pop(str(record.get("id")))
@@ -182,10 +203,10 @@ class RpcClient:
         return self.process.returncode  # type: ignore[return-value]
 
 
-def _loads_deep(line: bytes) -> Any:
+def _loads_deep(line: bytes) -> JsonValue:
     """Parse JSON nested deeper than the interpreter's recursion limit: in a thread with a large stack and a
     raised limit (the C decoder recurses once per level). None when it still cannot be parsed."""
-    result: list[Any] = [None]
+    result: list[JsonValue] = [None]
 
     def parse() -> None:
         limit = sys.getrecursionlimit()
