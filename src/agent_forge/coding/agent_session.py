@@ -17,13 +17,25 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from ..agent.agent import QUEUE_MODES, Agent
 from ..agent.loop import now_ms
 from ..agent.types import AgentTool
+from ..ai.catalogue import PROVIDER_ENV_KEYS
 from ..ai.types import Model
+from .compaction.branch import navigate_tree
+from .compaction.controller import CompactionController
+from .errors import CommandError
+from .export_html import ExportError, SessionSnapshot, write_export
+from .model_control import ModelControl
+from .resources.loader import SessionResources
 from .retry import AutoRetry, forget_failed_attempt
-from .session_hooks import SessionHooks, change_session
+from .session_hooks import SessionHooks
+from .session_stats import session_stats
 from .session_store import SessionStore
+from .session_switch import SessionSwitch
+from .system_prompt import build_system_prompt
+from .tools.output_files import OutputDir, start_pruning
+from .tools.selection import ToolSelection
+from .user_bash import UserBash
 
-if TYPE_CHECKING:
-    from .tools.output_files import OutputDir
+__all__ = ["AgentSession", "CommandError", "SessionOptions", "user_message"]
 
 Listener = Callable[[dict[str, Any]], None]
 _CUSTOM_FIELDS = ("customType", "content", "display", "details")
@@ -34,10 +46,6 @@ INPUT_CANCEL_GRACE_S = 1.0
 WRITE_RETRY_S = 2.0
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
 so a freed disk is noticed while the session is idle."""
-
-
-class CommandError(Exception):
-    """A command was rejected before it changed anything; the message is shown to the client as is."""
 
 
 @dataclass(kw_only=True)
@@ -117,25 +125,22 @@ class AgentSession:
                                lambda failed: forget_failed_attempt(self.agent.messages, self.store, failed))
         agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
                                                  or self.compaction.will_retry(new_messages))
-        self.session_dir: str | None = None  # sessions root for stores this session creates later (new_session)
-        from .user_bash import UserBash  # imported here: user_bash imports this module
-
-        self.user_bash = UserBash(self)
-        from .model_control import ModelControl  # imported here: model_control imports this module
-
-        self.model_control = ModelControl(self)
-        from .compaction.controller import CompactionController
-
-        self.compaction = CompactionController(self)  # manual, threshold and overflow compaction
+        current_store = lambda: self.store  # noqa: E731 (read at each use: the store is swapped)
+        self.user_bash = UserBash(cwd=cwd, agent=agent, settings=settings, store=current_store,
+                                  busy=lambda: self.is_streaming, output_dir=self.output_dir)
+        self.model_control = ModelControl(agent=agent, store=current_store, registry=registry, settings=settings,
+                                          warnings=self.warnings, emit=self._emit)
+        self.compaction = CompactionController(  # manual, threshold and overflow compaction
+            agent=agent, store=current_store, settings=settings, emit=self._emit, system_prompt=self.system_prompt,
+            retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
+        self.switching = SessionSwitch(cwd=cwd, agent=agent, model_control=self.model_control,
+                                       hooks=lambda: self.hooks, store=current_store,
+                                       replace_store=self.replace_store, stop_work=self._stop_work)
         self.hooks: SessionHooks = SessionHooks()
         """Plugin hook points (`session_hooks.py`); the plugin runner replaces the no-op default."""
-        from .resources.loader import SessionResources
-
         self.resources = SessionResources()
         """Context files, skills, templates, prompt files and the project policy (`resources/loader.py`)."""
-        from .tools.selection import ToolSelection
-
         self.tool_selection = ToolSelection()
         """Which tools are active (`tools/selection.py`; the factory resolves it): `admits(name)` for plugin tools."""
         self._abort_pending = False  # an abort that came while a run was still starting
@@ -147,8 +152,6 @@ class AgentSession:
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._watch_writes(store)
         self._output_dirs: list[OutputDir] = []  # one for each session this process ran commands for, latest last
-        from .tools.output_files import start_pruning
-
         start_pruning()  # stale full-output files of earlier runs go, in the background
 
     # -- events --------------------------------------------------------------------------------------
@@ -259,8 +262,6 @@ class AgentSession:
 
     def get_session_stats(self) -> dict[str, Any]:
         """The `get_session_stats` response data (seed 000); what each number covers: `session_stats.py`."""
-        from .session_stats import session_stats
-
         return session_stats(session_file=str(self.store.path) if self.store.path else None,
                              session_id=self.store.session_id, entries=self.store.entries,
                              branch=self.store.branch(), messages=self.agent.messages, model=self.model,
@@ -270,8 +271,6 @@ class AgentSession:
         """Write the session as one self-contained HTML file (seed 000 `export_html`); returns its absolute
         path. Relative and default paths are under `cwd`. Raises `CommandError` for an in-memory or empty
         session and for a path that cannot be written. Rendering runs in a thread on a snapshot taken now."""
-        from .export_html import ExportError, SessionSnapshot, write_export
-
         try:
             snapshot = SessionSnapshot.of_store(self.store)
             return str(await asyncio.to_thread(write_export, snapshot, output_path, self.cwd))
@@ -536,9 +535,22 @@ class AgentSession:
     # -- compaction ----------------------------------------------------------------------------------
 
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Compact the context now (seed 000 `compact`; strategy from `compaction.strategy`), aborting a running
-        turn first. Returns the result; raises `CommandError`. Logic: `compaction/controller.py`."""
-        return await self.compaction.compact(custom_instructions)
+        """Compact the context now (seed 000 `compact`; strategy from `compaction.strategy`, `reason: "manual"`).
+        Returns the result; raises `CommandError` when it fails or is aborted. During a run it aborts the run
+        and compacts at its hand-over, before queued messages continue, on the session it was sent to (else
+        `SESSION_CHANGED`). Messages queued meanwhile are sent once it is over. Logic: `compaction/controller.py`."""
+        compaction, session_id = self.compaction, self.store.session_id
+        if self.is_streaming:
+            request = compaction.request(custom_instructions, session_id)
+            await self.abort()  # the run hands over at `at_hand_over`, which runs the request
+            if request.done():
+                return compaction.result(request.result())
+            compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
+            await self.wait_for_idle()
+        try:
+            return compaction.result(await compaction.manual(custom_instructions, session_id))
+        finally:
+            self.start_queued()
 
     async def navigate_tree(self, target_id: str, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
@@ -546,17 +558,14 @@ class AgentSession:
         `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
         Raises `CommandError`. See `compaction/branch.py`."""
-        from .compaction.branch import navigate_tree
-
-        outcome = await navigate_tree(self, target_id, summarize=summarize, custom_instructions=custom_instructions)
+        outcome = await navigate_tree(self.store, self.agent, self.compaction, target_id, busy=self.is_streaming,
+                                      summarize=summarize, custom_instructions=custom_instructions)
         self.model_control.restore(self.store.build_context(), announce=True)  # the new branch's configuration
         return outcome
 
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
         context files and skills, then the date and working directory (`system_prompt.py`)."""
-        from .system_prompt import build_system_prompt
-
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
                                    append=self._append_system_prompt,
                                    sections=self.resources.prompt_sections(t.name for t in self.agent.tools))
@@ -602,27 +611,21 @@ class AgentSession:
     # -- session lifecycle ---------------------------------------------------------------------------
 
     async def new_session(self, parent_session: str | None = None) -> bool:
-        """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
+        """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it).
+        Work in progress belongs to the old conversation: queued messages are dropped, a run and user shell
+        commands are aborted and settle first. The new store keeps the old one's persistence (file or memory),
+        records `parent_session` in its header, and starts with the current model, thinking level and context
+        window."""
         self.check_written()
-        cancelled, _ = await change_session(self, "new_session", lambda: self._new_session(parent_session),
-                                            parentSession=parent_session)
-        return cancelled
+        return await self.switching.new_session(parent_session)
 
-    async def _new_session(self, parent_session: str | None) -> None:
-        """Work in progress belongs to the old conversation: queued messages are dropped, a run and user
-        shell commands are aborted and settle first. The new store keeps the old one's persistence (file or
-        memory), records `parent_session` in its header, and starts with the current model, thinking level and
-        context window.
-        """
+    async def _stop_work(self) -> None:
+        """The work in progress belongs to the session being left: queued messages are dropped, user shell
+        commands and the run are aborted and settle first."""
         if self.agent.steering_queue or self.agent.follow_up_queue:
             self.agent.clear_queues()  # emits queue_update: clients see the queued messages go
         await self.user_bash.abort()
         await self.abort()
-        from .session_switch import successor_store
-
-        store = successor_store(self, parent_session)  # `--no-session` holds for the whole process
-        self.replace_store(store)
-        self.model_control.record_configuration()  # model, thinking level, a selected context window
 
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
@@ -665,26 +668,17 @@ class AgentSession:
         if not session_path.strip():  # "" would resolve to the cwd and fail as "Is a directory"
             raise CommandError("The session path is empty: give the path of a session file")
         self.check_written()
-        from .session_switch import switch_session
-
-        cancelled, _ = await change_session(self, "switch_session", lambda: switch_session(self, session_path),
-                                            targetSessionFile=session_path)
-        return cancelled
+        return await self.switching.switch_session(session_path)
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
         """Continue in a new session holding the branch before user message `entry_id`: `{text, cancelled}`."""
-        from .session_hooks import vetoable_fork
-
         self.check_written()
-        return await vetoable_fork(self, entry_id)
+        return await self.switching.fork(entry_id)
 
     async def clone(self) -> bool:
         """Continue in a new session holding a copy of the active branch; returns `cancelled`."""
-        from .session_switch import clone
-
         self.check_written()
-        cancelled, _ = await change_session(self, "clone", lambda: clone(self))
-        return cancelled
+        return await self.switching.clone()
 
     def available_models(self) -> list[Model]:
         return self.registry.available_models()
@@ -716,8 +710,6 @@ class AgentSession:
     def output_dir(self) -> OutputDir:
         """The current session's directory of full command outputs (`tools/output_files.py`): tools and user
         bash commands put their files there, so they live and go with the session."""
-        from .tools.output_files import OutputDir
-
         current = self._output_dirs[-1] if self._output_dirs else None
         if current is None or current.session_id != self.store.session_id:
             path = self.store.path
@@ -749,24 +741,12 @@ def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[
     return {"role": "user", "content": content, "timestamp": now_ms()}
 
 
-def create_session(options: SessionOptions) -> AgentSession:
-    """Build an AgentSession from options: settings, registry, store (new, resumed or in memory), agent.
-
-    Raises `CommandError` for a `--session` file that cannot be opened and for an invalid `thinking` level.
-    """
-    from .factory import build_session
-
-    return build_session(options)
-
-
 def no_model_message(registry: Any) -> str:
     return f"No model available: no provider has an API key. {key_setup_hint(registry)}"
 
 
 def key_setup_hint(registry: Any) -> str:
     """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
-    from ..ai.catalogue import PROVIDER_ENV_KEYS
-
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
     return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "
             f"{registry.agent_dir / 'models.json'}."

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .safe_read import ConfigFileError, read_json_file
+from .errors import AuthFileError  # noqa: F401 (re-exported: defined in errors.py)
 
 KEY_COMMAND_TIMEOUT_S = 30.0
 """How long a `!command` key may run before it is killed (a secret manager may wait for an unlock prompt);
@@ -47,10 +48,6 @@ inherited them); then the output read so far is the command's output."""
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # no HTTP header value may hold these (RFC 9110 §5.5)
 _BARE_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _INTERPOLATION = re.compile(r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-
-
-class AuthFileError(Exception):
-    """`auth.json` exists but cannot be read or parsed; the message names the path."""
 
 
 def resolve_key_value(value: Any, env: Mapping[str, str] | None = None) -> str | None:

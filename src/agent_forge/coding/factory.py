@@ -7,16 +7,25 @@ from typing import Any
 from ..agent.agent import Agent
 from ..ai.catalogue import clamp_thinking_level
 from ..ai.types import THINKING_LEVELS
-from .agent_session import AgentSession, CommandError, SessionOptions
+from .agent_session import AgentSession, SessionOptions
+from .errors import CommandError, SessionFileError
 from .messages import convert_to_llm
 from .paths import agent_dir as default_agent_dir
-from .session_store import SessionFileError, SessionStore
+from .model_registry import ModelRegistry
+from .resources.setup import load_project_settings, load_session_resources
+from .session_store import SessionStore
+from .session_switch import fork_file
+
+
+def create_session(options: SessionOptions) -> AgentSession:
+    """Build an AgentSession from options: settings, registry, store (new, resumed or in memory), agent.
+
+    Raises `CommandError` for a `--session` file that cannot be opened and for an invalid `thinking` level.
+    """
+    return build_session(options)
 
 
 def build_session(options: SessionOptions) -> AgentSession:
-    from .model_registry import ModelRegistry
-    from .resources.setup import load_project_settings, load_session_resources
-
     agent_dir = options.agent_dir or default_agent_dir()
     settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
     resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
@@ -42,8 +51,6 @@ def _open_store(options: SessionOptions) -> SessionStore:
         return SessionStore.in_memory(options.cwd, session_id=options.session_id)
     try:
         if options.fork_from:
-            from .session_switch import fork_file
-
             return fork_file(options.fork_from, options.cwd, options.session_dir)
         if options.session_file:
             return SessionStore.open(options.session_file, lock=True)  # one writer per file
@@ -65,7 +72,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     session.resources = resources
     session.tool_selection = tool_selection
     agent._emit = session.on_agent_event  # the session persists before it forwards
-    session.session_dir = options.session_dir
+    session.switching.session_dir = options.session_dir
     agent.session_id = store.session_id
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection,
                                                                                  settings)

@@ -24,6 +24,7 @@ from typing import Any
 from ..ai import json_wire
 from .session_entries import SessionEntry, SessionHeader, is_header
 from .session_migrations import check_version, migrate
+from .errors import SessionDirError, SessionFileError  # noqa: F401 (re-exported: defined in errors.py)
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -32,18 +33,6 @@ _NEW_FILE_FLAGS = os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # a fil
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
                | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-
-
-class SessionFileError(Exception):
-    """A session file cannot be read (missing, unreadable, empty, no valid header) or written. `reason`: the
-    OS's words when the OS refused (`No space left on device`), else None. `detail`: why a file cannot be read,
-    without its path (`it is empty`, `Too many levels of symbolic links`), for messages that name the path
-    themselves (`skipped session file <path>: <detail>`); else None."""
-
-    def __init__(self, message: str, reason: str | None = None, *, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass
@@ -489,10 +478,6 @@ def copy_private(source: Path, target: Path) -> None:
         target.unlink(missing_ok=True)
         raise
     os.close(fd)
-
-
-class SessionDirError(OSError):
-    """The directory of a session file is not a directory and cannot be made one."""
 
 
 def ensure_session_dir(directory: Path) -> None:

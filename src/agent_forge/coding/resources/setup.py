@@ -26,7 +26,7 @@ def load_session_resources(options: Any, agent_dir: Path, settings: Any,
                            policy: ProjectPolicy) -> tuple[SessionResources, Any]:
     """`(resources, tool selection)`. Raises `CommandError` for a `--tools` list that cannot be used; every
     other problem is a warning in `resources.warnings`."""
-    from ..agent_session import CommandError
+    from ..errors import CommandError
     from ..tools.selection import ToolSelectionError, resolve_tool_selection
 
     resources = load_resources(ResourceOptions(

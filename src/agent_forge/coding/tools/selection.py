@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from . import CODING_TOOL_NAMES, TOOL_FACTORIES
-
-
-class ToolSelectionError(ValueError):
-    """A `--tools` list that cannot be used (plain names mixed with `+`/`-` entries, an empty entry)."""
+from ..errors import ToolSelectionError  # noqa: F401 (re-exported: defined in errors.py)
 
 
 @dataclass(frozen=True)
