@@ -25,7 +25,7 @@ from .errors import CommandError
 from .export_html import ExportError, SessionSnapshot, write_export
 from .model_control import ModelControl
 from .resources.loader import SessionResources
-from .retry import AutoRetry, forget_failed_attempt
+from .run import SessionRun
 from .session_hooks import SessionHooks
 from .session_stats import session_stats
 from .session_store import SessionStore
@@ -110,21 +110,13 @@ class AgentSession:
         self.cwd = cwd
         self.warnings: list[str] = []
         self._listeners: list[Listener] = []
-        self._settle_task: asyncio.Task | None = None
         self.write_failures: list[str] = []
         """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
         self._write_retry: asyncio.TimerHandle | None = None
         self.model_problem: str | None = None
         """Why the start-up model is missing (an unresolved `--model` in RPC mode): the answer to prompts."""
-        # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
-        # for the current run holds this one event, so all of them wake together.
-        self._run_boundary = asyncio.Event()
         self._system_prompt_override = system_prompt_override
         self._append_system_prompt = append_system_prompt
-        self.retry = AutoRetry(lambda: self.settings.retry, self._emit,
-                               lambda failed: forget_failed_attempt(self.agent.messages, self.store, failed))
-        agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
-                                                 or self.compaction.will_retry(new_messages))
         current_store = lambda: self.store  # noqa: E731 (read at each use: the store is swapped)
         self.user_bash = UserBash(cwd=cwd, agent=agent, settings=settings, store=current_store,
                                   busy=lambda: self.is_streaming, output_dir=self.output_dir)
@@ -134,6 +126,11 @@ class AgentSession:
             agent=agent, store=current_store, settings=settings, emit=self._emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
+        self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=current_store,
+                              hooks=lambda: self.hooks, system_prompt=self.system_prompt,
+                              flush_held=self.user_bash.flush_held, emit=self._emit)
+        """The session-level run: start, retries, overflow recovery, queued continuations, abort (`run.py`)."""
+        self.retry = self.run.retry
         self.switching = SessionSwitch(cwd=cwd, agent=agent, model_control=self.model_control,
                                        hooks=lambda: self.hooks, store=current_store,
                                        replace_store=self.replace_store, stop_work=self._stop_work)
@@ -143,10 +140,8 @@ class AgentSession:
         """Context files, skills, templates, prompt files and the project policy (`resources/loader.py`)."""
         self.tool_selection = ToolSelection()
         """Which tools are active (`tools/selection.py`; the factory resolves it): `admits(name)` for plugin tools."""
-        self._abort_pending = False  # an abort that came while a run was still starting
         self.closed = False
         """Set by `close` and `terminate`: `prompt`, `submit`, `steer` and `follow_up` then raise `CommandError`."""
-        self._begin_task: asyncio.Task | None = None
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
         self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
@@ -231,7 +226,7 @@ class AgentSession:
 
     @property
     def is_streaming(self) -> bool:
-        return self._settle_task is not None and not self._settle_task.done()
+        return self.run.is_streaming
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -363,7 +358,7 @@ class AgentSession:
             self.queue(message, streaming_behavior)
             return "queued"
         self._check_ready()
-        self._start([message])
+        self.run.start([message])
         return "started"
 
     def _after_run_behavior(self) -> str | None:
@@ -425,69 +420,14 @@ class AgentSession:
         if not self.registry.has_auth(model):
             raise CommandError(self.registry.auth_error_message(model))
 
-    def _start(self, prompts: list[dict[str, Any]]) -> None:
-        self._abort_pending = False
-        self._settle_task = asyncio.ensure_future(self._settle(self._begin(prompts)))
-
-    async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
-        """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
-        self.agent.system_prompt = await self.hooks.before_run(prompts, self.system_prompt())
-        run = self.agent.start(prompts)
-        if self._abort_pending:  # the abort came while the run was starting: it starts aborted
-            self.agent.abort()
-        return run
-
-    async def _settle(self, starting: Awaitable[asyncio.Task]) -> None:
-        retry_aborted = False
-        try:
-            run = await self._started(starting)
-            if run is None:
-                retry_aborted = True  # aborted while plugins prepared the run: it never started
-                return
-            while True:
-                retry_aborted = await self.retry.follow(run, restart=lambda: self.agent.start([]))
-                recovery = await self.compaction.after_run()  # overflow recovery, threshold check
-                if recovery is not None:
-                    run = recovery
-                    continue
-                await self.compaction.at_hand_over()  # a `compact` sent during the run, before the queue goes on
-                queued = self.agent.take_queued()
-                if queued is None:
-                    break
-                run = self.agent.start(queued)  # seed 000: abort continues messages still queued
-                self._pass_boundary()
-        finally:
-            self.user_bash.flush_held()  # user commands that finished mid-run join the conversation now
-            aborted = retry_aborted or self.agent.was_aborted
-            self._emit({"type": "agent_settled", "aborted": self.compaction.take_aborted() or aborted})
-            self._pass_boundary()
-
-    def _pass_boundary(self) -> None:
-        """Wake every `abort` waiting for the current run; later ones wait for the next boundary."""
-        boundary, self._run_boundary = self._run_boundary, asyncio.Event()
-        boundary.set()
-
-    async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
-        """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
-        self._begin_task = asyncio.ensure_future(starting)
-        try:
-            return await self._begin_task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if not self._abort_pending or (current is not None and current.cancelling()):
-                raise
-            return None
-        finally:
-            self._begin_task = None
-
     async def prompt_and_wait(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
         """SDK convenience: prompt (queueing as a follow-up when busy) and wait until the session settles."""
         await self.submit(text, images, streaming_behavior="followUp")
         await self.wait_for_idle()
 
     async def wait_for_idle(self) -> None:
-        while (self._settle_task is not None and not self._settle_task.done()) or self.compaction.is_compacting:
-            await asyncio.wait({t for t in (self._settle_task, self.compaction.task) if t and not t.done()})
+        """Return once no run and no compaction (or branch summary) is going on."""
+        await self.run.wait_for_idle()
 
     async def abort(self) -> None:
         """Abort the running step (or a retry's backoff wait); returns once the session settled or, when
@@ -498,39 +438,17 @@ class AgentSession:
         inputs = list(self._inputs)
         for task in inputs:
             task.cancel()
-        if not self.is_streaming:
-            await self.compaction.cancel_and_wait()  # a manual compaction or branch summary
-            await self._plugins_aborted(inputs)
-            return
-        boundary = self._run_boundary  # taken first: the run may settle during any await below
-        self.retry.cancel(aborted=True)
-        self._abort_pending = True
-        if self._begin_task is not None:
-            self._begin_task.cancel()  # plugins still preparing the run: it will not start
-        self.agent.abort()
-        await self.compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
-        await boundary.wait()  # settled, or the aborted run handed over to queued messages
+        await self.run.abort()
         await self._plugins_aborted(inputs)
 
     async def abort_retry(self) -> None:
-        """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over, like `abort`: once
-        the session settled or the cut-short chain handed over to queued messages (not after their run). At
-        once when no wait is going on (a retried run still streaming then ends the chain when it fails)."""
-        boundary = self._run_boundary  # taken first: the chain may hand over during the await below
-        if self.retry.cancel():
-            await boundary.wait()
+        """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over (`SessionRun`)."""
+        await self.run.abort_retry()
 
     async def _plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
         if inputs:
             await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
         await self.hooks.wait_aborted()
-
-    def start_queued(self) -> None:
-        """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
-        if not self.is_streaming:
-            queued = self.agent.take_queued()
-            if queued is not None:
-                self._start(queued)
 
     # -- compaction ----------------------------------------------------------------------------------
 
@@ -539,18 +457,7 @@ class AgentSession:
         Returns the result; raises `CommandError` when it fails or is aborted. During a run it aborts the run
         and compacts at its hand-over, before queued messages continue, on the session it was sent to (else
         `SESSION_CHANGED`). Messages queued meanwhile are sent once it is over. Logic: `compaction/controller.py`."""
-        compaction, session_id = self.compaction, self.store.session_id
-        if self.is_streaming:
-            request = compaction.request(custom_instructions, session_id)
-            await self.abort()  # the run hands over at `at_hand_over`, which runs the request
-            if request.done():
-                return compaction.result(request.result())
-            compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
-            await self.wait_for_idle()
-        try:
-            return compaction.result(await compaction.manual(custom_instructions, session_id))
-        finally:
-            self.start_queued()
+        return await self.run.compact(custom_instructions, self.store.session_id, self.abort)
 
     async def navigate_tree(self, target_id: str, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:

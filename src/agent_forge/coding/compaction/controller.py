@@ -20,6 +20,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from ...agent.loop import abortable_step
 from ..errors import CommandError, CompactionError, SessionFileError
 from .overflow import is_overflow
 from .request import Requester
@@ -190,16 +191,14 @@ class CompactionController:
     # -- running one compaction ------------------------------------------------------------------------------
 
     async def _run(self, reason: str, *, focus: str | None = None, will_retry: bool = False) -> Outcome:
-        """Run one attempt as a task and wait for it. If the waiting task is cancelled, the attempt is cancelled
-        too, and the cancellation goes on once the attempt has reported itself."""
-        task = self._task = asyncio.ensure_future(self._attempt(reason, focus, will_retry))
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            task.cancel()
-            await asyncio.wait({task})
-            raise
-        return task.result() if not task.cancelled() else Outcome(aborted=True)
+        """Run one attempt as an abortable step (`task`) and wait for it. If the waiting task is cancelled, the
+        attempt is cancelled too, and the cancellation goes on once the attempt has reported itself."""
+        return await abortable_step(self._attempt(reason, focus, will_retry), unstarted=lambda: Outcome(aborted=True),
+                                    track=self._track)
+
+    def _track(self, task: asyncio.Task | None) -> None:
+        if task is not None:  # a finished attempt stays `task` (done): `wait_for_idle` may hold it
+            self._task = task
 
     async def _attempt(self, reason: str, focus: str | None, will_retry: bool) -> Outcome:
         """Emit `compaction_start`, compact, emit `compaction_end`; never raises."""
@@ -269,14 +268,7 @@ class CompactionController:
     async def run_guarded(self, coro: Any) -> Any:
         """Run `coro` (a branch summary) as this controller's task, so `abort` cancels it like a compaction.
         Raises CancelledError when it was aborted."""
-        task = self._task = asyncio.ensure_future(coro)
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            task.cancel()
-            await asyncio.wait({task})
-            raise
-        return task.result()
+        return await abortable_step(coro, aborted=lambda: False, track=self._track)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
