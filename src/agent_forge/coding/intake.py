@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
 from ..ai.catalogue import PROVIDER_ENV_KEYS
 from .errors import CommandError
@@ -137,6 +138,17 @@ class Intake:
             self._agent.steer(message)
         else:
             self._agent.follow_up(message)
+
+    def set_queue_mode(self, queue: str, mode: str) -> None:
+        """`queue` is "steering" or "followUp"; `mode` is "all" or "one-at-a-time". Raises `CommandError`."""
+        if queue not in ("steering", "followUp"):
+            raise CommandError(f"Invalid queue: {queue!r}. Valid queues: steering, followUp")
+        if mode not in QUEUE_MODES:
+            raise CommandError(f"Invalid mode: {mode}. Valid modes: all, one-at-a-time")
+        if queue == "steering":
+            self._agent.steering_mode = mode
+        else:
+            self._agent.follow_up_mode = mode
 
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""

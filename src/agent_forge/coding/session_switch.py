@@ -36,13 +36,14 @@ T = TypeVar("T")
 
 class SessionSwitch:
     """The session changes of one `AgentSession`: `new_session`, `switch_session`, `fork`, `clone`, each asking
-    the plugin hooks first (`hooks()`: a veto answers `cancelled`). `store()` is the current store,
-    `replace_store(store, messages)` swaps it, `stop_work()` drops queued messages and aborts user bash
-    commands and the run, returning once they settled."""
+    the plugin hooks first (`hooks()`: a veto answers `cancelled`) and `check_written()` before that (it raises
+    `CommandError` while entries of the current session cannot be written). `store()` is the current store,
+    `replace_store(store, messages)` swaps it; `abort()` and `abort_user_bash()` stop the work in progress."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
-                 stop_work: Callable[[], Awaitable[None]]):
+                 check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
+                 abort_user_bash: Callable[[], Awaitable[None]]):
         self.cwd = cwd
         self.session_dir: str | None = None
         """Sessions root for stores this session creates later (new_session, fork, clone)."""
@@ -51,11 +52,23 @@ class SessionSwitch:
         self._hooks = hooks
         self._store = store
         self._replace_store = replace_store
-        self._stop_work = stop_work
+        self._check_written = check_written
+        self._abort = abort
+        self._abort_user_bash = abort_user_bash
+
+    async def _stop_work(self) -> None:
+        """The work in progress belongs to the session being left: queued messages are dropped, user shell
+        commands and the run are aborted and settle first."""
+        if self._agent.steering_queue or self._agent.follow_up_queue:
+            self._agent.clear_queues()  # emits queue_update: clients see the queued messages go
+        await self._abort_user_bash()
+        await self._abort()
 
     async def new_session(self, parent_session: str | None) -> bool:
         """A fresh store (file or memory, as the current one) with `parent_session` in its header and the current
-        model, thinking level and context window; returns `cancelled`."""
+        model, thinking level and context window; returns `cancelled`. Work in progress belongs to the old
+        conversation: queued messages are dropped, a run and user shell commands are aborted and settle first."""
+        self._check_written()
         return (await self._vetoable("new_session", lambda: self._new_session(parent_session),
                                      parentSession=parent_session))[0]
 
@@ -66,7 +79,10 @@ class SessionSwitch:
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
-        unreadable or locked file) leaving this session as it was."""
+        unreadable or locked file, or an empty path) leaving this session as it was."""
+        if not session_path.strip():  # "" would resolve to the cwd and fail as "Is a directory"
+            raise CommandError("The session path is empty: give the path of a session file")
+        self._check_written()
         return (await self._vetoable("switch_session", lambda: self._switch(session_path),
                                      targetSessionFile=session_path))[0]
 
@@ -92,6 +108,7 @@ class SessionSwitch:
         cancelled}` with that message's text (for the client's editor), also when a plugin vetoed it (seed 003).
         Raises `CommandError` (`Invalid entry ID for forking`) for an unknown id or an entry that is not a user
         message; the entry is checked before the hooks are asked."""
+        self._check_written()
         try:
             path, text = fork_path(self._store(), entry_id)
         except ValueError as exc:
@@ -107,6 +124,7 @@ class SessionSwitch:
     async def clone(self) -> bool:
         """Continue in a new session holding the whole active branch (also for a session with no message yet);
         returns `cancelled`."""
+        self._check_written()
         return (await self._vetoable("clone", self._clone))[0]
 
     async def _clone(self) -> None:
