@@ -52,7 +52,8 @@ async def navigate_tree(store: SessionStore, agent: Agent, compaction: Compactio
         raise CommandError(f"Entry not found: {target_id}") from None
     old_leaf = store.leaf_id
     abandoned = abandoned_entries(store.branch(), target_path) if target_id != old_leaf else []
-    fields = await _summary_fields(agent, compaction, abandoned, custom_instructions) if summarize and abandoned else None
+    summarized = summarize and abandoned
+    fields = await _summary_fields(agent, compaction, abandoned, custom_instructions) if summarized else None
     store.set_leaf(target_id)
     try:
         entry = store.append_entry("branch_summary", fromId=old_leaf, **fields) if fields else None

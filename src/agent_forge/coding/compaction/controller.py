@@ -51,7 +51,8 @@ class Outcome:
 
 
 class CompactionController:
-    """The compaction side of one AgentSession (`session.compaction`)."""
+    """The compaction side of one AgentSession (`session.compaction`); `SessionRun` drives its run hooks
+    (`after_run`, `at_hand_over`, `take_aborted`) and the `compact` command."""
 
     def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], settings: Any, emit: Emit,
                  system_prompt: Callable[[], str], retry_enabled: Callable[[], bool]):
