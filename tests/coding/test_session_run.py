@@ -99,3 +99,20 @@ async def test_abortable_step_cancels_the_step_with_its_caller():
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert ended.is_set()
+
+
+async def test_a_retry_wait_is_a_phase_and_abort_ends_it(tmp_path):
+    key = f"wait-{tmp_path.name}"
+    (tmp_path / "agent").mkdir()
+    (tmp_path / "agent" / "settings.json").write_text('{"retry": {"baseDelayMs": 60000}}')
+    session, events = make_session(tmp_path, key)
+    set_faux_responses([FauxResponse(error="503 busy"), FauxResponse(text="never")], key)
+    session.prompt("hi")
+    for _ in range(1000):  # a bounded number of loop turns, no sleeping
+        if session.run.phase is Phase.RETRY_WAIT:
+            break
+        await asyncio.sleep(0)
+    assert session.run.phase is Phase.RETRY_WAIT and session.retry.waiting
+    await session.abort()
+    assert session.run.phase is Phase.IDLE
+    assert [e["type"] for e in events][-2:] == ["auto_retry_end", "agent_settled"] and events[-1]["aborted"] is True

@@ -3,11 +3,11 @@
 A session-level run may span several agent runs (`agent.start`):
 
     start(prompts) → plugins' `before_run` (STARTING) → agent run (RUNNING)
-      → retry waits and retried runs (`retry.py`: `auto_retry_*`)
-      → overflow recovery (`compaction.after_run`: compact, continue once) or the threshold check
-      → `compact` requests sent during the run (`compaction.at_hand_over`)
-      → messages still queued: a new agent run, the run boundary passes (an `abort` returns here)
-      → user bash commands held during the run join the conversation → `agent_settled{aborted}`
+      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING)
+      → HANDING_OVER: overflow recovery (`compaction.after_run`: compact, continue once: RUNNING) or the
+        threshold check, then `compact` requests sent during the run (`compaction.at_hand_over`)
+      → messages still queued: a new agent run (RUNNING), the run boundary passes (an `abort` returns here)
+      → user bash commands held during the run join the conversation → `agent_settled{aborted}` → IDLE
 
 `abort` moves the run to ABORTING: a run still starting starts aborted (or never, when a hung `before_run`
 is cancelled), a retry wait ends, the agent and any compaction stop; messages still queued continue (seed 000).
@@ -39,9 +39,15 @@ class Phase(Enum):
     STARTING = "starting"
     """Plugins prepare the run (`before_run`); the agent has not started yet."""
     RUNNING = "running"
-    """The agent runs, retries wait, compaction recovers or queued messages continue."""
+    """An agent run is going on (the first, a retried one, an overflow recovery or queued messages)."""
+    RETRY_WAIT = "retry_wait"
+    """The backoff wait before a retry (`auto_retry_start` was sent); `abort` and `abort_retry` cut it short."""
+    HANDING_OVER = "handing_over"
+    """The agent run ended: overflow recovery, the threshold check and `compact` requests, then queued messages
+    continue (RUNNING) or the run settles (IDLE)."""
     ABORTING = "aborting"
-    """`abort` came during this run: it starts aborted (or not at all) and settles with `aborted: true`."""
+    """`abort` came during this run: it starts aborted (or not at all); it lasts until queued messages continue
+    or the run settled."""
 
 
 class SessionRun:
@@ -102,16 +108,19 @@ class SessionRun:
                 retry_aborted = True  # aborted while plugins prepared the run: it never started
                 return
             while True:
-                retry_aborted = await self.retry.follow(run, restart=lambda: self._agent.start([]))
+                retry_aborted = await self._follow(run)
+                self._enter(Phase.HANDING_OVER)
                 recovery = await self._compaction.after_run()  # overflow recovery, threshold check
                 if recovery is not None:
                     run = recovery
+                    self._enter(Phase.RUNNING)
                     continue
                 await self._compaction.at_hand_over()  # a `compact` sent during the run, before the queue goes on
                 queued = self._agent.take_queued()
                 if queued is None:
                     break
                 run = self._agent.start(queued)  # seed 000: abort continues messages still queued
+                self.phase = Phase.RUNNING  # not aborted: an abort ended the run that handed over
                 self._pass_boundary()
         finally:
             self._flush_held()  # user commands that finished mid-run join the conversation now
@@ -120,14 +129,37 @@ class SessionRun:
             self.phase = Phase.IDLE
             self._pass_boundary()
 
+    async def _follow(self, run: asyncio.Task) -> bool:
+        """Wait for `run`, then for each retry the loop was promised (`agent_end{willRetry: true}`): the backoff
+        wait, then a run continuing the context. True when `abort` ended the chain (`retry.py`)."""
+        retry = self.retry
+        retry.start_chain()
+        await asyncio.wait({run})
+        while retry.take_promised():
+            self._enter(Phase.RETRY_WAIT)
+            if not await retry.backoff():
+                break
+            try:
+                run = self._agent.start([])
+            except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
+                retry.end_failed(str(exc))
+                break
+            self._enter(Phase.RUNNING)
+            await asyncio.wait({run})
+        return retry.cancelled_by_abort
+
+    def _enter(self, phase: Phase) -> None:
+        if self.phase is not Phase.ABORTING:  # an aborted run stays aborted until it hands over or settles
+            self.phase = phase
+
     async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
         """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
         def track(task: asyncio.Task | None) -> None:
             self._begin_task = task
 
         run = await abortable_step(starting, aborted=lambda: self.phase is Phase.ABORTING, track=track)
-        if run is not None and self.phase is Phase.STARTING:
-            self.phase = Phase.RUNNING
+        if run is not None:
+            self._enter(Phase.RUNNING)
         return run
 
     def _pass_boundary(self) -> None:
