@@ -5,7 +5,6 @@ collaborators that get what they need (agent, current store, settings, `emit`), 
 
 from __future__ import annotations
 
-import asyncio
 import traceback
 from typing import Any, Callable
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -16,11 +15,10 @@ from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, transport_error
 from ..types import AssistantMessage, AssistantMessageEvent, Model
 from ..usage import empty_usage
+from ._answers import BodyHead, describe_answer, error_body, retry_after_ms
 
 Event = AssistantMessageEvent
 _DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
-_BODY_LIMIT = 16_000  # characters of an error body kept in errorMessage
-_BODY_READ = 4 * _BODY_LIMIT  # bytes of an error body read (UTF-8 takes at most 4 bytes a character)
 
 
 def now_ms() -> int:
@@ -267,7 +265,7 @@ async def _exchange(
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
                 answering = True
                 if not 200 <= response.status_code < 300:
-                    raise HttpStatusError(response.status_code, await _error_body(response),
+                    raise HttpStatusError(response.status_code, await error_body(response),
                                           retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
@@ -284,10 +282,10 @@ async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Even
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
     for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
-    body = _BodyHead(response.aiter_bytes())
+    body = BodyHead(response.aiter_bytes())
     if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
         head = await body.fill_head()
-        raise UnexpectedResponseError(response.status_code, _describe(response, head, "is not an event stream"))
+        raise UnexpectedResponseError(response.status_code, describe_answer(response, head, "is not an event stream"))
     seen = 0
     async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
         async for sse in events:
@@ -300,109 +298,7 @@ async def _read_events(response: Any, handler: SseHandler) -> AsyncIterator[Even
             if handler.finished:
                 break
     if not seen:
-        raise UnexpectedResponseError(response.status_code, _describe(response, body.head, "sent no events"))
-
-
-_HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
-_SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
-_SHOWN_CHARS = 200  # characters of that head shown in errorMessage
-_SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+")
-
-
-class _BodyHead:
-    """A response body read once, keeping its first `_HEAD_BYTES` to describe it in errors."""
-
-    def __init__(self, chunks: AsyncIterator[bytes]):
-        self._source = chunks
-        self._buffered: list[bytes] = []
-        self.head = b""
-
-    async def looks_like_sse(self) -> bool:
-        """True when the body starts like an event stream; reads ahead only until that can be told (a field
-        name's worth of bytes), so a slow but mislabelled stream is not held back."""
-        await self._read_ahead(lambda: len(self.head.lstrip()) >= _SNIFF_BYTES)
-        return bool(_SSE_START.match(self.head.removeprefix(b"\xef\xbb\xbf")))
-
-    async def fill_head(self) -> bytes:
-        """Read ahead until `head` holds `_HEAD_BYTES` (or the body ended); returns it."""
-        await self._read_ahead(lambda: False)
-        return self.head
-
-    async def _read_ahead(self, enough: Callable[[], bool]) -> None:
-        while not enough() and len(self.head) < _HEAD_BYTES:
-            chunk = await anext(self._source, None)
-            if chunk is None:
-                return
-            self._note(chunk)
-            self._buffered.append(chunk)
-
-    async def chunks(self) -> AsyncIterator[bytes]:
-        for chunk in self._buffered:
-            yield chunk
-        self._buffered.clear()
-        async for chunk in self._source:
-            self._note(chunk)
-            yield chunk
-
-    def _note(self, chunk: bytes) -> None:
-        if len(self.head) < _HEAD_BYTES:
-            self.head += chunk[: _HEAD_BYTES - len(self.head)]
-
-
-def _describe(response: Any, head: bytes, problem: str) -> str:
-    """`"<status> <reason>: the answer <problem> (content-type: ...); body starts: \"...\""`, sanitized."""
-    kind = response.headers.get("content-type") or "none"
-    reason = f" {response.reason_phrase}" if getattr(response, "reason_phrase", "") else ""
-    shown = sanitize_snippet(head.decode("utf-8", errors="replace"), _SHOWN_CHARS)
-    body = f'body starts: "{shown}"' if shown else "empty body"
-    return f"{response.status_code}{reason}: the answer {problem} (content-type: {sanitize_snippet(kind, 100)}); {body}"
-
-
-def sanitize_snippet(text: str, limit: int) -> str:
-    """`text` on one line for an error message: control, zero-width and bidi characters and whitespace runs
-    become one space; cut to `limit` characters with "…"."""
-    text = " ".join(_UNPRINTABLE.sub(" ", text).split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def retry_after_ms(headers: Any) -> int | None:
-    """The server's wait hint in milliseconds: `retry-after-ms` (OpenAI, Anthropic), else `retry-after` as
-    seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
-    try:
-        if headers.get("retry-after-ms"):
-            return max(0, int(float(headers["retry-after-ms"])))
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        if value.strip().replace(".", "", 1).isdigit():
-            return int(float(value) * 1000)
-        from email.utils import parsedate_to_datetime
-
-        return max(0, int((parsedate_to_datetime(value).timestamp() - time.time()) * 1000))
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-async def _error_body(response: Any) -> str:
-    """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
-    checks read), except a web page, which is shown like `_describe` does: its type and start on one line."""
-    text = await _body_text(response)
-    kind = response.headers.get("content-type", "").lower()
-    if "html" not in kind:
-        return text
-    return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
-
-
-async def _body_text(response: Any) -> str:
-    """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered)."""
-    data = bytearray()
-    async for chunk in response.aiter_bytes():
-        data += chunk
-        if len(data) >= _BODY_READ:
-            break
-    body = data.decode("utf-8", errors="replace")
-    return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "…"
+        raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
 
 
 def describe_error(exc: BaseException) -> str:
