@@ -284,7 +284,8 @@ def _list_models(args: argparse.Namespace) -> int:
     """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
     substring of either; 1 with a message when the configuration cannot be loaded. With no model at all, stderr
     says how to give one a key (it sends no prompt, so the start-up readiness wording does not fit)."""
-    from .coding.agent_session import CommandError, SessionOptions, create_session, key_setup_hint
+    from .coding.agent_session import CommandError, key_setup_hint
+    from .coding.factory import SessionOptions, create_session
     from .modes.stdout_guard import print_out
 
     try:
@@ -386,7 +387,8 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
 
     claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
     claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
-    from .coding.agent_session import CommandError, SessionOptions, create_session
+    from .coding.agent_session import CommandError
+    from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
 
     chosen = _choose_session(args)

@@ -23,7 +23,8 @@ import os
 from typing import Any
 
 from .ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses
-from .coding.agent_session import AgentSession, CommandError, SessionOptions, create_session
+from .coding.agent_session import AgentSession, CommandError
+from .coding.factory import SessionOptions, create_session
 
 
 def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSession:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses, stream
-from agent_forge.coding.agent_session import SessionOptions, create_session
+from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.retry import RETRY_CANCELLED
 from agent_forge.coding.retry_policy import (
     backoff_delay_ms, http_status, is_context_overflow, is_retryable_error, is_retryable_message)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_forge.coding.session_store import SessionStore
-from agent_forge.coding.session_switch import clone, fork, successor_store, switch_session
 from agent_forge.sdk import create_agent_session, faux_model
 
 
@@ -27,14 +26,14 @@ def make_session(tmp_path: Path, **options):
 async def test_no_session_choice_survives_a_switch_to_a_file(tmp_path: Path) -> None:
     path = session_file(tmp_path)
     session = make_session(tmp_path, no_session=True)
-    await switch_session(session, str(path))
+    await session.switch_session(str(path))
     assert session.store.path == path and session.store.no_session
-    successor = successor_store(session, str(path))
+    successor = session.switching.successor_store(str(path))
     assert successor.path is None and successor.no_session
     [entry] = session.store.entries
-    assert (await fork(session, entry["id"]))["cancelled"] is False and session.store.path is None
-    await switch_session(session, str(path))
-    await clone(session)
+    assert (await session.fork(entry["id"]))["cancelled"] is False and session.store.path is None
+    await session.switch_session(str(path))
+    await session.clone()
     assert session.store.path is None and session.store.entry_count > 0
     assert sorted((tmp_path / "sessions").rglob("*.jsonl")) == [path]
     await session.close()
@@ -43,9 +42,9 @@ async def test_no_session_choice_survives_a_switch_to_a_file(tmp_path: Path) -> 
 async def test_a_file_session_starts_new_sessions_as_files(tmp_path: Path) -> None:
     path = session_file(tmp_path)
     session = make_session(tmp_path)
-    await switch_session(session, str(path))
+    await session.switch_session(str(path))
     assert not session.store.no_session
-    successor = successor_store(session, str(path))
+    successor = session.switching.successor_store(str(path))
     assert successor.path is not None and successor.path.parent == path.parent
     assert successor.header["parentSession"] == str(path)
     successor.close()

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses, stream
-from agent_forge.coding.agent_session import CommandError, SessionOptions, create_session
+from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.messages import bash_execution_text, convert_to_llm
 from agent_forge.coding.session_store import SessionStore
 from agent_forge.coding.tools.procgroup import group_alive

@@ -14,7 +14,7 @@ import asyncio
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ..ai.errors import AIError
 from ..ai.options import StreamOptions
@@ -38,6 +38,35 @@ BeforeToolCall = Callable[[ToolCall], Awaitable["str | None"]]
 """Awaited before a known tool runs with well-formed arguments (after `tool_execution_start`) with a copy of the
 call: changes to its `arguments` are what the tool runs with (the assistant message keeps what the model sent);
 a returned string blocks the call and becomes its error result."""
+
+
+T = TypeVar("T")
+
+
+async def abortable_step(coro: Awaitable[T], *, aborted: Callable[[], bool] = lambda: True,
+                         unstarted: Callable[[], T] = lambda: None, track: Callable[[asyncio.Task | None], None]
+                         | None = None) -> T:
+    """Run `coro` as its own task (`track(task)` while it runs, `track(None)` after) so an abort can cancel
+    exactly it. A started step may swallow its own cancellation and return its aborted result; a step
+    cancelled (while `aborted()`) before it could report itself gives `unstarted()` instead. A step cancelled
+    otherwise raises CancelledError; when the caller itself is cancelled, so is the step, and the cancellation
+    goes on once the step has ended. The step's own exceptions propagate. The one abortable-step idiom of the
+    agent loop, the session run (`coding/run.py`) and compaction."""
+    task = asyncio.ensure_future(coro)
+    if track is not None:
+        track(task)
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait({task})
+        raise
+    finally:
+        if track is not None:
+            track(None)
+    if task.cancelled() and aborted():
+        return unstarted()
+    return task.result()
 
 
 def now_ms() -> int:
@@ -145,20 +174,11 @@ class TurnLoop:
         self.emit(MessageEnd(type="message_end", message=message))
 
     async def _step(self, coro: Awaitable[Any], unstarted: Callable[[], Any] = lambda: None) -> Any:
-        """Run one step as its own task so `abort` can cancel exactly it. A started step swallows its own
-        cancellation and returns its aborted result; a step cancelled before its first line ran cannot, so
-        `unstarted()` makes that result instead. Cancelling the run itself still propagates."""
-        task = asyncio.ensure_future(coro)
-        self.state.current = task
-        try:
-            return await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if not (task.cancelled() and self.state.aborted) or (current is not None and current.cancelling()):
-                raise
-            return unstarted()
-        finally:
-            self.state.current = None
+        """Run one step so `abort` can cancel exactly it (`abortable_step`, the task in `state.current`)."""
+        def track(task: asyncio.Task | None) -> None:
+            self.state.current = task
+
+        return await abortable_step(coro, aborted=lambda: self.state.aborted, unstarted=unstarted, track=track)
 
     # -- assistant streaming -------------------------------------------------------------------------
 

@@ -1,22 +1,86 @@
-"""Assembles an AgentSession from `SessionOptions`: settings, model registry, session store, tools, agent."""
+"""Assembles an AgentSession from `SessionOptions`: settings, model registry, session store, tools, agent.
+
+`create_session(options)` is the entry point (the SDK's `create_agent_session` wraps it)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..agent.agent import Agent
 from ..ai.catalogue import clamp_thinking_level
-from ..ai.types import THINKING_LEVELS
-from .agent_session import AgentSession, CommandError, SessionOptions
+from ..agent.types import AgentTool
+from ..ai.types import THINKING_LEVELS, Model
+from .agent_session import AgentSession
+from .errors import CommandError, SessionFileError
 from .messages import convert_to_llm
 from .paths import agent_dir as default_agent_dir
-from .session_store import SessionFileError, SessionStore
+from .models.registry import ModelRegistry
+from .resources.setup import load_project_settings, load_session_resources
+from .session_store import SessionStore
+from .session_switch import fork_file
+
+
+@dataclass(kw_only=True)
+class SessionOptions:
+    """How to build a session. `session_file` resumes that file; `no_session` keeps everything in memory.
+    `model` is a pattern (`provider/id[:thinking]`) or, from the SDK, a Model dict used as is (`faux_model()`).
+    `stream_fn` replaces the provider registry (tests, SDK users with a custom transport)."""
+
+    cwd: str
+    agent_dir: Path | None = None
+    provider: str | None = None
+    model: str | Model | None = None
+    api_key: str | None = None
+    thinking: str | None = None
+    session_file: str | None = None
+    fork_from: str | None = None
+    """`--fork`: start a new session (in `cwd`) holding a copy of this file's active branch."""
+    session_id: str | None = None
+    """`--session-id` of a new session (else a fresh uuid); the CLI opens an existing one of that id instead."""
+    session_dir: str | None = None
+    no_session: bool = False
+    name: str | None = None
+    tools: list[AgentTool] | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | list[str] | None = None
+    stream_fn: Any = None
+    scoped_models: str | list[str] | None = None
+    """`--models`: patterns `cycle_model` walks through (else settings `enabledModels`); see model_control."""
+    context_window: str | int | None = None
+    """`--context-window`: `400k`, `1m` or a token count, for the start-up model."""
+    # Resources, tools and project trust (coding/resources/, coding/tools/selection.py): the CLI flags of the
+    # same names. `system_prompt` and `append_system_prompt` items are text or the path of a file.
+    no_context_files: bool = False
+    no_skills: bool = False
+    no_prompt_templates: bool = False
+    skill_paths: list[str] | tuple[str, ...] = ()
+    prompt_template_paths: list[str] | tuple[str, ...] = ()
+    tool_names: list[str] | None = None
+    """`--tools`: plain names (or `*` patterns) are an allowlist; only `+name`/`-name` entries change the defaults."""
+    no_tools: bool = False
+    no_builtin_tools: bool = False
+    exclude_tools: list[str] | tuple[str, ...] = ()
+    """`--exclude-tools`: names or `*` patterns disabled after every other selection, plugin tools included."""
+    approve: bool | None = None
+    """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
+    no_project_resources: bool = False
+    """`--no-project-resources`: ignore `<cwd>/.agent-forge/agent/` entirely."""
+    start_without_model: bool = False
+    """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
+    starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
+
+
+def create_session(options: SessionOptions) -> AgentSession:
+    """Build an AgentSession from options: settings, registry, store (new, resumed or in memory), agent.
+
+    Raises `CommandError` for a `--session` file that cannot be opened and for an invalid `thinking` level.
+    """
+    return build_session(options)
 
 
 def build_session(options: SessionOptions) -> AgentSession:
-    from .models.registry import ModelRegistry
-    from .resources.setup import load_project_settings, load_session_resources
-
     agent_dir = options.agent_dir or default_agent_dir()
     settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
     resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
@@ -42,8 +106,6 @@ def _open_store(options: SessionOptions) -> SessionStore:
         return SessionStore.in_memory(options.cwd, session_id=options.session_id)
     try:
         if options.fork_from:
-            from .session_switch import fork_file
-
             return fork_file(options.fork_from, options.cwd, options.session_dir)
         if options.session_file:
             return SessionStore.open(options.session_file, lock=True)  # one writer per file
@@ -65,7 +127,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     session.resources = resources
     session.tool_selection = tool_selection
     agent._emit = session.on_agent_event  # the session persists before it forwards
-    session.session_dir = options.session_dir
+    session.switching.session_dir = options.session_dir
     agent.session_id = store.session_id
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection,
                                                                                  settings)

@@ -139,3 +139,15 @@ def _close_calls(out: list[dict[str, Any]], open_calls: dict[str, str]) -> None:
         out.append({"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
                     "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
     open_calls.clear()
+
+
+def last_assistant_text(messages: list[dict[str, Any]]) -> str | None:
+    """The text blocks of the last assistant message, joined; None when it has none (or there is none)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            texts = [b["text"] for b in blocks
+                     if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+            return "".join(texts) if texts else None
+    return None

@@ -15,17 +15,18 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from ..ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ..ai.types import THINKING_LEVELS, Model
-from .agent_session import CommandError
+from .errors import CommandError
 from .events import ContextWindowChanged
 
 if TYPE_CHECKING:
-    from .agent_session import AgentSession
+    from ..agent.agent import Agent
     from .models.registry import ModelRegistry
     from .session_context import SessionContext
+    from .session_store import SessionStore
 
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
@@ -45,37 +46,36 @@ class ModelControl:
     Methods raise `CommandError` with a message meant for the client; nothing changes when they do.
     """
 
-    def __init__(self, session: AgentSession) -> None:
-        self._session = session
+    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Any,
+                 warnings: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
+        """`store()`: the current store (read at each use); `emit` sends `context_window_changed`."""
+        self._agent, self._store, self._registry, self._settings = agent, store, registry, settings
+        self._warnings, self._emit = warnings, emit  # the session's start-up warnings; its event sink
         self.scope: list[ScopedModel] = []
         """Models `cycle_model` walks through when non-empty (`--models`, else settings `enabledModels`)."""
 
     @property
-    def _registry(self) -> ModelRegistry:
-        return self._session.registry
-
-    @property
     def _model(self) -> Model | None:
-        return self._session.agent.model
+        return self._agent.model
 
     # -- start-up ------------------------------------------------------------------------------------
 
     def configure_scope(self, patterns: str | list[str] | None) -> None:
         """Resolve `--models` patterns (a comma-separated string or a list), or else settings `enabledModels`.
 
-        Problems (no match, a pattern offered by several providers) go to `session.warnings`.
+        Problems (no match, a pattern offered by several providers) go to the session's warnings.
         """
         source = "--models"
         if patterns is None:
-            patterns, source = self._session.settings.get("enabledModels"), "enabledModels"
+            patterns, source = self._settings.get("enabledModels"), "enabledModels"
         if patterns is None:
             return
         items = split_patterns(patterns)
         if items is None:
-            self._session.warnings.append(f"{source} must be a list of model patterns; ignored")
+            self._warnings.append(f"{source} must be a list of model patterns; ignored")
             return
         self.scope, warnings = resolve_scope(self._registry, items, source)
-        self._session.warnings.extend(warnings)
+        self._warnings.extend(warnings)
 
     def start(self, context_window: str | int | float | None = None) -> None:
         """Give the start-up model its context window, then apply `--context-window` if given.
@@ -121,7 +121,7 @@ class ModelControl:
             return None
         chosen = candidates[(self._position(candidates) + 1) % len(candidates)]
         model = self.switch(chosen.model, chosen.thinking_level)
-        return {"model": model, "thinkingLevel": self._session.agent.thinking_level, "isScoped": bool(self.scope)}
+        return {"model": model, "thinkingLevel": self._agent.thinking_level, "isScoped": bool(self.scope)}
 
     def _live_scope(self) -> list[ScopedModel]:
         """The scope as the registry sees it now: fresh model dicts, logged-out providers left out."""
@@ -142,8 +142,8 @@ class ModelControl:
         """Make `model` active and record it (`model_change`); the thinking level becomes `level` or else stays,
         clamped to the model either way, and is recorded when it changed. Returns the active model dict."""
         active = self.activate(model)
-        self._session.store.append_model_change(model["provider"], model["id"])
-        self.record_level(clamp_thinking_level(active, level or self._session.agent.thinking_level))
+        self._store().append_model_change(model["provider"], model["id"])
+        self.record_level(clamp_thinking_level(active, level or self._agent.thinking_level))
         return active
 
     def restore(self, context: SessionContext, *, announce: bool = False) -> bool:
@@ -159,7 +159,7 @@ class ModelControl:
         if model is None:
             return False
         active = self.activate(model)
-        agent = self._session.agent
+        agent = self._agent
         agent.thinking_level = clamp_thinking_level(active, context.thinking_level or agent.thinking_level)
         if announce and previous is not None:
             self._announce_window(int(previous["contextWindow"]), active)
@@ -169,19 +169,19 @@ class ModelControl:
         """`context_window_changed` (seed 003) when the active budget is no longer `previous`."""
         tokens = int(active["contextWindow"])
         if tokens != previous:
-            self._session._emit(ContextWindowChanged(type="context_window_changed", contextWindow=tokens,
-                                                     previousContextWindow=previous, provider=active["provider"],
-                                                     modelId=active["id"]))
+            self._emit(ContextWindowChanged(type="context_window_changed", contextWindow=tokens,
+                                            previousContextWindow=previous, provider=active["provider"],
+                                            modelId=active["id"]))
 
     def record_configuration(self) -> None:
         """Record the current model, thinking level and, when it is not the one the model would start with on
         this branch, the context window in the session's store: a session started from this one (`new_session`,
         a fork of a branch naming no model) resumes as it runs."""
-        model, store = self._model, self._session.store
+        model, store = self._model, self._store()
         if model is None:
             return
         store.append_model_change(model["provider"], model["id"])
-        store.append_thinking_level_change(self._session.agent.thinking_level)
+        store.append_thinking_level_change(self._agent.thinking_level)
         tokens = int(model["contextWindow"])
         if tokens != self._initial_window(model):
             store.append_context_window_change(model["provider"], model["id"], tokens)
@@ -193,7 +193,7 @@ class ModelControl:
         """Make `model` the agent's model with the context window this session selects for it; returns the
         active copy (the registry's dict is never changed). Records nothing."""
         active = with_context_window(model, self._initial_window(model))
-        self._session.agent.model = active
+        self._agent.model = active
         return active
 
     def logout_provider(self, provider: str) -> dict[str, Any]:
@@ -246,17 +246,17 @@ class ModelControl:
         levels = self.available_thinking_levels()
         if len(levels) <= 1:
             return None
-        current = self._session.agent.thinking_level
+        current = self._agent.thinking_level
         index = levels.index(current) if current in levels else -1
         self.record_level(levels[(index + 1) % len(levels)])
-        return {"level": self._session.agent.thinking_level}
+        return {"level": self._agent.thinking_level}
 
     def record_level(self, level: str) -> None:
         """Make `level` the thinking level; a `thinking_level_change` entry only when it changes."""
-        agent = self._session.agent
+        agent = self._agent
         if level != agent.thinking_level:
             agent.thinking_level = level
-            self._session.store.append_thinking_level_change(level)
+            self._store().append_thinking_level_change(level)
 
     # -- context windows -----------------------------------------------------------------------------
 
@@ -290,8 +290,8 @@ class ModelControl:
         previous = int(model["contextWindow"])
         if tokens == previous:
             return
-        active = self._session.agent.model = with_context_window(model, tokens)
-        self._session.store.append_context_window_change(model["provider"], model["id"], tokens)
+        active = self._agent.model = with_context_window(model, tokens)
+        self._store().append_context_window_change(model["provider"], model["id"], tokens)
         self._announce_window(previous, active)
 
     def _initial_window(self, model: Model) -> int:
@@ -303,7 +303,7 @@ class ModelControl:
 
     def _recorded_window(self, model: Model) -> int | None:
         """The budget last selected for `model` on the session's active branch."""
-        for entry in reversed(self._session.store.branch()):
+        for entry in reversed(self._store().branch()):
             if (entry["type"] == "context_window_change" and entry.get("provider") == model["provider"]
                     and entry.get("modelId") == model["id"]):
                 value = entry.get("contextWindow")
@@ -311,7 +311,7 @@ class ModelControl:
         return None
 
     def _settings_window(self, model: Model) -> int | None:
-        defaults = self._session.settings.get("defaultContextWindows")
+        defaults = self._settings.get("defaultContextWindows")
         value = defaults.get(f"{model['provider']}/{model['id']}") if isinstance(defaults, dict) else None
         try:
             return parse_context_window(value) if value is not None else None

@@ -27,7 +27,8 @@ RETRY_CANCELLED = "Retry cancelled"
 
 
 class AutoRetry:
-    """Retry state of one session: the loop hook, the event observer and the backoff wait.
+    """Retry state of one session: the loop hook, the event observer and the backoff wait; `SessionRun`
+    (`run.py`) drives the chain.
 
     `settings()` is read at each decision; `enabled` starts from `retry.enabled` and is changed by
     `set_auto_retry` for this session only. `forget(message)` removes a failed attempt from the model's
@@ -92,26 +93,23 @@ class AutoRetry:
         self.attempt, self._failed, self._stopped = 0, None, False
         self._emit(event)
 
-    # -- driving ---------------------------------------------------------------------------------------
+    # -- the chain, driven by `SessionRun` ---------------------------------------------------------------
 
-    async def follow(self, run: asyncio.Task, restart: Callable[[], asyncio.Task]) -> bool:
-        """Wait for `run`, then wait out and start each promised retry (`restart()` starts a run continuing
-        the context) until no retry is pending. Returns True when `cancel(aborted=True)` ended the chain."""
+    def start_chain(self) -> None:
+        """A session-level run follows a new agent run: no abort has cut its chain yet."""
         self._cancelled_by_abort = False
-        await asyncio.wait({run})
-        while self._failed is not None:
-            self._failed = None
-            if not await self._backoff():
-                break
-            try:
-                run = restart()
-            except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
-                self._end(success=False, error=str(exc))
-                break
-            await asyncio.wait({run})
+
+    @property
+    def cancelled_by_abort(self) -> bool:
+        """`cancel(aborted=True)` ended the chain (during its wait, or before the wait began)."""
         return self._cancelled_by_abort
 
-    async def _backoff(self) -> bool:
+    def take_promised(self) -> bool:
+        """Whether the agent run that just ended was promised a retry (`will_retry`); the promise is used up."""
+        promised, self._failed = self._failed is not None, None
+        return promised
+
+    async def backoff(self) -> bool:
         """Sleep `delayMs`; False when `cancel` cut the wait short."""
         self._wake = asyncio.Event()
         try:
@@ -121,6 +119,10 @@ class AutoRetry:
         finally:
             self._wake = None
         return False
+
+    def end_failed(self, error: str) -> None:
+        """The retried run could not start (e.g. the model was removed meanwhile): the chain ends."""
+        self._end(success=False, error=error)
 
     def cancel(self, *, aborted: bool = False) -> bool:
         """Stop retrying (`abort_retry`; `abort` passes `aborted=True`). During a backoff wait the wait ends at

@@ -13,6 +13,8 @@ import os
 import stat
 from typing import Any
 
+from .errors import ConfigFileError, UnsafeFileError  # noqa: F401 (re-exported: defined in errors.py)
+
 MAX_CONFIG_BYTES = 1024 * 1024
 """Limit of a JSON configuration file (settings, models, auth, trust): far above any real one."""
 
@@ -29,16 +31,6 @@ _MAX_INT_DIGITS = 40  # far beyond any number a configuration holds; bounds the 
 _TOO_DEEP = f"invalid JSON: arrays and objects nested more than {MAX_JSON_DEPTH} levels deep"
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-class UnsafeFileError(OSError):
-    """The path exists but is not a regular file, or is larger than the limit; `str()` says which."""
-
-
-class ConfigFileError(Exception):
-    """A JSON configuration file that cannot be used; `str()` is the reason without the path, e.g.
-    `invalid JSON at line 3 column 5: Expecting value` or `larger than 1 MB (the limit for configuration
-    files)`."""
 
 
 def read_prefix(path: str | os.PathLike[str], limit: int) -> bytes:

@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from .session_file import SessionFileError, check_regular_mode, open_for_reading
+from .errors import SessionDirError  # noqa: F401 (re-exported: defined in errors.py)
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -213,10 +214,6 @@ def copy_private(source: Path, target: Path) -> None:
         target.unlink(missing_ok=True)
         raise
     os.close(fd)
-
-
-class SessionDirError(OSError):
-    """The directory of a session file is not a directory and cannot be made one."""
 
 
 def ensure_session_dir(directory: Path) -> None:

@@ -20,22 +20,11 @@ from typing import Any
 from ..ai import json_wire
 from .session_entries import SessionEntry, SessionHeader, is_header
 from .session_migrations import check_version, migrate
+from .errors import SessionFileError  # noqa: F401 (re-exported: defined in errors.py)
 
 # Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
                | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
-
-
-class SessionFileError(Exception):
-    """A session file cannot be read (missing, unreadable, empty, no valid header) or written. `reason`: the
-    OS's words when the OS refused (`No space left on device`), else None. `detail`: why a file cannot be read,
-    without its path (`it is empty`, `Too many levels of symbolic links`), for messages that name the path
-    themselves (`skipped session file <path>: <detail>`); else None."""
-
-    def __init__(self, message: str, reason: str | None = None, *, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass

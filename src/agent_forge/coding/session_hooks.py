@@ -1,5 +1,5 @@
 """Extension points of an AgentSession: a do-nothing `SessionHooks` that an upper layer (the plugin runner,
-`agent_forge.plugins`) replaces, and the veto-aware session changes built on it.
+`agent_forge.plugins`) replaces. The veto-aware session changes built on it are in `session_switch.py`.
 
 `coding` never imports the plugin layer: the session calls these methods at fixed points, and whoever installs
 plugins (the CLI, an SDK user) puts an implementation in `session.hooks`. Implementations must not raise: a
@@ -27,12 +27,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
-
-if TYPE_CHECKING:
-    from .agent_session import AgentSession
-
-T = TypeVar("T")
+from typing import Any
 
 SESSION_ACTIONS = ("new_session", "switch_session", "fork", "clone")
 """The session changes a plugin may veto (seed 003: the response then carries `cancelled: true`)."""
@@ -89,30 +84,3 @@ class SessionHooks:
     async def shutdown(self, graceful: bool = True) -> None:
         """The session is closing: let plugin work finish (for a bounded time; not at all unless `graceful`),
         cancel the rest, run shutdown handlers. Must return in bounded time."""
-
-
-async def change_session(session: AgentSession, action: str, change: Callable[[], Awaitable[T]],
-                         **details: Any) -> tuple[bool, T | None]:
-    """Ask the hooks whether `action` may go on, then run `change()`; returns `(cancelled, result)` (the result
-    is None when cancelled). `details` describe the change to the hooks (`targetSessionFile`, `entryId`, ...)."""
-    if await session.hooks.before_session_change(action, details):
-        return True, None
-    previous = str(session.store.path) if session.store.path else None
-    result = await change()
-    await session.hooks.session_started(action, previous)
-    return False, result
-
-
-async def vetoable_fork(session: AgentSession, entry_id: str) -> dict[str, Any]:
-    """`fork` with the plugin veto: the entry is checked first (unknown ids stay errors), so a cancelled fork
-    still answers the text of the message it would have forked from (seed 003: `{text, cancelled: true}`)."""
-    from .agent_session import CommandError
-    from .session_switch import fork
-    from .session_tree import fork_path
-
-    try:
-        text = fork_path(session.store, entry_id)[1]
-    except ValueError as exc:
-        raise CommandError(str(exc)) from None
-    cancelled, result = await change_session(session, "fork", lambda: fork(session, entry_id), entryId=entry_id)
-    return {"text": text, "cancelled": True} if cancelled else result  # type: ignore[return-value]

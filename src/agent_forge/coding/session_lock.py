@@ -24,20 +24,10 @@ from pathlib import Path
 
 from .session_durable import FILE_MODE
 from .session_file import SessionFileError
+from .errors import SessionLockError  # noqa: F401 (re-exported: defined in errors.py)
 
 _ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
 _held: set[SessionLock] = set()
-
-
-class SessionLockError(SessionFileError):
-    """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
-
-    def __init__(self, session_path: Path, pid: int | None, message: str | None = None) -> None:
-        holder = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(message or f"Session file is in use by another agent-forge process ({holder}): "
-                                    f"{session_path}")
-        self.session_path = session_path
-        self.pid = pid
 
 
 def lock_path_for(session_path: Path) -> Path:

@@ -19,99 +19,159 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
+from .errors import CommandError, SessionFileError
 from .session_entries import SessionEntry
-from .session_file import SessionFileError
 from .session_store import SessionStore
 from .session_tree import clone_path, fork_path
 
 if TYPE_CHECKING:
-    from .agent_session import AgentSession
+    from ..agent.agent import Agent
+    from .model_control import ModelControl
+    from .session_hooks import SessionHooks
+
+T = TypeVar("T")
 
 
-async def switch_session(session: AgentSession, session_path: str) -> bool:
-    """Load `session_path` (relative paths are from the process cwd) and continue it; returns `cancelled`
-    (always False until plugins can veto). Raises CommandError when the file is missing, unreadable, not a
-    session, or in use by another process; the current session then stays."""
-    path = Path(os.path.abspath(os.path.expanduser(session_path)))
-    current = session.store
-    if current.path is not None and current.on_disk and _same_file(path, current.path):
-        await _stop_work(session)
-        current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
-        _adopt(session, current)
-        return False
-    # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
-    store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
-    store.no_session = current.no_session
-    for warning in store.load_warnings:  # the client's log: what the file lost before this agent read it
-        print(f"Warning: {warning}", file=sys.stderr)
-    await _stop_work(session)
-    _adopt(session, store)
-    return False
+class SessionSwitch:
+    """The session changes of one `AgentSession`: `new_session`, `switch_session`, `fork`, `clone`, each asking
+    the plugin hooks first (`hooks()`: a veto answers `cancelled`) and `check_written()` before that (it raises
+    `CommandError` while entries of the current session cannot be written). `store()` is the current store,
+    `replace_store(store, messages)` swaps it; `abort()` and `abort_user_bash()` stop the work in progress."""
 
+    def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
+                 store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
+                 check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
+                 abort_user_bash: Callable[[], Awaitable[None]]):
+        self.cwd = cwd
+        self.session_dir: str | None = None
+        """Sessions root for stores this session creates later (new_session, fork, clone)."""
+        self._agent = agent
+        self._model_control = model_control
+        self._hooks = hooks
+        self._store = store
+        self._replace_store = replace_store
+        self._check_written = check_written
+        self._abort = abort
+        self._abort_user_bash = abort_user_bash
 
-async def fork(session: AgentSession, entry_id: str) -> dict[str, object]:
-    """Continue in a new session holding the branch up to just before user message `entry_id`; returns
-    `{text, cancelled}` with that message's text (for the client's editor). Raises CommandError
-    (`Invalid entry ID for forking`) for an unknown id or an entry that is not a user message."""
-    try:
-        path, text = fork_path(session.store, entry_id)
-    except ValueError as exc:
-        raise _command_error(str(exc)) from None
-    store = _command(lambda: _new_store(session, path))
-    await _stop_work(session)
-    _adopt(session, store, record_model=True)
-    return {"text": text, "cancelled": False}
+    async def _stop_work(self) -> None:
+        """The work in progress belongs to the session being left: queued messages are dropped, user shell
+        commands and the run are aborted and settle first."""
+        if self._agent.steering_queue or self._agent.follow_up_queue:
+            self._agent.clear_queues()  # emits queue_update: clients see the queued messages go
+        await self._abort_user_bash()
+        await self._abort()
 
+    async def new_session(self, parent_session: str | None) -> bool:
+        """A fresh store (file or memory, as the current one) with `parent_session` in its header and the current
+        model, thinking level and context window; returns `cancelled`. Work in progress belongs to the old
+        conversation: queued messages are dropped, a run and user shell commands are aborted and settle first."""
+        self._check_written()
+        return (await self._vetoable("new_session", lambda: self._new_session(parent_session),
+                                     parentSession=parent_session))[0]
 
-async def clone(session: AgentSession) -> bool:
-    """Continue in a new session holding the whole active branch (also for a session with no message yet);
-    returns `cancelled` (always False)."""
-    await _stop_work(session)
-    _adopt(session, _command(lambda: _new_store(session, clone_path(session.store))), record_model=True)
-    return False
+    async def _new_session(self, parent_session: str | None) -> None:
+        await self._stop_work()
+        self._replace_store(self.successor_store(parent_session), [])  # `--no-session` holds for the process
+        self._model_control.record_configuration()  # model, thinking level, a selected context window
 
+    async def switch_session(self, session_path: str) -> bool:
+        """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError` (missing,
+        unreadable or locked file, or an empty path) leaving this session as it was."""
+        if not session_path.strip():  # "" would resolve to the cwd and fail as "Is a directory"
+            raise CommandError("The session path is empty: give the path of a session file")
+        self._check_written()
+        return (await self._vetoable("switch_session", lambda: self._switch(session_path),
+                                     targetSessionFile=session_path))[0]
 
-def successor_store(session: AgentSession, parent_session: str | os.PathLike[str] | None = None, *,
-                    entries: Iterable[SessionEntry] = ()) -> SessionStore:
-    """The store of a session started from the current one (`new_session`, fork, clone), starting with copies
-    of `entries` (ids kept, so entry ids stay valid cursors across a fork): in memory when the process runs
-    with `--no-session` (`SessionStore.no_session`), else a new locked file in the session directory with
-    `parent_session` in its header. Raises SessionFileError when a file with a message cannot be written."""
-    if session.store.no_session:
-        return SessionStore.in_memory(session.cwd, entries=entries)
-    return SessionStore.create(session.cwd, session.session_dir, parent_session=parent_session, lock=True,
-                               entries=entries)
+    async def _switch(self, session_path: str) -> None:
+        """Relative paths are from the process cwd."""
+        path = Path(os.path.abspath(os.path.expanduser(session_path)))
+        current = self._store()
+        if current.path is not None and current.on_disk and _same_file(path, current.path):
+            await self._stop_work()
+            current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
+            self._adopt(current)
+            return
+        # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
+        store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
+        store.no_session = current.no_session
+        for warning in store.load_warnings:  # the client's log: what the file lost before this agent read it
+            print(f"Warning: {warning}", file=sys.stderr)
+        await self._stop_work()
+        self._adopt(store)
 
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        """Continue in a new session holding the branch up to just before user message `entry_id`: `{text,
+        cancelled}` with that message's text (for the client's editor), also when a plugin vetoed it (seed 003).
+        Raises `CommandError` (`Invalid entry ID for forking`) for an unknown id or an entry that is not a user
+        message; the entry is checked before the hooks are asked."""
+        self._check_written()
+        try:
+            path, text = fork_path(self._store(), entry_id)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        cancelled, _ = await self._vetoable("fork", lambda: self._fork(path), entryId=entry_id)
+        return {"text": text, "cancelled": cancelled}
 
-def _new_store(session: AgentSession, path: list[SessionEntry]) -> SessionStore:
-    current = session.store
-    parent = current.path if current.path is not None and current.on_disk else None
-    return successor_store(session, parent, entries=path)
+    async def _fork(self, path: list[SessionEntry]) -> None:
+        store = _command(lambda: self._new_store(path))
+        await self._stop_work()
+        self._adopt(store, record_model=True)
 
+    async def clone(self) -> bool:
+        """Continue in a new session holding the whole active branch (also for a session with no message yet);
+        returns `cancelled`."""
+        self._check_written()
+        return (await self._vetoable("clone", self._clone))[0]
 
-def _adopt(session: AgentSession, store: SessionStore, *, record_model: bool = False) -> None:
-    """Make `store` the session's store, then take messages, model, thinking level and context window from its
-    branch (`ModelControl.restore`; nothing is written for them). `record_model`: a new store whose branch
-    names no model gets the current one recorded, so a resume finds it."""
-    context = store.build_context()
-    if store is not session.store:
-        session.replace_store(store, context.messages)
-    else:
-        session.agent.messages = list(context.messages)
-    session.model_control.restore(context)
-    if record_model and context.model is None:
-        session.model_control.record_configuration()
+    async def _clone(self) -> None:
+        await self._stop_work()
+        self._adopt(_command(lambda: self._new_store(clone_path(self._store()))), record_model=True)
 
+    async def _vetoable(self, action: str, change: Callable[[], Awaitable[T]],
+                        **details: Any) -> tuple[bool, T | None]:
+        """Ask the hooks whether `action` may go on, then run `change()`: `(cancelled, result)`. `details`
+        describe the change to the hooks (`targetSessionFile`, `entryId`, ...)."""
+        hooks = self._hooks()
+        if await hooks.before_session_change(action, details):
+            return True, None
+        path = self._store().path
+        result = await change()
+        await hooks.session_started(action, str(path) if path else None)
+        return False, result
 
-async def _stop_work(session: AgentSession) -> None:
-    """The work in progress belongs to the session being left: queued messages are dropped, user shell
-    commands and the run are aborted and settle first (as `new_session` does)."""
-    if session.agent.steering_queue or session.agent.follow_up_queue:
-        session.agent.clear_queues()
-    await session.user_bash.abort()
-    await session.abort()
+    def successor_store(self, parent_session: str | os.PathLike[str] | None = None, *,
+                        entries: Iterable[SessionEntry] = ()) -> SessionStore:
+        """The store of a session started from the current one (`new_session`, fork, clone), starting with
+        copies of `entries` (ids kept, so entry ids stay valid cursors across a fork): in memory when the
+        process runs with `--no-session` (`SessionStore.no_session`), else a new locked file in the session
+        directory with `parent_session` in its header. Raises SessionFileError when a file with a message
+        cannot be written."""
+        if self._store().no_session:
+            return SessionStore.in_memory(self.cwd, entries=entries)
+        return SessionStore.create(self.cwd, self.session_dir, parent_session=parent_session, lock=True,
+                                   entries=entries)
+
+    def _new_store(self, path: list[SessionEntry]) -> SessionStore:
+        current = self._store()
+        parent = current.path if current.path is not None and current.on_disk else None
+        return self.successor_store(parent, entries=path)
+
+    def _adopt(self, store: SessionStore, *, record_model: bool = False) -> None:
+        """Make `store` the session's store, then take messages, model, thinking level and context window from
+        its branch (`ModelControl.restore`; nothing is written for them). `record_model`: a new store whose
+        branch names no model gets the current one recorded, so a resume finds it."""
+        context = store.build_context()
+        if store is not self._store():
+            self._replace_store(store, context.messages)
+        else:
+            self._agent.messages = list(context.messages)
+        self._model_control.restore(context)
+        if record_model and context.model is None:
+            self._model_control.record_configuration()
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -121,17 +181,11 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _command(build):  # type: ignore[no-untyped-def]
+def _command(build: Callable[[], T]) -> T:
     try:
         return build()
     except SessionFileError as exc:
-        raise _command_error(str(exc)) from None
-
-
-def _command_error(message: str) -> Exception:
-    from .agent_session import CommandError
-
-    return CommandError(message)
+        raise CommandError(str(exc)) from None
 
 
 def fork_file(source: str | os.PathLike[str], cwd: str, session_dir: str | None = None) -> SessionStore:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Callable, NotRequired, Protocol, TypedDict
+from typing import Any, Callable, NotRequired, TypedDict
 
 from ..agent.loop import now_ms
-from .agent_session import CommandError
+from .errors import CommandError
 from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 
 
@@ -53,26 +53,19 @@ class BashExecutionMessage(TypedDict):
     fullOutputError: NotRequired[str]
 
 
-class SessionHost(Protocol):
-    """What `UserBash` needs of its session (an `AgentSession`); read at each use, so a session that swaps its
-    store or agent (new_session, switch_session) is followed."""
-
-    cwd: str
-    agent: Any
-    store: Any
-    settings: Any
-
-    @property
-    def is_streaming(self) -> bool: ...
-
-    def output_dir(self) -> Any: ...
-
-
 class UserBash:
-    """Runs user commands for one session. Build with the session; it is `AgentSession.user_bash`."""
+    """Runs user commands for one session (`AgentSession.user_bash`). `store()` is the session's current store
+    and `busy()` whether a run is going on; both are read at each use, so a session that swaps its store
+    (new_session, switch_session) is followed. `output_dir()` is where full outputs go."""
 
-    def __init__(self, session: SessionHost):
-        self._session = session
+    def __init__(self, *, cwd: str, agent: Any, settings: Any, store: Callable[[], Any], busy: Callable[[], bool],
+                 output_dir: Callable[[], Any]):
+        self._cwd = cwd
+        self._agent = agent
+        self._settings = settings
+        self._store = store
+        self._busy = busy
+        self._output_dir = output_dir
         self._running: dict[asyncio.Event, asyncio.Future[None]] = {}
         self._held: list[BashExecutionMessage] = []
 
@@ -89,13 +82,13 @@ class UserBash:
         result, not an error. Raises `CommandError` when the command is empty or cannot be started (missing
         working directory, NUL character, shell not found).
         """
-        cwd = self._session.cwd
+        cwd = self._cwd
         _check_runnable(command, cwd)
         abort = asyncio.Event()
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._running[abort] = finished
         try:
-            result = await _run(command, cwd, on_chunk, abort, self._shell(), self._session.output_dir())
+            result = await _run(command, cwd, on_chunk, abort, self._shell(), self._output_dir())
             message = bash_execution_message(command, result, exclude_from_context=exclude_from_context)
             self.record(message)
         finally:
@@ -114,12 +107,12 @@ class UserBash:
 
     def _shell(self) -> ShellConfig:
         """The settings `shellPath` and `shellCommandPrefix` (a project's only when trusted: settings.py)."""
-        settings = self._session.settings
+        settings = self._settings
         return ShellConfig(getattr(settings, "shell_path", None), getattr(settings, "shell_command_prefix", None))
 
     def record(self, message: BashExecutionMessage) -> None:
         """Add `message` to the conversation now, or when the running agent settles."""
-        if self._session.is_streaming:
+        if self._busy():
             self._held.append(message)
         else:
             self._append(message)
@@ -131,8 +124,8 @@ class UserBash:
             self._append(message)
 
     def _append(self, message: BashExecutionMessage) -> None:
-        self._session.store.append_message(message)  # on disk before anyone can see it
-        self._session.agent.messages.append(message)
+        self._store().append_message(message)  # on disk before anyone can see it
+        self._agent.messages.append(message)
 
 
 def _check_runnable(command: str, cwd: str) -> None:

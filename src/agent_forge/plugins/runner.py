@@ -25,7 +25,6 @@ import re
 import sys
 from typing import Any, Callable
 
-from ..agent.loop import now_ms
 from ..coding.agent_session import AgentSession
 from ..coding.events import ExtensionError
 from ..coding.session_hooks import SessionHooks
@@ -50,7 +49,7 @@ from .api import (
 from .isolation import contained, describe_error, is_cancellation
 from .threads import in_thread, is_async, thread_context
 from .tools import PluginTool
-from .values import describe_value, images_problem, private_copy
+from .values import command_item, context_message, describe_value, images_problem, private_copy
 from .ui import PluginUI
 
 HANDLER_TIMEOUT_S = 10.0
@@ -250,7 +249,7 @@ class PluginRunner(SessionHooks):
 
     def commands(self) -> list[dict[str, Any]]:
         """`get_commands` items (seed 000 shape, plus the plugin file as `path`)."""
-        return [_command_item(command) for command in self.commands_by_name.values()]
+        return [command_item(command) for command in self.commands_by_name.values()]
 
     def _spawn(self, coro: Any) -> asyncio.Task:
         task = asyncio.ensure_future(contained(coro))  # a SystemExit escaping a task would stop the event loop
@@ -296,7 +295,7 @@ class PluginRunner(SessionHooks):
                 event.system_prompt = current
             result = self._accept(plugin, "before_run", result, (AddContext,), "AddContext")
             if result is not None:
-                prompts.extend(_context_message(plugin, text, result.display) for text in result.texts())
+                prompts.extend(context_message(plugin, text, result.display) for text in result.texts())
                 event.system_prompt = result.system_prompt if result.system_prompt is not None \
                     else event.system_prompt
         return event.system_prompt
@@ -438,21 +437,3 @@ class PluginRunner(SessionHooks):
             self._observer_failures.add(key)
             self.report(plugin, event, exc, note=f" (its further failures in {event} are not reported until the "
                                                  "next run starts)")
-
-
-def _context_message(plugin: Plugin, text: str, display: bool) -> dict[str, Any]:
-    """A `custom` message (`coding/messages.py`: the model reads it as user text) carrying a plugin's context."""
-    return {"role": "custom", "customType": plugin.id, "content": str(text), "display": display,
-            "timestamp": now_ms()}
-
-
-def _command_item(command: CommandSpec) -> dict[str, Any]:
-    plugin = command.plugin
-    item: dict[str, Any] = {"name": command.name}
-    if command.description:
-        item["description"] = command.description
-    item["source"] = "capability"
-    item["sourceInfo"] = {"path": f"<plugin:{plugin.id}:{command.name}>", "source": plugin.id,
-                          "scope": plugin.scope, "origin": plugin.origin}
-    item["path"] = plugin.path
-    return item

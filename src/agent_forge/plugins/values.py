@@ -1,11 +1,17 @@
 """The values that cross the plugin boundary: checking what plugins hand back (image blocks), copying what they
-are handed (so changing it changes nothing in the session), and describing a plugin's value in a message."""
+are handed (so changing it changes nothing in the session), describing a plugin's value in a message, and the
+session-side values built from what plugins register (context messages, `get_commands` items)."""
 
 from __future__ import annotations
 
 import binascii
 import copy
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from ..agent.loop import now_ms
+
+if TYPE_CHECKING:
+    from .api import CommandSpec, Plugin
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image media types every supported provider API accepts (as RPC `prompt` checks `images`)."""
@@ -54,3 +60,22 @@ def describe_value(value: object) -> str:
     except Exception:
         return type(value).__name__
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def context_message(plugin: Plugin, text: str, display: bool) -> dict[str, object]:
+    """A `custom` message (`coding/messages.py`: the model reads it as user text) carrying a plugin's context."""
+    return {"role": "custom", "customType": plugin.id, "content": str(text), "display": display,
+            "timestamp": now_ms()}
+
+
+def command_item(command: CommandSpec) -> dict[str, object]:
+    """A plugin command as a `get_commands` item (seed 000 shape)."""
+    plugin = command.plugin
+    item: dict[str, object] = {"name": command.name}
+    if command.description:
+        item["description"] = command.description
+    item["source"] = "capability"
+    item["sourceInfo"] = {"path": f"<plugin:{plugin.id}:{command.name}>", "source": plugin.id,
+                          "scope": plugin.scope, "origin": plugin.origin}
+    item["path"] = plugin.path
+    return item

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agent_forge.ai.providers.faux import faux_model, stream
-from agent_forge.coding.agent_session import SessionOptions, create_session
+from agent_forge.coding.factory import SessionOptions, create_session
 
 
 class Recorder:

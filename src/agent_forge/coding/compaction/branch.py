@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..session_context import entry_messages
 from ..session_entries import AgentMessage, SessionEntry
-from ..session_file import SessionFileError
+from ..errors import CommandError, SessionFileError
 from .prompts import BRANCH_SUMMARY_SYSTEM_PROMPT, SUMMARY_PROMPT_VERSION, branch_summary_prompt
 from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, is_context_visible, keep_tail, serialize, with_file_lists
 
 if TYPE_CHECKING:
-    from ..agent_session import AgentSession
+    from ...agent.agent import Agent
+    from ..session_store import SessionStore
+    from .controller import CompactionController
 
 BUSY = "Cannot move in the session tree while the agent is busy"
 ABORTED = "Branch summary aborted"
@@ -36,23 +38,22 @@ def abandoned_entries(old_path: list[SessionEntry], target_path: list[SessionEnt
     return old_path[index:]
 
 
-async def navigate_tree(session: AgentSession, target_id: str, *, summarize: bool = False,
-                        custom_instructions: str | None = None) -> dict[str, Any]:
-    """Make `target_id` the leaf and the agent's messages its branch's context. Returns `{"cancelled": False,
-    "summaryEntry": entry or None}`. Raises `CommandError` while a run or compaction is going on, for an unknown
-    id, and when the summary fails or is aborted (the leaf is then unchanged)."""
-    from ..agent_session import CommandError
-
-    if session.is_streaming or session.compaction.is_compacting:
+async def navigate_tree(store: SessionStore, agent: Agent, compaction: CompactionController, target_id: str, *,
+                        busy: bool, summarize: bool = False, custom_instructions: str | None = None) -> dict[str, Any]:
+    """Make `target_id` the leaf of `store` and `agent`'s messages its branch's context. Returns `{"cancelled":
+    False, "summaryEntry": entry or None}`. Raises `CommandError` while a run (`busy`) or compaction is going on,
+    for an unknown id, and when the summary fails or is aborted (the leaf is then unchanged). The summary runs
+    as `compaction`'s task, so `abort` cancels it."""
+    if busy or compaction.is_compacting:
         raise CommandError(BUSY)
-    store = session.store
     try:
         target_path = store.branch(target_id)
     except ValueError:
         raise CommandError(f"Entry not found: {target_id}") from None
     old_leaf = store.leaf_id
     abandoned = abandoned_entries(store.branch(), target_path) if target_id != old_leaf else []
-    fields = await _summary_fields(session, abandoned, custom_instructions) if summarize and abandoned else None
+    summarized = summarize and abandoned
+    fields = await _summary_fields(agent, compaction, abandoned, custom_instructions) if summarized else None
     store.set_leaf(target_id)
     try:
         entry = store.append_branch_summary(old_leaf, fields["summary"], usage=fields["usage"],
@@ -60,32 +61,30 @@ async def navigate_tree(session: AgentSession, target_id: str, *, summarize: boo
     except (SessionFileError, OSError, ValueError) as exc:  # stay where we were
         store.set_leaf(old_leaf)
         raise CommandError(f"Could not write the session file: {exc}") from None
-    session.agent.messages[:] = store.build_context().messages
+    agent.messages[:] = store.build_context().messages
     return {"cancelled": False, "summaryEntry": entry}
 
 
-async def _summary_fields(session: AgentSession, abandoned: list[SessionEntry],
+async def _summary_fields(agent: Agent, compaction: CompactionController, abandoned: list[SessionEntry],
                           focus: str | None) -> dict[str, Any] | None:
     """`{summary, usage, details}` for the abandoned entries; None when they hold no message for the model."""
-    from ..agent_session import CommandError
-
     messages = [m for entry in abandoned for m in entry_messages(entry) if is_context_visible(m)]
-    model = session.model
+    model = agent.model
     if not messages or model is None:
         return None
     try:
-        return await session.compaction.run_guarded(_summarize(session, model, messages, abandoned, focus))
+        return await compaction.run_guarded(_summarize(compaction, model, messages, abandoned, focus))
     except asyncio.CancelledError:
         raise CommandError(ABORTED) from None
     except Exception as exc:  # CompactionError, or a provider bug: the move does not happen
         raise CommandError(str(exc)) from None
 
 
-async def _summarize(session: AgentSession, model: dict[str, Any], messages: list[AgentMessage],
+async def _summarize(compaction: CompactionController, model: dict[str, Any], messages: list[AgentMessage],
                      abandoned: list[SessionEntry], focus: str | None) -> dict[str, Any]:
     budget = prompt_char_budget(model, reserve_output=answer_reserve(model))
     prompt = branch_summary_prompt(conversation=keep_tail(serialize(messages), budget), focus=focus)
-    requester = session.compaction.requester(model, source="branchSummary")
+    requester = compaction.requester(model, source="branchSummary")
     text, usage = await requester.complete(BRANCH_SUMMARY_SYSTEM_PROMPT, prompt,
                                            output_budget(model, text_tokens(BRANCH_SUMMARY_SYSTEM_PROMPT + prompt)))
     files = file_details(messages, _carried_files(abandoned))

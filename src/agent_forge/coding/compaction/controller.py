@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ...agent.loop import abortable_step
 from ...ai.overflow import is_context_overflow
+from ..errors import CommandError, CompactionError, SessionFileError
 from ..events import CompactionEnd, CompactionStart
-from .cut_points import CompactionError
 from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
 
 if TYPE_CHECKING:
-    from ..agent_session import AgentSession
+    from ...agent.agent import Agent
+    from ..session_store import SessionStore
+
+Emit = Callable[[dict[str, Any]], None]
 
 ABORTED = "Compaction aborted"
 IN_PROGRESS = "Compaction is already in progress"
@@ -48,11 +52,20 @@ class Outcome:
 
 
 class CompactionController:
-    """The compaction side of one AgentSession (`session.compaction`)."""
+    """The compaction side of one AgentSession (`session.compaction`); `SessionRun` drives its run hooks
+    (`after_run`, `at_hand_over`, `take_aborted`) and the `compact` command."""
 
-    def __init__(self, session: AgentSession):
-        self._session = session
-        self.enabled = session.settings.compaction.enabled
+    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], settings: Any, emit: Emit,
+                 system_prompt: Callable[[], str], retry_enabled: Callable[[], bool]):
+        """`store()` is the session's current store (read at each use); `system_prompt()` the prompt the next
+        run would send; `retry_enabled()` whether summarisation requests retry (`set_auto_retry`)."""
+        self._agent = agent
+        self._store = store
+        self._settings = settings
+        self._emit = emit
+        self._system_prompt = system_prompt
+        self._retry_enabled = retry_enabled
+        self.enabled = settings.compaction.enabled
         """Automatic compaction (threshold and overflow); starts from `compaction.enabled`."""
         self._task: asyncio.Task | None = None
         self._overflow_pending = False  # `will_retry` promised a compact-and-retry for the run that just ended
@@ -100,7 +113,7 @@ class CompactionController:
         if self._overflow_pending:
             self._overflow_pending = False
             return await self._recover()
-        messages = self._session.agent.messages
+        messages = self._agent.messages
         last = messages[-1] if messages else None
         if self._unrecoverable is not None:
             problem, self._unrecoverable = self._unrecoverable, None
@@ -111,7 +124,7 @@ class CompactionController:
             if is_context_overflow(last):
                 self._report_unresolved(UNRESOLVED, last)
                 return None
-        if self._session.agent.was_aborted or (isinstance(last, dict) and last.get("stopReason") == "error"):
+        if self._agent.was_aborted or (isinstance(last, dict) and last.get("stopReason") == "error"):
             return None
         if self._should_compact():
             await self._run("threshold")
@@ -131,34 +144,16 @@ class CompactionController:
 
     # -- the command -----------------------------------------------------------------------------------------
 
-    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Compact now (`reason: "manual"`), after aborting a running turn and waiting for the session to settle.
-        Returns the result (shape of the configured strategy). Raises `CommandError` when the compaction fails
-        or is aborted. During a run it runs at the aborted run's hand-over, before queued messages continue
-        (`at_hand_over`); on the session it was sent to (else `SESSION_CHANGED`). Messages queued meanwhile are
-        sent once it is over."""
-        session = self._session
-        session_id = session.store.session_id
-        if session.is_streaming:
-            request: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-            self._requests.append((custom_instructions, session_id, request))
-            await session.abort()  # the run hands over at `at_hand_over`, which runs the request
-            if not request.done():  # the run was already past its hand-over: compact once it settled
-                self._requests.remove((custom_instructions, session_id, request))
-                await session.wait_for_idle()
-                outcome = await self._manual_now(custom_instructions, session_id)
-            else:
-                outcome = request.result()
-        else:
-            outcome = await self._manual_now(custom_instructions, session_id)
-        return self._result(outcome)
+    def request(self, custom_instructions: str | None, session_id: str) -> asyncio.Future[Outcome]:
+        """A `compact` sent during a run: queue it for the run's hand-over (`at_hand_over`) on the session
+        `session_id`. The future holds its outcome."""
+        request: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._requests.append((custom_instructions, session_id, request))
+        return request
 
-    async def _manual_now(self, custom_instructions: str | None, session_id: str) -> Outcome:
-        """The manual compaction on an idle session; messages queued meanwhile are sent once it is over."""
-        try:
-            return await self._manual(custom_instructions, session_id)
-        finally:
-            self._session.start_queued()
+    def withdraw(self, custom_instructions: str | None, session_id: str, request: asyncio.Future[Outcome]) -> None:
+        """The run was already past its hand-over: the request is run later, on the settled session."""
+        self._requests.remove((custom_instructions, session_id, request))
 
     async def at_hand_over(self) -> None:
         """Session hook, where a run hands over to queued messages or settles: run the manual compactions
@@ -166,7 +161,7 @@ class CompactionController:
         while self._requests:
             custom_instructions, session_id, request = self._requests[0]
             try:
-                outcome = await self._manual(custom_instructions, session_id)
+                outcome = await self.manual(custom_instructions, session_id)
             except asyncio.CancelledError:  # the session is terminating: every waiting `compact` is answered
                 for _, _, waiting in self._requests:
                     if not waiting.done():
@@ -177,18 +172,17 @@ class CompactionController:
             if not request.done():
                 request.set_result(outcome)
 
-    async def _manual(self, custom_instructions: str | None, session_id: str) -> Outcome:
+    async def manual(self, custom_instructions: str | None, session_id: str) -> Outcome:
         """One manual attempt on the session `compact` was sent to; an error when it changed meanwhile."""
-        if self._session.store.session_id != session_id:
+        if self._store().session_id != session_id:
             return Outcome(error=SESSION_CHANGED)
         if self.is_compacting:
             return Outcome(error=IN_PROGRESS)
         return await self._run("manual", focus=custom_instructions)
 
     @staticmethod
-    def _result(outcome: Outcome) -> dict[str, Any]:
-        from ..agent_session import CommandError
-
+    def result(outcome: Outcome) -> dict[str, Any]:
+        """The `compact` answer of `outcome`; raises `CommandError` when it failed or was aborted."""
         if outcome.aborted:
             raise CommandError(ABORTED)
         if outcome.error is not None:
@@ -199,16 +193,14 @@ class CompactionController:
     # -- running one compaction ------------------------------------------------------------------------------
 
     async def _run(self, reason: str, *, focus: str | None = None, will_retry: bool = False) -> Outcome:
-        """Run one attempt as a task and wait for it. If the waiting task is cancelled, the attempt is cancelled
-        too, and the cancellation goes on once the attempt has reported itself."""
-        task = self._task = asyncio.ensure_future(self._attempt(reason, focus, will_retry))
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            task.cancel()
-            await asyncio.wait({task})
-            raise
-        return task.result() if not task.cancelled() else Outcome(aborted=True)
+        """Run one attempt as an abortable step (`task`) and wait for it. If the waiting task is cancelled, the
+        attempt is cancelled too, and the cancellation goes on once the attempt has reported itself."""
+        return await abortable_step(self._attempt(reason, focus, will_retry), unstarted=lambda: Outcome(aborted=True),
+                                    track=self._track)
+
+    def _track(self, task: asyncio.Task | None) -> None:
+        if task is not None:  # a finished attempt stays `task` (done): `wait_for_idle` may hold it
+            self._task = task
 
     async def _attempt(self, reason: str, focus: str | None, will_retry: bool) -> Outcome:
         """Emit `compaction_start`, compact, emit `compaction_end`; never raises."""
@@ -223,7 +215,7 @@ class CompactionController:
         except Exception as exc:  # any failure is reported to the client; the session goes on
             message = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
             if reason != "manual":
-                self._failed_at = self._session.store.leaf_id  # no new automatic attempt until the branch grows
+                self._failed_at = self._store().leaf_id  # no new automatic attempt until the branch grows
             end["errorMessage"] = f"Compaction failed: {message}"
             if reason == "overflow":
                 end["unresolvedOverflow"] = True
@@ -235,20 +227,19 @@ class CompactionController:
 
     async def _compact(self, reason: str, focus: str | None) -> dict[str, Any]:
         """Plan with the configured strategy, ask the model, write the entry, rebuild the agent's context."""
-        session = self._session
-        model = session.model
+        model = self._agent.model
         if model is None:
             raise CompactionError("No model selected")
         settings = self.settings_for(model)
         overhead = self._overhead()
-        tokens_before = context_tokens(session.agent.messages, overhead)
+        tokens_before = context_tokens(self._agent.messages, overhead)
         requester = self.requester(model, source="compaction", reason=reason)
-        path = session.store.branch()
+        path = self._store().branch()
         if settings.strategy == "verbatim-lines":
             from .verbatim import VerbatimParams, compact_verbatim
 
             plan: Any = await compact_verbatim(path, requester=requester, model=model, focus=focus,
-                                               params=VerbatimParams.from_settings(session.settings),
+                                               params=VerbatimParams.from_settings(self._settings),
                                                tokens_before=tokens_before, overhead=overhead)
         else:
             from .summary import summarize
@@ -260,36 +251,25 @@ class CompactionController:
     def _commit(self, plan: Any, overhead: int) -> dict[str, Any]:
         """Append the `compaction` entry and make the agent's messages the rebuilt context (in place: a running
         loop holds the same list). No await here, so an abort cannot land between the two."""
-        from ..session_store import SessionFileError
-
-        session = self._session
         if hasattr(plan, "before_write"):
-            plan.before_write(session.store.path)
+            plan.before_write(self._store().path)
         try:
-            plan.append_to(session.store)
+            plan.append_to(self._store())
         except (SessionFileError, OSError, TypeError, ValueError) as exc:
             raise CompactionError(f"Could not write the session file: {exc}") from None
-        session.agent.messages[:] = session.store.build_context().messages
-        return plan.result(estimate_messages(session.agent.messages) + overhead)
+        self._agent.messages[:] = self._store().build_context().messages
+        return plan.result(estimate_messages(self._agent.messages) + overhead)
 
     def requester(self, model: dict[str, Any], *, source: str, reason: str | None = None) -> Requester:
         """A summarisation requester on the session's model, retry settings and event sink."""
-        session = self._session
-        return Requester(model=model, stream_fn=session.agent.stream_fn, options=session.agent.request_options,
-                         retry=lambda: session.settings.retry if session.retry.enabled else None,
+        return Requester(model=model, stream_fn=self._agent.stream_fn, options=self._agent.request_options,
+                         retry=lambda: self._settings.retry if self._retry_enabled() else None,
                          emit=self._emit, source=source, reason=reason)
 
     async def run_guarded(self, coro: Any) -> Any:
         """Run `coro` (a branch summary) as this controller's task, so `abort` cancels it like a compaction.
         Raises CancelledError when it was aborted."""
-        task = self._task = asyncio.ensure_future(coro)
-        try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            task.cancel()
-            await asyncio.wait({task})
-            raise
-        return task.result()
+        return await abortable_step(coro, aborted=lambda: False, track=self._track)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -297,19 +277,19 @@ class CompactionController:
         """The compaction settings for `model`, token budgets scaled to its context window
         (`Settings.compaction_for`)."""
         window = int(model.get("contextWindow") or 0)
-        return self._session.settings.compaction_for(model["provider"], model["id"], window)
+        return self._settings.compaction_for(model["provider"], model["id"], window)
 
     def context_tokens(self) -> int:
         """Tokens of the next request (`tokens.context_tokens`, the system prompt and tool definitions counted
         while no response has reported usage): the one estimate the threshold trigger, `tokensBefore` and
         `get_session_stats.contextUsage` share."""
-        messages = self._session.agent.messages
+        messages = self._agent.messages
         return context_tokens(messages, self._overhead()) if messages else 0  # 0 without building a prompt
 
     def overflow_advice(self) -> str:
         """What the user can do when compaction cannot bring the context under the model's window (appended,
         with a leading space, to unresolved-overflow messages)."""
-        model = self._session.model
+        model = self._agent.model
         if model is None:
             return ""
         window = int(model.get("contextWindow") or 0)
@@ -323,20 +303,19 @@ class CompactionController:
 
     def _overhead(self) -> int:
         """The system prompt (the one the last run sent, else the one the next run will send) and tools."""
-        session = self._session
-        return overhead_tokens(session.agent.system_prompt or session.system_prompt(), session.agent.tools)
+        return overhead_tokens(self._agent.system_prompt or self._system_prompt(), self._agent.tools)
 
     async def _recover(self) -> asyncio.Task | None:
         from ..retry import forget_failed_attempt  # imported here: retry is not needed unless a run overflowed
 
-        messages = self._session.agent.messages
+        messages = self._agent.messages
         if messages and is_context_overflow(messages[-1]):  # like a retried attempt: hidden live and once resumed
-            forget_failed_attempt(messages, self._session.store, messages[-1])
+            forget_failed_attempt(messages, self._store(), messages[-1])
         outcome = await self._run("overflow", will_retry=True)
         if outcome.result is None:
             return None
         try:
-            run = self._session.agent.start([])
+            run = self._agent.start([])
         except RuntimeError:  # the model went away meanwhile
             return None
         self._overflow_retrying = True
@@ -351,8 +330,7 @@ class CompactionController:
     def _plan_problem(self) -> str | None:
         """Why a compaction of the current branch would find nothing to do (checked before promising an
         overflow retry), or None when it has work."""
-        session = self._session
-        model = session.model
+        model = self._agent.model
         if model is None:
             return "no model selected"
         settings = self.settings_for(model)
@@ -360,24 +338,21 @@ class CompactionController:
             if settings.strategy == "verbatim-lines":
                 from .verbatim import VerbatimParams, check_plan
 
-                check_plan(session.store.branch(), VerbatimParams.from_settings(session.settings))
+                check_plan(self._store().branch(), VerbatimParams.from_settings(self._settings))
             else:
                 from .cut_points import prepare
 
-                prepare(session.store.branch(), settings.keep_recent_tokens)
+                prepare(self._store().branch(), settings.keep_recent_tokens)
         except CompactionError as exc:
             return str(exc)
         return None
 
     def _should_compact(self) -> bool:
-        session = self._session
-        model = session.model
-        if not self.enabled or model is None or self.is_compacting or session.store.leaf_id == self._failed_at:
+        model = self._agent.model
+        if not self.enabled or model is None or self.is_compacting or self._store().leaf_id == self._failed_at:
             return False
         settings = self.settings_for(model)
         if not over_threshold(self.context_tokens(), int(model.get("contextWindow") or 0), settings.reserve_tokens):
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
 
-    def _emit(self, event: dict[str, Any]) -> None:
-        self._session._emit(event)

@@ -22,13 +22,10 @@ from typing import Any
 from ..session_context import entry_messages
 from ..session_entries import AgentMessage, SessionEntry
 from ..session_stats import estimate_tokens
+from ..errors import CompactionError  # noqa: F401 (re-exported: defined in errors.py)
 
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 ALREADY_COMPACTED = "Already compacted"
-
-
-class CompactionError(Exception):
-    """The compaction cannot be done; the message is shown to the user (`compaction_end.errorMessage`)."""
 
 
 @dataclass

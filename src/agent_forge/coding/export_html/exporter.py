@@ -23,14 +23,10 @@ from typing import Sequence
 from ..session_entries import is_entry, iso_timestamp
 from ..session_store import SessionFileError, SessionStore
 from .context import Record
+from ..errors import ExportError  # noqa: F401 (re-exported: defined in errors.py)
 
 FILE_PREFIX = "agent-forge-session-"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class ExportError(Exception):
-    """The session cannot be exported (in memory, no messages, unreadable) or the file cannot be written;
-    the message is meant for the user as is."""
 
 
 @dataclass(frozen=True)

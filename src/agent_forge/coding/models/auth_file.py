@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..errors import AuthFileError  # noqa: F401 (re-exported: defined in errors.py)
 from ..safe_read import ConfigFileError, read_json_file
 from .key_values import (
     KeyLookup,
@@ -29,10 +30,6 @@ from .key_values import (
 
 Credential = dict[str, object]
 """One provider's `auth.json` entry: `{"type": "api_key", "key": "<key value>"}`, or another type."""
-
-
-class AuthFileError(Exception):
-    """`auth.json` exists but cannot be read or parsed; the message names the path."""
 
 
 class AuthStorage:

@@ -13,11 +13,9 @@ import json
 import re
 from typing import Any
 
+from ..errors import FrontmatterError  # noqa: F401 (re-exported: defined in errors.py)
+
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*))?$")
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter is not closed or has a line this parser does not understand; the message says which."""
 
 
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:

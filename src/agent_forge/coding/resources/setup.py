@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import CommandError
 from .loader import ResourceOptions, SessionResources, load_resources
 from .trust import ProjectPolicy, project_policy
 
@@ -26,7 +27,6 @@ def load_session_resources(options: Any, agent_dir: Path, settings: Any,
                            policy: ProjectPolicy) -> tuple[SessionResources, Any]:
     """`(resources, tool selection)`. Raises `CommandError` for a `--tools` list that cannot be used; every
     other problem is a warning in `resources.warnings`."""
-    from ..agent_session import CommandError
     from ..tools.selection import ToolSelectionError, resolve_tool_selection
 
     resources = load_resources(ResourceOptions(

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..paths import project_dir
 from ..safe_read import ConfigFileError, read_json_file
+from ..errors import TrustFileError  # noqa: F401 (re-exported: defined in errors.py)
 
 TRUST_FILE = "trust.json"
 DEFAULT_TRUST_VALUES = ("always", "never", "ask")
@@ -35,10 +36,6 @@ CODE_SETTINGS = ("shellPath", "shellCommandPrefix")
 
 AGENT_DIR_ONLY_SETTINGS = ("defaultProjectTrust", "projectResources")
 """Keys a project cannot set for itself: they decide how much of the project is believed."""
-
-
-class TrustFileError(Exception):
-    """`trust.json` cannot be read or written; the message names the file."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ import signal
 import subprocess
 from typing import Callable
 
+from ..errors import ExternalSearchError  # noqa: F401 (re-exported: defined in errors.py)
+
 STREAM_LIMIT_BYTES = 64 * 1024 * 1024
 """Longest output line accepted (`rg --json` puts a whole matched line in one record; minified files have
 multi-megabyte lines)."""
@@ -46,10 +48,6 @@ def fd() -> tuple[str, bool] | None:
     if match is None:
         return None
     return path, (int(match.group(1)), int(match.group(2))) >= FD_NO_REQUIRE_GIT
-
-
-class ExternalSearchError(Exception):
-    """The program failed (exit status 2 or more for rg, non-zero for fd); the message is its stderr."""
 
 
 async def stream_lines(argv: list[str], on_line: Callable[[bytes], bool], *, ok_codes: tuple[int, ...] = (0,),

@@ -86,6 +86,28 @@ class OutputDir:
         return directory
 
 
+class SessionOutputs:
+    """The output directories of every session one process ran commands for (new_session and switches move
+    on to another), latest last."""
+
+    def __init__(self) -> None:
+        self._dirs: list[OutputDir] = []
+
+    def current(self, session_id: str, session_file: str | None) -> OutputDir:
+        """The directory of session `session_id` (whose file is `session_file`, None in memory)."""
+        latest = self._dirs[-1] if self._dirs else None
+        if latest is None or latest.session_id != session_id:
+            latest = OutputDir(session_id, session_file)
+            self._dirs.append(latest)
+        return latest
+
+    def remove_memory_outputs(self) -> None:
+        """In-memory sessions end with the process: their full outputs go with them."""
+        for directory in self._dirs:
+            if directory.session_file is None:
+                directory.remove()
+
+
 def _write_owner(directory: Path, record: OwnerRecord) -> None:
     """Replace `owner.json` in `directory` whole (a reader never sees half of it); a failed write (a full temp
     dir) leaves no temp file behind. Raises OSError."""

@@ -16,10 +16,7 @@ from typing import Sequence
 
 from ...ai.types import JsonValue
 from . import CODING_TOOL_NAMES, TOOL_FACTORIES
-
-
-class ToolSelectionError(ValueError):
-    """A `--tools` list that cannot be used (plain names mixed with `+`/`-` entries, an empty entry)."""
+from ..errors import ToolSelectionError  # noqa: F401 (re-exported: defined in errors.py)
 
 
 @dataclass(frozen=True)

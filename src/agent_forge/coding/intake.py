@@ -1,0 +1,234 @@
+"""How prompts enter a session: `submit` (plugin commands, plugin input handlers, then `prompt`), `prompt`,
+`steer` and `follow_up`, and whether prompts can run at all (a model with a key).
+
+A prompt is started as a run (`SessionRun.start`) or queued (steering / follow-up) while one is going on. A
+prompt a plugin handled ends with one `agent_settled` like a started one (docs/rpc.md, "handled" prompts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..agent.agent import QUEUE_MODES
+from ..agent.loop import now_ms
+from ..ai.catalogue import PROVIDER_ENV_KEYS
+from .errors import CommandError
+from .events import AgentSettled, Emit
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from .compaction.controller import CompactionController
+    from .models.registry import ModelRegistry
+    from .resources.loader import SessionResources
+    from .run import SessionRun
+    from .session_hooks import SessionHooks
+
+INPUT_CANCEL_GRACE_S = 1.0
+"""Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""
+
+
+class Intake:
+    """The prompt side of one AgentSession (`session.intake`). `hooks()`, `resources()` and `model_problem()`
+    are read at each use (the factory and the plugin runner replace them); `closed()` refuses everything once
+    the session closed; `emit` sends the `agent_settled` of handled prompts."""
+
+    def __init__(self, *, agent: Agent, run: SessionRun, compaction: CompactionController, registry: ModelRegistry,
+                 hooks: Callable[[], SessionHooks], resources: Callable[[], SessionResources],
+                 closed: Callable[[], bool], model_problem: Callable[[], str | None],
+                 emit: Emit):
+        self._agent = agent
+        self._run = run
+        self._compaction = compaction
+        self._registry = registry
+        self._hooks = hooks
+        self._resources = resources
+        self._closed = closed
+        self._model_problem = model_problem
+        self._emit = emit
+        self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
+        self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
+        self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
+
+    async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+                     streaming_behavior: str | None = None) -> str:
+        """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
+        input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
+        A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`); a command that
+        `abort` cancelled ends it with `aborted: true`. Prompts pass the input handlers one at a time, in arrival
+        order; an `abort` meanwhile cancels them and the prompt is refused (`CommandError`), nothing sent."""
+        self._check_open()
+        command = self._hooks().run_command(text)
+        if command is not None:
+            self._open_commands.add(command)
+            command.add_done_callback(self._command_done)
+            return "handled"
+        task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
+        self._inputs.add(task)
+        try:
+            disposition = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not task.cancelled() or (current is not None and current.cancelling()):
+                raise
+            raise CommandError("Aborted while plugin input handlers were running: the prompt was not sent") \
+                from None
+        finally:
+            self._inputs.discard(task)
+        if disposition == "handled":
+            asyncio.get_running_loop().call_soon(self._settle_handled, False)  # after the caller's answer
+        return disposition
+
+    async def _take_input(self, text: str, images: list[dict[str, Any]] | None,
+                          streaming_behavior: str | None) -> str:
+        """Plugin input handlers, then `prompt`, under the input lock: runs start and queue in arrival order."""
+        async with self._input_lock:
+            self._check_open()
+            accepted = await self._hooks().input(text, images, streaming_behavior)
+            if accepted is None:
+                return "handled"
+            return self.prompt(accepted[0], accepted[1], streaming_behavior)
+
+    def _command_done(self, command: asyncio.Future[Any]) -> None:
+        if command in self._open_commands:  # not yet settled by `terminate`
+            self._open_commands.discard(command)
+            self._settle_handled(command.cancelled())
+
+    def settle_open_commands(self) -> None:
+        """Termination: a command that ignored its cancellation still ends its prompt (`agent_settled`
+        `aborted: true`) before the process exits; its own end later emits nothing."""
+        for _ in range(len(self._open_commands)):
+            self._settle_handled(True)
+        self._open_commands.clear()
+
+    def _settle_handled(self, aborted: bool) -> None:
+        """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
+        started, or another): that run's own `agent_settled` ends it. Clients wait for it after every
+        accepted prompt (docs/rpc.md, "handled" prompts)."""
+        if not self._run.is_streaming:
+            self._emit(AgentSettled(type="agent_settled", aborted=aborted))
+
+    def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
+               streaming_behavior: str | None = None, *, expand: bool = True) -> str:
+        """Accept a prompt: start a run, or queue it while one is going on. Returns the disposition
+        (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
+        `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
+        self._check_open()
+        message = user_message(self._resources().expand(text) if expand else text, images)
+        if self._run.is_streaming or self._compaction.is_compacting:  # a manual compaction sends queued ones after
+            streaming_behavior = streaming_behavior or self._after_run_behavior()
+            if streaming_behavior not in ("steer", "followUp"):
+                raise CommandError(
+                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
+                    "the message.")
+            self.queue(message, streaming_behavior)
+            return "queued"
+        self.check_ready()
+        self._run.start([message])
+        return "started"
+
+    def _after_run_behavior(self) -> str | None:
+        """A client that finishes on `agent_end` (SPEC-NOTES: older clients do) may prompt while the session
+        still compacts after the run; that prompt is queued as a follow-up instead of refused."""
+        after_run = self._run.is_streaming and not self._agent.is_streaming and self._compaction.is_compacting
+        return "followUp" if after_run else None
+
+    def queue(self, message: dict[str, Any], behavior: str) -> None:
+        self._check_open()
+        if behavior == "steer":
+            self._agent.steer(message)
+        else:
+            self._agent.follow_up(message)
+
+    def set_queue_mode(self, queue: str, mode: str) -> None:
+        """`queue` is "steering" or "followUp"; `mode` is "all" or "one-at-a-time". Raises `CommandError`."""
+        if queue not in ("steering", "followUp"):
+            raise CommandError(f"Invalid queue: {queue!r}. Valid queues: steering, followUp")
+        if mode not in QUEUE_MODES:
+            raise CommandError(f"Invalid mode: {mode}. Valid modes: all, one-at-a-time")
+        if queue == "steering":
+            self._agent.steering_mode = mode
+        else:
+            self._agent.follow_up_mode = mode
+
+    def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+        """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
+        self._refuse_plugin_command(text, "steer")
+        self.queue(user_message(self._resources().expand(text), images), "steer")
+        return "queued"
+
+    def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+        """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
+        self._refuse_plugin_command(text, "follow_up")
+        self.queue(user_message(self._resources().expand(text), images), "followUp")
+        return "queued"
+
+    def names_command(self, text: str) -> bool:
+        """Whether `text` starts with a `/name` that `submit` runs or expands: a plugin command, a prompt
+        template or a `/skill:` command."""
+        return self._hooks().command_name(text) is not None or self._resources().expand(text) != text
+
+    def _refuse_plugin_command(self, text: str, command: str) -> None:
+        name = self._hooks().command_name(text)
+        if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
+            raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
+                               "which runs it at once even while the agent is working")
+
+    def _check_open(self) -> None:
+        if self._closed():  # its file may belong to another session by now: nothing may be appended to it
+            raise CommandError("session is closed")
+
+    def readiness_problem(self) -> str | None:
+        """One line for a front end to show at start-up when a prompt would fail for want of a model or key:
+        the model it would use and the key it lacks (with where to set one), or that no model is configured
+        and how to set one up. None when prompts can run."""
+        try:
+            self.check_ready()
+        except CommandError as exc:
+            model = self._agent.model
+            where = f"model {model['provider']}/{model['id']}: " if model is not None else ""
+            return f"prompts will fail until this is fixed: {where}{exc}".replace("\n", " ")
+        return None
+
+    def check_ready(self) -> None:
+        model = self._agent.model
+        if model is None:
+            raise CommandError(self._model_problem() or no_model_message(self._registry))
+        if not self._registry.has_auth(model):
+            raise CommandError(self._registry.auth_error_message(model))
+
+    def cancel_inputs(self) -> list[asyncio.Task]:
+        """`abort`: cancel the prompts still in plugin input handlers; returns them (`plugins_aborted` waits)."""
+        inputs = list(self._inputs)
+        for task in inputs:
+            task.cancel()
+        return inputs
+
+    async def plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
+        if inputs:
+            await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
+        await self._hooks().wait_aborted()
+
+
+def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A user message; raises `CommandError` for text that is not a string, or blank text without images (a
+    request with no user content is refused by providers)."""
+    if not isinstance(text, str):
+        raise CommandError(f"A prompt must be a string, got {type(text).__name__}")
+    if not text.strip() and not images:
+        raise CommandError("Empty prompt: send some text or an image")
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    content.extend(images or [])
+    return {"role": "user", "content": content, "timestamp": now_ms()}
+
+
+def no_model_message(registry: Any) -> str:
+    return f"No model available: no provider has an API key. {key_setup_hint(registry)}"
+
+
+def key_setup_hint(registry: Any) -> str:
+    """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
+    keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
+    return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "
+            f"{registry.agent_dir / 'models.json'}."
+            + (registry.errors_note() if hasattr(registry, "errors_note") else ""))

@@ -1,0 +1,116 @@
+"""The session hub's durability promise: every entry is appended to the session file before the event that
+reports it reaches a listener, so a client that saw `message_end` can trust the entry is on disk, unless a
+`session_write_error` came first: the entry then waits in memory, in order, until a write succeeds
+(`session_write_resumed`). `Persistence` watches the store's write state and retries while entries wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Callable
+
+from .errors import CommandError
+from .events import Emit, SessionWriteError, SessionWriteResumed
+from .session_entries import OMIT
+from .session_store import SessionStore
+
+WRITE_RETRY_S = 2.0
+"""While session entries wait after a failed write, a write is retried this often (besides every new append),
+so a freed disk is noticed while the session is idle."""
+
+
+class Persistence:
+    """Writes of one session: `store()` is its current store, `closed()` whether it was closed (no retries then),
+    `emit` sends `session_write_error` / `session_write_resumed` to the session's listeners."""
+
+    def __init__(self, *, store: Callable[[], SessionStore], closed: Callable[[], bool], emit: Emit):
+        self._store = store
+        self._closed = closed
+        self._emit = emit
+        self.write_failures: list[str] = []
+        """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
+        self._write_retry: asyncio.TimerHandle | None = None
+
+    def persist(self, message: dict[str, Any]) -> None:
+        """Append a message entry. A failing disk must not kill the run the client is watching: the store
+        keeps the entry until a write succeeds and `_on_write_state` tells the client."""
+        store = self._store()
+        if message.get("role") == "custom":  # plugin context has its own entry type (session format)
+            store.append_custom_message(message.get("customType", ""), message.get("content", ""),
+                                        message.get("display", True), message.get("details", OMIT))
+        else:
+            store.append_message(message)
+
+    def watch(self, store: SessionStore) -> None:
+        """Report `store`'s write state from now on (at once when its first write already failed: a fork or
+        clone)."""
+        store.on_write_state = lambda previous: self._on_write_state(store, previous)
+        if store.write_error is not None:
+            self._on_write_state(store, None)
+
+    def _on_write_state(self, store: SessionStore, previous: str | None) -> None:
+        """Tell listeners at once that the session file's writes failed (`session_write_error`) or caught up
+        (`session_write_resumed`), note it on stderr, and retry every `WRITE_RETRY_S` while entries wait."""
+        state = store.write_error
+        if state is None:
+            print(f"agent-forge: the session file is written again: {store.path}", file=sys.stderr)
+            self._emit(SessionWriteResumed(type="session_write_resumed", path=str(store.path)))
+            return
+        if state["error"] not in self.write_failures:
+            self.write_failures.append(state["error"])
+        print(f"agent-forge: the session file could not be written: {state['path']}: {state['error']} "
+              f"({entries_text(state['pendingEntries'], 'wait')} in memory)", file=sys.stderr)
+        self._emit(SessionWriteError(type="session_write_error", **state))
+        self._schedule_retry()
+
+    def _schedule_retry(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (SDK use outside asyncio): the next append retries
+        if self._write_retry is None:
+            self._write_retry = loop.call_later(WRITE_RETRY_S, self._retry_writes)
+
+    def _retry_writes(self) -> None:
+        self._write_retry = None
+        if not self._closed() and not self._store().flush():
+            self._schedule_retry()
+
+    def stop_retries(self) -> None:
+        if self._write_retry is not None:
+            self._write_retry.cancel()
+            self._write_retry = None
+
+    def check_written(self) -> None:
+        """Raise `CommandError` while entries of the current session wait after a failed write and still cannot
+        be written: leaving the session (new, switch, fork, clone) would lose them."""
+        store = self._store()
+        if not store.flush():
+            state = store.write_error or {}
+            raise CommandError(f"The session file cannot be written ({state.get('error')}): "
+                               f"{entries_text(state.get('pendingEntries', 0))} of {state.get('path')} are not on "
+                               "disk yet. "
+                               "Free some space (or make the path writable again) and try again.")
+
+
+def release(store: SessionStore) -> None:
+    """Close `store` (its last try at writing waiting entries); when entries are still not on disk, save the
+    whole session to a recovery file and say on stderr where (or that they are lost). Once per store: SIGTERM
+    during a close reaches here twice."""
+    if store.released:
+        return
+    store.close()  # a last write that succeeds still reports `session_write_resumed`
+    store.on_write_state = None
+    state = store.write_error
+    if state is not None:
+        rescued = store.rescue()
+        fate = (f"the whole session is saved to {rescued}" if rescued is not None else "they are lost")
+        print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
+              f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
+
+
+def entries_text(count: int, verb: str = "") -> str:
+    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`)."""
+    text = f"{count} session {'entry' if count == 1 else 'entries'}"
+    return f"{text} {verb + 's' if count == 1 else verb}" if verb else text

@@ -1,0 +1,217 @@
+"""SessionRun: one session-level run, from its start to `agent_settled`.
+
+A session-level run may span several agent runs (`agent.start`):
+
+    start(prompts) → plugins' `before_run` (STARTING) → agent run (RUNNING)
+      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING)
+      → HANDING_OVER: overflow recovery (`compaction.after_run`: compact, continue once: RUNNING) or the
+        threshold check, then `compact` requests sent during the run (`compaction.at_hand_over`)
+      → messages still queued: a new agent run (RUNNING), the run boundary passes (an `abort` returns here)
+      → user bash commands held during the run join the conversation → `agent_settled{aborted}` → IDLE
+
+`abort` moves the run to ABORTING: a run still starting starts aborted (or never, when a hung `before_run`
+is cancelled), a retry wait ends, the agent and any compaction stop; messages still queued continue (seed 000).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from ..agent.loop import abortable_step
+from .events import AgentSettled, Emit
+from .retry import AutoRetry, forget_failed_attempt
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from .compaction.controller import CompactionController
+    from .session_hooks import SessionHooks
+    from .session_store import SessionStore
+
+
+
+class Phase(Enum):
+    """Where the session-level run is."""
+
+    IDLE = "idle"
+    """No run: the next prompt starts one."""
+    STARTING = "starting"
+    """Plugins prepare the run (`before_run`); the agent has not started yet."""
+    RUNNING = "running"
+    """An agent run is going on (the first, a retried one, an overflow recovery or queued messages)."""
+    RETRY_WAIT = "retry_wait"
+    """The backoff wait before a retry (`auto_retry_start` was sent); `abort` and `abort_retry` cut it short."""
+    HANDING_OVER = "handing_over"
+    """The agent run ended: overflow recovery, the threshold check and `compact` requests, then queued messages
+    continue (RUNNING) or the run settles (IDLE)."""
+    ABORTING = "aborting"
+    """`abort` came during this run: it starts aborted (or not at all); it lasts until queued messages continue
+    or the run settled."""
+
+
+class SessionRun:
+    """The run side of one AgentSession (`session.run`). `store()` is the current store, `hooks()` the plugin
+    hooks, `system_prompt()` the prompt plugins may replace, `flush_held()` adds user bash commands held back
+    during the run, `emit` sends events to the session's listeners."""
+
+    def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Any,
+                 store: Callable[[], SessionStore], hooks: Callable[[], SessionHooks],
+                 system_prompt: Callable[[], str], flush_held: Callable[[], None], emit: Emit):
+        self._agent = agent
+        self._compaction = compaction
+        self._hooks = hooks
+        self._system_prompt = system_prompt
+        self._flush_held = flush_held
+        self._emit = emit
+        self.retry = AutoRetry(lambda: settings.retry, emit,
+                               lambda failed: forget_failed_attempt(agent.messages, store(), failed))
+        agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
+                                                 or compaction.will_retry(new_messages))
+        self.phase = Phase.IDLE
+        self._task: asyncio.Task | None = None  # from `start` until `agent_settled` was sent
+        self._begin_task: asyncio.Task | None = None  # plugins preparing the run (`abort` cancels it)
+        # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
+        # for the current run holds this one event, so all of them wake together.
+        self._boundary = asyncio.Event()
+
+    @property
+    def is_streaming(self) -> bool:
+        """True from `start` until `agent_settled` was sent (its listeners still see True)."""
+        return self._task is not None and not self._task.done()
+
+    def start(self, prompts: list[dict[str, Any]]) -> None:
+        """Start a session-level run with `prompts` (user messages); the session must be idle."""
+        self.phase = Phase.STARTING
+        self._task = asyncio.ensure_future(self._settle(self._begin(prompts)))
+
+    def start_queued(self) -> None:
+        """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
+        if not self.is_streaming:
+            queued = self._agent.take_queued()
+            if queued is not None:
+                self.start(queued)
+
+    async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
+        """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
+        self._agent.system_prompt = await self._hooks().before_run(prompts, self._system_prompt())
+        run = self._agent.start(prompts)
+        if self.phase is Phase.ABORTING:  # the abort came while the run was starting: it starts aborted
+            self._agent.abort()
+        return run
+
+    async def _settle(self, starting: Awaitable[asyncio.Task]) -> None:
+        retry_aborted = False
+        try:
+            run = await self._started(starting)
+            if run is None:
+                retry_aborted = True  # aborted while plugins prepared the run: it never started
+                return
+            while True:
+                retry_aborted = await self._follow(run)
+                self._enter(Phase.HANDING_OVER)
+                recovery = await self._compaction.after_run()  # overflow recovery, threshold check
+                if recovery is not None:
+                    run = recovery
+                    self._enter(Phase.RUNNING)
+                    continue
+                await self._compaction.at_hand_over()  # a `compact` sent during the run, before the queue goes on
+                queued = self._agent.take_queued()
+                if queued is None:
+                    break
+                run = self._agent.start(queued)  # seed 000: abort continues messages still queued
+                self.phase = Phase.RUNNING  # not aborted: an abort ended the run that handed over
+                self._pass_boundary()
+        finally:
+            self._flush_held()  # user commands that finished mid-run join the conversation now
+            aborted = retry_aborted or self._agent.was_aborted
+            self._emit(AgentSettled(type="agent_settled", aborted=self._compaction.take_aborted() or aborted))
+            self.phase = Phase.IDLE
+            self._pass_boundary()
+
+    async def _follow(self, run: asyncio.Task) -> bool:
+        """Wait for `run`, then for each retry the loop was promised (`agent_end{willRetry: true}`): the backoff
+        wait, then a run continuing the context. True when `abort` ended the chain (`retry.py`)."""
+        retry = self.retry
+        retry.start_chain()
+        await asyncio.wait({run})
+        while retry.take_promised():
+            self._enter(Phase.RETRY_WAIT)
+            if not await retry.backoff():
+                break
+            try:
+                run = self._agent.start([])
+            except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
+                retry.end_failed(str(exc))
+                break
+            self._enter(Phase.RUNNING)
+            await asyncio.wait({run})
+        return retry.cancelled_by_abort
+
+    def _enter(self, phase: Phase) -> None:
+        if self.phase is not Phase.ABORTING:  # an aborted run stays aborted until it hands over or settles
+            self.phase = phase
+
+    async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
+        """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
+        def track(task: asyncio.Task | None) -> None:
+            self._begin_task = task
+
+        run = await abortable_step(starting, aborted=lambda: self.phase is Phase.ABORTING, track=track)
+        if run is not None:
+            self._enter(Phase.RUNNING)
+        return run
+
+    def _pass_boundary(self) -> None:
+        """Wake every `abort` waiting for the current run; later ones wait for the next boundary."""
+        boundary, self._boundary = self._boundary, asyncio.Event()
+        boundary.set()
+
+    async def wait_for_idle(self) -> None:
+        """Return once no run and no compaction (or branch summary) is going on."""
+        compaction = self._compaction
+        while self.is_streaming or compaction.is_compacting:
+            await asyncio.wait({t for t in (self._task, compaction.task) if t and not t.done()})
+
+    async def abort(self) -> None:
+        """Abort the running step (or a retry's backoff wait) and any compaction; returns once the run settled
+        or, when messages were still queued, once the aborted run handed over to them. At once when idle
+        (after stopping a manual compaction or branch summary)."""
+        if not self.is_streaming:
+            await self._compaction.cancel_and_wait()
+            return
+        boundary = self._boundary  # taken first: the run may settle during any await below
+        self.retry.cancel(aborted=True)
+        self.phase = Phase.ABORTING
+        if self._begin_task is not None:
+            self._begin_task.cancel()  # plugins still preparing the run: it will not start
+        self._agent.abort()
+        await self._compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
+        await boundary.wait()  # settled, or the aborted run handed over to queued messages
+
+    async def abort_retry(self) -> None:
+        """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over, like `abort`: once
+        the run settled or the cut-short chain handed over to queued messages (not after their run). At once
+        when no wait is going on (a retried run still streaming then ends the chain when it fails)."""
+        boundary = self._boundary  # taken first: the chain may hand over during the await below
+        if self.retry.cancel():
+            await boundary.wait()
+
+    async def compact(self, custom_instructions: str | None, session_id: str,
+                      abort: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+        """The `compact` command on session `session_id` (`AgentSession.compact`). During a run it aborts the
+        run (`abort()`: the session's, plugin dialogs included) and compacts at its hand-over, before queued
+        messages continue; messages queued meanwhile are sent once it is over. Raises `CommandError` when it
+        fails or is aborted."""
+        compaction = self._compaction
+        if self.is_streaming:
+            request = compaction.request(custom_instructions, session_id)
+            await abort()  # the run hands over at `at_hand_over`, which runs the request
+            if request.done():
+                return compaction.result(request.result())
+            compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
+            await self.wait_for_idle()
+        try:
+            return compaction.result(await compaction.manual(custom_instructions, session_id))
+        finally:
+            self.start_queued()
