@@ -192,7 +192,14 @@ def _run_loop(main: Any) -> int:
     loop = asyncio.new_event_loop()
     try:
         asyncio.set_event_loop(loop)
-        return loop.run_until_complete(main)
+        task = loop.create_task(main)
+        interrupted = _cancel_on_sigint(loop, task)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
     finally:
         try:
             leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
@@ -205,6 +212,28 @@ def _run_loop(main: Any) -> int:
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+
+
+def _cancel_on_sigint(loop: Any, task: Any) -> list[bool]:
+    """Until a mode takes the signals over (`termination`), Ctrl-C cancels the start-up `task`; the returned list
+    is non-empty once it did. A KeyboardInterrupt raised wherever the main thread happens to be could be caught
+    as a plugin's own failure (its `setup` running at that moment) and start-up would go on. A second Ctrl-C
+    (start-up code that ignores its cancellation) raises KeyboardInterrupt at once."""
+    import signal
+
+    hits: list[bool] = []
+
+    def on_sigint() -> None:
+        if hits:
+            raise KeyboardInterrupt
+        hits.append(True)
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
+        pass
+    return hits
 
 
 def _say(message: str) -> None:
