@@ -19,6 +19,7 @@ from ..agent.loop import now_ms
 from ..agent.types import AgentTool
 from ..ai.types import Model
 from .events import AgentSettled, SessionEvent, SessionWriteError, SessionWriteResumed
+from .message_persist import persist_message
 from .retry import AutoRetry, forget_failed_attempt
 from .session_entries import OMIT
 from .session_hooks import SessionHooks, change_session
@@ -186,7 +187,7 @@ class AgentSession:
             self.store.append_custom_message(message.get("customType", ""), message.get("content", ""),
                                              message.get("display", True), message.get("details", OMIT))
         else:
-            self.store.append_message(message)
+            persist_message(self.store.append_message, message)  # unencodable values must not end the run
 
     def _watch_writes(self, store: SessionStore) -> None:
         store.on_write_state = lambda previous: self._on_write_state(store, previous)

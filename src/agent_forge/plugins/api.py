@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Union
 
 from ..agent.types import ToolError, ToolResult
 from .schema import check_parameters_schema
-from .values import describe_value, images_problem, private_copy
+from .values import content_problem, describe_value, images_problem, json_problem, private_copy
 from .ui import PluginUI
 
 if TYPE_CHECKING:
@@ -261,7 +261,14 @@ class SessionView:
         self._session.set_session_name(name)
 
     def append_entry(self, custom_type: str, data: Any = None) -> None:
-        """Save plugin state in the session file (a `custom` entry; never sent to the model)."""
+        """Save plugin state in the session file (a `custom` entry; never sent to the model). Raises TypeError
+        when `custom_type` is not a string or JSON cannot hold `data` (the message names the bad part); nothing
+        is saved then."""
+        if not isinstance(custom_type, str):
+            raise TypeError(f"append_entry: custom_type must be a string, got {type(custom_type).__name__}")
+        problem = json_problem(data, "data")
+        if problem is not None:
+            raise TypeError(f"append_entry: {problem}")
         self._session.store.append_custom(custom_type, data)
 
     async def abort(self) -> None:
@@ -303,15 +310,30 @@ class ToolContext(Context):
 
 def to_tool_result(value: Any) -> ToolResult:
     """A plugin tool's return value as a `ToolResult`: a string (one text block), a `ToolResult`, or a dict
-    `{content: [blocks], details?}`. Anything else is a `ToolError` the model sees."""
-    if isinstance(value, ToolResult):
-        return value
+    `{content: [blocks], details?}`. Anything else, content blocks that are not text/image blocks, or `details`
+    that JSON cannot hold (a datetime, a set) is a `ToolError` the model sees, naming the problem: the session
+    file must be able to hold every result."""
     if isinstance(value, str):
         return ToolResult(content=[{"type": "text", "text": value}])
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
-        return ToolResult(content=value["content"], details=value.get("details"))
-    raise ToolError(f"The tool returned {type(value).__name__}; expected a string, a ToolResult or "
-                    "{content, details}")
+    if isinstance(value, dict) and "content" in value:
+        value = ToolResult(content=value["content"], details=value.get("details"))
+    if not isinstance(value, ToolResult):
+        raise ToolError(f"The tool returned {type(value).__name__}; expected a string, a ToolResult or "
+                        "{content, details}")
+    if isinstance(value.content, str):  # ToolResult("text") means one text block
+        value = ToolResult(content=[{"type": "text", "text": value.content}], details=value.details)
+    problem = content_problem(value.content) or json_problem(value.details, "details")
+    if problem is not None:
+        raise ToolError(f"The tool returned an invalid result: {problem}")
+    return value
+
+
+def checked_tool_error(error: ToolError) -> ToolError:
+    """`error` itself, or a copy without `details` (saying why) when JSON cannot hold its details."""
+    problem = json_problem(error.details, "details")
+    if problem is None:
+        return error
+    return ToolError(f"{error} (the tool's error details were dropped: {problem})")
 
 
 # -- registration -------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import inspect
 from typing import Any, Callable
 
 from ..agent.types import ToolError, ToolResult, ToolUpdate
-from .api import Context, ToolContext, ToolSpec, to_tool_result
+from .api import Context, ToolContext, ToolSpec, checked_tool_error, to_tool_result
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
 from .threads import in_thread, is_async, thread_context
@@ -41,8 +41,8 @@ class PluginTool:
                 result = await in_thread(self.spec.execute, args, thread_context(ctx))
             if inspect.isawaitable(result):
                 result = await result
-        except ToolError:
-            raise
+        except ToolError as error:
+            raise checked_tool_error(error) from None
         except BaseException as exc:
             if is_cancellation(exc):
                 raise
