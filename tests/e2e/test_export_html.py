@@ -233,6 +233,6 @@ async def test_export_over_rpc_never_replaces_what_is_not_an_earlier_export(agen
     assert absolute["success"] is False and "not an earlier HTML export" in absolute["error"]
     assert notes["success"] is False and "not an earlier HTML export" in notes["error"]
     assert victim.read_text() == "root:x:0:0\n" and (project / "notes").read_text() == "keep me"
-    assert nul["success"] is False and nul["error"] == "outputPath must not contain a NUL character"
+    assert nul["success"] is False and nul["error"] == "Field 'outputPath' must not contain NUL characters"
     assert again["success"] is True and "hello" in (project / "old.html").read_text()
     assert fresh["success"] is False and not (tmp_path / "outer" / "new-page").exists()

@@ -40,9 +40,12 @@ class SessionLockError(SessionFileError):
         self.pid = pid
 
 
+LOCK_SUFFIX = ".lock"
+
+
 def lock_path_for(session_path: Path) -> Path:
     """`<dir>/<name>.jsonl` → `<dir>/<name>.jsonl.lock` (not matched by session listings, which glob `*.jsonl`)."""
-    return session_path.with_name(session_path.name + ".lock")
+    return session_path.with_name(session_path.name + LOCK_SUFFIX)
 
 
 class SessionLock:
