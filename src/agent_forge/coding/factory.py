@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..agent.agent import Agent
@@ -9,7 +10,7 @@ from ..ai.catalogue import clamp_thinking_level
 from ..ai.types import THINKING_LEVELS
 from .agent_session import AgentSession, CommandError, SessionOptions
 from .messages import convert_to_llm
-from .paths import agent_dir as default_agent_dir
+from .paths import agent_dir as default_agent_dir, sessions_dir
 from .session_store import SessionFileError, SessionStore
 
 
@@ -18,6 +19,8 @@ def build_session(options: SessionOptions) -> AgentSession:
     from .resources.setup import load_project_settings, load_session_resources
 
     agent_dir = options.agent_dir or default_agent_dir()
+    if options.agent_dir and not options.session_dir:  # an explicit agent dir holds the sessions too
+        options = replace(options, session_dir=str(sessions_dir(None, agent=options.agent_dir)))
     settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
     resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
