@@ -49,7 +49,7 @@ from .api import (
 )
 from .isolation import contained, describe_error, is_cancellation
 from .threads import in_thread, is_async, thread_context
-from .tool_deadline import ToolDeadlines
+from .tool_deadline import runner_deadlines
 from .tools import PluginTool
 from .values import describe_value, images_problem, private_copy
 from .ui import PluginUI
@@ -97,8 +97,7 @@ class PluginRunner(SessionHooks):
         self._closed = False
         self._started = False
         self._observer_failures: set[tuple[int, str]] = set()  # (handler id, event type) reported in this run
-        self.tool_deadlines = ToolDeadlines(lambda: self.handler_timeout, lambda tool, error: self.report(
-            tool.spec.plugin, f"tool:{tool.name}", error), session.abort)
+        self.tool_deadlines = runner_deadlines(self)  # plugin tools after stdin EOF
 
     # -- installation -------------------------------------------------------------------------------
 

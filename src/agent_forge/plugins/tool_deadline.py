@@ -63,3 +63,12 @@ class ToolDeadlines:
                            "(pluginHandlerTimeoutMs); the run was aborted")
         if self._aborting is None or self._aborting.done():
             self._aborting = asyncio.ensure_future(self._abort())
+
+
+def runner_deadlines(runner: Any) -> ToolDeadlines:
+    """The deadlines of a `PluginRunner`'s tools: its `handler_timeout`, reported as the tool's plugin failing in
+    `tool:<name>`, the run ended by the session's `abort`."""
+    def report(tool: Any, error: str) -> None:
+        runner.report(tool.spec.plugin, f"tool:{tool.name}", error)
+
+    return ToolDeadlines(lambda: runner.handler_timeout, report, runner.session.abort)

@@ -7,7 +7,8 @@ import inspect
 from typing import Any, Callable
 
 from ..agent.types import ToolError, ToolResult, ToolUpdate
-from .api import Context, ToolContext, ToolSpec, checked_tool_error, to_tool_result
+from .api import Context, ToolContext, ToolSpec
+from .tool_results import checked_tool_error, to_tool_result
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
 from .threads import in_thread, is_async, thread_context
