@@ -22,6 +22,7 @@ from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
                      ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
+from .tool_call_ids import make_tool_call_ids_unique
 from .types import AgentTool, ToolError, ToolResult
 
 NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
@@ -202,6 +203,7 @@ class TurnLoop:
         if message is None or message["stopReason"] == "pending":
             message = self._finish_failed(message, "Provider stream ended without a final message")
         message["durationMs"] = int((time.monotonic() - started) * 1000)
+        make_tool_call_ids_unique(message)  # each call must get its own result and events
         self._end_message(message)
         return message
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from ..ai.types import THINKING_LEVELS, Model
 from .agent_session import AgentSession
 from .errors import CommandError, SessionFileError
 from .messages import convert_to_llm
-from .paths import agent_dir as default_agent_dir
+from .paths import agent_dir as default_agent_dir, sessions_dir
 from .models.registry import ModelRegistry
 from .resources.setup import load_project_settings, load_session_resources
 from .session_store import SessionStore
@@ -82,6 +82,8 @@ def create_session(options: SessionOptions) -> AgentSession:
 
 def build_session(options: SessionOptions) -> AgentSession:
     agent_dir = options.agent_dir or default_agent_dir()
+    if options.agent_dir and not options.session_dir:  # an explicit agent dir holds the sessions too
+        options = replace(options, session_dir=str(sessions_dir(None, agent=options.agent_dir)))
     settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
     resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)

@@ -274,11 +274,19 @@ def _read_bytes(path: Path) -> bytes:
             raise _read_error(path, exc) from None
 
 
+class UnencodableEntry(TypeError, ValueError):
+    """An entry JSON cannot hold (a datetime, a set, nesting too deep for the encoder); raised before anything
+    is changed. A TypeError and a ValueError, as `json.dumps` raises either."""
+
+
 def encode_line(obj: dict[str, Any]) -> bytes:
     """One compact JSON line, UTF-8, LF-terminated; non-finite floats are written as null (`NaN` is not JSON,
-    and other tools must be able to read the file). Raises TypeError/ValueError for values JSON cannot hold."""
+    and other tools must be able to read the file). Raises `UnencodableEntry` for values JSON cannot hold."""
     # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
-    return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+    try:
+        return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 
 
 def skipped_warnings(path: Path, lines: list[int]) -> list[str]:

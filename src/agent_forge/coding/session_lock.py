@@ -30,9 +30,12 @@ _ATTEMPTS = 20  # each retry means another process replaced the lock file in bet
 _held: set[SessionLock] = set()
 
 
+LOCK_SUFFIX = ".lock"
+
+
 def lock_path_for(session_path: Path) -> Path:
     """`<dir>/<name>.jsonl` → `<dir>/<name>.jsonl.lock` (not matched by session listings, which glob `*.jsonl`)."""
-    return session_path.with_name(session_path.name + ".lock")
+    return session_path.with_name(session_path.name + LOCK_SUFFIX)
 
 
 class SessionLock:

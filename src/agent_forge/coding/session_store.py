@@ -39,7 +39,7 @@ from .session_listing import (
     session_cwd_dir,
     session_file_name,
 )
-from .session_lock import SessionLock, SessionLockError
+from .session_lock import LOCK_SUFFIX, SessionLock, SessionLockError
 from .session_writer import SessionWriter, SessionWriteState, lock_session_id
 
 __all__ = [
@@ -128,10 +128,14 @@ class SessionStore:
         are migrated in memory; the file is rewritten (atomically, original kept as `<file>.v<N>.bak`) before
         the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
         process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
-        the file is missing, unreadable, empty, has no valid header or an unsupported version.
+        the file is missing, unreadable, empty, has no valid header or an unsupported version, and for a
+        session's `.lock` file.
         `path` may be a symlink: the store's `path` is the real file.
         """
         file_path = Path(os.path.realpath(path))
+        if file_path.name.endswith(LOCK_SUFFIX):  # its lock is held by the session's owner: "in use" would mislead
+            raise SessionFileError(f"not a session file: {path} (it is the lock file of a session; open the "
+                                   f"session file beside it)", detail="it is a session lock file")
         if lock is True and not file_path.is_file():
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)

@@ -48,6 +48,7 @@ from .api import (
 )
 from .isolation import contained, describe_error, is_cancellation
 from .threads import in_thread, is_async, thread_context
+from .tool_deadline import runner_deadlines
 from .tools import PluginTool
 from .values import command_item, context_message, describe_value, images_problem, private_copy
 from .ui import PluginUI
@@ -95,6 +96,7 @@ class PluginRunner(SessionHooks):
         self._closed = False
         self._started = False
         self._observer_failures: set[tuple[int, str]] = set()  # (handler id, event type) reported in this run
+        self.tool_deadlines = runner_deadlines(self)  # plugin tools after stdin EOF
 
     # -- installation -------------------------------------------------------------------------------
 
@@ -131,7 +133,7 @@ class PluginRunner(SessionHooks):
             self.warnings.append(f"Plugin {plugin.id}: tool {spec.name} is already registered by plugin "
                                  f"{taken.spec.plugin.id}; ignored")
             return
-        tool = PluginTool(spec, lambda: self.context(plugin))
+        tool = PluginTool(spec, lambda: self.context(plugin), self.tool_deadlines)
         self.session.agent.tools = [t for t in tools if t is not taken] + [tool]
 
     async def start(self) -> None:
@@ -354,6 +356,7 @@ class PluginRunner(SessionHooks):
 
     def input_closed(self) -> None:
         self.ui.close()
+        self.tool_deadlines.input_closed()  # a blocked plugin tool must not keep the agent alive
 
     async def wait_for_tasks(self, bounded: bool = False) -> None:
         """Wait until the plugin commands and async observers started so far (and any they start) have

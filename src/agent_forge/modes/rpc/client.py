@@ -9,8 +9,10 @@ Example::
             if event["type"] == "message_update":
                 print(event["assistantMessageEvent"].get("delta", ""), end="")
 
-Errors: `RpcError` when the process exits or a wait times out; `send` returns failed responses as they are
-(check `response["success"]`).
+Errors: `RpcError` when a wait times out, and at once, saying `agent exited (code N)`, when the agent has exited
+(for `send`, a pending response, or `next_event` once every event before the exit was read); `send` returns
+failed responses as they are (check `response["success"]`). A record the client cannot handle (a response
+whose `id` is nested too deep to compare) goes to the events, never stopping the reader.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class RpcClient:
         self._pending: dict[str, asyncio.Future[Record]] = {}
         self._events: asyncio.Queue[Record | None] = asyncio.Queue()
         self._ids = itertools.count(1)
+        self._exit_error: RpcError | None = None  # set once stdout ended: every later wait fails with it
         self._reader = asyncio.ensure_future(self._read_stdout())
         self._err_reader = asyncio.ensure_future(self._read_stderr())
 
@@ -90,11 +93,15 @@ class RpcClient:
         ValueError for an `id` whose response is still awaited: the two responses could not be told apart."""
         command = dict(command)
         command.setdefault("id", f"c{next(self._ids)}")
-        key = str(command["id"])
-        if key in self._pending:
+        key = _id_key(command["id"])
+        if key is not None and key in self._pending:
             raise ValueError(f"a command with id {command['id']!r} is still waiting for its response")
         future: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
+        if self._exit_error is not None:
+            future.set_exception(self._exit_error)
+            return future
+        if key is not None:
+            self._pending[key] = future
         self.write_raw(json.dumps(command, ensure_ascii=False).encode() + b"\n")
         return future
 
@@ -108,7 +115,8 @@ class RpcClient:
     async def next_event(self, timeout: float = 30.0) -> Record:
         event = await self._wait(self._events.get(), timeout, "next event")
         if event is None:
-            raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self._stderr_tail()}")
+            self._events.put_nowait(None)  # every later call fails at once too
+            raise self._exit_error or RpcError("agent exited")
         return event
 
     async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[Record]:
@@ -147,16 +155,26 @@ class RpcClient:
     async def _read_stdout(self) -> None:
         assert self.process.stdout is not None
         splitter = LineSplitter()
-        while chunk := await self.process.stdout.read(1 << 16):
-            for line in splitter.feed(chunk):
+        try:
+            while chunk := await self.process.stdout.read(1 << 16):
+                for line in splitter.feed(chunk):
+                    self._receive(line)
+            for line in splitter.finish():
                 self._receive(line)
-        for line in splitter.finish():
-            self._receive(line)
-        await asyncio.wait({self._err_reader}, timeout=5)
+            await asyncio.wait({self._err_reader}, timeout=5)
+            await asyncio.wait({asyncio.ensure_future(self.process.wait())}, timeout=5)
+        finally:  # however the reader ends, no wait is left hanging
+            self._ended()
+
+    def _ended(self) -> None:
+        code = self.process.returncode
+        state = f"agent exited (code {code})" if code is not None else "agent closed its stdout"
+        self._exit_error = RpcError(f"{state}; stderr: {self._stderr_tail()}")
         self._events.put_nowait(None)
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(RpcError(f"agent exited before responding; stderr: {self._stderr_tail()}"))
+                future.set_exception(RpcError(f"{state} before responding; stderr: {self._stderr_tail()}"))
+        self._pending.clear()
 
     def _stderr_tail(self) -> str:
         return self.stderr.decode("utf-8", "replace")[-3000:]
@@ -180,9 +198,11 @@ class RpcClient:
             self.invalid_lines.append(line)
 
     def _dispatch(self, record: Record) -> None:
+        """A response to a pending `send` resolves it; anything else (an unmatchable id too) is an event."""
         self.records.append(record)
-        if record.get("type") == "response" and str(record.get("id")) in self._pending:
-            future = self._pending.pop(str(record.get("id")))
+        key = _id_key(record.get("id")) if record.get("type") == "response" else None
+        if key is not None and key in self._pending:
+            future = self._pending.pop(key)
             if not future.done():
                 future.set_result(record)
             return
@@ -201,6 +221,17 @@ class RpcClient:
             await self.process.wait()
         await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
         return self.process.returncode  # type: ignore[return-value]
+
+
+def _id_key(request_id: JsonValue) -> str | None:
+    """The key a response's `id` is matched by (`str`, as ids are sent), or None for one that cannot match a
+    sent id: only scalars and shallow values are compared (a 100,000-level list would overflow `str`)."""
+    if request_id is None or isinstance(request_id, (str, int, float)):
+        return str(request_id)
+    try:
+        return str(request_id) if len(json.dumps(request_id)) < 10_000 else None
+    except (RecursionError, TypeError, ValueError):
+        return None
 
 
 def _loads_deep(line: bytes) -> JsonValue:

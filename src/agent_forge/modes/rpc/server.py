@@ -89,8 +89,10 @@ class RpcServer:
     async def handle_record(self, record: bytes) -> None:
         try:
             command = framing.decode(record)
-        except ValueError as exc:
-            self.write(response("parse", error=f"Failed to parse command: {exc}"))
+        except ValueError as exc:  # a line that is not UTF-8 may still give its id back (docs/rpc.md)
+            salvaged = getattr(exc, "request_id", None)
+            request_id = salvaged[0] if salvaged else NO_ID
+            self.write(response("parse", request_id, error=f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict):
             self.write(response("parse", error=f"Failed to parse command: expected a JSON object, got "
