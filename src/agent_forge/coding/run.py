@@ -3,7 +3,8 @@
 A session-level run may span several agent runs (`agent.start`):
 
     start(prompts) → plugins' `before_run` (STARTING) → agent run (RUNNING)
-      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING)
+      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING; a
+        failed turn ends its run with messages still queued, and the retried run repeats the failed request)
       → HANDING_OVER: overflow recovery (`compaction.after_run`: compact, continue once: RUNNING) or the
         threshold check, then `compact` requests sent during the run (`compaction.at_hand_over`)
       → messages still queued: a new agent run (RUNNING), the run boundary passes (an `abort` returns here)
