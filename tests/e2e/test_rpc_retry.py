@@ -262,3 +262,28 @@ async def test_a_failure_that_is_not_retried_hands_over_to_the_queued_message(ag
     assert "auto_retry_start" not in types(events) and len(fake_llm.requests) == 2
     assert roles_and_texts(bodies(fake_llm)[1]) == [("user", "go"), ("user", "then this")]
     assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_failed_attempt(
+        agent_env_factory, fake_llm, tmp_path):
+    """docs/rpc.md: `abort` continues messages still queued. The message queued while the attempt streamed waits
+    through the backoff; `abort` ends the wait and its run takes over (the failed attempt stays hidden)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
+                         {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 1)
+        await client.send({"type": "follow_up", "message": "then this"})
+        fake_llm.release_hangs()
+        await client.wait_for("auto_retry_start", timeout=30)
+        reply = await client.send({"type": "abort"}, timeout=30)
+        events = await client.wait_for("agent_settled", timeout=30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert reply["success"] is True
+    assert next(e for e in client.records if e["type"] == "auto_retry_end")["finalError"] == "Retry cancelled"
+    assert len(fake_llm.requests) == 2
+    assert roles_and_texts(bodies(fake_llm)[1]) == [("user", "go"), ("user", "then this")]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("user", None),
+                                                                    ("assistant", "stop")]
+    assert events[-1]["type"] == "agent_settled"
