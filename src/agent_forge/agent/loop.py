@@ -119,10 +119,12 @@ class TurnLoop:
         self.state = state
         self.emit = emit
 
-    async def run(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def run(self, prompts: list[dict[str, Any]], *, repeat: bool = False) -> list[dict[str, Any]]:
+        """`repeat`: the run repeats a request that failed (`Agent.start`), so steering waits for its first turn
+        boundary."""
         self.emit(AgentStart(type="agent_start"))
         try:
-            await self._turns(prompts)
+            await self._turns(prompts, repeat)
         except Exception as exc:  # a bug below must still end the run as the protocol promises
             self._end_message(self._finish_failed(None, f"Unexpected agent failure: {type(exc).__name__}: {exc}"))
             traceback.print_exc()
@@ -130,10 +132,10 @@ class TurnLoop:
         self.emit(AgentEnd(type="agent_end", messages=self.state.new_messages, willRetry=will_retry))
         return self.state.new_messages
 
-    async def _turns(self, prompts: list[dict[str, Any]]) -> None:
+    async def _turns(self, prompts: list[dict[str, Any]], repeat: bool) -> None:
         # Seed 000: steering messages go in before the next model call, the run's first one included (a
         # message steered while idle rides with the prompt that starts the run, after it).
-        pending: list[dict[str, Any]] | None = [*prompts, *self.config.take_steering()]
+        pending: list[dict[str, Any]] | None = [*prompts, *([] if repeat else self.config.take_steering())]
         while pending is not None:
             await self._before_turn()
             if self.state.aborted and not pending:
@@ -147,8 +149,10 @@ class TurnLoop:
         await self._step(self.config.before_turn())
 
     def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:
-        """Messages that open the next turn ([] when only tool results are pending), or None to stop."""
-        if self.state.aborted:
+        """Messages that open the next turn ([] when only tool results are pending), or None to stop. A failed
+        turn ends the run with queued messages still queued: its owner retries it (or recovers from an overflow)
+        first and hands them over after (docs/rpc.md, "Automatic retry")."""
+        if self.state.aborted or self.state.new_messages[-1].get("stopReason") in ("error", "aborted"):
             return None
         steering = self.config.take_steering()
         if steering or has_tool_calls:

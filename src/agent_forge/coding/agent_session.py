@@ -195,9 +195,11 @@ class AgentSession:
         """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
         `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
-        Raises `CommandError`. See `compaction/branch.py`."""
-        outcome = await navigate_tree(self.store, self.agent, self.compaction, target_id, busy=self.is_streaming,
-                                      summarize=summarize, custom_instructions=custom_instructions)
+        Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once
+        the move is over (`SessionRun.idle_work`), like those queued during a manual compaction."""
+        outcome = await self.run.idle_work(navigate_tree(
+            self.store, self.agent, self.compaction, target_id, busy=self.is_streaming, summarize=summarize,
+            custom_instructions=custom_instructions))
         self.model_control.restore(self.store.build_context(), announce=True)  # the new branch's configuration
         return outcome
 

@@ -115,7 +115,7 @@ class Intake:
         `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
         self._check_open()
         message = user_message(self._resources().expand(text) if expand else text, images)
-        if self._run.is_streaming or self._compaction.is_compacting:  # a manual compaction sends queued ones after
+        if self._run.is_streaming or self._compaction.is_compacting:  # sent after it (`SessionRun.idle_work`)
             streaming_behavior = streaming_behavior or self._after_run_behavior()
             if streaming_behavior not in ("steer", "followUp"):
                 raise CommandError(

@@ -315,7 +315,7 @@ class CompactionController:
         if outcome.result is None:
             return None
         try:
-            run = self._agent.start([])
+            run = self._agent.start([], repeat=True)
         except RuntimeError:  # the model went away meanwhile
             return None
         self._overflow_retrying = True
