@@ -123,6 +123,23 @@ async def test_set_auto_retry_false_turns_retry_off_for_this_session_only(agent_
     assert settings_file.read_text() == settings_before
 
 
+async def test_turning_retry_off_during_a_wait_makes_that_attempt_and_no_more(agent_env_factory, fake_llm,
+                                                                               tmp_path):
+    """docs/rpc.md: `set_auto_retry false` does not end a running wait (`abort_retry` does); nothing after it."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1500}})
+    fake_llm.set_script([{"status": 503}, {"status": 503}, {"status": 503}, {"text": "never"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "hello"})
+        await client.wait_for("auto_retry_start")
+        reply = await client.send({"type": "set_auto_retry", "enabled": False})
+        after = await client.wait_for("agent_settled", timeout=20)
+    assert reply["success"] is True
+    assert types(after) == ["agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end",
+                            "auto_retry_end", "agent_settled"]
+    assert after[-3]["willRetry"] is False and after[-2]["success"] is False and after[-2]["attempt"] == 1
+    assert len(fake_llm.requests) == 2
+
+
 async def test_a_cut_stream_is_retried_without_its_partial_text(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
     fake_llm.set_script([{"text": "partial words that never finish", "drop_after": 3},
