@@ -6,7 +6,7 @@ collaborators that get what they need (agent, current store, settings, `emit`), 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.types import Model
@@ -29,6 +29,10 @@ from .tools.output_files import OutputDir, SessionOutputs, start_pruning
 from .tools.selection import ToolSelection
 from .user_bash import UserBash
 
+if TYPE_CHECKING:
+    from .models.registry import ModelRegistry
+    from .settings import Settings
+
 __all__ = ["AgentSession", "CommandError", "entries_text", "key_setup_hint", "no_model_message", "user_message"]
 
 Listener = Callable[[SessionEvent], None]
@@ -37,7 +41,7 @@ Listener = Callable[[SessionEvent], None]
 class AgentSession:
     """One conversation: its agent, store, model and listeners. Build it with `factory.create_session`."""
 
-    def __init__(self, *, store: SessionStore, agent: Agent, registry: Any, settings: Any, cwd: str,
+    def __init__(self, *, store: SessionStore, agent: Agent, registry: ModelRegistry, settings: Settings, cwd: str,
                  system_prompt_override: str | None = None, append_system_prompt: str | None = None):
         self.store, self.agent, self.registry, self.settings, self.cwd = store, agent, registry, settings, cwd
         self.warnings: list[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.catalogue import clamp_thinking_level
@@ -20,6 +20,11 @@ from .models.registry import ModelRegistry
 from .resources.setup import load_project_settings, load_session_resources
 from .session_store import SessionStore
 from .session_switch import fork_file
+
+if TYPE_CHECKING:
+    from .settings import Settings
+    from .resources.loader import SessionResources
+    from .tools.selection import ToolSelection
 
 
 @dataclass(kw_only=True)
@@ -116,7 +121,7 @@ def _open_store(options: SessionOptions) -> SessionStore:
         raise CommandError(str(exc)) from exc
 
 
-def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,
+def _new_session(options: SessionOptions, store: SessionStore, registry: ModelRegistry, settings: Settings, resources: SessionResources,
                  tool_selection: Any) -> AgentSession:
     from ..ai.registry import stream as registry_stream
 
@@ -142,7 +147,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     return session
 
 
-def _default_tools(cwd: str, tool_selection: Any, settings: Any) -> list:
+def _default_tools(cwd: str, tool_selection: ToolSelection, settings: Settings) -> list:
     from .tools import create_tools
     from .tools.shell import ShellConfig
 

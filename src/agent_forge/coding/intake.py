@@ -222,11 +222,11 @@ def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[
     return {"role": "user", "content": content, "timestamp": now_ms()}
 
 
-def no_model_message(registry: Any) -> str:
+def no_model_message(registry: ModelRegistry) -> str:
     return f"No model available: no provider has an API key. {key_setup_hint(registry)}"
 
 
-def key_setup_hint(registry: Any) -> str:
+def key_setup_hint(registry: ModelRegistry) -> str:
     """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
     return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "

@@ -23,6 +23,7 @@ from .errors import CommandError
 from .events import ContextWindowChanged
 
 if TYPE_CHECKING:
+    from .settings import Settings
     from ..agent.agent import Agent
     from .models.registry import ModelRegistry
     from .session_context import SessionContext
@@ -46,7 +47,7 @@ class ModelControl:
     Methods raise `CommandError` with a message meant for the client; nothing changes when they do.
     """
 
-    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Any,
+    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Settings,
                  warnings: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
         """`store()`: the current store (read at each use); `emit` sends `context_window_changed`."""
         self._agent, self._store, self._registry, self._settings = agent, store, registry, settings

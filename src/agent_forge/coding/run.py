@@ -25,6 +25,7 @@ from .events import AgentSettled, Emit
 from .retry import AutoRetry, forget_failed_attempt
 
 if TYPE_CHECKING:
+    from .settings import Settings
     from ..agent.agent import Agent
     from .compaction.controller import CompactionController
     from .session_hooks import SessionHooks
@@ -57,7 +58,7 @@ class SessionRun:
     hooks, `system_prompt()` the prompt plugins may replace, `flush_held()` adds user bash commands held back
     during the run, `emit` sends events to the session's listeners."""
 
-    def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Any,
+    def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Settings,
                  store: Callable[[], SessionStore], hooks: Callable[[], SessionHooks],
                  system_prompt: Callable[[], str], flush_held: Callable[[], None], emit: Emit):
         self._agent = agent

@@ -33,6 +33,7 @@ from .tokens import estimate_messages, output_budget, prompt_char_budget, text_t
 from .transcript import is_context_visible, render_message
 
 if TYPE_CHECKING:
+    from ..settings import Settings
     from ..session_store import SessionStore
 
 STRATEGY = "verbatim-lines"
@@ -51,7 +52,7 @@ class VerbatimParams:
     preserve_recent: int = DEFAULT_PRESERVE_RECENT
 
     @classmethod
-    def from_settings(cls, settings: Any) -> VerbatimParams:
+    def from_settings(cls, settings: Settings) -> VerbatimParams:
         """Read `compaction.compressionRatio` and `compaction.preserveRecent`; invalid values use defaults."""
         ratio = settings.get("compaction.compressionRatio", DEFAULT_COMPRESSION_RATIO)
         keep = settings.get("compaction.preserveRecent", DEFAULT_PRESERVE_RECENT)
