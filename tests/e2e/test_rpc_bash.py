@@ -272,7 +272,7 @@ async def test_stdin_eof_waits_for_a_running_command(agent_env, project, make_ga
     client = await start(agent_env, project)
     reply = client.send_nowait({"type": "bash", "command": f"echo started; {gate.wait}; echo finished"})
     await next_update(client)
-    client.process.stdin.close()
+    client.close_input()
     gate.open()
     response = await asyncio.wait_for(reply, 30)
     assert await client.close() == 0

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from agent_forge.modes.rpc.client import RpcClient
+
+pytestmark = pytest.mark.real_process  # bytes on a real process's pipes
 
 
 async def run_lines(env, cwd, data: bytes):

@@ -41,7 +41,12 @@ def _is_base64(data: str) -> bool:
         return False
 
 
-@handler("prompt", background=True)
+def _waits_for_plugins(server: RpcServer, command: dict[str, Any]) -> bool:
+    """`prompt` is long only while plugin input handlers are registered: it answers when they are done."""
+    return server.session.hooks.handles_input()
+
+
+@handler("prompt", background=_waits_for_plugins)
 async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
     behavior = command.get("streamingBehavior")
     if behavior is not None and behavior not in ("steer", "followUp"):
