@@ -163,6 +163,10 @@ def _isolated(cwd: str | None, env: Mapping[str, str] | None, stderr: Any) -> It
 
 
 def _fresh_process_state(output_files: Any, stdout_guard: Any) -> None:
+    """What a new process starts without: a cached temp dir, the process output dir, the pruning of old
+    outputs that runs once per process (waited for: it reads TMPDIR), a stdout failure."""
+    output_files.wait_for_pruning()
+    output_files._pruner = None
     tempfile.tempdir = None  # read TMPDIR again
     output_files._process_dir = None
     stdout_guard.failure = None
