@@ -18,33 +18,6 @@ from agent_forge.coding.session_store import SessionStore
 from agent_forge.coding.tools.procgroup import group_alive
 
 
-class Gate:
-    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()`; held open read-write by the
-    test, so opening it never blocks."""
-
-    def __init__(self, path: Path):
-        os.mkfifo(path)
-        self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-
-    @property
-    def wait(self) -> str:
-        return f"read _ < '{self.path}'"
-
-    def open(self) -> None:
-        os.write(self._fd, b"go\n")
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-@pytest.fixture
-def gate(tmp_path):
-    made = Gate(tmp_path / "gate.fifo")
-    yield made
-    made.close()
-
-
 @pytest.fixture
 def project(tmp_path):
     path = tmp_path / "project"
