@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses
+from .ai.providers.faux import FauxProvider, FauxResponse, faux_model, faux_requests, set_faux_responses
 from .coding.agent_session import AgentSession, CommandError, SessionOptions, create_session
 
 
@@ -40,5 +40,5 @@ def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSess
     return create_session(SessionOptions(cwd=os.path.abspath(cwd or os.getcwd()), **options))
 
 
-__all__ = ["AgentSession", "CommandError", "FauxResponse", "SessionOptions", "create_agent_session", "faux_model",
-           "faux_requests", "set_faux_responses"]
+__all__ = ["AgentSession", "CommandError", "FauxProvider", "FauxResponse", "SessionOptions", "create_agent_session",
+           "faux_model", "faux_requests", "set_faux_responses"]
