@@ -411,11 +411,28 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     return resume, fork_from
 
 
-async def _run(mode: str, args: argparse.Namespace) -> int:
+async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
+    """`agent-forge --mode rpc <argv>` inside this process, over `reader`/`writer` (`modes/rpc/streams.py`:
+    asyncio streams, in-memory pipes) instead of stdin/stdout: same arguments, session choice and plugins;
+    stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
+    on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
+    try:
+        args = build_parser().parse_args(["--mode", "rpc", *argv])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    problem = _conflicts(args, "rpc") or _missing_cwd()
+    if problem:
+        _say(problem)
+        return 2
+    return await _run("rpc", args, streams=(reader, writer))
+
+
+async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | None = None) -> int:
     from .modes.stdout_guard import claim_stdin, claim_stdout
 
-    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
-    claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
+    if streams is None:
+        claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
+        claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
@@ -446,6 +463,8 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 
+        if streams is not None:
+            return await run_rpc_mode(session, *streams)
         return await run_until_terminated(session, run_rpc_mode(session))
     from .modes.print_mode import run_print_mode
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses
+from .ai.providers.faux import FauxProvider, FauxResponse, faux_model, faux_requests, set_faux_responses
 from .coding.agent_session import AgentSession, CommandError
 from .coding.factory import SessionOptions, create_session
 
@@ -73,5 +73,5 @@ def _tool_options(tools: Any) -> dict[str, Any]:
     return {"tool_names": names}
 
 
-__all__ = ["AgentSession", "CommandError", "FauxResponse", "SessionOptions", "create_agent_session", "faux_model",
-           "faux_requests", "set_faux_responses"]
+__all__ = ["AgentSession", "CommandError", "FauxProvider", "FauxResponse", "SessionOptions", "create_agent_session",
+           "faux_model", "faux_requests", "set_faux_responses"]

@@ -12,6 +12,8 @@ import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
+pytestmark = pytest.mark.real_process  # hanging and blocking plugin code, SIGTERM: crash safety needs a process
+
 from .test_print_mode import run, user_texts
 from .test_rpc_plugins import answer, next_request, notification
 

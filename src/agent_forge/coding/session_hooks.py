@@ -48,6 +48,10 @@ class SessionHooks:
         failed), or None when `text` is no plugin command."""
         return None
 
+    def handles_input(self) -> bool:
+        """Whether `input` may run plugin code (a prompt may then wait on it: RPC answers it when done)."""
+        return False
+
     async def input(self, text: str, images: list[dict[str, Any]] | None,
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
         """The prompt to go on with (possibly transformed), or None when a plugin handled it."""

@@ -261,6 +261,9 @@ class PluginRunner(SessionHooks):
 
     # -- input and runs ----------------------------------------------------------------------------
 
+    def handles_input(self) -> bool:
+        return bool(self._handlers("input"))
+
     async def input(self, text: str, images: list[dict[str, Any]] | None,
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
         event = InputEvent(text, images, streaming_behavior)

@@ -22,7 +22,7 @@ import itertools
 import json
 import sys
 import threading
-from typing import AsyncIterator, Awaitable, Mapping, NotRequired, Sequence, TypedDict, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Mapping, NotRequired, Protocol, Sequence, TypedDict, TypeVar
 
 from ...ai.types import JsonValue
 from .framing import LineSplitter
@@ -53,8 +53,11 @@ class RpcError(Exception):
 
 
 class RpcClient:
-    def __init__(self, process: asyncio.subprocess.Process):
-        self.process = process
+    """One agent, over a process's pipes (`start`) or over any pair of streams (`connect`)."""
+
+    def __init__(self, process: asyncio.subprocess.Process | None = None, *, channel: "Channel | None" = None):
+        self.process = process  # None for an agent that is no process of its own (`connect`)
+        self._channel = channel or _ProcessChannel(process)  # type: ignore[arg-type]
         self.records: list[Record] = []  # every stdout record, in order
         self.invalid_lines: list[bytes] = []  # stdout lines that were not JSON objects
         self.stderr = b""
@@ -74,6 +77,16 @@ class RpcClient:
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             cwd=cwd, env=env, start_new_session=True)
         return cls(process)
+
+    @classmethod
+    def connect(cls, channel: "Channel") -> "RpcClient":
+        """A client of an agent reached through `channel` (an in-process `RpcServer`, a socket, ...)."""
+        return cls(channel=channel)
+
+    @property
+    def returncode(self) -> int | None:
+        """The agent's exit code once it has exited, else None."""
+        return self._channel.returncode
 
     async def __aenter__(self) -> "RpcClient":
         return self
@@ -107,8 +120,7 @@ class RpcClient:
 
     def write_raw(self, data: bytes) -> None:
         """Write bytes to the agent's stdin as they are (for framing tests)."""
-        assert self.process.stdin is not None
-        self.process.stdin.write(data)
+        self._channel.write(data)
 
     # -- receiving -----------------------------------------------------------------------------------
 
@@ -153,21 +165,20 @@ class RpcClient:
             raise RpcError(f"timed out after {timeout}s waiting for {what}") from None
 
     async def _read_stdout(self) -> None:
-        assert self.process.stdout is not None
         splitter = LineSplitter()
         try:
-            while chunk := await self.process.stdout.read(1 << 16):
+            while chunk := await self._channel.stdout.read(1 << 16):
                 for line in splitter.feed(chunk):
                     self._receive(line)
             for line in splitter.finish():
                 self._receive(line)
             await asyncio.wait({self._err_reader}, timeout=5)
-            await asyncio.wait({asyncio.ensure_future(self.process.wait())}, timeout=5)
+            await asyncio.wait({asyncio.ensure_future(self._channel.wait())}, timeout=5)
         finally:  # however the reader ends, no wait is left hanging
             self._ended()
 
     def _ended(self) -> None:
-        code = self.process.returncode
+        code = self.returncode
         state = f"agent exited (code {code})" if code is not None else "agent closed its stdout"
         self._exit_error = RpcError(f"{state}; stderr: {self._stderr_tail()}")
         self._events.put_nowait(None)
@@ -180,8 +191,9 @@ class RpcClient:
         return self.stderr.decode("utf-8", "replace")[-3000:]
 
     async def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        while chunk := await self.process.stderr.read(1 << 16):
+        if self._channel.stderr is None:
+            return
+        while chunk := await self._channel.stderr.read(1 << 16):
             self.stderr += chunk
 
     def _receive(self, line: bytes) -> None:
@@ -210,17 +222,64 @@ class RpcClient:
 
     # -- shutdown ------------------------------------------------------------------------------------
 
+    def close_input(self) -> None:
+        """Close the agent's stdin (end of commands) without waiting: it finishes its work and exits."""
+        self._channel.close_input()
+
     async def close(self, timeout: float = 30.0) -> int:
         """Close stdin (the agent finishes its work and exits) and wait; kill it if it does not exit."""
+        self._channel.close_input()
+        try:
+            await asyncio.wait_for(self._channel.wait(), timeout)
+        except asyncio.TimeoutError:
+            await self._channel.kill()
+        await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
+        return self.returncode  # type: ignore[return-value]
+
+
+class Channel(Protocol):
+    """What the client needs of an agent: its input, its output streams and its end."""
+
+    stdout: Any  # `async read(n) -> bytes`, b"" at the end
+    stderr: Any  # the same, or None when there is no separate stream
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def close_input(self) -> None: ...
+
+    async def wait(self) -> int: ...
+
+    async def kill(self) -> None: ...
+
+
+class _ProcessChannel:
+    """The pipes of an agent process."""
+
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.stdout, self.stderr = process.stdout, process.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def write(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    def close_input(self) -> None:
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout)
-        except asyncio.TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-        await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
-        return self.process.returncode  # type: ignore[return-value]
+
+    async def wait(self) -> int:
+        return await self.process.wait()
+
+    async def kill(self) -> None:
+        self.process.kill()
+        await self.process.wait()
 
 
 def _id_key(request_id: JsonValue) -> str | None:
