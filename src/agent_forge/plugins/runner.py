@@ -46,7 +46,7 @@ from .api import (
     ToolCallEvent,
     Transform,
 )
-from .isolation import contained, describe_error, is_cancellation
+from .isolation import describe_error, is_cancellation, spawn_contained
 from .threads import in_thread, is_async, thread_context
 from .tool_deadline import runner_deadlines
 from .tools import PluginTool
@@ -254,7 +254,7 @@ class PluginRunner(SessionHooks):
         return [command_item(command) for command in self.commands_by_name.values()]
 
     def _spawn(self, coro: Any) -> asyncio.Task:
-        task = asyncio.ensure_future(contained(coro))  # a SystemExit escaping a task would stop the event loop
+        task = spawn_contained(coro)  # a SystemExit escaping a task would stop the event loop
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
