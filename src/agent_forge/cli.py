@@ -173,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return _run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
-        from .coding.session_lock import release_held_locks
+        from .coding.session.lock import release_held_locks
 
         release_held_locks()
         return 130
@@ -255,7 +255,7 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
 
 
 def _session_id_problem(args: argparse.Namespace) -> str | None:
-    from .coding.session_home import SESSION_ID, SESSION_ID_MAX
+    from .coding.session.home import SESSION_ID, SESSION_ID_MAX
 
     if len(args.session_id) > SESSION_ID_MAX:
         return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
@@ -296,7 +296,7 @@ def _export(paths: list[str]) -> int:
 
 def _list_sessions(args: argparse.Namespace) -> int:
     """`--list-sessions [--json]`: this directory's sessions, newest first."""
-    from .coding.session_listing import format_session_list, list_sessions
+    from .coding.session.listing import format_session_list, list_sessions
     from .modes.stdout_guard import print_out
 
     print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir, on_skip=_say_skipped),
@@ -338,7 +338,7 @@ def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
     """`--session`: work in the directory the session recorded when it still exists (the reference's "resumes
     it in its working directory"), saying so on stderr; otherwise say that the current one is used. Path
     arguments keep meaning what they meant where they were typed."""
-    from .coding.session_home import resume_directory
+    from .coding.session.home import resume_directory
 
     cwd = os.getcwd()
     home = resume_directory(resume, cwd)
@@ -376,7 +376,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
     reference = args.session if args.session is not None else args.fork
     if reference is None or not error.startswith("No session found"):
         return ""
-    from .coding.session_home import sessions_elsewhere
+    from .coding.session.home import sessions_elsewhere
 
     found = sessions_elsewhere(reference, args.session_dir)
     if not found:
@@ -389,7 +389,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
 def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None] | None:
     """`(file to resume, file to fork from)` of the session flags, after entering a resumed session's
     directory; None (with the reason on stderr) when the flags name no usable session."""
-    from .coding.session_listing import SessionFileError, startup_session
+    from .coding.session.listing import SessionFileError, startup_session
 
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
@@ -399,7 +399,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
         _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None
     if args.session_id is not None and not args.no_session:
-        from .coding.session_home import session_with_id
+        from .coding.session.home import session_with_id
 
         try:
             resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)

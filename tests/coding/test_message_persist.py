@@ -9,8 +9,8 @@ import json
 import pytest
 
 from agent_forge.coding.message_persist import make_json_safe, persist_message
-from agent_forge.coding.session_file import UnencodableEntry
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.reading import UnencodableEntry
+from agent_forge.coding.session.store import SessionStore
 
 
 def test_the_store_refuses_an_unencodable_entry_before_changing_memory(tmp_path):

@@ -14,7 +14,7 @@ from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_
 from agent_forge.coding.agent_session import CommandError
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.messages import bash_execution_text, convert_to_llm
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.coding.tools.procgroup import group_alive
 
 

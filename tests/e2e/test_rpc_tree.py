@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.modes.rpc.client import RpcClient
 
 

@@ -18,8 +18,8 @@ from .messages import convert_to_llm
 from .paths import agent_dir as default_agent_dir, sessions_dir
 from .models.registry import ModelRegistry
 from .resources.setup import load_project_settings, load_session_resources
-from .session_store import SessionStore
-from .session_switch import fork_file
+from .session.store import SessionStore
+from .switching import fork_file
 
 if TYPE_CHECKING:
     from .settings import Settings

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .models.registry import ModelRegistry
     from .resources.loader import SessionResources
     from .run import SessionRun
-    from .session_hooks import SessionHooks
+    from .hooks import SessionHooks
 
 INPUT_CANCEL_GRACE_S = 1.0
 """Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""

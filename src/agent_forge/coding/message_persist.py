@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from .session_file import UnencodableEntry
+from .session.reading import UnencodableEntry
 
 _LEAVES = (str, int, float, bool, type(None))
 

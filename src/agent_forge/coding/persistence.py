@@ -13,8 +13,8 @@ from typing import Any, Callable
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
-from .session_entries import OMIT
-from .session_store import SessionStore
+from .session.entries import OMIT
+from .session.store import SessionStore
 
 WRITE_RETRY_S = 2.0
 """While session entries wait after a failed write, a write is retried this often (besides every new append),

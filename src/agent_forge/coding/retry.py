@@ -23,7 +23,7 @@ from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_messag
 from .settings import RetrySettings
 
 if TYPE_CHECKING:
-    from .session_store import SessionStore
+    from .session.store import SessionStore
 
 RETRY_CANCELLED = "Retry cancelled"
 """`finalError` of the `auto_retry_end` that ends a chain cancelled during its backoff wait."""

@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from .settings import Settings
     from ..agent.agent import Agent
     from .compaction.controller import CompactionController
-    from .session_hooks import SessionHooks
-    from .session_store import SessionStore
+    from .hooks import SessionHooks
+    from .session.store import SessionStore
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell,
 if TYPE_CHECKING:
     from ..agent.agent import Agent
     from .settings import Settings
-    from .session_store import SessionStore
+    from .session.store import SessionStore
 
 
 class BashResult(TypedDict):

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..coding.agent_session import AgentSession
 from ..coding.events import ExtensionError
-from ..coding.session_hooks import SessionHooks
+from ..coding.hooks import SessionHooks
 from .api import (
     AddContext,
     BeforeRunEvent,

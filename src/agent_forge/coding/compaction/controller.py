@@ -30,7 +30,7 @@ from .tokens import context_tokens, estimate_messages, over_threshold, overhead_
 if TYPE_CHECKING:
     from ..settings import Settings
     from ...agent.agent import Agent
-    from ..session_store import SessionStore
+    from ..session.store import SessionStore
 
 Emit = Callable[[dict[str, Any]], None]
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ...ai.types import Model
 from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
-from ..session_context import context_entries, entry_messages
-from ..session_entries import AgentMessage, CompactionEntry, SessionEntry
+from ..session.context import context_entries, entry_messages
+from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
 from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
@@ -34,7 +34,7 @@ from .transcript import is_context_visible, render_message
 
 if TYPE_CHECKING:
     from ..settings import Settings
-    from ..session_store import SessionStore
+    from ..session.store import SessionStore
 
 STRATEGY = "verbatim-lines"
 DEFAULT_COMPRESSION_RATIO = 0.5
@@ -132,8 +132,8 @@ class VerbatimPlan:
         Raises `CompactionError` when the copy cannot be written; an in-memory session has no backup."""
         if session_file is None or not session_file.exists():
             return
-        from ..session_durable import copy_private
-        from ..session_file import SessionFileError
+        from ..session.durable import copy_private
+        from ..session.reading import SessionFileError
 
         now = datetime.now(timezone.utc)
         target = session_file.with_name(

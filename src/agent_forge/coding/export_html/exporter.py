@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..session_entries import is_entry, iso_timestamp
-from ..session_store import SessionFileError, SessionStore
+from ..session.entries import is_entry, iso_timestamp
+from ..session.store import SessionFileError, SessionStore
 from .context import Record
 from ..errors import ExportError  # noqa: F401 (re-exported: defined in errors.py)
 

@@ -1,5 +1,5 @@
 """Extension points of an AgentSession: a do-nothing `SessionHooks` that an upper layer (the plugin runner,
-`agent_forge.plugins`) replaces. The veto-aware session changes built on it are in `session_switch.py`.
+`agent_forge.plugins`) replaces. The veto-aware session changes built on it are in `switching.py`.
 
 `coding` never imports the plugin layer: the session calls these methods at fixed points, and whoever installs
 plugins (the CLI, an SDK user) puts an implementation in `session.hooks`. Implementations must not raise: a
