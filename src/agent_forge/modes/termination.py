@@ -22,6 +22,9 @@ from . import stdout_guard
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 OUTPUT_FAILURE_EXIT = 1
 
+stopped_by: str | None = None
+"""The name of the signal that stopped the mode (`"SIGTERM"`), set as it arrives; None before one has."""
+
 
 async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
     """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
@@ -32,9 +35,12 @@ async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
     terminating: list[asyncio.Task] = []
 
     def stop(code: int) -> None:
+        global stopped_by
         if codes:
             return
         codes.append(code)
+        if code > 128:
+            stopped_by = signal.Signals(code - 128).name
         if not task.done() and not session.closed:  # a mode that already closed its session just finishes
             terminating.append(asyncio.ensure_future(_terminate(session, task)))
 
