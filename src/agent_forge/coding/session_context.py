@@ -228,6 +228,13 @@ _CONTEXT_MESSAGES: dict[str, Callable[[Any], list[AgentMessage]]] = {
 type); types not listed contribute none."""
 
 
+def unusable_message_entry(entry: SessionEntry) -> bool:
+    """Whether `entry` is a `message` or `custom_message` entry whose message the context leaves out (see
+    `context_message`); opening a file warns about them by line."""
+    kind = entry.get("type")
+    return kind in ("message", "custom_message") and not _CONTEXT_MESSAGES[kind](entry)
+
+
 # --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
 
 
