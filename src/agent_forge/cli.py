@@ -394,7 +394,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
                                             continue_recent=args.continue_recent, fork=args.fork,
-                                            no_session=args.no_session, on_skip=_say_skipped)
+                                            no_session=args.no_session, on_skip=_say_skipped, on_note=_say)
     except SessionFileError as exc:
         _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None
