@@ -90,8 +90,8 @@ class Persistence:
         if not store.flush():
             state = store.write_error or {}
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
-                               f"{entries_text(state.get('pendingEntries', 0))} of {state.get('path')} are not on "
-                               "disk yet. "
+                               f"{entries_text(state.get('pendingEntries', 0), 'is/are')} of {state.get('path')} "
+                               "not on disk yet. "
                                "Free some space (or make the path writable again) and try again.")
 
 
@@ -106,12 +106,17 @@ def release(store: SessionStore) -> None:
     state = store.write_error
     if state is not None:
         rescued = store.rescue()
-        fate = (f"the whole session is saved to {rescued}" if rescued is not None else "they are lost")
+        lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
+        fate = f"the whole session is saved to {rescued}" if rescued is not None else lost
         print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
               f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
 
 
 def entries_text(count: int, verb: str = "") -> str:
-    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`)."""
+    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`), and with
+    `singular/plural` (`is/are`) the form that agrees."""
     text = f"{count} session {'entry' if count == 1 else 'entries'}"
-    return f"{text} {verb + 's' if count == 1 else verb}" if verb else text
+    if not verb:
+        return text
+    one, slash, many = verb.partition("/")
+    return f"{text} {(one if count == 1 else many) if slash else (verb + 's' if count == 1 else verb)}"
