@@ -89,8 +89,9 @@ class Persistence:
         store = self._store()
         if not store.flush():
             state = store.write_error or {}
+            count = state.get("pendingEntries", 0)
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
-                               f"{entries_text(state.get('pendingEntries', 0), 'is/are')} of {state.get('path')} "
+                               f"{entries_text(count)} of {state.get('path')} {'is' if count == 1 else 'are'} "
                                "not on disk yet. "
                                "Free some space (or make the path writable again) and try again.")
 
@@ -113,10 +114,6 @@ def release(store: SessionStore) -> None:
 
 
 def entries_text(count: int, verb: str = "") -> str:
-    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`), and with
-    `singular/plural` (`is/are`) the form that agrees."""
+    """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`)."""
     text = f"{count} session {'entry' if count == 1 else 'entries'}"
-    if not verb:
-        return text
-    one, slash, many = verb.partition("/")
-    return f"{text} {(one if count == 1 else many) if slash else (verb + 's' if count == 1 else verb)}"
+    return f"{text} {verb + 's' if count == 1 else verb}" if verb else text
