@@ -3,6 +3,7 @@ every mode, and the no-key error says the file cannot be used (round-3 findings,
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,27 @@ def test_a_sound_file_gives_no_warning(agent_env, fake_llm, tmp_path):
     fake_llm.set_script([{"text": "ok"}])
     result = run(agent_env, tmp_path, "-p", "--no-session", "hi")
     assert result.returncode == 0 and result.stderr == b""
+
+
+def keyless_models_json(env, fake_llm) -> None:
+    """Provider `local` without an `apiKey` (a keyless local server, README "API keys and headers")."""
+    (Path(env["AGENT_FORGE_DIR"]) / "models.json").write_text(json.dumps({"providers": {"local": {
+        "baseUrl": fake_llm.base_url_openai, "api": "openai-completions", "models": [{"id": "m"}]}}}))
+
+
+def test_a_provider_without_api_key_sends_no_credential(agent_env, fake_llm, tmp_path):
+    keyless_models_json(agent_env, fake_llm)
+    fake_llm.set_script([{"text": "local answer"}])
+    result = run(agent_env, tmp_path, "-p", "--no-session", "--model", "local/m", "hi")
+    assert result.returncode == 0 and result.stdout == b"local answer\n", result.stderr
+    headers = {name.lower() for name in fake_llm.requests[0]["headers"]}
+    assert not headers & {"authorization", "x-api-key"}
+
+
+def test_a_keyless_request_refused_with_401_says_no_key_was_sent(agent_env, fake_llm, tmp_path):
+    keyless_models_json(agent_env, fake_llm)
+    fake_llm.set_script([{"status": 401, "body": {"error": {"message": "Unauthorized"}}}])
+    result = run(agent_env, tmp_path, "-p", "--no-session", "--model", "local/m", "hi")
+    assert result.returncode == 1
+    assert (b'(the request carried no API key: this provider has none configured; set "apiKey" for it in '
+            b"models.json or add it to auth.json)") in result.stderr, result.stderr
