@@ -98,3 +98,15 @@ def test_a_keyless_request_refused_with_401_says_no_key_was_sent(agent_env, fake
     assert result.returncode == 1
     assert (b'(the request carried no API key: this provider has none configured; set "apiKey" for it in '
             b"models.json or add it to auth.json)") in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", [["-p", "--no-session", "hi"], ["--list-models"]])
+def test_with_no_usable_key_at_all_the_hint_names_the_broken_file(agent_env, tmp_path, command):
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "models.json").unlink()
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").unlink()
+    path, expected = write_auth(agent_env, "a string credential")
+    result = run(agent_env, tmp_path, *command)
+    stderr = result.stderr.decode()
+    assert f"Warning: {expected}" in stderr
+    assert (f"add a key to {path} (unusable now: line 2: anthropic: expected an object such as "
+            f'{{"type": "api_key", "key": "..."}}, got a string; ignored), or configure a provider in') in stderr

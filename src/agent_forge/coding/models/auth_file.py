@@ -70,8 +70,18 @@ class AuthStorage:
         file and the entry are fine or absent."""
         self._load()
         reason = self.error or self.problems.get(provider)
-        if reason is None:
+        return None if reason is None else self._without_path(reason)
+
+    def file_problem(self) -> str | None:
+        """The file's first problem without the path (as `unusable_reason`), with how many more there are;
+        None for a sound (or absent) file. For messages saying no provider has a key."""
+        warnings = self.warnings()
+        if not warnings:
             return None
+        more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+        return self._without_path(warnings[0]) + more
+
+    def _without_path(self, reason: str) -> str:
         rest = reason.removeprefix(str(self.path))
         line, sep, tail = rest.removeprefix(":").partition(": ")
         return f"line {line}: {tail}" if sep and line.isdigit() else rest.removeprefix(": ")
