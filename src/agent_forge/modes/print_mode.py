@@ -13,16 +13,17 @@ to its end instead of reaching the model, plugin `input` handlers may transform 
 
 Output: print mode writes the final answer's text of the last run to stdout (nothing when no prompt started a
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
-`docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`), and every failed compaction (with its advice, e.g.
-an overflow compaction cannot fix). Text that reaches the terminal (the answer, diagnostics quoting model or
-server text) is cleaned by `sanitize.terminal_text`: no escape sequence or control character but newline and
-tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when
-every run ended normally (a handled prompt counts as normal, even when the plugin command failed: that is an
-`extension_error`; an answer cut off at the output token limit too, with a notice on stderr), 1 when there
-is no prompt, `-p`'s answer has no text (`print_outcome.answer_notices`), a file cannot be read, no model or key is configured, a run
-ends in an error or abort (later prompts are then not sent), stdout cannot be written (`stdout_guard`), or a
-write of the session file failed (a full disk; even when the entries were written later, stderr says whether
-any were lost).
+`docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`),
+every failed compaction (with its advice, e.g. an overflow compaction cannot fix), and in print mode a notice
+for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`). Text that
+reaches the terminal (the answer, diagnostics quoting model or server text) is cleaned by
+`sanitize.terminal_text`: no escape sequence or control character but newline and tab (a lone `\r` becomes a
+newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when every run ended normally (a
+handled prompt counts as normal, even when the plugin command failed: that is an `extension_error`; a cut-off
+answer too), 1 when there is no prompt, `-p`'s answer has no text, a file cannot be read, no model or key is
+configured, a run ends in an error or abort (later prompts are then not sent), stdout cannot be written
+(`stdout_guard`), or a write of the session file failed (a full disk; even when the entries were written later,
+stderr says whether any were lost).
 """
 
 from __future__ import annotations

@@ -36,9 +36,10 @@ class AuthStorage:
     """Read and write `auth.json`; the file is re-read whenever it changes on disk.
 
     `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
-    `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`. `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and
-    `OSError` when the directory is not writable. Writes go to a 0600 temporary file renamed over the
-    original, so a crash leaves either the old or the new file.
+    `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`.
+    `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and `OSError` when
+    the directory is not writable. Writes go to a 0600 temporary file renamed over the original, so a crash
+    leaves either the old or the new file.
     """
 
     def __init__(self, path: str | Path) -> None:
