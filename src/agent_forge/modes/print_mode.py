@@ -155,6 +155,7 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt], compactions
     """(exit code, whether any prompt started a run). Failed compactions are reported after each prompt."""
     ran = False
     for text, images in prompts:
+        previous = watch.last
         watch.start()
         try:
             disposition = await session.submit(text, images or None)
@@ -162,6 +163,7 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt], compactions
             return _fail(str(exc)), ran
         if disposition == "handled":
             await _finish_plugin_work(session)
+            watch.last = watch.last or previous  # a command that started no run leaves the answer as it was
             continue
         ran = True
         await session.wait_for_idle()

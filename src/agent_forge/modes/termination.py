@@ -29,6 +29,8 @@ stopped_by: str | None = None
 async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
     """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
     return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`."""
+    global stopped_by
+    stopped_by = None  # a new mode: no signal yet
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(mode)
     codes: list[int] = []
