@@ -68,3 +68,16 @@ async def test_a_sound_file_opens_without_a_warning(agent_env, tmp_path):
     path = seven_lines(tmp_path)
     texts, stderr = await texts_and_stderr(agent_env, tmp_path, path)
     assert texts == ["q1", "a1", "q2", "a2", "q3"] and "damaged" not in stderr
+
+
+async def test_settings_of_the_wrong_type_are_named_too(agent_env, tmp_path):
+    path = seven_lines(tmp_path)
+    lines = path.read_text().splitlines()
+    lines[1] = lines[1].replace('"provider": "fake"', '"provider": 5')  # line 2: the model_change
+    lines.append('{"type": "thinking_level_change", "id": "f0000001", "parentId": "e0000005", '
+                 '"timestamp": "2026-01-01T00:00:03.000Z", "thinkingLevel": ["high"]}')
+    path.write_text("\n".join(lines) + "\n")
+    texts, stderr = await texts_and_stderr(agent_env, tmp_path, path)
+    assert texts == ["q1", "a1", "q2", "a2", "q3"]
+    assert (f"skipped 2 damaged lines ({path}:2, {path}:8); {path}:2, {path}:8 record settings of the wrong type "
+            f"(ignored)\n") in stderr

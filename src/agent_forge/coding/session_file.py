@@ -302,23 +302,25 @@ def encode_line(obj: dict[str, Any]) -> bytes:
 
 
 def skipped_warnings(path: Path, lines: Sequence[int], *, repeated: Sequence[int] = (),
-                     unusable: Sequence[int] = ()) -> list[str]:
+                     unusable: Sequence[tuple[int, tuple[str, str]]] = ()) -> list[str]:
     """One warning naming the damaged lines `read_session` skipped, `repeated` (of `lines`: a repeated entry
-    id) and `unusable` (entries kept but left out of the model's context: a message of unusable shape), at
-    most 10 locations per list; none when all are empty."""
-    every = sorted({*lines, *unusable})
+    id) and `unusable` (entries kept but of no use to the context, each with what is wrong in the singular
+    and the plural: `session_context.unusable_entry`), at most 10 locations per list; none when all are
+    empty."""
+    every = sorted({*lines, *(line for line, _ in unusable)})
     if not every:
         return []
     count = f"{len(every)} damaged line{'s' if len(every) != 1 else ''}"
-    reasons = [f"{_where(path, repeated)} {'repeat' if len(repeated) > 1 else 'repeats'} an earlier entry's "
-               f"id (the first is kept)"] if repeated else []
-    if unusable:
-        reasons.append(f"{_where(path, unusable)} {'hold messages' if len(unusable) > 1 else 'holds a message'} "
-                       f"of unusable shape (left out of the model's context)")
-    chain = [] if not set(lines) - set(repeated) else [
-        "the entries after a skipped line continue from the entry before it"]
-    return [f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(
-        f"; {part}" for part in [*reasons, *chain])]
+    groups: dict[tuple[str, str], list[int]] = {}
+    if repeated:
+        groups[("repeats an earlier entry's id (the first is kept)",
+                "repeat an earlier entry's id (the first is kept)")] = list(repeated)
+    for line, phrase in unusable:
+        groups.setdefault(phrase, []).append(line)
+    reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]
+    if set(lines) - set(repeated):
+        reasons.append("the entries after a skipped line continue from the entry before it")
+    return [f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(f"; {r}" for r in reasons)]
 
 
 def _where(path: Path, lines: Sequence[int]) -> str:

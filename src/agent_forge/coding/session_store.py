@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable
 
-from .session_context import SessionContext, build_context, unusable_message_entry
+from .session_context import SessionContext, build_context, unusable_entry
 from .session_entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
@@ -150,7 +150,8 @@ class SessionStore:
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None)
-        unusable = [line for entry, line in zip(parsed.entries, parsed.entry_lines) if unusable_message_entry(entry)]
+        unusable = [(line, phrase) for entry, line in zip(parsed.entries, parsed.entry_lines)
+                    if (phrase := unusable_entry(entry)) is not None]
         store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
                                                unusable=unusable)
         return store
