@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
+from .cli_usage import USAGE_EXIT, stray_json, usage_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -146,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if stray_json(args):
+        _say(stray_json(args) or "")
+        return USAGE_EXIT
     if args.export is not None:
         return _export(args.export)
     if args.trust_project or args.distrust_project:
@@ -162,10 +166,10 @@ def _main(argv: list[str] | None) -> int:
     if args.list_models is not None:
         return _list_models(args)
     mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
-    problem = _conflicts(args, mode) or _missing_cwd()
+    problem = usage_problem(args, mode) or _missing_cwd()
     if problem:
         _say(problem)
-        return 2
+        return USAGE_EXIT
     if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
         print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
               file=sys.stderr)
@@ -244,32 +248,6 @@ def _say(message: str) -> None:
     print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
 
 
-def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
-    """Flags that cannot work together are refused rather than silently ignored (session flags: see
-    `session_listing.startup_session`)."""
-    if mode == "rpc" and (args.messages or args.print_mode):
-        return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
-    if args.session_id is not None:
-        return _session_id_problem(args)
-    return None
-
-
-def _session_id_problem(args: argparse.Namespace) -> str | None:
-    from .coding.session.home import SESSION_ID, SESSION_ID_MAX
-
-    if len(args.session_id) > SESSION_ID_MAX:
-        return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
-                "(it becomes part of the session file's name)")
-    if not SESSION_ID.match(args.session_id):
-        return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
-                "with a letter or digit")
-    for flag, used in (("--session", args.session), ("--continue", args.continue_recent),
-                       ("--fork", args.fork)):
-        if used:
-            return f"--session-id and {flag} cannot be combined"
-    return None
-
-
 def _missing_cwd() -> str | None:
     try:
         os.getcwd()
@@ -323,6 +301,10 @@ def _list_models(args: argparse.Namespace) -> int:
     except CommandError as exc:
         _say(str(exc))
         return 1
+    from .coding.tools.sanitize import terminal_text
+
+    for warning in session.warnings:  # a broken auth.json or models.json explains a short list
+        print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
     search = args.list_models.lower()
     models = session.model_control.available_models()
     for model in models:
@@ -394,7 +376,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
                                             continue_recent=args.continue_recent, fork=args.fork,
-                                            no_session=args.no_session, on_skip=_say_skipped)
+                                            no_session=args.no_session, on_skip=_say_skipped, on_note=_say)
     except SessionFileError as exc:
         _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None

@@ -14,12 +14,21 @@ import pytest
     (["--no-session", "--session", "x.jsonl", "-p", "hi"], "cannot be combined"),
     (["--no-session", "--continue", "-p", "hi"], "cannot be combined"),
     (["--session", "a.jsonl", "--fork", "b.jsonl", "-p", "hi"], "cannot be combined"),
+    (["-c", "--fork", "x", "-p", "hi"], "agent-forge: --continue and --fork cannot be combined\n"),
+    (["--session-id", "X", "-c", "-p", "hi"], "agent-forge: --session-id and --continue cannot be combined\n"),
+    (["--session", "", "-p", "hi"], "agent-forge: --session needs a session file or id, not an empty argument\n"),
+    (["--thinking", "bogus", "-p", "hi"], "agent-forge: Invalid thinking level: bogus. Valid levels: off, "),
+    (["--json", "-p", "hi"], "agent-forge: --json only applies to --list-sessions; for JSON events of a run use "
+                             "--mode json, for a protocol --mode rpc\n"),
+    (["--json", "--mode", "rpc"], "--json only applies to --list-sessions"),
 ])
-def test_conflicting_flags_are_refused(args, fragment, agent_env, tmp_path):
+def test_conflicting_flags_are_refused(args, fragment, agent_env, fake_llm, tmp_path):
+    """Every usage error exits 2 before anything starts: no request, no session file."""
     done = subprocess.run([sys.executable, "-m", "agent_forge", *args], env=agent_env, cwd=tmp_path,
                           capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
-    assert done.returncode in (1, 2)
+    assert done.returncode == 2, done.stderr
     assert fragment in done.stderr.decode()
+    assert fake_llm.requests == [] and not list(tmp_path.rglob("*.jsonl"))
 
 
 def test_deleted_working_directory_is_a_clear_error(agent_env, tmp_path):

@@ -189,7 +189,7 @@ async def test_no_session_writes_nothing(agent_env, fake_llm, project, tmp_path)
                                    ["-c", "--session", "aaaa1"]])
 def test_conflicting_session_flags(agent_env, project, tmp_path, sessions, flags):
     result = cli(agent_env, project, "--mode", "rpc", *flags, "--session-dir", str(tmp_path / "sessions"))
-    assert result.returncode == 1 and "cannot be combined" in result.stderr.decode()
+    assert result.returncode == 2 and "cannot be combined" in result.stderr.decode()  # a usage error
 
 
 @pytest.mark.parametrize("header", [{"version": 99, "cwd": "/somewhere"}, {"version": 3}])

@@ -98,6 +98,7 @@ def build_session(options: SessionOptions) -> AgentSession:
     session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
     session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))
+    session.warnings.extend(registry.auth.warnings())  # a broken auth.json would only show as "no key"
     session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
     session.model_control.start(options.context_window)  # the model's context window, --context-window

@@ -229,6 +229,9 @@ def no_model_message(registry: ModelRegistry) -> str:
 def key_setup_hint(registry: ModelRegistry) -> str:
     """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
-    return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "
+    auth = getattr(registry, "auth", None)
+    problem = auth.file_problem() if hasattr(auth, "file_problem") else None
+    unusable = f" (unusable now: {problem})" if problem else ""
+    return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}{unusable}, or configure a provider in "
             f"{registry.agent_dir / 'models.json'}."
             + (registry.errors_note() if hasattr(registry, "errors_note") else ""))

@@ -89,9 +89,10 @@ class Persistence:
         store = self._store()
         if not store.flush():
             state = store.write_error or {}
+            count = state.get("pendingEntries", 0)
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
-                               f"{entries_text(state.get('pendingEntries', 0))} of {state.get('path')} are not on "
-                               "disk yet. "
+                               f"{entries_text(count)} of {state.get('path')} {'is' if count == 1 else 'are'} "
+                               "not on disk yet. "
                                "Free some space (or make the path writable again) and try again.")
 
 
@@ -106,7 +107,8 @@ def release(store: SessionStore) -> None:
     state = store.write_error
     if state is not None:
         rescued = store.rescue()
-        fate = (f"the whole session is saved to {rescued}" if rescued is not None else "they are lost")
+        lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
+        fate = f"the whole session is saved to {rescued}" if rescued is not None else lost
         print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
               f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
 

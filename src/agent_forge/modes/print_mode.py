@@ -13,15 +13,17 @@ to its end instead of reaching the model, plugin `input` handlers may transform 
 
 Output: print mode writes the final answer's text of the last run to stdout (nothing when no prompt started a
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
-`docs/rpc.md`). Diagnostics go to stderr: why a run failed and every failed compaction (with its advice, e.g.
-an overflow compaction cannot fix). Text that reaches the terminal (the answer, diagnostics quoting model or
-server text) is cleaned by `sanitize.terminal_text`: no escape sequence or control character but newline and
-tab (a lone `\r` becomes a newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when
-every run ended normally (a handled prompt counts as normal, even when the plugin command failed: that is an
-`extension_error`), 1 when there is no prompt, a file cannot be read, no model or key is configured, a run
-ends in an error or abort (later prompts are then not sent), stdout cannot be written (`stdout_guard`), or a
-write of the session file failed (a full disk; even when the entries were written later, stderr says whether
-any were lost).
+`docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`),
+every failed compaction (with its advice, e.g. an overflow compaction cannot fix), and in print mode a notice
+for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`). Text that
+reaches the terminal (the answer, diagnostics quoting model or server text) is cleaned by
+`sanitize.terminal_text`: no escape sequence or control character but newline and tab (a lone `\r` becomes a
+newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when every run ended normally (a
+handled prompt counts as normal, even when the plugin command failed: that is an `extension_error`; a cut-off
+answer too), 1 when there is no prompt, `-p`'s answer has no text, a file cannot be read, no model or key is
+configured, a run ends in an error or abort (later prompts are then not sent), stdout cannot be written
+(`stdout_guard`), or a write of the session file failed (a full disk; even when the entries were written later,
+stderr says whether any were lost).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from ..coding.agent_session import AgentSession, CommandError
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
-from . import stdout_guard
+from . import stdout_guard, termination
+from .print_outcome import NO_TEXT, RunWatch, answer_notices, run_problem
 from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
 
@@ -125,29 +128,42 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
         return _fail(str(exc))
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
-    compactions = _CompactionFailures()
+    compactions, watch = _CompactionFailures(), RunWatch()
     session.subscribe(compactions)
-    code, ran = await _run_prompts(session, prompts, compactions)
+    session.subscribe(watch)
+    code, ran = await _run_prompts(session, prompts, compactions, watch)
     await session.close()
     if code == 0 and ran and not json_events:
-        text = terminal_text(session.last_assistant_text() or "")
-        _write(json_wire.encode_utf8(f"{text}\n"))  # never a UnicodeEncodeError
+        code = _print_answer(session, watch)
     if code == 0 and session.write_failures:
         return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code
 
 
-async def _run_prompts(session: AgentSession, prompts: list[Prompt],
-                       compactions: _CompactionFailures) -> tuple[int, bool]:
+def _print_answer(session: AgentSession, watch: RunWatch) -> int:
+    """Write the last run's answer; notices for a cut or empty one on stderr. 1 for an answer with no text."""
+    text = session.last_assistant_text()
+    _write(json_wire.encode_utf8(f"{terminal_text(text or '')}\n"))  # never a UnicodeEncodeError
+    notices = answer_notices(watch, text)
+    for notice in notices:
+        _fail(notice)
+    return 1 if any(n.startswith(NO_TEXT) for n in notices) else 0
+
+
+async def _run_prompts(session: AgentSession, prompts: list[Prompt], compactions: _CompactionFailures,
+                       watch: RunWatch) -> tuple[int, bool]:
     """(exit code, whether any prompt started a run). Failed compactions are reported after each prompt."""
     ran = False
     for text, images in prompts:
+        previous = watch.last
+        watch.start()
         try:
             disposition = await session.submit(text, images or None)
         except CommandError as exc:
             return _fail(str(exc)), ran
         if disposition == "handled":
             await _finish_plugin_work(session)
+            watch.last = watch.last or previous  # a command that started no run leaves the answer as it was
             continue
         ran = True
         await session.wait_for_idle()
@@ -156,7 +172,7 @@ async def _run_prompts(session: AgentSession, prompts: list[Prompt],
         failures = compactions.take()
         for failure in failures:
             _fail(failure)
-        problem = _run_problem(session)
+        problem = run_problem(watch, termination.stopped_by)
         if problem is not None:  # an unresolved overflow's report already quotes the provider's error
             return (1 if any(problem in failure for failure in failures) else _fail(problem)), ran
     return 0, ran
@@ -170,18 +186,6 @@ async def _finish_plugin_work(session: AgentSession) -> None:
     if wait_for_tasks is not None:
         await wait_for_tasks(bounded=True)  # no client can abort a command that never ends (docs/plugins.md)
     await session.wait_for_idle()
-
-
-def _run_problem(session: AgentSession) -> str | None:
-    """Why the last run did not end with an answer, or None when it did."""
-    last = next((m for m in reversed(session.messages) if m.get("role") == "assistant"), None)
-    if last is None:
-        return "The run ended without an answer."
-    if last.get("stopReason") == "aborted":
-        return last.get("errorMessage") or "The run was aborted."
-    if last.get("stopReason") == "error":
-        return last.get("errorMessage") or "The run ended with an error."
-    return None
 
 
 class _CompactionFailures:

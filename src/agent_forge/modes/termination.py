@@ -25,19 +25,27 @@ if TYPE_CHECKING:
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 OUTPUT_FAILURE_EXIT = 1
 
+stopped_by: str | None = None
+"""The name of the signal that stopped the mode (`"SIGTERM"`), set as it arrives; None before one has."""
+
 
 async def run_until_terminated(session: AgentSession, mode: Awaitable[int]) -> int:
     """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
     return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`."""
+    global stopped_by
+    stopped_by = None  # a new mode: no signal yet
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(mode)
     codes: list[int] = []
     terminating: list[asyncio.Task] = []
 
     def stop(code: int) -> None:
+        global stopped_by
         if codes:
             return
         codes.append(code)
+        if code > 128:
+            stopped_by = signal.Signals(code - 128).name
         if not task.done() and not session.closed:  # a mode that already closed its session just finishes
             terminating.append(asyncio.ensure_future(_terminate(session, task)))
 

@@ -272,8 +272,8 @@ async def _exchange(
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
                 answering = True
                 if not 200 <= response.status_code < 300:
-                    raise HttpStatusError(response.status_code, await error_body(response),
-                                          retry_after_ms(response.headers))
+                    body = await error_body(response) + _keyless_hint(response.status_code, request.headers)
+                    raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
         except httpx2.ReadTimeout:
@@ -306,6 +306,18 @@ async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncI
                 break
     if not seen:
         raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
+
+
+_CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key"})
+
+
+def _keyless_hint(status: int, headers: dict[str, str]) -> str:
+    """For a 401/403 to a request that carried no credential (a keyless local server, `compat.apiKeyRequired:
+    false`): say so, since the server's own words rarely do."""
+    if status not in (401, 403) or any(name.lower() in _CREDENTIAL_HEADERS for name in headers):
+        return ""
+    return (' (the request carried no API key: this provider has none configured; set "apiKey" for it in '
+            "models.json or add it to auth.json)")
 
 
 def describe_error(exc: BaseException) -> str:

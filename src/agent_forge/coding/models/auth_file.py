@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import AuthFileError  # noqa: F401 (re-exported: defined in errors.py)
-from ..safe_read import ConfigFileError, read_json_file
+from ..safe_read import ConfigFileError, read_json_document
 from .key_values import (
     KeyLookup,
     KeyOutcome,
@@ -36,14 +36,16 @@ class AuthStorage:
     """Read and write `auth.json`; the file is re-read whenever it changes on disk.
 
     `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
-    `error`. `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and
-    `OSError` when the directory is not writable. Writes go to a 0600 temporary file renamed over the
-    original, so a crash leaves either the old or the new file.
+    `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`.
+    `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and `OSError` when
+    the directory is not writable. Writes go to a 0600 temporary file renamed over the original, so a crash
+    leaves either the old or the new file.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.error: str | None = None
+        self.problems: dict[str, str] = {}  # provider -> `<path>:<line>: <provider>: <problem>; ignored`
         self._data: dict[str, object] = {}
         self._stamp: tuple[int, int] | None = None
         self._key_cache: dict[str, KeyOutcome] = {}
@@ -56,6 +58,34 @@ class AuthStorage:
     def providers(self) -> list[str]:
         """Providers with a stored credential, in file order."""
         return [name for name, cred in self._load().items() if isinstance(cred, dict)]
+
+    def warnings(self) -> list[str]:
+        """What is wrong with the file now, for the start-up warnings: `[error]` for a file that cannot be
+        used at all, else one `<path>:<line>: <provider>: <problem>; ignored` per unusable entry."""
+        self._load()
+        return [self.error] if self.error else list(self.problems.values())
+
+    def unusable_reason(self, provider: str) -> str | None:
+        """Why `auth.json` gives `provider` nothing although it may hold its key (the file's error, or the
+        entry's problem, without the path: `line 2: anthropic: ...`), for the no-key error; None when the
+        file and the entry are fine or absent."""
+        self._load()
+        reason = self.error or self.problems.get(provider)
+        return None if reason is None else self._without_path(reason)
+
+    def file_problem(self) -> str | None:
+        """The file's first problem without the path (as `unusable_reason`), with how many more there are;
+        None for a sound (or absent) file. For messages saying no provider has a key."""
+        warnings = self.warnings()
+        if not warnings:
+            return None
+        more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+        return self._without_path(warnings[0]) + more
+
+    def _without_path(self, reason: str) -> str:
+        rest = reason.removeprefix(str(self.path))
+        line, sep, tail = rest.removeprefix(":").partition(": ")
+        return f"line {line}: {tail}" if sep and line.isdigit() else rest.removeprefix(": ")
 
     def set(self, provider: str, credential: Credential) -> None:
         """Store `credential` (e.g. `{"type": "api_key", "key": "sk-..."}`) for `provider`."""
@@ -117,18 +147,19 @@ class AuthStorage:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._data, self._stamp, self.error = {}, None, None
+            self._data, self._stamp, self.error, self.problems = {}, None, None, {}
             return self._data
         except OSError as exc:
             self._data, self._stamp, self.error = {}, None, f"{self.path}: {exc.strerror or exc}"
+            self.problems = {}
             return self._data
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp != self._stamp:
             self._stamp = stamp
             try:
-                self._data, self.error = _read_auth_file(self.path), None
+                (self._data, self.problems), self.error = _read_auth_file(self.path), None
             except AuthFileError as exc:
-                self._data, self.error = {}, str(exc)
+                self._data, self.problems, self.error = {}, {}, str(exc)
         return self._data
 
     def _load_for_write(self) -> dict[str, object]:
@@ -159,16 +190,49 @@ class AuthStorage:
             os.close(fd)
 
 
-def _read_auth_file(path: Path) -> dict[str, object]:
+def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str]]:
+    """The file's data (entries of the wrong shape kept, so a write keeps them too) and its entry problems."""
     try:
-        data = read_json_file(path, if_blank={})
+        data, text = read_json_document(path, if_blank={})
     except FileNotFoundError:
-        return {}  # removed between the caller's stat and this read
+        return {}, {}  # removed between the caller's stat and this read
     except ConfigFileError as exc:
         raise AuthFileError(f"{path}: {exc}") from None
     if not isinstance(data, dict):
-        raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {type(data).__name__}")
-    return data
+        raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {json_kind(data)}")
+    problems = {}
+    for provider, credential in data.items():
+        problem = credential_problem(credential)
+        if problem:
+            from ..json_locate import locate  # only when there is something to report
+
+            position = locate(text, (provider,))
+            line = f":{position[0]}" if position else ""
+            problems[provider] = f"{path}{line}: {provider}: {problem}; ignored"
+    return data, problems
+
+
+def credential_problem(credential: object) -> str | None:
+    """What makes one `auth.json` entry unusable, or None: it must be an object with a string `type`, and an
+    `api_key` one needs a non-empty string `key`."""
+    if not isinstance(credential, dict):
+        return f'expected an object such as {{"type": "api_key", "key": "..."}}, got {json_kind(credential)}'
+    if not isinstance(credential.get("type"), str):
+        return '"type" must be a string such as "api_key"'
+    key = credential.get("key")
+    if credential["type"] == "api_key" and not (isinstance(key, str) and key.strip()):
+        return f'"key" must be a non-empty string, got {json_kind(key) if "key" in credential else "nothing"}'
+    return None
+
+
+def json_kind(value: object) -> str:
+    """`a string`, `a number`, `an array`, ... for a parsed JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    names = {str: "a string", int: "a number", float: "a number", list: "an array", dict: "an object"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _atomic_write_json(path: Path, data: dict[str, object]) -> None:

@@ -174,8 +174,9 @@ class Credentials:
         first = f"Set {env_name}" if env_name else f'Set "apiKey" for provider "{provider}" in {self.models_path}'
         problems = self._problems.get(provider) or []
         reason = f": {'; '.join(problems)}." if problems else "."  # how a configured key failed, first
-        return (f'No API key for provider "{provider}"{reason} {first}, add it to {self.auth.path}, '
-                f"or pass --api-key.")
+        unusable = self.auth.unusable_reason(provider)
+        where = f"{self.auth.path} (unusable now: {unusable})" if unusable else str(self.auth.path)
+        return f'No API key for provider "{provider}"{reason} {first}, add it to {where}, or pass --api-key.'
 
 
 def _with_context_window_headers(headers: dict[str, str], model: Model) -> dict[str, str]:

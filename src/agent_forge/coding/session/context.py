@@ -228,6 +228,31 @@ _CONTEXT_MESSAGES: dict[str, Callable[[Any], list[AgentMessage]]] = {
 type); types not listed contribute none."""
 
 
+Phrase = tuple[str, str]
+"""What is wrong with one entry / with several, as the end of a sentence naming their lines."""
+
+_LEFT_OUT = " (left out of the model's context)"
+_BAD_MESSAGE: Phrase = ("holds a message of unusable shape" + _LEFT_OUT, "hold messages of unusable shape" + _LEFT_OUT)
+_BAD_SUMMARY: Phrase = ("has a summary that is not text" + _LEFT_OUT, "have summaries that are not text" + _LEFT_OUT)
+_BAD_SETTING: Phrase = ("records a setting of the wrong type (ignored)", "record settings of the wrong type (ignored)")
+
+
+def unusable_entry(entry: SessionEntry) -> Phrase | None:
+    """What makes a well-formed entry useless to the context, or None: a `message` or `custom_message` whose
+    message `context_message` refuses, a `compaction` or `branch_summary` whose summary is not a string, a
+    `model_change`, `thinking_level_change` or `context_window_change` whose value `_settings` ignores.
+    Opening a file warns about them by line."""
+    kind = entry.get("type")
+    if kind in ("message", "custom_message"):
+        return None if _CONTEXT_MESSAGES[kind](entry) else _BAD_MESSAGE
+    if kind in ("compaction", "branch_summary"):
+        return None if isinstance(entry.get("summary", ""), str) else _BAD_SUMMARY
+    fine = {"model_change": lambda e: _model(e.get("provider"), e.get("modelId")) is not None,
+            "thinking_level_change": lambda e: isinstance(e.get("thinkingLevel"), str),
+            "context_window_change": lambda e: _is_count(e.get("contextWindow"))}.get(kind)
+    return None if fine is None or fine(entry) else _BAD_SETTING
+
+
 # --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
 
 

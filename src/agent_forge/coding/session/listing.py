@@ -108,24 +108,27 @@ def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike
 
 
 def resolve_session(reference: str, cwd: str | os.PathLike[str],
-                    session_dir: str | os.PathLike[str] | None = None) -> Path:
+                    session_dir: str | os.PathLike[str] | None = None, *, on_note: OnSkip | None = None) -> Path:
     """The session file named by `reference` (`--session` / `--fork`): an existing file path, else a full or
     partial session id (case-insensitive prefix) among the sessions of `cwd` that can be opened (those
-    `list_sessions` shows); an exact id wins over prefixes.
+    `list_sessions` shows); an exact id wins over prefixes. A bare name (no `/`, no `.jsonl`) that is an
+    existing file but not a session file (`./notes`) names the session with that id when there is exactly
+    one; `on_note` is told so (`notes is not a session file; opening session <id> (<path>)`).
 
     Raises SessionFileError when nothing matches or several sessions match (the message lists them), and
     with the reason when only a file that cannot be opened has that id.
     """
     as_path = Path(reference).expanduser()
-    if as_path.is_file() or os.sep in reference or reference.endswith(".jsonl"):
+    explicit = os.sep in reference or reference.endswith(".jsonl")
+    if as_path.is_file() and not explicit:
+        return _plain_file_or_id(as_path, reference, cwd, session_dir, on_note)
+    if explicit or as_path.is_file():
         check_readable(as_path)  # missing, a symlink loop, a FIFO: said as opening it would say
         return as_path
     wanted = reference.strip().lower()
     if not wanted:
         raise SessionFileError("empty session id")
-    ids = {path: _header_id(path) for path in _session_files(cwd, session_dir)}
-    exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
-    matches = exact or sorted(path for path, sid in ids.items() if sid is not None and sid.lower().startswith(wanted))
+    matches, ids = _id_matches(wanted, cwd, session_dir)
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -133,6 +136,33 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         raise SessionFileError(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}")
     listing = "\n".join(f"  {ids[path]}  {path}" for path in matches)
     raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
+
+
+def _id_matches(wanted: str, cwd: str | os.PathLike[str],
+                session_dir: str | os.PathLike[str] | None) -> tuple[list[Path], dict[Path, str | None]]:
+    """(files whose session id is `wanted` exactly, else those it prefixes; every file's id) of `cwd`."""
+    ids = {path: _header_id(path) for path in _session_files(cwd, session_dir)}
+    exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
+    return exact or sorted(path for path, sid in ids.items()
+                           if sid is not None and sid.lower().startswith(wanted)), ids
+
+
+def _plain_file_or_id(path: Path, reference: str, cwd: str | os.PathLike[str],
+                      session_dir: str | os.PathLike[str] | None, on_note: OnSkip | None) -> Path:
+    """`path` when it is a session file (or no session has the id `reference`), else that session: an
+    unrelated file that happens to carry the name must not hide the session."""
+    try:
+        read_header(path)
+        return path
+    except SessionFileError:
+        pass
+    matches, ids = _id_matches(reference.strip().lower(), cwd, session_dir)
+    if len(matches) != 1:
+        return path  # opening it says why it is no session file
+    if on_note is not None:
+        on_note(f"{reference} in the current directory is not a session file; opening session "
+                f"{ids[matches[0]]} ({matches[0]})")
+    return matches[0]
 
 
 def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> str:
@@ -253,12 +283,14 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
                     session: str | None = None, continue_recent: bool = False, fork: str | None = None,
-                    no_session: bool = False, on_skip: OnSkip | None = None) -> tuple[Path | None, Path | None]:
+                    no_session: bool = False, on_skip: OnSkip | None = None,
+                    on_note: OnSkip | None = None) -> tuple[Path | None, Path | None]:
     """The CLI's session choice as `(file to resume, file to fork from)`; both None start a new session.
 
     `--session <path|id>` resumes that session, `--continue` the most recent one of `cwd` (none: a new
     session; `on_skip` is told of newer files it passed over), `--fork <path|id>` starts a new session from a
-    copy of that file's active branch. Raises
+    copy of that file's active branch; `on_note` is told when a bare name was taken as an id
+    (`resolve_session`). Raises
     SessionFileError for a reference that matches no session or several, and for flags that exclude each
     other (`--fork` or `--no-session` with `--session`/`--continue`, `--session` with `--continue`).
     """
@@ -267,9 +299,9 @@ def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[
     if len(chosen) > 1:
         raise SessionFileError(f"{' and '.join(chosen)} cannot be combined")
     if fork is not None:
-        return None, resolve_session(fork, cwd, session_dir)
+        return None, resolve_session(fork, cwd, session_dir, on_note=on_note)
     if session is not None:
-        return resolve_session(session, cwd, session_dir), None
+        return resolve_session(session, cwd, session_dir, on_note=on_note), None
     if continue_recent:
         return find_most_recent(cwd, session_dir, on_skip=on_skip), None
     return None, None

@@ -11,9 +11,9 @@ import gc
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,10 @@ class ParsedSession:
     skipped_lines: list[int]
     complete_size: int = 0
     """Bytes up to and including the last newline: where a torn tail starts (it is cut before appending)."""
+    repeated_lines: list[int] = field(default_factory=list)
+    """The lines of `skipped_lines` that repeat an earlier entry's id (the first entry with an id is kept)."""
+    entry_lines: list[int] = field(default_factory=list)
+    """The 1-based line number of each of `entries`, in the same order."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -91,9 +95,9 @@ def read_session(path: Path) -> ParsedSession:
         header = _checked_header(header, path)
         objects, numbers, damaged = _parse_body(lines, start + 1)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
-    entries = _unique_entries(objects, numbers, damaged)
+    entries, entry_lines, repeated = _unique_entries(objects, numbers, damaged)
     return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
-                         _complete_size(data, lines[-1]))
+                         _complete_size(data, lines[-1]), repeated, entry_lines)
 
 
 def _complete_size(data: bytes, tail: str) -> int:
@@ -233,11 +237,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _unique_entries(objects: list[dict[str, Any]], numbers: list[int], damaged: list[int]) -> list[SessionEntry]:
-    """Entries in file order; a repeated id (hand-edited or concatenated file) keeps its first occurrence, since
-    ids are durable cursors and must not be shadowed. An object that is no entry is added to `damaged` (by line
-    number); an entry whose parent is missing after damage is linked to the entry before the damage."""
+def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
+                    damaged: list[int]) -> tuple[list[SessionEntry], list[int], list[int]]:
+    """(entries in file order, their line numbers, lines repeating an id). A repeated id (hand-edited or
+    concatenated file) keeps its first occurrence, since ids are durable cursors and must not be shadowed; the
+    repeat is added to `damaged` too, so the warning counts it. An object that is no entry is added to
+    `damaged` (by line number); an entry whose parent is missing after damage is linked to the entry before
+    the damage."""
     entries: list[SessionEntry] = []
+    entry_lines: list[int] = []
+    repeated: list[int] = []
     seen: set[str] = set()
     pending = iter(damaged + [0])  # damaged line numbers in file order; 0 ends it
     next_damage = next(pending) or None
@@ -255,6 +264,8 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int], damaged: 
             damage_seen, anchor = True, last_id
             continue
         if entry_id in seen:
+            damaged.append(number)
+            repeated.append(number)
             continue
         seen.add(entry_id)
         if damage_seen and parent is not None and parent not in seen:
@@ -262,8 +273,9 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int], damaged: 
         elif parent is None and "parentId" not in obj:
             obj["parentId"] = None  # every reader may rely on the base field being present
         entries.append(obj)  # type: ignore[arg-type]
+        entry_lines.append(number)
         last_id = entry_id
-    return entries
+    return entries, entry_lines, repeated
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -289,11 +301,27 @@ def encode_line(obj: dict[str, Any]) -> bytes:
         raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 
 
-def skipped_warnings(path: Path, lines: list[int]) -> list[str]:
-    """One warning naming the damaged lines `read_session` skipped (at most 10 locations), or none."""
-    if not lines:
+def skipped_warnings(path: Path, lines: Sequence[int], *, repeated: Sequence[int] = (),
+                     unusable: Sequence[tuple[int, tuple[str, str]]] = ()) -> list[str]:
+    """One warning naming the damaged lines `read_session` skipped, `repeated` (of `lines`: a repeated entry
+    id) and `unusable` (entries kept but of no use to the context, each with what is wrong in the singular
+    and the plural: `session_context.unusable_entry`), at most 10 locations per list; none when all are
+    empty."""
+    every = sorted({*lines, *(line for line, _ in unusable)})
+    if not every:
         return []
-    where = ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
-    count = f"{len(lines)} damaged line{'s' if len(lines) != 1 else ''}"
-    return [f"session file {path}: skipped {count} ({where}); the entries after a skipped line continue from "
-            f"the entry before it"]
+    count = f"{len(every)} damaged line{'s' if len(every) != 1 else ''}"
+    groups: dict[tuple[str, str], list[int]] = {}
+    if repeated:
+        groups[("repeats an earlier entry's id (the first is kept)",
+                "repeat an earlier entry's id (the first is kept)")] = list(repeated)
+    for line, phrase in unusable:
+        groups.setdefault(phrase, []).append(line)
+    reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]
+    if set(lines) - set(repeated):
+        reasons.append("the entries after a skipped line continue from the entry before it")
+    return [f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(f"; {r}" for r in reasons)]
+
+
+def _where(path: Path, lines: Sequence[int]) -> str:
+    return ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable
 
-from .context import SessionContext, build_context
+from .context import SessionContext, build_context, unusable_entry
 from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
@@ -150,7 +150,10 @@ class SessionStore:
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None)
-        store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines)
+        unusable = [(line, phrase) for entry, line in zip(parsed.entries, parsed.entry_lines)
+                    if (phrase := unusable_entry(entry)) is not None]
+        store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
+                                               unusable=unusable)
         return store
 
     @classmethod

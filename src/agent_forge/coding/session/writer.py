@@ -179,7 +179,8 @@ class SessionWriter:
             raise SessionFileError(f"the session file was {how} while in use and cannot be written again: "
                                    f"{exc.reason or exc}") from None
         self._lost_how = None
-        self._record(f"the session file was {how} while in use; it is written again with all {count} entries")
+        self._record(f"the session file was {how} while in use; it is written again with "
+                     f"{'its 1 entry' if count == 1 else f'all {count} entries'}")
 
     def _rewrite_migrated(self) -> None:
         """Replace an old-version file by its migrated content before the first append: appending new-format

@@ -1,0 +1,99 @@
+"""How one print-mode or JSON-mode run ended, in words for stderr: why there is no answer, or what is odd about it.
+
+`RunWatch` is a session listener that follows one prompt's run (`start` resets it): the last assistant message
+(`message_end`, failed attempts an automatic retry hid included) and the retry in progress (`auto_retry_start`
+without a successful `auto_retry_end`). `run_problem` says why a run ended without an answer: every way has
+its own line (a signal, a cancelled retry with the error it was retrying, an abort, a provider error, tool calls
+with no reply after them). `answer_notices` says what a script cannot see in the printed text: an answer cut off
+at the output token limit (`stopReason: "length"`), an answer with no text (only thinking, or nothing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..coding.retry import RETRY_CANCELLED
+
+CUT_OFF = "the answer was cut off: the model reached its output token limit (stopReason \"length\")"
+NO_TEXT = "the model returned no text"
+
+
+class RunWatch:
+    """Session listener: the last assistant message of the current run and the automatic retry in progress."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, Any] | None = None
+        self.retry: dict[str, Any] | None = None  # the `auto_retry_start` of a retry not (yet) successful
+        self.aborted = False
+
+    def start(self) -> None:
+        """Forget the previous prompt's run."""
+        self.last, self.retry, self.aborted = None, None, False
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        message = event.get("message")
+        if kind == "message_end" and isinstance(message, dict) and message.get("role") == "assistant":
+            self.last = message
+        elif kind == "auto_retry_start":
+            self.retry = event
+        elif kind == "auto_retry_end" and event.get("finalError") != RETRY_CANCELLED:
+            self.retry = None  # it succeeded, or gave up: then the last message holds the final error
+        elif kind == "agent_settled":
+            self.aborted = bool(event.get("aborted"))
+
+
+def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
+    """Why the watched run did not end with an answer, or None when it did; `stopped_by`: the signal's name
+    (`SIGTERM`) when one stopped the mode."""
+    last = watch.last
+    reason = last.get("stopReason") if last else None
+    if watch.retry is not None and reason in (None, "error", "aborted"):
+        return _retry_problem(watch.retry, stopped_by)
+    if stopped_by is not None:
+        if last is None or (reason == "aborted" and not _text_of(last)):
+            return f"Stopped by {stopped_by} before the model answered."
+        if reason in ("error", "aborted", "toolUse"):
+            detail = f" (last error: {last.get('errorMessage')})" if reason == "error" else ""
+            return f"Stopped by {stopped_by} before the model finished its answer{detail}."
+        return None
+    if last is None:
+        return ("The run ended without an answer: it was aborted before the model replied." if watch.aborted
+                else "The run ended without an answer: the model was never asked (a plugin may have stopped it).")
+    if reason == "aborted":
+        return last.get("errorMessage") or "The run was aborted."
+    if reason == "error":
+        return last.get("errorMessage") or "The run ended with an error."
+    if reason == "toolUse":
+        return ("The run ended after the model's tool calls, before it answered"
+                + (" (it was aborted)." if watch.aborted else "."))
+    return None
+
+
+def _retry_problem(retry: dict[str, Any], stopped_by: str | None) -> str:
+    error = retry.get("errorMessage") or "an error"
+    attempt = f"attempt {retry.get('attempt')} of {retry.get('maxAttempts')}"
+    cause = f"by {stopped_by}" if stopped_by else "(the run was aborted)"
+    return f"The request failed: {error}; the automatic retry ({attempt}) was cancelled {cause}, so there is no answer."
+
+
+def answer_notices(watch: RunWatch, text: str | None) -> list[str]:
+    """Notices for stderr about the run's answer (see the module docstring); `text`: the answer's text."""
+    notices = [CUT_OFF] if watch.last and watch.last.get("stopReason") == "length" else []
+    if not (text or "").strip():
+        notices.append(NO_TEXT + _no_text_detail(watch.last))
+    return notices
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    return "".join(b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text").strip()
+
+
+def _no_text_detail(message: dict[str, Any] | None) -> str:
+    content = message.get("content") if message else None
+    blocks = content if isinstance(content, list) else []
+    if any(isinstance(b, dict) and b.get("type") == "thinking" for b in blocks):
+        return " (only thinking)"
+    return ""
