@@ -402,7 +402,7 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
         args = build_parser().parse_args(["--mode", "rpc", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    problem = _conflicts(args, "rpc") or _missing_cwd()
+    problem = usage_problem(args, "rpc") or _missing_cwd()
     if problem:
         _say(problem)
         return 2
