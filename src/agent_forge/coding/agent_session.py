@@ -49,6 +49,7 @@ class AgentSession:
         self.resources = SessionResources()  # context files, skills, templates, the project policy
         self.tool_selection = ToolSelection()  # active tools (the factory resolves it): `admits(name)`
         self.closed = False  # set by `close` and `terminate`: prompts are refused from then on
+        self.mcp: Any = None  # the MCP servers' `McpManager` (`mcp/setup.py`), None without configured servers
         self._build_collaborators()
         self.persistence.watch(store)
         self._outputs = SessionOutputs()
@@ -68,7 +69,8 @@ class AgentSession:
             retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
-                              system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit)
+                              system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,
+                              prepare=lambda: self.mcp.wait_ready() if self.mcp else None)
         self.retry = self.run.retry
         self.intake = Intake(agent=agent, run=self.run, compaction=self.compaction, registry=self.registry,
                              hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed,
@@ -212,6 +214,10 @@ class AgentSession:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
         return self.resources.commands([self.hooks.commands])
 
+    def mcp_servers(self) -> list[dict[str, Any]]:
+        """The `get_mcp_servers` items (`mcp/manager.py`): empty without configured servers."""
+        return list(self.mcp.servers()) if self.mcp else []
+
     # -- model (`model_control.py`) -------------------------------------------------------------------
     def set_model(self, provider: str, model_id: str) -> Model:
         """Switch model (a `model_change` entry; thinking level clamped). Raises `CommandError` when unknown."""
@@ -278,6 +284,7 @@ class AgentSession:
         await self.user_bash.abort()
         await self.hooks.shutdown(graceful=False)
         self.intake.settle_open_commands()
+        await self._release_mcp()
         self._release()
 
     async def close(self) -> None:
@@ -287,7 +294,12 @@ class AgentSession:
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
         self.intake.settle_open_commands()
         self.closed = True
+        await self._release_mcp()
         self._release()
+
+    async def _release_mcp(self) -> None:
+        if self.mcp is not None:
+            await self.mcp.close()  # their process groups end
 
     def _release(self) -> None:
         self.persistence.stop_retries()
