@@ -69,3 +69,133 @@ async def test_a_prompt_waits_for_a_starting_server_and_its_tools_results_reach_
     assert "echo: hi" in texts and '"sum": 5' in texts and "[Resource file:///readme.md]\n# Readme" in texts
     assert servers[0]["name"] == "tools" and servers[0]["state"] == "connected" and servers[0]["scope"] == "user"
     assert servers[0]["transport"] == "stdio" and "tools_echo" in servers[0]["tools"]
+
+
+async def test_abort_cancels_a_hanging_call_within_a_second_and_the_server_is_told(agent_env, fake_llm, tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"tools": stdio(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_slow", "arguments": {"marker": "m1"}}]}, {"text": "after"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "go slow"})
+        updates = [e async for e in client.events_until("tool_execution_update")]
+        started = time.monotonic()
+        reply = await client.send({"type": "abort"})
+        took = time.monotonic() - started
+        await client.wait_for("agent_settled")  # the aborted run's (sent before the answer)
+        events = await client.prompt_and_wait("again")  # the session goes on, the server too
+    assert reply["success"] and took < 1.0
+    assert updates[-1]["partialResult"]["content"][0]["text"] == "progress 1/2: half way"
+    assert "cancelled m1" in log.read_text()  # written by the server's cancelled handler before the next prompt ran
+    end = [json.dumps(m) for m in fake_llm.requests[1]["body"]["messages"] if m["role"] == "tool"][0]
+    assert "notifications/cancelled" in end and "Tool execution was aborted." in end
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"missing": {"command": str(tmp_path / "no-such-server")}, "quits": stdio("exit"),
+                          "mute": stdio("hang-init", startupTimeoutMs=500), "noisy": stdio("garbage"),
+                          "tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "noisy_echo", "arguments": {"text": "still works"}}]},
+                         {"tool_calls": [{"name": "tools_crash", "arguments": {}}]}, {"text": "ok"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("try them", timeout=60)
+        crashed = [e for e in events if e["type"] == "mcp_server_changed" and e["name"] == "tools"][-1]
+        restarted = await until_state(client, "tools", "connected")
+        servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
+    notices = [e["message"] for e in events if e["type"] == "mcp_server_changed" and "message" in e]
+    assert any("MCP server missing is not ready" in n and "this prompt runs without its tools" in n for n in notices)
+    assert "cannot start" in servers["missing"]["lastError"] and "No such file" in servers["missing"]["lastError"]
+    assert servers["quits"]["state"] in ("failed", "starting") and "exited" in servers["quits"]["lastError"]
+    assert "no answer to initialize within 0.5 s" in servers["mute"]["lastError"]
+    assert servers["noisy"]["state"] == "connected"
+    assert "wrote something that is not JSON-RPC: 'this is not JSON-RPC'" in servers["noisy"]["lastError"]
+    texts = tool_texts(fake_llm.requests[2])  # both results, in order
+    assert "echo: still works" in texts[0]
+    assert "MCP server tools: the call of crash failed: the server exited" in texts[1]
+    assert crashed["state"] == "failed" and crashed["tools"] == [] and "restarting in 1 s" in crashed["lastError"] and restarted["tools"]
+
+
+async def test_tools_allowlists_and_clashing_names(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"a": stdio("twin", "x_y"), "a_x": stdio("twin", "y"),
+                          "tools": stdio(excludeTools=["crash", "h*"])})
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("list")
+        servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
+    async with await RpcClient.start(["--no-session", "--tools", "read,tools_e*"], cwd=str(tmp_path),
+                                     env=agent_env) as client:
+        await client.prompt_and_wait("list")
+    first, second = offered(fake_llm.requests[0]), offered(fake_llm.requests[1])
+    twins = servers["a"]["tools"] + servers["a_x"]["tools"]
+    assert len(twins) == 2 and len(set(twins)) == 2 and all(t.startswith("a_x_y_") and len(t) == 14 for t in twins)
+    assert set(twins) <= set(first) and "tools_crash" not in first and "tools_huge" not in first
+    assert "tools_echo" in first and second == ["read", "tools_echo"]
+    assert "the name a_x_y is not unique" in client.stderr.decode()
+
+
+async def test_project_servers_need_trust_and_override_user_entries(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"tools": stdio(), "other": stdio()})
+    write_mcp(agent_env, {"tools": {"enabled": False}, "local": stdio("twin", "here")},
+              tmp_path / ".agent-forge" / "agent" / "mcp.json")
+    async with await RpcClient.start(["--no-session", "--no-approve"], cwd=str(tmp_path), env=agent_env) as client:
+        untrusted = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    untrusted_stderr = client.stderr.decode()
+    async with await RpcClient.start(["--no-session", "--approve"], cwd=str(tmp_path), env=agent_env) as client:
+        trusted = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    assert [(s["name"], s["scope"]) for s in untrusted] == [("tools", "user"), ("other", "user")]
+    assert "project MCP servers (.agent-forge/agent/mcp.json) skipped: the project" in untrusted_stderr
+    assert [(s["name"], s["scope"], s["state"] == "disabled") for s in trusted] == [
+        ("tools", "user", True), ("other", "user", False), ("local", "project", False)]
+
+
+async def test_a_huge_result_is_cut_like_bash_output_with_the_full_text_in_a_file(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_huge", "arguments": {"size": 10_000_000}}]}, {"text": "ok"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("big", timeout=60)
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    text = end["result"]["content"][0]["text"]
+    details = end["result"]["details"]
+    assert len(text.encode()) < 60_000 and "[Showing the first" in text and "of 100000 lines" in text
+    assert details["truncation"]["totalBytes"] == 10_000_000 and f"Full output: {details['fullOutputPath']}" in text
+    assert len(tool_texts(fake_llm.requests[1])[0]) < 60_000
+
+
+async def test_a_server_over_streamable_http_on_loopback(agent_env, fake_llm, tmp_path):
+    import asyncio
+    import socket
+
+    port_file = tmp_path / "port"
+    server = await asyncio.create_subprocess_exec(sys.executable, SERVER, "normal", "--http", str(port_file),
+                                                  stderr=asyncio.subprocess.DEVNULL)
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {"web": {"url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "${HOME}"}}})
+        fake_llm.set_script([{"tool_calls": [{"name": "web_echo", "arguments": {"text": "over http"}}]},
+                             {"text": "done"}])
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            await client.prompt_and_wait("call it")
+            servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    finally:
+        server.kill()
+        await server.wait()
+    assert servers[0]["transport"] == "http" and servers[0]["state"] == "connected"
+    assert "echo: over http" in tool_texts(fake_llm.requests[1])[0]
+
+
+async def _listening(port_file: Path, socket) -> int:
+    """The HTTP server's port once it accepts connections (it starts in well under the 30 s allowed)."""
+    import asyncio
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if port_file.exists():
+            port = int(port_file.read_text())
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return port
+            except OSError:
+                pass
+        await asyncio.sleep(0.05)
+    raise AssertionError("the MCP HTTP server did not start")

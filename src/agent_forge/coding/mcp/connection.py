@@ -260,5 +260,12 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _first_line(exc: Exception) -> str:
+    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
+    try:
+        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, KeyError, TypeError):
+        line = None
+    if isinstance(line, str):
+        return repr(line[:200])
     text = str(exc).strip().splitlines()
-    return text[-1][:200] if text else type(exc).__name__
+    return text[0][:200] if text else type(exc).__name__
