@@ -4,6 +4,8 @@ of the real CLI in RPC mode, against the loopback fake LLM: configuration, tools
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -199,3 +201,34 @@ async def _listening(port_file: Path, socket) -> int:
                 pass
         await asyncio.sleep(0.05)
     raise AssertionError("the MCP HTTP server did not start")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def _server_pids(client: RpcClient, log: Path, count: int) -> list[int]:
+    connected: set[str] = set()
+    while len(connected) < count:  # in either order
+        event = await client.next_event()
+        if event["type"] == "mcp_server_changed" and event["state"] == "connected":
+            connected.add(event["name"])
+    return [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("pid ")]
+
+
+async def test_servers_are_stopped_on_stdin_eof_and_on_sigterm(agent_env, tmp_path):
+    for how in ("eof", "sigterm"):
+        log = tmp_path / f"{how}.log"
+        write_mcp(agent_env, {name: stdio(env={"MCP_TEST_LOG": str(log)}) for name in ("one", "two")})
+        client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+        pids = await _server_pids(client, log, 2)
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        if how == "sigterm":
+            os.kill(client.process.pid, signal.SIGTERM)
+        code = await client.close()
+        assert code == (128 + signal.SIGTERM if how == "sigterm" else 0), client.stderr.decode()
+        assert not any(_alive(pid) for pid in pids), how

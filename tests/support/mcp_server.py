@@ -11,7 +11,8 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
 
-The `slow` tool writes `cancelled <marker>` to the file named by `$MCP_TEST_LOG` when its call is cancelled.
+The server writes `pid <pid>` to the file named by `$MCP_TEST_LOG` when it starts, and the `slow` tool writes
+`cancelled <marker>` there when its call is cancelled.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ else:
 
 
 if __name__ == "__main__":
+    _log(f"pid {os.getpid()}")
     if "--http" in sys.argv:
         import socket
 
