@@ -21,6 +21,11 @@ from .connection import ServerConnection
 from .tools import McpTool, assign_names
 
 
+START_DELAY_S = 0.3
+"""`start_soon` waits this long: importing the SDK takes a second or two of CPU (in a worker thread, but it
+shares the interpreter), and a client's first commands, sent at spawn, are answered before it begins."""
+
+
 class McpManager:
     """`configs` in order; `agent` is the session's agent (its `tools` list is updated in place of the old one);
     `output_dir` gives the directory of full outputs for truncated results."""
@@ -35,6 +40,10 @@ class McpManager:
         self.clashes: list[str] = []
         self._started = False
         self._reported: dict[str, tuple] = {}
+
+    def start_soon(self) -> None:
+        """`start` after `START_DELAY_S` (a prompt's `wait_ready` starts at once); needs a running loop."""
+        asyncio.get_running_loop().call_later(START_DELAY_S, self.start)
 
     def start(self) -> None:
         """Start every enabled server's connection (idempotent)."""

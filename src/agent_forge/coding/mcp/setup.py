@@ -38,7 +38,7 @@ def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | N
         asyncio.get_running_loop()
     except RuntimeError:
         return  # started by the first prompt's `wait_ready`
-    session.mcp.start()
+    session.mcp.start_soon()
 
 
 def _replaced(servers: list[McpServerConfig], extra: list[McpServerConfig]) -> list[McpServerConfig]:
