@@ -120,19 +120,25 @@ async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fa
 async def test_tools_allowlists_and_clashing_names(agent_env, fake_llm, tmp_path):
     write_mcp(agent_env, {"a": stdio("twin", "x_y"), "a_x": stdio("twin", "y"),
                           "tools": stdio(excludeTools=["crash", "h*"])})
-    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         await client.prompt_and_wait("list")
         servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
     async with await RpcClient.start(["--no-session", "--tools", "read,tools_e*"], cwd=str(tmp_path),
                                      env=agent_env) as client:
         await client.prompt_and_wait("list")
+    stderr = client.stderr.decode()
+    async with await RpcClient.start(["--no-session", "--no-tools"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "get_state"})
+        await until_state(client, "tools", "connected")
+        await client.prompt_and_wait("list")
     first, second = offered(fake_llm.requests[0]), offered(fake_llm.requests[1])
+    assert offered(fake_llm.requests[2]) == []
     twins = servers["a"]["tools"] + servers["a_x"]["tools"]
     assert len(twins) == 2 and len(set(twins)) == 2 and all(t.startswith("a_x_y_") and len(t) == 14 for t in twins)
     assert set(twins) <= set(first) and "tools_crash" not in first and "tools_huge" not in first
     assert "tools_echo" in first and second == ["read", "tools_echo"]
-    assert "the name a_x_y is not unique" in client.stderr.decode()
+    assert "the name a_x_y is not unique" in stderr
 
 
 async def test_project_servers_need_trust_and_override_user_entries(agent_env, fake_llm, tmp_path):
@@ -232,3 +238,25 @@ async def test_servers_are_stopped_on_stdin_eof_and_on_sigterm(agent_env, tmp_pa
         code = await client.close()
         assert code == (128 + signal.SIGTERM if how == "sigterm" else 0), client.stderr.decode()
         assert not any(_alive(pid) for pid in pids), how
+
+
+async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agent_env, fake_llm, tmp_path):
+    import asyncio
+    import socket
+
+    port_file = tmp_path / "port"
+    server = await asyncio.create_subprocess_exec(sys.executable, SERVER, "normal", "--http", str(port_file),
+                                                  stderr=asyncio.subprocess.DEVNULL)
+    port = await _listening(port_file, socket)
+    write_mcp(agent_env, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
+    fake_llm.set_script([{"tool_calls": [{"name": "web_echo", "arguments": {"text": "gone?"}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "web", "connected")
+        server.kill()
+        await server.wait()
+        events = await client.prompt_and_wait("call it", timeout=60)
+        failed = await until_state(client, "web", "failed") if not any(
+            e["type"] == "mcp_server_changed" and e["state"] == "failed" for e in events) else None
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert end["isError"] is True and "MCP server web: the call of echo failed" in json.dumps(end)
+    assert failed is None or "restarting" in failed["lastError"]

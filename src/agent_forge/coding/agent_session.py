@@ -205,10 +205,12 @@ class AgentSession:
 
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
-        context files and skills, then the date and working directory (`system_prompt.py`)."""
+        context files, skills and the connected MCP servers, then the date and working directory
+        (`system_prompt.py`)."""
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
                                    append=self._append_system_prompt,
-                                   sections=self.resources.prompt_sections(t.name for t in self.agent.tools))
+                                   sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
+                                             *(self.mcp.prompt_sections() if self.mcp else ())])
 
     def get_commands(self) -> list[dict[str, Any]]:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""

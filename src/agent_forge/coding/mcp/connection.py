@@ -149,11 +149,15 @@ class ServerConnection:
             raise ConnectionLost()
 
     async def _pump(self, read: Any, send: Any, lost: Any) -> None:
-        """Forward the transport's messages to the session; lines that are not JSON-RPC are reported here."""
+        """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
+        `notice`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
+                        if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
+                            self.notice = f"HTTP transport error: {_first_line(item)}"
+                            return
                         self.notice = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
                         self.on_change(self)
                         continue

@@ -75,14 +75,15 @@ class McpManager:
         """The `get_mcp_servers` items, in configuration order."""
         return [self._info(c) for c in self.connections]
 
-    def connected_summary(self) -> list[tuple[str, str | None]]:
-        """`(name, description or the first line of its instructions)` of each connected server."""
-        out = []
+    def prompt_sections(self) -> list[str]:
+        """The system prompt's list of connected servers: each with its `description`, else the first line of
+        its instructions (empty when none is connected)."""
+        lines = []
         for c in self.connections:
-            if c.state == "connected":
-                about = c.config.description or (c.instructions or "").strip().split("\n")[0] or None
-                out.append((c.name, about))
-        return out
+            if c.state == "connected" and c.tool_names:
+                about = c.config.description or (c.instructions or "").strip().split("\n")[0]
+                lines.append(f"- {c.name}" + (f": {about}" if about else ""))
+        return ["Connected MCP servers (their tools are listed with the others):\n" + "\n".join(lines)] if lines else []
 
     async def close(self) -> None:
         """Stop every server (their process groups end); tools are withdrawn."""
