@@ -216,10 +216,6 @@ class AgentSession:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
         return self.resources.commands([self.hooks.commands])
 
-    def mcp_servers(self) -> list[dict[str, Any]]:
-        """The `get_mcp_servers` items (`mcp/manager.py`): empty without configured servers."""
-        return list(self.mcp.servers()) if self.mcp else []
-
     # -- model (`model_control.py`) -------------------------------------------------------------------
     def set_model(self, provider: str, model_id: str) -> Model:
         """Switch model (a `model_change` entry; thinking level clamped). Raises `CommandError` when unknown."""
@@ -286,8 +282,7 @@ class AgentSession:
         await self.user_bash.abort()
         await self.hooks.shutdown(graceful=False)
         self.intake.settle_open_commands()
-        await self._release_mcp()
-        self._release()
+        await self._release()
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
@@ -296,17 +291,14 @@ class AgentSession:
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
         self.intake.settle_open_commands()
         self.closed = True
-        await self._release_mcp()
-        self._release()
+        await self._release()
 
-    async def _release_mcp(self) -> None:
-        if self.mcp is not None:
-            await self.mcp.close()  # their process groups end
-
-    def _release(self) -> None:
+    async def _release(self) -> None:
         self.persistence.stop_retries()
-        release(self.store)
+        release(self.store)  # first: stopping a stubborn MCP server may take seconds
         self._outputs.remove_memory_outputs()
+        if self.mcp is not None:
+            await self.mcp.close()  # MCP servers stop (their process groups end)
 
     def output_dir(self) -> OutputDir:
         """The current session's directory of full tool and user bash outputs (`tools/output_files.py`)."""

@@ -179,6 +179,8 @@ class ServerConnection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         config = self.config
+        if self._stderr is not None:
+            self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
         self._stderr = tempfile.TemporaryFile()
         params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
                                        env={**os.environ, **config.env}, cwd=config.cwd,
