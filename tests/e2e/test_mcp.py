@@ -260,3 +260,18 @@ async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agen
     end = next(e for e in events if e["type"] == "tool_execution_end")
     assert end["isError"] is True and "MCP server web: the call of echo failed" in json.dumps(end)
     assert failed is None or "restarting" in failed["lastError"]
+
+
+async def test_the_off_the_shelf_mcp_server_time_from_pypi(agent_env, fake_llm, tmp_path):
+    import pytest
+
+    pytest.importorskip("mcp_server_time")  # the test extra installs it
+    write_mcp(agent_env, {"time": {"command": sys.executable,
+                                   "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}})
+    fake_llm.set_script([{"tool_calls": [{"name": "time_get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
+                         {"text": "It is late in Tokyo."}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("what time is it in Tokyo?", timeout=60)
+    assert {"time_get_current_time", "time_convert_time"} <= set(offered(fake_llm.requests[0]))
+    result = json.loads(tool_texts(fake_llm.requests[1])[0])
+    assert result["timezone"] == "Asia/Tokyo" and "+09:00" in result["datetime"]
