@@ -96,8 +96,9 @@ async def test_abort_cancels_a_hanging_call_within_a_second_and_the_server_is_to
 async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fake_llm, tmp_path):
     write_mcp(agent_env, {"missing": {"command": str(tmp_path / "no-such-server")}, "quits": stdio("exit"),
                           "mute": stdio("hang-init", startupTimeoutMs=500), "noisy": stdio("garbage"),
-                          "tools": stdio()})
-    fake_llm.set_script([{"tool_calls": [{"name": "noisy_echo", "arguments": {"text": "still works"}}]},
+                          "tools": stdio(), "odd": stdio("malformed")})
+    fake_llm.set_script([{"tool_calls": [{"name": "noisy_echo", "arguments": {"text": "still works"}},
+                                         {"name": "odd_bad", "arguments": {}}]},
                          {"tool_calls": [{"name": "tools_crash", "arguments": {}}]}, {"text": "ok"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("try them", timeout=60)
@@ -113,7 +114,9 @@ async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fa
     assert "wrote something that is not JSON-RPC: 'this is not JSON-RPC'" in servers["noisy"]["lastError"]
     texts = tool_texts(fake_llm.requests[2])  # both results, in order
     assert "echo: still works" in texts[0]
-    assert "MCP server tools: the call of crash failed: the server exited" in texts[1]
+    assert "MCP server odd: the call of bad failed: the server's answer is malformed (" in texts[1]
+    assert "MCP server tools: the call of crash failed: the server exited" in texts[2]
+    assert servers["odd"]["state"] == "connected"
     assert crashed["state"] == "failed" and crashed["tools"] == [] and "restarting in 1 s" in crashed["lastError"] and restarted["tools"]
 
 

@@ -8,6 +8,7 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
   `crash` (the process exits in the middle of the call)
 - `exit`: exits at once, before reading anything
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
+- `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
 
@@ -27,6 +28,20 @@ if MODE == "exit":
 if MODE == "hang-init":
     for _line in sys.stdin:  # never answers; exits on EOF
         pass
+    sys.exit(0)
+if MODE == "malformed":
+    import json
+
+    TOOL = {"name": "bad", "description": "Answers nonsense", "inputSchema": {"type": "object"}}
+    ANSWERS = {"initialize": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                              "serverInfo": {"name": "malformed", "version": "1"}},
+               "tools/list": {"tools": [TOOL]}, "tools/call": {"content": "not a list", "isError": "maybe"}}
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        if "id" in request:
+            answer = ANSWERS.get(request["method"], {})
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
+            sys.stdout.flush()
     sys.exit(0)
 if MODE == "garbage":
     sys.stdout.write("this is not JSON-RPC\n")

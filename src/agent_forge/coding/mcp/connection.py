@@ -197,6 +197,8 @@ class ServerConnection:
 
     def _describe(self, exc: BaseException) -> str:
         leaf = _leaf(exc)
+        if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
+            return f"the server's answer is malformed ({_validation_summary(leaf)})"
         if isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
@@ -263,6 +265,15 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def _validation_summary(exc: BaseException) -> str:
+    """`content: Input should be a valid list; ...` for the first problems of a pydantic ValidationError."""
+    try:
+        problems = exc.errors()[:3]  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (any other shape: its first line will do)
+        return _first_line(exc)  # type: ignore[arg-type]
+    return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
 
 
 def _first_line(exc: Exception) -> str:
