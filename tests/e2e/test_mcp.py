@@ -278,3 +278,25 @@ async def test_the_off_the_shelf_mcp_server_time_from_pypi(agent_env, fake_llm, 
     assert {"time_get_current_time", "time_convert_time"} <= set(offered(fake_llm.requests[0]))
     result = json.loads(tool_texts(fake_llm.requests[1])[0])
     assert result["timezone"] == "Asia/Tokyo" and "+09:00" in result["datetime"]
+
+
+async def test_closing_does_not_wait_for_a_server_hanging_in_initialize(agent_env, tmp_path):
+    log = tmp_path / "hang.log"
+    write_mcp(agent_env, {"mute": stdio("hang-init", startupTimeoutMs=60000, env={"MCP_TEST_LOG": str(log)})})
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        pid = await _logged_pid(log)
+        state = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]["state"]
+        started = time.monotonic()
+        code = await client.close()
+    assert state == "starting" and code == 0 and time.monotonic() - started < 5 and not _alive(pid)
+
+
+async def _logged_pid(log: Path) -> int:
+    """The pid a server wrote to `log` when it started (it starts within the 30 s allowed)."""
+    import asyncio
+
+    deadline = time.monotonic() + 30
+    while not (log.exists() and log.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, "the MCP server did not start"
+        await asyncio.sleep(0.05)
+    return int(log.read_text().split()[1])

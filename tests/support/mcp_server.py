@@ -26,6 +26,9 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 if MODE == "exit":
     sys.exit(3)
 if MODE == "hang-init":
+    if os.environ.get("MCP_TEST_LOG"):
+        with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as started:
+            started.write(f"pid {os.getpid()}\n")
     for _line in sys.stdin:  # never answers; exits on EOF
         pass
     sys.exit(0)

@@ -59,9 +59,12 @@ class ServerConnection:
             self._task = asyncio.ensure_future(self._run())
 
     async def stop(self) -> None:
-        """Disconnect and stop the server process (its process group); bounded by `STOP_TIMEOUT_S`."""
+        """Disconnect and stop the server process (its process group); bounded by `STOP_TIMEOUT_S`. A server not
+        connected yet is cancelled at once (the SDK's shutdown of its process still runs, shielded)."""
         self._stop.set()
         task = self._task
+        if task is not None and not task.done() and self.state != "connected":
+            task.cancel()  # starting (maybe hung in `initialize`) or in its backoff: nothing to finish
         if task is not None and not task.done():
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)

@@ -39,6 +39,7 @@ class McpManager:
         self.connections = [ServerConnection(config, self._changed) for config in configs]
         self.clashes: list[str] = []
         self._started = False
+        self._closed = False  # `close` ran: a `start_soon` timer still due starts nothing
         self._reported: dict[str, tuple] = {}
 
     def start_soon(self) -> None:
@@ -47,7 +48,7 @@ class McpManager:
 
     def start(self) -> None:
         """Start every enabled server's connection (idempotent)."""
-        if self._started:
+        if self._started or self._closed:
             return
         self._started = True
         for connection in self.connections:
@@ -87,6 +88,7 @@ class McpManager:
 
     async def close(self) -> None:
         """Stop every server (their process groups end); tools are withdrawn."""
+        self._closed = True
         await asyncio.gather(*(c.stop() for c in self.connections), return_exceptions=True)
 
     # -- changes ----------------------------------------------------------------------------------------
