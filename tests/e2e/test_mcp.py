@@ -102,7 +102,8 @@ async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fa
                          {"tool_calls": [{"name": "tools_crash", "arguments": {}}]}, {"text": "ok"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("try them", timeout=60)
-        crashed = [e for e in events if e["type"] == "mcp_server_changed" and e["name"] == "tools"][-1]
+        crashed = next((e for e in events if e["type"] == "mcp_server_changed" and e["name"] == "tools"
+                        and e["state"] == "failed"), None) or await until_state(client, "tools", "failed")
         restarted = await until_state(client, "tools", "connected")
         servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
     notices = [e["message"] for e in events if e["type"] == "mcp_server_changed" and "message" in e]
