@@ -118,7 +118,8 @@ async def test_faulty_servers_are_reported_and_the_session_goes_on(agent_env, fa
     assert "MCP server odd: the call of bad failed: the server's answer is malformed (" in texts[1]
     assert "MCP server tools: the call of crash failed: the server exited" in texts[2]
     assert servers["odd"]["state"] == "connected"
-    assert crashed["state"] == "failed" and crashed["tools"] == [] and "restarting in 1 s" in crashed["lastError"] and restarted["tools"]
+    assert crashed["state"] == "failed" and crashed["tools"] == [] and "restarting in 1 s" in crashed["lastError"]
+    assert restarted["tools"]
 
 
 async def test_tools_allowlists_and_clashing_names(agent_env, fake_llm, tmp_path):
@@ -301,3 +302,16 @@ async def _logged_pid(log: Path) -> int:
         assert time.monotonic() < deadline, "the MCP server did not start"
         await asyncio.sleep(0.05)
     return int(log.read_text().split()[1])
+
+
+async def test_a_changed_tool_list_is_listed_again(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_grow", "arguments": {}}]}, {"text": "grown"},
+                         {"tool_calls": [{"name": "tools_extra", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("grow")
+        if not any(e["type"] == "mcp_server_changed" and "tools_extra" in e["tools"] for e in events):
+            await until_state(client, "tools", "connected")  # the listing may come after the run
+        await client.prompt_and_wait("use it")
+    assert "tools_extra" not in offered(fake_llm.requests[0]) and "tools_extra" in offered(fake_llm.requests[2])
+    assert tool_texts(fake_llm.requests[3])[-1] == "extra!"

@@ -4,8 +4,8 @@
 a free loopback port and writes the port to PORT_FILE. MODE is one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
-  (`isError`), `slow` (progress, then waits for `release`; cancellable), `huge` (`size` bytes of text),
-  `crash` (the process exits in the middle of the call)
+  (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
+  tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call)
 - `exit`: exits at once, before reading anything
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
@@ -108,6 +108,16 @@ else:
     def huge(size: int) -> str:
         line = "x" * 99 + "\n"
         return line * (size // 100)
+
+    @server.tool(description="Adds the tool `extra` and announces the changed tool list")
+    async def grow(ctx: Context) -> str:
+        def extra() -> str:
+            """A tool added while connected"""
+            return "extra!"
+
+        server.add_tool(extra)
+        await ctx.session.send_tool_list_changed()
+        return "grown"
 
     @server.tool(description="Kills the server in the middle of the call")
     def crash() -> str:

@@ -55,7 +55,8 @@ def test_project_entries_replace_or_override_user_entries_only_when_allowed(dirs
     servers, warnings = load(dirs)
     by_name = {s.name: s for s in servers}
     assert [s.name for s in servers] == ["a", "b", "c"]
-    assert by_name["a"].enabled is False and by_name["a"].exclude_tools == ("x",) and dict(by_name["a"].env) == {"K": "v"}
+    assert by_name["a"].enabled is False and by_name["a"].exclude_tools == ("x",)
+    assert dict(by_name["a"].env) == {"K": "v"}  # the override keeps the rest of the user entry
     assert by_name["a"].scope == "user" and by_name["b"].scope == "project" and by_name["b"].transport == "http"
     assert len(warnings) == 1 and "mcpServers.ghost: only overrides enabled, but no user server" in warnings[0]
     untrusted, _ = load(dirs, project_allowed=False)

@@ -185,8 +185,8 @@ def _parse_entry(name: str, entry: Any, scope: str, source: str | None, cwd: str
                                  env={k: expand(v) for k, v in _string_map(entry, "env").items()},
                                  cwd=_resolve_cwd(_optional_string(entry, "cwd"), cwd), **common)
     else:
-        server = McpServerConfig(url=_url(entry), headers={k: expand(v) for k, v in _string_map(entry, "headers").items()},
-                                 **common)
+        headers = {k: expand(v) for k, v in _string_map(entry, "headers").items()}
+        server = McpServerConfig(url=_url(entry), headers=headers, **common)
     if missing:
         warnings.append(f"{source or 'mcp_servers'}: mcpServers.{name}: environment variable(s) "
                         f"{', '.join(sorted(set(missing)))} not set (replaced by empty text)")

@@ -36,8 +36,7 @@ class ServerConnection:
         self.config = config
         self.on_change = on_change
         self.state = "starting" if config.enabled else "disabled"
-        self.error: str | None = None
-        self.notice: str | None = None  # a problem that did not end the connection (garbage on stdout)
+        self.error: str | None = None  # the last problem: why it failed, or what a connected server did wrong
         self.tools: list[Any] = []  # the SDK's `Tool` objects while connected
         self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
         self.instructions: str | None = None
@@ -47,6 +46,8 @@ class ServerConnection:
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
         self._stderr: Any = None
+        self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
+        self._connected = False  # this attempt connected: the backoff starts again from its first step
 
     @property
     def name(self) -> str:
@@ -91,6 +92,7 @@ class ServerConnection:
     async def _run(self) -> None:
         attempt = 0
         while not self._stop.is_set():
+            self._connected, self._lost_reason = False, None
             try:
                 await self._connect_once()
                 error = "the connection ended"
@@ -101,6 +103,7 @@ class ServerConnection:
             self._session, self.tools = None, []
             if self._stop.is_set():
                 return
+            attempt = 0 if self._connected else attempt
             delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
             attempt += 1
             self.error = f"{error}; restarting in {delay} s"
@@ -135,7 +138,7 @@ class ServerConnection:
                 raise ConnectionLost()
             raise TimeoutError(f"no answer to initialize within {timeout:g} s")
         self.instructions = getattr(result, "instructions", None)
-        self._session, self.tools = session, tools
+        self._session, self.tools, self._connected = session, tools, True
         self._set("connected")
         self.first_attempt.set()
 
@@ -153,15 +156,15 @@ class ServerConnection:
 
     async def _pump(self, read: Any, send: Any, lost: Any) -> None:
         """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
-        `notice`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
+        `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
             async with send:
                 async for item in read:
                     if isinstance(item, Exception):
                         if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
-                            self.notice = f"HTTP transport error: {_first_line(item)}"
+                            self._lost_reason = f"HTTP transport error: {_first_line(item)}"
                             return
-                        self.notice = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
+                        self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
                         self.on_change(self)
                         continue
                     await send.send(item)
@@ -170,7 +173,16 @@ class ServerConnection:
 
     async def _on_message(self, message: Any) -> None:
         if type(message).__name__ == "ToolListChangedNotification" and self._session is not None:
-            self.tools = await _list_tools(self._session)
+            asyncio.ensure_future(self._refresh_tools(self._session))  # not in the SDK's notification path
+
+    async def _refresh_tools(self, session: Any) -> None:
+        try:
+            tools = await _list_tools(session)
+        except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
+            self.error = f"listing the changed tools failed: {self._describe(exc)}"
+            return
+        if session is self._session:
+            self.tools = tools
             self.on_change(self)
 
     @contextlib.asynccontextmanager
@@ -202,7 +214,9 @@ class ServerConnection:
         leaf = _leaf(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
             return f"the server's answer is malformed ({_validation_summary(leaf)})"
-        if isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
+        if isinstance(leaf, ConnectionLost) and self._lost_reason:
+            text = self._lost_reason
+        elif isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:

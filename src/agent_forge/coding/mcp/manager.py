@@ -131,7 +131,6 @@ class McpManager:
         config = connection.config
         info = McpServerInfo(name=config.name, scope=config.scope, transport=config.transport,
                              state=connection.state, tools=list(connection.tool_names))
-        error = connection.notice or connection.error
-        if error:
-            info["lastError"] = error
+        if connection.error:
+            info["lastError"] = connection.error
         return info

@@ -38,7 +38,8 @@ def hashed_name(server: str, tool: str) -> str:
     return f"{base_name(server, tool)[:MAX_NAME - 9]}_{digest}"
 
 
-def assign_names(entries: Iterable[tuple[str, str]], taken: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[str]]:
+def assign_names(entries: Iterable[tuple[str, str]],
+                 taken: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[str]]:
     """Agent tool names for `(server, tool)` pairs, none in `taken` (the other tools of the session), and the
     clashes as messages. Every pair whose base name is shared (or taken) gets its hashed name."""
     entries = list(entries)
