@@ -315,3 +315,18 @@ async def test_a_changed_tool_list_is_listed_again(agent_env, fake_llm, tmp_path
         await client.prompt_and_wait("use it")
     assert "tools_extra" not in offered(fake_llm.requests[0]) and "tools_extra" in offered(fake_llm.requests[2])
     assert tool_texts(fake_llm.requests[3])[-1] == "extra!"
+
+
+async def test_a_stubborn_server_dies_with_a_killed_agent(agent_env, tmp_path):
+    import asyncio
+
+    log = tmp_path / "stubborn.log"
+    write_mcp(agent_env, {"stubborn": stdio("stubborn", env={"MCP_TEST_LOG": str(log)})})
+    client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+    pid = await _logged_pid(log)
+    os.kill(client.process.pid, signal.SIGKILL)
+    await client.close()
+    deadline = time.monotonic() + 30  # the lifeline watchdog scans /proc once the agent is gone
+    while _alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not _alive(pid)

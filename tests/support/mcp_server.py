@@ -8,6 +8,7 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
   tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call)
 - `exit`: exits at once, before reading anything
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
+- `stubborn`: as `hang-init`, but ignores SIGTERM and stdin EOF (only SIGKILL ends it)
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
@@ -25,6 +26,17 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 
 if MODE == "exit":
     sys.exit(3)
+if MODE == "stubborn":
+    import signal
+    import time
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as started:
+        started.write(f"pid {os.getpid()}\n")
+    for _line in sys.stdin:
+        pass
+    while True:
+        time.sleep(60)
 if MODE == "hang-init":
     if os.environ.get("MCP_TEST_LOG"):
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as started:

@@ -193,18 +193,23 @@ class ServerConnection:
             return
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        from ..tools import lifeline
+
         config = self.config
         if self._stderr is not None:
             self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
         self._stderr = tempfile.TemporaryFile()
+        watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog, as commands are
+        env = {**os.environ, **config.env, **({lifeline.ENV_VAR: watch} if watch else {})}
         params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
-                                       env={**os.environ, **config.env}, cwd=config.cwd,
-                                       encoding_error_handler="replace")
+                                       env=env, cwd=config.cwd, encoding_error_handler="replace")
         try:
             async with stdio_client(params, errlog=self._stderr) as streams:
                 yield streams
         except OSError as exc:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
+        finally:
+            lifeline.release(watch)
 
     def _set(self, state: str) -> None:
         self.state = state
