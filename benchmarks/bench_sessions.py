@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from agent_forge.coding.session_store import SessionStore  # noqa: E402
+from agent_forge.coding.session.store import SessionStore  # noqa: E402
 
 
 def agent_command() -> list[str]:

@@ -123,3 +123,36 @@ def agent_env(tmp_path: Path, fake_llm: FakeLLMServer) -> dict[str, str]:
 def agent_env_factory(tmp_path: Path, fake_llm: FakeLLMServer) -> Callable[..., dict[str, str]]:
     """`make_agent_env` bound to tmp_path and fake_llm, e.g. `agent_env_factory(api="anthropic-messages")`."""
     return functools.partial(make_agent_env, tmp_path, fake_llm)
+
+
+# -- shared doubles (tests/support/doubles.py) ---------------------------------------------------------------
+
+
+@pytest.fixture
+def faux():
+    """A `FauxProvider` of this test's own: pass `faux.model()` and `faux.stream` to what runs the model."""
+    from agent_forge.ai.providers.faux import FauxProvider
+
+    return FauxProvider()
+
+
+@pytest.fixture
+def make_gate(tmp_path: Path):
+    """`make_gate()` → a new `FifoGate` in tmp_path; all are closed at teardown."""
+    from support.doubles import FifoGate
+
+    gates: list[FifoGate] = []
+
+    def make(name: str = "gate") -> FifoGate:
+        gates.append(FifoGate(tmp_path / f"{name}-{len(gates)}.fifo"))
+        return gates[-1]
+
+    yield make
+    for gate in gates:
+        gate.close()
+
+
+@pytest.fixture
+def gate(make_gate):
+    """One `FifoGate`."""
+    return make_gate()

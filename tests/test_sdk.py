@@ -206,3 +206,30 @@ def test_bad_options_are_clear_errors(tmp_path):
         create_agent_session(model=faux_model(), name=" ", **common)
     with pytest.raises(CommandError, match="no-such-model"):
         create_agent_session(model="no-such-model", **common)
+
+
+async def test_sessions_are_saved_under_the_agent_dir_given(tmp_path, key, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENT_FORGE_SESSION_DIR", raising=False)
+    monkeypatch.delenv("AGENT_FORGE_DIR", raising=False)
+    set_faux_responses([FauxResponse(text="saved")], key=key)
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent")
+    await session.prompt_and_wait("hi")
+    session_file = session.get_state()["sessionFile"]
+    await session.close()
+    assert Path(session_file).is_relative_to(tmp_path / "agent" / "sessions") and Path(session_file).is_file()
+    assert not (tmp_path / "home" / ".agent-forge").exists()
+
+
+def test_tools_by_name_and_clear_errors_for_wrong_tools(tmp_path):
+    common = {"cwd": str(tmp_path), "agent_dir": tmp_path / "agent", "no_session": True, "model": faux_model()}
+    session = create_agent_session(tools=["read", "bash"], **common)
+    assert [tool.name for tool in session.agent.tools] == ["read", "bash"]
+    with pytest.raises(TypeError, match=r"got str \(for names, pass a list: \['read', 'bash'\]\)"):
+        create_agent_session(tools="read,bash", **common)
+    with pytest.raises(ValueError, match=r"Unknown tool 'nonexistent'; known tools: read, .*bash"):
+        create_agent_session(tools=["nonexistent"], **common)
+    with pytest.raises(TypeError, match="not a mix"):
+        create_agent_session(tools=["read", session.agent.tools[0]], **common)
+    with pytest.raises(TypeError, match=r"tools\[0\] is not a tool"):
+        create_agent_session(tools=[42], **common)

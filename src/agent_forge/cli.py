@@ -173,7 +173,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         return _run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
-        from .coding.session_lock import release_held_locks
+        from .coding.session.lock import release_held_locks
 
         release_held_locks()
         return 130
@@ -192,7 +192,14 @@ def _run_loop(main: Any) -> int:
     loop = asyncio.new_event_loop()
     try:
         asyncio.set_event_loop(loop)
-        return loop.run_until_complete(main)
+        task = loop.create_task(main)
+        interrupted = _cancel_on_sigint(loop, task)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
     finally:
         try:
             leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
@@ -205,6 +212,28 @@ def _run_loop(main: Any) -> int:
         finally:
             asyncio.set_event_loop(None)
             loop.close()
+
+
+def _cancel_on_sigint(loop: Any, task: Any) -> list[bool]:
+    """Until a mode takes the signals over (`termination`), Ctrl-C cancels the start-up `task`; the returned list
+    is non-empty once it did. A KeyboardInterrupt raised wherever the main thread happens to be could be caught
+    as a plugin's own failure (its `setup` running at that moment) and start-up would go on. A second Ctrl-C
+    (start-up code that ignores its cancellation) raises KeyboardInterrupt at once."""
+    import signal
+
+    hits: list[bool] = []
+
+    def on_sigint() -> None:
+        if hits:
+            raise KeyboardInterrupt
+        hits.append(True)
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
+        pass
+    return hits
 
 
 def _say(message: str) -> None:
@@ -226,7 +255,7 @@ def _conflicts(args: argparse.Namespace, mode: str) -> str | None:
 
 
 def _session_id_problem(args: argparse.Namespace) -> str | None:
-    from .coding.session_home import SESSION_ID, SESSION_ID_MAX
+    from .coding.session.home import SESSION_ID, SESSION_ID_MAX
 
     if len(args.session_id) > SESSION_ID_MAX:
         return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
@@ -267,7 +296,7 @@ def _export(paths: list[str]) -> int:
 
 def _list_sessions(args: argparse.Namespace) -> int:
     """`--list-sessions [--json]`: this directory's sessions, newest first."""
-    from .coding.session_listing import format_session_list, list_sessions
+    from .coding.session.listing import format_session_list, list_sessions
     from .modes.stdout_guard import print_out
 
     print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir, on_skip=_say_skipped),
@@ -309,7 +338,7 @@ def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
     """`--session`: work in the directory the session recorded when it still exists (the reference's "resumes
     it in its working directory"), saying so on stderr; otherwise say that the current one is used. Path
     arguments keep meaning what they meant where they were typed."""
-    from .coding.session_home import resume_directory
+    from .coding.session.home import resume_directory
 
     cwd = os.getcwd()
     home = resume_directory(resume, cwd)
@@ -347,7 +376,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
     reference = args.session if args.session is not None else args.fork
     if reference is None or not error.startswith("No session found"):
         return ""
-    from .coding.session_home import sessions_elsewhere
+    from .coding.session.home import sessions_elsewhere
 
     found = sessions_elsewhere(reference, args.session_dir)
     if not found:
@@ -360,7 +389,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
 def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None] | None:
     """`(file to resume, file to fork from)` of the session flags, after entering a resumed session's
     directory; None (with the reason on stderr) when the flags name no usable session."""
-    from .coding.session_listing import SessionFileError, startup_session
+    from .coding.session.listing import SessionFileError, startup_session
 
     try:
         resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
@@ -370,7 +399,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
         _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
         return None
     if args.session_id is not None and not args.no_session:
-        from .coding.session_home import session_with_id
+        from .coding.session.home import session_with_id
 
         try:
             resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
@@ -382,11 +411,28 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     return resume, fork_from
 
 
-async def _run(mode: str, args: argparse.Namespace) -> int:
+async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
+    """`agent-forge --mode rpc <argv>` inside this process, over `reader`/`writer` (`modes/rpc/streams.py`:
+    asyncio streams, in-memory pipes) instead of stdin/stdout: same arguments, session choice and plugins;
+    stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
+    on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
+    try:
+        args = build_parser().parse_args(["--mode", "rpc", *argv])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    problem = _conflicts(args, "rpc") or _missing_cwd()
+    if problem:
+        _say(problem)
+        return 2
+    return await _run("rpc", args, streams=(reader, writer))
+
+
+async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | None = None) -> int:
     from .modes.stdout_guard import claim_stdin, claim_stdout
 
-    claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
-    claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
+    if streams is None:
+        claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
+        claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
@@ -417,6 +463,8 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 
+        if streams is not None:
+            return await run_rpc_mode(session, *streams)
         return await run_until_terminated(session, run_rpc_mode(session))
     from .modes.print_mode import run_print_mode
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses
+from .ai.providers.faux import FauxProvider, FauxResponse, faux_model, faux_requests, set_faux_responses
 from .coding.agent_session import AgentSession, CommandError
 from .coding.factory import SessionOptions, create_session
 
@@ -35,11 +35,43 @@ def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSess
     `session_dir`, `no_session`, `name`, `tools`, `system_prompt`, `append_system_prompt`, `stream_fn`,
     `agent_dir`, `mcp_servers` (MCP servers in the `mcp.json` format: docs/mcp.md). Settings, `models.json` and `auth.json` are read from the agent dir and never written.
 
+    `tools` is a list of built-in tool names (`["read", "bash"]`: those tools, working in `cwd`) or a list of
+    tool objects (the `AgentTool` contract, `agent/types.py`); sessions are saved under `session_dir`, else
+    `<agent_dir>/sessions` when `agent_dir` is given, else the default sessions dir.
+
     Raises `CommandError` for an unreadable session file, an unknown model, an invalid thinking level or an
-    empty name, and `TypeError` for an unknown option.
+    empty name; `TypeError` for an unknown option and for `tools` that is not such a list (a string, names
+    mixed with objects); `ValueError` for an unknown tool name (the message lists the known ones).
     """
+    if "tools" in options:
+        options.update(_tool_options(options.pop("tools")))
     return create_session(SessionOptions(cwd=os.path.abspath(cwd or os.getcwd()), **options))
 
 
-__all__ = ["AgentSession", "CommandError", "FauxResponse", "SessionOptions", "create_agent_session", "faux_model",
-           "faux_requests", "set_faux_responses"]
+def _tool_options(tools: Any) -> dict[str, Any]:
+    """`tools` as SessionOptions fields: names become the `--tools` allowlist (`tool_names`), objects `tools`."""
+    from .coding.tools import TOOL_FACTORIES
+
+    if tools is None:
+        return {}
+    if not isinstance(tools, (list, tuple)):
+        raise TypeError(f"tools must be a list of tool names or tool objects, got {type(tools).__name__}"
+                        + (f" (for names, pass a list: {tools.split(',')!r})" if isinstance(tools, str) else ""))
+    names = [tool for tool in tools if isinstance(tool, str)]
+    if names and len(names) != len(tools):
+        raise TypeError("tools must be all tool names or all tool objects, not a mix")
+    if not names:
+        bad = next((tool for tool in tools if not (hasattr(tool, "name") and hasattr(tool, "execute"))), None)
+        if bad is not None:
+            raise TypeError(f"tools[{list(tools).index(bad)}] is not a tool (it needs `name` and `execute`): "
+                            f"{type(bad).__name__}")
+        return {"tools": list(tools)}
+    unknown = [name for name in names if name not in TOOL_FACTORIES]
+    if unknown:
+        raise ValueError(f"Unknown tool{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; known "
+                         f"tools: {', '.join(TOOL_FACTORIES)}")
+    return {"tool_names": names}
+
+
+__all__ = ["AgentSession", "CommandError", "FauxProvider", "FauxResponse", "SessionOptions", "create_agent_session",
+           "faux_model", "faux_requests", "set_faux_responses"]

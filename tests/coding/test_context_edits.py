@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 
 def user(text: str) -> dict:

@@ -27,7 +27,7 @@ from agent_forge.coding.export_html import (
 )
 from agent_forge.coding.export_html import entries as entries_module
 from agent_forge.coding.export_html.page import render_page
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 EVIL = '<script>document.title="pwned"</script><img src=x onerror=alert(1)>"\'&'
 

@@ -15,7 +15,7 @@ from agent_forge.ai.catalogue import PROVIDER_ENV_KEYS, context_windows_for
 from agent_forge.coding.agent_session import CommandError
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.models.auth_file import AuthStorage
-from agent_forge.coding.model_control import format_context_window, parse_context_window, resolve_scope
+from agent_forge.coding.models.control import format_context_window, parse_context_window, resolve_scope
 from agent_forge.coding.models.registry import ModelRegistry
 
 BASE_URL = "http://127.0.0.1:9/v1"  # never contacted: nothing here sends a request

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.sdk import create_agent_session
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from pathlib import Path
 
 import pytest
 
-from agent_forge.ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses, stream
-from agent_forge.coding.factory import SessionOptions, create_session
+from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
 from agent_forge.coding.retry import RETRY_CANCELLED
 from agent_forge.coding.retry_policy import (
     backoff_delay_ms, http_status, is_context_overflow, is_retryable_error, is_retryable_message)
+
+from support.doubles import session_factory
 
 OVERLOADED = '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 
@@ -86,49 +86,17 @@ def test_backoff_doubles_from_the_base_and_honours_the_cap():
 # -- AutoRetry in an AgentSession ---------------------------------------------------------------------------
 
 
-class Recorder:
-    """Collects session events; `reached(type)` resolves when an event of that type has been seen."""
-
-    def __init__(self) -> None:
-        self.events: list[dict] = []
-        self._waiters: dict[str, asyncio.Event] = {}
-
-    def __call__(self, event: dict) -> None:
-        self.events.append(event)
-        self._waiters.setdefault(event["type"], asyncio.Event()).set()
-
-    async def reached(self, kind: str) -> None:
-        await asyncio.wait_for(self._waiters.setdefault(kind, asyncio.Event()).wait(), 10)
-
-    def types(self) -> list[str]:
-        return [e["type"] for e in self.events]
-
-    def of(self, kind: str) -> list[dict]:
-        return [e for e in self.events if e["type"] == kind]
+@pytest.fixture
+def key(faux):
+    return faux.key
 
 
 @pytest.fixture
-def key():
-    return f"retry-{uuid.uuid4().hex}"
-
-
-@pytest.fixture
-def make_session(tmp_path, key):
-    sessions = []
-
-    def make(retry: dict | None = None):
-        agent_dir = tmp_path / "agent"
-        agent_dir.mkdir(exist_ok=True)
-        (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 0, **(retry or {})}}))
-        session = create_session(SessionOptions(cwd=str(tmp_path), agent_dir=agent_dir, tools=[],
-                                                session_dir=str(tmp_path / "sessions"), stream_fn=stream))
-        session.agent.model = faux_model(key=key)
-        recorder = Recorder()
-        session.subscribe(recorder)
-        sessions.append(session)
-        return session, recorder
-
-    yield make
+def make_session(tmp_path, faux):
+    """`make_session(retry=None)` → (session, recorder); `retry`: settings over `{"baseDelayMs": 0}`."""
+    sessions: list = []
+    make = session_factory(tmp_path, faux, sessions, skip=())
+    yield lambda retry=None: make({"retry": {"baseDelayMs": 0, **(retry or {})}})
     for session in sessions:
         session.store.close()
 

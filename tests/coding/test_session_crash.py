@@ -20,14 +20,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 RUNS = int(os.environ.get("AGENT_FORGE_CRASH_RUNS", "240"))
 BODY = "\u00e9\u2028"  # multi-byte and a JSON-significant line separator: a torn line is never valid by luck
 
 ZYGOTE = r"""
 import json, os, random, sys
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 BODY = "\u00e9\u2028"
 

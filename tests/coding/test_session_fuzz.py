@@ -18,11 +18,11 @@ from agent_forge.coding.compaction.tokens import context_tokens
 from agent_forge.coding.compaction.transcript import file_operations, serialize
 from agent_forge.coding.export_html import SessionSnapshot, render_html
 from agent_forge.coding.messages import convert_to_llm
-from agent_forge.coding.session_context import context_message
-from agent_forge.coding.session_listing import session_info
-from agent_forge.coding.session_stats import session_stats
-from agent_forge.coding.session_store import SessionStore
-from agent_forge.coding.session_tree import clone_path, entries_since, fork_messages, fork_path, get_tree
+from agent_forge.coding.session.context import context_message
+from agent_forge.coding.session.listing import session_info
+from agent_forge.coding.session.stats import session_stats
+from agent_forge.coding.session.store import SessionStore
+from agent_forge.coding.session.tree import clone_path, entries_since, fork_messages, fork_path, get_tree
 
 DROP = object()
 """Stands for "remove this field" in a mutation."""

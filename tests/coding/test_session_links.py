@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_file import SessionFileError
-from agent_forge.coding.session_lock import SessionLock, SessionLockError, lock_path_for
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.reading import SessionFileError
+from agent_forge.coding.session.lock import SessionLock, SessionLockError, lock_path_for
+from agent_forge.coding.session.store import SessionStore
 
 
 def user(text: str) -> dict:
@@ -47,7 +47,7 @@ def test_a_link_and_the_real_path_share_one_lock(session: Path, link: Path) -> N
 
 
 def test_the_lock_is_shared_with_another_process(session: Path, link: Path) -> None:
-    script = ("import sys\nfrom agent_forge.coding.session_store import SessionStore\n"
+    script = ("import sys\nfrom agent_forge.coding.session.store import SessionStore\n"
               "SessionStore.open(sys.argv[1], lock=True)\nprint('locked', flush=True)\nsys.stdin.read()\n")
     child = subprocess.Popen([sys.executable, "-c", script, str(session)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_file import SessionFileError
-from agent_forge.coding.session_listing import list_sessions, session_cwd_dir
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.reading import SessionFileError
+from agent_forge.coding.session.listing import list_sessions, session_cwd_dir
+from agent_forge.coding.session.store import SessionStore
 
 STAMP = "2024-05-01T10:00:00.000Z"
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
@@ -142,7 +142,7 @@ def test_failed_rewrite_keeps_the_old_file_and_can_be_retried(v2_file: Path, mon
     original = v2_file.read_bytes()
     store = SessionStore.open(v2_file)
     with monkeypatch.context() as patch:
-        patch.setattr("agent_forge.coding.session_file.os.replace", _refuse)
+        patch.setattr("agent_forge.coding.session.reading.os.replace", _refuse)
         store.append_message(message("user", "waits"))
     assert store.write_error is not None and store.write_error["error"] == "No space left on device"
     assert v2_file.read_bytes() == original and store.entry_count == 7
@@ -197,7 +197,7 @@ def test_version_1_ids_are_the_same_on_every_load(v1_file: Path) -> None:
 
 
 def test_derived_ids_skip_ids_already_taken() -> None:
-    from agent_forge.coding.session_migrations import derived_entry_id
+    from agent_forge.coding.session.migrations import derived_entry_id
 
     natural = derived_entry_id("sid", 3, set())
     assert derived_entry_id("sid", 3, set()) == natural and derived_entry_id("sid", 4, set()) != natural

@@ -8,7 +8,7 @@ import pytest
 
 from agent_forge.agent.loop import abortable_step
 from agent_forge.coding.run import Phase
-from agent_forge.coding.session_hooks import SessionHooks
+from agent_forge.coding.hooks import SessionHooks
 from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, set_faux_responses
 
 

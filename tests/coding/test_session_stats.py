@@ -7,7 +7,7 @@ import math
 import pytest
 
 from agent_forge.coding.compaction.tokens import context_tokens
-from agent_forge.coding.session_stats import (
+from agent_forge.coding.session.stats import (
     IMAGE_CHARS,
     context_usage,
     estimate_tokens,
@@ -15,7 +15,7 @@ from agent_forge.coding.session_stats import (
     session_stats,
     usage_totals,
 )
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 MODEL = {"id": "m", "provider": "p", "api": "faux", "contextWindow": 200_000}
 

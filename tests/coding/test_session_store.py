@@ -9,8 +9,8 @@ from typing import get_type_hints
 
 import pytest
 
-from agent_forge.coding.session_entries import ENTRY_SHAPES
-from agent_forge.coding.session_store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
+from agent_forge.coding.session.entries import ENTRY_SHAPES
+from agent_forge.coding.session.store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
 
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
 ENTRY_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_store import SessionStore, find_most_recent
+from agent_forge.coding.session.store import SessionStore, find_most_recent
 
 # The writer: a few non-message entries (held back until the first message), then messages of mixed sizes
 # (so some writes are large enough to be torn), acknowledging each entry id on stdout after its append returns.
 WRITER = r"""
 import random, sys
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 root, cwd, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(seed)
 store = SessionStore.create(cwd, root)

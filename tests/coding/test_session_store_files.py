@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_store import SessionFileError, SessionStore
+from agent_forge.coding.session.store import SessionFileError, SessionStore
 
 
 def user(text: str) -> dict:
@@ -203,7 +203,7 @@ class FailingWrites:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.real_write = os.write
-        monkeypatch.setattr("agent_forge.coding.session_store.os.write", self)
+        monkeypatch.setattr("agent_forge.coding.session.store.os.write", self)
 
     def __call__(self, fd: int, data: bytes) -> int:
         self.real_write(fd, bytes(data[: len(data) // 2]))
@@ -261,7 +261,7 @@ def test_when_cutting_back_fails_too_the_next_append_starts_a_fresh_line(tmp_pat
     kept = store.append_message(user("kept"))
     with monkeypatch.context() as patch:
         FailingWrites(patch)
-        patch.setattr("agent_forge.coding.session_file.os.ftruncate", _refuse_truncate)
+        patch.setattr("agent_forge.coding.session.reading.os.ftruncate", _refuse_truncate)
         waiting = store.append_message(user("waits " * 50))
     after = store.append_message(user("after"))
     store.close()

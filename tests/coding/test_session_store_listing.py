@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_file import SessionFileError
-from agent_forge.coding.session_listing import resolve_session
-from agent_forge.coding.session_store import SessionStore, find_most_recent, list_sessions, message_text
+from agent_forge.coding.session.reading import SessionFileError
+from agent_forge.coding.session.listing import resolve_session
+from agent_forge.coding.session.store import SessionStore, find_most_recent, list_sessions, message_text
 
 
 def make_session(cwd: Path, root: Path, prompts: list[str], name: str | None = None, mtime: int = 0) -> Path:

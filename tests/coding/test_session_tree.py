@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agent_forge.coding.messages import convert_to_llm
-from agent_forge.coding.session_lock import SessionLock, SessionLockError, lock_path_for
-from agent_forge.coding.session_store import SessionStore
-from agent_forge.coding.session_switch import fork_file
-from agent_forge.coding.session_tree import (
+from agent_forge.coding.session.lock import SessionLock, SessionLockError, lock_path_for
+from agent_forge.coding.session.store import SessionStore
+from agent_forge.coding.switching import fork_file
+from agent_forge.coding.session.tree import (
     INVALID_FORK_ENTRY,
     build_tree,
     clone_path,
@@ -281,7 +281,7 @@ def test_second_writer_is_refused_until_the_first_closes(branched) -> None:
 def test_lock_held_by_another_process_names_its_pid(branched) -> None:
     store, _ = branched
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from agent_forge.coding.session_lock import SessionLock; "
+        [sys.executable, "-c", "import sys; from agent_forge.coding.session.lock import SessionLock; "
                                "SessionLock.acquire(sys.argv[1]); print('locked', flush=True); sys.stdin.read()",
          str(store.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
@@ -374,7 +374,7 @@ def test_deep_json_keys_defaults_and_cycles() -> None:
 
 
 def test_older_compaction_inside_the_kept_range_is_not_repeated():
-    from agent_forge.coding.session_context import context_entries
+    from agent_forge.coding.session.context import context_entries
 
     def entry(i, kind="message", **fields):
         return {"type": kind, "id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "", **fields}

@@ -6,44 +6,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import uuid
 from pathlib import Path
 
 import pytest
 
-from agent_forge.ai.providers.faux import FauxResponse, faux_model, faux_requests, set_faux_responses, stream
+from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
 from agent_forge.coding.agent_session import CommandError
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.messages import bash_execution_text, convert_to_llm
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.coding.tools.procgroup import group_alive
-
-
-class Gate:
-    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()`; held open read-write by the
-    test, so opening it never blocks."""
-
-    def __init__(self, path: Path):
-        os.mkfifo(path)
-        self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-
-    @property
-    def wait(self) -> str:
-        return f"read _ < '{self.path}'"
-
-    def open(self) -> None:
-        os.write(self._fd, b"go\n")
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-@pytest.fixture
-def gate(tmp_path):
-    made = Gate(tmp_path / "gate.fifo")
-    yield made
-    made.close()
 
 
 @pytest.fixture
@@ -54,15 +26,15 @@ def project(tmp_path):
 
 
 @pytest.fixture
-def faux_key():
-    return f"user-bash-{uuid.uuid4().hex}"
+def faux_key(faux):
+    return faux.key
 
 
 @pytest.fixture
-def session(tmp_path, project, faux_key):
+def session(tmp_path, project, faux):
     session = create_session(SessionOptions(cwd=str(project), agent_dir=tmp_path / "agent",
-                                            session_dir=str(tmp_path / "sessions"), tools=[], stream_fn=stream))
-    session.agent.model = faux_model(key=faux_key)
+                                            session_dir=str(tmp_path / "sessions"), tools=[], stream_fn=faux.stream))
+    session.agent.model = faux.model()
     yield session
     session.store.close()
 

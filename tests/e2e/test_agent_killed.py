@@ -1,4 +1,5 @@
 """End to end: a SIGKILLed agent takes the processes of its running commands with it (issue 10 C), and a
+
 SIGTERM, SIGHUP or SIGINT leaves no more behind than a SIGKILL does (not even a `setsid` escapee).
 
 Both ways a command runs: the model's `bash` tool and the RPC `bash` command. Each command reports the pids of
@@ -18,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient, RpcError
+
+pytestmark = pytest.mark.real_process  # kill -9 and termination signals need the agent as a process
 
 COMMAND = 'sleep 300 & echo "pids $$ $!"; wait'
 PIDS = re.compile(r"pids (\d+) (\d+)")

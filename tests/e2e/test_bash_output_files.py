@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from e2e.test_full_disk import fill, mounted_tmpfs
 
 from agent_forge.modes.rpc.client import RpcClient
@@ -51,6 +53,7 @@ def plant(root: Path, name: str, *, session_file: str | None, age_days: float = 
     return directory
 
 
+@pytest.mark.real_process  # outputs of a live owner process are kept: the owner must exit
 async def test_outputs_live_with_the_session_and_go_when_it_is_deleted(agent_env, fake_llm, tmp_path):
     env, root = isolated(agent_env, tmp_path)
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": BIG}}]}, {"text": "done"}])

@@ -211,3 +211,28 @@ async def test_export_over_rpc_follows_symlinks_and_refuses_special_files(agent_
     assert (project / "real" / "page.html").stat().st_mode & 0o777 == 0o644
     assert piped["success"] is False and piped["id"] == "p" and "is a FIFO, not a regular file" in piped["error"]
     assert (project / "pipe.html").is_fifo()
+
+
+async def test_export_over_rpc_never_replaces_what_is_not_an_earlier_export(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "hi"}])
+    project = tmp_path / "outer" / "project"
+    project.mkdir(parents=True)
+    victim = tmp_path / "passwd"  # outside the cwd, like ../../etc/passwd; only ever inside tmp_path
+    victim.write_text("root:x:0:0\n")
+    (project / "notes").write_text("keep me")
+    (project / "old.html").write_text("old page")
+    async with await RpcClient.start([], cwd=str(project), env=agent_env) as client:
+        await client.prompt_and_wait("hello")
+        outside = await client.send({"type": "export_html", "outputPath": "../../passwd"})
+        absolute = await client.send({"type": "export_html", "outputPath": str(victim)})
+        notes = await client.send({"type": "export_html", "outputPath": "notes"})
+        nul = await client.send({"type": "export_html", "outputPath": "x\u0000.html"})
+        again = await client.send({"type": "export_html", "outputPath": "old.html"})
+        fresh = await client.send({"type": "export_html", "outputPath": "../new-page"})
+    assert outside["success"] is False and "must stay inside the working directory" in outside["error"]
+    assert absolute["success"] is False and "not an earlier HTML export" in absolute["error"]
+    assert notes["success"] is False and "not an earlier HTML export" in notes["error"]
+    assert victim.read_text() == "root:x:0:0\n" and (project / "notes").read_text() == "keep me"
+    assert nul["success"] is False and nul["error"] == "Field 'outputPath' must not contain NUL characters"
+    assert again["success"] is True and "hello" in (project / "old.html").read_text()
+    assert fresh["success"] is False and not (tmp_path / "outer" / "new-page").exists()

@@ -14,6 +14,8 @@ import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
+pytestmark = pytest.mark.real_process  # a full disk ends a real process (exit code, stderr line)
+
 BIG = 100_000  # characters of one answer: five fill the 512 KB disk
 
 

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 
 SECRET = "sk-TOPSECRET-42"
@@ -109,6 +111,7 @@ def test_a_command_whose_background_child_keeps_stdout_open_gives_its_key_at_onc
     assert fake_llm.requests[0]["headers"].get("authorization") == "Bearer kbg"
 
 
+@pytest.mark.real_process  # process groups and stderr warnings of an agent process of its own
 async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory()
     pid_file = tmp_path / "child.pid"

@@ -186,14 +186,16 @@ def test_a_plugin_command_runs_instead_of_reaching_the_model(agent_env, fake_llm
     result = run(agent_env, tmp_path, "-p", "/note remember the milk", "-e", EXAMPLE_PLUGIN)
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"" and fake_llm.requests == []
+    [first] = session_files(agent_env)  # the plugin's entry alone makes the file appear: the note is kept
     fake_llm.set_script([{"text": "You noted the milk."}])
     result = run(agent_env, tmp_path, "-p", "/note remember the milk", "what did I note?", "-e", EXAMPLE_PLUGIN)
     assert result.returncode == 0, result.stderr
     assert result.stdout == b"You noted the milk.\n"
     assert user_texts(fake_llm.requests[0]) == ["what did I note?", "Notes the user kept so far:\n- remember the milk"]
-    [path] = session_files(agent_env)
-    notes = [json.loads(line) for line in path.read_text().splitlines() if '"example-note"' in line]
-    assert [n["data"] for n in notes] == [{"text": "remember the milk"}]
+    for path in session_files(agent_env):
+        notes = [json.loads(line) for line in path.read_text().splitlines() if '"example-note"' in line]
+        assert [n["data"] for n in notes] == [{"text": "remember the milk"}], path
+    assert len(session_files(agent_env)) == 2 and first in session_files(agent_env)
 
 
 def test_commands_and_input_handlers_mix_with_prompts(agent_env, fake_llm, tmp_path):
@@ -305,6 +307,33 @@ def test_plugin_error_lines_reach_stderr_without_control_sequences(agent_env, fa
     result = run(agent_env, tmp_path, "-p", "-e", "leaky.py", "/leak ESC]0;pwnedESC\\ ok ESC[2J")
     assert b"plugin leaky failed in command:leak: RuntimeError: tool said:  ok " in result.stderr, result.stderr
     assert b"\x1b" not in result.stderr
+
+
+def test_ctrl_c_while_plugin_code_runs_at_start_up_is_not_taken_for_the_plugins_failure(agent_env, fake_llm,
+                                                                                      tmp_path):
+    """Ctrl-C arriving while a plugin's setup code executes (not awaits) once became that plugin's
+    KeyboardInterrupt: "Plugin not loaded", and the prompt went to the model anyway."""
+    fake_llm.set_script([{"text": "should not be asked"}])
+    (tmp_path / "busy.py").write_text("import time\n\ndef setup(plugin):\n"
+                                      "    print('setup started', flush=True)\n"
+                                      "    end = time.monotonic() + 1.5\n"
+                                      "    while time.monotonic() < end:\n"
+                                      "        pass\n")
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "-e", "busy.py", "hi"],
+                               cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        while (line := process.stderr.readline()) and line != b"setup started\n":
+            pass
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stderr
+    assert b"Plugin not loaded" not in stderr and b"Traceback" not in stderr
+    assert fake_llm.requests == []
 
 
 def test_ctrl_c_during_start_up_removes_the_lock_file(agent_env, fake_llm, tmp_path):

@@ -13,39 +13,6 @@ import pytest
 from agent_forge.modes.rpc.client import RpcClient
 
 
-class Gate:
-    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()` (once per waiting reader).
-    The test holds it open read-write, so neither side blocks on opening it."""
-
-    def __init__(self, path: Path):
-        os.mkfifo(path)
-        self.path = path
-        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-
-    @property
-    def wait(self) -> str:
-        return f"read _ < '{self.path}'"
-
-    def open(self) -> None:
-        os.write(self._fd, b"go\n")
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-@pytest.fixture
-def make_gate(tmp_path):
-    gates: list[Gate] = []
-
-    def make() -> Gate:
-        gates.append(Gate(tmp_path / f"gate-{len(gates)}.fifo"))
-        return gates[-1]
-
-    yield make
-    for gate in gates:
-        gate.close()
-
-
 @pytest.fixture
 def project(tmp_path):
     path = tmp_path / "project"
@@ -272,7 +239,7 @@ async def test_stdin_eof_waits_for_a_running_command(agent_env, project, make_ga
     client = await start(agent_env, project)
     reply = client.send_nowait({"type": "bash", "command": f"echo started; {gate.wait}; echo finished"})
     await next_update(client)
-    client.process.stdin.close()
+    client.close_input()
     gate.open()
     response = await asyncio.wait_for(reply, 30)
     assert await client.close() == 0

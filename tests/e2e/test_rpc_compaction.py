@@ -7,6 +7,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 
 W = "word " * 40  # 50 tokens at chars/4
@@ -474,3 +476,78 @@ async def test_compact_sent_during_a_run_never_compacts_the_next_session(agent_e
         assert reply["error"] in ("Compaction aborted",) or "session" in reply["error"].lower(), reply["error"]
     new = Path(new_file)
     assert not new.exists() or "compaction" not in [json.loads(line)["type"] for line in new.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("queue", ["follow_up", "steer"])
+async def test_an_overflow_with_a_message_queued_recovers_before_the_message_goes_on(agent_env_factory, fake_llm,
+                                                                                    tmp_path, queue):
+    """The overflowed attempt is compacted and repeated first; the message queued while it streamed is delivered
+    after the repeated answer, on the compacted context, as it would have been had the attempt succeeded."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    overflow = {"error_event": OVERFLOW["body"]["error"], "error_after": 0, "hang": True, "hang_ms": 60000}
+    fake_llm.set_script([{"text": "one " + W}, overflow, {"match": SUMMARY, "text": "## Objective\nShrunk."},
+                         {"text": "recovered answer"}, {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        await client.send({"type": "prompt", "message": "second " + W})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 2)  # the attempt streams (hung) when the message comes
+        assert (await client.send({"type": queue, "message": "then this"}))["success"] is True
+        fake_llm.release_hangs()
+        events = await client.wait_for("agent_settled", timeout=30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"][0] is True
+    end = next(e for e in events if e["type"] == "compaction_end")
+    assert end["reason"] == "overflow" and end["willRetry"] is True and end["result"] is not None
+    assert len(fake_llm.requests) == 5 and "then this" not in json.dumps(fake_llm.requests[2]["body"])
+    repeated = sent(fake_llm, 3)
+    assert "Shrunk." in repeated[0][1] and [t[:6] for _, t in repeated[1:]] == ["second"]
+    delivered = sent(fake_llm, 4)
+    assert "Shrunk." in delivered[0][1] and delivered[-2:] == [("assistant", "recovered answer"), ("user", "then this")]
+    assert [m.get("stopReason") for m in messages if m["role"] == "assistant"][-2:] == ["stop", "stop"]
+    assert messages[-1]["content"][0]["text"] == "queued answer"
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_a_refused_second_compact_leaves_queued_messages_to_the_running_compaction(agent_env_factory,
+                                                                                        fake_llm, tmp_path):
+    """`compact` while a compaction runs answers "already in progress" and starts nothing: the follow-up queued
+    meanwhile runs once the first compaction is over, on the compacted context."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W},
+                         {"match": SUMMARY, "text": "## Objective\nShrunk.", "hang": True, "hang_ms": 60000},
+                         {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        compact = client.send_nowait({"type": "compact"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 3)  # the summary request hangs
+        queued = await client.send({"type": "prompt", "message": "then this", "streamingBehavior": "followUp"})
+        refused = await client.send({"type": "compact"})
+        state = (await client.send({"type": "get_state"}))["data"]
+        fake_llm.release_hangs()
+        reply = await asyncio.wait_for(compact, 30)
+        settled = await client.wait_for("agent_settled", timeout=30)
+    assert queued["data"]["disposition"] == "queued"
+    assert refused["success"] is False and refused["error"] == "Compaction is already in progress"
+    assert state["isStreaming"] is False and state["isCompacting"] is True
+    assert reply["success"] is True
+    kinds = types(client.records)
+    assert kinds.index("compaction_end") < kinds.index("agent_start", kinds.index("compaction_start"))
+    assert "Shrunk." in sent(fake_llm, 3)[0][1] and sent(fake_llm, 3)[-1] == ("user", "then this")
+    assert settled[-1] == {"type": "agent_settled", "aborted": False} and len(fake_llm.requests) == 4
+
+
+async def test_compact_while_idle_leaves_a_steer_queued_while_idle_for_the_next_prompt(agent_env_factory,
+                                                                                     fake_llm, tmp_path):
+    """A steer sent while idle rides with the next prompt; a `compact` in between does not start it."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 30}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W},
+                         {"match": SUMMARY, "text": "## Objective\nShrunk."}, {"text": "answer"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        assert (await client.send({"type": "steer", "message": "steered"}))["data"]["disposition"] == "queued"
+        reply = await client.send({"type": "compact"}, timeout=30)
+        state = (await client.send({"type": "get_state"}))["data"]
+        requests_after_compact = len(fake_llm.requests)
+        await client.prompt_and_wait("go")
+    assert reply["success"] is True and state["isStreaming"] is False and requests_after_compact == 3
+    assert [t for _, t in sent(fake_llm, 3)[-2:]] == ["go", "steered"] and "Shrunk." in sent(fake_llm, 3)[0][1]

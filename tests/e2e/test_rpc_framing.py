@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
+
+pytestmark = pytest.mark.real_process  # bytes on a real process's pipes
 
 
 async def run_lines(env, cwd, data: bytes):

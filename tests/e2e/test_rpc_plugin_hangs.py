@@ -12,6 +12,8 @@ import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
+pytestmark = pytest.mark.real_process  # hanging and blocking plugin code, SIGTERM: crash safety needs a process
+
 from .test_print_mode import run, user_texts
 from .test_rpc_plugins import answer, next_request, notification
 
@@ -257,6 +259,24 @@ async def test_a_blocking_sync_plugin_tool_does_not_block_the_rpc_loop(agent_env
     assert state["data"]["isStreaming"] is True and aborted["success"] is True
     assert settled[-1] == {"type": "agent_settled", "aborted": True}
     assert updates[-1]["partialResult"]["content"] == [{"type": "text", "text": "napping"}]
+
+
+async def test_stdin_eof_bounds_a_blocking_sync_plugin_tool_then_aborts_and_exits(agent_env_factory, fake_llm,
+                                                                                    tmp_path, evil):
+    fake_llm.set_script([{"tool_calls": [{"name": "nap", "arguments": {}}]}, {"text": "unused"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    await client.send({"type": "prompt", "message": "nap"})
+    [e async for e in client.events_until("tool_execution_update")]
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    await client.close()
+    kinds = [r["type"] for r in client.records]
+    error = next(r for r in client.records if r["type"] == "extension_error")
+    assert error["event"] == "tool:nap" and "still running 0.3 s after stdin closed" in error["error"]
+    assert kinds.index("extension_error") < kinds.index("tool_execution_end") < kinds.index("agent_settled")
+    assert next(r for r in client.records if r["type"] == "agent_settled") == {"type": "agent_settled",
+                                                                               "aborted": True}
+    assert len(fake_llm.requests) == 1 and said_bye(client)
 
 
 async def test_a_sync_command_uses_ctx_from_its_thread(agent_env_factory, tmp_path, evil):

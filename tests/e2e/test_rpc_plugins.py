@@ -206,7 +206,7 @@ async def test_plugin_code_raising_systemexit_or_keyboardinterrupt_never_ends_th
     [end] = [e for e in events if e["type"] == "tool_execution_end"]
     assert end["isError"] is True and end["result"]["content"] == [{"type": "text", "text": "SystemExit: 2"}]
     assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "survived"
-    assert state["success"] is True and client.process.returncode == 0
+    assert state["success"] is True and client.returncode == 0
 
 
 @pytest.mark.parametrize("escaped_type", [b"extension\\u005fui_response", b"extension_ui\\u005fresponse"])

@@ -7,6 +7,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 
 
@@ -121,6 +123,23 @@ async def test_set_auto_retry_false_turns_retry_off_for_this_session_only(agent_
     assert settings_file.read_text() == settings_before
 
 
+async def test_turning_retry_off_during_a_wait_makes_that_attempt_and_no_more(agent_env_factory, fake_llm,
+                                                                               tmp_path):
+    """docs/rpc.md: `set_auto_retry false` does not end a running wait (`abort_retry` does); nothing after it."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1500}})
+    fake_llm.set_script([{"status": 503}, {"status": 503}, {"status": 503}, {"text": "never"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "hello"})
+        await client.wait_for("auto_retry_start")
+        reply = await client.send({"type": "set_auto_retry", "enabled": False})
+        after = await client.wait_for("agent_settled", timeout=20)
+    assert reply["success"] is True
+    assert types(after) == ["agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end",
+                            "auto_retry_end", "agent_settled"]
+    assert after[-3]["willRetry"] is False and after[-2]["success"] is False and after[-2]["attempt"] == 1
+    assert len(fake_llm.requests) == 2
+
+
 async def test_a_cut_stream_is_retried_without_its_partial_text(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
     fake_llm.set_script([{"text": "partial words that never finish", "drop_after": 3},
@@ -195,3 +214,93 @@ async def test_abort_retry_answers_at_the_hand_over_to_a_queued_steer(agent_env_
     assert reply["success"] is True and state["isStreaming"] is True
     assert [m["role"] for m in bodies(fake_llm)[1] if m["role"] != "system"] == ["user", "user"]
     assert "auto_retry_end" in types(settled) and settled[-1] == {"type": "agent_settled", "aborted": False}
+
+
+def roles_and_texts(body):
+    """(role, text) of each message of a request body, system prompt left out."""
+    out = []
+    for message in body:
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        if message["role"] != "system":
+            out.append((message["role"], text))
+    return out
+
+
+@pytest.mark.parametrize("queue", [{"type": "follow_up"}, {"type": "steer"},
+                                   {"type": "prompt", "streamingBehavior": "followUp"},
+                                   {"type": "prompt", "streamingBehavior": "steer"}])
+async def test_a_failed_attempt_with_a_message_queued_is_retried_before_the_message_goes_on(
+        agent_env_factory, fake_llm, tmp_path, queue):
+    """A message queued while the attempt streams does not take the failed attempt's place: the attempt is
+    retried (hidden, as always) with the same request, and the message is delivered after the retried answer,
+    as it would have been had the attempt succeeded."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
+                         {"text": "first answer"}, {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 1)  # the attempt streams (hung) when the message comes
+        queued = await client.send({**queue, "message": "then this"})
+        fake_llm.release_hangs()
+        events = await client.wait_for("agent_settled", timeout=30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        session_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert queued["data"]["disposition"] == "queued"
+    ends = [e for e in events if e["type"] == "agent_end"]
+    assert ends[0]["willRetry"] is True and ends[0]["messages"][-1]["stopReason"] == "error"
+    assert "auto_retry_start" in types(events)
+    assert next(e for e in events if e["type"] == "auto_retry_end")["success"] is True
+    first, retried, delivered = bodies(fake_llm)
+    assert retried == first and roles_and_texts(first) == [("user", "go")]
+    assert roles_and_texts(delivered) == [("user", "go"), ("assistant", "first answer"), ("user", "then this")]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [
+        ("user", None), ("assistant", "stop"), ("user", None), ("assistant", "stop")]
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+    entries = [json.loads(line) for line in Path(session_file).read_text().splitlines()[1:]]
+    failed = [e["id"] for e in entries if e["type"] == "message" and e["message"].get("stopReason") == "error"]
+    assert [e["targetId"] for e in entries if e["type"] == "context_edit"] == failed and len(failed) == 1
+
+
+async def test_a_failure_that_is_not_retried_hands_over_to_the_queued_message(agent_env_factory, fake_llm,
+                                                                              tmp_path):
+    """Retries off: the failed attempt stays, and the queued message runs after it, in a run of its own."""
+    env = agent_env_factory(settings={"retry": {"enabled": False}})
+    fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
+                         {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 1)
+        await client.send({"type": "follow_up", "message": "then this"})
+        fake_llm.release_hangs()
+        events = await client.wait_for("agent_settled", timeout=30)
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [False, False]
+    assert "auto_retry_start" not in types(events) and len(fake_llm.requests) == 2
+    assert roles_and_texts(bodies(fake_llm)[1]) == [("user", "go"), ("user", "then this")]
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+
+
+async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_failed_attempt(
+        agent_env_factory, fake_llm, tmp_path):
+    """docs/rpc.md: `abort` continues messages still queued. The message queued while the attempt streamed waits
+    through the backoff; `abort` ends the wait and its run takes over (the failed attempt stays hidden)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
+                         {"text": "queued answer"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await asyncio.to_thread(fake_llm.wait_for_requests, 1)
+        await client.send({"type": "follow_up", "message": "then this"})
+        fake_llm.release_hangs()
+        await client.wait_for("auto_retry_start", timeout=30)
+        reply = await client.send({"type": "abort"}, timeout=30)
+        events = await client.wait_for("agent_settled", timeout=30)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert reply["success"] is True
+    assert next(e for e in client.records if e["type"] == "auto_retry_end")["finalError"] == "Retry cancelled"
+    assert len(fake_llm.requests) == 2
+    assert roles_and_texts(bodies(fake_llm)[1]) == [("user", "go"), ("user", "then this")]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("user", None),
+                                                                    ("assistant", "stop")]
+    assert events[-1]["type"] == "agent_settled"

@@ -204,6 +204,7 @@ async def test_back_to_back_prompts_are_never_silently_dropped(agent_env, fake_l
     assert [u["content"][0]["text"] for u in users] == ["one", "three"]
 
 
+@pytest.mark.real_process
 async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, fake_llm, tmp_path):
     import signal
 
@@ -227,6 +228,7 @@ async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, 
     assert sent[2]["tool_call_id"] == sent[1]["tool_calls"][0]["id"]
 
 
+@pytest.mark.real_process
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 async def test_termination_signal_kills_tool_processes_and_keeps_the_session_valid(
         agent_env, fake_llm, tmp_path, signame):

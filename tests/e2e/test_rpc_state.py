@@ -260,7 +260,8 @@ async def test_setting_commands_never_rewrite_settings_files(agent_env_factory, 
     assert (state["steeringMode"], state["followUpMode"], state["thinkingLevel"]) == (
         "one-at-a-time", "one-at-a-time", "low")
     assert (global_settings.read_bytes(), project_settings.read_bytes()) == before
-    assert sorted(p.name for p in global_settings.parent.iterdir()) == ["models.json", "settings.json"]
+    # the named session is saved (sessions/), but no settings file is written or added
+    assert sorted(p.name for p in global_settings.parent.iterdir()) == ["models.json", "sessions", "settings.json"]
 
 
 async def test_a_missing_model_or_key_is_one_line_on_stderr_at_start_up(agent_env, tmp_path):

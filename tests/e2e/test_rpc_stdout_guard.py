@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
+
+pytestmark = pytest.mark.real_process  # the claimed stdout/stdin of a real process
 
 NOISY_PLUGIN = '''
 import os, subprocess
+
 print("import-time print")
 
 def setup(plugin):

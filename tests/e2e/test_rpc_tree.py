@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.modes.rpc.client import RpcClient
 
 
@@ -176,6 +176,7 @@ async def test_switch_session_failures_leave_the_current_session(agent_env, fake
     assert after == state and [text_of(m) for m in messages] == ["hello", "kept"]
 
 
+@pytest.mark.real_process
 async def test_switch_to_a_file_in_use_by_another_process_fails(agent_env, project, branched):
     path = str(branched["path"])
     async with await start(agent_env, project, "--session", path) as holder:

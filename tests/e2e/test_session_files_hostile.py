@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session_store import session_cwd_dir
+from agent_forge.coding.session.store import session_cwd_dir
 from agent_forge.modes.rpc.client import RpcClient
 from e2e.test_cli_sessions import cli, write_session
 from e2e.test_full_disk import fill, mounted_tmpfs

@@ -62,3 +62,43 @@ async def test_a_second_command_with_a_pending_id_is_refused():
     reply = await first
     await client.close()
     assert reply["id"] == "same" and reply["success"] is True
+
+
+_EXIT_AGENT = r"""
+import json, sys
+command = json.loads(sys.stdin.readline())
+print(json.dumps({"type": "response", "command": "get_state", "success": True, "id": command["id"]}), flush=True)
+sys.stdin.readline()  # the second command is never answered
+sys.exit(3)
+"""
+
+
+async def test_after_the_agent_exits_every_wait_fails_at_once_with_its_code():
+    client = await RpcClient.start(command=[sys.executable, "-c", _EXIT_AGENT])
+    assert (await client.send({"type": "get_state"}, timeout=30))["success"] is True
+    with pytest.raises(RpcError, match=r"^agent exited \(code 3\) before responding"):
+        await client.send({"type": "get_state"}, timeout=30)  # pending when it exits
+    for _ in range(2):
+        with pytest.raises(RpcError, match=r"^agent exited \(code 3\)"):
+            await client.send({"type": "get_state"}, timeout=30)  # a timeout would say "timed out"
+        with pytest.raises(RpcError, match=r"^agent exited \(code 3\)"):
+            await client.next_event(timeout=30)
+    assert await client.close() == 3
+
+
+_DEEP_ID_AGENT = r"""
+import json, sys
+command = json.loads(sys.stdin.readline())
+depth = 100000
+sys.stdout.write('{"type":"response","command":"x","success":true,"id":' + "[" * depth + "]" * depth + "}\n")
+print(json.dumps({"type": "response", "command": "get_state", "success": True, "id": command["id"]}), flush=True)
+sys.stdin.readline()
+"""
+
+
+async def test_a_response_with_an_id_nested_too_deep_to_match_is_an_event_and_the_reader_lives():
+    client = await RpcClient.start(command=[sys.executable, "-c", _DEEP_ID_AGENT])
+    reply = await client.send({"type": "get_state"}, timeout=30)
+    deep = await client.next_event(timeout=30)
+    await client.close()
+    assert reply["success"] is True and deep["command"] == "x" and isinstance(deep["id"], list)

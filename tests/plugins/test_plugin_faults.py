@@ -478,3 +478,25 @@ def test_private_copies_share_only_what_cannot_be_copied():
     copied = private_copy(event)
     copied["result"]["content"].clear()
     assert event["result"]["content"] == [{"type": "text", "text": "x"}] and copied["result"]["details"]["lock"] is lock
+
+
+async def test_a_plugin_task_cancelled_before_it_starts_leaves_no_never_awaited_warning():
+    """Abort storms cancel plugin command tasks before their first step; the command's coroutine was then
+    collected unawaited ("coroutine ... was never awaited" on stderr, in the client's view)."""
+    import gc
+    import warnings
+
+    from agent_forge.plugins.isolation import spawn_contained
+
+    async def command() -> None:
+        raise AssertionError("never runs")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        task = spawn_contained(command())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        del task
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]

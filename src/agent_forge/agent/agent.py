@@ -125,15 +125,18 @@ class Agent:
 
     # -- runs ----------------------------------------------------------------------------------------
 
-    def start(self, prompts: list[AgentMessage]) -> asyncio.Task:
-        """Start a run with `prompts` (user messages; may be empty to continue). Returns the run's task."""
+    def start(self, prompts: list[AgentMessage], *, repeat: bool = False) -> asyncio.Task:
+        """Start a run with `prompts` (user messages; may be empty to continue). Returns the run's task.
+        `repeat`: the run repeats the request that failed (automatic retry, overflow recovery), so steering
+        messages queued meanwhile wait for its first turn boundary, as they would have had the failed attempt
+        succeeded, instead of joining the repeated request."""
         if self.is_streaming:
             raise RuntimeError("Agent is already processing")
         if self.model is None or self._stream_fn is None:
             raise RuntimeError("No model selected")
         self._run = RunState(messages=self.messages)
         loop = TurnLoop(self._loop_config(), self._run, self._emit)
-        self._task = asyncio.ensure_future(loop.run(prompts))
+        self._task = asyncio.ensure_future(loop.run(prompts, repeat=repeat))
         return self._task
 
     async def prompt(self, prompts: list[AgentMessage]) -> list[AgentMessage]:

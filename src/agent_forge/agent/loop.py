@@ -22,6 +22,7 @@ from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
                      ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
+from .tool_call_ids import make_tool_call_ids_unique
 from .types import AgentTool, ToolError, ToolResult
 
 NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
@@ -118,10 +119,12 @@ class TurnLoop:
         self.state = state
         self.emit = emit
 
-    async def run(self, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def run(self, prompts: list[dict[str, Any]], *, repeat: bool = False) -> list[dict[str, Any]]:
+        """`repeat`: the run repeats a request that failed (`Agent.start`), so steering waits for its first turn
+        boundary."""
         self.emit(AgentStart(type="agent_start"))
         try:
-            await self._turns(prompts)
+            await self._turns(prompts, repeat)
         except Exception as exc:  # a bug below must still end the run as the protocol promises
             self._end_message(self._finish_failed(None, f"Unexpected agent failure: {type(exc).__name__}: {exc}"))
             traceback.print_exc()
@@ -129,10 +132,10 @@ class TurnLoop:
         self.emit(AgentEnd(type="agent_end", messages=self.state.new_messages, willRetry=will_retry))
         return self.state.new_messages
 
-    async def _turns(self, prompts: list[dict[str, Any]]) -> None:
+    async def _turns(self, prompts: list[dict[str, Any]], repeat: bool) -> None:
         # Seed 000: steering messages go in before the next model call, the run's first one included (a
         # message steered while idle rides with the prompt that starts the run, after it).
-        pending: list[dict[str, Any]] | None = [*prompts, *self.config.take_steering()]
+        pending: list[dict[str, Any]] | None = [*prompts, *([] if repeat else self.config.take_steering())]
         while pending is not None:
             await self._before_turn()
             if self.state.aborted and not pending:
@@ -146,8 +149,10 @@ class TurnLoop:
         await self._step(self.config.before_turn())
 
     def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:
-        """Messages that open the next turn ([] when only tool results are pending), or None to stop."""
-        if self.state.aborted:
+        """Messages that open the next turn ([] when only tool results are pending), or None to stop. A failed
+        turn ends the run with queued messages still queued: its owner retries it (or recovers from an overflow)
+        first and hands them over after (docs/rpc.md, "Automatic retry")."""
+        if self.state.aborted or self.state.new_messages[-1].get("stopReason") in ("error", "aborted"):
             return None
         steering = self.config.take_steering()
         if steering or has_tool_calls:
@@ -202,6 +207,7 @@ class TurnLoop:
         if message is None or message["stopReason"] == "pending":
             message = self._finish_failed(message, "Provider stream ended without a final message")
         message["durationMs"] = int((time.monotonic() - started) * 1000)
+        make_tool_call_ids_unique(message)  # each call must get its own result and events
         self._end_message(message)
         return message
 

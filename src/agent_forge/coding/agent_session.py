@@ -1,12 +1,12 @@
 """AgentSession: the hub every mode drives (RPC commands, print mode, the SDK): public API plus delegation to
 collaborators that get what they need (agent, current store, settings, `emit`), never the hub: `intake.py`
 (prompts), `run.py` (the session-level run), `persistence.py` (entries on disk before their events),
-`compaction/`, `model_control.py`, `session_switch.py`, `user_bash.py`, `state.py` (reports)."""
+`compaction/`, `models/control.py`, `switching.py`, `user_bash.py`, `state.py` (reports)."""
 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.types import Model
@@ -16,18 +16,22 @@ from .errors import CommandError
 from .events import SessionEvent
 from .intake import Intake, key_setup_hint, no_model_message, user_message
 from .messages import last_assistant_text
-from .model_control import ModelControl
+from .models.control import ModelControl
 from .persistence import Persistence, entries_text, release
 from .resources.loader import SessionResources
 from .run import SessionRun
-from .session_hooks import SessionHooks
-from .session_store import SessionStore
-from .session_switch import SessionSwitch
+from .hooks import SessionHooks
+from .session.store import SessionStore
+from .switching import SessionSwitch
 from .state import export_store, session_state, stats_report
 from .system_prompt import build_system_prompt
 from .tools.output_files import OutputDir, SessionOutputs, start_pruning
 from .tools.selection import ToolSelection
 from .user_bash import UserBash
+
+if TYPE_CHECKING:
+    from .models.registry import ModelRegistry
+    from .settings import Settings
 
 __all__ = ["AgentSession", "CommandError", "entries_text", "key_setup_hint", "no_model_message", "user_message"]
 
@@ -37,7 +41,7 @@ Listener = Callable[[SessionEvent], None]
 class AgentSession:
     """One conversation: its agent, store, model and listeners. Build it with `factory.create_session`."""
 
-    def __init__(self, *, store: SessionStore, agent: Agent, registry: Any, settings: Any, cwd: str,
+    def __init__(self, *, store: SessionStore, agent: Agent, registry: ModelRegistry, settings: Settings, cwd: str,
                  system_prompt_override: str | None = None, append_system_prompt: str | None = None):
         self.store, self.agent, self.registry, self.settings, self.cwd = store, agent, registry, settings, cwd
         self.warnings: list[str] = []
@@ -120,7 +124,7 @@ class AgentSession:
         return session_state(self.agent, self.store, self.compaction, streaming=self.is_streaming)
 
     def get_session_stats(self) -> dict[str, Any]:
-        """The `get_session_stats` response data (seed 000); what each number covers: `session_stats.py`."""
+        """The `get_session_stats` response data (seed 000); what each number covers: `session/stats.py`."""
         return stats_report(self.agent, self.store, self.compaction)
 
     async def export_html(self, output_path: str | None = None) -> str:
@@ -197,9 +201,11 @@ class AgentSession:
         """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
         `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
-        Raises `CommandError`. See `compaction/branch.py`."""
-        outcome = await navigate_tree(self.store, self.agent, self.compaction, target_id, busy=self.is_streaming,
-                                      summarize=summarize, custom_instructions=custom_instructions)
+        Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once
+        the move is over (`SessionRun.idle_work`), like those queued during a manual compaction."""
+        outcome = await self.run.idle_work(navigate_tree(
+            self.store, self.agent, self.compaction, target_id, busy=self.is_streaming, summarize=summarize,
+            custom_instructions=custom_instructions))
         self.model_control.restore(self.store.build_context(), announce=True)  # the new branch's configuration
         return outcome
 
@@ -216,7 +222,7 @@ class AgentSession:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
         return self.resources.commands([self.hooks.commands])
 
-    # -- model (`model_control.py`) -------------------------------------------------------------------
+    # -- model (`models/control.py`) -------------------------------------------------------------------
     def set_model(self, provider: str, model_id: str) -> Model:
         """Switch model (a `model_change` entry; thinking level clamped). Raises `CommandError` when unknown."""
         return self.model_control.set_model(provider, model_id)
@@ -240,7 +246,7 @@ class AgentSession:
             raise CommandError("Session name cannot be empty")
         self.store.append_session_info(name.strip())
 
-    # -- session lifecycle (`session_switch.py`) -------------------------------------------------------
+    # -- session lifecycle (`switching.py`) -------------------------------------------------------
     async def new_session(self, parent_session: str | None = None) -> bool:
         """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
         return await self.switching.new_session(parent_session)

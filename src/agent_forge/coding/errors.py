@@ -19,7 +19,7 @@ where a command turns them into one, or into an event field (`compaction_end.err
     ExternalSearchError      rg or fd failed; the message is its stderr
 
 The defining modules (`session_file`, `session_lock`, `compaction.cut_points`, ...) re-export their classes,
-so `from agent_forge.coding.session_file import SessionFileError` keeps working.
+so `from agent_forge.coding.session.reading import SessionFileError` keeps working.
 """
 
 from __future__ import annotations

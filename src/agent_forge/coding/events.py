@@ -1,7 +1,7 @@
 """The events a session emits on top of its agent's (`agent/events.py`), one `TypedDict` per `type`.
 
 `SessionEvent` is the union of both: what `AgentSession.subscribe` listeners receive and what every writer
-(`retry.py`, `compaction/`, `model_control.py`, the session file's write state, plugins through
+(`retry.py`, `compaction/`, `models/control.py`, the session file's write state, plugins through
 `AgentSession.emit`) builds. RPC mode derives its event table from it (`modes/rpc/types.py`), so a new event is
 declared here first; `tests/modes/test_protocol_docs.py` checks it against `docs/rpc.md`.
 """

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.catalogue import clamp_thinking_level
@@ -15,12 +15,17 @@ from ..ai.types import THINKING_LEVELS, Model
 from .agent_session import AgentSession
 from .errors import CommandError, SessionFileError
 from .messages import convert_to_llm
-from .paths import agent_dir as default_agent_dir
+from .paths import agent_dir as default_agent_dir, sessions_dir
 from .models.registry import ModelRegistry
 from .mcp.setup import attach_mcp
 from .resources.setup import load_project_settings, load_session_resources
-from .session_store import SessionStore
-from .session_switch import fork_file
+from .session.store import SessionStore
+from .switching import fork_file
+
+if TYPE_CHECKING:
+    from .settings import Settings
+    from .resources.loader import SessionResources
+    from .tools.selection import ToolSelection
 
 
 @dataclass(kw_only=True)
@@ -86,6 +91,8 @@ def create_session(options: SessionOptions) -> AgentSession:
 
 def build_session(options: SessionOptions) -> AgentSession:
     agent_dir = options.agent_dir or default_agent_dir()
+    if options.agent_dir and not options.session_dir:  # an explicit agent dir holds the sessions too
+        options = replace(options, session_dir=str(sessions_dir(None, agent=options.agent_dir)))
     settings, policy = load_project_settings(options, agent_dir)  # project trust: resources/trust.py
     resources, tool_selection = load_session_resources(options, agent_dir, settings, policy)
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
@@ -119,7 +126,7 @@ def _open_store(options: SessionOptions) -> SessionStore:
         raise CommandError(str(exc)) from exc
 
 
-def _new_session(options: SessionOptions, store: SessionStore, registry: Any, settings: Any, resources: Any,
+def _new_session(options: SessionOptions, store: SessionStore, registry: ModelRegistry, settings: Settings, resources: SessionResources,
                  tool_selection: Any) -> AgentSession:
     from ..ai.registry import stream as registry_stream
 
@@ -145,7 +152,7 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: Any, se
     return session
 
 
-def _default_tools(cwd: str, tool_selection: Any, settings: Any) -> list:
+def _default_tools(cwd: str, tool_selection: ToolSelection, settings: Settings) -> list:
     from .tools import create_tools
     from .tools.shell import ShellConfig
 

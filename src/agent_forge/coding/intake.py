@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .models.registry import ModelRegistry
     from .resources.loader import SessionResources
     from .run import SessionRun
-    from .session_hooks import SessionHooks
+    from .hooks import SessionHooks
 
 INPUT_CANCEL_GRACE_S = 1.0
 """Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""
@@ -115,7 +115,7 @@ class Intake:
         `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
         self._check_open()
         message = user_message(self._resources().expand(text) if expand else text, images)
-        if self._run.is_streaming or self._compaction.is_compacting:  # a manual compaction sends queued ones after
+        if self._run.is_streaming or self._compaction.is_compacting:  # sent after it (`SessionRun.idle_work`)
             streaming_behavior = streaming_behavior or self._after_run_behavior()
             if streaming_behavior not in ("steer", "followUp"):
                 raise CommandError(
@@ -222,11 +222,11 @@ def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[
     return {"role": "user", "content": content, "timestamp": now_ms()}
 
 
-def no_model_message(registry: Any) -> str:
+def no_model_message(registry: ModelRegistry) -> str:
     return f"No model available: no provider has an API key. {key_setup_hint(registry)}"
 
 
-def key_setup_hint(registry: Any) -> str:
+def key_setup_hint(registry: ModelRegistry) -> str:
     """How to give a provider a key (environment, auth.json, models.json), with any models.json problem."""
     keys = ", ".join(PROVIDER_ENV_KEYS[p] for p in ("anthropic", "openai") if p in PROVIDER_ENV_KEYS)
     return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}, or configure a provider in "

@@ -66,7 +66,7 @@ _SUMMARY_INTROS = {
     "compactionSummary": "Earlier turns of this conversation were condensed into the summary below; continue from it.",
     "branchSummary": "Before this point the conversation explored another branch, summarized below.",
 }
-"""Summary message roles (built from `compaction` / `branch_summary` entries, `session_context.py`) → the
+"""Summary message roles (built from `compaction` / `branch_summary` entries, `session/context.py`) → the
 sentence that introduces the summary text in the user message the model receives."""
 
 

@@ -16,10 +16,13 @@ def agent_dir() -> Path:
     return Path.home() / CONFIG_DIR_NAME / "agent"
 
 
-def sessions_dir(override: str | None = None) -> Path:
-    """`--session-dir`, else `$AGENT_FORGE_SESSION_DIR`, else `<agent dir>/sessions`."""
+def sessions_dir(override: str | None = None, agent: str | os.PathLike[str] | None = None) -> Path:
+    """`--session-dir`, else `$AGENT_FORGE_SESSION_DIR`, else `<agent dir>/sessions` (`agent`, e.g. the SDK's
+    `agent_dir`, else `agent_dir()`)."""
     chosen = override or os.environ.get("AGENT_FORGE_SESSION_DIR")
-    return Path(chosen).expanduser() if chosen else agent_dir() / "sessions"
+    if chosen:
+        return Path(chosen).expanduser()
+    return (Path(agent).expanduser() if agent else agent_dir()) / "sessions"
 
 
 def project_dir(cwd: str | Path) -> Path:

@@ -12,8 +12,9 @@ from typing import Any, Callable
 
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
-from .session_entries import OMIT
-from .session_store import SessionStore
+from .message_persist import persist_message
+from .session.entries import OMIT
+from .session.store import SessionStore
 
 WRITE_RETRY_S = 2.0
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
@@ -40,7 +41,7 @@ class Persistence:
             store.append_custom_message(message.get("customType", ""), message.get("content", ""),
                                         message.get("display", True), message.get("details", OMIT))
         else:
-            store.append_message(message)
+            persist_message(store.append_message, message)  # unencodable values must not end the run
 
     def watch(self, store: SessionStore) -> None:
         """Report `store`'s write state from now on (at once when its first write already failed: a fork or

@@ -16,11 +16,14 @@ The session emits the single `agent_settled` after all of it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any, Callable, TYPE_CHECKING
 
 from .events import AutoRetryEnd, AutoRetryStart, Emit
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
 from .settings import RetrySettings
+
+if TYPE_CHECKING:
+    from .session.store import SessionStore
 
 RETRY_CANCELLED = "Retry cancelled"
 """`finalError` of the `auto_retry_end` that ends a chain cancelled during its backoff wait."""
@@ -144,7 +147,7 @@ def _succeeded(message: dict[str, Any]) -> bool:
     return message.get("role") == "assistant" and message.get("stopReason") not in ("error", "aborted")
 
 
-def forget_failed_attempt(messages: list[dict[str, Any]], store: Any, failed: dict[str, Any]) -> None:
+def forget_failed_attempt(messages: list[dict[str, Any]], store: SessionStore, failed: dict[str, Any]) -> None:
     """Remove `failed` (the last failed assistant message) from `messages` and append a `context_edit` entry
     `{targetId, replacement: null}` (`ContextEdit`) to `store` hiding its session entry from future context (the
     reference session format's omission edit), so a resumed session leaves it out too. The message entry itself
@@ -158,7 +161,7 @@ def forget_failed_attempt(messages: list[dict[str, Any]], store: Any, failed: di
         store.append_context_edit(entry_id, None)  # read back by session_context
 
 
-def _message_entry_id(store: Any, message: dict[str, Any], max_steps: int = 64) -> str | None:
+def _message_entry_id(store: SessionStore, message: dict[str, Any], max_steps: int = 64) -> str | None:
     """Id of the session entry holding `message`, searched from the leaf back (it was appended moments ago)."""
     entry_id = store.leaf_id
     for _ in range(max_steps):

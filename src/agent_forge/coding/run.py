@@ -3,7 +3,8 @@
 A session-level run may span several agent runs (`agent.start`):
 
     start(prompts) → plugins' `before_run` (STARTING) → agent run (RUNNING)
-      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING)
+      → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING; a
+        failed turn ends its run with messages still queued, and the retried run repeats the failed request)
       → HANDING_OVER: overflow recovery (`compaction.after_run`: compact, continue once: RUNNING) or the
         threshold check, then `compact` requests sent during the run (`compaction.at_hand_over`)
       → messages still queued: a new agent run (RUNNING), the run boundary passes (an `abort` returns here)
@@ -17,18 +18,20 @@ from __future__ import annotations
 
 import asyncio
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from ..agent.loop import abortable_step
 from .events import AgentSettled, Emit
 from .retry import AutoRetry, forget_failed_attempt
 
 if TYPE_CHECKING:
+    from .settings import Settings
     from ..agent.agent import Agent
     from .compaction.controller import CompactionController
-    from .session_hooks import SessionHooks
-    from .session_store import SessionStore
+    from .hooks import SessionHooks
+    from .session.store import SessionStore
 
+T = TypeVar("T")
 
 
 class Phase(Enum):
@@ -55,7 +58,7 @@ class SessionRun:
     hooks, `system_prompt()` the prompt plugins may replace, `flush_held()` adds user bash commands held back
     during the run, `emit` sends events to the session's listeners."""
 
-    def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Any,
+    def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Settings,
                  store: Callable[[], SessionStore], hooks: Callable[[], SessionHooks],
                  system_prompt: Callable[[], str], flush_held: Callable[[], None], emit: Emit,
                  prepare: Callable[[], Awaitable[None] | None] = lambda: None):
@@ -87,12 +90,23 @@ class SessionRun:
         self.phase = Phase.STARTING
         self._task = asyncio.ensure_future(self._settle(self._begin(prompts)))
 
-    def start_queued(self) -> None:
-        """Start a run with the messages queued while the session was busy without a run (a manual compaction)."""
-        if not self.is_streaming:
-            queued = self._agent.take_queued()
-            if queued is not None:
-                self.start(queued)
+    async def idle_work(self, work: Awaitable[T]) -> T:
+        """Await `work`, a manual compaction or branch summary asked for while no run goes on. Messages queued
+        while it ran start a run once it is over, however it ended (seed 000: abort continues queued messages),
+        taking along those queued before it. `work` asked for while a run, a compaction or a branch summary goes
+        on is expected to refuse: then nothing starts here, what is going on hands its queue over itself."""
+        if self.is_streaming or self._compaction.is_compacting:
+            return await work
+        before = self._queued()
+        try:
+            return await work
+        finally:
+            queued = self._queued()
+            if not self.is_streaming and any(all(m is not old for old in before) for m in queued):
+                self.start(self._agent.take_queued() or [])
+
+    def _queued(self) -> list[dict[str, Any]]:
+        return [*self._agent.steering_queue, *self._agent.follow_up_queue]
 
     async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
         """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
@@ -145,7 +159,7 @@ class SessionRun:
             if not await retry.backoff():
                 break
             try:
-                run = self._agent.start([])
+                run = self._agent.start([], repeat=True)
             except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
                 retry.end_failed(str(exc))
                 break
@@ -216,7 +230,4 @@ class SessionRun:
                 return compaction.result(request.result())
             compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
             await self.wait_for_idle()
-        try:
-            return compaction.result(await compaction.manual(custom_instructions, session_id))
-        finally:
-            self.start_queued()
+        return compaction.result(await self.idle_work(compaction.manual(custom_instructions, session_id)))

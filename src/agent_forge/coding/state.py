@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError
 from .export_html import ExportError, SessionSnapshot, write_export
-from .session_stats import session_stats
+from .session.stats import session_stats
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
     from .compaction.controller import CompactionController
-    from .session_store import SessionStore
+    from .session.store import SessionStore
 
 
 def session_state(agent: Agent, store: SessionStore, compaction: CompactionController, *,
@@ -42,7 +42,7 @@ def session_state(agent: Agent, store: SessionStore, compaction: CompactionContr
 
 
 def stats_report(agent: Agent, store: SessionStore, compaction: CompactionController) -> dict[str, Any]:
-    """The `get_session_stats` response data (seed 000); what each number covers: `session_stats.py`."""
+    """The `get_session_stats` response data (seed 000); what each number covers: `session/stats.py`."""
     return session_stats(session_file=str(store.path) if store.path else None, session_id=store.session_id,
                          entries=store.entries, branch=store.branch(), messages=agent.messages, model=agent.model,
                          context_tokens=compaction.context_tokens())

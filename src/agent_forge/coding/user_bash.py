@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Callable, NotRequired, TypedDict
+from typing import Any, Callable, NotRequired, TYPE_CHECKING, TypedDict
 
 from ..agent.loop import now_ms
 from .errors import CommandError
 from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from .settings import Settings
+    from .session.store import SessionStore
 
 
 class BashResult(TypedDict):
@@ -58,7 +63,7 @@ class UserBash:
     and `busy()` whether a run is going on; both are read at each use, so a session that swaps its store
     (new_session, switch_session) is followed. `output_dir()` is where full outputs go."""
 
-    def __init__(self, *, cwd: str, agent: Any, settings: Any, store: Callable[[], Any], busy: Callable[[], bool],
+    def __init__(self, *, cwd: str, agent: Agent, settings: Settings, store: Callable[[], SessionStore], busy: Callable[[], bool],
                  output_dir: Callable[[], Any]):
         self._cwd = cwd
         self._agent = agent

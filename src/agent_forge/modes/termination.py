@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Any, Awaitable
+from typing import TYPE_CHECKING, Awaitable
 
 from . import stdout_guard
+
+if TYPE_CHECKING:
+    from ..coding.agent_session import AgentSession
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 OUTPUT_FAILURE_EXIT = 1
 
 
-async def run_until_terminated(session: Any, mode: Awaitable[int]) -> int:
+async def run_until_terminated(session: AgentSession, mode: Awaitable[int]) -> int:
     """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
     return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`."""
     loop = asyncio.get_running_loop()
@@ -61,7 +64,7 @@ async def _outcome(task: asyncio.Task, terminating: list[asyncio.Task]) -> int:
         return 0
 
 
-async def _terminate(session: Any, task: asyncio.Task) -> None:
+async def _terminate(session: AgentSession, task: asyncio.Task) -> None:
     from ..coding.tools import lifeline  # the signal has come: start-up time no longer matters
 
     running = lifeline.live_tokens()  # before the session stops the commands and releases their tokens

@@ -26,14 +26,15 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Awaitable, Callable, NotRequired, TypedDict, TypeVar, Union, overload
 
-from ..agent.types import AgentMessage, ToolError, ToolResult
+from ..agent.types import AgentMessage, ToolResult
 from ..ai.types import JsonValue, Model, UserContent
 from .events import (  # noqa: F401 - re-exported: the public API names them
     HANDLED, AddContext, BeforeRunEvent, Block, Cancel, Handled, HandlerResult, HandlerReturn, InputEvent,
     PluginEvent, SessionChangeEvent, SessionShutdownEvent, SessionStartEvent, ToolCallEvent, Transform,
 )
 from .schema import check_parameters_schema
-from .values import private_copy
+from .tool_results import to_tool_result
+from .values import json_problem, private_copy
 from .ui import PluginUI
 
 if TYPE_CHECKING:
@@ -118,7 +119,14 @@ class SessionView:
         self._session.set_session_name(name)
 
     def append_entry(self, custom_type: str, data: JsonValue = None) -> None:
-        """Save plugin state in the session file (a `custom` entry; never sent to the model)."""
+        """Save plugin state in the session file (a `custom` entry; never sent to the model). Raises TypeError
+        when `custom_type` is not a string or JSON cannot hold `data` (the message names the bad part); nothing
+        is saved then."""
+        if not isinstance(custom_type, str):
+            raise TypeError(f"append_entry: custom_type must be a string, got {type(custom_type).__name__}")
+        problem = json_problem(data, "data")
+        if problem is not None:
+            raise TypeError(f"append_entry: {problem}")
         self._session.store.append_custom(custom_type, data)
 
     async def abort(self) -> None:
@@ -163,19 +171,6 @@ class ToolContext(Context):
 
     def update(self, partial: str | ToolResult | ToolResultFields) -> None:
         self.on_update(to_tool_result(partial))
-
-
-def to_tool_result(value: object) -> ToolResult:
-    """A plugin tool's return value as a `ToolResult`: a string (one text block), a `ToolResult`, or a dict
-    `{content: [blocks], details?}`. Anything else is a `ToolError` the model sees."""
-    if isinstance(value, ToolResult):
-        return value
-    if isinstance(value, str):
-        return ToolResult(content=[{"type": "text", "text": value}])
-    if isinstance(value, dict) and isinstance(value.get("content"), list):
-        return ToolResult(content=value["content"], details=value.get("details"))
-    raise ToolError(f"The tool returned {type(value).__name__}; expected a string, a ToolResult or "
-                    "{content, details}")
 
 
 # -- registration -------------------------------------------------------------------------------------

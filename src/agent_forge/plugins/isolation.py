@@ -10,6 +10,7 @@ plugin may call `sys.exit()` or raise `KeyboardInterrupt`. Raised inside an asyn
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Awaitable, TypeVar
 
 _T = TypeVar("_T")
@@ -62,3 +63,13 @@ async def contained(awaitable: Awaitable[_T]) -> _T:
         if is_cancellation(exc):
             raise
         raise PluginEscape(exc) from exc
+
+
+def spawn_contained(awaitable: Awaitable[_T]) -> asyncio.Task[_T]:
+    """`contained(awaitable)` as a task. A task cancelled before its first step never awaits `awaitable`; a
+    coroutine is then closed, so it is not reported as "never awaited" when it is collected (closing one that
+    ran is a no-op)."""
+    task = asyncio.ensure_future(contained(awaitable))
+    if inspect.iscoroutine(awaitable):
+        task.add_done_callback(lambda _: awaitable.close())
+    return task

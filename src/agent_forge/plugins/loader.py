@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
-from .isolation import contained, describe_error, is_cancellation
+from .isolation import describe_error, is_cancellation, spawn_contained
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -184,7 +184,7 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
 async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) -> None:
     """Await an async setup for at most `timeout` seconds. A setup still running then is cancelled but not
     waited for: one that ignores the cancellation must not hang start-up either."""
-    task = asyncio.ensure_future(contained(awaitable))
+    task = spawn_contained(awaitable)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..coding.agent_session import AgentSession
 from ..coding.events import ExtensionError
-from ..coding.session_hooks import SessionHooks
+from ..coding.hooks import SessionHooks
 from .api import (
     AddContext,
     BeforeRunEvent,
@@ -46,8 +46,9 @@ from .api import (
     ToolCallEvent,
     Transform,
 )
-from .isolation import contained, describe_error, is_cancellation
+from .isolation import describe_error, is_cancellation, spawn_contained
 from .threads import in_thread, is_async, thread_context
+from .tool_deadline import runner_deadlines
 from .tools import PluginTool
 from .values import command_item, context_message, describe_value, images_problem, private_copy
 from .ui import PluginUI
@@ -95,6 +96,7 @@ class PluginRunner(SessionHooks):
         self._closed = False
         self._started = False
         self._observer_failures: set[tuple[int, str]] = set()  # (handler id, event type) reported in this run
+        self.tool_deadlines = runner_deadlines(self)  # plugin tools after stdin EOF
 
     # -- installation -------------------------------------------------------------------------------
 
@@ -131,7 +133,7 @@ class PluginRunner(SessionHooks):
             self.warnings.append(f"Plugin {plugin.id}: tool {spec.name} is already registered by plugin "
                                  f"{taken.spec.plugin.id}; ignored")
             return
-        tool = PluginTool(spec, lambda: self.context(plugin))
+        tool = PluginTool(spec, lambda: self.context(plugin), self.tool_deadlines)
         self.session.agent.tools = [t for t in tools if t is not taken] + [tool]
 
     async def start(self) -> None:
@@ -252,12 +254,15 @@ class PluginRunner(SessionHooks):
         return [command_item(command) for command in self.commands_by_name.values()]
 
     def _spawn(self, coro: Any) -> asyncio.Task:
-        task = asyncio.ensure_future(contained(coro))  # a SystemExit escaping a task would stop the event loop
+        task = spawn_contained(coro)  # a SystemExit escaping a task would stop the event loop
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
     # -- input and runs ----------------------------------------------------------------------------
+
+    def handles_input(self) -> bool:
+        return bool(self._handlers("input"))
 
     async def input(self, text: str, images: list[dict[str, Any]] | None,
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
@@ -354,6 +359,7 @@ class PluginRunner(SessionHooks):
 
     def input_closed(self) -> None:
         self.ui.close()
+        self.tool_deadlines.input_closed()  # a blocked plugin tool must not keep the agent alive
 
     async def wait_for_tasks(self, bounded: bool = False) -> None:
         """Wait until the plugin commands and async observers started so far (and any they start) have

@@ -8,10 +8,12 @@ from typing import Callable
 
 from ..agent.types import ToolError, ToolResult, ToolUpdate
 from ..ai.types import JsonValue
-from .api import Context, ToolContext, ToolSpec, to_tool_result
+from .api import Context, ToolContext, ToolSpec
+from .tool_results import checked_tool_error, to_tool_result
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
 from .threads import in_thread, is_async, thread_context
+from .tool_deadline import ToolDeadlines
 
 
 class PluginTool:
@@ -22,8 +24,9 @@ class PluginTool:
     (`"TypeName: message"`), so the agent loop never sees it. Only the cancellation of the call (abort)
     propagates. A synchronous `execute` runs in a worker thread (`threads.py`)."""
 
-    def __init__(self, spec: ToolSpec, make_context: Callable[[], Context]):
+    def __init__(self, spec: ToolSpec, make_context: Callable[[], Context], deadlines: ToolDeadlines | None = None):
         self.spec = spec
+        self._deadlines = deadlines  # stdin EOF bounds a running call (tool_deadline.py)
         self.name = spec.name
         self.label = spec.label
         self.description = spec.description
@@ -31,6 +34,14 @@ class PluginTool:
         self._make_context = make_context
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
+        token = self._deadlines.enter(self) if self._deadlines is not None else None
+        try:
+            return await self._execute(tool_call_id, args, on_update)
+        finally:
+            if token is not None and self._deadlines is not None:
+                self._deadlines.exit(token)
+
+    async def _execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         check_arguments(self.parameters, args)
         base = self._make_context()
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
@@ -42,8 +53,8 @@ class PluginTool:
                 result = await in_thread(self.spec.execute, args, thread_context(ctx))
             if inspect.isawaitable(result):
                 result = await result
-        except ToolError:
-            raise
+        except ToolError as error:
+            raise checked_tool_error(error) from None
         except BaseException as exc:
             if is_cancellation(exc):
                 raise

@@ -211,6 +211,6 @@ def _check_timeout(timeout: object) -> None:
 
 
 def _new_id() -> str:
-    from ..coding.session_entries import uuid4
+    from ..coding.session.entries import uuid4
 
     return uuid4()

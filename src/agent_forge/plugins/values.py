@@ -79,3 +79,62 @@ def command_item(command: CommandSpec) -> dict[str, object]:
                           "scope": plugin.scope, "origin": plugin.origin}
     item["path"] = plugin.path
     return item
+
+
+_JSON_LEAVES = (str, int, float, bool, type(None))
+
+
+def json_problem(value: object, name: str) -> str | None:
+    """Why `value` (called `name` in the message) cannot be saved in a session file as JSON, naming the first
+    bad part by its path (`details.when is a datetime`), or None. Non-finite floats are fine (written as null);
+    so are tuples (written as lists). Walks iteratively, so any depth is checked."""
+    stack: list[tuple[str, object]] = [(name, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, bool) or item is None or isinstance(item, (str, float)):
+            continue
+        if isinstance(item, int):
+            if _too_long(item):
+                return f"{path} is an integer too large for JSON"
+        elif isinstance(item, (list, tuple)):
+            stack.extend((f"{path}[{i}]", element) for i, element in reversed(list(enumerate(item))))
+        elif isinstance(item, dict):
+            bad_key = next((key for key in item if not isinstance(key, _JSON_LEAVES)), _NO_KEY)
+            if bad_key is not _NO_KEY:
+                return f"{path} has a key that is not a string ({describe_value(bad_key)})"
+            stack.extend((f"{path}.{key}", element) for key, element in reversed(list(item.items())))
+        else:
+            return f"{path} is a {type(item).__name__} ({describe_value(item)}), which JSON cannot hold"
+    return None
+
+
+_NO_KEY = object()
+
+
+def _too_long(number: int) -> bool:
+    try:
+        str(number)
+    except ValueError:  # more digits than int -> str allows (sys.set_int_max_str_digits)
+        return True
+    return False
+
+
+def content_problem(content: object, name: str = "content") -> str | None:
+    """Why `content` is not a list of tool result blocks (`{type: "text", text: str}` or an image block), or
+    None."""
+    if not isinstance(content, list):
+        return f"{name} must be a list of blocks, got {type(content).__name__}"
+    for i, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "text":
+            if not isinstance(block.get("text"), str):
+                return f"{name}[{i}].text must be a string, got {type(block.get('text')).__name__}"
+        elif isinstance(block, dict) and block.get("type") == "image":
+            problem = images_problem([block])
+            if problem is not None:
+                return problem.replace("images[0]", f"{name}[{i}]")
+        else:
+            return f"{name}[{i}] must be a text block {{type: \"text\", text}} or an image block"
+        problem = json_problem(block, f"{name}[{i}]")
+        if problem is not None:
+            return problem
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
@@ -74,3 +76,34 @@ async def test_a_failed_summary_leaves_the_leaf_where_it_was(make_session, key):
     with pytest.raises(CommandError, match="401 denied"):
         await session.navigate_tree(session.store.branch()[-3]["id"], summarize=True)
     assert session.store.leaf_id == leaf and len(session.messages) == 4
+
+
+async def test_a_message_queued_during_a_summarised_move_runs_once_the_move_is_over(make_session, key):
+    """Like a manual compaction, a branch summary holds prompts queued meanwhile and sends them after, on the
+    new branch; a move refused while the summary runs starts nothing."""
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    def hanging(context):
+        started.set()
+        return FauxResponse(text="## Objective\nLeft behind.", hang_after=0, release=release)
+
+    set_faux_responses([FauxResponse(text="one"), FauxResponse(text="two"), hanging,
+                        FauxResponse(text="queued answer")], key)
+    session, _ = make_session()
+    await session.prompt_and_wait("first")
+    await session.prompt_and_wait("second")
+    target = session.store.branch()[-3]["id"]  # the first answer
+    moving = asyncio.ensure_future(session.navigate_tree(target, summarize=True))
+    await asyncio.wait_for(started.wait(), 10)
+    assert session.prompt("then this", streaming_behavior="followUp") == "queued"
+    with pytest.raises(CommandError):
+        await session.navigate_tree(target)  # refused: the summary is going on
+    assert not session.is_streaming and len(faux_requests(key)) == 3
+    release.set()
+    outcome = await asyncio.wait_for(moving, 10)
+    await asyncio.wait_for(session.wait_for_idle(), 10)
+    assert outcome["summaryEntry"] is not None and session.last_assistant_text() == "queued answer"
+    sent = faux_requests(key)[3].context["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "user"]
+    assert "Left behind." in sent[2]["content"][0]["text"] and sent[3]["content"][0]["text"] == "then this"

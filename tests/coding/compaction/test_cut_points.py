@@ -11,7 +11,7 @@ from agent_forge.coding.compaction.cut_points import (
     is_cut_point,
     prepare,
 )
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 WORDS = "word " * 40  # 200 characters: 50 tokens at chars/4
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 
 W = "word " * 40  # 50 tokens at chars/4
 OVERFLOW = ('400 {"error":{"message":"This model\'s maximum context length is 128000 tokens",'

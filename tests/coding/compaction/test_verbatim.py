@@ -18,7 +18,7 @@ from agent_forge.coding.compaction.verbatim import (
     split_context,
     transcript_lines,
 )
-from agent_forge.coding.session_store import SessionStore
+from agent_forge.coding.session.store import SessionStore
 from agent_forge.coding.settings import Settings
 
 

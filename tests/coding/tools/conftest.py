@@ -1,49 +1,12 @@
-"""Fixtures for the tool tests: gates that hold a shell command until the test releases it, and a process
-group census that does not rely on the code under test."""
+"""Fixtures for the tool tests: a process group census that does not rely on the code under test (the gates
+that hold a shell command, `make_gate`, are shared: tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-
-
-class Gate:
-    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()`.
-
-    The test holds the FIFO open read-write, so writing never blocks and the data waits in the FIFO until the
-    command reads it.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        os.mkfifo(path)
-        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
-
-    @property
-    def wait_command(self) -> str:
-        return f"read _ < '{self.path}'"
-
-    def open(self) -> None:
-        os.write(self._fd, b"go\n")
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-@pytest.fixture
-def make_gate(tmp_path):
-    gates = []
-
-    def make(name: str = "gate") -> Gate:
-        gates.append(Gate(tmp_path / f"{name}-{len(gates)}.fifo"))
-        return gates[-1]
-
-    yield make
-    for gate in gates:
-        gate.close()
 
 
 def running_group_members(pgid: int) -> list[str]:

@@ -86,7 +86,7 @@ async def test_truncated_by_bytes_and_failing(tmp_path):
 
 async def test_progress_updates_carry_the_accumulated_output(tmp_path, make_gate):
     gate, updates = make_gate(), Updates()
-    task = asyncio.create_task(run(tmp_path, {"command": f"echo one; {gate.wait_command}; echo two"}, updates,
+    task = asyncio.create_task(run(tmp_path, {"command": f"echo one; {gate.wait}; echo two"}, updates,
                                    update_interval_s=0))
     await updates.wait_for("one\n")
     gate.open()
@@ -98,7 +98,7 @@ async def test_progress_updates_carry_the_accumulated_output(tmp_path, make_gate
 
 async def test_progress_updates_are_coalesced_within_the_interval(tmp_path, make_gate):
     gate, updates = make_gate(), Updates()
-    task = asyncio.create_task(run(tmp_path, {"command": f"echo one; {gate.wait_command}; echo two"}, updates,
+    task = asyncio.create_task(run(tmp_path, {"command": f"echo one; {gate.wait}; echo two"}, updates,
                                    update_interval_s=3600))
     await updates.wait_for("one\n")
     gate.open()

@@ -43,7 +43,7 @@ class Chunks:
 
 async def test_chunks_stream_in_order_while_the_command_runs(tmp_path, make_gate):
     gate, chunks, events = make_gate(), Chunks(), []
-    task = asyncio.create_task(run_shell(f"echo one; {gate.wait_command}; echo two", str(tmp_path),
+    task = asyncio.create_task(run_shell(f"echo one; {gate.wait}; echo two", str(tmp_path),
                                          on_chunk=lambda t: (events.append(t), chunks(t))))
     await chunks.wait_for("one\n")
     events.append("<released>")
@@ -76,7 +76,7 @@ async def test_missing_cwd_raises_oserror(tmp_path):
 
 async def test_unicode_split_across_chunks_is_decoded_whole(tmp_path, make_gate):
     gate, chunks = make_gate(), Chunks()
-    task = asyncio.create_task(run_shell(f"printf 'a\\303'; {gate.wait_command}; printf '\\251b'", str(tmp_path),
+    task = asyncio.create_task(run_shell(f"printf 'a\\303'; {gate.wait}; printf '\\251b'", str(tmp_path),
                                          on_chunk=chunks))
     await chunks.wait_for("a")
     gate.open()

@@ -1,16 +1,23 @@
 """The `faux` API: a scripted in-process model that streams queued responses like a real provider.
 
-For tests and SDK users: queue `FauxResponse`s under a key, point a model at that key
-(`faux_model(key=...)`, i.e. `compat.fauxKey`), and each `stream()` call plays the next one with the same
-event sequence a real provider produces.
+For tests and SDK users: a `FauxProvider` is one scripted model; queue replies on it, give its `model()` to a
+session and its `stream` as the session's stream function (or use the `faux` API name: a model's
+`compat.fauxKey` finds its provider). Each call plays the next reply with the event sequence a real provider
+produces, and is recorded in `requests`.
 
-    set_faux_responses([FauxResponse(tool_calls=[("read", {"path": "a.txt"})]), FauxResponse(text="Done.")])
-    async for event in stream(faux_model(), context, StreamOptions()): ...
+    faux = FauxProvider()
+    faux.respond([FauxResponse(tool_calls=[("read", {"path": "a.txt"})]), FauxResponse(text="Done.")])
+    async for event in faux.stream(faux.model(), context, StreamOptions()): ...
+
+The module functions (`set_faux_responses`, `faux_requests`, `faux_model(key=...)`) address providers by key,
+for code that has no object to pass (the `default` key when none is given).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import weakref
 from collections import deque
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -64,19 +71,64 @@ class FauxRequest:
     options: StreamOptions
 
 
-_scripts: dict[str, deque[Script]] = {}
-_requests: dict[str, list[FauxRequest]] = {}
+class FauxProvider:
+    """One scripted model: its queue of replies and the requests it served. `key` names it for the `faux` API
+    (a model's `compat.fauxKey`); a fresh unique one by default. Providers are found by key while referenced."""
+
+    def __init__(self, key: str | None = None):
+        self.key = key if key is not None else f"faux-{next(_serial)}"
+        self.requests: list[FauxRequest] = []
+        self._scripts: deque[Script] = deque()
+        _providers[self.key] = self
+
+    def respond(self, responses: list[Script]) -> "FauxProvider":
+        """Replace the queue of replies and forget the recorded requests; returns self."""
+        self._scripts = deque(responses)
+        self.requests = []
+        return self
+
+    def model(self, id: str = "faux-1", **options: Any) -> Model:
+        """A `Model` dict reading this provider's replies (`faux_model` options: reasoning, context_window...)."""
+        return faux_model(id, key=self.key, **options)
+
+    async def stream(self, model: Model, context: Context,
+                     options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+        """Play the next reply queued here, whatever the model's key (an `error` event when none is left)."""
+        builder = MessageBuilder(model)
+        async with aclosing(guarded(builder, _play(self, builder, context, options))) as events:
+            async for event in events:
+                yield event
+
+    def _next(self, model: Model, context: Context, options: StreamOptions) -> FauxResponse:
+        if not self._scripts:
+            raise StreamFailure(f"faux: no scripted response left for key {self.key!r}")
+        snapshot: Any = {**context, "messages": list(context["messages"]), "tools": list(context.get("tools") or [])}
+        self.requests.append(FauxRequest(model, snapshot, options))
+        script = self._scripts.popleft()
+        return script(snapshot) if callable(script) else script
+
+
+_serial = itertools.count(1)
+_providers: "weakref.WeakValueDictionary[str, FauxProvider]" = weakref.WeakValueDictionary()
+_by_name: dict[str, FauxProvider] = {}  # providers made by key through the module functions stay
+
+
+def faux_provider(key: str = DEFAULT_KEY) -> FauxProvider:
+    """The provider named `key` (made, and kept, when there is none)."""
+    provider = _providers.get(key)
+    if provider is None:
+        provider = _by_name[key] = FauxProvider(key)
+    return provider
 
 
 def set_faux_responses(responses: list[Script], key: str = DEFAULT_KEY) -> None:
     """Replace the queue of replies under `key` and forget its recorded requests."""
-    _scripts[key] = deque(responses)
-    _requests[key] = []
+    faux_provider(key).respond(responses)
 
 
 def faux_requests(key: str = DEFAULT_KEY) -> list[FauxRequest]:
     """The requests served under `key` since its last `set_faux_responses`, oldest first."""
-    return _requests.setdefault(key, [])
+    return faux_provider(key).requests
 
 
 def faux_model(
@@ -93,19 +145,17 @@ def faux_model(
 
 
 async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
-    """Play the next reply queued under the model's `compat.fauxKey` (an `error` event when none is left)."""
-    builder = MessageBuilder(model)
-    async with aclosing(guarded(builder, _play(builder, context, options))) as events:
+    """The `faux` API: play the next reply of the provider named by the model's `compat.fauxKey`."""
+    key = (model.get("compat") or {}).get("fauxKey", DEFAULT_KEY)
+    async with aclosing(faux_provider(key).stream(model, context, options)) as events:
         async for event in events:
             yield event
 
 
-async def _play(
-    builder: MessageBuilder, context: Context, options: StreamOptions
-) -> AsyncIterator[AssistantMessageEvent]:
-    key = (builder.model.get("compat") or {}).get("fauxKey", DEFAULT_KEY)
-    response = _next_response(key, builder.model, context, options)
-    builder.message["responseId"] = f"faux-{key}-{len(_requests[key])}"
+async def _play(provider: FauxProvider, builder: MessageBuilder, context: Context,
+                options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+    response = provider._next(builder.model, context, options)
+    builder.message["responseId"] = f"faux-{provider.key}-{len(provider.requests)}"
     player = _Player(builder, response)
     async for event in player.content():
         yield event
@@ -115,16 +165,6 @@ async def _play(
         return
     default = "toolUse" if response.tool_calls else "stop"
     yield builder.done(response.stop_reason or default, response.stop_reason or default)
-
-
-def _next_response(key: str, model: Model, context: Context, options: StreamOptions) -> FauxResponse:
-    queue = _scripts.get(key)
-    if not queue:
-        raise StreamFailure(f"faux: no scripted response left for key {key!r}")
-    snapshot: Any = {**context, "messages": list(context["messages"]), "tools": list(context.get("tools") or [])}
-    _requests.setdefault(key, []).append(FauxRequest(model, snapshot, options))
-    script = queue.popleft()
-    return script(snapshot) if callable(script) else script
 
 
 class _Player:

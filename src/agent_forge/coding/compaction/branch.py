@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ..session_context import entry_messages
-from ..session_entries import AgentMessage, SessionEntry
+from ..session.context import entry_messages
+from ..session.entries import AgentMessage, SessionEntry
 from ..errors import CommandError, SessionFileError
 from .prompts import BRANCH_SUMMARY_SYSTEM_PROMPT, SUMMARY_PROMPT_VERSION, branch_summary_prompt
 from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
@@ -22,7 +22,7 @@ from .transcript import file_details, is_context_visible, keep_tail, serialize, 
 
 if TYPE_CHECKING:
     from ...agent.agent import Agent
-    from ..session_store import SessionStore
+    from ..session.store import SessionStore
     from .controller import CompactionController
 
 BUSY = "Cannot move in the session tree while the agent is busy"

@@ -28,8 +28,9 @@ from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
 
 if TYPE_CHECKING:
+    from ..settings import Settings
     from ...agent.agent import Agent
-    from ..session_store import SessionStore
+    from ..session.store import SessionStore
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -55,7 +56,7 @@ class CompactionController:
     """The compaction side of one AgentSession (`session.compaction`); `SessionRun` drives its run hooks
     (`after_run`, `at_hand_over`, `take_aborted`) and the `compact` command."""
 
-    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], settings: Any, emit: Emit,
+    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], settings: Settings, emit: Emit,
                  system_prompt: Callable[[], str], retry_enabled: Callable[[], bool]):
         """`store()` is the session's current store (read at each use); `system_prompt()` the prompt the next
         run would send; `retry_enabled()` whether summarisation requests retry (`set_auto_retry`)."""
@@ -315,7 +316,7 @@ class CompactionController:
         if outcome.result is None:
             return None
         try:
-            run = self._agent.start([])
+            run = self._agent.start([], repeat=True)
         except RuntimeError:  # the model went away meanwhile
             return None
         self._overflow_retrying = True

@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session_context import entry_messages
-from ..session_entries import AgentMessage, SessionEntry
-from ..session_stats import estimate_tokens
+from ..session.context import entry_messages
+from ..session.entries import AgentMessage, SessionEntry
+from ..session.stats import estimate_tokens
 from ..errors import CompactionError  # noqa: F401 (re-exported: defined in errors.py)
 
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"

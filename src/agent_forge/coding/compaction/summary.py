@@ -19,8 +19,8 @@ from .tokens import answer_reserve, output_budget, prompt_char_budget, text_toke
 from .transcript import file_details, keep_tail, serialize, with_file_lists
 
 if TYPE_CHECKING:
-    from ..session_entries import CompactionEntry
-    from ..session_store import SessionStore
+    from ..session.entries import CompactionEntry
+    from ..session.store import SessionStore
 
 STRATEGY = "summary"
 

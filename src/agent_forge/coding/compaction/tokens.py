@@ -11,8 +11,8 @@ import json
 import math
 from typing import Any
 
-from ..session_entries import AgentMessage
-from ..session_stats import CHARS_PER_TOKEN, estimate_tokens, reported_tokens
+from ..session.entries import AgentMessage
+from ..session.stats import CHARS_PER_TOKEN, estimate_tokens, reported_tokens
 from ..settings import WINDOW_SHARE
 
 

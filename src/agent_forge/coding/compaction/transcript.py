@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..session_entries import AgentMessage
+from ..session.entries import AgentMessage
 
 TOOL_RESULT_CHARS = 2000
 """Tool output kept per result in a summary request; longer output is cut with a note of what was left out."""

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ...ai.types import Model
 from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
-from ..session_context import context_entries, entry_messages
-from ..session_entries import AgentMessage, CompactionEntry, SessionEntry
+from ..session.context import context_entries, entry_messages
+from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
 from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
@@ -33,7 +33,8 @@ from .tokens import estimate_messages, output_budget, prompt_char_budget, text_t
 from .transcript import is_context_visible, render_message
 
 if TYPE_CHECKING:
-    from ..session_store import SessionStore
+    from ..settings import Settings
+    from ..session.store import SessionStore
 
 STRATEGY = "verbatim-lines"
 DEFAULT_COMPRESSION_RATIO = 0.5
@@ -51,7 +52,7 @@ class VerbatimParams:
     preserve_recent: int = DEFAULT_PRESERVE_RECENT
 
     @classmethod
-    def from_settings(cls, settings: Any) -> VerbatimParams:
+    def from_settings(cls, settings: Settings) -> VerbatimParams:
         """Read `compaction.compressionRatio` and `compaction.preserveRecent`; invalid values use defaults."""
         ratio = settings.get("compaction.compressionRatio", DEFAULT_COMPRESSION_RATIO)
         keep = settings.get("compaction.preserveRecent", DEFAULT_PRESERVE_RECENT)
@@ -131,8 +132,8 @@ class VerbatimPlan:
         Raises `CompactionError` when the copy cannot be written; an in-memory session has no backup."""
         if session_file is None or not session_file.exists():
             return
-        from ..session_durable import copy_private
-        from ..session_file import SessionFileError
+        from ..session.durable import copy_private
+        from ..session.reading import SessionFileError
 
         now = datetime.now(timezone.utc)
         target = session_file.with_name(

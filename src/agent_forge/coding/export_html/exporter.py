@@ -8,6 +8,11 @@ a regular file or not exist: a device, FIFO, socket or directory there is refuse
 written under a temporary name and renamed over the target, so readers never see half a page. A new file is
 private to the user (0600), like the session it comes from: the page holds the whole conversation. A file that
 already exists keeps its permission bits (and, where the OS allows, its owner and group).
+
+What may be replaced is limited, as the path may come from a client or a model: a relative path must resolve
+(symlinks included) inside the working directory; an existing file is replaced only when it looks like an earlier
+HTML export (its name ends in `.html`/`.htm`, or it starts with `<!DOCTYPE html>`); a path holding a NUL
+character is refused by name.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..session_entries import is_entry, iso_timestamp
-from ..session_store import SessionFileError, SessionStore
+from ..session.entries import is_entry, iso_timestamp
+from ..session.store import SessionFileError, SessionStore
 from .context import Record
 from ..errors import ExportError  # noqa: F401 (re-exported: defined in errors.py)
 
@@ -58,8 +63,21 @@ def resolve_output_path(output_path: str | os.PathLike[str] | None, snapshot: Se
     created: a mistyped directory is an error, not a new tree."""
     if output_path is None or not os.fspath(output_path):
         return Path(cwd, default_output_name(snapshot)).absolute()
+    if "\0" in os.fspath(output_path):
+        raise ExportError("outputPath must not contain a NUL character")
     path = Path(cwd, os.path.expanduser(os.fspath(output_path))).absolute()
     return path / default_output_name(snapshot) if path.is_dir() else path
+
+
+def check_confined(output_path: str | os.PathLike[str] | None, target: Path, cwd: str | os.PathLike[str]) -> None:
+    """Raise ExportError when a relative `output_path` (not `~`) resolved to `target` (symlinks resolved) lies
+    outside `cwd`: "relative paths are under the cwd" (docs/rpc.md) must hold for `../../etc/passwd` too."""
+    if output_path is None or os.path.isabs(os.path.expanduser(os.fspath(output_path))):
+        return
+    root = os.path.realpath(cwd)
+    if os.path.commonpath([root, str(target)]) != root:
+        raise ExportError(f"Cannot write {target}: a relative outputPath must stay inside the working directory "
+                          f"{root}; give an absolute path to write elsewhere")
 
 
 def check_exportable(snapshot: SessionSnapshot) -> None:
@@ -90,6 +108,7 @@ def write_export(snapshot: SessionSnapshot, output_path: str | os.PathLike[str] 
     ExportError, also for a target that is not a regular file or is the session file itself."""
     check_exportable(snapshot)
     target = Path(os.path.realpath(resolve_output_path(output_path, snapshot, cwd)))
+    check_confined(output_path, target, cwd)
     existing = _existing_target(target, snapshot)
     page = render_html(snapshot)
     # "replace": a character UTF-8 cannot encode must not fail the export (`clean` already removes them).
@@ -130,7 +149,25 @@ def _existing_target(target: Path, snapshot: SessionSnapshot) -> os.stat_result 
         raise ExportError(f"Cannot write {target}: it is {_file_kind(status.st_mode)}, not a regular file")
     if snapshot.path is not None and _same_file(status, snapshot.path):
         raise ExportError(f"Cannot write {target}: it is the session file being exported")
+    if not _earlier_export(target):
+        raise ExportError(f"Cannot write {target}: the file exists and is not an earlier HTML export (a .html or "
+                          ".htm file, or a page starting with <!DOCTYPE html>); choose another path")
     return status
+
+
+def _earlier_export(target: Path) -> bool:
+    """Whether the existing regular file `target` may be replaced by a page (see the module docstring)."""
+    if target.suffix.lower() in (".html", ".htm"):
+        return True
+    try:
+        with open(target, "rb") as handle:
+            start = handle.read(len(_DOCTYPE))
+    except OSError:
+        return False
+    return start.lower() == _DOCTYPE.lower()
+
+
+_DOCTYPE = b"<!DOCTYPE html>"
 
 
 def _file_kind(mode: int) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
 from ..safe_read import MAX_CONFIG_BYTES, UnsafeFileError, read_text_file
 from .commands import CommandSource, collect_commands
@@ -16,6 +16,9 @@ from .skills import Skill, discover_skills, format_skills_section
 from .sources import ResourceRoot
 from .templates import PromptTemplate, discover_templates
 from .trust import ProjectPolicy, TrustDecision
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 SYSTEM_FILE = "SYSTEM.md"
 APPEND_SYSTEM_FILE = "APPEND_SYSTEM.md"
@@ -82,7 +85,7 @@ class SessionResources:
         return self.policy.trust if self.policy else None
 
 
-def load_resources(options: ResourceOptions, settings: Any, policy: ProjectPolicy) -> SessionResources:
+def load_resources(options: ResourceOptions, settings: Settings, policy: ProjectPolicy) -> SessionResources:
     """Discover everything for a session. `settings` is the merged `Settings` (its `global_raw` /
     `project_raw` give the `skills` and `prompts` path lists and `enableSkillCommands`). Never raises:
     problems go to `SessionResources.warnings`, together with the policy's."""
@@ -106,7 +109,7 @@ def load_resources(options: ResourceOptions, settings: Any, policy: ProjectPolic
 
 
 def _roots(kind: str, discover: bool, cli_paths: Sequence[str], cwd: Path, agent_dir: Path,
-           project: Path | None, settings: Any, warnings: list[str]) -> list[ResourceRoot]:
+           project: Path | None, settings: Settings, warnings: list[str]) -> list[ResourceRoot]:
     """Roots in precedence order (the first resource of a name wins): command-line paths, the project
     directory and its settings' paths, then the agent dir and its settings' paths."""
     roots = [ResourceRoot(_resolve(p, cwd), "temporary", "path") for p in cli_paths]

@@ -9,8 +9,10 @@ Example::
             if event["type"] == "message_update":
                 print(event["assistantMessageEvent"].get("delta", ""), end="")
 
-Errors: `RpcError` when the process exits or a wait times out; `send` returns failed responses as they are
-(check `response["success"]`).
+Errors: `RpcError` when a wait times out, and at once, saying `agent exited (code N)`, when the agent has exited
+(for `send`, a pending response, or `next_event` once every event before the exit was read); `send` returns
+failed responses as they are (check `response["success"]`). A record the client cannot handle (a response
+whose `id` is nested too deep to compare) goes to the events, never stopping the reader.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import itertools
 import json
 import sys
 import threading
-from typing import AsyncIterator, Awaitable, Mapping, NotRequired, Sequence, TypedDict, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Mapping, NotRequired, Protocol, Sequence, TypedDict, TypeVar
 
 from ...ai.types import JsonValue
 from .framing import LineSplitter
@@ -51,14 +53,18 @@ class RpcError(Exception):
 
 
 class RpcClient:
-    def __init__(self, process: asyncio.subprocess.Process):
-        self.process = process
+    """One agent, over a process's pipes (`start`) or over any pair of streams (`connect`)."""
+
+    def __init__(self, process: asyncio.subprocess.Process | None = None, *, channel: "Channel | None" = None):
+        self.process = process  # None for an agent that is no process of its own (`connect`)
+        self._channel = channel or _ProcessChannel(process)  # type: ignore[arg-type]
         self.records: list[Record] = []  # every stdout record, in order
         self.invalid_lines: list[bytes] = []  # stdout lines that were not JSON objects
         self.stderr = b""
         self._pending: dict[str, asyncio.Future[Record]] = {}
         self._events: asyncio.Queue[Record | None] = asyncio.Queue()
         self._ids = itertools.count(1)
+        self._exit_error: RpcError | None = None  # set once stdout ended: every later wait fails with it
         self._reader = asyncio.ensure_future(self._read_stdout())
         self._err_reader = asyncio.ensure_future(self._read_stderr())
 
@@ -71,6 +77,16 @@ class RpcClient:
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             cwd=cwd, env=env, start_new_session=True)
         return cls(process)
+
+    @classmethod
+    def connect(cls, channel: "Channel") -> "RpcClient":
+        """A client of an agent reached through `channel` (an in-process `RpcServer`, a socket, ...)."""
+        return cls(channel=channel)
+
+    @property
+    def returncode(self) -> int | None:
+        """The agent's exit code once it has exited, else None."""
+        return self._channel.returncode
 
     async def __aenter__(self) -> "RpcClient":
         return self
@@ -90,25 +106,29 @@ class RpcClient:
         ValueError for an `id` whose response is still awaited: the two responses could not be told apart."""
         command = dict(command)
         command.setdefault("id", f"c{next(self._ids)}")
-        key = str(command["id"])
-        if key in self._pending:
+        key = _id_key(command["id"])
+        if key is not None and key in self._pending:
             raise ValueError(f"a command with id {command['id']!r} is still waiting for its response")
         future: asyncio.Future[Record] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
+        if self._exit_error is not None:
+            future.set_exception(self._exit_error)
+            return future
+        if key is not None:
+            self._pending[key] = future
         self.write_raw(json.dumps(command, ensure_ascii=False).encode() + b"\n")
         return future
 
     def write_raw(self, data: bytes) -> None:
         """Write bytes to the agent's stdin as they are (for framing tests)."""
-        assert self.process.stdin is not None
-        self.process.stdin.write(data)
+        self._channel.write(data)
 
     # -- receiving -----------------------------------------------------------------------------------
 
     async def next_event(self, timeout: float = 30.0) -> Record:
         event = await self._wait(self._events.get(), timeout, "next event")
         if event is None:
-            raise RpcError(f"agent exited (code {self.process.returncode}); stderr: {self._stderr_tail()}")
+            self._events.put_nowait(None)  # every later call fails at once too
+            raise self._exit_error or RpcError("agent exited")
         return event
 
     async def events_until(self, event_type: str, timeout: float = 30.0) -> AsyncIterator[Record]:
@@ -145,25 +165,35 @@ class RpcClient:
             raise RpcError(f"timed out after {timeout}s waiting for {what}") from None
 
     async def _read_stdout(self) -> None:
-        assert self.process.stdout is not None
         splitter = LineSplitter()
-        while chunk := await self.process.stdout.read(1 << 16):
-            for line in splitter.feed(chunk):
+        try:
+            while chunk := await self._channel.stdout.read(1 << 16):
+                for line in splitter.feed(chunk):
+                    self._receive(line)
+            for line in splitter.finish():
                 self._receive(line)
-        for line in splitter.finish():
-            self._receive(line)
-        await asyncio.wait({self._err_reader}, timeout=5)
+            await asyncio.wait({self._err_reader}, timeout=5)
+            await asyncio.wait({asyncio.ensure_future(self._channel.wait())}, timeout=5)
+        finally:  # however the reader ends, no wait is left hanging
+            self._ended()
+
+    def _ended(self) -> None:
+        code = self.returncode
+        state = f"agent exited (code {code})" if code is not None else "agent closed its stdout"
+        self._exit_error = RpcError(f"{state}; stderr: {self._stderr_tail()}")
         self._events.put_nowait(None)
         for future in self._pending.values():
             if not future.done():
-                future.set_exception(RpcError(f"agent exited before responding; stderr: {self._stderr_tail()}"))
+                future.set_exception(RpcError(f"{state} before responding; stderr: {self._stderr_tail()}"))
+        self._pending.clear()
 
     def _stderr_tail(self) -> str:
         return self.stderr.decode("utf-8", "replace")[-3000:]
 
     async def _read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        while chunk := await self.process.stderr.read(1 << 16):
+        if self._channel.stderr is None:
+            return
+        while chunk := await self._channel.stderr.read(1 << 16):
             self.stderr += chunk
 
     def _receive(self, line: bytes) -> None:
@@ -180,9 +210,11 @@ class RpcClient:
             self.invalid_lines.append(line)
 
     def _dispatch(self, record: Record) -> None:
+        """A response to a pending `send` resolves it; anything else (an unmatchable id too) is an event."""
         self.records.append(record)
-        if record.get("type") == "response" and str(record.get("id")) in self._pending:
-            future = self._pending.pop(str(record.get("id")))
+        key = _id_key(record.get("id")) if record.get("type") == "response" else None
+        if key is not None and key in self._pending:
+            future = self._pending.pop(key)
             if not future.done():
                 future.set_result(record)
             return
@@ -190,17 +222,75 @@ class RpcClient:
 
     # -- shutdown ------------------------------------------------------------------------------------
 
+    def close_input(self) -> None:
+        """Close the agent's stdin (end of commands) without waiting: it finishes its work and exits."""
+        self._channel.close_input()
+
     async def close(self, timeout: float = 30.0) -> int:
         """Close stdin (the agent finishes its work and exits) and wait; kill it if it does not exit."""
+        self._channel.close_input()
+        try:
+            await asyncio.wait_for(self._channel.wait(), timeout)
+        except asyncio.TimeoutError:
+            await self._channel.kill()
+        await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
+        return self.returncode  # type: ignore[return-value]
+
+
+class Channel(Protocol):
+    """What the client needs of an agent: its input, its output streams and its end."""
+
+    stdout: Any  # `async read(n) -> bytes`, b"" at the end
+    stderr: Any  # the same, or None when there is no separate stream
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def close_input(self) -> None: ...
+
+    async def wait(self) -> int: ...
+
+    async def kill(self) -> None: ...
+
+
+class _ProcessChannel:
+    """The pipes of an agent process."""
+
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.stdout, self.stderr = process.stdout, process.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def write(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+
+    def close_input(self) -> None:
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout)
-        except asyncio.TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-        await asyncio.gather(self._reader, self._err_reader, return_exceptions=True)
-        return self.process.returncode  # type: ignore[return-value]
+
+    async def wait(self) -> int:
+        return await self.process.wait()
+
+    async def kill(self) -> None:
+        self.process.kill()
+        await self.process.wait()
+
+
+def _id_key(request_id: JsonValue) -> str | None:
+    """The key a response's `id` is matched by (`str`, as ids are sent), or None for one that cannot match a
+    sent id: only scalars and shallow values are compared (a 100,000-level list would overflow `str`)."""
+    if request_id is None or isinstance(request_id, (str, int, float)):
+        return str(request_id)
+    try:
+        return str(request_id) if len(json.dumps(request_id)) < 10_000 else None
+    except (RecursionError, TypeError, ValueError):
+        return None
 
 
 def _loads_deep(line: bytes) -> JsonValue:

@@ -118,6 +118,25 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class InvalidUtf8(ValueError):
+    """A record that is not UTF-8. `request_id` is `(id,)` when the line, with its bad bytes read as U+FFFD,
+    is still a JSON object whose `id` holds no U+FFFD (so it is the id the client sent), else None."""
+
+    def __init__(self, message: str, request_id: tuple[Any] | None) -> None:
+        super().__init__(message)
+        self.request_id = request_id
+
+
+def _salvage_id(record: bytes) -> tuple[Any] | None:
+    try:
+        value = decode(record.decode("utf-8", "replace").encode("utf-8"))
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or "id" not in value or "\ufffd" in json_wire.dumps(value["id"], default=repr):
+        return None
+    return (value["id"],)
+
+
 def decode(record: bytes) -> Any:
     """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
     UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
@@ -125,7 +144,7 @@ def decode(record: bytes) -> Any:
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"invalid UTF-8 at byte {exc.start}") from None
+        raise InvalidUtf8(f"invalid UTF-8 at byte {exc.start}", _salvage_id(record)) from None
     try:
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
     except RecursionError:

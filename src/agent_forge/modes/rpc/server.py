@@ -1,7 +1,9 @@
 """RPC mode: JSON commands on stdin, responses and events on stdout (seed 000), driving one AgentSession.
 
 Every command is answered exactly once, with the request's `id` whenever the line was a JSON object. Commands
-are read while a run goes on, so `get_state` or `abort` mid-stream are answered at once. On stdin EOF the
+are read while a run goes on, so `get_state` or `abort` mid-stream are answered at once. Ordering is by
+protocol, never by timing (docs/rpc.md, "Response order"): quick commands are answered in arrival order, long
+ones (handlers marked `background`) when they are done, while the next commands are read. On stdin EOF the
 running work finishes, the session is flushed and the process exits 0. When stdout cannot be written (a full
 disk), no further command is handled and the mode stops (`modes/termination.py`).
 """
@@ -9,28 +11,24 @@ disk), no further command is handled and the mode stops (`modes/termination.py`)
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-import threading
-from typing import Any, BinaryIO, Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 from ...coding.agent_session import AgentSession, CommandError
 from . import framing
 from .. import stdout_guard
 from ..stdout_guard import write_out
 from .handlers import HANDLERS
+from .streams import ByteReader, ByteWriter, FdReader
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response
 from .validation import command_problem, type_problem, usable_fields
 
 
-INLINE_WINDOW_S = 0.05
-"""How long the reader waits for a background command before reading on: quick ones keep arrival order."""
-
-
 class RpcServer:
-    """Reads records from a file descriptor, dispatches them to handlers, writes records to `out`."""
+    """Reads commands from a `ByteReader`, dispatches them to handlers, writes records to `out` (a
+    `ByteWriter`: stdout in RPC mode, an in-memory pipe in tests)."""
 
-    def __init__(self, session: AgentSession, out: BinaryIO):
+    def __init__(self, session: AgentSession, out: ByteWriter):
         self.session = session
         self.out = out
         self._background: set[asyncio.Task] = set()
@@ -39,14 +37,15 @@ class RpcServer:
     def write(self, record: dict[str, Any]) -> None:
         write_out(self.out, framing.encode(record))  # a client gone away: the session still finishes and flushes
 
-    async def serve(self, fd: int = 0) -> int:
-        queue: asyncio.Queue[bytes] = asyncio.Queue()
-        _start_reader(fd, asyncio.get_running_loop(), queue)
+    async def serve(self, reader: ByteReader | int = 0) -> int:
+        """Serve until `reader` ends (a file descriptor is read with `FdReader`); the exit code, 0."""
+        if isinstance(reader, int):
+            reader = FdReader(reader)
         self._spawn(self.session.hooks.start())  # plugins' session_start, now that their events reach the client
         records: asyncio.Queue[bytes | None] = asyncio.Queue()
         worker = asyncio.ensure_future(self._handle_records(records))
         splitter = framing.LineSplitter()
-        while chunk := await queue.get():
+        while chunk := await reader.read(1 << 16):
             for record in splitter.feed(chunk):
                 self._receive(record, records)
         for record in splitter.finish():
@@ -89,8 +88,10 @@ class RpcServer:
     async def handle_record(self, record: bytes) -> None:
         try:
             command = framing.decode(record)
-        except ValueError as exc:
-            self.write(response("parse", error=f"Failed to parse command: {exc}"))
+        except ValueError as exc:  # a line that is not UTF-8 may still give its id back (docs/rpc.md)
+            salvaged = getattr(exc, "request_id", None)
+            request_id = salvaged[0] if salvaged else NO_ID
+            self.write(response("parse", request_id, error=f"Failed to parse command: {exc}"))
             return
         if not isinstance(command, dict):
             self.write(response("parse", error=f"Failed to parse command: expected a JSON object, got "
@@ -117,17 +118,19 @@ class RpcServer:
         await self._run_handler(kind, command, request_id)
 
     async def _run_handler(self, kind: str, command: dict[str, Any], request_id: Any) -> None:
-        handler = HANDLERS.get(kind)
-        if handler is None:
-            self.write(response(kind, request_id, error=f"Command not supported yet: {kind}"))
-            return
-        if getattr(handler, "background", False):
-            # Long commands (and ones that wait on plugin code) must never hold up `abort` or `get_state`;
-            # one that finishes at once is still answered in arrival order.
-            task = self._spawn(self._answer(handler, kind, command, request_id))
-            await asyncio.wait({task}, timeout=INLINE_WINDOW_S)
+        handler = HANDLERS[kind]  # every command of COMMANDS has one (tests/modes/test_rpc_order.py)
+        if self._is_long(handler, command):
+            # Long commands (and ones that wait on plugin code) must never hold up `abort` or `get_state`:
+            # they answer when done, and the next command is read at once.
+            self._spawn(self._answer(handler, kind, command, request_id))
         else:
             await self._answer(handler, kind, command, request_id)
+
+    def _is_long(self, handler: Callable[..., Any], command: dict[str, Any]) -> bool:
+        """The handler's `background` mark: a bool, or a predicate of `(server, command)` for commands that are
+        long only in some sessions (`prompt` while plugins handle input)."""
+        background = getattr(handler, "background", False)
+        return bool(background(self, command) if callable(background) else background)
 
     async def _answer(self, handler: Callable[..., Awaitable[Any]], kind: str, command: dict[str, Any],
                       request_id: Any) -> None:
@@ -155,24 +158,9 @@ def _json_kind(value: Any) -> str:
         type(value), type(value).__name__)
 
 
-def _start_reader(fd: int, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[bytes]) -> None:
-    """Read stdin in a thread: works for pipes, files and terminals alike; b"" marks EOF."""
-
-    def run() -> None:
-        while True:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except OSError:
-                chunk = b""
-            loop.call_soon_threadsafe(queue.put_nowait, chunk)
-            if not chunk:
-                return
-
-    threading.Thread(target=run, name="rpc-stdin", daemon=True).start()
-
-
-async def run_rpc_mode(session: AgentSession) -> int:
-    """Serve RPC on stdin/stdout until stdin closes."""
+async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
+                       writer: ByteWriter | None = None) -> int:
+    """Serve RPC until the input ends: on stdin/stdout, or on `reader`/`writer` when given (in-process use)."""
     if session.warnings:  # they may quote plugin or settings text: cleaned for the terminal
         from ...coding.tools.sanitize import terminal_text
 
@@ -183,5 +171,6 @@ async def run_rpc_mode(session: AgentSession) -> int:
         print(f"agent-forge: {problem}", file=sys.stderr)
     from ..stdout_guard import protocol_stdin, protocol_stdout
 
-    server = RpcServer(session, protocol_stdout())
-    return await server.serve(protocol_stdin().fileno())  # fd 0 is the null device once the CLI claimed stdin
+    server = RpcServer(session, writer if writer is not None else protocol_stdout())
+    # fd 0 is the null device once the CLI claimed stdin: the private copy is read
+    return await server.serve(reader if reader is not None else protocol_stdin().fileno())

@@ -6,7 +6,8 @@ error response and the handler never runs, so handlers read fields without check
    is `Field '<name>': <reason>`; such values in other fields are dropped, as unknown fields are ignored;
 2. the spec (`types.COMMANDS`): `Missing required field: <name>`, `Field '<name>' must be a string` (`a number`,
    `a boolean`, `an array`, `an object`, `a string or a number`); `null` counts as absent;
-3. the values a few commands need well formed: `streamingBehavior`, `images`, and a `bash` `command`.
+3. the values a few commands need well formed: `streamingBehavior`, `images`, a `bash` `command`, and the path
+   fields (`outputPath`, `sessionPath`: no NUL character).
 The strings are the protocol's: clients and tests match them, so they change only with docs/rpc.md. What the
 values mean (an unknown model, an empty prompt, a blank session name) is the session's to check, in its words.
 """
@@ -139,6 +140,19 @@ def _bash_problem(command: dict[str, Any]) -> str | None:
     return None
 
 
+def _path_problem(name: str) -> Callable[[dict[str, Any]], str | None]:
+    """A check of the path field `name`: no file name holds a NUL, and the OS's error (`embedded null byte`)
+    would not say which field was wrong. (Lone surrogates never get here: `framing.decode` replaces them.)"""
+    def check(command: dict[str, Any]) -> str | None:
+        text = command.get(name)
+        if not isinstance(text, str):
+            return None
+        return f"Field '{name}' must not contain NUL characters" if "\0" in text else None
+
+    return check
+
+
 _VALUE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "prompt": _prompt_problem, "steer": images_problem, "follow_up": images_problem, "bash": _bash_problem,
+    "export_html": _path_problem("outputPath"), "switch_session": _path_problem("sessionPath"),
 }

@@ -1,4 +1,4 @@
-"""Handlers for models, thinking levels and context windows; the logic is in `coding/model_control.py`."""
+"""Handlers for models, thinking levels and context windows; the logic is in `coding/models/control.py`."""
 
 from __future__ import annotations
 

@@ -13,7 +13,12 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
-@handler("prompt", background=True)
+def _waits_for_plugins(server: RpcServer, command: dict[str, Any]) -> bool:
+    """`prompt` is long only while plugin input handlers are registered: it answers when they are done."""
+    return server.session.hooks.handles_input()
+
+
+@handler("prompt", background=_waits_for_plugins)
 async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
     disposition = await server.session.submit(command["message"], command.get("images"),
                                               command.get("streamingBehavior"))

@@ -2,7 +2,9 @@
 
 A handler returns the response `data` (None for responses without data) or raises `CommandError`; the server
 turns either into exactly one response carrying the request's `id`. Handlers marked `background` (long-running
-commands such as `bash`) run as tasks so other commands are still answered meanwhile.
+commands such as `bash`) run as tasks so other commands are still answered meanwhile; they answer when done
+(docs/rpc.md, "Response order"). `background` may be a predicate `(server, command) -> bool` for a command that
+is long only in some sessions.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ Handler = Callable[["RpcServer", dict[str, Any]], Awaitable[Any]]
 HANDLERS: dict[str, Handler] = {}
 
 
-def handler(name: str, *, background: bool = False, nullable: bool = False) -> Callable[[Handler], Handler]:
+Background = bool | Callable[["RpcServer", dict[str, Any]], bool]
+
+
+def handler(name: str, *, background: Background = False, nullable: bool = False) -> Callable[[Handler], Handler]:
     """Register `fn` for command `name`. `nullable`: a None result is sent as `data: null` (commands whose
     documented answer may be null, e.g. `cycle_model`) instead of leaving `data` out."""
 

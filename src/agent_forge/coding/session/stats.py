@@ -20,9 +20,9 @@ import math
 from collections.abc import Iterable
 from typing import Any, Union, cast
 
-from ..ai.types import Model
-from .config_values import is_number
-from .session_entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
+from ...ai.types import Model
+from ..config_values import is_number
+from .entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 CHARS_PER_TOKEN = 4

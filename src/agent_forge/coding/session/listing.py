@@ -18,10 +18,10 @@ from typing import Any, Callable, cast
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
-from .paths import sessions_dir
-from .session_entries import (
+from ..paths import sessions_dir
+from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
-from .session_file import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
+from .reading import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -148,7 +148,7 @@ def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> s
 def _list_line(info: SessionInfo) -> str:
     """One line for a terminal: the file's text (name, first message, id) without escape sequences or
     control characters (`sanitize.terminal_text`): a session file is data anyone may have written."""
-    from .tools.sanitize import terminal_text
+    from ..tools.sanitize import terminal_text
 
     title = " ".join(terminal_text(info.name or info.first_message or "(no messages)").split())
     if len(title) > 60:

@@ -22,17 +22,20 @@ import os
 import stat
 from pathlib import Path
 
-from .session_durable import FILE_MODE
-from .session_file import SessionFileError
-from .errors import SessionLockError  # noqa: F401 (re-exported: defined in errors.py)
+from .durable import FILE_MODE
+from .reading import SessionFileError
+from ..errors import SessionLockError  # noqa: F401 (re-exported: defined in errors.py)
 
 _ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
 _held: set[SessionLock] = set()
 
 
+LOCK_SUFFIX = ".lock"
+
+
 def lock_path_for(session_path: Path) -> Path:
     """`<dir>/<name>.jsonl` → `<dir>/<name>.jsonl.lock` (not matched by session listings, which glob `*.jsonl`)."""
-    return session_path.with_name(session_path.name + ".lock")
+    return session_path.with_name(session_path.name + LOCK_SUFFIX)
 
 
 class SessionLock:

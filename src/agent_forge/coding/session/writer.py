@@ -13,9 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
-from .session_durable import SessionFile, ensure_session_dir, write_new_private
-from .session_file import SessionFileError
-from .session_lock import SessionLock, SessionLockError
+from .durable import SessionFile, ensure_session_dir, write_new_private
+from .reading import SessionFileError
+from .lock import SessionLock, SessionLockError
 
 WholeFile = Callable[[], tuple[bytes, int]]
 """The store's whole file (header and every entry, encoded) and its entry count: what a rewrite writes."""

@@ -1,5 +1,5 @@
 """Extension points of an AgentSession: a do-nothing `SessionHooks` that an upper layer (the plugin runner,
-`agent_forge.plugins`) replaces. The veto-aware session changes built on it are in `session_switch.py`.
+`agent_forge.plugins`) replaces. The veto-aware session changes built on it are in `switching.py`.
 
 `coding` never imports the plugin layer: the session calls these methods at fixed points, and whoever installs
 plugins (the CLI, an SDK user) puts an implementation in `session.hooks`. Implementations must not raise: a
@@ -47,6 +47,10 @@ class SessionHooks:
         """Start the plugin command `text` invokes, if any: its task (done when the handler returned or
         failed), or None when `text` is no plugin command."""
         return None
+
+    def handles_input(self) -> bool:
+        """Whether `input` may run plugin code (a prompt may then wait on it: RPC answers it when done)."""
+        return False
 
     async def input(self, text: str, images: list[dict[str, Any]] | None,
                     streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:

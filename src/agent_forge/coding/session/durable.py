@@ -6,7 +6,7 @@ no user-space buffering. A process killed at any moment thus leaves every acknow
 worst a torn last line; parsing skips lines that are not JSON objects and the next append starts on a fresh
 line. A failed append (a full disk) is cut back to the file's previous end, so the file never holds a torn
 line in its middle. A whole-file rewrite (migration of an old version) is also atomic and keeps the original
-as a backup. Reading and parsing the bytes is `session_file.py`.
+as a backup. Reading and parsing the bytes is `reading.py`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import os
 import stat
 from pathlib import Path
 
-from .session_file import SessionFileError, check_regular_mode, open_for_reading
-from .errors import SessionDirError  # noqa: F401 (re-exported: defined in errors.py)
+from .reading import SessionFileError, check_regular_mode, open_for_reading
+from ..errors import SessionDirError  # noqa: F401 (re-exported: defined in errors.py)
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -71,7 +71,7 @@ class SessionFile:
         except OSError as exc:
             return f"made unreachable ({exc.strerror or exc})"
         if not stat.S_ISREG(current.st_mode):
-            from .safe_read import describe_kind
+            from ..safe_read import describe_kind
 
             return f"replaced by {describe_kind(current.st_mode)}"
         if self._fd is None:
@@ -234,7 +234,7 @@ def ensure_session_dir(directory: Path) -> None:
     except OSError as exc:
         raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
                               f"{exc.strerror or exc}") from None
-    from .safe_read import describe_kind
+    from ..safe_read import describe_kind
 
     raise SessionDirError(None, f"session directory {directory} is not a directory: it is "
                           f"{describe_kind(mode) if not stat.S_ISREG(mode) else 'a regular file'}")

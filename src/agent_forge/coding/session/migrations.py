@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Container
 from typing import Any
 
-from .session_entries import CURRENT_VERSION
+from .entries import CURRENT_VERSION
 
 
 def check_version(header: dict[str, Any]) -> int:

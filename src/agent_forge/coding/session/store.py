@@ -1,9 +1,9 @@
 """The session store: one session's append-only tree of entries, its active leaf, and its file.
 
-Entry shapes are in `session_entries.py` (one typed `append_*` method here per entry type), parsing the file in
-`session_file.py`, writing it crash-safely in `session_durable.py`, keeping lines the OS refused until a write
-succeeds in `session_writer.py`, old versions in `session_migrations.py`, the single-writer lock in
-`session_lock.py`, context building in `session_context.py`, locations and listings in `session_listing.py`
+Entry shapes are in `entries.py` (one typed `append_*` method here per entry type), parsing the file in
+`reading.py`, writing it crash-safely in `durable.py`, keeping lines the OS refused until a write
+succeeds in `writer.py`, old versions in `migrations.py`, the single-writer lock in
+`lock.py`, context building in `context.py`, locations and listings in `listing.py`
 (names re-exported here).
 
 A store is not thread-safe: one owner appends to it. It knows nothing of its owner (the session hub).
@@ -23,14 +23,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable
 
-from .session_context import SessionContext, build_context
-from .session_entries import (
+from .context import SessionContext, build_context
+from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
     new_entry_id, with_optional)
-from .session_file import SessionFileError, encode_line, read_session, skipped_warnings
-from .session_listing import (
+from .reading import SessionFileError, encode_line, read_session, skipped_warnings
+from .listing import (
     SessionInfo,
     encode_cwd,
     find_most_recent,
@@ -39,8 +39,8 @@ from .session_listing import (
     session_cwd_dir,
     session_file_name,
 )
-from .session_lock import SessionLock, SessionLockError
-from .session_writer import SessionWriter, SessionWriteState, lock_session_id
+from .lock import LOCK_SUFFIX, SessionLock, SessionLockError
+from .writer import SessionWriter, SessionWriteState, lock_session_id
 
 __all__ = [
     "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "SessionWriteState",
@@ -128,10 +128,14 @@ class SessionStore:
         are migrated in memory; the file is rewritten (atomically, original kept as `<file>.v<N>.bak`) before
         the first append. `lock=True` takes the single-writer lock first (SessionLockError when another
         process holds it); a SessionLock passes one already held for this file. Raises SessionFileError when
-        the file is missing, unreadable, empty, has no valid header or an unsupported version.
+        the file is missing, unreadable, empty, has no valid header or an unsupported version, and for a
+        session's `.lock` file.
         `path` may be a symlink: the store's `path` is the real file.
         """
         file_path = Path(os.path.realpath(path))
+        if file_path.name.endswith(LOCK_SUFFIX):  # its lock is held by the session's owner: "in use" would mislead
+            raise SessionFileError(f"not a session file: {path} (it is the lock file of a session; open the "
+                                   f"session file beside it)", detail="it is a session lock file")
         if lock is True and not file_path.is_file():
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)
@@ -260,7 +264,7 @@ class SessionStore:
         return SessionContext(messages=list(context.messages), model=context.model,
                               thinking_level=context.thinking_level, context_window=context.context_window)
 
-    # writing: one typed method per entry type (shapes in session_entries.py)
+    # writing: one typed method per entry type (shapes in entries.py)
 
     def append_message(self, message: AgentMessage) -> MessageEntry:
         """Append a `message` entry holding `message` (any AgentMessage dict); the first one creates the file."""

@@ -17,16 +17,17 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from ..ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
-from ..ai.types import THINKING_LEVELS, Model
-from .errors import CommandError
-from .events import ContextWindowChanged
+from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
+from ...ai.types import THINKING_LEVELS, Model
+from ..errors import CommandError
+from ..events import ContextWindowChanged
 
 if TYPE_CHECKING:
-    from ..agent.agent import Agent
-    from .models.registry import ModelRegistry
-    from .session_context import SessionContext
-    from .session_store import SessionStore
+    from ..settings import Settings
+    from ...agent.agent import Agent
+    from .registry import ModelRegistry
+    from ..session.context import SessionContext
+    from ..session.store import SessionStore
 
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
@@ -46,7 +47,7 @@ class ModelControl:
     Methods raise `CommandError` with a message meant for the client; nothing changes when they do.
     """
 
-    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Any,
+    def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Settings,
                  warnings: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
         """`store()`: the current store (read at each use); `emit` sends `context_window_changed`."""
         self._agent, self._store, self._registry, self._settings = agent, store, registry, settings
@@ -204,7 +205,7 @@ class ModelControl:
         models still available. Idempotent for a known provider; raises `CommandError` for an unknown one or
         an `auth.json` that cannot be read or written.
         """
-        from .models.auth_file import AuthFileError
+        from .auth_file import AuthFileError
 
         _require_str(provider=provider)
         registry = self._registry

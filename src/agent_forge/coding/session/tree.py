@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, TypeGuard, cast
 
-from .session_entries import LabelEntry, MessageEntry, SessionEntry
-from .session_listing import message_text
-from .session_store import SessionStore
+from .entries import LabelEntry, MessageEntry, SessionEntry
+from .listing import message_text
+from .store import SessionStore
 
 INVALID_FORK_ENTRY = "Invalid entry ID for forking"
 

@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from .errors import CommandError, SessionFileError
-from .session_entries import SessionEntry
-from .session_store import SessionStore
-from .session_tree import clone_path, fork_path
+from .session.entries import SessionEntry
+from .session.store import SessionStore
+from .session.tree import clone_path, fork_path
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
-    from .model_control import ModelControl
-    from .session_hooks import SessionHooks
+    from .models.control import ModelControl
+    from .hooks import SessionHooks
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .paths import sessions_dir
-from .session_file import SessionFileError, read_header
+from ..paths import sessions_dir
+from .reading import SessionFileError, read_header
 
 
 SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
@@ -87,7 +87,7 @@ def session_with_id(session_id: str, cwd: str, session_dir: str | os.PathLike[st
     """The session file of `cwd` whose header id is exactly `session_id` (`--session-id`), or None. Raises
     SessionFileError (`open_for_reading`'s message) when no readable file has that id but one named for it
     (`*_<id>.jsonl`) cannot be read (a symlink loop, a FIFO): a second file with that id would hide it."""
-    from .session_listing import session_cwd_dir
+    from .listing import session_cwd_dir
 
     try:
         candidates = sorted(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))

@@ -1,5 +1,5 @@
 """The bytes of a session file: reading and parsing it (tolerating a torn tail and damaged lines) and encoding
-its lines. Writing it crash-safely is `session_durable.py`.
+its lines. Writing it crash-safely is `durable.py`.
 
 A process killed mid-append leaves at worst a torn last line: parsing skips lines that are not JSON objects,
 names the damaged ones, and reports a torn tail so the next append starts on a fresh line.
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..ai import json_wire
-from .session_entries import SessionEntry, SessionHeader, is_header
-from .session_migrations import check_version, migrate
-from .errors import SessionFileError  # noqa: F401 (re-exported: defined in errors.py)
+from ...ai import json_wire
+from .entries import SessionEntry, SessionHeader, is_header
+from .migrations import check_version, migrate
+from ..errors import SessionFileError  # noqa: F401 (re-exported: defined in errors.py)
 
 # Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -180,7 +180,7 @@ class _NotRegular(OSError):
 def check_regular_mode(mode: int) -> None:
     """Raise OSError (`not a regular file but a FIFO (named pipe)`) unless `mode` is a regular file's."""
     if not stat.S_ISREG(mode):
-        from .safe_read import describe_kind
+        from ..safe_read import describe_kind
 
         raise _NotRegular(f"not a regular file but {describe_kind(mode)}")
 
@@ -274,11 +274,19 @@ def _read_bytes(path: Path) -> bytes:
             raise _read_error(path, exc) from None
 
 
+class UnencodableEntry(TypeError, ValueError):
+    """An entry JSON cannot hold (a datetime, a set, nesting too deep for the encoder); raised before anything
+    is changed. A TypeError and a ValueError, as `json.dumps` raises either."""
+
+
 def encode_line(obj: dict[str, Any]) -> bytes:
     """One compact JSON line, UTF-8, LF-terminated; non-finite floats are written as null (`NaN` is not JSON,
-    and other tools must be able to read the file). Raises TypeError/ValueError for values JSON cannot hold."""
+    and other tools must be able to read the file). Raises `UnencodableEntry` for values JSON cannot hold."""
     # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
-    return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+    try:
+        return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 
 
 def skipped_warnings(path: Path, lines: list[int]) -> list[str]:

@@ -1,0 +1,99 @@
+"""The provider contract (`agent_forge.testing.providers`) over the four wire APIs, against the loopback fake
+server (tests/support/fake_llm.py): start first, never raise after start, closing the stream closes the body,
+HTTP errors and `retry-after`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agent_forge.ai.options import StreamOptions
+from agent_forge.ai.registry import get_stream_function
+from agent_forge.testing import providers as contract
+
+API_BASE_URL = {"openai-completions": "base_url_openai", "anthropic-messages": "base_url_anthropic",
+                "openai-responses": "base_url_openai", "google-generative-ai": "base_url_gemini"}
+FAKE_API_KEY = "FAKE_KEY_VALUE"
+APIS = ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"]
+CONTEXT = {"systemPrompt": "You are a test.", "messages": [{"role": "user", "content": "hi", "timestamp": 1}],
+           "tools": []}
+
+
+def model_for(api: str, server) -> dict:
+    return {"id": "fake-model", "name": "Fake", "api": api, "provider": "fake",
+            "baseUrl": getattr(server, API_BASE_URL[api]), "reasoning": False, "input": ["text"],
+            "contextWindow": 128000, "maxTokens": 1000,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
+
+
+async def call(api: str, server, **options) -> list[dict]:
+    stream_fn = get_stream_function(api)
+    return await contract.collect(stream_fn, model_for(api, server), CONTEXT,
+                                  StreamOptions(api_key=FAKE_API_KEY, **options))
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_reply_starts_first_and_ends_done(api, fake_llm):
+    fake_llm.set_script([{"text": "Hello there."}])
+    events = await call(api, fake_llm)
+    assert events[-1]["type"] == "done"
+    assert events[-1]["message"]["content"][0]["text"] == "Hello there."
+
+
+@pytest.mark.parametrize("spec", [{"drop_after": 3, "text": "cut short here"}, {"error_event": "overloaded"},
+                                  {"frames": ["data: {not json\n\n"]}, {"status": 200, "body": "not a stream"}],
+                         ids=["dropped", "error-event", "bad-frame", "no-stream"])
+@pytest.mark.parametrize("api", APIS)
+async def test_failures_after_start_are_one_error_event_never_raised(api, spec, fake_llm):
+    fake_llm.set_script([spec])
+    events = await call(api, fake_llm)
+    assert events[-1]["type"] == "error"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_refused_connection_is_an_error_event(api, fake_llm):
+    model = model_for(api, fake_llm)
+    fake_llm.stop()  # nothing listens on the port any more
+    events = await contract.collect(get_stream_function(api), model, CONTEXT, StreamOptions(api_key=FAKE_API_KEY))
+    assert events[-1]["type"] == "error"
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_closing_the_stream_closes_the_body(api, fake_llm):
+    fake_llm.set_script([{"text": "one two three four five six", "hang_after": 3, "hang_ms": 20000}])
+    stream_fn = get_stream_function(api)
+    await contract.close_early(stream_fn, model_for(api, fake_llm), CONTEXT, StreamOptions(api_key=FAKE_API_KEY),
+                               after=2)
+
+    def disconnected() -> bool:
+        fake_llm.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["client_disconnected"], 10)
+        return True
+
+    await contract.wait_for_disconnect(lambda: asyncio.to_thread(disconnected))
+
+
+@pytest.mark.parametrize("status,headers,expected", [
+    (429, {"retry-after": "2"}, 2000), (503, {"retry-after-ms": "1500"}, 1500), (500, {}, None),
+    (401, {}, None)])
+@pytest.mark.parametrize("api", APIS)
+async def test_http_errors_name_the_status_and_carry_retry_after(api, status, headers, expected, fake_llm):
+    fake_llm.set_script([{"status": status, "headers": headers}])
+    events = await call(api, fake_llm)
+    contract.check_http_error(events, status, expected)
+
+
+def test_a_stream_that_raises_after_start_breaks_the_contract():
+    async def bad(model, context, options):
+        yield {"type": "start", "message": {}}
+        raise RuntimeError("boom")
+
+    with pytest.raises(contract.ContractViolation, match="raised after start"):
+        asyncio.run(contract.collect(bad, {}, CONTEXT, None))
+
+
+def test_events_without_start_or_with_two_terminals_break_the_contract():
+    with pytest.raises(contract.ContractViolation, match="first event"):
+        contract.check_events([{"type": "done", "message": {}}])
+    with pytest.raises(contract.ContractViolation, match="exactly one terminal"):
+        contract.check_events([{"type": "start"}, {"type": "done"}, {"type": "error"}])

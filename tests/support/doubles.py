@@ -1,0 +1,108 @@
+"""Test doubles shared by the suites (one home: tests import them from here, fixtures in tests/conftest.py).
+
+- `FifoGate`: a shell command blocks on it (`gate.wait`) until the test calls `open()`.
+- `Recorder`: a session listener collecting events; `reached(type)` awaits one, `next()` the next one.
+- `session_factory`: real `AgentSession`s in a tmp dir, driven by a `FauxProvider` passed in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from agent_forge.ai.providers.faux import FauxProvider
+from agent_forge.coding.agent_session import AgentSession
+from agent_forge.coding.factory import SessionOptions, create_session
+
+
+class FifoGate:
+    """A FIFO a command blocks on (`read _ < PATH`) until the test calls `open()` (once per waiting reader).
+    The test holds it open read-write, so neither side blocks on opening it and written data waits in it."""
+
+    def __init__(self, path: Path):
+        os.mkfifo(path)
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+
+    @property
+    def wait(self) -> str:
+        """The shell command that blocks until `open()`."""
+        return f"read _ < '{self.path}'"
+
+    def open(self) -> None:
+        os.write(self._fd, b"go\n")
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class Recorder:
+    """Collects the events passed to it (`skip`: types left out, e.g. `message_update`); `reached(kind)`
+    resolves with the latest event of that type once one was seen (TimeoutError after `timeout` s),
+    `next()` with the next event recorded after the call."""
+
+    def __init__(self, skip: tuple[str, ...] = ()) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._skip = skip
+        self._waiters: list[tuple[str | None, asyncio.Future[dict[str, Any]]]] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if event["type"] in self._skip:
+            return
+        self.events.append(event)
+        for kind, future in list(self._waiters):
+            if kind in (None, event["type"]) and not future.done():
+                future.set_result(event)
+
+    def types(self) -> list[str]:
+        return [e["type"] for e in self.events]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+    async def reached(self, kind: str, timeout: float = 10) -> dict[str, Any]:
+        if self.of(kind):
+            return self.of(kind)[-1]
+        return await self._wait(kind, timeout)
+
+    async def next(self, timeout: float = 10) -> dict[str, Any]:
+        return await self._wait(None, timeout)
+
+    async def _wait(self, kind: str | None, timeout: float) -> dict[str, Any]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters.append((kind, future))
+        try:
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self._waiters.remove((kind, future))
+
+
+SessionFactory = Callable[..., tuple[AgentSession, Recorder]]
+
+
+def session_factory(tmp_path: Path, faux: FauxProvider, made: list[AgentSession],
+                    skip: tuple[str, ...] = ("message_update",)) -> SessionFactory:
+    """`make(settings=None, *, context_window=128000, tools=None, session_file=None)` → `(session, recorder)`:
+    an AgentSession with its file in `<tmp_path>/sessions`, settings.json in `<tmp_path>/agent` (retries without
+    delay unless `settings` say otherwise), the model and stream of `faux`; each session is appended to `made`
+    (the caller closes their stores). The recorder leaves the `skip` event types out."""
+
+    def make(settings: dict[str, Any] | None = None, *, context_window: int = 128000, tools: Any = None,
+             session_file: str | None = None) -> tuple[AgentSession, Recorder]:
+        agent_dir = tmp_path / "agent"
+        agent_dir.mkdir(exist_ok=True)
+        (agent_dir / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 0}, **(settings or {})}))
+        options = SessionOptions(cwd=str(tmp_path), agent_dir=agent_dir, session_dir=str(tmp_path / "sessions"),
+                                 stream_fn=faux.stream, session_file=session_file,
+                                 system_prompt="You are a test agent.", tools=tools if tools is not None else [])
+        session = create_session(options)
+        session.agent.model = faux.model(context_window=context_window)
+        recorder = Recorder(skip=skip)
+        session.subscribe(recorder)
+        made.append(session)
+        return session, recorder
+
+    return make
