@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 
 SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")
@@ -45,6 +47,7 @@ def offered(request: dict) -> list[str]:
     return [t["function"]["name"] for t in request["body"].get("tools", [])]
 
 
+@pytest.mark.real_process  # the SDK's first import, in the agent's own process
 async def test_a_prompt_waits_for_a_starting_server_and_its_tools_results_reach_the_next_request(agent_env, fake_llm,
                                                                                                  tmp_path):
     write_mcp(agent_env, {"tools": stdio(description="test tools")})
@@ -231,6 +234,7 @@ async def _server_pids(client: RpcClient, log: Path, count: int) -> list[int]:
     return [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("pid ")]
 
 
+@pytest.mark.real_process  # SIGTERM
 async def test_servers_are_stopped_on_stdin_eof_and_on_sigterm(agent_env, tmp_path):
     for how in ("eof", "sigterm"):
         log = tmp_path / f"{how}.log"
@@ -268,8 +272,6 @@ async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agen
 
 
 async def test_the_off_the_shelf_mcp_server_time_from_pypi(agent_env, fake_llm, tmp_path):
-    import pytest
-
     pytest.importorskip("mcp_server_time")  # the test extra installs it
     write_mcp(agent_env, {"time": {"command": sys.executable,
                                    "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}})
@@ -317,6 +319,7 @@ async def test_a_changed_tool_list_is_listed_again(agent_env, fake_llm, tmp_path
     assert tool_texts(fake_llm.requests[3])[-1] == "extra!"
 
 
+@pytest.mark.real_process  # kill -9
 async def test_a_stubborn_server_dies_with_a_killed_agent(agent_env, tmp_path):
     import asyncio
 
