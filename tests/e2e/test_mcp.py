@@ -333,3 +333,16 @@ async def test_a_stubborn_server_dies_with_a_killed_agent(agent_env, tmp_path):
     while _alive(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
     assert not _alive(pid)
+
+
+async def test_abort_ends_a_prompts_wait_for_a_starting_server(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"mute": stdio("hang-init", startupTimeoutMs=60000)})
+    fake_llm.set_script([{"text": "never asked"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        reply = await client.send({"type": "prompt", "message": "wait for it"})
+        started = time.monotonic()
+        aborted = await client.send({"type": "abort"})
+        took = time.monotonic() - started
+        settled = (await client.wait_for("agent_settled"))[-1]
+    assert reply["data"] == {"disposition": "started"} and aborted["success"] and took < 1.0
+    assert settled == {"type": "agent_settled", "aborted": True} and fake_llm.requests == []
