@@ -1,7 +1,8 @@
 """RPC-mode benchmarks against the loopback fake LLM server.
 
 Measures (issue 2 budgets, 2-core machine):
-- spawn → first `get_state` response, median over runs (target < 200 ms);
+- spawn → first `get_state` response, median over runs (target < 200 ms); again with one stdio MCP server
+  configured (`tests/support/mcp_server.py`; issue 13: within 10 % of the figure without);
 - idle peak RSS of the agent process after that response (VmHWM; target < 50 MB);
 - one prompt streaming N text deltas: stdout lines/s and stdout bytes for several N (bytes must grow linearly).
 
@@ -73,6 +74,28 @@ def _peak_rss_kib(pid: int) -> int:
     return -1
 
 
+def startup_figures(env: dict[str, str], cwd: str, runs: int, label: str) -> float:
+    """Print the spawn → first get_state figures; returns the median in seconds."""
+    startup = [first_response(env, cwd) for _ in range(runs)]
+    times = sorted(t for t, _ in startup)
+    print(f"spawn -> first get_state{label}: median {statistics.median(times) * 1000:.1f} ms, "
+          f"min {times[0] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms ({runs} runs)")
+    print(f"idle peak RSS{label}: {max(r for _, r in startup) / 1024:.1f} MiB")
+    return statistics.median(times)
+
+
+def with_mcp_server(env: dict[str, str]) -> dict[str, str]:
+    """`env` whose agent dir names one stdio MCP server (in a copy of the agent dir)."""
+    agent_dir = Path(env["AGENT_FORGE_DIR"])
+    mcp_dir = agent_dir.with_name("agent-mcp")
+    mcp_dir.mkdir(exist_ok=True)
+    for name in ("models.json", "settings.json"):
+        (mcp_dir / name).write_text((agent_dir / name).read_text())
+    server = {"command": sys.executable, "args": [str(TESTS / "support" / "mcp_server.py")]}
+    (mcp_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"bench": server}}))
+    return {**env, "AGENT_FORGE_DIR": str(mcp_dir)}
+
+
 def stream_prompt(server: FakeLLMServer, env: dict[str, str], cwd: str, deltas: int) -> tuple[float, int, int]:
     """Seconds, stdout lines and stdout bytes for one prompt streaming `deltas` text deltas."""
     server.set_script([{"text": " ".join(f"w{i}" for i in range(deltas)), "text_deltas": deltas}])
@@ -109,11 +132,9 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             env = make_env(server, Path(tmp))
-            startup = [first_response(env, tmp) for _ in range(args.runs)]
-            times = sorted(t for t, _ in startup)
-            print(f"spawn -> first get_state: median {statistics.median(times) * 1000:.1f} ms, "
-                  f"min {times[0] * 1000:.1f} ms, max {times[-1] * 1000:.1f} ms ({args.runs} runs)")
-            print(f"idle peak RSS: {max(r for _, r in startup) / 1024:.1f} MiB")
+            plain = startup_figures(env, tmp, args.runs, "")
+            with_mcp = startup_figures(with_mcp_server(env), tmp, args.runs, " (one stdio MCP server)")
+            print(f"with one MCP server: {(with_mcp / plain - 1) * 100:+.1f} %")
             for deltas in (500, 1000, 2000, 4000):
                 elapsed, lines, nbytes = stream_prompt(server, env, tmp, deltas)
                 print(f"{deltas} deltas: {elapsed * 1000:.0f} ms, {lines} lines ({lines / elapsed:.0f} lines/s), "

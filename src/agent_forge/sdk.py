@@ -33,7 +33,7 @@ def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSess
     Keyword options are the fields of `SessionOptions`: `model` (a pattern such as `"anthropic/claude-sonnet-4-5"`
     or a Model dict such as `faux_model()`), `provider`, `api_key`, `thinking`, `session_file` (resume),
     `session_dir`, `no_session`, `name`, `tools`, `system_prompt`, `append_system_prompt`, `stream_fn`,
-    `agent_dir`. Settings, `models.json` and `auth.json` are read from the agent dir and never written.
+    `agent_dir`, `mcp_servers` (MCP servers in the `mcp.json` format: docs/mcp.md). Settings, `models.json` and `auth.json` are read from the agent dir and never written.
 
     `tools` is a list of built-in tool names (`["read", "bash"]`: those tools, working in `cwd`) or a list of
     tool objects (the `AgentTool` contract, `agent/types.py`); sessions are saved under `session_dir`, else

@@ -1,5 +1,5 @@
 """Start-up budget (DESIGN.md): RPC mode answers its first get_state with only stdlib + httpx2 importable,
-and without importing any provider SDK, pydantic, rich or prompt_toolkit."""
+and without importing any provider SDK, pydantic, rich, prompt_toolkit or the MCP SDK (no server configured)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolkit", "httpx2", "httpx", "h11",
-             "httpcore", "httpcore2", "anyio", "certifi")
+             "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types")  # mcp: only with a server configured
 
 # Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
 _CHILD = """

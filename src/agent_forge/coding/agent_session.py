@@ -53,6 +53,7 @@ class AgentSession:
         self.resources = SessionResources()  # context files, skills, templates, the project policy
         self.tool_selection = ToolSelection()  # active tools (the factory resolves it): `admits(name)`
         self.closed = False  # set by `close` and `terminate`: prompts are refused from then on
+        self.mcp: Any = None  # the MCP servers' `McpManager` (`mcp/setup.py`), None without configured servers
         self._build_collaborators()
         self.persistence.watch(store)
         self._outputs = SessionOutputs()
@@ -72,7 +73,8 @@ class AgentSession:
             retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
-                              system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit)
+                              system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,
+                              prepare=lambda: self.mcp.wait_ready() if self.mcp else None)
         self.retry = self.run.retry
         self.intake = Intake(agent=agent, run=self.run, compaction=self.compaction, registry=self.registry,
                              hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed,
@@ -209,10 +211,12 @@ class AgentSession:
 
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
-        context files and skills, then the date and working directory (`system_prompt.py`)."""
+        context files, skills and the connected MCP servers, then the date and working directory
+        (`system_prompt.py`)."""
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
                                    append=self._append_system_prompt,
-                                   sections=self.resources.prompt_sections(t.name for t in self.agent.tools))
+                                   sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
+                                             *(self.mcp.prompt_sections() if self.mcp else ())])
 
     def get_commands(self) -> list[dict[str, Any]]:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
@@ -284,7 +288,7 @@ class AgentSession:
         await self.user_bash.abort()
         await self.hooks.shutdown(graceful=False)
         self.intake.settle_open_commands()
-        self._release()
+        await self._release()
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
@@ -293,12 +297,14 @@ class AgentSession:
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
         self.intake.settle_open_commands()
         self.closed = True
-        self._release()
+        await self._release()
 
-    def _release(self) -> None:
+    async def _release(self) -> None:
         self.persistence.stop_retries()
-        release(self.store)
+        release(self.store)  # first: stopping a stubborn MCP server may take seconds
         self._outputs.remove_memory_outputs()
+        if self.mcp is not None:
+            await self.mcp.close()  # MCP servers stop (their process groups end)
 
     def output_dir(self) -> OutputDir:
         """The current session's directory of full tool and user bash outputs (`tools/output_files.py`)."""

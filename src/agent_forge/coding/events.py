@@ -143,10 +143,31 @@ class ExtensionUiRequest(TypedDict):
     text: NotRequired[str]
 
 
+class McpServerInfo(TypedDict):
+    """One MCP server as `get_mcp_servers` lists it: `scope` `user`, `project` or `sdk`; `transport` `stdio` or
+    `http`; `state` `disabled`, `starting`, `connected`, `failed` (restarting after a backoff) or `stopped`;
+    `tools` the agent tool names it offers now; `lastError` why it last failed (or what it did wrong)."""
+
+    name: str
+    scope: str
+    transport: str
+    state: str
+    tools: list[str]
+    lastError: NotRequired[str]
+
+
+class McpServerChanged(McpServerInfo):
+    """An MCP server's state, tools or error changed (the fields of `McpServerInfo`); `message` when a prompt
+    runs without a server that is not ready."""
+
+    type: Literal["mcp_server_changed"]
+    message: NotRequired[str]
+
+
 SessionOnlyEvent = Union[AgentSettled, AutoRetryStart, AutoRetryEnd, CompactionStart, CompactionEnd,
                          SummarizationRetryScheduled, SummarizationRetryAttemptStart, SummarizationRetryFinished,
                          ContextWindowChanged, SessionWriteError, SessionWriteResumed, ExtensionError,
-                         ExtensionUiRequest]
+                         ExtensionUiRequest, McpServerChanged]
 
 SessionEvent = Union[AgentEvent, SessionOnlyEvent]
 

@@ -17,6 +17,7 @@ from .errors import CommandError, SessionFileError
 from .messages import convert_to_llm
 from .paths import agent_dir as default_agent_dir, sessions_dir
 from .models.registry import ModelRegistry
+from .mcp.setup import attach_mcp
 from .resources.setup import load_project_settings, load_session_resources
 from .session.store import SessionStore
 from .switching import fork_file
@@ -72,6 +73,9 @@ class SessionOptions:
     """`--approve` (True) / `--no-approve` (False): this run's project-trust decision."""
     no_project_resources: bool = False
     """`--no-project-resources`: ignore `<cwd>/.agent-forge/agent/` entirely."""
+    mcp_servers: Any = None
+    """MCP servers in code: `{"mcpServers": {...}}` or `{name: entry}` in the `mcp.json` format (`docs/mcp.md`);
+    they join those of the `mcp.json` files, replacing entries of the same name."""
     start_without_model: bool = False
     """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
     starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
@@ -99,6 +103,7 @@ def build_session(options: SessionOptions) -> AgentSession:
     session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))
     session.warnings.extend(registry.auth.warnings())  # a broken auth.json would only show as "no key"
+    attach_mcp(session, agent_dir, policy, options.mcp_servers)  # servers start in the background
     session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
     session.model_control.start(options.context_window)  # the model's context window, --context-window

@@ -60,13 +60,15 @@ class SessionRun:
 
     def __init__(self, *, agent: Agent, compaction: CompactionController, settings: Settings,
                  store: Callable[[], SessionStore], hooks: Callable[[], SessionHooks],
-                 system_prompt: Callable[[], str], flush_held: Callable[[], None], emit: Emit):
+                 system_prompt: Callable[[], str], flush_held: Callable[[], None], emit: Emit,
+                 prepare: Callable[[], Awaitable[None] | None] = lambda: None):
         self._agent = agent
         self._compaction = compaction
         self._hooks = hooks
         self._system_prompt = system_prompt
         self._flush_held = flush_held
         self._emit = emit
+        self._prepare = prepare  # awaited before a run starts: MCP servers still starting (abort cancels it)
         self.retry = AutoRetry(lambda: settings.retry, emit,
                                lambda failed: forget_failed_attempt(agent.messages, store(), failed))
         agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
@@ -108,6 +110,9 @@ class SessionRun:
 
     async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
         """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
+        waiting = self._prepare()
+        if waiting is not None:
+            await waiting
         self._agent.system_prompt = await self._hooks().before_run(prompts, self._system_prompt())
         run = self._agent.start(prompts)
         if self.phase is Phase.ABORTING:  # the abort came while the run was starting: it starts aborted

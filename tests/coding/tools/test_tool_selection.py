@@ -49,7 +49,7 @@ def test_unknown_cli_names_are_warned_about_and_kept_for_plugins():
     warnings: list[str] = []
     selection = resolve_tool_selection(cli_entries=["read", "nope", "my_*"], warnings=warnings)
     assert selection.builtin == ("read",) and selection.admits("nope") and selection.admits("my_tool")
-    assert warnings == ["--tools: unknown tool(s) nope (not built in; a plugin may provide it); built-in tools: "
+    assert warnings == ["--tools: unknown tool(s) nope (not built in; a plugin or MCP server may provide it); built-in tools: "
                         "read, bash, edit, write, grep, find, ls"]
 
 
@@ -57,7 +57,7 @@ def test_tool_names_are_case_sensitive_and_the_warning_suggests_the_lower_case_n
     warnings: list[str] = []
     assert resolve_tool_selection(cli_entries=["READ"], warnings=warnings).builtin == ()
     assert warnings == ['--tools: unknown tool(s) READ (tool names are case-sensitive: did you mean "read"?) (not '
-                        "built in; a plugin may provide it); built-in tools: read, bash, edit, write, grep, find, ls"]
+                        "built in; a plugin or MCP server may provide it); built-in tools: read, bash, edit, write, grep, find, ls"]
     warnings.clear()
     assert resolve_tool_selection(cli_entries=["+Grep", "-nope"], warnings=warnings).builtin == (
         "read", "bash", "edit", "write")

@@ -3,7 +3,7 @@
 
 Lists: plain names replace the selection; a list of only `+name` / `-name` entries changes the inherited
 one. `defaultTools` of the project applies on top of the agent dir's. `--tools` with plain names is an
-allowlist over built-in and plugin tools alike (`*` matches any characters); with `+`/`-` entries it changes
+allowlist over built-in, plugin and MCP tools alike (`*` matches any characters); with `+`/`-` entries it changes
 the resolved `defaultTools`. `--no-builtin-tools` drops the built-in tools and keeps plugin tools;
 `--no-tools` drops every tool; `--exclude-tools` patterns disable tools last, plugin tools included.
 """
@@ -93,7 +93,7 @@ def _warn_unknown_cli(entries: Sequence[str], warnings: list[str]) -> None:
     (plugins load later, so they cannot be checked here)."""
     unknown = [e for e in entries if _name(e) not in TOOL_FACTORIES and not _is_pattern(_name(e))]
     if unknown:
-        warnings.append(f"--tools: unknown tool(s) {_listed(unknown)} (not built in; a plugin may provide it); "
+        warnings.append(f"--tools: unknown tool(s) {_listed(unknown)} (not built in; a plugin or MCP server may provide it); "
                         f"built-in tools: {', '.join(TOOL_FACTORIES)}")
 
 

@@ -65,6 +65,8 @@ COMMANDS: dict[str, FieldSpec] = {
     "set_session_name": {"name": ("string", True)},
     # commands
     "get_commands": {},
+    # MCP servers (an addition to the seed protocol: docs/mcp.md)
+    "get_mcp_servers": {},
 }
 
 # Inputs that are not commands: answers to plugin dialogs (never answered with a response).

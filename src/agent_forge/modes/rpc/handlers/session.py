@@ -1,4 +1,4 @@
-"""Handlers for queue modes, session naming and command listing."""
+"""Handlers for queue modes, session naming, command listing and MCP servers."""
 
 from __future__ import annotations
 
@@ -31,3 +31,9 @@ async def _session_name(server: RpcServer, command: dict[str, Any]) -> Any:
 @handler("get_commands")
 async def _get_commands(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"commands": server.session.get_commands()}
+
+
+@handler("get_mcp_servers")
+async def _get_mcp_servers(server: RpcServer, command: dict[str, Any]) -> Any:
+    mcp = server.session.mcp  # None without configured servers
+    return {"servers": mcp.servers() if mcp is not None else []}

@@ -1,0 +1,283 @@
+"""MCP server configuration: `<agent dir>/mcp.json` and, in a trusted project, `<cwd>/.agent-forge/agent/mcp.json`,
+in the common `mcpServers` format (`docs/mcp.md`).
+
+Each entry is stdio (`command`, `args`, `env`, `cwd`) or streamable HTTP (`url`, `headers`); both take `enabled`,
+`description`, `includeTools` / `excludeTools` (MCP tool names, `*` patterns) and `startupTimeoutMs`. `${VAR}`
+in `args`, `env` and `headers` values is replaced by the environment variable. A project entry replaces the user
+entry of the same name; a project entry with only `enabled` / `includeTools` / `excludeTools` changes those
+fields of the user entry. Problems never stop the session: each is a warning naming the file and the entry.
+Reading stays cheap (no SDK import): this module runs on the start-up path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..config_values import is_number
+from ..errors import ConfigFileError
+from ..paths import project_dir
+from ..safe_read import read_json_file
+
+FILE_NAME = "mcp.json"
+DEFAULT_STARTUP_TIMEOUT_S = 10.0
+"""How long a prompt waits for a server still starting, and how long `initialize` may take."""
+NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+OVERRIDE_KEYS = frozenset({"enabled", "includeTools", "excludeTools"})
+_KNOWN_KEYS = frozenset({"type", "command", "args", "env", "cwd", "url", "headers", "enabled", "description",
+                         "includeTools", "excludeTools", "startupTimeoutMs"}) | OVERRIDE_KEYS
+_TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One server. `scope` is `"user"`, `"project"` or `"sdk"`; `transport` `"stdio"` or `"http"`; `source` the
+    file it came from (None from the SDK). Tool lists hold MCP tool names or `*` patterns; None = every tool."""
+
+    name: str
+    transport: str
+    scope: str = "user"
+    source: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    description: str | None = None
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+
+    def admits(self, tool_name: str) -> bool:
+        """Whether the server's tool `tool_name` (its MCP name) is offered, by `includeTools` / `excludeTools`."""
+        import fnmatch
+
+        if any(fnmatch.fnmatchcase(tool_name, p) for p in self.exclude_tools):
+            return False
+        return self.include_tools is None or any(fnmatch.fnmatchcase(tool_name, p) for p in self.include_tools)
+
+
+class EntryProblem(ValueError):
+    """An entry that cannot be used; `str()` says why."""
+
+
+def load_mcp_config(cwd: str, agent_dir: str | os.PathLike[str], *, project_allowed: bool,
+                    environ: Mapping[str, str] | None = None) -> tuple[list[McpServerConfig], list[str]]:
+    """`(servers, warnings)`: the user file, then the project file when `project_allowed` (the project is used
+    and trusted). Servers keep their file order, project-only servers last; disabled ones are included."""
+    environ = os.environ if environ is None else environ
+    warnings: list[str] = []
+    user_path = Path(agent_dir) / FILE_NAME
+    servers = {s.name: s for s in _read_file(user_path, "user", cwd, environ, warnings)}
+    project_path = project_dir(cwd) / FILE_NAME
+    if project_allowed:
+        raw = _read_entries(project_path, warnings)
+        for name, entry in raw.items():
+            _merge_project_entry(servers, name, entry, project_path, cwd, environ, warnings)
+    return list(servers.values()), warnings
+
+
+def project_file(cwd: str) -> Path:
+    """Where a project's MCP configuration lives."""
+    return project_dir(cwd) / FILE_NAME
+
+
+def parse_servers(data: Any, *, scope: str = "sdk", source: str | None = None, cwd: str = ".",
+                  environ: Mapping[str, str] | None = None) -> tuple[list[McpServerConfig], list[str]]:
+    """Servers from `{"mcpServers": {...}}` or the inner `{name: entry}` mapping (the SDK's `mcp_servers`)."""
+    environ = os.environ if environ is None else environ
+    warnings: list[str] = []
+    label = source or "mcp_servers"
+    entries = _entries_of(data.get("mcpServers", data) if isinstance(data, dict) else data, label, warnings)
+    servers = []
+    for name, entry in entries.items():
+        server = _checked(name, entry, scope, source, label, cwd, environ, warnings)
+        if server is not None:
+            servers.append(server)
+    return servers, warnings
+
+
+def _read_file(path: Path, scope: str, cwd: str, environ: Mapping[str, str],
+               warnings: list[str]) -> list[McpServerConfig]:
+    servers = []
+    for name, entry in _read_entries(path, warnings).items():
+        server = _checked(name, entry, scope, str(path), str(path), cwd, environ, warnings)
+        if server is not None:
+            servers.append(server)
+    return servers
+
+
+def _read_entries(path: Path, warnings: list[str]) -> dict[str, Any]:
+    """The `mcpServers` object of `path` ({} when the file is missing or unusable, with a warning for the latter)."""
+    try:
+        data = read_json_file(path, if_blank={})
+    except FileNotFoundError:
+        return {}
+    except ConfigFileError as exc:
+        warnings.append(f"{path}: {exc}; its MCP servers are not used")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: expected a JSON object with \"mcpServers\"; its MCP servers are not used")
+        return {}
+    return _entries_of(data.get("mcpServers", {}), str(path), warnings)
+
+
+def _entries_of(value: Any, label: str, warnings: list[str]) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        warnings.append(f"{label}: \"mcpServers\" must be an object of server entries; ignored")
+        return {}
+    return value
+
+
+def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: Any, path: Path, cwd: str,
+                         environ: Mapping[str, str], warnings: list[str]) -> None:
+    if isinstance(entry, dict) and entry and set(entry) <= OVERRIDE_KEYS:
+        base = servers.get(name)
+        if base is None:
+            warnings.append(f"{path}: mcpServers.{name}: only overrides {', '.join(sorted(entry))}, but no user "
+                            "server has that name; skipped")
+            return
+        try:
+            servers[name] = replace(base, **_override_fields(entry))
+        except EntryProblem as exc:
+            warnings.append(f"{path}: mcpServers.{name}: {exc}; the override is skipped")
+        return
+    server = _checked(name, entry, "project", str(path), str(path), cwd, environ, warnings)
+    if server is not None:
+        servers.pop(name, None)  # the project entry replaces the user one (and takes its place at the end)
+        servers[name] = server
+
+
+def _checked(name: str, entry: Any, scope: str, source: str | None, label: str, cwd: str,
+             environ: Mapping[str, str], warnings: list[str]) -> McpServerConfig | None:
+    try:
+        server = _parse_entry(name, entry, scope, source, cwd, environ, warnings)
+    except EntryProblem as exc:
+        warnings.append(f"{label}: mcpServers.{name}: {exc}; skipped")
+        return None
+    unknown = sorted(set(entry) - _KNOWN_KEYS)
+    if unknown:
+        warnings.append(f"{label}: mcpServers.{name}: unknown field(s) {', '.join(unknown)} ignored")
+    return server
+
+
+def _parse_entry(name: str, entry: Any, scope: str, source: str | None, cwd: str, environ: Mapping[str, str],
+                 warnings: list[str]) -> McpServerConfig:
+    if not NAME_RULE.fullmatch(name):
+        raise EntryProblem("a server name has 1 to 64 letters, digits, '_' or '-'")
+    if not isinstance(entry, dict):
+        raise EntryProblem("an entry must be an object")
+    transport = _transport(entry)
+    missing: list[str] = []
+    expand = lambda value: _expand(value, environ, missing)  # noqa: E731
+    common = dict(name=name, transport=transport, scope=scope, source=source,
+                  description=_optional_string(entry, "description"),
+                  startup_timeout_s=_timeout(entry), **_override_fields(entry))
+    if transport == "stdio":
+        server = McpServerConfig(command=_string(entry, "command"),
+                                 args=tuple(expand(a) for a in _strings(entry, "args")),
+                                 env={k: expand(v) for k, v in _string_map(entry, "env").items()},
+                                 cwd=_resolve_cwd(_optional_string(entry, "cwd"), cwd), **common)
+    else:
+        headers = {k: expand(v) for k, v in _string_map(entry, "headers").items()}
+        server = McpServerConfig(url=_url(entry), headers=headers, **common)
+    if missing:
+        warnings.append(f"{source or 'mcp_servers'}: mcpServers.{name}: environment variable(s) "
+                        f"{', '.join(sorted(set(missing)))} not set (replaced by empty text)")
+    return server
+
+
+def _transport(entry: dict[str, Any]) -> str:
+    kind = entry.get("type")
+    if kind is not None:
+        if kind == "sse":
+            raise EntryProblem("the SSE transport is not supported; use the server's streamable HTTP endpoint")
+        if kind not in _TRANSPORTS:
+            raise EntryProblem(f"type must be \"stdio\" or \"http\", got {kind!r}")
+        kind = _TRANSPORTS[kind]
+    has_command, has_url = "command" in entry, "url" in entry
+    if has_command and has_url:
+        raise EntryProblem("give either \"command\" (stdio) or \"url\" (HTTP), not both")
+    if not (has_command or has_url):
+        raise EntryProblem("needs \"command\" (a stdio server) or \"url\" (an HTTP server)")
+    implied = "stdio" if has_command else "http"
+    if kind is not None and kind != implied:
+        raise EntryProblem(f"type {entry['type']!r} does not match {'command' if has_command else 'url'}")
+    return implied
+
+
+def _override_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if "enabled" in entry:
+        if not isinstance(entry["enabled"], bool):
+            raise EntryProblem("enabled must be true or false")
+        fields["enabled"] = entry["enabled"]
+    if "includeTools" in entry:
+        fields["include_tools"] = tuple(_strings(entry, "includeTools"))
+    if "excludeTools" in entry:
+        fields["exclude_tools"] = tuple(_strings(entry, "excludeTools"))
+    return fields
+
+
+def _string(entry: dict[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise EntryProblem(f"{key} must be a non-empty string")
+    return value
+
+
+def _optional_string(entry: dict[str, Any], key: str) -> str | None:
+    return _string(entry, key) if entry.get(key) is not None else None
+
+
+def _strings(entry: dict[str, Any], key: str) -> list[str]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise EntryProblem(f"{key} must be a list of strings")
+    return value
+
+
+def _string_map(entry: dict[str, Any], key: str) -> dict[str, str]:
+    value = entry.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise EntryProblem(f"{key} must be an object of string values")
+    return value
+
+
+def _url(entry: dict[str, Any]) -> str:
+    url = _string(entry, "url")
+    if not url.startswith(("http://", "https://")):
+        raise EntryProblem(f"url must start with http:// or https://, got {url!r}")
+    return url
+
+
+def _timeout(entry: dict[str, Any]) -> float:
+    value = entry.get("startupTimeoutMs")
+    if value is None:
+        return DEFAULT_STARTUP_TIMEOUT_S
+    if not is_number(value) or value <= 0:
+        raise EntryProblem("startupTimeoutMs must be a positive number of milliseconds")
+    return value / 1000
+
+
+def _resolve_cwd(value: str | None, base: str) -> str | None:
+    if value is None:
+        return None
+    return str(Path(base, os.path.expanduser(value)))
+
+
+def _expand(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
+    """`${VAR}` → the variable's value ('' and recorded in `missing` when unset)."""
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in environ:
+            missing.append(name)
+        return environ.get(name, "")
+
+    return _VAR.sub(substitute, value)

@@ -1,0 +1,310 @@
+"""One MCP server's connection: start it, keep it, restart it with backoff, stop it (`docs/mcp.md`).
+
+The SDK client runs in the agent's asyncio loop (anyio runs on asyncio), in one task per server. States:
+`disabled`, `starting`, `connected`, `failed` (waiting to restart), `stopped`. A server that cannot be
+started, does not answer `initialize` within its start-up timeout, exits, or closes its stream is `failed`
+with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s.
+The SDK is imported in a worker thread on the first connection, never before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import tempfile
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from ...agent.types import ToolError
+from .config import McpServerConfig
+
+BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
+STOP_TIMEOUT_S = 8.0
+"""How long `stop` waits for the SDK's shutdown (close stdin, 2 s, SIGTERM to the group, 2 s, SIGKILL)."""
+_STDERR_TAIL = 2000
+
+
+class ConnectionLost(Exception):
+    """The server's stream ended (it exited or closed stdout)."""
+
+
+class ServerConnection:
+    """The live state of one configured server; `on_change(self)` is called on every state or tool change."""
+
+    def __init__(self, config: McpServerConfig, on_change: Callable[["ServerConnection"], None]):
+        self.config = config
+        self.on_change = on_change
+        self.state = "starting" if config.enabled else "disabled"
+        self.error: str | None = None  # the last problem: why it failed, or what a connected server did wrong
+        self.tools: list[Any] = []  # the SDK's `Tool` objects while connected
+        self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
+        self.instructions: str | None = None
+        self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
+        self.started_at = 0.0
+        self._session: Any = None
+        self._task: asyncio.Task | None = None
+        self._stop = asyncio.Event()
+        self._stderr: Any = None
+        self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
+        self._connected = False  # this attempt connected: the backoff starts again from its first step
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def start(self) -> None:
+        """Start connecting in the background (idempotent; nothing for a disabled server)."""
+        if self._task is None and self.config.enabled:
+            self.started_at = time.monotonic()
+            self._task = asyncio.ensure_future(self._run())
+
+    async def stop(self) -> None:
+        """Disconnect and stop the server process (its process group); bounded by `STOP_TIMEOUT_S`. A server not
+        connected yet is cancelled at once (the SDK's shutdown of its process still runs, shielded)."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done() and self.state != "connected":
+            task.cancel()  # starting (maybe hung in `initialize`) or in its backoff: nothing to finish
+        if task is not None and not task.done():
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
+            if not task.done():
+                task.cancel()
+        if self.state != "disabled":
+            self._set("stopped")
+
+    async def call_tool(self, name: str, args: dict[str, Any],
+                        progress: Callable[[float, float | None, str | None], Awaitable[None]]) -> Any:
+        """The server's `CallToolResult`. Raises `ToolError` when not connected or when the call fails."""
+        session = self._session
+        if session is None or self.state != "connected":
+            raise ToolError(f"MCP server {self.name} is not connected ({self.state}"
+                            + (f": {self.error})" if self.error else ")"))
+        try:
+            return await session.call_tool(name, args, progress_callback=progress)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise ToolError(f"MCP server {self.name}: the call of {name} failed: {self._describe(exc)}") from None
+
+    # -- the connection task ------------------------------------------------------------------------------
+    async def _run(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            self._connected, self._lost_reason = False, None
+            try:
+                await self._connect_once()
+                error = "the connection ended"
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
+                error = self._describe(exc)
+            self._session, self.tools = None, []
+            if self._stop.is_set():
+                return
+            attempt = 0 if self._connected else attempt
+            delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
+            attempt += 1
+            self.error = f"{error}; restarting in {delay} s"
+            self._set("failed")
+            self.first_attempt.set()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+            if not self._stop.is_set():
+                self._set("starting")
+
+    async def _connect_once(self) -> None:
+        ClientSession, anyio = await _sdk()
+        async with self._transport() as (read, write):
+            lost = anyio.Event()
+            send, receive = anyio.create_memory_object_stream(0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._pump, read, send, lost)
+                try:
+                    async with ClientSession(receive, write, message_handler=self._on_message) as session:
+                        await self._initialize(session, anyio, lost)
+                        await self._wait_until_over(anyio, lost)
+                finally:
+                    group.cancel_scope.cancel()
+
+    async def _initialize(self, session: Any, anyio: Any, lost: Any) -> None:
+        timeout = self.config.startup_timeout_s
+        with anyio.move_on_after(timeout) as scope:
+            result = await session.initialize()
+            tools = await _list_tools(session)
+        if scope.cancelled_caught:
+            if lost.is_set():
+                raise ConnectionLost()
+            raise TimeoutError(f"no answer to initialize within {timeout:g} s")
+        self.instructions = getattr(result, "instructions", None)
+        self._session, self.tools, self._connected = session, tools, True
+        self._set("connected")
+        self.first_attempt.set()
+
+    async def _wait_until_over(self, anyio: Any, lost: Any) -> None:
+        async with anyio.create_task_group() as group:
+            async def on_stop() -> None:
+                await asyncio.shield(self._stop.wait())
+                group.cancel_scope.cancel()
+
+            group.start_soon(on_stop)
+            await lost.wait()
+            group.cancel_scope.cancel()
+        if not self._stop.is_set():
+            raise ConnectionLost()
+
+    async def _pump(self, read: Any, send: Any, lost: Any) -> None:
+        """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
+        `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
+        try:
+            async with send:
+                async for item in read:
+                    if isinstance(item, Exception):
+                        if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
+                            self._lost_reason = f"HTTP transport error: {_first_line(item)}"
+                            return
+                        self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
+                        self.on_change(self)
+                        continue
+                    await send.send(item)
+        finally:
+            lost.set()
+
+    async def _on_message(self, message: Any) -> None:
+        if type(message).__name__ == "ToolListChangedNotification" and self._session is not None:
+            asyncio.ensure_future(self._refresh_tools(self._session))  # not in the SDK's notification path
+
+    async def _refresh_tools(self, session: Any) -> None:
+        try:
+            tools = await _list_tools(session)
+        except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
+            self.error = f"listing the changed tools failed: {self._describe(exc)}"
+            return
+        if session is self._session:
+            self.tools = tools
+            self.on_change(self)
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        if self.config.transport == "http":
+            async with _http_transport(self.config) as streams:
+                yield streams
+            return
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        from ..tools import lifeline
+
+        config = self.config
+        if self._stderr is not None:
+            self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
+        self._stderr = tempfile.TemporaryFile()
+        watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog, as commands are
+        env = {**os.environ, **config.env, **({lifeline.ENV_VAR: watch} if watch else {})}
+        params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
+                                       env=env, cwd=config.cwd, encoding_error_handler="replace")
+        try:
+            async with stdio_client(params, errlog=self._stderr) as streams:
+                yield streams
+        except OSError as exc:
+            raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
+        finally:
+            lifeline.release(watch)
+
+    def _set(self, state: str) -> None:
+        self.state = state
+        self.on_change(self)
+
+    def _describe(self, exc: BaseException) -> str:
+        leaf = _leaf(exc)
+        if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
+            return f"the server's answer is malformed ({_validation_summary(leaf)})"
+        if isinstance(leaf, ConnectionLost) and self._lost_reason:
+            text = self._lost_reason
+        elif isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
+            text = "the server exited or closed its output" if self.config.transport == "stdio" else \
+                "the server closed the connection"
+        else:
+            text = str(leaf) or type(leaf).__name__
+        tail = self._stderr_tail()
+        return f"{text} (stderr: {tail})" if tail else text
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - _STDERR_TAIL))
+            text = self._stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
+
+
+async def _sdk() -> tuple[Any, Any]:
+    """`(ClientSession, anyio)`, imported in a worker thread: the import takes a second or two of CPU."""
+    def load() -> tuple[Any, Any]:
+        import logging
+
+        logger = logging.getLogger("mcp")
+        logger.addHandler(logging.NullHandler())
+        logger.propagate = False  # the SDK logs parse errors with tracebacks; they are reported as states
+        import anyio
+        from mcp import ClientSession
+        from mcp.client import stdio  # noqa: F401
+
+        return ClientSession, anyio
+
+    return await asyncio.to_thread(load)
+
+
+async def _list_tools(session: Any) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    while True:
+        from mcp_types import PaginatedRequestParams
+
+        result = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(result.tools)
+        cursor = result.next_cursor
+        if not cursor:
+            return tools
+
+
+@contextlib.asynccontextmanager
+async def _http_transport(config: McpServerConfig) -> AsyncIterator[tuple[Any, Any]]:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
+    async with client:
+        async with streamable_http_client(config.url or "", http_client=client) as (read, write):
+            yield read, write
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _validation_summary(exc: BaseException) -> str:
+    """`content: Input should be a valid list; ...` for the first problems of a pydantic ValidationError."""
+    try:
+        problems = exc.errors()[:3]  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (any other shape: its first line will do)
+        return _first_line(exc)  # type: ignore[arg-type]
+    return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
+
+
+def _first_line(exc: Exception) -> str:
+    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
+    try:
+        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, KeyError, TypeError):
+        line = None
+    if isinstance(line, str):
+        return repr(line[:200])
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

@@ -1,0 +1,52 @@
+"""Giving a session its MCP servers (the factory's step): the configuration files, the SDK's `mcp_servers`, and
+the manager started in the background when a loop is running (else at the first prompt)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import McpServerConfig, load_mcp_config, parse_servers
+
+if TYPE_CHECKING:
+    from ..agent_session import AgentSession
+    from ..resources.trust import ProjectPolicy
+
+
+def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | None,
+               mcp_servers: Any = None) -> None:
+    """Read `<agent dir>/mcp.json`, the project's `mcp.json` when the project is trusted, and `mcp_servers`
+    (`{"mcpServers": {...}}` or `{name: entry}`; these replace file entries of the same name). Problems go to
+    `session.warnings`; with no server configured nothing happens (and the SDK is never imported)."""
+    project_allowed = policy is not None and policy.code_allowed
+    servers, warnings = load_mcp_config(session.cwd, agent_dir, project_allowed=project_allowed)
+    if policy is not None and policy.enabled and not project_allowed and _has_project_file(session.cwd):
+        warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
+    if mcp_servers is not None:
+        extra, problems = parse_servers(mcp_servers, cwd=session.cwd)
+        warnings.extend(problems)
+        servers = _replaced(servers, extra)
+    session.warnings.extend(warnings)
+    if not servers:
+        return
+    from .manager import McpManager
+
+    session.mcp = McpManager(servers, agent=session.agent, selection=lambda: session.tool_selection,
+                             emit=session.emit, output_dir=session.output_dir)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return  # started by the first prompt's `wait_ready`
+    session.mcp.start_soon()
+
+
+def _replaced(servers: list[McpServerConfig], extra: list[McpServerConfig]) -> list[McpServerConfig]:
+    names = {server.name for server in extra}
+    return [server for server in servers if server.name not in names] + extra
+
+
+def _has_project_file(cwd: str) -> bool:
+    from .config import project_file
+
+    return project_file(cwd).exists()

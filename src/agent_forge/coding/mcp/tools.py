@@ -1,0 +1,185 @@
+"""MCP server tools as agent tools: names, results, progress and cancellation (`docs/mcp.md`, "Tools").
+
+A server's tool `t` of server `s` is the agent tool `s_t`, with every character outside `[A-Za-z0-9_-]` made
+`_` and cut to 64 characters (the providers' name rule). Names that still clash (with another MCP tool, a
+built-in or a plugin tool) are all given a suffix `_<8 hex digits>` hashed from server and tool name, so the
+outcome does not depend on which server connected first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+from ...agent.types import ToolError, ToolResult, ToolUpdate
+from ...ai.types import JsonValue, UserContent
+from ..tools.output_files import OutputDir
+from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, append_notice, format_size, truncate_head
+
+if TYPE_CHECKING:
+    from .connection import ServerConnection
+
+MAX_NAME = 64
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def base_name(server: str, tool: str) -> str:
+    """`<server>_<tool>` made to fit `^[A-Za-z0-9_-]{1,64}$`."""
+    return _UNSAFE.sub("_", f"{server}_{tool}")[:MAX_NAME]
+
+
+def hashed_name(server: str, tool: str) -> str:
+    """The clash-free form of `base_name`: its first 55 characters, `_` and 8 hex digits of a hash."""
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{base_name(server, tool)[:MAX_NAME - 9]}_{digest}"
+
+
+def assign_names(entries: Iterable[tuple[str, str]],
+                 taken: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """Agent tool names for `(server, tool)` pairs, none in `taken` (the other tools of the session), and the
+    clashes as messages. Every pair whose base name is shared (or taken) gets its hashed name."""
+    entries = list(entries)
+    taken = set(taken)
+    counts: dict[str, int] = {}
+    for server, tool in entries:
+        counts[base_name(server, tool)] = counts.get(base_name(server, tool), 0) + 1
+    names, clashes = {}, []
+    for server, tool in entries:
+        base = base_name(server, tool)
+        if counts[base] > 1 or base in taken:
+            names[(server, tool)] = hashed_name(server, tool)
+            clashes.append(f"MCP tool {tool!r} of server {server!r}: the name {base} is not unique; "
+                           f"offered as {names[(server, tool)]}")
+        else:
+            names[(server, tool)] = base
+    return names, clashes
+
+
+class McpTool:
+    """One server tool; `execute` calls it on the server's live connection.
+
+    Errors (`ToolError`): the server is not connected, the call failed (connection lost, timeout, a JSON-RPC
+    error), or the result has `isError`. Abort cancels the call: the SDK sends `notifications/cancelled`, and the
+    partial result says so. Text over the `bash` limits is cut (head kept) with a notice naming the file
+    holding all of it."""
+
+    def __init__(self, connection: ServerConnection, tool: Any, name: str,
+                 output_dir: Callable[[], OutputDir] | None = None):
+        self.connection = connection
+        self.server = connection.config.name
+        self.tool_name: str = tool.name
+        self.name = name
+        self.label = f"{self.server}: {tool.title or tool.name}" if getattr(tool, "title", None) else \
+            f"{self.server}: {tool.name}"
+        self.description = tool.description or f"Tool {tool.name} of MCP server {self.server}"
+        self.parameters: dict[str, JsonValue] = _schema(tool.input_schema)
+        self.output_dir = output_dir
+
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
+        progress = _Progress(on_update)
+        try:
+            result = await self.connection.call_tool(self.tool_name, args, progress.report)
+        except asyncio.CancelledError:
+            progress.cancelled(self.server)
+            raise
+        content = to_content(result)
+        content, details = self._truncated(content)
+        if getattr(result, "is_error", False):
+            raise ToolError(_text_of(content) or f"MCP tool {self.tool_name} failed", details)
+        return ToolResult(content=content or [{"type": "text", "text": "(no output)"}], details=details)
+
+    def _truncated(self, content: list[UserContent]) -> tuple[list[UserContent], Any]:
+        text = _text_of(content)
+        cut = truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
+        if not cut["truncated"]:
+            return content, {"server": self.server, "tool": self.tool_name}
+        where, path = self._save(text)
+        notice = (f"[Showing the first {cut['outputLines']} lines ({format_size(cut['outputBytes'])}) of "
+                  f"{cut['totalLines']} lines ({format_size(cut['totalBytes'])}).{where}]")
+        images = [block for block in content if block.get("type") == "image"]
+        kept: list[UserContent] = [{"type": "text", "text": append_notice(cut["content"], notice)}, *images]
+        return kept, {"server": self.server, "tool": self.tool_name, "truncation": cut, "fullOutputPath": path}
+
+    def _save(self, text: str) -> tuple[str, str | None]:
+        if self.output_dir is None:
+            return " The full output was not saved.", None
+        try:
+            fd, path = self.output_dir().create_file()
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
+                out.write(text)
+        except OSError as exc:
+            return f" Full output not saved: {exc.strerror or exc}", None
+        return f" Full output: {path}", path
+
+
+class _Progress:
+    """MCP progress notifications as `tool_execution_update` partial results."""
+
+    def __init__(self, on_update: ToolUpdate):
+        self.on_update = on_update
+        self.last = ""
+
+    async def report(self, progress: float, total: float | None, message: str | None) -> None:
+        amount = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        self.last = f"progress {amount}" + (f": {message}" if message else "")
+        self.on_update(ToolResult(content=[{"type": "text", "text": self.last}],
+                                  details={"progress": progress, "total": total, "message": message}))
+
+    def cancelled(self, server: str) -> None:
+        text = f"Cancelled: MCP server {server} was sent notifications/cancelled."
+        self.on_update(ToolResult(content=[{"type": "text", "text": f"{self.last}\n{text}" if self.last else text}]))
+
+
+def to_content(result: Any) -> list[UserContent]:
+    """Tool result blocks: text, images, embedded resources as text headed by their URI, resource links and
+    audio described in a line, and `structuredContent` as JSON text when there is no text block (servers
+    SHOULD send its serialised form as text too; then that text is what the model gets)."""
+    blocks: list[UserContent] = []
+    for item in getattr(result, "content", None) or []:
+        block = _block(item)
+        if block is not None:
+            blocks.append(block)
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        if not any(b.get("type") == "text" for b in blocks):
+            blocks.append({"type": "text", "text": json.dumps(structured, ensure_ascii=False, indent=2)})
+    return blocks
+
+
+def _block(item: Any) -> UserContent | None:
+    kind = getattr(item, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": item.text}
+    if kind == "image":
+        return {"type": "image", "data": item.data, "mimeType": item.mime_type}
+    if kind == "resource":
+        resource = item.resource
+        if getattr(resource, "text", None) is not None:
+            return {"type": "text", "text": f"[Resource {resource.uri}]\n{resource.text}"}
+        size = len(getattr(resource, "blob", "") or "") * 3 // 4
+        return {"type": "text", "text": f"[Resource {resource.uri}: {resource.mime_type or 'binary'}, "
+                                        f"about {format_size(size)}, not shown]"}
+    if kind == "resource_link":
+        return {"type": "text", "text": f"[Resource link {item.uri}" + (f": {item.name}]" if item.name else "]")}
+    if kind == "audio":
+        return {"type": "text", "text": f"[Audio: {item.mime_type}, not shown]"}
+    return {"type": "text", "text": f"[Content of type {kind!r} not shown]"} if kind else None
+
+
+def _text_of(content: list[UserContent]) -> str:
+    return "\n".join(block["text"] for block in content if block.get("type") == "text")
+
+
+def _schema(schema: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+    """The tool's input schema as offered to the model: an object schema (`{"type": "object"}` when missing)."""
+    if not isinstance(schema, Mapping):
+        return {"type": "object", "properties": {}}
+    out = dict(schema)
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out

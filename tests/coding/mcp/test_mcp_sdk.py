@@ -1,0 +1,30 @@
+"""The SDK's `mcp_servers`: an in-process session with the faux model calls a real stdio MCP server's tool; the
+connected server is listed in the system prompt; closing the session stops the server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, faux_requests, set_faux_responses
+
+SERVER = str(Path(__file__).resolve().parents[2] / "support" / "mcp_server.py")
+
+
+async def test_sdk_sessions_take_mcp_servers_in_code(tmp_path):
+    key = "mcp-sdk"
+    set_faux_responses([FauxResponse(tool_calls=[("tools_echo", {"text": "from the sdk"})]),
+                        FauxResponse(text="done")], key=key)
+    servers = {"tools": {"command": sys.executable, "args": [SERVER], "description": "Test tools"}}
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
+                                   no_session=True, mcp_servers=servers)
+    await session.prompt_and_wait("echo")
+    listed = session.mcp.servers()
+    await session.close()
+    first, second = faux_requests(key)
+    assert "Connected MCP servers" in first.context["systemPrompt"] and "- tools: Test tools" in \
+        first.context["systemPrompt"]
+    result = second.context["messages"][-1]
+    assert result["role"] == "toolResult" and result["content"][0]["text"] == "echo: from the sdk"
+    assert listed[0]["scope"] == "sdk" and listed[0]["state"] == "connected"
+    assert [s["state"] for s in session.mcp.servers()] == ["stopped"]
