@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import signal
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 from e2e.test_cli_sessions import write_session
 from e2e.test_full_disk import fill, mounted_tmpfs
 
 
+@pytest.mark.real_process  # SIGTERM and the exit-time rescue file need the agent as a process
 async def test_one_unwritten_entry_is_one_entry_in_every_message(agent_env, tmp_path):
     with mounted_tmpfs(tmp_path / "disk") as disk:
         path = write_session(disk, "eeee0000-0000-4000-8000-000000000001", ["q", "a"], mtime=1_000_000,
