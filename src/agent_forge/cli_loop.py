@@ -1,0 +1,63 @@
+"""The CLI's event loop: `asyncio.run` with two differences a coding agent needs (start-up Ctrl-C, and plugin
+tasks that ignore their cancellation at exit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+LEFTOVER_GRACE_S = 1.0
+"""Seconds tasks still running when the mode has returned get after their cancellation (`run_loop`)."""
+
+
+def run_loop(main: Any) -> int:
+    """`asyncio.run(main)`, except at the end: tasks still running (plugin code that ignores its
+    cancellation) are cancelled and get `LEFTOVER_GRACE_S`, then are abandoned, where `asyncio.run` would
+    wait for them for ever and the process would never exit."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        task = loop.create_task(main)
+        interrupted = _cancel_on_sigint(loop, task)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if interrupted:
+                raise KeyboardInterrupt from None
+            raise
+    finally:
+        try:
+            leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=LEFTOVER_GRACE_S))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+
+
+def _cancel_on_sigint(loop: Any, task: Any) -> list[bool]:
+    """Until a mode takes the signals over (`termination`), Ctrl-C cancels the start-up `task`; the returned list
+    is non-empty once it did. A KeyboardInterrupt raised wherever the main thread happens to be could be caught
+    as a plugin's own failure (its `setup` running at that moment) and start-up would go on. A second Ctrl-C
+    (start-up code that ignores its cancellation) raises KeyboardInterrupt at once."""
+    import signal
+
+    hits: list[bool] = []
+
+    def on_sigint() -> None:
+        if hits:
+            raise KeyboardInterrupt
+        hits.append(True)
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
+        pass
+    return hits
