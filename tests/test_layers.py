@@ -126,3 +126,16 @@ def test_no_import_cycles_inside_the_package():
 
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+MAX_MODULE_LINES = 450
+MAX_HUB_LINES = 300  # the session hub is public API plus delegation (issue 11)
+
+
+def test_no_module_is_over_the_size_limit():
+    sizes = {path.relative_to(PACKAGE): len(path.read_text().splitlines()) for path in PACKAGE.rglob("*.py")}
+    assert {str(path): n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_the_session_hub_stays_delegation():
+    assert len((PACKAGE / "coding" / "agent_session.py").read_text().splitlines()) <= MAX_HUB_LINES

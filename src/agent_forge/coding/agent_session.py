@@ -23,13 +23,14 @@ from .run import SessionRun
 from .hooks import SessionHooks
 from .session.store import SessionStore
 from .switching import SessionSwitch
-from .state import export_store, session_state, stats_report
+from .state import export_store, session_name, session_state, stats_report
 from .system_prompt import build_system_prompt
 from .tools.output_files import OutputDir, SessionOutputs, start_pruning
 from .tools.selection import ToolSelection
 from .user_bash import UserBash
 
 if TYPE_CHECKING:
+    from .mcp.manager import McpManager
     from .models.registry import ModelRegistry
     from .settings import Settings
 
@@ -47,13 +48,12 @@ class AgentSession:
         self.warnings: list[str] = []
         self._listeners: list[Listener] = []
         self.model_problem: str | None = None  # why the start-up model is missing (RPC): what prompts answer
-        self._system_prompt_override = system_prompt_override
-        self._append_system_prompt = append_system_prompt
+        self._system_prompt_override, self._append_system_prompt = system_prompt_override, append_system_prompt
         self.hooks: SessionHooks = SessionHooks()  # plugin hook points: the plugin runner replaces the no-ops
         self.resources = SessionResources()  # context files, skills, templates, the project policy
         self.tool_selection = ToolSelection()  # active tools (the factory resolves it): `admits(name)`
         self.closed = False  # set by `close` and `terminate`: prompts are refused from then on
-        self.mcp: Any = None  # the MCP servers' `McpManager` (`mcp/setup.py`), None without configured servers
+        self.mcp: McpManager | None = None  # the MCP servers (`mcp/setup.py`), None without configured servers
         self._build_collaborators()
         self.persistence.watch(store)
         self._outputs = SessionOutputs()
@@ -148,9 +148,6 @@ class AgentSession:
         `CommandError`. A leading `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
         return self.intake.prompt(text, images, streaming_behavior, expand=expand)
 
-    def queue(self, message: dict[str, Any], behavior: str) -> None:
-        self.intake.queue(message, behavior)
-
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         return self.intake.steer(text, images)
@@ -240,11 +237,7 @@ class AgentSession:
 
     def set_session_name(self, name: str) -> None:
         """Raises `CommandError` for a name that is not a string or is blank."""
-        if not isinstance(name, str):
-            raise CommandError(f"Session name must be a string, got {type(name).__name__}")
-        if not name.strip():
-            raise CommandError("Session name cannot be empty")
-        self.store.append_session_info(name.strip())
+        self.store.append_session_info(session_name(name))
 
     # -- session lifecycle (`switching.py`) -------------------------------------------------------
     async def new_session(self, parent_session: str | None = None) -> bool:
@@ -259,10 +252,6 @@ class AgentSession:
         self.persistence.watch(store)
         self.agent.session_id = store.session_id
         self.agent.messages = list(messages or [])
-
-    def check_written(self) -> None:
-        """Raise `CommandError` while entries wait after a failed write and still cannot be written."""
-        self.persistence.check_written()
 
     async def switch_session(self, session_path: str) -> bool:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError`."""
@@ -308,5 +297,4 @@ class AgentSession:
 
     def output_dir(self) -> OutputDir:
         """The current session's directory of full tool and user bash outputs (`tools/output_files.py`)."""
-        path = self.store.path
-        return self._outputs.current(self.store.session_id, str(path) if path is not None else None)
+        return self._outputs.current(self.store.session_id, str(self.store.path) if self.store.path else None)

@@ -57,3 +57,12 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
         return str(await asyncio.to_thread(write_export, snapshot, output_path, cwd))
     except ExportError as exc:
         raise CommandError(str(exc)) from None
+
+
+def session_name(name: object) -> str:
+    """`name` as `set_session_name` records it (stripped). Raises `CommandError` for a non-string or blank."""
+    if not isinstance(name, str):
+        raise CommandError(f"Session name must be a string, got {type(name).__name__}")
+    if not name.strip():
+        raise CommandError("Session name cannot be empty")
+    return name.strip()
