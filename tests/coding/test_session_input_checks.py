@@ -94,7 +94,7 @@ def test_set_queue_mode_refuses_unknown_queues_and_modes(session, queue, mode, m
 def test_set_model_and_logout_of_the_wrong_type(session) -> None:
     with pytest.raises(CommandError, match="^provider must be a string, got int$"):
         session.set_model(123, "x")
-    with pytest.raises(CommandError, match="^modelId must be a string, got NoneType$"):
+    with pytest.raises(CommandError, match="^model_id must be a string, got NoneType$"):
         session.set_model("groq", None)
     with pytest.raises(CommandError, match="^provider must be a string, got list$"):
         session.model_control.logout_provider(["groq"])

@@ -103,7 +103,7 @@ class ModelControl:
         argument types, `Model not found: <provider>/<id>`, or the registry's missing-key message for a model
         without credentials).
         """
-        _require_str(provider=provider, modelId=model_id)
+        _require_str(provider=provider, model_id=model_id)
         model = self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
         if model is None:
             raise CommandError(self._registry.explain_missing(f"Model not found: {provider}/{model_id}"))
@@ -324,9 +324,9 @@ class ModelControl:
         return f"{model['provider']}/{model['id']}" if model else "the session (no model is selected)"
 
 
-def _require_str(**arguments: Any) -> None:
-    """Raise `CommandError` naming the first argument that is not a string (SDK callers are not validated by
-    the RPC layer)."""
+def _require_str(**arguments: object) -> None:
+    """Raise `CommandError` naming the first argument (by its Python parameter name) that is not a string: SDK
+    callers are not validated by the RPC layer, which words its own field errors (`modes/rpc/validation.py`)."""
     for name, value in arguments.items():
         if not isinstance(value, str):
             raise CommandError(f"{name} must be a string, got {type(value).__name__}")
