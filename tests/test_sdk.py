@@ -13,9 +13,9 @@ import pytest
 
 import agent_forge
 from agent_forge.ai.providers import faux
+from agent_forge.coding.errors import CommandError
 from agent_forge.sdk import (
     AgentSession,
-    CommandError,
     FauxResponse,
     create_agent_session,
     faux_model,

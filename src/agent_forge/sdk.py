@@ -23,7 +23,8 @@ import os
 from typing import Any
 
 from .ai.providers.faux import FauxProvider, FauxResponse, faux_model, faux_requests, set_faux_responses
-from .coding.agent_session import AgentSession, CommandError
+from .coding.errors import CommandError
+from .coding.agent_session import AgentSession
 from .coding.factory import SessionOptions, create_session
 
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.coding.models import auth_file, key_values
-from agent_forge.coding.models.auth_file import AuthFileError, AuthStorage
+from agent_forge.coding.errors import AuthFileError
+from agent_forge.coding.models.auth_file import AuthStorage
 from agent_forge.coding.models.key_values import explain_key_value, key_value_configured, resolve_key_value
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from agent_forge.coding.errors import ExportError
 from agent_forge.coding.export_html import (
-    ExportError,
     SessionSnapshot,
     default_output_name,
     export_session_file,

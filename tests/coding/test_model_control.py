@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent_forge.ai.catalogue import PROVIDER_ENV_KEYS, context_windows_for
-from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.errors import CommandError
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.models.auth_file import AuthStorage
 from agent_forge.coding.models.control import format_context_window, parse_context_window, resolve_scope

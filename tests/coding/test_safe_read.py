@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_forge.coding.errors import ConfigFileError, UnsafeFileError
 from agent_forge.coding.safe_read import (
     MAX_CONFIG_BYTES,
     MAX_JSON_DEPTH,
-    ConfigFileError,
-    UnsafeFileError,
     format_size,
     parse_json,
     read_json_file,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.catalogue import PROVIDER_ENV_KEYS
-from agent_forge.sdk import CommandError, FauxResponse, create_agent_session, faux_model, faux_requests
+from agent_forge.coding.errors import CommandError
+from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, faux_requests
 from agent_forge.sdk import set_faux_responses
 
 IMAGE = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session.reading import SessionFileError
-from agent_forge.coding.session.lock import SessionLock, SessionLockError, lock_path_for
+from agent_forge.coding.errors import SessionFileError, SessionLockError
+from agent_forge.coding.session.lock import SessionLock, lock_path_for
 from agent_forge.coding.session.store import SessionStore
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session.reading import SessionFileError
+from agent_forge.coding.errors import SessionFileError
 from agent_forge.coding.session.listing import list_sessions, session_cwd_dir
 from agent_forge.coding.session.store import SessionStore
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session.store import SessionFileError, SessionStore
+from agent_forge.coding.errors import SessionFileError
+from agent_forge.coding.session.store import SessionStore
 
 
 def user(text: str) -> dict:

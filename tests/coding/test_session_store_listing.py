@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session.reading import SessionFileError
+from agent_forge.coding.errors import SessionFileError
 from agent_forge.coding.session.listing import resolve_session
 from agent_forge.coding.session.store import SessionStore, find_most_recent, list_sessions, message_text
 

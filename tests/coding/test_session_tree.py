@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.coding.messages import convert_to_llm
-from agent_forge.coding.session.lock import SessionLock, SessionLockError, lock_path_for
+from agent_forge.coding.errors import SessionLockError
+from agent_forge.coding.session.lock import SessionLock, lock_path_for
 from agent_forge.coding.session.store import SessionStore
 from agent_forge.coding.switching import fork_file
 from agent_forge.coding.session.tree import (

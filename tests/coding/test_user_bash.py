@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.errors import CommandError
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.messages import bash_execution_text, convert_to_llm
 from agent_forge.coding.session.store import SessionStore

@@ -13,8 +13,8 @@ from agent_forge.agent.types import ToolError
 from agent_forge.plugins import HANDLED, AddContext, Block, Cancel, Transform, install_plugins
 from agent_forge.plugins.runner import parse_command
 from agent_forge.plugins.ui import RpcUI
-from agent_forge.sdk import CommandError, FauxResponse, create_agent_session, faux_model, faux_requests, \
-    set_faux_responses
+from agent_forge.coding.errors import CommandError
+from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, faux_requests, set_faux_responses
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ where a command turns them into one, or into an event field (`compaction_end.err
     ToolSelectionError       (a ValueError) a `--tools` list that cannot be used
     ExternalSearchError      rg or fd failed; the message is its stderr
 
-The defining modules (`session_file`, `session_lock`, `compaction.cut_points`, ...) re-export their classes,
-so `from agent_forge.coding.session.reading import SessionFileError` keeps working.
+Every module imports them from here (this is their one place; nothing re-exports them).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import os
 import stat
 from typing import Any
 
-from .errors import ConfigFileError, UnsafeFileError  # noqa: F401 (re-exported: defined in errors.py)
+from .errors import ConfigFileError, UnsafeFileError
 
 MAX_CONFIG_BYTES = 1024 * 1024
 """Limit of a JSON configuration file (settings, models, auth, trust): far above any real one."""

@@ -20,7 +20,8 @@ from ..ai.types import THINKING_LEVELS
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
 from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
-from .safe_read import ConfigFileError, read_json_document
+from .errors import ConfigFileError
+from .safe_read import read_json_document
 
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .errors import CommandError
-from .export_html import ExportError, SessionSnapshot, write_export
+from .errors import CommandError, ExportError
+from .export_html import SessionSnapshot, write_export
 from .session.stats import session_stats
 
 if TYPE_CHECKING:

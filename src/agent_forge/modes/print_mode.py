@@ -36,7 +36,8 @@ from typing import Any, Callable
 
 from ..agent.types import ToolError
 from ..ai import json_wire
-from ..coding.agent_session import AgentSession, CommandError
+from ..coding.errors import CommandError
+from ..coding.agent_session import AgentSession
 from ..coding.tools.file_kinds import looks_binary, open_regular
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.errors import CommandError
 from agent_forge.coding.compaction.prompts import BRANCH_SUMMARY_SYSTEM_PROMPT
 from agent_forge.coding.tools import create_coding_tools
 

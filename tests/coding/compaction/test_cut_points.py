@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_forge.coding.compaction.cut_points import (
-    ALREADY_COMPACTED,
-    NOTHING_TO_COMPACT,
-    CompactionError,
-    is_cut_point,
-    prepare,
-)
+from agent_forge.coding.errors import CompactionError
+from agent_forge.coding.compaction.cut_points import ALREADY_COMPACTED, NOTHING_TO_COMPACT, is_cut_point, prepare
 from agent_forge.coding.session.store import SessionStore
 
 WORDS = "word " * 40  # 200 characters: 50 tokens at chars/4

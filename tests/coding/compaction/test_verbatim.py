@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_forge.coding.compaction.cut_points import CompactionError
+from agent_forge.coding.errors import CompactionError
 from agent_forge.coding.compaction.line_ranges import Line, mechanical_ranges, parse_ranges, rebuild, usable
 from agent_forge.coding.compaction.verbatim import (
     Split,

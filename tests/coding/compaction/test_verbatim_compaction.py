@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.errors import CommandError
 from agent_forge.coding.compaction.prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT
 
 VERBATIM = {"compaction": {"strategy": "verbatim-lines"}}

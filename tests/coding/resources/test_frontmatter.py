@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_forge.coding.resources.frontmatter import FrontmatterError, split_frontmatter
+from agent_forge.coding.errors import FrontmatterError
+from agent_forge.coding.resources.frontmatter import split_frontmatter
 
 
 def test_no_frontmatter_returns_the_text_unchanged():

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.agent_session import CommandError
+from agent_forge.coding.errors import CommandError
 from agent_forge.sdk import create_agent_session, faux_model
 
 

@@ -6,13 +6,8 @@ import json
 
 import pytest
 
-from agent_forge.coding.resources.trust import (
-    TrustFileError,
-    load_decisions,
-    project_policy,
-    record_trust,
-    resolve_trust,
-)
+from agent_forge.coding.errors import TrustFileError
+from agent_forge.coding.resources.trust import load_decisions, project_policy, record_trust, resolve_trust
 
 
 def test_flag_beats_recorded_decision_beats_setting(tmp_path):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_forge.coding.tools.selection import ToolSelectionError, resolve_tool_selection
+from agent_forge.coding.errors import ToolSelectionError
+from agent_forge.coding.tools.selection import resolve_tool_selection
 
 
 def builtin(**kwargs) -> list[str]:

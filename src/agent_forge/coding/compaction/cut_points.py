@@ -22,7 +22,7 @@ from typing import Any
 from ..session.context import entry_messages
 from ..session.entries import AgentMessage, SessionEntry
 from ..session.stats import estimate_tokens
-from ..errors import CompactionError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import CompactionError
 
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 ALREADY_COMPACTED = "Already compacted"

@@ -24,7 +24,7 @@ from ..events import (Emit, SummarizationRetryAttemptStart, SummarizationRetryFi
                       SummarizationRetryScheduled)
 from ..retry_policy import backoff_delay_ms, is_retryable_error
 from ..settings import RetrySettings
-from .cut_points import CompactionError
+from ..errors import CompactionError
 
 
 @dataclass(kw_only=True)

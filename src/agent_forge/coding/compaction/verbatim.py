@@ -25,7 +25,8 @@ from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
 from ..session.context import context_entries, entry_messages
 from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
-from .cut_points import NOTHING_TO_COMPACT, CompactionError, check_new_messages, latest_compaction
+from ..errors import CompactionError
+from .cut_points import NOTHING_TO_COMPACT, check_new_messages, latest_compaction
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
 from .request import Requester

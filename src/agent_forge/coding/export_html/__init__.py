@@ -13,8 +13,8 @@ layout) → `entries` / `messages` / `tools` / `blocks` (cards) → `markdown`, 
 
 from __future__ import annotations
 
+from ..errors import ExportError
 from .exporter import (
-    ExportError,
     SessionSnapshot,
     default_output_name,
     export_session_file,

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Sequence
 
 from ..session.entries import is_entry, iso_timestamp
-from ..session.store import SessionFileError, SessionStore
+from ..session.store import SessionStore
 from .context import Record
-from ..errors import ExportError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import ExportError, SessionFileError
 
 FILE_PREFIX = "agent-forge-session-"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")

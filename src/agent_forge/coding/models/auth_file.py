@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import AuthFileError  # noqa: F401 (re-exported: defined in errors.py)
-from ..safe_read import ConfigFileError, read_json_document
+from ..errors import AuthFileError, ConfigFileError
+from ..safe_read import read_json_document
 from .key_values import (
     KeyLookup,
     KeyOutcome,

@@ -30,7 +30,8 @@ from ...ai.catalogue import BUILTIN_MODELS, PROVIDER_ENDPOINTS, PROVIDER_ENV_KEY
 from ...ai.registry import known_apis
 from ...ai.types import Model
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
-from ..safe_read import ConfigFileError, read_json_document
+from ..errors import ConfigFileError
+from ..safe_read import read_json_document
 from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, dotted, field_problem
 
 MODELS_FILE = "models.json"

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from ..errors import FrontmatterError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import FrontmatterError
 
 _KEY = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)\s*:(?:\s+(.*))?$")
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
-from ..safe_read import MAX_CONFIG_BYTES, UnsafeFileError, read_text_file
+from ..errors import UnsafeFileError
+from ..safe_read import MAX_CONFIG_BYTES, read_text_file
 from .commands import CommandSource, collect_commands
 from .context_files import ContextFile, format_context_section, load_context_files
 from .expansion import expand_input

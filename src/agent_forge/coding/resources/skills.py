@@ -10,7 +10,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable
 
-from .frontmatter import FrontmatterError, split_frontmatter
+from ..errors import FrontmatterError
+from .frontmatter import split_frontmatter
 from ..safe_read import read_text_file
 from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 

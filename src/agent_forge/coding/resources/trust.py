@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import project_dir
-from ..safe_read import ConfigFileError, read_json_file
-from ..errors import TrustFileError  # noqa: F401 (re-exported: defined in errors.py)
+from ..safe_read import read_json_file
+from ..errors import ConfigFileError, TrustFileError
 
 TRUST_FILE = "trust.json"
 DEFAULT_TRUST_VALUES = ("always", "never", "ask")

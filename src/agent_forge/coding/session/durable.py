@@ -15,8 +15,8 @@ import os
 import stat
 from pathlib import Path
 
-from .reading import SessionFileError, check_regular_mode, open_for_reading
-from ..errors import SessionDirError  # noqa: F401 (re-exported: defined in errors.py)
+from .reading import check_regular_mode, open_for_reading
+from ..errors import SessionDirError, SessionFileError
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
 _WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)

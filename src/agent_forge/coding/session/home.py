@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..paths import sessions_dir
-from .reading import SessionFileError, read_header
+from ..errors import SessionFileError
+from .reading import read_header
 
 
 SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")

@@ -21,7 +21,8 @@ OnSkip = Callable[[str], None]
 from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
-from .reading import SessionFileError, check_readable, open_for_reading, parse_line, read_header, read_session
+from ..errors import SessionFileError
+from .reading import check_readable, open_for_reading, parse_line, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 

@@ -23,8 +23,7 @@ import stat
 from pathlib import Path
 
 from .durable import FILE_MODE
-from .reading import SessionFileError
-from ..errors import SessionLockError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import SessionFileError, SessionLockError
 
 _ATTEMPTS = 20  # each retry means another process replaced the lock file in between: give up eventually
 _held: set[SessionLock] = set()

@@ -20,7 +20,7 @@ from typing import Any
 from ...ai import json_wire
 from .entries import SessionEntry, SessionHeader, is_header
 from .migrations import check_version, migrate
-from ..errors import SessionFileError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import SessionFileError
 
 # Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -29,7 +29,8 @@ from .entries import (
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
     new_entry_id, with_optional)
-from .reading import SessionFileError, encode_line, read_session, skipped_warnings
+from ..errors import SessionFileError, SessionLockError
+from .reading import encode_line, read_session, skipped_warnings
 from .listing import (
     SessionInfo,
     encode_cwd,
@@ -39,7 +40,7 @@ from .listing import (
     session_cwd_dir,
     session_file_name,
 )
-from .lock import LOCK_SUFFIX, SessionLock, SessionLockError
+from .lock import LOCK_SUFFIX, SessionLock
 from .writer import SessionWriter, SessionWriteState, lock_session_id
 
 __all__ = [

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TypedDict
 
 from .durable import SessionFile, ensure_session_dir, write_new_private
-from .reading import SessionFileError
-from .lock import SessionLock, SessionLockError
+from ..errors import SessionFileError, SessionLockError
+from .lock import SessionLock
 
 WholeFile = Callable[[], tuple[bytes, int]]
 """The store's whole file (header and every entry, encoded) and its entry count: what a rewrite writes."""

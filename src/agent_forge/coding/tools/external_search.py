@@ -14,7 +14,7 @@ import signal
 import subprocess
 from typing import Callable
 
-from ..errors import ExternalSearchError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import ExternalSearchError
 
 STREAM_LIMIT_BYTES = 64 * 1024 * 1024
 """Longest output line accepted (`rg --json` puts a whole matched line in one record; minified files have

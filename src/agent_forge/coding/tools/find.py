@@ -12,7 +12,8 @@ from typing import Callable
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
-from .external_search import ExternalSearchError, fd, stream_lines
+from ..errors import ExternalSearchError
+from .external_search import fd, stream_lines
 from .globs import path_matcher
 from .ignore_walk import git_root, walk
 from .paths import resolve_tool_path

@@ -16,7 +16,8 @@ from typing import Callable, Iterable, TypedDict
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
-from .external_search import ExternalSearchError, ripgrep, stream_lines
+from ..errors import ExternalSearchError
+from .external_search import ripgrep, stream_lines
 from .globs import path_matcher
 from .ignore_walk import walk
 from .paths import resolve_tool_path

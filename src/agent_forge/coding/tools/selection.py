@@ -16,7 +16,7 @@ from typing import Sequence
 
 from ...ai.types import JsonValue
 from . import CODING_TOOL_NAMES, TOOL_FACTORIES
-from ..errors import ToolSelectionError  # noqa: F401 (re-exported: defined in errors.py)
+from ..errors import ToolSelectionError
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ import asyncio
 import sys
 from typing import Any, Awaitable, Callable
 
-from ...coding.agent_session import AgentSession, CommandError
+from ...coding.errors import CommandError
+from ...coding.agent_session import AgentSession
 from . import framing
 from .. import stdout_guard
 from ..stdout_guard import write_out

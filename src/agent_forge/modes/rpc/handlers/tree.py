@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ....coding.agent_session import CommandError
+from ....coding.errors import CommandError
 from ....coding.session.tree import entries_since, fork_messages, get_flat_tree, get_tree
 from .registry import handler
 
