@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 _DESCRIPTION = "agent-forge: a coding agent for the terminal and for other programs."
 _EPILOG = """modes:
+  (default)      in a terminal: the interactive terminal UI (docs/interactive.md)
   --mode rpc     JSON commands on stdin, responses and events on stdout (for editors, IDEs, bots)
   --mode json    run the prompt and print every event as a JSON line
   -p, --print    run the prompt and print the final answer
@@ -166,10 +167,8 @@ def _main(argv: list[str] | None) -> int:
     if problem:
         _say(problem)
         return 2
-    if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
-        print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
-              file=sys.stderr)
-        return 2
+    if args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty():
+        mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
     try:
         return _run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
@@ -401,7 +400,7 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
-        start_without_model=(mode == "rpc"),
+        start_without_model=(mode in ("rpc", "interactive")),
         **options_from_args(args),
     )
     try:
@@ -414,6 +413,11 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     await install_from_args(session, args, mode)
     from .modes.termination import run_until_terminated
 
+    if mode == "interactive":
+        from .modes.interactive import run_interactive_mode
+
+        first = " ".join(args.messages) or None
+        return await run_until_terminated(session, run_interactive_mode(session, first))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 

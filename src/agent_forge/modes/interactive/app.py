@@ -1,0 +1,259 @@
+"""The interactive mode: one prompt_toolkit Application drawn inline (no alternate screen) under the terminal's
+normal scrollback. Finished messages are rendered by rich and written above the live region
+(`run_in_terminal`), so they stay in the scrollback after exit; the live region holds the streaming message,
+running tools, queued messages, the editor and the footer, and is redrawn only when something changed
+(`invalidate`, at most every `MIN_REDRAW_S`). It drives the same `AgentSession` as RPC and print mode."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.styles import Style
+
+from ... import __version__
+from ...agent.agent import message_text
+from ...coding.agent_session import AgentSession, CommandError
+from . import blocks
+from .commands import Commands, builtin
+from .editor import PromptEditor
+from .footer import Footer
+from .keys import key_bindings, teach_shift_enter
+from .live import LiveState
+from .render import clean, to_ansi
+from .terminal import Terminal
+from .view import EventView
+
+MIN_REDRAW_S = 0.03
+SPINNER_TICK_S = 0.1
+CTRL_C_EXIT_WINDOW_S = 2.0
+"""A second Ctrl+C on an empty editor within this many seconds exits."""
+STYLE = Style.from_dict({"thinking": "italic #8a8a8a", "tool": "bold", "dim": "#8a8a8a", "spinner": "#c397d8",
+                         "queued": "#7fb4ca", "rule": "#5a5a5a", "footer": "#8a8a8a", "prompt": "#7fb4ca bold"})
+
+
+class InteractiveMode:
+    """The terminal UI for one session; `run` returns the exit code."""
+
+    def __init__(self, session: AgentSession):
+        from ...coding.paths import agent_dir
+
+        teach_shift_enter()
+        self.session = session
+        self.terminal = Terminal()
+        self.editor = PromptEditor(agent_dir() / "prompt-history")
+        self.live = LiveState()
+        self.footer = Footer(session)
+        self.view = EventView(self.live, print_=self.print_, changed=self.changed,
+                              footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
+                              answer_dialog=session.hooks.ui_response, footer_status=self.footer.status)
+        self.commands = Commands(self)
+        self.app: Application[int] = self._application()
+        self._pending: list[str] = []
+        self._draining: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ctrl_c_at = 0.0
+
+    # -- running -------------------------------------------------------------------------------------------
+    async def run(self, first_prompt: str | None = None) -> int:
+        self.print_(blocks.header(__version__, self._resources()))
+        for warning in self.session.warnings:
+            self.say(f"warning: {warning}", "warning")
+        problem = self.session.readiness_problem()
+        if problem:
+            self.say(problem, "error")
+        unsubscribe = self.session.subscribe(self.view)
+
+        def started() -> None:
+            self._spawn(self.session.hooks.start())  # plugins' session_start, now that their requests show
+            self._spawn(self._tick())
+            if first_prompt:
+                self._spawn(self._dispatch(first_prompt, None))
+
+        try:
+            code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
+        finally:
+            await self._finish()
+            unsubscribe()
+        self._resume_hint()
+        return code
+
+    async def _finish(self) -> None:
+        """Stop what still runs (a run, user bash, our tasks), then close the session (flushes its file)."""
+        if self.session.is_streaming:
+            self.session.agent.clear_queues()
+            await self.session.abort()
+        await self.session.user_bash.abort()
+        for task in list(self._tasks):
+            task.cancel()
+        await self.session.close()
+        self._flush_pending()
+
+    def _resume_hint(self) -> None:
+        store = self.session.store
+        if store.path is not None and store.path.exists():
+            self.terminal.write(to_ansi([blocks.notice(f"Resume this session: agent-forge --session "
+                                                       f"{store.session_id}")], self.terminal.columns()))
+
+    def exit(self, code: int) -> None:
+        if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
+            self.app.exit(result=code)
+
+    def _spawn(self, coro: Any) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            self.say(f"internal error: {type(exc).__name__}: {exc}", "error")
+
+    async def _tick(self) -> None:
+        """Redraw the spinner and elapsed times while something runs; nothing is redrawn while idle."""
+        while True:
+            await asyncio.sleep(SPINNER_TICK_S)
+            if self.live.working or self.live.tools:
+                self.app.invalidate()
+
+    # -- output ----------------------------------------------------------------------------------------
+    def print_(self, *renderables: Any) -> None:
+        """Render `renderables` at the terminal's width and write them above the live region, in order."""
+        self._pending.append(to_ansi(list(renderables), self.terminal.columns()))
+        if not self.app.is_running:
+            self._flush_pending()
+        elif self._draining is None or self._draining.done():
+            self._draining = asyncio.ensure_future(self._drain())
+
+    async def _drain(self) -> None:
+        while self._pending and self.app.is_running:
+            await run_in_terminal(self._flush_pending)
+        self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        chunk, self._pending = "".join(self._pending), []
+        if chunk:
+            self.terminal.write(chunk)
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.print_(blocks.notice(text, kind))
+
+    def changed(self) -> None:
+        self.app.invalidate()
+
+    def footer_changed(self) -> None:
+        self.footer.refresh()
+        self.app.invalidate()
+
+    # -- input -----------------------------------------------------------------------------------------
+    def send(self, behavior: str) -> None:
+        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it."""
+        if not self.editor.text().strip():
+            return
+        self._spawn(self._dispatch(self.editor.take(), behavior))
+
+    async def _dispatch(self, text: str, behavior: str | None) -> None:
+        if text.startswith("!") and text.strip() not in ("!", "!!"):
+            await self.commands.shell(text)
+            return
+        command = builtin(text.strip())
+        if command is not None:
+            await self.commands.run(*command)
+            return
+        try:
+            await self.session.submit(text, None, behavior if self.session.is_streaming else None)
+        except CommandError as exc:
+            self.say(str(exc), "error")
+
+    def interrupt(self) -> None:
+        """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
+        if not (self.session.is_streaming or self.live.working or self.live.tools):
+            return
+        steering, follow_up = self.session.agent.clear_queues()
+        queued = [message_text(m) for m in [*steering, *follow_up]]
+        if queued:
+            self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
+        self._spawn(self.session.abort())
+        self._spawn(self.session.user_bash.abort())
+
+    def ctrl_c(self) -> None:
+        if self.editor.buffer.text:
+            self.editor.clear()
+            return
+        now = time.monotonic()
+        if now - self._ctrl_c_at < CTRL_C_EXIT_WINDOW_S:
+            self.exit(0)
+            return
+        self._ctrl_c_at = now
+        self.footer.note = "press ctrl+c again to exit"
+        asyncio.get_running_loop().call_later(CTRL_C_EXIT_WINDOW_S, self._clear_note)
+        self.changed()
+
+    def _clear_note(self) -> None:
+        self.footer.note = ""
+        self.changed()
+
+    def toggle_thinking(self) -> None:
+        self.live.show_thinking = not self.live.show_thinking
+        self.say(f"thinking {'shown' if self.live.show_thinking else 'hidden'}")
+
+    def toggle_expanded(self) -> None:
+        from .tool_blocks import tool_block
+
+        self.view.expanded = not self.view.expanded
+        if self.view.expanded and self.view.last_tool is not None:
+            call, result, is_error = self.view.last_tool
+            self.print_(tool_block(call, result, is_error, expanded=True))
+        self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
+
+    # -- layout ----------------------------------------------------------------------------------------
+    def _application(self) -> Application[int]:
+        live = Window(FormattedTextControl(self._live_fragments), wrap_lines=True, dont_extend_height=True)
+        editor = Window(BufferControl(buffer=self.editor.buffer), wrap_lines=True, dont_extend_height=True,
+                        height=self._editor_height, get_line_prefix=self._prefix)
+        rule = Window(height=1, char="─", style="class:rule")
+        footer = Window(FormattedTextControl(self._footer_fragments), height=2, style="class:footer")
+        root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor, rule,
+                       footer])
+        return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self),
+                           style=STYLE, full_screen=False, erase_when_done=True, mouse_support=False,
+                           min_redraw_interval=MIN_REDRAW_S, input=self.terminal.input,
+                           output=self.terminal.output, include_default_pygments_style=False)
+
+    def _live_visible(self) -> bool:
+        live = self.live
+        return bool(live.working or live.tools or live.steering or live.follow_up or live.widgets
+                    or not live.text.empty())
+
+    def _live_fragments(self) -> list[tuple[str, str]]:
+        rows = self.terminal.rows()
+        lines = self.live.fragments(self.terminal.columns(), max(3, rows - 6 - self.editor.buffer.text.count("\n")))
+        if lines:
+            style, text = lines[-1]
+            lines[-1] = (style, text.rstrip("\n"))
+        return lines
+
+    def _editor_height(self) -> Dimension:
+        return Dimension(min=1, max=max(1, min(12, self.terminal.rows() // 2)))
+
+    def _prefix(self, line: int, wrap_count: int) -> list[tuple[str, str]]:
+        return [("class:prompt", "› " if line == 0 and wrap_count == 0 else "  ")]
+
+    def _footer_fragments(self) -> list[tuple[str, str]]:
+        top, bottom = self.footer.lines(self.terminal.columns())
+        return [("", f"{top}\n{bottom}")]
+
+    def _resources(self) -> list[tuple[str, list[str]]]:
+        resources = self.session.resources
+        plugins = [getattr(p, "id", "?") for p in getattr(self.session.hooks, "plugins", [])]
+        return [("context", [clean(getattr(f, "path", f)) for f in resources.context_files]),
+                ("skills", [s.name for s in resources.skills]),
+                ("templates", [f"/{t.name}" for t in resources.templates]), ("plugins", plugins)]

@@ -1,0 +1,87 @@
+"""Key bindings of the editor and the application (on top of prompt_toolkit's Emacs bindings).
+
+Enter sends (a steering message while the agent works), Alt+Enter queues a follow-up, Shift+Enter or Ctrl+J
+inserts a newline, Escape aborts (queued messages come back into the editor), Ctrl+C clears the editor and
+exits on a second press when it is empty, Ctrl+D on an empty editor exits, Ctrl+T shows or hides thinking,
+Ctrl+O expands tool output, a bracketed paste goes through `PromptEditor.paste` (large ones collapse)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+
+HOTKEYS = [
+    ("enter", "send; while the agent works: steer (delivered after the current tool calls)"),
+    ("alt+enter", "queue a follow-up (delivered when the agent would stop)"),
+    ("shift+enter, ctrl+j", "new line"),
+    ("escape", "abort the run; queued messages come back into the editor"),
+    ("ctrl+c", "clear the editor; on an empty editor press twice to exit"),
+    ("ctrl+d", "exit (on an empty editor)"),
+    ("ctrl+t", "show or hide thinking"),
+    ("ctrl+o", "expand or collapse tool output (the last block is shown again)"),
+    ("up, down", "move in the text; at its first or last line: prompt history"),
+    ("ctrl+a/e, alt+b/f, ctrl+w, ctrl+k, ctrl+u, ctrl+y", "Emacs editing keys"),
+    ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
+]
+
+SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
+"""What terminals with the kitty keyboard protocol or xterm's modifyOtherKeys send for Shift+Enter."""
+
+
+def teach_shift_enter() -> None:
+    """Make prompt_toolkit read those sequences as Ctrl+J (a newline) instead of stray text."""
+    for sequence in SHIFT_ENTER_SEQUENCES:
+        ANSI_SEQUENCES.setdefault(sequence, Keys.ControlJ)
+
+
+def key_bindings(ui: Any) -> KeyBindings:
+    """The bindings, calling into the interactive mode `ui` (`send`, `interrupt`, `ctrl_c`, `exit`, ...)."""
+    kb = KeyBindings()
+    empty = _editor_empty(ui)
+
+    @kb.add("enter")
+    def _send(event: Any) -> None:
+        ui.send("steer")
+
+    @kb.add("escape", "enter")
+    def _follow_up(event: Any) -> None:
+        ui.send("followUp")
+
+    @kb.add("c-j")
+    def _newline(event: Any) -> None:
+        event.current_buffer.newline(copy_margin=False)
+
+    @kb.add("escape")
+    def _interrupt(event: Any) -> None:
+        ui.interrupt()
+
+    @kb.add("c-c")
+    def _ctrl_c(event: Any) -> None:
+        ui.ctrl_c()
+
+    @kb.add("c-d", filter=empty)
+    def _ctrl_d(event: Any) -> None:
+        ui.exit(0)
+
+    @kb.add("c-t")
+    def _thinking(event: Any) -> None:
+        ui.toggle_thinking()
+
+    @kb.add("c-o")
+    def _expand(event: Any) -> None:
+        ui.toggle_expanded()
+
+    @kb.add(Keys.BracketedPaste)
+    def _paste(event: Any) -> None:
+        ui.editor.paste(event.data)
+
+    return kb
+
+
+def _editor_empty(ui: Any) -> Any:
+    from prompt_toolkit.filters import Condition
+
+    return Condition(lambda: not ui.editor.buffer.text)
