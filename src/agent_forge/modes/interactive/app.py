@@ -20,7 +20,7 @@ from prompt_toolkit.styles import Style
 from ... import __version__
 from ...agent.agent import message_text
 from ...coding.agent_session import AgentSession, CommandError
-from . import blocks
+from .blocks import header, notice
 from .commands import Commands, builtin
 from .editor import PromptEditor
 from .footer import Footer
@@ -62,7 +62,7 @@ class InteractiveMode:
 
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
-        self.print_(blocks.header(__version__, self._resources()))
+        self.print_(header(__version__, self._resources()))
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
         problem = self.session.readiness_problem()
@@ -98,7 +98,7 @@ class InteractiveMode:
     def _resume_hint(self) -> None:
         store = self.session.store
         if store.path is not None and store.path.exists():
-            self.terminal.write(to_ansi([blocks.notice(f"Resume this session: agent-forge --session "
+            self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session "
                                                        f"{store.session_id}")], self.terminal.columns()))
 
     def exit(self, code: int) -> None:
@@ -144,7 +144,7 @@ class InteractiveMode:
             self.terminal.write(chunk)
 
     def say(self, text: str, kind: str = "info") -> None:
-        self.print_(blocks.notice(text, kind))
+        self.print_(notice(text, kind))
 
     def changed(self) -> None:
         self.app.invalidate()

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import blocks
+from rich.text import Text
+
+from .blocks import assistant_block, compaction_notice, message_text, notice, retry_notice, user_block
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
+GAP = Text("")
+"""An empty line after each message and tool block, as between paragraphs."""
 DIALOGS = ("select", "confirm", "input", "editor")
 
 
@@ -60,12 +64,12 @@ class EventView:
         message = event["message"]
         role = message.get("role")
         if role == "user":
-            self._print(blocks.user_block(blocks.message_text(message)))
+            self._print(user_block(message_text(message)), GAP)
         elif role == "assistant":
-            block = blocks.assistant_block(message, show_thinking=self.live.show_thinking)
+            block = assistant_block(message, show_thinking=self.live.show_thinking)
             self.live.new_message()
             if block is not None:
-                self._print(block)
+                self._print(block, GAP)
             self._footer_changed()
 
     def _on_tool_execution_start(self, event: dict[str, Any]) -> None:
@@ -78,7 +82,7 @@ class EventView:
         call = self.live.tools.pop(str(event.get("toolCallId")), None) or ToolCall(
             str(event.get("toolName")), {})
         self.last_tool = (call, event.get("result"), bool(event.get("isError")))
-        self._print(tool_block(call, event.get("result"), bool(event.get("isError")), expanded=self.expanded))
+        self._print(tool_block(call, event.get("result"), bool(event.get("isError")), expanded=self.expanded), GAP)
 
     def _on_queue_update(self, event: dict[str, Any]) -> None:
         self.live.steering = list(event.get("steering") or [])
@@ -86,13 +90,13 @@ class EventView:
 
     # -- retries, compaction, errors ---------------------------------------------------------------------
     def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
-        self._print(blocks.retry_notice(event))
+        self._print(retry_notice(event))
         self.live.activity = f"retrying (attempt {event.get('attempt')}/{event.get('maxAttempts')})"
 
     def _on_auto_retry_end(self, event: dict[str, Any]) -> None:
         self.live.activity = ""
         if not event.get("success"):
-            self._print(blocks.notice(f"retries ended: {event.get('finalError', 'failed')}", "error"))
+            self._print(notice(f"retries ended: {event.get('finalError', 'failed')}", "error"))
 
     def _on_compaction_start(self, event: dict[str, Any]) -> None:
         self.live.activity = f"compacting context ({event.get('reason')})"
@@ -102,18 +106,18 @@ class EventView:
 
     def _on_compaction_end(self, event: dict[str, Any]) -> None:
         self.live.activity = ""
-        self._print(blocks.compaction_notice(event))
+        self._print(compaction_notice(event))
         self._footer_changed()
 
     def _on_session_write_error(self, event: dict[str, Any]) -> None:
-        self._print(blocks.notice(f"cannot write the session file {event.get('path')}: {event.get('error')} "
+        self._print(notice(f"cannot write the session file {event.get('path')}: {event.get('error')} "
                                   f"({event.get('pendingEntries')} entries wait in memory)", "error"))
 
     def _on_session_write_resumed(self, event: dict[str, Any]) -> None:
-        self._print(blocks.notice("the session file is written again", "success"))
+        self._print(notice("the session file is written again", "success"))
 
     def _on_extension_error(self, event: dict[str, Any]) -> None:
-        self._print(blocks.notice(f"plugin {event.get('extensionPath')} failed in {event.get('event')}: "
+        self._print(notice(f"plugin {event.get('extensionPath')} failed in {event.get('event')}: "
                                   f"{event.get('error')}", "error"))
 
     def _on_context_window_changed(self, event: dict[str, Any]) -> None:
@@ -124,7 +128,7 @@ class EventView:
         method = event.get("method")
         if method == "notify":
             kind = event.get("notifyType") if event.get("notifyType") in ("warning", "error") else "info"
-            self._print(blocks.notice(str(event.get("message", "")), kind))
+            self._print(notice(str(event.get("message", "")), kind))
         elif method == "setStatus":
             self._set_status(event)
         elif method == "setWidget":
@@ -132,7 +136,7 @@ class EventView:
         elif method == "set_editor_text":
             self._set_editor_text(str(event.get("text", "")))
         elif method in DIALOGS:
-            self._print(blocks.notice(f"a plugin asked ({method}): {event.get('title', '')} — dialogs are not "
+            self._print(notice(f"a plugin asked ({method}): {event.get('title', '')} — dialogs are not "
                                       "shown yet; answered as cancelled", "warning"))
             self._answer_dialog({"type": "extension_ui_response", "id": event.get("id"), "cancelled": True})
 
