@@ -220,7 +220,8 @@ class InteractiveMode:
         editor = Window(BufferControl(buffer=self.editor.buffer), wrap_lines=True, dont_extend_height=True,
                         height=self._editor_height, get_line_prefix=self._prefix)
         rule = Window(height=1, char="─", style="class:rule")
-        footer = Window(FormattedTextControl(self._footer_fragments), height=2, style="class:footer")
+        footer = Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True,
+                        style="class:footer")
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor, rule,
                        footer])
         return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self),
@@ -248,8 +249,7 @@ class InteractiveMode:
         return [("class:prompt", "› " if line == 0 and wrap_count == 0 else "  ")]
 
     def _footer_fragments(self) -> list[tuple[str, str]]:
-        top, bottom = self.footer.lines(self.terminal.columns())
-        return [("", f"{top}\n{bottom}")]
+        return [("", "\n".join(self.footer.lines(self.terminal.columns())))]
 
     def _resources(self) -> list[tuple[str, list[str]]]:
         resources = self.session.resources

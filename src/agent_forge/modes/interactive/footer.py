@@ -62,14 +62,16 @@ class Footer:
         level = state.get("thinkingLevel") or "off"
         self._right = (f"({model['provider']}) {model['id']} • {level}" if model else "no model")
 
-    def lines(self, width: int) -> tuple[str, str]:
-        """(cwd line, stats line) fitted to `width` columns, cleaned."""
+    def lines(self, width: int) -> list[str]:
+        """The footer's lines fitted to `width` columns, cleaned: cwd, then stats and model on one line, or
+        on two when the terminal is too narrow for both."""
         top = clean(self._top)
         left = " ".join([clean(self._left), *[clean(v) for v in self.status.values()], clean(self.note)]).strip()
         right = clean(self._right)
         gap = width - get_cwidth(left) - get_cwidth(right)
-        bottom = f"{left}{' ' * gap}{right}" if gap >= 2 else f"{left}  {right}"
-        return _fit(top, width), _fit(bottom, width)
+        if gap >= 2:
+            return [_fit(top, width), f"{left}{' ' * gap}{right}"]
+        return [_fit(top, width), _fit(left, width), _fit(right, width)]
 
 
 def _fit(text: str, width: int) -> str:
