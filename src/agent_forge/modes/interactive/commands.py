@@ -111,10 +111,17 @@ class Commands:
         await self.ui.session.compact(argument or None)  # the compaction events show start and result
 
     async def _hotkeys(self, argument: str) -> None:
-        width = max(len(key) for key, _ in HOTKEYS)
-        keys = [f"{key.ljust(width)}  {what}" for key, what in HOTKEYS]
-        names = [f"/{name}".ljust(width) + f"  {what}" for name, what in COMMANDS.items()]
-        self.ui.say("\n".join(["keys:", *keys, "", "commands:", *names]))
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True, max_width=24)
+        table.add_column(style="grey70")
+        for key, what in HOTKEYS:
+            table.add_row(key, what)
+        table.add_row("", "")
+        for name, what in COMMANDS.items():
+            table.add_row(f"/{name}", what)
+        self.ui.print_(table)
 
     async def shell(self, line: str) -> None:
         """`!cmd` / `!!cmd`: run through the session's user bash, output live, then a block."""

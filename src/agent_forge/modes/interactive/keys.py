@@ -23,7 +23,7 @@ HOTKEYS = [
     ("ctrl+t", "show or hide thinking"),
     ("ctrl+o", "expand or collapse tool output (the last block is shown again)"),
     ("up, down", "move in the text; at its first or last line: prompt history"),
-    ("ctrl+a/e, alt+b/f, ctrl+w, ctrl+k, ctrl+u, ctrl+y", "Emacs editing keys"),
+    ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
 ]
 

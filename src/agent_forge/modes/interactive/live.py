@@ -54,7 +54,8 @@ class LiveState:
                 _rows(out, call.partial.rstrip("\n").split("\n")[-3:], "class:dim")
         if self.working and not self.tools:
             note = self.activity or ("thinking…" if self.text.empty() else "")
-            _rows(out, [f"{spinner_frame(now - self.started)} {note} ({now - self.started:.0f} s · esc to "
+            label = f"{note} " if note else ""
+            _rows(out, [f"{spinner_frame(now - self.started)} {label}({now - self.started:.0f} s · esc to "
                         f"interrupt)"], "class:spinner")
         for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
             _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
