@@ -22,8 +22,8 @@ def terminal(agent_env, tmp_path):
     work.mkdir()
     opened: list[TmuxTerminal] = []
 
-    def start(*args: str, columns: int = 100, rows: int = 30) -> TmuxTerminal:
-        term = TmuxTerminal(agent_env, work, *args, columns=columns, rows=rows)
+    def start(*args: str, columns: int = 100, rows: int = 30, env: dict[str, str] | None = None) -> TmuxTerminal:
+        term = TmuxTerminal(env or agent_env, work, *args, columns=columns, rows=rows)
         opened.append(term)
         term.wait_for(READY)
         return term
@@ -129,7 +129,8 @@ def test_a_40_column_terminal_wraps_and_keeps_the_footer(terminal, fake_llm):
 
 
 def test_escape_sequences_in_an_answer_are_not_interpreted(terminal, fake_llm):
-    hostile = "\x1b]0;PWNED\x07safe \x1b[2J\x1b[31mred\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ [bold]x[/bold]"
+    hostile = ("\x1b]0;PWNED\x07safe \x1b[2J\x1b[31mred\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ "
+               "[bold]x[/bold]")
     fake_llm.set_script([{"text": hostile}])
     term = terminal()
     title = term.title()
@@ -149,3 +150,103 @@ def test_bang_runs_a_shell_command(terminal, fake_llm):
     screen = term.wait_for("exit 0")
     assert "$ ls" in screen and "marker-file.txt" in screen
     assert fake_llm.requests == []  # a shell command is no prompt
+
+
+def test_escape_gives_queued_messages_back_to_the_editor(terminal, fake_llm):
+    fake_llm.set_script([{"text": "slow answer that hangs", "hang_after": 4}])
+    term = terminal()
+    term.type("start")
+    term.press("Enter")
+    term.wait_for("slow")
+    term.type("queued thought")
+    term.press("Enter")
+    term.wait_for("steer: queued thought")
+    term.press("Escape")
+    term.wait_for("aborted")
+    term.wait_for("› queued thought")
+    assert "steer: queued thought" not in term.screen()
+    assert len(fake_llm.requests) == 1  # the queued message was not sent
+
+
+def test_ctrl_c_clears_then_exits_on_a_second_press(terminal, fake_llm):
+    term = terminal()
+    term.type("draft text")
+    term.wait_for("› draft text")
+    term.press("C-c")
+    term.wait_until(lambda: "draft text" not in term.screen(), "the editor to be cleared")
+    term.press("C-c")
+    term.wait_for("press ctrl+c again to exit")
+    term.press("C-c")
+    assert term.exit_code() == 0
+
+
+def test_a_large_paste_is_collapsed_and_sent_whole(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Got the paste."}])
+    term = terminal()
+    pasted = "".join(f"pasted line {i}\n" for i in range(50))
+    source = tmp_path / "paste.txt"
+    source.write_text(pasted)
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")  # -p: bracketed, as the terminal would send a paste
+    term.wait_for("[paste #1: 51 lines")
+    term.press("Enter")
+    term.wait_for("Got the paste.")
+    assert user_texts(fake_llm.requests[0])[-1] == pasted
+
+
+def test_prompt_history_survives_a_restart(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}])
+    first = terminal()
+    first.type("remember this prompt")
+    first.press("Enter")
+    first.wait_for("First run answer.")
+    first.press("C-d")
+    assert first.exit_code() == 0
+    second = terminal()
+    second.press("Up")
+    second.wait_for("› remember this prompt")
+
+
+def test_name_and_thinking_commands_show_in_the_footer(terminal, fake_llm):
+    term = terminal()
+    term.type("/name nightly review")
+    term.press("Enter")
+    term.wait_for("· nightly review")
+    term.type("/thinking high")
+    term.press("Enter")
+    term.wait_for("fake-model • high")
+    term.type("/session")
+    term.press("Enter")
+    term.wait_for("messages: 0 user")
+
+
+def test_compact_summarises_the_conversation(terminal, fake_llm, agent_env_factory):
+    filler = " ".join(f"w{i}" for i in range(150))
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "First answer. " + filler}, {"text": "Second answer. " + filler},
+                         {"text": "## Goal\nSummary of the talk."}])
+    term = terminal(env=env)
+    for prompt, answer in (("one " + filler, "First answer."), ("two " + filler, "Second answer.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+        term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/compact")
+    term.press("Enter")
+    term.wait_for("context compacted (manual)")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to stop")
+    assert len(fake_llm.requests) == 3
+
+
+def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
+    words = " ".join(f"word{i}" for i in range(40))
+    fake_llm.set_script([{"text": words, "hang_after": 10}])
+    term = terminal(columns=100)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("word3")
+    term.resize(50, 30)
+    fake_llm.release_hangs()
+    screen = term.wait_for("word39")
+    assert all(len(line) <= 50 for line in screen.splitlines())
+    assert "fake-model" in screen

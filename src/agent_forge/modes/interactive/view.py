@@ -32,6 +32,7 @@ class EventView:
         self._status = footer_status
         self.expanded = False  # Ctrl+O: full tool output in later blocks
         self.last_tool: tuple[ToolCall, Any, bool] | None = None
+        self._compacting_alone = False
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = getattr(self, f"_on_{event.get('type')}", None)
@@ -99,14 +100,18 @@ class EventView:
             self._print(notice(f"retries ended: {event.get('finalError', 'failed')}", "error"))
 
     def _on_compaction_start(self, event: dict[str, Any]) -> None:
-        self.live.activity = f"compacting context ({event.get('reason')})"
-        if not self.live.working:
+        self._compacting_alone = not self.live.working  # `/compact` while idle: no run settles it
+        if self._compacting_alone:
             self.live.start()
-            self.live.activity = f"compacting context ({event.get('reason')})"
+        self.live.activity = f"compacting context ({event.get('reason')})"
 
     def _on_compaction_end(self, event: dict[str, Any]) -> None:
         self.live.activity = ""
-        self._print(compaction_notice(event))
+        if self._compacting_alone:
+            self.live.stop()
+            self._compacting_alone = False
+        if event.get("result") or event.get("reason") != "manual":  # `/compact` reports its own failure
+            self._print(compaction_notice(event))
         self._footer_changed()
 
     def _on_session_write_error(self, event: dict[str, Any]) -> None:
