@@ -250,3 +250,33 @@ def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
     screen = term.wait_for("word39")
     assert all(len(line) <= 50 for line in screen.splitlines())
     assert "fake-model" in screen
+
+
+PLUGIN = '''
+import os, sys
+
+def setup(plugin):
+    @plugin.command("noisy", description="prints, then notifies")
+    async def noisy(args, ctx):
+        print("STRAY PRINT FROM A PLUGIN")
+        os.write(2, b"STRAY FD2 WRITE\\n")
+        ctx.ui.notify("plugin says hi \\x1b]0;EVIL\\x07")
+        ctx.ui.set_status("p", "plug-status")
+'''
+
+
+def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_llm, tmp_path, agent_env):
+    plugin = tmp_path / "noisy.py"
+    plugin.write_text(PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/noisy")
+    term.press("Enter")
+    screen = term.wait_for("plugin says hi")
+    term.wait_for("plug-status")
+    assert "STRAY" not in screen and "EVIL" not in term.title()
+    term.press("C-d")
+    assert term.exit_code() == 0
+    history = term.scrollback()
+    assert "STRAY" not in history and "output of plugins and commands written while the UI ran" in history
+    [log] = Path(agent_env["TMPDIR"]).glob("agent-forge-stderr-*.log")
+    assert "STRAY PRINT FROM A PLUGIN" in log.read_text() and "STRAY FD2 WRITE" in log.read_text()

@@ -27,7 +27,7 @@ from .footer import Footer
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .render import clean, to_ansi
-from .terminal import Terminal
+from .terminal import StrayOutput, Terminal
 from .view import EventView
 
 MIN_REDRAW_S = 0.03
@@ -76,11 +76,15 @@ class InteractiveMode:
             if first_prompt:
                 self._spawn(self._dispatch(first_prompt, None))
 
+        stray = StrayOutput()
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         finally:
             await self._finish()
             unsubscribe()
+            log = stray.restore()
+        if log is not None:
+            self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()
         return code
 

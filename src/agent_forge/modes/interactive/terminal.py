@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -42,3 +43,35 @@ class Terminal:
         """Write `text` (ANSI, newline-separated) at the cursor and flush."""
         self.output.write_raw(text)
         self.output.flush()
+
+
+class StrayOutput:
+    """While the UI runs, descriptors 1 and 2 (plugin prints, warnings, child processes that inherit them)
+    go to a temporary log file instead of the terminal, where they would tear the live region apart.
+    `restore` puts stderr back and returns the log's path when anything was written (else removes it)."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        sys.stderr.flush()
+        fd, self.path = tempfile.mkstemp(prefix="agent-forge-stderr-", suffix=".log")
+        self._saved = os.dup(2)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def restore(self) -> str | None:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(self._saved, 2)
+        os.dup2(self._saved, 1)  # fd 1 pointed at stderr before (`stdout_guard.claim_stdout`)
+        os.close(self._saved)
+        try:
+            if os.path.getsize(self.path) > 0:
+                return self.path
+            os.remove(self.path)
+        except OSError:
+            pass
+        return None
