@@ -280,3 +280,33 @@ def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_ll
     assert "STRAY" not in history and "output of plugins and commands written while the UI ran" in history
     [log] = Path(agent_env["TMPDIR"]).glob("agent-forge-stderr-*.log")
     assert "STRAY PRINT FROM A PLUGIN" in log.read_text() and "STRAY FD2 WRITE" in log.read_text()
+
+
+DIALOG_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("pick", description="asks")
+    async def pick(args, ctx):
+        fruit = await ctx.ui.select("Pick a fruit", ["apple", "banana", "cherry"])
+        sure = await ctx.ui.confirm("Really?", f"take {fruit}")
+        name = await ctx.ui.input("Your name", "a name")
+        ctx.ui.notify(f"picked {fruit} sure={sure} name={name}")
+'''
+
+
+def test_plugin_dialogs_are_answered_with_the_keyboard(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/pick")
+    term.press("Enter")
+    term.wait_for("→ apple")
+    term.press("Down")
+    term.wait_for("→ banana")
+    term.press("Enter")
+    term.wait_for("Really?")
+    term.type("y")  # filters the options to "Yes"
+    term.press("Enter")
+    term.wait_for("Your name")
+    term.type("Ada")
+    term.press("Enter")
+    term.wait_for("picked banana sure=True name=Ada")

@@ -22,6 +22,7 @@ from ...agent.agent import message_text
 from ...coding.agent_session import AgentSession, CommandError
 from .blocks import header, notice
 from .commands import Commands, builtin
+from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
 from .keys import key_bindings, teach_shift_enter
@@ -35,7 +36,8 @@ SPINNER_TICK_S = 0.1
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 STYLE = Style.from_dict({"thinking": "italic #8a8a8a", "tool": "bold", "dim": "#8a8a8a", "spinner": "#c397d8",
-                         "queued": "#7fb4ca", "rule": "#5a5a5a", "footer": "#8a8a8a", "prompt": "#7fb4ca bold"})
+                         "queued": "#7fb4ca", "rule": "#5a5a5a", "footer": "#8a8a8a", "prompt": "#7fb4ca bold",
+                         "dialog-title": "bold #e0c070", "dialog-chosen": "reverse"})
 
 
 class InteractiveMode:
@@ -50,9 +52,10 @@ class InteractiveMode:
         self.editor = PromptEditor(agent_dir() / "prompt-history")
         self.live = LiveState()
         self.footer = Footer(session)
+        self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
-                              answer_dialog=session.hooks.ui_response, footer_status=self.footer.status)
+                              open_dialog=self.dialogs.open, footer_status=self.footer.status)
         self.commands = Commands(self)
         self.app: Application[int] = self._application()
         self._pending: list[str] = []
@@ -236,11 +239,13 @@ class InteractiveMode:
     def _live_visible(self) -> bool:
         live = self.live
         return bool(live.working or live.tools or live.steering or live.follow_up or live.widgets
-                    or not live.text.empty())
+                    or not live.text.empty() or self.dialogs.current)
 
     def _live_fragments(self) -> list[tuple[str, str]]:
         rows = self.terminal.rows()
-        lines = self.live.fragments(self.terminal.columns(), max(3, rows - 6 - self.editor.buffer.text.count("\n")))
+        height = max(3, rows - 6 - self.editor.buffer.text.count("\n"))
+        dialog = self.dialogs.fragments(self.terminal.columns(), min(12, height // 2))
+        lines = self.live.fragments(self.terminal.columns(), height - len(dialog)) + dialog
         if lines:
             style, text = lines[-1]
             lines[-1] = (style, text.rstrip("\n"))

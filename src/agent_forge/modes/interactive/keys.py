@@ -78,7 +78,32 @@ def key_bindings(ui: Any) -> KeyBindings:
     def _paste(event: Any) -> None:
         ui.editor.paste(event.data)
 
+    _dialog_bindings(kb, ui)
     return kb
+
+
+def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
+    """While a plugin dialog is open these win over the bindings above (added later, same table)."""
+    from prompt_toolkit.filters import Condition
+
+    open_ = Condition(lambda: ui.dialogs.current is not None)
+    choosing = Condition(lambda: ui.dialogs.current is not None and ui.dialogs.current.chooses)
+
+    @kb.add("enter", filter=open_)
+    def _answer(event: Any) -> None:
+        ui.dialogs.submit()
+
+    @kb.add("escape", filter=open_)
+    def _cancel(event: Any) -> None:
+        ui.dialogs.cancel()
+
+    @kb.add("up", filter=choosing)
+    def _up(event: Any) -> None:
+        ui.dialogs.move(-1)
+
+    @kb.add("down", filter=choosing)
+    def _down(event: Any) -> None:
+        ui.dialogs.move(1)
 
 
 def _editor_empty(ui: Any) -> Any:

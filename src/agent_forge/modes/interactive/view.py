@@ -2,7 +2,7 @@
 streaming message, running tools, the spinner and the queues go to the live region (`LiveState`).
 
 The view is one session listener (`AgentSession.subscribe`); it never drives the session itself, except for
-answering plugin dialogs this slice cannot show yet (cancelled at once, with a notice)."""
+handing plugin dialogs to `dialogs.Dialogs` (`open_dialog`)."""
 
 from __future__ import annotations
 
@@ -21,14 +21,14 @@ DIALOGS = ("select", "confirm", "input", "editor")
 
 class EventView:
     """Listener for one session. `print_` writes renderables to the scrollback; `changed` asks for a redraw;
-    `footer_changed` for a footer refresh; `set_editor_text` and `answer_dialog` serve plugin requests."""
+    `footer_changed` for a footer refresh; `set_editor_text` and `open_dialog` serve plugin requests."""
 
     def __init__(self, live: LiveState, *, print_: Callable[..., None], changed: Callable[[], None],
                  footer_changed: Callable[[], None], set_editor_text: Callable[[str], None],
-                 answer_dialog: Callable[[dict[str, Any]], None], footer_status: dict[str, str]):
+                 open_dialog: Callable[[dict[str, Any]], None], footer_status: dict[str, str]):
         self.live = live
         self._print, self._changed, self._footer_changed = print_, changed, footer_changed
-        self._set_editor_text, self._answer_dialog = set_editor_text, answer_dialog
+        self._set_editor_text, self._open_dialog = set_editor_text, open_dialog
         self._status = footer_status
         self.expanded = False  # Ctrl+O: full tool output in later blocks
         self.last_tool: tuple[ToolCall, Any, bool] | None = None
@@ -141,9 +141,7 @@ class EventView:
         elif method == "set_editor_text":
             self._set_editor_text(str(event.get("text", "")))
         elif method in DIALOGS:
-            self._print(notice(f"a plugin asked ({method}): {event.get('title', '')} — dialogs are not "
-                                      "shown yet; answered as cancelled", "warning"))
-            self._answer_dialog({"type": "extension_ui_response", "id": event.get("id"), "cancelled": True})
+            self._open_dialog(event)
 
     def _set_status(self, event: dict[str, Any]) -> None:
         key, text = str(event.get("statusKey", "")), event.get("statusText")
