@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="open this directory's session with this id, or start a new one with it (letters, "
                              "digits, '.', '_', '-')")
     parser.add_argument("-r", "--resume", action="store_true",
-                        help="(the interactive session selector: not available yet; use --session or -c)")
+                        help="in the terminal UI: pick a session of this directory to resume")
     parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
     parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
     parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
@@ -156,9 +156,10 @@ def _main(argv: list[str] | None) -> int:
         return trust_command(args, agent_dir()) or 0
     if args.list_sessions:
         return _list_sessions(args)
-    if args.resume:
-        print("agent-forge: -r/--resume needs the session selector of the terminal UI, which is not available "
-              "yet; use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
+    interactive = args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if args.resume and not interactive:
+        print("agent-forge: -r/--resume opens the session selector of the terminal UI: run it in a terminal, "
+              "or use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
         return 2
     if args.list_models is not None:
         return _list_models(args)
@@ -167,7 +168,7 @@ def _main(argv: list[str] | None) -> int:
     if problem:
         _say(problem)
         return 2
-    if args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty():
+    if interactive:
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
     try:
         return _run_loop(_run(mode, args))
@@ -416,7 +417,7 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     if mode == "interactive":
         from .modes.interactive import run_interactive_mode
 
-        first = " ".join(args.messages) or None
+        first = " ".join(args.messages) or ("/resume" if args.resume else None)
         return await run_until_terminated(session, run_interactive_mode(session, first))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode

@@ -310,3 +310,53 @@ def test_plugin_dialogs_are_answered_with_the_keyboard(terminal, fake_llm, tmp_p
     term.type("Ada")
     term.press("Enter")
     term.wait_for("picked banana sure=True name=Ada")
+
+
+def finish_first_session(terminal, name: str | None = None) -> str:
+    """One exchange in a new terminal, then Ctrl+D; the session id from the resume hint."""
+    term = terminal()
+    if name:
+        term.type(f"/name {name}")
+        term.press("Enter")
+        term.wait_for(f"· {name}")
+    term.type("first question")
+    term.press("Enter")
+    term.wait_for("First run answer.")
+    term.press("C-d")
+    assert term.exit_code() == 0
+    return term.scrollback().split("agent-forge --session ")[1].split()[0]
+
+
+def test_session_flag_shows_the_earlier_conversation_and_continues_it(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}, {"text": "Second run answer."}])
+    session_id = finish_first_session(terminal)
+    term = terminal("--session", session_id)
+    term.wait_for("First run answer.")
+    assert "first question" in term.screen()
+    term.type("second question")
+    term.press("Enter")
+    term.wait_for("Second run answer.")
+    assert user_texts(fake_llm.requests[1]) == ["first question", "second question"]
+
+
+def test_resume_picks_an_older_session(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}, {"text": "Resumed answer."}])
+    finish_first_session(terminal, name="older work")
+    term = terminal()
+    term.type("/resume")
+    term.press("Enter")
+    term.wait_for("→ older work")
+    term.press("Enter")
+    term.wait_for("resumed session")
+    term.wait_for("First run answer.")
+    term.type("more")
+    term.press("Enter")
+    term.wait_for("Resumed answer.")
+    assert user_texts(fake_llm.requests[1]) == ["first question", "more"]
+
+
+def test_shift_tab_cycles_the_thinking_level(terminal, fake_llm):
+    term = terminal()
+    term.wait_for("fake-model • medium")
+    term.press("BTab")
+    term.wait_for("fake-model • high")

@@ -28,6 +28,7 @@ from .footer import Footer
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .render import clean, to_ansi
+from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .view import EventView
 
@@ -66,6 +67,7 @@ class InteractiveMode:
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
         self.print_(header(__version__, self._resources()))
+        self.show_transcript()
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
         problem = self.session.readiness_problem()
@@ -112,6 +114,10 @@ class InteractiveMode:
         if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
             self.app.exit(result=code)
 
+    def spawn(self, coro: Any) -> asyncio.Task:
+        """Run `coro` as a task of the mode (cancelled at exit; an exception is shown as an error)."""
+        return self._spawn(coro)
+
     def _spawn(self, coro: Any) -> asyncio.Task:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -149,6 +155,12 @@ class InteractiveMode:
         chunk, self._pending = "".join(self._pending), []
         if chunk:
             self.terminal.write(chunk)
+
+    def show_transcript(self) -> None:
+        """Print the session's messages so far (a resumed or switched session)."""
+        messages = self.session.messages
+        if messages:
+            self.print_(*transcript(messages, show_thinking=self.live.show_thinking, expanded=self.view.expanded))
 
     def say(self, text: str, kind: str = "info") -> None:
         self.print_(notice(text, kind))
@@ -207,6 +219,18 @@ class InteractiveMode:
     def _clear_note(self) -> None:
         self.footer.note = ""
         self.changed()
+
+    def cycle(self, what: str) -> None:
+        """Shift+Tab (`what` "thinking") or Ctrl+P ("model"): the next level or scoped model."""
+        control = self.session.model_control
+        try:
+            result = control.cycle_thinking_level() if what == "thinking" else control.cycle_model()
+        except CommandError as exc:
+            self.say(str(exc), "error")
+            return
+        if result is None:
+            self.say("only one model to cycle through" if what == "model" else "this model has no thinking levels")
+        self.footer_changed()
 
     def toggle_thinking(self) -> None:
         self.live.show_thinking = not self.live.show_thinking

@@ -1,7 +1,7 @@
 """Built-in `/` commands and `!` / `!!` shell lines of the editor.
 
 `/quit`, `/new`, `/name [name]`, `/session`, `/model [pattern]`, `/thinking [level]`, `/compact
-[instructions]`, `/hotkeys`. Any other `/name` (a plugin command, template or skill) and plain text go through
+[instructions]`, `/hotkeys`, and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`). Any other `/name` (a plugin command, template or skill) and plain text go through
 `AgentSession.submit`, as an RPC `prompt` does. `!cmd` runs through the session's user bash and its output is
 added to the context (RPC `bash`); `!!cmd` is not added."""
 
@@ -13,6 +13,7 @@ from typing import Any
 from ...coding.agent_session import CommandError
 from ...coding.models.selection import resolve_model_pattern
 from .keys import HOTKEYS
+from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
 
 COMMANDS = {
@@ -24,6 +25,7 @@ COMMANDS = {
     "thinking": "show the thinking levels, or set one: /thinking <level>",
     "compact": "summarise older messages now: /compact [instructions]",
     "hotkeys": "the keyboard shortcuts",
+    **SESSION_COMMANDS,
 }
 
 
@@ -42,11 +44,15 @@ class Commands:
 
     def __init__(self, ui: Any):
         self.ui = ui
+        self.sessions = SessionCommands(ui)
 
     async def run(self, name: str, argument: str) -> None:
         """Run built-in `name`; a `CommandError` is shown as an error notice."""
         try:
-            await getattr(self, f"_{name}")(argument)
+            if name in SESSION_COMMANDS:
+                await getattr(self.sessions, name)(argument)
+            else:
+                await getattr(self, f"_{name}")(argument)
         except CommandError as exc:
             self.ui.say(str(exc), "error")
         self.ui.footer_changed()

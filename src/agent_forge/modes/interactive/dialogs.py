@@ -16,8 +16,9 @@ Fragments = list[tuple[str, str]]
 class Dialog:
     """One pending request: `method`, `title`, `options` (select/confirm), the selected `index`."""
 
-    def __init__(self, request: dict[str, Any]):
+    def __init__(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None):
         self.id = request.get("id")
+        self.reply = reply  # the mode's own dialogs (`/resume`, `/fork`) answer here, not to a plugin
         self.method = str(request.get("method"))
         self.title = clean(request.get("title", "")) or self.method
         self.message = clean(request.get("message", ""))
@@ -46,8 +47,10 @@ class Dialogs:
     def current(self) -> Dialog | None:
         return self.queue[0] if self.queue else None
 
-    def open(self, request: dict[str, Any]) -> None:
-        dialog = Dialog(request)
+    def open(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Queue a dialog: a plugin's `extension_ui_request`, or the mode's own with `reply` getting the
+        answer's fields (`value`, `confirmed` or `cancelled`)."""
+        dialog = Dialog(request, reply)
         self.queue.append(dialog)
         timeout = request.get("timeout")
         if isinstance(timeout, (int, float)) and timeout > 0:
@@ -92,14 +95,20 @@ class Dialogs:
             fields = {"confirmed": choice == "Yes"} if dialog.method == "confirm" else {"value": choice}
         else:
             fields = {"value": self._editor.buffer.text}
-        self._answer({"type": "extension_ui_response", "id": dialog.id, **fields})
         self._close(dialog)
+        self._send(dialog, fields)
 
     def cancel(self) -> None:
         dialog = self.current
         if dialog is not None:
-            self._answer({"type": "extension_ui_response", "id": dialog.id, "cancelled": True})
             self._close(dialog)
+            self._send(dialog, {"cancelled": True})
+
+    def _send(self, dialog: Dialog, fields: dict[str, Any]) -> None:
+        if dialog.reply is not None:
+            dialog.reply(fields)
+        else:
+            self._answer({"type": "extension_ui_response", "id": dialog.id, **fields})
 
     def fragments(self, width: int, height: int) -> Fragments:
         """The dialog's lines: title, message, the filtered options with the highlighted one marked."""

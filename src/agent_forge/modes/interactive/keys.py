@@ -22,6 +22,8 @@ HOTKEYS = [
     ("ctrl+d", "exit (on an empty editor)"),
     ("ctrl+t", "show or hide thinking"),
     ("ctrl+o", "expand or collapse tool output (the last block is shown again)"),
+    ("shift+tab", "next thinking level"),
+    ("ctrl+p", "next model of the --models scope (all models with a key without one)"),
     ("up, down", "move in the text; at its first or last line: prompt history"),
     ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
@@ -73,6 +75,14 @@ def key_bindings(ui: Any) -> KeyBindings:
     @kb.add("c-o")
     def _expand(event: Any) -> None:
         ui.toggle_expanded()
+
+    @kb.add("s-tab")
+    def _cycle_thinking(event: Any) -> None:
+        ui.cycle("thinking")
+
+    @kb.add("c-p")
+    def _cycle_model(event: Any) -> None:
+        ui.cycle("model")
 
     @kb.add(Keys.BracketedPaste)
     def _paste(event: Any) -> None:

@@ -1,0 +1,95 @@
+"""Built-in commands that move between sessions and entries: `/resume` (a picker over this directory's
+sessions), `/fork` (a picker over the branch's user messages), `/clone`, `/export [path]`. They open dialogs
+(`dialogs.Dialogs`) and print the new session's transcript after a switch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...coding.agent_session import CommandError
+from ...coding.session_listing import list_sessions
+from ...coding.session_tree import fork_messages
+
+SESSION_COMMANDS = {
+    "resume": "pick one of this directory's sessions and continue it",
+    "fork": "pick one of your messages: a new session continues from just before it",
+    "clone": "continue in a new session holding a copy of this branch",
+    "export": "write the session as an HTML file: /export [path]",
+}
+
+
+class SessionCommands:
+    """Runs the commands above for the interactive mode `ui` (`session`, `dialogs`, `say`, `editor`,
+    `show_transcript`, `spawn`)."""
+
+    def __init__(self, ui: Any):
+        self.ui = ui
+
+    async def resume(self, argument: str) -> None:
+        session = self.ui.session
+        current = session.store.path
+        infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
+        if not infos:
+            raise CommandError("no other session of this directory to resume")
+        labels = {_label(info): info.path for info in infos}
+        self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
+
+    async def _switch(self, path: str) -> None:
+        if await self.ui.session.switch_session(path):
+            self.ui.say("a plugin kept the current session", "warning")
+            return
+        self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
+        self.ui.show_transcript()
+
+    async def fork(self, argument: str) -> None:
+        messages = fork_messages(self.ui.session.store)
+        if not messages:
+            raise CommandError("no user message to fork from yet")
+        labels = {f"{n}. {_one_line(m['text'])}": m["entryId"] for n, m in enumerate(messages, 1)}
+        self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
+
+    async def _fork(self, entry_id: str) -> None:
+        outcome = await self.ui.session.fork(entry_id)
+        if outcome.get("cancelled"):
+            self.ui.say("a plugin cancelled the fork", "warning")
+            return
+        self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
+        self.ui.show_transcript()
+        self.ui.editor.set_text(outcome.get("text") or "")
+
+    async def clone(self, argument: str) -> None:
+        if await self.ui.session.clone():
+            self.ui.say("a plugin cancelled the clone", "warning")
+        else:
+            self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
+
+    async def export(self, argument: str) -> None:
+        path = await self.ui.session.export_html(argument or None)
+        self.ui.say(f"exported to {path}", "success")
+
+    def _pick(self, title: str, options: list[str], then: Any) -> None:
+        def reply(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self.ui.spawn(self._guarded(then(fields["value"])))
+
+        self.ui.dialogs.open({"method": "select", "title": title, "options": options}, reply)
+
+    async def _guarded(self, work: Any) -> None:
+        try:
+            await work
+        except CommandError as exc:
+            self.ui.say(str(exc), "error")
+        self.ui.footer_changed()
+
+
+def _label(info: Any) -> str:
+    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id)."""
+    title = info.name or _one_line(info.first_message) or "(no messages)"
+    when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+    return f"{title} · {when} · {info.message_count} messages · {info.id[:8]}"
+
+
+def _one_line(text: str, width: int = 60) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
