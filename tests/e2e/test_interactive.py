@@ -360,3 +360,20 @@ def test_shift_tab_cycles_the_thinking_level(terminal, fake_llm):
     term.wait_for("fake-model • medium")
     term.press("BTab")
     term.wait_for("fake-model • high")
+
+
+def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Read your notes."}])
+    (terminal.work / "docs").mkdir()
+    (terminal.work / "docs" / "release-notes.md").write_text("NOTES-CONTENT-42\n")
+    term = terminal()
+    term.type("summarise @relnot")
+    term.wait_for("docs/release-notes.md")  # the completion menu
+    term.press("Tab")
+    term.wait_for("› summarise @docs/release-notes.md")
+    term.press("Enter")  # takes the completion
+    term.type(" please")
+    term.press("Enter")
+    term.wait_for("Read your notes.")
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert sent.startswith("summarise @docs/release-notes.md please") and "NOTES-CONTENT-42" in sent

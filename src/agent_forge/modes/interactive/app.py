@@ -22,6 +22,7 @@ from ...agent.agent import message_text
 from ...coding.agent_session import AgentSession, CommandError
 from .blocks import header, notice
 from .commands import Commands, builtin
+from .completion import FileCompleter, attachments
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
@@ -50,7 +51,7 @@ class InteractiveMode:
         teach_shift_enter()
         self.session = session
         self.terminal = Terminal()
-        self.editor = PromptEditor(agent_dir() / "prompt-history")
+        self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd))
         self.live = LiveState()
         self.footer = Footer(session)
         self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
@@ -188,7 +189,8 @@ class InteractiveMode:
             await self.commands.run(*command)
             return
         try:
-            await self.session.submit(text, None, behavior if self.session.is_streaming else None)
+            text, images = attachments(text, self.session.cwd)
+            await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
         except CommandError as exc:
             self.say(str(exc), "error")
 
@@ -253,8 +255,11 @@ class InteractiveMode:
         rule = Window(height=1, char="─", style="class:rule")
         footer = Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True,
                         style="class:footer")
-        root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor, rule,
-                       footer])
+        menu = Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True)
+        completing = Condition(lambda: bool(self.editor.buffer.complete_state
+                                            and self.editor.buffer.complete_state.completions))
+        root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
+                       ConditionalContainer(menu, filter=completing), rule, footer])
         return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self),
                            style=STYLE, full_screen=False, erase_when_done=True, mouse_support=False,
                            min_redraw_interval=MIN_REDRAW_S, input=self.terminal.input,
@@ -274,6 +279,21 @@ class InteractiveMode:
             style, text = lines[-1]
             lines[-1] = (style, text.rstrip("\n"))
         return lines
+
+    def _completion_fragments(self) -> list[tuple[str, str]]:
+        """Up to 8 completions around the selected one (tab / down to move, enter to take)."""
+        state = self.editor.buffer.complete_state
+        if state is None:
+            return []
+        index = state.complete_index
+        start = max(0, (index or 0) - 7)
+        rows = []
+        for position, completion in enumerate(state.completions[start:start + 8], start):
+            style = "class:dialog-chosen" if position == index else "class:dim"
+            rows.append((style, f"  {clean(completion.display_text)}\n"))
+        if rows:
+            rows[-1] = (rows[-1][0], rows[-1][1].rstrip("\n"))
+        return rows
 
     def _editor_height(self) -> Dimension:
         return Dimension(min=1, max=max(1, min(12, self.terminal.rows() // 2)))

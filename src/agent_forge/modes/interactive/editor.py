@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
 PASTE_COLLAPSE_LINES = 10
@@ -18,9 +19,10 @@ HISTORY_MAX_CHARS = 100_000
 class PromptEditor:
     """The editor's `buffer` plus its collapsed pastes; `history_path` None keeps history in memory."""
 
-    def __init__(self, history_path: Path | None):
+    def __init__(self, history_path: Path | None, completer: Completer | None = None):
         self.history = _history(history_path)
-        self.buffer = Buffer(multiline=True, history=self.history, name="editor")
+        self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
+                             complete_while_typing=True)
         self._pastes: dict[str, str] = {}
 
     def paste(self, data: str) -> None:

@@ -25,6 +25,7 @@ HOTKEYS = [
     ("shift+tab", "next thinking level"),
     ("ctrl+p", "next model of the --models scope (all models with a key without one)"),
     ("up, down", "move in the text; at its first or last line: prompt history"),
+    ("@name, tab", "@: fuzzy file search (attached when sent); tab: complete a path or take a completion"),
     ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
 ]
@@ -88,8 +89,29 @@ def key_bindings(ui: Any) -> KeyBindings:
     def _paste(event: Any) -> None:
         ui.editor.paste(event.data)
 
+    _completion_bindings(kb, ui)
     _dialog_bindings(kb, ui)
     return kb
+
+
+def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
+    """Tab starts or moves through completions; Enter on a selected one takes it (closes the menu)."""
+    from prompt_toolkit.filters import Condition
+
+    selected = Condition(lambda: bool(ui.editor.buffer.complete_state
+                                      and ui.editor.buffer.complete_state.current_completion))
+
+    @kb.add("tab")
+    def _tab(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state:
+            buffer.complete_next()
+        else:
+            buffer.start_completion(select_first=True)
+
+    @kb.add("enter", filter=selected)
+    def _take(event: Any) -> None:
+        event.current_buffer.complete_state = None
 
 
 def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
