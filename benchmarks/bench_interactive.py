@@ -2,6 +2,8 @@
 
 - start → editor ready for typing: launch in a tmux pane until the footer is drawn, median over runs
   (target ≤ 350 ms; includes tmux's own pane start-up, so it slightly overstates);
+- a resumed 500-message session: rendering its transcript for the scrollback (target: on screen ≤ 1 s with
+  the start-up above);
 - rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail) for the
   first and the last 200 of N deltas; it must not grow with the message's length.
 
@@ -64,6 +66,26 @@ def per_delta(deltas: int) -> tuple[float, float]:
     return statistics.mean(costs[middle:middle + 200]) * 1e6, statistics.mean(costs[-200:]) * 1e6
 
 
+def resumed_render(count: int = 500) -> float:
+    """Seconds to render `count` messages (Markdown answers, tool calls and results) for a 100-column screen."""
+    from agent_forge.modes.interactive.render import to_ansi
+    from agent_forge.modes.interactive.replay import transcript
+
+    messages = []
+    for i in range(count // 4):
+        answer = f"## Answer {i}\n\nSome **bold** text:\n\n- a\n- b\n\n```python\nprint({i})\n```"
+        messages += [{"role": "user", "content": f"question {i}"},
+                     {"role": "assistant", "stopReason": "toolUse", "content": [
+                         {"type": "text", "text": answer},
+                         {"type": "toolCall", "id": f"t{i}", "name": "bash", "arguments": {"command": "ls"}}]},
+                     {"role": "toolResult", "toolCallId": f"t{i}", "toolName": "bash", "isError": False,
+                      "content": [{"type": "text", "text": "a\nb\nc"}]},
+                     {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "done"}]}]
+    started = time.perf_counter()
+    to_ansi(list(transcript(messages, show_thinking=False, expanded=False)), 100)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
@@ -72,6 +94,7 @@ def main() -> None:
     times = start_up(args.runs)
     print(f"start to editor ready: median {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, {len(times)} runs)")
+    print(f"resumed 500-message session rendered in {resumed_render() * 1000:.0f} ms")
     first, last = per_delta(args.deltas)
     print(f"streaming {args.deltas} deltas: {first:.0f} µs/delta in the middle, {last:.0f} µs/delta for the last "
           "200")

@@ -377,3 +377,14 @@ def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
     term.wait_for("Read your notes.")
     sent = user_texts(fake_llm.requests[0])[-1]
     assert sent.startswith("summarise @docs/release-notes.md please") and "NOTES-CONTENT-42" in sent
+
+
+def test_a_10000_line_output_is_collapsed(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Counting.", "tool_calls": [{"name": "bash", "arguments": {"command": "seq 10000"}}]},
+                         {"text": "Counted."}])
+    term = terminal()
+    term.type("count")
+    term.press("Enter")
+    screen = term.wait_for("Counted.")
+    assert "$ seq 10000" in screen and "earlier lines (ctrl+o to expand)" in screen and "10000" in screen
+    assert "\n 5000\n" not in term.scrollback()  # only the tail reached the terminal

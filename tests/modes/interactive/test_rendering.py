@@ -79,3 +79,15 @@ def test_retry_notice_and_counts():
     assert retry_notice(event).plain == "retrying in 2 s, attempt 1/3: 503"
     assert [compact_count(n) for n in (950, 1234, 34_000, 1_500_000)] == ["950", "1.2k", "34k", "1.5M"]
     assert isinstance(retry_notice(event), Text)
+
+
+def test_a_5_mb_paste_collapses_to_a_marker_and_is_sent_whole(tmp_path):
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    editor = PromptEditor(tmp_path / "history")
+    data = "0123456789abcdef\n" * (5 * 1024 * 1024 // 17)
+    editor.buffer.insert_text("look: ")
+    editor.paste(data)
+    assert editor.buffer.text.startswith("look: [paste #1: ") and len(editor.buffer.text) < 100
+    assert editor.take() == "look: " + data
+    assert editor.buffer.text == "" and (tmp_path / "history").stat().st_size < 1000  # not kept: too long

@@ -1,8 +1,9 @@
 """Built-in `/` commands and `!` / `!!` shell lines of the editor.
 
 `/quit`, `/new`, `/name [name]`, `/session`, `/model [pattern]`, `/thinking [level]`, `/compact
-[instructions]`, `/hotkeys`, and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`). Any other `/name` (a plugin command, template or skill) and plain text go through
-`AgentSession.submit`, as an RPC `prompt` does. `!cmd` runs through the session's user bash and its output is
+[instructions]`, `/hotkeys`, and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`).
+Any other `/name` (a plugin command, template or skill) and plain text go through `AgentSession.submit`, as
+an RPC `prompt` does. `!cmd` runs through the session's user bash and its output is
 added to the context (RPC `bash`); `!!cmd` is not added."""
 
 from __future__ import annotations
