@@ -22,7 +22,7 @@ class PromptEditor:
     def __init__(self, history_path: Path | None, completer: Completer | None = None):
         self.history = _history(history_path)
         self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
-                             complete_while_typing=True)
+                             complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
 
     def paste(self, data: str) -> None:
