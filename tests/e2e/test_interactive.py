@@ -388,3 +388,33 @@ def test_a_10000_line_output_is_collapsed(terminal, fake_llm):
     screen = term.wait_for("Counted.")
     assert "$ seq 10000" in screen and "earlier lines (ctrl+o to expand)" in screen and "10000" in screen
     assert "\n 5000\n" not in term.scrollback()  # only the tail reached the terminal
+
+
+def test_ctrl_g_edits_the_prompt_in_the_external_editor(terminal, fake_llm, agent_env):
+    agent_env["VISUAL"] = "sh -c 'echo \"and edited outside\" >> \"$1\"' sh"
+    term = terminal()
+    term.type("typed here")
+    term.press("C-g")
+    term.wait_for("and edited outside")
+    assert "› typed here" in term.screen()
+
+
+def test_copy_puts_the_last_answer_on_the_clipboard(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer to copy."}])
+    term = terminal()
+    term._tmux("set-option", "-g", "set-clipboard", "on")
+    term.type("hi")
+    term.press("Enter")
+    term.wait_for("Answer to copy.")
+    term.type("/copy")
+    term.press("Enter")
+    term.wait_for("copied the last answer")
+    term.wait_until(lambda: clipboard(term) == "Answer to copy.", "the clipboard to hold the answer")
+
+
+def clipboard(term: TmuxTerminal) -> str:
+    """tmux's newest paste buffer (where OSC 52 lands with `set-clipboard on`), "" while there is none."""
+    try:
+        return term._tmux("show-buffer")
+    except RuntimeError:
+        return ""

@@ -222,6 +222,18 @@ class InteractiveMode:
         self.footer.note = ""
         self.changed()
 
+    def edit_externally(self) -> None:
+        """Ctrl+G: the prompt in `$VISUAL` / `$EDITOR` (`extras.edit_externally`)."""
+        from .extras import edit_externally
+
+        async def edit() -> None:
+            try:
+                await edit_externally(self)
+            except CommandError as exc:
+                self.say(str(exc), "error")
+
+        self._spawn(edit())
+
     def cycle(self, what: str) -> None:
         """Shift+Tab (`what` "thinking") or Ctrl+P ("model"): the next level or scoped model."""
         control = self.session.model_control

@@ -26,6 +26,7 @@ COMMANDS = {
     "thinking": "show the thinking levels, or set one: /thinking <level>",
     "compact": "summarise older messages now: /compact [instructions]",
     "hotkeys": "the keyboard shortcuts",
+    "copy": "copy the last answer to the clipboard (OSC 52; also saved to a file)",
     **SESSION_COMMANDS,
 }
 
@@ -116,6 +117,11 @@ class Commands:
 
     async def _compact(self, argument: str) -> None:
         await self.ui.session.compact(argument or None)  # the compaction events show start and result
+
+    async def _copy(self, argument: str) -> None:
+        from .extras import copy_last_answer
+
+        await copy_last_answer(self.ui)
 
     async def _hotkeys(self, argument: str) -> None:
         from rich.table import Table

@@ -22,6 +22,7 @@ HOTKEYS = [
     ("ctrl+d", "exit (on an empty editor)"),
     ("ctrl+t", "show or hide thinking"),
     ("ctrl+o", "expand or collapse tool output (the last block is shown again)"),
+    ("ctrl+g", "edit the prompt in $VISUAL / $EDITOR"),
     ("shift+tab", "next thinking level"),
     ("ctrl+p", "next model of the --models scope (all models with a key without one)"),
     ("up, down", "move in the text; at its first or last line: prompt history"),
@@ -76,6 +77,10 @@ def key_bindings(ui: Any) -> KeyBindings:
     @kb.add("c-o")
     def _expand(event: Any) -> None:
         ui.toggle_expanded()
+
+    @kb.add("c-g")
+    def _external_editor(event: Any) -> None:
+        ui.edit_externally()
 
     @kb.add("s-tab")
     def _cycle_thinking(event: Any) -> None:

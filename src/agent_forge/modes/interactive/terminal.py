@@ -75,3 +75,28 @@ class StrayOutput:
         except OSError:
             pass
         return None
+
+
+class RealTerminalFds:
+    """Within `with`: descriptors 0, 1 and 2 are the terminal again (for an external editor, which inherits
+    them); afterwards they are what they were (the null device, the stray-output log)."""
+
+    def __enter__(self) -> RealTerminalFds:
+        self._saved = [os.dup(fd) for fd in (0, 1, 2)]
+        os.dup2(protocol_stdin().fileno(), 0)
+        os.dup2(protocol_stdout().fileno(), 1)
+        os.dup2(protocol_stdout().fileno(), 2)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd, saved in zip((0, 1, 2), self._saved):
+            os.dup2(saved, fd)
+            os.close(saved)
+
+
+def osc52_copy(text: str) -> str:
+    """The OSC 52 sequence asking the terminal to put `text` on the clipboard (base64: nothing in `text`
+    can end the sequence early)."""
+    import base64
+
+    return f"\x1b]52;c;{base64.b64encode(text.encode('utf-8')).decode('ascii')}\x07"
