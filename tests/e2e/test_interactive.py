@@ -418,3 +418,18 @@ def clipboard(term: TmuxTerminal) -> str:
         return term._tmux("show-buffer")
     except RuntimeError:
         return ""
+
+
+def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "noisy.py"
+    plugin.write_text(PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/")
+    term.wait_for("/quit  exit")
+    term.type("noi")
+    term.wait_for("/noisy  prints, then notifies")
+    assert "/quit  exit" not in term.screen()
+    term.press("Tab")
+    term.press("Enter")  # takes the completion
+    term.press("Enter")  # sends it
+    term.wait_for("plugin says hi")

@@ -51,7 +51,7 @@ class InteractiveMode:
         teach_shift_enter()
         self.session = session
         self.terminal = Terminal()
-        self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd))
+        self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
         self.live = LiveState()
         self.footer = Footer(session)
         self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
@@ -302,7 +302,8 @@ class InteractiveMode:
         rows = []
         for position, completion in enumerate(state.completions[start:start + 8], start):
             style = "class:dialog-chosen" if position == index else "class:dim"
-            rows.append((style, f"  {clean(completion.display_text)}\n"))
+            meta = clean(completion.display_meta_text)
+            rows.append((style, f"  {clean(completion.display_text)}{'  ' + meta if meta else ''}\n"))
         if rows:
             rows[-1] = (rows[-1][0], rows[-1][1].rstrip("\n"))
         return rows
@@ -315,6 +316,16 @@ class InteractiveMode:
 
     def _footer_fragments(self) -> list[tuple[str, str]]:
         return [("", "\n".join(self.footer.lines(self.terminal.columns())))]
+
+    def _commands(self) -> list[tuple[str, str]]:
+        """(name, description) of every command the editor offers: built-ins, then `get_commands`."""
+        from .commands import COMMANDS
+
+        offered = list(COMMANDS.items())
+        for item in self.session.get_commands():
+            hint = item.get("argumentHint") or ""
+            offered.append((str(item.get("name")), clean(" ".join([str(item.get("description") or ""), hint]))))
+        return offered
 
     def _resources(self) -> list[tuple[str, list[str]]]:
         resources = self.session.resources

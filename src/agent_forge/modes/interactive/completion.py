@@ -1,5 +1,7 @@
-"""Editor completion: `@` fuzzy file search over the working directory (as git sees it: `.gitignore` rules
-applied, `ignore_walk`) and Tab completion of paths; and the `@path` attachments of a prompt when it is sent.
+"""Editor completion: `/` opens a menu of the commands (built-in, plugin, template, skill) filtered by what
+follows it, with their descriptions; `@` fuzzy file search over the working directory (as git sees it:
+`.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments of a prompt
+when it is sent.
 
 The file list is walked once, on the first `@`, and capped at `MAX_FILES` (a huge tree stays responsive)."""
 
@@ -7,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
@@ -21,15 +23,24 @@ ATTACHMENT = re.compile(r"(?:^|(?<=\s))@(\S+)")
 
 
 class FileCompleter(Completer):
-    """Completions for the token before the cursor: `@` + fuzzy file name, or a path on Tab."""
+    """Completions for the token before the cursor: a `/command` at the start of the prompt, `@` + fuzzy
+    file name, or a path on Tab. `commands()` gives `(name, description)` pairs, read at each use."""
 
-    def __init__(self, cwd: str):
+    def __init__(self, cwd: str, commands: Callable[[], list[tuple[str, str]]] = lambda: []):
         self._cwd = cwd
+        self._commands = commands
         self._files: list[str] | None = None
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
-        token = _TOKEN.search(document.text_before_cursor).group(1)
-        if token.startswith("@"):
+        before = document.text_before_cursor
+        token = _TOKEN.search(before).group(1)
+        if before.startswith("/") and " " not in before and "\n" not in before:
+            needle = before[1:].lower()
+            for name, description in self._commands():
+                if name.lower().startswith(needle) or (needle and needle in name.lower()):
+                    yield Completion(f"/{name}", start_position=-len(before), display=f"/{name}",
+                                     display_meta=description)
+        elif token.startswith("@"):
             for path in self._fuzzy(token[1:]):
                 yield Completion(f"@{path}", start_position=-len(token), display=path)
         elif complete_event.completion_requested and token:
