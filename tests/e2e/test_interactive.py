@@ -433,3 +433,22 @@ def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
     term.press("Enter")  # takes the completion
     term.press("Enter")  # sends it
     term.wait_for("plugin says hi")
+
+
+def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory):
+    from conftest import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model")])
+    fake_llm.set_script([{"text": "From the other model."}])
+    term = terminal(env=env)
+    term.type("/model")
+    term.press("Enter")
+    term.wait_for("Switch model")
+    term.type("other")
+    term.wait_for("→ fake/other-model")
+    term.press("Enter")
+    term.wait_for("other-model • ")
+    term.type("hi")
+    term.press("Enter")
+    term.wait_for("From the other model.")
+    assert fake_llm.requests[0]["body"]["model"] == "other-model"

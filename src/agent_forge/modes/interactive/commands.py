@@ -22,7 +22,7 @@ COMMANDS = {
     "new": "start a new session",
     "name": "show or set the session's name: /name <name>",
     "session": "the session's file, id, message counts, tokens, cost and context use",
-    "model": "show the models, or switch: /model <pattern>[:<thinking>]",
+    "model": "pick a model, or switch directly: /model <pattern>[:<thinking>]",
     "thinking": "show the thinking levels, or set one: /thinking <level>",
     "compact": "summarise older messages now: /compact [instructions]",
     "hotkeys": "the keyboard shortcuts",
@@ -93,10 +93,7 @@ class Commands:
     async def _model(self, argument: str) -> None:
         session = self.ui.session
         if not argument:
-            current = session.model
-            names = [f"{'*' if current and m is current else ' '} {m['provider']}/{m['id']}"
-                     for m in session.model_control.available_models()]
-            self.ui.say("\n".join(names) or "no model has a key")
+            self._pick_model()
             return
         model, level, error = resolve_model_pattern(session.registry, argument)
         if error or model is None:
@@ -105,6 +102,19 @@ class Commands:
         if level:
             session.set_thinking_level(level)
         self.ui.say(f"model: {active['provider']}/{active['id']} • {session.agent.thinking_level}", "success")
+
+    def _pick_model(self) -> None:
+        """A searchable selector of the models with a key (type to filter, Enter switches)."""
+        models = self.ui.session.model_control.available_models()
+        if not models:
+            raise CommandError("no model has a key")
+        names = [f"{m['provider']}/{m['id']}" for m in models]
+
+        def reply(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self.ui.spawn(self.run("model", fields["value"]))
+
+        self.ui.dialogs.open({"method": "select", "title": "Switch model", "options": names}, reply)
 
     async def _thinking(self, argument: str) -> None:
         session = self.ui.session
