@@ -452,3 +452,15 @@ def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory
     term.press("Enter")
     term.wait_for("From the other model.")
     assert fake_llm.requests[0]["body"]["model"] == "other-model"
+
+
+def test_invalid_utf8_from_the_terminal_is_replaced(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Still fine."}])
+    term = terminal()
+    term.type("bad")
+    term.press("-H", "ff", "fe")  # raw bytes that are no UTF-8
+    term.type(" bytes")
+    term.press("Enter")
+    term.wait_for("Still fine.")
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert sent.startswith("bad") and sent.endswith(" bytes")
