@@ -4,6 +4,7 @@ model server, reading the screen as a user would."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -464,3 +465,19 @@ def test_invalid_utf8_from_the_terminal_is_replaced(terminal, fake_llm):
     term.wait_for("Still fine.")
     sent = user_texts(fake_llm.requests[0])[-1]
     assert sent.startswith("bad") and sent.endswith(" bytes")
+
+
+def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
+    keys = {"app.exit": "ctrl+q", "app.thinking.toggle": [], "app.nope": "ctrl+x", "app.model.cycle": "hyper+k"}
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
+    term = terminal()
+    screen = term.wait_for("unknown action 'app.nope'")
+    assert "unknown key 'hyper+k'" in screen
+    term.type("/hotkeys")
+    term.press("Enter")
+    history = term.wait_for("/export", where=term.scrollback)
+    assert re.search(r"ctrl\+q +exit", history) and re.search(r"\(unbound\) +show or hide thinking", history), \
+        history
+    term.press("C-d")  # no longer exit
+    term.press("C-q")
+    assert term.exit_code() == 0

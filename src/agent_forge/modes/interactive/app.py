@@ -26,6 +26,7 @@ from .completion import FileCompleter, attachments
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
+from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .render import clean, to_ansi
@@ -58,6 +59,7 @@ class InteractiveMode:
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
+        self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
         self.app: Application[int] = self._application()
         self._pending: list[str] = []
@@ -272,7 +274,7 @@ class InteractiveMode:
                                             and self.editor.buffer.complete_state.completions))
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
                        ConditionalContainer(menu, filter=completing), rule, footer])
-        return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self),
+        return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
                            style=STYLE, full_screen=False, erase_when_done=True, mouse_support=False,
                            min_redraw_interval=MIN_REDRAW_S, input=self.terminal.input,
                            output=self.terminal.output, include_default_pygments_style=False)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...coding.agent_session import CommandError
 from ...coding.models.selection import resolve_model_pattern
-from .keys import HOTKEYS
+from .keys import hotkeys
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
 
@@ -139,7 +139,7 @@ class Commands:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True, max_width=24)
         table.add_column(style="grey70")
-        for key, what in HOTKEYS:
+        for key, what in hotkeys(self.ui.keymap):
             table.add_row(key, what)
         table.add_row("", "")
         for name, what in COMMANDS.items():

@@ -1,31 +1,24 @@
 """Key bindings of the editor and the application (on top of prompt_toolkit's Emacs bindings).
 
-Enter sends (a steering message while the agent works), Alt+Enter queues a follow-up, Shift+Enter or Ctrl+J
-inserts a newline, Escape aborts (queued messages come back into the editor), Ctrl+C clears the editor and
-exits on a second press when it is empty, Ctrl+D on an empty editor exits, Ctrl+T shows or hides thinking,
-Ctrl+O expands tool output, a bracketed paste goes through `PromptEditor.paste` (large ones collapse)."""
+The application's actions (`keymap.ACTIONS`: send, follow-up, newline, interrupt, clear, exit, toggles,
+cycling) get the keys of the keymap (`<agent dir>/keybindings.json` over the defaults). Fixed on top: a
+bracketed paste goes through `PromptEditor.paste` (large ones collapse), Tab and Enter drive the completion
+menu, and while a plugin dialog is open Enter, Escape, Up and Down belong to it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 
-HOTKEYS = [
-    ("enter", "send; while the agent works: steer (delivered after the current tool calls)"),
-    ("alt+enter", "queue a follow-up (delivered when the agent would stop)"),
-    ("shift+enter, ctrl+j", "new line"),
-    ("escape", "abort the run; queued messages come back into the editor"),
-    ("ctrl+c", "clear the editor; on an empty editor press twice to exit"),
-    ("ctrl+d", "exit (on an empty editor)"),
-    ("ctrl+t", "show or hide thinking"),
-    ("ctrl+o", "expand or collapse tool output (the last block is shown again)"),
-    ("ctrl+g", "edit the prompt in $VISUAL / $EDITOR"),
-    ("shift+tab", "next thinking level"),
-    ("ctrl+p", "next model of the --models scope (all models with a key without one)"),
+from .keymap import ACTIONS, key_sequence
+
+EDITOR_KEYS = [
     ("up, down", "move in the text; at its first or last line: prompt history"),
+    ("/ at the start", "the menu of commands, filtered as you type"),
     ("@name, tab", "@: fuzzy file search (attached when sent); tab: complete a path or take a completion"),
     ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
@@ -35,60 +28,40 @@ SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
 """What terminals with the kitty keyboard protocol or xterm's modifyOtherKeys send for Shift+Enter."""
 
 
+def hotkeys(keymap: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(keys, what they do) for `/hotkeys`: the active keymap, then the editor's fixed keys."""
+    rows = [(", ".join(keymap.get(action, [])) or "(unbound)", what) for action, (_, what) in ACTIONS.items()]
+    return rows + EDITOR_KEYS
+
+
 def teach_shift_enter() -> None:
     """Make prompt_toolkit read those sequences as Ctrl+J (a newline) instead of stray text."""
     for sequence in SHIFT_ENTER_SEQUENCES:
         ANSI_SEQUENCES.setdefault(sequence, Keys.ControlJ)
 
 
-def key_bindings(ui: Any) -> KeyBindings:
+def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     """The bindings, calling into the interactive mode `ui` (`send`, `interrupt`, `ctrl_c`, `exit`, ...)."""
     kb = KeyBindings()
-    empty = _editor_empty(ui)
-
-    @kb.add("enter")
-    def _send(event: Any) -> None:
-        ui.send("steer")
-
-    @kb.add("escape", "enter")
-    def _follow_up(event: Any) -> None:
-        ui.send("followUp")
-
-    @kb.add("c-j")
-    def _newline(event: Any) -> None:
-        event.current_buffer.newline(copy_margin=False)
-
-    @kb.add("escape")
-    def _interrupt(event: Any) -> None:
-        ui.interrupt()
-
-    @kb.add("c-c")
-    def _ctrl_c(event: Any) -> None:
-        ui.ctrl_c()
-
-    @kb.add("c-d", filter=empty)
-    def _ctrl_d(event: Any) -> None:
-        ui.exit(0)
-
-    @kb.add("c-t")
-    def _thinking(event: Any) -> None:
-        ui.toggle_thinking()
-
-    @kb.add("c-o")
-    def _expand(event: Any) -> None:
-        ui.toggle_expanded()
-
-    @kb.add("c-g")
-    def _external_editor(event: Any) -> None:
-        ui.edit_externally()
-
-    @kb.add("s-tab")
-    def _cycle_thinking(event: Any) -> None:
-        ui.cycle("thinking")
-
-    @kb.add("c-p")
-    def _cycle_model(event: Any) -> None:
-        ui.cycle("model")
+    empty = Condition(lambda: not ui.editor.buffer.text)
+    handlers: dict[str, tuple[Callable[[Any], None], Any]] = {
+        "app.send": (lambda event: ui.send("steer"), None),
+        "app.followUp": (lambda event: ui.send("followUp"), None),
+        "editor.newline": (lambda event: event.current_buffer.newline(copy_margin=False), None),
+        "app.interrupt": (lambda event: ui.interrupt(), None),
+        "app.clear": (lambda event: ui.ctrl_c(), None),
+        "app.exit": (lambda event: ui.exit(0), empty),
+        "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
+        "app.tools.expand": (lambda event: ui.toggle_expanded(), None),
+        "app.editor.external": (lambda event: ui.edit_externally(), None),
+        "app.thinking.cycle": (lambda event: ui.cycle("thinking"), None),
+        "app.model.cycle": (lambda event: ui.cycle("model"), None),
+    }
+    for action, (handler, condition) in handlers.items():
+        for key in keymap.get(action, []):
+            sequence = key_sequence(key)
+            if sequence is not None:
+                kb.add(*sequence, filter=condition if condition is not None else True)(handler)
 
     @kb.add(Keys.BracketedPaste)
     def _paste(event: Any) -> None:
@@ -101,8 +74,6 @@ def key_bindings(ui: Any) -> KeyBindings:
 
 def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     """Tab starts or moves through completions; Enter on a selected one takes it (closes the menu)."""
-    from prompt_toolkit.filters import Condition
-
     selected = Condition(lambda: bool(ui.editor.buffer.complete_state
                                       and ui.editor.buffer.complete_state.current_completion))
 
@@ -121,8 +92,6 @@ def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
 
 def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
     """While a plugin dialog is open these win over the bindings above (added later, same table)."""
-    from prompt_toolkit.filters import Condition
-
     open_ = Condition(lambda: ui.dialogs.current is not None)
     choosing = Condition(lambda: ui.dialogs.current is not None and ui.dialogs.current.chooses)
 
@@ -141,9 +110,3 @@ def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
     @kb.add("down", filter=choosing)
     def _down(event: Any) -> None:
         ui.dialogs.move(1)
-
-
-def _editor_empty(ui: Any) -> Any:
-    from prompt_toolkit.filters import Condition
-
-    return Condition(lambda: not ui.editor.buffer.text)
