@@ -88,9 +88,11 @@ class InteractiveMode:
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         finally:
-            await self._finish()
-            unsubscribe()
-            log = stray.restore()
+            try:
+                await self._finish()
+            finally:
+                unsubscribe()
+                log = stray.restore()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()

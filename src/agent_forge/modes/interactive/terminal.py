@@ -13,6 +13,19 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from ..stdout_guard import protocol_stdin, protocol_stdout
 
 DEFAULT_SIZE = (24, 80)
+BEGIN_SYNC, END_SYNC = "\x1b[?2026h", "\x1b[?2026l"
+"""Synchronized output (DEC mode 2026): the terminal shows each redraw whole, never half drawn; terminals
+without it ignore the unknown mode."""
+
+
+class _SyncedOutput(Vt100_Output):
+    """prompt_toolkit's output with each flush (one redraw) wrapped in synchronized-output marks."""
+
+    def flush(self) -> None:
+        if self._buffer:
+            self._buffer.insert(0, BEGIN_SYNC)
+            self._buffer.append(END_SYNC)
+        super().flush()
 
 
 class Terminal:
@@ -23,7 +36,7 @@ class Terminal:
         self._stdin = io.TextIOWrapper(protocol_stdin(), encoding="utf-8", errors="replace")
         self._stdout = io.TextIOWrapper(protocol_stdout(), encoding="utf-8", errors="replace", write_through=True)
         self.input = Vt100Input(self._stdin)
-        self.output = Vt100_Output.from_pty(self._stdout, term=os.environ.get("TERM"))
+        self.output = _SyncedOutput.from_pty(self._stdout, term=os.environ.get("TERM"))
 
     def columns(self) -> int:
         return self._size()[1]
