@@ -481,3 +481,16 @@ def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
     term.press("C-d")  # no longer exit
     term.press("C-q")
     assert term.exit_code() == 0
+
+
+def test_no_color_leaves_the_transcript_uncoloured(terminal, fake_llm, agent_env):
+    agent_env["NO_COLOR"] = "1"
+    fake_llm.set_script([{"text": "Plain `code` answer.", "tool_calls": [{"name": "bash", "arguments": {
+        "command": "echo hi"}}]}, {"text": "Done."}])
+    term = terminal()
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Done.")
+    coloured = term._tmux("capture-pane", "-p", "-e", "-t", "t")
+    transcript = coloured.split("────")[0]
+    assert "exit 0" in transcript and not re.search(r"\x1b\[[0-9;]*[34]8;", transcript), transcript

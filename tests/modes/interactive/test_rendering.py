@@ -91,3 +91,16 @@ def test_a_5_mb_paste_collapses_to_a_marker_and_is_sent_whole(tmp_path):
     assert editor.buffer.text.startswith("look: [paste #1: ") and len(editor.buffer.text) < 100
     assert editor.take() == "look: " + data
     assert editor.buffer.text == "" and (tmp_path / "history").stat().st_size < 1000  # not kept: too long
+
+
+def test_the_light_theme_changes_the_block_colours():
+    from agent_forge.modes.interactive import theme
+
+    try:
+        dark = to_ansi([user_block("hi")], 40)
+        assert theme.use("light").name == "light"
+        light = to_ansi([user_block("hi")], 40)
+        assert light != dark and plain_text(light) == plain_text(dark)
+        assert theme.use("no-such-theme").name == "dark"
+    finally:
+        theme.use("dark")

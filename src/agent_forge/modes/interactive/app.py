@@ -29,18 +29,16 @@ from .footer import Footer
 from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
-from .render import clean, to_ansi
+from .render import clean, color_allowed, to_ansi
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
+from .theme import use as use_theme
 from .view import EventView
 
 MIN_REDRAW_S = 0.03
 SPINNER_TICK_S = 0.1
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
-STYLE = Style.from_dict({"thinking": "italic #8a8a8a", "tool": "bold", "dim": "#8a8a8a", "spinner": "#c397d8",
-                         "queued": "#7fb4ca", "rule": "#5a5a5a", "footer": "#8a8a8a", "prompt": "#7fb4ca bold",
-                         "dialog-title": "bold #e0c070", "dialog-chosen": "reverse"})
 
 
 class InteractiveMode:
@@ -50,6 +48,7 @@ class InteractiveMode:
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
+        self.theme = use_theme(session.settings.get("theme"))
         self.session = session
         self.terminal = Terminal()
         self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
@@ -277,9 +276,10 @@ class InteractiveMode:
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
                        ConditionalContainer(menu, filter=completing), rule, footer])
         return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
-                           style=STYLE, full_screen=False, erase_when_done=True, mouse_support=False,
-                           min_redraw_interval=MIN_REDRAW_S, input=self.terminal.input,
-                           output=self.terminal.output, include_default_pygments_style=False)
+                           style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
+                           erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
+                           input=self.terminal.input, output=self.terminal.output,
+                           include_default_pygments_style=False)
 
     def _live_visible(self) -> bool:
         live = self.live
@@ -337,3 +337,10 @@ class InteractiveMode:
         return [("context", [clean(getattr(f, "path", f)) for f in resources.context_files]),
                 ("skills", [s.name for s in resources.skills]),
                 ("templates", [f"/{t.name}" for t in resources.templates]), ("plugins", plugins)]
+
+
+def _color_depth() -> Any:
+    """Monochrome under `NO_COLOR` (prompt_toolkit would still colour the live region), else the terminal's."""
+    from prompt_toolkit.output import ColorDepth
+
+    return None if color_allowed() else ColorDepth.DEPTH_1_BIT

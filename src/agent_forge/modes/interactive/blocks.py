@@ -9,9 +9,9 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from . import theme
 from .render import clean, markdown, plain
 
-USER_STYLE = "on grey23"
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
 
 
@@ -28,7 +28,7 @@ def header(version: str, resources: list[tuple[str, list[str]]]) -> Group:
 
 def user_block(text: str) -> Padding:
     """A user message: its text on a shaded band."""
-    return Padding(plain(text), (0, 1), style=USER_STYLE, expand=True)
+    return Padding(plain(text), (0, 1), style=theme.current.user, expand=True)
 
 
 def message_text(message: dict[str, Any]) -> str:

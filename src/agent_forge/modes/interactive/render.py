@@ -16,8 +16,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from ...coding.tools.sanitize import terminal_text
-
-CODE_THEME = "monokai"
+from . import theme
 
 
 def clean(text: Any) -> str:
@@ -35,7 +34,7 @@ def plain(text: Any, style: str = "") -> Text:
 
 def markdown(text: str) -> Markdown:
     """Cleaned `text` as Markdown: code blocks highlighted, links shown as text (no hyperlink escapes)."""
-    return Markdown(clean(text), code_theme=CODE_THEME, hyperlinks=False)
+    return Markdown(clean(text), code_theme=theme.current.code, hyperlinks=False)
 
 
 def color_allowed() -> bool:

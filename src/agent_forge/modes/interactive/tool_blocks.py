@@ -16,6 +16,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from . import theme
 from .render import clean
 
 TAIL_LINES = 5
@@ -24,8 +25,6 @@ DIFF_LINES = 20
 """Diff (or written content) lines shown of a collapsed write/edit block."""
 MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
-BLOCK_STYLE = "on #1e2a1e"
-ERROR_STYLE = "on #2e1e1e"
 _EXIT = re.compile(r"Command exited with code (\d+)")
 
 
@@ -93,7 +92,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
         lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed()))
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
-    return Padding(Group(*lines), (0, 1), style=ERROR_STYLE if is_error else BLOCK_STYLE, expand=True)
+    return _band(lines, failed=is_error)
 
 
 def _tail(text: str, expanded: bool) -> list[Text]:
@@ -145,7 +144,13 @@ def shell_block(command: str, output: str, exit_code: int | None, seconds: float
         title.append(" (not added to the context)", style="grey50")
     text = clean(output)
     lines = [title, *(_tail(text, expanded) if text.strip() else []), status_line(exit_code, seconds)]
-    return Padding(Group(*lines), (0, 1), style=BLOCK_STYLE if exit_code == 0 else ERROR_STYLE, expand=True)
+    return _band(lines, failed=exit_code != 0)
+
+
+def _band(lines: list[Text], *, failed: bool) -> Padding:
+    """`lines` on the theme's block background (the error one for a failed call)."""
+    style = theme.current.error_block if failed else theme.current.block
+    return Padding(Group(*lines), (0, 1), style=style, expand=True)
 
 
 def running_line(call: ToolCall, frame: str) -> str:
