@@ -494,3 +494,41 @@ def test_no_color_leaves_the_transcript_uncoloured(terminal, fake_llm, agent_env
     coloured = term._tmux("capture-pane", "-p", "-e", "-t", "t")
     transcript = coloured.split("────")[0]
     assert "exit 0" in transcript and not re.search(r"\x1b\[[0-9;]*[34]8;", transcript), transcript
+
+
+def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer on the new branch."}])
+    term = terminal()
+    for prompt, answer in (("question one", "Answer one."), ("question two", "Answer two.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("assistant: Answer two. (here)")
+    term.type("Answer one")
+    term.wait_for("→ 2. assistant: Answer one.")
+    term.press("Enter")
+    term.wait_for("continuing from the chosen entry")
+    term.type("question three")
+    term.press("Enter")
+    term.wait_for("Answer on the new branch.")
+    assert user_texts(fake_llm.requests[2]) == ["question one", "question three"]
+
+
+def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
+    fake_llm.set_script([{"text": "long running answer", "hang_after": 4}])
+    term = terminal()
+    term.type("start")
+    term.press("Enter")
+    term.wait_for("long")
+    term.type("second thoughts")
+    term.press("Enter")
+    term.wait_for("steer: second thoughts")
+    term.press("M-Up")
+    term.wait_for("› second thoughts")
+    assert "steer:" not in term.screen() and "esc to interrupt" in term.screen()
+    fake_llm.release_hangs()
+    term.wait_for("long running answer")
+    assert len(fake_llm.requests) == 1

@@ -201,12 +201,17 @@ class InteractiveMode:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
         if not (self.session.is_streaming or self.live.working or self.live.tools):
             return
+        self.restore_queue()
+        self._spawn(self.session.abort())
+        self._spawn(self.session.user_bash.abort())
+
+    def restore_queue(self) -> None:
+        """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
+        above what it holds; the run goes on."""
         steering, follow_up = self.session.agent.clear_queues()
         queued = [message_text(m) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
-        self._spawn(self.session.abort())
-        self._spawn(self.session.user_bash.abort())
 
     def ctrl_c(self) -> None:
         if self.editor.buffer.text:

@@ -49,6 +49,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
         "app.followUp": (lambda event: ui.send("followUp"), None),
         "editor.newline": (lambda event: event.current_buffer.newline(copy_margin=False), None),
         "app.interrupt": (lambda event: ui.interrupt(), None),
+        "app.queue.restore": (lambda event: ui.restore_queue(), None),
         "app.clear": (lambda event: ui.ctrl_c(), None),
         "app.exit": (lambda event: ui.exit(0), empty),
         "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
