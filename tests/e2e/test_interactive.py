@@ -532,3 +532,16 @@ def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
     fake_llm.release_hangs()
     term.wait_for("long running answer")
     assert len(fake_llm.requests) == 1
+
+
+def test_logout_removes_the_stored_key(terminal, fake_llm, agent_env):
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
+    auth.chmod(0o600)
+    term = terminal()
+    term.type("/logout")
+    term.press("Enter")
+    term.wait_for("→ fake")
+    term.press("Enter")
+    term.wait_for("logged out of fake")
+    assert "fake" not in json.loads(auth.read_text())

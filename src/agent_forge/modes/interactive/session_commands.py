@@ -17,6 +17,7 @@ SESSION_COMMANDS = {
     "clone": "continue in a new session holding a copy of this branch",
     "export": "write the session as an HTML file: /export [path]",
     "tree": "pick any message of the session tree and continue from it",
+    "logout": "remove a provider's API key from auth.json: /logout [provider]",
 }
 
 
@@ -75,6 +76,22 @@ class SessionCommands:
             return
         self.ui.say("continuing from the chosen entry; the branch so far:", "success")
         self.ui.show_transcript()
+
+    async def logout(self, argument: str) -> None:
+        if argument:
+            self._logout(argument)
+            return
+        stored = self.ui.session.registry.auth.providers()
+        if not stored:
+            raise CommandError("auth.json holds no credential")
+        self._pick("Log out of which provider?", stored, self._logout_later)
+
+    async def _logout_later(self, provider: str) -> None:
+        self._logout(provider)
+
+    def _logout(self, provider: str) -> None:
+        result = self.ui.session.model_control.logout_provider(provider)
+        self.ui.say(f"logged out of {provider} ({len(result['models'])} models still have a key)", "success")
 
     async def clone(self, argument: str) -> None:
         if await self.ui.session.clone():
