@@ -545,3 +545,20 @@ def test_logout_removes_the_stored_key(terminal, fake_llm, agent_env):
     term.press("Enter")
     term.wait_for("logged out of fake")
     assert "fake" not in json.loads(auth.read_text())
+
+
+def test_login_stores_a_masked_key_in_auth_json(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/login fake")
+    term.press("Enter")
+    term.wait_for("API key for fake")
+    term.type("sk-secret-123")
+    term.wait_for("› *************")
+    assert "sk-secret" not in term.screen()
+    term.press("Enter")
+    term.wait_for("saved the API key for fake")
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    assert json.loads(auth.read_text())["fake"] == {"type": "api_key", "key": "sk-secret-123"}
+    assert auth.stat().st_mode & 0o777 == 0o600
+    history = Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history"
+    assert "/login fake" in history.read_text() and "sk-secret" not in history.read_text()

@@ -15,6 +15,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.processors import ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.styles import Style
 
 from ... import __version__
@@ -270,8 +271,11 @@ class InteractiveMode:
     # -- layout ----------------------------------------------------------------------------------------
     def _application(self) -> Application[int]:
         live = Window(FormattedTextControl(self._live_fragments), wrap_lines=True, dont_extend_height=True)
-        editor = Window(BufferControl(buffer=self.editor.buffer), wrap_lines=True, dont_extend_height=True,
-                        height=self._editor_height, get_line_prefix=self._prefix)
+        secret = Condition(lambda: bool(self.dialogs.current and self.dialogs.current.secret))
+        control = BufferControl(buffer=self.editor.buffer,
+                                input_processors=[ConditionalProcessor(PasswordProcessor(), secret)])
+        editor = Window(control, wrap_lines=True, dont_extend_height=True, height=self._editor_height,
+                        get_line_prefix=self._prefix)
         rule = Window(height=1, char="─", style="class:rule")
         footer = Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True,
                         style="class:footer")

@@ -17,6 +17,7 @@ SESSION_COMMANDS = {
     "clone": "continue in a new session holding a copy of this branch",
     "export": "write the session as an HTML file: /export [path]",
     "tree": "pick any message of the session tree and continue from it",
+    "login": "store a provider's API key in auth.json (mode 0600): /login [provider]",
     "logout": "remove a provider's API key from auth.json: /logout [provider]",
 }
 
@@ -76,6 +77,29 @@ class SessionCommands:
             return
         self.ui.say("continuing from the chosen entry; the branch so far:", "success")
         self.ui.show_transcript()
+
+    async def login(self, argument: str) -> None:
+        if argument:
+            self._ask_key(argument)
+            return
+        self._pick("Log in to which provider?", self.ui.session.registry.providers(), self._ask_key_later)
+
+    async def _ask_key_later(self, provider: str) -> None:
+        self._ask_key(provider)
+
+    def _ask_key(self, provider: str) -> None:
+        registry = self.ui.session.registry
+        if provider not in registry.providers():
+            raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
+
+        def reply(fields: dict[str, Any]) -> None:
+            key = fields.get("value")
+            if isinstance(key, str) and key.strip():
+                registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
+                self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
+                self.ui.footer_changed()
+
+        self.ui.dialogs.open({"method": "input", "title": f"API key for {provider}", "secret": True}, reply)
 
     async def logout(self, argument: str) -> None:
         if argument:
