@@ -562,3 +562,28 @@ def test_login_stores_a_masked_key_in_auth_json(terminal, fake_llm, agent_env):
     assert auth.stat().st_mode & 0o777 == 0o600
     history = Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history"
     assert "/login fake" in history.read_text() and "sk-secret" not in history.read_text()
+
+
+def test_trust_records_the_decision(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/trust")
+    term.press("Enter")
+    term.wait_for("Trust this project?")
+    term.press("Enter")  # Yes is first
+    term.wait_for("this project is trusted")
+    projects = json.loads(next(Path(agent_env["AGENT_FORGE_DIR"]).glob("trust*.json")).read_text())
+    assert any(entry.get("trusted") is True for entry in projects.get("projects", projects).values())
+
+
+def test_scoped_models_sets_what_ctrl_p_cycles(terminal, fake_llm, agent_env_factory):
+    from conftest import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model"), model_entry("third")])
+    term = terminal(env=env)
+    term.type("/scoped-models fake-model,third")
+    term.press("Enter")
+    term.wait_for("scoped models: fake/fake-model, fake/third")
+    term.press("C-p")
+    term.wait_for("fake) third • ")
+    term.press("C-p")
+    term.wait_for("fake) fake-model • ")

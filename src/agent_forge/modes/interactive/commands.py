@@ -14,6 +14,7 @@ from typing import Any
 from ...coding.agent_session import CommandError
 from ...coding.models.selection import resolve_model_pattern
 from .keys import hotkeys
+from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
 
@@ -28,6 +29,7 @@ COMMANDS = {
     "hotkeys": "the keyboard shortcuts",
     "copy": "copy the last answer to the clipboard (OSC 52; also saved to a file)",
     **SESSION_COMMANDS,
+    **CONFIG_COMMANDS,
 }
 
 
@@ -47,12 +49,15 @@ class Commands:
     def __init__(self, ui: Any):
         self.ui = ui
         self.sessions = SessionCommands(ui)
+        self.config = ConfigCommands(ui)
 
     async def run(self, name: str, argument: str) -> None:
         """Run built-in `name`; a `CommandError` is shown as an error notice."""
         try:
             if name in SESSION_COMMANDS:
                 await getattr(self.sessions, name)(argument)
+            elif name in CONFIG_COMMANDS:
+                await self.config.run(name, argument)
             else:
                 await getattr(self, f"_{name}")(argument)
         except CommandError as exc:
