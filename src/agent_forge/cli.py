@@ -391,6 +391,13 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
 
+    if mode == "interactive":  # a person can answer the project-trust question: ask it before loading
+        from .coding.paths import agent_dir
+        from .modes.interactive.trust_prompt import ask_on_terminal
+        from .modes.stdout_guard import protocol_stdin, protocol_stdout
+
+        protocol_stdout().flush()
+        ask_on_terminal(os.getcwd(), agent_dir(), args.approve, protocol_stdin().fileno(), protocol_stdout().fileno())
     chosen = _choose_session(args)
     if chosen is None:
         return 1

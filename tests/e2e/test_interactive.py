@@ -587,3 +587,22 @@ def test_scoped_models_sets_what_ctrl_p_cycles(terminal, fake_llm, agent_env_fac
     term.wait_for("fake) third • ")
     term.press("C-p")
     term.wait_for("fake) fake-model • ")
+
+
+def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_llm, agent_env):
+    plugins = terminal.work / ".agent-forge" / "agent" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "projplug.py").write_text("def setup(plugin):\n    pass\n")
+    term = TmuxTerminal(agent_env, terminal.work)
+    try:
+        term.wait_for("Trust this project and load them? [y/N]")
+        term.type("y")
+        term.press("Enter")
+        term.wait_for(READY)
+        assert "[plugins] projplug" in term.screen()
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+    again = terminal()  # the answer was recorded: no question
+    assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
