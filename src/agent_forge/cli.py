@@ -422,7 +422,7 @@ async def _run(mode: str, args: argparse.Namespace) -> int:
     from .modes.termination import run_until_terminated
 
     if mode == "interactive":
-        from .modes.interactive import run_interactive_mode
+        from .modes.interactive.app import run_interactive_mode
 
         first = " ".join(args.messages) or ("/resume" if args.resume else None)
         return await run_until_terminated(session, run_interactive_mode(session, first))

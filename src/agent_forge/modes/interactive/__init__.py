@@ -2,21 +2,11 @@
 
 Imported only when stdin and stdout are terminals (`cli.py`); RPC, print and JSON mode never import
 prompt_toolkit or rich (`tests/e2e/test_startup_imports.py`). Modules, one concern each:
-`render` (rich to ANSI, cleaning), `blocks` (transcript renderables), `tool_blocks` (tool call blocks),
-`stream` (the bounded tail of a streaming message), `footer`, `editor` (buffer, history, pastes), `keys`,
-`commands` (`/` commands and `!` shell), `view` (session events to screen), `app` (the whole mode).
+`app` (the whole mode: `app.run_interactive_mode`), `terminal` (the claimed tty, stray output, OSC 52),
+`render` (rich to ANSI, cleaning), `theme`, `blocks` and `tool_blocks` (scrollback renderables), `replay`
+(a session's messages as blocks), `stream` and `live` (the live region), `footer`, `editor` (buffer, history,
+pastes), `completion` (`/` menu, `@` files, paths), `keymap` and `keys`, `dialogs` (plugin and own
+pickers), `view` (session events to the screen), `commands`, `session_commands`, `config_commands`,
+`extras` (external editor, `/copy`), `trust_prompt` (the start-up question; no prompt_toolkit).
+The package imports nothing itself, so its modules can import each other without a cycle.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ...coding.agent_session import AgentSession
-
-
-async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None) -> int:
-    """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`)."""
-    from .app import InteractiveMode
-
-    return await InteractiveMode(session).run(first_prompt)

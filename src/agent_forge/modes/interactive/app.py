@@ -42,6 +42,12 @@ CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
 
+async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None) -> int:
+    """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
+    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once."""
+    return await InteractiveMode(session).run(first_prompt)
+
+
 class InteractiveMode:
     """The terminal UI for one session; `run` returns the exit code."""
 
