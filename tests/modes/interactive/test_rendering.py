@@ -104,3 +104,18 @@ def test_the_light_theme_changes_the_block_colours():
         assert theme.use("no-such-theme").name == "dark"
     finally:
         theme.use("dark")
+
+
+def test_a_pasted_image_path_becomes_an_attachment(tmp_path):
+    from agent_forge.modes.interactive.completion import attachments
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    image = tmp_path / "shot.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 20)
+    editor = PromptEditor(None)
+    editor.paste(f"'{image}'")
+    assert editor.buffer.text == f"@{image} "
+    text, images = attachments(editor.take() + "what is this?", str(tmp_path))
+    assert images and images[0]["mimeType"] == "image/png" and text.startswith(f"@{image} what is this?")
+    editor.paste(str(tmp_path / "missing.png"))
+    assert editor.buffer.text == str(tmp_path / "missing.png")

@@ -26,8 +26,13 @@ class PromptEditor:
         self._pastes: dict[str, str] = {}
 
     def paste(self, data: str) -> None:
-        """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later)."""
+        """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
+        path of an image file (a file dragged onto the terminal) becomes `@path`, attached when sent."""
         data = data.replace("\r\n", "\n").replace("\r", "\n")
+        image = _image_path(data)
+        if image is not None:
+            self.buffer.insert_text(f"@{image} ")
+            return
         lines = data.count("\n") + 1
         if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
@@ -60,6 +65,17 @@ class PromptEditor:
     def clear(self) -> None:
         self._pastes.clear()
         self.buffer.reset()
+
+
+def _image_path(data: str) -> str | None:
+    """The path in `data` when it is a single existing image file's path (quotes and `\\ ` escapes of
+    drag-and-drop removed) without spaces, else None."""
+    from ..print_mode import IMAGE_TYPES
+
+    text = data.strip().strip("'\"").replace("\\ ", " ")
+    if not text or "\n" in text or " " in text or Path(text).suffix.lower() not in IMAGE_TYPES:
+        return None
+    return text if Path(text).expanduser().is_file() else None
 
 
 def _history(path: Path | None) -> FileHistory | InMemoryHistory:
