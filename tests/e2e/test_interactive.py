@@ -606,3 +606,20 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
         term.close()
     again = terminal()  # the answer was recorded: no question
     assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
+
+
+def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("Change which setting?")
+    term.type("retry")
+    term.wait_for("→ retry.enabled (now: true)")
+    term.press("Enter")
+    term.wait_for("retry.enabled:")
+    term.press("Down")
+    term.wait_for("→ false")
+    term.press("Enter")
+    term.wait_for("retry.enabled = false saved in")
+    settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
+    assert settings["retry"] == {"enabled": False} and settings["defaultModel"] == "fake-model"
