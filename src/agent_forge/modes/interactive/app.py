@@ -38,6 +38,10 @@ from .view import EventView
 
 MIN_REDRAW_S = 0.03
 SPINNER_TICK_S = 0.1
+ESCAPE_BYTES_WAIT_S = 0.05
+"""How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
+ESCAPE_WAIT_S = 0.3
+"""How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
@@ -290,11 +294,18 @@ class InteractiveMode:
                                             and self.editor.buffer.complete_state.completions))
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
                        ConditionalContainer(menu, filter=completing), rule, footer])
-        return Application(layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
-                           style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
-                           erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
-                           input=self.terminal.input, output=self.terminal.output,
-                           include_default_pygments_style=False)
+        app: Application[int] = Application(
+            layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
+            style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
+            erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
+            input=self.terminal.input, output=self.terminal.output, include_default_pygments_style=False)
+        return self._tuned(app)
+
+    def _tuned(self, app: Application[int]) -> Application[int]:
+        """Escape alone acts after `ESCAPE_WAIT_S` (it may start Alt+key, whose bytes arrive together)."""
+        app.ttimeoutlen = ESCAPE_BYTES_WAIT_S
+        app.timeoutlen = ESCAPE_WAIT_S
+        return app
 
     def _live_visible(self) -> bool:
         live = self.live
