@@ -12,7 +12,6 @@ import os
 from typing import Any
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.text import Text
 
 from ...coding.tools.sanitize import terminal_text
@@ -32,8 +31,11 @@ def plain(text: Any, style: str = "") -> Text:
     return Text(clean(text), style=style)
 
 
-def markdown(text: str) -> Markdown:
-    """Cleaned `text` as Markdown: code blocks highlighted, links shown as text (no hyperlink escapes)."""
+def markdown(text: str) -> Any:
+    """Cleaned `text` as a rich `Markdown`: code blocks highlighted, links shown as text (no hyperlink
+    escapes). rich.markdown (and markdown-it) load on the first answer, not at start-up."""
+    from rich.markdown import Markdown
+
     return Markdown(clean(text), code_theme=theme.current.code, hyperlinks=False)
 
 
