@@ -105,13 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
-    --no-themes`) and that have no meaning without a terminal UI, MCP or a network catalogue: accepted, and
-    documented in the README as no-ops."""
-    group = parser.add_argument_group("accepted for compatibility, no effect here (no terminal UI, no MCP)")
+    --no-themes`) and that have no meaning here (theme files, TUI modes, MCP, a network catalogue): accepted,
+    and documented in the README as no-ops."""
+    group = parser.add_argument_group("accepted for compatibility, no effect here (no theme files, no MCP)")
     group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
     group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
     group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
-    group.add_argument("--tui-mode", metavar="MODE", help="no terminal UI yet")
+    group.add_argument("--tui-mode", metavar="MODE", help="the terminal UI always draws inline")
     group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
     group.add_argument("--offline", action="store_true",
                        help="there is no automatic network activity (model calls only)")
