@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 _DESCRIPTION = "agent-forge: a coding agent for the terminal and for other programs."
 _EPILOG = """modes:
+  (default)      in a terminal: the interactive terminal UI (docs/interactive.md)
   --mode rpc     JSON commands on stdin, responses and events on stdout (for editors, IDEs, bots)
   --mode json    run the prompt and print every event as a JSON line
   -p, --print    run the prompt and print the final answer
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="open this directory's session with this id, or start a new one with it (letters, "
                              "digits, '.', '_', '-')")
     parser.add_argument("-r", "--resume", action="store_true",
-                        help="(the interactive session selector: not available yet; use --session or -c)")
+                        help="in the terminal UI: pick a session of this directory to resume")
     parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
     parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
     parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
@@ -106,13 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
-    --no-themes`) and that have no meaning without a terminal UI, MCP or a network catalogue: accepted, and
-    documented in the README as no-ops."""
-    group = parser.add_argument_group("accepted for compatibility, no effect here (no terminal UI, no MCP)")
+    --no-themes`) and that have no meaning here (theme files, TUI modes, MCP, a network catalogue): accepted,
+    and documented in the README as no-ops."""
+    group = parser.add_argument_group("accepted for compatibility, no effect here (no theme files, no MCP)")
     group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
     group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
     group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
-    group.add_argument("--tui-mode", metavar="MODE", help="no terminal UI yet")
+    group.add_argument("--tui-mode", metavar="MODE", help="the terminal UI always draws inline")
     group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
     group.add_argument("--offline", action="store_true",
                        help="there is no automatic network activity (model calls only)")
@@ -160,9 +161,10 @@ def _main(argv: list[str] | None) -> int:
         return trust_command(args, agent_dir()) or 0
     if args.list_sessions:
         return _list_sessions(args)
-    if args.resume:
-        print("agent-forge: -r/--resume needs the session selector of the terminal UI, which is not available "
-              "yet; use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
+    interactive = args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
+    if args.resume and not interactive:
+        print("agent-forge: -r/--resume opens the session selector of the terminal UI: run it in a terminal, "
+              "or use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
         return 2
     if args.list_models is not None:
         return _list_models(args)
@@ -171,10 +173,8 @@ def _main(argv: list[str] | None) -> int:
     if problem:
         _say(problem)
         return USAGE_EXIT
-    if mode == "print" and not args.print_mode and not args.messages and sys.stdin.isatty():
-        print("agent-forge: the interactive terminal UI is not available yet; use -p, --mode json or --mode rpc.",
-              file=sys.stderr)
-        return 2
+    if interactive:
+        mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
     try:
         return run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
@@ -363,6 +363,13 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
 
+    if mode == "interactive":  # a person can answer the project-trust question: ask it before loading
+        from .coding.paths import agent_dir
+        from .modes.interactive.trust_prompt import ask_on_terminal
+        from .modes.stdout_guard import protocol_stdin, protocol_stdout
+
+        protocol_stdout().flush()
+        ask_on_terminal(os.getcwd(), agent_dir(), args.approve, protocol_stdin().fileno(), protocol_stdout().fileno())
     chosen = _choose_session(args)
     if chosen is None:
         return 1
@@ -373,7 +380,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
-        start_without_model=(mode == "rpc"),
+        start_without_model=(mode in ("rpc", "interactive")),
         **options_from_args(args),
     )
     try:
@@ -386,6 +393,11 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     await install_from_args(session, args, mode)
     from .modes.termination import run_until_terminated
 
+    if mode == "interactive":
+        from .modes.interactive.app import run_interactive_mode
+
+        first = " ".join(args.messages) or ("/resume" if args.resume else None)
+        return await run_until_terminated(session, run_interactive_mode(session, first))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 

@@ -67,7 +67,7 @@ def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None,
     parts = [stdin_text.rstrip("\n")] if stdin_text and stdin_text.strip() else []
     images: list[dict[str, Any]] = []
     for name in files:
-        _attach(Path(cwd, name).expanduser(), name, parts, images)
+        attach_file(Path(cwd, name).expanduser(), name, parts, images)
     leading = messages[:1] if messages and names_command(messages[0]) else []
     first = "\n".join([*leading, *parts, *messages[len(leading):1]])
     if not first.strip() and not images and not messages[1:]:
@@ -75,8 +75,10 @@ def build_prompts(arguments: list[str], cwd: str, stdin_text: str | None,
     return [(first, images), *[(message, []) for message in messages[1:]]]
 
 
-def _attach(path: Path, name: str, parts: list[str], images: list[dict[str, Any]]) -> None:
-    """Add a file to the first prompt: text as a block in `parts`, an image as a block in `images`."""
+def attach_file(path: Path | str, name: str, parts: list[str], images: list[dict[str, Any]]) -> None:
+    """Add a file to a prompt: text as a `<file name="...">` block in `parts`, an image as a block in
+    `images` (also the interactive mode's `@path`). Raises `CommandError` as `build_prompts` describes."""
+    path = Path(path)
     data = _read_file(path, name)
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is not None:

@@ -55,14 +55,15 @@ def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str]) -
 
 async def install_from_args(session: AgentSession, args: argparse.Namespace, mode: str) -> PluginRunner | None:
     """Load the plugins the command line and discovery name into `session` for `mode` ("rpc", "json" or
-    "print"). RPC mode runs `session_start` handlers once it listens; other modes run them here."""
+    "print", "interactive"). RPC and interactive mode answer dialogs (`RpcUI` events) and run `session_start`
+    handlers once they listen; the other modes run them here."""
     def make_ui() -> PluginUI:
         from .ui import PluginUI, RpcUI
 
-        return RpcUI(session.emit) if mode == "rpc" else PluginUI()
+        return RpcUI(session.emit) if mode in ("rpc", "interactive") else PluginUI()
 
     runner = await install_plugins(session, paths=args.plugin, discover=not args.no_plugins, ui=make_ui)
-    if runner is not None and mode != "rpc":
+    if runner is not None and mode not in ("rpc", "interactive"):
         await runner.start()
     return runner
 

@@ -1,0 +1,104 @@
+"""Interactive-mode benchmarks (issue 12 budgets, 2-core machine):
+
+- start → editor ready for typing: launch in a tmux pane until the footer is drawn, median over runs
+  (target ≤ 350 ms; includes tmux's own pane start-up, so it slightly overstates);
+- a resumed 500-message session: rendering its transcript for the scrollback (target: on screen ≤ 1 s with
+  the start-up above);
+- rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail) for the
+  first and the last 200 of N deltas; it must not grow with the message's length.
+
+Run: `.venv/bin/python benchmarks/bench_interactive.py [--runs 10] [--deltas 2000]` (needs tmux).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path.insert(0, str(TESTS))
+
+from conftest import make_agent_env  # noqa: E402
+from support.fake_llm import FakeLLMServer  # noqa: E402
+from support.tmux_terminal import TmuxTerminal  # noqa: E402
+
+
+def start_up(runs: int) -> list[float]:
+    """Seconds from launching the CLI in tmux to the footer on screen, per run."""
+    server = FakeLLMServer().start()
+    times = []
+    try:
+        with tempfile.TemporaryDirectory() as root:
+            env = make_agent_env(Path(root), server)
+            for _ in range(runs):
+                started = time.monotonic()
+                term = TmuxTerminal(env, Path(root), columns=100, rows=30)
+                try:
+                    term.wait_for("fake-model •", deadline_s=30)
+                    times.append(time.monotonic() - started)
+                    term.press("C-d")
+                    term.exit_code()
+                finally:
+                    term.close()
+    finally:
+        server.stop()
+    return times
+
+
+def per_delta(deltas: int) -> tuple[float, float]:
+    """Microseconds per delta (feed + live-region fragments) over 200 deltas in the middle and the last 200
+    (the first ones are cheaper: the tail is still filling up)."""
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    live.start()
+    costs = []
+    for i in range(deltas):
+        started = time.perf_counter()
+        live.text.feed(f"word{i} " + ("\n\n" if i % 40 == 39 else ""))
+        live.fragments(100, 24)
+        costs.append(time.perf_counter() - started)
+    middle = deltas // 2
+    return statistics.mean(costs[middle:middle + 200]) * 1e6, statistics.mean(costs[-200:]) * 1e6
+
+
+def resumed_render(count: int = 500) -> float:
+    """Seconds to render `count` messages (Markdown answers, tool calls and results) for a 100-column screen."""
+    from agent_forge.modes.interactive.render import to_ansi
+    from agent_forge.modes.interactive.replay import transcript
+
+    messages = []
+    for i in range(count // 4):
+        answer = f"## Answer {i}\n\nSome **bold** text:\n\n- a\n- b\n\n```python\nprint({i})\n```"
+        messages += [{"role": "user", "content": f"question {i}"},
+                     {"role": "assistant", "stopReason": "toolUse", "content": [
+                         {"type": "text", "text": answer},
+                         {"type": "toolCall", "id": f"t{i}", "name": "bash", "arguments": {"command": "ls"}}]},
+                     {"role": "toolResult", "toolCallId": f"t{i}", "toolName": "bash", "isError": False,
+                      "content": [{"type": "text", "text": "a\nb\nc"}]},
+                     {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "done"}]}]
+    started = time.perf_counter()
+    to_ansi(list(transcript(messages, show_thinking=False, expanded=False)), 100)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--deltas", type=int, default=2000)
+    args = parser.parse_args()
+    times = start_up(args.runs)
+    print(f"start to editor ready: median {statistics.median(times) * 1000:.0f} ms "
+          f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, {len(times)} runs)")
+    print(f"resumed 500-message session rendered in {resumed_render() * 1000:.0f} ms")
+    first, last = per_delta(args.deltas)
+    print(f"streaming {args.deltas} deltas: {first:.0f} µs/delta in the middle, {last:.0f} µs/delta for the last "
+          "200")
+
+
+if __name__ == "__main__":
+    main()

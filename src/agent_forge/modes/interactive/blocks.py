@@ -1,0 +1,94 @@
+"""Transcript renderables for the scrollback: the header, user messages, assistant messages (Markdown, dimmed
+thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of their inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.text import Text
+
+from . import theme
+from .render import clean, markdown, plain
+
+NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
+
+
+def header(version: str, resources: list[tuple[str, list[str]]]) -> Group:
+    """The start-up lines: name and version, the main keys, then one line per non-empty resource kind."""
+    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
+             Text("escape interrupt · ctrl+c clear · ctrl+d exit · / commands · ! bash · /hotkeys keys",
+                  style="grey62")]
+    for kind, names in resources:
+        if names:
+            lines.append(Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62")))
+    return Group(*lines, Text(""))
+
+
+def user_block(text: str) -> Padding:
+    """A user message: its text on a shaded band."""
+    return Padding(plain(text), (0, 1), style=theme.current.user, expand=True)
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a user-side message (string content or text blocks); images count as `[image]`."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, dict):
+            parts.append(block.get("text", "") if block.get("type") == "text" else "[image]")
+    return "".join(parts)
+
+
+def assistant_block(message: dict[str, Any], *, show_thinking: bool) -> Group | None:
+    """An assistant message: thinking (dimmed, or a one-line marker when hidden), text as Markdown, and
+    the stop reason when it is an error or an abort. None when there is nothing to show."""
+    parts: list[Any] = []
+    for block in message.get("content") or []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "thinking" and str(block.get("thinking", "")).strip():
+            parts.append(_thinking(block["thinking"], show_thinking))
+        elif kind == "text" and str(block.get("text", "")).strip():
+            parts.append(markdown(block["text"]))
+    stop = message.get("stopReason")
+    if stop == "error":
+        parts.append(notice(f"error: {message.get('errorMessage') or 'the request failed'}", "error"))
+    elif stop == "aborted":
+        parts.append(notice("aborted", "warning"))
+    elif stop == "length":
+        parts.append(notice("the answer was cut off at the model's output limit", "warning"))
+    return Group(*parts) if parts else None
+
+
+def _thinking(text: str, shown: bool) -> Text:
+    if shown:
+        return plain(text.strip(), "italic grey50")
+    return Text("thinking… (ctrl+t to show)", style="italic grey50")
+
+
+def notice(text: str, kind: str = "info") -> Text:
+    """One notice line (`kind`: info, warning, error, success), cleaned."""
+    return plain(text, NOTICE_STYLES.get(kind, ""))
+
+
+def retry_notice(event: dict[str, Any]) -> Text:
+    """`retrying in 2 s, attempt 1/3: <error>` for an `auto_retry_start` event."""
+    seconds = max(0, int(event.get("delayMs", 0))) / 1000
+    wait = f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
+    return notice(f"retrying in {wait}, attempt {event.get('attempt')}/{event.get('maxAttempts')}: "
+                  f"{event.get('errorMessage', '')}", "warning")
+
+
+def compaction_notice(event: dict[str, Any]) -> Text:
+    """What a `compaction_end` event did: tokens before, or why it failed."""
+    result = event.get("result")
+    if event.get("aborted"):
+        return notice("compaction aborted", "warning")
+    if not result:
+        return notice(f"compaction failed: {event.get('errorMessage', 'unknown error')}", "error")
+    before = result.get("tokensBefore")
+    size = f" ({before:,} tokens before)" if isinstance(before, int) else ""
+    return notice(f"context compacted ({event.get('reason', 'manual')}){size}", "success")

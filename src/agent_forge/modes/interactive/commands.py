@@ -1,0 +1,179 @@
+"""Built-in `/` commands and `!` / `!!` shell lines of the editor.
+
+`/quit`, `/new`, `/name [name]`, `/session`, `/model [pattern]`, `/thinking [level]`, `/compact
+[instructions]`, `/hotkeys`, and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`).
+Any other `/name` (a plugin command, template or skill) and plain text go through `AgentSession.submit`, as
+an RPC `prompt` does. `!cmd` runs through the session's user bash and its output is
+added to the context (RPC `bash`); `!!cmd` is not added."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ...coding.errors import CommandError
+from ...coding.models.selection import resolve_model_pattern
+from .keys import hotkeys
+from .config_commands import CONFIG_COMMANDS, ConfigCommands
+from .session_commands import SESSION_COMMANDS, SessionCommands
+from .tool_blocks import ToolCall, shell_block
+
+COMMANDS = {
+    "quit": "exit (also ctrl+d on an empty editor)",
+    "new": "start a new session",
+    "name": "show or set the session's name: /name <name>",
+    "session": "the session's file, id, message counts, tokens, cost and context use",
+    "model": "pick a model, or switch directly: /model <pattern>[:<thinking>]",
+    "thinking": "show the thinking levels, or set one: /thinking <level>",
+    "compact": "summarise older messages now: /compact [instructions]",
+    "hotkeys": "the keyboard shortcuts",
+    "copy": "copy the last answer to the clipboard (OSC 52; also saved to a file)",
+    **SESSION_COMMANDS,
+    **CONFIG_COMMANDS,
+}
+
+
+def builtin(text: str) -> tuple[str, str] | None:
+    """(name, argument) when `text` is a built-in `/command`, else None."""
+    if not text.startswith("/"):
+        return None
+    name, _, argument = text[1:].partition(" ")
+    name = name.strip()
+    return (name, argument.strip()) if name in COMMANDS else None
+
+
+class Commands:
+    """Runs built-ins and shell lines for the interactive mode `ui` (its `session`, `say`, `print_`, `live`,
+    `view`, `footer`, `exit`)."""
+
+    def __init__(self, ui: Any):
+        self.ui = ui
+        self.sessions = SessionCommands(ui)
+        self.config = ConfigCommands(ui)
+
+    async def run(self, name: str, argument: str) -> None:
+        """Run built-in `name`; a `CommandError` is shown as an error notice."""
+        try:
+            if name in SESSION_COMMANDS:
+                await getattr(self.sessions, name)(argument)
+            elif name in CONFIG_COMMANDS:
+                await self.config.run(name, argument)
+            else:
+                await getattr(self, f"_{name}")(argument)
+        except CommandError as exc:
+            self.ui.say(str(exc), "error")
+        self.ui.footer_changed()
+
+    async def _quit(self, argument: str) -> None:
+        self.ui.exit(0)
+
+    async def _new(self, argument: str) -> None:
+        if await self.ui.session.new_session():
+            self.ui.say("a plugin kept the current session", "warning")
+        else:
+            self.ui.say(f"new session {self.ui.session.store.session_id}", "success")
+
+    async def _name(self, argument: str) -> None:
+        session = self.ui.session
+        if argument:
+            session.set_session_name(argument)
+            self.ui.say(f"session name: {argument}", "success")
+        else:
+            self.ui.say(f"session name: {session.get_state().get('sessionName') or '(none)'}")
+
+    async def _session(self, argument: str) -> None:
+        stats = self.ui.session.get_session_stats()
+        tokens, usage = stats["tokens"], stats.get("contextUsage") or {}
+        percent = usage.get("percent")
+        lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
+                 f"messages: {stats['userMessages']} user, {stats['assistantMessages']} assistant, "
+                 f"{stats['toolCalls']} tool calls, {stats['totalMessages']} in all",
+                 f"tokens: {tokens['input']:,} in, {tokens['output']:,} out, {tokens['cacheRead']:,} cache read, "
+                 f"{tokens['cacheWrite']:,} cache write", f"cost: ${stats['cost']:.4f}"]
+        if usage:
+            shown = "unknown until the next answer" if percent is None else f"{percent:.1f}%"
+            lines.append(f"context: {shown} of {usage['contextWindow']:,} tokens")
+        self.ui.say("\n".join(lines))
+
+    async def _model(self, argument: str) -> None:
+        session = self.ui.session
+        if not argument:
+            self._pick_model()
+            return
+        model, level, error = resolve_model_pattern(session.registry, argument)
+        if error or model is None:
+            raise CommandError(error or f'No model matches "{argument}"')
+        active = session.set_model(model["provider"], model["id"])
+        if level:
+            session.set_thinking_level(level)
+        self.ui.say(f"model: {active['provider']}/{active['id']} • {session.agent.thinking_level}", "success")
+
+    def _pick_model(self) -> None:
+        """A searchable selector of the models with a key (type to filter, Enter switches)."""
+        models = self.ui.session.model_control.available_models()
+        if not models:
+            raise CommandError("no model has a key")
+        names = [f"{m['provider']}/{m['id']}" for m in models]
+
+        def reply(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self.ui.spawn(self.run("model", fields["value"]))
+
+        self.ui.dialogs.open({"method": "select", "title": "Switch model", "options": names}, reply)
+
+    async def _thinking(self, argument: str) -> None:
+        session = self.ui.session
+        if argument:
+            session.set_thinking_level(argument)
+            self.ui.say(f"thinking level: {session.agent.thinking_level}", "success")
+        else:
+            self.ui.say(f"thinking level: {session.agent.thinking_level} (available: "
+                        f"{', '.join(session.available_thinking_levels())})")
+
+    async def _compact(self, argument: str) -> None:
+        await self.ui.session.compact(argument or None)  # the compaction events show start and result
+
+    async def _copy(self, argument: str) -> None:
+        from .extras import copy_last_answer
+
+        await copy_last_answer(self.ui)
+
+    async def _hotkeys(self, argument: str) -> None:
+        from rich.table import Table
+
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True, max_width=24)
+        table.add_column(style="grey70")
+        for key, what in hotkeys(self.ui.keymap):
+            table.add_row(key, what)
+        table.add_row("", "")
+        for name, what in COMMANDS.items():
+            table.add_row(f"/{name}", what)
+        self.ui.print_(table)
+
+    async def shell(self, line: str) -> None:
+        """`!cmd` / `!!cmd`: run through the session's user bash, output live, then a block."""
+        in_context = not line.startswith("!!")
+        command = line[2:] if not in_context else line[1:]
+        call = ToolCall("bash", {"command": command.strip()})
+        live = self.ui.live
+        live.tools["user-bash"] = call
+        started = time.monotonic()
+        try:
+            result = await self.ui.session.user_bash.run(command, on_chunk=lambda d: self._chunk(call, d),
+                                                         exclude_from_context=not in_context)
+        except CommandError as exc:
+            self.ui.say(str(exc), "error")
+            return
+        finally:
+            live.tools.pop("user-bash", None)
+            self.ui.changed()
+        self.ui.print_(shell_block(command.strip(), result["output"], result["exitCode"],
+                                   time.monotonic() - started, in_context=in_context, expanded=self.ui.view.expanded))
+
+    def _chunk(self, call: ToolCall, delta: str) -> None:
+        from .render import clean
+
+        call.partial = (call.partial + clean(delta))[-2000:]
+        self.ui.changed()
+

@@ -1,0 +1,153 @@
+"""Built-in commands about configuration: `/settings` (the common settings: pick one, pick its value; saved to
+`<agent dir>/settings.json` and applied to this session where it can be), `/scoped-models [patterns]` (the
+models Ctrl+P cycles through, for this session) and `/trust` (record whether this project's code — plugins, settings that run programs — may
+load, as `--trust-project` / `--distrust-project` do; it takes effect at the next start)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from ...agent.agent import QUEUE_MODES
+from ...ai.types import THINKING_LEVELS
+
+CONFIG_COMMANDS = {
+    "settings": "change a common setting (saved to settings.json)",
+    "scoped-models": "show or set the models ctrl+p cycles through: /scoped-models <pattern>,<pattern>",
+    "trust": "record whether this project's plugins may load (next start)",
+}
+
+
+class ConfigCommands:
+    """Runs the commands above for the interactive mode `ui` (`session`, `dialogs`, `say`)."""
+
+    def __init__(self, ui: Any):
+        self.ui = ui
+
+    async def run(self, name: str, argument: str) -> None:
+        handler = {"settings": self.settings, "scoped-models": self.scoped_models, "trust": self.trust}[name]
+        await handler(argument)
+
+    async def settings(self, argument: str) -> None:
+        session = self.ui.session
+        labels = {f"{key} (now: {_shown(session.settings.get(key, default))})": key
+                  for key, (_, default, _) in SETTINGS.items()}
+
+        def chosen(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self._pick_value(labels[fields["value"]])
+
+        self.ui.dialogs.open({"method": "select", "title": "Change which setting?", "options": list(labels)},
+                             chosen)
+
+    def _pick_value(self, key: str) -> None:
+        values, _, _ = SETTINGS[key]
+
+        def chosen(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self._save(key, fields["value"])
+
+        self.ui.dialogs.open({"method": "select", "title": f"{key}:", "options": values}, chosen)
+
+    def _save(self, key: str, text: str) -> None:
+        from ...coding.paths import agent_dir
+
+        value: Any = {"true": True, "false": False}.get(text, text)
+        path = agent_dir() / "settings.json"
+        try:
+            write_setting(path, key, value)
+        except (OSError, ValueError) as exc:
+            self.ui.say(f"cannot save {key} in {path}: {exc}", "error")
+            return
+        apply = SETTINGS[key][2]
+        note = apply(self.ui.session, value) if apply else "from the next start"
+        self.ui.say(f"{key} = {_shown(value)} saved in {path} ({note})", "success")
+        self.ui.footer_changed()
+
+    async def scoped_models(self, argument: str) -> None:
+        control, warnings = self.ui.session.model_control, self.ui.session.warnings
+        if argument:
+            seen = len(warnings)
+            control.configure_scope(argument)
+            for warning in warnings[seen:]:
+                self.ui.say(warning, "warning")
+        scope = [f"{s.model['provider']}/{s.model['id']}" + (f":{s.thinking_level}" if s.thinking_level else "")
+                 for s in control.scope]
+        self.ui.say("scoped models: " + (", ".join(scope) if scope else "(none: ctrl+p cycles every model with a "
+                                         "key)"))
+
+    async def trust(self, argument: str) -> None:
+        def reply(fields: dict[str, Any]) -> None:
+            if "confirmed" in fields:
+                self._record(bool(fields["confirmed"]))
+
+        self.ui.dialogs.open({"method": "confirm", "title": "Trust this project?",
+                              "message": "Its plugins and settings that run programs load from the next start."},
+                             reply)
+
+    def _record(self, trusted: bool) -> None:
+        from ...coding.paths import agent_dir
+        from ...coding.resources.trust import TrustFileError, record_trust
+
+        try:
+            path = record_trust(os.getcwd(), agent_dir(), trusted)
+        except TrustFileError as exc:
+            self.ui.say(str(exc), "error")
+            return
+        verdict = "trusted: its plugins load" if trusted else "not trusted: its plugins do not load"
+        self.ui.say(f"this project is {verdict} from the next start (recorded in {path})", "success")
+
+
+def _apply_queue(queue: str) -> Callable[[Any, Any], str]:
+    def apply(session: Any, value: Any) -> str:
+        session.set_queue_mode(queue, value)
+        return "applied now"
+    return apply
+
+
+def _apply_flag(attribute: str) -> Callable[[Any, Any], str]:
+    def apply(session: Any, value: Any) -> str:
+        getattr(session, attribute).enabled = value
+        return "applied now"
+    return apply
+
+
+SETTINGS: dict[str, tuple[list[str], Any, Callable[[Any, Any], str] | None]] = {
+    "theme": (["dark", "light"], "dark", None),
+    "defaultThinkingLevel": (list(THINKING_LEVELS), None, None),
+    "steeringMode": (list(QUEUE_MODES), "one-at-a-time", _apply_queue("steering")),
+    "followUpMode": (list(QUEUE_MODES), "one-at-a-time", _apply_queue("followUp")),
+    "retry.enabled": (["true", "false"], True, _apply_flag("retry")),
+    "compaction.enabled": (["true", "false"], True, _apply_flag("compaction")),
+}
+"""Setting → (values offered, the default shown, how to apply it to the running session or None)."""
+
+
+def write_setting(path: Path, dotted: str, value: Any) -> None:
+    """Set `dotted` (`retry.enabled`: nested objects) in the JSON object of `path`, keeping every other key;
+    written to a temporary file renamed over it. Raises ValueError when the file is not a JSON object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        data = {}
+    if not isinstance(data, dict):
+        raise ValueError("settings.json does not hold a JSON object")
+    *parents, last = dotted.split(".")
+    target = data
+    for part in parents:
+        if not isinstance(target.get(part), dict):
+            target[part] = {}
+        target = target[part]
+    target[last] = value
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def _shown(value: Any) -> str:
+    return "(unset)" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)

@@ -1,0 +1,134 @@
+"""Plugin dialogs (`select`, `confirm`, `input`, `editor`) shown in the live region and answered from the
+editor: for `select` and `confirm` the editor's text filters the options, Up/Down move, Enter picks; for
+`input` and `editor` Enter sends the editor's text (prefilled). Escape cancels. Dialogs queue: one at a time,
+in arrival order. A dialog whose `timeout` (ms) passes is closed here as the plugin side resolves it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable
+
+from .render import clean
+
+Fragments = list[tuple[str, str]]
+
+
+class Dialog:
+    """One pending request: `method`, `title`, `options` (select/confirm), the selected `index`."""
+
+    def __init__(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None):
+        self.id = request.get("id")
+        self.reply = reply  # the mode's own dialogs (`/resume`, `/fork`) answer here, not to a plugin
+        self.method = str(request.get("method"))
+        self.title = clean(request.get("title", "")) or self.method
+        self.message = clean(request.get("message", ""))
+        options = request.get("options") if self.method == "select" else ["Yes", "No"]
+        self.options = [str(o) for o in options or []]
+        self.prefill = str(request.get("prefill", "") or "")
+        self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
+        self.index = 0
+
+    @property
+    def chooses(self) -> bool:
+        return self.method in ("select", "confirm")
+
+    def matches(self, needle: str) -> list[str]:
+        needle = needle.strip().lower()
+        return [o for o in self.options if needle in o.lower()] if needle else self.options
+
+
+class Dialogs:
+    """The queue of open dialogs; `answer(fields)` sends an `extension_ui_response` (`hooks.ui_response`)."""
+
+    def __init__(self, answer: Callable[[dict[str, Any]], None], editor: Any, changed: Callable[[], None]):
+        self._answer, self._editor, self._changed = answer, editor, changed
+        self.queue: list[Dialog] = []
+
+    @property
+    def current(self) -> Dialog | None:
+        return self.queue[0] if self.queue else None
+
+    def open(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None) -> None:
+        """Queue a dialog: a plugin's `extension_ui_request`, or the mode's own with `reply` getting the
+        answer's fields (`value`, `confirmed` or `cancelled`)."""
+        dialog = Dialog(request, reply)
+        self.queue.append(dialog)
+        timeout = request.get("timeout")
+        if isinstance(timeout, (int, float)) and timeout > 0:
+            asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
+        if len(self.queue) == 1:
+            self._show(dialog)
+
+    def _show(self, dialog: Dialog) -> None:
+        self._editor.set_text("" if dialog.chooses else dialog.prefill)
+        self._changed()
+
+    def _expire(self, dialog: Dialog) -> None:
+        if dialog in self.queue:
+            self._close(dialog)
+
+    def _close(self, dialog: Dialog) -> None:
+        first = self.queue and self.queue[0] is dialog
+        self.queue.remove(dialog)
+        if first:
+            self._editor.clear()
+            if self.queue:
+                self._show(self.queue[0])
+        self._changed()
+
+    def move(self, step: int) -> None:
+        dialog = self.current
+        if dialog is not None:
+            count = len(dialog.matches(self._editor.buffer.text))
+            dialog.index = (dialog.index + step) % count if count else 0
+            self._changed()
+
+    def submit(self) -> None:
+        """Enter: answer the current dialog with the highlighted option or the editor's text."""
+        dialog = self.current
+        if dialog is None:
+            return
+        if dialog.chooses:
+            matches = dialog.matches(self._editor.buffer.text)
+            if not matches:
+                return
+            choice = matches[min(dialog.index, len(matches) - 1)]
+            fields = {"confirmed": choice == "Yes"} if dialog.method == "confirm" else {"value": choice}
+        else:
+            fields = {"value": self._editor.buffer.text}
+        self._close(dialog)
+        self._send(dialog, fields)
+
+    def cancel(self) -> None:
+        dialog = self.current
+        if dialog is not None:
+            self._close(dialog)
+            self._send(dialog, {"cancelled": True})
+
+    def _send(self, dialog: Dialog, fields: dict[str, Any]) -> None:
+        if dialog.reply is not None:
+            dialog.reply(fields)
+        else:
+            self._answer({"type": "extension_ui_response", "id": dialog.id, **fields})
+
+    def fragments(self, width: int, height: int) -> Fragments:
+        """The dialog's lines: title, message, the filtered options with the highlighted one marked."""
+        dialog = self.current
+        if dialog is None:
+            return []
+        out: Fragments = [("class:dialog-title", f"{dialog.title}\n")]
+        if dialog.message:
+            out.append(("", f"{dialog.message}\n"))
+        if dialog.chooses:
+            matches = dialog.matches(self._editor.buffer.text)
+            dialog.index = min(dialog.index, max(len(matches) - 1, 0))
+            start = max(0, dialog.index - height + 3)
+            for position, option in enumerate(matches[start:start + max(height - 2, 1)], start):
+                chosen = position == dialog.index
+                out.append(("class:dialog-chosen" if chosen else "", f"{'→' if chosen else ' '} "
+                            f"{clean(option)[:width - 2]}\n"))
+            hint = "type to filter · ↑↓ move · enter choose · esc cancel"
+        else:
+            hint = "enter send · ctrl+j new line · esc cancel"
+        out.append(("class:dim", hint + "\n"))
+        return out

@@ -1,0 +1,90 @@
+"""The prompt editor's buffer: multi-line text, prompt history kept in a file across runs, and large pastes
+collapsed into a marker that is expanded back when the prompt is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+PASTE_COLLAPSE_LINES = 10
+PASTE_COLLAPSE_CHARS = 2000
+"""A paste with more lines or characters than these shows as `[paste #N: L lines, C chars]`."""
+HISTORY_MAX_CHARS = 100_000
+"""Longer prompts (a 5 MB paste) are sent but not kept in the history file."""
+
+
+class PromptEditor:
+    """The editor's `buffer` plus its collapsed pastes; `history_path` None keeps history in memory."""
+
+    def __init__(self, history_path: Path | None, completer: Completer | None = None):
+        self.history = _history(history_path)
+        self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
+                             complete_while_typing=completer is not None)
+        self._pastes: dict[str, str] = {}
+
+    def paste(self, data: str) -> None:
+        """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
+        path of an image file (a file dragged onto the terminal) becomes `@path`, attached when sent."""
+        data = data.replace("\r\n", "\n").replace("\r", "\n")
+        image = _image_path(data)
+        if image is not None:
+            self.buffer.insert_text(f"@{image} ")
+            return
+        lines = data.count("\n") + 1
+        if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
+            self.buffer.insert_text(data)
+            return
+        marker = f"[paste #{len(self._pastes) + 1}: {lines} lines, {len(data):,} chars]"
+        self._pastes[marker] = data
+        self.buffer.insert_text(marker)
+
+    def text(self) -> str:
+        """The prompt as it would be sent: markers replaced by their pastes."""
+        text = self.buffer.text
+        for marker, data in self._pastes.items():
+            text = text.replace(marker, data)
+        return text
+
+    def take(self) -> str:
+        """The prompt to send; the editor is emptied and the prompt added to the history."""
+        text = self.text()
+        if text.strip() and len(text) <= HISTORY_MAX_CHARS:
+            self.history.append_string(text)
+        self._pastes.clear()
+        self.buffer.reset()
+        return text
+
+    def set_text(self, text: str) -> None:
+        """Replace the editor's text (queued messages given back, a plugin's `set_editor_text`)."""
+        self.buffer.reset()
+        self.buffer.insert_text(text)
+
+    def clear(self) -> None:
+        self._pastes.clear()
+        self.buffer.reset()
+
+
+def _image_path(data: str) -> str | None:
+    """The path in `data` when it is a single existing image file's path (quotes and `\\ ` escapes of
+    drag-and-drop removed) without spaces, else None."""
+    from ..print_mode import IMAGE_TYPES
+
+    text = data.strip().strip("'\"").replace("\\ ", " ")
+    if not text or "\n" in text or " " in text or Path(text).suffix.lower() not in IMAGE_TYPES:
+        return None
+    return text if Path(text).expanduser().is_file() else None
+
+
+def _history(path: Path | None) -> FileHistory | InMemoryHistory:
+    """A file history at `path` (its directory created), or in memory when it cannot be written."""
+    if path is None:
+        return InMemoryHistory()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(path))

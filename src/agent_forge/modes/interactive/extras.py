@@ -1,0 +1,55 @@
+"""Editor and clipboard helpers of the interactive mode: Ctrl+G edits the prompt in `$VISUAL` / `$EDITOR`,
+`/copy` puts the last answer on the clipboard (OSC 52) and, since a terminal that ignores OSC 52 cannot be
+detected, also into a file whose path is shown."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from typing import Any
+
+from prompt_toolkit.application import run_in_terminal
+
+from ...coding.errors import CommandError
+from .terminal import RealTerminalFds, osc52_copy
+
+
+async def edit_externally(ui: Any) -> None:
+    """Open the editor's text in `$VISUAL` (else `$EDITOR`) on the real terminal; its saved text replaces the
+    editor's. Raises `CommandError` when neither is set or the program cannot run."""
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not command:
+        raise CommandError("set $VISUAL or $EDITOR to edit the prompt in an external editor")
+    fd, path = tempfile.mkstemp(prefix="agent-forge-prompt-", suffix=".md")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(ui.editor.text())
+        code = await run_in_terminal(lambda: _run(shlex.split(command) + [path]))
+        if code != 0:
+            raise CommandError(f"{command} exited with code {code}; the prompt is unchanged")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            ui.editor.set_text(handle.read().rstrip("\n"))
+    finally:
+        os.remove(path)
+
+
+def _run(argv: list[str]) -> int:
+    with RealTerminalFds():
+        try:
+            return subprocess.call(argv)
+        except OSError as exc:
+            raise CommandError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+
+
+async def copy_last_answer(ui: Any) -> None:
+    """`/copy`: the last answer's text to the clipboard (OSC 52) and to `<tmp>/agent-forge-last-answer.md`."""
+    text = ui.session.last_assistant_text()
+    if not text:
+        raise CommandError("no answer to copy yet")
+    path = os.path.join(tempfile.gettempdir(), "agent-forge-last-answer.md")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    ui.terminal.write(osc52_copy(text))
+    ui.say(f"copied the last answer to the clipboard (if the terminal allows OSC 52) and to {path}", "success")

@@ -1,0 +1,75 @@
+"""Named actions and their keys: the defaults, overridden by `<agent dir>/keybindings.json` (`{"app.exit":
+"ctrl+q", "app.model.cycle": ["ctrl+p", "f2"], "app.thinking.toggle": []}`: one key or a list, `[]` unbinds).
+
+Key syntax: `ctrl+<letter>`, `alt+<key>`, `shift+tab`, `shift+enter`, `enter`, `escape`, `tab`, `space`,
+`backspace`, `delete`, `home`, `end`, `pageUp`, `pageDown`, `up`, `down`, `left`, `right`, `f1`-`f12`, and
+single characters. Unknown actions and keys are reported as warnings and ignored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ACTIONS: dict[str, tuple[list[str], str]] = {
+    "app.send": (["enter"], "send; while the agent works: steer (delivered after the current tool calls)"),
+    "app.followUp": (["alt+enter"], "queue a follow-up (delivered when the agent would stop)"),
+    "editor.newline": (["shift+enter", "ctrl+j"], "new line"),
+    "app.interrupt": (["escape"], "abort the run; queued messages come back into the editor"),
+    "app.queue.restore": (["alt+up"], "take the queued messages back into the editor, without aborting"),
+    "app.clear": (["ctrl+c"], "clear the editor; on an empty editor press twice to exit"),
+    "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
+    "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),
+    "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again)"),
+    "app.editor.external": (["ctrl+g"], "edit the prompt in $VISUAL / $EDITOR"),
+    "app.thinking.cycle": (["shift+tab"], "next thinking level"),
+    "app.model.cycle": (["ctrl+p"], "next model of the --models scope (all models with a key without one)"),
+}
+_NAMED = {"enter": "enter", "return": "enter", "escape": "escape", "esc": "escape", "tab": "tab", "space": " ",
+          "backspace": "backspace", "delete": "delete", "home": "home", "end": "end", "pageup": "pageup",
+          "pagedown": "pagedown", "up": "up", "down": "down", "left": "left", "right": "right",
+          **{f"f{n}": f"f{n}" for n in range(1, 13)}}
+
+
+def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
+    """Action → its keys (as written): the defaults with the file's entries in their place."""
+    keymap = {action: list(keys) for action, (keys, _) in ACTIONS.items()}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return keymap
+    except (OSError, ValueError) as exc:
+        warnings.append(f"{path}: ignored ({exc})")
+        return keymap
+    for action, keys in (raw.items() if isinstance(raw, dict) else []):
+        if action.startswith("$"):
+            continue
+        if action not in ACTIONS:
+            warnings.append(f"{path}: unknown action {action!r}")
+            continue
+        keys = [keys] if isinstance(keys, str) else keys
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            warnings.append(f"{path}: {action} needs a key or a list of keys")
+            continue
+        good = [k for k in keys if key_sequence(k) is not None]
+        warnings.extend(f"{path}: {action}: unknown key {k!r}" for k in keys if k not in good)
+        keymap[action] = good
+    return keymap
+
+
+def key_sequence(key: str) -> tuple[str, ...] | None:
+    """prompt_toolkit's key sequence for `key` (`ctrl+x` → `("c-x",)`, `alt+enter` → `("escape", "enter")`,
+    `shift+enter` → `("c-j",)`: terminals that report it send what `keys.teach_shift_enter` maps there)."""
+    *mods, name = key.strip().lower().split("+")
+    base = _NAMED.get(name, name if len(name) == 1 else None)
+    if base is None or any(m not in ("ctrl", "alt", "shift") for m in mods):
+        return None
+    if "shift" in mods:
+        shifted = {"tab": "s-tab", "enter": "c-j"}.get(base)
+        if shifted is None or "ctrl" in mods:
+            return None
+        base = shifted
+    if "ctrl" in mods:
+        if not (len(base) == 1 and base.isalpha()):
+            return None
+        base = f"c-{base}"
+    return ("escape", base) if "alt" in mods else (base,)

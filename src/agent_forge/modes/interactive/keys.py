@@ -1,0 +1,113 @@
+"""Key bindings of the editor and the application (on top of prompt_toolkit's Emacs bindings).
+
+The application's actions (`keymap.ACTIONS`: send, follow-up, newline, interrupt, clear, exit, toggles,
+cycling) get the keys of the keymap (`<agent dir>/keybindings.json` over the defaults). Fixed on top: a
+bracketed paste goes through `PromptEditor.paste` (large ones collapse), Tab and Enter drive the completion
+menu, and while a plugin dialog is open Enter, Escape, Up and Down belong to it."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+
+from .keymap import ACTIONS, key_sequence
+
+EDITOR_KEYS = [
+    ("up, down", "move in the text; at its first or last line: prompt history"),
+    ("/ at the start", "the menu of commands, filtered as you type"),
+    ("@name, tab", "@: fuzzy file search (attached when sent); tab: complete a path or take a completion"),
+    ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
+    ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
+]
+
+SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
+"""What terminals with the kitty keyboard protocol or xterm's modifyOtherKeys send for Shift+Enter."""
+
+
+def hotkeys(keymap: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(keys, what they do) for `/hotkeys`: the active keymap, then the editor's fixed keys."""
+    rows = [(", ".join(keymap.get(action, [])) or "(unbound)", what) for action, (_, what) in ACTIONS.items()]
+    return rows + EDITOR_KEYS
+
+
+def teach_shift_enter() -> None:
+    """Make prompt_toolkit read those sequences as Ctrl+J (a newline) instead of stray text."""
+    for sequence in SHIFT_ENTER_SEQUENCES:
+        ANSI_SEQUENCES.setdefault(sequence, Keys.ControlJ)
+
+
+def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
+    """The bindings, calling into the interactive mode `ui` (`send`, `interrupt`, `ctrl_c`, `exit`, ...)."""
+    kb = KeyBindings()
+    empty = Condition(lambda: not ui.editor.buffer.text)
+    handlers: dict[str, tuple[Callable[[Any], None], Any]] = {
+        "app.send": (lambda event: ui.send("steer"), None),
+        "app.followUp": (lambda event: ui.send("followUp"), None),
+        "editor.newline": (lambda event: event.current_buffer.newline(copy_margin=False), None),
+        "app.interrupt": (lambda event: ui.interrupt(), None),
+        "app.queue.restore": (lambda event: ui.restore_queue(), None),
+        "app.clear": (lambda event: ui.ctrl_c(), None),
+        "app.exit": (lambda event: ui.exit(0), empty),
+        "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
+        "app.tools.expand": (lambda event: ui.toggle_expanded(), None),
+        "app.editor.external": (lambda event: ui.edit_externally(), None),
+        "app.thinking.cycle": (lambda event: ui.cycle("thinking"), None),
+        "app.model.cycle": (lambda event: ui.cycle("model"), None),
+    }
+    for action, (handler, condition) in handlers.items():
+        for key in keymap.get(action, []):
+            sequence = key_sequence(key)
+            if sequence is not None:
+                kb.add(*sequence, filter=condition if condition is not None else True)(handler)
+
+    @kb.add(Keys.BracketedPaste)
+    def _paste(event: Any) -> None:
+        ui.editor.paste(event.data)
+
+    _completion_bindings(kb, ui)
+    _dialog_bindings(kb, ui)
+    return kb
+
+
+def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
+    """Tab starts or moves through completions; Enter on a selected one takes it (closes the menu)."""
+    selected = Condition(lambda: bool(ui.editor.buffer.complete_state
+                                      and ui.editor.buffer.complete_state.current_completion))
+
+    @kb.add("tab")
+    def _tab(event: Any) -> None:
+        buffer = event.current_buffer
+        if buffer.complete_state:
+            buffer.complete_next()
+        else:
+            buffer.start_completion(select_first=True)
+
+    @kb.add("enter", filter=selected)
+    def _take(event: Any) -> None:
+        event.current_buffer.complete_state = None
+
+
+def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
+    """While a plugin dialog is open these win over the bindings above (added later, same table)."""
+    open_ = Condition(lambda: ui.dialogs.current is not None)
+    choosing = Condition(lambda: ui.dialogs.current is not None and ui.dialogs.current.chooses)
+
+    @kb.add("enter", filter=open_)
+    def _answer(event: Any) -> None:
+        ui.dialogs.submit()
+
+    @kb.add("escape", filter=open_)
+    def _cancel(event: Any) -> None:
+        ui.dialogs.cancel()
+
+    @kb.add("up", filter=choosing)
+    def _up(event: Any) -> None:
+        ui.dialogs.move(-1)
+
+    @kb.add("down", filter=choosing)
+    def _down(event: Any) -> None:
+        ui.dialogs.move(1)

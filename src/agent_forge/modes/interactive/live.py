@@ -1,0 +1,84 @@
+"""What the live region shows above the editor while the agent works: the streaming message's tail (thinking
+dimmed), running tool calls, a spinner with the elapsed time, and the queued steering / follow-up messages.
+`fragments` builds prompt_toolkit formatted text from it; its cost is bounded by the screen size."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .render import clean
+from .stream import StreamTail, spinner_frame
+from .tool_blocks import ToolCall, running_line
+
+Fragments = list[tuple[str, str]]
+
+
+class LiveState:
+    """The live region's model; the event view changes it, the app redraws it (`fragments`)."""
+
+    def __init__(self) -> None:
+        self.working = False
+        self.started = 0.0  # monotonic seconds when the run began
+        self.activity = ""  # "compacting context…", "retrying in 2 s…": shown beside the spinner
+        self.text = StreamTail()
+        self.thinking = StreamTail(max_lines=8)
+        self.tools: dict[str, ToolCall] = {}
+        self.steering: list[str] = []
+        self.follow_up: list[str] = []
+        self.widgets: dict[str, list[str]] = {}  # plugin `setWidget` lines by key
+        self.show_thinking = False
+
+    def start(self) -> None:
+        self.working, self.started, self.activity = True, time.monotonic(), ""
+        self.new_message()
+
+    def stop(self) -> None:
+        self.working, self.activity = False, ""
+        self.tools.clear()
+        self.new_message()
+
+    def new_message(self) -> None:
+        self.text, self.thinking = StreamTail(), StreamTail(max_lines=8)
+
+    def fragments(self, width: int, height: int) -> Fragments:
+        """The region's lines (at most about `height` rows) for a `width`-column screen."""
+        out: Fragments = []
+        if self.show_thinking and not self.thinking.empty():
+            _rows(out, self.thinking.rows(width, min(4, height)), "class:thinking")
+        _rows(out, self.text.rows(width, max(1, height - 4)), "")
+        now = time.monotonic()
+        for call in self.tools.values():
+            _rows(out, [running_line(call, spinner_frame(now - call.started))[:width * 2]], "class:tool")
+            if call.partial:
+                _rows(out, call.partial.rstrip("\n").split("\n")[-3:], "class:dim")
+        if self.working and not self.tools:
+            note = self.activity or ("thinking…" if self.text.empty() else "")
+            label = f"{note} " if note else ""
+            _rows(out, [f"{spinner_frame(now - self.started)} {label}({now - self.started:.0f} s · esc to "
+                        f"interrupt)"], "class:spinner")
+        for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
+            _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
+        for lines in self.widgets.values():
+            _rows(out, [clean(line) for line in lines[:10]], "")
+        return out
+
+    def tool_started(self, event: dict[str, Any]) -> None:
+        self.tools[str(event.get("toolCallId"))] = ToolCall(str(event.get("toolName")), event.get("args") or {})
+
+    def tool_updated(self, event: dict[str, Any]) -> None:
+        call = self.tools.get(str(event.get("toolCallId")))
+        if call is not None:
+            from .tool_blocks import result_text
+
+            call.partial = clean(result_text(event.get("partialResult")))[-2000:]
+
+
+def _rows(out: Fragments, rows: list[str], style: str) -> None:
+    for row in rows:
+        out.append((style, row + "\n"))
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(clean(text).split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"

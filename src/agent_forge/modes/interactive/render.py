@@ -1,0 +1,55 @@
+"""Rich renderables to ANSI text for the terminal's scrollback, and the cleaning every shown string gets.
+
+SAFETY: model, tool and file-name text may hold escape sequences and control characters; `clean` removes them
+(`sanitize.terminal_text`) before anything is built from the text. Text is always wrapped in `rich.text.Text`
+or `Markdown` (never parsed as rich markup), and Markdown links are not turned into OSC 8 hyperlinks.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ...coding.tools.sanitize import terminal_text
+from . import theme
+
+
+def clean(text: Any) -> str:
+    """`text` (any value; None is "") with no escape sequence and no control character but newline and tab;
+    tabs become 4 spaces (their width is the terminal's choice otherwise)."""
+    if text is None:
+        return ""
+    return terminal_text(str(text)).replace("\t", "    ")
+
+
+def plain(text: Any, style: str = "") -> Text:
+    """Cleaned `text` as a literal rich Text (brackets stay brackets)."""
+    return Text(clean(text), style=style)
+
+
+def markdown(text: str) -> Any:
+    """Cleaned `text` as a rich `Markdown`: code blocks highlighted, links shown as text (no hyperlink
+    escapes). rich.markdown (and markdown-it) load on the first answer, not at start-up."""
+    from rich.markdown import Markdown
+
+    return Markdown(clean(text), code_theme=theme.current.code, hyperlinks=False)
+
+
+def color_allowed() -> bool:
+    """False when `NO_COLOR` is set (https://no-color.org) or the terminal is `dumb`."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def to_ansi(renderables: list[Any], width: int) -> str:
+    """`renderables` rendered for a terminal `width` columns wide (at least 20): ANSI text ending in a newline."""
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=max(width, 20), color_system="256" if color_allowed()
+                      else None, markup=False, emoji=False, highlight=False, legacy_windows=False, no_color=None,
+                      force_interactive=False, _environ={})
+    for renderable in renderables:
+        console.print(renderable)
+    return out.getvalue()

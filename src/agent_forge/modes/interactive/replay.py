@@ -1,0 +1,47 @@
+"""A session's existing messages as scrollback blocks: what a resumed, switched or new session shows first.
+
+Tool results are paired with the tool calls of the assistant message before them (by id), so they render as
+the same blocks a live run prints; user shell commands and compaction / branch summaries get their own."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from rich.text import Text
+
+from .blocks import assistant_block, message_text, notice, user_block
+from .tool_blocks import ToolCall, shell_block, tool_block
+
+GAP = Text("")
+
+
+def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded: bool) -> Iterator[Any]:
+    """Renderables for `messages` in order (a blank line after each message or block)."""
+    calls: dict[str, ToolCall] = {}
+    for message in messages:
+        role = message.get("role")
+        block = None
+        if role == "user":
+            block = user_block(message_text(message))
+        elif role == "assistant":
+            _remember_calls(message, calls)
+            block = assistant_block(message, show_thinking=show_thinking)
+        elif role == "toolResult":
+            call = calls.pop(str(message.get("toolCallId")), None) or ToolCall(str(message.get("toolName")), {})
+            block = tool_block(call, message, bool(message.get("isError")), expanded=expanded)
+        elif role == "bashExecution":
+            block = shell_block(str(message.get("command", "")), str(message.get("output", "")),
+                                message.get("exitCode"), 0.0, in_context=not message.get("excludeFromContext"),
+                                expanded=expanded)
+        elif role in ("compactionSummary", "branchSummary"):
+            block = notice("earlier messages were compacted into a summary" if role == "compactionSummary"
+                           else "the conversation continued from another branch (summarised)", "info")
+        if block is not None:
+            yield block
+            yield GAP
+
+
+def _remember_calls(message: dict[str, Any], calls: dict[str, ToolCall]) -> None:
+    for part in message.get("content") or []:
+        if isinstance(part, dict) and part.get("type") == "toolCall":
+            calls[str(part.get("id"))] = ToolCall(str(part.get("name")), part.get("arguments") or {})

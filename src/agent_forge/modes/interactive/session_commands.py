@@ -1,0 +1,183 @@
+"""Built-in commands that move between sessions and entries: `/resume` (a picker over this directory's
+sessions), `/fork` (a picker over the branch's user messages), `/clone`, `/export [path]`. They open dialogs
+(`dialogs.Dialogs`) and print the new session's transcript after a switch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...coding.errors import CommandError
+from ...coding.session.listing import list_sessions
+from ...coding.session.tree import fork_messages, get_flat_tree
+from .blocks import message_text
+
+SESSION_COMMANDS = {
+    "resume": "pick one of this directory's sessions and continue it",
+    "fork": "pick one of your messages: a new session continues from just before it",
+    "clone": "continue in a new session holding a copy of this branch",
+    "export": "write the session as an HTML file: /export [path]",
+    "tree": "pick any message of the session tree and continue from it",
+    "login": "store a provider's API key in auth.json (mode 0600): /login [provider]",
+    "logout": "remove a provider's API key from auth.json: /logout [provider]",
+}
+
+
+class SessionCommands:
+    """Runs the commands above for the interactive mode `ui` (`session`, `dialogs`, `say`, `editor`,
+    `show_transcript`, `spawn`)."""
+
+    def __init__(self, ui: Any):
+        self.ui = ui
+
+    async def resume(self, argument: str) -> None:
+        session = self.ui.session
+        current = session.store.path
+        infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
+        if not infos:
+            raise CommandError("no other session of this directory to resume")
+        labels = {_label(info): info.path for info in infos}
+        self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
+
+    async def _switch(self, path: str) -> None:
+        if await self.ui.session.switch_session(path):
+            self.ui.say("a plugin kept the current session", "warning")
+            return
+        self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
+        self.ui.show_transcript()
+
+    async def fork(self, argument: str) -> None:
+        messages = fork_messages(self.ui.session.store)
+        if not messages:
+            raise CommandError("no user message to fork from yet")
+        labels = {f"{n}. {_one_line(m['text'])}": m["entryId"] for n, m in enumerate(messages, 1)}
+        self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
+
+    async def _fork(self, entry_id: str) -> None:
+        outcome = await self.ui.session.fork(entry_id)
+        if outcome.get("cancelled"):
+            self.ui.say("a plugin cancelled the fork", "warning")
+            return
+        self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
+        self.ui.show_transcript()
+        self.ui.editor.set_text(outcome.get("text") or "")
+
+    async def tree(self, argument: str) -> None:
+        """A picker over every message of the tree, in tree order, indented at each branch point."""
+        flat = get_flat_tree(self.ui.session.store)
+        labels = tree_labels(flat["nodes"], flat["leafId"])
+        if not labels:
+            raise CommandError("the session has no messages yet")
+        self._pick("Continue from which entry? (type to search)", list(labels),
+                   lambda label: self._navigate(labels[label]))
+
+    async def _navigate(self, entry_id: str) -> None:
+        outcome = await self.ui.session.navigate_tree(entry_id)
+        if outcome.get("cancelled"):
+            self.ui.say("a plugin cancelled the move", "warning")
+            return
+        self.ui.say("continuing from the chosen entry; the branch so far:", "success")
+        self.ui.show_transcript()
+
+    async def login(self, argument: str) -> None:
+        if argument:
+            self._ask_key(argument)
+            return
+        self._pick("Log in to which provider?", self.ui.session.registry.providers(), self._ask_key_later)
+
+    async def _ask_key_later(self, provider: str) -> None:
+        self._ask_key(provider)
+
+    def _ask_key(self, provider: str) -> None:
+        registry = self.ui.session.registry
+        if provider not in registry.providers():
+            raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
+
+        def reply(fields: dict[str, Any]) -> None:
+            key = fields.get("value")
+            if isinstance(key, str) and key.strip():
+                registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
+                self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
+                self.ui.footer_changed()
+
+        self.ui.dialogs.open({"method": "input", "title": f"API key for {provider}", "secret": True}, reply)
+
+    async def logout(self, argument: str) -> None:
+        if argument:
+            self._logout(argument)
+            return
+        stored = self.ui.session.registry.auth.providers()
+        if not stored:
+            raise CommandError("auth.json holds no credential")
+        self._pick("Log out of which provider?", stored, self._logout_later)
+
+    async def _logout_later(self, provider: str) -> None:
+        self._logout(provider)
+
+    def _logout(self, provider: str) -> None:
+        result = self.ui.session.model_control.logout_provider(provider)
+        self.ui.say(f"logged out of {provider} ({len(result['models'])} models still have a key)", "success")
+
+    async def clone(self, argument: str) -> None:
+        if await self.ui.session.clone():
+            self.ui.say("a plugin cancelled the clone", "warning")
+        else:
+            self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
+
+    async def export(self, argument: str) -> None:
+        path = await self.ui.session.export_html(argument or None)
+        self.ui.say(f"exported to {path}", "success")
+
+    def _pick(self, title: str, options: list[str], then: Any) -> None:
+        def reply(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                self.ui.spawn(self._guarded(then(fields["value"])))
+
+        self.ui.dialogs.open({"method": "select", "title": title, "options": options}, reply)
+
+    async def _guarded(self, work: Any) -> None:
+        try:
+            await work
+        except CommandError as exc:
+            self.ui.say(str(exc), "error")
+        self.ui.footer_changed()
+
+
+def tree_labels(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
+    """`"12. ·· user: text"` → entry id for each message node; the indent grows at each branch point and the
+    current leaf is marked `(here)`."""
+    depth: dict[str | None, int] = {None: 0}
+    children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
+    labels: dict[str, str] = {}
+    for node in nodes:
+        entry, parent = node["entry"], node["parentId"]
+        depth[entry["id"]] = depth.get(parent, 0) + (1 if parent and children.get(parent, 0) > 1 else 0)
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        text = message_text(message) if message["role"] == "user" else _answer_text(message)
+        here = " (here)" if entry["id"] == leaf_id else ""
+        mark = f" [{node['label']}]" if node.get("label") else ""
+        labels[f"{len(labels) + 1}. {'· ' * depth[entry['id']]}{message['role']}: {_one_line(text)}{mark}{here}"] \
+            = entry["id"]
+    return labels
+
+
+def _answer_text(message: dict[str, Any]) -> str:
+    parts = [str(b.get("text", "")) for b in message.get("content") or [] if isinstance(b, dict)
+             and b.get("type") == "text"]
+    calls = [str(b.get("name")) for b in message.get("content") or [] if isinstance(b, dict)
+             and b.get("type") == "toolCall"]
+    return " ".join(parts).strip() or ("calls " + ", ".join(calls) if calls else "(no text)")
+
+
+def _label(info: Any) -> str:
+    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id)."""
+    title = info.name or _one_line(info.first_message) or "(no messages)"
+    when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
+    return f"{title} · {when} · {info.message_count} messages · {info.id[:8]}"
+
+
+def _one_line(text: str, width: int = 60) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+

@@ -1,0 +1,67 @@
+"""The live view of a streaming message: a bounded tail of its text, so the cost of one delta and of one redraw
+does not grow with the message's length (the whole message is printed, as Markdown, when it ends)."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from prompt_toolkit.utils import get_cwidth
+
+from .render import clean
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class StreamTail:
+    """The last `max_lines` logical lines of a growing text. `feed` costs O(len(delta)) plus at most
+    `max_chars` for the open line, whose older part is dropped (a 2,000-delta answer on one line stays cheap)."""
+
+    def __init__(self, max_lines: int = 60, max_chars: int = 20000):
+        self._lines: deque[str] = deque(maxlen=max_lines)
+        self._open = ""
+        self._max_chars = max_chars
+        self.chars = 0  # characters fed so far (for "N chars" hints)
+
+    def feed(self, delta: str) -> None:
+        """Append cleaned `delta` (escape sequences and controls removed per piece)."""
+        text = clean(delta)
+        self.chars += len(text)
+        *complete, self._open = (self._open + text).split("\n")
+        self._lines.extend(complete)
+        if len(self._open) > self._max_chars:
+            self._open = self._open[-self._max_chars:]
+
+    def empty(self) -> bool:
+        return not self._lines and not self._open
+
+    def rows(self, width: int, height: int) -> list[str]:
+        """The last `height` screen rows of the text wrapped at `width` columns (wide characters count 2)."""
+        rows: list[str] = []
+        for line in reversed([*self._lines, self._open]):
+            rows[:0] = wrap(line, width, height)
+            if len(rows) >= height:
+                return rows[-height:]
+        while rows and not rows[0].strip():
+            rows.pop(0)
+        return rows
+
+
+def wrap(line: str, width: int, keep: int) -> list[str]:
+    """`line` cut into rows of at most `width` columns; only the last `keep` rows are built."""
+    width = max(width, 1)
+    line = line[-width * keep:] if len(line) > width * keep else line  # a cell is at least one character
+    rows, row, used = [], [], 0
+    for char in line:
+        size = get_cwidth(char)
+        if used + size > width:
+            rows.append("".join(row))
+            row, used = [], 0
+        row.append(char)
+        used += size
+    rows.append("".join(row))
+    return rows[-keep:]
+
+
+def spinner_frame(seconds: float) -> str:
+    """The spinner character for `seconds` of elapsed time (10 frames a second)."""
+    return SPINNER[int(seconds * 10) % len(SPINNER)]

@@ -1,0 +1,158 @@
+"""Compact blocks for tool calls, printed into the scrollback when a call ends.
+
+read: the path and line range; write: the new content as added lines; edit: the coloured diff; bash: the
+command, the tail of its output, the exit status and the duration; other tools: name, arguments, output tail.
+`expanded` (Ctrl+O) shows every line instead of the tail. Everything shown is cleaned (`render.clean`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.text import Text
+
+from . import theme
+from .render import clean
+
+TAIL_LINES = 5
+"""Output lines shown of a collapsed block."""
+DIFF_LINES = 20
+"""Diff (or written content) lines shown of a collapsed write/edit block."""
+MAX_EXPANDED_LINES = 2000
+"""Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
+_EXIT = re.compile(r"Command exited with code (\d+)")
+
+
+class ToolCall:
+    """One running tool call: its name, arguments and start time (monotonic seconds)."""
+
+    def __init__(self, name: str, args: dict[str, Any]):
+        self.name, self.args, self.started = name, args if isinstance(args, dict) else {}, time.monotonic()
+        self.partial = ""
+
+    def title(self) -> str:
+        """One line naming the call: `$ command`, `read path:1-20`, `edit path`, or `name {args}`."""
+        args = self.args
+        if self.name == "bash":
+            return f"$ {clean(args.get('command', ''))}"
+        if self.name == "read":
+            return f"read {clean(args.get('path', ''))}{_line_range(args)}"
+        if self.name in ("write", "edit"):
+            return f"{self.name} {clean(args.get('path', ''))}"
+        return f"{clean(self.name)} {clean(_short_json(args))}"
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def _line_range(args: dict[str, Any]) -> str:
+    offset, limit = args.get("offset"), args.get("limit")
+    if not isinstance(offset, (int, float)) and not isinstance(limit, (int, float)):
+        return ""
+    first = int(offset) if isinstance(offset, (int, float)) else 1
+    return f":{first}-{first + int(limit) - 1}" if isinstance(limit, (int, float)) else f":{first}-"
+
+
+def _short_json(args: dict[str, Any], limit: int = 120) -> str:
+    text = json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def result_text(result: Any) -> str:
+    """The text blocks of a tool result payload, joined (images count as `[image]`)."""
+    content = result.get("content") if isinstance(result, dict) else None
+    parts = []
+    for block in content or []:
+        if isinstance(block, dict):
+            parts.append(str(block.get("text", "")) if block.get("type") == "text" else "[image]")
+    return "\n".join(parts)
+
+
+def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -> Padding:
+    """The finished block for `call` (see the module docstring)."""
+    lines: list[Text] = [Text(call.title(), style="bold")]
+    output = clean(result_text(result))
+    details = result.get("details") if isinstance(result, dict) else None
+    if call.name == "edit" and not is_error and isinstance(details, dict) and details.get("diff"):
+        lines += _diff_lines(clean(details["diff"]), expanded)
+    elif call.name == "write" and not is_error:
+        lines += _added_lines(clean(call.args.get("content", "")), expanded)
+    elif call.name == "read" and not is_error:
+        lines.append(Text(f"{output.count(chr(10)) + 1 if output else 0} lines (ctrl+o: expand later blocks)"
+                          if not expanded else output, style="grey62"))
+    elif output:
+        lines += _tail(output, expanded)
+    if call.name == "bash":
+        found = _EXIT.findall(output)
+        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed()))
+    elif is_error and call.name in ("edit", "write", "read"):
+        lines += _tail(output, expanded)
+    return _band(lines, failed=is_error)
+
+
+def _tail(text: str, expanded: bool) -> list[Text]:
+    rows = text.rstrip("\n").split("\n")
+    keep = MAX_EXPANDED_LINES if expanded else TAIL_LINES
+    shown = [Text(row, style="grey70") for row in rows[-keep:]]
+    if len(rows) > keep:
+        shown.insert(0, Text(f"… {len(rows) - keep} earlier lines (ctrl+o to expand)", style="grey50"))
+    return shown
+
+
+def _diff_lines(diff: str, expanded: bool) -> list[Text]:
+    rows = [row for row in diff.split("\n") if not row.startswith(("---", "+++"))]
+    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
+    shown = [Text(row, style=_diff_style(row)) for row in rows[:keep]]
+    if len(rows) > keep:
+        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
+    return shown
+
+
+def _diff_style(row: str) -> str:
+    if row.startswith("+"):
+        return "green"
+    if row.startswith("-"):
+        return "red"
+    return "cyan" if row.startswith("@@") else "grey62"
+
+
+def _added_lines(content: str, expanded: bool) -> list[Text]:
+    rows = content.rstrip("\n").split("\n") if content else []
+    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
+    shown = [Text(f"+{row}", style="green") for row in rows[:keep]]
+    if len(rows) > keep:
+        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
+    return shown
+
+
+def status_line(exit_code: int | None, seconds: float) -> Text:
+    """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None."""
+    code = "stopped" if exit_code is None else f"exit {exit_code}"
+    return Text(f"{code} · {seconds:.1f} s", style="green" if exit_code == 0 else "red")
+
+
+def shell_block(command: str, output: str, exit_code: int | None, seconds: float, *, in_context: bool,
+                expanded: bool) -> Padding:
+    """A `!command` (or `!!command`: `in_context` False) run by the user: like a bash tool block."""
+    title = Text(f"$ {clean(command)}", style="bold")
+    if not in_context:
+        title.append(" (not added to the context)", style="grey50")
+    text = clean(output)
+    lines = [title, *(_tail(text, expanded) if text.strip() else []), status_line(exit_code, seconds)]
+    return _band(lines, failed=exit_code != 0)
+
+
+def _band(lines: list[Text], *, failed: bool) -> Padding:
+    """`lines` on the theme's block background (the error one for a failed call)."""
+    style = theme.current.error_block if failed else theme.current.block
+    return Padding(Group(*lines), (0, 1), style=style, expand=True)
+
+
+def running_line(call: ToolCall, frame: str) -> str:
+    """The live-region line of a running call: spinner frame, title, elapsed seconds."""
+    return f"{frame} {call.title()} ({call.elapsed():.0f} s)"

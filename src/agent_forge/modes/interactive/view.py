@@ -1,0 +1,158 @@
+"""Session events to the screen: finished messages, tool blocks and notices go to the scrollback; the
+streaming message, running tools, the spinner and the queues go to the live region (`LiveState`).
+
+The view is one session listener (`AgentSession.subscribe`); it never drives the session itself, except for
+handing plugin dialogs to `dialogs.Dialogs` (`open_dialog`)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+
+from .blocks import assistant_block, compaction_notice, message_text, notice, retry_notice, user_block
+from .live import LiveState
+from .tool_blocks import ToolCall, tool_block
+
+GAP = Text("")
+"""An empty line after each message and tool block, as between paragraphs."""
+DIALOGS = ("select", "confirm", "input", "editor")
+
+
+class EventView:
+    """Listener for one session. `print_` writes renderables to the scrollback; `changed` asks for a redraw;
+    `footer_changed` for a footer refresh; `set_editor_text` and `open_dialog` serve plugin requests."""
+
+    def __init__(self, live: LiveState, *, print_: Callable[..., None], changed: Callable[[], None],
+                 footer_changed: Callable[[], None], set_editor_text: Callable[[str], None],
+                 open_dialog: Callable[[dict[str, Any]], None], footer_status: dict[str, str]):
+        self.live = live
+        self._print, self._changed, self._footer_changed = print_, changed, footer_changed
+        self._set_editor_text, self._open_dialog = set_editor_text, open_dialog
+        self._status = footer_status
+        self.expanded = False  # Ctrl+O: full tool output in later blocks
+        self.last_tool: tuple[ToolCall, Any, bool] | None = None
+        self._compacting_alone = False
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        handler = getattr(self, f"_on_{event.get('type')}", None)
+        if handler is not None:
+            handler(event)
+            self._changed()
+
+    # -- the run ---------------------------------------------------------------------------------------
+    def _on_agent_start(self, event: dict[str, Any]) -> None:
+        if not self.live.working:
+            self.live.start()
+
+    def _on_agent_settled(self, event: dict[str, Any]) -> None:
+        self.live.stop()
+        self._footer_changed()
+
+    def _on_message_start(self, event: dict[str, Any]) -> None:
+        if event["message"].get("role") == "assistant":
+            self.live.new_message()
+
+    def _on_message_update(self, event: dict[str, Any]) -> None:
+        update = event.get("assistantMessageEvent") or {}
+        kind = update.get("type")
+        if kind == "text_delta":
+            self.live.text.feed(update.get("delta", ""))
+        elif kind == "thinking_delta":
+            self.live.thinking.feed(update.get("delta", ""))
+
+    def _on_message_end(self, event: dict[str, Any]) -> None:
+        message = event["message"]
+        role = message.get("role")
+        if role == "user":
+            self._print(user_block(message_text(message)), GAP)
+        elif role == "assistant":
+            block = assistant_block(message, show_thinking=self.live.show_thinking)
+            self.live.new_message()
+            if block is not None:
+                self._print(block, GAP)
+            self._footer_changed()
+
+    def _on_tool_execution_start(self, event: dict[str, Any]) -> None:
+        self.live.tool_started(event)
+
+    def _on_tool_execution_update(self, event: dict[str, Any]) -> None:
+        self.live.tool_updated(event)
+
+    def _on_tool_execution_end(self, event: dict[str, Any]) -> None:
+        call = self.live.tools.pop(str(event.get("toolCallId")), None) or ToolCall(
+            str(event.get("toolName")), {})
+        self.last_tool = (call, event.get("result"), bool(event.get("isError")))
+        self._print(tool_block(call, event.get("result"), bool(event.get("isError")), expanded=self.expanded), GAP)
+
+    def _on_queue_update(self, event: dict[str, Any]) -> None:
+        self.live.steering = list(event.get("steering") or [])
+        self.live.follow_up = list(event.get("followUp") or [])
+
+    # -- retries, compaction, errors ---------------------------------------------------------------------
+    def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
+        self._print(retry_notice(event))
+        self.live.activity = f"retrying (attempt {event.get('attempt')}/{event.get('maxAttempts')})"
+
+    def _on_auto_retry_end(self, event: dict[str, Any]) -> None:
+        self.live.activity = ""
+        if not event.get("success"):
+            self._print(notice(f"retries ended: {event.get('finalError', 'failed')}", "error"))
+
+    def _on_compaction_start(self, event: dict[str, Any]) -> None:
+        self._compacting_alone = not self.live.working  # `/compact` while idle: no run settles it
+        if self._compacting_alone:
+            self.live.start()
+        self.live.activity = f"compacting context ({event.get('reason')})"
+
+    def _on_compaction_end(self, event: dict[str, Any]) -> None:
+        self.live.activity = ""
+        if self._compacting_alone:
+            self.live.stop()
+            self._compacting_alone = False
+        if event.get("result") or event.get("reason") != "manual":  # `/compact` reports its own failure
+            self._print(compaction_notice(event))
+        self._footer_changed()
+
+    def _on_session_write_error(self, event: dict[str, Any]) -> None:
+        self._print(notice(f"cannot write the session file {event.get('path')}: {event.get('error')} "
+                                  f"({event.get('pendingEntries')} entries wait in memory)", "error"))
+
+    def _on_session_write_resumed(self, event: dict[str, Any]) -> None:
+        self._print(notice("the session file is written again", "success"))
+
+    def _on_extension_error(self, event: dict[str, Any]) -> None:
+        self._print(notice(f"plugin {event.get('extensionPath')} failed in {event.get('event')}: "
+                                  f"{event.get('error')}", "error"))
+
+    def _on_context_window_changed(self, event: dict[str, Any]) -> None:
+        self._footer_changed()
+
+    # -- plugin requests ---------------------------------------------------------------------------------
+    def _on_extension_ui_request(self, event: dict[str, Any]) -> None:
+        method = event.get("method")
+        if method == "notify":
+            kind = event.get("notifyType") if event.get("notifyType") in ("warning", "error") else "info"
+            self._print(notice(str(event.get("message", "")), kind))
+        elif method == "setStatus":
+            self._set_status(event)
+        elif method == "setWidget":
+            self._set_widget(event)
+        elif method == "set_editor_text":
+            self._set_editor_text(str(event.get("text", "")))
+        elif method in DIALOGS:
+            self._open_dialog(event)
+
+    def _set_status(self, event: dict[str, Any]) -> None:
+        key, text = str(event.get("statusKey", "")), event.get("statusText")
+        if text:
+            self._status[key] = str(text)
+        else:
+            self._status.pop(key, None)
+
+    def _set_widget(self, event: dict[str, Any]) -> None:
+        key, lines = str(event.get("widgetKey", "")), event.get("widgetLines")
+        if lines:
+            self.live.widgets[key] = [str(line) for line in lines]
+        else:
+            self.live.widgets.pop(key, None)

@@ -1,0 +1,625 @@
+"""End to end: the interactive mode (the default in a terminal) in a real terminal (tmux) against the loopback
+model server, reading the screen as a user would."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from support.tmux_terminal import TmuxTerminal, tmux_available
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+READY = "fake-model •"  # the footer: the UI is up
+
+
+@pytest.fixture
+def terminal(agent_env, tmp_path):
+    """A function starting the CLI in tmux in `tmp_path/work`; every terminal is closed at teardown."""
+    work = tmp_path / "work"
+    work.mkdir()
+    opened: list[TmuxTerminal] = []
+
+    def start(*args: str, columns: int = 100, rows: int = 30, env: dict[str, str] | None = None) -> TmuxTerminal:
+        term = TmuxTerminal(env or agent_env, work, *args, columns=columns, rows=rows)
+        opened.append(term)
+        term.wait_for(READY)
+        return term
+
+    start.work = work  # type: ignore[attr-defined]
+    yield start
+    for term in opened:
+        term.close()
+
+
+def user_texts(request) -> list[str]:
+    texts = []
+    for message in request["body"]["messages"]:
+        if message["role"] == "user":
+            content = message["content"]
+            texts.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content))
+    return texts
+
+
+def test_multi_turn_task_shows_write_and_bash_and_does_them(terminal, fake_llm):
+    fake_llm.set_script([
+        {"text": "Creating the file.", "tool_calls": [{"name": "write", "arguments": {
+            "path": "hello.txt", "content": "hello world\nsecond line\n"}}]},
+        {"text": "Checking it.", "tool_calls": [{"name": "bash", "arguments": {"command": "wc -l hello.txt"}}]},
+        {"text": "## Done\n\nThe file `hello.txt` has **two** lines."},
+        {"text": "Second answer here."},
+    ])
+    term = terminal()
+    term.type("make hello.txt")
+    term.press("Enter")
+    screen = term.wait_for("has two lines")
+    assert "write hello.txt" in screen and "+hello world" in screen
+    assert "$ wc -l hello.txt" in screen and "2 hello.txt" in screen and "exit 0" in screen
+    assert (terminal.work / "hello.txt").read_text() == "hello world\nsecond line\n"
+    term.type("and again")
+    term.press("Enter")
+    term.wait_for("Second answer here.")
+    assert user_texts(fake_llm.requests[3])[-1] == "and again"
+    term.press("C-d")
+    assert term.exit_code() == 0
+    history = term.scrollback()
+    for text in ("make hello.txt", "Creating the file.", "$ wc -l hello.txt", "Second answer here.",
+                 "agent-forge --session "):
+        assert text in history
+
+
+def test_escape_aborts_a_hanging_stream_and_the_next_prompt_is_answered(terminal, fake_llm):
+    fake_llm.set_script([{"text": "partial words that hang here", "hang_after": 4},
+                         {"text": "The second answer."}])
+    term = terminal()
+    term.type("start")
+    term.press("Enter")
+    term.wait_for("partial")
+    term.press("Escape")
+    term.wait_for("aborted")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to stop")
+    term.type("next")
+    term.press("Enter")
+    term.wait_for("The second answer.")
+    assert user_texts(fake_llm.requests[1])[-1] == "next"
+
+
+def test_enter_while_streaming_steers_the_next_request(terminal, fake_llm):
+    fake_llm.set_script([{"text": "working on it now", "hang_after": 4}, {"text": "Steered answer."}])
+    term = terminal()
+    term.type("first task")
+    term.press("Enter")
+    term.wait_for("working")
+    term.type("use tabs instead")
+    term.press("Enter")
+    term.wait_for("steer: use tabs instead")
+    fake_llm.release_hangs()
+    term.wait_for("Steered answer.")
+    assert "use tabs instead" in user_texts(fake_llm.requests[1])
+
+
+def test_alt_enter_queues_a_follow_up(terminal, fake_llm):
+    fake_llm.set_script([{"text": "busy with the first", "hang_after": 4}, {"text": "Follow-up answer."}])
+    term = terminal()
+    term.type("first task")
+    term.press("Enter")
+    term.wait_for("busy")
+    term.type("then write docs")
+    term.press("M-Enter")
+    term.wait_for("follow-up: then write docs")
+    fake_llm.release_hangs()
+    term.wait_for("Follow-up answer.")
+    assert user_texts(fake_llm.requests[1])[-1] == "then write docs"
+
+
+def test_a_40_column_terminal_wraps_and_keeps_the_footer(terminal, fake_llm):
+    long = "This answer is much longer than forty columns so it has to wrap over several lines to be read."
+    fake_llm.set_script([{"text": long}])
+    term = terminal(columns=40, rows=20)
+    term.type("hi")
+    term.press("Enter")
+    screen = term.wait_for("be read.")
+    assert "This answer is much longer" in screen
+    assert all(len(line) <= 40 for line in screen.splitlines())
+    assert "fake-model" in screen  # the footer's model, fitted into 40 columns
+    term.press("C-d")
+    assert term.exit_code() == 0
+
+
+def test_escape_sequences_in_an_answer_are_not_interpreted(terminal, fake_llm):
+    hostile = ("\x1b]0;PWNED\x07safe \x1b[2J\x1b[31mred\x1b[0m \x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\ "
+               "[bold]x[/bold]")
+    fake_llm.set_script([{"text": hostile}])
+    term = terminal()
+    title = term.title()
+    term.type("hi")
+    term.press("Enter")
+    screen = term.wait_for("[bold]x[/bold]")  # rich markup shown as text
+    assert "safe" in screen and "red" in screen and "link" in screen
+    assert term.title() == title and "PWNED" not in term.title()
+    assert "agent-forge v" in term.scrollback()  # no "clear screen" reached the terminal
+
+
+def test_bang_runs_a_shell_command(terminal, fake_llm):
+    term = terminal()
+    (terminal.work / "marker-file.txt").write_text("x")
+    term.type("!ls")
+    term.press("Enter")
+    screen = term.wait_for("exit 0")
+    assert "$ ls" in screen and "marker-file.txt" in screen
+    assert fake_llm.requests == []  # a shell command is no prompt
+
+
+def test_escape_gives_queued_messages_back_to_the_editor(terminal, fake_llm):
+    fake_llm.set_script([{"text": "slow answer that hangs", "hang_after": 4}])
+    term = terminal()
+    term.type("start")
+    term.press("Enter")
+    term.wait_for("slow")
+    term.type("queued thought")
+    term.press("Enter")
+    term.wait_for("steer: queued thought")
+    term.press("Escape")
+    term.wait_for("aborted")
+    term.wait_for("› queued thought")
+    assert "steer: queued thought" not in term.screen()
+    assert len(fake_llm.requests) == 1  # the queued message was not sent
+
+
+def test_ctrl_c_clears_then_exits_on_a_second_press(terminal, fake_llm):
+    term = terminal()
+    term.type("draft text")
+    term.wait_for("› draft text")
+    term.press("C-c")
+    term.wait_until(lambda: "draft text" not in term.screen(), "the editor to be cleared")
+    term.press("C-c")
+    term.wait_for("press ctrl+c again to exit")
+    term.press("C-c")
+    assert term.exit_code() == 0
+
+
+def test_a_large_paste_is_collapsed_and_sent_whole(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Got the paste."}])
+    term = terminal()
+    pasted = "".join(f"pasted line {i}\n" for i in range(50))
+    source = tmp_path / "paste.txt"
+    source.write_text(pasted)
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")  # -p: bracketed, as the terminal would send a paste
+    term.wait_for("[paste #1: 51 lines")
+    term.press("Enter")
+    term.wait_for("Got the paste.")
+    assert user_texts(fake_llm.requests[0])[-1] == pasted
+
+
+def test_prompt_history_survives_a_restart(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}])
+    first = terminal()
+    first.type("remember this prompt")
+    first.press("Enter")
+    first.wait_for("First run answer.")
+    first.press("C-d")
+    assert first.exit_code() == 0
+    second = terminal()
+    second.press("Up")
+    second.wait_for("› remember this prompt")
+
+
+def test_name_and_thinking_commands_show_in_the_footer(terminal, fake_llm):
+    term = terminal()
+    term.type("/name nightly review")
+    term.press("Enter")
+    term.wait_for("· nightly review")
+    term.type("/thinking high")
+    term.press("Enter")
+    term.wait_for("fake-model • high")
+    term.type("/session")
+    term.press("Enter")
+    term.wait_for("messages: 0 user")
+
+
+def test_compact_summarises_the_conversation(terminal, fake_llm, agent_env_factory):
+    filler = " ".join(f"w{i}" for i in range(150))
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "First answer. " + filler}, {"text": "Second answer. " + filler},
+                         {"text": "## Goal\nSummary of the talk."}])
+    term = terminal(env=env)
+    for prompt, answer in (("one " + filler, "First answer."), ("two " + filler, "Second answer.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+        term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/compact")
+    term.press("Enter")
+    term.wait_for("context compacted (manual)")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to stop")
+    assert len(fake_llm.requests) == 3
+
+
+def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
+    words = " ".join(f"word{i}" for i in range(40))
+    fake_llm.set_script([{"text": words, "hang_after": 10}])
+    term = terminal(columns=100)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("word3")
+    term.resize(50, 30)
+    fake_llm.release_hangs()
+    screen = term.wait_for("word39")
+    assert all(len(line) <= 50 for line in screen.splitlines())
+    assert "fake-model" in screen
+
+
+PLUGIN = '''
+import os, sys
+
+def setup(plugin):
+    @plugin.command("noisy", description="prints, then notifies")
+    async def noisy(args, ctx):
+        print("STRAY PRINT FROM A PLUGIN")
+        os.write(2, b"STRAY FD2 WRITE\\n")
+        ctx.ui.notify("plugin says hi \\x1b]0;EVIL\\x07")
+        ctx.ui.set_status("p", "plug-status")
+'''
+
+
+def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_llm, tmp_path, agent_env):
+    plugin = tmp_path / "noisy.py"
+    plugin.write_text(PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/noisy")
+    term.press("Enter")
+    screen = term.wait_for("plugin says hi")
+    term.wait_for("plug-status")
+    assert "STRAY" not in screen and "EVIL" not in term.title()
+    term.press("C-d")
+    assert term.exit_code() == 0
+    history = term.scrollback()
+    assert "STRAY" not in history and "output of plugins and commands written while the UI ran" in history
+    [log] = Path(agent_env["TMPDIR"]).glob("agent-forge-stderr-*.log")
+    assert "STRAY PRINT FROM A PLUGIN" in log.read_text() and "STRAY FD2 WRITE" in log.read_text()
+
+
+DIALOG_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("pick", description="asks")
+    async def pick(args, ctx):
+        fruit = await ctx.ui.select("Pick a fruit", ["apple", "banana", "cherry"])
+        sure = await ctx.ui.confirm("Really?", f"take {fruit}")
+        name = await ctx.ui.input("Your name", "a name")
+        ctx.ui.notify(f"picked {fruit} sure={sure} name={name}")
+'''
+
+
+def test_plugin_dialogs_are_answered_with_the_keyboard(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/pick")
+    term.press("Enter")
+    term.wait_for("→ apple")
+    term.press("Down")
+    term.wait_for("→ banana")
+    term.press("Enter")
+    term.wait_for("Really?")
+    term.type("y")  # filters the options to "Yes"
+    term.press("Enter")
+    term.wait_for("Your name")
+    term.type("Ada")
+    term.press("Enter")
+    term.wait_for("picked banana sure=True name=Ada")
+
+
+def finish_first_session(terminal, name: str | None = None) -> str:
+    """One exchange in a new terminal, then Ctrl+D; the session id from the resume hint."""
+    term = terminal()
+    if name:
+        term.type(f"/name {name}")
+        term.press("Enter")
+        term.wait_for(f"· {name}")
+    term.type("first question")
+    term.press("Enter")
+    term.wait_for("First run answer.")
+    term.press("C-d")
+    assert term.exit_code() == 0
+    return term.scrollback().split("agent-forge --session ")[1].split()[0]
+
+
+def test_session_flag_shows_the_earlier_conversation_and_continues_it(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}, {"text": "Second run answer."}])
+    session_id = finish_first_session(terminal)
+    term = terminal("--session", session_id)
+    term.wait_for("First run answer.")
+    assert "first question" in term.screen()
+    term.type("second question")
+    term.press("Enter")
+    term.wait_for("Second run answer.")
+    assert user_texts(fake_llm.requests[1]) == ["first question", "second question"]
+
+
+def test_resume_picks_an_older_session(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}, {"text": "Resumed answer."}])
+    finish_first_session(terminal, name="older work")
+    term = terminal()
+    term.type("/resume")
+    term.press("Enter")
+    term.wait_for("→ older work")
+    term.press("Enter")
+    term.wait_for("resumed session")
+    term.wait_for("First run answer.")
+    term.type("more")
+    term.press("Enter")
+    term.wait_for("Resumed answer.")
+    assert user_texts(fake_llm.requests[1]) == ["first question", "more"]
+
+
+def test_shift_tab_cycles_the_thinking_level(terminal, fake_llm):
+    term = terminal()
+    term.wait_for("fake-model • medium")
+    term.press("BTab")
+    term.wait_for("fake-model • high")
+
+
+def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Read your notes."}])
+    (terminal.work / "docs").mkdir()
+    (terminal.work / "docs" / "release-notes.md").write_text("NOTES-CONTENT-42\n")
+    term = terminal()
+    term.type("summarise @relnot")
+    term.wait_for("docs/release-notes.md")  # the completion menu
+    term.press("Tab")
+    term.wait_for("› summarise @docs/release-notes.md")
+    term.press("Enter")  # takes the completion
+    term.type(" please")
+    term.press("Enter")
+    term.wait_for("Read your notes.")
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert sent.startswith("summarise @docs/release-notes.md please") and "NOTES-CONTENT-42" in sent
+
+
+def test_a_10000_line_output_is_collapsed(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Counting.", "tool_calls": [{"name": "bash", "arguments": {"command": "seq 10000"}}]},
+                         {"text": "Counted."}])
+    term = terminal()
+    term.type("count")
+    term.press("Enter")
+    screen = term.wait_for("Counted.")
+    assert "$ seq 10000" in screen and "earlier lines (ctrl+o to expand)" in screen and "10000" in screen
+    assert "\n 5000\n" not in term.scrollback()  # only the tail reached the terminal
+
+
+def test_ctrl_g_edits_the_prompt_in_the_external_editor(terminal, fake_llm, agent_env):
+    agent_env["VISUAL"] = "sh -c 'echo \"and edited outside\" >> \"$1\"' sh"
+    term = terminal()
+    term.type("typed here")
+    term.press("C-g")
+    term.wait_for("and edited outside")
+    assert "› typed here" in term.screen()
+
+
+def test_copy_puts_the_last_answer_on_the_clipboard(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer to copy."}])
+    term = terminal()
+    term._tmux("set-option", "-g", "set-clipboard", "on")
+    term.type("hi")
+    term.press("Enter")
+    term.wait_for("Answer to copy.")
+    term.type("/copy")
+    term.press("Enter")
+    term.wait_for("copied the last answer")
+    term.wait_until(lambda: clipboard(term) == "Answer to copy.", "the clipboard to hold the answer")
+
+
+def clipboard(term: TmuxTerminal) -> str:
+    """tmux's newest paste buffer (where OSC 52 lands with `set-clipboard on`), "" while there is none."""
+    try:
+        return term._tmux("show-buffer")
+    except RuntimeError:
+        return ""
+
+
+def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "noisy.py"
+    plugin.write_text(PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/")
+    term.wait_for("/quit  exit")
+    term.type("noi")
+    term.wait_for("/noisy  prints, then notifies")
+    assert "/quit  exit" not in term.screen()
+    term.press("Tab")
+    term.press("Enter")  # takes the completion
+    term.press("Enter")  # sends it
+    term.wait_for("plugin says hi")
+
+
+def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory):
+    from conftest import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model")])
+    fake_llm.set_script([{"text": "From the other model."}])
+    term = terminal(env=env)
+    term.type("/model")
+    term.press("Enter")
+    term.wait_for("Switch model")
+    term.type("other")
+    term.wait_for("→ fake/other-model")
+    term.press("Enter")
+    term.wait_for("other-model • ")
+    term.type("hi")
+    term.press("Enter")
+    term.wait_for("From the other model.")
+    assert fake_llm.requests[0]["body"]["model"] == "other-model"
+
+
+def test_invalid_utf8_from_the_terminal_is_replaced(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Still fine."}])
+    term = terminal()
+    term.type("bad")
+    term.press("-H", "ff", "fe")  # raw bytes that are no UTF-8
+    term.type(" bytes")
+    term.press("Enter")
+    term.wait_for("Still fine.")
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert sent.startswith("bad") and sent.endswith(" bytes")
+
+
+def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
+    keys = {"app.exit": "ctrl+q", "app.thinking.toggle": [], "app.nope": "ctrl+x", "app.model.cycle": "hyper+k"}
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
+    term = terminal()
+    screen = term.wait_for("unknown action 'app.nope'")
+    assert "unknown key 'hyper+k'" in screen
+    term.type("/hotkeys")
+    term.press("Enter")
+    history = term.wait_for("/export", where=term.scrollback)
+    assert re.search(r"ctrl\+q +exit", history) and re.search(r"\(unbound\) +show or hide thinking", history), \
+        history
+    term.press("C-d")  # no longer exit
+    term.press("C-q")
+    assert term.exit_code() == 0
+
+
+def test_no_color_leaves_the_transcript_uncoloured(terminal, fake_llm, agent_env):
+    agent_env["NO_COLOR"] = "1"
+    fake_llm.set_script([{"text": "Plain `code` answer.", "tool_calls": [{"name": "bash", "arguments": {
+        "command": "echo hi"}}]}, {"text": "Done."}])
+    term = terminal()
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Done.")
+    coloured = term._tmux("capture-pane", "-p", "-e", "-t", "t")
+    transcript = coloured.split("────")[0]
+    assert "exit 0" in transcript and not re.search(r"\x1b\[[0-9;]*[34]8;", transcript), transcript
+
+
+def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer on the new branch."}])
+    term = terminal()
+    for prompt, answer in (("question one", "Answer one."), ("question two", "Answer two.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("assistant: Answer two. (here)")
+    term.type("Answer one")
+    term.wait_for("→ 2. assistant: Answer one.")
+    term.press("Enter")
+    term.wait_for("continuing from the chosen entry")
+    term.type("question three")
+    term.press("Enter")
+    term.wait_for("Answer on the new branch.")
+    assert user_texts(fake_llm.requests[2]) == ["question one", "question three"]
+
+
+def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
+    fake_llm.set_script([{"text": "long running answer", "hang_after": 4}])
+    term = terminal()
+    term.type("start")
+    term.press("Enter")
+    term.wait_for("long")
+    term.type("second thoughts")
+    term.press("Enter")
+    term.wait_for("steer: second thoughts")
+    term.press("M-Up")
+    term.wait_for("› second thoughts")
+    assert "steer:" not in term.screen() and "esc to interrupt" in term.screen()
+    fake_llm.release_hangs()
+    term.wait_for("long running answer")
+    assert len(fake_llm.requests) == 1
+
+
+def test_logout_removes_the_stored_key(terminal, fake_llm, agent_env):
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
+    auth.chmod(0o600)
+    term = terminal()
+    term.type("/logout")
+    term.press("Enter")
+    term.wait_for("→ fake")
+    term.press("Enter")
+    term.wait_for("logged out of fake")
+    assert "fake" not in json.loads(auth.read_text())
+
+
+def test_login_stores_a_masked_key_in_auth_json(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/login fake")
+    term.press("Enter")
+    term.wait_for("API key for fake")
+    term.type("sk-secret-123")
+    term.wait_for("› *************")
+    assert "sk-secret" not in term.screen()
+    term.press("Enter")
+    term.wait_for("saved the API key for fake")
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    assert json.loads(auth.read_text())["fake"] == {"type": "api_key", "key": "sk-secret-123"}
+    assert auth.stat().st_mode & 0o777 == 0o600
+    history = Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history"
+    assert "/login fake" in history.read_text() and "sk-secret" not in history.read_text()
+
+
+def test_trust_records_the_decision(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/trust")
+    term.press("Enter")
+    term.wait_for("Trust this project?")
+    term.press("Enter")  # Yes is first
+    term.wait_for("this project is trusted")
+    projects = json.loads(next(Path(agent_env["AGENT_FORGE_DIR"]).glob("trust*.json")).read_text())
+    assert any(entry.get("trusted") is True for entry in projects.get("projects", projects).values())
+
+
+def test_scoped_models_sets_what_ctrl_p_cycles(terminal, fake_llm, agent_env_factory):
+    from conftest import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model"), model_entry("third")])
+    term = terminal(env=env)
+    term.type("/scoped-models fake-model,third")
+    term.press("Enter")
+    term.wait_for("scoped models: fake/fake-model, fake/third")
+    term.press("C-p")
+    term.wait_for("fake) third • ")
+    term.press("C-p")
+    term.wait_for("fake) fake-model • ")
+
+
+def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_llm, agent_env):
+    plugins = terminal.work / ".agent-forge" / "agent" / "plugins"
+    plugins.mkdir(parents=True)
+    (plugins / "projplug.py").write_text("def setup(plugin):\n    pass\n")
+    term = TmuxTerminal(agent_env, terminal.work)
+    try:
+        term.wait_for("Trust this project and load them? [y/N]")
+        term.type("y")
+        term.press("Enter")
+        term.wait_for(READY)
+        assert "[plugins] projplug" in term.screen()
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+    again = terminal()  # the answer was recorded: no question
+    assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
+
+
+def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("Change which setting?")
+    term.type("retry")
+    term.wait_for("→ retry.enabled (now: true)")
+    term.press("Enter")
+    term.wait_for("retry.enabled:")
+    term.press("Down")
+    term.wait_for("→ false")
+    term.press("Enter")
+    term.wait_for("retry.enabled = false saved in")
+    settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
+    assert settings["retry"] == {"enabled": False} and settings["defaultModel"] == "fake-model"

@@ -1,0 +1,121 @@
+"""The interactive mode's pure parts: the streaming tail stays bounded, shown text cannot reach the terminal
+as escape sequences or rich markup, tool blocks and the footer fit what they describe."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+from agent_forge.modes.interactive.blocks import assistant_block, retry_notice, user_block
+from agent_forge.modes.interactive.footer import compact_count
+from agent_forge.modes.interactive.render import clean, to_ansi
+from agent_forge.modes.interactive.stream import StreamTail, wrap
+from agent_forge.modes.interactive.tool_blocks import ToolCall, shell_block, tool_block
+
+OSC_OR_CLEAR = re.compile(r"\x1b\]|\x1b\[2J|\x1b\[\d*[ABCDHf]")
+"""Window titles, hyperlinks, clipboard writes (OSC), clearing the screen, cursor moves."""
+HOSTILE = "a\x1b]0;TITLE\x07b\x1b[2Jc\x1b]52;c;ZXZpbA==\x07d\x1b[10;1He\x1b]8;;http://x\x1b\\f\x9b31mg\r\x00h"
+
+
+def plain_text(ansi: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", ansi)
+
+
+def test_clean_removes_escapes_and_controls_and_keeps_the_text():
+    assert clean(HOSTILE) == "abcdefg\nh"
+    assert clean(None) == "" and clean("a\tb") == "a    b"
+
+
+def test_hostile_model_text_renders_without_escape_sequences_or_markup():
+    message = {"role": "assistant", "stopReason": "stop",
+               "content": [{"type": "text", "text": HOSTILE + " [bold red]x[/bold red] [link](http://evil)"}]}
+    ansi = to_ansi([assistant_block(message, show_thinking=False), user_block(HOSTILE)], 80)
+    assert not OSC_OR_CLEAR.search(ansi)
+    shown = plain_text(ansi)
+    assert "[bold red]x[/bold red]" in shown and "abcdefg" in shown
+
+
+def test_stream_tail_stays_bounded_however_long_the_message():
+    tail = StreamTail(max_lines=10, max_chars=500)
+    for i in range(5000):
+        tail.feed(f"word{i} " + ("\n" if i % 7 == 0 else ""))
+    assert len(tail._lines) <= 10 and len(tail._open) <= 500
+    rows = tail.rows(40, 5)
+    assert len(rows) == 5 and "word4999" in rows[-1]
+    one_line = StreamTail(max_chars=300)
+    for i in range(5000):
+        one_line.feed("x")
+    assert len(one_line._open) == 300 and one_line.chars == 5000
+
+
+def test_wrap_counts_wide_characters_twice():
+    assert wrap("ab界c", 3, 10) == ["ab", "界c"]
+    assert wrap("x" * 100, 10, 2) == ["x" * 10] * 2
+
+
+def test_edit_block_shows_a_coloured_diff_and_bash_the_exit_status():
+    edit = ToolCall("edit", {"path": "a.py", "edits": []})
+    diff = "--- a.py\n+++ a.py\n@@ -1 +1 @@\n-old\n+new"
+    result = {"content": [{"type": "text", "text": "ok"}], "details": {"diff": diff}}
+    ansi = to_ansi([tool_block(edit, result, False, expanded=False)], 60)
+    assert "edit a.py" in plain_text(ansi) and "-old" in ansi and "+new" in ansi
+    assert "\x1b[32" in ansi or "\x1b[38;5;2m" in ansi  # green for the added line
+    bash = ToolCall("bash", {"command": "make"})
+    failed = {"content": [{"type": "text", "text": "\n".join(f"l{i}" for i in range(30)) +
+                           "\n\nCommand exited with code 2"}]}
+    shown = plain_text(to_ansi([tool_block(bash, failed, True, expanded=False)], 60))
+    assert "$ make" in shown and "exit 2" in shown and "earlier lines" in shown and "l0\n" not in shown
+
+
+def test_shell_block_and_read_range():
+    shown = plain_text(to_ansi([shell_block("ls", "f1\nf2\n", 0, 0.25, in_context=False, expanded=False)], 60))
+    assert "$ ls (not added to the context)" in shown and "exit 0 · 0.2 s" in shown
+    assert ToolCall("read", {"path": "x.py", "offset": 10, "limit": 5}).title() == "read x.py:10-14"
+
+
+def test_retry_notice_and_counts():
+    event = {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "503"}
+    assert retry_notice(event).plain == "retrying in 2 s, attempt 1/3: 503"
+    assert [compact_count(n) for n in (950, 1234, 34_000, 1_500_000)] == ["950", "1.2k", "34k", "1.5M"]
+    assert isinstance(retry_notice(event), Text)
+
+
+def test_a_5_mb_paste_collapses_to_a_marker_and_is_sent_whole(tmp_path):
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    editor = PromptEditor(tmp_path / "history")
+    data = "0123456789abcdef\n" * (5 * 1024 * 1024 // 17)
+    editor.buffer.insert_text("look: ")
+    editor.paste(data)
+    assert editor.buffer.text.startswith("look: [paste #1: ") and len(editor.buffer.text) < 100
+    assert editor.take() == "look: " + data
+    assert editor.buffer.text == "" and (tmp_path / "history").stat().st_size < 1000  # not kept: too long
+
+
+def test_the_light_theme_changes_the_block_colours():
+    from agent_forge.modes.interactive import theme
+
+    try:
+        dark = to_ansi([user_block("hi")], 40)
+        assert theme.use("light").name == "light"
+        light = to_ansi([user_block("hi")], 40)
+        assert light != dark and plain_text(light) == plain_text(dark)
+        assert theme.use("no-such-theme").name == "dark"
+    finally:
+        theme.use("dark")
+
+
+def test_a_pasted_image_path_becomes_an_attachment(tmp_path):
+    from agent_forge.modes.interactive.completion import attachments
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    image = tmp_path / "shot.png"
+    image.write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 20)
+    editor = PromptEditor(None)
+    editor.paste(f"'{image}'")
+    assert editor.buffer.text == f"@{image} "
+    text, images = attachments(editor.take() + "what is this?", str(tmp_path))
+    assert images and images[0]["mimeType"] == "image/png" and text.startswith(f"@{image} what is this?")
+    editor.paste(str(tmp_path / "missing.png"))
+    assert editor.buffer.text == str(tmp_path / "missing.png")
