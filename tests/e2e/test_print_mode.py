@@ -9,6 +9,7 @@ import os
 import subprocess
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,26 @@ def user_texts(request) -> list[str]:
 
 def session_files(env) -> list[Path]:
     return sorted((Path(env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
+
+
+def interrupt_when(process: subprocess.Popen, ready: Callable[[], object]) -> tuple[bytes, bytes]:
+    """Once `ready()` returned, SIGINT `process` and collect its output; it never outlives the test."""
+    try:
+        ready()
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def stderr_line(process: subprocess.Popen, expected: bytes) -> Callable[[], None]:
+    """A `ready` for `interrupt_when`: read stderr up to the line `expected`."""
+    def ready() -> None:
+        while (line := process.stderr.readline()) and line != expected:
+            pass
+    return ready
 
 
 def test_prints_the_final_answer_and_saves_the_session(agent_env, fake_llm, tmp_path):
@@ -233,16 +254,12 @@ def test_ctrl_c_settles_the_run_and_removes_the_lock_file(mode, agent_env, fake_
     fake_llm.set_script([{"text": "an answer that stalls", "hang_after": 3, "hang_ms": 30000}])
     process = subprocess.Popen([sys.executable, "-m", "agent_forge", *mode, "go"], cwd=tmp_path, env=agent_env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    def streaming() -> None:
         fake_llm.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"], timeout=30)
-        [path] = session_files(agent_env)
-        assert Path(f"{path}.lock").exists()
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        assert Path(f"{session_files(agent_env)[0]}.lock").exists()
+
+    stdout, stderr = interrupt_when(process, streaming)
+    [path] = session_files(agent_env)
     assert process.returncode == 130 and b"Traceback" not in stderr, stderr
     assert not Path(f"{path}.lock").exists()
     if "json" in mode:
@@ -322,15 +339,7 @@ def test_ctrl_c_while_plugin_code_runs_at_start_up_is_not_taken_for_the_plugins_
     process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "-e", "busy.py", "hi"],
                                cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
-    try:
-        while (line := process.stderr.readline()) and line != b"setup started\n":
-            pass
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    _, stderr = interrupt_when(process, stderr_line(process, b"setup started\n"))
     assert process.returncode == 130, stderr
     assert b"Plugin not loaded" not in stderr and b"Traceback" not in stderr
     assert fake_llm.requests == []
@@ -349,16 +358,13 @@ def test_ctrl_c_during_start_up_removes_the_lock_file(agent_env, fake_llm, tmp_p
     process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "-c", "-e", "slow.py", "hi"],
                                cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
-    try:
-        while (line := process.stderr.readline()) and line != b"setup started\n":
-            pass
-        locks = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl.lock"))
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    locks: list[Path] = []
+
+    def set_up_started() -> None:
+        stderr_line(process, b"setup started\n")()
+        locks.extend((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl.lock"))
+
+    _, stderr = interrupt_when(process, set_up_started)
     assert process.returncode == 130 and b"Traceback" not in stderr, stderr
     assert len(locks) == 1 and not locks[0].exists()
     assert len(fake_llm.requests) == 1  # interrupted before its prompt
