@@ -8,7 +8,8 @@ A *key value* is resolved by `resolve_key_value`:
   leaves it unresolved, with a reason that shows the command and its stderr but never its output). The output
   is what was printed when the shell exited (plus `KEY_COMMAND_DRAIN_S` for the pipes to close), so a
   background child holding stdout open does not delay it. `resolve_key_value_async` runs it without blocking
-  the event loop; cancelling it (an abort) kills the command's process group;
+  the event loop; cancelling it (an abort) kills the command's process group, also while asyncio is still
+  starting it, and returns once its shell is reaped;
 - `$NAME` / `${NAME}` anywhere in the value: the environment variable (unset or empty: unresolved);
   `$$` is a literal `$` and `$!` a literal `!` (so `$!x` is the literal `!x`, not a command);
 - a bare upper-case name that is set in the environment: its value (the reference agent's older form);
