@@ -207,8 +207,10 @@ async def _start(command: str) -> tuple[asyncio.SubprocessTransport, _KeyCommand
         return start.result()
     if start.exception() is None:
         transport, output = start.result()
-        await _stop(transport, output)
-        transport.close()
+        try:
+            await _stop(transport, output)
+        finally:
+            transport.close()
     raise asyncio.CancelledError
 
 
