@@ -156,3 +156,29 @@ def make_gate(tmp_path: Path):
 def gate(make_gate):
     """One `FifoGate`."""
     return make_gate()
+
+
+@pytest.fixture
+def pid_fifo(tmp_path: Path):
+    """A `PidFifo` in tmp_path (`pid_fifo.path` goes in the command); closed at teardown."""
+    from support.doubles import PidFifo
+
+    fifo = PidFifo(tmp_path / "pid.fifo")
+    yield fifo
+    fifo.close()
+
+
+@pytest.fixture
+def watch_process():
+    """`watch_process(pid)` → a `ProcessWatch`; each is closed (its process killed if alive) at teardown."""
+    from support.doubles import ProcessWatch
+
+    watches: list[ProcessWatch] = []
+
+    def watch(pid: int) -> ProcessWatch:
+        watches.append(ProcessWatch(pid))
+        return watches[-1]
+
+    yield watch
+    for watch_ in watches:
+        watch_.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
 import time
@@ -112,39 +111,29 @@ def test_a_command_whose_background_child_keeps_stdout_open_gives_its_key_at_onc
 
 
 @pytest.mark.real_process  # process groups and stderr warnings of an agent process of its own
-async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path):
+async def test_abort_stops_a_hanging_key_command_at_once(agent_env_factory, fake_llm, tmp_path, pid_fifo,
+                                                         watch_process):
+    """Whichever moment of the command's start the abort lands in (tests/coding/test_key_command_abort.py
+    holds each one), the command's process group dies with it, and nothing runs the command a second time."""
     env = agent_env_factory()
-    pid_file = tmp_path / "child.pid"
-    configure(env, f"!sleep 60 & echo $! > {pid_file}; wait; echo late")  # a child of the command's shell
+    runs = tmp_path / "runs"
+    # A child of the command's shell; its pid comes through a FIFO the moment it is forked.
+    configure(env, f"!echo run >> {runs}; sleep 60 & echo $! > {pid_fifo.path}; wait; echo late")
     fake_llm.set_script([{"text": "never requested"}])
     async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
         await client.send({"type": "prompt", "message": "hello"})
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):  # the command is running
-            assert time.monotonic() < deadline, "the key command never started"
-            await client.send({"type": "get_state"})  # a round trip, not a sleep: the agent stays responsive
-        child = _pidfd(int(pid_file.read_text()))
-        started = time.monotonic()
-        reply = await client.send({"type": "abort"}, timeout=20)
+        child = watch_process(await pid_fifo.pid(timeout=30))  # the command is running
+        state = await client.send({"type": "get_state"})  # answered meanwhile, and runs no key command
+        reply = await client.send({"type": "abort"}, timeout=20)  # the command would run 60 s
         events = await client.wait_for("agent_settled", timeout=20)
-        waited = time.monotonic() - started
         await client.send({"type": "get_state"})  # anything the abort printed on stderr is written by now
     assert "RuntimeWarning" not in client.stderr.decode()  # the headers' coroutine was never made, not dropped
-    assert reply["success"] is True and waited < 15  # the command would have run for 60 s
+    assert state["data"]["isStreaming"] is True and reply["success"] is True
     assert [e["message"]["stopReason"] for e in events if e["type"] == "message_end"
             and e["message"]["role"] == "assistant"] == ["aborted"]
-    if child is not None:  # the command's child died with it (its process group was killed)
-        assert select.select([child], [], [], 10)[0] == [child], "the key command's child survived the abort"
-        os.close(child)
+    assert child.exited(), "the key command's child survived the abort"  # its process group was killed
+    assert runs.read_text() == "run\n"
     assert fake_llm.requests == []
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when `pid` exits (Linux), None when it is already gone."""
-    try:
-        return os.pidfd_open(pid)
-    except ProcessLookupError:
-        return None
 
 
 def _kill_quietly(pid: int) -> None:

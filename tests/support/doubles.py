@@ -1,6 +1,8 @@
 """Test doubles shared by the suites (one home: tests import them from here, fixtures in tests/conftest.py).
 
 - `FifoGate`: a shell command blocks on it (`gate.wait`) until the test calls `open()`.
+- `PidFifo`: a shell command writes a process id to it (`echo $! > PATH`); `await pid()` gives it.
+- `ProcessWatch`: a process the test did not start (its pidfd); `exited()` waits for its exit.
 - `Recorder`: a session listener collecting events; `reached(type)` awaits one, `next()` the next one.
 - `session_factory`: real `AgentSession`s in a tmp dir, driven by a `FauxProvider` passed in.
 """
@@ -10,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import select
+import signal
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,6 +41,54 @@ class FifoGate:
 
     def close(self) -> None:
         os.close(self._fd)
+
+
+class PidFifo:
+    """A FIFO a shell command writes a process id to (`echo $! > PATH`, at the moment it has forked that
+    process); `await pid()` gives the first one written (TimeoutError after `timeout` s). Held open read-write
+    like `FifoGate`, so the writer never blocks, even when the test has stopped reading."""
+
+    def __init__(self, path: Path):
+        os.mkfifo(path)
+        self.path = path
+        self._fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+
+    async def pid(self, timeout: float = 30) -> int:
+        loop = asyncio.get_running_loop()
+        readable: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(self._fd, lambda: readable.done() or readable.set_result(None))
+        try:
+            await asyncio.wait_for(readable, timeout)
+        finally:
+            loop.remove_reader(self._fd)
+        return int(os.read(self._fd, 64).split()[0])
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class ProcessWatch:
+    """A process the test did not start (Linux: a pidfd, so a reused pid is never confused with it).
+    `exited(within)`: True as soon as it has exited (or was gone already), False if it still runs after
+    `within` s; `close()` kills it if it still runs (teardown: a test that failed leaves nothing behind)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        try:
+            self._fd: int | None = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._fd = None
+
+    def exited(self, within: float = 10) -> bool:
+        return self._fd is None or bool(select.select([self._fd], [], [], within)[0])
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        if not self.exited(within=0):
+            signal.pidfd_send_signal(self._fd, signal.SIGKILL)
+        os.close(self._fd)
+        self._fd = None
 
 
 class Recorder:

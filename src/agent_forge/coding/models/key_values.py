@@ -8,7 +8,8 @@ A *key value* is resolved by `resolve_key_value`:
   leaves it unresolved, with a reason that shows the command and its stderr but never its output). The output
   is what was printed when the shell exited (plus `KEY_COMMAND_DRAIN_S` for the pipes to close), so a
   background child holding stdout open does not delay it. `resolve_key_value_async` runs it without blocking
-  the event loop; cancelling it (an abort) kills the command's process group;
+  the event loop; cancelling it (an abort) kills the command's process group, also while asyncio is still
+  starting it, and returns once its shell is reaped;
 - `$NAME` / `${NAME}` anywhere in the value: the environment variable (unset or empty: unresolved);
   `$$` is a literal `$` and `$!` a literal `!` (so `$!x` is the literal `!x`, not a command);
 - a bare upper-case name that is set in the environment: its value (the reference agent's older form);
@@ -167,31 +168,73 @@ def run_key_command(command: str) -> KeyOutcome:
 
 async def run_key_command_async(command: str) -> KeyOutcome:
     """The outcome of running the key command `command` (rules in the module docstring); never raises but
-    `CancelledError`, after killing the command's process group."""
+    `CancelledError`, and then only once the command's process group is killed and its shell reaped."""
     if not command:
         return None, "the key command is empty"
     import asyncio
-    import subprocess
 
-    loop = asyncio.get_running_loop()
     try:
-        # A new session, so a timeout or an abort can kill the whole process group, not just the shell.
-        transport, output = await loop.subprocess_shell(
-            lambda: _KeyCommandOutput(loop), command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True)
+        transport, output = await _start(command)
     except OSError as exc:
         return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
     try:
         return await asyncio.wait_for(_collect(command, transport, output), KEY_COMMAND_TIMEOUT_S)
     except asyncio.TimeoutError:
-        _kill_group(transport.get_pid())
-        await output.exited  # reaped on this loop (a sync caller's private loop closes right after)
+        await _stop(transport, output)  # reaped on this loop (a sync caller's private loop closes right after)
         return None, _timed_out(command)
     except BaseException:  # cancelled (an abort): the command and its children must not outlive the request
-        _kill_group(transport.get_pid())
+        await _stop(transport, output)
         raise
     finally:
         transport.close()  # our ends of the pipes; a child the shell left behind keeps running, unheard
+
+
+async def _start(command: str) -> tuple[asyncio.SubprocessTransport, _KeyCommandOutput]:
+    """Start `command` with the shell in a new session (so a timeout or an abort can kill its whole process
+    group, not just the shell). Raises OSError when it cannot start, CancelledError when cancelled meanwhile.
+
+    The start is never cancelled itself: a cancellation that arrives while asyncio connects the pipes (the
+    shell is running by then, and may have forked) lets the start finish, kills the group, then raises.
+    Cancelled inside `subprocess_shell`, asyncio would kill the shell alone and leave its children running."""
+    import asyncio
+    import subprocess
+
+    loop = asyncio.get_running_loop()
+    start = asyncio.ensure_future(loop.subprocess_shell(
+        lambda: _KeyCommandOutput(loop), command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True))
+    if not await _wait_through_cancellation(start):
+        return start.result()
+    if start.exception() is None:
+        transport, output = start.result()
+        try:
+            await _stop(transport, output)
+        finally:
+            transport.close()
+    raise asyncio.CancelledError
+
+
+async def _stop(transport: asyncio.SubprocessTransport, output: _KeyCommandOutput) -> None:
+    """Kill the command's process group and wait until its shell is reaped (at once: SIGKILL), through any
+    cancellation, which is raised after. A group it may not kill is not waited for (an abort stays prompt)."""
+    import asyncio
+
+    if _kill_group(transport.get_pid()) and await _wait_through_cancellation(output.exited):
+        raise asyncio.CancelledError
+
+
+async def _wait_through_cancellation(future: asyncio.Future[T]) -> bool:
+    """Wait until `future` is done, even while being cancelled (only for waits that are short by construction);
+    True when the caller was cancelled meanwhile (it must then raise CancelledError itself)."""
+    import asyncio
+
+    cancelled = False
+    while not future.done():
+        try:
+            await asyncio.wait({future})
+        except asyncio.CancelledError:
+            cancelled = True
+    return cancelled
 
 
 async def _collect(command: str, transport: asyncio.SubprocessTransport, output: _KeyCommandOutput) -> KeyOutcome:
@@ -204,8 +247,7 @@ async def _collect(command: str, transport: asyncio.SubprocessTransport, output:
         await asyncio.wait({output.closed, output.overflow}, timeout=KEY_COMMAND_DRAIN_S,
                            return_when=asyncio.FIRST_COMPLETED)
     if output.overflow.done():  # also when the excess arrived after the shell had exited
-        _kill_group(transport.get_pid())
-        await output.exited
+        await _stop(transport, output)
         return None, (f"the key command `{command}` printed more than {KEY_COMMAND_MAX_OUTPUT // 1024} KiB "
                       "(the output is not shown)")
     return _key_from_output(command, transport.get_returncode(), bytes(output.out), bytes(output.err))
@@ -282,19 +324,26 @@ def _signal_name(number: int) -> str:
         return ""
 
 
-def _kill_group(pid: int | None) -> None:
+def _kill_group(pid: int | None) -> bool:
+    """SIGKILL the process group `pid` leads (the shell alone without process groups); False when it may
+    still run: no pid, or not ours to kill (a setuid program the shell exec'd)."""
     if pid is None:
-        return
+        return False
 
     import signal
 
     try:
         os.killpg(pid, signal.SIGKILL)
+    except PermissionError:
+        return False
     except (OSError, AttributeError):  # already gone, or no process groups on this platform
         try:
             os.kill(pid, signal.SIGKILL)
+        except PermissionError:
+            return False
         except OSError:
             pass
+    return True
 
 
 def _first_line(data: bytes) -> str:
