@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 import pytest
@@ -102,3 +103,22 @@ async def test_a_response_with_an_id_nested_too_deep_to_match_is_an_event_and_th
     deep = await client.next_event(timeout=30)
     await client.close()
     assert reply["success"] is True and deep["command"] == "x" and isinstance(deep["id"], list)
+
+
+_ECHO_TWO = r"""
+import json, sys
+commands = [json.loads(sys.stdin.readline()) for _ in range(2)]
+for command in reversed(commands):
+    print(json.dumps({"type": "response", "command": "get_state", "success": True, "id": command["id"],
+                      "data": {"sent": command["id"]}}), flush=True)
+"""
+
+
+async def test_ids_equal_as_text_but_not_as_json_are_told_apart():
+    """Round 4: `{"id": 1}` and `{"id": "1"}` were one key (`str()`), so the second send was refused."""
+    client = await RpcClient.start(command=[sys.executable, "-c", _ECHO_TWO])
+    number = client.send_nowait({"id": 1, "type": "get_state"})
+    text = client.send_nowait({"id": "1", "type": "get_state"})
+    replies = await asyncio.gather(number, text)
+    await client.close()
+    assert [reply["data"]["sent"] for reply in replies] == [1, "1"]

@@ -283,14 +283,13 @@ class _ProcessChannel:
 
 
 def _id_key(request_id: JsonValue) -> str | None:
-    """The key a response's `id` is matched by (`str`, as ids are sent), or None for one that cannot match a
-    sent id: only scalars and shallow values are compared (a 100,000-level list would overflow `str`)."""
-    if request_id is None or isinstance(request_id, (str, int, float)):
-        return str(request_id)
+    """The key a response's `id` is matched by: its JSON text, so `1` and `"1"` stay apart (the agent echoes ids
+    exactly), or None for one that cannot match a sent id (nested too deep to encode: a 100,000-level list)."""
     try:
-        return str(request_id) if len(json.dumps(request_id)) < 10_000 else None
+        key = json.dumps(request_id, ensure_ascii=False, sort_keys=True)
     except (RecursionError, TypeError, ValueError):
         return None
+    return key if len(key) < 10_000 else None
 
 
 def _loads_deep(line: bytes) -> JsonValue:
