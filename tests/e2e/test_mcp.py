@@ -363,7 +363,8 @@ async def test_stdin_eof_gives_a_call_that_never_ends_plugin_handler_timeout_the
     assert code == 0 and took < 8
     assert "cancelled m1" in log.read_text()  # the server was sent notifications/cancelled
     text = tool_texts(fake_llm.requests[1])[0]
-    assert "was still running 0.5 s after stdin closed (pluginHandlerTimeoutMs)" in text and len(fake_llm.requests) == 2
+    assert "was still running 0.5 s after stdin closed or the session was closed (pluginHandlerTimeoutMs)" in text
+    assert len(fake_llm.requests) == 2
 
 
 async def test_stdin_eof_ends_a_prompts_wait_for_a_starting_server_at_once(agent_env, fake_llm, tmp_path):

@@ -88,8 +88,9 @@ class McpTool:
             result = await self.deadlines.run(self.connection.call_tool(self.tool_name, args, progress.report))
         except CallExpired as exc:
             raise ToolError(f"MCP server {self.server}: the call of {self.tool_name} was still running "
-                            f"{exc.seconds:g} s after stdin closed (pluginHandlerTimeoutMs); it was cancelled "
-                            "(the server was sent notifications/cancelled)") from None
+                            f"{exc.seconds:g} s after stdin closed or the session was closed "
+                            "(pluginHandlerTimeoutMs); it was cancelled (the server was sent "
+                            "notifications/cancelled)") from None
         except asyncio.CancelledError:
             progress.cancelled(self.server)
             raise
