@@ -101,15 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_resource_arguments(parser)
     add_plugin_arguments(parser)
+    parser.add_argument("--no-mcp", action="store_true",
+                        help="start none of the configured MCP servers (mcp.json files; docs/mcp.md)")
     _add_accepted_flags(parser)
     return parser
 
 
 def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
-    --no-themes`) and that have no meaning here (theme files, TUI modes, MCP, a network catalogue): accepted,
+    --no-themes`) and that have no meaning here (theme files, TUI modes, a network catalogue): accepted,
     and documented in the README as no-ops."""
-    group = parser.add_argument_group("accepted for compatibility, no effect here (no theme files, no MCP)")
+    group = parser.add_argument_group("accepted for compatibility, no effect here (no theme files)")
     group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
     group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
     group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
@@ -117,7 +119,6 @@ def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
     group.add_argument("--offline", action="store_true",
                        help="there is no automatic network activity (model calls only)")
-    group.add_argument("--no-mcp", action="store_true", help="there is no MCP support")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,7 +381,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
-        start_without_model=(mode in ("rpc", "interactive")),
+        start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
         **options_from_args(args),
     )
     try:

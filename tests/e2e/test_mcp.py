@@ -346,3 +346,60 @@ async def test_abort_ends_a_prompts_wait_for_a_starting_server(agent_env, fake_l
         settled = (await client.wait_for("agent_settled"))[-1]
     assert reply["data"] == {"disposition": "started"} and aborted["success"] and took < 1.0
     assert settled == {"type": "agent_settled", "aborted": True} and fake_llm.requests == []
+
+
+async def test_stdin_eof_gives_a_call_that_never_ends_plugin_handler_timeout_then_cancels_it(
+        agent_env_factory, fake_llm, tmp_path):
+    log = tmp_path / "server.log"
+    env = agent_env_factory(settings={"pluginHandlerTimeoutMs": 500})
+    write_mcp(env, {"tools": stdio(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_slow", "arguments": {"marker": "m1"}}]}, {"text": "after"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env) as client:
+        await client.send({"type": "prompt", "message": "go slow"})
+        await client.wait_for("tool_execution_update")  # the call runs on the server
+        started = time.monotonic()
+        code = await client.close(timeout=20)
+        took = time.monotonic() - started
+    assert code == 0 and took < 8
+    assert "cancelled m1" in log.read_text()  # the server was sent notifications/cancelled
+    text = tool_texts(fake_llm.requests[1])[0]
+    assert "was still running 0.5 s after stdin closed or the session was closed (pluginHandlerTimeoutMs)" in text
+    assert len(fake_llm.requests) == 2
+
+
+async def test_stdin_eof_ends_a_prompts_wait_for_a_starting_server_at_once(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"mute": stdio("hang-init", startupTimeoutMs=60000)})
+    fake_llm.set_script([{"text": "without the server"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        reply = await client.send({"type": "prompt", "message": "wait for it"})
+        started = time.monotonic()
+        code = await client.close(timeout=20)
+        took = time.monotonic() - started
+    assert reply["data"] == {"disposition": "started"} and code == 0 and took < 8
+    assert len(fake_llm.requests) == 1 and "mute_" not in " ".join(offered(fake_llm.requests[0]))
+
+
+async def test_a_tool_listed_twice_by_its_server_is_offered_once_and_reported(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"d": stdio("twice")})
+    fake_llm.set_script([{"tool_calls": [{"name": "d_echo", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("echo")
+        server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+    names = offered(fake_llm.requests[0])
+    assert len(names) == len(set(names)) and {"d_echo", "d_other"} <= set(names)
+    echo = [t for t in fake_llm.requests[0]["body"]["tools"] if t["function"]["name"] == "d_echo"][0]
+    assert echo["function"]["description"] == "The first echo" and tool_texts(fake_llm.requests[1]) == ["called echo"]
+    problem = "MCP server 'd' lists the tool 'echo' more than once; only the first is offered"
+    assert server["tools"] == ["d_echo", "d_other"] and server["lastError"] == problem
+    assert problem in client.stderr.decode()
+
+
+async def test_no_mcp_starts_none_of_the_configured_servers(agent_env, fake_llm, tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"tools": stdio(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"text": "no tools from MCP"}])
+    async with await RpcClient.start(["--no-session", "--no-mcp"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("which tools?")
+        servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    assert servers == [] and not log.exists()
+    assert not [name for name in offered(fake_llm.requests[0]) if name.startswith("tools_")]

@@ -10,6 +10,8 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
 - `stubborn`: as `hang-init`, but ignores SIGTERM and stdin EOF (only SIGKILL ends it)
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
+- `twice`: a hand-written JSON-RPC server whose tool list names the tool `echo` twice (then `other`); a
+  call answers `called <name>`
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
 
@@ -55,6 +57,22 @@ if MODE == "malformed":
         request = json.loads(raw)
         if "id" in request:
             answer = ANSWERS.get(request["method"], {})
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
+            sys.stdout.flush()
+    sys.exit(0)
+if MODE == "twice":
+    import json
+
+    TOOLS = [{"name": "echo", "description": "The first echo", "inputSchema": {"type": "object"}},
+             {"name": "echo", "description": "The second echo", "inputSchema": {"type": "object"}},
+             {"name": "other", "inputSchema": {"type": "object"}}]
+    INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        if "id" in request:
+            method = request["method"]
+            answer = INIT if method == "initialize" else {"tools": TOOLS} if method == "tools/list" else \
+                {"content": [{"type": "text", "text": f"called {request['params']['name']}"}]}
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
             sys.stdout.flush()
     sys.exit(0)

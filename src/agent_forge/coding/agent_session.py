@@ -281,6 +281,8 @@ class AgentSession:
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
+        if self.mcp is not None:
+            self.mcp.input_closed()  # an MCP call that never ends gets a deadline (mcp/deadline.py)
         await self.wait_for_idle()
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing

@@ -76,6 +76,8 @@ class SessionOptions:
     mcp_servers: Any = None
     """MCP servers in code: `{"mcpServers": {...}}` or `{name: entry}` in the `mcp.json` format (`docs/mcp.md`);
     they join those of the `mcp.json` files, replacing entries of the same name."""
+    no_mcp: bool = False
+    """`--no-mcp`: no MCP server at all (neither the `mcp.json` files' nor `mcp_servers`)."""
     start_without_model: bool = False
     """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
     starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
@@ -103,7 +105,8 @@ def build_session(options: SessionOptions) -> AgentSession:
     session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))
     session.warnings.extend(registry.auth.warnings())  # a broken auth.json would only show as "no key"
-    attach_mcp(session, agent_dir, policy, options.mcp_servers)  # servers start in the background
+    if not options.no_mcp:
+        attach_mcp(session, agent_dir, policy, options.mcp_servers)  # servers start in the background
     session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
     session.model_control.start(options.context_window)  # the model's context window, --context-window

@@ -28,3 +28,35 @@ async def test_sdk_sessions_take_mcp_servers_in_code(tmp_path):
     assert result["role"] == "toolResult" and result["content"][0]["text"] == "echo: from the sdk"
     assert listed[0]["scope"] == "sdk" and listed[0]["state"] == "connected"
     assert [s["state"] for s in session.mcp.servers()] == ["stopped"]
+
+
+async def test_close_cancels_a_call_that_never_ends_after_plugin_handler_timeout(tmp_path):
+    import asyncio
+    import json
+    import time
+
+    key = "mcp-sdk-close"
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "settings.json").write_text(json.dumps({"pluginHandlerTimeoutMs": 300}))
+    set_faux_responses([FauxResponse(tool_calls=[("tools_slow", {"marker": "m"})]), FauxResponse(text="after")],
+                       key=key)
+    servers = {"tools": {"command": sys.executable, "args": [SERVER]}}
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=agent_dir,
+                                   no_session=True, mcp_servers=servers)
+    running = asyncio.Event()
+    session.subscribe(lambda event: running.set() if event["type"] == "tool_execution_update" else None)
+    await session.submit("go slow")
+    await asyncio.wait_for(running.wait(), 30)
+    started = time.monotonic()
+    await asyncio.wait_for(session.close(), 10)
+    assert time.monotonic() - started < 8
+    result = faux_requests(key)[1].context["messages"][-1]
+    assert result["isError"] and "still running 0.3 s after stdin closed" in result["content"][0]["text"]
+
+
+def test_no_mcp_ignores_mcp_servers_in_code(tmp_path):
+    servers = {"tools": {"command": sys.executable, "args": [SERVER]}}
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(), agent_dir=tmp_path / "agent",
+                                   no_session=True, mcp_servers=servers, no_mcp=True)
+    assert session.mcp is None

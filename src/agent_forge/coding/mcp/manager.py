@@ -18,6 +18,7 @@ from ..tools.output_files import OutputDir
 from ..tools.selection import ToolSelection
 from .config import McpServerConfig
 from .connection import ServerConnection
+from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines
 from .tools import McpTool, assign_names
 
 
@@ -28,10 +29,12 @@ shares the interpreter), and a client's first commands, sent at spawn, are answe
 
 class McpManager:
     """`configs` in order; `agent` is the session's agent (its `tools` list is updated in place of the old one);
-    `output_dir` gives the directory of full outputs for truncated results."""
+    `output_dir` gives the directory of full outputs for truncated results; `call_timeout()` is the seconds a
+    tool call may still run after `input_closed()` (`pluginHandlerTimeoutMs`)."""
 
     def __init__(self, configs: list[McpServerConfig], *, agent: Any, selection: Callable[[], ToolSelection],
-                 emit: Emit, output_dir: Callable[[], OutputDir] | None = None):
+                 emit: Emit, output_dir: Callable[[], OutputDir] | None = None,
+                 call_timeout: Callable[[], float] = lambda: DEFAULT_TIMEOUT_S):
         self.agent = agent
         self._selection = selection
         self._emit = emit
@@ -41,6 +44,8 @@ class McpManager:
         self._started = False
         self._closed = False  # `close` ran: a `start_soon` timer still due starts nothing
         self._reported: dict[str, tuple] = {}
+        self.deadlines = CallDeadlines(call_timeout)
+        self._input_closed = asyncio.Event()  # no client any more: `wait_ready` waits for no server
 
     def start_soon(self) -> None:
         """`start` after `START_DELAY_S` (a prompt's `wait_ready` starts at once); needs a running loop."""
@@ -57,16 +62,13 @@ class McpManager:
     async def wait_ready(self) -> None:
         """Wait for servers still on their first attempt, each up to its start-up timeout from its start; one
         not connected by then is reported with an `mcp_server_changed` event whose `message` says the run goes
-        on without it."""
+        on without it. `input_closed()` ends the wait at once."""
         self.start()
         waiting = [c for c in self.connections if c.state == "starting" and not c.first_attempt.is_set()]
         for connection in waiting:
             left = connection.started_at + connection.config.startup_timeout_s - time.monotonic()
-            if left > 0:
-                try:
-                    await asyncio.wait_for(connection.first_attempt.wait(), left)
-                except asyncio.TimeoutError:
-                    pass
+            if left > 0 and not self._input_closed.is_set():
+                await _first_of(connection.first_attempt, self._input_closed, left)
             if connection.state != "connected":
                 self._report(connection, message=f"MCP server {connection.name} is not ready ({connection.state}"
                              + (f": {connection.error}" if connection.error else "")
@@ -86,9 +88,16 @@ class McpManager:
                 lines.append(f"- {c.name}" + (f": {about}" if about else ""))
         return ["Connected MCP servers (their tools are listed with the others):\n" + "\n".join(lines)] if lines else []
 
+    def input_closed(self) -> None:
+        """stdin EOF or the session closing: a run's wait for starting servers ends, and each tool call running
+        then or later is cancelled after `call_timeout()` (idempotent)."""
+        self._input_closed.set()
+        self.deadlines.input_closed()
+
     async def close(self) -> None:
         """Stop every server (their process groups end); tools are withdrawn."""
         self._closed = True
+        self.input_closed()
         await asyncio.gather(*(c.stop() for c in self.connections), return_exceptions=True)
 
     # -- changes ----------------------------------------------------------------------------------------
@@ -98,23 +107,47 @@ class McpManager:
 
     def _sync_tools(self) -> None:
         others = [t for t in self.agent.tools if not isinstance(t, McpTool)]
-        offered = [(c, tool) for c in self.connections if c.state == "connected"
-                   for tool in c.tools if c.config.admits(tool.name)]
+        offered = [(c, tool) for c in self.connections if c.state == "connected" for tool in self._listed(c)]
         names, clashes = assign_names([(c.name, tool.name) for c, tool in offered], {t.name for t in others})
         for message in clashes:
-            if message not in self.clashes:
-                self.clashes.append(message)
-                print(f"Warning: {message}", file=sys.stderr)
+            self._warn(message)
         selection = self._selection()
         tools = []
+        used = {t.name for t in others}  # a guard: no name is sent twice, whatever the names look like
         for connection in self.connections:
             connection.tool_names = []
         for connection, tool in offered:
             name = names[(connection.name, tool.name)]
-            if selection.admits(name):
-                tools.append(McpTool(connection, tool, name, self._output_dir))
+            if name in used:
+                self._warn(f"MCP tool {tool.name!r} of server {connection.name!r}: the name {name} is taken; "
+                           "not offered", connection)
+            elif selection.admits(name):
+                used.add(name)
+                tools.append(McpTool(connection, tool, name, self._output_dir, self.deadlines))
                 connection.tool_names.append(name)
         self.agent.tools = others + tools
+
+    def _listed(self, connection: ServerConnection) -> list[Any]:
+        """The server's admitted tools, each name once: a name listed again is reported, its first tool kept."""
+        seen: dict[str, Any] = {}
+        for tool in connection.tools:
+            if not connection.config.admits(tool.name):
+                continue
+            if tool.name in seen:
+                self._warn(f"MCP server {connection.name!r} lists the tool {tool.name!r} more than once; "
+                           "only the first is offered", connection)
+            else:
+                seen[tool.name] = tool
+        return list(seen.values())
+
+    def _warn(self, message: str, connection: ServerConnection | None = None) -> None:
+        """Print a naming problem once to stderr; one of `connection`'s own is also its `lastError`."""
+        if message in self.clashes:
+            return
+        self.clashes.append(message)
+        print(f"Warning: {message}", file=sys.stderr)
+        if connection is not None:
+            connection.error = message
 
     def _report(self, connection: ServerConnection, message: str | None = None) -> None:
         info = self._info(connection)
@@ -134,3 +167,13 @@ class McpManager:
         if connection.error:
             info["lastError"] = connection.error
         return info
+
+
+async def _first_of(first: asyncio.Event, second: asyncio.Event, timeout: float) -> None:
+    """Return when either event is set or after `timeout` seconds."""
+    waits = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()

@@ -33,12 +33,22 @@ def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | N
     from .manager import McpManager
 
     session.mcp = McpManager(servers, agent=session.agent, selection=lambda: session.tool_selection,
-                             emit=session.emit, output_dir=session.output_dir)
+                             emit=session.emit, output_dir=session.output_dir,
+                             call_timeout=lambda: _call_timeout(session))
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return  # started by the first prompt's `wait_ready`
     session.mcp.start_soon()
+
+
+def _call_timeout(session: AgentSession) -> float:
+    """`pluginHandlerTimeoutMs` of the agent dir's settings in seconds (as for plugin tools), else 10 s."""
+    from ..config_values import is_number
+    from .deadline import DEFAULT_TIMEOUT_S
+
+    value = (getattr(session.settings, "global_raw", None) or {}).get("pluginHandlerTimeoutMs")
+    return value / 1000 if is_number(value) and value > 0 else DEFAULT_TIMEOUT_S
 
 
 def _replaced(servers: list[McpServerConfig], extra: list[McpServerConfig]) -> list[McpServerConfig]:

@@ -19,6 +19,7 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate
 from ...ai.types import JsonValue, UserContent
 from ..tools.output_files import OutputDir
 from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, append_notice, format_size, truncate_head
+from .deadline import CallDeadlines, CallExpired
 
 if TYPE_CHECKING:
     from .connection import ServerConnection
@@ -64,12 +65,14 @@ class McpTool:
 
     Errors (`ToolError`): the server is not connected, the call failed (connection lost, timeout, a JSON-RPC
     error), or the result has `isError`. Abort cancels the call: the SDK sends `notifications/cancelled`, and the
-    partial result says so. Text over the `bash` limits is cut (head kept) with a notice naming the file
-    holding all of it."""
+    partial result says so. From stdin EOF on, a call still running after `pluginHandlerTimeoutMs` is cancelled
+    the same way and fails (`deadline.py`). Text over the `bash` limits is cut (head kept) with a notice naming
+    the file holding all of it."""
 
     def __init__(self, connection: ServerConnection, tool: Any, name: str,
-                 output_dir: Callable[[], OutputDir] | None = None):
+                 output_dir: Callable[[], OutputDir] | None = None, deadlines: CallDeadlines | None = None):
         self.connection = connection
+        self.deadlines = deadlines or CallDeadlines()
         self.server = connection.config.name
         self.tool_name: str = tool.name
         self.name = name
@@ -82,7 +85,12 @@ class McpTool:
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         progress = _Progress(on_update)
         try:
-            result = await self.connection.call_tool(self.tool_name, args, progress.report)
+            result = await self.deadlines.run(self.connection.call_tool(self.tool_name, args, progress.report))
+        except CallExpired as exc:
+            raise ToolError(f"MCP server {self.server}: the call of {self.tool_name} was still running "
+                            f"{exc.seconds:g} s after stdin closed or the session was closed "
+                            "(pluginHandlerTimeoutMs); it was cancelled (the server was sent "
+                            "notifications/cancelled)") from None
         except asyncio.CancelledError:
             progress.cancelled(self.server)
             raise
