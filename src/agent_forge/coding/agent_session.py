@@ -25,12 +25,12 @@ from .session.store import SessionStore
 from .switching import SessionSwitch
 from .state import export_store, session_name, session_state, stats_report
 from .system_prompt import build_system_prompt
+from .tool_sources import NoToolSource, ToolSource
 from .tools.output_files import OutputDir, SessionOutputs, start_pruning
 from .tools.selection import ToolSelection
 from .user_bash import UserBash
 
 if TYPE_CHECKING:
-    from .mcp.manager import McpManager
     from .models.registry import ModelRegistry
     from .settings import Settings
 
@@ -53,7 +53,7 @@ class AgentSession:
         self.resources = SessionResources()  # context files, skills, templates, the project policy
         self.tool_selection = ToolSelection()  # active tools (the factory resolves it): `admits(name)`
         self.closed = False  # set by `close` and `terminate`: prompts are refused from then on
-        self.mcp: McpManager | None = None  # the MCP servers (`mcp/setup.py`), None without configured servers
+        self.mcp: ToolSource = NoToolSource()  # the MCP servers once `mcp/setup.py` attached them
         self._build_collaborators()
         self.persistence.watch(store)
         self._outputs = SessionOutputs()
@@ -74,7 +74,7 @@ class AgentSession:
         agent.before_turn = self.compaction.before_turn
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
                               system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,
-                              prepare=lambda: self.mcp.wait_ready() if self.mcp else None)
+                              prepare=lambda: self.mcp.wait_ready())
         self.retry = self.run.retry
         self.intake = Intake(agent=agent, run=self.run, compaction=self.compaction, registry=self.registry,
                              hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed,
@@ -213,7 +213,7 @@ class AgentSession:
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
                                    append=self._append_system_prompt,
                                    sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
-                                             *(self.mcp.prompt_sections() if self.mcp else ())])
+                                             *self.mcp.prompt_sections()])
 
     def get_commands(self) -> list[dict[str, Any]]:
         """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
@@ -281,8 +281,7 @@ class AgentSession:
 
     async def close(self) -> None:
         """Finish the running work (plugin commands included) and release the session file."""
-        if self.mcp is not None:
-            self.mcp.input_closed()  # an MCP call that never ends gets a deadline (mcp/deadline.py)
+        self.mcp.input_closed()  # an MCP call that never ends gets a deadline (mcp/deadline.py)
         await self.wait_for_idle()
         await self.hooks.shutdown()
         await self.wait_for_idle()  # a plugin command may have started a run while finishing
@@ -294,8 +293,7 @@ class AgentSession:
         self.persistence.stop_retries()
         release(self.store)  # first: stopping a stubborn MCP server may take seconds
         self._outputs.remove_memory_outputs()
-        if self.mcp is not None:
-            await self.mcp.close()  # MCP servers stop (their process groups end)
+        await self.mcp.close()  # MCP servers stop (their process groups end)
 
     def output_dir(self) -> OutputDir:
         """The current session's directory of full tool and user bash outputs (`tools/output_files.py`)."""

@@ -59,4 +59,4 @@ def test_no_mcp_ignores_mcp_servers_in_code(tmp_path):
     servers = {"tools": {"command": sys.executable, "args": [SERVER]}}
     session = create_agent_session(cwd=str(tmp_path), model=faux_model(), agent_dir=tmp_path / "agent",
                                    no_session=True, mcp_servers=servers, no_mcp=True)
-    assert session.mcp is None
+    assert session.mcp.servers() == []

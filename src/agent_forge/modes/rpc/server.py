@@ -52,8 +52,7 @@ class RpcServer:
         for record in splitter.finish():
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
-        if self.session.mcp is not None:
-            self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
+        self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
         records.put_nowait(None)
         await worker
         await self.shutdown()

@@ -35,5 +35,4 @@ async def _get_commands(server: RpcServer, command: dict[str, Any]) -> Any:
 
 @handler("get_mcp_servers")
 async def _get_mcp_servers(server: RpcServer, command: dict[str, Any]) -> Any:
-    mcp = server.session.mcp  # None without configured servers
-    return {"servers": mcp.servers() if mcp is not None else []}
+    return {"servers": server.session.mcp.servers()}
