@@ -109,7 +109,9 @@ def test_list_sessions_text_carries_no_escape_sequence_from_a_session_file(agent
     assert plain.returncode == 0
     assert not any(byte < 0x20 and byte != 0x0A for byte in plain.stdout) and b"\xc2\x9b" not in plain.stdout
     lines = plain.stdout.decode().splitlines()
-    assert lines[0].endswith("  link name") and lines[1].endswith("  first question")
+    # shown, not obeyed: the escapes are visible text (hiding them would hide what the file holds)
+    assert lines[0].endswith("  \\x1b]8;;http://x\\x07link\\x1b]8;;\\x07 name")
+    assert lines[1].endswith("  \\x1b[2J\\x1b]0;pwned\\x07first question\\x9b31m")
 
 
 def test_list_sessions_of_a_directory_without_any(agent_env, project, tmp_path):
@@ -275,5 +277,5 @@ async def test_session_id_creates_then_reopens_the_session_of_that_id(agent_env,
 
 def test_start_up_errors_quote_arguments_without_control_sequences(agent_env, project):
     result = cli(agent_env, project, "-p", "--session", "\x1b]0;pwned\x07abc\x1b[2J", "hi")
-    assert result.returncode == 1 and b"No session found matching 'abc'" in result.stderr
-    assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr
+    assert result.returncode == 1 and b"No session found matching '\\x1b]0;pwned\\x07abc\\x1b[2J'" in result.stderr
+    assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr  # quoted as visible escapes

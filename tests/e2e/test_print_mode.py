@@ -299,14 +299,15 @@ def test_model_text_reaches_the_terminal_without_control_sequences(agent_env, fa
     fake_llm.set_script([{"text": HOSTILE}])
     result = run(agent_env, tmp_path, "-p", "hi")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == b"hi there\nX end\n\n"  # a lone \r is a line break: nothing is overwritten
+    # every control shown as its escape, a lone \r a line break: nothing is obeyed, overwritten or hidden
+    assert result.stdout == rb"\x1b[2J\x1b]0;pwned\x07hi\x00 there" + b"\n" + rb"X\x9b31m\x1bPq#0\x1b\ end" + b"\n\n"
 
 
 def test_server_error_text_reaches_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
     fake_llm.set_script([{"status": 400, "body": f"bad {HOSTILE}request", "content_type": "text/plain"}])
     result = run(agent_env, tmp_path, "-p", "hi")
     assert result.returncode == 1
-    assert b"bad hi there" in result.stderr and b"request" in result.stderr
+    assert rb"bad \x1b[2J\x1b]0;pwned\x07hi\x00 there" in result.stderr and b"request" in result.stderr
     assert not any(byte < 0x20 and byte not in b"\n\t" for byte in result.stderr), result.stderr
     assert b"\xc2\x9b" not in result.stderr  # the 8-bit CSI, UTF-8 encoded
 
@@ -322,7 +323,8 @@ def setup(plugin):
 def test_plugin_error_lines_reach_stderr_without_control_sequences(agent_env, fake_llm, tmp_path):
     (tmp_path / "leaky.py").write_text(LEAKY_PLUGIN)
     result = run(agent_env, tmp_path, "-p", "-e", "leaky.py", "/leak ESC]0;pwnedESC\\ ok ESC[2J")
-    assert b"plugin leaky failed in command:leak: RuntimeError: tool said:  ok " in result.stderr, result.stderr
+    assert (rb"plugin leaky failed in command:leak: RuntimeError: tool said: \x1b]0;pwned\x1b\ ok \x1b[2J"
+            in result.stderr), result.stderr
     assert b"\x1b" not in result.stderr
 
 

@@ -119,9 +119,16 @@ async def test_bash_result_and_updates_reach_the_model_clean(tmp_path):
     assert result.details["truncation"] is None
 
 
-def test_terminal_text_keeps_every_visible_character_and_no_control():
+def test_terminal_text_shows_every_control_as_its_escape_and_hides_nothing():
     text = "a\x1b[31mred\x1b[0m\x07\x00b\r\nc\rd\x1b]0;title\x07e\x9b2Jf\tg\x7f\x85h\r"
-    assert terminal_text(text) == "aredb\nc\ndef\tgh\n"  # a lone \r cannot overwrite: it is a line break
+    assert terminal_text(text) == ("a\\x1b[31mred\\x1b[0m\\x07\\x00b\nc\nd\\x1b]0;title\\x07e\\x9b2Jf\tg"
+                                   "\\x7f\\x85h\n")  # a lone \r cannot overwrite: it is a line break
+
+
+def test_terminal_text_shows_what_an_osc_string_would_hide_from_a_command():
+    """Round 4 (interactive): removing the OSC string showed `echo ok` for a command that also ran `touch`."""
+    assert terminal_text("echo ok \x1b]0; touch PWNED; \x07") == "echo ok \\x1b]0; touch PWNED; \\x07"
+    assert terminal_text("evil\u202ename\u200b.txt") == "evil\\u202ename\\u200b.txt"  # bidi, zero width
 
 
 @given(st.text())

@@ -22,8 +22,9 @@ def plain_text(ansi: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", ansi)
 
 
-def test_clean_removes_escapes_and_controls_and_keeps_the_text():
-    assert clean(HOSTILE) == "abcdefg\nh"
+def test_clean_shows_escapes_and_controls_as_text():
+    assert clean(HOSTILE) == ("a\\x1b]0;TITLE\\x07b\\x1b[2Jc\\x1b]52;c;ZXZpbA==\\x07d\\x1b[10;1He"
+                              "\\x1b]8;;http://x\\x1b\\f\\x9b31mg\n\\x00h")  # shown, never obeyed
     assert clean(None) == "" and clean("a\tb") == "a    b"
 
 
@@ -33,7 +34,7 @@ def test_hostile_model_text_renders_without_escape_sequences_or_markup():
     ansi = to_ansi([assistant_block(message, show_thinking=False), user_block(HOSTILE)], 80)
     assert not OSC_OR_CLEAR.search(ansi)
     shown = plain_text(ansi)
-    assert "[bold red]x[/bold red]" in shown and "abcdefg" in shown
+    assert "[bold red]x[/bold red]" in shown and "a\\x1b]0;TITLE\\x07b" in shown
 
 
 def test_stream_tail_stays_bounded_however_long_the_message():

@@ -14,8 +14,13 @@ Everything else (including U+FFFD from undecodable bytes) is kept.
 `OutputSanitizer` does steps 1-3 incrementally for output arriving in pieces; instead of rewriting text it
 has already returned, it leaves one `\\r` where a line restarts (see `apply_carriage_returns`).
 
-`terminal_text` cleans text for a user's terminal instead (print mode's answer, error lines on stderr): steps
-1 and 2, and every `\\r` becomes a line break, so no text is hidden by being overwritten.
+`terminal_text` makes text safe for a user's terminal instead (print mode's answer, error lines on stderr, the
+interactive mode): nothing is removed, so nothing is hidden from the person reading it. Every control character
+but `\\n` and `\\t` (ESC included, so every escape sequence) is shown as its escape (`\\x1b]0;title\\x07`),
+as are the invisible characters that reorder or hide text (bidi overrides and isolates, zero-width characters:
+`\\u202e`), and every `\\r` becomes a line break, so no text is overwritten. A command or file name shown so
+reads as what runs or is written (an OSC string removed from `echo ok \\x1b]0; touch x; \\x07` would hide a
+command bash still runs).
 """
 
 from __future__ import annotations
@@ -50,10 +55,21 @@ def sanitize_output(text: str) -> str:
 
 
 def terminal_text(text: str) -> str:
-    """`text` safe to show on a terminal: no escape sequence and no control character but `\\n` and `\\t`.
-    Steps 1 and 2 of the module docstring, then `\\r\\n` becomes `\\n` and any other `\\r` a `\\n`: a lone
-    carriage return would let what follows overwrite (hide) what the line showed."""
-    return _LINE_END.sub("\n", _clean(text)).replace("\r", "\n")
+    """`text` safe to show on a terminal, hiding nothing (module docstring): control characters but `\\n` and
+    `\\t`, and invisible reordering characters, as visible escapes; `\\r\\n` becomes `\\n` and any other
+    `\\r` a `\\n` (a lone carriage return would let what follows overwrite what the line showed)."""
+    text = _LINE_END.sub("\n", text).replace("\r", "\n")
+    return _SHOWN.sub(_visible, text) if _SHOWN.search(text) else text
+
+
+_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+"""What `terminal_text` shows escaped: C0 but tab and LF, DEL, C1; the Arabic letter mark, zero-width and
+direction marks, bidi embeddings, overrides and isolates, word joiner and invisible operators, the BOM."""
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def apply_carriage_returns(text: str) -> str:

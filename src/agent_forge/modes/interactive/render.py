@@ -19,8 +19,9 @@ from . import theme
 
 
 def clean(text: Any) -> str:
-    """`text` (any value; None is "") with no escape sequence and no control character but newline and tab;
-    tabs become 4 spaces (their width is the terminal's choice otherwise)."""
+    """`text` (any value; None is "") safe for the terminal: control characters but newline and tab shown as
+    their escapes (`terminal_text`: nothing hidden); tabs become 4 spaces (their width is the terminal's choice
+    otherwise)."""
     if text is None:
         return ""
     return terminal_text(str(text)).replace("\t", "    ")
