@@ -6,7 +6,7 @@ collaborators that get what they need (agent, current store, settings, `emit`), 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, TYPE_CHECKING
+from typing import Any, Awaitable, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.types import Model
@@ -178,9 +178,19 @@ class AgentSession:
         messages were still queued, once the aborted run handed over to them (seed 000: abort continues them).
         Pending plugin dialogs resolve with their defaults; plugin commands and prompts still in plugin input
         handlers are cancelled (bounded waits: plugin code cannot hold the answer)."""
+        await self.begin_abort()
+
+    def begin_abort(self) -> Awaitable[None]:
+        """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
+        input handlers, the run, a retry wait); the returned awaitable (await it) ends when `abort` would
+        return. Prompts submitted after this call are not cancelled by it (RPC: only those sent before)."""
         self.hooks.abort()
         inputs = self.intake.cancel_inputs()
-        await self.run.abort()
+        settled = self.run.begin_abort()
+        return self._aborted(inputs, settled)
+
+    async def _aborted(self, inputs: list[Any], settled: Awaitable[None]) -> None:
+        await settled
         await self.intake.plugins_aborted(inputs)
 
     async def abort_retry(self) -> None:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from ....agent.agent import message_text
 from .registry import handler
@@ -36,9 +36,10 @@ async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
 
 
 @handler("abort", background=True)
-async def _abort(server: RpcServer, command: dict[str, Any]) -> Any:
-    await server.session.abort()
-    return None
+def _abort(server: RpcServer, command: dict[str, Any]) -> Awaitable[None]:
+    """Stops the work now, so a prompt sent right after it is not cancelled; answers once the session settled
+    (`AgentSession.begin_abort`)."""
+    return server.session.begin_abort()
 
 
 @handler("clear_queue")
