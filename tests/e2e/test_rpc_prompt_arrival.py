@@ -75,3 +75,18 @@ async def test_an_abort_sent_after_a_prompt_held_by_a_session_change_refuses_it(
     assert replies["p"]["success"] is False
     assert replies["p"]["error"] == "Aborted while the prompt waited for a session change: the prompt was not sent"
     assert len(fake_llm.requests) == 1 and state["isStreaming"] is False and state["messageCount"] == 2
+
+
+@pytest.mark.parametrize("kind", ["steer", "follow_up"])
+async def test_steer_and_follow_up_are_refused_while_a_session_change_is_pending(agent_env, fake_llm, tmp_path,
+                                                                                kind):
+    """Queued in the session being left, the message would be dropped with its queue: refused instead."""
+    fake_llm.set_script([HANGING, {"text": "never"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await running(client)
+        write(client, {"id": "ch", "type": "clone"}, {"id": "q", "type": kind, "message": "late"})
+        replies = await answers(client, {"ch", "q"})  # the aborted run settled before the clone answered
+        after = await client.send({"type": kind, "message": "now fine"})
+    assert replies["ch"]["success"] is True
+    assert replies["q"]["success"] is False and replies["q"]["error"].startswith("A session change is pending")
+    assert after["success"] is True and len(fake_llm.requests) == 1

@@ -178,12 +178,14 @@ class Intake:
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         self._refuse_plugin_command(text, "steer")
+        self._refuse_during_change("steer")
         self.queue(user_message(self._resources().expand(text), images), "steer")
         return "queued"
 
     def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
         self._refuse_plugin_command(text, "follow_up")
+        self._refuse_during_change("follow_up")
         self.queue(user_message(self._resources().expand(text), images), "followUp")
         return "queued"
 
@@ -197,6 +199,11 @@ class Intake:
         if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
             raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
                                "which runs it at once even while the agent is working")
+
+    def _refuse_during_change(self, command: str) -> None:
+        if self._changes:  # it would be queued in the session being left, whose queue the change drops
+            raise CommandError(f"A session change is pending: {command} is refused (the message would be dropped "
+                               "with the session's queue); send it with prompt, which waits for the change")
 
     def _check_open(self) -> None:
         if self._closed():  # its file may belong to another session by now: nothing may be appended to it
