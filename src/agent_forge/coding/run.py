@@ -202,7 +202,7 @@ class SessionRun:
         """`abort`'s immediate part: the run, its retry wait and a starting run are stopped now; the returned
         awaitable (await it) stops any compaction and ends when `abort` would return."""
         if not self.is_streaming:
-            return self._compaction.cancel_and_wait()
+            return self._compaction.cancel()  # a manual compaction or branch summary: stopped now too
         boundary = self._boundary  # taken first: the run may settle during any await below
         self.retry.cancel(aborted=True)
         self.phase = Phase.ABORTING
