@@ -551,3 +551,26 @@ async def test_compact_while_idle_leaves_a_steer_queued_while_idle_for_the_next_
         await client.prompt_and_wait("go")
     assert reply["success"] is True and state["isStreaming"] is False and requests_after_compact == 3
     assert [t for _, t in sent(fake_llm, 3)[-2:]] == ["go", "steered"] and "Shrunk." in sent(fake_llm, 3)[0][1]
+
+
+async def test_a_prompt_sent_right_after_abort_during_a_manual_compaction_is_queued_and_sent(
+        agent_env_factory, fake_llm, tmp_path):
+    """The abort cancels only what came before it: the follow-up in the same write runs once the compaction
+    ended (k1, fresh eyes round 4)."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "one " + W}, {"match": SUMMARY, "text": "never", "hang": True},
+                         {"text": "two " + W}, {"text": "after abort"}])
+    async with await start(env, tmp_path) as client:
+        await exchanges(client, "first " + W, "second " + W)
+        client.send_nowait({"type": "compact"})
+        await client.wait_for("compaction_start")
+        await asyncio.to_thread(fake_llm.wait_for,
+                                lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
+        client.write_raw(b'{"id":"a","type":"abort"}\n'
+                         b'{"id":"q","type":"prompt","message":"queued next","streamingBehavior":"followUp"}\n')
+        events = await client.wait_for("agent_settled", timeout=10)
+    replies = {e["id"]: e for e in events if e["type"] == "response" and e["id"] in ("a", "q")}
+    assert replies["q"]["success"] is True and replies["q"]["data"] == {"disposition": "queued"}
+    assert replies["a"]["success"] is True
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+    assert "queued next" in json.dumps(fake_llm.requests[-1]["body"]["messages"][-1])

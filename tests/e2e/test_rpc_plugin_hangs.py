@@ -394,3 +394,24 @@ async def test_a_command_ignoring_cancellation_still_gets_its_closing_agent_sett
     await client.close()
     settled = [r for r in client.records if r.get("type") == "agent_settled"]
     assert settled == [{"type": "agent_settled", "aborted": True}]
+
+
+async def test_abort_in_one_write_refuses_the_prompt_before_it_and_not_the_one_after(agent_env_factory, fake_llm,
+                                                                                    tmp_path, evil):
+    """Prompts and `abort` take their places on arrival, even as long commands (docs/rpc.md, "Response order")."""
+    fake_llm.set_script([{"text": "answered"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, evil)
+    client.write_raw(b'{"id":"p1","type":"prompt","message":"hang forever"}\n{"id":"a","type":"abort"}\n'
+                     b'{"id":"p2","type":"prompt","message":"after"}\n')
+    replies: dict[str, dict] = {}
+    while len(replies) < 3:
+        event = await client.next_event(timeout=10)
+        if event["type"] == "response":
+            replies[event["id"]] = event
+    await client.wait_for("agent_settled", timeout=10)
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert replies["p1"]["success"] is False and replies["p1"]["error"].startswith("Aborted while plugin input")
+    assert replies["a"]["success"] is True and replies["p2"]["data"] == {"disposition": "started"}
+    assert [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] == "user"][-1]["content"] in (
+        "after", [{"type": "text", "text": "after"}])

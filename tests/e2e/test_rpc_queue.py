@@ -113,3 +113,20 @@ async def test_steer_while_idle_rides_with_the_next_prompt(agent_env, fake_llm, 
              if e["type"] == "message_end" and e["message"]["role"] == "user"]
     assert users == ["go", "s1", "s2"]
     assert state["pendingMessageCount"] == 0
+
+
+async def test_a_prompt_sent_right_after_abort_is_not_cancelled_by_it(agent_env, fake_llm, tmp_path):
+    """An `abort` stops only what came before it: a prompt in the same write is queued and continued."""
+    fake_llm.set_script([{"text": "one two three four", "hang_after": 4, "hang_ms": 20000},
+                         {"text": "Handled the next prompt."}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await wait_for_text_delta(client)
+        client.write_raw(b'{"id":"a","type":"abort"}\n'
+                         b'{"id":"p1","type":"prompt","message":"next","streamingBehavior":"followUp"}\n')
+        events = await client.wait_for("agent_settled", timeout=10)
+    replies = {e["id"]: e for e in events if e["type"] == "response"}
+    assert replies["p1"]["success"] is True, replies["p1"]
+    assert replies["p1"]["data"] == {"disposition": "queued"} and replies["a"]["success"] is True
+    assert events[-1] == {"type": "agent_settled", "aborted": False}
+    assert user_texts(fake_llm.requests[1]) == ["go", "next"]

@@ -304,3 +304,30 @@ async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_fa
     assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("user", None),
                                                                     ("assistant", "stop")]
     assert events[-1]["type"] == "agent_settled"
+
+
+@pytest.mark.parametrize("cancels", [("abort_retry", "abort"), ("abort", "abort"), ("compact", "abort"),
+                                     ("follow_up", "compact", "abort_retry", "abort")])
+async def test_cancellations_of_one_wait_end_its_chain_once(agent_env_factory, fake_llm, tmp_path, cancels):
+    """Cancellations that all arrive before the cut-short wait wakes (one write) end the chain with one
+    `auto_retry_end`; an `abort` among them settles the run as aborted."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 503}, {"text": "a summary"}, {"text": "after"}, {"text": "more"}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await client.wait_for("auto_retry_start")
+        start_at = len(client.records)
+        commands = [{"id": f"x{i}", "type": kind, **({"message": "fu"} if kind == "follow_up" else {})}
+                    for i, kind in enumerate(cancels)]
+        client.write_raw(b"".join(json.dumps(c).encode() + b"\n" for c in commands))
+        answered, settled = set(), False
+        while len(answered) < len(commands) or not settled:
+            event = await client.next_event(timeout=10)
+            answered |= {event["id"]} if event["type"] == "response" else set()
+            settled = settled or event["type"] == "agent_settled"
+        await client.send({"type": "get_state"})
+        later = client.records[start_at:]
+    ends = [r for r in later if r["type"] == "auto_retry_end"]
+    assert ends == [{"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "Retry cancelled"}]
+    # a queued follow-up is continued after the abort (seed 000): its run settles, not aborted
+    assert next(r for r in later if r["type"] == "agent_settled")["aborted"] is ("follow_up" not in cancels)

@@ -6,7 +6,7 @@ collaborators that get what they need (agent, current store, settings, `emit`), 
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable, TYPE_CHECKING
+from typing import Any, Awaitable, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.types import Model
@@ -81,7 +81,8 @@ class AgentSession:
                              model_problem=lambda: self.model_problem, emit=emit)
         self.switching = SessionSwitch(cwd=self.cwd, agent=agent, model_control=self.model_control, hooks=hooks,
                                        store=store, replace_store=self.replace_store,
-                                       check_written=self.persistence.check_written, abort=self.abort,
+                                       check_written=self.persistence.check_written,
+                                       abort=lambda: self.begin_abort(held=False),  # held prompts wait for it
                                        abort_user_bash=self.user_bash.abort)
 
     # -- events --------------------------------------------------------------------------------------
@@ -136,11 +137,10 @@ class AgentSession:
         return last_assistant_text(self.agent.messages)
 
     # -- prompting (`intake.py`) and the run (`run.py`) ------------------------------------------------
-    async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
-                     streaming_behavior: str | None = None) -> str:
-        """The RPC `prompt` path: `"handled"` (a plugin command or input handler took it), `"started"` or
-        `"queued"`. Raises `CommandError` (also when an `abort` cancelled its input handling)."""
-        return await self.intake.submit(text, images, streaming_behavior)
+    def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+               streaming_behavior: str | None = None) -> Awaitable[str]:
+        """The RPC `prompt` path, awaited: "handled", "started" or "queued" (`Intake.submit`). Raises `CommandError`."""
+        return self.intake.submit(text, images, streaming_behavior)
 
     def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
@@ -174,14 +174,14 @@ class AgentSession:
         await self.run.wait_for_idle()
 
     async def abort(self) -> None:
-        """Abort the running step (or a retry's backoff wait); returns once the session settled or, when
-        messages were still queued, once the aborted run handed over to them (seed 000: abort continues them).
-        Pending plugin dialogs resolve with their defaults; plugin commands and prompts still in plugin input
-        handlers are cancelled (bounded waits: plugin code cannot hold the answer)."""
-        self.hooks.abort()
-        inputs = self.intake.cancel_inputs()
-        await self.run.abort()
-        await self.intake.plugins_aborted(inputs)
+        """Abort the running step (or a retry's backoff wait); returns once the session settled or the aborted
+        run handed over to queued messages (seed 000). Plugin dialogs resolve with their defaults; plugin
+        commands and prompts not yet sent are cancelled (bounded waits; `Intake.begin_abort`)."""
+        await self.begin_abort()
+
+    def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
+        """`abort` stopping the work now: prompts submitted later are not cancelled; await the result."""
+        return self.intake.begin_abort(held=held)
 
     async def abort_retry(self) -> None:
         """Cancel a retry's backoff wait and stop retrying; returns at the next hand-over (`SessionRun`)."""
@@ -240,9 +240,9 @@ class AgentSession:
         self.store.append_session_info(session_name(name))
 
     # -- session lifecycle (`switching.py`) -------------------------------------------------------
-    async def new_session(self, parent_session: str | None = None) -> bool:
+    def new_session(self, parent_session: str | None = None) -> Awaitable[bool]:
         """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
-        return await self.switching.new_session(parent_session)
+        return self.intake.session_change(self.switching.new_session(parent_session))
 
     def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
@@ -253,17 +253,17 @@ class AgentSession:
         self.agent.session_id = store.session_id
         self.agent.messages = list(messages or [])
 
-    async def switch_session(self, session_path: str) -> bool:
+    def switch_session(self, session_path: str) -> Awaitable[bool]:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError`."""
-        return await self.switching.switch_session(session_path)
+        return self.intake.session_change(self.switching.switch_session(session_path))
 
-    async def fork(self, entry_id: str) -> dict[str, Any]:
+    def fork(self, entry_id: str) -> Awaitable[dict[str, Any]]:
         """Continue in a new session holding the branch before user message `entry_id`: `{text, cancelled}`."""
-        return await self.switching.fork(entry_id)
+        return self.intake.session_change(self.switching.fork(entry_id))
 
-    async def clone(self) -> bool:
+    def clone(self) -> Awaitable[bool]:
         """Continue in a new session holding a copy of the active branch; returns `cancelled`."""
-        return await self.switching.clone()
+        return self.intake.session_change(self.switching.clone())
 
     def available_models(self) -> list[Model]:
         return self.registry.available_models()

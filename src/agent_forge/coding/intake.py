@@ -8,7 +8,7 @@ prompt a plugin handled ends with one `agent_settled` like a started one (docs/r
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .resources.loader import SessionResources
     from .run import SessionRun
     from .hooks import SessionHooks
+
+T = TypeVar("T")
 
 INPUT_CANCEL_GRACE_S = 1.0
 """Seconds `abort` waits for the plugin input handling it cancelled to end (its prompt is answered by then)."""
@@ -49,30 +51,52 @@ class Intake:
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
         self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
+        self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
+        self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
 
-    async def submit(self, text: str, images: list[dict[str, Any]] | None = None,
-                     streaming_behavior: str | None = None) -> str:
+    def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+               streaming_behavior: str | None = None) -> Awaitable[str]:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
         input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
         A handled prompt ends with one `agent_settled` like a started one (`_settle_handled`); a command that
         `abort` cancelled ends it with `aborted: true`. Prompts pass the input handlers one at a time, in arrival
-        order; an `abort` meanwhile cancels them and the prompt is refused (`CommandError`), nothing sent."""
+        order; an `abort` meanwhile cancels them and the prompt is refused (`CommandError`), nothing sent.
+        A prompt submitted while session changes are pending (`session_change`) waits until they are done and
+        is then handled in the session that exists; an `abort` meanwhile refuses it likewise.
+        The prompt takes its place now, at the call (an `abort` called later does not cancel it): await the
+        result, the disposition. Raises `CommandError` (at the call when the session is closed)."""
         self._check_open()
+        if self._changes:
+            waiting = asyncio.ensure_future(asyncio.wait(list(self._changes)))
+            self._held.add(waiting)
+            return self._submit_held(waiting, text, images, streaming_behavior)
+        return self._submit_now(text, images, streaming_behavior)
+
+    async def _submit_held(self, waiting: asyncio.Task, text: str, images: list[dict[str, Any]] | None,
+                           streaming_behavior: str | None) -> str:
+        try:
+            await _refused_if_cancelled(waiting, "Aborted while the prompt waited for a session change: the "
+                                                 "prompt was not sent")
+        finally:
+            self._held.discard(waiting)
+        self._check_open()
+        return await self._submit_now(text, images, streaming_behavior)
+
+    def _submit_now(self, text: str, images: list[dict[str, Any]] | None,
+                    streaming_behavior: str | None) -> Awaitable[str]:
         command = self._hooks().run_command(text)
         if command is not None:
             self._open_commands.add(command)
             command.add_done_callback(self._command_done)
-            return "handled"
+            return _result("handled")
         task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
         self._inputs.add(task)
+        return self._disposition(task)
+
+    async def _disposition(self, task: asyncio.Task) -> str:
         try:
-            disposition = await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if not task.cancelled() or (current is not None and current.cancelling()):
-                raise
-            raise CommandError("Aborted while plugin input handlers were running: the prompt was not sent") \
-                from None
+            disposition = await _refused_if_cancelled(
+                task, "Aborted while plugin input handlers were running: the prompt was not sent")
         finally:
             self._inputs.discard(task)
         if disposition == "handled":
@@ -154,12 +178,14 @@ class Intake:
     def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         self._refuse_plugin_command(text, "steer")
+        self._refuse_during_change("steer")
         self.queue(user_message(self._resources().expand(text), images), "steer")
         return "queued"
 
     def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
         self._refuse_plugin_command(text, "follow_up")
+        self._refuse_during_change("follow_up")
         self.queue(user_message(self._resources().expand(text), images), "followUp")
         return "queued"
 
@@ -173,6 +199,11 @@ class Intake:
         if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
             raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
                                "which runs it at once even while the agent is working")
+
+    def _refuse_during_change(self, command: str) -> None:
+        if self._changes:  # it would be queued in the session being left, whose queue the change drops
+            raise CommandError(f"A session change is pending: {command} is refused (the message would be dropped "
+                               "with the session's queue); send it with prompt, which waits for the change")
 
     def _check_open(self) -> None:
         if self._closed():  # its file may belong to another session by now: nothing may be appended to it
@@ -197,17 +228,67 @@ class Intake:
         if not self._registry.has_auth(model):
             raise CommandError(self._registry.auth_error_message(model))
 
-    def cancel_inputs(self) -> list[asyncio.Task]:
-        """`abort`: cancel the prompts still in plugin input handlers; returns them (`plugins_aborted` waits)."""
+    def session_change(self, change: Awaitable[T]) -> Awaitable[T]:
+        """`change` (a session change: new_session, switch_session, fork, clone), marked pending from this call
+        until it is done: prompts submitted meanwhile wait for it (`submit`). Call it when the change arrives;
+        await the result."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._changes.append(done)
+        return self._change(change, done)
+
+    async def _change(self, change: Awaitable[T], done: asyncio.Future[None]) -> T:
+        try:
+            return await change
+        finally:
+            self._changes.remove(done)
+            done.set_result(None)
+
+    @property
+    def holds_prompts(self) -> bool:
+        """Whether a prompt submitted now would wait for a session change."""
+        return bool(self._changes)
+
+    def cancel_inputs(self, *, held: bool = True) -> list[asyncio.Task]:
+        """`abort`: cancel the prompts still in plugin input handlers and, when `held`, those waiting for a
+        session change (the change's own abort passes False: they wait for it); returns the first kind
+        (`plugins_aborted` waits)."""
         inputs = list(self._inputs)
-        for task in inputs:
+        for task in [*inputs, *(self._held if held else ())]:
             task.cancel()
         return inputs
+
+    def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
+        """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
+        input handlers and, when `held`, those waiting for a session change; the run or its retry wait); the
+        returned awaitable (await it) ends when the session settled or handed over to queued messages (the run
+        side: `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits)."""
+        self._hooks().abort()
+        inputs = self.cancel_inputs(held=held)
+        return self._aborted(inputs, self._run.begin_abort())
+
+    async def _aborted(self, inputs: list[asyncio.Task], settled: Awaitable[None]) -> None:
+        await settled
+        await self.plugins_aborted(inputs)
 
     async def plugins_aborted(self, inputs: list[asyncio.Task]) -> None:
         if inputs:
             await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
         await self._hooks().wait_aborted()
+
+
+async def _result(value: T) -> T:
+    return value
+
+
+async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str) -> T:
+    """`task`'s result; `CommandError(refusal)` when `abort` cancelled it (not when the caller is cancelled)."""
+    try:
+        return await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if not task.cancelled() or (current is not None and current.cancelling()):
+            raise
+        raise CommandError(refusal) from None
 
 
 def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -130,7 +130,12 @@ class AutoRetry:
     def cancel(self, *, aborted: bool = False) -> bool:
         """Stop retrying (`abort_retry`; `abort` passes `aborted=True`). During a backoff wait the wait ends at
         once with `auto_retry_end{success:false}` and True is returned; while a retried run streams, its failure
-        becomes final. Otherwise nothing happens."""
+        becomes final. Otherwise nothing happens. A wait already cut short is not ended again (one
+        `auto_retry_end` per chain, however many cancellations arrive before the wait wakes); an abort among
+        them still makes the run settle `aborted: true`."""
+        if self._wake is not None and self._wake.is_set():  # cancelled already; the wait has yet to wake
+            self._cancelled_by_abort = self._cancelled_by_abort or aborted
+            return True
         if self._wake is not None or self._failed is not None:  # waiting, or about to wait
             self._cancelled_by_abort = aborted
             self._failed = None

@@ -196,15 +196,22 @@ class SessionRun:
         """Abort the running step (or a retry's backoff wait) and any compaction; returns once the run settled
         or, when messages were still queued, once the aborted run handed over to them. At once when idle
         (after stopping a manual compaction or branch summary)."""
+        await self.begin_abort()
+
+    def begin_abort(self) -> Awaitable[None]:
+        """`abort`'s immediate part: the run, its retry wait and a starting run are stopped now; the returned
+        awaitable (await it) stops any compaction and ends when `abort` would return."""
         if not self.is_streaming:
-            await self._compaction.cancel_and_wait()
-            return
+            return self._compaction.cancel()  # a manual compaction or branch summary: stopped now too
         boundary = self._boundary  # taken first: the run may settle during any await below
         self.retry.cancel(aborted=True)
         self.phase = Phase.ABORTING
         if self._begin_task is not None:
             self._begin_task.cancel()  # plugins still preparing the run: it will not start
         self._agent.abort()
+        return self._aborted(boundary)
+
+    async def _aborted(self, boundary: asyncio.Event) -> None:
         await self._compaction.cancel_and_wait()  # one between turns (the loop stops) or after the run
         await boundary.wait()  # settled, or the aborted run handed over to queued messages
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ...agent.loop import abortable_step
 from ...ai.overflow import is_context_overflow
@@ -138,10 +138,15 @@ class CompactionController:
 
     async def cancel_and_wait(self) -> None:
         """Abort the compaction in progress, if any, and return once its `compaction_end` was sent."""
+        await self.cancel()
+
+    def cancel(self) -> Awaitable[object]:
+        """`cancel_and_wait` with the cancellation now (an idle `abort` on arrival): await the result."""
         task = self._task
         if task is not None and not task.done():
             task.cancel()
-            await asyncio.wait({task})
+            return asyncio.wait({task})
+        return _nothing()
 
     # -- the command -----------------------------------------------------------------------------------------
 
@@ -357,3 +362,6 @@ class CompactionController:
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
 
+
+async def _nothing() -> None:
+    return None

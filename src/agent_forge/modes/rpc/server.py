@@ -121,12 +121,20 @@ class RpcServer:
 
     async def _run_handler(self, kind: str, command: dict[str, Any], request_id: Any) -> None:
         handler = HANDLERS[kind]  # every command of COMMANDS has one (tests/modes/test_rpc_order.py)
-        if self._is_long(handler, command):
+        long = self._is_long(handler, command)
+        work = self._call(handler, command)  # now, in arrival order: what `abort` stops is stopped before the next
+        if long:  # command is handled (an `async def` handler does nothing until awaited; `registry.py`)
             # Long commands (and ones that wait on plugin code) must never hold up `abort` or `get_state`:
             # they answer when done, and the next command is read at once.
-            self._spawn(self._answer(handler, kind, command, request_id))
+            self._spawn(self._answer(handler, kind, work, request_id))
         else:
-            await self._answer(handler, kind, command, request_id)
+            await self._answer(handler, kind, work, request_id)
+
+    def _call(self, handler: Callable[..., Awaitable[Any]], command: dict[str, Any]) -> Awaitable[Any]:
+        try:
+            return handler(self, command)
+        except Exception as exc:  # a plain-function handler's immediate part failed: answered like the rest
+            return _raising(exc)
 
     def _is_long(self, handler: Callable[..., Any], command: dict[str, Any]) -> bool:
         """The handler's `background` mark: a bool, or a predicate of `(server, command)` for commands that are
@@ -134,10 +142,10 @@ class RpcServer:
         background = getattr(handler, "background", False)
         return bool(background(self, command) if callable(background) else background)
 
-    async def _answer(self, handler: Callable[..., Awaitable[Any]], kind: str, command: dict[str, Any],
+    async def _answer(self, handler: Callable[..., Awaitable[Any]], kind: str, work: Awaitable[Any],
                       request_id: Any) -> None:
         try:
-            data = await handler(self, command)
+            data = await work
         except CommandError as exc:
             self.write(response(kind, request_id, error=str(exc)))
         except Exception as exc:  # a handler bug answers this command; the session goes on
@@ -151,6 +159,10 @@ class RpcServer:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
+
+
+async def _raising(exc: Exception) -> Any:
+    raise exc
 
 
 def _json_kind(value: Any) -> str:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from .registry import handler
+from .tree import cancelled
 
 if TYPE_CHECKING:
     from ..server import RpcServer
 
 
 @handler("new_session", background=True)
-async def _new_session(server: RpcServer, command: dict[str, Any]) -> Any:
-    cancelled = await server.session.new_session(command.get("parentSession"))
-    return {"cancelled": cancelled}
+def _new_session(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    """Pending from its arrival: prompts sent after it wait for it (`Intake.session_change`)."""
+    return cancelled(server.session.new_session(command.get("parentSession")))
 
 
 @handler("get_session_stats")

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from ....agent.agent import message_text
 from .registry import handler
@@ -14,15 +14,25 @@ if TYPE_CHECKING:
 
 
 def _waits_for_plugins(server: RpcServer, command: dict[str, Any]) -> bool:
-    """`prompt` is long only while plugin input handlers are registered: it answers when they are done."""
-    return server.session.hooks.handles_input()
+    """`prompt` is long only while a session change is pending or plugin input handlers are registered (a
+    plugin command is not: it answers `handled` before the command's own events): it answers when they are
+    done."""
+    hooks = server.session.hooks
+    if server.session.intake.holds_prompts:
+        return True
+    return hooks.handles_input() and hooks.command_name(command["message"]) is None
 
 
 @handler("prompt", background=_waits_for_plugins)
-async def _prompt(server: RpcServer, command: dict[str, Any]) -> Any:
-    disposition = await server.session.submit(command["message"], command.get("images"),
-                                              command.get("streamingBehavior"))
-    return {"disposition": disposition}
+def _prompt(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    """Takes its place on arrival (a plain function: `registry.py`), so an `abort` sent after it cancels it
+    while it is not sent yet, and one sent before it does not."""
+    return _disposition(server.session.submit(command["message"], command.get("images"),
+                                              command.get("streamingBehavior")))
+
+
+async def _disposition(submitted: Awaitable[str]) -> dict[str, str]:
+    return {"disposition": await submitted}
 
 
 @handler("steer")
@@ -36,9 +46,10 @@ async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
 
 
 @handler("abort", background=True)
-async def _abort(server: RpcServer, command: dict[str, Any]) -> Any:
-    await server.session.abort()
-    return None
+def _abort(server: RpcServer, command: dict[str, Any]) -> Awaitable[None]:
+    """Stops the work now, so a prompt sent right after it is not cancelled; answers once the session settled
+    (`AgentSession.begin_abort`)."""
+    return server.session.begin_abort()
 
 
 @handler("clear_queue")

@@ -5,6 +5,11 @@ turns either into exactly one response carrying the request's `id`. Handlers mar
 commands such as `bash`) run as tasks so other commands are still answered meanwhile; they answer when done
 (docs/rpc.md, "Response order"). `background` may be a predicate `(server, command) -> bool` for a command that
 is long only in some sessions.
+
+Every handler is called when its command is handled, in arrival order, and the awaitable it returns is awaited
+for the answer (at once, or in the background). An `async def` handler does nothing before that; a plain function
+returning an awaitable acts at once: `abort` stops the work before the next command is handled, even though it
+answers later (docs/rpc.md, "Response order").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from ....coding.errors import CommandError
 from ....coding.session.tree import entries_since, fork_messages, get_flat_tree, get_tree
@@ -12,19 +12,26 @@ if TYPE_CHECKING:
     from ..server import RpcServer
 
 
+# Session changes are pending from their arrival (plain functions: `registry.py`): prompts sent after one wait
+# for it (`Intake.session_change`).
 @handler("switch_session", background=True)
-async def _switch_session(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"cancelled": await server.session.switch_session(command["sessionPath"])}
+def _switch_session(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    return cancelled(server.session.switch_session(command["sessionPath"]))
 
 
 @handler("fork", background=True)
-async def _fork(server: RpcServer, command: dict[str, Any]) -> Any:
-    return await server.session.fork(command["entryId"])
+def _fork(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    return server.session.fork(command["entryId"])
 
 
 @handler("clone", background=True)
-async def _clone(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"cancelled": await server.session.clone()}
+def _clone(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    return cancelled(server.session.clone())
+
+
+async def cancelled(change: Awaitable[bool]) -> dict[str, bool]:
+    """The `{cancelled}` answer of a session change."""
+    return {"cancelled": await change}
 
 
 @handler("get_fork_messages")
