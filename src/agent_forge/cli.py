@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .cli_loop import run_loop
+from .cli_loop import leave_stuck_threads, run_loop
 from .cli_usage import USAGE_EXIT, stray_json, usage_problem
 
 if TYPE_CHECKING:
@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         code = 1
+    leave_stuck_threads(code)
     return code
 
 

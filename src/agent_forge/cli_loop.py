@@ -35,7 +35,10 @@ def run_loop(main: Any) -> int:
             if leftovers:
                 loop.run_until_complete(asyncio.wait(leftovers, timeout=LEFTOVER_GRACE_S))
             loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.run_until_complete(loop.shutdown_default_executor())
+            # A worker thread blocked in the kernel (a FIFO without a writer) cannot be interrupted: waiting
+            # for it would keep the process for ever (`leave_stuck_threads` ends the process past it).
+            loop.run_until_complete(asyncio.wait({loop.create_task(loop.shutdown_default_executor())},
+                                                 timeout=LEFTOVER_GRACE_S))
         finally:
             asyncio.set_event_loop(None)
             loop.close()
@@ -61,3 +64,21 @@ def _cancel_on_sigint(loop: Any, task: Any) -> list[bool]:
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
         pass
     return hits
+
+
+def leave_stuck_threads(code: int) -> None:
+    """End the process now with `code` when event-loop worker threads (`asyncio_*`: tools' blocking calls) are
+    still alive once the loop is closed: the interpreter would join them at exit, for ever when one is blocked
+    in the kernel. Standard streams are flushed first. Returns when there are none (the normal case)."""
+    import os
+    import sys
+    import threading
+
+    if not any(t.name.startswith("asyncio_") and t.is_alive() for t in threading.enumerate()):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)

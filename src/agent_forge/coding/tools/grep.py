@@ -18,6 +18,7 @@ from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from ..errors import ExternalSearchError
 from .external_search import ripgrep, stream_lines
+from .file_kinds import open_regular
 from .globs import path_matcher
 from .ignore_walk import walk
 from .paths import resolve_tool_path
@@ -204,14 +205,15 @@ def _glob_filter(glob: str | None) -> Callable[[str], bool]:
 
 def _search_file(path: str, rel: str, regex: re.Pattern[str], context: int, matches: Matches) -> bool:
     """Add this file's matches with context; False once the limit is reached (and its trailing context
-    added). Binary and unreadable files are skipped."""
+    added). Binary and unreadable files are skipped, and so is anything not a regular file (opening a FIFO for
+    reading would wait for a writer for ever; opening some devices has side effects)."""
     try:
-        with open(path, "rb") as handle:
+        with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as handle:
             if b"\0" in handle.read(_BINARY_SNIFF_BYTES):
                 return True
             handle.seek(0)
             return _scan(handle, rel, regex, context, matches)
-    except OSError:
+    except (OSError, ToolError):
         return True
 
 

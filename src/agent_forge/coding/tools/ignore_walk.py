@@ -15,6 +15,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from ...agent.types import ToolError
+from .file_kinds import open_regular
+
 IGNORE_FILE_NAMES = (".gitignore", ".ignore")
 
 
@@ -131,9 +134,9 @@ def _load_level(base: str, files: list[str]) -> _Level | None:
     lines: list[str] = []
     for file in files:
         try:
-            with open(file, encoding="utf-8", errors="replace") as handle:
+            with os.fdopen(open_regular(file, os.O_RDONLY), encoding="utf-8", errors="replace") as handle:
                 lines.extend(handle.read().splitlines())
-        except OSError:
+        except (OSError, ToolError):  # a `.gitignore` that is a FIFO or a device is no ignore file
             continue
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
