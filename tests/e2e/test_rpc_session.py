@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -129,16 +128,15 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-async def test_abort_mid_bash_kills_the_process_tree(agent_env, fake_llm, tmp_path):
-    command = "echo $$ > pgid.txt; (sleep 60; echo late) & sleep 60; echo never"
+async def test_abort_mid_bash_kills_the_process_tree(agent_env, fake_llm, tmp_path, pid_fifo):
+    command = f"echo $$ > {pid_fifo.path}; (sleep 60; echo late) & sleep 60; echo never"
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
                          {"text": "unused"}])
     async with await start(agent_env, tmp_path) as client:
         await client.send({"type": "prompt", "message": "run it"})
         async for _ in client.events_until("tool_execution_start"):
             pass
-        fake_llm.wait_for(lambda: (tmp_path / "pgid.txt").exists() and (tmp_path / "pgid.txt").read_text(), 10)
-        pgid = int((tmp_path / "pgid.txt").read_text())
+        pgid = await pid_fifo.pid()  # the shell is the group leader
         assert _group_alive(pgid)
         await client.send({"type": "abort"}, timeout=10)
         events = await client.wait_for("agent_settled")
@@ -205,21 +203,20 @@ async def test_back_to_back_prompts_are_never_silently_dropped(agent_env, fake_l
 
 
 @pytest.mark.real_process
-async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, fake_llm, tmp_path):
+async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, fake_llm, tmp_path, pid_fifo):
     import signal
 
-    command = "echo $$ > pgid.txt; sleep 60"
+    command = f"echo $$ > {pid_fifo.path}; sleep 60"
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
                          {"text": "resumed fine"}])
     client = await start(agent_env, tmp_path)
     await client.send({"type": "prompt", "message": "run"})
     await client.wait_for("tool_execution_start")
     path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
-    pgid_file = tmp_path / "pgid.txt"
-    await asyncio.to_thread(fake_llm.wait_for, lambda: pgid_file.exists() and pgid_file.read_text().strip(), 10)
+    pgid = await pid_fifo.pid()
     client.process.kill()
     await client.close()
-    os.killpg(int((tmp_path / "pgid.txt").read_text()), signal.SIGKILL)  # kill -9 cannot clean up; we do
+    os.killpg(pgid, signal.SIGKILL)  # kill -9 cannot clean up; we do
     async with await start(agent_env, tmp_path, "--session", path) as resumed:
         events = await resumed.prompt_and_wait("are you there?")
     assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "resumed fine"
@@ -231,19 +228,17 @@ async def test_resume_after_kill_mid_tool_sends_a_valid_conversation(agent_env, 
 @pytest.mark.real_process
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
 async def test_termination_signal_kills_tool_processes_and_keeps_the_session_valid(
-        agent_env, fake_llm, tmp_path, signame):
+        agent_env, fake_llm, tmp_path, signame, pid_fifo):
     """Ctrl-C (SIGINT) takes the path of SIGTERM: the run settles, the lock file goes."""
     import signal
 
-    command = "echo $$ > pgid.txt; (sleep 60) & sleep 60"
+    command = f"echo $$ > {pid_fifo.path}; (sleep 60) & sleep 60"
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}])
     client = await start(agent_env, tmp_path)
     await client.send({"type": "prompt", "message": "run"})
     await client.wait_for("tool_execution_start")
     path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
-    pgid_file = tmp_path / "pgid.txt"
-    await asyncio.to_thread(fake_llm.wait_for, lambda: pgid_file.exists() and pgid_file.read_text().strip(), 10)
-    pgid = int(pgid_file.read_text())
+    pgid = await pid_fifo.pid()
     client.process.send_signal(getattr(signal, signame))
     code = await client.close()
     assert code == 128 + getattr(signal, signame)
