@@ -370,3 +370,16 @@ def test_ctrl_c_during_start_up_removes_the_lock_file(agent_env, fake_llm, tmp_p
     assert process.returncode == 130 and b"Traceback" not in stderr, stderr
     assert len(locks) == 1 and not locks[0].exists()
     assert len(fake_llm.requests) == 1  # interrupted before its prompt
+
+
+def test_a_signal_during_a_tool_call_says_the_tool_calls_were_running(agent_env, fake_llm, tmp_path, pid_fifo):
+    """Round 4: it said "before the model finished its answer" while the model's bash call ran."""
+    import asyncio
+
+    command = f"echo $$ > {pid_fifo.path}; sleep 30"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "never"}])
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", "-p", "run it"], cwd=tmp_path, env=agent_env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, stderr = interrupt_when(process, lambda: asyncio.run(pid_fifo.pid()))
+    assert process.returncode == 130, stderr
+    assert b"Stopped by SIGINT while the model's tool calls ran, before it answered." in stderr, stderr

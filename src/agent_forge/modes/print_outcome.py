@@ -53,7 +53,9 @@ def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
     if stopped_by is not None:
         if last is None or (reason == "aborted" and not _text_of(last)):
             return f"Stopped by {stopped_by} before the model answered."
-        if reason in ("error", "aborted", "toolUse"):
+        if reason == "toolUse":  # the model was done: its tool calls were running
+            return f"Stopped by {stopped_by} while the model's tool calls ran, before it answered."
+        if reason in ("error", "aborted"):
             detail = f" (last error: {last.get('errorMessage')})" if reason == "error" else ""
             return f"Stopped by {stopped_by} before the model finished its answer{detail}."
         return None
