@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
+from support.doubles import roles_and_texts
 
 W = "word " * 40  # 50 tokens at chars/4
 SUMMARY = "<transcript>"  # occurs only in our summary requests (prompts.summary_prompt)
@@ -29,14 +30,7 @@ def types(events):
 
 def sent(fake_llm, index):
     """(role, text) of each message of request `index`, system prompt left out."""
-    out = []
-    for message in fake_llm.requests[index]["body"]["messages"]:
-        content = message.get("content")
-        text = content if isinstance(content, str) else "".join(
-            b.get("text", "") for b in content or [] if isinstance(b, dict))
-        if message["role"] != "system":
-            out.append((message["role"], text))
-    return out
+    return roles_and_texts(fake_llm.requests[index]["body"]["messages"])
 
 
 def session_entries(path):

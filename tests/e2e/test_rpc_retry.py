@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
+from support.doubles import roles_and_texts
 
 
 async def start(env, cwd, *args):
@@ -216,18 +217,6 @@ async def test_abort_retry_answers_at_the_hand_over_to_a_queued_steer(agent_env_
     assert "auto_retry_end" in types(settled) and settled[-1] == {"type": "agent_settled", "aborted": False}
 
 
-def roles_and_texts(body):
-    """(role, text) of each message of a request body, system prompt left out."""
-    out = []
-    for message in body:
-        content = message.get("content")
-        text = content if isinstance(content, str) else "".join(
-            b.get("text", "") for b in content or [] if isinstance(b, dict))
-        if message["role"] != "system":
-            out.append((message["role"], text))
-    return out
-
-
 @pytest.mark.parametrize("queue", [{"type": "follow_up"}, {"type": "steer"},
                                    {"type": "prompt", "streamingBehavior": "followUp"},
                                    {"type": "prompt", "streamingBehavior": "steer"}])
@@ -263,6 +252,14 @@ async def test_a_failed_attempt_with_a_message_queued_is_retried_before_the_mess
     assert [e["targetId"] for e in entries if e["type"] == "context_edit"] == failed and len(failed) == 1
 
 
+async def fail_with_a_follow_up_queued(client, fake_llm) -> None:
+    """Prompt "go", queue the follow-up "then this" while its stream hangs, then let the stream fail (cut)."""
+    await client.send({"type": "prompt", "message": "go"})
+    await asyncio.to_thread(fake_llm.wait_for_requests, 1)
+    await client.send({"type": "follow_up", "message": "then this"})
+    fake_llm.release_hangs()
+
+
 async def test_a_failure_that_is_not_retried_hands_over_to_the_queued_message(agent_env_factory, fake_llm,
                                                                               tmp_path):
     """Retries off: the failed attempt stays, and the queued message runs after it, in a run of its own."""
@@ -270,10 +267,7 @@ async def test_a_failure_that_is_not_retried_hands_over_to_the_queued_message(ag
     fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
                          {"text": "queued answer"}])
     async with await start(env, tmp_path) as client:
-        await client.send({"type": "prompt", "message": "go"})
-        await asyncio.to_thread(fake_llm.wait_for_requests, 1)
-        await client.send({"type": "follow_up", "message": "then this"})
-        fake_llm.release_hangs()
+        await fail_with_a_follow_up_queued(client, fake_llm)
         events = await client.wait_for("agent_settled", timeout=30)
     assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [False, False]
     assert "auto_retry_start" not in types(events) and len(fake_llm.requests) == 2
@@ -289,10 +283,7 @@ async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_fa
     fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
                          {"text": "queued answer"}])
     async with await start(env, tmp_path) as client:
-        await client.send({"type": "prompt", "message": "go"})
-        await asyncio.to_thread(fake_llm.wait_for_requests, 1)
-        await client.send({"type": "follow_up", "message": "then this"})
-        fake_llm.release_hangs()
+        await fail_with_a_follow_up_queued(client, fake_llm)
         await client.wait_for("auto_retry_start", timeout=30)
         reply = await client.send({"type": "abort"}, timeout=30)
         events = await client.wait_for("agent_settled", timeout=30)

@@ -158,3 +158,15 @@ def session_factory(tmp_path: Path, faux: FauxProvider, made: list[AgentSession]
         return session, recorder
 
     return make
+
+
+def roles_and_texts(messages: list[dict]) -> list[tuple[str, str]]:
+    """(role, text) of each message of a request body's `messages`, the system prompt left out."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict))
+        if message["role"] != "system":
+            out.append((message["role"], text))
+    return out

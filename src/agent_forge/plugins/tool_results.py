@@ -3,13 +3,11 @@ can hold (`docs/plugins.md`, `register_tool`), or it becomes a `ToolError` the m
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..agent.types import ToolError, ToolResult
 from .values import content_problem, json_problem
 
 
-def to_tool_result(value: Any) -> ToolResult:
+def to_tool_result(value: object) -> ToolResult:
     """A plugin tool's return value as a `ToolResult`: a string (one text block), a `ToolResult`, or a dict
     `{content: [blocks], details?}`. Anything else, content blocks that are not text/image blocks, or `details`
     that JSON cannot hold (a datetime, a set) is a `ToolError` the model sees, naming the problem: the session
