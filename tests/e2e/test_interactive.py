@@ -248,9 +248,11 @@ def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
     term.wait_for("word3")
     term.resize(50, 30)
     fake_llm.release_hangs()
-    screen = term.wait_for("word39")
+    # the capture may fall between the terminal's reflow and the repaint: wait for the repainted screen
+    term.wait_until(lambda: all(text in term.screen() for text in ("word39", "fake-model")), "the repaint")
+    screen = term.screen()
     assert all(len(line) <= 50 for line in screen.splitlines())
-    assert "fake-model" in screen
+    assert "word39" in screen and "fake-model" in screen
 
 
 PLUGIN = '''
