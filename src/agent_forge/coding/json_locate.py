@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(parse_int=len)  # values are only skipped: no int() (it refuses over 4300 digits)
@@ -26,6 +27,55 @@ def locate(text: str, path: Path) -> tuple[int, int] | None:
     except (ValueError, IndexError):
         return None
     return line_column(text, offset)
+
+
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A key written more than once in one JSON object. `where`: the object's key path (empty at the top);
+    `positions`: 1-based `(line, column)` of each occurrence, in order (at least two). JSON keeps the last."""
+
+    where: tuple[str | int, ...]
+    key: str
+    positions: tuple[tuple[int, int], ...]
+
+    @property
+    def line(self) -> int:
+        """The line of the second occurrence: where the file stops meaning what its first entry says."""
+        return self.positions[1][0]
+
+    def message(self) -> str:
+        """`providers.local: duplicate key "m" (lines 3 and 9); only the last one (line 9) is used, the earlier
+        one ignored` (columns too when occurrences share a line): the text after a `<path>:<line>: ` prefix."""
+        lines = [line for line, _ in self.positions]
+        if len(set(lines)) == len(lines):
+            places, last = [str(line) for line in lines], f"line {lines[-1]}"
+            listed = f"lines {', '.join(places[:-1])} and {places[-1]}"
+        else:
+            places = [f"line {line} column {column}" for line, column in self.positions]
+            listed, last = f"{', '.join(places[:-1])} and {places[-1]}", places[-1]
+        inside = f"{dotted(self.where)}: " if self.where else ""
+        earlier = "ones" if len(lines) > 2 else "one"
+        return (f'{inside}duplicate key "{self.key}" ({listed}); only the last one ({last}) is used, '
+                f"the earlier {earlier} ignored")
+
+
+def duplicate_keys(text: str) -> list[DuplicateKey]:
+    """Every key repeated within one object of the JSON `text`, ordered by the line of its second occurrence.
+    Repeats inside a value that a later occurrence replaces are left out (that value is not used at all).
+    Raises ValueError for text that is not JSON."""
+    try:
+        found = _walk(text, _skip(text, 0), ())[1]
+    except IndexError:
+        raise ValueError("not JSON text") from None
+    return sorted(found, key=lambda duplicate: duplicate.line)
+
+
+def dotted(where: Sequence[str | int]) -> str:
+    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`."""
+    text = ""
+    for part in where:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 def line_column(text: str, offset: int) -> tuple[int, int]:
@@ -76,3 +126,37 @@ def _element(text: str, index: int, position: str | int) -> tuple[int, int] | No
         index = _skip(text, _DECODER.raw_decode(text, index)[1])
         index = _skip(text, index + 1) if text[index] == "," else index
     return None if text[index] == "]" else (index, index)
+
+
+def _walk(text: str, index: int, where: tuple[str | int, ...]) -> tuple[int, list[DuplicateKey]]:
+    """(offset just past the value at `index`, the duplicate keys inside it). Recursion is bounded: the text
+    was parsed with at most `safe_read.MAX_JSON_DEPTH` levels of nesting."""
+    if text[index] == "{":
+        return _walk_object(text, index, where)
+    if text[index] != "[":
+        return _DECODER.raw_decode(text, index)[1], []
+    found: list[DuplicateKey] = []
+    index, position = _skip(text, index + 1), 0
+    while text[index] != "]":
+        end, inner = _walk(text, index, (*where, position))
+        found += inner
+        index, position = _skip(text, end), position + 1
+        index = _skip(text, index + 1) if text[index] == "," else index
+    return index + 1, found
+
+
+def _walk_object(text: str, index: int, where: tuple[str | int, ...]) -> tuple[int, list[DuplicateKey]]:
+    offsets: dict[str, list[int]] = {}
+    inner: dict[str, list[DuplicateKey]] = {}  # per key, from its last occurrence only
+    index = _skip(text, index + 1)
+    while text[index] == '"':
+        name, end = json.decoder.scanstring(text, index + 1)
+        offsets.setdefault(name, []).append(index)
+        index, inner[name] = _walk(text, _skip(text, _skip(text, end) + 1), (*where, name))
+        index = _skip(text, index)
+        index = _skip(text, index + 1) if text[index] == "," else index
+    if text[index] != "}":
+        raise ValueError("not JSON text")
+    found = [DuplicateKey(where, name, tuple(line_column(text, at) for at in at_list))
+             for name, at_list in offsets.items() if len(at_list) > 1]
+    return index + 1, found + [duplicate for nested in inner.values() for duplicate in nested]

@@ -288,12 +288,14 @@ def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Pat
     """The file's object (`{}` when absent or unusable); its text goes to `texts` for line numbers. Numbers out
     of range are reported and removed, so their keys take the default."""
     try:
-        data, texts[path] = read_json_document(path, if_blank={})
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return {}
     except ConfigFileError as exc:
         errors.append(SettingsError(path, f"{exc}; file ignored"))
         return {}
+    data, texts[path] = document.data, document.text
+    errors.extend(SettingsError(path, duplicate.message(), duplicate.line) for duplicate in document.duplicates)
     if not isinstance(data, dict):
         errors.append(SettingsError(path, f"expected a JSON object, got {_json_type(data)}; file ignored"))
         return {}
