@@ -485,6 +485,17 @@ def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
     assert term.exit_code() == 0
 
 
+def test_keybindings_json_with_a_repeated_action_says_so_and_uses_the_last(terminal, fake_llm, agent_env):
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json"
+    path.write_text('{"app.exit": "ctrl+x",\n "app.exit": "ctrl+q"}\n')
+    term = terminal()
+    screen = term.wait_for('duplicate key "app.exit" (lines 1 and 2)')
+    assert f"{path}:2: duplicate key" in "".join(screen.splitlines())  # the long path wraps at the edge
+    assert "Traceback" not in screen
+    term.press("C-q")
+    assert term.exit_code() == 0
+
+
 def test_no_color_leaves_the_transcript_uncoloured(terminal, fake_llm, agent_env):
     agent_env["NO_COLOR"] = "1"
     fake_llm.set_script([{"text": "Plain `code` answer.", "tool_calls": [{"name": "bash", "arguments": {
