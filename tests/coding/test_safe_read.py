@@ -11,6 +11,7 @@ from agent_forge.coding.errors import ConfigFileError, UnsafeFileError
 from agent_forge.coding.safe_read import (
     MAX_CONFIG_BYTES,
     MAX_JSON_DEPTH,
+    MAX_REPORTED_DUPLICATES,
     format_size,
     parse_json,
     parse_json_document,
@@ -154,3 +155,14 @@ def test_a_sound_document_has_no_repeats_and_deep_repeats_still_hit_the_depth_li
     deep = '{"a":' * (MAX_JSON_DEPTH + 1) + '1, "a": 2' + "}" * (MAX_JSON_DEPTH + 1)
     with pytest.raises(ConfigFileError, match="nested more than"):
         parse_json_document(deep)
+
+
+def test_thousands_of_repeats_are_reported_ten_by_ten_and_quickly(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text("[\n" + ",\n".join(['{"a": 1, "a": 2}'] * 20000) + "]")
+    document = read_json_document(path)
+    assert len(document.duplicates) == 20000 and document.data[0] == {"a": 2}
+    warnings = document.duplicate_warnings(path)
+    assert len(warnings) == MAX_REPORTED_DUPLICATES + 1
+    assert warnings[0].startswith(f'{path}:2: [0]: duplicate key "a" (line 2 column 2 and line 2 column 10)')
+    assert warnings[-1] == f"{path}: 19990 more duplicate keys not listed (the last value of each is used)"

@@ -6,6 +6,7 @@ The text is valid JSON already (it was parsed) and nested at most `safe_read.MAX
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -64,10 +65,18 @@ def duplicate_keys(text: str) -> list[DuplicateKey]:
     Repeats inside a value that a later occurrence replaces are left out (that value is not used at all).
     Raises ValueError for text that is not JSON."""
     try:
-        found = _walk(text, _skip(text, 0), ())[1]
+        found = _Walker(text).value(_skip(text, 0), ())[1]
     except IndexError:
         raise ValueError("not JSON text") from None
-    return sorted(found, key=lambda duplicate: duplicate.line)
+    starts = [0] + [match.end() for match in re.finditer("\n", text)]  # one pass: many repeats stay linear
+    located = [DuplicateKey(where, key, tuple(_position(starts, offset) for offset in offsets))
+               for where, key, offsets in found]
+    return sorted(located, key=lambda duplicate: duplicate.line)
+
+
+def _position(starts: list[int], offset: int) -> tuple[int, int]:
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
 
 
 def dotted(where: Sequence[str | int]) -> str:
@@ -128,35 +137,56 @@ def _element(text: str, index: int, position: str | int) -> tuple[int, int] | No
     return None if text[index] == "]" else (index, index)
 
 
-def _walk(text: str, index: int, where: tuple[str | int, ...]) -> tuple[int, list[DuplicateKey]]:
-    """(offset just past the value at `index`, the duplicate keys inside it). Recursion is bounded: the text
-    was parsed with at most `safe_read.MAX_JSON_DEPTH` levels of nesting."""
-    if text[index] == "{":
-        return _walk_object(text, index, where)
-    if text[index] != "[":
-        return _DECODER.raw_decode(text, index)[1], []
-    found: list[DuplicateKey] = []
-    index, position = _skip(text, index + 1), 0
-    while text[index] != "]":
-        end, inner = _walk(text, index, (*where, position))
-        found += inner
-        index, position = _skip(text, end), position + 1
-        index = _skip(text, index + 1) if text[index] == "," else index
-    return index + 1, found
+_Found = tuple[tuple[str | int, ...], str, list[int]]
+"""A repeated key before it is located: (where, key, offset of each occurrence)."""
 
 
-def _walk_object(text: str, index: int, where: tuple[str | int, ...]) -> tuple[int, list[DuplicateKey]]:
-    offsets: dict[str, list[int]] = {}
-    inner: dict[str, list[DuplicateKey]] = {}  # per key, from its last occurrence only
-    index = _skip(text, index + 1)
-    while text[index] == '"':
-        name, end = json.decoder.scanstring(text, index + 1)
-        offsets.setdefault(name, []).append(index)
-        index, inner[name] = _walk(text, _skip(text, _skip(text, end) + 1), (*where, name))
-        index = _skip(text, index)
-        index = _skip(text, index + 1) if text[index] == "," else index
-    if text[index] != "}":
-        raise ValueError("not JSON text")
-    found = [DuplicateKey(where, name, tuple(line_column(text, at) for at in at_list))
-             for name, at_list in offsets.items() if len(at_list) > 1]
-    return index + 1, found + [duplicate for nested in inner.values() for duplicate in nested]
+class _Walker:
+    """One walk of valid JSON text for repeated keys. Recursion is bounded: the text was parsed with at most
+    `safe_read.MAX_JSON_DEPTH` levels of nesting. A container is first skipped at the parser's speed; only one
+    holding a repeat is walked member by member."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.repeats = False
+        self.decoder = json.JSONDecoder(object_pairs_hook=self._check, parse_int=len)
+
+    def _check(self, pairs: list[tuple[str, object]]) -> None:
+        self.repeats = self.repeats or len({name for name, _ in pairs}) != len(pairs)
+
+    def value(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        """(offset just past the value at `index`, the repeated keys inside it)."""
+        text = self.text
+        if text[index] not in "{[":
+            return _DECODER.raw_decode(text, index)[1], []
+        self.repeats = False
+        end = self.decoder.raw_decode(text, index)[1]
+        if not self.repeats:
+            return end, []
+        return self.object(index, where) if text[index] == "{" else self.array(index, where)
+
+    def array(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        text, found = self.text, []
+        index, position = _skip(text, index + 1), 0
+        while text[index] != "]":
+            end, inner = self.value(index, (*where, position))
+            found += inner
+            index, position = _skip(text, end), position + 1
+            index = _skip(text, index + 1) if text[index] == "," else index
+        return index + 1, found
+
+    def object(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        text = self.text
+        offsets: dict[str, list[int]] = {}
+        inner: dict[str, list[_Found]] = {}  # per key, from its last occurrence only
+        index = _skip(text, index + 1)
+        while text[index] == '"':
+            name, end = json.decoder.scanstring(text, index + 1)
+            offsets.setdefault(name, []).append(index)
+            index, inner[name] = self.value(_skip(text, _skip(text, end) + 1), (*where, name))
+            index = _skip(text, index)
+            index = _skip(text, index + 1) if text[index] == "," else index
+        if text[index] != "}":
+            raise ValueError("not JSON text")
+        found = [(where, name, at_list) for name, at_list in offsets.items() if len(at_list) > 1]
+        return index + 1, found + [duplicate for nested in inner.values() for duplicate in nested]

@@ -28,6 +28,10 @@ MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in a configuration file (real ones use 4 or 5 levels);
 deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
 
+MAX_REPORTED_DUPLICATES = 10
+"""Repeated keys reported one by one per file; more are counted in one line (a generated file may repeat
+thousands)."""
+
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _BOM = "\ufeff"
 _MAX_INT_DIGITS = 40  # far beyond any number a configuration holds; bounds the cost of int()
@@ -90,9 +94,19 @@ class JsonDocument(NamedTuple):
     text: str
     duplicates: list[DuplicateKey]
 
+    def duplicate_notes(self) -> list[tuple[int | None, str]]:
+        """`(line of the second occurrence, "<where>: duplicate key ...")` for the first
+        `MAX_REPORTED_DUPLICATES` repeated keys, then `(None, "... more duplicate keys ...")` for the rest."""
+        notes: list[tuple[int | None, str]] = [(d.line, d.message()) for d in
+                                               self.duplicates[:MAX_REPORTED_DUPLICATES]]
+        more = len(self.duplicates) - MAX_REPORTED_DUPLICATES
+        if more > 0:
+            notes.append((None, f"{more} more duplicate keys not listed (the last value of each is used)"))
+        return notes
+
     def duplicate_warnings(self, path: str | os.PathLike[str]) -> list[str]:
-        """`<path>:<line of the second occurrence>: <where>: duplicate key ...` for each repeated key."""
-        return [f"{path}:{duplicate.line}: {duplicate.message()}" for duplicate in self.duplicates]
+        """`duplicate_notes` as `<path>:<line>: <note>` (`<path>: <note>` for the summary)."""
+        return [f"{path}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
 
 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,

@@ -295,7 +295,7 @@ def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Pat
         errors.append(SettingsError(path, f"{exc}; file ignored"))
         return {}
     data, texts[path] = document.data, document.text
-    errors.extend(SettingsError(path, duplicate.message(), duplicate.line) for duplicate in document.duplicates)
+    errors.extend(SettingsError(path, note, line) for line, note in document.duplicate_notes())
     if not isinstance(data, dict):
         errors.append(SettingsError(path, f"expected a JSON object, got {_json_type(data)}; file ignored"))
         return {}
