@@ -7,6 +7,7 @@ The text is valid JSON already (it was parsed) and nested at most `safe_read.MAX
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -49,11 +50,13 @@ class DuplicateKey:
         one ignored` (columns too when occurrences share a line): the text after a `<path>:<line>: ` prefix."""
         lines = [line for line, _ in self.positions]
         if len(set(lines)) == len(lines):
-            places, last = [str(line) for line in lines], f"line {lines[-1]}"
-            listed = f"lines {', '.join(places[:-1])} and {places[-1]}"
+            places, last, prefix = [str(line) for line in lines], f"line {lines[-1]}", "lines "
         else:
             places = [f"line {line} column {column}" for line, column in self.positions]
-            listed, last = f"{', '.join(places[:-1])} and {places[-1]}", places[-1]
+            last, prefix = places[-1], ""
+        if len(places) > 3:  # a key repeated thousands of times gets one line, not thousands of numbers
+            prefix, places = f"{len(places)} times: {prefix}", [*places[:2], "...", places[-1]]
+        listed = f"{prefix}{', '.join(places[:-1])} and {places[-1]}"
         inside = f"{dotted(self.where)}: " if self.where else ""
         earlier = "ones" if len(lines) > 2 else "one"
         return (f'{inside}duplicate key "{self.key}" ({listed}); only the last one ({last}) is used, '
@@ -68,15 +71,9 @@ def duplicate_keys(text: str) -> list[DuplicateKey]:
         found = _Walker(text).value(_skip(text, 0), ())[1]
     except IndexError:
         raise ValueError("not JSON text") from None
-    starts = [0] + [match.end() for match in re.finditer("\n", text)]  # one pass: many repeats stay linear
-    located = [DuplicateKey(where, key, tuple(_position(starts, offset) for offset in offsets))
+    located = [DuplicateKey(where, key, tuple(line_column(text, offset) for offset in offsets))
                for where, key, offsets in found]
     return sorted(located, key=lambda duplicate: duplicate.line)
-
-
-def _position(starts: list[int], offset: int) -> tuple[int, int]:
-    line = bisect.bisect_right(starts, offset)
-    return line, offset - starts[line - 1] + 1
 
 
 def dotted(where: Sequence[str | int]) -> str:
@@ -89,8 +86,16 @@ def dotted(where: Sequence[str | int]) -> str:
 
 def line_column(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of character `offset` in `text`."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+@functools.lru_cache(maxsize=4)
+def _line_starts(text: str) -> list[int]:
+    """Offsets where the lines of `text` start, found once per text: counting from the start for each of
+    thousands of problems in one file was quadratic."""
+    return [0] + [match.end() for match in re.finditer("\n", text)]
 
 
 def _skip(text: str, index: int) -> int:
@@ -103,38 +108,32 @@ def _find(text: str, index: int, path: list[str | int]) -> int:
     if not path:
         return index
     head, rest = path[0], path[1:]
-    found = _member(text, index, head) if text[index] == "{" else _element(text, index, head)
+    found = _members(text, index).get(head)
     if found is None:
         return index
     key_at, value_at = found
     return key_at if not rest else _find(text, value_at, rest)
 
 
-def _member(text: str, index: int, key: str | int) -> tuple[int, int] | None:
-    """(key offset, value offset) of the last member named `key` of the object at `index`."""
-    found = None
+@functools.lru_cache(maxsize=16)
+def _members(text: str, index: int) -> dict[str | int, tuple[int, int]]:
+    """`{key: (key offset, value offset)}` of the object at `index` (the last of a repeated key), `{position:
+    (offset, offset)}` of an array, `{}` for a scalar. Kept for the next call: a file with thousands of bad
+    entries in one list is reported entry by entry, and walking the list again each time made that quadratic."""
+    members: dict[str | int, tuple[int, int]] = {}
+    opening, closing = text[index], {"{": "}", "[": "]"}.get(text[index])
     index = _skip(text, index + 1)
-    while text[index] == '"':
-        name, end = json.decoder.scanstring(text, index + 1)
-        value_at = _skip(text, _skip(text, end) + 1)  # past the ':'
-        if name == key:
-            found = (index, value_at)
+    while closing and text[index] != closing:
+        if opening == "{":
+            name, end = json.decoder.scanstring(text, index + 1)
+            value_at = _skip(text, _skip(text, end) + 1)  # past the ':'
+            members[name] = (index, value_at)
+        else:
+            value_at = index
+            members[len(members)] = (index, index)
         index = _skip(text, _DECODER.raw_decode(text, value_at)[1])
         index = _skip(text, index + 1) if text[index] == "," else index
-    return found
-
-
-def _element(text: str, index: int, position: str | int) -> tuple[int, int] | None:
-    """(offset, offset) of element `position` of the array at `index`."""
-    if text[index] != "[" or not isinstance(position, int):
-        return None
-    index = _skip(text, index + 1)
-    for _ in range(position):
-        if text[index] == "]":
-            return None
-        index = _skip(text, _DECODER.raw_decode(text, index)[1])
-        index = _skip(text, index + 1) if text[index] == "," else index
-    return None if text[index] == "]" else (index, index)
+    return members
 
 
 _Found = tuple[tuple[str | int, ...], str, list[int]]

@@ -28,6 +28,11 @@ MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in a configuration file (real ones use 4 or 5 levels);
 deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
 
+MAX_REPORTED_PROBLEMS = 100
+"""Problems of one configuration file reported one by one (more than a settings file with a bad value for every
+documented setting has); the rest are counted in one line, so that a file with 100,000 bad values (a project's
+settings.json comes from an unvetted checkout) neither floods stderr nor takes long to report."""
+
 MAX_REPORTED_DUPLICATES = 10
 """Repeated keys reported one by one per file; more are counted in one line (a generated file may repeat
 thousands)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.coding.models.models_json import DEFAULT_MAX_TOKENS, find_model, load_models_json
+from agent_forge.coding.safe_read import MAX_REPORTED_PROBLEMS
 
 LOCAL = {"baseUrl": "http://127.0.0.1:8000/v1", "api": "openai-completions"}
 
@@ -122,3 +123,13 @@ def test_repeated_keys_are_reported_and_the_last_one_is_used(tmp_path):
         "the earlier one ignored",
         f'{path}:5: providers.mylocal.models[0]: duplicate key "contextWindow" (line 5 column {first} and line 5 '
         f"column {second}); only the last one (line 5 column {second}) is used, the earlier one ignored"]
+
+
+def test_thousands_of_bad_models_are_listed_a_hundred_then_counted(tmp_path):
+    path, models, errors = load(tmp_path, {"loc": {**LOCAL, "models": [
+        *({"id": f"m{n}", "contextWindow": -1} for n in range(5000)), {"id": "good"}]}})
+    assert [m["id"] for m in models if m["provider"] == "loc"] == ["good"]
+    assert len(errors) == MAX_REPORTED_PROBLEMS + 1
+    assert errors[99].startswith(f'{path}:{line_of(path, "-1", 99)}: providers.loc.models[99]: "contextWindow"')
+    assert errors[100] == (f"{path}: 4900 more problems not listed (each skips or corrects what it names, as those "
+                           "above do)")

@@ -31,7 +31,7 @@ from ...ai.registry import known_apis
 from ...ai.types import Model
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
-from ..safe_read import read_json_document
+from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, dotted, field_problem
 
 MODELS_FILE = "models.json"
@@ -124,11 +124,15 @@ class _Loader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.text = ""
+        self.unlisted = 0  # problems past MAX_REPORTED_PROBLEMS, counted only
         self.config = ModelsConfig(copy.deepcopy(BUILTIN_MODELS))
 
     def load(self) -> ModelsConfig:
         for provider_id, entry in self._read().items():
             self._apply_provider(provider_id, entry)
+        if self.unlisted:
+            self.config.errors.append(f"{self.path}: {self.unlisted} more problems not listed (each skips or "
+                                      "corrects what it names, as those above do)")
         return self.config
 
     def _read(self) -> dict[str, object]:
@@ -160,6 +164,9 @@ class _Loader:
         (of `where` itself without a key)."""
         from ..json_locate import locate  # only when there is something to report
 
+        if len(self.config.errors) >= MAX_REPORTED_PROBLEMS:
+            self.unlisted += 1
+            return
         position = locate(self.text, (*where, key) if key else where)
         line = f":{position[0]}" if position else ""
         self.config.errors.append(f"{self.path}{line}: {dotted(where)}: {message}")
