@@ -4,6 +4,7 @@ model server, reading the screen as a user would."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -485,6 +486,17 @@ def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
     assert term.exit_code() == 0
 
 
+def test_keybindings_json_with_a_repeated_action_says_so_and_uses_the_last(terminal, fake_llm, agent_env):
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json"
+    path.write_text('{"app.exit": "ctrl+x",\n "app.exit": "ctrl+q"}\n')
+    term = terminal()
+    screen = term.wait_for('duplicate key "app.exit" (lines 1 and 2)')
+    assert f"{path}:2: duplicate key" in "".join(screen.splitlines())  # the long path wraps at the edge
+    assert "Traceback" not in screen
+    term.press("C-q")
+    assert term.exit_code() == 0
+
+
 def test_no_color_leaves_the_transcript_uncoloured(terminal, fake_llm, agent_env):
     agent_env["NO_COLOR"] = "1"
     fake_llm.set_script([{"text": "Plain `code` answer.", "tool_calls": [{"name": "bash", "arguments": {
@@ -608,6 +620,38 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
         term.close()
     again = terminal()  # the answer was recorded: no question
     assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_project_settings_that_are_no_regular_file_do_not_stop_the_trust_check(terminal, kind):
+    settings = terminal.work / ".agent-forge" / "agent" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    os.mkfifo(settings) if kind == "fifo" else settings.symlink_to(kind)  # opened blocking / read whole: no end
+    term = terminal()  # up, and not asked: the project brings no code it could read
+    screen = term.wait_for("not a regular file")
+    assert "Trust this project" not in screen
+    term.press("C-d")
+    assert term.exit_code() == 0
+
+
+def test_settings_saves_into_a_notepad_file_with_a_repeated_key(terminal, fake_llm, agent_env):
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    path.write_bytes(b'\xef\xbb\xbf{"defaultProvider": "fake", "defaultModel": "gone",\n "defaultModel": "fake-model"}')
+    term = terminal()
+    term.wait_for('duplicate key "defaultModel"')
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("Change which setting?")
+    term.type("retry")
+    term.wait_for("→ retry.enabled (now: true)")
+    term.press("Enter")
+    term.wait_for("retry.enabled:")
+    term.press("Down")
+    term.wait_for("→ false")
+    term.press("Enter")
+    term.wait_for("retry.enabled = false saved in")
+    assert json.loads(path.read_text()) == {"defaultProvider": "fake", "defaultModel": "fake-model",
+                                            "retry": {"enabled": False}}
 
 
 def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):

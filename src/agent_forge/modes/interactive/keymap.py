@@ -7,8 +7,10 @@ single characters. Unknown actions and keys are reported as warnings and ignored
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from ...coding.errors import ConfigFileError
+from ...coding.safe_read import read_json_document
 
 ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.send": (["enter"], "send; while the agent works: steer (delivered after the current tool calls)"),
@@ -31,15 +33,21 @@ _NAMED = {"enter": "enter", "return": "enter", "escape": "escape", "esc": "escap
 
 
 def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
-    """Action → its keys (as written): the defaults with the file's entries in their place."""
+    """Action → its keys (as written): the defaults with the file's entries in their place. The file is read
+    as every configuration file is (`safe_read.read_json_document`); its problems, a repeated action included
+    (the last one counts), go to `warnings` as `<path>[:<line>]: ...`."""
     keymap = {action: list(keys) for action, (keys, _) in ACTIONS.items()}
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return keymap
-    except (OSError, ValueError) as exc:
-        warnings.append(f"{path}: ignored ({exc})")
+    except ConfigFileError as exc:
+        warnings.append(f"{path}: {exc}; the default keys are used")
         return keymap
+    raw = document.data
+    warnings.extend(document.duplicate_warnings(path))
+    if not isinstance(raw, dict):
+        warnings.append(f'{path}: expected a JSON object such as {{"app.exit": "ctrl+q"}}; the default keys are used')
     for action, keys in (raw.items() if isinstance(raw, dict) else []):
         if action.startswith("$"):
             continue
