@@ -625,3 +625,21 @@ def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):
     term.wait_for("retry.enabled = false saved in")
     settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
     assert settings["retry"] == {"enabled": False} and settings["defaultModel"] == "fake-model"
+
+
+def bracketed_paste(term: TmuxTerminal, tmp_path: Path, data: bytes) -> None:
+    """Paste `data` as the terminal would (`paste-buffer -p`: wrapped in the bracketed-paste marks)."""
+    source = tmp_path / "paste.bin"
+    source.write_bytes(data)
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")
+
+
+def test_a_forged_end_of_paste_mark_cannot_run_a_command(terminal, fake_llm, tmp_path):
+    term = terminal()
+    bracketed_paste(term, tmp_path, b"\x1b[201~!touch PWNED\r\x1b[200~tail")
+    term.wait_for(r"› \x1b[201~!touch PWNED")  # shown as inert text in the editor, not run, not sent
+    assert r"\x1b[200~tail" in term.screen()
+    assert not (terminal.work / "PWNED").exists() and fake_llm.requests == []
+    term.press("C-c")
+    term.wait_until(lambda: "PWNED" not in term.screen(), "the editor to be cleared")
