@@ -644,3 +644,27 @@ def test_a_forged_end_of_paste_mark_cannot_run_a_command(terminal, fake_llm, tmp
     assert not (terminal.work / "PWNED").exists() and fake_llm.requests == []
     term.press("C-c")
     term.wait_until(lambda: "PWNED" not in term.screen(), "the editor to be cleared")
+
+
+def test_bang_output_says_it_was_truncated_and_ctrl_o_expands_it(terminal, fake_llm):
+    term = terminal(rows=40)
+    term.type("!seq 10000")
+    term.press("Enter")
+    screen = term.wait_for("exit 0")
+    assert "… 9995 earlier lines (ctrl+o to expand)" in screen  # of all 10,000, not of the 2,000 kept
+    assert "[Showing last 2000 lines of 10000. Full output:" in screen
+    full = re.search(r"Full output:\s*([^\]]+)\]", screen.replace("\n ", "")).group(1)
+    assert Path(full).read_text().splitlines()[0] == "1"
+    term.press("C-o")
+    term.wait_for("tool output expanded")
+    history = term.scrollback()
+    assert "\n 9000\n" in history  # the ! block again, expanded (its top is past tmux's 2,000-line history)
+
+
+def test_a_long_wrapped_line_collapses_to_a_few_rows(terminal, fake_llm):
+    term = terminal(rows=40)
+    term.type("!python3 -c \"print('ab' * 3000)\"")
+    term.press("Enter")
+    screen = term.wait_for("exit 0")
+    assert "… the start of a long line (ctrl+o to expand)" in screen
+    assert sum(1 for line in screen.splitlines() if line.startswith(" abab")) == 5

@@ -120,3 +120,28 @@ def test_a_pasted_image_path_becomes_an_attachment(tmp_path):
     assert images and images[0]["mimeType"] == "image/png" and text.startswith(f"@{image} what is this?")
     editor.paste(str(tmp_path / "missing.png"))
     assert editor.buffer.text == str(tmp_path / "missing.png")
+
+
+def test_collapsed_output_counts_screen_rows_and_the_lines_a_truncation_cut():
+    long = "x" * 1000
+    shown = plain_text(to_ansi([shell_block("p", f"first\n{long}\n", 0, 0.1, in_context=True, expanded=False)], 70))
+    rows = shown.splitlines()
+    assert "… 1 earlier line and the start of a long line (ctrl+o to expand)" in shown
+    assert sum(1 for row in rows if "xxxx" in row) == 5  # a 1000-character line is 5 rows here, not one line
+    bash = ToolCall("bash", {"command": "seq 10000"})
+    kept = "\n".join(str(n) for n in range(8001, 10001))
+    result = {"content": [{"type": "text", "text": kept + "\n\n[Showing last 2000 lines of 10000.]"}],
+              "details": {"truncation": {"totalLines": 10000, "outputLines": 2000}}}
+    shown = plain_text(to_ansi([tool_block(bash, result, False, expanded=False)], 60))
+    assert "… 9997 earlier lines" in shown and "[Showing last 2000 lines of 10000.]" in shown
+
+
+def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
+    cut = {"truncated": True, "fullOutputPath": "/tmp/full.log"}
+    shown = plain_text(to_ansi([shell_block("seq 9", "8\n9\n", 0, 0.1, in_context=True, expanded=False,
+                                            result=cut, total_lines=9)], 80))
+    assert "[Showing last 2 lines of 9. Full output: /tmp/full.log]" in shown and "… 7 earlier lines" in shown
+    unsaved = {"truncated": True, "fullOutputPath": None, "fullOutputError": "No space left on device"}
+    shown = plain_text(to_ansi([shell_block("x", "y\n", 0, 0.1, in_context=True, expanded=False, result=unsaved)],
+                               80))
+    assert "[Showing last 1 lines. Full output not saved: No space left on device]" in shown

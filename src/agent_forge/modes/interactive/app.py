@@ -271,12 +271,11 @@ class InteractiveMode:
         self.say(f"thinking {'shown' if self.live.show_thinking else 'hidden'}")
 
     def toggle_expanded(self) -> None:
-        from .tool_blocks import tool_block
-
+        """Ctrl+O: later collapsible blocks (tool calls, `!` commands) expanded or not; the last one is printed
+        again expanded (the scrollback above cannot change)."""
         self.view.expanded = not self.view.expanded
-        if self.view.expanded and self.view.last_tool is not None:
-            call, result, is_error = self.view.last_tool
-            self.print_(tool_block(call, result, is_error, expanded=True))
+        if self.view.expanded and self.view.last_block is not None:
+            self.print_(self.view.last_block(True))
         self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
 
     # -- layout ----------------------------------------------------------------------------------------
