@@ -668,3 +668,85 @@ def test_a_long_wrapped_line_collapses_to_a_few_rows(terminal, fake_llm):
     screen = term.wait_for("exit 0")
     assert "… the start of a long line (ctrl+o to expand)" in screen
     assert sum(1 for line in screen.splitlines() if line.startswith(" abab")) == 5
+
+
+def test_a_bare_bang_says_how_to_use_it_and_sends_nothing(terminal, fake_llm):
+    term = terminal()
+    term.type("!")
+    term.press("Enter")
+    term.wait_for("usage: !command runs a shell command")
+    assert "› !" in term.screen() and fake_llm.requests == []  # kept in the editor, not sent
+
+
+def test_tree_marks_here_after_a_shell_command(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal()
+    term.type("question one")
+    term.press("Enter")
+    term.wait_for("Answer one.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("!echo hi")
+    term.press("Enter")
+    term.wait_for("exit 0")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("3. shell: $ echo hi (here)")
+
+
+def test_streaming_text_wraps_between_words(terminal, fake_llm):
+    words = [f"w{'x' * (i % 7)}{i}" for i in range(60)]
+    fake_llm.set_script([{"text": " ".join(words), "hang_after": 50}])
+    term = terminal(columns=40, rows=20)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for(words[40])
+    live = screen.split("\n go\n")[-1].split("────")[0]  # the streaming rows, above the editor
+    tokens = [token for line in live.splitlines() if not line.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦",
+                                                                          "⠧", "⠇", "⠏"))
+              for token in line.split()]
+    assert tokens and all(token in words for token in tokens), live
+    fake_llm.release_hangs()
+
+
+def test_an_input_dialog_shows_its_placeholder(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/pick")
+    term.press("Enter")
+    term.wait_for("→ apple")
+    term.press("Enter")
+    term.wait_for("Really?")
+    term.press("Enter")
+    term.wait_for("› a name")  # the placeholder, in an empty editor
+    term.type("Ada")
+    term.wait_for("› Ada")
+    assert "a name" not in term.screen()
+    term.press("Enter")
+    term.wait_for("picked apple sure=True name=Ada")
+
+
+def test_a_binary_attachment_is_refused_and_the_prompt_kept(terminal, fake_llm):
+    (terminal.work / "blob.bin").write_bytes(b"\x00\x01binary")
+    term = terminal()
+    term.type("look at @blob.bin please")
+    term.press("Enter")
+    term.wait_for("The prompt is back in the editor.")
+    assert "› look at @blob.bin please" in term.screen() and fake_llm.requests == []
+
+
+def test_messages_queued_during_a_failed_run_come_back_to_the_editor(terminal, fake_llm, agent_env_factory):
+    env = agent_env_factory(settings={"retry": {"enabled": False}})
+    fake_llm.set_script([{"text": "partial words here", "hang_after": 3, "error_after": 4,
+                          "error_event": "boom"}, {"text": "must not run"}])
+    term = terminal(env=env)
+    term.type("first")
+    term.press("Enter")
+    term.wait_for("partial")
+    term.type("queued one")
+    term.press("M-Enter")
+    term.wait_for("follow-up: queued one")
+    fake_llm.release_hangs()
+    term.wait_for("the messages queued during it are back in the editor")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    assert "› queued one" in term.screen() and len(fake_llm.requests) == 1

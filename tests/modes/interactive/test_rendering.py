@@ -145,3 +145,8 @@ def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
     shown = plain_text(to_ansi([shell_block("x", "y\n", 0, 0.1, in_context=True, expanded=False, result=unsaved)],
                                80))
     assert "[Showing last 1 lines. Full output not saved: No space left on device]" in shown
+
+
+def test_wrap_breaks_between_words_and_only_inside_a_word_longer_than_a_row():
+    assert wrap("hello world this is a test", 10, 10) == ["hello ", "world this", "is a test"]
+    assert wrap("abcdefghijklmnop qr", 5, 10) == ["abcde", "fghij", "klmno", "p qr"]

@@ -15,7 +15,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.processors import ConditionalProcessor, PasswordProcessor
+from prompt_toolkit.layout.processors import AfterInput, ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.styles import Style
 
 from ... import __version__
@@ -88,6 +88,7 @@ class InteractiveMode:
         if problem:
             self.say(problem, "error")
         unsubscribe = self.session.subscribe(self.view)
+        unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
 
         def started() -> None:
             self._spawn(self.session.hooks.start())  # plugins' session_start, now that their requests show
@@ -103,6 +104,7 @@ class InteractiveMode:
                 await self._finish()
             finally:
                 unsubscribe()
+                unsubscribe_failed()
                 log = stray.restore()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
@@ -190,13 +192,19 @@ class InteractiveMode:
 
     # -- input -----------------------------------------------------------------------------------------
     def send(self, behavior: str) -> None:
-        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it."""
+        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it. A
+        prompt refused (a binary `@file`, no model) comes back into the editor: nothing typed is lost."""
         if not self.editor.text().strip():
             return
-        self._spawn(self._dispatch(self.editor.take(), behavior))
+        if self.editor.text().strip() in ("!", "!!"):
+            self.say("usage: !command runs a shell command, its output added to the context; !!command keeps "
+                     "it out of the context")
+            return
+        draft = self.editor.snapshot()
+        self._spawn(self._dispatch(self.editor.take(), behavior, draft))
 
-    async def _dispatch(self, text: str, behavior: str | None) -> None:
-        if text.startswith("!") and text.strip() not in ("!", "!!"):
+    async def _dispatch(self, text: str, behavior: str | None, draft: Any = None) -> None:
+        if text.startswith("!"):
             await self.commands.shell(text)
             return
         command = builtin(text.strip())
@@ -207,7 +215,21 @@ class InteractiveMode:
             text, images = attachments(text, self.session.cwd)
             await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
         except CommandError as exc:
-            self.say(str(exc), "error")
+            kept = draft is not None and self.editor.restore(draft)
+            back = " The prompt is back in the editor." if kept else ""
+            self.say(f"{str(exc).rstrip('.')}.{back}", "error")
+
+    def _keep_queue_after_failure(self, event: dict[str, Any]) -> None:
+        """A run that failed for good (an error after the retries, or one not retried) does not go on with the
+        messages queued meanwhile: they come back into the editor (listeners run before the session would
+        take them), and a notice says so."""
+        if event.get("type") != "agent_end" or event.get("willRetry"):
+            return
+        messages = event.get("messages") or []
+        last = messages[-1] if messages else {}
+        if last.get("role") == "assistant" and last.get("stopReason") == "error" and self.restore_queue():
+            self.say("the run failed: the messages queued during it are back in the editor (enter sends them)",
+                     "warning")
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
@@ -217,13 +239,14 @@ class InteractiveMode:
         self._spawn(self.session.abort())
         self._spawn(self.session.user_bash.abort())
 
-    def restore_queue(self) -> None:
+    def restore_queue(self) -> int:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
-        above what it holds; the run goes on."""
+        above what it holds; the run goes on. How many there were."""
         steering, follow_up = self.session.agent.clear_queues()
         queued = [message_text(m) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
+        return len(queued)
 
     def ctrl_c(self) -> None:
         if self.editor.buffer.text:
@@ -282,8 +305,12 @@ class InteractiveMode:
     def _application(self) -> Application[int]:
         live = Window(FormattedTextControl(self._live_fragments), wrap_lines=True, dont_extend_height=True)
         secret = Condition(lambda: bool(self.dialogs.current and self.dialogs.current.secret))
-        control = BufferControl(buffer=self.editor.buffer,
-                                input_processors=[ConditionalProcessor(PasswordProcessor(), secret)])
+        placeholder = Condition(lambda: bool(not self.editor.buffer.text and self.dialogs.current
+                                             and self.dialogs.current.placeholder))
+        control = BufferControl(buffer=self.editor.buffer, input_processors=[
+            ConditionalProcessor(PasswordProcessor(), secret),
+            ConditionalProcessor(AfterInput(lambda: self.dialogs.current.placeholder if self.dialogs.current
+                                            else "", style="class:dim"), placeholder)])
         editor = Window(control, wrap_lines=True, dont_extend_height=True, height=self._editor_height,
                         get_line_prefix=self._prefix)
         rule = Window(height=1, char="─", style="class:rule")

@@ -25,6 +25,7 @@ class Dialog:
         options = request.get("options") if self.method == "select" else ["Yes", "No"]
         self.options = [str(o) for o in options or []]
         self.prefill = str(request.get("prefill", "") or "")
+        self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         self.index = 0
 

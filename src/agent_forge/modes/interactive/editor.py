@@ -60,6 +60,19 @@ class PromptEditor:
         self.buffer.reset()
         return text
 
+    def snapshot(self) -> tuple[str, dict[str, str]]:
+        """What the editor holds (its text and collapsed pastes), for `restore`."""
+        return self.buffer.text, dict(self._pastes)
+
+    def restore(self, draft: tuple[str, dict[str, str]]) -> bool:
+        """Put a `snapshot` back, unless something was typed since (then False: that is kept)."""
+        if self.buffer.text:
+            return False
+        text, pastes = draft
+        self._pastes.update(pastes)
+        self.set_text(text)
+        return True
+
     def set_text(self, text: str) -> None:
         """Replace the editor's text (queued messages given back, a plugin's `set_editor_text`)."""
         self.buffer.reset()

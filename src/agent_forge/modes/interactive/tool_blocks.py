@@ -124,9 +124,10 @@ class TailRows:
 
         width, rows, used, cut = max(options.max_width, 1), [], 0, False
         for line in reversed(self.lines):
-            wrapped = wrap(line, width, TAIL_LINES - len(rows))
-            cut = len(line) > sum(len(r) for r in wrapped)  # only the line's end fits
-            rows[:0] = wrapped
+            room = TAIL_LINES - len(rows)
+            wrapped = wrap(line, width, room + 1)
+            cut = len(wrapped) > room  # only the line's end fits
+            rows[:0] = wrapped[-room:]
             used += 1
             if len(rows) >= TAIL_LINES or cut:
                 break
