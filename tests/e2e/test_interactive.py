@@ -750,3 +750,24 @@ def test_messages_queued_during_a_failed_run_come_back_to_the_editor(terminal, f
     term.wait_for("the messages queued during it are back in the editor")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     assert "› queued one" in term.screen() and len(fake_llm.requests) == 1
+
+
+def test_dialogs_stay_usable_in_an_8_row_terminal(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin), columns=40, rows=8)
+    term.type("/pick")
+    term.press("Enter")
+    screen = term.wait_for("→ apple")
+    assert "Pick a fruit" in screen and "cherry" in screen and "esc cancel" in screen
+    term.press("Down")
+    term.wait_for("→ banana")
+    term.press("Enter")
+    screen = term.wait_for("→ Yes")
+    assert "Really?" in screen and "take banana" in screen
+    term.press("Enter")
+    term.wait_for("› a name")
+    term.type("Ada")
+    term.press("Enter")
+    screen = term.wait_for("picked banana sure=True name=Ada")
+    assert all(len(line) <= 40 for line in screen.splitlines()) and "fake-model" in screen  # the footer is back

@@ -43,6 +43,8 @@ ESCAPE_BYTES_WAIT_S = 0.05
 """How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
 ESCAPE_WAIT_S = 0.3
 """How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
+SHORT_TERMINAL_ROWS = 14
+"""Below this many rows an open dialog takes the footer's rows."""
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
@@ -320,7 +322,8 @@ class InteractiveMode:
         completing = Condition(lambda: bool(self.editor.buffer.complete_state
                                             and self.editor.buffer.complete_state.completions))
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
-                       ConditionalContainer(menu, filter=completing), rule, footer])
+                       ConditionalContainer(menu, filter=completing),
+                       ConditionalContainer(HSplit([rule, footer]), filter=Condition(self._footer_visible))])
         app: Application[int] = Application(
             layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
             style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
@@ -339,11 +342,22 @@ class InteractiveMode:
         return bool(live.working or live.tools or live.steering or live.follow_up or live.widgets
                     or not live.text.empty() or self.dialogs.current)
 
+    def _footer_visible(self) -> bool:
+        """The footer gives its rows to an open dialog in a short terminal (it comes back when it closes)."""
+        return not (self.dialogs.current and self.terminal.rows() < SHORT_TERMINAL_ROWS)
+
     def _live_fragments(self) -> list[tuple[str, str]]:
-        rows = self.terminal.rows()
-        height = max(3, rows - 6 - self.editor.buffer.text.count("\n"))
-        dialog = self.dialogs.fragments(self.terminal.columns(), min(12, height // 2))
-        lines = self.live.fragments(self.terminal.columns(), height - len(dialog)) + dialog
+        """The live region's rows: what is left of the screen under the editor, the menu and the footer;
+        an open dialog first, the streaming message and the rest above it in the rows that remain."""
+        rows, columns = self.terminal.rows(), self.terminal.columns()
+        editor = min(self.editor.buffer.text.count("\n") + 1, self._editor_height().max)
+        menu = min(len(self.editor.buffer.complete_state.completions), 8) if self.editor.buffer.complete_state \
+            else 0
+        footer = 1 + len(self.footer.lines(columns)) if self._footer_visible() else 0
+        height = max(1, rows - 1 - editor - menu - footer)
+        dialog = self.dialogs.fragments(columns, height)
+        left = height - len(dialog)
+        lines = (self.live.fragments(columns, left)[-left:] if left > 0 else []) + dialog
         if lines:
             style, text = lines[-1]
             lines[-1] = (style, text.rstrip("\n"))
