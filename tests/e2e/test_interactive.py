@@ -255,6 +255,30 @@ def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
     assert "word39" in screen and "fake-model" in screen
 
 
+def clean_scrollback(term: TmuxTerminal, width: int) -> bool:
+    """The pane's history holds one frame: the two rules around the editor, every line within `width`."""
+    lines = term.scrollback().rstrip("\n").splitlines()
+    return sum(line.startswith("────") for line in lines) == 2 and all(len(line) <= width for line in lines)
+
+
+def test_a_resize_while_streaming_leaves_no_stale_frame_in_the_scrollback(terminal, fake_llm):
+    words = " ".join(f"word{i}" for i in range(120))
+    fake_llm.set_script([{"text": words, "hang_after": 60}])
+    term = terminal(columns=100, rows=20)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("word50")
+    term.resize(40, 20)
+    term.wait_until(lambda: clean_scrollback(term, 40), "a scrollback without stale frames")
+    fake_llm.release_hangs()
+    term.wait_for("word119")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.resize(70, 20)
+    term.wait_until(lambda: clean_scrollback(term, 70), "a scrollback without stale frames")
+    history = term.scrollback()
+    assert history.count("word0 ") == 1 and history.count(" go\n") == 1 and "agent-forge v" in history
+
+
 PLUGIN = '''
 import os, sys
 

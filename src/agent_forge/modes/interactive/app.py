@@ -32,6 +32,7 @@ from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .render import clean, color_allowed, to_ansi
+from .resize import REDRAW_DELAY_S, InlineApplication, Scrollback
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
@@ -76,6 +77,8 @@ class InteractiveMode:
         self.commands = Commands(self)
         self.app: Application[int] = self._application()
         self._pending: list[str] = []
+        self.scrollback = Scrollback()
+        self._redrawing: asyncio.Task | None = None
         self._draining: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ctrl_c_at = 0.0
@@ -160,6 +163,7 @@ class InteractiveMode:
     # -- output ----------------------------------------------------------------------------------------
     def print_(self, *renderables: Any) -> None:
         """Render `renderables` at the terminal's width and write them above the live region, in order."""
+        self.scrollback.record(list(renderables))
         self._pending.append(to_ansi(list(renderables), self.terminal.columns()))
         if not self.app.is_running:
             self._flush_pending()
@@ -170,6 +174,21 @@ class InteractiveMode:
         while self._pending and self.app.is_running:
             await run_in_terminal(self._flush_pending)
         self._flush_pending()
+
+    def _width_changed(self) -> None:
+        """A resize changed the width: once resizing pauses, print the conversation again (`resize.py`)."""
+        if self._redrawing is not None:
+            self._redrawing.cancel()
+        self._redrawing = self._spawn(self._redraw_scrollback())
+
+    async def _redraw_scrollback(self) -> None:
+        await asyncio.sleep(REDRAW_DELAY_S)
+
+        def write() -> None:
+            self._pending = []  # recorded: the redraw prints them
+            self.terminal.write(self.scrollback.redraw(self.terminal.columns()))
+
+        await run_in_terminal(write)
 
     def _flush_pending(self) -> None:
         chunk, self._pending = "".join(self._pending), []
@@ -324,11 +343,12 @@ class InteractiveMode:
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
                        ConditionalContainer(menu, filter=completing),
                        ConditionalContainer(HSplit([rule, footer]), filter=Condition(self._footer_visible))])
-        app: Application[int] = Application(
+        app: Application[int] = InlineApplication(
             layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
             style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
             erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
             input=self.terminal.input, output=self.terminal.output, include_default_pygments_style=False)
+        app.on_width_change = self._width_changed
         return self._tuned(app)
 
     def _tuned(self, app: Application[int]) -> Application[int]:
