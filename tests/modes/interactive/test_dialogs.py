@@ -42,3 +42,18 @@ def test_every_row_fits_the_width_even_with_wide_characters_and_newlines():
     for height in (1, 3, 5, 12):
         assert all(get_cwidth(row) <= 20 for row in rows(dialogs, 20, height))
         assert len(rows(dialogs, 20, height)) <= height
+
+
+def test_the_completion_menu_keeps_the_selected_entry_in_the_rows_it_has():
+    from types import SimpleNamespace
+
+    from prompt_toolkit.completion import Completion
+
+    from agent_forge.modes.interactive.completion import menu_fragments
+
+    completions = [Completion(f"/c{n}", display_meta="a description long enough to be cut at forty columns")
+                   for n in range(10)]
+    shown = "".join(text for _, text in menu_fragments(SimpleNamespace(completions=completions, complete_index=6),
+                                                       2, 40)).split("\n")
+    assert [row.split()[0] for row in shown] == ["/c5", "/c6"] and all(len(row) <= 40 for row in shown)
+    assert menu_fragments(None, 8, 40) == []

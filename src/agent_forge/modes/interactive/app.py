@@ -44,6 +44,8 @@ ESCAPE_BYTES_WAIT_S = 0.05
 """How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
 ESCAPE_WAIT_S = 0.3
 """How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
+MENU_ROWS = 8
+"""Completions shown at once (fewer when the terminal is short)."""
 SHORT_TERMINAL_ROWS = 14
 """Below this many rows an open dialog takes the footer's rows."""
 CTRL_C_EXIT_WINDOW_S = 2.0
@@ -369,12 +371,10 @@ class InteractiveMode:
     def _live_fragments(self) -> list[tuple[str, str]]:
         """The live region's rows: what is left of the screen under the editor, the menu and the footer;
         an open dialog first, the streaming message and the rest above it in the rows that remain."""
-        rows, columns = self.terminal.rows(), self.terminal.columns()
-        editor = min(self.editor.buffer.text.count("\n") + 1, self._editor_height().max)
-        menu = min(len(self.editor.buffer.complete_state.completions), 8) if self.editor.buffer.complete_state \
-            else 0
-        footer = 1 + len(self.footer.lines(columns)) if self._footer_visible() else 0
-        height = max(1, rows - 1 - editor - menu - footer)
+        state = self.editor.buffer.complete_state
+        menu = min(len(state.completions), self._menu_rows()) if state else 0
+        height = max(1, self._rows_free() - menu)
+        columns = self.terminal.columns()
         dialog = self.dialogs.fragments(columns, height)
         left = height - len(dialog)
         lines = (self.live.fragments(columns, left)[-left:] if left > 0 else []) + dialog
@@ -383,21 +383,20 @@ class InteractiveMode:
             lines[-1] = (style, text.rstrip("\n"))
         return lines
 
+    def _rows_free(self) -> int:
+        """Screen rows left over by the editor, the rule above it and the footer (with its rule)."""
+        editor = min(self.editor.buffer.text.count("\n") + 1, self._editor_height().max)
+        footer = 1 + len(self.footer.lines(self.terminal.columns())) if self._footer_visible() else 0
+        return self.terminal.rows() - 1 - editor - footer
+
+    def _menu_rows(self) -> int:
+        """The completion menu's height: 8 rows, fewer in a short terminal (at least 1)."""
+        return max(1, min(MENU_ROWS, self._rows_free()))
+
     def _completion_fragments(self) -> list[tuple[str, str]]:
-        """Up to 8 completions around the selected one (tab / down to move, enter to take)."""
-        state = self.editor.buffer.complete_state
-        if state is None:
-            return []
-        index = state.complete_index
-        start = max(0, (index or 0) - 7)
-        rows = []
-        for position, completion in enumerate(state.completions[start:start + 8], start):
-            style = "class:dialog-chosen" if position == index else "class:dim"
-            meta = clean(completion.display_meta_text)
-            rows.append((style, f"  {clean(completion.display_text)}{'  ' + meta if meta else ''}\n"))
-        if rows:
-            rows[-1] = (rows[-1][0], rows[-1][1].rstrip("\n"))
-        return rows
+        from .completion import menu_fragments
+
+        return menu_fragments(self.editor.buffer.complete_state, self._menu_rows(), self.terminal.columns())
 
     def _editor_height(self) -> Dimension:
         return Dimension(min=1, max=max(1, min(12, self.terminal.rows() // 2)))

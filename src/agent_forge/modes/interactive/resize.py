@@ -85,7 +85,7 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         last = renderer._last_size
         if self.on_width_change is not None and last is not None and last.columns != self.output.get_size().columns:
             self.on_width_change()
-        if screen is None or not terminal_reflows():
+        if screen is None or not terminal_reflows() or self._running_in_terminal:  # (an external editor's screen)
             super()._on_resize()
             return
         up = rows_above_cursor(screen, cursor.x, cursor.y, self.output.get_size().columns)
