@@ -150,3 +150,12 @@ def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
 def test_wrap_breaks_between_words_and_only_inside_a_word_longer_than_a_row():
     assert wrap("hello world this is a test", 10, 10) == ["hello ", "world this", "is a test"]
     assert wrap("abcdefghijklmnop qr", 5, 10) == ["abcde", "fghij", "klmno", "p qr"]
+
+
+def test_a_5_mb_user_message_shows_its_start_and_how_much_more_was_sent():
+    data = "0123456789abcdef0123456789abcdef\n" * (5 * 1024 * 1024 // 33)
+    shown = plain_text(to_ansi([user_block(data)], 100))
+    assert len(shown) < 20_000 and shown.count("0123456789abcdef0123456789abcdef") == 40
+    assert f"… {len(data) - 40 * 33 + 1:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown; " \
+           f"all of it was sent" in shown
+    assert plain_text(to_ansi([user_block("short\ntext")], 40)).split() == ["short", "text"]
