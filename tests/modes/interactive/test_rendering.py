@@ -159,3 +159,12 @@ def test_a_5_mb_user_message_shows_its_start_and_how_much_more_was_sent():
     assert f"… {len(data) - 40 * 33 + 1:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown; " \
            f"all of it was sent" in shown
     assert plain_text(to_ansi([user_block("short\ntext")], 40)).split() == ["short", "text"]
+
+
+def test_a_finished_call_keeps_its_duration_when_its_block_is_built_again():
+    call = ToolCall("bash", {"command": "make"})
+    call.started -= 2.0
+    call.finish()
+    first = call.elapsed()
+    call.started -= 0  # nothing changes but the clock
+    assert 2.0 <= first == call.elapsed()

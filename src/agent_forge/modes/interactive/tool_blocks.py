@@ -34,6 +34,7 @@ class ToolCall:
 
     def __init__(self, name: str, args: dict[str, Any]):
         self.name, self.args, self.started = name, args if isinstance(args, dict) else {}, time.monotonic()
+        self.ended: float | None = None
         self.partial = ""  # the output's tail while it runs
         self.lines = 0  # newlines of output streamed so far (a `!` command's total, when its output is cut)
 
@@ -49,7 +50,11 @@ class ToolCall:
         return f"{clean(self.name)} {clean(_short_json(args))}"
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        """Seconds from the start to now, or to `finish` (a block built again later shows the same time)."""
+        return (self.ended or time.monotonic()) - self.started
+
+    def finish(self) -> None:
+        self.ended = time.monotonic()
 
 
 def _line_range(args: dict[str, Any]) -> str:

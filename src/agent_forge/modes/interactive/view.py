@@ -82,6 +82,7 @@ class EventView:
     def _on_tool_execution_end(self, event: dict[str, Any]) -> None:
         call = self.live.tools.pop(str(event.get("toolCallId")), None) or ToolCall(
             str(event.get("toolName")), {})
+        call.finish()
         result, is_error = event.get("result"), bool(event.get("isError"))
         self.show_collapsible(lambda expanded: tool_block(call, result, is_error, expanded=expanded))
 
