@@ -167,3 +167,13 @@ def test_a_finished_call_keeps_its_duration_when_its_block_is_built_again():
     call.finish()
     first = call.elapsed()
     assert 2.0 <= first == call.elapsed()
+
+
+def test_collapsed_write_and_edit_blocks_count_screen_rows_from_the_top():
+    content = "x" * 3000 + "\nsecond\n" + "\n".join(str(i) for i in range(30))
+    write = ToolCall("write", {"path": "min.js", "content": content})
+    shown = plain_text(to_ansi([tool_block(write, {"content": []}, False, expanded=False)], 80))
+    assert sum(1 for row in shown.splitlines() if "xxxx" in row) == 20 and "second" not in shown
+    assert "… the rest of a long line and 31 more lines (ctrl+o to expand)" in shown
+    full = plain_text(to_ansi([tool_block(write, {"content": []}, False, expanded=True)], 80))
+    assert "+second" in full and "+29" in full and "more lines" not in full

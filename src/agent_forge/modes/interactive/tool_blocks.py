@@ -144,6 +144,33 @@ class TailRows:
         yield from (Text(row, style="grey70") for row in rows)
 
 
+class HeadRows:
+    """The first `keep` *screen rows* of `lines` ((text, style) pairs) at the width the block is drawn in,
+    then, when anything is left out: `… N more lines (ctrl+o to expand)` (a diff, written content)."""
+
+    def __init__(self, lines: list[tuple[str, str]], keep: int):
+        self.lines, self.keep = lines, keep
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from .stream import wrap
+
+        width, shown, consumed, cut = max(options.max_width, 1), 0, 0, False
+        for line, style in self.lines:
+            if shown >= self.keep:
+                break
+            room = self.keep - shown
+            start = line[:width * (room + 1)]  # a cell is at least one character
+            wrapped = wrap(start, width, len(start) + 1)
+            cut = len(wrapped) > room
+            yield from (Text(row, style=style) for row in wrapped[:room])
+            shown, consumed = shown + min(len(wrapped), room), consumed + 1
+        left = len(self.lines) - consumed
+        parts = [p for p in ("the rest of a long line" if cut else "",
+                             f"{left} more {_lines(left)}" if left > 0 else "") if p]
+        if parts:
+            yield Text(f"… {' and '.join(parts)} (ctrl+o to expand)", style="grey50")
+
+
 def _lines(count: int) -> str:
     return "line" if count == 1 else "lines"
 
@@ -157,12 +184,18 @@ def _cut_lines(details: Any) -> int:
     return max(0, total - kept) if isinstance(total, int) and isinstance(kept, int) else 0
 
 
-def _diff_lines(diff: str, expanded: bool) -> list[Text]:
+def _diff_lines(diff: str, expanded: bool) -> list[Any]:
     rows = [row for row in diff.split("\n") if not row.startswith(("---", "+++"))]
-    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
-    shown = [Text(row, style=_diff_style(row)) for row in rows[:keep]]
-    if len(rows) > keep:
-        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
+    return _head([(row, _diff_style(row)) for row in rows], expanded)
+
+
+def _head(lines: list[tuple[str, str]], expanded: bool) -> list[Any]:
+    """The first lines: every one (up to `MAX_EXPANDED_LINES`) when `expanded`, else `HeadRows`."""
+    if not expanded:
+        return [HeadRows(lines, DIFF_LINES)]
+    shown: list[Any] = [Text(row, style=style) for row, style in lines[:MAX_EXPANDED_LINES]]
+    if len(lines) > MAX_EXPANDED_LINES:
+        shown.append(Text(f"… {len(lines) - MAX_EXPANDED_LINES} more lines", style="grey50"))
     return shown
 
 
@@ -174,13 +207,9 @@ def _diff_style(row: str) -> str:
     return "cyan" if row.startswith("@@") else "grey62"
 
 
-def _added_lines(content: str, expanded: bool) -> list[Text]:
+def _added_lines(content: str, expanded: bool) -> list[Any]:
     rows = content.rstrip("\n").split("\n") if content else []
-    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
-    shown = [Text(f"+{row}", style="green") for row in rows[:keep]]
-    if len(rows) > keep:
-        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
-    return shown
+    return _head([(f"+{row}", "green") for row in rows], expanded)
 
 
 def status_line(exit_code: int | None, seconds: float) -> Text:
