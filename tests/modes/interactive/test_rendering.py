@@ -177,3 +177,15 @@ def test_collapsed_write_and_edit_blocks_count_screen_rows_from_the_top():
     assert "… the rest of a long line and 31 more lines (ctrl+o to expand)" in shown
     full = plain_text(to_ansi([tool_block(write, {"content": []}, False, expanded=True)], 80))
     assert "+second" in full and "+29" in full and "more lines" not in full
+
+
+def test_the_ascii_fast_path_of_wrap_cuts_the_rows_the_general_one_does():
+    import random
+
+    from agent_forge.modes.interactive.stream import _wrap_ascii, _wrap_cells
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        line = "".join(rng.choice("ab  c") for _ in range(rng.randint(0, 50)))
+        width = rng.randint(1, 12)
+        assert _wrap_ascii(line, width) == _wrap_cells(line, width), (line, width)
