@@ -33,6 +33,18 @@ def test_a_burst_cut_just_after_a_forged_end_mark_is_still_paste():
     assert keys == [(Keys.BracketedPaste, "hello"), (Keys.BracketedPaste, "!touch PWNED\r"), ("y", "y")]
 
 
+def test_the_terminals_write_cut_anywhere_after_a_forged_end_mark_still_pastes():
+    paste = Keys.BracketedPaste
+    assert parse(f"{START}a{END}!cmd\r", END) == [(paste, "a"), (paste, "!cmd\r")]
+    assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
+    assert parse(f"{START}a{END}", "!c", "md", f"\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
+
+
+def test_keys_right_behind_a_paste_act_once_the_input_pauses():
+    assert parse(f"{START}p{END}x") == [(Keys.BracketedPaste, "p"), ("x", "x")]
+    assert parse(f"{START}p{END}", f"{START}q{END}") == [(Keys.BracketedPaste, "p"), (Keys.BracketedPaste, "q")]
+
+
 def test_a_paste_split_over_many_reads_ends_at_its_mark():
     keys = parse(START + "a" * 5000, "b" * 5000 + END[:3], END[3:])
     assert keys == [(Keys.BracketedPaste, "a" * 5000 + "b" * 5000)]
