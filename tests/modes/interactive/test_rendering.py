@@ -156,7 +156,7 @@ def test_a_5_mb_user_message_shows_its_start_and_how_much_more_was_sent():
     data = "0123456789abcdef0123456789abcdef\n" * (5 * 1024 * 1024 // 33)
     shown = plain_text(to_ansi([user_block(data)], 100))
     assert len(shown) < 20_000 and shown.count("0123456789abcdef0123456789abcdef") == 40
-    assert f"… {len(data) - 40 * 33 + 1:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown; " \
+    assert f"… {len(data) - 40 * 33:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown (ctrl+o to expand); " \
            f"all of it was sent" in shown
     assert plain_text(to_ansi([user_block("short\ntext")], 40)).split() == ["short", "text"]
 
@@ -189,3 +189,14 @@ def test_the_ascii_fast_path_of_wrap_cuts_the_rows_the_general_one_does():
         line = "".join(rng.choice("ab  c") for _ in range(rng.randint(0, 50)))
         width = rng.randint(1, 12)
         assert _wrap_ascii(line, width) == _wrap_cells(line, width), (line, width)
+
+
+def test_a_long_user_message_expands_with_ctrl_o_up_to_the_larger_limit():
+    from agent_forge.modes.interactive.blocks import is_long
+
+    forty = "".join(f"line {n}\n" for n in range(40))
+    assert not is_long(forty) and "not shown" not in plain_text(to_ansi([user_block(forty)], 60))
+    long = forty + "line 40\n"
+    assert is_long(long) and "… 8 more characters (1 more lines) not shown (ctrl+o to expand)" in \
+        plain_text(to_ansi([user_block(long)], 80))
+    assert "line 40" in plain_text(to_ansi([user_block(long, expanded=True)], 80))

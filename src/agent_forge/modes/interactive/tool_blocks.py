@@ -90,7 +90,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{count_lines(output)} lines (ctrl+o: expand later blocks)"
+        lines.append(Text(f"{count_lines(output)} lines (ctrl+o to expand)"
                           if not expanded else output, style="grey62"))
     elif output:
         lines += _tail(output, expanded, _cut_lines(details))

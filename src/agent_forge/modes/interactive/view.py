@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from rich.text import Text
 
-from .blocks import assistant_block, compaction_notice, message_text, notice, retry_notice, user_block
+from .blocks import assistant_block, compaction_notice, is_long, message_text, notice, retry_notice, user_block
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -65,7 +65,11 @@ class EventView:
         message = event["message"]
         role = message.get("role")
         if role == "user":
-            self._print(user_block(message_text(message)), GAP)
+            text = message_text(message)
+            if is_long(text):  # a long paste: Ctrl+O can show more of it
+                self.show_collapsible(lambda expanded: user_block(text, expanded=expanded))
+            else:
+                self._print(user_block(text), GAP)
         elif role == "assistant":
             block = assistant_block(message, show_thinking=self.live.show_thinking)
             self.live.new_message()
