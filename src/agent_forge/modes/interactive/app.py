@@ -32,7 +32,7 @@ from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .render import clean, color_allowed, to_ansi
-from .resize import REDRAW_DELAY_S, InlineApplication, Scrollback
+from .resize import InlineApplication, Scrollback, WidthRedraw
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
@@ -77,10 +77,10 @@ class InteractiveMode:
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
         self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
-        self.app: Application[int] = self._application()
         self._pending: list[str] = []
         self.scrollback = Scrollback()
-        self._redrawing: asyncio.Task | None = None
+        self._width_changed = WidthRedraw(self.scrollback, self.terminal, self._spawn, lambda: self._pending.clear())
+        self.app: Application[int] = self._application()
         self._draining: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ctrl_c_at = 0.0
@@ -176,21 +176,6 @@ class InteractiveMode:
         while self._pending and self.app.is_running:
             await run_in_terminal(self._flush_pending)
         self._flush_pending()
-
-    def _width_changed(self) -> None:
-        """A resize changed the width: once resizing pauses, print the conversation again (`resize.py`)."""
-        if self._redrawing is not None:
-            self._redrawing.cancel()
-        self._redrawing = self._spawn(self._redraw_scrollback())
-
-    async def _redraw_scrollback(self) -> None:
-        await asyncio.sleep(REDRAW_DELAY_S)
-
-        def write() -> None:
-            self._pending = []  # recorded: the redraw prints them
-            self.terminal.write(self.scrollback.redraw(self.terminal.columns()))
-
-        await run_in_terminal(write)
 
     def _flush_pending(self) -> None:
         chunk, self._pending = "".join(self._pending), []

@@ -15,12 +15,13 @@ reference agent does: no stale frame or separator stays, and every block is wrap
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 from collections import deque
 from typing import Any, Callable
 
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, run_in_terminal
 
 
 REDRAW_DELAY_S = 0.15
@@ -71,6 +72,31 @@ class Scrollback:
         note = [to_ansi([notice("(earlier output is not printed again after a resize)")], width)] \
             if self._dropped else []
         return CLEAR_ALL + "".join([*note, *(to_ansi(group, width) for group in self._groups)])
+
+
+class WidthRedraw:
+    """Called on each width change: once resizing pauses (`REDRAW_DELAY_S`), clears the terminal and prints the
+    `scrollback` again at the `terminal`'s width; `spawn` runs a task of the mode, `forget_pending` drops the
+    printed text not written yet (the redraw prints it)."""
+
+    def __init__(self, scrollback: Scrollback, terminal: Any, spawn: Callable[[Any], asyncio.Task],
+                 forget_pending: Callable[[], None]):
+        self._scrollback, self._terminal, self._spawn, self._forget = scrollback, terminal, spawn, forget_pending
+        self._task: asyncio.Task | None = None
+
+    def __call__(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+        self._task = self._spawn(self._redraw())
+
+    async def _redraw(self) -> None:
+        await asyncio.sleep(REDRAW_DELAY_S)
+
+        def write() -> None:
+            self._forget()
+            self._terminal.write(self._scrollback.redraw(self._terminal.columns()))
+
+        await run_in_terminal(write)
 
 
 class InlineApplication(Application):  # type: ignore[type-arg]
