@@ -156,8 +156,8 @@ def test_a_5_mb_user_message_shows_its_start_and_how_much_more_was_sent():
     data = "0123456789abcdef0123456789abcdef\n" * (5 * 1024 * 1024 // 33)
     shown = plain_text(to_ansi([user_block(data)], 100))
     assert len(shown) < 20_000 and shown.count("0123456789abcdef0123456789abcdef") == 40
-    assert f"… {len(data) - 40 * 33:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown (ctrl+o to expand); " \
-           f"all of it was sent" in shown
+    assert f"… {len(data) - 40 * 33:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown " \
+           f"(ctrl+o to expand); all of it was sent" in shown
     assert plain_text(to_ansi([user_block("short\ntext")], 40)).split() == ["short", "text"]
 
 

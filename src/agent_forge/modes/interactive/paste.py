@@ -7,8 +7,9 @@ instead takes in everything the terminal has already sent (a paste arrives as on
 never share a burst with it) and ends the paste at the *last* end mark of that burst. What follows a paste is
 held until the input pauses (prompt_toolkit's flush after 50 ms): should the terminal's write have been cut
 into bursts just after a forged end mark, a stray end mark (one without a start) arriving meanwhile shows
-that the held text still belonged to the paste, and it never acts as keys. `pasted_text` then makes what a paste holds inert: control characters but
-newline and tab become visible escapes (`\\x1b`), carriage returns become newlines."""
+that the held text still belonged to the paste, and it never acts as keys. `pasted_text` then makes what a
+paste holds inert: control characters but newline and tab become visible escapes (`\\x1b`), carriage returns
+become newlines."""
 
 from __future__ import annotations
 
