@@ -143,23 +143,32 @@ class SessionCommands:
 
 
 def tree_labels(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
-    """`"12. ·· user: text"` → entry id for each message node; the indent grows at each branch point and the
-    current leaf is marked `(here)`."""
+    """`"12. ·· user: text"` → entry id for each message node (user, assistant, `shell: $ command`); the indent
+    grows at each branch point and the current leaf is marked `(here)`, or, when the leaf is no message (a
+    label, a model change), the message it follows."""
     depth: dict[str | None, int] = {None: 0}
     children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
-    labels: dict[str, str] = {}
+    parents = {node["entry"]["id"]: node["parentId"] for node in nodes}
+    rows: list[tuple[str, str]] = []
     for node in nodes:
         entry, parent = node["entry"], node["parentId"]
         depth[entry["id"]] = depth.get(parent, 0) + (1 if parent and children.get(parent, 0) > 1 else 0)
         message = entry.get("message") if entry.get("type") == "message" else None
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("user", "assistant", "bashExecution"):
             continue
-        text = message_text(message) if message["role"] == "user" else _answer_text(message)
-        here = " (here)" if entry["id"] == leaf_id else ""
+        text = message_text(message) if role == "user" else _answer_text(message) if role == "assistant" \
+            else f"$ {message.get('command', '')}"
         mark = f" [{node['label']}]" if node.get("label") else ""
-        labels[f"{len(labels) + 1}. {'· ' * depth[entry['id']]}{message['role']}: {_one_line(text)}{mark}{here}"] \
-            = entry["id"]
-    return labels
+        rows.append((entry["id"], f"{'· ' * depth[entry['id']]}{'shell' if role == 'bashExecution' else role}: "
+                                  f"{_one_line(text)}{mark}"))
+    shown, here = {entry_id for entry_id, _ in rows}, leaf_id
+    for _ in nodes:  # bounded: a damaged file's parent links cannot loop here
+        if here is None or here in shown:
+            break
+        here = parents.get(here)
+    return {f"{n}. {text}{' (here)' if entry_id == here else ''}": entry_id
+            for n, (entry_id, text) in enumerate(rows, 1)}
 
 
 def _answer_text(message: dict[str, Any]) -> str:
