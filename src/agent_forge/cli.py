@@ -383,7 +383,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
         start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
-        **options_from_args(args),
+        unattended=(mode in ("print", "json")), **options_from_args(args),
     )
     try:
         session = create_session(options)

@@ -379,19 +379,25 @@ async def test_stdin_eof_ends_a_prompts_wait_for_a_starting_server_at_once(agent
     assert len(fake_llm.requests) == 1 and "mute_" not in " ".join(offered(fake_llm.requests[0]))
 
 
-async def test_a_tool_listed_twice_by_its_server_is_offered_once_and_reported(agent_env, fake_llm, tmp_path):
+async def test_a_tool_listed_twice_by_its_server_is_offered_once_and_reported_until_fixed(agent_env, fake_llm,
+                                                                                          tmp_path):
     write_mcp(agent_env, {"d": stdio("twice")})
-    fake_llm.set_script([{"tool_calls": [{"name": "d_echo", "arguments": {}}]}, {"text": "done"}])
+    fake_llm.set_script([{"tool_calls": [{"name": "d_echo", "arguments": {}}]}, {"text": "done"},
+                         {"tool_calls": [{"name": "d_other", "arguments": {}}]}, {"text": "fixed"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         await client.prompt_and_wait("echo")
         server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+        events = await client.prompt_and_wait("fix it")
+        fixed = next((e for e in events if e["type"] == "mcp_server_changed"), None) \
+            or await until_state(client, "d", "connected")
     names = offered(fake_llm.requests[0])
     assert len(names) == len(set(names)) and {"d_echo", "d_other"} <= set(names)
     echo = [t for t in fake_llm.requests[0]["body"]["tools"] if t["function"]["name"] == "d_echo"][0]
     assert echo["function"]["description"] == "The first echo" and tool_texts(fake_llm.requests[1]) == ["called echo"]
     problem = "MCP server 'd' lists the tool 'echo' more than once; only the first is offered"
-    assert server["tools"] == ["d_echo", "d_other"] and server["lastError"] == problem
-    assert problem in client.stderr.decode()
+    assert server["tools"] == ["d_echo", "d_other"] and server["warnings"] == [problem]
+    assert "lastError" not in server and problem in client.stderr.decode()
+    assert fixed["tools"] == ["d_echo", "d_other"] and "warnings" not in fixed and "lastError" not in fixed
 
 
 async def test_no_mcp_starts_none_of_the_configured_servers(agent_env, fake_llm, tmp_path):
