@@ -5,11 +5,13 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
-  tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call);
+  tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call),
+  `environ` (the names of its environment variables);
   prompts `review` (`path` required, `focus` optional) and `pair` (user, assistant, user-with-image messages);
   resources `file:///notes.txt` (text), `file:///logo.png` (an image), `file:///data.bin` (binary),
   `file:///big.txt` (3 MB of text), `file:///slow.txt` (answers after 60 s) and the template `note://{topic}`
 - `exit`: exits at once, before reading anything
+- `chatty-exit`: writes 3 MB to stderr, then `the last words`, and exits
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
 - `stubborn`: as `hang-init`, but ignores SIGTERM and stdin EOF (only SIGKILL ends it)
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
@@ -31,6 +33,11 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 
 if MODE == "exit":
     sys.exit(3)
+if MODE == "chatty-exit":
+    for _ in range(3000):
+        sys.stderr.write("chatter " * 128 + "\n")
+    sys.stderr.write("the last words\n")
+    sys.exit(4)
 if MODE == "stubborn":
     import signal
     import time
@@ -161,6 +168,10 @@ else:
     @server.tool(description="Kills the server in the middle of the call")
     def crash() -> str:
         os._exit(9)
+
+    @server.tool(description="The names of the server's environment variables")
+    def environ() -> str:
+        return " ".join(sorted(os.environ))
 
     @server.prompt(description="Review a file")
     def review(path: str, focus: str = "bugs") -> str:

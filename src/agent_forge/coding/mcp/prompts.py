@@ -40,6 +40,7 @@ def prompt_command(server: str, scope: str, prompt: Any) -> dict[str, Any]:
         "sourceInfo": {"path": f"<mcp:{server}>", "source": f"mcp:{server}", "scope": scope, "origin": "top-level"},
         "path": f"<mcp:{server}>",
         "arguments": [_argument(a) for a in prompt.arguments or []],
+        "argumentHint": " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments or []),
     }
     if scope in ("user", "project"):
         item["location"] = scope
