@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["mcp"]:  # `agent-forge mcp add|list|remove`
+        from .modes.mcp_command import run_mcp_command
+
+        return run_mcp_command((sys.argv[1:] if argv is None else argv)[1:])
     args = build_parser().parse_args(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
