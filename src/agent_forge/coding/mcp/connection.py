@@ -122,6 +122,7 @@ class ServerConnection:
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
+                await self._stderr_read(exc)
                 error = self._describe(exc)
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
@@ -254,6 +255,14 @@ class ServerConnection:
         finally:
             stderr.spawned()
             lifeline.release(watch)
+
+    async def _stderr_read(self, exc: BaseException) -> None:
+        """A server that exited may have written its last words just before: read them (up to 1 s; its
+        children may keep the pipe open) so the failure quotes them."""
+        leaf = _leaf(exc)
+        if self._stderr is not None and (isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)):
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stderr.ended.wait(), 1.0)
 
     def _set(self, state: str) -> None:
         self.state = state

@@ -41,6 +41,7 @@ class StderrTail:
         self.writer: IO[bytes] | None = os.fdopen(write_fd, "wb", buffering=0)  # the server's stderr
         self._transport: asyncio.ReadTransport | None = None
         self._reader: IO[bytes] | None = None
+        self.ended = asyncio.Event()  # set at end of file: every writer closed the pipe
 
     async def start(self) -> None:
         """Begin reading (in the running loop)."""
@@ -82,3 +83,6 @@ class _Keep(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.tail.add(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.tail.ended.set()
