@@ -4,6 +4,7 @@ real servers (`tests/support/mcp_server.py`) against the loopback fake LLM."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -161,3 +162,19 @@ async def test_the_system_prompt_lists_the_connected_servers(agent_env, fake_llm
     system = json.dumps(fake_llm.requests[0]["body"]["messages"][0])
     assert "Connected MCP servers" in system and "- tools: test tools" in system
     assert "- plain" in system
+
+
+async def test_a_prompt_waiting_for_its_server_is_long_get_state_and_abort_are_answered(agent_env, fake_llm,
+                                                                                       tmp_path):
+    write_mcp(agent_env, {"mute": stdio("hang-init", startupTimeoutMs=60000)})
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        pending = client.send_nowait({"type": "prompt", "message": "/mcp:mute:anything"})
+        started = time.monotonic()
+        state = await client.send({"type": "get_state"})
+        aborted = await client.send({"type": "abort"})
+        took = time.monotonic() - started
+        refused = await asyncio.wait_for(pending, 5)
+        servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    assert state["success"] and aborted["success"] and took < 1.0
+    assert not refused["success"] and "Aborted while the MCP server's prompt was being fetched" in refused["error"]
+    assert servers[0]["state"] == "starting" and fake_llm.requests == []

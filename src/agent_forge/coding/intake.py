@@ -94,12 +94,13 @@ class Intake:
             return _result("handled")
         task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
         self._inputs.add(task)
-        return self._disposition(task)
+        return self._disposition(task, "Aborted while the MCP server's prompt was being fetched: the prompt was not "
+                                       "sent" if self._mcp().names_prompt(text) else
+                                 "Aborted while plugin input handlers were running: the prompt was not sent")
 
-    async def _disposition(self, task: asyncio.Task) -> str:
+    async def _disposition(self, task: asyncio.Task, refusal: str) -> str:
         try:
-            disposition = await _refused_if_cancelled(
-                task, "Aborted while plugin input handlers were running: the prompt was not sent")
+            disposition = await _refused_if_cancelled(task, refusal)
         finally:
             self._inputs.discard(task)
         if disposition == "handled":
