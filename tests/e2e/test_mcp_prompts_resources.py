@@ -72,6 +72,10 @@ def test_print_mode_runs_a_server_prompt_with_piped_text_after_it(agent_env, fak
     assert result.returncode == 0, result.stderr
     assert result.stdout.decode().strip() == "reviewed"
     assert user_text(fake_llm.requests[0]) == "Review a.py, looking for for typos."
+    refused = subprocess.run([sys.executable, "-m", "agent_forge", "--no-session", "-p", "/mcp:tools:review"],
+                             cwd=tmp_path, env=agent_env, input=b"", capture_output=True, timeout=120)
+    assert refused.returncode == 1 and b"/mcp:tools:review needs path" in refused.stderr
+    assert len(fake_llm.requests) == 1
 
 
 async def test_read_mcp_resource_reads_text_images_binary_and_templates_and_cuts_big_text(agent_env, fake_llm,
