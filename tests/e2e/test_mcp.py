@@ -145,7 +145,7 @@ async def test_tools_allowlists_and_clashing_names(agent_env, fake_llm, tmp_path
     twins = servers["a"]["tools"] + servers["a_x"]["tools"]
     assert len(twins) == 2 and len(set(twins)) == 2 and all(t.startswith("a_x_y_") and len(t) == 14 for t in twins)
     assert set(twins) <= set(first) and "tools_crash" not in first and "tools_huge" not in first
-    assert "tools_echo" in first and second == ["read", "tools_echo"]
+    assert "tools_echo" in first and second == ["read", "tools_echo", "tools_environ"]
     assert "the name a_x_y is not unique" in stderr
 
 

@@ -9,6 +9,7 @@ tools) and leave it when their server is not connected. Every state change is an
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from typing import Any, Awaitable, Callable
@@ -51,7 +52,7 @@ class McpManager:
         self.clashes: list[str] = []
         self._started = False
         self._closed = False  # `close` ran: a `start_soon` timer still due starts nothing
-        self._reported: dict[str, tuple] = {}
+        self._reported: dict[str, tuple[str, str | None]] = {}
         self.deadlines = CallDeadlines(call_timeout)
         self._input_closed = asyncio.Event()  # no client any more: `wait_ready` waits for no server
 
@@ -217,8 +218,7 @@ class McpManager:
 
     def _report(self, connection: ServerConnection, message: str | None = None) -> None:
         info = self._info(connection)
-        key = (info["state"], tuple(info["tools"]), info.get("lastError"), tuple(info.get("warnings", ())),
-               len(connection.prompts), len(connection.resources), message)
+        key = (json.dumps(info, sort_keys=True), message)
         if self._reported.get(connection.name) == key:
             return
         self._reported[connection.name] = key
