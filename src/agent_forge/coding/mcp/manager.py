@@ -185,7 +185,9 @@ class McpManager:
                                      self._limit(connection)))
                 connection.tool_names.append(name)
         readable = [c for c in self.connections if c.state == "connected" and c.offers_resources]
-        if readable and selection.admits(READ_RESOURCE) and READ_RESOURCE not in used:
+        if readable and READ_RESOURCE in used:
+            self._warn(f"the tool name {READ_RESOURCE} is taken by another tool; MCP resources cannot be read")
+        elif readable and selection.admits(READ_RESOURCE):
             tools.append(ReadResourceTool(readable, self._output_dir, self.deadlines, self._limit))
         self.agent.tools = others + tools
 
