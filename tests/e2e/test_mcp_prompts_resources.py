@@ -182,3 +182,27 @@ async def test_a_prompt_waiting_for_its_server_is_long_get_state_and_abort_are_a
     assert state["success"] and aborted["success"] and took < 1.0
     assert not refused["success"] and "Aborted while the MCP server's prompt was being fetched" in refused["error"]
     assert servers[0]["state"] == "starting" and fake_llm.requests == []
+
+
+def test_json_mode_ctrl_c_during_a_hanging_call_ends_it_at_once(agent_env, fake_llm, tmp_path):
+    import os
+    import signal
+
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"tools": stdio(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_slow", "arguments": {"marker": "c1"}}]}, {"text": "never"}])
+    process = subprocess.Popen([sys.executable, "-m", "agent_forge", "--no-session", "--mode", "json", "go slow"],
+                               cwd=tmp_path, env=agent_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        for line in process.stdout:  # the server reported progress: the call is running there
+            if json.loads(line).get("type") == "tool_execution_update":
+                break
+        started = time.monotonic()
+        os.kill(process.pid, signal.SIGINT)
+        code = process.wait(timeout=30)
+        took = time.monotonic() - started
+    finally:
+        process.kill()
+        process.communicate()
+    assert code == 130 and took < 10 and "cancelled c1" in log.read_text()
