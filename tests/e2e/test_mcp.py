@@ -306,17 +306,24 @@ async def _logged_pid(log: Path) -> int:
     return int(log.read_text().split()[1])
 
 
-async def test_a_changed_tool_list_is_listed_again(agent_env, fake_llm, tmp_path):
+async def test_changed_tool_and_prompt_lists_are_listed_again(agent_env, fake_llm, tmp_path):
     write_mcp(agent_env, {"tools": stdio()})
     fake_llm.set_script([{"tool_calls": [{"name": "tools_grow", "arguments": {}}]}, {"text": "grown"},
-                         {"tool_calls": [{"name": "tools_extra", "arguments": {}}]}, {"text": "done"}])
+                         {"tool_calls": [{"name": "tools_extra", "arguments": {}}]}, {"text": "done"},
+                         {"text": "later"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("grow")
         if not any(e["type"] == "mcp_server_changed" and "tools_extra" in e["tools"] for e in events):
             await until_state(client, "tools", "connected")  # the listing may come after the run
         await client.prompt_and_wait("use it")
+        while "later" not in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]["prompts"]:
+            await until_state(client, "tools", "connected")  # the prompt list is listed again after the tools'
+        commands = [c["name"] for c in (await client.send({"type": "get_commands"}))["data"]["commands"]]
+        await client.prompt_and_wait("/mcp:tools:later")
     assert "tools_extra" not in offered(fake_llm.requests[0]) and "tools_extra" in offered(fake_llm.requests[2])
     assert tool_texts(fake_llm.requests[3])[-1] == "extra!"
+    assert "mcp:tools:later" in commands and "mcp:tools:review" in commands
+    assert fake_llm.requests[4]["body"]["messages"][-1]["content"] == [{"type": "text", "text": "the later prompt"}]
 
 
 @pytest.mark.real_process  # kill -9

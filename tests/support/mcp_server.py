@@ -5,7 +5,7 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
-  tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call),
+  tool `extra` and the prompt `later`, then announces both changed lists), `crash` (the process exits during the call),
   `environ` (the names of its environment variables);
   prompts `review` (`path` required, `focus` optional) and `pair` (user, assistant, user-with-image messages);
   resources `file:///notes.txt` (text), `file:///logo.png` (an image), `file:///data.bin` (binary),
@@ -161,8 +161,16 @@ else:
             """A tool added while connected"""
             return "extra!"
 
+        def later() -> str:
+            """A prompt added while connected"""
+            return "the later prompt"
+
+        from mcp.server.mcpserver.prompts.base import Prompt
+
         server.add_tool(extra)
+        server.add_prompt(Prompt.from_function(later))
         await ctx.session.send_tool_list_changed()
+        await ctx.session.send_prompt_list_changed()
         return "grown"
 
     @server.tool(description="Kills the server in the middle of the call")
