@@ -181,7 +181,7 @@ async def _first_attempt(connection: Any) -> None:
 def _row(connection: Any) -> tuple[str, ...]:
     config = connection.config
     state = connection.state if connection.state != "starting" else "not ready"
-    error = re.sub(r"; restarting in \d+ s$", "", connection.error or "") if state != "connected" else ""
+    error = re.sub(r"; restarting in \d+ s$", "", connection.error or "")  # a connected one's: what it did wrong
     count = str(sum(1 for tool in connection.tools if config.admits(tool.name))) if state == "connected" else "-"
     return config.name, config.scope, config.transport, state, count, error
 
