@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    if (sys.argv[1:] if argv is None else argv)[:1] == ["mcp"]:  # `agent-forge mcp add|list|remove`
+        from .modes.mcp_command import run_mcp_command
+
+        return run_mcp_command((sys.argv[1:] if argv is None else argv)[1:])
     args = build_parser().parse_args(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
@@ -383,7 +387,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
         start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
-        **options_from_args(args),
+        unattended=(mode in ("print", "json")), **options_from_args(args),
     )
     try:
         session = create_session(options)
