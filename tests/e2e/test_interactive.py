@@ -512,6 +512,8 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     term.type("Answer one")
     term.wait_for("→ 2. assistant: Answer one.")
     term.press("Enter")
+    term.wait_for("→ Continue from here")
+    term.press("Enter")
     term.wait_for("continuing from the chosen entry")
     term.type("question three")
     term.press("Enter")

@@ -1,0 +1,93 @@
+"""End to end: interactive-mode features in a real terminal (tmux) against the loopback model server: `/tree`
+labels and branch summaries, `/reload`, `/settings` applied at once, argument hints in the `/` menu, theme
+files, the collapsed resource list, a terminal without a size and a 5 MB paste."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+
+def session_entries(agent_env: dict[str, str]) -> list[dict]:
+    files = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text().splitlines()]
+
+
+def ask(term, prompt: str, answer: str) -> None:
+    term.type(prompt)
+    term.press("Enter")
+    term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+
+
+def choose(term, title: str, needle: str, row: str) -> None:
+    """In the open dialog `title`, filter with `needle` until `row` is highlighted, then Enter."""
+    term.wait_for(title)
+    term.type(needle)
+    term.wait_for(f"→ {row}")
+    term.press("Enter")
+
+
+def test_tree_labels_an_entry_and_summarises_the_branch_left(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."},
+                         {"text": "SUMMARY: the user also asked question two."}, {"text": "Answer three."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    ask(term, "question two", "Answer two.")
+    term.type("/tree")
+    term.press("Enter")
+    choose(term, "Session tree", "Answer one", "2. assistant: Answer one.")
+    choose(term, "What to do with this entry?", "Label", "Label this entry")
+    term.wait_for("Label (empty clears it):")
+    term.type("checkpoint")
+    term.press("Enter")
+    term.wait_for("label set: checkpoint")
+    screen = term.wait_for("assistant: Answer one. [checkpoint]")  # the tree is shown again, with the label
+    assert "assistant: Answer two. (here)" in screen
+    labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
+    assert len(labels) == 1 and labels[0]["label"] == "checkpoint"
+    choose(term, "Session tree", "checkpoint", "2. assistant: Answer one. [checkpoint]")
+    choose(term, "What to do with this entry?", "summary", "Continue from here, with a summary of the branch left")
+    term.wait_for("continuing from the chosen entry (the branch left is summarised)")
+    assert "question two" in json.dumps(fake_llm.requests[2]["body"]["messages"])  # the branch left, summarised
+    term.type("/tree")
+    term.press("Enter")
+    screen = term.wait_for("branch summary: SUMMARY: the user also asked question two.")
+    term.press("Escape")
+    term.wait_until(lambda: "Session tree" not in term.screen(), "the tree to close")
+    ask(term, "question three", "Answer three.")
+    sent = json.dumps(fake_llm.requests[3]["body"]["messages"])
+    assert "SUMMARY: the user also asked question two." in sent and "Answer two." not in sent
+    assert user_texts(fake_llm.requests[3])[0] == "question one"
+
+
+def test_tree_clears_a_label(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    for action, needle in (("Label this entry", "Label"), ("Clear the label", "Clear")):
+        term.type("/tree")
+        term.press("Enter")
+        choose(term, "Session tree", "question", "1. user: question one")
+        choose(term, "What to do with this entry?", needle, action)
+        if action == "Label this entry":
+            term.wait_for("Label (empty clears it):")
+            term.type("start")
+            term.press("Enter")
+            term.wait_for("user: question one [start]")
+            term.press("Escape")
+            term.wait_until(lambda: "Session tree" not in term.screen(), "the tree to close")
+    term.wait_for("label cleared")
+    screen = term.wait_for("1. user: question one")
+    assert "[start]" not in screen.split("label cleared")[-1]
+    labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
+    assert [e.get("label") for e in labels] == ["start", None]
