@@ -91,3 +91,40 @@ def test_tree_clears_a_label(terminal, fake_llm, agent_env):
     assert "[start]" not in screen.split("label cleared")[-1]
     labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
     assert [e.get("label") for e in labels] == ["start", None]
+
+
+RELOAD_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("hello", description="says which version runs")
+    async def hello(args, ctx):
+        ctx.ui.notify("hello from VERSION")
+'''
+
+
+def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_llm, tmp_path, agent_env):
+    fake_llm.set_script([{"text": "Reloaded answer."}])
+    plugin = tmp_path / "hello.py"
+    plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v1"))
+    term = terminal("-e", str(plugin))
+    term.type("/hello")
+    term.press("Enter")
+    term.wait_for("hello from v1")
+    plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v2"))
+    (terminal.work / "AGENTS.md").write_text("Always answer in haiku.\n")
+    prompts = Path(agent_env["AGENT_FORGE_DIR"]) / "prompts"
+    prompts.mkdir()
+    (prompts / "greet.md").write_text("---\ndescription: greets\n---\nSay hello to $1.\n")
+    term.type("/reload")
+    term.press("Enter")
+    screen = term.wait_for("plugins: 1 loaded")
+    assert "context: 1 loaded (+" in screen and "AGENTS.md)" in screen
+    assert "templates: 1 loaded (+/greet)" in screen and "skills: 0 loaded, unchanged" in screen
+    term.type("/hello")
+    term.press("Enter")
+    term.wait_for("hello from v2")
+    term.type("/greet Ada")
+    term.press("Enter")
+    term.wait_for("Reloaded answer.")
+    request = fake_llm.requests[0]["body"]["messages"]
+    assert "Always answer in haiku." in json.dumps(request[0]) and user_texts(fake_llm.requests[0]) == [
+        "Say hello to Ada."]

@@ -31,6 +31,7 @@ from .footer import Footer
 from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
+from .reload import PluginArgs
 from .render import clean, color_allowed, to_ansi
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
@@ -47,21 +48,24 @@ CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
 
-async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None) -> int:
+async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None,
+                               plugin_args: PluginArgs | None = None) -> int:
     """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
-    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once."""
-    return await InteractiveMode(session).run(first_prompt)
+    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once;
+    `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again."""
+    return await InteractiveMode(session, plugin_args).run(first_prompt)
 
 
 class InteractiveMode:
     """The terminal UI for one session; `run` returns the exit code."""
 
-    def __init__(self, session: AgentSession):
+    def __init__(self, session: AgentSession, plugin_args: PluginArgs | None = None):
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
         self.theme = use_theme(session.settings.get("theme"))
         self.session = session
+        self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
         self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
         self.live = LiveState()

@@ -18,6 +18,7 @@ CONFIG_COMMANDS = {
     "settings": "change a common setting (saved to settings.json)",
     "scoped-models": "show or set the models ctrl+p cycles through: /scoped-models <pattern>,<pattern>",
     "trust": "record whether this project's plugins may load (next start)",
+    "reload": "read settings, context files, skills, templates and plugins again",
 }
 
 
@@ -28,7 +29,8 @@ class ConfigCommands:
         self.ui = ui
 
     async def run(self, name: str, argument: str) -> None:
-        handler = {"settings": self.settings, "scoped-models": self.scoped_models, "trust": self.trust}[name]
+        handler = {"settings": self.settings, "scoped-models": self.scoped_models, "trust": self.trust,
+                   "reload": self.reload}[name]
         await handler(argument)
 
     async def settings(self, argument: str) -> None:
@@ -66,6 +68,13 @@ class ConfigCommands:
         note = apply(self.ui.session, value) if apply else "from the next start"
         self.ui.say(f"{key} = {_shown(value)} saved in {path} ({note})", "success")
         self.ui.footer_changed()
+
+    async def reload(self, argument: str) -> None:
+        from .reload import reload_everything
+
+        self.ui.say("reloading…")
+        lines = await reload_everything(self.ui, self.ui.plugin_args)
+        self.ui.say("reloaded\n" + "\n".join(lines), "success")
 
     async def scoped_models(self, argument: str) -> None:
         control, warnings = self.ui.session.model_control, self.ui.session.warnings
