@@ -5,6 +5,7 @@ files, the collapsed resource list, a terminal without a size and a 5 MB paste."
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,76 @@ def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_l
     request = fake_llm.requests[0]["body"]["messages"]
     assert "Always answer in haiku." in json.dumps(request[0]) and user_texts(fake_llm.requests[0]) == [
         "Say hello to Ada."]
+
+
+def colours(term) -> str:
+    """The screen with its colours, as tmux's SGR sequences."""
+    return term._tmux("capture-pane", "-p", "-e", "-t", "t")
+
+
+def write_theme(agent_env: dict[str, str], name: str, text: str) -> None:
+    themes = Path(agent_env["AGENT_FORGE_DIR"]) / "themes"
+    themes.mkdir(exist_ok=True)
+    (themes / f"{name}.json").write_text(text)
+
+
+def set_setting(agent_env: dict[str, str], key: str, value) -> None:
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings = json.loads(path.read_text())
+    settings[key] = value
+    path.write_text(json.dumps(settings))
+
+
+def test_a_theme_file_colours_the_screen(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Themed answer."}])
+    write_theme(agent_env, "alarm", json.dumps({"base": "light", "colors": {
+        "prompt": "ansired bold", "user": "on magenta", "code": "default"}}))
+    set_setting(agent_env, "theme", "alarm")
+    term = terminal()
+    assert "warning" not in term.screen()
+    assert re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)), colours(term)  # the prompt in red
+    ask(term, "colour me", "Themed answer.")
+    assert re.search(r"\x1b\[[0-9;]*45[0-9;]*m colour me", colours(term)), colours(term)  # the band: magenta
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("{not json", "invalid JSON"),
+    ('{"colors": {"prompt": "blinking-red"}}', "colors.prompt: 'blinking-red' is not a style word"),
+    ('{"colors": {"user": "on nocolour"}}', "colors.user:"),
+    ('{"colors": {"sparkle": "bold"}}', "unknown colour 'sparkle'"),
+    ('{"base": "neon"}', "base must be one of dark, light"),
+    ('["dark"]', "not a JSON object"),
+])
+def test_a_bad_theme_file_warns_and_the_default_theme_is_used(terminal, fake_llm, agent_env, text, problem):
+    write_theme(agent_env, "broken", text)
+    set_setting(agent_env, "theme", "broken")
+    term = terminal()
+    screen = term.wait_for("using the dark theme")
+    assert "broken.json" in screen.replace("\n", "") and problem in " ".join(screen.split()), screen
+
+
+def test_an_unknown_theme_name_warns(terminal, fake_llm, agent_env):
+    set_setting(agent_env, "theme", "nosuch")
+    term = terminal()
+    screen = term.wait_for("using the dark theme")
+    assert "theme 'nosuch': no such theme" in screen
+
+
+def test_settings_applies_at_once_and_offers_custom_themes(terminal, fake_llm, agent_env):
+    write_theme(agent_env, "alarm", json.dumps({"colors": {"prompt": "ansired"}}))
+    term = terminal()
+    term.type("/settings")
+    term.press("Enter")
+    choose(term, "Change which setting?", "theme", "theme (now: dark)")
+    choose(term, "theme:", "alarm", "alarm")
+    term.wait_for("theme = alarm saved in")
+    assert "applied to what is shown from now on" in " ".join(term.screen().split())
+    term.wait_until(lambda: re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)) is not None, "a red prompt")
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("theme (now: alarm)")  # the session reads the saved value (it used to stay stale)
+    choose(term, "Change which setting?", "hideThinking", "hideThinkingBlock (now: true)")
+    choose(term, "hideThinkingBlock:", "false", "false")
+    term.wait_for("hideThinkingBlock = false saved in")
+    settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
+    assert settings["theme"] == "alarm" and settings["hideThinkingBlock"] is False

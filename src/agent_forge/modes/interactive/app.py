@@ -36,6 +36,7 @@ from .render import clean, color_allowed, to_ansi
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
+from .theme_files import resolve_theme
 from .view import EventView
 
 MIN_REDRAW_S = 0.03
@@ -63,12 +64,15 @@ class InteractiveMode:
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
-        self.theme = use_theme(session.settings.get("theme"))
+        theme, warning = resolve_theme(session.settings.get("theme"), agent_dir())
+        self.theme = use_theme(theme)
+        session.warnings.extend([warning] if warning else [])
         self.session = session
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
         self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
         self.live = LiveState()
+        self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
         self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
@@ -84,7 +88,8 @@ class InteractiveMode:
 
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
-        self.print_(header(__version__, self._resources()))
+        if self.session.settings.get("quietStartup") is not True:
+            self.print_(header(__version__, self._resources()))
         self.show_transcript()
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
@@ -187,6 +192,18 @@ class InteractiveMode:
 
     def changed(self) -> None:
         self.app.invalidate()
+
+    def apply_theme(self, name: object) -> None:
+        """Use theme `name` for what is printed from now on and for the live region (`/settings`); a bad
+        custom theme is a warning and the dark theme."""
+        from ...coding.paths import agent_dir
+
+        theme, warning = resolve_theme(name, agent_dir())
+        self.theme = use_theme(theme)
+        self.app.style = Style.from_dict(theme.live)
+        if warning:
+            self.say(warning, "warning")
+        self.changed()
 
     def footer_changed(self) -> None:
         self.footer.refresh()
