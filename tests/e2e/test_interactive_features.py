@@ -202,3 +202,31 @@ def test_settings_applies_at_once_and_offers_custom_themes(terminal, fake_llm, a
     term.wait_for("hideThinkingBlock = false saved in")
     settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
     assert settings["theme"] == "alarm" and settings["hideThinkingBlock"] is False
+
+
+HINTED_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("deploy", description="ships it", argument_hint="<env> [tag]")
+    async def deploy(args, ctx):
+        ctx.ui.notify(f"deploying {args}")
+'''
+
+
+def test_the_slash_menu_shows_argument_hints(terminal, fake_llm, tmp_path, agent_env):
+    plugin = tmp_path / "deploy.py"
+    plugin.write_text(HINTED_PLUGIN)
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir()
+    (agent_dir / "prompts" / "review.md").write_text(
+        '---\ndescription: review the diff\nargument-hint: "[focus]"\n---\nReview $1.\n')
+    (agent_dir / "skills" / "tidy").mkdir(parents=True)
+    (agent_dir / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: tidies code\n---\nTidy it.\n")
+    term = terminal("-e", str(plugin))
+    term.type("/")
+    term.wait_for("/model [pattern[:thinking]]  pick a model, or switch directly")
+    for needle, row in (("dep", "/deploy <env> [tag]  ships it"), ("rev", "/review [focus]  review the diff"),
+                        ("tid", "/skill:tidy [request]  tidies code"), ("nam", "/name [name]  show or set")):
+        term.press("C-u")
+        term.type("/" + needle)
+        term.wait_for(row)

@@ -369,14 +369,15 @@ class InteractiveMode:
     def _footer_fragments(self) -> list[tuple[str, str]]:
         return [("", "\n".join(self.footer.lines(self.terminal.columns())))]
 
-    def _commands(self) -> list[tuple[str, str]]:
-        """(name, description) of every command the editor offers: built-ins, then `get_commands`."""
-        from .commands import COMMANDS
+    def _commands(self) -> list[tuple[str, str, str]]:
+        """(name, argument hint, description) of every command the editor offers: built-ins, then
+        `get_commands` (plugin commands and templates with their `argumentHint`; skills take a request)."""
+        from .commands import COMMAND_HINTS, COMMANDS
 
-        offered = list(COMMANDS.items())
+        offered = [(name, COMMAND_HINTS.get(name, ""), what) for name, what in COMMANDS.items()]
         for item in self.session.get_commands():
-            hint = item.get("argumentHint") or ""
-            offered.append((str(item.get("name")), clean(" ".join([str(item.get("description") or ""), hint]))))
+            hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
+            offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
         return offered
 
     def _resources(self) -> list[tuple[str, list[str]]]:

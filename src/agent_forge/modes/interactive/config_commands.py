@@ -17,7 +17,7 @@ from ...ai.types import THINKING_LEVELS
 
 CONFIG_COMMANDS = {
     "settings": "change a common setting (saved to settings.json)",
-    "scoped-models": "show or set the models ctrl+p cycles through: /scoped-models <pattern>,<pattern>",
+    "scoped-models": "show or set the models ctrl+p cycles through",
     "trust": "record whether this project's plugins may load (next start)",
     "reload": "read settings, context files, skills, templates and plugins again",
 }

@@ -14,10 +14,10 @@ SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
     "fork": "pick one of your messages: a new session continues from just before it",
     "clone": "continue in a new session holding a copy of this branch",
-    "export": "write the session as an HTML file: /export [path]",
+    "export": "write the session as an HTML file",
     "tree": "the session tree: continue from any entry (with a summary of the branch left), label entries",
-    "login": "store a provider's API key in auth.json (mode 0600): /login [provider]",
-    "logout": "remove a provider's API key from auth.json: /logout [provider]",
+    "login": "store a provider's API key in auth.json (mode 0600)",
+    "logout": "remove a provider's API key from auth.json",
 }
 
 
