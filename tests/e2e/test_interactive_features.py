@@ -230,3 +230,23 @@ def test_the_slash_menu_shows_argument_hints(terminal, fake_llm, tmp_path, agent
         term.press("C-u")
         term.type("/" + needle)
         term.wait_for(row)
+
+
+def test_the_header_counts_resources_and_ctrl_o_lists_them(terminal, fake_llm, tmp_path, agent_env):
+    (terminal.work / "AGENTS.md").write_text("Be brief.\n")
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir()
+    for name in ("one", "two"):
+        (agent_dir / "prompts" / f"{name}.md").write_text(f"Template {name}.\n")
+    term = terminal()
+    screen = term.wait_for("loaded: 1 context file · 2 templates (ctrl+o lists them)")
+    assert "/one" not in screen and "AGENTS.md" not in screen
+    term.press("C-o")
+    screen = term.wait_for("[templates] /one, /two")
+    assert "[context] " in screen and "AGENTS.md" in screen.replace("\n", "")
+
+
+def test_quiet_startup_leaves_the_header_out(terminal, fake_llm, agent_env):
+    set_setting(agent_env, "quietStartup", True)
+    term = terminal()
+    assert "agent-forge v" not in term.screen() and "escape interrupt" not in term.screen()

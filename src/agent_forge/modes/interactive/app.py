@@ -22,12 +22,13 @@ from ... import __version__
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
-from .blocks import header, notice
+from .blocks import notice
 from .commands import Commands, builtin
 from .completion import FileCompleter, attachments
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
+from .header import header, resource_list
 from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
@@ -89,7 +90,8 @@ class InteractiveMode:
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
         if self.session.settings.get("quietStartup") is not True:
-            self.print_(header(__version__, self._resources()))
+            expand = self.keymap.get("app.tools.expand") or [None]
+            self.print_(header(__version__, self._resources(), expand[0]))
         self.show_transcript()
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
@@ -295,6 +297,9 @@ class InteractiveMode:
         from .tool_blocks import tool_block
 
         self.view.expanded = not self.view.expanded
+        listing = resource_list(self._resources()) if self.view.expanded else None
+        if listing is not None:
+            self.print_(listing)
         if self.view.expanded and self.view.last_tool is not None:
             call, result, is_error = self.view.last_tool
             self.print_(tool_block(call, result, is_error, expanded=True))
