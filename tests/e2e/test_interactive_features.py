@@ -250,3 +250,51 @@ def test_quiet_startup_leaves_the_header_out(terminal, fake_llm, agent_env):
     set_setting(agent_env, "quietStartup", True)
     term = terminal()
     assert "agent-forge v" not in term.screen() and "escape interrupt" not in term.screen()
+
+
+@pytest.mark.parametrize("term_name", ["xterm-256color", "dumb"])
+def test_a_terminal_that_reports_no_size(fake_llm, agent_env, tmp_path, term_name):
+    """winsize 0x0 (a serial console, some CI runners): 80x24 is assumed, and the UI works."""
+    from support.pty_terminal import PtyTerminal
+
+    long = " ".join(f"word{i}" for i in range(40))
+    fake_llm.set_script([{"text": f"Sized answer. {long}"}])
+    work = tmp_path / "work"
+    work.mkdir()
+    term = PtyTerminal({**agent_env, "TERM": term_name}, work)
+    try:
+        term.wait_for("fake-model •")
+        term.type("hello there\r")
+        output = term.wait_for("Sized answer.")
+        assert user_texts(fake_llm.requests[0]) == ["hello there"]
+        assert "Traceback" not in output
+        term.wait_for("word39")
+        assert all(len(line) <= 80 for line in term.text().splitlines() if "word" in line)  # wrapped at 80
+        term.type("\x04")  # ctrl+d on the empty editor
+        assert term.exit_code() == 0
+        assert "agent-forge --session " in term.text()
+    finally:
+        term.close()
+
+
+def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path):
+    import time
+
+    fake_llm.set_script([{"text": "Got the big paste."}])
+    term = terminal()
+    line = "0123456789 abcdefghijklmnopqrstuvwxyz ÄÖÜ €\n"  # multi-byte characters too
+    pasted = line * (5 * 1024 * 1024 // len(line.encode()))
+    source = tmp_path / "paste.txt"
+    source.write_text(pasted)
+    started = time.monotonic()
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")  # bracketed, as the terminal sends a paste
+    term.wait_for(f"[paste #1: {pasted.count(chr(10)) + 1} lines", deadline_s=60)
+    shown_after = time.monotonic() - started
+    term.type(" summarise")
+    term.press("Enter")
+    screen = term.wait_for("Got the big paste.", deadline_s=60)
+    assert "more characters (sent whole)" in screen  # the scrollback shows its start, not 5 MB
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert len(sent) == len(pasted) + len(" summarise") and sent == pasted + " summarise"
+    assert shown_after < 30, f"the paste took {shown_after:.1f} s to show"

@@ -15,9 +15,21 @@ from .render import markdown, plain
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
 
 
+USER_SHOWN_LINES = 40
+USER_SHOWN_CHARS = 8000
+"""A user message longer than these shows its start and how much more was sent (rendering a 5 MB paste in
+full took a minute, and nobody reads it in the scrollback)."""
+
+
 def user_block(text: str) -> Padding:
-    """A user message: its text on a shaded band."""
-    return Padding(plain(text), (0, 1), style=theme.current.user, expand=True)
+    """A user message: its text (its start, when huge) on a shaded band."""
+    shown = "\n".join(text[:USER_SHOWN_CHARS].split("\n")[:USER_SHOWN_LINES])
+    body = plain(shown)
+    if len(shown) < len(text):
+        rest = text[len(shown):].removeprefix("\n")
+        lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
+        body.append(f"\n… {lines:,} more lines, {len(rest):,} more characters (sent whole)", style="italic")
+    return Padding(body, (0, 1), style=theme.current.user, expand=True)
 
 
 def message_text(message: dict[str, Any]) -> str:
