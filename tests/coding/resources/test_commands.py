@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_forge.coding.resources.commands import collect_commands
 from agent_forge.coding.resources.skills import discover_skills
 from agent_forge.coding.resources.sources import ResourceRoot
@@ -74,6 +76,7 @@ def test_a_plugin_command_argument_hint_is_listed():
     class FakePlugin:
         id, scope, origin, path = "p", "temporary", "top-level", "/p.py"
 
-    hinted = command_item(CommandSpec("deploy", lambda a, c: None, "ships", FakePlugin(), "<env>"))  # type: ignore[arg-type]
-    plain = command_item(CommandSpec("plain", lambda a, c: None, None, FakePlugin()))  # type: ignore[arg-type]
+    plugin: Any = FakePlugin()
+    hinted = command_item(CommandSpec("deploy", lambda a, c: None, "ships", plugin, "<env>"))
+    plain = command_item(CommandSpec("plain", lambda a, c: None, None, plugin))
     assert hinted["argumentHint"] == "<env>" and "argumentHint" not in plain

@@ -1,5 +1,6 @@
-"""Transcript renderables for the scrollback (the header: `header.py`): user messages, assistant messages (Markdown, dimmed
-thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of their inputs."""
+"""Transcript renderables for the scrollback (the header: `header.py`): user messages, assistant messages
+(Markdown, dimmed thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of
+their inputs."""
 
 from __future__ import annotations
 

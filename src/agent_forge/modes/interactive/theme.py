@@ -1,6 +1,7 @@
 """The two built-in colour themes (`dark`, the default, and `light`), chosen by the `theme` setting
 (settings.json; `system` means dark; custom themes: `theme_files.py`). `NO_COLOR` turns colour off whatever
-the theme (`render.color_allowed`, and prompt_toolkit honours it itself). `current` is read at each use, so `use` before the first render."""
+the theme (`render.color_allowed`, and prompt_toolkit honours it itself). `current` is read at each use, so
+`use` before the first render."""
 
 from __future__ import annotations
 
