@@ -95,6 +95,18 @@ def test_non_object_file_is_reported(tmp_path: Path) -> None:
     assert "expected a JSON object" in (store.error or "")
 
 
+def test_a_provider_written_twice_is_reported_and_its_last_entry_used(tmp_path: Path) -> None:
+    path = tmp_path / "auth.json"
+    path.write_text('{"openai": {"type": "api_key", "key": "old"},\n "openai": {"type": "api_key", "key": "new"}}')
+    store = AuthStorage(path)
+    assert store.api_key("openai") == ("new", None)
+    assert store.warnings() == [f'{path}:2: duplicate key "openai" (lines 1 and 2); only the last one (line 2) is '
+                                "used, the earlier one ignored"]
+    assert store.unusable_reason("openai") is None  # the entry in use is fine
+    path.write_text('{"openai": {"type": "api_key", "key": "new"}}')
+    assert store.warnings() == []
+
+
 def test_changes_by_another_process_are_seen(tmp_path: Path) -> None:
     path = tmp_path / "auth.json"
     store = AuthStorage(path)

@@ -11,8 +11,11 @@ from agent_forge.coding.errors import ConfigFileError, UnsafeFileError
 from agent_forge.coding.safe_read import (
     MAX_CONFIG_BYTES,
     MAX_JSON_DEPTH,
+    MAX_REPORTED_DUPLICATES,
     format_size,
     parse_json,
+    parse_json_document,
+    read_json_document,
     read_json_file,
     read_prefix,
     read_text_file,
@@ -132,3 +135,34 @@ def test_an_integer_past_the_digit_limit_reads_as_infinity_not_an_error(tmp_path
     path = tmp_path / "c.json"
     path.write_text('{"a": ' + "9" * 5000 + ', "b": -' + "9" * 50 + ', "c": 12}')
     assert read_json_file(path) == {"a": float("inf"), "b": float("-inf"), "c": 12}
+
+
+def test_repeated_keys_keep_the_last_value_and_are_listed_with_their_lines(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text('{"a": 1,\n "b": {"c": 1, "c": 2},\n "a": 3}')
+    document = read_json_document(path)
+    assert document.data == {"a": 3, "b": {"c": 2}}
+    assert [(d.where, d.key, d.line) for d in document.duplicates] == [(("b",), "c", 2), ((), "a", 3)]
+    assert document.duplicate_warnings(path) == [
+        f'{path}:2: b: duplicate key "c" (line 2 column 8 and line 2 column 16); only the last one (line 2 '
+        "column 16) is used, the earlier one ignored",
+        f'{path}:3: duplicate key "a" (lines 1 and 3); only the last one (line 3) is used, the earlier one ignored']
+    assert read_json_file(path) == {"a": 3, "b": {"c": 2}}  # for files the agent writes itself: no report
+
+
+def test_a_sound_document_has_no_repeats_and_deep_repeats_still_hit_the_depth_limit():
+    assert parse_json_document('{"a": {"a": {"a": 1}}, "b": [{"a": 1}, {"a": 2}]}')[2] == []
+    deep = '{"a":' * (MAX_JSON_DEPTH + 1) + '1, "a": 2' + "}" * (MAX_JSON_DEPTH + 1)
+    with pytest.raises(ConfigFileError, match="nested more than"):
+        parse_json_document(deep)
+
+
+def test_thousands_of_repeats_are_reported_ten_by_ten_and_quickly(tmp_path):
+    path = tmp_path / "e.json"
+    path.write_text("[\n" + ",\n".join(['{"a": 1, "a": 2}'] * 20000) + "]")
+    document = read_json_document(path)
+    assert len(document.duplicates) == 20000 and document.data[0] == {"a": 2}
+    warnings = document.duplicate_warnings(path)
+    assert len(warnings) == MAX_REPORTED_DUPLICATES + 1
+    assert warnings[0].startswith(f'{path}:2: [0]: duplicate key "a" (line 2 column 2 and line 2 column 10)')
+    assert warnings[-1] == f"{path}: 19990 more duplicate keys not listed (the last value of each is used)"

@@ -266,3 +266,16 @@ def test_http_idle_timeout(dirs: tuple[Path, Path], value: object, seconds: floa
     settings = load_settings(project, agent)
     assert settings.http_idle_timeout_s == seconds
     assert [("httpIdleTimeoutMs" in str(e)) for e in settings.errors] == ([True] if problem else [])
+
+
+def test_a_key_written_twice_is_reported_in_either_file_and_the_last_value_counts(dirs: tuple[Path, Path]) -> None:
+    agent, project = dirs
+    agent_file = write_global(agent, '{"retry": {"maxRetries": 1,\n "maxRetries": 5}}')
+    project_file = write_project(project, '{"steeringMode": "all",\n\n "steeringMode": "one-at-a-time"}')
+    settings = load_settings(project, agent)
+    assert settings.retry.max_retries == 5 and settings.steering_mode == "one-at-a-time"
+    assert [str(error) for error in settings.errors] == [
+        f'{agent_file}:2: retry: duplicate key "maxRetries" (lines 1 and 2); only the last one (line 2) is used, '
+        "the earlier one ignored",
+        f'{project_file}:3: duplicate key "steeringMode" (lines 1 and 3); only the last one (line 3) is used, '
+        "the earlier one ignored"]

@@ -177,6 +177,20 @@ async def test_context_window_selection(agent_env_factory, fake_llm, tmp_path):
     assert [(e["provider"], e["modelId"], e["contextWindow"]) for e in recorded] == [("fake", "wide", 1000000)]
 
 
+async def test_a_selected_window_below_max_tokens_lowers_the_requested_output(agent_env_factory, fake_llm,
+                                                                               tmp_path):
+    small = {**model_entry("small", context_window=32768), "contextWindowOptions": [4096, 32768]}
+    env = agent_env_factory(model_id="small", models=[small])
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    async with await start(env, tmp_path, "--no-session") as client:
+        await client.prompt_and_wait("at the full window")
+        await data(client, {"type": "set_context_window", "contextWindow": 4096})
+        await client.prompt_and_wait("at 4k")
+        state = await data(client, {"type": "get_state"})
+    assert [r["body"]["max_completion_tokens"] for r in fake_llm.requests] == [16384, 4096]
+    assert state["model"]["maxTokens"] == 16384  # kept: selecting 32k again gives it back
+
+
 async def test_huge_context_windows_are_refused_exactly(agent_env_factory, tmp_path):
     env = agent_env_factory(model_id="wide", models=[WIDE])
     huge = 10 ** 400  # a valid JSON integer that no float can hold

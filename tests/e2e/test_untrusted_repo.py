@@ -123,3 +123,20 @@ async def test_deeply_nested_models_json_is_named_when_no_model_is_left(agent_en
     assert f"{models} had errors, so some of its models may have been skipped: invalid JSON" in reply["error"]
     assert f"Warning: {models}: invalid JSON: arrays and objects nested more than" in client.stderr.decode()
     assert fake_llm.requests == []
+
+
+async def test_a_project_settings_file_of_a_hundred_thousand_bad_values_is_reported_briefly(agent_env, fake_llm,
+                                                                                             tmp_path):
+    project = make_project(tmp_path)
+    values = ",\n".join(["1e400"] * 50_000)
+    keys = ",\n".join(f'"k": {n}' for n in range(50_000))
+    settings = write(project_file(project, "settings.json"), f'{{"x": [{values}],\n "y": {{{keys}}}}}')
+    fake_llm.set_script([{"text": "Fine."}])
+    async with await start(agent_env, project) as client:
+        await answers_a_prompt(client)
+    lines = [line for line in client.stderr.decode().splitlines() if str(settings) in line]
+    assert len(lines) == 100 + 1  # at most 100 problems listed per file, then a count
+    assert lines[0] == (f'Warning: {settings}:50002: y: duplicate key "k" (50000 times: lines 50001, 50002, ... and '
+                        "100000); only the last one (line 100000) is used, the earlier ones ignored")
+    assert lines[1].startswith(f"Warning: {settings}:1: x[0]: number out of range")
+    assert lines[-1] == f"Warning: {settings}: 49901 more problems not listed (their keys use the default)"

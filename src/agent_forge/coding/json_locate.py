@@ -6,9 +6,12 @@ The text is valid JSON already (it was parsed) and nested at most `safe_read.MAX
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(parse_int=len)  # values are only skipped: no int() (it refuses over 4300 digits)
@@ -28,10 +31,71 @@ def locate(text: str, path: Path) -> tuple[int, int] | None:
     return line_column(text, offset)
 
 
+@dataclass(frozen=True)
+class DuplicateKey:
+    """A key written more than once in one JSON object. `where`: the object's key path (empty at the top);
+    `positions`: 1-based `(line, column)` of each occurrence, in order (at least two). JSON keeps the last."""
+
+    where: tuple[str | int, ...]
+    key: str
+    positions: tuple[tuple[int, int], ...]
+
+    @property
+    def line(self) -> int:
+        """The line of the second occurrence: where the file stops meaning what its first entry says."""
+        return self.positions[1][0]
+
+    def message(self) -> str:
+        """`providers.local: duplicate key "m" (lines 3 and 9); only the last one (line 9) is used, the earlier
+        one ignored` (columns too when occurrences share a line): the text after a `<path>:<line>: ` prefix."""
+        lines = [line for line, _ in self.positions]
+        if len(set(lines)) == len(lines):
+            places, last, prefix = [str(line) for line in lines], f"line {lines[-1]}", "lines "
+        else:
+            places = [f"line {line} column {column}" for line, column in self.positions]
+            last, prefix = places[-1], ""
+        if len(places) > 3:  # a key repeated thousands of times gets one line, not thousands of numbers
+            prefix, places = f"{len(places)} times: {prefix}", [*places[:2], "...", places[-1]]
+        listed = f"{prefix}{', '.join(places[:-1])} and {places[-1]}"
+        inside = f"{dotted(self.where)}: " if self.where else ""
+        earlier = "ones" if len(lines) > 2 else "one"
+        return (f'{inside}duplicate key "{self.key}" ({listed}); only the last one ({last}) is used, '
+                f"the earlier {earlier} ignored")
+
+
+def duplicate_keys(text: str) -> list[DuplicateKey]:
+    """Every key repeated within one object of the JSON `text`, ordered by the line of its second occurrence.
+    Repeats inside a value that a later occurrence replaces are left out (that value is not used at all).
+    Raises ValueError for text that is not JSON."""
+    try:
+        found = _Walker(text).value(_skip(text, 0), ())[1]
+    except IndexError:
+        raise ValueError("not JSON text") from None
+    located = [DuplicateKey(where, key, tuple(line_column(text, offset) for offset in offsets))
+               for where, key, offsets in found]
+    return sorted(located, key=lambda duplicate: duplicate.line)
+
+
+def dotted(where: Sequence[str | int]) -> str:
+    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`."""
+    text = ""
+    for part in where:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
 def line_column(text: str, offset: int) -> tuple[int, int]:
     """1-based line and column of character `offset` in `text`."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+@functools.lru_cache(maxsize=4)
+def _line_starts(text: str) -> list[int]:
+    """Offsets where the lines of `text` start, found once per text: counting from the start for each of
+    thousands of problems in one file was quadratic."""
+    return [0] + [match.end() for match in re.finditer("\n", text)]
 
 
 def _skip(text: str, index: int) -> int:
@@ -44,35 +108,84 @@ def _find(text: str, index: int, path: list[str | int]) -> int:
     if not path:
         return index
     head, rest = path[0], path[1:]
-    found = _member(text, index, head) if text[index] == "{" else _element(text, index, head)
+    found = _members(text, index).get(head)
     if found is None:
         return index
     key_at, value_at = found
     return key_at if not rest else _find(text, value_at, rest)
 
 
-def _member(text: str, index: int, key: str | int) -> tuple[int, int] | None:
-    """(key offset, value offset) of the last member named `key` of the object at `index`."""
-    found = None
+@functools.lru_cache(maxsize=16)
+def _members(text: str, index: int) -> dict[str | int, tuple[int, int]]:
+    """`{key: (key offset, value offset)}` of the object at `index` (the last of a repeated key), `{position:
+    (offset, offset)}` of an array, `{}` for a scalar. Kept for the next call: a file with thousands of bad
+    entries in one list is reported entry by entry, and walking the list again each time made that quadratic."""
+    members: dict[str | int, tuple[int, int]] = {}
+    opening, closing = text[index], {"{": "}", "[": "]"}.get(text[index])
     index = _skip(text, index + 1)
-    while text[index] == '"':
-        name, end = json.decoder.scanstring(text, index + 1)
-        value_at = _skip(text, _skip(text, end) + 1)  # past the ':'
-        if name == key:
-            found = (index, value_at)
+    while closing and text[index] != closing:
+        if opening == "{":
+            name, end = json.decoder.scanstring(text, index + 1)
+            value_at = _skip(text, _skip(text, end) + 1)  # past the ':'
+            members[name] = (index, value_at)
+        else:
+            value_at = index
+            members[len(members)] = (index, index)
         index = _skip(text, _DECODER.raw_decode(text, value_at)[1])
         index = _skip(text, index + 1) if text[index] == "," else index
-    return found
+    return members
 
 
-def _element(text: str, index: int, position: str | int) -> tuple[int, int] | None:
-    """(offset, offset) of element `position` of the array at `index`."""
-    if text[index] != "[" or not isinstance(position, int):
-        return None
-    index = _skip(text, index + 1)
-    for _ in range(position):
-        if text[index] == "]":
-            return None
-        index = _skip(text, _DECODER.raw_decode(text, index)[1])
-        index = _skip(text, index + 1) if text[index] == "," else index
-    return None if text[index] == "]" else (index, index)
+_Found = tuple[tuple[str | int, ...], str, list[int]]
+"""A repeated key before it is located: (where, key, offset of each occurrence)."""
+
+
+class _Walker:
+    """One walk of valid JSON text for repeated keys. Recursion is bounded: the text was parsed with at most
+    `safe_read.MAX_JSON_DEPTH` levels of nesting. A container is first skipped at the parser's speed; only one
+    holding a repeat is walked member by member."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.repeats = False
+        self.decoder = json.JSONDecoder(object_pairs_hook=self._check, parse_int=len)
+
+    def _check(self, pairs: list[tuple[str, object]]) -> None:
+        self.repeats = self.repeats or len({name for name, _ in pairs}) != len(pairs)
+
+    def value(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        """(offset just past the value at `index`, the repeated keys inside it)."""
+        text = self.text
+        if text[index] not in "{[":
+            return _DECODER.raw_decode(text, index)[1], []
+        self.repeats = False
+        end = self.decoder.raw_decode(text, index)[1]
+        if not self.repeats:
+            return end, []
+        return self.object(index, where) if text[index] == "{" else self.array(index, where)
+
+    def array(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        text, found = self.text, []
+        index, position = _skip(text, index + 1), 0
+        while text[index] != "]":
+            end, inner = self.value(index, (*where, position))
+            found += inner
+            index, position = _skip(text, end), position + 1
+            index = _skip(text, index + 1) if text[index] == "," else index
+        return index + 1, found
+
+    def object(self, index: int, where: tuple[str | int, ...]) -> tuple[int, list[_Found]]:
+        text = self.text
+        offsets: dict[str, list[int]] = {}
+        inner: dict[str, list[_Found]] = {}  # per key, from its last occurrence only
+        index = _skip(text, index + 1)
+        while text[index] == '"':
+            name, end = json.decoder.scanstring(text, index + 1)
+            offsets.setdefault(name, []).append(index)
+            index, inner[name] = self.value(_skip(text, _skip(text, end) + 1), (*where, name))
+            index = _skip(text, index)
+            index = _skip(text, index + 1) if text[index] == "," else index
+        if text[index] != "}":
+            raise ValueError("not JSON text")
+        found = [(where, name, at_list) for name, at_list in offsets.items() if len(at_list) > 1]
+        return index + 1, found + [duplicate for nested in inner.values() for duplicate in nested]

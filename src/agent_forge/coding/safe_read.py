@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import ConfigFileError, UnsafeFileError
+
+if TYPE_CHECKING:
+    from .json_locate import DuplicateKey
 
 MAX_CONFIG_BYTES = 1024 * 1024
 """Limit of a JSON configuration file (settings, models, auth, trust): far above any real one."""
@@ -24,6 +27,15 @@ MAX_TEXT_FILE_BYTES = 256 * 1024
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in a configuration file (real ones use 4 or 5 levels);
 deeper data would exhaust the stack of whatever walks it later (merging, copying, encoding)."""
+
+MAX_REPORTED_PROBLEMS = 100
+"""Problems of one configuration file reported one by one (more than a settings file with a bad value for every
+documented setting has); the rest are counted in one line, so that a file with 100,000 bad values (a project's
+settings.json comes from an unvetted checkout) neither floods stderr nor takes long to report."""
+
+MAX_REPORTED_DUPLICATES = 10
+"""Repeated keys reported one by one per file; more are counted in one line (a generated file may repeat
+thousands)."""
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _BOM = "\ufeff"
@@ -68,7 +80,8 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_TEXT_FILE_BYTE
 
 def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: Any = None) -> Any:
     """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace; a
-    leading UTF-8 byte order mark (Windows Notepad writes one) is ignored.
+    leading UTF-8 byte order mark (Windows Notepad writes one) is ignored. A repeated key keeps its last value
+    without a word: files people edit are read with `read_json_document`, which reports repeats.
 
     Raises `FileNotFoundError` when nothing is at `path` (a broken link included), and `ConfigFileError`
     for every other problem: unreadable, not a regular file, larger than `limit`, not UTF-8, invalid JSON,
@@ -76,11 +89,36 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
     return read_json_document(path, limit, if_blank=if_blank)[0]
 
 
+class JsonDocument(NamedTuple):
+    """A configuration file read by `read_json_document`. `data`: the parsed JSON (the last value of a
+    repeated key, as JSON has it); `text`: the file's text, for locating values (`json_locate.locate`);
+    `duplicates`: every repeated key, with its lines (`json_locate.DuplicateKey`), which the reader reports
+    as `<path>:<line>: <duplicate.message()>` through the file's usual warnings."""
+
+    data: Any
+    text: str
+    duplicates: list[DuplicateKey]
+
+    def duplicate_notes(self) -> list[tuple[int | None, str]]:
+        """`(line of the second occurrence, "<where>: duplicate key ...")` for the first
+        `MAX_REPORTED_DUPLICATES` repeated keys, then `(None, "... more duplicate keys ...")` for the rest."""
+        notes: list[tuple[int | None, str]] = [(d.line, d.message()) for d in
+                                               self.duplicates[:MAX_REPORTED_DUPLICATES]]
+        more = len(self.duplicates) - MAX_REPORTED_DUPLICATES
+        if more > 0:
+            notes.append((None, f"{more} more duplicate keys not listed (the last value of each is used)"))
+        return notes
+
+    def duplicate_warnings(self, path: str | os.PathLike[str]) -> list[str]:
+        """`duplicate_notes` as `<path>:<line>: <note>` (`<path>: <note>` for the summary)."""
+        return [f"{path}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
+
+
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,
-                       if_blank: Any = None) -> tuple[Any, str]:
-    """`(parsed JSON, text)` of a small regular file: `read_json_file`, with the text kept so that a later
-    message can name the line of a value (`json_locate.locate`). A leading UTF-8 byte order mark is dropped
-    (from the text too). Raises as `read_json_file` does."""
+                       if_blank: Any = None) -> JsonDocument:
+    """A small regular JSON file as a `JsonDocument`: `read_json_file`, with the text and repeated keys kept
+    so that the reader can report them with their lines. A leading UTF-8 byte order mark is dropped (from the
+    text too). Raises as `read_json_file` does."""
     try:
         text = read_text_file(path, limit, what="configuration files", errors="strict")
     except FileNotFoundError:
@@ -92,13 +130,30 @@ def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYT
     except OSError as exc:
         raise ConfigFileError(f"cannot read: {exc.strerror or exc}") from None
     text = text.removeprefix(_BOM)  # Windows Notepad starts UTF-8 files with one; it is not part of the JSON
-    return (parse_json(text) if text.strip() else if_blank), text
+    if not text.strip():
+        return JsonDocument(if_blank, text, [])
+    return JsonDocument(*parse_json_document(text))
 
 
 def parse_json(text: str) -> Any:
-    """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`)."""
+    """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`); with a repeated key
+    the last value counts (`parse_json_document` finds the repeats)."""
+    return parse_json_document(text)[0]
+
+
+def parse_json_document(text: str) -> tuple[Any, str, list[DuplicateKey]]:
+    """`(data, text, repeated keys)` of JSON `text`, raising as `parse_json`. Repeats are detected while
+    parsing and located only when there are some, so a sound file costs one parse."""
+    repeated = False
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal repeated
+        members = dict(pairs)
+        repeated = repeated or len(members) != len(pairs)
+        return members
+
     try:
-        data = json.loads(text, parse_int=_parse_int)
+        data = json.loads(text, parse_int=_parse_int, object_pairs_hook=build)
     except json.JSONDecodeError as exc:
         raise ConfigFileError(_syntax_message(text, exc)) from None
     except ValueError as exc:  # no other is known; a config file must never stop the start-up
@@ -107,7 +162,11 @@ def parse_json(text: str) -> Any:
         raise ConfigFileError(_TOO_DEEP) from None
     if _depth_exceeds(data, MAX_JSON_DEPTH):
         raise ConfigFileError(_TOO_DEEP)
-    return data
+    if not repeated:
+        return data, text, []
+    from .json_locate import duplicate_keys  # only when there is something to report
+
+    return data, text, duplicate_keys(text)
 
 
 def _parse_int(digits: str) -> int | float:

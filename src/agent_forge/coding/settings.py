@@ -21,7 +21,7 @@ from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
 from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
 from .errors import ConfigFileError
-from .safe_read import read_json_document
+from .safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
@@ -270,7 +270,24 @@ def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, inclu
     settings = Settings(raw=deep_merge(global_raw, project_raw), global_raw=global_raw,
                         project_raw=project_raw, errors=errors)
     _validate(settings, (project_path, global_path), texts)
+    errors[:] = _capped(errors)
     return settings
+
+
+def _capped(errors: list[SettingsError]) -> list[SettingsError]:
+    """At most `MAX_REPORTED_PROBLEMS` errors per file, then one saying how many more there are."""
+    kept: list[SettingsError] = []
+    listed: dict[Path, int] = {}
+    unlisted: dict[Path, int] = {}
+    for error in errors:
+        if listed.get(error.path, 0) < MAX_REPORTED_PROBLEMS:
+            kept.append(error)
+            listed[error.path] = listed.get(error.path, 0) + 1
+        else:
+            unlisted[error.path] = unlisted.get(error.path, 0) + 1
+    kept += [SettingsError(path, f"{count} more problems not listed (their keys use the default)")
+             for path, count in unlisted.items()]
+    return kept
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -288,18 +305,20 @@ def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Pat
     """The file's object (`{}` when absent or unusable); its text goes to `texts` for line numbers. Numbers out
     of range are reported and removed, so their keys take the default."""
     try:
-        data, texts[path] = read_json_document(path, if_blank={})
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return {}
     except ConfigFileError as exc:
         errors.append(SettingsError(path, f"{exc}; file ignored"))
         return {}
+    data, texts[path] = document.data, document.text
+    errors.extend(SettingsError(path, note, line) for line, note in document.duplicate_notes())
     if not isinstance(data, dict):
         errors.append(SettingsError(path, f"expected a JSON object, got {_json_type(data)}; file ignored"))
         return {}
-    for where in drop_out_of_range(data):
-        errors.append(SettingsError(path, f"{_dotted(where)}: {OUT_OF_RANGE}; using the default",
-                                    _line(texts[path], where)))
+    for count, where in enumerate(drop_out_of_range(data)):  # lines only for those `_capped` keeps
+        line = _line(texts[path], where) if count < MAX_REPORTED_PROBLEMS else None
+        errors.append(SettingsError(path, f"{_dotted(where)}: {OUT_OF_RANGE}; using the default", line))
     return data
 
 

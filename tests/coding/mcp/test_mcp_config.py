@@ -112,3 +112,17 @@ def test_sdk_servers_take_either_form():
     outer, _ = parse_servers({"mcpServers": {"s": {"url": "http://127.0.0.1:9/mcp"}}})
     assert warnings == [] and inner[0].scope == "sdk" and inner[0].transport == "stdio"
     assert outer[0].transport == "http" and outer[0].source is None
+
+
+def test_a_server_written_twice_is_a_warning_and_the_last_entry_counts(dirs):
+    cwd, agent = dirs
+    user = write(agent / "mcp.json", '{"mcpServers": {\n "fs": {"command": "old"},\n "fs": {"command": "new"}}}')
+    project = write(cwd / ".agent-forge" / "agent" / "mcp.json",
+                    '{"mcpServers": {"git": {"command": "g", "args": ["a"], "args": ["b"]}}}')
+    servers, warnings = load(dirs)
+    assert [(s.name, s.command, s.args) for s in servers] == [("fs", "new", ()), ("git", "g", ("b",))]
+    assert warnings == [
+        f'{user}:3: mcpServers: duplicate key "fs" (lines 2 and 3); only the last one (line 3) is used, the earlier '
+        "one ignored",
+        f'{project}:1: mcpServers.git: duplicate key "args" (line 1 column 41 and line 1 column 56); only the last '
+        "one (line 1 column 56) is used, the earlier one ignored"]

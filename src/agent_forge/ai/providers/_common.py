@@ -349,7 +349,12 @@ def merged_headers(model: Model, options: StreamOptions, base: dict[str, str]) -
 
 
 def max_tokens(model: Model, options: StreamOptions) -> int:
-    return int(options.max_tokens or model["maxTokens"])
+    """The request's output limit in tokens: `options.max_tokens`, else the model's `maxTokens`, which is never
+    more than its current `contextWindow` (a smaller selected window, `set_context_window`, lowers it too)."""
+    if options.max_tokens:
+        return int(options.max_tokens)
+    limit, window = int(model["maxTokens"]), int(model.get("contextWindow") or 0)
+    return min(limit, window) if window > 0 else limit
 
 
 def sampling_params(model: Model, options: StreamOptions) -> dict[str, JsonValue]:

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..config_values import is_number
 from ..errors import ConfigFileError
 from ..paths import project_dir
-from ..safe_read import read_json_file
+from ..safe_read import read_json_document
 
 FILE_NAME = "mcp.json"
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
@@ -116,12 +116,14 @@ def _read_file(path: Path, scope: str, cwd: str, environ: Mapping[str, str],
 def _read_entries(path: Path, warnings: list[str]) -> dict[str, Any]:
     """The `mcpServers` object of `path` ({} when the file is missing or unusable, with a warning for the latter)."""
     try:
-        data = read_json_file(path, if_blank={})
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return {}
     except ConfigFileError as exc:
         warnings.append(f"{path}: {exc}; its MCP servers are not used")
         return {}
+    data = document.data
+    warnings.extend(document.duplicate_warnings(path))
     if not isinstance(data, dict):
         warnings.append(f"{path}: expected a JSON object with \"mcpServers\"; its MCP servers are not used")
         return {}

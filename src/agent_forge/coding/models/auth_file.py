@@ -36,7 +36,8 @@ class AuthStorage:
     """Read and write `auth.json`; the file is re-read whenever it changes on disk.
 
     `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
-    `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`.
+    `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`; a
+    provider written twice is reported in `duplicates` (the last entry is used, as JSON has it).
     `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and `OSError` when
     the directory is not writable. Writes go to a 0600 temporary file renamed over the original, so a crash
     leaves either the old or the new file.
@@ -46,6 +47,7 @@ class AuthStorage:
         self.path = Path(path)
         self.error: str | None = None
         self.problems: dict[str, str] = {}  # provider -> `<path>:<line>: <provider>: <problem>; ignored`
+        self.duplicates: list[str] = []  # `<path>:<line>: duplicate key "<provider>" (lines ...); ...`
         self._data: dict[str, object] = {}
         self._stamp: tuple[int, int] | None = None
         self._key_cache: dict[str, KeyOutcome] = {}
@@ -61,9 +63,10 @@ class AuthStorage:
 
     def warnings(self) -> list[str]:
         """What is wrong with the file now, for the start-up warnings: `[error]` for a file that cannot be
-        used at all, else one `<path>:<line>: <provider>: <problem>; ignored` per unusable entry."""
+        used at all, else one `<path>:<line>: <provider>: <problem>; ignored` per unusable entry, then one
+        `<path>:<line>: duplicate key ...` per repeated key."""
         self._load()
-        return [self.error] if self.error else list(self.problems.values())
+        return [self.error] if self.error else [*self.problems.values(), *self.duplicates]
 
     def unusable_reason(self, provider: str) -> str | None:
         """Why `auth.json` gives `provider` nothing although it may hold its key (the file's error, or the
@@ -147,19 +150,19 @@ class AuthStorage:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._data, self._stamp, self.error, self.problems = {}, None, None, {}
+            self._data, self._stamp, self.error, self.problems, self.duplicates = {}, None, None, {}, []
             return self._data
         except OSError as exc:
             self._data, self._stamp, self.error = {}, None, f"{self.path}: {exc.strerror or exc}"
-            self.problems = {}
+            self.problems, self.duplicates = {}, []
             return self._data
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp != self._stamp:
             self._stamp = stamp
             try:
-                (self._data, self.problems), self.error = _read_auth_file(self.path), None
+                (self._data, self.problems, self.duplicates), self.error = _read_auth_file(self.path), None
             except AuthFileError as exc:
-                self._data, self.problems, self.error = {}, {}, str(exc)
+                self._data, self.problems, self.duplicates, self.error = {}, {}, [], str(exc)
         return self._data
 
     def _load_for_write(self) -> dict[str, object]:
@@ -190,14 +193,16 @@ class AuthStorage:
             os.close(fd)
 
 
-def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str]]:
-    """The file's data (entries of the wrong shape kept, so a write keeps them too) and its entry problems."""
+def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str], list[str]]:
+    """The file's data (entries of the wrong shape kept, so a write keeps them too), its entry problems and
+    its repeated keys (`AuthStorage.duplicates`)."""
     try:
-        data, text = read_json_document(path, if_blank={})
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
-        return {}, {}  # removed between the caller's stat and this read
+        return {}, {}, []  # removed between the caller's stat and this read
     except ConfigFileError as exc:
         raise AuthFileError(f"{path}: {exc}") from None
+    data, text = document.data, document.text
     if not isinstance(data, dict):
         raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {json_kind(data)}")
     problems = {}
@@ -209,7 +214,7 @@ def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str]]:
             position = locate(text, (provider,))
             line = f":{position[0]}" if position else ""
             problems[provider] = f"{path}{line}: {provider}: {problem}; ignored"
-    return data, problems
+    return data, problems, document.duplicate_warnings(path)
 
 
 def credential_problem(credential: object) -> str | None:

@@ -31,7 +31,7 @@ from ...ai.registry import known_apis
 from ...ai.types import Model
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
-from ..safe_read import read_json_document
+from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, dotted, field_problem
 
 MODELS_FILE = "models.json"
@@ -85,14 +85,16 @@ def find_model(models: list[Model], provider: str, model_id: str) -> Model | Non
 def build_model(provider: str, api: str, base_url: str, pentry: ProviderEntry, entry: ModelEntry,
                 keyless: bool) -> Model:
     """A Model dict from a `models.json` model entry of provider entry `pentry`, with the documented defaults
-    (`DEFAULT_CONTEXT_WINDOW`, `DEFAULT_MAX_TOKENS`, text input, no reasoning, zero prices)."""
+    (`DEFAULT_CONTEXT_WINDOW`; `DEFAULT_MAX_TOKENS`, or the context window when that is smaller; text input, no
+    reasoning, zero prices). An explicit `maxTokens` above the window is kept: the loader reports and lowers it."""
     cost = entry.get("cost") or {}
+    window = int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW))
     model = {
         "id": entry["id"], "name": entry.get("name") or entry["id"], "api": api, "provider": provider,
         "baseUrl": base_url, "reasoning": bool(entry.get("reasoning", False)),
         "input": list(entry.get("input") or ["text"]),
-        "contextWindow": int(entry.get("contextWindow", DEFAULT_CONTEXT_WINDOW)),
-        "maxTokens": int(entry.get("maxTokens", DEFAULT_MAX_TOKENS)),
+        "contextWindow": window,
+        "maxTokens": int(entry.get("maxTokens", min(DEFAULT_MAX_TOKENS, window))),
         "cost": {k: cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")},
     }
     compat = merge(pentry.get("compat") or {}, entry.get("compat") or {})
@@ -122,20 +124,26 @@ class _Loader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.text = ""
+        self.unlisted = 0  # problems past MAX_REPORTED_PROBLEMS, counted only
         self.config = ModelsConfig(copy.deepcopy(BUILTIN_MODELS))
 
     def load(self) -> ModelsConfig:
         for provider_id, entry in self._read().items():
             self._apply_provider(provider_id, entry)
+        if self.unlisted:
+            self.config.errors.append(f"{self.path}: {self.unlisted} more problems not listed (each skips or "
+                                      "corrects what it names, as those above do)")
         return self.config
 
     def _read(self) -> dict[str, object]:
         try:
-            data, self.text = read_json_document(self.path, if_blank=_MISSING)
+            document = read_json_document(self.path, if_blank=_MISSING)
         except FileNotFoundError:
             return {}
         except ConfigFileError as exc:
             return self._file_error(str(exc))
+        data, self.text = document.data, document.text
+        self.config.errors += document.duplicate_warnings(self.path)
         if data is _MISSING:
             return self._file_error('the file is empty (write {"providers": {}} for no custom models)')
         for where in drop_out_of_range(data):
@@ -156,6 +164,9 @@ class _Loader:
         (of `where` itself without a key)."""
         from ..json_locate import locate  # only when there is something to report
 
+        if len(self.config.errors) >= MAX_REPORTED_PROBLEMS:
+            self.unlisted += 1
+            return
         position = locate(self.text, (*where, key) if key else where)
         line = f":{position[0]}" if position else ""
         self.config.errors.append(f"{self.path}{line}: {dotted(where)}: {message}")
@@ -232,6 +243,7 @@ class _Loader:
             missing = '"api"' if not api else '"baseUrl"'
             return self._error(where, f"{missing} is required (on the model or its provider); model skipped")
         model = build_model(provider, api, base_url, pentry, entry, keyless)
+        self._fit_output(model, entry, where)
         if entry.get("headers"):
             self.config.headers[(provider, model["id"])] = dict(entry["headers"])
         _replace_or_append(self.config.models, model)
@@ -253,6 +265,20 @@ class _Loader:
                 headers[(provider, model_id)] = {**headers.get((provider, model_id), {}), **value}
             else:
                 model[key] = merge(model.get(key), value)  # type: ignore[literal-required]
+        self._fit_output(model, cast(ModelEntry, override), where)
+
+    def _fit_output(self, model: Model, entry: ModelEntry, where: Where) -> None:
+        """Lower a `maxTokens` above the model's context window to the window (an answer cannot be longer than
+        the window it must fit in); reported when `entry` (the file) wrote that `maxTokens`."""
+        window = model["contextWindow"]
+        if model["maxTokens"] <= window:
+            return
+        if "maxTokens" in entry:
+            overriding = where[-2] == "modelOverrides"
+            whose = "" if "contextWindow" in entry else " (the model's)" if overriding else " (the default)"
+            self._error(where, f'"maxTokens" {model["maxTokens"]} is larger than "contextWindow" {window}{whose}; '
+                               f"the answer must fit in the context window, so {window} is used", "maxTokens")
+        model["maxTokens"] = window
 
 
 def _change_builtin_provider(existing: list[Model], entry: ProviderEntry) -> None:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from ...ai.types import THINKING_LEVELS
 from ..config_values import is_number, is_positive_int
+from ..json_locate import dotted
 
 Where = tuple[str | int, ...]
 """Where a problem is in `models.json`: keys and indexes from the top, `("providers", "local", "models", 0)`."""
@@ -64,9 +65,15 @@ def _str_map(v: object) -> bool:
     return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
 
 
+_PRICES = ("input", "output", "cacheRead", "cacheWrite")
+
+
+def _price(v: object) -> bool:
+    return is_number(v) and v >= 0  # type: ignore[operator]
+
+
 def _cost(v: object) -> bool:
-    prices = ("input", "output", "cacheRead", "cacheWrite")
-    return isinstance(v, dict) and all(is_number(v.get(k, 0)) and v.get(k, 0) >= 0 for k in prices)
+    return isinstance(v, dict) and all(_price(v.get(k, 0)) for k in _PRICES)
 
 
 def _levels(v: object) -> bool:
@@ -145,13 +152,13 @@ def field_problem(entry: Mapping[str, object]) -> tuple[str, str] | None:
     checks = [(key, check, expected) for key, (check, expected) in _CHECKS.items()] + _VALUE_CHECKS
     for key, check, expected in checks:
         if key in entry and not check(entry[key]):
-            return key, f'"{key}" must be {expected}, got {json.dumps(entry[key])[:80]}'
+            return key, _problem(key, entry[key], expected)
     return None
 
 
-def dotted(where: Where) -> str:
-    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`."""
-    text = ""
-    for part in where:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
+def _problem(key: str, value: object, expected: str) -> str:
+    """The message of `field_problem`; for prices, the one price that is wrong (`"cost.output" must be ...`)."""
+    if key == "cost" and isinstance(value, dict):
+        price = next(k for k in _PRICES if not _price(value.get(k, 0)))
+        key, value, expected = f"cost.{price}", value[price], "a non-negative number (USD per million tokens)"
+    return f'"{key}" must be {expected}, got {json.dumps(value)[:80]}'

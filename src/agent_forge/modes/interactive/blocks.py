@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from ...coding.tools.truncate import count_lines
 from . import theme
 from .render import markdown, plain
 
@@ -18,19 +19,32 @@ NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "su
 
 USER_SHOWN_LINES = 40
 USER_SHOWN_CHARS = 8000
-"""A user message longer than these shows its start and how much more was sent (rendering a 5 MB paste in
-full took a minute, and nobody reads it in the scrollback)."""
+"""A user message longer than this (a 5 MB paste) shows its start and how much more was sent: rendering and
+writing all of it would take the terminal a minute and bury the conversation."""
+USER_EXPANDED_LINES, USER_EXPANDED_CHARS = 2000, 200_000
+"""The same limits once Ctrl+O expanded the blocks."""
 
 
-def user_block(text: str) -> Padding:
-    """A user message: its text (its start, when huge) on a shaded band."""
-    shown = "\n".join(text[:USER_SHOWN_CHARS].split("\n")[:USER_SHOWN_LINES])
-    body = plain(shown)
-    if len(shown) < len(text):
-        rest = text[len(shown):].removeprefix("\n")
-        lines = rest.count("\n") + (0 if rest.endswith("\n") else 1)
-        body.append(f"\n… {lines:,} more lines, {len(rest):,} more characters (sent whole)", style="italic")
+def user_block(text: str, *, expanded: bool = False) -> Padding:
+    """A user message: its text on a shaded band; only its first `USER_SHOWN_LINES` lines (at most
+    `USER_SHOWN_CHARS` characters; `expanded`: the larger limits) of a long one, then `… 5,000 more characters
+    (80 more lines) not shown`."""
+    lines, chars = (USER_EXPANDED_LINES, USER_EXPANDED_CHARS) if expanded else (USER_SHOWN_LINES, USER_SHOWN_CHARS)
+    text = text.rstrip("\n")  # trailing line breaks show nothing
+    head = "\n".join(text.split("\n", lines)[:lines])[:chars]
+    body = plain(head)
+    if len(head) < len(text):
+        rest = text[len(head):]
+        more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
+        body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
+                    f"{'' if expanded else ' (ctrl+o to expand)'}; all of it was sent", style="grey50")
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
+
+
+def is_long(text: str) -> bool:
+    """Whether `user_block` shows only part of `text` (so Ctrl+O has something to expand)."""
+    text = text.rstrip("\n")
+    return len(text) > USER_SHOWN_CHARS or text.count("\n") >= USER_SHOWN_LINES
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -175,12 +175,18 @@ class Commands:
         finally:
             live.tools.pop("user-bash", None)
             self.ui.changed()
-        self.ui.print_(shell_block(command.strip(), result["output"], result["exitCode"],
-                                   time.monotonic() - started, in_context=in_context, expanded=self.ui.view.expanded))
+        seconds, total = time.monotonic() - started, call.lines + bool(call.partial and call.partial[-1] != "\n")
+
+        def block(expanded: bool) -> Any:
+            return shell_block(command.strip(), result["output"], result["exitCode"], seconds,
+                               in_context=in_context, expanded=expanded, result=dict(result), total_lines=total)
+
+        self.ui.view.show_collapsible(block)
 
     def _chunk(self, call: ToolCall, delta: str) -> None:
         from .render import clean
 
+        call.lines += delta.count("\n")
         call.partial = (call.partial + clean(delta))[-2000:]
         self.ui.changed()
 

@@ -106,3 +106,22 @@ def attachments(text: str, cwd: str) -> tuple[str, list[dict[str, Any]]]:
             attach_file(path, name, parts, images)
     return "\n".join([text, *parts]), images
 
+
+def menu_fragments(state: Any, rows: int, width: int) -> list[tuple[str, str]]:
+    """The completion menu: `rows` completions of `state` (a buffer's `complete_state`, or None) around the
+    selected one, which is highlighted, each on one row of `width` columns."""
+    from .dialogs import fit
+    from .render import clean
+
+    if state is None:
+        return []
+    index = state.complete_index
+    start = max(0, (index or 0) - rows + 1)
+    out = []
+    for position, completion in enumerate(state.completions[start:start + rows], start):
+        style = "class:dialog-chosen" if position == index else "class:dim"
+        meta = clean(completion.display_meta_text)
+        out.append((style, fit(f"  {clean(completion.display_text)}{'  ' + meta if meta else ''}", width) + "\n"))
+    if out:
+        out[-1] = (out[-1][0], out[-1][1].rstrip("\n"))
+    return out

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from ...agent.agent import QUEUE_MODES
 from ...ai.types import THINKING_LEVELS
+from ...coding.errors import ConfigFileError
+from ...coding.safe_read import read_json_file
 
 CONFIG_COMMANDS = {
     "settings": "change a common setting (saved to settings.json)",
@@ -163,11 +165,14 @@ session, or None: from the next start)."""
 
 def write_setting(path: Path, dotted: str, value: Any) -> None:
     """Set `dotted` (`retry.enabled`: nested objects) in the JSON object of `path`, keeping every other key;
-    written to a temporary file renamed over it. Raises ValueError when the file is not a JSON object."""
+    written to a temporary file renamed over it (a key written twice keeps its last value, the one in use).
+    Raises ValueError when the file cannot be read as a JSON object (`safe_read.read_json_file`)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path, if_blank={})
     except FileNotFoundError:
         data = {}
+    except ConfigFileError as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(data, dict):
         raise ValueError("settings.json does not hold a JSON object")
     *parents, last = dotted.split(".")

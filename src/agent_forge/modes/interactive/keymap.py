@@ -3,12 +3,15 @@
 
 Key syntax: `ctrl+<letter>`, `alt+<key>`, `shift+tab`, `shift+enter`, `enter`, `escape`, `tab`, `space`,
 `backspace`, `delete`, `home`, `end`, `pageUp`, `pageDown`, `up`, `down`, `left`, `right`, `f1`-`f12`, and
-single characters. Unknown actions and keys are reported as warnings and ignored."""
+single characters. Unknown actions and keys are reported as warnings and ignored: an entry whose keys are all
+unknown leaves the action its default keys, one with some valid keys keeps those."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from ...coding.errors import ConfigFileError
+from ...coding.safe_read import read_json_document
 
 ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.send": (["enter"], "send; while the agent works: steer (delivered after the current tool calls)"),
@@ -32,15 +35,21 @@ _NAMED = {"enter": "enter", "return": "enter", "escape": "escape", "esc": "escap
 
 
 def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
-    """Action → its keys (as written): the defaults with the file's entries in their place."""
+    """Action → its keys (as written): the defaults with the file's entries in their place. The file is read
+    as every configuration file is (`safe_read.read_json_document`); its problems, a repeated action included
+    (the last one counts), go to `warnings` as `<path>[:<line>]: ...`."""
     keymap = {action: list(keys) for action, (keys, _) in ACTIONS.items()}
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        document = read_json_document(path, if_blank={})
     except FileNotFoundError:
         return keymap
-    except (OSError, ValueError) as exc:
-        warnings.append(f"{path}: ignored ({exc})")
+    except ConfigFileError as exc:
+        warnings.append(f"{path}: {exc}; the default keys are used")
         return keymap
+    raw = document.data
+    warnings.extend(document.duplicate_warnings(path))
+    if not isinstance(raw, dict):
+        warnings.append(f'{path}: expected a JSON object such as {{"app.exit": "ctrl+q"}}; the default keys are used')
     for action, keys in (raw.items() if isinstance(raw, dict) else []):
         if action.startswith("$"):
             continue
@@ -49,11 +58,18 @@ def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
             continue
         keys = [keys] if isinstance(keys, str) else keys
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            warnings.append(f"{path}: {action} needs a key or a list of keys")
+            warnings.append(f"{path}: {action} needs a key or a list of keys; using "
+                            f"{', '.join(keymap[action]) or '(unbound)'} (the default)")
             continue
         good = [k for k in keys if key_sequence(k) is not None]
-        warnings.extend(f"{path}: {action}: unknown key {k!r}" for k in keys if k not in good)
-        keymap[action] = good
+        if len(good) < len(keys):
+            kept = good or keymap[action]  # a typo must not leave the action without any key
+            warnings.append(f"{path}: {action}: unknown key{'s' if len(keys) - len(good) > 1 else ''} "
+                            f"{', '.join(repr(k) for k in keys if k not in good)}; using "
+                            f"{', '.join(kept) or '(unbound)'}{'' if good else ' (the default)'}")
+            keymap[action] = kept
+        else:
+            keymap[action] = good
     return keymap
 
 

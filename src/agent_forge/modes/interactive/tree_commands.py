@@ -99,8 +99,8 @@ class TreeCommands:
 
 
 def tree_rows(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
-    """`"12. ·· user: text [label]"` → entry id for each message, branch summary and compaction node, in tree
-    order; the indent grows at each branch point and the current leaf's row (or the nearest shown entry above
+    """`"12. ·· user: text [label]"` → entry id for each message (user, assistant, `shell: $ command`), branch
+    summary and compaction node, in tree order; the indent grows at each branch point and the current leaf's row (or the nearest shown entry above
     it) is marked `(here)`."""
     depth: dict[str | None, int] = {None: 0}
     children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
@@ -126,10 +126,13 @@ def _row_text(entry: dict[str, Any]) -> str | None:
     if kind == "compaction":
         return f"compaction: {_one_line(str(entry.get('summary') or ''))}"
     message = entry.get("message") if kind == "message" else None
-    if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+    role = message.get("role") if isinstance(message, dict) else None
+    if role == "bashExecution":  # a `!` command (or RPC `bash`) kept in the context
+        return f"shell: $ {_one_line(str(message.get('command', '')))}"  # type: ignore[union-attr]
+    if role not in ("user", "assistant"):
         return None
-    text = message_text(message) if message["role"] == "user" else _answer_text(message)
-    return f"{message['role']}: {_one_line(text)}"
+    text = message_text(message) if role == "user" else _answer_text(message)  # type: ignore[arg-type]
+    return f"{role}: {_one_line(text)}"
 
 
 def _nearest_shown(entry_id: str | None, parents: dict[str, str | None], shown: dict[str, str]) -> str | None:

@@ -6,12 +6,12 @@ recorded decision, `defaultProjectTrust` "always" / "never"); the answer is reco
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ...coding.paths import project_dir
-from ...coding.errors import TrustFileError
+from ...coding.errors import ConfigFileError, TrustFileError
+from ...coding.safe_read import read_json_file
 from ...coding.resources.trust import CODE_SETTINGS, record_trust, recorded_decision
 from ...plugins.loader import PLUGINS_DIR, plugin_files
 
@@ -75,8 +75,11 @@ def ask_on_terminal(cwd: str, agent_dir: Path, approve: bool | None, stdin_fd: i
 
 
 def _json_object(path: Path) -> dict:
+    """The object of a settings file, {} for anything else: the project's file comes from an unvetted checkout
+    (a FIFO or a link to /dev/zero would never finish reading), so it is read as every configuration file is;
+    its problems are reported by `load_settings`."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json_file(path)
+    except (OSError, ConfigFileError):
         return {}
     return data if isinstance(data, dict) else {}
