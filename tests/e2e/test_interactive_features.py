@@ -275,11 +275,12 @@ def test_a_terminal_that_reports_no_size(fake_llm, agent_env, tmp_path, term_nam
         assert user_texts(fake_llm.requests[0]) == ["hello there"]
         assert "Traceback" not in output
         term.wait_for("word39")
-        wrapped = [line for line in term.text().splitlines() if line.strip().startswith("Sized answer. word0")]
-        assert any(len(line) <= 80 and "word39" not in line for line in wrapped), wrapped  # at 80 columns
         term.type("\x04")  # ctrl+d on the empty editor
         assert term.exit_code() == 0
-        assert "agent-forge --session " in term.text()
+        text = term.text()  # the answer as printed into the scrollback, each line up to its end
+        assert "agent-forge --session " in text
+        wrapped = [text[i:text.find("\n", i)] for i in range(len(text)) if text.startswith("Sized answer. word0", i)]
+        assert any(len(line) <= 80 and "word39" not in line for line in wrapped), wrapped  # at 80 columns
     finally:
         term.close()
 
