@@ -1,7 +1,7 @@
 """Editor completion: `/` opens a menu of the commands (built-in, plugin, template, skill) filtered by what
 follows it, with their argument hints and descriptions; `@` fuzzy file search over the working directory (as
-git sees it: `.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments of a prompt
-when it is sent.
+git sees it: `.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments
+of a prompt when it is sent.
 
 The file list is walked once, on the first `@`, and capped at `MAX_FILES` (a huge tree stays responsive)."""
 

@@ -100,8 +100,9 @@ class TreeCommands:
 
 def tree_rows(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
     """`"12. ·· user: text [label]"` → entry id for each message (user, assistant, `shell: $ command`), branch
-    summary and compaction node, in tree order; the indent grows at each branch point and the current leaf's row (or the nearest shown entry above
-    it) is marked `(here)`."""
+    summary and compaction node, in tree order; the indent grows at each branch point and the current leaf's
+    row (or, when the leaf is not shown — a label, a model change — the nearest shown entry above it) is marked
+    `(here)`."""
     depth: dict[str | None, int] = {None: 0}
     children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
     parents = {node["entry"]["id"]: node["parentId"] for node in nodes}
