@@ -401,9 +401,11 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
 
     if mode == "interactive":
         from .modes.interactive.app import run_interactive_mode
+        from .modes.interactive.reload import PluginArgs
 
         first = " ".join(args.messages) or ("/resume" if args.resume else None)
-        return await run_until_terminated(session, run_interactive_mode(session, first))
+        plugins = PluginArgs(args.plugin, not args.no_plugins)
+        return await run_until_terminated(session, run_interactive_mode(session, first, plugins))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 
