@@ -1,0 +1,76 @@
+"""One `session/prompt`: submit it to the AgentSession, wait for the run to settle, answer its ACP stop reason.
+
+A prompt sent while a turn runs is queued as a follow-up (ACP has no steering): both requests are answered
+when the run settles. `session/cancel` aborts the run (its tool processes are killed) and every prompt of it
+answers `cancelled`. A provider error that ended the run (after the automatic retries) is a JSON-RPC error
+carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal` is the `refusal` stop reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...coding.errors import CommandError
+from ..print_outcome import RunWatch
+from .content import prompt_input
+from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
+
+STOP_REASONS = {"length": "max_tokens", "stop": "end_turn", "toolUse": "end_turn"}
+
+
+class Turns:
+    """The prompts of one session (`session`: an AgentSession)."""
+
+    def __init__(self, session: Any):
+        self.session = session
+        self.watch = RunWatch()
+        self.cancelled = False
+        session.subscribe(self.watch)
+
+    def submit(self, blocks: Any) -> Any:
+        """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
+        awaitable answering `{"stopReason"}`. Raises `AcpError` for a malformed prompt."""
+        text, images = prompt_input(blocks)
+        if not self.session.is_streaming:
+            self.watch.start()
+            self.cancelled = False
+        try:
+            submitted = self.session.submit(text, images or None, "followUp")
+        except CommandError as exc:
+            raise self._refusal(exc) from None
+        return self._answer(submitted)
+
+    async def _answer(self, submitted: Any) -> dict[str, Any]:
+        try:
+            disposition = await submitted
+        except CommandError as exc:
+            raise self._refusal(exc) from None
+        if disposition != "handled":  # a plugin command ran to its end inside `submit`
+            await self.session.wait_for_idle()
+        return {"stopReason": self.stop_reason()}
+
+    def cancel(self) -> asyncio.Future[None]:
+        """`session/cancel`: abort the run now (its tool processes are killed); the prompts waiting for it
+        answer `cancelled`. The future is done once the session settled."""
+        if self.session.is_streaming:
+            self.cancelled = True
+        return asyncio.ensure_future(self.session.begin_abort())
+
+    def stop_reason(self) -> str:
+        """The stop reason of the settled run. Raises `AcpError` when it ended in a provider error."""
+        last = self.watch.last
+        reason = last.get("stopReason") if last else None
+        if self.cancelled or self.watch.aborted or reason == "aborted":
+            return "cancelled"
+        if reason == "error":
+            if last and last.get("rawStopReason") == "refusal":
+                return "refusal"
+            message = (last or {}).get("errorMessage") or "The model request failed."
+            raise AcpError(INTERNAL_ERROR, message, {"stopReason": "error"})
+        return STOP_REASONS.get(str(reason), "end_turn")
+
+    def _refusal(self, exc: CommandError) -> AcpError:
+        """A prompt the session refused: no model or key is `auth_required`, the rest an internal error."""
+        code = AUTH_REQUIRED if self.session.readiness_problem() else INTERNAL_ERROR
+        return AcpError(code, str(exc))

@@ -1,0 +1,87 @@
+"""End to end: `agent-forge --mode acp` driven by a raw JSON-RPC client; every message is checked against the
+official ACP schema (tests/support/acp_client.py). Lifecycle, text and thinking, stop reasons, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.acp_client import AcpClient, AcpReplyError
+
+pytestmark = pytest.mark.real_process
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+async def start(agent_env, project, *args) -> AcpClient:
+    return await AcpClient.start(list(args), cwd=str(project), env=agent_env)
+
+
+async def test_initialize_answers_version_1_capabilities_and_agent_info(agent_env, project):
+    client = await start(agent_env, project)
+    result = await client.request("initialize", {"protocolVersion": 7, "clientCapabilities": {}})
+    assert result["protocolVersion"] == 1  # the agent's version: a client that cannot speak it disconnects
+    assert result["agentInfo"]["name"] == "agent-forge" and result["agentInfo"]["version"]
+    caps = result["agentCapabilities"]
+    assert caps["loadSession"] is True and caps["sessionCapabilities"] == {"list": {}}
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
+    assert await client.close() == 0
+
+
+async def test_a_text_answer_with_thinking_streams_chunks_and_ends_the_turn(agent_env, project, fake_llm):
+    fake_llm.set_script([{"thinking": "Let me think.", "text": "Hello there, friend."}])
+    client = await start(agent_env, project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}
+    thoughts = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
+    answer = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk"))
+    assert (thoughts, answer) == ("Let me think.", "Hello there, friend.")
+    assert len(client.updates(session_id, "agent_message_chunk")) == 3  # one chunk per delta, as they came
+    [usage, *_] = client.updates(session_id, "usage_update")[-1:]
+    assert usage["size"] == 128000 and usage["used"] > 0 and usage["cost"]["currency"] == "USD"
+    assert fake_llm.requests[0]["body"]["messages"][-1]["content"] in ("hi", [{"type": "text", "text": "hi"}])
+    assert await client.close() == 0
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ({"text": "cut", "stop_reason": "max_tokens"}, "max_tokens"),
+    ({"text": "", "stop_reason": "refusal"}, "refusal"),
+])
+async def test_stop_reasons_follow_the_model(agent_env_factory, project, fake_llm, spec, expected):
+    fake_llm.set_script([spec])
+    client = await start(agent_env_factory(api="anthropic-messages"), project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "go") == {"stopReason": expected}
+    assert await client.close() == 0
+
+
+async def test_a_provider_error_is_a_json_rpc_error_with_its_message(agent_env_factory, project, fake_llm):
+    fake_llm.set_script([{"status": 400, "body": {"error": {"message": "prompt is too weird"}}}])
+    client = await start(agent_env_factory(settings={"retry": {"enabled": False}}), project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt(session_id, "go")
+    assert "prompt is too weird" in caught.value.message and caught.value.data == {"stopReason": "error"}
+    assert await client.close() == 0
+
+
+async def test_cancel_mid_stream_answers_cancelled_at_once(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "one two three four", "hang_after": 4}])
+    client = await start(agent_env, project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    client.notify("session/cancel", {"sessionId": session_id})
+    import asyncio
+
+    assert await asyncio.wait_for(reply, 1.0) == {"stopReason": "cancelled"}
+    assert await client.close() == 0
