@@ -1,0 +1,126 @@
+"""End to end: ACP sessions across processes (`session/load` replays, `session/list`), commands, prompt
+content (images, resource links, embedded resources) and a prompt sent while a turn runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.acp_client import AcpClient, AcpReplyError
+
+pytestmark = pytest.mark.real_process
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+async def ready(agent_env, project, *args) -> tuple[AcpClient, str]:
+    client = await AcpClient.start(list(args), cwd=str(project), env=agent_env)
+    await client.initialize()
+    return client, await client.new_session(str(project))
+
+
+async def test_load_after_a_restart_replays_the_conversation_then_continues(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"thinking": "hmm", "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+        {"text": "Wrote it."},
+        {"text": "Second answer."},
+    ])
+    client, session_id = await ready(agent_env, project)
+    await client.prompt(session_id, "write a file")
+    assert await client.close() == 0
+
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    listed = await client.request("session/list", {"cwd": str(project)})
+    [info] = listed["sessions"]
+    assert (info["sessionId"], info["cwd"], info["title"]) == (session_id, str(project), "write a file")
+    assert info["updatedAt"].endswith("Z")
+    assert await client.request("session/load", {"sessionId": session_id, "cwd": str(project),
+                                                 "mcpServers": []}) == {}
+    replayed = [(u["sessionUpdate"], u.get("content", {}).get("text") if u["sessionUpdate"] != "tool_call"
+                 else u["status"]) for u in client.updates(session_id)
+                if u["sessionUpdate"] not in ("available_commands_update", "usage_update")]
+    assert replayed == [("user_message_chunk", "write a file"), ("agent_thought_chunk", "hmm"),
+                        ("tool_call", "completed"), ("agent_message_chunk", "Wrote it.")]
+    load_id = next(m["id"] for d, m in client.messages if m.get("method") == "session/load")
+    answer_of_load = next(i for i, (d, m) in enumerate(client.messages) if d == "in" and m.get("id") == load_id)
+    last_replay = max(i for i, (d, m) in enumerate(client.messages)
+                      if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    assert last_replay < answer_of_load  # the history comes before the answer
+    assert await client.prompt(session_id, "again") == {"stopReason": "end_turn"}
+    sent = [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]]
+    assert sent[-1] == "user" and sent.count("user") == 2  # the loaded conversation went to the model
+    assert await client.close() == 0
+
+
+async def test_unknown_sessions_are_errors(agent_env, project):
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("session/load", {"sessionId": "nope", "cwd": str(project), "mcpServers": []})
+    assert caught.value.code == -32002
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt("nope", "hi")
+    assert caught.value.code == -32002 and "nope" in caught.value.message
+    client.notify("session/cancel", {"sessionId": "nope"})  # a notification: no answer, no harm
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0
+
+
+async def test_templates_and_skills_are_available_commands_and_run(agent_env, project, fake_llm):
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir(parents=True)
+    (agent_dir / "prompts" / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1 carefully.\n")
+    (agent_dir / "skills" / "tidy").mkdir(parents=True)
+    (agent_dir / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy up\n---\nTidy.\n")
+    fake_llm.set_script([{"text": "Reviewed."}])
+    client, session_id = await ready(agent_env, project)
+    [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
+    names = {c["name"]: c["description"] for c in update["availableCommands"]}
+    assert names == {"review": "Review a file", "skill:tidy": "Tidy up"}
+    await client.prompt(session_id, "/review main.py")
+    assert "Review main.py carefully." in json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
+    assert await client.close() == 0
+
+
+async def test_images_resource_links_and_embedded_resources_reach_the_model(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "Seen."}])
+    client, session_id = await ready(agent_env, project)
+    await client.prompt(session_id, "look at these",
+                        {"type": "image", "mimeType": "image/png", "data": PNG},
+                        {"type": "resource_link", "name": "main.py", "uri": f"file://{project}/main.py"},
+                        {"type": "resource", "resource": {"uri": f"file://{project}/sel.py", "text": "x = 1",
+                                                          "mimeType": "text/x-python"}})
+    sent = json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
+    assert "look at these" in sent and f"[main.py]({project}/main.py)" in sent
+    assert f'<file name=\\"{project}/sel.py\\">\\nx = 1\\n</file>' in sent
+    assert PNG in sent
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt(session_id, {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"})
+    assert caught.value.code == -32602 and "audio" in caught.value.message
+    assert len(fake_llm.requests) == 1
+    assert await client.close() == 0
+
+
+async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "first answer", "hang_after": 3}, {"text": "second answer"}])
+    client, session_id = await ready(agent_env, project)
+    first = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    second = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]})
+    await client.request("session/list", {})  # answered in order: the second prompt has been taken
+    fake_llm.release_hangs()
+    assert await first == {"stopReason": "end_turn"}
+    assert len(fake_llm.requests) == 2  # the follow-up ran in the same run, before the first prompt answered
+    assert await second == {"stopReason": "end_turn"}
+    assert "two" in json.dumps(fake_llm.requests[1]["body"]["messages"][-1])
+    assert await client.close() == 0
