@@ -81,3 +81,36 @@ async def test_stdin_eof_mid_turn_saves_the_turn_and_exits_0(agent_env, project,
     assert [m["role"] for m in messages] == ["user", "assistant"]
     assert messages[1]["stopReason"] == "aborted"
     assert not list(session_file.parent.glob("*.lock"))
+
+
+async def test_sigterm_mid_turn_saves_the_turn_and_exits_143(agent_env, project, fake_llm):
+    import signal
+
+    fake_llm.set_script([{"text": "partial answer here", "hang_after": 4}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    client.process.send_signal(signal.SIGTERM)
+    assert await client.close(timeout=10) == 128 + signal.SIGTERM
+    [session_file] = Path(agent_env["AGENT_FORGE_DIR"], "sessions").rglob(f"*{session_id}.jsonl")
+    assert '"stopReason":"aborted"' in session_file.read_text().replace(" ", "")
+    assert not list(session_file.parent.glob("*.lock"))
+
+
+async def test_the_acp_alias_and_its_usage_error(agent_env, project):
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_forge", "acp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=str(project), env=agent_env)
+    out, _ = await proc.communicate(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    assert json.loads(out.splitlines()[0])["result"]["protocolVersion"] == 1 and proc.returncode == 0
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_forge", "--mode", "acp", "hello", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(project), env=agent_env)
+    out, err = await proc.communicate()
+    assert (proc.returncode, out) == (2, b"")
+    assert "--mode acp reads its prompts from the editor" in err.decode()

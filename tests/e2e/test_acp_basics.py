@@ -85,3 +85,52 @@ async def test_cancel_mid_stream_answers_cancelled_at_once(agent_env, project, f
 
     assert await asyncio.wait_for(reply, 1.0) == {"stopReason": "cancelled"}
     assert await client.close() == 0
+
+
+async def test_retries_are_shown_while_they_happen(agent_env_factory, project, fake_llm):
+    fake_llm.set_script([{"status": 503, "body": {"error": {"message": "overloaded now"}}}, {"text": "Fine."}])
+    client = await start(agent_env_factory(settings={"retry": {"baseDelayMs": 1}}), project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    thoughts = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
+    assert "overloaded now" in thoughts and "attempt 1 of" in thoughts
+    assert await client.close() == 0
+
+
+async def test_a_client_taking_notices_gets_retries_as_notices(agent_env_factory, project, fake_llm):
+    fake_llm.set_script([{"status": 503, "body": {"error": {"message": "overloaded now"}}}, {"text": "Fine."}])
+    client = await start(agent_env_factory(settings={"retry": {"baseDelayMs": 1}}), project)
+    await client.initialize(session={"notices": {}})
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "go")
+    [notice] = client.updates(session_id, "notice")
+    assert notice["severity"] == "warning" and "overloaded now" in notice["title"]
+    assert not client.updates(session_id, "agent_thought_chunk")
+    assert await client.close() == 0
+
+
+async def test_the_first_prompt_titles_the_session(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "a"}, {"text": "b"}])
+    client = await start(agent_env, project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "Fix the login bug\nsome detail")
+    await client.prompt(session_id, "and more")
+    assert client.updates(session_id, "session_info_update") == [
+        {"sessionUpdate": "session_info_update", "title": "Fix the login bug"}]
+    assert await client.close() == 0
+
+
+async def test_without_a_model_key_a_prompt_is_auth_required(tmp_path, project):
+    from conftest import scrubbed_environ
+
+    env = {**scrubbed_environ(), "HOME": str(tmp_path / "home"), "AGENT_FORGE_DIR": str(tmp_path / "agent")}
+    client = await start(env, project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt(session_id, "hi")
+    assert caught.value.code == -32000 and "API key" in caught.value.message
+    assert await client.close() == 0
+    assert "no provider has an API key" in client.stderr()

@@ -191,7 +191,12 @@ async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
 @method("session/prompt")
 async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
-    return _Later(opened.turns.submit(params.get("prompt")))
+    untitled = not opened.session.store.session_name and not opened.session.messages
+    turn = opened.turns.submit(params.get("prompt"))
+    if untitled and opened.turns.first_line:  # the title `session/list` will show, as the editor opens it
+        title = opened.turns.first_line
+        server.after(lambda: server._send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
+    return _Later(turn)
 
 
 def _cancel(server: AcpServer, params: dict[str, Any]) -> None:

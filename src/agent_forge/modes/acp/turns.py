@@ -26,12 +26,14 @@ class Turns:
         self.session = session
         self.watch = RunWatch()
         self.cancelled = False
+        self.first_line = ""  # of the last prompt's text (a session's title until it is named)
         session.subscribe(self.watch)
 
     def submit(self, blocks: Any) -> Any:
         """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
         awaitable answering `{"stopReason"}`. Raises `AcpError` for a malformed prompt."""
         text, images = prompt_input(blocks)
+        self.first_line = (text.strip().splitlines() or [""])[0][:120]
         if not self.session.is_streaming:
             self.watch.start()
             self.cancelled = False
