@@ -105,3 +105,31 @@ async def test_cancel_mid_tool_kills_the_command_and_answers_cancelled(agent_env
     assert calls(client, session_id)["b1"][-1]["status"] == "failed"
     assert len(fake_llm.requests) == 1  # nothing more was asked of the model
     assert await client.close() == 0
+
+
+async def test_a_call_announced_before_a_cancel_ends_failed(agent_env_factory, project, fake_llm):
+    # Anthropic events: message_start, ping, then the first call's block start, delta, stop (its toolcall_end)
+    fake_llm.set_script([{"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a", "content": "x"}},
+                                         {"id": "w2", "name": "write", "arguments": {"path": "b", "content": "y"}}],
+                          "hang_after": 5}])
+    client, session_id = await ready(agent_env_factory(api="anthropic-messages"), project)
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]})
+    await client.wait_for(lambda: calls(client, session_id).get("w1"))
+    client.notify("session/cancel", {"sessionId": session_id})
+    assert await asyncio.wait_for(reply, 1.0) == {"stopReason": "cancelled"}
+    assert [u.get("status") for u in calls(client, session_id)["w1"]] == ["pending", "failed"]
+    assert not (project / "a").exists()
+    assert await client.close() == 0
+
+
+async def test_a_prompt_sent_after_a_cancel_runs(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "one two three", "hang_after": 3}, {"text": "fresh answer"}])
+    client, session_id = await ready(agent_env, project)
+    first = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    client.notify("session/cancel", {"sessionId": session_id})
+    second = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "b"}]})
+    assert await asyncio.wait_for(first, 1.0) == {"stopReason": "cancelled"}
+    assert await second == {"stopReason": "end_turn"}
+    assert "fresh answer" in "".join(u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk"))
+    assert await client.close() == 0

@@ -19,14 +19,20 @@ from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
 STOP_REASONS = {"length": "max_tokens", "stop": "end_turn", "toolUse": "end_turn"}
 
 
+class _Prompt:
+    """One `session/prompt` waiting for its answer; `cancelled` once a `session/cancel` came after it."""
+
+    cancelled = False
+
+
 class Turns:
     """The prompts of one session (`session`: an AgentSession)."""
 
     def __init__(self, session: Any):
         self.session = session
         self.watch = RunWatch()
-        self.cancelled = False
         self.first_line = ""  # of the last prompt's text (a session's title until it is named)
+        self._waiting: set[_Prompt] = set()
         session.subscribe(self.watch)
 
     def submit(self, blocks: Any) -> Any:
@@ -36,34 +42,37 @@ class Turns:
         self.first_line = (text.strip().splitlines() or [""])[0][:120]
         if not self.session.is_streaming:
             self.watch.start()
-            self.cancelled = False
         try:
             submitted = self.session.submit(text, images or None, "followUp")
         except CommandError as exc:
             raise self._refusal(exc) from None
-        return self._answer(submitted)
+        prompt = _Prompt()
+        self._waiting.add(prompt)
+        return self._answer(submitted, prompt)
 
-    async def _answer(self, submitted: Any) -> dict[str, Any]:
+    async def _answer(self, submitted: Any, prompt: _Prompt) -> dict[str, Any]:
         try:
             disposition = await submitted
+            if disposition != "handled":  # a plugin command ran to its end inside `submit`
+                await self.session.wait_for_idle()
         except CommandError as exc:
             raise self._refusal(exc) from None
-        if disposition != "handled":  # a plugin command ran to its end inside `submit`
-            await self.session.wait_for_idle()
-        return {"stopReason": self.stop_reason()}
+        finally:
+            self._waiting.discard(prompt)
+        return {"stopReason": self.stop_reason(prompt.cancelled)}
 
     def cancel(self) -> asyncio.Future[None]:
-        """`session/cancel`: abort the run now (its tool processes are killed); the prompts waiting for it
-        answer `cancelled`. The future is done once the session settled."""
-        if self.session.is_streaming:
-            self.cancelled = True
+        """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
+        answer `cancelled` (one sent after it runs). The future is done once the session settled."""
+        for prompt in self._waiting:
+            prompt.cancelled = True
         return asyncio.ensure_future(self.session.begin_abort())
 
-    def stop_reason(self) -> str:
+    def stop_reason(self, cancelled: bool = False) -> str:
         """The stop reason of the settled run. Raises `AcpError` when it ended in a provider error."""
         last = self.watch.last
         reason = last.get("stopReason") if last else None
-        if self.cancelled or self.watch.aborted or reason == "aborted":
+        if cancelled or self.watch.aborted or reason == "aborted":
             return "cancelled"
         if reason == "error":
             if last and last.get("rawStopReason") == "refusal":

@@ -64,6 +64,7 @@ class Updates:
             self._announce(call_id, name, args, "in_progress")
         else:
             self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
+        self._calls[call_id]["started"] = True
         self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)  # before it runs
 
     def _tool_update(self, event: dict[str, Any]) -> None:
@@ -86,6 +87,13 @@ class Updates:
         if isinstance(line, int):
             update["locations"] = tool_calls.locations_of(call["name"], call["args"], cwd, line)
         self.send(update)
+
+    def _agent_end(self, event: dict[str, Any]) -> None:
+        """Calls announced but never run (the answer was aborted or failed after their arguments) end here."""
+        for call_id in list(self._calls):
+            if not self._calls[call_id].get("started"):
+                del self._calls[call_id]
+                self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
 
     # -- what else the user should see ----------------------------------------------------------------
     def _retry(self, event: dict[str, Any]) -> None:
@@ -113,7 +121,7 @@ class Updates:
 _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
     "message_update": Updates._message_update, "message_end": Updates._message_end,
     "tool_execution_start": Updates._tool_start, "tool_execution_update": Updates._tool_update,
-    "tool_execution_end": Updates._tool_end, "auto_retry_start": Updates._retry,
+    "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
 }
 
