@@ -103,7 +103,11 @@ class Registry:
 
     # -- the end -------------------------------------------------------------------------------------
     async def abort_all(self) -> None:
-        """Cancel every session's turn and wait until they settled."""
+        """The client has gone: dialogs resolve with their defaults, MCP calls get their deadline, every
+        session's turn is cancelled; returns once they settled."""
+        for opened in self.sessions.values():
+            opened.session.hooks.input_closed()
+            opened.session.mcp.input_closed()
         if self.sessions:
             await asyncio.gather(*(opened.turns.cancel() for opened in self.sessions.values()))
 
