@@ -53,8 +53,10 @@ def project(tmp_path):
 
 
 def spawn(client: RecordingClient, agent_env: dict, project: Path):
+    # the SDK's default 2 s for a clean exit after stdin closes is short for a loaded 2-core machine that also
+    # stops an MCP server (about 1.2 s unloaded); a SIGTERM then would be answered with exit code 143
     return acp.spawn_agent_process(client, sys.executable, "-m", "agent_forge", "--mode", "acp",
-                                   env=agent_env, cwd=str(project))
+                                   env=agent_env, cwd=str(project), transport_kwargs={"shutdown_timeout": 20})
 
 
 async def test_the_python_sdk_client_runs_a_turn_with_its_mcp_server_tool(agent_env, project, fake_llm):
