@@ -35,7 +35,8 @@ def modules_after(tmp_path, lines: bytes) -> tuple[list[dict], set[str]]:
 def test_initialize_is_answered_before_sessions_are_imported(tmp_path):
     [reply], modules = modules_after(tmp_path, INITIALIZE)
     assert reply["id"] == 1 and reply["result"]["protocolVersion"] == 1
-    assert "agent_forge.coding.factory" not in modules and "agent_forge.coding.agent_session" not in modules
+    for name in ("agent_forge.coding.factory", "agent_forge.coding.agent_session", "agent_forge.coding.settings"):
+        assert name not in modules, name
     roots = {name.split(".")[0] for name in modules}
     assert not roots & {*FORBIDDEN, "acp", "jsonschema"}, sorted(roots & {*FORBIDDEN, "acp", "jsonschema"})
 

@@ -36,8 +36,7 @@ class AcpServer:
 
     def __init__(self, args: Any, out: ByteWriter):
         self.connection = Connection(out)
-        self.registry = Registry(args, self._send_update)
-        self.client_capabilities: dict[str, Any] = {}
+        self.registry = Registry(args, self._send_update, self.connection.request)
         self._prompts: set[asyncio.Future[Any]] = set()
         self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
 
@@ -137,8 +136,8 @@ async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
     if not isinstance(version, int) or isinstance(version, bool) or version < 0:
         raise invalid_params('"protocolVersion" must be a non-negative integer')
     capabilities = params.get("clientCapabilities")
-    server.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-    session_caps = server.client_capabilities.get("session")
+    server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+    session_caps = server.registry.client_capabilities.get("session")
     server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
     return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": [],
             "agentCapabilities": {

@@ -12,12 +12,12 @@ import asyncio
 import os
 import sys
 from datetime import timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ...coding.errors import CommandError
 from .protocol import RESOURCE_NOT_FOUND, AcpError, invalid_params
-from .turns import Turns
-from .updates import Updates
+
+if TYPE_CHECKING:
+    from .client_fs import Request
 
 PAGE_SIZE = 50
 """`session/list` answers at most this many sessions; `nextCursor` continues."""
@@ -26,10 +26,14 @@ PAGE_SIZE = 50
 class AcpSession:
     """One ACP session: the AgentSession, its update translator and its prompts."""
 
-    def __init__(self, session: Any, send: Callable[[str, dict[str, Any]], None], notices: bool):
+    def __init__(self, session: Any, send: Callable[[str, dict[str, Any]], None], notices: bool,
+                 disk_files: bool = True):
+        from .turns import Turns  # with the first session: `initialize` is answered before (start-up budget)
+        from .updates import Updates
+
         self.session = session
         self.id: str = session.store.session_id
-        self.updates = Updates(session, lambda update: send(self.id, update), notices=notices)
+        self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
         session.subscribe(self.updates)
         self.turns = Turns(session)
 
@@ -37,8 +41,9 @@ class AcpSession:
 class Registry:
     """Sessions by id; `args` are the parsed command line (flags that shape every session)."""
 
-    def __init__(self, args: Any, send: Callable[[str, dict[str, Any]], None]):
-        self.args, self.send = args, send
+    def __init__(self, args: Any, send: Callable[[str, dict[str, Any]], None], request: "Request"):
+        self.args, self.send, self.request = args, send, request
+        self.client_capabilities: dict[str, Any] = {}  # of `initialize`
         self.notices = False  # the client accepts `notice` updates (`initialize`)
         self.sessions: dict[str, AcpSession] = {}
         self.closed = False
@@ -53,16 +58,22 @@ class Registry:
     async def open(self, cwd: str, mcp_servers: dict[str, Any], session_file: str | None = None) -> AcpSession:
         """A new session in `cwd`, or the stored one in `session_file`. Raises `AcpError` when it cannot be
         built (a session file in use by another agent, a bad `--model`)."""
+        from ...coding.errors import CommandError
         from ...coding.factory import create_session
+        from ...coding.tools.file_access import use_file_access
         from ...plugins.startup import install_from_args
+        from .client_fs import file_access
 
         try:
             session = create_session(self._options(cwd, mcp_servers, session_file))
         except CommandError as exc:
             raise AcpError(RESOURCE_NOT_FOUND if session_file else -32603, str(exc)) from None
         _warn(session)
+        files = file_access(self.client_capabilities, self.request, session.store.session_id)
+        if files is not None:  # read, write and edit go through the editor's buffers
+            use_file_access(session.agent.tools, files)
         await install_from_args(session, self.args, "acp")
-        opened = AcpSession(session, self.send, self.notices)
+        opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
         self.sessions[opened.id] = opened
         return opened
 

@@ -74,12 +74,14 @@ def pending_content(name: str, args: dict[str, Any], cwd: str) -> list[dict[str,
 def result_content(name: str, args: dict[str, Any], result: dict[str, Any], cwd: str,
                    before: str | None | bool, failed: bool) -> list[dict[str, Any]]:
     """Content of a finished call: a whole-file diff for a successful write/edit whose file could be read
-    before (`before`: its text, None for a new file, False when unknown), else the result's text and images."""
+    before (`before`: its text, None for a new file, False when unknown; the diffs the model asked for when
+    unknown), else the result's text and images."""
     path = args.get("path")
-    if name in ("write", "edit") and not failed and before is not False and isinstance(path, str):
-        after = read_text(absolute(path, cwd))
+    if name in ("write", "edit") and not failed and isinstance(path, str):
+        after = read_text(absolute(path, cwd)) if before is not False else None
         if isinstance(after, str):
             return [{"type": "diff", "path": absolute(path, cwd), "oldText": before, "newText": after}]
+        return pending_content(name, args, cwd) or output_content(result)
     return output_content(result, fenced=(name == "bash"))
 
 

@@ -21,8 +21,9 @@ Notify = Callable[[dict[str, Any]], None]
 class Updates:
     """Listener for one AgentSession's events; `send` gets each `update` object."""
 
-    def __init__(self, session: Any, send: Notify, *, notices: bool = False):
+    def __init__(self, session: Any, send: Notify, *, notices: bool = False, disk_files: bool = True):
         self.session, self.send, self.notices = session, send, notices
+        self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -65,7 +66,8 @@ class Updates:
         else:
             self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
         self._calls[call_id]["started"] = True
-        self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)  # before it runs
+        if self.disk_files:  # the whole file before the call runs, for the diff after it
+            self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
 
     def _tool_update(self, event: dict[str, Any]) -> None:
         call_id = str(event.get("toolCallId"))
