@@ -8,6 +8,7 @@ in `on_request` (method -> function of params returning the result), else with -
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 from typing import Any, Callable
@@ -33,6 +34,7 @@ class AcpClient:
         self.problems: list[str] = []
         self.on_request: dict[str, Callable[[dict[str, Any]], Any]] = {}
         self.raw_lines: list[bytes] = []
+        self._later: set[asyncio.Future[None]] = set()
         self._pending: dict[Any, tuple[str, asyncio.Future[Any]]] = {}
         self._ids = 0
         self._changed = asyncio.Event()
@@ -88,6 +90,10 @@ class AcpClient:
         return await self.request("session/prompt", {"sessionId": session_id, "prompt": content}, timeout)
 
     # -- receiving ----------------------------------------------------------------------------------
+    def requests(self, method: str) -> list[dict[str, Any]]:
+        """The params of the requests the agent sent with `method`."""
+        return [m.get("params") for m in self.incoming() if m.get("method") == method and "id" in m]
+
     def incoming(self) -> list[dict[str, Any]]:
         return [m for direction, m in self.messages if direction == "in"]
 
@@ -140,18 +146,32 @@ class AcpClient:
             self._answer(message)
 
     def _answer(self, request: dict[str, Any]) -> None:
+        """Answer with the handler's result; a handler returning an awaitable is answered when it is done
+        (one that never is: a client that never answers)."""
         handler = self.on_request.get(request["method"])
         if handler is None:
             self.send({"id": request["id"], "error": {"code": -32601, "message": "not offered by the test"}})
+            return
+        result = handler(request.get("params") or {})
+        if inspect.isawaitable(result):
+            async def later() -> None:
+                self._reply(request, await result)
+
+            self._later.add(asyncio.ensure_future(later()))
         else:
-            self.send({"id": request["id"], "result": handler(request.get("params") or {})},
-                      method=request["method"])
+            self._reply(request, result)
+
+    def _reply(self, request: dict[str, Any], result: Any) -> None:
+        if self.process.stdin is not None and not self.process.stdin.is_closing():
+            self.send({"id": request["id"], "result": result}, method=request["method"])
 
     # -- the end ------------------------------------------------------------------------------------
     async def close(self, timeout: float = 20) -> int:
         """Close stdin, wait for the exit; the exit code. Fails on schema problems seen on the way."""
         if self.process.stdin is not None and not self.process.stdin.is_closing():
             self.process.stdin.close()
+        for answer in self._later:
+            answer.cancel()
         try:
             code = await asyncio.wait_for(self.process.wait(), timeout)
         finally:

@@ -63,6 +63,7 @@ class Registry:
         from ...coding.tools.file_access import use_file_access
         from ...plugins.startup import install_from_args
         from .client_fs import file_access
+        from .client_terminal import runner
 
         try:
             session = create_session(self._options(cwd, mcp_servers, session_file))
@@ -72,8 +73,14 @@ class Registry:
         files = file_access(self.client_capabilities, self.request, session.store.session_id)
         if files is not None:  # read, write and edit go through the editor's buffers
             use_file_access(session.agent.tools, files)
+        terminals = runner(self.client_capabilities, self.request, session.store.session_id)
+        for tool in session.agent.tools if terminals is not None else ():
+            if hasattr(tool, "terminals"):  # bash runs in the editor's terminals
+                tool.terminals = terminals
         await install_from_args(session, self.args, "acp")
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
+        if terminals is not None:
+            terminals.on_terminal = opened.updates.terminal
         self.sessions[opened.id] = opened
         return opened
 

@@ -69,6 +69,13 @@ class Updates:
         if self.disk_files:  # the whole file before the call runs, for the diff after it
             self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
 
+    def terminal(self, call_id: str, terminal_id: str) -> None:
+        """The call runs in the editor's terminal `terminal_id`: embedded in the call, which shows it live."""
+        if call_id in self._calls:
+            self._calls[call_id]["terminal"] = terminal_id
+        self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                   "content": [{"type": "terminal", "terminalId": terminal_id}]})
+
     def _tool_update(self, event: dict[str, Any]) -> None:
         call_id = str(event.get("toolCallId"))
         fenced = event.get("toolName") == "bash"
@@ -81,9 +88,11 @@ class Updates:
         call = self._calls.pop(call_id, None) or {"name": str(event.get("toolName")), "args": {}, "before": False}
         result, failed = event.get("result") or {}, bool(event.get("isError"))
         cwd = self.session.cwd
-        update: dict[str, Any] = {
-            "sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed" if failed else "completed",
-            "content": tool_calls.result_content(call["name"], call["args"], result, cwd, call["before"], failed)}
+        content = tool_calls.result_content(call["name"], call["args"], result, cwd, call["before"], failed)
+        if call.get("terminal"):  # the editor shows the output in its terminal
+            content = [{"type": "terminal", "terminalId": call["terminal"]}]
+        update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                                  "status": "failed" if failed else "completed", "content": content}
         details = result.get("details") if isinstance(result, dict) else None
         line = details.get("firstChangedLine") if isinstance(details, dict) else None
         if isinstance(line, int):
