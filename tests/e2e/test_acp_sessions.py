@@ -124,3 +124,34 @@ async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, projec
     assert await second == {"stopReason": "end_turn"}
     assert "two" in json.dumps(fake_llm.requests[1]["body"]["messages"][-1])
     assert await client.close() == 0
+
+
+async def test_model_and_thinking_are_session_config_options(agent_env_factory, project, fake_llm):
+    from conftest import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("plain", reasoning=False)])
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    client = await AcpClient.start([], cwd=str(project), env=env)
+    await client.initialize()
+    created = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
+    session_id = created["sessionId"]
+    model, thinking = created["configOptions"]
+    assert (model["id"], model["currentValue"]) == ("model", "fake/fake-model")
+    assert [o["value"] for o in model["options"]] == ["fake/fake-model", "fake/plain"]
+    assert thinking["id"] == "thinking" and "high" in [o["value"] for o in thinking["options"]]
+    changed = await client.request("session/set_config_option", {"sessionId": session_id, "configId": "thinking",
+                                                                 "value": "high"})
+    assert changed["configOptions"][1]["currentValue"] == "high"
+    await client.prompt(session_id, "hi")
+    assert "high" in json.dumps({k: v for k, v in fake_llm.requests[0]["body"].items() if k != "messages"})
+    changed = await client.request("session/set_config_option", {"sessionId": session_id, "configId": "model",
+                                                                 "value": "fake/plain"})
+    assert [o["id"] for o in changed["configOptions"]] == ["model"]  # no thinking levels for this model
+    await client.prompt(session_id, "again")
+    assert fake_llm.requests[1]["body"]["model"] == "plain"
+    for config_id, value in (("model", "fake/missing"), ("thinking", "huge"), ("colour", "red")):
+        with pytest.raises(AcpReplyError) as caught:
+            await client.request("session/set_config_option", {"sessionId": session_id, "configId": config_id,
+                                                               "value": value})
+        assert caught.value.code == -32602
+    assert await client.close() == 0

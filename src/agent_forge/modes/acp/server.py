@@ -155,14 +155,17 @@ async def _authenticate(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("session/new")
 async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import config_options
+
     cwd = absolute_dir(params.get("cwd"))
     opened = await server.registry.open(cwd, mcp_servers(params.get("mcpServers")))
     server.after(lambda: _announce(server, opened))
-    return {"sessionId": opened.id}
+    return {"sessionId": opened.id, "configOptions": config_options(opened.session)}
 
 
 @method("session/load")
 async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import config_options
     from .replay import replay
 
     session_id = params.get("sessionId")
@@ -176,7 +179,7 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
         server._send_update(opened.id, update)
     server.after(lambda: _announce(server, opened))
-    return {}
+    return {"configOptions": config_options(opened.session)}
 
 
 @method("session/list")
@@ -185,6 +188,14 @@ async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
 
     cwd = params.get("cwd")
     return server.registry.page(absolute_dir(cwd) if cwd is not None else os.getcwd(), params.get("cursor"))
+
+
+@method("session/set_config_option")
+async def _set_config_option(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import set_option
+
+    opened = server.registry.get(params.get("sessionId"))
+    return {"configOptions": set_option(opened.session, params.get("configId"), params.get("value"))}
 
 
 @method("session/prompt")
