@@ -20,18 +20,21 @@ MCP_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.p
 
 
 class RecordingClient:
-    """The client side: records `session/update`s; the agent asks nothing else of it in this slice."""
+    """The client side: records `session/update`s and approves what it is asked (the first option)."""
 
     def __init__(self) -> None:
         self.updates: list[Any] = []
+        self.asked: list[Any] = []
         self.changed = asyncio.Event()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
         self.changed.set()
 
-    async def request_permission(self, *args: Any, **kwargs: Any) -> Any:
-        raise acp.RequestError.method_not_found("session/request_permission")
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+        self.asked.append(tool_call)
+        return schema.RequestPermissionResponse(
+            outcome=schema.AllowedOutcome(outcome="selected", option_id=options[0].option_id))
 
     def of(self, kind: type) -> list[Any]:
         return [u for u in self.updates if isinstance(u, kind)]
@@ -73,6 +76,7 @@ async def test_the_python_sdk_client_runs_a_turn_with_its_mcp_server_tool(agent_
         response = await conn.prompt(session_id=session.session_id,
                                      prompt=[schema.TextContentBlock(type="text", text="use the tool")])
         assert response.stop_reason == "end_turn"
+        assert [c.tool_call_id for c in client.asked] == ["m1"]  # ask mode: an MCP tool is asked about
         [start] = client.of(schema.ToolCallStart)
         assert (start.tool_call_id, start.kind, start.title) == ("m1", "other", "tools_echo")
         ends = [u for u in client.of(schema.ToolCallProgress) if u.status in ("completed", "failed")]

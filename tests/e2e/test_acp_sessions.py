@@ -44,8 +44,8 @@ async def test_load_after_a_restart_replays_the_conversation_then_continues(agen
     [info] = listed["sessions"]
     assert (info["sessionId"], info["cwd"], info["title"]) == (session_id, str(project), "write a file")
     assert info["updatedAt"].endswith("Z")
-    assert await client.request("session/load", {"sessionId": session_id, "cwd": str(project),
-                                                 "mcpServers": []}) == {}
+    loaded = await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert loaded["modes"]["currentModeId"] == "ask" and loaded["configOptions"][0]["currentValue"] == "fake/fake-model"
     replayed = [(u["sessionUpdate"], u.get("content", {}).get("text") if u["sessionUpdate"] != "tool_call"
                  else u["status"]) for u in client.updates(session_id)
                 if u["sessionUpdate"] not in ("available_commands_update", "usage_update")]

@@ -63,6 +63,7 @@ def test_the_typescript_sdk_client_runs_a_write_and_bash_turn(ts_client_dir, age
     ])
     result = run_client(ts_client_dir, agent_env, project, prompts=["make h.txt"])
     assert result["initialize"]["protocolVersion"] == 1 and result["stops"] == ["end_turn"]
+    assert result["asked"] == ["w1", "b1"]  # ask mode, approved by the client
     updates = result["updates"]
     kinds = {u["sessionUpdate"] for u in updates}
     assert {"agent_thought_chunk", "agent_message_chunk", "tool_call", "tool_call_update", "usage_update"} <= kinds

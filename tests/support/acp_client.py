@@ -1,8 +1,9 @@
 """A raw ACP client for tests: spawns `agent-forge --mode acp`, sends JSON-RPC, records every message both ways
 and checks each against the official schema (`acp_schema.py`); `close()` fails the test on any problem.
 
-Client-side requests from the agent (`fs/*`, `session/request_permission`, ...) are answered by the handlers
-in `on_request` (method -> function of params returning the result), else with -32601.
+Client-side requests from the agent (`fs/*`, `terminal/*`, ...) are answered by the handlers in `on_request`
+(method -> function of params returning the result or an awaitable of it), else with -32601; permission
+requests are approved once by default.
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ class AcpReplyError(Exception):
         self.code, self.message, self.data = error.get("code"), error.get("message"), error.get("data")
 
 
+def allow_once(params: dict[str, Any]) -> dict[str, Any]:
+    """A `session/request_permission` answer choosing the `allow_once` option."""
+    return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+
+
 class AcpClient:
     def __init__(self, process: asyncio.subprocess.Process):
         self.process = process
         self.messages: list[tuple[str, dict[str, Any]]] = []  # ("in" | "out", message), in order
         self.problems: list[str] = []
-        self.on_request: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        # an editor whose user approves every call (ask mode is the default); tests replace it to reject or hang
+        self.on_request: dict[str, Callable[[dict[str, Any]], Any]] = {"session/request_permission": allow_once}
         self.raw_lines: list[bytes] = []
         self._later: set[asyncio.Future[None]] = set()
         self._pending: dict[Any, tuple[str, asyncio.Future[Any]]] = {}

@@ -1,6 +1,7 @@
 // A client written with the official ACP TypeScript SDK (npm @agentclientprotocol/sdk): spawns the agent
 // command given as JSON in argv[2], runs the steps in argv[3] ({cwd, prompts: [text, ...], cancelAfterChunk}),
-// and prints one JSON object: {initialize, sessionId, stops: [stopReason...], updates: [update...]}.
+// and prints one JSON object: {initialize, sessionId, stops: [stopReason...], updates: [update...], asked:
+// [toolCallId...]} (permission requests are answered with their first option, allow once).
 // Run from a directory where the SDK is installed (tests/e2e/test_acp_ts_sdk.py copies it there).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
@@ -14,10 +15,16 @@ const updates = [];
 let firstChunk;
 const chunkSeen = new Promise((resolve) => { firstChunk = resolve; });
 
-const app = acp.client({ name: "agent-forge-ts-test" }).onNotification("session/update", (ctx) => {
-  updates.push(ctx.params.update);
-  if (ctx.params.update.sessionUpdate === "agent_message_chunk") firstChunk();
-});
+const asked = [];
+const app = acp.client({ name: "agent-forge-ts-test" })
+  .onNotification("session/update", (ctx) => {
+    updates.push(ctx.params.update);
+    if (ctx.params.update.sessionUpdate === "agent_message_chunk") firstChunk();
+  })
+  .onRequest("session/request_permission", (ctx) => {  // the user allows each call once
+    asked.push(ctx.params.toolCall.toolCallId);
+    return { outcome: { outcome: "selected", optionId: ctx.params.options[0].optionId } };
+  });
 
 const result = await app.connectWith(stream, async (ctx) => {
   const initialize = await ctx.request("initialize", {
@@ -34,7 +41,7 @@ const result = await app.connectWith(stream, async (ctx) => {
     }
     stops.push((await turn).stopReason);
   }
-  return { initialize, sessionId, stops, updates };
+  return { initialize, sessionId, stops, updates, asked };
 });
 process.stdout.write(JSON.stringify(result) + "\n");
 child.stdin.end();

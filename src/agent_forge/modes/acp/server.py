@@ -156,16 +156,19 @@ async def _authenticate(server: AcpServer, params: dict[str, Any]) -> Any:
 @method("session/new")
 async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
     from .config import config_options
+    from .permissions import mode_state
 
     cwd = absolute_dir(params.get("cwd"))
     opened = await server.registry.open(cwd, mcp_servers(params.get("mcpServers")))
     server.after(lambda: _announce(server, opened))
-    return {"sessionId": opened.id, "configOptions": config_options(opened.session)}
+    return {"sessionId": opened.id, "configOptions": config_options(opened.session),
+            "modes": mode_state(opened.approvals.policy)}
 
 
 @method("session/load")
 async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     from .config import config_options
+    from .permissions import mode_state
     from .replay import replay
 
     session_id = params.get("sessionId")
@@ -179,7 +182,7 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
         server._send_update(opened.id, update)
     server.after(lambda: _announce(server, opened))
-    return {"configOptions": config_options(opened.session)}
+    return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
 
 
 @method("session/list")
@@ -188,6 +191,19 @@ async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
 
     cwd = params.get("cwd")
     return server.registry.page(absolute_dir(cwd) if cwd is not None else os.getcwd(), params.get("cursor"))
+
+
+@method("session/set_mode")
+async def _set_mode(server: AcpServer, params: dict[str, Any]) -> Any:
+    opened = server.registry.get(params.get("sessionId"))
+    mode = params.get("modeId")
+    try:
+        opened.approvals.set_policy(mode)
+    except ValueError as exc:
+        raise invalid_params(str(exc)) from None
+    server.after(lambda: server._send_update(opened.id, {"sessionUpdate": "current_mode_update",
+                                                          "currentModeId": mode}))
+    return {}
 
 
 @method("session/set_config_option")

@@ -36,6 +36,7 @@ class AcpSession:
         self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
         session.subscribe(self.updates)
         self.turns = Turns(session)
+        self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
 
 
 class Registry:
@@ -79,6 +80,7 @@ class Registry:
                 tool.terminals = terminals
         await install_from_args(session, self.args, "acp")
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
+        opened.approvals = _approvals(session, self.request, opened.id)
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
         self.sessions[opened.id] = opened
@@ -203,6 +205,19 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     if not os.path.isdir(value):
         raise invalid_params(f'"{key}" {value} is not a directory')
     return os.path.normpath(value)
+
+
+def _approvals(session: Any, request: "Request", session_id: str) -> Any:
+    """The session's approval policy: the `approvals` setting, else `ask`; asked with permission requests."""
+    from ...coding.approvals import Approvals, policy_setting
+    from .permissions import DEFAULT_MODE, PermissionAsker
+
+    policy, warning = policy_setting(session.settings, DEFAULT_MODE)
+    if warning:
+        _say(f"Warning: {warning}")
+    approvals = Approvals(policy, PermissionAsker(request, session_id, session.cwd))
+    approvals.install(session.agent)  # after the plugins' check
+    return approvals
 
 
 def _warn(session: Any) -> None:
