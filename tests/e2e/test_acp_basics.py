@@ -122,11 +122,11 @@ async def test_the_first_prompt_titles_the_session(agent_env, project, fake_llm)
     assert await client.close() == 0
 
 
-async def test_without_a_model_key_a_prompt_is_auth_required(tmp_path, project):
-    from conftest import scrubbed_environ
+async def test_without_a_model_key_a_prompt_is_auth_required(agent_env, project):
+    from pathlib import Path
 
-    env = {**scrubbed_environ(), "HOME": str(tmp_path / "home"), "AGENT_FORGE_DIR": str(tmp_path / "agent")}
-    client = await start(env, project)
+    Path(agent_env["AGENT_FORGE_DIR"], "models.json").unlink()  # the only provider with a key
+    client = await start(agent_env, project)
     await client.initialize()
     session_id = await client.new_session(str(project))
     with pytest.raises(AcpReplyError) as caught:

@@ -127,7 +127,7 @@ async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, projec
 
 
 async def test_model_and_thinking_are_session_config_options(agent_env_factory, project, fake_llm):
-    from conftest import model_entry
+    from e2e.test_rpc_models import model_entry
 
     env = agent_env_factory(models=[model_entry("fake-model"), model_entry("plain", reasoning=False)])
     fake_llm.set_script([{"text": "one"}, {"text": "two"}])
