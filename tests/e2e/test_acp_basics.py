@@ -134,3 +134,23 @@ async def test_without_a_model_key_a_prompt_is_auth_required(agent_env, project)
     assert caught.value.code == -32000 and "API key" in caught.value.message
     assert await client.close() == 0
     assert "no provider has an API key" in client.stderr()
+
+
+async def test_auth_methods_name_each_key_and_authenticate_checks_it(agent_env, project):
+    import json as json_module
+    from pathlib import Path
+
+    client = await start(agent_env, project)
+    result = await client.initialize()
+    methods = {m["id"]: m for m in result["authMethods"]}
+    assert "ANTHROPIC_API_KEY" in methods["anthropic"]["description"] and "openai" in methods
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("authenticate", {"methodId": "anthropic"})
+    assert caught.value.code == -32000 and "auth.json" in caught.value.message
+    Path(agent_env["AGENT_FORGE_DIR"], "auth.json").write_text(
+        json_module.dumps({"anthropic": {"type": "api_key", "key": "sk-test"}}))
+    assert await client.request("authenticate", {"methodId": "anthropic"}) == {}
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("authenticate", {"methodId": "nobody"})
+    assert caught.value.code == -32602
+    assert await client.close() == 0

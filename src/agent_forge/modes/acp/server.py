@@ -139,7 +139,9 @@ async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
     server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
     session_caps = server.registry.client_capabilities.get("session")
     server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
-    return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": [],
+    from .auth import auth_methods
+
+    return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": auth_methods(),
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
@@ -149,8 +151,9 @@ async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("authenticate")
 async def _authenticate(server: AcpServer, params: dict[str, Any]) -> Any:
-    raise invalid_params(f"no authentication method {params.get('methodId')!r}: set the provider's API key "
-                         "variable or add it to auth.json (docs/acp.md)")
+    from .auth import authenticate
+
+    return authenticate(params.get("methodId"))
 
 
 @method("session/new")
