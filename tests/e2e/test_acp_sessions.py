@@ -86,7 +86,9 @@ async def test_templates_and_skills_are_available_commands_and_run(agent_env, pr
     client, session_id = await ready(agent_env, project)
     [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
     names = {c["name"]: c["description"] for c in update["availableCommands"]}
-    assert names == {"review": "Review a file", "skill:tidy": "Tidy up"}
+    assert {k: v for k, v in names.items() if k in ("review", "skill:tidy")} == {"review": "Review a file",
+                                                                                  "skill:tidy": "Tidy up"}
+    assert list(names)[:2] == ["review", "skill:tidy"]  # the session's own commands come first
     await client.prompt(session_id, "/review main.py")
     assert "Review main.py carefully." in json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
     assert await client.close() == 0
@@ -154,4 +156,33 @@ async def test_model_and_thinking_are_session_config_options(agent_env_factory, 
             await client.request("session/set_config_option", {"sessionId": session_id, "configId": config_id,
                                                                "value": value})
         assert caught.value.code == -32602
+    assert await client.close() == 0
+
+
+async def test_compact_name_and_export_are_slash_commands(agent_env_factory, project, fake_llm):
+    words = " ".join(f"word{i}" for i in range(80))
+    fake_llm.set_script([{"text": "first " + words}, {"text": "second " + words}, {"text": "The summary."}])
+    client, session_id = await ready(agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}}), project)
+    [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
+    assert {"compact", "name", "export"} <= {c["name"] for c in update["availableCommands"]}
+    await client.prompt(session_id, "hello " + words)
+    await client.prompt(session_id, "again " + words)
+
+    def said() -> str:
+        return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+
+    assert await client.prompt(session_id, "/name  Login bug ") == {"stopReason": "end_turn"}
+    assert said() == "Session named Login bug."
+    assert client.updates(session_id, "session_info_update")[-1]["title"] == "Login bug"
+    assert await client.prompt(session_id, "/name  ") == {"stopReason": "end_turn"}
+    assert said() == "/name failed: Session name cannot be empty"
+    assert await client.prompt(session_id, "/compact keep the names") == {"stopReason": "end_turn"}
+    assert said().startswith("Compacted the conversation")
+    assert "keep the names" in json.dumps(fake_llm.requests[2]["body"])
+    out = project / "s.html"
+    assert await client.prompt(session_id, f"/export {out}") == {"stopReason": "end_turn"}
+    assert said() == f"Exported to {out}" and out.read_text().startswith("<!")
+    listed = await client.request("session/list", {"cwd": str(project)})
+    assert listed["sessions"][0]["title"] == "Login bug"
+    assert len(fake_llm.requests) == 3  # the commands asked the model nothing but the summary
     assert await client.close() == 0

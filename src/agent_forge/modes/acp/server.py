@@ -219,7 +219,12 @@ async def _set_config_option(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("session/prompt")
 async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
+    from . import commands
+
     opened = server.registry.get(params.get("sessionId"))
+    named = commands.builtin(opened.session, params.get("prompt"))
+    if named is not None:  # /compact, /name, /export: what ACP has no method for
+        return _Later(commands.run(opened.session, *named, lambda update: server._send_update(opened.id, update)))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     if untitled and opened.turns.first_line:  # the title `session/list` will show, as the editor opens it
@@ -239,6 +244,7 @@ NOTIFICATIONS["session/cancel"] = _cancel
 
 def _announce(server: AcpServer, opened: AcpSession) -> None:
     """What the editor shows about a session once it knows its id: its commands, name and context use."""
+    from .commands import commands
     from .updates import usage_update
 
     send = lambda update: server._send_update(opened.id, update)  # noqa: E731
@@ -248,17 +254,6 @@ def _announce(server: AcpServer, opened: AcpSession) -> None:
         send({"sessionUpdate": "session_info_update", "title": name})
     if opened.session.model is not None:
         send(usage_update(opened.session))
-
-
-def commands(session: Any) -> list[dict[str, Any]]:
-    """ACP `AvailableCommand`s: plugin commands, prompt templates and skills (`/name args` in a prompt)."""
-    found = []
-    for item in session.get_commands():
-        entry: dict[str, Any] = {"name": str(item.get("name")), "description": str(item.get("description") or "")}
-        hint = item.get("argumentHint") or item.get("argument_hint")
-        entry["input"] = {"hint": str(hint) if hint else "arguments (optional)"}
-        found.append(entry)
-    return found
 
 
 async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: ByteWriter | None = None) -> int:
