@@ -36,7 +36,7 @@ class AcpServer:
 
     def __init__(self, args: Any, out: ByteWriter):
         self.connection = Connection(out)
-        self.registry = Registry(args, self._send_update, self.connection.request)
+        self.registry = Registry(args, self.send_update, self.connection.request)
         self._prompts: set[asyncio.Future[Any]] = set()
         self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
 
@@ -47,7 +47,7 @@ class AcpServer:
     async def terminate(self) -> None:
         await self.registry.terminate()
 
-    def _send_update(self, session_id: str, update: dict[str, Any]) -> None:
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.connection.notify("session/update", {"sessionId": session_id, "update": update})
 
     async def serve(self, reader: ByteReader | int = 0) -> int:
@@ -183,7 +183,7 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     if opened is None:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
     for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
-        server._send_update(opened.id, update)
+        server.send_update(opened.id, update)
     server.after(lambda: _announce(server, opened))
     return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
 
@@ -204,7 +204,7 @@ async def _set_mode(server: AcpServer, params: dict[str, Any]) -> Any:
         opened.approvals.set_policy(mode)
     except ValueError as exc:
         raise invalid_params(str(exc)) from None
-    server.after(lambda: server._send_update(opened.id, {"sessionUpdate": "current_mode_update",
+    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",
                                                           "currentModeId": mode}))
     return {}
 
@@ -224,12 +224,12 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        return _Later(commands.run(opened.session, *named, lambda update: server._send_update(opened.id, update)))
+        return _Later(commands.run(opened.session, *named, lambda update: server.send_update(opened.id, update)))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     if untitled and opened.turns.first_line:  # the title `session/list` will show, as the editor opens it
         title = opened.turns.first_line
-        server.after(lambda: server._send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
+        server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
     return _Later(turn)
 
 
@@ -247,7 +247,7 @@ def _announce(server: AcpServer, opened: AcpSession) -> None:
     from .commands import commands
     from .updates import usage_update
 
-    send = lambda update: server._send_update(opened.id, update)  # noqa: E731
+    send = lambda update: server.send_update(opened.id, update)  # noqa: E731
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
     name = opened.session.store.session_name
     if name:
