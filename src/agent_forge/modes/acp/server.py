@@ -254,6 +254,9 @@ def _announce(server: AcpServer, opened: AcpSession) -> None:
         send({"sessionUpdate": "session_info_update", "title": name})
     if opened.session.model is not None:
         send(usage_update(opened.session))
+    if not opened.started:  # plugins' session_start, now that their notifications reach the editor
+        opened.started = True
+        server.keep(asyncio.ensure_future(opened.session.hooks.start()))
 
 
 async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: ByteWriter | None = None) -> int:

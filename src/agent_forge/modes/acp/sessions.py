@@ -37,6 +37,7 @@ class AcpSession:
         session.subscribe(self.updates)
         self.turns = Turns(session)
         self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
+        self.started = False  # the plugins' session_start has run
 
 
 class Registry:
@@ -62,7 +63,6 @@ class Registry:
         from ...coding.errors import CommandError
         from ...coding.factory import create_session
         from ...coding.tools.file_access import use_file_access
-        from ...plugins.startup import install_from_args
         from .client_fs import file_access
         from .client_terminal import runner
 
@@ -78,13 +78,29 @@ class Registry:
         for tool in session.agent.tools if terminals is not None else ():
             if hasattr(tool, "terminals"):  # bash runs in the editor's terminals
                 tool.terminals = terminals
-        await install_from_args(session, self.args, "acp")
+        await self._plugins(session)
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
         opened.approvals = _approvals(session, self.request, opened.id)
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
         self.sessions[opened.id] = opened
         return opened
+
+    async def _plugins(self, session: Any) -> None:
+        """Load the plugins with dialogs over ACP (`plugin_ui.py`); their `session_start` runs once the editor
+        knows the session (`server._announce`)."""
+        from ...plugins.startup import install_plugins
+        from .plugin_ui import AcpUI
+        from .updates import status_update
+
+        session_id = session.store.session_id
+        send = lambda update: self.send(session_id, update)  # noqa: E731
+
+        def make_ui() -> AcpUI:
+            return AcpUI(self.request, session_id, send,
+                         lambda text, severity: send(status_update(text, severity, self.notices)))
+
+        await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
 
     def _options(self, cwd: str, mcp_servers: dict[str, Any], session_file: str | None) -> Any:
         from ...coding.factory import SessionOptions

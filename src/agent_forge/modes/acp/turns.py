@@ -33,7 +33,16 @@ class Turns:
         self.watch = RunWatch()
         self.first_line = ""  # of the last prompt's text (a session's title until it is named)
         self._waiting: set[_Prompt] = set()
+        self._settle_waiters: list[asyncio.Future[None]] = []
         session.subscribe(self.watch)
+        session.subscribe(self._on_event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "agent_settled":
+            waiters, self._settle_waiters = self._settle_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     def submit(self, blocks: Any) -> Any:
         """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
@@ -42,18 +51,22 @@ class Turns:
         self.first_line = (text.strip().splitlines() or [""])[0][:120]
         if not self.session.is_streaming:
             self.watch.start()
+        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._settle_waiters.append(settled)  # before `submit`: a handled prompt may settle right after it
         try:
             submitted = self.session.submit(text, images or None, "followUp")
         except CommandError as exc:
             raise self._refusal(exc) from None
         prompt = _Prompt()
         self._waiting.add(prompt)
-        return self._answer(submitted, prompt)
+        return self._answer(submitted, prompt, settled)
 
-    async def _answer(self, submitted: Any, prompt: _Prompt) -> dict[str, Any]:
+    async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
         try:
             disposition = await submitted
-            if disposition != "handled":  # a plugin command ran to its end inside `submit`
+            if disposition == "handled":  # a plugin command (or input handler): its `agent_settled` ends it
+                await settled
+            else:
                 await self.session.wait_for_idle()
         except CommandError as exc:
             raise self._refusal(exc) from None

@@ -122,11 +122,7 @@ class Updates:
             self.tell("Compaction done.", "info")
 
     def tell(self, text: str, severity: str) -> None:
-        """A status line: a `notice` when the client accepts them, else a thought (both are shown)."""
-        if self.notices:
-            self.send({"sessionUpdate": "notice", "severity": severity, "title": text})
-        else:
-            self.send(chunk("agent_thought_chunk", f"\n{text}\n"))
+        self.send(status_update(text, severity, self.notices))
 
 
 _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
@@ -135,6 +131,14 @@ _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
     "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
 }
+
+
+def status_update(text: str, severity: str, notices: bool) -> dict[str, Any]:
+    """A status line (`severity` info, warning or error): a `notice` when the client accepts them, else a
+    thought (both are shown)."""
+    if notices:
+        return {"sessionUpdate": "notice", "severity": severity, "title": text}
+    return chunk("agent_thought_chunk", f"\n{text}\n")
 
 
 def chunk(kind: str, text: str) -> dict[str, Any]:
