@@ -227,8 +227,8 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
         return _Later(commands.run(opened.session, *named, lambda update: server.send_update(opened.id, update)))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
-    if untitled and opened.turns.first_line:  # the title `session/list` will show, as the editor opens it
-        title = opened.turns.first_line
+    title = opened.turns.first_line
+    if untitled and title and not title.startswith("/"):  # the title `session/list` will show (not a command)
         server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
     return _Later(turn)
 
