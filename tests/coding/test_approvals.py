@@ -65,3 +65,5 @@ def test_the_setting_is_read_from_the_users_settings_only():
     assert policy_setting(Settings(raw={}, global_raw={"approvals": "read-only"}), "ask") == ("read-only", None)
     policy, warning = policy_setting(Settings(global_raw={"approvals": "sure"}), "ask")
     assert policy == "ask" and "'sure' is not one of" in warning
+    reported = Settings(global_raw={"approvals": "sure"}, invalid_keys={"approvals"})
+    assert policy_setting(reported, "ask") == ("ask", None)  # said once, where the file was read

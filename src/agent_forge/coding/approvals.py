@@ -72,11 +72,11 @@ def check_policy(policy: str) -> str:
 def policy_setting(settings: Any, default: str) -> tuple[str, str | None]:
     """(policy, warning): the user's `approvals` setting (the agent dir's settings.json: a repository's own
     settings must not grant itself full access) when it names a policy, else `default` (with a warning when it
-    is set to something else)."""
+    is set to something else that the settings' own check did not report)."""
     raw = getattr(settings, "global_raw", None)
     value = raw.get("approvals") if isinstance(raw, dict) else None
-    if value is None:
-        return default, None
+    if value is None or "approvals" in getattr(settings, "invalid_keys", ()):
+        return default, None  # a wrong value was reported where the settings were read, with its line
     if value in POLICIES:
         return value, None
     return default, f"settings approvals: {value!r} is not one of {', '.join(POLICIES)}; {default} is used"
