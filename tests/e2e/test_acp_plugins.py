@@ -27,9 +27,9 @@ def shown(client: AcpClient, session_id: str) -> str:
     return "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
 
 
-async def ready(agent_env, project) -> tuple[AcpClient, str]:
+async def ready(agent_env, project, **capabilities) -> tuple[AcpClient, str]:
     client = await AcpClient.start(["-e", PLUGIN], cwd=str(project), env=agent_env)
-    await client.initialize()
+    await client.initialize(**capabilities)
     session_id = await client.new_session(str(project))
     await client.wait_for(lambda: "session_start startup" in shown(client, session_id))  # after the answer
     return client, session_id
@@ -49,7 +49,7 @@ async def test_plugin_dialogs_become_permission_requests_or_defaults(agent_env, 
     assert [o["name"] for o in asked[0]["options"]] == ["Allow", "Block"]
     assert asked[1]["toolCall"]["title"] == "Sure?" and "It cannot be undone" in str(asked[1]["toolCall"]["content"])
     assert await client.prompt(session_id, "/ask input") == {"stopReason": "end_turn"}
-    assert "ACP has no text dialog" in shown(client, session_id) and "input -> null" in shown(client, session_id)
+    assert "the editor offers no forms" in shown(client, session_id) and "input -> null" in shown(client, session_id)
     assert await client.prompt(session_id, "/decorate") == {"stopReason": "end_turn"}
     assert "careful" in shown(client, session_id)
     assert client.updates(session_id, "session_info_update")[-1]["title"] == "agent-forge e2e"
@@ -69,4 +69,19 @@ async def test_a_dialog_the_editor_never_answers_ends_with_its_timeout_or_a_canc
     assert await asyncio.wait_for(reply, 2.0) == {"stopReason": "cancelled"}  # the command was cancelled
     assert await client.prompt(session_id, "/echo still here") == {"stopReason": "end_turn"}
     assert "echo: still here" in shown(client, session_id)
+    assert await client.close() == 0
+
+
+async def test_input_and_editor_are_forms_when_the_editor_takes_them(agent_env, project, fake_llm):
+    client, session_id = await ready(agent_env, project, elicitation={"form": {}})
+    answers = iter([{"action": "accept", "content": {"text": "Ada"}}, {"action": "decline"}])
+    client.on_request["elicitation/create"] = lambda params: next(answers)
+    await client.prompt(session_id, "/ask input")
+    await client.prompt(session_id, "/ask editor")
+    assert 'input -> "Ada"' in shown(client, session_id) and "editor -> null" in shown(client, session_id)
+    first, second = client.requests("elicitation/create")
+    assert first["mode"] == "form" and first["sessionId"] == session_id and first["message"] == "Name?"
+    assert first["requestedSchema"]["properties"]["text"] == {"type": "string", "title": "Name?",
+                                                               "description": "type here"}
+    assert second["requestedSchema"]["properties"]["text"]["default"] == "line 1\nline 2"
     assert await client.close() == 0

@@ -1,6 +1,7 @@
 """Plugin dialogs in ACP mode (`ctx.ui`, `plugins/ui.py`): `confirm` and `select` become
-`session/request_permission` questions (Yes / No, or one option per choice); `input` and `editor` have no ACP
-form, so they resolve with their defaults (None) and the user is told so; `notify` is a status line (a
+`session/request_permission` questions (Yes / No, or one option per choice); `input` and `editor` a one-field
+form (`elicitation/create`) when the client takes forms, else they resolve with their defaults (None) and the
+user is told so; `notify` is a status line (a
 `notice` or a thought), `setTitle` the session's title; the other calls (status, widgets, editor text) have no
 place in an editor's agent panel and do nothing. A dialog without an answer (timeout, abort, the client gone)
 resolves with its default, as in RPC mode."""
@@ -12,7 +13,6 @@ import itertools
 from typing import Any, Awaitable, Callable
 
 from ...plugins.ui import Answer, Fields, PluginUI
-from .protocol import AcpError
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 _ids = itertools.count(1)
@@ -25,8 +25,9 @@ class AcpUI(PluginUI):
     has_ui = True
 
     def __init__(self, request: Request, session_id: str, send: Callable[[dict[str, Any]], None],
-                 tell: Callable[[str, str], None]):
+                 tell: Callable[[str, str], None], *, forms: bool = False):
         self._request, self._session_id, self._send, self._tell = request, session_id, send, tell
+        self.forms = forms  # the client takes form elicitations (`clientCapabilities.elicitation.form`)
         self._waiting: set[asyncio.Future[Any]] = set()
         self._closed = False
 
@@ -36,9 +37,12 @@ class AcpUI(PluginUI):
         if self._closed:
             return default
         if method not in ("confirm", "select"):
-            self._tell(f"A plugin asked for text ({fields.get('title')}); ACP has no text dialog, so it got "
-                       "no answer.", "warning")
-            return default
+            if not self.forms:
+                self._tell(f"A plugin asked for text ({fields.get('title')}); the editor offers no forms "
+                           "(elicitation), so it got no answer.", "warning")
+                return default
+            text = await self._form(fields, timeout)
+            return default if text is None else parse({"value": text})
         choices = ([("yes", "Yes", "allow_once"), ("no", "No", "reject_once")] if method == "confirm"
                    else [(f"option-{i}", str(o), "allow_once") for i, o in enumerate(fields.get("options") or [])])
         answer = await self._ask(fields, choices, timeout)
@@ -56,11 +60,29 @@ class AcpUI(PluginUI):
                      "kind": "other", "status": "pending",
                      "content": [{"type": "content", "content": {"type": "text", "text": str(message)}}]
                      if message else []}
-        outcome: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
         asked = asyncio.ensure_future(self._request("session/request_permission", {
             "sessionId": self._session_id, "toolCall": tool_call,
             "options": [{"optionId": i, "name": n, "kind": k} for i, n, k in choices]}))
-        asked.add_done_callback(lambda done: outcome.done() or outcome.set_result(_chosen(done)))
+        return await self._outcome(asked, timeout, _chosen)
+
+    async def _form(self, fields: Fields, timeout: float | None) -> str | None:
+        """`input` / `editor` as a one-field form (`elicitation/create`); the text, or None."""
+        field: dict[str, Any] = {"type": "string", "title": str(fields.get("title"))}
+        if fields.get("placeholder"):
+            field["description"] = str(fields["placeholder"])
+        if fields.get("prefill") is not None:
+            field["default"] = str(fields["prefill"])
+        asked = asyncio.ensure_future(self._request("elicitation/create", {
+            "mode": "form", "sessionId": self._session_id, "message": str(fields.get("title")),
+            "requestedSchema": {"type": "object", "properties": {"text": field}, "required": ["text"]}}))
+        answer = await self._outcome(asked, timeout, _form_text)
+        return answer
+
+    async def _outcome(self, asked: asyncio.Future[Any], timeout: float | None,
+                       read: Callable[[asyncio.Future[Any]], Any]) -> Any:
+        """What `read` makes of the client's answer to `asked`; None on timeout or when dismissed."""
+        outcome: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        asked.add_done_callback(lambda done: outcome.done() or outcome.set_result(read(done)))
         self._waiting.add(outcome)
         try:
             return await asyncio.wait_for(asyncio.shield(outcome), timeout)
@@ -88,8 +110,17 @@ class AcpUI(PluginUI):
         self.cancel_pending()
 
 
+def _form_text(asked: asyncio.Future[Any]) -> str | None:
+    if asked.cancelled() or asked.exception() is not None:
+        return None
+    answer = asked.result()
+    content = answer.get("content") if isinstance(answer, dict) and answer.get("action") == "accept" else None
+    text = content.get("text") if isinstance(content, dict) else None
+    return text if isinstance(text, str) else None
+
+
 def _chosen(asked: asyncio.Future[Any]) -> str | None:
-    if asked.cancelled() or isinstance(asked.exception(), AcpError) or asked.exception() is not None:
+    if asked.cancelled() or asked.exception() is not None:
         return None
     answer = asked.result()
     outcome = answer.get("outcome") if isinstance(answer, dict) else None

@@ -96,9 +96,12 @@ class Registry:
         session_id = session.store.session_id
         send = lambda update: self.send(session_id, update)  # noqa: E731
 
+        elicitation = self.client_capabilities.get("elicitation")
+        forms = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
+
         def make_ui() -> AcpUI:
             return AcpUI(self.request, session_id, send,
-                         lambda text, severity: send(status_update(text, severity, self.notices)))
+                         lambda text, severity: send(status_update(text, severity, self.notices)), forms=forms)
 
         await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
 
