@@ -186,3 +186,28 @@ async def test_compact_name_and_export_are_slash_commands(agent_env_factory, pro
     assert listed["sessions"][0]["title"] == "Login bug"
     assert len(fake_llm.requests) == 3  # the commands asked the model nothing but the summary
     assert await client.close() == 0
+
+
+async def test_bang_runs_the_users_own_command(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "seen"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "!echo hi; exit 3") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!!echo secret") == {"stopReason": "end_turn"}
+    calls = [u for u in client.updates(session_id) if u["sessionUpdate"] in ("tool_call", "tool_call_update")]
+    assert [(u["sessionUpdate"], u.get("status")) for u in calls] == [
+        ("tool_call", "in_progress"), ("tool_call_update", "failed"),
+        ("tool_call", "in_progress"), ("tool_call_update", "completed")]
+    assert calls[0]["kind"] == "execute" and calls[0]["title"] == "echo hi; exit 3"
+    assert "hi" in calls[1]["content"][0]["content"]["text"] and "exit code 3" in calls[1]["content"][0]["content"]["text"]
+    await client.prompt(session_id, "what did I run?")
+    sent = json.dumps(fake_llm.requests[0]["body"]["messages"])
+    assert "echo hi" in sent and "secret" not in sent  # `!!` stays out of the model's context
+    assert len(fake_llm.requests) == 1
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "!sleep 60"}]})
+    await client.wait_for(lambda: len(client.updates(session_id, "tool_call")) == 3)
+    client.notify("session/cancel", {"sessionId": session_id})
+    import asyncio
+
+    assert await asyncio.wait_for(reply, 5.0) == {"stopReason": "cancelled"}
+    assert await client.close() == 0

@@ -1,10 +1,12 @@
-"""What ACP lacks, as slash commands: `/compact [instructions]`, `/name <title>` and `/export [path]`, listed in
+"""What ACP lacks, as commands in a prompt: `!command` (the user's own shell command, shown as an `execute`
+tool call) and the slash commands `/compact [instructions]`, `/name <title>` and `/export [path]`, listed in
 `available_commands_update` after the session's own commands (plugin commands, templates and skills, which
-win when they have the same name). Each answers with a message and ends its turn (`end_turn`); a failure is
-said the same way, never silently."""
+win when they have the same name). Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
+a slash command answers with a message, a failure is said the same way, never silently."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Awaitable, Callable
 
 from .updates import chunk
@@ -30,11 +32,15 @@ def commands(session: Any) -> list[dict[str, Any]]:
 
 
 def builtin(session: Any, blocks: Any) -> tuple[str, str] | None:
-    """(name, arguments) when the prompt is one text block naming a built-in the session has no command of."""
+    """(name, arguments) when the prompt is one text block naming a built-in the session has no command of,
+    or a `!command` / `!!command` (name `!` / `!!`)."""
     if not (isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict)
             and blocks[0].get("type") == "text" and isinstance(blocks[0].get("text"), str)):
         return None
     text = blocks[0]["text"].strip()
+    if text.startswith("!") and text.lstrip("!").strip():
+        bang = "!!" if text.startswith("!!") else "!"
+        return bang, text[len(bang):].strip()
     name, _, rest = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
     if name not in BUILTINS or session.names_command(text):
         return None
@@ -45,6 +51,8 @@ async def run(session: Any, name: str, arguments: str, send: Callable[[dict[str,
     """Run built-in `name`; its outcome is sent as an agent message. The `session/prompt` answer."""
     from ...coding.errors import CommandError
 
+    if name in ("!", "!!"):
+        return await _shell(session, arguments, send, exclude=(name == "!!"))
     work: Callable[[Any, str], Awaitable[str]] = _RUNNERS[name]
     try:
         text = await work(session, arguments)
@@ -72,4 +80,29 @@ async def _export(session: Any, arguments: str) -> str:
     return f"Exported to {await session.export_html(arguments or None)}"
 
 
+async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], None], *,
+                 exclude: bool) -> dict[str, Any]:
+    """`!command`: run it in the session's shell as the user's own command (recorded for the model, as `!` is in
+    the other modes; `!!` keeps it out of the model's context), shown as an `execute` tool call."""
+    from ...coding.errors import CommandError
+    from . import tool_calls
+
+    call_id = f"user-bash-{next(_user_bash_ids)}"
+    send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of("bash", {"command": command}),
+          "kind": "execute", "status": "in_progress", "rawInput": {"command": command}})
+    try:
+        result = await session.user_bash.run(command, exclude_from_context=exclude)
+    except CommandError as exc:
+        send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
+              "content": tool_calls.output_content({"content": [{"type": "text", "text": str(exc)}]})})
+        return {"stopReason": "end_turn"}
+    text = str(result.get("output") or "") + ("" if result.get("exitCode") in (0, None) else
+                                              f"\n(exit code {result.get('exitCode')})")
+    failed = result.get("exitCode") != 0 or bool(result.get("cancelled"))
+    send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed" if failed else "completed",
+          "content": tool_calls.output_content({"content": [{"type": "text", "text": text}]}, fenced=True)})
+    return {"stopReason": "cancelled" if result.get("cancelled") else "end_turn"}
+
+
+_user_bash_ids = itertools.count(1)
 _RUNNERS = {"compact": _compact, "name": _name, "export": _export}
