@@ -53,6 +53,9 @@ _raw_decode = json.JSONDecoder().raw_decode
 def parse_line(line: str | bytes) -> Any:
     """The JSON value of one line, or None when it is blank, torn or not JSON at all. Lone-surrogate escapes
     (files written by older versions) read as U+FFFD, as new lines are written."""
+    value = json_wire.fast_loads(line)  # it refuses lone-surrogate escapes and lines json reads otherwise
+    if value is not json_wire.MISS:
+        return value
     value = _parse(line)
     if value is not None and json_wire.may_hold_surrogates(line if isinstance(line, str) else
                                                             line.decode("utf-8", "replace")):
@@ -296,7 +299,7 @@ def encode_line(obj: dict[str, Any]) -> bytes:
     and other tools must be able to read the file). Raises `UnencodableEntry` for values JSON cannot hold."""
     # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
     try:
-        return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+        return json_wire.encode(obj) + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 

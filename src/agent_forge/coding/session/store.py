@@ -17,12 +17,12 @@ a migration rewrite and its backup all concern the file itself, whichever link i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable
 
+from ...ai import json_wire
 from .context import SessionContext, build_context, unusable_entry
 from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
@@ -349,7 +349,7 @@ class SessionStore:
         line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
-        entry: SessionEntry = json.loads(line)
+        entry: SessionEntry = json_wire.parse(line)
         self._index(entry)
         self._persist([line], starts_file=entry_type in FILE_STARTING_ENTRIES)
         return entry
