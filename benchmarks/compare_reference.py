@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import tempfile
@@ -65,8 +66,17 @@ def make_sides(root: Path, server: FakeLLMServer, reference: Path | None) -> lis
     return sides
 
 
+def children_cpu() -> float:
+    """CPU seconds used by this process's finished children (every thread of theirs): less sensitive to the
+    machine's load than wall time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def measure_start(side: Side, cwd: Path) -> None:
+    cpu = children_cpu()
     seconds, rss = first_response(side.env, str(cwd), side.rpc("--no-session"))
+    side.add("start_cpu", children_cpu() - cpu)
     side.add("start", seconds)
     side.add("idle_rss", rss / 1024)
 
@@ -79,6 +89,7 @@ def measure_stream(side: Side, cwd: Path, server: FakeLLMServer, deltas: int) ->
 
 
 def measure_resume(side: Side, cwd: Path, session: Path) -> None:
+    cpu = children_cpu()
     agent = RpcProcess(side.rpc("--session", str(session)), side.env, cwd)
     agent.ask({"type": "get_state"})
     side.add("resume", time.perf_counter() - agent.started)
@@ -88,6 +99,7 @@ def measure_resume(side: Side, cwd: Path, session: Path) -> None:
     side.add("get_messages", time.perf_counter() - start)
     side.add("get_messages_mb", size / 1e6)
     agent.close()
+    side.add("resume_cpu", children_cpu() - cpu)
 
 
 def measure_switch(side: Side, cwd: Path, session: Path) -> None:
@@ -103,10 +115,12 @@ def measure_switch(side: Side, cwd: Path, session: Path) -> None:
 # "faster" = agent-forge / reference at least bound (a rate).
 ROWS = [
     ("start", "spawn -> first get_state response", 1000, "{:.0f} ms", ("ratio", 0.18)),
+    ("start_cpu", "same: process CPU, spawn to exit", 1000, "{:.0f} ms", ("ratio", 0.18)),
     ("lines_per_s", "{deltas} text deltas: message_update lines/s", 1, "{:,.0f}", ("faster", 4.0)),
     ("delta_to_end", "same: first delta -> text_end", 1000, "{:.0f} ms", ("ratio", 0.25)),
     ("resume", "resume a {entries}-entry session (--session -> get_state)", 1000, "{:.0f} ms", ("ratio", 0.20)),
     ("get_messages", "get_messages on it ({mb:.1f} MB)", 1000, "{:.0f} ms", ("ratio", 0.40)),
+    ("resume_cpu", "same: process CPU, spawn to exit (with get_messages)", 1000, "{:.0f} ms", ("ratio", 0.20)),
     ("switch", "switch_session to it in a running process", 1000, "{:.0f} ms", ("ratio", 0.40)),
     ("idle_rss", "idle peak RSS", 1, "{:.1f} MB", ("ratio", 0.25)),
     ("stream_rss", "peak RSS while streaming", 1, "{:.1f} MB", ("ratio", 0.30)),
