@@ -33,7 +33,9 @@ class Agent(RpcProcess):
         super().__init__([*agent_command(), "--mode", "rpc", *args], env, cwd)
 
     def ask(self, command: dict) -> dict:  # type: ignore[override]
-        return super().ask(command)[0]
+        record, _ = super().ask(command)
+        assert record is not None
+        return record
 
 
 def open_time(path: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:

@@ -95,7 +95,7 @@ def measure_resume(side: Side, cwd: Path, session: Path) -> None:
     side.add("resume", time.perf_counter() - agent.started)
     side.add("resume_rss", agent.peak_rss_kib() / 1024)
     start = time.perf_counter()
-    _, size = agent.ask({"type": "get_messages"})
+    _, size = agent.ask({"type": "get_messages"}, parse=False)
     side.add("get_messages", time.perf_counter() - start)
     side.add("get_messages_mb", size / 1e6)
     agent.close()
