@@ -44,9 +44,11 @@ def write_agent_dir(agent_dir: Path, server: FakeLLMServer) -> Path:
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This process's environment without provider keys or agent settings, plus `extra`."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and not k.startswith(("AGENT_FORGE", "PI_"))}
+    """This process's environment without provider keys or agent settings, plus `extra`. Without
+    PYTHONDONTWRITEBYTECODE too: with it, every start compiles each module whose bytecode is not cached yet
+    (an installed package has it; a working tree after an edit does not), which is not what users run."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"
+           and not k.endswith("_API_KEY") and not k.startswith(("AGENT_FORGE", "PI_"))}
     env.update(extra)
     return env
 
