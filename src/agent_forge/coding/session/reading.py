@@ -61,6 +61,7 @@ def parse_line(line: str | bytes) -> Any:
 
 
 def _parse(line: str | bytes) -> Any:
+    line = _without_bom(line)
     if isinstance(line, str):
         try:  # fast path for the usual line: one JSON value with nothing but an optional CR after it
             value, end = _raw_decode(line)
@@ -76,6 +77,14 @@ def _parse(line: str | bytes) -> Any:
         return None
 
 
+def _without_bom(line: str | bytes) -> str | bytes:
+    """`line` without a leading UTF-8 byte order mark: editors on Windows (Notepad) put one at the start of a
+    file they save, and JSON parsers refuse it; it is read as if absent (the bytes on disk stay)."""
+    if isinstance(line, str):
+        return line[1:] if line.startswith("\ufeff") else line
+    return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+
+
 def read_session(path: Path) -> ParsedSession:
     """Read and parse a session file in one linear pass.
 
@@ -84,7 +93,7 @@ def read_session(path: Path) -> ParsedSession:
     parent is missing after a skipped line is linked to the last entry before that line in file order (the
     parent most likely lost with it), so the history stays one chain. Raises SessionFileError when the file is
     missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
-    `session_migrations.migrate`).
+    `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
     data = _read_bytes(path)
     if not data or data.isspace():
