@@ -14,6 +14,7 @@ import os
 from typing import Any, Iterator
 
 from ...ai import json_wire
+from .raw_json import RawJson
 
 
 MAX_COMMAND_BYTES = 64 << 20
@@ -107,7 +108,7 @@ def encode(obj: Any) -> bytes:
 def _plain(verbatim: list[str], value: Any) -> Any:
     """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash; a
     BadValue becomes a placeholder that `encode` replaces with its source text."""
-    if isinstance(value, BadValue):
+    if isinstance(value, (BadValue, RawJson)):
         verbatim.append(value.source)
         return _placeholder(len(verbatim) - 1)
     if isinstance(value, (set, frozenset, tuple)):
