@@ -53,6 +53,7 @@ class RpcServer:
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
         self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
+        self.session.run.input_closed()  # no new automatic retry: the agent exits after the current attempt
         records.put_nowait(None)
         await worker
         await self.shutdown()
