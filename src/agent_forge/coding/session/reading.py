@@ -98,7 +98,7 @@ def read_session(path: Path) -> ParsedSession:
     data = _read_bytes(path)
     if not data or data.isspace():
         raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    with _gc_paused():
+    with gc_paused():
         lines = _split_lines(data)
         start, header = _find_header(lines)
         header = _checked_header(header, path)
@@ -234,7 +234,7 @@ def _split_lines(data: bytes) -> list[str]:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: parsing creates millions of containers that are all kept, and the
     collections they would trigger cost about as much as the parsing itself."""
     enabled = gc.isenabled()

@@ -12,7 +12,8 @@ the value itself.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Iterable
+import json
+from typing import Any, Callable, Sequence
 
 from ...ai import json_wire
 
@@ -29,9 +30,15 @@ class RawJson:
         self.source = source
 
 
+BATCH = 256
+"""Items of a list encoded per call: few calls, and each holds the interpreter only a few milliseconds."""
+
+
 def value_json(value: Any) -> str:
     """One value as compact JSON, as `framing.encode` writes it (any depth; non-JSON values as strings)."""
     try:
+        return _ENCODER.encode(value)  # one encoder for all calls: `json.dumps` with options builds one per call
+    except ValueError:  # a non-finite float: `json_wire.dumps` writes it as null
         return json_wire.dumps(value, default=_plain)
     except RecursionError:
         from .deep_json import dumps
@@ -39,9 +46,10 @@ def value_json(value: Any) -> str:
         return dumps(value, encode=lambda part: json_wire.dumps(part, default=_plain))
 
 
-def list_json(items: Iterable[Any]) -> str:
-    """A JSON array of `items`, each encoded on its own (`value_json`)."""
-    return "[" + ",".join(map(value_json, items)) + "]"
+def list_json(items: Sequence[Any]) -> str:
+    """A JSON array of `items`, encoded `BATCH` items at a time (`value_json`)."""
+    parts = (value_json(items[start:start + BATCH])[1:-1] for start in range(0, len(items), BATCH))
+    return "[" + ",".join(part for part in parts if part) + "]"
 
 
 def forest_json(roots: list[dict[str, Any]]) -> str:
@@ -83,3 +91,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return str(value)
+
+
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False, default=_plain)
+"""What `json_wire.dumps` uses, built once (its output is the same, non-finite floats aside)."""

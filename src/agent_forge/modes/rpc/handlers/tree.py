@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ....coding.errors import CommandError
+from ....coding.session.reading import gc_paused
 from ....coding.session.tree import build_tree, entries_since, flatten_tree, fork_messages
 from ..raw_json import BIG, encoded, forest_json, list_json
 from .registry import handler
@@ -62,9 +63,14 @@ def _get_tree(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
     """Nested `{tree, leafId}` (seed 000), or `{nodes, leafId}` with `flat: true` (docs/rpc.md)."""
     store = server.session.store
     entries, leaf = list(store.entries), store.leaf_id
-    if command.get("flat"):
-        return _answer({"leafId": leaf}, "nodes", len(entries), lambda: list_json(flatten_tree(build_tree(entries))))
-    return _answer({"leafId": leaf}, "tree", len(entries), lambda: forest_json(build_tree(entries)))  # type: ignore
+    flat = bool(command.get("flat"))
+    return _answer({"leafId": leaf}, "nodes" if flat else "tree", len(entries), lambda: _tree_json(entries, flat))
+
+
+def _tree_json(entries: list[Any], flat: bool) -> str:
+    with gc_paused():  # tens of thousands of new containers, all kept: collections would only cost time
+        roots = build_tree(entries)
+        return list_json(flatten_tree(roots)) if flat else forest_json(roots)  # type: ignore[arg-type]
 
 
 async def _answer(answer: dict[str, Any], field: str, size: int, encode: Callable[[], str]) -> dict[str, Any]:
