@@ -47,6 +47,7 @@ STUBBORN = textwrap.dedent('''
 
         @plugin.tool("stuck", description="Never ends")
         async def stuck(args, ctx):
+            ctx.update("stuck now")
             await forever()
 
         @plugin.command("stubborn")
@@ -127,7 +128,7 @@ async def test_abort_and_eof_give_up_a_plugin_tool_ignoring_its_cancellation(age
     fake_llm.set_script([{"tool_calls": [{"name": "stuck", "arguments": {}}]}, {"text": "unused"}])
     client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     await client.send({"type": "prompt", "message": "call it"})
-    await client.wait_for("tool_execution_start", timeout=20)
+    await client.wait_for("tool_execution_update", timeout=20)  # inside `execute`
     if hang == "abort":
         aborted = await client.send({"type": "abort"}, timeout=10)
         assert aborted["success"] is True
@@ -150,3 +151,23 @@ async def test_a_command_ignoring_abort_settles_its_prompt_before_abort_is_answe
     assert settled == [{"type": "agent_settled", "aborted": True}]  # once, not again at exit
     assert kinds.index(("agent_settled", None)) < kinds.index(("response", aborted["id"]))
     assert any(name == "command:stubborn" and "ignored its cancellation" in e for name, e in errors(client))
+
+
+@pytest.mark.parametrize("message", ["please stuck-run", "stuck-input"])
+async def test_abort_gives_up_a_hook_ignoring_its_cancellation(agent_env_factory, fake_llm, tmp_path, stubborn,
+                                                               message):
+    """The round-5 input: a stubborn `before_run` (or `input`) handler, a long limit, then `abort`, then EOF."""
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, stubborn)
+    pending = client.send_nowait({"type": "prompt", "message": message})
+    await client.send({"type": "get_state"})  # the prompt reached its handler (commands are handled in order)
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    reply = await asyncio.wait_for(pending, 10)
+    await finish(client)
+    assert aborted["success"] is True and fake_llm.requests == []
+    if message == "stuck-input":
+        assert reply["success"] is False and "Aborted" in reply["error"]
+    else:
+        assert reply["data"] == {"disposition": "started"}
+        settled = [r for r in client.records if r.get("type") == "agent_settled"]
+        assert settled == [{"type": "agent_settled", "aborted": True}]
+    assert any("ignored its cancellation" in e for _, e in errors(client))
