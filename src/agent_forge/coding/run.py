@@ -71,8 +71,9 @@ class SessionRun:
         self._prepare = prepare  # awaited before a run starts: MCP servers still starting (abort cancels it)
         self.retry = AutoRetry(lambda: settings.retry, emit,
                                lambda failed: forget_failed_attempt(agent.messages, store(), failed))
-        agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
-                                                 or compaction.will_retry(new_messages))
+        self._input_closed = False  # stdin EOF (RPC): no new automatic retry starts (`input_closed`)
+        agent.will_retry = lambda new_messages: not self._input_closed and (
+            self.retry.will_retry(new_messages) or compaction.will_retry(new_messages))
         self.phase = Phase.IDLE
         self._task: asyncio.Task | None = None  # from `start` until `agent_settled` was sent
         self._begin_task: asyncio.Task | None = None  # plugins preparing the run (`abort` cancels it)
@@ -197,6 +198,13 @@ class SessionRun:
         or, when messages were still queued, once the aborted run handed over to them. At once when idle
         (after stopping a manual compaction or branch summary)."""
         await self.begin_abort()
+
+    def input_closed(self) -> None:
+        """No client any more (RPC stdin EOF): the work going on finishes, but no new automatic retry (after a
+        provider error or a context overflow) starts, and a retry waiting for its backoff is cancelled, so the
+        agent exits after the current attempt (docs/rpc.md, "End of input")."""
+        self._input_closed = True
+        self.retry.cancel()
 
     def begin_abort(self) -> Awaitable[None]:
         """`abort`'s immediate part: the run, its retry wait and a starting run are stopped now; the returned

@@ -65,6 +65,7 @@ def parse_line(line: str | bytes, screened: bool = False) -> Any:
 
 
 def _parse(line: str | bytes) -> Any:
+    line = _without_bom(line)
     if isinstance(line, str):
         try:  # fast path for the usual line: one JSON value with nothing but an optional CR after it
             value, end = _raw_decode(line)
@@ -80,6 +81,14 @@ def _parse(line: str | bytes) -> Any:
         return None
 
 
+def _without_bom(line: str | bytes) -> str | bytes:
+    """`line` without a leading UTF-8 byte order mark: editors on Windows (Notepad) put one at the start of a
+    file they save, and JSON parsers refuse it; it is read as if absent (the bytes on disk stay)."""
+    if isinstance(line, str):
+        return line[1:] if line.startswith("\ufeff") else line
+    return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+
+
 def read_session(path: Path) -> ParsedSession:
     """Read and parse a session file in one linear pass.
 
@@ -88,12 +97,12 @@ def read_session(path: Path) -> ParsedSession:
     parent is missing after a skipped line is linked to the last entry before that line in file order (the
     parent most likely lost with it), so the history stays one chain. Raises SessionFileError when the file is
     missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
-    `session_migrations.migrate`).
+    `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
     data = _read_bytes(path)
     if not data or data.isspace():
         raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    with _gc_paused():
+    with gc_paused():
         lines = _split_lines(data)
         start, header = _find_header(lines)
         header = _checked_header(header, path)
@@ -229,7 +238,7 @@ def _split_lines(data: bytes) -> list[str]:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: parsing creates millions of containers that are all kept, and the
     collections they would trigger cost about as much as the parsing itself."""
     enabled = gc.isenabled()

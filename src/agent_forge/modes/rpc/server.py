@@ -50,9 +50,9 @@ class RpcServer:
         if isinstance(reader, int):
             reader = FdReader(reader)
         self._spawn(self.session.hooks.start())  # plugins' session_start, now that their events reach the client
-        records: asyncio.Queue[bytes | None] = asyncio.Queue()
+        records: asyncio.Queue[bytes | framing.OversizedLine | None] = asyncio.Queue()
         worker = asyncio.ensure_future(self._handle_records(records))
-        splitter = framing.LineSplitter()
+        splitter = framing.LineSplitter(framing.MAX_COMMAND_BYTES)
         while chunk := await reader.read(1 << 16):
             for record in splitter.feed(chunk):
                 self._receive(record, records)
@@ -60,18 +60,21 @@ class RpcServer:
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
         self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
+        self.session.run.input_closed()  # no new automatic retry: the agent exits after the current attempt
         records.put_nowait(None)
         await worker
         await self.shutdown()
         self.flush_out()
         return 0
 
-    def _receive(self, record: bytes, records: asyncio.Queue[bytes | None]) -> None:
+    def _receive(self, record: bytes | framing.OversizedLine,
+                 records: asyncio.Queue[bytes | framing.OversizedLine | None]) -> None:
         """Commands are handled one at a time, in order; answers to plugin dialogs skip that queue, because the
         command being handled (a vetoable `fork`, a plugin's input handler) may be the one waiting for them. The
         type is compared after JSON decoding (it may be written with `\\u` escapes); only lines that could be an
         answer are decoded here."""
-        if (b"ui_response" in record or b"\\u" in record) and self._answer_dialog(record):
+        if isinstance(record, bytes) and (b"ui_response" in record or b"\\u" in record) \
+                and self._answer_dialog(record):
             return
         records.put_nowait(record)
 
@@ -85,7 +88,7 @@ class RpcServer:
         self.session.hooks.ui_response(usable_fields(message))
         return True
 
-    async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
+    async def _handle_records(self, records: asyncio.Queue[bytes | framing.OversizedLine | None]) -> None:
         while (record := await records.get()) is not None:
             if stdout_guard.failure is None:  # once answers cannot be written, no command may start work
                 await self.handle_record(record)
@@ -95,7 +98,10 @@ class RpcServer:
             await asyncio.wait(self._background)
         await self.session.close()
 
-    async def handle_record(self, record: bytes) -> None:
+    async def handle_record(self, record: bytes | framing.OversizedLine) -> None:
+        if isinstance(record, framing.OversizedLine):
+            self.write(response("parse", error=f"Failed to parse command: {record.error()}"))
+            return
         try:
             command = framing.decode(record)
         except ValueError as exc:  # a line that is not UTF-8 may still give its id back (docs/rpc.md)
