@@ -111,8 +111,7 @@ class PluginRunner(SessionHooks):
                 self._add_command(command)
             for spec in plugin.tools:
                 self._add_tool(plugin, spec)
-        self.session.hooks = self
-        self.session.agent.before_tool_call = self.tool_call
+        self.session.hooks = self  # `tool_call` below is the session tool gate's plugin step
         self._unsubscribe = self.session.subscribe(self._observe)
 
     def _add_command(self, command: CommandSpec) -> None:
@@ -306,7 +305,7 @@ class PluginRunner(SessionHooks):
         return event.system_prompt
 
     async def tool_call(self, call: dict[str, Any]) -> str | None:
-        """The agent's `before_tool_call`: a block reason, or None to run the call with `call["arguments"]`.
+        """The session's tool gate asks it first (`coding/approvals.py`): a block reason, or None to run the call with `call["arguments"]`.
         A handler that fails, or returns an invalid `Block`, blocks the call (fail-safe)."""
         event = ToolCallEvent(call["name"], call["id"], call["arguments"])
         for plugin, fn in self._handlers("tool_call"):

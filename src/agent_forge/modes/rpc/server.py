@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
 from . import framing
-from .. import stdout_guard
+from .. import approvals, stdout_guard
 from ..stdout_guard import write_out
 from .handlers import HANDLERS
 from .streams import ByteReader, ByteWriter, FdReader
@@ -52,6 +52,7 @@ class RpcServer:
         for record in splitter.finish():
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
+        approvals.input_closed(self.session)  # and approval questions reject
         self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
         records.put_nowait(None)
         await worker
@@ -74,7 +75,7 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(usable_fields(message))
+        approvals.answer_dialog(self.session, usable_fields(message))
         return True
 
     async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
@@ -108,7 +109,7 @@ class RpcServer:
             self.write(response("unknown", request_id, error=type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(usable_fields(command))  # unknown or late ids are ignored; never answered
+            approvals.answer_dialog(self.session, usable_fields(command))  # unknown or late ids: ignored
             return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
