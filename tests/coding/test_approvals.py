@@ -106,7 +106,7 @@ async def test_without_an_approver_ask_refuses_saying_who_cannot_answer():
     gate = approvals("ask")
     gate.no_approver = "print mode has no one to ask"
     refusal = await gate.check(call("bash", command="rm -rf build"))
-    assert refusal.startswith("Not run: the bash call needs the user's approval (approvals: ask), and print mode")
+    assert refusal.startswith("Not run: the bash call needs approval (approvals: ask), and print mode")
 
 
 def test_bash_prefix_is_two_words_of_a_simple_command_only():
@@ -185,3 +185,19 @@ def test_settings_report_a_wrong_approvals_value(tmp_path):
     assert any(":2: approvals" in p and '"full", "ask" or "read-only"' in p for p in problems), problems
     assert any(":3: approvalTimeoutMs" in p for p in problems), problems
     assert settings.get("approvals", "full") == "full"
+
+
+async def test_a_bare_approvals_knows_the_built_in_read_tools_and_install_chains_after_the_agents_check():
+    class Agent:
+        tools = [Tool("edit"), Tool("read", read_only=False)]  # a plugin's "read" replaced the built-in one
+
+        async def before_tool_call(self, call):
+            return "plugin says no" if call["name"] == "edit" else None
+
+    bare = Approvals("read-only")
+    assert await bare.check(call("grep")) is None and await bare.check(call("read_mcp_resource")) is None
+    assert "read-only" in await bare.check(call("write"))
+    agent = Agent()
+    Approvals("read-only").install(agent)
+    assert await agent.before_tool_call(call("edit")) == "plugin says no"
+    assert "read-only" in await agent.before_tool_call(call("read"))  # the agent's own tool decides

@@ -155,4 +155,4 @@ def test_print_mode_with_ask_refuses_and_says_why(agent_env, fake_llm, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "I could not write it.\n" and not (tmp_path / "out.txt").exists()
     [result] = tool_results(fake_llm)
-    assert "needs the user's approval (approvals: ask), and print mode has no one to ask" in str(result)
+    assert "needs approval (approvals: ask), and print mode has no one to ask" in str(result)

@@ -27,6 +27,8 @@ from typing import Any, Awaitable, Callable, Iterable, Protocol, TypedDict
 POLICIES = ("full", "ask", "read-only")
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
 CHOICES = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT)
+READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls", "read_mcp_resource"})
+"""The built-in read-only tools: what a bare `Approvals` (no `tools`) lets run; a session asks its tools."""
 KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "edit", "edit": "edit",
          "bash": "execute", "grep": "search", "find": "search"}
 """Tool name → kind (the ACP `ToolKind` values); tools not listed are `fetch` when named so, else `other`."""
@@ -149,7 +151,7 @@ class Approvals:
         """None when `call` (`{id, name, arguments}`) may run, else why not (its error result)."""
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-        if self.policy == "full" or any(t.name == name and is_read_only(t) for t in self._tools()):
+        if self.policy == "full" or self._read_only(name):
             return None
         if self.policy == "read-only":
             return (f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
@@ -159,7 +161,7 @@ class Approvals:
         if self._allowed(name, args):
             return None
         if self.approver is None:
-            return (f"Not run: the {name} call needs the user's approval (approvals: ask), and {self.no_approver}. "
+            return (f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
                     "Do not retry it.")
         decision = await self._ask(call, name, args, key)
         if decision.choice == ALLOW_ALWAYS and key is not None:
@@ -167,7 +169,7 @@ class Approvals:
         if decision.choice in (ALLOW_ONCE, ALLOW_ALWAYS):
             return None
         if not decision.answered:
-            return (f"Not run: the {name} call needs the user's approval (approvals: ask), and the question got no "
+            return (f"Not run: the {name} call needs approval (approvals: ask), and the question got no "
                     f"answer{f' ({decision.reason})' if decision.reason else ''}.")
         why = f" The user said: {decision.reason.strip()}" if decision.reason and decision.reason.strip() else ""
         return f"The user rejected this {name} call.{why} Do not retry it unchanged; ask or try another way."
@@ -176,6 +178,7 @@ class Approvals:
         """Check every call of a bare `agent` after its current `before_tool_call` (a session has its own gate,
         `ToolGate`, which uses `session.approvals`: set its policy and approver instead)."""
         before = agent.before_tool_call
+        self._tools = lambda: getattr(agent, "tools", ())
 
         async def checked(call: dict[str, Any]) -> str | None:
             if before is not None and (blocked := await before(call)) is not None:
@@ -197,6 +200,11 @@ class Approvals:
         if not isinstance(answer, Decision) or answer.choice not in CHOICES:
             return Decision(REJECT)
         return answer
+
+    def _read_only(self, name: str) -> bool:
+        """The session's tool `name` declares itself read-only; without tools, `name` is a built-in read tool."""
+        tools = [tool for tool in self._tools() if tool.name == name]
+        return is_read_only(tools[0]) if tools else name in READ_ONLY_TOOLS
 
     def _key(self, name: str, args: dict[str, Any]) -> object:
         if name != "bash":
