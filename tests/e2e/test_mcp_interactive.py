@@ -20,7 +20,7 @@ def test_the_slash_menu_offers_server_prompts_with_their_arguments(terminal, fak
     term.press("Enter")
     term.wait_for("Hello there.")  # the run waited for the server: its prompts are known now
     term.type("/mcp:tools:re")
-    term.wait_for("/mcp:tools:review  Review a file <path> [focus]")
+    term.wait_for("/mcp:tools:review <path> [focus]  Review a file")
     term.press("Tab")
     term.type(" a.py")
     term.press("Enter")
