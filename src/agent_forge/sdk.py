@@ -44,8 +44,9 @@ def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSess
     `<agent_dir>/sessions` when `agent_dir` is given, else the default sessions dir.
 
     Raises `CommandError` for an unreadable session file, an unknown model, an invalid thinking level or an
-    empty name; `ValueError` for an unknown `approvals` policy; `TypeError` for an unknown option and for `tools` that is not such a list (a string, names
-    mixed with objects); `ValueError` for an unknown tool name (the message lists the known ones).
+    empty name; `TypeError` for an unknown option, an `approver` that is not callable and `tools` that is not
+    such a list (a string, names mixed with objects); `ValueError` for an unknown tool name (the message lists
+    the known ones) or approval policy.
     """
     from .coding.approvals import check_policy
 

@@ -16,7 +16,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
 | `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
 | `session_started(reason, previous)` | after such a change | notification |
-| `tool_call(call)` | the tool gate (`approvals.py`), before the approval policy | a block reason, or None (arguments may be changed) |
+| `tool_call(call)` | the tool gate (`approvals.py`), before the policy | a block reason, or None (may change args) |
 | `abort()` | `abort` | pending plugin dialogs resolve with their defaults; running plugin commands are cancelled |
 | `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |

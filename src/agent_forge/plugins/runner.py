@@ -305,8 +305,9 @@ class PluginRunner(SessionHooks):
         return event.system_prompt
 
     async def tool_call(self, call: dict[str, Any]) -> str | None:
-        """The session's tool gate asks it first (`coding/approvals.py`): a block reason, or None to run the call with `call["arguments"]`.
-        A handler that fails, or returns an invalid `Block`, blocks the call (fail-safe)."""
+        """The session's tool gate asks it before the approval policy (`coding/approvals.py`): a block reason,
+        or None to run the call with `call["arguments"]`. A handler that fails, or returns an invalid `Block`,
+        blocks the call (fail-safe)."""
         event = ToolCallEvent(call["name"], call["id"], call["arguments"])
         for plugin, fn in self._handlers("tool_call"):
             ok, result = await self._call(plugin, "tool_call", fn, event, self.context(plugin))
