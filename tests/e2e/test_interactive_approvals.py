@@ -37,3 +37,29 @@ def test_a_write_is_allowed_with_enter_and_a_command_rejected_by_filtering(agent
         assert term.exit_code() == 0
     finally:
         term.close()
+
+
+def test_the_approvals_command_shows_and_changes_the_policy(agent_env, fake_llm, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    fake_llm.set_script([{"tool_calls": [{"name": "write", "arguments": {"path": "out.txt", "content": "x"}}]},
+                         {"text": "It was refused."}])
+    term = TmuxTerminal(agent_env, work, columns=100, rows=30)
+    try:
+        term.wait_for("fake-model •")
+        term.type("/approvals")
+        term.press("Enter")
+        term.wait_for("Approvals for this session:")
+        assert "approvals: full (every tool call runs)" in term.screen()
+        term.type("read-only")
+        term.press("Enter")
+        term.wait_for("approvals: read-only (only tools that read run) for this session")
+        term.type("write it")
+        term.press("Enter")
+        term.wait_for("It was refused.")
+        assert not (work / "out.txt").exists()
+        term.type("/approvals nonsense")
+        term.press("Enter")
+        term.wait_for("Unknown approval policy 'nonsense'")
+    finally:
+        term.close()
