@@ -131,3 +131,11 @@ async def test_the_approvals_setting_is_the_users_not_an_untrusted_projects(agen
     client, _, created = await ready(agent_env_factory(), project)
     assert created["modes"]["currentModeId"] == "ask"
     assert await client.close() == 0
+
+
+async def test_the_approvals_flag_sets_the_start_mode(agent_env, project, fake_llm):
+    client = await AcpClient.start(["--approvals", "read-only"], cwd=str(project), env=agent_env)
+    await client.initialize()
+    created = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
+    assert created["modes"]["currentModeId"] == "read-only"
+    assert await client.close() == 0
