@@ -156,3 +156,20 @@ def test_print_mode_with_ask_refuses_and_says_why(agent_env, fake_llm, tmp_path)
     assert proc.stdout == "I could not write it.\n" and not (tmp_path / "out.txt").exists()
     [result] = tool_results(fake_llm)
     assert "needs approval (approvals: ask), and print mode has no one to ask" in str(result)
+
+
+def test_json_mode_with_read_only_refuses_and_reports_it_in_the_events(agent_env, fake_llm, tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("A")
+    fake_llm.set_script([{"tool_calls": [WRITE, {"name": "read", "arguments": {"path": "a.txt"}}]},
+                         {"text": "Refused."}])
+    proc = subprocess.run([sys.executable, "-m", "agent_forge", "--approvals", "read-only", "--mode", "json", "-p",
+                           "write it"], cwd=tmp_path, env={**os.environ, **agent_env}, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    ends = [json.loads(line) for line in proc.stdout.splitlines() if '"tool_execution_end"' in line]
+    assert [(e["toolName"], e["isError"]) for e in ends] == [("write", True), ("read", False)]
+    assert ends[0]["result"]["content"][0]["text"].startswith("Not run: the session is read-only")
+    assert not (tmp_path / "out.txt").exists()
