@@ -102,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_resource_arguments(parser)
     add_plugin_arguments(parser)
+    from .modes.approvals import add_arguments as add_approval_arguments
+
+    add_approval_arguments(parser)
     parser.add_argument("--no-mcp", action="store_true",
                         help="start none of the configured MCP servers (mcp.json files; docs/mcp.md)")
     _add_accepted_flags(parser)
@@ -405,7 +408,10 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .plugins.startup import install_from_args
 
     await install_from_args(session, args, mode)
+    from .modes.approvals import configure as configure_approvals
     from .modes.termination import run_until_terminated
+
+    configure_approvals(session, args.approvals, mode)
 
     if mode == "interactive":
         from .modes.interactive.app import run_interactive_mode

@@ -121,7 +121,7 @@ async def test_a_client_that_never_answers_a_permission_request_can_still_cancel
     assert await client.close() == 0
 
 
-async def test_the_approvals_setting_is_the_users_not_the_projects(agent_env_factory, project, fake_llm):
+async def test_the_approvals_setting_is_the_users_not_an_untrusted_projects(agent_env_factory, project, fake_llm):
     env = agent_env_factory(settings={"approvals": "full"})
     client, _, created = await ready(env, project)
     assert created["modes"]["currentModeId"] == "full"
@@ -130,4 +130,12 @@ async def test_the_approvals_setting_is_the_users_not_the_projects(agent_env_fac
     (project / ".agent-forge" / "agent" / "settings.json").write_text('{"approvals": "full"}')
     client, _, created = await ready(agent_env_factory(), project)
     assert created["modes"]["currentModeId"] == "ask"
+    assert await client.close() == 0
+
+
+async def test_the_approvals_flag_sets_the_start_mode(agent_env, project, fake_llm):
+    client = await AcpClient.start(["--approvals", "read-only"], cwd=str(project), env=agent_env)
+    await client.initialize()
+    created = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
+    assert created["modes"]["currentModeId"] == "read-only"
     assert await client.close() == 0

@@ -140,6 +140,7 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "pluginHandlerTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
+    "approvalTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",

@@ -11,11 +11,12 @@ from .session.stats import session_stats
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from .approvals import Approvals
     from .compaction.controller import CompactionController
     from .session.store import SessionStore
 
 
-def session_state(agent: Agent, store: SessionStore, compaction: CompactionController, *,
+def session_state(agent: Agent, store: SessionStore, compaction: CompactionController, approvals: Approvals, *,
                   streaming: bool) -> dict[str, Any]:
     """The `get_state` response data (seed 000); `streaming`: a session-level run is going on."""
     state: dict[str, Any] = {
@@ -30,6 +31,7 @@ def session_state(agent: Agent, store: SessionStore, compaction: CompactionContr
         "autoCompactionEnabled": compaction.enabled,
         "messageCount": len(agent.messages),
         "pendingMessageCount": len(agent.steering_queue) + len(agent.follow_up_queue),
+        "approvals": approvals.policy,
     }
     name = store.session_name
     if name:

@@ -110,8 +110,7 @@ class PluginRunner(SessionHooks):
                 self._add_command(command)
             for spec in plugin.tools:
                 self._add_tool(plugin, spec)
-        self.session.hooks = self
-        self.session.agent.before_tool_call = self.tool_call
+        self.session.hooks = self  # `tool_call` below is the session tool gate's plugin step
         self._unsubscribe = self.session.subscribe(self._observe)
 
     def _add_command(self, command: CommandSpec) -> None:
@@ -287,8 +286,9 @@ class PluginRunner(SessionHooks):
         return event.system_prompt
 
     async def tool_call(self, call: dict[str, Any]) -> str | None:
-        """The agent's `before_tool_call`: a block reason, or None to run the call with `call["arguments"]`.
-        A handler that fails, or returns an invalid `Block`, blocks the call (fail-safe)."""
+        """The session's tool gate asks it before the approval policy (`coding/approvals.py`): a block reason,
+        or None to run the call with `call["arguments"]`. A handler that fails, or returns an invalid `Block`,
+        blocks the call (fail-safe)."""
         event = ToolCallEvent(call["name"], call["id"], call["arguments"])
         for plugin, fn in self._handlers("tool_call"):
             ok, result = await self._call(plugin, "tool_call", fn, event, self.context(plugin))

@@ -33,6 +33,7 @@ class PluginTool:
         self.label = spec.label
         self.description = spec.description
         self.parameters = spec.parameters
+        self.read_only = spec.read_only  # declared by the plugin: runs unasked under `approvals: ask`
         self._make_context = make_context
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:

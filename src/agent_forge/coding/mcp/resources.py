@@ -28,6 +28,7 @@ class ReadResourceTool:
     """Reads `uri` from `server`, one of `connections` (those offering resources when it was made)."""
 
     name = NAME
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "MCP resource"
 
     def __init__(self, connections: list[ServerConnection], output_dir: Callable[[], OutputDir] | None,

@@ -82,6 +82,8 @@ class McpTool:
             f"{self.server}: {tool.name}"
         self.description = tool.description or f"Tool {tool.name} of MCP server {self.server}"
         self.parameters: dict[str, JsonValue] = _schema(tool.input_schema)
+        # the server's word that the tool changes nothing: it then runs unasked under `approvals: ask`
+        self.read_only = getattr(getattr(tool, "annotations", None), "readOnlyHint", None) is True
         self.output_dir = output_dir
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:

@@ -65,6 +65,7 @@ class ReadTool:
     """
 
     name = "read"
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "Read"
     description = DESCRIPTION
     parameters = PARAMETERS

@@ -1,7 +1,8 @@
 """Approvals in ACP: the session's approval policy (`coding/approvals.py`) is its session mode (`ask` by
 default, `full`, `read-only`; `session/set_mode`), and a question is `session/request_permission` with the
-options allow once, allow always (this tool, for the rest of the session) and reject. A client that answers
-`cancelled`, an error or nothing at all (until `session/cancel` aborts the call) rejects."""
+options allow once, allow always (named after what it remembers: the tool, or a bash command's first two words;
+not offered for a command with shell operators) and reject. A client that answers `cancelled`, an error or
+nothing at all (until `session/cancel` aborts the call) rejects."""
 
 from __future__ import annotations
 
@@ -17,9 +18,14 @@ MODES = [
     {"id": "read-only", "name": "Read only", "description": "Only read, grep, find and ls run; the rest is refused"},
 ]
 DEFAULT_MODE = "ask"
-OPTIONS = [{"optionId": ALLOW_ONCE, "name": "Allow", "kind": "allow_once"},
-           {"optionId": ALLOW_ALWAYS, "name": "Always allow this tool", "kind": "allow_always"},
-           {"optionId": REJECT, "name": "Reject", "kind": "reject_once"}]
+ALLOW_OPTION = {"optionId": ALLOW_ONCE, "name": "Allow", "kind": "allow_once"}
+REJECT_OPTION = {"optionId": REJECT, "name": "Reject", "kind": "reject_once"}
+
+
+def options(always: str | None) -> list[dict[str, Any]]:
+    """The permission options; `always` is what "allow always" would remember (None: not offered)."""
+    remembered = [{"optionId": ALLOW_ALWAYS, "name": f"Always allow {always}", "kind": "allow_always"}]
+    return [ALLOW_OPTION, *(remembered if always else []), REJECT_OPTION]
 
 
 def mode_state(policy: str) -> dict[str, Any]:
@@ -28,12 +34,12 @@ def mode_state(policy: str) -> dict[str, Any]:
 
 
 class PermissionAsker:
-    """The `Ask` of `Approvals` for one session: `session/request_permission` to the client."""
+    """The `Approver` of one session (`coding/approvals.py`): `session/request_permission` to the client."""
 
     def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[Any]], session_id: str, cwd: str):
         self.request, self.session_id, self.cwd = request, session_id, cwd
 
-    async def __call__(self, call: dict[str, Any]) -> str:
+    async def __call__(self, call: Any) -> str:  # an `ApprovalRequest`
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
         tool_call = {"toolCallId": str(call.get("id")), "title": tool_calls.title_of(name, args),
@@ -42,7 +48,7 @@ class PermissionAsker:
                      "content": tool_calls.pending_content(name, args, self.cwd)}
         try:
             answer = await self.request("session/request_permission", {
-                "sessionId": self.session_id, "toolCall": tool_call, "options": OPTIONS})
+                "sessionId": self.session_id, "toolCall": tool_call, "options": options(call.get("always"))})
         except AcpError:
             return REJECT
         outcome = answer.get("outcome") if isinstance(answer, dict) else None

@@ -80,7 +80,7 @@ class Registry:
                 tool.terminals = terminals
         await self._plugins(session)
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
-        opened.approvals = _approvals(session, self.request, opened.id)
+        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
         self.sessions[opened.id] = opened
@@ -226,16 +226,15 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     return os.path.normpath(value)
 
 
-def _approvals(session: Any, request: "Request", session_id: str) -> Any:
-    """The session's approval policy: the `approvals` setting, else `ask`; asked with permission requests."""
-    from ...coding.approvals import Approvals, policy_setting
+def _approvals(session: Any, request: "Request", session_id: str, flag: str | None) -> Any:
+    """The session's approvals (`coding/approvals.py`, checked by its tool gate after the plugins): `flag`
+    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests."""
+    from ...coding.approvals import policy_setting
     from .permissions import DEFAULT_MODE, PermissionAsker
 
-    policy, warning = policy_setting(session.settings, DEFAULT_MODE)
-    if warning:
-        _say(f"Warning: {warning}")
-    approvals = Approvals(policy, PermissionAsker(request, session_id, session.cwd))
-    approvals.install(session.agent)  # after the plugins' check
+    approvals = session.approvals
+    approvals.set_policy(flag or policy_setting(session.settings, DEFAULT_MODE)[0])
+    approvals.approver = PermissionAsker(request, session_id, session.cwd)
     return approvals
 
 

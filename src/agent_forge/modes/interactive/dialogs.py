@@ -82,6 +82,11 @@ class Dialogs:
                 self._show(self.queue[0])
         self._changed()
 
+    def withdraw(self, request_id: object) -> None:
+        """Close the dialogs of `request_id` without answering (the question is gone: its tool call ended)."""
+        for dialog in [d for d in self.queue if d.id == request_id]:
+            self._close(dialog)
+
     def move(self, step: int) -> None:
         dialog = self.current
         if dialog is not None:

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
 from . import framing
-from .. import stdout_guard
+from .. import approvals, stdout_guard
 from .burst import BurstWriter
 from .handlers import HANDLERS
 from .streams import ByteReader, ByteWriter, FdReader
@@ -59,6 +59,7 @@ class RpcServer:
         for record in splitter.finish():
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
+        approvals.input_closed(self.session)  # and approval questions reject
         self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
         self.session.run.input_closed()  # no new automatic retry: the agent exits after the current attempt
         records.put_nowait(None)
@@ -85,7 +86,7 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(usable_fields(message))
+        approvals.answer_dialog(self.session, usable_fields(message))
         return True
 
     async def _handle_records(self, records: asyncio.Queue[bytes | framing.OversizedLine | None]) -> None:
@@ -122,7 +123,7 @@ class RpcServer:
             self.write(response("unknown", request_id, error=type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(usable_fields(command))  # unknown or late ids are ignored; never answered
+            approvals.answer_dialog(self.session, usable_fields(command))  # unknown or late ids: ignored
             return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))

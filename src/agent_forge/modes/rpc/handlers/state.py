@@ -1,4 +1,4 @@
-"""Handlers that read session state: get_state, get_messages, get_last_assistant_text."""
+"""Handlers of session state: get_state, set_approvals, get_messages, get_last_assistant_text."""
 
 from __future__ import annotations
 
@@ -14,6 +14,16 @@ if TYPE_CHECKING:
 @handler("get_state")
 async def _get_state(server: RpcServer, command: dict[str, Any]) -> Any:
     return server.session.get_state()
+
+
+@handler("set_approvals")
+async def _set_approvals(server: RpcServer, command: dict[str, Any]) -> Any:
+    from ....coding.errors import CommandError
+
+    try:
+        server.session.approvals.set_policy(command["policy"])
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 @handler("get_messages", background=lambda server, command: len(server.session.messages) > BIG)
