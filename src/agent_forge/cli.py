@@ -129,7 +129,16 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`, or a
     stream closed from the start) ends it quietly: no traceback and no `Exception ignored` from the
     interpreter's final flush. Any other stdout write error (a full disk) ends it with one line on stderr,
-    `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`)."""
+    `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`). Worker threads stuck
+    in the kernel end the process with that code (`leave_stuck_threads`)."""
+    code = run_command(argv)
+    leave_stuck_threads(code)
+    return code
+
+
+def run_command(argv: list[str] | None = None) -> int:
+    """`main` without the process exit past stuck threads: what an in-process run (`agent_forge.testing.cli`)
+    calls."""
     from .modes import stdout_guard
 
     stdout_guard.ensure_standard_streams()
@@ -149,7 +158,6 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         code = 1
-    leave_stuck_threads(code)
     return code
 
 
