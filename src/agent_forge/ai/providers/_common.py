@@ -12,6 +12,7 @@ from .. import json_wire, transform
 from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
+from ..redaction import redact, secret_values
 from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
@@ -216,17 +217,20 @@ class SseHandler:
         raise NotImplementedError
 
 
-async def guarded(builder: MessageBuilder, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+async def guarded(builder: MessageBuilder, events: AsyncIterator[Event],
+                  options: StreamOptions | None = None) -> AsyncIterator[Event]:
     """The provider contract around `events`: `start` first, then `events` (which end with `done`), or an
-    `error` event for any exception (never raised). On cancellation or close, `events` is closed (so is its
-    HTTP response), the message finalized in place, and `CancelledError`/`GeneratorExit` propagates."""
+    `error` event for any exception (never raised), its text with `options`' secrets masked (`ai.redaction`).
+    On cancellation or close, `events` is closed (so is its HTTP response), the message finalized in place, and
+    `CancelledError`/`GeneratorExit` propagates."""
     yield {"type": "start", "message": builder.message}
     try:
         async with aclosing(events) as inner:
             async for event in inner:
                 yield event
     except Exception as exc:  # noqa: BLE001 - the contract turns every failure into an error event
-        failed = builder.fail(describe_error(exc))
+        secrets = secret_values(options.api_key, builder.model.get("headers"), options.headers) if options else ()
+        failed = builder.fail(redact(describe_error(exc), secrets))
         if getattr(exc, "retry_after_ms", None) is not None:
             builder.message["retryAfterMs"] = exc.retry_after_ms  # type: ignore[attr-defined, typeddict-unknown-key]
         yield failed
@@ -254,7 +258,7 @@ def stream_sse(
     options: StreamOptions, handler: SseHandler, prepare: Callable[[], HttpRequest]
 ) -> AsyncIterator[Event]:
     """A guarded stream of one SSE request: `prepare()` builds it (its errors become the error event)."""
-    return guarded(handler.builder, _exchange(options, prepare, handler))
+    return guarded(handler.builder, _exchange(options, prepare, handler), options)
 
 
 async def _exchange(
