@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
 from .. import json_wire, transform
-from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
+from ..errors import (AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, StreamProtocolError,
+                      UnexpectedResponseError)
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..redaction import redact, secret_values
@@ -304,12 +305,22 @@ async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncI
             if done_marker and not seen:
                 break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
             seen += 1
-            for event in handler.handle(sse):
+            for event in _handled(handler, sse):
                 yield event
             if handler.finished:
                 break
     if not seen:
         raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
+
+
+def _handled(handler: SseHandler, sse: SSEEvent) -> list[Event]:
+    """`handler.handle(sse)`; a shape no parser check caught (a field of the wrong type deep in an event)
+    becomes a `StreamProtocolError` naming the event, never a raw TypeError."""
+    try:
+        return list(handler.handle(sse))
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise StreamProtocolError(f"The stream sent a {sse.event or 'data'} event of an unexpected shape "
+                                  f"({type(exc).__name__}: {exc})") from None
 
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key"})
