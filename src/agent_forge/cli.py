@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_intermixed_args(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
         return USAGE_EXIT
@@ -345,7 +345,7 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
     stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
     on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
     try:
-        args = build_parser().parse_args(["--mode", "rpc", *argv])
+        args = build_parser().parse_intermixed_args(["--mode", "rpc", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     problem = usage_problem(args, "rpc") or _missing_cwd()
