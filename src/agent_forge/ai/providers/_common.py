@@ -277,13 +277,15 @@ async def _exchange(
             async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
                 answering = True
                 if not 200 <= response.status_code < 300:
-                    body = await error_body(response) + _keyless_hint(response.status_code, request.headers)
+                    body = await error_body(response, request.url) + _keyless_hint(response.status_code,
+                                                                                  request.headers)
                     raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
-        except (httpx2.TransportError, httpx2.InvalidURL, OSError, OverflowError, ExceptionGroup) as exc:
+        except (httpx2.TransportError, httpx2.DecodingError, httpx2.InvalidURL, OSError, OverflowError,
+                ExceptionGroup) as exc:
             raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
