@@ -107,3 +107,55 @@ def test_a_stop_for_tool_use_without_a_tool_call_says_so(agent_env_factory, fake
     assert result.returncode == 1
     assert result.stderr == (b"agent-forge: The model stopped for tool use (stop reason: tool_use) but sent no "
                              b"tool call, so there is no answer.\n")
+
+
+def test_a_retry_after_beyond_the_cap_fails_at_once_quoting_the_wait(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}},
+                          "headers": {"Retry-After": "86400"}}, {"text": "too early"}])
+    result = run(agent_env, tmp_path, "-p", "hi")  # default retry.maxAgentDelayMs: 60 s
+    assert result.returncode == 1 and len(fake_llm.requests) == 1
+    assert result.stderr == (b'agent-forge: 429 {"error": {"message": "slow down"}} (the server asks to retry in '
+                             b'86400 s)\n')
+
+
+def test_a_retry_after_within_the_cap_is_waited_for(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}},
+                          "headers": {"Retry-After": "0.1"}}, {"text": "fine"}])
+    result = run(agent_env, tmp_path, "-p", "hi")
+    assert result.returncode == 0 and result.stdout == b"fine\n" and len(fake_llm.requests) == 2
+
+
+def test_headers_trickling_in_are_timed_out_as_a_whole(agent_env_factory, tmp_path):
+    """Every byte comes well within the idle timeout, but the headers never end: the idle timeout bounds them
+    as a whole."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve() -> None:
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        conn.recv(65536)
+        try:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            while not stop.wait(0.1):  # the server's pace, not a synchronisation
+                conn.sendall(b"a")
+        except OSError:
+            pass
+        conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = agent_env_factory(settings={"retry": {"enabled": False}, "httpIdleTimeoutMs": 1000})
+    models_path = Path(env["AGENT_FORGE_DIR"]) / "models.json"
+    models = json.loads(models_path.read_text())
+    models["providers"]["fake"]["baseUrl"] = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    models_path.write_text(json.dumps(models))
+    try:
+        result = run(env, tmp_path, "-p", "hi")
+    finally:
+        stop.set()
+        listener.close()
+    assert result.returncode == 1
+    assert result.stderr == (b"agent-forge: Read timed out: the response headers did not arrive within 1 s "
+                             b"(settings httpIdleTimeoutMs)\n"), result.stderr

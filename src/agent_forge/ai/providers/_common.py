@@ -274,14 +274,17 @@ async def _exchange(
     answering = False  # the response began: a broken connection is then "mid-answer"
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
         try:
-            async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
-                answering = True
+            response = await _response_head(client, request, options.idle_timeout_s)
+            answering = True
+            try:
                 if not 200 <= response.status_code < 300:
                     body = await error_body(response, request.url) + _keyless_hint(response.status_code,
                                                                                   request.headers)
                     raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
+            finally:
+                await response.aclose()
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
         except (httpx2.TransportError, httpx2.DecodingError, httpx2.InvalidURL, OSError, OverflowError,
@@ -289,6 +292,21 @@ async def _exchange(
             raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
+
+
+async def _response_head(client: httpx2.AsyncClient, request: HttpRequest, deadline_s: float | None
+                         ) -> httpx2.Response:
+    """Send `request` and wait for the status line and headers, all of them within `deadline_s` (the idle
+    timeout, settings `httpIdleTimeoutMs`): the read timeout alone restarts with every byte, so a server
+    trickling its headers a byte a second would hold the request for ever. Raises `StreamIdleTimeout`."""
+    import asyncio
+
+    built = client.build_request("POST", request.url, headers=request.headers, content=request.body)
+    try:
+        async with asyncio.timeout(deadline_s):
+            return await client.send(built, stream=True)
+    except TimeoutError:
+        raise StreamIdleTimeout(deadline_s or 0, waiting_for="the response headers") from None
 
 
 async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncIterator[Event]:
