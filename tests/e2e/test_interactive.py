@@ -256,6 +256,30 @@ def test_a_resize_while_streaming_rewraps(terminal, fake_llm):
     assert "word39" in screen and "fake-model" in screen
 
 
+def clean_scrollback(term: TmuxTerminal, width: int) -> bool:
+    """The pane's history holds one frame: the two rules around the editor, every line within `width`."""
+    lines = term.scrollback().rstrip("\n").splitlines()
+    return sum(line.startswith("────") for line in lines) == 2 and all(len(line) <= width for line in lines)
+
+
+def test_a_resize_while_streaming_leaves_no_stale_frame_in_the_scrollback(terminal, fake_llm):
+    words = " ".join(f"word{i}" for i in range(120))
+    fake_llm.set_script([{"text": words, "hang_after": 60}])
+    term = terminal(columns=100, rows=20)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("word50")
+    term.resize(40, 20)
+    term.wait_until(lambda: clean_scrollback(term, 40), "a scrollback without stale frames")
+    fake_llm.release_hangs()
+    term.wait_for("word119")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.resize(70, 20)
+    term.wait_until(lambda: clean_scrollback(term, 70), "a scrollback without stale frames")
+    history = term.scrollback()
+    assert history.count("word0 ") == 1 and history.count(" go\n") == 1 and "agent-forge v" in history
+
+
 PLUGIN = '''
 import os, sys
 
@@ -475,12 +499,13 @@ def test_keybindings_json_rebinds_actions(terminal, fake_llm, agent_env):
     (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
     term = terminal()
     screen = term.wait_for("unknown action 'app.nope'")
-    assert "unknown key 'hyper+k'" in screen
+    assert "app.model.cycle: unknown key 'hyper+k'; using ctrl+p (the default)" in screen.replace("\n", "")
     term.type("/hotkeys")
     term.press("Enter")
     history = term.wait_for("/export", where=term.scrollback)
     assert re.search(r"ctrl\+q +exit", history) and re.search(r"\(unbound\) +show or hide thinking", history), \
         history
+    assert re.search(r"ctrl\+p +next model", history), history  # the bad key left the default in place
     term.press("C-d")  # no longer exit
     term.press("C-q")
     assert term.exit_code() == 0
@@ -523,6 +548,8 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     term.wait_for("assistant: Answer two. (here)")
     term.type("Answer one")
     term.wait_for("→ 2. assistant: Answer one.")
+    term.press("Enter")
+    term.wait_for("→ Continue from here")
     term.press("Enter")
     term.wait_for("continuing from the chosen entry")
     term.type("question three")
@@ -613,13 +640,15 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
         term.type("y")
         term.press("Enter")
         term.wait_for(READY)
-        assert "[plugins] projplug" in term.screen()
+        assert "loaded: 1 plugin (ctrl+o lists them)" in term.screen()
+        term.press("C-o")
+        term.wait_for("[plugins] projplug")
         term.press("C-d")
         assert term.exit_code() == 0
     finally:
         term.close()
     again = terminal()  # the answer was recorded: no question
-    assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
+    assert "Trust this project" not in again.screen() and "loaded: 1 plugin" in again.screen()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
@@ -669,3 +698,148 @@ def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):
     term.wait_for("retry.enabled = false saved in")
     settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
     assert settings["retry"] == {"enabled": False} and settings["defaultModel"] == "fake-model"
+
+
+def bracketed_paste(term: TmuxTerminal, tmp_path: Path, data: bytes) -> None:
+    """Paste `data` as the terminal would (`paste-buffer -p`: wrapped in the bracketed-paste marks)."""
+    source = tmp_path / "paste.bin"
+    source.write_bytes(data)
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")
+
+
+def test_a_forged_end_of_paste_mark_cannot_run_a_command(terminal, fake_llm, tmp_path):
+    term = terminal()
+    bracketed_paste(term, tmp_path, b"\x1b[201~!touch PWNED\r\x1b[200~tail")
+    term.wait_for(r"› \x1b[201~!touch PWNED")  # shown as inert text in the editor, not run, not sent
+    assert r"\x1b[200~tail" in term.screen()
+    assert not (terminal.work / "PWNED").exists() and fake_llm.requests == []
+    term.press("C-c")
+    term.wait_until(lambda: "PWNED" not in term.screen(), "the editor to be cleared")
+
+
+def test_bang_output_says_it_was_truncated_and_ctrl_o_expands_it(terminal, fake_llm):
+    term = terminal(rows=40)
+    term.type("!seq 10000")
+    term.press("Enter")
+    screen = term.wait_for("exit 0")
+    assert "… 9995 earlier lines (ctrl+o to expand)" in screen  # of all 10,000, not of the 2,000 kept
+    assert "[Showing last 2000 lines of 10000. Full output:" in screen
+    full = re.search(r"Full output:\s*([^\]]+)\]", screen.replace("\n ", "")).group(1)
+    assert Path(full).read_text().splitlines()[0] == "1"
+    term.press("C-o")
+    term.wait_for("tool output expanded")
+    history = term.scrollback()
+    assert "\n 9000\n" in history  # the ! block again, expanded (its top is past tmux's 2,000-line history)
+
+
+def test_a_long_wrapped_line_collapses_to_a_few_rows(terminal, fake_llm):
+    term = terminal(rows=40)
+    term.type("!python3 -c \"print('ab' * 3000)\"")
+    term.press("Enter")
+    screen = term.wait_for("exit 0")
+    assert "… the start of a long line (ctrl+o to expand)" in screen
+    assert sum(1 for line in screen.splitlines() if line.startswith(" abab")) == 5
+
+
+def test_a_bare_bang_says_how_to_use_it_and_sends_nothing(terminal, fake_llm):
+    term = terminal()
+    term.type("!")
+    term.press("Enter")
+    term.wait_for("usage: !command runs a shell command")
+    assert "› !" in term.screen() and fake_llm.requests == []  # kept in the editor, not sent
+
+
+def test_tree_marks_here_after_a_shell_command(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal()
+    term.type("question one")
+    term.press("Enter")
+    term.wait_for("Answer one.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("!echo hi")
+    term.press("Enter")
+    term.wait_for("exit 0")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("3. shell: $ echo hi (here)")
+
+
+def test_streaming_text_wraps_between_words(terminal, fake_llm):
+    words = [f"w{'x' * (i % 7)}{i}" for i in range(60)]
+    fake_llm.set_script([{"text": " ".join(words), "hang_after": 50}])
+    term = terminal(columns=40, rows=20)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for(words[40])
+    live = screen.split("\n go\n")[-1].split("────")[0]  # the streaming rows, above the editor
+    tokens = [token for line in live.splitlines() if not line.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦",
+                                                                          "⠧", "⠇", "⠏"))
+              for token in line.split()]
+    assert tokens and all(token in words for token in tokens), live
+    fake_llm.release_hangs()
+
+
+def test_an_input_dialog_shows_its_placeholder(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/pick")
+    term.press("Enter")
+    term.wait_for("→ apple")
+    term.press("Enter")
+    term.wait_for("Really?")
+    term.press("Enter")
+    term.wait_for("› a name")  # the placeholder, in an empty editor
+    term.type("Ada")
+    term.wait_for("› Ada")
+    assert "a name" not in term.screen()
+    term.press("Enter")
+    term.wait_for("picked apple sure=True name=Ada")
+
+
+def test_a_binary_attachment_is_refused_and_the_prompt_kept(terminal, fake_llm):
+    (terminal.work / "blob.bin").write_bytes(b"\x00\x01binary")
+    term = terminal()
+    term.type("look at @blob.bin please")
+    term.press("Enter")
+    term.wait_for("The prompt is back in the editor.")
+    assert "› look at @blob.bin please" in term.screen() and fake_llm.requests == []
+
+
+def test_messages_queued_during_a_failed_run_come_back_to_the_editor(terminal, fake_llm, agent_env_factory):
+    env = agent_env_factory(settings={"retry": {"enabled": False}})
+    fake_llm.set_script([{"text": "partial words here", "hang_after": 3, "error_after": 4,
+                          "error_event": "boom"}, {"text": "must not run"}])
+    term = terminal(env=env)
+    term.type("first")
+    term.press("Enter")
+    term.wait_for("partial")
+    term.type("queued one")
+    term.press("M-Enter")
+    term.wait_for("follow-up: queued one")
+    fake_llm.release_hangs()
+    term.wait_for("the messages queued during it are back in the editor")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    assert "› queued one" in term.screen() and len(fake_llm.requests) == 1
+
+
+def test_dialogs_stay_usable_in_an_8_row_terminal(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "pick.py"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = terminal("-e", str(plugin), columns=40, rows=8)
+    term.type("/pick")
+    term.press("Enter")
+    screen = term.wait_for("→ apple")
+    assert "Pick a fruit" in screen and "cherry" in screen and "esc cancel" in screen
+    term.press("Down")
+    term.wait_for("→ banana")
+    term.press("Enter")
+    screen = term.wait_for("→ Yes")
+    assert "Really?" in screen and "take banana" in screen
+    term.press("Enter")
+    term.wait_for("› a name")
+    term.type("Ada")
+    term.press("Enter")
+    screen = term.wait_for("picked banana sure=True name=Ada")
+    assert all(len(line) <= 40 for line in screen.splitlines()) and "fake-model" in screen  # the footer is back

@@ -120,3 +120,83 @@ def test_a_pasted_image_path_becomes_an_attachment(tmp_path):
     assert images and images[0]["mimeType"] == "image/png" and text.startswith(f"@{image} what is this?")
     editor.paste(str(tmp_path / "missing.png"))
     assert editor.buffer.text == str(tmp_path / "missing.png")
+
+
+def test_collapsed_output_counts_screen_rows_and_the_lines_a_truncation_cut():
+    long = "x" * 1000
+    shown = plain_text(to_ansi([shell_block("p", f"first\n{long}\n", 0, 0.1, in_context=True, expanded=False)], 70))
+    rows = shown.splitlines()
+    assert "… 1 earlier line and the start of a long line (ctrl+o to expand)" in shown
+    assert sum(1 for row in rows if "xxxx" in row) == 5  # a 1000-character line is 5 rows here, not one line
+    bash = ToolCall("bash", {"command": "seq 10000"})
+    kept = "\n".join(str(n) for n in range(8001, 10001))
+    result = {"content": [{"type": "text", "text": kept + "\n\n[Showing last 2000 lines of 10000.]"}],
+              "details": {"truncation": {"totalLines": 10000, "outputLines": 2000}}}
+    shown = plain_text(to_ansi([tool_block(bash, result, False, expanded=False)], 60))
+    assert "… 9997 earlier lines" in shown and "[Showing last 2000 lines of 10000.]" in shown
+
+
+def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
+    cut = {"truncated": True, "fullOutputPath": "/tmp/full.log"}
+    shown = plain_text(to_ansi([shell_block("seq 9", "8\n9\n", 0, 0.1, in_context=True, expanded=False,
+                                            result=cut, total_lines=9)], 80))
+    assert "[Showing last 2 lines of 9. Full output: /tmp/full.log]" in shown and "… 7 earlier lines" in shown
+    unsaved = {"truncated": True, "fullOutputPath": None, "fullOutputError": "No space left on device"}
+    shown = plain_text(to_ansi([shell_block("x", "y\n", 0, 0.1, in_context=True, expanded=False, result=unsaved)],
+                               80))
+    assert "[Showing last 1 lines. Full output not saved: No space left on device]" in shown
+
+
+def test_wrap_breaks_between_words_and_only_inside_a_word_longer_than_a_row():
+    assert wrap("hello world this is a test", 10, 10) == ["hello ", "world this", "is a test"]
+    assert wrap("abcdefghijklmnop qr", 5, 10) == ["abcde", "fghij", "klmno", "p qr"]
+
+
+def test_a_5_mb_user_message_shows_its_start_and_how_much_more_was_sent():
+    data = "0123456789abcdef0123456789abcdef\n" * (5 * 1024 * 1024 // 33)
+    shown = plain_text(to_ansi([user_block(data)], 100))
+    assert len(shown) < 20_000 and shown.count("0123456789abcdef0123456789abcdef") == 40
+    assert f"… {len(data) - 40 * 33:,} more characters ({data.count(chr(10)) - 40:,} more lines) not shown " \
+           f"(ctrl+o to expand); all of it was sent" in shown
+    assert plain_text(to_ansi([user_block("short\ntext")], 40)).split() == ["short", "text"]
+
+
+def test_a_finished_call_keeps_its_duration_when_its_block_is_built_again():
+    call = ToolCall("bash", {"command": "make"})
+    call.started -= 2.0
+    call.finish()
+    first = call.elapsed()
+    assert 2.0 <= first == call.elapsed()
+
+
+def test_collapsed_write_and_edit_blocks_count_screen_rows_from_the_top():
+    content = "x" * 3000 + "\nsecond\n" + "\n".join(str(i) for i in range(30))
+    write = ToolCall("write", {"path": "min.js", "content": content})
+    shown = plain_text(to_ansi([tool_block(write, {"content": []}, False, expanded=False)], 80))
+    assert sum(1 for row in shown.splitlines() if "xxxx" in row) == 20 and "second" not in shown
+    assert "… the rest of a long line and 31 more lines (ctrl+o to expand)" in shown
+    full = plain_text(to_ansi([tool_block(write, {"content": []}, False, expanded=True)], 80))
+    assert "+second" in full and "+29" in full and "more lines" not in full
+
+
+def test_the_ascii_fast_path_of_wrap_cuts_the_rows_the_general_one_does():
+    import random
+
+    from agent_forge.modes.interactive.stream import _wrap_ascii, _wrap_cells
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        line = "".join(rng.choice("ab  c") for _ in range(rng.randint(0, 50)))
+        width = rng.randint(1, 12)
+        assert _wrap_ascii(line, width) == _wrap_cells(line, width), (line, width)
+
+
+def test_a_long_user_message_expands_with_ctrl_o_up_to_the_larger_limit():
+    from agent_forge.modes.interactive.blocks import is_long
+
+    forty = "".join(f"line {n}\n" for n in range(40))
+    assert not is_long(forty) and "not shown" not in plain_text(to_ansi([user_block(forty)], 60))
+    long = forty + "line 40\n"
+    assert is_long(long) and "… 8 more characters (1 more lines) not shown (ctrl+o to expand)" in \
+        plain_text(to_ansi([user_block(long)], 80))
+    assert "line 40" in plain_text(to_ansi([user_block(long, expanded=True)], 80))

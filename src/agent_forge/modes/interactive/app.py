@@ -15,26 +15,30 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.processors import ConditionalProcessor, PasswordProcessor
+from prompt_toolkit.layout.processors import AfterInput, ConditionalProcessor, PasswordProcessor
 from prompt_toolkit.styles import Style
 
 from ... import __version__
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
-from .blocks import header, notice
+from .blocks import notice
 from .commands import Commands, builtin
 from .completion import FileCompleter, attachments
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
+from .header import header, resource_list
 from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
+from .reload import PluginArgs
 from .render import clean, color_allowed, to_ansi
+from .resize import InlineApplication, Scrollback, WidthRedraw
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
+from .theme_files import resolve_theme
 from .view import EventView
 
 MIN_REDRAW_S = 0.03
@@ -43,28 +47,38 @@ ESCAPE_BYTES_WAIT_S = 0.05
 """How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
 ESCAPE_WAIT_S = 0.3
 """How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
+MENU_ROWS = 8
+"""Completions shown at once (fewer when the terminal is short)."""
+SHORT_TERMINAL_ROWS = 14
+"""Below this many rows an open dialog takes the footer's rows."""
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
 
-async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None) -> int:
+async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None,
+                               plugin_args: PluginArgs | None = None) -> int:
     """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
-    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once."""
-    return await InteractiveMode(session).run(first_prompt)
+    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once;
+    `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again."""
+    return await InteractiveMode(session, plugin_args).run(first_prompt)
 
 
 class InteractiveMode:
     """The terminal UI for one session; `run` returns the exit code."""
 
-    def __init__(self, session: AgentSession):
+    def __init__(self, session: AgentSession, plugin_args: PluginArgs | None = None):
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
-        self.theme = use_theme(session.settings.get("theme"))
+        theme, warning = resolve_theme(session.settings.get("theme"), agent_dir())
+        self.theme = use_theme(theme)
+        session.warnings.extend([warning] if warning else [])
         self.session = session
+        self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
         self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
         self.live = LiveState()
+        self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
         self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
@@ -72,15 +86,19 @@ class InteractiveMode:
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
         self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
-        self.app: Application[int] = self._application()
         self._pending: list[str] = []
+        self.scrollback = Scrollback()
+        self._width_changed = WidthRedraw(self.scrollback, self.terminal, self._spawn, lambda: self._pending.clear())
+        self.app: Application[int] = self._application()
         self._draining: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ctrl_c_at = 0.0
 
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
-        self.print_(header(__version__, self._resources()))
+        if self.session.settings.get("quietStartup") is not True:
+            expand = self.keymap.get("app.tools.expand") or [None]
+            self.print_(header(__version__, self._resources(), expand[0]))
         self.show_transcript()
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
@@ -88,6 +106,7 @@ class InteractiveMode:
         if problem:
             self.say(problem, "error")
         unsubscribe = self.session.subscribe(self.view)
+        unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
 
         def started() -> None:
             self._spawn(self.session.hooks.start())  # plugins' session_start, now that their requests show
@@ -103,6 +122,7 @@ class InteractiveMode:
                 await self._finish()
             finally:
                 unsubscribe()
+                unsubscribe_failed()
                 log = stray.restore()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
@@ -156,6 +176,7 @@ class InteractiveMode:
     # -- output ----------------------------------------------------------------------------------------
     def print_(self, *renderables: Any) -> None:
         """Render `renderables` at the terminal's width and write them above the live region, in order."""
+        self.scrollback.record(list(renderables))
         self._pending.append(to_ansi(list(renderables), self.terminal.columns()))
         if not self.app.is_running:
             self._flush_pending()
@@ -184,19 +205,37 @@ class InteractiveMode:
     def changed(self) -> None:
         self.app.invalidate()
 
+    def apply_theme(self, name: object) -> None:
+        """Use theme `name` for what is printed from now on and for the live region (`/settings`); a bad
+        custom theme is a warning and the dark theme."""
+        from ...coding.paths import agent_dir
+
+        theme, warning = resolve_theme(name, agent_dir())
+        self.theme = use_theme(theme)
+        self.app.style = Style.from_dict(theme.live)
+        if warning:
+            self.say(warning, "warning")
+        self.changed()
+
     def footer_changed(self) -> None:
         self.footer.refresh()
         self.app.invalidate()
 
     # -- input -----------------------------------------------------------------------------------------
     def send(self, behavior: str) -> None:
-        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it."""
+        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it. A
+        prompt refused (a binary `@file`, no model) comes back into the editor: nothing typed is lost."""
         if not self.editor.text().strip():
             return
-        self._spawn(self._dispatch(self.editor.take(), behavior))
+        if self.editor.text().strip() in ("!", "!!"):
+            self.say("usage: !command runs a shell command, its output added to the context; !!command keeps "
+                     "it out of the context")
+            return
+        draft = self.editor.snapshot()
+        self._spawn(self._dispatch(self.editor.take(), behavior, draft))
 
-    async def _dispatch(self, text: str, behavior: str | None) -> None:
-        if text.startswith("!") and text.strip() not in ("!", "!!"):
+    async def _dispatch(self, text: str, behavior: str | None, draft: Any = None) -> None:
+        if text.startswith("!"):
             await self.commands.shell(text)
             return
         command = builtin(text.strip())
@@ -207,7 +246,21 @@ class InteractiveMode:
             text, images = attachments(text, self.session.cwd)
             await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
         except CommandError as exc:
-            self.say(str(exc), "error")
+            kept = draft is not None and self.editor.restore(draft)
+            back = " The prompt is back in the editor." if kept else ""
+            self.say(f"{str(exc).rstrip('.')}.{back}", "error")
+
+    def _keep_queue_after_failure(self, event: dict[str, Any]) -> None:
+        """A run that failed for good (an error after the retries, or one not retried) does not go on with the
+        messages queued meanwhile: they come back into the editor (listeners run before the session would
+        take them), and a notice says so."""
+        if event.get("type") != "agent_end" or event.get("willRetry"):
+            return
+        messages = event.get("messages") or []
+        last = messages[-1] if messages else {}
+        if last.get("role") == "assistant" and last.get("stopReason") == "error" and self.restore_queue():
+            self.say("the run failed: the messages queued during it are back in the editor (enter sends them)",
+                     "warning")
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
@@ -217,13 +270,14 @@ class InteractiveMode:
         self._spawn(self.session.abort())
         self._spawn(self.session.user_bash.abort())
 
-    def restore_queue(self) -> None:
+    def restore_queue(self) -> int:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
-        above what it holds; the run goes on."""
+        above what it holds; the run goes on. How many there were."""
         steering, follow_up = self.session.agent.clear_queues()
         queued = [message_text(m) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
+        return len(queued)
 
     def ctrl_c(self) -> None:
         if self.editor.buffer.text:
@@ -271,20 +325,26 @@ class InteractiveMode:
         self.say(f"thinking {'shown' if self.live.show_thinking else 'hidden'}")
 
     def toggle_expanded(self) -> None:
-        from .tool_blocks import tool_block
-
+        """Ctrl+O: later collapsible blocks (tool calls, `!` commands) expanded or not; the last one is printed
+        again expanded (the scrollback above cannot change)."""
         self.view.expanded = not self.view.expanded
-        if self.view.expanded and self.view.last_tool is not None:
-            call, result, is_error = self.view.last_tool
-            self.print_(tool_block(call, result, is_error, expanded=True))
+        listing = resource_list(self._resources()) if self.view.expanded else None
+        if listing is not None:
+            self.print_(listing)
+        if self.view.expanded and self.view.last_block is not None:
+            self.print_(self.view.last_block(True))
         self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
 
     # -- layout ----------------------------------------------------------------------------------------
     def _application(self) -> Application[int]:
         live = Window(FormattedTextControl(self._live_fragments), wrap_lines=True, dont_extend_height=True)
         secret = Condition(lambda: bool(self.dialogs.current and self.dialogs.current.secret))
-        control = BufferControl(buffer=self.editor.buffer,
-                                input_processors=[ConditionalProcessor(PasswordProcessor(), secret)])
+        placeholder = Condition(lambda: bool(not self.editor.buffer.text and self.dialogs.current
+                                             and self.dialogs.current.placeholder))
+        control = BufferControl(buffer=self.editor.buffer, input_processors=[
+            ConditionalProcessor(PasswordProcessor(), secret),
+            ConditionalProcessor(AfterInput(lambda: self.dialogs.current.placeholder if self.dialogs.current
+                                            else "", style="class:dim"), placeholder)])
         editor = Window(control, wrap_lines=True, dont_extend_height=True, height=self._editor_height,
                         get_line_prefix=self._prefix)
         rule = Window(height=1, char="─", style="class:rule")
@@ -294,12 +354,14 @@ class InteractiveMode:
         completing = Condition(lambda: bool(self.editor.buffer.complete_state
                                             and self.editor.buffer.complete_state.completions))
         root = HSplit([ConditionalContainer(live, filter=Condition(self._live_visible)), rule, editor,
-                       ConditionalContainer(menu, filter=completing), rule, footer])
-        app: Application[int] = Application(
+                       ConditionalContainer(menu, filter=completing),
+                       ConditionalContainer(HSplit([rule, footer]), filter=Condition(self._footer_visible))])
+        app: Application[int] = InlineApplication(
             layout=Layout(root, focused_element=editor), key_bindings=key_bindings(self, self.keymap),
             style=Style.from_dict(self.theme.live), color_depth=_color_depth(), full_screen=False,
             erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
             input=self.terminal.input, output=self.terminal.output, include_default_pygments_style=False)
+        app.on_width_change = self._width_changed
         return self._tuned(app)
 
     def _tuned(self, app: Application[int]) -> Application[int]:
@@ -313,31 +375,39 @@ class InteractiveMode:
         return bool(live.working or live.tools or live.steering or live.follow_up or live.widgets
                     or not live.text.empty() or self.dialogs.current)
 
+    def _footer_visible(self) -> bool:
+        """The footer gives its rows to an open dialog in a short terminal (it comes back when it closes)."""
+        return not (self.dialogs.current and self.terminal.rows() < SHORT_TERMINAL_ROWS)
+
     def _live_fragments(self) -> list[tuple[str, str]]:
-        rows = self.terminal.rows()
-        height = max(3, rows - 6 - self.editor.buffer.text.count("\n"))
-        dialog = self.dialogs.fragments(self.terminal.columns(), min(12, height // 2))
-        lines = self.live.fragments(self.terminal.columns(), height - len(dialog)) + dialog
+        """The live region's rows: what is left of the screen under the editor, the menu and the footer;
+        an open dialog first, the streaming message and the rest above it in the rows that remain."""
+        state = self.editor.buffer.complete_state
+        menu = min(len(state.completions), self._menu_rows()) if state else 0
+        height = max(1, self._rows_free() - menu)
+        columns = self.terminal.columns()
+        dialog = self.dialogs.fragments(columns, height)
+        left = height - len(dialog)
+        lines = (self.live.fragments(columns, left)[-left:] if left > 0 else []) + dialog
         if lines:
             style, text = lines[-1]
             lines[-1] = (style, text.rstrip("\n"))
         return lines
 
+    def _rows_free(self) -> int:
+        """Screen rows left over by the editor, the rule above it and the footer (with its rule)."""
+        editor = min(self.editor.buffer.text.count("\n") + 1, self._editor_height().max)
+        footer = 1 + len(self.footer.lines(self.terminal.columns())) if self._footer_visible() else 0
+        return self.terminal.rows() - 1 - editor - footer
+
+    def _menu_rows(self) -> int:
+        """The completion menu's height: 8 rows, fewer in a short terminal (at least 1)."""
+        return max(1, min(MENU_ROWS, self._rows_free()))
+
     def _completion_fragments(self) -> list[tuple[str, str]]:
-        """Up to 8 completions around the selected one (tab / down to move, enter to take)."""
-        state = self.editor.buffer.complete_state
-        if state is None:
-            return []
-        index = state.complete_index
-        start = max(0, (index or 0) - 7)
-        rows = []
-        for position, completion in enumerate(state.completions[start:start + 8], start):
-            style = "class:dialog-chosen" if position == index else "class:dim"
-            meta = clean(completion.display_meta_text)
-            rows.append((style, f"  {clean(completion.display_text)}{'  ' + meta if meta else ''}\n"))
-        if rows:
-            rows[-1] = (rows[-1][0], rows[-1][1].rstrip("\n"))
-        return rows
+        from .completion import menu_fragments
+
+        return menu_fragments(self.editor.buffer.complete_state, self._menu_rows(), self.terminal.columns())
 
     def _editor_height(self) -> Dimension:
         return Dimension(min=1, max=max(1, min(12, self.terminal.rows() // 2)))
@@ -348,14 +418,15 @@ class InteractiveMode:
     def _footer_fragments(self) -> list[tuple[str, str]]:
         return [("", "\n".join(self.footer.lines(self.terminal.columns())))]
 
-    def _commands(self) -> list[tuple[str, str]]:
-        """(name, description) of every command the editor offers: built-ins, then `get_commands`."""
-        from .commands import COMMANDS
+    def _commands(self) -> list[tuple[str, str, str]]:
+        """(name, argument hint, description) of every command the editor offers: built-ins, then
+        `get_commands` (plugin commands and templates with their `argumentHint`; skills take a request)."""
+        from .commands import COMMAND_HINTS, COMMANDS
 
-        offered = list(COMMANDS.items())
+        offered = [(name, COMMAND_HINTS.get(name, ""), what) for name, what in COMMANDS.items()]
         for item in self.session.get_commands():
-            hint = item.get("argumentHint") or ""
-            offered.append((str(item.get("name")), clean(" ".join([str(item.get("description") or ""), hint]))))
+            hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
+            offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
         return offered
 
     def _resources(self) -> list[tuple[str, list[str]]]:

@@ -1,5 +1,6 @@
-"""Transcript renderables for the scrollback: the header, user messages, assistant messages (Markdown, dimmed
-thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of their inputs."""
+"""Transcript renderables for the scrollback (the header: `header.py`): user messages, assistant messages
+(Markdown, dimmed thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of
+their inputs."""
 
 from __future__ import annotations
 
@@ -9,26 +10,41 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from ...coding.tools.truncate import count_lines
 from . import theme
-from .render import clean, markdown, plain
+from .render import markdown, plain
 
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
 
 
-def header(version: str, resources: list[tuple[str, list[str]]]) -> Group:
-    """The start-up lines: name and version, the main keys, then one line per non-empty resource kind."""
-    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
-             Text("escape interrupt · ctrl+c clear · ctrl+d exit · / commands · ! bash · /hotkeys keys",
-                  style="grey62")]
-    for kind, names in resources:
-        if names:
-            lines.append(Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62")))
-    return Group(*lines, Text(""))
+USER_SHOWN_LINES = 40
+USER_SHOWN_CHARS = 8000
+"""A user message longer than this (a 5 MB paste) shows its start and how much more was sent: rendering and
+writing all of it would take the terminal a minute and bury the conversation."""
+USER_EXPANDED_LINES, USER_EXPANDED_CHARS = 2000, 200_000
+"""The same limits once Ctrl+O expanded the blocks."""
 
 
-def user_block(text: str) -> Padding:
-    """A user message: its text on a shaded band."""
-    return Padding(plain(text), (0, 1), style=theme.current.user, expand=True)
+def user_block(text: str, *, expanded: bool = False) -> Padding:
+    """A user message: its text on a shaded band; only its first `USER_SHOWN_LINES` lines (at most
+    `USER_SHOWN_CHARS` characters; `expanded`: the larger limits) of a long one, then `… 5,000 more characters
+    (80 more lines) not shown`."""
+    lines, chars = (USER_EXPANDED_LINES, USER_EXPANDED_CHARS) if expanded else (USER_SHOWN_LINES, USER_SHOWN_CHARS)
+    text = text.rstrip("\n")  # trailing line breaks show nothing
+    head = "\n".join(text.split("\n", lines)[:lines])[:chars]
+    body = plain(head)
+    if len(head) < len(text):
+        rest = text[len(head):]
+        more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
+        body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
+                    f"{'' if expanded else ' (ctrl+o to expand)'}; all of it was sent", style="grey50")
+    return Padding(body, (0, 1), style=theme.current.user, expand=True)
+
+
+def is_long(text: str) -> bool:
+    """Whether `user_block` shows only part of `text` (so Ctrl+O has something to expand)."""
+    text = text.rstrip("\n")
+    return len(text) > USER_SHOWN_CHARS or text.count("\n") >= USER_SHOWN_LINES
 
 
 def message_text(message: dict[str, Any]) -> str:

@@ -13,6 +13,11 @@ from .render import clean
 Fragments = list[tuple[str, str]]
 
 
+HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
+         "type": ("enter send · ctrl+j new line · esc cancel", "enter send · esc cancel")}
+"""The key hint under a dialog, and its shorter form for a narrow terminal."""
+
+
 class Dialog:
     """One pending request: `method`, `title`, `options` (select/confirm), the selected `index`."""
 
@@ -25,6 +30,7 @@ class Dialog:
         options = request.get("options") if self.method == "select" else ["Yes", "No"]
         self.options = [str(o) for o in options or []]
         self.prefill = str(request.get("prefill", "") or "")
+        self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         self.index = 0
 
@@ -112,23 +118,59 @@ class Dialogs:
             self._answer({"type": "extension_ui_response", "id": dialog.id, **fields})
 
     def fragments(self, width: int, height: int) -> Fragments:
-        """The dialog's lines: title, message, the filtered options with the highlighted one marked."""
+        """The dialog in at most `height` rows of `width` columns: title, message, the filtered options with
+        the highlighted one marked (scrolled to keep it in view, `(3/7)` after the title when not all fit),
+        the key hint. Short of rows, the message, then the hint go; in one or two rows the title and the
+        highlighted option share one, so a dialog stays usable in any terminal."""
         dialog = self.current
         if dialog is None:
             return []
-        out: Fragments = [("class:dialog-title", f"{dialog.title}\n")]
-        if dialog.message:
-            out.append(("", f"{dialog.message}\n"))
-        if dialog.chooses:
-            matches = dialog.matches(self._editor.buffer.text)
-            dialog.index = min(dialog.index, max(len(matches) - 1, 0))
-            start = max(0, dialog.index - height + 3)
-            for position, option in enumerate(matches[start:start + max(height - 2, 1)], start):
-                chosen = position == dialog.index
-                out.append(("class:dialog-chosen" if chosen else "", f"{'→' if chosen else ' '} "
-                            f"{clean(option)[:width - 2]}\n"))
-            hint = "type to filter · ↑↓ move · enter choose · esc cancel"
+        height, width = max(height, 1), max(width, 1)
+        matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
+        dialog.index = min(dialog.index, max(len(matches) - 1, 0))
+        hints = HINTS["choose" if dialog.chooses else "type"]
+        hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
+        if dialog.chooses and height < 3:
+            return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
+                         width)
+        room = height - 1 - len(hint)
+        message = dialog.message.split("\n") if dialog.message else []
+        if dialog.chooses:  # up to 3 options come before the message
+            message = message[:max(0, room - min(len(matches), 3))] if height >= 5 else []
         else:
-            hint = "enter send · ctrl+j new line · esc cancel"
-        out.append(("class:dim", hint + "\n"))
-        return out
+            message = message[:room]
+        count = max(min(len(matches), room - len(message)), 0)
+        start = max(0, min(dialog.index - count // 2, len(matches) - count))
+        options = [("class:dialog-chosen" if at == dialog.index else "", f"{'→' if at == dialog.index else ' '} "
+                    f"{clean(option)}") for at, option in enumerate(matches[start:start + count], start)]
+        if dialog.chooses and not matches:
+            options = [("class:dim", "  (no match)")]
+        return _rows([_title(dialog, matches, count), *(("", line) for line in message), *options, *hint][:height],
+                     width)
+
+
+def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = False) -> tuple[str, str]:
+    """The title row: `(3/7)` when not every match is shown; `joined`: the highlighted option after it."""
+    position = f" ({dialog.index + 1}/{len(matches)})" if matches and shown < len(matches) else ""
+    choice = f": → {clean(matches[dialog.index]) if matches else '(no match)'}" if joined else ""
+    return ("class:dialog-title", f"{dialog.title}{position}{choice}")
+
+
+def _rows(rows: list[tuple[str, str]], width: int) -> Fragments:
+    return [(style, fit(text, width) + "\n") for style, text in rows]
+
+
+def fit(text: str, width: int) -> str:
+    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
+    from prompt_toolkit.utils import get_cwidth
+
+    text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
+    if get_cwidth(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        used += get_cwidth(char)
+        if used > width - 1:
+            break
+        out.append(char)
+    return "".join(out) + "…"

@@ -9,6 +9,8 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
+from .paste import pasted_text
+
 PASTE_COLLAPSE_LINES = 10
 PASTE_COLLAPSE_CHARS = 2000
 """A paste with more lines or characters than these shows as `[paste #N: L lines, C chars]`."""
@@ -27,8 +29,9 @@ class PromptEditor:
 
     def paste(self, data: str) -> None:
         """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
-        path of an image file (a file dragged onto the terminal) becomes `@path`, attached when sent."""
-        data = data.replace("\r\n", "\n").replace("\r", "\n")
+        path of an image file (a file dragged onto the terminal) becomes `@path`, attached when sent. Control
+        characters but newline and tab are inserted as visible escapes (`paste.pasted_text`)."""
+        data = pasted_text(data)
         image = _image_path(data)
         if image is not None:
             self.buffer.insert_text(f"@{image} ")
@@ -56,6 +59,19 @@ class PromptEditor:
         self._pastes.clear()
         self.buffer.reset()
         return text
+
+    def snapshot(self) -> tuple[str, dict[str, str]]:
+        """What the editor holds (its text and collapsed pastes), for `restore`."""
+        return self.buffer.text, dict(self._pastes)
+
+    def restore(self, draft: tuple[str, dict[str, str]]) -> bool:
+        """Put a `snapshot` back, unless something was typed since (then False: that is kept)."""
+        if self.buffer.text:
+            return False
+        text, pastes = draft
+        self._pastes.update(pastes)
+        self.set_text(text)
+        return True
 
     def set_text(self, text: str) -> None:
         """Replace the editor's text (queued messages given back, a plugin's `set_editor_text`)."""

@@ -3,7 +3,8 @@
 
 Key syntax: `ctrl+<letter>`, `alt+<key>`, `shift+tab`, `shift+enter`, `enter`, `escape`, `tab`, `space`,
 `backspace`, `delete`, `home`, `end`, `pageUp`, `pageDown`, `up`, `down`, `left`, `right`, `f1`-`f12`, and
-single characters. Unknown actions and keys are reported as warnings and ignored."""
+single characters. Unknown actions and keys are reported as warnings and ignored: an entry whose keys are all
+unknown leaves the action its default keys, one with some valid keys keeps those."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.clear": (["ctrl+c"], "clear the editor; on an empty editor press twice to exit"),
     "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
     "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),
-    "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again)"),
+    "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again); expanding "
+                         "also lists the loaded resources"),
     "app.editor.external": (["ctrl+g"], "edit the prompt in $VISUAL / $EDITOR"),
     "app.thinking.cycle": (["shift+tab"], "next thinking level"),
     "app.model.cycle": (["ctrl+p"], "next model of the --models scope (all models with a key without one)"),
@@ -56,11 +58,18 @@ def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
             continue
         keys = [keys] if isinstance(keys, str) else keys
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            warnings.append(f"{path}: {action} needs a key or a list of keys")
+            warnings.append(f"{path}: {action} needs a key or a list of keys; using "
+                            f"{', '.join(keymap[action]) or '(unbound)'} (the default)")
             continue
         good = [k for k in keys if key_sequence(k) is not None]
-        warnings.extend(f"{path}: {action}: unknown key {k!r}" for k in keys if k not in good)
-        keymap[action] = good
+        if len(good) < len(keys):
+            kept = good or keymap[action]  # a typo must not leave the action without any key
+            warnings.append(f"{path}: {action}: unknown key{'s' if len(keys) - len(good) > 1 else ''} "
+                            f"{', '.join(repr(k) for k in keys if k not in good)}; using "
+                            f"{', '.join(kept) or '(unbound)'}{'' if good else ' (the default)'}")
+            keymap[action] = kept
+        else:
+            keymap[action] = good
     return keymap
 
 

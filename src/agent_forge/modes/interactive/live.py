@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .render import clean
-from .stream import StreamTail, spinner_frame
+from .stream import StreamTail, spinner_frame, wrap
 from .tool_blocks import ToolCall, running_line
 
 Fragments = list[tuple[str, str]]
@@ -51,7 +51,7 @@ class LiveState:
         for call in self.tools.values():
             _rows(out, [running_line(call, spinner_frame(now - call.started))[:width * 2]], "class:tool")
             if call.partial:
-                _rows(out, call.partial.rstrip("\n").split("\n")[-3:], "class:dim")
+                _rows(out, _last_rows(call.partial, width, 3), "class:dim")
         if self.working and not self.tools:
             note = self.activity or ("thinking…" if self.text.empty() else "")
             label = f"{note} " if note else ""
@@ -79,6 +79,16 @@ def _rows(out: Fragments, rows: list[str], style: str) -> None:
         out.append((style, row + "\n"))
 
 
+def _last_rows(text: str, width: int, count: int) -> list[str]:
+    """The last `count` screen rows of `text` wrapped at `width` (a long line is several rows, not one)."""
+    rows: list[str] = []
+    for line in reversed(text.rstrip("\n").split("\n")[-count:]):
+        rows[:0] = wrap(line, width, count - len(rows))
+        if len(rows) >= count:
+            break
+    return rows
+
+
 def _one_line(text: str, width: int) -> str:
-    flat = " ".join(clean(text).split())
+    flat = " ".join(clean(text[: 4 * width + 64]).split())  # only the start: a queued 5 MB paste, each frame
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"

@@ -8,17 +8,16 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
-from ...coding.session.tree import fork_messages, get_flat_tree
-from .blocks import message_text
+from ...coding.session.tree import fork_messages
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
     "fork": "pick one of your messages: a new session continues from just before it",
     "clone": "continue in a new session holding a copy of this branch",
-    "export": "write the session as an HTML file: /export [path]",
-    "tree": "pick any message of the session tree and continue from it",
-    "login": "store a provider's API key in auth.json (mode 0600): /login [provider]",
-    "logout": "remove a provider's API key from auth.json: /logout [provider]",
+    "export": "write the session as an HTML file",
+    "tree": "the session tree: continue from any entry (with a summary of the branch left), label entries",
+    "login": "store a provider's API key in auth.json (mode 0600)",
+    "logout": "remove a provider's API key from auth.json",
 }
 
 
@@ -65,21 +64,9 @@ class SessionCommands:
         self.ui.editor.set_text(outcome.get("text") or "")
 
     async def tree(self, argument: str) -> None:
-        """A picker over every message of the tree, in tree order, indented at each branch point."""
-        flat = get_flat_tree(self.ui.session.store)
-        labels = tree_labels(flat["nodes"], flat["leafId"])
-        if not labels:
-            raise CommandError("the session has no messages yet")
-        self._pick("Continue from which entry? (type to search)", list(labels),
-                   lambda label: self._navigate(labels[label]))
+        from .tree_commands import TreeCommands
 
-    async def _navigate(self, entry_id: str) -> None:
-        outcome = await self.ui.session.navigate_tree(entry_id)
-        if outcome.get("cancelled"):
-            self.ui.say("a plugin cancelled the move", "warning")
-            return
-        self.ui.say("continuing from the chosen entry; the branch so far:", "success")
-        self.ui.show_transcript()
+        await TreeCommands(self.ui).tree(argument)
 
     async def login(self, argument: str) -> None:
         if argument:
@@ -143,34 +130,6 @@ class SessionCommands:
         except CommandError as exc:
             self.ui.say(str(exc), "error")
         self.ui.footer_changed()
-
-
-def tree_labels(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
-    """`"12. ·· user: text"` → entry id for each message node; the indent grows at each branch point and the
-    current leaf is marked `(here)`."""
-    depth: dict[str | None, int] = {None: 0}
-    children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
-    labels: dict[str, str] = {}
-    for node in nodes:
-        entry, parent = node["entry"], node["parentId"]
-        depth[entry["id"]] = depth.get(parent, 0) + (1 if parent and children.get(parent, 0) > 1 else 0)
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            continue
-        text = message_text(message) if message["role"] == "user" else _answer_text(message)
-        here = " (here)" if entry["id"] == leaf_id else ""
-        mark = f" [{node['label']}]" if node.get("label") else ""
-        labels[f"{len(labels) + 1}. {'· ' * depth[entry['id']]}{message['role']}: {_one_line(text)}{mark}{here}"] \
-            = entry["id"]
-    return labels
-
-
-def _answer_text(message: dict[str, Any]) -> str:
-    parts = [str(b.get("text", "")) for b in message.get("content") or [] if isinstance(b, dict)
-             and b.get("type") == "text"]
-    calls = [str(b.get("name")) for b in message.get("content") or [] if isinstance(b, dict)
-             and b.get("type") == "toolCall"]
-    return " ".join(parts).strip() or ("calls " + ", ".join(calls) if calls else "(no text)")
 
 
 def _label(info: Any) -> str:

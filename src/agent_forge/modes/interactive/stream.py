@@ -47,19 +47,54 @@ class StreamTail:
 
 
 def wrap(line: str, width: int, keep: int) -> list[str]:
-    """`line` cut into rows of at most `width` columns; only the last `keep` rows are built."""
+    """`line` cut into rows of at most `width` columns, at the last space of a row when it has one (words are
+    not broken at the edge; a space at the edge is dropped), else at the edge; only the last `keep` rows are
+    built."""
     width = max(width, 1)
     line = line[-width * keep:] if len(line) > width * keep else line  # a cell is at least one character
-    rows, row, used = [], [], 0
+    if line.isascii():  # cleaned text: one cell per character, so plain string searches do (the common case)
+        return _wrap_ascii(line, width)[-keep:]
+    return _wrap_cells(line, width)[-keep:]
+
+
+def _wrap_cells(line: str, width: int) -> list[str]:
+    """`wrap` for any line, measuring each character's cells."""
+    rows: list[str] = []
+    row: list[str] = []
+    used, space = 0, -1  # `space`: index in `row` of its last space
     for char in line:
         size = get_cwidth(char)
         if used + size > width:
-            rows.append("".join(row))
-            row, used = [], 0
+            if char == " ":
+                rows.append("".join(row))
+                row, used, space = [], 0, -1
+                continue
+            carry = row[space + 1:] if space > 0 else []
+            rows.append("".join(row[:len(row) - len(carry)]))
+            row, used, space = carry, sum(get_cwidth(c) for c in carry), -1
+        if char == " ":
+            space = len(row)
         row.append(char)
         used += size
     rows.append("".join(row))
-    return rows[-keep:]
+    return rows
+
+
+def _wrap_ascii(line: str, width: int) -> list[str]:
+    """`wrap` for a line whose every character takes one cell (same rows, found with `str.rfind`)."""
+    rows = []
+    while len(line) > width:
+        space = line.rfind(" ", 0, width + 1)
+        if space == width:  # the space at the edge is dropped
+            rows.append(line[:width])
+        elif space > 0:
+            rows.append(line[:space + 1])
+        else:
+            rows.append(line[:width])
+            space = width - 1
+        line = line[space + 1:]
+    rows.append(line)
+    return rows
 
 
 def spinner_frame(seconds: float) -> str:

@@ -7,10 +7,10 @@ import io
 import os
 import sys
 
-from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from ..stdout_guard import protocol_stdin, protocol_stdout
+from .paste import PasteSafeInput
 
 DEFAULT_SIZE = (24, 80)
 BEGIN_SYNC, END_SYNC = "\x1b[?2026h", "\x1b[?2026l"
@@ -35,7 +35,7 @@ class Terminal:
         # The wrappers must live as long as the process: a collected TextIOWrapper closes what it wraps.
         self._stdin = io.TextIOWrapper(protocol_stdin(), encoding="utf-8", errors="replace")
         self._stdout = io.TextIOWrapper(protocol_stdout(), encoding="utf-8", errors="replace", write_through=True)
-        self.input = Vt100Input(self._stdin)
+        self.input = PasteSafeInput(self._stdin)  # pastes never act as keys (paste.py)
         self.output = _SyncedOutput.from_pty(self._stdout, term=os.environ.get("TERM"))
 
     def columns(self) -> int:

@@ -17,6 +17,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from . import theme
+from ...coding.tools.truncate import count_lines
 from .render import clean
 
 TAIL_LINES = 5
@@ -33,7 +34,9 @@ class ToolCall:
 
     def __init__(self, name: str, args: dict[str, Any]):
         self.name, self.args, self.started = name, args if isinstance(args, dict) else {}, time.monotonic()
-        self.partial = ""
+        self.ended: float | None = None
+        self.partial = ""  # the output's tail while it runs
+        self.lines = 0  # newlines of output streamed so far (a `!` command's total, when its output is cut)
 
     def title(self) -> str:
         """One line naming the call: `$ command`, `read path:1-20`, `edit path`, or `name {args}`."""
@@ -47,7 +50,11 @@ class ToolCall:
         return f"{clean(self.name)} {clean(_short_json(args))}"
 
     def elapsed(self) -> float:
-        return time.monotonic() - self.started
+        """Seconds from the start to now, or to `finish` (a block built again later shows the same time)."""
+        return (self.ended or time.monotonic()) - self.started
+
+    def finish(self) -> None:
+        self.ended = time.monotonic()
 
 
 def _line_range(args: dict[str, Any]) -> str:
@@ -83,10 +90,10 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{output.count(chr(10)) + 1 if output else 0} lines (ctrl+o: expand later blocks)"
+        lines.append(Text(f"{count_lines(output)} lines (ctrl+o to expand)"
                           if not expanded else output, style="grey62"))
     elif output:
-        lines += _tail(output, expanded)
+        lines += _tail(output, expanded, _cut_lines(details))
     if call.name == "bash":
         found = _EXIT.findall(output)
         lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed()))
@@ -95,21 +102,100 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     return _band(lines, failed=is_error)
 
 
-def _tail(text: str, expanded: bool) -> list[Text]:
+def _tail(text: str, expanded: bool, earlier: int = 0) -> list[Any]:
+    """The output's last lines: every line (up to `MAX_EXPANDED_LINES`) when `expanded`, else `TailRows`.
+    `earlier` counts lines cut before `text` began (a truncated output's), so the hint says how many are
+    really hidden."""
     rows = text.rstrip("\n").split("\n")
-    keep = MAX_EXPANDED_LINES if expanded else TAIL_LINES
-    shown = [Text(row, style="grey70") for row in rows[-keep:]]
-    if len(rows) > keep:
-        shown.insert(0, Text(f"… {len(rows) - keep} earlier lines (ctrl+o to expand)", style="grey50"))
+    if not expanded:
+        return [TailRows(rows, earlier)]
+    shown: list[Any] = [Text(row, style="grey70") for row in rows[-MAX_EXPANDED_LINES:]]
+    hidden = earlier + max(0, len(rows) - MAX_EXPANDED_LINES)
+    if hidden:
+        shown.insert(0, Text(f"… {hidden} earlier {_lines(hidden)}", style="grey50"))
     return shown
 
 
-def _diff_lines(diff: str, expanded: bool) -> list[Text]:
+class TailRows:
+    """The last `TAIL_LINES` *screen rows* of `lines` at the width the block is drawn in: a long line counts as
+    the rows it wraps into, so a collapsed block stays `TAIL_LINES` rows high whatever its lines hold. Above
+    them, when anything is hidden: `… N earlier lines (ctrl+o to expand)`."""
+
+    def __init__(self, lines: list[str], earlier: int = 0):
+        self.lines, self.earlier = lines, earlier
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from .stream import wrap
+
+        width, rows, used, cut = max(options.max_width, 1), [], 0, False
+        for line in reversed(self.lines):
+            room = TAIL_LINES - len(rows)
+            wrapped = wrap(line, width, room + 1)
+            cut = len(wrapped) > room  # only the line's end fits
+            rows[:0] = wrapped[-room:]
+            used += 1
+            if len(rows) >= TAIL_LINES or cut:
+                break
+        hidden = self.earlier + len(self.lines) - used
+        if hidden or cut:
+            part = "the start of a long line" if cut else ""
+            count = f"{hidden} earlier {_lines(hidden)}" if hidden else ""
+            yield Text(f"… {' and '.join(p for p in (count, part) if p)} (ctrl+o to expand)", style="grey50")
+        yield from (Text(row, style="grey70") for row in rows)
+
+
+class HeadRows:
+    """The first `keep` *screen rows* of `lines` ((text, style) pairs) at the width the block is drawn in,
+    then, when anything is left out: `… N more lines (ctrl+o to expand)` (a diff, written content)."""
+
+    def __init__(self, lines: list[tuple[str, str]], keep: int):
+        self.lines, self.keep = lines, keep
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from .stream import wrap
+
+        width, shown, consumed, cut = max(options.max_width, 1), 0, 0, False
+        for line, style in self.lines:
+            if shown >= self.keep:
+                break
+            room = self.keep - shown
+            start = line[:width * (room + 1)]  # a cell is at least one character
+            wrapped = wrap(start, width, len(start) + 1)
+            cut = len(wrapped) > room
+            yield from (Text(row, style=style) for row in wrapped[:room])
+            shown, consumed = shown + min(len(wrapped), room), consumed + 1
+        left = len(self.lines) - consumed
+        parts = [p for p in ("the rest of a long line" if cut else "",
+                             f"{left} more {_lines(left)}" if left > 0 else "") if p]
+        if parts:
+            yield Text(f"… {' and '.join(parts)} (ctrl+o to expand)", style="grey50")
+
+
+def _lines(count: int) -> str:
+    return "line" if count == 1 else "lines"
+
+
+def _cut_lines(details: Any) -> int:
+    """Lines a truncated bash output lost before its kept tail (`details.truncation`), else 0."""
+    truncation = details.get("truncation") if isinstance(details, dict) else None
+    if not isinstance(truncation, dict):
+        return 0
+    total, kept = truncation.get("totalLines"), truncation.get("outputLines")
+    return max(0, total - kept) if isinstance(total, int) and isinstance(kept, int) else 0
+
+
+def _diff_lines(diff: str, expanded: bool) -> list[Any]:
     rows = [row for row in diff.split("\n") if not row.startswith(("---", "+++"))]
-    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
-    shown = [Text(row, style=_diff_style(row)) for row in rows[:keep]]
-    if len(rows) > keep:
-        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
+    return _head([(row, _diff_style(row)) for row in rows], expanded)
+
+
+def _head(lines: list[tuple[str, str]], expanded: bool) -> list[Any]:
+    """The first lines: every one (up to `MAX_EXPANDED_LINES`) when `expanded`, else `HeadRows`."""
+    if not expanded:
+        return [HeadRows(lines, DIFF_LINES)]
+    shown: list[Any] = [Text(row, style=style) for row, style in lines[:MAX_EXPANDED_LINES]]
+    if len(lines) > MAX_EXPANDED_LINES:
+        shown.append(Text(f"… {len(lines) - MAX_EXPANDED_LINES} more lines", style="grey50"))
     return shown
 
 
@@ -121,13 +207,9 @@ def _diff_style(row: str) -> str:
     return "cyan" if row.startswith("@@") else "grey62"
 
 
-def _added_lines(content: str, expanded: bool) -> list[Text]:
+def _added_lines(content: str, expanded: bool) -> list[Any]:
     rows = content.rstrip("\n").split("\n") if content else []
-    keep = MAX_EXPANDED_LINES if expanded else DIFF_LINES
-    shown = [Text(f"+{row}", style="green") for row in rows[:keep]]
-    if len(rows) > keep:
-        shown.append(Text(f"… {len(rows) - keep} more lines (ctrl+o to expand)", style="grey50"))
-    return shown
+    return _head([(f"+{row}", "green") for row in rows], expanded)
 
 
 def status_line(exit_code: int | None, seconds: float) -> Text:
@@ -137,14 +219,29 @@ def status_line(exit_code: int | None, seconds: float) -> Text:
 
 
 def shell_block(command: str, output: str, exit_code: int | None, seconds: float, *, in_context: bool,
-                expanded: bool) -> Padding:
-    """A `!command` (or `!!command`: `in_context` False) run by the user: like a bash tool block."""
+                expanded: bool, result: dict[str, Any] | None = None, total_lines: int | None = None) -> Padding:
+    """A `!command` (or `!!command`: `in_context` False) run by the user: like a bash tool block. `result` (the
+    `bash` result or the stored `bashExecution` message) says whether the output was truncated and where the
+    full output is; `total_lines` (counted while it streamed) how many lines the command printed in all."""
     title = Text(f"$ {clean(command)}", style="bold")
     if not in_context:
         title.append(" (not added to the context)", style="grey50")
     text = clean(output)
-    lines = [title, *(_tail(text, expanded) if text.strip() else []), status_line(exit_code, seconds)]
-    return _band(lines, failed=exit_code != 0)
+    truncated = bool(result and result.get("truncated"))
+    shown = count_lines(text)
+    earlier = max(0, total_lines - shown) if truncated and total_lines else 0
+    lines: list[Any] = [title, *(_tail(text, expanded, earlier) if text.strip() else [])]
+    if truncated:
+        lines.append(Text(truncation_notice(result or {}, shown, total_lines), style="yellow"))
+    return _band([*lines, status_line(exit_code, seconds)], failed=exit_code != 0)
+
+
+def truncation_notice(result: dict[str, Any], shown: int, total: int | None) -> str:
+    """`[Showing last 2000 lines of 10000. Full output: <path>]`, as the bash tool words it."""
+    of = f" of {total}" if total and total > shown else ""
+    path, error = result.get("fullOutputPath"), result.get("fullOutputError")
+    where = f" Full output: {clean(path)}" if path else (f" Full output not saved: {clean(error)}" if error else "")
+    return f"[Showing last {shown} lines{of}.{where}]"
 
 
 def _band(lines: list[Text], *, failed: bool) -> Padding:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from rich.text import Text
 
-from .blocks import assistant_block, compaction_notice, message_text, notice, retry_notice, user_block
+from .blocks import assistant_block, compaction_notice, is_long, message_text, notice, retry_notice, user_block
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -31,7 +31,7 @@ class EventView:
         self._set_editor_text, self._open_dialog = set_editor_text, open_dialog
         self._status = footer_status
         self.expanded = False  # Ctrl+O: full tool output in later blocks
-        self.last_tool: tuple[ToolCall, Any, bool] | None = None
+        self.last_block: Callable[[bool], Any] | None = None  # the last collapsible block, by `expanded`
         self._compacting_alone = False
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -65,7 +65,11 @@ class EventView:
         message = event["message"]
         role = message.get("role")
         if role == "user":
-            self._print(user_block(message_text(message)), GAP)
+            text = message_text(message)
+            if is_long(text):  # a long paste: Ctrl+O can show more of it
+                self.show_collapsible(lambda expanded: user_block(text, expanded=expanded))
+            else:
+                self._print(user_block(text), GAP)
         elif role == "assistant":
             block = assistant_block(message, show_thinking=self.live.show_thinking)
             self.live.new_message()
@@ -82,8 +86,14 @@ class EventView:
     def _on_tool_execution_end(self, event: dict[str, Any]) -> None:
         call = self.live.tools.pop(str(event.get("toolCallId")), None) or ToolCall(
             str(event.get("toolName")), {})
-        self.last_tool = (call, event.get("result"), bool(event.get("isError")))
-        self._print(tool_block(call, event.get("result"), bool(event.get("isError")), expanded=self.expanded), GAP)
+        call.finish()
+        result, is_error = event.get("result"), bool(event.get("isError"))
+        self.show_collapsible(lambda expanded: tool_block(call, result, is_error, expanded=expanded))
+
+    def show_collapsible(self, block: Callable[[bool], Any]) -> None:
+        """Print a block Ctrl+O can expand (a tool call's, a `!` command's): `block(expanded)` builds it."""
+        self.last_block = block
+        self._print(block(self.expanded), GAP)
 
     def _on_queue_update(self, event: dict[str, Any]) -> None:
         self.live.steering = list(event.get("steering") or [])

@@ -1,0 +1,59 @@
+"""Dialogs fit the rows they are given: the highlighted option stays in view, every row fits the width, and
+one row still shows the title with the choice."""
+
+from __future__ import annotations
+
+from agent_forge.modes.interactive.dialogs import Dialogs
+from agent_forge.modes.interactive.editor import PromptEditor
+
+FRUITS = ["apple", "banana", "cherry", "durian", "elder", "fig", "grape"]
+
+
+def rows(dialogs: Dialogs, width: int, height: int) -> list[str]:
+    return "".join(text for _, text in dialogs.fragments(width, height)).rstrip("\n").split("\n")
+
+
+def open_select(title: str = "Pick a fruit", options: list[str] = FRUITS) -> Dialogs:
+    dialogs = Dialogs(lambda fields: None, PromptEditor(None), lambda: None)
+    dialogs.open({"method": "select", "title": title, "options": options}, lambda fields: None)
+    return dialogs
+
+
+def test_a_long_select_scrolls_to_keep_the_highlighted_option_in_view():
+    dialogs = open_select()
+    for _ in range(5):
+        dialogs.move(1)
+    shown = rows(dialogs, 40, 6)
+    assert shown[0] == "Pick a fruit (6/7)" and "→ fig" in shown and len(shown) == 6
+    assert shown[-1] == "↑↓ move · enter choose · esc cancel"  # the short hint at 40 columns
+
+
+def test_one_or_two_rows_still_show_the_title_and_the_choice():
+    dialogs = open_select()
+    dialogs.move(2)
+    assert rows(dialogs, 40, 1) == ["Pick a fruit (3/7): → cherry"]
+    assert rows(dialogs, 40, 2)[0] == "Pick a fruit (3/7): → cherry"
+
+
+def test_every_row_fits_the_width_even_with_wide_characters_and_newlines():
+    from prompt_toolkit.utils import get_cwidth
+
+    dialogs = open_select("标题\nwith a newline and a long tail of words", ["界" * 30, "b\nc"])
+    for height in (1, 3, 5, 12):
+        assert all(get_cwidth(row) <= 20 for row in rows(dialogs, 20, height))
+        assert len(rows(dialogs, 20, height)) <= height
+
+
+def test_the_completion_menu_keeps_the_selected_entry_in_the_rows_it_has():
+    from types import SimpleNamespace
+
+    from prompt_toolkit.completion import Completion
+
+    from agent_forge.modes.interactive.completion import menu_fragments
+
+    completions = [Completion(f"/c{n}", display_meta="a description long enough to be cut at forty columns")
+                   for n in range(10)]
+    shown = "".join(text for _, text in menu_fragments(SimpleNamespace(completions=completions, complete_index=6),
+                                                       2, 40)).split("\n")
+    assert [row.split()[0] for row in shown] == ["/c5", "/c6"] and all(len(row) <= 40 for row in shown)
+    assert menu_fragments(None, 8, 40) == []
