@@ -156,6 +156,15 @@ def _id_matches(wanted: str, cwd: str | os.PathLike[str],
                            if sid is not None and sid.lower().startswith(wanted)), ids
 
 
+def file_of_id(infos: list[SessionInfo], session_id: str) -> Path | None:
+    """The file of the session with exactly `session_id` among `infos` (a listing, newest first): the one
+    named `<timestamp>_<id>.jsonl` when several carry the id (a copy), else the newest; None when none does."""
+    paths = [info.path for info in infos if info.id == session_id]
+    if len(paths) > 1:
+        return _named_after_its_id(paths, {path: session_id for path in paths}) or paths[0]
+    return paths[0] if paths else None
+
+
 def _named_after_its_id(matches: list[Path], ids: dict[Path, str | None]) -> Path | None:
     """Among files with one exact session id (a copy, a recovery file of an older version), the only one named
     `<timestamp>_<id>.jsonl`; None when the ids differ (a prefix match) or no single file is so named."""
