@@ -80,7 +80,9 @@ def _retry_after(message: dict[str, Any]) -> str:
     hint = message.get("retryAfterMs")
     if not isinstance(hint, int) or isinstance(hint, bool) or hint <= 0:
         return ""
-    return f" (the server asks to retry in {hint / 1000:g} s)"
+    seconds = hint / 1000
+    return f" (the server asks to retry in {seconds:.0f} s)" if seconds >= 10 else \
+        f" (the server asks to retry in {seconds:g} s)"
 
 
 def _has_tool_calls(message: dict[str, Any]) -> bool:
