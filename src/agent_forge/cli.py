@@ -111,6 +111,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_command_line(argv: list[str] | None) -> argparse.Namespace:
+    """`argv` (default `sys.argv[1:]`) parsed with message arguments and options in any order, as the reference
+    CLI takes them (`agent-forge @f.txt -p hi`); everything after a first `--` is message arguments (argparse's
+    intermixed parsing loses the `--` of `-p -- "-v means verbose?"`). Raises SystemExit as argparse does."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--" not in argv:
+        return build_parser().parse_intermixed_args(argv)
+    at = argv.index("--")
+    args = build_parser().parse_intermixed_args(argv[:at])
+    args.messages = [*args.messages, *argv[at + 1:]]
+    return args
+
+
 def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
     """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
     --no-themes`) and that have no meaning here (theme files, TUI modes, a network catalogue): accepted,
@@ -169,7 +182,7 @@ def _main(argv: list[str] | None) -> int:
         return run_mcp_command(argv[1:])
     if argv[:1] == ["acp"]:  # the `agent-forge acp` alias editors' agent registries use
         argv = ["--mode", "acp", *argv[1:]]
-    args = build_parser().parse_args(argv)
+    args = parse_command_line(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
         return USAGE_EXIT
@@ -364,7 +377,7 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
     stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
     on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
     try:
-        args = build_parser().parse_args(["--mode", "rpc", *argv])
+        args = parse_command_line(["--mode", "rpc", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     problem = usage_problem(args, "rpc") or _missing_cwd()

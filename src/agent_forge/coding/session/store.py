@@ -28,7 +28,7 @@ from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
-    new_entry_id, with_optional)
+    new_entry_id, uuid4, with_optional)
 from ..errors import SessionFileError, SessionLockError
 from .reading import encode_line, read_session, skipped_warnings
 from .listing import (
@@ -436,8 +436,13 @@ class SessionStore:
         lines = [encode_line(self._header), *map(encode_line, self._entries)]  # type: ignore[arg-type]
         return b"".join(lines), len(self._entries)
 
-    def rescue(self) -> Path | None:
-        """After `close` left entries unwritten: write the whole session (header and every entry) to a new
-        file `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns its path, or None
-        when no entry waits or neither place can be written. The file opens like any session file."""
-        return None if self._writer is None else self._writer.rescue()
+    def rescue(self) -> tuple[Path, str] | None:
+        """After `close` left entries unwritten: write the whole session (every entry) to a new file
+        `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns (its path, its session
+        id), or None when no entry waits or neither place can be written. The copy opens like any session
+        file, under a session id of its own (so an id names one session, not the original and its copy):
+        its header adds `recoveredFrom` (the original id) and `parentSession` (the original file)."""
+        writer, new_id = self._writer, uuid4()
+        header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
+        path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))
+        return None if path is None else (path, new_id)

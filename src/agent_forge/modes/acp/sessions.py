@@ -119,9 +119,11 @@ class Registry:
 
     def stored(self, session_id: str, cwd: str) -> str:
         """The file of the stored session `session_id` of `cwd`. Raises `AcpError` when there is none."""
-        for info in self.listing(cwd):
-            if info.id == session_id:
-                return str(info.path)
+        from ...coding.session.listing import file_of_id
+
+        path = file_of_id(self.listing(cwd), session_id)  # a `cp` copy with the same id does not win
+        if path is not None:
+            return str(path)
         raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id!r} is stored for {cwd}")
 
     def listing(self, cwd: str) -> list[Any]:

@@ -34,7 +34,10 @@ class SessionCommands:
         infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
         if not infos:
             raise CommandError("no other session of this directory to resume")
-        labels = {_label(info): info.path for info in infos}
+        labels: dict[str, Any] = {}
+        for info in infos:  # files sharing an id (a `cp` copy) would share a label: the file name tells them apart
+            label = _label(info)
+            labels[label if label not in labels else f"{label} · {info.path.name}"] = info.path
         self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
 
     async def _switch(self, path: str) -> None:
@@ -132,6 +135,8 @@ class SessionCommands:
 def _label(info: Any) -> str:
     """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id)."""
     title = info.name or _one_line(info.first_message) or "(no messages)"
+    if info.recovered_from:
+        title = f"(recovered copy of {info.recovered_from[:8]}) {title}"
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
     return f"{title} · {when} · {info.message_count} messages · {info.id[:8]}"
 
