@@ -1,0 +1,85 @@
+"""A misbehaving MCP server for the end-to-end tests, written with the SDK's low-level server API (`Server`), which
+sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio). MODE is one of:
+
+- `hang-list`: answers `initialize`, never answers `tools/list`
+- `huge-error`: tool `boom`, whose call is answered by a JSON-RPC error with a 10 MB `message`
+- `huge-text`: 5 MB `instructions`, tool `big` with a 5 MB description, a 300-character title holding an escape
+  sequence, and a progress message of 1 MB; tool `fine` is ordinary
+- `bad-schema`: tools whose `inputSchema` providers reject (`wat`: a type name that does not exist, `req`:
+  `required` not a list of strings, `props`: `properties` not an object, `deep`: 500 levels of nesting,
+  `fat`: a 200 KB schema, `top`: not of type object), and the ordinary tool `fine`
+
+Every call of another tool answers `called <name>`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+MODE = sys.argv[1]
+MB = 1 << 20
+OBJECT: dict = {"type": "object", "properties": {"x": {"type": "string"}}}
+
+
+def _nested(depth: int) -> dict:
+    schema: dict = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}}
+    return schema
+
+
+BAD_SCHEMAS = {
+    "wat": {"type": "object", "properties": {"a": {"type": "wat"}}},
+    "req": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", 3]},
+    "props": {"type": "object", "properties": ["a"]},
+    "deep": _nested(500),
+    "fat": {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "d" * 200}
+                                             for i in range(1000)}},
+    "top": {"type": "string"},
+}
+
+
+def _tools() -> list[types.Tool]:
+    fine = types.Tool(name="fine", description="An ordinary tool", input_schema=OBJECT)
+    if MODE == "huge-error":
+        return [types.Tool(name="boom", description="Fails with a huge error", input_schema=OBJECT), fine]
+    if MODE == "huge-text":
+        return [types.Tool(name="big", title="T\x1b[2J" + "t" * 300, description="D" * (5 * MB),
+                           input_schema=OBJECT), fine]
+    if MODE == "bad-schema":
+        return [*(types.Tool(name=name, description=f"Bad schema {name}", input_schema=schema)
+                  for name, schema in BAD_SCHEMAS.items()), fine]
+    return [fine]
+
+
+async def list_tools(ctx, params) -> types.ListToolsResult:
+    if MODE == "hang-list":
+        await anyio.sleep_forever()
+    return types.ListToolsResult(tools=_tools())
+
+
+async def call_tool(ctx, params) -> types.CallToolResult:
+    if params.name == "boom":
+        raise MCPError(-32000, "E" * (10 * MB))
+    if params.name == "big":
+        await ctx.session.report_progress(1, 2, "P" * MB)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
+
+
+server = Server("hostile", instructions=("I" * (5 * MB)) if MODE == "huge-text" else "A hostile server.",
+                on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def main() -> None:
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)
