@@ -5,9 +5,10 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
 - `huge-error`: tool `boom`, whose call is answered by a JSON-RPC error with a 10 MB `message`
 - `huge-text`: 5 MB `instructions`, tool `big` with a 5 MB description, a 300-character title holding an escape
   sequence, and a progress message of 1 MB; tool `fine` is ordinary
-- `bad-schema`: tools whose `inputSchema` providers reject (`wat`: a type name that does not exist, `req`:
-  `required` not a list of strings, `props`: `properties` not an object, `deep`: 500 levels of nesting,
-  `fat`: a 200 KB schema, `top`: not of type object), and the ordinary tool `fine`
+- `bad-schema`: tools whose `inputSchema` providers reject (`wat`: a type name that does not exist, `deep`: 70
+  levels of nesting, `fat`: a 200 KB schema), and the ordinary tool `fine`
+- `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
+  type object, `req`: `required` not a list of strings) and `fine`, from a hand-written JSON-RPC loop
 
 Every call of another tool answers `called <name>`.
 """
@@ -36,13 +37,12 @@ def _nested(depth: int) -> dict:
 
 BAD_SCHEMAS = {
     "wat": {"type": "object", "properties": {"a": {"type": "wat"}}},
-    "req": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", 3]},
-    "props": {"type": "object", "properties": ["a"]},
-    "deep": _nested(500),
+    "deep": _nested(70),
     "fat": {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "d" * 200}
                                              for i in range(1000)}},
-    "top": {"type": "string"},
 }
+RAW_SCHEMAS = {"props": {"type": "object", "properties": ["a"]}, "top": {"type": "string"},
+               "req": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", 3]}}
 
 
 def _tools() -> list[types.Tool]:
@@ -81,5 +81,22 @@ async def main() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def raw_main() -> None:
+    import json
+
+    tools = [{"name": name, "inputSchema": schema} for name, schema in RAW_SCHEMAS.items()]
+    tools.append({"name": "fine", "inputSchema": OBJECT})
+    init = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"}}
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        if "id" in request:
+            method = request["method"]
+            answer = init if method == "initialize" else {"tools": tools} if method == "tools/list" else \
+                {"content": [{"type": "text", "text": f"called {request['params']['name']}"}]}
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
+            sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    raw_main() if MODE == "raw-schema" else anyio.run(main)

@@ -11,7 +11,8 @@ A session-level run may span several agent runs (`agent.start`):
       → user bash commands held during the run join the conversation → `agent_settled{aborted}` → IDLE
 
 `abort` moves the run to ABORTING: a run still starting starts aborted (its pre-run waits, MCP servers still
-starting and plugins' `before_run`, are cancelled; the prompt is recorded all the same), a retry wait ends, the agent and any compaction stop; messages still queued continue (seed 000).
+starting and plugins' `before_run`, are cancelled; the prompt is recorded all the same), a retry wait ends, the
+agent and any compaction stop; messages still queued continue (seed 000).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
+from .limits import MAX_ERROR_CHARS, cut
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
@@ -227,7 +228,7 @@ class ServerConnection:
         else:
             text = str(leaf) or type(leaf).__name__
         tail = self._stderr_tail()
-        return f"{text} (stderr: {tail})" if tail else text
+        return cut(f"{text} (stderr: {tail})" if tail else text, MAX_ERROR_CHARS, "the message")
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
