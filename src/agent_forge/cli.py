@@ -18,6 +18,7 @@ _DESCRIPTION = "agent-forge: a coding agent for the terminal and for other progr
 _EPILOG = """modes:
   (default)      in a terminal: the interactive terminal UI (docs/interactive.md)
   --mode rpc     JSON commands on stdin, responses and events on stdout (for editors, IDEs, bots)
+  --mode acp     Agent Client Protocol on stdin/stdout (Zed, JetBrains, Neovim); `agent-forge acp` too
   --mode json    run the prompt and print every event as a JSON line
   -p, --print    run the prompt and print the final answer
 
@@ -62,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter)
     parser.add_argument("-v", "--version", action="version", version=__version__,
                         help="print the version (bare, e.g. 0.1.0) and exit")
-    parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
+    parser.add_argument("--mode", choices=("text", "json", "rpc", "acp"), default=None, help="output mode")
     parser.add_argument("-p", "--print", dest="print_mode", action="store_true", help="non-interactive: print answer")
     parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
     parser.add_argument("--model", help="model id or pattern; 'provider/id' and ':<thinking>' suffix accepted")
@@ -150,6 +151,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # `agent-forge mcp add|list|remove`
+        from .modes.mcp_command import run_mcp_command
+
+        return run_mcp_command(argv[1:])
+    if argv[:1] == ["acp"]:  # the `agent-forge acp` alias editors' agent registries use
+        argv = ["--mode", "acp", *argv[1:]]
     args = build_parser().parse_args(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
@@ -170,7 +178,7 @@ def _main(argv: list[str] | None) -> int:
         return 2
     if args.list_models is not None:
         return _list_models(args)
-    mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
+    mode = args.mode if args.mode in ("rpc", "json", "acp") else "print"
     problem = usage_problem(args, mode) or _missing_cwd()
     if problem:
         _say(problem)
@@ -361,6 +369,10 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     if streams is None:
         claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
         claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
+    if mode == "acp":  # sessions are made by `session/new` in the directories the editor names
+        from .modes.acp.server import run_acp_mode
+
+        return await run_acp_mode(args, *(streams or ()))
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
@@ -383,7 +395,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
         scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
         start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
-        **options_from_args(args),
+        unattended=(mode in ("print", "json")), **options_from_args(args),
     )
     try:
         session = create_session(options)
@@ -397,9 +409,11 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
 
     if mode == "interactive":
         from .modes.interactive.app import run_interactive_mode
+        from .modes.interactive.reload import PluginArgs
 
         first = " ".join(args.messages) or ("/resume" if args.resume else None)
-        return await run_until_terminated(session, run_interactive_mode(session, first))
+        plugins = PluginArgs(args.plugin, not args.no_plugins)
+        return await run_until_terminated(session, run_interactive_mode(session, first, plugins))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 

@@ -549,6 +549,8 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     term.type("Answer one")
     term.wait_for("→ 2. assistant: Answer one.")
     term.press("Enter")
+    term.wait_for("→ Continue from here")
+    term.press("Enter")
     term.wait_for("continuing from the chosen entry")
     term.type("question three")
     term.press("Enter")
@@ -638,13 +640,15 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
         term.type("y")
         term.press("Enter")
         term.wait_for(READY)
-        assert "[plugins] projplug" in term.screen()
+        assert "loaded: 1 plugin (ctrl+o lists them)" in term.screen()
+        term.press("C-o")
+        term.wait_for("[plugins] projplug")
         term.press("C-d")
         assert term.exit_code() == 0
     finally:
         term.close()
     again = terminal()  # the answer was recorded: no question
-    assert "Trust this project" not in again.screen() and "[plugins] projplug" in again.screen()
+    assert "Trust this project" not in again.screen() and "loaded: 1 plugin" in again.screen()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])

@@ -145,7 +145,7 @@ async def test_tools_allowlists_and_clashing_names(agent_env, fake_llm, tmp_path
     twins = servers["a"]["tools"] + servers["a_x"]["tools"]
     assert len(twins) == 2 and len(set(twins)) == 2 and all(t.startswith("a_x_y_") and len(t) == 14 for t in twins)
     assert set(twins) <= set(first) and "tools_crash" not in first and "tools_huge" not in first
-    assert "tools_echo" in first and second == ["read", "tools_echo"]
+    assert "tools_echo" in first and second == ["read", "tools_echo", "tools_environ"]
     assert "the name a_x_y is not unique" in stderr
 
 
@@ -306,17 +306,24 @@ async def _logged_pid(log: Path) -> int:
     return int(log.read_text().split()[1])
 
 
-async def test_a_changed_tool_list_is_listed_again(agent_env, fake_llm, tmp_path):
+async def test_changed_tool_and_prompt_lists_are_listed_again(agent_env, fake_llm, tmp_path):
     write_mcp(agent_env, {"tools": stdio()})
     fake_llm.set_script([{"tool_calls": [{"name": "tools_grow", "arguments": {}}]}, {"text": "grown"},
-                         {"tool_calls": [{"name": "tools_extra", "arguments": {}}]}, {"text": "done"}])
+                         {"tool_calls": [{"name": "tools_extra", "arguments": {}}]}, {"text": "done"},
+                         {"text": "later"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("grow")
         if not any(e["type"] == "mcp_server_changed" and "tools_extra" in e["tools"] for e in events):
             await until_state(client, "tools", "connected")  # the listing may come after the run
         await client.prompt_and_wait("use it")
+        while "later" not in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]["prompts"]:
+            await until_state(client, "tools", "connected")  # the prompt list is listed again after the tools'
+        commands = [c["name"] for c in (await client.send({"type": "get_commands"}))["data"]["commands"]]
+        await client.prompt_and_wait("/mcp:tools:later")
     assert "tools_extra" not in offered(fake_llm.requests[0]) and "tools_extra" in offered(fake_llm.requests[2])
     assert tool_texts(fake_llm.requests[3])[-1] == "extra!"
+    assert "mcp:tools:later" in commands and "mcp:tools:review" in commands
+    assert fake_llm.requests[4]["body"]["messages"][-1]["content"] == [{"type": "text", "text": "the later prompt"}]
 
 
 @pytest.mark.real_process  # kill -9
@@ -379,19 +386,25 @@ async def test_stdin_eof_ends_a_prompts_wait_for_a_starting_server_at_once(agent
     assert len(fake_llm.requests) == 1 and "mute_" not in " ".join(offered(fake_llm.requests[0]))
 
 
-async def test_a_tool_listed_twice_by_its_server_is_offered_once_and_reported(agent_env, fake_llm, tmp_path):
+async def test_a_tool_listed_twice_by_its_server_is_offered_once_and_reported_until_fixed(agent_env, fake_llm,
+                                                                                          tmp_path):
     write_mcp(agent_env, {"d": stdio("twice")})
-    fake_llm.set_script([{"tool_calls": [{"name": "d_echo", "arguments": {}}]}, {"text": "done"}])
+    fake_llm.set_script([{"tool_calls": [{"name": "d_echo", "arguments": {}}]}, {"text": "done"},
+                         {"tool_calls": [{"name": "d_other", "arguments": {}}]}, {"text": "fixed"}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         await client.prompt_and_wait("echo")
         server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+        events = await client.prompt_and_wait("fix it")
+        fixed = next((e for e in events if e["type"] == "mcp_server_changed"), None) \
+            or await until_state(client, "d", "connected")
     names = offered(fake_llm.requests[0])
     assert len(names) == len(set(names)) and {"d_echo", "d_other"} <= set(names)
     echo = [t for t in fake_llm.requests[0]["body"]["tools"] if t["function"]["name"] == "d_echo"][0]
     assert echo["function"]["description"] == "The first echo" and tool_texts(fake_llm.requests[1]) == ["called echo"]
     problem = "MCP server 'd' lists the tool 'echo' more than once; only the first is offered"
-    assert server["tools"] == ["d_echo", "d_other"] and server["lastError"] == problem
-    assert problem in client.stderr.decode()
+    assert server["tools"] == ["d_echo", "d_other"] and server["warnings"] == [problem]
+    assert "lastError" not in server and problem in client.stderr.decode()
+    assert fixed["tools"] == ["d_echo", "d_other"] and "warnings" not in fixed and "lastError" not in fixed
 
 
 async def test_no_mcp_starts_none_of_the_configured_servers(agent_env, fake_llm, tmp_path):

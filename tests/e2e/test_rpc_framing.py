@@ -11,6 +11,12 @@ from agent_forge.modes.rpc.client import RpcClient
 pytestmark = pytest.mark.real_process  # bytes on a real process's pipes
 
 
+@pytest.fixture(params=["orjson", "stdlib"])
+def agent_env(agent_env_factory, request):
+    """The agent's env with each JSON backend from its first record (AGENT_FORGE_JSON)."""
+    return agent_env_factory(extra_env={"AGENT_FORGE_JSON": request.param})
+
+
 async def run_lines(env, cwd, data: bytes):
     client = await RpcClient.start(["--no-session"], cwd=str(cwd), env=env)
     client.write_raw(data)

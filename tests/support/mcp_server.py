@@ -5,13 +5,18 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
-  tool `extra`, then sends `notifications/tools/list_changed`), `crash` (the process exits during the call)
+  tool `extra` and the prompt `later`, then announces both changed lists), `crash` (the process exits during the call),
+  `environ` (the names of its environment variables);
+  prompts `review` (`path` required, `focus` optional) and `pair` (user, assistant, user-with-image messages);
+  resources `file:///notes.txt` (text), `file:///logo.png` (an image), `file:///data.bin` (binary),
+  `file:///big.txt` (3 MB of text), `file:///slow.txt` (answers after 60 s) and the template `note://{topic}`
 - `exit`: exits at once, before reading anything
+- `chatty-exit`: writes 3 MB to stderr, then `the last words`, and exits
 - `hang-init`: reads requests and never answers (so `initialize` hangs)
 - `stubborn`: as `hang-init`, but ignores SIGTERM and stdin EOF (only SIGKILL ends it)
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
 - `twice`: a hand-written JSON-RPC server whose tool list names the tool `echo` twice (then `other`); a
-  call answers `called <name>`
+  call answers `called <name>`; calling `other` drops the second `echo` and announces the changed list
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
 
@@ -28,6 +33,11 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "normal"
 
 if MODE == "exit":
     sys.exit(3)
+if MODE == "chatty-exit":
+    for _ in range(3000):
+        sys.stderr.write("chatter " * 128 + "\n")
+    sys.stderr.write("the last words\n")
+    sys.exit(4)
 if MODE == "stubborn":
     import signal
     import time
@@ -66,19 +76,25 @@ if MODE == "twice":
     TOOLS = [{"name": "echo", "description": "The first echo", "inputSchema": {"type": "object"}},
              {"name": "echo", "description": "The second echo", "inputSchema": {"type": "object"}},
              {"name": "other", "inputSchema": {"type": "object"}}]
-    INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "t", "version": "1"}}
+    INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "t", "version": "1"}}
     for raw in sys.stdin:
         request = json.loads(raw)
         if "id" in request:
             method = request["method"]
             answer = INIT if method == "initialize" else {"tools": TOOLS} if method == "tools/list" else \
                 {"content": [{"type": "text", "text": f"called {request['params']['name']}"}]}
+            if method == "tools/call" and request["params"]["name"] == "other":  # "fixes" the list
+                del TOOLS[1]
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}) + "\n")
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
             sys.stdout.flush()
     sys.exit(0)
 if MODE == "garbage":
     sys.stdout.write("this is not JSON-RPC\n")
     sys.stdout.flush()
+
+import base64  # noqa: E402
 
 import anyio  # noqa: E402
 import mcp_types as types  # noqa: E402
@@ -145,13 +161,62 @@ else:
             """A tool added while connected"""
             return "extra!"
 
+        def later() -> str:
+            """A prompt added while connected"""
+            return "the later prompt"
+
+        from mcp.server.mcpserver.prompts.base import Prompt
+
         server.add_tool(extra)
+        server.add_prompt(Prompt.from_function(later))
         await ctx.session.send_tool_list_changed()
+        await ctx.session.send_prompt_list_changed()
         return "grown"
 
     @server.tool(description="Kills the server in the middle of the call")
     def crash() -> str:
         os._exit(9)
+
+    @server.tool(description="The names of the server's environment variables")
+    def environ() -> str:
+        return " ".join(sorted(os.environ))
+
+    @server.prompt(description="Review a file")
+    def review(path: str, focus: str = "bugs") -> str:
+        return f"Review {path}, looking for {focus}."
+
+    @server.prompt(description="A user and an assistant message with a picture")
+    def pair() -> list:
+        from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
+
+        return [UserMessage("First, the question."), AssistantMessage("Then, the answer."),
+                UserMessage(content=types.ImageContent(type="image", data=base64.b64encode(PNG).decode(),
+                                                       mime_type="image/png"))]
+
+    @server.resource("file:///notes.txt", name="notes", mime_type="text/plain")
+    def notes() -> str:
+        return "the notes"
+
+    @server.resource("file:///logo.png", name="logo", mime_type="image/png")
+    def logo() -> bytes:
+        return PNG
+
+    @server.resource("file:///data.bin", name="data", mime_type="application/octet-stream")
+    def data() -> bytes:
+        return bytes(3000)
+
+    @server.resource("file:///big.txt", name="big", mime_type="text/plain")
+    def big() -> str:
+        return ("z" * 99 + "\n") * 30_000
+
+    @server.resource("file:///slow.txt", name="slow", mime_type="text/plain")
+    async def slow_resource() -> str:
+        await anyio.sleep(60)
+        return "late"
+
+    @server.resource("note://{topic}", name="topic note", mime_type="text/plain")
+    def topic(topic: str) -> str:
+        return f"a note about {topic}"
 
 
 if __name__ == "__main__":

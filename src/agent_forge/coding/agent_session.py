@@ -78,7 +78,7 @@ class AgentSession:
         self.retry = self.run.retry
         self.intake = Intake(agent=agent, run=self.run, compaction=self.compaction, registry=self.registry,
                              hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed,
-                             model_problem=lambda: self.model_problem, emit=emit)
+                             model_problem=lambda: self.model_problem, emit=emit, mcp=lambda: self.mcp)
         self.switching = SessionSwitch(cwd=self.cwd, agent=agent, model_control=self.model_control, hooks=hooks,
                                        store=store, replace_store=self.replace_store,
                                        check_written=self.persistence.check_written,
@@ -216,8 +216,8 @@ class AgentSession:
                                              *self.mcp.prompt_sections()])
 
     def get_commands(self) -> list[dict[str, Any]]:
-        """The `get_commands` items: plugin commands (`hooks.commands()`), prompt templates, skills."""
-        return self.resources.commands([self.hooks.commands])
+        """The `get_commands` items: plugin commands (`hooks.commands()`), MCP prompts, prompt templates, skills."""
+        return self.resources.commands([self.hooks.commands, self.mcp.commands])
 
     # -- model (`models/control.py`) -------------------------------------------------------------------
     def set_model(self, provider: str, model_id: str) -> Model:

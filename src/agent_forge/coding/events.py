@@ -146,7 +146,9 @@ class ExtensionUiRequest(TypedDict):
 class McpServerInfo(TypedDict):
     """One MCP server as `get_mcp_servers` lists it: `scope` `user`, `project` or `sdk`; `transport` `stdio` or
     `http`; `state` `disabled`, `starting`, `connected`, `failed` (restarting after a backoff) or `stopped`;
-    `tools` the agent tool names it offers now; `lastError` why it last failed (or what it did wrong)."""
+    `tools` the agent tool names it offers now; `lastError` why it last failed (or what it did wrong);
+    `warnings` its current tool naming problems (gone once resolved); `prompts` its prompt names while connected;
+    `resources` how many resources it listed, when `read_mcp_resource` can read from it."""
 
     name: str
     scope: str
@@ -154,6 +156,9 @@ class McpServerInfo(TypedDict):
     state: str
     tools: list[str]
     lastError: NotRequired[str]
+    warnings: NotRequired[list[str]]
+    prompts: NotRequired[list[str]]
+    resources: NotRequired[int]
 
 
 class McpServerChanged(McpServerInfo):

@@ -78,6 +78,8 @@ class SessionOptions:
     they join those of the `mcp.json` files, replacing entries of the same name."""
     no_mcp: bool = False
     """`--no-mcp`: no MCP server at all (neither the `mcp.json` files' nor `mcp_servers`)."""
+    unattended: bool = False
+    """Print and JSON mode: nobody can abort, so MCP calls get a time limit (`docs/mcp.md`)."""
     start_without_model: bool = False
     """RPC mode: a `--model` / `--provider` that matches nothing is a warning, not a `CommandError`; the session
     starts without a model, and prompts answer why (`AgentSession.model_problem`)."""
@@ -106,7 +108,8 @@ def build_session(options: SessionOptions) -> AgentSession:
     session.warnings.extend(getattr(registry, "errors", []))
     session.warnings.extend(registry.auth.warnings())  # a broken auth.json would only show as "no key"
     if not options.no_mcp:
-        attach_mcp(session, agent_dir, policy, options.mcp_servers)  # servers start in the background
+        attach_mcp(session, agent_dir, policy, options.mcp_servers,  # servers start in the background
+                   unattended=options.unattended)
     session.model_control.configure_scope(options.scoped_models)
     _select_model(session, options)
     session.model_control.start(options.context_window)  # the model's context window, --context-window

@@ -15,6 +15,7 @@ from ..agent.loop import now_ms
 from ..ai.catalogue import PROVIDER_ENV_KEYS
 from .errors import CommandError
 from .events import AgentSettled, Emit
+from .tool_sources import NoToolSource
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .resources.loader import SessionResources
     from .run import SessionRun
     from .hooks import SessionHooks
+    from .tool_sources import ToolSource
 
 T = TypeVar("T")
 
@@ -38,7 +40,7 @@ class Intake:
     def __init__(self, *, agent: Agent, run: SessionRun, compaction: CompactionController, registry: ModelRegistry,
                  hooks: Callable[[], SessionHooks], resources: Callable[[], SessionResources],
                  closed: Callable[[], bool], model_problem: Callable[[], str | None],
-                 emit: Emit):
+                 emit: Emit, mcp: Callable[[], ToolSource] | None = None):
         self._agent = agent
         self._run = run
         self._compaction = compaction
@@ -48,6 +50,7 @@ class Intake:
         self._closed = closed
         self._model_problem = model_problem
         self._emit = emit
+        self._mcp = mcp or NoToolSource  # `/mcp:<server>:<prompt>` expansion (mcp/prompts.py)
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
         self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
@@ -91,12 +94,13 @@ class Intake:
             return _result("handled")
         task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
         self._inputs.add(task)
-        return self._disposition(task)
+        return self._disposition(task, "Aborted while the MCP server's prompt was being fetched: the prompt was not "
+                                       "sent" if self._mcp().names_prompt(text) else
+                                 "Aborted while plugin input handlers were running: the prompt was not sent")
 
-    async def _disposition(self, task: asyncio.Task) -> str:
+    async def _disposition(self, task: asyncio.Task, refusal: str) -> str:
         try:
-            disposition = await _refused_if_cancelled(
-                task, "Aborted while plugin input handlers were running: the prompt was not sent")
+            disposition = await _refused_if_cancelled(task, refusal)
         finally:
             self._inputs.discard(task)
         if disposition == "handled":
@@ -111,6 +115,10 @@ class Intake:
             accepted = await self._hooks().input(text, images, streaming_behavior)
             if accepted is None:
                 return "handled"
+            expansion = self._mcp().expand_prompt(accepted[0])  # a server prompt: asked for, in arrival order
+            if expansion is not None:
+                text, extra = await expansion
+                return self.prompt(text, [*(accepted[1] or []), *extra] or None, streaming_behavior, expand=False)
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
 
     def _command_done(self, command: asyncio.Future[Any]) -> None:
@@ -191,14 +199,18 @@ class Intake:
 
     def names_command(self, text: str) -> bool:
         """Whether `text` starts with a `/name` that `submit` runs or expands: a plugin command, a prompt
-        template or a `/skill:` command."""
-        return self._hooks().command_name(text) is not None or self._resources().expand(text) != text
+        template, a `/skill:` command or an MCP server's prompt."""
+        return self._hooks().command_name(text) is not None or self._resources().expand(text) != text \
+            or self._mcp().names_prompt(text)
 
     def _refuse_plugin_command(self, text: str, command: str) -> None:
         name = self._hooks().command_name(text)
         if name is not None:  # seed 000: plugin commands are not allowed here (they run at once from prompt)
             raise CommandError(f"Plugin command /{name} cannot be sent with {command}: send it with prompt, "
                                "which runs it at once even while the agent is working")
+        if self._mcp().names_prompt(text):  # its expansion asks the server: only `prompt` waits for that
+            raise CommandError(f"MCP prompts ({text.split()[0]}) cannot be sent with {command}: send them with "
+                               "prompt and streamingBehavior")
 
     def _refuse_during_change(self, command: str) -> None:
         if self._changes:  # it would be queued in the session being left, whose queue the change drops

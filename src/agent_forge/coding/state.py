@@ -7,7 +7,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError, ExportError
-from .export_html import SessionSnapshot, write_export
 from .session.stats import session_stats
 
 if TYPE_CHECKING:
@@ -53,6 +52,8 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
     paths are under `cwd`. Raises `CommandError` for an in-memory or empty session and for a path that cannot
     be written. Rendering runs in a thread on a snapshot taken now."""
     try:
+        from .export_html import SessionSnapshot, write_export  # only an export needs it (start-up: ~4 ms)
+
         snapshot = SessionSnapshot.of_store(store)
         return str(await asyncio.to_thread(write_export, snapshot, output_path, cwd))
     except ExportError as exc:

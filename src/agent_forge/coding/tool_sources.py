@@ -3,7 +3,7 @@ a session without one has, so the hub never asks which it holds."""
 
 from __future__ import annotations
 
-from typing import Awaitable, Protocol
+from typing import Any, Awaitable, Protocol
 
 from .events import McpServerInfo
 
@@ -17,6 +17,16 @@ class ToolSource(Protocol):
 
     def servers(self) -> list[McpServerInfo]:
         """The `get_mcp_servers` items."""
+
+    def commands(self) -> list[dict[str, Any]]:
+        """`get_commands` items of the servers' prompts (`/mcp:<server>:<prompt>`)."""
+
+    def names_prompt(self, text: object) -> bool:
+        """Whether `text` starts with `/mcp:<server>:` of a configured server."""
+
+    def expand_prompt(self, text: object) -> Awaitable[tuple[str, list[dict[str, Any]]]] | None:
+        """For a `/mcp:<server>:<prompt> args` of a configured server: the awaitable `(text, images)` of the
+        user message (it raises `CommandError`); None for any other text."""
 
     def input_closed(self) -> None:
         """The client is gone (stdin EOF, `close`): running calls get their deadline, no run waits any more."""
@@ -36,6 +46,15 @@ class NoToolSource:
 
     def servers(self) -> list[McpServerInfo]:
         return []
+
+    def commands(self) -> list[dict[str, Any]]:
+        return []
+
+    def names_prompt(self, text: object) -> bool:
+        return False
+
+    def expand_prompt(self, text: object) -> None:
+        return None
 
     def input_closed(self) -> None:
         pass

@@ -191,6 +191,7 @@ class CommandSpec:
     handler: CommandHandler
     description: str | None
     plugin: Plugin
+    argument_hint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -235,25 +236,28 @@ class Plugin:
         return f"Plugin({self.id!r}, {self.path!r})"
 
     @overload
-    def register_command(self, name: str, handler: None = None, *,
-                         description: str | None = None) -> Callable[[_Command], _Command]: ...
+    def register_command(self, name: str, handler: None = None, *, description: str | None = None,
+                         argument_hint: str | None = None) -> Callable[[_Command], _Command]: ...
     @overload
-    def register_command(self, name: str, handler: _Command, *, description: str | None = None) -> _Command: ...
+    def register_command(self, name: str, handler: _Command, *, description: str | None = None,
+                         argument_hint: str | None = None) -> _Command: ...
 
-    def register_command(self, name: str, handler: _Command | None = None, *,
-                         description: str | None = None) -> _Command | Callable[[_Command], _Command]:
+    def register_command(self, name: str, handler: _Command | None = None, *, description: str | None = None,
+                         argument_hint: str | None = None) -> _Command | Callable[[_Command], _Command]:
         """Register `/name`: `handler(args, ctx)` (sync or async) runs at once when a `prompt` starts with
-        `/name`, even while the agent works; `args` is the rest of the text, stripped. Without `handler`,
-        returns a decorator."""
+        `/name`, even while the agent works; `args` is the rest of the text, stripped. `argument_hint`
+        (`"<file> [focus]"`) is shown next to the name in command menus. Without `handler`, returns a
+        decorator."""
         self._check_open(f"register_command({name!r})")
         if handler is None:
-            return lambda fn: self.register_command(name, fn, description=description)
+            return lambda fn: self.register_command(name, fn, description=description, argument_hint=argument_hint)
         if not isinstance(name, str) or not _NAME.match(name) or name.startswith("skill:"):
             raise PluginError(f"Invalid command name {name!r}: use letters, digits, '_', '.', ':' or '-' "
                               "(no leading '/', not 'skill:...')")
         _check_callable("command handler", handler)
         _check_optional_text("description", description)
-        self.commands.append(CommandSpec(name, handler, description, self))
+        _check_optional_text("argument_hint", argument_hint)
+        self.commands.append(CommandSpec(name, handler, description, self, argument_hint))
         return handler
 
     command = register_command

@@ -74,6 +74,8 @@ def command_item(command: CommandSpec) -> dict[str, object]:
     item: dict[str, object] = {"name": command.name}
     if command.description:
         item["description"] = command.description
+    if command.argument_hint and command.argument_hint.strip():
+        item["argumentHint"] = " ".join(command.argument_hint.split())
     item["source"] = "capability"
     item["sourceInfo"] = {"path": f"<plugin:{plugin.id}:{command.name}>", "source": plugin.id,
                           "scope": plugin.scope, "origin": plugin.origin}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agent_forge.coding.resources.commands import collect_commands
 from agent_forge.coding.resources.skills import discover_skills
 from agent_forge.coding.resources.sources import ResourceRoot
@@ -55,3 +57,26 @@ def test_plugin_command_shadows_a_template_of_the_same_name(tmp_path):
                                   "origin": "top-level"}}
     items = collect_commands([lambda: [plugin_item]], templates, skills)
     assert [(i["name"], i["source"]) for i in items] == [("fix-tests", "capability"), ("skill:hello", "skill")]
+
+
+def test_a_template_argument_hint_is_listed_as_argument_hint(tmp_path):
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "review.md").write_text('---\nargument-hint: "<file>   [focus]"\n---\nReview $1.\n')
+    (prompts / "plain.md").write_text("Plain.\n")
+    templates = discover_templates([ResourceRoot(prompts, "user", "user")], [])
+    items = {i["name"]: i for i in collect_commands([], templates, [])}
+    assert items["review"]["argumentHint"] == "<file> [focus]" and "argumentHint" not in items["plain"]
+
+
+def test_a_plugin_command_argument_hint_is_listed():
+    from agent_forge.plugins.api import CommandSpec
+    from agent_forge.plugins.values import command_item
+
+    class FakePlugin:
+        id, scope, origin, path = "p", "temporary", "top-level", "/p.py"
+
+    plugin: Any = FakePlugin()
+    hinted = command_item(CommandSpec("deploy", lambda a, c: None, "ships", plugin, "<env>"))
+    plain = command_item(CommandSpec("plain", lambda a, c: None, None, plugin))
+    assert hinted["argumentHint"] == "<env>" and "argumentHint" not in plain

@@ -28,7 +28,7 @@ DEFAULT_STARTUP_TIMEOUT_S = 10.0
 NAME_RULE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 OVERRIDE_KEYS = frozenset({"enabled", "includeTools", "excludeTools"})
 _KNOWN_KEYS = frozenset({"type", "command", "args", "env", "cwd", "url", "headers", "enabled", "description",
-                         "includeTools", "excludeTools", "startupTimeoutMs"}) | OVERRIDE_KEYS
+                         "includeTools", "excludeTools", "startupTimeoutMs", "toolTimeoutMs"}) | OVERRIDE_KEYS
 _TRANSPORTS = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -53,6 +53,8 @@ class McpServerConfig:
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    tool_timeout_s: float | None = None
+    """`toolTimeoutMs`: how long one tool call (or resource read) may run; None: the session's default."""
 
     def admits(self, tool_name: str) -> bool:
         """Whether the server's tool `tool_name` (its MCP name) is offered, by `includeTools` / `excludeTools`."""
@@ -180,7 +182,8 @@ def _parse_entry(name: str, entry: Any, scope: str, source: str | None, cwd: str
     expand = lambda value: _expand(value, environ, missing)  # noqa: E731
     common = dict(name=name, transport=transport, scope=scope, source=source,
                   description=_optional_string(entry, "description"),
-                  startup_timeout_s=_timeout(entry), **_override_fields(entry))
+                  startup_timeout_s=_timeout(entry, "startupTimeoutMs") or DEFAULT_STARTUP_TIMEOUT_S,
+                  tool_timeout_s=_timeout(entry, "toolTimeoutMs"), **_override_fields(entry))
     if transport == "stdio":
         server = McpServerConfig(command=_string(entry, "command"),
                                  args=tuple(expand(a) for a in _strings(entry, "args")),
@@ -259,12 +262,13 @@ def _url(entry: dict[str, Any]) -> str:
     return url
 
 
-def _timeout(entry: dict[str, Any]) -> float:
-    value = entry.get("startupTimeoutMs")
+def _timeout(entry: dict[str, Any], key: str) -> float | None:
+    """`entry[key]` milliseconds in seconds (None when absent)."""
+    value = entry.get(key)
     if value is None:
-        return DEFAULT_STARTUP_TIMEOUT_S
+        return None
     if not is_number(value) or value <= 0:
-        raise EntryProblem("startupTimeoutMs must be a positive number of milliseconds")
+        raise EntryProblem(f"{key} must be a positive number of milliseconds")
     return value / 1000
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import tempfile
 import time
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
+from .process import StderrTail, server_environment
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
@@ -39,6 +39,10 @@ class ServerConnection:
         self.state = "starting" if config.enabled else "disabled"
         self.error: str | None = None  # the last problem: why it failed, or what a connected server did wrong
         self.tools: list[Any] = []  # the SDK's `Tool` objects while connected
+        self.prompts: list[Any] = []  # its `Prompt` objects (when it offers prompts)
+        self.resources: list[Any] = []  # its `Resource` objects, listed at connection (when it offers any)
+        self.resource_templates: list[Any] = []  # its `ResourceTemplate` objects
+        self.warnings: list[str] = []  # current naming problems of its tools (set by the manager)
         self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
         self.instructions: str | None = None
         self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
@@ -46,7 +50,7 @@ class ServerConnection:
         self._session: Any = None
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
-        self._stderr: Any = None
+        self._stderr: StderrTail | None = None
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
 
@@ -72,22 +76,41 @@ class ServerConnection:
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
             if not task.done():
                 task.cancel()
+        if self._stderr is not None:
+            self._stderr.close()
         if self.state != "disabled":
             self._set("stopped")
+
+    @property
+    def offers_resources(self) -> bool:
+        """Whether it listed resources or resource templates (then `read_mcp_resource` can read them)."""
+        return bool(self.resources or self.resource_templates)
 
     async def call_tool(self, name: str, args: dict[str, Any],
                         progress: Callable[[float, float | None, str | None], Awaitable[None]]) -> Any:
         """The server's `CallToolResult`. Raises `ToolError` when not connected or when the call fails."""
+        return await self._request(f"the call of {name}",
+                                   lambda session: session.call_tool(name, args, progress_callback=progress))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+        """The server's `GetPromptResult` for prompt `name`. Raises `ToolError` as `call_tool` does."""
+        return await self._request(f"getting the prompt {name}", lambda session: session.get_prompt(name, arguments))
+
+    async def read_resource(self, uri: str) -> Any:
+        """The server's `ReadResourceResult` for `uri`. Raises `ToolError` as `call_tool` does."""
+        return await self._request(f"reading {uri}", lambda session: session.read_resource(uri))
+
+    async def _request(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
         session = self._session
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server {self.name} is not connected ({self.state}"
                             + (f": {self.error})" if self.error else ")"))
         try:
-            return await session.call_tool(name, args, progress_callback=progress)
+            return await send(session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            raise ToolError(f"MCP server {self.name}: the call of {name} failed: {self._describe(exc)}") from None
+            raise ToolError(f"MCP server {self.name}: {what} failed: {self._describe(exc)}") from None
 
     # -- the connection task ------------------------------------------------------------------------------
     async def _run(self) -> None:
@@ -100,8 +123,9 @@ class ServerConnection:
             except asyncio.CancelledError:
                 raise
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
+                await self._stderr_read(exc)
                 error = self._describe(exc)
-            self._session, self.tools = None, []
+            self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
             attempt = 0 if self._connected else attempt
@@ -133,7 +157,12 @@ class ServerConnection:
         timeout = self.config.startup_timeout_s
         with anyio.move_on_after(timeout) as scope:
             result = await session.initialize()
-            tools = await _list_tools(session)
+            tools = await _list_all(session.list_tools, "tools")
+            offers = result.capabilities
+            self.prompts = await self._optional_list(session, "prompts") if offers.prompts else []
+            self.resources = await self._optional_list(session, "resources") if offers.resources else []
+            self.resource_templates = await self._optional_list(session, "resource_templates") \
+                if offers.resources else []
         if scope.cancelled_caught:
             if lost.is_set():
                 raise ConnectionLost()
@@ -172,18 +201,31 @@ class ServerConnection:
         finally:
             lost.set()
 
-    async def _on_message(self, message: Any) -> None:
-        if type(message).__name__ == "ToolListChangedNotification" and self._session is not None:
-            asyncio.ensure_future(self._refresh_tools(self._session))  # not in the SDK's notification path
-
-    async def _refresh_tools(self, session: Any) -> None:
+    async def _optional_list(self, session: Any, kind: str) -> list[Any]:
+        """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
+        server's tools still work)."""
         try:
-            tools = await _list_tools(session)
-        except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
-            self.error = f"listing the changed tools failed: {self._describe(exc)}"
-            return
+            return await _list_all(getattr(session, f"list_{kind}"), kind)
+        except Exception as exc:  # noqa: BLE001 (a JSON-RPC error, a malformed answer)
+            self.error = f"listing its {kind.replace('_', ' ')} failed: {self._describe(exc)}"
+            return []
+
+    async def _on_message(self, message: Any) -> None:
+        kinds = _CHANGED.get(type(message).__name__, ())
+        if kinds and self._session is not None:
+            asyncio.ensure_future(self._refresh(self._session, kinds))  # not in the SDK's notification path
+
+    async def _refresh(self, session: Any, kinds: tuple[str, ...]) -> None:
+        listed = {}
+        for kind in kinds:
+            try:
+                listed[kind] = await _list_all(getattr(session, f"list_{kind}"), kind)
+            except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
+                self.error = f"listing the changed {kind.replace('_', ' ')} failed: {self._describe(exc)}"
+                return
         if session is self._session:
-            self.tools = tools
+            for kind, items in listed.items():
+                setattr(self, kind, items)
             self.on_change(self)
 
     @contextlib.asynccontextmanager
@@ -199,18 +241,29 @@ class ServerConnection:
         config = self.config
         if self._stderr is not None:
             self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = stderr = StderrTail()
+        await stderr.start()
         watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog, as commands are
-        env = {**os.environ, **config.env, **({lifeline.ENV_VAR: watch} if watch else {})}
+        env = {**server_environment(config.env), **({lifeline.ENV_VAR: watch} if watch else {})}
         params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
                                        env=env, cwd=config.cwd, encoding_error_handler="replace")
         try:
-            async with stdio_client(params, errlog=self._stderr) as streams:
+            async with stdio_client(params, errlog=stderr.writer) as streams:  # type: ignore[arg-type]
+                stderr.spawned()
                 yield streams
         except OSError as exc:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
         finally:
+            stderr.spawned()
             lifeline.release(watch)
+
+    async def _stderr_read(self, exc: BaseException) -> None:
+        """A server that exited may have written its last words just before: read them (up to 1 s; its
+        children may keep the pipe open) so the failure quotes them."""
+        leaf = _leaf(exc)
+        if self._stderr is not None and (isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)):
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._stderr.ended.wait(), 1.0)
 
     def _set(self, state: str) -> None:
         self.state = state
@@ -233,13 +286,7 @@ class ServerConnection:
     def _stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
-        try:
-            self._stderr.seek(0, os.SEEK_END)
-            size = self._stderr.tell()
-            self._stderr.seek(max(0, size - _STDERR_TAIL))
-            text = self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
+        text = self._stderr.text()[-_STDERR_TAIL:].strip()
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
 
 
@@ -260,17 +307,24 @@ async def _sdk() -> tuple[Any, Any]:
     return await asyncio.to_thread(load)
 
 
-async def _list_tools(session: Any) -> list[Any]:
-    tools: list[Any] = []
+_CHANGED = {"ToolListChangedNotification": ("tools",), "PromptListChangedNotification": ("prompts",),
+            "ResourceListChangedNotification": ("resources", "resource_templates")}
+MAX_LISTED = 1000
+"""At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
+
+
+async def _list_all(method: Callable[..., Awaitable[Any]], kind: str) -> list[Any]:
+    """Every page of a `*/list` request (`kind` is the result's field: `tools`, `prompts`, ...)."""
+    from mcp_types import PaginatedRequestParams
+
+    items: list[Any] = []
     cursor = None
     while True:
-        from mcp_types import PaginatedRequestParams
-
-        result = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        tools.extend(result.tools)
+        result = await method(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        items.extend(getattr(result, kind))
         cursor = result.next_cursor
-        if not cursor:
-            return tools
+        if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
+            return items[:MAX_LISTED] if kind != "tools" else items
 
 
 @contextlib.asynccontextmanager

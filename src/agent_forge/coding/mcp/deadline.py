@@ -1,4 +1,5 @@
 """MCP tool calls once the client is gone: a deadline, so a server that never answers cannot keep the agent alive.
+And a call's own limit (`toolTimeoutMs`, or print mode's default): nobody can abort a call in print mode.
 
 At stdin EOF (RPC mode) or `AgentSession.close()` the agent finishes its work and exits. A call to a server
 that never answers would make that wait endless, so from then on each running (or later) MCP tool call gets
@@ -18,11 +19,12 @@ DEFAULT_TIMEOUT_S = 10.0
 
 
 class CallExpired(Exception):
-    """The call was cancelled `seconds` after the input closed."""
+    """The call was cancelled `seconds` after the input closed, or (`limit`) after `seconds` of running."""
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, *, limit: bool = False):
         super().__init__(seconds)
         self.seconds = seconds
+        self.limit = limit
 
 
 class CallDeadlines:
@@ -31,25 +33,29 @@ class CallDeadlines:
     def __init__(self, timeout: Callable[[], float] = lambda: DEFAULT_TIMEOUT_S):
         self._timeout = timeout
         self._running: set[asyncio.Task] = set()
-        self._expired: set[asyncio.Task] = set()
+        self._expired: dict[asyncio.Task, CallExpired] = {}
         self._closed = False
 
-    async def run(self, call: Awaitable[T]) -> T:
-        """`await call`, as a task of its own (cancelling the caller cancels it). Raises `CallExpired` when the
-        deadline cancelled it."""
+    async def run(self, call: Awaitable[T], limit: float | None = None) -> T:
+        """`await call`, as a task of its own (cancelling the caller cancels it), for at most `limit` seconds
+        when given. Raises `CallExpired` when the limit or the deadline after `input_closed` cancelled it."""
         task: asyncio.Task = asyncio.ensure_future(call)
         self._running.add(task)
+        timer = asyncio.get_running_loop().call_later(limit, self._expire, task, CallExpired(limit, limit=True)) \
+            if limit is not None else None
         if self._closed:
             self._arm(task)
         try:
             return await task
         except asyncio.CancelledError:
             if task in self._expired and not _caller_cancelled():
-                raise CallExpired(self._timeout()) from None
+                raise self._expired[task] from None
             raise
         finally:
+            if timer is not None:
+                timer.cancel()
             self._running.discard(task)
-            self._expired.discard(task)
+            self._expired.pop(task, None)
 
     def input_closed(self) -> None:
         """From now on every running and later call has its deadline (idempotent)."""
@@ -59,11 +65,12 @@ class CallDeadlines:
                 self._arm(task)
 
     def _arm(self, task: asyncio.Task) -> None:
-        asyncio.get_running_loop().call_later(self._timeout(), self._expire, task)
+        seconds = self._timeout()
+        asyncio.get_running_loop().call_later(seconds, self._expire, task, CallExpired(seconds))
 
-    def _expire(self, task: asyncio.Task) -> None:
-        if not task.done():
-            self._expired.add(task)
+    def _expire(self, task: asyncio.Task, why: CallExpired) -> None:
+        if not task.done() and task not in self._expired:
+            self._expired[task] = why
             task.cancel()
 
 

@@ -9,21 +9,28 @@ tools) and leave it when their server is not connected. Every state change is an
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from ..events import Emit, McpServerChanged, McpServerInfo
 from ..tools.output_files import OutputDir
 from ..tools.selection import ToolSelection
+from ...agent.types import ToolError
+from ..errors import CommandError
 from .config import McpServerConfig
 from .connection import ServerConnection
 from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines
 from .limits import MAX_INSTRUCTIONS_CHARS, one_line, shown_name
+from .prompts import find_prompt, map_arguments, prompt_command, prompt_message, split_prompt_command
+from .resources import NAME as READ_RESOURCE, ReadResourceTool
 from .tools import McpTool, assign_names
 from .vetting import vet_tool
 
 
+PROMPT_TIMEOUT_S = 30.0
+"""How long `prompts/get` may take before the prompt is refused."""
 START_DELAY_S = 0.3
 """`start_soon` waits this long: importing the SDK takes a second or two of CPU (in a worker thread, but it
 shares the interpreter), and a client's first commands, sent at spawn, are answered before it begins."""
@@ -32,12 +39,14 @@ shares the interpreter), and a client's first commands, sent at spawn, are answe
 class McpManager:
     """`configs` in order; `agent` is the session's agent (its `tools` list is updated in place of the old one);
     `output_dir` gives the directory of full outputs for truncated results; `call_timeout()` is the seconds a
-    tool call may still run after `input_closed()` (`pluginHandlerTimeoutMs`)."""
+    tool call may still run after `input_closed()` (`pluginHandlerTimeoutMs`); `call_limit` the seconds any
+    call may run for a server without `toolTimeoutMs` (print mode's default; None: no limit)."""
 
     def __init__(self, configs: list[McpServerConfig], *, agent: Any, selection: Callable[[], ToolSelection],
                  emit: Emit, output_dir: Callable[[], OutputDir] | None = None,
-                 call_timeout: Callable[[], float] = lambda: DEFAULT_TIMEOUT_S):
+                 call_timeout: Callable[[], float] = lambda: DEFAULT_TIMEOUT_S, call_limit: float | None = None):
         self.agent = agent
+        self.call_limit = call_limit
         self._selection = selection
         self._emit = emit
         self._output_dir = output_dir
@@ -45,7 +54,7 @@ class McpManager:
         self.clashes: list[str] = []
         self._started = False
         self._closed = False  # `close` ran: a `start_soon` timer still due starts nothing
-        self._reported: dict[str, tuple] = {}
+        self._reported: dict[str, tuple[str, str | None]] = {}
         self.deadlines = CallDeadlines(call_timeout)
         self._input_closed = asyncio.Event()  # no client any more: `wait_ready` waits for no server
 
@@ -68,13 +77,62 @@ class McpManager:
         self.start()
         waiting = [c for c in self.connections if c.state == "starting" and not c.first_attempt.is_set()]
         for connection in waiting:
-            left = connection.started_at + connection.config.startup_timeout_s - time.monotonic()
-            if left > 0 and not self._input_closed.is_set():
-                await _first_of(connection.first_attempt, self._input_closed, left)
+            await self._first_attempt(connection)
             if connection.state != "connected":
                 self._report(connection, message=f"MCP server {connection.name} is not ready ({connection.state}"
                              + (f": {connection.error}" if connection.error else "")
                              + "); this prompt runs without its tools")
+
+    def commands(self) -> list[dict[str, Any]]:
+        """`get_commands` items: each connected server's prompts as `mcp:<server>:<prompt>` (source `mcp`)."""
+        return [prompt_command(c.name, c.config.scope, p) for c in self.connections if c.state == "connected"
+                for p in c.prompts]
+
+    def names_prompt(self, text: object) -> bool:
+        """Whether `text` starts with `/mcp:<server>:<prompt>` of a configured server (connected or not)."""
+        parts = split_prompt_command(text)  # type: ignore[arg-type]
+        return parts is not None and self._connection(parts[0]) is not None
+
+    def expand_prompt(self, text: object) -> Awaitable[tuple[str, list[dict[str, Any]]]] | None:
+        """The user message of `/mcp:<server>:<prompt> args` (`prompts.py`), awaitable; None for other text."""
+        parts = split_prompt_command(text)  # type: ignore[arg-type]
+        connection = self._connection(parts[0]) if parts else None
+        return self._expand(connection, parts[1], parts[2]) if connection and parts else None
+
+    async def _expand(self, connection: ServerConnection, name: str, rest: str) -> tuple[str, list[dict[str, Any]]]:
+        command = f"mcp:{connection.name}:{name}"
+        await self._first_attempt(connection)
+        if connection.state != "connected":
+            raise CommandError(f"/{command}: MCP server {connection.name} is not connected ({connection.state}"
+                               + (f": {connection.error})" if connection.error else ")"))
+        prompt = find_prompt(connection.prompts, name)
+        if prompt is None:
+            names = ", ".join(p.name for p in connection.prompts) or "none"
+            raise CommandError(f"/{command}: MCP server {connection.name} has no prompt {name!r} (its prompts: "
+                               f"{names})")
+        arguments = map_arguments(prompt, rest, command)
+        try:
+            result = await asyncio.wait_for(connection.get_prompt(name, arguments), PROMPT_TIMEOUT_S)
+        except ToolError as exc:
+            raise CommandError(f"/{command}: {exc}") from None
+        except asyncio.TimeoutError:
+            raise CommandError(f"/{command}: MCP server {connection.name} did not answer prompts/get within "
+                               f"{PROMPT_TIMEOUT_S:g} s") from None
+        text, images = prompt_message(result)
+        if not text.strip() and not images:
+            raise CommandError(f"/{command}: MCP server {connection.name} returned an empty prompt")
+        return text, images
+
+    def _connection(self, name: str) -> ServerConnection | None:
+        return next((c for c in self.connections if c.name == name), None)
+
+    async def _first_attempt(self, connection: ServerConnection) -> None:
+        """Wait for a server still on its first attempt, up to its start-up timeout (see `wait_ready`)."""
+        self.start()
+        if connection.state == "starting" and not connection.first_attempt.is_set():
+            left = connection.started_at + connection.config.startup_timeout_s - time.monotonic()
+            if left > 0 and not self._input_closed.is_set():
+                await _first_of(connection.first_attempt, self._input_closed, left)
 
     def servers(self) -> list[McpServerInfo]:
         """The `get_mcp_servers` items, in configuration order."""
@@ -117,16 +175,16 @@ class McpManager:
         self._report(connection)
 
     def _sync_tools(self) -> None:
-        others = [t for t in self.agent.tools if not isinstance(t, McpTool)]
+        others = [t for t in self.agent.tools if not isinstance(t, (McpTool, ReadResourceTool))]
+        for connection in self.connections:
+            connection.tool_names, connection.warnings = [], []
         offered = [(c, tool) for c in self.connections if c.state == "connected" for tool in self._listed(c)]
         names, clashes = assign_names([(c.name, tool.name) for c, tool in offered], {t.name for t in others})
-        for message in clashes:
-            self._warn(message)
+        for server, message in clashes:
+            self._warn(message, self._connection(server))
         selection = self._selection()
-        tools = []
+        tools: list[Any] = []
         used = {t.name for t in others}  # a guard: no name is sent twice, whatever the names look like
-        for connection in self.connections:
-            connection.tool_names = []
         for connection, tool in offered:
             name = names[(connection.name, tool.name)]
             if name in used:
@@ -134,9 +192,19 @@ class McpManager:
                            "taken; not offered", connection)
             elif selection.admits(name):
                 used.add(name)
-                tools.append(McpTool(connection, tool, name, self._output_dir, self.deadlines))
+                tools.append(McpTool(connection, tool, name, self._output_dir, self.deadlines,
+                                     self._limit(connection)))
                 connection.tool_names.append(name)
+        readable = [c for c in self.connections if c.state == "connected" and c.offers_resources]
+        if readable and READ_RESOURCE in used:
+            self._warn(f"the tool name {READ_RESOURCE} is taken by another tool; MCP resources cannot be read")
+        elif readable and selection.admits(READ_RESOURCE):
+            tools.append(ReadResourceTool(readable, self._output_dir, self.deadlines, self._limit))
         self.agent.tools = others + tools
+
+    def _limit(self, connection: ServerConnection) -> float | None:
+        """Seconds one call to `connection` may run: its `toolTimeoutMs`, else the session's `call_limit`."""
+        return connection.config.tool_timeout_s or self.call_limit
 
     def _listed(self, connection: ServerConnection) -> list[Any]:
         """The server's admitted tools, each name once: a name listed again is reported, its first tool kept."""
@@ -159,17 +227,18 @@ class McpManager:
         return offered
 
     def _warn(self, message: str, connection: ServerConnection | None = None) -> None:
-        """Print a naming problem once to stderr; one of `connection`'s own is also its `lastError`."""
+        """A naming problem: one of `connection`'s `warnings` until the next tool sync (so it goes once the
+        problem does), and printed to stderr (once)."""
+        if connection is not None and message not in connection.warnings:
+            connection.warnings.append(message)
         if message in self.clashes:
             return
         self.clashes.append(message)
         print(f"Warning: {message}", file=sys.stderr)
-        if connection is not None:
-            connection.error = message
 
     def _report(self, connection: ServerConnection, message: str | None = None) -> None:
         info = self._info(connection)
-        key = (info["state"], tuple(info["tools"]), info.get("lastError"), message)
+        key = (json.dumps(info, sort_keys=True), message)
         if self._reported.get(connection.name) == key:
             return
         self._reported[connection.name] = key
@@ -184,6 +253,12 @@ class McpManager:
                              state=connection.state, tools=list(connection.tool_names))
         if connection.error:
             info["lastError"] = connection.error
+        if connection.warnings:
+            info["warnings"] = list(connection.warnings)
+        if connection.prompts:
+            info["prompts"] = [p.name for p in connection.prompts]
+        if connection.offers_resources:
+            info["resources"] = len(connection.resources)
         return info
 
 

@@ -14,11 +14,17 @@ if TYPE_CHECKING:
     from ..resources.trust import ProjectPolicy
 
 
+UNATTENDED_CALL_LIMIT_S = 300.0
+"""Print and JSON mode: how long one MCP call may run for a server without `toolTimeoutMs` (nobody can abort)."""
+
+
 def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | None,
-               mcp_servers: Any = None) -> None:
+               mcp_servers: Any = None, *, unattended: bool = False) -> None:
     """Read `<agent dir>/mcp.json`, the project's `mcp.json` when the project is trusted, and `mcp_servers`
     (`{"mcpServers": {...}}` or `{name: entry}`; these replace file entries of the same name). Problems go to
-    `session.warnings`; with no server configured nothing happens (and the SDK is never imported)."""
+    `session.warnings`; with no server configured nothing happens (and the SDK is never imported).
+    `unattended` (print and JSON mode): calls get `UNATTENDED_CALL_LIMIT_S` unless their server sets
+    `toolTimeoutMs`."""
     project_allowed = policy is not None and policy.code_allowed
     servers, warnings = load_mcp_config(session.cwd, agent_dir, project_allowed=project_allowed)
     if policy is not None and policy.enabled and not project_allowed and _has_project_file(session.cwd):
@@ -34,7 +40,8 @@ def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | N
 
     session.mcp = McpManager(servers, agent=session.agent, selection=lambda: session.tool_selection,
                              emit=session.emit, output_dir=session.output_dir,
-                             call_timeout=lambda: _call_timeout(session))
+                             call_timeout=lambda: _call_timeout(session),
+                             call_limit=UNATTENDED_CALL_LIMIT_S if unattended else None)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -41,9 +41,9 @@ def hashed_name(server: str, tool: str) -> str:
 
 
 def assign_names(entries: Iterable[tuple[str, str]],
-                 taken: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[str]]:
+                 taken: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[tuple[str, str]]]:
     """Agent tool names for `(server, tool)` pairs, none in `taken` (the other tools of the session), and the
-    clashes as messages. Every pair whose base name is shared (or taken) gets its hashed name."""
+    clashes as `(server, message)`. Every pair whose base name is shared (or taken) gets its hashed name."""
     entries = list(entries)
     taken = set(taken)
     counts: dict[str, int] = {}
@@ -54,8 +54,8 @@ def assign_names(entries: Iterable[tuple[str, str]],
         base = base_name(server, tool)
         if counts[base] > 1 or base in taken:
             names[(server, tool)] = hashed_name(server, tool)
-            clashes.append(f"MCP tool {shown_name(tool)} of server {server!r}: the name {base} is not unique; "
-                           f"offered as {names[(server, tool)]}")
+            clashes.append((server, f"MCP tool {shown_name(tool)} of server {server!r}: the name {base} is not "
+                                    f"unique; offered as {names[(server, tool)]}"))
         else:
             names[(server, tool)] = base
     return names, clashes
@@ -71,8 +71,10 @@ class McpTool:
     the file holding all of it."""
 
     def __init__(self, connection: ServerConnection, tool: Any, name: str,
-                 output_dir: Callable[[], OutputDir] | None = None, deadlines: CallDeadlines | None = None):
+                 output_dir: Callable[[], OutputDir] | None = None, deadlines: CallDeadlines | None = None,
+                 limit: float | None = None):
         self.connection = connection
+        self.limit = limit  # seconds a call may run (`toolTimeoutMs`, print mode's default), None: no limit
         self.deadlines = deadlines or CallDeadlines()
         self.server = connection.config.name
         self.tool_name: str = tool.name
@@ -86,43 +88,55 @@ class McpTool:
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         progress = _Progress(on_update)
         try:
-            result = await self.deadlines.run(self.connection.call_tool(self.tool_name, args, progress.report))
+            result = await self.deadlines.run(self.connection.call_tool(self.tool_name, args, progress.report),
+                                              self.limit)
         except CallExpired as exc:
-            raise ToolError(f"MCP server {self.server}: the call of {self.tool_name} was still running "
-                            f"{exc.seconds:g} s after stdin closed or the session was closed "
-                            "(pluginHandlerTimeoutMs); it was cancelled (the server was sent "
-                            "notifications/cancelled)") from None
+            raise ToolError(expiry_message(exc, self.server, f"the call of {self.tool_name}")) from None
         except asyncio.CancelledError:
             progress.cancelled(self.server)
             raise
-        content = to_content(result)
-        content, details = self._truncated(content)
+        content, details = truncated(to_content(result), {"server": self.server, "tool": self.tool_name},
+                                     self.output_dir)
         if getattr(result, "is_error", False):
             raise ToolError(_text_of(content) or f"MCP tool {self.tool_name} failed", details)
         return ToolResult(content=content or [{"type": "text", "text": "(no output)"}], details=details)
 
-    def _truncated(self, content: list[UserContent]) -> tuple[list[UserContent], Any]:
-        text = _text_of(content)
-        cut = truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
-        if not cut["truncated"]:
-            return content, {"server": self.server, "tool": self.tool_name}
-        where, path = self._save(text)
-        notice = (f"[Showing the first {cut['outputLines']} lines ({format_size(cut['outputBytes'])}) of "
-                  f"{cut['totalLines']} lines ({format_size(cut['totalBytes'])}).{where}]")
-        images = [block for block in content if block.get("type") == "image"]
-        kept: list[UserContent] = [{"type": "text", "text": append_notice(cut["content"], notice)}, *images]
-        return kept, {"server": self.server, "tool": self.tool_name, "truncation": cut, "fullOutputPath": path}
 
-    def _save(self, text: str) -> tuple[str, str | None]:
-        if self.output_dir is None:
-            return " The full output was not saved.", None
-        try:
-            fd, path = self.output_dir().create_file()
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
-                out.write(text)
-        except OSError as exc:
-            return f" Full output not saved: {exc.strerror or exc}", None
-        return f" Full output: {path}", path
+def expiry_message(exc: CallExpired, server: str, what: str) -> str:
+    """Why a call that `CallDeadlines` cancelled failed: its own limit or the deadline after stdin closed."""
+    told = "it was cancelled (the server was sent notifications/cancelled)"
+    if exc.limit:
+        return f"MCP server {server}: {what} did not end within {exc.seconds:g} s (toolTimeoutMs); {told}"
+    return (f"MCP server {server}: {what} was still running {exc.seconds:g} s after stdin closed or the session "
+            f"was closed (pluginHandlerTimeoutMs); {told}")
+
+
+def truncated(content: list[UserContent], details: dict[str, Any],
+              output_dir: Callable[[], OutputDir] | None) -> tuple[list[UserContent], dict[str, Any]]:
+    """`(content, details)` with text over the `bash` limits cut (head kept, images kept) and a notice naming
+    the file in `output_dir()` holding all of it; `details` then has `truncation` and `fullOutputPath`."""
+    text = _text_of(content)
+    cut = truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
+    if not cut["truncated"]:
+        return content, details
+    where, path = _save(text, output_dir)
+    notice = (f"[Showing the first {cut['outputLines']} lines ({format_size(cut['outputBytes'])}) of "
+              f"{cut['totalLines']} lines ({format_size(cut['totalBytes'])}).{where}]")
+    images = [block for block in content if block.get("type") == "image"]
+    kept: list[UserContent] = [{"type": "text", "text": append_notice(cut["content"], notice)}, *images]
+    return kept, {**details, "truncation": cut, "fullOutputPath": path}
+
+
+def _save(text: str, output_dir: Callable[[], OutputDir] | None) -> tuple[str, str | None]:
+    if output_dir is None:
+        return " The full output was not saved.", None
+    try:
+        fd, path = output_dir().create_file()
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
+            out.write(text)
+    except OSError as exc:
+        return f" Full output not saved: {exc.strerror or exc}", None
+    return f" Full output: {path}", path
 
 
 class _Progress:

@@ -12,7 +12,8 @@ from .templates import PromptTemplate
 class CommandInfo(TypedDict, total=False):
     """One `get_commands` item. Seed 000: `name`, `description`, `source` (`capability` | `prompt` |
     `skill`), `sourceInfo`. SPEC-NOTES adds the seed-003 fields: `location` (`user` | `project` | `path`;
-    absent for plugin commands) and `path` (the file, or the plugin's synthetic `<plugin:...>` label)."""
+    absent for plugin commands) and `path` (the file, or the plugin's synthetic `<plugin:...>` label). Ours:
+    `argumentHint` (`"<file> [focus]"`), only when the template or plugin command gives one."""
 
     name: str
     description: str
@@ -20,6 +21,7 @@ class CommandInfo(TypedDict, total=False):
     sourceInfo: SourceInfo
     location: str
     path: str
+    argumentHint: str
 
 
 CommandSource = Callable[[], Iterable[CommandInfo]]
@@ -29,8 +31,11 @@ CommandSource = Callable[[], Iterable[CommandInfo]]
 
 
 def template_command(template: PromptTemplate) -> CommandInfo:
-    return CommandInfo(name=template.name, description=template.description, source="prompt",
+    item = CommandInfo(name=template.name, description=template.description, source="prompt",
                        sourceInfo=template.source_info, location=template.location, path=str(template.file_path))
+    if template.argument_hint and template.argument_hint.strip():
+        item["argumentHint"] = " ".join(template.argument_hint.split())  # frontmatter `argument-hint`
+    return item
 
 
 def skill_command(skill: Skill) -> CommandInfo:

@@ -58,6 +58,8 @@ class SessionResources:
     skill_commands: bool = True
     policy: ProjectPolicy | None = None
     warnings: list[str] = field(default_factory=list)
+    options: ResourceOptions | None = None
+    """What they were loaded with: a reload (`reload.py`) loads again with the same."""
 
     def __post_init__(self) -> None:
         self._skills_by_name = {s.name: s for s in self.skills}
@@ -104,6 +106,7 @@ def load_resources(options: ResourceOptions, settings: Settings, policy: Project
         append_prompt=_append_prompt(options, agent_dir, project, warnings),
         skill_commands=settings.get("enableSkillCommands", True) is not False,
         policy=policy,
+        options=options,
     )
     resources.warnings = policy.warnings + warnings
     return resources

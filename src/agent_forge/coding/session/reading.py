@@ -50,9 +50,13 @@ class ParsedSession:
 _raw_decode = json.JSONDecoder().raw_decode
 
 
-def parse_line(line: str | bytes) -> Any:
+def parse_line(line: str | bytes, screened: bool = False) -> Any:
     """The JSON value of one line, or None when it is blank, torn or not JSON at all. Lone-surrogate escapes
-    (files written by older versions) read as U+FFFD, as new lines are written."""
+    (files written by older versions) read as U+FFFD, as new lines are written. `screened`: see
+    `json_wire.fast_loads`."""
+    value = json_wire.fast_loads(line, screened=screened)  # it refuses lone-surrogate escapes and lines json reads otherwise
+    if value is not json_wire.MISS:
+        return value
     value = _parse(line)
     if value is not None and json_wire.may_hold_surrogates(line if isinstance(line, str) else
                                                             line.decode("utf-8", "replace")):
@@ -93,7 +97,7 @@ def read_session(path: Path) -> ParsedSession:
         lines = _split_lines(data)
         start, header = _find_header(lines)
         header = _checked_header(header, path)
-        objects, numbers, damaged = _parse_body(lines, start + 1)
+        objects, numbers, damaged = _parse_body(lines, start + 1, not json_wire.has_long_number(data))
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated = _unique_entries(objects, numbers, damaged)
     return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
@@ -115,16 +119,16 @@ def _find_header(lines: list[str]) -> tuple[int, Any]:
     return len(lines), None
 
 
-def _parse_body(lines: list[str], start: int) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+def _parse_body(lines: list[str], start: int, screened: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """(objects, their 1-based line numbers, numbers of damaged lines) of `lines[start:]`. Blank lines and a
-    torn last line (no newline after it) are not damage."""
+    torn last line (no newline after it) are not damage. `screened`: see `json_wire.fast_loads`."""
     objects: list[dict[str, Any]] = []
     numbers: list[int] = []
     damaged: list[int] = []
     last = len(lines) - 1  # the text after the last newline: empty, or a torn line
     for index in range(start, len(lines)):
         line = lines[index]
-        value = parse_line(line)
+        value = parse_line(line, screened)
         if isinstance(value, dict):
             objects.append(value)
             numbers.append(index + 1)
@@ -296,7 +300,7 @@ def encode_line(obj: dict[str, Any]) -> bytes:
     and other tools must be able to read the file). Raises `UnencodableEntry` for values JSON cannot hold."""
     # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
     try:
-        return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+        return json_wire.encode(obj) + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 

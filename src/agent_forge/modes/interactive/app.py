@@ -22,20 +22,23 @@ from ... import __version__
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
-from .blocks import header, notice
+from .blocks import notice
 from .commands import Commands, builtin
 from .completion import FileCompleter, attachments
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
+from .header import header, resource_list
 from .keymap import load_keymap
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
+from .reload import PluginArgs
 from .render import clean, color_allowed, to_ansi
 from .resize import InlineApplication, Scrollback, WidthRedraw
 from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
+from .theme_files import resolve_theme
 from .view import EventView
 
 MIN_REDRAW_S = 0.03
@@ -52,24 +55,30 @@ CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
 
 
-async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None) -> int:
+async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None,
+                               plugin_args: PluginArgs | None = None) -> int:
     """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
-    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once."""
-    return await InteractiveMode(session).run(first_prompt)
+    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once;
+    `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again."""
+    return await InteractiveMode(session, plugin_args).run(first_prompt)
 
 
 class InteractiveMode:
     """The terminal UI for one session; `run` returns the exit code."""
 
-    def __init__(self, session: AgentSession):
+    def __init__(self, session: AgentSession, plugin_args: PluginArgs | None = None):
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
-        self.theme = use_theme(session.settings.get("theme"))
+        theme, warning = resolve_theme(session.settings.get("theme"), agent_dir())
+        self.theme = use_theme(theme)
+        session.warnings.extend([warning] if warning else [])
         self.session = session
+        self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
         self.editor = PromptEditor(agent_dir() / "prompt-history", FileCompleter(session.cwd, self._commands))
         self.live = LiveState()
+        self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
         self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
@@ -87,7 +96,9 @@ class InteractiveMode:
 
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None) -> int:
-        self.print_(header(__version__, self._resources()))
+        if self.session.settings.get("quietStartup") is not True:
+            expand = self.keymap.get("app.tools.expand") or [None]
+            self.print_(header(__version__, self._resources(), expand[0]))
         self.show_transcript()
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
@@ -193,6 +204,18 @@ class InteractiveMode:
 
     def changed(self) -> None:
         self.app.invalidate()
+
+    def apply_theme(self, name: object) -> None:
+        """Use theme `name` for what is printed from now on and for the live region (`/settings`); a bad
+        custom theme is a warning and the dark theme."""
+        from ...coding.paths import agent_dir
+
+        theme, warning = resolve_theme(name, agent_dir())
+        self.theme = use_theme(theme)
+        self.app.style = Style.from_dict(theme.live)
+        if warning:
+            self.say(warning, "warning")
+        self.changed()
 
     def footer_changed(self) -> None:
         self.footer.refresh()
@@ -305,6 +328,9 @@ class InteractiveMode:
         """Ctrl+O: later collapsible blocks (tool calls, `!` commands) expanded or not; the last one is printed
         again expanded (the scrollback above cannot change)."""
         self.view.expanded = not self.view.expanded
+        listing = resource_list(self._resources()) if self.view.expanded else None
+        if listing is not None:
+            self.print_(listing)
         if self.view.expanded and self.view.last_block is not None:
             self.print_(self.view.last_block(True))
         self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
@@ -392,14 +418,15 @@ class InteractiveMode:
     def _footer_fragments(self) -> list[tuple[str, str]]:
         return [("", "\n".join(self.footer.lines(self.terminal.columns())))]
 
-    def _commands(self) -> list[tuple[str, str]]:
-        """(name, description) of every command the editor offers: built-ins, then `get_commands`."""
-        from .commands import COMMANDS
+    def _commands(self) -> list[tuple[str, str, str]]:
+        """(name, argument hint, description) of every command the editor offers: built-ins, then
+        `get_commands` (plugin commands and templates with their `argumentHint`; skills take a request)."""
+        from .commands import COMMAND_HINTS, COMMANDS
 
-        offered = list(COMMANDS.items())
+        offered = [(name, COMMAND_HINTS.get(name, ""), what) for name, what in COMMANDS.items()]
         for item in self.session.get_commands():
-            hint = item.get("argumentHint") or ""
-            offered.append((str(item.get("name")), clean(" ".join([str(item.get("description") or ""), hint]))))
+            hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
+            offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
         return offered
 
     def _resources(self) -> list[tuple[str, list[str]]]:

@@ -1,5 +1,6 @@
-"""Transcript renderables for the scrollback: the header, user messages, assistant messages (Markdown, dimmed
-thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of their inputs."""
+"""Transcript renderables for the scrollback (the header: `header.py`): user messages, assistant messages
+(Markdown, dimmed thinking, stop reasons) and one-line notices (errors, retries, compaction). Pure functions of
+their inputs."""
 
 from __future__ import annotations
 
@@ -11,20 +12,9 @@ from rich.text import Text
 
 from ...coding.tools.truncate import count_lines
 from . import theme
-from .render import clean, markdown, plain
+from .render import markdown, plain
 
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
-
-
-def header(version: str, resources: list[tuple[str, list[str]]]) -> Group:
-    """The start-up lines: name and version, the main keys, then one line per non-empty resource kind."""
-    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
-             Text("escape interrupt · ctrl+c clear · ctrl+d exit · / commands · ! bash · /hotkeys keys",
-                  style="grey62")]
-    for kind, names in resources:
-        if names:
-            lines.append(Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62")))
-    return Group(*lines, Text(""))
 
 
 USER_SHOWN_LINES = 40

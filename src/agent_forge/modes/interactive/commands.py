@@ -21,16 +21,23 @@ from .tool_blocks import ToolCall, shell_block
 COMMANDS = {
     "quit": "exit (also ctrl+d on an empty editor)",
     "new": "start a new session",
-    "name": "show or set the session's name: /name <name>",
+    "name": "show or set the session's name",
     "session": "the session's file, id, message counts, tokens, cost and context use",
-    "model": "pick a model, or switch directly: /model <pattern>[:<thinking>]",
-    "thinking": "show the thinking levels, or set one: /thinking <level>",
-    "compact": "summarise older messages now: /compact [instructions]",
+    "model": "pick a model, or switch directly",
+    "thinking": "show the thinking levels, or set one",
+    "compact": "summarise older messages now",
     "hotkeys": "the keyboard shortcuts",
     "copy": "copy the last answer to the clipboard (OSC 52; also saved to a file)",
     **SESSION_COMMANDS,
     **CONFIG_COMMANDS,
 }
+
+
+COMMAND_HINTS = {
+    "name": "[name]", "model": "[pattern[:thinking]]", "thinking": "[level]", "compact": "[instructions]",
+    "export": "[path]", "login": "[provider]", "logout": "[provider]", "scoped-models": "[pattern,pattern]",
+}
+"""The arguments of the built-ins that take any: `<required>`, `[optional]` (shown in the `/` menu)."""
 
 
 def builtin(text: str) -> tuple[str, str] | None:
@@ -148,7 +155,7 @@ class Commands:
             table.add_row(key, what)
         table.add_row("", "")
         for name, what in COMMANDS.items():
-            table.add_row(f"/{name}", what)
+            table.add_row(f"/{name} {COMMAND_HINTS.get(name, '')}".rstrip(), what)
         self.ui.print_(table)
 
     async def shell(self, line: str) -> None:

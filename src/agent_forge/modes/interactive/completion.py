@@ -1,7 +1,7 @@
 """Editor completion: `/` opens a menu of the commands (built-in, plugin, template, skill) filtered by what
-follows it, with their descriptions; `@` fuzzy file search over the working directory (as git sees it:
-`.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments of a prompt
-when it is sent.
+follows it, with their argument hints and descriptions; `@` fuzzy file search over the working directory (as
+git sees it: `.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments
+of a prompt when it is sent.
 
 The file list is walked once, on the first `@`, and capped at `MAX_FILES` (a huge tree stays responsive)."""
 
@@ -24,9 +24,10 @@ ATTACHMENT = re.compile(r"(?:^|(?<=\s))@(\S+)")
 
 class FileCompleter(Completer):
     """Completions for the token before the cursor: a `/command` at the start of the prompt, `@` + fuzzy
-    file name, or a path on Tab. `commands()` gives `(name, description)` pairs, read at each use."""
+    file name, or a path on Tab. `commands()` gives `(name, argument hint, description)` triples (the hint
+    may be empty), read at each use; the menu shows `/name <hint>` and the description."""
 
-    def __init__(self, cwd: str, commands: Callable[[], list[tuple[str, str]]] = lambda: []):
+    def __init__(self, cwd: str, commands: Callable[[], list[tuple[str, str, str]]] = lambda: []):
         self._cwd = cwd
         self._commands = commands
         self._files: list[str] | None = None
@@ -36,9 +37,9 @@ class FileCompleter(Completer):
         token = _TOKEN.search(before).group(1)
         if before.startswith("/") and " " not in before and "\n" not in before:
             needle = before[1:].lower()
-            for name, description in self._commands():
+            for name, hint, description in self._commands():
                 if name.lower().startswith(needle) or (needle and needle in name.lower()):
-                    yield Completion(f"/{name}", start_position=-len(before), display=f"/{name}",
+                    yield Completion(f"/{name}", start_position=-len(before), display=f"/{name} {hint}".rstrip(),
                                      display_meta=description)
         elif token.startswith("@"):
             for path in self._fuzzy(token[1:]):

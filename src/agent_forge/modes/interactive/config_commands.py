@@ -1,7 +1,8 @@
 """Built-in commands about configuration: `/settings` (the common settings: pick one, pick its value; saved to
-`<agent dir>/settings.json` and applied to this session where it can be), `/scoped-models [patterns]` (the
-models Ctrl+P cycles through, for this session) and `/trust` (record whether this project's code — plugins, settings that run programs — may
-load, as `--trust-project` / `--distrust-project` do; it takes effect at the next start)."""
+`<agent dir>/settings.json`, read back into the session at once and applied where it can be), `/reload`
+(`reload.py`), `/scoped-models [patterns]` (the models Ctrl+P cycles through, for this session) and `/trust`
+(record whether this project's code — plugins, settings that run programs — may load, as `--trust-project` /
+`--distrust-project` do; it takes effect at the next start)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from ...coding.safe_read import read_json_file
 
 CONFIG_COMMANDS = {
     "settings": "change a common setting (saved to settings.json)",
-    "scoped-models": "show or set the models ctrl+p cycles through: /scoped-models <pattern>,<pattern>",
+    "scoped-models": "show or set the models ctrl+p cycles through",
     "trust": "record whether this project's plugins may load (next start)",
+    "reload": "read settings, context files, skills, templates and plugins again",
 }
 
 
@@ -30,7 +32,8 @@ class ConfigCommands:
         self.ui = ui
 
     async def run(self, name: str, argument: str) -> None:
-        handler = {"settings": self.settings, "scoped-models": self.scoped_models, "trust": self.trust}[name]
+        handler = {"settings": self.settings, "scoped-models": self.scoped_models, "trust": self.trust,
+                   "reload": self.reload}[name]
         await handler(argument)
 
     async def settings(self, argument: str) -> None:
@@ -46,7 +49,10 @@ class ConfigCommands:
                              chosen)
 
     def _pick_value(self, key: str) -> None:
-        values, _, _ = SETTINGS[key]
+        from ...coding.paths import agent_dir
+        from .theme_files import available_themes
+
+        values = available_themes(agent_dir()) if key == "theme" else SETTINGS[key][0]
 
         def chosen(fields: dict[str, Any]) -> None:
             if isinstance(fields.get("value"), str):
@@ -55,7 +61,10 @@ class ConfigCommands:
         self.ui.dialogs.open({"method": "select", "title": f"{key}:", "options": values}, chosen)
 
     def _save(self, key: str, text: str) -> None:
+        """Write `key` into the agent dir's settings.json, read the settings again into the session (in place:
+        everything reading them sees the new value now), then apply it where the UI keeps a copy."""
         from ...coding.paths import agent_dir
+        from ...coding.resources.reload import refresh_settings
 
         value: Any = {"true": True, "false": False}.get(text, text)
         path = agent_dir() / "settings.json"
@@ -64,10 +73,22 @@ class ConfigCommands:
         except (OSError, ValueError) as exc:
             self.ui.say(f"cannot save {key} in {path}: {exc}", "error")
             return
-        apply = SETTINGS[key][2]
-        note = apply(self.ui.session, value) if apply else "from the next start"
+        refresh_settings(self.ui.session)
+        effective = self.ui.session.settings.get(key, SETTINGS[key][1])
+        if effective != value:
+            note = f"the project's settings.json sets {_shown(effective)}, which wins here"
+        else:
+            apply = SETTINGS[key][2]
+            note = apply(self.ui, value) if apply else "from the next start"
         self.ui.say(f"{key} = {_shown(value)} saved in {path} ({note})", "success")
         self.ui.footer_changed()
+
+    async def reload(self, argument: str) -> None:
+        from .reload import reload_everything
+
+        self.ui.say("reloading…")
+        lines = await reload_everything(self.ui, self.ui.plugin_args)
+        self.ui.say("reloaded\n" + "\n".join(lines), "success")
 
     async def scoped_models(self, argument: str) -> None:
         control, warnings = self.ui.session.model_control, self.ui.session.warnings
@@ -104,28 +125,42 @@ class ConfigCommands:
 
 
 def _apply_queue(queue: str) -> Callable[[Any, Any], str]:
-    def apply(session: Any, value: Any) -> str:
-        session.set_queue_mode(queue, value)
+    def apply(ui: Any, value: Any) -> str:
+        ui.session.set_queue_mode(queue, value)
         return "applied now"
     return apply
 
 
 def _apply_flag(attribute: str) -> Callable[[Any, Any], str]:
-    def apply(session: Any, value: Any) -> str:
-        getattr(session, attribute).enabled = value
+    def apply(ui: Any, value: Any) -> str:
+        getattr(ui.session, attribute).enabled = value
         return "applied now"
     return apply
 
 
+def _apply_theme(ui: Any, value: Any) -> str:
+    ui.apply_theme(value)
+    return "applied to what is shown from now on"
+
+
+def _apply_hide_thinking(ui: Any, value: Any) -> str:
+    ui.live.show_thinking = not value
+    return "applied now; ctrl+t toggles"
+
+
 SETTINGS: dict[str, tuple[list[str], Any, Callable[[Any, Any], str] | None]] = {
-    "theme": (["dark", "light"], "dark", None),
+    "theme": ([], "dark", _apply_theme),
     "defaultThinkingLevel": (list(THINKING_LEVELS), None, None),
+    "hideThinkingBlock": (["true", "false"], True, _apply_hide_thinking),
     "steeringMode": (list(QUEUE_MODES), "one-at-a-time", _apply_queue("steering")),
     "followUpMode": (list(QUEUE_MODES), "one-at-a-time", _apply_queue("followUp")),
     "retry.enabled": (["true", "false"], True, _apply_flag("retry")),
     "compaction.enabled": (["true", "false"], True, _apply_flag("compaction")),
+    "quietStartup": (["true", "false"], False, None),
+    "enableSkillCommands": (["true", "false"], True, lambda ui, value: "from the next /reload or start"),
 }
-"""Setting → (values offered, the default shown, how to apply it to the running session or None)."""
+"""Setting → (values offered (themes: those found), the default shown, how to apply it to the running UI and
+session, or None: from the next start)."""
 
 
 def write_setting(path: Path, dotted: str, value: Any) -> None:

@@ -22,7 +22,8 @@ ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.clear": (["ctrl+c"], "clear the editor; on an empty editor press twice to exit"),
     "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
     "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),
-    "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again)"),
+    "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again); expanding "
+                         "also lists the loaded resources"),
     "app.editor.external": (["ctrl+g"], "edit the prompt in $VISUAL / $EDITOR"),
     "app.thinking.cycle": (["shift+tab"], "next thinking level"),
     "app.model.cycle": (["ctrl+p"], "next model of the --models scope (all models with a key without one)"),

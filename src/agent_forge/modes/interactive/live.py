@@ -90,5 +90,5 @@ def _last_rows(text: str, width: int, count: int) -> list[str]:
 
 
 def _one_line(text: str, width: int) -> str:
-    flat = " ".join(clean(text).split())
+    flat = " ".join(clean(text[: 4 * width + 64]).split())  # only the start: a queued 5 MB paste, each frame
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"

@@ -8,17 +8,16 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
-from ...coding.session.tree import fork_messages, get_flat_tree
-from .blocks import message_text
+from ...coding.session.tree import fork_messages
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
     "fork": "pick one of your messages: a new session continues from just before it",
     "clone": "continue in a new session holding a copy of this branch",
-    "export": "write the session as an HTML file: /export [path]",
-    "tree": "pick any message of the session tree and continue from it",
-    "login": "store a provider's API key in auth.json (mode 0600): /login [provider]",
-    "logout": "remove a provider's API key from auth.json: /logout [provider]",
+    "export": "write the session as an HTML file",
+    "tree": "the session tree: continue from any entry (with a summary of the branch left), label entries",
+    "login": "store a provider's API key in auth.json (mode 0600)",
+    "logout": "remove a provider's API key from auth.json",
 }
 
 
@@ -62,21 +61,9 @@ class SessionCommands:
         self.ui.editor.set_text(outcome.get("text") or "")
 
     async def tree(self, argument: str) -> None:
-        """A picker over every message of the tree, in tree order, indented at each branch point."""
-        flat = get_flat_tree(self.ui.session.store)
-        labels = tree_labels(flat["nodes"], flat["leafId"])
-        if not labels:
-            raise CommandError("the session has no messages yet")
-        self._pick("Continue from which entry? (type to search)", list(labels),
-                   lambda label: self._navigate(labels[label]))
+        from .tree_commands import TreeCommands
 
-    async def _navigate(self, entry_id: str) -> None:
-        outcome = await self.ui.session.navigate_tree(entry_id)
-        if outcome.get("cancelled"):
-            self.ui.say("a plugin cancelled the move", "warning")
-            return
-        self.ui.say("continuing from the chosen entry; the branch so far:", "success")
-        self.ui.show_transcript()
+        await TreeCommands(self.ui).tree(argument)
 
     async def login(self, argument: str) -> None:
         if argument:
@@ -140,43 +127,6 @@ class SessionCommands:
         except CommandError as exc:
             self.ui.say(str(exc), "error")
         self.ui.footer_changed()
-
-
-def tree_labels(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
-    """`"12. ·· user: text"` → entry id for each message node (user, assistant, `shell: $ command`); the indent
-    grows at each branch point and the current leaf is marked `(here)`, or, when the leaf is no message (a
-    label, a model change), the message it follows."""
-    depth: dict[str | None, int] = {None: 0}
-    children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
-    parents = {node["entry"]["id"]: node["parentId"] for node in nodes}
-    rows: list[tuple[str, str]] = []
-    for node in nodes:
-        entry, parent = node["entry"], node["parentId"]
-        depth[entry["id"]] = depth.get(parent, 0) + (1 if parent and children.get(parent, 0) > 1 else 0)
-        message = entry.get("message") if entry.get("type") == "message" else None
-        role = message.get("role") if isinstance(message, dict) else None
-        if role not in ("user", "assistant", "bashExecution"):
-            continue
-        text = message_text(message) if role == "user" else _answer_text(message) if role == "assistant" \
-            else f"$ {message.get('command', '')}"
-        mark = f" [{node['label']}]" if node.get("label") else ""
-        rows.append((entry["id"], f"{'· ' * depth[entry['id']]}{'shell' if role == 'bashExecution' else role}: "
-                                  f"{_one_line(text)}{mark}"))
-    shown, here = {entry_id for entry_id, _ in rows}, leaf_id
-    for _ in nodes:  # bounded: a damaged file's parent links cannot loop here
-        if here is None or here in shown:
-            break
-        here = parents.get(here)
-    return {f"{n}. {text}{' (here)' if entry_id == here else ''}": entry_id
-            for n, (entry_id, text) in enumerate(rows, 1)}
-
-
-def _answer_text(message: dict[str, Any]) -> str:
-    parts = [str(b.get("text", "")) for b in message.get("content") or [] if isinstance(b, dict)
-             and b.get("type") == "text"]
-    calls = [str(b.get("name")) for b in message.get("content") or [] if isinstance(b, dict)
-             and b.get("type") == "toolCall"]
-    return " ".join(parts).strip() or ("calls " + ", ".join(calls) if calls else "(no text)")
 
 
 def _label(info: Any) -> str:

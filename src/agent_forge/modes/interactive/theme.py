@@ -1,6 +1,7 @@
-"""The two colour themes (`dark`, the default, and `light`), chosen by the `theme` setting (settings.json;
-`system` and unknown names mean dark). `NO_COLOR` turns colour off whatever the theme (`render.color_allowed`,
-and prompt_toolkit honours it itself). `current` is read at each use, so `use` before the first render."""
+"""The two built-in colour themes (`dark`, the default, and `light`), chosen by the `theme` setting
+(settings.json; `system` means dark; custom themes: `theme_files.py`). `NO_COLOR` turns colour off whatever
+the theme (`render.color_allowed`, and prompt_toolkit honours it itself). `current` is read at each use, so
+`use` before the first render."""
 
 from __future__ import annotations
 
@@ -34,7 +35,11 @@ current = DARK
 
 
 def use(name: object) -> Theme:
-    """Make the theme called `name` current (dark for anything else); returns it."""
+    """Make `name` current: a `Theme` (a custom one: `theme_files.py`), or a built-in theme's name (dark for
+    anything else); returns it."""
     global current
-    current = THEMES.get(str(name).lower(), DARK) if name else DARK
+    if isinstance(name, Theme):
+        current = name
+    else:
+        current = THEMES.get(str(name).lower(), DARK) if name else DARK
     return current

@@ -57,14 +57,14 @@ def encode(obj: Any) -> bytes:
     verbatim: list[str] = []
     default = functools.partial(_plain, verbatim)
     try:
-        text = json_wire.dumps(obj, default=default)
+        data = json_wire.encode(obj, default=default)
     except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
         from .deep_json import dumps
 
-        text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=default))
-    for index, source in enumerate(verbatim):
-        text = text.replace(json_wire.dumps(_placeholder(index)), source, 1)
-    return json_wire.encode_utf8(text) + b"\n"
+        data = json_wire.encode_utf8(dumps(obj, encode=lambda value: json_wire.dumps(value, default=default)))
+    for index, source in enumerate(verbatim):  # a backend that gave up after calling `default` left some unused
+        data = data.replace(json_wire.encode(_placeholder(index)), json_wire.encode_utf8(source), 1)
+    return data + b"\n"
 
 
 def _plain(verbatim: list[str], value: Any) -> Any:
@@ -141,6 +141,9 @@ def decode(record: bytes) -> Any:
     """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
     UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
     (see BadValue) become BadValue, so an object around them still yields its `id`."""
+    value = json_wire.fast_loads(record)  # refuses lone surrogates, BOMs, big numbers: those go the long way
+    if value is not json_wire.MISS:
+        return value
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:

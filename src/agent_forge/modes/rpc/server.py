@@ -18,7 +18,7 @@ from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
 from . import framing
 from .. import stdout_guard
-from ..stdout_guard import write_out
+from .burst import BurstWriter
 from .handlers import HANDLERS
 from .streams import ByteReader, ByteWriter, FdReader
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response
@@ -32,11 +32,18 @@ class RpcServer:
     def __init__(self, session: AgentSession, out: ByteWriter):
         self.session = session
         self.out = out
+        self._burst = BurstWriter(out)
         self._background: set[asyncio.Task] = set()
         session.subscribe(self.write)
 
     def write(self, record: dict[str, Any]) -> None:
-        write_out(self.out, framing.encode(record))  # a client gone away: the session still finishes and flushes
+        """Write one record; it leaves with the others of this loop turn (`burst.py`), at the latest on
+        `flush_out`. A client gone away: the session still finishes and flushes."""
+        self._burst.write(framing.encode(record))
+
+    def flush_out(self) -> None:
+        """Write the records still waiting for the end of this loop turn."""
+        self._burst.flush()
 
     async def serve(self, reader: ByteReader | int = 0) -> int:
         """Serve until `reader` ends (a file descriptor is read with `FdReader`); the exit code, 0."""
@@ -56,6 +63,7 @@ class RpcServer:
         records.put_nowait(None)
         await worker
         await self.shutdown()
+        self.flush_out()
         return 0
 
     def _receive(self, record: bytes, records: asyncio.Queue[bytes | None]) -> None:
@@ -186,5 +194,7 @@ async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
     from ..stdout_guard import protocol_stdin, protocol_stdout
 
     server = RpcServer(session, writer if writer is not None else protocol_stdout())
-    # fd 0 is the null device once the CLI claimed stdin: the private copy is read
-    return await server.serve(reader if reader is not None else protocol_stdin().fileno())
+    try:  # fd 0 is the null device once the CLI claimed stdin: the private copy is read
+        return await server.serve(reader if reader is not None else protocol_stdin().fileno())
+    finally:  # a signal cancels `serve` after the run's last records were written
+        server.flush_out()

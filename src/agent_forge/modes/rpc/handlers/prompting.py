@@ -14,11 +14,11 @@ if TYPE_CHECKING:
 
 
 def _waits_for_plugins(server: RpcServer, command: dict[str, Any]) -> bool:
-    """`prompt` is long only while a session change is pending or plugin input handlers are registered (a
-    plugin command is not: it answers `handled` before the command's own events): it answers when they are
-    done."""
+    """`prompt` is long only while a session change is pending, while plugin input handlers are registered (a
+    plugin command is not: it answers `handled` before the command's own events), or when it names an MCP
+    server's prompt (its text comes from the server): it answers when they are done."""
     hooks = server.session.hooks
-    if server.session.intake.holds_prompts:
+    if server.session.intake.holds_prompts or server.session.mcp.names_prompt(command["message"]):
         return True
     return hooks.handles_input() and hooks.command_name(command["message"]) is None
 

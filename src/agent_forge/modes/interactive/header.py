@@ -1,0 +1,45 @@
+"""The start-up header: name and version, the main keys, and the loaded resources collapsed to one line of
+counts (`loaded: 1 context file · 2 skills · 1 plugin (ctrl+o lists them)`); the expand key prints the
+list itself (`resource_list`), one line per kind."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+
+from .render import clean
+
+Resources = list[tuple[str, list[str]]]
+"""(kind, names) pairs: kinds `context`, `skills`, `templates`, `plugins`."""
+
+_NOUNS = {"context": ("context file", "context files"), "skills": ("skill", "skills"),
+          "templates": ("template", "templates"), "plugins": ("plugin", "plugins")}
+
+
+def header(version: str, resources: Resources, expand_key: str | None) -> Group:
+    """The header lines; the counts line only when something is loaded, naming `expand_key` when bound."""
+    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
+             Text("escape interrupt · ctrl+c clear · ctrl+d exit · / commands · ! bash · /hotkeys keys",
+                  style="grey62")]
+    counts = resource_counts(resources)
+    if counts:
+        hint = f" ({expand_key} lists them)" if expand_key else ""
+        lines.append(Text.assemble(("loaded: ", "yellow"), (counts + hint, "grey62")))
+    return Group(*lines, Text(""))
+
+
+def resource_counts(resources: Resources) -> str:
+    """`1 context file · 2 skills` for the kinds with something loaded ("" when none has)."""
+    parts = []
+    for kind, names in resources:
+        if names:
+            one, many = _NOUNS.get(kind, (kind, kind))
+            parts.append(f"{len(names)} {one if len(names) == 1 else many}")
+    return " · ".join(parts)
+
+
+def resource_list(resources: Resources) -> Group | None:
+    """`[kind] name, name` for each kind with something loaded; None when nothing is."""
+    lines = [Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62"))
+             for kind, names in resources if names]
+    return Group(*lines) if lines else None

@@ -1,0 +1,157 @@
+"""`/tree`: a searchable picker over the whole session tree (messages, branch summaries and compactions, in tree
+order, indented at each branch point, labels shown as `[label]`), then what to do with the chosen entry:
+continue from it, continue from it with a summary of the branch left behind (a `branch_summary` entry, as RPC's
+`navigate_tree` with `summarize`), or set / clear its label (a `label` entry, `SessionStore.append_label`: the
+label RPC's `get_tree` reports)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...coding.errors import CommandError
+from ...coding.session.tree import get_flat_tree
+from .blocks import message_text
+
+CONTINUE = "Continue from here"
+SUMMARIZE = "Continue from here, with a summary of the branch left"
+LABEL = "Label this entry"
+RELABEL = "Change the label"
+UNLABEL = "Clear the label"
+
+
+class TreeCommands:
+    """`/tree` for the interactive mode `ui` (`session`, `dialogs`, `say`, `show_transcript`, `spawn`)."""
+
+    def __init__(self, ui: Any):
+        self.ui = ui
+
+    async def tree(self, argument: str) -> None:
+        """Open the picker; the chosen row opens the action menu."""
+        flat = get_flat_tree(self.ui.session.store)
+        rows = tree_rows(flat["nodes"], flat["leafId"])
+        if not rows:
+            raise CommandError("the session has no messages yet")
+        labels = {node["entry"]["id"]: node.get("label") for node in flat["nodes"]}
+        self._pick("Session tree: pick an entry (type to search)", list(rows),
+                   lambda row: self._actions(rows[row], labels.get(rows[row])))
+
+    def _actions(self, entry_id: str, label: str | None) -> None:
+        options = [CONTINUE, SUMMARIZE, RELABEL if label else LABEL] + ([UNLABEL] if label else [])
+
+        def act(choice: str) -> None:
+            if choice in (CONTINUE, SUMMARIZE):
+                self.ui.spawn(self._guarded(self._navigate(entry_id, summarize=choice == SUMMARIZE)))
+            elif choice == UNLABEL:
+                self._set_label(entry_id, None)
+            else:
+                self._ask_label(entry_id, label)
+
+        self._pick("What to do with this entry?", options, act)
+
+    async def _navigate(self, entry_id: str, *, summarize: bool) -> None:
+        if summarize:
+            self.ui.say("summarising the branch left…")
+        outcome = await self.ui.session.navigate_tree(entry_id, summarize=summarize)
+        if outcome.get("cancelled"):
+            self.ui.say("a plugin cancelled the move", "warning")
+            return
+        summary = outcome.get("summaryEntry")
+        note = " (the branch left is summarised)" if summary else ""
+        self.ui.say(f"continuing from the chosen entry{note}; the branch so far:", "success")
+        self.ui.show_transcript()
+
+    def _ask_label(self, entry_id: str, current: str | None) -> None:
+        def reply(fields: dict[str, Any]) -> None:
+            value = fields.get("value")
+            if isinstance(value, str):
+                self._set_label(entry_id, value.strip() or None)
+
+        self.ui.dialogs.open({"method": "input", "title": "Label (empty clears it):", "prefill": current or ""},
+                             reply)
+
+    def _set_label(self, entry_id: str, label: str | None) -> None:
+        """Append the `label` entry, then show the tree again with it."""
+        session = self.ui.session
+        if session.is_streaming:
+            self.ui.say("wait for the agent to finish (or press escape) before labelling", "error")
+            return
+        try:
+            session.store.append_label(entry_id, " ".join(label.split()) if label else None)
+        except (OSError, ValueError) as exc:
+            self.ui.say(f"could not write the label: {exc}", "error")
+            return
+        self.ui.say(f"label set: {label}" if label else "label cleared", "success")
+        self.ui.spawn(self._guarded(self.tree("")))
+
+    def _pick(self, title: str, options: list[str], then: Any) -> None:
+        def reply(fields: dict[str, Any]) -> None:
+            if isinstance(fields.get("value"), str):
+                then(fields["value"])
+
+        self.ui.dialogs.open({"method": "select", "title": title, "options": options}, reply)
+
+    async def _guarded(self, work: Any) -> None:
+        try:
+            await work
+        except CommandError as exc:
+            self.ui.say(str(exc), "error")
+        self.ui.footer_changed()
+
+
+def tree_rows(nodes: list[dict[str, Any]], leaf_id: str | None) -> dict[str, str]:
+    """`"12. ·· user: text [label]"` → entry id for each message (user, assistant, `shell: $ command`), branch
+    summary and compaction node, in tree order; the indent grows at each branch point and the current leaf's
+    row (or, when the leaf is not shown — a label, a model change — the nearest shown entry above it) is marked
+    `(here)`."""
+    depth: dict[str | None, int] = {None: 0}
+    children = {node["entry"]["id"]: len(node["childIds"]) for node in nodes}
+    parents = {node["entry"]["id"]: node["parentId"] for node in nodes}
+    shown = {node["entry"]["id"]: text for node in nodes if (text := _row_text(node["entry"])) is not None}
+    here = _nearest_shown(leaf_id, parents, shown)
+    rows: dict[str, str] = {}
+    for node in nodes:
+        entry_id, parent = node["entry"]["id"], node["parentId"]
+        depth[entry_id] = depth.get(parent, 0) + (1 if parent and children.get(parent, 0) > 1 else 0)
+        if entry_id not in shown:
+            continue
+        mark = f" [{' '.join(str(node['label']).split())}]" if node.get("label") else ""
+        rows[f"{len(rows) + 1}. {'· ' * depth[entry_id]}{shown[entry_id]}{mark}"
+             f"{' (here)' if entry_id == here else ''}"] = entry_id
+    return rows
+
+
+def _row_text(entry: dict[str, Any]) -> str | None:
+    kind = entry.get("type")
+    if kind == "branch_summary":
+        return f"branch summary: {_one_line(str(entry.get('summary') or ''))}"
+    if kind == "compaction":
+        return f"compaction: {_one_line(str(entry.get('summary') or ''))}"
+    message = entry.get("message") if kind == "message" else None
+    role = message.get("role") if isinstance(message, dict) else None
+    if role == "bashExecution":  # a `!` command (or RPC `bash`) kept in the context
+        return f"shell: $ {_one_line(str(message.get('command', '')))}"  # type: ignore[union-attr]
+    if role not in ("user", "assistant"):
+        return None
+    text = message_text(message) if role == "user" else _answer_text(message)  # type: ignore[arg-type]
+    return f"{role}: {_one_line(text)}"
+
+
+def _nearest_shown(entry_id: str | None, parents: dict[str, str | None], shown: dict[str, str]) -> str | None:
+    seen: set[str] = set()
+    while entry_id is not None and entry_id not in shown and entry_id not in seen:
+        seen.add(entry_id)
+        entry_id = parents.get(entry_id)
+    return entry_id
+
+
+def _answer_text(message: dict[str, Any]) -> str:
+    parts = [str(b.get("text", "")) for b in message.get("content") or [] if isinstance(b, dict)
+             and b.get("type") == "text"]
+    calls = [str(b.get("name")) for b in message.get("content") or [] if isinstance(b, dict)
+             and b.get("type") == "toolCall"]
+    return " ".join(parts).strip() or ("calls " + ", ".join(calls) if calls else "(no text)")
+
+
+def _one_line(text: str, width: int = 60) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

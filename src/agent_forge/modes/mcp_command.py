@@ -1,0 +1,202 @@
+"""`agent-forge mcp add|list|remove`: manage the MCP servers of `mcp.json` from the command line (`docs/mcp.md`).
+
+    agent-forge mcp add NAME [-l] [--env K=V]... [--description TEXT] [--force] -- COMMAND [ARGS...]
+    agent-forge mcp add NAME [-l] --url URL [--header K=V]... [--description TEXT] [--force]
+    agent-forge mcp list [--approve]
+    agent-forge mcp remove NAME [-l]
+
+`-l/--local` writes the project file (`<cwd>/.agent-forge/agent/mcp.json`) instead of the agent dir's. Exit
+codes: 0 done (`list`: every enabled server connected), 1 the file could not be changed or (`list`) a server did
+not connect, 2 a usage error. Messages go to stderr as `agent-forge: ...`; `list` writes its table to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+USAGE_EXIT = 2
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _Usage(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="agent-forge mcp", description="Manage MCP servers (mcp.json files; docs/mcp.md).")
+    commands = parser.add_subparsers(dest="command", metavar="{add,list,remove}", parser_class=_Parser)
+    add = commands.add_parser("add", help="add a server: NAME -- COMMAND ARGS..., or NAME --url URL")
+    add.add_argument("name")
+    add.add_argument("--url", help="a streamable HTTP server's endpoint")
+    add.add_argument("--header", action="append", default=[], metavar="K=V", help="an HTTP header (repeatable)")
+    add.add_argument("--env", action="append", default=[], metavar="K=V",
+                     help="a variable for a stdio server (repeatable; ${VAR} is expanded when it starts)")
+    add.add_argument("--description", help="one line about the server (listed in the system prompt)")
+    add.add_argument("--force", action="store_true", help="replace a server of the same name")
+    add.add_argument("-l", "--local", action="store_true", help="write <cwd>/.agent-forge/agent/mcp.json")
+    listing = commands.add_parser("list", help="connect to each server and list it")
+    listing.add_argument("--approve", action="store_true", help="trust this project for the listing (its "
+                                                                "mcp.json servers are started too)")
+    remove = commands.add_parser("remove", help="remove a server")
+    remove.add_argument("name")
+    remove.add_argument("-l", "--local", action="store_true", help="change <cwd>/.agent-forge/agent/mcp.json")
+    return parser
+
+
+def run_mcp_command(argv: list[str]) -> int:
+    """Run `agent-forge mcp <argv>`; the exit code."""
+    before, dash, command = _split_dashes(argv)
+    try:
+        args = _parser().parse_args(before)
+        if args.command is None:
+            raise _Usage("give a command: add, list or remove")
+        if args.command == "add":
+            return _add(args, command if dash else None)
+        if dash:
+            raise _Usage(f"'--' and a command are only for 'mcp add' (got them with 'mcp {args.command}')")
+        return _list(args) if args.command == "list" else _remove(args)
+    except _Usage as problem:
+        _say(f"mcp: {problem} (see agent-forge mcp --help)")
+        return USAGE_EXIT
+
+
+def _split_dashes(argv: list[str]) -> tuple[list[str], bool, list[str]]:
+    if "--" not in argv:
+        return argv, False, []
+    at = argv.index("--")
+    return argv[:at], True, argv[at + 1:]
+
+
+def _file(local: bool) -> Path:
+    from ..coding.mcp.config import FILE_NAME, project_file
+    from ..coding.paths import agent_dir
+
+    return project_file(os.getcwd()) if local else agent_dir() / FILE_NAME
+
+
+def _add(args: argparse.Namespace, command: list[str] | None) -> int:
+    from ..coding.mcp.edit import McpFileError, add_server
+
+    if command is not None and args.url:
+        raise _Usage("give either '-- COMMAND ARGS...' (a stdio server) or --url URL (an HTTP server), not both")
+    if command is None and not args.url:
+        raise _Usage("give '-- COMMAND ARGS...' (a stdio server) or --url URL (an HTTP server)")
+    if command is not None and not command:
+        raise _Usage("no command after '--'")
+    if args.url and args.env:
+        raise _Usage("--env is for stdio servers (an HTTP server takes --header)")
+    if command is not None and args.header:
+        raise _Usage("--header is for HTTP servers (a stdio server takes --env)")
+    entry: dict[str, Any] = {"url": args.url, "headers": _pairs(args.header, "--header")} if args.url else \
+        {"command": command[0], "args": command[1:], "env": _pairs(args.env, "--env")}  # type: ignore[index]
+    entry = {key: value for key, value in entry.items() if value not in ({}, [])}
+    if args.description:
+        entry["description"] = args.description
+    path = _file(args.local)
+    try:
+        replaced = add_server(path, args.name, entry, replace=args.force)
+    except McpFileError as exc:
+        _say(f"mcp add: {exc}")
+        return 1
+    print(f"{'Replaced' if replaced else 'Added'} MCP server {args.name} in {path}")
+    return 0
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise _Usage(f"{flag} takes KEY=VALUE, got {item!r}")
+        pairs[key.strip()] = value
+    return pairs
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from ..coding.mcp.edit import McpFileError, remove_server
+
+    path = _file(args.local)
+    try:
+        remove_server(path, args.name)
+    except McpFileError as exc:
+        _say(f"mcp remove: {exc}")
+        return 1
+    print(f"Removed MCP server {args.name} from {path}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..coding.mcp.config import load_mcp_config
+    from ..coding.paths import agent_dir
+    from ..coding.resources.trust import project_policy
+
+    cwd = os.getcwd()
+    policy = project_policy(cwd, agent_dir(), approve=True if args.approve else None)
+    servers, warnings = load_mcp_config(cwd, agent_dir(), project_allowed=policy.code_allowed)
+    from ..coding.mcp.config import project_file
+
+    if not policy.code_allowed and policy.enabled and project_file(cwd).exists():
+        warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
+    for warning in warnings:
+        _say(f"Warning: {warning}")
+    if not servers:
+        print("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
+        return 0
+    rows = asyncio.run(_connect_all(servers))
+    _print_table(rows)
+    return 1 if any(row[3] not in ("connected", "disabled") for row in rows) else 0
+
+
+async def _connect_all(servers: list[Any]) -> list[tuple[str, ...]]:
+    """One row per server, after its first connection attempt (each within its start-up timeout, all at once)."""
+    from ..coding.mcp.connection import ServerConnection
+
+    connections = [ServerConnection(server, lambda _c: None) for server in servers]
+    for connection in connections:
+        connection.start()
+    await asyncio.gather(*(_first_attempt(c) for c in connections))
+    rows = [_row(c) for c in connections]
+    await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+    return rows
+
+
+async def _first_attempt(connection: Any) -> None:
+    if connection.config.enabled:
+        try:
+            await asyncio.wait_for(connection.first_attempt.wait(), connection.config.startup_timeout_s + 1)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _row(connection: Any) -> tuple[str, ...]:
+    config = connection.config
+    state = connection.state if connection.state != "starting" else "not ready"
+    error = re.sub(r"; restarting in \d+ s$", "", connection.error or "")  # a connected one's: what it did wrong
+    count = str(sum(1 for tool in connection.tools if config.admits(tool.name))) if state == "connected" else "-"
+    return config.name, config.scope, config.transport, state, count, error
+
+
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    from ..coding.tools.sanitize import terminal_text
+
+    header = ("NAME", "SCOPE", "TRANSPORT", "STATE", "TOOLS", "ERROR")
+    table = [header, *[tuple(terminal_text(cell).replace("\n", " ") for cell in row) for row in rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    for row in table:
+        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+
+
+def _say(message: str) -> None:
+    from ..coding.tools.sanitize import terminal_text
+
+    print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)

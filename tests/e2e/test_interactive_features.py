@@ -1,0 +1,308 @@
+"""End to end: interactive-mode features in a real terminal (tmux) against the loopback model server: `/tree`
+labels and branch summaries, `/reload`, `/settings` applied at once, argument hints in the `/` menu, theme
+files, the collapsed resource list, a terminal without a size and a 5 MB paste."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+
+def session_entries(agent_env: dict[str, str]) -> list[dict]:
+    files = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text().splitlines()]
+
+
+def ask(term, prompt: str, answer: str) -> None:
+    term.type(prompt)
+    term.press("Enter")
+    term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+
+
+def flat(term) -> str:
+    """The screen's words joined by single spaces (wrapped lines read as one)."""
+    return " ".join(term.screen().split())
+
+
+def choose(term, title: str, needle: str, row: str) -> None:
+    """In the open dialog `title`, filter with `needle` until `row` is highlighted, then Enter."""
+    term.wait_for(title)
+    term.type(needle)
+    term.wait_for(f"→ {row}")
+    term.press("Enter")
+
+
+def test_tree_labels_an_entry_and_summarises_the_branch_left(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."},
+                         {"text": "SUMMARY: the user also asked question two."}, {"text": "Answer three."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    ask(term, "question two", "Answer two.")
+    term.type("/tree")
+    term.press("Enter")
+    choose(term, "Session tree", "Answer one", "2. assistant: Answer one.")
+    choose(term, "What to do with this entry?", "Label", "Label this entry")
+    term.wait_for("Label (empty clears it):")
+    term.type("checkpoint")
+    term.press("Enter")
+    term.wait_for("label set: checkpoint")
+    screen = term.wait_for("assistant: Answer one. [checkpoint]")  # the tree is shown again, with the label
+    assert "assistant: Answer two. (here)" in screen
+    labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
+    assert len(labels) == 1 and labels[0]["label"] == "checkpoint"
+    choose(term, "Session tree", "checkpoint", "2. assistant: Answer one. [checkpoint]")
+    choose(term, "What to do with this entry?", "summary", "Continue from here, with a summary of the branch left")
+    term.wait_for("continuing from the chosen entry (the branch left is summarised)")
+    assert "question two" in json.dumps(fake_llm.requests[2]["body"]["messages"])  # the branch left, summarised
+    term.type("/tree")
+    term.press("Enter")
+    screen = term.wait_for("branch summary: SUMMARY: the user also asked question two.")
+    term.press("Escape")
+    term.wait_until(lambda: "Session tree" not in term.screen(), "the tree to close")
+    ask(term, "question three", "Answer three.")
+    sent = json.dumps(fake_llm.requests[3]["body"]["messages"])
+    assert "SUMMARY: the user also asked question two." in sent and "Answer two." not in sent
+    assert user_texts(fake_llm.requests[3])[0] == "question one"
+
+
+def test_tree_clears_a_label(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    for action, needle in (("Label this entry", "Label"), ("Clear the label", "Clear")):
+        term.type("/tree")
+        term.press("Enter")
+        choose(term, "Session tree", "question", "1. user: question one")
+        choose(term, "What to do with this entry?", needle, action)
+        if action == "Label this entry":
+            term.wait_for("Label (empty clears it):")
+            term.type("start")
+            term.press("Enter")
+            term.wait_for("user: question one [start]")
+            term.press("Escape")
+            term.wait_until(lambda: "Session tree" not in term.screen(), "the tree to close")
+    term.wait_for("label cleared")
+    screen = term.wait_for("1. user: question one")
+    assert "[start]" not in screen.split("label cleared")[-1]
+    labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
+    assert [e.get("label") for e in labels] == ["start", None]
+
+
+RELOAD_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("hello", description="says which version runs")
+    async def hello(args, ctx):
+        ctx.ui.notify("hello from VERSION")
+'''
+
+
+def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_llm, tmp_path, agent_env):
+    fake_llm.set_script([{"text": "Reloaded answer."}])
+    plugin = tmp_path / "hello.py"
+    plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v1"))
+    term = terminal("-e", str(plugin))
+    term.type("/hello")
+    term.press("Enter")
+    term.wait_for("hello from v1")
+    plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v2"))
+    (terminal.work / "AGENTS.md").write_text("Always answer in haiku.\n")
+    prompts = Path(agent_env["AGENT_FORGE_DIR"]) / "prompts"
+    prompts.mkdir()
+    (prompts / "greet.md").write_text("---\ndescription: greets\n---\nSay hello to $1.\n")
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_for("plugins: 1 loaded")
+    screen = flat(term)  # a long path wraps
+    assert "context: 1 loaded (+" in screen and "AGENTS.md)" in term.screen().replace("\n", ""), screen
+    assert "templates: 1 loaded (+/greet)" in screen and "skills: 0 loaded, unchanged" in screen
+    term.type("/hello")
+    term.press("Enter")
+    term.wait_for("hello from v2")
+    term.type("/greet Ada")
+    term.press("Enter")
+    term.wait_for("Reloaded answer.")
+    request = fake_llm.requests[0]["body"]["messages"]
+    assert "Always answer in haiku." in json.dumps(request[0]) and user_texts(fake_llm.requests[0]) == [
+        "Say hello to Ada."]
+
+
+def colours(term) -> str:
+    """The screen with its colours, as tmux's SGR sequences."""
+    return term._tmux("capture-pane", "-p", "-e", "-t", "t")
+
+
+def write_theme(agent_env: dict[str, str], name: str, text: str) -> None:
+    themes = Path(agent_env["AGENT_FORGE_DIR"]) / "themes"
+    themes.mkdir(exist_ok=True)
+    (themes / f"{name}.json").write_text(text)
+
+
+def set_setting(agent_env: dict[str, str], key: str, value) -> None:
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings = json.loads(path.read_text())
+    settings[key] = value
+    path.write_text(json.dumps(settings))
+
+
+def test_a_theme_file_colours_the_screen(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Themed answer."}])
+    write_theme(agent_env, "alarm", json.dumps({"base": "light", "colors": {
+        "prompt": "ansired bold", "user": "on magenta", "code": "default"}}))
+    set_setting(agent_env, "theme", "alarm")
+    term = terminal()
+    assert "warning" not in term.screen()
+    assert re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)), colours(term)  # the prompt in red
+    ask(term, "colour me", "Themed answer.")
+    assert re.search(r"\x1b\[[0-9;]*45[0-9;]*m colour me", colours(term)), colours(term)  # the band: magenta
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("{not json", "invalid JSON"),
+    ('{"colors": {"prompt": "blinking-red"}}', "colors.prompt: 'blinking-red' is not a style word"),
+    ('{"colors": {"user": "on nocolour"}}', "colors.user:"),
+    ('{"colors": {"sparkle": "bold"}}', "unknown colour 'sparkle'"),
+    ('{"base": "neon"}', "base must be one of dark, light"),
+    ('["dark"]', "not a JSON object"),
+])
+def test_a_bad_theme_file_warns_and_the_default_theme_is_used(terminal, fake_llm, agent_env, text, problem):
+    write_theme(agent_env, "broken", text)
+    set_setting(agent_env, "theme", "broken")
+    term = terminal()
+    screen = term.wait_for("using the dark theme", where=lambda: flat(term))
+    assert "broken.json" in term.screen().replace("\n", "") and problem in screen, screen
+
+
+def test_an_unknown_theme_name_warns(terminal, fake_llm, agent_env):
+    set_setting(agent_env, "theme", "nosuch")
+    term = terminal()
+    screen = term.wait_for("using the dark theme", where=lambda: flat(term))
+    assert "theme 'nosuch': no such theme" in screen
+
+
+def test_settings_applies_at_once_and_offers_custom_themes(terminal, fake_llm, agent_env):
+    write_theme(agent_env, "alarm", json.dumps({"colors": {"prompt": "ansired"}}))
+    term = terminal()
+    term.type("/settings")
+    term.press("Enter")
+    choose(term, "Change which setting?", "theme", "theme (now: dark)")
+    choose(term, "theme:", "alarm", "alarm")
+    term.wait_for("theme = alarm saved in")
+    assert "applied to what is shown from now on" in " ".join(term.screen().split())
+    term.wait_until(lambda: re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)) is not None, "a red prompt")
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("theme (now: alarm)")  # the session reads the saved value (it used to stay stale)
+    choose(term, "Change which setting?", "hideThinking", "hideThinkingBlock (now: true)")
+    choose(term, "hideThinkingBlock:", "false", "false")
+    term.wait_for("hideThinkingBlock = false saved in")
+    settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
+    assert settings["theme"] == "alarm" and settings["hideThinkingBlock"] is False
+
+
+HINTED_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("deploy", description="ships it", argument_hint="<env> [tag]")
+    async def deploy(args, ctx):
+        ctx.ui.notify(f"deploying {args}")
+'''
+
+
+def test_the_slash_menu_shows_argument_hints(terminal, fake_llm, tmp_path, agent_env):
+    plugin = tmp_path / "deploy.py"
+    plugin.write_text(HINTED_PLUGIN)
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir()
+    (agent_dir / "prompts" / "review.md").write_text(
+        '---\ndescription: review the diff\nargument-hint: "[focus]"\n---\nReview $1.\n')
+    (agent_dir / "skills" / "tidy").mkdir(parents=True)
+    (agent_dir / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: tidies code\n---\nTidy it.\n")
+    term = terminal("-e", str(plugin))
+    term.type("/")
+    term.wait_for("/model [pattern[:thinking]]  pick a model, or switch directly")
+    for needle, row in (("dep", "/deploy <env> [tag]  ships it"), ("rev", "/review [focus]  review the diff"),
+                        ("tid", "/skill:tidy [request]  tidies code"), ("nam", "/name [name]  show or set")):
+        term.press("C-u")
+        term.type("/" + needle)
+        term.wait_for(row)
+
+
+def test_the_header_counts_resources_and_ctrl_o_lists_them(terminal, fake_llm, tmp_path, agent_env):
+    (terminal.work / "AGENTS.md").write_text("Be brief.\n")
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir()
+    for name in ("one", "two"):
+        (agent_dir / "prompts" / f"{name}.md").write_text(f"Template {name}.\n")
+    term = terminal()
+    screen = term.wait_for("loaded: 1 context file · 2 templates (ctrl+o lists them)")
+    assert "/one" not in screen and "AGENTS.md" not in screen
+    term.press("C-o")
+    screen = term.wait_for("[templates] /one, /two")
+    assert "[context] " in screen and "AGENTS.md" in screen.replace("\n", "")
+
+
+def test_quiet_startup_leaves_the_header_out(terminal, fake_llm, agent_env):
+    set_setting(agent_env, "quietStartup", True)
+    term = terminal()
+    assert "agent-forge v" not in term.screen() and "escape interrupt" not in term.screen()
+
+
+@pytest.mark.parametrize("term_name", ["xterm-256color", "dumb"])
+def test_a_terminal_that_reports_no_size(fake_llm, agent_env, tmp_path, term_name):
+    """winsize 0x0 (a serial console, some CI runners): 80x24 is assumed, and the UI works."""
+    from support.pty_terminal import PtyTerminal
+
+    long = " ".join(f"word{i}" for i in range(40))
+    fake_llm.set_script([{"text": f"Sized answer. {long}"}])
+    work = tmp_path / "work"
+    work.mkdir()
+    term = PtyTerminal({**agent_env, "TERM": term_name}, work)
+    try:
+        term.wait_for("fake-model •")
+        term.type("hello there\r")
+        output = term.wait_for("Sized answer.")
+        assert user_texts(fake_llm.requests[0]) == ["hello there"]
+        assert "Traceback" not in output
+        term.wait_for("word39")
+        term.type("\x04")  # ctrl+d on the empty editor
+        assert term.exit_code() == 0
+        text = term.text()  # the answer as printed into the scrollback, each line up to its end
+        assert "agent-forge --session " in text
+        wrapped = [text[i:text.find("\n", i)] for i in range(len(text)) if text.startswith("Sized answer. word0", i)]
+        assert any(len(line) <= 80 and "word39" not in line for line in wrapped), wrapped  # at 80 columns
+    finally:
+        term.close()
+
+
+def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path):
+    import time
+
+    fake_llm.set_script([{"text": "Got the big paste."}])
+    term = terminal()
+    line = "0123456789 abcdefghijklmnopqrstuvwxyz ÄÖÜ €\n"  # multi-byte characters too
+    pasted = line * (5 * 1024 * 1024 // len(line.encode()))
+    source = tmp_path / "paste.txt"
+    source.write_text(pasted)
+    started = time.monotonic()
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")  # bracketed, as the terminal sends a paste
+    term.wait_for(f"[paste #1: {pasted.count(chr(10)) + 1} lines", deadline_s=60)
+    shown_after = time.monotonic() - started
+    term.type(" summarise")
+    term.press("Enter")
+    screen = term.wait_for("Got the big paste.", deadline_s=60)
+    assert "all of it was sent" in flat(term)  # the scrollback shows its start, not 5 MB
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert len(sent) == len(pasted) + len(" summarise") and sent == pasted + " summarise"
+    assert shown_after < 30, f"the paste took {shown_after:.1f} s to show"

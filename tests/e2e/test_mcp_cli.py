@@ -1,0 +1,89 @@
+"""End to end: `agent-forge mcp add|list|remove` through the real CLI (a process), with real MCP servers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .test_mcp import SERVER
+
+
+def mcp(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agent_forge", "mcp", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_add_list_and_remove_servers_keeping_the_rest_of_the_file(agent_env, tmp_path):
+    user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
+    user_file.write_text(json.dumps({"comment": "mine", "mcpServers": {"off": {"command": "x", "enabled": False}}}))
+    added = mcp(agent_env, tmp_path, "add", "tools", "--env", "A=1", "--description", "test tools", "--",
+                sys.executable, SERVER, "normal")
+    web = mcp(agent_env, tmp_path, "add", "web", "--url", "http://127.0.0.1:9/mcp", "--header", "X-Key=${KEY}")
+    gone = mcp(agent_env, tmp_path, "add", "gone", "--", str(tmp_path / "no-such-server"))
+    data = json.loads(user_file.read_text())
+    listed = mcp(agent_env, tmp_path, "list")
+    removed = [mcp(agent_env, tmp_path, "remove", name) for name in ("web", "gone")]
+    after = json.loads(user_file.read_text())
+    clean = mcp(agent_env, tmp_path, "list")
+    assert added.returncode == 0 and f"Added MCP server tools in {user_file}" in added.stdout, added.stderr
+    assert web.returncode == 0 and gone.returncode == 0
+    assert data["comment"] == "mine" and list(data["mcpServers"]) == ["off", "tools", "web", "gone"]
+    assert data["mcpServers"]["tools"] == {"command": sys.executable, "args": [SERVER, "normal"], "env": {"A": "1"},
+                                          "description": "test tools"}
+    assert data["mcpServers"]["web"] == {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "${KEY}"}}
+    assert listed.returncode == 1, listed.stderr  # a server did not connect
+    rows = {line.split()[0]: line.split(None, 5) for line in listed.stdout.splitlines()[1:]}
+    assert listed.stdout.splitlines()[0].split() == ["NAME", "SCOPE", "TRANSPORT", "STATE", "TOOLS", "ERROR"]
+    assert rows["tools"][:4] == ["tools", "user", "stdio", "connected"] and int(rows["tools"][4]) >= 9
+    assert rows["off"][3] == "disabled"
+    assert rows["web"][2:4] == ["http", "failed"]
+    assert rows["gone"][3] == "failed" and "cannot start" in rows["gone"][5] and "No such file" in rows["gone"][5]
+    assert all(r.returncode == 0 and "Removed MCP server" in r.stdout for r in removed)
+    assert after == {"comment": "mine", "mcpServers": {"off": data["mcpServers"]["off"],
+                                                       "tools": data["mcpServers"]["tools"]}}
+    assert clean.returncode == 0 and not list(user_file.parent.glob(".mcp.json.*"))
+
+
+def test_refusals_have_clear_errors_and_exit_codes_and_leave_the_file_alone(agent_env, tmp_path):
+    user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
+    assert mcp(agent_env, tmp_path, "add", "one", "--", "cmd").returncode == 0
+    before = user_file.read_text()
+    cases = {
+        "twice": (["add", "one", "--", "other"], 1, "a server named 'one' exists already"),
+        "both": (["add", "two", "--url", "http://x/mcp", "--", "cmd"], 2, "not both"),
+        "neither": (["add", "two"], 2, "give '-- COMMAND ARGS...'"),
+        "empty": (["add", "two", "--"], 2, "no command after '--'"),
+        "bad name": (["add", "a b", "--", "cmd"], 1, "invalid server name 'a b'"),
+        "bad url": (["add", "two", "--url", "ftp://x"], 1, "url must start with http:// or https://"),
+        "bad header": (["add", "two", "--url", "http://x/mcp", "--header", "novalue"], 2, "--header takes KEY=VALUE"),
+        "env for http": (["add", "two", "--url", "http://x/mcp", "--env", "A=1"], 2, "--env is for stdio servers"),
+        "remove unknown": (["remove", "nope"], 1, "no server named 'nope' (servers: one)"),
+        "no command": ([], 2, "give a command: add, list or remove"),
+        "unknown option": (["list", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    }
+    results = {name: mcp(agent_env, tmp_path, *args) for name, (args, _, _) in cases.items()}
+    for name, (_, code, message) in cases.items():
+        assert results[name].returncode == code, (name, results[name].stderr)
+        assert message in results[name].stderr and results[name].stderr.startswith("agent-forge: mcp"), name
+    assert user_file.read_text() == before
+    user_file.write_text("{not json")
+    broken = mcp(agent_env, tmp_path, "add", "two", "--", "cmd")
+    assert broken.returncode == 1 and "the file was not changed" in broken.stderr
+    assert user_file.read_text() == "{not json"
+
+
+def test_local_writes_the_project_file_and_list_starts_it_only_when_trusted(agent_env, tmp_path):
+    project_file = tmp_path / ".agent-forge" / "agent" / "mcp.json"
+    added = mcp(agent_env, tmp_path, "add", "-l", "here", "--", sys.executable, SERVER, "twin", "only")
+    untrusted = mcp(agent_env, tmp_path, "list")
+    trusted = mcp(agent_env, tmp_path, "list", "--approve")
+    removed = mcp(agent_env, tmp_path, "remove", "--local", "here")
+    assert added.returncode == 0 and str(project_file) in added.stdout
+    assert not (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").exists()
+    assert "project MCP servers (.agent-forge/agent/mcp.json) skipped" in untrusted.stderr
+    assert "No MCP servers configured" in untrusted.stdout and untrusted.returncode == 0
+    row = trusted.stdout.splitlines()[1].split()
+    assert trusted.returncode == 0 and row == ["here", "project", "stdio", "connected", "1"]
+    assert removed.returncode == 0 and json.loads(project_file.read_text()) == {"mcpServers": {}}
