@@ -272,16 +272,17 @@ class ServerConnection:
     def _describe(self, exc: BaseException) -> str:
         leaf = _leaf(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
-            return f"the server's answer is malformed ({_validation_summary(leaf)})"
+            summary = _validation_summary(leaf)
+            return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
         if isinstance(leaf, ConnectionLost) and self._lost_reason:
             text = self._lost_reason
         elif isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:
-            text = str(leaf) or type(leaf).__name__
-        tail = self._stderr_tail()
-        return cut(f"{text} (stderr: {tail})" if tail else text, MAX_ERROR_CHARS, "the message")
+            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+        tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
+        return f"{text} (stderr: {tail})" if tail else text
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
