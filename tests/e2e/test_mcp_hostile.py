@@ -68,6 +68,13 @@ async def test_huge_instructions_descriptions_titles_and_progress_messages_are_c
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
         events = await client.prompt_and_wait("big", timeout=60)
         server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+        commands = (await client.send({"type": "get_commands"}))["data"]["commands"]
+    wordy = next(c for c in commands if c["name"] == "mcp:h:wordy")
+    assert len(wordy["description"]) < 4_100 and wordy["description"].endswith("the first 4,000 are shown]")
+    assert len(wordy["arguments"][0]["description"]) < 4_100
+    reader = next(t["function"] for t in fake_llm.requests[0]["body"]["tools"]
+                  if t["function"]["name"] == "read_mcp_resource")
+    assert len(reader["description"]) < 1_000 and "file:///uuu" in reader["description"]
     first = fake_llm.requests[0]["body"]
     big = next(t["function"] for t in first["tools"] if t["function"]["name"] == "h_big")
     system = first["messages"][0]["content"]

@@ -4,7 +4,8 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
 - `hang-list`: answers `initialize`, never answers `tools/list`
 - `huge-error`: tool `boom`, whose call is answered by a JSON-RPC error with a 10 MB `message`
 - `huge-text`: 5 MB `instructions`, tool `big` with a 5 MB description, a 300-character title holding an escape
-  sequence, and a progress message of 1 MB; tool `fine` is ordinary
+  sequence, and a progress message of 1 MB; tool `fine` is ordinary; prompt `wordy` with a 5 MB description
+  and an argument described in 1 MB; a resource with a 1 MB URI and a 1 MB name
 - `bad-schema`: tools whose `inputSchema` providers reject (`wat`: a type name that does not exist, `deep`: 70
   levels of nesting, `fat`: a 200 KB schema), and the ordinary tool `fine`
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
@@ -72,7 +73,18 @@ async def call_tool(ctx, params) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
 
 
-server = Server("hostile", instructions=("I" * (5 * MB)) if MODE == "huge-text" else "A hostile server.",
+async def list_prompts(ctx, params) -> types.ListPromptsResult:
+    argument = types.PromptArgument(name="topic", description="A" * MB)
+    return types.ListPromptsResult(prompts=[types.Prompt(name="wordy", description="W" * (5 * MB),
+                                                         arguments=[argument])])
+
+
+async def list_resources(ctx, params) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[types.Resource(uri="file:///" + "u" * MB, name="N" * MB)])
+
+
+HUGE = {"on_list_prompts": list_prompts, "on_list_resources": list_resources} if MODE == "huge-text" else {}
+server = Server("hostile", **HUGE, instructions=("I" * (5 * MB)) if MODE == "huge-text" else "A hostile server.",
                 on_list_tools=list_tools, on_call_tool=call_tool)
 
 

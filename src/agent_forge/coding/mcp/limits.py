@@ -11,13 +11,16 @@ from ..tools.sanitize import terminal_text
 MAX_ERROR_CHARS = 2_000
 """An error the server caused, as a tool result or `lastError`: a JSON-RPC `error.message`, a malformed answer."""
 MAX_DESCRIPTION_CHARS = 4_000
-"""A tool's description (sent with the tool definitions; its first line is also in the system prompt)."""
+"""A tool's description (sent with the tool definitions; its first line is also in the system prompt), and a
+prompt's description and those of its arguments (`get_commands`)."""
 MAX_INSTRUCTIONS_CHARS = 500
 """The first line of the server's `instructions`, which the system prompt lists when the entry has no
 `description`."""
 MAX_NAME_CHARS = 100
 """A server-supplied name or title as shown in a tool's label and in messages (agent tool names are cut to 64
 characters by the naming rule, `tools.py`)."""
+MAX_URI_CHARS = 500
+"""A resource's URI or URI template in the `read_mcp_resource` tool's description."""
 MAX_PROGRESS_CHARS = 500
 """The message of one progress notification (a `tool_execution_update`)."""
 
