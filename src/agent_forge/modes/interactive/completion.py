@@ -110,7 +110,7 @@ def attachments(text: str, cwd: str) -> tuple[str, list[dict[str, Any]]]:
 def menu_fragments(state: Any, rows: int, width: int) -> list[tuple[str, str]]:
     """The completion menu: `rows` completions of `state` (a buffer's `complete_state`, or None) around the
     selected one, which is highlighted, each on one row of `width` columns."""
-    from .dialogs import fit
+    from .render import fit
     from .render import clean
 
     if state is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from .render import clean
+from .render import clean, fit
 
 Fragments = list[tuple[str, str]]
 
@@ -165,17 +165,3 @@ def _rows(rows: list[tuple[str, str]], width: int) -> Fragments:
     return [(style, fit(text, width) + "\n") for style, text in rows]
 
 
-def fit(text: str, width: int) -> str:
-    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
-    from prompt_toolkit.utils import get_cwidth
-
-    text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
-    if get_cwidth(text) <= width:
-        return text
-    out, used = [], 0
-    for char in text:
-        used += get_cwidth(char)
-        if used > width - 1:
-            break
-        out.append(char)
-    return "".join(out) + "…"
