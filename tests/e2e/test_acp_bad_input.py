@@ -114,3 +114,24 @@ async def test_the_acp_alias_and_its_usage_error(agent_env, project):
     out, err = await proc.communicate()
     assert (proc.returncode, out) == (2, b"")
     assert "--mode acp reads its prompts from the editor" in err.decode()
+
+
+async def test_notifications_with_unusable_params_are_ignored_and_the_turn_goes_on(agent_env, project, fake_llm):
+    """`session/cancel` with a list or object as its id once crashed the agent (unhashable type): a
+    notification cannot be answered, so whatever its params hold it is ignored, and a real cancel still works."""
+    fake_llm.set_script([{"text": "partial answer here", "hang_after": 4}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    for bad in ([1], {"x": 1}, None, 7):
+        client.send_raw(json.dumps({"jsonrpc": "2.0", "method": "session/cancel",
+                                    "params": {"sessionId": bad}}).encode() + b"\n")
+    client.send_raw(b'{"jsonrpc": "2.0", "method": "session/cancel", "params": [1]}\n')
+    assert await client.request("session/list", {}) is not None  # still serving
+    client.send_raw(json.dumps({"jsonrpc": "2.0", "method": "session/cancel",
+                                "params": {"sessionId": session_id}}).encode() + b"\n")
+    await client.wait_for(lambda: any(m.get("result", {}).get("stopReason") == "cancelled"
+                                      for m in answers(client) if isinstance(m.get("result"), dict)))
+    assert await client.close() == 0

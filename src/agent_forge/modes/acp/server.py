@@ -68,7 +68,10 @@ class AcpServer:
         if message.kind == "notification":
             notification = NOTIFICATIONS.get(str(message.method))
             if notification is not None and isinstance(params, dict):
-                notification(self, params)
+                try:
+                    notification(self, params)
+                except Exception:  # a notification has no answer to carry the error: say it, go on
+                    traceback.print_exc()
             return  # unknown notifications are ignored (JSON-RPC: a notification gets no answer)
         handler = METHODS.get(str(message.method))
         if handler is None:
@@ -234,8 +237,9 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
 
 
 def _cancel(server: AcpServer, params: dict[str, Any]) -> None:
-    opened = server.registry.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
-    if opened is not None:
+    session_id = params.get("sessionId")
+    opened = server.registry.sessions.get(session_id) if isinstance(session_id, str) else None
+    if opened is not None:  # a cancel of no known session is ignored: a notification cannot be refused
         server.keep(opened.turns.cancel())
 
 
