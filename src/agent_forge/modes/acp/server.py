@@ -204,8 +204,8 @@ async def _set_mode(server: AcpServer, params: dict[str, Any]) -> Any:
         opened.approvals.set_policy(mode)
     except ValueError as exc:
         raise invalid_params(str(exc)) from None
-    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",
-                                                          "currentModeId": mode}))
+    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",  # the core's
+                                                          "currentModeId": opened.approvals.policy}))
     return {}
 
 
