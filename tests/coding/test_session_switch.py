@@ -104,7 +104,9 @@ async def test_save_copy_writes_a_new_session_and_leaves_this_one_as_it_was(tmp_
     assert [e["id"] for e in SessionStore.open(clone["path"]).entries if e["type"] == "message"] == [first, second]
     assert session.store is store and session.store.leaf_id == leaf and session.messages == messages
 
-    class Veto:
+    from agent_forge.coding.hooks import SessionHooks
+
+    class Veto(SessionHooks):
         async def before_session_change(self, action, details):
             self.seen = (action, details)
             return True
