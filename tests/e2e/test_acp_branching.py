@@ -162,3 +162,21 @@ async def test_no_session_refuses_fork_and_clone(agent_env, project, fake_llm):
     await client.prompt(session_id, "/clone")
     assert "--no-session" in client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
     assert await client.close() == 0
+
+
+async def test_a_cancelled_tree_summary_answers_cancelled_and_stays_on_the_branch(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "summary", "hang_after": 0},
+                         {"text": "after"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "first question")
+    await client.prompt(session_id, "second question")
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/tree 2 summarize"}]})
+    await asyncio.to_thread(fake_llm.wait_for_requests, 3)
+    client.notify("session/cancel", {"sessionId": session_id})
+    assert await asyncio.wait_for(reply, 1.0) == {"stopReason": "cancelled"}
+    await client.prompt(session_id, "third question")
+    assert user_texts(fake_llm.requests[-1]) == ["first question", "second question", "third question"]
+    assert await client.close() == 0
