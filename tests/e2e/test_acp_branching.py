@@ -70,7 +70,9 @@ async def test_fork_and_clone_make_new_sessions_the_client_loads_while_this_one_
         session_id = (await conn.new_session(cwd=str(project), mcp_servers=[])).session_id
         assert await say(conn, session_id, "first question") == "end_turn"
         commands = [u for _, u in client.updates if isinstance(u, schema.AvailableCommandsUpdate)][-1]
-        assert {"fork", "clone", "tree"} <= {c.name for c in commands.available_commands}
+        offered = {c.name: c for c in commands.available_commands}
+        assert {"fork", "clone", "tree"} <= set(offered) and offered["clone"].input is None  # it takes no input
+        assert offered["fork"].input is not None and offered["tree"].input is not None
         assert await say(conn, session_id, "second question") == "end_turn"
 
         assert await say(conn, session_id, "/fork") == "end_turn"

@@ -13,13 +13,13 @@ from typing import Any, Awaitable, Callable
 from . import branching
 from .updates import chunk, usage_update
 
-BUILTINS = {
+BUILTINS: dict[str, tuple[str, str | None]] = {
     "compact": ("Condense the conversation so far into a summary (frees context)", "instructions (optional)"),
     "name": ("Name this session (its title in the session list)", "title"),
     "export": ("Write this session as an HTML file", "path (optional)"),
     "fork": ("Copy the conversation before one of your messages into a new session (lists them first)",
              "message number (optional)"),
-    "clone": ("Copy this conversation into a new session", "no arguments"),
+    "clone": ("Copy this conversation into a new session", None),
     "tree": ("Show the session tree, or continue from one of its entries", "entry number [summarize] (optional)"),
 }
 
@@ -32,7 +32,7 @@ def commands(session: Any) -> list[dict[str, Any]]:
         found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
                       "input": {"hint": str(hint) if hint else "arguments (optional)"}})
     taken = {entry["name"] for entry in found}
-    found.extend({"name": name, "description": text, "input": {"hint": hint}}
+    found.extend({"name": name, "description": text, **({"input": {"hint": hint}} if hint else {})}
                  for name, (text, hint) in BUILTINS.items() if name not in taken)
     return found
 
