@@ -103,3 +103,28 @@ async def test_the_python_sdk_client_cancels_a_turn(agent_env, project, fake_llm
         await conn.cancel(session_id=session.session_id)
         assert (await asyncio.wait_for(turn, 1.0)).stop_reason == "cancelled"
     assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+async def test_the_python_sdk_client_switches_modes_and_the_core_policy_follows(agent_env, project, fake_llm):
+    from support.acp_schema import SchemaObserver
+
+    call = lambda n: {"tool_calls": [{"id": f"b{n}", "name": "bash",  # noqa: E731
+                                      "arguments": {"command": f"touch f{n}"}}]}
+    fake_llm.set_script([call(1), {"text": "1"}, call(2), {"text": "2"}, call(3), {"text": "3"},
+                         call(4), {"text": "4"}])
+    client, observer = RecordingClient(), SchemaObserver()
+    async with acp.spawn_agent_process(client, sys.executable, "-m", "agent_forge", "--mode", "acp", env=agent_env,
+                                       cwd=str(project), transport_kwargs={"shutdown_timeout": 20},
+                                       observers=[observer]) as (conn, process):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.modes.current_mode_id == "ask"
+        for mode in ("ask", "full", "read-only", "ask"):  # setting the mode it has is no change, and still told
+            await conn.set_session_mode(mode_id=mode, session_id=session.session_id)
+            await conn.prompt(session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=mode)])
+        assert [c.tool_call_id for c in client.asked] == ["b1", "b4"]  # asked in ask mode only
+        assert [(project / f"f{n}").exists() for n in (1, 2, 3, 4)] == [True, True, False, True]
+        await client.until(lambda: len(client.of(schema.CurrentModeUpdate)) == 4)
+        assert [u.current_mode_id for u in client.of(schema.CurrentModeUpdate)] == ["ask", "full", "read-only", "ask"]
+    assert await asyncio.wait_for(process.wait(), 20) == 0
+    assert not observer.problems, "\n".join(observer.problems)
