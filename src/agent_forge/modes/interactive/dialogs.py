@@ -14,7 +14,8 @@ Fragments = list[tuple[str, str]]
 
 
 HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
-         "type": ("enter send · ctrl+j new line · esc cancel", "enter send · esc cancel")}
+         "type": ("enter send · ctrl+j new line · esc cancel", "enter send · esc cancel"),
+         "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
 
 
@@ -32,7 +33,8 @@ class Dialog:
         self.prefill = str(request.get("prefill", "") or "")
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
-        self.index = 0
+        # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
+        self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
 
     @property
     def chooses(self) -> bool:
@@ -128,7 +130,7 @@ class Dialogs:
         height, width = max(height, 1), max(width, 1)
         matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
         dialog.index = min(dialog.index, max(len(matches) - 1, 0))
-        hints = HINTS["choose" if dialog.chooses else "type"]
+        hints = HINTS["choose" if dialog.chooses else "line" if dialog.method == "input" else "type"]
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],

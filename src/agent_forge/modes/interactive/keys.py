@@ -47,7 +47,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     handlers: dict[str, tuple[Callable[[Any], None], Any]] = {
         "app.send": (lambda event: ui.send("steer"), None),
         "app.followUp": (lambda event: ui.send("followUp"), None),
-        "editor.newline": (lambda event: event.current_buffer.newline(copy_margin=False), None),
+        "editor.newline": (lambda event: _newline(ui, event), None),
         "app.interrupt": (lambda event: ui.interrupt(), None),
         "app.queue.restore": (lambda event: ui.restore_queue(), None),
         "app.clear": (lambda event: ui.ctrl_c(), None),
@@ -71,6 +71,14 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     _completion_bindings(kb, ui)
     _dialog_bindings(kb, ui)
     return kb
+
+
+def _newline(ui: Any, event: Any) -> None:
+    """A new line, except in a one-line `input` dialog (an API key, a name): there it would be part of the
+    answer, which no plugin and no HTTP header expects."""
+    dialog = ui.dialogs.current
+    if dialog is None or dialog.method != "input":
+        event.current_buffer.newline(copy_margin=False)
 
 
 def _completion_bindings(kb: KeyBindings, ui: Any) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
@@ -81,10 +82,17 @@ class SessionCommands:
 
         def reply(fields: dict[str, Any]) -> None:
             key = fields.get("value")
-            if isinstance(key, str) and key.strip():
-                registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
-                self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
-                self.ui.footer_changed()
+            if fields.get("cancelled") or not isinstance(key, str):
+                self.ui.say(f"login cancelled: nothing was saved for {provider}", "info")
+                return
+            problem = header_value_problem(key.strip()) if key.strip() else "is empty"
+            if problem:  # saved, it would fail every request of the provider
+                self.ui.say(f"nothing was saved for {provider}: the key {problem}, which an HTTP header cannot "
+                            "carry (the key is not shown)", "error")
+                return
+            registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
+            self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
+            self.ui.footer_changed()
 
         self.ui.dialogs.open({"method": "input", "title": f"API key for {provider}", "secret": True}, reply)
 
@@ -102,7 +110,9 @@ class SessionCommands:
 
     def _logout(self, provider: str) -> None:
         result = self.ui.session.model_control.logout_provider(provider)
-        self.ui.say(f"logged out of {provider} ({len(result['models'])} models still have a key)", "success")
+        count = len(result["models"])
+        self.ui.say(f"logged out of {provider} ({count} model{'' if count == 1 else 's'} still "
+                    f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
         if await self.ui.session.clone():
