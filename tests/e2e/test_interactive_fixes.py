@@ -44,3 +44,28 @@ def test_login_takes_no_line_break_and_refuses_unsendable_or_empty_keys(terminal
     term.press("Enter")
     term.wait_for("nothing was saved for fake: the key is empty")
     assert json.loads(auth.read_text())["fake"]["key"] == "abcdef"
+
+
+CONFIRM_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("wipe", description="asks twice")
+    async def wipe(args, ctx):
+        first = await ctx.ui.confirm("Delete all?", "everything goes")
+        second = await ctx.ui.confirm("Keep going?", default=True)
+        ctx.ui.notify(f"answers first={first} second={second}")
+'''
+
+
+def test_a_confirm_highlights_no_unless_the_plugin_asks_for_yes(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "wipe.py"
+    plugin.write_text(CONFIRM_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/wipe")
+    term.press("Enter")
+    term.wait_for("Delete all?")
+    assert "→ No" in term.wait_for("→ No") and "→ Yes" not in term.screen()
+    term.press("Enter")
+    term.wait_for("Keep going?")
+    term.wait_for("→ Yes")
+    term.press("Enter")
+    term.wait_for("answers first=False second=True")
