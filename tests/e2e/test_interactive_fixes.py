@@ -69,3 +69,27 @@ def test_a_confirm_highlights_no_unless_the_plugin_asks_for_yes(terminal, fake_l
     term.wait_for("→ Yes")
     term.press("Enter")
     term.wait_for("answers first=False second=True")
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_bang_output_says_what_cleaning_removed_and_the_session_keeps_it(terminal, fake_llm, agent_env):
+    term = terminal()
+    term.type(r"!printf 'a\033[31mb\033]0;T\007c\rd\x08e\n'")
+    term.press("Enter")
+    term.wait_until(lambda: "1 line was overwritten" in flat(term.screen()), "the cleaning note")
+    shown = flat(term.screen())
+    assert "[Output cleaned: 12 characters of escape sequences or control characters removed; 1 line was " \
+           "overwritten by a carriage return (only its last text is kept)]" in shown
+    term.type("!head -c 3000000 /dev/zero")
+    term.press("Enter")
+    term.wait_until(lambda: "3,000,000 characters" in flat(term.screen()), "the note of a NUL-only output")
+    assert "(no output)" not in term.screen()
+    term.press("C-d")
+    assert term.exit_code() == 0
+    [session] = (Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl")
+    outputs = [json.loads(line)["message"]["output"] for line in session.read_text().splitlines()
+               if '"bashExecution"' in line]
+    assert outputs[0].startswith("de\n\n[Output cleaned: 12 characters") and "Raw output: " in outputs[1]

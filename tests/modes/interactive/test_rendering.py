@@ -144,7 +144,7 @@ def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
     unsaved = {"truncated": True, "fullOutputPath": None, "fullOutputError": "No space left on device"}
     shown = plain_text(to_ansi([shell_block("x", "y\n", 0, 0.1, in_context=True, expanded=False, result=unsaved)],
                                80))
-    assert "[Showing last 1 lines. Full output not saved: No space left on device]" in shown
+    assert "[Showing last 1 line. Full output not saved: No space left on device]" in shown
 
 
 def test_wrap_breaks_between_words_and_only_inside_a_word_longer_than_a_row():
