@@ -10,7 +10,7 @@ import pytest
 
 from support.tmux_terminal import tmux_available
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
@@ -93,3 +93,23 @@ def test_bang_output_says_what_cleaning_removed_and_the_session_keeps_it(termina
     outputs = [json.loads(line)["message"]["output"] for line in session.read_text().splitlines()
                if '"bashExecution"' in line]
     assert outputs[0].startswith("de\n\n[Output cleaned: 12 characters") and "Raw output: " in outputs[1]
+
+
+def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_about(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Read the odd file."}, {"text": "Second answer."}])
+    (terminal.work / "we ird name.txt").write_text("ODD-CONTENT-7\n")
+    term = terminal()
+    term.type("show @we")
+    term.wait_for("we ird name.txt")  # the completion menu
+    term.press("Tab")
+    term.wait_for('› show @"we ird name.txt"')
+    term.press("Enter")  # takes the completion
+    term.press("Enter")
+    term.wait_for("Read the odd file.")
+    assert "ODD-CONTENT-7" in user_texts(fake_llm.requests[0])[-1]
+    term.type("and @we ird name.txt too")
+    term.press("Escape")  # the menu
+    term.press("Enter")
+    term.wait_for("Second answer.")
+    assert 'write @"we ird name.txt"' in " ".join(term.screen().split())
+    assert "ODD-CONTENT-7" not in user_texts(fake_llm.requests[1])[-1]

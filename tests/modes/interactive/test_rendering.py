@@ -200,3 +200,39 @@ def test_a_long_user_message_expands_with_ctrl_o_up_to_the_larger_limit():
     assert is_long(long) and "… 8 more characters (1 more lines) not shown (ctrl+o to expand)" in \
         plain_text(to_ansi([user_block(long)], 80))
     assert "line 40" in plain_text(to_ansi([user_block(long, expanded=True)], 80))
+
+
+def test_quoted_attachments_and_warnings_for_at_words_that_name_no_file(tmp_path):
+    from agent_forge.modes.interactive.completion import attachments
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    (tmp_path / "we ird name.txt").write_text("spaced\n")
+    (tmp_path / "shot 1.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 20)
+    warnings: list[str] = []
+    text, images = attachments('read @"we ird name.txt" and @"we ird name.txt"', str(tmp_path), warnings.append)
+    assert text.count("spaced") == 1 and warnings == [] and images == []
+    text, _ = attachments("read @we ird name.txt and @missing.txt, @alice and @\"no such\"", str(tmp_path),
+                          warnings.append)
+    assert "spaced" not in text
+    assert warnings == [f'@we was not attached: no such file; to attach we ird name.txt, write @"we ird name.txt"',
+                        f"@missing.txt, was not attached: no such file in {tmp_path}",
+                        f'@"no such" was not attached: no such file in {tmp_path}']
+    editor = PromptEditor(None)
+    editor.paste(str(tmp_path / "shot 1.png"))
+    assert editor.buffer.text == f'@"{tmp_path / "shot 1.png"}" '
+    assert attachments(editor.take(), str(tmp_path))[1][0]["mimeType"] == "image/png"
+    (tmp_path / "notes.txt").write_text("noted\n")
+    assert "noted" in attachments("see @notes.txt, then", str(tmp_path), warnings.append)[0]
+
+
+def test_at_completion_quotes_a_path_with_spaces_and_completes_inside_quotes(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from agent_forge.modes.interactive.completion import FileCompleter
+
+    (tmp_path / "we ird name.txt").write_text("x")
+    completer = FileCompleter(str(tmp_path))
+    for typed in ("see @we", 'see @"we ir'):
+        [completion] = completer.get_completions(Document(typed), CompleteEvent())
+        assert completion.text == '@"we ird name.txt"' and completion.start_position == -len(typed.split(" ", 1)[1])

@@ -243,7 +243,7 @@ class InteractiveMode:
             await self.commands.run(*command)
             return
         try:
-            text, images = attachments(text, self.session.cwd)
+            text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
             await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
         except CommandError as exc:
             kept = draft is not None and self.editor.restore(draft)

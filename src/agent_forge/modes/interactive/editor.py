@@ -9,6 +9,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
+from .completion import attachment_token
 from .paste import pasted_text
 
 PASTE_COLLAPSE_LINES = 10
@@ -34,7 +35,7 @@ class PromptEditor:
         data = pasted_text(data)
         image = _image_path(data)
         if image is not None:
-            self.buffer.insert_text(f"@{image} ")
+            self.buffer.insert_text(f"{attachment_token(str(image))} ")  # quoted when it has spaces
             return
         lines = data.count("\n") + 1
         if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
@@ -85,11 +86,11 @@ class PromptEditor:
 
 def _image_path(data: str) -> str | None:
     """The path in `data` when it is a single existing image file's path (quotes and `\\ ` escapes of
-    drag-and-drop removed) without spaces, else None."""
+    drag-and-drop removed), else None (a path with spaces is then written `@"..."`)."""
     from ..print_mode import IMAGE_TYPES
 
     text = data.strip().strip("'\"").replace("\\ ", " ")
-    if not text or "\n" in text or " " in text or Path(text).suffix.lower() not in IMAGE_TYPES:
+    if not text or "\n" in text or Path(text).suffix.lower() not in IMAGE_TYPES:
         return None
     return text if Path(text).expanduser().is_file() else None
 
