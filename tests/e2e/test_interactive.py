@@ -458,8 +458,7 @@ def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
     term.wait_for("/noisy  prints, then notifies")
     assert "/quit  exit" not in term.screen()
     term.press("Tab")
-    term.press("Enter")  # takes the completion
-    term.press("Enter")  # sends it
+    term.press("Enter")  # takes the highlighted completion and runs it
     term.wait_for("plugin says hi")
 
 

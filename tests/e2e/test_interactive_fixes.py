@@ -113,3 +113,17 @@ def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_ab
     term.wait_for("Second answer.")
     assert 'write @"we ird name.txt"' in " ".join(term.screen().split())
     assert "ODD-CONTENT-7" not in user_texts(fake_llm.requests[1])[-1]
+
+
+def test_enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_text(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Got your slash text."}])
+    term = terminal()
+    term.type("/sessio")
+    term.wait_for("/session")  # the menu, one match
+    term.press("Enter")
+    term.wait_for("messages: 0 user")
+    assert fake_llm.requests == []
+    term.type("/nosuchcommand here")
+    term.press("Enter")
+    term.wait_for("Got your slash text.")
+    assert user_texts(fake_llm.requests[0])[-1] == "/nosuchcommand here"

@@ -98,6 +98,23 @@ def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     def _take(event: Any) -> None:
         event.current_buffer.complete_state = None
 
+    @kb.add("enter", filter=Condition(lambda: _command_choice(ui.editor.buffer) is not None))
+    def _run_command(event: Any) -> None:
+        """Enter in the `/` menu on its highlighted (or only) command: take it and run it, one key."""
+        buffer = event.current_buffer
+        buffer.apply_completion(_command_choice(buffer))
+        ui.send("steer")
+
+
+def _command_choice(buffer: Any) -> Any:
+    """The completion Enter runs in the `/` menu: the highlighted one, else the only one; None otherwise (Enter
+    then sends the text as typed: an unknown `/word` goes to the model as text)."""
+    state = buffer.complete_state
+    if state is None or not buffer.text.startswith("/") or " " in buffer.text:
+        return None
+    choice = state.current_completion or (state.completions[0] if len(state.completions) == 1 else None)
+    return choice
+
 
 def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
     """While a plugin dialog is open these win over the bindings above (added later, same table)."""
