@@ -127,3 +127,22 @@ def test_enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_t
     term.press("Enter")
     term.wait_for("Got your slash text.")
     assert user_texts(fake_llm.requests[0])[-1] == "/nosuchcommand here"
+
+
+def test_each_failed_attempt_is_one_line_with_the_error_message_not_the_body(terminal, fake_llm, agent_env_factory):
+    env = agent_env_factory(settings={"retry": {"maxRetries": 2, "baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 500}, {"text": "Recovered."}, {"status": 503}, {"status": 502}, {"status": 500}])
+    term = terminal(env=env)
+    term.type("first")
+    term.press("Enter")
+    term.wait_for("Recovered.")
+    screen = term.screen()
+    assert "retrying in 0.0 s, attempt 1/2: 500 fake LLM scripted HTTP 500" in screen
+    assert "{" not in screen and "error: 500" not in screen
+    term.type("second")
+    term.press("Enter")
+    term.wait_for("retries ended (attempt 2): 500 fake LLM scripted HTTP 500")
+    lines = [line for line in term.screen().splitlines() if "fake LLM scripted" in line]
+    assert [line.split(":")[0].strip() for line in lines] == [
+        "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 2/2",
+        "retries ended (attempt 2)"]
