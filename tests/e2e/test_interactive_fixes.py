@@ -146,3 +146,24 @@ def test_each_failed_attempt_is_one_line_with_the_error_message_not_the_body(ter
     assert [line.split(":")[0].strip() for line in lines] == [
         "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 2/2",
         "retries ended (attempt 2)"]
+
+
+def test_hints_name_the_rebound_keys(terminal, fake_llm, agent_env):
+    keys = {"app.exit": "ctrl+q", "app.model.cycle": "f2", "app.tools.expand": []}
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
+    term = terminal(columns=160, rows=60)
+    screen = term.screen()
+    assert "ctrl+q exit" in screen and "ctrl+d exit" not in screen
+    term.type("/hotkeys")
+    term.press("Enter")
+    term.wait_for("also ctrl+q on an empty editor")
+    term.type("/scoped-models")
+    term.press("Enter")
+    term.wait_for("(none: f2 cycles every model with a key)")
+    term.type("!seq 300")
+    term.press("Enter")
+    term.wait_for("exit 0")
+    shown = term.screen()
+    assert "earlier lines" in shown and "ctrl+p" not in shown and "ctrl+d" not in shown and "to expand" not in shown  # unbound: no hint
+    term.press("C-q")
+    assert term.exit_code() == 0

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ...coding.tools.truncate import count_lines
 from . import theme
+from .keymap import key_hint
 from .render import markdown, plain
 
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
@@ -37,7 +38,7 @@ def user_block(text: str, *, expanded: bool = False) -> Padding:
         rest = text[len(head):]
         more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
         body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
-                    f"{'' if expanded else ' (ctrl+o to expand)'}; all of it was sent", style="grey50")
+                    f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
 
 
@@ -83,7 +84,7 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error:
 def _thinking(text: str, shown: bool) -> Text:
     if shown:
         return plain(text.strip(), "italic grey50")
-    return Text("thinking… (ctrl+t to show)", style="italic grey50")
+    return Text(f"thinking…{key_hint('app.thinking.toggle', ' ({} to show)')}", style="italic grey50")
 
 
 def notice(text: str, kind: str = "info") -> Text:

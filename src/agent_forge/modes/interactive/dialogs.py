@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from .keymap import with_keys
 from .render import clean
 
 Fragments = list[tuple[str, str]]
 
 
 HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
-         "type": ("enter send · ctrl+j new line · esc cancel", "enter send · esc cancel"),
+         "type": ("enter send · {editor.newline} new line · esc cancel", "enter send · esc cancel"),
          "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
 
@@ -131,6 +132,7 @@ class Dialogs:
         matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
         dialog.index = min(dialog.index, max(len(matches) - 1, 0))
         hints = HINTS["choose" if dialog.chooses else "line" if dialog.method == "input" else "type"]
+        hints = (with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1])
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],

@@ -18,7 +18,13 @@ from rich.text import Text
 
 from . import theme
 from ...coding.tools.truncate import count_lines
+from .keymap import key_hint
 from .render import clean
+
+
+def EXPAND() -> str:  # noqa: N802 (reads as the constant it stands for)
+    """` (ctrl+o to expand)` with the key the keymap gives (nothing when unbound)."""
+    return key_hint("app.tools.expand", " ({} to expand)")
 
 TAIL_LINES = 5
 """Output lines shown of a collapsed block."""
@@ -90,7 +96,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{count_lines(output)} lines (ctrl+o to expand)"
+        lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif output:
         lines += _tail(output, expanded, _cut_lines(details))
@@ -140,7 +146,7 @@ class TailRows:
         if hidden or cut:
             part = "the start of a long line" if cut else ""
             count = f"{hidden} earlier {_lines(hidden)}" if hidden else ""
-            yield Text(f"… {' and '.join(p for p in (count, part) if p)} (ctrl+o to expand)", style="grey50")
+            yield Text(f"… {' and '.join(p for p in (count, part) if p)}{EXPAND()}", style="grey50")
         yield from (Text(row, style="grey70") for row in rows)
 
 
@@ -168,7 +174,7 @@ class HeadRows:
         parts = [p for p in ("the rest of a long line" if cut else "",
                              f"{left} more {_lines(left)}" if left > 0 else "") if p]
         if parts:
-            yield Text(f"… {' and '.join(parts)} (ctrl+o to expand)", style="grey50")
+            yield Text(f"… {' and '.join(parts)}{EXPAND()}", style="grey50")
 
 
 def _lines(count: int) -> str:
