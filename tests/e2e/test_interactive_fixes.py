@@ -167,3 +167,20 @@ def test_hints_name_the_rebound_keys(terminal, fake_llm, agent_env):
     assert "earlier lines" in shown and "ctrl+p" not in shown and "ctrl+d" not in shown and "to expand" not in shown  # unbound: no hint
     term.press("C-q")
     assert term.exit_code() == 0
+
+
+def test_an_editor_that_writes_to_the_terminal_leaves_nothing_glued_to_the_live_region(terminal, fake_llm,
+                                                                                         agent_env):
+    env = {**agent_env, "EDITOR": "cat"}
+    term = terminal(env=env)
+    term.type("GLUEDTEXT")
+    term.press("C-g")
+    term.wait_until(lambda: "› GLUEDTEXT" in term.screen() and _separators(term.screen()) == 2,
+                    "the live region redrawn")
+    assert not any("GLUEDTEXT" in row and "─" in row for row in term.screen().splitlines())
+    term.type(" more")  # the editor still works where it is drawn
+    term.wait_for("› GLUEDTEXT more")
+
+
+def _separators(screen: str) -> int:
+    return sum(1 for row in screen.splitlines() if row.strip() and set(row.strip()) == {"─"})
