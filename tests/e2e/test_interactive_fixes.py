@@ -184,3 +184,27 @@ def test_an_editor_that_writes_to_the_terminal_leaves_nothing_glued_to_the_live_
 
 def _separators(screen: str) -> int:
     return sum(1 for row in screen.splitlines() if row.strip() and set(row.strip()) == {"─"})
+
+
+def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Got the long one."}, {"text": "Got it again."}])
+    pasted = "".join(f"line {n}\n" for n in range(5000))
+    source = tmp_path / "paste.txt"
+    source.write_text(pasted)
+    term = terminal()
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")
+    term.wait_for("[paste #1: 5001 lines")
+    term.press("Enter")
+    term.wait_for("Got the long one.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/fork")
+    term.press("Enter")
+    term.wait_for("→ 1. line 0")
+    term.press("Enter")
+    term.wait_for("forked into session")
+    term.wait_for("› [paste #")
+    assert "line 4999" not in term.screen().split("›")[-1]  # the editor holds the marker, not 5,000 lines
+    term.press("Enter")
+    term.wait_for("Got it again.")
+    assert user_texts(fake_llm.requests[1])[-1] == pasted

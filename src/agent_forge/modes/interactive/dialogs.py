@@ -104,7 +104,7 @@ class Dialogs:
             choice = matches[min(dialog.index, len(matches) - 1)]
             fields = {"confirmed": choice == "Yes"} if dialog.method == "confirm" else {"value": choice}
         else:
-            fields = {"value": self._editor.buffer.text}
+            fields = {"value": self._editor.text()}  # a large prefill or paste is a marker in the buffer
         self._close(dialog)
         self._send(dialog, fields)
 

@@ -37,6 +37,10 @@ class PromptEditor:
         if image is not None:
             self.buffer.insert_text(f"{attachment_token(str(image))} ")  # quoted when it has spaces
             return
+        self._insert(data)
+
+    def _insert(self, data: str) -> None:
+        """`data` at the cursor, as a `[paste #N: ...]` marker when it is large."""
         lines = data.count("\n") + 1
         if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
@@ -75,9 +79,11 @@ class PromptEditor:
         return True
 
     def set_text(self, text: str) -> None:
-        """Replace the editor's text (queued messages given back, a plugin's `set_editor_text`)."""
+        """Replace the editor's text (queued messages given back, `/fork`'s message, a plugin's
+        `set_editor_text`, the external editor's result); a large text collapses into a marker as a paste
+        does (`text()` gives it back whole). Markers of earlier pastes in `text` keep their pastes."""
         self.buffer.reset()
-        self.buffer.insert_text(text)
+        self._insert(text)
 
     def clear(self) -> None:
         self._pastes.clear()
