@@ -236,3 +236,16 @@ def test_at_completion_quotes_a_path_with_spaces_and_completes_inside_quotes(tmp
     for typed in ("see @we", 'see @"we ir'):
         [completion] = completer.get_completions(Document(typed), CompleteEvent())
         assert completion.text == '@"we ird name.txt"' and completion.start_position == -len(typed.split(" ", 1)[1])
+
+
+def test_a_bash_call_whose_arguments_were_not_json_says_it_failed_not_stopped():
+    from agent_forge.modes.interactive.tool_blocks import ToolCall, tool_block
+
+    call = ToolCall("bash", {})
+    error = {"content": [{"type": "text", "text": "Tool arguments are not valid JSON: Expecting ',' delimiter"}]}
+    shown = plain_text(to_ansi([tool_block(call, error, True, expanded=False)], 80))
+    assert "bash (no command)" in shown and "failed · " in shown and "stopped" not in shown and "$" not in shown
+    timed_out = {"content": [{"type": "text", "text": "x\n\nCommand timed out after 2 seconds"}]}
+    shown = plain_text(to_ansi([tool_block(ToolCall("bash", {"command": "sleep 9"}), timed_out, True,
+                                           expanded=False)], 80))
+    assert "$ sleep 9" in shown and "stopped · " in shown

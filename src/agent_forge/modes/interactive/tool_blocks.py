@@ -33,6 +33,7 @@ DIFF_LINES = 20
 MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
 _EXIT = re.compile(r"Command exited with code (\d+)")
+_STOPPED = re.compile(r"Command timed out|aborted|cancelled", re.IGNORECASE)
 
 
 class ToolCall:
@@ -48,7 +49,8 @@ class ToolCall:
         """One line naming the call: `$ command`, `read path:1-20`, `edit path`, or `name {args}`."""
         args = self.args
         if self.name == "bash":
-            return f"$ {clean(args.get('command', ''))}"
+            command = args.get("command")  # none: arguments that were no JSON object with a command
+            return f"$ {clean(command)}" if isinstance(command, str) and command.strip() else "bash (no command)"
         if self.name == "read":
             return f"read {clean(args.get('path', ''))}{_line_range(args)}"
         if self.name in ("write", "edit"):
@@ -102,7 +104,9 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
         lines += _tail(output, expanded, _cut_lines(details))
     if call.name == "bash":
         found = _EXIT.findall(output)
-        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed()))
+        stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
+        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),
+                                 None if not is_error or found or stopped else "failed"))
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
     return _band(lines, failed=is_error)
@@ -218,9 +222,10 @@ def _added_lines(content: str, expanded: bool) -> list[Any]:
     return _head([(f"+{row}", "green") for row in rows], expanded)
 
 
-def status_line(exit_code: int | None, seconds: float) -> Text:
-    """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None."""
-    code = "stopped" if exit_code is None else f"exit {exit_code}"
+def status_line(exit_code: int | None, seconds: float, word: str | None = None) -> Text:
+    """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None; `word`
+    replaces the code (`failed · 0.0 s`: a call that could not run)."""
+    code = word or ("stopped" if exit_code is None else f"exit {exit_code}")
     return Text(f"{code} · {seconds:.1f} s", style="green" if exit_code == 0 else "red")
 
 
