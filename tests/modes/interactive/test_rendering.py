@@ -249,3 +249,14 @@ def test_a_bash_call_whose_arguments_were_not_json_says_it_failed_not_stopped():
     shown = plain_text(to_ansi([tool_block(ToolCall("bash", {"command": "sleep 9"}), timed_out, True,
                                            expanded=False)], 80))
     assert "$ sleep 9" in shown and "stopped · " in shown
+
+
+def test_a_widget_over_ten_lines_says_how_many_more_it_has():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    live.widgets["w"] = [f"row {n}" for n in range(25)]
+    rows = "".join(text for _, text in live.fragments(80, 40)).splitlines()
+    assert rows == [*(f"row {n}" for n in range(9)), "… 16 more widget lines"]
+    live.widgets["w"] = [f"row {n}" for n in range(10)]
+    assert "".join(text for _, text in live.fragments(80, 40)).splitlines()[-1] == "row 9"
