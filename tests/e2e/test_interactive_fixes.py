@@ -208,3 +208,26 @@ def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(termi
     term.press("Enter")
     term.wait_for("Got it again.")
     assert user_texts(fake_llm.requests[1])[-1] == pasted
+
+
+def test_resume_titles_use_the_width_of_a_wide_terminal(terminal, fake_llm):
+    question = "please look at " + " ".join(f"word{n}" for n in range(25))  # 160 characters
+    fake_llm.set_script([{"text": "First answer."}])
+    first = terminal(columns=250)
+    first.type(question)
+    first.press("Enter")
+    first.wait_for("First answer.")
+    first.press("C-d")
+    assert first.exit_code() == 0
+    term = terminal(columns=250)
+    term.type("/resume")
+    term.press("Enter")
+    term.wait_for("→ please look at")
+    assert "word24 · " in term.screen()  # the whole first message, then its date
+    term.press("Escape")
+    term.press("C-d")
+    term = terminal(columns=80)
+    term.type("/resume")
+    term.press("Enter")
+    row = next(line for line in term.wait_for("→ please look at").splitlines() if "→ please look at" in line)
+    assert "… · " in row and " messages · " in row and len(row) <= 80  # cut, the date and id still shown

@@ -35,7 +35,7 @@ class SessionCommands:
         infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
         if not infos:
             raise CommandError("no other session of this directory to resume")
-        labels = {_label(info): info.path for info in infos}
+        labels = {_label(info, self.ui.terminal.columns()): info.path for info in infos}
         self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
 
     async def _switch(self, path: str) -> None:
@@ -49,7 +49,8 @@ class SessionCommands:
         messages = fork_messages(self.ui.session.store)
         if not messages:
             raise CommandError("no user message to fork from yet")
-        labels = {f"{n}. {_one_line(m['text'])}": m["entryId"] for n, m in enumerate(messages, 1)}
+        width = self.ui.terminal.columns() - 8  # the row's `→ `, its number and the dialog's margin
+        labels = {f"{n}. {_one_line(m['text'], width)}": m["entryId"] for n, m in enumerate(messages, 1)}
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
@@ -139,14 +140,17 @@ class SessionCommands:
         self.ui.footer_changed()
 
 
-def _label(info: Any) -> str:
-    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id)."""
-    title = info.name or _one_line(info.first_message) or "(no messages)"
+def _label(info: Any, columns: int) -> str:
+    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id), the title
+    cut to what a `columns`-wide terminal leaves beside the rest (at least 20 characters)."""
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    return f"{title} · {when} · {info.message_count} messages · {info.id[:8]}"
+    rest = f" · {when} · {info.message_count} messages · {info.id[:8]}"
+    title = info.name or _one_line(info.first_message, max(20, columns - len(rest) - 4)) or "(no messages)"
+    return f"{title}{rest}"
 
 
 def _one_line(text: str, width: int = 60) -> str:
+    width = max(width, 20)
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
