@@ -231,3 +231,14 @@ def test_resume_titles_use_the_width_of_a_wide_terminal(terminal, fake_llm):
     term.press("Enter")
     row = next(line for line in term.wait_for("→ please look at").splitlines() if "→ please look at" in line)
     assert "… · " in row and " messages · " in row and len(row) <= 80  # cut, the date and id still shown
+
+
+def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
+    term = terminal()
+    term.type("/sessx")
+    term.wait_for("› /sessx")
+    assert "counts, tokens" not in term.screen()  # no command matches: no menu
+    term.press("BSpace")
+    term.wait_for("the session's file, id, message counts")  # /session's row is back
+    term.press("Enter")  # and Enter runs it
+    term.wait_for("messages: 0 user")

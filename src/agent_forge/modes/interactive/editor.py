@@ -27,6 +27,17 @@ class PromptEditor:
         self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
                              complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
+        self._length = 0
+        if completer is not None:
+            self.buffer.on_text_changed += self._reopen_menu
+
+    def _reopen_menu(self, buffer: Buffer) -> None:
+        """Backspace in a `/command` (`/dlg` → `/dl`): the menu comes back, as typing opens it (prompt_toolkit
+        completes while typing on insertions only)."""
+        shorter, self._length = len(buffer.text) < self._length, len(buffer.text)
+        text = buffer.text
+        if shorter and buffer.complete_state is None and text.startswith("/") and not any(c in text for c in " \n"):
+            buffer.start_completion(select_first=False)
 
     def paste(self, data: str) -> None:
         """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
