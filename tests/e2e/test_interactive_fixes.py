@@ -242,3 +242,16 @@ def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
     term.wait_for("the session's file, id, message counts")  # /session's row is back
     term.press("Enter")  # and Enter runs it
     term.wait_for("messages: 0 user")
+
+
+def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, fake_llm):
+    term = terminal(rows=40)
+    term.type("!seq 10000")
+    term.press("Enter")
+    term.wait_for("exit 0")
+    term.press("C-d")
+    assert term.exit_code() == 0
+    session_id = term.scrollback().split("agent-forge --session ")[1].split()[0]
+    resumed = terminal("--session", session_id, rows=40)
+    screen = resumed.wait_for("[Showing last 2000 lines of 10000.")
+    assert "… 9995 earlier lines" in screen
