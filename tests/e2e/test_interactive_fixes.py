@@ -255,3 +255,13 @@ def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, f
     resumed = terminal("--session", session_id, rows=40)
     screen = resumed.wait_for("[Showing last 2000 lines of 10000.")
     assert "… 9995 earlier lines" in screen
+
+
+def test_logout_counts_one_model_in_the_singular(terminal, fake_llm, agent_env):
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
+    auth.chmod(0o600)
+    term = terminal()
+    term.type("/logout fake")
+    term.press("Enter")
+    term.wait_for("logged out of fake (1 model still has a key)")  # fake-model's models.json apiKey
