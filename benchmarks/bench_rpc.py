@@ -14,64 +14,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-TESTS = Path(__file__).resolve().parents[1] / "tests"
-sys.path.insert(0, str(TESTS))
-
-from conftest import write_models_json  # noqa: E402
-from support.fake_llm import FakeLLMServer  # noqa: E402
-
-
-def agent_command() -> list[str]:
-    script = Path(sys.executable).with_name("agent-forge")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agent_forge"]
+from harness import TESTS, FakeLLMServer, RpcProcess, agent_command, clean_env, write_agent_dir
 
 
 def make_env(server: FakeLLMServer, home: Path) -> dict[str, str]:
-    agent_dir = home / "agent"
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    write_models_json(agent_dir, server)
-    (agent_dir / "settings.json").write_text(json.dumps({"defaultProvider": "fake", "defaultModel": "fake-model"}))
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(AGENT_FORGE_DIR=str(agent_dir), HOME=str(home))
-    return env
+    agent_dir = write_agent_dir(home / "agent", server)
+    return clean_env(AGENT_FORGE_DIR=str(agent_dir), HOME=str(home))
 
 
-def read_record(proc: subprocess.Popen) -> dict:
-    line = proc.stdout.readline()
-    if not line:
-        raise RuntimeError(f"agent exited: {proc.stderr.read().decode()[-2000:]}")
-    return json.loads(line)
-
-
-def first_response(env: dict[str, str], cwd: str) -> tuple[float, int]:
-    """Seconds from spawn to the get_state response, and the process's peak RSS in KiB after it."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([*agent_command(), "--mode", "rpc", "--no-session"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    proc.stdin.write(b'{"id":"s","type":"get_state"}\n')
-    proc.stdin.flush()
-    record = read_record(proc)
-    elapsed = time.perf_counter() - start
-    assert record.get("id") == "s" and record.get("success"), record
-    rss = _peak_rss_kib(proc.pid)
-    proc.stdin.close()
-    proc.wait(timeout=30)
+def first_response(env: dict[str, str], cwd: str, command: list[str] | None = None) -> tuple[float, int]:
+    """Seconds from spawn to the get_state response, and the process's peak RSS in KiB after it.
+    `command`: the RPC-mode command line (default agent-forge's, without a session)."""
+    agent = RpcProcess(command or [*agent_command(), "--mode", "rpc", "--no-session"], env, cwd)
+    agent.ask({"id": "s", "type": "get_state"})
+    elapsed = time.perf_counter() - agent.started
+    rss = agent.peak_rss_kib()
+    agent.close()
     return elapsed, rss
-
-
-def _peak_rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return -1
 
 
 def startup_figures(env: dict[str, str], cwd: str, runs: int, label: str) -> float:
@@ -96,31 +62,38 @@ def with_mcp_server(env: dict[str, str]) -> dict[str, str]:
     return {**env, "AGENT_FORGE_DIR": str(mcp_dir)}
 
 
-def stream_prompt(server: FakeLLMServer, env: dict[str, str], cwd: str, deltas: int) -> tuple[float, int, int]:
-    """Seconds, stdout lines and stdout bytes for one prompt streaming `deltas` text deltas."""
+def stream_prompt(server: FakeLLMServer, env: dict[str, str], cwd: str, deltas: int,
+                  command: list[str] | None = None, end: bytes = b'"agent_settled"') -> dict[str, Any]:
+    """One prompt streaming `deltas` text deltas, timed from sending it to the line holding `end`: `seconds`,
+    stdout `lines` and `bytes`, `updates` (message_update lines) and `updates_seconds` (first to last of
+    them), `delta_to_end` (first text delta to `text_end`, seconds) and `peak_rss_kib` after it."""
     server.set_script([{"text": " ".join(f"w{i}" for i in range(deltas)), "text_deltas": deltas}])
-    proc = subprocess.Popen([*agent_command(), "--mode", "rpc", "--no-session"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    read_get_state = b'{"id":"s","type":"get_state"}\n'
-    proc.stdin.write(read_get_state)
-    proc.stdin.flush()
-    read_record(proc)
+    agent = RpcProcess(command or [*agent_command(), "--mode", "rpc", "--no-session"], env, cwd)
+    agent.ask({"id": "s", "type": "get_state"})
+    marks: dict[str, float] = {}
+    counts = {"lines": 0, "bytes": 0, "updates": 0}
+
+    def seen(line: bytes) -> None:
+        now = time.perf_counter()
+        counts["lines"] += 1
+        counts["bytes"] += len(line)
+        if b'"message_update"' in line:
+            counts["updates"] += 1
+            marks.setdefault("first_update", now)
+            marks["last_update"] = now
+            if b'"text_delta"' in line:
+                marks.setdefault("first_delta", now)
+            elif b'"text_end"' in line:
+                marks.setdefault("text_end", now)
+
     start = time.perf_counter()
-    proc.stdin.write(b'{"id":"p","type":"prompt","message":"go"}\n')
-    proc.stdin.flush()
-    lines = nbytes = 0
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError(proc.stderr.read().decode()[-2000:])
-        lines += 1
-        nbytes += len(line)
-        if b'"agent_settled"' in line:
-            break
+    agent.send({"id": "p", "type": "prompt", "message": "go"})
+    agent.read_until(lambda line: end in line, seen)
     elapsed = time.perf_counter() - start
-    proc.stdin.close()
-    proc.wait(timeout=30)
-    return elapsed, lines, nbytes
+    rss = agent.peak_rss_kib()
+    agent.close()
+    return {**counts, "seconds": elapsed, "updates_seconds": marks["last_update"] - marks["first_update"],
+            "delta_to_end": marks["text_end"] - marks["first_delta"], "peak_rss_kib": rss}
 
 
 def main() -> None:
@@ -136,7 +109,8 @@ def main() -> None:
             with_mcp = startup_figures(with_mcp_server(env), tmp, args.runs, " (one stdio MCP server)")
             print(f"with one MCP server: {(with_mcp / plain - 1) * 100:+.1f} %")
             for deltas in (500, 1000, 2000, 4000):
-                elapsed, lines, nbytes = stream_prompt(server, env, tmp, deltas)
+                figures = stream_prompt(server, env, tmp, deltas)
+                elapsed, lines, nbytes = figures["seconds"], figures["lines"], figures["bytes"]
                 print(f"{deltas} deltas: {elapsed * 1000:.0f} ms, {lines} lines ({lines / elapsed:.0f} lines/s), "
                       f"{nbytes} stdout bytes ({nbytes / deltas:.0f} bytes/delta)")
     finally:

@@ -17,75 +17,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import resource
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from agent_forge.coding.session.store import SessionStore  # noqa: E402
+from harness import RpcProcess, agent_command, clean_env, make_session
 
 
-def agent_command() -> list[str]:
-    script = Path(sys.executable).with_name("agent-forge")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agent_forge"]
-
-
-def make_session(directory: Path, entries: int) -> tuple[Path, list[str]]:
-    """A session of `entries` entries written through the real store; returns its path and entry ids."""
-    rng = random.Random(entries)
-    store = SessionStore.create(directory / "project", directory / "sessions")
-    store.append_model_change("fake", "fake-model")
-    store.append_thinking_level_change("medium")
-    words = "the quick brown fox jumps over a lazy dog while reading session files".split()
-    for i in range(entries - 2):
-        text = " ".join(rng.choice(words) for _ in range(60))
-        kind = i % 3
-        if kind == 0:
-            message = {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": i}
-        elif kind == 1:
-            message = {"role": "assistant", "content": [
-                {"type": "text", "text": text[:200]},
-                {"type": "toolCall", "id": f"call_{i}", "name": "read", "arguments": {"path": f"src/f{i}.py"}}],
-                "api": "openai-completions", "provider": "fake", "model": "fake-model", "stopReason": "toolUse",
-                "usage": {"input": 100, "output": 20, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 120,
-                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
-                "timestamp": i}
-        else:
-            message = {"role": "toolResult", "toolCallId": f"call_{i - 1}", "toolName": "read",
-                       "content": [{"type": "text", "text": text}], "isError": False, "timestamp": i}
-        store.append_message(message)
-    store.close()
-    return store.path, [entry["id"] for entry in store.entries]
-
-
-class Agent:
-    """One `agent-forge --mode rpc` process spoken to over pipes."""
+class Agent(RpcProcess):
+    """`agent-forge --mode rpc <args>`; `ask` returns the response record alone."""
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.proc = subprocess.Popen([*agent_command(), "--mode", "rpc", *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        super().__init__([*agent_command(), "--mode", "rpc", *args], env, cwd)
 
-    def ask(self, command: dict) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(command).encode() + b"\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"agent exited: {self.proc.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
-        record = json.loads(line)
-        assert record.get("success"), record
+    def ask(self, command: dict) -> dict:  # type: ignore[override]
+        record, _ = super().ask(command)
+        assert record is not None
         return record
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=60)
 
 
 def open_time(path: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -133,8 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("AGENT_FORGE")}
-        env.update(AGENT_FORGE_DIR=str(root / "agent"), HOME=str(root))
+        env = clean_env(AGENT_FORGE_DIR=str(root / "agent"), HOME=str(root))
         (root / "project").mkdir()
         print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
         for size in args.sizes:

@@ -19,6 +19,23 @@ if _TESTS_DIR not in sys.path:
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
 
+from agent_forge.ai import json_wire  # noqa: E402
+
+# In-process tests use one JSON backend from the first call (the agent's default defers orjson for a few
+# calls): orjson, or the stdlib fallback with AGENT_FORGE_JSON=stdlib. `json_backend` runs a test on both.
+JSON_BACKEND = "stdlib" if os.environ.get("AGENT_FORGE_JSON") == "stdlib" else "orjson"
+json_wire.set_backend(JSON_BACKEND)
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def json_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Runs the test once with each JSON backend (`json_wire.set_backend`); yields the backend's name."""
+    json_wire.set_backend(request.param)
+    try:
+        yield request.param
+    finally:
+        json_wire.set_backend(JSON_BACKEND)
+
 API_BASE_URL = {"openai-completions": "base_url_openai", "anthropic-messages": "base_url_anthropic",
                 "openai-responses": "base_url_openai", "google-generative-ai": "base_url_gemini"}
 """models.json `api` value -> the FakeLLMServer attribute holding the matching `baseUrl`."""

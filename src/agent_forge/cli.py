@@ -7,125 +7,28 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
 from .cli_loop import leave_stuck_threads, run_loop
+from .cli_parser import parse_command_line
 from .cli_usage import USAGE_EXIT, stray_json, usage_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-_DESCRIPTION = "agent-forge: a coding agent for the terminal and for other programs."
-_EPILOG = """modes:
-  (default)      in a terminal: the interactive terminal UI (docs/interactive.md)
-  --mode rpc     JSON commands on stdin, responses and events on stdout (for editors, IDEs, bots)
-  --mode json    run the prompt and print every event as a JSON line
-  -p, --print    run the prompt and print the final answer
-
-examples:
-  agent-forge --mode rpc --no-session
-  agent-forge -p "explain src/main.py" --model anthropic/claude-sonnet-4-5:high
-  git diff | agent-forge -p "review this diff"
-
-environment:
-  ANTHROPIC_API_KEY, OPENAI_API_KEY, ...  provider keys
-  AGENT_FORGE_DIR                         agent dir (default ~/.agent-forge/agent)
-  AGENT_FORGE_SESSION_DIR                 session dir (default <agent dir>/sessions; --session-dir wins)
-"""
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """argparse's formatter asks `shutil` for the terminal width on every `add_argument`; importing `shutil`
-    (and the compression modules it pulls in) costs start-up time, so the width comes from `os` instead."""
-
-    def __init__(self, prog: str) -> None:
-        try:
-            columns = os.get_terminal_size().columns
-        except OSError:
-            columns = int(os.environ.get("COLUMNS", "80") or 80)
-        super().__init__(prog, width=max(columns - 2, 40))
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with its stdout output (`--help`, `--version`) written through `stdout_guard`."""
-
-    def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
-        """`--help` and `--version` output through `stdout_guard` (argparse ignores write errors)."""
-        if file is not sys.stdout:  # None means stderr here
-            super()._print_message(message, file)
-        elif message:
-            from .modes.stdout_guard import print_out
-
-            print_out(message, end="")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter)
-    parser.add_argument("-v", "--version", action="version", version=__version__,
-                        help="print the version (bare, e.g. 0.1.0) and exit")
-    parser.add_argument("--mode", choices=("text", "json", "rpc"), default=None, help="output mode")
-    parser.add_argument("-p", "--print", dest="print_mode", action="store_true", help="non-interactive: print answer")
-    parser.add_argument("--provider", help="provider name (anthropic, openai, or one from models.json)")
-    parser.add_argument("--model", help="model id or pattern; 'provider/id' and ':<thinking>' suffix accepted")
-    parser.add_argument("--api-key", help="API key for the selected provider (overrides env and auth.json)")
-    parser.add_argument("--thinking", help="thinking level: off, minimal, low, medium, high, xhigh, max")
-    parser.add_argument("--models", metavar="PATTERNS",
-                        help="comma-separated models to cycle through: ids, provider/id, globs, ':<thinking>'")
-    parser.add_argument("--context-window", metavar="SIZE",
-                        help="context window of the start-up model: 400k, 1m, or a token count")
-    parser.add_argument("--session", metavar="PATH|ID", help="resume a session: its file, or a full or partial "
-                                                            "session id of this directory")
-    parser.add_argument("-c", "--continue", dest="continue_recent", action="store_true",
-                        help="resume the most recent session of this directory (a new one if there is none)")
-    parser.add_argument("--session-id", metavar="ID",
-                        help="open this directory's session with this id, or start a new one with it (letters, "
-                             "digits, '.', '_', '-')")
-    parser.add_argument("-r", "--resume", action="store_true",
-                        help="in the terminal UI: pick a session of this directory to resume")
-    parser.add_argument("--fork", metavar="PATH|ID", help="start a new session from a copy of another one")
-    parser.add_argument("--list-sessions", action="store_true", help="list this directory's sessions and exit")
-    parser.add_argument("--json", action="store_true", help="with --list-sessions: print JSON")
-    parser.add_argument("--session-dir", help="directory for session files")
-    parser.add_argument("--no-session", action="store_true", help="do not save the session")
-    parser.add_argument("-n", "--name", help="session display name")
-    parser.add_argument("--system-prompt", metavar="TEXT|FILE", help="replace the default system prompt")
-    parser.add_argument("--append-system-prompt", action="append", metavar="TEXT|FILE",
-                        help="text (or a file's text) appended to the system prompt (repeatable)")
-    parser.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
-                        help="write SESSION (a session file) as HTML to OUT (default: "
-                             "./agent-forge-session-<name>.html) and exit")
-    parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
-    parser.add_argument("--list-models", nargs="?", const="", default=None, metavar="SEARCH",
-                        help="list the models that have a key (optionally only those matching SEARCH) and exit")
-    from .coding.resources.setup import add_arguments as add_resource_arguments
-    from .plugins.startup import add_arguments as add_plugin_arguments
-
-    add_resource_arguments(parser)
-    add_plugin_arguments(parser)
-    parser.add_argument("--no-mcp", action="store_true",
-                        help="start none of the configured MCP servers (mcp.json files; docs/mcp.md)")
-    _add_accepted_flags(parser)
-    return parser
-
-
-def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags of the reference CLI (`pi-docs/cli.md`) that clients pass (pi-acp spawns `--mode rpc
-    --no-themes`) and that have no meaning here (theme files, TUI modes, a network catalogue): accepted,
-    and documented in the README as no-ops."""
-    group = parser.add_argument_group("accepted for compatibility, no effect here (no theme files)")
-    group.add_argument("--theme", action="append", default=[], metavar="PATH", help=argparse.SUPPRESS)
-    group.add_argument("--use-theme", metavar="NAME", help=argparse.SUPPRESS)
-    group.add_argument("--no-themes", action="store_true", help="--theme, --use-theme, --no-themes: no themes")
-    group.add_argument("--tui-mode", metavar="MODE", help="the terminal UI always draws inline")
-    group.add_argument("--verbose", action="store_true", help="start-up details are always on stderr")
-    group.add_argument("--offline", action="store_true",
-                       help="there is no automatic network activity (model calls only)")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit code. Whatever the command, a reader that goes away (`| head`, or a
     stream closed from the start) ends it quietly: no traceback and no `Exception ignored` from the
     interpreter's final flush. Any other stdout write error (a full disk) ends it with one line on stderr,
-    `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`)."""
+    `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`). Worker threads stuck
+    in the kernel end the process with that code (`leave_stuck_threads`)."""
+    code = run_command(argv)
+    leave_stuck_threads(code)
+    return code
+
+
+def run_command(argv: list[str] | None = None) -> int:
+    """`main` without the process exit past stuck threads: what an in-process run (`agent_forge.testing.cli`)
+    calls."""
     from .modes import stdout_guard
 
     stdout_guard.ensure_standard_streams()
@@ -145,16 +48,18 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         code = 1
-    leave_stuck_threads(code)
     return code
 
 
 def _main(argv: list[str] | None) -> int:
-    if (sys.argv[1:] if argv is None else argv)[:1] == ["mcp"]:  # `agent-forge mcp add|list|remove`
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mcp"]:  # `agent-forge mcp add|list|remove`
         from .modes.mcp_command import run_mcp_command
 
-        return run_mcp_command((sys.argv[1:] if argv is None else argv)[1:])
-    args = build_parser().parse_args(argv)
+        return run_mcp_command(argv[1:])
+    if argv[:1] == ["acp"]:  # the `agent-forge acp` alias editors' agent registries use
+        argv = ["--mode", "acp", *argv[1:]]
+    args = parse_command_line(argv)
     if stray_json(args):
         _say(stray_json(args) or "")
         return USAGE_EXIT
@@ -174,7 +79,7 @@ def _main(argv: list[str] | None) -> int:
         return 2
     if args.list_models is not None:
         return _list_models(args)
-    mode = "rpc" if args.mode == "rpc" else ("json" if args.mode == "json" else "print")
+    mode = args.mode if args.mode in ("rpc", "json", "acp") else "print"
     problem = usage_problem(args, mode) or _missing_cwd()
     if problem:
         _say(problem)
@@ -349,7 +254,7 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
     stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
     on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
     try:
-        args = build_parser().parse_args(["--mode", "rpc", *argv])
+        args = parse_command_line(["--mode", "rpc", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     problem = usage_problem(args, "rpc") or _missing_cwd()
@@ -365,6 +270,10 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     if streams is None:
         claim_stdout()  # before plugins load: what they print goes to stderr, not into the protocol or the answer
         claim_stdin()  # and what they read is the null device, not the client's commands or the piped prompt
+    if mode == "acp":  # sessions are made by `session/new` in the directories the editor names
+        from .modes.acp.server import run_acp_mode
+
+        return await run_acp_mode(args, *(streams or ()))
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args
@@ -397,7 +306,10 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .plugins.startup import install_from_args
 
     await install_from_args(session, args, mode)
+    from .modes.approvals import configure as configure_approvals
     from .modes.termination import run_until_terminated
+
+    configure_approvals(session, args.approvals, mode)
 
     if mode == "interactive":
         from .modes.interactive.app import run_interactive_mode

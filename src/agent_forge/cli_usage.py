@@ -23,6 +23,8 @@ def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
     """The first usage error of a command line that runs a mode (`rpc`, `json`, `print`), or None."""
     if mode == "rpc" and (args.messages or args.print_mode):
         return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
+    if mode == "acp" and (args.messages or args.print_mode):
+        return "--mode acp reads its prompts from the editor on stdin; drop the message arguments and -p"
     if args.session_id is not None:
         return _session_id_problem(args)
     return _session_flags_problem(args) or _thinking_problem(args)

@@ -35,18 +35,30 @@ def create_agent_session(*, cwd: str | None = None, **options: Any) -> AgentSess
     or a Model dict such as `faux_model()`), `provider`, `api_key`, `thinking`, `session_file` (resume),
     `session_dir`, `no_session`, `name`, `tools`, `system_prompt`, `append_system_prompt`, `stream_fn`,
     `agent_dir`, `mcp_servers` (MCP servers in the `mcp.json` format: docs/mcp.md). Settings, `models.json` and `auth.json` are read from the agent dir and never written.
+    `approvals` (`"full"`, the default whatever the settings say, `"ask"` or `"read-only"`; later
+    `session.approvals.set_policy(...)`) and `approver` (an async function of an `ApprovalRequest` returning a
+    `Decision` or its choice: `coding/approvals.py`; without one, `ask` refuses the calls it would ask about).
 
     `tools` is a list of built-in tool names (`["read", "bash"]`: those tools, working in `cwd`) or a list of
     tool objects (the `AgentTool` contract, `agent/types.py`); sessions are saved under `session_dir`, else
     `<agent_dir>/sessions` when `agent_dir` is given, else the default sessions dir.
 
     Raises `CommandError` for an unreadable session file, an unknown model, an invalid thinking level or an
-    empty name; `TypeError` for an unknown option and for `tools` that is not such a list (a string, names
-    mixed with objects); `ValueError` for an unknown tool name (the message lists the known ones).
+    empty name; `TypeError` for an unknown option, an `approver` that is not callable and `tools` that is not
+    such a list (a string, names mixed with objects); `ValueError` for an unknown tool name (the message lists
+    the known ones) or approval policy.
     """
+    from .coding.approvals import check_policy
+
+    policy, approver = check_policy(options.pop("approvals", "full")), options.pop("approver", None)
     if "tools" in options:
         options.update(_tool_options(options.pop("tools")))
-    return create_session(SessionOptions(cwd=os.path.abspath(cwd or os.getcwd()), **options))
+    if approver is not None and not callable(approver):
+        raise TypeError(f"approver must be an async function of an ApprovalRequest, got {type(approver).__name__}")
+    session = create_session(SessionOptions(cwd=os.path.abspath(cwd or os.getcwd()), **options))
+    session.approvals.set_policy(policy)
+    session.approvals.approver = approver
+    return session
 
 
 def _tool_options(tools: Any) -> dict[str, Any]:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agent_forge.ai.providers._common import MessageBuilder
+
+pytestmark = pytest.mark.usefixtures("json_backend")  # the JSON codec rules hold on both backends
+
 
 MODEL = {"id": "m", "api": "openai-completions", "provider": "p", "maxTokens": 100}
 

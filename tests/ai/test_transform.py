@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from agent_forge.ai.transform import (
     IMAGE_OMITTED,
+    MISSING_START,
     NO_RESULT,
     normalize_tool_call_id,
     transform_messages,
@@ -26,6 +27,7 @@ RESPONSES = model("openai-responses", "openai", "gpt")
 COMPLETIONS = model("openai-completions", "openai", "gpt-4o")
 GEMINI = model("google-generative-ai", "google", "gemini")
 IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+USER = {"role": "user", "content": "q", "timestamp": 0}
 
 
 def assistant(origin: dict, *content: dict, stop: str = "toolUse") -> dict:
@@ -58,7 +60,7 @@ def test_foreign_thinking_becomes_text_and_signatures_are_dropped():
                         {"type": "text", "text": "Hi", "textSignature": "msg_1"},
                         call("call_1|fc_1", thoughtSignature="x"), stop="toolUse")
     before = copy.deepcopy(message)
-    out = transform_messages(ANTHROPIC, [message, result("call_1|fc_1")])
+    out = transform_messages(ANTHROPIC, [USER, message, result("call_1|fc_1")])[1:]
     assert out[0]["content"] == [{"type": "text", "text": "Reason."}, {"type": "text", "text": "Hi"},
                                  {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "a"}}]
     assert out[1]["toolCallId"] == "call_1"
@@ -125,3 +127,15 @@ def test_failed_turns_and_orphans_are_repaired():
 def test_trailing_unanswered_call_gets_an_error_result():
     out = transform_messages(GEMINI, [assistant(GEMINI, call("x"))])
     assert out[-1]["role"] == "toolResult" and out[-1]["toolCallId"] == "x" and out[-1]["isError"]
+
+
+@pytest.mark.parametrize("target", [ANTHROPIC, RESPONSES, COMPLETIONS, GEMINI])
+def test_every_api_gets_a_conversation_that_starts_with_the_user(target):
+    """A damaged branch: a result without its call, an emptied turn, then the assistant speaks first."""
+    redacted = assistant(model("other-api", "other"), {"type": "thinking", "thinking": "[x]", "redacted": True},
+                         stop="stop")
+    answer = assistant(target, {"type": "text", "text": "A."}, call("c1"))
+    out = transform_messages(target, [result("orphan"), redacted, answer, result("c1"), USER])
+    assert [m["role"] for m in out] == ["user", "assistant", "toolResult", "user"]
+    assert out[0]["content"] == [{"type": "text", "text": MISSING_START}] and out[1] is answer
+    assert transform_messages(target, [USER, answer, result("c1")])[0] is USER  # a valid start is kept

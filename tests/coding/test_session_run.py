@@ -47,15 +47,21 @@ async def test_a_run_goes_starting_running_idle(tmp_path):
     assert [e for e in events if e["type"] == "agent_settled"] == [{"type": "agent_settled", "aborted": False}]
 
 
-async def test_abort_while_starting_settles_aborted_without_a_model_call(tmp_path):
+async def test_abort_while_starting_keeps_the_prompt_and_settles_aborted_without_a_model_call(tmp_path):
     session, events = make_session(tmp_path, f"abort-{tmp_path.name}")
     session.hooks = hooks = SlowBeforeRun()
     session.prompt("hi")
     await hooks.entered.wait()
     await session.abort()
     assert session.run.phase is Phase.IDLE
-    assert [e["type"] for e in events] == ["agent_settled"] and events[-1]["aborted"] is True
-    assert session.messages == []
+    kinds = [e["type"] for e in events if e["type"] in ("agent_start", "agent_end", "agent_settled")]
+    assert kinds == ["agent_start", "agent_end", "agent_settled"] and events[-1]["aborted"] is True
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
+    assert session.messages[-1]["stopReason"] == "aborted"
+    hooks.go.set()
+    assert session.prompt("again") == "started"  # the faux model's first answer was never asked for
+    await session.wait_for_idle()
+    assert session.messages[-1]["content"][0]["text"] == "one"
 
 
 async def test_abortable_step_returns_the_unstarted_result_when_aborted():

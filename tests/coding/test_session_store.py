@@ -12,6 +12,9 @@ import pytest
 from agent_forge.coding.session.entries import ENTRY_SHAPES
 from agent_forge.coding.session.store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
 
+pytestmark = pytest.mark.usefixtures("json_backend")  # the JSON codec rules hold on both backends
+
+
 ENTRY_ID = re.compile(r"^[0-9a-f]{8}$")
 ENTRY_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 FILE_NAME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$")

@@ -42,3 +42,24 @@ def test_deleted_working_directory_is_a_clear_error(agent_env, tmp_path):
     assert done.returncode == 2
     assert b"current directory no longer exists" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args, prompts", [
+    (["@notes.txt", "-p", "summarise"], 1),
+    (["summarise", "--no-session", "-p", "@notes.txt"], 1),
+    (["-p", "summarise", "--model", "fake-model", "@notes.txt", "again"], 2),
+    (["summarise", "-p", "@notes.txt", "--thinking", "low", "again"], 2),
+])
+def test_prompt_words_may_stand_on_both_sides_of_options(args, prompts, agent_env, fake_llm, tmp_path):
+    """As in the reference CLI: message arguments and options intermix; the messages keep their order (each
+    is a prompt of its own, `@file` arguments go with the first)."""
+    (tmp_path / "notes.txt").write_text("plum\n")
+    fake_llm.set_script([{"text": "ok"}] * prompts)
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--no-session", *args], env=agent_env,
+                          cwd=tmp_path, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"ok\n" and len(fake_llm.requests) == prompts
+    users = [m["content"] for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "user"]
+    texts = [c if isinstance(c, str) else "".join(part.get("text", "") for part in c) for c in users]
+    assert len(texts) == prompts and "plum" in texts[0] and "summarise" in texts[0]
+    assert prompts == 1 or texts[1] == "again"

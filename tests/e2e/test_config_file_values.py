@@ -106,7 +106,7 @@ BAD_SETTINGS: dict[str, Any] = {
     "compaction.modelOverrides": "x", "enableSkillCommands": "no",
     "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0,
     "pluginHandlerTimeoutMs": "10s", "skills": "dir",
-    "prompts": {}, "defaultTools": 3, "plugins": "p",
+    "prompts": {}, "defaultTools": 3, "plugins": "p", "approvals": "sometimes", "approvalTimeoutMs": 0,
 }
 CHECKED_HERE = {"skills", "prompts", "defaultTools"}
 """Keys checked by the module that reads them (their messages differ, but name the key)."""

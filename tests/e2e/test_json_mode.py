@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.types import EVENTS
 
 RUN_EVENTS = ["agent_start", "turn_start", "message_start", "message_end", "message_start"]
@@ -124,6 +126,7 @@ def setup(plugin):
 '''
 
 
+@pytest.mark.real_process  # the plugin and its child write to descriptor 1 too
 def test_plugin_output_goes_to_stderr_in_json_and_print_mode(agent_env, fake_llm, tmp_path):
     plugin = tmp_path / "noisy.py"
     plugin.write_text(NOISY_PLUGIN)

@@ -32,9 +32,15 @@ def write_broken(env, fake_llm, defect: str) -> tuple[Path, str]:
         text = TEMPLATE.replace("BASE", fake_llm.base_url_openai).replace("LAST", ",")
         line = text.splitlines()[6]
         expected = f"{path}: invalid JSON at line 7 column {line.index(',]') + 1}: trailing comma before ']'"
-    else:  # a base URL without its scheme
+    elif defect == "base URL without a scheme":
         text = TEMPLATE.replace("BASE", fake_llm.base_url_openai.removeprefix("http://")).replace("LAST", "")
         expected = f'{path}:4: providers.mylocal: "baseUrl" must be an http:// or https:// URL'
+    elif defect == "base URL with spaces around it":
+        text = TEMPLATE.replace("BASE", f" {fake_llm.base_url_openai} ").replace("LAST", "")
+        expected = f'{path}:4: providers.mylocal: "baseUrl" must be a URL without spaces (none around it either)'
+    else:  # a base URL with a query: the endpoint path would follow it
+        text = TEMPLATE.replace("BASE", f"{fake_llm.base_url_openai}?api-version=1").replace("LAST", "")
+        expected = f'{path}:4: providers.mylocal: "baseUrl" must be a URL without a ?query or #fragment'
     path.write_text(text)
     return path, expected
 
@@ -44,7 +50,7 @@ def run(env, cwd, *args) -> subprocess.CompletedProcess:
                           capture_output=True, timeout=60)
 
 
-DEFECTS = ["trailing comma", "base URL without a scheme"]
+DEFECTS = ["trailing comma", "base URL without a scheme", "base URL with spaces around it", "base URL with a query"]
 
 
 @pytest.mark.parametrize("defect", DEFECTS)

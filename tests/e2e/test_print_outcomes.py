@@ -50,11 +50,22 @@ def test_a_signal_during_the_retry_wait_names_the_error_and_the_cancelled_retry(
     assert b"without an answer" not in stderr
 
 
+RETRY_WAIT_PLUGIN = """
+def setup(plugin):
+    @plugin.on("auto_retry_start")
+    def started(event, ctx):
+        print("retry wait started", flush=True)  # plugin prints go to stderr
+"""
+
+
 def test_print_mode_names_the_last_error_when_a_signal_stops_a_failing_run(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
     fake_llm.set_script([RATE_LIMIT])
-    process = start(env, tmp_path, "-p")
-    fake_llm.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["outcome"], timeout=30)
+    (tmp_path / "waits.py").write_text(RETRY_WAIT_PLUGIN)
+    process = start(env, tmp_path, "-e", "waits.py", "-p")
+    for line in process.stderr:  # the agent has seen the error (the server having sent it is not enough)
+        if line == b"retry wait started\n":
+            break
     process.send_signal(signal.SIGTERM)
     stdout, stderr = finish(process)
     assert process.returncode == 143 and stdout == b""

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
+from support.doubles import group_alive
 
 
 @pytest.fixture
@@ -33,18 +34,6 @@ async def next_update(client: RpcClient) -> dict:
 def updates(client: RpcClient, request_id) -> list[dict]:
     """The updates of one command, in order (all precede its response on stdout)."""
     return [r for r in client.records if r.get("type") == "bash_execution_update" and r.get("id") == request_id]
-
-
-def group_alive(pgid: int) -> bool:
-    """A /proc census independent of the code under test; zombies do not count."""
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
 
 
 def session_messages(path) -> list[dict]:

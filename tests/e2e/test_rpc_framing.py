@@ -11,6 +11,12 @@ from agent_forge.modes.rpc.client import RpcClient
 pytestmark = pytest.mark.real_process  # bytes on a real process's pipes
 
 
+@pytest.fixture(params=["orjson", "stdlib"])
+def agent_env(agent_env_factory, request):
+    """The agent's env with each JSON backend from its first record (AGENT_FORGE_JSON)."""
+    return agent_env_factory(extra_env={"AGENT_FORGE_JSON": request.param})
+
+
 async def run_lines(env, cwd, data: bytes):
     client = await RpcClient.start(["--no-session"], cwd=str(cwd), env=env)
     client.write_raw(data)
@@ -212,3 +218,32 @@ async def test_lone_surrogates_never_poison_later_requests(agent_env, fake_llm, 
     messages = (await resumed.send({"type": "get_messages"}))["data"]["messages"]
     await resumed.close()
     assert len(messages) == 6 and messages[0]["content"][0]["text"] == "half \ufffd emoji"
+
+
+async def test_an_oversized_line_is_answered_with_a_parse_error_without_being_buffered(agent_env, tmp_path):
+    """A 160 MiB junk line: one parse error naming the limit, memory stays bounded, the next command works."""
+    from agent_forge.modes.rpc.framing import MAX_COMMAND_BYTES
+
+    client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+    await client.send({"id": "before", "type": "get_state"})
+    status = f"/proc/{client.process.pid}/status"
+    before = _peak_kib(status)
+    chunk = b"x" * (1 << 20)
+    for _ in range(160):
+        client.write_raw(chunk)
+        await client.process.stdin.drain()
+    client.write_raw(b"\n")
+    reply = await client.send({"id": "after", "type": "get_state"}, timeout=60)
+    peak = _peak_kib(status)
+    assert await client.close() == 0
+    errors = [r for r in client.records if r.get("command") == "parse"]
+    assert reply["success"] is True and len(errors) == 1 and "id" not in errors[0]
+    assert f"{160 << 20} bytes long" in errors[0]["error"] and str(MAX_COMMAND_BYTES) in errors[0]["error"]
+    assert peak - before < (MAX_COMMAND_BYTES >> 10) + 40_000  # at most the limit (plus slack), not the line
+
+
+def _peak_kib(status_path: str) -> int:
+    for line in open(status_path):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM in " + status_path)

@@ -415,3 +415,18 @@ async def test_abort_in_one_write_refuses_the_prompt_before_it_and_not_the_one_a
     assert replies["a"]["success"] is True and replies["p2"]["data"] == {"disposition": "started"}
     assert [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] == "user"][-1]["content"] in (
         "after", [{"type": "text", "text": "after"}])
+
+
+async def test_abort_while_before_run_hangs_keeps_the_prompt_and_the_run_ends_aborted(agent_env_factory, fake_llm,
+                                                                                      tmp_path, evil):
+    fake_llm.set_script([{"text": "never asked"}])
+    async with await start(env_with(agent_env_factory), tmp_path, evil) as client:
+        reply = await client.send({"type": "prompt", "message": "please hang-run"})
+        aborted = await client.send({"type": "abort"}, timeout=10)
+        events = await client.wait_for("agent_settled", timeout=10)
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    kinds = [e["type"] for e in events if e["type"] in ("agent_start", "agent_end", "agent_settled")]
+    assert reply["data"] == {"disposition": "started"} and aborted["success"] is True
+    assert kinds == ["agent_start", "agent_end", "agent_settled"] and events[-1]["aborted"] is True
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "aborted")]
+    assert fake_llm.requests == []

@@ -322,3 +322,32 @@ async def test_cancellations_of_one_wait_end_its_chain_once(agent_env_factory, f
     assert ends == [{"type": "auto_retry_end", "success": False, "attempt": 1, "finalError": "Retry cancelled"}]
     # a queued follow-up is continued after the abort (seed 000): its run settles, not aborted
     assert next(r for r in later if r["type"] == "agent_settled")["aborted"] is ("follow_up" not in cancels)
+
+
+@pytest.mark.real_process  # the process must exit after the failed attempt
+@pytest.mark.parametrize("stdin", ["open", "closed"])
+async def test_no_new_retry_starts_after_stdin_closed(agent_env_factory, fake_llm, tmp_path, stdin):
+    """A stream stalls, the client closes stdin, then the stream fails with a retryable error: with stdin
+    open it would be retried; after EOF the run ends with that attempt and the agent exits (docs/rpc.md)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"text": "a long answer cut off", "hang_after": 2, "hang_ms": 30000, "drop_after": 3},
+                         {"text": "retried"}])
+    client = await start(env, tmp_path)
+    await client.send({"type": "prompt", "message": "go"})
+    await client.wait_for("message_update", timeout=20)
+    if stdin == "closed":
+        client.process.stdin.close()
+    fake_llm.release_hangs()
+    if stdin == "open":
+        await client.wait_for("agent_settled", timeout=20)
+        client.process.stdin.close()
+    assert await asyncio.wait_for(client.process.wait(), 20) == 0
+    await client.close()
+    kinds = [r.get("type") for r in client.records]
+    assert kinds.count("agent_settled") == 1
+    if stdin == "open":
+        assert "auto_retry_start" in kinds and len(fake_llm.requests) == 2
+    else:
+        assert "auto_retry_start" not in kinds and len(fake_llm.requests) == 1
+        end = next(r for r in client.records if r.get("type") == "agent_end")
+        assert end["willRetry"] is False and end["messages"][-1]["stopReason"] == "error"

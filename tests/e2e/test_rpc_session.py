@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
+from support.doubles import group_alive
 
 
 async def start(env, cwd, *args):
@@ -117,17 +118,6 @@ async def test_abort_mid_stream_keeps_partial_and_closes_http(agent_env, fake_ll
     assert [m["role"] for m in second if m["role"] != "system"] == ["user", "user"]  # aborted turn left out
 
 
-def _group_alive(pgid: int) -> bool:
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
 async def test_abort_mid_bash_kills_the_process_tree(agent_env, fake_llm, tmp_path, pid_fifo):
     command = f"echo $$ > {pid_fifo.path}; (sleep 60; echo late) & sleep 60; echo never"
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
@@ -137,10 +127,10 @@ async def test_abort_mid_bash_kills_the_process_tree(agent_env, fake_llm, tmp_pa
         async for _ in client.events_until("tool_execution_start"):
             pass
         pgid = await pid_fifo.pid()  # the shell is the group leader
-        assert _group_alive(pgid)
+        assert group_alive(pgid)
         await client.send({"type": "abort"}, timeout=10)
         events = await client.wait_for("agent_settled")
-        assert not _group_alive(pgid)
+        assert not group_alive(pgid)
     end = next(e for e in events if e["type"] == "tool_execution_end")
     assert end["isError"] is True
     assert events[-1] == {"type": "agent_settled", "aborted": True}
@@ -242,7 +232,7 @@ async def test_termination_signal_kills_tool_processes_and_keeps_the_session_val
     client.process.send_signal(getattr(signal, signame))
     code = await client.close()
     assert code == 128 + getattr(signal, signame)
-    assert not _group_alive(pgid)
+    assert not group_alive(pgid)
     roles = [line["message"]["role"] for line in session_lines(path) if line["type"] == "message"]
     assert roles == ["user", "assistant", "toolResult"]
     assert [r.get("type") for r in client.records][-2:] == ["agent_end", "agent_settled"]

@@ -13,7 +13,8 @@ import pytest
 from agent_forge.modes.rpc.client import RpcClient
 
 STATE_KEYS = {"model", "thinkingLevel", "isStreaming", "isCompacting", "steeringMode", "followUpMode",
-              "sessionFile", "sessionId", "autoCompactionEnabled", "messageCount", "pendingMessageCount"}
+              "sessionFile", "sessionId", "autoCompactionEnabled", "messageCount", "pendingMessageCount",
+              "approvals"}  # approvals: an addition to the seed fields (docs/rpc.md, "Approvals")
 STATS_KEYS = {"sessionFile", "sessionId", "userMessages", "assistantMessages", "toolCalls", "toolResults",
               "totalMessages", "tokens", "cost", "contextUsage"}
 

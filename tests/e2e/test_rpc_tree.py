@@ -352,3 +352,39 @@ def test_a_long_linear_session_tree_is_readable_by_json_loads_in_flat_form(agent
     flat = json.loads(flat_line)
     assert flat["id"] == "f" and len(flat["data"]["nodes"]) == 500
     assert [n["parentId"] for n in flat["data"]["nodes"][1:]] == [n["entry"]["id"] for n in flat["data"]["nodes"][:-1]]
+
+
+async def test_reads_of_a_long_session_do_not_hold_up_abort_and_get_state(agent_env, tmp_path):
+    """`get_tree` (nested and flat), `get_entries` and `get_messages` of a 6,000-entry session: each is answered
+    whole and right (the nested tree one chain), and a `get_state` and an `abort` sent right after it in the same
+    write are answered before it (the long read is encoded off the event loop)."""
+    from e2e.test_cli_sessions import write_session
+
+    texts = [f"message {i}" for i in range(6000)]
+    path = write_session(tmp_path / "s", "10n6a6a6-0000-4000-8000-000000000001", texts, mtime=1_000_000,
+                         cwd=str(tmp_path))
+    reads = [{"type": "get_tree"}, {"type": "get_tree", "flat": True}, {"type": "get_entries"},
+             {"type": "get_messages"}]
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "get_state"})
+        answers = []
+        for index, read in enumerate(reads):
+            client.write_raw(json.dumps({"id": f"r{index}", **read}).encode() + b"\n"
+                             + json.dumps({"id": f"s{index}", "type": "get_state"}).encode() + b"\n"
+                             + json.dumps({"id": f"a{index}", "type": "abort"}).encode() + b"\n")
+            got: dict[str, dict] = {}
+            order = []
+            while len(got) < 3:
+                event = await client.next_event(timeout=30)
+                if event["type"] == "response":
+                    got[event["id"]] = event
+                    order.append(event["id"][0])
+            assert order.index("r") == 2, (read, order)
+            answers.append(got[f"r{index}"]["data"])
+    tree, flat, entries, messages = answers
+    depth, node = 0, tree["tree"][0]
+    while node["children"]:
+        depth, node = depth + 1, node["children"][0]
+    assert depth == 6000 and node["entry"]["message"]["content"][0]["text"] == "message 5999"
+    assert len(flat["nodes"]) == len(entries["entries"]) == 6001 and flat["leafId"] == entries["leafId"]
+    assert [m["content"][0]["text"] for m in messages["messages"]] == texts

@@ -81,3 +81,19 @@ async def test_settings_of_the_wrong_type_are_named_too(agent_env, tmp_path):
     assert texts == ["q1", "a1", "q2", "a2", "q3"]
     assert (f"skipped 2 damaged lines ({path}:2, {path}:8); {path}:2, {path}:8 record settings of the wrong type "
             f"(ignored)\n") in stderr
+
+
+async def test_a_branch_starting_with_the_assistant_still_sends_the_user_first(agent_env, fake_llm, tmp_path):
+    """The first user message's line is gone (hand-edited or damaged): the branch starts with the assistant's
+    answer to it. The model still gets a conversation that starts with the user, with nothing else lost."""
+    path = seven_lines(tmp_path)
+    lines = path.read_text().splitlines()
+    del lines[2]  # q1: a1's parent is now missing, so a1 is linked to the model change before it
+    path.write_text("\n".join(lines) + "\n")
+    fake_llm.set_script([{"text": "fine"}])
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("q4", timeout=20)
+    sent = [m for m in fake_llm.requests[0]["body"]["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user", "user"]
+    assert "start of this conversation is missing" in json.dumps(sent[0])
+    assert "a1" in json.dumps(sent[1]) and "q4" in json.dumps(sent[-1])

@@ -363,3 +363,23 @@ def test_every_unusable_session_file_is_named_in_one_format(agent_env, tmp_path,
                       ("a-loop.jsonl", "cannot be read: Too many levels of symbolic links"),
                       ("empty.jsonl", "it is empty")]:
         assert f"skipped session file {directory / name}: {why}" in stderr, stderr
+
+
+async def test_a_session_file_starting_with_a_byte_order_mark_resumes(agent_env, tmp_path, fake_llm):
+    """Notepad saves UTF-8 with a BOM: the file opens (RPC `--session`, `switch_session`, the listing), its
+    history intact, and new entries are appended after it."""
+    path = write_session(session_cwd_dir(tmp_path, tmp_path / "sessions"), "b0b0b0b0-0000-4000-8000-000000000001", ["q", "a"], mtime=1_000_000,
+                         cwd=str(tmp_path))
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    fake_llm.set_script([{"text": "again"}, {"text": "by id"}])
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as client:
+        before = await client.send({"type": "get_messages"})
+        await client.prompt_and_wait("more", timeout=20)
+        switched = await client.send({"type": "switch_session", "sessionPath": str(path)}, timeout=20)
+        after = await client.send({"type": "get_messages"})
+    listed = cli(agent_env, tmp_path, "--session-dir", str(tmp_path / "sessions"), "--session", "b0b0", "-p", "x")
+    assert [m["content"][0]["text"] for m in before["data"]["messages"]] == ["q", "a"]
+    assert switched["success"] is True, switched
+    assert [m["role"] for m in after["data"]["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert listed.returncode == 0, listed.stderr  # found by id in the listing
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf{")

@@ -8,7 +8,11 @@ import subprocess
 import sys
 
 FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolkit", "httpx2", "httpx", "h11",
-             "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types")  # mcp: only with a server configured
+             "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types",  # mcp: only with a server configured
+             "orjson",  # imported after start-up's first records (ai/json_wire.py): it costs more than it saves there
+             "tempfile", "shutil", "bz2", "lzma")  # the HTML export needs them, the first response does not
+FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls")
+"""Modules of ours the first response does not need: the HTML export, the TLS context of a model request."""
 
 # Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
 _CHILD = """
@@ -32,3 +36,5 @@ def test_get_state_imports_no_heavy_modules(tmp_path):
     modules = json.loads(out.read_text())
     loaded = {name.split(".")[0] for name in modules}
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
+    own = [name for name in modules if name.startswith(FORBIDDEN_OWN)]
+    assert not own, own

@@ -10,6 +10,9 @@ from agent_forge.modes.rpc import framing
 from agent_forge.modes.rpc.types import COMMANDS
 from agent_forge.modes.rpc.validation import command_problem, type_problem, usable_fields
 
+pytestmark = pytest.mark.usefixtures("json_backend")  # the JSON codec rules hold on both backends
+
+
 PNG = "iVBORw0KGgo="
 
 

@@ -67,6 +67,19 @@ class PidFifo:
         os.close(self._fd)
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process of process group `pgid` exists: a /proc census independent of the
+    code under test."""
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
 class ProcessWatch:
     """A process the test did not start (Linux: a pidfd, so a reused pid is never confused with it).
     `exited(within)`: True as soon as it has exited (or was gone already), False if it still runs after

@@ -12,7 +12,8 @@ caught inside the provider and becomes the final `error` event, its `str()` bein
         ├── ApiStreamError       the API reported an error inside the stream (text: the raw error JSON)
         ├── UnexpectedResponseError  a 2xx answer that is no event stream, or an empty one:
         │                        "<status> <reason> ..." (its 2xx status marks it as not worth retrying)
-        ├── StreamIdleTimeout    no data for the idle timeout: "Read timed out: no data ..." (retryable)
+        ├── StreamIdleTimeout    no data for the idle timeout, or response headers not complete within it:
+        │                        "Read timed out: ..." (retryable)
         └── StreamProtocolError  malformed SSE/JSON, or the stream ended before its terminal event
             └── StreamLimitError a line or event over the SSE limits (`ai.sse`), never retried
 """
@@ -77,6 +78,10 @@ class UnexpectedResponseError(StreamFailure):
 class StreamIdleTimeout(StreamFailure):
     """No bytes arrived for `idle_s` seconds (settings `httpIdleTimeoutMs`); worth retrying."""
 
-    def __init__(self, idle_s: float):
-        super().__init__(f"Read timed out: no data from the server for {idle_s:g} s (settings httpIdleTimeoutMs)")
+    def __init__(self, idle_s: float, waiting_for: str | None = None):
+        if waiting_for is None:
+            text = f"Read timed out: no data from the server for {idle_s:g} s (settings httpIdleTimeoutMs)"
+        else:  # bytes came, but too slowly: the deadline is for the whole of `waiting_for`
+            text = f"Read timed out: {waiting_for} did not arrive within {idle_s:g} s (settings httpIdleTimeoutMs)"
+        super().__init__(text)
         self.idle_s = idle_s

@@ -6,14 +6,20 @@ parse at an edge goes through `loads` (rejects them) and every request body thro
 them), so one bad value can never poison a session's later requests. Streamed text is fixed where it arrives
 (`join_surrogates`: an emoji split across two deltas is joined, a lone half becomes U+FFFD) and every writer
 of stdout or a session file encodes with `encode_utf8`, so a strict JSON parser never meets a lone surrogate.
+
+Backends: the hot paths (`encode`, `fast_loads`: stdout records, session lines, stdin commands, SSE payloads) use
+`orjson` when it is installed, under the same rules; whatever it refuses or would read differently (a lone
+surrogate, an integer beyond 64 bits, nesting past its depth limit, a non-string key, bad input) goes the
+stdlib's way, so both give the same values and the same errors. See `set_backend`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
-from typing import Callable, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, TypeVar
 
 from .types import JsonValue
 
@@ -36,7 +42,10 @@ def _finite_float(text: str) -> float:
 
 def loads(text: str | bytes) -> JsonValue:
     """`json.loads` that rejects `NaN`, `Infinity` and numbers that overflow to infinity (ValueError)."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    value = fast_loads(text)  # orjson rejects all three, so what it accepts is the same value
+    if value is MISS:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    return value  # type: ignore[no-any-return]
 
 
 def finite(value: object) -> object:
@@ -128,5 +137,115 @@ def encode_utf8(text: str) -> bytes:
 
 
 def encode_body(value: object) -> bytes:
-    """A request body: `dumps` then `encode_utf8`."""
-    return encode_utf8(dumps(value))
+    """A request body: `encode`."""
+    return encode(value)
+
+
+# ---- backends -----------------------------------------------------------------------------------------------
+
+MISS: Any = object()
+"""What `fast_loads` returns when the fast backend is off or declines the text: parse it the stdlib's way."""
+
+_DEFERRED_CALLS = 16
+"""Calls served by the stdlib before orjson is imported: start-up's few records would not earn back its import
+(~2 ms of CPU: it imports uuid and platform), a stream or a session file does at once."""
+
+
+
+def _first_fast_call() -> int:
+    """How many calls `_fast` counts down before choosing: 1 with AGENT_FORGE_JSON=orjson (tests of a process)."""
+    return 1 if os.environ.get("AGENT_FORGE_JSON") == "orjson" else _DEFERRED_CALLS
+
+
+_backend: Any = None  # the orjson module once loaded; False: the stdlib only; None: not decided yet
+_deferred = _first_fast_call()
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19  # orjson reads integers beyond 64 bits (19+ digits) as floats; the stdlib as ints
+
+
+def has_long_number(data: str | bytes) -> bool:
+    """Whether `data` holds a run of 19 digits (anywhere: in a string too). A translate and a substring search
+    cost well under a microsecond a line; a regex `\\d{19}` cost more than orjson's parse."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    return _LONG_NUMBER in raw.translate(_DIGITS_AS_ZERO)
+
+
+def set_backend(name: str) -> None:
+    """Choose the JSON backend: "orjson" (now; ImportError when it is missing), "stdlib", or "auto" (the
+    default: orjson after the first few calls when it is installed; the environment variable AGENT_FORGE_JSON
+    set to "stdlib" keeps the stdlib, set to "orjson" takes orjson from the first call)."""
+    global _backend, _deferred
+    if name not in ("orjson", "stdlib", "auto"):
+        raise ValueError(f"unknown JSON backend {name!r}: orjson, stdlib or auto")
+    _deferred = _first_fast_call()
+    _backend = None if name == "auto" else False if name == "stdlib" else _import_orjson(required=True)
+
+
+def backend() -> str:
+    """The backend in use now: "orjson", "stdlib", or "auto" while still undecided."""
+    return "auto" if _backend is None else "orjson" if _backend else "stdlib"
+
+
+def _import_orjson(required: bool = False) -> Any:
+    if not required and os.environ.get("AGENT_FORGE_JSON") == "stdlib":
+        return False
+    try:
+        import orjson
+    except ImportError:
+        if required:
+            raise
+        return False
+    return orjson
+
+
+def _fast() -> Any:
+    """The orjson module when it is the backend in use, else None."""
+    global _backend, _deferred
+    if _backend is None:
+        _deferred -= 1
+        if _deferred > 0:
+            return None
+        _backend = _import_orjson()
+    return _backend or None
+
+
+_ORJSON_OPTIONS = 0  # set from orjson's flags on first use: dataclasses and datetimes go to `default`, as json
+
+
+def encode(value: object, *, default: Callable[[object], object] | None = None) -> bytes:
+    """Compact JSON as UTF-8 bytes (non-ASCII kept as is): non-finite floats written as null, lone surrogates
+    as U+FFFD. `default`: as `json.dumps`'s. Errors as `json.dumps` raises them (TypeError, ValueError,
+    RecursionError)."""
+    fast = _fast()
+    if fast is not None:
+        try:
+            return fast.dumps(value, default=default, option=_orjson_options(fast))
+        except fast.JSONEncodeError:
+            pass  # a lone surrogate, a big integer, a non-string key, deep nesting, an error in `default`
+    return encode_utf8(dumps(value, default=default))
+
+
+def _orjson_options(fast: Any) -> int:
+    global _ORJSON_OPTIONS
+    if not _ORJSON_OPTIONS:
+        _ORJSON_OPTIONS = fast.OPT_PASSTHROUGH_DATACLASS | fast.OPT_PASSTHROUGH_DATETIME
+    return _ORJSON_OPTIONS
+
+
+def fast_loads(data: str | bytes, *, screened: bool = False) -> Any:
+    """The JSON value of `data` when the fast backend reads it exactly as the stdlib would, else `MISS`
+    (backend off, invalid JSON, NaN, a lone surrogate, a number orjson reads differently, a BOM).
+    `screened`: the caller found no `has_long_number` in a text holding `data` (a whole file, once)."""
+    fast = _fast()
+    if fast is None or (not screened and has_long_number(data)):
+        return MISS
+    try:
+        return fast.loads(data)
+    except fast.JSONDecodeError:
+        return MISS
+
+
+def parse(data: str | bytes) -> Any:
+    """`json.loads(data)` (as lenient: NaN accepted), through the fast backend when it can."""
+    value = fast_loads(data)
+    return json.loads(data) if value is MISS else value

@@ -11,7 +11,10 @@ assistant messages from other APIs. `transform_messages` is the one place that m
   call and its result: every API rejects an empty function name;
 - images become a short note for models without image input;
 - failed or aborted assistant turns are left out, results without their call are dropped, and a call left
-  without a result gets an error result, because every API rejects an unanswered tool call.
+  without a result gets an error result, because every API rejects an unanswered tool call;
+- an assistant message left with no content is dropped (APIs reject empty turns), and a conversation that
+  would start with the assistant (a damaged or hand-edited session whose branch lost its first user message)
+  gets a short user message before it (`MISSING_START`): Anthropic and Google require the user to speak first.
 
 Inputs are never mutated; unchanged messages are passed through as the same objects.
 """
@@ -28,6 +31,7 @@ from .types import (AssistantContent, AssistantMessage, Message, Model, ToolCall
 
 IMAGE_OMITTED = "(image omitted: this model does not accept images)"
 NO_RESULT = "No result was recorded for this tool call."
+MISSING_START = "(The start of this conversation is missing.)"
 UNNAMED_TOOL = "unnamed_tool"
 """The name replayed for a tool call that had none (valid for every API's `^[a-zA-Z0-9_-]{1,64}$`)."""
 
@@ -86,6 +90,8 @@ def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
             if message.get("stopReason") in ("error", "aborted"):
                 continue
             converted = _assistant(model, message, ids)
+            if not converted["content"]:
+                continue
             pending = [b for b in converted["content"] if is_tool_call(b)]
             out.append(converted)
         elif is_user(message):
@@ -93,7 +99,17 @@ def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
         else:
             out.append(message)
     out.extend(_missing_results(pending))
-    return out
+    return _user_first(out)
+
+
+def _user_first(out: list[Message]) -> list[Message]:
+    """`out` with a `MISSING_START` user message before its first turn when the assistant has it."""
+    first = next((i for i, m in enumerate(out) if is_user(m) or is_assistant(m)), None)
+    if first is None or not is_assistant(out[first]):
+        return out
+    gap: UserMessage = {"role": "user", "content": [{"type": "text", "text": MISSING_START}],
+                        "timestamp": out[first].get("timestamp", 0)}
+    return [*out[:first], gap, *out[first:]]
 
 
 def _assistant(model: Model, message: AssistantMessage, ids: dict[str, str]) -> AssistantMessage:

@@ -97,11 +97,29 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
         return TransportFailure(f"The proxy failed to reach {where}: {_connect_cause(leaf)}")  # not retried
     if isinstance(leaf, httpx2.ConnectError) or isinstance(leaf, (ConnectionRefusedError, socket.gaierror)):
         return TransportFailure(f"cannot connect to {where}: {_connect_cause(leaf)}")
+    if isinstance(leaf, httpx2.DecodingError):  # a compressed body that does not decompress
+        return TransportFailure(f"The answer from {where} could not be decoded (its body does not match its "
+                                f"Content-Encoding): {leaf}")
+    if isinstance(leaf, httpx2.RemoteProtocolError) and (broken := _broken_http(str(leaf))) is not None:
+        return TransportFailure(f"The answer from {where} is not valid HTTP: {broken}")
     if not isinstance(leaf, (httpx2.TransportError, OSError)):
         return StreamFailure(f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__)
     if answering:
         return TransportFailure(f"The server closed the connection mid-answer ({where}){_detail(leaf)}")
     return TransportFailure(f"The server closed the connection before answering ({where}){_detail(leaf)}")
+
+
+def _broken_http(text: str) -> str | None:
+    """What h11's `RemoteProtocolError` text says was wrong with the answer, None for a connection that closed
+    early (`peer closed connection ...`, `Server disconnected ...`), which stays a retryable broken answer."""
+    lowered = text.lower()
+    if "peer closed" in lowered or "disconnected" in lowered:
+        return None
+    if "receive buffer too long" in lowered:
+        return "its status line and headers are too large (more than 100 KiB)"
+    if "illegal status line" in lowered:
+        return "it does not start with an HTTP/1 status line"
+    return text[:200] or "a protocol error"
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -10,6 +10,7 @@ from typing import Any, Awaitable, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
 from ..ai.types import Model
+from .approvals import Approvals
 from .compaction.branch import navigate_tree
 from .compaction.controller import CompactionController
 from .errors import CommandError
@@ -72,6 +73,7 @@ class AgentSession:
             agent=agent, store=store, settings=settings, emit=emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
+        self.approvals = Approvals.for_session(agent, hooks, conversation=lambda: self.store.session_id)
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
                               system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,
                               prepare=lambda: self.mcp.wait_ready())
@@ -122,7 +124,7 @@ class AgentSession:
 
     def get_state(self) -> dict[str, Any]:
         """The `get_state` response data (seed 000; `state.py`)."""
-        return session_state(self.agent, self.store, self.compaction, streaming=self.is_streaming)
+        return session_state(self.agent, self.store, self.compaction, self.approvals, streaming=self.is_streaming)
 
     def get_session_stats(self) -> dict[str, Any]:
         """The `get_session_stats` response data (seed 000); what each number covers: `session/stats.py`."""
@@ -207,9 +209,8 @@ class AgentSession:
         return outcome
 
     def system_prompt(self) -> str:
-        """The default prompt (or the `--system-prompt` / SYSTEM.md text in its place), the appended text,
-        context files, skills and the connected MCP servers, then the date and working directory
-        (`system_prompt.py`)."""
+        """The default prompt (or the `--system-prompt` / SYSTEM.md text), the appended text, context files,
+        skills and the connected MCP servers, then the date and working directory (`system_prompt.py`)."""
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
                                    append=self._append_system_prompt,
                                    sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
@@ -269,8 +270,7 @@ class AgentSession:
         return self.registry.available_models()
 
     async def terminate(self) -> None:
-        """Stop everything now (SIGTERM): drop queued messages, abort the run and user bash commands, then
-        release the session file."""
+        """Stop now (SIGTERM): drop queued messages, abort the run and user bash commands, release the file."""
         self.closed = True
         self.agent.clear_queues()
         await self.abort()

@@ -123,7 +123,8 @@ class ExtensionError(TypedDict):
 class ExtensionUiRequest(TypedDict):
     """A plugin dialog (`select`, `confirm`, `input`, `editor`: answered by `extension_ui_response` with this
     `id`) or a display request (`notify`, `setStatus`, `setWidget`, `setTitle`, `set_editor_text`: no answer).
-    The optional fields are those of `method`; `timeout` is in ms (`plugins/ui.py`)."""
+    The optional fields are those of `method`; `timeout` is in ms (`plugins/ui.py`). An approval question
+    (`modes/approvals.py`) adds the call's `toolCallId`, `toolName`, `kind` and `args`."""
 
     type: Literal["extension_ui_request"]
     id: str
@@ -141,6 +142,10 @@ class ExtensionUiRequest(TypedDict):
     widgetPlacement: NotRequired[str]
     widgetLines: NotRequired[list[str]]
     text: NotRequired[str]
+    toolCallId: NotRequired[str]  # an approval question (`select`, its reason's `input`): the call it is about
+    toolName: NotRequired[str]
+    kind: NotRequired[str]
+    args: NotRequired[dict[str, Any]]
 
 
 class McpServerInfo(TypedDict):

@@ -16,6 +16,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
 | `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
 | `session_started(reason, previous)` | after such a change | notification |
+| `tool_call(call)` | the tool gate (`approvals.py`), before the policy | a block reason, or None (may change args) |
 | `abort()` | `abort` | pending plugin dialogs resolve with their defaults; running plugin commands are cancelled |
 | `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
@@ -64,6 +65,11 @@ class SessionHooks:
     async def before_session_change(self, action: str, details: dict[str, Any]) -> bool:
         """`action` is one of `SESSION_ACTIONS`; True cancels it."""
         return False
+
+    async def tool_call(self, call: dict[str, Any]) -> str | None:
+        """A known tool is about to run with `call["arguments"]` (a copy the hook may change): a block reason
+        (the call's error result), or None to go on."""
+        return None
 
     async def session_started(self, reason: str, previous_session_file: str | None) -> None:
         """The session now continues in another store (`reason` is the action that moved it)."""

@@ -108,7 +108,8 @@ def release(store: SessionStore) -> None:
     if state is not None:
         rescued = store.rescue()
         lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
-        fate = f"the whole session is saved to {rescued}" if rescued is not None else lost
+        fate = (f"the whole session is saved to {rescued[0]} as session {rescued[1]}" if rescued is not None
+                else lost)
         print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
               f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
 

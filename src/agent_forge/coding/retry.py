@@ -64,7 +64,7 @@ class AutoRetry:
         failed = new_messages[-1] if new_messages else None
         if not (self.enabled and not self._stopped and is_retryable_message(failed)):
             return False
-        if self.attempt >= settings.max_retries:
+        if self.attempt >= settings.max_retries or _asks_too_long(failed, settings.max_delay_ms):
             return False
         self.attempt += 1
         self._failed = failed
@@ -179,3 +179,11 @@ def _message_entry_id(store: SessionStore, message: dict[str, Any], max_steps: i
             return entry_id
         entry_id = entry.get("parentId")
     return None
+
+
+def _asks_too_long(failed: Any, max_delay_ms: int) -> bool:
+    """The server's `retry-after` asks for a longer wait than `retry.maxAgentDelayMs` (when that is positive):
+    retrying sooner would only be refused again, so the failure is final at once (its `retryAfterMs` says
+    when the server expects the next request)."""
+    hint = failed.get("retryAfterMs") if isinstance(failed, dict) else None
+    return max_delay_ms > 0 and isinstance(hint, int) and not isinstance(hint, bool) and hint > max_delay_ms

@@ -2,7 +2,7 @@
 
 A session-level run may span several agent runs (`agent.start`):
 
-    start(prompts) → plugins' `before_run` (STARTING) → agent run (RUNNING)
+    start(prompts) → MCP servers still starting, plugins' `before_run` (STARTING) → agent run (RUNNING)
       → retry waits (RETRY_WAIT; `retry.py` decides and reports `auto_retry_*`) and retried runs (RUNNING; a
         failed turn ends its run with messages still queued, and the retried run repeats the failed request)
       → HANDING_OVER: overflow recovery (`compaction.after_run`: compact, continue once: RUNNING) or the
@@ -10,8 +10,9 @@ A session-level run may span several agent runs (`agent.start`):
       → messages still queued: a new agent run (RUNNING), the run boundary passes (an `abort` returns here)
       → user bash commands held during the run join the conversation → `agent_settled{aborted}` → IDLE
 
-`abort` moves the run to ABORTING: a run still starting starts aborted (or never, when a hung `before_run`
-is cancelled), a retry wait ends, the agent and any compaction stop; messages still queued continue (seed 000).
+`abort` moves the run to ABORTING: a run still starting starts aborted (its pre-run waits, MCP servers still
+starting and plugins' `before_run`, are cancelled; the prompt is recorded all the same), a retry wait ends, the
+agent and any compaction stop; messages still queued continue (seed 000).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class Phase(Enum):
     IDLE = "idle"
     """No run: the next prompt starts one."""
     STARTING = "starting"
-    """Plugins prepare the run (`before_run`); the agent has not started yet."""
+    """The pre-run waits: MCP servers still starting, plugins' `before_run`; the agent has not started yet."""
     RUNNING = "running"
     """An agent run is going on (the first, a retried one, an overflow recovery or queued messages)."""
     RETRY_WAIT = "retry_wait"
@@ -71,11 +72,12 @@ class SessionRun:
         self._prepare = prepare  # awaited before a run starts: MCP servers still starting (abort cancels it)
         self.retry = AutoRetry(lambda: settings.retry, emit,
                                lambda failed: forget_failed_attempt(agent.messages, store(), failed))
-        agent.will_retry = lambda new_messages: (self.retry.will_retry(new_messages)
-                                                 or compaction.will_retry(new_messages))
+        self._input_closed = False  # stdin EOF (RPC): no new automatic retry starts (`input_closed`)
+        agent.will_retry = lambda new_messages: not self._input_closed and (
+            self.retry.will_retry(new_messages) or compaction.will_retry(new_messages))
         self.phase = Phase.IDLE
         self._task: asyncio.Task | None = None  # from `start` until `agent_settled` was sent
-        self._begin_task: asyncio.Task | None = None  # plugins preparing the run (`abort` cancels it)
+        self._begin_task: asyncio.Task | None = None  # the pre-run waits (`abort` cancels them)
         # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
         # for the current run holds this one event, so all of them wake together.
         self._boundary = asyncio.Event()
@@ -109,23 +111,34 @@ class SessionRun:
         return [*self._agent.steering_queue, *self._agent.follow_up_queue]
 
     async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
-        """Start the run once plugins have seen it (they may add context messages or change the system prompt)."""
-        waiting = self._prepare()
-        if waiting is not None:
-            await waiting
-        self._agent.system_prompt = await self._hooks().before_run(prompts, self._system_prompt())
+        """Start the run once its pre-run waits are over (`_pre_run`). An `abort` during them cancels them and the
+        run starts aborted with the system prompt as it is: the prompt is recorded (`agent_start`, its message,
+        an aborted answer, `agent_end`) as when an abort comes while a `!command` key runs, and no request is
+        sent."""
+        self._agent.system_prompt = await abortable_step(
+            self._pre_run(prompts), aborted=lambda: self.phase is Phase.ABORTING, unstarted=self._system_prompt,
+            track=self._track_begin)
         run = self._agent.start(prompts)
         if self.phase is Phase.ABORTING:  # the abort came while the run was starting: it starts aborted
             self._agent.abort()
+        self._enter(Phase.RUNNING)
         return run
+
+    async def _pre_run(self, prompts: list[dict[str, Any]]) -> str:
+        """The waits before a run: MCP servers still starting (`prepare`), then plugins' `before_run` (they may
+        add context messages or change the system prompt). Returns the run's system prompt."""
+        waiting = self._prepare()
+        if waiting is not None:
+            await waiting
+        return await self._hooks().before_run(prompts, self._system_prompt())
+
+    def _track_begin(self, task: asyncio.Task | None) -> None:
+        self._begin_task = task
 
     async def _settle(self, starting: Awaitable[asyncio.Task]) -> None:
         retry_aborted = False
         try:
-            run = await self._started(starting)
-            if run is None:
-                retry_aborted = True  # aborted while plugins prepared the run: it never started
-                return
+            run = await starting
             while True:
                 retry_aborted = await self._follow(run)
                 self._enter(Phase.HANDING_OVER)
@@ -171,16 +184,6 @@ class SessionRun:
         if self.phase is not Phase.ABORTING:  # an aborted run stays aborted until it hands over or settles
             self.phase = phase
 
-    async def _started(self, starting: Awaitable[asyncio.Task]) -> asyncio.Task | None:
-        """The run once `_begin` returns it; None when an abort cancelled a slow or hung plugin `before_run`."""
-        def track(task: asyncio.Task | None) -> None:
-            self._begin_task = task
-
-        run = await abortable_step(starting, aborted=lambda: self.phase is Phase.ABORTING, track=track)
-        if run is not None:
-            self._enter(Phase.RUNNING)
-        return run
-
     def _pass_boundary(self) -> None:
         """Wake every `abort` waiting for the current run; later ones wait for the next boundary."""
         boundary, self._boundary = self._boundary, asyncio.Event()
@@ -198,6 +201,13 @@ class SessionRun:
         (after stopping a manual compaction or branch summary)."""
         await self.begin_abort()
 
+    def input_closed(self) -> None:
+        """No client any more (RPC stdin EOF): the work going on finishes, but no new automatic retry (after a
+        provider error or a context overflow) starts, and a retry waiting for its backoff is cancelled, so the
+        agent exits after the current attempt (docs/rpc.md, "End of input")."""
+        self._input_closed = True
+        self.retry.cancel()
+
     def begin_abort(self) -> Awaitable[None]:
         """`abort`'s immediate part: the run, its retry wait and a starting run are stopped now; the returned
         awaitable (await it) stops any compaction and ends when `abort` would return."""
@@ -207,7 +217,7 @@ class SessionRun:
         self.retry.cancel(aborted=True)
         self.phase = Phase.ABORTING
         if self._begin_task is not None:
-            self._begin_task.cancel()  # plugins still preparing the run: it will not start
+            self._begin_task.cancel()  # MCP servers or plugins still holding the run: it starts aborted
         self._agent.abort()
         return self._aborted(boundary)
 

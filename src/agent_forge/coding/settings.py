@@ -135,10 +135,12 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "enableSkillCommands": (_is_bool, "true or false"),
     "projectResources": (_is_bool, "true or false"),
     "defaultProjectTrust": (_one_of("ask", "always", "never"), '"ask", "always" or "never"'),
+    "approvals": (_one_of("full", "ask", "read-only"), '"full", "ask" or "read-only"'),  # coding/approvals.py
     "plugins": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "pluginHandlerTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
+    "approvalTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),
     "shellPath": (_is_str, "a non-empty string (the path of a shell)"),
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",

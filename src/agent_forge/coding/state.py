@@ -7,16 +7,16 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError, ExportError
-from .export_html import SessionSnapshot, write_export
 from .session.stats import session_stats
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from .approvals import Approvals
     from .compaction.controller import CompactionController
     from .session.store import SessionStore
 
 
-def session_state(agent: Agent, store: SessionStore, compaction: CompactionController, *,
+def session_state(agent: Agent, store: SessionStore, compaction: CompactionController, approvals: Approvals, *,
                   streaming: bool) -> dict[str, Any]:
     """The `get_state` response data (seed 000); `streaming`: a session-level run is going on."""
     state: dict[str, Any] = {
@@ -31,6 +31,7 @@ def session_state(agent: Agent, store: SessionStore, compaction: CompactionContr
         "autoCompactionEnabled": compaction.enabled,
         "messageCount": len(agent.messages),
         "pendingMessageCount": len(agent.steering_queue) + len(agent.follow_up_queue),
+        "approvals": approvals.policy,
     }
     name = store.session_name
     if name:
@@ -53,6 +54,8 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
     paths are under `cwd`. Raises `CommandError` for an in-memory or empty session and for a path that cannot
     be written. Rendering runs in a thread on a snapshot taken now."""
     try:
+        from .export_html import SessionSnapshot, write_export  # only an export needs it (start-up: ~4 ms)
+
         snapshot = SessionSnapshot.of_store(store)
         return str(await asyncio.to_thread(write_export, snapshot, output_path, cwd))
     except ExportError as exc:

@@ -65,11 +65,29 @@ def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
     if reason == "aborted":
         return last.get("errorMessage") or "The run was aborted."
     if reason == "error":
-        return last.get("errorMessage") or "The run ended with an error."
+        return (last.get("errorMessage") or "The run ended with an error.") + _retry_after(last)
+    if reason == "toolUse" and not _has_tool_calls(last):
+        raw = f" (stop reason: {last.get('rawStopReason')})" if last.get("rawStopReason") else ""
+        return f"The model stopped for tool use{raw} but sent no tool call, so there is no answer."
     if reason == "toolUse":
         return ("The run ended after the model's tool calls, before it answered"
                 + (" (it was aborted)." if watch.aborted else "."))
     return None
+
+
+def _retry_after(message: dict[str, Any]) -> str:
+    """` (the server asks to retry in 86400 s)` when the failed answer carried a `retry-after` hint."""
+    hint = message.get("retryAfterMs")
+    if not isinstance(hint, int) or isinstance(hint, bool) or hint <= 0:
+        return ""
+    seconds = hint / 1000
+    return f" (the server asks to retry in {seconds:.0f} s)" if seconds >= 10 else \
+        f" (the server asks to retry in {seconds:g} s)"
+
+
+def _has_tool_calls(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
 
 
 def _retry_problem(retry: dict[str, Any], stopped_by: str | None) -> str:

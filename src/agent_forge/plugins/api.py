@@ -202,6 +202,7 @@ class ToolSpec:
     parameters: dict[str, JsonValue]
     execute: ToolExecute
     plugin: Plugin
+    read_only: bool = False
 
 
 class Plugin:
@@ -264,24 +265,26 @@ class Plugin:
 
     @overload
     def register_tool(self, name: str, execute: None = None, *, description: str,
-                      parameters: dict[str, JsonValue] | None = None,
-                      label: str | None = None) -> Callable[[_Execute], _Execute]: ...
+                      parameters: dict[str, JsonValue] | None = None, label: str | None = None,
+                      read_only: bool = False) -> Callable[[_Execute], _Execute]: ...
     @overload
     def register_tool(self, name: str, execute: _Execute, *, description: str,
-                      parameters: dict[str, JsonValue] | None = None, label: str | None = None) -> _Execute: ...
+                      parameters: dict[str, JsonValue] | None = None, label: str | None = None,
+                      read_only: bool = False) -> _Execute: ...
 
     def register_tool(self, name: str, execute: _Execute | None = None, *, description: str,
-                      parameters: dict[str, JsonValue] | None = None,
-                      label: str | None = None) -> _Execute | Callable[[_Execute], _Execute]:
+                      parameters: dict[str, JsonValue] | None = None, label: str | None = None,
+                      read_only: bool = False) -> _Execute | Callable[[_Execute], _Execute]:
         """Register a tool the model can call. `parameters` is a JSON schema of type object (default: no
         parameters); arguments are checked against it before `execute(args, ctx)` (sync or async) runs.
         `execute` returns a string, a `ToolResult` or `{content, details?}`, raises `ToolError` for failures
-        the model should see, and may stream progress with `ctx.update(...)`. Without `execute`, returns a
+        the model should see, and may stream progress with `ctx.update(...)`. `read_only=True` declares that it
+        changes nothing: it then runs unasked under the `ask` approval policy. Without `execute`, returns a
         decorator."""
         self._check_open(f"register_tool({name!r})")
         if execute is None:
             return lambda fn: self.register_tool(name, fn, description=description, parameters=parameters,
-                                                 label=label)
+                                                 label=label, read_only=read_only)
         if not isinstance(name, str) or not _TOOL_NAME.match(name):
             raise PluginError(f"Invalid tool name {name!r}: 1-64 letters, digits, '_' or '-', not starting "
                               "with a digit or '-'")
@@ -292,7 +295,9 @@ class Plugin:
         problem = check_parameters_schema(schema)
         if problem:
             raise PluginError(f"Tool {name}: {problem}")
-        self.tools.append(ToolSpec(name, label or name, description, schema, execute, self))
+        if not isinstance(read_only, bool):
+            raise PluginError(f"Tool {name}: read_only must be True or False, got {type(read_only).__name__}")
+        self.tools.append(ToolSpec(name, label or name, description, schema, execute, self, read_only))
         return execute
 
     tool = register_tool

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
-from .isolation import describe_error, is_cancellation, spawn_contained
+from .bounded import PluginTimeout, bounded
+from .isolation import describe_error, is_cancellation
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -182,19 +183,12 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
 
 
 async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) -> None:
-    """Await an async setup for at most `timeout` seconds. A setup still running then is cancelled but not
-    waited for: one that ignores the cancellation must not hang start-up either."""
-    task = spawn_contained(awaitable)
+    """Await an async setup for at most `timeout` seconds (`bounded.py`). A setup still running then is
+    cancelled and, when it ignores that, abandoned: it must not hang start-up either."""
     try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: no "never retrieved" noise
-        raise PluginLoadError(f"{target}: setup did not finish within {timeout:g} s; plugin skipped")
-    task.result()
+        await bounded(awaitable, timeout, grace=0)
+    except PluginTimeout:
+        raise PluginLoadError(f"{target}: setup did not finish within {timeout:g} s; plugin skipped") from None
 
 
 def _import(source: PluginSource) -> tuple[object, str, str]:

@@ -46,6 +46,7 @@ from .api import (
     ToolCallEvent,
     Transform,
 )
+from .bounded import CANCEL_GRACE_S, PluginTimeout, bounded
 from .isolation import describe_error, is_cancellation, spawn_contained
 from .threads import in_thread, is_async, thread_context
 from .tool_deadline import runner_deadlines
@@ -58,8 +59,6 @@ HANDLER_TIMEOUT_S = 10.0
 `before_run`, `tool_call`, `session_start` or `session_shutdown` handler may run, and running commands get at
 exit, before cancellation."""
 
-CANCEL_GRACE_S = 1.0
-"""Seconds cancelled plugin tasks get to end (clean up after `CancelledError`) before the agent goes on."""
 
 _CURRENT_COMMAND: contextvars.ContextVar[asyncio.Task | None] = contextvars.ContextVar("plugin_command",
                                                                                      default=None)
@@ -111,8 +110,7 @@ class PluginRunner(SessionHooks):
                 self._add_command(command)
             for spec in plugin.tools:
                 self._add_tool(plugin, spec)
-        self.session.hooks = self
-        self.session.agent.before_tool_call = self.tool_call
+        self.session.hooks = self  # `tool_call` below is the session tool gate's plugin step
         self._unsubscribe = self.session.subscribe(self._observe)
 
     def _add_command(self, command: CommandSpec) -> None:
@@ -156,12 +154,25 @@ class PluginRunner(SessionHooks):
         self.session.emit(ExtensionError(type="extension_error", extensionPath=plugin.path, event=event, error=message))
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-        """`(True, result)`, or `(False, None)` after reporting what the plugin raised. A synchronous `fn` runs
-        in a worker thread with a thread-safe context (`threads.py`); hook handlers (not commands) are bounded
-        (`_bounded`)."""
-        if event in _BOUNDED_EVENTS:
-            return await self._bounded(plugin, event, fn, *args)
-        return await self._run(plugin, event, fn, *args)
+        """`(True, result)`, or `(False, None)` after reporting what the plugin raised. The plugin code runs in
+        a task of its own (`bounded.py`): cancelling the caller (abort, shutdown) cancels it, and code that
+        ignores that is abandoned after `CANCEL_GRACE_S` and reported. A synchronous `fn` runs in a worker
+        thread with a thread-safe context (`threads.py`). Hook handlers (not commands) get `handler_timeout`
+        seconds, extended while a dialog waits for the client; then they are cancelled and reported."""
+        timeout = self.handler_timeout if event in _BOUNDED_EVENTS else None
+
+        def timed_out() -> None:
+            self.report(plugin, event, f"TimeoutError: the handler did not return within {self.handler_timeout:g} "
+                                       "s; it was cancelled")
+
+        def abandoned() -> None:
+            self.report(plugin, event, f"it ignored its cancellation for {CANCEL_GRACE_S:g} s; the agent went on "
+                                       "without it")
+        try:
+            return await bounded(self._run(plugin, event, fn, *args), timeout, extend=self.ui.has_pending,
+                                 on_timeout=timed_out, on_abandoned=abandoned)
+        except PluginTimeout:
+            return False, None
 
     async def _run(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         try:
@@ -177,37 +188,6 @@ class PluginRunner(SessionHooks):
                 raise
             self.report(plugin, event, exc)
             return False, None
-
-    async def _bounded(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-        """`_run` for at most `handler_timeout` seconds, extended while a dialog waits for the client (its own
-        timeout, abort and stdin EOF end it); a handler still running then is cancelled (in this task, as
-        `asyncio.timeout` does, so an abort meanwhile stays an abort) and reported."""
-        loop, task, expired = asyncio.get_running_loop(), asyncio.current_task(), []
-
-        def expire() -> None:
-            nonlocal timer
-            if self.ui.has_pending():
-                timer = loop.call_later(self.handler_timeout, expire)
-            elif task is not None:
-                expired.append(True)
-                task.cancel()
-
-        timer = loop.call_later(self.handler_timeout, expire)
-        try:
-            result = await self._run(plugin, event, fn, *args)
-        except asyncio.CancelledError:
-            if not expired or task is None or task.uncancel() > 0:
-                raise
-        else:
-            if not expired:
-                return result
-            if task is not None:
-                task.uncancel()  # the handler swallowed the cancellation and returned: too late, ignored
-        finally:
-            timer.cancel()
-        self.report(plugin, event, f"TimeoutError: the handler did not return within {self.handler_timeout:g} s; "
-                                   "it was cancelled")
-        return False, None
 
     def _accept(self, plugin: Plugin, event: str, result: Any, kinds: tuple[type, ...], expected: str) -> Any:
         """`result` when it is None or a valid instance of one of `kinds`; otherwise reported and None."""
@@ -306,8 +286,9 @@ class PluginRunner(SessionHooks):
         return event.system_prompt
 
     async def tool_call(self, call: dict[str, Any]) -> str | None:
-        """The agent's `before_tool_call`: a block reason, or None to run the call with `call["arguments"]`.
-        A handler that fails, or returns an invalid `Block`, blocks the call (fail-safe)."""
+        """The session's tool gate asks it before the approval policy (`coding/approvals.py`): a block reason,
+        or None to run the call with `call["arguments"]`. A handler that fails, or returns an invalid `Block`,
+        blocks the call (fail-safe)."""
         event = ToolCallEvent(call["name"], call["id"], call["arguments"])
         for plugin, fn in self._handlers("tool_call"):
             ok, result = await self._call(plugin, "tool_call", fn, event, self.context(plugin))
@@ -351,8 +332,8 @@ class PluginRunner(SessionHooks):
 
     async def wait_aborted(self) -> None:
         """Give the commands `abort` cancelled up to `CANCEL_GRACE_S` to end."""
-        if self._cancelled:
-            await asyncio.wait(set(self._cancelled), timeout=CANCEL_GRACE_S)
+        if self._cancelled:  # each ends within its grace (`bounded`); the margin covers the loop's own delay
+            await asyncio.wait(set(self._cancelled), timeout=CANCEL_GRACE_S + 0.5)
 
     def ui_response(self, answer: dict[str, Any]) -> None:
         self.ui.resolve(answer)

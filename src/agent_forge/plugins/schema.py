@@ -11,11 +11,13 @@ import math
 
 
 from ..agent.types import ToolError
+from ..ai.tool_schema import schema_problem
 from ..ai.types import JsonValue
 
 
 def check_parameters_schema(schema: object) -> str | None:
-    """Why `schema` cannot be a tool's parameters (a JSON schema whose type is "object"), or None."""
+    """Why `schema` cannot be a tool's parameters (a JSON schema whose type is "object", which providers accept:
+    `ai/tool_schema.py`), or None."""
     if not isinstance(schema, dict):
         return f"parameters must be a JSON schema object (a dict), got {type(schema).__name__}"
     if schema.get("type") != "object":
@@ -26,7 +28,8 @@ def check_parameters_schema(schema: object) -> str | None:
     required = schema.get("required", [])
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         return '"required" must be a list of property names'
-    return None
+    problem = schema_problem(schema)  # the rest of what providers reject (a whole request fails on one tool)
+    return f"parameters: {problem}" if problem else None
 
 
 def check_arguments(schema: dict[str, JsonValue], args: JsonValue) -> None:

@@ -43,6 +43,10 @@ class ToolDeadlines:
         if timer is not None:
             timer.cancel()
 
+    def report(self, call: Any, message: str) -> None:
+        """Tell of `call` failing with `message` (as the deadline itself does)."""
+        self._report(call, message)
+
     def input_closed(self) -> None:
         """From now on every running and later call has its deadline."""
         if not self._closed:

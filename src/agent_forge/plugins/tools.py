@@ -10,6 +10,7 @@ from ..agent.types import ToolError, ToolResult, ToolUpdate
 from ..ai.types import JsonValue
 from .api import Context, ToolContext, ToolSpec
 from .tool_results import checked_tool_error, to_tool_result
+from .bounded import CANCEL_GRACE_S, bounded
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
 from .threads import in_thread, is_async, thread_context
@@ -22,7 +23,8 @@ class PluginTool:
     Errors: a `ToolError` (bad arguments, or raised by the plugin) is the error result the model sees; anything
     else the plugin raises, `SystemExit` and `KeyboardInterrupt` included, is turned into a `ToolError` here
     (`"TypeName: message"`), so the agent loop never sees it. Only the cancellation of the call (abort)
-    propagates. A synchronous `execute` runs in a worker thread (`threads.py`)."""
+    propagates; an `execute` that ignores it is abandoned after `CANCEL_GRACE_S` (`bounded.py`). A synchronous
+    `execute` runs in a worker thread (`threads.py`)."""
 
     def __init__(self, spec: ToolSpec, make_context: Callable[[], Context], deadlines: ToolDeadlines | None = None):
         self.spec = spec
@@ -31,6 +33,7 @@ class PluginTool:
         self.label = spec.label
         self.description = spec.description
         self.parameters = spec.parameters
+        self.read_only = spec.read_only  # declared by the plugin: runs unasked under `approvals: ask`
         self._make_context = make_context
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
@@ -46,13 +49,8 @@ class PluginTool:
         base = self._make_context()
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
                           on_update=on_update)
-        try:
-            if is_async(self.spec.execute):
-                result = self.spec.execute(args, ctx)
-            else:  # a blocking tool must not stop the event loop: abort and get_state stay answered
-                result = await in_thread(self.spec.execute, args, thread_context(ctx))
-            if inspect.isawaitable(result):
-                result = await result
+        try:  # in a task of its own: an `execute` that ignores its cancellation cannot keep abort waiting
+            result = await bounded(self._invoke(args, ctx), on_abandoned=self._abandoned)
         except ToolError as error:
             raise checked_tool_error(error) from None
         except BaseException as exc:
@@ -60,3 +58,17 @@ class PluginTool:
                 raise
             raise ToolError(describe_error(exc)) from exc
         return to_tool_result(result)
+
+    async def _invoke(self, args: dict[str, JsonValue], ctx: ToolContext) -> object:
+        if is_async(self.spec.execute):
+            result = self.spec.execute(args, ctx)
+        else:  # a blocking tool must not stop the event loop: abort and get_state stay answered
+            result = await in_thread(self.spec.execute, args, thread_context(ctx))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def _abandoned(self) -> None:
+        if self._deadlines is not None:
+            self._deadlines.report(self, f"the tool ignored its cancellation for {CANCEL_GRACE_S:g} s; the agent "
+                                         "went on without it")

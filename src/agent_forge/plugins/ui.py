@@ -66,6 +66,11 @@ class PluginUI:
         fields = {"title": title, **({"prefill": _text("prefill", prefill)} if prefill is not None else {})}
         return await self._dialog("editor", fields, timeout, None, _value)
 
+    async def agent_dialog(self, method: str, fields: Fields, *, timeout: float | None = None) -> str | None:
+        """The agent's own question (an approval, `modes/approvals.py`): a `select` or `input` request with
+        any extra `fields` (`toolCallId`, ...); the answer's `value`, or None (cancelled, timed out, closed)."""
+        return await self._dialog(method, fields, timeout, None, _value)
+
     def notify(self, message: str, notify_type: str = "info") -> None:
         """Show a notification; `notify_type` is "info", "warning" or "error"."""
         _check_text("message", message)

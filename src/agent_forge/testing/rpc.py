@@ -13,12 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import os
-import sys
-import tempfile
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..modes.rpc.client import RpcClient
+from .isolation import isolated
 
 _running: "InProcessChannel | None" = None
 
@@ -89,7 +87,7 @@ class InProcessChannel:
 
     def begin(self) -> None:
         self._restore = contextlib.ExitStack()
-        self._restore.enter_context(_isolated(self._cwd, self._env, _Stderr(self.stderr)))
+        self._restore.enter_context(isolated(self._cwd, self._env, _Stderr(self.stderr)))
         self._task = asyncio.ensure_future(self._serve())
 
     async def _serve(self) -> int:
@@ -135,38 +133,3 @@ class InProcessChannel:
         await asyncio.gather(self._task, return_exceptions=True)
         if self._code is None:
             self._code = -9
-
-
-@contextlib.contextmanager
-def _isolated(cwd: str | None, env: Mapping[str, str] | None, stderr: Any) -> Iterator[None]:
-    """cwd, environment and stderr of one agent run; the process-wide caches they feed start afresh."""
-    from ..coding.tools import output_files
-    from ..modes import stdout_guard
-
-    saved_env, saved_cwd, saved_stderr = dict(os.environ), os.getcwd(), sys.stderr
-    try:
-        if env is not None:
-            os.environ.clear()
-            os.environ.update(env)
-        if cwd is not None:
-            os.chdir(cwd)
-            os.environ["PWD"] = os.getcwd()
-        _fresh_process_state(output_files, stdout_guard)
-        sys.stderr = stderr
-        yield
-    finally:
-        sys.stderr = saved_stderr
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-        _fresh_process_state(output_files, stdout_guard)
-
-
-def _fresh_process_state(output_files: Any, stdout_guard: Any) -> None:
-    """What a new process starts without: a cached temp dir, the process output dir, the pruning of old
-    outputs that runs once per process (waited for: it reads TMPDIR), a stdout failure."""
-    output_files.wait_for_pruning()
-    output_files._pruner = None
-    tempfile.tempdir = None  # read TMPDIR again
-    output_files._process_dir = None
-    stdout_guard.failure = None

@@ -231,7 +231,7 @@ async def test_permanent_and_exhausted_summarisation_failures(make_session, key)
     set_faux_responses([FauxResponse(text="one " + W), FauxResponse(text="two " + W),
                         FauxResponse(error="401 invalid x-api-key"),
                         FauxResponse(error="503 busy"), FauxResponse(error="503 still busy")], key)
-    session, rec = make_session({"compaction": {"keepRecentTokens": 60}, "retry": {"maxRetries": 1}})
+    session, rec = make_session({"compaction": {"keepRecentTokens": 60}, "retry": {"maxRetries": 1, "baseDelayMs": 1}})
     await two_exchanges(session)
     with pytest.raises(CommandError, match="^Summarization failed: 401 invalid x-api-key$"):
         await session.compact()

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
 from .. import json_wire, transform
-from ..errors import AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, UnexpectedResponseError
+from ..errors import (AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, StreamProtocolError,
+                      UnexpectedResponseError)
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
+from ..redaction import redact, secret_values
 from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
@@ -216,17 +218,20 @@ class SseHandler:
         raise NotImplementedError
 
 
-async def guarded(builder: MessageBuilder, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+async def guarded(builder: MessageBuilder, events: AsyncIterator[Event],
+                  options: StreamOptions | None = None) -> AsyncIterator[Event]:
     """The provider contract around `events`: `start` first, then `events` (which end with `done`), or an
-    `error` event for any exception (never raised). On cancellation or close, `events` is closed (so is its
-    HTTP response), the message finalized in place, and `CancelledError`/`GeneratorExit` propagates."""
+    `error` event for any exception (never raised), its text with `options`' secrets masked (`ai.redaction`).
+    On cancellation or close, `events` is closed (so is its HTTP response), the message finalized in place, and
+    `CancelledError`/`GeneratorExit` propagates."""
     yield {"type": "start", "message": builder.message}
     try:
         async with aclosing(events) as inner:
             async for event in inner:
                 yield event
     except Exception as exc:  # noqa: BLE001 - the contract turns every failure into an error event
-        failed = builder.fail(describe_error(exc))
+        secrets = secret_values(options.api_key, builder.model.get("headers"), options.headers) if options else ()
+        failed = builder.fail(redact(describe_error(exc), secrets))
         if getattr(exc, "retry_after_ms", None) is not None:
             builder.message["retryAfterMs"] = exc.retry_after_ms  # type: ignore[attr-defined, typeddict-unknown-key]
         yield failed
@@ -254,7 +259,7 @@ def stream_sse(
     options: StreamOptions, handler: SseHandler, prepare: Callable[[], HttpRequest]
 ) -> AsyncIterator[Event]:
     """A guarded stream of one SSE request: `prepare()` builds it (its errors become the error event)."""
-    return guarded(handler.builder, _exchange(options, prepare, handler))
+    return guarded(handler.builder, _exchange(options, prepare, handler), options)
 
 
 async def _exchange(
@@ -262,26 +267,49 @@ async def _exchange(
 ) -> AsyncIterator[Event]:
     import httpx2
 
+    from ..tls import shared_ssl_context
+
     request = prepare()
     check_url(request.url)
     check_headers(request.headers)
     timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
     answering = False  # the response began: a broken connection is then "mid-answer"
-    async with httpx2.AsyncClient(transport=options.transport, timeout=timeout) as client:
+    verify = shared_ssl_context()  # building one per request loaded the CA bundle each time (~20 ms CPU)
+    async with httpx2.AsyncClient(transport=options.transport, timeout=timeout, verify=verify) as client:
         try:
-            async with client.stream("POST", request.url, headers=request.headers, content=request.body) as response:
-                answering = True
+            response = await _response_head(client, request, options.idle_timeout_s)
+            answering = True
+            try:
                 if not 200 <= response.status_code < 300:
-                    body = await error_body(response) + _keyless_hint(response.status_code, request.headers)
+                    body = await error_body(response, request.url) + _keyless_hint(response.status_code,
+                                                                                  request.headers)
                     raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
                 async for event in _read_events(response, handler):
                     yield event
+            finally:
+                await response.aclose()
         except httpx2.ReadTimeout:
             raise StreamIdleTimeout(options.idle_timeout_s or options.timeout_s) from None
-        except (httpx2.TransportError, httpx2.InvalidURL, OSError, OverflowError, ExceptionGroup) as exc:
+        except (httpx2.TransportError, httpx2.DecodingError, httpx2.InvalidURL, OSError, OverflowError,
+                ExceptionGroup) as exc:
             raise transport_error(exc, request.url, answering) from None
     for event in handler.end_of_stream():
         yield event
+
+
+async def _response_head(client: httpx2.AsyncClient, request: HttpRequest, deadline_s: float | None
+                         ) -> httpx2.Response:
+    """Send `request` and wait for the status line and headers, all of them within `deadline_s` (the idle
+    timeout, settings `httpIdleTimeoutMs`): the read timeout alone restarts with every byte, so a server
+    trickling its headers a byte a second would hold the request for ever. Raises `StreamIdleTimeout`."""
+    import asyncio
+
+    built = client.build_request("POST", request.url, headers=request.headers, content=request.body)
+    try:
+        async with asyncio.timeout(deadline_s):
+            return await client.send(built, stream=True)
+    except TimeoutError:
+        raise StreamIdleTimeout(deadline_s or 0, waiting_for="the response headers") from None
 
 
 async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncIterator[Event]:
@@ -300,12 +328,22 @@ async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncI
             if done_marker and not seen:
                 break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
             seen += 1
-            for event in handler.handle(sse):
+            for event in _handled(handler, sse):
                 yield event
             if handler.finished:
                 break
     if not seen:
         raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
+
+
+def _handled(handler: SseHandler, sse: SSEEvent) -> list[Event]:
+    """`handler.handle(sse)`; a shape no parser check caught (a field of the wrong type deep in an event)
+    becomes a `StreamProtocolError` naming the event, never a raw TypeError."""
+    try:
+        return list(handler.handle(sse))
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise StreamProtocolError(f"The stream sent a {sse.event or 'data'} event of an unexpected shape "
+                                  f"({type(exc).__name__}: {exc})") from None
 
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key"})

@@ -93,14 +93,38 @@ def retry_after_ms(headers: Mapping[str, str]) -> int | None:
         return None
 
 
-async def error_body(response: httpx2.Response) -> str:
+async def error_body(response: httpx2.Response, url: str) -> str:
     """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
-    checks read), except a web page, which is shown like `describe_answer` does: its type and start on one line."""
-    text = await _body_text(response)
+    checks read), except a web page, which is shown like `describe_answer` does: its type and start on one line.
+    A redirect (3xx) says where to (`url`: the request's, to resolve a relative `Location`; redirects are not
+    followed: a key must not travel to another host); a status outside 100-599 says it is none; a body that
+    breaks off is replaced by why (the status alone then decides about retrying)."""
+    status = response.status_code
+    prefix = "" if 100 <= status <= 599 else "(not a valid HTTP status) "
+    if 300 <= status < 400:
+        return prefix + _redirect_text(response, url)
+    try:
+        text = await _body_text(response)
+    except Exception as exc:  # noqa: BLE001 - the status is the answer; its body is a detail
+        return f"{prefix}(the body could not be read: {type(exc).__name__}: {sanitize_snippet(str(exc), 200)})"
     kind = response.headers.get("content-type", "").lower()
     if "html" not in kind:
-        return text
-    return f'(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
+        return prefix + text
+    return f'{prefix}(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
+
+
+def _redirect_text(response: httpx2.Response, url: str) -> str:
+    from urllib.parse import urljoin
+
+    from ..transport_errors import shown_url
+
+    location = response.headers.get("location")
+    if not location:
+        return "redirect without a Location header (redirects are not followed)"
+    target = shown_url(urljoin(url, sanitize_snippet(location, 500)))
+    same = " (the same address: a redirect loop)" if target == shown_url(url) else ""
+    return (f"redirect to {target}{same}: redirects are not followed (the request carries the key); set the "
+            "provider's baseUrl to the address that answers")
 
 
 async def _body_text(response: httpx2.Response) -> str:

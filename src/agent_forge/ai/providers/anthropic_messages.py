@@ -10,6 +10,7 @@ import re
 from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
+from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -261,28 +262,32 @@ class _Handler(SseHandler):
         return [self.builder.done(reason, self._raw_stop)]
 
     def _on_message_start(self, data: MessageStartEvent) -> Iterable[AssistantMessageEvent]:
-        message = data.get("message") or {}
-        if message.get("id"):
-            self.builder.message["responseId"] = message["id"]
+        message = fields.obj(data, "message", "message_start")
+        if response_id := fields.text(message, "id", "message_start.message"):
+            self.builder.message["responseId"] = response_id
         self.builder.note_response_model(message.get("model"))
         self._update_usage(message.get("usage"))
         return ()
 
     def _on_content_block_start(self, data: ContentBlockStartEvent) -> Iterable[AssistantMessageEvent]:
-        block, api_index = data.get("content_block") or {}, data.get("index")
-        kind = block.get("type")
+        where = "content_block_start.content_block"
+        block = fields.obj(data, "content_block", "content_block_start")
+        api_index, kind = fields.index(data, "index", "content_block_start"), fields.text(block, "type", where)
         if kind == "text":
             index, event = self.builder.start_text()
-            events = [event] + ([self.builder.delta(index, block["text"])] if block.get("text") else [])
+            text = fields.text(block, "text", where)
+            events = [event] + ([self.builder.delta(index, text)] if text else [])
         elif kind == "thinking":
             index, event = self.builder.start_thinking()
             events = [event]
         elif kind == "redacted_thinking":
-            index, event = self.builder.start_thinking(signature=block.get("data", ""), redacted=True)
+            signature = fields.text(block, "data", where) or ""
+            index, event = self.builder.start_thinking(signature=signature, redacted=True)
             events = [event, self.builder.delta(index, "[redacted thinking]")]
         elif kind == "tool_use":
-            call_id, name = block.get("id", ""), block.get("name", "")
-            index, event = self.builder.start_tool_call(call_id, name, arguments=block.get("input") or {})
+            call_id, name = fields.text(block, "id", where) or "", fields.text(block, "name", where) or ""
+            arguments = fields.obj(block, "input", where)
+            index, event = self.builder.start_tool_call(call_id, name, arguments=arguments)
             events = [event]
         else:
             index, events = None, []
@@ -290,26 +295,27 @@ class _Handler(SseHandler):
         return events
 
     def _on_content_block_delta(self, data: ContentBlockDeltaEvent) -> Iterable[AssistantMessageEvent]:
-        index = self._blocks.get(data.get("index"))
+        index = self._blocks.get(fields.index(data, "index", "content_block_delta"))
         if index is None or not self.builder.is_open(index):
             return ()
-        delta = data.get("delta") or {}
-        kind = delta.get("type")
+        delta = fields.obj(data, "delta", "content_block_delta")
+        kind = fields.text(delta, "type", "content_block_delta.delta")
         if kind == "signature_delta":
             block = self.builder.content[index]
-            block["thinkingSignature"] = block.get("thinkingSignature", "") + delta.get("signature", "")
+            signature = fields.text(delta, "signature", "content_block_delta.delta") or ""
+            block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
             return ()
-        chunk = delta.get(_DELTA_FIELD.get(kind, ""))
-        return [self.builder.delta(index, chunk)] if isinstance(chunk, str) and chunk else ()
+        chunk = fields.text(delta, _DELTA_FIELD[kind], "content_block_delta.delta") if kind in _DELTA_FIELD else None
+        return [self.builder.delta(index, chunk)] if chunk else ()
 
     def _on_content_block_stop(self, data: ContentBlockStopEvent) -> Iterable[AssistantMessageEvent]:
-        index = self._blocks.get(data.get("index"))
+        index = self._blocks.get(fields.index(data, "index", "content_block_stop"))
         if index is None or not self.builder.is_open(index):
             return ()
         return self.builder.finish(index)
 
     def _on_message_delta(self, data: MessageDeltaEvent) -> Iterable[AssistantMessageEvent]:
-        stop = (data.get("delta") or {}).get("stop_reason")
+        stop = fields.text(fields.obj(data, "delta", "message_delta"), "stop_reason", "message_delta.delta")
         if stop:
             self._raw_stop = stop
         self._update_usage(data.get("usage"))

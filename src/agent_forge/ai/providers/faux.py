@@ -95,7 +95,7 @@ class FauxProvider:
                      options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
         """Play the next reply queued here, whatever the model's key (an `error` event when none is left)."""
         builder = MessageBuilder(model)
-        async with aclosing(guarded(builder, _play(self, builder, context, options))) as events:
+        async with aclosing(guarded(builder, _play(self, builder, context, options), options)) as events:
             async for event in events:
                 yield event
 

@@ -14,10 +14,11 @@ so a call's arguments come as a single `toolcall_delta`.
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator, Iterable, Literal, Union
+from typing import Any, AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
 from .. import json_wire
+from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -34,11 +35,12 @@ from ._common import (
     SseHandler,
     dumps,
     max_tokens,
+    parse_tool_arguments,
     require_api_key,
     sampling_params,
     token_count,
 )
-from .google_wire import (Candidate, Content, FunctionCall, FunctionDeclaration, GenerateContentResponse, Part,
+from .google_wire import (Content, FunctionDeclaration, GenerateContentResponse, Part,
                           ThinkingConfig, UsageMetadata)
 
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
@@ -221,15 +223,16 @@ class _Handler(SseHandler):
         chunk = _load(event.data)
         if chunk.get("error"):
             raise ApiStreamError(dumps(chunk["error"]))
-        if chunk.get("responseId") and "responseId" not in self.builder.message:
-            self.builder.message["responseId"] = chunk["responseId"]
+        response_id = fields.text(chunk, "responseId", "")
+        if response_id and "responseId" not in self.builder.message:
+            self.builder.message["responseId"] = response_id
         self.builder.note_response_model(chunk.get("modelVersion"))
         self._update_usage(chunk.get("usageMetadata"))
-        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        blocked = fields.obj(chunk, "promptFeedback", "").get("blockReason")
         if blocked:
             raise ApiStreamError(dumps({"message": f"The prompt was blocked (blockReason: {blocked})"}))
-        candidates = chunk.get("candidates") or []
-        return self._candidate(candidates[0]) if candidates and isinstance(candidates[0], dict) else ()
+        candidates = fields.array(chunk, "candidates", "")
+        return self._candidate(fields.item(candidates, 0, "candidates")) if candidates else ()
 
     def end_of_stream(self) -> Iterable[Event]:
         if self._finish is None:
@@ -244,23 +247,25 @@ class _Handler(SseHandler):
         text = FINISH_MESSAGES.get(raw, "The response ended abnormally")
         return [*events, self.builder.fail(f"{text} (finishReason: {raw})")]
 
-    def _candidate(self, candidate: Candidate) -> list[Event]:
+    def _candidate(self, candidate: dict[str, Any]) -> list[Event]:
         events: list[Event] = []
-        for part in (candidate.get("content") or {}).get("parts") or []:
-            if isinstance(part, dict):
-                events += self._part(part)
-        if candidate.get("finishReason"):
-            self._finish = str(candidate["finishReason"])
+        parts = fields.array(fields.obj(candidate, "content", "candidates[0]"), "parts", "candidates[0].content")
+        for position in range(len(parts)):
+            events += self._part(fields.item(parts, position, "candidates[0].content.parts"),
+                                 f"candidates[0].content.parts[{position}]")
+        if finish := fields.text(candidate, "finishReason", "candidates[0]"):
+            self._finish = finish
         return events
 
-    def _part(self, part: Part) -> list[Event]:
-        signature = part.get("thoughtSignature")
-        if isinstance(part.get("functionCall"), dict):
-            return self._function_call(part["functionCall"], signature)
-        if isinstance(part.get("text"), str):
+    def _part(self, part: dict[str, Any], where: str) -> list[Event]:
+        signature = fields.text(part, "thoughtSignature", where)
+        if part.get("functionCall") is not None:
+            return self._function_call(fields.obj(part, "functionCall", where), signature, f"{where}.functionCall")
+        text = fields.text(part, "text", where)
+        if text is not None:
             kind = "thinking" if part.get("thought") else "text"
             # An empty part (often just carrying a signature, or closing the stream) opens no block.
-            events = self._text(kind, part["text"]) if part["text"] or self._is_open(kind) else []
+            events = self._text(kind, text) if text or self._is_open(kind) else []
             if signature:
                 self._sign(signature)
             return events
@@ -288,11 +293,16 @@ class _Handler(SseHandler):
             events.append(self.builder.delta(self._open[1], text))
         return events
 
-    def _function_call(self, call: FunctionCall, signature: str | None) -> list[Event]:
+    def _function_call(self, call: dict[str, Any], signature: str | None, where: str) -> list[Event]:
+        """A `functionCall` part; `args` sent as a JSON text instead of an object is parsed."""
         events = self._close()
-        call_id = str(call.get("id") or f"call_{uuid.uuid4().hex[:24]}")
-        args = call.get("args") if isinstance(call.get("args"), dict) else {}
-        index, start = self.builder.start_tool_call(call_id, str(call.get("name") or ""), arguments=args)
+        call_id = fields.text(call, "id", where) or f"call_{uuid.uuid4().hex[:24]}"
+        name, args = fields.text(call, "name", where) or "", fields.arguments(call, "args", where) or {}
+        if isinstance(args, str):
+            text, (args, error) = args, parse_tool_arguments(args)
+            if error is not None:
+                raise fields.wrong(f"{where}.args", text, "an object (or a string of one)")
+        index, start = self.builder.start_tool_call(call_id, name, arguments=args)
         if signature:
             self.builder.content[index]["thoughtSignature"] = signature
         self._saw_tool_call = True

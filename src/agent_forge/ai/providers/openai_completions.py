@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
+from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..hosts import effective_compat
 from ..options import StreamOptions
@@ -38,8 +39,8 @@ from ._common import (
 from .openai_completions_wire import (ChatCompletionAssistantMessageParam, ChatCompletionChunk,
                                       ChatCompletionContentPart, ChatCompletionMessageParam,
                                       ChatCompletionMessageToolCallParam, ChatCompletionToolMessageParam,
-                                      ChatCompletionToolParam, ChatCompletionUserMessageParam, ChoiceDeltaToolCall,
-                                      ChunkChoice, CompletionUsage, Function,
+                                      ChatCompletionToolParam, ChatCompletionUserMessageParam,
+                                      CompletionUsage, Function,
                                       FunctionDefinition)
 
 REASONING_EFFORT = {
@@ -279,12 +280,13 @@ class _Handler(SseHandler):
         chunk = _load(event.data)
         if chunk.get("error"):
             raise ApiStreamError(dumps(chunk["error"]))
-        if chunk.get("id") and "responseId" not in self.builder.message:
-            self.builder.message["responseId"] = chunk["id"]
+        response_id = fields.text(chunk, "id", "")
+        if response_id and "responseId" not in self.builder.message:
+            self.builder.message["responseId"] = response_id
         self.builder.note_response_model(chunk.get("model"))
         self._update_usage(chunk.get("usage"))
-        choices = chunk.get("choices") or []
-        return self._choice(choices[0]) if choices and isinstance(choices[0], dict) else ()
+        choices = fields.array(chunk, "choices", "")
+        return self._choice(fields.item(choices, 0, "choices")) if choices else ()
 
     def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
         if self._raw_stop is None and not self._done:
@@ -302,17 +304,19 @@ class _Handler(SseHandler):
             reason = "toolUse"  # some hosts say "stop" after tool calls; the calls must still run
         return [*events, self.builder.done(reason, self._raw_stop)]
 
-    def _choice(self, choice: ChunkChoice) -> list[AssistantMessageEvent]:
-        delta, events = choice.get("delta") or {}, []
-        reasoning = next((delta[f] for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
+    def _choice(self, choice: dict) -> list[AssistantMessageEvent]:
+        delta, events = fields.obj(choice, "delta", "choices[0]"), []
+        reasoning = next((text for f in REASONING_FIELDS if (text := fields.text(delta, f, "choices[0].delta"))),
+                         None)
         if reasoning:
             events += self._text("thinking", reasoning)
-        if isinstance(delta.get("content"), str) and delta["content"]:
-            events += self._text("text", delta["content"])
-        for position, call in enumerate(delta.get("tool_calls") or []):
-            events += self._tool_call(call, position)
-        if choice.get("finish_reason"):
-            self._raw_stop = choice["finish_reason"]
+        if content := fields.text(delta, "content", "choices[0].delta"):
+            events += self._text("text", content)
+        calls = fields.array(delta, "tool_calls", "choices[0].delta")
+        for position in range(len(calls)):
+            events += self._tool_call(fields.item(calls, position, "choices[0].delta.tool_calls"), position)
+        if finish := fields.text(choice, "finish_reason", "choices[0]"):
+            self._raw_stop = finish
         return events
 
     def _text(self, kind: str, chunk: str) -> list[AssistantMessageEvent]:
@@ -324,26 +328,32 @@ class _Handler(SseHandler):
             events.append(start)
         return [*events, self.builder.delta(self._open[2], chunk)]
 
-    def _tool_call(self, call: ChoiceDeltaToolCall, position: int) -> list[AssistantMessageEvent]:
+    def _tool_call(self, call: dict, position: int) -> list[AssistantMessageEvent]:
+        """One `tool_calls` item; `arguments` sent as an object (some local servers) is taken as the arguments."""
         events: list[AssistantMessageEvent] = []
-        tool_index = call.get("index", position)
-        function = call.get("function") or {}
-        if self._open is None or self._open[:2] != ("tool", tool_index) or self._new_id(call):
+        path = f"choices[0].delta.tool_calls[{position}]"
+        tool_index = fields.index(call, "index", path)
+        tool_index = position if tool_index is None else tool_index
+        call_id, function = fields.text(call, "id", path), fields.obj(call, "function", path)
+        name = fields.text(function, "name", f"{path}.function")
+        arguments = fields.arguments(function, "arguments", f"{path}.function")
+        if self._open is None or self._open[:2] != ("tool", tool_index) or self._new_id(call_id):
             events += self._close()
-            call_id = call.get("id") or f"call_{uuid.uuid4().hex[:24]}"
-            index, start = self.builder.start_tool_call(call_id, function.get("name") or "")
+            index, start = self.builder.start_tool_call(call_id or f"call_{uuid.uuid4().hex[:24]}", name or "")
             self._open, self._saw_tool_call = ("tool", tool_index, index), True
             events.append(start)
-        arguments = function.get("arguments")
-        if isinstance(arguments, str) and arguments:
+        if isinstance(arguments, dict):
+            block = self.builder.content[self._open[2]]
+            block["arguments"] = json_wire.scrub_in_place(arguments)  # type: ignore[typeddict-unknown-key]
+        elif arguments:
             events.append(self.builder.delta(self._open[2], arguments))
         return events
 
-    def _new_id(self, call: ChoiceDeltaToolCall) -> bool:
+    def _new_id(self, call_id: str | None) -> bool:
         """A different id under the same index starts another call (some hosts reuse index 0)."""
-        if not call.get("id"):
+        if not call_id:
             return False
-        return call["id"] != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
+        return call_id != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
 
     def _close(self) -> list[AssistantMessageEvent]:
         if self._open is None:

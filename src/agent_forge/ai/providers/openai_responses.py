@@ -12,9 +12,10 @@ keep verbatim as a thinking block's `thinkingSignature` and replay to the same m
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator, Iterable, Union
+from typing import Any, AsyncIterator, Iterable, Union
 
 from .. import json_wire
+from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..hosts import effective_compat
 from ..options import StreamOptions
@@ -244,28 +245,30 @@ class _Handler(SseHandler):
     # -- response lifecycle
 
     def _on_response_created(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = data.get("response") or {}
-        if response.get("id"):
-            self.builder.message["responseId"] = response["id"]
+        response = fields.obj(data, "response", "response.created")
+        if response_id := fields.text(response, "id", "response.created.response"):
+            self.builder.message["responseId"] = response_id
         self.builder.note_response_model(response.get("model"))
         return ()
 
     def _on_response_completed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = data.get("response") or {}
+        response = fields.obj(data, "response", "response.completed")
         self.builder.note_response_model(response.get("model"))
         self._update_usage(response.get("usage"))
-        self._status = str(response.get("status") or "completed")
+        self._status = fields.text(response, "status", "response.completed.response") or "completed"
         return ()
 
     def _on_response_incomplete(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = data.get("response") or {}
+        response = fields.obj(data, "response", "response.incomplete")
         self._update_usage(response.get("usage"))
-        self._incomplete = str((response.get("incomplete_details") or {}).get("reason") or "unknown")
+        details = fields.obj(response, "incomplete_details", "response.incomplete.response")
+        reason = fields.text(details, "reason", "response.incomplete.response.incomplete_details")
+        self._incomplete = reason or "unknown"
         self._status = "incomplete"
         return ()
 
     def _on_response_failed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = data.get("response") or {}
+        response = fields.obj(data, "response", "response.failed")
         self._update_usage(response.get("usage"))
         raise ApiStreamError(dumps(response.get("error") or {"message": "response failed", "response": response}))
 
@@ -275,16 +278,18 @@ class _Handler(SseHandler):
     # -- output items
 
     def _on_response_output_item_added(self, data: ResponseOutputItemEvent) -> Iterable[Event]:
-        item, position = data.get("item") or {}, data.get("output_index")
-        kind = item.get("type")
+        where = "response.output_item.added"
+        item, position = fields.obj(data, "item", where), fields.index(data, "output_index", where)
+        kind = fields.text(item, "type", f"{where}.item")
         if kind == "reasoning":
             index, event = self.builder.start_thinking()
             self._summary_parts[index] = 0
         elif kind == "message":
             index, event = self.builder.start_text()
         elif kind == "function_call":
-            call_id = item.get("call_id") or f"call_{uuid.uuid4().hex[:24]}"
-            index, event = self.builder.start_tool_call(f"{call_id}|{item.get('id') or ''}", item.get("name") or "")
+            call_id = fields.text(item, "call_id", f"{where}.item") or f"call_{uuid.uuid4().hex[:24]}"
+            item_id, name = fields.text(item, "id", f"{where}.item"), fields.text(item, "name", f"{where}.item")
+            index, event = self.builder.start_tool_call(f"{call_id}|{item_id or ''}", name or "")
             self._saw_tool_call = True
         else:
             return ()  # built-in tool calls and other item types we do not model
@@ -295,27 +300,33 @@ class _Handler(SseHandler):
         index = self._open_block(data)
         if index is None:
             return ()
-        item, block = data.get("item") or {}, self.builder.content[index]
+        item, block = fields.obj(data, "item", "response.output_item.done"), self.builder.content[index]
         events = self._backfill(index, item)
         if block["type"] == "thinking":
             block["thinkingSignature"] = dumps(item)
-        elif block["type"] == "text" and item.get("id"):
-            block["textSignature"] = item["id"]
+        elif block["type"] == "text" and (item_id := fields.text(item, "id", "response.output_item.done.item")):
+            block["textSignature"] = item_id
         return [*events, *self.builder.finish(index)]
 
     def _backfill(self, index: int, item: OutputItem) -> list[Event]:
         """A delta with the item's full text when the API sent none while streaming (some hosts do not)."""
         if index in self._streamed:
             return []
-        kind = item.get("type")
+        where = "response.output_item.done.item"
+        kind = fields.text(item, "type", where)
         if kind == "function_call":
-            text = item.get("arguments") or ""
-        elif kind == "reasoning":
-            text = "\n\n".join(p.get("text", "") for p in item.get("summary") or [] if isinstance(p, dict))
+            text = fields.arguments(item, "arguments", where) or ""
+            if isinstance(text, dict):  # the arguments decoded (some local servers): taken as they are
+                block = self.builder.content[index]
+                block["arguments"] = json_wire.scrub_in_place(text)  # type: ignore[typeddict-unknown-key]
+                return []
         else:
-            text = "".join(p.get("text") or p.get("refusal") or "" for p in item.get("content") or []
-                           if isinstance(p, dict))
-        return [self.builder.delta(index, text)] if isinstance(text, str) and text else []
+            key = "summary" if kind == "reasoning" else "content"
+            parts = fields.array(item, key, where)
+            texts = [_part_text(fields.item(parts, n, f"{where}.{key}"), f"{where}.{key}[{n}]")
+                     for n in range(len(parts))]
+            text = ("\n\n" if kind == "reasoning" else "").join(texts)
+        return [self.builder.delta(index, text)] if text else []
 
     # -- deltas
 
@@ -324,31 +335,34 @@ class _Handler(SseHandler):
         if index is None or self.builder.content[index]["type"] != "thinking":
             return ()
         self._summary_parts[index] = self._summary_parts.get(index, 0) + 1
-        return self._delta(index, "\n\n") if self._summary_parts[index] > 1 else ()
+        return self._text_delta(index, "\n\n") if self._summary_parts[index] > 1 else ()
 
     def _on_response_reasoning_summary_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
-        return self._delta(self._open_block(data), data.get("delta"))
+        return self._delta(data, "response.reasoning_summary_text.delta")
 
     def _on_response_reasoning_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
-        return self._delta(self._open_block(data), data.get("delta"))
+        return self._delta(data, "response.reasoning_text.delta")
 
     def _on_response_output_text_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
-        return self._delta(self._open_block(data), data.get("delta"))
+        return self._delta(data, "response.output_text.delta")
 
     def _on_response_refusal_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
-        return self._delta(self._open_block(data), data.get("delta"))
+        return self._delta(data, "response.refusal.delta")
 
     def _on_response_function_call_arguments_delta(self, data: ResponseTextDeltaEvent) -> Iterable[Event]:
-        return self._delta(self._open_block(data), data.get("delta"))
+        return self._delta(data, "response.function_call_arguments.delta")
 
-    def _delta(self, index: int | None, chunk: str | None) -> list[Event]:
-        if index is None or not isinstance(chunk, str) or not chunk:
+    def _delta(self, data: ResponseTextDeltaEvent, where: str) -> list[Event]:
+        return self._text_delta(self._open_block(data), fields.text(data, "delta", where))
+
+    def _text_delta(self, index: int | None, chunk: str | None) -> list[Event]:
+        if index is None or not chunk:
             return []
         self._streamed.add(index)
         return [self.builder.delta(index, chunk)]
 
     def _open_block(self, data: ResponseOutputIndexEvent) -> int | None:
-        index = self._blocks.get(data.get("output_index"))
+        index = self._blocks.get(fields.index(data, "output_index", str(data.get("type") or "event")))
         return index if index is not None and self.builder.is_open(index) else None
 
     def _update_usage(self, raw: ResponseUsage | None) -> None:
@@ -363,6 +377,11 @@ class _Handler(SseHandler):
         if reasoning:
             usage["reasoning"] = reasoning
         update_cost(self.builder.model, usage)
+
+
+def _part_text(part: dict[str, Any], where: str) -> str:
+    """The text of a message content part (`text`, or a refusal's `refusal`) or a reasoning summary part."""
+    return fields.text(part, "text", where) or fields.text(part, "refusal", where) or ""
 
 
 def _load(event: SSEEvent) -> dict[str, JsonValue]:

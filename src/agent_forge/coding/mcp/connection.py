@@ -17,6 +17,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
+from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, server_environment
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
@@ -271,15 +272,16 @@ class ServerConnection:
     def _describe(self, exc: BaseException) -> str:
         leaf = _leaf(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
-            return f"the server's answer is malformed ({_validation_summary(leaf)})"
+            summary = _validation_summary(leaf)
+            return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
         if isinstance(leaf, ConnectionLost) and self._lost_reason:
             text = self._lost_reason
         elif isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:
-            text = str(leaf) or type(leaf).__name__
-        tail = self._stderr_tail()
+            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+        tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
         return f"{text} (stderr: {tail})" if tail else text
 
     def _stderr_tail(self) -> str:

@@ -22,9 +22,11 @@ from ..errors import CommandError
 from .config import McpServerConfig
 from .connection import ServerConnection
 from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines
+from .limits import MAX_INSTRUCTIONS_CHARS, one_line, shown_name
 from .prompts import find_prompt, map_arguments, prompt_command, prompt_message, split_prompt_command
 from .resources import NAME as READ_RESOURCE, ReadResourceTool
 from .tools import McpTool, assign_names
+from .vetting import vet_tool
 
 
 PROMPT_TIMEOUT_S = 30.0
@@ -142,9 +144,18 @@ class McpManager:
         lines = []
         for c in self.connections:
             if c.state == "connected" and c.tool_names:
-                about = c.config.description or (c.instructions or "").strip().split("\n")[0]
+                about = c.config.description or self._instructions_line(c)
                 lines.append(f"- {c.name}" + (f": {about}" if about else ""))
         return ["Connected MCP servers (their tools are listed with the others):\n" + "\n".join(lines)] if lines else []
+
+    def _instructions_line(self, connection: ServerConnection) -> str:
+        """The first line of the server's instructions, at most `MAX_INSTRUCTIONS_CHARS` (a longer one is
+        reported once)."""
+        first = (connection.instructions or "").lstrip().partition("\n")[0].strip()
+        if len(first) > MAX_INSTRUCTIONS_CHARS:
+            self._warn(f"MCP server {connection.name!r}: the first line of its instructions has {len(first):,} "
+                       f"characters; the system prompt shows the first {MAX_INSTRUCTIONS_CHARS:,}", connection)
+        return one_line(first, MAX_INSTRUCTIONS_CHARS)
 
     def input_closed(self) -> None:
         """stdin EOF or the session closing: a run's wait for starting servers ends, and each tool call running
@@ -177,8 +188,8 @@ class McpManager:
         for connection, tool in offered:
             name = names[(connection.name, tool.name)]
             if name in used:
-                self._warn(f"MCP tool {tool.name!r} of server {connection.name!r}: the name {name} is taken; "
-                           "not offered", connection)
+                self._warn(f"MCP tool {shown_name(tool.name)} of server {connection.name!r}: the name {name} is "
+                           "taken; not offered", connection)
             elif selection.admits(name):
                 used.add(name)
                 tools.append(McpTool(connection, tool, name, self._output_dir, self.deadlines,
@@ -199,14 +210,21 @@ class McpManager:
         """The server's admitted tools, each name once: a name listed again is reported, its first tool kept."""
         seen: dict[str, Any] = {}
         for tool in connection.tools:
-            if not connection.config.admits(tool.name):
+            if not connection.config.admits(tool.name) or not self._vetted(connection, tool):
                 continue
             if tool.name in seen:
-                self._warn(f"MCP server {connection.name!r} lists the tool {tool.name!r} more than once; "
-                           "only the first is offered", connection)
+                self._warn(f"MCP server {connection.name!r} lists the tool {shown_name(tool.name)} more than "
+                           "once; only the first is offered", connection)
             else:
                 seen[tool.name] = tool
         return list(seen.values())
+
+    def _vetted(self, connection: ServerConnection, tool: Any) -> bool:
+        """False for a tool withheld for its schema (`vetting.py`); its problems are reported either way."""
+        offered, notices = vet_tool(connection.name, tool)
+        for notice in notices:
+            self._warn(notice, connection)
+        return offered
 
     def _warn(self, message: str, connection: ServerConnection | None = None) -> None:
         """A naming problem: one of `connection`'s `warnings` until the next tool sync (so it goes once the

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 from ..errors import CommandError
 from ..resources.expansion import parse_arguments, split_command
+from .limits import MAX_DESCRIPTION_CHARS, cut
 from .tools import to_content
 
 PREFIX = "mcp:"
@@ -35,7 +36,8 @@ def prompt_command(server: str, scope: str, prompt: Any) -> dict[str, Any]:
     """The `get_commands` item of one server prompt (source `"mcp"`), with its declared `arguments`."""
     item: dict[str, Any] = {
         "name": f"{PREFIX}{server}:{prompt.name}",
-        "description": prompt.description or prompt.title or f"Prompt {prompt.name} of MCP server {server}",
+        "description": cut(prompt.description or prompt.title or f"Prompt {prompt.name} of MCP server {server}",
+                           MAX_DESCRIPTION_CHARS, "the server's description"),
         "source": "mcp",
         "sourceInfo": {"path": f"<mcp:{server}>", "source": f"mcp:{server}", "scope": scope, "origin": "top-level"},
         "path": f"<mcp:{server}>",
@@ -50,7 +52,7 @@ def prompt_command(server: str, scope: str, prompt: Any) -> dict[str, Any]:
 def _argument(argument: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"name": argument.name, "required": bool(argument.required)}
     if argument.description:
-        info["description"] = argument.description
+        info["description"] = cut(argument.description, MAX_DESCRIPTION_CHARS, "the server's description")
     return info
 
 

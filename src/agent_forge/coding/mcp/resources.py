@@ -15,6 +15,7 @@ from ...ai.types import JsonValue, UserContent
 from ..tools.output_files import OutputDir
 from ..tools.truncate import format_size
 from .deadline import CallDeadlines, CallExpired
+from .limits import MAX_NAME_CHARS, MAX_URI_CHARS, one_line
 from .tools import expiry_message, truncated
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class ReadResourceTool:
     """Reads `uri` from `server`, one of `connections` (those offering resources when it was made)."""
 
     name = NAME
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "MCP resource"
 
     def __init__(self, connections: list[ServerConnection], output_dir: Callable[[], OutputDir] | None,
@@ -80,10 +82,11 @@ def describe(connections: list[ServerConnection]) -> str:
     for connection in connections:
         lines.append(f"- {connection.name}:")
         for resource in connection.resources[:LISTED_PER_SERVER]:
-            about = ", ".join(x for x in (resource.name, resource.mime_type) if x)
-            lines.append(f"  - {resource.uri}" + (f" ({about})" if about else ""))
+            about = ", ".join(one_line(x, MAX_NAME_CHARS) for x in (resource.name, resource.mime_type) if x)
+            lines.append(f"  - {one_line(str(resource.uri), MAX_URI_CHARS)}" + (f" ({about})" if about else ""))
         if len(connection.resources) > LISTED_PER_SERVER:
             lines.append(f"  - ... {len(connection.resources) - LISTED_PER_SERVER} more")
         for template in connection.resource_templates[:LISTED_PER_SERVER]:
-            lines.append(f"  - template {template.uri_template}" + (f" ({template.name})" if template.name else ""))
+            name = f" ({one_line(template.name, MAX_NAME_CHARS)})" if template.name else ""
+            lines.append(f"  - template {one_line(str(template.uri_template), MAX_URI_CHARS)}{name}")
     return "\n".join(lines)

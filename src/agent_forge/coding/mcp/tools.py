@@ -20,6 +20,7 @@ from ...ai.types import JsonValue, UserContent
 from ..tools.output_files import OutputDir
 from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, append_notice, format_size, truncate_head
 from .deadline import CallDeadlines, CallExpired
+from .limits import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_PROGRESS_CHARS, cut, one_line, shown_name
 
 if TYPE_CHECKING:
     from .connection import ServerConnection
@@ -53,8 +54,8 @@ def assign_names(entries: Iterable[tuple[str, str]],
         base = base_name(server, tool)
         if counts[base] > 1 or base in taken:
             names[(server, tool)] = hashed_name(server, tool)
-            clashes.append((server, f"MCP tool {tool!r} of server {server!r}: the name {base} is not unique; "
-                                    f"offered as {names[(server, tool)]}"))
+            clashes.append((server, f"MCP tool {shown_name(tool)} of server {server!r}: the name {base} is not "
+                                    f"unique; offered as {names[(server, tool)]}"))
         else:
             names[(server, tool)] = base
     return names, clashes
@@ -78,10 +79,12 @@ class McpTool:
         self.server = connection.config.name
         self.tool_name: str = tool.name
         self.name = name
-        self.label = f"{self.server}: {tool.title or tool.name}" if getattr(tool, "title", None) else \
-            f"{self.server}: {tool.name}"
-        self.description = tool.description or f"Tool {tool.name} of MCP server {self.server}"
-        self.parameters: dict[str, JsonValue] = _schema(tool.input_schema)
+        self.label = f"{self.server}: {one_line(getattr(tool, 'title', None) or tool.name, MAX_NAME_CHARS)}"
+        self.description = cut(tool.description, MAX_DESCRIPTION_CHARS, "the server's description") \
+            if tool.description else f"Tool {one_line(tool.name, MAX_NAME_CHARS)} of MCP server {self.server}"
+        self.parameters: dict[str, JsonValue] = offered_schema(tool.input_schema)
+        # the server's word that the tool changes nothing: it then runs unasked under `approvals: ask`
+        self.read_only = getattr(getattr(tool, "annotations", None), "readOnlyHint", None) is True
         self.output_dir = output_dir
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
@@ -147,6 +150,7 @@ class _Progress:
 
     async def report(self, progress: float, total: float | None, message: str | None) -> None:
         amount = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+        message = cut(message, MAX_PROGRESS_CHARS, "the progress message") if message else message
         self.last = f"progress {amount}" + (f": {message}" if message else "")
         self.on_update(ToolResult(content=[{"type": "text", "text": self.last}],
                                   details={"progress": progress, "total": total, "message": message}))
@@ -196,7 +200,7 @@ def _text_of(content: list[UserContent]) -> str:
     return "\n".join(block["text"] for block in content if block.get("type") == "text")
 
 
-def _schema(schema: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+def offered_schema(schema: Mapping[str, Any] | None) -> dict[str, JsonValue]:
     """The tool's input schema as offered to the model: an object schema (`{"type": "object"}` when missing)."""
     if not isinstance(schema, Mapping):
         return {"type": "object", "properties": {}}

@@ -137,10 +137,25 @@ def _valid_port(v: object) -> bool:
     return port != 0  # reserved: nothing can be reached there (the request-time check in ai/transport_errors)
 
 
+def _no_spaces(v: object) -> bool:
+    return not any(char.isspace() for char in str(v))  # " http://host/v1" would be sent with its space
+
+
+def _no_query(v: object) -> bool:
+    """The provider appends its endpoint path: a query or fragment would end up in front of it."""
+    try:
+        parts = urlsplit(str(v).strip())
+    except ValueError:
+        return False
+    return not (parts.query or parts.fragment or "?" in str(v) or "#" in str(v))
+
+
 # Checks of a value that already has the right type (run after `_CHECKS`), in order.
 _VALUE_CHECKS: list[tuple[str, Check, str]] = [
     ("baseUrl", _http_url, "an http:// or https:// URL such as http://localhost:11434/v1"),
+    ("baseUrl", _no_spaces, "a URL without spaces (none around it either)"),
     ("baseUrl", _valid_port, "a URL whose port is a number from 1 to 65535"),
+    ("baseUrl", _no_query, "a URL without a ?query or #fragment (the agent appends the endpoint path to it)"),
 ]
 
 

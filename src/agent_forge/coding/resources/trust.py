@@ -30,9 +30,10 @@ from ..errors import ConfigFileError, TrustFileError
 TRUST_FILE = "trust.json"
 DEFAULT_TRUST_VALUES = ("always", "never", "ask")
 
-CODE_SETTINGS = ("shellPath", "shellCommandPrefix")
-"""Project settings keys that name programs to run: applied only when the project is trusted. (The project's
-`plugins` list is gated by the plugin loader with the same decision.)"""
+CODE_SETTINGS = ("shellPath", "shellCommandPrefix", "approvals")
+"""Project settings keys that name programs to run, or (`approvals`) let tool calls run unasked: applied only
+when the project is trusted. (The project's `plugins` list is gated by the plugin loader with the same
+decision.)"""
 
 AGENT_DIR_ONLY_SETTINGS = ("defaultProjectTrust", "projectResources")
 """Keys a project cannot set for itself: they decide how much of the project is believed."""

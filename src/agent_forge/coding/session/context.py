@@ -42,13 +42,21 @@ class SessionContext:
     context_window: int | None = None
 
 
-def build_context(path: list[SessionEntry]) -> SessionContext:
-    """The SessionContext of `path` (entries root → leaf, e.g. `SessionStore.branch()`)."""
+Checked = dict[int, tuple[object, "AgentMessage | None"]]
+"""`id(message)` → (that message, its `context_message`): checks already made (`unusable_entry`), so that
+opening a session checks each message once. The message is kept so that its id cannot be reused."""
+
+
+def build_context(path: list[SessionEntry], checked: Checked | None = None) -> SessionContext:
+    """The SessionContext of `path` (entries root → leaf, e.g. `SessionStore.branch()`); `checked`: messages
+    whose `context_message` is known (a copy made by a `context_edit` is not in it, so is checked anew)."""
     context = _settings(path)
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
         if entry["type"] == "message":  # inlined: the common case, run once per entry of a resumed session
-            message = context_message(entry.get("message"))
+            raw = entry.get("message")
+            known = checked.get(id(raw)) if checked else None
+            message = known[1] if known is not None and known[0] is raw else context_message(raw)
             if message is not None:
                 messages.append(message)
         else:
@@ -237,12 +245,17 @@ _BAD_SUMMARY: Phrase = ("has a summary that is not text" + _LEFT_OUT, "have summ
 _BAD_SETTING: Phrase = ("records a setting of the wrong type (ignored)", "record settings of the wrong type (ignored)")
 
 
-def unusable_entry(entry: SessionEntry) -> Phrase | None:
+def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phrase | None:
     """What makes a well-formed entry useless to the context, or None: a `message` or `custom_message` whose
     message `context_message` refuses, a `compaction` or `branch_summary` whose summary is not a string, a
     `model_change`, `thinking_level_change` or `context_window_change` whose value `_settings` ignores.
-    Opening a file warns about them by line."""
+    Opening a file warns about them by line. A `message` entry's check is recorded in `checked`."""
     kind = entry.get("type")
+    if kind == "message" and checked is not None:
+        raw = entry.get("message")
+        message = context_message(raw)
+        checked[id(raw)] = (raw, message)
+        return None if message is not None else _BAD_MESSAGE
     if kind in ("message", "custom_message"):
         return None if _CONTEXT_MESSAGES[kind](entry) else _BAD_MESSAGE
     if kind in ("compaction", "branch_summary"):

@@ -26,6 +26,7 @@ class SessionHeader(TypedDict):
     timestamp: str
     cwd: str
     parentSession: NotRequired[str]
+    recoveredFrom: NotRequired[str]  # a recovery copy (`SessionStore.rescue`): the id of the session it saves
 
 
 class SessionEntry(TypedDict):

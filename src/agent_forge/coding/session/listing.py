@@ -71,14 +71,16 @@ class SessionInfo:
     first_message: str
     message_count: int
     parent_session: str | None = None
+    recovered_from: str | None = None
+    """The id of the session this file is a recovery copy of (header `recoveredFrom`), else None."""
 
     def to_json(self) -> dict[str, Any]:
-        """`{path, id, cwd, name, created, modified, messageCount, firstMessage, parentSession}`; times are
-        ISO 8601 strings."""
+        """`{path, id, cwd, name, created, modified, messageCount, firstMessage, parentSession, recoveredFrom}`;
+        times are ISO 8601 strings."""
         return {"path": str(self.path), "id": self.id, "cwd": self.cwd, "name": self.name,
                 "created": self.created.isoformat(), "modified": self.modified.isoformat(),
                 "messageCount": self.message_count, "firstMessage": self.first_message,
-                "parentSession": self.parent_session}
+                "parentSession": self.parent_session, "recoveredFrom": self.recovered_from}
 
 
 def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
@@ -130,6 +132,12 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     if not wanted:
         raise SessionFileError("empty session id")
     matches, ids = _id_matches(wanted, cwd, session_dir)
+    if len(matches) > 1 and (chosen := _named_after_its_id(matches, ids)) is not None:
+        if on_note is not None:
+            others = ", ".join(str(path) for path in matches if path != chosen)
+            on_note(f"session {ids[chosen]} is also the header of {others}; opening {chosen}, the file named "
+                    "after it (open a copy by its path)")
+        return chosen
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -146,6 +154,24 @@ def _id_matches(wanted: str, cwd: str | os.PathLike[str],
     exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
     return exact or sorted(path for path, sid in ids.items()
                            if sid is not None and sid.lower().startswith(wanted)), ids
+
+
+def file_of_id(infos: list[SessionInfo], session_id: str) -> Path | None:
+    """The file of the session with exactly `session_id` among `infos` (a listing, newest first): the one
+    named `<timestamp>_<id>.jsonl` when several carry the id (a copy), else the newest; None when none does."""
+    paths = [info.path for info in infos if info.id == session_id]
+    if len(paths) > 1:
+        return _named_after_its_id(paths, {path: session_id for path in paths}) or paths[0]
+    return paths[0] if paths else None
+
+
+def _named_after_its_id(matches: list[Path], ids: dict[Path, str | None]) -> Path | None:
+    """Among files with one exact session id (a copy, a recovery file of an older version), the only one named
+    `<timestamp>_<id>.jsonl`; None when the ids differ (a prefix match) or no single file is so named."""
+    if len({ids[path] for path in matches}) != 1:
+        return None
+    named = [path for path in matches if path.name.endswith(f"_{ids[path]}.jsonl")]
+    return named[0] if len(named) == 1 else None
 
 
 def _plain_file_or_id(path: Path, reference: str, cwd: str | os.PathLike[str],
@@ -182,6 +208,8 @@ def _list_line(info: SessionInfo) -> str:
     from ..tools.sanitize import terminal_text
 
     title = " ".join(terminal_text(info.name or info.first_message or "(no messages)").split())
+    if info.recovered_from is not None:
+        title = f"(recovered copy of {' '.join(terminal_text(info.recovered_from[:8]).split())}) {title}"
     if len(title) > 60:
         title = title[:59] + "…"
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
@@ -207,7 +235,12 @@ def _info_or_skip(path: Path, on_skip: OnSkip | None) -> SessionInfo | None:
         path=path, id=header["id"], cwd=header["cwd"],
         created=parse_timestamp(header.get("timestamp", "")) or modified, modified=modified, name=name,
         first_message=first_message, message_count=count, parent_session=header.get("parentSession"),
+        recovered_from=_text_or_none(header.get("recoveredFrom")),
     )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
@@ -304,5 +337,20 @@ def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[
     if session is not None:
         return resolve_session(session, cwd, session_dir, on_note=on_note), None
     if continue_recent:
-        return find_most_recent(cwd, session_dir, on_skip=on_skip), None
+        recent = find_most_recent(cwd, session_dir, on_skip=on_skip)
+        _note_recovery_copy(recent, on_note)
+        return recent, None
     return None, None
+
+
+def _note_recovery_copy(path: Path | None, on_note: OnSkip | None) -> None:
+    """Tell `on_note` when `--continue` picked a recovery copy (`SessionStore.rescue`): it is the newest file,
+    and holds what the original could not take, but it is another session id."""
+    if path is None or on_note is None:
+        return
+    try:
+        header = read_header(path)
+    except SessionFileError:
+        return
+    if (original := _text_or_none(header.get("recoveredFrom"))) is not None:
+        on_note(f"continuing session {header['id']} ({path}), the recovery copy of session {original}")

@@ -118,8 +118,22 @@ class SessionLock:
         finally:
             os.close(fd)
 
+    def abandon(self) -> None:
+        """Drop the lock as an exiting process does: the flocks go, the lock file stays behind (stale: its
+        pid names no live holder). For in-process runs that stand for a process (`agent_forge.testing`)."""
+        self._drop_inode()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            _held.discard(self)
+            os.close(fd)
+
     def __repr__(self) -> str:
         return f"SessionLock({str(self.session_path)!r}, held={self.held})"
+
+
+def held_locks() -> frozenset[SessionLock]:
+    """The locks this process holds now."""
+    return frozenset(_held)
 
 
 def release_held_locks() -> None:

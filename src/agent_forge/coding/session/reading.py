@@ -50,9 +50,13 @@ class ParsedSession:
 _raw_decode = json.JSONDecoder().raw_decode
 
 
-def parse_line(line: str | bytes) -> Any:
+def parse_line(line: str | bytes, screened: bool = False) -> Any:
     """The JSON value of one line, or None when it is blank, torn or not JSON at all. Lone-surrogate escapes
-    (files written by older versions) read as U+FFFD, as new lines are written."""
+    (files written by older versions) read as U+FFFD, as new lines are written. `screened`: see
+    `json_wire.fast_loads`."""
+    value = json_wire.fast_loads(line, screened=screened)  # it refuses lone-surrogate escapes and lines json reads otherwise
+    if value is not json_wire.MISS:
+        return value
     value = _parse(line)
     if value is not None and json_wire.may_hold_surrogates(line if isinstance(line, str) else
                                                             line.decode("utf-8", "replace")):
@@ -61,6 +65,7 @@ def parse_line(line: str | bytes) -> Any:
 
 
 def _parse(line: str | bytes) -> Any:
+    line = _without_bom(line)
     if isinstance(line, str):
         try:  # fast path for the usual line: one JSON value with nothing but an optional CR after it
             value, end = _raw_decode(line)
@@ -76,6 +81,14 @@ def _parse(line: str | bytes) -> Any:
         return None
 
 
+def _without_bom(line: str | bytes) -> str | bytes:
+    """`line` without a leading UTF-8 byte order mark: editors on Windows (Notepad) put one at the start of a
+    file they save, and JSON parsers refuse it; it is read as if absent (the bytes on disk stay)."""
+    if isinstance(line, str):
+        return line[1:] if line.startswith("\ufeff") else line
+    return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+
+
 def read_session(path: Path) -> ParsedSession:
     """Read and parse a session file in one linear pass.
 
@@ -84,16 +97,16 @@ def read_session(path: Path) -> ParsedSession:
     parent is missing after a skipped line is linked to the last entry before that line in file order (the
     parent most likely lost with it), so the history stays one chain. Raises SessionFileError when the file is
     missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
-    `session_migrations.migrate`).
+    `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
     data = _read_bytes(path)
     if not data or data.isspace():
         raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    with _gc_paused():
+    with gc_paused():
         lines = _split_lines(data)
         start, header = _find_header(lines)
         header = _checked_header(header, path)
-        objects, numbers, damaged = _parse_body(lines, start + 1)
+        objects, numbers, damaged = _parse_body(lines, start + 1, not json_wire.has_long_number(data))
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated = _unique_entries(objects, numbers, damaged)
     return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
@@ -115,16 +128,16 @@ def _find_header(lines: list[str]) -> tuple[int, Any]:
     return len(lines), None
 
 
-def _parse_body(lines: list[str], start: int) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+def _parse_body(lines: list[str], start: int, screened: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """(objects, their 1-based line numbers, numbers of damaged lines) of `lines[start:]`. Blank lines and a
-    torn last line (no newline after it) are not damage."""
+    torn last line (no newline after it) are not damage. `screened`: see `json_wire.fast_loads`."""
     objects: list[dict[str, Any]] = []
     numbers: list[int] = []
     damaged: list[int] = []
     last = len(lines) - 1  # the text after the last newline: empty, or a torn line
     for index in range(start, len(lines)):
         line = lines[index]
-        value = parse_line(line)
+        value = parse_line(line, screened)
         if isinstance(value, dict):
             objects.append(value)
             numbers.append(index + 1)
@@ -225,7 +238,7 @@ def _split_lines(data: bytes) -> list[str]:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: parsing creates millions of containers that are all kept, and the
     collections they would trigger cost about as much as the parsing itself."""
     enabled = gc.isenabled()
@@ -296,7 +309,7 @@ def encode_line(obj: dict[str, Any]) -> bytes:
     and other tools must be able to read the file). Raises `UnencodableEntry` for values JSON cannot hold."""
     # Lone surrogates become U+FFFD: strict JSON readers reject a lone `\ud83d` escape.
     try:
-        return json_wire.encode_utf8(json_wire.dumps(obj)) + b"\n"
+        return json_wire.encode(obj) + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
 

@@ -17,18 +17,18 @@ a migration rewrite and its backup all concern the file itself, whichever link i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Callable
 
-from .context import SessionContext, build_context, unusable_entry
+from ...ai import json_wire
+from .context import Checked, SessionContext, build_context, unusable_entry
 from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
-    new_entry_id, with_optional)
+    new_entry_id, uuid4, with_optional)
 from ..errors import SessionFileError, SessionLockError
 from .reading import encode_line, read_session, skipped_warnings
 from .listing import (
@@ -88,6 +88,7 @@ class SessionStore:
         # branch is fixed by its leaf, and get_state/prompts need not walk 50,000 parents each time.
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
+        self._checked: Checked | None = None
         self.load_warnings: list[str] = []
         """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
         self.no_session = path is None
@@ -151,8 +152,9 @@ class SessionStore:
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None)
+        store._checked = {}  # the first build_context uses these checks instead of making them again
         unusable = [(line, phrase) for entry, line in zip(parsed.entries, parsed.entry_lines)
-                    if (phrase := unusable_entry(entry)) is not None]
+                    if (phrase := unusable_entry(entry, store._checked)) is not None]
         store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
                                                unusable=unusable)
         return store
@@ -263,7 +265,8 @@ class SessionStore:
         """Messages, model, thinking level and context window of the active branch (see SessionContext).
         A fresh object each call (its list may be changed by the caller; the messages are shared)."""
         if self._context is None or self._context[0] != self._leaf_id:
-            self._context = (self._leaf_id, build_context(self.branch()))
+            self._context = (self._leaf_id, build_context(self.branch(), self._checked))
+            self._checked = None  # entries may change later (a migration, an edit in place): check anew
         context = self._context[1]
         return SessionContext(messages=list(context.messages), model=context.model,
                               thinking_level=context.thinking_level, context_window=context.context_window)
@@ -349,7 +352,7 @@ class SessionStore:
         line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
-        entry: SessionEntry = json.loads(line)
+        entry: SessionEntry = json_wire.parse(line)
         self._index(entry)
         self._persist([line], starts_file=entry_type in FILE_STARTING_ENTRIES)
         return entry
@@ -433,8 +436,13 @@ class SessionStore:
         lines = [encode_line(self._header), *map(encode_line, self._entries)]  # type: ignore[arg-type]
         return b"".join(lines), len(self._entries)
 
-    def rescue(self) -> Path | None:
-        """After `close` left entries unwritten: write the whole session (header and every entry) to a new
-        file `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns its path, or None
-        when no entry waits or neither place can be written. The file opens like any session file."""
-        return None if self._writer is None else self._writer.rescue()
+    def rescue(self) -> tuple[Path, str] | None:
+        """After `close` left entries unwritten: write the whole session (every entry) to a new file
+        `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir; returns (its path, its session
+        id), or None when no entry waits or neither place can be written. The copy opens like any session
+        file, under a session id of its own (so an id names one session, not the original and its copy):
+        its header adds `recoveredFrom` (the original id) and `parentSession` (the original file)."""
+        writer, new_id = self._writer, uuid4()
+        header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
+        path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))
+        return None if path is None else (path, new_id)

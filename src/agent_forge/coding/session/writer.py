@@ -127,8 +127,8 @@ class SessionWriter:
                 lock.release()
         self._lock = self.id_lock = None
 
-    def rescue(self) -> Path | None:
-        """After `close` left lines unwritten: write the whole file to a new `<file>.recovered-<UTC
+    def rescue(self, data: bytes) -> Path | None:
+        """After `close` left lines unwritten: write `data` (the whole session) to a new `<file>.recovered-<UTC
         time>.jsonl` beside it, else in the temp dir; returns its path, or None when nothing waits or neither
         place can be written."""
         if self.error is None:
@@ -139,7 +139,7 @@ class SessionWriter:
         name = f"{self.path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
         for directory in (self.path.parent, Path(tempfile.gettempdir())):
             try:
-                write_new_private(directory / name, self._whole_file()[0])
+                write_new_private(directory / name, data)
                 return directory / name
             except OSError:
                 continue

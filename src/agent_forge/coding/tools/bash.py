@@ -6,7 +6,7 @@ import asyncio
 import math
 import os
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue, UserContent
@@ -17,6 +17,13 @@ from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, ap
 
 if TYPE_CHECKING:
     from .output_files import OutputDir
+
+
+class CommandRunner(Protocol):
+    async def run(self, tool_call_id: str, command: str, cwd: str, timeout: float | None) -> ShellResult | None:
+        """Run `command` to its end (killing it after `timeout` seconds, or when cancelled); its result, or None
+        to run it in a local shell instead. Raises `ToolError`."""
+        ...
 
 UPDATE_INTERVAL_S = 0.1
 """Progress updates are coalesced to at most one per interval: each carries up to 50 KB of text, and a
@@ -62,6 +69,8 @@ class BashTool:
         self.output_dir: Callable[[], OutputDir] | None = None
         """Where full outputs go: the session sets its `AgentSession.output_dir` here (default: the process's)."""
         self.shell = shell or ShellConfig()  # settings `shellPath`, `shellCommandPrefix`
+        self.terminals: CommandRunner | None = None
+        """Where commands run instead of here (an editor's terminals over ACP); None: a local shell."""
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
                       on_update: ToolUpdate | None = None) -> ToolResult:
@@ -70,6 +79,10 @@ class BashTool:
         timeout = optional_number(args, "timeout", minimum=0) or None
         if not os.path.isdir(self.cwd):
             raise ToolError(missing_cwd_error(self.cwd))
+        if self.terminals is not None:
+            result = await self.terminals.run(tool_call_id, command, self.cwd, timeout)
+            if result is not None:
+                return final_result(result, timeout)
         tail = TailBuffer()
         progress = _Progress(on_update, tail, self.update_interval_s) if on_update else None
         try:

@@ -11,6 +11,7 @@ from ...ai.types import JsonValue
 from .args import check_object, json_type, require_string
 from .diff import first_changed_line, unified_diff
 from .edit_apply import Replacement, apply_replacements, normalise_newlines
+from .file_access import LOCAL, FileAccess
 from .file_kinds import open_regular
 from .paths import resolve_tool_path
 from .write import write_bytes
@@ -63,6 +64,8 @@ class EditTool:
     description = DESCRIPTION
     parameters = PARAMETERS
 
+    files: FileAccess = LOCAL  # where text comes from and goes (`file_access.py`): the disk, or an editor's
+
     def __init__(self, cwd: str):
         self.cwd = cwd
 
@@ -72,12 +75,14 @@ class EditTool:
         given = require_string(args, "path")
         edits = parse_edits(args)
         path = resolve_tool_path(given, self.cwd)
+        served = await self.files.read_text(path)  # the editor's version, unsaved changes included
         # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
-        bom, original = await asyncio.to_thread(_read_text, path)
+        bom, original = (b"", served) if served is not None else await asyncio.to_thread(_read_text, path)
         updated, notes = apply_replacements(original, edits, given)
         if updated == original:
             raise ToolError(f"No changes made to {given}: the replacements leave the file identical.")
-        await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
+        if served is None or not await self.files.write_text(path, _encode(updated).decode("utf-8", "replace")):
+            await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
         before, after = normalise_newlines(original), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
         text = " ".join([f"Successfully replaced {len(edits)} block(s) in {given}.", *notes])

@@ -50,6 +50,7 @@ class FindTool:
     """
 
     name = "find"
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "Find"
     description = DESCRIPTION
     parameters = PARAMETERS

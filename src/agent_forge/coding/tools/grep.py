@@ -102,6 +102,7 @@ class GrepTool:
     """
 
     name = "grep"
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "Grep"
     description = DESCRIPTION
     parameters = PARAMETERS

@@ -41,6 +41,7 @@ class LsTool:
     """
 
     name = "ls"
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "List"
     description = DESCRIPTION
     parameters = PARAMETERS

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import codecs
+import io
 import os
 import shlex
 from typing import BinaryIO
@@ -12,6 +13,7 @@ from typing import BinaryIO
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, optional_int, require_string
+from .file_access import LOCAL, FileAccess
 from .file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
 from .line_window import COUNT_LIMIT_BYTES, LineSpan, locate_lines
 from .paths import resolve_tool_path
@@ -63,9 +65,12 @@ class ReadTool:
     """
 
     name = "read"
+    read_only = True  # runs unasked under the `ask` approval policy (coding/approvals.py)
     label = "Read"
     description = DESCRIPTION
     parameters = PARAMETERS
+
+    files: FileAccess = LOCAL  # where text comes from (`file_access.py`): the disk, or an editor's buffers
 
     def __init__(self, cwd: str):
         self.cwd = cwd
@@ -76,6 +81,9 @@ class ReadTool:
         path = resolve_tool_path(require_string(args, "path"), self.cwd)
         offset = optional_int(args, "offset", minimum=0) or 1
         limit = optional_int(args, "limit", minimum=1)
+        text = await self.files.read_text(path)
+        if text is not None:  # the editor's version of the file, shown as the disk's would be
+            return _text_result(io.BytesIO(text.encode("utf-8", "replace")), path, offset, limit)
         # A thread, because scanning a multi-gigabyte file must not stall the event loop.
         return await asyncio.to_thread(read_file, path, offset, limit)
 

@@ -9,6 +9,7 @@ import stat
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, require_string
+from .file_access import LOCAL, FileAccess
 from .file_replace import replace_contents
 from .paths import resolve_tool_path
 
@@ -42,6 +43,8 @@ class WriteTool:
     description = DESCRIPTION
     parameters = PARAMETERS
 
+    files: FileAccess = LOCAL  # where text goes (`file_access.py`): the disk, or an editor's buffers
+
     def __init__(self, cwd: str):
         self.cwd = cwd
 
@@ -52,8 +55,9 @@ class WriteTool:
         content = require_string(args, "content")
         path = resolve_tool_path(given, self.cwd)
         data = content.encode("utf-8", "replace")
-        # A thread, because even a regular file on a slow or full disk must not stall the event loop.
-        await asyncio.to_thread(write_bytes, path, data)
+        if not await self.files.write_text(path, data.decode("utf-8")):
+            # A thread, because even a regular file on a slow or full disk must not stall the event loop.
+            await asyncio.to_thread(write_bytes, path, data)
         return text_result(f"Successfully wrote {len(data)} bytes to {given}")
 
 

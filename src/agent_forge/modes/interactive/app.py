@@ -22,6 +22,7 @@ from ... import __version__
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
+from ..approvals import answer_dialog, withdraw_on_end
 from .blocks import notice
 from .commands import Commands, builtin
 from .completion import FileCompleter, attachments
@@ -80,7 +81,8 @@ class InteractiveMode:
         self.live = LiveState()
         self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
-        self.dialogs = Dialogs(lambda fields: self.session.hooks.ui_response(fields), self.editor, self.changed)
+        self.dialogs = Dialogs(lambda fields: answer_dialog(self.session, fields), self.editor, self.changed)
+        withdraw_on_end(session, self.dialogs.withdraw)  # an aborted call's approval question closes
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)

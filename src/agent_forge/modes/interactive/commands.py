@@ -1,7 +1,7 @@
 """Built-in `/` commands and `!` / `!!` shell lines of the editor.
 
 `/quit`, `/new`, `/name [name]`, `/session`, `/model [pattern]`, `/thinking [level]`, `/compact
-[instructions]`, `/hotkeys`, and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`).
+[instructions]`, `/hotkeys`, `/approvals [policy]` (`approval_command.py`), and those of `session_commands` (`/resume`, `/fork`, `/clone`, `/export`).
 Any other `/name` (a plugin command, template or skill) and plain text go through `AgentSession.submit`, as
 an RPC `prompt` does. `!cmd` runs through the session's user bash and its output is
 added to the context (RPC `bash`); `!!cmd` is not added."""
@@ -13,6 +13,7 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.models.selection import resolve_model_pattern
+from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
 from .keymap import with_keys
 from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
@@ -29,6 +30,7 @@ COMMANDS = {
     "compact": "summarise older messages now",
     "hotkeys": "the keyboard shortcuts",
     "copy": "copy the last answer to the clipboard (OSC 52; also saved to a file)",
+    "approvals": APPROVALS,
     **SESSION_COMMANDS,
     **CONFIG_COMMANDS,
 }
@@ -37,6 +39,7 @@ COMMANDS = {
 COMMAND_HINTS = {
     "name": "[name]", "model": "[pattern[:thinking]]", "thinking": "[level]", "compact": "[instructions]",
     "export": "[path]", "login": "[provider]", "logout": "[provider]", "scoped-models": "[pattern,pattern]",
+    "approvals": APPROVALS_HINT,
 }
 """The arguments of the built-ins that take any: `<required>`, `[optional]` (shown in the `/` menu)."""
 
@@ -71,6 +74,9 @@ class Commands:
         except CommandError as exc:
             self.ui.say(str(exc), "error")
         self.ui.footer_changed()
+
+    async def _approvals(self, argument: str) -> None:
+        await approvals_command(self.ui, argument)
 
     async def _quit(self, argument: str) -> None:
         self.ui.exit(0)

@@ -147,7 +147,7 @@ def _spaced_file(name: str, rest: str, cwd: str) -> str | None:
 def menu_fragments(state: Any, rows: int, width: int) -> list[tuple[str, str]]:
     """The completion menu: `rows` completions of `state` (a buffer's `complete_state`, or None) around the
     selected one, which is highlighted, each on one row of `width` columns."""
-    from .dialogs import fit
+    from .render import fit
     from .render import clean
 
     if state is None:

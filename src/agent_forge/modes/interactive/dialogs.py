@@ -9,7 +9,7 @@ import asyncio
 from typing import Any, Callable
 
 from .keymap import with_keys
-from .render import clean
+from .render import clean, fit
 
 Fragments = list[tuple[str, str]]
 
@@ -84,6 +84,11 @@ class Dialogs:
             if self.queue:
                 self._show(self.queue[0])
         self._changed()
+
+    def withdraw(self, request_id: object) -> None:
+        """Close the dialogs of `request_id` without answering (the question is gone: its tool call ended)."""
+        for dialog in [d for d in self.queue if d.id == request_id]:
+            self._close(dialog)
 
     def move(self, step: int) -> None:
         dialog = self.current
@@ -164,17 +169,3 @@ def _rows(rows: list[tuple[str, str]], width: int) -> Fragments:
     return [(style, fit(text, width) + "\n") for style, text in rows]
 
 
-def fit(text: str, width: int) -> str:
-    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
-    from prompt_toolkit.utils import get_cwidth
-
-    text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
-    if get_cwidth(text) <= width:
-        return text
-    out, used = [], 0
-    for char in text:
-        used += get_cwidth(char)
-        if used > width - 1:
-            break
-        out.append(char)
-    return "".join(out) + "…"

@@ -11,7 +11,7 @@ from typing import Any
 
 from prompt_toolkit.utils import get_cwidth
 
-from .render import clean
+from .render import clean, fit
 
 
 def compact_count(n: float) -> str:
@@ -70,17 +70,7 @@ class Footer:
         right = clean(self._right)
         gap = width - get_cwidth(left) - get_cwidth(right)
         if gap >= 2:
-            return [_fit(top, width), f"{left}{' ' * gap}{right}"]
-        return [_fit(top, width), _fit(left, width), _fit(right, width)]
+            return [fit(top, width), f"{left}{' ' * gap}{right}"]
+        return [fit(top, width), fit(left, width), fit(right, width)]
 
 
-def _fit(text: str, width: int) -> str:
-    if get_cwidth(text) <= width:
-        return text
-    out, used = [], 0
-    for char in text:
-        used += get_cwidth(char)
-        if used > width - 1:
-            break
-        out.append(char)
-    return "".join(out) + "…"

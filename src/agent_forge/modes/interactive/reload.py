@@ -58,8 +58,7 @@ async def reload_plugins(session: Any, plugins: PluginArgs) -> list[str]:
     old = session.hooks
     if hasattr(old, "plugins"):
         await old.shutdown(graceful=True)
-    session.hooks = SessionHooks()
-    session.agent.before_tool_call = None
+    session.hooks = SessionHooks()  # the session's tool gate asks the hooks it has at each call
     session.agent.tools = [t for t in session.agent.tools if not isinstance(t, PluginTool)]
     seen = len(session.warnings)
     runner = await install_plugins(session, paths=plugins.paths, discover=plugins.discover,

@@ -54,3 +54,19 @@ def to_ansi(renderables: list[Any], width: int) -> str:
     for renderable in renderables:
         console.print(renderable)
     return out.getvalue()
+
+
+def fit(text: str, width: int) -> str:
+    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
+    from prompt_toolkit.utils import get_cwidth
+
+    text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
+    if get_cwidth(text) <= width:
+        return text
+    out, used = [], 0
+    for char in text:
+        used += get_cwidth(char)
+        if used > width - 1:
+            break
+        out.append(char)
+    return "".join(out) + "…"

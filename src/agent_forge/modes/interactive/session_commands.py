@@ -35,7 +35,11 @@ class SessionCommands:
         infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
         if not infos:
             raise CommandError("no other session of this directory to resume")
-        labels = {_label(info, self.ui.terminal.columns()): info.path for info in infos}
+        labels: dict[str, Any] = {}
+        columns = self.ui.terminal.columns()
+        for info in infos:  # files sharing an id (a `cp` copy) would share a label: the file name tells them apart
+            label = _label(info, columns)
+            labels[label if label not in labels else f"{label} · {info.path.name}"] = info.path
         self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
 
     async def _switch(self, path: str) -> None:
@@ -145,8 +149,9 @@ def _label(info: Any, columns: int) -> str:
     cut to what a `columns`-wide terminal leaves beside the rest (at least 20 characters)."""
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
     rest = f" · {when} · {info.message_count} messages · {info.id[:8]}"
-    title = info.name or _one_line(info.first_message, max(20, columns - len(rest) - 4)) or "(no messages)"
-    return f"{title}{rest}"
+    copy = f"(recovered copy of {info.recovered_from[:8]}) " if info.recovered_from else ""
+    width = max(20, columns - len(rest) - len(copy) - 4)
+    return f"{copy}{info.name or _one_line(info.first_message, width) or '(no messages)'}{rest}"
 
 
 def _one_line(text: str, width: int = 60) -> str:

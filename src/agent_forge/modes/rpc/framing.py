@@ -1,7 +1,8 @@
 """JSONL framing of RPC mode: records split on LF only, one trailing CR stripped, compact UTF-8 JSON out.
 
 Both seeds, "Framing": U+2028/U+2029 are ordinary characters inside JSON strings, so stdin is read as bytes and
-split on b"\\n" alone; lines may be of any length.
+split on b"\\n" alone. RPC mode caps a command line at `MAX_COMMAND_BYTES`; the client side reads lines of any
+length.
 """
 
 from __future__ import annotations
@@ -13,37 +14,74 @@ import os
 from typing import Any, Iterator
 
 from ...ai import json_wire
+from .raw_json import RawJson
+
+
+MAX_COMMAND_BYTES = 64 << 20
+"""The longest command line RPC mode reads (64 MiB, the LF not counted; docs/rpc.md, "Framing"): a longer one is
+answered with a parse error, and is not kept in memory past this many bytes."""
+
+
+class OversizedLine:
+    """Stands for a line longer than the splitter's limit; `size` is its length in bytes (without the LF)."""
+
+    def __init__(self, size: int, limit: int):
+        self.size = size
+        self.limit = limit
+
+    def error(self) -> str:
+        return f"the line is {self.size} bytes long; commands may be at most {self.limit} bytes"
 
 
 class LineSplitter:
     """Feed byte chunks, get complete records (bytes, without the LF and one trailing CR).
 
-    Buffered pieces are joined once per record, so a 10 MB line costs linear time.
+    Buffered pieces are joined once per record, so a 10 MB line costs linear time. With a `limit` (bytes), a
+    line growing past it is dropped as it comes (memory stays bounded) and yields one `OversizedLine` at its end.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self._parts: list[bytes] = []
+        self._size = 0  # bytes of the current line so far (also while it is being skipped)
+        self._limit = limit
+        self._skipping = False
 
-    def feed(self, chunk: bytes) -> Iterator[bytes]:
+    def feed(self, chunk: bytes) -> Iterator[bytes | OversizedLine]:
         start = 0
         while True:
             end = chunk.find(b"\n", start)
             if end < 0:
                 break
-            self._parts.append(chunk[start:end])
-            yield _strip_cr(b"".join(self._parts))
-            self._parts = []
+            self._add(chunk[start:end])
+            yield self._take()
             start = end + 1
         if start < len(chunk):
-            self._parts.append(chunk[start:])
+            self._add(chunk[start:])
 
-    def finish(self) -> Iterator[bytes]:
+    def finish(self) -> Iterator[bytes | OversizedLine]:
         """The last record when the stream ends without a final LF."""
-        if self._parts:
-            record = b"".join(self._parts)
-            self._parts = []
-            if record.strip():
-                yield _strip_cr(record)
+        if self._skipping:
+            yield self._take()
+        elif self._parts:
+            record = self._take()
+            if isinstance(record, OversizedLine) or record.strip():
+                yield record
+
+    def _add(self, piece: bytes) -> None:
+        self._size += len(piece)
+        if self._skipping:
+            return
+        if self._limit is not None and self._size > self._limit:
+            self._parts, self._skipping = [], True  # nothing of it is kept from here on
+            return
+        self._parts.append(piece)
+
+    def _take(self) -> bytes | OversizedLine:
+        size, skipped, parts = self._size, self._skipping, self._parts
+        self._parts, self._size, self._skipping = [], 0, False
+        if skipped and self._limit is not None:
+            return OversizedLine(size, self._limit)
+        return _strip_cr(b"".join(parts))
 
 
 def _strip_cr(record: bytes) -> bytes:
@@ -57,20 +95,20 @@ def encode(obj: Any) -> bytes:
     verbatim: list[str] = []
     default = functools.partial(_plain, verbatim)
     try:
-        text = json_wire.dumps(obj, default=default)
+        data = json_wire.encode(obj, default=default)
     except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
         from .deep_json import dumps
 
-        text = dumps(obj, encode=lambda value: json_wire.dumps(value, default=default))
-    for index, source in enumerate(verbatim):
-        text = text.replace(json_wire.dumps(_placeholder(index)), source, 1)
-    return json_wire.encode_utf8(text) + b"\n"
+        data = json_wire.encode_utf8(dumps(obj, encode=lambda value: json_wire.dumps(value, default=default)))
+    for index, source in enumerate(verbatim):  # a backend that gave up after calling `default` left some unused
+        data = data.replace(json_wire.encode(_placeholder(index)), json_wire.encode_utf8(source), 1)
+    return data + b"\n"
 
 
 def _plain(verbatim: list[str], value: Any) -> Any:
     """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash; a
     BadValue becomes a placeholder that `encode` replaces with its source text."""
-    if isinstance(value, BadValue):
+    if isinstance(value, (BadValue, RawJson)):
         verbatim.append(value.source)
         return _placeholder(len(verbatim) - 1)
     if isinstance(value, (set, frozenset, tuple)):
@@ -141,6 +179,9 @@ def decode(record: bytes) -> Any:
     """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
     UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
     (see BadValue) become BadValue, so an object around them still yields its `id`."""
+    value = json_wire.fast_loads(record)  # refuses lone surrogates, BOMs, big numbers: those go the long way
+    if value is not json_wire.MISS:
+        return value
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:

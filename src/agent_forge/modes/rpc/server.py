@@ -17,8 +17,8 @@ from typing import Any, Awaitable, Callable
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
 from . import framing
-from .. import stdout_guard
-from ..stdout_guard import write_out
+from .. import approvals, stdout_guard
+from .burst import BurstWriter
 from .handlers import HANDLERS
 from .streams import ByteReader, ByteWriter, FdReader
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response
@@ -32,38 +32,50 @@ class RpcServer:
     def __init__(self, session: AgentSession, out: ByteWriter):
         self.session = session
         self.out = out
+        self._burst = BurstWriter(out)
         self._background: set[asyncio.Task] = set()
         session.subscribe(self.write)
 
     def write(self, record: dict[str, Any]) -> None:
-        write_out(self.out, framing.encode(record))  # a client gone away: the session still finishes and flushes
+        """Write one record; it leaves with the others of this loop turn (`burst.py`), at the latest on
+        `flush_out`. A client gone away: the session still finishes and flushes."""
+        self._burst.write(framing.encode(record))
+
+    def flush_out(self) -> None:
+        """Write the records still waiting for the end of this loop turn."""
+        self._burst.flush()
 
     async def serve(self, reader: ByteReader | int = 0) -> int:
         """Serve until `reader` ends (a file descriptor is read with `FdReader`); the exit code, 0."""
         if isinstance(reader, int):
             reader = FdReader(reader)
         self._spawn(self.session.hooks.start())  # plugins' session_start, now that their events reach the client
-        records: asyncio.Queue[bytes | None] = asyncio.Queue()
+        records: asyncio.Queue[bytes | framing.OversizedLine | None] = asyncio.Queue()
         worker = asyncio.ensure_future(self._handle_records(records))
-        splitter = framing.LineSplitter()
+        splitter = framing.LineSplitter(framing.MAX_COMMAND_BYTES)
         while chunk := await reader.read(1 << 16):
             for record in splitter.feed(chunk):
                 self._receive(record, records)
         for record in splitter.finish():
             self._receive(record, records)
         self.session.hooks.input_closed()  # no dialog can be answered any more: they resolve with defaults
+        approvals.input_closed(self.session)  # and approval questions reject
         self.session.mcp.input_closed()  # MCP calls get their deadline, no run waits for a starting server
+        self.session.run.input_closed()  # no new automatic retry: the agent exits after the current attempt
         records.put_nowait(None)
         await worker
         await self.shutdown()
+        self.flush_out()
         return 0
 
-    def _receive(self, record: bytes, records: asyncio.Queue[bytes | None]) -> None:
+    def _receive(self, record: bytes | framing.OversizedLine,
+                 records: asyncio.Queue[bytes | framing.OversizedLine | None]) -> None:
         """Commands are handled one at a time, in order; answers to plugin dialogs skip that queue, because the
         command being handled (a vetoable `fork`, a plugin's input handler) may be the one waiting for them. The
         type is compared after JSON decoding (it may be written with `\\u` escapes); only lines that could be an
         answer are decoded here."""
-        if (b"ui_response" in record or b"\\u" in record) and self._answer_dialog(record):
+        if isinstance(record, bytes) and (b"ui_response" in record or b"\\u" in record) \
+                and self._answer_dialog(record):
             return
         records.put_nowait(record)
 
@@ -74,10 +86,10 @@ class RpcServer:
             return False  # the command queue answers the parse error
         if not (isinstance(message, dict) and message.get("type") == "extension_ui_response"):
             return False
-        self.session.hooks.ui_response(usable_fields(message))
+        approvals.answer_dialog(self.session, usable_fields(message))
         return True
 
-    async def _handle_records(self, records: asyncio.Queue[bytes | None]) -> None:
+    async def _handle_records(self, records: asyncio.Queue[bytes | framing.OversizedLine | None]) -> None:
         while (record := await records.get()) is not None:
             if stdout_guard.failure is None:  # once answers cannot be written, no command may start work
                 await self.handle_record(record)
@@ -87,7 +99,10 @@ class RpcServer:
             await asyncio.wait(self._background)
         await self.session.close()
 
-    async def handle_record(self, record: bytes) -> None:
+    async def handle_record(self, record: bytes | framing.OversizedLine) -> None:
+        if isinstance(record, framing.OversizedLine):
+            self.write(response("parse", error=f"Failed to parse command: {record.error()}"))
+            return
         try:
             command = framing.decode(record)
         except ValueError as exc:  # a line that is not UTF-8 may still give its id back (docs/rpc.md)
@@ -108,7 +123,7 @@ class RpcServer:
             self.write(response("unknown", request_id, error=type_problem(kind)))
             return
         if kind in INPUT_MESSAGES:
-            self.session.hooks.ui_response(usable_fields(command))  # unknown or late ids are ignored; never answered
+            approvals.answer_dialog(self.session, usable_fields(command))  # unknown or late ids: ignored
             return
         if kind not in COMMANDS:
             self.write(response(kind, request_id, error=f"Unknown command: {kind}"))
@@ -186,5 +201,7 @@ async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
     from ..stdout_guard import protocol_stdin, protocol_stdout
 
     server = RpcServer(session, writer if writer is not None else protocol_stdout())
-    # fd 0 is the null device once the CLI claimed stdin: the private copy is read
-    return await server.serve(reader if reader is not None else protocol_stdin().fileno())
+    try:  # fd 0 is the null device once the CLI claimed stdin: the private copy is read
+        return await server.serve(reader if reader is not None else protocol_stdin().fileno())
+    finally:  # a signal cancels `serve` after the run's last records were written
+        server.flush_out()

@@ -63,6 +63,8 @@ COMMANDS: dict[str, FieldSpec] = {
     "get_tree": {"flat": ("boolean", False)},
     "get_last_assistant_text": {},
     "set_session_name": {"name": ("string", True)},
+    # approvals (an addition to the seed protocol: docs/rpc.md, "Approvals")
+    "set_approvals": {"policy": ("string", True)},
     # commands
     "get_commands": {},
     # MCP servers (an addition to the seed protocol: docs/mcp.md)

@@ -1,9 +1,10 @@
-"""Handlers that read session state: get_state, get_messages, get_last_assistant_text."""
+"""Handlers of session state: get_state, set_approvals, get_messages, get_last_assistant_text."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
+from ..raw_json import BIG, encoded, list_json
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -15,9 +16,25 @@ async def _get_state(server: RpcServer, command: dict[str, Any]) -> Any:
     return server.session.get_state()
 
 
-@handler("get_messages")
-async def _get_messages(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"messages": server.session.messages}
+@handler("set_approvals")
+async def _set_approvals(server: RpcServer, command: dict[str, Any]) -> Any:
+    from ....coding.errors import CommandError
+
+    try:
+        server.session.approvals.set_policy(command["policy"])
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+
+
+@handler("get_messages", background=lambda server, command: len(server.session.messages) > BIG)
+def _get_messages(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    """The snapshot now (arrival order); a long one encoded in a worker thread (`raw_json.py`)."""
+    messages = list(server.session.messages)
+    return _messages(messages)
+
+
+async def _messages(messages: list[Any]) -> dict[str, Any]:
+    return {"messages": await encoded(len(messages), lambda: list_json(messages))}
 
 
 @handler("get_last_assistant_text")

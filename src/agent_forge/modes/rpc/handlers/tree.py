@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ....coding.errors import CommandError
-from ....coding.session.tree import entries_since, fork_messages, get_flat_tree, get_tree
+from ....coding.session.reading import gc_paused
+from ....coding.session.tree import build_tree, entries_since, flatten_tree, fork_messages
+from ..raw_json import BIG, encoded, forest_json, list_json
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -39,15 +41,38 @@ async def _fork_messages(server: RpcServer, command: dict[str, Any]) -> Any:
     return {"messages": fork_messages(server.session.store)}
 
 
-@handler("get_entries")
-async def _get_entries(server: RpcServer, command: dict[str, Any]) -> Any:
+# Reads of the whole session take their snapshot at once, in arrival order (plain functions), and are encoded
+# piecewise; a long session's in a worker thread, answered in the background (`raw_json.py`), so `abort` and
+# `get_state` sent after them are answered meanwhile.
+def _is_big(server: RpcServer, command: dict[str, Any]) -> bool:
+    return len(server.session.store.entries) > BIG
+
+
+@handler("get_entries", background=_is_big)
+def _get_entries(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
     try:
-        return entries_since(server.session.store, command.get("since"))
+        answer = entries_since(server.session.store, command.get("since"))
     except KeyError as exc:
         raise CommandError(exc.args[0]) from None
+    entries = list(answer["entries"])
+    return _answer(answer, "entries", len(entries), lambda: list_json(entries))
 
 
-@handler("get_tree")
-async def _get_tree(server: RpcServer, command: dict[str, Any]) -> Any:
+@handler("get_tree", background=_is_big)
+def _get_tree(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
     """Nested `{tree, leafId}` (seed 000), or `{nodes, leafId}` with `flat: true` (docs/rpc.md)."""
-    return (get_flat_tree if command.get("flat") else get_tree)(server.session.store)
+    store = server.session.store
+    entries, leaf = list(store.entries), store.leaf_id
+    flat = bool(command.get("flat"))
+    return _answer({"leafId": leaf}, "nodes" if flat else "tree", len(entries), lambda: _tree_json(entries, flat))
+
+
+def _tree_json(entries: list[Any], flat: bool) -> str:
+    with gc_paused():  # tens of thousands of new containers, all kept: collections would only cost time
+        roots = build_tree(entries)
+        return list_json(flatten_tree(roots)) if flat else forest_json(roots)  # type: ignore[arg-type]
+
+
+async def _answer(answer: dict[str, Any], field: str, size: int, encode: Callable[[], str]) -> dict[str, Any]:
+    """`answer` with `field` (first) set to the JSON `encode` writes (`raw_json.encoded`)."""
+    return {field: await encoded(size, encode), **{k: v for k, v in answer.items() if k != field}}

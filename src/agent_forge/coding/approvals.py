@@ -1,0 +1,248 @@
+"""The approval policy: which tool calls run without asking, in every mode (docs/rpc.md, "Approvals").
+
+Policies (`POLICIES`): `full` runs every call (the default: today's behaviour); `ask` runs read-only tools and
+asks the session's `approver` before any other call (write, edit, bash, MCP and plugin tools that do not declare
+themselves read-only); `read-only` refuses those calls. A tool is read-only when it says so (`read_only = True`:
+the built-in read, grep, find, ls and read_mcp_resource; an MCP tool annotated `readOnlyHint`; a plugin tool
+registered with `read_only=True`).
+
+The session's one tool gate (`ToolGate`, the agent's `before_tool_call`) runs the plugins' `tool_call` handlers
+first (they may change the arguments or block the call), then asks about the call as it will run. A refused or
+rejected call fails with a reason the model sees, and the turn goes on. Abort cancels a pending question with
+its tool call (the question is awaited inside the call's task).
+
+"Allow always" is remembered for the rest of the conversation (a new, switched, forked or cloned session forgets
+it): for a tool, every later call of that tool; for `bash`, later commands starting with the same first two
+words (`git status`, `npm test`), and only for simple commands (`bash_prefix`): a command holding shell
+operators, substitutions or redirections (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `$`, a backquote, a backslash or a
+line break) is asked about every time, and "always" is not offered for it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterable, Protocol, TypedDict
+
+POLICIES = ("full", "ask", "read-only")
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
+CHOICES = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT)
+READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls", "read_mcp_resource"})
+"""The built-in read-only tools: what a bare `Approvals` (no `tools`) lets run; a session asks its tools."""
+KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "edit", "edit": "edit",
+         "bash": "execute", "grep": "search", "find": "search"}
+"""Tool name → kind (the ACP `ToolKind` values); tools not listed are `fetch` when named so, else `other`."""
+MAX_TITLE = 120
+_SHELL_SPECIAL = set(";&|<>()$`\\\n\r")
+NO_APPROVER = "no one can answer the question here"
+
+
+class ApprovalRequest(TypedDict):
+    """One question: the call (`id`, `name`, `arguments` as the tool will run them), a one-line `title`
+    (`bash: git status`, `write src/a.py`), its `kind` (read, edit, execute, search, fetch, other) and `always`:
+    what "allow always" would remember, in words (`the write tool`, `bash commands starting with "git
+    status"`), or None when it is not offered (a bash command that is not simple)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    title: str
+    kind: str
+    always: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An approver's answer: `choice` is one of `CHOICES`; `reason` (with REJECT) is shown to the model."""
+
+    choice: str
+    reason: str | None = None
+    answered: bool = True
+    """False: nobody answered (the question was cancelled, timed out, or the client went away): `reason` says
+    which, and the refusal tells the model no one approved the call, rather than that the user rejected it."""
+
+
+class Approver(Protocol):
+    """Asks a person about one call. Any async function of an `ApprovalRequest` returning a `Decision` (or
+    just its `choice` string) will do. Cancellation (abort) must propagate; anything else it raises rejects."""
+
+    def __call__(self, request: ApprovalRequest) -> Awaitable[Decision | str]: ...
+
+
+def check_policy(policy: object) -> str:
+    """`policy` when it is one of POLICIES; else ValueError naming them."""
+    if policy not in POLICIES:
+        raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}")
+    return str(policy)
+
+
+def policy_setting(settings: Any, default: str = "full") -> tuple[str, str | None]:
+    """`(policy, warning)`: the `approvals` setting (the user's settings.json, or a trusted project's: an
+    untrusted project's is dropped with the code-running settings, `resources/trust.py`), else `default`.
+    A wrong value was reported when the settings loaded (its default is used); `warning` is always None."""
+    value = settings.get("approvals") if hasattr(settings, "get") else None
+    return (value if value in POLICIES else default), None
+
+
+def tool_kind(name: str) -> str:
+    return KINDS.get(name) or ("fetch" if "fetch" in name.lower() else "other")
+
+
+def tool_title(name: str, args: dict[str, Any]) -> str:
+    """One line naming the call: `bash: <first line of the command>`, `write <path>`, else the tool name."""
+    if name == "bash":
+        lines = str(args.get("command") or "").strip().splitlines() or [""]
+        title = f"bash: {lines[0]}" + (" …" if len(lines) > 1 else "")
+    elif isinstance(args.get("path"), str):
+        title = f"{name} {args['path']}"
+    else:
+        title = name
+    return title if len(title) <= MAX_TITLE else title[:MAX_TITLE - 1] + "…"
+
+
+def bash_prefix(command: object) -> tuple[str, ...] | None:
+    """The words "allow always" remembers for a bash command (its first two), or None when the command is not
+    simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words)."""
+    if not isinstance(command, str) or _SHELL_SPECIAL & set(command):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    return tuple(words[:2]) or None
+
+
+def is_read_only(tool: Any) -> bool:
+    return getattr(tool, "read_only", False) is True
+
+
+class Approvals:
+    """One session's policy (`policy`, changed with `set_policy`), its `approver` (None: nobody can answer, and
+    `no_approver` says why in the refusal) and what "allow always" remembered. `tools()` gives the session's
+    tools (to find out which are read-only); `conversation()` its id (a new one forgets the remembered)."""
+
+    def __init__(self, policy: str = "full", approver: Approver | None = None, *,
+                 tools: Callable[[], Iterable[Any]] = lambda: (), conversation: Callable[[], str] = lambda: ""):
+        self.policy = check_policy(policy)
+        self.approver = approver
+        self.no_approver = NO_APPROVER
+        self._tools, self._conversation = tools, conversation
+        self._always: set[object] = set()
+        self._remembered_for = ""
+
+    @classmethod
+    def for_session(cls, agent: Any, hooks: Callable[[], Any], *, conversation: Callable[[], str]) -> Approvals:
+        """The approvals of a session whose agent is `agent`: policy `full`, no approver; made the agent's tool
+        gate (`ToolGate`, with `hooks()` read at each call since plugins replace them)."""
+        approvals = cls(tools=lambda: agent.tools, conversation=conversation)
+        agent.before_tool_call = ToolGate(hooks, approvals)
+        return approvals
+
+    def set_policy(self, policy: object) -> None:
+        """Raises ValueError for a policy not in POLICIES. What "always" remembered is kept."""
+        self.policy = check_policy(policy)
+
+    def remembered(self) -> list[str]:
+        """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
+        self._forget_if_new()
+        return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
+
+    async def check(self, call: dict[str, Any]) -> str | None:
+        """None when `call` (`{id, name, arguments}`) may run, else why not (its error result)."""
+        name = str(call.get("name"))
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if self.policy == "full" or self._read_only(name):
+            return None
+        if self.policy == "read-only":
+            return (f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
+                    "Only tools that read run now.")
+        key = self._key(name, args)
+        self._forget_if_new()
+        if self._allowed(name, args):
+            return None
+        if self.approver is None:
+            return (f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
+                    "Do not retry it.")
+        decision = await self._ask(call, name, args, key)
+        if decision.choice == ALLOW_ALWAYS and key is not None:
+            self._always.add(key)
+        if decision.choice in (ALLOW_ONCE, ALLOW_ALWAYS):
+            return None
+        if not decision.answered:
+            return (f"Not run: the {name} call needs approval (approvals: ask), and the question got no "
+                    f"answer{f' ({decision.reason})' if decision.reason else ''}.")
+        why = f" The user said: {decision.reason.strip()}" if decision.reason and decision.reason.strip() else ""
+        return f"The user rejected this {name} call.{why} Do not retry it unchanged; ask or try another way."
+
+    def install(self, agent: Any) -> None:
+        """Check every call of a bare `agent` after its current `before_tool_call` (a session has its own gate,
+        `ToolGate`, which uses `session.approvals`: set its policy and approver instead)."""
+        before = agent.before_tool_call
+        self._tools = lambda: getattr(agent, "tools", ())
+
+        async def checked(call: dict[str, Any]) -> str | None:
+            if before is not None and (blocked := await before(call)) is not None:
+                return blocked
+            return await self.check(call)
+
+        agent.before_tool_call = checked
+
+    async def _ask(self, call: dict[str, Any], name: str, args: dict[str, Any], key: object) -> Decision:
+        request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
+                                  kind=tool_kind(name), always=_always_words(key))
+        assert self.approver is not None
+        try:
+            answer = await self.approver(request)
+        except Exception as exc:  # an approver's bug rejects (fail-safe); cancellation propagates
+            return Decision(REJECT, f"(the question failed: {type(exc).__name__}: {exc})")
+        if isinstance(answer, str):
+            answer = Decision(answer)
+        if not isinstance(answer, Decision) or answer.choice not in CHOICES:
+            return Decision(REJECT)
+        return answer
+
+    def _read_only(self, name: str) -> bool:
+        """The session's tool `name` declares itself read-only; without tools, `name` is a built-in read tool."""
+        tools = [tool for tool in self._tools() if tool.name == name]
+        return is_read_only(tools[0]) if tools else name in READ_ONLY_TOOLS
+
+    def _key(self, name: str, args: dict[str, Any]) -> object:
+        if name != "bash":
+            return name
+        prefix = bash_prefix(args.get("command"))
+        return None if prefix is None else ("bash", prefix)
+
+    def _allowed(self, name: str, args: dict[str, Any]) -> bool:
+        if name != "bash":
+            return name in self._always
+        command = args.get("command")
+        if bash_prefix(command) is None:
+            return False
+        words = tuple(shlex.split(str(command)))
+        return any(isinstance(k, tuple) and words[:len(k[1])] == k[1] for k in self._always)
+
+    def _forget_if_new(self) -> None:
+        conversation = self._conversation()
+        if conversation != self._remembered_for:
+            self._always.clear()
+            self._remembered_for = conversation
+
+
+def _always_words(key: object) -> str | None:
+    if key is None:
+        return None
+    if isinstance(key, tuple):
+        return f'bash commands starting with "{" ".join(key[1])}"'
+    return f"the {key} tool"
+
+
+class ToolGate:
+    """The agent's `before_tool_call` for a session: the plugins' `tool_call` hook (`hooks().tool_call`), then
+    the approval policy. A block reason, or None to run the call with `call["arguments"]`."""
+
+    def __init__(self, hooks: Callable[[], Any], approvals: Approvals):
+        self.hooks, self.approvals = hooks, approvals
+
+    async def __call__(self, call: dict[str, Any]) -> str | None:
+        blocked = await self.hooks().tool_call(call)
+        return blocked if blocked is not None else await self.approvals.check(call)

@@ -1,0 +1,108 @@
+"""What ACP lacks, as commands in a prompt: `!command` (the user's own shell command, shown as an `execute`
+tool call) and the slash commands `/compact [instructions]`, `/name <title>` and `/export [path]`, listed in
+`available_commands_update` after the session's own commands (plugin commands, templates and skills, which
+win when they have the same name). Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
+a slash command answers with a message, a failure is said the same way, never silently."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Awaitable, Callable
+
+from .updates import chunk
+
+BUILTINS = {
+    "compact": ("Condense the conversation so far into a summary (frees context)", "instructions (optional)"),
+    "name": ("Name this session (its title in the session list)", "title"),
+    "export": ("Write this session as an HTML file", "path (optional)"),
+}
+
+
+def commands(session: Any) -> list[dict[str, Any]]:
+    """ACP `AvailableCommand`s: the session's commands (`/name args` in a prompt), then the built-ins."""
+    found = []
+    for item in session.get_commands():
+        hint = item.get("argumentHint") or item.get("argument_hint")
+        found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
+                      "input": {"hint": str(hint) if hint else "arguments (optional)"}})
+    taken = {entry["name"] for entry in found}
+    found.extend({"name": name, "description": text, "input": {"hint": hint}}
+                 for name, (text, hint) in BUILTINS.items() if name not in taken)
+    return found
+
+
+def builtin(session: Any, blocks: Any) -> tuple[str, str] | None:
+    """(name, arguments) when the prompt is one text block naming a built-in the session has no command of,
+    or a `!command` / `!!command` (name `!` / `!!`)."""
+    if not (isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict)
+            and blocks[0].get("type") == "text" and isinstance(blocks[0].get("text"), str)):
+        return None
+    text = blocks[0]["text"].strip()
+    if text.startswith("!") and text.lstrip("!").strip():
+        bang = "!!" if text.startswith("!!") else "!"
+        return bang, text[len(bang):].strip()
+    name, _, rest = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
+    if name not in BUILTINS or session.names_command(text):
+        return None
+    return name, rest.strip()
+
+
+async def run(session: Any, name: str, arguments: str, send: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run built-in `name`; its outcome is sent as an agent message. The `session/prompt` answer."""
+    from ...coding.errors import CommandError
+
+    if name in ("!", "!!"):
+        return await _shell(session, arguments, send, exclude=(name == "!!"))
+    work: Callable[[Any, str], Awaitable[str]] = _RUNNERS[name]
+    try:
+        text = await work(session, arguments)
+    except CommandError as exc:
+        text = f"/{name} failed: {exc}"
+    else:
+        if name == "name":  # the editor's title follows
+            send({"sessionUpdate": "session_info_update", "title": session.store.session_name})
+    send(chunk("agent_message_chunk", text))
+    return {"stopReason": "end_turn"}
+
+
+async def _compact(session: Any, arguments: str) -> str:
+    result = await session.compact(arguments or None)
+    before = result.get("tokensBefore") if isinstance(result, dict) else None
+    return f"Compacted the conversation{f' (it held about {before} tokens)' if before else ''}."
+
+
+async def _name(session: Any, arguments: str) -> str:
+    session.set_session_name(arguments)  # a blank name is a CommandError
+    return f"Session named {session.store.session_name}."
+
+
+async def _export(session: Any, arguments: str) -> str:
+    return f"Exported to {await session.export_html(arguments or None)}"
+
+
+async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], None], *,
+                 exclude: bool) -> dict[str, Any]:
+    """`!command`: run it in the session's shell as the user's own command (recorded for the model, as `!` is in
+    the other modes; `!!` keeps it out of the model's context), shown as an `execute` tool call."""
+    from ...coding.errors import CommandError
+    from . import tool_calls
+
+    call_id = f"user-bash-{next(_user_bash_ids)}"
+    send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of("bash", {"command": command}),
+          "kind": "execute", "status": "in_progress", "rawInput": {"command": command}})
+    try:
+        result = await session.user_bash.run(command, exclude_from_context=exclude)
+    except CommandError as exc:
+        send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed",
+              "content": tool_calls.output_content({"content": [{"type": "text", "text": str(exc)}]})})
+        return {"stopReason": "end_turn"}
+    text = str(result.get("output") or "") + ("" if result.get("exitCode") in (0, None) else
+                                              f"\n(exit code {result.get('exitCode')})")
+    failed = result.get("exitCode") != 0 or bool(result.get("cancelled"))
+    send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed" if failed else "completed",
+          "content": tool_calls.output_content({"content": [{"type": "text", "text": text}]}, fenced=True)})
+    return {"stopReason": "cancelled" if result.get("cancelled") else "end_turn"}
+
+
+_user_bash_ids = itertools.count(1)
+_RUNNERS = {"compact": _compact, "name": _name, "export": _export}

@@ -1,0 +1,81 @@
+"""ACP prompt content (`ContentBlock[]`) → the session's prompt: text and image attachments.
+
+Text blocks are joined in order. An embedded text resource (the editor's file or selection) becomes a
+`<file name="...">` block, the format of `@path` attachments in the other modes; an embedded image or an image
+block becomes an attachment; a resource link is named in the text so the model can read it with its tools.
+Audio and other binary resources are refused (`initialize` does not offer them): never silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from .protocol import invalid_params
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def prompt_input(blocks: Any) -> tuple[str, list[dict[str, Any]]]:
+    """`(text, images)` of a `session/prompt`'s `prompt`. Raises `AcpError` (-32602) for a block that is not
+    well formed or cannot be given to the model."""
+    if not isinstance(blocks, list):
+        raise invalid_params('"prompt" must be an array of content blocks')
+    parts: list[str] = []
+    images: list[dict[str, Any]] = []
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            raise invalid_params(f"prompt[{index}] must be an object")
+        _add_block(block, index, parts, images)
+    return "\n".join(parts), images
+
+
+def _add_block(block: dict[str, Any], index: int, parts: list[str], images: list[dict[str, Any]]) -> None:
+    kind = block.get("type")
+    if kind == "text":
+        parts.append(_string(block, "text", index))
+    elif kind == "image":
+        images.append(_image(_string(block, "data", index), _string(block, "mimeType", index), index))
+    elif kind == "resource_link":
+        uri, name = _string(block, "uri", index), _string(block, "name", index)
+        parts.append(f"[{name}]({file_path(uri)})")
+    elif kind == "resource":
+        _add_resource(block.get("resource"), index, parts, images)
+    elif kind == "audio":
+        raise invalid_params(f"prompt[{index}]: audio is not supported (promptCapabilities.audio is false)")
+    else:
+        raise invalid_params(f"prompt[{index}]: unknown content block type {kind!r}")
+
+
+def _add_resource(resource: Any, index: int, parts: list[str], images: list[dict[str, Any]]) -> None:
+    if not isinstance(resource, dict):
+        raise invalid_params(f"prompt[{index}].resource must be an object")
+    uri = _string(resource, "uri", index)
+    if isinstance(resource.get("text"), str):
+        parts.append(f'<file name="{file_path(uri)}">\n{resource["text"]}\n</file>')
+    elif isinstance(resource.get("blob"), str) and resource.get("mimeType") in IMAGE_TYPES:
+        images.append(_image(resource["blob"], resource["mimeType"], index))
+    elif isinstance(resource.get("blob"), str):
+        raise invalid_params(f"prompt[{index}]: the binary resource {uri} ({resource.get('mimeType')}) cannot be "
+                             "given to the model; only text and images can")
+    else:
+        raise invalid_params(f"prompt[{index}].resource needs \"text\" or \"blob\"")
+
+
+def _image(data: str, mime: str, index: int) -> dict[str, Any]:
+    if mime not in IMAGE_TYPES:
+        raise invalid_params(f"prompt[{index}]: image type {mime!r} is not one of {', '.join(IMAGE_TYPES)}")
+    return {"type": "image", "data": data, "mimeType": mime}
+
+
+def file_path(uri: str) -> str:
+    """A `file://` URI as the path it names; any other URI as it is."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def _string(block: dict[str, Any], key: str, index: int) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise invalid_params(f"prompt[{index}].{key} must be a string")
+    return value

@@ -1,0 +1,56 @@
+"""Approvals in ACP: the session's approval policy (`coding/approvals.py`) is its session mode (`ask` by
+default, `full`, `read-only`; `session/set_mode`), and a question is `session/request_permission` with the
+options allow once, allow always (named after what it remembers: the tool, or a bash command's first two words;
+not offered for a command with shell operators) and reject. A client that answers `cancelled`, an error or
+nothing at all (until `session/cancel` aborts the call) rejects."""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from ...coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, REJECT
+from . import tool_calls
+from .protocol import AcpError
+
+MODES = [
+    {"id": "ask", "name": "Ask", "description": "Ask before edits, commands and other tools; reading runs"},
+    {"id": "full", "name": "Full access", "description": "Run every tool call without asking"},
+    {"id": "read-only", "name": "Read only", "description": "Only read, grep, find and ls run; the rest is refused"},
+]
+DEFAULT_MODE = "ask"
+ALLOW_OPTION = {"optionId": ALLOW_ONCE, "name": "Allow", "kind": "allow_once"}
+REJECT_OPTION = {"optionId": REJECT, "name": "Reject", "kind": "reject_once"}
+
+
+def options(always: str | None) -> list[dict[str, Any]]:
+    """The permission options; `always` is what "allow always" would remember (None: not offered)."""
+    remembered = [{"optionId": ALLOW_ALWAYS, "name": f"Always allow {always}", "kind": "allow_always"}]
+    return [ALLOW_OPTION, *(remembered if always else []), REJECT_OPTION]
+
+
+def mode_state(policy: str) -> dict[str, Any]:
+    """`SessionModeState` for the `modes` of `session/new` and `session/load`."""
+    return {"currentModeId": policy, "availableModes": MODES}
+
+
+class PermissionAsker:
+    """The `Approver` of one session (`coding/approvals.py`): `session/request_permission` to the client."""
+
+    def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[Any]], session_id: str, cwd: str):
+        self.request, self.session_id, self.cwd = request, session_id, cwd
+
+    async def __call__(self, call: Any) -> str:  # an `ApprovalRequest`
+        name = str(call.get("name"))
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        tool_call = {"toolCallId": str(call.get("id")), "title": tool_calls.title_of(name, args),
+                     "kind": tool_calls.kind_of(name), "status": "pending", "rawInput": args,
+                     "locations": tool_calls.locations_of(name, args, self.cwd),
+                     "content": tool_calls.pending_content(name, args, self.cwd)}
+        try:
+            answer = await self.request("session/request_permission", {
+                "sessionId": self.session_id, "toolCall": tool_call, "options": options(call.get("always"))})
+        except AcpError:
+            return REJECT
+        outcome = answer.get("outcome") if isinstance(answer, dict) else None
+        chosen = outcome.get("optionId") if isinstance(outcome, dict) and outcome.get("outcome") == "selected" else None
+        return chosen if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else REJECT

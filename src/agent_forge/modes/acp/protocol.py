@@ -1,0 +1,36 @@
+"""ACP constants and the one error type handlers raise (protocol version 1, `agentclientprotocol/
+agent-client-protocol` schema/schema.json: `ErrorCode`, `StopReason`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROTOCOL_VERSION = 1
+"""The only major version this agent speaks; `initialize` answers it whatever the client asked for (the spec's
+negotiation: the client disconnects when it cannot speak the agent's answer)."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+
+
+class AcpError(Exception):
+    """A JSON-RPC error answer: `code` (one of the constants above), `message`, optional `data`."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def invalid_params(message: str) -> AcpError:
+    return AcpError(INVALID_PARAMS, f"Invalid params: {message}")

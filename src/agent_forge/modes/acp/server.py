@@ -1,0 +1,271 @@
+"""ACP mode: JSON-RPC requests from the editor dispatched to the session registry, session events sent back
+as `session/update` notifications (docs/acp.md).
+
+Requests are handled one at a time in arrival order, each answered exactly once; `session/prompt` takes its
+place on arrival and answers when its run settles, while the next messages are read (`session/cancel` acts at
+once). Nothing heavy is imported before `initialize` is answered: sessions are built on `session/new`. On stdin
+EOF running turns are aborted and saved, the sessions closed, and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from typing import Any, Awaitable, Callable
+
+from ..rpc.streams import ByteReader, ByteWriter, FdReader
+from .protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
+from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
+from .transport import Connection, Incoming
+
+Handler = Callable[["AcpServer", dict[str, Any]], Awaitable[Any]]
+METHODS: dict[str, Handler] = {}
+NOTIFICATIONS: dict[str, Callable[["AcpServer", dict[str, Any]], None]] = {}
+
+
+def method(name: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        METHODS[name] = fn
+        return fn
+
+    return register
+
+
+class AcpServer:
+    """Serves one client over `out` (stdout in ACP mode, a pipe in tests); `args`: the parsed command line."""
+
+    def __init__(self, args: Any, out: ByteWriter):
+        self.connection = Connection(out)
+        self.registry = Registry(args, self.send_update, self.connection.request)
+        self._prompts: set[asyncio.Future[Any]] = set()
+        self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
+
+    @property
+    def closed(self) -> bool:
+        return self.registry.closed
+
+    async def terminate(self) -> None:
+        await self.registry.terminate()
+
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.connection.notify("session/update", {"sessionId": session_id, "update": update})
+
+    async def serve(self, reader: ByteReader | int = 0) -> int:
+        """Serve until `reader` ends; the exit code, 0."""
+        if isinstance(reader, int):
+            reader = FdReader(reader)
+        async for message in self.connection.read_messages(reader):
+            await self._handle(message)
+        self.connection.close()
+        await self.registry.abort_all()  # nobody reads the answers any more: the turns end now, saved as aborted
+        if self._prompts:
+            await asyncio.wait(self._prompts)
+        await self.registry.close()
+        return 0
+
+    async def _handle(self, message: Incoming) -> None:
+        params = message.params if message.params is not None else {}
+        if message.kind == "notification":
+            notification = NOTIFICATIONS.get(str(message.method))
+            if notification is not None and isinstance(params, dict):
+                notification(self, params)
+            return  # unknown notifications are ignored (JSON-RPC: a notification gets no answer)
+        handler = METHODS.get(str(message.method))
+        if handler is None:
+            self.connection.error(message.id, AcpError(METHOD_NOT_FOUND, f"Method not found: {message.method}"))
+            return
+        try:
+            if not isinstance(params, dict):
+                raise invalid_params("params must be an object")
+            result = await handler(self, params)
+        except AcpError as exc:
+            self.connection.error(message.id, exc)
+        except Exception as exc:  # a bug answers this request; the agent goes on
+            self.connection.error(message.id, AcpError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+        else:
+            if isinstance(result, _Later):
+                self._spawn(self._answer_later(message.id, result.work))
+            else:
+                self.connection.result(message.id, result)
+        after, self._after = self._after, []
+        for notify in after:
+            try:
+                notify()
+            except Exception:  # a bug in what follows an answer must not end the mode
+                traceback.print_exc()
+
+    async def _answer_later(self, request_id: Any, work: Awaitable[Any]) -> None:
+        try:
+            result = await work
+        except AcpError as exc:
+            self.connection.error(request_id, exc)
+        except Exception as exc:
+            self.connection.error(request_id, AcpError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+        else:
+            self.connection.result(request_id, result)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        self.keep(asyncio.ensure_future(coro))
+
+    def keep(self, task: asyncio.Future[Any]) -> None:
+        """Hold `task` until it is done; the mode ends only after it."""
+        self._prompts.add(task)
+        task.add_done_callback(self._prompts.discard)
+
+    def after(self, notify: Callable[[], None]) -> None:
+        """Run `notify` once the answer to the request being handled is written."""
+        self._after.append(notify)
+
+
+class _Later:
+    """A handler's answer that comes when `work` is done (the request after it is read meanwhile)."""
+
+    def __init__(self, work: Awaitable[Any]):
+        self.work = work
+
+
+def agent_info() -> dict[str, Any]:
+    from ... import __version__
+
+    return {"name": "agent-forge", "title": "agent-forge", "version": __version__}
+
+
+@method("initialize")
+async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
+    version = params.get("protocolVersion")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise invalid_params('"protocolVersion" must be a non-negative integer')
+    capabilities = params.get("clientCapabilities")
+    server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+    session_caps = server.registry.client_capabilities.get("session")
+    server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
+    from .auth import auth_methods
+
+    return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": auth_methods(),
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": True, "sse": False},
+                "sessionCapabilities": {"list": {}}}}
+
+
+@method("authenticate")
+async def _authenticate(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .auth import authenticate
+
+    return authenticate(params.get("methodId"))
+
+
+@method("session/new")
+async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import config_options
+    from .permissions import mode_state
+
+    cwd = absolute_dir(params.get("cwd"))
+    opened = await server.registry.open(cwd, mcp_servers(params.get("mcpServers")))
+    server.after(lambda: _announce(server, opened))
+    return {"sessionId": opened.id, "configOptions": config_options(opened.session),
+            "modes": mode_state(opened.approvals.policy)}
+
+
+@method("session/load")
+async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import config_options
+    from .permissions import mode_state
+    from .replay import replay
+
+    session_id = params.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        raise invalid_params('"sessionId" must be a string')
+    cwd = absolute_dir(params.get("cwd"))
+    servers = mcp_servers(params.get("mcpServers"))
+    opened = server.registry.sessions.get(session_id)
+    if opened is None:
+        opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
+    for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
+        server.send_update(opened.id, update)
+    server.after(lambda: _announce(server, opened))
+    return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
+
+
+@method("session/list")
+async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
+    import os
+
+    cwd = params.get("cwd")
+    return server.registry.page(absolute_dir(cwd) if cwd is not None else os.getcwd(), params.get("cursor"))
+
+
+@method("session/set_mode")
+async def _set_mode(server: AcpServer, params: dict[str, Any]) -> Any:
+    opened = server.registry.get(params.get("sessionId"))
+    mode = params.get("modeId")
+    try:
+        opened.approvals.set_policy(mode)
+    except ValueError as exc:
+        raise invalid_params(str(exc)) from None
+    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",
+                                                          "currentModeId": mode}))
+    return {}
+
+
+@method("session/set_config_option")
+async def _set_config_option(server: AcpServer, params: dict[str, Any]) -> Any:
+    from .config import set_option
+
+    opened = server.registry.get(params.get("sessionId"))
+    return {"configOptions": set_option(opened.session, params.get("configId"), params.get("value"))}
+
+
+@method("session/prompt")
+async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
+    from . import commands
+
+    opened = server.registry.get(params.get("sessionId"))
+    named = commands.builtin(opened.session, params.get("prompt"))
+    if named is not None:  # /compact, /name, /export: what ACP has no method for
+        return _Later(commands.run(opened.session, *named, lambda update: server.send_update(opened.id, update)))
+    untitled = not opened.session.store.session_name and not opened.session.messages
+    turn = opened.turns.submit(params.get("prompt"))
+    title = opened.turns.first_line
+    if untitled and title and not title.startswith("/"):  # the title `session/list` will show (not a command)
+        server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
+    return _Later(turn)
+
+
+def _cancel(server: AcpServer, params: dict[str, Any]) -> None:
+    opened = server.registry.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+    if opened is not None:
+        server.keep(opened.turns.cancel())
+
+
+NOTIFICATIONS["session/cancel"] = _cancel
+
+
+def _announce(server: AcpServer, opened: AcpSession) -> None:
+    """What the editor shows about a session once it knows its id: its commands, name and context use."""
+    from .commands import commands
+    from .updates import usage_update
+
+    send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+    send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
+    name = opened.session.store.session_name
+    if name:
+        send({"sessionUpdate": "session_info_update", "title": name})
+    if opened.session.model is not None:
+        send(usage_update(opened.session))
+    if not opened.started:  # plugins' session_start, now that their notifications reach the editor
+        opened.started = True
+        server.keep(asyncio.ensure_future(opened.session.hooks.start()))
+
+
+async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: ByteWriter | None = None) -> int:
+    """Serve ACP on stdin/stdout (or `reader`/`writer`) until the input ends, stopping cleanly on a signal."""
+    from ..stdout_guard import protocol_stdin, protocol_stdout
+    from ..termination import run_until_terminated
+
+    server = AcpServer(args, writer if writer is not None else protocol_stdout())
+    work = server.serve(reader if reader is not None else protocol_stdin().fileno())
+    if reader is not None:
+        return await work
+    return await run_until_terminated(server, work)  # type: ignore[arg-type]

@@ -1,0 +1,254 @@
+"""The ACP sessions of one process: each an AgentSession built like the other modes' (`coding/factory.py`,
+the command line's model, tool and resource flags), in the directory `session/new` or `session/load` names.
+
+Session ids are the stored sessions' ids, so `session/load` and `session/list` find what any mode saved for
+that directory. The client's MCP servers join the session's own (`mcp.json`) through the MCP support
+(`docs/mcp.md`): stdio servers with their `env`, HTTP servers with their `headers`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from datetime import timezone
+from typing import TYPE_CHECKING, Any, Callable
+
+from .protocol import RESOURCE_NOT_FOUND, AcpError, invalid_params
+
+if TYPE_CHECKING:
+    from .client_fs import Request
+
+PAGE_SIZE = 50
+"""`session/list` answers at most this many sessions; `nextCursor` continues."""
+
+
+class AcpSession:
+    """One ACP session: the AgentSession, its update translator and its prompts."""
+
+    def __init__(self, session: Any, send: Callable[[str, dict[str, Any]], None], notices: bool,
+                 disk_files: bool = True):
+        from .turns import Turns  # with the first session: `initialize` is answered before (start-up budget)
+        from .updates import Updates
+
+        self.session = session
+        self.id: str = session.store.session_id
+        self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
+        session.subscribe(self.updates)
+        self.turns = Turns(session)
+        self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
+        self.started = False  # the plugins' session_start has run
+
+
+class Registry:
+    """Sessions by id; `args` are the parsed command line (flags that shape every session)."""
+
+    def __init__(self, args: Any, send: Callable[[str, dict[str, Any]], None], request: "Request"):
+        self.args, self.send, self.request = args, send, request
+        self.client_capabilities: dict[str, Any] = {}  # of `initialize`
+        self.notices = False  # the client accepts `notice` updates (`initialize`)
+        self.sessions: dict[str, AcpSession] = {}
+        self.closed = False
+
+    def get(self, session_id: Any) -> AcpSession:
+        """Raises `AcpError` for an id of no open session."""
+        found = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if found is None:
+            raise AcpError(RESOURCE_NOT_FOUND, f"Unknown session: {session_id!r} (use session/new or session/load)")
+        return found
+
+    async def open(self, cwd: str, mcp_servers: dict[str, Any], session_file: str | None = None) -> AcpSession:
+        """A new session in `cwd`, or the stored one in `session_file`. Raises `AcpError` when it cannot be
+        built (a session file in use by another agent, a bad `--model`)."""
+        from ...coding.errors import CommandError
+        from ...coding.factory import create_session
+        from ...coding.tools.file_access import use_file_access
+        from .client_fs import file_access
+        from .client_terminal import runner
+
+        try:
+            session = create_session(self._options(cwd, mcp_servers, session_file))
+        except CommandError as exc:
+            raise AcpError(RESOURCE_NOT_FOUND if session_file else -32603, str(exc)) from None
+        _warn(session)
+        files = file_access(self.client_capabilities, self.request, session.store.session_id)
+        if files is not None:  # read, write and edit go through the editor's buffers
+            use_file_access(session.agent.tools, files)
+        terminals = runner(self.client_capabilities, self.request, session.store.session_id)
+        for tool in session.agent.tools if terminals is not None else ():
+            if hasattr(tool, "terminals"):  # bash runs in the editor's terminals
+                tool.terminals = terminals
+        await self._plugins(session)
+        opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
+        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
+        if terminals is not None:
+            terminals.on_terminal = opened.updates.terminal
+        self.sessions[opened.id] = opened
+        return opened
+
+    async def _plugins(self, session: Any) -> None:
+        """Load the plugins with dialogs over ACP (`plugin_ui.py`); their `session_start` runs once the editor
+        knows the session (`server._announce`)."""
+        from ...plugins.startup import install_plugins
+        from .plugin_ui import AcpUI
+        from .updates import status_update
+
+        session_id = session.store.session_id
+        send = lambda update: self.send(session_id, update)  # noqa: E731
+
+        elicitation = self.client_capabilities.get("elicitation")
+        forms = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
+
+        def make_ui() -> AcpUI:
+            return AcpUI(self.request, session_id, send,
+                         lambda text, severity: send(status_update(text, severity, self.notices)), forms=forms)
+
+        await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
+
+    def _options(self, cwd: str, mcp_servers: dict[str, Any], session_file: str | None) -> Any:
+        from ...coding.factory import SessionOptions
+        from ...coding.resources.setup import options_from_args
+
+        args = self.args
+        return SessionOptions(
+            cwd=cwd, provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
+            session_file=session_file, session_dir=args.session_dir, no_session=args.no_session,
+            system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
+            scoped_models=args.models, context_window=args.context_window, start_without_model=True,
+            no_mcp=args.no_mcp, mcp_servers=mcp_servers or None, **options_from_args(args))
+
+    def stored(self, session_id: str, cwd: str) -> str:
+        """The file of the stored session `session_id` of `cwd`. Raises `AcpError` when there is none."""
+        from ...coding.session.listing import file_of_id
+
+        path = file_of_id(self.listing(cwd), session_id)  # a `cp` copy with the same id does not win
+        if path is not None:
+            return str(path)
+        raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id!r} is stored for {cwd}")
+
+    def listing(self, cwd: str) -> list[Any]:
+        from ...coding.session.listing import list_sessions
+
+        if self.args.no_session:
+            return []
+        return list_sessions(cwd, self.args.session_dir, on_skip=lambda reason: _say(f"skipped {reason}"))
+
+    def page(self, cwd: str, cursor: Any) -> dict[str, Any]:
+        """`session/list` result for `cwd`, from `cursor` (an offset this agent gave as `nextCursor`)."""
+        start = _offset(cursor)
+        infos = self.listing(cwd)
+        result: dict[str, Any] = {"sessions": [_info(i) for i in infos[start:start + PAGE_SIZE]]}
+        if start + PAGE_SIZE < len(infos):
+            result["nextCursor"] = str(start + PAGE_SIZE)
+        return result
+
+    # -- the end -------------------------------------------------------------------------------------
+    async def abort_all(self) -> None:
+        """The client has gone: dialogs resolve with their defaults, MCP calls get their deadline, every
+        session's turn is cancelled; returns once they settled."""
+        for opened in self.sessions.values():
+            opened.session.hooks.input_closed()
+            opened.session.mcp.input_closed()
+        if self.sessions:
+            await asyncio.gather(*(opened.turns.cancel() for opened in self.sessions.values()))
+
+    async def close(self) -> None:
+        self.closed = True
+        for opened in list(self.sessions.values()):
+            await opened.session.close()
+
+    async def terminate(self) -> None:
+        """A signal: every session's run is aborted, its commands killed, its file released
+        (`modes/termination.py` calls this as it would `AgentSession.terminate`)."""
+        self.closed = True
+        for opened in list(self.sessions.values()):
+            await opened.session.terminate()
+
+
+def mcp_servers(value: Any) -> dict[str, Any]:
+    """ACP `McpServer[]` → `{name: entry}` of the `mcp.json` format. Raises `AcpError` (-32602)."""
+    if value is None:
+        return {}
+    if not isinstance(value, list):
+        raise invalid_params('"mcpServers" must be an array')
+    servers: dict[str, Any] = {}
+    for index, server in enumerate(value):
+        if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server["name"]:
+            raise invalid_params(f"mcpServers[{index}] needs a \"name\"")
+        servers[server["name"]] = _mcp_entry(server, index)
+    return servers
+
+
+def _mcp_entry(server: dict[str, Any], index: int) -> dict[str, Any]:
+    kind = server.get("type")
+    if kind == "sse":
+        raise invalid_params(f"mcpServers[{index}]: SSE servers are not supported (mcpCapabilities.sse is false)")
+    if kind == "http":
+        if not isinstance(server.get("url"), str):
+            raise invalid_params(f"mcpServers[{index}].url must be a string")
+        return {"url": server["url"], "headers": _pairs(server.get("headers"), index, "headers")}
+    if not isinstance(server.get("command"), str):
+        raise invalid_params(f"mcpServers[{index}].command must be a string")
+    args = server.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise invalid_params(f"mcpServers[{index}].args must be an array of strings")
+    return {"command": server["command"], "args": args, "env": _pairs(server.get("env"), index, "env")}
+
+
+def _pairs(value: Any, index: int, key: str) -> dict[str, str]:
+    """`[{name, value}]` → `{name: value}`."""
+    pairs: dict[str, str] = {}
+    for item in value or []:
+        if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)):
+            raise invalid_params(f"mcpServers[{index}].{key} items need string \"name\" and \"value\"")
+        pairs[item["name"]] = item["value"]
+    return pairs
+
+
+def _info(info: Any) -> dict[str, Any]:
+    title = info.name or (info.first_message.strip().splitlines() or [""])[0][:120] or None
+    return {"sessionId": info.id, "cwd": info.cwd, "title": title,
+            "updatedAt": info.modified.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")}
+
+
+def _offset(cursor: Any) -> int:
+    if cursor is None:
+        return 0
+    if isinstance(cursor, str) and cursor.isdigit():
+        return int(cursor)
+    raise invalid_params(f"unknown cursor {cursor!r}: pass the nextCursor of an earlier session/list")
+
+
+def absolute_dir(value: Any, key: str = "cwd") -> str:
+    """A request's directory: an absolute path of an existing directory. Raises `AcpError` (-32602)."""
+    if not isinstance(value, str) or not os.path.isabs(value):
+        raise invalid_params(f'"{key}" must be an absolute path')
+    if not os.path.isdir(value):
+        raise invalid_params(f'"{key}" {value} is not a directory')
+    return os.path.normpath(value)
+
+
+def _approvals(session: Any, request: "Request", session_id: str, flag: str | None) -> Any:
+    """The session's approvals (`coding/approvals.py`, checked by its tool gate after the plugins): `flag`
+    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests."""
+    from ...coding.approvals import policy_setting
+    from .permissions import DEFAULT_MODE, PermissionAsker
+
+    approvals = session.approvals
+    approvals.set_policy(flag or policy_setting(session.settings, DEFAULT_MODE)[0])
+    approvals.approver = PermissionAsker(request, session_id, session.cwd)
+    return approvals
+
+
+def _warn(session: Any) -> None:
+    for warning in session.warnings:
+        _say(f"Warning: {warning}")
+    problem = session.readiness_problem()
+    if problem is not None:
+        _say(problem)
+
+
+def _say(text: str) -> None:
+    from ...coding.tools.sanitize import terminal_text
+
+    print(f"agent-forge: {terminal_text(text)}", file=sys.stderr)

@@ -1,0 +1,100 @@
+"""One `session/prompt`: submit it to the AgentSession, wait for the run to settle, answer its ACP stop reason.
+
+A prompt sent while a turn runs is queued as a follow-up (ACP has no steering): both requests are answered
+when the run settles. `session/cancel` aborts the run (its tool processes are killed) and every prompt of it
+answers `cancelled`. A provider error that ended the run (after the automatic retries) is a JSON-RPC error
+carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal` is the `refusal` stop reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...coding.errors import CommandError
+from ..print_outcome import RunWatch
+from .content import prompt_input
+from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
+
+STOP_REASONS = {"length": "max_tokens", "stop": "end_turn", "toolUse": "end_turn"}
+
+
+class _Prompt:
+    """One `session/prompt` waiting for its answer; `cancelled` once a `session/cancel` came after it."""
+
+    cancelled = False
+
+
+class Turns:
+    """The prompts of one session (`session`: an AgentSession)."""
+
+    def __init__(self, session: Any):
+        self.session = session
+        self.watch = RunWatch()
+        self.first_line = ""  # of the last prompt's text (a session's title until it is named)
+        self._waiting: set[_Prompt] = set()
+        self._settle_waiters: list[asyncio.Future[None]] = []
+        session.subscribe(self.watch)
+        session.subscribe(self._on_event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "agent_settled":
+            waiters, self._settle_waiters = self._settle_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    def submit(self, blocks: Any) -> Any:
+        """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
+        awaitable answering `{"stopReason"}`. Raises `AcpError` for a malformed prompt."""
+        text, images = prompt_input(blocks)
+        self.first_line = (text.strip().splitlines() or [""])[0][:120]
+        if not self.session.is_streaming:
+            self.watch.start()
+        settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._settle_waiters.append(settled)  # before `submit`: a handled prompt may settle right after it
+        try:
+            submitted = self.session.submit(text, images or None, "followUp")
+        except CommandError as exc:
+            raise self._refusal(exc) from None
+        prompt = _Prompt()
+        self._waiting.add(prompt)
+        return self._answer(submitted, prompt, settled)
+
+    async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
+        try:
+            disposition = await submitted
+            if disposition == "handled":  # a plugin command (or input handler): its `agent_settled` ends it
+                await settled
+            else:
+                await self.session.wait_for_idle()
+        except CommandError as exc:
+            raise self._refusal(exc) from None
+        finally:
+            self._waiting.discard(prompt)
+        return {"stopReason": self.stop_reason(prompt.cancelled)}
+
+    def cancel(self) -> asyncio.Future[None]:
+        """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
+        answer `cancelled` (one sent after it runs). The future is done once the session settled."""
+        for prompt in self._waiting:
+            prompt.cancelled = True
+        return asyncio.ensure_future(asyncio.gather(self.session.begin_abort(), self.session.user_bash.abort()))
+
+    def stop_reason(self, cancelled: bool = False) -> str:
+        """The stop reason of the settled run. Raises `AcpError` when it ended in a provider error."""
+        last = self.watch.last
+        reason = last.get("stopReason") if last else None
+        if cancelled or self.watch.aborted or reason == "aborted":
+            return "cancelled"
+        if reason == "error":
+            if last and last.get("rawStopReason") == "refusal":
+                return "refusal"
+            message = (last or {}).get("errorMessage") or "The model request failed."
+            raise AcpError(INTERNAL_ERROR, message, {"stopReason": "error"})
+        return STOP_REASONS.get(str(reason), "end_turn")
+
+    def _refusal(self, exc: CommandError) -> AcpError:
+        """A prompt the session refused: no model or key is `auth_required`, the rest an internal error."""
+        code = AUTH_REQUIRED if self.session.readiness_problem() else INTERNAL_ERROR
+        return AcpError(code, str(exc))

@@ -1,0 +1,160 @@
+"""Session events → ACP `session/update` notifications (schema `SessionUpdate`), one `Updates` per session.
+
+Text and thinking deltas become `agent_message_chunk` / `agent_thought_chunk`. A tool call is announced
+(`tool_call`, status `pending`) once the model finished writing its arguments, goes `in_progress` when it
+starts, streams bash output as `tool_call_update` content, and ends `completed` or `failed` with its result or
+diff (`tool_calls.py`). After each assistant message a `usage_update` gives the context use and the session's
+cost; retries and compaction are told as thoughts (or `notice` updates when the client accepts them), so a
+slow turn never looks dead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import tool_calls
+
+Notify = Callable[[dict[str, Any]], None]
+"""Sends one `SessionUpdate` object (the translator adds nothing else)."""
+
+
+class Updates:
+    """Listener for one AgentSession's events; `send` gets each `update` object."""
+
+    def __init__(self, session: Any, send: Notify, *, notices: bool = False, disk_files: bool = True):
+        self.session, self.send, self.notices = session, send, notices
+        self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
+        self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        handler = _HANDLERS.get(event.get("type", ""))
+        if handler is not None:
+            handler(self, event)
+
+    # -- the streaming answer -------------------------------------------------------------------------
+    def _message_update(self, event: dict[str, Any]) -> None:
+        part = event.get("assistantMessageEvent") or {}
+        kind = part.get("type")
+        if kind == "text_delta" and part.get("delta"):
+            self.send(chunk("agent_message_chunk", part["delta"]))
+        elif kind == "thinking_delta" and part.get("delta"):
+            self.send(chunk("agent_thought_chunk", part["delta"]))
+        elif kind == "toolcall_end" and isinstance(part.get("toolCall"), dict):
+            call = part["toolCall"]
+            self._announce(str(call.get("id")), str(call.get("name")), _args(call.get("arguments")), "pending")
+
+    def _message_end(self, event: dict[str, Any]) -> None:
+        message = event.get("message") or {}
+        if message.get("role") == "assistant":
+            self.send(usage_update(self.session))
+
+    # -- tool calls -----------------------------------------------------------------------------------
+    def _announce(self, call_id: str, name: str, args: dict[str, Any], status: str) -> None:
+        if call_id in self._calls:
+            return
+        self._calls[call_id] = {"name": name, "args": args, "before": False}
+        cwd = self.session.cwd
+        self.send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
+                   "kind": tool_calls.kind_of(name), "status": status, "rawInput": args,
+                   "locations": tool_calls.locations_of(name, args, cwd),
+                   "content": tool_calls.pending_content(name, args, cwd)})
+
+    def _tool_start(self, event: dict[str, Any]) -> None:
+        call_id, name, args = str(event.get("toolCallId")), str(event.get("toolName")), _args(event.get("args"))
+        if call_id not in self._calls:
+            self._announce(call_id, name, args, "in_progress")
+        else:
+            self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
+        self._calls[call_id]["started"] = True
+        if self.disk_files:  # the whole file before the call runs, for the diff after it
+            self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
+
+    def terminal(self, call_id: str, terminal_id: str) -> None:
+        """The call runs in the editor's terminal `terminal_id`: embedded in the call, which shows it live."""
+        if call_id in self._calls:
+            self._calls[call_id]["terminal"] = terminal_id
+        self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                   "content": [{"type": "terminal", "terminalId": terminal_id}]})
+
+    def _tool_update(self, event: dict[str, Any]) -> None:
+        call_id = str(event.get("toolCallId"))
+        fenced = event.get("toolName") == "bash"
+        content = tool_calls.output_content(event.get("partialResult"), fenced=fenced)
+        if content:
+            self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content})
+
+    def _tool_end(self, event: dict[str, Any]) -> None:
+        call_id = str(event.get("toolCallId"))
+        call = self._calls.pop(call_id, None) or {"name": str(event.get("toolName")), "args": {}, "before": False}
+        result, failed = event.get("result") or {}, bool(event.get("isError"))
+        cwd = self.session.cwd
+        content = tool_calls.result_content(call["name"], call["args"], result, cwd, call["before"], failed)
+        if call.get("terminal"):  # the editor shows the output in its terminal
+            content = [{"type": "terminal", "terminalId": call["terminal"]}]
+        update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+                                  "status": "failed" if failed else "completed", "content": content}
+        details = result.get("details") if isinstance(result, dict) else None
+        line = details.get("firstChangedLine") if isinstance(details, dict) else None
+        if isinstance(line, int):
+            update["locations"] = tool_calls.locations_of(call["name"], call["args"], cwd, line)
+        self.send(update)
+
+    def _agent_end(self, event: dict[str, Any]) -> None:
+        """Calls announced but never run (the answer was aborted or failed after their arguments) end here."""
+        for call_id in list(self._calls):
+            if not self._calls[call_id].get("started"):
+                del self._calls[call_id]
+                self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
+
+    # -- what else the user should see ----------------------------------------------------------------
+    def _retry(self, event: dict[str, Any]) -> None:
+        self.tell(f"The request failed ({event.get('errorMessage')}); retrying in "
+                  f"{int(event.get('delayMs', 0)) / 1000:g} s (attempt {event.get('attempt')} of "
+                  f"{event.get('maxAttempts')}).", "warning")
+
+    def _compaction_start(self, event: dict[str, Any]) -> None:
+        self.tell(f"Compacting the conversation ({event.get('reason')})…", "info")
+
+    def _compaction_end(self, event: dict[str, Any]) -> None:
+        if event.get("errorMessage"):
+            self.tell(f"Compaction failed: {event['errorMessage']}", "error")
+        elif event.get("result"):
+            self.tell("Compaction done.", "info")
+
+    def tell(self, text: str, severity: str) -> None:
+        self.send(status_update(text, severity, self.notices))
+
+
+_HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
+    "message_update": Updates._message_update, "message_end": Updates._message_end,
+    "tool_execution_start": Updates._tool_start, "tool_execution_update": Updates._tool_update,
+    "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
+    "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
+}
+
+
+def status_update(text: str, severity: str, notices: bool) -> dict[str, Any]:
+    """A status line (`severity` info, warning or error): a `notice` when the client accepts them, else a
+    thought (both are shown)."""
+    if notices:
+        return {"sessionUpdate": "notice", "severity": severity, "title": text}
+    return chunk("agent_thought_chunk", f"\n{text}\n")
+
+
+def chunk(kind: str, text: str) -> dict[str, Any]:
+    """A `ContentChunk` update of text (`agent_message_chunk`, `agent_thought_chunk`, `user_message_chunk`)."""
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def usage_update(session: Any) -> dict[str, Any]:
+    """`usage_update`: tokens of the next request against the model's context window, and the session's cost
+    so far in USD (the catalogue's prices)."""
+    model = session.model or {}
+    stats = session.get_session_stats()
+    return {"sessionUpdate": "usage_update", "used": max(0, int(session.compaction.context_tokens())),
+            "size": max(0, int(model.get("contextWindow") or 0)),
+            "cost": {"amount": float(stats.get("cost") or 0.0), "currency": "USD"}}
+
+
+def _args(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,97 @@
+"""Large answers encoded piecewise, off the event loop: `get_tree`, `get_entries` and `get_messages` of a long
+session (tens of thousands of entries, tens of MB).
+
+Encoding such an answer in one `json.dumps` call holds the interpreter for its whole length, and a nested
+`get_tree` (about three levels per entry) is deeper than `json.dumps` goes, so it took the slow generic deep
+encoder (`deep_json.py`). Here the answer's big field is written item by item (each item with the C encoder,
+in a worker thread, so the loop keeps answering `abort` and `get_state` between items) and handed to the
+framing as a `RawJson`, which it writes verbatim. The text is exactly what `framing.encode` would write for
+the value itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable, Sequence
+
+from ...ai import json_wire
+
+BIG = 2000
+"""Answers of more items than this are encoded in a worker thread and answered in the background."""
+
+
+class RawJson:
+    """A JSON text to be written as it is inside an answer (`framing.encode` puts `source` in its place)."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: str):
+        self.source = source
+
+
+BATCH = 256
+"""Items of a list encoded per call: few calls, and each holds the interpreter only a few milliseconds."""
+
+
+def value_json(value: Any) -> str:
+    """One value as compact JSON, as `framing.encode` writes it (any depth; non-JSON values as strings)."""
+    try:
+        return _ENCODER.encode(value)  # one encoder for all calls: `json.dumps` with options builds one per call
+    except ValueError:  # a non-finite float: `json_wire.dumps` writes it as null
+        return json_wire.dumps(value, default=_plain)
+    except RecursionError:
+        from .deep_json import dumps
+
+        return dumps(value, encode=lambda part: json_wire.dumps(part, default=_plain))
+
+
+def list_json(items: Sequence[Any]) -> str:
+    """A JSON array of `items`, encoded `BATCH` items at a time (`value_json`)."""
+    parts = (value_json(items[start:start + BATCH])[1:-1] for start in range(0, len(items), BATCH))
+    return "[" + ",".join(part for part in parts if part) + "]"
+
+
+def forest_json(roots: list[dict[str, Any]]) -> str:
+    """The nested `get_tree` forest (`TreeNode`s: `{entry, children, label?, labelTimestamp?}`) as JSON, without
+    recursion: its depth is the session's length. Linear in the size of the output."""
+    out: list[str] = ["["]
+    stack: list[Any] = ["]", *_with_commas(roots)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        out.append('{"entry":' + value_json(item["entry"]) + ',"children":[')
+        tail = "]" + "".join(f',"{key}":' + value_json(item[key]) for key in ("label", "labelTimestamp")
+                             if key in item)
+        stack.append(tail + "}")
+        stack.extend(_with_commas(item["children"]))
+    return "".join(out)
+
+
+def _with_commas(nodes: list[Any]) -> list[Any]:
+    """`nodes` reversed for a stack, with "," between them: popped, they come out as `a , b , c`."""
+    out: list[Any] = []
+    for index, node in enumerate(reversed(nodes)):
+        if index:
+            out.append(",")
+        out.append(node)
+    return out
+
+
+async def encoded(size: int, encode: Callable[[], str]) -> RawJson:
+    """`RawJson(encode())`: in a worker thread when `size` (items) is over `BIG`, so the loop goes on."""
+    if size <= BIG:
+        return RawJson(encode())
+    return RawJson(await asyncio.to_thread(encode))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+_ENCODER = json.JSONEncoder(allow_nan=False, separators=(",", ":"), ensure_ascii=False, default=_plain)
+"""What `json_wire.dumps` uses, built once (its output is the same, non-finite floats aside)."""

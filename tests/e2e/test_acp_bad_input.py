@@ -1,0 +1,116 @@
+"""End to end: what ACP mode does with bad input: malformed JSON-RPC, unknown methods, wrong params, and a
+client that goes away mid-turn. Every answer is checked against the schema (tests/support/acp_client.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.acp_client import AcpClient, AcpReplyError
+
+pytestmark = pytest.mark.real_process
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def answers(client: AcpClient) -> list[dict]:
+    return [m for m in client.incoming() if "method" not in m]
+
+
+async def test_malformed_lines_get_parse_and_invalid_request_errors_and_the_agent_goes_on(agent_env, project):
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    for line in (b"{not json\n", b"\xff\xfe\n", b"[1, 2]\n", b'{"jsonrpc": "1.0", "id": 5, "method": "initialize"}\n',
+                 b'{"jsonrpc": "2.0", "id": {"x": 1}, "method": "initialize"}\n', b"\n"):
+        client.send_raw(line)
+    result = await client.initialize()
+    assert result["protocolVersion"] == 1
+    errors = [m["error"]["code"] for m in answers(client) if "error" in m]
+    assert errors == [-32700, -32700, -32600, -32600, -32600]
+    ids = [m["id"] for m in answers(client) if "error" in m]
+    assert ids == [None, None, None, 5, None]  # an unusable id is never echoed
+    assert await client.close() == 0
+
+
+async def test_unknown_methods_and_wrong_params_are_answered_with_their_codes(agent_env, project):
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    cases = [
+        ("session/frobnicate", {}, -32601),
+        ("initialize", {"protocolVersion": "one"}, -32602),
+        ("session/new", {"cwd": "relative/dir", "mcpServers": []}, -32602),
+        ("session/new", {"cwd": str(project / "missing"), "mcpServers": []}, -32602),
+        ("session/new", {"cwd": str(project), "mcpServers": [{"name": "x", "type": "sse", "url": "http://h",
+                                                             "headers": []}]}, -32602),
+        ("session/list", {"cursor": "bogus"}, -32602),
+    ]
+    for method, params, code in cases:
+        client._ids += 1
+        client.send_raw(json.dumps({"jsonrpc": "2.0", "id": client._ids, "method": method,
+                                    "params": params}).encode() + b"\n")
+    await client.wait_for(lambda: len(answers(client)) == 1 + len(cases))
+    got = [m["error"]["code"] for m in answers(client)[1:]]
+    assert got == [code for _, _, code in cases]
+    session_id = await client.new_session(str(project))
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("session/prompt", {"sessionId": session_id, "prompt": "not a list"}, checked=False)
+    assert caught.value.code == -32602
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text"}]}, checked=False)
+    assert caught.value.code == -32602 and "prompt[0].text" in caught.value.message
+    assert await client.close() == 0
+
+
+async def test_stdin_eof_mid_turn_saves_the_turn_and_exits_0(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "partial answer here", "hang_after": 4}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    assert await client.close(timeout=5) == 0
+    [session_file] = Path(agent_env["AGENT_FORGE_DIR"], "sessions").rglob(f"*{session_id}.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+    messages = [e["message"] for e in entries if e.get("type") == "message"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["stopReason"] == "aborted"
+    assert not list(session_file.parent.glob("*.lock"))
+
+
+async def test_sigterm_mid_turn_saves_the_turn_and_exits_143(agent_env, project, fake_llm):
+    import signal
+
+    fake_llm.set_script([{"text": "partial answer here", "hang_after": 4}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    client.process.send_signal(signal.SIGTERM)
+    assert await client.close(timeout=10) == 128 + signal.SIGTERM
+    [session_file] = Path(agent_env["AGENT_FORGE_DIR"], "sessions").rglob(f"*{session_id}.jsonl")
+    assert '"stopReason":"aborted"' in session_file.read_text().replace(" ", "")
+    assert not list(session_file.parent.glob("*.lock"))
+
+
+async def test_the_acp_alias_and_its_usage_error(agent_env, project):
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_forge", "acp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=str(project), env=agent_env)
+    out, _ = await proc.communicate(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n')
+    assert json.loads(out.splitlines()[0])["result"]["protocolVersion"] == 1 and proc.returncode == 0
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agent_forge", "--mode", "acp", "hello", stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=str(project), env=agent_env)
+    out, err = await proc.communicate()
+    assert (proc.returncode, out) == (2, b"")
+    assert "--mode acp reads its prompts from the editor" in err.decode()

@@ -1,0 +1,105 @@
+"""End to end: the official ACP Python SDK's client side (`acp.spawn_agent_process`, `ClientSideConnection`)
+drives `agent-forge --mode acp` against the loopback model: initialize, a session with a client MCP server
+whose tool the model calls, a streamed answer, cancel, list. The SDK parses every message with its own models."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+acp = pytest.importorskip("acp")
+from acp import schema  # noqa: E402
+
+pytestmark = pytest.mark.real_process
+
+MCP_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")
+
+
+class RecordingClient:
+    """The client side: records `session/update`s and approves what it is asked (the first option)."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.asked: list[Any] = []
+        self.changed = asyncio.Event()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+        self.changed.set()
+
+    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+        self.asked.append(tool_call)
+        return schema.RequestPermissionResponse(
+            outcome=schema.AllowedOutcome(outcome="selected", option_id=options[0].option_id))
+
+    def of(self, kind: type) -> list[Any]:
+        return [u for u in self.updates if isinstance(u, kind)]
+
+    async def until(self, predicate, timeout: float = 20) -> None:
+        async def loop() -> None:
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(loop(), timeout)
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def spawn(client: RecordingClient, agent_env: dict, project: Path):
+    # the SDK's default 2 s for a clean exit after stdin closes is short for a loaded 2-core machine that also
+    # stops an MCP server (about 1.2 s unloaded); a SIGTERM then would be answered with exit code 143
+    return acp.spawn_agent_process(client, sys.executable, "-m", "agent_forge", "--mode", "acp",
+                                   env=agent_env, cwd=str(project), transport_kwargs={"shutdown_timeout": 20})
+
+
+async def test_the_python_sdk_client_runs_a_turn_with_its_mcp_server_tool(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"tool_calls": [{"id": "m1", "name": "tools_echo", "arguments": {"text": "from the editor"}}]},
+        {"thinking": "The tool answered.", "text": "It said it."},
+    ])
+    client = RecordingClient()
+    async with spawn(client, agent_env, project) as (conn, process):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        assert init.protocol_version == 1 and init.agent_capabilities.load_session is True
+        server = schema.McpServerStdio(name="tools", command=sys.executable, args=[MCP_SERVER, "normal"], env=[])
+        session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+        response = await conn.prompt(session_id=session.session_id,
+                                     prompt=[schema.TextContentBlock(type="text", text="use the tool")])
+        assert response.stop_reason == "end_turn"
+        assert [c.tool_call_id for c in client.asked] == ["m1"]  # ask mode: an MCP tool is asked about
+        [start] = client.of(schema.ToolCallStart)
+        assert (start.tool_call_id, start.kind, start.title) == ("m1", "other", "tools_echo")
+        ends = [u for u in client.of(schema.ToolCallProgress) if u.status in ("completed", "failed")]
+        assert [u.status for u in ends] == ["completed"], ends
+        assert "from the editor" in str(ends[-1].content)
+        text = "".join(u.content.text for u in client.of(schema.AgentMessageChunk))
+        thought = "".join(u.content.text for u in client.of(schema.AgentThoughtChunk))
+        assert (text, thought) == ("It said it.", "The tool answered.")
+        assert client.of(schema.UsageUpdate)[-1].size == 128000
+        listed = await conn.list_sessions(cwd=str(project))
+        assert [s.session_id for s in listed.sessions] == [session.session_id]
+    assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+async def test_the_python_sdk_client_cancels_a_turn(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "a b c d e f", "hang_after": 4}])
+    client = RecordingClient()
+    async with spawn(client, agent_env, project) as (conn, process):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id,
+                                                 prompt=[schema.TextContentBlock(type="text", text="go")]))
+        await client.until(lambda: client.of(schema.AgentMessageChunk))
+        await conn.cancel(session_id=session.session_id)
+        assert (await asyncio.wait_for(turn, 1.0)).stop_reason == "cancelled"
+    assert await asyncio.wait_for(process.wait(), 20) == 0

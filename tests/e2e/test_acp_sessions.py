@@ -1,0 +1,213 @@
+"""End to end: ACP sessions across processes (`session/load` replays, `session/list`), commands, prompt
+content (images, resource links, embedded resources) and a prompt sent while a turn runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.acp_client import AcpClient, AcpReplyError
+
+pytestmark = pytest.mark.real_process
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@pytest.fixture
+def project(tmp_path):
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+async def ready(agent_env, project, *args) -> tuple[AcpClient, str]:
+    client = await AcpClient.start(list(args), cwd=str(project), env=agent_env)
+    await client.initialize()
+    return client, await client.new_session(str(project))
+
+
+async def test_load_after_a_restart_replays_the_conversation_then_continues(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"thinking": "hmm", "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+        {"text": "Wrote it."},
+        {"text": "Second answer."},
+    ])
+    client, session_id = await ready(agent_env, project)
+    await client.prompt(session_id, "write a file")
+    assert await client.close() == 0
+
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    listed = await client.request("session/list", {"cwd": str(project)})
+    [info] = listed["sessions"]
+    assert (info["sessionId"], info["cwd"], info["title"]) == (session_id, str(project), "write a file")
+    assert info["updatedAt"].endswith("Z")
+    loaded = await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert loaded["modes"]["currentModeId"] == "ask" and loaded["configOptions"][0]["currentValue"] == "fake/fake-model"
+    replayed = [(u["sessionUpdate"], u.get("content", {}).get("text") if u["sessionUpdate"] != "tool_call"
+                 else u["status"]) for u in client.updates(session_id)
+                if u["sessionUpdate"] not in ("available_commands_update", "usage_update")]
+    assert replayed == [("user_message_chunk", "write a file"), ("agent_thought_chunk", "hmm"),
+                        ("tool_call", "completed"), ("agent_message_chunk", "Wrote it.")]
+    load_id = next(m["id"] for d, m in client.messages if m.get("method") == "session/load")
+    answer_of_load = next(i for i, (d, m) in enumerate(client.messages) if d == "in" and m.get("id") == load_id)
+    last_replay = max(i for i, (d, m) in enumerate(client.messages)
+                      if m.get("method") == "session/update" and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk")
+    assert last_replay < answer_of_load  # the history comes before the answer
+    assert await client.prompt(session_id, "again") == {"stopReason": "end_turn"}
+    sent = [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]]
+    assert sent[-1] == "user" and sent.count("user") == 2  # the loaded conversation went to the model
+    assert await client.close() == 0
+
+
+async def test_unknown_sessions_are_errors(agent_env, project):
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    with pytest.raises(AcpReplyError) as caught:
+        await client.request("session/load", {"sessionId": "nope", "cwd": str(project), "mcpServers": []})
+    assert caught.value.code == -32002
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt("nope", "hi")
+    assert caught.value.code == -32002 and "nope" in caught.value.message
+    client.notify("session/cancel", {"sessionId": "nope"})  # a notification: no answer, no harm
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0
+
+
+async def test_templates_and_skills_are_available_commands_and_run(agent_env, project, fake_llm):
+    agent_dir = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent_dir / "prompts").mkdir(parents=True)
+    (agent_dir / "prompts" / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1 carefully.\n")
+    (agent_dir / "skills" / "tidy").mkdir(parents=True)
+    (agent_dir / "skills" / "tidy" / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy up\n---\nTidy.\n")
+    fake_llm.set_script([{"text": "Reviewed."}])
+    client, session_id = await ready(agent_env, project)
+    [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
+    names = {c["name"]: c["description"] for c in update["availableCommands"]}
+    assert {k: v for k, v in names.items() if k in ("review", "skill:tidy")} == {"review": "Review a file",
+                                                                                  "skill:tidy": "Tidy up"}
+    assert list(names)[:2] == ["review", "skill:tidy"]  # the session's own commands come first
+    await client.prompt(session_id, "/review main.py")
+    assert "Review main.py carefully." in json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
+    assert await client.close() == 0
+
+
+async def test_images_resource_links_and_embedded_resources_reach_the_model(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "Seen."}])
+    client, session_id = await ready(agent_env, project)
+    await client.prompt(session_id, "look at these",
+                        {"type": "image", "mimeType": "image/png", "data": PNG},
+                        {"type": "resource_link", "name": "main.py", "uri": f"file://{project}/main.py"},
+                        {"type": "resource", "resource": {"uri": f"file://{project}/sel.py", "text": "x = 1",
+                                                          "mimeType": "text/x-python"}})
+    sent = json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
+    assert "look at these" in sent and f"[main.py]({project}/main.py)" in sent
+    assert f'<file name=\\"{project}/sel.py\\">\\nx = 1\\n</file>' in sent
+    assert PNG in sent
+    with pytest.raises(AcpReplyError) as caught:
+        await client.prompt(session_id, {"type": "audio", "mimeType": "audio/wav", "data": "AAAA"})
+    assert caught.value.code == -32602 and "audio" in caught.value.message
+    assert len(fake_llm.requests) == 1
+    assert await client.close() == 0
+
+
+async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "first answer", "hang_after": 3}, {"text": "second answer"}])
+    client, session_id = await ready(agent_env, project)
+    first = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "one"}]})
+    await client.wait_for(lambda: client.updates(session_id, "agent_message_chunk"))
+    second = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]})
+    await client.request("session/list", {})  # answered in order: the second prompt has been taken
+    fake_llm.release_hangs()
+    assert await first == {"stopReason": "end_turn"}
+    assert len(fake_llm.requests) == 2  # the follow-up ran in the same run, before the first prompt answered
+    assert await second == {"stopReason": "end_turn"}
+    assert "two" in json.dumps(fake_llm.requests[1]["body"]["messages"][-1])
+    assert await client.close() == 0
+
+
+async def test_model_and_thinking_are_session_config_options(agent_env_factory, project, fake_llm):
+    from e2e.test_rpc_models import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("plain", reasoning=False)])
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    client = await AcpClient.start([], cwd=str(project), env=env)
+    await client.initialize()
+    created = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
+    session_id = created["sessionId"]
+    model, thinking = created["configOptions"]
+    assert (model["id"], model["currentValue"]) == ("model", "fake/fake-model")
+    assert [o["value"] for o in model["options"]] == ["fake/fake-model", "fake/plain"]
+    assert thinking["id"] == "thinking" and "high" in [o["value"] for o in thinking["options"]]
+    changed = await client.request("session/set_config_option", {"sessionId": session_id, "configId": "thinking",
+                                                                 "value": "high"})
+    assert changed["configOptions"][1]["currentValue"] == "high"
+    await client.prompt(session_id, "hi")
+    assert "high" in json.dumps({k: v for k, v in fake_llm.requests[0]["body"].items() if k != "messages"})
+    changed = await client.request("session/set_config_option", {"sessionId": session_id, "configId": "model",
+                                                                 "value": "fake/plain"})
+    assert [o["id"] for o in changed["configOptions"]] == ["model"]  # no thinking levels for this model
+    await client.prompt(session_id, "again")
+    assert fake_llm.requests[1]["body"]["model"] == "plain"
+    for config_id, value in (("model", "fake/missing"), ("thinking", "huge"), ("colour", "red")):
+        with pytest.raises(AcpReplyError) as caught:
+            await client.request("session/set_config_option", {"sessionId": session_id, "configId": config_id,
+                                                               "value": value})
+        assert caught.value.code == -32602
+    assert await client.close() == 0
+
+
+async def test_compact_name_and_export_are_slash_commands(agent_env_factory, project, fake_llm):
+    words = " ".join(f"word{i}" for i in range(80))
+    fake_llm.set_script([{"text": "first " + words}, {"text": "second " + words}, {"text": "The summary."}])
+    client, session_id = await ready(agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}}), project)
+    [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
+    assert {"compact", "name", "export"} <= {c["name"] for c in update["availableCommands"]}
+    await client.prompt(session_id, "hello " + words)
+    await client.prompt(session_id, "again " + words)
+
+    def said() -> str:
+        return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+
+    assert await client.prompt(session_id, "/name  Login bug ") == {"stopReason": "end_turn"}
+    assert said() == "Session named Login bug."
+    assert client.updates(session_id, "session_info_update")[-1]["title"] == "Login bug"
+    assert await client.prompt(session_id, "/name  ") == {"stopReason": "end_turn"}
+    assert said() == "/name failed: Session name cannot be empty"
+    assert await client.prompt(session_id, "/compact keep the names") == {"stopReason": "end_turn"}
+    assert said().startswith("Compacted the conversation")
+    assert "keep the names" in json.dumps(fake_llm.requests[2]["body"])
+    out = project / "s.html"
+    assert await client.prompt(session_id, f"/export {out}") == {"stopReason": "end_turn"}
+    assert said() == f"Exported to {out}" and out.read_text().startswith("<!")
+    listed = await client.request("session/list", {"cwd": str(project)})
+    assert listed["sessions"][0]["title"] == "Login bug"
+    assert len(fake_llm.requests) == 3  # the commands asked the model nothing but the summary
+    assert await client.close() == 0
+
+
+async def test_bang_runs_the_users_own_command(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "seen"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "!echo hi; exit 3") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!!echo secret") == {"stopReason": "end_turn"}
+    calls = [u for u in client.updates(session_id) if u["sessionUpdate"] in ("tool_call", "tool_call_update")]
+    assert [(u["sessionUpdate"], u.get("status")) for u in calls] == [
+        ("tool_call", "in_progress"), ("tool_call_update", "failed"),
+        ("tool_call", "in_progress"), ("tool_call_update", "completed")]
+    assert calls[0]["kind"] == "execute" and calls[0]["title"] == "echo hi; exit 3"
+    assert "hi" in calls[1]["content"][0]["content"]["text"] and "exit code 3" in calls[1]["content"][0]["content"]["text"]
+    await client.prompt(session_id, "what did I run?")
+    sent = json.dumps(fake_llm.requests[0]["body"]["messages"])
+    assert "echo hi" in sent and "secret" not in sent  # `!!` stays out of the model's context
+    assert len(fake_llm.requests) == 1
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "!sleep 60"}]})
+    await client.wait_for(lambda: len(client.updates(session_id, "tool_call")) == 3)
+    client.notify("session/cancel", {"sessionId": session_id})
+    import asyncio
+
+    assert await asyncio.wait_for(reply, 5.0) == {"stopReason": "cancelled"}
+    assert await client.close() == 0

@@ -1,0 +1,65 @@
+"""End to end: `--approvals ask` in the terminal UI (tmux): a question is the mode's own select dialog."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.tmux_terminal import TmuxTerminal, tmux_available
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+
+def test_a_write_is_allowed_with_enter_and_a_command_rejected_by_filtering(agent_env, fake_llm, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    fake_llm.set_script([
+        {"tool_calls": [{"name": "write", "arguments": {"path": "out.txt", "content": "hi\n"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "rm -rf out.txt"}}]},
+        {"text": "Left it alone."},
+    ])
+    term = TmuxTerminal(agent_env, work, "--approvals", "ask", columns=100, rows=30)
+    try:
+        term.wait_for("fake-model •")
+        term.type("write then clean")
+        term.press("Enter")
+        screen = term.wait_for("Allow write out.txt?")
+        assert "Always allow the write tool (this session)" in screen and not (work / "out.txt").exists()
+        term.press("Enter")  # the highlighted first option: Allow once
+        screen = term.wait_for("Allow bash: rm -rf out.txt?")
+        assert (work / "out.txt").read_text() == "hi\n"
+        term.type("reject")  # filters the options: Reject, and Reject with a reason
+        term.press("Enter")
+        term.wait_for("Left it alone.")
+        assert (work / "out.txt").exists()
+        rejected = [m for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]
+        assert "The user rejected this bash call." in str(rejected["content"])
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_the_approvals_command_shows_and_changes_the_policy(agent_env, fake_llm, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    fake_llm.set_script([{"tool_calls": [{"name": "write", "arguments": {"path": "out.txt", "content": "x"}}]},
+                         {"text": "It was refused."}])
+    term = TmuxTerminal(agent_env, work, columns=100, rows=30)
+    try:
+        term.wait_for("fake-model •")
+        term.type("/approvals")
+        term.press("Enter")
+        term.wait_for("Approvals for this session:")
+        assert "approvals: full (every tool call runs)" in term.screen()
+        term.type("read-only")
+        term.press("Enter")
+        term.wait_for("approvals: read-only (only tools that read run) for this session")
+        term.type("write it")
+        term.press("Enter")
+        term.wait_for("It was refused.")
+        assert not (work / "out.txt").exists()
+        term.type("/approvals nonsense")
+        term.press("Enter")
+        term.wait_for("Unknown approval policy 'nonsense'")
+    finally:
+        term.close()

@@ -1,0 +1,116 @@
+"""End to end: MCP servers that misbehave on purpose (`tests/support/mcp_hostile_server.py`, the SDK's low-level
+server API) against the real CLI in RPC mode and the loopback fake LLM: an abort while a prompt waits for a server
+keeps the prompt; server text has size limits; tools with schemas providers reject are withheld."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from agent_forge.modes.rpc.client import RpcClient
+
+from .test_mcp import offered, tool_texts, until_state, write_mcp
+
+HOSTILE = str(Path(__file__).resolve().parents[1] / "support" / "mcp_hostile_server.py")
+
+
+def hostile(mode: str, **fields) -> dict:
+    return {"command": sys.executable, "args": [HOSTILE, mode], **fields}
+
+
+def session_lines(agent_env: dict) -> list[dict]:
+    files = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1, files
+    return [json.loads(line) for line in files[0].read_text().splitlines()]
+
+
+async def test_abort_while_a_prompt_waits_for_a_server_keeps_the_prompt_and_the_run_ends_aborted(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"slow": hostile("hang-list", startupTimeoutMs=60000)})
+    fake_llm.set_script([{"text": "the next prompt's answer"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        reply = await client.send({"type": "prompt", "message": "go"})
+        aborted = await client.send({"type": "abort"})
+        events = await client.wait_for("agent_settled")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    kinds = [e["type"] for e in events if e["type"] in ("agent_start", "agent_end", "agent_settled")]
+    assert reply["data"] == {"disposition": "started"} and aborted["success"] is True
+    assert kinds == ["agent_start", "agent_end", "agent_settled"] and events[-1]["aborted"] is True
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "aborted")]
+    assert messages[0]["content"][0]["text"] == "go" and fake_llm.requests == []
+    stored = [e["message"]["role"] for e in session_lines(agent_env) if e.get("type") == "message"]
+    assert stored == ["user", "assistant"]
+
+
+def request_text(request: dict) -> str:
+    return json.dumps(request["body"])
+
+
+async def test_a_huge_json_rpc_error_message_is_cut_in_the_tool_result_and_the_next_request(agent_env, fake_llm,
+                                                                                          tmp_path):
+    write_mcp(agent_env, {"h": hostile("huge-error")})
+    fake_llm.set_script([{"tool_calls": [{"name": "h_boom", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("boom", timeout=60)
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    text = end["result"]["content"][0]["text"]
+    assert end["isError"] is True and text.startswith("MCP server h: the call of boom failed: EEEE")
+    assert len(text) < 2_200 and "[... cut: the message has 10,485,7" in text
+    assert len(request_text(fake_llm.requests[1])) < 20_000 and "[... cut: the message" in tool_texts(
+        fake_llm.requests[1])[0]
+
+
+async def test_huge_instructions_descriptions_titles_and_progress_messages_are_cut_and_reported(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"h": hostile("huge-text")})
+    fake_llm.set_script([{"tool_calls": [{"name": "h_big", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("big", timeout=60)
+        server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+        commands = (await client.send({"type": "get_commands"}))["data"]["commands"]
+    wordy = next(c for c in commands if c["name"] == "mcp:h:wordy")
+    assert len(wordy["description"]) < 4_100 and wordy["description"].endswith("the first 4,000 are shown]")
+    assert len(wordy["arguments"][0]["description"]) < 4_100
+    reader = next(t["function"] for t in fake_llm.requests[0]["body"]["tools"]
+                  if t["function"]["name"] == "read_mcp_resource")
+    assert len(reader["description"]) < 1_000 and "file:///uuu" in reader["description"]
+    first = fake_llm.requests[0]["body"]
+    big = next(t["function"] for t in first["tools"] if t["function"]["name"] == "h_big")
+    system = first["messages"][0]["content"]
+    assert len(request_text(fake_llm.requests[0])) < 20_000 and offered(fake_llm.requests[0]).count("h_fine") == 1
+    assert big["description"].startswith("DDDD") and big["description"].endswith(
+        "[... cut: the server's description has 5,242,880 characters, the first 4,000 are shown]")
+    assert "- h: " + "I" * 500 + "…" in system and "I" * 501 not in system
+    update = next(e for e in events if e["type"] == "tool_execution_update")["partialResult"]["content"][0]["text"]
+    assert len(update) < 700 and "[... cut: the progress message has 1,048,576 characters" in update
+    stderr = client.stderr.decode()
+    assert "MCP tool 'big' of server 'h': its description has 5,242,880 characters; the first 4,000" in stderr
+    assert "MCP server 'h': the first line of its instructions has 5,242,880 characters" in stderr
+    assert server["state"] == "connected" and "h_big" in server["tools"]
+    assert any("its description has 5,242,880 characters" in w and len(w) < 300 for w in server["warnings"])
+    assert len(stderr) < 5_000
+
+
+async def test_tools_with_schemas_providers_reject_are_withheld_and_reported_the_others_go_on(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"s": hostile("bad-schema"), "r": hostile("raw-schema")})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {"x": "y"}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("use fine", timeout=60)
+        servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
+    names = offered(fake_llm.requests[0])
+    assert "s_fine" in names, [s.get("lastError") for s in servers.values()]
+    assert "s_fine" in names and not {"s_wat", "s_deep", "s_fat"} & set(names)
+    assert servers["s"]["state"] == "connected" and servers["s"]["tools"] == ["s_fine"]
+    assert tool_texts(fake_llm.requests[1]) == ["called fine"]
+    stderr = client.stderr.decode()
+    for tool, problem in [("wat", 'properties.a: type: "wat" is not a JSON Schema type'),
+                          ("deep", "nested more than 64 schemas deep"),
+                          ("fat", "more than the 65,536 allowed")]:
+        assert f"MCP tool '{tool}' of server 's' is not offered: providers would reject its input schema" in stderr
+        assert problem in stderr, problem
+    assert len([w for w in servers["s"]["warnings"] if "is not offered" in w]) == 3
+    # Schemas the SDK's client itself refuses fail the listing: the server is reported, no request carries them.
+    assert servers["r"]["tools"] == [] and "the server's answer is malformed (tools." in servers["r"]["lastError"]
+    assert not [name for name in names if name.startswith("r_")]

@@ -1,0 +1,175 @@
+"""End to end: approvals over RPC through the real CLI (`--approvals`, the setting, `set_approvals`, questions
+as interaction-protocol selects answered allow once / always / reject / reject with a reason, abort and stdin
+EOF while a question waits), and print mode, which has no one to ask."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from agent_forge.modes.rpc.client import RpcClient
+
+WRITE = {"name": "write", "arguments": {"path": "out.txt", "content": "hello\n"}}
+
+
+def answer(client, request_id, **fields):
+    client.write_raw(json.dumps({"type": "extension_ui_response", "id": request_id, **fields}).encode() + b"\n")
+
+
+async def question(client, method="select"):
+    while True:
+        event = await client.next_event()
+        if event["type"] == "extension_ui_request" and event["method"] == method:
+            return event
+
+
+def tool_results(fake_llm):
+    return [m["content"] for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+
+
+async def test_ask_allow_once_runs_the_call_and_get_state_tells_the_policy(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "Done."}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        assert (await client.send({"type": "get_state"}))["data"]["approvals"] == "ask"
+        await client.send({"type": "prompt", "message": "write it"})
+        asked = await question(client)
+        assert not (tmp_path / "out.txt").exists()  # nothing ran before the answer
+        answer(client, asked["id"], value="Allow once")
+        events = await client.wait_for("agent_settled")
+    assert asked["title"] == "Allow write out.txt?" and asked["toolName"] == "write" and asked["kind"] == "edit"
+    assert asked["options"] == ["Allow once", "Always allow the write tool (this session)", "Reject",
+                                "Reject, and tell the model why"]
+    assert asked["args"] == WRITE["arguments"] and asked["toolCallId"]
+    assert json.loads(asked["message"]) == WRITE["arguments"]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] is False and (tmp_path / "out.txt").read_text() == "hello\n"
+
+
+async def test_always_is_remembered_and_reads_are_never_asked(agent_env, fake_llm, tmp_path):
+    (tmp_path / "a.txt").write_text("A")
+    second = {"name": "write", "arguments": {"path": "two.txt", "content": "2"}}
+    fake_llm.set_script([{"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}, WRITE]}, {"text": "ok"},
+                         {"tool_calls": [second]}, {"text": "ok again"}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "one"})
+        asked = await question(client)
+        answer(client, asked["id"], value="Always allow the write tool (this session)")
+        await client.wait_for("agent_settled")
+        events = await client.prompt_and_wait("two")
+    assert asked["toolName"] == "write"  # the read ran unasked
+    assert not [e for e in events if e["type"] == "extension_ui_request"]
+    assert (tmp_path / "two.txt").read_text() == "2" and (tmp_path / "out.txt").exists()
+
+
+async def test_reject_with_a_reason_the_model_sees(agent_env, fake_llm, tmp_path):
+    bash = {"name": "bash", "arguments": {"command": "rm -rf build"}}
+    fake_llm.set_script([{"tool_calls": [bash]}, {"text": "Understood."}])
+    (tmp_path / "build").mkdir()
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "clean"})
+        asked = await question(client)
+        answer(client, asked["id"], value="Reject, and tell the model why")
+        why = await question(client, "input")
+        answer(client, why["id"], value="keep build/, it has the release")
+        events = await client.wait_for("agent_settled")
+    assert asked["title"] == "Allow bash: rm -rf build?" and asked["message"] == "rm -rf build"
+    assert 'Always allow bash commands starting with "rm -rf" (this session)' in asked["options"]
+    assert why["toolCallId"] == asked["toolCallId"]
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    expected = ("The user rejected this bash call. The user said: keep build/, it has the release Do not retry it "
+                "unchanged; ask or try another way.")
+    assert end["isError"] is True and end["result"]["content"][0]["text"] == expected
+    assert expected in str(tool_results(fake_llm)) and (tmp_path / "build").is_dir()
+
+
+async def test_abort_while_asking_cancels_the_question_and_the_call(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "never"}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "write"})
+        asked = await question(client)
+        reply = await client.send({"type": "abort"}, timeout=5)
+        events = await client.wait_for("agent_settled", timeout=5)
+        answer(client, asked["id"], value="Allow once")  # too late: ignored
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert reply["success"] is True and events[-1] == {"type": "agent_settled", "aborted": True}
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["toolCallId"] == asked["toolCallId"] and end["isError"] is True
+    assert "aborted" in end["result"]["content"][-1]["text"]
+    assert not (tmp_path / "out.txt").exists() and state["isStreaming"] is False and len(fake_llm.requests) == 1
+
+
+async def test_set_approvals_read_only_refuses_and_a_bad_policy_is_an_error(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "ok"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        assert (await client.send({"type": "get_state"}))["data"]["approvals"] == "full"
+        bad = await client.send({"type": "set_approvals", "policy": "yolo"})
+        missing = await client.send({"type": "set_approvals"})
+        good = await client.send({"type": "set_approvals", "policy": "read-only"})
+        events = await client.prompt_and_wait("write")
+        state = (await client.send({"type": "get_state"}))["data"]
+    assert bad["success"] is False and bad["error"] == "Unknown approval policy 'yolo'; use one of full, ask, read-only"
+    assert missing["success"] is False and "policy" in missing["error"]
+    assert good["success"] is True and "data" not in good and state["approvals"] == "read-only"
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] and end["result"]["content"][0]["text"].startswith("Not run: the session is read-only")
+    assert not (tmp_path / "out.txt").exists()
+
+
+async def test_the_setting_starts_the_policy_and_an_untrusted_project_cannot_set_it(agent_env, fake_llm, tmp_path):
+    project = tmp_path / "proj"
+    (project / ".agent-forge" / "agent").mkdir(parents=True)
+    (project / ".agent-forge" / "agent" / "settings.json").write_text('{"approvals": "full"}')
+    Path(agent_env["AGENT_FORGE_DIR"], "settings.json").write_text('{"approvals": "read-only"}')
+    async with await RpcClient.start([], cwd=str(project), env=agent_env) as client:
+        untrusted = (await client.send({"type": "get_state"}))["data"]["approvals"]
+    async with await RpcClient.start(["--approve"], cwd=str(project), env=agent_env) as client:
+        trusted = (await client.send({"type": "get_state"}))["data"]["approvals"]
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(project), env=agent_env) as client:
+        flagged = (await client.send({"type": "get_state"}))["data"]["approvals"]
+    assert (untrusted, trusted, flagged) == ("read-only", "full", "ask")
+
+
+async def test_stdin_eof_while_asking_rejects_and_the_agent_exits(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "No answer came."}])
+    client = await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env)
+    async with client:
+        await client.send({"type": "prompt", "message": "write"})
+        await question(client)
+        client.close_input()
+        events = await client.wait_for("agent_settled", timeout=10)
+        code = await client.close(timeout=10)
+    assert code == 0
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] and "the question got no answer" in end["result"]["content"][0]["text"]
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_print_mode_with_ask_refuses_and_says_why(agent_env, fake_llm, tmp_path):
+    import subprocess
+    import sys
+
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "I could not write it."}])
+    proc = subprocess.run([sys.executable, "-m", "agent_forge", "--approvals", "ask", "-p", "write it"],
+                          cwd=tmp_path, env={**os.environ, **agent_env}, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "I could not write it.\n" and not (tmp_path / "out.txt").exists()
+    [result] = tool_results(fake_llm)
+    assert "needs approval (approvals: ask), and print mode has no one to ask" in str(result)
+
+
+def test_json_mode_with_read_only_refuses_and_reports_it_in_the_events(agent_env, fake_llm, tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("A")
+    fake_llm.set_script([{"tool_calls": [WRITE, {"name": "read", "arguments": {"path": "a.txt"}}]},
+                         {"text": "Refused."}])
+    proc = subprocess.run([sys.executable, "-m", "agent_forge", "--approvals", "read-only", "--mode", "json", "-p",
+                           "write it"], cwd=tmp_path, env={**os.environ, **agent_env}, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    ends = [json.loads(line) for line in proc.stdout.splitlines() if '"tool_execution_end"' in line]
+    assert [(e["toolName"], e["isError"]) for e in ends] == [("write", True), ("read", False)]
+    assert ends[0]["result"]["content"][0]["text"].startswith("Not run: the session is read-only")
+    assert not (tmp_path / "out.txt").exists()
