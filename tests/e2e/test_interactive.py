@@ -843,5 +843,6 @@ def test_dialogs_stay_usable_in_an_8_row_terminal(terminal, fake_llm, tmp_path):
     term.wait_for("› a name")
     term.type("Ada")
     term.press("Enter")
-    screen = term.wait_for("picked banana sure=True name=Ada")
-    assert all(len(line) <= 40 for line in screen.splitlines()) and "fake-model" in screen  # the footer is back
+    term.wait_for("picked banana sure=True name=Ada")
+    screen = term.wait_for("fake-model")  # the footer is back (drawn again just after the line is printed)
+    assert "picked banana sure=True name=Ada" in screen and all(len(line) <= 40 for line in screen.splitlines())

@@ -1,6 +1,6 @@
 """The interactive mode: one prompt_toolkit Application drawn inline (no alternate screen) under the terminal's
 normal scrollback. Finished messages are rendered by rich and written above the live region
-(`run_in_terminal`), so they stay in the scrollback after exit; the live region holds the streaming message,
+(`above.py`), so they stay in the scrollback after exit; the live region holds the streaming message,
 running tools, queued messages, the editor and the footer, and is redrawn only when something changed
 (`invalidate`, at most every `MIN_REDRAW_S`). It drives the same `AgentSession` as RPC and print mode."""
 
@@ -10,7 +10,7 @@ import asyncio
 import time
 from typing import Any
 
-from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
@@ -23,6 +23,7 @@ from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from ...coding.agent_session import AgentSession
 from ..approvals import answer_dialog, withdraw_on_end
+from .above import write_above
 from .blocks import notice
 from .commands import Commands, builtin
 from .completion import FileCompleter, attachments
@@ -187,7 +188,7 @@ class InteractiveMode:
 
     async def _drain(self) -> None:
         while self._pending and self.app.is_running:
-            await run_in_terminal(self._flush_pending)
+            await write_above(self._flush_pending)
         self._flush_pending()
 
     def _flush_pending(self) -> None:

@@ -21,8 +21,9 @@ import os
 from collections import deque
 from typing import Any, Callable
 
-from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.application import Application
 
+from .above import write_above
 
 REDRAW_DELAY_S = 0.15
 """A width change redraws the conversation once no further resize came for this long (a drag sends many)."""
@@ -96,7 +97,7 @@ class WidthRedraw:
             self._forget()
             self._terminal.write(self._scrollback.redraw(self._terminal.columns()))
 
-        await run_in_terminal(write)
+        await write_above(write)
 
 
 class InlineApplication(Application):  # type: ignore[type-arg]

@@ -37,12 +37,24 @@ class Terminal:
         self._stdout = io.TextIOWrapper(protocol_stdout(), encoding="utf-8", errors="replace", write_through=True)
         self.input = PasteSafeInput(self._stdin)  # pastes never act as keys (paste.py)
         self.output = _SyncedOutput.from_pty(self._stdout, term=os.environ.get("TERM"))
+        # A terminal that reports no size (a serial console, a bare pty) does not answer cursor position
+        # requests either: asking made prompt_toolkit print a CPR warning and, now and then, never finish
+        # exiting on Ctrl+D. Without the answer the live region is drawn from the assumed 80x24.
+        self.output.enable_cpr = self._reports_size() and os.environ.get("TERM") != "dumb"
 
     def columns(self) -> int:
         return self._size()[1]
 
     def rows(self) -> int:
         return self._size()[0]
+
+    def _reports_size(self) -> bool:
+        """Whether the terminal itself reports a size (prompt_toolkit's `get_size` puts 24x80 in for zeros)."""
+        try:
+            size = os.get_terminal_size(self._stdout.fileno())
+        except (OSError, ValueError):
+            return False
+        return size.lines > 0 and size.columns > 0
 
     def _size(self) -> tuple[int, int]:
         try:

@@ -1,0 +1,45 @@
+"""Writing into the scrollback above the live region while the terminal stays in raw mode.
+
+prompt_toolkit's `run_in_terminal` switches the terminal back to cooked mode while its function runs (it is
+made for handing the terminal to another program). A key pressed in that moment is taken by the terminal's
+line discipline instead of the UI: Ctrl+D on an empty line is swallowed as end of file, Ctrl+C becomes a
+SIGINT, other keys are echoed into the output. Text the UI writes itself needs none of that, so `write_above`
+does what `run_in_terminal` does (wait for an earlier one, erase the live region, redraw it after) without
+detaching the input or leaving raw mode. The external editor (Ctrl+G) still goes through `run_in_terminal`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+from prompt_toolkit.application import get_app_or_none
+
+
+async def write_above(write: Callable[[], None]) -> None:
+    """Run `write` (which writes to the terminal) with the live region of the running application (the
+    current one, as for `run_in_terminal`) erased before and drawn again after; with none running, just
+    `write`. Chained after any `run_in_terminal` or `write_above` still in progress, as prompt_toolkit chains
+    its own."""
+    app = get_app_or_none()
+    if app is None or not app.is_running:
+        write()
+        return
+    previous = app._running_in_terminal_f
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    app._running_in_terminal_f = done
+    try:
+        if previous is not None:
+            await previous
+        app.renderer.erase()
+        app._running_in_terminal = True  # no redraw in between
+        try:
+            write()
+        finally:
+            app._running_in_terminal = False
+            app.renderer.reset()
+            app._request_absolute_cursor_position()
+            app._redraw()
+    finally:
+        if not done.done():
+            done.set_result(None)
