@@ -102,9 +102,11 @@ def test_filters_project_the_tree_on_what_they_show(store):
     assert drawn(layout(model, filter_="user")) == [
         "user: q1", "├─ user: q2", "│  ├─ user: q3a", "│  └─ user: q3b (here)", "└─ [alt] user: q2b"]
     assert drawn(layout(model, filter_="labelled")) == ["[alt] user: q2b"]
+    q2b = next(item.id for item in model.items if item.text == "q2b")
     everything = drawn(layout(model, filter_="all"))
-    assert everything[0] == "model change: p/m" and "│  [result: bash]: file.txt" in everything
-    assert "   label: " in " ".join(everything) or any(line.endswith("→ alt") for line in everything)
+    assert everything[:6] == ["model change: p/m", "user: q1", "assistant: a1", "├─ user: q2", "│  [bash: ls]",
+                              "│  [result: bash] file.txt"]
+    assert everything[-3:] == ["└─ [alt] user: q2b", "   assistant: a2b", f"   label: {q2b} → alt"]
 
 
 def test_a_search_keeps_the_tree_shape(store):
@@ -231,3 +233,10 @@ def test_a_five_thousand_entry_session_lays_out_and_draws_fast(tmp_path):
     moved = (time.perf_counter() - start) / 100
     assert len(dialog.rows) == 2500 and dialog.selected is not None
     assert opened < 1.0 and searched < 0.3 and moved < 0.01, (opened, searched, moved)
+
+
+def test_the_keys_the_tree_claims_are_bound_while_it_is_open():
+    from agent_forge.modes.interactive.keys import OWN_DIALOG_KEYS
+    from agent_forge.modes.interactive.tree_view import OWN_KEYS
+
+    assert set(OWN_KEYS) <= set(OWN_DIALOG_KEYS)

@@ -191,7 +191,7 @@ def _message(message: dict[str, Any]) -> tuple[str, str, str]:
         return "shell", "shell", f"$ {message.get('command', '')}"
     if role == "toolResult":
         what = "error" if message.get("isError") else "result"
-        return "result", f"[{what}: {message.get('toolName', '?')}]", _text_of(message.get("content"))
+        return "result", "", f"[{what}: {message.get('toolName', '?')}] {_text_of(message.get('content'))}"
     return "other", str(role or "message"), _text_of(message.get("content"))
 
 

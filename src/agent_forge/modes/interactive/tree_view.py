@@ -20,7 +20,7 @@ Fragments = list[tuple[str, str]]
 OWN_KEYS = ("pageup", "pagedown", "tab", "s-tab", "c-left", "c-right", "escape left", "escape right")
 """The keys this dialog handles itself (prompt_toolkit names; `escape x` is Alt+x)."""
 HINTS = ("↑↓ move · enter actions · tab filter · ctrl+←→ fold · type to search · esc close",
-         "↑↓ enter · tab filter · ctrl+←→ fold · esc", "↑↓ enter tab esc")
+         "↑↓ enter · tab filter · ctrl+←→ · esc", "↑↓ enter tab esc")
 """The key hint under the tree, longest first: the first that fits the width is shown."""
 ROLE_STYLES = {"user": "class:prompt", "assistant": "class:spinner", "shell": "class:queued"}
 HINT_ROWS = 6
