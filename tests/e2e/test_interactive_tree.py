@@ -126,6 +126,11 @@ def test_a_five_thousand_entry_session_at_forty_columns(terminal, agent_env, tmp
                 if "7" in f"{branch} {turn}" and "3" in f"{branch} {turn}")
     screen = term.wait_for(f"/{found}) · messages")
     assert all("question" in row for row in tree_rows(screen)), screen
+    term.press("Up")
+    term.resize(40, 7)  # a short terminal: the tree scrolls in the rows left, the selection in view
+    term.wait_until(lambda: "↑↓" not in term.screen() and "→ " in term.screen(), "the tree to fit 7 rows")
+    chosen = [row for row in term.screen().split("\n") if row.startswith("→ ")]
+    assert len(chosen) == 1 and "branch" in chosen[0] and len(chosen[0].rstrip()) <= 40, term.screen()
     assert opened < 5, opened  # about 0.1 s on the 2-core machine; tmux polling included
 
 
