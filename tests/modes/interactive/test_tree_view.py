@@ -240,3 +240,11 @@ def test_the_keys_the_tree_claims_are_bound_while_it_is_open():
     from agent_forge.modes.interactive.tree_view import OWN_KEYS
 
     assert set(OWN_KEYS) <= set(OWN_DIALOG_KEYS)
+
+
+def test_several_roots_are_drawn_as_siblings():
+    nodes = [{"entry": {"type": "message", "id": "a", "message": user("first root")}, "parentId": None},
+             {"entry": {"type": "message", "id": "b", "message": user("orphan root")}, "parentId": None},
+             {"entry": {"type": "message", "id": "c", "message": assistant("its answer")}, "parentId": "b"}]
+    assert drawn(layout(TreeModel(nodes, "c"))) == ["├─ user: first root", "└─ user: orphan root",
+                                                    "   assistant: its answer (here)"]
