@@ -544,9 +544,9 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     term.type("/tree")
     term.press("Enter")
-    term.wait_for("assistant: Answer two. (here)")
+    term.wait_for("→ assistant: Answer two. (here)")
     term.type("Answer one")
-    term.wait_for("→ 2. assistant: Answer one.")
+    term.wait_for("→ assistant: Answer one.")
     term.press("Enter")
     term.wait_for("→ Continue from here")
     term.press("Enter")
@@ -761,7 +761,7 @@ def test_tree_marks_here_after_a_shell_command(terminal, fake_llm):
     term.wait_for("exit 0")
     term.type("/tree")
     term.press("Enter")
-    term.wait_for("3. shell: $ echo hi (here)")
+    term.wait_for("→ shell: $ echo hi (here)")
 
 
 def test_streaming_text_wraps_between_words(terminal, fake_llm):

@@ -51,17 +51,17 @@ def test_tree_labels_an_entry_and_summarises_the_branch_left(terminal, fake_llm,
     ask(term, "question two", "Answer two.")
     term.type("/tree")
     term.press("Enter")
-    choose(term, "Session tree", "Answer one", "2. assistant: Answer one.")
+    choose(term, "Session tree", "Answer one", "assistant: Answer one.")
     choose(term, "What to do with this entry?", "Label", "Label this entry")
     term.wait_for("Label (empty clears it):")
     term.type("checkpoint")
     term.press("Enter")
     term.wait_for("label set: checkpoint")
-    screen = term.wait_for("assistant: Answer one. [checkpoint]")  # the tree is shown again, with the label
+    screen = term.wait_for("[checkpoint] assistant: Answer one.")  # the tree is shown again, with the label
     assert "assistant: Answer two. (here)" in screen
     labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
     assert len(labels) == 1 and labels[0]["label"] == "checkpoint"
-    choose(term, "Session tree", "checkpoint", "2. assistant: Answer one. [checkpoint]")
+    choose(term, "Session tree", "checkpoint", "[checkpoint] assistant: Answer one.")
     choose(term, "What to do with this entry?", "summary", "Continue from here, with a summary of the branch left")
     term.wait_for("continuing from the chosen entry (the branch left is summarised)")
     assert "question two" in json.dumps(fake_llm.requests[2]["body"]["messages"])  # the branch left, summarised
@@ -83,17 +83,18 @@ def test_tree_clears_a_label(terminal, fake_llm, agent_env):
     for action, needle in (("Label this entry", "Label"), ("Clear the label", "Clear")):
         term.type("/tree")
         term.press("Enter")
-        choose(term, "Session tree", "question", "1. user: question one")
+        row = "user: question one" if action == "Label this entry" else "[start] user: question one"
+        choose(term, "Session tree", "question", row)
         choose(term, "What to do with this entry?", needle, action)
         if action == "Label this entry":
             term.wait_for("Label (empty clears it):")
             term.type("start")
             term.press("Enter")
-            term.wait_for("user: question one [start]")
+            term.wait_for("[start] user: question one")
             term.press("Escape")
             term.wait_until(lambda: "Session tree" not in term.screen(), "the tree to close")
     term.wait_for("label cleared")
-    screen = term.wait_for("1. user: question one")
+    screen = term.wait_for("user: question one")
     assert "[start]" not in screen.split("label cleared")[-1]
     labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
     assert [e.get("label") for e in labels] == ["start", None]

@@ -57,10 +57,12 @@ class Dialogs:
     def current(self) -> Dialog | None:
         return self.queue[0] if self.queue else None
 
-    def open(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None) -> None:
+    def open(self, request: dict[str, Any] | Dialog, reply: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Queue a dialog: a plugin's `extension_ui_request`, or the mode's own with `reply` getting the
-        answer's fields (`value`, `confirmed` or `cancelled`)."""
-        dialog = Dialog(request, reply)
+        answer's fields (`value`, `confirmed` or `cancelled`); or a ready `Dialog` (one that draws itself:
+        `/tree`'s `tree_view.TreeDialog`)."""
+        dialog = request if isinstance(request, Dialog) else Dialog(request, reply)
+        request = {} if isinstance(request, Dialog) else request
         self.queue.append(dialog)
         timeout = request.get("timeout")
         if isinstance(timeout, (int, float)) and timeout > 0:
@@ -133,6 +135,9 @@ class Dialogs:
         dialog = self.current
         if dialog is None:
             return []
+        draw = getattr(dialog, "draw", None)
+        if draw is not None:  # a dialog that draws itself (`/tree`)
+            return draw(self._editor.buffer.text, max(width, 1), max(height, 1))
         height, width = max(height, 1), max(width, 1)
         matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
         dialog.index = min(dialog.index, max(len(matches) - 1, 0))

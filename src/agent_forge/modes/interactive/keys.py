@@ -24,6 +24,9 @@ EDITOR_KEYS = [
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
 ]
 
+OWN_DIALOG_KEYS = ("pageup", "pagedown", "tab", "s-tab", "c-left", "c-right", "escape left", "escape right")
+"""Keys an open dialog may claim (its `own_keys`); `tree_view.OWN_KEYS` claims them all."""
+
 SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
 """What terminals with the kitty keyboard protocol or xterm's modifyOtherKeys send for Shift+Enter."""
 
@@ -136,3 +139,7 @@ def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:
     @kb.add("down", filter=choosing)
     def _down(event: Any) -> None:
         ui.dialogs.move(1)
+
+    for key in OWN_DIALOG_KEYS:  # keys a dialog takes for itself (`own_keys`, `press`): `/tree`'s
+        owned = Condition(lambda key=key: key in getattr(ui.dialogs.current, "own_keys", ()))
+        kb.add(*key.split(), filter=owned)(lambda event, key=key: ui.dialogs.current.press(key))

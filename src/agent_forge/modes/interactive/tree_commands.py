@@ -1,5 +1,5 @@
-"""`/tree`: a searchable picker over the whole session tree (messages, branch summaries and compactions, in tree
-order, indented at each branch point, labels shown as `[label]`), then what to do with the chosen entry:
+"""`/tree`: the whole session tree drawn with branch lines, searchable and filtered (`tree_view.TreeDialog`), then
+what to do with the chosen entry:
 continue from it, continue from it with a summary of the branch left behind (a `branch_summary` entry, as RPC's
 `navigate_tree` with `summarize`), or set / clear its label (a `label` entry, `SessionStore.append_label`: the
 label RPC's `get_tree` reports)."""
@@ -10,7 +10,8 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.tree import get_flat_tree
-from ..tree_rows import tree_rows
+from .tree_layout import TreeModel, keeps
+from .tree_view import TreeDialog
 
 CONTINUE = "Continue from here"
 SUMMARIZE = "Continue from here, with a summary of the branch left"
@@ -24,16 +25,23 @@ class TreeCommands:
 
     def __init__(self, ui: Any):
         self.ui = ui
+        self.filter = "default"  # kept when the tree opens again after a label
 
-    async def tree(self, argument: str) -> None:
-        """Open the picker; the chosen row opens the action menu."""
+    async def tree(self, argument: str, *, select: str | None = None) -> None:
+        """Open the navigator (at `select`, else the current leaf); the chosen entry opens the action menu."""
         flat = get_flat_tree(self.ui.session.store)
-        rows = tree_rows(flat["nodes"], flat["leafId"])
-        if not rows:
+        model = TreeModel(flat["nodes"], flat["leafId"])
+        if not any(keeps(item, "default") for item in model.items):
             raise CommandError("the session has no messages yet")
-        labels = {node["entry"]["id"]: node.get("label") for node in flat["nodes"]}
-        self._pick("Session tree: pick an entry (type to search)", list(rows),
-                   lambda row: self._actions(rows[row], labels.get(rows[row])))
+
+        def reply(fields: dict[str, Any]) -> None:
+            self.filter = dialog.filter
+            entry_id = fields.get("value")
+            if isinstance(entry_id, str) and entry_id in model.by_id:
+                self._actions(entry_id, model.by_id[entry_id].label)
+
+        dialog = TreeDialog(model, reply, filter_=self.filter, select=select)
+        self.ui.dialogs.open(dialog)
 
     def _actions(self, entry_id: str, label: str | None) -> None:
         options = [CONTINUE, SUMMARIZE, RELABEL if label else LABEL] + ([UNLABEL] if label else [])
@@ -81,7 +89,7 @@ class TreeCommands:
             self.ui.say(f"could not write the label: {exc}", "error")
             return
         self.ui.say(f"label set: {label}" if label else "label cleared", "success")
-        self.ui.spawn(self._guarded(self.tree("")))
+        self.ui.spawn(self._guarded(self.tree("", select=entry_id)))
 
     def _pick(self, title: str, options: list[str], then: Any) -> None:
         def reply(fields: dict[str, Any]) -> None:
