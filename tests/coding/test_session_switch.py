@@ -83,3 +83,36 @@ async def test_tree_moves_take_the_configuration_of_the_branch_they_reach(tmp_pa
     assert changes == [(1_000_000, 400_000), (400_000, 1_000_000)]
     assert session.store.entry_count == count  # replayed, not recorded
     await session.close()
+
+
+async def test_save_copy_writes_a_new_session_and_leaves_this_one_as_it_was(tmp_path: Path) -> None:
+    """ACP's `/fork` and `/clone`: the copy is a released file with `parentSession` and the model; the session
+    keeps its store, leaf and messages; a plugin veto writes nothing."""
+    path = session_file(tmp_path)
+    session = make_session(tmp_path, session_file=str(path))
+    session.store.append_message({"role": "user", "content": "second", "timestamp": 2})
+    first, second = [e["id"] for e in session.store.entries if e["type"] == "message"]
+    leaf, store, messages = session.store.leaf_id, session.store, list(session.messages)
+    copy = await session.switching.save_copy(second)
+    assert (copy["cancelled"], copy["text"]) == (False, "second")
+    opened = SessionStore.open(copy["path"], lock=True)  # released: another process can open and lock it
+    assert opened.session_id == copy["sessionId"] and opened.header["parentSession"] == str(path)
+    assert [e["message"]["content"] for e in opened.entries if e["type"] == "message"] == ["in the file"]
+    assert opened.build_context().model is not None  # a resume of the copy finds the model
+    opened.close()
+    clone = await session.switching.save_copy(None)
+    assert [e["id"] for e in SessionStore.open(clone["path"]).entries if e["type"] == "message"] == [first, second]
+    assert session.store is store and session.store.leaf_id == leaf and session.messages == messages
+
+    from agent_forge.coding.hooks import SessionHooks
+
+    class Veto(SessionHooks):
+        async def before_session_change(self, action, details):
+            self.seen = (action, details)
+            return True
+
+    session.hooks = veto = Veto()
+    files = sorted((tmp_path / "sessions").rglob("*.jsonl"))
+    assert (await session.switching.save_copy(second))["cancelled"] is True
+    assert veto.seen == ("fork", {"entryId": second}) and sorted((tmp_path / "sessions").rglob("*.jsonl")) == files
+    await session.close()

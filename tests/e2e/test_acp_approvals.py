@@ -139,3 +139,42 @@ async def test_the_approvals_flag_sets_the_start_mode(agent_env, project, fake_l
     created = await client.request("session/new", {"cwd": str(project), "mcpServers": []})
     assert created["modes"]["currentModeId"] == "read-only"
     assert await client.close() == 0
+
+
+async def test_set_mode_moves_the_core_policy_both_ways_and_keeps_what_always_remembered(agent_env, project,
+                                                                                          fake_llm):
+    bash = lambda call_id, command: {"tool_calls": [{"id": call_id, "name": "bash",  # noqa: E731
+                                                     "arguments": {"command": command}}]}
+    write = {"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "f", "content": "x"}}]}
+    fake_llm.set_script([bash("b1", "touch one"), {"text": "1"}, bash("b2", "touch two"), {"text": "2"},
+                         bash("b3", "touch three"), {"text": "3"}, write, {"text": "4"},
+                         bash("b4", "touch three four"), {"text": "5"}, bash("b5", "touch five"), {"text": "6"}])
+    client, session_id, _ = await ready(agent_env, project)
+    asked = lambda: [a["toolCall"]["toolCallId"] for a in client.requests("session/request_permission")]  # noqa: E731
+
+    async def mode(mode_id: str) -> None:
+        assert await client.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id}) == {}
+
+    await client.prompt(session_id, "ask")  # the default: asked
+    await mode("full")
+    await client.prompt(session_id, "full")  # looser: not asked
+    await mode("ask")
+    client.on_request["session/request_permission"] = answer("allow_always")
+    await client.prompt(session_id, "ask again")  # stricter again: asked, and bash "touch three" is remembered
+    assert asked() == ["b1", "b3"]
+    await mode("read-only")
+    await client.prompt(session_id, "read-only")  # refused without a question
+    assert ends(client, session_id)["w1"] == "failed" and not (project / "f").exists()
+    await mode("ask")
+    await client.prompt(session_id, "remembered")  # "always" outlived the mode changes
+    assert asked() == ["b1", "b3"] and (project / "four").exists()
+    loaded = await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert loaded["modes"]["currentModeId"] == "ask"  # the open session's policy, not the start's
+    await mode("full")
+    client.on_request["session/request_permission"] = answer("reject")
+    await client.prompt(session_id, "full again")
+    assert asked() == ["b1", "b3"] and (project / "five").exists()
+    assert [u["currentModeId"] for u in client.updates(session_id, "current_mode_update")] == [
+        "full", "ask", "read-only", "ask", "full"]
+    assert [(project / n).exists() for n in ("one", "two", "three")] == [True, True, True]
+    assert await client.close() == 0

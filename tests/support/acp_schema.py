@@ -62,3 +62,25 @@ def check(message: Any, method: str | None) -> list[str]:
     if name is None:
         return [f"a response to an unknown request (method {method!r})"]
     return problems_of(name, message.get("result"))
+
+
+class SchemaObserver:
+    """A stream observer for the official Python SDK's connection (`observers=[...]` of
+    `acp.spawn_agent_process`): checks every message both ways against the schema, a response against its
+    request's method; `problems` lists what failed."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.count = 0
+        self._methods: dict[tuple[str, Any], str] = {}  # (direction of the request, id) -> method
+
+    def __call__(self, event: Any) -> None:
+        direction, message = str(getattr(event.direction, "value", event.direction)), event.message
+        self.count += 1
+        method = None
+        if "method" in message and "id" in message:
+            self._methods[(direction, message["id"])] = message["method"]
+        elif "id" in message:
+            other = "outgoing" if direction == "incoming" else "incoming"
+            method = self._methods.pop((other, message["id"]), None)
+        self.problems.extend(f"{direction} {message!r:.300}: {p}" for p in check(message, method))

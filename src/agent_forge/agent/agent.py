@@ -56,7 +56,10 @@ class Agent:
         self.model = model
         self.thinking_level = "off"
         self.system_prompt = ""
-        self.tools: list[AgentTool] = []
+        self.prepare_tools: Callable[[list[AgentTool]], None] | None = None
+        """Set by the owner (the session's tool environment): called with the tool list whenever `tools` is
+        replaced and at each run's start, so a tool added at any time works where the session's tools work."""
+        self._tools: list[AgentTool] = []
         self.messages: list[AgentMessage] = []
         self.session_id: str | None = None
         self.idle_timeout_s: float | None = StreamOptions.idle_timeout_s
@@ -78,6 +81,16 @@ class Agent:
         self.before_turn: Callable[[], Awaitable[None]] | None = None
         """Set by the owner (compaction): awaited before each turn's model call (see LoopConfig)."""
         """Set by the owner (plugins): may change or block each tool call before it runs (see LoopConfig)."""
+
+    @property
+    def tools(self) -> list[AgentTool]:
+        return self._tools
+
+    @tools.setter
+    def tools(self, tools: list[AgentTool]) -> None:
+        self._tools = tools
+        if self.prepare_tools is not None:
+            self.prepare_tools(tools)
 
     @property
     def is_streaming(self) -> bool:
@@ -134,6 +147,8 @@ class Agent:
             raise RuntimeError("Agent is already processing")
         if self.model is None or self._stream_fn is None:
             raise RuntimeError("No model selected")
+        if self.prepare_tools is not None:  # also tools appended to the list in place
+            self.prepare_tools(self._tools)
         self._run = RunState(messages=self.messages)
         loop = TurnLoop(self._loop_config(), self._run, self._emit)
         self._task = asyncio.ensure_future(loop.run(prompts, repeat=repeat))

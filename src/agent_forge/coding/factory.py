@@ -21,6 +21,7 @@ from .mcp.setup import attach_mcp
 from .resources.setup import load_project_settings, load_session_resources
 from .session.store import SessionStore
 from .switching import fork_file
+from .tools.environment import ToolEnvironment
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -148,11 +149,12 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: ModelRe
     agent._emit = session.on_agent_event  # the session persists before it forwards
     session.switching.session_dir = options.session_dir
     agent.session_id = store.session_id
+    # The one switch of the tool layer: every tool the session ever holds gets it (the bash tool's full outputs
+    # belong to the session; ACP points files and commands at the editor's)
+    session.tool_environment = ToolEnvironment(lambda: agent.tools, session.output_dir)
+    agent.prepare_tools = session.tool_environment.apply
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection,
                                                                                  settings)
-    for tool in agent.tools:
-        if hasattr(tool, "output_dir") and getattr(tool, "output_dir") is None:
-            tool.output_dir = session.output_dir  # the bash tool: full outputs belong to the session
     agent.idle_timeout_s = settings.http_idle_timeout_s
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode

@@ -131,6 +131,35 @@ class SessionSwitch:
         await self._stop_work()
         self._adopt(_command(lambda: self._new_store(clone_path(self._store()))), record_model=True)
 
+    async def save_copy(self, entry_id: str | None = None) -> dict[str, Any]:
+        """A new session file holding the branch before user message `entry_id` (a fork) or, without it, the
+        whole active branch (a clone), while this session stays as it is (ACP, where the editor opens the copy
+        with `session/load`): `{cancelled, sessionId, path, text}` (`text`: the fork's message). The hooks are
+        asked first (action `fork` / `clone`; a veto answers `cancelled`); their `session_start` does not run,
+        since this session does not move. Raises `CommandError`: an unknown entry or one that is not a user
+        message, nothing to copy yet, `--no-session` (a copy in memory could not be opened), a file that
+        cannot be written."""
+        from .persistence import release
+
+        self._check_written()
+        if self._store().no_session:
+            raise CommandError("Sessions are not stored (--no-session): there is no file to copy into")
+        try:
+            path, text = fork_path(self._store(), entry_id) if entry_id is not None else (clone_path(self._store()), "")
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        if not any(entry["type"] == "message" for entry in path):
+            raise CommandError("Nothing to copy yet: " + ("there is no message before that one" if entry_id
+                                                          else "the session has no message"))
+        details = {"entryId": entry_id} if entry_id is not None else {}
+        if await self._hooks().before_session_change("fork" if entry_id is not None else "clone", details):
+            return {"cancelled": True, "sessionId": None, "path": None, "text": text}
+        store = _command(lambda: self._new_store(path))
+        if store.build_context().model is None:
+            self._model_control.record_configuration(store)  # a resume of the copy finds the model
+        release(store)
+        return {"cancelled": False, "sessionId": store.session_id, "path": str(store.path), "text": text}
+
     async def _vetoable(self, action: str, change: Callable[[], Awaitable[T]],
                         **details: Any) -> tuple[bool, T | None]:
         """Ask the hooks whether `action` may go on, then run `change()`: `(cancelled, result)`. `details`

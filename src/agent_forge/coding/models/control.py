@@ -174,11 +174,11 @@ class ModelControl:
                                             previousContextWindow=previous, provider=active["provider"],
                                             modelId=active["id"]))
 
-    def record_configuration(self) -> None:
+    def record_configuration(self, store: SessionStore | None = None) -> None:
         """Record the current model, thinking level and, when it is not the one the model would start with on
-        this branch, the context window in the session's store: a session started from this one (`new_session`,
-        a fork of a branch naming no model) resumes as it runs."""
-        model, store = self._model, self._store()
+        this branch, the context window in the session's store (or `store`, a copy being made): a session
+        started from this one (`new_session`, a fork of a branch naming no model) resumes as it runs."""
+        model, store = self._model, store if store is not None else self._store()
         if model is None:
             return
         store.append_model_change(model["provider"], model["id"])

@@ -2,15 +2,15 @@
 (an editor's buffers over ACP `fs/read_text_file` / `fs/write_text_file`, so unsaved changes are seen and
 edits land in the editor).
 
-The one switch: each of the three tools has a `files` attribute (`LOCAL` by default); `use_file_access(tools,
-access)` points every tool that has one at `access`. An access answers None / False for a file it does not
-serve, and the tool then uses the disk as always; so images, binary files and the tools' checks (sizes,
-special files, encodings) stay where they are.
+Each of the three tools has a `files` attribute (`LOCAL` by default), set by the session's tool environment
+(`environment.py`, the one switch, which reaches tools added later too). An access answers None / False for a
+file it does not serve, and the tool then uses the disk as always; so images, binary files and the tools'
+checks (sizes, special files, encodings) stay where they are.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from typing import Protocol
 
 
 class FileAccess(Protocol):
@@ -35,9 +35,3 @@ class LocalFiles:
 
 LOCAL = LocalFiles()
 
-
-def use_file_access(tools: Iterable[object], access: FileAccess) -> None:
-    """Make every tool of `tools` with a `files` attribute (read, write, edit) use `access`."""
-    for tool in tools:
-        if hasattr(tool, "files"):
-            tool.files = access  # type: ignore[attr-defined]

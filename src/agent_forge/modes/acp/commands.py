@@ -1,5 +1,6 @@
 """What ACP lacks, as commands in a prompt: `!command` (the user's own shell command, shown as an `execute`
-tool call) and the slash commands `/compact [instructions]`, `/name <title>` and `/export [path]`, listed in
+tool call) and the slash commands `/compact [instructions]`, `/name <title>`, `/export [path]`, `/fork [N]`,
+`/clone` and `/tree [N [summarize]]` (`branching.py`), listed in
 `available_commands_update` after the session's own commands (plugin commands, templates and skills, which
 win when they have the same name). Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
 a slash command answers with a message, a failure is said the same way, never silently."""
@@ -9,12 +10,17 @@ from __future__ import annotations
 import itertools
 from typing import Any, Awaitable, Callable
 
-from .updates import chunk
+from . import branching
+from .updates import chunk, usage_update
 
-BUILTINS = {
+BUILTINS: dict[str, tuple[str, str | None]] = {
     "compact": ("Condense the conversation so far into a summary (frees context)", "instructions (optional)"),
     "name": ("Name this session (its title in the session list)", "title"),
     "export": ("Write this session as an HTML file", "path (optional)"),
+    "fork": ("Copy the conversation before one of your messages into a new session (lists them first)",
+             "message number (optional)"),
+    "clone": ("Copy this conversation into a new session", None),
+    "tree": ("Show the session tree, or continue from one of its entries", "entry number [summarize] (optional)"),
 }
 
 
@@ -26,7 +32,7 @@ def commands(session: Any) -> list[dict[str, Any]]:
         found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
                       "input": {"hint": str(hint) if hint else "arguments (optional)"}})
     taken = {entry["name"] for entry in found}
-    found.extend({"name": name, "description": text, "input": {"hint": hint}}
+    found.extend({"name": name, "description": text, **({"input": {"hint": hint}} if hint else {})}
                  for name, (text, hint) in BUILTINS.items() if name not in taken)
     return found
 
@@ -61,6 +67,8 @@ async def run(session: Any, name: str, arguments: str, send: Callable[[dict[str,
     else:
         if name == "name":  # the editor's title follows
             send({"sessionUpdate": "session_info_update", "title": session.store.session_name})
+        elif name == "tree" and arguments and session.model is not None:  # the context is another branch's now
+            send(usage_update(session))
     send(chunk("agent_message_chunk", text))
     return {"stopReason": "end_turn"}
 
@@ -105,4 +113,5 @@ async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], No
 
 
 _user_bash_ids = itertools.count(1)
-_RUNNERS = {"compact": _compact, "name": _name, "export": _export}
+_RUNNERS = {"compact": _compact, "name": _name, "export": _export, "fork": branching.fork,
+            "clone": branching.clone, "tree": branching.tree}

@@ -207,8 +207,8 @@ async def _set_mode(server: AcpServer, params: dict[str, Any]) -> Any:
         opened.approvals.set_policy(mode)
     except ValueError as exc:
         raise invalid_params(str(exc)) from None
-    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",
-                                                          "currentModeId": mode}))
+    server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "current_mode_update",  # the core's
+                                                          "currentModeId": opened.approvals.policy}))
     return {}
 
 
@@ -227,7 +227,8 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        return _Later(commands.run(opened.session, *named, lambda update: server.send_update(opened.id, update)))
+        return _Later(opened.turns.command(commands.run(opened.session, *named,
+                                                        lambda update: server.send_update(opened.id, update))))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line

@@ -62,7 +62,6 @@ class Registry:
         built (a session file in use by another agent, a bad `--model`)."""
         from ...coding.errors import CommandError
         from ...coding.factory import create_session
-        from ...coding.tools.file_access import use_file_access
         from .client_fs import file_access
         from .client_terminal import runner
 
@@ -72,12 +71,9 @@ class Registry:
             raise AcpError(RESOURCE_NOT_FOUND if session_file else -32603, str(exc)) from None
         _warn(session)
         files = file_access(self.client_capabilities, self.request, session.store.session_id)
-        if files is not None:  # read, write and edit go through the editor's buffers
-            use_file_access(session.agent.tools, files)
         terminals = runner(self.client_capabilities, self.request, session.store.session_id)
-        for tool in session.agent.tools if terminals is not None else ():
-            if hasattr(tool, "terminals"):  # bash runs in the editor's terminals
-                tool.terminals = terminals
+        # read, write and edit use the editor's buffers, bash its terminals: also tools added later (plugins)
+        session.tool_environment.use(files=files, terminals=terminals)
         await self._plugins(session)
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
         opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))

@@ -9,7 +9,7 @@ carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Awaitable
 
 from ...coding.errors import CommandError
 from ..print_outcome import RunWatch
@@ -73,6 +73,17 @@ class Turns:
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": self.stop_reason(prompt.cancelled)}
+
+    async def command(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """A built-in command's answer (`commands.py`): `cancelled` when a `session/cancel` came while it ran
+        (a `/compact` or `/tree N summarize` stopped mid-request), else its own."""
+        prompt = _Prompt()
+        self._waiting.add(prompt)
+        try:
+            answer = await work
+        finally:
+            self._waiting.discard(prompt)
+        return {"stopReason": "cancelled"} if prompt.cancelled else answer
 
     def cancel(self) -> asyncio.Future[None]:
         """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
