@@ -138,7 +138,8 @@ class Approvals:
         self._remembered_for = ""
 
     @classmethod
-    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *, conversation: Callable[[], str]) -> Approvals:
+    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *,
+                    conversation: Callable[[], str]) -> Approvals:
         """The approvals of a session whose agent is `agent`: policy `full`, no approver; made the agent's tool
         gate (`ToolGate`, with `hooks()` read at each call since plugins replace them)."""
         approvals = cls(tools=lambda: agent.tools, conversation=conversation)
