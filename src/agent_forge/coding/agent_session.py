@@ -9,12 +9,13 @@ import traceback
 from typing import Any, Awaitable, Callable, TYPE_CHECKING
 
 from ..agent.agent import Agent
-from ..ai.types import Model
+from ..agent.types import AgentMessage
+from ..ai.types import ImageContent, Model
 from .approvals import Approvals
 from .compaction.branch import navigate_tree
 from .compaction.controller import CompactionController
 from .errors import CommandError
-from .events import SessionEvent
+from .events import AgentEvent, Emit as Listener, SessionEvent
 from .intake import Intake, key_setup_hint, no_model_message, user_message
 from .messages import last_assistant_text
 from .models.control import ModelControl
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 __all__ = ["AgentSession", "CommandError", "entries_text", "key_setup_hint", "no_model_message", "user_message"]
-
-Listener = Callable[[SessionEvent], None]
 
 
 class AgentSession:
@@ -102,7 +101,7 @@ class AgentSession:
             except Exception:  # a subscriber's bug must not end the run or pose as a provider/tool error
                 traceback.print_exc()
 
-    def on_agent_event(self, event: dict[str, Any]) -> None:
+    def on_agent_event(self, event: AgentEvent) -> None:
         """Persist first, then tell listeners (the durability promise of `persistence.py`)."""
         if event["type"] == "message_end":
             self.persistence.persist(event["message"])
@@ -119,7 +118,7 @@ class AgentSession:
         return self.run.is_streaming
 
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[AgentMessage]:
         return self.agent.messages
 
     def get_state(self) -> dict[str, Any]:
@@ -139,22 +138,22 @@ class AgentSession:
         return last_assistant_text(self.agent.messages)
 
     # -- prompting (`intake.py`) and the run (`run.py`) ------------------------------------------------
-    def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+    def submit(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None) -> Awaitable[str]:
         """The RPC `prompt` path, awaited: "handled", "started" or "queued" (`Intake.submit`). Raises `CommandError`."""
         return self.intake.submit(text, images, streaming_behavior)
 
-    def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
+    def prompt(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
         """Start a run, or queue the prompt while one is going on: `"started"` or `"queued"`. Raises
         `CommandError`. A leading `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
         return self.intake.prompt(text, images, streaming_behavior, expand=expand)
 
-    def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+    def steer(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         return self.intake.steer(text, images)
 
-    def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+    def follow_up(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
         return self.intake.follow_up(text, images)
 
@@ -166,7 +165,7 @@ class AgentSession:
         """One line for a front end to show at start-up when prompts would fail (no model or key), else None."""
         return self.intake.readiness_problem()
 
-    async def prompt_and_wait(self, text: str, images: list[dict[str, Any]] | None = None) -> None:
+    async def prompt_and_wait(self, text: str, images: list[ImageContent] | None = None) -> None:
         """SDK convenience: prompt (queueing as a follow-up when busy) and wait until the session settles."""
         await self.submit(text, images, streaming_behavior="followUp")
         await self.wait_for_idle()
@@ -216,7 +215,7 @@ class AgentSession:
                                    sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
                                              *self.mcp.prompt_sections()])
 
-    def get_commands(self) -> list[dict[str, Any]]:
+    def get_commands(self) -> list[dict[str, object]]:
         """The `get_commands` items: plugin commands (`hooks.commands()`), MCP prompts, prompt templates, skills."""
         return self.resources.commands([self.hooks.commands, self.mcp.commands])
 
@@ -245,7 +244,7 @@ class AgentSession:
         """Start a fresh session (seed 000 `new_session`); returns `cancelled` (True when a plugin vetoed it)."""
         return self.intake.session_change(self.switching.new_session(parent_session))
 
-    def replace_store(self, store: SessionStore, messages: list[dict[str, Any]] | None = None) -> None:
+    def replace_store(self, store: SessionStore, messages: list[AgentMessage] | None = None) -> None:
         """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
         Call it while idle: a running turn would append to the wrong session."""
         release(self.store)

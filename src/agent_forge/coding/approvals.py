@@ -22,7 +22,14 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, Protocol, TypedDict
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
+
+from ..ai.types import JsonValue, ToolCall
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from ..agent.types import AgentTool
+    from .hooks import SessionHooks
 
 POLICIES = ("full", "ask", "read-only")
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
@@ -45,7 +52,7 @@ class ApprovalRequest(TypedDict):
 
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     title: str
     kind: str
     always: str | None
@@ -76,7 +83,7 @@ def check_policy(policy: object) -> str:
     return str(policy)
 
 
-def policy_setting(settings: Any, default: str = "full") -> tuple[str, str | None]:
+def policy_setting(settings: object, default: str = "full") -> tuple[str, str | None]:
     """`(policy, warning)`: the `approvals` setting (the user's settings.json, or a trusted project's: an
     untrusted project's is dropped with the code-running settings, `resources/trust.py`), else `default`.
     A wrong value was reported when the settings loaded (its default is used); `warning` is always None."""
@@ -88,7 +95,7 @@ def tool_kind(name: str) -> str:
     return KINDS.get(name) or ("fetch" if "fetch" in name.lower() else "other")
 
 
-def tool_title(name: str, args: dict[str, Any]) -> str:
+def tool_title(name: str, args: Mapping[str, object]) -> str:
     """One line naming the call: `bash: <first line of the command>`, `write <path>`, else the tool name."""
     if name == "bash":
         lines = str(args.get("command") or "").strip().splitlines() or [""]
@@ -112,7 +119,7 @@ def bash_prefix(command: object) -> tuple[str, ...] | None:
     return tuple(words[:2]) or None
 
 
-def is_read_only(tool: Any) -> bool:
+def is_read_only(tool: object) -> bool:
     return getattr(tool, "read_only", False) is True
 
 
@@ -122,7 +129,7 @@ class Approvals:
     tools (to find out which are read-only); `conversation()` its id (a new one forgets the remembered)."""
 
     def __init__(self, policy: str = "full", approver: Approver | None = None, *,
-                 tools: Callable[[], Iterable[Any]] = lambda: (), conversation: Callable[[], str] = lambda: ""):
+                 tools: Callable[[], Iterable[AgentTool]] = lambda: (), conversation: Callable[[], str] = lambda: ""):
         self.policy = check_policy(policy)
         self.approver = approver
         self.no_approver = NO_APPROVER
@@ -131,7 +138,8 @@ class Approvals:
         self._remembered_for = ""
 
     @classmethod
-    def for_session(cls, agent: Any, hooks: Callable[[], Any], *, conversation: Callable[[], str]) -> Approvals:
+    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *,
+                    conversation: Callable[[], str]) -> Approvals:
         """The approvals of a session whose agent is `agent`: policy `full`, no approver; made the agent's tool
         gate (`ToolGate`, with `hooks()` read at each call since plugins replace them)."""
         approvals = cls(tools=lambda: agent.tools, conversation=conversation)
@@ -147,7 +155,7 @@ class Approvals:
         self._forget_if_new()
         return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
 
-    async def check(self, call: dict[str, Any]) -> str | None:
+    async def check(self, call: ToolCall) -> str | None:
         """None when `call` (`{id, name, arguments}`) may run, else why not (its error result)."""
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
@@ -174,20 +182,20 @@ class Approvals:
         why = f" The user said: {decision.reason.strip()}" if decision.reason and decision.reason.strip() else ""
         return f"The user rejected this {name} call.{why} Do not retry it unchanged; ask or try another way."
 
-    def install(self, agent: Any) -> None:
+    def install(self, agent: Agent) -> None:
         """Check every call of a bare `agent` after its current `before_tool_call` (a session has its own gate,
         `ToolGate`, which uses `session.approvals`: set its policy and approver instead)."""
         before = agent.before_tool_call
         self._tools = lambda: getattr(agent, "tools", ())
 
-        async def checked(call: dict[str, Any]) -> str | None:
+        async def checked(call: ToolCall) -> str | None:
             if before is not None and (blocked := await before(call)) is not None:
                 return blocked
             return await self.check(call)
 
         agent.before_tool_call = checked
 
-    async def _ask(self, call: dict[str, Any], name: str, args: dict[str, Any], key: object) -> Decision:
+    async def _ask(self, call: ToolCall, name: str, args: dict[str, JsonValue], key: object) -> Decision:
         request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
                                   kind=tool_kind(name), always=_always_words(key))
         assert self.approver is not None
@@ -206,13 +214,13 @@ class Approvals:
         tools = [tool for tool in self._tools() if tool.name == name]
         return is_read_only(tools[0]) if tools else name in READ_ONLY_TOOLS
 
-    def _key(self, name: str, args: dict[str, Any]) -> object:
+    def _key(self, name: str, args: Mapping[str, object]) -> object:
         if name != "bash":
             return name
         prefix = bash_prefix(args.get("command"))
         return None if prefix is None else ("bash", prefix)
 
-    def _allowed(self, name: str, args: dict[str, Any]) -> bool:
+    def _allowed(self, name: str, args: Mapping[str, object]) -> bool:
         if name != "bash":
             return name in self._always
         command = args.get("command")
@@ -240,9 +248,9 @@ class ToolGate:
     """The agent's `before_tool_call` for a session: the plugins' `tool_call` hook (`hooks().tool_call`), then
     the approval policy. A block reason, or None to run the call with `call["arguments"]`."""
 
-    def __init__(self, hooks: Callable[[], Any], approvals: Approvals):
+    def __init__(self, hooks: Callable[[], SessionHooks], approvals: Approvals):
         self.hooks, self.approvals = hooks, approvals
 
-    async def __call__(self, call: dict[str, Any]) -> str | None:
+    async def __call__(self, call: ToolCall) -> str | None:
         blocked = await self.hooks().tool_call(call)
         return blocked if blocked is not None else await self.approvals.check(call)

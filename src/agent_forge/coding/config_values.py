@@ -8,14 +8,14 @@ goes through `is_number`, which refuses them.
 from __future__ import annotations
 
 import math
-from typing import Any
+
 
 MAX_SAFE_INTEGER = 2 ** 53 - 1
 """Largest magnitude accepted for a configuration number: JavaScript's `Number.MAX_SAFE_INTEGER` (the reference
 agent reads these files as JavaScript numbers); far above any real token count, price or delay."""
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     """A JSON number (not a boolean) that is finite and at most `MAX_SAFE_INTEGER` in magnitude."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
@@ -24,26 +24,26 @@ def is_number(value: Any) -> bool:
     return abs(value) <= MAX_SAFE_INTEGER
 
 
-def is_count(value: Any) -> bool:
+def is_count(value: object) -> bool:
     """A non-negative whole number (`3` or `3.0`) that passes `is_number`."""
     return is_number(value) and value >= 0 and value == int(value)
 
 
-def is_positive_int(value: Any) -> bool:
+def is_positive_int(value: object) -> bool:
     """A whole number above zero that passes `is_number` (token counts: `1.5` is refused, not rounded)."""
     return is_count(value) and value > 0
 
 
-def is_fraction(value: Any) -> bool:
+def is_fraction(value: object) -> bool:
     """A number strictly between 0 and 1."""
     return is_number(value) and 0 < value < 1
 
 
-def non_finite_paths(data: Any) -> list[tuple[str | int, ...]]:
+def non_finite_paths(data: object) -> list[tuple[str | int, ...]]:
     """Key paths of every number in parsed JSON that `is_number` refuses (`inf`, `nan`, huge), in document
     order; iterative, so any nesting `safe_read` accepts is fine."""
     found: list[tuple[str | int, ...]] = []
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    stack: list[tuple[tuple[str | int, ...], object]] = [((), data)]
     while stack:
         path, value = stack.pop()
         if isinstance(value, dict):
@@ -59,7 +59,7 @@ OUT_OF_RANGE = f"number out of range (it must be finite and at most {MAX_SAFE_IN
 """The problem reported for a number `is_number` refuses."""
 
 
-def drop_out_of_range(data: Any) -> list[tuple[str | int, ...]]:
+def drop_out_of_range(data: object) -> list[tuple[str | int, ...]]:
     """Remove from parsed JSON every number `is_number` refuses, so that the reader falls back to its default
     there; returns the key path of each (`non_finite_paths`). A refused number inside a list removes the whole
     member that holds the list (half a list would mean something else)."""
@@ -73,7 +73,7 @@ def drop_out_of_range(data: Any) -> list[tuple[str | int, ...]]:
     return found
 
 
-def _node(data: Any, path: tuple[str | int, ...]) -> Any:
+def _node(data: object, path: tuple[str | int, ...]) -> object:
     for part in path:
         if isinstance(data, dict) and isinstance(part, str):
             data = data.get(part)

@@ -28,7 +28,11 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..agent.types import AgentMessage
+    from ..ai.types import ImageContent, ToolCall
 
 SESSION_ACTIONS = ("new_session", "switch_session", "fork", "clone")
 """The session changes a plugin may veto (seed 003: the response then carries `cancelled: true`)."""
@@ -44,7 +48,7 @@ class SessionHooks:
         """The plugin command `text` invokes (`/name args`), or None."""
         return None
 
-    def run_command(self, text: str) -> asyncio.Future[Any] | None:
+    def run_command(self, text: str) -> asyncio.Future[object] | None:
         """Start the plugin command `text` invokes, if any: its task (done when the handler returned or
         failed), or None when `text` is no plugin command."""
         return None
@@ -53,20 +57,20 @@ class SessionHooks:
         """Whether `input` may run plugin code (a prompt may then wait on it: RPC answers it when done)."""
         return False
 
-    async def input(self, text: str, images: list[dict[str, Any]] | None,
-                    streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
+    async def input(self, text: str, images: list[ImageContent] | None,
+                    streaming_behavior: str | None) -> tuple[str, list[ImageContent] | None] | None:
         """The prompt to go on with (possibly transformed), or None when a plugin handled it."""
         return text, images
 
-    async def before_run(self, prompts: list[dict[str, Any]], system_prompt: str) -> str:
+    async def before_run(self, prompts: list[AgentMessage], system_prompt: str) -> str:
         """Called before a run starts; may append messages to `prompts`. Returns the run's system prompt."""
         return system_prompt
 
-    async def before_session_change(self, action: str, details: dict[str, Any]) -> bool:
+    async def before_session_change(self, action: str, details: dict[str, str | None]) -> bool:
         """`action` is one of `SESSION_ACTIONS`; True cancels it."""
         return False
 
-    async def tool_call(self, call: dict[str, Any]) -> str | None:
+    async def tool_call(self, call: ToolCall) -> str | None:
         """A known tool is about to run with `call["arguments"]` (a copy the hook may change): a block reason
         (the call's error result), or None to go on."""
         return None
@@ -81,13 +85,13 @@ class SessionHooks:
     async def wait_aborted(self) -> None:
         """Return once the commands `abort` cancelled have ended, or a short grace period has passed."""
 
-    def ui_response(self, answer: dict[str, Any]) -> None:
+    def ui_response(self, answer: dict[str, object]) -> None:
         """An `extension_ui_response` from the client."""
 
     def input_closed(self) -> None:
         """The client can no longer answer (RPC stdin closed)."""
 
-    def commands(self) -> list[dict[str, Any]]:
+    def commands(self) -> list[dict[str, object]]:
         """Plugin commands as `get_commands` items (seed 000 shape)."""
         return []
 

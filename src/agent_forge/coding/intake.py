@@ -8,11 +8,12 @@ prompt a plugin handled ends with one `agent_settled` like a started one (docs/r
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
 
 from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
 from ..ai.catalogue import PROVIDER_ENV_KEYS
+from ..ai.types import ImageContent, UserContent, UserMessage
 from .errors import CommandError
 from .events import AgentSettled, Emit
 from .tool_sources import NoToolSource
@@ -52,12 +53,12 @@ class Intake:
         self._emit = emit
         self._mcp = mcp or NoToolSource  # `/mcp:<server>:<prompt>` expansion (mcp/prompts.py)
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
-        self._open_commands: set[asyncio.Future[Any]] = set()  # handled prompts' commands not yet settled
+        self._open_commands: set[asyncio.Future[object]] = set()  # handled prompts' commands not yet settled
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
         self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
 
-    def submit(self, text: str, images: list[dict[str, Any]] | None = None,
+    def submit(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None) -> Awaitable[str]:
         """The RPC `prompt` path (seed 000): a plugin command runs at once, even mid-run (`"handled"`); plugin
         input handlers may transform the text or handle it (`"handled"`); the rest goes to `prompt`.
@@ -75,7 +76,7 @@ class Intake:
             return self._submit_held(waiting, text, images, streaming_behavior)
         return self._submit_now(text, images, streaming_behavior)
 
-    async def _submit_held(self, waiting: asyncio.Task, text: str, images: list[dict[str, Any]] | None,
+    async def _submit_held(self, waiting: asyncio.Task, text: str, images: list[ImageContent] | None,
                            streaming_behavior: str | None) -> str:
         try:
             await _refused_if_cancelled(waiting, "Aborted while the prompt waited for a session change: the "
@@ -85,7 +86,7 @@ class Intake:
         self._check_open()
         return await self._submit_now(text, images, streaming_behavior)
 
-    def _submit_now(self, text: str, images: list[dict[str, Any]] | None,
+    def _submit_now(self, text: str, images: list[ImageContent] | None,
                     streaming_behavior: str | None) -> Awaitable[str]:
         command = self._hooks().run_command(text)
         if command is not None:
@@ -107,7 +108,7 @@ class Intake:
             asyncio.get_running_loop().call_soon(self._settle_handled, False)  # after the caller's answer
         return disposition
 
-    async def _take_input(self, text: str, images: list[dict[str, Any]] | None,
+    async def _take_input(self, text: str, images: list[ImageContent] | None,
                           streaming_behavior: str | None) -> str:
         """Plugin input handlers, then `prompt`, under the input lock: runs start and queue in arrival order."""
         async with self._input_lock:
@@ -121,7 +122,7 @@ class Intake:
                 return self.prompt(text, [*(accepted[1] or []), *extra] or None, streaming_behavior, expand=False)
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
 
-    def _command_done(self, command: asyncio.Future[Any]) -> None:
+    def _command_done(self, command: asyncio.Future[object]) -> None:
         if command in self._open_commands:  # not yet settled by `terminate`
             self._open_commands.discard(command)
             self._settle_handled(command.cancelled())
@@ -140,7 +141,7 @@ class Intake:
         if not self._run.is_streaming:
             self._emit(AgentSettled(type="agent_settled", aborted=aborted))
 
-    def prompt(self, text: str, images: list[dict[str, Any]] | None = None,
+    def prompt(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
         """Accept a prompt: start a run, or queue it while one is going on. Returns the disposition
         (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
@@ -165,7 +166,7 @@ class Intake:
         after_run = self._run.is_streaming and not self._agent.is_streaming and self._compaction.is_compacting
         return "followUp" if after_run else None
 
-    def queue(self, message: dict[str, Any], behavior: str) -> None:
+    def queue(self, message: UserMessage, behavior: str) -> None:
         self._check_open()
         if behavior == "steer":
             self._agent.steer(message)
@@ -183,14 +184,14 @@ class Intake:
         else:
             self._agent.follow_up_mode = mode
 
-    def steer(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+    def steer(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         self._refuse_plugin_command(text, "steer")
         self._refuse_during_change("steer")
         self.queue(user_message(self._resources().expand(text), images), "steer")
         return "queued"
 
-    def follow_up(self, text: str, images: list[dict[str, Any]] | None = None) -> str:
+    def follow_up(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
         self._refuse_plugin_command(text, "follow_up")
         self._refuse_during_change("follow_up")
@@ -303,14 +304,14 @@ async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str) -> T:
         raise CommandError(refusal) from None
 
 
-def user_message(text: str, images: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def user_message(text: str, images: list[ImageContent] | None = None) -> UserMessage:
     """A user message; raises `CommandError` for text that is not a string, or blank text without images (a
     request with no user content is refused by providers)."""
     if not isinstance(text, str):
         raise CommandError(f"A prompt must be a string, got {type(text).__name__}")
     if not text.strip() and not images:
         raise CommandError("Empty prompt: send some text or an image")
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    content: list[UserContent] = [{"type": "text", "text": text}]
     content.extend(images or [])
     return {"role": "user", "content": content, "timestamp": now_ms()}
 

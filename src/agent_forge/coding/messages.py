@@ -9,10 +9,13 @@ become user messages; failed or aborted assistant turns are left out of the mode
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Mapping, TypeGuard
+
+from ..agent.types import AgentMessage
+from ..ai.types import Message
 
 
-def bash_execution_text(message: dict[str, Any]) -> str:
+def bash_execution_text(message: Mapping[str, object]) -> str:
     """The user-message text for a `bashExecution` message.
 
     Seed 000 ("How bash results reach the LLM"): ``Ran `<command>` `` then the output, without its trailing
@@ -40,7 +43,7 @@ def _fenced(text: str) -> str:
     return f"{fence}\n{text}\n{fence}"
 
 
-def _to_llm(message: dict[str, Any]) -> dict[str, Any] | None:
+def _to_llm(message: AgentMessage) -> AgentMessage | None:
     role = message.get("role")
     if role in ("user", "toolResult"):
         return message
@@ -70,10 +73,10 @@ _SUMMARY_INTROS = {
 sentence that introduces the summary text in the user message the model receives."""
 
 
-def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     """Map agent messages to provider messages (user, assistant, toolResult), in order, with every tool call
     answered exactly once (see `pair_tool_results`)."""
-    out = []
+    out: list[Message] = []
     for message in messages:
         converted = _to_llm(message) if isinstance(message, dict) else None
         if converted is not None and well_formed(converted):
@@ -84,7 +87,7 @@ def convert_to_llm(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _BLOCK_TEXT_FIELDS = {"text": "text", "thinking": "thinking"}
 
 
-def well_formed(message: dict[str, Any]) -> bool:
+def well_formed(message: AgentMessage) -> TypeGuard[Message]:
     """Whether a provider message has the shape every provider module relies on. A hand-edited or damaged
     session entry that fails this is left out of the model's context (it stays in the file), so one bad entry
     cannot make every later request fail."""
@@ -96,7 +99,7 @@ def well_formed(message: dict[str, Any]) -> bool:
     return all(_well_formed_block(block) for block in content)
 
 
-def _well_formed_block(block: Any) -> bool:
+def _well_formed_block(block: object) -> bool:
     if not isinstance(block, dict):
         return False
     kind = block.get("type")
@@ -113,11 +116,11 @@ def _well_formed_block(block: Any) -> bool:
 INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finished (the agent stopped)."
 
 
-def pair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def pair_tool_results(messages: list[Message]) -> list[Message]:
     """Providers reject a tool call without a result, and a result without its call (HTTP 400). A session
     killed mid-tool, or edited by hand, has such gaps: answer missing calls with an error result placed right
     after the call's turn, and drop results whose call is not in the assistant message before them."""
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     open_calls: dict[str, str] = {}  # id -> tool name, for the latest assistant message
     for message in messages:
         role = message.get("role")
@@ -134,14 +137,14 @@ def pair_tool_results(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _close_calls(out: list[dict[str, Any]], open_calls: dict[str, str]) -> None:
+def _close_calls(out: list[Message], open_calls: dict[str, str]) -> None:
     for call_id, name in open_calls.items():
         out.append({"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
                     "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
     open_calls.clear()
 
 
-def last_assistant_text(messages: list[dict[str, Any]]) -> str | None:
+def last_assistant_text(messages: list[AgentMessage]) -> str | None:
     """The text blocks of the last assistant message, joined; None when it has none (or there is none)."""
     for message in reversed(messages):
         if message.get("role") == "assistant":

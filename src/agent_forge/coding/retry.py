@@ -16,13 +16,15 @@ The session emits the single `agent_settled` after all of it.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, TYPE_CHECKING
+from typing import Callable, TYPE_CHECKING
 
 from .events import AutoRetryEnd, AutoRetryStart, Emit
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
 from .settings import RetrySettings
 
 if TYPE_CHECKING:
+    from ..agent.events import AgentEvent
+    from ..agent.types import AgentMessage
     from .session.store import SessionStore
 
 RETRY_CANCELLED = "Retry cancelled"
@@ -39,13 +41,13 @@ class AutoRetry:
     """
 
     def __init__(self, settings: Callable[[], RetrySettings], emit: Emit,
-                 forget: Callable[[dict[str, Any]], None]):
+                 forget: Callable[[AgentMessage], None]):
         self._settings = settings
         self._emit = emit
         self._forget = forget
         self.enabled = settings().enabled
         self.attempt = 0  # retries started in the current chain; 0 when no chain is going on
-        self._failed: dict[str, Any] | None = None  # the message whose retry `will_retry` promised
+        self._failed: AgentMessage | None = None  # the message whose retry `will_retry` promised
         self._delay_ms = 0
         self._stopped = False  # `abort_retry` while a retried run streams: its failure is final
         self._wake: asyncio.Event | None = None  # set while waiting; setting it cancels the wait
@@ -58,7 +60,7 @@ class AutoRetry:
 
     # -- hooks -----------------------------------------------------------------------------------------
 
-    def will_retry(self, new_messages: list[dict[str, Any]]) -> bool:
+    def will_retry(self, new_messages: list[AgentMessage]) -> bool:
         """The loop's question before `agent_end`: is this run's failure retried? Counts the attempt if so."""
         settings = self._settings()
         failed = new_messages[-1] if new_messages else None
@@ -72,7 +74,7 @@ class AutoRetry:
                                          settings.max_delay_ms)
         return True
 
-    def observe(self, event: dict[str, Any]) -> None:
+    def observe(self, event: AgentEvent) -> None:
         """See every agent event after listeners got it; emits `auto_retry_start`/`auto_retry_end` in place."""
         kind = event.get("type")
         if kind == "message_end" and self.attempt and _succeeded(event["message"]):
@@ -83,7 +85,7 @@ class AutoRetry:
             last = event["messages"][-1] if event.get("messages") else {}
             self._end(success=False, error=str(last.get("errorMessage") or "Request failed"))
 
-    def _announce(self, failed: dict[str, Any]) -> None:
+    def _announce(self, failed: AgentMessage) -> None:
         self._emit(AutoRetryStart(type="auto_retry_start", attempt=self.attempt,
                                   maxAttempts=self._settings().max_retries, delayMs=self._delay_ms,
                                   errorMessage=str(failed.get("errorMessage") or "")))
@@ -148,11 +150,11 @@ class AutoRetry:
         return False
 
 
-def _succeeded(message: dict[str, Any]) -> bool:
+def _succeeded(message: AgentMessage) -> bool:
     return message.get("role") == "assistant" and message.get("stopReason") not in ("error", "aborted")
 
 
-def forget_failed_attempt(messages: list[dict[str, Any]], store: SessionStore, failed: dict[str, Any]) -> None:
+def forget_failed_attempt(messages: list[AgentMessage], store: SessionStore, failed: AgentMessage) -> None:
     """Remove `failed` (the last failed assistant message) from `messages` and append a `context_edit` entry
     `{targetId, replacement: null}` (`ContextEdit`) to `store` hiding its session entry from future context (the
     reference session format's omission edit), so a resumed session leaves it out too. The message entry itself
@@ -166,7 +168,7 @@ def forget_failed_attempt(messages: list[dict[str, Any]], store: SessionStore, f
         store.append_context_edit(entry_id, None)  # read back by session_context
 
 
-def _message_entry_id(store: SessionStore, message: dict[str, Any], max_steps: int = 64) -> str | None:
+def _message_entry_id(store: SessionStore, message: AgentMessage, max_steps: int = 64) -> str | None:
     """Id of the session entry holding `message`, searched from the leaf back (it was appended moments ago)."""
     entry_id = store.leaf_id
     for _ in range(max_steps):
@@ -181,7 +183,7 @@ def _message_entry_id(store: SessionStore, message: dict[str, Any], max_steps: i
     return None
 
 
-def _asks_too_long(failed: Any, max_delay_ms: int) -> bool:
+def _asks_too_long(failed: object, max_delay_ms: int) -> bool:
     """The server's `retry-after` asks for a longer wait than `retry.maxAgentDelayMs` (when that is positive):
     retrying sooner would only be refused again, so the failure is final at once (its `retryAfterMs` says
     when the server expects the next request)."""

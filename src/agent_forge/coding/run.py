@@ -87,7 +87,7 @@ class SessionRun:
         """True from `start` until `agent_settled` was sent (its listeners still see True)."""
         return self._task is not None and not self._task.done()
 
-    def start(self, prompts: list[dict[str, Any]]) -> None:
+    def start(self, prompts: list[AgentMessage]) -> None:
         """Start a session-level run with `prompts` (user messages); the session must be idle."""
         self.phase = Phase.STARTING
         self._task = asyncio.ensure_future(self._settle(self._begin(prompts)))
@@ -107,10 +107,10 @@ class SessionRun:
             if not self.is_streaming and any(all(m is not old for old in before) for m in queued):
                 self.start(self._agent.take_queued() or [])
 
-    def _queued(self) -> list[dict[str, Any]]:
+    def _queued(self) -> list[AgentMessage]:
         return [*self._agent.steering_queue, *self._agent.follow_up_queue]
 
-    async def _begin(self, prompts: list[dict[str, Any]]) -> asyncio.Task:
+    async def _begin(self, prompts: list[AgentMessage]) -> asyncio.Task:
         """Start the run once its pre-run waits are over (`_pre_run`). An `abort` during them cancels them and the
         run starts aborted with the system prompt as it is: the prompt is recorded (`agent_start`, its message,
         an aborted answer, `agent_end`) as when an abort comes while a `!command` key runs, and no request is
@@ -124,7 +124,7 @@ class SessionRun:
         self._enter(Phase.RUNNING)
         return run
 
-    async def _pre_run(self, prompts: list[dict[str, Any]]) -> str:
+    async def _pre_run(self, prompts: list[AgentMessage]) -> str:
         """The waits before a run: MCP servers still starting (`prepare`), then plugins' `before_run` (they may
         add context messages or change the system prompt). Returns the run's system prompt."""
         waiting = self._prepare()

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import ConfigFileError, UnsafeFileError
 
 if TYPE_CHECKING:
+    from ..ai.types import JsonValue
     from .json_locate import DuplicateKey
 
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -78,7 +79,7 @@ def read_text_file(path: str | os.PathLike[str], limit: int = MAX_TEXT_FILE_BYTE
     return data.decode("utf-8", errors)
 
 
-def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: Any = None) -> Any:
+def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *, if_blank: object = None) -> object:
     """The parsed JSON of a small regular file, or `if_blank` when the file is empty or only whitespace; a
     leading UTF-8 byte order mark (Windows Notepad writes one) is ignored. A repeated key keeps its last value
     without a word: files people edit are read with `read_json_document`, which reports repeats.
@@ -95,7 +96,7 @@ class JsonDocument(NamedTuple):
     `duplicates`: every repeated key, with its lines (`json_locate.DuplicateKey`), which the reader reports
     as `<path>:<line>: <duplicate.message()>` through the file's usual warnings."""
 
-    data: Any
+    data: object
     text: str
     duplicates: list[DuplicateKey]
 
@@ -115,7 +116,7 @@ class JsonDocument(NamedTuple):
 
 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,
-                       if_blank: Any = None) -> JsonDocument:
+                       if_blank: object = None) -> JsonDocument:
     """A small regular JSON file as a `JsonDocument`: `read_json_file`, with the text and repeated keys kept
     so that the reader can report them with their lines. A leading UTF-8 byte order mark is dropped (from the
     text too). Raises as `read_json_file` does."""
@@ -135,18 +136,18 @@ def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYT
     return JsonDocument(*parse_json_document(text))
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str) -> JsonValue:
     """`json.loads(text)`, with every failure a `ConfigFileError` (see `read_json_file`); with a repeated key
     the last value counts (`parse_json_document` finds the repeats)."""
     return parse_json_document(text)[0]
 
 
-def parse_json_document(text: str) -> tuple[Any, str, list[DuplicateKey]]:
+def parse_json_document(text: str) -> tuple[JsonValue, str, list[DuplicateKey]]:
     """`(data, text, repeated keys)` of JSON `text`, raising as `parse_json`. Repeats are detected while
     parsing and located only when there are some, so a sound file costs one parse."""
     repeated = False
 
-    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def build(pairs: list[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
         nonlocal repeated
         members = dict(pairs)
         repeated = repeated or len(members) != len(pairs)
@@ -208,9 +209,9 @@ def _check_regular(mode: int) -> None:
         raise UnsafeFileError(f"not a regular file but {describe_kind(mode)}; only regular files are read")
 
 
-def _depth_exceeds(data: Any, limit: int) -> bool:
+def _depth_exceeds(data: object, limit: int) -> bool:
     """Whether arrays/objects nest deeper than `limit`; iterative, so it cannot overflow the stack itself."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    stack: list[tuple[object, int]] = [(data, 0)]
     while stack:
         value, depth = stack.pop()
         children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None

@@ -10,8 +10,8 @@ at the output token limit (`stopReason: "length"`), an answer with no text (only
 
 from __future__ import annotations
 
-from typing import Any
-
+from ..agent.types import AgentMessage
+from ..coding.events import AutoRetryStart, SessionEvent
 from ..coding.retry import RETRY_CANCELLED
 
 CUT_OFF = "the answer was cut off: the model reached its output token limit (stopReason \"length\")"
@@ -22,15 +22,15 @@ class RunWatch:
     """Session listener: the last assistant message of the current run and the automatic retry in progress."""
 
     def __init__(self) -> None:
-        self.last: dict[str, Any] | None = None
-        self.retry: dict[str, Any] | None = None  # the `auto_retry_start` of a retry not (yet) successful
+        self.last: AgentMessage | None = None
+        self.retry: AutoRetryStart | None = None  # the `auto_retry_start` of a retry not (yet) successful
         self.aborted = False
 
     def start(self) -> None:
         """Forget the previous prompt's run."""
         self.last, self.retry, self.aborted = None, None, False
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: SessionEvent) -> None:
         kind = event.get("type")
         message = event.get("message")
         if kind == "message_end" and isinstance(message, dict) and message.get("role") == "assistant":
@@ -75,7 +75,7 @@ def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
     return None
 
 
-def _retry_after(message: dict[str, Any]) -> str:
+def _retry_after(message: AgentMessage) -> str:
     """` (the server asks to retry in 86400 s)` when the failed answer carried a `retry-after` hint."""
     hint = message.get("retryAfterMs")
     if not isinstance(hint, int) or isinstance(hint, bool) or hint <= 0:
@@ -85,12 +85,12 @@ def _retry_after(message: dict[str, Any]) -> str:
         f" (the server asks to retry in {seconds:g} s)"
 
 
-def _has_tool_calls(message: dict[str, Any]) -> bool:
+def _has_tool_calls(message: AgentMessage) -> bool:
     content = message.get("content")
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in content)
 
 
-def _retry_problem(retry: dict[str, Any], stopped_by: str | None) -> str:
+def _retry_problem(retry: AutoRetryStart, stopped_by: str | None) -> str:
     error = retry.get("errorMessage") or "an error"
     attempt = f"attempt {retry.get('attempt')} of {retry.get('maxAttempts')}"
     cause = f"by {stopped_by}" if stopped_by else "(the run was aborted)"
@@ -105,13 +105,13 @@ def answer_notices(watch: RunWatch, text: str | None) -> list[str]:
     return notices
 
 
-def _text_of(message: dict[str, Any]) -> str:
+def _text_of(message: AgentMessage) -> str:
     content = message.get("content")
     blocks = content if isinstance(content, list) else []
     return "".join(b.get("text") or "" for b in blocks if isinstance(b, dict) and b.get("type") == "text").strip()
 
 
-def _no_text_detail(message: dict[str, Any] | None) -> str:
+def _no_text_detail(message: AgentMessage | None) -> str:
     content = message.get("content") if message else None
     blocks = content if isinstance(content, list) else []
     if any(isinstance(b, dict) and b.get("type") == "thinking" for b in blocks):

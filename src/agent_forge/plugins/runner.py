@@ -23,9 +23,12 @@ import contextvars
 import inspect
 import re
 import sys
-from typing import Any, Callable
+from typing import Awaitable, Callable, TypeVar
 
+from ..agent.types import AgentMessage
+from ..ai.types import ImageContent, ToolCall
 from ..coding.agent_session import AgentSession
+from ..coding.events import SessionEvent
 from ..coding.events import ExtensionError
 from ..coding.hooks import SessionHooks
 from .api import (
@@ -44,6 +47,7 @@ from .api import (
     SessionStartEvent,
     SessionView,
     ToolCallEvent,
+    ToolSpec,
     Transform,
 )
 from .bounded import CANCEL_GRACE_S, PluginTimeout, bounded
@@ -63,6 +67,8 @@ exit, before cancellation."""
 _CURRENT_COMMAND: contextvars.ContextVar[asyncio.Task | None] = contextvars.ContextVar("plugin_command",
                                                                                      default=None)
 """The command task the running code belongs to (worker threads carry it): a command's own `abort` spares it."""
+
+_R = TypeVar("_R")
 
 _BOUNDED_EVENTS = ("input", "before_run", "tool_call", "session_before_change", "session_start", "session_shutdown")
 
@@ -121,7 +127,7 @@ class PluginRunner(SessionHooks):
             return
         self.commands_by_name[command.name] = command
 
-    def _add_tool(self, plugin: Plugin, spec: Any) -> None:
+    def _add_tool(self, plugin: Plugin, spec: ToolSpec) -> None:
         selection = getattr(self.session, "tool_selection", None)
         if selection is not None and not selection.admits(spec.name):
             return  # left out by --tools / --no-tools / defaultTools, like a built-in would be
@@ -153,7 +159,7 @@ class PluginRunner(SessionHooks):
         print(terminal_text(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}"), file=sys.stderr)
         self.session.emit(ExtensionError(type="extension_error", extensionPath=plugin.path, event=event, error=message))
 
-    async def _call(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    async def _call(self, plugin: Plugin, event: str, fn: Callable[..., object], *args: object) -> tuple[bool, object]:
         """`(True, result)`, or `(False, None)` after reporting what the plugin raised. The plugin code runs in
         a task of its own (`bounded.py`): cancelling the caller (abort, shutdown) cancels it, and code that
         ignores that is abandoned after `CANCEL_GRACE_S` and reported. A synchronous `fn` runs in a worker
@@ -174,7 +180,7 @@ class PluginRunner(SessionHooks):
         except PluginTimeout:
             return False, None
 
-    async def _run(self, plugin: Plugin, event: str, fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    async def _run(self, plugin: Plugin, event: str, fn: Callable[..., object], *args: object) -> tuple[bool, object]:
         try:
             if is_async(fn):
                 result = fn(*args)
@@ -189,7 +195,8 @@ class PluginRunner(SessionHooks):
             self.report(plugin, event, exc)
             return False, None
 
-    def _accept(self, plugin: Plugin, event: str, result: Any, kinds: tuple[type, ...], expected: str) -> Any:
+    def _accept(self, plugin: Plugin, event: str, result: object, kinds: tuple[type[_R], ...],
+                expected: str) -> _R | None:
         """`result` when it is None or a valid instance of one of `kinds`; otherwise reported and None."""
         if result is None:
             return None
@@ -203,7 +210,7 @@ class PluginRunner(SessionHooks):
         self.report(plugin, event, f"invalid {type(result).__name__}: {problem}")
         return None
 
-    def _handlers(self, event: str) -> list[tuple[Plugin, Callable[..., Any]]]:
+    def _handlers(self, event: str) -> list[tuple[Plugin, Callable[..., object]]]:
         return [(plugin, fn) for plugin in self.plugins for fn in plugin.handlers.get(event, [])]
 
     # -- commands -----------------------------------------------------------------------------------
@@ -212,7 +219,7 @@ class PluginRunner(SessionHooks):
         parsed = parse_command(text)
         return parsed[0] if parsed and parsed[0] in self.commands_by_name else None
 
-    def run_command(self, text: str) -> asyncio.Future[Any] | None:
+    def run_command(self, text: str) -> asyncio.Future[object] | None:
         parsed = parse_command(text)
         command = self.commands_by_name.get(parsed[0]) if parsed else None
         if command is None or parsed is None:
@@ -224,16 +231,16 @@ class PluginRunner(SessionHooks):
         task.add_done_callback(lambda done: self._specs.pop(done, None))
         return task
 
-    async def _command(self, command: CommandSpec, args: str) -> tuple[bool, Any]:
+    async def _command(self, command: CommandSpec, args: str) -> tuple[bool, object]:
         _CURRENT_COMMAND.set(asyncio.current_task())
         return await self._call(command.plugin, f"command:{command.name}", command.handler, args,
                                 self.context(command.plugin))
 
-    def commands(self) -> list[dict[str, Any]]:
+    def commands(self) -> list[dict[str, object]]:
         """`get_commands` items (seed 000 shape, plus the plugin file as `path`)."""
         return [command_item(command) for command in self.commands_by_name.values()]
 
-    def _spawn(self, coro: Any) -> asyncio.Task:
+    def _spawn(self, coro: Awaitable[object]) -> asyncio.Task:
         task = spawn_contained(coro)  # a SystemExit escaping a task would stop the event loop
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -244,8 +251,8 @@ class PluginRunner(SessionHooks):
     def handles_input(self) -> bool:
         return bool(self._handlers("input"))
 
-    async def input(self, text: str, images: list[dict[str, Any]] | None,
-                    streaming_behavior: str | None) -> tuple[str, list[dict[str, Any]] | None] | None:
+    async def input(self, text: str, images: list[ImageContent] | None,
+                    streaming_behavior: str | None) -> tuple[str, list[ImageContent] | None] | None:
         event = InputEvent(text, images, streaming_behavior)
         for plugin, fn in self._handlers("input"):
             before = (event.text, event.images)
@@ -259,7 +266,7 @@ class PluginRunner(SessionHooks):
                 event.images = result.images if result.images is not None else event.images
         return event.text, event.images
 
-    def _restore_input(self, plugin: Plugin, event: InputEvent, before: tuple[str, Any]) -> None:
+    def _restore_input(self, plugin: Plugin, event: InputEvent, before: tuple[str, list[ImageContent] | None]) -> None:
         """A handler that assigned something unusable to the event's fields: reported, the fields restored."""
         problem = None if isinstance(event.text, str) else f"event.text must be a string, got " \
                                                            f"{type(event.text).__name__}"
@@ -269,7 +276,7 @@ class PluginRunner(SessionHooks):
             self.report(plugin, "input", f"invalid change ignored: {problem}")
             event.text, event.images = before
 
-    async def before_run(self, prompts: list[dict[str, Any]], system_prompt: str) -> str:
+    async def before_run(self, prompts: list[AgentMessage], system_prompt: str) -> str:
         event = BeforeRunEvent(private_copy(prompts), system_prompt)
         for plugin, fn in self._handlers("before_run"):
             current = event.system_prompt
@@ -285,7 +292,7 @@ class PluginRunner(SessionHooks):
                     else event.system_prompt
         return event.system_prompt
 
-    async def tool_call(self, call: dict[str, Any]) -> str | None:
+    async def tool_call(self, call: ToolCall) -> str | None:
         """The session's tool gate asks it before the approval policy (`coding/approvals.py`): a block reason,
         or None to run the call with `call["arguments"]`. A handler that fails, or returns an invalid `Block`,
         blocks the call (fail-safe)."""
@@ -306,7 +313,7 @@ class PluginRunner(SessionHooks):
 
     # -- session lifecycle -----------------------------------------------------------------------------
 
-    async def before_session_change(self, action: str, details: dict[str, Any]) -> bool:
+    async def before_session_change(self, action: str, details: dict[str, str | None]) -> bool:
         event = SessionChangeEvent(action, details.get("targetSessionFile"), details.get("entryId"),
                                    details.get("parentSession"))
         for plugin, fn in self._handlers("session_before_change"):
@@ -335,7 +342,7 @@ class PluginRunner(SessionHooks):
         if self._cancelled:  # each ends within its grace (`bounded`); the margin covers the loop's own delay
             await asyncio.wait(set(self._cancelled), timeout=CANCEL_GRACE_S + 0.5)
 
-    def ui_response(self, answer: dict[str, Any]) -> None:
+    def ui_response(self, answer: dict[str, object]) -> None:
         self.ui.resolve(answer)
 
     def input_closed(self) -> None:
@@ -391,7 +398,7 @@ class PluginRunner(SessionHooks):
 
     # -- observation --------------------------------------------------------------------------------
 
-    def _observe(self, event: dict[str, Any]) -> None:
+    def _observe(self, event: SessionEvent) -> None:
         """Session listener: each observer gets its own copy of the event (changing it changes nothing); async
         ones run as tasks (awaited at shutdown)."""
         kind = event.get("type")
@@ -409,7 +416,8 @@ class PluginRunner(SessionHooks):
                 if inspect.isawaitable(result):
                     self._spawn(self._finish(plugin, fn, kind, result))  # type: ignore[arg-type]
 
-    async def _finish(self, plugin: Plugin, fn: Callable[..., Any], event: str, awaitable: Any) -> None:
+    async def _finish(self, plugin: Plugin, fn: Callable[..., object], event: str,
+                      awaitable: Awaitable[object]) -> None:
         try:
             await awaitable
         except BaseException as exc:
@@ -417,7 +425,7 @@ class PluginRunner(SessionHooks):
                 raise
             self._observer_failed(plugin, fn, event, exc)
 
-    def _observer_failed(self, plugin: Plugin, fn: Callable[..., Any], event: str, exc: BaseException) -> None:
+    def _observer_failed(self, plugin: Plugin, fn: Callable[..., object], event: str, exc: BaseException) -> None:
         """Report an observer's failure once per handler and event type until the next run starts."""
         key = (id(fn), event)
         if key not in self._observer_failures:

@@ -18,21 +18,35 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable, Protocol, TypeVar
 
 from ...agent.loop import abortable_step
 from ...ai.overflow import is_context_overflow
 from ..errors import CommandError, CompactionError, SessionFileError
-from ..events import CompactionEnd, CompactionStart
+from ..events import CompactionEnd, CompactionStart, Emit
 from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..settings import CompactionSettings, Settings
     from ...agent.agent import Agent
+    from ...agent.types import AgentMessage
+    from ...ai.types import Model
+    from ..session.entries import CompactionEntry
     from ..session.store import SessionStore
 
-Emit = Callable[[dict[str, Any]], None]
+T = TypeVar("T")
+
+
+class CompactionPlan(Protocol):
+    """A finished compaction before its entry is written (`summary.SummaryPlan`, `verbatim.VerbatimPlan`; the
+    latter also has `before_write(session_file)`, called first when present)."""
+
+    def append_to(self, store: SessionStore) -> CompactionEntry: ...
+
+    def result(self, estimated_tokens_after: int) -> dict[str, object]:
+        """The `compact` response data / `compaction_end.result`."""
+        ...
 
 ABORTED = "Compaction aborted"
 IN_PROGRESS = "Compaction is already in progress"
@@ -47,7 +61,7 @@ _NOWHERE = object()
 class Outcome:
     """How one compaction attempt ended: `result` on success, else `error` or `aborted`."""
 
-    result: dict[str, Any] | None = None
+    result: dict[str, object] | None = None
     error: str | None = None
     aborted: bool = False
 
@@ -88,7 +102,7 @@ class CompactionController:
 
     # -- session hooks ---------------------------------------------------------------------------------------
 
-    def will_retry(self, new_messages: list[dict[str, Any]]) -> bool:
+    def will_retry(self, new_messages: list[AgentMessage]) -> bool:
         """The loop's question before `agent_end`: recover from this run's overflow by compacting and continuing?
         Yes once per overflow chain, when automatic compaction is on."""
         failed = new_messages[-1] if new_messages else None
@@ -187,7 +201,7 @@ class CompactionController:
         return await self._run("manual", focus=custom_instructions)
 
     @staticmethod
-    def result(outcome: Outcome) -> dict[str, Any]:
+    def result(outcome: Outcome) -> dict[str, object]:
         """The `compact` answer of `outcome`; raises `CommandError` when it failed or was aborted."""
         if outcome.aborted:
             raise CommandError(ABORTED)
@@ -231,7 +245,7 @@ class CompactionController:
         self._emit({**end, "result": result, "willRetry": will_retry})
         return Outcome(result=result)
 
-    async def _compact(self, reason: str, focus: str | None) -> dict[str, Any]:
+    async def _compact(self, reason: str, focus: str | None) -> dict[str, object]:
         """Plan with the configured strategy, ask the model, write the entry, rebuild the agent's context."""
         model = self._agent.model
         if model is None:
@@ -244,7 +258,7 @@ class CompactionController:
         if settings.strategy == "verbatim-lines":
             from .verbatim import VerbatimParams, compact_verbatim
 
-            plan: Any = await compact_verbatim(path, requester=requester, model=model, focus=focus,
+            plan: CompactionPlan = await compact_verbatim(path, requester=requester, model=model, focus=focus,
                                                params=VerbatimParams.from_settings(self._settings),
                                                tokens_before=tokens_before, overhead=overhead)
         else:
@@ -254,7 +268,7 @@ class CompactionController:
                                    keep_recent_tokens=settings.keep_recent_tokens, tokens_before=tokens_before)
         return self._commit(plan, overhead)
 
-    def _commit(self, plan: Any, overhead: int) -> dict[str, Any]:
+    def _commit(self, plan: CompactionPlan, overhead: int) -> dict[str, object]:
         """Append the `compaction` entry and make the agent's messages the rebuilt context (in place: a running
         loop holds the same list). No await here, so an abort cannot land between the two."""
         if hasattr(plan, "before_write"):
@@ -266,20 +280,20 @@ class CompactionController:
         self._agent.messages[:] = self._store().build_context().messages
         return plan.result(estimate_messages(self._agent.messages) + overhead)
 
-    def requester(self, model: dict[str, Any], *, source: str, reason: str | None = None) -> Requester:
+    def requester(self, model: Model, *, source: str, reason: str | None = None) -> Requester:
         """A summarisation requester on the session's model, retry settings and event sink."""
         return Requester(model=model, stream_fn=self._agent.stream_fn, options=self._agent.request_options,
                          retry=lambda: self._settings.retry if self._retry_enabled() else None,
                          emit=self._emit, source=source, reason=reason)
 
-    async def run_guarded(self, coro: Any) -> Any:
+    async def run_guarded(self, coro: Awaitable[T]) -> T:
         """Run `coro` (a branch summary) as this controller's task, so `abort` cancels it like a compaction.
         Raises CancelledError when it was aborted."""
         return await abortable_step(coro, aborted=lambda: False, track=self._track)
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
-    def settings_for(self, model: dict[str, Any]) -> Any:
+    def settings_for(self, model: Model) -> CompactionSettings:
         """The compaction settings for `model`, token budgets scaled to its context window
         (`Settings.compaction_for`)."""
         window = int(model.get("contextWindow") or 0)
@@ -327,7 +341,7 @@ class CompactionController:
         self._overflow_retrying = True
         return run
 
-    def _report_unresolved(self, prefix: str, failed: Any) -> None:
+    def _report_unresolved(self, prefix: str, failed: AgentMessage | None) -> None:
         error = prefix + str((failed or {}).get("errorMessage") or "") + self.overflow_advice()
         self._emit(CompactionStart(type="compaction_start", reason="overflow"))
         self._emit(CompactionEnd(type="compaction_end", reason="overflow", result=None, aborted=False,

@@ -40,7 +40,7 @@ class SummaryPlan:
         return store.append_compaction(self.summary, self.preparation.first_kept_entry_id, self.tokens_before,
                                        usage=self.usage, details=self.details)
 
-    def result(self, estimated_tokens_after: int) -> dict[str, Any]:
+    def result(self, estimated_tokens_after: int) -> dict[str, object]:
         """The `compact` response data / `compaction_end.result` (seed 000): `{summary, firstKeptEntryId,
         tokensBefore, estimatedTokensAfter, usage, details}`."""
         return {"summary": self.summary, "firstKeptEntryId": self.preparation.first_kept_entry_id,

@@ -156,7 +156,7 @@ class VerbatimPlan:
         return store.append_compaction(self.compacted_text, self.split.first_kept_entry_id, self.tokens_before,
                                        usage=self.usage, details=details)
 
-    def result(self, estimated_tokens_after: int) -> dict[str, Any]:
+    def result(self, estimated_tokens_after: int) -> dict[str, object]:
         """The `compact` response data / `compaction_end.result` of seed 003 (plus `usage`)."""
         return {"compactedText": self.compacted_text, "firstKeptEntryId": self.split.first_kept_entry_id,
                 "tokensBefore": self.tokens_before, "promptVersion": VERBATIM_PROMPT_VERSION,

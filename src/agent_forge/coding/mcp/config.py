@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 from ..config_values import is_number
 from ..errors import ConfigFileError
@@ -90,7 +90,7 @@ def project_file(cwd: str) -> Path:
     return project_dir(cwd) / FILE_NAME
 
 
-def parse_servers(data: Any, *, scope: str = "sdk", source: str | None = None, cwd: str = ".",
+def parse_servers(data: object, *, scope: str = "sdk", source: str | None = None, cwd: str = ".",
                   environ: Mapping[str, str] | None = None) -> tuple[list[McpServerConfig], list[str]]:
     """Servers from `{"mcpServers": {...}}` or the inner `{name: entry}` mapping (the SDK's `mcp_servers`)."""
     environ = os.environ if environ is None else environ
@@ -115,7 +115,7 @@ def _read_file(path: Path, scope: str, cwd: str, environ: Mapping[str, str],
     return servers
 
 
-def _read_entries(path: Path, warnings: list[str]) -> dict[str, Any]:
+def _read_entries(path: Path, warnings: list[str]) -> dict[str, object]:
     """The `mcpServers` object of `path` ({} when the file is missing or unusable, with a warning for the latter)."""
     try:
         document = read_json_document(path, if_blank={})
@@ -132,14 +132,14 @@ def _read_entries(path: Path, warnings: list[str]) -> dict[str, Any]:
     return _entries_of(data.get("mcpServers", {}), str(path), warnings)
 
 
-def _entries_of(value: Any, label: str, warnings: list[str]) -> dict[str, Any]:
+def _entries_of(value: object, label: str, warnings: list[str]) -> dict[str, object]:
     if not isinstance(value, dict):
         warnings.append(f"{label}: \"mcpServers\" must be an object of server entries; ignored")
         return {}
     return value
 
 
-def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: Any, path: Path, cwd: str,
+def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: object, path: Path, cwd: str,
                          environ: Mapping[str, str], warnings: list[str]) -> None:
     if isinstance(entry, dict) and entry and set(entry) <= OVERRIDE_KEYS:
         base = servers.get(name)
@@ -158,7 +158,7 @@ def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: 
         servers[name] = server
 
 
-def _checked(name: str, entry: Any, scope: str, source: str | None, label: str, cwd: str,
+def _checked(name: str, entry: object, scope: str, source: str | None, label: str, cwd: str,
              environ: Mapping[str, str], warnings: list[str]) -> McpServerConfig | None:
     try:
         server = _parse_entry(name, entry, scope, source, cwd, environ, warnings)
@@ -171,7 +171,7 @@ def _checked(name: str, entry: Any, scope: str, source: str | None, label: str, 
     return server
 
 
-def _parse_entry(name: str, entry: Any, scope: str, source: str | None, cwd: str, environ: Mapping[str, str],
+def _parse_entry(name: str, entry: object, scope: str, source: str | None, cwd: str, environ: Mapping[str, str],
                  warnings: list[str]) -> McpServerConfig:
     if not NAME_RULE.fullmatch(name):
         raise EntryProblem("a server name has 1 to 64 letters, digits, '_' or '-'")
@@ -198,7 +198,7 @@ def _parse_entry(name: str, entry: Any, scope: str, source: str | None, cwd: str
     return server
 
 
-def _transport(entry: dict[str, Any]) -> str:
+def _transport(entry: dict[str, object]) -> str:
     kind = entry.get("type")
     if kind is not None:
         if kind == "sse":
@@ -217,8 +217,8 @@ def _transport(entry: dict[str, Any]) -> str:
     return implied
 
 
-def _override_fields(entry: dict[str, Any]) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+def _override_fields(entry: dict[str, object]) -> dict[str, object]:
+    fields: dict[str, object] = {}
     if "enabled" in entry:
         if not isinstance(entry["enabled"], bool):
             raise EntryProblem("enabled must be true or false")
@@ -230,39 +230,39 @@ def _override_fields(entry: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
-def _string(entry: dict[str, Any], key: str) -> str:
+def _string(entry: dict[str, object], key: str) -> str:
     value = entry.get(key)
     if not isinstance(value, str) or not value.strip():
         raise EntryProblem(f"{key} must be a non-empty string")
     return value
 
 
-def _optional_string(entry: dict[str, Any], key: str) -> str | None:
+def _optional_string(entry: dict[str, object], key: str) -> str | None:
     return _string(entry, key) if entry.get(key) is not None else None
 
 
-def _strings(entry: dict[str, Any], key: str) -> list[str]:
+def _strings(entry: dict[str, object], key: str) -> list[str]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise EntryProblem(f"{key} must be a list of strings")
     return value
 
 
-def _string_map(entry: dict[str, Any], key: str) -> dict[str, str]:
+def _string_map(entry: dict[str, object], key: str) -> dict[str, str]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise EntryProblem(f"{key} must be an object of string values")
     return value
 
 
-def _url(entry: dict[str, Any]) -> str:
+def _url(entry: dict[str, object]) -> str:
     url = _string(entry, "url")
     if not url.startswith(("http://", "https://")):
         raise EntryProblem(f"url must start with http:// or https://, got {url!r}")
     return url
 
 
-def _timeout(entry: dict[str, Any], key: str) -> float | None:
+def _timeout(entry: dict[str, object], key: str) -> float | None:
     """`entry[key]` milliseconds in seconds (None when absent)."""
     value = entry.get(key)
     if value is None:

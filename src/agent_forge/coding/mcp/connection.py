@@ -13,12 +13,30 @@ import asyncio
 import contextlib
 import os
 import time
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, Union
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, server_environment
+
+if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
+    from types import ModuleType
+
+    from anyio import Event as AnyioEvent
+    from anyio.streams.memory import MemoryObjectSendStream
+    from mcp import ClientSession
+    from mcp.client._transport import ReadStream, TransportStreams
+    from mcp.shared.message import SessionMessage
+    from mcp_types import (CallToolResult, GetPromptResult, PaginatedResult, Prompt, ReadResourceResult, Resource,
+                           ResourceTemplate, Tool)
+
+    from ...ai.types import JsonValue
+
+    Listed = Union[Tool, Prompt, Resource, ResourceTemplate]
+    """An item of a `*/list` answer."""
+
+_T = TypeVar("_T")
 
 BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
@@ -38,16 +56,16 @@ class ServerConnection:
         self.on_change = on_change
         self.state = "starting" if config.enabled else "disabled"
         self.error: str | None = None  # the last problem: why it failed, or what a connected server did wrong
-        self.tools: list[Any] = []  # the SDK's `Tool` objects while connected
-        self.prompts: list[Any] = []  # its `Prompt` objects (when it offers prompts)
-        self.resources: list[Any] = []  # its `Resource` objects, listed at connection (when it offers any)
-        self.resource_templates: list[Any] = []  # its `ResourceTemplate` objects
+        self.tools: list[Tool] = []  # the SDK's `Tool` objects while connected
+        self.prompts: list[Prompt] = []  # its `Prompt` objects (when it offers prompts)
+        self.resources: list[Resource] = []  # its `Resource` objects, listed at connection (when it offers any)
+        self.resource_templates: list[ResourceTemplate] = []  # its `ResourceTemplate` objects
         self.warnings: list[str] = []  # current naming problems of its tools (set by the manager)
         self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
         self.instructions: str | None = None
         self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
         self.started_at = 0.0
-        self._session: Any = None
+        self._session: ClientSession | None = None
         self._task: asyncio.Task | None = None
         self._stop = asyncio.Event()
         self._stderr: StderrTail | None = None
@@ -86,21 +104,21 @@ class ServerConnection:
         """Whether it listed resources or resource templates (then `read_mcp_resource` can read them)."""
         return bool(self.resources or self.resource_templates)
 
-    async def call_tool(self, name: str, args: dict[str, Any],
-                        progress: Callable[[float, float | None, str | None], Awaitable[None]]) -> Any:
+    async def call_tool(self, name: str, args: dict[str, JsonValue],
+                        progress: Callable[[float, float | None, str | None], Awaitable[None]]) -> CallToolResult:
         """The server's `CallToolResult`. Raises `ToolError` when not connected or when the call fails."""
         return await self._request(f"the call of {name}",
                                    lambda session: session.call_tool(name, args, progress_callback=progress))
 
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> Any:
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> GetPromptResult:
         """The server's `GetPromptResult` for prompt `name`. Raises `ToolError` as `call_tool` does."""
         return await self._request(f"getting the prompt {name}", lambda session: session.get_prompt(name, arguments))
 
-    async def read_resource(self, uri: str) -> Any:
+    async def read_resource(self, uri: str) -> ReadResourceResult:
         """The server's `ReadResourceResult` for `uri`. Raises `ToolError` as `call_tool` does."""
         return await self._request(f"reading {uri}", lambda session: session.read_resource(uri))
 
-    async def _request(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def _request(self, what: str, send: Callable[[ClientSession], Awaitable[_T]]) -> _T:
         session = self._session
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server {self.name} is not connected ({self.state}"
@@ -153,7 +171,7 @@ class ServerConnection:
                 finally:
                     group.cancel_scope.cancel()
 
-    async def _initialize(self, session: Any, anyio: Any, lost: Any) -> None:
+    async def _initialize(self, session: ClientSession, anyio: ModuleType, lost: AnyioEvent) -> None:
         timeout = self.config.startup_timeout_s
         with anyio.move_on_after(timeout) as scope:
             result = await session.initialize()
@@ -172,7 +190,7 @@ class ServerConnection:
         self._set("connected")
         self.first_attempt.set()
 
-    async def _wait_until_over(self, anyio: Any, lost: Any) -> None:
+    async def _wait_until_over(self, anyio: ModuleType, lost: AnyioEvent) -> None:
         async with anyio.create_task_group() as group:
             async def on_stop() -> None:
                 await asyncio.shield(self._stop.wait())
@@ -184,7 +202,8 @@ class ServerConnection:
         if not self._stop.is_set():
             raise ConnectionLost()
 
-    async def _pump(self, read: Any, send: Any, lost: Any) -> None:
+    async def _pump(self, read: ReadStream[SessionMessage | Exception], send: MemoryObjectSendStream[SessionMessage],
+                    lost: AnyioEvent) -> None:
         """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
         `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
@@ -201,7 +220,7 @@ class ServerConnection:
         finally:
             lost.set()
 
-    async def _optional_list(self, session: Any, kind: str) -> list[Any]:
+    async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:
         """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
         server's tools still work)."""
         try:
@@ -210,12 +229,12 @@ class ServerConnection:
             self.error = f"listing its {kind.replace('_', ' ')} failed: {self._describe(exc)}"
             return []
 
-    async def _on_message(self, message: Any) -> None:
+    async def _on_message(self, message: object) -> None:
         kinds = _CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
             asyncio.ensure_future(self._refresh(self._session, kinds))  # not in the SDK's notification path
 
-    async def _refresh(self, session: Any, kinds: tuple[str, ...]) -> None:
+    async def _refresh(self, session: ClientSession, kinds: tuple[str, ...]) -> None:
         listed = {}
         for kind in kinds:
             try:
@@ -229,7 +248,7 @@ class ServerConnection:
             self.on_change(self)
 
     @contextlib.asynccontextmanager
-    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+    async def _transport(self) -> AsyncIterator[TransportStreams]:
         if self.config.transport == "http":
             async with _http_transport(self.config) as streams:
                 yield streams
@@ -291,9 +310,9 @@ class ServerConnection:
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
 
 
-async def _sdk() -> tuple[Any, Any]:
+async def _sdk() -> tuple[type[ClientSession], ModuleType]:
     """`(ClientSession, anyio)`, imported in a worker thread: the import takes a second or two of CPU."""
-    def load() -> tuple[Any, Any]:
+    def load() -> tuple[type[ClientSession], ModuleType]:
         import logging
 
         logger = logging.getLogger("mcp")
@@ -314,11 +333,11 @@ MAX_LISTED = 1000
 """At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
 
 
-async def _list_all(method: Callable[..., Awaitable[Any]], kind: str) -> list[Any]:
+async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str) -> list[Listed]:
     """Every page of a `*/list` request (`kind` is the result's field: `tools`, `prompts`, ...)."""
     from mcp_types import PaginatedRequestParams
 
-    items: list[Any] = []
+    items: list[Listed] = []
     cursor = None
     while True:
         result = await method(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
@@ -329,7 +348,7 @@ async def _list_all(method: Callable[..., Awaitable[Any]], kind: str) -> list[An
 
 
 @contextlib.asynccontextmanager
-async def _http_transport(config: McpServerConfig) -> AsyncIterator[tuple[Any, Any]]:
+async def _http_transport(config: McpServerConfig) -> AsyncIterator[TransportStreams]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 

@@ -12,18 +12,21 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigFileError
 from ..safe_read import read_json_file
 from .config import NAME_RULE, parse_servers
+
+if TYPE_CHECKING:
+    from ...ai.types import JsonValue
 
 
 class McpFileError(ValueError):
     """The file cannot be changed as asked; `str()` says why, naming the file."""
 
 
-def add_server(path: Path, name: str, entry: dict[str, Any], *, replace: bool = False) -> bool:
+def add_server(path: Path, name: str, entry: dict[str, JsonValue], *, replace: bool = False) -> bool:
     """Add server `name` to the `mcp.json` at `path` (created with its directory when missing). Returns whether
     an entry of that name was replaced (only with `replace`; else an existing name is an `McpFileError`)."""
     if not NAME_RULE.fullmatch(name):
@@ -51,7 +54,7 @@ def remove_server(path: Path, name: str) -> None:
     _write(path, data, servers)
 
 
-def _read(path: Path, *, missing_ok: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read(path: Path, *, missing_ok: bool = True) -> tuple[dict[str, JsonValue], dict[str, JsonValue]]:
     try:
         data = read_json_file(path, if_blank={})
     except FileNotFoundError:
@@ -68,7 +71,7 @@ def _read(path: Path, *, missing_ok: bool = True) -> tuple[dict[str, Any], dict[
     return data, servers
 
 
-def _write(path: Path, data: dict[str, Any], servers: dict[str, Any]) -> None:
+def _write(path: Path, data: dict[str, JsonValue], servers: dict[str, JsonValue]) -> None:
     data["mcpServers"] = servers
     target = Path(os.path.realpath(path))
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")

@@ -12,7 +12,7 @@ import asyncio
 import json
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..events import Emit, McpServerChanged, McpServerInfo
 from ..tools.output_files import OutputDir
@@ -28,6 +28,13 @@ from .resources import NAME as READ_RESOURCE, ReadResourceTool
 from .tools import McpTool, assign_names
 from .vetting import vet_tool
 
+if TYPE_CHECKING:
+    from mcp_types import Tool
+
+    from ...agent.agent import Agent
+    from ...agent.types import AgentTool
+    from ...ai.types import ImageContent
+
 
 PROMPT_TIMEOUT_S = 30.0
 """How long `prompts/get` may take before the prompt is refused."""
@@ -42,7 +49,7 @@ class McpManager:
     tool call may still run after `input_closed()` (`pluginHandlerTimeoutMs`); `call_limit` the seconds any
     call may run for a server without `toolTimeoutMs` (print mode's default; None: no limit)."""
 
-    def __init__(self, configs: list[McpServerConfig], *, agent: Any, selection: Callable[[], ToolSelection],
+    def __init__(self, configs: list[McpServerConfig], *, agent: Agent, selection: Callable[[], ToolSelection],
                  emit: Emit, output_dir: Callable[[], OutputDir] | None = None,
                  call_timeout: Callable[[], float] = lambda: DEFAULT_TIMEOUT_S, call_limit: float | None = None):
         self.agent = agent
@@ -83,7 +90,7 @@ class McpManager:
                              + (f": {connection.error}" if connection.error else "")
                              + "); this prompt runs without its tools")
 
-    def commands(self) -> list[dict[str, Any]]:
+    def commands(self) -> list[dict[str, object]]:
         """`get_commands` items: each connected server's prompts as `mcp:<server>:<prompt>` (source `mcp`)."""
         return [prompt_command(c.name, c.config.scope, p) for c in self.connections if c.state == "connected"
                 for p in c.prompts]
@@ -93,13 +100,13 @@ class McpManager:
         parts = split_prompt_command(text)  # type: ignore[arg-type]
         return parts is not None and self._connection(parts[0]) is not None
 
-    def expand_prompt(self, text: object) -> Awaitable[tuple[str, list[dict[str, Any]]]] | None:
+    def expand_prompt(self, text: object) -> Awaitable[tuple[str, list[ImageContent]]] | None:
         """The user message of `/mcp:<server>:<prompt> args` (`prompts.py`), awaitable; None for other text."""
         parts = split_prompt_command(text)  # type: ignore[arg-type]
         connection = self._connection(parts[0]) if parts else None
         return self._expand(connection, parts[1], parts[2]) if connection and parts else None
 
-    async def _expand(self, connection: ServerConnection, name: str, rest: str) -> tuple[str, list[dict[str, Any]]]:
+    async def _expand(self, connection: ServerConnection, name: str, rest: str) -> tuple[str, list[ImageContent]]:
         command = f"mcp:{connection.name}:{name}"
         await self._first_attempt(connection)
         if connection.state != "connected":
@@ -183,7 +190,7 @@ class McpManager:
         for server, message in clashes:
             self._warn(message, self._connection(server))
         selection = self._selection()
-        tools: list[Any] = []
+        tools: list[AgentTool] = []
         used = {t.name for t in others}  # a guard: no name is sent twice, whatever the names look like
         for connection, tool in offered:
             name = names[(connection.name, tool.name)]
@@ -206,9 +213,9 @@ class McpManager:
         """Seconds one call to `connection` may run: its `toolTimeoutMs`, else the session's `call_limit`."""
         return connection.config.tool_timeout_s or self.call_limit
 
-    def _listed(self, connection: ServerConnection) -> list[Any]:
+    def _listed(self, connection: ServerConnection) -> list[Tool]:
         """The server's admitted tools, each name once: a name listed again is reported, its first tool kept."""
-        seen: dict[str, Any] = {}
+        seen: dict[str, Tool] = {}
         for tool in connection.tools:
             if not connection.config.admits(tool.name) or not self._vetted(connection, tool):
                 continue
@@ -219,7 +226,7 @@ class McpManager:
                 seen[tool.name] = tool
         return list(seen.values())
 
-    def _vetted(self, connection: ServerConnection, tool: Any) -> bool:
+    def _vetted(self, connection: ServerConnection, tool: Tool) -> bool:
         """False for a tool withheld for its schema (`vetting.py`); its problems are reported either way."""
         offered, notices = vet_tool(connection.name, tool)
         for notice in notices:

@@ -12,12 +12,17 @@ like tool results) and its images.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..errors import CommandError
 from ..resources.expansion import parse_arguments, split_command
 from .limits import MAX_DESCRIPTION_CHARS, cut
 from .tools import to_content
+
+if TYPE_CHECKING:
+    from mcp_types import GetPromptResult, Prompt, PromptArgument
+
+    from ...ai.types import ImageContent
 
 PREFIX = "mcp:"
 
@@ -32,9 +37,9 @@ def split_prompt_command(text: str) -> tuple[str, str, str] | None:
     return (server, prompt, command[1]) if colon and server and prompt else None
 
 
-def prompt_command(server: str, scope: str, prompt: Any) -> dict[str, Any]:
+def prompt_command(server: str, scope: str, prompt: Prompt) -> dict[str, object]:
     """The `get_commands` item of one server prompt (source `"mcp"`), with its declared `arguments`."""
-    item: dict[str, Any] = {
+    item: dict[str, object] = {
         "name": f"{PREFIX}{server}:{prompt.name}",
         "description": cut(prompt.description or prompt.title or f"Prompt {prompt.name} of MCP server {server}",
                            MAX_DESCRIPTION_CHARS, "the server's description"),
@@ -49,14 +54,14 @@ def prompt_command(server: str, scope: str, prompt: Any) -> dict[str, Any]:
     return item
 
 
-def _argument(argument: Any) -> dict[str, Any]:
-    info: dict[str, Any] = {"name": argument.name, "required": bool(argument.required)}
+def _argument(argument: PromptArgument) -> dict[str, object]:
+    info: dict[str, object] = {"name": argument.name, "required": bool(argument.required)}
     if argument.description:
         info["description"] = cut(argument.description, MAX_DESCRIPTION_CHARS, "the server's description")
     return info
 
 
-def map_arguments(prompt: Any, rest: str, command: str) -> dict[str, str]:
+def map_arguments(prompt: Prompt, rest: str, command: str) -> dict[str, str]:
     """The `prompts/get` arguments for the words `rest` typed after `/<command>` (module docstring)."""
     declared = [a.name for a in prompt.arguments or []]
     named: dict[str, str] = {}
@@ -84,14 +89,14 @@ def map_arguments(prompt: Any, rest: str, command: str) -> dict[str, str]:
     return values
 
 
-def _usage(prompt: Any) -> str:
+def _usage(prompt: Prompt) -> str:
     """`arguments: topic (required): what to write about; tone` for messages."""
     parts = [a.name + (" (required)" if a.required else "") + (f": {a.description}" if a.description else "")
              for a in prompt.arguments or []]
     return "arguments: " + "; ".join(parts) if parts else "no arguments"
 
 
-def prompt_message(result: Any) -> tuple[str, list[dict[str, Any]]]:
+def prompt_message(result: GetPromptResult) -> tuple[str, list[ImageContent]]:
     """`(text, images)` of a `GetPromptResult`: its messages' text blocks joined by blank lines, and its images."""
     blocks = [block for message in result.messages or [] for block in to_content(_Content(message.content))]
     texts = [block["text"] for block in blocks if block.get("type") == "text"]
@@ -102,10 +107,10 @@ def prompt_message(result: Any) -> tuple[str, list[dict[str, Any]]]:
 class _Content:
     """One prompt message's content in the shape `to_content` reads (a tool result's `content` list)."""
 
-    def __init__(self, content: Any):
+    def __init__(self, content: object):
         self.content = content if isinstance(content, list) else [content]
         self.structured_content = None
 
 
-def find_prompt(prompts: Iterable[Any], name: str) -> Any | None:
+def find_prompt(prompts: Iterable[Prompt], name: str) -> Prompt | None:
     return next((p for p in prompts if p.name == name), None)

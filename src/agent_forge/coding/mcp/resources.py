@@ -8,7 +8,7 @@ other blobs described in a line; text over the `bash` limits is cut the same way
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate
 from ...ai.types import JsonValue, UserContent
@@ -19,6 +19,8 @@ from .limits import MAX_NAME_CHARS, MAX_URI_CHARS, one_line
 from .tools import expiry_message, truncated
 
 if TYPE_CHECKING:
+    from mcp_types import ReadResourceResult
+
     from .connection import ServerConnection
 
 NAME = "read_mcp_resource"
@@ -61,7 +63,7 @@ class ReadResourceTool:
                           details=details)
 
 
-def resource_content(result: Any) -> list[UserContent]:
+def resource_content(result: ReadResourceResult) -> list[UserContent]:
     """The blocks of a `ReadResourceResult`'s contents (module docstring)."""
     blocks: list[UserContent] = []
     for item in getattr(result, "contents", None) or []:

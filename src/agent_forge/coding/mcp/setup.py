@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .config import McpServerConfig, load_mcp_config, parse_servers
 
@@ -19,7 +19,7 @@ UNATTENDED_CALL_LIMIT_S = 300.0
 
 
 def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | None,
-               mcp_servers: Any = None, *, unattended: bool = False) -> None:
+               mcp_servers: object = None, *, unattended: bool = False) -> None:
     """Read `<agent dir>/mcp.json`, the project's `mcp.json` when the project is trusted, and `mcp_servers`
     (`{"mcpServers": {...}}` or `{name: entry}`; these replace file entries of the same name). Problems go to
     `session.warnings`; with no server configured nothing happens (and the SDK is never imported).

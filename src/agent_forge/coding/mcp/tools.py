@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate
 from ...ai.types import JsonValue, UserContent
@@ -23,6 +23,8 @@ from .deadline import CallDeadlines, CallExpired
 from .limits import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_PROGRESS_CHARS, cut, one_line, shown_name
 
 if TYPE_CHECKING:
+    from mcp_types import ContentBlock, Tool
+
     from .connection import ServerConnection
 
 MAX_NAME = 64
@@ -70,7 +72,7 @@ class McpTool:
     the same way and fails (`deadline.py`). Text over the `bash` limits is cut (head kept) with a notice naming
     the file holding all of it."""
 
-    def __init__(self, connection: ServerConnection, tool: Any, name: str,
+    def __init__(self, connection: ServerConnection, tool: Tool, name: str,
                  output_dir: Callable[[], OutputDir] | None = None, deadlines: CallDeadlines | None = None,
                  limit: float | None = None):
         self.connection = connection
@@ -113,8 +115,8 @@ def expiry_message(exc: CallExpired, server: str, what: str) -> str:
             f"was closed (pluginHandlerTimeoutMs); {told}")
 
 
-def truncated(content: list[UserContent], details: dict[str, Any],
-              output_dir: Callable[[], OutputDir] | None) -> tuple[list[UserContent], dict[str, Any]]:
+def truncated(content: list[UserContent], details: dict[str, object],
+              output_dir: Callable[[], OutputDir] | None) -> tuple[list[UserContent], dict[str, object]]:
     """`(content, details)` with text over the `bash` limits cut (head kept, images kept) and a notice naming
     the file in `output_dir()` holding all of it; `details` then has `truncation` and `fullOutputPath`."""
     text = _text_of(content)
@@ -160,7 +162,7 @@ class _Progress:
         self.on_update(ToolResult(content=[{"type": "text", "text": f"{self.last}\n{text}" if self.last else text}]))
 
 
-def to_content(result: Any) -> list[UserContent]:
+def to_content(result: object) -> list[UserContent]:
     """Tool result blocks: text, images, embedded resources as text headed by their URI, resource links and
     audio described in a line, and `structuredContent` as JSON text when there is no text block (servers
     SHOULD send its serialised form as text too; then that text is what the model gets)."""
@@ -176,7 +178,7 @@ def to_content(result: Any) -> list[UserContent]:
     return blocks
 
 
-def _block(item: Any) -> UserContent | None:
+def _block(item: ContentBlock) -> UserContent | None:
     kind = getattr(item, "type", None)
     if kind == "text":
         return {"type": "text", "text": item.text}
@@ -200,7 +202,7 @@ def _text_of(content: list[UserContent]) -> str:
     return "\n".join(block["text"] for block in content if block.get("type") == "text")
 
 
-def offered_schema(schema: Mapping[str, Any] | None) -> dict[str, JsonValue]:
+def offered_schema(schema: object) -> dict[str, JsonValue]:
     """The tool's input schema as offered to the model: an object schema (`{"type": "object"}` when missing)."""
     if not isinstance(schema, Mapping):
         return {"type": "object", "properties": {}}

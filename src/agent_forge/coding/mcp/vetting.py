@@ -4,14 +4,17 @@ cut where the tool is built, `tools.py`). See `docs/mcp.md`, "Limits"."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...ai.tool_schema import schema_problem
 from .limits import MAX_DESCRIPTION_CHARS, shown_name
 from .tools import offered_schema
 
+if TYPE_CHECKING:
+    from mcp_types import Tool
 
-def vet_tool(server: str, tool: Any) -> tuple[bool, list[str]]:
+
+def vet_tool(server: str, tool: Tool) -> tuple[bool, list[str]]:
     """`(offered, notices)` for the SDK `Tool` `tool` of server `server`: whether it may be offered, and the
     problems to report (each a complete sentence naming the server and the tool)."""
     name = f"MCP tool {shown_name(tool.name)} of server {server!r}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, TypedDict
+from typing import Callable, Iterable, TypedDict
 
 from .skills import Skill
 from .sources import SourceInfo
@@ -45,12 +45,12 @@ def skill_command(skill: Skill) -> CommandInfo:
 
 def collect_commands(sources: Iterable[CommandSource], templates: Iterable[PromptTemplate],
                      skills: Iterable[Skill], *, list_skills: bool = True,
-                     on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, Any]]:
+                     on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, object]]:
     """Plugin commands first (in source order), then templates, then skills (unless `list_skills` is False:
     the `enableSkillCommands` setting). A template or skill shadowed by a plugin command of the same name is
     left out (`prompt` runs the plugin command). A source that raises is skipped (and passed to `on_error`)
     so the listing still answers."""
-    items: list[dict[str, Any]] = []
+    items: list[dict[str, object]] = []
     for source in sources:
         try:
             items.extend(_with_path(dict(item)) for item in source())
@@ -64,7 +64,7 @@ def collect_commands(sources: Iterable[CommandSource], templates: Iterable[Promp
     return items
 
 
-def _with_path(item: dict[str, Any]) -> dict[str, Any]:
+def _with_path(item: dict[str, object]) -> dict[str, object]:
     info = item.get("sourceInfo")
     if "path" not in item and isinstance(info, dict) and isinstance(info.get("path"), str):
         item["path"] = info["path"]

@@ -78,7 +78,7 @@ class SessionResources:
         return [s for s in sections if s]
 
     def commands(self, sources: Iterable[CommandSource] = (),
-                 on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, Any]]:
+                 on_error: Callable[[CommandSource, Exception], None] | None = None) -> list[dict[str, object]]:
         """The `get_commands` items: those of `sources` (plugins), then templates, then skills."""
         return collect_commands(sources, self.templates, self.skills, list_skills=self.skill_commands,
                                 on_error=on_error)

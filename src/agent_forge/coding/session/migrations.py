@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Container
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .entries import CURRENT_VERSION
 
+if TYPE_CHECKING:
+    from ...ai.types import JsonValue
 
-def check_version(header: dict[str, Any]) -> int:
+
+def check_version(header: dict[str, JsonValue]) -> int:
     """The header's format version (no `version` field: 1). Raises ValueError for a version that is not a
     positive integer or is newer than this program understands."""
     version = header.get("version", 1)
@@ -30,7 +33,7 @@ def check_version(header: dict[str, Any]) -> int:
     return version
 
 
-def migrate(header: dict[str, Any], objects: list[dict[str, Any]]) -> int | None:
+def migrate(header: dict[str, JsonValue], objects: list[dict[str, JsonValue]]) -> int | None:
     """Bring `header` and the JSON objects after it (in file order) to the current version, in place.
 
     Returns the file's original version when it was older, None when it was current. Raises ValueError as
@@ -46,11 +49,11 @@ def migrate(header: dict[str, Any], objects: list[dict[str, Any]]) -> int | None
     return version
 
 
-def _is_v1_entry(obj: dict[str, Any]) -> bool:
+def _is_v1_entry(obj: dict[str, JsonValue]) -> bool:
     return isinstance(obj.get("type"), str) and obj["type"] != "session"
 
 
-def _v1_to_v2(objects: list[dict[str, Any]], session_id: str) -> None:
+def _v1_to_v2(objects: list[dict[str, JsonValue]], session_id: str) -> None:
     """Chain the entries in file order, giving each an id derived from the session id and its position (an
     id already present is kept)."""
     taken = {obj["id"] for obj in objects if isinstance(obj.get("id"), str)}
@@ -79,7 +82,7 @@ def derived_entry_id(session_id: str, index: int, taken: Container[str]) -> str:
         attempt += 1
 
 
-def _index_to_id(compaction: dict[str, Any], objects: list[dict[str, Any]]) -> None:
+def _index_to_id(compaction: dict[str, JsonValue], objects: list[dict[str, JsonValue]]) -> None:
     """`firstKeptEntryIndex` counts lines from the header (index 0); an index that names no entry keeps
     nothing from before the compaction (its own id, as a retain-none compaction does)."""
     index = compaction.pop("firstKeptEntryIndex")
@@ -90,7 +93,7 @@ def _index_to_id(compaction: dict[str, Any], objects: list[dict[str, Any]]) -> N
         compaction["firstKeptEntryId"] = compaction["id"]
 
 
-def _v2_to_v3(objects: list[dict[str, Any]]) -> None:
+def _v2_to_v3(objects: list[dict[str, JsonValue]]) -> None:
     for obj in objects:
         message = obj.get("message") if obj.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "hookMessage":

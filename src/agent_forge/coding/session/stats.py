@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import Any, Union, cast
+from typing import TypedDict, Union, cast
 
 from ...ai.types import Model
 from ..config_values import is_number
@@ -34,9 +34,18 @@ _UsageHolder = Union[CompactionEntry, BranchSummaryEntry, UsageEntry]
 """The shapes of `_USAGE_ENTRY_TYPES`: each may carry `usage`."""
 
 
+class ContextUsage(TypedDict):
+    """`get_session_stats.contextUsage`: `percent` is `tokens / contextWindow * 100`; both null right after a
+    compaction (see the module docstring)."""
+
+    tokens: int | None
+    contextWindow: int | float
+    percent: float | None
+
+
 def session_stats(*, session_file: str | None, session_id: str, entries: Iterable[SessionEntry],
                   branch: list[SessionEntry], messages: list[AgentMessage], model: Model | None,
-                  context_tokens: int) -> dict[str, Any]:
+                  context_tokens: int) -> dict[str, object]:
     """The `get_session_stats` data: `{sessionFile, sessionId, userMessages, assistantMessages, toolCalls,
     toolResults, totalMessages, tokens{input, output, cacheRead, cacheWrite, total}, cost, contextUsage?}`.
 
@@ -45,7 +54,7 @@ def session_stats(*, session_file: str | None, session_id: str, entries: Iterabl
     `cost` is in dollars. `contextUsage` is left out without a model or context window.
     """
     tokens, cost = usage_totals(entries)
-    stats: dict[str, Any] = {"sessionFile": session_file, "sessionId": session_id, **message_counts(messages),
+    stats: dict[str, object] = {"sessionFile": session_file, "sessionId": session_id, **message_counts(messages),
                              "tokens": tokens, "cost": cost}
     measured = _measured_since_compaction(branch)
     usage = context_usage(context_tokens if measured else None, model)
@@ -76,7 +85,7 @@ def usage_totals(entries: Iterable[SessionEntry]) -> tuple[dict[str, int], float
     return {**tokens, "total": sum(tokens.values())}, cost
 
 
-def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
+def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, object]]:
     """The usage dicts of `entries`: of assistant and toolResult messages, and of the `_USAGE_ENTRY_TYPES`."""
     for entry in entries:
         kind = entry.get("type")
@@ -91,7 +100,7 @@ def _entry_usages(entries: Iterable[SessionEntry]) -> Iterable[dict[str, Any]]:
             yield usage
 
 
-def context_usage(tokens: int | None, model: Model | None) -> dict[str, Any] | None:
+def context_usage(tokens: int | None, model: Model | None) -> ContextUsage | None:
     """`{tokens, contextWindow, percent}` for a context of `tokens`, or None without a model or context window.
 
     `percent` is `tokens / contextWindow * 100`. `tokens=None` (a compaction happened after the last reported
@@ -101,7 +110,7 @@ def context_usage(tokens: int | None, model: Model | None) -> dict[str, Any] | N
     if not isinstance(window, (int, float)) or isinstance(window, bool) or window <= 0:
         return None
     percent = None if tokens is None else tokens / window * 100
-    return {"tokens": tokens, "contextWindow": window, "percent": percent}
+    return ContextUsage(tokens=tokens, contextWindow=window, percent=percent)
 
 
 def reported_tokens(message: AgentMessage) -> int:
@@ -125,14 +134,14 @@ def estimate_tokens(message: AgentMessage) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
 
-def _blocks(message: AgentMessage) -> list[dict[str, Any]]:
+def _blocks(message: AgentMessage) -> list[dict[str, object]]:
     content = message.get("content")
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
 
 
-def _block_chars(block: dict[str, Any]) -> int:
+def _block_chars(block: dict[str, object]) -> int:
     kind = block.get("type")
     if kind == "image":
         return IMAGE_CHARS
@@ -162,12 +171,12 @@ def _answered(message: AgentMessage) -> bool:
     return message.get("role") == "assistant" and message.get("stopReason") not in ("error", "aborted")
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     """A finite JSON number of sane size as float, else 0 (session files are user data: hand edits, other
     writers; a 400-digit integer would overflow `float`)."""
     return float(value) if is_number(value) else 0.0
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     """A positive token count, else 0."""
     return max(0, int(_number(value)))

@@ -15,7 +15,7 @@ values mean (an unknown model, an empty prompt, a blank session name) is the ses
 from __future__ import annotations
 
 import binascii
-from typing import Any, Callable
+from typing import Callable
 
 from . import framing
 from .types import COMMANDS
@@ -31,7 +31,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def type_problem(kind: Any) -> str | None:
+def type_problem(kind: object) -> str | None:
     """The error for a record whose `type` is not a string (None when it is one): the response then names the
     command `unknown`."""
     if isinstance(kind, str):
@@ -42,13 +42,13 @@ def type_problem(kind: Any) -> str | None:
     return f"Field 'type': {bad.reason}" if bad else "Field 'type' must be a string"
 
 
-def command_problem(command: dict[str, Any]) -> str | None:
+def command_problem(command: dict[str, object]) -> str | None:
     """The first problem with the fields of `command` (whose `type` is in `COMMANDS`) as its error message, or
     None when it is well formed. Drops unusable values outside the spec from `command` (in place)."""
     return _unusable_field(command) or spec_problem(command) or _VALUE_CHECKS.get(command["type"], _fine)(command)
 
 
-def spec_problem(command: dict[str, Any]) -> str | None:
+def spec_problem(command: dict[str, object]) -> str | None:
     """Presence and JSON type of each field in the command's spec (step 2 above)."""
     for name, (json_type, required) in COMMANDS[command["type"]].items():
         if name not in command or command[name] is None:
@@ -60,12 +60,12 @@ def spec_problem(command: dict[str, Any]) -> str | None:
     return None
 
 
-def usable_fields(message: dict[str, Any]) -> dict[str, Any]:
+def usable_fields(message: dict[str, object]) -> dict[str, object]:
     """`message` without the fields holding an unusable value (framing.BadValue): plugins never see one."""
     return {name: value for name, value in message.items() if framing.bad_value(value) is None}
 
 
-def _unusable_field(command: dict[str, Any]) -> str | None:
+def _unusable_field(command: dict[str, object]) -> str | None:
     """Step 1 above. The `id` is only echoed, and written back as sent, so it is never checked."""
     spec = COMMANDS[command["type"]]
     for name in list(command):
@@ -78,7 +78,7 @@ def _unusable_field(command: dict[str, Any]) -> str | None:
     return None
 
 
-def _type_ok(value: Any, json_type: str) -> bool:
+def _type_ok(value: object, json_type: str) -> bool:
     if isinstance(value, bool) and json_type != "boolean":
         return False  # JSON true/false are not numbers even though Python's bool is an int
     return isinstance(value, _JSON_TYPES[json_type])
@@ -93,18 +93,18 @@ def _article(json_type: str) -> str:
 # -- values (step 3) ------------------------------------------------------------------------------------
 
 
-def _fine(command: dict[str, Any]) -> None:
+def _fine(command: dict[str, object]) -> None:
     return None
 
 
-def _prompt_problem(command: dict[str, Any]) -> str | None:
+def _prompt_problem(command: dict[str, object]) -> str | None:
     behavior = command.get("streamingBehavior")
     if behavior is not None and behavior not in STREAMING_BEHAVIORS:
         return "Field 'streamingBehavior' must be 'steer' or 'followUp'"
     return images_problem(command)
 
 
-def images_problem(command: dict[str, Any]) -> str | None:
+def images_problem(command: dict[str, object]) -> str | None:
     """Each of `images` (an array by then) must be an ImageContent `{type: "image", data: base64, mimeType}` of a
     supported type. A bad image is refused here: once in the conversation it would make every later request
     fail."""
@@ -126,7 +126,7 @@ def _is_base64(data: str) -> bool:
         return False
 
 
-def _bash_problem(command: dict[str, Any]) -> str | None:
+def _bash_problem(command: dict[str, object]) -> str | None:
     """A `command` that no shell could be given as an argument."""
     text: str = command["command"]
     if not text.strip():
@@ -140,10 +140,10 @@ def _bash_problem(command: dict[str, Any]) -> str | None:
     return None
 
 
-def _path_problem(name: str) -> Callable[[dict[str, Any]], str | None]:
+def _path_problem(name: str) -> Callable[[dict[str, object]], str | None]:
     """A check of the path field `name`: no file name holds a NUL, and the OS's error (`embedded null byte`)
     would not say which field was wrong. (Lone surrogates never get here: `framing.decode` replaces them.)"""
-    def check(command: dict[str, Any]) -> str | None:
+    def check(command: dict[str, object]) -> str | None:
         text = command.get(name)
         if not isinstance(text, str):
             return None
@@ -152,7 +152,7 @@ def _path_problem(name: str) -> Callable[[dict[str, Any]], str | None]:
     return check
 
 
-_VALUE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+_VALUE_CHECKS: dict[str, Callable[[dict[str, object]], str | None]] = {
     "prompt": _prompt_problem, "steer": images_problem, "follow_up": images_problem, "bash": _bash_problem,
     "export_html": _path_problem("outputPath"), "switch_session": _path_problem("sessionPath"),
 }
