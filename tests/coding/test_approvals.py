@@ -118,6 +118,16 @@ def test_bash_prefix_is_two_words_of_a_simple_command_only():
         assert bash_prefix(command) is None, command
 
 
+def test_bash_prefix_is_never_offered_for_wrappers_and_interpreters_taking_code():
+    for command in ("bash -c 'echo hi'", "sh -c 'x'", "zsh -c x", "env FOO=1 make", "sudo ls", "xargs rm",
+                    "nice make", "timeout 5 make", "nohup make", "command ls", "exec ls", "time make",
+                    "python -c 1", "python3 -c 1", "python3.11 -c 1", "node -e 1", "perl -e 1", "ruby -e 1",
+                    "/usr/bin/env ls", "/bin/bash -c x", "FOO=1 make", "python", "sed -i s/a/b/ f", "npx x"):
+        assert bash_prefix(command) is None, command
+    assert bash_prefix("python script.py") == ("python", "script.py")
+    assert bash_prefix("make") == ("make",)
+
+
 async def test_always_for_bash_remembers_the_prefix_and_never_covers_compound_commands():
     approver = Scripted(ALLOW_ALWAYS, REJECT, ALLOW_ALWAYS, REJECT)
     gate = approvals("ask", approver)

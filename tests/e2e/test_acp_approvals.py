@@ -178,3 +178,21 @@ async def test_set_mode_moves_the_core_policy_both_ways_and_keeps_what_always_re
         "full", "ask", "read-only", "ask", "full"]
     assert [(project / n).exists() for n in ("one", "two", "three")] == [True, True, True]
     assert await client.close() == 0
+
+
+async def test_always_is_never_offered_for_a_wrapper_so_its_next_command_is_asked(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "bash -c 'echo hi'"}}]},
+        {"tool_calls": [{"id": "b2", "name": "bash", "arguments": {"command": "bash -c 'touch pwned'"}}]},
+        {"tool_calls": [{"id": "b3", "name": "bash", "arguments": {"command": "python3 -c 'print(1)'"}}]},
+        {"text": "ok"},
+    ])
+    client, session_id, _ = await ready(agent_env, project)
+    answers = iter(["allow_always", "reject", "reject"])  # a client answering "always" anyway
+    client.on_request["session/request_permission"] = lambda params: answer(next(answers))(params)
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    asked = client.requests("session/request_permission")
+    assert [a["toolCall"]["toolCallId"] for a in asked] == ["b1", "b2", "b3"]
+    assert all([o["kind"] for o in a["options"]] == ["allow_once", "reject_once"] for a in asked)
+    assert not (project / "pwned").exists()
+    assert await client.close() == 0

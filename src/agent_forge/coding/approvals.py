@@ -15,11 +15,16 @@ its tool call (the question is awaited inside the call's task).
 it): for a tool, every later call of that tool; for `bash`, later commands starting with the same first two
 words (`git status`, `npm test`), and only for simple commands (`bash_prefix`): a command holding shell
 operators, substitutions or redirections (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `$`, a backquote, a backslash or a
-line break) is asked about every time, and "always" is not offered for it.
+line break) is asked about every time, and "always" is not offered for it. Nor is it for a command whose
+first word runs other commands or code (`WRAPPERS`: shells, `env`, `sudo`, `xargs`, `timeout`, ...; an
+interpreter such as `python` or `node` followed by an option, as in `python -c`, `node -e`), nor for one that
+starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Protocol, TypedDict
@@ -35,6 +40,17 @@ KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "ed
 MAX_TITLE = 120
 _SHELL_SPECIAL = set(";&|<>()$`\\\n\r")
 NO_APPROVER = "no one can answer the question here"
+WRAPPERS = frozenset({
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "env", "sudo", "doas", "su",
+    "run0", "pkexec", "xargs", "parallel", "nice", "ionice", "renice", "timeout", "nohup", "command", "builtin",
+    "exec", "eval", "source", ".", "time", "stdbuf", "setsid", "chroot", "nsenter", "unshare", "flock",
+    "watch", "strace", "ltrace", "script", "taskset", "chrt", "systemd-run", "firejail", "fakeroot", "xvfb-run",
+    "caffeinate", "unbuffer", "expect", "ssh", "docker", "podman", "kubectl", "npx", "uvx", "pipx", "bunx"})
+"""First words that run another command (or code) given as their arguments: "always" is never offered."""
+_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|luajit|tclsh|wish|osascript|"
+                          r"pwsh|powershell|awk|gawk|mawk|nawk|sed|R|Rscript|julia|groovy|scala|java|jshell|"
+                          r"erl|elixir|iex|ghc|runghc|guile|racket|sbcl|clisp|swift|kotlin)[0-9.]*(\.exe)?")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class ApprovalRequest(TypedDict):
@@ -102,14 +118,25 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
 
 def bash_prefix(command: object) -> tuple[str, ...] | None:
     """The words "allow always" remembers for a bash command (its first two), or None when the command is not
-    simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words)."""
+    simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words) or its
+    first words would cover any command (`runs_others`)."""
     if not isinstance(command, str) or _SHELL_SPECIAL & set(command):
         return None
     try:
         words = shlex.split(command)
     except ValueError:
         return None
-    return tuple(words[:2]) or None
+    return None if not words or runs_others(words) else tuple(words[:2])
+
+
+def runs_others(words: list[str]) -> bool:
+    """True when a command's first words run whatever follows: a wrapper (`WRAPPERS`, by the program's base
+    name), an interpreter followed by an option (`python -c`, `node -e`, `perl -e`, `awk -f`), or a leading
+    variable assignment (`FOO=1 bash ...`)."""
+    program = os.path.basename(words[0])
+    if program in WRAPPERS or _ASSIGNMENT.match(words[0]):
+        return True
+    return bool(_INTERPRETER.fullmatch(program)) and (len(words) < 2 or words[1].startswith("-"))
 
 
 def is_read_only(tool: Any) -> bool:
