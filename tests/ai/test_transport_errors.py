@@ -48,12 +48,21 @@ def test_shown_url_drops_credentials_query_and_fragment():
     assert shown_url(URL + "#frag") == SHOWN
 
 
-@pytest.mark.parametrize("value", ["Bearer sk-SECRET\nX: 1", "a\rb", "nul\x00", "esc\x1b[0m"])
+@pytest.mark.parametrize("value", ["Bearer sk-SECRET\nX: 1", "a\rb", "nul\x00", "esc\x1b[0m", "sk-漢SECRET",
+                                   "SECRETé", "del\x7f"])
 def test_a_header_value_with_control_characters_is_refused_by_name(value):
     with pytest.raises(TransportFailure) as caught:
         check_headers({"accept": "text/event-stream", "authorization": value})
     assert "'authorization'" in str(caught.value) and value not in str(caught.value)
     assert "SECRET" not in str(caught.value)
+
+
+def test_header_value_problems_are_named_without_the_value():
+    from agent_forge.ai.transport_errors import header_value_problem
+
+    assert header_value_problem("Bearer sk-abc_123-XYZ=~") is None and header_value_problem("a\tb") is None
+    assert header_value_problem("sk-漢") == "holds a non-ASCII character (character 4)"
+    assert header_value_problem("a\nb") == "holds a line break or another control character"
 
 
 def test_a_url_with_port_zero_is_refused_before_any_connection():

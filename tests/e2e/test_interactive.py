@@ -458,8 +458,7 @@ def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
     term.wait_for("/noisy  prints, then notifies")
     assert "/quit  exit" not in term.screen()
     term.press("Tab")
-    term.press("Enter")  # takes the completion
-    term.press("Enter")  # sends it
+    term.press("Enter")  # takes the highlighted completion and runs it
     term.wait_for("plugin says hi")
 
 
@@ -610,7 +609,7 @@ def test_trust_records_the_decision(terminal, fake_llm, agent_env):
     term.type("/trust")
     term.press("Enter")
     term.wait_for("Trust this project?")
-    term.press("Enter")  # Yes is first
+    term.press("Enter")  # /trust was asked for: Yes is highlighted (a plugin's confirm highlights No)
     term.wait_for("this project is trusted")
     projects = json.loads(next(Path(agent_env["AGENT_FORGE_DIR"]).glob("trust*.json")).read_text())
     assert any(entry.get("trusted") is True for entry in projects.get("projects", projects).values())
@@ -789,6 +788,7 @@ def test_an_input_dialog_shows_its_placeholder(terminal, fake_llm, tmp_path):
     term.wait_for("→ apple")
     term.press("Enter")
     term.wait_for("Really?")
+    term.type("y")  # filters the options to "Yes" (No is highlighted first)
     term.press("Enter")
     term.wait_for("› a name")  # the placeholder, in an empty editor
     term.type("Ada")
@@ -835,8 +835,10 @@ def test_dialogs_stay_usable_in_an_8_row_terminal(terminal, fake_llm, tmp_path):
     term.press("Down")
     term.wait_for("→ banana")
     term.press("Enter")
-    screen = term.wait_for("→ Yes")
+    screen = term.wait_for("→ No")  # a confirm's safe default
     assert "Really?" in screen and "take banana" in screen
+    term.press("Up")
+    term.wait_for("→ Yes")
     term.press("Enter")
     term.wait_for("› a name")
     term.type("Ada")

@@ -56,10 +56,10 @@ async def test_a_command_printing_two_lines_fails_without_showing_them(agent_env
 
 async def test_a_header_value_with_a_line_break_is_named_never_shown(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(extra_env={"TOKEN_TEXT": f"{SECRET}\r\nX-Injected: 1"})
-    configure(env, "fake-key", headers={"X-Token": "$TOKEN_TEXT"})
+    models = configure(env, "fake-key", headers={"X-Token": "$TOKEN_TEXT"})
     errors, written = await prompt_once(env, tmp_path)
-    assert errors == ["The request header 'X-Token' has a value with a line break or another control character, "
-                      "so the request was not sent (the value is not shown)"]
+    assert errors == [f"{models}: the value of header 'X-Token' for provider \"fake\" holds a line break or "
+                      "another control character, so the request was not sent (the value is not shown)"]
     assert SECRET not in written and fake_llm.requests == []
 
 

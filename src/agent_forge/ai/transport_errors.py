@@ -36,13 +36,27 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+def header_value_problem(value: str) -> str | None:
+    """Why `value` cannot be sent as an HTTP header value, as words to follow "it" (`"holds a line break or
+    another control character"`, `"holds a non-ASCII character (character 4)"`), or None when it can. httpx2
+    sends header values as ASCII, and RFC 9110 §5.5 forbids CR, LF, NUL and other controls; the reason never
+    quotes the value (usually a key)."""
+    if any(char in _CONTROL for char in value):
+        return "holds a line break or another control character"
+    for at, char in enumerate(value, 1):
+        if ord(char) > 0x7E:
+            return f"holds a non-ASCII character (character {at})"
+    return None
+
+
 def check_headers(headers: dict[str, str]) -> None:
-    """Raise `TransportFailure` naming the first header whose value has a line break or another control
-    character (its value is never shown: it is usually a key)."""
+    """Raise `TransportFailure` naming the first header whose value `header_value_problem` refuses (its value
+    is never shown: it is usually a key)."""
     for name, value in headers.items():
-        if any(char in _CONTROL for char in str(value)):
-            raise TransportFailure(f"The request header {name!r} has a value with a line break or another control "
-                                   "character, so the request was not sent (the value is not shown)")
+        problem = header_value_problem(str(value))
+        if problem:
+            raise TransportFailure(f"The request header {name!r} has a value that {problem}, so the request "
+                                   "was not sent (the value is not shown)")
 
 
 PORT_RANGE = "1-65535"

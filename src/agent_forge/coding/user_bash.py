@@ -44,7 +44,8 @@ class BashResult(TypedDict):
 class BashExecutionMessage(TypedDict):
     """`{role: "bashExecution", ...}` (seed 000 "BashExecutionMessage"); `output` is the truncated tail (2000
     lines / 50 KB), `fullOutputPath` null unless truncated, `timestamp` Unix ms at completion.
-    `fullOutputError` (ours) is there when the output was truncated but could not be saved: the OS's reason."""
+    `fullOutputError` (ours) is there when the output was truncated but could not be saved: the OS's reason;
+    `totalLines` (ours) when it was truncated: how many lines the whole output had."""
 
     role: str
     command: str
@@ -56,6 +57,7 @@ class BashExecutionMessage(TypedDict):
     timestamp: int
     excludeFromContext: NotRequired[bool]
     fullOutputError: NotRequired[str]
+    totalLines: NotRequired[int]
 
 
 class UserBash:
@@ -166,6 +168,9 @@ def bash_execution_message(command: str, result: ShellResult, *,
     }
     if exclude_from_context:
         message["excludeFromContext"] = True
+    total = result.truncation.get("totalLines") if result.truncated else None
+    if isinstance(total, int):
+        message["totalLines"] = total
     if result.truncated and not result.full_output_path and result.full_output_error:
         message["fullOutputError"] = result.full_output_error
     return message

@@ -43,11 +43,14 @@ class PluginUI:
         return await self._dialog("select", {"title": title, "options": choices}, timeout, None,
                                   lambda answer: _value(answer) if _value(answer) in choices else None)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
-        """True only when the user confirmed."""
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None,
+                      default: bool = False) -> bool:
+        """True only when the user confirmed; `default=True` preselects Yes (sent as `"default": true`; a
+        terminal preselects No otherwise)."""
         _check_text("title", title)
         _check_text("message", message)
-        return await self._dialog("confirm", {"title": title, "message": message}, timeout, False,
+        fields = {"title": title, "message": message, **({"default": True} if default is True else {})}
+        return await self._dialog("confirm", fields, timeout, False,
                                   lambda answer: answer.get("confirmed") is True and not answer.get("cancelled"))
 
     async def input(self, title: str, placeholder: str | None = None, *,

@@ -109,14 +109,31 @@ async def test_bash_result_and_updates_reach_the_model_clean(tmp_path):
     updates: list[str] = []
     result = await asyncio.wait_for(BashTool(str(tmp_path), update_interval_s=0).execute(
         "c", {"command": command}, lambda update: updates.append(update.content[0]["text"])), 20)
-    assert result.content == [{"type": "text", "text": "green\n3%\ntab\there\n"}]
-    assert updates and all(not FORBIDDEN.search(text) for text in updates)
     raw_path = result.details["fullOutputPath"]  # the raw bytes are kept, NULs and escapes included
+    assert result.content == [{"type": "text", "text": (
+        "green\n3%\ntab\there\n\n[Output cleaned: 200,021 characters of escape sequences or control characters "
+        "removed; 2 lines were overwritten by a carriage return (only their last text is kept). Raw output: "
+        f"{raw_path}]")}]
+    assert updates and all(not FORBIDDEN.search(text) for text in updates)
     with open(raw_path, "rb") as f:
         raw = f.read()
     os.unlink(raw_path)
     assert raw.startswith(b"\x1b[1;32mgreen") and raw.count(b"\x00") == 200_000
     assert result.details["truncation"] is None
+
+
+def test_the_sanitizer_counts_what_it_removed_or_overwrote_however_the_text_is_cut():
+    text = "a\x1b[31mb\x1b]0;T\x07c\rd\x08e\n\rline start\n" + "\x00" * 5 + "x\ry\x1b[3"
+    for size in (1, 2, 3, 7, len(text)):
+        sanitizer = OutputSanitizer()
+        out = "".join(sanitizer.feed(text[at:at + size]) for at in range(0, len(text), size)) + sanitizer.flush()
+        assert apply_carriage_returns(out) == "de\nline start\ny"
+        assert (sanitizer.removed, sanitizer.overwritten) == (20, 2), size  # the \r at a line start hides nothing
+    assert sanitizer.note() == ("[Output cleaned: 20 characters of escape sequences or control characters removed; "
+                                "2 lines were overwritten by a carriage return (only their last text is kept)]")
+    clean = OutputSanitizer()
+    clean.feed("plain\ttext\r\n")
+    assert clean.note() is None
 
 
 def test_terminal_text_shows_every_control_as_its_escape_and_hides_nothing():

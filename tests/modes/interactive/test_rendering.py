@@ -144,7 +144,7 @@ def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():
     unsaved = {"truncated": True, "fullOutputPath": None, "fullOutputError": "No space left on device"}
     shown = plain_text(to_ansi([shell_block("x", "y\n", 0, 0.1, in_context=True, expanded=False, result=unsaved)],
                                80))
-    assert "[Showing last 1 lines. Full output not saved: No space left on device]" in shown
+    assert "[Showing last 1 line. Full output not saved: No space left on device]" in shown
 
 
 def test_wrap_breaks_between_words_and_only_inside_a_word_longer_than_a_row():
@@ -200,3 +200,63 @@ def test_a_long_user_message_expands_with_ctrl_o_up_to_the_larger_limit():
     assert is_long(long) and "… 8 more characters (1 more lines) not shown (ctrl+o to expand)" in \
         plain_text(to_ansi([user_block(long)], 80))
     assert "line 40" in plain_text(to_ansi([user_block(long, expanded=True)], 80))
+
+
+def test_quoted_attachments_and_warnings_for_at_words_that_name_no_file(tmp_path):
+    from agent_forge.modes.interactive.completion import attachments
+    from agent_forge.modes.interactive.editor import PromptEditor
+
+    (tmp_path / "we ird name.txt").write_text("spaced\n")
+    (tmp_path / "shot 1.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 20)
+    warnings: list[str] = []
+    text, images = attachments('read @"we ird name.txt" and @"we ird name.txt"', str(tmp_path), warnings.append)
+    assert text.count("spaced") == 1 and warnings == [] and images == []
+    text, _ = attachments("read @we ird name.txt and @missing.txt, @alice and @\"no such\"", str(tmp_path),
+                          warnings.append)
+    assert "spaced" not in text
+    assert warnings == [f'@we was not attached: no such file; to attach we ird name.txt, write @"we ird name.txt"',
+                        f"@missing.txt, was not attached: no such file in {tmp_path}",
+                        f'@"no such" was not attached: no such file in {tmp_path}']
+    editor = PromptEditor(None)
+    editor.paste(str(tmp_path / "shot 1.png"))
+    assert editor.buffer.text == f'@"{tmp_path / "shot 1.png"}" '
+    assert attachments(editor.take(), str(tmp_path))[1][0]["mimeType"] == "image/png"
+    (tmp_path / "notes.txt").write_text("noted\n")
+    assert "noted" in attachments("see @notes.txt, then", str(tmp_path), warnings.append)[0]
+
+
+def test_at_completion_quotes_a_path_with_spaces_and_completes_inside_quotes(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from agent_forge.modes.interactive.completion import FileCompleter
+
+    (tmp_path / "we ird name.txt").write_text("x")
+    completer = FileCompleter(str(tmp_path))
+    for typed in ("see @we", 'see @"we ir'):
+        [completion] = completer.get_completions(Document(typed), CompleteEvent())
+        assert completion.text == '@"we ird name.txt"' and completion.start_position == -len(typed.split(" ", 1)[1])
+
+
+def test_a_bash_call_whose_arguments_were_not_json_says_it_failed_not_stopped():
+    from agent_forge.modes.interactive.tool_blocks import ToolCall, tool_block
+
+    call = ToolCall("bash", {})
+    error = {"content": [{"type": "text", "text": "Tool arguments are not valid JSON: Expecting ',' delimiter"}]}
+    shown = plain_text(to_ansi([tool_block(call, error, True, expanded=False)], 80))
+    assert "bash (no command)" in shown and "failed · " in shown and "stopped" not in shown and "$" not in shown
+    timed_out = {"content": [{"type": "text", "text": "x\n\nCommand timed out after 2 seconds"}]}
+    shown = plain_text(to_ansi([tool_block(ToolCall("bash", {"command": "sleep 9"}), timed_out, True,
+                                           expanded=False)], 80))
+    assert "$ sleep 9" in shown and "stopped · " in shown
+
+
+def test_a_widget_over_ten_lines_says_how_many_more_it_has():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    live.widgets["w"] = [f"row {n}" for n in range(25)]
+    rows = "".join(text for _, text in live.fragments(80, 40)).splitlines()
+    assert rows == [*(f"row {n}" for n in range(9)), "… 16 more widget lines"]
+    live.widgets["w"] = [f"row {n}" for n in range(10)]
+    assert "".join(text for _, text in live.fragments(80, 40)).splitlines()[-1] == "row 9"

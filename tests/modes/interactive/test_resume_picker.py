@@ -35,7 +35,8 @@ def test_the_picker_marks_recovery_copies_and_keeps_files_sharing_an_id(tmp_path
     opened: list[dict] = []
     ui = SimpleNamespace(session=SimpleNamespace(store=SimpleNamespace(path=current), cwd=str(cwd),
                                                  switching=SimpleNamespace(session_dir=sessions)),
-                         dialogs=SimpleNamespace(open=lambda request, reply: opened.append(request)))
+                         dialogs=SimpleNamespace(open=lambda request, reply: opened.append(request)),
+                         terminal=SimpleNamespace(columns=lambda: 100))
     asyncio.run(SessionCommands(ui).resume(""))
     [request] = opened
     options = request["options"]

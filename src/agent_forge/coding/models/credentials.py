@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal, TypedDict
 
 from ...ai.catalogue import CONTEXT_WINDOW_HEADERS, PROVIDER_ENV_KEYS
+from ...ai.transport_errors import header_value_problem
 from ...ai.types import Model
 from .auth_file import AuthStorage
 from .key_values import KeyLookup, KeyOutcome, key_value_configured, key_value_lookup, run_lookup, run_lookup_async
@@ -58,6 +59,7 @@ class Credentials:
         self._provider_keys: dict[str, str] = {}
         self._headers: dict[HeaderKey, dict[str, str]] = {}
         self._problems: dict[str, list[str]] = {}  # provider -> how its configured sources failed last time
+        self._unusable: dict[str, str] = {}  # provider -> why its first key cannot be sent (last lookup)
 
     def configure(self, config: ModelsConfig) -> None:
         """Use the `apiKey`s and headers of a new `models.json` read."""
@@ -87,6 +89,11 @@ class Credentials:
         Raises `MissingApiKeyError` (text: `auth_error_message`) when a configured source failed and none gave
         a key, so the request fails saying why (a command's exit status and stderr), not "no key"."""
         key = await run_lookup_async(self._key_lookup(model["provider"]))
+        unusable = self._unusable.get(model["provider"])
+        if key is None and unusable:
+            from ...ai.errors import MissingApiKeyError
+
+            raise MissingApiKeyError(unusable)
         if key is None and self._problems.get(model["provider"]):
             from ...ai.errors import MissingApiKeyError
 
@@ -96,8 +103,17 @@ class Credentials:
     def _key_lookup(self, provider: str) -> KeyLookup[str | None]:
         """The first key of `provider`'s sources; records (or clears) how the configured ones failed."""
         problems: list[str] = []
+        self._unusable.pop(provider, None)
         for label, source in self._key_sources(provider):
             key, problem = source if isinstance(source, tuple) else (yield from source)
+            unsendable = header_value_problem(key) if key else None
+            if unsendable:  # the first key found is the one meant: a later source must not stand in for it
+                self._unusable[provider] = (
+                    f'The API key for provider "{provider}" from {label} cannot be sent: it {unsendable}, which '
+                    "an HTTP header cannot carry (the key is not shown). Correct it there"
+                    f"{' (or /login again)' if label == str(self.auth.path) else ''}.")
+                self._problems[provider] = [f"{label}: the key {unsendable}"]
+                return None
             if key:
                 self._problems.pop(provider, None)
                 return key
@@ -140,6 +156,13 @@ class Credentials:
         headers = {}
         for name, value in raw.items():
             resolved, _ = yield from key_value_lookup(value)
+            unsendable = header_value_problem(resolved) if resolved is not None else None
+            if unsendable:
+                from ...ai.errors import AIError
+
+                raise AIError(f"{self.models_path}: the value of header {name!r} for provider "
+                              f'"{model["provider"]}" {unsendable}, so the request was not sent (the value is '
+                              "not shown)")
             if resolved is not None:
                 headers[name] = resolved
         return _with_context_window_headers(headers, model)

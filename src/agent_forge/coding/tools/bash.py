@@ -121,7 +121,8 @@ def _truncation_notice(truncation: TruncationResult, result: ShellResult) -> str
         size = format_size(truncation["outputBytes"])
         return f"[Showing the last {size} of line {total}, which is longer than that.{where}]"
     by_bytes = f" ({format_size(truncation['maxBytes'])} limit)" if truncation["truncatedBy"] == "bytes" else ""
-    return f"[Showing last {truncation['outputLines']} lines of {total}{by_bytes}.{where}]"
+    shown = truncation["outputLines"]
+    return f"[Showing last {shown} line{'' if shown == 1 else 's'} of {total}{by_bytes}.{where}]"
 
 
 def _seconds(value: float | None) -> str:

@@ -12,7 +12,9 @@ What `sanitize_output` does, in this order:
 Everything else (including U+FFFD from undecodable bytes) is kept.
 
 `OutputSanitizer` does steps 1-3 incrementally for output arriving in pieces; instead of rewriting text it
-has already returned, it leaves one `\\r` where a line restarts (see `apply_carriage_returns`).
+has already returned, it leaves one `\\r` where a line restarts (see `apply_carriage_returns`). It counts what
+cleaning hid, and its `note()` says so (`[Output cleaned: 3,000,000 characters of escape sequences or control
+characters removed]`): a command's output that cleaning changed is never passed off as what it printed.
 
 `terminal_text` makes text safe for a user's terminal instead (print mode's answer, error lines on stderr, the
 interactive mode): nothing is removed, so nothing is hidden from the person reading it. Every control character
@@ -90,23 +92,62 @@ class OutputSanitizer:
 
     def __init__(self) -> None:
         self._held = ""
+        self.removed = 0
+        """Characters removed so far: escape sequences and control characters (`\\r`s not counted)."""
+        self.overwritten = 0
+        """Line restarts returned so far that hide text (a `\\r` after some text of its line)."""
+        self._line_open = False  # the text returned so far ends inside a line (not after `\\n` or at the start)
 
     def feed(self, text: str) -> str:
         text = self._held + text
         unfinished = _UNFINISHED_ESCAPE.search(text, max(0, len(text) - MAX_HELD_CHARS))
         cut = unfinished.start() if unfinished else len(text)
-        body = _clean(text[:cut])
+        body = self._clean(text[:cut])
         kept = body.rstrip("\r")
         self._held = body[len(kept):] + text[cut:]
-        return _restarts(kept)
+        return self._counted(_restarts(kept))
 
     def flush(self) -> str:
         """The end of the stream: held-back text, without an unfinished escape sequence or trailing `\\r`."""
         text, self._held = self._held, ""
         unfinished = _UNFINISHED_ESCAPE.search(text)
         if unfinished:
+            self.removed += len(text) - unfinished.start()
             text = text[:unfinished.start()]
-        return _restarts(_clean(text).rstrip("\r"))
+        return self._counted(_restarts(self._clean(text).rstrip("\r")))
+
+    def note(self) -> str | None:
+        """What cleaning changed, for the reader of the cleaned text, or None when it changed nothing visible:
+        `[Cleaned for display: 12 characters of escape sequences or control characters removed; 1 line
+        overwritten by a carriage return (only its last text is kept)]`."""
+        parts = []
+        if self.removed:
+            parts.append(f"{self.removed:,} character{'s' if self.removed != 1 else ''} of escape sequences "
+                         "or control characters removed")
+        if self.overwritten:
+            one = self.overwritten == 1
+            parts.append(f"{self.overwritten:,} line{' was' if one else 's were'} overwritten by a carriage "
+                         f"return (only {'its' if one else 'their'} last text is kept)")
+        return f"[Output cleaned: {'; '.join(parts)}]" if parts else None
+
+    def _clean(self, text: str) -> str:
+        cleaned = _clean(text)
+        self.removed += len(text) - len(cleaned)
+        return cleaned
+
+    def _counted(self, text: str) -> str:
+        """`text` as returned; counts its restarts that hide text of their line."""
+        if "\r" in text:
+            for at in _RESTART.finditer(text):
+                start = at.start()
+                if (text[start - 1] != "\n") if start else self._line_open:
+                    self.overwritten += 1
+        if text:
+            self._line_open = text[-1] != "\n"
+        return text
+
+
+_RESTART = re.compile(r"\r")
 
 
 def _clean(text: str) -> str:

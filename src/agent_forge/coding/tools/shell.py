@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .procgroup import send_group_signal, terminate_group
 from .shell_output import OutputCollector, TailBuffer, os_error_text
-from .truncate import TruncationResult
+from .truncate import TruncationResult, append_notice
 
 if TYPE_CHECKING:
     from .output_files import OutputDir
@@ -29,7 +29,8 @@ class ShellResult:
     """What `run_shell` returns.
 
     `output` is the tail of the cleaned output (`sanitize.sanitize_output`: no escape sequences or control
-    characters) that fits the limits (2000 lines / 50 KB), `truncation` describes the cut (`truncated` mirrors
+    characters) that fits the limits (2000 lines / 50 KB), followed by the sanitizer's note when cleaning
+    removed or overwrote anything (`[Output cleaned: ...]`), `truncation` describes the cut (`truncated` mirrors
     its flag), and `full_output_path` names the temp file holding the complete raw output when it exceeded
     the limits (raw or cleaned; so a path can come with an untruncated `output` that cleaning shrank);
     `full_output_error` says why there is no such file when there should be one (`No space left on device`).
@@ -224,8 +225,14 @@ def _result(collector: OutputCollector, returncode: int | None, stop_reason: str
     exit_code = None
     if stop_reason is None and returncode is not None:
         exit_code = 128 - returncode if returncode < 0 else returncode
+    output = truncation["content"]
+    note = collector.cleaning_note()
+    if note:  # the model, the session and the screen all learn that the text is not all the command printed
+        if collector.full_output_path and not truncation["truncated"]:  # (a cut output's notice names it)
+            note = f"{note[:-1]}. Raw output: {collector.full_output_path}]"
+        output = append_notice(output, note)
     return ShellResult(
-        output=truncation["content"], exit_code=exit_code, cancelled=stop_reason == "abort",
+        output=output, exit_code=exit_code, cancelled=stop_reason == "abort",
         timed_out=stop_reason == "timeout", truncated=truncation["truncated"],
         full_output_path=collector.full_output_path, truncation=truncation,
         full_output_error=collector.full_output_error,

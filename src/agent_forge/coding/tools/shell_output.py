@@ -121,6 +121,10 @@ class OutputCollector:
         self._emit(self._sanitizer.feed(self._decoder.decode(b"", final=True)) + self._sanitizer.flush())
         self.close()
 
+    def cleaning_note(self) -> str | None:
+        """`OutputSanitizer.note` of the whole output so far (what cleaning removed or overwrote)."""
+        return self._sanitizer.note()
+
     def close(self) -> None:
         if self._spill is not None:
             try:

@@ -30,7 +30,7 @@ from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
 from .header import header, resource_list
-from .keymap import load_keymap
+from .keymap import key_hint, load_keymap, with_keys
 from .keys import key_bindings, teach_shift_enter
 from .live import LiveState
 from .reload import PluginArgs
@@ -245,7 +245,7 @@ class InteractiveMode:
             await self.commands.run(*command)
             return
         try:
-            text, images = attachments(text, self.session.cwd)
+            text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
             await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
         except CommandError as exc:
             kept = draft is not None and self.editor.restore(draft)
@@ -290,7 +290,7 @@ class InteractiveMode:
             self.exit(0)
             return
         self._ctrl_c_at = now
-        self.footer.note = "press ctrl+c again to exit"
+        self.footer.note = f"press {key_hint('app.clear') or 'ctrl+c'} again to exit"
         asyncio.get_running_loop().call_later(CTRL_C_EXIT_WINDOW_S, self._clear_note)
         self.changed()
 
@@ -425,7 +425,7 @@ class InteractiveMode:
         `get_commands` (plugin commands and templates with their `argumentHint`; skills take a request)."""
         from .commands import COMMAND_HINTS, COMMANDS
 
-        offered = [(name, COMMAND_HINTS.get(name, ""), what) for name, what in COMMANDS.items()]
+        offered = [(name, COMMAND_HINTS.get(name, ""), with_keys(what)) for name, what in COMMANDS.items()]
         for item in self.session.get_commands():
             hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
             offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))

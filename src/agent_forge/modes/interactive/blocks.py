@@ -12,6 +12,7 @@ from rich.text import Text
 
 from ...coding.tools.truncate import count_lines
 from . import theme
+from .keymap import key_hint
 from .render import markdown, plain
 
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
@@ -37,7 +38,7 @@ def user_block(text: str, *, expanded: bool = False) -> Padding:
         rest = text[len(head):]
         more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
         body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
-                    f"{'' if expanded else ' (ctrl+o to expand)'}; all of it was sent", style="grey50")
+                    f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
 
 
@@ -59,9 +60,10 @@ def message_text(message: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def assistant_block(message: dict[str, Any], *, show_thinking: bool) -> Group | None:
+def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error: bool = True) -> Group | None:
     """An assistant message: thinking (dimmed, or a one-line marker when hidden), text as Markdown, and
-    the stop reason when it is an error or an abort. None when there is nothing to show."""
+    the stop reason when it is an error (unless not `with_error`: the live view says it once, with the
+    retry) or an abort. None when there is nothing to show."""
     parts: list[Any] = []
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
@@ -70,8 +72,8 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool) -> Group | 
         elif kind == "text" and str(block.get("text", "")).strip():
             parts.append(markdown(block["text"]))
     stop = message.get("stopReason")
-    if stop == "error":
-        parts.append(notice(f"error: {message.get('errorMessage') or 'the request failed'}", "error"))
+    if stop == "error" and with_error:
+        parts.append(error_notice(message))
     elif stop == "aborted":
         parts.append(notice("aborted", "warning"))
     elif stop == "length":
@@ -82,7 +84,7 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool) -> Group | 
 def _thinking(text: str, shown: bool) -> Text:
     if shown:
         return plain(text.strip(), "italic grey50")
-    return Text("thinking… (ctrl+t to show)", style="italic grey50")
+    return Text(f"thinking…{key_hint('app.thinking.toggle', ' ({} to show)')}", style="italic grey50")
 
 
 def notice(text: str, kind: str = "info") -> Text:
@@ -90,12 +92,53 @@ def notice(text: str, kind: str = "info") -> Text:
     return plain(text, NOTICE_STYLES.get(kind, ""))
 
 
+def error_notice(message: dict[str, Any]) -> Text:
+    """`error: <the error's message>` for a failed assistant message (`error_summary`)."""
+    return notice(f"error: {error_summary(message.get('errorMessage') or 'the request failed')}", "error")
+
+
 def retry_notice(event: dict[str, Any]) -> Text:
-    """`retrying in 2 s, attempt 1/3: <error>` for an `auto_retry_start` event."""
+    """`retrying in 2 s, attempt 1/3: <error>` for an `auto_retry_start` event (`error_summary`)."""
     seconds = max(0, int(event.get("delayMs", 0))) / 1000
     wait = f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
     return notice(f"retrying in {wait}, attempt {event.get('attempt')}/{event.get('maxAttempts')}: "
-                  f"{event.get('errorMessage', '')}", "warning")
+                  f"{error_summary(str(event.get('errorMessage', '')))}", "warning")
+
+
+ERROR_SHOWN_CHARS = 300
+"""An error notice is one line of at most this many characters (the session keeps the whole text)."""
+
+
+def error_summary(text: str) -> str:
+    """A provider error on one line: `500 {"error": {"message": "boom", ...}}` → `500 boom` (the JSON body's
+    `error.message`, `message`, `error` or `detail`), whitespace runs joined, cut to `ERROR_SHOWN_CHARS`."""
+    import re
+
+    head = re.match(r"(\d{3}) ([{\[].*)\Z", text.strip(), re.S)
+    if head is not None:
+        found = _body_message(head.group(2))
+        if found:
+            text = f"{head.group(1)} {found}"
+    text = " ".join(text.split())
+    return text if len(text) <= ERROR_SHOWN_CHARS else text[:ERROR_SHOWN_CHARS - 1] + "…"
+
+
+def _body_message(body: str) -> str | None:
+    import json
+
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    data = data[0] if isinstance(data, list) and data else data
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error")
+    for value in ((error or {}).get("message") if isinstance(error, dict) else error, data.get("message"),
+                  data.get("detail")):
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def compaction_notice(event: dict[str, Any]) -> Text:

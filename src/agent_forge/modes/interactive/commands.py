@@ -14,13 +14,14 @@ from typing import Any
 from ...coding.errors import CommandError
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
+from .keymap import with_keys
 from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
 
 COMMANDS = {
-    "quit": "exit (also ctrl+d on an empty editor)",
+    "quit": "exit (also {app.exit} on an empty editor)",
     "new": "start a new session",
     "name": "show or set the session's name",
     "session": "the session's file, id, message counts, tokens, cost and context use",
@@ -161,7 +162,7 @@ class Commands:
             table.add_row(key, what)
         table.add_row("", "")
         for name, what in COMMANDS.items():
-            table.add_row(f"/{name} {COMMAND_HINTS.get(name, '')}".rstrip(), what)
+            table.add_row(f"/{name} {COMMAND_HINTS.get(name, '')}".rstrip(), with_keys(what))
         self.ui.print_(table)
 
     async def shell(self, line: str) -> None:

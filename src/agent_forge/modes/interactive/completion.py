@@ -19,7 +19,12 @@ from ...coding.tools.ignore_walk import walk
 MAX_FILES = 20_000
 MAX_SHOWN = 30
 _TOKEN = re.compile(r"(\S*)$")
-ATTACHMENT = re.compile(r"(?:^|(?<=\s))@(\S+)")
+_AT_TOKEN = re.compile(r'(?:^|(?<=\s))(@"[^"\n]*|@\S*)$')
+"""The `@` token before the cursor: `@name`, or an open quoted `@"name with spaces`."""
+ATTACHMENT = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]+)"|([^\s"]\S*))')
+"""An attachment: `@"path with spaces"` (group 1) or `@path` (group 2)."""
+_PATH_LIKE = re.compile(r"/|\.[A-Za-z0-9]{1,8}$")
+"""An unquoted `@word` that was meant as a file (`@src/x`, `@notes.txt`), not a mention (`@alice`)."""
 
 
 class FileCompleter(Completer):
@@ -41,9 +46,10 @@ class FileCompleter(Completer):
                 if name.lower().startswith(needle) or (needle and needle in name.lower()):
                     yield Completion(f"/{name}", start_position=-len(before), display=f"/{name} {hint}".rstrip(),
                                      display_meta=description)
-        elif token.startswith("@"):
-            for path in self._fuzzy(token[1:]):
-                yield Completion(f"@{path}", start_position=-len(token), display=path)
+        elif (at := _AT_TOKEN.search(before)) is not None:
+            token = at.group(1)
+            for path in self._fuzzy(token[2:] if token.startswith('@"') else token[1:]):
+                yield Completion(attachment_token(path), start_position=-len(token), display=path)
         elif complete_event.completion_requested and token:
             yield from _paths(self._cwd, token)
 
@@ -92,19 +98,50 @@ def _paths(cwd: str, token: str) -> Iterable[Completion]:
             yield Completion(name + suffix, start_position=-len(prefix), display=name + suffix)
 
 
-def attachments(text: str, cwd: str) -> tuple[str, list[dict[str, Any]]]:
-    """The prompt with each `@path` naming a file attached (as print mode attaches `@file` arguments: text
-    as a `<file name=...>` block after the prompt, images as image blocks). `@words` that are no file stay
-    as they are. Raises `CommandError` for a file that cannot be attached (binary, too large)."""
+def attachment_token(path: str) -> str:
+    """How `path` is written to attach it: `@path`, or `@"path"` when it holds whitespace."""
+    return f'@"{path}"' if re.search(r"\s", path) and '"' not in path else f"@{path}"
+
+
+def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: None
+                ) -> tuple[str, list[dict[str, Any]]]:
+    """The prompt with each `@path` or `@"path with spaces"` naming a file attached (as print mode attaches
+    `@file` arguments: text as a `<file name=...>` block after the prompt, images as image blocks). `@words`
+    that are no file stay as they are; `warn` is told of those that look meant as one (quoted, with a `/` or
+    an extension, or followed by words that together name a file). Raises `CommandError` for a file that
+    cannot be attached (binary, too large)."""
     from ..print_mode import attach_file
 
     parts: list[str] = []
     images: list[dict[str, Any]] = []
-    for name in dict.fromkeys(ATTACHMENT.findall(text)):
+    seen: set[str] = set()
+    for match in ATTACHMENT.finditer(text):
+        name, quoted = match.group(1) or match.group(2), match.group(1) is not None
+        if not quoted and not os.path.isfile(os.path.join(cwd, os.path.expanduser(name))):
+            name = name.rstrip(".,;:!?)") or name  # `see @notes.txt, then` names notes.txt
+        if name in seen:
+            continue
+        seen.add(name)
         path = os.path.join(cwd, os.path.expanduser(name))
         if os.path.isfile(path):
             attach_file(path, name, parts, images)
+            continue
+        spaced = None if quoted else _spaced_file(name, text[match.end():], cwd)
+        if spaced is not None:
+            warn(f"@{name} was not attached: no such file; to attach {spaced}, write {attachment_token(spaced)}")
+        elif quoted or _PATH_LIKE.search(name):
+            warn(f"{match.group(0)} was not attached: no such file in {cwd}")
     return "\n".join([text, *parts]), images
+
+
+def _spaced_file(name: str, rest: str, cwd: str) -> str | None:
+    """The longest `name word word...` (up to 8 words of `rest`, the text after `@name`) naming a file."""
+    words = rest.split(" ")[1:9] if rest.startswith(" ") else []
+    for count in range(len(words), 0, -1):
+        candidate = " ".join([name, *words[:count]])
+        if "\n" not in candidate and os.path.isfile(os.path.join(cwd, os.path.expanduser(candidate))):
+            return candidate
+    return None
 
 
 def menu_fragments(state: Any, rows: int, width: int) -> list[tuple[str, str]]:

@@ -16,10 +16,11 @@ from ...agent.agent import QUEUE_MODES
 from ...ai.types import THINKING_LEVELS
 from ...coding.errors import ConfigFileError
 from ...coding.safe_read import read_json_file
+from .keymap import key_hint, with_keys
 
 CONFIG_COMMANDS = {
     "settings": "change a common setting (saved to settings.json)",
-    "scoped-models": "show or set the models ctrl+p cycles through",
+    "scoped-models": "show or set the models {app.model.cycle} cycles through",
     "trust": "record whether this project's plugins may load (next start)",
     "reload": "read settings, context files, skills, templates and plugins again",
 }
@@ -99,15 +100,15 @@ class ConfigCommands:
                 self.ui.say(warning, "warning")
         scope = [f"{s.model['provider']}/{s.model['id']}" + (f":{s.thinking_level}" if s.thinking_level else "")
                  for s in control.scope]
-        self.ui.say("scoped models: " + (", ".join(scope) if scope else "(none: ctrl+p cycles every model with a "
-                                         "key)"))
+        self.ui.say("scoped models: " + (", ".join(scope) if scope else with_keys(
+            "(none: {app.model.cycle} cycles every model with a key)")))
 
     async def trust(self, argument: str) -> None:
         def reply(fields: dict[str, Any]) -> None:
             if "confirmed" in fields:
                 self._record(bool(fields["confirmed"]))
 
-        self.ui.dialogs.open({"method": "confirm", "title": "Trust this project?",
+        self.ui.dialogs.open({"method": "confirm", "title": "Trust this project?", "default": True,  # asked for
                               "message": "Its plugins and settings that run programs load from the next start."},
                              reply)
 
@@ -145,7 +146,7 @@ def _apply_theme(ui: Any, value: Any) -> str:
 
 def _apply_hide_thinking(ui: Any, value: Any) -> str:
     ui.live.show_thinking = not value
-    return "applied now; ctrl+t toggles"
+    return "applied now" + key_hint("app.thinking.toggle", "; {} toggles")
 
 
 SETTINGS: dict[str, tuple[list[str], Any, Callable[[Any, Any], str] | None]] = {

@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
+from .keymap import with_keys
 from .render import clean, fit
 
 Fragments = list[tuple[str, str]]
 
 
 HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
-         "type": ("enter send · ctrl+j new line · esc cancel", "enter send · esc cancel")}
+         "type": ("enter send · {editor.newline} new line · esc cancel", "enter send · esc cancel"),
+         "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
 
 
@@ -32,7 +34,8 @@ class Dialog:
         self.prefill = str(request.get("prefill", "") or "")
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
-        self.index = 0
+        # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
+        self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
 
     @property
     def chooses(self) -> bool:
@@ -106,7 +109,7 @@ class Dialogs:
             choice = matches[min(dialog.index, len(matches) - 1)]
             fields = {"confirmed": choice == "Yes"} if dialog.method == "confirm" else {"value": choice}
         else:
-            fields = {"value": self._editor.buffer.text}
+            fields = {"value": self._editor.text()}  # a large prefill or paste is a marker in the buffer
         self._close(dialog)
         self._send(dialog, fields)
 
@@ -133,7 +136,8 @@ class Dialogs:
         height, width = max(height, 1), max(width, 1)
         matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
         dialog.index = min(dialog.index, max(len(matches) - 1, 0))
-        hints = HINTS["choose" if dialog.chooses else "type"]
+        hints = HINTS["choose" if dialog.chooses else "line" if dialog.method == "input" else "type"]
+        hints = (with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1])
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],

@@ -9,6 +9,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
+from .completion import attachment_token
 from .paste import pasted_text
 
 PASTE_COLLAPSE_LINES = 10
@@ -26,6 +27,17 @@ class PromptEditor:
         self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
                              complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
+        self._length = 0
+        if completer is not None:
+            self.buffer.on_text_changed += self._reopen_menu
+
+    def _reopen_menu(self, buffer: Buffer) -> None:
+        """Backspace in a `/command` (`/dlg` → `/dl`): the menu comes back, as typing opens it (prompt_toolkit
+        completes while typing on insertions only)."""
+        shorter, self._length = len(buffer.text) < self._length, len(buffer.text)
+        text = buffer.text
+        if shorter and buffer.complete_state is None and text.startswith("/") and not any(c in text for c in " \n"):
+            buffer.start_completion(select_first=False)
 
     def paste(self, data: str) -> None:
         """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
@@ -34,8 +46,12 @@ class PromptEditor:
         data = pasted_text(data)
         image = _image_path(data)
         if image is not None:
-            self.buffer.insert_text(f"@{image} ")
+            self.buffer.insert_text(f"{attachment_token(str(image))} ")  # quoted when it has spaces
             return
+        self._insert(data)
+
+    def _insert(self, data: str) -> None:
+        """`data` at the cursor, as a `[paste #N: ...]` marker when it is large."""
         lines = data.count("\n") + 1
         if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
@@ -74,9 +90,11 @@ class PromptEditor:
         return True
 
     def set_text(self, text: str) -> None:
-        """Replace the editor's text (queued messages given back, a plugin's `set_editor_text`)."""
+        """Replace the editor's text (queued messages given back, `/fork`'s message, a plugin's
+        `set_editor_text`, the external editor's result); a large text collapses into a marker as a paste
+        does (`text()` gives it back whole). Markers of earlier pastes in `text` keep their pastes."""
         self.buffer.reset()
-        self.buffer.insert_text(text)
+        self._insert(text)
 
     def clear(self) -> None:
         self._pastes.clear()
@@ -85,11 +103,11 @@ class PromptEditor:
 
 def _image_path(data: str) -> str | None:
     """The path in `data` when it is a single existing image file's path (quotes and `\\ ` escapes of
-    drag-and-drop removed) without spaces, else None."""
+    drag-and-drop removed), else None (a path with spaces is then written `@"..."`)."""
     from ..print_mode import IMAGE_TYPES
 
     text = data.strip().strip("'\"").replace("\\ ", " ")
-    if not text or "\n" in text or " " in text or Path(text).suffix.lower() not in IMAGE_TYPES:
+    if not text or "\n" in text or Path(text).suffix.lower() not in IMAGE_TYPES:
         return None
     return text if Path(text).expanduser().is_file() else None
 

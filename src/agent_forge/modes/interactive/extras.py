@@ -35,12 +35,21 @@ async def edit_externally(ui: Any) -> None:
         os.remove(path)
 
 
+SAVE_CURSOR, RESTORE_AND_CLEAR = "\x1b7", "\r\x1b8\x1b[J"
+"""Around the external editor: where the live region was, and back there with everything below cleared, so
+an editor that writes to the terminal itself (`EDITOR=cat`, a failing program's message) leaves nothing the
+redrawn live region would be glued to. A full-screen editor restores the screen itself: this changes nothing."""
+
+
 def _run(argv: list[str]) -> int:
     with RealTerminalFds():
+        os.write(1, SAVE_CURSOR.encode())
         try:
             return subprocess.call(argv)
         except OSError as exc:
             raise CommandError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            os.write(1, RESTORE_AND_CLEAR.encode())
 
 
 async def copy_last_answer(ui: Any) -> None:

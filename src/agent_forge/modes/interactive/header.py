@@ -7,6 +7,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.text import Text
 
+from .keymap import key_hint
 from .render import clean
 
 Resources = list[tuple[str, list[str]]]
@@ -16,11 +17,15 @@ _NOUNS = {"context": ("context file", "context files"), "skills": ("skill", "ski
           "templates": ("template", "templates"), "plugins": ("plugin", "plugins")}
 
 
+_HINTED = (("app.interrupt", "interrupt"), ("app.clear", "clear"), ("app.exit", "exit"))
+"""The actions the header names, with the key the keymap gives each (an unbound one is left out)."""
+
+
 def header(version: str, resources: Resources, expand_key: str | None) -> Group:
     """The header lines; the counts line only when something is loaded, naming `expand_key` when bound."""
     lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
-             Text("escape interrupt · ctrl+c clear · ctrl+d exit · / commands · ! bash · /hotkeys keys",
-                  style="grey62")]
+             Text(" · ".join([*(key_hint(action, f"{{}} {what}") for action, what in _HINTED if key_hint(action)),
+                              "/ commands", "! bash", "/hotkeys keys"]), style="grey62")]
     counts = resource_counts(resources)
     if counts:
         hint = f" ({expand_key} lists them)" if expand_key else ""

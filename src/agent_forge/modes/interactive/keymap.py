@@ -8,6 +8,7 @@ unknown leaves the action its default keys, one with some valid keys keeps those
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ...coding.errors import ConfigFileError
@@ -34,10 +35,37 @@ _NAMED = {"enter": "enter", "return": "enter", "escape": "escape", "esc": "escap
           **{f"f{n}": f"f{n}" for n in range(1, 13)}}
 
 
+_ACTIVE: dict[str, list[str]] = {action: list(keys) for action, (keys, _) in ACTIONS.items()}
+"""The keymap hints are written from (`key_hint`, `with_keys`): the defaults until `load_keymap` loads one."""
+
+
+def key_hint(action: str, text: str = "{}") -> str:
+    """`text` with `{}` replaced by `action`'s key (`key_hint("app.tools.expand", " ({} to expand)")`), or ""
+    when the action has no key: a hint never names a key that does not do it. The key is the first one, but
+    `ctrl+j` for a new line when bound (Shift+Enter is not reported by every terminal)."""
+    keys = _ACTIVE.get(action) or []
+    if action == "editor.newline" and "ctrl+j" in keys:
+        return text.format("ctrl+j")
+    return text.format(keys[0]) if keys else ""
+
+
+def with_keys(text: str) -> str:
+    """`text` with each `{<action>}` replaced by that action's first key (`(unbound)` without one)."""
+    return re.sub(r"\{([a-zA-Z.]+)\}", lambda m: key_hint(m.group(1)) or "(unbound)", text)
+
+
 def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:
-    """Action → its keys (as written): the defaults with the file's entries in their place. The file is read
-    as every configuration file is (`safe_read.read_json_document`); its problems, a repeated action included
-    (the last one counts), go to `warnings` as `<path>[:<line>]: ...`."""
+    """Action → its keys (as written): the defaults with the file's entries in their place, also made the
+    keymap that hints name (`key_hint`). The file is read as every configuration file is
+    (`safe_read.read_json_document`); its problems, a repeated action included (the last one counts), go to
+    `warnings` as `<path>[:<line>]: ...`."""
+    keymap = _load(path, warnings)
+    _ACTIVE.clear()
+    _ACTIVE.update(keymap)
+    return keymap
+
+
+def _load(path: Path, warnings: list[str]) -> dict[str, list[str]]:
     keymap = {action: list(keys) for action, (keys, _) in ACTIONS.items()}
     try:
         document = read_json_document(path, if_blank={})

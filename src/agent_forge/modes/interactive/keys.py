@@ -47,7 +47,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     handlers: dict[str, tuple[Callable[[Any], None], Any]] = {
         "app.send": (lambda event: ui.send("steer"), None),
         "app.followUp": (lambda event: ui.send("followUp"), None),
-        "editor.newline": (lambda event: event.current_buffer.newline(copy_margin=False), None),
+        "editor.newline": (lambda event: _newline(ui, event), None),
         "app.interrupt": (lambda event: ui.interrupt(), None),
         "app.queue.restore": (lambda event: ui.restore_queue(), None),
         "app.clear": (lambda event: ui.ctrl_c(), None),
@@ -73,6 +73,14 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     return kb
 
 
+def _newline(ui: Any, event: Any) -> None:
+    """A new line, except in a one-line `input` dialog (an API key, a name): there it would be part of the
+    answer, which no plugin and no HTTP header expects."""
+    dialog = ui.dialogs.current
+    if dialog is None or dialog.method != "input":
+        event.current_buffer.newline(copy_margin=False)
+
+
 def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     """Tab starts or moves through completions; Enter on a selected one takes it (closes the menu)."""
     selected = Condition(lambda: bool(ui.editor.buffer.complete_state
@@ -89,6 +97,23 @@ def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     @kb.add("enter", filter=selected)
     def _take(event: Any) -> None:
         event.current_buffer.complete_state = None
+
+    @kb.add("enter", filter=Condition(lambda: _command_choice(ui.editor.buffer) is not None))
+    def _run_command(event: Any) -> None:
+        """Enter in the `/` menu on its highlighted (or only) command: take it and run it, one key."""
+        buffer = event.current_buffer
+        buffer.apply_completion(_command_choice(buffer))
+        ui.send("steer")
+
+
+def _command_choice(buffer: Any) -> Any:
+    """The completion Enter runs in the `/` menu: the highlighted one, else the only one; None otherwise (Enter
+    then sends the text as typed: an unknown `/word` goes to the model as text)."""
+    state = buffer.complete_state
+    if state is None or not buffer.text.startswith("/") or " " in buffer.text:
+        return None
+    choice = state.current_completion or (state.completions[0] if len(state.completions) == 1 else None)
+    return choice
 
 
 def _dialog_bindings(kb: KeyBindings, ui: Any) -> None:

@@ -14,6 +14,10 @@ from .tool_blocks import ToolCall, running_line
 Fragments = list[tuple[str, str]]
 
 
+WIDGET_LINES = 10
+"""Rows one plugin widget may take above the editor (a longer one ends with a `… N more widget lines` row)."""
+
+
 class LiveState:
     """The live region's model; the event view changes it, the app redraws it (`fragments`)."""
 
@@ -60,7 +64,10 @@ class LiveState:
         for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
             _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
         for lines in self.widgets.values():
-            _rows(out, [clean(line) for line in lines[:10]], "")
+            shown = lines if len(lines) <= WIDGET_LINES else lines[:WIDGET_LINES - 1]
+            _rows(out, [clean(line) for line in shown], "")
+            if len(shown) < len(lines):
+                _rows(out, [f"… {len(lines) - len(shown)} more widget lines"], "class:dim")
         return out
 
     def tool_started(self, event: dict[str, Any]) -> None:

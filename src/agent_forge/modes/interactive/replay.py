@@ -32,7 +32,7 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
         elif role == "bashExecution":
             block = shell_block(str(message.get("command", "")), str(message.get("output", "")),
                                 message.get("exitCode"), 0.0, in_context=not message.get("excludeFromContext"),
-                                expanded=expanded, result=message)
+                                expanded=expanded, result=message, total_lines=message.get("totalLines"))
         elif role in ("compactionSummary", "branchSummary"):
             block = notice("earlier messages were compacted into a summary" if role == "compactionSummary"
                            else "the conversation continued from another branch (summarised)", "info")

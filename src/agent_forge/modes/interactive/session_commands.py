@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
@@ -35,8 +36,9 @@ class SessionCommands:
         if not infos:
             raise CommandError("no other session of this directory to resume")
         labels: dict[str, Any] = {}
+        columns = self.ui.terminal.columns()
         for info in infos:  # files sharing an id (a `cp` copy) would share a label: the file name tells them apart
-            label = _label(info)
+            label = _label(info, columns)
             labels[label if label not in labels else f"{label} · {info.path.name}"] = info.path
         self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
 
@@ -51,7 +53,8 @@ class SessionCommands:
         messages = fork_messages(self.ui.session.store)
         if not messages:
             raise CommandError("no user message to fork from yet")
-        labels = {f"{n}. {_one_line(m['text'])}": m["entryId"] for n, m in enumerate(messages, 1)}
+        width = self.ui.terminal.columns() - 8  # the row's `→ `, its number and the dialog's margin
+        labels = {f"{n}. {_one_line(m['text'], width)}": m["entryId"] for n, m in enumerate(messages, 1)}
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
@@ -84,10 +87,17 @@ class SessionCommands:
 
         def reply(fields: dict[str, Any]) -> None:
             key = fields.get("value")
-            if isinstance(key, str) and key.strip():
-                registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
-                self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
-                self.ui.footer_changed()
+            if fields.get("cancelled") or not isinstance(key, str):
+                self.ui.say(f"login cancelled: nothing was saved for {provider}", "info")
+                return
+            problem = header_value_problem(key.strip()) if key.strip() else "is empty"
+            if problem:  # saved, it would fail every request of the provider
+                self.ui.say(f"nothing was saved for {provider}: the key {problem}, which an HTTP header cannot "
+                            "carry (the key is not shown)", "error")
+                return
+            registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
+            self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
+            self.ui.footer_changed()
 
         self.ui.dialogs.open({"method": "input", "title": f"API key for {provider}", "secret": True}, reply)
 
@@ -105,7 +115,9 @@ class SessionCommands:
 
     def _logout(self, provider: str) -> None:
         result = self.ui.session.model_control.logout_provider(provider)
-        self.ui.say(f"logged out of {provider} ({len(result['models'])} models still have a key)", "success")
+        count = len(result["models"])
+        self.ui.say(f"logged out of {provider} ({count} model{'' if count == 1 else 's'} still "
+                    f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
         if await self.ui.session.clone():
@@ -132,16 +144,18 @@ class SessionCommands:
         self.ui.footer_changed()
 
 
-def _label(info: Any) -> str:
-    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id)."""
-    title = info.name or _one_line(info.first_message) or "(no messages)"
-    if info.recovered_from:
-        title = f"(recovered copy of {info.recovered_from[:8]}) {title}"
+def _label(info: Any, columns: int) -> str:
+    """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id), the title
+    cut to what a `columns`-wide terminal leaves beside the rest (at least 20 characters)."""
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    return f"{title} · {when} · {info.message_count} messages · {info.id[:8]}"
+    rest = f" · {when} · {info.message_count} messages · {info.id[:8]}"
+    copy = f"(recovered copy of {info.recovered_from[:8]}) " if info.recovered_from else ""
+    width = max(20, columns - len(rest) - len(copy) - 4)
+    return f"{copy}{info.name or _one_line(info.first_message, width) or '(no messages)'}{rest}"
 
 
 def _one_line(text: str, width: int = 60) -> str:
+    width = max(width, 20)
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 

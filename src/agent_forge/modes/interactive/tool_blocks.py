@@ -18,7 +18,13 @@ from rich.text import Text
 
 from . import theme
 from ...coding.tools.truncate import count_lines
+from .keymap import key_hint
 from .render import clean
+
+
+def EXPAND() -> str:  # noqa: N802 (reads as the constant it stands for)
+    """` (ctrl+o to expand)` with the key the keymap gives (nothing when unbound)."""
+    return key_hint("app.tools.expand", " ({} to expand)")
 
 TAIL_LINES = 5
 """Output lines shown of a collapsed block."""
@@ -27,6 +33,7 @@ DIFF_LINES = 20
 MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
 _EXIT = re.compile(r"Command exited with code (\d+)")
+_STOPPED = re.compile(r"Command timed out|aborted|cancelled", re.IGNORECASE)
 
 
 class ToolCall:
@@ -42,7 +49,8 @@ class ToolCall:
         """One line naming the call: `$ command`, `read path:1-20`, `edit path`, or `name {args}`."""
         args = self.args
         if self.name == "bash":
-            return f"$ {clean(args.get('command', ''))}"
+            command = args.get("command")  # none: arguments that were no JSON object with a command
+            return f"$ {clean(command)}" if isinstance(command, str) and command.strip() else "bash (no command)"
         if self.name == "read":
             return f"read {clean(args.get('path', ''))}{_line_range(args)}"
         if self.name in ("write", "edit"):
@@ -90,13 +98,15 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{count_lines(output)} lines (ctrl+o to expand)"
+        lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif output:
         lines += _tail(output, expanded, _cut_lines(details))
     if call.name == "bash":
         found = _EXIT.findall(output)
-        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed()))
+        stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
+        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),
+                                 None if not is_error or found or stopped else "failed"))
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
     return _band(lines, failed=is_error)
@@ -140,7 +150,7 @@ class TailRows:
         if hidden or cut:
             part = "the start of a long line" if cut else ""
             count = f"{hidden} earlier {_lines(hidden)}" if hidden else ""
-            yield Text(f"… {' and '.join(p for p in (count, part) if p)} (ctrl+o to expand)", style="grey50")
+            yield Text(f"… {' and '.join(p for p in (count, part) if p)}{EXPAND()}", style="grey50")
         yield from (Text(row, style="grey70") for row in rows)
 
 
@@ -168,7 +178,7 @@ class HeadRows:
         parts = [p for p in ("the rest of a long line" if cut else "",
                              f"{left} more {_lines(left)}" if left > 0 else "") if p]
         if parts:
-            yield Text(f"… {' and '.join(parts)} (ctrl+o to expand)", style="grey50")
+            yield Text(f"… {' and '.join(parts)}{EXPAND()}", style="grey50")
 
 
 def _lines(count: int) -> str:
@@ -212,9 +222,10 @@ def _added_lines(content: str, expanded: bool) -> list[Any]:
     return _head([(f"+{row}", "green") for row in rows], expanded)
 
 
-def status_line(exit_code: int | None, seconds: float) -> Text:
-    """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None."""
-    code = "stopped" if exit_code is None else f"exit {exit_code}"
+def status_line(exit_code: int | None, seconds: float, word: str | None = None) -> Text:
+    """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None; `word`
+    replaces the code (`failed · 0.0 s`: a call that could not run)."""
+    code = word or ("stopped" if exit_code is None else f"exit {exit_code}")
     return Text(f"{code} · {seconds:.1f} s", style="green" if exit_code == 0 else "red")
 
 
@@ -241,7 +252,7 @@ def truncation_notice(result: dict[str, Any], shown: int, total: int | None) -> 
     of = f" of {total}" if total and total > shown else ""
     path, error = result.get("fullOutputPath"), result.get("fullOutputError")
     where = f" Full output: {clean(path)}" if path else (f" Full output not saved: {clean(error)}" if error else "")
-    return f"[Showing last {shown} lines{of}.{where}]"
+    return f"[Showing last {shown} line{'' if shown == 1 else 's'}{of}.{where}]"
 
 
 def _band(lines: list[Text], *, failed: bool) -> Padding:

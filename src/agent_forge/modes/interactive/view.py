@@ -10,7 +10,8 @@ from typing import Any, Callable
 
 from rich.text import Text
 
-from .blocks import assistant_block, compaction_notice, is_long, message_text, notice, retry_notice, user_block
+from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, message_text, notice,
+                     retry_notice, user_block)
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -33,6 +34,8 @@ class EventView:
         self.expanded = False  # Ctrl+O: full tool output in later blocks
         self.last_block: Callable[[bool], Any] | None = None  # the last collapsible block, by `expanded`
         self._compacting_alone = False
+        self._failed: dict[str, Any] | None = None  # a failed answer: its error shows at agent_end, once
+        self._retrying = False  # between auto_retry_start and auto_retry_end
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = getattr(self, f"_on_{event.get('type')}", None)
@@ -44,6 +47,14 @@ class EventView:
     def _on_agent_start(self, event: dict[str, Any]) -> None:
         if not self.live.working:
             self.live.start()
+
+    def _on_agent_end(self, event: dict[str, Any]) -> None:
+        """A failed answer's error, unless it is retried: the retry notice then says it (one line a try)."""
+        if event.get("willRetry") or self._retrying:  # `auto_retry_start` / `auto_retry_end` say it
+            return
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            self._print(error_notice(failed), GAP)
 
     def _on_agent_settled(self, event: dict[str, Any]) -> None:
         self.live.stop()
@@ -71,7 +82,8 @@ class EventView:
             else:
                 self._print(user_block(text), GAP)
         elif role == "assistant":
-            block = assistant_block(message, show_thinking=self.live.show_thinking)
+            self._failed = message if message.get("stopReason") == "error" else None
+            block = assistant_block(message, show_thinking=self.live.show_thinking, with_error=False)
             self.live.new_message()
             if block is not None:
                 self._print(block, GAP)
@@ -101,13 +113,17 @@ class EventView:
 
     # -- retries, compaction, errors ---------------------------------------------------------------------
     def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
+        self._failed, self._retrying = None, True
         self._print(retry_notice(event))
         self.live.activity = f"retrying (attempt {event.get('attempt')}/{event.get('maxAttempts')})"
 
     def _on_auto_retry_end(self, event: dict[str, Any]) -> None:
         self.live.activity = ""
+        failed, self._failed, self._retrying = self._failed, None, False
         if not event.get("success"):
-            self._print(notice(f"retries ended: {event.get('finalError', 'failed')}", "error"))
+            error = (failed or {}).get("errorMessage") or event.get("finalError") or "failed"
+            self._print(notice(f"retries ended (attempt {event.get('attempt')}): {error_summary(str(error))}",
+                               "error"))
 
     def _on_compaction_start(self, event: dict[str, Any]) -> None:
         self._compacting_alone = not self.live.working  # `/compact` while idle: no run settles it
