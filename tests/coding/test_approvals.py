@@ -211,3 +211,31 @@ async def test_a_bare_approvals_knows_the_built_in_read_tools_and_install_chains
     Approvals("read-only").install(agent)
     assert await agent.before_tool_call(call("edit")) == "plugin says no"
     assert "read-only" in await agent.before_tool_call(call("read"))  # the agent's own tool decides
+
+
+async def test_a_policy_change_withdraws_waiting_questions_and_decides_by_the_new_policy():
+    for policy, expected in (("read-only", "Not run: the session is read-only"), ("full", None)):
+        answer, asked = asyncio.get_running_loop().create_future(), asyncio.Event()
+
+        async def waiting(request):
+            asked.set()
+            return await answer
+
+        gate = approvals("ask", waiting)
+        check = asyncio.ensure_future(gate.check(call("bash", command="touch x")))
+        await asked.wait()
+        gate.set_policy(policy)
+        result = await check
+        assert result == expected if expected is None else result.startswith(expected)
+
+
+async def test_an_answer_is_checked_against_the_policy_in_force_when_it_arrives():
+    gate = approvals("ask")
+
+    async def answers_after_the_change(request):
+        gate.policy = "read-only"  # changed behind set_policy's back (nothing to withdraw)
+        return ALLOW_ALWAYS
+
+    gate.approver = answers_after_the_change
+    assert (await gate.check(call("bash", command="git status"))).startswith("Not run: the session is read-only")
+    assert gate.remembered() == []

@@ -23,6 +23,7 @@ starts with a variable assignment (`FOO=1 cmd`): its first two words would cover
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -156,6 +157,8 @@ class Approvals:
         self._tools, self._conversation = tools, conversation
         self._always: set[object] = set()
         self._remembered_for = ""
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._withdrawn: set[asyncio.Future[Any]] = set()
 
     @classmethod
     def for_session(cls, agent: Any, hooks: Callable[[], Any], *, conversation: Callable[[], str]) -> Approvals:
@@ -166,8 +169,14 @@ class Approvals:
         return approvals
 
     def set_policy(self, policy: object) -> None:
-        """Raises ValueError for a policy not in POLICIES. What "always" remembered is kept."""
+        """Raises ValueError for a policy not in POLICIES. What "always" remembered is kept. Leaving `ask`
+        withdraws the questions still waiting: the new policy decides their calls (an answer that comes later
+        is ignored)."""
         self.policy = check_policy(policy)
+        if self.policy != "ask":
+            for question in list(self._pending):
+                self._withdrawn.add(question)
+                question.cancel()
 
     def remembered(self) -> list[str]:
         """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
@@ -191,6 +200,8 @@ class Approvals:
             return (f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
                     "Do not retry it.")
         decision = await self._ask(call, name, args, key)
+        if self.policy != "ask":  # changed while the question waited: the policy in force now decides
+            return await self.check(call)
         if decision.choice == ALLOW_ALWAYS and key is not None:
             self._always.add(key)
         if decision.choice in (ALLOW_ONCE, ALLOW_ALWAYS):
@@ -218,10 +229,20 @@ class Approvals:
         request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
                                   kind=tool_kind(name), always=_always_words(key))
         assert self.approver is not None
+        question = asyncio.ensure_future(self.approver(request))
+        self._pending.add(question)
         try:
-            answer = await self.approver(request)
+            answer = await question
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if question in self._withdrawn and not (current and current.cancelling()):
+                return Decision(REJECT, "withdrawn: the approval policy changed", answered=False)
+            raise
         except Exception as exc:  # an approver's bug rejects (fail-safe); cancellation propagates
             return Decision(REJECT, f"(the question failed: {type(exc).__name__}: {exc})")
+        finally:
+            self._pending.discard(question)
+            self._withdrawn.discard(question)
         if isinstance(answer, str):
             answer = Decision(answer)
         if not isinstance(answer, Decision) or answer.choice not in CHOICES:
