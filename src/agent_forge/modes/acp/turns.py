@@ -69,6 +69,8 @@ class Turns:
             else:
                 await self.session.wait_for_idle()
         except CommandError as exc:
+            if prompt.cancelled:  # stopped by our own cancel before it reached the model (input handlers)
+                return {"stopReason": "cancelled"}
             raise self._refusal(exc) from None
         finally:
             self._waiting.discard(prompt)
