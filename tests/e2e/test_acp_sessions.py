@@ -211,3 +211,25 @@ async def test_bang_runs_the_users_own_command(agent_env, project, fake_llm):
 
     assert await asyncio.wait_for(reply, 5.0) == {"stopReason": "cancelled"}
     assert await client.close() == 0
+
+
+async def test_compact_and_clone_sent_during_a_turn_wait_for_it_and_never_abort_it(agent_env_factory, project,
+                                                                                    fake_llm):
+    words = " ".join(f"word{i}" for i in range(80))
+    fake_llm.set_script([{"text": "first " + words}, {"text": "third " + words, "text_deltas": 10, "delay_ms": 50},
+                         {"text": "The summary."}])
+    client, session_id = await ready(agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}}), project)
+    await client.prompt(session_id, "hello " + words)
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                    "prompt": [{"type": "text", "text": "again " + words}]})
+    await client.wait_for(lambda: "third" in json.dumps(client.updates(session_id, "agent_message_chunk")))
+    compact = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                       "prompt": [{"type": "text", "text": "/compact"}]})
+    clone = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/clone"}]})
+    assert await turn == {"stopReason": "end_turn"}  # not aborted
+    assert await compact == {"stopReason": "end_turn"} and await clone == {"stopReason": "end_turn"}
+    said = [u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk")]
+    assert said[-1].startswith("Cloned this conversation") and said[-2].startswith("Compacted the conversation")
+    assert "word79" in "".join(said[:-2])  # the turn's whole answer came before them
+    assert await client.close() == 0

@@ -227,8 +227,9 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        return _Later(opened.turns.command(commands.run(opened.session, *named,
-                                                        lambda update: server.send_update(opened.id, update))))
+        send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+        return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
+                                           when_idle=named[0] in commands.AFTER_THE_TURN))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line

@@ -9,7 +9,7 @@ carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 from ...coding.errors import CommandError
 from ..print_outcome import RunWatch
@@ -76,13 +76,17 @@ class Turns:
             self._waiting.discard(prompt)
         return {"stopReason": self.stop_reason(prompt.cancelled)}
 
-    async def command(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    async def command(self, work: Callable[[], Awaitable[dict[str, Any]]], *, when_idle: bool = False
+                      ) -> dict[str, Any]:
         """A built-in command's answer (`commands.py`): `cancelled` when a `session/cancel` came while it ran
-        (a `/compact` or `/tree N summarize` stopped mid-request), else its own."""
+        (a `/compact` or `/tree N summarize` stopped mid-request), else its own. `when_idle`: it waits for the
+        running turn (and its queued prompts) to end rather than disturb it; cancelled meanwhile, it never runs."""
         prompt = _Prompt()
         self._waiting.add(prompt)
         try:
-            answer = await work
+            if when_idle and self.session.is_streaming:
+                await self.session.wait_for_idle()
+            answer = {"stopReason": "cancelled"} if prompt.cancelled else await work()
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": "cancelled"} if prompt.cancelled else answer
