@@ -113,6 +113,31 @@ async def test_images_resource_links_and_embedded_resources_reach_the_model(agen
     assert await client.close() == 0
 
 
+async def test_an_image_a_text_only_model_cannot_see_is_said_and_bad_images_are_refused(agent_env_factory, project,
+                                                                                       fake_llm):
+    from e2e.test_rpc_models import model_entry
+
+    env = agent_env_factory(models=[{**model_entry("fake-model"), "input": ["text"]}])
+    fake_llm.set_script([{"text": "Seen."}])
+    client, session_id = await ready(env, project)
+    assert await client.prompt(session_id, "look", {"type": "image", "mimeType": "image/png", "data": PNG}) == {
+        "stopReason": "end_turn"}
+    said = json.dumps(client.updates(session_id))
+    assert "does not accept images" in said and "1 image(s) of this prompt are left out" in said
+    bad = [([{"type": "image", "mimeType": "image/png", "data": "not base64!"}], "prompt[0].data is not valid base64"),
+           ([{"type": "image", "mimeType": "image/tiff", "data": PNG}], "prompt[0].mimeType: image type 'image/tiff'"),
+           ([{"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": "%%"}}],
+            "prompt[0].resource.blob is not valid base64"),
+           ([{"type": "resource", "resource": {"text": "x"}}], "prompt[0].resource.uri must be a string"),
+           ([], '"prompt" is empty'), ([{"type": "text", "text": "  "}], '"prompt" is empty')]
+    for blocks, message in bad:
+        with pytest.raises(AcpReplyError) as caught:
+            await client.request("session/prompt", {"sessionId": session_id, "prompt": blocks}, checked=False)
+        assert caught.value.code == -32602 and message in caught.value.message, (blocks, caught.value.message)
+    assert len(fake_llm.requests) == 1
+    assert await client.close() == 0
+
+
 async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "first answer", "hang_after": 3}, {"text": "second answer"}])
     client, session_id = await ready(agent_env, project)

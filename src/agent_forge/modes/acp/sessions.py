@@ -35,7 +35,7 @@ class AcpSession:
         self.id: str = session.store.session_id
         self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
         session.subscribe(self.updates)
-        self.turns = Turns(session)
+        self.turns = Turns(session, self.updates.tell)
         self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
         self.started = False  # the plugins' session_start has run
 

@@ -28,8 +28,8 @@ class _Prompt:
 class Turns:
     """The prompts of one session (`session`: an AgentSession)."""
 
-    def __init__(self, session: Any):
-        self.session = session
+    def __init__(self, session: Any, tell: Callable[[str, str], None] = lambda text, severity: None):
+        self.session, self.tell = session, tell  # `tell(text, severity)`: a status line the user sees
         self.watch = RunWatch()
         self.first_line = ""  # of the last prompt's text (a session's title until it is named)
         self._waiting: set[_Prompt] = set()
@@ -59,6 +59,9 @@ class Turns:
             raise self._refusal(exc) from None
         prompt = _Prompt()
         self._waiting.add(prompt)
+        if images and not _takes_images(self.session.model):
+            self.tell(f"The model {self.session.model.get('id')} does not accept images: the {len(images)} "
+                      "image(s) of this prompt are left out (the model sees \"(image omitted)\").", "warning")
         return self._answer(submitted, prompt, settled)
 
     async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
@@ -115,3 +118,9 @@ class Turns:
         """A prompt the session refused: no model or key is `auth_required`, the rest an internal error."""
         code = AUTH_REQUIRED if self.session.readiness_problem() else INTERNAL_ERROR
         return AcpError(code, str(exc))
+
+
+def _takes_images(model: Any) -> bool:
+    """False for a model whose catalogue entry lists its `input` without "image" (the providers then send
+    "(image omitted ...)" in the image's place)."""
+    return not isinstance(model, dict) or "image" in (model.get("input") or ["text", "image"])

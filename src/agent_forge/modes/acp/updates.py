@@ -117,7 +117,7 @@ class Updates:
 
     def _compaction_end(self, event: dict[str, Any]) -> None:
         if event.get("errorMessage"):
-            self.tell(f"Compaction failed: {event['errorMessage']}", "error")
+            self.tell(str(event["errorMessage"]), "error")  # it says "Compaction failed: ..." itself
         elif event.get("result"):
             self.tell("Compaction done.", "info")
 
