@@ -258,3 +258,20 @@ async def test_compact_and_clone_sent_during_a_turn_wait_for_it_and_never_abort_
     assert said[-1].startswith("Cloned this conversation") and said[-2].startswith("Compacted the conversation")
     assert "word79" in "".join(said[:-2])  # the turn's whole answer came before them
     assert await client.close() == 0
+
+
+async def test_client_mcp_servers_that_fail_are_said_in_the_session_and_on_stderr(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "ok"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    servers = [{"name": "ghost", "command": str(project / "no-such-server"), "args": [], "env": []},
+               {"type": "http", "name": "closed", "url": "http://127.0.0.1:1/mcp", "headers": []}]
+    session_id = (await client.request("session/new", {"cwd": str(project), "mcpServers": servers}))["sessionId"]
+    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}
+
+    def said() -> str:
+        return json.dumps(client.updates(session_id))
+
+    await client.wait_for(lambda: "MCP server 'ghost' failed" in said() and "MCP server 'closed' failed" in said())
+    assert await client.close() == 0
+    assert "MCP server 'ghost' failed" in client.stderr() and "MCP server 'closed' failed" in client.stderr()
