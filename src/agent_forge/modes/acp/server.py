@@ -255,7 +255,9 @@ def _announce(server: AcpServer, opened: AcpSession) -> None:
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
-    name = opened.session.store.session_name
+    from ...coding.state import printable_title
+
+    name = printable_title(opened.session.store.session_name or "", 200)
     if name:
         send({"sessionUpdate": "session_info_update", "title": name})
     if opened.session.model is not None:

@@ -202,7 +202,9 @@ def _pairs(value: Any, index: int, key: str) -> dict[str, str]:
 
 
 def _info(info: Any) -> dict[str, Any]:
-    title = info.name or (info.first_message.strip().splitlines() or [""])[0][:120] or None
+    from ...coding.state import printable_title  # a name stored by another writer may hold anything
+
+    title = printable_title(info.name or (info.first_message.strip().splitlines() or [""])[0]) or None
     return {"sessionId": info.id, "cwd": info.cwd, "title": title,
             "updatedAt": info.modified.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")}
 
