@@ -74,6 +74,8 @@ class AcpServer:
                     traceback.print_exc()
             return  # unknown notifications are ignored (JSON-RPC: a notification gets no answer)
         handler = METHODS.get(str(message.method))
+        if handler is None and str(message.method) in NOTIFICATIONS:  # a notification sent with an id: done,
+            handler = _as_request(NOTIFICATIONS[str(message.method)])  # and answered (result null)
         if handler is None:
             self.connection.error(message.id, AcpError(METHOD_NOT_FOUND, f"Method not found: {message.method}"))
             return
@@ -246,6 +248,13 @@ def _cancel(server: AcpServer, params: dict[str, Any]) -> None:
 
 
 NOTIFICATIONS["session/cancel"] = _cancel
+
+
+def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Callable[..., Awaitable[None]]:
+    async def handler(server: AcpServer, params: dict[str, Any]) -> None:
+        notification(server, params)
+
+    return handler
 
 
 def _announce(server: AcpServer, opened: AcpSession) -> None:
