@@ -37,6 +37,7 @@ class AcpSession:
         session.subscribe(self.updates)
         self.turns = Turns(session, self.updates.tell)
         self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
+        self.terminals: Any = None  # `client_terminal.ClientTerminals` when bash runs in the editor's terminals
         self.started = False  # the plugins' session_start has run
 
 
@@ -79,6 +80,7 @@ class Registry:
         opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
+            opened.terminals = terminals
         self.sessions[opened.id] = opened
         return opened
 
@@ -151,6 +153,8 @@ class Registry:
     async def close(self) -> None:
         self.closed = True
         for opened in list(self.sessions.values()):
+            if opened.terminals is not None:
+                await opened.terminals.close()
             await opened.session.close()
 
     async def terminate(self) -> None:

@@ -40,6 +40,7 @@ class Connection:
         self.out = out
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._closed = False
 
     def send(self, message: dict[str, Any]) -> None:
         write_out(self.out, framing.encode({"jsonrpc": "2.0", **message}))
@@ -57,12 +58,16 @@ class Connection:
         """Send a request to the client; the future gets its `result`, or an `AcpError` for an error answer."""
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._closed:  # no answer can come: fail now rather than wait forever
+            future.set_exception(AcpError(INVALID_REQUEST, "the client closed the connection"))
+            return future
         self._pending[request_id] = future
         self.send({"id": request_id, "method": method, "params": params})
         return future
 
     def close(self) -> None:
-        """The client has gone: requests still waiting for an answer fail."""
+        """The client has gone: requests still waiting for an answer fail, and later ones at once."""
+        self._closed = True
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(AcpError(INVALID_REQUEST, "the client closed the connection"))
