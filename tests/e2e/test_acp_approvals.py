@@ -210,6 +210,10 @@ async def test_a_mode_change_decides_a_waiting_question_and_a_late_answer_is_ign
     await client.wait_for(lambda: client.requests("session/request_permission"))
     await client.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
     assert await asyncio.wait_for(reply, 5) == {"stopReason": "end_turn"}  # no answer was needed
+    [asked] = client.requests("session/request_permission")
+    withdrawn = [m["params"] for m in client.incoming() if m.get("method") == "$/cancel_request"]
+    assert withdrawn == [{"requestId": [m for m in client.incoming()
+                                        if m.get("method") == "session/request_permission"][0]["id"]}]
     late.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})  # comes too late: ignored
     assert ends(client, session_id) == {"b1": "completed" if runs else "failed"}
     assert (project / "m.txt").exists() is runs

@@ -62,8 +62,15 @@ class Connection:
             future.set_exception(AcpError(INVALID_REQUEST, "the client closed the connection"))
             return future
         self._pending[request_id] = future
+        future.add_done_callback(lambda done: self._given_up(request_id, done))
         self.send({"id": request_id, "method": method, "params": params})
         return future
+
+    def _given_up(self, request_id: int, future: asyncio.Future[Any]) -> None:
+        """A request we stopped waiting for (an abort, a withdrawn permission question): the client is told
+        with `$/cancel_request`, so it can close its dialog; its late answer is ignored."""
+        if future.cancelled() and self._pending.pop(request_id, None) is not None and not self._closed:
+            self.notify("$/cancel_request", {"requestId": request_id})
 
     def close(self) -> None:
         """The client has gone: requests still waiting for an answer fail, and later ones at once."""
