@@ -280,7 +280,8 @@ async def test_client_mcp_servers_that_fail_are_said_in_the_session_and_on_stder
 async def test_names_and_titles_never_carry_control_characters(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "ok"}])
     client, session_id = await ready(agent_env, project)
-    assert await client.prompt(session_id, "\x1b]0;pwned\x07fix \u202ethe bug\nsecond line") == {"stopReason": "end_turn"}
+    hostile = "\x1b]0;pwned\x07fix \u202ethe bug\nsecond line"
+    assert await client.prompt(session_id, hostile) == {"stopReason": "end_turn"}
     assert client.updates(session_id, "session_info_update")[-1]["title"] == "]0;pwned fix the bug"
     for name in ("\x1b[2Jx", "a\x07", "one\ntwo", "x" * 100_000):
         assert await client.prompt(session_id, f"/name {name}") == {"stopReason": "end_turn"}

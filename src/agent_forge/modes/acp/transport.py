@@ -1,11 +1,11 @@
 """JSON-RPC 2.0 framing of ACP over stdio: one JSON object per LF-terminated line each way.
 
 `Connection.read_messages` turns input bytes into classified messages (`Incoming`); a line that is not JSON is
-answered here with a parse error (-32700, `id: null`; so is a line longer than 64 MiB, which is not kept in
-memory past that), a request whose params nest deeper than the parser goes with -32602, one that is JSON but no JSON-RPC message with an invalid
-request error (-32600, its `id` when it had a usable one). Output goes through `stdout_guard.write_out`, so a
-client that went away costs nothing and a full disk stops the mode. Requests this agent sends the client
-(`request`) get their answers matched by id.
+answered here with a parse error (-32700, `id: null`; so is a line longer than 64 MiB, which is not kept in memory
+past that), a request whose params nest deeper than the parser goes with -32602, one that is JSON but no JSON-RPC
+message with an invalid request error (-32600, its `id` when it had a usable one). Output goes through
+`stdout_guard.write_out`, so a client that went away costs nothing and a full disk stops the mode. Requests this
+agent sends the client (`request`) get their answers matched by id.
 """
 
 from __future__ import annotations
