@@ -118,6 +118,16 @@ def test_bash_prefix_is_two_words_of_a_simple_command_only():
         assert bash_prefix(command) is None, command
 
 
+def test_bash_prefix_is_never_offered_for_wrappers_and_interpreters_taking_code():
+    for command in ("bash -c 'echo hi'", "sh -c 'x'", "zsh -c x", "env FOO=1 make", "sudo ls", "xargs rm",
+                    "nice make", "timeout 5 make", "nohup make", "command ls", "exec ls", "time make",
+                    "python -c 1", "python3 -c 1", "python3.11 -c 1", "node -e 1", "perl -e 1", "ruby -e 1",
+                    "/usr/bin/env ls", "/bin/bash -c x", "FOO=1 make", "python", "sed -i s/a/b/ f", "npx x"):
+        assert bash_prefix(command) is None, command
+    assert bash_prefix("python script.py") == ("python", "script.py")
+    assert bash_prefix("make") == ("make",)
+
+
 async def test_always_for_bash_remembers_the_prefix_and_never_covers_compound_commands():
     approver = Scripted(ALLOW_ALWAYS, REJECT, ALLOW_ALWAYS, REJECT)
     gate = approvals("ask", approver)
@@ -201,3 +211,31 @@ async def test_a_bare_approvals_knows_the_built_in_read_tools_and_install_chains
     Approvals("read-only").install(agent)
     assert await agent.before_tool_call(call("edit")) == "plugin says no"
     assert "read-only" in await agent.before_tool_call(call("read"))  # the agent's own tool decides
+
+
+async def test_a_policy_change_withdraws_waiting_questions_and_decides_by_the_new_policy():
+    for policy, expected in (("read-only", "Not run: the session is read-only"), ("full", None)):
+        answer, asked = asyncio.get_running_loop().create_future(), asyncio.Event()
+
+        async def waiting(request):
+            asked.set()
+            return await answer
+
+        gate = approvals("ask", waiting)
+        check = asyncio.ensure_future(gate.check(call("bash", command="touch x")))
+        await asked.wait()
+        gate.set_policy(policy)
+        result = await check
+        assert result == expected if expected is None else result.startswith(expected)
+
+
+async def test_an_answer_is_checked_against_the_policy_in_force_when_it_arrives():
+    gate = approvals("ask")
+
+    async def answers_after_the_change(request):
+        gate.policy = "read-only"  # changed behind set_policy's back (nothing to withdraw)
+        return ALLOW_ALWAYS
+
+    gate.approver = answers_after_the_change
+    assert (await gate.check(call("bash", command="git status"))).startswith("Not run: the session is read-only")
+    assert gate.remembered() == []

@@ -178,3 +178,46 @@ async def test_set_mode_moves_the_core_policy_both_ways_and_keeps_what_always_re
         "full", "ask", "read-only", "ask", "full"]
     assert [(project / n).exists() for n in ("one", "two", "three")] == [True, True, True]
     assert await client.close() == 0
+
+
+async def test_always_is_never_offered_for_a_wrapper_so_its_next_command_is_asked(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "bash -c 'echo hi'"}}]},
+        {"tool_calls": [{"id": "b2", "name": "bash", "arguments": {"command": "bash -c 'touch pwned'"}}]},
+        {"tool_calls": [{"id": "b3", "name": "bash", "arguments": {"command": "python3 -c 'print(1)'"}}]},
+        {"text": "ok"},
+    ])
+    client, session_id, _ = await ready(agent_env, project)
+    answers = iter(["allow_always", "reject", "reject"])  # a client answering "always" anyway
+    client.on_request["session/request_permission"] = lambda params: answer(next(answers))(params)
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    asked = client.requests("session/request_permission")
+    assert [a["toolCall"]["toolCallId"] for a in asked] == ["b1", "b2", "b3"]
+    assert all([o["kind"] for o in a["options"]] == ["allow_once", "reject_once"] for a in asked)
+    assert not (project / "pwned").exists()
+    assert await client.close() == 0
+
+
+@pytest.mark.parametrize("mode, runs", [("read-only", False), ("full", True)])
+async def test_a_mode_change_decides_a_waiting_question_and_a_late_answer_is_ignored(agent_env, project, fake_llm,
+                                                                                     mode, runs):
+    fake_llm.set_script([{"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "touch m.txt"}}]},
+                         {"text": "done"}])
+    client, session_id, _ = await ready(agent_env, project)
+    late = asyncio.get_running_loop().create_future()
+    client.on_request["session/request_permission"] = lambda params: late
+    reply = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]})
+    await client.wait_for(lambda: client.requests("session/request_permission"))
+    await client.request("session/set_mode", {"sessionId": session_id, "modeId": mode})
+    assert await asyncio.wait_for(reply, 5) == {"stopReason": "end_turn"}  # no answer was needed
+    [asked] = client.requests("session/request_permission")
+    withdrawn = [m["params"] for m in client.incoming() if m.get("method") == "$/cancel_request"]
+    assert withdrawn == [{"requestId": [m for m in client.incoming()
+                                        if m.get("method") == "session/request_permission"][0]["id"]}]
+    late.set_result({"outcome": {"outcome": "selected", "optionId": "allow_once"}})  # comes too late: ignored
+    assert ends(client, session_id) == {"b1": "completed" if runs else "failed"}
+    assert (project / "m.txt").exists() is runs
+    if not runs:
+        assert "the session is read-only" in tool_texts(fake_llm.requests[1])[-1]
+    assert await client.close() == 0
+    assert (project / "m.txt").exists() is runs

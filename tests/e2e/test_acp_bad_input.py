@@ -135,3 +135,41 @@ async def test_notifications_with_unusable_params_are_ignored_and_the_turn_goes_
     await client.wait_for(lambda: any(m.get("result", {}).get("stopReason") == "cancelled"
                                       for m in answers(client) if isinstance(m.get("result"), dict)))
     assert await client.close() == 0
+
+
+async def test_deep_params_a_cancel_request_and_an_oversized_line_get_clear_answers(agent_env, project):
+    from agent_forge.modes.rpc.framing import MAX_COMMAND_BYTES
+
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    client.send_raw(b'{"jsonrpc":"2.0","id":"deep","method":"session/list","params":' + b"[" * 5000 + b"]" * 5000
+                    + b"}\n")
+    client.send_raw(b'{"jsonrpc":"2.0","method":"session/cancel","params":' + b"[" * 5000 + b"]" * 5000 + b"}\n")
+    client.send_raw(json.dumps({"jsonrpc": "2.0", "id": "c", "method": "session/cancel",
+                                "params": {"sessionId": session_id}}).encode() + b"\n")  # a notification as a request
+    [cancel] = await client.wait_for(lambda: [m for m in answers(client) if m.get("id") == "c"])
+    assert cancel == {"jsonrpc": "2.0", "id": "c", "result": None}
+    # the schema knows session/cancel only as a notification, so the observer calls this answer unknown
+    client.problems[:] = [p for p in client.problems if "'id': 'c', 'result': None" not in p]
+    [deep] = [m for m in answers(client) if m.get("id") == "deep"]
+    assert deep["error"]["code"] == -32602 and "nested too deeply" in deep["error"]["message"]
+    status = f"/proc/{client.process.pid}/status"
+    before = _peak_kib(status)
+    chunk = b"x" * (1 << 20)
+    for _ in range(80):
+        client.send_raw(chunk)
+        await client.process.stdin.drain()
+    client.send_raw(b"\n")
+    assert (await client.request("session/list", {}, timeout=60))["sessions"] == []
+    assert _peak_kib(status) - before < (MAX_COMMAND_BYTES >> 10) + 40_000  # the limit (plus slack), not the line
+    [oversized] = [m for m in answers(client) if m.get("error", {}).get("code") == -32700]
+    assert f"{80 << 20} bytes long" in oversized["error"]["message"] and oversized["id"] is None
+    assert await client.close() == 0
+
+
+def _peak_kib(status_path: str) -> int:
+    for line in open(status_path):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM in " + status_path)

@@ -154,3 +154,21 @@ async def test_auth_methods_name_each_key_and_authenticate_checks_it(agent_env, 
         await client.request("authenticate", {"methodId": "nobody"})
     assert caught.value.code == -32602
     assert await client.close() == 0
+
+
+async def test_a_prompt_and_its_cancel_in_one_write_answers_cancelled(agent_env, project, fake_llm):
+    fake_llm.set_script([{"match": "again", "text": "after"}] + [{"text": "one two three four", "hang_after": 4}] * 3)
+    client = await start(agent_env, project)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    for _ in range(3):  # the race had several outcomes: each must be `cancelled`
+        written: list[bytes] = []
+        client.send_raw = written.append  # both lines leave in one write
+        reply = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                         "prompt": [{"type": "text", "text": "go"}]})
+        client.notify("session/cancel", {"sessionId": session_id})
+        del client.send_raw
+        client.send_raw(b"".join(written))
+        assert await reply == {"stopReason": "cancelled"}
+    assert await client.prompt(session_id, "again") == {"stopReason": "end_turn"}
+    assert await client.close() == 0

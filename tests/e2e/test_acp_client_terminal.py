@@ -77,3 +77,24 @@ async def test_cancel_while_the_editors_terminal_runs_kills_and_releases_it(agen
     assert client.requests("terminal/kill") == [{"sessionId": session_id, "terminalId": "t9"}]
     assert len(fake_llm.requests) == 1
     assert await client.close() == 0
+
+
+@pytest.mark.parametrize("kill_answered", [True, False])
+async def test_stdin_eof_while_an_editor_terminal_runs_leaves_no_task_pending(agent_env, project, fake_llm,
+                                                                              kill_answered):
+    fake_llm.set_script([{"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "sleep 100"}}]},
+                         {"text": "never"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    never = asyncio.get_running_loop().create_future()
+    client.on_request.update({
+        "terminal/create": lambda params: {"terminalId": "t1"},
+        "terminal/wait_for_exit": lambda params: never,
+        "terminal/kill": (lambda params: {}) if kill_answered else (lambda params: never),
+        "terminal/release": lambda params: {},
+    })
+    await client.initialize(terminal=True)
+    session_id = await client.new_session(str(project))
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]})
+    await client.wait_for(lambda: client.requests("terminal/wait_for_exit"))
+    assert await client.close() == 0
+    assert "Task was destroyed" not in client.stderr() and "Traceback" not in client.stderr(), client.stderr()

@@ -113,6 +113,31 @@ async def test_images_resource_links_and_embedded_resources_reach_the_model(agen
     assert await client.close() == 0
 
 
+async def test_an_image_a_text_only_model_cannot_see_is_said_and_bad_images_are_refused(agent_env_factory, project,
+                                                                                       fake_llm):
+    from e2e.test_rpc_models import model_entry
+
+    env = agent_env_factory(models=[{**model_entry("fake-model"), "input": ["text"]}])
+    fake_llm.set_script([{"text": "Seen."}])
+    client, session_id = await ready(env, project)
+    assert await client.prompt(session_id, "look", {"type": "image", "mimeType": "image/png", "data": PNG}) == {
+        "stopReason": "end_turn"}
+    said = json.dumps(client.updates(session_id))
+    assert "does not accept images" in said and "1 image(s) of this prompt are left out" in said
+    bad = [([{"type": "image", "mimeType": "image/png", "data": "not base64!"}], "prompt[0].data is not valid base64"),
+           ([{"type": "image", "mimeType": "image/tiff", "data": PNG}], "prompt[0].mimeType: image type 'image/tiff'"),
+           ([{"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": "%%"}}],
+            "prompt[0].resource.blob is not valid base64"),
+           ([{"type": "resource", "resource": {"text": "x"}}], "prompt[0].resource.uri must be a string"),
+           ([], '"prompt" is empty'), ([{"type": "text", "text": "  "}], '"prompt" is empty')]
+    for blocks, message in bad:
+        with pytest.raises(AcpReplyError) as caught:
+            await client.request("session/prompt", {"sessionId": session_id, "prompt": blocks}, checked=False)
+        assert caught.value.code == -32602 and message in caught.value.message, (blocks, caught.value.message)
+    assert len(fake_llm.requests) == 1
+    assert await client.close() == 0
+
+
 async def test_a_prompt_during_a_turn_is_queued_as_a_follow_up(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "first answer", "hang_after": 3}, {"text": "second answer"}])
     client, session_id = await ready(agent_env, project)
@@ -210,4 +235,60 @@ async def test_bang_runs_the_users_own_command(agent_env, project, fake_llm):
     import asyncio
 
     assert await asyncio.wait_for(reply, 5.0) == {"stopReason": "cancelled"}
+    assert await client.close() == 0
+
+
+async def test_compact_and_clone_sent_during_a_turn_wait_for_it_and_never_abort_it(agent_env_factory, project,
+                                                                                    fake_llm):
+    words = " ".join(f"word{i}" for i in range(80))
+    fake_llm.set_script([{"text": "first " + words}, {"text": "third " + words, "text_deltas": 10, "delay_ms": 50},
+                         {"text": "The summary."}])
+    client, session_id = await ready(agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}}), project)
+    await client.prompt(session_id, "hello " + words)
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                    "prompt": [{"type": "text", "text": "again " + words}]})
+    await client.wait_for(lambda: "third" in json.dumps(client.updates(session_id, "agent_message_chunk")))
+    compact = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                       "prompt": [{"type": "text", "text": "/compact"}]})
+    clone = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/clone"}]})
+    assert await turn == {"stopReason": "end_turn"}  # not aborted
+    assert await compact == {"stopReason": "end_turn"} and await clone == {"stopReason": "end_turn"}
+    said = [u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk")]
+    assert said[-1].startswith("Cloned this conversation") and said[-2].startswith("Compacted the conversation")
+    assert "word79" in "".join(said[:-2])  # the turn's whole answer came before them
+    assert await client.close() == 0
+
+
+async def test_client_mcp_servers_that_fail_are_said_in_the_session_and_on_stderr(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "ok"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    servers = [{"name": "ghost", "command": str(project / "no-such-server"), "args": [], "env": []},
+               {"type": "http", "name": "closed", "url": "http://127.0.0.1:1/mcp", "headers": []}]
+    session_id = (await client.request("session/new", {"cwd": str(project), "mcpServers": servers}))["sessionId"]
+    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}
+
+    def said() -> str:
+        return json.dumps(client.updates(session_id))
+
+    await client.wait_for(lambda: "MCP server 'ghost' failed" in said() and "MCP server 'closed' failed" in said())
+    assert await client.close() == 0
+    assert "MCP server 'ghost' failed" in client.stderr() and "MCP server 'closed' failed" in client.stderr()
+
+
+async def test_names_and_titles_never_carry_control_characters(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "ok"}])
+    client, session_id = await ready(agent_env, project)
+    hostile = "\x1b]0;pwned\x07fix \u202ethe bug\nsecond line"
+    assert await client.prompt(session_id, hostile) == {"stopReason": "end_turn"}
+    assert client.updates(session_id, "session_info_update")[-1]["title"] == "]0;pwned fix the bug"
+    for name in ("\x1b[2Jx", "a\x07", "one\ntwo", "x" * 100_000):
+        assert await client.prompt(session_id, f"/name {name}") == {"stopReason": "end_turn"}
+        said = client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+        assert said.startswith("/name failed: Session name "), said
+    titles = [u["title"] for u in client.updates(session_id, "session_info_update")]
+    assert titles == ["]0;pwned fix the bug"]
+    listed = await client.request("session/list", {"cwd": str(project)})
+    assert listed["sessions"][0]["title"] == "]0;pwned fix the bug"
     assert await client.close() == 0

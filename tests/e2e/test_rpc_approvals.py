@@ -173,3 +173,29 @@ def test_json_mode_with_read_only_refuses_and_reports_it_in_the_events(agent_env
     assert [(e["toolName"], e["isError"]) for e in ends] == [("write", True), ("read", False)]
     assert ends[0]["result"]["content"][0]["text"].startswith("Not run: the session is read-only")
     assert not (tmp_path / "out.txt").exists()
+
+
+async def test_set_approvals_while_a_question_waits_decides_it_and_a_late_answer_is_ignored(agent_env, fake_llm,
+                                                                                           tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "Done."}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "write it"})
+        asked = await question(client)
+        assert (await client.send({"type": "set_approvals", "policy": "read-only"}))["success"] is True
+        events = await client.wait_for("agent_settled")
+        answer(client, asked["id"], value="Allow once")  # too late: the policy decided
+        assert (await client.send({"type": "get_state"}))["data"]["approvals"] == "read-only"
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] is True and not (tmp_path / "out.txt").exists()
+    assert "the session is read-only" in json.dumps(tool_results(fake_llm))
+
+
+async def test_always_is_not_offered_for_wrappers_over_rpc(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "env FOO=1 true"}}]},
+                         {"text": "ok"}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        asked = await question(client)
+        answer(client, asked["id"], value="Reject")
+        await client.wait_for("agent_settled")
+    assert asked["options"] == ["Allow once", "Reject", "Reject, and tell the model why"]

@@ -160,6 +160,20 @@ async def test_empty_name_flag_is_a_startup_error(agent_env, tmp_path):
     assert code == 1 and b"Session name cannot be empty" in client.stderr
 
 
+@pytest.mark.parametrize("name, problem", [
+    ("\x1b[31mred", "one line of printable text (it holds '\\x1b' at character 1)"),
+    ("bell\x07", "'\\x07' at character 5"), ("two\nlines", "'\\n'"), ("tab\there", "'\\t'"),
+    ("evil\u202egnp.exe", "'\\u202e'"), ("x" * 100_000, "too long (100,000 characters; at most 200)")])
+async def test_a_name_holding_control_characters_or_too_long_is_refused(agent_env, tmp_path, name, problem):
+    async with await start(agent_env, tmp_path) as client:
+        reply = await client.send({"id": 8, "type": "set_session_name", "name": name})
+        state = await data(client, "get_state")
+    assert reply["success"] is False and problem in reply["error"], reply
+    assert "sessionName" not in state
+    client = await start(agent_env, tmp_path, "--name", name)  # the flag: the same rule, at start-up
+    assert await client.close() == 1 and problem.encode() in client.stderr
+
+
 # -- new_session --------------------------------------------------------------------------------------
 
 

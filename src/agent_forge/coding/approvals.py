@@ -15,11 +15,17 @@ its tool call (the question is awaited inside the call's task).
 it): for a tool, every later call of that tool; for `bash`, later commands starting with the same first two
 words (`git status`, `npm test`), and only for simple commands (`bash_prefix`): a command holding shell
 operators, substitutions or redirections (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `$`, a backquote, a backslash or a
-line break) is asked about every time, and "always" is not offered for it.
+line break) is asked about every time, and "always" is not offered for it. Nor is it for a command whose
+first word runs other commands or code (`WRAPPERS`: shells, `env`, `sudo`, `xargs`, `timeout`, ...; an
+interpreter such as `python` or `node` followed by an option, as in `python -c`, `node -e`), nor for one that
+starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import re
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
@@ -42,6 +48,17 @@ KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "ed
 MAX_TITLE = 120
 _SHELL_SPECIAL = set(";&|<>()$`\\\n\r")
 NO_APPROVER = "no one can answer the question here"
+WRAPPERS = frozenset({
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "env", "sudo", "doas", "su",
+    "run0", "pkexec", "xargs", "parallel", "nice", "ionice", "renice", "timeout", "nohup", "command", "builtin",
+    "exec", "eval", "source", ".", "time", "stdbuf", "setsid", "chroot", "nsenter", "unshare", "flock",
+    "watch", "strace", "ltrace", "script", "taskset", "chrt", "systemd-run", "firejail", "fakeroot", "xvfb-run",
+    "caffeinate", "unbuffer", "expect", "ssh", "docker", "podman", "kubectl", "npx", "uvx", "pipx", "bunx"})
+"""First words that run another command (or code) given as their arguments: "always" is never offered."""
+_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|luajit|tclsh|wish|osascript|"
+                          r"pwsh|powershell|awk|gawk|mawk|nawk|sed|R|Rscript|julia|groovy|scala|java|jshell|"
+                          r"erl|elixir|iex|ghc|runghc|guile|racket|sbcl|clisp|swift|kotlin)[0-9.]*(\.exe)?")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class ApprovalRequest(TypedDict):
@@ -109,14 +126,25 @@ def tool_title(name: str, args: Mapping[str, object]) -> str:
 
 def bash_prefix(command: object) -> tuple[str, ...] | None:
     """The words "allow always" remembers for a bash command (its first two), or None when the command is not
-    simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words)."""
+    simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words) or its
+    first words would cover any command (`runs_others`)."""
     if not isinstance(command, str) or _SHELL_SPECIAL & set(command):
         return None
     try:
         words = shlex.split(command)
     except ValueError:
         return None
-    return tuple(words[:2]) or None
+    return None if not words or runs_others(words) else tuple(words[:2])
+
+
+def runs_others(words: list[str]) -> bool:
+    """True when a command's first words run whatever follows: a wrapper (`WRAPPERS`, by the program's base
+    name), an interpreter followed by an option (`python -c`, `node -e`, `perl -e`, `awk -f`), or a leading
+    variable assignment (`FOO=1 bash ...`)."""
+    program = os.path.basename(words[0])
+    if program in WRAPPERS or _ASSIGNMENT.match(words[0]):
+        return True
+    return bool(_INTERPRETER.fullmatch(program)) and (len(words) < 2 or words[1].startswith("-"))
 
 
 def is_read_only(tool: object) -> bool:
@@ -136,6 +164,8 @@ class Approvals:
         self._tools, self._conversation = tools, conversation
         self._always: set[object] = set()
         self._remembered_for = ""
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._withdrawn: set[asyncio.Future[Any]] = set()
 
     @classmethod
     def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *,
@@ -147,8 +177,14 @@ class Approvals:
         return approvals
 
     def set_policy(self, policy: object) -> None:
-        """Raises ValueError for a policy not in POLICIES. What "always" remembered is kept."""
+        """Raises ValueError for a policy not in POLICIES. What "always" remembered is kept. Leaving `ask`
+        withdraws the questions still waiting: the new policy decides their calls (an answer that comes later
+        is ignored)."""
         self.policy = check_policy(policy)
+        if self.policy != "ask":
+            for question in list(self._pending):
+                self._withdrawn.add(question)
+                question.cancel()
 
     def remembered(self) -> list[str]:
         """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
@@ -172,6 +208,8 @@ class Approvals:
             return (f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
                     "Do not retry it.")
         decision = await self._ask(call, name, args, key)
+        if self.policy != "ask":  # changed while the question waited: the policy in force now decides
+            return await self.check(call)
         if decision.choice == ALLOW_ALWAYS and key is not None:
             self._always.add(key)
         if decision.choice in (ALLOW_ONCE, ALLOW_ALWAYS):
@@ -199,10 +237,20 @@ class Approvals:
         request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
                                   kind=tool_kind(name), always=_always_words(key))
         assert self.approver is not None
+        question = asyncio.ensure_future(self.approver(request))
+        self._pending.add(question)
         try:
-            answer = await self.approver(request)
+            answer = await question
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if question in self._withdrawn and not (current and current.cancelling()):
+                return Decision(REJECT, "withdrawn: the approval policy changed", answered=False)
+            raise
         except Exception as exc:  # an approver's bug rejects (fail-safe); cancellation propagates
             return Decision(REJECT, f"(the question failed: {type(exc).__name__}: {exc})")
+        finally:
+            self._pending.discard(question)
+            self._withdrawn.discard(question)
         if isinstance(answer, str):
             answer = Decision(answer)
         if not isinstance(answer, Decision) or answer.choice not in CHOICES:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError, ExportError
@@ -62,10 +63,30 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
         raise CommandError(str(exc)) from None
 
 
+MAX_SESSION_NAME = 200
+"""Characters a session name may hold (after stripping)."""
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+"""Control characters (C0, DEL, C1: escapes, BEL, line breaks, tabs), bidirectional controls and the Unicode
+line separators: what could rewrite a terminal, reorder a title or break a listing line."""
+
+
 def session_name(name: object) -> str:
-    """`name` as `set_session_name` records it (stripped). Raises `CommandError` for a non-string or blank."""
+    """`name` as `set_session_name` records it (stripped): one line of at most `MAX_SESSION_NAME` characters
+    without control characters (`_UNPRINTABLE`). Raises `CommandError` for anything else, naming the problem."""
     if not isinstance(name, str):
         raise CommandError(f"Session name must be a string, got {type(name).__name__}")
-    if not name.strip():
+    name = name.strip()
+    if not name:
         raise CommandError("Session name cannot be empty")
-    return name.strip()
+    if (bad := _UNPRINTABLE.search(name)) is not None:
+        raise CommandError(f"Session name must be one line of printable text (it holds {ascii(bad.group())} at "
+                           f"character {bad.start() + 1})")
+    if len(name) > MAX_SESSION_NAME:
+        raise CommandError(f"Session name is too long ({len(name):,} characters; at most {MAX_SESSION_NAME})")
+    return name
+
+
+def printable_title(text: str, limit: int = 120) -> str:
+    """A title made from other text (a prompt's first line): control characters as spaces, one line, cut
+    at `limit` characters."""
+    return " ".join(_UNPRINTABLE.sub(" ", text).split())[:limit]

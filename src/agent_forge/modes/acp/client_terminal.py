@@ -33,6 +33,7 @@ class ClientTerminals:
     def __init__(self, request: Request, session_id: str):
         self.request, self.session_id = request, session_id
         self.on_terminal: Callable[[str, str], None] = lambda call_id, terminal_id: None
+        self._cleanups: set[asyncio.Task[None]] = set()  # kill + release after aborts: awaited by `close`
 
     async def run(self, tool_call_id: str, command: str, cwd: str, timeout: float | None) -> ShellResult | None:
         terminal_id = await self._create(command, cwd)
@@ -42,8 +43,9 @@ class ClientTerminals:
             status, timed_out = await self._wait(ids, timeout)
             output = await self.request("terminal/output", ids)
         except asyncio.CancelledError:  # an abort: stop the command, never wait for the client here
-            asyncio.ensure_future(self._quietly("terminal/kill", ids)).add_done_callback(
-                lambda _: asyncio.ensure_future(self._quietly("terminal/release", ids)))
+            cleanup = asyncio.ensure_future(self._kill_and_release(ids))
+            self._cleanups.add(cleanup)
+            cleanup.add_done_callback(self._cleanups.discard)
             raise
         except AcpError as exc:
             await self._release(ids)
@@ -76,6 +78,19 @@ class ClientTerminals:
             await asyncio.wait_for(self._quietly("terminal/release", ids), RELEASE_WAIT_S)
         except asyncio.TimeoutError:
             pass
+
+    async def close(self) -> None:
+        """Wait (at most `RELEASE_WAIT_S`) for the kills and releases of aborted commands, then drop them: no
+        task is left pending when the mode exits."""
+        if self._cleanups:
+            _done, pending = await asyncio.wait(set(self._cleanups), timeout=RELEASE_WAIT_S)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    async def _kill_and_release(self, ids: dict[str, str]) -> None:
+        await self._quietly("terminal/kill", ids)
+        await self._quietly("terminal/release", ids)
 
     async def _quietly(self, method: str, ids: dict[str, str]) -> None:
         try:

@@ -23,6 +23,10 @@ BUILTINS: dict[str, tuple[str, str | None]] = {
     "tree": ("Show the session tree, or continue from one of its entries", "entry number [summarize] (optional)"),
 }
 
+AFTER_THE_TURN = frozenset({"compact", "fork", "clone", "tree"})
+"""Sent while a turn runs, these wait for it (and the prompts queued behind it) to end, then run: they read or
+move the conversation the turn is still writing. The others run at once."""
+
 
 def commands(session: Any) -> list[dict[str, Any]]:
     """ACP `AvailableCommand`s: the session's commands (`/name args` in a prompt), then the built-ins."""

@@ -8,6 +8,8 @@ Audio and other binary resources are refused (`initialize` does not offer them):
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -27,7 +29,10 @@ def prompt_input(blocks: Any) -> tuple[str, list[dict[str, Any]]]:
         if not isinstance(block, dict):
             raise invalid_params(f"prompt[{index}] must be an object")
         _add_block(block, index, parts, images)
-    return "\n".join(parts), images
+    text = "\n".join(parts)
+    if not text.strip() and not images:
+        raise invalid_params('"prompt" is empty: it needs some text, an image or a resource')
+    return text, images
 
 
 def _add_block(block: dict[str, Any], index: int, parts: list[str], images: list[dict[str, Any]]) -> None:
@@ -35,7 +40,7 @@ def _add_block(block: dict[str, Any], index: int, parts: list[str], images: list
     if kind == "text":
         parts.append(_string(block, "text", index))
     elif kind == "image":
-        images.append(_image(_string(block, "data", index), _string(block, "mimeType", index), index))
+        images.append(_image(_string(block, "data", index), _string(block, "mimeType", index), f"prompt[{index}]"))
     elif kind == "resource_link":
         uri, name = _string(block, "uri", index), _string(block, "name", index)
         parts.append(f"[{name}]({file_path(uri)})")
@@ -50,11 +55,11 @@ def _add_block(block: dict[str, Any], index: int, parts: list[str], images: list
 def _add_resource(resource: Any, index: int, parts: list[str], images: list[dict[str, Any]]) -> None:
     if not isinstance(resource, dict):
         raise invalid_params(f"prompt[{index}].resource must be an object")
-    uri = _string(resource, "uri", index)
+    uri = _string(resource, "uri", index, "resource.")
     if isinstance(resource.get("text"), str):
         parts.append(f'<file name="{file_path(uri)}">\n{resource["text"]}\n</file>')
     elif isinstance(resource.get("blob"), str) and resource.get("mimeType") in IMAGE_TYPES:
-        images.append(_image(resource["blob"], resource["mimeType"], index))
+        images.append(_image(resource["blob"], resource["mimeType"], f"prompt[{index}].resource"))
     elif isinstance(resource.get("blob"), str):
         raise invalid_params(f"prompt[{index}]: the binary resource {uri} ({resource.get('mimeType')}) cannot be "
                              "given to the model; only text and images can")
@@ -62,9 +67,15 @@ def _add_resource(resource: Any, index: int, parts: list[str], images: list[dict
         raise invalid_params(f"prompt[{index}].resource needs \"text\" or \"blob\"")
 
 
-def _image(data: str, mime: str, index: int) -> dict[str, Any]:
+def _image(data: str, mime: str, where: str) -> dict[str, Any]:
+    """An image attachment; `where` names the block (`prompt[0]`, `prompt[0].resource`) in the errors."""
+    field = "blob" if where.endswith("resource") else "data"
     if mime not in IMAGE_TYPES:
-        raise invalid_params(f"prompt[{index}]: image type {mime!r} is not one of {', '.join(IMAGE_TYPES)}")
+        raise invalid_params(f"{where}.mimeType: image type {mime!r} is not one of {', '.join(IMAGE_TYPES)}")
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise invalid_params(f"{where}.{field} is not valid base64") from None
     return {"type": "image", "data": data, "mimeType": mime}
 
 
@@ -74,8 +85,8 @@ def file_path(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
-def _string(block: dict[str, Any], key: str, index: int) -> str:
+def _string(block: dict[str, Any], key: str, index: int, within: str = "") -> str:
     value = block.get(key)
     if not isinstance(value, str):
-        raise invalid_params(f"prompt[{index}].{key} must be a string")
+        raise invalid_params(f"prompt[{index}].{within}{key} must be a string")
     return value

@@ -74,6 +74,8 @@ class AcpServer:
                     traceback.print_exc()
             return  # unknown notifications are ignored (JSON-RPC: a notification gets no answer)
         handler = METHODS.get(str(message.method))
+        if handler is None and str(message.method) in NOTIFICATIONS:  # a notification sent with an id: done,
+            handler = _as_request(NOTIFICATIONS[str(message.method)])  # and answered (result null)
         if handler is None:
             self.connection.error(message.id, AcpError(METHOD_NOT_FOUND, f"Method not found: {message.method}"))
             return
@@ -227,8 +229,9 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        return _Later(opened.turns.command(commands.run(opened.session, *named,
-                                                        lambda update: server.send_update(opened.id, update))))
+        send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+        return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
+                                           when_idle=named[0] in commands.AFTER_THE_TURN))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line
@@ -247,6 +250,13 @@ def _cancel(server: AcpServer, params: dict[str, Any]) -> None:
 NOTIFICATIONS["session/cancel"] = _cancel
 
 
+def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Callable[..., Awaitable[None]]:
+    async def handler(server: AcpServer, params: dict[str, Any]) -> None:
+        notification(server, params)
+
+    return handler
+
+
 def _announce(server: AcpServer, opened: AcpSession) -> None:
     """What the editor shows about a session once it knows its id: its commands, name and context use."""
     from .commands import commands
@@ -254,7 +264,9 @@ def _announce(server: AcpServer, opened: AcpSession) -> None:
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
-    name = opened.session.store.session_name
+    from ...coding.state import printable_title
+
+    name = printable_title(opened.session.store.session_name or "", 200)
     if name:
         send({"sessionUpdate": "session_info_update", "title": name})
     if opened.session.model is not None:

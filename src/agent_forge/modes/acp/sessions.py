@@ -35,8 +35,9 @@ class AcpSession:
         self.id: str = session.store.session_id
         self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
         session.subscribe(self.updates)
-        self.turns = Turns(session)
+        self.turns = Turns(session, self.updates.tell)
         self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
+        self.terminals: Any = None  # `client_terminal.ClientTerminals` when bash runs in the editor's terminals
         self.started = False  # the plugins' session_start has run
 
 
@@ -79,6 +80,7 @@ class Registry:
         opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
+            opened.terminals = terminals
         self.sessions[opened.id] = opened
         return opened
 
@@ -151,6 +153,8 @@ class Registry:
     async def close(self) -> None:
         self.closed = True
         for opened in list(self.sessions.values()):
+            if opened.terminals is not None:
+                await opened.terminals.close()
             await opened.session.close()
 
     async def terminate(self) -> None:
@@ -202,7 +206,9 @@ def _pairs(value: Any, index: int, key: str) -> dict[str, str]:
 
 
 def _info(info: Any) -> dict[str, Any]:
-    title = info.name or (info.first_message.strip().splitlines() or [""])[0][:120] or None
+    from ...coding.state import printable_title  # a name stored by another writer may hold anything
+
+    title = printable_title(info.name or (info.first_message.strip().splitlines() or [""])[0]) or None
     return {"sessionId": info.id, "cwd": info.cwd, "title": title,
             "updatedAt": info.modified.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")}
 

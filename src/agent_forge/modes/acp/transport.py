@@ -1,10 +1,11 @@
 """JSON-RPC 2.0 framing of ACP over stdio: one JSON object per LF-terminated line each way.
 
 `Connection.read_messages` turns input bytes into classified messages (`Incoming`); a line that is not JSON is
-answered here with a parse error (-32700, `id: null`), one that is JSON but no JSON-RPC message with an invalid
-request error (-32600, its `id` when it had a usable one). Output goes through `stdout_guard.write_out`, so a
-client that went away costs nothing and a full disk stops the mode. Requests this agent sends the client
-(`request`) get their answers matched by id.
+answered here with a parse error (-32700, `id: null`; so is a line longer than 64 MiB, which is not kept in memory
+past that), a request whose params nest deeper than the parser goes with -32602, one that is JSON but no JSON-RPC
+message with an invalid request error (-32600, its `id` when it had a usable one). Output goes through
+`stdout_guard.write_out`, so a client that went away costs nothing and a full disk stops the mode. Requests this
+agent sends the client (`request`) get their answers matched by id.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, AsyncIterator
 from ..rpc import framing
 from ..rpc.streams import ByteReader, ByteWriter
 from ..stdout_guard import write_out
-from .protocol import INVALID_REQUEST, PARSE_ERROR, AcpError
+from .protocol import INVALID_REQUEST, PARSE_ERROR, AcpError, invalid_params
 
 
 @dataclass
@@ -39,6 +40,7 @@ class Connection:
         self.out = out
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._closed = False
 
     def send(self, message: dict[str, Any]) -> None:
         write_out(self.out, framing.encode({"jsonrpc": "2.0", **message}))
@@ -56,12 +58,23 @@ class Connection:
         """Send a request to the client; the future gets its `result`, or an `AcpError` for an error answer."""
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._closed:  # no answer can come: fail now rather than wait forever
+            future.set_exception(AcpError(INVALID_REQUEST, "the client closed the connection"))
+            return future
         self._pending[request_id] = future
+        future.add_done_callback(lambda done: self._given_up(request_id, done))
         self.send({"id": request_id, "method": method, "params": params})
         return future
 
+    def _given_up(self, request_id: int, future: asyncio.Future[Any]) -> None:
+        """A request we stopped waiting for (an abort, a withdrawn permission question): the client is told
+        with `$/cancel_request`, so it can close its dialog; its late answer is ignored."""
+        if future.cancelled() and self._pending.pop(request_id, None) is not None and not self._closed:
+            self.notify("$/cancel_request", {"requestId": request_id})
+
     def close(self) -> None:
-        """The client has gone: requests still waiting for an answer fail."""
+        """The client has gone: requests still waiting for an answer fail, and later ones at once."""
+        self._closed = True
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(AcpError(INVALID_REQUEST, "the client closed the connection"))
@@ -69,7 +82,7 @@ class Connection:
 
     async def read_messages(self, reader: ByteReader) -> AsyncIterator[Incoming]:
         """Every well-formed message until the input ends; bad lines are answered on the way."""
-        splitter = framing.LineSplitter()
+        splitter = framing.LineSplitter(framing.MAX_COMMAND_BYTES)  # a longer line is not kept in memory
         while chunk := await reader.read(1 << 16):
             for record in splitter.feed(chunk):
                 if (message := self._classify(record)) is not None:
@@ -78,7 +91,10 @@ class Connection:
             if (message := self._classify(record)) is not None:
                 yield message
 
-    def _classify(self, record: bytes) -> Incoming | None:
+    def _classify(self, record: bytes | framing.OversizedLine) -> Incoming | None:
+        if isinstance(record, framing.OversizedLine):
+            self.error(None, AcpError(PARSE_ERROR, f"Parse error: {record.error()}"))
+            return None
         if not record.strip():
             return None
         try:
@@ -86,6 +102,11 @@ class Connection:
         except ValueError as exc:
             self.error(None, AcpError(PARSE_ERROR, f"Parse error: {exc}"))
             return None
+        if isinstance(message, dict) and isinstance(message.get("params"), framing.BadValue):
+            if "id" in message and _usable_id(message["id"]) and isinstance(message.get("method"), str):
+                self.error(message["id"], invalid_params(f"params: {message['params'].reason} (JSON nested "
+                                                         "deeper than the parser goes)"))
+            return None  # a notification cannot be answered
         problem = _shape_problem(message)
         if problem is not None:
             request_id = message.get("id") if isinstance(message, dict) and _usable_id(message.get("id")) else None

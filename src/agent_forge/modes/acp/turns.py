@@ -9,9 +9,10 @@ carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable
+from typing import Any, Awaitable, Callable
 
 from ...coding.errors import CommandError
+from ...coding.state import printable_title
 from ..print_outcome import RunWatch
 from .content import prompt_input
 from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
@@ -28,8 +29,8 @@ class _Prompt:
 class Turns:
     """The prompts of one session (`session`: an AgentSession)."""
 
-    def __init__(self, session: Any):
-        self.session = session
+    def __init__(self, session: Any, tell: Callable[[str, str], None] = lambda text, severity: None):
+        self.session, self.tell = session, tell  # `tell(text, severity)`: a status line the user sees
         self.watch = RunWatch()
         self.first_line = ""  # of the last prompt's text (a session's title until it is named)
         self._waiting: set[_Prompt] = set()
@@ -48,7 +49,7 @@ class Turns:
         """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
         awaitable answering `{"stopReason"}`. Raises `AcpError` for a malformed prompt."""
         text, images = prompt_input(blocks)
-        self.first_line = (text.strip().splitlines() or [""])[0][:120]
+        self.first_line = printable_title((text.strip().splitlines() or [""])[0])
         if not self.session.is_streaming:
             self.watch.start()
         settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -59,6 +60,9 @@ class Turns:
             raise self._refusal(exc) from None
         prompt = _Prompt()
         self._waiting.add(prompt)
+        if images and not _takes_images(self.session.model):
+            self.tell(f"The model {self.session.model.get('id')} does not accept images: the {len(images)} "
+                      "image(s) of this prompt are left out (the model sees \"(image omitted)\").", "warning")
         return self._answer(submitted, prompt, settled)
 
     async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
@@ -69,18 +73,24 @@ class Turns:
             else:
                 await self.session.wait_for_idle()
         except CommandError as exc:
+            if prompt.cancelled:  # stopped by our own cancel before it reached the model (input handlers)
+                return {"stopReason": "cancelled"}
             raise self._refusal(exc) from None
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": self.stop_reason(prompt.cancelled)}
 
-    async def command(self, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    async def command(self, work: Callable[[], Awaitable[dict[str, Any]]], *, when_idle: bool = False
+                      ) -> dict[str, Any]:
         """A built-in command's answer (`commands.py`): `cancelled` when a `session/cancel` came while it ran
-        (a `/compact` or `/tree N summarize` stopped mid-request), else its own."""
+        (a `/compact` or `/tree N summarize` stopped mid-request), else its own. `when_idle`: it waits for the
+        running turn (and its queued prompts) to end rather than disturb it; cancelled meanwhile, it never runs."""
         prompt = _Prompt()
         self._waiting.add(prompt)
         try:
-            answer = await work
+            if when_idle and self.session.is_streaming:
+                await self.session.wait_for_idle()
+            answer = {"stopReason": "cancelled"} if prompt.cancelled else await work()
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": "cancelled"} if prompt.cancelled else answer
@@ -109,3 +119,9 @@ class Turns:
         """A prompt the session refused: no model or key is `auth_required`, the rest an internal error."""
         code = AUTH_REQUIRED if self.session.readiness_problem() else INTERNAL_ERROR
         return AcpError(code, str(exc))
+
+
+def _takes_images(model: Any) -> bool:
+    """False for a model whose catalogue entry lists its `input` without "image" (the providers then send
+    "(image omitted ...)" in the image's place)."""
+    return not isinstance(model, dict) or "image" in (model.get("input") or ["text", "image"])

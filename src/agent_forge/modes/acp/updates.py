@@ -10,6 +10,7 @@ slow turn never looks dead.
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 from . import tool_calls
@@ -117,9 +118,19 @@ class Updates:
 
     def _compaction_end(self, event: dict[str, Any]) -> None:
         if event.get("errorMessage"):
-            self.tell(f"Compaction failed: {event['errorMessage']}", "error")
+            self.tell(str(event["errorMessage"]), "error")  # it says "Compaction failed: ..." itself
         elif event.get("result"):
             self.tell("Compaction done.", "info")
+
+    def _mcp_server(self, event: dict[str, Any]) -> None:
+        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr;
+        a prompt going on without a server not ready yet says so too (`message`)."""
+        if event.get("state") == "failed":
+            text = f"MCP server {event.get('name')!r} failed: {event.get('lastError') or 'unknown error'}"
+            self.tell(text, "error")
+            print(f"Warning: {text}", file=sys.stderr)
+        elif event.get("message"):
+            self.tell(str(event["message"]), "warning")
 
     def tell(self, text: str, severity: str) -> None:
         self.send(status_update(text, severity, self.notices))
@@ -130,6 +141,7 @@ _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
     "tool_execution_start": Updates._tool_start, "tool_execution_update": Updates._tool_update,
     "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
+    "mcp_server_changed": Updates._mcp_server,
 }
 
 
