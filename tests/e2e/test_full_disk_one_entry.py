@@ -19,8 +19,9 @@ async def test_one_unwritten_entry_is_one_entry_in_every_message(agent_env, tmp_
                              cwd=str(tmp_path))
         fill(disk)
         client = await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env)
-        try:  # a name longer than what is left of the file's last page: its one entry cannot be written
-            named = await client.send({"type": "set_session_name", "name": "n" * 8000})
+        try:  # output longer than what is left of the file's last page: its one entry cannot be written
+            # (a long session name did this until names were capped at 200 characters)
+            named = await client.send({"type": "bash", "command": "head -c 8000 /dev/zero | tr '\\0' n"})
             pending = (await client.send({"type": "get_state"}))["data"]["sessionWriteError"]["pendingEntries"]
             refused = await client.send({"type": "new_session"})
             client.process.send_signal(signal.SIGTERM)
