@@ -29,11 +29,13 @@ STUBBORN = textwrap.dedent('''
         @plugin.on("before_run")
         async def run_hook(event, ctx):
             if "stuck-run" in str(event.prompts):
+                ctx.ui.notify("entered before_run")  # the test aborts once the handler runs
                 await forever()
 
         @plugin.on("input")
         async def input_hook(event, ctx):
             if event.text == "stuck-input":
+                ctx.ui.notify("entered input")
                 await forever()
 
         @plugin.on("tool_call")
@@ -159,7 +161,8 @@ async def test_abort_gives_up_a_hook_ignoring_its_cancellation(agent_env_factory
     """The round-5 input: a stubborn `before_run` (or `input`) handler, a long limit, then `abort`, then EOF."""
     client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, stubborn)
     pending = client.send_nowait({"type": "prompt", "message": message})
-    await client.send({"type": "get_state"})  # the prompt reached its handler (commands are handled in order)
+    notified = await client.wait_for("extension_ui_request", timeout=10)  # the handler runs now
+    assert notified[-1]["message"].startswith("entered ")
     aborted = await client.send({"type": "abort"}, timeout=10)
     reply = await asyncio.wait_for(pending, 10)
     await finish(client)
@@ -171,3 +174,24 @@ async def test_abort_gives_up_a_hook_ignoring_its_cancellation(agent_env_factory
         settled = [r for r in client.records if r.get("type") == "agent_settled"]
         assert settled == [{"type": "agent_settled", "aborted": True}]
     assert any("ignored its cancellation" in e for _, e in errors(client))
+
+
+async def test_an_abort_right_behind_the_prompt_never_waits_for_the_stubborn_hook(agent_env_factory, fake_llm,
+                                                                                 tmp_path, stubborn):
+    """`prompt` and `abort` in one write: the abort can come before the run's pre-run waits begin (it once
+    found nothing to cancel, and the stubborn `before_run` then held the run for its whole 120 s limit)."""
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, stubborn)
+    started = 0
+    for _ in range(3):
+        pending = client.send_nowait({"type": "prompt", "message": "please stuck-run"})
+        aborted = await client.send({"type": "abort"}, timeout=10)  # was: no answer for 120 s
+        reply = await asyncio.wait_for(pending, 10)
+        assert aborted["success"] is True
+        if reply["success"]:  # the abort came once the prompt was taken: its run starts aborted
+            started += 1
+            assert (await client.wait_for("agent_settled", timeout=10))[-1]["aborted"] is True
+        else:  # the abort came while the input handlers ran: the prompt was not taken
+            assert "Aborted" in reply["error"]
+    messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    await finish(client)
+    assert [m["role"] for m in messages].count("user") == started and fake_llm.requests == []

@@ -115,9 +115,12 @@ class SessionRun:
         run starts aborted with the system prompt as it is: the prompt is recorded (`agent_start`, its message,
         an aborted answer, `agent_end`) as when an abort comes while a `!command` key runs, and no request is
         sent."""
-        self._agent.system_prompt = await abortable_step(
-            self._pre_run(prompts), aborted=lambda: self.phase is Phase.ABORTING, unstarted=self._system_prompt,
-            track=self._track_begin)
+        if self.phase is Phase.ABORTING:  # the abort came before the waits began: none of them is started
+            self._agent.system_prompt = self._system_prompt()
+        else:
+            self._agent.system_prompt = await abortable_step(
+                self._pre_run(prompts), aborted=lambda: self.phase is Phase.ABORTING,
+                unstarted=self._system_prompt, track=self._track_begin)
         run = self._agent.start(prompts)
         if self.phase is Phase.ABORTING:  # the abort came while the run was starting: it starts aborted
             self._agent.abort()
