@@ -10,9 +10,12 @@ import sys
 FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolkit", "httpx2", "httpx", "h11",
              "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types",  # mcp: only with a server configured
              "orjson",  # imported after start-up's first records (ai/json_wire.py): it costs more than it saves there
-             "tempfile", "shutil", "bz2", "lzma")  # the HTML export needs them, the first response does not
-FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls")
-"""Modules of ours the first response does not need: the HTML export, the TLS context of a model request."""
+             "tempfile", "shutil", "bz2", "lzma",  # the HTML export needs them, the first response does not
+             "hashlib")  # only a version-1 session's migration and a cwd too deep for a file name need it
+FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls", "agent_forge.coding.compaction.branch",
+                 "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts")
+"""Modules of ours the first response does not need: the HTML export, the TLS context of a model request, the
+branch summary of a tree navigation (and its transcript and prompts)."""
 
 # Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
 _CHILD = """

@@ -11,7 +11,6 @@ from typing import Any, Awaitable, Callable, TYPE_CHECKING
 from ..agent.agent import Agent
 from ..ai.types import Model
 from .approvals import Approvals
-from .compaction.branch import navigate_tree
 from .compaction.controller import CompactionController
 from .errors import CommandError
 from .events import SessionEvent
@@ -202,6 +201,7 @@ class AgentSession:
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
         Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once
         the move is over (`SessionRun.idle_work`), like those queued during a manual compaction."""
+        from .compaction.branch import navigate_tree  # start-up does not pay for summarising branches
         outcome = await self.run.idle_work(navigate_tree(
             self.store, self.agent, self.compaction, target_id, busy=self.is_streaming, summarize=summarize,
             custom_instructions=custom_instructions))
