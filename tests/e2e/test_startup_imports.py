@@ -41,3 +41,25 @@ def test_get_state_imports_no_heavy_modules(tmp_path):
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     own = [name for name in modules if name.startswith(FORBIDDEN_OWN)]
     assert not own, own
+
+
+_GC_CHILD = """
+import atexit, gc, json, sys
+target = sys.argv[1]
+atexit.register(lambda: open(target, "w").write(json.dumps([gc.isenabled(), gc.get_freeze_count()])))
+sys.argv = ["agent-forge", "--mode", "rpc", "--no-session"]
+from agent_forge.cli import main
+raise SystemExit(main())
+"""
+
+
+def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
+    """cli_gc.py: start-up's objects are frozen and the collector is back on for the rest of the run."""
+    out = tmp_path / "gc.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _GC_CHILD, str(out)], input=b'{"id":"s","type":"get_state"}\n',
+                          capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout.splitlines()[0])["success"] is True
+    enabled, frozen = json.loads(out.read_text())
+    assert enabled is True and frozen > 1000
