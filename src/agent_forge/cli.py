@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     interpreter's final flush. Any other stdout write error (a full disk) ends it with one line on stderr,
     `agent-forge: cannot write to stdout: <reason>`, and exit code 1 (`stdout_guard`). Worker threads stuck
     in the kernel end the process with that code (`leave_stuck_threads`)."""
+    from . import cli_gc
+
+    cli_gc.pause()  # until the mode serves (cli_gc.py)
     code = run_command(argv)
     leave_stuck_threads(code)
     return code
@@ -273,6 +276,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     if mode == "acp":  # sessions are made by `session/new` in the directories the editor names
         from .modes.acp.server import run_acp_mode
 
+        _serving()
         return await run_acp_mode(args, *(streams or ()))
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
@@ -310,6 +314,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .modes.termination import run_until_terminated
 
     configure_approvals(session, args.approvals, mode)
+    _serving()
 
     if mode == "interactive":
         from .modes.interactive.app import run_interactive_mode
@@ -327,3 +332,10 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .modes.print_mode import run_print_mode
 
     return await run_until_terminated(session, run_print_mode(session, args.messages, json_events=(mode == "json")))
+
+
+def _serving() -> None:
+    """Start-up is over: the garbage collector runs again (`cli_gc.resume`)."""
+    from . import cli_gc
+
+    cli_gc.resume()

@@ -272,3 +272,25 @@ def test_when_cutting_back_fails_too_the_next_append_starts_a_fresh_line(tmp_pat
 
 def _refuse_truncate(fd: int, length: int) -> None:
     raise OSError(5, "Input/output error")
+
+
+@pytest.mark.parametrize("backend", ["orjson", "stdlib"])
+def test_lines_read_as_bytes_keep_what_the_decoded_file_kept(tmp_path: Path, monkeypatch, backend: str) -> None:
+    """The file is split into byte lines and parsed without decoding it first: invalid UTF-8 still costs only
+    its character, a BOM before an entry is still ignored, a line of Unicode whitespace is still blank (no
+    warning), and a header that is the file's only, unterminated line still opens."""
+    from agent_forge.ai import json_wire
+
+    monkeypatch.setattr(json_wire, "_backend", False if backend == "stdlib" else None)
+    store = written_session(tmp_path, count=1)
+    header, first = store.path.read_bytes().rstrip(b"\n").split(b"\n")
+    entry = json.loads(first)
+    damaged = json.dumps({**entry, "id": "e2", "parentId": entry["id"], "message": user("caf\u00e9 x")},
+                         ensure_ascii=False).encode().replace("\u00e9".encode(), b"\xff")
+    bom = b"\xef\xbb\xbf" + json.dumps({**entry, "id": "e3", "parentId": "e2", "message": user("bom")}).encode()
+    store.path.write_bytes(b"\n".join([header, first, "\u00a0\u2028".encode(), damaged, bom, b"{torn"]))
+    reopened = SessionStore.open(store.path)
+    assert texts(reopened) == ["m0", "caf\ufffd x", "bom"]
+    assert reopened.load_warnings == []
+    store.path.write_bytes(header)
+    assert SessionStore.open(store.path).entries == []

@@ -10,9 +10,12 @@ import sys
 FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolkit", "httpx2", "httpx", "h11",
              "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types",  # mcp: only with a server configured
              "orjson",  # imported after start-up's first records (ai/json_wire.py): it costs more than it saves there
-             "tempfile", "shutil", "bz2", "lzma")  # the HTML export needs them, the first response does not
-FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls")
-"""Modules of ours the first response does not need: the HTML export, the TLS context of a model request."""
+             "tempfile", "shutil", "bz2", "lzma",  # the HTML export needs them, the first response does not
+             "hashlib")  # only a version-1 session's migration and a cwd too deep for a file name need it
+FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls", "agent_forge.coding.compaction.branch",
+                 "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts")
+"""Modules of ours the first response does not need: the HTML export, the TLS context of a model request, the
+branch summary of a tree navigation (and its transcript and prompts)."""
 
 # Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
 _CHILD = """
@@ -38,3 +41,25 @@ def test_get_state_imports_no_heavy_modules(tmp_path):
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     own = [name for name in modules if name.startswith(FORBIDDEN_OWN)]
     assert not own, own
+
+
+_GC_CHILD = """
+import atexit, gc, json, sys
+target = sys.argv[1]
+atexit.register(lambda: open(target, "w").write(json.dumps([gc.isenabled(), gc.get_freeze_count()])))
+sys.argv = ["agent-forge", "--mode", "rpc", "--no-session"]
+from agent_forge.cli import main
+raise SystemExit(main())
+"""
+
+
+def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
+    """cli_gc.py: start-up's objects are frozen and the collector is back on for the rest of the run."""
+    out = tmp_path / "gc.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _GC_CHILD, str(out)], input=b'{"id":"s","type":"get_state"}\n',
+                          capture_output=True, env=env, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout.splitlines()[0])["success"] is True
+    enabled, frozen = json.loads(out.read_text())
+    assert enabled is True and frozen > 1000

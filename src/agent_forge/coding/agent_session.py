@@ -12,7 +12,6 @@ from ..agent.agent import Agent
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, Model
 from .approvals import Approvals
-from .compaction.branch import navigate_tree
 from .compaction.controller import CompactionController
 from .errors import CommandError
 from .events import AgentEvent, Emit as Listener, SessionEvent
@@ -201,6 +200,7 @@ class AgentSession:
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
         Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once
         the move is over (`SessionRun.idle_work`), like those queued during a manual compaction."""
+        from .compaction.branch import navigate_tree  # start-up does not pay for summarising branches
         outcome = await self.run.idle_work(navigate_tree(
             self.store, self.agent, self.compaction, target_id, busy=self.is_streaming, summarize=summarize,
             custom_instructions=custom_instructions))

@@ -7,6 +7,7 @@ reads `"<status> <body>"`, an error the API sent inside a stream is its raw erro
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -14,19 +15,23 @@ from ..ai.overflow import is_overflow_error
 
 _STATUS = re.compile(r"^\s*(\d{3})(?=[:\s]|$)")
 
-_TRANSIENT_TEXT = re.compile(
-    # provider wording for overload, rate limits and server-side failures
-    r"overloaded|rate[_ ]?limit|too many requests|server[_ ]error|internal (?:server )?error|\bapi_error\b"
-    r"|service[_ ]unavailable|bad gateway|gateway time-?out|temporarily unavailable|try again later"
-    # transport failures (httpx2 / builtin exception names as `describe_error` writes them) and broken streams
-    r"|\b(?:Connect|Read|Write|Pool)(?:Error|Timeout)\b|RemoteProtocolError|NetworkError"
-    r"|Connection(?:Reset|Refused|Aborted)Error|BrokenPipeError|\bTimeoutError\b|IncompleteReadError"
-    r"|connection (?:reset|refused|aborted|closed|error)|peer closed connection|server disconnected"
-    r"|timed out|socket hang up|ECONNRESET|ETIMEDOUT|fetch failed|\bterminated\b|stream ended before"
-    # `ai/transport_errors.py` wording
-    r"|cannot connect to|closed the connection",
-    re.IGNORECASE,
-)
+
+@functools.cache
+def _transient_text() -> re.Pattern[str]:
+    """Compiled on the first failed turn: start-up does not pay for it."""
+    return re.compile(
+        # provider wording for overload, rate limits and server-side failures
+        r"overloaded|rate[_ ]?limit|too many requests|server[_ ]error|internal (?:server )?error|\bapi_error\b"
+        r"|service[_ ]unavailable|bad gateway|gateway time-?out|temporarily unavailable|try again later"
+        # transport failures (httpx2 / builtin exception names as `describe_error` writes them) and broken streams
+        r"|\b(?:Connect|Read|Write|Pool)(?:Error|Timeout)\b|RemoteProtocolError|NetworkError"
+        r"|Connection(?:Reset|Refused|Aborted)Error|BrokenPipeError|\bTimeoutError\b|IncompleteReadError"
+        r"|connection (?:reset|refused|aborted|closed|error)|peer closed connection|server disconnected"
+        r"|timed out|socket hang up|ECONNRESET|ETIMEDOUT|fetch failed|\bterminated\b|stream ended before"
+        # `ai/transport_errors.py` wording
+        r"|cannot connect to|closed the connection",
+        re.IGNORECASE,
+    )
 
 
 def is_context_overflow(error_message: str) -> bool:
@@ -57,7 +62,7 @@ def is_retryable_error(error_message: str) -> bool:
     status = http_status(error_message)
     if status is not None:
         return status in (408, 429) or (500 <= status <= 599 and status not in (501, 505))
-    return bool(_TRANSIENT_TEXT.search(error_message))
+    return bool(_transient_text().search(error_message))
 
 
 def is_retryable_message(message: Any) -> bool:

@@ -267,14 +267,14 @@ async def _exchange(
 ) -> AsyncIterator[Event]:
     import httpx2
 
-    from ..tls import shared_ssl_context
+    from ..tls import ssl_context_for
 
     request = prepare()
     check_url(request.url)
     check_headers(request.headers)
     timeout = httpx2.Timeout(options.timeout_s, read=options.idle_timeout_s or None)
     answering = False  # the response began: a broken connection is then "mid-answer"
-    verify = shared_ssl_context()  # building one per request loaded the CA bundle each time (~20 ms CPU)
+    verify = ssl_context_for(request.url)  # one per request loaded the CA bundle each time (~20 ms CPU)
     async with httpx2.AsyncClient(transport=options.transport, timeout=timeout, verify=verify) as client:
         try:
             response = await _response_head(client, request, options.idle_timeout_s)

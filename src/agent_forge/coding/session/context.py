@@ -281,8 +281,12 @@ def context_message(message: object) -> AgentMessage | None:
     check = MESSAGE_ROLES.get(role) if isinstance(role, str) else None
     if check is None or not check(message):
         return None
-    wrong = [key for key in _OPTIONAL_KEYS.intersection(message) if not _OPTIONAL_FIELDS[key][0](message[key])]
-    return _repaired(message, wrong) if wrong else message
+    wrong = None
+    for key, value in message.items():  # one pass, no set or list made for the usual, sound message
+        field = _OPTIONAL_FIELDS.get(key)
+        if field is not None and not field[0](value):
+            wrong = [key] if wrong is None else [*wrong, key]
+    return message if wrong is None else _repaired(message, wrong)
 
 
 def _repaired(message: AgentMessage, wrong: list[str]) -> AgentMessage:
@@ -342,15 +346,22 @@ def _is_number(value: object) -> bool:
 
 
 def _is_usage(value: object) -> bool:
-    """A usage dict whose token counts and cost breakdown, where present, are numbers."""
+    """A usage dict whose token counts and cost breakdown, where present, are numbers (`_is_number`, inlined:
+    it runs for every assistant message of a resumed session)."""
     if not isinstance(value, dict):
         return False
     for key, amount in value.items():
         if key == "cost":
-            if not isinstance(amount, dict) or not all(map(_is_number, amount.values())):
+            if not isinstance(amount, dict):
                 return False
-        elif key in _USAGE_COUNTS and not _is_number(amount):
-            return False
+            for part in amount.values():
+                kind = type(part)
+                if kind is not int and (kind is not float or not math.isfinite(part)):
+                    return False
+        elif key in _USAGE_COUNTS:
+            kind = type(amount)
+            if kind is not int and (kind is not float or not math.isfinite(amount)):
+                return False
     return True
 
 
@@ -366,4 +377,3 @@ _OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
     **{key: (_is_str, _DROP) for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
 }
 """Optional message field → (its check, the value replacing a wrong one, or _DROP to remove it)."""
-_OPTIONAL_KEYS = frozenset(_OPTIONAL_FIELDS)

@@ -8,7 +8,6 @@ are migrated in memory only.
 from __future__ import annotations
 
 import json
-import hashlib
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -37,6 +36,8 @@ def encode_cwd(cwd: str) -> str:
     if len(os.fsencode(encoded)) <= _NAME_MAX:
         return encoded
     # A deep cwd would exceed the file system's 255-byte name limit: keep its tail, made unique by a hash.
+    import hashlib  # rare: start-up does not load it for every cwd
+
     digest = hashlib.sha256(os.fsencode(cwd)).hexdigest()[:16]
     tail = os.fsencode(encoded[2:-2])[-(_NAME_MAX - 40):].decode("utf-8", "ignore")
     return f"--{digest}-{tail}--"

@@ -11,7 +11,6 @@ are durable cursors (`get_entries since`, fork ids) even before the migrated fil
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Container
 from typing import TYPE_CHECKING
 
@@ -74,6 +73,8 @@ def _v1_to_v2(objects: list[dict[str, JsonValue]], session_id: str) -> None:
 def derived_entry_id(session_id: str, index: int, taken: Container[str]) -> str:
     """8 lowercase hex digits of SHA-256(`<session id>:<index>:<attempt>`) for the first attempt (0, 1, ...)
     whose id is not in `taken`: the same file always migrates to the same ids."""
+    import hashlib  # only a version-1 file needs it: start-up does not
+
     attempt = 0
     while True:
         candidate = hashlib.sha256(f"{session_id}:{index}:{attempt}".encode()).hexdigest()[:8]

@@ -102,47 +102,58 @@ def read_session(path: Path) -> ParsedSession:
     data = _read_bytes(path)
     if not data or data.isspace():
         raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
+    size, whole, torn, screened = len(data), data.rfind(b"\n") + 1, not data.endswith(b"\n"), \
+        not json_wire.has_long_number(data)
     with gc_paused():
         lines = _split_lines(data)
+        del data  # the lines hold the text now: a second copy would only raise the peak memory of the open
         start, header = _find_header(lines)
         header = _checked_header(header, path)
-        objects, numbers, damaged = _parse_body(lines, start + 1, not json_wire.has_long_number(data))
+        objects, numbers, damaged = _parse_body(lines, start + 1, screened)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated = _unique_entries(objects, numbers, damaged)
-    return ParsedSession(header, entries, version, not data.endswith(b"\n"), sorted(damaged),
-                         _complete_size(data, lines[-1]), repeated, entry_lines)
+    complete = size if isinstance(_parse_file_line(lines[-1]), dict) else whole  # a tail that is an object is whole
+    return ParsedSession(header, entries, version, torn, sorted(damaged), complete, repeated, entry_lines)
 
 
-def _complete_size(data: bytes, tail: str) -> int:
-    """Bytes up to the end of the last whole line: a tail after the last newline that is a JSON object (only
-    its newline is missing) counts as whole, any other tail is torn."""
-    return len(data) if isinstance(parse_line(tail), dict) else data.rfind(b"\n") + 1
+def _parse_file_line(line: bytes, screened: bool = False) -> Any:
+    """`parse_line` of one line of a file's bytes, as if the whole file had been decoded first (invalid UTF-8
+    read as U+FFFD): the fast backend reads valid UTF-8 bytes as is, anything else is decoded and parsed."""
+    value = json_wire.fast_loads(line, screened=screened)
+    return parse_line(line.decode("utf-8", "replace")) if value is json_wire.MISS else value
 
 
-def _find_header(lines: list[str]) -> tuple[int, Any]:
+def _find_header(lines: list[bytes]) -> tuple[int, Any]:
     """(index, value) of the first line holding a JSON object; (len, None) when none does."""
     for index, line in enumerate(lines):
-        value = parse_line(line)
+        value = _parse_file_line(line)
         if isinstance(value, dict):
             return index, value
     return len(lines), None
 
 
-def _parse_body(lines: list[str], start: int, screened: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+def _parse_body(lines: list[bytes], start: int, screened: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """(objects, their 1-based line numbers, numbers of damaged lines) of `lines[start:]`. Blank lines and a
-    torn last line (no newline after it) are not damage. `screened`: see `json_wire.fast_loads`."""
+    torn last line (no newline after it) are not damage. `screened`: see `json_wire.fast_loads`. Each parsed
+    line but the last is dropped from `lines` (its text is no longer needed: the peak memory stays lower)."""
     objects: list[dict[str, Any]] = []
     numbers: list[int] = []
     damaged: list[int] = []
     last = len(lines) - 1  # the text after the last newline: empty, or a torn line
-    for index in range(start, len(lines)):
+    for index in range(start, last):
         line = lines[index]
-        value = parse_line(line, screened)
+        lines[index] = b""
+        value = _parse_file_line(line, screened)
         if isinstance(value, dict):
             objects.append(value)
             numbers.append(index + 1)
-        elif index != last and line and not line.isspace():
+        elif line and not line.decode("utf-8", "replace").isspace():  # whitespace as the decoded text has it
             damaged.append(index + 1)
+    if start <= last:
+        value = _parse_file_line(lines[last], screened)
+        if isinstance(value, dict):
+            objects.append(value)
+            numbers.append(last + 1)
     return objects, numbers, damaged
 
 
@@ -230,11 +241,11 @@ def _is_blank(path: Path) -> bool:
         return False
 
 
-def _split_lines(data: bytes) -> list[str]:
-    """The file's lines, split on LF only (U+2028 and friends are ordinary characters in JSON strings), the
-    text after the last LF (empty, or a torn line) last. Invalid UTF-8 becomes U+FFFD, so a damaged character
-    costs that character, not its entry; decoding the whole file at once is much cheaper than per line."""
-    return data.decode("utf-8", "replace").split("\n")
+def _split_lines(data: bytes) -> list[bytes]:
+    """The file's lines as bytes, split on LF only (U+2028 and friends are ordinary characters in JSON strings),
+    the text after the last LF (empty, or a torn line) last. LF never occurs inside a UTF-8 sequence, so a line
+    decoded alone reads as it would in the decoded file; the fast backend parses the bytes without decoding."""
+    return data.split(b"\n")
 
 
 @contextmanager

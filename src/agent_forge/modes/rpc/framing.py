@@ -92,7 +92,7 @@ def encode(obj: Any) -> bytes:
     """One output record. Lone surrogates become U+FFFD (`json_wire.encode_utf8`), so the output stays valid
     UTF-8 and strict JSON parsers accept it; a BadValue (an echoed request `id`) is written as
     the JSON text the client sent."""
-    verbatim: list[str] = []
+    verbatim: list[str | bytes] = []
     default = functools.partial(_plain, verbatim)
     try:
         data = json_wire.encode(obj, default=default)
@@ -101,11 +101,12 @@ def encode(obj: Any) -> bytes:
 
         data = json_wire.encode_utf8(dumps(obj, encode=lambda value: json_wire.dumps(value, default=default)))
     for index, source in enumerate(verbatim):  # a backend that gave up after calling `default` left some unused
-        data = data.replace(json_wire.encode(_placeholder(index)), json_wire.encode_utf8(source), 1)
+        text = source if isinstance(source, bytes) else json_wire.encode_utf8(source)
+        data = data.replace(json_wire.encode(_placeholder(index)), text, 1)
     return data + b"\n"
 
 
-def _plain(verbatim: list[str], value: Any) -> Any:
+def _plain(verbatim: list[str | bytes], value: Any) -> Any:
     """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash; a
     BadValue becomes a placeholder that `encode` replaces with its source text."""
     if isinstance(value, (BadValue, RawJson)):

@@ -22,11 +22,12 @@ BIG = 2000
 
 
 class RawJson:
-    """A JSON text to be written as it is inside an answer (`framing.encode` puts `source` in its place)."""
+    """A JSON text (str, or UTF-8 bytes) to be written as it is inside an answer (`framing.encode` puts
+    `source` in its place)."""
 
     __slots__ = ("source",)
 
-    def __init__(self, source: str):
+    def __init__(self, source: str | bytes):
         self.source = source
 
 
@@ -46,10 +47,18 @@ def value_json(value: Any) -> str:
         return dumps(value, encode=lambda part: json_wire.dumps(part, default=_plain))
 
 
-def list_json(items: Sequence[Any]) -> str:
-    """A JSON array of `items`, encoded `BATCH` items at a time (`value_json`)."""
-    parts = (value_json(items[start:start + BATCH])[1:-1] for start in range(0, len(items), BATCH))
-    return "[" + ",".join(part for part in parts if part) + "]"
+def list_json(items: Sequence[Any]) -> bytes:
+    """A JSON array of `items` as UTF-8, encoded `BATCH` items at a time with the records' encoder
+    (`json_wire.encode`: orjson when present, ten times the stdlib's speed on a long `get_messages`)."""
+    parts = (_batch_json(items[start:start + BATCH])[1:-1] for start in range(0, len(items), BATCH))
+    return b"[" + b",".join(part for part in parts if part) + b"]"
+
+
+def _batch_json(batch: Sequence[Any]) -> bytes:
+    try:
+        return json_wire.encode(batch, default=_plain)
+    except RecursionError:  # nested deeper than the encoders go
+        return json_wire.encode_utf8(value_json(batch))
 
 
 def forest_json(roots: list[dict[str, Any]]) -> str:
@@ -80,7 +89,7 @@ def _with_commas(nodes: list[Any]) -> list[Any]:
     return out
 
 
-async def encoded(size: int, encode: Callable[[], str]) -> RawJson:
+async def encoded(size: int, encode: Callable[[], str | bytes]) -> RawJson:
     """`RawJson(encode())`: in a worker thread when `size` (items) is over `BIG`, so the loop goes on."""
     if size <= BIG:
         return RawJson(encode())
