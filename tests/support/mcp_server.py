@@ -19,6 +19,8 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
   call answers `called <name>`; calling `other` drops the second `echo` and announces the changed list
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
+- `annotated`: tools `peek` (annotated `readOnlyHint: true`) and `poke` (`readOnlyHint: false`), each answering
+  `peeked`/`poked`
 
 The server writes `pid <pid>` to the file named by `$MCP_TEST_LOG` when it starts, and the `slow` tool writes
 `cancelled <marker>` there when its call is cancelled.
@@ -118,6 +120,14 @@ if MODE == "twin":
     @server.tool(name=sys.argv[2], description="The twin tool")
     def twin() -> str:
         return "twin"
+elif MODE == "annotated":
+    @server.tool(description="Looks", annotations=types.ToolAnnotations(read_only_hint=True))
+    def peek() -> str:
+        return "peeked"
+
+    @server.tool(description="Changes", annotations=types.ToolAnnotations(read_only_hint=False))
+    def poke() -> str:
+        return "poked"
 else:
     @server.tool(description="Echo the text back")
     def echo(text: str) -> str:
