@@ -199,3 +199,20 @@ async def test_always_is_not_offered_for_wrappers_over_rpc(agent_env, fake_llm, 
         answer(client, asked["id"], value="Reject")
         await client.wait_for("agent_settled")
     assert asked["options"] == ["Allow once", "Reject", "Reject, and tell the model why"]
+
+
+async def test_a_huge_one_word_command_is_asked_at_once_without_always_and_eof_still_exits(agent_env, fake_llm,
+                                                                                          tmp_path):
+    word = "x" * 2_000_000  # shlex.split on it froze the event loop: no question, no exit after EOF
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": word}}]}, {"text": "ok"}])
+    client = await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env)
+    async with client:
+        await client.send({"type": "prompt", "message": "go"})
+        asked = await question(client)
+        client.close_input()
+        events = await client.wait_for("agent_settled", timeout=10)
+        code = await client.close(timeout=10)
+    assert asked["options"] == ["Allow once", "Reject", "Reject, and tell the model why"]
+    assert asked["args"]["command"] == word and code == 0
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["isError"] and "the question got no answer" in end["result"]["content"][0]["text"]

@@ -18,7 +18,9 @@ operators, substitutions or redirections (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `$`
 line break) is asked about every time, and "always" is not offered for it. Nor is it for a command whose
 first word runs other commands or code (`WRAPPERS`: shells, `env`, `sudo`, `xargs`, `timeout`, ...; an
 interpreter such as `python` or `node` followed by an option, as in `python -c`, `node -e`), nor for one that
-starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command.
+starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command. A command
+longer than `MAX_SIMPLE_COMMAND` characters is not simple either (splitting words with `shlex` takes time
+quadratic in a word's length, on the event loop: a 5 MB one-word command froze the agent).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "ed
          "bash": "execute", "grep": "search", "find": "search"}
 """Tool name → kind (the ACP `ToolKind` values); tools not listed are `fetch` when named so, else `other`."""
 MAX_TITLE = 120
+MAX_SIMPLE_COMMAND = 1000
+"""Characters: a longer bash command is never covered by "always" (nor offered it), and is split into no words."""
 _SHELL_SPECIAL = set(";&|<>()$`\\\n\r")
 NO_APPROVER = "no one can answer the question here"
 WRAPPERS = frozenset({
@@ -128,13 +132,19 @@ def bash_prefix(command: object) -> tuple[str, ...] | None:
     """The words "allow always" remembers for a bash command (its first two), or None when the command is not
     simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words) or its
     first words would cover any command (`runs_others`)."""
-    if not isinstance(command, str) or _SHELL_SPECIAL & set(command):
+    words = _simple_words(command)
+    return None if not words or runs_others(words) else tuple(words[:2])
+
+
+def _simple_words(command: object) -> list[str] | None:
+    """The words of a simple command, None when it is not one (or is over `MAX_SIMPLE_COMMAND` characters,
+    checked first: the rest costs time linear in that bound)."""
+    if not isinstance(command, str) or len(command) > MAX_SIMPLE_COMMAND or _SHELL_SPECIAL & set(command):
         return None
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
         return None
-    return None if not words or runs_others(words) else tuple(words[:2])
 
 
 def runs_others(words: list[str]) -> bool:
@@ -271,10 +281,9 @@ class Approvals:
     def _allowed(self, name: str, args: Mapping[str, object]) -> bool:
         if name != "bash":
             return name in self._always
-        command = args.get("command")
-        if bash_prefix(command) is None:
+        if bash_prefix(args.get("command")) is None:
             return False
-        words = tuple(shlex.split(str(command)))
+        words = tuple(_simple_words(args.get("command")) or ())
         return any(isinstance(k, tuple) and words[:len(k[1])] == k[1] for k in self._always)
 
     def _forget_if_new(self) -> None:
