@@ -26,6 +26,7 @@ quadratic in a word's length, on the event loop: a 5 MB one-word command froze t
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import re
 import shlex
@@ -202,7 +203,8 @@ class Approvals:
         return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
 
     async def check(self, call: ToolCall) -> str | None:
-        """None when `call` (`{id, name, arguments}`) may run, else why not (its error result)."""
+        """None when `call` (`{id, name, arguments}`) may run, else why not (its error result). Under `ask`,
+        `call["arguments"]` is replaced by a deep copy taken before the question: what runs is what was shown."""
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
         if self.policy == "full" or self._read_only(name):
@@ -210,6 +212,8 @@ class Approvals:
         if self.policy == "read-only":
             return (f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
                     "Only tools that read run now.")
+        if isinstance(call.get("arguments"), dict):  # the call runs exactly what is checked and shown: a plugin
+            args = call["arguments"] = copy.deepcopy(args)  # (its thread) may still hold and change the old dict
         key = self._key(name, args)
         self._forget_if_new()
         if self._allowed(name, args):
