@@ -36,8 +36,8 @@ def call(name, **arguments):
     return {"id": f"c-{name}", "name": name, "arguments": arguments}
 
 
-def approvals(policy, approver=None, conversation=lambda: "s1"):
-    return Approvals(policy, approver, tools=lambda: TOOLS, conversation=conversation)
+def approvals(policy, approver=None):
+    return Approvals(policy, approver, tools=lambda: TOOLS)
 
 
 async def test_full_runs_everything_without_asking():
@@ -157,14 +157,13 @@ async def test_always_for_bash_remembers_the_prefix_and_never_covers_compound_co
 
 
 async def test_always_is_forgotten_in_a_new_conversation_but_kept_across_policy_changes():
-    conversation = ["s1"]
     approver = Scripted(ALLOW_ALWAYS, REJECT)
-    gate = approvals("ask", approver, conversation=lambda: conversation[0])
+    gate = approvals("ask", approver)
     assert await gate.check(call("write")) is None
     gate.set_policy("full")
     gate.set_policy("ask")
     assert await gate.check(call("write")) is None and len(approver.requests) == 1
-    conversation[0] = "s2"
+    gate.forget()
     assert gate.remembered() == []
     assert "rejected" in await gate.check(call("write"))
 

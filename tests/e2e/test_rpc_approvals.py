@@ -261,3 +261,30 @@ async def test_the_call_that_runs_is_the_one_shown_though_a_plugin_changes_it_la
         await client.wait_for("agent_settled")
     assert asked["args"] == {"command": "echo shown > shown.txt"}
     assert (tmp_path / "shown.txt").exists() and not (tmp_path / "changed.txt").exists()
+
+
+async def test_always_is_forgotten_on_every_session_change_even_switching_back(agent_env, fake_llm, tmp_path):
+    def write(name):
+        return {"tool_calls": [{"name": "write", "arguments": {"path": name, "content": "x"}}]}
+
+    fake_llm.set_script([write("a.txt"), {"text": "ok"}, write("b.txt"), {"text": "ok"}, write("c.txt"),
+                         {"text": "ok"}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "one"})
+        asked = await question(client)
+        answer(client, asked["id"], value="Always allow the write tool (this session)")
+        await client.wait_for("agent_settled")
+        first = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+        assert (await client.send({"type": "new_session"}))["success"] is True
+        assert (await client.send({"type": "switch_session", "sessionPath": first}))["success"] is True
+        await client.send({"type": "prompt", "message": "two"})
+        again = await question(client)  # back in the first session: "always" was forgotten
+        answer(client, again["id"], value="Always allow the write tool (this session)")
+        await client.wait_for("agent_settled")
+        assert (await client.send({"type": "clone"}))["success"] is True
+        await client.send({"type": "prompt", "message": "three"})
+        cloned = await question(client)
+        answer(client, cloned["id"], value="Reject")
+        await client.wait_for("agent_settled")
+    assert again["toolName"] == cloned["toolName"] == "write"
+    assert (tmp_path / "b.txt").exists() and not (tmp_path / "c.txt").exists()

@@ -164,26 +164,24 @@ def is_read_only(tool: object) -> bool:
 
 class Approvals:
     """One session's policy (`policy`, changed with `set_policy`), its `approver` (None: nobody can answer, and
-    `no_approver` says why in the refusal) and what "allow always" remembered. `tools()` gives the session's
-    tools (to find out which are read-only); `conversation()` its id (a new one forgets the remembered)."""
+    `no_approver` says why in the refusal) and what "allow always" remembered (`forget` clears it: the session
+    calls it on every change of its store). `tools()` gives the session's tools (to find which are read-only)."""
 
     def __init__(self, policy: str = "full", approver: Approver | None = None, *,
-                 tools: Callable[[], Iterable[AgentTool]] = lambda: (), conversation: Callable[[], str] = lambda: ""):
+                 tools: Callable[[], Iterable[AgentTool]] = lambda: ()):
         self.policy = check_policy(policy)
         self.approver = approver
         self.no_approver = NO_APPROVER
-        self._tools, self._conversation = tools, conversation
+        self._tools = tools
         self._always: set[object] = set()
-        self._remembered_for = ""
         self._pending: set[asyncio.Future[Any]] = set()
         self._withdrawn: set[asyncio.Future[Any]] = set()
 
     @classmethod
-    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *,
-                    conversation: Callable[[], str]) -> Approvals:
+    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks]) -> Approvals:
         """The approvals of a session whose agent is `agent`: policy `full`, no approver; made the agent's tool
         gate (`ToolGate`, with `hooks()` read at each call since plugins replace them)."""
-        approvals = cls(tools=lambda: agent.tools, conversation=conversation)
+        approvals = cls(tools=lambda: agent.tools)
         agent.before_tool_call = ToolGate(hooks, approvals)
         return approvals
 
@@ -199,7 +197,6 @@ class Approvals:
 
     def remembered(self) -> list[str]:
         """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
-        self._forget_if_new()
         return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
 
     async def check(self, call: ToolCall) -> str | None:
@@ -215,7 +212,6 @@ class Approvals:
         if isinstance(call.get("arguments"), dict):  # the call runs exactly what is checked and shown: a plugin
             args = call["arguments"] = copy.deepcopy(args)  # (its thread) may still hold and change the old dict
         key = self._key(name, args)
-        self._forget_if_new()
         if self._allowed(name, args):
             return None
         if self.approver is None:
@@ -290,11 +286,10 @@ class Approvals:
         words = tuple(_simple_words(args.get("command")) or ())
         return any(isinstance(k, tuple) and words[:len(k[1])] == k[1] for k in self._always)
 
-    def _forget_if_new(self) -> None:
-        conversation = self._conversation()
-        if conversation != self._remembered_for:
-            self._always.clear()
-            self._remembered_for = conversation
+    def forget(self) -> None:
+        """Forget what "allow always" remembered: the conversation changed (new, switched, forked, cloned
+        session; also when switching back to a session where "always" was chosen)."""
+        self._always.clear()
 
 
 def _always_words(key: object) -> str | None:
