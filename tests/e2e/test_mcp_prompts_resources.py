@@ -227,3 +227,21 @@ async def test_prompt_names_listed_twice_or_with_spaces_are_offered_once_and_can
         in servers[0]["warnings"]
     assert "MCP server 'p': the prompt 'a_b' would be /mcp:p:a_b, as is the prompt 'a b'; only that one is offered" \
         in servers[0]["warnings"]
+
+
+async def test_stdin_eof_gives_a_hanging_prompt_fetch_plugin_handler_timeout(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"pluginHandlerTimeoutMs": 500})
+    write_mcp(env, {"p": stdio("prompts-twice")})
+    fake_llm.set_script([{"text": "one"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env) as client:
+        await client.prompt_and_wait("/mcp:p:dup")  # connected
+        reply = client.send_nowait({"type": "prompt", "message": "/mcp:p:hang"})
+        client.close_input()
+        started = time.monotonic()
+        answered = await asyncio.wait_for(reply, 20)
+        code = await client.close(timeout=20)
+        took = time.monotonic() - started
+    assert code == 0 and took < 8  # not the 30 s a fetch may take while a client is there
+    assert not answered["success"]
+    assert "did not answer prompts/get 0.5 s after stdin closed (pluginHandlerTimeoutMs)" in answered["error"]
+    assert len(fake_llm.requests) == 1

@@ -21,7 +21,7 @@ from ...agent.types import ToolError
 from ..errors import CommandError
 from .config import McpServerConfig
 from .connection import ServerConnection
-from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines
+from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines, CallExpired
 from .limits import MAX_INSTRUCTIONS_CHARS, one_line, shown_name
 from .prompts import map_arguments, offered_prompts, prompt_command, prompt_message, split_prompt_command
 from .resources import NAME as READ_RESOURCE, ReadResourceTool
@@ -127,12 +127,14 @@ class McpManager:
                                f"{names})")
         arguments = map_arguments(prompt, rest, command)
         try:
-            result = await asyncio.wait_for(connection.get_prompt(prompt.name, arguments), PROMPT_TIMEOUT_S)
+            # as a tool call: after stdin EOF a server that never answers cannot keep the agent alive
+            result = await self.deadlines.run(connection.get_prompt(prompt.name, arguments), PROMPT_TIMEOUT_S)
         except ToolError as exc:
             raise CommandError(f"/{command}: {exc}") from None
-        except asyncio.TimeoutError:
-            raise CommandError(f"/{command}: MCP server {connection.name} did not answer prompts/get within "
-                               f"{PROMPT_TIMEOUT_S:g} s") from None
+        except CallExpired as exc:
+            why = f"within {exc.seconds:g} s" if exc.limit else \
+                f"{exc.seconds:g} s after stdin closed (pluginHandlerTimeoutMs)"
+            raise CommandError(f"/{command}: MCP server {connection.name} did not answer prompts/get {why}") from None
         text, images = prompt_message(result)
         if not text.strip() and not images:
             raise CommandError(f"/{command}: MCP server {connection.name} returned an empty prompt")
