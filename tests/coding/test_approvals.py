@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from agent_forge.coding.approvals import (ALLOW_ALWAYS, ALLOW_ONCE, REJECT, Approvals, Decision, ToolGate,
+from agent_forge.coding.approvals import (ALLOW_ALWAYS, ALLOW_ONCE, MAX_SIMPLE_COMMAND, REJECT, Approvals, Decision,
+                                          ToolGate,
                                           bash_prefix, check_policy, policy_setting, tool_kind, tool_title)
 from agent_forge.coding.settings import Settings
 
@@ -34,8 +36,8 @@ def call(name, **arguments):
     return {"id": f"c-{name}", "name": name, "arguments": arguments}
 
 
-def approvals(policy, approver=None, conversation=lambda: "s1"):
-    return Approvals(policy, approver, tools=lambda: TOOLS, conversation=conversation)
+def approvals(policy, approver=None):
+    return Approvals(policy, approver, tools=lambda: TOOLS)
 
 
 async def test_full_runs_everything_without_asking():
@@ -128,6 +130,19 @@ def test_bash_prefix_is_never_offered_for_wrappers_and_interpreters_taking_code(
     assert bash_prefix("make") == ("make",)
 
 
+async def test_a_long_command_is_not_simple_and_costs_no_quadratic_split():
+    started = time.monotonic()
+    for command in ("x" * 5_000_000, "git status " + "a" * 5_000_000, "git status '" + "b" * 2000 + "'"):
+        assert bash_prefix(command) is None
+    assert time.monotonic() - started < 2  # shlex.split took minutes on the 5 MB word
+    assert bash_prefix("git status " + "c" * (MAX_SIMPLE_COMMAND - 11)) == ("git", "status")
+    approver = Scripted(ALLOW_ALWAYS, REJECT)
+    gate = approvals("ask", approver)
+    assert await gate.check(call("bash", command="git status")) is None
+    assert "rejected" in await gate.check(call("bash", command="git status " + "d" * MAX_SIMPLE_COMMAND))
+    assert approver.requests[1]["always"] is None
+
+
 async def test_always_for_bash_remembers_the_prefix_and_never_covers_compound_commands():
     approver = Scripted(ALLOW_ALWAYS, REJECT, ALLOW_ALWAYS, REJECT)
     gate = approvals("ask", approver)
@@ -142,14 +157,13 @@ async def test_always_for_bash_remembers_the_prefix_and_never_covers_compound_co
 
 
 async def test_always_is_forgotten_in_a_new_conversation_but_kept_across_policy_changes():
-    conversation = ["s1"]
     approver = Scripted(ALLOW_ALWAYS, REJECT)
-    gate = approvals("ask", approver, conversation=lambda: conversation[0])
+    gate = approvals("ask", approver)
     assert await gate.check(call("write")) is None
     gate.set_policy("full")
     gate.set_policy("ask")
     assert await gate.check(call("write")) is None and len(approver.requests) == 1
-    conversation[0] = "s2"
+    gate.forget()
     assert gate.remembered() == []
     assert "rejected" in await gate.check(call("write"))
 

@@ -206,3 +206,42 @@ def test_json_mode_ctrl_c_during_a_hanging_call_ends_it_at_once(agent_env, fake_
         process.kill()
         process.communicate()
     assert code == 130 and took < 10 and "cancelled c1" in log.read_text()
+
+
+async def test_prompt_names_listed_twice_or_with_spaces_are_offered_once_and_can_be_invoked(agent_env, fake_llm,
+                                                                                            tmp_path):
+    write_mcp(agent_env, {"p": stdio("prompts-twice")})
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("/mcp:p:dup")
+        commands = (await client.send({"type": "get_commands"}))["data"]["commands"]
+        await client.prompt_and_wait("/mcp:p:a_b hello")
+        servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    names = [c["name"] for c in commands if c["source"] == "mcp"]
+    assert names == ["mcp:p:dup", "mcp:p:a_b", "mcp:p:hang"]
+    assert next(c for c in commands if c["name"] == "mcp:p:dup")["description"] == "The first dup"
+    assert user_text(fake_llm.requests[0]) == "got dup {}"
+    assert user_text(fake_llm.requests[1]) == 'got a b {"x": "hello"}'  # the server's own name is asked for
+    assert servers[0]["prompts"] == ["dup", "a_b", "hang"]
+    assert "MCP server 'p' lists the prompt 'dup' more than once; only the first is offered as /mcp:p:dup" \
+        in servers[0]["warnings"]
+    assert "MCP server 'p': the prompt 'a_b' would be /mcp:p:a_b, as is the prompt 'a b'; only that one is offered" \
+        in servers[0]["warnings"]
+
+
+async def test_stdin_eof_gives_a_hanging_prompt_fetch_plugin_handler_timeout(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"pluginHandlerTimeoutMs": 500})
+    write_mcp(env, {"p": stdio("prompts-twice")})
+    fake_llm.set_script([{"text": "one"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=env) as client:
+        await client.prompt_and_wait("/mcp:p:dup")  # connected
+        reply = client.send_nowait({"type": "prompt", "message": "/mcp:p:hang"})
+        client.close_input()
+        started = time.monotonic()
+        answered = await asyncio.wait_for(reply, 20)
+        code = await client.close(timeout=20)
+        took = time.monotonic() - started
+    assert code == 0 and took < 8  # not the 30 s a fetch may take while a client is there
+    assert not answered["success"]
+    assert "did not answer prompts/get 0.5 s after stdin closed (pluginHandlerTimeoutMs)" in answered["error"]
+    assert len(fake_llm.requests) == 1

@@ -17,8 +17,12 @@ a free loopback port and writes the port to PORT_FILE. MODE is one of:
 - `malformed`: a hand-written JSON-RPC server with one tool `bad` whose result is not a `CallToolResult`
 - `twice`: a hand-written JSON-RPC server whose tool list names the tool `echo` twice (then `other`); a
   call answers `called <name>`; calling `other` drops the second `echo` and announces the changed list
+- `prompts-twice`: a hand-written JSON-RPC server with no tools and the prompts `dup` (listed twice), `a b` and
+  `a_b`; `prompts/get` answers `got <name> <arguments as JSON>`; `hang` never answers
 - `garbage`: prints a line that is not JSON-RPC on stdout, then serves as `normal`
 - `twin NAME`: one tool NAME (servers `a` with `x_y` and `a_x` with `y` both export the agent tool `a_x_y`)
+- `annotated`: tools `peek` (annotated `readOnlyHint: true`) and `poke` (`readOnlyHint: false`), each answering
+  `peeked`/`poked`
 
 The server writes `pid <pid>` to the file named by `$MCP_TEST_LOG` when it starts, and the `slow` tool writes
 `cancelled <marker>` there when its call is cancelled.
@@ -90,6 +94,27 @@ if MODE == "twice":
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
             sys.stdout.flush()
     sys.exit(0)
+if MODE == "prompts-twice":
+    import json
+
+    PROMPTS = [{"name": "dup", "description": "The first dup"}, {"name": "dup", "description": "The second dup"},
+               {"name": "a b", "arguments": [{"name": "x"}]}, {"name": "a_b"}, {"name": "hang"}]
+    INIT = {"protocolVersion": "2025-06-18", "capabilities": {"prompts": {}},
+            "serverInfo": {"name": "p", "version": "1"}}
+    for raw in sys.stdin:
+        request = json.loads(raw)
+        if "id" not in request:
+            continue
+        method, params = request["method"], request.get("params") or {}
+        if method == "prompts/get" and params["name"] == "hang":
+            continue
+        text = f"got {params.get('name')} {json.dumps(params.get('arguments') or {})}"
+        answer = INIT if method == "initialize" else {"prompts": PROMPTS} if method == "prompts/list" else \
+            {method.split("/")[0]: []} if method.endswith("/list") else \
+            {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
+        sys.stdout.flush()
+    sys.exit(0)
 if MODE == "garbage":
     sys.stdout.write("this is not JSON-RPC\n")
     sys.stdout.flush()
@@ -118,6 +143,14 @@ if MODE == "twin":
     @server.tool(name=sys.argv[2], description="The twin tool")
     def twin() -> str:
         return "twin"
+elif MODE == "annotated":
+    @server.tool(description="Looks", annotations=types.ToolAnnotations(read_only_hint=True))
+    def peek() -> str:
+        return "peeked"
+
+    @server.tool(description="Changes", annotations=types.ToolAnnotations(read_only_hint=False))
+    def poke() -> str:
+        return "poked"
 else:
     @server.tool(description="Echo the text back")
     def echo(text: str) -> str:

@@ -71,7 +71,7 @@ class AgentSession:
             agent=agent, store=store, settings=settings, emit=emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)
         agent.before_turn = self.compaction.before_turn
-        self.approvals = Approvals.for_session(agent, hooks, conversation=lambda: self.store.session_id)
+        self.approvals = Approvals.for_session(agent, hooks)
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
                               system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,
                               prepare=lambda: self.mcp.wait_ready())
@@ -252,6 +252,7 @@ class AgentSession:
         self.persistence.watch(store)
         self.agent.session_id = store.session_id
         self.agent.messages = list(messages or [])
+        self.approvals.forget()  # every session change (new, switch, fork, clone) forgets "always"
 
     def switch_session(self, session_path: str) -> Awaitable[bool]:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError`."""

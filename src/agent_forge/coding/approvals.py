@@ -18,12 +18,15 @@ operators, substitutions or redirections (`;`, `&`, `|`, `<`, `>`, `(`, `)`, `$`
 line break) is asked about every time, and "always" is not offered for it. Nor is it for a command whose
 first word runs other commands or code (`WRAPPERS`: shells, `env`, `sudo`, `xargs`, `timeout`, ...; an
 interpreter such as `python` or `node` followed by an option, as in `python -c`, `node -e`), nor for one that
-starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command.
+starts with a variable assignment (`FOO=1 cmd`): its first two words would cover any command. A command
+longer than `MAX_SIMPLE_COMMAND` characters is not simple either (splitting words with `shlex` takes time
+quadratic in a word's length, on the event loop: a 5 MB one-word command froze the agent).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import re
 import shlex
@@ -46,6 +49,8 @@ KINDS = {"read": "read", "ls": "read", "read_mcp_resource": "read", "write": "ed
          "bash": "execute", "grep": "search", "find": "search"}
 """Tool name → kind (the ACP `ToolKind` values); tools not listed are `fetch` when named so, else `other`."""
 MAX_TITLE = 120
+MAX_SIMPLE_COMMAND = 1000
+"""Characters: a longer bash command is never covered by "always" (nor offered it), and is split into no words."""
 _SHELL_SPECIAL = set(";&|<>()$`\\\n\r")
 NO_APPROVER = "no one can answer the question here"
 WRAPPERS = frozenset({
@@ -128,13 +133,19 @@ def bash_prefix(command: object) -> tuple[str, ...] | None:
     """The words "allow always" remembers for a bash command (its first two), or None when the command is not
     simple (shell operators, substitutions, redirections, line breaks; unbalanced quotes; no words) or its
     first words would cover any command (`runs_others`)."""
-    if not isinstance(command, str) or _SHELL_SPECIAL & set(command):
+    words = _simple_words(command)
+    return None if not words or runs_others(words) else tuple(words[:2])
+
+
+def _simple_words(command: object) -> list[str] | None:
+    """The words of a simple command, None when it is not one (or is over `MAX_SIMPLE_COMMAND` characters,
+    checked first: the rest costs time linear in that bound)."""
+    if not isinstance(command, str) or len(command) > MAX_SIMPLE_COMMAND or _SHELL_SPECIAL & set(command):
         return None
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
         return None
-    return None if not words or runs_others(words) else tuple(words[:2])
 
 
 def runs_others(words: list[str]) -> bool:
@@ -153,26 +164,24 @@ def is_read_only(tool: object) -> bool:
 
 class Approvals:
     """One session's policy (`policy`, changed with `set_policy`), its `approver` (None: nobody can answer, and
-    `no_approver` says why in the refusal) and what "allow always" remembered. `tools()` gives the session's
-    tools (to find out which are read-only); `conversation()` its id (a new one forgets the remembered)."""
+    `no_approver` says why in the refusal) and what "allow always" remembered (`forget` clears it: the session
+    calls it on every change of its store). `tools()` gives the session's tools (to find which are read-only)."""
 
     def __init__(self, policy: str = "full", approver: Approver | None = None, *,
-                 tools: Callable[[], Iterable[AgentTool]] = lambda: (), conversation: Callable[[], str] = lambda: ""):
+                 tools: Callable[[], Iterable[AgentTool]] = lambda: ()):
         self.policy = check_policy(policy)
         self.approver = approver
         self.no_approver = NO_APPROVER
-        self._tools, self._conversation = tools, conversation
+        self._tools = tools
         self._always: set[object] = set()
-        self._remembered_for = ""
         self._pending: set[asyncio.Future[Any]] = set()
         self._withdrawn: set[asyncio.Future[Any]] = set()
 
     @classmethod
-    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks], *,
-                    conversation: Callable[[], str]) -> Approvals:
+    def for_session(cls, agent: Agent, hooks: Callable[[], SessionHooks]) -> Approvals:
         """The approvals of a session whose agent is `agent`: policy `full`, no approver; made the agent's tool
         gate (`ToolGate`, with `hooks()` read at each call since plugins replace them)."""
-        approvals = cls(tools=lambda: agent.tools, conversation=conversation)
+        approvals = cls(tools=lambda: agent.tools)
         agent.before_tool_call = ToolGate(hooks, approvals)
         return approvals
 
@@ -188,11 +197,11 @@ class Approvals:
 
     def remembered(self) -> list[str]:
         """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
-        self._forget_if_new()
         return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
 
     async def check(self, call: ToolCall) -> str | None:
-        """None when `call` (`{id, name, arguments}`) may run, else why not (its error result)."""
+        """None when `call` (`{id, name, arguments}`) may run, else why not (its error result). Under `ask`,
+        `call["arguments"]` is replaced by a deep copy taken before the question: what runs is what was shown."""
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
         if self.policy == "full" or self._read_only(name):
@@ -200,8 +209,9 @@ class Approvals:
         if self.policy == "read-only":
             return (f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
                     "Only tools that read run now.")
+        if isinstance(call.get("arguments"), dict):  # the call runs exactly what is checked and shown: a plugin
+            args = call["arguments"] = copy.deepcopy(args)  # (its thread) may still hold and change the old dict
         key = self._key(name, args)
-        self._forget_if_new()
         if self._allowed(name, args):
             return None
         if self.approver is None:
@@ -271,17 +281,15 @@ class Approvals:
     def _allowed(self, name: str, args: Mapping[str, object]) -> bool:
         if name != "bash":
             return name in self._always
-        command = args.get("command")
-        if bash_prefix(command) is None:
+        if bash_prefix(args.get("command")) is None:
             return False
-        words = tuple(shlex.split(str(command)))
+        words = tuple(_simple_words(args.get("command")) or ())
         return any(isinstance(k, tuple) and words[:len(k[1])] == k[1] for k in self._always)
 
-    def _forget_if_new(self) -> None:
-        conversation = self._conversation()
-        if conversation != self._remembered_for:
-            self._always.clear()
-            self._remembered_for = conversation
+    def forget(self) -> None:
+        """Forget what "allow always" remembered: the conversation changed (new, switched, forked, cloned
+        session; also when switching back to a session where "always" was chosen)."""
+        self._always.clear()
 
 
 def _always_words(key: object) -> str | None:

@@ -21,15 +21,15 @@ from ...agent.types import ToolError
 from ..errors import CommandError
 from .config import McpServerConfig
 from .connection import ServerConnection
-from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines
+from .deadline import DEFAULT_TIMEOUT_S, CallDeadlines, CallExpired
 from .limits import MAX_INSTRUCTIONS_CHARS, one_line, shown_name
-from .prompts import find_prompt, map_arguments, prompt_command, prompt_message, split_prompt_command
+from .prompts import map_arguments, offered_prompts, prompt_command, prompt_message, split_prompt_command
 from .resources import NAME as READ_RESOURCE, ReadResourceTool
 from .tools import McpTool, assign_names
 from .vetting import vet_tool
 
 if TYPE_CHECKING:
-    from mcp_types import Tool
+    from mcp_types import Prompt, Tool
 
     from ...agent.agent import Agent
     from ...agent.types import AgentTool
@@ -93,7 +93,14 @@ class McpManager:
     def commands(self) -> list[dict[str, object]]:
         """`get_commands` items: each connected server's prompts as `mcp:<server>:<prompt>` (source `mcp`)."""
         return [prompt_command(c.name, c.config.scope, p) for c in self.connections if c.state == "connected"
-                for p in c.prompts]
+                for p in self._prompts(c).values()]
+
+    def _prompts(self, connection: ServerConnection) -> dict[str, Prompt]:
+        """The server's prompts by command name, each once; a name offered twice is reported (`_warn`)."""
+        offered, warnings = offered_prompts(connection.name, connection.prompts)
+        for message in warnings:
+            self._warn(message, connection)
+        return offered
 
     def names_prompt(self, text: object) -> bool:
         """Whether `text` starts with `/mcp:<server>:<prompt>` of a configured server (connected or not)."""
@@ -112,19 +119,22 @@ class McpManager:
         if connection.state != "connected":
             raise CommandError(f"/{command}: MCP server {connection.name} is not connected ({connection.state}"
                                + (f": {connection.error})" if connection.error else ")"))
-        prompt = find_prompt(connection.prompts, name)
+        prompts = self._prompts(connection)
+        prompt = prompts.get(name)
         if prompt is None:
-            names = ", ".join(p.name for p in connection.prompts) or "none"
+            names = ", ".join(prompts) or "none"
             raise CommandError(f"/{command}: MCP server {connection.name} has no prompt {name!r} (its prompts: "
                                f"{names})")
         arguments = map_arguments(prompt, rest, command)
         try:
-            result = await asyncio.wait_for(connection.get_prompt(name, arguments), PROMPT_TIMEOUT_S)
+            # as a tool call: after stdin EOF a server that never answers cannot keep the agent alive
+            result = await self.deadlines.run(connection.get_prompt(prompt.name, arguments), PROMPT_TIMEOUT_S)
         except ToolError as exc:
             raise CommandError(f"/{command}: {exc}") from None
-        except asyncio.TimeoutError:
-            raise CommandError(f"/{command}: MCP server {connection.name} did not answer prompts/get within "
-                               f"{PROMPT_TIMEOUT_S:g} s") from None
+        except CallExpired as exc:
+            why = f"within {exc.seconds:g} s" if exc.limit else \
+                f"{exc.seconds:g} s after stdin closed (pluginHandlerTimeoutMs)"
+            raise CommandError(f"/{command}: MCP server {connection.name} did not answer prompts/get {why}") from None
         text, images = prompt_message(result)
         if not text.strip() and not images:
             raise CommandError(f"/{command}: MCP server {connection.name} returned an empty prompt")
@@ -256,14 +266,15 @@ class McpManager:
 
     def _info(self, connection: ServerConnection) -> McpServerInfo:
         config = connection.config
+        prompts = self._prompts(connection)  # first: it may add to the warnings
         info = McpServerInfo(name=config.name, scope=config.scope, transport=config.transport,
                              state=connection.state, tools=list(connection.tool_names))
         if connection.error:
             info["lastError"] = connection.error
         if connection.warnings:
             info["warnings"] = list(connection.warnings)
-        if connection.prompts:
-            info["prompts"] = [p.name for p in connection.prompts]
+        if prompts:
+            info["prompts"] = list(prompts)
         if connection.offers_resources:
             info["resources"] = len(connection.resources)
         return info

@@ -8,15 +8,20 @@ argument left without a value and words for a prompt without arguments (or with 
 (`CommandError`) naming what the prompt takes. The server's answer (`prompts/get`) becomes the user message:
 the text of its messages in order (blank lines between; embedded resources as text headed `[Resource <uri>]`,
 like tool results) and its images.
+
+A prompt's command name is its name with every whitespace or control character made `_` (a space would end the
+command word); a name listed twice by a server, or made equal to another by that change, is offered once (the
+first) and reported (`offered_prompts`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable
 
 from ..errors import CommandError
 from ..resources.expansion import parse_arguments, split_command
-from .limits import MAX_DESCRIPTION_CHARS, cut
+from .limits import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, cut, shown_name
 from .tools import to_content
 
 if TYPE_CHECKING:
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
     from ...ai.types import ImageContent
 
 PREFIX = "mcp:"
+_UNSAFE = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def split_prompt_command(text: str) -> tuple[str, str, str] | None:
@@ -37,10 +43,33 @@ def split_prompt_command(text: str) -> tuple[str, str, str] | None:
     return (server, prompt, command[1]) if colon and server and prompt else None
 
 
+def command_name(prompt_name: str) -> str:
+    """The command word's last part for a prompt named `prompt_name` (whitespace and control characters `_`)."""
+    return _UNSAFE.sub("_", prompt_name)
+
+
+def offered_prompts(server: str, prompts: Iterable[Prompt]) -> tuple[dict[str, Prompt], list[str]]:
+    """`({command name: prompt}, warnings)` for one server's prompts, each command name once (the first)."""
+    offered: dict[str, Prompt] = {}
+    warnings = []
+    for prompt in prompts:
+        name = command_name(prompt.name)
+        command = f"/{PREFIX}{server}:{name[:MAX_NAME_CHARS]}"
+        if name in offered and offered[name].name == prompt.name:
+            warnings.append(f"MCP server {server!r} lists the prompt {shown_name(prompt.name)} more than once; "
+                            f"only the first is offered as {command}")
+        elif name in offered:
+            warnings.append(f"MCP server {server!r}: the prompt {shown_name(prompt.name)} would be {command}, "
+                            f"as is the prompt {shown_name(offered[name].name)}; only that one is offered")
+        elif name:
+            offered[name] = prompt
+    return offered, warnings
+
+
 def prompt_command(server: str, scope: str, prompt: Prompt) -> dict[str, object]:
     """The `get_commands` item of one server prompt (source `"mcp"`), with its declared `arguments`."""
     item: dict[str, object] = {
-        "name": f"{PREFIX}{server}:{prompt.name}",
+        "name": f"{PREFIX}{server}:{command_name(prompt.name)}",
         "description": cut(prompt.description or prompt.title or f"Prompt {prompt.name} of MCP server {server}",
                            MAX_DESCRIPTION_CHARS, "the server's description"),
         "source": "mcp",
@@ -111,6 +140,3 @@ class _Content:
         self.content = content if isinstance(content, list) else [content]
         self.structured_content = None
 
-
-def find_prompt(prompts: Iterable[Prompt], name: str) -> Prompt | None:
-    return next((p for p in prompts if p.name == name), None)

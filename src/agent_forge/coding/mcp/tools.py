@@ -85,8 +85,9 @@ class McpTool:
         self.description = cut(tool.description, MAX_DESCRIPTION_CHARS, "the server's description") \
             if tool.description else f"Tool {one_line(tool.name, MAX_NAME_CHARS)} of MCP server {self.server}"
         self.parameters: dict[str, JsonValue] = offered_schema(tool.input_schema)
-        # the server's word that the tool changes nothing: it then runs unasked under `approvals: ask`
-        self.read_only = getattr(getattr(tool, "annotations", None), "readOnlyHint", None) is True
+        # the server's word that the tool changes nothing: it then runs unasked under `approvals: ask`. The SDK
+        # model's field is `read_only_hint` (`readOnlyHint` is only its wire alias, not an attribute)
+        self.read_only = getattr(getattr(tool, "annotations", None), "read_only_hint", None) is True
         self.output_dir = output_dir
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
