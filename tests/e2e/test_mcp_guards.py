@@ -1,0 +1,61 @@
+"""End to end: what an MCP server cannot do to the session (`tests/support/mcp_hostile_server.py` against the real
+CLI in RPC mode and the loopback fake LLM): take a built-in or reserved tool name, or put an image no provider
+takes into the conversation."""
+
+from __future__ import annotations
+
+import json
+
+from agent_forge.modes.rpc.client import RpcClient
+
+from .test_mcp import offered, tool_texts, write_mcp
+from .test_mcp_hostile import hostile
+
+
+async def test_a_server_cannot_take_the_resource_readers_name(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"read": hostile("reserved")})
+    fake_llm.set_script([{"tool_calls": [{"name": "read_mcp_resource",
+                                          "arguments": {"server": "read", "uri": "file:///r.txt"}}]},
+                         {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("read r", timeout=60)
+        server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+    names = offered(fake_llm.requests[0])
+    hashed = [n for n in names if n.startswith("read_mcp_resource_")]
+    assert names.count("read_mcp_resource") == 1 and len(hashed) == 1 and server["tools"] == hashed
+    assert tool_texts(fake_llm.requests[1]) == ["[Resource file:///r.txt]\nresource r"]
+    stderr = client.stderr.decode()
+    assert f"the name read_mcp_resource is not unique; offered as {hashed[0]}" in stderr
+    assert "MCP resources cannot be read" not in stderr
+
+
+IMAGE_CALLS = ["svg", "garbage", "fake", "big", "good"]
+
+
+async def test_images_no_provider_takes_become_a_line_of_text_and_later_requests_still_go(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"p": hostile("bad-images")})
+    reads = [{"name": "read_mcp_resource", "arguments": {"server": "p", "uri": uri}}
+             for uri in ("file:///fake.png", "file:///good.png")]
+    fake_llm.set_script([{"tool_calls": [{"name": f"p_{n}", "arguments": {}} for n in IMAGE_CALLS] + reads},
+                         {"text": "done"}, {"text": "again"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("images", timeout=90)
+        await client.prompt_and_wait("more", timeout=60)
+    args = {e["toolCallId"]: e["args"] for e in events if e["type"] == "tool_execution_start"}
+    ends = {e["toolName"] + args[e["toolCallId"]].get("uri", ""): e for e in events
+            if e["type"] == "tool_execution_end"}  # the calls run in parallel: their ends come in any order
+    order = [f"p_{n}" for n in IMAGE_CALLS] + ["read_mcp_resourcefile:///fake.png", "read_mcp_resourcefile:///good.png"]
+    blocks = [ends[key]["result"]["content"] for key in order]
+    kinds = [[b["type"] for b in content] for content in blocks]
+    assert kinds == [["text", "text"]] * 4 + [["text", "image"], ["text"], ["image"]]
+    said = [content[-1].get("text") for content in blocks]
+    assert said[0] == "[Image: not shown, image type 'image/svg+xml' is not one of image/png, image/jpeg, " \
+                      "image/gif, image/webp]"
+    assert said[1] == "[Image: not shown, the image data is not valid base64]"
+    assert said[2] == "[Image: not shown, the data is not of type image/png]"
+    assert said[3].startswith("[Image: not shown, the image is about 21MB, over the 20MB limit")
+    assert said[5] == "[Resource file:///fake.png: not shown, the data is not of type image/png]"
+    later = json.dumps(fake_llm.requests[2]["body"])
+    assert later.count("data:image/") == 2 and "svg" not in later.split("data:image/")[1][:10]
+    assert len(later) < 100_000
