@@ -59,3 +59,16 @@ async def test_images_no_provider_takes_become_a_line_of_text_and_later_requests
     later = json.dumps(fake_llm.requests[2]["body"])
     assert later.count("data:image/") == 2 and "svg" not in later.split("data:image/")[1][:10]
     assert len(later) < 100_000
+
+
+async def test_a_tool_schema_without_type_is_an_object_schema_and_the_server_connects(agent_env, fake_llm,
+                                                                                       tmp_path):
+    write_mcp(agent_env, {"u": hostile("untyped")})
+    fake_llm.set_script([{"tool_calls": [{"name": "u_loose", "arguments": {"x": "1"}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("loose", timeout=60)
+        server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+    assert server["state"] == "connected" and server["tools"] == ["u_loose", "u_fine"], server
+    loose = next(t["function"] for t in fake_llm.requests[0]["body"]["tools"] if t["function"]["name"] == "u_loose")
+    assert loose["parameters"] == {"properties": {"x": {"type": "string"}}, "type": "object"}
+    assert tool_texts(fake_llm.requests[1]) == ["called loose"]

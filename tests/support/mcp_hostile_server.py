@@ -10,6 +10,7 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
   levels of nesting, `fat`: a 200 KB schema), and the ordinary tool `fine`
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
   type object, `req`: `required` not a list of strings) and `fine`, from a hand-written JSON-RPC loop
+- `untyped`: the same loop; tool `loose`, whose `inputSchema` has no `type`, and `fine`
 - `bad-images`: tools whose results hold images no provider takes (`svg`: `image/svg+xml`, `garbage`: data that
   is not base64, `fake`: `image/png` data that is text, `big`: a PNG over 20 MB) and `good` (a real PNG); the
   resource `file:///fake.png` (`image/png`, text bytes) and `file:///good.png`
@@ -133,7 +134,8 @@ async def main() -> None:
 def raw_main() -> None:
     import json
 
-    tools = [{"name": name, "inputSchema": schema} for name, schema in RAW_SCHEMAS.items()]
+    schemas = RAW_SCHEMAS if MODE == "raw-schema" else {"loose": {"properties": {"x": {"type": "string"}}}}
+    tools = [{"name": name, "inputSchema": schema} for name, schema in schemas.items()]
     tools.append({"name": "fine", "inputSchema": OBJECT})
     init = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
             "serverInfo": {"name": "raw", "version": "1"}}
@@ -148,4 +150,4 @@ def raw_main() -> None:
 
 
 if __name__ == "__main__":
-    raw_main() if MODE == "raw-schema" else anyio.run(main)
+    raw_main() if MODE in ("raw-schema", "untyped") else anyio.run(main)

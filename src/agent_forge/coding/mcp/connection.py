@@ -19,6 +19,7 @@ from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, server_environment
+from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
     from types import ModuleType
@@ -204,7 +205,8 @@ class ServerConnection:
 
     async def _pump(self, read: ReadStream[SessionMessage | Exception], send: MemoryObjectSendStream[SessionMessage],
                     lost: AnyioEvent) -> None:
-        """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
+        """Forward the transport's messages to the session (tool schemas without `type` made object schemas,
+        `vetting.fill_schema_types`). A stdio line that is not JSON-RPC is reported (as
         `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
             async with send:
@@ -216,6 +218,7 @@ class ServerConnection:
                         self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
                         self.on_change(self)
                         continue
+                    fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
         finally:
             lost.set()
