@@ -5,10 +5,15 @@ takes into the conversation."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
+
+import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
-from .test_mcp import offered, tool_texts, write_mcp
+from .test_mcp import _alive, _logged_pid, offered, stdio, tool_texts, write_mcp
 from .test_mcp_hostile import hostile
 
 
@@ -72,3 +77,22 @@ async def test_a_tool_schema_without_type_is_an_object_schema_and_the_server_con
     loose = next(t["function"] for t in fake_llm.requests[0]["body"]["tools"] if t["function"]["name"] == "u_loose")
     assert loose["parameters"] == {"properties": {"x": {"type": "string"}}, "type": "object"}
     assert tool_texts(fake_llm.requests[1]) == ["called loose"]
+
+
+@pytest.mark.real_process  # SIGTERM
+@pytest.mark.parametrize("how", ["sigterm", "eof"])
+async def test_a_server_still_starting_is_stopped_at_once_on_sigterm_and_stdin_eof(agent_env, tmp_path, how):
+    log = tmp_path / "stubborn.log"  # it ignores SIGTERM and stdin EOF: only the SIGKILL stops it
+    write_mcp(agent_env, {"stubborn": stdio("stubborn", env={"MCP_TEST_LOG": str(log)}, startupTimeoutMs=60000)})
+    client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+    async with client:
+        pid = await _logged_pid(log)
+        state = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]["state"]
+        started = time.monotonic()
+        if how == "sigterm":
+            os.kill(client.process.pid, signal.SIGTERM)
+        code = await client.close(timeout=20)
+        took = time.monotonic() - started
+    assert state == "starting" and code == (128 + signal.SIGTERM if how == "sigterm" else 0)
+    assert took < 2.0, took
+    assert not _alive(pid)

@@ -72,6 +72,7 @@ class ServerConnection:
         self._stderr: StderrTail | None = None
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
+        self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
 
     @property
     def name(self) -> str:
@@ -90,6 +91,7 @@ class ServerConnection:
         task = self._task
         if task is not None and not task.done() and self.state != "connected":
             task.cancel()  # starting (maybe hung in `initialize`) or in its backoff: nothing to finish
+            await self._kill_now()
         if task is not None and not task.done():
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
@@ -99,6 +101,14 @@ class ServerConnection:
             self._stderr.close()
         if self.state != "disabled":
             self._set("stopped")
+
+    async def _kill_now(self) -> None:
+        """SIGKILL a stdio server not connected yet (and its group): the SDK's graceful shutdown (close stdin,
+        2 s, SIGTERM, 2 s) would hold the agent's exit for 4 s while there is nothing to finish."""
+        if self._watch:
+            from ..tools import lifeline
+
+            await asyncio.to_thread(lifeline.sweep, [self._watch], 5)
 
     @property
     def offers_resources(self) -> bool:
@@ -265,7 +275,7 @@ class ServerConnection:
             self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
         self._stderr = stderr = StderrTail()
         await stderr.start()
-        watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog, as commands are
+        watch = self._watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog too
         env = {**server_environment(config.env), **({lifeline.ENV_VAR: watch} if watch else {})}
         params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
                                        env=env, cwd=config.cwd, encoding_error_handler="replace")
@@ -278,6 +288,7 @@ class ServerConnection:
         finally:
             stderr.spawned()
             lifeline.release(watch)
+            self._watch = None
 
     async def _stderr_read(self, exc: BaseException) -> None:
         """A server that exited may have written its last words just before: read them (up to 1 s; its
