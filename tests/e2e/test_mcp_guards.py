@@ -13,7 +13,7 @@ import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
-from .test_mcp import _alive, _logged_pid, offered, stdio, tool_texts, write_mcp
+from .test_mcp import _alive, _logged_pid, offered, stdio, tool_texts, until_state, write_mcp
 from .test_mcp_hostile import hostile
 
 
@@ -96,3 +96,26 @@ async def test_a_server_still_starting_is_stopped_at_once_on_sigterm_and_stdin_e
     assert state == "starting" and code == (128 + signal.SIGTERM if how == "sigterm" else 0)
     assert took < 2.0, took
     assert not _alive(pid)
+
+
+async def test_bad_urls_are_reported_when_the_file_loads_and_http_failures_name_the_url(agent_env, fake_llm,
+                                                                                        tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = write_mcp(agent_env, {"big": {"url": "http://127.0.0.1:99999/mcp"}, "nohost": {"url": "http://:80/x"},
+                                 "word": {"url": "https://h:abc/"}, "closed": {"url": f"http://127.0.0.1:{port}/mcp"}})
+    fake_llm.set_script([{"text": "hello"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "hi"})  # starts the servers at once
+        failed = await until_state(client, "closed", "failed")
+        servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    assert [s["name"] for s in servers] == ["closed"]
+    assert f"(http://127.0.0.1:{port}/mcp)" in failed["lastError"], failed
+    stderr = client.stderr.decode()
+    assert f"{path}: mcpServers.big: url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" in stderr
+    assert f"{path}: mcpServers.nohost: url 'http://:80/x' has no host; skipped" in stderr
+    assert f"{path}: mcpServers.word: url 'https://h:abc/' is not a valid URL (Port could not be cast" in stderr
+    assert "port must be 0-65535" not in stderr

@@ -256,9 +256,24 @@ def _string_map(entry: dict[str, object], key: str) -> dict[str, str]:
 
 
 def _url(entry: dict[str, object]) -> str:
+    """The entry's `url`, checked as the HTTP client would: scheme http/https, a host, a port in 1-65535
+    (a bad one would otherwise fail every connection attempt with a message naming neither)."""
+    from urllib.parse import urlsplit
+
     url = _string(entry, "url")
     if not url.startswith(("http://", "https://")):
-        raise EntryProblem(f"url must start with http:// or https://, got {url!r}")
+        raise EntryProblem(f"url must start with http:// or https://, got {url[:200]!r}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port that is not a number or out of range, a bad IPv6 literal
+        raise EntryProblem(f"url {url[:200]!r} is not a valid URL ({exc})") from None
+    if not parts.hostname:
+        raise EntryProblem(f"url {url[:200]!r} has no host")
+    if port == 0:
+        raise EntryProblem(f"url {url[:200]!r}: port 0 is not a port a server listens on")
+    if any(c.isspace() or ord(c) < 32 for c in url):
+        raise EntryProblem(f"url {url[:200]!r} contains whitespace or control characters")
     return url
 
 

@@ -314,6 +314,8 @@ class ServerConnection:
                 "the server closed the connection"
         else:
             text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+        if self.config.transport == "http" and not isinstance(leaf, ToolError):
+            text = f"{text} ({cut(self.config.url or '', 300, 'the URL')})"  # httpx's errors name no URL
         tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
         return f"{text} (stderr: {tail})" if tail else text
 
