@@ -119,3 +119,27 @@ async def test_bad_urls_are_reported_when_the_file_loads_and_http_failures_name_
     assert f"{path}: mcpServers.nohost: url 'http://:80/x' has no host; skipped" in stderr
     assert f"{path}: mcpServers.word: url 'https://h:abc/' is not a valid URL (Port could not be cast" in stderr
     assert "port must be 0-65535" not in stderr
+
+
+def test_a_crash_mid_call_is_noticed_at_once_in_json_mode_and_its_tools_are_withdrawn(agent_env, fake_llm,
+                                                                                      tmp_path):
+    import subprocess
+    import sys
+
+    write_mcp(agent_env, {"tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_crash", "arguments": {}}]},
+                         {"tool_calls": [{"name": "tools_echo", "arguments": {"text": "dead?"}}]}, {"text": "ok"}])
+    result = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "json", "--no-session", "crash it"],
+                            cwd=tmp_path, env=agent_env, input=b"", capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [(e["type"], e.get("state") or e.get("toolName")) for e in events
+             if e["type"] in ("mcp_server_changed", "tool_execution_end")]
+    crash_end = kinds.index(("tool_execution_end", "tools_crash"))
+    failed = kinds.index(("mcp_server_changed", "failed"))
+    assert failed < crash_end, kinds
+    event = [e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed"][0]
+    assert event["tools"] == [] and "the server exited" in event["lastError"] and "restarting" in event["lastError"]
+    assert "tools_echo" in offered(fake_llm.requests[0]) and not [n for n in offered(fake_llm.requests[1])
+                                                                   if n.startswith("tools_")]
+    assert "MCP server tools: the call of crash failed: the server exited" in tool_texts(fake_llm.requests[1])[0]

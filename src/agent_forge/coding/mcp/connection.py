@@ -231,7 +231,16 @@ class ServerConnection:
                     fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
         finally:
+            self._gone()
             lost.set()
+
+    def _gone(self) -> None:
+        """The connected server's stream ended: it is `failed` now, its tools withdrawn, before the failed call
+        answers (the SDK's shutdown and the stderr read that `_run` then waits for take a second or more)."""
+        if self._connected and self.state == "connected" and not self._stop.is_set():
+            self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
+            self.error = f"{self._describe(ConnectionLost())}; restarting in {BACKOFF_S[0]} s"
+            self._set("failed")
 
     async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:
         """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
