@@ -115,9 +115,9 @@ async def test_bad_urls_are_reported_when_the_file_loads_and_http_failures_name_
     assert [s["name"] for s in servers] == ["closed"]
     assert f"(http://127.0.0.1:{port}/mcp)" in failed["lastError"], failed
     stderr = client.stderr.decode()
-    assert f"{path}: mcpServers.big: url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" in stderr
-    assert f"{path}: mcpServers.nohost: url 'http://:80/x' has no host; skipped" in stderr
-    assert f"{path}: mcpServers.word: url 'https://h:abc/' is not a valid URL (Port could not be cast" in stderr
+    assert f"{path}:1: mcpServers.big: url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" in stderr
+    assert f"{path}:1: mcpServers.nohost: url 'http://:80/x' has no host; skipped" in stderr
+    assert f"{path}:1: mcpServers.word: url 'https://h:abc/' is not a valid URL (Port could not be cast" in stderr
     assert "port must be 0-65535" not in stderr
 
 
