@@ -3,7 +3,8 @@
 The SDK client runs in the agent's asyncio loop (anyio runs on asyncio), in one task per server. States:
 `disabled`, `starting`, `connected`, `failed` (waiting to restart), `stopped`. A server that cannot be
 started, does not answer `initialize` within its start-up timeout, exits, or closes its stream is `failed`
-with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s.
+with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s;
+one whose answer to `initialize` or a listing is malformed is not (the same answer would come again).
 The SDK is imported in a worker thread on the first connection, never before.
 """
 
@@ -146,6 +147,7 @@ class ServerConnection:
         attempt = 0
         while not self._stop.is_set():
             self._connected, self._lost_reason = False, None
+            malformed = False
             try:
                 await self._connect_once()
                 error = "the connection ended"
@@ -154,8 +156,14 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
+                malformed = not self._connected and type(_leaf(exc)).__name__ == "ValidationError"
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
+                return
+            if malformed:  # its answer to initialize or a listing: the same answer would come every time
+                self.error = f"{error}; not restarted (a malformed answer does not change by itself)"
+                self._set("failed")
+                self.first_attempt.set()
                 return
             attempt = 0 if self._connected else attempt
             delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
