@@ -87,3 +87,11 @@ def test_local_writes_the_project_file_and_list_starts_it_only_when_trusted(agen
     row = trusted.stdout.splitlines()[1].split()
     assert trusted.returncode == 0 and row == ["here", "project", "stdio", "connected", "1"]
     assert removed.returncode == 0 and json.loads(project_file.read_text()) == {"mcpServers": {}}
+
+
+def test_add_refuses_a_url_no_client_could_connect_to_and_writes_nothing(agent_env, tmp_path):
+    user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
+    bad = mcp(agent_env, tmp_path, "add", "web", "--url", "http://127.0.0.1:99999/mcp")
+    assert bad.returncode != 0 and "url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" \
+        in bad.stderr, bad.stderr
+    assert not user_file.exists()

@@ -113,4 +113,6 @@ async def test_tools_with_schemas_providers_reject_are_withheld_and_reported_the
     assert len([w for w in servers["s"]["warnings"] if "is not offered" in w]) == 3
     # Schemas the SDK's client itself refuses fail the listing: the server is reported, no request carries them.
     assert servers["r"]["tools"] == [] and "the server's answer is malformed (tools." in servers["r"]["lastError"]
+    assert servers["r"]["state"] == "failed" and servers["r"]["lastError"].endswith(
+        "; not restarted (a malformed answer does not change by itself)")  # not restarted for ever
     assert not [name for name in names if name.startswith("r_")]

@@ -10,12 +10,19 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
   levels of nesting, `fat`: a 200 KB schema), and the ordinary tool `fine`
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
   type object, `req`: `required` not a list of strings) and `fine`, from a hand-written JSON-RPC loop
+- `untyped`: the same loop; tool `loose`, whose `inputSchema` has no `type`, and `fine`
+- `bad-images`: tools whose results hold images no provider takes (`svg`: `image/svg+xml`, `garbage`: data that
+  is not base64, `fake`: `image/png` data that is text, `big`: a PNG over 20 MB) and `good` (a real PNG); the
+  resource `file:///fake.png` (`image/png`, text bytes) and `file:///good.png`
+- `reserved`: tool `mcp_resource` (configured as server `read` its name would be `read_mcp_resource`) and a
+  resource `file:///r.txt`
 
 Every call of another tool answers `called <name>`.
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 
 import anyio
@@ -46,6 +53,14 @@ RAW_SCHEMAS = {"props": {"type": "object", "properties": ["a"]}, "top": {"type":
                "req": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", 3]}}
 
 
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c63f8ffff3f0005fe02fea7d6a4e70000000049454e44ae426082")
+B64 = base64.b64encode
+IMAGES = {"svg": (B64(b"<svg xmlns='http://www.w3.org/2000/svg'/>").decode(), "image/svg+xml"),
+          "garbage": ("not base64 at all!", "image/png"), "fake": (B64(b"just some text").decode(), "image/png"),
+          "big": (B64(PNG + b"\0" * (21 * MB)).decode(), "image/png"), "good": (B64(PNG).decode(), "image/png")}
+
+
 def _tools() -> list[types.Tool]:
     fine = types.Tool(name="fine", description="An ordinary tool", input_schema=OBJECT)
     if MODE == "huge-error":
@@ -53,6 +68,10 @@ def _tools() -> list[types.Tool]:
     if MODE == "huge-text":
         return [types.Tool(name="big", title="T\x1b[2J" + "t" * 300, description="D" * (5 * MB),
                            input_schema=OBJECT), fine]
+    if MODE == "bad-images":
+        return [types.Tool(name=name, description=f"Returns {name}", input_schema=OBJECT) for name in IMAGES]
+    if MODE == "reserved":
+        return [types.Tool(name="mcp_resource", description="A tool whose name clashes", input_schema=OBJECT)]
     if MODE == "bad-schema":
         return [*(types.Tool(name=name, description=f"Bad schema {name}", input_schema=schema)
                   for name, schema in BAD_SCHEMAS.items()), fine]
@@ -70,6 +89,10 @@ async def call_tool(ctx, params) -> types.CallToolResult:
         raise MCPError(-32000, "E" * (10 * MB))
     if params.name == "big":
         await ctx.session.report_progress(1, 2, "P" * MB)
+    if MODE == "bad-images":
+        data, mime = IMAGES[params.name]
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"image {params.name}"),
+                                             types.ImageContent(type="image", data=data, mime_type=mime)])
     return types.CallToolResult(content=[types.TextContent(type="text", text=f"called {params.name}")])
 
 
@@ -83,7 +106,22 @@ async def list_resources(ctx, params) -> types.ListResourcesResult:
     return types.ListResourcesResult(resources=[types.Resource(uri="file:///" + "u" * MB, name="N" * MB)])
 
 
-HUGE = {"on_list_prompts": list_prompts, "on_list_resources": list_resources} if MODE == "huge-text" else {}
+async def list_small_resources(ctx, params) -> types.ListResourcesResult:
+    uris = ["file:///fake.png", "file:///good.png"] if MODE == "bad-images" else ["file:///r.txt"]
+    return types.ListResourcesResult(resources=[types.Resource(uri=uri, name=uri[8:]) for uri in uris])
+
+
+async def read_resource(ctx, params) -> types.ReadResourceResult:
+    if params.uri == "file:///r.txt":
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="resource r")])
+    blob = B64(b"text, not a PNG" if params.uri == "file:///fake.png" else PNG).decode()
+    return types.ReadResourceResult(contents=[types.BlobResourceContents(uri=params.uri, mime_type="image/png",
+                                                                         blob=blob)])
+
+
+HUGE = {"on_list_prompts": list_prompts, "on_list_resources": list_resources} if MODE == "huge-text" else \
+    {"on_list_resources": list_small_resources, "on_read_resource": read_resource} \
+    if MODE in ("bad-images", "reserved") else {}
 server = Server("hostile", **HUGE, instructions=("I" * (5 * MB)) if MODE == "huge-text" else "A hostile server.",
                 on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -96,7 +134,8 @@ async def main() -> None:
 def raw_main() -> None:
     import json
 
-    tools = [{"name": name, "inputSchema": schema} for name, schema in RAW_SCHEMAS.items()]
+    schemas = RAW_SCHEMAS if MODE == "raw-schema" else {"loose": {"properties": {"x": {"type": "string"}}}}
+    tools = [{"name": name, "inputSchema": schema} for name, schema in schemas.items()]
     tools.append({"name": "fine", "inputSchema": OBJECT})
     init = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
             "serverInfo": {"name": "raw", "version": "1"}}
@@ -111,4 +150,4 @@ def raw_main() -> None:
 
 
 if __name__ == "__main__":
-    raw_main() if MODE == "raw-schema" else anyio.run(main)
+    raw_main() if MODE in ("raw-schema", "untyped") else anyio.run(main)

@@ -71,6 +71,10 @@ def test_project_entries_replace_or_override_user_entries_only_when_allowed(dirs
     ({"command": "x", "args": "--flag"}, "args must be a list of strings"),
     ({"command": "x", "env": {"A": 1}}, "env must be an object of string values"),
     ({"url": "ftp://h"}, "url must start with http:// or https://"),
+    ({"url": "http://h:99999/mcp"}, "url 'http://h:99999/mcp' is not a valid URL (Port out of range"),
+    ({"url": "http://:80/"}, "url 'http://:80/' has no host"),
+    ({"url": "http://h:0/"}, "port 0 is not a port a server listens on"),
+    ({"url": "http://h /x"}, "contains whitespace or control characters"),
     ({"command": "x", "enabled": "yes"}, "enabled must be true or false"),
     ({"command": "x", "startupTimeoutMs": 1e400}, "startupTimeoutMs must be a positive number"),
     ({"command": ""}, "command must be a non-empty string"),
@@ -81,7 +85,7 @@ def test_bad_entries_are_skipped_with_the_file_the_name_and_the_problem(dirs, en
     path = write(agent / "mcp.json", {"mcpServers": {"bad": entry, "good": {"command": "g"}}})
     servers, warnings = load(dirs)
     assert [s.name for s in servers] == ["good"]
-    assert len(warnings) == 1 and warnings[0].startswith(f"{path}: mcpServers.bad: ") and problem in warnings[0]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}:1: mcpServers.bad: ") and problem in warnings[0]
     assert warnings[0].endswith("; skipped")
 
 
@@ -126,3 +130,13 @@ def test_a_server_written_twice_is_a_warning_and_the_last_entry_counts(dirs):
         "one ignored",
         f'{project}:1: mcpServers.git: duplicate key "args" (line 1 column 41 and line 1 column 56); only the last '
         "one (line 1 column 56) is used, the earlier one ignored"]
+
+
+def test_an_entry_problem_names_the_line_of_the_entry(dirs):
+    _, agent = dirs
+    path = write(agent / "mcp.json", json.dumps({"mcpServers": {"good": {"command": "g"}, "web": {
+        "url": "http://127.0.0.1:99999/mcp"}, "odd": {"command": "x", "colour": 1}}}, indent=2))
+    servers, warnings = load(dirs)
+    assert [s.name for s in servers] == ["good", "odd"]
+    assert warnings[0].startswith(f"{path}:6: mcpServers.web: url 'http://127.0.0.1:99999/mcp' is not a valid URL")
+    assert warnings[1] == f"{path}:9: mcpServers.odd: unknown field(s) colour ignored"

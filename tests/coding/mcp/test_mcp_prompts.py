@@ -63,8 +63,8 @@ def test_the_prompt_result_becomes_text_and_images():
     result = NS(messages=[
         NS(role="user", content=NS(type="text", text="one")),
         NS(role="assistant", content=NS(type="text", text="two")),
-        NS(role="user", content=NS(type="image", data="AAAA", mime_type="image/png")),
+        NS(role="user", content=NS(type="image", data="iVBORw0KGgo=", mime_type="image/png")),
         NS(role="user", content=NS(type="resource", resource=NS(uri="file:///r", text="body", mime_type=None)))])
     text, images = prompt_message(result)
     assert text == "one\n\ntwo\n\n[Resource file:///r]\nbody"
-    assert images == [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]
+    assert images == [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]

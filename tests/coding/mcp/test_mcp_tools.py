@@ -29,14 +29,14 @@ def test_clashes_get_hashed_names_independent_of_order():
 
 def test_results_map_to_text_images_and_resources():
     result = NS(content=[
-        NS(type="text", text="hello"), NS(type="image", data="AAAA", mime_type="image/png"),
+        NS(type="text", text="hello"), NS(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
         NS(type="resource", resource=NS(uri="file:///a.txt", text="body", mime_type="text/plain")),
         NS(type="resource", resource=NS(uri="file:///b.bin", text=None, blob="AAAA", mime_type=None)),
         NS(type="resource_link", uri="file:///c", name="c"), NS(type="audio", mime_type="audio/wav")],
         structured_content={"ignored": True})
     blocks = to_content(result)
     assert blocks[0] == {"type": "text", "text": "hello"}
-    assert blocks[1] == {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    assert blocks[1] == {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
     assert blocks[2]["text"] == "[Resource file:///a.txt]\nbody" and "file:///b.bin: binary" in blocks[3]["text"]
     assert blocks[4]["text"] == "[Resource link file:///c: c]" and "Audio: audio/wav" in blocks[5]["text"]
     assert len(blocks) == 6  # structured content is not repeated next to text

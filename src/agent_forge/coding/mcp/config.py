@@ -79,9 +79,9 @@ def load_mcp_config(cwd: str, agent_dir: str | os.PathLike[str], *, project_allo
     servers = {s.name: s for s in _read_file(user_path, "user", cwd, environ, warnings)}
     project_path = project_dir(cwd) / FILE_NAME
     if project_allowed:
-        raw = _read_entries(project_path, warnings)
+        raw, text = _read_entries(project_path, warnings)
         for name, entry in raw.items():
-            _merge_project_entry(servers, name, entry, project_path, cwd, environ, warnings)
+            _merge_project_entry(servers, name, entry, project_path, cwd, environ, warnings, text)
     return list(servers.values()), warnings
 
 
@@ -108,28 +108,30 @@ def parse_servers(data: object, *, scope: str = "sdk", source: str | None = None
 def _read_file(path: Path, scope: str, cwd: str, environ: Mapping[str, str],
                warnings: list[str]) -> list[McpServerConfig]:
     servers = []
-    for name, entry in _read_entries(path, warnings).items():
-        server = _checked(name, entry, scope, str(path), str(path), cwd, environ, warnings)
+    entries, text = _read_entries(path, warnings)
+    for name, entry in entries.items():
+        server = _checked(name, entry, scope, str(path), str(path), cwd, environ, warnings, text)
         if server is not None:
             servers.append(server)
     return servers
 
 
-def _read_entries(path: Path, warnings: list[str]) -> dict[str, object]:
-    """The `mcpServers` object of `path` ({} when the file is missing or unusable, with a warning for the latter)."""
+def _read_entries(path: Path, warnings: list[str]) -> tuple[dict[str, object], str]:
+    """The `mcpServers` object of `path` ({} when the file is missing or unusable, with a warning for the latter)
+    and the file's text (to give problems their line)."""
     try:
         document = read_json_document(path, if_blank={})
     except FileNotFoundError:
-        return {}
+        return {}, ""
     except ConfigFileError as exc:
         warnings.append(f"{path}: {exc}; its MCP servers are not used")
-        return {}
+        return {}, ""
     data = document.data
     warnings.extend(document.duplicate_warnings(path))
     if not isinstance(data, dict):
         warnings.append(f"{path}: expected a JSON object with \"mcpServers\"; its MCP servers are not used")
-        return {}
-    return _entries_of(data.get("mcpServers", {}), str(path), warnings)
+        return {}, ""
+    return _entries_of(data.get("mcpServers", {}), str(path), warnings), document.text
 
 
 def _entries_of(value: object, label: str, warnings: list[str]) -> dict[str, object]:
@@ -140,7 +142,7 @@ def _entries_of(value: object, label: str, warnings: list[str]) -> dict[str, obj
 
 
 def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: object, path: Path, cwd: str,
-                         environ: Mapping[str, str], warnings: list[str]) -> None:
+                         environ: Mapping[str, str], warnings: list[str], text: str = "") -> None:
     if isinstance(entry, dict) and entry and set(entry) <= OVERRIDE_KEYS:
         base = servers.get(name)
         if base is None:
@@ -152,23 +154,36 @@ def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: 
         except EntryProblem as exc:
             warnings.append(f"{path}: mcpServers.{name}: {exc}; the override is skipped")
         return
-    server = _checked(name, entry, "project", str(path), str(path), cwd, environ, warnings)
+    server = _checked(name, entry, "project", str(path), str(path), cwd, environ, warnings, text)
     if server is not None:
         servers.pop(name, None)  # the project entry replaces the user one (and takes its place at the end)
         servers[name] = server
 
 
 def _checked(name: str, entry: object, scope: str, source: str | None, label: str, cwd: str,
-             environ: Mapping[str, str], warnings: list[str]) -> McpServerConfig | None:
+             environ: Mapping[str, str], warnings: list[str], text: str = "") -> McpServerConfig | None:
+    """The entry's server, or None with its problem in `warnings` as `<label>[:<line>]: mcpServers.<name>: ...`
+    (the line of the entry in `text`, the file's text, when given)."""
     try:
         server = _parse_entry(name, entry, scope, source, cwd, environ, warnings)
     except EntryProblem as exc:
-        warnings.append(f"{label}: mcpServers.{name}: {exc}; skipped")
+        warnings.append(f"{_at(label, text, name)}: mcpServers.{name}: {exc}; skipped")
         return None
     unknown = sorted(set(entry) - _KNOWN_KEYS)
     if unknown:
-        warnings.append(f"{label}: mcpServers.{name}: unknown field(s) {', '.join(unknown)} ignored")
+        warnings.append(f"{_at(label, text, name)}: mcpServers.{name}: unknown field(s) {', '.join(unknown)} "
+                        "ignored")
     return server
+
+
+def _at(label: str, text: str, name: str) -> str:
+    """`label:<line>` of entry `name` in `text` (located only when there is a problem to report), else `label`."""
+    if not text:
+        return label
+    from ..json_locate import locate
+
+    position = locate(text, ("mcpServers", name))
+    return f"{label}:{position[0]}" if position else label
 
 
 def _parse_entry(name: str, entry: object, scope: str, source: str | None, cwd: str, environ: Mapping[str, str],
@@ -256,9 +271,24 @@ def _string_map(entry: dict[str, object], key: str) -> dict[str, str]:
 
 
 def _url(entry: dict[str, object]) -> str:
+    """The entry's `url`, checked as the HTTP client would: scheme http/https, a host, a port in 1-65535
+    (a bad one would otherwise fail every connection attempt with a message naming neither)."""
+    from urllib.parse import urlsplit
+
     url = _string(entry, "url")
     if not url.startswith(("http://", "https://")):
-        raise EntryProblem(f"url must start with http:// or https://, got {url!r}")
+        raise EntryProblem(f"url must start with http:// or https://, got {url[:200]!r}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:  # a port that is not a number or out of range, a bad IPv6 literal
+        raise EntryProblem(f"url {url[:200]!r} is not a valid URL ({exc})") from None
+    if not parts.hostname:
+        raise EntryProblem(f"url {url[:200]!r} has no host")
+    if port == 0:
+        raise EntryProblem(f"url {url[:200]!r}: port 0 is not a port a server listens on")
+    if any(c.isspace() or ord(c) < 32 for c in url):
+        raise EntryProblem(f"url {url[:200]!r} contains whitespace or control characters")
     return url
 
 

@@ -3,7 +3,8 @@
 The SDK client runs in the agent's asyncio loop (anyio runs on asyncio), in one task per server. States:
 `disabled`, `starting`, `connected`, `failed` (waiting to restart), `stopped`. A server that cannot be
 started, does not answer `initialize` within its start-up timeout, exits, or closes its stream is `failed`
-with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s.
+with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s;
+one whose answer to `initialize` or a listing is malformed is not (the same answer would come again).
 The SDK is imported in a worker thread on the first connection, never before.
 """
 
@@ -19,6 +20,7 @@ from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, server_environment
+from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
     from types import ModuleType
@@ -71,6 +73,7 @@ class ServerConnection:
         self._stderr: StderrTail | None = None
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
+        self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
 
     @property
     def name(self) -> str:
@@ -89,6 +92,7 @@ class ServerConnection:
         task = self._task
         if task is not None and not task.done() and self.state != "connected":
             task.cancel()  # starting (maybe hung in `initialize`) or in its backoff: nothing to finish
+            await self._kill_now()
         if task is not None and not task.done():
             with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT_S)
@@ -98,6 +102,14 @@ class ServerConnection:
             self._stderr.close()
         if self.state != "disabled":
             self._set("stopped")
+
+    async def _kill_now(self) -> None:
+        """SIGKILL a stdio server not connected yet (and its group): the SDK's graceful shutdown (close stdin,
+        2 s, SIGTERM, 2 s) would hold the agent's exit for 4 s while there is nothing to finish."""
+        if self._watch:
+            from ..tools import lifeline
+
+            await asyncio.to_thread(lifeline.sweep, [self._watch], 5)
 
     @property
     def offers_resources(self) -> bool:
@@ -135,6 +147,7 @@ class ServerConnection:
         attempt = 0
         while not self._stop.is_set():
             self._connected, self._lost_reason = False, None
+            malformed = False
             try:
                 await self._connect_once()
                 error = "the connection ended"
@@ -143,8 +156,14 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
+                malformed = not self._connected and type(_leaf(exc)).__name__ == "ValidationError"
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
+                return
+            if malformed:  # its answer to initialize or a listing: the same answer would come every time
+                self.error = f"{error}; not restarted (a malformed answer does not change by itself)"
+                self._set("failed")
+                self.first_attempt.set()
                 return
             attempt = 0 if self._connected else attempt
             delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
@@ -204,7 +223,8 @@ class ServerConnection:
 
     async def _pump(self, read: ReadStream[SessionMessage | Exception], send: MemoryObjectSendStream[SessionMessage],
                     lost: AnyioEvent) -> None:
-        """Forward the transport's messages to the session. A stdio line that is not JSON-RPC is reported (as
+        """Forward the transport's messages to the session (tool schemas without `type` made object schemas,
+        `vetting.fill_schema_types`). A stdio line that is not JSON-RPC is reported (as
         `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
             async with send:
@@ -216,9 +236,19 @@ class ServerConnection:
                         self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
                         self.on_change(self)
                         continue
+                    fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
         finally:
+            self._gone()
             lost.set()
+
+    def _gone(self) -> None:
+        """The connected server's stream ended: it is `failed` now, its tools withdrawn, before the failed call
+        answers (the SDK's shutdown and the stderr read that `_run` then waits for take a second or more)."""
+        if self._connected and self.state == "connected" and not self._stop.is_set():
+            self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
+            self.error = f"{self._describe(ConnectionLost())}; restarting in {BACKOFF_S[0]} s"
+            self._set("failed")
 
     async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:
         """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
@@ -262,7 +292,7 @@ class ServerConnection:
             self._stderr.close()  # the previous attempt's (its tail was reported with its failure)
         self._stderr = stderr = StderrTail()
         await stderr.start()
-        watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog, as commands are
+        watch = self._watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog too
         env = {**server_environment(config.env), **({lifeline.ENV_VAR: watch} if watch else {})}
         params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
                                        env=env, cwd=config.cwd, encoding_error_handler="replace")
@@ -275,6 +305,7 @@ class ServerConnection:
         finally:
             stderr.spawned()
             lifeline.release(watch)
+            self._watch = None
 
     async def _stderr_read(self, exc: BaseException) -> None:
         """A server that exited may have written its last words just before: read them (up to 1 s; its
@@ -300,6 +331,8 @@ class ServerConnection:
                 "the server closed the connection"
         else:
             text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+        if self.config.transport == "http" and not isinstance(leaf, ToolError):
+            text = f"{text} ({cut(self.config.url or '', 300, 'the URL')})"  # httpx's errors name no URL
         tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
         return f"{text} (stderr: {tail})" if tail else text
 

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Awaitable, Callable
 
 from ..events import Emit, McpServerChanged, McpServerInfo
+from ..tools import TOOL_FACTORIES
 from ..tools.output_files import OutputDir
 from ..tools.selection import ToolSelection
 from ...agent.types import ToolError
@@ -196,7 +197,9 @@ class McpManager:
         for connection in self.connections:
             connection.tool_names, connection.warnings = [], []
         offered = [(c, tool) for c in self.connections if c.state == "connected" for tool in self._listed(c)]
-        names, clashes = assign_names([(c.name, tool.name) for c, tool in offered], {t.name for t in others})
+        # built-in names (active or not) and the resource reader's are reserved: a server never takes them
+        reserved = {t.name for t in others} | set(TOOL_FACTORIES) | {READ_RESOURCE}
+        names, clashes = assign_names([(c.name, tool.name) for c, tool in offered], reserved)
         for server, message in clashes:
             self._warn(message, self._connection(server))
         selection = self._selection()

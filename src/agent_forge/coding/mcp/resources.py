@@ -3,7 +3,8 @@
 Offered while at least one connected server lists resources or resource templates. Its description names those
 servers and their first `LISTED_PER_SERVER` resources (URI, name, MIME type) and templates, so the model knows
 what to ask for. Contents map like tool results: text as text headed `[Resource <uri>]`, image blobs as images,
-other blobs described in a line; text over the `bash` limits is cut the same way.
+other blobs (and images that fail the checks `read` makes) described in a line; text over the `bash` limits is
+cut the same way.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..tools.output_files import OutputDir
 from ..tools.truncate import format_size
 from .deadline import CallDeadlines, CallExpired
 from .limits import MAX_NAME_CHARS, MAX_URI_CHARS, one_line
-from .tools import expiry_message, truncated
+from .tools import checked_image, expiry_message, truncated
 
 if TYPE_CHECKING:
     from mcp_types import ReadResourceResult
@@ -71,7 +72,7 @@ def resource_content(result: ReadResourceResult) -> list[UserContent]:
         if getattr(item, "text", None) is not None:
             blocks.append({"type": "text", "text": f"[Resource {item.uri}]\n{item.text}"})
         elif (mime or "").startswith("image/") and getattr(item, "blob", None):
-            blocks.append({"type": "image", "data": item.blob, "mimeType": mime})
+            blocks.append(checked_image(item.blob, mime, f"Resource {one_line(str(item.uri), MAX_URI_CHARS)}"))
         else:
             size = len(getattr(item, "blob", "") or "") * 3 // 4
             blocks.append({"type": "text", "text": f"[Resource {item.uri}: {mime or 'binary'}, about "

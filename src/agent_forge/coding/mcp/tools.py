@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate
 from ...ai.types import JsonValue, UserContent
+from ..tools.file_kinds import image_data_problem
 from ..tools.output_files import OutputDir
 from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, append_notice, format_size, truncate_head
 from .deadline import CallDeadlines, CallExpired
@@ -184,7 +185,7 @@ def _block(item: ContentBlock) -> UserContent | None:
     if kind == "text":
         return {"type": "text", "text": item.text}
     if kind == "image":
-        return {"type": "image", "data": item.data, "mimeType": item.mime_type}
+        return checked_image(item.data, item.mime_type, "Image")
     if kind == "resource":
         resource = item.resource
         if getattr(resource, "text", None) is not None:
@@ -197,6 +198,15 @@ def _block(item: ContentBlock) -> UserContent | None:
     if kind == "audio":
         return {"type": "text", "text": f"[Audio: {item.mime_type}, not shown]"}
     return {"type": "text", "text": f"[Content of type {kind!r} not shown]"} if kind else None
+
+
+def checked_image(data: object, mime: object, what: str) -> UserContent:
+    """An image block of `data` (base64) if it passes `image_data_problem`, else a line of text saying why it is
+    not shown (`what` heads it: `Image`, `Resource <uri>`)."""
+    problem = image_data_problem(data, mime)
+    if problem is None:
+        return {"type": "image", "data": data, "mimeType": mime}  # type: ignore[typeddict-item]
+    return {"type": "text", "text": f"[{what}: not shown, {problem}]"}
 
 
 def _text_of(content: list[UserContent]) -> str:

@@ -14,6 +14,17 @@ if TYPE_CHECKING:
     from mcp_types import Tool
 
 
+def fill_schema_types(result: object) -> None:
+    """Give each tool of a raw `tools/list` result (`{"tools": [...]}`, a JSON-RPC response's `result`) whose
+    `inputSchema` is an object without `type` the default `"type": "object"`, in place. The SDK's client
+    requires the field and would refuse the whole listing (and so the server) for one tool without it."""
+    tools = result.get("tools") if isinstance(result, dict) else None
+    for tool in tools if isinstance(tools, list) else ():
+        schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+        if isinstance(schema, dict) and "type" not in schema:
+            schema["type"] = "object"
+
+
 def vet_tool(server: str, tool: Tool) -> tuple[bool, list[str]]:
     """`(offered, notices)` for the SDK `Tool` `tool` of server `server`: whether it may be offered, and the
     problems to report (each a complete sentence naming the server and the tool)."""

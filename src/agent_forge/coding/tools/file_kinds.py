@@ -3,12 +3,20 @@ regular files."""
 
 from __future__ import annotations
 
+import binascii
 import os
 import stat
 
 from ...agent.types import ToolError
+from .truncate import format_size
 
 SNIFF_BYTES = 8192
+
+MAX_IMAGE_BYTES = 20 * 1024 * 1024
+"""Larger images are refused: providers reject them and base64 would bloat the session file."""
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image media types every supported provider API accepts."""
 
 _IMAGE_SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -32,6 +40,27 @@ def image_mime_type(head: bytes) -> str | None:
             return mime
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image/webp"
+    return None
+
+
+def image_data_problem(data: object, mime: object) -> str | None:
+    """Why base64 `data` said to be an image of type `mime` must not reach a provider, or None: the type is not
+    one of `IMAGE_TYPES`, the data is not strict base64, it decodes to more than `MAX_IMAGE_BYTES`, or its
+    magic bytes are not those of `mime` (the check `read` makes on files). Once in the conversation a bad
+    image would make every later request fail."""
+    if not isinstance(mime, str) or mime not in IMAGE_TYPES:
+        return f"image type {str(mime)[:100]!r} is not one of {', '.join(IMAGE_TYPES)}"
+    if not isinstance(data, str) or not data:
+        return "the image data is empty"
+    if len(data) * 3 // 4 > MAX_IMAGE_BYTES + 3:
+        return f"the image is about {format_size(len(data) * 3 // 4)}, over the {format_size(MAX_IMAGE_BYTES)} limit"
+    try:
+        raw = binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
+    except (ValueError, UnicodeEncodeError):
+        return "the image data is not valid base64"
+    found = image_mime_type(raw[:16])
+    if found != mime:
+        return f"the data is not of type {mime}" + (f" (it is {found})" if found else "")
     return None
 
 

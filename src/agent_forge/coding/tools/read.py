@@ -14,7 +14,7 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, optional_int, require_string
 from .file_access import LOCAL, FileAccess
-from .file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
+from .file_kinds import MAX_IMAGE_BYTES, SNIFF_BYTES, image_mime_type, looks_binary, open_regular
 from .line_window import COUNT_LIMIT_BYTES, LineSpan, locate_lines
 from .paths import resolve_tool_path
 from .truncate import (
@@ -26,8 +26,6 @@ from .truncate import (
     truncate_head,
 )
 
-MAX_IMAGE_BYTES = 20 * 1024 * 1024
-"""Larger images are refused: providers reject them and base64 would bloat the session file."""
 
 _READ_SLACK_BYTES = 8
 """Read this much past the byte limit so that dropping a cut character or the BOM still leaves the text over
