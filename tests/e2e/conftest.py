@@ -18,6 +18,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -91,3 +92,11 @@ def _emulated(args, options) -> bool:
     except RuntimeError:
         return True
     return False  # an async test: the CLI's event loop cannot run inside the test's
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory (`<tmp>/project`) to run the agent in, beside the test's other files."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path

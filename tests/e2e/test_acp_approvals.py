@@ -14,12 +14,6 @@ from support.acp_client import AcpClient
 pytestmark = pytest.mark.real_process
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def answer(option: str):
     return lambda params: {"outcome": {"outcome": "selected", "optionId": option}}

@@ -13,12 +13,6 @@ from support.acp_client import AcpClient, AcpReplyError
 pytestmark = pytest.mark.real_process
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def answers(client: AcpClient) -> list[dict]:
     return [m for m in client.incoming() if "method" not in m]

@@ -10,12 +10,6 @@ from support.acp_client import AcpClient, AcpReplyError
 pytestmark = pytest.mark.real_process
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 async def start(agent_env, project, *args) -> AcpClient:
     return await AcpClient.start(list(args), cwd=str(project), env=agent_env)

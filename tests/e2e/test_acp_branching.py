@@ -40,12 +40,6 @@ class RecordingClient:
         self.updates.clear()
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def spawn(client: RecordingClient, observer: SchemaObserver, agent_env: dict, project: Path):
     return acp.spawn_agent_process(client, sys.executable, "-m", "agent_forge", "--mode", "acp", env=agent_env,

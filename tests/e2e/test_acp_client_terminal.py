@@ -13,12 +13,6 @@ from support.acp_client import AcpClient
 pytestmark = pytest.mark.real_process
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def tool_texts(request: dict) -> list[str]:
     return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])

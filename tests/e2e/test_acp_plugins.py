@@ -16,12 +16,6 @@ pytestmark = pytest.mark.real_process
 PLUGIN = str(Path(__file__).resolve().parents[1] / "plugins" / "fixtures" / "e2e_plugin.py")
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def shown(client: AcpClient, session_id: str) -> str:
     return "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))

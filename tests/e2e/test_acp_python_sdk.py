@@ -49,12 +49,6 @@ class RecordingClient:
         await asyncio.wait_for(loop(), timeout)
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 @pytest.fixture
 def observer():

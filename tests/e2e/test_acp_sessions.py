@@ -15,12 +15,6 @@ pytestmark = pytest.mark.real_process
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 async def ready(agent_env, project, *args) -> tuple[AcpClient, str]:
     client = await AcpClient.start(list(args), cwd=str(project), env=agent_env)

@@ -13,12 +13,6 @@ from support.doubles import group_alive
 pytestmark = pytest.mark.real_process
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 async def ready(agent_env, project) -> tuple[AcpClient, str]:
     client = await AcpClient.start([], cwd=str(project), env=agent_env)

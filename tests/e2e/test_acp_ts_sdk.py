@@ -48,12 +48,6 @@ def run_client(ts_client_dir: Path, agent_env: dict, project: Path, **steps) -> 
     return json.loads(done.stdout.splitlines()[-1])
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 def test_the_typescript_sdk_client_runs_a_write_and_bash_turn(ts_client_dir, agent_env, project, fake_llm):
     fake_llm.set_script([

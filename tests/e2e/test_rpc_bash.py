@@ -14,12 +14,6 @@ from agent_forge.modes.rpc.client import RpcClient
 from support.doubles import group_alive
 
 
-@pytest.fixture
-def project(tmp_path):
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
 
 async def start(env, cwd, *args):
     return await RpcClient.start(list(args), cwd=str(cwd), env=env)
