@@ -61,6 +61,8 @@ def fit(text: str, width: int) -> str:
     from prompt_toolkit.utils import get_cwidth
 
     text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
+    if width < 1:
+        return ""
     if get_cwidth(text) <= width:
         return text
     out, used = [], 0

@@ -10,6 +10,7 @@ from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
+from .actions import guarded
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -137,11 +138,7 @@ class SessionCommands:
         self.ui.dialogs.open({"method": "select", "title": title, "options": options}, reply)
 
     async def _guarded(self, work: Any) -> None:
-        try:
-            await work
-        except CommandError as exc:
-            self.ui.say(str(exc), "error")
-        self.ui.footer_changed()
+        await guarded(self.ui, work)
 
 
 def _label(info: Any, columns: int) -> str:
@@ -158,4 +155,3 @@ def _one_line(text: str, width: int = 60) -> str:
     width = max(width, 20)
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
-

@@ -10,6 +10,7 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.tree import get_flat_tree
+from .actions import guarded
 from .tree_layout import TreeModel, keeps
 from .tree_view import TreeDialog
 
@@ -99,8 +100,4 @@ class TreeCommands:
         self.ui.dialogs.open({"method": "select", "title": title, "options": options}, reply)
 
     async def _guarded(self, work: Any) -> None:
-        try:
-            await work
-        except CommandError as exc:
-            self.ui.say(str(exc), "error")
-        self.ui.footer_changed()
+        await guarded(self.ui, work)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .dialogs import Dialog
+from .render import fit
 from .tree_layout import FILTER_NAMES, FILTERS, Row, TreeModel, layout
 
 Fragments = list[tuple[str, str]]
@@ -134,7 +135,6 @@ class TreeDialog(Dialog):
         """The tree in at most `height` rows of `width` columns: the title with the position and the filter,
         the rows around the selection (scrolled to keep it in view), the key hint when there is room. In one
         row, the selected row alone; in two, the title and it."""
-        from .dialogs import fit
 
         self.matches(needle)
         width, height = max(width, 1), max(height, 1)
@@ -185,23 +185,13 @@ def row_fragments(row: Row, width: int, *, selected: bool) -> Fragments:
     if item.role:
         parts.append((ROLE_STYLES.get(item.kind, "class:dim"), f"{item.role}: "))
     fixed = sum(get_cwidth(text) for _, text in parts) + len(tail)
-    parts.append((text_style, _cut(item.text, max(0, width - fixed), get_cwidth)))
+    parts.append((text_style, fit(item.text, max(0, width - fixed))))
     parts.append(("class:dim" if not row.here else "bold", tail))
     if selected:
         parts = [("class:dialog-chosen", text) for _, text in parts]
     return _fit_parts(parts, width, get_cwidth) + [("", "\n")]
 
 
-def _cut(text: str, width: int, cwidth: Callable[[str], int]) -> str:
-    if cwidth(text) <= width:
-        return text
-    out, used = [], 0
-    for char in text:
-        used += cwidth(char)
-        if used > width - 1:
-            break
-        out.append(char)
-    return "".join(out) + "…" if width >= 1 else ""
 
 
 def _fit_parts(parts: list[tuple[str, str]], width: int, cwidth: Callable[[str], int]) -> Fragments:
@@ -211,7 +201,7 @@ def _fit_parts(parts: list[tuple[str, str]], width: int, cwidth: Callable[[str],
     for style, text in parts:
         if left <= 0:
             break
-        shown = text if cwidth(text) <= left else _cut(text, left, cwidth)
+        shown = text if cwidth(text) <= left else fit(text, left)
         left -= cwidth(shown)
         out.append((style, shown))
     return out

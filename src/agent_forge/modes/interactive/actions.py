@@ -1,0 +1,17 @@
+"""Running a command's action chosen in a dialog (`/resume`'s session, `/tree`'s entry): errors as lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...coding.errors import CommandError
+
+
+async def guarded(ui: Any, work: Any) -> None:
+    """Await `work`, a command's action chosen in a dialog: its `CommandError` is shown as an error line; the
+    footer is drawn again either way (the action may have changed the session, model or name)."""
+    try:
+        await work
+    except CommandError as exc:
+        ui.say(str(exc), "error")
+    ui.footer_changed()
