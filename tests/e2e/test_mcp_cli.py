@@ -43,7 +43,26 @@ def test_add_list_and_remove_servers_keeping_the_rest_of_the_file(agent_env, tmp
     assert all(r.returncode == 0 and "Removed MCP server" in r.stdout for r in removed)
     assert after == {"comment": "mine", "mcpServers": {"off": data["mcpServers"]["off"],
                                                        "tools": data["mcpServers"]["tools"]}}
-    assert clean.returncode == 0 and not list(user_file.parent.glob(".mcp.json.*"))
+    assert clean.returncode == 0 and not list(user_file.parent.glob(".mcp.json.*.tmp"))
+
+
+def test_concurrent_adds_and_removes_lose_no_server(agent_env, tmp_path):
+    user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
+
+    def start(*args: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "agent_forge", "mcp", *args], cwd=tmp_path, env=agent_env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    adds = [start("add", f"s{i}", "--", "cmd", str(i)) for i in range(6)]
+    assert [p.wait(timeout=120) for p in adds] == [0] * 6, [p.stderr.read() for p in adds]  # type: ignore[union-attr]
+    for p in adds:
+        p.stdout.close(), p.stderr.close()  # type: ignore[union-attr, func-returns-value]
+    assert sorted(json.loads(user_file.read_text())["mcpServers"]) == [f"s{i}" for i in range(6)]
+    removes = [start("remove", f"s{i}") for i in range(0, 6, 2)]
+    assert [p.wait(timeout=120) for p in removes] == [0] * 3
+    for p in removes:
+        p.stdout.close(), p.stderr.close()  # type: ignore[union-attr, func-returns-value]
+    assert sorted(json.loads(user_file.read_text())["mcpServers"]) == ["s1", "s3", "s5"]
 
 
 def test_refusals_have_clear_errors_and_exit_codes_and_leave_the_file_alone(agent_env, tmp_path):
