@@ -102,7 +102,27 @@ def test_local_writes_the_project_file_and_list_starts_it_only_when_trusted(agen
     assert added.returncode == 0 and str(project_file) in added.stdout
     assert not (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").exists()
     assert "project MCP servers (.agent-forge/agent/mcp.json) skipped" in untrusted.stderr
-    assert "No MCP servers configured" in untrusted.stdout and untrusted.returncode == 0
+    assert untrusted.stdout == "" and untrusted.returncode == 1 and "no MCP server could be loaded" in untrusted.stderr
     row = trusted.stdout.splitlines()[1].split()
     assert trusted.returncode == 0 and row == ["here", "project", "stdio", "connected", "1"]
     assert removed.returncode == 0 and json.loads(project_file.read_text()) == {"mcpServers": {}}
+
+
+def test_list_of_a_config_that_cannot_be_read_exits_1_saying_why(agent_env, tmp_path):
+    user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    setups = {
+        "invalid JSON": lambda: user_file.write_text("{not json"),
+        "a directory": lambda: user_file.mkdir(),
+        "a symlink loop": lambda: user_file.symlink_to(loop),
+        "all skipped": lambda: user_file.write_text(json.dumps({"mcpServers": {"a b": {"command": "x"},
+                                                                               "u": {"url": "ftp://x"}}})),
+    }
+    for name, setup in setups.items():
+        setup()
+        listed = mcp(agent_env, tmp_path, "list")
+        assert listed.returncode == 1 and listed.stdout == "", (name, listed.stdout, listed.stderr)
+        assert "Warning: " in listed.stderr and "no MCP server could be loaded" in listed.stderr, name
+        user_file.rmdir() if user_file.is_dir() and not user_file.is_symlink() else user_file.unlink()
+    assert mcp(agent_env, tmp_path, "list").returncode == 0  # nothing configured at all is not an error

@@ -149,6 +149,9 @@ def _list(args: argparse.Namespace) -> int:
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
     for warning in warnings:
         _say(f"Warning: {warning}")
+    if not servers and warnings:  # every file or entry that was there failed to load: not "none configured"
+        _say("mcp list: no MCP server could be loaded (see the warnings above)")
+        return 1
     if not servers:
         print("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
         return 0
