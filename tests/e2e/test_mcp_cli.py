@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +128,43 @@ def test_list_of_a_config_that_cannot_be_read_exits_1_saying_why(agent_env, tmp_
         assert "Warning: " in listed.stderr and "no MCP server could be loaded" in listed.stderr, name
         user_file.rmdir() if user_file.is_dir() and not user_file.is_symlink() else user_file.unlink()
     assert mcp(agent_env, tmp_path, "list").returncode == 0  # nothing configured at all is not an error
+
+
+def test_output_that_cannot_be_written_is_one_line_and_exit_1(agent_env, tmp_path):
+    runs = [["add", "a", "--", "cmd"], ["list"], ["remove", "a"], ["list"]]
+    for args in runs:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", *args], cwd=tmp_path, env=agent_env,
+                                  stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True,
+                                  timeout=120)
+        assert done.returncode == 1, (args, done.stderr)
+        assert done.stderr.strip().splitlines()[-1] == "agent-forge: cannot write to stdout: No space left on device"
+        assert "Traceback" not in done.stderr, args
+
+
+def test_ctrl_c_during_list_exits_130_quietly_and_stops_the_servers(agent_env, tmp_path):
+    started = tmp_path / "started"
+    os.mkfifo(started)
+    server = tmp_path / "silent.sh"
+    server.write_text(f"#!/bin/sh\necho $$ > {started}\nexec sleep 300\n")  # never answers `initialize`
+    server.chmod(0o755)
+    assert mcp(agent_env, tmp_path, "add", "silent", "--", str(server)).returncode == 0
+    listing = subprocess.Popen([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with open(started) as fifo:  # blocks until the server runs
+            pid = int(fifo.read().strip())
+        listing.send_signal(signal.SIGINT)
+        out, err = listing.communicate(timeout=60)
+    finally:
+        listing.kill()
+    assert listing.returncode == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
