@@ -168,3 +168,17 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_servers_description_reaches_the_system_prompt_as_one_capped_line(agent_env, fake_llm, tmp_path):
+    description = "first line\nsecond\x1b[31m red\x07 " + "x" * 10_000
+    added = mcp(agent_env, tmp_path, "add", "tools", "--description", description, "--", sys.executable, SERVER,
+                "normal")
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--no-session", "-p", "hi"], cwd=tmp_path,
+                          env=agent_env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0 and done.returncode == 0, done.stderr
+    system = json.dumps(fake_llm.requests[0]["body"]["messages"][0])
+    prompt = fake_llm.requests[0]["body"]["messages"][0]["content"]
+    assert "first line second\\x1b[31m red\\x07 xxx" in prompt and "\x1b" not in prompt and "\x07" not in prompt
+    assert "x" * 200 not in prompt and "…" in prompt, system[:500]
