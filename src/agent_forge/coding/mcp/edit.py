@@ -39,6 +39,8 @@ def add_server(path: Path, name: str, entry: dict[str, JsonValue], *, replace: b
     real = [p for p in problems if "not set" not in p]  # `${VAR}` is expanded when the server starts
     if real:
         raise McpFileError(real[0].split(": ", 1)[-1].removesuffix("; skipped"))
+    if isinstance(entry.get("url"), str):
+        _check_url(str(entry["url"]))
     with _locked(path):
         data, servers = _read(path)
         existed = name in servers
@@ -58,6 +60,22 @@ def remove_server(path: Path, name: str) -> None:
             raise McpFileError(f"{path}: no server named {name!r} (servers: {listed})")
         del servers[name]
         _write(path, data, servers)
+
+
+def _check_url(url: str) -> None:
+    """Refuse a URL that could never be connected to: unparsable (`http://[::1`), no host, a bad port. One with
+    `${VAR}` in it is checked when the server starts, once expanded."""
+    from urllib.parse import urlsplit
+
+    if "${" in url:
+        return
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number in 0..65535
+    except ValueError as exc:
+        raise McpFileError(f"invalid url {url!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise McpFileError(f"invalid url {url!r}: give http(s)://HOST[:PORT]/PATH")
 
 
 @contextlib.contextmanager
