@@ -53,6 +53,13 @@ class _Parser(argparse.ArgumentParser):
 
             print_out(message, end="")
 
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """A usage error: one `agent-forge: <problem> (see agent-forge --help)` line on stderr, exit code 2 (not
+        argparse's whole usage block)."""
+        from .coding.tools.sanitize import terminal_text
+
+        self.exit(2, f"agent-forge: {terminal_text(message)} (see agent-forge --help)\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="agent-forge", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=_HelpFormatter)

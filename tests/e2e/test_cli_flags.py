@@ -59,3 +59,21 @@ def test_list_models_without_any_key_says_how_to_set_one(agent_env, tmp_path):
     assert done.returncode == 0 and done.stdout == b""
     assert "agent-forge: no model has a key: Set ANTHROPIC_API_KEY" in stderr and "auth.json" in stderr
     assert "prompts will fail" not in stderr
+
+
+def test_usage_errors_are_one_line_and_exit_2(agent_env, tmp_path):
+    cases = {
+        ("--model",): "argument --model: expected one argument",
+        ("--mode", "xml"): "argument --mode: invalid choice: 'xml'",
+        ("--bogus",): "unrecognized arguments: --bogus",
+        ("--session-id", "-abc"): "argument --session-id: expected one argument",
+        ("--mode", "\x1b[31m"): "argument --mode: invalid choice: '\\x1b[31m'",
+        ("mcp", "add"): "mcp: the following arguments are required: name",
+        ("mcp", "list", "--bogus"): "mcp: unrecognized arguments: --bogus",
+    }
+    for args, problem in cases.items():
+        done = run_cli(list(args), agent_env, tmp_path, text=True)
+        assert done.returncode == 2 and done.stdout == "", (args, done.stderr)
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"agent-forge: {problem}"), (args, done.stderr)
+        assert "usage:" not in done.stderr and "see agent-forge" in lines[0]

@@ -32,7 +32,8 @@ async def last_assistant(client):
 
 # ---- 15: answers that are not an event stream, and empty streams ---------------------------------------
 
-HTML_START = "<!DOCTYPE html> <html> <head><title>Internal Server Error</title></head> [31m<p>"
+# the ESC of the body is shown as its escape, as the terminal output shows it (README, Output)
+HTML_START = "<!DOCTYPE html> <html> <head><title>Internal Server Error</title></head>\\x1b[31m<p>"
 NOT_A_STREAM = [
     ("plain JSON", {"status": 200, "body": {"id": "chatcmpl-1", "object": "chat.completion",
                                             "choices": [{"message": {"role": "assistant", "content": "Hi"}}]}},

@@ -83,6 +83,22 @@ async def test_reject_with_a_reason_the_model_sees(agent_env, fake_llm, tmp_path
     assert expected in str(tool_results(fake_llm)) and (tmp_path / "build").is_dir()
 
 
+async def test_a_long_reason_is_cut_to_2000_characters(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "rm -rf build"}}]},
+                         {"text": "Understood."}])
+    async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.send({"type": "prompt", "message": "clean"})
+        asked = await question(client)
+        answer(client, asked["id"], value="Reject, and tell the model why")
+        why = await question(client, "input")
+        answer(client, why["id"], value="y" * 200_000)
+        events = await client.wait_for("agent_settled")
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    text = end["result"]["content"][0]["text"]
+    assert "y" * 2_000 + " [... cut: the reason has 200,000 characters, the first 2,000 are shown]" in text
+    assert "y" * 2_001 not in text and "y" * 2_001 not in str(tool_results(fake_llm)) and len(text) < 2_300
+
+
 async def test_abort_while_asking_cancels_the_question_and_the_call(agent_env, fake_llm, tmp_path):
     fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "never"}])
     async with await RpcClient.start(["--approvals", "ask"], cwd=str(tmp_path), env=agent_env) as client:

@@ -91,6 +91,17 @@ class Decision:
     which, and the refusal tells the model no one approved the call, rather than that the user rejected it."""
 
 
+MAX_REASON_CHARS = 2_000
+"""A rejection's reason goes into the model's context: a pasted 200 KB log must not (any mode, any approver)."""
+
+
+def _capped(reason: str) -> str:
+    if len(reason) <= MAX_REASON_CHARS:
+        return reason
+    return f"{reason[:MAX_REASON_CHARS]} [... cut: the reason has {len(reason):,} characters, the first " \
+           f"{MAX_REASON_CHARS:,} are shown]"
+
+
 class Approver(Protocol):
     """Asks a person about one call. Any async function of an `ApprovalRequest` returning a `Decision` (or
     just its `choice` string) will do. Cancellation (abort) must propagate; anything else it raises rejects."""
@@ -227,7 +238,8 @@ class Approvals:
         if not decision.answered:
             return (f"Not run: the {name} call needs approval (approvals: ask), and the question got no "
                     f"answer{f' ({decision.reason})' if decision.reason else ''}.")
-        why = f" The user said: {decision.reason.strip()}" if decision.reason and decision.reason.strip() else ""
+        why = f" The user said: {_capped(decision.reason.strip())}" if decision.reason and decision.reason.strip() \
+            else ""
         return f"The user rejected this {name} call.{why} Do not retry it unchanged; ask or try another way."
 
     def install(self, agent: Agent) -> None:

@@ -68,6 +68,8 @@ def run_mcp_command(argv: list[str]) -> int:
     except _Usage as problem:
         _say(f"mcp: {problem} (see agent-forge mcp --help)")
         return USAGE_EXIT
+    except KeyboardInterrupt:  # Ctrl-C: the servers were stopped on the way out (`_connect_all`)
+        return 130
 
 
 def _split_dashes(argv: list[str]) -> tuple[list[str], bool, list[str]]:
@@ -108,7 +110,7 @@ def _add(args: argparse.Namespace, command: list[str] | None) -> int:
     except McpFileError as exc:
         _say(f"mcp add: {exc}")
         return 1
-    print(f"{'Replaced' if replaced else 'Added'} MCP server {args.name} in {path}")
+    _out(f"{'Replaced' if replaced else 'Added'} MCP server {args.name} in {path}")
     return 0
 
 
@@ -131,7 +133,7 @@ def _remove(args: argparse.Namespace) -> int:
     except McpFileError as exc:
         _say(f"mcp remove: {exc}")
         return 1
-    print(f"Removed MCP server {args.name} from {path}")
+    _out(f"Removed MCP server {args.name} from {path}")
     return 0
 
 
@@ -149,8 +151,11 @@ def _list(args: argparse.Namespace) -> int:
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
     for warning in warnings:
         _say(f"Warning: {warning}")
+    if not servers and warnings:  # every file or entry that was there failed to load: not "none configured"
+        _say("mcp list: no MCP server could be loaded (see the warnings above)")
+        return 1
     if not servers:
-        print("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
+        _out("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
         return 0
     rows = asyncio.run(_connect_all(servers))
     _print_table(rows)
@@ -162,12 +167,13 @@ async def _connect_all(servers: list[Any]) -> list[tuple[str, ...]]:
     from ..coding.mcp.connection import ServerConnection
 
     connections = [ServerConnection(server, lambda _c: None) for server in servers]
-    for connection in connections:
-        connection.start()
-    await asyncio.gather(*(_first_attempt(c) for c in connections))
-    rows = [_row(c) for c in connections]
-    await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
-    return rows
+    try:
+        for connection in connections:
+            connection.start()
+        await asyncio.gather(*(_first_attempt(c) for c in connections))
+        return [_row(c) for c in connections]
+    finally:  # also on Ctrl-C (asyncio.run cancels this task): no server outlives the listing
+        await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 
 
 async def _first_attempt(connection: Any) -> None:
@@ -192,8 +198,15 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
     header = ("NAME", "SCOPE", "TRANSPORT", "STATE", "TOOLS", "ERROR")
     table = [header, *[tuple(terminal_text(cell).replace("\n", " ") for cell in row) for row in rows]]
     widths = [max(len(row[i]) for row in table) for i in range(5)]
-    for row in table:
-        print("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5])
+    _out("\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:5])) + "  " + row[5]
+                   for row in table))
+
+
+def _out(text: str) -> None:
+    """A line for stdout through the guard: a full disk ends the command with `cannot write to stdout`, exit 1."""
+    from .stdout_guard import print_out
+
+    print_out(text)
 
 
 def _say(message: str) -> None:

@@ -24,7 +24,7 @@ def test_an_edit_keeps_the_rest_of_the_file_its_mode_and_replaces_a_links_target
                                                                            "c": {"url": "https://x/mcp"}}
     remove_server(link, "b")
     assert json.loads(real.read_text())["mcpServers"] == {"c": {"url": "https://x/mcp"}}
-    assert sorted(os.listdir(tmp_path)) == ["mcp.json", "real.json"]  # no temporary file left
+    assert sorted(os.listdir(tmp_path)) == [".real.json.lock", "mcp.json", "real.json"]  # no temporary file left
 
 
 def test_a_new_file_is_private_and_bad_input_changes_nothing(tmp_path):

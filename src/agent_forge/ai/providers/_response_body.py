@@ -7,6 +7,8 @@ import re
 import time
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Mapping
 
+from ..visible_text import escape_invisible
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -16,7 +18,6 @@ _HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
 _SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
 _SHOWN_CHARS = 200  # characters of that head shown in errorMessage
 _SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]+")
 
 
 class BodyHead:
@@ -69,9 +70,10 @@ def describe_answer(response: httpx2.Response, head: bytes, problem: str) -> str
 
 
 def sanitize_snippet(text: str, limit: int) -> str:
-    """`text` on one line for an error message: control, zero-width and bidi characters and whitespace runs
-    become one space; cut to `limit` characters with "…"."""
-    text = " ".join(_UNPRINTABLE.sub(" ", text).split())
+    """`text` on one line for an error message: whitespace runs (line breaks included) become one space; other
+    control, zero-width and bidi characters are shown as escapes (`\\x1b`, `\\u202e`, `ai/visible_text.py`, as the
+    terminal output shows them); cut to `limit` characters with "…"."""
+    text = escape_invisible(" ".join(text.split()))
     return text if len(text) <= limit else text[:limit] + "…"
 
 

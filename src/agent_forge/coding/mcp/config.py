@@ -105,6 +105,17 @@ def parse_servers(data: object, *, scope: str = "sdk", source: str | None = None
     return servers, warnings
 
 
+MAX_SERVER_DESCRIPTION_CHARS = 200
+"""An entry's `description`, as listed in the system prompt: one line, control characters escaped, cut here."""
+
+
+def _description(entry: dict[str, object]) -> str | None:
+    from .limits import one_line  # only when an entry has a description
+
+    text = _optional_string(entry, "description")
+    return one_line(text, MAX_SERVER_DESCRIPTION_CHARS) if text else text
+
+
 def _read_file(path: Path, scope: str, cwd: str, environ: Mapping[str, str],
                warnings: list[str]) -> list[McpServerConfig]:
     servers = []
@@ -196,7 +207,7 @@ def _parse_entry(name: str, entry: object, scope: str, source: str | None, cwd: 
     missing: list[str] = []
     expand = lambda value: _expand(value, environ, missing)  # noqa: E731
     common = dict(name=name, transport=transport, scope=scope, source=source,
-                  description=_optional_string(entry, "description"),
+                  description=_description(entry),
                   startup_timeout_s=_timeout(entry, "startupTimeoutMs") or DEFAULT_STARTUP_TIMEOUT_S,
                   tool_timeout_s=_timeout(entry, "toolTimeoutMs"), **_override_fields(entry))
     if transport == "stdio":

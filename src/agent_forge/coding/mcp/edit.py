@@ -3,14 +3,18 @@
 The file is read as it is (a missing file is an empty one), one server entry is added, replaced or removed, and
 the result replaces the file atomically (a temporary file in the same directory, then `os.replace`; through a
 symbolic link, its target is replaced). Every other key of the file and every other server stays as it was, in
-its order. A file that is not valid JSON or whose `mcpServers` is not an object is left alone (`McpFileError`);
+its order. The read, change and write happen under an exclusive `fcntl` lock on a sibling lock file
+(`.<name>.lock` next to the real file), so concurrent `mcp add`/`mcp remove` runs lose nothing. A file that is not valid JSON or whose `mcpServers` is not an object is left alone (`McpFileError`);
 so is an entry that would not load (checked with the loader's own rules).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,23 +39,44 @@ def add_server(path: Path, name: str, entry: dict[str, JsonValue], *, replace: b
     real = [p for p in problems if "not set" not in p]  # `${VAR}` is expanded when the server starts
     if real:
         raise McpFileError(real[0].split(": ", 1)[-1].removesuffix("; skipped"))
-    data, servers = _read(path)
-    existed = name in servers
-    if existed and not replace:
-        raise McpFileError(f"{path}: a server named {name!r} exists already (remove it first, or add --force)")
-    servers[name] = entry
-    _write(path, data, servers)
+    with _locked(path):
+        data, servers = _read(path)
+        existed = name in servers
+        if existed and not replace:
+            raise McpFileError(f"{path}: a server named {name!r} exists already (remove it first, or add --force)")
+        servers[name] = entry
+        _write(path, data, servers)
     return existed
 
 
 def remove_server(path: Path, name: str) -> None:
     """Remove server `name` from the `mcp.json` at `path`; `McpFileError` when it has none of that name."""
-    data, servers = _read(path, missing_ok=False)
-    if name not in servers:
-        listed = ", ".join(servers) or "none"
-        raise McpFileError(f"{path}: no server named {name!r} (servers: {listed})")
-    del servers[name]
-    _write(path, data, servers)
+    with _locked(path):
+        data, servers = _read(path, missing_ok=False)
+        if name not in servers:
+            listed = ", ".join(servers) or "none"
+            raise McpFileError(f"{path}: no server named {name!r} (servers: {listed})")
+        del servers[name]
+        _write(path, data, servers)
+
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `.<name>.lock` beside the real file (the file itself is replaced, so a lock on
+    it would not serialise writers); the lock file stays, empty, for the next writer."""
+    target = Path(os.path.realpath(path))
+    lock = target.with_name(f".{target.name}.lock")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise McpFileError(f"{path}: cannot be locked: {exc.strerror or exc}; the file was not changed") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _read(path: Path, *, missing_ok: bool = True) -> tuple[dict[str, JsonValue], dict[str, JsonValue]]:

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import re
 
+from ...ai.visible_text import escape_invisible
+
 _ESCAPE = re.compile(  # one leading character per branch: the regex engine then skips plain text quickly
     r"\x1b(?:"
     r"\[[0-?]*[ -/]*[@-~]"  # CSI: parameters, intermediates, final byte
@@ -61,17 +63,7 @@ def terminal_text(text: str) -> str:
     `\\t`, and invisible reordering characters, as visible escapes; `\\r\\n` becomes `\\n` and any other
     `\\r` a `\\n` (a lone carriage return would let what follows overwrite what the line showed)."""
     text = _LINE_END.sub("\n", text).replace("\r", "\n")
-    return _SHOWN.sub(_visible, text) if _SHOWN.search(text) else text
-
-
-_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-"""What `terminal_text` shows escaped: C0 but tab and LF, DEL, C1; the Arabic letter mark, zero-width and
-direction marks, bidi embeddings, overrides and isolates, word joiner and invisible operators, the BOM."""
-
-
-def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return escape_invisible(text)  # the escapes of `ai/visible_text.py`, shared with the providers' errors
 
 
 def apply_carriage_returns(text: str) -> str:
