@@ -118,10 +118,18 @@ async def test_an_image_a_text_only_model_cannot_see_is_said_and_bad_images_are_
         "stopReason": "end_turn"}
     said = json.dumps(client.updates(session_id))
     assert "does not accept images" in said and "1 image(s) of this prompt are left out" in said
-    bad = [([{"type": "image", "mimeType": "image/png", "data": "not base64!"}], "prompt[0].data is not valid base64"),
+    fake_png = "aGVsbG8gd29ybGQ="  # "hello world", labelled PNG
+    bad = [([{"type": "image", "mimeType": "image/png", "data": "not base64!"}], "prompt[0].data: the image data is "
+             "not valid base64"),
+           ([{"type": "text", "text": "x"}, {"type": "image", "mimeType": "image/png", "data": fake_png}],
+            "prompt[1].data: the data is not of type image/png"),
+           ([{"type": "image", "mimeType": "image/jpeg", "data": PNG}],
+            "prompt[0].data: the data is not of type image/jpeg (it is image/png)"),
+           ([{"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": fake_png}}],
+            "prompt[0].resource.blob: the data is not of type image/png"),
            ([{"type": "image", "mimeType": "image/tiff", "data": PNG}], "prompt[0].mimeType: image type 'image/tiff'"),
            ([{"type": "resource", "resource": {"uri": "file:///a.png", "mimeType": "image/png", "blob": "%%"}}],
-            "prompt[0].resource.blob is not valid base64"),
+            "prompt[0].resource.blob: the image data is not valid base64"),
            ([{"type": "resource", "resource": {"text": "x"}}], "prompt[0].resource.uri must be a string"),
            ([], '"prompt" is empty'), ([{"type": "text", "text": "  "}], '"prompt" is empty')]
     for blocks, message in bad:

@@ -191,6 +191,10 @@ def test_binary_file_argument_is_refused_but_an_image_is_attached(agent_env, fak
     result = run(agent_env, tmp_path, "-p", "@prog.bin", "what is this")
     assert result.returncode == 1 and b"Cannot attach prog.bin: it is a binary file" in result.stderr
     assert fake_llm.requests == []
+    (tmp_path / "fake.png").write_bytes(b"hello, not a PNG\n")
+    result = run(agent_env, tmp_path, "-p", "@fake.png", "what is this")
+    assert result.returncode == 1 and b"Cannot attach fake.png: the data is not of type image/png." in result.stderr
+    assert fake_llm.requests == []
     (tmp_path / "dot.png").write_bytes(PNG)  # images contain NUL bytes too, and are fine
     fake_llm.set_script([{"text": "a dot"}])
     assert run(agent_env, tmp_path, "-p", "@dot.png", "what is this").returncode == 0

@@ -61,14 +61,15 @@ def test_prompt_content_keeps_order_and_names_links():
         {"type": "text", "text": "/review"},
         {"type": "resource_link", "name": "a b.py", "uri": "file:///src/a%20b.py"},
         {"type": "resource", "resource": {"uri": "https://x/doc", "text": "body"}},
-        {"type": "resource", "resource": {"uri": "file:///i.png", "blob": "AAAA", "mimeType": "image/png"}},
+        {"type": "resource", "resource": {"uri": "file:///i.png", "blob": "iVBORw0KGgo=", "mimeType": "image/png"}},
     ])
     assert text == '/review\n[a b.py](/src/a b.py)\n<file name="https://x/doc">\nbody\n</file>'
-    assert images == [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]
+    assert images == [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]
 
 
 @pytest.mark.parametrize("blocks", [
     [{"type": "image", "data": "x", "mimeType": "image/tiff"}],
+    [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
     [{"type": "resource", "resource": {"uri": "file:///a.zip", "blob": "AAAA", "mimeType": "application/zip"}}],
     [{"type": "resource", "resource": {"uri": "file:///a"}}],
     [{"type": "video"}], ["text"], {"type": "text"},

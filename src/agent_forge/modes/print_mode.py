@@ -4,8 +4,9 @@ Prompts (as the reference CLI, `cli.md`): each message argument is one prompt, r
 prompt also carries piped stdin and every `@path` argument, in front of the message (after it when the message
 is a `/command` naming a plugin command, template or skill, so that the command still runs and gets them as
 its arguments): a text file as a `<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`,
-`.webp`) as an attachment. An `@path` must be a regular file of at most `MAX_FILE_BYTES`, and a file that is
-not an image must not contain NUL bytes (binary); anything else is refused before any request.
+`.webp`) as an attachment. An `@path` must be a regular file of at most `MAX_FILE_BYTES`, an image must start
+with its type's magic bytes (`file_kinds.image_data_problem`), and a file that is not an image must not contain
+NUL bytes (binary); anything else is refused before any request.
 
 Each prompt takes the input path of RPC `prompt` (`AgentSession.submit`): a plugin command (`/name args`) runs
 to its end instead of reaching the model, plugin `input` handlers may transform or handle the text, then
@@ -38,7 +39,7 @@ from ..agent.types import ToolError
 from ..ai import json_wire
 from ..coding.errors import CommandError
 from ..coding.agent_session import AgentSession
-from ..coding.tools.file_kinds import looks_binary, open_regular
+from ..coding.tools.file_kinds import image_data_problem, looks_binary, open_regular
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
 from . import stdout_guard, termination
@@ -82,7 +83,11 @@ def attach_file(path: Path | str, name: str, parts: list[str], images: list[dict
     data = _read_file(path, name)
     mime = IMAGE_TYPES.get(path.suffix.lower())
     if mime is not None:
-        images.append({"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime})
+        encoded = base64.b64encode(data).decode("ascii")
+        problem = image_data_problem(encoded, mime)  # a .png that is not one would fail every later request
+        if problem is not None:
+            raise CommandError(f"Cannot attach {name}: {problem}.")
+        images.append({"type": "image", "data": encoded, "mimeType": mime})
     elif looks_binary(data):
         raise CommandError(f"Cannot attach {name}: it is a binary file (it contains NUL bytes). Only text files "
                            f"and images ({', '.join(IMAGE_TYPES)}) can be attached.")

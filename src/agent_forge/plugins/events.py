@@ -90,7 +90,8 @@ class HandlerResult:
 @dataclass(frozen=True)
 class Transform(HandlerResult):
     """From an `input` handler: go on with this text (and these images, when not None: a list of image blocks
-    `{type: "image", data: <base64>, mimeType}` of a type every provider accepts, `values.IMAGE_TYPES`)."""
+    `{type: "image", data: <base64>, mimeType}` that pass `file_kinds.image_data_problem`: a type every provider
+    accepts, strict base64, matching magic bytes, at most 20 MB)."""
 
     text: str
     images: list[ImageContent] | None = None

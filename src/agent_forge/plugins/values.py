@@ -4,39 +4,32 @@ session-side values built from what plugins register (context messages, `get_com
 
 from __future__ import annotations
 
-import binascii
 import copy
 from typing import TYPE_CHECKING, TypeVar
 
 from ..agent.loop import now_ms
+from ..coding.tools.file_kinds import IMAGE_TYPES, image_data_problem
 
 if TYPE_CHECKING:
     from .api import CommandSpec, Plugin
 
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
-"""The image media types every supported provider API accepts (as RPC `prompt` checks `images`)."""
 _T = TypeVar("_T")
 
 
 def images_problem(images: object) -> str | None:
-    """Why `images` is not a list of image blocks `{type: "image", data: <base64>, mimeType}`, or None. A bad
-    image must not reach the conversation: every later request would fail."""
+    """Why `images` is not a list of image blocks `{type: "image", data: <base64>, mimeType}` that pass
+    `image_data_problem` (type, base64, magic bytes, size), or None. A bad image must not reach the
+    conversation: every later request would fail."""
     if not isinstance(images, list):
         return f"images must be a list of image blocks or None, got {type(images).__name__}"
     for i, image in enumerate(images):
-        if not (isinstance(image, dict) and image.get("type") == "image" and isinstance(image.get("data"), str)
-                and image.get("mimeType") in IMAGE_TYPES and _is_base64(image["data"])):
+        if not (isinstance(image, dict) and image.get("type") == "image"):
             return (f"images[{i}] must be an image block {{type: \"image\", data: <base64>, mimeType: one of "
                     f"{', '.join(IMAGE_TYPES)}}}")
+        problem = image_data_problem(image.get("data"), image.get("mimeType"))
+        if problem:
+            return f"images[{i}]: {problem}"
     return None
-
-
-def _is_base64(data: str) -> bool:
-    try:
-        binascii.a2b_base64(data.encode("ascii"), strict_mode=True)
-    except (ValueError, UnicodeEncodeError):
-        return False
-    return bool(data)
 
 
 def private_copy(value: _T) -> _T:

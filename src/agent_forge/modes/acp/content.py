@@ -8,14 +8,11 @@ Audio and other binary resources are refused (`initialize` does not offer them):
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ...coding.tools.file_kinds import IMAGE_TYPES, image_data_problem
 from .protocol import invalid_params
-
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
 
 def prompt_input(blocks: Any) -> tuple[str, list[dict[str, Any]]]:
@@ -72,10 +69,9 @@ def _image(data: str, mime: str, where: str) -> dict[str, Any]:
     field = "blob" if where.endswith("resource") else "data"
     if mime not in IMAGE_TYPES:
         raise invalid_params(f"{where}.mimeType: image type {mime!r} is not one of {', '.join(IMAGE_TYPES)}")
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise invalid_params(f"{where}.{field} is not valid base64") from None
+    problem = image_data_problem(data, mime)
+    if problem:
+        raise invalid_params(f"{where}.{field}: {problem}")
     return {"type": "image", "data": data, "mimeType": mime}
 
 

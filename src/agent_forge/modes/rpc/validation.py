@@ -14,13 +14,12 @@ values mean (an unknown model, an empty prompt, a blank session name) is the ses
 
 from __future__ import annotations
 
-import binascii
 from typing import Callable
 
+from ...coding.tools.file_kinds import IMAGE_TYPES, image_data_problem
 from . import framing
 from .types import COMMANDS
 
-IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image media types every supported provider API accepts."""
 
 STREAMING_BEHAVIORS = ("steer", "followUp")
@@ -105,25 +104,19 @@ def _prompt_problem(command: dict[str, object]) -> str | None:
 
 
 def images_problem(command: dict[str, object]) -> str | None:
-    """Each of `images` (an array by then) must be an ImageContent `{type: "image", data: base64, mimeType}` of a
-    supported type. A bad image is refused here: once in the conversation it would make every later request
-    fail."""
+    """Each of `images` (an array by then) must be an ImageContent `{type: "image", data: base64, mimeType}` that
+    passes `image_data_problem` (a supported type, strict base64, magic bytes of that type, size cap). A bad
+    image is refused here: once in the conversation it would make every later request fail."""
     for i, image in enumerate(command.get("images") or []):
         if not (isinstance(image, dict) and image.get("type") == "image" and isinstance(image.get("data"), str)
                 and isinstance(image.get("mimeType"), str)):
             return f"Field 'images[{i}]' must be an image: {{type: \"image\", data, mimeType}}"
         if image["mimeType"] not in IMAGE_TYPES:
             return f"Field 'images[{i}].mimeType' must be one of {', '.join(IMAGE_TYPES)}"
-        if not _is_base64(image["data"]):
-            return f"Field 'images[{i}].data' must be base64-encoded image data"
+        problem = image_data_problem(image["data"], image["mimeType"])
+        if problem:
+            return f"Field 'images[{i}].data' must be base64-encoded image data: {problem}"
     return None
-
-
-def _is_base64(data: str) -> bool:
-    try:
-        return bool(data) and bool(binascii.a2b_base64(data.encode("ascii"), strict_mode=True))
-    except (ValueError, UnicodeEncodeError):
-        return False
 
 
 def _bash_problem(command: dict[str, object]) -> str | None:
