@@ -63,3 +63,31 @@ def test_the_approvals_command_shows_and_changes_the_policy(agent_env, fake_llm,
         term.wait_for("Unknown approval policy 'nonsense'")
     finally:
         term.close()
+
+
+def test_a_question_opening_while_typing_gives_the_draft_back_when_it_closes(agent_env, fake_llm, tmp_path):
+    """Round-2 finding: a dialog that opens by itself (here an approval question) emptied the editor, and the
+    text being typed was lost when it closed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    fake_llm.set_script([
+        {"text": "Let me look around the project first, one word at a time.", "delay_ms": 250,
+         "tool_calls": [{"name": "bash", "arguments": {"command": "touch made.txt"}}]},
+        {"text": "Not done, as you asked."},
+    ])
+    term = TmuxTerminal(agent_env, work, "--approvals", "ask", columns=100, rows=30)
+    try:
+        term.wait_for("fake-model •")
+        term.type("make it")
+        term.press("Enter")
+        term.wait_for("Let")
+        term.type("my draft")
+        term.wait_for("› my draft")
+        term.wait_for("Allow bash: touch made.txt?")
+        assert "my draft" not in term.screen()  # the editor is the dialog's filter now
+        term.press("Escape")  # rejects the call
+        screen = term.wait_for("Not done, as you asked.")
+        screen = term.wait_for("› my draft")
+        assert not (work / "made.txt").exists()
+    finally:
+        term.close()

@@ -52,6 +52,9 @@ class Dialogs:
     def __init__(self, answer: Callable[[dict[str, Any]], None], editor: Any, changed: Callable[[], None]):
         self._answer, self._editor, self._changed = answer, editor, changed
         self.queue: list[Dialog] = []
+        # What the editor held when the first dialog opened (a dialog may open by itself, mid-typing: an
+        # approval question, a plugin's select): given back when the last one closes.
+        self._draft: tuple[str, dict[str, str]] | None = None
 
     @property
     def current(self) -> Dialog | None:
@@ -68,6 +71,7 @@ class Dialogs:
         if isinstance(timeout, (int, float)) and timeout > 0:
             asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
         if len(self.queue) == 1:
+            self._draft = self._editor.snapshot()
             self._show(dialog)
 
     def _show(self, dialog: Dialog) -> None:
@@ -85,6 +89,9 @@ class Dialogs:
             self._editor.clear()
             if self.queue:
                 self._show(self.queue[0])
+            elif self._draft is not None:
+                self._editor.restore(self._draft)
+                self._draft = None
         self._changed()
 
     def withdraw(self, request_id: object) -> None:
