@@ -63,6 +63,8 @@ async def test_the_terminal_ui_closes_a_question_when_its_call_ends():
     class Editor:
         def set_text(self, text): ...
         def clear(self): ...
+        def snapshot(self): return "", {}
+        def restore(self, draft): return True
 
     listeners = []
 

@@ -4,14 +4,16 @@ prompt_toolkit's `run_in_terminal` switches the terminal back to cooked mode whi
 made for handing the terminal to another program). A key pressed in that moment is taken by the terminal's
 line discipline instead of the UI: Ctrl+D on an empty line is swallowed as end of file, Ctrl+C becomes a
 SIGINT, other keys are echoed into the output. Text the UI writes itself needs none of that, so `write_above`
-does what `run_in_terminal` does (wait for an earlier one, erase the live region, redraw it after) without
-detaching the input or leaving raw mode. The external editor (Ctrl+G) still goes through `run_in_terminal`.
+does what `run_in_terminal` does (wait for an earlier one, erase the live region, redraw it after, here in
+one write to the terminal) without detaching the input or leaving raw mode. The external editor (Ctrl+G)
+still goes through `run_in_terminal`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+import contextlib
+from typing import Callable, ContextManager
 
 from prompt_toolkit.application import get_app_or_none
 
@@ -31,15 +33,22 @@ async def write_above(write: Callable[[], None]) -> None:
     try:
         if previous is not None:
             await previous
-        app.renderer.erase()
-        app._running_in_terminal = True  # no redraw in between
-        try:
-            write()
-        finally:
-            app._running_in_terminal = False
-            app.renderer.reset()
-            app._request_absolute_cursor_position()
-            app._redraw()
+        with _one_flush(app.output):
+            app.renderer.erase()
+            app._running_in_terminal = True  # no redraw in between
+            try:
+                write()
+            finally:
+                app._running_in_terminal = False
+                app.renderer.reset()
+                app._request_absolute_cursor_position()
+                app._redraw()
     finally:
         if not done.done():
             done.set_result(None)
+
+
+def _one_flush(output: object) -> ContextManager[object]:
+    """The terminal's `held()` (terminal.py) when it has one: the erase, the text and the redraw in one write."""
+    held = getattr(output, "held", None)
+    return held() if callable(held) else contextlib.nullcontext()

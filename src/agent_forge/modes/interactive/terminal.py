@@ -3,9 +3,11 @@ prompt_toolkit, and its size (80x24 when the terminal reports none)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
+from typing import Iterator
 
 from prompt_toolkit.output.vt100 import Vt100_Output
 
@@ -19,9 +21,24 @@ without it ignore the unknown mode."""
 
 
 class _SyncedOutput(Vt100_Output):
-    """prompt_toolkit's output with each flush (one redraw) wrapped in synchronized-output marks."""
+    """prompt_toolkit's output with each flush (one redraw) wrapped in synchronized-output marks; `held()`
+    makes the flushes inside it one (`above.write_above`: erase, printed text and redraw reach the terminal
+    together, never a screen without the live region)."""
+
+    _held = False
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self._held = True
+        try:
+            yield
+        finally:
+            self._held = False
+            self.flush()
 
     def flush(self) -> None:
+        if self._held:
+            return
         if self._buffer:
             self._buffer.insert(0, BEGIN_SYNC)
             self._buffer.append(END_SYNC)
