@@ -662,11 +662,8 @@ def test_project_settings_that_are_no_regular_file_do_not_stop_the_trust_check(t
     assert term.exit_code() == 0
 
 
-def test_settings_saves_into_a_notepad_file_with_a_repeated_key(terminal, fake_llm, agent_env):
-    path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
-    path.write_bytes(b'\xef\xbb\xbf{"defaultProvider": "fake", "defaultModel": "gone",\n "defaultModel": "fake-model"}')
-    term = terminal()
-    term.wait_for('duplicate key "defaultModel"')
+def turn_retry_off(term) -> None:
+    """Through `/settings`: pick `retry.enabled`, then `false`, and wait for the saved notice."""
     term.type("/settings")
     term.press("Enter")
     term.wait_for("Change which setting?")
@@ -678,23 +675,21 @@ def test_settings_saves_into_a_notepad_file_with_a_repeated_key(terminal, fake_l
     term.wait_for("→ false")
     term.press("Enter")
     term.wait_for("retry.enabled = false saved in")
+
+
+def test_settings_saves_into_a_notepad_file_with_a_repeated_key(terminal, fake_llm, agent_env):
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    path.write_bytes(b'\xef\xbb\xbf{"defaultProvider": "fake", "defaultModel": "gone",\n "defaultModel": "fake-model"}')
+    term = terminal()
+    term.wait_for('duplicate key "defaultModel"')
+    turn_retry_off(term)
     assert json.loads(path.read_text()) == {"defaultProvider": "fake", "defaultModel": "fake-model",
                                             "retry": {"enabled": False}}
 
 
 def test_settings_saves_a_setting_and_applies_it(terminal, fake_llm, agent_env):
     term = terminal()
-    term.type("/settings")
-    term.press("Enter")
-    term.wait_for("Change which setting?")
-    term.type("retry")
-    term.wait_for("→ retry.enabled (now: true)")
-    term.press("Enter")
-    term.wait_for("retry.enabled:")
-    term.press("Down")
-    term.wait_for("→ false")
-    term.press("Enter")
-    term.wait_for("retry.enabled = false saved in")
+    turn_retry_off(term)
     settings = json.loads((Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json").read_text())
     assert settings["retry"] == {"enabled": False} and settings["defaultModel"] == "fake-model"
 
