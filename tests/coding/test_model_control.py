@@ -229,7 +229,8 @@ def test_parse_context_window(value: Any, tokens: int) -> None:
     assert parse_context_window(value) == tokens
 
 
-@pytest.mark.parametrize("value", ["", "abc", "1g", "-5", "0", 0, -1, 1.5, True, None, "0.0001k", float("inf"), [1]])
+@pytest.mark.parametrize("value", ["", "abc", "1g", "-5", "0", 0, -1, 1.5, True, None, "0.0001k", float("inf"), [1],
+                                   "٤٠٠k", "４００ｋ", "1٠m", "²k"])  # ASCII digits only
 def test_parse_context_window_rejects(value: Any) -> None:
     with pytest.raises(CommandError, match="Invalid context window"):
         parse_context_window(value)

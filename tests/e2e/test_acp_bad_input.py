@@ -43,6 +43,7 @@ async def test_unknown_methods_and_wrong_params_are_answered_with_their_codes(ag
         ("session/new", {"cwd": str(project), "mcpServers": [{"name": "x", "type": "sse", "url": "http://h",
                                                              "headers": []}]}, -32602),
         ("session/list", {"cursor": "bogus"}, -32602),
+        ("session/list", {"cursor": "٣"}, -32602),  # ASCII digits only, as nextCursor gives them
     ]
     for method, params, code in cases:
         client._ids += 1

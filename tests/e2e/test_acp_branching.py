@@ -176,3 +176,78 @@ async def test_a_cancelled_tree_summary_answers_cancelled_and_stays_on_the_branc
     await client.prompt(session_id, "third question")
     assert user_texts(fake_llm.requests[-1]) == ["first question", "second question", "third question"]
     assert await client.close() == 0
+
+
+async def answers_of(client: AcpClient, session_id: str, text: str) -> str:
+    assert await client.prompt(session_id, text) == {"stopReason": "end_turn"}
+    return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+
+
+async def test_tree_to_a_user_message_moves_to_before_it_and_says_it_was_not_resent(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "answer other"},
+                         {"text": "answer fresh"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "first question")
+    await client.prompt(session_id, "second question")
+    said = await answers_of(client, session_id, "/tree 3")  # 3. user: second question
+    assert "continues from before entry 3. user: second question" in said
+    assert 'your message "second question" was not sent again' in said
+    assert len(fake_llm.requests) == 2  # nothing was re-sent
+    await client.prompt(session_id, "other second")
+    assert user_texts(fake_llm.requests[-1]) == ["first question", "other second"]
+    said = await answers_of(client, session_id, "/tree 1")  # the first message: nothing before it
+    assert 'your message "first question" was not sent again' in said
+    await client.prompt(session_id, "fresh start")
+    assert user_texts(fake_llm.requests[-1]) == ["fresh start"]
+    rows = await answers_of(client, session_id, "/tree")
+    assert "first question" in rows and "fresh start" in rows and "answer fresh (here)" in rows
+    assert await client.close() == 0
+
+
+async def test_a_tree_sent_during_a_tree_summary_waits_for_it(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "the summary", "hang_after": 0},
+                         {"text": "after"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "first question")
+    await client.prompt(session_id, "second question")
+    first = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/tree 2 summarize"}]})
+    await asyncio.to_thread(fake_llm.wait_for_requests, 3)
+    second = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                      "prompt": [{"type": "text", "text": "/tree 4"}]})
+    listing = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                       "prompt": [{"type": "text", "text": "/tree"}]})
+    await client.request("session/list", {"cwd": str(project)})  # answered in order: both commands are in
+    assert not (first.done() or second.done() or listing.done())
+    fake_llm.release_hangs()
+    assert await asyncio.wait_for(first, 20) == {"stopReason": "end_turn"}
+    assert await asyncio.wait_for(second, 20) == {"stopReason": "end_turn"}
+    assert await asyncio.wait_for(listing, 20) == {"stopReason": "end_turn"}
+    texts = [u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk")]
+    moved, moved_again, rows = texts[-3:]
+    assert "continues from entry 2" in moved and "summarised" in moved
+    assert "failed" not in moved_again and "continues from entry 4." in moved_again  # numbered after the summary
+    assert "assistant: answer two" in moved_again
+    assert "answer two (here)" in rows and "branch summary: the summary" in rows
+    await client.prompt(session_id, "third question")
+    assert user_texts(fake_llm.requests[-1]) == ["first question", "second question", "third question"]
+    assert await client.close() == 0
+
+
+@pytest.mark.parametrize("number", ["٣", "３", "²", "۳", "3\u200b"])
+async def test_only_ascii_digits_are_numbers_in_branching_commands(agent_env, project, fake_llm, number):
+    fake_llm.set_script([{"text": "one"}, {"text": "two"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    await client.prompt(session_id, "hello")
+    await client.prompt(session_id, "again")
+    assert f"/tree failed: no entry {number!r}" in await answers_of(client, session_id, f"/tree {number}")
+    assert "/fork failed: no entry" in await answers_of(client, session_id, f"/fork {number}")
+    assert "answer" not in await answers_of(client, session_id, "/tree 3")  # ASCII 3 still works
+    assert len(fake_llm.requests) == 2
+    assert await client.close() == 0

@@ -79,3 +79,19 @@ async def test_input_and_editor_are_forms_when_the_editor_takes_them(agent_env, 
                                                                "description": "type here"}
     assert second["requestedSchema"]["properties"]["text"]["default"] == "line 1\nline 2"
     assert await client.close() == 0
+
+
+async def test_a_malformed_dialog_answer_gives_the_default_and_says_why(agent_env, project, fake_llm):
+    from support.acp_client import Unchecked
+
+    client, session_id = await ready(agent_env, project, elicitation={"form": {}})
+    client.on_request["session/request_permission"] = lambda params: Unchecked({"outcome": "selected"})
+    client.on_request["elicitation/create"] = lambda params: Unchecked({"action": 7})
+    assert await client.prompt(session_id, "/ask confirm") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "/ask input") == {"stopReason": "end_turn"}
+    said = shown(client, session_id)
+    assert "confirm -> false" in said and "input -> null" in said
+    assert ("A plugin's question got its default: the editor's answer to session/request_permission is malformed: "
+            '"outcome" must be an object') in said
+    assert "the editor's answer to elicitation/create is malformed: \"action\" must be a string" in said
+    assert await client.close() == 0

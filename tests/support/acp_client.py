@@ -3,7 +3,8 @@ and checks each against the official schema (`acp_schema.py`); `close()` fails t
 
 Client-side requests from the agent (`fs/*`, `terminal/*`, ...) are answered by the handlers in `on_request`
 (method -> function of params returning the result or an awaitable of it), else with -32601; permission
-requests are approved once by default.
+requests are approved once by default. A handler returning `Unchecked(result)` sends a result the schema does
+not allow (a malformed answer on purpose).
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ class AcpReplyError(Exception):
     def __init__(self, error: dict[str, Any]):
         super().__init__(f"{error.get('code')}: {error.get('message')}")
         self.code, self.message, self.data = error.get("code"), error.get("message"), error.get("data")
+
+
+class Unchecked:
+    """A handler's result sent as it is, not checked against the schema: a malformed answer on purpose."""
+
+    def __init__(self, result: Any):
+        self.result = result
 
 
 def allow_once(params: dict[str, Any]) -> dict[str, Any]:
@@ -170,7 +178,10 @@ class AcpClient:
 
     def _reply(self, request: dict[str, Any], result: Any) -> None:
         if self.process.stdin is not None and not self.process.stdin.is_closing():
-            self.send({"id": request["id"], "result": result}, method=request["method"])
+            if isinstance(result, Unchecked):
+                self.send({"id": request["id"], "result": result.result}, checked=False)
+            else:
+                self.send({"id": request["id"], "result": result}, method=request["method"])
 
     # -- the end ------------------------------------------------------------------------------------
     async def close(self, timeout: float = 20) -> int:

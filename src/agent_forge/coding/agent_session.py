@@ -193,9 +193,9 @@ class AgentSession:
         `SessionRun.compact`). Returns the result; raises `CommandError` when it fails or is aborted."""
         return await self.run.compact(custom_instructions, self.store.session_id, self.abort)
 
-    async def navigate_tree(self, target_id: str, *, summarize: bool = False,
+    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
-        """Move the leaf to entry `target_id`, optionally summarising the branch left behind into a
+        """Move the leaf to entry `target_id` (None: before the first entry), optionally summarising the branch left behind into a
         `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
         those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
         Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once

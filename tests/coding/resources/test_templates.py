@@ -81,6 +81,12 @@ def test_substitutions():
     assert substitute("$1", ["$2", "x"]) == "$2"  # one pass: argument text is not substituted again
 
 
+def test_only_ascii_digits_make_placeholders():
+    """Python's `\\d` takes every script's digits: `$٢` (Arabic-Indic 2) or `${@:２}` is text, not `$2`."""
+    args = ["one", "two", "three"]
+    assert substitute("$٢ $２ ${٢:-d} ${@:٢} $2", args) == "$٢ $２ ${٢:-d} ${@:٢} two"
+
+
 def test_expand_input_dispatch(tmp_path):
     prompts = tmp_path / "prompts"
     prompts.mkdir()

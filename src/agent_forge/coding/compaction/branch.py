@@ -38,16 +38,18 @@ def abandoned_entries(old_path: list[SessionEntry], target_path: list[SessionEnt
     return old_path[index:]
 
 
-async def navigate_tree(store: SessionStore, agent: Agent, compaction: CompactionController, target_id: str, *,
-                        busy: bool, summarize: bool = False, custom_instructions: str | None = None) -> dict[str, Any]:
-    """Make `target_id` the leaf of `store` and `agent`'s messages its branch's context. Returns `{"cancelled":
+async def navigate_tree(store: SessionStore, agent: Agent, compaction: CompactionController,
+                        target_id: str | None, *, busy: bool, summarize: bool = False,
+                        custom_instructions: str | None = None) -> dict[str, Any]:
+    """Make `target_id` the leaf of `store` (None: before the first entry, so the next one is a new root) and
+    `agent`'s messages its branch's context. Returns `{"cancelled":
     False, "summaryEntry": entry or None}`. Raises `CommandError` while a run (`busy`) or compaction is going on,
     for an unknown id, and when the summary fails or is aborted (the leaf is then unchanged). The summary runs
     as `compaction`'s task, so `abort` cancels it."""
     if busy or compaction.is_compacting:
         raise CommandError(BUSY)
     try:
-        target_path = store.branch(target_id)
+        target_path = store.branch(target_id) if target_id is not None else []
     except ValueError:
         raise CommandError(f"Entry not found: {target_id}") from None
     old_leaf = store.leaf_id

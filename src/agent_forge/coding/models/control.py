@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..session.context import SessionContext
     from ..session.store import SessionStore
 
-_COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
+_COMPACT_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([km]?)", re.IGNORECASE)  # ASCII digits: not `٤٠٠k`
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 _GLOB_CHARS = ("*", "?", "[")
 

@@ -17,10 +17,10 @@ from .templates import PromptTemplate
 
 SKILL_PREFIX = "skill:"
 
-_PLACEHOLDER = re.compile(
-    r"\$\{@:(?P<start>\d+)(?::(?P<length>\d+))?\}"
-    r"|\$\{(?P<dkey>[1-9]\d*|@):-(?P<default>[^}]*)\}"
-    r"|\$(?P<index>[1-9]\d*)"
+_PLACEHOLDER = re.compile(  # [0-9], not \d: Python's \d takes every script's digits, and `$٣` is no placeholder
+    r"\$\{@:(?P<start>[0-9]+)(?::(?P<length>[0-9]+))?\}"
+    r"|\$\{(?P<dkey>[1-9][0-9]*|@):-(?P<default>[^}]*)\}"
+    r"|\$(?P<index>[1-9][0-9]*)"
     r"|\$(?:@|ARGUMENTS\b)"
 )
 _QUOTES = "\"'"

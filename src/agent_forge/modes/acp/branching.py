@@ -3,7 +3,8 @@
 ACP's session model has no way to move an open session to another id, so fork and clone do not switch: each
 writes a new stored session (`SessionSwitch.save_copy`) that `session/list` shows and `session/load` opens,
 and this session stays as it was. `/tree` moves within this session's file (same id): the next prompt
-continues from the chosen entry. Lists are numbered; `/fork N` and `/tree N` take a number of the list (or
+continues from the chosen entry, or from before it when it is a message of yours (not sent again: the answer
+quotes it). Lists are numbered; `/fork N` and `/tree N` take a number of the list (or
 an entry id). Each returns the text the editor shows; a failure raises `CommandError`."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...coding.errors import CommandError
-from ..tree_rows import tree_rows
+from ..tree_rows import tree_rows, user_text
 
 
 async def fork(session: Any, arguments: str) -> str:
@@ -56,19 +57,32 @@ async def tree(session: Any, arguments: str) -> str:
     if rest.strip() not in ("", "summarize", "summarise"):
         raise CommandError(f"unknown /tree option {rest.strip()!r}: use `/tree N` or `/tree N summarize`")
     entry_id = _choose(choice, list(rows.values()), "/tree")
-    outcome = await session.navigate_tree(entry_id, summarize=bool(rest.strip()))
+    node = next(node for node in flat["nodes"] if node["entry"]["id"] == entry_id)
+    unsent = _user_message_text(node["entry"])  # a message of yours: the move goes to before it
+    outcome = await session.navigate_tree(node["parentId"] if unsent is not None else entry_id,
+                                          summarize=bool(rest.strip()))
     if outcome.get("cancelled"):
         return "A plugin cancelled the move."
     row = next(text for text, target in rows.items() if target == entry_id).removesuffix(" (here)")
     note = " The branch left is summarised for the model." if outcome.get("summaryEntry") else ""
-    return (f"The next prompt continues from entry {row}.{note} The editor still shows the conversation as it "
+    where = (f"from before entry {row}: your message \"{_one_line(unsent)}\" was not sent again (send it, as it "
+             "was or changed, as your next prompt)" if unsent is not None else f"from entry {row}")
+    return (f"The next prompt continues {where}.{note} The editor still shows the conversation as it "
             "was: reopen this session (`session/load`) to see this branch alone.")
 
 
+def _user_message_text(entry: dict[str, Any]) -> str | None:
+    """The text of a user message entry (the reference puts it back in the editor to resend; ACP has no editor,
+    so the move goes to the entry before it and the answer quotes it), else None."""
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return user_text(message) if isinstance(message, dict) and message.get("role") == "user" else None
+
+
 def _choose(argument: str, entry_ids: list[str], command: str) -> str:
-    """The entry a `/fork N` / `/tree N` names: N of the list (1-based) or an entry id of it."""
+    """The entry a `/fork N` / `/tree N` names: N of the list (1-based, ASCII digits only: `٣` or `²` is no
+    number) or an entry id of it."""
     argument = argument.strip()
-    if argument.isdigit() and 1 <= int(argument) <= len(entry_ids):
+    if argument.isascii() and argument.isdigit() and 1 <= int(argument) <= len(entry_ids):
         return entry_ids[int(argument) - 1]
     if argument in entry_ids:
         return argument

@@ -4,7 +4,8 @@ written with `fs/write_text_file` (the edit lands in the editor, which saves it)
 
 Images and binary files are read from the disk as always (the protocol carries text only); so is a file the
 client cannot read (its error is then the disk's: not found, permission denied). A write the client refuses
-fails the tool call with the client's reason.
+fails the tool call with the client's reason; an answer of the wrong shape (`answers.py`) fails a read or a
+write naming the method and the problem.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Awaitable, Callable
 
 from ...agent.types import ToolError
 from ...coding.tools.file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
+from .answers import BadAnswer
 from .protocol import AcpError
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -30,10 +32,11 @@ class ClientFiles:
             return None
         try:
             result = await self.request("fs/read_text_file", {"sessionId": self.session_id, "path": path})
+        except BadAnswer as exc:
+            raise ToolError(f"Cannot read {path}: {exc.message}") from None
         except AcpError:
             return None  # the disk says why (not found, a directory, permission denied)
-        content = result.get("content") if isinstance(result, dict) else None
-        return content if isinstance(content, str) else None
+        return str(result["content"])  # a string: `answers.py` checked it
 
     async def write_text(self, path: str, text: str) -> bool:
         if not self.write:
@@ -42,6 +45,8 @@ class ClientFiles:
             raise ToolError(f"Cannot write {path}: it is a directory")
         try:
             await self.request("fs/write_text_file", {"sessionId": self.session_id, "path": path, "content": text})
+        except BadAnswer as exc:  # the file may or may not have been written: say what came back
+            raise ToolError(f"Writing {path} through the editor failed: {exc.message}") from None
         except AcpError as exc:
             raise ToolError(f"The editor could not write {path}: {exc.message}") from None
         return True

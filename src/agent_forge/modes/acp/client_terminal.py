@@ -5,7 +5,7 @@ the terminal's output (`terminal/output`, cleaned and tail-truncated as a local 
 
 A `timeout` kills the terminal's command (`terminal/kill`); an abort kills and releases it without waiting
 for the client's answers (an editor that never answers cannot hold up `session/cancel`). Every terminal is
-released once its call is over.
+released once its call is over, and so is one whose `terminal/create` answer comes after an abort.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 OUTPUT_LIMIT = 4 * DEFAULT_MAX_BYTES
 """`outputByteLimit` asked of the client: the model sees the last 50 KB; a little more keeps whole lines."""
 RELEASE_WAIT_S = 5.0
+EDITOR_CUT = "[Earlier output was not kept by the editor's terminal.]"
 
 
 class ClientTerminals:
@@ -43,9 +44,7 @@ class ClientTerminals:
             status, timed_out = await self._wait(ids, timeout)
             output = await self.request("terminal/output", ids)
         except asyncio.CancelledError:  # an abort: stop the command, never wait for the client here
-            cleanup = asyncio.ensure_future(self._kill_and_release(ids))
-            self._cleanups.add(cleanup)
-            cleanup.add_done_callback(self._cleanups.discard)
+            self._clean_up(self._kill_and_release(ids))
             raise
         except AcpError as exc:
             await self._release(ids)
@@ -54,16 +53,26 @@ class ClientTerminals:
         return _result(output, None if timed_out else status)
 
     async def _create(self, command: str, cwd: str) -> str:
+        """The new terminal's id. Cancelled before the client answered, the answer is still awaited (in
+        `_cleanups`): a terminal it creates is killed and released, never left running in the editor."""
+        asked = asyncio.ensure_future(self.request("terminal/create", {
+            "sessionId": self.session_id, "command": "bash", "args": ["-c", command], "cwd": cwd,
+            "outputByteLimit": OUTPUT_LIMIT}))
         try:
-            created = await self.request("terminal/create", {
-                "sessionId": self.session_id, "command": "bash", "args": ["-c", command], "cwd": cwd,
-                "outputByteLimit": OUTPUT_LIMIT})
-        except AcpError as exc:
+            created = await asyncio.shield(asked)
+        except asyncio.CancelledError:
+            self._clean_up(self._release_late(asked))
+            raise
+        except AcpError as exc:  # an error answer, or one without a string terminalId (`answers.py`)
             raise ToolError(f"The editor could not start a terminal: {exc.message}") from None
-        terminal_id = created.get("terminalId") if isinstance(created, dict) else None
-        if not isinstance(terminal_id, str):
-            raise ToolError("The editor's terminal/create answer has no terminalId")
-        return terminal_id
+        return str(created["terminalId"])
+
+    async def _release_late(self, asked: "asyncio.Future[Any]") -> None:
+        try:
+            created = await asked
+        except AcpError:
+            return  # no terminal was made
+        await self._kill_and_release({"sessionId": self.session_id, "terminalId": str(created["terminalId"])})
 
     async def _wait(self, ids: dict[str, str], timeout: float | None) -> tuple[Any, bool]:
         """(exit status, timed out)."""
@@ -78,6 +87,12 @@ class ClientTerminals:
             await asyncio.wait_for(self._quietly("terminal/release", ids), RELEASE_WAIT_S)
         except asyncio.TimeoutError:
             pass
+
+    def _clean_up(self, work: Awaitable[None]) -> None:
+        """Run `work` (kills and releases after an abort) in the background; `close` waits for it."""
+        cleanup = asyncio.ensure_future(work)
+        self._cleanups.add(cleanup)
+        cleanup.add_done_callback(self._cleanups.discard)
 
     async def close(self) -> None:
         """Wait (at most `RELEASE_WAIT_S`) for the kills and releases of aborted commands, then drop them: no
@@ -99,16 +114,19 @@ class ClientTerminals:
             pass
 
 
-def _result(output: Any, status: Any) -> ShellResult:
-    """A `ShellResult` from `terminal/output` (`{output, truncated, exitStatus?}`) and the exit status of
-    `terminal/wait_for_exit` (`{exitCode, signal}`; None after a timeout)."""
-    text = sanitize_output(str(output.get("output", ""))) if isinstance(output, dict) else ""
-    if isinstance(output, dict) and output.get("truncated"):  # the client kept only the tail
-        text = f"[Earlier output was not kept by the editor's terminal.]\n{text}"
+def _result(output: dict[str, Any], status: Any) -> ShellResult:
+    """A `ShellResult` from `terminal/output` (`{output, truncated, exitStatus?}`, shape checked by `answers.py`)
+    and the exit status of `terminal/wait_for_exit` (`{exitCode, signal}`; None after a timeout). The output is
+    cut to the model's limits first, then `EDITOR_CUT` goes in front when the editor had cut it already: the
+    notice always reaches the model, and the line counts are those of the text the editor kept."""
+    text = sanitize_output(output["output"])
     truncation = truncate_tail(text)
-    return ShellResult(output=truncation["content"], exit_code=_exit_code(status), cancelled=False,
-                       timed_out=status is None, truncated=bool(truncation["truncated"]), full_output_path=None,
-                       truncation=truncation)
+    kept, editor_cut = truncation["content"], bool(output.get("truncated"))
+    if editor_cut:
+        kept = f"{EDITOR_CUT}\n{kept}"
+    return ShellResult(output=kept, exit_code=_exit_code(status), cancelled=False, timed_out=status is None,
+                       truncated=bool(truncation["truncated"]), full_output_path=None, truncation=truncation,
+                       full_output_error="the editor's terminal kept only the end of it" if editor_cut else None)
 
 
 def _exit_code(status: Any) -> int | None:

@@ -25,7 +25,8 @@ BUILTINS: dict[str, tuple[str, str | None]] = {
 
 AFTER_THE_TURN = frozenset({"compact", "fork", "clone", "tree"})
 """Sent while a turn runs, these wait for it (and the prompts queued behind it) to end, then run: they read or
-move the conversation the turn is still writing. The others run at once."""
+move the conversation the turn is still writing. They run one at a time, in arrival order (a `/tree M` sent
+during a `/tree N summarize` waits for it). The others run at once."""
 
 
 def commands(session: Any) -> list[dict[str, Any]]:

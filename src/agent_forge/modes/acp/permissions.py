@@ -2,14 +2,16 @@
 default, `full`, `read-only`; `session/set_mode`), and a question is `session/request_permission` with the
 options allow once, allow always (named after what it remembers: the tool, or a bash command's first two words;
 not offered for a command with shell operators) and reject. A client that answers `cancelled`, an error or
-nothing at all (until `session/cancel` aborts the call) rejects."""
+nothing at all (until `session/cancel` aborts the call) rejects; so does a malformed answer (`answers.py`), the
+refusal naming the problem."""
 
 from __future__ import annotations
 
 from typing import Any, Awaitable, Callable
 
-from ...coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, REJECT
+from ...coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, REJECT, Decision
 from . import tool_calls
+from .answers import BadAnswer
 from .protocol import AcpError
 
 MODES = [
@@ -39,7 +41,7 @@ class PermissionAsker:
     def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[Any]], session_id: str, cwd: str):
         self.request, self.session_id, self.cwd = request, session_id, cwd
 
-    async def __call__(self, call: Any) -> str:  # an `ApprovalRequest`
+    async def __call__(self, call: Any) -> str | Decision:  # an `ApprovalRequest`
         name = str(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
         tool_call = {"toolCallId": str(call.get("id")), "title": tool_calls.title_of(name, args),
@@ -49,6 +51,8 @@ class PermissionAsker:
         try:
             answer = await self.request("session/request_permission", {
                 "sessionId": self.session_id, "toolCall": tool_call, "options": options(call.get("always"))})
+        except BadAnswer as exc:  # not the user's choice: the refusal says the question got no usable answer
+            return Decision(REJECT, exc.message, answered=False)
         except AcpError:
             return REJECT
         outcome = answer.get("outcome") if isinstance(answer, dict) else None

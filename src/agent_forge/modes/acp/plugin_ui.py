@@ -13,6 +13,7 @@ import itertools
 from typing import Any, Awaitable, Callable
 
 from ...plugins.ui import Answer, Fields, PluginUI
+from .answers import BadAnswer
 
 Request = Callable[[str, dict[str, Any]], Awaitable[Any]]
 _ids = itertools.count(1)
@@ -83,6 +84,7 @@ class AcpUI(PluginUI):
         """What `read` makes of the client's answer to `asked`; None on timeout or when dismissed."""
         outcome: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         asked.add_done_callback(lambda done: outcome.done() or outcome.set_result(read(done)))
+        asked.add_done_callback(self._malformed)
         self._waiting.add(outcome)
         try:
             return await asyncio.wait_for(asyncio.shield(outcome), timeout)
@@ -90,6 +92,11 @@ class AcpUI(PluginUI):
             return None
         finally:
             self._waiting.discard(outcome)
+
+    def _malformed(self, asked: asyncio.Future[Any]) -> None:
+        """A malformed answer (`answers.py`) gives the dialog its default, and the user is told why."""
+        if not asked.cancelled() and isinstance(asked.exception(), BadAnswer):
+            self._tell(f"A plugin's question got its default: {asked.exception()}", "warning")
 
     def _fire(self, method: str, fields: Fields) -> None:
         if method == "notify":

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...ai.visible_text import escape_invisible
+
 PROTOCOL_VERSION = 1
 """The only major version this agent speaks; `initialize` answers it whatever the client asked for (the spec's
 negotiation: the client disconnects when it cannot speak the agent's answer)."""
@@ -30,6 +32,13 @@ class AcpError(Exception):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+def client_text(text: str, limit: int = 300) -> str:
+    """Text the client wrote (an error message, a value), fit to show: one line, every control, invisible and
+    bidi character as its escape (`\\x1b`, `\\u202e`, `\\n`), cut to `limit` characters (`…` marks the cut)."""
+    shown = escape_invisible(text.replace("\n", "\\n").replace("\t", "\\t"))
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
 def invalid_params(message: str) -> AcpError:

@@ -14,6 +14,7 @@ import traceback
 from typing import Any, Awaitable, Callable
 
 from ..rpc.streams import ByteReader, ByteWriter, FdReader
+from .answers import checked
 from .protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
 from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
 from .transport import Connection, Incoming
@@ -36,7 +37,7 @@ class AcpServer:
 
     def __init__(self, args: Any, out: ByteWriter):
         self.connection = Connection(out)
-        self.registry = Registry(args, self.send_update, self.connection.request)
+        self.registry = Registry(args, self.send_update, checked(self.connection.request))  # answers' shapes checked
         self._prompts: set[asyncio.Future[Any]] = set()
         self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
 

@@ -216,7 +216,7 @@ def _info(info: Any) -> dict[str, Any]:
 def _offset(cursor: Any) -> int:
     if cursor is None:
         return 0
-    if isinstance(cursor, str) and cursor.isdigit():
+    if isinstance(cursor, str) and cursor.isascii() and cursor.isdigit():  # ours: ASCII digits only
         return int(cursor)
     raise invalid_params(f"unknown cursor {cursor!r}: pass the nextCursor of an earlier session/list")
 

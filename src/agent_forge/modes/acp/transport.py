@@ -18,7 +18,7 @@ from typing import Any, AsyncIterator
 from ..rpc import framing
 from ..rpc.streams import ByteReader, ByteWriter
 from ..stdout_guard import write_out
-from .protocol import INVALID_REQUEST, PARSE_ERROR, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, AcpError, client_text, invalid_params
 
 
 @dataclass
@@ -123,10 +123,19 @@ class Connection:
         if future is None or future.done():
             return  # an answer to nothing we asked (or asked and gave up on): nothing to do
         if "error" in message:
-            error = message["error"] if isinstance(message["error"], dict) else {}
-            future.set_exception(AcpError(error.get("code", INVALID_REQUEST), str(error.get("message", ""))))
+            future.set_exception(_client_error(message["error"]))
         else:
             future.set_result(message.get("result"))
+
+
+def _client_error(error: Any) -> AcpError:
+    """The client's error answer as an `AcpError`: its message escaped and capped (`client_text`: it reaches the
+    model and the editor's panel in tool errors), a code that is no integer as -32603."""
+    error = error if isinstance(error, dict) else {}
+    code = error.get("code")
+    message = error.get("message")
+    return AcpError(code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
+                    client_text(message if isinstance(message, str) else "(no message)"))
 
 
 def _usable_id(value: Any) -> bool:

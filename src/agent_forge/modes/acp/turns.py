@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable
 
 from ...coding.errors import CommandError
 from ...coding.state import printable_title
+from ..dropped_images import dropped_images_warning
 from ..print_outcome import RunWatch
 from .content import prompt_input
 from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
@@ -35,6 +36,7 @@ class Turns:
         self.first_line = ""  # of the last prompt's text (a session's title until it is named)
         self._waiting: set[_Prompt] = set()
         self._settle_waiters: list[asyncio.Future[None]] = []
+        self._idle_commands = asyncio.Lock()  # held by the running `/compact`, `/fork`, `/clone` or `/tree`
         session.subscribe(self.watch)
         session.subscribe(self._on_event)
 
@@ -60,9 +62,8 @@ class Turns:
             raise self._refusal(exc) from None
         prompt = _Prompt()
         self._waiting.add(prompt)
-        if images and not _takes_images(self.session.model):
-            self.tell(f"The model {self.session.model.get('id')} does not accept images: the {len(images)} "
-                      "image(s) of this prompt are left out (the model sees \"(image omitted)\").", "warning")
+        if (warning := dropped_images_warning(self.session.model, images)) is not None:
+            self.tell(warning, "warning")
         return self._answer(submitted, prompt, settled)
 
     async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
@@ -88,12 +89,18 @@ class Turns:
         prompt = _Prompt()
         self._waiting.add(prompt)
         try:
-            if when_idle and self.session.is_streaming:
-                await self.session.wait_for_idle()
-            answer = {"stopReason": "cancelled"} if prompt.cancelled else await work()
+            answer = await (self._when_idle(work, prompt) if when_idle else work())
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": "cancelled"} if prompt.cancelled else answer
+
+    async def _when_idle(self, work: Callable[[], Awaitable[dict[str, Any]]], prompt: _Prompt) -> dict[str, Any]:
+        """`work` once no turn runs and the `when_idle` commands sent before it are done (one at a time: a
+        `/tree M` sent during a `/tree N summarize` or a `/compact` waits for it rather than being refused)."""
+        async with self._idle_commands:
+            while self.session.is_streaming and not prompt.cancelled:  # a prompt queued meanwhile runs first
+                await self.session.wait_for_idle()
+            return {"stopReason": "cancelled"} if prompt.cancelled else await work()
 
     def cancel(self) -> asyncio.Future[None]:
         """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
@@ -119,9 +126,3 @@ class Turns:
         """A prompt the session refused: no model or key is `auth_required`, the rest an internal error."""
         code = AUTH_REQUIRED if self.session.readiness_problem() else INTERNAL_ERROR
         return AcpError(code, str(exc))
-
-
-def _takes_images(model: Any) -> bool:
-    """False for a model whose catalogue entry lists its `input` without "image" (the providers then send
-    "(image omitted ...)" in the image's place)."""
-    return not isinstance(model, dict) or "image" in (model.get("input") or ["text", "image"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Awaitable
 
 from ....agent.agent import message_text
+from ...dropped_images import dropped_images_warning
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -27,22 +28,33 @@ def _waits_for_plugins(server: RpcServer, command: dict[str, Any]) -> bool:
 def _prompt(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
     """Takes its place on arrival (a plain function: `registry.py`), so an `abort` sent after it cancels it
     while it is not sent yet, and one sent before it does not."""
+    warning = dropped_images_warning(server.session.model, command.get("images"))  # the model now, not later
     return _disposition(server.session.submit(command["message"], command.get("images"),
-                                              command.get("streamingBehavior")))
+                                              command.get("streamingBehavior")), warning)
 
 
-async def _disposition(submitted: Awaitable[str]) -> dict[str, str]:
-    return {"disposition": await submitted}
+async def _disposition(submitted: Awaitable[str], warning: str | None) -> dict[str, str]:
+    return _answer(await submitted, warning)
 
 
 @handler("steer")
 async def _steer(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"disposition": server.session.steer(command["message"], command.get("images"))}
+    warning = dropped_images_warning(server.session.model, command.get("images"))
+    return _answer(server.session.steer(command["message"], command.get("images")), warning)
 
 
 @handler("follow_up")
 async def _follow_up(server: RpcServer, command: dict[str, Any]) -> Any:
-    return {"disposition": server.session.follow_up(command["message"], command.get("images"))}
+    warning = dropped_images_warning(server.session.model, command.get("images"))
+    return _answer(server.session.follow_up(command["message"], command.get("images")), warning)
+
+
+def _answer(disposition: str, warning: str | None) -> dict[str, str]:
+    """`{disposition}`, with `warning` when the images go to a text-only model (`dropped_images.py`); a plugin
+    command that handled the prompt got them itself."""
+    if warning is None or disposition == "handled":
+        return {"disposition": disposition}
+    return {"disposition": disposition, "warning": warning}
 
 
 @handler("abort", background=True)
