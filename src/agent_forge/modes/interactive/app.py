@@ -47,8 +47,11 @@ MIN_REDRAW_S = 0.03
 SPINNER_TICK_S = 0.1
 ESCAPE_BYTES_WAIT_S = 0.05
 """How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
-ESCAPE_WAIT_S = 0.3
-"""How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
+ESCAPE_WAIT_S = 0.05
+"""How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts. A terminal
+sends Alt+key as ESC and the key in one write, so this only has to cover bytes split in transit; a person's
+Escape followed by a letter is seconds apart from that (at 0.3 s, Escape then a quick `b` was Alt+b and the
+abort was lost). The trade-off: Alt+key typed as a separate Escape and key (Esc, then b) is not Alt+key."""
 MENU_ROWS = 8
 """Completions shown at once (fewer when the terminal is short)."""
 SHORT_TERMINAL_ROWS = 14
