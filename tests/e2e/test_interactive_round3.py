@@ -1,15 +1,22 @@
 """End to end: the third round of the TUI tester's findings (issue 12) in a real terminal (tmux) against the
-loopback model server: Escape then a quick letter still aborts, ..."""
+loopback model server: Escape then a quick letter still aborts; menus open on the current value; /reload
+applies a changed theme file; a FIFO or /dev/zero theme gives one warning; the labelled tree filter says why it
+is empty."""
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from support.tmux_terminal import tmux_available
 
 from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+from .test_interactive_features import ask, choose, colours, flat, set_setting, write_theme
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
@@ -40,3 +47,67 @@ def test_alt_b_from_the_terminal_still_moves_a_word_back(terminal, fake_llm):
     term.press("M-b")
     term.type("X")
     term.wait_for("› one Xtwo")
+
+
+def test_settings_value_menus_open_on_the_current_value(terminal, fake_llm, agent_env):
+    set_setting(agent_env, "theme", "light")
+    set_setting(agent_env, "steeringMode", "all")
+    term = terminal()
+    for key, now in (("theme", "light"), ("steeringMode", "all"), ("hideThinkingBlock", "true")):
+        term.type("/settings")
+        term.press("Enter")
+        choose(term, "Change which setting?", key, f"{key} (now: {now})")
+        term.wait_for(f"→ {now}")  # it opened on "dark" / the first value
+        term.press("Escape")
+        term.wait_until(lambda: f"{key}:" not in term.screen(), "the menu to close")
+
+
+def test_approvals_menu_opens_on_the_current_policy(terminal, fake_llm):
+    term = terminal("--approvals", "read-only")
+    term.type("/approvals")
+    term.press("Enter")
+    term.wait_for("→ read-only")
+
+
+def test_reload_applies_a_changed_theme_file(terminal, fake_llm, agent_env):
+    write_theme(agent_env, "mine", json.dumps({"colors": {"prompt": "ansigreen"}}))
+    set_setting(agent_env, "theme", "mine")
+    term = terminal()
+    term.wait_until(lambda: re.search(r"\x1b\[[0-9;]*32[0-9;]*m›", colours(term)) is not None, "a green prompt")
+    write_theme(agent_env, "mine", json.dumps({"colors": {"prompt": "ansired"}}))
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_for("reloaded")
+    term.wait_until(lambda: re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)) is not None, "a red prompt")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_theme_that_is_not_a_regular_file_gives_one_warning(terminal, fake_llm, agent_env, kind):
+    themes = Path(agent_env["AGENT_FORGE_DIR"]) / "themes"
+    themes.mkdir(exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(themes / "odd.json")
+    else:
+        (themes / "odd.json").symlink_to("/dev/zero")
+    set_setting(agent_env, "theme", "odd")
+    term = terminal()  # a FIFO would block the start, /dev/zero read without end
+    screen = term.wait_for("using the dark theme", where=lambda: flat(term))
+    assert "is not a regular file" in screen and screen.count("odd") == 2 and "does not exist" not in screen, screen
+    term.type("/settings")
+    term.press("Enter")
+    choose(term, "Change which setting?", "theme", "theme (now: odd)")
+    term.wait_for("→ dark")
+    assert "odd" not in term.screen().split("theme:")[1]  # not offered as a theme
+
+
+def test_labelled_filter_without_labels_says_so(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("Session tree")
+    term.press("Tab", "Tab")
+    screen = term.wait_for("labelled only")
+    term.wait_for("no entry has a label yet")
+    assert "backspace widens" not in term.screen(), screen

@@ -21,7 +21,8 @@ HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel
 
 
 class Dialog:
-    """One pending request: `method`, `title`, `options` (select/confirm), the selected `index`."""
+    """One pending request: `method`, `title`, `options` (select/confirm), the selected `index` (at first the
+    option equal to `selected`, when the request gives one)."""
 
     def __init__(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None):
         self.id = request.get("id")
@@ -36,6 +37,8 @@ class Dialog:
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
+        if request.get("selected") in self.options:  # a menu of values opens on the current one
+            self.index = self.options.index(request["selected"])
 
     @property
     def chooses(self) -> bool:
