@@ -111,3 +111,27 @@ def test_labelled_filter_without_labels_says_so(terminal, fake_llm):
     screen = term.wait_for("labelled only")
     term.wait_for("no entry has a label yet")
     assert "backspace widens" not in term.screen(), screen
+
+
+def test_tool_time_leaves_out_the_approval_wait_and_a_rejected_call_says_rejected(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.3; echo slept"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo never"}}]},
+        {"text": "Done both."},
+    ])
+    term = terminal("--approvals", "ask")
+    term.type("run two")
+    term.press("Enter")
+    term.wait_for("Allow bash: sleep 0.3; echo slept?")
+    asked = time.monotonic()
+    term.wait_until(lambda: time.monotonic() - asked > 1.5, "the user to think")  # the wait under test
+    term.press("Enter")
+    term.wait_for("Allow bash: echo never?")
+    term.wait_until(lambda: time.monotonic() - asked > 3.0, "the user to think again")
+    term.type("reject")
+    term.press("Enter")
+    screen = " ".join(term.wait_for("Done both.").split())
+    seconds = [float(s) for s in re.findall(r"exit 0 · ([0-9.]+) s", screen)]
+    assert len(seconds) == 1 and 0.3 <= seconds[0] < 1.5, screen  # the sleep, not the 1.5 s question
+    assert "$ echo never The user rejected this bash call." in screen and "another way. rejected Done" in screen
+    assert "failed ·" not in screen, screen

@@ -90,6 +90,7 @@ class InteractiveMode:
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
+        self.dialogs.on_close = self.view.dialog_closed
         self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
@@ -372,8 +373,7 @@ class InteractiveMode:
 
     def _tuned(self, app: Application[int]) -> Application[int]:
         """Escape alone acts after `ESCAPE_WAIT_S` (it may start Alt+key, whose bytes arrive together)."""
-        app.ttimeoutlen = ESCAPE_BYTES_WAIT_S
-        app.timeoutlen = ESCAPE_WAIT_S
+        app.ttimeoutlen, app.timeoutlen = ESCAPE_BYTES_WAIT_S, ESCAPE_WAIT_S
         return app
 
     def _live_visible(self) -> bool:

@@ -26,6 +26,7 @@ class Dialog:
 
     def __init__(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None):
         self.id = request.get("id")
+        self.tool_call_id = request.get("toolCallId")  # an approval question's call (its time is not the call's)
         self.reply = reply  # the mode's own dialogs (`/resume`, `/fork`) answer here, not to a plugin
         self.method = str(request.get("method"))
         self.title = clean(request.get("title", "")) or self.method
@@ -58,6 +59,8 @@ class Dialogs:
         # What the editor held when the first dialog opened (a dialog may open by itself, mid-typing: an
         # approval question, a plugin's select): given back when the last one closes.
         self._draft: tuple[str, dict[str, str]] | None = None
+        # Told of each dialog that closes, with its answer's fields (None: withdrawn or timed out).
+        self.on_close: Callable[[Dialog, dict[str, Any] | None], None] = lambda dialog, fields: None
 
     @property
     def current(self) -> Dialog | None:
@@ -84,6 +87,7 @@ class Dialogs:
     def _expire(self, dialog: Dialog) -> None:
         if dialog in self.queue:
             self._close(dialog)
+            self.on_close(dialog, None)
 
     def _close(self, dialog: Dialog) -> None:
         first = self.queue and self.queue[0] is dialog
@@ -101,6 +105,7 @@ class Dialogs:
         """Close the dialogs of `request_id` without answering (the question is gone: its tool call ended)."""
         for dialog in [d for d in self.queue if d.id == request_id]:
             self._close(dialog)
+            self.on_close(dialog, None)
 
     def move(self, step: int) -> None:
         dialog = self.current
@@ -132,6 +137,7 @@ class Dialogs:
             self._send(dialog, {"cancelled": True})
 
     def _send(self, dialog: Dialog, fields: dict[str, Any]) -> None:
+        self.on_close(dialog, fields)
         if dialog.reply is not None:
             dialog.reply(fields)
         else:
