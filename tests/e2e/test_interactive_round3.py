@@ -135,3 +135,27 @@ def test_tool_time_leaves_out_the_approval_wait_and_a_rejected_call_says_rejecte
     assert len(seconds) == 1 and 0.3 <= seconds[0] < 1.5, screen  # the sleep, not the 1.5 s question
     assert "$ echo never The user rejected this bash call." in screen and "another way. rejected Done" in screen
     assert "failed ·" not in screen, screen
+
+
+def test_an_enter_meant_for_the_draft_does_not_answer_a_question_that_just_opened(terminal, fake_llm):
+    fake_llm.set_script([
+        {"text": "thinking about it", "hang_after": 3, "tool_calls": [
+            {"name": "bash", "arguments": {"command": "echo ran"}}]},
+        {"text": "All done."},
+    ])
+    term = terminal("--approvals", "ask")
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("thinking")
+    term.type("my draft words")
+    term.wait_for("› my draft words")
+    fake_llm.release_hangs()
+    term.wait_for("Allow bash: echo ran?")
+    term.press("Enter")  # within 0.3 s of the question: meant for the draft, ignored
+    shown = time.monotonic()
+    term.wait_until(lambda: time.monotonic() - shown > 0.5, "the person to read the question")  # the input
+    assert "Allow bash: echo ran?" in term.screen()
+    term.press("Enter")  # a deliberate answer: Allow once
+    term.wait_for("All done.")
+    term.wait_for("› my draft words")  # the draft is back, not sent
+    assert all("my draft words" not in text for request in fake_llm.requests for text in user_texts(request))

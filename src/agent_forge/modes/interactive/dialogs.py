@@ -6,6 +6,7 @@ in arrival order. A dialog whose `timeout` (ms) passes is closed here as the plu
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Callable
 
 from .keymap import with_keys
@@ -18,6 +19,11 @@ HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel
          "type": ("enter send · {editor.newline} new line · esc cancel", "enter send · esc cancel"),
          "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
+
+HOLD_S = 0.3
+"""A dialog that opens by itself (a plugin's, an approval question) over a draft ignores Enter this long: no one
+answers a question that fast, so that Enter was meant for the message being typed (the draft comes back when
+the dialog closes)."""
 
 
 class Dialog:
@@ -35,6 +41,7 @@ class Dialog:
         self.options = [str(o) for o in options or []]
         self.prefill = str(request.get("prefill", "") or "")
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
+        self.held_until = 0.0  # monotonic seconds: Enter before then was meant for the draft (`Dialogs.open`)
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
@@ -71,6 +78,7 @@ class Dialogs:
         answer's fields (`value`, `confirmed` or `cancelled`); or a ready `Dialog` (one that draws itself:
         `/tree`'s `tree_view.TreeDialog`)."""
         dialog = request if isinstance(request, Dialog) else Dialog(request, reply)
+        unasked = dialog.reply is None and not isinstance(request, Dialog)  # a plugin's or an approval question
         request = {} if isinstance(request, Dialog) else request
         self.queue.append(dialog)
         timeout = request.get("timeout")
@@ -78,6 +86,9 @@ class Dialogs:
             asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
         if len(self.queue) == 1:
             self._draft = self._editor.snapshot()
+            now = time.monotonic()
+            if unasked and self._draft[0]:  # it opened by itself while the user was writing a message
+                dialog.held_until = now + HOLD_S
             self._show(dialog)
 
     def _show(self, dialog: Dialog) -> None:
@@ -117,7 +128,7 @@ class Dialogs:
     def submit(self) -> None:
         """Enter: answer the current dialog with the highlighted option or the editor's text."""
         dialog = self.current
-        if dialog is None:
+        if dialog is None or time.monotonic() < dialog.held_until:
             return
         if dialog.chooses:
             matches = dialog.matches(self._editor.buffer.text)
