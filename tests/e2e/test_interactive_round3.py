@@ -159,3 +159,14 @@ def test_an_enter_meant_for_the_draft_does_not_answer_a_question_that_just_opene
     term.wait_for("All done.")
     term.wait_for("› my draft words")  # the draft is back, not sent
     assert all("my draft words" not in text for request in fake_llm.requests for text in user_texts(request))
+
+
+def test_tables_and_code_blocks_have_one_blank_line_around_them(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Intro para.\n\n| col | val |\n|---|---|\n| a | 1 |\n\nAfter table.\n\n"
+                                  "```python\nx = 1\n```\n\nAfter code."}])
+    term = terminal()
+    ask(term, "show", "After code.")
+    lines = [line.strip() for line in term.screen().split("\n")]
+    start = lines.index("Intro para.")
+    assert lines[start:start + 11] == ["Intro para.", "", "col  val", "────────", "a    1", "", "After table.",
+                                       "", "x = 1", "", "After code."], lines[start:start + 11]
