@@ -170,3 +170,22 @@ def test_tables_and_code_blocks_have_one_blank_line_around_them(terminal, fake_l
     start = lines.index("Intro para.")
     assert lines[start:start + 11] == ["Intro para.", "", "col  val", "────────", "a    1", "", "After table.",
                                        "", "x = 1", "", "After code."], lines[start:start + 11]
+
+
+def test_tree_during_a_run_is_refused_up_front_and_the_stream_stays(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "streaming words that hang", "hang_after": 3},
+                         {"text": "Answer three."}])
+    term = terminal()
+    ask(term, "question one", "Answer one.")
+    term.type("question two")
+    term.press("Enter")
+    term.wait_for("streaming")
+    term.type("/tree")
+    term.press("Enter")
+    screen = " ".join(term.wait_for("/tree opens once it has finished", where=lambda: flat(term)).split())
+    assert "Session tree" not in screen and "streaming" in screen and "esc to interrupt" in screen, screen
+    fake_llm.release_hangs()
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("Session tree")
