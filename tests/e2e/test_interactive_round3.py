@@ -151,13 +151,14 @@ def test_an_enter_meant_for_the_draft_does_not_answer_a_question_that_just_opene
     term.wait_for("› my draft words")
     fake_llm.release_hangs()
     term.wait_for("Allow bash: echo ran?")
+    term.type("!")  # still typing the message: goes back to it, it filters nothing
     term.press("Enter")  # within 0.3 s of the question: meant for the draft, ignored
     shown = time.monotonic()
     term.wait_until(lambda: time.monotonic() - shown > 0.5, "the person to read the question")  # the input
-    assert "Allow bash: echo ran?" in term.screen()
+    assert "Allow bash: echo ran?" in term.screen() and "→ Allow once" in term.screen()
     term.press("Enter")  # a deliberate answer: Allow once
     term.wait_for("All done.")
-    term.wait_for("› my draft words")  # the draft is back, not sent
+    term.wait_for("› my draft words!")  # the draft is back, with its end, not sent
     assert all("my draft words" not in text for request in fake_llm.requests for text in user_texts(request))
 
 

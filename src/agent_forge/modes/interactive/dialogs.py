@@ -22,8 +22,8 @@ HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel
 
 HOLD_S = 0.3
 """A dialog that opens by itself (a plugin's, an approval question) over a draft ignores Enter this long: no one
-answers a question that fast, so that Enter was meant for the message being typed (the draft comes back when
-the dialog closes)."""
+answers a question that fast, so that Enter was meant for the message being typed, and so was the text typed
+into a select meanwhile: it joins the draft, which comes back when the dialog closes."""
 
 
 class Dialog:
@@ -89,7 +89,16 @@ class Dialogs:
             now = time.monotonic()
             if unasked and self._draft[0]:  # it opened by itself while the user was writing a message
                 dialog.held_until = now + HOLD_S
+                asyncio.get_running_loop().call_later(HOLD_S, self._release, dialog)
             self._show(dialog)
+
+    def _release(self, dialog: Dialog) -> None:
+        """The hold is over: what was typed into a select during it was the message's end, not a filter."""
+        typed = self._editor.buffer.text
+        if self.current is dialog and dialog.chooses and typed and self._draft is not None:
+            self._draft = (self._draft[0] + typed, self._draft[1])
+            self._editor.set_text("")
+            self._changed()
 
     def _show(self, dialog: Dialog) -> None:
         self._editor.set_text("" if dialog.chooses else dialog.prefill)
