@@ -47,8 +47,11 @@ MIN_REDRAW_S = 0.03
 SPINNER_TICK_S = 0.1
 ESCAPE_BYTES_WAIT_S = 0.05
 """How long a lone ESC byte waits for the rest of an escape sequence (terminals send those at once)."""
-ESCAPE_WAIT_S = 0.3
-"""How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts."""
+ESCAPE_WAIT_S = 0.05
+"""How long Escape waits for a second key that would make it Alt+key (Alt+Enter) before it aborts. A terminal
+sends Alt+key as ESC and the key in one write, so this only has to cover bytes split in transit; a person's
+Escape followed by a letter is seconds apart from that (at 0.3 s, Escape then a quick `b` was Alt+b and the
+abort was lost). The trade-off: Alt+key typed as a separate Escape and key (Esc, then b) is not Alt+key."""
 MENU_ROWS = 8
 """Completions shown at once (fewer when the terminal is short)."""
 SHORT_TERMINAL_ROWS = 14
@@ -87,6 +90,7 @@ class InteractiveMode:
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
+        self.dialogs.on_close = self.view.dialog_closed
         self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
@@ -369,8 +373,7 @@ class InteractiveMode:
 
     def _tuned(self, app: Application[int]) -> Application[int]:
         """Escape alone acts after `ESCAPE_WAIT_S` (it may start Alt+key, whose bytes arrive together)."""
-        app.ttimeoutlen = ESCAPE_BYTES_WAIT_S
-        app.timeoutlen = ESCAPE_WAIT_S
+        app.ttimeoutlen, app.timeoutlen = ESCAPE_BYTES_WAIT_S, ESCAPE_WAIT_S
         return app
 
     def _live_visible(self) -> bool:

@@ -30,7 +30,9 @@ async def approvals_command(ui: Any, argument: str) -> None:
         if fields.get("value") in labels:
             _set(ui, labels[fields["value"]])
 
-    ui.dialogs.open({"method": "select", "title": "Approvals for this session:", "options": list(labels)}, chosen)
+    current = next((label for label, policy in labels.items() if policy == approvals.policy), None)
+    ui.dialogs.open({"method": "select", "title": "Approvals for this session:", "options": list(labels),
+                     "selected": current}, chosen)
 
 
 def _set(ui: Any, policy: str) -> None:

@@ -133,7 +133,10 @@ class Commands:
             if isinstance(fields.get("value"), str):
                 self.ui.spawn(self.run("model", fields["value"]))
 
-        self.ui.dialogs.open({"method": "select", "title": "Switch model", "options": names}, reply)
+        model = self.ui.session.agent.model
+        current = f"{model['provider']}/{model['id']}" if isinstance(model, dict) else None
+        self.ui.dialogs.open({"method": "select", "title": "Switch model", "options": names, "selected": current},
+                             reply)
 
     async def _thinking(self, argument: str) -> None:
         session = self.ui.session

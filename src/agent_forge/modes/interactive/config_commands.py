@@ -59,7 +59,9 @@ class ConfigCommands:
             if isinstance(fields.get("value"), str):
                 self._save(key, fields["value"])
 
-        self.ui.dialogs.open({"method": "select", "title": f"{key}:", "options": values}, chosen)
+        current = _shown(self.ui.session.settings.get(key, SETTINGS[key][1]))
+        self.ui.dialogs.open({"method": "select", "title": f"{key}:", "options": values, "selected": current},
+                             chosen)
 
     def _save(self, key: str, text: str) -> None:
         """Write `key` into the agent dir's settings.json, read the settings again into the session (in place:
@@ -90,6 +92,7 @@ class ConfigCommands:
         self.ui.say("reloading…")
         lines = await reload_everything(self.ui, self.ui.plugin_args)
         self.ui.say("reloaded\n" + "\n".join(lines), "success")
+        self.ui.apply_theme(self.ui.session.settings.get("theme"))  # its file may have changed too
 
     async def scoped_models(self, argument: str) -> None:
         control, warnings = self.ui.session.model_control, self.ui.session.warnings

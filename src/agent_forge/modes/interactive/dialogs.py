@@ -6,6 +6,7 @@ in arrival order. A dialog whose `timeout` (ms) passes is closed here as the plu
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Callable
 
 from .keymap import with_keys
@@ -19,12 +20,19 @@ HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel
          "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
 
+HOLD_S = 0.3
+"""A dialog that opens by itself (a plugin's, an approval question) over a draft ignores Enter this long: no one
+answers a question that fast, so that Enter was meant for the message being typed, and so was the text typed
+into a select meanwhile: it joins the draft, which comes back when the dialog closes."""
+
 
 class Dialog:
-    """One pending request: `method`, `title`, `options` (select/confirm), the selected `index`."""
+    """One pending request: `method`, `title`, `options` (select/confirm), the selected `index` (at first the
+    option equal to `selected`, when the request gives one)."""
 
     def __init__(self, request: dict[str, Any], reply: Callable[[dict[str, Any]], None] | None = None):
         self.id = request.get("id")
+        self.tool_call_id = request.get("toolCallId")  # an approval question's call (its time is not the call's)
         self.reply = reply  # the mode's own dialogs (`/resume`, `/fork`) answer here, not to a plugin
         self.method = str(request.get("method"))
         self.title = clean(request.get("title", "")) or self.method
@@ -33,9 +41,12 @@ class Dialog:
         self.options = [str(o) for o in options or []]
         self.prefill = str(request.get("prefill", "") or "")
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
+        self.held_until = 0.0  # monotonic seconds: Enter before then was meant for the draft (`Dialogs.open`)
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
+        if request.get("selected") in self.options:  # a menu of values opens on the current one
+            self.index = self.options.index(request["selected"])
 
     @property
     def chooses(self) -> bool:
@@ -55,6 +66,8 @@ class Dialogs:
         # What the editor held when the first dialog opened (a dialog may open by itself, mid-typing: an
         # approval question, a plugin's select): given back when the last one closes.
         self._draft: tuple[str, dict[str, str]] | None = None
+        # Told of each dialog that closes, with its answer's fields (None: withdrawn or timed out).
+        self.on_close: Callable[[Dialog, dict[str, Any] | None], None] = lambda dialog, fields: None
 
     @property
     def current(self) -> Dialog | None:
@@ -65,6 +78,7 @@ class Dialogs:
         answer's fields (`value`, `confirmed` or `cancelled`); or a ready `Dialog` (one that draws itself:
         `/tree`'s `tree_view.TreeDialog`)."""
         dialog = request if isinstance(request, Dialog) else Dialog(request, reply)
+        unasked = dialog.reply is None and not isinstance(request, Dialog)  # a plugin's or an approval question
         request = {} if isinstance(request, Dialog) else request
         self.queue.append(dialog)
         timeout = request.get("timeout")
@@ -72,7 +86,19 @@ class Dialogs:
             asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
         if len(self.queue) == 1:
             self._draft = self._editor.snapshot()
+            now = time.monotonic()
+            if unasked and self._draft[0]:  # it opened by itself while the user was writing a message
+                dialog.held_until = now + HOLD_S
+                asyncio.get_running_loop().call_later(HOLD_S, self._release, dialog)
             self._show(dialog)
+
+    def _release(self, dialog: Dialog) -> None:
+        """The hold is over: what was typed into a select during it was the message's end, not a filter."""
+        typed = self._editor.buffer.text
+        if self.current is dialog and dialog.chooses and typed and self._draft is not None:
+            self._draft = (self._draft[0] + typed, self._draft[1])
+            self._editor.set_text("")
+            self._changed()
 
     def _show(self, dialog: Dialog) -> None:
         self._editor.set_text("" if dialog.chooses else dialog.prefill)
@@ -81,6 +107,7 @@ class Dialogs:
     def _expire(self, dialog: Dialog) -> None:
         if dialog in self.queue:
             self._close(dialog)
+            self.on_close(dialog, None)
 
     def _close(self, dialog: Dialog) -> None:
         first = self.queue and self.queue[0] is dialog
@@ -98,6 +125,7 @@ class Dialogs:
         """Close the dialogs of `request_id` without answering (the question is gone: its tool call ended)."""
         for dialog in [d for d in self.queue if d.id == request_id]:
             self._close(dialog)
+            self.on_close(dialog, None)
 
     def move(self, step: int) -> None:
         dialog = self.current
@@ -109,7 +137,7 @@ class Dialogs:
     def submit(self) -> None:
         """Enter: answer the current dialog with the highlighted option or the editor's text."""
         dialog = self.current
-        if dialog is None:
+        if dialog is None or time.monotonic() < dialog.held_until:
             return
         if dialog.chooses:
             matches = dialog.matches(self._editor.buffer.text)
@@ -129,6 +157,7 @@ class Dialogs:
             self._send(dialog, {"cancelled": True})
 
     def _send(self, dialog: Dialog, fields: dict[str, Any]) -> None:
+        self.on_close(dialog, fields)
         if dialog.reply is not None:
             dialog.reply(fields)
         else:

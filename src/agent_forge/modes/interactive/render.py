@@ -35,9 +35,38 @@ def plain(text: Any, style: str = "") -> Text:
 def markdown(text: str) -> Any:
     """Cleaned `text` as a rich `Markdown`: code blocks highlighted, links shown as text (no hyperlink
     escapes). rich.markdown (and markdown-it) load on the first answer, not at start-up."""
-    from rich.markdown import Markdown
+    return _compact_markdown()(clean(text), code_theme=theme.current.code, hyperlinks=False)
 
-    return Markdown(clean(text), code_theme=theme.current.code, hyperlinks=False)
+
+_COMPACT: list[Any] = []
+
+
+def _compact_markdown() -> Any:
+    """rich's `Markdown` whose tables and code blocks have no blank rows of their own (a table's empty top and
+    bottom edge, a code block's vertical padding): with the blank line between blocks that made 2-3 blank
+    lines around each in the transcript; now there is one."""
+    if _COMPACT:
+        return _COMPACT[0]
+    from rich.markdown import CodeBlock, Markdown, TableElement
+
+    class CompactTable(TableElement):
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            for table in super().__rich_console__(console, options):
+                table.show_edge = False
+                yield table
+
+    class CompactCode(CodeBlock):
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            for syntax in super().__rich_console__(console, options):
+                syntax.padding = (0, 1)  # the band keeps its side margin
+                yield syntax
+
+    class CompactMarkdown(Markdown):
+        elements = {**Markdown.elements, "table_open": CompactTable, "fence": CompactCode,
+                    "code_block": CompactCode}
+
+    _COMPACT.append(CompactMarkdown)
+    return CompactMarkdown
 
 
 def color_allowed() -> bool:

@@ -40,7 +40,7 @@ def themes_dir(agent_dir: Path) -> Path:
 def available_themes(agent_dir: Path) -> list[str]:
     """The built-in theme names, then the custom ones (file stems of `themes/*.json`), sorted."""
     try:
-        custom = sorted(p.stem for p in themes_dir(agent_dir).glob("*.json") if p.stem not in THEMES)
+        custom = sorted(p.stem for p in themes_dir(agent_dir).glob("*.json") if p.stem not in THEMES and p.is_file())
     except OSError:
         custom = []
     return [*THEMES, *custom]
@@ -54,6 +54,8 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
     if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name):
         return DARK, f"theme {json.dumps(name)}: not a theme name; using the dark theme"
     path = themes_dir(agent_dir) / f"{name}.json"
+    if path.exists() and not path.is_file():  # a FIFO would block the read, /dev/zero never end it
+        return DARK, f"theme {name!r}: {path} is not a regular file; using the dark theme"
     if not path.is_file():
         known = ", ".join(available_themes(agent_dir))
         return DARK, f"theme {name!r}: no such theme ({path} does not exist; known: {known}); using the dark theme"
@@ -66,9 +68,13 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
 def load_theme_file(path: Path) -> Theme:
     """The theme of `path` (see the module docstring). Raises ThemeError."""
     try:
-        if path.stat().st_size > MAX_THEME_BYTES:
+        if not path.is_file():
+            raise ThemeError(f"{path}: not a regular file, not a theme")
+        with path.open("rb") as handle:  # at most one byte past the cap, whatever the file turned into
+            raw = handle.read(MAX_THEME_BYTES + 1)
+        if len(raw) > MAX_THEME_BYTES:
             raise ThemeError(f"{path}: over {MAX_THEME_BYTES // 1024} KB, not a theme")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:

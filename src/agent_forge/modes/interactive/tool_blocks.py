@@ -42,6 +42,8 @@ class ToolCall:
     def __init__(self, name: str, args: dict[str, Any]):
         self.name, self.args, self.started = name, args if isinstance(args, dict) else {}, time.monotonic()
         self.ended: float | None = None
+        self.waited, self._waiting = 0.0, None  # seconds spent on approval questions; since when, while asked
+        self.rejected = False  # its approval question was answered "reject", cancelled or timed out
         self.partial = ""  # the output's tail while it runs
         self.lines = 0  # newlines of output streamed so far (a `!` command's total, when its output is cut)
 
@@ -58,10 +60,24 @@ class ToolCall:
         return f"{clean(self.name)} {clean(_short_json(args))}"
 
     def elapsed(self) -> float:
-        """Seconds from the start to now, or to `finish` (a block built again later shows the same time)."""
-        return (self.ended or time.monotonic()) - self.started
+        """Seconds from the start to now, or to `finish` (a block built again later shows the same time), less
+        the time its approval questions were open: the tool's own time."""
+        end = self.ended or time.monotonic()
+        asked = end - self._waiting if self._waiting is not None else 0.0
+        return max(0.0, end - self.started - self.waited - asked)
+
+    def pause(self) -> None:
+        """An approval question about it opened: that wait is not the tool's time."""
+        if self._waiting is None:
+            self._waiting = time.monotonic()
+
+    def resume(self) -> None:
+        if self._waiting is not None:
+            self.waited += time.monotonic() - self._waiting
+            self._waiting = None
 
     def finish(self) -> None:
+        self.resume()
         self.ended = time.monotonic()
 
 
@@ -102,7 +118,9 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
                           if not expanded else output, style="grey62"))
     elif output:
         lines += _tail(output, expanded, _cut_lines(details))
-    if call.name == "bash":
+    if call.rejected:
+        lines.append(Text("rejected", style="red"))  # it never ran: no exit status, no duration
+    elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
         lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),

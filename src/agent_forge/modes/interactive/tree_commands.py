@@ -29,7 +29,12 @@ class TreeCommands:
         self.filter = "default"  # kept when the tree opens again after a label
 
     async def tree(self, argument: str, *, select: str | None = None) -> None:
-        """Open the navigator (at `select`, else the current leaf); the chosen entry opens the action menu."""
+        """Open the navigator (at `select`, else the current leaf); the chosen entry opens the action menu.
+        Refused while the agent works: the tree would cover the stream and go stale, and no entry could be
+        continued from until the run ends."""
+        if self.ui.session.is_streaming:
+            raise CommandError("the agent is working: /tree opens once it has finished (or press escape to stop "
+                               "it)")
         flat = get_flat_tree(self.ui.session.store)
         model = TreeModel(flat["nodes"], flat["leafId"])
         if not any(keeps(item, "default") for item in model.items):

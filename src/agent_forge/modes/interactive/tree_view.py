@@ -149,10 +149,17 @@ class TreeDialog(Dialog):
         body = self._body(width, room)
         return (title if height > 1 else []) + body + footer
 
+    def _empty_note(self) -> str:
+        """Why no row is shown: a search that matches nothing, or a filter that nothing passes."""
+        if self._needle.strip():
+            return "  (no match: backspace widens the search, tab changes the filter)"
+        if self.filter == "labelled":
+            return "  (no entry has a label yet: tab changes the filter, then enter → Label this entry)"
+        return "  (nothing to show with this filter: tab changes it)"
+
     def _body(self, width: int, room: int) -> Fragments:
         if not self.rows:
-            return [("class:dim", "  (no match: backspace widens the search, tab changes the filter)"[:width]
-                     + "\n")]
+            return [("class:dim", self._empty_note()[:width] + "\n")]
         if self.index < self._top:
             self._top = self.index
         elif self.index >= self._top + room:

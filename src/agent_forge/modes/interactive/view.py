@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from rich.text import Text
 
+from ..approvals import REJECT_TEXT, REJECT_WHY
 from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, message_text, notice,
                      retry_notice, user_block)
 from .live import LiveState
@@ -18,6 +19,7 @@ from .tool_blocks import ToolCall, tool_block
 GAP = Text("")
 """An empty line after each message and tool block, as between paragraphs."""
 DIALOGS = ("select", "confirm", "input", "editor")
+REJECTIONS = (REJECT_TEXT, REJECT_WHY)
 
 
 class EventView:
@@ -167,7 +169,19 @@ class EventView:
         elif method == "set_editor_text":
             self._set_editor_text(str(event.get("text", "")))
         elif method in DIALOGS:
+            call = self.live.tools.get(str(event.get("toolCallId")))
+            if call is not None:  # an approval question: its call waits, it does not run
+                call.pause()
             self._open_dialog(event)
+
+    def dialog_closed(self, dialog: Any, fields: dict[str, Any] | None) -> None:
+        """A dialog closed with the answer `fields` (None: withdrawn, timed out): an approval question's call
+        runs from now on, or is rejected."""
+        call = self.live.tools.get(str(dialog.tool_call_id)) if dialog.tool_call_id else None
+        if call is not None:
+            call.resume()
+            if fields is None or fields.get("cancelled") or fields.get("value") in REJECTIONS:
+                call.rejected = True
 
     def _set_status(self, event: dict[str, Any]) -> None:
         key, text = str(event.get("statusKey", "")), event.get("statusText")
