@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not instal
 def login(term, key: str) -> None:
     term.type("/login fake")
     term.press("Enter")
-    term.wait_for("API key for fake")
+    term.wait_for_line("API key for fake")  # the dialog itself: an earlier "saved the API key for fake" is no sign
     if key:
         term.type(key)
 

@@ -78,6 +78,14 @@ class TmuxTerminal:
                 raise AssertionError(f"{text!r} did not appear within {deadline_s} s; the screen:\n{shown}")
             time.sleep(POLL_S)
 
+    def wait_for_line(self, line: str, *, deadline_s: float = DEADLINE_S) -> str:
+        """The screen once one of its lines is `line` (surrounding spaces aside): a dialog's title, where
+        `wait_for` would also match the same words in a message still on the screen (`saved the API key for
+        fake` holds `API key for fake`: a key typed then went to the editor before the dialog opened)."""
+        self.wait_until(lambda: line in (row.strip() for row in self.screen().splitlines()), f"the line {line!r}",
+                        deadline_s)
+        return self.screen()
+
     def wait_until(self, condition: Callable[[], bool], what: str, deadline_s: float = DEADLINE_S) -> None:
         end = time.monotonic() + deadline_s
         while not condition():
