@@ -49,11 +49,41 @@ opening a session checks each message once. The message is kept so that its id c
 
 def build_context(path: list[SessionEntry], checked: Checked | None = None) -> SessionContext:
     """The SessionContext of `path` (entries root → leaf, e.g. `SessionStore.branch()`); `checked`: messages
-    whose `context_message` is known (a copy made by a `context_edit` is not in it, so is checked anew)."""
+    whose `context_message` is known (a copy made by a `context_edit` is not in it, so is checked anew).
+    One pass over `path` while it holds no compaction and no `context_edit` (they reorder or replace what
+    came before them: then the general rules apply, `_built_by_rules`)."""
+    context = SessionContext()
+    messages: list[AgentMessage] = []
+    for entry in path:
+        kind = entry["type"]
+        if kind == "message":  # inlined: the common case, run once per entry of a resumed session
+            raw = entry.get("message")
+            known = checked.get(id(raw)) if checked else None
+            message = known[1] if known is not None and known[0] is raw else context_message(raw)
+            if message is not None:
+                messages.append(message)
+        elif kind in _REORDERING:
+            return _built_by_rules(path, checked)
+        elif kind in _SETTING_KINDS:
+            _apply_setting(context, entry, kind)
+        else:
+            messages += entry_messages(entry)
+    context.model = context.model or _last_answering_model(path)
+    context.messages = messages
+    return context
+
+
+_REORDERING = frozenset(("compaction", "context_edit"))
+"""Entry types after which the context is no longer the path's messages in order."""
+
+
+def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> SessionContext:
+    """`build_context` for a path with compactions or context edits: settings from the whole path, messages
+    from `context_entries`."""
     context = _settings(path)
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
-        if entry["type"] == "message":  # inlined: the common case, run once per entry of a resumed session
+        if entry["type"] == "message":
             raw = entry.get("message")
             known = checked.get(id(raw)) if checked else None
             message = known[1] if known is not None and known[0] is raw else context_message(raw)
@@ -151,21 +181,29 @@ def _settings(path: list[SessionEntry]) -> SessionContext:
     context = SessionContext()
     for entry in path:
         kind = entry["type"]
-        if kind == "message":
-            continue  # most entries: skip them first
-        if kind == "model_change":
-            change = cast(ModelChangeEntry, entry)
-            context.model = _model(change.get("provider"), change.get("modelId")) or context.model
-        elif kind == "thinking_level_change":
-            level = cast(ThinkingLevelChangeEntry, entry).get("thinkingLevel")
-            context.thinking_level = level if isinstance(level, str) else context.thinking_level
-        elif kind == "context_window_change":
-            window = cast(ContextWindowChangeEntry, entry).get("contextWindow")
-            context.context_window = window if _is_count(window) else context.context_window
+        if kind in _SETTING_KINDS:
+            _apply_setting(context, entry, kind)
     # The selected model is what model_change records (it may be a router); the model that answered only
     # stands in for files that never recorded one (version 1).
     context.model = context.model or _last_answering_model(path)
     return context
+
+
+_SETTING_KINDS = frozenset(("model_change", "thinking_level_change", "context_window_change"))
+
+
+def _apply_setting(context: SessionContext, entry: SessionEntry, kind: str) -> None:
+    """The setting `entry` (of type `kind`, one of `_SETTING_KINDS`) records, into `context`; a value of the
+    wrong type is ignored."""
+    if kind == "model_change":
+        change = cast(ModelChangeEntry, entry)
+        context.model = _model(change.get("provider"), change.get("modelId")) or context.model
+    elif kind == "thinking_level_change":
+        level = cast(ThinkingLevelChangeEntry, entry).get("thinkingLevel")
+        context.thinking_level = level if isinstance(level, str) else context.thinking_level
+    else:
+        window = cast(ContextWindowChangeEntry, entry).get("contextWindow")
+        context.context_window = window if _is_count(window) else context.context_window
 
 
 def _last_answering_model(path: list[SessionEntry]) -> tuple[str, str] | None:

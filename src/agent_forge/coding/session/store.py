@@ -153,6 +153,8 @@ class SessionStore:
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None)
         store._checked = {}  # the first build_context uses these checks instead of making them again
+        if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
+            store._branch = list(parsed.entries)
         unusable = [(line, phrase) for entry, line in zip(parsed.entries, parsed.entry_lines)
                     if (phrase := unusable_entry(entry, store._checked)) is not None]
         store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
