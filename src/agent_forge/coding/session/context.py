@@ -322,7 +322,9 @@ def context_message(message: object) -> AgentMessage | None:
     wrong = None
     for key, value in message.items():  # one pass, no set or list made for the usual, sound message
         field = _OPTIONAL_FIELDS.get(key)
-        if field is not None and not field[0](value):
+        if field is None or (field is _STR_FIELD and isinstance(value, str)):  # inlined: the usual fields
+            continue
+        if not field[0](value):
             wrong = [key] if wrong is None else [*wrong, key]
     return message if wrong is None else _repaired(message, wrong)
 
@@ -409,9 +411,10 @@ def _is_str(value: object) -> bool:
 
 _USAGE_COUNTS = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens"))
 _DROP = object()
+_STR_FIELD: tuple[Callable[[object], bool], object] = (_is_str, _DROP)
 _OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
     "timestamp": (_is_number, 0),
     "usage": (_is_usage, _DROP),
-    **{key: (_is_str, _DROP) for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
+    **{key: _STR_FIELD for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
 }
 """Optional message field → (its check, the value replacing a wrong one, or _DROP to remove it)."""
