@@ -304,6 +304,23 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
+def unusable_entries(entries: list[SessionEntry], lines: list[int], checked: Checked) -> list[tuple[int, Phrase]]:
+    """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
+    recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry
+    of every session opened."""
+    unusable = []
+    for entry, line in zip(entries, lines):
+        if entry["type"] == "message":
+            raw = entry.get("message")
+            message = context_message(raw)
+            checked[id(raw)] = (raw, message)
+            if message is None:
+                unusable.append((line, _BAD_MESSAGE))
+        elif (phrase := unusable_entry(entry)) is not None:
+            unusable.append((line, phrase))
+    return unusable
+
+
 # --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
 
 
