@@ -363,8 +363,12 @@ def _is_blocks(content: object) -> bool:
         return False
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":  # the usual block first
+        if kind == "text":  # the usual blocks first, their `_BLOCK_FIELDS` checks inlined
             if not isinstance(block.get("text"), str):
+                return False
+        elif kind == "toolCall":
+            if not (isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+                    and isinstance(block.get("arguments"), dict)):
                 return False
         elif not isinstance(kind, str):
             return False
@@ -376,9 +380,9 @@ def _is_blocks(content: object) -> bool:
 _BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
     "thinking": (("thinking", str),),
     "image": (("data", str), ("mimeType", str)),
-    "toolCall": (("id", str), ("name", str), ("arguments", dict)),
 }
-"""Block type → its required fields and their types (ai/types.py); `text` is checked inline."""
+"""Block type → its required fields and their types (ai/types.py); `text` and `toolCall` (`id`, `name`: strings,
+`arguments`: a dict) are checked inline in `_is_blocks`, the usual blocks."""
 
 
 def _has(key: str, kind: type) -> Callable[[dict[str, Any]], bool]:
