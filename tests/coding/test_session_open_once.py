@@ -102,3 +102,12 @@ def test_the_one_pass_context_equals_the_rules_for_the_same_path(last):
     assert (built.model, built.thinking_level, built.context_window) == (("p", "m1"), "high", 1000)
     if last is None:
         assert len(built.messages) == 4
+
+
+@pytest.mark.parametrize("block", [{"type": "toolCall", "name": "n", "arguments": {}},
+                                   {"type": "toolCall", "id": "c", "name": 3, "arguments": {}},
+                                   {"type": "toolCall", "id": "c", "name": "n", "arguments": []}])
+def test_a_tool_call_block_missing_a_field_makes_its_message_unusable(block):
+    sound = {"type": "toolCall", "id": "c", "name": "n", "arguments": {}}
+    assert context.context_message({"role": "assistant", "content": [sound], "timestamp": 1}) is not None
+    assert context.context_message({"role": "assistant", "content": [sound, block], "timestamp": 1}) is None
