@@ -53,3 +53,61 @@ def test_integers_past_64_bits_read_as_integers(tmp_path):
     last = store.entries[-1]["message"]["timestamp"]
     assert last == 2**70 and isinstance(last, int)
     assert json.loads(path.read_text().splitlines()[-1])["message"]["timestamp"] == last
+
+
+def _branch_by_walk(store: SessionStore) -> list[str]:
+    """The active branch's ids found by following parentId from the leaf (the store's general walk)."""
+    return [entry["id"] for entry in store.branch(store.leaf_id)] if store.leaf_id else []
+
+
+def test_a_file_in_one_chain_opens_with_its_branch_and_keeps_it_right_after_moves(tmp_path):
+    path, ids = write_session(tmp_path)
+    store = SessionStore.open(path)
+    assert [entry["id"] for entry in store.branch()] == _branch_by_walk(store) == [e["id"] for e in store.entries]
+    store.set_leaf(ids[1])  # a branch from the middle: the chain is no longer the branch
+    reply = store.append_message({"role": "user", "content": "other way", "timestamp": 9})
+    assert [entry["id"] for entry in store.branch()] == [*ids[:2], reply["id"]] == _branch_by_walk(store)
+    store.close()
+    reopened = SessionStore.open(path)  # not one chain in file order now: the parents are walked
+    assert [entry["id"] for entry in reopened.branch()] == [*ids[:2], reply["id"]] == _branch_by_walk(reopened)
+    assert [m["content"] for m in reopened.build_context().messages] == ["q0", "q1", "other way"]
+
+
+SETTINGS_AND_MESSAGES = [
+    {"type": "model_change", "provider": "p", "modelId": "m1"},
+    {"type": "message", "message": {"role": "user", "content": "a", "timestamp": 1}},
+    {"type": "thinking_level_change", "thinkingLevel": 7},  # wrong type: ignored
+    {"type": "custom_message", "customType": "note", "content": "c", "display": True, "timestamp": 2},
+    {"type": "model_change", "provider": "p", "modelId": 5},  # unusable: the earlier model stays
+    {"type": "context_window_change", "provider": "p", "modelId": "m1", "contextWindow": 1000},
+    {"type": "branch_summary", "fromId": "x", "summary": "went elsewhere", "timestamp": 3},
+    {"type": "thinking_level_change", "thinkingLevel": "high"},
+    {"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": "b"}],
+                                    "provider": "q", "model": "answering", "timestamp": 4}},
+]
+
+
+@pytest.mark.parametrize("last", [None, {"type": "context_edit", "targetId": "e1", "replacement": "A"},
+                                  {"type": "compaction", "summary": "s", "firstKeptEntryId": "e1",
+                                   "tokensBefore": 10}])
+def test_the_one_pass_context_equals_the_rules_for_the_same_path(last):
+    """Without compactions and context edits `build_context` takes one pass; with one it applies the rules:
+    both give what the rules give (settings of the whole path, messages in order)."""
+    kinds = [*SETTINGS_AND_MESSAGES, *([last] if last else [])]
+    path = [{"id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "t", **entry}
+            for i, entry in enumerate(kinds)]
+    built = context.build_context(path)  # type: ignore[arg-type]
+    rules = context._built_by_rules(path, None)  # type: ignore[arg-type]
+    assert built == rules
+    assert (built.model, built.thinking_level, built.context_window) == (("p", "m1"), "high", 1000)
+    if last is None:
+        assert len(built.messages) == 4
+
+
+@pytest.mark.parametrize("block", [{"type": "toolCall", "name": "n", "arguments": {}},
+                                   {"type": "toolCall", "id": "c", "name": 3, "arguments": {}},
+                                   {"type": "toolCall", "id": "c", "name": "n", "arguments": []}])
+def test_a_tool_call_block_missing_a_field_makes_its_message_unusable(block):
+    sound = {"type": "toolCall", "id": "c", "name": "n", "arguments": {}}
+    assert context.context_message({"role": "assistant", "content": [sound], "timestamp": 1}) is not None
+    assert context.context_message({"role": "assistant", "content": [sound, block], "timestamp": 1}) is None

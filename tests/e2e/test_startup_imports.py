@@ -11,11 +11,17 @@ FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolki
              "httpcore", "httpcore2", "anyio", "certifi", "mcp", "mcp_types",  # mcp: only with a server configured
              "orjson",  # imported after start-up's first records (ai/json_wire.py): it costs more than it saves there
              "tempfile", "shutil", "bz2", "lzma",  # the HTML export needs them, the first response does not
-             "hashlib")  # only a version-1 session's migration and a cwd too deep for a file name need it
+             "hashlib",  # only a version-1 session's migration and a cwd too deep for a file name need it
+             "difflib")  # the edit tool's diff: imported by the first edit
 FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls", "agent_forge.coding.compaction.branch",
-                 "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts")
+                 "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts",
+                 "agent_forge.plugins.loader", "agent_forge.coding.tools.edit_apply",
+                 "agent_forge.coding.tools.edit_match", "agent_forge.coding.tools.diff",
+                 "agent_forge.coding.tools.line_window")
 """Modules of ours the first response does not need: the HTML export, the TLS context of a model request, the
-branch summary of a tree navigation (and its transcript and prompts)."""
+branch summary of a tree navigation (and its transcript and prompts), the plugin loader when no plugin is found
+(discovery is `plugins/discovery.py`), the edit tool's matching and diff and the read tool's line window (the
+first call imports them)."""
 
 # Runs the real CLI entry point in a child interpreter and reports the imported modules after get_state.
 _CHILD = """

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
-from .loader import SETUP_TIMEOUT_S, Discovery, PluginLoadError, PluginObject, PluginSource, discover, load_plugin
+from .discovery import Discovery, PluginObject, PluginSource, discover
 
 if TYPE_CHECKING:
     from ..coding.agent_session import AgentSession
@@ -87,6 +87,8 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
     sources = [*direct, *found.sources]
     if not sources:
         return None
+    from .loader import PluginLoadError, load_plugin  # only with something to load: start-up stays lean
+
     timeout = setup_timeout if setup_timeout is not None else _setup_timeout(session)
     loaded = []
     for source in sources:
@@ -107,6 +109,8 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
 
 
 def _setup_timeout(session: AgentSession) -> float:
+    from .loader import SETUP_TIMEOUT_S
+
     return _seconds_setting(session, "pluginSetupTimeoutMs", SETUP_TIMEOUT_S)
 
 

@@ -12,7 +12,7 @@ import tracemalloc
 import pytest
 
 from agent_forge.agent.types import ToolError
-from agent_forge.coding.tools import read as read_module
+from agent_forge.coding.tools import line_window
 from agent_forge.coding.tools.line_window import CHUNK_BYTES, locate_lines
 from agent_forge.coding.tools.read import ReadTool
 
@@ -249,7 +249,7 @@ def test_locating_lines_in_an_endless_file_stops_after_the_count_limit(last):
 
 @pytest.fixture
 def small_count_limit(monkeypatch):
-    monkeypatch.setattr(read_module, "COUNT_LIMIT_BYTES", 1 << 20)
+    monkeypatch.setattr(line_window, "COUNT_LIMIT_BYTES", 1 << 20)  # read.py looks it up per call
 
 
 async def test_limit_on_a_file_over_the_count_limit_says_more_lines_follow(tmp_path, small_count_limit):

@@ -49,11 +49,41 @@ opening a session checks each message once. The message is kept so that its id c
 
 def build_context(path: list[SessionEntry], checked: Checked | None = None) -> SessionContext:
     """The SessionContext of `path` (entries root → leaf, e.g. `SessionStore.branch()`); `checked`: messages
-    whose `context_message` is known (a copy made by a `context_edit` is not in it, so is checked anew)."""
+    whose `context_message` is known (a copy made by a `context_edit` is not in it, so is checked anew).
+    One pass over `path` while it holds no compaction and no `context_edit` (they reorder or replace what
+    came before them: then the general rules apply, `_built_by_rules`)."""
+    context = SessionContext()
+    messages: list[AgentMessage] = []
+    for entry in path:
+        kind = entry["type"]
+        if kind == "message":  # inlined: the common case, run once per entry of a resumed session
+            raw = entry.get("message")
+            known = checked.get(id(raw)) if checked else None
+            message = known[1] if known is not None and known[0] is raw else context_message(raw)
+            if message is not None:
+                messages.append(message)
+        elif kind in _REORDERING:
+            return _built_by_rules(path, checked)
+        elif kind in _SETTING_KINDS:
+            _apply_setting(context, entry, kind)
+        else:
+            messages += entry_messages(entry)
+    context.model = context.model or _last_answering_model(path)
+    context.messages = messages
+    return context
+
+
+_REORDERING = frozenset(("compaction", "context_edit"))
+"""Entry types after which the context is no longer the path's messages in order."""
+
+
+def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> SessionContext:
+    """`build_context` for a path with compactions or context edits: settings from the whole path, messages
+    from `context_entries`."""
     context = _settings(path)
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
-        if entry["type"] == "message":  # inlined: the common case, run once per entry of a resumed session
+        if entry["type"] == "message":
             raw = entry.get("message")
             known = checked.get(id(raw)) if checked else None
             message = known[1] if known is not None and known[0] is raw else context_message(raw)
@@ -151,21 +181,29 @@ def _settings(path: list[SessionEntry]) -> SessionContext:
     context = SessionContext()
     for entry in path:
         kind = entry["type"]
-        if kind == "message":
-            continue  # most entries: skip them first
-        if kind == "model_change":
-            change = cast(ModelChangeEntry, entry)
-            context.model = _model(change.get("provider"), change.get("modelId")) or context.model
-        elif kind == "thinking_level_change":
-            level = cast(ThinkingLevelChangeEntry, entry).get("thinkingLevel")
-            context.thinking_level = level if isinstance(level, str) else context.thinking_level
-        elif kind == "context_window_change":
-            window = cast(ContextWindowChangeEntry, entry).get("contextWindow")
-            context.context_window = window if _is_count(window) else context.context_window
+        if kind in _SETTING_KINDS:
+            _apply_setting(context, entry, kind)
     # The selected model is what model_change records (it may be a router); the model that answered only
     # stands in for files that never recorded one (version 1).
     context.model = context.model or _last_answering_model(path)
     return context
+
+
+_SETTING_KINDS = frozenset(("model_change", "thinking_level_change", "context_window_change"))
+
+
+def _apply_setting(context: SessionContext, entry: SessionEntry, kind: str) -> None:
+    """The setting `entry` (of type `kind`, one of `_SETTING_KINDS`) records, into `context`; a value of the
+    wrong type is ignored."""
+    if kind == "model_change":
+        change = cast(ModelChangeEntry, entry)
+        context.model = _model(change.get("provider"), change.get("modelId")) or context.model
+    elif kind == "thinking_level_change":
+        level = cast(ThinkingLevelChangeEntry, entry).get("thinkingLevel")
+        context.thinking_level = level if isinstance(level, str) else context.thinking_level
+    else:
+        window = cast(ContextWindowChangeEntry, entry).get("contextWindow")
+        context.context_window = window if _is_count(window) else context.context_window
 
 
 def _last_answering_model(path: list[SessionEntry]) -> tuple[str, str] | None:
@@ -266,6 +304,23 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
+def unusable_entries(entries: list[SessionEntry], lines: list[int], checked: Checked) -> list[tuple[int, Phrase]]:
+    """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
+    recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry
+    of every session opened."""
+    unusable = []
+    for entry, line in zip(entries, lines):
+        if entry["type"] == "message":
+            raw = entry.get("message")
+            message = context_message(raw)
+            checked[id(raw)] = (raw, message)
+            if message is None:
+                unusable.append((line, _BAD_MESSAGE))
+        elif (phrase := unusable_entry(entry)) is not None:
+            unusable.append((line, phrase))
+    return unusable
+
+
 # --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
 
 
@@ -284,7 +339,9 @@ def context_message(message: object) -> AgentMessage | None:
     wrong = None
     for key, value in message.items():  # one pass, no set or list made for the usual, sound message
         field = _OPTIONAL_FIELDS.get(key)
-        if field is not None and not field[0](value):
+        if field is None or (field is _STR_FIELD and isinstance(value, str)):  # inlined: the usual fields
+            continue
+        if not field[0](value):
             wrong = [key] if wrong is None else [*wrong, key]
     return message if wrong is None else _repaired(message, wrong)
 
@@ -306,8 +363,12 @@ def _is_blocks(content: object) -> bool:
         return False
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":  # the usual block first
+        if kind == "text":  # the usual blocks first, their `_BLOCK_FIELDS` checks inlined
             if not isinstance(block.get("text"), str):
+                return False
+        elif kind == "toolCall":
+            if not (isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
+                    and isinstance(block.get("arguments"), dict)):
                 return False
         elif not isinstance(kind, str):
             return False
@@ -319,9 +380,9 @@ def _is_blocks(content: object) -> bool:
 _BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
     "thinking": (("thinking", str),),
     "image": (("data", str), ("mimeType", str)),
-    "toolCall": (("id", str), ("name", str), ("arguments", dict)),
 }
-"""Block type → its required fields and their types (ai/types.py); `text` is checked inline."""
+"""Block type → its required fields and their types (ai/types.py); `text` and `toolCall` (`id`, `name`: strings,
+`arguments`: a dict) are checked inline in `_is_blocks`, the usual blocks."""
 
 
 def _has(key: str, kind: type) -> Callable[[dict[str, Any]], bool]:
@@ -371,9 +432,10 @@ def _is_str(value: object) -> bool:
 
 _USAGE_COUNTS = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens"))
 _DROP = object()
+_STR_FIELD: tuple[Callable[[object], bool], object] = (_is_str, _DROP)
 _OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
     "timestamp": (_is_number, 0),
     "usage": (_is_usage, _DROP),
-    **{key: (_is_str, _DROP) for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
+    **{key: _STR_FIELD for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
 }
 """Optional message field → (its check, the value replacing a wrong one, or _DROP to remove it)."""

@@ -45,6 +45,11 @@ class ParsedSession:
     """The lines of `skipped_lines` that repeat an earlier entry's id (the first entry with an id is kept)."""
     entry_lines: list[int] = field(default_factory=list)
     """The 1-based line number of each of `entries`, in the same order."""
+    positions: dict[str, int] = field(default_factory=dict)
+    """Entry id → its index in `entries` (made while the ids were checked for repeats)."""
+    linear: bool = False
+    """True when `entries` are one chain in file order (each one's parent is the entry before it, the first has
+    none): the active branch of the last entry is then `entries` itself, with no walk of the parents."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -111,9 +116,10 @@ def read_session(path: Path) -> ParsedSession:
         header = _checked_header(header, path)
         objects, numbers, damaged = _parse_body(lines, start + 1, screened)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
-    entries, entry_lines, repeated = _unique_entries(objects, numbers, damaged)
+    entries, entry_lines, repeated, positions, linear = _unique_entries(objects, numbers, damaged)
     complete = size if isinstance(_parse_file_line(lines[-1]), dict) else whole  # a tail that is an object is whole
-    return ParsedSession(header, entries, version, torn, sorted(damaged), complete, repeated, entry_lines)
+    return ParsedSession(header, entries, version, torn, sorted(damaged), complete, repeated, entry_lines,
+                         positions, linear)
 
 
 def _parse_file_line(line: bytes, screened: bool = False) -> Any:
@@ -262,8 +268,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
-                    damaged: list[int]) -> tuple[list[SessionEntry], list[int], list[int]]:
-    """(entries in file order, their line numbers, lines repeating an id). A repeated id (hand-edited or
+                    damaged: list[int]) -> tuple[list[SessionEntry], list[int], list[int], dict[str, int], bool]:
+    """(entries in file order, their line numbers, lines repeating an id, id → index in the entries, whether
+    they are one chain in file order: `ParsedSession.linear`). A repeated id (hand-edited or
     concatenated file) keeps its first occurrence, since ids are durable cursors and must not be shadowed; the
     repeat is added to `damaged` too, so the warning counts it. An object that is no entry is added to
     `damaged` (by line number); an entry whose parent is missing after damage is linked to the entry before
@@ -271,12 +278,13 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
     entries: list[SessionEntry] = []
     entry_lines: list[int] = []
     repeated: list[int] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # id -> index in `entries`
     pending = iter(damaged + [0])  # damaged line numbers in file order; 0 ends it
     next_damage = next(pending) or None
     anchor: str | None = None  # the last entry before the latest damaged line
     last_id: str | None = None
     damage_seen = False
+    linear = True
     for obj, number in zip(objects, numbers):
         while next_damage is not None and next_damage < number:
             damage_seen, anchor, next_damage = True, last_id, next(pending) or None
@@ -291,15 +299,16 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
             damaged.append(number)
             repeated.append(number)
             continue
-        seen.add(entry_id)
+        seen[entry_id] = len(entries)
         if damage_seen and parent is not None and parent not in seen:
             obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
         elif parent is None and "parentId" not in obj:
             obj["parentId"] = None  # every reader may rely on the base field being present
+        linear = linear and obj["parentId"] == last_id
         entries.append(obj)  # type: ignore[arg-type]
         entry_lines.append(number)
         last_id = entry_id
-    return entries, entry_lines, repeated
+    return entries, entry_lines, repeated, seen, linear
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...ai import json_wire
-from .context import Checked, SessionContext, build_context, unusable_entry
+from .context import Checked, SessionContext, build_context, unusable_entries
 from .entries import (
     OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
     ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
@@ -68,16 +68,17 @@ class SessionStore:
     def __init__(self, header: SessionHeader, path: Path | None, entries: Iterable[SessionEntry] = (), *,
                  on_disk: bool = False, needs_newline: bool = False, fsync: bool = False,
                  migrated_from: int | None = None, lock: SessionLock | bool = False,
-                 torn_at: int | None = None) -> None:
+                 torn_at: int | None = None, positions: dict[str, int] | None = None) -> None:
         """Prefer the `create`/`open`/`in_memory` constructors; this one trusts its arguments. `lock`: a held
-        lock to keep, or True to take one when the file is first written."""
+        lock to keep, or True to take one when the file is first written; `positions`: id → index of `entries`."""
         self._header = header
         self._path = path
         self._writer = None if path is None else SessionWriter(
             path, encode_line(dict(header)), self._whole_file, self._write_state_changed, exists=on_disk,
             needs_newline=needs_newline, fsync=fsync, torn_at=torn_at, migrated_from=migrated_from, lock=lock)
         self._entries: list[SessionEntry] = list(entries)
-        self._position: dict[str, int] = {entry["id"]: i for i, entry in enumerate(self._entries)}
+        self._position: dict[str, int] = positions if positions is not None else {
+            entry["id"]: i for i, entry in enumerate(self._entries)}
         self._leaf_id: str | None = self._entries[-1]["id"] if self._entries else None
         self.released = False
         """True once `close` ran: what it could not write has been reported (once) by its owner."""
@@ -151,10 +152,11 @@ class SessionStore:
             raise
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
-                    torn_at=parsed.complete_size if parsed.torn_tail else None)
+                    torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions)
         store._checked = {}  # the first build_context uses these checks instead of making them again
-        unusable = [(line, phrase) for entry, line in zip(parsed.entries, parsed.entry_lines)
-                    if (phrase := unusable_entry(entry, store._checked)) is not None]
+        if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
+            store._branch = list(parsed.entries)
+        unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
         store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
                                                unusable=unusable)
         return store

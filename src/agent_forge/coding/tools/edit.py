@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from typing import TYPE_CHECKING
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, require_string
-from .diff import first_changed_line, unified_diff
-from .edit_apply import Replacement, apply_replacements, normalise_newlines
 from .file_access import LOCAL, FileAccess
 from .file_kinds import open_regular
 from .paths import resolve_tool_path
 from .write import write_bytes
+
+if TYPE_CHECKING:
+    from .edit_apply import Replacement
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -71,6 +73,10 @@ class EditTool:
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
                       on_update: ToolUpdate | None = None) -> ToolResult:
+        # Matching and diffing are imported by the first edit: start-up (the first response) does not pay.
+        from .diff import first_changed_line, unified_diff
+        from .edit_apply import apply_replacements, normalise_newlines
+
         args = check_object(args)
         given = require_string(args, "path")
         edits = parse_edits(args)
@@ -92,6 +98,8 @@ class EditTool:
 def parse_edits(args: dict[str, JsonValue]) -> list[Replacement]:
     """The edits of `args`: `edits` (an array, or that array as a JSON string) plus a legacy top-level
     `oldText`/`newText` pair. Raises `ToolError` naming the first malformed field."""
+    from .edit_apply import Replacement
+
     raw = args.get("edits")
     if isinstance(raw, str):
         raw = _parse_json_array(raw)
@@ -115,6 +123,8 @@ def _parse_edit(item: JsonValue, label: str) -> Replacement:
             problem = "is missing" if value is None else f"must be a string, got {json_type(value)}"
             raise ToolError(f"{label}.{name} {problem}")
         fields.append(value)
+    from .edit_apply import Replacement
+
     return Replacement(*fields)
 
 

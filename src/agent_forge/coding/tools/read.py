@@ -8,14 +8,13 @@ import codecs
 import io
 import os
 import shlex
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, optional_int, require_string
 from .file_access import LOCAL, FileAccess
 from .file_kinds import MAX_IMAGE_BYTES, SNIFF_BYTES, image_mime_type, looks_binary, open_regular
-from .line_window import COUNT_LIMIT_BYTES, LineSpan, locate_lines
 from .paths import resolve_tool_path
 from .truncate import (
     DEFAULT_MAX_BYTES,
@@ -25,6 +24,9 @@ from .truncate import (
     format_size,
     truncate_head,
 )
+
+if TYPE_CHECKING:
+    from .line_window import LineSpan
 
 
 _READ_SLACK_BYTES = 8
@@ -122,6 +124,8 @@ def _image_result(f: BinaryIO, mime: str, path: str) -> ToolResult:
 
 
 def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> ToolResult:
+    from .line_window import COUNT_LIMIT_BYTES, locate_lines  # by the first read: start-up does not pay
+
     last = offset + limit - 1 if limit else None
     # At most DEFAULT_MAX_LINES lines are shown; one more tells truncate_head that lines were cut.
     needed = min(last or offset + DEFAULT_MAX_LINES, offset + DEFAULT_MAX_LINES)
@@ -150,6 +154,8 @@ def _continuation_notice(truncation: TruncationResult, path: str, offset: int, s
     total = span.total_lines
     shown_end = offset + truncation["outputLines"] - 1
     more = f" Use offset={shown_end + 1} to continue." if shown_end < total or not span.complete else ""
+    from .line_window import COUNT_LIMIT_BYTES
+
     uncounted = f"not counted past {format_size(COUNT_LIMIT_BYTES)}"
     if truncation["firstLineExceedsLimit"]:
         limit, skip = format_size(DEFAULT_MAX_BYTES), truncation["outputBytes"] + 1

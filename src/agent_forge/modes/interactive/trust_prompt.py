@@ -13,7 +13,7 @@ from ...coding.paths import project_dir
 from ...coding.errors import ConfigFileError, TrustFileError
 from ...coding.safe_read import read_json_file
 from ...coding.resources.trust import CODE_SETTINGS, record_trust, recorded_decision
-from ...plugins.loader import PLUGINS_DIR, plugin_files
+from ...plugins.discovery import PLUGINS_DIR, plugin_files
 
 
 def brings_code(cwd: str) -> bool:
