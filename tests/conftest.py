@@ -18,6 +18,7 @@ if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
+from support.model_entries import model_entry  # noqa: E402
 
 from agent_forge.ai import json_wire  # noqa: E402
 
@@ -59,17 +60,6 @@ def scrubbed_environ(environ: Mapping[str, str] | None = None) -> dict[str, str]
                     or upper.endswith(SCRUBBED_SUFFIXES))
 
     return {name: value for name, value in (os.environ if environ is None else environ).items() if keep(name)}
-
-
-def model_entry(model_id: str = "fake-model", *, reasoning: bool = True, context_window: int = 128000,
-                max_tokens: int | None = None) -> dict[str, Any]:
-    """One `models[]` item of models.json (schema of the reference agent's models.json); costs in $/M tokens.
-    `max_tokens` defaults to 16384, or the context window when that is smaller (a larger one is reported)."""
-    return {
-        "id": model_id, "name": f"Fake {model_id}", "reasoning": reasoning, "input": ["text", "image"],
-        "contextWindow": context_window, "maxTokens": min(16384, context_window) if max_tokens is None else max_tokens,
-        "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
-    }
 
 
 def write_models_json(agent_dir: Path, server: FakeLLMServer, *, api: str = "openai-completions",

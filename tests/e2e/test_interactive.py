@@ -463,7 +463,7 @@ def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
 
 
 def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory):
-    from e2e.test_rpc_models import model_entry
+    from support.model_entries import model_entry
 
     env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model")])
     fake_llm.set_script([{"text": "From the other model."}])
@@ -616,7 +616,7 @@ def test_trust_records_the_decision(terminal, fake_llm, agent_env):
 
 
 def test_scoped_models_sets_what_ctrl_p_cycles(terminal, fake_llm, agent_env_factory):
-    from e2e.test_rpc_models import model_entry
+    from support.model_entries import model_entry
 
     env = agent_env_factory(models=[model_entry("fake-model"), model_entry("other-model"), model_entry("third")])
     term = terminal(env=env)

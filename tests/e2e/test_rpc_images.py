@@ -10,7 +10,7 @@ IMAGE = {"type": "image", "mimeType": "image/png", "data": PNG}
 
 
 async def test_images_for_a_text_only_model_are_answered_with_a_warning(agent_env_factory, fake_llm, tmp_path):
-    from conftest import model_entry
+    from support.model_entries import model_entry
 
     env = agent_env_factory(models=[{**model_entry("fake-model"), "input": ["text"]}])
     fake_llm.set_script([{"text": "Seen."}, {"text": "Again."}])

@@ -12,12 +12,7 @@ from typing import Any
 
 from agent_forge.ai.providers.anthropic_messages import THINKING_BUDGETS
 from agent_forge.modes.rpc.client import RpcClient
-
-
-def model_entry(model_id: str, *, reasoning: bool = True, context_window: int = 128_000) -> dict[str, Any]:
-    """A models.json `models[]` item (same shape as conftest's helper, which test modules cannot import)."""
-    return {"id": model_id, "reasoning": reasoning, "input": ["text", "image"], "contextWindow": context_window,
-            "maxTokens": 16384, "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}
+from support.model_entries import model_entry
 
 
 THREE = [model_entry("alpha"), model_entry("beta", reasoning=False), model_entry("gamma")]
