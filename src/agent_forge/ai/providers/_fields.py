@@ -13,11 +13,12 @@ from typing import Any, Mapping
 
 from .. import json_wire
 from ..errors import MalformedChunkError, StreamProtocolError
+from ..types import JsonValue
 
 _SHOWN = 60  # characters of a wrong value quoted in the error
 
 
-def load_object(data: str, where: str) -> dict[str, Any]:
+def load_object(data: str, where: str) -> dict[str, JsonValue]:
     """`data` (one SSE event's data) parsed as a JSON object; `where` names it ("stream chunk", "<name> event").
 
     Raises `MalformedChunkError` when it is not JSON or not an object (every provider API, one text)."""
