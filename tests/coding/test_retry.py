@@ -145,7 +145,7 @@ async def test_retries_exhausted_report_the_final_error_once(make_session, key):
     assert [e["willRetry"] for e in rec.of("agent_end")] == [True, True, False]
     assert rec.types()[-3:] == ["agent_end", "auto_retry_end", "agent_settled"]
     assert rec.of("auto_retry_end") == [{"type": "auto_retry_end", "success": False, "attempt": 2,
-                                         "finalError": "500 third"}]
+                                         "finalError": "500 third (after 3 attempts)"}]
     assert rec.types().count("agent_settled") == 1
     assert [m.get("errorMessage") for m in session.messages] == [None, "500 third"]  # the last failure stays
 
@@ -193,7 +193,7 @@ async def test_stop_while_a_retried_run_streams_makes_its_failure_final(make_ses
     await session.wait_for_idle()
     assert len(faux_requests(key)) == 2
     assert rec.of("auto_retry_end") == [{"type": "auto_retry_end", "success": False, "attempt": 1,
-                                         "finalError": "503 busy again"}]
+                                         "finalError": "503 busy again (after 2 attempts)"}]
     assert rec.of("agent_end")[-1]["willRetry"] is False
 
 

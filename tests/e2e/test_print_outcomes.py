@@ -114,3 +114,24 @@ def test_json_mode_answers_carry_their_stop_reason_and_print_no_notice(agent_env
     ends = [e for e in map(json.loads, result.stdout.splitlines()) if e["type"] == "message_end"]
     assert result.returncode == 0 and result.stderr == b""
     assert ends[-1]["message"]["stopReason"] == "length"
+
+
+def test_exhausted_retries_say_how_many_attempts_were_made(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1, "maxRetries": 2}})
+    fake_llm.set_script([RATE_LIMIT, RATE_LIMIT, {**RATE_LIMIT, "body": {"error": {"message": "still limited"}}}])
+    result = run(env, tmp_path, "--no-session", "-p", "go")
+    assert result.returncode == 1 and len(fake_llm.requests) == 3  # the first request and two retries
+    assert result.stderr.decode().splitlines()[-1] == \
+        'agent-forge: 429 {"error": {"message": "still limited"}} (after 3 attempts)'
+    result = run(env, tmp_path, "--no-session", "--mode", "json", "go")  # the script is exhausted: 500, retried
+    ends = [json.loads(line) for line in result.stdout.splitlines() if b'"auto_retry_end"' in line]
+    assert [(e["success"], e["attempt"], e["finalError"].endswith(" (after 3 attempts)")) for e in ends] == \
+           [(False, 2, True)]
+
+
+def test_a_failure_without_retries_names_no_attempt_count(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 401, "body": {"error": {"message": "bad key"}}}])
+    result = run(env, tmp_path, "--no-session", "-p", "go")
+    assert result.returncode == 1 and len(fake_llm.requests) == 1
+    assert result.stderr.decode().splitlines()[-1] == 'agent-forge: 401 {"error": {"message": "bad key"}}'

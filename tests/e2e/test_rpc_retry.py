@@ -67,7 +67,7 @@ async def test_retries_exhausted_report_the_final_error(agent_env_factory, fake_
     starts = [e for e in events if e["type"] == "auto_retry_start"]
     assert [(e["attempt"], e["maxAttempts"], e["delayMs"]) for e in starts] == [(1, 2, 1), (2, 2, 2)]
     assert types(events)[-3:] == ["agent_end", "auto_retry_end", "agent_settled"]
-    assert events[-2] == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "500 final straw"}
+    assert events[-2] == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "500 final straw (after 3 attempts)"}
     assert types(events).count("agent_settled") == 1
     assert [(m["role"], m.get("errorMessage")) for m in messages] == [("user", None), ("assistant", "500 final straw")]
 

@@ -15,6 +15,9 @@ caught inside the provider and becomes the final `error` event, its `str()` bein
         ├── StreamIdleTimeout    no data for the idle timeout, or response headers not complete within it:
         │                        "Read timed out: ..." (retryable)
         └── StreamProtocolError  malformed SSE/JSON, or the stream ended before its terminal event
+            ├── MalformedChunkError  an event's data is not a JSON object; the stream driver turns it into a
+            │                    StreamProtocolError "Malformed JSON in <where> from <url>: <reason>; the data
+            │                    starts: \"...\"" (URL without query; data escaped, at most 200 characters)
             └── StreamLimitError a line or event over the SSE limits (`ai.sse`), never retried
 """
 
@@ -58,6 +61,16 @@ class ApiStreamError(StreamFailure):
 
 class StreamProtocolError(StreamFailure):
     """The stream broke the API's framing: bad JSON, unknown shape, or an early end."""
+
+
+class MalformedChunkError(StreamProtocolError):
+    """An event's data did not parse as a JSON object. `where`: "stream chunk" or "<name> event"; `reason`: the
+    parser's words. The stream driver (`providers._common`) adds the URL and the start of the data to the text."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(f"Malformed JSON in {where}: {reason}")
+        self.where = where
+        self.reason = reason
 
 
 class StreamLimitError(StreamProtocolError):

@@ -9,7 +9,8 @@ its `agent_end` says `willRetry: true` (the loop asks `will_retry` first), then:
 
 The chain ends with `auto_retry_end{success:true, attempt}` right after the first assistant `message_end`
 that did not fail, or `auto_retry_end{success:false, attempt, finalError}` after the `agent_end` of a run
-that will not be retried (retries exhausted, a non-retryable error, an abort) or when the wait is cancelled.
+that will not be retried (retries exhausted, a non-retryable error, an abort; `finalError` is the last attempt's
+error with ` (after N attempts)`, N counting the first request) or when the wait is cancelled.
 The session emits the single `agent_settled` after all of it.
 """
 
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
 
 RETRY_CANCELLED = "Retry cancelled"
 """`finalError` of the `auto_retry_end` that ends a chain cancelled during its backoff wait."""
+
+
+def with_attempts(error: str, attempts: int) -> str:
+    """`error` followed by ` (after N attempts)`: the final error of a retry chain, N counting the first request."""
+    return f"{error} (after {attempts} attempts)"
 
 
 class AutoRetry:
@@ -83,7 +89,8 @@ class AutoRetry:
             self._announce(self._failed)
         elif kind == "agent_end" and self.attempt:
             last = event["messages"][-1] if event.get("messages") else {}
-            self._end(success=False, error=str(last.get("errorMessage") or "Request failed"))
+            self._end(success=False, error=with_attempts(str(last.get("errorMessage") or "Request failed"),
+                                                         self.attempt + 1))
 
     def _announce(self, failed: AgentMessage) -> None:
         self._emit(AutoRetryStart(type="auto_retry_start", attempt=self.attempt,

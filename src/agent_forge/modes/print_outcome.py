@@ -24,11 +24,12 @@ class RunWatch:
     def __init__(self) -> None:
         self.last: AgentMessage | None = None
         self.retry: AutoRetryStart | None = None  # the `auto_retry_start` of a retry not (yet) successful
+        self.final_error: str | None = None  # `finalError` of a retry chain that gave up: says how many attempts
         self.aborted = False
 
     def start(self) -> None:
         """Forget the previous prompt's run."""
-        self.last, self.retry, self.aborted = None, None, False
+        self.last, self.retry, self.final_error, self.aborted = None, None, None, False
 
     def __call__(self, event: SessionEvent) -> None:
         kind = event.get("type")
@@ -39,6 +40,7 @@ class RunWatch:
             self.retry = event
         elif kind == "auto_retry_end" and event.get("finalError") != RETRY_CANCELLED:
             self.retry = None  # it succeeded, or gave up: then the last message holds the final error
+            self.final_error = event.get("finalError") if not event.get("success") else None
         elif kind == "agent_settled":
             self.aborted = bool(event.get("aborted"))
 
@@ -65,7 +67,8 @@ def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
     if reason == "aborted":
         return last.get("errorMessage") or "The run was aborted."
     if reason == "error":
-        return (last.get("errorMessage") or "The run ended with an error.") + _retry_after(last)
+        error = watch.final_error or last.get("errorMessage") or "The run ended with an error."
+        return error + _retry_after(last)
     if reason == "toolUse" and not _has_tool_calls(last):
         raw = f" (stop reason: {last.get('rawStopReason')})" if last.get("rawStopReason") else ""
         return f"The model stopped for tool use{raw} but sent no tool call, so there is no answer."

@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable
 
 from .. import json_wire, transform
-from ..errors import (AIError, HttpStatusError, MissingApiKeyError, StreamIdleTimeout, StreamProtocolError,
-                      UnexpectedResponseError)
+from ..errors import (AIError, HttpStatusError, MalformedChunkError, MissingApiKeyError, StreamIdleTimeout,
+                      StreamProtocolError, UnexpectedResponseError)
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..redaction import redact, secret_values
 from ..sse import SSEEvent, iter_sse
-from ..transport_errors import check_headers, check_url, transport_error
+from ..transport_errors import check_headers, check_url, shown_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
-from ._response_body import BodyHead, describe_answer, error_body, retry_after_ms
+from ._response_body import BodyHead, describe_answer, error_body, retry_after_ms, sanitize_snippet
 
 if TYPE_CHECKING:
     import httpx2
@@ -284,7 +284,7 @@ async def _exchange(
                     body = await error_body(response, request.url) + _keyless_hint(response.status_code,
                                                                                   request.headers)
                     raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
-                async for event in _read_events(response, handler):
+                async for event in _read_events(response, handler, request.url):
                     yield event
             finally:
                 await response.aclose()
@@ -312,7 +312,7 @@ async def _response_head(client: httpx2.AsyncClient, request: HttpRequest, deadl
         raise StreamIdleTimeout(deadline_s or 0, waiting_for="the response headers") from None
 
 
-async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncIterator[Event]:
+async def _read_events(response: httpx2.Response, handler: SseHandler, url: str) -> AsyncIterator[Event]:
     """The handler's events for the SSE events of a 2xx `response`, until its terminal event or EOF.
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
@@ -328,7 +328,7 @@ async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncI
             if done_marker and not seen:
                 break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
             seen += 1
-            for event in _handled(handler, sse):
+            for event in _handled(handler, sse, url):
                 yield event
             if handler.finished:
                 break
@@ -336,11 +336,19 @@ async def _read_events(response: httpx2.Response, handler: SseHandler) -> AsyncI
         raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
 
 
-def _handled(handler: SseHandler, sse: SSEEvent) -> list[Event]:
+_SHOWN_DATA = 200  # characters of a malformed event's data quoted in the error
+
+
+def _handled(handler: SseHandler, sse: SSEEvent, url: str) -> list[Event]:
     """`handler.handle(sse)`; a shape no parser check caught (a field of the wrong type deep in an event)
-    becomes a `StreamProtocolError` naming the event, never a raw TypeError."""
+    becomes a `StreamProtocolError` naming the event, never a raw TypeError. Data that is no JSON object
+    (`MalformedChunkError`, any API) gets the URL and the start of the data, as the transport errors do."""
     try:
         return list(handler.handle(sse))
+    except MalformedChunkError as exc:
+        shown = sanitize_snippet(sse.data, _SHOWN_DATA)
+        raise StreamProtocolError(f"Malformed JSON in {exc.where} from {shown_url(url)}: {exc.reason}; "
+                                  f'the data starts: "{shown}"') from None
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         raise StreamProtocolError(f"The stream sent a {sse.event or 'data'} event of an unexpected shape "
                                   f"({type(exc).__name__}: {exc})") from None

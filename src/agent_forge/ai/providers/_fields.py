@@ -12,9 +12,23 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .. import json_wire
-from ..errors import StreamProtocolError
+from ..errors import MalformedChunkError, StreamProtocolError
+from ..types import JsonValue
 
 _SHOWN = 60  # characters of a wrong value quoted in the error
+
+
+def load_object(data: str, where: str) -> dict[str, JsonValue]:
+    """`data` (one SSE event's data) parsed as a JSON object; `where` names it ("stream chunk", "<name> event").
+
+    Raises `MalformedChunkError` when it is not JSON or not an object (every provider API, one text)."""
+    try:
+        value = json_wire.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise MalformedChunkError(where, str(exc)) from None
+    if not isinstance(value, dict):
+        raise MalformedChunkError(where, f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 class FieldTypeError(StreamProtocolError):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import AsyncIterator, Iterable, Union
 
-from .. import json_wire
 from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
@@ -339,10 +338,4 @@ class _Handler(SseHandler):
 
 
 def _load(event: SSEEvent) -> dict[str, JsonValue]:
-    try:
-        data = json_wire.loads(event.data)
-    except ValueError as exc:
-        raise StreamProtocolError(f"Malformed JSON in {event.event} event: {exc}") from None
-    if not isinstance(data, dict):
-        raise StreamProtocolError(f"Expected a JSON object in {event.event} event")
-    return data
+    return fields.load_object(event.data, f"{event.event} event")

@@ -17,7 +17,6 @@ import uuid
 from typing import Any, AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
-from .. import json_wire
 from . import _fields as fields
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
@@ -329,10 +328,4 @@ class _Handler(SseHandler):
 
 
 def _load(data: str) -> GenerateContentResponse:
-    try:
-        chunk = json_wire.loads(data)
-    except ValueError as exc:
-        raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
-    if not isinstance(chunk, dict):
-        raise StreamProtocolError("Expected a JSON object in stream chunk")
-    return chunk  # type: ignore[return-value]  # a JSON object; its fields are read defensively
+    return fields.load_object(data, "stream chunk")  # type: ignore[return-value]  # its fields are read defensively

@@ -378,10 +378,4 @@ class _Handler(SseHandler):
 
 
 def _load(data: str) -> ChatCompletionChunk:
-    try:
-        chunk = json_wire.loads(data)
-    except ValueError as exc:
-        raise StreamProtocolError(f"Malformed JSON in stream chunk: {exc}") from None
-    if not isinstance(chunk, dict):
-        raise StreamProtocolError("Expected a JSON object in stream chunk")
-    return chunk  # type: ignore[return-value]  # a JSON object; its fields are read defensively
+    return fields.load_object(data, "stream chunk")  # type: ignore[return-value]  # its fields are read defensively

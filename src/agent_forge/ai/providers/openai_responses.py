@@ -385,10 +385,4 @@ def _part_text(part: dict[str, Any], where: str) -> str:
 
 
 def _load(event: SSEEvent) -> dict[str, JsonValue]:
-    try:
-        data = json_wire.loads(event.data)
-    except ValueError as exc:
-        raise StreamProtocolError(f"Malformed JSON in {event.event} event: {exc}") from None
-    if not isinstance(data, dict):
-        raise StreamProtocolError(f"Expected a JSON object in {event.event} event")
-    return data
+    return fields.load_object(event.data, f"{event.event} event")
