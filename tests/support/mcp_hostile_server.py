@@ -11,10 +11,11 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
   type object, `req`: `required` not a list of strings) and `fine`, from a hand-written JSON-RPC loop
 - `untyped`: the same loop; tool `loose`, whose `inputSchema` has no `type`, and `fine`
-- `orphan-exit`: the same loop; a call starts `sleep 300` holding the server's stdout, writes `child <pid>` to
-  `$MCP_TEST_LOG`, and exits with status 3 without answering (the stream never ends while the child lives)
-- `child`: the same loop; at start it starts `sleep 300` in its process group and writes `child <pid>` to
-  `$MCP_TEST_LOG`; it exits when its stdin closes, leaving the child
+- `orphan-exit`: the same loop; a call starts `sleep 300` holding the server's stdout, in its process group with
+  an empty environment, writes `child <pid>` to `$MCP_TEST_LOG`, and exits with status 3 without answering (the
+  stream never ends while the child lives)
+- `child`: the same loop; at start it starts `sleep 300` in a session of its own (keeping the environment) and
+  writes `child <pid>` to `$MCP_TEST_LOG`; it exits when its stdin closes, leaving the child
 - `bad-images`: tools whose results hold images no provider takes (`svg`: `image/svg+xml`, `garbage`: data that
   is not base64, `fake`: `image/png` data that is text, `big`: a PNG over 20 MB) and `good` (a real PNG); the
   resource `file:///fake.png` (`image/png`, text bytes) and `file:///good.png`
@@ -139,8 +140,9 @@ def _sleeper(holds_stdout: bool) -> None:
     import os
     import subprocess
 
-    child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
-                             stdout=sys.stdout if holds_stdout else subprocess.DEVNULL)
+    where = {"stdout": sys.stdout, "env": {}} if holds_stdout else {"stdout": subprocess.DEVNULL,
+                                                                    "start_new_session": True}
+    child = subprocess.Popen(["/bin/sleep", "300"], stdin=subprocess.DEVNULL, **where)
     with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
         log.write(f"child {child.pid}\n")
 

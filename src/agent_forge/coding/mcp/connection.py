@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
-from .process import StderrTail, kill_leftovers, process_exit, server_environment, server_pid
+from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment, server_pid
 from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
@@ -256,6 +256,7 @@ class ServerConnection:
         self._lost_reason = f"the server exited ({how})" if how else "the server exited"
         self._gone()
         lost.set()
+        kill_group(pid)  # its children holding its stdout: the SDK's shutdown kills none once it has exited
 
     def _gone(self) -> None:
         """The connected server's stream ended: it is `failed` now, its tools withdrawn, before the failed call
@@ -320,6 +321,8 @@ class ServerConnection:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
         finally:
             stderr.spawned()
+            if self._pid is not None:
+                kill_group(self._pid)  # what it started in its group, when it exited within the SDK's grace
             self._pid = None
             await kill_leftovers(watch)
             self._watch = None

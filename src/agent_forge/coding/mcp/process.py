@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from typing import IO, Mapping
 
 EXTRA_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
@@ -139,6 +140,15 @@ def _how(pidfd: int) -> str:
     if info.si_code == os.CLD_EXITED:
         return f"exit status {info.si_status}"
     return f"killed by signal {info.si_status}"
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group a stdio server led (it was started in a new session, so its pid is the group's
+    id, which stays taken while a member lives; as in the SDK, not `getpgid`, which fails once it is reaped)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass  # the group is gone
 
 
 async def kill_leftovers(watch: str | None) -> None:
