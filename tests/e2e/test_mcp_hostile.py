@@ -1,16 +1,19 @@
 """End to end: MCP servers that misbehave on purpose (`tests/support/mcp_hostile_server.py`, the SDK's low-level
 server API) against the real CLI in RPC mode and the loopback fake LLM: an abort while a prompt waits for a server
-keeps the prompt; server text has size limits; tools with schemas providers reject are withheld."""
+keeps the prompt; server text has size limits; tools with schemas providers reject are withheld; a server that
+exits while its child holds its stdout fails at once, and the children of servers never outlive the agent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 from agent_forge.modes.rpc.client import RpcClient
 
-from .test_mcp import offered, tool_texts, until_state, write_mcp
+from .test_mcp import _alive, offered, tool_texts, until_state, write_mcp
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "support" / "mcp_hostile_server.py")
 
@@ -116,3 +119,37 @@ async def test_tools_with_schemas_providers_reject_are_withheld_and_reported_the
     assert servers["r"]["state"] == "failed" and servers["r"]["lastError"].endswith(
         "; not restarted (a malformed answer does not change by itself)")  # not restarted for ever
     assert not [name for name in names if name.startswith("r_")]
+
+
+def child_pid(log: Path) -> int:
+    return int(next(line for line in log.read_text().splitlines() if line.startswith("child ")).split()[1])
+
+
+async def test_a_server_that_exits_while_its_child_holds_its_stdout_fails_its_call_at_once_and_the_child_dies(
+        agent_env, fake_llm, tmp_path):
+    log = tmp_path / "orphan.log"
+    write_mcp(agent_env, {"s": hostile("orphan-exit", env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "s", "connected")
+        events = await client.prompt_and_wait("call it", timeout=20)  # its stdout never closes: no end of stream
+        child = child_pid(log)
+        deadline = time.monotonic() + 10  # its group is killed as the connection ends, just after the call fails
+        while _alive(child) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert not _alive(child)
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert end["isError"] is True and "the call of fine failed: the server exited" in json.dumps(end)
+    failed = [e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed"]
+    assert failed and failed[0]["lastError"].startswith("the server exited; restarting in 1 s")
+
+
+async def test_a_child_of_a_server_that_exits_when_its_stdin_closes_dies_with_the_agent(agent_env, tmp_path):
+    log = tmp_path / "child.log"
+    write_mcp(agent_env, {"s": hostile("child", env={"MCP_TEST_LOG": str(log)})})
+    client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
+    await until_state(client, "s", "connected")
+    child = child_pid(log)
+    assert _alive(child)
+    assert await client.close() == 0
+    assert not _alive(child)

@@ -11,6 +11,11 @@ sends whatever its handlers return: `python mcp_hostile_server.py MODE` (stdio).
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
   type object, `req`: `required` not a list of strings) and `fine`, from a hand-written JSON-RPC loop
 - `untyped`: the same loop; tool `loose`, whose `inputSchema` has no `type`, and `fine`
+- `orphan-exit`: the same loop; a call starts `sleep 300` holding the server's stdout, in its process group with
+  an empty environment, writes `child <pid>` to `$MCP_TEST_LOG`, and exits with status 3 without answering (the
+  stream never ends while the child lives)
+- `child`: the same loop; at start it starts `sleep 300` in a session of its own (keeping the environment) and
+  writes `child <pid>` to `$MCP_TEST_LOG`; it exits when its stdin closes, leaving the child
 - `bad-images`: tools whose results hold images no provider takes (`svg`: `image/svg+xml`, `garbage`: data that
   is not base64, `fake`: `image/png` data that is text, `big`: a PNG over 20 MB) and `good` (a real PNG); the
   resource `file:///fake.png` (`image/png`, text bytes) and `file:///good.png`
@@ -131,8 +136,23 @@ async def main() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def _sleeper(holds_stdout: bool) -> None:
+    import os
+    import subprocess
+
+    where = {"stdout": sys.stdout, "env": {}} if holds_stdout else {"stdout": subprocess.DEVNULL,
+                                                                    "start_new_session": True}
+    child = subprocess.Popen(["/bin/sleep", "300"], stdin=subprocess.DEVNULL, **where)
+    with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
+        log.write(f"child {child.pid}\n")
+
+
 def raw_main() -> None:
     import json
+    import os
+
+    if MODE == "child":
+        _sleeper(holds_stdout=False)
 
     schemas = RAW_SCHEMAS if MODE == "raw-schema" else {"loose": {"properties": {"x": {"type": "string"}}}}
     tools = [{"name": name, "inputSchema": schema} for name, schema in schemas.items()]
@@ -143,6 +163,9 @@ def raw_main() -> None:
         request = json.loads(raw)
         if "id" in request:
             method = request["method"]
+            if MODE == "orphan-exit" and method == "tools/call":
+                _sleeper(holds_stdout=True)
+                os._exit(3)
             answer = init if method == "initialize" else {"tools": tools} if method == "tools/list" else \
                 {"content": [{"type": "text", "text": f"called {request['params']['name']}"}]}
             sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": answer}) + "\n")
@@ -150,4 +173,4 @@ def raw_main() -> None:
 
 
 if __name__ == "__main__":
-    raw_main() if MODE in ("raw-schema", "untyped") else anyio.run(main)
+    raw_main() if MODE in ("raw-schema", "untyped", "orphan-exit", "child") else anyio.run(main)

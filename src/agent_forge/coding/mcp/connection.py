@@ -4,7 +4,9 @@ The SDK client runs in the agent's asyncio loop (anyio runs on asyncio), in one 
 `disabled`, `starting`, `connected`, `failed` (waiting to restart), `stopped`. A server that cannot be
 started, does not answer `initialize` within its start-up timeout, exits, or closes its stream is `failed`
 with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s;
-one whose answer to `initialize` or a listing is malformed is not (the same answer would come again).
+one whose answer to `initialize` or a listing is malformed is not (the same answer would come again). A stdio
+server's process is watched (`process.process_exit`): its exit ends the connection even while a child holds its
+stdout; when a connection ends, what still carries its lifeline token is killed (`process.kill_leftovers`).
 The SDK is imported in a worker thread on the first connection, never before.
 """
 
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 from ...agent.types import ToolError
 from .config import McpServerConfig
 from .limits import MAX_ERROR_CHARS, cut
-from .process import StderrTail, server_environment
+from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment, server_pid
 from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
@@ -74,6 +76,7 @@ class ServerConnection:
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
+        self._pid: int | None = None  # the stdio server's process, while it runs
 
     @property
     def name(self) -> str:
@@ -183,6 +186,8 @@ class ServerConnection:
             send, receive = anyio.create_memory_object_stream(0)
             async with anyio.create_task_group() as group:
                 group.start_soon(self._pump, read, send, lost)
+                if self._pid is not None:
+                    group.start_soon(self._on_exit, self._pid, lost)
                 try:
                     async with ClientSession(receive, write, message_handler=self._on_message) as session:
                         await self._initialize(session, anyio, lost)
@@ -242,6 +247,17 @@ class ServerConnection:
             self._gone()
             lost.set()
 
+    async def _on_exit(self, pid: int, lost: AnyioEvent) -> None:
+        """The stdio server process itself exited: the connection is over even while a child it started keeps
+        its stdout open (the stream would never end); its pending calls fail now, and its group is killed."""
+        how = await process_exit(pid)
+        if self._stop.is_set():
+            return
+        self._lost_reason = f"the server exited ({how})" if how else "the server exited"
+        self._gone()
+        lost.set()
+        kill_group(pid)  # its children holding its stdout: the SDK's shutdown kills none once it has exited
+
     def _gone(self) -> None:
         """The connected server's stream ended: it is `failed` now, its tools withdrawn, before the failed call
         answers (the SDK's shutdown and the stderr read that `_run` then waits for take a second or more)."""
@@ -299,12 +315,16 @@ class ServerConnection:
         try:
             async with stdio_client(params, errlog=stderr.writer) as streams:  # type: ignore[arg-type]
                 stderr.spawned()
+                self._pid = await asyncio.to_thread(server_pid, lifeline.ENV_VAR, watch) if watch else None
                 yield streams
         except OSError as exc:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
         finally:
             stderr.spawned()
-            lifeline.release(watch)
+            if self._pid is not None:
+                kill_group(self._pid)  # what it started in its group, when it exited within the SDK's grace
+            self._pid = None
+            await kill_leftovers(watch)
             self._watch = None
 
     async def _stderr_read(self, exc: BaseException) -> None:
@@ -324,9 +344,10 @@ class ServerConnection:
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
             summary = _validation_summary(leaf)
             return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
-        if isinstance(leaf, ConnectionLost) and self._lost_reason:
+        ended = isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)
+        if ended and self._lost_reason:
             text = self._lost_reason
-        elif isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf):
+        elif ended:
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:

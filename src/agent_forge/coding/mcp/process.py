@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from typing import IO, Mapping
 
 EXTRA_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
@@ -86,3 +87,81 @@ class _Keep(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.tail.ended.set()
+
+
+def server_pid(env_var: str, token: str) -> int | None:
+    """The pid of the agent's own child whose environment holds `env_var=token` (the stdio server the SDK has
+    just started: each attempt has its own lifeline token), or None (no `/proc`, or it is gone already)."""
+    needle, parent = f"\0{env_var}={token}\0".encode(), os.getpid()
+    try:
+        names = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                if int(stat.read().rsplit(b")", 1)[1].split()[1]) != parent:
+                    continue
+            with open(f"/proc/{name}/environ", "rb") as environ:
+                if needle in b"\0" + environ.read():
+                    return int(name)
+        except (OSError, ValueError, IndexError):
+            continue
+    return None
+
+
+async def process_exit(pid: int) -> str:
+    """Wait until process `pid` has exited (its pidfd becomes readable; the asyncio child watcher still reaps
+    it) and say how: `exit status 3`, `killed by signal 9`, or "" when that is unknown (already reaped).
+    Waits for ever where pidfds do not exist (not Linux 5.3+)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    loop.add_reader(fd, lambda: ended.done() or ended.set_result(None))
+    try:
+        await ended
+        return _how(fd)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
+def _how(pidfd: int) -> str:
+    try:  # WNOWAIT: leave the zombie for the child watcher, whose returncode the SDK reads
+        info = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return ""
+    if info is None:
+        return ""
+    if info.si_code == os.CLD_EXITED:
+        return f"exit status {info.si_status}"
+    return f"killed by signal {info.si_status}"
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group a stdio server led (it was started in a new session, so its pid is the group's
+    id, which stays taken while a member lives; as in the SDK, not `getpgid`, which fails once it is reaped)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass  # the group is gone
+
+
+async def kill_leftovers(watch: str | None) -> None:
+    """SIGKILL what still carries a stdio server's lifeline token, and its groups, then release the token: the
+    SDK kills the server's group only when the server outlives its grace period, so what a server that exited
+    (by itself, or when its stdin closed) started in its group, or left behind re-parented, would live on."""
+    import anyio
+
+    from ..tools import lifeline
+
+    try:
+        if watch:
+            with anyio.CancelScope(shield=True):  # the connection task may be cancelled (stop): kill them anyway
+                await anyio.to_thread.run_sync(lifeline.sweep, [watch], 5)
+    finally:
+        lifeline.release(watch)
