@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -141,7 +142,8 @@ async def test_a_server_that_exits_while_its_child_holds_its_stdout_fails_its_ca
     end = next(e for e in events if e["type"] == "tool_execution_end")
     assert end["isError"] is True and "the call of fine failed: the server exited" in json.dumps(end)
     failed = [e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed"]
-    assert failed and failed[0]["lastError"].startswith("the server exited; restarting in 1 s")
+    # the exit status is named when the agent, not asyncio's child watcher, reaps the server first
+    assert failed and re.match(r"the server exited( \(exit status 3\))?; restarting in 1 s", failed[0]["lastError"])
 
 
 async def test_a_child_of_a_server_that_exits_when_its_stdin_closes_dies_with_the_agent(agent_env, tmp_path):
