@@ -160,14 +160,20 @@ async def test_no_session_refuses_fork_and_clone(agent_env, project, fake_llm):
     assert await client.close() == 0
 
 
-async def test_a_cancelled_tree_summary_answers_cancelled_and_stays_on_the_branch(agent_env, project, fake_llm):
-    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "summary", "hang_after": 0},
-                         {"text": "after"}])
+async def two_questions_asked(agent_env: dict[str, str], project: Path) -> tuple[AcpClient, str]:
+    """A client whose new session has asked "first question" and "second question"; (client, session id)."""
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()
     session_id = await client.new_session(str(project))
     await client.prompt(session_id, "first question")
     await client.prompt(session_id, "second question")
+    return client, session_id
+
+
+async def test_a_cancelled_tree_summary_answers_cancelled_and_stays_on_the_branch(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "summary", "hang_after": 0},
+                         {"text": "after"}])
+    client, session_id = await two_questions_asked(agent_env, project)
     reply = client.request_nowait("session/prompt", {"sessionId": session_id,
                                                      "prompt": [{"type": "text", "text": "/tree 2 summarize"}]})
     await asyncio.to_thread(fake_llm.wait_for_requests, 3)
@@ -186,11 +192,7 @@ async def answers_of(client: AcpClient, session_id: str, text: str) -> str:
 async def test_tree_to_a_user_message_moves_to_before_it_and_says_it_was_not_resent(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "answer other"},
                          {"text": "answer fresh"}])
-    client = await AcpClient.start([], cwd=str(project), env=agent_env)
-    await client.initialize()
-    session_id = await client.new_session(str(project))
-    await client.prompt(session_id, "first question")
-    await client.prompt(session_id, "second question")
+    client, session_id = await two_questions_asked(agent_env, project)
     said = await answers_of(client, session_id, "/tree 3")  # 3. user: second question
     assert "continues from before entry 3. user: second question" in said
     assert 'your message "second question" was not sent again' in said
@@ -209,11 +211,7 @@ async def test_tree_to_a_user_message_moves_to_before_it_and_says_it_was_not_res
 async def test_a_tree_sent_during_a_tree_summary_waits_for_it(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "the summary", "hang_after": 0},
                          {"text": "after"}])
-    client = await AcpClient.start([], cwd=str(project), env=agent_env)
-    await client.initialize()
-    session_id = await client.new_session(str(project))
-    await client.prompt(session_id, "first question")
-    await client.prompt(session_id, "second question")
+    client, session_id = await two_questions_asked(agent_env, project)
     first = client.request_nowait("session/prompt", {"sessionId": session_id,
                                                      "prompt": [{"type": "text", "text": "/tree 2 summarize"}]})
     await asyncio.to_thread(fake_llm.wait_for_requests, 3)
