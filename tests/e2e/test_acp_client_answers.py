@@ -124,3 +124,24 @@ async def test_the_editors_error_messages_are_escaped_and_capped(agent_env, proj
     shown = [u for u in client.updates(session_id, "tool_call_update") if u["toolCallId"] == "c1"][-1]
     assert "\x1b" not in json.dumps(shown, ensure_ascii=False) and "\\x1b[2J" in json.dumps(shown)
     assert await client.close() == 0
+
+
+async def test_an_error_answer_to_a_permission_request_is_no_answer_not_a_rejection(agent_env, project, fake_llm):
+    fake_llm.set_script([{"tool_calls": [BASH]}, {"text": "ok"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)  # ask mode
+    answer = client._answer
+
+    def fail_questions(request: dict) -> None:  # the editor cannot show the question
+        if request["method"] != "session/request_permission":
+            return answer(request)
+        client.send({"id": request["id"], "error": {"code": -32603, "message": "no window\x1b[2J"}})
+
+    client._answer = fail_questions
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    [text] = tool_texts(fake_llm.requests[1])
+    assert "Not run" in text and "the question got no answer" in text
+    assert "the editor answered session/request_permission with an error: no window\\x1b[2J" in text
+    assert "The user rejected" not in text and "\x1b" not in text
+    assert await client.close() == 0

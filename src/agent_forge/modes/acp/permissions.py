@@ -1,9 +1,9 @@
 """Approvals in ACP: the session's approval policy (`coding/approvals.py`) is its session mode (`ask` by
 default, `full`, `read-only`; `session/set_mode`), and a question is `session/request_permission` with the
 options allow once, allow always (named after what it remembers: the tool, or a bash command's first two words;
-not offered for a command with shell operators) and reject. A client that answers `cancelled`, an error or
-nothing at all (until `session/cancel` aborts the call) rejects; so does a malformed answer (`answers.py`), the
-refusal naming the problem."""
+not offered for a command with shell operators) and reject. A client that answers `cancelled` or nothing at
+all (until `session/cancel` aborts the call) rejects. An error answer or a malformed one (`answers.py`) is no
+answer: the refusal tells the model nobody approved the call, naming the editor's error or the problem."""
 
 from __future__ import annotations
 
@@ -53,8 +53,9 @@ class PermissionAsker:
                 "sessionId": self.session_id, "toolCall": tool_call, "options": options(call.get("always"))})
         except BadAnswer as exc:  # not the user's choice: the refusal says the question got no usable answer
             return Decision(REJECT, exc.message, answered=False)
-        except AcpError:
-            return REJECT
+        except AcpError as exc:  # the editor failed to ask: nobody chose to reject (its text is `client_text`)
+            return Decision(REJECT, f"the editor answered session/request_permission with an error: "
+                                    f"{exc.message}", answered=False)
         outcome = answer.get("outcome") if isinstance(answer, dict) else None
         chosen = outcome.get("optionId") if isinstance(outcome, dict) and outcome.get("outcome") == "selected" else None
         return chosen if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else REJECT
