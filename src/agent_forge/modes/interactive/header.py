@@ -4,11 +4,16 @@ list itself (`resource_list`), one line per kind."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 
 from .keymap import key_hint
 from .render import clean
+
+if TYPE_CHECKING:
+    from ...coding.agent_session import AgentSession
 
 Resources = list[tuple[str, list[str]]]
 """(kind, names) pairs: kinds `context`, `skills`, `templates`, `plugins`."""
@@ -48,3 +53,12 @@ def resource_list(resources: Resources) -> Group | None:
     lines = [Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62"))
              for kind, names in resources if names]
     return Group(*lines) if lines else None
+
+
+def session_resources(session: AgentSession) -> Resources:
+    """What `session` loaded, for the header and its list: context files, skills, templates, plugins."""
+    resources = session.resources
+    plugins = [getattr(p, "id", "?") for p in getattr(session.hooks, "plugins", [])]
+    return [("context", [clean(getattr(f, "path", f)) for f in resources.context_files]),
+            ("skills", [s.name for s in resources.skills]),
+            ("templates", [f"/{t.name}" for t in resources.templates]), ("plugins", plugins)]
