@@ -8,7 +8,7 @@ what the keys do is `input_actions.py`."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Coroutine
+from typing import Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.styles import Style
@@ -39,14 +39,20 @@ from .theme_files import resolve_theme
 from .view import EventView
 
 SPINNER_TICK_S = 0.1
+STARTING = "loading…"
+"""The footer's note from the first paint until plugins are loaded and the header, transcript and warnings
+printed."""
 
 
 async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None,
-                               plugin_args: PluginArgs | None = None) -> int:
+                               plugin_args: PluginArgs | None = None,
+                               load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
     """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
-    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent at once;
-    `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again."""
-    return await InteractiveMode(session, plugin_args).run(first_prompt)
+    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent once plugins are
+    loaded; `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again;
+    `load_plugins` installs the start-up plugins into `session`, run after the editor's first paint (an
+    exception it raises is shown as an error and the mode goes on without them)."""
+    return await InteractiveMode(session, plugin_args).run(first_prompt, load_plugins)
 
 
 class InteractiveMode(InputActions):
@@ -83,26 +89,18 @@ class InteractiveMode(InputActions):
         self._draining: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ctrl_c_at = 0.0
+        self._ready = asyncio.Event()  # set once start-up's background loading is over (`loaded`)
+        self.footer.note = STARTING
 
     # -- running -------------------------------------------------------------------------------------------
-    async def run(self, first_prompt: str | None = None) -> int:
-        if self.session.settings.get("quietStartup") is not True:
-            expand = self.keymap.get("app.tools.expand") or [None]
-            self.print_(header(__version__, session_resources(self.session), expand[0]))
-        self.show_transcript()
-        for warning in self.session.warnings:
-            self.say(f"warning: {warning}", "warning")
-        problem = self.session.readiness_problem()
-        if problem:
-            self.say(problem, "error")
+    async def run(self, first_prompt: str | None = None,
+                  load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
         unsubscribe = self.session.subscribe(self.view)
         unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
 
-        def started() -> None:
-            self._spawn(self.session.hooks.start())  # plugins' session_start, now that their requests show
+        def started() -> None:  # before the first paint: what these tasks do comes after it
+            self._spawn(self._start_up(load_plugins, first_prompt))
             self._spawn(self._tick())
-            if first_prompt:
-                self._spawn(self._dispatch(first_prompt, None))
 
         stray = StrayOutput()
         try:
@@ -118,6 +116,46 @@ class InteractiveMode(InputActions):
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()
         return code
+
+    async def _start_up(self, load_plugins: Callable[[], Awaitable[object]] | None,
+                        first_prompt: str | None) -> None:
+        """Behind the painted editor: load the plugins, then print the header, the resumed transcript and the
+        warnings above it, in that order; then plugins' `session_start` and the first prompt. A prompt sent
+        meanwhile waits for this (`loaded`)."""
+        try:
+            if load_plugins is not None:
+                await self._load(load_plugins)
+            self._print_start()
+            if self._draining is not None:
+                await self._draining  # on screen before the note goes: the footer says when start-up is over
+        finally:
+            self._ready.set()
+            self.footer.note = "" if self.footer.note == STARTING else self.footer.note
+            self.changed()
+        self._spawn(self.session.hooks.start())  # plugins' session_start, now that their requests show
+        if first_prompt:
+            self._spawn(self._dispatch(first_prompt, None))
+
+    async def _load(self, load_plugins: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await load_plugins()
+        except Exception as exc:  # a broken plugin set-up must not take the editor down with it
+            self.session.warnings.append(f"plugins not loaded: {type(exc).__name__}: {exc}")
+
+    def _print_start(self) -> None:
+        if self.session.settings.get("quietStartup") is not True:
+            expand = self.keymap.get("app.tools.expand") or [None]
+            self.print_(header(__version__, session_resources(self.session), expand[0]))
+        self.show_transcript()
+        for warning in self.session.warnings:
+            self.say(f"warning: {warning}", "warning")
+        problem = self.session.readiness_problem()
+        if problem:
+            self.say(problem, "error")
+
+    async def loaded(self) -> None:
+        """Return once start-up's plugins are loaded (at once after that)."""
+        await self._ready.wait()
 
     async def _finish(self) -> None:
         """Stop what still runs (a run, user bash, our tasks), then close the session (flushes its file)."""

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.console import Group
-from rich.text import Text
-
 from .keymap import key_hint
 from .render import clean
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
+    from rich.console import Group
+
     from ...coding.agent_session import AgentSession
 
 Resources = list[tuple[str, list[str]]]
@@ -28,6 +27,9 @@ _HINTED = (("app.interrupt", "interrupt"), ("app.clear", "clear"), ("app.exit", 
 
 def header(version: str, resources: Resources, expand_key: str | None) -> Group:
     """The header lines; the counts line only when something is loaded, naming `expand_key` when bound."""
+    from rich.console import Group
+    from rich.text import Text
+
     lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
              Text(" · ".join([*(key_hint(action, f"{{}} {what}") for action, what in _HINTED if key_hint(action)),
                               "/ commands", "! bash", "/hotkeys keys"]), style="grey62")]
@@ -50,6 +52,9 @@ def resource_counts(resources: Resources) -> str:
 
 def resource_list(resources: Resources) -> Group | None:
     """`[kind] name, name` for each kind with something loaded; None when nothing is."""
+    from rich.console import Group
+    from rich.text import Text
+
     lines = [Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62"))
              for kind, names in resources if names]
     return Group(*lines) if lines else None
