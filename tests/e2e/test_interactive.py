@@ -349,6 +349,20 @@ def test_the_editor_is_up_before_plugins_load_and_a_prompt_waits_for_them(termin
         term.close()
 
 
+def test_a_plugin_that_fails_to_load_is_a_warning_and_the_editor_goes_on(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "broken.py"
+    plugin.write_text("def setup(plugin):\n    raise RuntimeError('no database')\n")
+    term = terminal("-e", str(plugin))  # start-up is over: its warnings are printed
+    screen = term.screen()
+    assert "warning: Plugin not loaded" in screen and "no database" in screen and "loading…" not in screen
+    fake_llm.set_script([{"text": "still here"}])
+    term.type("hello")
+    term.press("Enter")
+    term.wait_for("still here")
+    term.press("C-d")
+    assert term.exit_code() == 0
+
+
 DIALOG_PLUGIN = '''
 def setup(plugin):
     @plugin.command("pick", description="asks")
