@@ -2,8 +2,8 @@
 
 - start → editor ready for typing: launch in a tmux pane until the footer is drawn, median over runs
   (target ≤ 350 ms; includes tmux's own pane start-up, so it slightly overstates);
-- a resumed 500-message session: rendering its transcript for the scrollback (target: on screen ≤ 1 s with
-  the start-up above);
+- a resumed 500-message session from launch: `--session FILE` in a tmux pane until its last answer and the
+  footer are on screen (target ≤ 1 s), and rendering its transcript alone (in-process);
 - rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail) for the
   first and the last 200 of N deltas; it must not grow with the message's length.
 
@@ -49,6 +49,36 @@ def start_up(runs: int) -> list[float]:
     return times
 
 
+def resumed_start_up(runs: int, count: int = 500) -> list[float]:
+    """Seconds from launching `--session FILE` (a `count`-message session) in tmux to its last answer and the
+    footer on screen, per run."""
+    from agent_forge.coding.session.store import SessionStore
+
+    server = FakeLLMServer().start()
+    times = []
+    try:
+        with tempfile.TemporaryDirectory() as root:
+            env = make_agent_env(Path(root), server)
+            store = SessionStore.create(root, Path(root) / "sessions")
+            for message in _messages(count):
+                store.append_message(message)
+            store.close()
+            for _ in range(runs):
+                started = time.monotonic()
+                term = TmuxTerminal(env, Path(root), "--session", str(store.path), columns=100, rows=30)
+                try:
+                    term.wait_for(f"last answer {count // 4 - 1}", deadline_s=30)
+                    term.wait_for("fake-model •", deadline_s=30)
+                    times.append(time.monotonic() - started)
+                    term.press("C-d")
+                    term.exit_code()
+                finally:
+                    term.close()
+    finally:
+        server.stop()
+    return times
+
+
 def per_delta(deltas: int) -> tuple[float, float]:
     """Microseconds per delta (feed + live-region fragments) over 200 deltas in the middle and the last 200
     (the first ones are cheaper: the tail is still filling up)."""
@@ -66,12 +96,9 @@ def per_delta(deltas: int) -> tuple[float, float]:
     return statistics.mean(costs[middle:middle + 200]) * 1e6, statistics.mean(costs[-200:]) * 1e6
 
 
-def resumed_render(count: int = 500) -> float:
-    """Seconds to render `count` messages (Markdown answers, tool calls and results) for a 100-column screen."""
-    from agent_forge.modes.interactive.render import to_ansi
-    from agent_forge.modes.interactive.replay import transcript
-
-    messages = []
+def _messages(count: int) -> list[dict]:
+    """`count` messages: questions, Markdown answers with a bash call, its result, and a closing answer."""
+    messages: list[dict] = []
     for i in range(count // 4):
         answer = f"## Answer {i}\n\nSome **bold** text:\n\n- a\n- b\n\n```python\nprint({i})\n```"
         messages += [{"role": "user", "content": f"question {i}"},
@@ -80,7 +107,17 @@ def resumed_render(count: int = 500) -> float:
                          {"type": "toolCall", "id": f"t{i}", "name": "bash", "arguments": {"command": "ls"}}]},
                      {"role": "toolResult", "toolCallId": f"t{i}", "toolName": "bash", "isError": False,
                       "content": [{"type": "text", "text": "a\nb\nc"}]},
-                     {"role": "assistant", "stopReason": "stop", "content": [{"type": "text", "text": "done"}]}]
+                     {"role": "assistant", "stopReason": "stop",
+                      "content": [{"type": "text", "text": f"last answer {i}"}]}]
+    return messages
+
+
+def resumed_render(count: int = 500) -> float:
+    """Seconds to render `count` messages (Markdown answers, tool calls and results) for a 100-column screen."""
+    from agent_forge.modes.interactive.render import to_ansi
+    from agent_forge.modes.interactive.replay import transcript
+
+    messages = _messages(count)
     started = time.perf_counter()
     to_ansi(list(transcript(messages, show_thinking=False, expanded=False)), 100)
     return time.perf_counter() - started
@@ -90,11 +127,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--deltas", type=int, default=2000)
+    parser.add_argument("--start-only", action="store_true", help="only the two launch figures")
     args = parser.parse_args()
     times = start_up(args.runs)
     print(f"start to editor ready: median {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, {len(times)} runs)")
+    resumed = resumed_start_up(args.runs)
+    print(f"resumed 500-message session, launch to transcript and editor: median "
+          f"{statistics.median(resumed) * 1000:.0f} ms (min {min(resumed) * 1000:.0f}, max "
+          f"{max(resumed) * 1000:.0f}, {len(resumed)} runs)")
     print(f"resumed 500-message session rendered in {resumed_render() * 1000:.0f} ms")
+    if args.start_only:
+        return
     first, last = per_delta(args.deltas)
     print(f"streaming {args.deltas} deltas: {first:.0f} µs/delta in the middle, {last:.0f} µs/delta for the last "
           "200")

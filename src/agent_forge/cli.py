@@ -12,7 +12,10 @@ from .cli_parser import parse_command_line
 from .cli_usage import USAGE_EXIT, stray_json, usage_problem
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
     from pathlib import Path
+
+    from .coding.agent_session import AgentSession
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,20 +312,14 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         return 1
     from .plugins.startup import install_from_args
 
+    if mode == "interactive":  # the editor is painted first; plugins load behind it (`app.InteractiveMode`)
+        return await _run_interactive(session, args, lambda: install_from_args(session, args, mode))
     await install_from_args(session, args, mode)
     from .modes.approvals import configure as configure_approvals
     from .modes.termination import run_until_terminated
 
     configure_approvals(session, args.approvals, mode)
     _serving()
-
-    if mode == "interactive":
-        from .modes.interactive.app import run_interactive_mode
-        from .modes.interactive.reload import PluginArgs
-
-        first = " ".join(args.messages) or ("/resume" if args.resume else None)
-        plugins = PluginArgs(args.plugin, not args.no_plugins)
-        return await run_until_terminated(session, run_interactive_mode(session, first, plugins))
     if mode == "rpc":
         from .modes.rpc.server import run_rpc_mode
 
@@ -332,6 +329,20 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     from .modes.print_mode import run_print_mode
 
     return await run_until_terminated(session, run_print_mode(session, args.messages, json_events=(mode == "json")))
+
+
+async def _run_interactive(session: AgentSession, args: argparse.Namespace,
+                           load_plugins: Callable[[], Awaitable[object]]) -> int:
+    from .modes.approvals import configure as configure_approvals
+    from .modes.interactive.app import run_interactive_mode
+    from .modes.interactive.reload import PluginArgs
+    from .modes.termination import run_until_terminated
+
+    configure_approvals(session, args.approvals, "interactive")
+    _serving()
+    first = " ".join(args.messages) or ("/resume" if args.resume else None)
+    plugins = PluginArgs(args.plugin, not args.no_plugins)
+    return await run_until_terminated(session, run_interactive_mode(session, first, plugins, load_plugins))
 
 
 def _serving() -> None:

@@ -28,12 +28,19 @@ def terminal(agent_env, tmp_path):
         term = TmuxTerminal(env or agent_env, work, *args, columns=columns, rows=rows)
         opened.append(term)
         term.wait_for(READY)
+        started(term)
         return term
 
     start.work = work  # type: ignore[attr-defined]
     yield start
     for term in opened:
         term.close()
+
+
+def started(term: TmuxTerminal) -> None:
+    """Wait for the end of start-up: the footer's `loading…` is gone once plugins are loaded and the header, a
+    resumed transcript and the warnings are printed (the editor and footer are painted before them)."""
+    term.wait_until(lambda: "loading…" not in term.screen(), "the end of start-up (no loading… in the footer)")
 
 
 def user_texts(request) -> list[str]:
@@ -308,6 +315,52 @@ def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_ll
     assert "STRAY" not in history and "output of plugins and commands written while the UI ran" in history
     [log] = Path(agent_env["TMPDIR"]).glob("agent-forge-stderr-*.log")
     assert "STRAY PRINT FROM A PLUGIN" in log.read_text() and "STRAY FD2 WRITE" in log.read_text()
+
+
+LATE_PLUGIN = '''
+import asyncio, os
+
+async def setup(plugin):
+    while not os.path.exists(os.environ["GO_FILE"]):  # the test says when set-up may finish
+        await asyncio.sleep(0.01)
+
+    @plugin.command("late", description="registered by a slow set-up")
+    async def late(args, ctx):
+        ctx.ui.notify(f"late command ran with {args}")
+'''
+
+
+def test_the_editor_is_up_before_plugins_load_and_a_prompt_waits_for_them(terminal, fake_llm, tmp_path, agent_env):
+    plugin, go = tmp_path / "late.py", tmp_path / "go"
+    plugin.write_text(LATE_PLUGIN)
+    term = TmuxTerminal({**agent_env, "GO_FILE": str(go)}, terminal.work, "-e", str(plugin))
+    try:
+        screen = term.wait_for(READY)  # the footer is up while the plugin's set-up still waits
+        assert "loading…" in screen and "loaded: 1 plugin" not in screen
+        term.type("/late now")
+        term.press("Enter")  # sent before the plugin's command exists
+        go.write_text("")
+        screen = term.wait_for("late command ran with now")
+        assert "loaded: 1 plugin" in term.scrollback() and "error" not in screen and "loading…" not in screen
+        assert not fake_llm.requests  # the command ran; the text did not go to the model as a prompt
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+def test_a_plugin_that_fails_to_load_is_a_warning_and_the_editor_goes_on(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "broken.py"
+    plugin.write_text("def setup(plugin):\n    raise RuntimeError('no database')\n")
+    term = terminal("-e", str(plugin))  # start-up is over: its warnings are printed
+    screen = term.screen()
+    assert "warning: Plugin not loaded" in screen and "no database" in screen and "loading…" not in screen
+    fake_llm.set_script([{"text": "still here"}])
+    term.type("hello")
+    term.press("Enter")
+    term.wait_for("still here")
+    term.press("C-d")
+    assert term.exit_code() == 0
 
 
 DIALOG_PLUGIN = '''
@@ -638,8 +691,7 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
         term.wait_for("Trust this project and load them? [y/N]")
         term.type("y")
         term.press("Enter")
-        term.wait_for(READY)
-        assert "loaded: 1 plugin (ctrl+o lists them)" in term.screen()
+        term.wait_for("loaded: 1 plugin (ctrl+o lists them)")  # the header follows the first paint
         term.press("C-o")
         term.wait_for("[plugins] projplug")
         term.press("C-d")
@@ -647,7 +699,7 @@ def test_an_untrusted_project_with_plugins_is_asked_about_once(terminal, fake_ll
     finally:
         term.close()
     again = terminal()  # the answer was recorded: no question
-    assert "Trust this project" not in again.screen() and "loaded: 1 plugin" in again.screen()
+    assert "Trust this project" not in again.wait_for("loaded: 1 plugin")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])

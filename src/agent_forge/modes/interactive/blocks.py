@@ -4,16 +4,17 @@ their inputs."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from rich.console import Group
-from rich.padding import Padding
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from ...coding.tools.truncate import count_lines
 from . import theme
 from .keymap import key_hint
 from .render import markdown, plain
+
+if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
 
 NOTICE_STYLES = {"info": "grey62", "warning": "yellow", "error": "bold red", "success": "green"}
 
@@ -30,6 +31,8 @@ def user_block(text: str, *, expanded: bool = False) -> Padding:
     """A user message: its text on a shaded band; only its first `USER_SHOWN_LINES` lines (at most
     `USER_SHOWN_CHARS` characters; `expanded`: the larger limits) of a long one, then `… 5,000 more characters
     (80 more lines) not shown`."""
+    from rich.padding import Padding
+
     lines, chars = (USER_EXPANDED_LINES, USER_EXPANDED_CHARS) if expanded else (USER_SHOWN_LINES, USER_SHOWN_CHARS)
     text = text.rstrip("\n")  # trailing line breaks show nothing
     head = "\n".join(text.split("\n", lines)[:lines])[:chars]
@@ -64,6 +67,8 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error:
     """An assistant message: thinking (dimmed, or a one-line marker when hidden), text as Markdown, and
     the stop reason when it is an error (unless not `with_error`: the live view says it once, with the
     retry) or an abort. None when there is nothing to show."""
+    from rich.console import Group
+
     parts: list[Any] = []
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
@@ -82,6 +87,8 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error:
 
 
 def _thinking(text: str, shown: bool) -> Text:
+    from rich.text import Text
+
     if shown:
         return plain(text.strip(), "italic grey50")
     return Text(f"thinking…{key_hint('app.thinking.toggle', ' ({} to show)')}", style="italic grey50")

@@ -9,7 +9,7 @@ added to the context (RPC `bash`); `!!cmd` is not added."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...coding.errors import CommandError
 from ...coding.models.selection import resolve_model_pattern
@@ -19,6 +19,9 @@ from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
+
+if TYPE_CHECKING:
+    from ...coding.agent_session import AgentSession
 
 COMMANDS = {
     "quit": "exit (also {app.exit} on an empty editor)",
@@ -42,6 +45,19 @@ COMMAND_HINTS = {
     "approvals": APPROVALS_HINT,
 }
 """The arguments of the built-ins that take any: `<required>`, `[optional]` (shown in the `/` menu)."""
+
+
+def offered_commands(session: AgentSession) -> list[tuple[str, str, str]]:
+    """(name, argument hint, description) of every command the editor offers: built-ins, then
+    `session.get_commands()` (plugin commands and templates with their `argumentHint`; skills take a
+    request)."""
+    from .render import clean
+
+    offered = [(name, COMMAND_HINTS.get(name, ""), with_keys(what)) for name, what in COMMANDS.items()]
+    for item in session.get_commands():
+        hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
+        offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
+    return offered
 
 
 def builtin(text: str) -> tuple[str, str] | None:

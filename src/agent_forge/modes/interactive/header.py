@@ -4,11 +4,15 @@ list itself (`resource_list`), one line per kind."""
 
 from __future__ import annotations
 
-from rich.console import Group
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from .keymap import key_hint
 from .render import clean
+
+if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
+    from rich.console import Group
+
+    from ...coding.agent_session import AgentSession
 
 Resources = list[tuple[str, list[str]]]
 """(kind, names) pairs: kinds `context`, `skills`, `templates`, `plugins`."""
@@ -23,6 +27,9 @@ _HINTED = (("app.interrupt", "interrupt"), ("app.clear", "clear"), ("app.exit", 
 
 def header(version: str, resources: Resources, expand_key: str | None) -> Group:
     """The header lines; the counts line only when something is loaded, naming `expand_key` when bound."""
+    from rich.console import Group
+    from rich.text import Text
+
     lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
              Text(" · ".join([*(key_hint(action, f"{{}} {what}") for action, what in _HINTED if key_hint(action)),
                               "/ commands", "! bash", "/hotkeys keys"]), style="grey62")]
@@ -45,6 +52,18 @@ def resource_counts(resources: Resources) -> str:
 
 def resource_list(resources: Resources) -> Group | None:
     """`[kind] name, name` for each kind with something loaded; None when nothing is."""
+    from rich.console import Group
+    from rich.text import Text
+
     lines = [Text.assemble((f"[{kind}] ", "yellow"), (clean(", ".join(names)), "grey62"))
              for kind, names in resources if names]
     return Group(*lines) if lines else None
+
+
+def session_resources(session: AgentSession) -> Resources:
+    """What `session` loaded, for the header and its list: context files, skills, templates, plugins."""
+    resources = session.resources
+    plugins = [getattr(p, "id", "?") for p in getattr(session.hooks, "plugins", [])]
+    return [("context", [clean(getattr(f, "path", f)) for f in resources.context_files]),
+            ("skills", [s.name for s in resources.skills]),
+            ("templates", [f"/{t.name}" for t in resources.templates]), ("plugins", plugins)]

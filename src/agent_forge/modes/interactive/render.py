@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from ...coding.tools.sanitize import terminal_text
 from . import theme
+
+if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
+    from rich.console import Console
+    from rich.text import Text
 
 
 def clean(text: Any) -> str:
@@ -29,6 +30,8 @@ def clean(text: Any) -> str:
 
 def plain(text: Any, style: str = "") -> Text:
     """Cleaned `text` as a literal rich Text (brackets stay brackets)."""
+    from rich.text import Text
+
     return Text(clean(text), style=style)
 
 
@@ -76,6 +79,8 @@ def color_allowed() -> bool:
 
 def to_ansi(renderables: list[Any], width: int) -> str:
     """`renderables` rendered for a terminal `width` columns wide (at least 20): ANSI text ending in a newline."""
+    from rich.console import Console
+
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=max(width, 20), color_system="256" if color_allowed()
                       else None, markup=False, emoji=False, highlight=False, legacy_windows=False, no_color=None,

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from rich.text import Text
-
 from .blocks import assistant_block, message_text, notice, user_block
 from .tool_blocks import ToolCall, shell_block, tool_block
 
-GAP = Text("")
+GAP = ""  # rendered as an empty line, as Text("") is
 
 
 def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded: bool) -> Iterator[Any]:

@@ -10,16 +10,17 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any
-
-from rich.console import Group
-from rich.padding import Padding
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from . import theme
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
 from .render import clean
+
+if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
 
 
 def EXPAND() -> str:  # noqa: N802 (reads as the constant it stands for)
@@ -106,6 +107,8 @@ def result_text(result: Any) -> str:
 
 def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -> Padding:
     """The finished block for `call` (see the module docstring)."""
+    from rich.text import Text
+
     lines: list[Text] = [Text(call.title(), style="bold")]
     output = clean(result_text(result))
     details = result.get("details") if isinstance(result, dict) else None
@@ -134,6 +137,8 @@ def _tail(text: str, expanded: bool, earlier: int = 0) -> list[Any]:
     """The output's last lines: every line (up to `MAX_EXPANDED_LINES`) when `expanded`, else `TailRows`.
     `earlier` counts lines cut before `text` began (a truncated output's), so the hint says how many are
     really hidden."""
+    from rich.text import Text
+
     rows = text.rstrip("\n").split("\n")
     if not expanded:
         return [TailRows(rows, earlier)]
@@ -153,6 +158,8 @@ class TailRows:
         self.lines, self.earlier = lines, earlier
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
         from .stream import wrap
 
         width, rows, used, cut = max(options.max_width, 1), [], 0, False
@@ -180,6 +187,8 @@ class HeadRows:
         self.lines, self.keep = lines, keep
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.text import Text
+
         from .stream import wrap
 
         width, shown, consumed, cut = max(options.max_width, 1), 0, 0, False
@@ -219,6 +228,8 @@ def _diff_lines(diff: str, expanded: bool) -> list[Any]:
 
 def _head(lines: list[tuple[str, str]], expanded: bool) -> list[Any]:
     """The first lines: every one (up to `MAX_EXPANDED_LINES`) when `expanded`, else `HeadRows`."""
+    from rich.text import Text
+
     if not expanded:
         return [HeadRows(lines, DIFF_LINES)]
     shown: list[Any] = [Text(row, style=style) for row, style in lines[:MAX_EXPANDED_LINES]]
@@ -243,6 +254,8 @@ def _added_lines(content: str, expanded: bool) -> list[Any]:
 def status_line(exit_code: int | None, seconds: float, word: str | None = None) -> Text:
     """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None; `word`
     replaces the code (`failed · 0.0 s`: a call that could not run)."""
+    from rich.text import Text
+
     code = word or ("stopped" if exit_code is None else f"exit {exit_code}")
     return Text(f"{code} · {seconds:.1f} s", style="green" if exit_code == 0 else "red")
 
@@ -252,6 +265,8 @@ def shell_block(command: str, output: str, exit_code: int | None, seconds: float
     """A `!command` (or `!!command`: `in_context` False) run by the user: like a bash tool block. `result` (the
     `bash` result or the stored `bashExecution` message) says whether the output was truncated and where the
     full output is; `total_lines` (counted while it streamed) how many lines the command printed in all."""
+    from rich.text import Text
+
     title = Text(f"$ {clean(command)}", style="bold")
     if not in_context:
         title.append(" (not added to the context)", style="grey50")
@@ -275,6 +290,9 @@ def truncation_notice(result: dict[str, Any], shown: int, total: int | None) -> 
 
 def _band(lines: list[Text], *, failed: bool) -> Padding:
     """`lines` on the theme's block background (the error one for a failed call)."""
+    from rich.console import Group
+    from rich.padding import Padding
+
     style = theme.current.error_block if failed else theme.current.block
     return Padding(Group(*lines), (0, 1), style=style, expand=True)
 

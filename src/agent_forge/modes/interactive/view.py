@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from rich.text import Text
-
 from ..approvals import REJECT_TEXT, REJECT_WHY
 from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, message_text, notice,
                      retry_notice, user_block)
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
-GAP = Text("")
+GAP = ""  # rendered as an empty line, as Text("") is
 """An empty line after each message and tool block, as between paragraphs."""
 DIALOGS = ("select", "confirm", "input", "editor")
 REJECTIONS = (REJECT_TEXT, REJECT_WHY)

@@ -1,0 +1,164 @@
+"""What the editor's keys do to the session (`InputActions`, a part of `InteractiveMode`): Enter and
+Alt+Enter send or queue the text (a `!` line, a built-in `/command` or a prompt), Escape aborts, Alt+Up takes
+the queue back, Ctrl+C clears or exits, Ctrl+G edits externally, Shift+Tab / Ctrl+P cycle, Ctrl+T / Ctrl+O
+toggle thinking and expanded output."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any, Callable, Coroutine
+
+from ...agent.agent import message_text
+from ...coding.errors import CommandError
+from .commands import builtin
+from .completion import attachments
+from .header import resource_list, session_resources
+from .keymap import key_hint
+
+if TYPE_CHECKING:
+    from ...coding.agent_session import AgentSession
+    from .commands import Commands
+    from .editor import PromptEditor
+    from .footer import Footer
+    from .live import LiveState
+    from .view import EventView
+
+CTRL_C_EXIT_WINDOW_S = 2.0
+"""A second Ctrl+C on an empty editor within this many seconds exits."""
+
+
+class InputActions:
+    """The key actions of `InteractiveMode` (which provides the attributes declared here)."""
+
+    session: AgentSession
+    editor: PromptEditor
+    live: LiveState
+    footer: Footer
+    view: EventView
+    commands: Commands
+    _ctrl_c_at: float
+    say: Callable[..., None]
+    print_: Callable[..., None]
+    changed: Callable[[], None]
+    footer_changed: Callable[[], None]
+    exit: Callable[[int], None]
+    _spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task]
+
+    async def loaded(self) -> None:
+        """Wait for what start-up loads in the background (plugins); overridden by the mode."""
+
+    def send(self, behavior: str) -> None:
+        """Enter (`behavior` "steer") or Alt+Enter ("followUp"): take the editor's text and dispatch it. A
+        prompt refused (a binary `@file`, no model) comes back into the editor: nothing typed is lost."""
+        if not self.editor.text().strip():
+            return
+        if self.editor.text().strip() in ("!", "!!"):
+            self.say("usage: !command runs a shell command, its output added to the context; !!command keeps "
+                     "it out of the context")
+            return
+        draft = self.editor.snapshot()
+        self._spawn(self._dispatch(self.editor.take(), behavior, draft))
+
+    async def _dispatch(self, text: str, behavior: str | None, draft: Any = None) -> None:
+        # A prompt typed while plugins still load waits for them: their tools, commands and hooks belong to it
+        await self.loaded()
+        if text.startswith("!"):
+            await self.commands.shell(text)
+            return
+        command = builtin(text.strip())
+        if command is not None:
+            await self.commands.run(*command)
+            return
+        try:
+            text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
+            await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
+        except CommandError as exc:
+            kept = draft is not None and self.editor.restore(draft)
+            back = " The prompt is back in the editor." if kept else ""
+            self.say(f"{str(exc).rstrip('.')}.{back}", "error")
+
+    def _keep_queue_after_failure(self, event: dict[str, Any]) -> None:
+        """A run that failed for good (an error after the retries, or one not retried) does not go on with the
+        messages queued meanwhile: they come back into the editor (listeners run before the session would
+        take them), and a notice says so."""
+        if event.get("type") != "agent_end" or event.get("willRetry"):
+            return
+        messages = event.get("messages") or []
+        last = messages[-1] if messages else {}
+        if last.get("role") == "assistant" and last.get("stopReason") == "error" and self.restore_queue():
+            self.say("the run failed: the messages queued during it are back in the editor (enter sends them)",
+                     "warning")
+
+    def interrupt(self) -> None:
+        """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
+        if not (self.session.is_streaming or self.live.working or self.live.tools):
+            return
+        self.restore_queue()
+        self._spawn(self.session.abort())
+        self._spawn(self.session.user_bash.abort())
+
+    def restore_queue(self) -> int:
+        """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
+        above what it holds; the run goes on. How many there were."""
+        steering, follow_up = self.session.agent.clear_queues()
+        queued = [message_text(m) for m in [*steering, *follow_up]]
+        if queued:
+            self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
+        return len(queued)
+
+    def ctrl_c(self) -> None:
+        if self.editor.buffer.text:
+            self.editor.clear()
+            return
+        now = time.monotonic()
+        if now - self._ctrl_c_at < CTRL_C_EXIT_WINDOW_S:
+            self.exit(0)
+            return
+        self._ctrl_c_at = now
+        self.footer.note = f"press {key_hint('app.clear') or 'ctrl+c'} again to exit"
+        asyncio.get_running_loop().call_later(CTRL_C_EXIT_WINDOW_S, self._clear_note)
+        self.changed()
+
+    def _clear_note(self) -> None:
+        self.footer.note = ""
+        self.changed()
+
+    def edit_externally(self) -> None:
+        """Ctrl+G: the prompt in `$VISUAL` / `$EDITOR` (`extras.edit_externally`)."""
+        from .extras import edit_externally
+
+        async def edit() -> None:
+            try:
+                await edit_externally(self)
+            except CommandError as exc:
+                self.say(str(exc), "error")
+
+        self._spawn(edit())
+
+    def cycle(self, what: str) -> None:
+        """Shift+Tab (`what` "thinking") or Ctrl+P ("model"): the next level or scoped model."""
+        control = self.session.model_control
+        try:
+            result = control.cycle_thinking_level() if what == "thinking" else control.cycle_model()
+        except CommandError as exc:
+            self.say(str(exc), "error")
+            return
+        if result is None:
+            self.say("only one model to cycle through" if what == "model" else "this model has no thinking levels")
+        self.footer_changed()
+
+    def toggle_thinking(self) -> None:
+        self.live.show_thinking = not self.live.show_thinking
+        self.say(f"thinking {'shown' if self.live.show_thinking else 'hidden'}")
+
+    def toggle_expanded(self) -> None:
+        """Ctrl+O: later collapsible blocks (tool calls, `!` commands) expanded or not; the last one is printed
+        again expanded (the scrollback above cannot change)."""
+        self.view.expanded = not self.view.expanded
+        listing = resource_list(session_resources(self.session)) if self.view.expanded else None
+        if listing is not None:
+            self.print_(listing)
+        if self.view.expanded and self.view.last_block is not None:
+            self.print_(self.view.last_block(True))
+        self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
