@@ -87,6 +87,7 @@ class SessionStore(EntryAppends):
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
         self._checked: Checked | None = None
+        self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
         self.load_warnings: list[str] = []
         """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
         self.no_session = path is None
@@ -240,11 +241,9 @@ class SessionStore(EntryAppends):
     @property
     def session_name(self) -> str | None:
         """`name` of the latest `session_info` entry on the active branch; None when unset or cleared."""
-        for entry in reversed(self.branch()):
-            if entry["type"] == "session_info":
-                name = entry.get("name")
-                return name if isinstance(name, str) and name.strip() else None
-        return None
+        if self._name is None or self._name[0] != self._leaf_id:  # get_state asks on every call: walk once a leaf
+            self._name = (self._leaf_id, _latest_name(self.branch()))
+        return self._name[1]
 
     @property
     def write_error(self) -> SessionWriteState | None:
@@ -336,10 +335,14 @@ class SessionStore(EntryAppends):
     def _index(self, entry: SessionEntry) -> None:
         self._position[entry["id"]] = len(self._entries)
         self._entries.append(entry)
-        if self._branch is not None and entry["parentId"] == self._leaf_id:
-            self._branch.append(entry)  # the usual append: the branch grows by one
+        extends = entry["parentId"] == self._leaf_id  # the usual append: the branch grows by one
+        if self._branch is not None and extends:
+            self._branch.append(entry)
         else:
             self._branch = None  # recomputed on demand (loading a file, a parent elsewhere)
+        if self._name is not None and extends and self._name[0] == self._leaf_id:
+            name = _latest_name([entry]) if entry["type"] == "session_info" else self._name[1]
+            self._name = (entry["id"], name)
         self._leaf_id = entry["id"]
 
     def _cycle_start(self, path: list[SessionEntry], first: int) -> int:
@@ -374,3 +377,12 @@ class SessionStore(EntryAppends):
         header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
         path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))
         return None if path is None else (path, new_id)
+
+
+def _latest_name(branch: list[SessionEntry]) -> str | None:
+    """The name the latest `session_info` entry of `branch` gives (None when blank or not a string)."""
+    for entry in reversed(branch):
+        if entry["type"] == "session_info":
+            name = entry.get("name")
+            return name if isinstance(name, str) and name.strip() else None
+    return None
