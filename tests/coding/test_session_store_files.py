@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from agent_forge.ai import json_wire
 from agent_forge.coding.errors import SessionFileError
 from agent_forge.coding.session.store import SessionStore
 
@@ -197,6 +199,35 @@ def test_large_session_loads(tmp_path: Path) -> None:
     assert len(store.build_context().messages) == 50_000
     assert store.append_message(user("next"))["id"] not in {f"{i:08x}" for i in range(50_000)}
     store.close()
+
+
+def test_a_long_integer_deep_in_a_large_file_keeps_every_digit(tmp_path: Path, json_backend: str) -> None:
+    """The file is screened for 19-digit numbers a chunk at a time (orjson reads them as floats): one far into
+    a file of several chunks still sends its line the stdlib's way."""
+    store = written_session(tmp_path, count=7000)
+    big = 123456789012345678901234567890
+    store = SessionStore.open(store.path)
+    store.append_custom("big", {"n": big, "neg": -big})
+    store.close()
+    assert store.path.stat().st_size > 3 * json_wire._SCAN_CHUNK
+    reopened = SessionStore.open(store.path)
+    assert reopened.entries[-1]["data"] == {"n": big, "neg": -big}
+    assert texts(reopened)[-1] == "m6999" and reopened.load_warnings == []
+
+
+def test_opening_leaves_the_parsed_entries_old_for_the_collector(tmp_path: Path) -> None:
+    """The parsed entries are moved to the collector's oldest generation, so the next young collections do not
+    walk all of them; objects frozen on purpose (gc.freeze) stay frozen."""
+    path = written_session(tmp_path, count=50).path
+    store = SessionStore.open(path)
+    young = {id(obj) for obj in gc.get_objects(generation=0)}
+    assert not any(id(entry) in young or id(entry["message"]) in young for entry in store.entries)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert len(SessionStore.open(path).entries) == 50 and gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
 
 
 class FailingWrites:
