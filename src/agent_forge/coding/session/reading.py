@@ -11,7 +11,7 @@ import gc
 import json
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,62 +104,92 @@ def read_session(path: Path) -> ParsedSession:
     missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
     `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
-    data = _read_bytes(path)
-    if not data or data.isspace():
-        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    size, whole, torn, screened = len(data), data.rfind(b"\n") + 1, not data.endswith(b"\n"), \
-        not json_wire.has_long_number(data)
-    with gc_paused():
-        lines = _file_lines(data)
-        header = _checked_header(_find_header(lines), path)
-        objects, numbers, damaged = _parse_body(lines, screened)
+    with open_for_reading(path) as handle, gc_paused():
+        lines = _FileLines(handle, path)
+        header = _find_header(lines)
+        if header is None and lines.blank:
+            raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
+        header = _checked_header(header, path)
+        objects, numbers, damaged = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated, positions, linear = _unique_entries(objects, numbers, damaged)
-    tail = memoryview(data)[whole:]  # the text after the last newline: a tail that is an object is whole
-    complete = size if tail and isinstance(_parse_file_line(tail), dict) else whole
-    return ParsedSession(header, entries, version, torn, sorted(damaged), complete, repeated, entry_lines,
-                         positions, linear)
+    size, whole = lines.size, lines.whole  # a tail (text after the last newline) that is an object is whole
+    complete = size if lines.tail and isinstance(_parse_file_line(lines.tail), dict) else whole
+    return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
+                         entry_lines, positions, linear)
 
 
-Lines = Iterator[tuple[int, memoryview, bool]]
-"""(1-based number, the line's bytes without its LF, whether it is the text after the last LF) of a file."""
+Line = tuple[int, "bytes | memoryview", bool, bool]
+"""(1-based number, the line's bytes without its LF, whether it is the text after the last LF, whether it was
+screened: no `json_wire.has_long_number` in it) of a file."""
+
+_READ_CHUNK = 1 << 20
 
 
-def _file_lines(data: bytes) -> Lines:
-    """The lines of `data`, split on LF only (U+2028 and friends are ordinary characters in JSON strings), as
-    views of `data`: no copy of the file is made (orjson parses a view as is). LF never occurs inside a UTF-8
-    sequence, so a line decoded alone reads as it would in the decoded file. The last one is the text after
-    the last LF: empty, or a torn line."""
-    view, find, start, number = memoryview(data), data.find, 0, 1
-    while (stop := find(b"\n", start)) >= 0:
-        yield number, view[start:stop], False
-        start, number = stop + 1, number + 1
-    yield number, view[start:], True
+class _FileLines:
+    """The lines of a session file, read a megabyte at a time: the whole file is never in memory at once (the
+    entries are), and each line is a view of its chunk (orjson parses a view as is). Split on LF only (U+2028
+    and friends are ordinary characters in JSON strings); LF never occurs inside a UTF-8 sequence, so a line
+    decoded alone reads as it would in the decoded file. The last line is the text after the last LF: empty,
+    or a torn line. Once iterated: `size` (bytes), `whole` (bytes up to and including the last LF), `tail`
+    (the last line), `blank` (the file holds only whitespace). Raises SessionFileError when a read fails."""
+
+    def __init__(self, handle: Any, path: Path) -> None:
+        self._handle, self._path, self._lines = handle, path, self._read()
+        self.size = self.whole = 0
+        self.tail = b""
+        self.blank = True
+
+    def __iter__(self) -> Iterator[Line]:
+        return self._lines
+
+    def _read(self) -> Iterator[Line]:
+        number, carry = 1, [b""]  # the start of a line that goes on in the next chunk
+        while chunk := self._chunk():
+            view, find, start = memoryview(chunk), chunk.find, 0
+            screened = not json_wire.has_long_number(chunk)  # one translate a chunk, not one a line
+            while (stop := find(b"\n", start)) >= 0:
+                line = view[start:stop] if start else b"".join([*carry, chunk[:stop]])
+                yield number, line, False, screened and bool(start)  # a joined line is screened when parsed
+                start, number, carry = stop + 1, number + 1, [b""]
+            self.whole = self.whole if not start else self.size - len(chunk) + start
+            carry.append(chunk[start:] if start else chunk)
+        self.tail = b"".join(carry)
+        yield number, self.tail, True, False
+
+    def _chunk(self) -> bytes:
+        try:
+            chunk = self._handle.read(_READ_CHUNK)
+        except OSError as exc:
+            raise _read_error(self._path, exc) from None
+        self.size += len(chunk)
+        self.blank = self.blank and chunk.isspace() if chunk else self.blank
+        return chunk
 
 
-def _parse_file_line(line: memoryview, screened: bool = False) -> Any:
+def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
     """`parse_line` of one line of a file's bytes, as if the whole file had been decoded first (invalid UTF-8
     read as U+FFFD): the fast backend reads valid UTF-8 bytes as is, anything else is decoded and parsed."""
     value = json_wire.fast_loads(line, screened=screened)
     return parse_line(bytes(line).decode("utf-8", "replace")) if value is json_wire.MISS else value
 
 
-def _find_header(lines: Lines) -> Any:
+def _find_header(lines: Iterable[Line]) -> Any:
     """The value of the first line holding a JSON object (the lines before it are consumed); None when none does."""
-    for _, line, _ in lines:
+    for _, line, _, _ in lines:
         value = _parse_file_line(line)
         if isinstance(value, dict):
             return value
     return None
 
 
-def _parse_body(lines: Lines, screened: bool) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], list[int], list[int]]:
     """(objects, their 1-based line numbers, numbers of damaged lines) of the rest of `lines`. Blank lines and a
-    torn last line (no newline after it) are not damage. `screened`: see `json_wire.fast_loads`."""
+    torn last line (no newline after it) are not damage."""
     objects: list[dict[str, Any]] = []
     numbers: list[int] = []
     damaged: list[int] = []
-    for number, line, last in lines:
+    for number, line, last, screened in lines:
         value = _parse_file_line(line, screened)
         if isinstance(value, dict):
             objects.append(value)
@@ -319,14 +349,6 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
         entry_lines.append(number)
         last_id = entry_id
     return entries, entry_lines, repeated, seen, linear
-
-
-def _read_bytes(path: Path) -> bytes:
-    with open_for_reading(path) as handle:
-        try:
-            return handle.read()
-        except OSError as exc:
-            raise _read_error(path, exc) from None
 
 
 class UnencodableEntry(TypeError, ValueError):
