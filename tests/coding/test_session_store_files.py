@@ -325,3 +325,23 @@ def test_lines_read_as_bytes_keep_what_the_decoded_file_kept(tmp_path: Path, mon
     assert reopened.load_warnings == []
     store.path.write_bytes(header)
     assert SessionStore.open(store.path).entries == []
+
+
+def test_repeated_values_are_one_string_after_opening(tmp_path: Path) -> None:
+    """Types, roles, providers, models and tool names repeat on most lines: an opened session holds each once,
+    and a value of the wrong type is left for the context checks."""
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    for i in range(3):
+        store.append_message({"role": "assistant", "provider": "prov", "model": "mod-1", "api": "api-1", "stopReason": "stop",
+                              "timestamp": i, "content": [{"type": "toolCall", "id": f"c{i}", "name": "read",
+                                                           "arguments": {}}]})
+        store.append_message({"role": "toolResult", "toolCallId": f"c{i}", "toolName": "read", "isError": False,
+                              "timestamp": i, "content": [{"type": "text", "text": "x"}]})
+    store.append_message({"role": "user", "content": [{"type": 5}], "timestamp": 9})
+    store.close()
+    messages = [entry["message"] for entry in SessionStore.open(store.path).entries]
+    for key in ("role", "provider", "model", "api", "stopReason"):
+        assert len({id(m[key]) for m in messages[0:6:2]}) == 1, key
+    assert len({id(m["toolName"]) for m in messages[1:6:2]} | {id(m["content"][0]["name"]) for m in messages[0:6:2]}) == 1
+    assert len({id(m["content"][0]["type"]) for m in messages[1:6:2]}) == 1
+    assert messages[-1]["content"] == [{"type": 5}]

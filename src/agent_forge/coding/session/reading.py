@@ -20,6 +20,7 @@ from typing import Any
 from ...ai import json_wire
 from .entries import SessionEntry, SessionHeader, is_header
 from .migrations import check_version, migrate
+from .sharing import share_strings
 from ..errors import SessionFileError
 
 # Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
@@ -189,9 +190,11 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], list[int],
     objects: list[dict[str, Any]] = []
     numbers: list[int] = []
     damaged: list[int] = []
+    shared: dict[str, str] = {}
     for number, line, last, screened in lines:
         value = _parse_file_line(line, screened)
         if isinstance(value, dict):
+            share_strings(value, shared)
             objects.append(value)
             numbers.append(number)
         elif line and not last and not bytes(line).decode("utf-8", "replace").isspace():  # as the decoded text has it
