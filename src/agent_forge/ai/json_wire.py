@@ -217,6 +217,16 @@ def _fast() -> Any:
     return _backend or None
 
 
+def fast_backend() -> Any:
+    """The orjson module when it is the backend, else None; decides now when still undecided (a caller about to
+    parse a whole file: see `_DEFERRED_CALLS`). What its `loads` returns for a text without `has_long_number`
+    is what `fast_loads` returns; what it raises (JSONDecodeError) `fast_loads` returns as MISS."""
+    global _deferred
+    if _backend is None:
+        _deferred = 1
+    return _fast()
+
+
 _ORJSON_OPTIONS = 0  # set from orjson's flags on first use: dataclasses and datetimes go to `default`, as json
 
 

@@ -191,8 +191,15 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], list[int],
     numbers: list[int] = []
     damaged: list[int] = []
     shared: dict[str, str] = {}
+    fast = json_wire.fast_backend()  # called directly: three calls a line fewer (~50 ms at 50,000 lines)
     for number, line, last, screened in lines:
-        value = _parse_file_line(line, screened)
+        if fast is not None and screened:
+            try:
+                value = fast.loads(line)
+            except fast.JSONDecodeError:  # what `fast_loads` declines: the long way
+                value = parse_line(bytes(line).decode("utf-8", "replace"))
+        else:
+            value = _parse_file_line(line, screened)
         if isinstance(value, dict):
             share_strings(value, shared)
             objects.append(value)
