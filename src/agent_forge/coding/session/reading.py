@@ -124,11 +124,11 @@ Line = tuple[int, "bytes | memoryview", bool, bool]
 """(1-based number, the line's bytes without its LF, whether it is the text after the last LF, whether it was
 screened: no `json_wire.has_long_number` in it) of a file."""
 
-_READ_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 18  # 256 KiB: what a chunk and its long-number screen add to the peak memory stays small
 
 
 class _FileLines:
-    """The lines of a session file, read a megabyte at a time: the whole file is never in memory at once (the
+    """The lines of a session file, read `_READ_CHUNK` bytes at a time: the whole file is never in memory at once (the
     entries are), and each line is a view of its chunk (orjson parses a view as is). Split on LF only (U+2028
     and friends are ordinary characters in JSON strings); LF never occurs inside a UTF-8 sequence, so a line
     decoded alone reads as it would in the decoded file. The last line is the text after the last LF: empty,
@@ -354,7 +354,10 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
             obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
         elif parent is None and "parentId" not in obj:
             obj["parentId"] = None  # every reader may rely on the base field being present
-        linear = linear and obj["parentId"] == last_id
+        if obj["parentId"] != last_id:
+            linear = False
+        elif last_id is not None:
+            obj["parentId"] = last_id  # one string for an id and the next entry's parentId (RSS)
         entries.append(obj)  # type: ignore[arg-type]
         entry_lines.append(number)
         last_id = entry_id
