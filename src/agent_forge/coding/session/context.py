@@ -16,7 +16,7 @@ wrong type (`usage: "12"`, a string `timestamp`) is repaired in a copy instead (
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -304,7 +304,7 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
-def unusable_entries(entries: list[SessionEntry], lines: list[int], checked: Checked) -> list[tuple[int, Phrase]]:
+def unusable_entries(entries: list[SessionEntry], lines: Sequence[int], checked: Checked) -> list[tuple[int, Phrase]]:
     """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
     recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry
     of every session opened."""

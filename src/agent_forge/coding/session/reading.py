@@ -11,6 +11,7 @@ import gc
 import json
 import os
 import stat
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ class ParsedSession:
     """Bytes up to and including the last newline: where a torn tail starts (it is cut before appending)."""
     repeated_lines: list[int] = field(default_factory=list)
     """The lines of `skipped_lines` that repeat an earlier entry's id (the first entry with an id is kept)."""
-    entry_lines: list[int] = field(default_factory=list)
+    entry_lines: Sequence[int] = field(default_factory=list)
     """The 1-based line number of each of `entries`, in the same order."""
     positions: dict[str, int] = field(default_factory=dict)
     """Entry id → its index in `entries` (made while the ids were checked for repeats)."""
@@ -124,7 +125,7 @@ Line = tuple[int, "bytes | memoryview", bool, bool]
 """(1-based number, the line's bytes without its LF, whether it is the text after the last LF, whether it was
 screened: no `json_wire.has_long_number` in it) of a file."""
 
-_READ_CHUNK = 1 << 18  # 256 KiB: what a chunk and its long-number screen add to the peak memory stays small
+_READ_CHUNK = 1 << 16  # 64 KiB: what a chunk and its long-number screen add to the peak memory stays small
 
 
 class _FileLines:
@@ -184,11 +185,11 @@ def _find_header(lines: Iterable[Line]) -> Any:
     return None
 
 
-def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], list[int], list[int]]:
+def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int]]:
     """(objects, their 1-based line numbers, numbers of damaged lines) of the rest of `lines`. Blank lines and a
     torn last line (no newline after it) are not damage."""
     objects: list[dict[str, Any]] = []
-    numbers: list[int] = []
+    numbers = array("L")  # 8 bytes a line, not an int object and a list slot (RSS)
     damaged: list[int] = []
     shared: dict[str, str] = {}
     fast = json_wire.fast_backend()  # called directly: three calls a line fewer (~50 ms at 50,000 lines)
@@ -317,8 +318,8 @@ def _age_young_objects() -> None:
         gc.unfreeze()
 
 
-def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
-                    damaged: list[int]) -> tuple[list[SessionEntry], list[int], list[int], dict[str, int], bool]:
+def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int],
+                    damaged: list[int]) -> tuple[list[SessionEntry], array[int], list[int], dict[str, int], bool]:
     """(entries in file order, their line numbers, lines repeating an id, id → index in the entries, whether
     they are one chain in file order: `ParsedSession.linear`). A repeated id (hand-edited or
     concatenated file) keeps its first occurrence, since ids are durable cursors and must not be shadowed; the
@@ -326,7 +327,7 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: list[int],
     `damaged` (by line number); an entry whose parent is missing after damage is linked to the entry before
     the damage."""
     entries: list[SessionEntry] = []
-    entry_lines: list[int] = []
+    entry_lines = array("L")
     repeated: list[int] = []
     seen: dict[str, int] = {}  # id -> index in `entries`
     pending = iter(damaged + [0])  # damaged line numbers in file order; 0 ends it
