@@ -332,9 +332,9 @@ def test_repeated_values_are_one_string_after_opening(tmp_path: Path) -> None:
     and a value of the wrong type is left for the context checks."""
     store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
     for i in range(3):
-        store.append_message({"role": "assistant", "provider": "prov", "model": "mod-1", "api": "api-1", "stopReason": "stop",
-                              "timestamp": i, "content": [{"type": "toolCall", "id": f"c{i}", "name": "read",
-                                                           "arguments": {}}]})
+        call = {"type": "toolCall", "id": f"c{i}", "name": "read", "arguments": {}}
+        store.append_message({"role": "assistant", "provider": "prov", "model": "mod-1", "api": "api-1",
+                              "stopReason": "stop", "timestamp": i, "content": [call]})
         store.append_message({"role": "toolResult", "toolCallId": f"c{i}", "toolName": "read", "isError": False,
                               "timestamp": i, "content": [{"type": "text", "text": "x"}]})
     store.append_message({"role": "user", "content": [{"type": 5}], "timestamp": 9})
@@ -342,6 +342,7 @@ def test_repeated_values_are_one_string_after_opening(tmp_path: Path) -> None:
     messages = [entry["message"] for entry in SessionStore.open(store.path).entries]
     for key in ("role", "provider", "model", "api", "stopReason"):
         assert len({id(m[key]) for m in messages[0:6:2]}) == 1, key
-    assert len({id(m["toolName"]) for m in messages[1:6:2]} | {id(m["content"][0]["name"]) for m in messages[0:6:2]}) == 1
+    tool_names = {id(m["toolName"]) for m in messages[1:6:2]} | {id(m["content"][0]["name"]) for m in messages[0:6:2]}
+    assert len(tool_names) == 1
     assert len({id(m["content"][0]["type"]) for m in messages[1:6:2]}) == 1
     assert messages[-1]["content"] == [{"type": 5}]
