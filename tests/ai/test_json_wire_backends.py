@@ -148,3 +148,15 @@ def test_auto_takes_orjson_after_the_first_calls(monkeypatch, json_backend):
     for _ in range(20):
         json_wire.encode({})
     assert json_wire.backend() == "stdlib"
+
+
+@pytest.mark.parametrize("at", [0, json_wire._SCAN_CHUNK - 19, json_wire._SCAN_CHUNK - 10, json_wire._SCAN_CHUNK - 1,
+                                2 * json_wire._SCAN_CHUNK - 5, 3 * json_wire._SCAN_CHUNK - 19])
+def test_long_numbers_are_found_across_the_scan_chunks(at):
+    """A large text is scanned a chunk at a time: 19 digits straddling two chunks are still found, 18 are not."""
+    text = bytearray(b"a" * (3 * json_wire._SCAN_CHUNK))
+    text[at:at + 19] = b"1234567890123456789"
+    for data in (bytes(text), memoryview(bytes(text)), text.decode()):
+        assert json_wire.has_long_number(data)
+    text[at + 18] = ord("x")
+    assert not json_wire.has_long_number(bytes(text)) and not json_wire.has_long_number(memoryview(bytes(text)))

@@ -362,3 +362,26 @@ def test_session_name_latest_and_cleared(project: Path) -> None:
     assert store.session_name == "b"
     store.append_session_info(name="")
     assert store.session_name is None
+
+
+def test_session_name_follows_appends_and_leaf_moves(project: Path) -> None:
+    """The name is kept between calls (get_state asks each time): every way the branch changes must renew it."""
+    store = SessionStore.in_memory(project)
+    named = store.append_session_info(name="first")
+    assert store.session_name == "first"
+    store.append_message(user("q"))  # an append that is no session_info keeps the name
+    assert store.session_name == "first"
+    store.set_leaf(None)
+    assert store.session_name is None
+    other = store.append_session_info(name="other root")  # a new root: the branch is rebuilt
+    assert store.session_name == "other root"
+    store.set_leaf(named["id"])
+    assert store.session_name == "first"
+    store.append_session_info(name="  ")  # blank clears it on this branch only
+    assert store.session_name is None
+    store.set_leaf(other["id"])
+    assert store.session_name == "other root"
+    store.append_message(user("after"))
+    store.set_leaf(named["id"])
+    store.append_session_info(name="again")
+    assert store.session_name == "again"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from agent_forge.ai import json_wire
 from agent_forge.coding.errors import SessionFileError
 from agent_forge.coding.session.store import SessionStore
 
@@ -199,6 +201,35 @@ def test_large_session_loads(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_long_integer_deep_in_a_large_file_keeps_every_digit(tmp_path: Path, json_backend: str) -> None:
+    """The file is screened for 19-digit numbers a chunk at a time (orjson reads them as floats): one far into
+    a file of several chunks still sends its line the stdlib's way."""
+    store = written_session(tmp_path, count=7000)
+    big = 123456789012345678901234567890
+    store = SessionStore.open(store.path)
+    store.append_custom("big", {"n": big, "neg": -big})
+    store.close()
+    assert store.path.stat().st_size > 3 * json_wire._SCAN_CHUNK
+    reopened = SessionStore.open(store.path)
+    assert reopened.entries[-1]["data"] == {"n": big, "neg": -big}
+    assert texts(reopened)[-1] == "m6999" and reopened.load_warnings == []
+
+
+def test_opening_leaves_the_parsed_entries_old_for_the_collector(tmp_path: Path) -> None:
+    """The parsed entries are moved to the collector's oldest generation, so the next young collections do not
+    walk all of them; objects frozen on purpose (gc.freeze) stay frozen."""
+    path = written_session(tmp_path, count=50).path
+    store = SessionStore.open(path)
+    young = {id(obj) for obj in gc.get_objects(generation=0)}
+    assert not any(id(entry) in young or id(entry["message"]) in young for entry in store.entries)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert len(SessionStore.open(path).entries) == 50 and gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
+
+
 class FailingWrites:
     """Fault injection for `os.write`: the next write puts half its bytes on disk, then fails with ENOSPC."""
 
@@ -294,3 +325,24 @@ def test_lines_read_as_bytes_keep_what_the_decoded_file_kept(tmp_path: Path, mon
     assert reopened.load_warnings == []
     store.path.write_bytes(header)
     assert SessionStore.open(store.path).entries == []
+
+
+def test_repeated_values_are_one_string_after_opening(tmp_path: Path) -> None:
+    """Types, roles, providers, models and tool names repeat on most lines: an opened session holds each once,
+    and a value of the wrong type is left for the context checks."""
+    store = SessionStore.create(tmp_path / "proj", tmp_path / "s")
+    for i in range(3):
+        call = {"type": "toolCall", "id": f"c{i}", "name": "read", "arguments": {}}
+        store.append_message({"role": "assistant", "provider": "prov", "model": "mod-1", "api": "api-1",
+                              "stopReason": "stop", "timestamp": i, "content": [call]})
+        store.append_message({"role": "toolResult", "toolCallId": f"c{i}", "toolName": "read", "isError": False,
+                              "timestamp": i, "content": [{"type": "text", "text": "x"}]})
+    store.append_message({"role": "user", "content": [{"type": 5}], "timestamp": 9})
+    store.close()
+    messages = [entry["message"] for entry in SessionStore.open(store.path).entries]
+    for key in ("role", "provider", "model", "api", "stopReason"):
+        assert len({id(m[key]) for m in messages[0:6:2]}) == 1, key
+    tool_names = {id(m["toolName"]) for m in messages[1:6:2]} | {id(m["content"][0]["name"]) for m in messages[0:6:2]}
+    assert len(tool_names) == 1
+    assert len({id(m["content"][0]["type"]) for m in messages[1:6:2]}) == 1
+    assert messages[-1]["content"] == [{"type": 5}]

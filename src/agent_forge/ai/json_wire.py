@@ -163,11 +163,19 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19  # orjson reads integers beyond 64 bits (19+ digits) as floats; the stdlib as ints
 
 
-def has_long_number(data: str | bytes) -> bool:
+_SCAN_CHUNK = 1 << 18  # 256 KiB: the translated copy of a chunk stays small next to a 30 MB session file
+
+
+def has_long_number(data: str | bytes | memoryview) -> bool:
     """Whether `data` holds a run of 19 digits (anywhere: in a string too). A translate and a substring search
-    cost well under a microsecond a line; a regex `\\d{19}` cost more than orjson's parse."""
-    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    return _LONG_NUMBER in raw.translate(_DIGITS_AS_ZERO)
+    cost well under a microsecond a line (a regex `\\d{19}` cost more than orjson's parse); a large text is
+    translated a chunk at a time, overlapping by 18 bytes, so no copy of a whole file is made."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) <= _SCAN_CHUNK:
+        return _LONG_NUMBER in (raw if isinstance(raw, bytes) else bytes(raw)).translate(_DIGITS_AS_ZERO)
+    view, overlap = memoryview(raw), len(_LONG_NUMBER) - 1
+    return any(_LONG_NUMBER in view[start:start + _SCAN_CHUNK + overlap].tobytes().translate(_DIGITS_AS_ZERO)
+               for start in range(0, len(view), _SCAN_CHUNK))
 
 
 def set_backend(name: str) -> None:
@@ -209,6 +217,16 @@ def _fast() -> Any:
     return _backend or None
 
 
+def fast_backend() -> Any:
+    """The orjson module when it is the backend, else None; decides now when still undecided (a caller about to
+    parse a whole file: see `_DEFERRED_CALLS`). What its `loads` returns for a text without `has_long_number`
+    is what `fast_loads` returns; what it raises (JSONDecodeError) `fast_loads` returns as MISS."""
+    global _deferred
+    if _backend is None:
+        _deferred = 1
+    return _fast()
+
+
 _ORJSON_OPTIONS = 0  # set from orjson's flags on first use: dataclasses and datetimes go to `default`, as json
 
 
@@ -232,7 +250,7 @@ def _orjson_options(fast: Any) -> int:
     return _ORJSON_OPTIONS
 
 
-def fast_loads(data: str | bytes, *, screened: bool = False) -> Any:
+def fast_loads(data: str | bytes | memoryview, *, screened: bool = False) -> Any:
     """The JSON value of `data` when the fast backend reads it exactly as the stdlib would, else `MISS`
     (backend off, invalid JSON, NaN, a lone surrogate, a number orjson reads differently, a BOM).
     `screened`: the caller found no `has_long_number` in a text holding `data` (a whole file, once)."""

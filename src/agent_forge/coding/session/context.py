@@ -15,14 +15,14 @@ wrong type (`usage: "12"`, a string `timestamp`) is repaired in a copy instead (
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .entries import (
     AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextWindowChangeEntry,
     CustomMessageEntry, MessageEntry, ModelChangeEntry, SessionEntry, ThinkingLevelChangeEntry, timestamp_ms)
+from .shapes import context_message, is_blocks
 
 
 @dataclass
@@ -42,9 +42,25 @@ class SessionContext:
     context_window: int | None = None
 
 
-Checked = dict[int, tuple[object, "AgentMessage | None"]]
-"""`id(message)` → (that message, its `context_message`): checks already made (`unusable_entry`), so that
-opening a session checks each message once. The message is kept so that its id cannot be reused."""
+Checked = dict[int, "AgentMessage | tuple[object, AgentMessage | None]"]
+"""`id(message)` → the message itself when its `context_message` is the message (the usual case: no tuple a
+message), else (that message, its `context_message`): checks already made (`unusable_entry`), so that opening
+a session checks each message once. The message is kept so that its id cannot be reused (`_known`)."""
+
+
+def _known(checked: Checked | None, raw: object) -> AgentMessage | None | object:
+    """`context_message(raw)` as `checked` holds it, else `_UNKNOWN`."""
+    known = checked.get(id(raw), _UNKNOWN) if checked else _UNKNOWN
+    if known is raw:
+        return raw
+    return known[1] if type(known) is tuple and known[0] is raw else _UNKNOWN
+
+
+def _record(checked: Checked, raw: object, message: AgentMessage | None) -> None:
+    checked[id(raw)] = message if message is raw else (raw, message)
+
+
+_UNKNOWN = object()
 
 
 def build_context(path: list[SessionEntry], checked: Checked | None = None) -> SessionContext:
@@ -58,10 +74,11 @@ def build_context(path: list[SessionEntry], checked: Checked | None = None) -> S
         kind = entry["type"]
         if kind == "message":  # inlined: the common case, run once per entry of a resumed session
             raw = entry.get("message")
-            known = checked.get(id(raw)) if checked else None
-            message = known[1] if known is not None and known[0] is raw else context_message(raw)
+            message = _known(checked, raw)
+            if message is _UNKNOWN:
+                message = context_message(raw)
             if message is not None:
-                messages.append(message)
+                messages.append(message)  # type: ignore[arg-type]
         elif kind in _REORDERING:
             return _built_by_rules(path, checked)
         elif kind in _SETTING_KINDS:
@@ -85,10 +102,11 @@ def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> Sessio
     for entry in context_entries(path):
         if entry["type"] == "message":
             raw = entry.get("message")
-            known = checked.get(id(raw)) if checked else None
-            message = known[1] if known is not None and known[0] is raw else context_message(raw)
+            message = _known(checked, raw)
+            if message is _UNKNOWN:
+                message = context_message(raw)
             if message is not None:
-                messages.append(message)
+                messages.append(message)  # type: ignore[arg-type]
         else:
             messages += entry_messages(entry)
     context.messages = messages
@@ -149,7 +167,7 @@ def _is_edit(entry: ContextEditEntry, targets: set[str]) -> bool:
     target = entry.get("targetId")
     replacement = entry.get("replacement", _MISSING)
     return (isinstance(target, str) and target in targets
-            and (replacement is None or isinstance(replacement, str) or _is_blocks(replacement)))
+            and (replacement is None or isinstance(replacement, str) or is_blocks(replacement)))
 
 
 def _replaced(entry: SessionEntry, replacement: str | list[dict[str, Any]]) -> SessionEntry:
@@ -292,7 +310,7 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     if kind == "message" and checked is not None:
         raw = entry.get("message")
         message = context_message(raw)
-        checked[id(raw)] = (raw, message)
+        _record(checked, raw, message)
         return None if message is not None else _BAD_MESSAGE
     if kind in ("message", "custom_message"):
         return None if _CONTEXT_MESSAGES[kind](entry) else _BAD_MESSAGE
@@ -304,7 +322,7 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
-def unusable_entries(entries: list[SessionEntry], lines: list[int], checked: Checked) -> list[tuple[int, Phrase]]:
+def unusable_entries(entries: list[SessionEntry], lines: Sequence[int], checked: Checked) -> list[tuple[int, Phrase]]:
     """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
     recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry
     of every session opened."""
@@ -313,129 +331,9 @@ def unusable_entries(entries: list[SessionEntry], lines: list[int], checked: Che
         if entry["type"] == "message":
             raw = entry.get("message")
             message = context_message(raw)
-            checked[id(raw)] = (raw, message)
+            _record(checked, raw, message)
             if message is None:
                 unusable.append((line, _BAD_MESSAGE))
         elif (phrase := unusable_entry(entry)) is not None:
             unusable.append((line, phrase))
     return unusable
-
-
-# --- shapes a context message must have (ai/types.py, message-types.md) --------------------------------------
-
-
-def context_message(message: object) -> AgentMessage | None:
-    """`message` as the model context may hold it: None when its shape is unusable (not a dict, a role not in
-    `MESSAGE_ROLES`, a content of the wrong type, a malformed content block, a missing required field); a
-    shallow copy when optional fields have the wrong type (`timestamp` becomes 0; `usage`, `stopReason`,
-    `errorMessage`, `provider`, `model`, `toolName`, `customType` are dropped); else `message` itself.
-    Cost: linear in the number of content blocks (it runs for every message of a resumed session)."""
-    if not isinstance(message, dict):
-        return None
-    role = message.get("role")
-    check = MESSAGE_ROLES.get(role) if isinstance(role, str) else None
-    if check is None or not check(message):
-        return None
-    wrong = None
-    for key, value in message.items():  # one pass, no set or list made for the usual, sound message
-        field = _OPTIONAL_FIELDS.get(key)
-        if field is None or (field is _STR_FIELD and isinstance(value, str)):  # inlined: the usual fields
-            continue
-        if not field[0](value):
-            wrong = [key] if wrong is None else [*wrong, key]
-    return message if wrong is None else _repaired(message, wrong)
-
-
-def _repaired(message: AgentMessage, wrong: list[str]) -> AgentMessage:
-    repaired = {key: value for key, value in message.items() if key not in wrong}
-    repaired.update((key, _OPTIONAL_FIELDS[key][1]) for key in wrong if _OPTIONAL_FIELDS[key][1] is not _DROP)
-    return repaired
-
-
-def _is_text_or_blocks(content: object) -> bool:
-    return isinstance(content, str) or _is_blocks(content)
-
-
-def _is_blocks(content: object) -> bool:
-    """A list of dicts with a string `type`; the known types also need their fields (unknown types pass:
-    providers and `messages.convert_to_llm` decide about them)."""
-    if not isinstance(content, list):
-        return False
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":  # the usual blocks first, their `_BLOCK_FIELDS` checks inlined
-            if not isinstance(block.get("text"), str):
-                return False
-        elif kind == "toolCall":
-            if not (isinstance(block.get("id"), str) and isinstance(block.get("name"), str)
-                    and isinstance(block.get("arguments"), dict)):
-                return False
-        elif not isinstance(kind, str):
-            return False
-        elif kind in _BLOCK_FIELDS and not all(isinstance(block.get(name), of) for name, of in _BLOCK_FIELDS[kind]):
-            return False
-    return True
-
-
-_BLOCK_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {
-    "thinking": (("thinking", str),),
-    "image": (("data", str), ("mimeType", str)),
-}
-"""Block type → its required fields and their types (ai/types.py); `text` and `toolCall` (`id`, `name`: strings,
-`arguments`: a dict) are checked inline in `_is_blocks`, the usual blocks."""
-
-
-def _has(key: str, kind: type) -> Callable[[dict[str, Any]], bool]:
-    return lambda message: isinstance(message.get(key), kind)
-
-
-MESSAGE_ROLES: dict[str, Callable[[dict[str, Any]], bool]] = {
-    "user": lambda m: _is_text_or_blocks(m.get("content")),
-    "assistant": lambda m: _is_blocks(m.get("content")),
-    "toolResult": lambda m: _is_blocks(m.get("content")) and isinstance(m.get("toolCallId"), str),
-    "bashExecution": lambda m: isinstance(m.get("command"), str) and isinstance(m.get("output"), (str, type(None))),
-    "custom": lambda m: _is_text_or_blocks(m.get("content", "")),
-    "compactionSummary": _has("summary", str),
-    "branchSummary": _has("summary", str),
-}
-"""Message role → the check of the fields every consumer of the context relies on (message-types.md)."""
-
-
-def _is_number(value: object) -> bool:
-    kind = type(value)  # exact types: JSON gives int and float, and a bool is not a number here
-    return kind is int or (kind is float and math.isfinite(value))  # type: ignore[arg-type]
-
-
-def _is_usage(value: object) -> bool:
-    """A usage dict whose token counts and cost breakdown, where present, are numbers (`_is_number`, inlined:
-    it runs for every assistant message of a resumed session)."""
-    if not isinstance(value, dict):
-        return False
-    for key, amount in value.items():
-        if key == "cost":
-            if not isinstance(amount, dict):
-                return False
-            for part in amount.values():
-                kind = type(part)
-                if kind is not int and (kind is not float or not math.isfinite(part)):
-                    return False
-        elif key in _USAGE_COUNTS:
-            kind = type(amount)
-            if kind is not int and (kind is not float or not math.isfinite(amount)):
-                return False
-    return True
-
-
-def _is_str(value: object) -> bool:
-    return isinstance(value, str)
-
-
-_USAGE_COUNTS = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens"))
-_DROP = object()
-_STR_FIELD: tuple[Callable[[object], bool], object] = (_is_str, _DROP)
-_OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
-    "timestamp": (_is_number, 0),
-    "usage": (_is_usage, _DROP),
-    **{key: _STR_FIELD for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
-}
-"""Optional message field → (its check, the value replacing a wrong one, or _DROP to remove it)."""

@@ -1,6 +1,6 @@
 """The session store: one session's append-only tree of entries, its active leaf, and its file.
 
-Entry shapes are in `entries.py` (one typed `append_*` method here per entry type), parsing the file in
+Entry shapes are in `entries.py` (one typed `append_*` method per entry type in `appends.py`), parsing the file in
 `reading.py`, writing it crash-safely in `durable.py`, keeping lines the OS refused until a write
 succeeds in `writer.py`, old versions in `migrations.py`, the single-writer lock in
 `lock.py`, context building in `context.py`, locations and listings in `listing.py`
@@ -24,11 +24,8 @@ from typing import Any, Callable
 
 from ...ai import json_wire
 from .context import Checked, SessionContext, build_context, unusable_entries
-from .entries import (
-    OMIT, AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextReplacement,
-    ContextWindowChangeEntry, CustomEntry, CustomMessageEntry, LabelEntry, MessageEntry, ModelChangeEntry,
-    SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
-    new_entry_id, uuid4, with_optional)
+from .appends import EntryAppends
+from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_entry_id, uuid4
 from ..errors import SessionFileError, SessionLockError
 from .reading import encode_line, read_session, skipped_warnings
 from .listing import (
@@ -56,12 +53,12 @@ FILE_STARTING_ENTRIES = frozenset({"message", "session_info", "label", "custom",
 nobody used leaves no file (the reference writes none either)."""
 
 
-class SessionStore:
+class SessionStore(EntryAppends):
     """One session: its header, its entries in append order, and the current leaf of the tree.
 
     Build one with `create` (new file, written lazily), `open` (existing file) or `in_memory` (no file).
-    Append methods return the new entry dict; its `parentId` is the previous leaf and it becomes the leaf.
-    Appends raise TypeError/ValueError when a field is not JSON-serialisable (nothing is added). A disk write
+    Append methods (`appends.py`) return the new entry dict; its `parentId` is the previous leaf and it becomes the
+    leaf. They raise TypeError/ValueError when a field is not JSON-serialisable (nothing is added). A disk write
     that fails does not raise: the entry is added and kept unwritten (see `write_error`, `on_write_state`).
     """
 
@@ -90,6 +87,7 @@ class SessionStore:
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
         self._checked: Checked | None = None
+        self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
         self.load_warnings: list[str] = []
         """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
         self.no_session = path is None
@@ -243,11 +241,9 @@ class SessionStore:
     @property
     def session_name(self) -> str | None:
         """`name` of the latest `session_info` entry on the active branch; None when unset or cleared."""
-        for entry in reversed(self.branch()):
-            if entry["type"] == "session_info":
-                name = entry.get("name")
-                return name if isinstance(name, str) and name.strip() else None
-        return None
+        if self._name is None or self._name[0] != self._leaf_id:  # get_state asks on every call: walk once a leaf
+            self._name = (self._leaf_id, _latest_name(self.branch()))
+        return self._name[1]
 
     @property
     def write_error(self) -> SessionWriteState | None:
@@ -273,78 +269,7 @@ class SessionStore:
         return SessionContext(messages=list(context.messages), model=context.model,
                               thinking_level=context.thinking_level, context_window=context.context_window)
 
-    # writing: one typed method per entry type (shapes in entries.py)
-
-    def append_message(self, message: AgentMessage) -> MessageEntry:
-        """Append a `message` entry holding `message` (any AgentMessage dict); the first one creates the file."""
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise ValueError("a session message must be a dict with a string 'role'")
-        return self._append("message", {"message": message})
-
-    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
-        """Append `{"type": "model_change", "provider", "modelId"}`: the model selected from here on."""
-        return self._append("model_change", {"provider": provider, "modelId": model_id})
-
-    def append_thinking_level_change(self, level: str) -> ThinkingLevelChangeEntry:
-        """Append `{"type": "thinking_level_change", "thinkingLevel"}`."""
-        return self._append("thinking_level_change", {"thinkingLevel": level})
-
-    def append_context_window_change(self, provider: str, model_id: str,
-                                     context_window: int) -> ContextWindowChangeEntry:
-        """Append `{"type": "context_window_change", "provider", "modelId", "contextWindow"}` (tokens)."""
-        fields = {"provider": provider, "modelId": model_id, "contextWindow": context_window}
-        return self._append("context_window_change", fields)
-
-    def append_session_info(self, name: str) -> SessionInfoEntry:
-        """Append `{"type": "session_info", "name"}`; a blank name clears the session's name."""
-        return self._append("session_info", {"name": name})
-
-    def append_label(self, target_id: str, label: str | None = None) -> LabelEntry:
-        """Append `{"type": "label", "targetId", "label"?}`; without `label` it clears the target's label."""
-        fields = {"targetId": target_id, **({"label": label} if label is not None else {})}
-        return self._append("label", fields)
-
-    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
-        """Append plugin state `{"type": "custom", "customType", "data"?}` (`data` left out when None); never
-        part of the model context."""
-        fields = {"customType": custom_type, **({"data": data} if data is not None else {})}
-        return self._append("custom", fields)
-
-    def append_custom_message(self, custom_type: str, content: str | list[dict[str, Any]], display: bool,
-                              details: Any = OMIT) -> CustomMessageEntry:
-        """Append `{"type": "custom_message", "customType", "content", "display", "details"?}`: a plugin message
-        the context holds as a `custom` role message (`details` left out when not given; None is written as null)."""
-        fields = {"customType": custom_type, "content": content, "display": display}
-        return self._append("custom_message", with_optional(fields, details=details))
-
-    def append_compaction(self, summary: str, first_kept_entry_id: str | None, tokens_before: int, *,
-                          usage: dict[str, Any] = OMIT, details: Any = OMIT,
-                          from_hook: bool = OMIT) -> CompactionEntry:
-        """Append `{"type": "compaction", "summary", "firstKeptEntryId", "tokensBefore", "usage"?, "details"?,
-        "fromHook"?}`: from here the branch's context is the summary, then the entries from `first_kept_entry_id`
-        on. The optional fields are left out when not given (None is written as null)."""
-        fields = {"summary": summary, "firstKeptEntryId": first_kept_entry_id, "tokensBefore": tokens_before}
-        optional = with_optional(fields, usage=usage, details=details, fromHook=from_hook)
-        return self._append("compaction", optional)
-
-    def append_branch_summary(self, from_id: str | None, summary: str, *, usage: dict[str, Any] = OMIT,
-                              details: Any = OMIT, from_hook: bool = OMIT) -> BranchSummaryEntry:
-        """Append `{"type": "branch_summary", "fromId", "summary", "usage"?, "details"?, "fromHook"?}`: what the
-        branch left at `from_id` held. Optional fields as in `append_compaction`."""
-        fields = {"fromId": from_id, "summary": summary}
-        optional = with_optional(fields, usage=usage, details=details, fromHook=from_hook)
-        return self._append("branch_summary", optional)
-
-    def append_context_edit(self, target_id: str, replacement: ContextReplacement) -> ContextEditEntry:
-        """Append `{"type": "context_edit", "targetId", "replacement"}`: from here the branch's context omits
-        (`replacement` None) or replaces the content of the entry `target_id` (see `ContextEdit`)."""
-        fields = {"targetId": target_id, "replacement": replacement}
-        return self._append("context_edit", fields)
-
-    def append_usage(self, kind: str, provider: str, model: str, usage: dict[str, Any]) -> UsageEntry:
-        """Append `{"type": "usage", "kind", "provider", "model", "usage"}`: spending outside the conversation."""
-        fields = {"kind": kind, "provider": provider, "model": model, "usage": usage}
-        return self._append("usage", fields)
+    # writing: the typed append_* methods are EntryAppends' (appends.py)
 
     def _append(self, entry_type: str, fields: dict[str, Any]) -> Any:
         """Append an entry of `entry_type` with `fields` as its type-specific keys, in their order; returns a
@@ -410,10 +335,14 @@ class SessionStore:
     def _index(self, entry: SessionEntry) -> None:
         self._position[entry["id"]] = len(self._entries)
         self._entries.append(entry)
-        if self._branch is not None and entry["parentId"] == self._leaf_id:
-            self._branch.append(entry)  # the usual append: the branch grows by one
+        extends = entry["parentId"] == self._leaf_id  # the usual append: the branch grows by one
+        if self._branch is not None and extends:
+            self._branch.append(entry)
         else:
             self._branch = None  # recomputed on demand (loading a file, a parent elsewhere)
+        if self._name is not None and extends and self._name[0] == self._leaf_id:
+            name = _latest_name([entry]) if entry["type"] == "session_info" else self._name[1]
+            self._name = (entry["id"], name)
         self._leaf_id = entry["id"]
 
     def _cycle_start(self, path: list[SessionEntry], first: int) -> int:
@@ -448,3 +377,12 @@ class SessionStore:
         header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
         path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))
         return None if path is None else (path, new_id)
+
+
+def _latest_name(branch: list[SessionEntry]) -> str | None:
+    """The name the latest `session_info` entry of `branch` gives (None when blank or not a string)."""
+    for entry in reversed(branch):
+        if entry["type"] == "session_info":
+            name = entry.get("name")
+            return name if isinstance(name, str) and name.strip() else None
+    return None
