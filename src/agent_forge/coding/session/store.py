@@ -30,7 +30,8 @@ from .entries import (
     SessionEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry, make_entry, make_header,
     new_entry_id, uuid4, with_optional)
 from ..errors import SessionFileError, SessionLockError
-from .reading import encode_line, read_session, skipped_warnings
+from .damage import SessionWarning, load_warnings
+from .reading import encode_line, read_session
 from .listing import (
     SessionInfo,
     encode_cwd,
@@ -90,8 +91,8 @@ class SessionStore:
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
         self._checked: Checked | None = None
-        self.load_warnings: list[str] = []
-        """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
+        self.load_warnings: list[SessionWarning] = []
+        """What opening the file found damaged (`damage.py`); empty when nothing or made in this process."""
         self.no_session = path is None
         """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
         clone) stay in memory, also after `switch_session` made a file the current session (see
@@ -157,8 +158,7 @@ class SessionStore:
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
         unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
-        store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
-                                               unusable=unusable)
+        store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
     @classmethod
