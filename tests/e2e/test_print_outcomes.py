@@ -45,7 +45,7 @@ def test_a_signal_during_the_retry_wait_names_the_error_and_the_cancelled_retry(
     _, stderr = finish(process)
     assert process.returncode == 128 + signum
     assert (f'agent-forge: The request failed: 429 {{"error": {{"message": "Rate limit reached for fake-model"}}}}; '
-            f"the automatic retry (attempt 1 of 3) was cancelled by {signum.name}, so there is no answer.\n"
+            f"the automatic retry 1 of 3 was cancelled by {signum.name}, so there is no answer.\n"
             ).encode() in stderr, stderr
     assert b"without an answer" not in stderr
 

@@ -77,7 +77,7 @@ def test_shell_block_and_read_range():
 
 def test_retry_notice_and_counts():
     event = {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "503"}
-    assert retry_notice(event).plain == "retrying in 2 s, attempt 1/3: 503"
+    assert retry_notice(event).plain == "retrying in 2 s, retry 1/3: 503"
     assert [compact_count(n) for n in (950, 1234, 34_000, 1_500_000)] == ["950", "1.2k", "34k", "1.5M"]
     assert isinstance(retry_notice(event), Text)
 

@@ -98,10 +98,11 @@ def error_notice(message: dict[str, Any]) -> Text:
 
 
 def retry_notice(event: dict[str, Any]) -> Text:
-    """`retrying in 2 s, attempt 1/3: <error>` for an `auto_retry_start` event (`error_summary`)."""
+    """`retrying in 2 s, retry 1/3: <error>` for an `auto_retry_start` event (`error_summary`; "attempts"
+    count requests, as in `retries ended: <error> (after 4 attempts)`)."""
     seconds = max(0, int(event.get("delayMs", 0))) / 1000
     wait = f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
-    return notice(f"retrying in {wait}, attempt {event.get('attempt')}/{event.get('maxAttempts')}: "
+    return notice(f"retrying in {wait}, retry {event.get('attempt')}/{event.get('maxAttempts')}: "
                   f"{error_summary(str(event.get('errorMessage', '')))}", "warning")
 
 
