@@ -137,11 +137,11 @@ def test_each_failed_attempt_is_one_line_with_the_error_message_not_the_body(ter
     term.press("Enter")
     term.wait_for("Recovered.")
     screen = term.screen()
-    assert "retrying in 0.0 s, retry 1/2: 500 fake LLM scripted HTTP 500" in screen
+    assert "retrying in 0.0 s, retry 1/2: 500 fake LLM scripted HTTP 500 (server_error)" in screen
     assert "{" not in screen and "error: 500" not in screen
     term.type("second")
     term.press("Enter")
-    term.wait_for("retries ended: 500 fake LLM scripted HTTP 500 (after 3 attempts)")  # as `-p` counts: requests
+    term.wait_for("retries ended: 500 fake LLM scripted HTTP 500 (server_error) (after 3 attempts)")  # requests
     lines = [line for line in term.screen().splitlines() if "fake LLM scripted" in line]
     assert [line.split(":")[0].strip() for line in lines] == [
         "retrying in 0.0 s, retry 1/2", "retrying in 0.0 s, retry 1/2", "retrying in 0.0 s, retry 2/2",

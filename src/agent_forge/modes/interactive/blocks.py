@@ -111,10 +111,15 @@ ERROR_SHOWN_CHARS = 300
 
 
 def error_summary(text: str) -> str:
-    """A provider error on one line: `500 {"error": {"message": "boom", ...}}` → `500 boom` (the JSON body's
-    `error.message`, `message`, `error` or `detail`), whitespace runs joined, cut to `ERROR_SHOWN_CHARS`."""
+    """A provider error on one line: `HTTP 500 from <url>: boom (api_error)` → `500 boom (api_error)` (the URL
+    is in the session), and as older sessions hold it `500 {"error": {"message": "boom", ...}}` → `500 boom` (the
+    JSON body's `error.message`, `message`, `error` or `detail`), whitespace runs joined, cut to
+    `ERROR_SHOWN_CHARS`."""
     import re
 
+    from ...ai.overflow import without_http_origin
+
+    text = without_http_origin(text)
     head = re.match(r"(\d{3}) ([{\[].*)\Z", text.strip(), re.S)
     if head is not None:
         found = _body_message(head.group(2))
