@@ -177,7 +177,8 @@ async def test_http_error_carries_status_and_body(server):
     events = await collect(stream(MODEL, CONTEXT, opts(server)))
     assert types_of(events) == ["start", "error"]
     assert events[-1]["message"]["stopReason"] == "error"
-    assert events[-1]["message"]["errorMessage"] == "529 " + body.decode()
+    assert events[-1]["message"]["errorMessage"] == \
+        "HTTP 529 from https://api.example.test/v1/messages: Overloaded (overloaded_error)"  # the API's words
 
 
 async def test_error_event_in_stream_keeps_partial_text(server):

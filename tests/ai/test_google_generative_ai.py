@@ -114,7 +114,7 @@ async def test_http_error_for_an_oversized_prompt_is_an_overflow(server):
                        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."}}
     server.reply(json.dumps(error).encode(), status=400)
     message = (await collect(stream(MODEL, CONTEXT, opts(server))))[-1]["message"]
-    assert message["errorMessage"].startswith("400 ") and is_context_overflow(message)
+    assert message["errorMessage"].startswith("HTTP 400 from https://gl.example.test/") and is_context_overflow(message)
 
 
 async def test_error_object_in_stream_keeps_partial_text(server):

@@ -111,7 +111,8 @@ async def test_http_error_carries_status_and_body(server):
     server.reply(body, status=429)
     events = await collect(stream(MODEL, CONTEXT, opts(server)))
     assert types_of(events) == ["start", "error"]
-    assert events[-1]["message"]["errorMessage"] == "429 " + body.decode()
+    assert events[-1]["message"]["errorMessage"] == \
+        "HTTP 429 from https://api.openai.com/v1/chat/completions: Rate limit reached (rate_limit_error)"
 
 
 async def test_error_object_in_stream(server):

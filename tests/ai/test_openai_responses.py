@@ -193,7 +193,8 @@ async def test_http_error_carries_status_and_body(server):
     body = {"error": {"message": "Invalid 'input[2].call_id'", "type": "invalid_request_error", "code": None}}
     server.reply(json.dumps(body).encode(), status=400)
     final = (await collect(stream(MODEL, CONTEXT, opts(server))))[-1]
-    assert final["message"]["errorMessage"].startswith("400 ") and "call_id" in final["message"]["errorMessage"]
+    error = final["message"]["errorMessage"]
+    assert error.startswith("HTTP 400 from ") and "call_id" in error
 
 
 async def test_stream_cut_before_completion_is_an_error(server):

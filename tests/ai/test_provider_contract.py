@@ -97,3 +97,49 @@ def test_events_without_start_or_with_two_terminals_break_the_contract():
         contract.check_events([{"type": "done", "message": {}}])
     with pytest.raises(contract.ContractViolation, match="exactly one terminal"):
         contract.check_events([{"type": "start"}, {"type": "done"}, {"type": "error"}])
+
+
+PATHS = {"anthropic-messages": "/v1/messages", "openai-completions": "/v1/chat/completions",
+         "openai-responses": "/v1/responses", "google-generative-ai": "/v1beta/models/fake-model"}
+ERROR_BODIES = {  # each API's documented error JSON, as the real servers send it
+    "anthropic-messages": {"type": "error", "error": {"type": "invalid_request_error",
+                                                      "message": "prompt is too long: 210000 tokens > 200000"}},
+    "openai-completions": {"error": {"message": "This model's maximum context length is 8192 tokens.",
+                                     "type": "invalid_request_error", "param": "messages",
+                                     "code": "context_length_exceeded"}},
+    "openai-responses": {"error": {"message": "Your input exceeds the context window of this model.",
+                                   "type": "invalid_request_error", "param": "input", "code": None}},
+    "google-generative-ai": [{"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                                        "message": "The input token count (1200000) exceeds the maximum"}}]}
+READABLE = {"anthropic-messages": "prompt is too long: 210000 tokens > 200000 (invalid_request_error)",
+            "openai-completions": "This model's maximum context length is 8192 tokens. (invalid_request_error, "
+                                  "context_length_exceeded)",
+            "openai-responses": "Your input exceeds the context window of this model. (invalid_request_error)",
+            "google-generative-ai": "The input token count (1200000) exceeds the maximum (INVALID_ARGUMENT)"}
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_http_error_reads_as_the_apis_own_message_and_still_counts_as_overflow(api, fake_llm):
+    from agent_forge.ai.overflow import is_overflow_error
+
+    fake_llm.set_script([{"status": 400, "body": ERROR_BODIES[api]}])
+    error = (await call(api, fake_llm))[-1]["message"]["errorMessage"]
+    where = f"{getattr(fake_llm, API_BASE_URL[api]).rstrip('/')}"
+    assert error.startswith(f"HTTP 400 from {where}") and PATHS[api] in error.split(": ", 1)[0]
+    assert error.endswith(f": {READABLE[api]}") and "{" not in error
+    assert is_overflow_error(error)
+
+
+@pytest.mark.parametrize("body,shown", [
+    ("upstream connect error", "upstream connect error"),  # not JSON: its start, as sent
+    ({"detail": "Not Found"}, '{"detail": "Not Found"}'),  # JSON, but no API's error shape
+    ({"error": {"message": "slow down\x1b[2J\nnow", "type": "rate_limit_error"}},  # the API's: escaped, one line
+     "slow down\\x1b[2J now (rate_limit_error)"),
+])
+async def test_an_error_body_is_shown_escaped_and_raw_only_when_not_the_documented_json(fake_llm, body, shown):
+    from agent_forge.coding.retry_policy import is_retryable_error
+
+    fake_llm.set_script([{"status": 429, "body": body, "content_type": "text/plain"}])
+    error = (await call("openai-completions", fake_llm))[-1]["message"]["errorMessage"]
+    assert error == f"HTTP 429 from {fake_llm.base_url_openai.rstrip('/')}/chat/completions: {shown}"
+    assert is_retryable_error(error)

@@ -32,6 +32,8 @@ RETRYABLE = [
     "ConnectError: All connection attempts failed", "ReadTimeout: timed out",
     "ConnectionResetError: [Errno 104] Connection reset by peer", "Stream ended before message_stop",
     "Stream ended before a finish_reason", "terminated", "Service Unavailable", "Too Many Requests",
+    "HTTP 529 from https://api.anthropic.com/v1/messages: Overloaded (overloaded_error)",  # the form written now
+    "HTTP 503 from http://127.0.0.1:8080/v1/chat/completions: ",
 ]
 
 NOT_RETRYABLE = [
@@ -44,6 +46,8 @@ NOT_RETRYABLE = [
     "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
     "No API key for provider 'anthropic': set ANTHROPIC_API_KEY", "Malformed JSON in stream chunk: Expecting value",
     "Unknown api: 'nope'", "", "Request was aborted",
+    "HTTP 400 from https://api.openai.com/v1/chat/completions: bad request (invalid_request_error)",
+    "HTTP 404 from https://overloaded.example/v1/messages: model not found",  # the status decides, not the URL
 ]
 
 

@@ -34,7 +34,7 @@ def test_each_message_is_checked_once_on_open(tmp_path, monkeypatch):
     messages = store.build_context().messages
     assert len(calls) == 5
     assert [m["content"] for m in messages] == ["q0", "q1", "q2", "big"]
-    assert any("unusable shape" in warning for warning in store.load_warnings)
+    assert any("unusable shape" in warning.message for warning in store.load_warnings)
     assert store.build_context().messages == messages  # cached for the same leaf
 
 

@@ -309,7 +309,7 @@ def _refuse_truncate(fd: int, length: int) -> None:
 def test_lines_read_as_bytes_keep_what_the_decoded_file_kept(tmp_path: Path, monkeypatch, backend: str) -> None:
     """The file is split into byte lines and parsed without decoding it first: invalid UTF-8 still costs only
     its character, a BOM before an entry is still ignored, a line of Unicode whitespace is still blank (no
-    warning), and a header that is the file's only, unterminated line still opens."""
+    damaged line), and a header that is the file's only, unterminated line still opens."""
     from agent_forge.ai import json_wire
 
     monkeypatch.setattr(json_wire, "_backend", False if backend == "stdlib" else None)
@@ -322,7 +322,7 @@ def test_lines_read_as_bytes_keep_what_the_decoded_file_kept(tmp_path: Path, mon
     store.path.write_bytes(b"\n".join([header, first, "\u00a0\u2028".encode(), damaged, bom, b"{torn"]))
     reopened = SessionStore.open(store.path)
     assert texts(reopened) == ["m0", "caf\ufffd x", "bom"]
-    assert reopened.load_warnings == []
+    assert [(w.kind, w.lines) for w in reopened.load_warnings] == [("torn_line", (6,))]  # only the torn tail
     store.path.write_bytes(header)
     assert SessionStore.open(store.path).entries == []
 

@@ -28,7 +28,8 @@ def test_a_redirect_to_the_same_address_says_it_is_a_loop(quick_retries, fake_ll
     fake_llm.set_script([{"status": 307, "body": "", "headers": {"Location": "/v1/chat/completions"}}])
     result = run(quick_retries, tmp_path, "-p", "hi")
     assert result.returncode == 1
-    assert result.stderr == (f"agent-forge: 307 redirect to {fake_llm.base_url_openai}/chat/completions (the same "
+    where = f"{fake_llm.base_url_openai}/chat/completions"
+    assert result.stderr == (f"agent-forge: HTTP 307 from {where}: redirect to {where} (the same "
                              "address: a redirect loop): redirects are not followed (the request carries the key); "
                              "set the provider's baseUrl to the address that answers\n").encode()
     assert len(fake_llm.requests) == 1
@@ -38,15 +39,16 @@ def test_a_redirect_to_another_host_names_it_without_its_query(quick_retries, fa
     fake_llm.set_script([{"status": 302, "body": "", "headers": {"Location": "http://10.9.9.9/steal?key=x"}}])
     result = run(quick_retries, tmp_path, "-p", "hi")
     assert result.returncode == 1 and len(fake_llm.requests) == 1
-    assert result.stderr.startswith(b"agent-forge: 302 redirect to http://10.9.9.9/steal: redirects are not "
-                                    b"followed"), result.stderr
+    assert result.stderr.startswith(f"agent-forge: HTTP 302 from {fake_llm.base_url_openai}/chat/completions: "
+                                    "redirect to http://10.9.9.9/steal: redirects are not followed".encode())
 
 
 def test_a_status_outside_http_is_named_and_not_retried(quick_retries, fake_llm, tmp_path):
     fake_llm.set_script([{"status": 999, "body": "odd"}])
     result = run(quick_retries, tmp_path, "-p", "hi")
     assert result.returncode == 1 and len(fake_llm.requests) == 1
-    assert result.stderr == b"agent-forge: 999 (not a valid HTTP status) odd\n"
+    assert result.stderr == (f"agent-forge: HTTP 999 from {fake_llm.base_url_openai}/chat/completions: (not a "
+                             "valid HTTP status) odd\n").encode()
 
 
 @pytest.mark.parametrize("answer, problem", [
@@ -114,8 +116,8 @@ def test_a_retry_after_beyond_the_cap_fails_at_once_quoting_the_wait(agent_env, 
                           "headers": {"Retry-After": "86400"}}, {"text": "too early"}])
     result = run(agent_env, tmp_path, "-p", "hi")  # default retry.maxAgentDelayMs: 60 s
     assert result.returncode == 1 and len(fake_llm.requests) == 1
-    assert result.stderr == (b'agent-forge: 429 {"error": {"message": "slow down"}} (the server asks to retry in '
-                             b'86400 s)\n')
+    assert result.stderr == (f"agent-forge: HTTP 429 from {fake_llm.base_url_openai}/chat/completions: slow down "
+                             "(the server asks to retry in 86400 s)\n").encode()  # the API's message, not its JSON
 
 
 def test_a_retry_after_within_the_cap_is_waited_for(agent_env, fake_llm, tmp_path):

@@ -137,15 +137,16 @@ def test_each_failed_attempt_is_one_line_with_the_error_message_not_the_body(ter
     term.press("Enter")
     term.wait_for("Recovered.")
     screen = term.screen()
-    assert "retrying in 0.0 s, attempt 1/2: 500 fake LLM scripted HTTP 500" in screen
+    assert "retrying in 0.0 s, retry 1/2: 500 fake LLM scripted HTTP 500 (server_error)" in screen
     assert "{" not in screen and "error: 500" not in screen
     term.type("second")
     term.press("Enter")
-    term.wait_for("retries ended (attempt 2): 500 fake LLM scripted HTTP 500")
+    term.wait_for("retries ended: 500 fake LLM scripted HTTP 500 (server_error) (after 3 attempts)")  # requests
     lines = [line for line in term.screen().splitlines() if "fake LLM scripted" in line]
     assert [line.split(":")[0].strip() for line in lines] == [
-        "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 1/2", "retrying in 0.0 s, attempt 2/2",
-        "retries ended (attempt 2)"]
+        "retrying in 0.0 s, retry 1/2", "retrying in 0.0 s, retry 1/2", "retrying in 0.0 s, retry 2/2",
+        "retries ended"]
+    assert len(fake_llm.requests) == 5  # 2 for the first prompt, 3 for the second: the "3" above
 
 
 def test_hints_name_the_rebound_keys(terminal, fake_llm, agent_env):

@@ -44,8 +44,9 @@ def test_a_signal_during_the_retry_wait_names_the_error_and_the_cancelled_retry(
     process.send_signal(signum)
     _, stderr = finish(process)
     assert process.returncode == 128 + signum
-    assert (f'agent-forge: The request failed: 429 {{"error": {{"message": "Rate limit reached for fake-model"}}}}; '
-            f"the automatic retry (attempt 1 of 3) was cancelled by {signum.name}, so there is no answer.\n"
+    assert (f"agent-forge: The request failed: HTTP 429 from {fake_llm.base_url_openai}/chat/completions: Rate "
+            "limit reached for fake-model; "
+            f"the automatic retry 1 of 3 was cancelled by {signum.name}, so there is no answer.\n"
             ).encode() in stderr, stderr
     assert b"without an answer" not in stderr
 
@@ -122,7 +123,7 @@ def test_exhausted_retries_say_how_many_attempts_were_made(agent_env_factory, fa
     result = run(env, tmp_path, "--no-session", "-p", "go")
     assert result.returncode == 1 and len(fake_llm.requests) == 3  # the first request and two retries
     assert result.stderr.decode().splitlines()[-1] == \
-        'agent-forge: 429 {"error": {"message": "still limited"}} (after 3 attempts)'
+        f"agent-forge: HTTP 429 from {fake_llm.base_url_openai}/chat/completions: still limited (after 3 attempts)"
     result = run(env, tmp_path, "--no-session", "--mode", "json", "go")  # the script is exhausted: 500, retried
     ends = [json.loads(line) for line in result.stdout.splitlines() if b'"auto_retry_end"' in line]
     assert [(e["success"], e["attempt"], e["finalError"].endswith(" (after 3 attempts)")) for e in ends] == \
@@ -134,4 +135,5 @@ def test_a_failure_without_retries_names_no_attempt_count(agent_env_factory, fak
     fake_llm.set_script([{"status": 401, "body": {"error": {"message": "bad key"}}}])
     result = run(env, tmp_path, "--no-session", "-p", "go")
     assert result.returncode == 1 and len(fake_llm.requests) == 1
-    assert result.stderr.decode().splitlines()[-1] == 'agent-forge: 401 {"error": {"message": "bad key"}}'
+    assert result.stderr.decode().splitlines()[-1] == \
+        f"agent-forge: HTTP 401 from {fake_llm.base_url_openai}/chat/completions: bad key"

@@ -100,7 +100,8 @@ async def test_an_html_error_page_is_shown_on_one_line_and_its_status_still_retr
         events = await client.prompt_and_wait("hello")
     shown = "<html> <head><title>502 Bad Gateway</title></head> <body>"
     retry = next(e for e in events if e["type"] == "auto_retry_start")
-    assert retry["errorMessage"] == f'502 (content-type: text/html) "{shown}' + "z" * (200 - len(shown)) + '…"'
+    assert retry["errorMessage"] == (f'HTTP 502 from {fake_llm.base_url_openai}/chat/completions: (content-type: '
+                                     f'text/html) "{shown}' + "z" * (200 - len(shown)) + '…"')
     assert assistant_errors(events) == [retry["errorMessage"], None]
 
 

@@ -181,7 +181,7 @@ async def test_a_second_overflow_is_reported_as_unresolved(agent_env_factory, fa
     assert types(events)[-4:] == ["agent_end", "compaction_start", "compaction_end", "agent_settled"]
     final = [e for e in events if e["type"] == "compaction_end"][-1]
     assert final["unresolvedOverflow"] is True and final["result"] is None and final["willRetry"] is False
-    assert final["errorMessage"].startswith("Context overflow persists after compaction: 400 ")
+    assert final["errorMessage"].startswith("Context overflow persists after compaction: HTTP 400 from ")
     assert state["isStreaming"] is False and state["isCompacting"] is False
 
 
@@ -199,7 +199,7 @@ async def test_a_503_during_summarisation_is_retried_with_events(agent_env_facto
         "summarization_retry_finished", "compaction_end"]
     scheduled = events[1]
     assert (scheduled["attempt"], scheduled["maxAttempts"], scheduled["delayMs"]) == (1, 3, 1)
-    assert scheduled["errorMessage"].startswith("503")
+    assert scheduled["errorMessage"].startswith("HTTP 503 from ")
     assert events[2] == {"type": "summarization_retry_attempt_start", "source": "compaction", "reason": "manual"}
     assert events[3] == {"type": "summarization_retry_finished"}
 

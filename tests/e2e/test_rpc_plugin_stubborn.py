@@ -195,3 +195,80 @@ async def test_an_abort_right_behind_the_prompt_never_waits_for_the_stubborn_hoo
     messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
     await finish(client)
     assert [m["role"] for m in messages].count("user") == started and fake_llm.requests == []
+
+
+BLOCKING = textwrap.dedent('''
+    import threading
+    import time
+
+    release = threading.Event()  # never set: each blocking call outlives its cancellation
+
+
+    def setup(plugin):
+        @plugin.on("before_run")
+        def run_hook(event, ctx):
+            if "block-run" in str(event.prompts):
+                ctx.ui.notify("entered before_run")
+                release.wait(30)
+
+        @plugin.tool("nap", description="Blocks its thread")
+        def nap(args, ctx):
+            ctx.update("napping")
+            release.wait(30)
+
+        @plugin.command("block")
+        def block(args, ctx):
+            ctx.ui.notify("entered block")
+            release.wait(30)
+''')
+
+
+async def run_and_abort(client, fake_llm, case: str) -> dict:
+    """Start what `case` names, abort it once its plugin code runs; the `abort` response."""
+    if case == "nap":
+        fake_llm.set_script([{"tool_calls": [{"name": "nap", "arguments": {}}]}, {"text": "unused"}])
+        await client.send({"type": "prompt", "message": "call it"})
+        await client.wait_for("tool_execution_update", timeout=20)
+    else:
+        client.send_nowait({"type": "prompt", "message": "/block" if case == "block" else "please block-run"})
+        await client.wait_for("extension_ui_request", timeout=20)
+    return await client.send({"type": "abort"}, timeout=10)
+
+
+@pytest.mark.parametrize("case", ["nap", "block", "block-run"])
+async def test_blocked_sync_plugin_code_is_reported_before_its_run_settles(agent_env_factory, fake_llm, tmp_path,
+                                                                           case):
+    """Synchronous plugin code cannot see its cancellation: a worker thread still running 1 s after `abort` is
+    reported as ignoring it, and (as for async code) before the run settles, so a client that reads events
+    up to `agent_settled` (or up to the `abort` response) has the report. The client then closes stdin."""
+    path = tmp_path / "blocking.py"
+    path.write_text(BLOCKING)
+    client = await start(env_with(agent_env_factory), tmp_path, str(path))
+    aborted = await run_and_abort(client, fake_llm, case)
+    await finish(client)
+    kinds = [(r.get("type"), r.get("id")) for r in client.records]
+    event = {"nap": "tool:nap", "block": "command:block", "block-run": "before_run"}[case]
+    assert any(name == event and "ignored its cancellation for 1 s" in e for name, e in errors(client))
+    report = kinds.index(("extension_error", None))
+    assert report < kinds.index(("agent_settled", None)) < kinds.index(("response", aborted["id"]))
+    if case == "nap":
+        assert report < kinds.index(("tool_execution_end", None)) and fake_llm.requests[1:] == []
+
+
+@pytest.mark.parametrize("case", ["tool", "command"])
+async def test_async_plugin_code_ignoring_abort_is_reported_before_its_run_settles(agent_env_factory, fake_llm,
+                                                                                   tmp_path, stubborn, case):
+    """The tester's input: abort mid-call, read events to `agent_settled`, close stdin: the report is there."""
+    if case == "tool":
+        fake_llm.set_script([{"tool_calls": [{"name": "stuck", "arguments": {}}]}, {"text": "unused"}])
+    client = await start(env_with(agent_env_factory), tmp_path, stubborn)
+    if case == "tool":
+        await client.send({"type": "prompt", "message": "call it"})
+        await client.wait_for("tool_execution_update", timeout=20)
+    else:
+        await client.send({"type": "prompt", "message": "/stubborn"})
+    aborted = client.send_nowait({"type": "abort"})
+    settled = await client.wait_for("agent_settled", timeout=10)
+    assert [e for e in settled if e["type"] == "extension_error"]  # already read when the run settled
+    await asyncio.wait_for(aborted, 10)
+    await finish(client)

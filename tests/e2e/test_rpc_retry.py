@@ -42,7 +42,7 @@ async def test_429_is_retried_and_the_retry_succeeds(agent_env_factory, fake_llm
     assert second_end["willRetry"] is False and [m["role"] for m in second_end["messages"]] == ["assistant"]
     retry_start = next(e for e in events if e["type"] == "auto_retry_start")
     assert retry_start["attempt"] == 1 and retry_start["maxAttempts"] == 3 and retry_start["delayMs"] == 1
-    assert retry_start["errorMessage"].startswith("429 ")
+    assert retry_start["errorMessage"].startswith(f"HTTP 429 from {fake_llm.base_url_openai}/chat/completions: ")
     assert next(e for e in events if e["type"] == "auto_retry_end") == {
         "type": "auto_retry_end", "success": True, "attempt": 1}
     assert events[-1] == {"type": "agent_settled", "aborted": False}
@@ -67,9 +67,11 @@ async def test_retries_exhausted_report_the_final_error(agent_env_factory, fake_
     starts = [e for e in events if e["type"] == "auto_retry_start"]
     assert [(e["attempt"], e["maxAttempts"], e["delayMs"]) for e in starts] == [(1, 2, 1), (2, 2, 2)]
     assert types(events)[-3:] == ["agent_end", "auto_retry_end", "agent_settled"]
-    assert events[-2] == {"type": "auto_retry_end", "success": False, "attempt": 2, "finalError": "500 final straw (after 3 attempts)"}
+    where = f"HTTP 500 from {fake_llm.base_url_openai}/chat/completions"
+    assert events[-2] == {"type": "auto_retry_end", "success": False, "attempt": 2,
+                          "finalError": f"{where}: final straw (after 3 attempts)"}
     assert types(events).count("agent_settled") == 1
-    assert [(m["role"], m.get("errorMessage")) for m in messages] == [("user", None), ("assistant", "500 final straw")]
+    assert [(m["role"], m.get("errorMessage")) for m in messages] == [("user", None), ("assistant", f"{where}: final straw")]
 
 
 async def test_abort_retry_cancels_a_long_backoff_at_once(agent_env_factory, fake_llm, tmp_path):
@@ -174,7 +176,7 @@ async def test_a_400_is_not_retried(agent_env_factory, fake_llm, tmp_path):
     assert types(events) == ["agent_start", "turn_start", "message_start", "message_end", "message_start",
                              "message_end", "turn_end", "agent_end", "agent_settled"]
     assert events[-2]["willRetry"] is False and len(fake_llm.requests) == 1
-    assert events[-2]["messages"][-1]["errorMessage"].startswith("400 ")
+    assert events[-2]["messages"][-1]["errorMessage"].startswith("HTTP 400 from ")
 
 
 async def test_abort_retry_when_idle_is_a_harmless_success(agent_env, tmp_path):

@@ -151,7 +151,7 @@ async def test_fork_then_clone_then_switch_back(agent_env, fake_llm, project, br
     assert clone_lines[0]["parentSession"] == fork_file
     assert [e["id"] for e in clone_lines[1:]] == [e["id"] for e in file_lines(fork_file)[1:]]
 
-    assert switched["data"] == {"cancelled": False}
+    assert switched["data"] == {"cancelled": False, "sessionWarnings": []}
     assert back_state["sessionFile"] == original and back_state["sessionName"] == "branchy"
     assert back_state["thinkingLevel"] == "low" and back_state["model"]["id"] == "fake-model"
     assert [text_of(m) for m in back_messages] == ["first question", "first answer", "question c", "answer c"]
@@ -201,7 +201,7 @@ async def test_switch_to_the_current_file_reloads_it(agent_env, fake_llm, projec
         reply = await client.send({"type": "switch_session", "sessionPath": path})
         await client.prompt_and_wait("after reload")
         state = (await client.send({"type": "get_state"}))["data"]
-    assert reply["data"] == {"cancelled": False} and state["sessionFile"] == path
+    assert reply["data"] == {"cancelled": False, "sessionWarnings": []} and state["sessionFile"] == path
     assert file_lines(path)[-1]["message"]["content"][0]["text"] == "again"
 
 
@@ -251,7 +251,7 @@ async def test_new_session_then_switch_back_to_the_first_file(agent_env, fake_ll
         messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
         again = await client.send({"type": "switch_session", "sessionPath": second["sessionFile"]})
     assert second["sessionFile"] != first["sessionFile"]
-    assert switched["data"] == {"cancelled": False}  # the lock of the first file went with its store
+    assert switched["data"] == {"cancelled": False, "sessionWarnings": []}  # the lock of the first file went with its store
     assert back["sessionId"] == first["sessionId"] and [text_of(m) for m in messages] == [
         "first question", "first answer"]
     assert again["success"] is True

@@ -8,7 +8,7 @@ caught inside the provider and becomes the final `error` event, its `str()` bein
     ├── UnknownApiError          no provider module for a model's `api` (also a LookupError)
     ├── MissingApiKeyError       no credential; the message names the env var to set when known
     └── StreamFailure            the request or its response stream failed
-        ├── HttpStatusError      non-2xx answer: "<status> <body text>"
+        ├── HttpStatusError      non-2xx answer: "HTTP <status> from <url>: <message>"
         ├── ApiStreamError       the API reported an error inside the stream (text: the raw error JSON)
         ├── UnexpectedResponseError  a 2xx answer that is no event stream, or an empty one:
         │                        "<status> <reason> ..." (its 2xx status marks it as not worth retrying)
@@ -45,10 +45,13 @@ class StreamFailure(AIError):
 
 
 class HttpStatusError(StreamFailure):
-    """The API answered with a non-2xx status. `status`: HTTP status code; `body`: response body text."""
+    """The API answered with a non-2xx status. `status`: HTTP status code; `body`: the response body's text (the
+    API's own error message when it sent its documented error JSON: `providers/_response_body.py`); `url`: where
+    the request went, shown without user info or query. Its text: `HTTP 400 from <url>: <body>` (without a
+    `url`, as sessions written before it read: `400 <body>`)."""
 
-    def __init__(self, status: int, body: str, retry_after_ms: int | None = None):
-        super().__init__(f"{status} {body}")
+    def __init__(self, status: int, body: str, retry_after_ms: int | None = None, *, url: str | None = None):
+        super().__init__(f"HTTP {status} from {url}: {body}" if url is not None else f"{status} {body}")
         self.status = status
         self.body = body
         self.retry_after_ms = retry_after_ms

@@ -1,7 +1,8 @@
 """Recognising context overflow: a request that did not fit the model's context window, for every wire API.
 
 Compaction, not a plain retry, recovers from these. Providers report overflow in their own words, so detection
-works on the `errorMessage` our provider modules write (an HTTP failure reads `"<status> <body>"`, an in-stream
+works on the `errorMessage` our provider modules write (an HTTP failure reads `"HTTP <status> from <url>: <the
+API's message (type)>"`, older sessions `"<status> <body>"`, an in-stream
 error is the API's raw error JSON; see `ai/errors.py`), plus one silent case: a successful answer whose input
 alone exceeds the window (some hosts truncate instead of failing).
 """
@@ -55,7 +56,17 @@ def is_overflow_error(error_message: str) -> bool:
     if not isinstance(error_message, str) or not error_message:
         return False
     overflow, rate_limit = _patterns()
+    error_message = without_http_origin(error_message)  # `HTTP 413 from <url>: ...` reads `413 ...`; the URL is no text
     return bool(overflow.search(error_message)) and not rate_limit.search(error_message)
+
+
+_HTTP_ORIGIN = re.compile(r"^\s*HTTP (\d{3}) from \S*: ?")
+
+
+def without_http_origin(error_message: str) -> str:
+    """An `HttpStatusError` text (`HTTP 400 from <url>: <message>`) as `400 <message>`, the form older sessions
+    hold and the status checks read; any other text unchanged."""
+    return _HTTP_ORIGIN.sub(r"\1 ", error_message, count=1)
 
 
 def is_context_overflow(message: str | AssistantMessage, context_window: int | None = None) -> bool:

@@ -103,7 +103,7 @@ def build_session(options: SessionOptions) -> AgentSession:
     registry = ModelRegistry(agent_dir, cli_api_key=options.api_key, cli_provider=options.provider)
     store = _open_store(options)
     session = _new_session(options, store, registry, settings, resources, tool_selection)
-    session.warnings.extend(store.load_warnings)
+    session.warnings.extend(map(str, store.load_warnings))  # on stderr as `Warning: <message>`
     session.warnings.extend(f"{e}" for e in getattr(settings, "errors", []))
     session.warnings.extend(resources.warnings)
     session.warnings.extend(getattr(registry, "errors", []))

@@ -17,6 +17,7 @@ The session emits the single `agent_settled` after all of it.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Callable, TYPE_CHECKING
 
 from .events import AutoRetryEnd, AutoRetryStart, Emit
@@ -33,8 +34,16 @@ RETRY_CANCELLED = "Retry cancelled"
 
 
 def with_attempts(error: str, attempts: int) -> str:
-    """`error` followed by ` (after N attempts)`: the final error of a retry chain, N counting the first request."""
-    return f"{error} (after {attempts} attempts)"
+    """`error` followed by ` (after N attempts)`: the final error of a retry chain, N counting the requests made
+    (the first one included). Every mode says it so: `finalError`, print mode, the terminal UI."""
+    return f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})"
+
+
+def requests_made(end: Mapping[str, object]) -> int:
+    """How many requests the chain that the `auto_retry_end` event `end` closes made: its `attempt` counts the
+    retries announced, and each was made but for one whose wait was cancelled (`Retry cancelled`)."""
+    attempt = end.get("attempt")
+    return (attempt if isinstance(attempt, int) else 0) + (0 if end.get("finalError") == RETRY_CANCELLED else 1)
 
 
 class AutoRetry:

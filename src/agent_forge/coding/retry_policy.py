@@ -1,8 +1,9 @@
 """Which failed assistant turns are worth retrying, and how long to wait before each retry.
 
 Pure functions over the `errorMessage` texts the provider layer writes (see `ai/errors.py`): an HTTP failure
-reads `"<status> <body>"`, an error the API sent inside a stream is its raw error JSON, a broken stream is
-`"Stream ended before ..."` or a transport exception as `"<ExceptionClass>: <text>"`.
+reads `"HTTP <status> from <url>: <message>"` (older sessions: `"<status> <body>"`), an error the API sent
+inside a stream is its raw error JSON, a broken stream is `"Stream ended before ..."` or a transport exception
+as `"<ExceptionClass>: <text>"`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from ..ai.overflow import is_overflow_error
+from ..ai.overflow import is_overflow_error, without_http_origin
 
 _STATUS = re.compile(r"^\s*(\d{3})(?=[:\s]|$)")
 
@@ -41,8 +42,9 @@ def is_context_overflow(error_message: str) -> bool:
 
 
 def http_status(error_message: str) -> int | None:
-    """The HTTP status an `HttpStatusError` text starts with (`"429 {...}"`, `"503: ..."`), else None."""
-    match = _STATUS.match(error_message)
+    """The HTTP status an `HttpStatusError` text starts with (`"HTTP 429 from <url>: ..."`, and as older sessions
+    hold it `"429 {...}"`, `"503: ..."`), else None."""
+    match = _STATUS.match(without_http_origin(error_message))
     return int(match.group(1)) if match else None
 
 

@@ -40,6 +40,8 @@ def session_state(agent: Agent, store: SessionStore, compaction: CompactionContr
     write_error = store.write_error
     if write_error is not None:
         state["sessionWriteError"] = write_error
+    if store.load_warnings:  # what reading the session's file found damaged (`session/damage.py`)
+        state["sessionWarnings"] = [warning.to_json() for warning in store.load_warnings]
     return state
 
 

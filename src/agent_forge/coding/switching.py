@@ -98,8 +98,11 @@ class SessionSwitch:
         # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
         store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
         store.no_session = current.no_session
-        for warning in store.load_warnings:  # the client's log: what the file lost before this agent read it
-            print(f"Warning: {warning}", file=sys.stderr)
+        if store.load_warnings:  # the client's log: what the file lost before this agent read it
+            from .tools.sanitize import terminal_text  # a path may hold control characters
+
+            for warning in store.load_warnings:
+                print(f"Warning: {terminal_text(str(warning))}", file=sys.stderr)
         await self._stop_work()
         self._adopt(store)
 

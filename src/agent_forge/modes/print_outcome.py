@@ -95,9 +95,9 @@ def _has_tool_calls(message: AgentMessage) -> bool:
 
 def _retry_problem(retry: AutoRetryStart, stopped_by: str | None) -> str:
     error = retry.get("errorMessage") or "an error"
-    attempt = f"attempt {retry.get('attempt')} of {retry.get('maxAttempts')}"
+    attempt = f"{retry.get('attempt')} of {retry.get('maxAttempts')}"  # retries: "attempts" count requests
     cause = f"by {stopped_by}" if stopped_by else "(the run was aborted)"
-    return f"The request failed: {error}; the automatic retry ({attempt}) was cancelled {cause}, so there is no answer."
+    return f"The request failed: {error}; the automatic retry {attempt} was cancelled {cause}, so there is no answer."
 
 
 def answer_notices(watch: RunWatch, text: str | None) -> list[str]:

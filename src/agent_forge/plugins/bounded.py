@@ -7,7 +7,10 @@ or an abort only cancels it again. So `bounded` runs the plugin's coroutine as a
 *that* task (`asyncio.wait`), which the caller can always stop waiting for: on its timeout or its own
 cancellation it cancels the plugin task, gives it `grace` seconds to clean up, and then goes on without it
 (the task is *abandoned*: kept referenced so it is not collected mid-run, its eventual outcome retrieved, and
-`on_abandoned` told, so the caller can report it).
+`on_abandoned` told, so the caller can report it). Synchronous plugin code runs in a worker thread that no
+cancellation reaches (`threads.py`): a thread still running when the grace period ends counts the same way.
+That report is made before `bounded` returns or raises, so it comes before whatever the caller does next (a
+tool's `tool_execution_end`, a command's `agent_settled`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 from typing import Awaitable, Callable, TypeVar
 
 from .isolation import spawn_contained
+from .threads import live_threads
 
 _T = TypeVar("_T")
 
@@ -94,12 +98,16 @@ async def give_up(task: asyncio.Future, grace: float = CANCEL_GRACE_S,
     abandoned (see the module docstring) and `on_abandoned()` is called. Never raises but for the caller's
     own cancellation, which still abandons the task first."""
     task.cancel()
+    deadline = task.get_loop().time() + grace
     try:
         await asyncio.wait({task}, timeout=grace)
+        threads = live_threads(task) if task.done() else set()
+        if threads:  # synchronous plugin code cannot see the cancellation: its thread gets the same grace
+            await asyncio.wait(threads, timeout=max(0.0, deadline - task.get_loop().time()))
     except asyncio.CancelledError:
         abandon(task, on_abandoned)
         raise
-    if task.done():
+    if task.done() and not live_threads(task):
         _retrieve(task)
         return True
     abandon(task, on_abandoned)
@@ -107,9 +115,12 @@ async def give_up(task: asyncio.Future, grace: float = CANCEL_GRACE_S,
 
 
 def abandon(task: asyncio.Future, on_abandoned: Callable[[], None] | None = None) -> None:
-    """Stop waiting for `task`: keep it referenced until it ends, retrieve its outcome then, tell `on_abandoned`."""
+    """Stop waiting for `task`: keep it referenced until it ends, retrieve its outcome then, tell `on_abandoned`
+    (also when `task` is done but a worker thread it started still runs)."""
     if task.done():
         _retrieve(task)
+        if live_threads(task) and on_abandoned is not None:
+            on_abandoned()
         return
     if isinstance(task, asyncio.Task):
         _ABANDONED.add(task)

@@ -35,12 +35,40 @@ def is_async(fn: Callable[..., object]) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
 
 
+_THREADS: dict[asyncio.Future, set[asyncio.Future]] = {}  # task -> "thread ended" futures of its live threads
+
+
+def live_threads(task: asyncio.Future) -> set[asyncio.Future]:
+    """Futures, each done when a worker thread `in_thread` started from `task` ends; only threads still running.
+    A cancelled `in_thread` stops waiting at once, so `task` can be done while its thread goes on: `bounded`
+    asks this to count such a thread as plugin code ignoring its cancellation."""
+    return {ended for ended in _THREADS.get(task, ()) if not ended.done()}
+
+
+def _track(loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    """A future done when the thread about to start ends, noted under the current task."""
+    ended: asyncio.Future[None] = loop.create_future()
+    owner = asyncio.current_task(loop)
+    if owner is not None:
+        _THREADS.setdefault(owner, set()).add(ended)
+
+        def forget(_: object) -> None:
+            threads = _THREADS.get(owner)
+            if threads is not None:
+                threads.discard(ended)
+                if not threads:
+                    del _THREADS[owner]
+        ended.add_done_callback(forget)
+    return ended
+
+
 async def in_thread(fn: Callable[..., _R], *args: object) -> _R:
     """`fn(*args)` in a new daemon thread; its result or exception (a `BaseException` that is not an
-    `Exception`, such as `SystemExit`, comes as `PluginEscape`). Cancelling the await abandons the thread: it
-    cannot be stopped, and its result is dropped."""
+    `Exception`, such as `SystemExit`, comes as `PluginEscape`). Cancelling the await stops waiting at once: the
+    thread cannot be stopped, its result is dropped, and `live_threads` names it until it ends."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[_R] = loop.create_future()
+    ended = _track(loop)
 
     def run() -> None:
         try:
@@ -50,7 +78,7 @@ async def in_thread(fn: Callable[..., _R], *args: object) -> _R:
         except BaseException as exc:
             outcome = (False, PluginEscape(exc))
         try:
-            loop.call_soon_threadsafe(_deliver, future, outcome)
+            loop.call_soon_threadsafe(_deliver, future, outcome, ended)
         except RuntimeError:
             pass  # the loop is closed: nobody waits for this any more
 
@@ -60,7 +88,9 @@ async def in_thread(fn: Callable[..., _R], *args: object) -> _R:
     return await future
 
 
-def _deliver(future: asyncio.Future[_R], outcome: _Outcome[_R]) -> None:
+def _deliver(future: asyncio.Future[_R], outcome: _Outcome[_R], ended: asyncio.Future[None]) -> None:
+    if not ended.done():
+        ended.set_result(None)
     if future.done():
         return  # cancelled meanwhile
     if outcome[0] is True:

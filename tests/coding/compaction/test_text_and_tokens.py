@@ -102,6 +102,11 @@ def test_a_summary_answer_reserves_at_most_a_quarter_of_a_small_window():
     "400 Please reduce the length of the messages or completion.",
     "413 (no body)",
     "500 exceeded max context length by 2000 tokens",
+    # the form the providers write now (`HTTP <status> from <url>: <the API's message> (<tags>)`)
+    "HTTP 400 from https://api.anthropic.com/v1/messages: prompt is too long: 213462 tokens > 200000 maximum "
+    "(invalid_request_error)",
+    "HTTP 413 from https://api.anthropic.com/v1/messages: ",  # an empty body: the status alone says it
+    "HTTP 400 from http://127.0.0.1:8080/v1/chat/completions: (no body)",
 ])
 def test_overflow_errors_of_each_provider(text):
     assert is_overflow_error(text)
@@ -109,7 +114,8 @@ def test_overflow_errors_of_each_provider(text):
 
 
 @pytest.mark.parametrize("text", ["", "429 rate limit: tokens per minute exceeded", "503 overloaded",
-                                  "401 invalid x-api-key", "Request was aborted"])
+                                  "401 invalid x-api-key", "Request was aborted",
+                                  "HTTP 401 from https://context-window.example/v1/messages: bad key"])  # URL: no text
 def test_other_errors_are_not_overflow(text):
     assert not is_overflow_error(text)
 

@@ -77,9 +77,13 @@ def test_shell_block_and_read_range():
 
 def test_retry_notice_and_counts():
     event = {"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 2000, "errorMessage": "503"}
-    assert retry_notice(event).plain == "retrying in 2 s, attempt 1/3: 503"
+    assert retry_notice(event).plain == "retrying in 2 s, retry 1/3: 503"
     assert [compact_count(n) for n in (950, 1234, 34_000, 1_500_000)] == ["950", "1.2k", "34k", "1.5M"]
     assert isinstance(retry_notice(event), Text)
+    event["errorMessage"] = "HTTP 529 from https://api.anthropic.com/v1/messages: Overloaded (overloaded_error)"
+    assert retry_notice(event).plain == "retrying in 2 s, retry 1/3: 529 Overloaded (overloaded_error)"
+    event["errorMessage"] = '529 {"type": "error", "error": {"message": "Overloaded"}}'  # an older session's text
+    assert retry_notice(event).plain == "retrying in 2 s, retry 1/3: 529 Overloaded"
 
 
 def test_a_5_mb_paste_collapses_to_a_marker_and_is_sent_whole(tmp_path):

@@ -283,7 +283,8 @@ async def _exchange(
                 if not 200 <= response.status_code < 300:
                     body = await error_body(response, request.url) + _keyless_hint(response.status_code,
                                                                                   request.headers)
-                    raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers))
+                    raise HttpStatusError(response.status_code, body, retry_after_ms(response.headers),
+                                          url=shown_url(request.url))
                 async for event in _read_events(response, handler, request.url):
                     yield event
             finally:

@@ -96,8 +96,9 @@ def retry_after_ms(headers: Mapping[str, str]) -> int | None:
 
 
 async def error_body(response: httpx2.Response, url: str) -> str:
-    """An error answer's body for `HttpStatusError`: as sent (APIs' JSON errors carry what overflow and retry
-    checks read), except a web page, which is shown like `describe_answer` does: its type and start on one line.
+    """An error answer's body for `HttpStatusError`: the API's own error message when the body is its
+    documented error JSON (`provider_error`), else as sent, except a web page, which is shown like
+    `describe_answer` does: its type and start on one line.
     A redirect (3xx) says where to (`url`: the request's, to resolve a relative `Location`; redirects are not
     followed: a key must not travel to another host); a status outside 100-599 says it is none; a body that
     breaks off is replaced by why (the status alone then decides about retrying)."""
@@ -111,8 +112,37 @@ async def error_body(response: httpx2.Response, url: str) -> str:
         return f"{prefix}(the body could not be read: {type(exc).__name__}: {sanitize_snippet(str(exc), 200)})"
     kind = response.headers.get("content-type", "").lower()
     if "html" not in kind:
-        return prefix + text
+        return prefix + (provider_error(text) or text)
     return f'{prefix}(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
+
+
+def provider_error(text: str) -> str | None:
+    """`<message> (<type>, <code>)` from the documented error JSON of the four wire APIs, escaped and cut like
+    any error text; None when `text` is something else (its raw start is shown then). The shapes:
+    Anthropic `{"type": "error", "error": {"type": "overloaded_error", "message": ...}}`, OpenAI chat and
+    responses `{"error": {"message": ..., "type": ..., "code": "context_length_exceeded"}}`, Gemini
+    `{"error": {"code": 400, "message": ..., "status": "INVALID_ARGUMENT"}}` (as a one-item list from its
+    streaming endpoint). Only text tags are kept (Gemini's numeric `code` repeats the status); they are what
+    the overflow and retry checks read besides the message."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    error = value.get("error") if isinstance(value, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str) or not error["message"].strip():
+        return None
+    message: str = error["message"]
+    tags: list[str] = []
+    for key in ("type", "code", "status"):
+        tag = error.get(key)
+        if isinstance(tag, str) and tag.strip() and tag not in tags:
+            tags.append(tag)
+    shown = sanitize_snippet(message, _BODY_LIMIT)
+    return shown + (f" ({sanitize_snippet(', '.join(tags), 200)})" if tags else "")
 
 
 def _redirect_text(response: httpx2.Response, url: str) -> str:

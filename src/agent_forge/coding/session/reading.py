@@ -52,6 +52,10 @@ class ParsedSession:
     linear: bool = False
     """True when `entries` are one chain in file order (each one's parent is the entry before it, the first has
     none): the active branch of the last entry is then `entries` itself, with no walk of the parents."""
+    torn_line: int | None = None
+    """The 1-based number of a torn last line that was left out (not a whole entry, not blank), else None."""
+    size: int = 0
+    """The file's size in bytes (`size - complete_size`: the torn bytes)."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -117,8 +121,9 @@ def read_session(path: Path) -> ParsedSession:
     entries, entry_lines, repeated, positions, linear = _unique_entries(objects, numbers, damaged)
     size, whole = lines.size, lines.whole  # a tail (text after the last newline) that is an object is whole
     complete = size if lines.tail and isinstance(_parse_file_line(lines.tail), dict) else whole
+    left_out = complete < size and not bytes(lines.tail).decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
-                         entry_lines, positions, linear)
+                         entry_lines, positions, linear, lines.tail_number if left_out else None, size)
 
 
 Line = tuple[int, "bytes | memoryview", bool, bool]
@@ -140,6 +145,7 @@ class _FileLines:
         self._handle, self._path, self._lines = handle, path, self._read()
         self.size = self.whole = 0
         self.tail = b""
+        self.tail_number = 1
         self.blank = True
 
     def __iter__(self) -> Iterator[Line]:
@@ -156,7 +162,7 @@ class _FileLines:
                 start, number, carry = stop + 1, number + 1, [b""]
             self.whole = self.whole if not start else self.size - len(chunk) + start
             carry.append(chunk[start:] if start else chunk)
-        self.tail = b"".join(carry)
+        self.tail, self.tail_number = b"".join(carry), number
         yield number, self.tail, True, False
 
     def _chunk(self) -> bytes:
@@ -378,29 +384,3 @@ def encode_line(obj: dict[str, Any]) -> bytes:
         return json_wire.encode(obj) + b"\n"
     except (TypeError, ValueError, RecursionError) as exc:
         raise UnencodableEntry(f"the entry cannot be written as JSON: {type(exc).__name__}: {exc}") from None
-
-
-def skipped_warnings(path: Path, lines: Sequence[int], *, repeated: Sequence[int] = (),
-                     unusable: Sequence[tuple[int, tuple[str, str]]] = ()) -> list[str]:
-    """One warning naming the damaged lines `read_session` skipped, `repeated` (of `lines`: a repeated entry
-    id) and `unusable` (entries kept but of no use to the context, each with what is wrong in the singular
-    and the plural: `session_context.unusable_entry`), at most 10 locations per list; none when all are
-    empty."""
-    every = sorted({*lines, *(line for line, _ in unusable)})
-    if not every:
-        return []
-    count = f"{len(every)} damaged line{'s' if len(every) != 1 else ''}"
-    groups: dict[tuple[str, str], list[int]] = {}
-    if repeated:
-        groups[("repeats an earlier entry's id (the first is kept)",
-                "repeat an earlier entry's id (the first is kept)")] = list(repeated)
-    for line, phrase in unusable:
-        groups.setdefault(phrase, []).append(line)
-    reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]
-    if set(lines) - set(repeated):
-        reasons.append("the entries after a skipped line continue from the entry before it")
-    return [f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(f"; {r}" for r in reasons)]
-
-
-def _where(path: Path, lines: Sequence[int]) -> str:
-    return ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")

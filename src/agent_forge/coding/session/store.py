@@ -27,7 +27,8 @@ from .context import Checked, SessionContext, build_context, unusable_entries
 from .appends import EntryAppends
 from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_entry_id, uuid4
 from ..errors import SessionFileError, SessionLockError
-from .reading import encode_line, read_session, skipped_warnings
+from .damage import SessionWarning, load_warnings
+from .reading import encode_line, read_session
 from .listing import (
     SessionInfo,
     encode_cwd,
@@ -88,8 +89,8 @@ class SessionStore(EntryAppends):
         self._context: tuple[str | None, SessionContext] | None = None
         self._checked: Checked | None = None
         self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
-        self.load_warnings: list[str] = []
-        """What opening the file left out (damaged lines, by `path:line`), for stderr; empty when nothing."""
+        self.load_warnings: list[SessionWarning] = []
+        """What opening the file found damaged (`damage.py`); empty when nothing or made in this process."""
         self.no_session = path is None
         """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
         clone) stay in memory, also after `switch_session` made a file the current session (see
@@ -155,8 +156,7 @@ class SessionStore(EntryAppends):
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
         unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
-        store.load_warnings = skipped_warnings(file_path, parsed.skipped_lines, repeated=parsed.repeated_lines,
-                                               unusable=unusable)
+        store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
     @classmethod

@@ -110,7 +110,7 @@ class Updates:
     # -- what else the user should see ----------------------------------------------------------------
     def _retry(self, event: dict[str, Any]) -> None:
         self.tell(f"The request failed ({event.get('errorMessage')}); retrying in "
-                  f"{int(event.get('delayMs', 0)) / 1000:g} s (attempt {event.get('attempt')} of "
+                  f"{int(event.get('delayMs', 0)) / 1000:g} s (retry {event.get('attempt')} of "
                   f"{event.get('maxAttempts')}).", "warning")
 
     def _compaction_start(self, event: dict[str, Any]) -> None:

@@ -105,10 +105,11 @@ def error_notice(message: dict[str, Any]) -> Text:
 
 
 def retry_notice(event: dict[str, Any]) -> Text:
-    """`retrying in 2 s, attempt 1/3: <error>` for an `auto_retry_start` event (`error_summary`)."""
+    """`retrying in 2 s, retry 1/3: <error>` for an `auto_retry_start` event (`error_summary`; "attempts"
+    count requests, as in `retries ended: <error> (after 4 attempts)`)."""
     seconds = max(0, int(event.get("delayMs", 0))) / 1000
     wait = f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
-    return notice(f"retrying in {wait}, attempt {event.get('attempt')}/{event.get('maxAttempts')}: "
+    return notice(f"retrying in {wait}, retry {event.get('attempt')}/{event.get('maxAttempts')}: "
                   f"{error_summary(str(event.get('errorMessage', '')))}", "warning")
 
 
@@ -117,10 +118,15 @@ ERROR_SHOWN_CHARS = 300
 
 
 def error_summary(text: str) -> str:
-    """A provider error on one line: `500 {"error": {"message": "boom", ...}}` → `500 boom` (the JSON body's
-    `error.message`, `message`, `error` or `detail`), whitespace runs joined, cut to `ERROR_SHOWN_CHARS`."""
+    """A provider error on one line: `HTTP 500 from <url>: boom (api_error)` → `500 boom (api_error)` (the URL
+    is in the session), and as older sessions hold it `500 {"error": {"message": "boom", ...}}` → `500 boom` (the
+    JSON body's `error.message`, `message`, `error` or `detail`), whitespace runs joined, cut to
+    `ERROR_SHOWN_CHARS`."""
     import re
 
+    from ...ai.overflow import without_http_origin
+
+    text = without_http_origin(text)
     head = re.match(r"(\d{3}) ([{\[].*)\Z", text.strip(), re.S)
     if head is not None:
         found = _body_message(head.group(2))

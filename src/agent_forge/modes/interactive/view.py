@@ -115,15 +115,18 @@ class EventView:
     def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
         self._failed, self._retrying = None, True
         self._print(retry_notice(event))
-        self.live.activity = f"retrying (attempt {event.get('attempt')}/{event.get('maxAttempts')})"
+        self.live.activity = f"retrying (retry {event.get('attempt')}/{event.get('maxAttempts')})"
 
     def _on_auto_retry_end(self, event: dict[str, Any]) -> None:
         self.live.activity = ""
         failed, self._failed, self._retrying = self._failed, None, False
-        if not event.get("success"):
+        if not event.get("success"):  # counted as print mode and `finalError` count: requests (`retry.py`)
+            from ...coding.retry import RETRY_CANCELLED, requests_made, with_attempts
+
             error = (failed or {}).get("errorMessage") or event.get("finalError") or "failed"
-            self._print(notice(f"retries ended (attempt {event.get('attempt')}): {error_summary(str(error))}",
-                               "error"))
+            ended = "retry cancelled" if event.get("finalError") == RETRY_CANCELLED else "retries ended"
+            summary = with_attempts(error_summary(str(error)), requests_made(event))
+            self._print(notice(f"{ended}: {summary}", "error"))
 
     def _on_compaction_start(self, event: dict[str, Any]) -> None:
         self._compacting_alone = not self.live.working  # `/compact` while idle: no run settles it

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
 # for it (`Intake.session_change`).
 @handler("switch_session", background=True)
 def _switch_session(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
-    return cancelled(server.session.switch_session(command["sessionPath"]))
+    return _switched(server, server.session.switch_session(command["sessionPath"]))
+
+
+async def _switched(server: RpcServer, change: Awaitable[bool]) -> dict[str, Any]:
+    """`{cancelled, sessionWarnings}`: what reading the file found damaged (`session/damage.py`; none when
+    cancelled), read as the change ends, before any later session change can begin."""
+    if await change:
+        return {"cancelled": True, "sessionWarnings": []}
+    warnings = server.session.store.load_warnings
+    return {"cancelled": False, "sessionWarnings": [warning.to_json() for warning in warnings]}
 
 
 @handler("fork", background=True)
