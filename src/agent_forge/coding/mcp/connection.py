@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
+from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
-from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment, server_pid
+from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
+from .stdio_transport import MessageTooLong, open_stdio
 from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
@@ -77,6 +79,8 @@ class ServerConnection:
         self._connected = False  # this attempt connected: the backoff starts again from its first step
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
         self._pid: int | None = None  # the stdio server's process, while it runs
+        self._stale: set[str] = set()  # the listings the server said changed, not listed again yet
+        self._refreshing: asyncio.Task | None = None  # listing them (at most one at a time)
 
     @property
     def name(self) -> str:
@@ -150,6 +154,7 @@ class ServerConnection:
         attempt = 0
         while not self._stop.is_set():
             self._connected, self._lost_reason = False, None
+            self._stale.clear()
             malformed = False
             try:
                 await self._connect_once()
@@ -234,6 +239,11 @@ class ServerConnection:
         try:
             async with send:
                 async for item in read:
+                    if isinstance(item, MessageTooLong):  # the rest of it is unread: the server must go
+                        self._lost_reason = str(item)
+                        if self._pid is not None:
+                            kill_group(self._pid)
+                        return
                     if isinstance(item, Exception):
                         if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
                             self._lost_reason = f"HTTP transport error: {_first_line(item)}"
@@ -253,7 +263,8 @@ class ServerConnection:
         how = await process_exit(pid)
         if self._stop.is_set():
             return
-        self._lost_reason = f"the server exited ({how})" if how else "the server exited"
+        if self._lost_reason is None:  # else it was killed for a reason given already (`_pump`)
+            self._lost_reason = f"the server exited ({how})" if how else "the server exited"
         self._gone()
         lost.set()
         kill_group(pid)  # its children holding its stdout: the SDK's shutdown kills none once it has exited
@@ -278,7 +289,17 @@ class ServerConnection:
     async def _on_message(self, message: object) -> None:
         kinds = _CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
-            asyncio.ensure_future(self._refresh(self._session, kinds))  # not in the SDK's notification path
+            self._stale.update(kinds)
+            if self._refreshing is None or self._refreshing.done():  # not in the SDK's notification path
+                self._refreshing = asyncio.ensure_future(self._refresh_stale(self._session))
+
+    async def _refresh_stale(self, session: ClientSession) -> None:
+        """List again what the server said has changed, one listing at a time: the announcements that come while
+        one runs are served by a single listing after it (a burst of 3000 costs at most two)."""
+        while self._stale and session is self._session:
+            kinds = tuple(kind for kind in _LISTED_KINDS if kind in self._stale)
+            self._stale.clear()
+            await self._refresh(session, kinds)
 
     async def _refresh(self, session: ClientSession, kinds: tuple[str, ...]) -> None:
         listed = {}
@@ -296,11 +317,9 @@ class ServerConnection:
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[TransportStreams]:
         if self.config.transport == "http":
-            async with _http_transport(self.config) as streams:
+            async with http_transport(self.config) as streams:
                 yield streams
             return
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
         from ..tools import lifeline
 
         config = self.config
@@ -310,13 +329,12 @@ class ServerConnection:
         await stderr.start()
         watch = self._watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog too
         env = {**server_environment(config.env), **({lifeline.ENV_VAR: watch} if watch else {})}
-        params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
-                                       env=env, cwd=config.cwd, encoding_error_handler="replace")
         try:
-            async with stdio_client(params, errlog=stderr.writer) as streams:  # type: ignore[arg-type]
+            async with open_stdio(os.path.expanduser(config.command or ""), config.args, env, config.cwd,
+                                  stderr.writer) as server:
                 stderr.spawned()
-                self._pid = await asyncio.to_thread(server_pid, lifeline.ENV_VAR, watch) if watch else None
-                yield streams
+                self._pid = server.pid
+                yield server.read, server.write
         except OSError as exc:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
         finally:
@@ -374,7 +392,7 @@ async def _sdk() -> tuple[type[ClientSession], ModuleType]:
         logger.propagate = False  # the SDK logs parse errors with tracebacks; they are reported as states
         import anyio
         from mcp import ClientSession
-        from mcp.client import stdio  # noqa: F401
+        from mcp.shared.message import SessionMessage  # noqa: F401 (what `stdio_transport` makes)
 
         return ClientSession, anyio
 
@@ -383,6 +401,7 @@ async def _sdk() -> tuple[type[ClientSession], ModuleType]:
 
 _CHANGED = {"ToolListChangedNotification": ("tools",), "PromptListChangedNotification": ("prompts",),
             "ResourceListChangedNotification": ("resources", "resource_templates")}
+_LISTED_KINDS = ("tools", "prompts", "resources", "resource_templates")
 MAX_LISTED = 1000
 """At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
 
@@ -399,17 +418,6 @@ async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str
         cursor = result.next_cursor
         if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
             return items[:MAX_LISTED] if kind != "tools" else items
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(config: McpServerConfig) -> AsyncIterator[TransportStreams]:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
-    async with client:
-        async with streamable_http_client(config.url or "", http_client=client) as (read, write):
-            yield read, write
 
 
 def _leaf(exc: BaseException) -> BaseException:

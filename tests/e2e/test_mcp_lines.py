@@ -1,0 +1,101 @@
+"""End to end: the agent's own stdio transport against a hand-written server (`tests/support/mcp_raw_server.py`,
+no SDK, quick to start) through the real CLI in RPC mode: a line over the 16 MiB cap fails the server (reported,
+tools withdrawn, restarted) without the rest of it being read; a burst of `tools/list_changed` costs at most two
+listings and ends with the right tool set."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+from .test_mcp import _alive, offered, tool_texts, until_state, write_mcp
+
+RAW = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_server.py")
+TOO_LONG = "the server wrote a message (one line of its output) longer than 16 MiB"
+
+
+def raw(mode: str = "serve", *extra: str, **fields) -> dict:
+    return {"command": sys.executable, "args": [RAW, mode, *extra], **fields}
+
+
+def pids(log: Path) -> list[int]:
+    return [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("pid ")]
+
+
+def peak_memory_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+
+
+@pytest.mark.real_process  # the agent's own peak memory
+async def test_a_40_mb_line_fails_the_server_which_is_restarted_and_the_rest_is_never_read(agent_env, fake_llm,
+                                                                                          tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"s": raw(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_long", "arguments": {}}]}, {"text": "it failed"},
+                         {"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "s", "connected")
+        events = await client.prompt_and_wait("print a long line", timeout=60)
+        state = await client.send({"type": "get_state"})  # the agent answers at once
+        await until_state(client, "s", "connected")  # restarted after 1 s
+        second = await client.prompt_and_wait("and now a short one", timeout=60)
+        peak = peak_memory_kb(client.process.pid)
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    failed = next(e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed")
+    assert end["isError"] is True and f"MCP server s: the call of long failed: {TOO_LONG}" in json.dumps(end)
+    assert failed["tools"] == [] and failed["lastError"].startswith(TOO_LONG)
+    assert failed["lastError"].endswith("; restarting in 1 s") and "the rest of it was not read" in failed["lastError"]
+    assert not [name for name in offered(fake_llm.requests[1]) if name.startswith("s_")]  # withdrawn at once
+    assert state["success"] is True
+    first, restarted = pids(log)
+    assert not _alive(first) and first != restarted
+    assert tool_texts(fake_llm.requests[3])[-1] == "called fine"
+    assert next(e for e in second if e["type"] == "tool_execution_end")["isError"] is False
+    assert peak < 400_000, f"{peak} kB"  # the SDK's own reader held 40 MB of text plus its copies
+
+
+async def test_an_endless_line_fails_the_server_at_initialize_and_in_a_call_and_kills_it(agent_env, fake_llm,
+                                                                                      tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"init": raw("endless-init", env={"MCP_TEST_LOG": str(log)}), "call": raw()})
+    fake_llm.set_script([{"tool_calls": [{"name": "call_endless", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        failed = await until_state(client, "init", "failed")
+        events = await client.prompt_and_wait("never ends", timeout=60)
+        servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
+    assert failed["lastError"].startswith(TOO_LONG) and failed["lastError"].endswith("; restarting in 1 s")
+    assert not _alive(pids(log)[0])  # killed: it would have written for ever
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert end["isError"] is True and TOO_LONG in json.dumps(end)
+    assert TOO_LONG in servers["call"]["lastError"]
+
+
+async def test_a_burst_of_tools_list_changed_costs_at_most_two_listings_and_ends_with_the_new_tools(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"s": raw()})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_burst", "arguments": {}}]}, {"text": "sent"},
+                         {"tool_calls": [{"name": "s_count", "arguments": {}}]}, {"text": "counted"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "s", "connected")
+        events = await client.prompt_and_wait("burst", timeout=60)
+        changed = next((e for e in events if _lists(e, "s_extra")), None) or await _until_tools(client, "s_extra")
+        await client.prompt_and_wait("count", timeout=60)
+    assert "s_extra" in changed["tools"] and "s_extra" in offered(fake_llm.requests[2])
+    lists = int(tool_texts(fake_llm.requests[3])[-1].split()[1])
+    assert 2 <= lists <= 3, lists  # the first listing at connection, then one or two for the 3000 announcements
+
+
+def _lists(event: dict, tool: str) -> bool:
+    return event["type"] == "mcp_server_changed" and tool in event.get("tools", [])
+
+
+async def _until_tools(client: RpcClient, tool: str) -> dict:
+    while not _lists(event := await client.next_event(), tool):
+        pass
+    return event
