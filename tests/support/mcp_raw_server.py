@@ -2,7 +2,8 @@
 milliseconds) for tests about the agent's own client: `python mcp_raw_server.py MODE [N]`. Tools:
 
 - `fine`: answers `called fine`
-- `long`: writes one line of N MB (default 40) of `x` with no JSON in it, then a newline, then goes on serving
+- `long`: answers with a text of N MB (default 40) of `x`: one valid message on one line of that length
+- `toolong`: writes one line of N MB (default 100) of `x` with no JSON in it, then a newline, then goes on serving
 - `endless`: writes `x` for ever without a newline (only a kill ends it)
 - `burst`: adds the tool `extra` to its list, sends N (default 3000) `notifications/tools/list_changed`, then
   answers `burst sent`
@@ -40,7 +41,7 @@ def main() -> None:
     if os.environ.get("MCP_TEST_LOG"):
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
             log.write(f"pid {os.getpid()}\n")
-    tools = ["fine", "long", "endless", "burst", "count"]
+    tools = ["fine", "long", "toolong", "endless", "burst", "count"]
     lists = 0
     for raw in sys.stdin:
         request = json.loads(raw)
@@ -65,7 +66,9 @@ def main() -> None:
 
 def call(name: str, tools: list[str], lists: int) -> str:
     if name == "long":
-        for _ in range(N or 40):
+        return "x" * ((N or 40) * MB)
+    if name == "toolong":
+        for _ in range(N or 100):
             out.write(b"x" * MB)
         out.write(b"\n")
         out.flush()

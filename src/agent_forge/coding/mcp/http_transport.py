@@ -13,7 +13,7 @@ import contextlib
 from typing import TYPE_CHECKING, AsyncIterator
 
 from .config import McpServerConfig
-from .stdio_transport import MAX_MESSAGE_BYTES, MiB
+from .stdio_transport import MAX_MESSAGE_BYTES, size_text
 
 if TYPE_CHECKING:
     import httpx2
@@ -57,7 +57,7 @@ def _capped_stream(stream: httpx2.AsyncByteStream, limit: int) -> httpx2.AsyncBy
             async for chunk in stream:
                 self.seen += len(chunk)
                 if self.seen > limit:
-                    raise ResponseTooLong(f"the server's answer is longer than {limit // MiB} MiB "
+                    raise ResponseTooLong(f"the server's answer is longer than {size_text(limit)} "
                                           f"({self.seen:,} bytes read); the rest of it was not read")
                 yield chunk
 

@@ -1,5 +1,5 @@
 """Our stdio transport for MCP servers: spawn the server, split its stdout into messages in linear time, with a
-cap on one message (`docs/mcp.md`, "Connections").
+cap on one message (64 MiB, `docs/mcp.md`, "Connections").
 
 The SDK's own `stdio_client` rebuilds its buffer (`buffer + chunk`) on every read, so one long line costs time
 quadratic in its length, and it has no cap (a server printing 1 GB without a newline would hold it all). Here a
@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
 
 MiB = 1024 * 1024
-MAX_MESSAGE_BYTES = 16 * MiB
-"""The longest line (one JSON-RPC message, without its newline) a stdio server may write, in bytes: as the
-providers' stream line cap (`ai/sse.py`). A longer one fails the server's connection."""
+MAX_MESSAGE_BYTES = 64 * MiB
+"""The longest line (one JSON-RPC message, without its newline) a stdio server may write, in bytes; a longer one
+fails the server's connection. Above what a result may usefully hold: an image of the 20 MB that tool results
+may carry is 27 MB in base64, and servers often send a 10 MB text result twice (as text and as
+`structuredContent`)."""
 CHUNK_BYTES = 256 * 1024
 """How much of stdout one read takes at most."""
 GRACE_S = 2.0
@@ -43,10 +45,15 @@ class MessageTooLong(Exception):
     """The server wrote a line of more than `limit` bytes (`seen` of it were read before it was refused)."""
 
     def __init__(self, seen: int, limit: int = MAX_MESSAGE_BYTES):
-        super().__init__(f"the server wrote a message (one line of its output) longer than {limit // MiB} MiB "
+        super().__init__(f"the server wrote a message (one line of its output) longer than {size_text(limit)} "
                          f"({seen:,} bytes without a newline); the rest of it was not read")
         self.seen = seen
         self.limit = limit
+
+
+def size_text(limit: int) -> str:
+    """`16 MiB` for a whole number of MiB, else `1,000 bytes`."""
+    return f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit:,} bytes"
 
 
 class LineSplitter:
@@ -57,9 +64,9 @@ class LineSplitter:
         self.limit = limit
         self._partial = bytearray()
 
-    def feed(self, chunk: bytes) -> list[bytes]:
+    def feed(self, chunk: bytes) -> list[bytes | bytearray]:
         """The lines `chunk` completes (without their `\\n`). Raises `MessageTooLong`."""
-        lines: list[bytes] = []
+        lines: list[bytes | bytearray] = []
         start = 0
         end = chunk.find(b"\n")
         while end >= 0:
@@ -67,8 +74,8 @@ class LineSplitter:
                 raise MessageTooLong(len(self._partial) + end - start, self.limit)
             if self._partial:
                 self._partial += chunk[start:end]
-                lines.append(bytes(self._partial))
-                self._partial.clear()
+                lines.append(self._partial)  # handed over, not copied: a new one takes the next line
+                self._partial = bytearray()
             else:
                 lines.append(chunk[start:end])
             start = end + 1
@@ -79,7 +86,7 @@ class LineSplitter:
         return lines
 
 
-def parse_line(line: bytes) -> SessionMessage | Exception:
+def parse_line(line: bytes | bytearray) -> SessionMessage | Exception:
     """One stdout line as the SDK's stdio transport makes it: a `SessionMessage` holding the validated
     `JSONRPCMessage`, or the parse error (invalid UTF-8 is replaced, as the connection asks the SDK to)."""
     from mcp.shared.message import SessionMessage
