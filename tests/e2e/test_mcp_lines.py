@@ -105,3 +105,41 @@ async def _until_tools(client: RpcClient, tool: str) -> dict:
     while not _lists(event := await client.next_event(), tool):
         pass
     return event
+
+
+async def test_http_answers_have_the_same_cap_and_one_over_it_fails_only_that_call(agent_env, fake_llm, tmp_path):
+    """The SDK's own cap on a server-sent event (1 MiB) made a 3 MB result fail; a JSON response had none."""
+    import asyncio
+
+    from .test_mcp import SERVER, _listening
+
+    servers = {}
+    for name, extra in (("sse", ()), ("json", ("--json",))):
+        port_file = tmp_path / f"{name}.port"
+        servers[name] = (await asyncio.create_subprocess_exec(
+            sys.executable, SERVER, "normal", "--http", str(port_file), *extra, stderr=asyncio.subprocess.DEVNULL),
+            port_file)
+    try:
+        urls = {name: f"http://127.0.0.1:{await _listening(port_file, __import__('socket'))}/mcp"
+                for name, (_, port_file) in servers.items()}
+        write_mcp(agent_env, {name: {"url": url} for name, url in urls.items()})
+        calls = [{"name": name, "arguments": {"size": size}} for name, size in (
+            ("sse_huge", 3_000_000), ("json_huge", 3_000_000), ("json_huge", 34_000_000))]  # 34 MB: 69 MB sent
+        fake_llm.set_script([{"tool_calls": calls}, {"tool_calls": [{"name": "json_echo", "arguments": {
+            "text": "still here"}}]}, {"text": "done"}])
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            events = await client.prompt_and_wait("huge over http", timeout=120)
+    finally:
+        for process, _ in servers.values():
+            process.kill()
+            await process.wait()
+    args = {e["toolCallId"]: e["args"] for e in events if e["type"] == "tool_execution_start"}
+    ends = {(e["toolName"], args[e["toolCallId"]]["size"] if "size" in args[e["toolCallId"]] else 0): e
+            for e in events if e["type"] == "tool_execution_end"}
+    for name in ("sse", "json"):
+        small = ends[(f"{name}_huge", 3_000_000)]
+        assert small["isError"] is False and small["result"]["details"]["truncation"]["totalBytes"] == 3_000_000
+    big = json.dumps(ends[("json_huge", 34_000_000)])
+    assert ends[("json_huge", 34_000_000)]["isError"] is True
+    assert "the server's answer is longer than 64 MiB" in big and "the rest of it was not read" in big
+    assert tool_texts(fake_llm.requests[2])[-1] == "echo: still here"  # the server stayed connected

@@ -10,6 +10,7 @@ the next response is a message of its own).
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import TYPE_CHECKING, AsyncIterator
 
 from .config import McpServerConfig
@@ -40,28 +41,34 @@ async def http_transport(config: McpServerConfig, limit: int = MAX_MESSAGE_BYTES
 
 
 def _capped_stream(stream: httpx2.AsyncByteStream, limit: int) -> httpx2.AsyncByteStream:
+    return _capped_class()(stream, limit)
+
+
+@functools.cache
+def _capped_class() -> type[httpx2.AsyncByteStream]:
+    """The capped stream's class, made once httpx2 is imported (it is, by the SDK, when a server is configured)."""
     import httpx2
 
     class ResponseTooLong(httpx2.StreamError):
         """A subclass of the error the SDK reports as a failed response (not a failed connection)."""
 
     class Capped(httpx2.AsyncByteStream):
-        def __init__(self) -> None:
-            self.seen = 0
+        def __init__(self, stream: httpx2.AsyncByteStream, limit: int) -> None:
+            self.stream, self.limit, self.seen = stream, limit, 0
 
         @property
         def elapsed(self) -> object:  # httpx's `Response.elapsed` reads it from the stream it made
-            return getattr(stream, "elapsed", None)
+            return getattr(self.stream, "elapsed", None)
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            async for chunk in stream:
+            async for chunk in self.stream:
                 self.seen += len(chunk)
-                if self.seen > limit:
-                    raise ResponseTooLong(f"the server's answer is longer than {size_text(limit)} "
+                if self.seen > self.limit:
+                    raise ResponseTooLong(f"the server's answer is longer than {size_text(self.limit)} "
                                           f"({self.seen:,} bytes read); the rest of it was not read")
                 yield chunk
 
         async def aclose(self) -> None:
-            await stream.aclose()
+            await self.stream.aclose()
 
-    return Capped()
+    return Capped
