@@ -143,3 +143,20 @@ async def test_http_answers_have_the_same_cap_and_one_over_it_fails_only_that_ca
     assert ends[("json_huge", 34_000_000)]["isError"] is True
     assert "the server's answer is longer than 64 MiB" in big and "the rest of it was not read" in big
     assert tool_texts(fake_llm.requests[2])[-1] == "echo: still here"  # the server stayed connected
+
+
+async def test_twenty_thousand_lines_that_are_not_json_rpc_are_reported_in_a_few_events_with_their_count(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"s": raw("garbage", "20000")})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    events = []
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        while not (event := await client.next_event())["type"] == "mcp_server_changed" or \
+                "(20,000 lines skipped so far)" not in event.get("lastError", ""):
+            events.append(event)  # the last report follows the end of the burst within a second
+        run = await client.prompt_and_wait("still works?", timeout=60)
+    reports = [e for e in events if e["type"] == "mcp_server_changed" and "not JSON-RPC" in e.get("lastError", "")]
+    assert 1 <= len(reports) < 20, len(reports)  # one event per line before
+    assert reports[0]["lastError"].startswith("the server wrote something that is not JSON-RPC: 'this is not JSON")
+    assert event["state"] == "connected" and tool_texts(fake_llm.requests[1])[-1] == "called fine"
+    assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False

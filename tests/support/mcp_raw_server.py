@@ -9,7 +9,10 @@ milliseconds) for tests about the agent's own client: `python mcp_raw_server.py 
   answers `burst sent`
 - `count`: answers `lists <n>`: how many `tools/list` requests it has answered so far
 
-MODE `serve` serves them; MODE `endless-init` answers `initialize` with an endless line instead. `pid <pid>` is
+MODE `serve` serves them; MODE `endless-init` answers `initialize` with an endless line instead. Other modes serve
+them with a fault: `garbage N` first writes N lines that are not JSON-RPC; `stray` answers each call first
+with an answer and an error to ids never sent, then the right answer, then that answer again; `log-flood N` sends N `notifications/message` before
+each call's answer; `ping-flood N` sends N `ping` requests to the client before each call's answer. `pid <pid>` is
 written to `$MCP_TEST_LOG` (when set) at start.
 """
 
@@ -43,6 +46,9 @@ def main() -> None:
             log.write(f"pid {os.getpid()}\n")
     tools = ["fine", "long", "toolong", "endless", "burst", "count"]
     lists = 0
+    if MODE == "garbage":
+        out.write(b"this is not JSON-RPC\n" * N)
+        out.flush()
     for raw in sys.stdin:
         request = json.loads(raw)
         method = request.get("method")
@@ -58,10 +64,25 @@ def main() -> None:
             send({"id": request["id"], "result": {"tools": [{"name": name, "inputSchema": {"type": "object"}}
                                                             for name in tools]}})
         elif method == "tools/call":
-            send({"id": request["id"], "result": {"content": [{"type": "text", "text": call(
-                request["params"]["name"], tools, lists)}]}})
+            before_answer(request["id"])
+            answer = {"id": request["id"], "result": {"content": [{"type": "text", "text": call(
+                request["params"]["name"], tools, lists)}]}}
+            send(answer)
+            if MODE == "stray":
+                send(answer)
         else:
             send({"id": request["id"], "error": {"code": -32601, "message": f"no method {method}"}})
+
+
+def before_answer(request_id: object) -> None:
+    if MODE == "stray":
+        send({"id": 987654, "result": {"content": [{"type": "text", "text": "stray"}]}})
+        send({"id": 987655, "error": {"code": 1, "message": "stray error"}})
+    for i in range(N if MODE in ("log-flood", "ping-flood") else 0):
+        if MODE == "log-flood":
+            send({"method": "notifications/message", "params": {"level": "info", "data": f"log {i}"}})
+        else:
+            send({"id": f"ping-{i}", "method": "ping"})
 
 
 def call(name: str, tools: list[str], lists: int) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
+from .errors import SkippedLines, first_line, leaf, validation_summary
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -81,6 +82,7 @@ class ServerConnection:
         self._pid: int | None = None  # the stdio server's process, while it runs
         self._stale: set[str] = set()  # the listings the server said changed, not listed again yet
         self._refreshing: asyncio.Task | None = None  # listing them (at most one at a time)
+        self._skipped = SkippedLines(self._report_skipped)  # its stdout lines that are not JSON-RPC
 
     @property
     def name(self) -> str:
@@ -164,7 +166,7 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
-                malformed = not self._connected and type(_leaf(exc)).__name__ == "ValidationError"
+                malformed = not self._connected and type(leaf(exc)).__name__ == "ValidationError"
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
@@ -246,10 +248,10 @@ class ServerConnection:
                         return
                     if isinstance(item, Exception):
                         if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
-                            self._lost_reason = f"HTTP transport error: {_first_line(item)}"
+                            self._lost_reason = f"HTTP transport error: {first_line(item)}"
                             return
-                        self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
-                        self.on_change(self)
+                        self._skipped.add(first_line(item))  # the event at most every second
+                        self.error = self._skipped.text
                         continue
                     fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
@@ -348,19 +350,24 @@ class ServerConnection:
     async def _stderr_read(self, exc: BaseException) -> None:
         """A server that exited may have written its last words just before: read them (up to 1 s; its
         children may keep the pipe open) so the failure quotes them."""
-        leaf = _leaf(exc)
+        leaf = leaf(exc)
         if self._stderr is not None and (isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stderr.ended.wait(), 1.0)
+
+    def _report_skipped(self) -> None:
+        if self.state in ("connected", "starting"):  # not when a failure's reason is the news
+            self.error = self._skipped.text
+            self.on_change(self)
 
     def _set(self, state: str) -> None:
         self.state = state
         self.on_change(self)
 
     def _describe(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
+        leaf = leaf(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
-            summary = _validation_summary(leaf)
+            summary = validation_summary(leaf)
             return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
         ended = isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)
         if ended and self._lost_reason:
@@ -418,30 +425,3 @@ async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str
         cursor = result.next_cursor
         if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
             return items[:MAX_LISTED] if kind != "tools" else items
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _validation_summary(exc: BaseException) -> str:
-    """`content: Input should be a valid list; ...` for the first problems of a pydantic ValidationError."""
-    try:
-        problems = exc.errors()[:3]  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 (any other shape: its first line will do)
-        return _first_line(exc)  # type: ignore[arg-type]
-    return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
-
-
-def _first_line(exc: Exception) -> str:
-    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
-    try:
-        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
-    except (AttributeError, IndexError, KeyError, TypeError):
-        line = None
-    if isinstance(line, str):
-        return repr(line[:200])
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
