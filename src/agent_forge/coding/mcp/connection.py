@@ -7,7 +7,10 @@ with `error` saying why (with the tail of a stdio server's stderr), and is start
 one whose answer to `initialize` or a listing is malformed is not (the same answer would come again). A stdio
 server's process is watched (`process.process_exit`): its exit ends the connection even while a child holds its
 stdout; when a connection ends, what still carries its lifeline token is killed (`process.kill_leftovers`).
-The SDK is imported in a worker thread on the first connection, never before.
+The SDK's `ClientSession` speaks the protocol; the streams under it are ours for stdio (`stdio_transport`:
+linear-time reading, a 64 MiB cap per message, whose breach fails the server like a crash) and the SDK's for
+HTTP with the same cap (`http_transport`). Changed-list notifications are coalesced (`_refresh_stale`). The SDK
+is imported in a worker thread on the first connection, never before.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import SkippedLines, first_line, leaf, validation_summary
+from .errors import SkippedLines, first_line, innermost, validation_summary
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -166,7 +169,7 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
-                malformed = not self._connected and type(leaf(exc)).__name__ == "ValidationError"
+                malformed = not self._connected and type(innermost(exc)).__name__ == "ValidationError"
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
@@ -350,7 +353,7 @@ class ServerConnection:
     async def _stderr_read(self, exc: BaseException) -> None:
         """A server that exited may have written its last words just before: read them (up to 1 s; its
         children may keep the pipe open) so the failure quotes them."""
-        leaf = leaf(exc)
+        leaf = innermost(exc)
         if self._stderr is not None and (isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stderr.ended.wait(), 1.0)
@@ -365,7 +368,7 @@ class ServerConnection:
         self.on_change(self)
 
     def _describe(self, exc: BaseException) -> str:
-        leaf = leaf(exc)
+        leaf = innermost(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
             summary = validation_summary(leaf)
             return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")

@@ -45,7 +45,8 @@ class SkippedLines:
         self.report()
 
 
-def leaf(exc: BaseException) -> BaseException:
+def innermost(exc: BaseException) -> BaseException:
+    """The first leaf of the SDK's (anyio's) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
