@@ -160,3 +160,31 @@ async def test_twenty_thousand_lines_that_are_not_json_rpc_are_reported_in_a_few
     assert reports[0]["lastError"].startswith("the server wrote something that is not JSON-RPC: 'this is not JSON")
     assert event["state"] == "connected" and tool_texts(fake_llm.requests[1])[-1] == "called fine"
     assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False
+
+
+async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endless_body_is_cut_off(agent_env,
+                                                                                                 tmp_path):
+    import asyncio
+    import socket
+    import subprocess
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {name: {"url": f"http://127.0.0.1:{port}/{name}", "startupTimeoutMs": 3000}
+                              for name in ("html", "garbage", "stray", "huge")})
+        listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
+    assert "failed" in rows["html"] and "Unexpected content type: text/html" in rows["html"]
+    assert "failed" in rows["garbage"] and "Failed to parse JSON response" in rows["garbage"]
+    assert "failed" in rows["stray"] and "no answer to initialize within 3 s" in rows["stray"]  # its answer: ignored
+    assert "failed" in rows["huge"] and "the server's answer is longer than 64 MiB" in rows["huge"]
+    assert f"(http://127.0.0.1:{port}/huge)" in rows["huge"] and "Traceback" not in listed.stderr
