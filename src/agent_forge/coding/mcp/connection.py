@@ -84,7 +84,8 @@ class ServerConnection:
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
         self._pid: int | None = None  # the stdio server's process, while it runs
         self._stale: set[str] = set()  # the listings the server said changed, not listed again yet
-        self._refreshing: asyncio.Task | None = None  # listing them (at most one at a time)
+        self._refreshing: tuple[asyncio.Task | None, ClientSession | None] = (None, None)  # listing them, and for
+        # which session (one at a time; a reconnected server's announcements start their own)
         self._skipped = SkippedLines(self._report_skipped)  # its stdout lines that are not JSON-RPC
 
     @property
@@ -295,8 +296,10 @@ class ServerConnection:
         kinds = _CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
             self._stale.update(kinds)
-            if self._refreshing is None or self._refreshing.done():  # not in the SDK's notification path
-                self._refreshing = asyncio.ensure_future(self._refresh_stale(self._session))
+            running, session = self._refreshing
+            if running is None or running.done() or session is not self._session:  # (that one ends by itself)
+                task = asyncio.ensure_future(self._refresh_stale(self._session))  # not in the SDK's path
+                self._refreshing = (task, self._session)
 
     async def _refresh_stale(self, session: ClientSession) -> None:
         """List again what the server said has changed, one listing at a time: the announcements that come while
