@@ -1,7 +1,8 @@
 """A real MCP server for the end-to-end tests, written with the SDK's server API (`MCPServer`, once FastMCP).
 
-`python mcp_server.py [MODE] [--http PORT_FILE]`: stdio by default; with `--http` it serves streamable HTTP on
-a free loopback port and writes the port to PORT_FILE. MODE is one of:
+`python mcp_server.py [MODE] [--http PORT_FILE [--json]]`: stdio by default; with `--http` it serves streamable
+HTTP on a free loopback port and writes the port to PORT_FILE (answers as server-sent events, or with `--json` as
+JSON responses). MODE is one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
@@ -264,6 +265,6 @@ if __name__ == "__main__":
         with open(port_file + ".tmp", "w") as out:
             out.write(str(port))
         os.replace(port_file + ".tmp", port_file)
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        server.run("streamable-http", host="127.0.0.1", port=port, json_response="--json" in sys.argv)
     else:
         server.run()

@@ -176,10 +176,17 @@ async def _connect_all(servers: list[Any]) -> list[tuple[str, ...]]:
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 
 
+SDK_IMPORT_ALLOWANCE_S = 30
+"""Beyond a server's start-up timeout, which counts from `initialize`, after the SDK's import (1-2 s, far more on
+a loaded machine; a listing that waited only the timeout showed `not ready` with no error). The connection ends
+its own first attempt by then (its timeout, a failure), so this bound is a safety net, never the usual wait."""
+
+
 async def _first_attempt(connection: Any) -> None:
     if connection.config.enabled:
+        bound = connection.config.startup_timeout_s + SDK_IMPORT_ALLOWANCE_S
         try:
-            await asyncio.wait_for(connection.first_attempt.wait(), connection.config.startup_timeout_s + 1)
+            await asyncio.wait_for(connection.first_attempt.wait(), bound)
         except asyncio.TimeoutError:
             pass
 

@@ -13,9 +13,10 @@ from agent_forge.coding.mcp.process import StderrTail, server_environment
 
 
 def test_the_environment_is_the_extra_safe_set_plus_the_entry():
-    environ = {"LANG": "C.UTF-8", "TZ": "UTC", "SECRET": "x", "LC_ALL": "() { evil; }", "TMPDIR": "/t"}
+    environ = {"LANG": "C.UTF-8", "TZ": "UTC", "SECRET": "x", "LC_ALL": "() { evil; }", "TMPDIR": "/t",
+               "HOME": "/h", "PATH": "/bin", "SHELL": "() { evil; }", "OPENAI_API_KEY": "k"}
     assert server_environment({"A": "1", "TZ": "Asia/Tokyo"}, environ) == {
-        "LANG": "C.UTF-8", "TMPDIR": "/t", "TZ": "Asia/Tokyo", "A": "1"}
+        "HOME": "/h", "PATH": "/bin", "LANG": "C.UTF-8", "TMPDIR": "/t", "TZ": "Asia/Tokyo", "A": "1"}
 
 
 async def test_stderr_keeps_only_its_tail():

@@ -7,7 +7,10 @@ with `error` saying why (with the tail of a stdio server's stderr), and is start
 one whose answer to `initialize` or a listing is malformed is not (the same answer would come again). A stdio
 server's process is watched (`process.process_exit`): its exit ends the connection even while a child holds its
 stdout; when a connection ends, what still carries its lifeline token is killed (`process.kill_leftovers`).
-The SDK is imported in a worker thread on the first connection, never before.
+The SDK's `ClientSession` speaks the protocol; the streams under it are ours for stdio (`stdio_transport`:
+linear-time reading, a 64 MiB cap per message, whose breach fails the server like a crash) and the SDK's for
+HTTP with the same cap (`http_transport`). Changed-list notifications are coalesced (`_refresh_stale`). The SDK
+is imported in a worker thread on the first connection, never before.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, U
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
+from .errors import SkippedLines, first_line, innermost, validation_summary
+from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
-from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment, server_pid
+from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
+from .stdio_transport import MessageTooLong, open_stdio
 from .vetting import fill_schema_types
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
@@ -77,6 +83,10 @@ class ServerConnection:
         self._connected = False  # this attempt connected: the backoff starts again from its first step
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
         self._pid: int | None = None  # the stdio server's process, while it runs
+        self._stale: set[str] = set()  # the listings the server said changed, not listed again yet
+        self._refreshing: tuple[asyncio.Task | None, ClientSession | None] = (None, None)  # listing them, and for
+        # which session (one at a time; a reconnected server's announcements start their own)
+        self._skipped = SkippedLines(self._report_skipped)  # its stdout lines that are not JSON-RPC
 
     @property
     def name(self) -> str:
@@ -150,6 +160,7 @@ class ServerConnection:
         attempt = 0
         while not self._stop.is_set():
             self._connected, self._lost_reason = False, None
+            self._stale.clear()
             malformed = False
             try:
                 await self._connect_once()
@@ -159,7 +170,7 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
-                malformed = not self._connected and type(_leaf(exc)).__name__ == "ValidationError"
+                malformed = not self._connected and type(innermost(exc)).__name__ == "ValidationError"
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
@@ -234,12 +245,17 @@ class ServerConnection:
         try:
             async with send:
                 async for item in read:
+                    if isinstance(item, MessageTooLong):  # the rest of it is unread: the server must go
+                        self._lost_reason = str(item)
+                        if self._pid is not None:
+                            kill_group(self._pid)
+                        return
                     if isinstance(item, Exception):
                         if self.config.transport == "http":  # the connection failed: reconnect (with backoff)
-                            self._lost_reason = f"HTTP transport error: {_first_line(item)}"
+                            self._lost_reason = f"HTTP transport error: {first_line(item)}"
                             return
-                        self.error = f"the server wrote something that is not JSON-RPC: {_first_line(item)}"
-                        self.on_change(self)
+                        self._skipped.add(first_line(item))  # the event at most every second
+                        self.error = self._skipped.text
                         continue
                     fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
@@ -253,7 +269,8 @@ class ServerConnection:
         how = await process_exit(pid)
         if self._stop.is_set():
             return
-        self._lost_reason = f"the server exited ({how})" if how else "the server exited"
+        if self._lost_reason is None:  # else it was killed for a reason given already (`_pump`)
+            self._lost_reason = f"the server exited ({how})" if how else "the server exited"
         self._gone()
         lost.set()
         kill_group(pid)  # its children holding its stdout: the SDK's shutdown kills none once it has exited
@@ -278,7 +295,19 @@ class ServerConnection:
     async def _on_message(self, message: object) -> None:
         kinds = _CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
-            asyncio.ensure_future(self._refresh(self._session, kinds))  # not in the SDK's notification path
+            self._stale.update(kinds)
+            running, session = self._refreshing
+            if running is None or running.done() or session is not self._session:  # (that one ends by itself)
+                task = asyncio.ensure_future(self._refresh_stale(self._session))  # not in the SDK's path
+                self._refreshing = (task, self._session)
+
+    async def _refresh_stale(self, session: ClientSession) -> None:
+        """List again what the server said has changed, one listing at a time: the announcements that come while
+        one runs are served by a single listing after it (a burst of 3000 costs at most two)."""
+        while self._stale and session is self._session:
+            kinds = tuple(kind for kind in _LISTED_KINDS if kind in self._stale)
+            self._stale.clear()
+            await self._refresh(session, kinds)
 
     async def _refresh(self, session: ClientSession, kinds: tuple[str, ...]) -> None:
         listed = {}
@@ -296,11 +325,9 @@ class ServerConnection:
     @contextlib.asynccontextmanager
     async def _transport(self) -> AsyncIterator[TransportStreams]:
         if self.config.transport == "http":
-            async with _http_transport(self.config) as streams:
+            async with http_transport(self.config) as streams:
                 yield streams
             return
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
         from ..tools import lifeline
 
         config = self.config
@@ -310,13 +337,12 @@ class ServerConnection:
         await stderr.start()
         watch = self._watch = lifeline.token()  # a SIGKILLed agent's servers are killed by the watchdog too
         env = {**server_environment(config.env), **({lifeline.ENV_VAR: watch} if watch else {})}
-        params = StdioServerParameters(command=os.path.expanduser(config.command or ""), args=list(config.args),
-                                       env=env, cwd=config.cwd, encoding_error_handler="replace")
         try:
-            async with stdio_client(params, errlog=stderr.writer) as streams:  # type: ignore[arg-type]
+            async with open_stdio(os.path.expanduser(config.command or ""), config.args, env, config.cwd,
+                                  stderr.writer) as server:
                 stderr.spawned()
-                self._pid = await asyncio.to_thread(server_pid, lifeline.ENV_VAR, watch) if watch else None
-                yield streams
+                self._pid = server.pid
+                yield server.read, server.write
         except OSError as exc:
             raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
         finally:
@@ -330,19 +356,24 @@ class ServerConnection:
     async def _stderr_read(self, exc: BaseException) -> None:
         """A server that exited may have written its last words just before: read them (up to 1 s; its
         children may keep the pipe open) so the failure quotes them."""
-        leaf = _leaf(exc)
+        leaf = innermost(exc)
         if self._stderr is not None and (isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stderr.ended.wait(), 1.0)
+
+    def _report_skipped(self) -> None:
+        if self.state in ("connected", "starting"):  # not when a failure's reason is the news
+            self.error = self._skipped.text
+            self.on_change(self)
 
     def _set(self, state: str) -> None:
         self.state = state
         self.on_change(self)
 
     def _describe(self, exc: BaseException) -> str:
-        leaf = _leaf(exc)
+        leaf = innermost(exc)
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
-            summary = _validation_summary(leaf)
+            summary = validation_summary(leaf)
             return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
         ended = isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)
         if ended and self._lost_reason:
@@ -374,7 +405,7 @@ async def _sdk() -> tuple[type[ClientSession], ModuleType]:
         logger.propagate = False  # the SDK logs parse errors with tracebacks; they are reported as states
         import anyio
         from mcp import ClientSession
-        from mcp.client import stdio  # noqa: F401
+        from mcp.shared.message import SessionMessage  # noqa: F401 (what `stdio_transport` makes)
 
         return ClientSession, anyio
 
@@ -383,6 +414,7 @@ async def _sdk() -> tuple[type[ClientSession], ModuleType]:
 
 _CHANGED = {"ToolListChangedNotification": ("tools",), "PromptListChangedNotification": ("prompts",),
             "ResourceListChangedNotification": ("resources", "resource_templates")}
+_LISTED_KINDS = ("tools", "prompts", "resources", "resource_templates")
 MAX_LISTED = 1000
 """At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
 
@@ -399,41 +431,3 @@ async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str
         cursor = result.next_cursor
         if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
             return items[:MAX_LISTED] if kind != "tools" else items
-
-
-@contextlib.asynccontextmanager
-async def _http_transport(config: McpServerConfig) -> AsyncIterator[TransportStreams]:
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300))
-    async with client:
-        async with streamable_http_client(config.url or "", http_client=client) as (read, write):
-            yield read, write
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _validation_summary(exc: BaseException) -> str:
-    """`content: Input should be a valid list; ...` for the first problems of a pydantic ValidationError."""
-    try:
-        problems = exc.errors()[:3]  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 (any other shape: its first line will do)
-        return _first_line(exc)  # type: ignore[arg-type]
-    return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
-
-
-def _first_line(exc: Exception) -> str:
-    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
-    try:
-        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
-    except (AttributeError, IndexError, KeyError, TypeError):
-        line = None
-    if isinstance(line, str):
-        return repr(line[:200])
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__

@@ -1,7 +1,7 @@
 """What a stdio MCP server process gets from the agent: a safe environment and a capped stderr (`docs/mcp.md`).
 
-Environment: the SDK's safe set (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`; `mcp.client.stdio.
-get_default_environment`, which the SDK adds itself), plus `EXTRA_INHERITED` here, plus the entry's `env`. The
+Environment: the SDK's safe set (`SAFE_INHERITED`, as `mcp.client.stdio.get_default_environment` has it), plus
+`EXTRA_INHERITED`, plus the entry's `env`; nothing else (`stdio_transport` gives the server exactly this). The
 agent's other variables (provider keys, tokens) are not passed: a server that needs one names it in `env`
 (`"GITHUB_TOKEN": "${GITHUB_TOKEN}"`). Values that start with `()` (exported shell functions) are skipped, as
 the SDK does.
@@ -17,16 +17,18 @@ import os
 import signal
 from typing import IO, Mapping
 
+SAFE_INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""What the SDK's own stdio transport passes on (`mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS`, POSIX)."""
 EXTRA_INHERITED = ("LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 """Passed on beyond the SDK's set: the locale (a server's text encoding), the temp dir and the time zone."""
 STDERR_KEEP_BYTES = 64 * 1024
 
 
 def server_environment(entry_env: Mapping[str, str], environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The variables given to the SDK for a stdio server on top of its safe set: `EXTRA_INHERITED` (when set)
-    and then the entry's `env` (which wins)."""
+    """The whole environment of a stdio server: `SAFE_INHERITED` and `EXTRA_INHERITED` (those set), then the
+    entry's `env` (which wins)."""
     environ = os.environ if environ is None else environ
-    inherited = {key: environ[key] for key in EXTRA_INHERITED
+    inherited = {key: environ[key] for key in (*SAFE_INHERITED, *EXTRA_INHERITED)
                  if key in environ and not environ[key].startswith("()")}
     return {**inherited, **entry_env}
 
@@ -87,27 +89,6 @@ class _Keep(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.tail.ended.set()
-
-
-def server_pid(env_var: str, token: str) -> int | None:
-    """The pid of the agent's own child whose environment holds `env_var=token` (the stdio server the SDK has
-    just started: each attempt has its own lifeline token), or None (no `/proc`, or it is gone already)."""
-    needle, parent = f"\0{env_var}={token}\0".encode(), os.getpid()
-    try:
-        names = [name for name in os.listdir("/proc") if name.isdigit()]
-    except OSError:
-        return None
-    for name in names:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                if int(stat.read().rsplit(b")", 1)[1].split()[1]) != parent:
-                    continue
-            with open(f"/proc/{name}/environ", "rb") as environ:
-                if needle in b"\0" + environ.read():
-                    return int(name)
-        except (OSError, ValueError, IndexError):
-            continue
-    return None
 
 
 async def process_exit(pid: int) -> str:

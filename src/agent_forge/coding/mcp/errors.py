@@ -1,0 +1,73 @@
+"""How an MCP connection describes what went wrong: the innermost exception of the SDK's exception groups, a
+pydantic error's summary, the line a server wrote; and `SkippedLines`, which reports a server's stdout lines that
+are not JSON-RPC without an event per line (`docs/mcp.md`, "Connections")."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Callable
+
+REPORT_EVERY_S = 1.0
+"""Skipped lines are reported (an `mcp_server_changed` event) at most this often: a server that logs to stdout
+may write thousands of lines a second."""
+
+
+class SkippedLines:
+    """Counts the lines skipped; `text` says so (the latest line, the count so far). `report()` is called for
+    the first at once, then at most every `REPORT_EVERY_S` (a last call follows the end of a burst)."""
+
+    def __init__(self, report: Callable[[], None]):
+        self.report = report
+        self.count = 0
+        self._latest = ""
+        self._reported_at = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, line: str) -> None:
+        """`line` (as `first_line` shows it) was skipped."""
+        self.count += 1
+        self._latest = line
+        wait = self._reported_at + REPORT_EVERY_S - time.monotonic()
+        if wait <= 0:
+            self._send()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(wait, self._send)
+
+    @property
+    def text(self) -> str:
+        more = f" ({self.count:,} lines skipped so far)" if self.count > 1 else ""
+        return f"the server wrote something that is not JSON-RPC: {self._latest}{more}"
+
+    def _send(self) -> None:
+        self._timer = None
+        self._reported_at = time.monotonic()
+        self.report()
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The first leaf of the SDK's (anyio's) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def validation_summary(exc: BaseException) -> str:
+    """`content: Input should be a valid list; ...` for the first problems of a pydantic ValidationError."""
+    try:
+        problems = exc.errors()[:3]  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (any other shape: its first line will do)
+        return first_line(exc)  # type: ignore[arg-type]
+    return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
+
+
+def first_line(exc: Exception) -> str:
+    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
+    try:
+        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, KeyError, TypeError):
+        line = None
+    if isinstance(line, str):
+        return repr(line[:200])
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__

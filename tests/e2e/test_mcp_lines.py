@@ -1,0 +1,190 @@
+"""End to end: the agent's own stdio transport against a hand-written server (`tests/support/mcp_raw_server.py`,
+no SDK, quick to start) through the real CLI in RPC mode: a 40 MB message is read (in linear time) and cut like
+`bash` output; a line over the 64 MiB cap fails the server (reported, tools withdrawn, restarted) without the rest
+of it being read; a burst of `tools/list_changed` costs at most two
+listings and ends with the right tool set."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_forge.modes.rpc.client import RpcClient
+
+from .test_mcp import _alive, offered, tool_texts, until_state, write_mcp
+
+RAW = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_server.py")
+TOO_LONG = "the server wrote a message (one line of its output) longer than 64 MiB"
+
+
+def raw(mode: str = "serve", *extra: str, **fields) -> dict:
+    return {"command": sys.executable, "args": [RAW, mode, *extra], **fields}
+
+
+def pids(log: Path) -> list[int]:
+    return [int(line.split()[1]) for line in log.read_text().splitlines() if line.startswith("pid ")]
+
+
+def peak_memory_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+
+
+@pytest.mark.real_process  # the agent's own peak memory
+async def test_a_40_mb_result_is_read_and_cut_a_longer_line_fails_the_server_which_is_restarted(agent_env, fake_llm,
+                                                                                               tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"s": raw(env={"MCP_TEST_LOG": str(log)})})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_long", "arguments": {}}]},
+                         {"tool_calls": [{"name": "s_toolong", "arguments": {}}]}, {"text": "it failed"},
+                         {"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "s", "connected")
+        events = await client.prompt_and_wait("print long lines", timeout=90)
+        state = await client.send({"type": "get_state"})  # the agent answers at once
+        await until_state(client, "s", "connected")  # restarted after 1 s
+        second = await client.prompt_and_wait("and now a short one", timeout=60)
+        peak = peak_memory_kb(client.process.pid)
+    ends = {e["toolName"]: e for e in events if e["type"] == "tool_execution_end"}
+    long = ends["s_long"]["result"]
+    assert ends["s_long"]["isError"] is False and long["details"]["truncation"]["totalBytes"] == 40 << 20
+    assert "[Showing the first" in long["content"][0]["text"] and len(long["content"][0]["text"]) < 60_000
+    failed = next(e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed")
+    toolong = json.dumps(ends["s_toolong"])
+    assert ends["s_toolong"]["isError"] is True and f"MCP server s: the call of toolong failed: {TOO_LONG}" in toolong
+    assert failed["tools"] == [] and failed["lastError"].startswith(TOO_LONG)
+    assert failed["lastError"].endswith("; restarting in 1 s") and "the rest of it was not read" in failed["lastError"]
+    assert not [name for name in offered(fake_llm.requests[2]) if name.startswith("s_")]  # withdrawn at once
+    assert state["success"] is True
+    first, restarted = pids(log)
+    assert not _alive(first) and first != restarted
+    assert tool_texts(fake_llm.requests[4])[-1] == "called fine"
+    assert next(e for e in second if e["type"] == "tool_execution_end")["isError"] is False
+    assert peak < 500_000, f"{peak} kB"  # 320 MB measured (the 40 MB result, its copies); the 100 MB line: capped
+
+
+async def test_an_endless_line_fails_the_server_at_initialize_and_in_a_call_and_kills_it(agent_env, fake_llm,
+                                                                                      tmp_path):
+    log = tmp_path / "server.log"
+    write_mcp(agent_env, {"init": raw("endless-init", env={"MCP_TEST_LOG": str(log)}), "call": raw()})
+    fake_llm.set_script([{"tool_calls": [{"name": "call_endless", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        failed = await until_state(client, "init", "failed")
+        events = await client.prompt_and_wait("never ends", timeout=60)
+        servers = {s["name"]: s for s in (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]}
+    assert failed["lastError"].startswith(TOO_LONG) and failed["lastError"].endswith("; restarting in 1 s")
+    assert not _alive(pids(log)[0])  # killed: it would have written for ever
+    end = next(e for e in events if e["type"] == "tool_execution_end")
+    assert end["isError"] is True and TOO_LONG in json.dumps(end)
+    assert TOO_LONG in servers["call"]["lastError"]
+
+
+async def test_a_burst_of_tools_list_changed_costs_at_most_two_listings_and_ends_with_the_new_tools(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"s": raw()})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_burst", "arguments": {}}]}, {"text": "sent"},
+                         {"tool_calls": [{"name": "s_count", "arguments": {}}]}, {"text": "counted"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "s", "connected")
+        events = await client.prompt_and_wait("burst", timeout=60)
+        changed = next((e for e in events if _lists(e, "s_extra")), None) or await _until_tools(client, "s_extra")
+        await client.prompt_and_wait("count", timeout=60)
+    assert "s_extra" in changed["tools"] and "s_extra" in offered(fake_llm.requests[2])
+    lists = int(tool_texts(fake_llm.requests[3])[-1].split()[1])
+    assert 2 <= lists <= 3, lists  # the first listing at connection, then one or two for the 3000 announcements
+
+
+def _lists(event: dict, tool: str) -> bool:
+    return event["type"] == "mcp_server_changed" and tool in event.get("tools", [])
+
+
+async def _until_tools(client: RpcClient, tool: str) -> dict:
+    while not _lists(event := await client.next_event(), tool):
+        pass
+    return event
+
+
+async def test_http_answers_have_the_same_cap_and_one_over_it_fails_only_that_call(agent_env, fake_llm, tmp_path):
+    """The SDK's own cap on a server-sent event (1 MiB) made a 3 MB result fail; a JSON response had none."""
+    import asyncio
+
+    from .test_mcp import SERVER, _listening
+
+    servers = {}
+    for name, extra in (("sse", ()), ("json", ("--json",))):
+        port_file = tmp_path / f"{name}.port"
+        servers[name] = (await asyncio.create_subprocess_exec(
+            sys.executable, SERVER, "normal", "--http", str(port_file), *extra, stderr=asyncio.subprocess.DEVNULL),
+            port_file)
+    try:
+        urls = {name: f"http://127.0.0.1:{await _listening(port_file, __import__('socket'))}/mcp"
+                for name, (_, port_file) in servers.items()}
+        write_mcp(agent_env, {name: {"url": url} for name, url in urls.items()})
+        calls = [{"name": name, "arguments": {"size": size}} for name, size in (
+            ("sse_huge", 3_000_000), ("json_huge", 3_000_000), ("json_huge", 34_000_000))]  # 34 MB: 69 MB sent
+        fake_llm.set_script([{"tool_calls": calls}, {"tool_calls": [{"name": "json_echo", "arguments": {
+            "text": "still here"}}]}, {"text": "done"}])
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            events = await client.prompt_and_wait("huge over http", timeout=120)
+    finally:
+        for process, _ in servers.values():
+            process.kill()
+            await process.wait()
+    args = {e["toolCallId"]: e["args"] for e in events if e["type"] == "tool_execution_start"}
+    ends = {(e["toolName"], args[e["toolCallId"]]["size"] if "size" in args[e["toolCallId"]] else 0): e
+            for e in events if e["type"] == "tool_execution_end"}
+    for name in ("sse", "json"):
+        small = ends[(f"{name}_huge", 3_000_000)]
+        assert small["isError"] is False and small["result"]["details"]["truncation"]["totalBytes"] == 3_000_000
+    big = json.dumps(ends[("json_huge", 34_000_000)])
+    assert ends[("json_huge", 34_000_000)]["isError"] is True
+    assert "the server's answer is longer than 64 MiB" in big and "the rest of it was not read" in big
+    assert tool_texts(fake_llm.requests[2])[-1] == "echo: still here"  # the server stayed connected
+
+
+async def test_twenty_thousand_lines_that_are_not_json_rpc_are_reported_in_a_few_events_with_their_count(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"s": raw("garbage", "20000")})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    events = []
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        while not (event := await client.next_event())["type"] == "mcp_server_changed" or \
+                "(20,000 lines skipped so far)" not in event.get("lastError", ""):
+            events.append(event)  # the last report follows the end of the burst within a second
+        run = await client.prompt_and_wait("still works?", timeout=60)
+    reports = [e for e in events if e["type"] == "mcp_server_changed" and "not JSON-RPC" in e.get("lastError", "")]
+    assert 1 <= len(reports) < 20, len(reports)  # one event per line before
+    assert reports[0]["lastError"].startswith("the server wrote something that is not JSON-RPC: 'this is not JSON")
+    assert event["state"] == "connected" and tool_texts(fake_llm.requests[1])[-1] == "called fine"
+    assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False
+
+
+async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endless_body_is_cut_off(agent_env,
+                                                                                                 tmp_path):
+    import asyncio
+    import socket
+    import subprocess
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {name: {"url": f"http://127.0.0.1:{port}/{name}", "startupTimeoutMs": 3000}
+                              for name in ("html", "garbage", "stray", "huge")})
+        listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
+    assert "failed" in rows["html"] and "Unexpected content type: text/html" in rows["html"]
+    assert "failed" in rows["garbage"] and "Failed to parse JSON response" in rows["garbage"]
+    assert "failed" in rows["stray"] and "no answer to initialize within 3 s" in rows["stray"]  # its answer: ignored
+    assert "failed" in rows["huge"] and "the server's answer is longer than 64 MiB" in rows["huge"]
+    assert f"(http://127.0.0.1:{port}/huge)" in rows["huge"] and "Traceback" not in listed.stderr
