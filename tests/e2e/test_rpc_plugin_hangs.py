@@ -110,9 +110,12 @@ def evil(tmp_path):
     return str(path)
 
 
-def env_with(agent_env_factory, handler_timeout_ms=None):
+def env_with(agent_env_factory, handler_timeout_ms=None, grace_ms=None):
+    """The agent's env: `pluginHandlerTimeoutMs` and the cancellation grace (`AGENT_FORGE_CANCEL_GRACE_MS`, 1 s
+    unless given) as asked."""
     settings = {} if handler_timeout_ms is None else {"pluginHandlerTimeoutMs": handler_timeout_ms}
-    return agent_env_factory(settings=settings)
+    extra = {} if grace_ms is None else {"AGENT_FORGE_CANCEL_GRACE_MS": str(grace_ms)}
+    return agent_env_factory(settings=settings, extra_env=extra)
 
 
 async def start(env, cwd, plugin):
