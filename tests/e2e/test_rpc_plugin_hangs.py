@@ -387,7 +387,7 @@ def test_piped_text_follows_a_prompt_template_and_precedes_plain_text(agent_env,
 @pytest.mark.parametrize("end", ["sigterm", "eof"])
 async def test_a_command_ignoring_cancellation_still_gets_its_closing_agent_settled(agent_env_factory, tmp_path,
                                                                                     evil, end):
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=200), tmp_path, evil)
     assert (await client.send({"type": "prompt", "message": "/stubborn"}))["success"] is True
     if end == "sigterm":
         client.process.send_signal(signal.SIGTERM)
