@@ -2,7 +2,8 @@
 
 Measures (issue 2 budgets, 2-core machine):
 - spawn → first `get_state` response, median over runs (target < 200 ms); again with one stdio MCP server
-  configured (`tests/support/mcp_server.py`; issue 13: within 10 % of the figure without);
+  configured (`tests/support/mcp_sdk_server.py`, a server written with the SDK; issue 13: within 10 % of the
+  figure without);
 - idle peak RSS of the agent process after that response (VmHWM; target < 50 MB);
 - one prompt streaming N text deltas: stdout lines/s and stdout bytes for several N (bytes must grow linearly).
 
@@ -57,7 +58,7 @@ def with_mcp_server(env: dict[str, str]) -> dict[str, str]:
     mcp_dir.mkdir(exist_ok=True)
     for name in ("models.json", "settings.json"):
         (mcp_dir / name).write_text((agent_dir / name).read_text())
-    server = {"command": sys.executable, "args": [str(TESTS / "support" / "mcp_server.py")]}
+    server = {"command": sys.executable, "args": [str(TESTS / "support" / "mcp_sdk_server.py")]}
     (mcp_dir / "mcp.json").write_text(json.dumps({"mcpServers": {"bench": server}}))
     return {**env, "AGENT_FORGE_DIR": str(mcp_dir)}
 

@@ -112,13 +112,21 @@ def make_agent_env(root: Path, server: FakeLLMServer, *, api: str = "openai-comp
 
 
 @pytest.fixture
-def fake_llm() -> Iterator[FakeLLMServer]:
-    """A running FakeLLMServer with an empty script (call `set_script`); stopped, hangs released, at teardown."""
+def fake_llm(request: pytest.FixtureRequest) -> Iterator[FakeLLMServer]:
+    """A running FakeLLMServer with an empty script (call `set_script`); stopped, hangs released, at teardown.
+
+    A request the script had no answer for (a 500 `script exhausted`) fails the test at teardown unless it is
+    marked `exhausts_script`: the agent retries a 500 with backoff (2 + 4 + 8 s), so a script one answer short
+    made a test wait 14 s and check less than it meant to."""
     server = FakeLLMServer().start()
     try:
         yield server
     finally:
         server.stop()
+    exhausted = [r["seq"] for r in server.requests if r["outcome"] == "exhausted"]
+    if exhausted and request.node.get_closest_marker("exhausts_script") is None:
+        pytest.fail(f"fake LLM script exhausted at request(s) {exhausted}: script every answer the test needs, "
+                    "or mark the test `exhausts_script`")
 
 
 @pytest.fixture

@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 
-LEFTOVER_GRACE_S = 1.0
-"""Seconds tasks still running when the mode has returned get after their cancellation (`run_loop`)."""
-
 
 def run_loop(main: Any) -> int:
     """`asyncio.run(main)`, except at the end: tasks still running (plugin code that ignores its
-    cancellation) are cancelled and get `LEFTOVER_GRACE_S`, then are abandoned, where `asyncio.run` would
-    wait for them for ever and the process would never exit."""
+    cancellation) are cancelled and get `CANCEL_GRACE_S` (1 s, or `AGENT_FORGE_CANCEL_GRACE_MS`), then are
+    abandoned, where `asyncio.run` would wait for them for ever and the process would never exit."""
     import asyncio
+
+    from .plugins.bounded import CANCEL_GRACE_S
 
     loop = asyncio.new_event_loop()
     try:
@@ -33,12 +32,12 @@ def run_loop(main: Any) -> int:
             for task in leftovers:
                 task.cancel()
             if leftovers:
-                loop.run_until_complete(asyncio.wait(leftovers, timeout=LEFTOVER_GRACE_S))
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=CANCEL_GRACE_S))
             loop.run_until_complete(loop.shutdown_asyncgens())
             # A worker thread blocked in the kernel (a FIFO without a writer) cannot be interrupted: waiting
             # for it would keep the process for ever (`leave_stuck_threads` ends the process past it).
             loop.run_until_complete(asyncio.wait({loop.create_task(loop.shutdown_default_executor())},
-                                                 timeout=LEFTOVER_GRACE_S))
+                                                 timeout=CANCEL_GRACE_S))
         finally:
             asyncio.set_event_loop(None)
             loop.close()

@@ -17,7 +17,7 @@ from acp import schema  # noqa: E402
 
 pytestmark = pytest.mark.real_process
 
-MCP_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")
+MCP_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")  # answers as the SDK's server
 
 
 class RecordingClient:

@@ -1,5 +1,7 @@
-"""End to end: real MCP servers (`tests/support/mcp_server.py`, written with the SDK's server API) as tool sources
-of the real CLI in RPC mode, against the loopback fake LLM: configuration, tools, results, progress, abort."""
+"""End to end: real MCP server processes as tool sources of the real CLI in RPC mode, against the loopback fake
+LLM: configuration, tools, results, progress, abort. The servers are `tests/support/mcp_server.py` (JSON-RPC by
+hand, answering as the SDK's server does: `tests/support/test_mcp_lite.py`), and, where the test is about meeting
+the SDK itself (the first connection, streamable HTTP), `mcp_sdk_server.py`, written with the SDK's server API."""
 
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ import pytest
 from agent_forge.modes.rpc.client import RpcClient
 
 SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")
+SDK_SERVER = str(Path(SERVER).with_name("mcp_sdk_server.py"))
 
 
-def stdio(mode: str = "normal", *extra: str, **fields) -> dict:
-    return {"command": sys.executable, "args": [SERVER, mode, *extra], **fields}
+def stdio(mode: str = "normal", *extra: str, sdk: bool = False, **fields) -> dict:
+    """A stdio server entry: `mcp_server.py MODE EXTRA...`, or with `sdk` the SDK's own (`mcp_sdk_server.py`)."""
+    return {"command": sys.executable, "args": [SDK_SERVER if sdk else SERVER, mode, *extra], **fields}
 
 
 def write_mcp(env: dict, servers: dict, path: Path | None = None) -> Path:
@@ -50,7 +54,7 @@ def offered(request: dict) -> list[str]:
 @pytest.mark.real_process  # the SDK's first import, in the agent's own process
 async def test_a_prompt_waits_for_a_starting_server_and_its_tools_results_reach_the_next_request(agent_env, fake_llm,
                                                                                                  tmp_path):
-    write_mcp(agent_env, {"tools": stdio(description="test tools")})
+    write_mcp(agent_env, {"tools": stdio(description="test tools", sdk=True)})
     fake_llm.set_script([
         {"tool_calls": [{"name": "tools_echo", "arguments": {"text": "hi"}},
                         {"name": "tools_add", "arguments": {"a": 2, "b": 3}},
@@ -182,7 +186,7 @@ async def test_a_server_over_streamable_http_on_loopback(agent_env, fake_llm, tm
     import socket
 
     port_file = tmp_path / "port"
-    server = await asyncio.create_subprocess_exec(sys.executable, SERVER, "normal", "--http", str(port_file),
+    server = await asyncio.create_subprocess_exec(sys.executable, SDK_SERVER, "normal", "--http", str(port_file),
                                                   stderr=asyncio.subprocess.DEVNULL)
     try:
         port = await _listening(port_file, socket)
@@ -254,7 +258,7 @@ async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agen
     import socket
 
     port_file = tmp_path / "port"
-    server = await asyncio.create_subprocess_exec(sys.executable, SERVER, "normal", "--http", str(port_file),
+    server = await asyncio.create_subprocess_exec(sys.executable, SDK_SERVER, "normal", "--http", str(port_file),
                                                   stderr=asyncio.subprocess.DEVNULL)
     port = await _listening(port_file, socket)
     write_mcp(agent_env, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}})

@@ -117,6 +117,7 @@ def test_json_mode_answers_carry_their_stop_reason_and_print_no_notice(agent_env
     assert ends[-1]["message"]["stopReason"] == "length"
 
 
+@pytest.mark.exhausts_script  # its second run meets the 500 an exhausted script answers
 def test_exhausted_retries_say_how_many_attempts_were_made(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 1, "maxRetries": 2}})
     fake_llm.set_script([RATE_LIMIT, RATE_LIMIT, {**RATE_LIMIT, "body": {"error": {"message": "still limited"}}}])

@@ -30,7 +30,8 @@ def project(tmp_path):
 
 
 def first_session(env, project, fake_llm) -> Path:
-    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}, {"text": "third answer"}])
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer"}, {"text": "third answer"},
+                         {"text": "fourth answer"}])
     assert run(env, project, "-p", "first").returncode == 0
     [path] = (project / "sessions").rglob("*.jsonl")
     return path
@@ -64,7 +65,8 @@ def test_a_recovery_copy_gets_its_own_id_and_is_listed_and_resolved_apart(agent_
     assert b'"third"' in original.read_bytes()  # the original, not its copy, took the prompt
     continued = run(agent_env, project, "-c", "--mode", "json", "-p", "fourth")
     # the copy was written last of the two before "third"; now the original is newer: -c takes it, quietly
-    assert b"recovery copy" not in continued.stderr
+    assert continued.returncode == 0 and b"recovery copy" not in continued.stderr, continued.stderr
+    assert b'"fourth"' in original.read_bytes()
 
 
 def test_continue_says_when_it_picks_a_recovery_copy(agent_env, fake_llm, project):

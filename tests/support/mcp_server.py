@@ -1,8 +1,17 @@
-"""A real MCP server for the end-to-end tests, written with the SDK's server API (`MCPServer`, once FastMCP).
+"""The MCP server of the end-to-end tests, without the SDK: `python mcp_server.py [MODE]` (stdio). It starts in
+~30 ms where a server written with the SDK costs ~1.3 s of CPU to import, and the tests start dozens.
 
+<<<<<<< HEAD
 `python mcp_server.py [MODE] [--http PORT_FILE [--json]]`: stdio by default; with `--http` it serves streamable
 HTTP on a free loopback port and writes the port to PORT_FILE (answers as server-sent events, or with `--json` as
 JSON responses). MODE is one of:
+=======
+In the modes `normal`, `twin` and `annotated` it answers as `mcp_sdk_server.py` (the same server written with the
+SDK's `MCPServer`) does: the same tools with the schemas the SDK derives, the same results, progress,
+cancellation and list-change notifications (`tests/support/test_mcp_lite.py` compares the two). The tests about
+meeting the real SDK (the agent's first connection, streamable HTTP, the SDK's own sessions) use that one. MODE is
+one of:
+>>>>>>> h-suite2
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
@@ -25,8 +34,9 @@ JSON responses). MODE is one of:
 - `annotated`: tools `peek` (annotated `readOnlyHint: true`) and `poke` (`readOnlyHint: false`), each answering
   `peeked`/`poked`
 
-The server writes `pid <pid>` to the file named by `$MCP_TEST_LOG` when it starts, and the `slow` tool writes
-`cancelled <marker>` there when its call is cancelled.
+In `normal`, `twin`, `annotated` and `garbage` it writes `pid <pid>` to the file named by `$MCP_TEST_LOG` when it
+starts, and the `slow` tool writes `cancelled <marker>` there when its call is cancelled (by the client, or by
+stdin's end).
 """
 
 from __future__ import annotations
@@ -120,140 +130,177 @@ if MODE == "garbage":
     sys.stdout.write("this is not JSON-RPC\n")
     sys.stdout.flush()
 
+# -- `normal`, `twin`, `annotated`: the tools, prompts and resources of mcp_sdk_server.py, by hand ----------------
+
 import base64  # noqa: E402
+import json  # noqa: E402
 
-import anyio  # noqa: E402
-import mcp_types as types  # noqa: E402
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
-from mcp.server.mcpserver.utilities.types import Image  # noqa: E402
+from mcp_lite import Request, RpcError, Server, log  # noqa: E402  (beside this file, on the script's sys.path)
 
-server = MCPServer("test-server", instructions="Tools for the agent-forge tests.")
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c63f8ffff3f0005fe02fea7d6a4e70000000049454e44ae426082")
+B64_PNG = base64.b64encode(PNG).decode()
+JSON_TYPES = {str: "string", int: "integer"}
 
 
-def _log(text: str) -> None:
-    path = os.environ.get("MCP_TEST_LOG")
-    if path:
-        with open(path, "a", encoding="utf-8") as log:
-            log.write(text + "\n")
+def tool(name: str, description: str, params: dict[str, type] | None = None, *, returns: object = str,
+         annotations: dict | None = None, function: str = "") -> dict:
+    """A tool as the SDK lists a function `name(**params) -> returns` (registered as `name`, defined as
+    `function`, default `name`): pydantic's argument and output schemas, titled after the function."""
+    params, function = params or {}, function or name
+    schema: dict = {"properties": {key: {"title": key.title(), "type": JSON_TYPES[kind]}
+                                   for key, kind in params.items()}}
+    if params:
+        schema["required"] = list(params)
+    listed: dict = {"description": description, "inputSchema": {**schema, "type": "object",
+                                                                 "title": f"{function}Arguments"}, "name": name}
+    if returns is str:
+        listed["outputSchema"] = {"properties": {"result": {"title": "Result", "type": "string"}},
+                                  "required": ["result"], "type": "object", "title": f"{function}Output"}
+    elif returns == "dict[str, int]":
+        listed["outputSchema"] = {"type": "object", "additionalProperties": {"type": "integer"},
+                                  "title": f"{function}DictOutput"}
+    return {"annotations": annotations, **listed} if annotations else listed
 
 
-if MODE == "twin":
-    @server.tool(name=sys.argv[2], description="The twin tool")
-    def twin() -> str:
-        return "twin"
-elif MODE == "annotated":
-    @server.tool(description="Looks", annotations=types.ToolAnnotations(read_only_hint=True))
-    def peek() -> str:
-        return "peeked"
+def text_result(text: str) -> dict:
+    """A str-returning tool's result: the text, also as structured content."""
+    return {"content": [{"text": text, "type": "text"}], "isError": False, "structuredContent": {"result": text}}
 
-    @server.tool(description="Changes", annotations=types.ToolAnnotations(read_only_hint=False))
-    def poke() -> str:
-        return "poked"
-else:
-    @server.tool(description="Echo the text back")
-    def echo(text: str) -> str:
-        return f"echo: {text}"
 
-    @server.tool(description="Add two numbers")
-    def add(a: int, b: int) -> dict[str, int]:
-        return {"sum": a + b}
+def resource(uri: str, name: str, mime: str) -> dict:
+    return {"description": "", "mimeType": mime, "name": name, "uri": uri}
 
-    @server.tool(description="A tiny picture")
-    def picture() -> Image:
-        return Image(data=PNG, format="png")
 
-    @server.tool(description="The readme as an embedded resource")
-    def readme() -> types.EmbeddedResource:
-        return types.EmbeddedResource(type="resource", resource=types.TextResourceContents(
-            uri="file:///readme.md", mime_type="text/markdown", text="# Readme\nhello"))
+class Tools:
+    """The state and handlers of one server (`grow` changes its lists)."""
 
-    @server.tool(description="Always fails")
-    def fail() -> str:
-        raise ToolError("this tool always fails")
+    def __init__(self, mode: str, argv: list[str]) -> None:
+        if mode == "twin":
+            self.tools = [tool(argv[0], "The twin tool", function="twin")]
+        elif mode == "annotated":
+            self.tools = [tool("peek", "Looks", annotations={"readOnlyHint": True}),
+                          tool("poke", "Changes", annotations={"readOnlyHint": False})]
+        else:
+            self.tools = [tool("echo", "Echo the text back", {"text": str}),
+                          tool("add", "Add two numbers", {"a": int, "b": int}, returns="dict[str, int]"),
+                          tool("picture", "A tiny picture", returns=None),
+                          tool("readme", "The readme as an embedded resource", returns=None),
+                          tool("fail", "Always fails"),
+                          tool("slow", "Reports progress, then waits a long time", {"marker": str}),
+                          tool("huge", "Returns a lot of text", {"size": int}),
+                          tool("grow", "Adds the tool `extra` and announces the changed tool list"),
+                          tool("crash", "Kills the server in the middle of the call"),
+                          tool("environ", "The names of the server's environment variables")]
+        full = mode not in ("twin", "annotated")
+        self.prompts = [
+            {"arguments": [{"name": "path", "required": True}, {"name": "focus", "required": False}],
+             "description": "Review a file", "name": "review"},
+            {"arguments": [], "description": "A user and an assistant message with a picture", "name": "pair"},
+        ] if full else []
+        self.resources = [resource("file:///notes.txt", "notes", "text/plain"),
+                          resource("file:///logo.png", "logo", "image/png"),
+                          resource("file:///data.bin", "data", "application/octet-stream"),
+                          resource("file:///big.txt", "big", "text/plain"),
+                          resource("file:///slow.txt", "slow", "text/plain")] if full else []
+        self.templates = [{"description": "", "mimeType": "text/plain", "name": "topic note",
+                           "uriTemplate": "note://{topic}"}] if full else []
 
-    @server.tool(description="Reports progress, then waits a long time")
-    async def slow(marker: str, ctx: Context) -> str:
-        await ctx.report_progress(1, 2, "half way")
-        try:
-            await anyio.sleep(60)
-        except anyio.get_cancelled_exc_class():
-            _log(f"cancelled {marker}")
-            raise
-        return "slow done"
+    def handlers(self) -> dict:
+        return {"tools/list": lambda request: {"tools": self.tools},
+                "prompts/list": lambda request: {"prompts": self.prompts},
+                "resources/list": lambda request: {"resources": self.resources},
+                "resources/templates/list": lambda request: {"resourceTemplates": self.templates},
+                "tools/call": self.call, "prompts/get": self.prompt, "resources/read": self.read}
 
-    @server.tool(description="Returns a lot of text")
-    def huge(size: int) -> str:
-        line = "x" * 99 + "\n"
-        return line * (size // 100)
+    def call(self, request: Request) -> dict | None:
+        name, args = request.params["name"], request.params.get("arguments") or {}
+        if name not in {listed["name"] for listed in self.tools}:
+            return {"content": [{"text": f"Unknown tool: {name}", "type": "text"}], "isError": True}
+        if name == "slow":
+            request.progress(1, 2, "half way")
+            request.background(lambda: None if request.cancelled.wait(60) else text_result("slow done"),
+                               on_cancel=lambda: log(f"cancelled {args['marker']}"))
+            return None
+        if name == "crash":
+            os._exit(9)
+        if name == "add":
+            total = {"sum": args["a"] + args["b"]}
+            return {"content": [{"text": json.dumps(total, indent=2), "type": "text"}], "isError": False,
+                    "structuredContent": total}
+        if name == "picture":
+            return {"content": [{"data": B64_PNG, "mimeType": "image/png", "type": "image"}], "isError": False}
+        if name == "readme":
+            return {"content": [{"resource": {"mimeType": "text/markdown", "text": "# Readme\nhello",
+                                              "uri": "file:///readme.md"}, "type": "resource"}], "isError": False}
+        if name == "fail":
+            return {"content": [{"text": "Error executing tool fail: this tool always fails", "type": "text"}],
+                    "isError": True}
+        if name == "grow":
+            self._grow(request)
+        return text_result(self._text(name, args))
 
-    @server.tool(description="Adds the tool `extra` and announces the changed tool list")
-    async def grow(ctx: Context) -> str:
-        def extra() -> str:
-            """A tool added while connected"""
-            return "extra!"
+    def _text(self, name: str, args: dict) -> str:
+        texts = {"echo": lambda: f"echo: {args['text']}", "huge": lambda: ("x" * 99 + "\n") * (args["size"] // 100),
+                 "environ": lambda: " ".join(sorted(os.environ)), "grow": lambda: "grown", "extra": lambda: "extra!",
+                 "peek": lambda: "peeked", "poke": lambda: "poked"}
+        return texts.get(name, lambda: "twin")()
 
-        def later() -> str:
-            """A prompt added while connected"""
-            return "the later prompt"
+    def _grow(self, request: Request) -> None:
+        self.tools.append(tool("extra", "A tool added while connected"))
+        self.prompts.append({"arguments": [], "description": "A prompt added while connected", "name": "later"})
+        request.server.notify("notifications/tools/list_changed")
+        request.server.notify("notifications/prompts/list_changed")
 
-        from mcp.server.mcpserver.prompts.base import Prompt
+    def prompt(self, request: Request) -> dict:
+        name, args = request.params["name"], request.params.get("arguments") or {}
+        listed = next((p for p in self.prompts if p["name"] == name), None)
+        if listed is None:
+            raise RpcError(0, f"Unknown prompt: {name}")
+        missing = {a["name"] for a in listed["arguments"] if a["required"]} - set(args)
+        if missing:
+            raise RpcError(0, f"Missing required arguments: {missing}")
+        def user(text: str) -> dict:
+            return {"content": {"text": text, "type": "text"}, "role": "user"}
+        messages = {
+            "review": lambda: [user(f"Review {args['path']}, looking for {args.get('focus', 'bugs')}.")],
+            "later": lambda: [user("the later prompt")],
+            "pair": lambda: [user("First, the question."),
+                             {"content": {"text": "Then, the answer.", "type": "text"}, "role": "assistant"},
+                             {"content": {"data": B64_PNG, "mimeType": "image/png", "type": "image"}, "role": "user"}],
+        }[name]()
+        return {"description": listed["description"], "messages": messages}
 
-        server.add_tool(extra)
-        server.add_prompt(Prompt.from_function(later))
-        await ctx.session.send_tool_list_changed()
-        await ctx.session.send_prompt_list_changed()
-        return "grown"
+    def read(self, request: Request) -> dict | None:
+        uri = request.params["uri"]
+        contents = {"file:///notes.txt": ("text/plain", "text", "the notes"),
+                    "file:///logo.png": ("image/png", "blob", B64_PNG),
+                    "file:///data.bin": ("application/octet-stream", "blob", base64.b64encode(bytes(3000)).decode()),
+                    "file:///big.txt": ("text/plain", "text", ("z" * 99 + "\n") * 30_000)}
+        if uri.startswith("note://") and self.templates:
+            contents[uri] = ("text/plain", "text", f"a note about {uri[len('note://'):]}")
+        if uri == "file:///slow.txt" and self.resources:
+            request.background(lambda: None if request.cancelled.wait(60) else {"contents": [
+                {"mimeType": "text/plain", "text": "late", "uri": uri}]})
+            return None
+        if uri not in contents:
+            raise RpcError(-32602, f"Unknown resource: {uri}", {"uri": uri})
+        mime, key, value = contents[uri]
+        return {"contents": [{"mimeType": mime, key: value, "uri": uri}]}
 
-    @server.tool(description="Kills the server in the middle of the call")
-    def crash() -> str:
-        os._exit(9)
 
-    @server.tool(description="The names of the server's environment variables")
-    def environ() -> str:
-        return " ".join(sorted(os.environ))
-
-    @server.prompt(description="Review a file")
-    def review(path: str, focus: str = "bugs") -> str:
-        return f"Review {path}, looking for {focus}."
-
-    @server.prompt(description="A user and an assistant message with a picture")
-    def pair() -> list:
-        from mcp.server.mcpserver.prompts.base import AssistantMessage, UserMessage
-
-        return [UserMessage("First, the question."), AssistantMessage("Then, the answer."),
-                UserMessage(content=types.ImageContent(type="image", data=base64.b64encode(PNG).decode(),
-                                                       mime_type="image/png"))]
-
-    @server.resource("file:///notes.txt", name="notes", mime_type="text/plain")
-    def notes() -> str:
-        return "the notes"
-
-    @server.resource("file:///logo.png", name="logo", mime_type="image/png")
-    def logo() -> bytes:
-        return PNG
-
-    @server.resource("file:///data.bin", name="data", mime_type="application/octet-stream")
-    def data() -> bytes:
-        return bytes(3000)
-
-    @server.resource("file:///big.txt", name="big", mime_type="text/plain")
-    def big() -> str:
-        return ("z" * 99 + "\n") * 30_000
-
-    @server.resource("file:///slow.txt", name="slow", mime_type="text/plain")
-    async def slow_resource() -> str:
-        await anyio.sleep(60)
-        return "late"
-
-    @server.resource("note://{topic}", name="topic note", mime_type="text/plain")
-    def topic(topic: str) -> str:
-        return f"a note about {topic}"
+def serve(mode: str, argv: list[str]) -> None:
+    tools = Tools(mode, argv)
+    init = {"capabilities": {"prompts": {"listChanged": False},
+                             "resources": {"listChanged": False, "subscribe": False},
+                             "tools": {"listChanged": False}},
+            "instructions": "Tools for the agent-forge tests.", "serverInfo": {"name": "test-server", "version": ""}}
+    log(f"pid {os.getpid()}")
+    Server(tools.handlers(), initialize=init).run()
 
 
 if __name__ == "__main__":
+<<<<<<< HEAD
     _log(f"pid {os.getpid()}")
     if "--http" in sys.argv:
         import socket
@@ -268,3 +315,6 @@ if __name__ == "__main__":
         server.run("streamable-http", host="127.0.0.1", port=port, json_response="--json" in sys.argv)
     else:
         server.run()
+=======
+    serve(MODE, sys.argv[2:])
+>>>>>>> h-suite2

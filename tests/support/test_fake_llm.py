@@ -245,6 +245,7 @@ def test_drop_after_closes_the_connection_abruptly(fake_llm, client):
     assert record["outcome"] == "dropped" and record["events_sent"] == 3
 
 
+@pytest.mark.exhausts_script
 def test_script_exhausted_answers_500_on_both_apis(fake_llm, client):
     openai = client.post(fake_llm.base_url_openai + OPENAI_PATH, json=openai_body())
     anthropic = client.post(fake_llm.base_url_anthropic + ANTHROPIC_PATH, json=anthropic_body())

@@ -16,6 +16,7 @@ tool's `tool_execution_end`, a command's `agent_settled`).
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Awaitable, Callable, TypeVar
 
 from .isolation import spawn_contained
@@ -23,8 +24,16 @@ from .threads import live_threads
 
 _T = TypeVar("_T")
 
-CANCEL_GRACE_S = 1.0
-"""Seconds cancelled plugin code gets to end (clean up after `CancelledError`) before the agent goes on."""
+
+def _cancel_grace_s() -> float:
+    """`AGENT_FORGE_CANCEL_GRACE_MS` in seconds (a non-negative integer; tests shorten the wait), else 1.0."""
+    raw = os.environ.get("AGENT_FORGE_CANCEL_GRACE_MS", "")
+    return int(raw) / 1000 if raw.isdigit() else 1.0
+
+
+CANCEL_GRACE_S = _cancel_grace_s()
+"""Seconds cancelled plugin code gets to end (clean up after `CancelledError`) before the agent goes on, and
+tasks still running at exit get (`cli_loop`): 1 s, or `AGENT_FORGE_CANCEL_GRACE_MS`, read at start-up."""
 
 _ABANDONED: set[asyncio.Task] = set()  # plugin tasks that ignored their cancellation, until they end
 

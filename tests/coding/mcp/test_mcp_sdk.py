@@ -1,4 +1,5 @@
-"""The SDK's `mcp_servers`: an in-process session with the faux model calls a real stdio MCP server's tool; the
+"""The SDK's `mcp_servers`: an in-process session with the faux model calls a real stdio MCP server's tool (one
+written with the MCP SDK's server API, `mcp_sdk_server.py`; the others use its light twin `mcp_server.py`); the
 connected server is listed in the system prompt; closing the session stops the server."""
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from pathlib import Path
 from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, faux_requests, set_faux_responses
 
 SERVER = str(Path(__file__).resolve().parents[2] / "support" / "mcp_server.py")
+SDK_SERVER = str(Path(SERVER).with_name("mcp_sdk_server.py"))
 
 
 async def test_sdk_sessions_take_mcp_servers_in_code(tmp_path):
     key = "mcp-sdk"
     set_faux_responses([FauxResponse(tool_calls=[("tools_echo", {"text": "from the sdk"})]),
                         FauxResponse(text="done")], key=key)
-    servers = {"tools": {"command": sys.executable, "args": [SERVER], "description": "Test tools"}}
+    servers = {"tools": {"command": sys.executable, "args": [SDK_SERVER], "description": "Test tools"}}
     session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
                                    no_session=True, mcp_servers=servers)
     await session.prompt_and_wait("echo")
