@@ -88,7 +88,7 @@ async def test_retries_are_shown_while_they_happen(agent_env_factory, project, f
     session_id = await client.new_session(str(project))
     assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
     thoughts = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
-    assert "overloaded now" in thoughts and "attempt 1 of" in thoughts
+    assert "overloaded now" in thoughts and "(retry 1 of 3)" in thoughts
     assert await client.close() == 0
 
 

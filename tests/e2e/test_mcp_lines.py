@@ -111,7 +111,7 @@ async def test_http_answers_have_the_same_cap_and_one_over_it_fails_only_that_ca
     """The SDK's own cap on a server-sent event (1 MiB) made a 3 MB result fail; a JSON response had none."""
     import asyncio
 
-    from .test_mcp import SERVER, _listening
+    from .test_mcp import SDK_SERVER as SERVER, _listening
 
     servers = {}
     for name, extra in (("sse", ()), ("json", ("--json",))):

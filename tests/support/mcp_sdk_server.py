@@ -3,7 +3,7 @@ end, for the tests about meeting it (the first connection, streamable HTTP, the 
 `test_mcp_lite.py`, which checks that `mcp_server.py` (no SDK, ~30 ms to start instead of ~1.3 s of CPU)
 answers as this one does.
 
-`python mcp_sdk_server.py [MODE] [--http PORT_FILE]`: stdio by default; with `--http` it serves streamable HTTP
+`python mcp_sdk_server.py [MODE] [--http PORT_FILE [--json]]`: stdio by default; with `--http` it serves streamable HTTP
 on a free loopback port and writes the port to PORT_FILE. MODE is `normal`, `twin NAME` or `annotated`, as
 described in `mcp_server.py`. It writes `pid <pid>` to `$MCP_TEST_LOG` when it starts, and the `slow` tool
 writes `cancelled <marker>` there when its call is cancelled.
@@ -160,6 +160,6 @@ if __name__ == "__main__":
         with open(port_file + ".tmp", "w") as out:
             out.write(str(port))
         os.replace(port_file + ".tmp", port_file)
-        server.run("streamable-http", host="127.0.0.1", port=port)
+        server.run("streamable-http", host="127.0.0.1", port=port, json_response="--json" in sys.argv)
     else:
         server.run()

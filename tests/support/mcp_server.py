@@ -1,17 +1,11 @@
 """The MCP server of the end-to-end tests, without the SDK: `python mcp_server.py [MODE]` (stdio). It starts in
 ~30 ms where a server written with the SDK costs ~1.3 s of CPU to import, and the tests start dozens.
 
-<<<<<<< HEAD
-`python mcp_server.py [MODE] [--http PORT_FILE [--json]]`: stdio by default; with `--http` it serves streamable
-HTTP on a free loopback port and writes the port to PORT_FILE (answers as server-sent events, or with `--json` as
-JSON responses). MODE is one of:
-=======
 In the modes `normal`, `twin` and `annotated` it answers as `mcp_sdk_server.py` (the same server written with the
 SDK's `MCPServer`) does: the same tools with the schemas the SDK derives, the same results, progress,
 cancellation and list-change notifications (`tests/support/test_mcp_lite.py` compares the two). The tests about
 meeting the real SDK (the agent's first connection, streamable HTTP, the SDK's own sessions) use that one. MODE is
 one of:
->>>>>>> h-suite2
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
@@ -300,21 +294,4 @@ def serve(mode: str, argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-<<<<<<< HEAD
-    _log(f"pid {os.getpid()}")
-    if "--http" in sys.argv:
-        import socket
-
-        port_file = sys.argv[sys.argv.index("--http") + 1]
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        with open(port_file + ".tmp", "w") as out:
-            out.write(str(port))
-        os.replace(port_file + ".tmp", port_file)
-        server.run("streamable-http", host="127.0.0.1", port=port, json_response="--json" in sys.argv)
-    else:
-        server.run()
-=======
     serve(MODE, sys.argv[2:])
->>>>>>> h-suite2
