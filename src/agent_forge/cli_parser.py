@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--append-system-prompt", action="append", metavar="TEXT|FILE",
                         help="text (or a file's text) appended to the system prompt (repeatable)")
     parser.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
-                        help="write SESSION (a session file) as HTML to OUT (default: "
-                             "./agent-forge-session-<name>.html) and exit")
+                        help="write SESSION (a session file, or a full or partial session id of this directory) "
+                             "as HTML to OUT (default: ./agent-forge-session-<name>.html; '-': stdout) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
     parser.add_argument("--list-models", nargs="?", const="", default=None, metavar="SEARCH",
                         help="list the models that have a key (optionally only those matching SEARCH) and exit")

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..coding.paths import working_directory
+
 USAGE_EXIT = 2
 
 
@@ -83,7 +85,7 @@ def _file(local: bool) -> Path:
     from ..coding.mcp.config import FILE_NAME, project_file
     from ..coding.paths import agent_dir
 
-    return project_file(os.getcwd()) if local else agent_dir() / FILE_NAME
+    return project_file(working_directory()) if local else agent_dir() / FILE_NAME
 
 
 def _add(args: argparse.Namespace, command: list[str] | None) -> int:
@@ -142,7 +144,7 @@ def _list(args: argparse.Namespace) -> int:
     from ..coding.paths import agent_dir
     from ..coding.resources.trust import project_policy
 
-    cwd = os.getcwd()
+    cwd = working_directory()
     policy = project_policy(cwd, agent_dir(), approve=True if args.approve else None)
     servers, warnings = load_mcp_config(cwd, agent_dir(), project_allowed=policy.code_allowed)
     from ..coding.mcp.config import project_file
