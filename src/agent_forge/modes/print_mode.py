@@ -16,7 +16,8 @@ Output: print mode writes the final answer's text of the last run to stdout (not
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
 `docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`),
 every failed compaction (with its advice, e.g. an overflow compaction cannot fix), and in print mode a notice
-for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`). Text that
+for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`) and one for
+each MCP server a prompt ran without (`print_outcome.McpNotices`; the answer still counts: exit code 0). Text that
 reaches the terminal (the answer, diagnostics quoting model or server text) is cleaned by
 `sanitize.terminal_text`: no escape sequence or control character but newline and tab (a lone `\r` becomes a
 newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when every run ended normally (a
@@ -43,7 +44,7 @@ from ..coding.tools.file_kinds import image_data_problem, looks_binary, open_reg
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
 from . import stdout_guard, termination
-from .print_outcome import NO_TEXT, RunWatch, answer_notices, run_problem
+from .print_outcome import NO_TEXT, McpNotices, RunWatch, answer_notices, run_problem
 from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
 
@@ -136,6 +137,8 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
         return _fail(str(exc))
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
+    else:  # JSON mode has them as `mcp_server_changed` events
+        session.subscribe(McpNotices(_fail))
     compactions, watch = _CompactionFailures(), RunWatch()
     session.subscribe(compactions)
     session.subscribe(watch)
