@@ -6,7 +6,8 @@ is a `/command` naming a plugin command, template or skill, so that the command 
 its arguments): a text file as a `<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`,
 `.webp`) as an attachment. An `@path` must be a regular file of at most `MAX_FILE_BYTES`, an image must start
 with its type's magic bytes (`file_kinds.image_data_problem`), and a file that is not an image must not contain
-NUL bytes (binary); anything else is refused before any request.
+NUL bytes (binary); piped stdin obeys the same size and binary rules; anything else is refused before any
+request (exit code 1).
 
 Each prompt takes the input path of RPC `prompt` (`AgentSession.submit`): a plugin command (`/name args`) runs
 to its end instead of reaching the model, plugin `input` handlers may transform or handle the text, then
@@ -34,7 +35,7 @@ import base64
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 from ..agent.types import ToolError
 from ..ai import json_wire
@@ -116,7 +117,8 @@ def _read_file(path: Path, name: str) -> bytes:
 
 def _read_stdin() -> str | None:
     """Piped stdin (the mode's own copy: `stdout_guard.claim_stdin`) as text; None for a terminal (nothing is
-    piped) or a closed stdin."""
+    piped) or a closed stdin. The rules of `@path` text files hold: `CommandError` for more than
+    `MAX_FILE_BYTES` (no more is read) or for binary data (NUL bytes)."""
     from .stdout_guard import protocol_stdin
 
     if sys.stdin is None:
@@ -124,7 +126,27 @@ def _read_stdin() -> str | None:
     stream = protocol_stdin()
     if stream.isatty():
         return None
-    return stream.read().decode("utf-8", "replace")
+    data = _read_at_most(stream, MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise CommandError(f"Cannot use piped stdin: it is over the {format_size(MAX_FILE_BYTES)} limit for "
+                           "piped input and @file arguments.")
+    if looks_binary(data):
+        raise CommandError("Cannot use piped stdin: it is binary data (it contains NUL bytes). Only text can be "
+                           f"piped; attach images as @file arguments ({', '.join(IMAGE_TYPES)}).")
+    return data.decode("utf-8", "replace")
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`, fewer only at end of file (an unbuffered pipe returns what it has)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = stream.read(min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
