@@ -76,9 +76,10 @@ def _main(argv: list[str] | None) -> int:
         return run_export(args.export, args.session_dir)
     if args.trust_project or args.distrust_project:
         from .coding.paths import agent_dir
+        from .modes.stdout_guard import print_out
         from .plugins.startup import trust_command
 
-        return trust_command(args, agent_dir()) or 0
+        return trust_command(args, agent_dir(), print_out) or 0
     if args.list_sessions:
         return _list_sessions(args)
     interactive = args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
@@ -94,6 +95,10 @@ def _main(argv: list[str] | None) -> int:
         _say(problem)
         return USAGE_EXIT
     working_directory()  # before anything starts: a deleted directory is a usage problem, not a late failure
+    from .modes.stdout_guard import refuse_closed_stdout
+
+    if refuse_closed_stdout():  # `>&-`: no answer, event or response could reach anyone
+        return 1
     if interactive:
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
     try:
