@@ -28,8 +28,40 @@ def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
     if mode == "acp" and (args.messages or args.print_mode):
         return "--mode acp reads its prompts from the editor on stdin; drop the message arguments and -p"
     if args.session_id is not None:
-        return _session_id_problem(args) or path_arguments_problem(args)
-    return _session_flags_problem(args) or _thinking_problem(args) or path_arguments_problem(args)
+        return _session_id_problem(args) or value_syntax_problem(args) or path_arguments_problem(args)
+    return (_session_flags_problem(args) or _thinking_problem(args) or value_syntax_problem(args)
+            or path_arguments_problem(args))
+
+
+def value_syntax_problem(args: argparse.Namespace) -> str | None:
+    """A flag value no configuration could make valid (`--context-window abc`, `-t read,+bash`, a `--name` with
+    a control character): a usage error,
+    where one that names something the configuration lacks (`--provider nope`, `--model nosuch`, a session id
+    no session has) is a failure of the run (exit code 1)."""
+    from .coding.errors import CommandError
+
+    if args.name is not None:
+        from .coding.state import session_name
+
+        try:
+            session_name(args.name)
+        except CommandError as exc:
+            return str(exc)
+    if args.context_window is not None:
+        from .coding.models.control import parse_context_window
+
+        try:
+            parse_context_window(args.context_window)
+        except CommandError as exc:
+            return str(exc)
+    if args.tools is not None:
+        from .coding.tools.selection import ToolSelectionError, check_cli_entries
+
+        try:
+            check_cli_entries(args.tools.split(","))
+        except ToolSelectionError as exc:
+            return str(exc)
+    return None
 
 
 def path_arguments_problem(args: argparse.Namespace) -> str | None:

@@ -180,7 +180,7 @@ def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
     try:
         path = cwd / Path(value).expanduser()
         if "\n" in value or not path.is_file():
-            if "\n" not in value and path.exists():
+            if value.strip() and "\n" not in value and path.exists():  # "" is empty text, not the cwd
                 kind = describe_kind(path.stat().st_mode)
                 warnings.append(f"{value}: it is {kind}, not a regular file; taken as the text itself")
             return value
