@@ -249,7 +249,8 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        problem = usage_problem(args, "rpc") or (working_directory() and None)
+        working_directory()
+        problem = usage_problem(args, "rpc")
     except MissingDirectory as exc:
         problem = str(exc)
     if problem:
