@@ -68,7 +68,8 @@ def path_arguments_problem(args: argparse.Namespace) -> str | None:
     """A flag value that names something that exists but cannot be what the flag reads: for "text or a file"
     flags (`--system-prompt`, `--append-system-prompt`) anything but a regular file of at most 1 MB (the text
     would silently become the path itself, or a read of `/dev/zero` would never end); for the resource paths
-    (`--skill`, `--prompt-template`) anything but a file or a directory. Relative to the current directory."""
+    (`--skill`, `--prompt-template`) anything but a file or a directory; for `--session-dir` anything but a
+    directory (a missing one is made). Relative to the current directory."""
     from .coding.safe_read import MAX_CONFIG_BYTES, format_size
 
     texts = [("--system-prompt", args.system_prompt)] if args.system_prompt else []
@@ -80,6 +81,8 @@ def path_arguments_problem(args: argparse.Namespace) -> str | None:
                     "path of a text file)")
         if info is not None and info.st_size > MAX_CONFIG_BYTES:
             return f"{flag} {value}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the limit for it)"
+    if args.session_dir and (info := _stat(args.session_dir)) is not None and not stat.S_ISDIR(info.st_mode):
+        return f"--session-dir {args.session_dir}: it is {_kind(info.st_mode)}, not a directory"
     paths = [("--skill", value) for value in args.skill or ()]
     paths += [("--prompt-template", value) for value in args.prompt_template or ()]
     for flag, value in paths:
@@ -103,7 +106,7 @@ def _stat(value: str) -> os.stat_result | None:
 def _kind(mode: int) -> str:
     from .coding.safe_read import describe_kind
 
-    return describe_kind(mode)
+    return "a regular file" if stat.S_ISREG(mode) else describe_kind(mode)
 
 
 def _session_flags_problem(args: argparse.Namespace) -> str | None:

@@ -89,3 +89,12 @@ def test_the_sdk_loader_names_what_a_path_is(specials, tmp_path):
         in resources.warnings
     assert f"{specials['dir'][0]}: it is a directory, not a regular file; taken as the text itself" \
         in resources.warnings
+
+
+def test_a_session_dir_that_is_no_directory_is_refused_before_the_run(agent_env, fake_llm, tmp_path):
+    (tmp_path / "file").write_text("x")
+    for path, kind in (("/dev/null", "a character device"), (str(tmp_path / "file"), "a regular file")):
+        done = run(["--session-dir", path], agent_env, tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (
+            2, "", f"agent-forge: --session-dir {path}: it is {kind}, not a directory\n")
+    assert fake_llm.requests == []
