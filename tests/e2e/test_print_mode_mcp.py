@@ -37,6 +37,7 @@ def test_a_server_that_crashes_during_the_run_is_said(agent_env, fake_llm, tmp_p
     assert done.returncode == 0 and done.stdout == "done\n"
     told = [line for line in done.stderr.splitlines() if line.startswith("agent-forge: MCP server tools failed: ")]
     assert len(told) == 1 and "the server exited" in told[0]
+    assert "is not ready" not in done.stderr  # it was connected when the run started: nothing said then
 
 
 def test_json_mode_keeps_it_in_its_events(agent_env, fake_llm, tmp_path):
