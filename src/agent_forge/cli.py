@@ -280,7 +280,8 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         from .modes.stdout_guard import protocol_stdin, protocol_stdout
 
         protocol_stdout().flush()
-        ask_on_terminal(working_directory(), agent_dir(), args.approve, protocol_stdin().fileno(), protocol_stdout().fileno())
+        ask_on_terminal(working_directory(), agent_dir(), args.approve, protocol_stdin().fileno(),
+                        protocol_stdout().fileno())
     chosen = _choose_session(args)
     if chosen is None:
         return 1

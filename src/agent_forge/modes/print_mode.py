@@ -25,8 +25,8 @@ newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when e
 handled prompt counts as normal, even when the plugin command failed: that is an `extension_error`; a cut-off
 answer too), 1 when there is no prompt, `-p`'s answer has no text, a file or piped stdin is refused, no model
 or key is configured, a run ends in an error or abort (later prompts are then not sent), stdout cannot be
-written or was closed at start (`stdout_guard`), or a write of the session file failed (a full disk; even when the entries were written later,
-stderr says whether any were lost).
+written or was closed at start (`stdout_guard`), or a write of the session file failed (a full disk; even when
+the entries were written later, stderr says whether any were lost).
 """
 
 from __future__ import annotations
