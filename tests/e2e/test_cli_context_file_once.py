@@ -32,3 +32,17 @@ def test_the_warning_of_a_context_file_reached_twice_is_said_once(how, agent_env
     assert len(warned) == 1, done.stderr
     system = fake_llm.requests[0]["body"]["messages"][0]["content"]
     assert system.count("Be brief.") == 1
+
+
+@pytest.mark.parametrize("trust", [[], ["-a"]])
+def test_in_the_home_directory_the_agent_dir_mcp_json_is_no_project_file(trust, agent_env, fake_llm, tmp_path):
+    """In the home directory `<cwd>/.agent-forge/agent` is the agent dir: its mcp.json is read once (its problem
+    said once) and is not reported as an untrusted project's file."""
+    agent = Path(agent_env["AGENT_FORGE_DIR"])
+    (agent / "mcp.json").write_text('{"mcpServers": {"d": {"command": "/nonexist"}}, }')
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*CLI, *trust, "-p", "hi"], cwd=agent.parent.parent, env=agent_env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("mcp.json: invalid JSON at line 1") == 1, done.stderr
+    assert "project MCP servers" not in done.stderr

@@ -146,9 +146,9 @@ def _list(args: argparse.Namespace) -> int:
     cwd = working_directory()
     policy = project_policy(cwd, agent_dir(), approve=True if args.approve else None)
     servers, warnings = load_mcp_config(cwd, agent_dir(), project_allowed=policy.code_allowed)
-    from ..coding.mcp.config import project_file
+    from ..coding.mcp.config import has_project_file
 
-    if not policy.code_allowed and policy.enabled and project_file(cwd).exists():
+    if not policy.code_allowed and policy.enabled and has_project_file(cwd, agent_dir()):
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
     for warning in warnings:
         _say(f"Warning: {warning}")
