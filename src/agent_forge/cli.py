@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .cli_loop import leave_stuck_threads, run_loop
 from .cli_parser import parse_command_line
 from .cli_usage import USAGE_EXIT, stray_json, usage_problem
+from .coding.paths import MissingDirectory, working_directory
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -41,6 +42,9 @@ def run_command(argv: list[str] | None = None) -> int:
     stdout_guard.tolerate_stderr_errors()
     try:
         code = _main(argv)
+    except MissingDirectory as exc:  # any command that needs the current directory, found where it is needed
+        _say(str(exc))
+        code = USAGE_EXIT
     except SystemExit as exc:  # argparse: --help, --version, usage errors
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
         if exc.code is not None and not isinstance(exc.code, int):
@@ -70,12 +74,15 @@ def _main(argv: list[str] | None) -> int:
         _say(stray_json(args) or "")
         return USAGE_EXIT
     if args.export is not None:
-        return _export(args.export)
+        from .cli_export import run_export
+
+        return run_export(args.export, args.session_dir)
     if args.trust_project or args.distrust_project:
         from .coding.paths import agent_dir
+        from .modes.stdout_guard import print_out
         from .plugins.startup import trust_command
 
-        return trust_command(args, agent_dir()) or 0
+        return trust_command(args, agent_dir(), print_out) or 0
     if args.list_sessions:
         return _list_sessions(args)
     interactive = args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
@@ -86,10 +93,15 @@ def _main(argv: list[str] | None) -> int:
     if args.list_models is not None:
         return _list_models(args)
     mode = args.mode if args.mode in ("rpc", "json", "acp") else "print"
-    problem = usage_problem(args, mode) or _missing_cwd()
+    problem = usage_problem(args, mode)
     if problem:
         _say(problem)
         return USAGE_EXIT
+    working_directory()  # before anything starts: a deleted directory is a usage problem, not a late failure
+    from .modes.stdout_guard import refuse_closed_stdout
+
+    if refuse_closed_stdout():  # `>&-`: no answer, event or response could reach anyone
+        return 1
     if interactive:
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
     try:
@@ -109,36 +121,12 @@ def _say(message: str) -> None:
     print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
 
 
-def _missing_cwd() -> str | None:
-    try:
-        os.getcwd()
-    except OSError:
-        return "the current directory no longer exists"
-    return None
-
-
-def _export(paths: list[str]) -> int:
-    """`--export SESSION [OUT]`: print the written path; 1 with a message on stderr when it fails."""
-    if len(paths) > 2:
-        print("agent-forge: --export takes a session file and at most one output path", file=sys.stderr)
-        return 2
-    from .coding.export_html import ExportError, export_session_file
-    from .modes.stdout_guard import print_out
-
-    try:
-        print_out(export_session_file(paths[0], paths[1] if len(paths) == 2 else None))
-    except ExportError as exc:
-        _say(str(exc))
-        return 1
-    return 0
-
-
 def _list_sessions(args: argparse.Namespace) -> int:
     """`--list-sessions [--json]`: this directory's sessions, newest first."""
     from .coding.session.listing import format_session_list, list_sessions
     from .modes.stdout_guard import print_out
 
-    print_out(format_session_list(list_sessions(os.getcwd(), args.session_dir, on_skip=_say_skipped),
+    print_out(format_session_list(list_sessions(working_directory(), args.session_dir, on_skip=_say_skipped),
                                   as_json=args.json))
     return 0
 
@@ -157,7 +145,7 @@ def _list_models(args: argparse.Namespace) -> int:
     from .modes.stdout_guard import print_out
 
     try:
-        session = create_session(SessionOptions(cwd=os.getcwd(), no_session=True, provider=args.provider,
+        session = create_session(SessionOptions(cwd=working_directory(), no_session=True, provider=args.provider,
                                                 api_key=args.api_key))
     except CommandError as exc:
         _say(str(exc))
@@ -183,7 +171,7 @@ def _enter_session_directory(resume: Path, args: argparse.Namespace) -> Path:
     arguments keep meaning what they meant where they were typed."""
     from .coding.session.home import resume_directory
 
-    cwd = os.getcwd()
+    cwd = working_directory()
     home = resume_directory(resume, cwd)
     if home.notice:
         _say(home.notice)
@@ -235,7 +223,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     from .coding.session.listing import SessionFileError, startup_session
 
     try:
-        resume, fork_from = startup_session(os.getcwd(), args.session_dir, session=args.session,
+        resume, fork_from = startup_session(working_directory(), args.session_dir, session=args.session,
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session, on_skip=_say_skipped, on_note=_say)
     except SessionFileError as exc:
@@ -245,7 +233,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
         from .coding.session.home import session_with_id
 
         try:
-            resume = session_with_id(args.session_id, os.getcwd(), args.session_dir)
+            resume = session_with_id(args.session_id, working_directory(), args.session_dir)
         except SessionFileError as exc:
             _say(f"--session-id {args.session_id}: {exc}; no second file with that id is made")
             return None
@@ -263,7 +251,11 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
         args = parse_command_line(["--mode", "rpc", *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
-    problem = usage_problem(args, "rpc") or _missing_cwd()
+    try:
+        working_directory()
+        problem = usage_problem(args, "rpc")
+    except MissingDirectory as exc:
+        problem = str(exc)
     if problem:
         _say(problem)
         return 2
@@ -291,13 +283,14 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         from .modes.stdout_guard import protocol_stdin, protocol_stdout
 
         protocol_stdout().flush()
-        ask_on_terminal(os.getcwd(), agent_dir(), args.approve, protocol_stdin().fileno(), protocol_stdout().fileno())
+        ask_on_terminal(working_directory(), agent_dir(), args.approve, protocol_stdin().fileno(),
+                        protocol_stdout().fileno())
     chosen = _choose_session(args)
     if chosen is None:
         return 1
     resume, fork_from = chosen
     options = SessionOptions(
-        cwd=os.getcwd(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
+        cwd=working_directory(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
         session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
         session_dir=args.session_dir, no_session=args.no_session, name=args.name,
         system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,

@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--append-system-prompt", action="append", metavar="TEXT|FILE",
                         help="text (or a file's text) appended to the system prompt (repeatable)")
     parser.add_argument("--export", nargs="+", metavar=("SESSION", "OUT"),
-                        help="write SESSION (a session file) as HTML to OUT (default: "
-                             "./agent-forge-session-<name>.html) and exit")
+                        help="write SESSION (a session file, or a full or partial session id of this directory) "
+                             "as HTML to OUT (default: ./agent-forge-session-<name>.html; '-': stdout) and exit")
     parser.add_argument("messages", nargs="*", help="prompt text; @file arguments include a file")
     parser.add_argument("--list-models", nargs="?", const="", default=None, metavar="SEARCH",
                         help="list the models that have a key (optionally only those matching SEARCH) and exit")
@@ -118,12 +118,33 @@ def parse_command_line(argv: list[str] | None) -> argparse.Namespace:
     CLI takes them (`agent-forge @f.txt -p hi`); everything after a first `--` is message arguments (argparse's
     intermixed parsing loses the `--` of `-p -- "-v means verbose?"`). Raises SystemExit as argparse does."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
     if "--" not in argv:
-        return build_parser().parse_intermixed_args(argv)
-    at = argv.index("--")
-    args = build_parser().parse_intermixed_args(argv[:at])
-    args.messages = [*args.messages, *argv[at + 1:]]
+        args = parser.parse_intermixed_args(argv)
+    else:
+        at = argv.index("--")
+        args = parser.parse_intermixed_args(argv[:at])
+        args.messages = [*args.messages, *argv[at + 1:]]
+    _refuse_empty_values(parser, args)
     return args
+
+
+EMPTY_ALLOWED = frozenset({"system_prompt", "append_system_prompt", "list_models", "session", "fork", "session_id",
+                           "name", "theme", "use_theme", "tui_mode"})
+"""Flags whose value may be empty: text (an empty system prompt), "every model", the no-op flags, and the
+flags that say it in their own words (`cli_usage`: the session flags, `--name`)."""
+
+
+def _refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error (exit code 2) for a flag given an empty or blank value (`-n ''`, `-t ''`, `--model ''`):
+    no flag means anything by one, and taken as "unset" it would silently do what leaving it out does."""
+    for action in parser._actions:
+        if not action.option_strings or action.dest in EMPTY_ALLOWED or action.nargs == 0:
+            continue
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(item, str) and not item.strip() for item in values):
+            parser.error(f"argument {'/'.join(action.option_strings)}: expected a value, not an empty argument")
 
 
 def _add_accepted_flags(parser: argparse.ArgumentParser) -> None:

@@ -7,6 +7,8 @@ exit code of argparse's own usage errors), rather than silently ignored or repor
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 
 USAGE_EXIT = 2
 
@@ -26,8 +28,85 @@ def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
     if mode == "acp" and (args.messages or args.print_mode):
         return "--mode acp reads its prompts from the editor on stdin; drop the message arguments and -p"
     if args.session_id is not None:
-        return _session_id_problem(args)
-    return _session_flags_problem(args) or _thinking_problem(args)
+        return _session_id_problem(args) or value_syntax_problem(args) or path_arguments_problem(args)
+    return (_session_flags_problem(args) or _thinking_problem(args) or value_syntax_problem(args)
+            or path_arguments_problem(args))
+
+
+def value_syntax_problem(args: argparse.Namespace) -> str | None:
+    """A flag value no configuration could make valid (`--context-window abc`, `-t read,+bash`, a `--name` with
+    a control character): a usage error,
+    where one that names something the configuration lacks (`--provider nope`, `--model nosuch`, a session id
+    no session has) is a failure of the run (exit code 1)."""
+    from .coding.errors import CommandError
+
+    if args.name is not None:
+        from .coding.state import session_name
+
+        try:
+            session_name(args.name)
+        except CommandError as exc:
+            return str(exc)
+    if args.context_window is not None:
+        from .coding.models.control import parse_context_window
+
+        try:
+            parse_context_window(args.context_window)
+        except CommandError as exc:
+            return str(exc)
+    if args.tools is not None:
+        from .coding.tools.selection import ToolSelectionError, check_cli_entries
+
+        try:
+            check_cli_entries(args.tools.split(","))
+        except ToolSelectionError as exc:
+            return str(exc)
+    return None
+
+
+def path_arguments_problem(args: argparse.Namespace) -> str | None:
+    """A flag value that names something that exists but cannot be what the flag reads: for "text or a file"
+    flags (`--system-prompt`, `--append-system-prompt`) anything but a regular file of at most 1 MB (the text
+    would silently become the path itself, or a read of `/dev/zero` would never end); for the resource paths
+    (`--skill`, `--prompt-template`) anything but a file or a directory; for `--session-dir` anything but a
+    directory (a missing one is made). Relative to the current directory."""
+    from .coding.safe_read import MAX_CONFIG_BYTES, format_size
+
+    texts = [("--system-prompt", args.system_prompt)] if args.system_prompt else []
+    texts += [("--append-system-prompt", value) for value in args.append_system_prompt or ()]
+    for flag, value in texts:
+        info = _stat(value)
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            return (f"{flag} {value}: it is {_kind(info.st_mode)}, not a regular file (give the text itself, or the "
+                    "path of a text file)")
+        if info is not None and info.st_size > MAX_CONFIG_BYTES:
+            return f"{flag} {value}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the limit for it)"
+    if args.session_dir and (info := _stat(args.session_dir)) is not None and not stat.S_ISDIR(info.st_mode):
+        return f"--session-dir {args.session_dir}: it is {_kind(info.st_mode)}, not a directory"
+    paths = [("--skill", value) for value in args.skill or ()]
+    paths += [("--prompt-template", value) for value in args.prompt_template or ()]
+    for flag, value in paths:
+        info = _stat(value)
+        if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            return f"{flag} {value}: it is {_kind(info.st_mode)}, not a file or a directory"
+    return None
+
+
+def _stat(value: str) -> os.stat_result | None:
+    """The status of the file `value` names (links followed), None when it names nothing (it is then text, or
+    a missing path the loader reports) or cannot be a name (a NUL, too long)."""
+    if "\n" in value:
+        return None
+    try:
+        return os.stat(os.path.expanduser(value))
+    except (OSError, ValueError):
+        return None
+
+
+def _kind(mode: int) -> str:
+    from .coding.safe_read import describe_kind
+
+    return "a regular file" if stat.S_ISREG(mode) else describe_kind(mode)
 
 
 def _session_flags_problem(args: argparse.Namespace) -> str | None:

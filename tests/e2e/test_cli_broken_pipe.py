@@ -53,19 +53,43 @@ def test_modes_exit_quietly_and_still_save_the_session(args, stderr_too, agent_e
     assert "the answer" in path.read_text()
 
 
-@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"], ["--version"],
-                                  ["--list-sessions"]])
-def test_a_closed_stdout_is_quiet_and_never_reused_for_a_file(args, agent_env, fake_llm, tmp_path):
-    """`agent-forge ... >&-`: descriptor 1 is closed from the start; a file opened later must not take it."""
+CLOSED = b"agent-forge: cannot write to stdout: it was closed when agent-forge started\n"
+
+
+def run_with_closed_stdout(args, env, cwd, stdin=b""):
+    return subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "agent_forge", *args],
+                          env=env, cwd=cwd, input=stdin, stderr=subprocess.PIPE, timeout=60)
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--mode", "json", "hi"], ["--mode", "rpc"], ["--mode", "acp"]])
+def test_a_mode_with_a_closed_stdout_refuses_at_once(args, agent_env, fake_llm, tmp_path):
+    """`agent-forge ... >&-`: no answer, event or response could reach anyone, so nothing is run: one line,
+    exit code 1 (it used to run the prompt and exit 0 with the answer written nowhere)."""
     fake_llm.set_script([{"text": "the answer"}])
     stdin = b'{"type":"prompt","message":"hi"}\n' if "rpc" in args else b""
-    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "agent_forge", *args],
-                          env=agent_env, cwd=tmp_path, input=stdin, stderr=subprocess.PIPE, timeout=60)
-    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
-    for path in (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl"):
-        lines = [json.loads(line) for line in path.read_text().splitlines()]
-        assert lines[0]["type"] == "session" and not any(line.get("type") == "response" for line in lines)
-        assert "the answer" in path.read_text()
+    done = run_with_closed_stdout(args, agent_env, tmp_path, stdin)
+    assert (done.returncode, done.stderr) == (1, CLOSED)
+    assert fake_llm.requests == []
+    assert not list((tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["--list-sessions"], ["--list-models"],
+                                  ["mcp", "list"], ["--trust-project"]])
+def test_a_command_whose_output_is_lost_says_so(args, agent_env, tmp_path):
+    done = run_with_closed_stdout(args, agent_env, tmp_path)
+    assert (done.returncode, done.stderr) == (1, CLOSED)
+
+
+def test_a_closed_stdout_is_never_reused_for_a_file(agent_env, fake_llm, tmp_path):
+    """Descriptor 1 keeps the null device: the page written by `--export` does not land on it, and the path
+    that could not be printed is the failure."""
+    fake_llm.set_script([{"text": "the answer"}])
+    assert subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], env=agent_env, cwd=tmp_path,
+                          capture_output=True, timeout=60).returncode == 0
+    [session] = (tmp_path / "home" / ".agent-forge" / "agent" / "sessions").rglob("*.jsonl")
+    done = run_with_closed_stdout(["--export", str(session), "page.html"], agent_env, tmp_path)
+    assert (done.returncode, done.stderr) == (1, CLOSED)
+    assert "the answer" in (tmp_path / "page.html").read_text()
 
 
 # -- a full stdout ------------------------------------------------------------------------------------------

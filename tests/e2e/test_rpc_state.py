@@ -157,7 +157,7 @@ async def test_name_flag_sets_the_name_at_start(agent_env, fake_llm, tmp_path, f
 async def test_empty_name_flag_is_a_startup_error(agent_env, tmp_path):
     client = await start(agent_env, tmp_path, "--name", " ")
     code = await client.close()
-    assert code == 1 and b"Session name cannot be empty" in client.stderr
+    assert code == 2 and b"Session name cannot be empty" in client.stderr  # a usage error
 
 
 @pytest.mark.parametrize("name, problem", [
@@ -171,7 +171,7 @@ async def test_a_name_holding_control_characters_or_too_long_is_refused(agent_en
     assert reply["success"] is False and problem in reply["error"], reply
     assert "sessionName" not in state
     client = await start(agent_env, tmp_path, "--name", name)  # the flag: the same rule, at start-up
-    assert await client.close() == 1 and problem.encode() in client.stderr
+    assert await client.close() == 2 and problem.encode() in client.stderr
 
 
 # -- new_session --------------------------------------------------------------------------------------

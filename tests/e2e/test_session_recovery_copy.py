@@ -95,3 +95,32 @@ def test_a_copy_with_the_same_id_leaves_the_id_naming_the_file_named_after_it(ag
         assert result.returncode == 0, result.stderr
         assert (f"session {session_id} is also the header of {copy}; opening {original}").encode() in result.stderr
     assert original.read_bytes().count(b'"second"') == 2 and b'"second"' not in copy.read_bytes()
+
+
+async def test_a_recovery_copy_in_the_temp_dir_resumes_with_the_command_the_message_gives(agent_env, fake_llm,
+                                                                                          project):
+    """The session directory cannot take the copy either (made immutable once the session runs): it goes to the
+    temp dir, among no directory's sessions, so the message names the path to resume it by, and that works."""
+    from agent_forge.modes.rpc.client import RpcClient
+
+    original = first_session(agent_env, project, fake_llm)
+    locked = [str(original), str(original.parent)]
+    client = await RpcClient.start(["--session-dir", str(project / "sessions"), "--session", str(original)],
+                                   cwd=str(project), env=agent_env)
+    try:
+        await client.send({"type": "set_session_name", "name": "named"})  # written: the file is locked and open
+        if subprocess.run(["chattr", "+i", *locked], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not available here")
+        await client.prompt_and_wait("second")
+    finally:
+        await client.close()
+        subprocess.run(["chattr", "-i", *locked], capture_output=True)
+    [copy] = Path(agent_env["TMPDIR"]).glob("*.recovered-*.jsonl")
+    line = next(line for line in client.stderr.decode().splitlines() if "the whole session is saved" in line)
+    assert line.endswith(f"the whole session is saved to {copy} as session {header(copy)['id']}; resume it with "
+                         f"--session {copy}"), line
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    again = run(agent_env, elsewhere, "--session", line.rsplit("--session ", 1)[1], "-p", "third")
+    assert again.returncode == 0 and again.stdout == b"third answer\n", again.stderr
+    assert b'"second"' in copy.read_bytes() and b'"third"' in copy.read_bytes()

@@ -8,6 +8,20 @@ from pathlib import Path
 CONFIG_DIR_NAME = ".agent-forge"
 
 
+class MissingDirectory(Exception):
+    """The process's current directory was deleted (`rmdir` from another shell): a usage problem the command
+    line reports as one `agent-forge: <message>` line with exit code 2 (`cli.run_command`)."""
+
+
+def working_directory() -> str:
+    """The current directory (`os.getcwd()`), the one lookup every command line path uses. Raises
+    `MissingDirectory` when it no longer exists."""
+    try:
+        return os.getcwd()
+    except OSError:
+        raise MissingDirectory("the current directory no longer exists") from None
+
+
 def agent_dir() -> Path:
     """`$AGENT_FORGE_DIR`, else `~/.agent-forge/agent` (DESIGN.md, Conventions)."""
     override = os.environ.get("AGENT_FORGE_DIR")

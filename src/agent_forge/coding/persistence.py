@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
 from .session.entries import OMIT
 from .session.store import SessionStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 WRITE_RETRY_S = 2.0
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
@@ -108,10 +111,18 @@ def release(store: SessionStore) -> None:
     if state is not None:
         rescued = store.rescue()
         lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
-        fate = (f"the whole session is saved to {rescued[0]} as session {rescued[1]}" if rescued is not None
-                else lost)
+        fate = lost if rescued is None else _rescued_text(*rescued)
         print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
               f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
+
+
+def _rescued_text(path: Path, session_id: str) -> str:
+    """Where the recovery copy went and how to resume it: by its path, which works from any directory (a copy in
+    the temp dir is among no directory's sessions, so its id alone would find nothing)."""
+    import shlex
+
+    return (f"the whole session is saved to {path} as session {session_id}; resume it with --session "
+            f"{shlex.quote(str(path))}")
 
 
 def entries_text(count: int, verb: str = "") -> str:

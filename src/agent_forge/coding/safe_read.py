@@ -204,6 +204,16 @@ def describe_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
+def missing_or_kind(path: str | os.PathLike[str]) -> str:
+    """For a path that is neither a regular file nor a directory: `"does not exist"`, or `"is <what it is>, not
+    a file or a directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "does not exist"
+    return f"is {describe_kind(mode)}, not a file or a directory"
+
+
 def _check_regular(mode: int) -> None:
     if not stat.S_ISREG(mode):
         raise UnsafeFileError(f"not a regular file but {describe_kind(mode)}; only regular files are read")

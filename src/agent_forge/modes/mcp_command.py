@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from ..coding.paths import working_directory
 
 USAGE_EXIT = 2
 
@@ -83,7 +84,7 @@ def _file(local: bool) -> Path:
     from ..coding.mcp.config import FILE_NAME, project_file
     from ..coding.paths import agent_dir
 
-    return project_file(os.getcwd()) if local else agent_dir() / FILE_NAME
+    return project_file(working_directory()) if local else agent_dir() / FILE_NAME
 
 
 def _add(args: argparse.Namespace, command: list[str] | None) -> int:
@@ -142,12 +143,12 @@ def _list(args: argparse.Namespace) -> int:
     from ..coding.paths import agent_dir
     from ..coding.resources.trust import project_policy
 
-    cwd = os.getcwd()
+    cwd = working_directory()
     policy = project_policy(cwd, agent_dir(), approve=True if args.approve else None)
     servers, warnings = load_mcp_config(cwd, agent_dir(), project_allowed=policy.code_allowed)
-    from ..coding.mcp.config import project_file
+    from ..coding.mcp.config import has_project_file
 
-    if not policy.code_allowed and policy.enabled and project_file(cwd).exists():
+    if not policy.code_allowed and policy.enabled and has_project_file(cwd, agent_dir()):
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
     for warning in warnings:
         _say(f"Warning: {warning}")

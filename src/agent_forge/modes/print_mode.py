@@ -6,7 +6,8 @@ is a `/command` naming a plugin command, template or skill, so that the command 
 its arguments): a text file as a `<file name="...">` block, an image (`.png`, `.jpg`, `.jpeg`, `.gif`,
 `.webp`) as an attachment. An `@path` must be a regular file of at most `MAX_FILE_BYTES`, an image must start
 with its type's magic bytes (`file_kinds.image_data_problem`), and a file that is not an image must not contain
-NUL bytes (binary); anything else is refused before any request.
+NUL bytes (binary); piped stdin obeys the same size and binary rules; anything else is refused before any
+request (exit code 1).
 
 Each prompt takes the input path of RPC `prompt` (`AgentSession.submit`): a plugin command (`/name args`) runs
 to its end instead of reaching the model, plugin `input` handlers may transform or handle the text, then
@@ -16,15 +17,16 @@ Output: print mode writes the final answer's text of the last run to stdout (not
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
 `docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`),
 every failed compaction (with its advice, e.g. an overflow compaction cannot fix), and in print mode a notice
-for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`). Text that
+for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`) and one for
+each MCP server a prompt ran without (`print_outcome.McpNotices`; the answer still counts: exit code 0). Text that
 reaches the terminal (the answer, diagnostics quoting model or server text) is cleaned by
 `sanitize.terminal_text`: no escape sequence or control character but newline and tab (a lone `\r` becomes a
 newline); JSON mode's JSON escapes control characters anyway. Exit code 0 when every run ended normally (a
 handled prompt counts as normal, even when the plugin command failed: that is an `extension_error`; a cut-off
-answer too), 1 when there is no prompt, `-p`'s answer has no text, a file cannot be read, no model or key is
-configured, a run ends in an error or abort (later prompts are then not sent), stdout cannot be written
-(`stdout_guard`), or a write of the session file failed (a full disk; even when the entries were written later,
-stderr says whether any were lost).
+answer too), 1 when there is no prompt, `-p`'s answer has no text, a file or piped stdin is refused, no model
+or key is configured, a run ends in an error or abort (later prompts are then not sent), stdout cannot be
+written or was closed at start (`stdout_guard`), or a write of the session file failed (a full disk; even when
+the entries were written later, stderr says whether any were lost).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import base64
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 from ..agent.types import ToolError
 from ..ai import json_wire
@@ -43,7 +45,7 @@ from ..coding.tools.file_kinds import image_data_problem, looks_binary, open_reg
 from ..coding.tools.sanitize import terminal_text
 from ..coding.tools.truncate import format_size
 from . import stdout_guard, termination
-from .print_outcome import NO_TEXT, RunWatch, answer_notices, run_problem
+from .print_outcome import NO_TEXT, McpNotices, RunWatch, answer_notices, run_problem
 from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
 
@@ -115,7 +117,8 @@ def _read_file(path: Path, name: str) -> bytes:
 
 def _read_stdin() -> str | None:
     """Piped stdin (the mode's own copy: `stdout_guard.claim_stdin`) as text; None for a terminal (nothing is
-    piped) or a closed stdin."""
+    piped) or a closed stdin. The rules of `@path` text files hold: `CommandError` for more than
+    `MAX_FILE_BYTES` (no more is read) or for binary data (NUL bytes)."""
     from .stdout_guard import protocol_stdin
 
     if sys.stdin is None:
@@ -123,7 +126,27 @@ def _read_stdin() -> str | None:
     stream = protocol_stdin()
     if stream.isatty():
         return None
-    return stream.read().decode("utf-8", "replace")
+    data = _read_at_most(stream, MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise CommandError(f"Cannot use piped stdin: it is over the {format_size(MAX_FILE_BYTES)} limit for "
+                           "piped input and @file arguments.")
+    if looks_binary(data):
+        raise CommandError("Cannot use piped stdin: it is binary data (it contains NUL bytes). Only text can be "
+                           f"piped; attach images as @file arguments ({', '.join(IMAGE_TYPES)}).")
+    return data.decode("utf-8", "replace")
+
+
+def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`, fewer only at end of file (an unbuffered pipe returns what it has)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = stream.read(min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
@@ -136,6 +159,8 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
         return _fail(str(exc))
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
+    else:  # JSON mode has them as `mcp_server_changed` events
+        session.subscribe(McpNotices(_fail))
     compactions, watch = _CompactionFailures(), RunWatch()
     session.subscribe(compactions)
     session.subscribe(watch)

@@ -10,6 +10,8 @@ at the output token limit (`stopReason: "length"`), an answer with no text (only
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..agent.types import AgentMessage
 from ..coding.events import AutoRetryStart, SessionEvent
 from ..coding.retry import RETRY_CANCELLED
@@ -120,3 +122,33 @@ def _no_text_detail(message: AgentMessage | None) -> str:
     if any(isinstance(b, dict) and b.get("type") == "thinking" for b in blocks):
         return " (only thinking)"
     return ""
+
+
+class McpNotices:
+    """Session listener for print mode, which shows no events: an MCP server a prompt runs without is said on
+    stderr, once per server, in the words of its `mcp_server_changed` event (`MCP server <name> is not ready
+    (...); this prompt runs without its tools`), and so is a connected server that fails later (`MCP server
+    <name> failed: <lastError>`). `say(text)` prints one line."""
+
+    def __init__(self, say: Callable[[str], object]) -> None:
+        self._say = say
+        self._connected: set[str] = set()
+        self._told: set[str] = set()
+
+    def __call__(self, event: SessionEvent) -> None:
+        if event.get("type") != "mcp_server_changed":
+            return
+        name, state = str(event.get("name")), event.get("state")
+        if state == "connected":
+            self._connected.add(name)
+            return
+        if name in self._told:  # a server retried every minute must not fill stderr
+            return
+        if event.get("message"):
+            text = str(event["message"])
+        elif state == "failed" and name in self._connected:
+            text = f"MCP server {name} failed: {event.get('lastError') or 'no reason given'}"
+        else:
+            return
+        self._told.add(name)
+        self._say(text)

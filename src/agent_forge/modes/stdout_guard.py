@@ -17,6 +17,7 @@ take protocol lines, so the mode keeps a private descriptor of the real stdin an
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import sys
@@ -25,6 +26,10 @@ from typing import Any, BinaryIO, Callable
 _claimed: BinaryIO | None = None
 failure: OSError | None = None
 """The first stdout write error other than a vanished reader, or None."""
+stdout_closed = False
+"""Descriptor 1 was closed when the process started (`agent-forge ... >&-`): `ensure_standard_streams` gave it
+the null device, and the first write to stdout is an output failure (`CLOSED_AT_START`), never lost silently."""
+CLOSED_AT_START = OSError(errno.EBADF, "it was closed when agent-forge started")
 _on_failure: Callable[[], None] | None = None
 _claimed_in: BinaryIO | None = None
 
@@ -69,7 +74,11 @@ def protocol_stdout() -> BinaryIO:
 def write_out(stream: BinaryIO, data: bytes) -> None:
     """Write and flush `data`. When the reader has gone (BrokenPipeError) the stream's descriptor is pointed at
     the null device (`discard`), so later writes and the flush at exit succeed silently; any other OSError
-    is an output failure (`output_failed`); a stream closed in-process (ValueError) is ignored."""
+    is an output failure (`output_failed`), and so is any write to a stdout closed at start (`stdout_closed`); a
+    stream closed in-process (ValueError) is ignored."""
+    if stdout_closed and _is_stdout(stream):
+        output_failed(stream, CLOSED_AT_START)
+        return
     try:
         stream.write(data)
         stream.flush()
@@ -79,6 +88,25 @@ def write_out(stream: BinaryIO, data: bytes) -> None:
         output_failed(stream, exc)
     except ValueError:
         pass
+
+
+def _is_stdout(stream: Any) -> bool:
+    """Whether `stream` writes to the process's stdout: the claimed protocol stream or descriptor 1."""
+    if stream is _claimed:
+        return True
+    try:
+        return stream.fileno() == 1
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def refuse_closed_stdout() -> bool:
+    """For a mode whose whole output is stdout (print, JSON, RPC, ACP): True (the failure recorded, so `main`
+    says `cannot write to stdout: it was closed when agent-forge started` and exits 1) when stdout was
+    closed at start; nothing is run whose answer nobody could read."""
+    if stdout_closed:
+        output_failed(sys.stdout, CLOSED_AT_START)
+    return stdout_closed
 
 
 def print_out(text: str, end: str = "\n") -> None:
@@ -179,11 +207,14 @@ def tolerate_stderr_errors() -> None:
 def ensure_standard_streams() -> None:
     """Give a closed stdin, stdout or stderr (`agent-forge ... >&-`) the null device. Otherwise the next file
     opened would take descriptor 1 or 2, and output meant for the reader would land in it (a session file);
-    and `sys.stdout` would be None. `sys.stdout` replaces what it cannot encode."""
+    and `sys.stdout` would be None. A closed stdout is remembered (`stdout_closed`). `sys.stdout` replaces what
+    it cannot encode."""
+    global stdout_closed
     for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY), (2, "stderr", os.O_WRONLY)):
         try:
             os.fstat(fd)
         except OSError:
+            stdout_closed = stdout_closed or fd == 1
             devnull = os.open(os.devnull, mode)
             if devnull != fd:
                 os.dup2(devnull, fd)

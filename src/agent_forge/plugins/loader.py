@@ -100,6 +100,16 @@ def _import(source: PluginSource) -> tuple[object, str, str]:
     return source.value, source.target, _file_of(source.value, f"<object:{source.target}>")
 
 
+def _not_a_plugin(path: Path) -> str:
+    """Why `path` cannot be imported: it names nothing, or what it is (`/dev/zero` is no missing file)."""
+    if path.is_file():
+        return "it is not a .py file"
+    from ..coding.safe_read import missing_or_kind
+
+    kind = missing_or_kind(path)
+    return "no such plugin" if kind == "does not exist" else "it " + kind.removesuffix(", not a file or a directory")
+
+
 def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
     if path.is_dir():
         init = path / "__init__.py"
@@ -110,7 +120,7 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
     elif path.is_file() and path.suffix == ".py":
         spec = importlib.util.spec_from_file_location(_module_name(path), path)
     else:
-        raise PluginLoadError(f"{path}: no such plugin (expected a .py file or a package directory)")
+        raise PluginLoadError(f"{path}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look their module up here

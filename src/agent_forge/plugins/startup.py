@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
+from ..coding.paths import working_directory
 from .discovery import Discovery, PluginObject, PluginSource, discover
 
 if TYPE_CHECKING:
@@ -34,8 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="record that this directory (and those below it) is not trusted, then exit")
 
 
-def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str]) -> int | None:
-    """Handle `--trust-project` / `--distrust-project` (an exit code), or None when neither was given."""
+def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str],
+                  out: Callable[[str], object] = print) -> int | None:
+    """Handle `--trust-project` / `--distrust-project` (an exit code), or None when neither was given; the
+    verdict line goes to `out` (the CLI's guarded stdout)."""
     if not (args.trust_project or args.distrust_project):
         return None
     from ..coding.resources.trust import TrustFileError, canonical_dir, record_trust
@@ -44,12 +47,12 @@ def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str]) -
         print("agent-forge: --trust-project and --distrust-project exclude each other", file=sys.stderr)
         return 2
     try:
-        path = record_trust(os.getcwd(), agent_dir, args.trust_project)
+        path = record_trust(working_directory(), agent_dir, args.trust_project)
     except TrustFileError as exc:
         print(f"agent-forge: {exc}", file=sys.stderr)
         return 1
     verdict = "trusted: its plugins will load" if args.trust_project else "not trusted: its plugins will not load"
-    print(f"{canonical_dir(os.getcwd())} is {verdict} (recorded in {path})")
+    out(f"{canonical_dir(working_directory())} is {verdict} (recorded in {path})")
     return 0
 
 

@@ -52,5 +52,6 @@ def fresh_process_state() -> None:
     tempfile.tempdir = None  # read TMPDIR again
     output_files._process_dir = None
     stdout_guard.failure = None
+    stdout_guard.stdout_closed = False
     for cached in (shell.shell_path, external_search.ripgrep, external_search.fd):
         cached.cache_clear()

@@ -78,7 +78,7 @@ def load_mcp_config(cwd: str, agent_dir: str | os.PathLike[str], *, project_allo
     user_path = Path(agent_dir) / FILE_NAME
     servers = {s.name: s for s in _read_file(user_path, "user", cwd, environ, warnings)}
     project_path = project_dir(cwd) / FILE_NAME
-    if project_allowed:
+    if project_allowed and not _same_file(project_path, user_path):  # in the home directory they are one file
         raw, text = _read_entries(project_path, warnings)
         for name, entry in raw.items():
             _merge_project_entry(servers, name, entry, project_path, cwd, environ, warnings, text)
@@ -88,6 +88,20 @@ def load_mcp_config(cwd: str, agent_dir: str | os.PathLike[str], *, project_allo
 def project_file(cwd: str) -> Path:
     """Where a project's MCP configuration lives."""
     return project_dir(cwd) / FILE_NAME
+
+
+def has_project_file(cwd: str, agent_dir: str | os.PathLike[str]) -> bool:
+    """Whether the project has an `mcp.json` of its own: one that exists and is not the agent dir's (in the home
+    directory, `<cwd>/.agent-forge/agent` is the agent dir)."""
+    path = project_file(cwd)
+    return path.exists() and not _same_file(path, Path(agent_dir) / FILE_NAME)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def parse_servers(data: object, *, scope: str = "sdk", source: str | None = None, cwd: str = ".",

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .config import McpServerConfig, load_mcp_config, parse_servers
+from .config import McpServerConfig, has_project_file, load_mcp_config, parse_servers
 
 if TYPE_CHECKING:
     from ..agent_session import AgentSession
@@ -27,7 +27,7 @@ def attach_mcp(session: AgentSession, agent_dir: Path, policy: ProjectPolicy | N
     `toolTimeoutMs`."""
     project_allowed = policy is not None and policy.code_allowed
     servers, warnings = load_mcp_config(session.cwd, agent_dir, project_allowed=project_allowed)
-    if policy is not None and policy.enabled and not project_allowed and _has_project_file(session.cwd):
+    if policy is not None and policy.enabled and not project_allowed and has_project_file(session.cwd, agent_dir):
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
     if mcp_servers is not None:
         extra, problems = parse_servers(mcp_servers, cwd=session.cwd)
@@ -62,8 +62,3 @@ def _replaced(servers: list[McpServerConfig], extra: list[McpServerConfig]) -> l
     names = {server.name for server in extra}
     return [server for server in servers if server.name not in names] + extra
 
-
-def _has_project_file(cwd: str) -> bool:
-    from .config import project_file
-
-    return project_file(cwd).exists()

@@ -31,23 +31,27 @@ def load_context_files(cwd: str | Path, agent_dir: str | Path, warnings: list[st
     reported in `warnings` and the directory's next name is tried."""
     directories = [Path(agent_dir)] + list(reversed(Path(cwd).resolve().parents)) + [Path(cwd).resolve()]
     found: list[ContextFile] = []
-    seen: set[Path] = set()
+    seen: set[Path] = set()  # real paths of the files tried: each is read, and reported, once
     for directory in directories:
-        loaded = _context_file_in(directory, warnings)
-        if loaded is None or _real(loaded.path) in seen:
-            continue
-        seen.add(_real(loaded.path))
-        found.append(loaded)
+        loaded = _context_file_in(directory, warnings, seen)
+        if loaded is not None:
+            found.append(loaded)
     return found
 
 
-def _context_file_in(directory: Path, warnings: list[str]) -> ContextFile | None:
+def _context_file_in(directory: Path, warnings: list[str], seen: set[Path]) -> ContextFile | None:
+    """The directory's context file; None when it has none or its first name is a file tried already (the
+    agent dir is also the cwd or one of its parents, or a link leads to a file met before)."""
     try:
         names = set(p.name for p in directory.iterdir())
     except OSError:
         return None
     for name in CONTEXT_FILE_NAMES:  # listing the directory matches names exactly, even on case-folding disks
         if name in names:
+            real = _real(directory / name)
+            if real in seen:
+                return None
+            seen.add(real)
             content = _read(directory / name, warnings)
             if content is not None:
                 return ContextFile(directory / name, content)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
 from ..errors import UnsafeFileError
-from ..safe_read import MAX_CONFIG_BYTES, read_text_file
+from ..safe_read import MAX_CONFIG_BYTES, describe_kind, read_text_file
 from .commands import CommandSource, collect_commands
 from .context_files import ContextFile, format_context_section, load_context_files
 from .expansion import expand_input
@@ -175,10 +175,14 @@ def _append_prompt(options: ResourceOptions, agent_dir: Path, project: Path | No
 
 def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
     """The contents of `value` when it names an existing regular file (of at most 1 MB: the user named it, so
-    the limit is the configuration files' one), else `value` itself."""
+    the limit is the configuration files' one), else `value` itself; a warning when it names something that is
+    no regular file (a directory, `/dev/zero`: the command line refuses those before it starts)."""
     try:
         path = cwd / Path(value).expanduser()
         if "\n" in value or not path.is_file():
+            if value.strip() and "\n" not in value and path.exists():  # "" is empty text, not the cwd
+                kind = describe_kind(path.stat().st_mode)
+                warnings.append(f"{value}: it is {kind}, not a regular file; taken as the text itself")
             return value
         return read_text_file(path, MAX_CONFIG_BYTES, what="files named on the command line")
     except (OSError, ValueError) as exc:  # too long for a file name, a NUL: it is text

@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import read_text_file
+from ..safe_read import missing_or_kind, read_text_file
 from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 SKILL_FILE = "SKILL.md"
@@ -66,7 +66,7 @@ def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Pa
         return [(path, path.parent)]
     if not path.is_dir():
         if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
-            warnings.append(f"{path}: skill path does not exist")
+            warnings.append(f"{path}: skill path {missing_or_kind(path)}")
         return []
     walk = _SkillWalk(path)
     walk.directory(path, 0)

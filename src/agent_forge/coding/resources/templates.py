@@ -11,7 +11,7 @@ from typing import Iterable
 
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import read_text_file
+from ..safe_read import missing_or_kind, read_text_file
 from .sources import MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 MAX_DESCRIPTION_CHARS = 120
@@ -56,7 +56,7 @@ def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path,
         return [(path, path.parent)]
     if not path.is_dir():
         if root.location == "path":
-            warnings.append(f"{path}: prompt template path does not exist")
+            warnings.append(f"{path}: prompt template path {missing_or_kind(path)}")
         return []
     try:
         with os.scandir(path) as listing:  # a link to a huge directory must not stall start-up

@@ -54,7 +54,7 @@ def resolve_tool_selection(*, global_setting: JsonValue = None, project_setting:
     allow: tuple[str, ...] | None = None
     deny: frozenset[str] = frozenset()
     if cli_entries is not None:
-        entries = _check_cli(cli_entries)
+        entries = check_cli_entries(cli_entries)
         _warn_unknown_cli(entries, warnings)
         if _is_delta(entries):
             selected = _apply_delta(selected, entries)
@@ -111,7 +111,9 @@ def _is_pattern(name: str) -> bool:
     return any(c in name for c in "*?[")
 
 
-def _check_cli(entries: Sequence[str]) -> list[str]:
+def check_cli_entries(entries: Sequence[str]) -> list[str]:
+    """The `--tools` entries stripped. Raises `ToolSelectionError` for an empty entry, or plain names mixed
+    with +name/-name changes."""
     cleaned = [e.strip() for e in entries]
     if any(not e or e in ("+", "-") for e in cleaned):
         raise ToolSelectionError("--tools: empty tool name in the list")

@@ -1,0 +1,81 @@
+"""`agent-forge --export SESSION [OUT]`: one session as an HTML page, written to a file or to stdout."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .coding.paths import working_directory
+
+STDOUT = "-"
+"""The OUT that means stdout, as for most command line tools."""
+
+
+def run_export(paths: list[str], session_dir: str | None) -> int:
+    """Export `paths[0]` (a session file, or a full or partial session id of the current directory, as
+    `--session` takes) to `paths[1]` (default `./agent-forge-session-<name>.html`; `-` is stdout). Prints the
+    written path; 0, or 1 with the reason on stderr, 2 for more than two paths. The current directory is
+    looked up only when a path is relative or defaulted (a deleted one raises `MissingDirectory`)."""
+    if len(paths) > 2:
+        _say("--export takes a session file or id and at most one output path")
+        return 2
+    from .coding.errors import ExportError, SessionFileError
+    from .coding.export_html import export_session_file
+
+    output = paths[1] if len(paths) == 2 else None
+    try:
+        cwd = _directory_for(paths[0], output)
+        session = _session_file(paths[0], cwd, session_dir)
+        if output == STDOUT:
+            return _to_stdout(session)
+        written = export_session_file(session, output, cwd=cwd)
+    except (ExportError, SessionFileError) as exc:
+        _say(str(exc))
+        return 1
+    from .modes.stdout_guard import print_out
+
+    print_out(str(written))
+    return 0
+
+
+def _directory_for(session: str, output: str | None) -> str:
+    """The directory relative paths are taken in: the current one, unless every path is absolute."""
+    absolute = [os.path.isabs(os.path.expanduser(session))]
+    absolute.append(output == STDOUT or (output is not None and os.path.isabs(os.path.expanduser(output))))
+    if all(absolute) and output not in (None, STDOUT):
+        return os.path.dirname(os.path.expanduser(output)) or os.sep
+    if all(absolute):
+        return os.sep  # stdout: no output path to anchor
+    return working_directory()
+
+
+def _session_file(reference: str, cwd: str, session_dir: str | None) -> str:
+    """The file `reference` names: a path, or an id among `cwd`'s sessions (`resolve_session`)."""
+    from .coding.session.listing import resolve_session
+
+    return str(resolve_session(reference, cwd, session_dir, on_note=_say))
+
+
+def _to_stdout(session_file: str) -> int:
+    """The page on stdout (`--export S -`), nothing else there."""
+    from .coding.export_html import SessionSnapshot, render_html
+    from .coding.export_html.exporter import check_exportable
+    from .coding.session.store import SessionStore
+    from .modes.stdout_guard import write_out
+
+    store = SessionStore.open(session_file)
+    try:
+        snapshot = SessionSnapshot.of_store(store)
+        check_exportable(snapshot)
+        page = render_html(snapshot)
+    finally:
+        store.close()
+    sys.stdout.flush()
+    write_out(sys.stdout.buffer, page.encode("utf-8", "replace"))
+    return 0
+
+
+def _say(message: str) -> None:
+    from .coding.tools.sanitize import terminal_text
+
+    print(f"agent-forge: {terminal_text(message)}", file=sys.stderr)
