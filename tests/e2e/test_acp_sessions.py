@@ -196,7 +196,7 @@ async def test_compact_name_and_export_are_slash_commands(agent_env_factory, pro
     await client.prompt(session_id, "again " + words)
 
     def said() -> str:
-        return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+        return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"].lstrip("\n")  # its paragraph
 
     assert await client.prompt(session_id, "/name  Login bug ") == {"stopReason": "end_turn"}
     assert said() == "Session named Login bug."
@@ -256,7 +256,7 @@ async def test_compact_and_clone_sent_during_a_turn_wait_for_it_and_never_abort_
                                                      "prompt": [{"type": "text", "text": "/clone"}]})
     assert await turn == {"stopReason": "end_turn"}  # not aborted
     assert await compact == {"stopReason": "end_turn"} and await clone == {"stopReason": "end_turn"}
-    said = [u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk")]
+    said = [u["content"]["text"].lstrip("\n") for u in client.updates(session_id, "agent_message_chunk")]
     assert said[-1].startswith("Cloned this conversation") and said[-2].startswith("Compacted the conversation")
     assert "word79" in "".join(said[:-2])  # the turn's whole answer came before them
     assert await client.close() == 0
@@ -287,7 +287,7 @@ async def test_names_and_titles_never_carry_control_characters(agent_env, projec
     assert client.updates(session_id, "session_info_update")[-1]["title"] == "]0;pwned fix the bug"
     for name in ("\x1b[2Jx", "a\x07", "one\ntwo", "x" * 100_000):
         assert await client.prompt(session_id, f"/name {name}") == {"stopReason": "end_turn"}
-        said = client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+        said = client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"].lstrip("\n")
         assert said.startswith("/name failed: Session name "), said
     titles = [u["title"] for u in client.updates(session_id, "session_info_update")]
     assert titles == ["]0;pwned fix the bug"]

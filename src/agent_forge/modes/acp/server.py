@@ -230,7 +230,7 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     opened = server.registry.get(params.get("sessionId"))
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+        send = opened.updates.aside  # a reply sent while the answer streams waits for its message to end
         return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
                                            when_idle=named[0] in commands.AFTER_THE_TURN))
     untitled = not opened.session.store.session_name and not opened.session.messages

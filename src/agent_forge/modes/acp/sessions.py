@@ -97,9 +97,15 @@ class Registry:
         elicitation = self.client_capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
 
+        def tell(text: str, severity: str) -> None:  # beside the answer, as the session's own status lines
+            opened = self.sessions.get(session_id)
+            if opened is not None:
+                opened.updates.tell(text, severity)
+            else:
+                send(status_update(text, severity, self.notices))
+
         def make_ui() -> AcpUI:
-            return AcpUI(self.request, session_id, send,
-                         lambda text, severity: send(status_update(text, severity, self.notices)), forms=forms)
+            return AcpUI(self.request, session_id, send, tell, forms=forms)
 
         await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
 
