@@ -78,23 +78,3 @@ async def test_a_plugin_notification_during_streaming_thinking_waits_for_the_mes
     thoughts = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
     assert thoughts.startswith("t0 t1 t2 t3 t4") and "plugin says hi" in thoughts
     assert await client.close() == 0
-
-
-async def test_a_failing_mcp_server_is_said_once_per_failure_with_its_backoff(agent_env, project, fake_llm):
-    fake_llm.set_script([{"text": "ok"}])
-    client = await AcpClient.start(cwd=str(project), env=agent_env)
-    await client.initialize()
-    servers = [{"name": "nf", "command": str(project / "no-such-server"), "args": [], "env": []}]
-    session_id = (await client.request("session/new", {"cwd": str(project), "mcpServers": servers}))["sessionId"]
-    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}  # it waited for the first attempt
-
-    def failures() -> list[str]:
-        return [u["content"]["text"].strip() for u in client.updates(session_id, "agent_thought_chunk")
-                if "MCP server" in u["content"]["text"]]
-
-    await client.wait_for(lambda: any("restarting in 2 s" in f for f in failures()), timeout=30)
-    assert await client.close() == 0
-    said = failures()
-    assert "restarting in 1 s" in said[0] and "restarting in 2 s" in said[1], said  # no repeat between
-    assert "No such file" in said[0]
-    assert client.stderr().count("restarting in 1 s") == 1 and client.stderr().count("restarting in 2 s") == 1

@@ -10,6 +10,7 @@ EOF running turns are aborted and saved, the sessions closed, and the process ex
 from __future__ import annotations
 
 import asyncio
+import sys
 import traceback
 from typing import Any, Awaitable, Callable
 
@@ -168,8 +169,9 @@ async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
     from .permissions import mode_state
 
     cwd = absolute_dir(params.get("cwd"))
-    opened = await server.registry.open(cwd, mcp_servers(params.get("mcpServers")))
-    server.after(lambda: _announce(server, opened))
+    servers, notes = mcp_servers(params.get("mcpServers"))
+    opened = await server.registry.open(cwd, servers)
+    server.after(lambda: _announce(server, opened, notes))
     return {"sessionId": opened.id, "configOptions": config_options(opened.session),
             "modes": mode_state(opened.approvals.policy)}
 
@@ -184,13 +186,15 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     if not isinstance(session_id, str) or not session_id:
         raise invalid_params('"sessionId" must be a string')
     cwd = absolute_dir(params.get("cwd"))
-    servers = mcp_servers(params.get("mcpServers"))
+    servers, notes = mcp_servers(params.get("mcpServers"))
     opened = server.registry.sessions.get(session_id)
     if opened is None:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
+    else:
+        notes = []  # an open session keeps its servers
     for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
         server.send_update(opened.id, update)
-    server.after(lambda: _announce(server, opened))
+    server.after(lambda: _announce(server, opened, notes))
     return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
 
 
@@ -258,12 +262,16 @@ def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Ca
     return handler
 
 
-def _announce(server: AcpServer, opened: AcpSession) -> None:
-    """What the editor shows about a session once it knows its id: its commands, name and context use."""
+def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
+    """What the editor shows about a session once it knows its id: its commands, name and context use, and
+    `notes` about its request (an MCP server renamed)."""
     from .commands import commands
     from .updates import usage_update
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+    for note in notes:
+        opened.updates.tell(note, "info")
+        print(f"Warning: {note}", file=sys.stderr)
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
     from ...coding.state import printable_title
 

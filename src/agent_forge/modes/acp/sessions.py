@@ -171,18 +171,45 @@ class Registry:
             await opened.session.terminate()
 
 
-def mcp_servers(value: Any) -> dict[str, Any]:
-    """ACP `McpServer[]` → `{name: entry}` of the `mcp.json` format. Raises `AcpError` (-32602)."""
+def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
+    """ACP `McpServer[]` → (`{name: entry}` of the `mcp.json` format, notes for the user). An editor's name may
+    hold anything (spaces, `/`, any script): one outside the `mcp.json` rule is renamed to fit it (`_server_name`),
+    and a note says so. Raises `AcpError` (-32602)."""
     if value is None:
-        return {}
+        return {}, []
     if not isinstance(value, list):
         raise invalid_params('"mcpServers" must be an array')
     servers: dict[str, Any] = {}
+    notes: list[str] = []
     for index, server in enumerate(value):
         if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server["name"]:
             raise invalid_params(f"mcpServers[{index}] needs a \"name\"")
-        servers[server["name"]] = _mcp_entry(server, index)
-    return servers
+        entry = _mcp_entry(server, index)
+        name = _server_name(server["name"], servers)
+        if name != server["name"]:
+            notes.append(f"The editor's MCP server {_shown(server['name'])} is named {name} here (a server name "
+                         f"has 1 to 64 letters, digits, '_' or '-', and names are unique).")
+        servers[name] = entry
+    return servers, notes
+
+
+def _server_name(name: str, taken: dict[str, Any]) -> str:
+    """`name` with each character outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64, made unique with `_2`,
+    `_3`, ... (the tool names' rule, docs/mcp.md)."""
+    import re
+
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+    candidate, number = base, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{base[:64 - len(str(number)) - 1]}_{number}"
+    return candidate
+
+
+def _shown(name: str) -> str:
+    """The editor's name quoted for a message: escapes for control characters, at most 100 characters."""
+    text = repr(name[:100])
+    return text + ("…" if len(name) > 100 else "")
 
 
 def _mcp_entry(server: dict[str, Any], index: int) -> dict[str, Any]:
