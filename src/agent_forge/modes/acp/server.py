@@ -3,7 +3,8 @@ as `session/update` notifications (docs/acp.md).
 
 Requests are handled one at a time in arrival order, each answered exactly once; `session/prompt` takes its
 place on arrival and answers when its run settles, while the next messages are read (`session/cancel` acts at
-once). Nothing heavy is imported before `initialize` is answered: sessions are built on `session/new`. On stdin
+once). Every method but `initialize` is refused (`-32600`) until `initialize` is answered. Nothing heavy is
+imported before that: sessions are built on `session/new`. On stdin
 EOF running turns are aborted and saved, the sessions closed, and the process exits 0.
 """
 
@@ -16,7 +17,7 @@ from typing import Any, Awaitable, Callable
 
 from ..rpc.streams import ByteReader, ByteWriter, FdReader
 from .answers import checked
-from .protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
 from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
 from .transport import Connection, Incoming
 
@@ -41,6 +42,7 @@ class AcpServer:
         self.registry = Registry(args, self.send_update, checked(self.connection.request))  # answers' shapes checked
         self._prompts: set[asyncio.Future[Any]] = set()
         self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
+        self.initialized = False  # `initialize` was answered: the other methods are served
 
     @property
     def closed(self) -> bool:
@@ -80,6 +82,10 @@ class AcpServer:
             handler = _as_request(NOTIFICATIONS[str(message.method)])  # and answered (result null)
         if handler is None:
             self.connection.error(message.id, AcpError(METHOD_NOT_FOUND, f"Method not found: {message.method}"))
+            return
+        if not self.initialized and handler is not _initialize:  # the spec: the connection is initialized first
+            self.connection.error(message.id, AcpError(INVALID_REQUEST, f"{message.method} before initialize: "
+                                                       "send initialize first"))
             return
         try:
             if not isinstance(params, dict):
@@ -146,6 +152,7 @@ async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
     server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
     session_caps = server.registry.client_capabilities.get("session")
     server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
+    server.initialized = True
     from .auth import auth_methods
 
     return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": auth_methods(),
