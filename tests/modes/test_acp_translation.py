@@ -63,7 +63,7 @@ def test_prompt_content_keeps_order_and_names_links():
         {"type": "resource", "resource": {"uri": "https://x/doc", "text": "body"}},
         {"type": "resource", "resource": {"uri": "file:///i.png", "blob": "iVBORw0KGgo=", "mimeType": "image/png"}},
     ])
-    assert text == '/review\n[a b.py](/src/a b.py)\n<file name="https://x/doc">\nbody\n</file>'
+    assert text == '/review\n[a b.py](</src/a b.py>)\n<file name="https://x/doc">\nbody\n</file>'
     assert images == [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]
 
 
