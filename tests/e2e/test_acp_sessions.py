@@ -56,6 +56,24 @@ async def test_load_after_a_restart_replays_the_conversation_then_continues(agen
     assert await client.close() == 0
 
 
+async def test_loading_a_session_open_in_another_process_says_it_is_in_use_and_by_whom(agent_env, project,
+                                                                                     fake_llm):
+    fake_llm.set_script([{"text": "one"}])
+    first, session_id = await ready(agent_env, project)
+    assert await first.prompt(session_id, "hello") == {"stopReason": "end_turn"}
+    second = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await second.initialize()
+    assert session_id in [s["sessionId"] for s in (await second.request("session/list", {}))["sessions"]]
+    with pytest.raises(AcpReplyError) as caught:
+        await second.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert caught.value.code == -32001 and caught.value.data == {"pid": first.process.pid}
+    assert f"open in another agent-forge process (pid {first.process.pid})" in caught.value.message
+    assert await first.close() == 0
+    loaded = await second.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert "configOptions" in loaded  # closed there, it opens here
+    assert await second.close() == 0
+
+
 async def test_unknown_sessions_are_errors(agent_env, project):
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()

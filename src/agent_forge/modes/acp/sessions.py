@@ -14,7 +14,7 @@ import sys
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-from .protocol import RESOURCE_NOT_FOUND, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, SESSION_IN_USE, AcpError, invalid_params
 
 if TYPE_CHECKING:
     from .client_fs import Request
@@ -69,7 +69,7 @@ class Registry:
         try:
             session = create_session(self._options(cwd, mcp_servers, session_file))
         except CommandError as exc:
-            raise AcpError(RESOURCE_NOT_FOUND if session_file else -32603, str(exc)) from None
+            raise _open_error(exc, session_file) from None
         _warn(session)
         files = file_access(self.client_capabilities, self.request, session.store.session_id)
         terminals = runner(self.client_capabilities, self.request, session.store.session_id)
@@ -169,6 +169,19 @@ class Registry:
         self.closed = True
         for opened in list(self.sessions.values()):
             await opened.session.terminate()
+
+
+def _open_error(exc: Exception, session_file: str | None) -> AcpError:
+    """Why a session could not be opened: its file in use by another process (`SESSION_IN_USE`, `data.pid`
+    the holder's pid or null), another problem of a stored one (`RESOURCE_NOT_FOUND`), else internal."""
+    from ...coding.errors import SessionLockError
+
+    lock = exc.__cause__
+    if isinstance(lock, SessionLockError):
+        return AcpError(SESSION_IN_USE, f"The session is open in another agent-forge process "
+                                        f"({f'pid {lock.pid}' if lock.pid is not None else 'pid unknown'}): close it "
+                                        f"there first ({lock.session_path})", {"pid": lock.pid})
+    return AcpError(RESOURCE_NOT_FOUND if session_file else INTERNAL_ERROR, str(exc))
 
 
 def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
