@@ -74,6 +74,20 @@ async def test_loading_a_session_open_in_another_process_says_it_is_in_use_and_b
     assert await second.close() == 0
 
 
+async def test_a_damaged_session_file_is_said_once_per_process(agent_env, project, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "one"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "hello") == {"stopReason": "end_turn"}
+    [stored] = [f for f in tmp_path.rglob("*.jsonl") if session_id in f.name]
+    (stored.parent / "damaged.jsonl").write_text("{not json\n")
+    for _ in range(3):
+        listed = await client.request("session/list", {"cwd": str(project)})
+        assert [s["sessionId"] for s in listed["sessions"]] == [session_id]
+        await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert await client.close() == 0
+    assert client.stderr().count("damaged.jsonl") == 1, client.stderr()
+
+
 async def test_unknown_sessions_are_errors(agent_env, project):
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()

@@ -50,6 +50,7 @@ class Registry:
         self.notices = False  # the client accepts `notice` updates (`initialize`)
         self.sessions: dict[str, AcpSession] = {}
         self.closed = False
+        self._said_skipped: set[str] = set()  # damaged session files' reasons, said once
 
     def get(self, session_id: Any) -> AcpSession:
         """Raises `AcpError` for an id of no open session."""
@@ -135,7 +136,14 @@ class Registry:
 
         if self.args.no_session:
             return []
-        return list_sessions(cwd, self.args.session_dir, on_skip=lambda reason: _say(f"skipped {reason}"))
+        return list_sessions(cwd, self.args.session_dir, on_skip=self._skipped)
+
+    def _skipped(self, reason: str) -> None:
+        """A damaged session file left out of a listing: said on stderr once per process (every `session/list`
+        and `session/load` lists the directory again)."""
+        if reason not in self._said_skipped:
+            self._said_skipped.add(reason)
+            _say(f"skipped {reason}")
 
     def page(self, cwd: str, cursor: Any) -> dict[str, Any]:
         """`session/list` result for `cwd`, from `cursor` (an offset this agent gave as `nextCursor`)."""
