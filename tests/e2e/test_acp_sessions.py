@@ -233,6 +233,32 @@ async def test_model_and_thinking_are_session_config_options(agent_env_factory, 
     assert await client.close() == 0
 
 
+async def test_slash_model_lists_and_switches_models_and_the_picker_follows(agent_env_factory, project, fake_llm):
+    from e2e.test_rpc_models import model_entry
+
+    env = agent_env_factory(models=[model_entry("fake-model"), model_entry("plain", reasoning=False)])
+    fake_llm.set_script([{"text": "one"}])
+    client = await AcpClient.start([], cwd=str(project), env=env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+
+    def said() -> str:
+        return client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"].lstrip("\n")
+
+    assert await client.prompt(session_id, "/model") == {"stopReason": "end_turn"}
+    assert "* fake/fake-model" in said() and "  fake/plain" in said() and "model picker" in said()
+    assert await client.prompt(session_id, "/model plain") == {"stopReason": "end_turn"}
+    assert said() == "Model: fake/plain."
+    [update] = client.updates(session_id, "config_option_update")
+    assert [(o["id"], o["currentValue"]) for o in update["configOptions"]] == [("model", "fake/plain")]
+    assert await client.prompt(session_id, "/model nothing/here") == {"stopReason": "end_turn"}
+    assert said().startswith("/model failed: no model matches 'nothing/here'")
+    assert fake_llm.requests == []  # none of them reached the model
+    await client.prompt(session_id, "hi")
+    assert fake_llm.requests[0]["body"]["model"] == "plain"
+    assert await client.close() == 0
+
+
 async def test_compact_name_and_export_are_slash_commands(agent_env_factory, project, fake_llm):
     words = " ".join(f"word{i}" for i in range(80))
     fake_llm.set_script([{"text": "first " + words}, {"text": "second " + words}, {"text": "The summary."}])
