@@ -50,14 +50,20 @@ async def test_an_instant_command_during_a_streaming_answer_replies_after_it(age
     assert await client.close() == 0
 
 
-async def test_an_answer_after_a_command_reply_starts_its_own_paragraph(agent_env, project, fake_llm):
-    fake_llm.set_script([{"text": "the answer"}])
+async def test_the_answer_of_a_queued_prompt_starts_its_own_paragraph_and_a_new_turn_does_not(agent_env, project,
+                                                                                            fake_llm):
+    fake_llm.set_script([{"text": "first", "hang_after": 3}, {"text": "second"}, {"text": "third"}])
     client = await AcpClient.start(cwd=str(project), env=agent_env)
     await client.initialize()
     session_id = await client.new_session(str(project))
-    assert await client.prompt(session_id, "/name First") == {"stopReason": "end_turn"}
-    assert await client.prompt(session_id, "question") == {"stopReason": "end_turn"}
-    assert [text for _, text in texts_by_message(client, session_id)] == ["Session named First.", "\n\nthe answer"]
+    first = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    second = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "b"}]})
+    await client.request("session/list", {})  # answered in order: the second prompt has been queued
+    fake_llm.release_hangs()
+    assert await first == await second == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "c") == {"stopReason": "end_turn"}  # a turn of its own
+    assert [text for _, text in texts_by_message(client, session_id)] == ["first", "\n\nsecond", "third"]
     assert await client.close() == 0
 
 

@@ -239,6 +239,8 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     from . import commands
 
     opened = server.registry.get(params.get("sessionId"))
+    if not opened.session.is_streaming:
+        opened.updates.new_turn()
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
         send = opened.updates.aside  # a reply sent while the answer streams waits for its message to end

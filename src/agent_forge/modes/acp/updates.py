@@ -86,6 +86,10 @@ class Updates:
         else:
             self._send(update)
 
+    def new_turn(self) -> None:
+        """A prompt taken while no run streams: the editor shows its answer as a new turn (no paragraph break)."""
+        self._last_text = None
+
     def _release(self) -> None:
         self._streaming = None
         held, self._held = self._held, []
@@ -193,7 +197,8 @@ _SEPARATE = frozenset({"tool_call", "tool_call_update", "agent_thought_chunk", "
 """Updates an editor shows between two texts: the next text is not joined to the last."""
 
 _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
-    "message_start": Updates._message_start, "message_update": Updates._message_update, "message_end": Updates._message_end,
+    "message_start": Updates._message_start, "message_update": Updates._message_update,
+    "message_end": Updates._message_end,
     "tool_execution_start": Updates._tool_start, "tool_execution_update": Updates._tool_update,
     "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
