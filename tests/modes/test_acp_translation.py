@@ -81,12 +81,16 @@ def test_prompt_content_that_cannot_reach_the_model_is_refused(blocks):
 
 
 def test_mcp_servers_become_mcp_json_entries():
-    servers = sessions.mcp_servers([
+    servers, notes = sessions.mcp_servers([
         {"name": "a", "command": "srv", "args": ["-x"], "env": [{"name": "K", "value": "v"}]},
         {"type": "http", "name": "b", "url": "http://h/mcp", "headers": [{"name": "H", "value": "1"}]},
     ])
     assert servers == {"a": {"command": "srv", "args": ["-x"], "env": {"K": "v"}},
                        "b": {"url": "http://h/mcp", "headers": {"H": "1"}}}
+    assert notes == []
+    renamed, notes = sessions.mcp_servers([{"name": n, "command": "srv"} for n in ("a b", "a/b", "x" * 70, "x" * 64)])
+    assert list(renamed) == ["a_b", "a_b_2", "x" * 64, "x" * 62 + "_2"]  # the mcp.json rule, each name unique
+    assert len(notes) == 4 and "'a/b' is named a_b_2 here" in notes[1]
     for bad in ([{"command": "x"}], [{"name": "a", "command": "x", "args": [1]}],
                 [{"name": "a", "type": "http"}], [{"name": "a", "command": "x", "env": [{"name": "K"}]}], "x"):
         with pytest.raises(AcpError):
