@@ -88,9 +88,11 @@ def test_mcp_servers_become_mcp_json_entries():
     assert servers == {"a": {"command": "srv", "args": ["-x"], "env": {"K": "v"}},
                        "b": {"url": "http://h/mcp", "headers": {"H": "1"}}}
     assert notes == []
-    renamed, notes = sessions.mcp_servers([{"name": n, "command": "srv"} for n in ("a b", "a/b", "x" * 70, "x" * 64)])
-    assert list(renamed) == ["a_b", "a_b_2", "x" * 64, "x" * 62 + "_2"]  # the mcp.json rule, each name unique
-    assert len(notes) == 4 and "'a/b' is named a_b_2 here" in notes[1]
+    names = ("a b", "a/b", "x" * 70, "x" * 64, "a_b_2", "a_b_2")
+    renamed, notes = sessions.mcp_servers([{"name": n, "command": "srv"} for n in names])
+    # the mcp.json rule, each name unique; a name that fits it is kept (its first server's)
+    assert list(renamed) == ["a_b", "a_b_3", "x" * 62 + "_2", "x" * 64, "a_b_2", "a_b_2_2"]
+    assert len(notes) == 4 and "'a/b' is named a_b_3 here" in notes[1]
     for bad in ([{"command": "x"}], [{"name": "a", "command": "x", "args": [1]}],
                 [{"name": "a", "type": "http"}], [{"name": "a", "command": "x", "env": [{"name": "K"}]}], "x"):
         with pytest.raises(AcpError):

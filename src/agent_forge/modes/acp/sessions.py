@@ -200,13 +200,18 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     if not isinstance(value, list):
         raise invalid_params('"mcpServers" must be an array')
+    from ...coding.mcp.config import NAME_RULE
+
     servers: dict[str, Any] = {}
     notes: list[str] = []
     for index, server in enumerate(value):
         if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server["name"]:
             raise invalid_params(f"mcpServers[{index}] needs a \"name\"")
+    fitting = {server["name"] for server in value if NAME_RULE.fullmatch(server["name"])}  # they keep their names
+    for index, server in enumerate(value):
         entry = _mcp_entry(server, index)
-        name = _server_name(server["name"], servers)
+        keep = server["name"] in fitting and server["name"] not in servers
+        name = server["name"] if keep else _server_name(server["name"], servers.keys() | fitting)
         if name != server["name"]:
             notes.append(f"The editor's MCP server {_shown(server['name'])} is named {name} here (a server name "
                          f"has 1 to 64 letters, digits, '_' or '-', and names are unique).")
@@ -214,7 +219,7 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
     return servers, notes
 
 
-def _server_name(name: str, taken: dict[str, Any]) -> str:
+def _server_name(name: str, taken: set[str]) -> str:
     """`name` with each character outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64, made unique with `_2`,
     `_3`, ... (the tool names' rule, docs/mcp.md)."""
     import re
