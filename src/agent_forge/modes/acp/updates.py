@@ -173,8 +173,8 @@ class Updates:
 
     def _mcp_server(self, event: dict[str, Any]) -> None:
         """A server that failed (its command missing, its URL refusing) is said in the session and on stderr,
-        once per failure; a prompt going on without a server still starting says so (`message`). The
-        `message` event of a server whose failure was just said (the prompt's wait saw it fail) adds nothing."""
+        once per failure (a report of the same failure again, `failed` to `failed`, is not said twice); a prompt
+        going on without a server still starting says so (`message`)."""
         if event.get("state") == "failed":
             text = f"MCP server {event.get('name')!r} failed: {event.get('lastError') or 'unknown error'}"
             if self._mcp_told.get(str(event.get("name"))) == text:
