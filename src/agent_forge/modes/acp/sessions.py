@@ -14,7 +14,7 @@ import sys
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-from .protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, SESSION_IN_USE, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, SESSION_IN_USE, AcpError, client_text, invalid_params
 
 if TYPE_CHECKING:
     from .client_fs import Request
@@ -233,9 +233,9 @@ def _server_name(name: str, taken: set[str]) -> str:
 
 
 def _shown(name: str) -> str:
-    """The editor's name quoted for a message: escapes for control characters, at most 100 characters."""
-    text = repr(name[:100])
-    return text + ("…" if len(name) > 100 else "")
+    """The editor's name quoted for a message (and stderr): one line, control, invisible and bidi characters as
+    escapes, at most 100 characters."""
+    return f"'{client_text(name, 100)}'"
 
 
 def _mcp_entry(server: dict[str, Any], index: int) -> dict[str, Any]:
