@@ -5,6 +5,7 @@ a message of their own (their own `messageId`, a new paragraph), never inside th
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -47,6 +48,25 @@ async def test_an_instant_command_during_a_streaming_answer_replies_after_it(age
     assert joined.startswith("w0 w1 w2 w3 w4 w5\n\n")
     if command.startswith("/name"):
         assert {"sessionUpdate": "session_info_update", "title": "Hello"} in client.updates(session_id)
+    assert await client.close() == 0
+
+
+async def test_a_bang_command_during_a_streaming_answer_is_drawn_after_it(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "w0 w1 w2 w3 w4 w5", "text_chunk_words": 1, "hang_after": 4}])
+    client = await AcpClient.start(cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    assert await client.prompt(session_id, "!echo from-the-user") == {"stopReason": "end_turn"}  # it ran at once
+    fake_llm.release_hangs()
+    assert await turn == {"stopReason": "end_turn"}
+    kinds = [u["sessionUpdate"] for u in client.updates(session_id)
+             if u["sessionUpdate"] in ("agent_message_chunk", "tool_call", "tool_call_update")]
+    first_call = kinds.index("tool_call")
+    assert "agent_message_chunk" not in kinds[first_call:]  # the answer's words all came before the call
+    ends = [u for u in client.updates(session_id, "tool_call_update") if u.get("status") == "completed"]
+    assert "from-the-user" in json.dumps(ends)
     assert await client.close() == 0
 
 

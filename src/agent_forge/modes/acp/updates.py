@@ -77,9 +77,10 @@ class Updates:
         self.send(update)
 
     def aside(self, update: dict[str, Any]) -> None:
-        """Send `update`, said beside the answer (a command's reply, a status line): an `agent_message_chunk`
-        is a message of its own; a chunk is held while an assistant message streams, sent when it ends."""
-        if self._streaming is not None and update.get("sessionUpdate") in _CHUNKS:
+        """Send `update`, said beside the answer (a command's reply, a `!command`'s call, a status line): an
+        `agent_message_chunk` is a message of its own; what the editor draws between texts (`_HELD`) is held
+        while an assistant message streams, and sent in order when it ends."""
+        if self._streaming is not None and update.get("sessionUpdate") in _HELD:
             self._held.append(update)
         elif update.get("sessionUpdate") == "agent_message_chunk":
             self._text(str((update.get("content") or {}).get("text") or ""), uuid.uuid4().hex)
@@ -192,7 +193,8 @@ class Updates:
         self.aside(status_update(text, severity, self.notices))
 
 
-_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+_HELD = frozenset({"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"})
+"""What an aside holds while a message streams: what the editor draws in the conversation, between its texts."""
 _SEPARATE = frozenset({"tool_call", "tool_call_update", "agent_thought_chunk", "user_message_chunk", "plan"})
 """Updates an editor shows between two texts: the next text is not joined to the last."""
 
