@@ -19,9 +19,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_rpc import agent_command, make_env, read_record
+from bench_rpc import agent_command, make_env
 
 from support.fake_llm import FakeLLMServer
+
+
+def read_record(proc: subprocess.Popen) -> dict:
+    """The next JSON line the agent wrote; RuntimeError with its stderr's tail when it exited."""
+    line = proc.stdout.readline()
+    if not line:
+        raise RuntimeError(f"agent exited: {proc.stderr.read().decode()[-2000:]}")
+    return json.loads(line)
 
 
 def send(proc: subprocess.Popen, request_id: int, method: str, params: dict) -> None:

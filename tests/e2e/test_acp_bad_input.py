@@ -32,6 +32,22 @@ async def test_malformed_lines_get_parse_and_invalid_request_errors_and_the_agen
     assert await client.close() == 0
 
 
+async def test_session_methods_before_initialize_are_refused(agent_env, project):
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    for method, params in (("session/new", {"cwd": str(project), "mcpServers": []}), ("session/list", {}),
+                           ("authenticate", {"methodId": "fake"}),
+                           ("session/load", {"sessionId": "x", "cwd": str(project), "mcpServers": []})):
+        with pytest.raises(AcpReplyError) as refused:
+            await client.request(method, params)
+        assert refused.value.code == -32600 and "initialize first" in refused.value.message
+    with pytest.raises(AcpReplyError) as unknown:
+        await client.request("session/frobnicate", {}, checked=False)
+    assert unknown.value.code == -32601  # an unknown method is still unknown
+    await client.initialize()
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0
+
+
 async def test_unknown_methods_and_wrong_params_are_answered_with_their_codes(agent_env, project):
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()

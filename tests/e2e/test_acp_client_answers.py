@@ -145,3 +145,36 @@ async def test_an_error_answer_to_a_permission_request_is_no_answer_not_a_reject
     assert "the editor answered session/request_permission with an error: no window\\x1b[2J" in text
     assert "The user rejected" not in text and "\x1b" not in text
     assert await client.close() == 0
+
+
+@pytest.mark.parametrize("option", ["nonsense", "allow_always", "reject_once"])
+async def test_an_option_that_was_not_offered_is_no_answer_not_a_rejection(agent_env, project, fake_llm, option):
+    command = {"name": "bash", "arguments": {"command": "echo hi > out.txt"}}  # a redirection: no allow_always
+    fake_llm.set_script([{"tool_calls": [command]}, {"text": "ok"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)  # ask mode
+    client.on_request["session/request_permission"] = lambda params: {
+        "outcome": {"outcome": "selected", "optionId": option}}
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    [asked] = client.requests("session/request_permission")
+    assert [o["optionId"] for o in asked["options"]] == ["allow_once", "reject"]
+    [text] = tool_texts(fake_llm.requests[1])
+    assert "Not run" in text and "the question got no answer" in text and "was not offered" in text, text
+    assert repr(option) in text and "The user rejected" not in text
+    assert not (project / "out.txt").exists()
+    assert await client.close() == 0
+
+
+async def test_the_reject_option_rejects(agent_env, project, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > out.txt"}}]},
+                         {"text": "ok"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    client.on_request["session/request_permission"] = lambda params: {
+        "outcome": {"outcome": "selected", "optionId": params["options"][-1]["optionId"]}}
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    [text] = tool_texts(fake_llm.requests[1])
+    assert "The user rejected this bash call" in text
+    assert await client.close() == 0

@@ -63,7 +63,7 @@ def test_prompt_content_keeps_order_and_names_links():
         {"type": "resource", "resource": {"uri": "https://x/doc", "text": "body"}},
         {"type": "resource", "resource": {"uri": "file:///i.png", "blob": "iVBORw0KGgo=", "mimeType": "image/png"}},
     ])
-    assert text == '/review\n[a b.py](/src/a b.py)\n<file name="https://x/doc">\nbody\n</file>'
+    assert text == '/review\n[a b.py](</src/a b.py>)\n<file name="https://x/doc">\nbody\n</file>'
     assert images == [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]
 
 
@@ -81,12 +81,18 @@ def test_prompt_content_that_cannot_reach_the_model_is_refused(blocks):
 
 
 def test_mcp_servers_become_mcp_json_entries():
-    servers = sessions.mcp_servers([
+    servers, notes = sessions.mcp_servers([
         {"name": "a", "command": "srv", "args": ["-x"], "env": [{"name": "K", "value": "v"}]},
         {"type": "http", "name": "b", "url": "http://h/mcp", "headers": [{"name": "H", "value": "1"}]},
     ])
     assert servers == {"a": {"command": "srv", "args": ["-x"], "env": {"K": "v"}},
                        "b": {"url": "http://h/mcp", "headers": {"H": "1"}}}
+    assert notes == []
+    names = ("a b", "a/b", "x" * 70, "x" * 64, "a_b_2", "a_b_2")
+    renamed, notes = sessions.mcp_servers([{"name": n, "command": "srv"} for n in names])
+    # the mcp.json rule, each name unique; a name that fits it is kept (its first server's)
+    assert list(renamed) == ["a_b", "a_b_3", "x" * 62 + "_2", "x" * 64, "a_b_2", "a_b_2_2"]
+    assert len(notes) == 4 and "'a/b' is named a_b_3 here" in notes[1]
     for bad in ([{"command": "x"}], [{"name": "a", "command": "x", "args": [1]}],
                 [{"name": "a", "type": "http"}], [{"name": "a", "command": "x", "env": [{"name": "K"}]}], "x"):
         with pytest.raises(AcpError):

@@ -40,6 +40,7 @@ from typing import Any, BinaryIO, Callable
 from ..agent.types import ToolError
 from ..ai import json_wire
 from ..coding.errors import CommandError
+from ..coding.file_blocks import file_block
 from ..coding.agent_session import AgentSession
 from ..coding.tools.file_kinds import image_data_problem, looks_binary, open_regular
 from ..coding.tools.sanitize import terminal_text
@@ -94,7 +95,7 @@ def attach_file(path: Path | str, name: str, parts: list[str], images: list[dict
         raise CommandError(f"Cannot attach {name}: it is a binary file (it contains NUL bytes). Only text files "
                            f"and images ({', '.join(IMAGE_TYPES)}) can be attached.")
     else:
-        parts.append(f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>')
+        parts.append(file_block(str(path), data.decode("utf-8", "replace")))
 
 
 def _read_file(path: Path, name: str) -> bytes:

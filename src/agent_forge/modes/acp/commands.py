@@ -1,5 +1,6 @@
 """What ACP lacks, as commands in a prompt: `!command` (the user's own shell command, shown as an `execute`
-tool call) and the slash commands `/compact [instructions]`, `/name <title>`, `/export [path]`, `/fork [N]`,
+tool call) and the slash commands `/compact [instructions]`, `/name <title>`, `/model [provider/id]`,
+`/export [path]`, `/fork [N]`,
 `/clone` and `/tree [N [summarize]]` (`branching.py`), listed in
 `available_commands_update` after the session's own commands (plugin commands, templates and skills, which
 win when they have the same name). Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
@@ -16,6 +17,7 @@ from .updates import chunk, usage_update
 BUILTINS: dict[str, tuple[str, str | None]] = {
     "compact": ("Condense the conversation so far into a summary (frees context)", "instructions (optional)"),
     "name": ("Name this session (its title in the session list)", "title"),
+    "model": ("List the models, or switch to one (as the editor's model picker does)", "provider/id (optional)"),
     "export": ("Write this session as an HTML file", "path (optional)"),
     "fork": ("Copy the conversation before one of your messages into a new session (lists them first)",
              "message number (optional)"),
@@ -74,6 +76,11 @@ async def run(session: Any, name: str, arguments: str, send: Callable[[dict[str,
             send({"sessionUpdate": "session_info_update", "title": session.store.session_name})
         elif name == "tree" and arguments and session.model is not None:  # the context is another branch's now
             send(usage_update(session))
+        elif name == "model" and arguments:  # the editor's model picker follows
+            from .config import config_options
+
+            send({"sessionUpdate": "config_option_update", "configOptions": config_options(session)})
+            send(usage_update(session))
     send(chunk("agent_message_chunk", text))
     return {"stopReason": "end_turn"}
 
@@ -87,6 +94,29 @@ async def _compact(session: Any, arguments: str) -> str:
 async def _name(session: Any, arguments: str) -> str:
     session.set_session_name(arguments)  # a blank name is a CommandError
     return f"Session named {session.store.session_name}."
+
+
+async def _model(session: Any, arguments: str) -> str:
+    """`/model`: the models that have a key, the current one marked; `/model provider/id` (or an id only one
+    provider has) switches to it, recorded in the session like `session/set_config_option`."""
+    from ...coding.errors import CommandError
+
+    models = {f"{m['provider']}/{m['id']}": m for m in session.available_models()}
+    current = session.model and f"{session.model['provider']}/{session.model['id']}"
+    if not arguments:
+        if not models:
+            return "No model has a key: add one (see authenticate), then choose it here or in the model picker."
+        lines = [f"{'*' if key == current else ' '} {key}" + (f" ({m['name']})" if m.get("name") else "")
+                 for key, m in models.items()]
+        return "Models (* the current one):\n" + "\n".join(lines) + "\nSwitch with /model provider/id or " \
+            "the editor's model picker."
+    chosen = [key for key in models if arguments in (key, models[key]["id"])]
+    if len(chosen) != 1:
+        raise CommandError(f"{'no model' if not chosen else 'more than one model'} matches {arguments[:100]!r}: "
+                           "use provider/id as /model lists them")
+    provider, _, model_id = chosen[0].partition("/")
+    session.set_model(provider, model_id)
+    return f"Model: {chosen[0]}."
 
 
 async def _export(session: Any, arguments: str) -> str:
@@ -118,5 +148,5 @@ async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], No
 
 
 _user_bash_ids = itertools.count(1)
-_RUNNERS = {"compact": _compact, "name": _name, "export": _export, "fork": branching.fork,
+_RUNNERS = {"compact": _compact, "name": _name, "model": _model, "export": _export, "fork": branching.fork,
             "clone": branching.clone, "tree": branching.tree}

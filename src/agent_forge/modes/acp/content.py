@@ -8,9 +8,12 @@ Audio and other binary resources are refused (`initialize` does not offer them):
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from ...ai.visible_text import escape_invisible
+from ...coding.file_blocks import file_block
 from ...coding.tools.file_kinds import IMAGE_TYPES, image_data_problem
 from .protocol import invalid_params
 
@@ -40,7 +43,7 @@ def _add_block(block: dict[str, Any], index: int, parts: list[str], images: list
         images.append(_image(_string(block, "data", index), _string(block, "mimeType", index), f"prompt[{index}]"))
     elif kind == "resource_link":
         uri, name = _string(block, "uri", index), _string(block, "name", index)
-        parts.append(f"[{name}]({file_path(uri)})")
+        parts.append(link(name, file_path(uri)))
     elif kind == "resource":
         _add_resource(block.get("resource"), index, parts, images)
     elif kind == "audio":
@@ -54,7 +57,7 @@ def _add_resource(resource: Any, index: int, parts: list[str], images: list[dict
         raise invalid_params(f"prompt[{index}].resource must be an object")
     uri = _string(resource, "uri", index, "resource.")
     if isinstance(resource.get("text"), str):
-        parts.append(f'<file name="{file_path(uri)}">\n{resource["text"]}\n</file>')
+        parts.append(file_block(file_path(uri), resource["text"]))
     elif isinstance(resource.get("blob"), str) and resource.get("mimeType") in IMAGE_TYPES:
         images.append(_image(resource["blob"], resource["mimeType"], f"prompt[{index}].resource"))
     elif isinstance(resource.get("blob"), str):
@@ -73,6 +76,19 @@ def _image(data: str, mime: str, where: str) -> dict[str, Any]:
     if problem:
         raise invalid_params(f"{where}.{field}: {problem}")
     return {"type": "image", "data": data, "mimeType": mime}
+
+
+def link(name: str, target: str) -> str:
+    """A Markdown link `[name](target)` that says what the editor sent and nothing more: `\\`, `[`, `]` escaped in
+    the name, line breaks and other control characters as escapes (`\\n`); a target holding spaces, brackets or
+    control characters written `<target>` with `<`, `>` escaped and control characters percent-encoded."""
+    shown = escape_invisible(name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+                             .replace("\t", "\\t"))
+    shown = re.sub(r"([\[\]])", r"\\\1", shown)
+    if re.search(r"[\s()<>\x00-\x1f\x7f]", target):
+        target = re.sub(r"[\x00-\x1f\x7f]", lambda m: f"%{ord(m.group()):02X}", target)
+        target = "<" + re.sub(r"([<>\\])", r"\\\1", target) + ">"
+    return f"[{shown}]({target})"
 
 
 def file_path(uri: str) -> str:

@@ -1,9 +1,10 @@
 """Approvals in ACP: the session's approval policy (`coding/approvals.py`) is its session mode (`ask` by
 default, `full`, `read-only`; `session/set_mode`), and a question is `session/request_permission` with the
-options allow once, allow always (named after what it remembers: the tool, or a bash command's first two words;
-not offered for a command with shell operators) and reject. A client that answers `cancelled` or nothing at
-all (until `session/cancel` aborts the call) rejects. An error answer or a malformed one (`answers.py`) is no
-answer: the refusal tells the model nobody approved the call, naming the editor's error or the problem."""
+options `allow_once`, `allow_always` (named after what it remembers: the tool, or a bash command's first two
+words; not offered for a command with shell operators) and `reject`. A client that answers `cancelled` or nothing
+at all (until `session/cancel` aborts the call) rejects. An error answer or a malformed one (`answers.py`, or an
+option id that was not offered) is no answer: the refusal tells the model nobody approved the call, naming the
+editor's error or the problem."""
 
 from __future__ import annotations
 
@@ -56,6 +57,17 @@ class PermissionAsker:
         except AcpError as exc:  # the editor failed to ask: nobody chose to reject (its text is `client_text`)
             return Decision(REJECT, f"the editor answered session/request_permission with an error: "
                                     f"{exc.message}", answered=False)
-        outcome = answer.get("outcome") if isinstance(answer, dict) else None
-        chosen = outcome.get("optionId") if isinstance(outcome, dict) and outcome.get("outcome") == "selected" else None
-        return chosen if chosen in (ALLOW_ONCE, ALLOW_ALWAYS) else REJECT
+        return _choice(answer, [option["optionId"] for option in options(call.get("always"))])
+
+
+def _choice(answer: dict[str, Any], offered: list[str]) -> str | Decision:
+    """The option the user chose (`cancelled`: a rejection); one that was not offered is a malformed answer,
+    not the user's choice (`answers.py` checked the shape)."""
+    outcome = answer["outcome"]
+    if outcome.get("outcome") != "selected":
+        return REJECT
+    chosen = outcome["optionId"]
+    if chosen not in offered:
+        problem = f"it chose the option {chosen[:80]!r}, which was not offered ({', '.join(offered)})"
+        return Decision(REJECT, BadAnswer("session/request_permission", problem).message, answered=False)
+    return chosen

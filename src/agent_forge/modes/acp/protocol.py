@@ -18,6 +18,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
+SESSION_IN_USE = -32001
+"""This agent's own code (the schema's server-error range): the stored session is open in another process."""
 
 
 class AcpError(Exception):

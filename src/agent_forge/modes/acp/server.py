@@ -3,19 +3,21 @@ as `session/update` notifications (docs/acp.md).
 
 Requests are handled one at a time in arrival order, each answered exactly once; `session/prompt` takes its
 place on arrival and answers when its run settles, while the next messages are read (`session/cancel` acts at
-once). Nothing heavy is imported before `initialize` is answered: sessions are built on `session/new`. On stdin
+once). Every method but `initialize` is refused (`-32600`) until `initialize` is answered. Nothing heavy is
+imported before that: sessions are built on `session/new`. On stdin
 EOF running turns are aborted and saved, the sessions closed, and the process exits 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import traceback
 from typing import Any, Awaitable, Callable
 
 from ..rpc.streams import ByteReader, ByteWriter, FdReader
 from .answers import checked
-from .protocol import INTERNAL_ERROR, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
 from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
 from .transport import Connection, Incoming
 
@@ -40,6 +42,7 @@ class AcpServer:
         self.registry = Registry(args, self.send_update, checked(self.connection.request))  # answers' shapes checked
         self._prompts: set[asyncio.Future[Any]] = set()
         self._after: list[Callable[[], None]] = []  # notifications that must follow the answer being written
+        self.initialized = False  # `initialize` was answered: the other methods are served
 
     @property
     def closed(self) -> bool:
@@ -79,6 +82,10 @@ class AcpServer:
             handler = _as_request(NOTIFICATIONS[str(message.method)])  # and answered (result null)
         if handler is None:
             self.connection.error(message.id, AcpError(METHOD_NOT_FOUND, f"Method not found: {message.method}"))
+            return
+        if not self.initialized and handler is not _initialize:  # the spec: the connection is initialized first
+            self.connection.error(message.id, AcpError(INVALID_REQUEST, f"{message.method} before initialize: "
+                                                       "send initialize first"))
             return
         try:
             if not isinstance(params, dict):
@@ -145,6 +152,7 @@ async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
     server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
     session_caps = server.registry.client_capabilities.get("session")
     server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
+    server.initialized = True
     from .auth import auth_methods
 
     return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": auth_methods(),
@@ -168,8 +176,9 @@ async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
     from .permissions import mode_state
 
     cwd = absolute_dir(params.get("cwd"))
-    opened = await server.registry.open(cwd, mcp_servers(params.get("mcpServers")))
-    server.after(lambda: _announce(server, opened))
+    servers, notes = mcp_servers(params.get("mcpServers"))
+    opened = await server.registry.open(cwd, servers)
+    server.after(lambda: _announce(server, opened, notes))
     return {"sessionId": opened.id, "configOptions": config_options(opened.session),
             "modes": mode_state(opened.approvals.policy)}
 
@@ -184,13 +193,15 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
     if not isinstance(session_id, str) or not session_id:
         raise invalid_params('"sessionId" must be a string')
     cwd = absolute_dir(params.get("cwd"))
-    servers = mcp_servers(params.get("mcpServers"))
+    servers, notes = mcp_servers(params.get("mcpServers"))
     opened = server.registry.sessions.get(session_id)
     if opened is None:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
+    else:
+        notes = []  # an open session keeps its servers
     for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
         server.send_update(opened.id, update)
-    server.after(lambda: _announce(server, opened))
+    server.after(lambda: _announce(server, opened, notes))
     return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
 
 
@@ -228,9 +239,11 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     from . import commands
 
     opened = server.registry.get(params.get("sessionId"))
+    if not opened.session.is_streaming:
+        opened.updates.new_turn()
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
-        send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+        send = opened.updates.aside  # a reply sent while the answer streams waits for its message to end
         return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
                                            when_idle=named[0] in commands.AFTER_THE_TURN))
     untitled = not opened.session.store.session_name and not opened.session.messages
@@ -258,12 +271,16 @@ def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Ca
     return handler
 
 
-def _announce(server: AcpServer, opened: AcpSession) -> None:
-    """What the editor shows about a session once it knows its id: its commands, name and context use."""
+def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
+    """What the editor shows about a session once it knows its id: its commands, name and context use, and
+    `notes` about its request (an MCP server renamed)."""
     from .commands import commands
     from .updates import usage_update
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
+    for note in notes:
+        opened.updates.tell(note, "info")
+        print(f"Warning: {note}", file=sys.stderr)
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
     from ...coding.state import printable_title
 

@@ -14,7 +14,7 @@ import sys
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-from .protocol import RESOURCE_NOT_FOUND, AcpError, invalid_params
+from .protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, SESSION_IN_USE, AcpError, client_text, invalid_params
 
 if TYPE_CHECKING:
     from .client_fs import Request
@@ -50,6 +50,7 @@ class Registry:
         self.notices = False  # the client accepts `notice` updates (`initialize`)
         self.sessions: dict[str, AcpSession] = {}
         self.closed = False
+        self._said_skipped: set[str] = set()  # damaged session files' reasons, said once
 
     def get(self, session_id: Any) -> AcpSession:
         """Raises `AcpError` for an id of no open session."""
@@ -69,7 +70,7 @@ class Registry:
         try:
             session = create_session(self._options(cwd, mcp_servers, session_file))
         except CommandError as exc:
-            raise AcpError(RESOURCE_NOT_FOUND if session_file else -32603, str(exc)) from None
+            raise _open_error(exc, session_file) from None
         _warn(session)
         files = file_access(self.client_capabilities, self.request, session.store.session_id)
         terminals = runner(self.client_capabilities, self.request, session.store.session_id)
@@ -97,9 +98,15 @@ class Registry:
         elicitation = self.client_capabilities.get("elicitation")
         forms = isinstance(elicitation, dict) and isinstance(elicitation.get("form"), dict)
 
+        def tell(text: str, severity: str) -> None:  # beside the answer, as the session's own status lines
+            opened = self.sessions.get(session_id)
+            if opened is not None:
+                opened.updates.tell(text, severity)
+            else:
+                send(status_update(text, severity, self.notices))
+
         def make_ui() -> AcpUI:
-            return AcpUI(self.request, session_id, send,
-                         lambda text, severity: send(status_update(text, severity, self.notices)), forms=forms)
+            return AcpUI(self.request, session_id, send, tell, forms=forms)
 
         await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
 
@@ -129,7 +136,14 @@ class Registry:
 
         if self.args.no_session:
             return []
-        return list_sessions(cwd, self.args.session_dir, on_skip=lambda reason: _say(f"skipped {reason}"))
+        return list_sessions(cwd, self.args.session_dir, on_skip=self._skipped)
+
+    def _skipped(self, reason: str) -> None:
+        """A damaged session file left out of a listing: said on stderr once per process (every `session/list`
+        and `session/load` lists the directory again)."""
+        if reason not in self._said_skipped:
+            self._said_skipped.add(reason)
+            _say(f"skipped {reason}")
 
     def page(self, cwd: str, cursor: Any) -> dict[str, Any]:
         """`session/list` result for `cwd`, from `cursor` (an offset this agent gave as `nextCursor`)."""
@@ -165,18 +179,63 @@ class Registry:
             await opened.session.terminate()
 
 
-def mcp_servers(value: Any) -> dict[str, Any]:
-    """ACP `McpServer[]` → `{name: entry}` of the `mcp.json` format. Raises `AcpError` (-32602)."""
+def _open_error(exc: Exception, session_file: str | None) -> AcpError:
+    """Why a session could not be opened: its file in use by another process (`SESSION_IN_USE`, `data.pid`
+    the holder's pid or null), another problem of a stored one (`RESOURCE_NOT_FOUND`), else internal."""
+    from ...coding.errors import SessionLockError
+
+    lock = exc.__cause__
+    if isinstance(lock, SessionLockError):
+        return AcpError(SESSION_IN_USE, f"The session is open in another agent-forge process "
+                                        f"({f'pid {lock.pid}' if lock.pid is not None else 'pid unknown'}): close it "
+                                        f"there first ({lock.session_path})", {"pid": lock.pid})
+    return AcpError(RESOURCE_NOT_FOUND if session_file else INTERNAL_ERROR, str(exc))
+
+
+def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
+    """ACP `McpServer[]` → (`{name: entry}` of the `mcp.json` format, notes for the user). An editor's name may
+    hold anything (spaces, `/`, any script): one outside the `mcp.json` rule is renamed to fit it (`_server_name`),
+    and a note says so. Raises `AcpError` (-32602)."""
     if value is None:
-        return {}
+        return {}, []
     if not isinstance(value, list):
         raise invalid_params('"mcpServers" must be an array')
+    from ...coding.mcp.config import NAME_RULE
+
     servers: dict[str, Any] = {}
+    notes: list[str] = []
     for index, server in enumerate(value):
         if not isinstance(server, dict) or not isinstance(server.get("name"), str) or not server["name"]:
             raise invalid_params(f"mcpServers[{index}] needs a \"name\"")
-        servers[server["name"]] = _mcp_entry(server, index)
-    return servers
+    fitting = {server["name"] for server in value if NAME_RULE.fullmatch(server["name"])}  # they keep their names
+    for index, server in enumerate(value):
+        entry = _mcp_entry(server, index)
+        keep = server["name"] in fitting and server["name"] not in servers
+        name = server["name"] if keep else _server_name(server["name"], servers.keys() | fitting)
+        if name != server["name"]:
+            notes.append(f"The editor's MCP server {_shown(server['name'])} is named {name} here (a server name "
+                         f"has 1 to 64 letters, digits, '_' or '-', and names are unique).")
+        servers[name] = entry
+    return servers, notes
+
+
+def _server_name(name: str, taken: set[str]) -> str:
+    """`name` with each character outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64, made unique with `_2`,
+    `_3`, ... (the tool names' rule, docs/mcp.md)."""
+    import re
+
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64]
+    candidate, number = base, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{base[:64 - len(str(number)) - 1]}_{number}"
+    return candidate
+
+
+def _shown(name: str) -> str:
+    """The editor's name quoted for a message (and stderr): one line, control, invisible and bidi characters as
+    escapes, at most 100 characters."""
+    return f"'{client_text(name, 100)}'"
 
 
 def _mcp_entry(server: dict[str, Any], index: int) -> dict[str, Any]:

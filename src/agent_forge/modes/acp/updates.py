@@ -6,11 +6,17 @@ starts, streams bash output as `tool_call_update` content, and ends `completed` 
 diff (`tool_calls.py`). After each assistant message a `usage_update` gives the context use and the session's
 cost; retries and compaction are told as thoughts (or `notice` updates when the client accepts them), so a
 slow turn never looks dead.
+
+Each assistant message's chunks share a `messageId`. What is said beside the answer (a status thought, the reply of
+a command run at once, `aside`) never lands inside it: while a message streams it is held, and sent when that
+message ends; a text of another message right after an answer's text starts on a new paragraph, for editors that
+join chunks without reading `messageId`.
 """
 
 from __future__ import annotations
 
 import sys
+import uuid
 from typing import Any, Callable
 
 from . import tool_calls
@@ -26,6 +32,10 @@ class Updates:
         self.session, self.send, self.notices = session, send, notices
         self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
+        self._streaming: str | None = None  # the messageId of the assistant message streaming now
+        self._held: list[dict[str, Any]] = []  # asides waiting for it to end
+        self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
+        self._mcp_told: dict[str, str] = {}  # server name -> the failure said last
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = _HANDLERS.get(event.get("type", ""))
@@ -33,13 +43,17 @@ class Updates:
             handler(self, event)
 
     # -- the streaming answer -------------------------------------------------------------------------
+    def _message_start(self, event: dict[str, Any]) -> None:
+        if (event.get("message") or {}).get("role") == "assistant":
+            self._streaming = uuid.uuid4().hex
+
     def _message_update(self, event: dict[str, Any]) -> None:
         part = event.get("assistantMessageEvent") or {}
         kind = part.get("type")
         if kind == "text_delta" and part.get("delta"):
-            self.send(chunk("agent_message_chunk", part["delta"]))
+            self._text(str(part["delta"]), self._streaming or uuid.uuid4().hex)
         elif kind == "thinking_delta" and part.get("delta"):
-            self.send(chunk("agent_thought_chunk", part["delta"]))
+            self._send(chunk("agent_thought_chunk", part["delta"]))
         elif kind == "toolcall_end" and isinstance(part.get("toolCall"), dict):
             call = part["toolCall"]
             self._announce(str(call.get("id")), str(call.get("name")), _args(call.get("arguments")), "pending")
@@ -48,6 +62,40 @@ class Updates:
         message = event.get("message") or {}
         if message.get("role") == "assistant":
             self.send(usage_update(self.session))
+            self._release()
+
+    def _text(self, text: str, message_id: str) -> None:
+        """One chunk of message `message_id`'s text; the first after another message's text starts a paragraph."""
+        if self._last_text not in (None, message_id):
+            text = "\n\n" + text
+        self._last_text = message_id
+        self.send({**chunk("agent_message_chunk", text), "messageId": message_id})
+
+    def _send(self, update: dict[str, Any]) -> None:
+        if update.get("sessionUpdate") in _SEPARATE:
+            self._last_text = None
+        self.send(update)
+
+    def aside(self, update: dict[str, Any]) -> None:
+        """Send `update`, said beside the answer (a command's reply, a `!command`'s call, a status line): an
+        `agent_message_chunk` is a message of its own; what the editor draws between texts (`_HELD`) is held
+        while an assistant message streams, and sent in order when it ends."""
+        if self._streaming is not None and update.get("sessionUpdate") in _HELD:
+            self._held.append(update)
+        elif update.get("sessionUpdate") == "agent_message_chunk":
+            self._text(str((update.get("content") or {}).get("text") or ""), uuid.uuid4().hex)
+        else:
+            self._send(update)
+
+    def new_turn(self) -> None:
+        """A prompt taken while no run streams: the editor shows its answer as a new turn (no paragraph break)."""
+        self._last_text = None
+
+    def _release(self) -> None:
+        self._streaming = None
+        held, self._held = self._held, []
+        for update in held:
+            self.aside(update)
 
     # -- tool calls -----------------------------------------------------------------------------------
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: str) -> None:
@@ -55,7 +103,7 @@ class Updates:
             return
         self._calls[call_id] = {"name": name, "args": args, "before": False}
         cwd = self.session.cwd
-        self.send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
+        self._send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
                    "kind": tool_calls.kind_of(name), "status": status, "rawInput": args,
                    "locations": tool_calls.locations_of(name, args, cwd),
                    "content": tool_calls.pending_content(name, args, cwd)})
@@ -65,7 +113,7 @@ class Updates:
         if call_id not in self._calls:
             self._announce(call_id, name, args, "in_progress")
         else:
-            self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
+            self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
         self._calls[call_id]["started"] = True
         if self.disk_files:  # the whole file before the call runs, for the diff after it
             self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
@@ -74,7 +122,7 @@ class Updates:
         """The call runs in the editor's terminal `terminal_id`: embedded in the call, which shows it live."""
         if call_id in self._calls:
             self._calls[call_id]["terminal"] = terminal_id
-        self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id,
+        self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id,
                    "content": [{"type": "terminal", "terminalId": terminal_id}]})
 
     def _tool_update(self, event: dict[str, Any]) -> None:
@@ -82,7 +130,7 @@ class Updates:
         fenced = event.get("toolName") == "bash"
         content = tool_calls.output_content(event.get("partialResult"), fenced=fenced)
         if content:
-            self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content})
+            self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "content": content})
 
     def _tool_end(self, event: dict[str, Any]) -> None:
         call_id = str(event.get("toolCallId"))
@@ -98,14 +146,16 @@ class Updates:
         line = details.get("firstChangedLine") if isinstance(details, dict) else None
         if isinstance(line, int):
             update["locations"] = tool_calls.locations_of(call["name"], call["args"], cwd, line)
-        self.send(update)
+        self._send(update)
 
     def _agent_end(self, event: dict[str, Any]) -> None:
-        """Calls announced but never run (the answer was aborted or failed after their arguments) end here."""
+        """Calls announced but never run (the answer was aborted or failed after their arguments) end here;
+        so do the asides still held (a message that never ended)."""
+        self._release()
         for call_id in list(self._calls):
             if not self._calls[call_id].get("started"):
                 del self._calls[call_id]
-                self.send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
+                self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "failed"})
 
     # -- what else the user should see ----------------------------------------------------------------
     def _retry(self, event: dict[str, Any]) -> None:
@@ -123,21 +173,34 @@ class Updates:
             self.tell("Compaction done.", "info")
 
     def _mcp_server(self, event: dict[str, Any]) -> None:
-        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr;
-        a prompt going on without a server not ready yet says so too (`message`)."""
+        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr,
+        once per failure (a report of the same failure again, `failed` to `failed`, is not said twice); a prompt
+        going on without a server still starting says so (`message`)."""
         if event.get("state") == "failed":
             text = f"MCP server {event.get('name')!r} failed: {event.get('lastError') or 'unknown error'}"
+            if self._mcp_told.get(str(event.get("name"))) == text:
+                return
+            self._mcp_told[str(event.get("name"))] = text
             self.tell(text, "error")
             print(f"Warning: {text}", file=sys.stderr)
-        elif event.get("message"):
-            self.tell(str(event["message"]), "warning")
+        else:
+            self._mcp_told.pop(str(event.get("name")), None)
+            if event.get("message"):
+                self.tell(str(event["message"]), "warning")
 
     def tell(self, text: str, severity: str) -> None:
-        self.send(status_update(text, severity, self.notices))
+        """A status line the user sees (`status_update`), never inside the streaming answer (`aside`)."""
+        self.aside(status_update(text, severity, self.notices))
 
+
+_HELD = frozenset({"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"})
+"""What an aside holds while a message streams: what the editor draws in the conversation, between its texts."""
+_SEPARATE = frozenset({"tool_call", "tool_call_update", "agent_thought_chunk", "user_message_chunk", "plan"})
+"""Updates an editor shows between two texts: the next text is not joined to the last."""
 
 _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
-    "message_update": Updates._message_update, "message_end": Updates._message_end,
+    "message_start": Updates._message_start, "message_update": Updates._message_update,
+    "message_end": Updates._message_end,
     "tool_execution_start": Updates._tool_start, "tool_execution_update": Updates._tool_update,
     "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
