@@ -80,14 +80,13 @@ class McpManager:
 
     async def wait_ready(self) -> None:
         """Wait for servers still on their first attempt, each up to its start-up timeout from its start; one
-        still starting then is reported with an `mcp_server_changed` event whose `message` says the run goes
-        on without it (one that failed meanwhile has said so with its own `failed` event, which is not
-        repeated). `input_closed()` ends the wait at once."""
+        not connected by then is reported with an `mcp_server_changed` event whose `message` says the run goes
+        on without it. `input_closed()` ends the wait at once."""
         self.start()
         waiting = [c for c in self.connections if c.state == "starting" and not c.first_attempt.is_set()]
         for connection in waiting:
             await self._first_attempt(connection)
-            if connection.state not in ("connected", "failed"):
+            if connection.state != "connected":
                 self._report(connection, message=f"MCP server {connection.name} is not ready ({connection.state}"
                              + (f": {connection.error}" if connection.error else "")
                              + "); this prompt runs without its tools")
