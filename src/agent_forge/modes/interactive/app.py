@@ -198,7 +198,7 @@ class InteractiveMode(InputActions):
         """Redraw the spinner and elapsed times while something runs; nothing is redrawn while idle."""
         while True:
             await asyncio.sleep(SPINNER_TICK_S)
-            if self.live.working or self.live.tools:
+            if self.live.busy:
                 self.app.invalidate()
 
     # -- output ----------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class InputActions:
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
-        if not (self.session.is_streaming or self.live.working or self.live.tools):
+        if not (self.session.is_streaming or self.live.busy):
             return
         self.restore_queue()
         self._spawn(self.session.abort())
