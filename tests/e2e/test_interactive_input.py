@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tmux_terminal import TmuxTerminal, tmux_available
 
 from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
 
@@ -29,3 +29,23 @@ def test_a_shell_command_stays_shown_and_abortable_after_a_run_ends_beside_it(te
     term.press("Escape")
     shown = term.wait_for("stopped ·")  # the block of the stopped command, long before 30 s
     assert "nope4" not in shown
+
+
+def test_keys_typed_before_the_editor_is_ready_are_taken_as_typed(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Early answer."}])
+    work = tmp_path / "early"
+    work.mkdir()
+    term = TmuxTerminal(agent_env, work)
+    try:
+        term.type("early bird")  # at once: before the CLI has even started, in the terminal's cooked mode
+        term.press("Enter")
+        shown = term.wait_for("Early answer.")
+        assert user_texts(fake_llm.requests[0])[-1] == "early bird"  # sent by Enter, no newline in it
+        lines = [line.strip() for line in shown.splitlines()]
+        header = next(n for n, line in enumerate(lines) if line.startswith("agent-forge v"))
+        assert "early bird" not in lines[:header]  # the cooked terminal's echo is gone
+        assert lines[lines.index("Early answer.") + 2:].count("›") == 1  # an empty editor again
+        term.type("later")
+        term.wait_for("› later")  # the terminal is in the editor's hands: no echo, no cooked line
+    finally:
+        term.close()

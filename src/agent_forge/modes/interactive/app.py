@@ -36,6 +36,7 @@ from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
 from .theme_files import resolve_theme
+from .typeahead import release as release_terminal, take as take_typed_ahead
 from .view import EventView
 
 SPINNER_TICK_S = 0.1
@@ -53,6 +54,20 @@ async def run_interactive_mode(session: AgentSession, first_prompt: str | None =
     `load_plugins` installs the start-up plugins into `session`, run after the editor's first paint (an
     exception it raises is shown as an error and the mode goes on without them)."""
     return await InteractiveMode(session, plugin_args).run(first_prompt, load_plugins)
+
+
+def _typed_ahead(app: Application[int]) -> None:
+    """The keys typed before the editor was ready (`typeahead.hold`), for prompt_toolkit to take first."""
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+    from prompt_toolkit.key_binding import KeyPress
+
+    keys: list[KeyPress] = []
+    parser = Vt100Parser(keys.append)
+    parser.feed(take_typed_ahead())
+    parser.flush()
+    if keys:
+        store_typeahead(app.input, keys)
 
 
 class InteractiveMode(InputActions):
@@ -103,6 +118,7 @@ class InteractiveMode(InputActions):
             self._spawn(self._tick())
 
         stray = StrayOutput()
+        _typed_ahead(self.app)
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         finally:
@@ -112,6 +128,7 @@ class InteractiveMode(InputActions):
                 unsubscribe()
                 unsubscribe_failed()
                 log = stray.restore()
+                release_terminal()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()
