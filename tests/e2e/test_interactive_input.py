@@ -49,3 +49,43 @@ def test_keys_typed_before_the_editor_is_ready_are_taken_as_typed(agent_env, fak
         term.wait_for("› later")  # the terminal is in the editor's hands: no echo, no cooked line
     finally:
         term.close()
+
+
+def _file_blocks(request) -> int:
+    return sum(text.count("<file name=") for text in user_texts(request))
+
+
+def test_fork_and_alt_up_give_back_the_typed_at_references_not_the_file_blocks(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Read them."}, {"text": "long running answer", "hang_after": 4},
+                         {"text": "Again."}])
+    term = terminal()
+    for name in ("one.txt", "two.txt"):
+        (terminal.work / name).write_text("".join(f"{name} line {n}\n" for n in range(12)))
+    typed = "compare @one.txt with @two.txt"
+    term.type(typed)
+    term.press("Escape")  # the @ menu closes: Enter sends
+    term.press("Enter")
+    term.wait_for("Read them.")
+    assert _file_blocks(fake_llm.requests[0]) == 2
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/fork")
+    term.press("Enter")
+    term.wait_for("→ 1. compare")
+    term.press("Enter")
+    term.wait_for("forked into session")
+    term.wait_for(f"› {typed}")  # what was typed, not `[paste #1: 29 lines]`
+    term.press("Enter")
+    term.wait_for("long")
+    assert _file_blocks(fake_llm.requests[1]) == 2  # attached once again, not 4 blocks
+    term.type("also @one")
+    term.wait_for("  one.txt")  # the @ menu
+    term.press("Escape")  # closes the menu; the run goes on
+    term.wait_until(lambda: "  one.txt" not in term.screen(), "the menu to close")
+    assert "esc to interrupt" in term.screen()
+    term.type(".txt")
+    term.press("Enter")
+    term.wait_for("steer: also")
+    term.press("M-Up")  # the queued message back: its reference, not its file block
+    shown = term.wait_for("› also @one.txt")
+    assert "esc to interrupt" in shown and "<file" not in shown.split("› also")[-1]
+    fake_llm.release_hangs()

@@ -134,6 +134,33 @@ def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: 
     return "\n".join([text, *parts]), images
 
 
+_FILE_BLOCK = '\n<file name="'
+
+
+def typed_text(message: str, cwd: str) -> str:
+    """What the user typed for a sent `message` (for the editor again: `/fork`, queued messages taken back):
+    the `<file>` blocks `attachments` appended for its `@path` references removed, the references kept (sent
+    again, they attach the files again, once). A message without such blocks is returned as it is."""
+    at = message.find(_FILE_BLOCK)
+    while at >= 0 and message.endswith("</file>"):
+        typed = message[:at]
+        name = message[at + len(_FILE_BLOCK):].split('">', 1)[0]
+        if name in _attachment_paths(typed, cwd):
+            return typed
+        at = message.find(_FILE_BLOCK, at + 1)
+    return message
+
+
+def _attachment_paths(text: str, cwd: str) -> set[str]:
+    """The paths (as `attach_file` names them) the `@` references of `text` may have attached."""
+    paths = set()
+    for match in ATTACHMENT.finditer(text):
+        name = match.group(1) or match.group(2)
+        for candidate in {name, name.rstrip(".,;:!?)") or name}:
+            paths.add(os.path.join(cwd, os.path.expanduser(candidate)))
+    return paths
+
+
 def _spaced_file(name: str, rest: str, cwd: str) -> str | None:
     """The longest `name word word...` (up to 8 words of `rest`, the text after `@name`) naming a file."""
     words = rest.split(" ")[1:9] if rest.startswith(" ") else []

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from .commands import builtin
-from .completion import attachments
+from .completion import attachments, typed_text
 from .header import resource_list, session_resources
 from .keymap import key_hint
 
@@ -102,7 +102,7 @@ class InputActions:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
         above what it holds; the run goes on. How many there were."""
         steering, follow_up = self.session.agent.clear_queues()
-        queued = [message_text(m) for m in [*steering, *follow_up]]
+        queued = [typed_text(message_text(m), self.session.cwd) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
         return len(queued)

@@ -101,6 +101,13 @@ def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     def _take(event: Any) -> None:
         event.current_buffer.complete_state = None
 
+    menu_open = Condition(lambda: bool(ui.editor.buffer.complete_state and ui.editor.buffer.complete_state.completions))
+
+    @kb.add("escape", filter=menu_open)
+    def _close_menu(event: Any) -> None:
+        """Escape closes an open `@` or `/` menu (a second one aborts): closing it must not stop the run."""
+        event.current_buffer.cancel_completion()
+
     @kb.add("enter", filter=Condition(lambda: _command_choice(ui.editor.buffer) is not None))
     def _run_command(event: Any) -> None:
         """Enter in the `/` menu on its highlighted (or only) command: take it and run it, one key."""
