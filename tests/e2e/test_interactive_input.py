@@ -6,11 +6,16 @@ before a command's dialog opens go to it."""
 
 from __future__ import annotations
 
+import shlex
+import sys
+import uuid
+from pathlib import Path
+
 import pytest
 
 from support.tmux_terminal import TmuxTerminal, tmux_available
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+from .test_interactive import READY, started, terminal, user_texts  # noqa: F401  (the fixture, shared)
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
@@ -89,3 +94,58 @@ def test_fork_and_alt_up_give_back_the_typed_at_references_not_the_file_blocks(t
     shown = term.wait_for("› also @one.txt")
     assert "esc to interrupt" in shown and "<file" not in shown.split("› also")[-1]
     fake_llm.release_hangs()
+
+
+
+class ShellTerminal(TmuxTerminal):
+    """A tmux pane running an interactive bash (job control on) in `cwd` with `env`: the test types the
+    command line, as a person does."""
+
+    def __init__(self, env: dict[str, str], cwd: Path):
+        self.socket = f"af-test-{uuid.uuid4().hex[:12]}"
+        script = Path(env["TMPDIR"]) / f"{self.socket}.sh"
+        exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items() if name.isidentifier())
+        script.write_text(f"{exports}export TERM=xterm-256color PS1='shell$ '\ncd {shlex.quote(str(cwd))}\n"
+                          "exec bash --norc --noprofile -i\n")
+        self._tmux("new-session", "-d", "-s", "t", "-x", "100", "-y", "30", f"bash {script}")
+
+
+def test_ctrl_z_suspends_to_the_shell_and_fg_brings_the_editor_back(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Back again."}])
+    term = ShellTerminal(agent_env, tmp_path)
+    try:
+        term.wait_for("shell$")
+        term.type(f"{shlex.quote(sys.executable)} -m agent_forge")
+        term.press("Enter")
+        term.wait_for(READY)
+        started(term)
+        term.type("before")
+        term.press("C-z")
+        term.wait_for("Stopped")  # the shell's job control took the terminal back
+        term.type("echo typed-in-shell")
+        term.press("Enter")
+        term.wait_for_line("typed-in-shell")  # echoed and run: the terminal is the shell's again (cooked)
+        term.type("fg")
+        term.press("Enter")
+        term.wait_for("› before")  # the live region is drawn again, the draft kept
+        term.type(" after")
+        term.press("Enter")
+        term.wait_for("Back again.")
+        assert user_texts(fake_llm.requests[0])[-1] == "before after"  # no \x1a in it
+        term.press("C-d")
+        term.wait_for("Resume this session")
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("keys", [["C-z"], ["C-q", "C-a"], ["C-q", "C-z"], ["C-\\"], ["C-^"]])
+def test_no_control_key_puts_a_raw_control_character_into_the_prompt(terminal, fake_llm, keys):
+    fake_llm.set_script([{"text": "Got it."}])
+    term = terminal()  # not under a job-control shell: Ctrl+Z's stop signal is dropped by the kernel
+    term.type("a")
+    term.press(*keys)
+    term.type("b")
+    term.wait_for("› ab")
+    term.press("Enter")
+    term.wait_for("Got it.")
+    assert user_texts(fake_llm.requests[0])[-1] == "ab"

@@ -124,6 +124,27 @@ class InputActions:
         self.footer.note = ""
         self.changed()
 
+    def suspend(self) -> None:
+        """Ctrl+Z: stop the process (SIGTSTP to its process group) as terminal programs do, the terminal in its
+        own modes meanwhile; after `fg` the live region is drawn again. Nothing where the system has no job
+        control (and a process group without a job-control shell is not stopped: the kernel drops the signal)."""
+        import os
+        import signal
+
+        from prompt_toolkit.application import run_in_terminal
+
+        from .typeahead import paused
+
+        stop = getattr(signal, "SIGTSTP", None)
+        if stop is None:
+            return
+
+        def suspended() -> None:
+            with paused(take_queued=False):  # keys typed after `fg` are the editor's, read as usual
+                os.kill(0, stop)
+
+        run_in_terminal(suspended)
+
     def edit_externally(self) -> None:
         """Ctrl+G: the prompt in `$VISUAL` / `$EDITOR` (`extras.edit_externally`)."""
         from .extras import edit_externally

@@ -55,6 +55,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
         "app.queue.restore": (lambda event: ui.restore_queue(), None),
         "app.clear": (lambda event: ui.ctrl_c(), None),
         "app.exit": (lambda event: ui.exit(0), empty),
+        "app.suspend": (lambda event: ui.suspend(), None),
         "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
         "app.tools.expand": (lambda event: ui.toggle_expanded(), None),
         "app.editor.external": (lambda event: ui.edit_externally(), None),

@@ -21,28 +21,29 @@ _state: dict[str, object] = {}
 """`fd`, `saved` (the terminal's modes before `hold`), `held` (the text taken, not yet `take`n)."""
 
 
-def hold(fd: int, out_fd: int | None = None) -> None:
+def hold(fd: int, out_fd: int | None = None, *, take_queued: bool = True) -> None:
     """Raw-ish input on terminal `fd` from now on (echo, canonical mode and ICRNL off; output processing and
-    signals as they were); what it had queued is kept for `take`, its echo erased on `out_fd`. Does nothing
-    when `fd` is no terminal or already held."""
+    signals as they were); what it had queued is kept for `take` (unless not `take_queued`), its echo erased on
+    `out_fd`. Does nothing when `fd` is no terminal or already held."""
     import termios
 
     if "saved" in _state:
         return
     try:
         saved = termios.tcgetattr(fd)
-    except (termios.error, OSError):
-        return
-    mode = [list(part) if isinstance(part, list) else part for part in saved]
-    mode[0] &= ~termios.ICRNL
-    mode[3] &= ~(termios.ECHO | termios.ICANON)
-    mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
-    try:
+        mode = [list(part) if isinstance(part, list) else part for part in saved]
+        mode[0] &= ~termios.ICRNL
+        mode[3] &= ~(termios.ECHO | termios.ICANON)
+        mode[6][termios.VMIN], mode[6][termios.VTIME] = 1, 0
         termios.tcsetattr(fd, termios.TCSANOW, mode)
     except (termios.error, OSError):
         return
-    _state.update(fd=fd, saved=saved, mode=mode)
-    atexit.register(release)
+    if "fd" not in _state:  # a descriptor of our own: fd 0 becomes the null device (`claim_stdin`)
+        _state["fd"] = os.dup(fd)
+        atexit.register(release)
+    _state["saved"] = saved
+    if not take_queued:
+        return
     queued = _read_queued(fd)
     if queued and saved[3] & termios.ECHO and out_fd is not None:
         _erase_echo(queued, out_fd)
@@ -67,8 +68,9 @@ def release() -> None:
 
 
 @contextlib.contextmanager
-def paused() -> Iterator[None]:
-    """Within `with`: the terminal's own modes (a question read line by line, with echo); held again after."""
+def paused(*, take_queued: bool = True) -> Iterator[None]:
+    """Within `with`: the terminal's own modes (a question read line by line, with echo; the shell while the
+    process is suspended); held again after (what was typed meanwhile kept for `take` if `take_queued`)."""
     fd = _state.get("fd")
     was_held = "saved" in _state
     release()
@@ -76,7 +78,7 @@ def paused() -> Iterator[None]:
         yield
     finally:
         if was_held and isinstance(fd, int):
-            hold(fd)
+            hold(fd, take_queued=take_queued)
 
 
 def _read_queued(fd: int) -> str:
