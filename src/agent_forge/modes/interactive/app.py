@@ -20,6 +20,7 @@ from .above import write_above
 from .blocks import notice
 from .commands import Commands, offered_commands
 from .completion import FileCompleter
+from .file_index import FileIndex
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
@@ -83,8 +84,9 @@ class InteractiveMode(InputActions):
         self.session = session
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
+        self.files = FileIndex(session.cwd)  # the `@` search's list, walked again after each turn
         self.editor = PromptEditor(agent_dir() / "prompt-history",
-                                   FileCompleter(session.cwd, lambda: offered_commands(self.session)))
+                                   FileCompleter(session.cwd, lambda: offered_commands(self.session), self.files))
         self.live = LiveState()
         self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
@@ -112,6 +114,7 @@ class InteractiveMode(InputActions):
                   load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
         unsubscribe = self.session.subscribe(self.view)
         unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
+        unsubscribe_files = self.session.subscribe(self._files_after_turn)
 
         def started() -> None:  # before the first paint: what these tasks do comes after it
             self._spawn(self._start_up(load_plugins, first_prompt))
@@ -127,6 +130,7 @@ class InteractiveMode(InputActions):
             finally:
                 unsubscribe()
                 unsubscribe_failed()
+                unsubscribe_files()
                 log = stray.restore()
                 release_terminal()
         if log is not None:
@@ -169,6 +173,10 @@ class InteractiveMode(InputActions):
         problem = self.session.readiness_problem()
         if problem:
             self.say(problem, "error")
+
+    def _files_after_turn(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "agent_end":  # the agent's tools may have created files: `@` offers them
+            self.files.refresh()
 
     async def loaded(self) -> None:
         """Return once start-up's plugins are loaded (at once after that)."""

@@ -200,6 +200,7 @@ class Commands:
             return
         finally:
             live.shells.pop(id(call), None)
+            self.ui.files.refresh()  # what the command created is offered by the `@` search
             self.ui.changed()
         seconds, total = time.monotonic() - started, call.lines + bool(call.partial and call.partial[-1] != "\n")
 
