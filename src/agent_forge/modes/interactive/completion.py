@@ -52,11 +52,13 @@ class FileCompleter(Completer):
                                      display_meta=description)
         elif (at := _AT_TOKEN.search(before)) is not None:
             token = at.group(1)
-            for path in self._fuzzy(token[2:] if token.startswith('@"') else token[1:]):
-                yield Completion(attachment_token(path), start_position=-len(token), display=path)
-            if self.files.truncated:  # taking this row changes nothing: it replaces the token by itself
-                yield Completion(token, start_position=-len(token), display=f"… only the first "
-                                 f"{self.files.limit:,} files are searched (the shallowest first)")
+            found = self._fuzzy(token[2:] if token.startswith('@"') else token[1:])
+            cut = f"(only the first {self.files.limit:,} files are searched, the shallowest)"
+            for n, path in enumerate(found):  # the first row, always in view, says when the list was cut
+                yield Completion(attachment_token(path), start_position=-len(token), display=path,
+                                 display_meta=cut if n == 0 and self.files.truncated else "")
+            if not found and self.files.truncated:  # taking this row changes nothing: it is the token itself
+                yield Completion(token, start_position=-len(token), display=f"no match {cut}")
         elif complete_event.completion_requested and token:
             yield from _paths(self._cwd, token)
 
