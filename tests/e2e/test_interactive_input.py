@@ -6,6 +6,7 @@ before a command's dialog opens go to it."""
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 import uuid
@@ -134,6 +135,8 @@ def test_ctrl_z_suspends_to_the_shell_and_fg_brings_the_editor_back(agent_env, f
         assert user_texts(fake_llm.requests[0])[-1] == "before after"  # no \x1a in it
         term.press("C-d")
         term.wait_for("Resume this session")
+        term.type("echo modes-back")
+        term.wait_for("shell$ echo modes-back")  # echoed as typed: the terminal's own modes were put back
     finally:
         term.close()
 
@@ -149,3 +152,73 @@ def test_no_control_key_puts_a_raw_control_character_into_the_prompt(terminal, f
     term.press("Enter")
     term.wait_for("Got it.")
     assert user_texts(fake_llm.requests[0])[-1] == "ab"
+
+
+def test_the_at_search_offers_files_created_after_its_first_use(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Writing.", "tool_calls": [{"name": "write", "arguments": {
+        "path": "made_by_agent.txt", "content": "x\n"}}]}, {"text": "Written."}, {"text": "Seen."}])
+    term = terminal()
+    (terminal.work / "first.txt").write_text("1\n")
+    term.type("@fir")
+    term.wait_for("  first.txt")  # the list is walked on the first @
+    term.press("C-u")
+    term.type("write it")
+    term.press("Enter")
+    term.wait_for("Written.")
+    term.type("@made_by")
+    term.wait_for("  made_by_agent.txt")  # walked again after the turn: the write tool's file is offered
+    term.press("C-u")
+    term.type("!touch from_shell.txt")
+    term.press("Enter")
+    term.wait_for("exit 0")
+    term.type("@from_sh")
+    term.wait_for("  from_shell.txt")  # and after a ! command
+
+
+def test_the_at_search_keeps_shallow_files_of_a_big_tree_and_says_it_was_cut(terminal, fake_llm, tmp_path):
+    term_work = terminal.work
+    big = term_work / "big"
+    big.mkdir()
+    for n in range(20_050):
+        (big / f"f{n:05d}.txt").touch()
+    (term_work / "emoji_🎉.txt").write_text("party\n")
+    term = terminal()
+    term.type("@emoji")
+    shown = term.wait_for("  emoji_🎉.txt")  # the top level is walked first: the cut falls in big/
+    term.press("C-u")
+    term.type("@f0000")
+    shown = term.wait_for("only the first 20,000 files are searched")
+    assert "  big/f00000.txt" in shown
+
+
+def test_a_file_name_with_a_newline_is_attached_from_the_at_menu(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Got the odd one."}])
+    (terminal.work / "nl\nname.txt").write_text("odd file content\n")
+    term = terminal()
+    term.type("read @nlna")
+    term.wait_for("nl")
+    term.press("Tab")  # the menu's only entry taken: one line, escaped
+    term.wait_for('› read @"nl\\nname.txt"')
+    term.press("Enter")  # takes the completion (the menu closes)
+    term.wait_until(lambda: "  nl" not in term.screen(), "the menu to close")
+    term.press("Enter")
+    term.wait_for("Got the odd one.")
+    sent = user_texts(fake_llm.requests[0])[-1]
+    assert "odd file content" in sent and "was not attached" not in term.scrollback()
+
+
+@pytest.mark.parametrize("typed", ["/login fake\rsk-fast-1", "/login\r"])
+def test_keys_typed_before_a_command_s_dialog_opens_go_to_that_dialog(terminal, fake_llm, agent_env, typed):
+    term = terminal()
+    term.type(typed)  # one burst: the keys after Enter are read before the command has run
+    if typed == "/login\r":
+        term.wait_for_line("Log in to which provider?")
+        term.type("fake\rsk-fast-1")  # Enter picks the provider, the key follows at once
+    term.wait_for("› *********")  # in the secret input, masked: not in the editor's draft
+    assert "sk-fast" not in term.screen()
+    term.press("Enter")
+    term.wait_for("saved the API key for fake")
+    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    assert json.loads(auth.read_text())["fake"]["key"] == "sk-fast-1"
+    assert "sk-fast" not in (Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history").read_text()
+    term.wait_for_line("›")  # nothing of it comes back into the editor

@@ -19,6 +19,7 @@ from .keymap import key_hint
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
     from .commands import Commands
+    from .dialogs import Dialogs
     from .editor import PromptEditor
     from .footer import Footer
     from .live import LiveState
@@ -37,6 +38,7 @@ class InputActions:
     footer: Footer
     view: EventView
     commands: Commands
+    dialogs: Dialogs
     _ctrl_c_at: float
     say: Callable[..., None]
     print_: Callable[..., None]
@@ -68,7 +70,8 @@ class InputActions:
             return
         command = builtin(text.strip())
         if command is not None:
-            await self.commands.run(*command)
+            with self.dialogs.expecting():  # keys typed before its dialog opens are that dialog's
+                await self.commands.run(*command)
             return
         try:
             text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
