@@ -222,3 +222,30 @@ def test_keys_typed_before_a_command_s_dialog_opens_go_to_that_dialog(terminal, 
     assert json.loads(auth.read_text())["fake"]["key"] == "sk-fast-1"
     assert "sk-fast" not in (Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history").read_text()
     term.wait_for_line("›")  # nothing of it comes back into the editor
+
+
+def test_tree_edit_puts_a_message_back_as_typed_and_continues_from_before_it(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."}, {"text": "Answer again."}])
+    term = terminal()
+    (terminal.work / "one.txt").write_text("".join(f"line {n}\n" for n in range(15)))
+    for prompt, answer in (("question one", "Answer one."), ("question two with @one.txt ", "Answer two.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/tree")
+    term.press("Enter")
+    term.wait_for("(here)")
+    term.type("question two")
+    term.wait_for("→ user: question two")
+    term.press("Enter")
+    term.wait_for("Edit this message")
+    term.type("edit")
+    term.wait_for("→ Edit this message")
+    term.press("Enter")
+    term.wait_for("continuing from before the message")
+    term.wait_for("› question two with @one.txt")  # as typed: no [paste #1] of its file block
+    term.press("Enter")
+    term.wait_for("Answer again.")
+    sent = user_texts(fake_llm.requests[2])
+    assert sent[0] == "question one" and len(sent) == 2 and sent[1].count("<file name=") == 1
