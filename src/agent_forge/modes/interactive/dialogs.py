@@ -89,7 +89,8 @@ class Dialogs:
         if isinstance(timeout, (int, float)) and timeout > 0:
             asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
         if len(self.queue) == 1:
-            typed = self._editor.buffer.text if self._expected else ""
+            # the mode's own dialog of a running command (not a plugin's question arriving meanwhile)
+            typed = self._editor.buffer.text if self._expected and not unasked else ""
             self._draft = ("", {}) if typed else self._editor.snapshot()
             now = time.monotonic()
             if unasked and self._draft[0]:  # it opened by itself while the user was writing a message
