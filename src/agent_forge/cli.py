@@ -103,7 +103,10 @@ def _main(argv: list[str] | None) -> int:
     if refuse_closed_stdout():  # `>&-`: no answer, event or response could reach anyone
         return 1
     if interactive:
+        from .modes.interactive.typeahead import hold
+
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
+        hold(0, 1)  # keys typed from now until the editor is ready are taken as typed, not echoed
     try:
         return run_loop(_run(mode, args))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)

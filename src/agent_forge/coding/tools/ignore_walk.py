@@ -97,15 +97,38 @@ def _ancestor_rules(directory: str) -> IgnoreRules:
     return rules
 
 
-def walk(top: str, *, stop: threading.Event | None = None) -> Iterator[tuple[str, bool]]:
+def walk(top: str, *, stop: threading.Event | None = None,
+         breadth_first: bool = False) -> Iterator[tuple[str, bool]]:
     """`(relative posix path, is_dir)` for every entry under `top` that is not ignored, depth-first with the
-    entries of each directory sorted by name (the order of `rg --sort path`). Symbolic links are yielded as
-    files and never followed; unreadable directories are skipped. Stops early once `stop` is set."""
+    entries of each directory sorted by name (the order of `rg --sort path`), or with `breadth_first` level by
+    level (every entry of a directory before those of its subdirectories: a walk cut short keeps the shallow
+    paths). Symbolic links are yielded as files and never followed; unreadable directories are skipped. Stops
+    early once `stop` is set."""
     top = os.path.abspath(top)
     rules = _ancestor_rules(top)
     if rules.ignored(top, True):
         rules = rules.sparing(top)
-    yield from _descend(top, top, rules, stop)
+    yield from (_levels if breadth_first else _descend)(top, top, rules, stop)
+
+
+def _levels(directory: str, top: str, parent_rules: IgnoreRules,
+            stop: threading.Event | None) -> Iterator[tuple[str, bool]]:
+    """`walk`'s breadth-first order."""
+    from collections import deque
+
+    pending = deque([(directory, parent_rules)])
+    while pending:
+        directory, parent_rules = pending.popleft()
+        rules = parent_rules.with_directory(directory)
+        for entry in _sorted_entries(directory):
+            if stop is not None and stop.is_set():
+                return
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if entry.name == ".git" or rules.ignored(entry.path, is_dir):
+                continue
+            yield os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
+            if is_dir:
+                pending.append((entry.path, rules))
 
 
 def _descend(directory: str, top: str, parent_rules: IgnoreRules,

@@ -11,7 +11,8 @@ async def guarded(ui: Any, work: Any) -> None:
     """Await `work`, a command's action chosen in a dialog: its `CommandError` is shown as an error line; the
     footer is drawn again either way (the action may have changed the session, model or name)."""
     try:
-        await work
+        with ui.dialogs.expecting():  # a next dialog (/login's key after its provider) gets what is typed first
+            await work
     except CommandError as exc:
         ui.say(str(exc), "error")
     ui.footer_changed()

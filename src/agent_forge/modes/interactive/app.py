@@ -20,6 +20,7 @@ from .above import write_above
 from .blocks import notice
 from .commands import Commands, offered_commands
 from .completion import FileCompleter
+from .file_index import FileIndex
 from .dialogs import Dialogs
 from .editor import PromptEditor
 from .footer import Footer
@@ -36,6 +37,7 @@ from .replay import transcript
 from .terminal import StrayOutput, Terminal
 from .theme import use as use_theme
 from .theme_files import resolve_theme
+from .typeahead import release as release_terminal, take as take_typed_ahead
 from .view import EventView
 
 SPINNER_TICK_S = 0.1
@@ -55,6 +57,20 @@ async def run_interactive_mode(session: AgentSession, first_prompt: str | None =
     return await InteractiveMode(session, plugin_args).run(first_prompt, load_plugins)
 
 
+def _typed_ahead(app: Application[int]) -> None:
+    """The keys typed before the editor was ready (`typeahead.hold`), for prompt_toolkit to take first."""
+    from prompt_toolkit.input.typeahead import store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+    from prompt_toolkit.key_binding import KeyPress
+
+    keys: list[KeyPress] = []
+    parser = Vt100Parser(keys.append)
+    parser.feed(take_typed_ahead())
+    parser.flush()
+    if keys:
+        store_typeahead(app.input, keys)
+
+
 class InteractiveMode(InputActions):
     """The terminal UI for one session; `run` returns the exit code."""
 
@@ -68,8 +84,9 @@ class InteractiveMode(InputActions):
         self.session = session
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
+        self.files = FileIndex(session.cwd)  # the `@` search's list, walked again after each turn
         self.editor = PromptEditor(agent_dir() / "prompt-history",
-                                   FileCompleter(session.cwd, lambda: offered_commands(self.session)))
+                                   FileCompleter(session.cwd, lambda: offered_commands(self.session), self.files))
         self.live = LiveState()
         self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
         self.footer = Footer(session)
@@ -97,12 +114,14 @@ class InteractiveMode(InputActions):
                   load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
         unsubscribe = self.session.subscribe(self.view)
         unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
+        unsubscribe_files = self.session.subscribe(self._files_after_turn)
 
         def started() -> None:  # before the first paint: what these tasks do comes after it
             self._spawn(self._start_up(load_plugins, first_prompt))
             self._spawn(self._tick())
 
         stray = StrayOutput()
+        _typed_ahead(self.app)
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         finally:
@@ -111,7 +130,9 @@ class InteractiveMode(InputActions):
             finally:
                 unsubscribe()
                 unsubscribe_failed()
+                unsubscribe_files()
                 log = stray.restore()
+                release_terminal()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()
@@ -152,6 +173,10 @@ class InteractiveMode(InputActions):
         problem = self.session.readiness_problem()
         if problem:
             self.say(problem, "error")
+
+    def _files_after_turn(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "agent_end":  # the agent's tools may have created files: `@` offers them
+            self.files.refresh()
 
     async def loaded(self) -> None:
         """Return once start-up's plugins are loaded (at once after that)."""
@@ -198,7 +223,7 @@ class InteractiveMode(InputActions):
         """Redraw the spinner and elapsed times while something runs; nothing is redrawn while idle."""
         while True:
             await asyncio.sleep(SPINNER_TICK_S)
-            if self.live.working or self.live.tools:
+            if self.live.busy:
                 self.app.invalidate()
 
     # -- output ----------------------------------------------------------------------------------------

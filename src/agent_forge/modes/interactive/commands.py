@@ -190,7 +190,7 @@ class Commands:
         command = line[2:] if not in_context else line[1:]
         call = ToolCall("bash", {"command": command.strip()})
         live = self.ui.live
-        live.tools["user-bash"] = call
+        live.shells[id(call)] = call  # apart from the run's tools: a run ending beside it leaves it shown
         started = time.monotonic()
         try:
             result = await self.ui.session.user_bash.run(command, on_chunk=lambda d: self._chunk(call, d),
@@ -199,7 +199,8 @@ class Commands:
             self.ui.say(str(exc), "error")
             return
         finally:
-            live.tools.pop("user-bash", None)
+            live.shells.pop(id(call), None)
+            self.ui.files.refresh()  # what the command created is offered by the `@` search
             self.ui.changed()
         seconds, total = time.monotonic() - started, call.lines + bool(call.partial and call.partial[-1] != "\n")
 

@@ -3,7 +3,8 @@ follows it, with their argument hints and descriptions; `@` fuzzy file search ov
 git sees it: `.gitignore` rules applied, `ignore_walk`); Tab completion of paths. And the `@path` attachments
 of a prompt when it is sent.
 
-The file list is walked once, on the first `@`, and capped at `MAX_FILES` (a huge tree stays responsive)."""
+The file list is `file_index.FileIndex`: walked breadth-first in the background, kept fresh, capped (the menu
+says when it was cut)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,17 @@ from typing import Any, Callable, Iterable
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from ...coding.tools.ignore_walk import walk
+from .file_index import FileIndex
 
-MAX_FILES = 20_000
 MAX_SHOWN = 30
 _TOKEN = re.compile(r"(\S*)$")
 _AT_TOKEN = re.compile(r'(?:^|(?<=\s))(@"[^"\n]*|@\S*)$')
 """The `@` token before the cursor: `@name`, or an open quoted `@"name with spaces`."""
-ATTACHMENT = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]+)"|([^\s"]\S*))')
-"""An attachment: `@"path with spaces"` (group 1) or `@path` (group 2)."""
+ATTACHMENT = re.compile(r'(?:^|(?<=\s))@(?:"((?:[^"\\\n]|\\.)+)"|([^\s"]\S*))')
+r"""An attachment: `@"path with spaces"` (group 1, `\"`, `\\`, `\n`, `\t`, `\xNN` escapes allowed) or `@path`
+(group 2)."""
+_ESCAPE = re.compile(r'\\(x[0-9a-fA-F]{2}|.)')
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
 _PATH_LIKE = re.compile(r"/|\.[A-Za-z0-9]{1,8}$")
 """An unquoted `@word` that was meant as a file (`@src/x`, `@notes.txt`), not a mention (`@alice`)."""
 
@@ -32,10 +35,11 @@ class FileCompleter(Completer):
     file name, or a path on Tab. `commands()` gives `(name, argument hint, description)` triples (the hint
     may be empty), read at each use; the menu shows `/name <hint>` and the description."""
 
-    def __init__(self, cwd: str, commands: Callable[[], list[tuple[str, str, str]]] = lambda: []):
+    def __init__(self, cwd: str, commands: Callable[[], list[tuple[str, str, str]]] = lambda: [],
+                 files: FileIndex | None = None):
         self._cwd = cwd
         self._commands = commands
-        self._files: list[str] | None = None
+        self.files = files or FileIndex(cwd)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
@@ -48,24 +52,20 @@ class FileCompleter(Completer):
                                      display_meta=description)
         elif (at := _AT_TOKEN.search(before)) is not None:
             token = at.group(1)
-            for path in self._fuzzy(token[2:] if token.startswith('@"') else token[1:]):
-                yield Completion(attachment_token(path), start_position=-len(token), display=path)
+            found = self._fuzzy(token[2:] if token.startswith('@"') else token[1:])
+            cut = f"(only the first {self.files.limit:,} files are searched, the shallowest)"
+            for n, path in enumerate(found):  # the first row, always in view, says when the list was cut
+                yield Completion(attachment_token(path), start_position=-len(token), display=path,
+                                 display_meta=cut if n == 0 and self.files.truncated else "")
+            if not found and self.files.truncated:  # taking this row changes nothing: it is the token itself
+                yield Completion(token, start_position=-len(token), display=f"no match {cut}")
         elif complete_event.completion_requested and token:
             yield from _paths(self._cwd, token)
 
     def _fuzzy(self, needle: str) -> list[str]:
-        if self._files is None:
-            self._files = [path for path, is_dir in _limited(walk(self._cwd)) if not is_dir]
-        scored = [(score, path) for path in self._files if (score := fuzzy_score(needle, path)) is not None]
+        scored = [(score, path) for path in self.files.files() if (score := fuzzy_score(needle, path)) is not None]
         scored.sort()
         return [path for _, path in scored[:MAX_SHOWN]]
-
-
-def _limited(entries: Iterable[tuple[str, bool]]) -> Iterable[tuple[str, bool]]:
-    for count, entry in enumerate(entries):
-        if count >= MAX_FILES:
-            return
-        yield entry
 
 
 def fuzzy_score(needle: str, path: str) -> tuple[int, int, str] | None:
@@ -99,8 +99,30 @@ def _paths(cwd: str, token: str) -> Iterable[Completion]:
 
 
 def attachment_token(path: str) -> str:
-    """How `path` is written to attach it: `@path`, or `@"path"` when it holds whitespace."""
-    return f'@"{path}"' if re.search(r"\s", path) and '"' not in path else f"@{path}"
+    r"""How `path` is written to attach it: `@path`; `@"path"` when it holds whitespace or a quote, with `\"`,
+    `\\` and control characters escaped (`\n`, `\t`, `\x1b`), so the token stays on one line."""
+    if not re.search(r'[\s"]', path) and not _NEEDS_ESCAPE.search(path):
+        return f"@{path}"
+    return '@"' + _NEEDS_ESCAPE.sub(_escaped, path) + '"'
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    return {"\n": "\\n", "\t": "\\t", '"': '\\"', "\\": "\\\\"}.get(char) or f"\\x{ord(char):02x}"
+
+
+def _unescaped(name: str) -> str:
+    """A quoted token's path with `attachment_token`'s escapes undone."""
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        return chr(int(code[1:], 16)) if len(code) == 3 else {"n": "\n", "t": "\t"}.get(code, code)
+
+    return _ESCAPE.sub(one, name)
+
+
+def _quoted_name(name: str, cwd: str) -> str:
+    r"""A quoted token's path: as written when that names a file (an old `@"a\\b"`), else unescaped."""
+    return name if os.path.isfile(os.path.join(cwd, os.path.expanduser(name))) else _unescaped(name)
 
 
 def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: None
@@ -117,6 +139,7 @@ def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: 
     seen: set[str] = set()
     for match in ATTACHMENT.finditer(text):
         name, quoted = match.group(1) or match.group(2), match.group(1) is not None
+        name = _quoted_name(name, cwd) if quoted else name
         if not quoted and not os.path.isfile(os.path.join(cwd, os.path.expanduser(name))):
             name = name.rstrip(".,;:!?)") or name  # `see @notes.txt, then` names notes.txt
         if name in seen:
@@ -132,6 +155,33 @@ def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: 
         elif quoted or _PATH_LIKE.search(name):
             warn(f"{match.group(0)} was not attached: no such file in {cwd}")
     return "\n".join([text, *parts]), images
+
+
+_FILE_BLOCK = '\n<file name="'
+
+
+def typed_text(message: str, cwd: str) -> str:
+    """What the user typed for a sent `message` (for the editor again: `/fork`, queued messages taken back):
+    the `<file>` blocks `attachments` appended for its `@path` references removed, the references kept (sent
+    again, they attach the files again, once). A message without such blocks is returned as it is."""
+    at = message.find(_FILE_BLOCK)
+    while at >= 0 and message.endswith("</file>"):
+        typed = message[:at]
+        name = message[at + len(_FILE_BLOCK):].split('">', 1)[0]
+        if name in _attachment_paths(typed, cwd):
+            return typed
+        at = message.find(_FILE_BLOCK, at + 1)
+    return message
+
+
+def _attachment_paths(text: str, cwd: str) -> set[str]:
+    """The paths (as `attach_file` names them) the `@` references of `text` may have attached."""
+    paths = set()
+    for match in ATTACHMENT.finditer(text):
+        name = match.group(1) or match.group(2)
+        for candidate in {name, name.rstrip(".,;:!?)") or name, _unescaped(name)}:
+            paths.add(os.path.join(cwd, os.path.expanduser(candidate)))
+    return paths
 
 
 def _spaced_file(name: str, rest: str, cwd: str) -> str | None:

@@ -6,8 +6,9 @@ in arrival order. A dialog whose `timeout` (ms) passes is closed here as the plu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .keymap import with_keys
 from .render import clean, fit
@@ -68,6 +69,9 @@ class Dialogs:
         self._draft: tuple[str, dict[str, str]] | None = None
         # Told of each dialog that closes, with its answer's fields (None: withdrawn or timed out).
         self.on_close: Callable[[Dialog, dict[str, Any] | None], None] = lambda dialog, fields: None
+        # Commands running whose dialog may open (`expecting`): the editor was emptied when the command was sent,
+        # so what it holds when the dialog opens was typed for the dialog (an API key typed fast after /login)
+        self._expected = 0
 
     @property
     def current(self) -> Dialog | None:
@@ -85,12 +89,24 @@ class Dialogs:
         if isinstance(timeout, (int, float)) and timeout > 0:
             asyncio.get_running_loop().call_later(timeout / 1000, self._expire, dialog)
         if len(self.queue) == 1:
-            self._draft = self._editor.snapshot()
+            # the mode's own dialog of a running command (not a plugin's question arriving meanwhile)
+            typed = self._editor.buffer.text if self._expected and not unasked else ""
+            self._draft = ("", {}) if typed else self._editor.snapshot()
             now = time.monotonic()
             if unasked and self._draft[0]:  # it opened by itself while the user was writing a message
                 dialog.held_until = now + HOLD_S
                 asyncio.get_running_loop().call_later(HOLD_S, self._release, dialog)
-            self._show(dialog)
+            self._show(dialog, typed)
+
+    @contextlib.contextmanager
+    def expecting(self) -> Iterator[None]:
+        """Within `with` (a command that may open a dialog runs): keys typed since it was sent are the dialog's,
+        never the draft that comes back into the editor (nor, sent, the history)."""
+        self._expected += 1
+        try:
+            yield
+        finally:
+            self._expected -= 1
 
     def _release(self, dialog: Dialog) -> None:
         """The hold is over: what was typed into a select during it was the message's end, not a filter."""
@@ -100,8 +116,9 @@ class Dialogs:
             self._editor.set_text("")
             self._changed()
 
-    def _show(self, dialog: Dialog) -> None:
-        self._editor.set_text("" if dialog.chooses else dialog.prefill)
+    def _show(self, dialog: Dialog, typed: str = "") -> None:
+        """Put `dialog`'s starting text into the editor (a select's filter, an input's prefill), then `typed`."""
+        self._editor.set_text(("" if dialog.chooses else dialog.prefill) + typed)
         self._changed()
 
     def _expire(self, dialog: Dialog) -> None:

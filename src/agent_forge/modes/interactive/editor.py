@@ -3,10 +3,12 @@ collapsed into a marker that is expanded back when the prompt is sent."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import Completer
+from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
 from .completion import attachment_token
@@ -28,6 +30,7 @@ class PromptEditor:
                              complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
         self._length = 0
+        self.buffer.on_text_changed += _drop_control_characters
         if completer is not None:
             self.buffer.on_text_changed += self._reopen_menu
 
@@ -99,6 +102,20 @@ class PromptEditor:
     def clear(self) -> None:
         self._pastes.clear()
         self.buffer.reset()
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Characters that never stay in the editor: all control characters but tab and newline."""
+
+
+def _drop_control_characters(buffer: Buffer) -> None:
+    """A key with no binding of its own (Ctrl+Z once, Ctrl+Q's quoted insert, Ctrl+\\) inserts its raw byte,
+    which would reach the model and, echoed, the terminal: whatever put them in, they are taken out again
+    (a paste already shows them as visible escapes: `paste.pasted_text`)."""
+    text = buffer.text
+    if _CONTROL.search(text):
+        before = _CONTROL.sub("", text[:buffer.cursor_position])
+        buffer.document = Document(before + _CONTROL.sub("", text[buffer.cursor_position:]), len(before))
 
 
 def _image_path(data: str) -> str | None:

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine
 from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from .commands import builtin
-from .completion import attachments
+from .completion import attachments, typed_text
 from .header import resource_list, session_resources
 from .keymap import key_hint
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
     from .commands import Commands
+    from .dialogs import Dialogs
     from .editor import PromptEditor
     from .footer import Footer
     from .live import LiveState
@@ -37,6 +38,7 @@ class InputActions:
     footer: Footer
     view: EventView
     commands: Commands
+    dialogs: Dialogs
     _ctrl_c_at: float
     say: Callable[..., None]
     print_: Callable[..., None]
@@ -68,7 +70,8 @@ class InputActions:
             return
         command = builtin(text.strip())
         if command is not None:
-            await self.commands.run(*command)
+            with self.dialogs.expecting():  # keys typed before its dialog opens are that dialog's
+                await self.commands.run(*command)
             return
         try:
             text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
@@ -92,7 +95,7 @@ class InputActions:
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
-        if not (self.session.is_streaming or self.live.working or self.live.tools):
+        if not (self.session.is_streaming or self.live.busy):
             return
         self.restore_queue()
         self._spawn(self.session.abort())
@@ -102,7 +105,7 @@ class InputActions:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
         above what it holds; the run goes on. How many there were."""
         steering, follow_up = self.session.agent.clear_queues()
-        queued = [message_text(m) for m in [*steering, *follow_up]]
+        queued = [typed_text(message_text(m), self.session.cwd) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
         return len(queued)
@@ -123,6 +126,27 @@ class InputActions:
     def _clear_note(self) -> None:
         self.footer.note = ""
         self.changed()
+
+    def suspend(self) -> None:
+        """Ctrl+Z: stop the process (SIGTSTP to its process group) as terminal programs do, the terminal in its
+        own modes meanwhile; after `fg` the live region is drawn again. Nothing where the system has no job
+        control (and a process group without a job-control shell is not stopped: the kernel drops the signal)."""
+        import os
+        import signal
+
+        from prompt_toolkit.application import run_in_terminal
+
+        from .typeahead import paused
+
+        stop = getattr(signal, "SIGTSTP", None)
+        if stop is None:
+            return
+
+        def suspended() -> None:
+            with paused(take_queued=False):  # keys typed after `fg` are the editor's, read as usual
+                os.kill(0, stop)
+
+        run_in_terminal(suspended)
 
     def edit_externally(self) -> None:
         """Ctrl+G: the prompt in `$VISUAL` / `$EDITOR` (`extras.edit_externally`)."""

@@ -22,6 +22,7 @@ ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.queue.restore": (["alt+up"], "take the queued messages back into the editor, without aborting"),
     "app.clear": (["ctrl+c"], "clear the editor; on an empty editor press twice to exit"),
     "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
+    "app.suspend": (["ctrl+z"], "suspend agent-forge to the shell (fg brings it back)"),
     "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),
     "app.tools.expand": (["ctrl+o"], "expand or collapse tool output (the last block is shown again); expanding "
                          "also lists the loaded resources"),

@@ -55,6 +55,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
         "app.queue.restore": (lambda event: ui.restore_queue(), None),
         "app.clear": (lambda event: ui.ctrl_c(), None),
         "app.exit": (lambda event: ui.exit(0), empty),
+        "app.suspend": (lambda event: ui.suspend(), None),
         "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
         "app.tools.expand": (lambda event: ui.toggle_expanded(), None),
         "app.editor.external": (lambda event: ui.edit_externally(), None),
@@ -100,6 +101,13 @@ def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
     @kb.add("enter", filter=selected)
     def _take(event: Any) -> None:
         event.current_buffer.complete_state = None
+
+    menu_open = Condition(lambda: bool(ui.editor.buffer.complete_state and ui.editor.buffer.complete_state.completions))
+
+    @kb.add("escape", filter=menu_open)
+    def _close_menu(event: Any) -> None:
+        """Escape closes an open `@` or `/` menu (a second one aborts): closing it must not stop the run."""
+        event.current_buffer.cancel_completion()
 
     @kb.add("enter", filter=Condition(lambda: _command_choice(ui.editor.buffer) is not None))
     def _run_command(event: Any) -> None:

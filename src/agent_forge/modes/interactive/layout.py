@@ -83,7 +83,7 @@ class ScreenLayout:
 
     def live_visible(self) -> bool:
         live = self.mode.live
-        return bool(live.working or live.tools or live.steering or live.follow_up or live.widgets
+        return bool(live.busy or live.steering or live.follow_up or live.widgets
                     or not live.text.empty() or self.mode.dialogs.current)
 
     def footer_visible(self) -> bool:

@@ -28,6 +28,7 @@ class LiveState:
         self.text = StreamTail()
         self.thinking = StreamTail(max_lines=8)
         self.tools: dict[str, ToolCall] = {}
+        self.shells: dict[int, ToolCall] = {}  # `!` commands: theirs alone to end, never a run's end (`stop`)
         self.steering: list[str] = []
         self.follow_up: list[str] = []
         self.widgets: dict[str, list[str]] = {}  # plugin `setWidget` lines by key
@@ -42,6 +43,11 @@ class LiveState:
         self.tools.clear()
         self.new_message()
 
+    @property
+    def busy(self) -> bool:
+        """Whether anything runs that Escape stops and the spinner shows: a run, its tools, a `!` command."""
+        return bool(self.working or self.tools or self.shells)
+
     def new_message(self) -> None:
         self.text, self.thinking = StreamTail(), StreamTail(max_lines=8)
 
@@ -52,7 +58,7 @@ class LiveState:
             _rows(out, self.thinking.rows(width, min(4, height)), "class:thinking")
         _rows(out, self.text.rows(width, max(1, height - 4)), "")
         now = time.monotonic()
-        for call in self.tools.values():
+        for call in [*self.tools.values(), *self.shells.values()]:
             _rows(out, [running_line(call, spinner_frame(now - call.started))[:width * 2]], "class:tool")
             if call.partial:
                 _rows(out, _last_rows(call.partial, width, 3), "class:dim")

@@ -27,6 +27,7 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
         raise CommandError("wait for the agent to finish (or press escape) before /reload")
     warnings = refresh_settings(session)
     apply_settings(session)
+    ui.files.refresh()  # the `@` search's file list too
     resources, changes = reload_resources(session)
     warnings += resources.warnings
     lines = [_change_line(kind, added, removed, len(getattr_names(resources, kind)))

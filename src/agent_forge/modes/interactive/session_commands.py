@@ -11,6 +11,7 @@ from ...coding.errors import CommandError
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
 from .actions import guarded
+from .completion import typed_text
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -65,7 +66,7 @@ class SessionCommands:
             return
         self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
-        self.ui.editor.set_text(outcome.get("text") or "")
+        self.ui.editor.set_text(typed_text(outcome.get("text") or "", self.ui.session.cwd))  # no file blocks
 
     async def tree(self, argument: str) -> None:
         from .tree_commands import TreeCommands

@@ -1,7 +1,8 @@
 """`/tree`: the whole session tree drawn with branch lines, searchable and filtered (`tree_view.TreeDialog`), then
 what to do with the chosen entry:
 continue from it, continue from it with a summary of the branch left behind (a `branch_summary` entry, as RPC's
-`navigate_tree` with `summarize`), or set / clear its label (a `label` entry, `SessionStore.append_label`: the
+`navigate_tree` with `summarize`), for one of your messages edit it (continue from just before it, the message
+back in the editor as typed), or set / clear its label (a `label` entry, `SessionStore.append_label`: the
 label RPC's `get_tree` reports)."""
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.tree import get_flat_tree
+from ...agent.agent import message_text
 from .actions import guarded
+from .completion import typed_text
 from .tree_layout import TreeModel, keeps
 from .tree_view import TreeDialog
 
@@ -19,6 +22,7 @@ SUMMARIZE = "Continue from here, with a summary of the branch left"
 LABEL = "Label this entry"
 RELABEL = "Change the label"
 UNLABEL = "Clear the label"
+EDIT = "Edit this message (continue from before it; the text back in the editor)"
 
 
 class TreeCommands:
@@ -50,10 +54,16 @@ class TreeCommands:
         self.ui.dialogs.open(dialog)
 
     def _actions(self, entry_id: str, label: str | None) -> None:
-        options = [CONTINUE, SUMMARIZE, RELABEL if label else LABEL] + ([UNLABEL] if label else [])
+        entry = self.ui.session.store.get_entry(entry_id) or {}
+        message = entry.get("message") if entry.get("type") == "message" else None
+        typed = message_text(message) if isinstance(message, dict) and message.get("role") == "user" else None
+        options = [CONTINUE, SUMMARIZE, *([EDIT] if typed is not None else []), RELABEL if label else LABEL] \
+            + ([UNLABEL] if label else [])
 
         def act(choice: str) -> None:
-            if choice in (CONTINUE, SUMMARIZE):
+            if choice == EDIT and typed is not None:
+                self.ui.spawn(self._guarded(self._edit(entry.get("parentId"), typed)))
+            elif choice in (CONTINUE, SUMMARIZE):
                 self.ui.spawn(self._guarded(self._navigate(entry_id, summarize=choice == SUMMARIZE)))
             elif choice == UNLABEL:
                 self._set_label(entry_id, None)
@@ -73,6 +83,17 @@ class TreeCommands:
         note = " (the branch left is summarised)" if summary else ""
         self.ui.say(f"continuing from the chosen entry{note}; the branch so far:", "success")
         self.ui.show_transcript()
+
+    async def _edit(self, parent_id: str | None, text: str) -> None:
+        """Continue from just before a user message, its text back in the editor as it was typed (`@path`
+        references, not the `<file>` blocks: sent again they attach once)."""
+        outcome = await self.ui.session.navigate_tree(parent_id, summarize=False)
+        if outcome.get("cancelled"):
+            self.ui.say("a plugin cancelled the move", "warning")
+            return
+        self.ui.say("continuing from before the message; it is back in the editor", "success")
+        self.ui.show_transcript()
+        self.ui.editor.set_text(typed_text(text, self.ui.session.cwd))
 
     def _ask_label(self, entry_id: str, current: str | None) -> None:
         def reply(fields: dict[str, Any]) -> None:

@@ -71,7 +71,10 @@ def ask_on_terminal(cwd: str, agent_dir: Path, approve: bool | None, stdin_fd: i
             data += chunk
         return data.decode("utf-8", "replace")
 
-    ask(cwd, agent_dir, read_line, lambda text: os.write(stdout_fd, text.encode("utf-8")))
+    from .typeahead import paused
+
+    with paused():  # the question is answered on the terminal as it was: echoed, line by line
+        ask(cwd, agent_dir, read_line, lambda text: os.write(stdout_fd, text.encode("utf-8")))
 
 
 def _json_object(path: Path) -> dict:
