@@ -54,3 +54,16 @@ def test_a_sixty_line_heredoc_shows_start_end_and_how_many_lines_are_left_out(te
     assert all(f"line {n}\n" in term.scrollback() for n in range(1, 61))
     term.press("Escape")
     term.wait_for("Fine.")
+
+
+def test_a_collapsed_flood_shows_its_last_output_line_then_the_notes(terminal, fake_llm):
+    command = "seq 1 200000; head -c 1000000 /dev/zero | tr '\\0' x; echo; echo done"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Fine."}])
+    term = terminal(columns=60)  # the note's long path wraps to more rows than the tail has
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("Fine.")
+    block = screen.split("$ seq")[1].split("Fine.")[0]
+    rows = [row.strip() for row in block.splitlines()]
+    assert "done" in rows and "[Showing last" in block, block
+    assert rows.index("done") < next(n for n, row in enumerate(rows) if row.startswith("[Showing")), block

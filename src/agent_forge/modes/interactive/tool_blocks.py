@@ -35,6 +35,8 @@ MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
 _EXIT = re.compile(r"Command exited with code (\d+)")
 _STOPPED = re.compile(r"Command timed out|aborted|cancelled", re.IGNORECASE)
+_NOTE = re.compile(r"\[Showing (the )?last [^\n]*\]|Command exited with code \d+|Command timed out after [^\n]*")
+"""A note the bash tool appends to its output after a blank line (`truncate.append_notice`)."""
 
 
 class ToolCall:
@@ -120,7 +122,9 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
         lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif output:
-        lines += _tail(output, expanded, _cut_lines(details))
+        body, notes = split_notes(output)
+        lines += [*(_tail(body, expanded, _cut_lines(details)) if body.strip() else []),
+                  *(Text(note, style="yellow") for note in notes)]
     if call.rejected:
         lines.append(Text("rejected", style="red"))  # it never ran: no exit status, no duration
     elif call.name == "bash":
@@ -131,6 +135,20 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
     return _band(lines, failed=is_error)
+
+
+def split_notes(output: str) -> tuple[str, list[str]]:
+    """`output` without the notes the bash tool appended to it (a truncation, the exit code), and those notes
+    in order: the collapsed tail is the command's own last lines, the notes follow it whole."""
+    notes: list[str] = []
+    while True:
+        body, blank, last = output.rpartition("\n\n")
+        if not _NOTE.fullmatch(last.strip()):
+            return output, notes
+        notes.insert(0, last.strip())
+        output = body if blank else ""
+        if not output:
+            return output, notes
 
 
 def _tail(text: str, expanded: bool, earlier: int = 0) -> list[Any]:
