@@ -67,3 +67,18 @@ def test_a_collapsed_flood_shows_its_last_output_line_then_the_notes(terminal, f
     rows = [row.strip() for row in block.splitlines()]
     assert "done" in rows and "[Showing last" in block, block
     assert rows.index("done") < next(n for n, row in enumerate(rows) if row.startswith("[Showing")), block
+
+
+@pytest.mark.parametrize("columns", [100, 40])
+def test_hotkeys_gives_command_names_the_width_and_never_cuts_them(terminal, fake_llm, columns):
+    term = terminal(columns=columns)
+    term.type("/hotkeys")
+    term.press("Enter")
+    screen = term.wait_for("/quit", where=term.scrollback)
+    assert "re…" not in screen and "/approvals" in screen, screen
+    if columns == 100:
+        assert "/approvals [full|ask|read-only]" in screen, screen
+        return
+    lines = screen.splitlines()  # at 40 columns the name wraps inside its column (half the width), whole
+    at = next(n for n, line in enumerate(lines) if line.startswith("/approvals"))
+    assert "/approvals[full|ask|read-only]" in joined("".join(line[:20] for line in lines[at:at + 3])), screen
