@@ -82,3 +82,20 @@ def test_hotkeys_gives_command_names_the_width_and_never_cuts_them(terminal, fak
     lines = screen.splitlines()  # at 40 columns the name wraps inside its column (half the width), whole
     at = next(n for n, line in enumerate(lines) if line.startswith("/approvals"))
     assert "/approvals[full|ask|read-only]" in joined("".join(line[:20] for line in lines[at:at + 3])), screen
+
+
+def test_escape_during_a_tool_call_says_aborted_like_other_aborts(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+                         {"text": "Next answer."}])
+    term = terminal()
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("$ sleep 30 (")  # running
+    term.press("Escape")
+    screen = term.wait_for_line("aborted")  # its own line, not "Tool execution was aborted."
+    block = screen.split("$ sleep 30")[1]
+    assert "stopped ·" in block and block.index("stopped ·") < block.index("\naborted"), screen
+    term.type("again")
+    term.press("Enter")
+    term.wait_for("Next answer.")
+    assert [row.strip() for row in term.screen().splitlines()].count("aborted") == 1

@@ -55,6 +55,11 @@ class EventView:
         failed, self._failed = self._failed, None
         if failed is not None:
             self._print(error_notice(failed), GAP)
+        messages = event.get("messages") or []
+        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "toolResult":
+            # a run ends on a tool result only when aborted during (or right after) its tools: no aborted
+            # answer says so, as it does for an abort while the model streams
+            self._print(notice("aborted", "warning"), GAP)
 
     def _on_agent_settled(self, event: dict[str, Any]) -> None:
         self.live.stop()
