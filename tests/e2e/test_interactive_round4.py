@@ -99,3 +99,18 @@ def test_escape_during_a_tool_call_says_aborted_like_other_aborts(terminal, fake
     term.press("Enter")
     term.wait_for("Next answer.")
     assert [row.strip() for row in term.screen().splitlines()].count("aborted") == 1
+
+
+def test_calls_refused_without_a_question_say_blocked_not_failed(terminal, fake_llm):
+    fake_llm.set_script([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi > made.txt"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "w.txt", "content": "x\n"}}]},
+        {"text": "Could not."},
+    ])
+    term = terminal("--approvals", "read-only")
+    term.type("go")
+    term.press("Enter")
+    screen = " ".join(term.wait_for("Could not.").split())
+    assert "failed ·" not in screen and screen.count("read-only. blocked") + screen.count("run now. blocked") == 2, \
+        screen
+    assert not (terminal.work / "made.txt").exists() and not (terminal.work / "w.txt").exists()

@@ -121,12 +121,15 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "read" and not is_error:
         lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
+    elif call.rejected:
+        pass  # the rejection text is the model's; the user answered it, `rejected` below says it
     elif output:
         body, notes = split_notes(output)
         lines += [*(_tail(body, expanded, _cut_lines(details)) if body.strip() else []),
                   *(Text(note, style="yellow") for note in notes)]
-    if call.rejected:
-        lines.append(Text("rejected", style="red"))  # it never ran: no exit status, no duration
+    blocked = is_error and isinstance(details, dict) and details.get("blocked") is True
+    if call.rejected or blocked:  # it never ran: no exit status, no duration
+        lines.append(Text("rejected" if call.rejected else "blocked", style="red"))
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
