@@ -114,3 +114,40 @@ def test_calls_refused_without_a_question_say_blocked_not_failed(terminal, fake_
     assert "failed ·" not in screen and screen.count("read-only. blocked") + screen.count("run now. blocked") == 2, \
         screen
     assert not (terminal.work / "made.txt").exists() and not (terminal.work / "w.txt").exists()
+
+
+def one_live_frame(history: str) -> None:
+    """The pane's history holds one live region (its two rules), under the conversation with no run of blank
+    rows in it: nothing left of an earlier, taller frame."""
+    rules = [line for line in history.splitlines() if line.startswith("─" * 30)]
+    assert len(rules) == 2, history
+    assert "\n\n\n" not in history.split(rules[0])[0].strip("\n"), history
+
+
+def test_a_dialog_filling_a_short_terminal_leaves_no_stale_frame(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Hello there."}])
+    term = terminal(rows=16)
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("Change which setting?")
+    term.press("Escape")
+    term.wait_until(lambda: "Change which setting?" not in term.screen(), "the dialog to close")
+    term.type("hi")
+    term.press("Enter")
+    term.wait_for("Hello there.")
+    one_live_frame(term.scrollback())
+
+
+@pytest.mark.parametrize("size,command", [((40, 10), "echo short"),
+                                          ((100, 30), "cat <<'EOF'\n" + "\n".join(f"line {n}" for n in range(60))
+                                           + "\nEOF")])
+def test_a_tall_approval_dialog_leaves_no_stale_frame(terminal, fake_llm, size, command):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Done."}])
+    term = terminal("--approvals", "ask", columns=size[0], rows=size[1])
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Allow once")
+    term.press("Enter")
+    term.wait_for("Done.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    one_live_frame(term.scrollback())
