@@ -151,3 +151,16 @@ def test_a_tall_approval_dialog_leaves_no_stale_frame(terminal, fake_llm, size, 
     term.wait_for("Done.")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     one_live_frame(term.scrollback())
+
+
+def test_a_dropped_stream_that_is_retried_marks_its_partial_text(terminal, fake_llm, agent_env_factory):
+    env = agent_env_factory(settings={"retry": {"maxRetries": 2, "baseDelayMs": 1}})
+    fake_llm.set_script([{"text": "partial words of a dropped answer", "drop_after": 4}, {"text": "Full answer."}])
+    term = terminal(env=env)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("Full answer.")
+    lines = [line.strip() for line in screen.splitlines()]
+    partial = next(n for n, line in enumerate(lines) if line.startswith("partial"))
+    assert lines[partial + 1] == "(interrupted: this partial answer is left out; retrying)", screen
+    assert "retrying in" in lines[partial + 2] and "partial words" not in str(fake_llm.requests[1]["body"]), screen
