@@ -164,3 +164,17 @@ def test_a_dropped_stream_that_is_retried_marks_its_partial_text(terminal, fake_
     partial = next(n for n, line in enumerate(lines) if line.startswith("partial"))
     assert lines[partial + 1] == "(interrupted: this partial answer is left out; retrying)", screen
     assert "retrying in" in lines[partial + 2] and "partial words" not in str(fake_llm.requests[1]["body"]), screen
+
+
+def test_the_editor_shows_invisible_characters_escaped_and_sends_them_as_typed(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Seen."}])
+    term = terminal()
+    term.type("open evil\u202etxt.exe and\u200bthis")
+    screen = term.wait_for("› open evil\\u202etxt.exe and\\u200bthis")
+    assert "\u202e" not in screen and "\u200b" not in screen, screen
+    term.press("Left", "Left", "Left", "Left", "Left")  # over `this` and the escape, one character each
+    term.type("X")
+    term.wait_for("› open evil\\u202etxt.exe andX\\u200bthis")
+    term.press("Enter")
+    term.wait_for("Seen.")
+    assert user_texts(fake_llm.requests[0])[-1] == "open evil\u202etxt.exe andX\u200bthis"
