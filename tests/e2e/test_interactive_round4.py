@@ -178,3 +178,17 @@ def test_the_editor_shows_invisible_characters_escaped_and_sends_them_as_typed(t
     term.press("Enter")
     term.wait_for("Seen.")
     assert user_texts(fake_llm.requests[0])[-1] == "open evil\u202etxt.exe andX\u200bthis"
+
+
+def test_in_a_tiny_terminal_ctrl_o_still_prints_the_command_the_question_has_no_room_for(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo one\n" + HIDDEN}}]},
+                         {"text": "Fine."}])
+    term = terminal("--approvals", "ask", rows=6)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Allow once")
+    assert HIDDEN not in term.screen()  # no room for the message in 6 rows
+    term.press("C-o")
+    term.wait_until(lambda: HIDDEN in term.scrollback(), "the whole command printed above")
+    term.press("Escape")
+    term.wait_for("Fine.", where=term.scrollback)  # 6 rows: the live region fills the screen

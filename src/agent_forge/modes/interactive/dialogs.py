@@ -9,6 +9,8 @@ import asyncio
 import time
 from typing import Any, Callable
 
+from prompt_toolkit.utils import get_cwidth
+
 from .keymap import key_hint, with_keys
 from .render import clean, fit
 
@@ -203,12 +205,15 @@ class Dialogs:
                          width)
         room = height - 1 - len(hint)
         message = wrap(dialog.message, width) if dialog.message else []
+        whole = len(message)
         if dialog.chooses:  # up to 3 options come before the message
             message = head_and_tail(message, max(0, room - min(len(matches), 3)), dialog.shown_all) \
                 if height >= 5 else []
         else:
             message = head_and_tail(message, room, dialog.shown_all)
-        dialog.cut = any(style == CUT for style, _ in message)
+        # Ctrl+O prints it all when any of it is not on screen: rows left out, or a title cut to the width
+        dialog.cut = len(message) < whole or any(style == CUT for style, _ in message) \
+            or get_cwidth(dialog.title) > width
         count = max(min(len(matches), room - len(message)), 0)
         start = max(0, min(dialog.index - count // 2, len(matches) - count))
         options = [("class:dialog-chosen" if at == dialog.index else "", f"{'→' if at == dialog.index else ' '} "
@@ -229,8 +234,6 @@ def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = Fal
 def wrap(text: str, width: int) -> list[tuple[str, str]]:
     """`text`'s lines wrapped to rows of at most `width` terminal columns (wide characters count 2), nothing
     cut: a row per line, more for a long one."""
-    from prompt_toolkit.utils import get_cwidth
-
     rows: list[tuple[str, str]] = []
     for line in text.split("\n"):
         row, used = [], 0
