@@ -192,3 +192,28 @@ def test_in_a_tiny_terminal_ctrl_o_still_prints_the_command_the_question_has_no_
     term.wait_until(lambda: HIDDEN in term.scrollback(), "the whole command printed above")
     term.press("Escape")
     term.wait_for("Fine.", where=term.scrollback)  # 6 rows: the live region fills the screen
+
+
+CONFIRM_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("wipe", description="asks")
+    async def wipe(args, ctx):
+        files = "\\n".join(f"file{n}.txt" for n in range(1, 81))
+        sure = await ctx.ui.confirm("Delete these?", files + "\\nand /etc/LAST")
+        ctx.ui.notify(f"sure={sure}")
+'''
+
+
+def test_a_plugin_confirm_with_a_long_message_shows_its_end_and_ctrl_o_prints_all(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "wipe.py"
+    plugin.write_text(CONFIRM_PLUGIN)
+    term = terminal("-e", str(plugin), rows=20)
+    term.type("/wipe")
+    term.press("Enter")
+    screen = term.wait_for("ctrl+o shows all")
+    assert "file1.txt" in screen and "and /etc/LAST" in screen and "more lines" in screen, screen
+    term.press("C-o")
+    term.wait_for("printed in full above")
+    assert all(f"file{n}.txt\n" in term.scrollback() for n in range(1, 81))
+    term.press("Escape")
+    term.wait_for("sure=False")
