@@ -201,6 +201,7 @@ class Dialogs:
         hints = (with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1])
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
+            dialog.cut = True  # the message has no row, and the title shares one with the choice
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
                          width)
         room = height - 1 - len(hint)
