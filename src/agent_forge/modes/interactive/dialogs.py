@@ -49,10 +49,18 @@ class Dialog:
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
         self.shown_all = False  # Ctrl+O printed the whole message above (`Dialogs.show_all`)
         self.cut = False  # the last drawing showed only the message's start and end
+        self._wrapped: tuple[int, list[tuple[str, str]]] | None = None  # (width, the message's rows)
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
         if request.get("selected") in self.options:  # a menu of values opens on the current one
             self.index = self.options.index(request["selected"])
+
+    def wrapped(self, width: int) -> list[tuple[str, str]]:
+        """The message's rows at `width` (`wrap`), kept for the next redraw at the same width: a long command
+        is wrapped once, not on every keystroke."""
+        if self._wrapped is None or self._wrapped[0] != width:
+            self._wrapped = (width, wrap(self.message, width) if self.message else [])
+        return self._wrapped[1]
 
     @property
     def chooses(self) -> bool:
@@ -205,7 +213,7 @@ class Dialogs:
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
                          width)
         room = height - 1 - len(hint)
-        message = wrap(dialog.message, width) if dialog.message else []
+        message = dialog.wrapped(width)
         whole = len(message)
         if dialog.chooses:  # up to 3 options come before the message
             message = head_and_tail(message, max(0, room - min(len(matches), 3)), dialog.shown_all) \
