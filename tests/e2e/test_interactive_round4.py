@@ -217,3 +217,21 @@ def test_a_plugin_confirm_with_a_long_message_shows_its_end_and_ctrl_o_prints_al
     assert all(f"file{n}.txt\n" in term.scrollback() for n in range(1, 81))
     term.press("Escape")
     term.wait_for("sure=False")
+
+
+def test_a_resumed_session_shows_a_rejected_call_as_it_was_shown_live(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo never"}}]},
+                         {"text": "Rejected it."}])
+    term = terminal("--approvals", "ask")
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Allow once")
+    term.type("reject")
+    term.press("Enter")
+    term.wait_for("Rejected it.")
+    term.press("C-d")
+    assert term.exit_code() == 0
+    session = term.scrollback().split("agent-forge --session ")[1].split()[0]
+    again = terminal("--session", session)
+    screen = " ".join(again.wait_for("Rejected it.").split())
+    assert "$ echo never rejected Rejected it." in screen and "The user rejected" not in screen, screen

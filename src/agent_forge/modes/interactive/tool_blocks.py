@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import theme
+from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
 from .render import clean
@@ -114,6 +115,9 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     lines: list[Text] = [Text(call.title(), style="bold")]
     output = clean(result_text(result))
     details = result.get("details") if isinstance(result, dict) else None
+    blocked = is_error and isinstance(details, dict) and details.get("blocked") is True
+    # a resumed session's rejected call: no dialog said so, its stored result does
+    rejected = call.rejected or (blocked and output.startswith(REJECTED))
     if call.name == "edit" and not is_error and isinstance(details, dict) and details.get("diff"):
         lines += _diff_lines(clean(details["diff"]), expanded)
     elif call.name == "write" and not is_error:
@@ -121,15 +125,14 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "read" and not is_error:
         lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
-    elif call.rejected:
+    elif rejected:
         pass  # the rejection text is the model's; the user answered it, `rejected` below says it
     elif output:
         body, notes = split_notes(output)
         lines += [*(_tail(body, expanded, _cut_lines(details)) if body.strip() else []),
                   *(Text(note, style="yellow") for note in notes)]
-    blocked = is_error and isinstance(details, dict) and details.get("blocked") is True
-    if call.rejected or blocked:  # it never ran: no exit status, no duration
-        lines.append(Text("rejected" if call.rejected else "blocked", style="red"))
+    if rejected or blocked:  # it never ran: no exit status, no duration
+        lines.append(Text("rejected" if rejected else "blocked", style="red"))
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
