@@ -235,3 +235,19 @@ def test_a_resumed_session_shows_a_rejected_call_as_it_was_shown_live(terminal, 
     again = terminal("--session", session)
     screen = " ".join(again.wait_for("Rejected it.").split())
     assert "$ echo never rejected Rejected it." in screen and "The user rejected" not in screen, screen
+
+
+def test_a_resumed_session_whose_run_was_aborted_in_a_tool_says_aborted(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]}])
+    term = terminal()
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("$ sleep 30 (")
+    term.press("Escape")
+    term.wait_for_line("aborted")
+    term.press("C-d")
+    assert term.exit_code() == 0
+    session = term.scrollback().split("agent-forge --session ")[1].split()[0]
+    again = terminal("--session", session)
+    again.wait_for_line("aborted")
+    assert "stopped ·" in again.screen()
