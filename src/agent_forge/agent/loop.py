@@ -358,8 +358,8 @@ class _ToolRun:
 
         call: ToolCall = {**self.call, "arguments": copy.deepcopy(self.call["arguments"])}
         blocked = await self.before(call)
-        if blocked is not None:
-            raise ToolError(blocked)
+        if blocked is not None:  # refused before it ran (a plugin, the approval policy): clients say so
+            raise ToolError(blocked, {"blocked": True})
         return call["arguments"]
 
     def _on_update(self, partial: ToolResult) -> None:

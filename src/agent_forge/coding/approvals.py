@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from ..agent.types import AgentTool
     from .hooks import SessionHooks
 
+REJECTED = "The user rejected this"
+"""How the result of a call the user rejected begins (the terminal UI shows such a call as `rejected`)."""
+
 POLICIES = ("full", "ask", "read-only")
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
 CHOICES = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT)
@@ -240,7 +243,7 @@ class Approvals:
                     f"answer{f' ({decision.reason})' if decision.reason else ''}.")
         why = f" The user said: {_capped(decision.reason.strip())}" if decision.reason and decision.reason.strip() \
             else ""
-        return f"The user rejected this {name} call.{why} Do not retry it unchanged; ask or try another way."
+        return f"{REJECTED} {name} call.{why} Do not retry it unchanged; ask or try another way."
 
     def install(self, agent: Agent) -> None:
         """Check every call of a bare `agent` after its current `before_tool_call` (a session has its own gate,

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from ..plugins.ui import PluginUI
 
 ALLOW, REJECT_TEXT, REJECT_WHY = "Allow once", "Reject", "Reject, and tell the model why"
-MAX_MESSAGE = 2000
+MAX_MESSAGE = 20_000
+"""A question's `message` longer than this keeps its first and last halves around a mark (`args` has it all)."""
 NOBODY = {"print": "print mode has no one to ask (run with --approvals full, or use the terminal UI or RPC)",
           "json": "JSON mode has no one to ask (run with --approvals full, or use the terminal UI or RPC)"}
 
@@ -126,7 +127,11 @@ def _message(request: ApprovalRequest) -> str:
         text = args["command"]
     else:
         text = json.dumps(args, ensure_ascii=False, indent=1, default=str)
-    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+    if len(text) <= MAX_MESSAGE:
+        return text
+    # The end of a command is as much what it does as its start (`echo <4000 a's>; rm -rf ~`): keep both.
+    half = MAX_MESSAGE // 2
+    return f"{text[:half]}\n[… {len(text) - 2 * half:,} characters not shown …]\n{text[-half:]}"
 
 
 def _timeout(session: AgentSession) -> float | None:

@@ -57,3 +57,19 @@ def test_the_completion_menu_keeps_the_selected_entry_in_the_rows_it_has():
                                                        2, 40)).split("\n")
     assert [row.split()[0] for row in shown] == ["/c5", "/c6"] and all(len(row) <= 40 for row in shown)
     assert menu_fragments(None, 8, 40) == []
+
+
+def test_a_message_at_every_height_shows_its_end_or_marks_what_is_left_out():
+    message = "echo " + "a" * 400 + " ; rm -rf ~/LAST"
+    for height in range(1, 30):
+        dialogs = Dialogs(lambda fields: None, PromptEditor(None), lambda: None)
+        dialogs.open({"method": "select", "title": "Allow bash?", "options": ["Allow once", "Reject"],
+                      "message": message}, lambda fields: None)
+        shown = rows(dialogs, 40, height)
+        assert len(shown) <= height and all(len(row) <= 40 for row in shown), (height, shown)
+        assert "".join(shown).count("rm -rf ~/LAST") == 1 or dialogs.current.cut, (height, shown)
+        if any(row.startswith("… ") for row in shown):
+            assert "rm -rf ~/LAST" in "".join(shown) or height < 7, (height, shown)  # the end stays
+        whole = "".join(shown[1:shown.index("→ Allow once")]) if "→ Allow once" in shown else ""
+        if whole and "more line" not in whole:
+            assert whole == message, (height, shown)  # wrapped, nothing cut

@@ -137,7 +137,10 @@ def test_collapsed_output_counts_screen_rows_and_the_lines_a_truncation_cut():
     result = {"content": [{"type": "text", "text": kept + "\n\n[Showing last 2000 lines of 10000.]"}],
               "details": {"truncation": {"totalLines": 10000, "outputLines": 2000}}}
     shown = plain_text(to_ansi([tool_block(bash, result, False, expanded=False)], 60))
-    assert "… 9997 earlier lines" in shown and "[Showing last 2000 lines of 10000.]" in shown
+    assert "… 9995 earlier lines" in shown and "[Showing last 2000 lines of 10000.]" in shown
+    rows = [row.strip() for row in shown.splitlines()]  # the tail is the output's, the note after it
+    assert rows[rows.index("10000") - 4:rows.index("10000") + 2] == [
+        "9996", "9997", "9998", "9999", "10000", "[Showing last 2000 lines of 10000.]"], rows
 
 
 def test_a_truncated_shell_block_names_the_full_output_or_why_there_is_none():

@@ -17,7 +17,7 @@ from ... import __version__
 from ...coding.agent_session import AgentSession
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
-from .blocks import notice
+from .blocks import notice, whole_message
 from .commands import Commands, offered_commands
 from .completion import FileCompleter
 from .file_index import FileIndex
@@ -96,6 +96,7 @@ class InteractiveMode(InputActions):
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
         self.dialogs.on_close = self.view.dialog_closed
+        self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
         self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []

@@ -99,6 +99,12 @@ def notice(text: str, kind: str = "info") -> Text:
     return plain(text, NOTICE_STYLES.get(kind, ""))
 
 
+def whole_message(title: str, message: str) -> list[Text]:
+    """A dialog's whole message (Ctrl+O on one shown cut): a dim line naming the dialog, then every line of
+    the text, wrapped by the terminal's width, nothing left out."""
+    return [notice(f"the whole text of the open question \"{title}\":"), *([plain(message)] if message else [])]
+
+
 def error_notice(message: dict[str, Any]) -> Text:
     """`error: <the error's message>` for a failed assistant message (`error_summary`)."""
     return notice(f"error: {error_summary(message.get('errorMessage') or 'the request failed')}", "error")

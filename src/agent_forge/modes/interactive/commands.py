@@ -174,14 +174,15 @@ class Commands:
     async def _hotkeys(self, argument: str) -> None:
         from rich.table import Table
 
+        rows = [*hotkeys(self.ui.keymap), ("", ""), *((f"/{name} {COMMAND_HINTS.get(name, '')}".rstrip(),
+                                                       with_keys(what)) for name, what in COMMANDS.items())]
+        # The names take the room they need, up to half the width; a longer one wraps (folds), never cut.
+        longest = max(len(name) for name, _ in rows)
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold", no_wrap=True, max_width=24)
-        table.add_column(style="grey70")
-        for key, what in hotkeys(self.ui.keymap):
-            table.add_row(key, what)
-        table.add_row("", "")
-        for name, what in COMMANDS.items():
-            table.add_row(f"/{name} {COMMAND_HINTS.get(name, '')}".rstrip(), with_keys(what))
+        table.add_column(style="bold", overflow="fold", width=min(longest, max(12, self.ui.terminal.columns() // 2)))
+        table.add_column(style="grey70", overflow="fold")
+        for name, what in rows:
+            table.add_row(name, what)
         self.ui.print_(table)
 
     async def shell(self, line: str) -> None:

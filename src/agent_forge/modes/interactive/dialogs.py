@@ -10,10 +10,14 @@ import contextlib
 import time
 from typing import Any, Callable, Iterator
 
-from .keymap import with_keys
+from prompt_toolkit.utils import get_cwidth
+
+from .keymap import key_hint, with_keys
 from .render import clean, fit
 
 Fragments = list[tuple[str, str]]
+CUT = "class:dim,dialog-cut"
+"""The style of the mark standing for a message's rows not shown."""
 
 
 HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel", "↑↓ move · enter choose · esc cancel"),
@@ -44,10 +48,20 @@ class Dialog:
         self.placeholder = clean(request.get("placeholder", "") or "")  # `input`: shown dimmed in an empty editor
         self.held_until = 0.0  # monotonic seconds: Enter before then was meant for the draft (`Dialogs.open`)
         self.secret = request.get("secret") is True  # the mode's own `/login`: the editor shows `*`s
+        self.shown_all = False  # Ctrl+O printed the whole message above (`Dialogs.show_all`)
+        self.cut = False  # the last drawing showed only the message's start and end
+        self._wrapped: tuple[int, list[tuple[str, str]]] | None = None  # (width, the message's rows)
         # a confirm highlights No unless the plugin asks for Yes (`default: true`): Enter alone must not delete
         self.index = 1 if self.method == "confirm" and request.get("default") is not True else 0
         if request.get("selected") in self.options:  # a menu of values opens on the current one
             self.index = self.options.index(request["selected"])
+
+    def wrapped(self, width: int) -> list[tuple[str, str]]:
+        """The message's rows at `width` (`wrap`), kept for the next redraw at the same width: a long command
+        is wrapped once, not on every keystroke."""
+        if self._wrapped is None or self._wrapped[0] != width:
+            self._wrapped = (width, wrap(self.message, width) if self.message else [])
+        return self._wrapped[1]
 
     @property
     def chooses(self) -> bool:
@@ -72,6 +86,8 @@ class Dialogs:
         # Commands running whose dialog may open (`expecting`): the editor was emptied when the command was sent,
         # so what it holds when the dialog opens was typed for the dialog (an API key typed fast after /login)
         self._expected = 0
+        # Prints a dialog's whole message above the live region (Ctrl+O on a message too long for the rows).
+        self.print_message: Callable[[Dialog], None] = lambda dialog: None
 
     @property
     def current(self) -> Dialog | None:
@@ -144,6 +160,18 @@ class Dialogs:
             self._close(dialog)
             self.on_close(dialog, None)
 
+    def show_all(self) -> bool:
+        """Ctrl+O: when the current dialog's message was last drawn cut (its start and end around a mark),
+        print all of it above the live region, where the terminal's scrollback keeps it to read before
+        answering. False (nothing done) when no message is cut: Ctrl+O then does its usual toggle."""
+        dialog = self.current
+        if dialog is None or not dialog.cut:
+            return False
+        dialog.shown_all = True
+        self.print_message(dialog)
+        self._changed()
+        return True
+
     def move(self, step: int) -> None:
         dialog = self.current
         if dialog is not None:
@@ -198,21 +226,27 @@ class Dialogs:
         hints = (with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1])
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
+            dialog.cut = True  # the message has no row, and the title shares one with the choice
             return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
                          width)
         room = height - 1 - len(hint)
-        message = dialog.message.split("\n") if dialog.message else []
+        message = dialog.wrapped(width)
+        whole = len(message)
         if dialog.chooses:  # up to 3 options come before the message
-            message = message[:max(0, room - min(len(matches), 3))] if height >= 5 else []
+            message = head_and_tail(message, max(0, room - min(len(matches), 3)), dialog.shown_all) \
+                if height >= 5 else []
         else:
-            message = message[:room]
+            message = head_and_tail(message, room, dialog.shown_all)
+        # Ctrl+O prints it all when any of it is not on screen: rows left out, or a title cut to the width
+        dialog.cut = len(message) < whole or any(style == CUT for style, _ in message) \
+            or get_cwidth(dialog.title) > width
         count = max(min(len(matches), room - len(message)), 0)
         start = max(0, min(dialog.index - count // 2, len(matches) - count))
         options = [("class:dialog-chosen" if at == dialog.index else "", f"{'→' if at == dialog.index else ' '} "
                     f"{clean(option)}") for at, option in enumerate(matches[start:start + count], start)]
         if dialog.chooses and not matches:
             options = [("class:dim", "  (no match)")]
-        return _rows([_title(dialog, matches, count), *(("", line) for line in message), *options, *hint][:height],
+        return _rows([_title(dialog, matches, count), *message, *options, *hint][:height],
                      width)
 
 
@@ -221,6 +255,37 @@ def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = Fal
     position = f" ({dialog.index + 1}/{len(matches)})" if matches and shown < len(matches) else ""
     choice = f": → {clean(matches[dialog.index]) if matches else '(no match)'}" if joined else ""
     return ("class:dialog-title", f"{dialog.title}{position}{choice}")
+
+
+def wrap(text: str, width: int) -> list[tuple[str, str]]:
+    """`text`'s lines wrapped to rows of at most `width` terminal columns (wide characters count 2), nothing
+    cut: a row per line, more for a long one."""
+    rows: list[tuple[str, str]] = []
+    for line in text.split("\n"):
+        row, used = [], 0
+        for char in line:
+            cells = get_cwidth(char)
+            if row and used + cells > width:
+                rows.append(("", "".join(row)))
+                row, used = [], 0
+            row.append(char)
+            used += cells
+        rows.append(("", "".join(row)))
+    return rows
+
+
+def head_and_tail(rows: list[tuple[str, str]], room: int, shown_all: bool) -> list[tuple[str, str]]:
+    """`rows` in `room` rows: all when they fit, else their start and end around a mark saying how many rows
+    are not shown and that Ctrl+O shows them (`shown_all`: that they were printed above). With fewer than 3
+    rows, the mark and the end (the title gives the start): what a command does last is never hidden."""
+    if len(rows) <= room or room <= 0:
+        return rows[:max(room, 0)]
+    head = (room - 1) // 2
+    tail = room - 1 - head
+    hidden = len(rows) - head - tail
+    where = "printed in full above" if shown_all else (key_hint("app.tools.expand", "{} shows all") or "not shown")
+    mark = (CUT, f"… {hidden:,} more line{'s' if hidden != 1 else ''} ({where})")
+    return [*rows[:head], mark, *rows[len(rows) - tail:]]
 
 
 def _rows(rows: list[tuple[str, str]], width: int) -> Fragments:

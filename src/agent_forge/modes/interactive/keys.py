@@ -57,7 +57,7 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
         "app.exit": (lambda event: ui.exit(0), empty),
         "app.suspend": (lambda event: ui.suspend(), None),
         "app.thinking.toggle": (lambda event: ui.toggle_thinking(), None),
-        "app.tools.expand": (lambda event: ui.toggle_expanded(), None),
+        "app.tools.expand": (lambda event: ui.dialogs.show_all() or ui.toggle_expanded(), None),
         "app.editor.external": (lambda event: ui.edit_externally(), None),
         "app.thinking.cycle": (lambda event: ui.cycle("thinking"), None),
         "app.model.cycle": (lambda event: ui.cycle("model"), None),

@@ -17,6 +17,7 @@ from prompt_toolkit.styles import Style
 
 from .keys import key_bindings
 from .render import color_allowed
+from .visible import ShowInvisible
 from .resize import InlineApplication
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def _editor_control(mode: InteractiveMode) -> BufferControl:
     placeholder = Condition(lambda: bool(not mode.editor.buffer.text and dialogs.current
                                          and dialogs.current.placeholder))
     return BufferControl(buffer=mode.editor.buffer, input_processors=[
-        ConditionalProcessor(PasswordProcessor(), secret),
+        ConditionalProcessor(PasswordProcessor(), secret), ShowInvisible(),
         ConditionalProcessor(AfterInput(lambda: dialogs.current.placeholder if dialogs.current else "",
                                         style="class:dim"), placeholder)])
 

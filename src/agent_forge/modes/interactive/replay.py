@@ -37,6 +37,9 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
         if block is not None:
             yield block
             yield GAP
+    if messages and messages[-1].get("role") == "toolResult":  # the last run was aborted in its tools
+        yield notice("aborted", "warning")  # as it said live (`view.EventView`)
+        yield GAP
 
 
 def _remember_calls(message: dict[str, Any], calls: dict[str, ToolCall]) -> None:

@@ -36,6 +36,15 @@ class _SyncedOutput(Vt100_Output):
             self._held = False
             self.flush()
 
+    def erase_down(self) -> None:
+        """Erase from the cursor to the screen's end, never as an erase from its top-left corner: tmux (its
+        `scroll-on-clear`) takes that for clearing the whole screen and first pushes the screen into the
+        scrollback, so a live region drawn at the screen's top (a tall dialog pushed it there, or the first
+        paint) left a stale frame and its blank rows there on the next redraw. So: a space, erase down from
+        after it, back one column and erase that line's rest; the same cells end up erased. (Erasing from the
+        last column would also take the cell before it: prompt_toolkit erases from the start of a row.)"""
+        self.write_raw(" \x1b[J\x1b[D\x1b[K")
+
     def flush(self) -> None:
         if self._held:
             return

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import theme
+from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
 from .render import clean
@@ -35,6 +36,8 @@ MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
 _EXIT = re.compile(r"Command exited with code (\d+)")
 _STOPPED = re.compile(r"Command timed out|aborted|cancelled", re.IGNORECASE)
+_NOTE = re.compile(r"\[Showing (the )?last [^\n]*\]|Command exited with code \d+|Command timed out after [^\n]*")
+"""A note the bash tool appends to its output after a blank line (`truncate.append_notice`)."""
 
 
 class ToolCall:
@@ -112,6 +115,9 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     lines: list[Text] = [Text(call.title(), style="bold")]
     output = clean(result_text(result))
     details = result.get("details") if isinstance(result, dict) else None
+    blocked = is_error and isinstance(details, dict) and details.get("blocked") is True
+    # a resumed session's rejected call: no dialog said so, its stored result does
+    rejected = call.rejected or (blocked and output.startswith(REJECTED))
     if call.name == "edit" and not is_error and isinstance(details, dict) and details.get("diff"):
         lines += _diff_lines(clean(details["diff"]), expanded)
     elif call.name == "write" and not is_error:
@@ -119,10 +125,14 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "read" and not is_error:
         lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
+    elif rejected:
+        pass  # the rejection text is the model's; the user answered it, `rejected` below says it
     elif output:
-        lines += _tail(output, expanded, _cut_lines(details))
-    if call.rejected:
-        lines.append(Text("rejected", style="red"))  # it never ran: no exit status, no duration
+        body, notes = split_notes(output)
+        lines += [*(_tail(body, expanded, _cut_lines(details)) if body.strip() else []),
+                  *(Text(note, style="yellow") for note in notes)]
+    if rejected or blocked:  # it never ran: no exit status, no duration
+        lines.append(Text("rejected" if rejected else "blocked", style="red"))
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
@@ -131,6 +141,20 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
     return _band(lines, failed=is_error)
+
+
+def split_notes(output: str) -> tuple[str, list[str]]:
+    """`output` without the notes the bash tool appended to it (a truncation, the exit code), and those notes
+    in order: the collapsed tail is the command's own last lines, the notes follow it whole."""
+    notes: list[str] = []
+    while True:
+        body, blank, last = output.rpartition("\n\n")
+        if not _NOTE.fullmatch(last.strip()):
+            return output, notes
+        notes.insert(0, last.strip())
+        output = body if blank else ""
+        if not output:
+            return output, notes
 
 
 def _tail(text: str, expanded: bool, earlier: int = 0) -> list[Any]:

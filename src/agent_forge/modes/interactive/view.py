@@ -36,6 +36,7 @@ class EventView:
         self._compacting_alone = False
         self._failed: dict[str, Any] | None = None  # a failed answer: its error shows at agent_end, once
         self._retrying = False  # between auto_retry_start and auto_retry_end
+        self._partial_shown = False  # the last answer printed failed (a retry leaves it out of the context)
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = getattr(self, f"_on_{event.get('type')}", None)
@@ -55,6 +56,11 @@ class EventView:
         failed, self._failed = self._failed, None
         if failed is not None:
             self._print(error_notice(failed), GAP)
+        messages = event.get("messages") or []
+        if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "toolResult":
+            # a run ends on a tool result only when aborted during (or right after) its tools: no aborted
+            # answer says so, as it does for an abort while the model streams
+            self._print(notice("aborted", "warning"), GAP)
 
     def _on_agent_settled(self, event: dict[str, Any]) -> None:
         self.live.stop()
@@ -85,8 +91,9 @@ class EventView:
             self._failed = message if message.get("stopReason") == "error" else None
             block = assistant_block(message, show_thinking=self.live.show_thinking, with_error=False)
             self.live.new_message()
-            if block is not None:
-                self._print(block, GAP)
+            self._partial_shown = block is not None and self._failed is not None
+            if block is not None:  # a failed one's error or retry note comes right under it
+                self._print(*((block,) if self._failed is not None else (block, GAP)))
             self._footer_changed()
 
     def _on_tool_execution_start(self, event: dict[str, Any]) -> None:
@@ -113,6 +120,9 @@ class EventView:
 
     # -- retries, compaction, errors ---------------------------------------------------------------------
     def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
+        if self._partial_shown:  # the session leaves the failed attempt out of the conversation: say so
+            self._print(notice("(interrupted: this partial answer is left out; retrying)", "info"))
+            self._partial_shown = False
         self._failed, self._retrying = None, True
         self._print(retry_notice(event))
         self.live.activity = f"retrying (retry {event.get('attempt')}/{event.get('maxAttempts')})"
