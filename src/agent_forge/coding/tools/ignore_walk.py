@@ -117,16 +117,11 @@ def _levels(directory: str, top: str, parent_rules: IgnoreRules,
     from collections import deque
 
     pending = deque([(directory, parent_rules)])
-    while pending:
+    while pending and not (stop is not None and stop.is_set()):
         directory, parent_rules = pending.popleft()
         rules = parent_rules.with_directory(directory)
-        for entry in _sorted_entries(directory):
-            if stop is not None and stop.is_set():
-                return
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if entry.name == ".git" or rules.ignored(entry.path, is_dir):
-                continue
-            yield os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
+        for entry, path, is_dir in _visible(directory, top, rules, stop):
+            yield path, is_dir
             if is_dir:
                 pending.append((entry.path, rules))
 
@@ -134,15 +129,23 @@ def _levels(directory: str, top: str, parent_rules: IgnoreRules,
 def _descend(directory: str, top: str, parent_rules: IgnoreRules,
              stop: threading.Event | None) -> Iterator[tuple[str, bool]]:
     rules = parent_rules.with_directory(directory)
+    for entry, path, is_dir in _visible(directory, top, rules, stop):
+        yield path, is_dir
+        if is_dir:
+            yield from _descend(entry.path, top, rules, stop)
+
+
+def _visible(directory: str, top: str, rules: IgnoreRules,
+             stop: threading.Event | None) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
+    """The entries of `directory` that `rules` keep, sorted, with their relative posix path and whether each is a
+    directory; none once `stop` is set."""
     for entry in _sorted_entries(directory):
         if stop is not None and stop.is_set():
             return
         is_dir = entry.is_dir(follow_symlinks=False)
         if entry.name == ".git" or rules.ignored(entry.path, is_dir):
             continue
-        yield os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
-        if is_dir:
-            yield from _descend(entry.path, top, rules, stop)
+        yield entry, os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
 
 
 def _sorted_entries(directory: str) -> list[os.DirEntry[str]]:
