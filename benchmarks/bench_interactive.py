@@ -29,24 +29,7 @@ from support.tmux_terminal import TmuxTerminal  # noqa: E402
 
 def start_up(runs: int) -> list[float]:
     """Seconds from launching the CLI in tmux to the footer on screen, per run."""
-    server = FakeLLMServer().start()
-    times = []
-    try:
-        with tempfile.TemporaryDirectory() as root:
-            env = make_agent_env(Path(root), server)
-            for _ in range(runs):
-                started = time.monotonic()
-                term = TmuxTerminal(env, Path(root), columns=100, rows=30)
-                try:
-                    term.wait_for("fake-model •", deadline_s=30)
-                    times.append(time.monotonic() - started)
-                    term.press("C-d")
-                    term.exit_code()
-                finally:
-                    term.close()
-    finally:
-        server.stop()
-    return times
+    return _launches(runs, lambda root: [], ["fake-model •"])
 
 
 def resumed_start_up(runs: int, count: int = 500) -> list[float]:
@@ -54,21 +37,30 @@ def resumed_start_up(runs: int, count: int = 500) -> list[float]:
     footer on screen, per run."""
     from agent_forge.coding.session.store import SessionStore
 
+    def session(root: Path) -> list[str]:
+        store = SessionStore.create(str(root), root / "sessions")
+        for message in _messages(count):
+            store.append_message(message)
+        store.close()
+        return ["--session", str(store.path)]
+
+    return _launches(runs, session, [f"last answer {count // 4 - 1}", "fake-model •"])
+
+
+def _launches(runs: int, arguments, shown: list[str]) -> list[float]:
+    """Seconds from each launch (with `arguments(root)` for the CLI) until every text of `shown` is on screen."""
     server = FakeLLMServer().start()
     times = []
     try:
         with tempfile.TemporaryDirectory() as root:
             env = make_agent_env(Path(root), server)
-            store = SessionStore.create(root, Path(root) / "sessions")
-            for message in _messages(count):
-                store.append_message(message)
-            store.close()
+            args = arguments(Path(root))
             for _ in range(runs):
                 started = time.monotonic()
-                term = TmuxTerminal(env, Path(root), "--session", str(store.path), columns=100, rows=30)
+                term = TmuxTerminal(env, Path(root), *args, columns=100, rows=30)
                 try:
-                    term.wait_for(f"last answer {count // 4 - 1}", deadline_s=30)
-                    term.wait_for("fake-model •", deadline_s=30)
+                    for text in shown:
+                        term.wait_for(text, deadline_s=30)
                     times.append(time.monotonic() - started)
                     term.press("C-d")
                     term.exit_code()
