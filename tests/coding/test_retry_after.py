@@ -18,6 +18,10 @@ from agent_forge.coding.retry_policy import hinted_delay_ms
     ({"retry-after": "soon"}, None),
     ({}, None),
     ({"retry-after-ms": "-5"}, 0),
+    ({"retry-after-ms": "nan"}, None),
+    ({"retry-after-ms": "86400001"}, 86_400_000),  # clamped to a day (MAX_RETRY_AFTER_MS)
+    ({"retry-after-ms": "1e400"}, 86_400_000),  # inf as a float
+    ({"retry-after": "86401"}, 86_400_000),
 ])
 def test_retry_after_header_forms(headers, expected):
     assert retry_after_ms(headers) == expected

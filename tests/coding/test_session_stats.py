@@ -7,6 +7,7 @@ import math
 import pytest
 
 from agent_forge.coding.compaction.tokens import context_tokens
+from agent_forge.coding.messages import bash_execution_text
 from agent_forge.coding.session.stats import (
     IMAGE_CHARS,
     context_usage,
@@ -143,9 +144,25 @@ def test_without_any_reported_usage_everything_is_estimated():
     image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
     messages = [{"role": "user", "content": [{"type": "text", "text": "abcd"}, image], "timestamp": 1},
                 {"role": "bashExecution", "command": "ls", "output": "a\nb", "timestamp": 2}]
-    assert context_tokens(messages) == 1 + IMAGE_CHARS // 4 + 2
-    assert context_tokens(messages, overhead=1300) == 1 + IMAGE_CHARS // 4 + 2 + 1300  # system prompt, tools
+    bash = math.ceil(len(bash_execution_text(messages[1])) / 4)  # the user message the model is sent
+    assert bash == math.ceil(len("Ran `ls`\n```\na\nb\n```") / 4)
+    assert context_tokens(messages) == 1 + IMAGE_CHARS // 4 + bash
+    assert context_tokens(messages, overhead=1300) == 1 + IMAGE_CHARS // 4 + bash + 1300  # system prompt, tools
     assert context_tokens([], overhead=1300) == 0  # nothing sent yet (the reference's fresh session)
+
+
+@pytest.mark.parametrize("left_out", [
+    {"role": "assistant", "stopReason": "aborted", "content": [
+        {"type": "toolCall", "id": "c", "name": "write", "arguments": {"path": "a", "content": "Q" * 40000}}]},
+    {"role": "assistant", "stopReason": "error", "content": [{"type": "text", "text": "x" * 40000}]},
+    {"role": "bashExecution", "command": "ls", "output": "y" * 40000, "excludeFromContext": True},
+    {"role": "toolResult", "toolCallId": "c", "content": "not a list of blocks " * 2000},  # damaged entry
+])
+def test_messages_the_model_is_not_sent_count_nothing(left_out):
+    """Issue 10: an aborted call's partial arguments (megabytes) set off a compaction that could not help."""
+    user = {"role": "user", "content": "abcd", "timestamp": 1}
+    assert estimate_tokens(left_out) == 0
+    assert context_tokens([user, left_out], overhead=5) == 1 + 5
 
 
 def test_thinking_and_tool_arguments_are_estimated():

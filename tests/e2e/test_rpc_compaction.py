@@ -348,6 +348,36 @@ async def test_context_usage_is_back_after_a_compaction_once_a_response_came_wit
     assert 0 < usages[0]["tokens"] < usages[1]["tokens"]  # the estimate grows with the conversation
 
 
+async def test_an_aborted_call_with_huge_partial_arguments_counts_nowhere(agent_env_factory, fake_llm, tmp_path):
+    """Issue 10: an aborted turn is not sent to the model, so its partial tool-call arguments (here over 600 KB,
+    more than the 128k window at chars/4) count neither in `contextUsage` nor in the threshold trigger: a
+    compaction would not shrink any request."""
+    big = json.dumps({"path": "big.txt", "content": "Q" * 3_000_000})
+    fake_llm.set_script([{"text": "first answer"},
+                         {"tool_calls": [{"name": "write", "arguments": big}], "args_chunk_chars": 3000,
+                          "hang_after": 300},  # ~900 KB, then the stream waits for the abort's disconnect
+                         {"match": SUMMARY, "text": "## Objective\nNot needed."}, {"text": "after"}])
+    async with await start(agent_env_factory(), tmp_path) as client:
+        await exchanges(client, "first question")
+        assert (await client.send({"type": "prompt", "message": "go"}))["success"] is True
+        received = 0
+        while received < 600_000:
+            event = await client.next_event()
+            if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "toolcall_delta":
+                received += len(event["assistantMessageEvent"]["delta"])
+        assert (await client.send({"type": "abort"}))["success"] is True
+        await client.wait_for("agent_settled")
+        usage = (await client.send({"type": "get_session_stats"}))["data"]["contextUsage"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        events = await client.prompt_and_wait("next")
+    aborted = [m for m in messages if m.get("stopReason") == "aborted"]
+    assert len(aborted) == 1 and len(json.dumps(aborted[0]["content"])) > 600_000  # kept in the session
+    assert 0 < usage["tokens"] < 1000 and usage["percent"] < 1
+    assert "compaction_start" not in types(events)
+    assert len(fake_llm.requests) == 3 and not any(SUMMARY in json.dumps(r["body"]) for r in fake_llm.requests)
+    assert [text for _, text in sent(fake_llm, 2)] == ["first question", "first answer", "go", "next"]
+
+
 # -- small context windows (issue 10, 13) --------------------------------------------------------------------
 
 LONG = "word " * 800  # 1,000 tokens at chars/4

@@ -200,6 +200,22 @@ async def test_retry_waits_at_least_the_servers_retry_after(agent_env_factory, f
     assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == "after the wait"
 
 
+@pytest.mark.parametrize("header", [{"retry-after": "99999999999999999999999"},
+                                    {"retry-after-ms": "99999999999999999999999"},
+                                    {"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"},
+                                    {"retry-after-ms": "1" * 400}])
+async def test_a_huge_retry_after_is_clamped_to_a_day(agent_env_factory, fake_llm, tmp_path, header):
+    """Issue 10: `retryAfterMs` past 2^53 loses precision in JSON clients; every header form is clamped to a day
+    (`MAX_RETRY_AFTER_MS`), which is over the default `maxAgentDelayMs`, so the failure is final at once."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
+    fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}}, "headers": header}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hi")
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert "auto_retry_start" not in types(events) and len(fake_llm.requests) == 1
+    assert messages[-1]["stopReason"] == "error" and messages[-1]["retryAfterMs"] == 86_400_000
+
+
 async def test_abort_retry_answers_at_the_hand_over_to_a_queued_steer(agent_env_factory, fake_llm, tmp_path):
     """Cutting a backoff short with a steering message queued answers when the queued run takes over, not after
     it (the steer's run hangs until the test has the answer)."""

@@ -78,10 +78,18 @@ def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     answered exactly once (see `pair_tool_results`)."""
     out: list[Message] = []
     for message in messages:
-        converted = _to_llm(message) if isinstance(message, dict) else None
-        if converted is not None and well_formed(converted):
+        converted = sent_form(message)
+        if converted is not None:
             out.append(converted)
     return pair_tool_results(out)
+
+
+def sent_form(message: AgentMessage) -> Message | None:
+    """The provider message `message` becomes in the model's context, or None when the model is not sent it:
+    a failed or aborted assistant turn, a bash run excluded from context, an unknown role, a damaged entry.
+    The context estimate (`session.stats.estimate_tokens`) measures this form, so it counts what is sent."""
+    converted = _to_llm(message) if isinstance(message, dict) else None
+    return converted if converted is not None and well_formed(converted) else None
 
 
 _BLOCK_TEXT_FIELDS = {"text": "text", "thinking": "thinking"}

@@ -73,6 +73,17 @@ async def test_exact_ambiguity_names_the_candidate_lines(tmp_path):
         await edit_file(tmp_path, b"a\nb\nc\nb\n", "b", "x")
 
 
+@pytest.mark.parametrize("content, where", [
+    ("“q” and „q“\n", "2 times in f.txt (not exactly, but after ignoring trailing whitespace and reading curly "
+                       "quotes, dashes and non-breaking spaces as plain ones), at line 1 (twice);"),
+    ("b b b\nc\nb\n", "4 times in f.txt, at lines 1 (3 times), 3;"),  # exact matches share lines too
+])
+async def test_matches_sharing_a_line_name_it_once(tmp_path, content, where):
+    with pytest.raises(ToolError) as exc:
+        await edit_file(tmp_path, content.encode(), '"q"' if "q" in content else "b", "x")
+    assert f"oldText occurs {where} it must occur exactly once" in str(exc.value)
+
+
 async def test_many_candidates_name_the_first_ten_lines(tmp_path):
     with pytest.raises(ToolError, match=r"occurs 12 times in f.txt, at lines 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, \.\.\.;"):
         await edit_file(tmp_path, b"x\n" * 12, "x", "y")
@@ -130,7 +141,7 @@ def test_a_tolerant_edit_changes_only_the_matched_lines(lines, endings, first, s
     try:
         updated, notes = apply_replacements(content, [Replacement(old, "NEW")], "f")
     except ToolError as exc:  # a shorter plain line can match inside a longer one: then the lines are named
-        assert "at lines" in str(exc)
+        assert "at line" in str(exc)
         return
     before = "".join(line + ending for line, ending in zip(lines[:first], endings))
     last = first + len(block) - 1

@@ -3,6 +3,7 @@ body, and the server's `retry-after` hint. Every text shown in an `errorMessage`
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Mapping
@@ -77,22 +78,34 @@ def sanitize_snippet(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def retry_after_ms(headers: Mapping[str, str]) -> int | None:
-    """The server's wait hint in milliseconds: `retry-after-ms` (OpenAI, Anthropic), else `retry-after` as
-    seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
-    try:
-        if headers.get("retry-after-ms"):
-            return max(0, int(float(headers["retry-after-ms"])))
-        value = headers.get("retry-after")
-        if not value:
-            return None
-        if value.strip().replace(".", "", 1).isdigit():
-            return int(float(value) * 1000)
-        from email.utils import parsedate_to_datetime
+MAX_RETRY_AFTER_MS = 86_400_000
+"""The longest wait hint kept (a day): a larger `retry-after` is read as this, so `retryAfterMs` stays a sane
+number (JSON clients lose precision past 2^53) and a far-future date cannot overflow a timer."""
 
-        return max(0, int((parsedate_to_datetime(value).timestamp() - time.time()) * 1000))
+
+def retry_after_ms(headers: Mapping[str, str]) -> int | None:
+    """The server's wait hint in milliseconds, 0 to `MAX_RETRY_AFTER_MS`: `retry-after-ms` (OpenAI, Anthropic),
+    else `retry-after` as seconds or an HTTP date (RFC 9110 §10.2.3); None when absent or unreadable."""
+    try:
+        wait = _hinted_ms(headers)
     except (TypeError, ValueError, OverflowError):
         return None
+    if wait is None or math.isnan(wait):
+        return None
+    return int(min(max(0.0, wait), MAX_RETRY_AFTER_MS))  # clamped as a float: 400 digits read as inf
+
+
+def _hinted_ms(headers: Mapping[str, str]) -> float | None:
+    if headers.get("retry-after-ms"):
+        return float(headers["retry-after-ms"])
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    if value.strip().replace(".", "", 1).isdigit():
+        return float(value) * 1000
+    from email.utils import parsedate_to_datetime
+
+    return (parsedate_to_datetime(value).timestamp() - time.time()) * 1000
 
 
 async def error_body(response: httpx2.Response, url: str) -> str:

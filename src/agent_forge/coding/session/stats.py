@@ -22,6 +22,7 @@ from typing import TypedDict, Union, cast
 
 from ...ai.types import Model
 from ..config_values import is_number
+from ..messages import sent_form
 from .entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -125,13 +126,15 @@ def reported_tokens(message: AgentMessage) -> int:
 
 
 def estimate_tokens(message: AgentMessage) -> int:
-    """chars/4 (rounded up) of what a message puts in the context: text, thinking, tool-call names and
-    arguments, tool output, bash commands and output, summaries; `IMAGE_CHARS` per image."""
-    chars = sum(_block_chars(block) for block in _blocks(message))
-    for key in ("command", "output", "summary"):  # bashExecution and summary messages
-        value = message.get(key)
-        chars += len(value) if isinstance(value, str) else 0
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    """chars/4 (rounded up) of what a message puts in the model's context, measured on the form the model is
+    sent (`messages.sent_form`): text, thinking, tool-call names and arguments, tool output, the user messages
+    that bash runs and summaries become; `IMAGE_CHARS` per image. 0 for a message the model is not sent (a
+    failed or aborted turn, whose partial tool-call arguments can be megabytes; a bash run excluded from
+    context), so the estimate cannot set off a compaction that would not shrink any request."""
+    sent = sent_form(message)
+    if sent is None:
+        return 0
+    return math.ceil(sum(_block_chars(block) for block in _blocks(sent)) / CHARS_PER_TOKEN)
 
 
 def _blocks(message: AgentMessage) -> list[dict[str, object]]:

@@ -9,6 +9,7 @@ An `oldText` without an exact match may still match tolerantly (`edit_match.py`)
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -93,11 +94,18 @@ def _locate(haystack: str, edit: Replacement, index: int, count: int, path: str,
 
 
 def _ambiguity(label: str, path: str, found: Matches, haystack: str) -> str:
-    lines = ", ".join(map(str, line_numbers(haystack, found.spans))) + (", ..." if found.count > len(found.spans)
-                                                                        else "")
     how = "" if found.level == EXACT else f" (not exactly, but after {_TOLERANCE[found.level]})"
-    return (f"{label} occurs {found.count} times in {path}{how}, at lines {lines}; it must occur exactly once. "
+    where = _where(line_numbers(haystack, found.spans), more=found.count > len(found.spans))
+    return (f"{label} occurs {found.count} times in {path}{how}, {where}; it must occur exactly once. "
             "Include more surrounding lines to make it unique.")
+
+
+def _where(lines: list[int], more: bool) -> str:
+    """`at lines 2, 4` / `at line 1 (twice)` / `at lines 1 (3 times), 5, ...`: each line named once, with how
+    often it holds a match (two matches can share a line), `...` when more matches were not kept."""
+    counts = Counter(lines)  # insertion order: the lines in the file's order
+    named = [str(line) if n == 1 else f"{line} ({'twice' if n == 2 else f'{n} times'})" for line, n in counts.items()]
+    return f"at line{'s' if len(counts) > 1 else ''} " + ", ".join(named) + (", ..." if more else "")
 
 
 def _check_overlaps(spans: list[tuple[tuple[int, int], int]], path: str) -> None:
