@@ -63,3 +63,17 @@ def test_malformed_messages_are_left_out_of_the_model_context():
         "not even a dict",
     ]
     assert convert_to_llm([*good, *damaged, user("next")]) == [*good, user("next")]
+
+
+def test_results_stored_in_completion_order_reach_the_provider_in_call_order():
+    out = convert_to_llm([user("go"), assistant("a", "b", "c"), result("c"), result("a"), user("next")])
+    assert shape(out) == [("user", None), ("assistant", None), ("toolResult", "a"), ("toolResult", "b"),
+                          ("toolResult", "c"), ("user", None)]
+    assert out[2]["content"][0]["text"] == "ok" and out[3]["content"][0]["text"] == INTERRUPTED_RESULT
+
+
+def test_a_resumed_context_lists_a_batch_s_results_in_call_order():
+    from agent_forge.coding.session.context import results_in_call_order
+
+    messages = [user("go"), assistant("a", "b"), result("b"), result("x"), result("a"), user("next")]
+    assert [m.get("toolCallId") for m in results_in_call_order(messages)] == [None, None, "a", "b", "x", None]

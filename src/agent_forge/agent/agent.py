@@ -10,7 +10,7 @@ import inspect
 from typing import Awaitable, Callable, TypeVar, Union
 
 from ..ai.options import StreamOptions
-from ..ai.types import Message, Model
+from ..ai.types import Message, Model, ToolResultMessage
 from .events import Emit, QueueUpdate
 from .loop import BeforeToolCall, LoopConfig, RunState, StreamFn, TurnLoop
 from .types import AgentMessage, AgentTool
@@ -80,6 +80,8 @@ class Agent:
         self.before_tool_call: BeforeToolCall | None = None
         self.before_turn: Callable[[], Awaitable[None]] | None = None
         """Set by the owner (compaction): awaited before each turn's model call (see LoopConfig)."""
+        self.on_tool_result: Callable[[ToolResultMessage], None] | None = None
+        """Set by the owner (the session file): gets each call's result as the call finishes (see LoopConfig)."""
         """Set by the owner (plugins): may change or block each tool call before it runs (see LoopConfig)."""
 
     @property
@@ -171,6 +173,7 @@ class Agent:
             will_retry=lambda new_messages: self.will_retry(new_messages),
             before_tool_call=self.before_tool_call,
             before_turn=self.before_turn,
+            on_tool_result=self.on_tool_result,
         )
 
     @property

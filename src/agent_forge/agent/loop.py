@@ -94,6 +94,11 @@ class LoopConfig:
     before_turn: Callable[[], Awaitable[None]] | None = None
     """Awaited before each turn (the first one included) as an abortable step: the owner's upkeep of the context
     it is about to send (compaction). It must swallow its own cancellation, as every step does."""
+    on_tool_result: Callable[[ToolResultMessage], None] | None = None
+    """Called with a call's `toolResult` message the moment the call finishes, just before its
+    `tool_execution_end` (in completion order; the message events follow later, in call order): the owner makes
+    a result the client was told of durable at once (a kill before the batch ends must not lose it). The very
+    dict later passed in `message_end`."""
 
 
 @dataclass
@@ -277,7 +282,8 @@ class TurnLoop:
         for call in calls:
             self.emit(ToolExecutionStart(type="tool_execution_start", toolCallId=call["id"], toolName=call["name"],
                                           args=call["arguments"]))
-        runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call) for call in calls]
+        runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call,
+                         self.config.on_tool_result) for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
         for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
             if not run.ended:
@@ -318,8 +324,10 @@ def _mark_aborted(runs: list["_ToolRun"]) -> None:
 class _ToolRun:
     """One tool call's execution and the result message it produces."""
 
-    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, before: BeforeToolCall | None = None):
+    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, before: BeforeToolCall | None = None,
+                 on_result: Callable[[ToolResultMessage], None] | None = None):
         self.call = call
+        self.on_result = on_result
         self.tool = tool
         self.emit = emit
         self.before = before
@@ -330,6 +338,7 @@ class _ToolRun:
         self.aborted = False
         self.ended = False  # `tool_execution_end` was sent (exactly once per call)
         self.final: tuple[ToolResult, bool] | None = None  # the result `tool_execution_end` reported
+        self._message: ToolResultMessage | None = None
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -384,11 +393,16 @@ class _ToolRun:
         # Frozen here: an abort arriving after this call finished must not rewrite what the client was told.
         self.final = self._final()
         result, is_error = self.final
+        if self.on_result is not None:
+            self.on_result(self.message())
         self.emit(ToolExecutionEnd(type="tool_execution_end", toolCallId=self.call["id"], toolName=self.call["name"],
                                    result=_result_dict(result), isError=is_error))
 
     def message(self) -> ToolResultMessage:
-        """The stored result: exactly what `tool_execution_end` reported (the loop emits it first)."""
+        """The stored result: exactly what `tool_execution_end` reported (the loop emits it first); one dict,
+        made once (`on_tool_result` got the same)."""
+        if self._message is not None:
+            return self._message
         result, is_error = self.final if self.final is not None else self._final()
         message: ToolResultMessage = {
             "role": "toolResult", "toolCallId": self.call["id"], "toolName": self.call["name"],
@@ -396,6 +410,7 @@ class _ToolRun:
         }
         if result.details is not None:
             message["details"] = result.details
+        self._message = message
         return message
 
 

@@ -70,7 +70,7 @@ class AgentSession:
         self.compaction = CompactionController(  # manual, threshold and overflow compaction
             agent=agent, store=store, settings=settings, emit=emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)
-        agent.before_turn = self.compaction.before_turn
+        agent.before_turn, agent.on_tool_result = self.compaction.before_turn, self.persistence.persist_early
         self.approvals = Approvals.for_session(agent, hooks)
         self.run = SessionRun(agent=agent, compaction=self.compaction, settings=settings, store=store, hooks=hooks,
                               system_prompt=self.system_prompt, flush_held=self.user_bash.flush_held, emit=emit,

@@ -126,30 +126,35 @@ INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finishe
 
 def pair_tool_results(messages: list[Message]) -> list[Message]:
     """Providers reject a tool call without a result, and a result without its call (HTTP 400). A session
-    killed mid-tool, or edited by hand, has such gaps: answer missing calls with an error result placed right
-    after the call's turn, and drop results whose call is not in the assistant message before them."""
+    killed mid-tool, or edited by hand, has such gaps: answer missing calls with an error result, drop results
+    whose call is not in the assistant message before them (and repeats). The results follow their call's turn
+    in the order of its calls, whatever order they were stored in (a finished call is saved at once)."""
     out: list[Message] = []
-    open_calls: dict[str, str] = {}  # id -> tool name, for the latest assistant message
+    open_calls: dict[str, str] = {}  # id -> tool name, for the latest assistant message, in call order
+    answered: dict[str, Message] = {}  # id -> its first result
     for message in messages:
         role = message.get("role")
         if role == "toolResult":
-            if open_calls.pop(message.get("toolCallId"), None) is not None:
-                out.append(message)
+            call_id = message.get("toolCallId")
+            if call_id in open_calls and call_id not in answered:
+                answered[call_id] = message  # type: ignore[index]
             continue
-        _close_calls(out, open_calls)
+        _close_calls(out, open_calls, answered)
         out.append(message)
         if role == "assistant":
             open_calls = {b["id"]: b.get("name", "") for b in message.get("content", [])
                           if isinstance(b, dict) and b.get("type") == "toolCall" and "id" in b}
-    _close_calls(out, open_calls)
+    _close_calls(out, open_calls, answered)
     return out
 
 
-def _close_calls(out: list[Message], open_calls: dict[str, str]) -> None:
+def _close_calls(out: list[Message], open_calls: dict[str, str], answered: dict[str, Message]) -> None:
     for call_id, name in open_calls.items():
-        out.append({"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
-                    "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
+        out.append(answered.get(call_id) or {
+            "role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
+            "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
     open_calls.clear()
+    answered.clear()
 
 
 def last_assistant_text(messages: list[AgentMessage]) -> str | None:

@@ -35,10 +35,24 @@ class Persistence:
         self.write_failures: list[str] = []
         """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
         self._write_retry: asyncio.TimerHandle | None = None
+        self._early: list[dict[str, Any]] = []  # results saved as their call finished, before their message_end
+
+    def persist_early(self, message: dict[str, Any]) -> None:
+        """Append a finished tool call's result now, before its `tool_execution_end` (the loop's
+        `on_tool_result`): a kill -9 while sibling calls still run must not lose what the client was told. Its
+        `message_end`, later, then writes nothing. The file holds a batch's results in completion order;
+        `session/context.py` puts them back in call order."""
+        self.persist(message)
+        self._early.append(message)
 
     def persist(self, message: dict[str, Any]) -> None:
-        """Append a message entry. A failing disk must not kill the run the client is watching: the store
-        keeps the entry until a write succeeds and `_on_write_state` tells the client."""
+        """Append a message entry (unless `persist_early` already did). A failing disk must not kill the run
+        the client is watching: the store keeps the entry until a write succeeds and `_on_write_state` tells
+        the client."""
+        for index, early in enumerate(self._early):
+            if early is message:
+                del self._early[index]
+                return
         store = self._store()
         if message.get("role") == "custom":  # plugin context has its own entry type (session format)
             store.append_custom_message(message.get("customType", ""), message.get("content", ""),

@@ -86,7 +86,7 @@ def build_context(path: list[SessionEntry], checked: Checked | None = None) -> S
         else:
             messages += entry_messages(entry)
     context.model = context.model or _last_answering_model(path)
-    context.messages = messages
+    context.messages = results_in_call_order(messages)
     return context
 
 
@@ -109,8 +109,32 @@ def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> Sessio
                 messages.append(message)  # type: ignore[arg-type]
         else:
             messages += entry_messages(entry)
-    context.messages = messages
+    context.messages = results_in_call_order(messages)
     return context
+
+
+def results_in_call_order(messages: list[AgentMessage]) -> list[AgentMessage]:
+    """`messages` with each run of `toolResult` messages right after an assistant message sorted into the order
+    of that message's tool calls (stable; a result naming no call of it goes last). The file holds a batch's
+    results as its calls finished (`persistence.py`, `persist_early`); the agent, its events and a resumed
+    session list them in call order."""
+    out: list[AgentMessage] = []
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        out.append(message)
+        index += 1
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        end = index
+        while end < len(messages) and messages[end].get("role") == "toolResult":
+            end += 1
+        if end - index > 1:
+            calls = [b.get("id") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+            rank = {call_id: position for position, call_id in reversed(list(enumerate(calls)))}
+            out += sorted(messages[index:end], key=lambda m: rank.get(m.get("toolCallId"), len(calls)))
+            index = end
+    return out
 
 
 def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
