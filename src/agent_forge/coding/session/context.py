@@ -72,13 +72,9 @@ def build_context(path: list[SessionEntry], checked: Checked | None = None) -> S
     messages: list[AgentMessage] = []
     for entry in path:
         kind = entry["type"]
-        if kind == "message":  # inlined: the common case, run once per entry of a resumed session
-            raw = entry.get("message")
-            message = _known(checked, raw)
-            if message is _UNKNOWN:
-                message = context_message(raw)
-            if message is not None:
-                messages.append(message)  # type: ignore[arg-type]
+        if kind == "message":  # the common case, once per entry of a resumed session
+            if (message := _context_message(entry, checked)) is not None:
+                messages.append(message)
         elif kind in _REORDERING:
             return _built_by_rules(path, checked)
         elif kind in _SETTING_KINDS:
@@ -88,6 +84,13 @@ def build_context(path: list[SessionEntry], checked: Checked | None = None) -> S
     context.model = context.model or _last_answering_model(path)
     context.messages = results_in_call_order(messages)
     return context
+
+
+def _context_message(entry: SessionEntry, checked: Checked | None) -> AgentMessage | None:
+    """The context's message of a `message` entry: the one `checked` already holds, else `context_message`."""
+    raw = entry.get("message")
+    message = _known(checked, raw)
+    return context_message(raw) if message is _UNKNOWN else message  # type: ignore[return-value]
 
 
 _REORDERING = frozenset(("compaction", "context_edit"))
@@ -101,12 +104,8 @@ def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> Sessio
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
         if entry["type"] == "message":
-            raw = entry.get("message")
-            message = _known(checked, raw)
-            if message is _UNKNOWN:
-                message = context_message(raw)
-            if message is not None:
-                messages.append(message)  # type: ignore[arg-type]
+            if (message := _context_message(entry, checked)) is not None:
+                messages.append(message)
         else:
             messages += entry_messages(entry)
     context.messages = results_in_call_order(messages)
