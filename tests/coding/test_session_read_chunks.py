@@ -34,6 +34,7 @@ LINES = st.one_of(
 
 def parse_with_chunk(path: Path, size: int, monkeypatch: pytest.MonkeyPatch) -> object:
     monkeypatch.setattr(reading, "_READ_CHUNK", size)
+    monkeypatch.setattr(reading, "_CARRY_HELD", size)  # a line carried past one more chunk is read again
     try:
         return dataclasses.asdict(reading.read_session(path))
     except SessionFileError as exc:
@@ -61,3 +62,33 @@ def test_a_line_longer_than_many_chunks(tmp_path: Path, monkeypatch: pytest.Monk
     assert [e["data"]["text"] for e in parsed.entries] == ["é" * 5000, "short"]
     assert parsed.entries[0]["data"]["n"] == 12345678901234567890123  # an int, read the stdlib's way
     assert parsed.torn_tail and parsed.complete_size == path.stat().st_size and parsed.skipped_lines == []
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 200])  # a chunk is never longer than the cap
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("held", [10, 1 << 20])
+def test_a_line_over_the_cap_is_skipped_whatever_the_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            chunk: int, last: bool, held: int) -> None:
+    """A 200-byte cap: line 3 (201 bytes) is damage, never torn, and cuts nothing; 200 bytes exactly is a line
+    (held whole, or read again from the file when longer than `held`)."""
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(reading, "_READ_CHUNK", chunk)
+    monkeypatch.setattr(reading, "_CARRY_HELD", held)
+    fits = entry(0, "x" * (200 - len(entry(0, ""))))
+    over = b"y" * 201 if last else entry(1, "z" * 300)
+    tail = b"" if last else b"\n" + entry(2, "after") + b"\n"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEADER + b"\n" + fits + b"\n" + over + tail)
+    parsed = reading.read_session(path)
+    assert len(fits) == 200 and [e["id"] for e in parsed.entries] == ["00000000"] + ([] if last else ["00000002"])
+    assert parsed.skipped_lines == parsed.long_lines == [3] and parsed.torn_line is None
+    assert parsed.complete_size == parsed.size and parsed.torn_tail is last  # kept; an append starts a new line
+
+
+def test_a_header_over_the_cap_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 100)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEADER[:-1] + b', "pad": "' + b"p" * 100 + b'"}\n')
+    for read in (reading.read_session, reading.read_header):
+        with pytest.raises(SessionFileError, match=r"no valid session header: .* \(line 1 is longer than 0 MiB"):
+            read(path)

@@ -73,3 +73,67 @@ def test_the_torn_line_is_cut_back_by_the_next_write_and_then_not_reported(agent
     assert b"cut off mid-write" not in second.stderr and b"skipped 1 damaged line" in second.stderr
     lines = path.read_text().splitlines()
     assert lines[4] == "not json" and all(json.loads(line) for i, line in enumerate(lines) if i != 4)
+
+
+MIB = 1 << 20
+
+
+def with_huge_line(tmp_path: Path, size: int, *, last: bool) -> Path:
+    """Header, model_change, q1, a1, then line 5: `size` bytes (a sparse run of NULs after an entry's start), with
+    no newline after it when `last`, else followed by q2 (whose parent, a1, is intact). Costs no disk space."""
+    path = write_session(tmp_path / "huge", "cccc0000-0000-4000-8000-000000000001", ["q1", "a1"],
+                         mtime=1_000_000, cwd=str(tmp_path))
+    start = b'{"type": "message", "id": "e0000009", "parentId": "e0000002", "message": {"content": "'
+    with path.open("r+b") as handle:
+        handle.seek(0, 2)
+        handle.write(start)
+        handle.truncate(handle.tell() - len(start) + size)
+        if not last:
+            handle.seek(0, 2)
+            handle.write(b"\n" + json.dumps({"type": "message", "id": "e0000003", "parentId": "e0000002",
+                                             "timestamp": "2026-01-01T00:00:01.000Z", "message": {
+                                                 "role": "user", "content": "q2", "timestamp": 1}}).encode() + b"\n")
+    return path
+
+
+def huge_warning(path: Path) -> dict:
+    return {"kind": "damaged_lines", "path": str(path), "count": 1, "lines": [5],
+            "message": f"session file {path}: skipped 1 damaged line ({path}:5); {path}:5 is longer than the 64 "
+                       "MiB line limit (skipped unread, left in the file); the entries after a skipped line "
+                       "continue from the entry before it"}
+
+
+async def test_a_line_over_64_mib_in_the_middle_is_skipped_and_named(agent_env, tmp_path):
+    path = with_huge_line(tmp_path, 100 * MIB, last=False)
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        switched = await client.send({"type": "switch_session", "sessionPath": str(path)})
+        state = (await client.send({"type": "get_state"}))["data"]
+        messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert switched["data"] == {"cancelled": False, "sessionWarnings": [huge_warning(path)]}
+    assert state["sessionWarnings"] == [huge_warning(path)]
+    assert [texts(m["content"]) for m in messages] == ["q1", "a1", "q2"]
+    assert stderr_lines(client) == [f"Warning: {huge_warning(path)['message']}"]
+
+
+def test_a_last_line_over_64_mib_without_a_newline_is_not_a_torn_line(agent_env, fake_llm, tmp_path):
+    path = with_huge_line(tmp_path, 200 * MIB, last=True)
+    fake_llm.set_script([{"text": "answer"}])
+    run = cli(agent_env, tmp_path, "--session", str(path), "-p", "more")
+    assert run.returncode == 0, run.stderr
+    assert [line for line in run.stderr.decode().splitlines() if line.startswith("Warning: session file")] == [
+        f"Warning: {huge_warning(path)['message']}"]  # and no torn_line warning
+    tail = read_tail(path, 4096).split(b"\n")  # the line is kept (a torn one is cut back before the next write)
+    assert path.stat().st_size > 200 * MIB and tail[0].strip(b"\0") == b""
+    assert [json.loads(line)["message"]["role"] for line in tail[1:-1]] == ["user", "assistant"]  # lines of their own
+    sent = [(m["role"], texts(m["content"])) for m in fake_llm.requests[0]["body"]["messages"] if m["role"] != "system"]
+    assert sent == [("user", "q1"), ("assistant", "a1"), ("user", "more")]
+
+
+def read_tail(path: Path, size: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(-size, 2)
+        return handle.read()
+
+
+def texts(content: str | list[dict]) -> str:
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)

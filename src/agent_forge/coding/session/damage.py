@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
+from .reading import MAX_LINE_BYTES
+
 if TYPE_CHECKING:
     from .reading import ParsedSession
 
@@ -54,7 +56,7 @@ def load_warnings(path: Path, parsed: ParsedSession,
     among them) and `unusable` (entries kept but of no use to the context, each with what is wrong in the
     singular and the plural: `session_context.unusable_entry`) in one warning, a torn last line left out in
     another. Empty when the file was intact."""
-    warnings = _damaged(path, parsed.skipped_lines, parsed.repeated_lines, unusable)
+    warnings = _damaged(path, parsed.skipped_lines, parsed.repeated_lines, parsed.long_lines, unusable)
     if parsed.torn_line is not None:
         torn = parsed.size - parsed.complete_size
         size = f"{torn:,} byte{'s' if torn != 1 else ''}"
@@ -65,7 +67,7 @@ def load_warnings(path: Path, parsed: ParsedSession,
     return warnings
 
 
-def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int],
+def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Sequence[int],
              unusable: Sequence[tuple[int, tuple[str, str]]]) -> list[SessionWarning]:
     every = sorted({*lines, *(line for line, _ in unusable)})
     if not every:
@@ -75,6 +77,9 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int],
     if repeated:
         groups[("repeats an earlier entry's id (the first is kept)",
                 "repeat an earlier entry's id (the first is kept)")] = list(repeated)
+    if long:
+        limit = f"longer than the {MAX_LINE_BYTES >> 20} MiB line limit (skipped unread, left in the file)"
+        groups[(f"is {limit}", f"are {limit}")] = list(long)
     for line, phrase in unusable:
         groups.setdefault(phrase, []).append(line)
     reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]

@@ -12,7 +12,7 @@ import json
 import os
 import stat
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +56,9 @@ class ParsedSession:
     """The 1-based number of a torn last line that was left out (not a whole entry, not blank), else None."""
     size: int = 0
     """The file's size in bytes (`size - complete_size`: the torn bytes)."""
+    long_lines: list[int] = field(default_factory=list)
+    """The lines of `skipped_lines` longer than `MAX_LINE_BYTES`, skipped unread (the last line too: it is not
+    torn, and stays in the file)."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -112,25 +115,68 @@ def read_session(path: Path) -> ParsedSession:
     """
     with open_for_reading(path) as handle, gc_paused():
         lines = _FileLines(handle, path)
-        header = _find_header(lines)
-        if header is None and lines.blank:
-            raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-        header = _checked_header(header, path)
+        header = _checked_header(_header_of(lines, path), path)
         objects, numbers, damaged = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated, positions, linear = _unique_entries(objects, numbers, damaged)
-    size, whole = lines.size, lines.whole  # a tail (text after the last newline) that is an object is whole
-    complete = size if lines.tail and isinstance(_parse_file_line(lines.tail), dict) else whole
-    left_out = complete < size and not bytes(lines.tail).decode("utf-8", "replace").isspace()
+    size, whole, tail = lines.size, lines.whole, lines.tail
+    # A tail (text after the last newline) that is an object is whole; one over the cap is kept as it is (a
+    # skipped line, not a torn one: nothing is cut back).
+    complete = size if tail is None or tail and isinstance(_parse_file_line(tail), dict) else whole
+    left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
-                         entry_lines, positions, linear, lines.tail_number if left_out else None, size)
+                         entry_lines, positions, linear, lines.tail_number if left_out else None, size,
+                         lines.too_long)
 
 
-Line = tuple[int, "bytes | memoryview", bool, bool]
-"""(1-based number, the line's bytes without its LF, whether it is the text after the last LF, whether it was
-screened: no `json_wire.has_long_number` in it) of a file."""
+Line = tuple[int, "bytes | memoryview | None", bool, bool]
+"""(1-based number, the line's bytes without its LF (None for a line over `MAX_LINE_BYTES`, never read whole),
+whether it is the text after the last LF, whether it was screened: no `json_wire.has_long_number` in it) of a
+file."""
+
+MAX_LINE_BYTES = 64 << 20
+"""64 MiB: a session line longer than this is skipped unread and reported as damage (a real entry is far smaller;
+a line of this size costs about four times its size in memory to parse)."""
 
 _READ_CHUNK = 1 << 16  # 64 KiB: what a chunk and its long-number screen add to the peak memory stays small
+# (and a line inside one chunk is never over `MAX_LINE_BYTES`: only a line carried across chunks is checked)
+
+
+_CARRY_HELD = 1 << 20
+"""1 MiB: how much of a line carried across chunks is kept in memory; a longer one is read again from the file
+when its end is found, and only if it fits in `MAX_LINE_BYTES`."""
+
+
+class _Carry:
+    """The start of a line that goes on in the next chunk: its bytes while they fit in `_CARRY_HELD`, past that
+    only where it starts (`start`, a file offset) and its size, so a line over the cap is never held at all.
+    `read_at(offset, size)` reads the file's bytes there (the file only grows while it is read: it is locked or
+    appended to)."""
+
+    def __init__(self, read_at: Callable[[int, int], bytes]) -> None:
+        self._read_at = read_at
+        self.parts: list[bytes] = []
+        self.start = self.size = 0
+
+    def add(self, part: bytes, offset: int) -> None:
+        """Carry `part`, the file's bytes at `offset`, to the next chunk."""
+        if not self.size:
+            self.start = offset
+        self.size += len(part)
+        if self.size > _CARRY_HELD:
+            self.parts = []  # dropped: read again by `join` if the line turns out to fit
+        elif part:
+            self.parts.append(part)
+
+    def join(self, end: bytes) -> bytes | None:
+        """The whole line (`end` is its rest), or None when it is over the cap; the carry starts anew."""
+        size, self.size = self.size, 0
+        parts, self.parts = self.parts, []
+        if size + len(end) > MAX_LINE_BYTES:
+            return None
+        if size > _CARRY_HELD:
+            parts = [self._read_at(self.start, size)]
+        return b"".join([*parts, end]) if parts else end
 
 
 class _FileLines:
@@ -138,32 +184,47 @@ class _FileLines:
     entries are), and each line is a view of its chunk (orjson parses a view as is). Split on LF only (U+2028
     and friends are ordinary characters in JSON strings); LF never occurs inside a UTF-8 sequence, so a line
     decoded alone reads as it would in the decoded file. The last line is the text after the last LF: empty,
-    or a torn line. Once iterated: `size` (bytes), `whole` (bytes up to and including the last LF), `tail`
-    (the last line), `blank` (the file holds only whitespace). Raises SessionFileError when a read fails."""
+    or a torn line. A line longer than `MAX_LINE_BYTES` is never held: its number is yielded with None, and
+    listed in `too_long`. Once iterated: `size` (bytes), `whole` (bytes up to and including the last LF), `tail`
+    (the last line, None when over the cap), `blank` (the file holds only whitespace). Raises SessionFileError
+    when a read fails."""
 
     def __init__(self, handle: Any, path: Path) -> None:
         self._handle, self._path, self._lines = handle, path, self._read()
         self.size = self.whole = 0
-        self.tail = b""
+        self.tail: bytes | None = b""
         self.tail_number = 1
         self.blank = True
+        self.too_long: list[int] = []
 
     def __iter__(self) -> Iterator[Line]:
         return self._lines
 
     def _read(self) -> Iterator[Line]:
-        number, carry = 1, [b""]  # the start of a line that goes on in the next chunk
+        number, carry = 1, _Carry(self._read_at)  # the start of a line that goes on in the next chunk
         while chunk := self._chunk():
             view, find, start = memoryview(chunk), chunk.find, 0
             screened = not json_wire.has_long_number(chunk)  # one translate a chunk, not one a line
             while (stop := find(b"\n", start)) >= 0:
-                line = view[start:stop] if start else b"".join([*carry, chunk[:stop]])
+                line = view[start:stop] if start else self._joined(carry, chunk[:stop], number)
                 yield number, line, False, screened and bool(start)  # a joined line is screened when parsed
-                start, number, carry = stop + 1, number + 1, [b""]
+                start, number = stop + 1, number + 1
             self.whole = self.whole if not start else self.size - len(chunk) + start
-            carry.append(chunk[start:] if start else chunk)
-        self.tail, self.tail_number = b"".join(carry), number
+            carry.add(chunk[start:] if start else chunk, self.size - len(chunk) + start)
+        self.tail, self.tail_number = self._joined(carry, b"", number), number
         yield number, self.tail, True, False
+
+    def _joined(self, carry: _Carry, end: bytes, number: int) -> bytes | None:
+        line = carry.join(end)
+        if line is None:
+            self.too_long.append(number)
+        return line
+
+    def _read_at(self, offset: int, size: int) -> bytes:
+        try:
+            return os.pread(self._handle.fileno(), size, offset)
+        except OSError as exc:
+            raise _read_error(self._path, exc) from None
 
     def _chunk(self) -> bytes:
         try:
@@ -182,13 +243,18 @@ def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
     return parse_line(bytes(line).decode("utf-8", "replace")) if value is json_wire.MISS else value
 
 
-def _find_header(lines: Iterable[Line]) -> Any:
-    """The value of the first line holding a JSON object (the lines before it are consumed); None when none does."""
-    for _, line, _, _ in lines:
-        value = _parse_file_line(line)
-        if isinstance(value, dict):
-            return value
-    return None
+def _header_of(lines: _FileLines, path: Path) -> Any:
+    """The value of the first line holding a JSON object (the lines before it are consumed), unchecked. Raises
+    SessionFileError when the file is blank, and when no line is an object but one was over the cap."""
+    header = next((value for _, line, _, _ in lines
+                   if line is not None and isinstance(value := _parse_file_line(line), dict)), None)
+    if header is None and lines.blank:
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
+    if header is None and lines.too_long:
+        why = f"line {lines.too_long[0]} is longer than {MAX_LINE_BYTES >> 20} MiB and was not read"
+        raise SessionFileError(f"session file has no valid session header: {path} ({why})",
+                               detail=f"it has no valid session header ({why})")
+    return header
 
 
 def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int]]:
@@ -205,6 +271,9 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int]
                 value = fast.loads(line)
             except fast.JSONDecodeError:  # what `fast_loads` declines: the long way
                 value = parse_line(bytes(line).decode("utf-8", "replace"))
+        elif line is None:  # over the cap: never read (`_FileLines.too_long`)
+            damaged.append(number)
+            continue
         else:
             value = _parse_file_line(line, screened)
         if isinstance(value, dict):
@@ -221,15 +290,15 @@ def read_header(path: Path) -> SessionHeader:
     would (missing, not a regular file, unreadable, empty, no valid header, unsupported version), so a file that
     passes here opens.
     """
+    return _checked_header(first_object(path), path)
+
+
+def first_object(path: Path) -> Any:
+    """The value of the first line of `path` holding a JSON object, unchecked (read as `read_session` reads it,
+    a line over the cap skipped unread). Raises SessionFileError when the file cannot be read, is blank, or
+    holds no object but a line over the cap."""
     with open_for_reading(path) as handle:
-        try:
-            values = (parse_line(line.decode("utf-8", "replace")) for line in handle)  # as read_session decodes
-            header = next((obj for obj in values if isinstance(obj, dict)), None)
-        except OSError as exc:
-            raise _read_error(path, exc) from None
-    if header is None and _is_blank(path):
-        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    return _checked_header(header, path)
+        return _header_of(_FileLines(handle, path), path)
 
 
 def open_for_reading(path: Path) -> Any:
@@ -290,14 +359,6 @@ def _checked_header(header: Any, path: Path) -> SessionHeader:
     except ValueError as exc:
         raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
     return header
-
-
-def _is_blank(path: Path) -> bool:
-    try:
-        with open_for_reading(path) as handle:
-            return all(not line.strip() for line in handle)
-    except (OSError, SessionFileError):
-        return False
 
 
 @contextmanager
