@@ -1,4 +1,4 @@
-"""A session file is read a chunk at a time (`reading._FileLines`): whatever the chunk size, and wherever the chunk
+"""A session file is read a chunk at a time (`file_lines.FileLines`): whatever the chunk size, and wherever the chunk
 boundaries fall (inside a line, on a LF, inside a UTF-8 sequence, a 19-digit number or a damaged line, lines
 longer than a chunk), the parse is the one of the file read whole."""
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent_forge.coding.errors import SessionFileError
-from agent_forge.coding.session import reading
+from agent_forge.coding.session import file_lines, reading
 
 HEADER = json.dumps({"type": "session", "version": 3, "id": "u", "timestamp": "2024-01-01T00:00:00.000Z",
                      "cwd": "/p"}).encode()
@@ -33,8 +33,8 @@ LINES = st.one_of(
 
 
 def parse_with_chunk(path: Path, size: int, monkeypatch: pytest.MonkeyPatch) -> object:
-    monkeypatch.setattr(reading, "_READ_CHUNK", size)
-    monkeypatch.setattr(reading, "_CARRY_HELD", size)  # a line carried past one more chunk is read again
+    monkeypatch.setattr(file_lines, "_READ_CHUNK", size)
+    monkeypatch.setattr(file_lines, "_CARRY_HELD", size)  # a line carried past one more chunk is read again
     try:
         return dataclasses.asdict(reading.read_session(path))
     except SessionFileError as exc:
@@ -57,7 +57,7 @@ def test_any_chunk_size_reads_the_file_as_a_whole(tmp_path: Path, monkeypatch: p
 def test_a_line_longer_than_many_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(HEADER + b"\n" + entry(0, "é" * 5000) + b"\n" + entry(1, "short"))  # torn-looking tail
-    monkeypatch.setattr(reading, "_READ_CHUNK", 1000)
+    monkeypatch.setattr(file_lines, "_READ_CHUNK", 1000)
     parsed = reading.read_session(path)
     assert [e["data"]["text"] for e in parsed.entries] == ["é" * 5000, "short"]
     assert parsed.entries[0]["data"]["n"] == 12345678901234567890123  # an int, read the stdlib's way
@@ -71,9 +71,9 @@ def test_a_line_over_the_cap_is_skipped_whatever_the_chunks(tmp_path: Path, monk
                                                             chunk: int, last: bool, held: int) -> None:
     """A 200-byte cap: line 3 (201 bytes) is damage, never torn, and cuts nothing; 200 bytes exactly is a line
     (held whole, or read again from the file when longer than `held`)."""
-    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 200)
-    monkeypatch.setattr(reading, "_READ_CHUNK", chunk)
-    monkeypatch.setattr(reading, "_CARRY_HELD", held)
+    monkeypatch.setattr(file_lines, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(file_lines, "_READ_CHUNK", chunk)
+    monkeypatch.setattr(file_lines, "_CARRY_HELD", held)
     fits = entry(0, "x" * (200 - len(entry(0, ""))))
     over = b"y" * 201 if last else entry(1, "z" * 300)
     tail = b"" if last else b"\n" + entry(2, "after") + b"\n"
@@ -86,7 +86,7 @@ def test_a_line_over_the_cap_is_skipped_whatever_the_chunks(tmp_path: Path, monk
 
 
 def test_a_header_over_the_cap_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(file_lines, "MAX_LINE_BYTES", 100)
     path = tmp_path / "s.jsonl"
     path.write_bytes(HEADER[:-1] + b', "pad": "' + b"p" * 100 + b'"}\n')
     for read in (reading.read_session, reading.read_header):

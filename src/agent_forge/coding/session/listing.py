@@ -21,7 +21,8 @@ from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
 from ..errors import SessionFileError
-from .reading import check_readable, first_object, read_header, read_session
+from .file_lines import check_readable
+from .reading import first_object, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
