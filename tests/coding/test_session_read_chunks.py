@@ -92,3 +92,13 @@ def test_a_header_over_the_cap_is_named(tmp_path: Path, monkeypatch: pytest.Monk
     for read in (reading.read_session, reading.read_header):
         with pytest.raises(SessionFileError, match=r"no valid session header: .* \(line 1 is longer than 0 MiB"):
             read(path)
+
+
+def test_a_line_over_the_cap_before_the_header_is_left_out_as_other_lines_before_it(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(file_lines, "MAX_LINE_BYTES", 200)
+    monkeypatch.setattr(file_lines, "_READ_CHUNK", 16)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"x" * 201 + b"\n" + HEADER + b"\n" + entry(0, "a") + b"\n" + b"y" * 201 + b"\n")
+    parsed = reading.read_session(path)
+    assert [e["id"] for e in parsed.entries] == ["00000000"] and parsed.skipped_lines == parsed.long_lines == [4]

@@ -115,6 +115,7 @@ def read_session(path: Path) -> ParsedSession:
     with open_for_reading(path) as handle, gc_paused():
         lines = FileLines(handle, path)
         header = _checked_header(_header_of(lines, path), path)
+        before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
         objects, numbers, damaged = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
@@ -125,7 +126,7 @@ def read_session(path: Path) -> ParsedSession:
     left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
                          entry_lines, positions, linear, lines.tail_number if left_out else None, size,
-                         lines.too_long, links)
+                         lines.too_long[before_header:], links)
 
 
 def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
