@@ -33,9 +33,9 @@ def line_limit() -> str:
     """`MAX_LINE_BYTES` as messages name it: `64 MiB`."""
     return f"{MAX_LINE_BYTES >> 20} MiB"
 
+
 _READ_CHUNK = 1 << 16  # 64 KiB: what a chunk and its long-number screen add to the peak memory stays small
 # (and a line inside one chunk is never over `MAX_LINE_BYTES`: only a line carried across chunks is checked)
-
 
 _CARRY_HELD = 1 << 20
 """1 MiB: how much of a line carried across chunks is kept in memory; a longer one is read again from the file
