@@ -21,7 +21,8 @@ from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
 from ..errors import SessionFileError
-from .reading import check_readable, open_for_reading, parse_line, read_header, read_session
+from .file_lines import check_readable
+from .reading import first_object, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -308,8 +309,7 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
     """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
     for path in sorted(_session_files(cwd, session_dir)):
         try:
-            with open_for_reading(path) as handle:
-                header = parse_line(handle.readline().decode("utf-8", "replace"))
+            header = first_object(path)
         except (OSError, SessionFileError):
             continue
         if is_header(header) and header["id"].lower() == wanted:
