@@ -235,14 +235,24 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
         send = opened.updates.aside  # a reply sent while the answer streams waits for its message to end
-        return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
-                                           when_idle=named[0] in commands.AFTER_THE_TURN))
+        work = opened.turns.command(lambda: commands.run(opened.session, *named, send),
+                                    when_idle=named[0] in commands.AFTER_THE_TURN)
+        return _Later(_flushed_first(opened, work))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line
     if untitled and title and not title.startswith("/"):  # the title `session/list` will show (not a command)
         server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
-    return _Later(turn)
+    return _Later(_flushed_first(opened, turn))
+
+
+async def _flushed_first(opened: AcpSession, answer: Awaitable[Any]) -> Any:
+    """`answer`'s outcome once what the prompt had said beside a streaming message is sent (`Updates.flushed`):
+    the editor takes the `session/prompt` answer as the end of that turn's updates."""
+    try:
+        return await answer
+    finally:
+        await opened.updates.flushed()
 
 
 def _cancel(server: AcpServer, params: dict[str, Any]) -> None:

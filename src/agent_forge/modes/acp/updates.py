@@ -15,6 +15,7 @@ join chunks without reading `messageId`.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from typing import Any, Callable
@@ -34,6 +35,7 @@ class Updates:
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
         self._streaming: str | None = None  # the messageId of the assistant message streaming now
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
+        self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
         self._mcp_told: dict[str, str] = {}  # server name -> the failure said last
 
@@ -91,11 +93,25 @@ class Updates:
         """A prompt taken while no run streams: the editor shows its answer as a new turn (no paragraph break)."""
         self._last_text = None
 
+    def flushed(self) -> asyncio.Future[None]:
+        """Done once nothing said beside the answer is held (at once when nothing is): a `session/prompt`
+        answered after it comes after its command's reply and notices, as ACP orders a turn's updates."""
+        waiter = asyncio.get_running_loop().create_future()
+        if self._held:
+            self._flush_waiters.append(waiter)
+        else:
+            waiter.set_result(None)
+        return waiter
+
     def _release(self) -> None:
         self._streaming = None
         held, self._held = self._held, []
         for update in held:
             self.aside(update)
+        waiters, self._flush_waiters = self._flush_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     # -- tool calls -----------------------------------------------------------------------------------
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: str) -> None:
