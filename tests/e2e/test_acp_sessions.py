@@ -56,6 +56,80 @@ async def test_load_after_a_restart_replays_the_conversation_then_continues(agen
     assert await client.close() == 0
 
 
+CHUNKS = ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
+
+
+def messages_by_id(client: AcpClient, session_id: str) -> list[tuple[str, str, str]]:
+    """(kind, messageId, joined text) of each run of chunks sharing a `messageId`, in order."""
+    runs: list[tuple[str, str, str]] = []
+    for update in client.updates(session_id):
+        if update["sessionUpdate"] in CHUNKS:
+            kind, key, text = update["sessionUpdate"], update.get("messageId"), update["content"].get("text", "")
+            assert key, update  # every chunk names its message
+            if runs and runs[-1][:2] == (kind, key):
+                runs[-1] = (kind, key, runs[-1][2] + text)
+            else:
+                runs.append((kind, key, text))
+    return runs
+
+
+async def replayed_in_a_new_process(agent_env, project, session_id: str) -> list[tuple[str, str, str]]:
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    replayed = messages_by_id(client, session_id)
+    assert await client.close() == 0
+    return replayed
+
+
+async def test_load_replays_each_message_under_the_message_id_it_streamed_with(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"thinking": "let me think", "text": "I will write.", "text_chunk_words": 1,
+         "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+        {"thinking": "done thinking", "text": "Wrote it.", "thinking_deltas": 3},
+        {"text": "Second answer."},
+    ])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "write a file") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo mine") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "and again") == {"stopReason": "end_turn"}
+    live = [run for run in messages_by_id(client, session_id) if run[0] != "agent_thought_chunk"
+            or not run[2].startswith("\n")]  # status lines are live only
+    assert await client.close() == 0
+    assert [(kind, text) for kind, _, text in live] == [
+        ("agent_thought_chunk", "let me think"), ("agent_message_chunk", "I will write."),
+        ("agent_thought_chunk", "done thinking"), ("agent_message_chunk", "Wrote it."),
+        ("agent_message_chunk", "Second answer.")]
+    assert len({key for _, key, _ in live}) == 5  # a thought and the reply after it are two messages
+
+    first = await replayed_in_a_new_process(agent_env, project, session_id)
+    second = await replayed_in_a_new_process(agent_env, project, session_id)
+    assert first == second  # the same ids on every load
+    assert [(kind, text) for kind, _, text in first] == [
+        ("user_message_chunk", "write a file"), *[(kind, text) for kind, _, text in live[:4]],
+        ("user_message_chunk", "and again"), ("agent_message_chunk", "Second answer.")]
+    agents = [run for run in first if run[0] != "user_message_chunk"]
+    assert agents == live  # and the ids the live stream used
+    assert len({key for _, key, _ in first}) == len(first)
+
+
+async def test_replayed_user_commands_keep_ids_apart_from_live_ones(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "hello"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo one") == {"stopReason": "end_turn"}  # the third message
+    assert await client.close() == 0
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert await client.prompt(session_id, "!echo two") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo three") == {"stopReason": "end_turn"}
+    calls = client.updates(session_id, "tool_call")
+    assert [c["title"] for c in calls] == ["echo one", "echo two", "echo three"]
+    assert len({c["toolCallId"] for c in calls}) == 3  # the editor keeps every card (no update lands on another)
+    assert await client.close() == 0
+
+
 async def test_loading_a_session_open_in_another_process_says_it_is_in_use_and_by_whom(agent_env, project,
                                                                                      fake_llm):
     fake_llm.set_script([{"text": "one"}])
