@@ -441,3 +441,27 @@ async def test_names_and_titles_never_carry_control_characters(agent_env, projec
     listed = await client.request("session/list", {"cwd": str(project)})
     assert listed["sessions"][0]["title"] == "]0;pwned fix the bug"
     assert await client.close() == 0
+
+
+async def test_close_cancels_the_turn_frees_the_session_and_resume_continues_it_without_replay(agent_env, project,
+                                                                                           fake_llm):
+    fake_llm.set_script([{"text": "a b c d", "hang_after": 2}, {"text": "continued"}])
+    client, session_id = await ready(agent_env, project)
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    assert await client.request("session/close", {"sessionId": session_id}) == {}
+    assert await turn == {"stopReason": "cancelled"}
+    with pytest.raises(AcpReplyError) as unknown:
+        await client.prompt(session_id, "still there?")
+    assert unknown.value.code == -32002
+
+    other = await AcpClient.start([], cwd=str(project), env=agent_env)  # the file is free while the first runs
+    await other.initialize()
+    resumed = await other.request("session/resume", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert resumed["modes"]["currentModeId"] == "ask"
+    assert not [u for u in other.updates(session_id) if u["sessionUpdate"].endswith("_chunk")]  # nothing replayed
+    assert await other.prompt(session_id, "go on") == {"stopReason": "end_turn"}
+    sent = [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]]
+    assert sent.count("user") == 2  # the resumed conversation went to the model
+    assert await other.close() == 0
+    assert await client.close() == 0

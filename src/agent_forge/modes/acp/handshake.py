@@ -39,7 +39,7 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": False},
-                "sessionCapabilities": {"list": {}}}}
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}}}
 
 
 def agent_info() -> dict[str, Any]:

@@ -176,6 +176,17 @@ async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("session/load")
 async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
+    return await _reopen(server, params, replayed=True)
+
+
+@method("session/resume")
+async def _resume(server: AcpServer, params: dict[str, Any]) -> Any:
+    return await _reopen(server, params, replayed=False)
+
+
+async def _reopen(server: AcpServer, params: dict[str, Any], *, replayed: bool) -> Any:
+    """`session/load` (the conversation replayed before the answer, as the spec asks) or `session/resume` (the
+    editor keeps its own history: nothing replayed) of a stored session, or of one open in this process."""
     from .config import config_options
     from .permissions import mode_state
     from .replay import replay
@@ -190,10 +201,18 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
     else:
         notes = []  # an open session keeps its servers
-    for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
+    for update in replay(opened.session.messages, opened.session.cwd) if replayed else ():
         server.send_update(opened.id, update)
     server.after(lambda: _announce(server, opened, notes))
     return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
+
+
+@method("session/close")
+async def _close(server: AcpServer, params: dict[str, Any]) -> Any:
+    """Cancel the session's turn (its prompts answer `cancelled`), then close it: its MCP servers stop, its
+    file is released (another process may open it), and its id is unknown here until `session/load`."""
+    await server.registry.close_one(server.registry.get(params.get("sessionId")))
+    return {}
 
 
 @method("session/list")

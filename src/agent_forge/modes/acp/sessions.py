@@ -167,9 +167,20 @@ class Registry:
     async def close(self) -> None:
         self.closed = True
         for opened in list(self.sessions.values()):
-            if opened.terminals is not None:
-                await opened.terminals.close()
-            await opened.session.close()
+            await self._release(opened)
+
+    async def close_one(self, opened: AcpSession) -> None:
+        """`session/close`: the turn cancelled (returns once it settled), then the session closed and
+        forgotten; requests naming it from now on are unknown sessions."""
+        self.sessions.pop(opened.id, None)
+        opened.session.hooks.input_closed()  # a plugin dialog waiting for the editor resolves with its default
+        await opened.turns.cancel()
+        await self._release(opened)
+
+    async def _release(self, opened: AcpSession) -> None:
+        if opened.terminals is not None:
+            await opened.terminals.close()
+        await opened.session.close()
 
     async def terminate(self) -> None:
         """A signal: every session's run is aborted, its commands killed, its file released
