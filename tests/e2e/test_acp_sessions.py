@@ -465,3 +465,34 @@ async def test_close_cancels_the_turn_frees_the_session_and_resume_continues_it_
     assert sent.count("user") == 2  # the resumed conversation went to the model
     assert await other.close() == 0
     assert await client.close() == 0
+
+
+def stored_session(agent_env, cwd: Path, text: str, mtime: float) -> str:
+    """A session of `cwd` written by the real store (one user message `text`), its file's mtime set; its id."""
+    import os
+
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(cwd, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1})
+    store.close()
+    os.utime(store.path, (mtime, mtime))
+    return store.session_id
+
+
+async def test_list_without_cwd_pages_through_every_directorys_sessions(agent_env, project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ids = [stored_session(agent_env, project if n % 2 else elsewhere, f"task {n}", 1_000_000 + n) for n in range(53)]
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    first = await client.request("session/list", {})
+    second = await client.request("session/list", {"cursor": first["nextCursor"]})
+    assert "nextCursor" not in second
+    listed = [s["sessionId"] for s in first["sessions"] + second["sessions"]]
+    assert listed == ids[::-1]  # newest first, both directories, each once
+    assert {s["cwd"] for s in first["sessions"]} == {str(project), str(elsewhere)}
+    assert first["sessions"][0]["title"] == "task 52"
+    mine = await client.request("session/list", {"cwd": str(elsewhere)})
+    assert [s["sessionId"] for s in mine["sessions"]] == [i for n, i in enumerate(ids) if n % 2 == 0][::-1]
+    assert await client.close() == 0

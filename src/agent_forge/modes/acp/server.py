@@ -217,10 +217,8 @@ async def _close(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("session/list")
 async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
-    import os
-
-    cwd = params.get("cwd")
-    return server.registry.page(absolute_dir(cwd) if cwd is not None else os.getcwd(), params.get("cursor"))
+    cwd = params.get("cwd")  # the sessions of that directory; without it, every directory's (the spec)
+    return server.registry.page(absolute_dir(cwd) if cwd is not None else None, params.get("cursor"))
 
 
 @method("session/set_mode")
