@@ -147,3 +147,35 @@ async def test_a_plugin_command_during_a_streaming_answer_is_answered_after_its_
     assert_answered_after_its_reply(client, instant_request_id(client, "/echo mid-stream"), "echo: mid-stream")
     assert [text for _, text in texts_by_message(client, session_id)][0] == "w0 w1 w2 w3 w4 w5"
     assert await client.close() == 0
+
+
+async def test_a_plugin_command_outliving_the_run_it_was_sent_in_is_answered_when_it_ends(agent_env, project, fake_llm,
+                                                                                         tmp_path):
+    plugin = tmp_path / "later.py"
+    plugin.write_text(
+        "import asyncio\n"
+        "ended = []\n"
+        "def setup(plugin):\n"
+        "    @plugin.on('agent_end')\n"
+        "    def on_end(event, ctx):\n"
+        "        for waiter in ended:\n"
+        "            waiter.set_result(None)\n"
+        "    @plugin.command('later')\n"
+        "    async def later(args, ctx):\n"
+        "        ended.append(asyncio.get_running_loop().create_future())\n"
+        "        await ended[-1]  # the run it was sent in is over (its agent_settled comes now)\n"
+        "        await asyncio.sleep(0.3)  # and the command has more to do: the scenario, not a synchronisation\n"
+        "        ctx.ui.notify('later: the run is over')\n")
+    fake_llm.set_script([{"text": "w0 w1 w2 w3", "text_chunk_words": 1, "hang_after": 3}])
+    client = await AcpClient.start(["-e", str(plugin)], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    later = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/later"}]})
+    await client.request("session/list", {})  # the command has started
+    fake_llm.release_hangs()
+    assert await later == await turn == {"stopReason": "end_turn"}
+    assert_answered_after_its_reply(client, instant_request_id(client, "/later"), "later: the run is over")
+    assert await client.close() == 0
