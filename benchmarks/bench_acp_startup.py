@@ -6,10 +6,11 @@ read), the machine's 1-minute load average before and after (the figure means li
 `--imports` the modules the process imported up to its answer, heaviest first by `python -X importtime`'s
 cumulative microseconds.
 
-Run: `.venv/bin/python benchmarks/bench_acp_startup.py [--runs 10] [--imports] [--src DIR]`. `--src` measures
-another checkout's `src` (e.g. `git archive main | tar -x -C /tmp/base`, then `--src /tmp/base/src`) with the
-same interpreter, for before/after figures. Uses the venv's console script (DESIGN.md: the `python3` shim adds
-~70 ms before Python starts).
+Run: `.venv/bin/python benchmarks/bench_acp_startup.py [--runs 10] [--imports] [--src DIR] [--against DIR]`.
+`--src` measures another checkout's `src` (e.g. `git archive main | tar -x -C /tmp/base`, then `--src
+/tmp/base/src`) with the same interpreter; `--against DIR` alternates spawns of this tree and of `DIR`, so both
+medians see the same load (before/after figures on a shared machine). Uses the venv's console script
+(DESIGN.md: the `python3` shim adds ~70 ms before Python starts).
 """
 
 from __future__ import annotations
@@ -72,18 +73,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--imports", action="store_true", help="also list the imports before the answer")
     parser.add_argument("--src", help="measure this checkout's src directory instead of the installed one")
+    parser.add_argument("--against", help="another checkout's src directory, measured in alternation")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         env = clean_env(AGENT_FORGE_DIR=str(Path(home) / "agent"), HOME=home)
         if args.src:
             env["PYTHONPATH"] = str(Path(args.src).resolve())
-        spawn_to_initialize(env, home)  # warm the bytecode and file caches
+        envs = {"this": env}
+        if args.against:
+            envs[args.against] = {**env, "PYTHONPATH": str(Path(args.against).resolve())}
+        times: dict[str, list[float]] = {name: [] for name in envs}
+        for name, each in envs.items():
+            spawn_to_initialize(each, home)  # warm the bytecode and file caches
         load_before = os.getloadavg()[0]
-        times = sorted(spawn_to_initialize(env, home) for _ in range(args.runs))
+        for _ in range(args.runs):
+            for name, each in envs.items():
+                times[name].append(spawn_to_initialize(each, home))
         load_after = os.getloadavg()[0]
-        print(f"spawn -> initialize: median {statistics.median(times) * 1000:.0f} ms, min {times[0] * 1000:.0f} "
-              f"ms, max {times[-1] * 1000:.0f} ms over {args.runs} runs (target <= 300 ms; load {load_before:.2f}"
-              f" -> {load_after:.2f})")
+        for name, found in times.items():
+            found.sort()
+            print(f"spawn -> initialize ({name}): median {statistics.median(found) * 1000:.0f} ms, min "
+                  f"{found[0] * 1000:.0f} ms, max {found[-1] * 1000:.0f} ms over {args.runs} runs (target <= 300 "
+                  f"ms; load {load_before:.2f} -> {load_after:.2f})")
         if args.imports:
             found = imports_before_answer(env, home)
             print(f"top-level imports before the answer: {len(found)}, {sum(c for c, _ in found) / 1000:.0f} ms "
