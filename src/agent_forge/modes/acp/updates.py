@@ -36,7 +36,7 @@ class Updates:
         self.session, self.send, self.notices = session, send, notices
         self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
-        self._streaming: str | None = None  # the messageId of the assistant message streaming now
+        self._streaming: str | None = None  # the `message_key` of the assistant message streaming now
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
