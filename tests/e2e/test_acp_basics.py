@@ -21,7 +21,7 @@ async def test_initialize_answers_version_1_capabilities_and_agent_info(agent_en
     assert result["protocolVersion"] == 1  # the agent's version: a client that cannot speak it disconnects
     assert result["agentInfo"]["name"] == "agent-forge" and result["agentInfo"]["version"]
     caps = result["agentCapabilities"]
-    assert caps["loadSession"] is True and caps["sessionCapabilities"] == {"list": {}}
+    assert caps["loadSession"] is True and caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert await client.close() == 0
 

@@ -97,6 +97,22 @@ def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[st
     return infos
 
 
+def list_all_sessions(session_dir: str | os.PathLike[str] | None = None, *, start: int = 0, count: int | None = None,
+                      on_skip: OnSkip | None = None) -> tuple[list[SessionInfo], bool]:
+    """Sessions of every directory, newest (by file mtime) first: those of the files from `start` to `start +
+    count` in that order (only those are read: one linear scan each; a file that cannot be opened is left out
+    and `on_skip` told why), and whether more files follow."""
+    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    try:
+        paths = list(root.glob("*/*.jsonl"))
+    except OSError:
+        paths = []
+    paths.sort(key=_mtime, reverse=True)
+    end = len(paths) if count is None else start + count
+    infos = [info for info in (_info_or_skip(path, on_skip) for path in paths[start:end]) if info is not None]
+    return infos, end < len(paths)
+
+
 def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
                      on_skip: OnSkip | None = None) -> Path | None:
     """The most recently modified session file of `cwd` that can be opened (the rule of `list_sessions`: the
