@@ -7,7 +7,6 @@ import pytest
 
 from support.acp_client import AcpClient, AcpReplyError
 
-pytestmark = pytest.mark.real_process
 
 
 

@@ -17,7 +17,6 @@ from support.acp_schema import SchemaObserver
 acp = pytest.importorskip("acp")
 from acp import schema  # noqa: E402
 
-pytestmark = pytest.mark.real_process
 
 
 class RecordingClient:

@@ -10,7 +10,6 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
 
 
 

@@ -10,7 +10,6 @@ import pytest
 from support.acp_client import AcpClient
 from support.doubles import group_alive
 
-pytestmark = pytest.mark.real_process
 
 
 
