@@ -108,7 +108,7 @@ def _main(argv: list[str] | None) -> int:
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
         hold(0, 1)  # keys typed from now until the editor is ready are taken as typed, not echoed
     try:
-        return run_loop(_run(mode, args))
+        return run_loop(_run(mode, args, handshake=_acp_handshake() if mode == "acp" else None))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
         from .coding.session.lock import release_held_locks
 
@@ -268,7 +268,16 @@ async def serve_rpc(argv: list[str], reader: Any, writer: Any, *, mode: str = "r
     return await _run(mode, args, streams=(reader, writer))
 
 
-async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | None = None) -> int:
+def _acp_handshake() -> Any:
+    """ACP mode's first `initialize`, answered before the event loop is imported (`modes/acp/handshake.py`)."""
+    from .modes.acp.handshake import answer_early
+    from .modes.stdout_guard import claim_stdin, claim_stdout
+
+    return answer_early(claim_stdin(), claim_stdout())  # claimed as `_run` would: the same streams after it
+
+
+async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | None = None,
+               handshake: Any = None) -> int:
     from .modes.stdout_guard import claim_stdin, claim_stdout
 
     if streams is None:
@@ -278,7 +287,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         from .modes.acp.server import run_acp_mode
 
         _serving()
-        return await run_acp_mode(args, *(streams or ()))
+        return await run_acp_mode(args, *(streams or (None, None)), handshake=handshake)
     from .coding.agent_session import CommandError
     from .coding.factory import SessionOptions, create_session
     from .coding.resources.setup import options_from_args

@@ -142,7 +142,7 @@ def test_failed_rewrite_keeps_the_old_file_and_can_be_retried(v2_file: Path, mon
     original = v2_file.read_bytes()
     store = SessionStore.open(v2_file)
     with monkeypatch.context() as patch:
-        patch.setattr("agent_forge.coding.session.reading.os.replace", _refuse)
+        patch.setattr("agent_forge.coding.session.durable.os.replace", _refuse)
         store.append_message(message("user", "waits"))
     assert store.write_error is not None and store.write_error["error"] == "No space left on device"
     assert v2_file.read_bytes() == original and store.entry_count == 7

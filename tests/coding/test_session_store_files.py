@@ -293,7 +293,7 @@ def test_when_cutting_back_fails_too_the_next_append_starts_a_fresh_line(tmp_pat
     kept = store.append_message(user("kept"))
     with monkeypatch.context() as patch:
         FailingWrites(patch)
-        patch.setattr("agent_forge.coding.session.reading.os.ftruncate", _refuse_truncate)
+        patch.setattr("agent_forge.coding.session.durable.os.ftruncate", _refuse_truncate)
         waiting = store.append_message(user("waits " * 50))
     after = store.append_message(user("after"))
     store.close()

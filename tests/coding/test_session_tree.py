@@ -147,7 +147,11 @@ def test_forking_at_a_message_on_a_cycle_never_keeps_that_message(tmp_path: Path
                                     ("self", "self", "user")])
     assert fork_path(store, "u") == ([], "u")  # the earliest entry of the cycle: the tree's root
     assert [e["id"] for e in fork_path(store, "v")[0]] == ["u"]  # u → v → a once cut at u
-    assert fork_path(store, "self") == ([], "self")
+    # A self-parented entry continues from the entry before it in the file (issue 10: it used to be a root, which
+    # left a self-parented leaf with an empty context); the first entry of a file has none before it.
+    assert [e["id"] for e in fork_path(store, "self")[0]] == ["u", "v"]
+    first = cyclic_store(tmp_path, [("self", "self", "user"), ("b", "self", "assistant")])
+    assert fork_path(first, "self") == ([], "self") and [e["id"] for e in first.branch()] == ["self", "b"]
 
 
 def test_entries_since_is_a_durable_cursor(branched) -> None:

@@ -12,8 +12,6 @@ import pytest
 from support.acp_client import AcpClient
 
 
-
-
 def answer(option: str):
     return lambda params: {"outcome": {"outcome": "selected", "optionId": option}}
 

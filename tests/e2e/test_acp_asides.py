@@ -12,7 +12,6 @@ import pytest
 from support.acp_client import AcpClient
 
 
-
 def texts_by_message(client: AcpClient, session_id: str) -> list[tuple[str | None, str]]:
     """(messageId, joined text) of the agent's messages, in order, as an editor reading `messageId` shows them."""
     found: list[tuple[str | None, str]] = []
@@ -25,6 +24,21 @@ def texts_by_message(client: AcpClient, session_id: str) -> list[tuple[str | Non
     return found
 
 
+def instant_request_id(client: AcpClient, text: str) -> int:
+    """The id of the `session/prompt` request the client sent with `text`."""
+    return next(m["id"] for direction, m in client.messages if direction == "out"
+                and m.get("method") == "session/prompt" and m["params"]["prompt"][0].get("text") == text)
+
+
+def assert_answered_after_its_reply(client: AcpClient, request_id: int, reply: str) -> None:
+    """The answer to `request_id` came after the last update holding `reply` (ACP: a prompt's answer ends its
+    turn's updates)."""
+    incoming = client.incoming()
+    answered = next(i for i, m in enumerate(incoming) if m.get("id") == request_id and "method" not in m)
+    said = [i for i, m in enumerate(incoming) if m.get("method") == "session/update" and reply in json.dumps(m)]
+    assert said and max(said) < answered, (said, answered)
+
+
 @pytest.mark.parametrize("command, reply", [("/name Hello", "Session named Hello."),
                                             ("/export out.html", "Exported to ")])
 async def test_an_instant_command_during_a_streaming_answer_replies_after_it(agent_env, project, fake_llm,
@@ -35,9 +49,15 @@ async def test_an_instant_command_during_a_streaming_answer_replies_after_it(age
     session_id = await client.new_session(str(project))
     turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
     await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
-    assert await client.prompt(session_id, command) == {"stopReason": "end_turn"}
+    instant = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                       "prompt": [{"type": "text", "text": command}]})
+    if command.startswith("/name"):  # the title is no aside: it is sent at once, the reply waits for the answer
+        await client.wait_for(lambda: {"sessionUpdate": "session_info_update", "title": "Hello"}
+                              in client.updates(session_id))
+        assert not instant.done()  # and so does the command's own answer
     fake_llm.release_hangs()
-    assert await turn == {"stopReason": "end_turn"}
+    assert await instant == await turn == {"stopReason": "end_turn"}
+    assert_answered_after_its_reply(client, instant_request_id(client, command), reply)
 
     messages = texts_by_message(client, session_id)
     assert [text for _, text in messages][0] == "w0 w1 w2 w3 w4 w5"  # the answer whole, nothing inside it
@@ -57,9 +77,11 @@ async def test_a_bang_command_during_a_streaming_answer_is_drawn_after_it(agent_
     session_id = await client.new_session(str(project))
     turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
     await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
-    assert await client.prompt(session_id, "!echo from-the-user") == {"stopReason": "end_turn"}  # it ran at once
+    bang = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                    "prompt": [{"type": "text", "text": "!echo from-the-user"}]})
     fake_llm.release_hangs()
-    assert await turn == {"stopReason": "end_turn"}
+    assert await bang == await turn == {"stopReason": "end_turn"}
+    assert_answered_after_its_reply(client, instant_request_id(client, "!echo from-the-user"), "from-the-user")
     kinds = [u["sessionUpdate"] for u in client.updates(session_id)
              if u["sessionUpdate"] in ("agent_message_chunk", "tool_call", "tool_call_update")]
     first_call = kinds.index("tool_call")
@@ -102,4 +124,56 @@ async def test_a_plugin_notification_during_streaming_thinking_waits_for_the_mes
     assert await asyncio.wait_for(client.prompt(session_id, "go"), 20) == {"stopReason": "end_turn"}
     thoughts = "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
     assert thoughts.startswith("t0 t1 t2 t3 t4") and "plugin says hi" in thoughts
+    assert await client.close() == 0
+
+
+async def test_a_plugin_command_during_a_streaming_answer_is_answered_after_its_notice(agent_env, project, fake_llm):
+    from e2e.test_acp_plugins import PLUGIN, shown
+
+    fake_llm.set_script([{"text": "w0 w1 w2 w3 w4 w5", "text_chunk_words": 1, "hang_after": 4}])
+    client = await AcpClient.start(["-e", PLUGIN], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    echo = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                    "prompt": [{"type": "text", "text": "/echo mid-stream"}]})
+    await client.request("session/list", {})
+    fake_llm.release_hangs()
+    assert await echo == await turn == {"stopReason": "end_turn"}
+    assert "echo: mid-stream" in shown(client, session_id)
+    assert_answered_after_its_reply(client, instant_request_id(client, "/echo mid-stream"), "echo: mid-stream")
+    assert [text for _, text in texts_by_message(client, session_id)][0] == "w0 w1 w2 w3 w4 w5"
+    assert await client.close() == 0
+
+
+async def test_a_plugin_command_outliving_the_run_it_was_sent_in_is_answered_when_it_ends(agent_env, project, fake_llm,
+                                                                                         tmp_path):
+    plugin = tmp_path / "later.py"
+    plugin.write_text(
+        "import asyncio\n"
+        "ended = []\n"
+        "def setup(plugin):\n"
+        "    @plugin.on('agent_end')\n"
+        "    def on_end(event, ctx):\n"
+        "        for waiter in ended:\n"
+        "            waiter.set_result(None)\n"
+        "    @plugin.command('later')\n"
+        "    async def later(args, ctx):\n"
+        "        ended.append(asyncio.get_running_loop().create_future())\n"
+        "        await ended[-1]  # the run it was sent in is over (its agent_settled comes now)\n"
+        "        await asyncio.sleep(0.3)  # and the command has more to do: the scenario, not a synchronisation\n"
+        "        ctx.ui.notify('later: the run is over')\n")
+    fake_llm.set_script([{"text": "w0 w1 w2 w3", "text_chunk_words": 1, "hang_after": 3}])
+    client = await AcpClient.start(["-e", str(plugin)], cwd=str(project), env=agent_env)
+    await client.initialize()
+    session_id = await client.new_session(str(project))
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    later = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                     "prompt": [{"type": "text", "text": "/later"}]})
+    await client.request("session/list", {})  # the command has started
+    fake_llm.release_hangs()
+    assert await later == await turn == {"stopReason": "end_turn"}
+    assert_answered_after_its_reply(client, instant_request_id(client, "/later"), "later: the run is over")
     assert await client.close() == 0

@@ -11,8 +11,6 @@ import pytest
 from support.acp_client import AcpClient, AcpReplyError
 
 
-
-
 def answers(client: AcpClient) -> list[dict]:
     return [m for m in client.incoming() if "method" not in m]
 

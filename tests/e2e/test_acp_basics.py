@@ -8,8 +8,6 @@ import pytest
 from support.acp_client import AcpClient, AcpReplyError
 
 
-
-
 async def start(agent_env, project, *args) -> AcpClient:
     return await AcpClient.start(list(args), cwd=str(project), env=agent_env)
 
@@ -20,7 +18,7 @@ async def test_initialize_answers_version_1_capabilities_and_agent_info(agent_en
     assert result["protocolVersion"] == 1  # the agent's version: a client that cannot speak it disconnects
     assert result["agentInfo"]["name"] == "agent-forge" and result["agentInfo"]["version"]
     caps = result["agentCapabilities"]
-    assert caps["loadSession"] is True and caps["sessionCapabilities"] == {"list": {}}
+    assert caps["loadSession"] is True and caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert await client.close() == 0
 

@@ -18,7 +18,6 @@ acp = pytest.importorskip("acp")
 from acp import schema  # noqa: E402
 
 
-
 class RecordingClient:
     """Records `session/update`s; approves what it is asked."""
 
@@ -37,7 +36,6 @@ class RecordingClient:
 
     def forget(self) -> None:
         self.updates.clear()
-
 
 
 def spawn(client: RecordingClient, observer: SchemaObserver, agent_env: dict, project: Path):

@@ -11,8 +11,6 @@ import pytest
 from support.acp_client import AcpClient
 
 
-
-
 def tool_texts(request: dict) -> list[str]:
     return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
             for m in request["body"]["messages"] if m["role"] == "tool"]

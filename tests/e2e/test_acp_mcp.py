@@ -11,7 +11,6 @@ import pytest
 from support.acp_client import AcpClient
 
 
-
 async def test_a_failing_mcp_server_is_said_once_per_failure_with_its_backoff(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "ok"}])
     client = await AcpClient.start(cwd=str(project), env=agent_env)

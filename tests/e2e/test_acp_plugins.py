@@ -15,7 +15,6 @@ from support.acp_client import AcpClient
 PLUGIN = str(Path(__file__).resolve().parents[1] / "plugins" / "fixtures" / "e2e_plugin.py")
 
 
-
 def shown(client: AcpClient, session_id: str) -> str:
     return "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
 

@@ -129,3 +129,24 @@ async def test_the_python_sdk_client_switches_modes_and_the_core_policy_follows(
         await client.until(lambda: len(client.of(schema.CurrentModeUpdate)) == 4)
         assert [u.current_mode_id for u in client.of(schema.CurrentModeUpdate)] == ["ask", "full", "read-only", "ask"]
     assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+async def test_the_python_sdk_client_closes_and_resumes_a_session(agent_env, project, fake_llm, observer):
+    fake_llm.set_script([{"text": "first"}, {"text": "second"}])
+    client = RecordingClient()
+    async with spawn(client, agent_env, project, observer) as (conn, process):
+        init = await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
+        caps = init.agent_capabilities.session_capabilities
+        assert caps.close is not None and caps.resume is not None
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text="one")])
+        await conn.close_session(session_id=session.session_id)
+        replies = len(client.of(schema.AgentMessageChunk))
+        resumed = await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert resumed.modes.current_mode_id == "ask"
+        assert len(client.of(schema.AgentMessageChunk)) == replies  # resume replays nothing
+        response = await conn.prompt(session_id=session.session_id,
+                                     prompt=[schema.TextContentBlock(type="text", text="two")])
+        assert response.stop_reason == "end_turn"
+        assert [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]].count("user") == 2
+    assert await asyncio.wait_for(process.wait(), 20) == 0

@@ -14,7 +14,6 @@ from support.acp_client import AcpClient, AcpReplyError
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
-
 async def ready(agent_env, project, *args) -> tuple[AcpClient, str]:
     client = await AcpClient.start(list(args), cwd=str(project), env=agent_env)
     await client.initialize()
@@ -52,6 +51,80 @@ async def test_load_after_a_restart_replays_the_conversation_then_continues(agen
     assert await client.prompt(session_id, "again") == {"stopReason": "end_turn"}
     sent = [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]]
     assert sent[-1] == "user" and sent.count("user") == 2  # the loaded conversation went to the model
+    assert await client.close() == 0
+
+
+CHUNKS = ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
+
+
+def messages_by_id(client: AcpClient, session_id: str) -> list[tuple[str, str, str]]:
+    """(kind, messageId, joined text) of each run of chunks sharing a `messageId`, in order."""
+    runs: list[tuple[str, str, str]] = []
+    for update in client.updates(session_id):
+        if update["sessionUpdate"] in CHUNKS:
+            kind, key, text = update["sessionUpdate"], update.get("messageId"), update["content"].get("text", "")
+            assert key, update  # every chunk names its message
+            if runs and runs[-1][:2] == (kind, key):
+                runs[-1] = (kind, key, runs[-1][2] + text)
+            else:
+                runs.append((kind, key, text))
+    return runs
+
+
+async def replayed_in_a_new_process(agent_env, project, session_id: str) -> list[tuple[str, str, str]]:
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    replayed = messages_by_id(client, session_id)
+    assert await client.close() == 0
+    return replayed
+
+
+async def test_load_replays_each_message_under_the_message_id_it_streamed_with(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"thinking": "let me think", "text": "I will write.", "text_chunk_words": 1,
+         "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+        {"thinking": "done thinking", "text": "Wrote it.", "thinking_deltas": 3},
+        {"text": "Second answer."},
+    ])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "write a file") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo mine") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "and again") == {"stopReason": "end_turn"}
+    live = [run for run in messages_by_id(client, session_id) if run[0] != "agent_thought_chunk"
+            or not run[2].startswith("\n")]  # status lines are live only
+    assert await client.close() == 0
+    assert [(kind, text) for kind, _, text in live] == [
+        ("agent_thought_chunk", "let me think"), ("agent_message_chunk", "I will write."),
+        ("agent_thought_chunk", "done thinking"), ("agent_message_chunk", "Wrote it."),
+        ("agent_message_chunk", "Second answer.")]
+    assert len({key for _, key, _ in live}) == 5  # a thought and the reply after it are two messages
+
+    first = await replayed_in_a_new_process(agent_env, project, session_id)
+    second = await replayed_in_a_new_process(agent_env, project, session_id)
+    assert first == second  # the same ids on every load
+    assert [(kind, text) for kind, _, text in first] == [
+        ("user_message_chunk", "write a file"), *[(kind, text) for kind, _, text in live[:4]],
+        ("user_message_chunk", "and again"), ("agent_message_chunk", "Second answer.")]
+    agents = [run for run in first if run[0] != "user_message_chunk"]
+    assert agents == live  # and the ids the live stream used
+    assert len({key for _, key, _ in first}) == len(first)
+
+
+async def test_replayed_user_commands_keep_ids_apart_from_live_ones(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "hello"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "hi") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo one") == {"stopReason": "end_turn"}  # the third message
+    assert await client.close() == 0
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert await client.prompt(session_id, "!echo two") == {"stopReason": "end_turn"}
+    assert await client.prompt(session_id, "!echo three") == {"stopReason": "end_turn"}
+    calls = client.updates(session_id, "tool_call")
+    assert [c["title"] for c in calls] == ["echo one", "echo two", "echo three"]
+    assert len({c["toolCallId"] for c in calls}) == 3  # the editor keeps every card (no update lands on another)
     assert await client.close() == 0
 
 
@@ -366,4 +439,59 @@ async def test_names_and_titles_never_carry_control_characters(agent_env, projec
     assert titles == ["]0;pwned fix the bug"]
     listed = await client.request("session/list", {"cwd": str(project)})
     assert listed["sessions"][0]["title"] == "]0;pwned fix the bug"
+    assert await client.close() == 0
+
+
+async def test_close_cancels_the_turn_frees_the_session_and_resume_continues_it_without_replay(agent_env, project,
+                                                                                           fake_llm):
+    fake_llm.set_script([{"text": "a b c d", "hang_after": 2}, {"text": "continued"}])
+    client, session_id = await ready(agent_env, project)
+    turn = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[0]["hanging"])
+    assert await client.request("session/close", {"sessionId": session_id}) == {}
+    assert await turn == {"stopReason": "cancelled"}
+    with pytest.raises(AcpReplyError) as unknown:
+        await client.prompt(session_id, "still there?")
+    assert unknown.value.code == -32002
+
+    other = await AcpClient.start([], cwd=str(project), env=agent_env)  # the file is free while the first runs
+    await other.initialize()
+    resumed = await other.request("session/resume", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert resumed["modes"]["currentModeId"] == "ask"
+    assert not [u for u in other.updates(session_id) if u["sessionUpdate"].endswith("_chunk")]  # nothing replayed
+    assert await other.prompt(session_id, "go on") == {"stopReason": "end_turn"}
+    sent = [m["role"] for m in fake_llm.requests[-1]["body"]["messages"]]
+    assert sent.count("user") == 2  # the resumed conversation went to the model
+    assert await other.close() == 0
+    assert await client.close() == 0
+
+
+def stored_session(agent_env, cwd: Path, text: str, mtime: float) -> str:
+    """A session of `cwd` written by the real store (one user message `text`), its file's mtime set; its id."""
+    import os
+
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(cwd, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1})
+    store.close()
+    os.utime(store.path, (mtime, mtime))
+    return store.session_id
+
+
+async def test_list_without_cwd_pages_through_every_directorys_sessions(agent_env, project, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ids = [stored_session(agent_env, project if n % 2 else elsewhere, f"task {n}", 1_000_000 + n) for n in range(53)]
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    first = await client.request("session/list", {})
+    second = await client.request("session/list", {"cursor": first["nextCursor"]})
+    assert "nextCursor" not in second
+    listed = [s["sessionId"] for s in first["sessions"] + second["sessions"]]
+    assert listed == ids[::-1]  # newest first, both directories, each once
+    assert {s["cwd"] for s in first["sessions"]} == {str(project), str(elsewhere)}
+    assert first["sessions"][0]["title"] == "task 52"
+    mine = await client.request("session/list", {"cwd": str(elsewhere)})
+    assert [s["sessionId"] for s in mine["sessions"]] == [i for n, i in enumerate(ids) if n % 2 == 0][::-1]
     assert await client.close() == 0

@@ -11,8 +11,6 @@ from support.acp_client import AcpClient
 from support.doubles import group_alive
 
 
-
-
 async def ready(agent_env, project) -> tuple[AcpClient, str]:
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()

@@ -25,7 +25,6 @@ quadratic in a word's length, on the event loop: a 5 MB one-word command froze t
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import os
 import re
@@ -33,11 +32,14 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
 
-from ..ai.types import JsonValue, ToolCall
-
+# asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
+# mode answers `initialize` before the event loop is imported (start-up budget, docs/acp.md).
 if TYPE_CHECKING:
+    import asyncio
+
     from ..agent.agent import Agent
     from ..agent.types import AgentTool
+    from ..ai.types import JsonValue, ToolCall
     from .hooks import SessionHooks
 
 REJECTED = "The user rejected this"
@@ -261,6 +263,8 @@ class Approvals:
     async def _ask(self, call: ToolCall, name: str, args: dict[str, JsonValue], key: object) -> Decision:
         request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
                                   kind=tool_kind(name), always=_always_words(key))
+        import asyncio
+
         assert self.approver is not None
         question = asyncio.ensure_future(self.approver(request))
         self._pending.add(question)

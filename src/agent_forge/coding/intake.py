@@ -122,6 +122,11 @@ class Intake:
                 return self.prompt(text, [*(accepted[1] or []), *extra] or None, streaming_behavior, expand=False)
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
 
+    @property
+    def running_commands(self) -> frozenset[asyncio.Future[object]]:
+        """The plugin commands of handled prompts still running (one submitted just now is among them)."""
+        return frozenset(self._open_commands)
+
     def _command_done(self, command: asyncio.Future[object]) -> None:
         if command in self._open_commands:  # not yet settled by `terminate`
             self._open_commands.discard(command)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
 from ..coding.paths import working_directory
-from .discovery import Discovery, PluginObject, PluginSource, discover
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # discovery is imported with the first session, not with the flags (ACP start-up budget)
     from ..coding.agent_session import AgentSession
+    from .discovery import Discovery, PluginObject
     from .runner import PluginRunner
     from .ui import PluginUI
 
@@ -84,6 +84,8 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
     Plugins that fail to load (a setup past its timeout included), name clashes and skipped project plugins are
     added to `session.warnings`.
     Call `await runner.start()` once events are listened to (`session_start`)."""
+    from .discovery import PluginSource
+
     found = _discover(session, list(paths), discover)
     direct = [PluginSource(getattr(p, "__name__", f"plugin{i}"), "object", "temporary", value=p)
               for i, p in enumerate(plugins)]
@@ -130,6 +132,8 @@ def _seconds_setting(session: AgentSession, name: str, default: float) -> float:
 
 def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Discovery:
     """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
+    from .discovery import discover
+
     settings = session.settings
     policy = session.resources.policy
     found = discover(session.cwd, session.registry.agent_dir, cli_plugins=paths, no_plugins=not enabled,

@@ -3,18 +3,22 @@ from `SessionOptions` (the factory stays a list of steps)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import CommandError
-from .loader import ResourceOptions, SessionResources, load_resources
-from .trust import ProjectPolicy, project_policy
+# The loader is imported when a session is built, not with the command line's flags (`add_arguments`): ACP mode
+# answers `initialize` before any session exists (start-up budget, docs/acp.md).
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .loader import SessionResources
+    from .trust import ProjectPolicy
 
 
 def load_project_settings(options: Any, agent_dir: Path) -> tuple[Any, ProjectPolicy]:
     """`(settings, policy)`: the trust decision and project switch first, so that the project's settings file
     is read only when the project directory is used, and code-running keys only when it is trusted."""
     from ..settings import load_settings
+    from .trust import project_policy
 
     policy = project_policy(options.cwd, agent_dir, approve=options.approve,
                             no_project_resources=options.no_project_resources)
@@ -27,7 +31,9 @@ def load_session_resources(options: Any, agent_dir: Path, settings: Any,
                            policy: ProjectPolicy) -> tuple[SessionResources, Any]:
     """`(resources, tool selection)`. Raises `CommandError` for a `--tools` list that cannot be used; every
     other problem is a warning in `resources.warnings`."""
+    from ..errors import CommandError
     from ..tools.selection import ToolSelectionError, resolve_tool_selection
+    from .loader import ResourceOptions, load_resources
 
     resources = load_resources(ResourceOptions(
         cwd=options.cwd, agent_dir=agent_dir, context_files=not options.no_context_files,

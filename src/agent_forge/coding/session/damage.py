@@ -4,10 +4,13 @@ the RPC `switch_session` response and `get_state` (`sessionWarnings`), the termi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
+
+from .file_lines import line_limit
 
 if TYPE_CHECKING:
     from .reading import ParsedSession
@@ -15,7 +18,7 @@ if TYPE_CHECKING:
 MAX_LINES = 100
 """Line numbers a warning lists (`lines`); `count` has them all. Its message names at most 10."""
 
-WarningKind = Literal["damaged_lines", "torn_line"]
+WarningKind = Literal["damaged_lines", "torn_line", "broken_links"]
 
 
 class WarningJson(TypedDict):
@@ -31,9 +34,10 @@ class WarningJson(TypedDict):
 @dataclass(frozen=True)
 class SessionWarning:
     """Damage found in the session file `path`. `kind`: `"damaged_lines"` (lines left out or entries of no use
-    to the context, `lines` naming them, 1-based) or `"torn_line"` (the last line was cut off mid-write: left
-    out, and cut back before the next write; `lines` is its number). `message`: one line, as stderr shows it
-    after `Warning: `."""
+    to the context, `lines` naming them, 1-based), `"torn_line"` (the last line was cut off mid-write: left
+    out, and cut back before the next write; `lines` is its number) or `"broken_links"` (entries kept whose
+    `parentId` names themselves, no entry, or a cycle: `links.py`; `lines` are theirs, the message names their
+    ids). `message`: one line, as stderr shows it after `Warning: `."""
 
     kind: WarningKind
     path: str
@@ -54,7 +58,8 @@ def load_warnings(path: Path, parsed: ParsedSession,
     among them) and `unusable` (entries kept but of no use to the context, each with what is wrong in the
     singular and the plural: `session_context.unusable_entry`) in one warning, a torn last line left out in
     another. Empty when the file was intact."""
-    warnings = _damaged(path, parsed.skipped_lines, parsed.repeated_lines, unusable)
+    warnings = _damaged(path, parsed.skipped_lines, parsed.repeated_lines, parsed.long_lines, unusable)
+    warnings.extend(_broken_links(path, parsed))
     if parsed.torn_line is not None:
         torn = parsed.size - parsed.complete_size
         size = f"{torn:,} byte{'s' if torn != 1 else ''}"
@@ -65,7 +70,7 @@ def load_warnings(path: Path, parsed: ParsedSession,
     return warnings
 
 
-def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int],
+def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Sequence[int],
              unusable: Sequence[tuple[int, tuple[str, str]]]) -> list[SessionWarning]:
     every = sorted({*lines, *(line for line, _ in unusable)})
     if not every:
@@ -75,6 +80,9 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int],
     if repeated:
         groups[("repeats an earlier entry's id (the first is kept)",
                 "repeat an earlier entry's id (the first is kept)")] = list(repeated)
+    if long:
+        limit = f"longer than the {line_limit()} line limit (skipped unread, left in the file)"
+        groups[(f"is {limit}", f"are {limit}")] = list(long)
     for line, phrase in unusable:
         groups.setdefault(phrase, []).append(line)
     reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]
@@ -82,6 +90,39 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int],
         reasons.append("the entries after a skipped line continue from the entry before it")
     message = f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(f"; {r}" for r in reasons)
     return [SessionWarning("damaged_lines", str(path), tuple(every), message)]
+
+
+def _broken_links(path: Path, parsed: ParsedSession) -> list[SessionWarning]:
+    """One warning naming the entries of `parsed.broken_links` (ids and lines), grouped by what is wrong."""
+    links = parsed.broken_links
+    if not links:
+        return []
+    entries, numbers = parsed.entries, parsed.entry_lines
+
+    def named(indexes: Sequence[int]) -> str:
+        shown = ", ".join(_entry_id(entries[i]["id"]) for i in indexes[:10]) + (", ..." if len(indexes) > 10 else "")
+        return f"{shown} ({_where(path, [numbers[i] for i in indexes])})"
+
+    reasons = []
+    if links.self_parented:
+        plural = len(links.self_parented) > 1
+        reasons.append(f"{named(links.self_parented)} name{'' if plural else 's'} {'themselves' if plural else 'itself'}"
+                       f" as parent ({'each' if plural else 'it'} continues from the entry before it in the file)")
+    if links.missing:
+        plural = len(links.missing) > 1
+        reasons.append(f"{named(links.missing)} name{'' if plural else 's'} a parent no entry has "
+                       f"({'each' if plural else 'it'} starts a branch of its own)")
+    reasons.extend(f"{named(cycle)} form a parent cycle (cut at {_entry_id(entries[cycle[0]]['id'])}, the first in "
+                   "the file, which starts a branch of its own)" for cycle in links.cycles[:10])
+    every = sorted({numbers[i] for i in [*links.self_parented, *links.missing, *(i for c in links.cycles for i in c)]})
+    count = f"{len(every)} entr{'ies' if len(every) != 1 else 'y'}"
+    message = f"session file {path}: {count} with a broken parent link (the file is left as it is): " + "; ".join(reasons)
+    return [SessionWarning("broken_links", str(path), tuple(every), message)]
+
+
+def _entry_id(entry_id: str) -> str:
+    """An entry id as a message shows it: quoted and escaped (one line whatever it holds), cut at 40 characters."""
+    return json.dumps(entry_id if len(entry_id) <= 40 else entry_id[:40] + "…", ensure_ascii=False)
 
 
 def _where(path: Path, lines: Sequence[int]) -> str:

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from .reading import check_regular_mode, open_for_reading
+from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user

@@ -21,7 +21,8 @@ from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
 from ..errors import SessionFileError
-from .reading import check_readable, open_for_reading, parse_line, read_header, read_session
+from .file_lines import check_readable
+from .reading import first_object, read_header, read_session
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -94,6 +95,22 @@ def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[st
              if info is not None]
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
+
+
+def list_all_sessions(session_dir: str | os.PathLike[str] | None = None, *, start: int = 0, count: int | None = None,
+                      on_skip: OnSkip | None = None) -> tuple[list[SessionInfo], bool]:
+    """Sessions of every directory, newest (by file mtime) first: those of the files from `start` to `start +
+    count` in that order (only those are read: one linear scan each; a file that cannot be opened is left out
+    and `on_skip` told why), and whether more files follow."""
+    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    try:
+        paths = list(root.glob("*/*.jsonl"))
+    except OSError:
+        paths = []
+    paths.sort(key=_mtime, reverse=True)
+    end = len(paths) if count is None else start + count
+    infos = [info for info in (_info_or_skip(path, on_skip) for path in paths[start:end]) if info is not None]
+    return infos, end < len(paths)
 
 
 def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
@@ -308,8 +325,7 @@ def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str
     """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
     for path in sorted(_session_files(cwd, session_dir)):
         try:
-            with open_for_reading(path) as handle:
-                header = parse_line(handle.readline().decode("utf-8", "replace"))
+            header = first_object(path)
         except (OSError, SessionFileError):
             continue
         if is_header(header) and header["id"].lower() == wanted:

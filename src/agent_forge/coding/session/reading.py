@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
-import stat
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,14 +18,11 @@ from typing import Any
 
 from ...ai import json_wire
 from .entries import SessionEntry, SessionHeader, is_header
+from .file_lines import FileLines, Line, line_limit, open_for_reading
+from .links import BrokenLinks, find_broken_links
 from .migrations import check_version, migrate
 from .sharing import share_strings
 from ..errors import SessionFileError
-
-# Opens never wait: a FIFO (or a device) put where a session file is expected would block `open` forever.
-_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-               | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
-
 
 @dataclass
 class ParsedSession:
@@ -56,6 +51,11 @@ class ParsedSession:
     """The 1-based number of a torn last line that was left out (not a whole entry, not blank), else None."""
     size: int = 0
     """The file's size in bytes (`size - complete_size`: the torn bytes)."""
+    long_lines: list[int] = field(default_factory=list)
+    """The lines of `skipped_lines` longer than `MAX_LINE_BYTES`, skipped unread (the last line too: it is not
+    torn, and stays in the file)."""
+    broken_links: BrokenLinks = field(default_factory=BrokenLinks)
+    """Entries whose `parentId` names themselves (already linked to the entry before), no entry, or a cycle."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -106,73 +106,27 @@ def read_session(path: Path) -> ParsedSession:
     Invalid UTF-8 is decoded with U+FFFD, so an entry with a damaged character survives. A line that is still
     unusable is skipped (`ParsedSession.skipped_lines`) without losing what came before it: an entry whose
     parent is missing after a skipped line is linked to the last entry before that line in file order (the
-    parent most likely lost with it), so the history stays one chain. Raises SessionFileError when the file is
+    parent most likely lost with it), so the history stays one chain; so is an entry naming itself as its
+    parent (`links.py`; the other broken links are only found). A line over `MAX_LINE_BYTES` is skipped unread
+    (`ParsedSession.long_lines`). Raises SessionFileError when the file is
     missing, not a regular file, unreadable, empty, has no valid header or an unsupported version (see
     `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
     with open_for_reading(path) as handle, gc_paused():
-        lines = _FileLines(handle, path)
-        header = _find_header(lines)
-        if header is None and lines.blank:
-            raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-        header = _checked_header(header, path)
+        lines = FileLines(handle, path)
+        header = _checked_header(_header_of(lines, path), path)
+        before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
         objects, numbers, damaged = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
-    entries, entry_lines, repeated, positions, linear = _unique_entries(objects, numbers, damaged)
-    size, whole = lines.size, lines.whole  # a tail (text after the last newline) that is an object is whole
-    complete = size if lines.tail and isinstance(_parse_file_line(lines.tail), dict) else whole
-    left_out = complete < size and not bytes(lines.tail).decode("utf-8", "replace").isspace()
+    entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
+    size, whole, tail = lines.size, lines.whole, lines.tail
+    # A tail (text after the last newline) that is an object is whole; one over the cap is kept as it is (a
+    # skipped line, not a torn one: nothing is cut back).
+    complete = size if tail is None or tail and isinstance(_parse_file_line(tail), dict) else whole
+    left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
-                         entry_lines, positions, linear, lines.tail_number if left_out else None, size)
-
-
-Line = tuple[int, "bytes | memoryview", bool, bool]
-"""(1-based number, the line's bytes without its LF, whether it is the text after the last LF, whether it was
-screened: no `json_wire.has_long_number` in it) of a file."""
-
-_READ_CHUNK = 1 << 16  # 64 KiB: what a chunk and its long-number screen add to the peak memory stays small
-
-
-class _FileLines:
-    """The lines of a session file, read `_READ_CHUNK` bytes at a time: the whole file is never in memory at once (the
-    entries are), and each line is a view of its chunk (orjson parses a view as is). Split on LF only (U+2028
-    and friends are ordinary characters in JSON strings); LF never occurs inside a UTF-8 sequence, so a line
-    decoded alone reads as it would in the decoded file. The last line is the text after the last LF: empty,
-    or a torn line. Once iterated: `size` (bytes), `whole` (bytes up to and including the last LF), `tail`
-    (the last line), `blank` (the file holds only whitespace). Raises SessionFileError when a read fails."""
-
-    def __init__(self, handle: Any, path: Path) -> None:
-        self._handle, self._path, self._lines = handle, path, self._read()
-        self.size = self.whole = 0
-        self.tail = b""
-        self.tail_number = 1
-        self.blank = True
-
-    def __iter__(self) -> Iterator[Line]:
-        return self._lines
-
-    def _read(self) -> Iterator[Line]:
-        number, carry = 1, [b""]  # the start of a line that goes on in the next chunk
-        while chunk := self._chunk():
-            view, find, start = memoryview(chunk), chunk.find, 0
-            screened = not json_wire.has_long_number(chunk)  # one translate a chunk, not one a line
-            while (stop := find(b"\n", start)) >= 0:
-                line = view[start:stop] if start else b"".join([*carry, chunk[:stop]])
-                yield number, line, False, screened and bool(start)  # a joined line is screened when parsed
-                start, number, carry = stop + 1, number + 1, [b""]
-            self.whole = self.whole if not start else self.size - len(chunk) + start
-            carry.append(chunk[start:] if start else chunk)
-        self.tail, self.tail_number = b"".join(carry), number
-        yield number, self.tail, True, False
-
-    def _chunk(self) -> bytes:
-        try:
-            chunk = self._handle.read(_READ_CHUNK)
-        except OSError as exc:
-            raise _read_error(self._path, exc) from None
-        self.size += len(chunk)
-        self.blank = self.blank and chunk.isspace() if chunk else self.blank
-        return chunk
+                         entry_lines, positions, linear, lines.tail_number if left_out else None, size,
+                         lines.too_long[before_header:], links)
 
 
 def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
@@ -182,13 +136,18 @@ def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
     return parse_line(bytes(line).decode("utf-8", "replace")) if value is json_wire.MISS else value
 
 
-def _find_header(lines: Iterable[Line]) -> Any:
-    """The value of the first line holding a JSON object (the lines before it are consumed); None when none does."""
-    for _, line, _, _ in lines:
-        value = _parse_file_line(line)
-        if isinstance(value, dict):
-            return value
-    return None
+def _header_of(lines: FileLines, path: Path) -> Any:
+    """The value of the first line holding a JSON object (the lines before it are consumed), unchecked. Raises
+    SessionFileError when the file is blank, and when no line is an object but one was over the cap."""
+    header = next((value for _, line, _, _ in lines
+                   if line is not None and isinstance(value := _parse_file_line(line), dict)), None)
+    if header is None and lines.blank:
+        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
+    if header is None and lines.too_long:
+        why = f"line {lines.too_long[0]} is longer than {line_limit()} and was not read"
+        raise SessionFileError(f"session file has no valid session header: {path} ({why})",
+                               detail=f"it has no valid session header ({why})")
+    return header
 
 
 def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int]]:
@@ -205,6 +164,9 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int]
                 value = fast.loads(line)
             except fast.JSONDecodeError:  # what `fast_loads` declines: the long way
                 value = parse_line(bytes(line).decode("utf-8", "replace"))
+        elif line is None:  # over the cap: never read (`FileLines.too_long`)
+            damaged.append(number)
+            continue
         else:
             value = _parse_file_line(line, screened)
         if isinstance(value, dict):
@@ -221,63 +183,15 @@ def read_header(path: Path) -> SessionHeader:
     would (missing, not a regular file, unreadable, empty, no valid header, unsupported version), so a file that
     passes here opens.
     """
+    return _checked_header(first_object(path), path)
+
+
+def first_object(path: Path) -> Any:
+    """The value of the first line of `path` holding a JSON object, unchecked (read as `read_session` reads it,
+    a line over the cap skipped unread). Raises SessionFileError when the file cannot be read, is blank, or
+    holds no object but a line over the cap."""
     with open_for_reading(path) as handle:
-        try:
-            values = (parse_line(line.decode("utf-8", "replace")) for line in handle)  # as read_session decodes
-            header = next((obj for obj in values if isinstance(obj, dict)), None)
-        except OSError as exc:
-            raise _read_error(path, exc) from None
-    if header is None and _is_blank(path):
-        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    return _checked_header(header, path)
-
-
-def open_for_reading(path: Path) -> Any:
-    """A binary file object for reading the regular file `path`. The target is checked before the open (a
-    device or FIFO is never opened) and again on the descriptor, and the open does not block. Raises
-    SessionFileError: `session file not found: <path>`, or `cannot read session file <path>: <reason>` (the
-    OS's words, e.g. `Too many levels of symbolic links`, or `not a regular file but a FIFO (named pipe)`)."""
-    try:
-        check_regular_mode(os.stat(path).st_mode)
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        raise _read_error(path, exc) from None
-    try:
-        check_regular_mode(os.fstat(fd).st_mode)  # the path may have been replaced between the checks
-        os.set_blocking(fd, True)
-    except OSError as exc:
-        os.close(fd)
-        raise _read_error(path, exc) from None
-    return os.fdopen(fd, "rb")
-
-
-def check_readable(path: Path) -> None:
-    """Raise what `open_for_reading` raises when `path` is missing or not a regular file, without opening it:
-    every way of naming a session file (`--session`, `--fork`, `switch_session`) reports a path the same way."""
-    try:
-        check_regular_mode(os.stat(path).st_mode)
-    except OSError as exc:
-        raise _read_error(path, exc) from None
-
-
-class _NotRegular(OSError):
-    pass
-
-
-def check_regular_mode(mode: int) -> None:
-    """Raise OSError (`not a regular file but a FIFO (named pipe)`) unless `mode` is a regular file's."""
-    if not stat.S_ISREG(mode):
-        from ..safe_read import describe_kind
-
-        raise _NotRegular(f"not a regular file but {describe_kind(mode)}")
-
-
-def _read_error(path: Path, exc: OSError) -> SessionFileError:
-    """The one message for a session file the OS will not let us read."""
-    if isinstance(exc, FileNotFoundError):
-        return SessionFileError(f"session file not found: {path}", detail="it does not exist")
-    reason = exc.strerror or str(exc)
-    return SessionFileError(f"cannot read session file {path}: {reason}", detail=f"cannot be read: {reason}")
+        return _header_of(FileLines(handle, path), path)
 
 
 def _checked_header(header: Any, path: Path) -> SessionHeader:
@@ -290,14 +204,6 @@ def _checked_header(header: Any, path: Path) -> SessionHeader:
     except ValueError as exc:
         raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
     return header
-
-
-def _is_blank(path: Path) -> bool:
-    try:
-        with open_for_reading(path) as handle:
-            return all(not line.strip() for line in handle)
-    except (OSError, SessionFileError):
-        return False
 
 
 @contextmanager
@@ -324,10 +230,11 @@ def _age_young_objects() -> None:
         gc.unfreeze()
 
 
-def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int],
-                    damaged: list[int]) -> tuple[list[SessionEntry], array[int], list[int], dict[str, int], bool]:
+def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int], damaged: list[int]
+                    ) -> tuple[list[SessionEntry], array[int], list[int], dict[str, int], bool, BrokenLinks]:
     """(entries in file order, their line numbers, lines repeating an id, id → index in the entries, whether
-    they are one chain in file order: `ParsedSession.linear`). A repeated id (hand-edited or
+    they are one chain in file order: `ParsedSession.linear`, their broken parent links: `links.py`; a
+    self-parented entry is linked to the entry before it). A repeated id (hand-edited or
     concatenated file) keeps its first occurrence, since ids are durable cursors and must not be shadowed; the
     repeat is added to `damaged` too, so the warning counts it. An object that is no entry is added to
     `damaged` (by line number); an entry whose parent is missing after damage is linked to the entry before
@@ -342,6 +249,8 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int],
     last_id: str | None = None
     damage_seen = False
     linear = True
+    self_parented: list[int] = []
+    ahead: list[int] = []  # entries whose parent was not read before them (see `find_broken_links`)
     for obj, number in zip(objects, numbers):
         while next_damage is not None and next_damage < number:
             damage_seen, anchor, next_damage = True, last_id, next(pending) or None
@@ -357,18 +266,24 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int],
             repeated.append(number)
             continue
         seen[entry_id] = len(entries)
-        if damage_seen and parent is not None and parent not in seen:
+        if parent == entry_id:
+            obj["parentId"] = last_id  # no entry is its own parent: read as lost, as on a damaged line
+            self_parented.append(len(entries))
+        elif damage_seen and parent is not None and parent not in seen:
             obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
         elif parent is None and "parentId" not in obj:
             obj["parentId"] = None  # every reader may rely on the base field being present
         if obj["parentId"] != last_id:
             linear = False
+            if obj["parentId"] is not None and obj["parentId"] not in seen:
+                ahead.append(len(entries))  # missing, or further on in the file
         elif last_id is not None:
             obj["parentId"] = last_id  # one string for an id and the next entry's parentId (RSS)
         entries.append(obj)  # type: ignore[arg-type]
         entry_lines.append(number)
         last_id = entry_id
-    return entries, entry_lines, repeated, seen, linear
+    links = BrokenLinks(self_parented) if linear else find_broken_links(entries, seen, ahead, self_parented)
+    return entries, entry_lines, repeated, seen, linear, links
 
 
 class UnencodableEntry(TypeError, ValueError):

@@ -8,7 +8,7 @@ a slash command answers with a message, a failure is said the same way, never si
 
 from __future__ import annotations
 
-import itertools
+import uuid
 from typing import Any, Awaitable, Callable
 
 from . import branching
@@ -130,7 +130,7 @@ async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], No
     from ...coding.errors import CommandError
     from . import tool_calls
 
-    call_id = f"user-bash-{next(_user_bash_ids)}"
+    call_id = f"user-bash-{uuid.uuid4().hex}"  # never a replayed call's id (`user-bash-<timestamp>`)
     send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of("bash", {"command": command}),
           "kind": "execute", "status": "in_progress", "rawInput": {"command": command}})
     try:
@@ -147,6 +147,5 @@ async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], No
     return {"stopReason": "cancelled" if result.get("cancelled") else "end_turn"}
 
 
-_user_bash_ids = itertools.count(1)
 _RUNNERS = {"compact": _compact, "name": _name, "model": _model, "export": _export, "fork": branching.fork,
             "clone": branching.clone, "tree": branching.tree}

@@ -2,51 +2,71 @@
 `session/update` notifications, so the editor can draw it: user text and images as `user_message_chunk`,
 thinking and answers as `agent_thought_chunk` / `agent_message_chunk`, each tool call as a `tool_call`
 with its final status and result. A compaction or branch summary is shown as a thought; `!` commands as
-execute tool calls."""
+execute tool calls.
+
+Each replayed chunk carries the `messageId` its live stream had (`updates.message_key`: role and timestamp,
+then the block index for an assistant message's thinking and texts), the same on every load; a message
+without a timestamp is named by its place in the conversation, and an id met twice gets `~2`, `~3`, ... so
+ids stay unique. A `!command`'s call is `user-bash-<timestamp>` (live ones have random ids: never the same)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
 from . import tool_calls
-from .updates import chunk
+from .updates import chunk, message_key
 
 
 def replay(messages: list[dict[str, Any]], cwd: str) -> Iterator[dict[str, Any]]:
     """The updates telling `messages` (stored message dicts, oldest first)."""
     results = {m.get("toolCallId"): m for m in messages if m.get("role") == "toolResult"}
+    taken: set[str] = set()
     for index, message in enumerate(messages):
         teller = _TELLERS.get(str(message.get("role")))
         if teller is not None:
-            yield from teller(message, cwd, results, index)
+            yield from teller(message, cwd, results, _unique(message, index, taken))
 
 
-def _user(message: dict[str, Any], cwd: str, results: dict[Any, Any], index: int) -> Iterator[dict[str, Any]]:
+def _unique(message: dict[str, Any], index: int, taken: set[str]) -> str:
+    """`message`'s id stem (`message_key`, else `<role>-at<index>`), made unique among `taken` (then added)."""
+    key = message_key(message) or f"{message.get('role')}-at{index}"
+    candidate, number = key, 1
+    while candidate in taken:
+        number += 1
+        candidate = f"{key}~{number}"
+    taken.add(candidate)
+    return candidate
+
+
+def _chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:
+    return {**chunk(kind, text), "messageId": message_id}
+
+
+def _user(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
     content = message.get("content")
     if isinstance(content, str):
-        yield chunk("user_message_chunk", content)
+        yield _chunk("user_message_chunk", content, key)
         return
-    for block in content if isinstance(content, list) else []:
+    for block in content if isinstance(content, list) else []:  # one message: its blocks share the id
         if isinstance(block, dict) and block.get("type") == "text":
-            yield chunk("user_message_chunk", str(block.get("text", "")))
+            yield _chunk("user_message_chunk", str(block.get("text", "")), key)
         elif isinstance(block, dict) and block.get("type") == "image":
-            yield {"sessionUpdate": "user_message_chunk", "content": {
+            yield {"sessionUpdate": "user_message_chunk", "messageId": key, "content": {
                 "type": "image", "data": str(block.get("data", "")), "mimeType": str(block.get("mimeType", ""))}}
 
 
-def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any],
-               index: int) -> Iterator[dict[str, Any]]:
-    for block in message.get("content") or []:
+def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
+    for index, block in enumerate(message.get("content") or []):
         if not isinstance(block, dict):
             continue
         if block.get("type") == "thinking" and block.get("thinking"):
-            yield chunk("agent_thought_chunk", str(block["thinking"]))
+            yield _chunk("agent_thought_chunk", str(block["thinking"]), f"{key}-{index}")
         elif block.get("type") == "text" and block.get("text"):
-            yield chunk("agent_message_chunk", str(block["text"]))
+            yield _chunk("agent_message_chunk", str(block["text"]), f"{key}-{index}")
         elif block.get("type") == "toolCall":
             yield _tool_call(block, results.get(block.get("id")), cwd)
     if message.get("stopReason") == "error" and message.get("errorMessage"):
-        yield chunk("agent_message_chunk", f"\n\nError: {message['errorMessage']}")
+        yield _chunk("agent_message_chunk", f"\n\nError: {message['errorMessage']}", f"{key}-error")
 
 
 def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -> dict[str, Any]:
@@ -61,19 +81,19 @@ def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -
             "locations": tool_calls.locations_of(name, args, cwd), "content": content}
 
 
-def _bash(message: dict[str, Any], cwd: str, results: dict[Any, Any], index: int) -> Iterator[dict[str, Any]]:
+def _bash(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
     command = str(message.get("command", ""))
     output = str(message.get("output", ""))
     failed = message.get("exitCode") not in (0, None) or bool(message.get("cancelled"))
-    yield {"sessionUpdate": "tool_call", "toolCallId": f"user-bash-{index}",
+    yield {"sessionUpdate": "tool_call", "toolCallId": key.replace("bashExecution-", "user-bash-", 1),
            "title": tool_calls.title_of("bash", {"command": command}), "kind": "execute",
            "status": "failed" if failed else "completed", "rawInput": {"command": command},
            "content": tool_calls.output_content({"content": [{"type": "text", "text": output}]}, fenced=True)}
 
 
-def _summary(message: dict[str, Any], cwd: str, results: dict[Any, Any], index: int) -> Iterator[dict[str, Any]]:
+def _summary(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
     if isinstance(message.get("summary"), str):
-        yield chunk("agent_thought_chunk", f"Summary of the earlier conversation:\n{message['summary']}")
+        yield _chunk("agent_thought_chunk", f"Summary of the earlier conversation:\n{message['summary']}", key)
 
 
 _TELLERS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {

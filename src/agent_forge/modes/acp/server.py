@@ -4,8 +4,9 @@ as `session/update` notifications (docs/acp.md).
 Requests are handled one at a time in arrival order, each answered exactly once; `session/prompt` takes its
 place on arrival and answers when its run settles, while the next messages are read (`session/cancel` acts at
 once). Every method but `initialize` is refused (`-32600`) until `initialize` is answered. Nothing heavy is
-imported before that: sessions are built on `session/new`. On stdin
-EOF running turns are aborted and saved, the sessions closed, and the process exits 0.
+imported before that: a first `initialize` is answered before the event loop exists (`handshake.py`), and
+sessions are built on `session/new`. On stdin EOF running turns are aborted and saved, the sessions closed, and
+the process exits 0.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any, Awaitable, Callable
 
 from ..rpc.streams import ByteReader, ByteWriter, FdReader
 from .answers import checked
-from .protocol import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PROTOCOL_VERSION, AcpError, invalid_params
+from .handshake import Handshake, PrefixedReader, initialize_result
+from .protocol import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, AcpError, invalid_params
 from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
 from .transport import Connection, Incoming
 
@@ -50,6 +52,14 @@ class AcpServer:
 
     async def terminate(self) -> None:
         await self.registry.terminate()
+
+    def accept_initialize(self, params: dict[str, Any]) -> None:
+        """`initialize` was answered: the client's capabilities are kept and the other methods served."""
+        capabilities = params.get("clientCapabilities")
+        self.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        session_caps = self.registry.client_capabilities.get("session")
+        self.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
+        self.initialized = True
 
     def send_update(self, session_id: str, update: dict[str, Any]) -> None:
         self.connection.notify("session/update", {"sessionId": session_id, "update": update})
@@ -137,30 +147,11 @@ class _Later:
         self.work = work
 
 
-def agent_info() -> dict[str, Any]:
-    from ... import __version__
-
-    return {"name": "agent-forge", "title": "agent-forge", "version": __version__}
-
-
 @method("initialize")
 async def _initialize(server: AcpServer, params: dict[str, Any]) -> Any:
-    version = params.get("protocolVersion")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-        raise invalid_params('"protocolVersion" must be a non-negative integer')
-    capabilities = params.get("clientCapabilities")
-    server.registry.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-    session_caps = server.registry.client_capabilities.get("session")
-    server.registry.notices = isinstance(session_caps, dict) and session_caps.get("notices") is not None
-    server.initialized = True
-    from .auth import auth_methods
-
-    return {"protocolVersion": PROTOCOL_VERSION, "agentInfo": agent_info(), "authMethods": auth_methods(),
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": True, "sse": False},
-                "sessionCapabilities": {"list": {}}}}
+    result = initialize_result(params)  # raises for a bad protocolVersion: nothing is kept then
+    server.accept_initialize(params)
+    return result
 
 
 @method("authenticate")
@@ -185,6 +176,17 @@ async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
 
 @method("session/load")
 async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
+    return await _reopen(server, params, replayed=True)
+
+
+@method("session/resume")
+async def _resume(server: AcpServer, params: dict[str, Any]) -> Any:
+    return await _reopen(server, params, replayed=False)
+
+
+async def _reopen(server: AcpServer, params: dict[str, Any], *, replayed: bool) -> Any:
+    """`session/load` (the conversation replayed before the answer, as the spec asks) or `session/resume` (the
+    editor keeps its own history: nothing replayed) of a stored session, or of one open in this process."""
     from .config import config_options
     from .permissions import mode_state
     from .replay import replay
@@ -199,18 +201,24 @@ async def _load(server: AcpServer, params: dict[str, Any]) -> Any:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
     else:
         notes = []  # an open session keeps its servers
-    for update in replay(opened.session.messages, opened.session.cwd):  # before the answer, as the spec asks
+    for update in replay(opened.session.messages, opened.session.cwd) if replayed else ():
         server.send_update(opened.id, update)
     server.after(lambda: _announce(server, opened, notes))
     return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
 
 
+@method("session/close")
+async def _close(server: AcpServer, params: dict[str, Any]) -> Any:
+    """Cancel the session's turn (its prompts answer `cancelled`), then close it: its MCP servers stop, its
+    file is released (another process may open it), and its id is unknown here until `session/load`."""
+    await server.registry.close_one(server.registry.get(params.get("sessionId")))
+    return {}
+
+
 @method("session/list")
 async def _list(server: AcpServer, params: dict[str, Any]) -> Any:
-    import os
-
-    cwd = params.get("cwd")
-    return server.registry.page(absolute_dir(cwd) if cwd is not None else os.getcwd(), params.get("cursor"))
+    cwd = params.get("cwd")  # the sessions of that directory; without it, every directory's (the spec)
+    return server.registry.page(absolute_dir(cwd) if cwd is not None else None, params.get("cursor"))
 
 
 @method("session/set_mode")
@@ -244,14 +252,24 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     named = commands.builtin(opened.session, params.get("prompt"))
     if named is not None:  # /compact, /name, /export: what ACP has no method for
         send = opened.updates.aside  # a reply sent while the answer streams waits for its message to end
-        return _Later(opened.turns.command(lambda: commands.run(opened.session, *named, send),
-                                           when_idle=named[0] in commands.AFTER_THE_TURN))
+        work = opened.turns.command(lambda: commands.run(opened.session, *named, send),
+                                    when_idle=named[0] in commands.AFTER_THE_TURN)
+        return _Later(_flushed_first(opened, work))
     untitled = not opened.session.store.session_name and not opened.session.messages
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line
     if untitled and title and not title.startswith("/"):  # the title `session/list` will show (not a command)
         server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
-    return _Later(turn)
+    return _Later(_flushed_first(opened, turn))
+
+
+async def _flushed_first(opened: AcpSession, answer: Awaitable[Any]) -> Any:
+    """`answer`'s outcome once what the prompt had said beside a streaming message is sent (`Updates.flushed`):
+    the editor takes the `session/prompt` answer as the end of that turn's updates."""
+    try:
+        return await answer
+    finally:
+        await opened.updates.flushed()
 
 
 def _cancel(server: AcpServer, params: dict[str, Any]) -> None:
@@ -294,13 +312,20 @@ def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
         server.keep(asyncio.ensure_future(opened.session.hooks.start()))
 
 
-async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: ByteWriter | None = None) -> int:
-    """Serve ACP on stdin/stdout (or `reader`/`writer`) until the input ends, stopping cleanly on a signal."""
+async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: ByteWriter | None = None,
+                       handshake: Handshake | None = None) -> int:
+    """Serve ACP on stdin/stdout (or `reader`/`writer`) until the input ends, stopping cleanly on a signal.
+    `handshake`: what `handshake.answer_early` did on stdin/stdout before the event loop started."""
     from ..stdout_guard import protocol_stdin, protocol_stdout
     from ..termination import run_until_terminated
 
     server = AcpServer(args, writer if writer is not None else protocol_stdout())
-    work = server.serve(reader if reader is not None else protocol_stdin().fileno())
+    source: ByteReader | int = reader if reader is not None else protocol_stdin().fileno()
+    if handshake is not None:
+        if handshake.params is not None:
+            server.accept_initialize(handshake.params)
+        source = PrefixedReader(handshake.rest, FdReader(source) if isinstance(source, int) else source)
+    work = server.serve(source)
     if reader is not None:
         return await work
     return await run_until_terminated(server, work)  # type: ignore[arg-type]

@@ -145,12 +145,20 @@ class Registry:
             self._said_skipped.add(reason)
             _say(f"skipped {reason}")
 
-    def page(self, cwd: str, cursor: Any) -> dict[str, Any]:
-        """`session/list` result for `cwd`, from `cursor` (an offset this agent gave as `nextCursor`)."""
+    def page(self, cwd: str | None, cursor: Any) -> dict[str, Any]:
+        """`session/list` result for `cwd` (None: every directory's sessions), from `cursor` (an offset this
+        agent gave as `nextCursor`)."""
+        from ...coding.session.listing import list_all_sessions
+
         start = _offset(cursor)
-        infos = self.listing(cwd)
-        result: dict[str, Any] = {"sessions": [_info(i) for i in infos[start:start + PAGE_SIZE]]}
-        if start + PAGE_SIZE < len(infos):
+        if cwd is not None or self.args.no_session:
+            infos = self.listing(cwd or "")
+            shown, more = infos[start:start + PAGE_SIZE], start + PAGE_SIZE < len(infos)
+        else:  # only the page's files are read: there may be thousands
+            shown, more = list_all_sessions(self.args.session_dir, start=start, count=PAGE_SIZE,
+                                            on_skip=self._skipped)
+        result: dict[str, Any] = {"sessions": [_info(i) for i in shown]}
+        if more:
             result["nextCursor"] = str(start + PAGE_SIZE)
         return result
 
@@ -167,9 +175,20 @@ class Registry:
     async def close(self) -> None:
         self.closed = True
         for opened in list(self.sessions.values()):
-            if opened.terminals is not None:
-                await opened.terminals.close()
-            await opened.session.close()
+            await self._release(opened)
+
+    async def close_one(self, opened: AcpSession) -> None:
+        """`session/close`: the turn cancelled (returns once it settled), then the session closed and
+        forgotten; requests naming it from now on are unknown sessions."""
+        self.sessions.pop(opened.id, None)
+        opened.session.hooks.input_closed()  # a plugin dialog waiting for the editor resolves with its default
+        await opened.turns.cancel()
+        await self._release(opened)
+
+    async def _release(self, opened: AcpSession) -> None:
+        if opened.terminals is not None:
+            await opened.terminals.close()
+        await opened.session.close()
 
     async def terminate(self) -> None:
         """A signal: every session's run is aborted, its commands killed, its file released

@@ -22,9 +22,19 @@ STOP_REASONS = {"length": "max_tokens", "stop": "end_turn", "toolUse": "end_turn
 
 
 class _Prompt:
-    """One `session/prompt` waiting for its answer; `cancelled` once a `session/cancel` came after it."""
+    """One `session/prompt` waiting for its answer; `cancelled` once a `session/cancel` came after it (and
+    `stopped` done then); `commands`: the plugin command it started, if it named one."""
 
     cancelled = False
+
+    def __init__(self, commands: frozenset[asyncio.Future[object]] = frozenset()):
+        self.commands = commands
+        self.stopped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if not self.stopped.done():
+            self.stopped.set_result(None)
 
 
 class Turns:
@@ -56,11 +66,12 @@ class Turns:
             self.watch.start()
         settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._settle_waiters.append(settled)  # before `submit`: a handled prompt may settle right after it
+        running = self.session.intake.running_commands
         try:
             submitted = self.session.submit(text, images or None, "followUp")
         except CommandError as exc:
             raise self._refusal(exc) from None
-        prompt = _Prompt()
+        prompt = _Prompt(self.session.intake.running_commands - running)  # a plugin command starts at the call
         self._waiting.add(prompt)
         if (warning := dropped_images_warning(self.session.model, images)) is not None:
             self.tell(warning, "warning")
@@ -69,8 +80,9 @@ class Turns:
     async def _answer(self, submitted: Any, prompt: _Prompt, settled: asyncio.Future[None]) -> dict[str, Any]:
         try:
             disposition = await submitted
-            if disposition == "handled":  # a plugin command (or input handler): its `agent_settled` ends it
-                await settled
+            if disposition == "handled":  # a plugin command (or input handler): its `agent_settled` ends it,
+                await settled  # but a command sent during a run settles with the run: it may still be running
+                await self._command_over(prompt)
             else:
                 await self.session.wait_for_idle()
         except CommandError as exc:
@@ -80,6 +92,14 @@ class Turns:
         finally:
             self._waiting.discard(prompt)
         return {"stopReason": self.stop_reason(prompt.cancelled)}
+
+    @staticmethod
+    async def _command_over(prompt: _Prompt) -> None:
+        """Until the plugin command `prompt` started is done (what it says comes before the answer), or a
+        `session/cancel` came (a command that ignores its cancellation cannot hold the answer)."""
+        running = {command for command in prompt.commands if not command.done()}
+        if running and not prompt.cancelled:
+            await asyncio.wait({*running, prompt.stopped}, return_when=asyncio.FIRST_COMPLETED)
 
     async def command(self, work: Callable[[], Awaitable[dict[str, Any]]], *, when_idle: bool = False
                       ) -> dict[str, Any]:
@@ -106,7 +126,7 @@ class Turns:
         """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
         answer `cancelled` (one sent after it runs). The future is done once the session settled."""
         for prompt in self._waiting:
-            prompt.cancelled = True
+            prompt.cancel()
         return asyncio.ensure_future(asyncio.gather(self.session.begin_abort(), self.session.user_bash.abort()))
 
     def stop_reason(self, cancelled: bool = False) -> str:

@@ -7,7 +7,10 @@ diff (`tool_calls.py`). After each assistant message a `usage_update` gives the 
 cost; retries and compaction are told as thoughts (or `notice` updates when the client accepts them), so a
 slow turn never looks dead.
 
-Each assistant message's chunks share a `messageId`. What is said beside the answer (a status thought, the reply of
+Every chunk carries a `messageId`: each content block of an assistant message (its thinking, each text between
+tool calls) is a message of its own, named `<role>-<timestamp>-<block index>` (`message_key`), so a thought
+and the reply it precedes are two messages, and `session/load` replays a stored message under the very ids
+its live stream used (`replay.py`). What is said beside the answer (a status thought, the reply of
 a command run at once, `aside`) never lands inside it: while a message streams it is held, and sent when that
 message ends; a text of another message right after an answer's text starts on a new paragraph, for editors that
 join chunks without reading `messageId`.
@@ -15,6 +18,7 @@ join chunks without reading `messageId`.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import uuid
 from typing import Any, Callable
@@ -32,8 +36,9 @@ class Updates:
         self.session, self.send, self.notices = session, send, notices
         self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
-        self._streaming: str | None = None  # the messageId of the assistant message streaming now
+        self._streaming: str | None = None  # the `message_key` of the assistant message streaming now
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
+        self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
         self._mcp_told: dict[str, str] = {}  # server name -> the failure said last
 
@@ -44,16 +49,19 @@ class Updates:
 
     # -- the streaming answer -------------------------------------------------------------------------
     def _message_start(self, event: dict[str, Any]) -> None:
-        if (event.get("message") or {}).get("role") == "assistant":
-            self._streaming = uuid.uuid4().hex
+        message = event.get("message") or {}
+        if message.get("role") == "assistant":
+            self._streaming = message_key(message) or uuid.uuid4().hex
 
     def _message_update(self, event: dict[str, Any]) -> None:
         part = event.get("assistantMessageEvent") or {}
         kind = part.get("type")
-        if kind == "text_delta" and part.get("delta"):
-            self._text(str(part["delta"]), self._streaming or uuid.uuid4().hex)
-        elif kind == "thinking_delta" and part.get("delta"):
-            self._send(chunk("agent_thought_chunk", part["delta"]))
+        if kind in ("text_delta", "thinking_delta") and part.get("delta"):
+            block_id = f"{self._streaming or uuid.uuid4().hex}-{part.get('contentIndex', 0)}"
+            if kind == "text_delta":
+                self._text(str(part["delta"]), block_id)
+            else:
+                self._send({**chunk("agent_thought_chunk", part["delta"]), "messageId": block_id})
         elif kind == "toolcall_end" and isinstance(part.get("toolCall"), dict):
             call = part["toolCall"]
             self._announce(str(call.get("id")), str(call.get("name")), _args(call.get("arguments")), "pending")
@@ -91,11 +99,25 @@ class Updates:
         """A prompt taken while no run streams: the editor shows its answer as a new turn (no paragraph break)."""
         self._last_text = None
 
+    def flushed(self) -> asyncio.Future[None]:
+        """Done once nothing said beside the answer is held (at once when nothing is): a `session/prompt`
+        answered after it comes after its command's reply and notices, as ACP orders a turn's updates."""
+        waiter = asyncio.get_running_loop().create_future()
+        if self._held:
+            self._flush_waiters.append(waiter)
+        else:
+            waiter.set_result(None)
+        return waiter
+
     def _release(self) -> None:
         self._streaming = None
         held, self._held = self._held, []
         for update in held:
             self.aside(update)
+        waiters, self._flush_waiters = self._flush_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     # -- tool calls -----------------------------------------------------------------------------------
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: str) -> None:
@@ -210,10 +232,19 @@ _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
 
 def status_update(text: str, severity: str, notices: bool) -> dict[str, Any]:
     """A status line (`severity` info, warning or error): a `notice` when the client accepts them, else a
-    thought (both are shown)."""
+    thought of its own (both are shown; neither is stored, so none is replayed)."""
     if notices:
         return {"sessionUpdate": "notice", "severity": severity, "title": text}
-    return chunk("agent_thought_chunk", f"\n{text}\n")
+    return {**chunk("agent_thought_chunk", f"\n{text}\n"), "messageId": uuid.uuid4().hex}
+
+
+def message_key(message: dict[str, Any]) -> str | None:
+    """`<role>-<timestamp>` of a stored or streaming message (its Unix ms `timestamp` is set when it starts and
+    saved with it), the stem of its chunks' `messageId`s; None without an integer timestamp."""
+    stamp = message.get("timestamp")
+    if not isinstance(stamp, int) or isinstance(stamp, bool):
+        return None
+    return f"{message.get('role')}-{stamp}"
 
 
 def chunk(kind: str, text: str) -> dict[str, Any]:
