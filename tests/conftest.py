@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import functools
 import json
 import os
@@ -12,6 +13,11 @@ from typing import Any
 
 import pytest
 
+# Bytecode caches even where PYTHONDONTWRITEBYTECODE is set (this machine's environment sets it): without them
+# every xdist worker rewrote the asserts of all ~230 test modules again (14 s of CPU per worker before the first
+# test), and every agent process the tests start compiled the modules that had no cache (~80 ms each).
+sys.dont_write_bytecode = False
+
 # `support` lives beside this file; make it importable whichever import mode pytest uses.
 _TESTS_DIR = str(Path(__file__).parent)
 if _TESTS_DIR not in sys.path:
@@ -21,6 +27,18 @@ from support.fake_llm import FakeLLMServer  # noqa: E402
 from support.model_entries import model_entry  # noqa: E402
 
 from agent_forge.ai import json_wire  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Once per run, before the xdist workers start: byte-compile the package and the test helpers, so that the
+    processes tests start (agents in tmux, MCP servers) read caches (`sys.dont_write_bytecode` above)."""
+    if hasattr(config, "workerinput"):
+        return
+    import agent_forge
+
+    for root in (Path(agent_forge.__file__).parent, Path(_TESTS_DIR) / "support"):
+        compileall.compile_dir(root, quiet=1, workers=1)
+
 
 # In-process tests use one JSON backend from the first call (the agent's default defers orjson for a few
 # calls): orjson, or the stdlib fallback with AGENT_FORGE_JSON=stdlib. `json_backend` runs a test on both.

@@ -245,24 +245,27 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
     return resume, fork_from
 
 
-async def serve_rpc(argv: list[str], reader: Any, writer: Any) -> int:
-    """`agent-forge --mode rpc <argv>` inside this process, over `reader`/`writer` (`modes/rpc/streams.py`:
-    asyncio streams, in-memory pipes) instead of stdin/stdout: same arguments, session choice and plugins;
-    stdin, stdout and the signal handlers are left alone. The exit code (2 for bad arguments, with the reason
-    on stderr). The process's cwd and environment are the agent's: callers isolating runs set them first."""
+async def serve_rpc(argv: list[str], reader: Any, writer: Any, *, mode: str = "rpc") -> int:
+    """`agent-forge --mode rpc <argv>` (or `mode` "acp") inside this process, over `reader`/`writer`
+    (`modes/rpc/streams.py`: asyncio streams, in-memory pipes) instead of stdin/stdout: same arguments, session
+    choice and plugins; stdin, stdout and the signal handlers are left alone. The exit code (2 for bad
+    arguments, with the reason on stderr). The process's cwd and environment are the agent's: callers
+    isolating runs set them first. ValueError for a mode other than the two protocol modes."""
+    if mode not in ("rpc", "acp"):
+        raise ValueError(f"serve_rpc serves the rpc and acp modes, not {mode!r}")
     try:
-        args = parse_command_line(["--mode", "rpc", *argv])
+        args = parse_command_line(["--mode", mode, *argv])
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         working_directory()
-        problem = usage_problem(args, "rpc")
+        problem = usage_problem(args, mode)
     except MissingDirectory as exc:
         problem = str(exc)
     if problem:
         _say(problem)
         return 2
-    return await _run("rpc", args, streams=(reader, writer))
+    return await _run(mode, args, streams=(reader, writer))
 
 
 def _acp_handshake() -> Any:

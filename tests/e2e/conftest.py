@@ -2,6 +2,7 @@
 
 - RPC: `RpcClient.start` becomes `agent_forge.testing.rpc.start_in_process` (same arguments, cwd and env,
   isolated per client); a second agent started while an in-process one runs is a process too.
+- ACP: `AcpClient.start` (tests/support/acp_client.py) becomes `AcpClient.start_in_process`, by the same rules.
 - The command line: `subprocess.run([sys.executable, "-m", "agent_forge", *argv], ...)` becomes
   `agent_forge.testing.cli.run_cli` (same exit code, stdout and stderr) when the call only passes `cwd`,
   `env`, `input` (or `stdin=DEVNULL`), `capture_output`, `text` and `timeout`, and is not `--mode rpc` (the
@@ -22,16 +23,19 @@ from pathlib import Path
 
 import pytest
 
+from support.acp_client import AcpClient
+
 from agent_forge.modes.rpc.client import RpcClient
 from agent_forge.testing import rpc as in_process
 from agent_forge.testing.cli import run_cli
 
 _spawn = RpcClient.start.__func__  # type: ignore[attr-defined]
+_spawn_acp = AcpClient.start.__func__  # type: ignore[attr-defined]
 
 
 @pytest.fixture(autouse=True)
 def rpc_in_process(request, monkeypatch):
-    """`RpcClient.start` in-process unless the test is marked `real_process`."""
+    """`RpcClient.start` and `AcpClient.start` in-process unless the test is marked `real_process`."""
     if request.node.get_closest_marker("real_process") is not None:
         yield
         return
@@ -41,7 +45,13 @@ def rpc_in_process(request, monkeypatch):
             return await _spawn(cls, args, cwd=cwd, env=env, command=command)
         return await in_process.start_in_process(args, cwd=cwd, env=env)
 
+    async def start_acp(cls, args=(), *, cwd, env):
+        if in_process.busy():
+            return await _spawn_acp(cls, args, cwd=cwd, env=env)
+        return await cls.start_in_process(args, cwd=cwd, env=env)
+
     monkeypatch.setattr(RpcClient, "start", classmethod(start))
+    monkeypatch.setattr(AcpClient, "start", classmethod(start_acp))
     yield
     assert not in_process.busy(), "an in-process agent was left running: close its client"
 

@@ -11,9 +11,6 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
-
-
 
 def answer(option: str):
     return lambda params: {"outcome": {"outcome": "selected", "optionId": option}}

@@ -11,8 +11,6 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
-
 
 def texts_by_message(client: AcpClient, session_id: str) -> list[tuple[str | None, str]]:
     """(messageId, joined text) of the agent's messages, in order, as an editor reading `messageId` shows them."""

@@ -10,9 +10,6 @@ import pytest
 
 from support.acp_client import AcpClient, AcpReplyError
 
-pytestmark = pytest.mark.real_process
-
-
 
 def answers(client: AcpClient) -> list[dict]:
     return [m for m in client.incoming() if "method" not in m]
@@ -94,6 +91,7 @@ async def test_stdin_eof_mid_turn_saves_the_turn_and_exits_0(agent_env, project,
     assert not list(session_file.parent.glob("*.lock"))
 
 
+@pytest.mark.real_process  # a signal
 async def test_sigterm_mid_turn_saves_the_turn_and_exits_143(agent_env, project, fake_llm):
     import signal
 
@@ -148,6 +146,7 @@ async def test_notifications_with_unusable_params_are_ignored_and_the_turn_goes_
     assert await client.close() == 0
 
 
+@pytest.mark.real_process  # the agent's memory is read from /proc/<pid>
 async def test_deep_params_a_cancel_request_and_an_oversized_line_get_clear_answers(agent_env, project):
     from agent_forge.modes.rpc.framing import MAX_COMMAND_BYTES
 

@@ -7,9 +7,6 @@ import pytest
 
 from support.acp_client import AcpClient, AcpReplyError
 
-pytestmark = pytest.mark.real_process
-
-
 
 async def start(agent_env, project, *args) -> AcpClient:
     return await AcpClient.start(list(args), cwd=str(project), env=agent_env)

@@ -17,8 +17,6 @@ from support.acp_schema import SchemaObserver
 acp = pytest.importorskip("acp")
 from acp import schema  # noqa: E402
 
-pytestmark = pytest.mark.real_process
-
 
 class RecordingClient:
     """Records `session/update`s; approves what it is asked."""
@@ -38,7 +36,6 @@ class RecordingClient:
 
     def forget(self) -> None:
         self.updates.clear()
-
 
 
 def spawn(client: RecordingClient, observer: SchemaObserver, agent_env: dict, project: Path):

@@ -10,7 +10,6 @@ import pytest
 
 from support.acp_client import AcpClient, Unchecked
 
-pytestmark = pytest.mark.real_process
 
 TERMINAL_OK = {
     "terminal/create": lambda params: {"terminalId": "t1"},

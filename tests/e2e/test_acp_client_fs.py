@@ -10,11 +10,9 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
                     "1f15c4890000000d49444154789c63f8cf00000301010018dd8db00000000049454e44ae426082")
-
 
 
 def tool_texts(request: dict) -> list[str]:

@@ -10,9 +10,6 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
-
-
 
 def tool_texts(request: dict) -> list[str]:
     return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])

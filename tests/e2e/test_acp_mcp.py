@@ -10,8 +10,6 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
-
 
 async def test_a_failing_mcp_server_is_said_once_per_failure_with_its_backoff(agent_env, project, fake_llm):
     fake_llm.set_script([{"text": "ok"}])

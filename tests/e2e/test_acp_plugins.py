@@ -11,10 +11,8 @@ import pytest
 
 from support.acp_client import AcpClient
 
-pytestmark = pytest.mark.real_process
 
 PLUGIN = str(Path(__file__).resolve().parents[1] / "plugins" / "fixtures" / "e2e_plugin.py")
-
 
 
 def shown(client: AcpClient, session_id: str) -> str:

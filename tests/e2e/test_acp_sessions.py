@@ -10,10 +10,8 @@ import pytest
 
 from support.acp_client import AcpClient, AcpReplyError
 
-pytestmark = pytest.mark.real_process
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-
 
 
 async def ready(agent_env, project, *args) -> tuple[AcpClient, str]:
@@ -130,6 +128,7 @@ async def test_replayed_user_commands_keep_ids_apart_from_live_ones(agent_env, p
     assert await client.close() == 0
 
 
+@pytest.mark.real_process  # two processes, and the lock names the first one's pid
 async def test_loading_a_session_open_in_another_process_says_it_is_in_use_and_by_whom(agent_env, project,
                                                                                      fake_llm):
     fake_llm.set_script([{"text": "one"}])

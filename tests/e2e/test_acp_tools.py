@@ -10,9 +10,6 @@ import pytest
 from support.acp_client import AcpClient
 from support.doubles import group_alive
 
-pytestmark = pytest.mark.real_process
-
-
 
 async def ready(agent_env, project) -> tuple[AcpClient, str]:
     client = await AcpClient.start([], cwd=str(project), env=agent_env)

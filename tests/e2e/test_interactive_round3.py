@@ -148,6 +148,7 @@ def test_an_enter_meant_for_the_draft_does_not_answer_a_question_that_just_opene
     term.type("go")
     term.press("Enter")
     term.wait_for("thinking")
+    fake_llm.wait_for(lambda: fake_llm.requests[0]["hanging"])  # the spinner says "thinking…" before the stream
     term.type("my draft words")
     term.wait_for("› my draft words")
     fake_llm.release_hangs()

@@ -74,7 +74,10 @@ def test_hotkeys_gives_command_names_the_width_and_never_cuts_them(terminal, fak
     term = terminal(columns=columns)
     term.type("/hotkeys")
     term.press("Enter")
-    screen = term.wait_for("/quit", where=term.scrollback)
+    from agent_forge.modes.interactive.commands import COMMANDS
+
+    # the table's last row: the screen can be read while the terminal still draws the rows after /quit
+    screen = term.wait_for(f"/{list(COMMANDS)[-1]}", where=term.scrollback)
     assert "re…" not in screen and "/approvals" in screen, screen
     if columns == 100:
         assert "/approvals [full|ask|read-only]" in screen, screen

@@ -59,11 +59,20 @@ class AcpClient:
 
     @classmethod
     async def start(cls, args: list[str] = (), *, cwd: str, env: dict[str, str]) -> "AcpClient":
+        """`agent-forge --mode acp <args>` as a process (tests/e2e/conftest.py makes it `start_in_process`)."""
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "agent_forge", "--mode", "acp", *args, cwd=cwd, env=env,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             limit=1 << 24)
         return cls(process)
+
+    @classmethod
+    async def start_in_process(cls, args: list[str] = (), *, cwd: str, env: dict[str, str]) -> "AcpClient":
+        """The same agent run in this process on in-memory pipes (`agent_forge.testing.rpc.open_channel`);
+        RuntimeError while another in-process agent runs."""
+        from agent_forge.testing.rpc import open_channel
+
+        return cls(InProcessAgent(open_channel(args, cwd=cwd, env=env, mode="acp")))
 
     # -- sending ------------------------------------------------------------------------------------
     def send(self, message: dict[str, Any], *, method: str | None = None, checked: bool = True) -> None:
@@ -215,4 +224,51 @@ class AcpClient:
     async def __aexit__(self, *exc: Any) -> None:
         if self.process.returncode is None:
             await self.close()
+
+
+class _ChannelInput:
+    """The agent's stdin as `asyncio.subprocess.Process.stdin` offers it (write, drain, close, is_closing)."""
+
+    def __init__(self, channel: Any):
+        self._channel, self._closed = channel, False
+
+    def write(self, data: bytes) -> None:
+        self._channel.write(data)
+
+    async def drain(self) -> None:
+        pass  # the in-memory pipe never fills
+
+    def close(self) -> None:
+        self._closed = True
+        self._channel.close_input()
+
+    def is_closing(self) -> bool:
+        return self._closed or self._channel.returncode is not None
+
+
+class InProcessAgent:
+    """An in-process agent (`InProcessChannel`) looking like the `asyncio.subprocess.Process` `AcpClient` drives:
+    `stdin`, `stdout`, `stderr`, `returncode`, `wait()`, `kill()`. It has no pid: a test needing one is a real
+    process (`real_process` mark)."""
+
+    def __init__(self, channel: Any):
+        self._channel = channel
+        self._killed: asyncio.Future[None] | None = None
+        self.stdin = _ChannelInput(channel)
+        self.stdout, self.stderr = channel.stdout, channel.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self._channel.returncode
+
+    async def wait(self) -> int:
+        if self._killed is None:
+            return await self._channel.wait()
+        await self._killed
+        return self._channel.returncode
+
+    def kill(self) -> None:
+        """Cancel the agent's task: `wait` then gives its code (-9 unless it had ended)."""
+        if self._killed is None:
+            self._killed = asyncio.ensure_future(self._channel.kill())
 

@@ -97,7 +97,6 @@ from typing import Any, Callable, NamedTuple
 DEFAULT_USAGE = {"input": 100, "output": 20, "cache_read": 0, "cache_write": 0, "reasoning": 0}
 DEFAULT_HANG_MS = 30000
 _HANG_POLL_S = 0.05  # how often a hanging handler looks for a release, a stop or a client hang-up
-_SHUTDOWN_POLL_S = 0.05  # serve_forever's poll interval: bounds how long stop() waits for the accept loop
 
 
 # --------------------------------------------------------------------------------------------- script
@@ -487,10 +486,19 @@ class FakeLLMServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(self._address, _Handler)
         self._httpd.owner = self
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(_SHUTDOWN_POLL_S,),
+        self._wake = socket.socketpair()
+        self._thread = threading.Thread(target=self._accept_loop, args=(self._httpd, self._wake[0]),
                                         name="fake-llm", daemon=True)
         self._thread.start()
         return self
+
+    def _accept_loop(self, httpd: _HTTPServer, wake: socket.socket) -> None:
+        """`serve_forever` that `stop` ends at once through `wake` (serve_forever looks for a shutdown every
+        poll interval: each test's teardown waited for it, 25 ms on average)."""
+        while not self._stopping.is_set():
+            readable, _, _ = select.select([httpd, wake], [], [])
+            if httpd in readable and not self._stopping.is_set():
+                httpd.handle_request()  # the connection is ready: accepts it and starts its handler thread
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop serving, release hangs, close open connections and wait up to `timeout` s for handlers."""
@@ -499,7 +507,11 @@ class FakeLLMServer:
         self._stopping.set()
         with self._cond:
             self._cond.notify_all()
-        self._httpd.shutdown()
+        self._wake[1].send(b"x")
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        for end in self._wake:
+            end.close()
         self._httpd.server_close()
         with self._cond:
             connections = dict(self._connections)

@@ -1,8 +1,10 @@
 """A real terminal for end-to-end tests of the interactive mode: the CLI runs in a private tmux server
 (its own socket, no user config) and tests read the screen with `capture-pane`.
 
-`wait_for` polls the screen until a text appears or a deadline passes: it synchronises on the screen's
-state, never on elapsed time. After the CLI exits the pane stays, showing `__EXIT=<code>`."""
+`wait_for` reads the screen until a text appears or a deadline passes: it synchronises on the screen's
+state, never on elapsed time. It reads again as soon as tmux says the pane changed (a control-mode client,
+`tmux -C`, reports every output of the pane: `_Changes`), and at the latest every `POLL_S` (conditions on
+files or the fake model change no pane). After the CLI exits the pane stays, showing `__EXIT=<code>`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -22,6 +25,45 @@ POLL_S = 0.05
 
 def tmux_available() -> bool:
     return shutil.which("tmux") is not None
+
+
+class _Changes:
+    """Counts the notifications a control-mode client (`tmux -C attach`) receives: `%output` for every write
+    to the pane, `%window-renamed`, `%layout-change`, ... Each is a possible change of what the pane shows;
+    `wait_past` wakes a waiter at the first one. The client does not resize the window (it has no size)."""
+
+    def __init__(self, command: list[str]):
+        self._count = 0
+        self._condition = threading.Condition()
+        self._client = subprocess.Popen([*command, "-C", "attach", "-t", "t"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        threading.Thread(target=self._read, name="tmux-changes", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self._client.stdout is not None
+        while self._client.stdout.readline():  # at the end (the server went away) waiters wait out their timeout
+            with self._condition:
+                self._count += 1
+                self._condition.notify_all()
+
+    @property
+    def count(self) -> int:
+        with self._condition:
+            return self._count
+
+    def wait_past(self, seen: int, timeout_s: float) -> None:
+        """Return once a notification arrived after `count` was `seen`, or after `timeout_s` seconds."""
+        with self._condition:
+            self._condition.wait_for(lambda: self._count != seen, timeout_s)
+
+    def close(self) -> None:
+        assert self._client.stdin is not None
+        self._client.stdin.close()  # a control client detaches at the end of its input
+        try:
+            self._client.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._client.kill()
+            self._client.wait()
 
 
 class TmuxTerminal:
@@ -37,9 +79,18 @@ class TmuxTerminal:
                           f"echo __EXIT=$?\nexec sleep 3600\n")
         self._tmux("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), f"bash {script}")
 
+    def _command(self) -> list[str]:
+        return ["tmux", "-L", self.socket, "-f", "/dev/null"]
+
+    @property
+    def _changes(self) -> _Changes:
+        """The pane's change notifications, from the first wait on (subclasses open the session themselves)."""
+        if getattr(self, "_watch", None) is None:
+            self._watch = _Changes(self._command())
+        return self._watch
+
     def _tmux(self, *args: str) -> str:
-        result = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args], capture_output=True,
-                                text=True, timeout=10)
+        result = subprocess.run([*self._command(), *args], capture_output=True, text=True, timeout=10)
         if result.returncode != 0:
             raise RuntimeError(f"tmux {args[0]} failed: {result.stderr}")
         return result.stdout
@@ -71,12 +122,13 @@ class TmuxTerminal:
         read = where or self.screen
         end = time.monotonic() + deadline_s
         while True:
+            seen = self._changes.count  # before reading: a change while we read wakes the next wait at once
             shown = read()
             if text in shown:
                 return shown
             if time.monotonic() > end:
                 raise AssertionError(f"{text!r} did not appear within {deadline_s} s; the screen:\n{shown}")
-            time.sleep(POLL_S)
+            self._changes.wait_past(seen, POLL_S)
 
     def wait_for_line(self, line: str, *, deadline_s: float = DEADLINE_S) -> str:
         """The screen once one of its lines is `line` (surrounding spaces aside): a dialog's title, where
@@ -88,10 +140,13 @@ class TmuxTerminal:
 
     def wait_until(self, condition: Callable[[], bool], what: str, deadline_s: float = DEADLINE_S) -> None:
         end = time.monotonic() + deadline_s
-        while not condition():
+        while True:
+            seen = self._changes.count
+            if condition():
+                return
             if time.monotonic() > end:
                 raise AssertionError(f"{what} did not happen within {deadline_s} s; the screen:\n{self.screen()}")
-            time.sleep(POLL_S)
+            self._changes.wait_past(seen, POLL_S)
 
     def exit_code(self) -> int:
         """Wait for the CLI to exit; its exit code."""
@@ -100,6 +155,8 @@ class TmuxTerminal:
 
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
+        if getattr(self, "_watch", None) is not None:
+            self._watch.close()
         try:
             os.remove(Path(f"/tmp/tmux-{os.getuid()}") / self.socket)
         except OSError:

@@ -1,5 +1,6 @@
 """RPC mode in this process, for tests: `start_in_process` runs `agent-forge --mode rpc <args>` on in-memory
 pipes and returns an `RpcClient` for it, as `RpcClient.start` does for a process, in a fraction of the time.
+`open_channel` does the same for ACP mode (`mode="acp"`), for a client of the caller's own.
 
 The agent's cwd and environment are the process's, so they are swapped in for the client's lifetime (and
 restored by `close`), with the per-process state that would otherwise leak from one run to the next (the
@@ -30,13 +31,21 @@ async def start_in_process(args: Sequence[str] = (), *, cwd: str | None = None,
                            env: Mapping[str, str] | None = None) -> RpcClient:
     """An `RpcClient` of `agent-forge --mode rpc <args>` run in this process with `cwd` and `env` (default: the
     current ones). Raises RuntimeError while another in-process agent runs."""
+    return RpcClient.connect(open_channel(args, cwd=cwd, env=env))
+
+
+def open_channel(args: Sequence[str] = (), *, cwd: str | None = None, env: Mapping[str, str] | None = None,
+                 mode: str = "rpc") -> "InProcessChannel":
+    """`agent-forge --mode <mode> <args>` ("rpc" or "acp") started in this process; its `InProcessChannel`
+    (write the client's bytes, read `stdout`/`stderr`). Raises RuntimeError while another in-process agent
+    runs."""
     global _running
     if _running is not None:
         raise RuntimeError("an in-process agent is already running")
-    channel = InProcessChannel(list(args), cwd, env)
+    channel = InProcessChannel(list(args), cwd, env, mode)
     _running = channel
     channel.begin()
-    return RpcClient.connect(channel)
+    return channel
 
 
 class _Sink:
@@ -72,10 +81,10 @@ class _Stderr(io.TextIOBase):
 class InProcessChannel:
     """The `Channel` of an in-process agent (`modes/rpc/client.py`)."""
 
-    def __init__(self, args: list[str], cwd: str | None, env: Mapping[str, str] | None):
-        self._args, self._cwd, self._env = args, cwd, env
+    def __init__(self, args: list[str], cwd: str | None, env: Mapping[str, str] | None, mode: str = "rpc"):
+        self._args, self._cwd, self._env, self._mode = args, cwd, env, mode
         self.stdin = asyncio.StreamReader()
-        self.stdout = asyncio.StreamReader()
+        self.stdout = asyncio.StreamReader(limit=1 << 24)  # a client's `readline` takes lines up to 16 MiB
         self.stderr = asyncio.StreamReader()
         self._code: int | None = None
         self._task: asyncio.Task[int] | None = None
@@ -94,7 +103,7 @@ class InProcessChannel:
         from ..cli import serve_rpc
 
         try:
-            self._code = await serve_rpc(self._args, self.stdin, _Sink(self.stdout))
+            self._code = await serve_rpc(self._args, self.stdin, _Sink(self.stdout), mode=self._mode)
         except BaseException as exc:  # a crash is the test's failure: reported on stderr, code 1
             _Stderr(self.stderr).write(f"in-process agent crashed: {type(exc).__name__}: {exc}\n")
             self._code = 1
