@@ -1,10 +1,9 @@
 """`/tree`'s drawn tree: branch lines show siblings, filters and searches keep the shape, folds hide and count,
 the selection follows changes and stays in view, every row fits the width, entry text is shown harmlessly, and
-a 5,000-entry session lays out and draws fast."""
+a 5,000-entry session lays out, draws, searches and moves."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -207,7 +206,8 @@ def test_a_deep_gutter_keeps_its_end(tmp_path):
     assert "→ …" in shown[-2] and "level 39" in shown[-2] and all(len(line) <= 40 for line in shown)
 
 
-def test_a_five_thousand_entry_session_lays_out_and_draws_fast(tmp_path):
+def test_a_five_thousand_entry_session_lays_out_draws_searches_and_moves(tmp_path):
+    # its speed is measured in benchmarks/bench_tree.py, not here (no timed tests)
     store = SessionStore.create(tmp_path / "proj", tmp_path / "sessions")
     branch_point = None
     for turn in range(2500):
@@ -217,22 +217,18 @@ def test_a_five_thousand_entry_session_lays_out_and_draws_fast(tmp_path):
             store.set_leaf(branch_point)
         store.append_message(user(f"question {turn} " + "words " * 30))
         store.append_message(assistant(f"answer {turn} " + "more words " * 30))
-    start = time.perf_counter()
     dialog, dialogs, _ = dialog_for(store)
-    screen(dialog, 100, 40)
-    opened = time.perf_counter() - start
-    start = time.perf_counter()
+    first = screen(dialog, 100, 40)
+    assert len(dialog.rows) == 5000 and dialog.selected is not None and len(first) <= 40
     for needle in ("q", "qu", "que", "ques"):
         dialogs._editor.set_text(needle)
-        screen(dialog, 100, 40, needle)
-    searched = (time.perf_counter() - start) / 4
-    start = time.perf_counter()
+        assert all(len(line) <= 100 for line in screen(dialog, 100, 40, needle))
+    assert len(dialog.rows) == 2500  # the questions only
+    before = dialog.selected
     for _ in range(100):
         dialogs.move(-1)
-        screen(dialog, 100, 40, "ques")
-    moved = (time.perf_counter() - start) / 100
-    assert len(dialog.rows) == 2500 and dialog.selected is not None
-    assert opened < 1.0 and searched < 0.3 and moved < 0.01, (opened, searched, moved)
+        shown = screen(dialog, 100, 40, "ques")
+    assert dialog.selected != before and any(line.startswith("→") for line in shown)
 
 
 def test_the_keys_the_tree_claims_are_bound_while_it_is_open():
