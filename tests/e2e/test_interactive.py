@@ -197,7 +197,7 @@ def test_a_large_paste_is_collapsed_and_sent_whole(terminal, fake_llm, tmp_path)
     source.write_text(pasted)
     term._tmux("load-buffer", str(source))
     term._tmux("paste-buffer", "-p", "-t", "t")  # -p: bracketed, as the terminal would send a paste
-    term.wait_for("[paste #1: 51 lines")
+    term.wait_for("[paste #1: 50 lines")  # as `wc -l` counts them
     term.press("Enter")
     term.wait_for("Got the paste.")
     assert user_texts(fake_llm.requests[0])[-1] == pasted

@@ -195,7 +195,7 @@ def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(termi
     term = terminal()
     term._tmux("load-buffer", str(source))
     term._tmux("paste-buffer", "-p", "-t", "t")
-    term.wait_for("[paste #1: 5001 lines")
+    term.wait_for("[paste #1: 5000 lines")
     term.press("Enter")
     term.wait_for("Got the long one.")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")

@@ -1,0 +1,45 @@
+"""End to end: the fifth round of the TUI tester's findings (issue 12) in a real terminal (tmux) against the
+loopback model server: a huge paste full of forged end-of-paste marks and escape sequences stays one inert
+paste (nothing sent without Enter, nothing lost, no exception), counted in lines as `wc -l` counts them; ..."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_forge.modes.interactive.paste import pasted_text
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+
+def stray_log(term) -> str:
+    """What the UI wrote to its stray-output log (named on screen at exit), "" when nothing."""
+    term.press("C-d")
+    term.exit_code()
+    history = term.scrollback()
+    if "written while the UI ran:" not in history:
+        return ""
+    path = "".join(history.split("written while the UI ran:")[1].split("Resume this")[0].split())
+    return Path(path).read_text()
+
+
+def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Got it all."}])
+    term = terminal(columns=40, rows=20)
+    pasted = "".join(f"line {n} with \x1b[31mred\x1b[0m and \x07bell and \x1b]0;PASTEPWN\x07 and \x1b[201~ fake end\n"
+                     for n in range(20_000))
+    source = tmp_path / "hostile.txt"
+    source.write_text(pasted)
+    term._tmux("load-buffer", "-b", "p1", str(source))
+    term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
+    term.wait_for("[paste #1: 20000 lines", deadline_s=60)
+    assert fake_llm.requests == [] and "PASTEPWN" not in term.title()
+    term.wait_until(lambda: "[paste #2" not in term.screen() and fake_llm.requests == [], "nothing more")
+    term.press("Enter")
+    term.wait_for("Got it all.", deadline_s=60)
+    assert len(fake_llm.requests) == 1 and user_texts(fake_llm.requests[0])[-1] == pasted_text(pasted)
+    assert "Traceback" not in (log := stray_log(term)) and "Error" not in log, log
