@@ -43,3 +43,15 @@ def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, f
     term.wait_for("Got it all.", deadline_s=60)
     assert len(fake_llm.requests) == 1 and user_texts(fake_llm.requests[0])[-1] == pasted_text(pasted)
     assert "Traceback" not in (log := stray_log(term)) and "Error" not in log, log
+
+
+def test_joined_emoji_show_as_emoji_and_a_hidden_joiner_stays_escaped(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Nice family."}])
+    term = terminal()
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    term.type(f"a {family} and \u2764\ufe0f\u200d\U0001f525 but x\u200dy and \u202eevil")
+    screen = term.wait_for("\\u202eevil")
+    assert "\\u200d" in screen and screen.count("\\u200d") == 1, screen  # only the one between letters
+    term.press("Enter")
+    term.wait_for("Nice family.")
+    assert "\\u200d\U0001f469" not in term.scrollback()  # the transcript shows the emoji joined too
