@@ -226,7 +226,7 @@ def test_name_and_thinking_commands_show_in_the_footer(terminal, fake_llm):
     term.wait_for("fake-model • high")
     term.type("/session")
     term.press("Enter")
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
 
 
 def test_compact_summarises_the_conversation(terminal, fake_llm, agent_env_factory):

@@ -55,3 +55,25 @@ def test_joined_emoji_show_as_emoji_and_a_hidden_joiner_stays_escaped(terminal, 
     term.press("Enter")
     term.wait_for("Nice family.")
     assert "\\u200d\U0001f469" not in term.scrollback()  # the transcript shows the emoji joined too
+
+
+def test_session_counts_the_branch_with_tool_results_and_the_file_as_resume_does(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo hi"}}]},
+                         {"text": "Done once."}, {"text": "Done twice."}])
+    term = terminal(columns=120)
+    for prompt, answer in (("one", "Done once."), ("two", "Done twice.")):
+        term.type(prompt)
+        term.press("Enter")
+        term.wait_for(answer)
+        term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("/session")
+    term.press("Enter")
+    screen = term.wait_for("whole file, all branches")
+    assert "messages on this branch: 6 (2 user, 3 assistant with 1 tool calls, 1 tool results)" in screen, screen
+    assert "whole file, all branches: 6 messages; tokens" in screen
+    term.press("C-d")
+    term.exit_code()
+    other = terminal(columns=120)
+    other.type("/resume")
+    other.press("Enter")
+    assert "· 6 messages ·" in other.wait_for("→ one")

@@ -42,8 +42,8 @@ def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
 
 def test_the_stalled_rest_of_a_paste_stays_text():
     paste, now = Keys.BracketedPaste, [0.0]
-    stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", PAUSE, f"tail{END}", clock=lambda: now[0])
-    assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (paste, "tail")]
+    stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", "\r", PAUSE, f"tail{END}", clock=lambda: now[0])
+    assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (Keys.ControlM, "\r"), (paste, "tail")]
     assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
     late = parse(f"{START}a{END}", PAUSE, "ab", clock=lambda: now.__setitem__(0, now[0] + 2) or now[0])
     assert late == [(paste, "a"), ("a", "a"), ("b", "b")]  # long after the paste: typed

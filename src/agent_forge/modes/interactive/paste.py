@@ -8,8 +8,9 @@ goes by when input arrives instead (a terminal writes a paste at once; a person'
 - a paste ends at the *last* end mark of what the terminal sent at once (one `feed_burst`);
 - everything arriving after that until the input pauses (`flush`: no input for the key timeout and none
   waiting) belongs to the paste, Enter included (a newline); only a new start mark ends it earlier;
-- for `TAIL_S` after that, a burst of more than one key, and at any time one holding an end mark before any
-  start mark, is pasted text too: the rest of a paste whose terminal stalled (a person types one key a burst);
+- for `TAIL_S` after that, a burst of more than one key is pasted text too, the rest of a paste whose terminal
+  stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst holding an
+  end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
 - a mouse report while mouse reporting is off (a pasted `ESC[0m` parses as one) is dropped with a log line,
   as is anything the key parser fails on: neither reaches a key handler.
 
@@ -62,8 +63,12 @@ class PasteSafeParser(Vt100Parser):
             self.feed(data)
             return
         before, mark, rest = data.partition(START)
-        if self._pasted is not None or END in before or self._stalled_tail(before):
+        if self._pasted is not None or END in before:
             self._take_in(before, mark + rest)
+        elif self._stalled_tail(before):  # text, but what comes next may be keys: the paste itself has ended
+            self._take_in(before, "")
+            self._report()
+            self.feed(mark + rest)
         else:
             self.feed(data)
 
