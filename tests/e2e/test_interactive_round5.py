@@ -77,3 +77,16 @@ def test_session_counts_the_branch_with_tool_results_and_the_file_as_resume_does
     other.type("/resume")
     other.press("Enter")
     assert "· 6 messages ·" in other.wait_for("→ one")
+
+
+def test_a_retry_names_the_servers_wait_and_a_cancel_says_so_once(terminal, fake_llm, agent_env_factory):
+    env = agent_env_factory(settings={"retry": {"maxRetries": 3, "baseDelayMs": 60_000}})
+    fake_llm.set_script([{"status": 429, "headers": {"retry-after": "1"}}])
+    term = terminal(env=env)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("retry 1/3")
+    assert "retrying in 60 s (the server asked for 1 s), retry 1/3: 429" in screen, screen
+    term.press("Escape")
+    screen = term.wait_for("retry cancelled")
+    assert "retry cancelled (after 1 attempt)" in screen and screen.count("etry cancelled") == 1, screen
