@@ -4,6 +4,7 @@ paste (nothing sent without Enter, nothing lost, no exception), counted in lines
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,18 @@ def test_a_retry_names_the_servers_wait_and_a_cancel_says_so_once(terminal, fake
     term.press("Escape")
     screen = term.wait_for("retry cancelled")
     assert "retry cancelled (after 1 attempt)" in screen and screen.count("etry cancelled") == 1, screen
+
+
+def test_a_call_waiting_for_approval_shows_no_timer_and_its_time_starts_at_the_answer(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo start; sleep 30"}}]}])
+    term = terminal("--approvals", "ask")
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("Allow bash: echo start; sleep 30?")
+    assert "$ echo start; sleep 30 (waiting for approval)" in screen and " s)" not in screen, screen
+    term.press("Enter")  # Allow once
+    running = re.compile(r"\$ echo start; sleep 30 \([0-5] s\)")  # running now, timed from the answer
+    term.wait_until(lambda: running.search(term.screen()) is not None, "the running line with its time")
+    assert "waiting for approval" not in term.screen()
+    term.press("Escape")
+    term.wait_for("stopped ·")
