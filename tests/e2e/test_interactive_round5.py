@@ -106,3 +106,19 @@ def test_a_call_waiting_for_approval_shows_no_timer_and_its_time_starts_at_the_a
     assert "waiting for approval" not in term.screen()
     term.press("Escape")
     term.wait_for("stopped ·")
+
+
+def test_a_narrow_footer_drops_whole_segments_and_keeps_the_exit_hint(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Hi."}])
+    term = terminal(columns=40, rows=16)
+    term.type("hello")
+    term.press("Enter")
+    term.wait_for("Hi.")
+    term.press("C-c")  # the editor is empty: the footer says what a second Ctrl+C does
+    screen = term.wait_for("press ctrl+c again to exit")
+    footer = screen.rstrip().splitlines()[-2:]
+    assert "…" not in "".join(footer), screen  # whole segments, no cut words
+    assert footer[-1].strip() == "(fake) fake-model • medium", screen
+    term.resize(30, 16)
+    screen = term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
+    assert "press ctrl+c again to exit" in term.screen()
