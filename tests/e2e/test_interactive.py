@@ -453,9 +453,9 @@ def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
     term = terminal()
     term.type("summarise @relnot")
     term.wait_for("docs/release-notes.md")  # the completion menu
-    term.press("Tab")
+    term.press("Tab")  # takes the completion and closes the menu
     term.wait_for("› summarise @docs/release-notes.md")
-    term.press("Enter")  # takes the completion
+    term.wait_until(lambda: "  docs/release-notes.md" not in term.screen(), "the menu to close")
     term.type(" please")
     term.press("Enter")
     term.wait_for("Read your notes.")

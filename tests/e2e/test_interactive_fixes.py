@@ -101,9 +101,8 @@ def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_ab
     term = terminal()
     term.type("show @we")
     term.wait_for("we ird name.txt")  # the completion menu
-    term.press("Tab")
+    term.press("Tab")  # takes the completion and closes the menu
     term.wait_for('› show @"we ird name.txt"')
-    term.press("Enter")  # takes the completion
     term.press("Enter")
     term.wait_for("Read the odd file.")
     assert "ODD-CONTENT-7" in user_texts(fake_llm.requests[0])[-1]

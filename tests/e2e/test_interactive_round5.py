@@ -122,3 +122,19 @@ def test_a_narrow_footer_drops_whole_segments_and_keeps_the_exit_hint(terminal, 
     term.resize(30, 16)
     screen = term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
     assert "press ctrl+c again to exit" in term.screen()
+
+
+def test_tab_takes_an_at_completion_and_closes_the_menu(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Read it."}])
+    (terminal.work / "notes").mkdir()
+    (terminal.work / "notes" / "release-plan.md").write_text("PLAN-CONTENT-5\n")
+    (terminal.work / "other.txt").write_text("x\n")
+    term = terminal()
+    term.type("see @relpl")
+    term.wait_for("notes/release-plan.md")  # the menu
+    term.press("Tab")
+    term.wait_for("› see @notes/release-plan.md")
+    term.wait_until(lambda: term.screen().count("release-plan.md") == 1, "the menu to close")
+    term.press("Enter")  # one Enter sends: the menu is closed
+    term.wait_for("Read it.")
+    assert "PLAN-CONTENT-5" in user_texts(fake_llm.requests[0])[-1]
