@@ -64,3 +64,21 @@ def test_pasted_control_characters_are_inserted_as_visible_escapes():
     editor = PromptEditor(None)
     editor.paste(f"{END}!rm -rf x\r")
     assert editor.buffer.text == "\\x1b[201~!rm -rf x\n" and editor.take() == "\\x1b[201~!rm -rf x\n"
+
+
+def test_input_the_parser_fails_on_is_dropped_with_a_log_line_and_a_taken_paste_kept(capsys, monkeypatch):
+    from agent_forge.modes.interactive.paste import PasteSafeInput
+
+    terminal = PasteSafeInput.__new__(PasteSafeInput)  # the parser part only: no terminal in a unit test
+    keys: list = []
+    terminal._buffer = keys
+    terminal.vt100_parser = PasteSafeParser(keys.append)
+    terminal.vt100_parser.feed_burst(f"{START}kept{END}")
+
+    def broken(data: str) -> None:
+        raise ValueError("not enough values to unpack")
+
+    monkeypatch.setattr(terminal.vt100_parser, "feed_burst", broken)
+    terminal._parse(lambda: terminal.vt100_parser.feed_burst("x"))
+    assert [(key.key, key.data) for key in keys] == [(Keys.BracketedPaste, "kept")]
+    assert "dropped input the key parser failed on: ValueError" in capsys.readouterr().err

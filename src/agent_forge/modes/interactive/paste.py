@@ -53,9 +53,9 @@ class PasteSafeParser(Vt100Parser):
 
     def __init__(self, callback, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
         self._pasted: str | None = None  # the paste being taken in after its (last) end mark, marks kept
-        super().__init__(lambda key_press: _checked(key_press, callback))
         self._clock = clock
         self._reported_at = float("-inf")
+        super().__init__(lambda key_press: _checked(key_press, callback))
 
     def feed_burst(self, data: str) -> None:
         """Feed everything read in one round (the unit the rules above reason about)."""
@@ -117,8 +117,10 @@ class PasteSafeParser(Vt100Parser):
         self.feed_key_callback(KeyPress(Keys.BracketedPaste, text))
 
     def reset(self, request: bool = False) -> None:
+        """A fresh parser (after it failed on an input): a paste taken in so far is reported, not lost."""
+        self._report()
         super().reset(request)
-        self._pasted, self._paste_buffer = None, ""
+        self._paste_buffer = ""
 
     def flush(self) -> None:
         """The input paused: the paste being taken in is complete."""
