@@ -52,7 +52,7 @@ class PasteSafeParser(Vt100Parser):
     the input paused. `clock` gives seconds (monotonic)."""
 
     def __init__(self, callback, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
-        self._pasted: str | None = None  # the paste being taken in after its (last) end mark, marks kept
+        self._pasted: list[str] | None = None  # the paste being taken in after its (last) end mark, marks kept
         self._clock = clock
         self._reported_at = float("-inf")
         super().__init__(lambda key_press: _checked(key_press, callback))
@@ -88,7 +88,9 @@ class PasteSafeParser(Vt100Parser):
 
     def _take_in(self, text: str, then: str) -> None:
         """`text` is part of the paste being taken in; `then` (empty or from a start mark on) begins the next."""
-        self._pasted = (self._pasted or "") + text
+        if self._pasted is None:
+            self._pasted = []
+        self._pasted.append(text)
         if then:
             self._report()
             self.feed(then)
@@ -109,7 +111,7 @@ class PasteSafeParser(Vt100Parser):
         """The paste taken in, as one key press: its last end mark is the terminal's own, the others text."""
         if self._pasted is None:
             return
-        text, self._pasted = self._pasted, None
+        text, self._pasted = "".join(self._pasted), None
         end = text.rfind(END)
         if end >= 0:
             text = text[:end] + text[end + len(END):]
