@@ -120,7 +120,7 @@ def test_enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_t
     term.type("/sessio")
     term.wait_for("/session")  # the menu, one match
     term.press("Enter")
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
     assert fake_llm.requests == []
     term.type("/nosuchcommand here")
     term.press("Enter")
@@ -241,7 +241,7 @@ def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
     term.press("BSpace")
     term.wait_for("the session's file, id, message counts")  # /session's row is back
     term.press("Enter")  # and Enter runs it
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
 
 
 def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, fake_llm):
