@@ -1,6 +1,9 @@
 """End to end: the fifth round of the TUI tester's findings (issue 12) in a real terminal (tmux) against the
 loopback model server: a huge paste full of forged end-of-paste marks and escape sequences stays one inert
-paste (nothing sent without Enter, nothing lost, no exception), counted in lines as `wc -l` counts them; ..."""
+paste (nothing sent without Enter, nothing lost, no exception), counted in lines as `wc -l` counts them; joined
+emoji show joined; `/session` counts the branch and the file as `/resume` does; a retry names the server's
+wait and a cancel says so once; a call waiting for approval shows no timer; a narrow footer drops whole
+segments; Tab takes an `@` completion and closes the menu."""
 
 from __future__ import annotations
 

@@ -45,6 +45,8 @@ def test_the_stalled_rest_of_a_paste_stays_text():
     stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", "\r", PAUSE, f"tail{END}", clock=lambda: now[0])
     assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (Keys.ControlM, "\r"), (paste, "tail")]
     assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
+    alt_enter = parse(f"{START}a{END}", PAUSE, "\x1b\r", clock=lambda: now[0])  # one key: acts
+    assert alt_enter == [(paste, "a"), (Keys.Escape, "\x1b"), (Keys.ControlM, "\r")]
     late = parse(f"{START}a{END}", PAUSE, "ab", clock=lambda: now.__setitem__(0, now[0] + 2) or now[0])
     assert late == [(paste, "a"), ("a", "a"), ("b", "b")]  # long after the paste: typed
 

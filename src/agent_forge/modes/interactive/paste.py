@@ -105,7 +105,8 @@ class PasteSafeParser(Vt100Parser):
         parser = Vt100Parser(keys.append)
         parser.feed(burst)
         parser.flush()
-        return len(keys) > 1
+        alt = len(keys) == 2 and keys[0].key == Keys.Escape  # Alt+key (Alt+Enter) comes as ESC and the key
+        return len(keys) > 1 and not alt
 
     def _report(self) -> None:
         """The paste taken in, as one key press: its last end mark is the terminal's own, the others text."""
