@@ -8,7 +8,7 @@ from bisect import bisect_right
 
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
 
-from ...ai.visible_text import SHOWN, escape_invisible
+from ...ai.visible_text import MAYBE_SHOWN, SHOWN, escape_invisible
 
 
 class ShowInvisible(Processor):
@@ -16,7 +16,7 @@ class ShowInvisible(Processor):
 
     def apply_transformation(self, ti: TransformationInput) -> Transformation:
         fragments = ti.fragments
-        if not any(SHOWN.search(fragment[1]) for fragment in fragments):
+        if not any(MAYBE_SHOWN.search(fragment[1]) for fragment in fragments):
             return Transformation(fragments)
         escaped = {match.start() for match in SHOWN.finditer("".join(fragment[1] for fragment in fragments))}
         shown: list[tuple[str, str]] = []
