@@ -197,7 +197,7 @@ def test_a_large_paste_is_collapsed_and_sent_whole(terminal, fake_llm, tmp_path)
     source.write_text(pasted)
     term._tmux("load-buffer", str(source))
     term._tmux("paste-buffer", "-p", "-t", "t")  # -p: bracketed, as the terminal would send a paste
-    term.wait_for("[paste #1: 51 lines")
+    term.wait_for("[paste #1: 50 lines")  # as `wc -l` counts them
     term.press("Enter")
     term.wait_for("Got the paste.")
     assert user_texts(fake_llm.requests[0])[-1] == pasted
@@ -226,7 +226,7 @@ def test_name_and_thinking_commands_show_in_the_footer(terminal, fake_llm):
     term.wait_for("fake-model • high")
     term.type("/session")
     term.press("Enter")
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
 
 
 def test_compact_summarises_the_conversation(terminal, fake_llm, agent_env_factory):
@@ -457,9 +457,9 @@ def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
     term = terminal()
     term.type("summarise @relnot")
     term.wait_for("docs/release-notes.md")  # the completion menu
-    term.press("Tab")
+    term.press("Tab")  # takes the completion and closes the menu
     term.wait_for("› summarise @docs/release-notes.md")
-    term.press("Enter")  # takes the completion
+    term.wait_until(lambda: "  docs/release-notes.md" not in term.screen(), "the menu to close")
     term.type(" please")
     term.press("Enter")
     term.wait_for("Read your notes.")

@@ -101,9 +101,8 @@ def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_ab
     term = terminal()
     term.type("show @we")
     term.wait_for("we ird name.txt")  # the completion menu
-    term.press("Tab")
+    term.press("Tab")  # takes the completion and closes the menu
     term.wait_for('› show @"we ird name.txt"')
-    term.press("Enter")  # takes the completion
     term.press("Enter")
     term.wait_for("Read the odd file.")
     assert "ODD-CONTENT-7" in user_texts(fake_llm.requests[0])[-1]
@@ -121,7 +120,7 @@ def test_enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_t
     term.type("/sessio")
     term.wait_for("/session")  # the menu, one match
     term.press("Enter")
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
     assert fake_llm.requests == []
     term.type("/nosuchcommand here")
     term.press("Enter")
@@ -195,7 +194,7 @@ def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(termi
     term = terminal()
     term._tmux("load-buffer", str(source))
     term._tmux("paste-buffer", "-p", "-t", "t")
-    term.wait_for("[paste #1: 5001 lines")
+    term.wait_for("[paste #1: 5000 lines")
     term.press("Enter")
     term.wait_for("Got the long one.")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
@@ -242,7 +241,7 @@ def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
     term.press("BSpace")
     term.wait_for("the session's file, id, message counts")  # /session's row is back
     term.press("Enter")  # and Enter runs it
-    term.wait_for("messages: 0 user")
+    term.wait_for("messages on this branch: 0 (0 user")
 
 
 def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, fake_llm):

@@ -197,9 +197,8 @@ def test_a_file_name_with_a_newline_is_attached_from_the_at_menu(terminal, fake_
     term = terminal()
     term.type("read @nlna")
     term.wait_for("nl")
-    term.press("Tab")  # the menu's only entry taken: one line, escaped
+    term.press("Tab")  # the menu's only entry taken: one line, escaped; the menu closes
     term.wait_for('› read @"nl\\nname.txt"')
-    term.press("Enter")  # takes the completion (the menu closes)
     term.wait_until(lambda: "  nl" not in term.screen(), "the menu to close")
     term.press("Enter")
     term.wait_for("Got the odd one.")

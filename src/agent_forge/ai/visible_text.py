@@ -7,14 +7,26 @@ from __future__ import annotations
 
 import re
 
-SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_EMOJI = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
+"""Pictographs a zero-width joiner may join (©, ®, the symbol blocks, the emoji planes), roughly Unicode's
+Extended_Pictographic."""
+SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064"
+                   f"\u2066-\u2069\ufeff]|(?<![{_EMOJI}\ufe0f])\u200d|\u200d(?![{_EMOJI}])")
 """What is shown escaped: C0 but tab and LF, DEL, C1; the Arabic letter mark, zero-width and direction marks,
-bidi embeddings, overrides and isolates, word joiner and invisible operators, the BOM."""
+bidi embeddings, overrides and isolates, word joiner and invisible operators, the BOM. A zero-width joiner is
+shown as such only between pictographs (after one or its variation selector, before another: 👨‍👩‍👧, a
+joined emoji); elsewhere it hides a join and is escaped. Variation selectors and skin-tone modifiers are never
+escaped."""
+
+
+MAYBE_SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                         "\u2066-\u2069\ufeff]")
+"""`SHOWN`'s characters, every joiner included: one character class, a fast first test (text seldom holds any)."""
 
 
 def escape_invisible(text: str) -> str:
     """`text` with each character of `SHOWN` replaced by `\\xNN` (below U+0100) or `\\uNNNN`."""
-    return SHOWN.sub(_visible, text) if SHOWN.search(text) else text
+    return SHOWN.sub(_visible, text) if MAYBE_SHOWN.search(text) else text
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -9,11 +9,15 @@ from agent_forge.modes.interactive.editor import PromptEditor
 from agent_forge.modes.interactive.paste import END, START, PasteSafeParser, pasted_text
 
 
-def parse(*bursts: str) -> list[tuple[object, str]]:
+PAUSE = None
+"""In `parse`'s bursts: the input pauses there (the key timeout passes, `flush`)."""
+
+
+def parse(*bursts: str | None, clock=lambda: 0.0) -> list[tuple[object, str]]:
     keys: list = []
-    parser = PasteSafeParser(keys.append)
+    parser = PasteSafeParser(keys.append, clock=clock)
     for burst in bursts:
-        parser.feed_burst(burst)
+        parser.flush() if burst is PAUSE else parser.feed_burst(burst)
     parser.flush()
     return [(key.key, key.data) for key in keys]
 
@@ -23,26 +27,33 @@ def test_a_forged_end_mark_inside_a_paste_ends_nothing():
     assert parse(forged) == [(Keys.BracketedPaste, f"hello{END}!touch PWNED\r{START}more")]
 
 
-def test_keys_typed_after_a_paste_still_act():
-    keys = parse(f"{START}pasted{END}", "x\r")
+def test_keys_typed_after_a_paste_and_a_pause_act():
+    keys = parse(f"{START}pasted{END}", PAUSE, "x", "\r")
     assert keys == [(Keys.BracketedPaste, "pasted"), ("x", "x"), (Keys.ControlM, "\r")]
 
 
-def test_a_burst_cut_just_after_a_forged_end_mark_is_still_paste():
-    keys = parse(f"{START}hello{END}", f"!touch PWNED\r{END}", "y")
-    assert keys == [(Keys.BracketedPaste, "hello"), (Keys.BracketedPaste, "!touch PWNED\r"), ("y", "y")]
-
-
-def test_the_terminals_write_cut_anywhere_after_a_forged_end_mark_still_pastes():
+def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
     paste = Keys.BracketedPaste
-    assert parse(f"{START}a{END}!cmd\r", END) == [(paste, "a"), (paste, "!cmd\r")]
-    assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
-    assert parse(f"{START}a{END}", "!c", "md", f"\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
+    assert parse(f"{START}p{END}x\r") == [(paste, "px\r")]  # the same burst
+    assert parse(f"{START}a{END}", "!c", "md", "\r", f"x{END}") == [(paste, f"a{END}!cmd\rx")]
+    assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, f"a{END}!cmd\r")]
+    assert parse(f"{START}p{END}", f"{START}q{END}") == [(paste, "p"), (paste, "q")]  # a new paste: its own
 
 
-def test_keys_right_behind_a_paste_act_once_the_input_pauses():
-    assert parse(f"{START}p{END}x") == [(Keys.BracketedPaste, "p"), ("x", "x")]
-    assert parse(f"{START}p{END}", f"{START}q{END}") == [(Keys.BracketedPaste, "p"), (Keys.BracketedPaste, "q")]
+def test_the_stalled_rest_of_a_paste_stays_text():
+    paste, now = Keys.BracketedPaste, [0.0]
+    stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", "\r", PAUSE, f"tail{END}", clock=lambda: now[0])
+    assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (Keys.ControlM, "\r"), (paste, "tail")]
+    assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
+    alt_enter = parse(f"{START}a{END}", PAUSE, "\x1b\r", clock=lambda: now[0])  # one key: acts
+    assert alt_enter == [(paste, "a"), (Keys.Escape, "\x1b"), (Keys.ControlM, "\r")]
+    late = parse(f"{START}a{END}", PAUSE, "ab", clock=lambda: now.__setitem__(0, now[0] + 2) or now[0])
+    assert late == [(paste, "a"), ("a", "a"), ("b", "b")]  # long after the paste: typed
+
+
+def test_a_mouse_report_with_mouse_reporting_off_is_dropped(capsys):
+    assert parse("a\x1b[0mb\x1b[<0;1;1Mc") == [("a", "a"), ("b", "b"), ("c", "c")]
+    assert "ignored a mouse report" in capsys.readouterr().err
 
 
 def test_a_paste_split_over_many_reads_ends_at_its_mark():
@@ -55,3 +66,21 @@ def test_pasted_control_characters_are_inserted_as_visible_escapes():
     editor = PromptEditor(None)
     editor.paste(f"{END}!rm -rf x\r")
     assert editor.buffer.text == "\\x1b[201~!rm -rf x\n" and editor.take() == "\\x1b[201~!rm -rf x\n"
+
+
+def test_input_the_parser_fails_on_is_dropped_with_a_log_line_and_a_taken_paste_kept(capsys, monkeypatch):
+    from agent_forge.modes.interactive.paste import PasteSafeInput
+
+    terminal = PasteSafeInput.__new__(PasteSafeInput)  # the parser part only: no terminal in a unit test
+    keys: list = []
+    terminal._buffer = keys
+    terminal.vt100_parser = PasteSafeParser(keys.append)
+    terminal.vt100_parser.feed_burst(f"{START}kept{END}")
+
+    def broken(data: str) -> None:
+        raise ValueError("not enough values to unpack")
+
+    monkeypatch.setattr(terminal.vt100_parser, "feed_burst", broken)
+    terminal._parse(lambda: terminal.vt100_parser.feed_burst("x"))
+    assert [(key.key, key.data) for key in keys] == [(Keys.BracketedPaste, "kept")]
+    assert "dropped input the key parser failed on: ValueError" in capsys.readouterr().err

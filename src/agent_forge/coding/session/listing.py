@@ -262,20 +262,24 @@ def _text_or_none(value: object) -> str | None:
 
 
 def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
-    """(latest session name, first user message text, number of message entries)."""
+    """(latest session name, first user message text, `file_message_count`)."""
     name: str | None = None
     first_message: str | None = None
-    count = 0
     for entry in entries:
         if entry["type"] == "message":
-            count += 1
             message = cast(MessageEntry, entry).get("message")
             if first_message is None and isinstance(message, dict) and message.get("role") == "user":
                 first_message = message_text(message)
         elif entry["type"] == "session_info":
             value = cast(SessionInfoEntry, entry).get("name")
             name = value if isinstance(value, str) and value.strip() else None
-    return name, first_message or "", count
+    return name, first_message or "", file_message_count(entries)
+
+
+def file_message_count(entries: list[SessionEntry]) -> int:
+    """A file's messages as listings count them (`messageCount`, `/resume`, `/session`): its `message`
+    entries on every branch, tool results included."""
+    return sum(1 for entry in entries if entry["type"] == "message")
 
 
 def message_text(message: AgentMessage) -> str:

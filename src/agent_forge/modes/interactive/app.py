@@ -60,12 +60,13 @@ async def run_interactive_mode(session: AgentSession, first_prompt: str | None =
 def _typed_ahead(app: Application[int]) -> None:
     """The keys typed before the editor was ready (`typeahead.hold`), for prompt_toolkit to take first."""
     from prompt_toolkit.input.typeahead import store_typeahead
-    from prompt_toolkit.input.vt100_parser import Vt100Parser
     from prompt_toolkit.key_binding import KeyPress
 
+    from .paste import PasteSafeParser
+
     keys: list[KeyPress] = []
-    parser = Vt100Parser(keys.append)
-    parser.feed(take_typed_ahead())
+    parser = PasteSafeParser(keys.append)  # the same rules as later input: a stray end-of-paste mark, a mouse report
+    parser.feed_burst(take_typed_ahead())
     parser.flush()
     if keys:
         store_typeahead(app.input, keys)

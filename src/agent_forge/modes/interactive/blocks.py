@@ -110,13 +110,23 @@ def error_notice(message: dict[str, Any]) -> Text:
     return notice(f"error: {error_summary(message.get('errorMessage') or 'the request failed')}", "error")
 
 
-def retry_notice(event: dict[str, Any]) -> Text:
+def retry_notice(event: dict[str, Any], hint_ms: object = None) -> Text:
     """`retrying in 2 s, retry 1/3: <error>` for an `auto_retry_start` event (`error_summary`; "attempts"
-    count requests, as in `retries ended: <error> (after 4 attempts)`)."""
-    seconds = max(0, int(event.get("delayMs", 0))) / 1000
-    wait = f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
-    return notice(f"retrying in {wait}, retry {event.get('attempt')}/{event.get('maxAttempts')}: "
-                  f"{error_summary(str(event.get('errorMessage', '')))}", "warning")
+    count requests, as in `retries ended: <error> (after 4 attempts)`). `hint_ms`, the failed answer's
+    `retryAfterMs`, is named when the wait differs from it (the wait is the longer of it and the backoff, or
+    the cap): `retrying in 2 s (the server asked for 1 s), ...`."""
+    delay_ms = max(0, int(event.get("delayMs", 0)))
+    asked = ""
+    if isinstance(hint_ms, int) and not isinstance(hint_ms, bool) and hint_ms >= 0 and hint_ms != delay_ms:
+        asked = f" (the server asked for {_seconds(hint_ms)})"
+    return notice(f"retrying in {_seconds(delay_ms)}{asked}, retry {event.get('attempt')}/"
+                  f"{event.get('maxAttempts')}: {error_summary(str(event.get('errorMessage', '')))}", "warning")
+
+
+def _seconds(ms: int) -> str:
+    """`2 s`, `0.5 s`, `0 s`: a wait in milliseconds as shown."""
+    seconds = ms / 1000
+    return f"{seconds:.0f} s" if seconds >= 1 or seconds == 0 else f"{seconds:.1f} s"
 
 
 ERROR_SHOWN_CHARS = 300

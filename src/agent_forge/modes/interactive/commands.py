@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...coding.errors import CommandError
+from ...coding.session.listing import file_message_count
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
 from .keymap import with_keys
@@ -115,11 +116,14 @@ class Commands:
         stats = self.ui.session.get_session_stats()
         tokens, usage = stats["tokens"], stats.get("contextUsage") or {}
         percent = usage.get("percent")
+        in_file = file_message_count(self.ui.session.store.entries)
         lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
-                 f"messages: {stats['userMessages']} user, {stats['assistantMessages']} assistant, "
-                 f"{stats['toolCalls']} tool calls, {stats['totalMessages']} in all",
-                 f"tokens: {tokens['input']:,} in, {tokens['output']:,} out, {tokens['cacheRead']:,} cache read, "
-                 f"{tokens['cacheWrite']:,} cache write", f"cost: ${stats['cost']:.4f}"]
+                 f"messages on this branch: {stats['totalMessages']} ({stats['userMessages']} user, "
+                 f"{stats['assistantMessages']} assistant with {stats['toolCalls']} tool calls, "
+                 f"{stats['toolResults']} tool results)",
+                 f"whole file, all branches: {in_file} messages; tokens {tokens['input']:,} in, "
+                 f"{tokens['output']:,} out, {tokens['cacheRead']:,} cache read, {tokens['cacheWrite']:,} cache "
+                 f"write; cost ${stats['cost']:.4f}"]
         if usage:
             shown = "unknown until the next answer" if percent is None else f"{percent:.1f}%"
             lines.append(f"context: {shown} of {usage['contextWindow']:,} tokens")

@@ -21,6 +21,11 @@ HISTORY_MAX_CHARS = 100_000
 """Longer prompts (a 5 MB paste) are sent but not kept in the history file."""
 
 
+def line_count(text: str) -> int:
+    """Lines as `wc -l` counts them, plus an unfinished last one: `a\\nb\\n` and `a\\nb` are 2 lines."""
+    return text.count("\n") + (not text.endswith("\n"))
+
+
 class PromptEditor:
     """The editor's `buffer` plus its collapsed pastes; `history_path` None keeps history in memory."""
 
@@ -55,7 +60,7 @@ class PromptEditor:
 
     def _insert(self, data: str) -> None:
         """`data` at the cursor, as a `[paste #N: ...]` marker when it is large."""
-        lines = data.count("\n") + 1
+        lines = line_count(data)
         if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
             return

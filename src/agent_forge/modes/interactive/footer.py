@@ -49,28 +49,45 @@ class Footer:
         name = state.get("sessionName")
         self._top = short_cwd(session.cwd) + (f" · {name}" if name else "")
         tokens, usage = stats.get("tokens") or {}, stats.get("contextUsage")
-        left = [f"↑{compact_count(tokens.get('input', 0))} ↓{compact_count(tokens.get('output', 0))}"]
+        left = [(3, f"↑{compact_count(tokens.get('input', 0))} ↓{compact_count(tokens.get('output', 0))}")]
         if tokens.get("cacheRead"):
-            left.append(f"R{compact_count(tokens['cacheRead'])}")
-        left.append(f"${stats.get('cost', 0.0):.3f}")
+            left.append((4, f"R{compact_count(tokens['cacheRead'])}"))
+        left.append((1, f"${stats.get('cost', 0.0):.3f}"))
         if usage:
             percent = usage.get("percent")
             shown = "?" if percent is None else f"{percent:.1f}%"
-            left.append(f"{shown}/{compact_count(usage['contextWindow'])}")
-        self._left = " ".join(left)
+            left.append((2, f"{shown}/{compact_count(usage['contextWindow'])}"))
+        self._left = left
         model = state.get("model")
         level = state.get("thinkingLevel") or "off"
-        self._right = (f"({model['provider']}) {model['id']} • {level}" if model else "no model")
+        self._right = [(2, f"({model['provider']})"), (0, str(model["id"])), (1, f"• {level}")] if model \
+            else [(0, "no model")]
 
     def lines(self, width: int) -> list[str]:
         """The footer's lines fitted to `width` columns, cleaned: cwd, then stats and model on one line, or
-        on two when the terminal is too narrow for both."""
+        on two when the terminal is too narrow for both; a line still too long loses its least important
+        segments whole, never a cut word, until one is left. Kept longest: the note (`press ctrl+c again to
+        exit`) and the model id, then cost and thinking level, context use and provider, tokens, cache reads,
+        plugin statuses."""
         top = clean(self._top)
-        left = " ".join([clean(self._left), *[clean(v) for v in self.status.values()], clean(self.note)]).strip()
-        right = clean(self._right)
-        gap = width - get_cwidth(left) - get_cwidth(right)
+        left = [(p, clean(t)) for p, t in self._left] + [(5, clean(v)) for v in self.status.values()]
+        left += [(0, clean(self.note))]  # a transient note says what the next key does: it stays longest
+        right = [(p, clean(t)) for p, t in self._right]
+        left_text, right_text = _joined(left), _joined(right)
+        gap = width - get_cwidth(left_text) - get_cwidth(right_text)
         if gap >= 2:
-            return [fit(top, width), f"{left}{' ' * gap}{right}"]
-        return [fit(top, width), fit(left, width), fit(right, width)]
+            return [fit(top, width), f"{left_text}{' ' * gap}{right_text}"]
+        return [fit(top, width), _fitted(left, width), _fitted(right, width)]
 
 
+def _joined(parts: list[tuple[int, str]]) -> str:
+    return " ".join(text for _, text in parts if text)
+
+
+def _fitted(parts: list[tuple[int, str]], width: int) -> str:
+    """`parts` ((priority, text), in display order) joined within `width` columns: the least important (the
+    highest number; of equals the last) are left out until they fit; one left that is still too long is cut."""
+    shown = [(priority, n, text) for n, (priority, text) in enumerate(parts) if text]
+    while len(shown) > 1 and get_cwidth(" ".join(text for _, _, text in shown)) > width:
+        shown.remove(max(shown))
+    return fit(" ".join(text for _, _, text in shown), width)

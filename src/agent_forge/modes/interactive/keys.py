@@ -19,7 +19,7 @@ from .keymap import ACTIONS, key_sequence
 EDITOR_KEYS = [
     ("up, down", "move in the text; at its first or last line: prompt history"),
     ("/ at the start", "the menu of commands, filtered as you type"),
-    ("@name, tab", "@: fuzzy file search (attached when sent); tab: complete a path or take a completion"),
+    ("@name, tab", "@: fuzzy file search (attached when sent); tab: take a completion or complete a path"),
     ("ctrl+a/e, alt+b/f, ...", "Emacs editing keys (ctrl+w, ctrl+k, ctrl+u, ctrl+y, ...)"),
     ("!cmd, !!cmd", "run a shell command (!! keeps it out of the context)"),
 ]
@@ -86,16 +86,20 @@ def _newline(ui: Any, event: Any) -> None:
 
 
 def _completion_bindings(kb: KeyBindings, ui: Any) -> None:
-    """Tab starts or moves through completions; Enter on a selected one takes it (closes the menu)."""
+    """Tab takes the highlighted (else the first) completion of an open menu and closes it (a directory opens
+    its own menu), or starts completing; Enter on a selected one takes it (closes the menu)."""
     selected = Condition(lambda: bool(ui.editor.buffer.complete_state
                                       and ui.editor.buffer.complete_state.current_completion))
 
     @kb.add("tab")
     def _tab(event: Any) -> None:
         buffer = event.current_buffer
-        if buffer.complete_state:
-            buffer.complete_next()
-        else:
+        state = buffer.complete_state
+        if state and state.completions:
+            buffer.apply_completion(state.current_completion or state.completions[0])
+            if buffer.document.text_before_cursor.endswith("/"):  # a directory: go on into it
+                buffer.start_completion(select_first=False)
+        elif not state:
             buffer.start_completion(select_first=True)
 
     @kb.add("enter", filter=selected)

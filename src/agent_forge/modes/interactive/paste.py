@@ -2,18 +2,27 @@
 
 A terminal wraps a paste in `ESC[200~` ... `ESC[201~`; most do not filter those marks out of the pasted text
 itself, so a crafted text holding `ESC[201~!rm -rf ~\\r` would end the paste early and have the rest read as
-typed keys (Enter included). prompt_toolkit's parser ends a paste at the first end mark; `PasteSafeInput`
-instead takes in everything the terminal has already sent (a paste arrives as one burst; a person's keys
-never share a burst with it) and ends the paste at the *last* end mark of that burst. What follows a paste is
-held until the input pauses (prompt_toolkit's flush after 50 ms): should the terminal's write have been cut
-into bursts just after a forged end mark, a stray end mark (one without a start) arriving meanwhile shows
-that the held text still belonged to the paste, and it never acts as keys. `pasted_text` then makes what a
-paste holds inert: control characters but newline and tab become visible escapes (`\\x1b`), carriage returns
-become newlines."""
+typed keys (Enter included). The terminal cannot tell a forged end mark from its own, so `PasteSafeParser`
+goes by when input arrives instead (a terminal writes a paste at once; a person's next key comes later):
+
+- a paste ends at the *last* end mark of what the terminal sent at once (one `feed_burst`);
+- everything arriving after that until the input pauses (`flush`: no input for the key timeout and none
+  waiting) belongs to the paste, Enter included (a newline); only a new start mark ends it earlier;
+- for `TAIL_S` after that, a burst of more than one key is pasted text too, the rest of a paste whose terminal
+  stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst holding an
+  end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
+- a mouse report while mouse reporting is off (a pasted `ESC[0m` parses as one) is dropped with a log line,
+  as is anything the key parser fails on: neither reaches a key handler.
+
+So nothing is submitted without an Enter key of its own. `pasted_text` then makes what a paste holds inert:
+control characters but newline and tab become visible escapes (`\\x1b`), carriage returns become newlines."""
 
 from __future__ import annotations
 
 import re
+import select
+import sys
+import time
 
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.input.vt100_parser import Vt100Parser
@@ -24,8 +33,10 @@ START, END = "\x1b[200~", "\x1b[201~"
 MAX_BURST_CHARS = 16 * 1024 * 1024
 """Reading what is already there stops here (the rest is read on the next round)."""
 READ_CHARS = 65536
-HOLD_BURSTS = 4
-"""Bursts arriving one right after another that are held after a paste before they count as typed."""
+TAIL_S = 1.0
+"""How long after a paste a burst of several keys still counts as its stalled rest (seconds)."""
+ONE_KEY_CHARS = 16
+"""Longer bursts are more than one key (the longest key sequences are about 10 characters)."""
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -37,26 +48,27 @@ def pasted_text(data: str) -> str:
 
 
 class PasteSafeParser(Vt100Parser):
-    """`Vt100Parser` whose paste ends at the last end mark of the data fed in one `feed_burst`, and which holds
-    back what follows a paste (the rest of its burst, and up to `HOLD_BURSTS` more bursts arriving at once) until
-    the input pauses (`flush`): a stray end mark in it shows the paste went on past a forged one."""
+    """`Vt100Parser` following the rules above; `feed_burst` takes everything read in one round, `flush` says
+    the input paused. `clock` gives seconds (monotonic)."""
 
-    def __init__(self, callback) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(callback)
-        self._held: str | None = None  # after a paste: input not parsed yet
-        self._held_bursts = 0
+    def __init__(self, callback, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+        self._pasted: list[str] | None = None  # the paste being taken in after its (last) end mark, marks kept
+        self._clock = clock
+        self._reported_at = float("-inf")
+        super().__init__(lambda key_press: _checked(key_press, callback))
 
     def feed_burst(self, data: str) -> None:
         """Feed everything read in one round (the unit the rules above reason about)."""
-        if self._held is None or self._in_bracketed_paste:
+        if self._in_bracketed_paste:
             self.feed(data)
             return
-        data, self._held = self._held + data, None
-        stray, start = data.find(END), data.find(START)
-        if stray >= 0 and (start < 0 or stray < start):  # the paste went on past a forged end mark
-            self._paste(data[:stray], data[stray + len(END):])
-        elif start < 0 and self._held_bursts < HOLD_BURSTS:
-            self._held, self._held_bursts = data, self._held_bursts + 1
+        before, mark, rest = data.partition(START)
+        if self._pasted is not None or END in before:
+            self._take_in(before, mark + rest)
+        elif self._stalled_tail(before):  # text, but what comes next may be keys: the paste itself has ended
+            self._take_in(before, "")
+            self._report()
+            self.feed(mark + rest)
         else:
             self.feed(data)
 
@@ -69,21 +81,69 @@ class PasteSafeParser(Vt100Parser):
         end = self._paste_buffer.rfind(END, searched_from)
         if end < 0:
             return
-        content, rest = self._paste_buffer[:end], self._paste_buffer[end + len(END):]
+        content, rest = self._paste_buffer[:end + len(END)], self._paste_buffer[end + len(END):]
         self._in_bracketed_paste, self._paste_buffer = False, ""
-        self._paste(content, rest)
+        before, mark, rest = rest.partition(START)
+        self._take_in(content + before, mark + rest)
 
-    def _paste(self, content: str, after: str) -> None:
-        """Report the paste `content`; hold `after`, what came behind it."""
-        self.feed_key_callback(KeyPress(Keys.BracketedPaste, content))
-        self._held, self._held_bursts = after, 0
+    def _take_in(self, text: str, then: str) -> None:
+        """`text` is part of the paste being taken in; `then` (empty or from a start mark on) begins the next."""
+        if self._pasted is None:
+            self._pasted = []
+        self._pasted.append(text)
+        if then:
+            self._report()
+            self.feed(then)
+
+    def _stalled_tail(self, burst: str) -> bool:
+        """Whether `burst`, arriving shortly after a paste, is more than one key (its stalled rest)."""
+        if not burst or self._clock() - self._reported_at > TAIL_S:
+            return False
+        if len(burst) > ONE_KEY_CHARS:
+            return True
+        keys: list[KeyPress] = []
+        parser = Vt100Parser(keys.append)
+        parser.feed(burst)
+        parser.flush()
+        alt = len(keys) == 2 and keys[0].key == Keys.Escape  # Alt+key (Alt+Enter) comes as ESC and the key
+        return len(keys) > 1 and not alt
+
+    def _report(self) -> None:
+        """The paste taken in, as one key press: its last end mark is the terminal's own, the others text."""
+        if self._pasted is None:
+            return
+        text, self._pasted = "".join(self._pasted), None
+        end = text.rfind(END)
+        if end >= 0:
+            text = text[:end] + text[end + len(END):]
+        self._reported_at = self._clock()
+        self.feed_key_callback(KeyPress(Keys.BracketedPaste, text))
+
+    def reset(self, request: bool = False) -> None:
+        """A fresh parser (after it failed on an input): a paste taken in so far is reported, not lost."""
+        self._report()
+        super().reset(request)
+        self._paste_buffer = ""
 
     def flush(self) -> None:
-        """The input paused: what was held after a paste is typed input after all."""
-        if self._held is not None:
-            held, self._held = self._held, None
-            super().feed(held)
+        """The input paused: the paste being taken in is complete."""
+        self._report()
         super().flush()
+
+
+def _checked(key_press: KeyPress, callback) -> None:  # type: ignore[no-untyped-def]
+    """Pass `key_press` on unless it is a mouse report: mouse reporting is never switched on (the layout's
+    `mouse_support=False`), so one is pasted or forged text, and prompt_toolkit's handler raises on a
+    malformed one (`ESC[0m`)."""
+    if key_press.key == Keys.Vt100MouseEvent:
+        _log(f"ignored a mouse report while mouse reporting is off: {key_press.data!r}")
+        return
+    callback(key_press)
+
+
+def _log(text: str) -> None:
+    """A line on stderr (the stray-output log while the UI runs)."""
+    print(f"agent-forge: {text}", file=sys.stderr)
 
 
 class PasteSafeInput(Vt100Input):
@@ -100,6 +160,29 @@ class PasteSafeInput(Vt100Input):
             if not more:
                 break
             data += more
-        self.vt100_parser.feed_burst(data)
+        self._parse(lambda: self.vt100_parser.feed_burst(data))
         result, self._buffer = self._buffer, []
         return result
+
+    def flush_keys(self) -> list[KeyPress]:
+        """The key timeout passed without input: flush the parser, unless input is waiting after all (the
+        event loop was busy; the reader runs next, and a paste going on is not cut short)."""
+        if self._waiting():
+            return []
+        self._parse(self.vt100_parser.flush)
+        result, self._buffer = self._buffer, []
+        return result
+
+    def _waiting(self) -> bool:
+        try:
+            return bool(select.select([self.stdin.fileno()], [], [], 0)[0])
+        except (OSError, ValueError):
+            return False
+
+    def _parse(self, step) -> None:  # type: ignore[no-untyped-def]
+        """Run parser `step`; an input the parser fails on is dropped with a log line (never a crash)."""
+        try:
+            step()
+        except Exception as exc:  # prompt_toolkit's parser state is a generator: restart it cleanly
+            _log(f"dropped input the key parser failed on: {type(exc).__name__}: {exc}")
+            self.vt100_parser.reset()

@@ -70,6 +70,11 @@ class ToolCall:
         asked = end - self._waiting if self._waiting is not None else 0.0
         return max(0.0, end - self.started - self.waited - asked)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether an approval question about it is open."""
+        return self._waiting is not None
+
     def pause(self) -> None:
         """An approval question about it opened: that wait is not the tool's time."""
         if self._waiting is None:
@@ -322,5 +327,8 @@ def _band(lines: list[Text], *, failed: bool) -> Padding:
 
 
 def running_line(call: ToolCall, frame: str) -> str:
-    """The live-region line of a running call: spinner frame, title, elapsed seconds."""
+    """The live-region line of a running call: spinner frame, title, elapsed seconds; while its approval
+    question is open, no spinner and no time (it does not run yet, and its time starts at the answer)."""
+    if call.waiting:
+        return f"· {call.title()} (waiting for approval)"
     return f"{frame} {call.title()} ({call.elapsed():.0f} s)"

@@ -123,8 +123,9 @@ class EventView:
         if self._partial_shown:  # the session leaves the failed attempt out of the conversation: say so
             self._print(notice("(interrupted: this partial answer is left out; retrying)", "info"))
             self._partial_shown = False
+        hint = (self._failed or {}).get("retryAfterMs")
         self._failed, self._retrying = None, True
-        self._print(retry_notice(event))
+        self._print(retry_notice(event, hint))
         self.live.activity = f"retrying (retry {event.get('attempt')}/{event.get('maxAttempts')})"
 
     def _on_auto_retry_end(self, event: dict[str, Any]) -> None:
@@ -133,10 +134,12 @@ class EventView:
         if not event.get("success"):  # counted as print mode and `finalError` count: requests (`retry.py`)
             from ...coding.retry import RETRY_CANCELLED, requests_made, with_attempts
 
+            if event.get("finalError") == RETRY_CANCELLED:  # the event's error is only "Retry cancelled": once
+                self._print(notice(with_attempts("retry cancelled", requests_made(event)), "error"))
+                return
             error = (failed or {}).get("errorMessage") or event.get("finalError") or "failed"
-            ended = "retry cancelled" if event.get("finalError") == RETRY_CANCELLED else "retries ended"
             summary = with_attempts(error_summary(str(error)), requests_made(event))
-            self._print(notice(f"{ended}: {summary}", "error"))
+            self._print(notice(f"retries ended: {summary}", "error"))
 
     def _on_compaction_start(self, event: dict[str, Any]) -> None:
         self._compacting_alone = not self.live.working  # `/compact` while idle: no run settles it

@@ -8,7 +8,7 @@ from bisect import bisect_right
 
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
 
-from ...ai.visible_text import SHOWN, escape_invisible
+from ...ai.visible_text import MAYBE_SHOWN, SHOWN, escape_invisible
 
 
 class ShowInvisible(Processor):
@@ -16,20 +16,21 @@ class ShowInvisible(Processor):
 
     def apply_transformation(self, ti: TransformationInput) -> Transformation:
         fragments = ti.fragments
-        if not any(SHOWN.search(fragment[1]) for fragment in fragments):
+        if not any(MAYBE_SHOWN.search(fragment[1]) for fragment in fragments):
             return Transformation(fragments)
+        escaped = {match.start() for match in SHOWN.finditer("".join(fragment[1] for fragment in fragments))}
         shown: list[tuple[str, str]] = []
         starts: list[int] = []  # the display column of each source character
         column = 0
         for fragment in fragments:
             style, text = fragment[0], fragment[1]
             for char in text:
-                starts.append(column)
-                if SHOWN.fullmatch(char):
+                if len(starts) in escaped:  # by position: whether a joiner is escaped depends on its neighbours
                     char = escape_invisible(char)
                     shown.append((f"{style} class:dim", char))
                 else:
                     shown.append((style, char))
+                starts.append(column)
                 column += len(char)
 
         def to_display(position: int) -> int:
