@@ -111,3 +111,44 @@ def test_a_tool_call_block_missing_a_field_makes_its_message_unusable(block):
     sound = {"type": "toolCall", "id": "c", "name": "n", "arguments": {}}
     assert context.context_message({"role": "assistant", "content": [sound], "timestamp": 1}) is not None
     assert context.context_message({"role": "assistant", "content": [sound, block], "timestamp": 1}) is None
+
+
+@pytest.mark.parametrize("last", [None, {"type": "context_edit", "targetId": "e1", "replacement": "A"},
+                                  {"type": "compaction", "summary": "s", "firstKeptEntryId": "e1",
+                                   "tokensBefore": 10}])
+def test_opening_checks_and_builds_in_one_pass_as_the_two_passes_do(last):
+    """`open_context` (a file in one chain) gives the context `build_context` gives and the unusable entries
+    `unusable_entries` finds; with a compaction or a context edit it gives the checks for `build_context`."""
+    kinds = [*SETTINGS_AND_MESSAGES, {"type": "message", "message": {"role": "user", "content": 42}},
+             {"type": "branch_summary", "fromId": "x", "summary": 7}, *([last] if last else []),
+             {"type": "message", "message": {"role": "user", "content": "after", "timestamp": "5"}}]
+    path = [{"id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "t", **entry}
+            for i, entry in enumerate(kinds)]
+    lines = list(range(2, len(path) + 2))
+    built, unusable, checked = context.open_context(path, lines)  # type: ignore[arg-type]
+    assert unusable == context.unusable_entries(path, lines, {})  # type: ignore[arg-type]
+    assert [line for line, _ in unusable] == [4, 6, 11, 12]  # level 7, modelId 5, content 42, summary 7
+    expected = context.build_context(path)  # type: ignore[arg-type]
+    if last is None:
+        assert built == expected and checked is None
+        assert built.messages[-1] == {"role": "user", "content": "after", "timestamp": 0}  # repaired copy
+    else:
+        assert built is None and checked is not None
+        assert context.build_context(path, checked) == expected  # type: ignore[arg-type]
+
+
+def test_a_compacted_file_in_one_chain_checks_each_message_once(tmp_path, monkeypatch):
+    store = SessionStore.create(tmp_path / "project", tmp_path / "sessions")
+    ids = [store.append_message({"role": "user", "content": f"q{i}", "timestamp": i})["id"] for i in range(3)]
+    store.append_message({"role": "user", "content": 42, "timestamp": 3})
+    store.append_compaction("summary", ids[1], 100)
+    store.append_message({"role": "user", "content": "q4", "timestamp": 4})
+    store.close()
+    calls = []
+    real = context.context_message
+    monkeypatch.setattr(context, "context_message", lambda message: calls.append(message) or real(message))
+    opened = SessionStore.open(store.path)
+    contents = [m.get("content", m.get("summary")) for m in opened.build_context().messages]
+    assert contents == ["summary", "q1", "q2", "q4"]
+    assert len(calls) == 5
+    assert [warning.lines for warning in opened.load_warnings] == [(5,)]

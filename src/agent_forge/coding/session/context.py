@@ -345,6 +345,52 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
+def open_context(entries: list[SessionEntry], lines: Sequence[int]
+                 ) -> tuple[SessionContext | None, list[tuple[int, Phrase]], Checked | None]:
+    """One pass over the entries of a file just read whose active branch is every entry in file order
+    (`ParsedSession.linear`): (the branch's context as `build_context` makes it, the unusable entries as
+    `unusable_entries` finds them, None), each message checked once. When the branch holds a compaction or a
+    context edit (the context is then not the entries in order: `_built_by_rules`), the context is None and the
+    third item holds the checks made, for `build_context`."""
+    unusable: list[tuple[int, Phrase]] = []
+    messages: list[AgentMessage] = []
+    own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
+    context = SessionContext()
+    reordered = False
+    for entry, line in zip(entries, lines):
+        kind = entry["type"]
+        if kind == "message":  # inlined: once per entry of every session opened
+            message = context_message(entry.get("message"))
+            own.append(message)
+            if message is None:
+                unusable.append((line, _BAD_MESSAGE))
+            elif not reordered:
+                messages.append(message)
+            continue
+        if (phrase := unusable_entry(entry)) is not None:
+            unusable.append((line, phrase))
+        if kind in _REORDERING:
+            reordered = True
+        elif kind in _SETTING_KINDS:
+            _apply_setting(context, entry, kind)
+        elif not reordered:
+            messages += entry_messages(entry)
+    if reordered:
+        return None, unusable, _checks(entries, own)
+    context.model = context.model or _last_answering_model(entries)
+    context.messages = results_in_call_order(messages)
+    return context, unusable, None
+
+
+def _checks(entries: list[SessionEntry], own: list[AgentMessage | None]) -> Checked:
+    """`Checked` of the `message` entries of `entries`, `own` holding their `context_message`s in order."""
+    checked: Checked = {}
+    raws = (entry.get("message") for entry in entries if entry["type"] == "message")
+    for raw, message in zip(raws, own):
+        _record(checked, raw, message)
+    return checked
+
+
 def unusable_entries(entries: list[SessionEntry], lines: Sequence[int], checked: Checked) -> list[tuple[int, Phrase]]:
     """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
     recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry

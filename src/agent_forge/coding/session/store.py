@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...ai import json_wire
-from .context import Checked, SessionContext, build_context, unusable_entries
+from .context import Checked, SessionContext, build_context, open_context, unusable_entries
 from .appends import EntryAppends
 from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_entry_id, uuid4
 from ..errors import SessionFileError, SessionLockError
@@ -152,10 +152,14 @@ class SessionStore(EntryAppends):
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions)
-        store._checked = {}  # the first build_context uses these checks instead of making them again
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
-        unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
+            context, unusable, store._checked = open_context(parsed.entries, parsed.entry_lines)
+            if context is not None:  # the shape checks and the first context made in one pass
+                store._context = (store._leaf_id, context)
+        else:
+            store._checked = {}  # the first build_context uses these checks instead of making them again
+            unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
         store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
