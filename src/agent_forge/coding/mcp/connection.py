@@ -28,7 +28,7 @@ from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
 from .stdio_transport import MessageTooLong, open_stdio
-from .vetting import fill_schema_types
+from .vetting import screen_tool_listing
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
     from types import ModuleType
@@ -72,6 +72,9 @@ class ServerConnection:
         self.resource_templates: list[ResourceTemplate] = []  # its `ResourceTemplate` objects
         self.warnings: list[str] = []  # current naming problems of its tools (set by the manager)
         self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
+        self.listing_notices: list[str] = []  # the tools its last `tools/list` answer had that were repaired or
+        # taken out (`vetting.screen_tool_listing`); the manager adds them to `warnings`
+        self._version: str | None = None  # the protocol version its `initialize` answer gave
         self.instructions: str | None = None
         self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
         self.started_at = 0.0
@@ -239,9 +242,8 @@ class ServerConnection:
 
     async def _pump(self, read: ReadStream[SessionMessage | Exception], send: MemoryObjectSendStream[SessionMessage],
                     lost: AnyioEvent) -> None:
-        """Forward the transport's messages to the session (tool schemas without `type` made object schemas,
-        `vetting.fill_schema_types`). A stdio line that is not JSON-RPC is reported (as
-        `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
+        """Forward the transport's messages to the session (a tool listing screened first, `_screen`). A stdio
+        line that is not JSON-RPC is reported (as `error`) and skipped; an HTTP transport error ends the connection. `lost` is set when forwarding ends."""
         try:
             async with send:
                 async for item in read:
@@ -257,11 +259,19 @@ class ServerConnection:
                         self._skipped.add(first_line(item))  # the event at most every second
                         self.error = self._skipped.text
                         continue
-                    fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
+                    self._screen(getattr(item.message, "result", None))  # before the SDK checks it
                     await send.send(item)
         finally:
             self._gone()
             lost.set()
+
+    def _screen(self, result: object) -> None:
+        """Note the protocol version an `initialize` answer gives; take the tools out of a `tools/list` answer
+        that would make the SDK refuse the listing (`vetting.screen_tool_listing`), keeping the notices."""
+        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            self._version = result["protocolVersion"]
+        elif isinstance(result, dict) and "tools" in result:
+            self.listing_notices = screen_tool_listing(self.name, result, self._version)
 
     async def _on_exit(self, pid: int, lost: AnyioEvent) -> None:
         """The stdio server process itself exited: the connection is over even while a child it started keeps

@@ -196,6 +196,8 @@ class McpManager:
         others = [t for t in self.agent.tools if not isinstance(t, (McpTool, ReadResourceTool))]
         for connection in self.connections:
             connection.tool_names, connection.warnings = [], []
+            for notice in connection.listing_notices if connection.state == "connected" else ():
+                self._warn(notice, connection)
         offered = [(c, tool) for c in self.connections if c.state == "connected" for tool in self._listed(c)]
         # built-in names (active or not) and the resource reader's are reserved: a server never takes them
         reserved = {t.name for t in others} | set(TOOL_FACTORIES) | {READ_RESOURCE}
