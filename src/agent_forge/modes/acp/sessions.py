@@ -78,7 +78,8 @@ class Registry:
         session.tool_environment.use(files=files, terminals=terminals)
         await self._plugins(session)
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
-        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
+        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None),
+                                      opened.updates.allowed)
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
             opened.terminals = terminals
@@ -308,15 +309,17 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     return os.path.normpath(value)
 
 
-def _approvals(session: Any, request: "Request", session_id: str, flag: str | None) -> Any:
+def _approvals(session: Any, request: "Request", session_id: str, flag: str | None,
+               on_allowed: Callable[[str], None]) -> Any:
     """The session's approvals (`coding/approvals.py`, checked by its tool gate after the plugins): `flag`
-    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests."""
+    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests (`on_allowed(id)`
+    when the user allows call `id`)."""
     from ...coding.approvals import policy_setting
     from .permissions import DEFAULT_MODE, PermissionAsker
 
     approvals = session.approvals
     approvals.set_policy(flag or policy_setting(session.settings, DEFAULT_MODE)[0])
-    approvals.approver = PermissionAsker(request, session_id, session.cwd)
+    approvals.approver = PermissionAsker(request, session_id, session.cwd, on_allowed)
     return approvals
 
 

@@ -2,7 +2,7 @@
 
 Text and thinking deltas become `agent_message_chunk` / `agent_thought_chunk`. A tool call is announced
 (`tool_call`, status `pending`) once the model finished writing its arguments, goes `in_progress` when it
-starts, streams bash output as `tool_call_update` content, and ends `completed` or `failed` with its result or
+starts (one the session asks about first when the user allows it: a rejected call goes `pending` → `failed`), streams bash output as `tool_call_update` content, and ends `completed` or `failed` with its result or
 diff (`tool_calls.py`). After each assistant message a `usage_update` gives the context use and the session's
 cost; retries and compaction are told as thoughts (or `notice` updates when the client accepts them), so a
 slow turn never looks dead.
@@ -131,14 +131,24 @@ class Updates:
                    "content": tool_calls.pending_content(name, args, cwd)})
 
     def _tool_start(self, event: dict[str, Any]) -> None:
+        """A call that the session will ask about first stays `pending` until the user allows it (`allowed`);
+        a rejected one goes from `pending` to `failed`."""
         call_id, name, args = str(event.get("toolCallId")), str(event.get("toolName")), _args(event.get("args"))
+        approvals = getattr(self.session, "approvals", None)
+        asks = bool(approvals is not None and approvals.would_ask(name, args))
         if call_id not in self._calls:
-            self._announce(call_id, name, args, "in_progress")
-        else:
+            self._announce(call_id, name, args, "pending" if asks else "in_progress")
+        elif not asks:
             self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
-        self._calls[call_id]["started"] = True
+        self._calls[call_id].update(started=True, asked=asks)
         if self.disk_files:  # the whole file before the call runs, for the diff after it
             self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
+
+    def allowed(self, call_id: str) -> None:
+        """The user allowed call `call_id`, which waited `pending`: it runs now."""
+        call = self._calls.get(call_id)
+        if call is not None and call.pop("asked", False):
+            self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
 
     def terminal(self, call_id: str, terminal_id: str) -> None:
         """The call runs in the editor's terminal `terminal_id`: embedded in the call, which shows it live."""
