@@ -220,7 +220,7 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     if not isinstance(value, list):
         raise invalid_params('"mcpServers" must be an array')
-    from ...coding.mcp.config import NAME_RULE
+    from ...coding.mcp.config import NAME_RULE, entry_problem
 
     servers: dict[str, Any] = {}
     notes: list[str] = []
@@ -232,6 +232,9 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
         entry = _mcp_entry(server, index)
         keep = server["name"] in fitting and server["name"] not in servers
         name = server["name"] if keep else _server_name(server["name"], servers.keys() | fitting)
+        problem = entry_problem(name, entry)
+        if problem:  # refused as a malformed request: a server skipped with a line on stderr goes unseen
+            raise invalid_params(f"mcpServers[{index}] ({_shown(server['name'])}): {problem}")
         if name != server["name"]:
             notes.append(f"The editor's MCP server {_shown(server['name'])} is named {name} here (a server name "
                          f"has 1 to 64 letters, digits, '_' or '-', and names are unique).")
