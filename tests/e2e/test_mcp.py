@@ -425,3 +425,40 @@ async def test_no_mcp_starts_none_of_the_configured_servers(agent_env, fake_llm,
         servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
     assert servers == [] and not log.exists()
     assert not [name for name in offered(fake_llm.requests[0]) if name.startswith("tools_")]
+
+
+@pytest.mark.real_process
+@pytest.mark.parametrize("open_stream", [False, True])
+async def test_an_http_server_that_dies_mid_call_is_reported_once_in_clear_words(open_stream, agent_env, fake_llm,
+                                                                                 tmp_path):
+    """One `failed` report per death, the clear one (not a second with the HTTP client's bare `ReadError`, which
+    came when another call's answer stream was open; nor none, the server left `connected`, when none was); the
+    next report is its restart."""
+    import asyncio
+    import socket
+
+    port_file = tmp_path / "port"
+    server = await asyncio.create_subprocess_exec(sys.executable, SDK_SERVER, "normal", "--http", str(port_file),
+                                                  stderr=asyncio.subprocess.DEVNULL)
+    port = await _listening(port_file, socket)
+    write_mcp(agent_env, {"web": {"url": f"http://127.0.0.1:{port}/mcp"}})
+    deaf = [{"tool_calls": [{"name": "web_deaf", "arguments": {}}]}] if open_stream else []
+    fake_llm.set_script([*deaf, {"tool_calls": [{"name": "web_crash", "arguments": {}},
+                                                {"name": "web_huge", "arguments": {"size": 100}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await until_state(client, "web", "connected")
+        if open_stream:
+            await client.send({"type": "prompt", "message": "wait"})
+            await client.wait_for("tool_execution_update")
+            await client.send({"type": "abort"})  # the server goes on with the call: its answer stream stays open
+            await client.wait_for("agent_settled")
+        events = await client.prompt_and_wait("crash it", timeout=60)
+        await server.wait()
+        reports = [e for e in events if e["type"] == "mcp_server_changed" and e["name"] == "web"]
+        while not reports or reports[-1]["state"] != "starting":
+            reports.append(await until_state(client, "web", "failed", "starting", "connected"))
+    assert [r["state"] for r in reports] == ["failed", "starting"], reports
+    assert reports[0]["lastError"].startswith("the server closed the connection (http://127.0.0.1:"), reports[0]
+    assert reports[0]["lastError"].endswith("; restarting in 1 s")
+    ends = [e for e in events if e["type"] == "tool_execution_end"]
+    assert len(ends) == 2 and all(e["isError"] and "MCP server web: the call of" in json.dumps(e) for e in ends)

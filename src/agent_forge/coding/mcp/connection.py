@@ -83,6 +83,8 @@ class ServerConnection:
         self._stop = asyncio.Event()
         self._stderr: StderrTail | None = None
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
+        self._ended: str | None = None  # why this attempt's connection ended, once `_gone` reported it
+        self._lost: AnyioEvent | None = None  # set to end this attempt's connection (`_connect_once`)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
         self._pid: int | None = None  # the stdio server's process, while it runs
@@ -156,13 +158,18 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if _stream_broke(exc) and session is self._session:  # the HTTP server is gone (or broke its stream):
+                self._lost_reason = "the server closed the connection"  # reconnect; it is reported failed now
+                self._gone()
+                if self._lost is not None:
+                    self._lost.set()
             raise ToolError(f"MCP server {self.name}: {what} failed: {self._describe(exc)}") from None
 
     # -- the connection task ------------------------------------------------------------------------------
     async def _run(self) -> None:
         attempt = 0
         while not self._stop.is_set():
-            self._connected, self._lost_reason = False, None
+            self._connected, self._lost_reason, self._ended = False, None, None
             self._stale.clear()
             malformed = False
             try:
@@ -174,6 +181,8 @@ class ServerConnection:
                 await self._stderr_read(exc)
                 error = self._describe(exc)
                 malformed = not self._connected and type(innermost(exc)).__name__ == "ValidationError"
+            if self._ended is not None:  # `_gone` reported the end already: the same words, not a second report
+                error = self._ended  # (what the transport raises after it, an HTTP `ReadError`, says less)
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
@@ -196,7 +205,7 @@ class ServerConnection:
     async def _connect_once(self) -> None:
         ClientSession, anyio = await _sdk()
         async with self._transport() as (read, write):
-            lost = anyio.Event()
+            lost = self._lost = anyio.Event()
             send, receive = anyio.create_memory_object_stream(0)
             async with anyio.create_task_group() as group:
                 group.start_soon(self._pump, read, send, lost)
@@ -290,7 +299,8 @@ class ServerConnection:
         answers (the SDK's shutdown and the stderr read that `_run` then waits for take a second or more)."""
         if self._connected and self.state == "connected" and not self._stop.is_set():
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
-            self.error = f"{self._describe(ConnectionLost())}; restarting in {BACKOFF_S[0]} s"
+            self._ended = self._describe(ConnectionLost())
+            self.error = f"{self._ended}; restarting in {BACKOFF_S[0]} s"
             self._set("failed")
 
     async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:
@@ -392,17 +402,32 @@ class ServerConnection:
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:
-            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or self._nameless(leaf)  # a server's own text
         if self.config.transport == "http" and not isinstance(leaf, ToolError):
             text = f"{text} ({cut(self.config.url or '', 300, 'the URL')})"  # httpx's errors name no URL
         tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
         return f"{text} (stderr: {tail})" if tail else text
+
+    def _nameless(self, leaf: BaseException) -> str:
+        """An exception without a message (httpx's `ReadError()` when a server dies): what it means."""
+        if self.config.transport == "http":
+            return f"the connection to the server failed ({type(leaf).__name__})"
+        return type(leaf).__name__
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
         text = self._stderr.text()[-_STDERR_TAIL:].strip()
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
+
+
+_BROKEN_STREAM = ("SSE stream ended without a response", "SSE stream failed")
+"""How the SDK's HTTP client fails a request whose answer stream ended: the server died or dropped it."""
+
+
+def _stream_broke(exc: BaseException) -> bool:
+    error = getattr(innermost(exc), "error", None)
+    return str(getattr(error, "message", "")).startswith(_BROKEN_STREAM)
 
 
 async def _sdk() -> tuple[type[ClientSession], ModuleType]:
