@@ -462,3 +462,17 @@ async def test_an_http_server_that_dies_mid_call_is_reported_once_in_clear_words
     assert reports[0]["lastError"].endswith("; restarting in 1 s")
     ends = [e for e in events if e["type"] == "tool_execution_end"]
     assert len(ends) == 2 and all(e["isError"] and "MCP server web: the call of" in json.dumps(e) for e in ends)
+
+
+async def test_a_call_of_a_crashed_servers_tool_says_which_server_and_that_it_restarts(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_crash", "arguments": {}}]},
+                         {"tool_calls": [{"name": "tools_echo", "arguments": {"text": "again"}},
+                                         {"name": "nosuch", "arguments": {}}]}, {"text": "ok"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("crash then call", timeout=60)
+    crashed, later = tool_texts(fake_llm.requests[1])[0], tool_texts(fake_llm.requests[2])[1:]
+    assert "MCP server tools: the call of crash failed: the server exited" in crashed
+    assert later[0].startswith("Tool tools_echo is not available now: MCP server tools is "), later[0]
+    assert "the server exited" in later[0] and later[0].endswith("Its tools come back when it is connected again")
+    assert later[1] == "Tool nosuch not found"  # a name no server had: as before
