@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -184,6 +185,8 @@ async def test_a_huge_result_is_cut_like_bash_output_with_the_full_text_in_a_fil
     assert len(text.encode()) < 60_000 and "[Showing the first" in text and "of 100000 lines" in text
     assert details["truncation"]["totalBytes"] == 10_000_000 and f"Full output: {details['fullOutputPath']}" in text
     assert len(tool_texts(fake_llm.requests[1])[0]) < 60_000
+    saved = Path(details["fullOutputPath"])  # named for the server, not as a bash command's output (--no-session:
+    assert re.fullmatch(r"mcp-tools-[0-9a-f]{16}\.log", saved.name)  # removed at exit)
 
 
 async def test_a_server_over_streamable_http_on_loopback(agent_env, fake_llm, tmp_path):
