@@ -40,7 +40,7 @@ class Updates:
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
-        self._mcp_told: dict[str, str] = {}  # server name -> the failure said last
+        self._mcp_failing: set[str] = set()  # the servers whose failure was said, failing and restarting since
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = _HANDLERS.get(event.get("type", ""))
@@ -205,20 +205,24 @@ class Updates:
             self.tell("Compaction done.", "info")
 
     def _mcp_server(self, event: dict[str, Any]) -> None:
-        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr,
-        once per failure (a report of the same failure again, `failed` to `failed`, is not said twice); a prompt
-        going on without a server still starting says so (`message`)."""
-        if event.get("state") == "failed":
-            text = f"MCP server {event.get('name')!r} failed: {event.get('lastError') or 'unknown error'}"
-            if self._mcp_told.get(str(event.get("name"))) == text:
+        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr
+        once: its restarts that fail too (after 1, 2, 4 ... s, then every minute) are not said again until its
+        state changes (it connected, stopped, was disabled); then a failure is news again. A prompt going on
+        without a server still starting says so (`message`)."""
+        name, state = str(event.get("name")), event.get("state")
+        if state == "failed":
+            if name in self._mcp_failing:
                 return
-            self._mcp_told[str(event.get("name"))] = text
-            self.tell(text, "error")
+            self._mcp_failing.add(name)
+            text = f"MCP server {name!r} failed: {event.get('lastError') or 'unknown error'}"
+            restarts = " (while its restarts fail too, this is not said again)" if "restarting in" in text else ""
+            self.tell(text + restarts, "error")
             print(f"Warning: {text}", file=sys.stderr)
-        else:
-            self._mcp_told.pop(str(event.get("name")), None)
-            if event.get("message"):
-                self.tell(str(event["message"]), "warning")
+            return
+        if state != "starting":  # connected, stopped, disabled: a failure after this is news again
+            self._mcp_failing.discard(name)
+        if event.get("message"):
+            self.tell(str(event["message"]), "warning")
 
     def tell(self, text: str, severity: str) -> None:
         """A status line the user sees (`status_update`), never inside the streaming answer (`aside`)."""
