@@ -10,7 +10,7 @@ stdout; when a connection ends, what still carries its lifeline token is killed 
 The SDK's `ClientSession` speaks the protocol; the streams under it are ours for stdio (`stdio_transport`:
 linear-time reading, a 64 MiB cap per message, whose breach fails the server like a crash) and the SDK's for
 HTTP with the same cap (`http_transport`). Changed-list notifications are coalesced (`_refresh_stale`). The SDK
-is imported in a worker thread on the first connection, never before.
+is imported in a worker thread on the first connection, never before (`sdk.py`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,15 @@ import asyncio
 import contextlib
 import os
 import time
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, Union
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import SkippedLines, first_line, innermost, validation_summary
+from .errors import SkippedLines, first_line, innermost, stream_broke, validation_summary
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
+from .sdk import CHANGED, LISTED_KINDS, list_all, load_sdk
 from .stdio_transport import MessageTooLong, open_stdio
 from .vetting import screen_tool_listing
 
@@ -38,13 +39,11 @@ if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first co
     from mcp import ClientSession
     from mcp.client._transport import ReadStream, TransportStreams
     from mcp.shared.message import SessionMessage
-    from mcp_types import (CallToolResult, GetPromptResult, PaginatedResult, Prompt, ReadResourceResult, Resource,
+    from mcp_types import (CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
                            ResourceTemplate, Tool)
 
     from ...ai.types import JsonValue
-
-    Listed = Union[Tool, Prompt, Resource, ResourceTemplate]
-    """An item of a `*/list` answer."""
+    from .sdk import Listed
 
 _T = TypeVar("_T")
 
@@ -158,7 +157,7 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if _stream_broke(exc) and session is self._session:  # the HTTP server is gone (or broke its stream):
+            if stream_broke(exc) and session is self._session:  # the HTTP server is gone (or broke its stream):
                 self._lost_reason = "the server closed the connection"  # reconnect; it is reported failed now
                 self._gone()
                 if self._lost is not None:
@@ -203,7 +202,7 @@ class ServerConnection:
                 self._set("starting")
 
     async def _connect_once(self) -> None:
-        ClientSession, anyio = await _sdk()
+        ClientSession, anyio = await load_sdk()
         async with self._transport() as (read, write):
             lost = self._lost = anyio.Event()
             send, receive = anyio.create_memory_object_stream(0)
@@ -222,7 +221,7 @@ class ServerConnection:
         timeout = self.config.startup_timeout_s
         with anyio.move_on_after(timeout) as scope:
             result = await session.initialize()
-            tools = await _list_all(session.list_tools, "tools")
+            tools = await list_all(session.list_tools, "tools")
             offers = result.capabilities
             self.prompts = await self._optional_list(session, "prompts") if offers.prompts else []
             self.resources = await self._optional_list(session, "resources") if offers.resources else []
@@ -307,13 +306,13 @@ class ServerConnection:
         """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
         server's tools still work)."""
         try:
-            return await _list_all(getattr(session, f"list_{kind}"), kind)
+            return await list_all(getattr(session, f"list_{kind}"), kind)
         except Exception as exc:  # noqa: BLE001 (a JSON-RPC error, a malformed answer)
             self.error = f"listing its {kind.replace('_', ' ')} failed: {self._describe(exc)}"
             return []
 
     async def _on_message(self, message: object) -> None:
-        kinds = _CHANGED.get(type(message).__name__, ())
+        kinds = CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
             self._stale.update(kinds)
             running, session = self._refreshing
@@ -325,7 +324,7 @@ class ServerConnection:
         """List again what the server said has changed, one listing at a time: the announcements that come while
         one runs are served by a single listing after it (a burst of 3000 costs at most two)."""
         while self._stale and session is self._session:
-            kinds = tuple(kind for kind in _LISTED_KINDS if kind in self._stale)
+            kinds = tuple(kind for kind in LISTED_KINDS if kind in self._stale)
             self._stale.clear()
             await self._refresh(session, kinds)
 
@@ -333,7 +332,7 @@ class ServerConnection:
         listed = {}
         for kind in kinds:
             try:
-                listed[kind] = await _list_all(getattr(session, f"list_{kind}"), kind)
+                listed[kind] = await list_all(getattr(session, f"list_{kind}"), kind)
             except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
                 self.error = f"listing the changed {kind.replace('_', ' ')} failed: {self._describe(exc)}"
                 return
@@ -419,50 +418,3 @@ class ServerConnection:
             return ""
         text = self._stderr.text()[-_STDERR_TAIL:].strip()
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
-
-
-_BROKEN_STREAM = ("SSE stream ended without a response", "SSE stream failed")
-"""How the SDK's HTTP client fails a request whose answer stream ended: the server died or dropped it."""
-
-
-def _stream_broke(exc: BaseException) -> bool:
-    error = getattr(innermost(exc), "error", None)
-    return str(getattr(error, "message", "")).startswith(_BROKEN_STREAM)
-
-
-async def _sdk() -> tuple[type[ClientSession], ModuleType]:
-    """`(ClientSession, anyio)`, imported in a worker thread: the import takes a second or two of CPU."""
-    def load() -> tuple[type[ClientSession], ModuleType]:
-        import logging
-
-        logger = logging.getLogger("mcp")
-        logger.addHandler(logging.NullHandler())
-        logger.propagate = False  # the SDK logs parse errors with tracebacks; they are reported as states
-        import anyio
-        from mcp import ClientSession
-        from mcp.shared.message import SessionMessage  # noqa: F401 (what `stdio_transport` makes)
-
-        return ClientSession, anyio
-
-    return await asyncio.to_thread(load)
-
-
-_CHANGED = {"ToolListChangedNotification": ("tools",), "PromptListChangedNotification": ("prompts",),
-            "ResourceListChangedNotification": ("resources", "resource_templates")}
-_LISTED_KINDS = ("tools", "prompts", "resources", "resource_templates")
-MAX_LISTED = 1000
-"""At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
-
-
-async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str) -> list[Listed]:
-    """Every page of a `*/list` request (`kind` is the result's field: `tools`, `prompts`, ...)."""
-    from mcp_types import PaginatedRequestParams
-
-    items: list[Listed] = []
-    cursor = None
-    while True:
-        result = await method(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        items.extend(getattr(result, kind))
-        cursor = result.next_cursor
-        if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
-            return items[:MAX_LISTED] if kind != "tools" else items
