@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cli_loop import leave_stuck_threads, run_loop
 from .cli_parser import parse_command_line
-from .cli_usage import USAGE_EXIT, stray_json, usage_problem
+from .cli_usage import USAGE_EXIT, misplaced_command, stray_json, usage_problem
 from .coding.paths import MissingDirectory, working_directory
 
 if TYPE_CHECKING:
@@ -70,8 +70,9 @@ def _main(argv: list[str] | None) -> int:
     if argv[:1] == ["acp"]:  # the `agent-forge acp` alias editors' agent registries use
         argv = ["--mode", "acp", *argv[1:]]
     args = parse_command_line(argv)
-    if stray_json(args):
-        _say(stray_json(args) or "")
+    problem = misplaced_command(args, argv) or stray_json(args)
+    if problem:
+        _say(problem)
         return USAGE_EXIT
     if args.export is not None:
         from .cli_export import run_export

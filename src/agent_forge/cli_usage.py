@@ -21,6 +21,23 @@ def stray_json(args: argparse.Namespace) -> str | None:
     return None
 
 
+COMMANDS = ("acp", "mcp")
+"""The words that name a command when they come first (`agent-forge mcp list`, `agent-forge acp`)."""
+
+
+def misplaced_command(args: argparse.Namespace, argv: list[str]) -> str | None:
+    """A command word after flags (`agent-forge --approvals full acp`, `--no-mcp mcp list`) would otherwise be
+    sent to the model as a prompt: as in the reference CLI, a command comes first, its options after it. The
+    word stays a prompt where the command line says so: after `--`, or with `-p`/`--mode`, which run a prompt."""
+    word = args.messages[0] if args.messages else None
+    if word not in COMMANDS or args.print_mode or args.mode is not None:
+        return None
+    if "--" in argv and len(args.messages) == len(argv) - argv.index("--") - 1:  # every word came after `--`
+        return None
+    return (f"{word!r} is a command and must come first, before any option (agent-forge {word} ...); to send "
+            f"the word as a prompt, use -p or put it after --")
+
+
 def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
     """The first usage error of a command line that runs a mode (`rpc`, `json`, `print`), or None."""
     if mode == "rpc" and (args.messages or args.print_mode):

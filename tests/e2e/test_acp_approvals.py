@@ -212,3 +212,36 @@ async def test_a_mode_change_decides_a_waiting_question_and_a_late_answer_is_ign
         assert "the session is read-only" in tool_texts(fake_llm.requests[1])[-1]
     assert await client.close() == 0
     assert (project / "m.txt").exists() is runs
+
+
+def call_story(client: AcpClient, call_id: str) -> list[str]:
+    """What the editor saw of tool call `call_id`, in order: `tool_call <status>`, `update <status>`, `asked`."""
+    story = []
+    for direction, message in client.messages:
+        params = message.get("params") or {}
+        update = params.get("update") or {}
+        if direction == "in" and message.get("method") == "session/request_permission" \
+                and params["toolCall"]["toolCallId"] == call_id:
+            story.append(f"asked {params['toolCall']['status']}")
+        elif direction == "in" and update.get("toolCallId") == call_id and "status" in update:
+            story.append(f"{update['sessionUpdate']} {update['status']}")
+    return story
+
+
+async def test_a_call_waits_pending_while_asked_and_runs_only_once_allowed(agent_env, project, fake_llm):
+    fake_llm.set_script([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": "touch rejected"}}]},
+        {"tool_calls": [{"id": "b2", "name": "bash", "arguments": {"command": "touch approved"}}]},
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "approved"}}]},
+        {"text": "ok"},
+    ])
+    client, session_id, _ = await ready(agent_env, project)
+    answers = iter(["reject", "allow_once"])
+    client.on_request["session/request_permission"] = lambda params: answer(next(answers))(params)
+    assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    assert call_story(client, "b1") == ["tool_call pending", "asked pending", "tool_call_update failed"]
+    assert call_story(client, "b2") == ["tool_call pending", "asked pending", "tool_call_update in_progress",
+                                        "tool_call_update completed"]
+    assert call_story(client, "r1") == ["tool_call pending", "tool_call_update in_progress",
+                                        "tool_call_update completed"]  # not asked: it runs at once
+    assert await client.close() == 0

@@ -183,3 +183,21 @@ def _peak_kib(status_path: str) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM in " + status_path)
+
+
+@pytest.mark.parametrize("server, problem", [
+    ({"name": "e", "command": "", "args": [], "env": []}, "mcpServers[0] ('e'): command must be a non-empty string"),
+    ({"name": "u", "type": "http", "url": "not a url", "headers": []},
+     "mcpServers[0] ('u'): url must start with http:// or https://, got 'not a url'"),
+    ({"name": "p", "type": "http", "url": "http://h:99999/mcp", "headers": []}, "mcpServers[0] ('p'): url "),
+])
+async def test_an_editor_server_with_a_bad_field_is_refused_naming_the_field(server, problem, agent_env, project):
+    """As for an SSE server or a missing name: -32602 naming the field, no session, rather than a session whose
+    server is skipped with only a line on stderr."""
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    with pytest.raises(AcpReplyError) as refused:
+        await client.request("session/new", {"cwd": str(project), "mcpServers": [server]}, checked=False)
+    assert refused.value.code == -32602 and refused.value.message.startswith(f"Invalid params: {problem}")
+    assert (await client.request("session/list", {}))["sessions"] == []
+    assert await client.close() == 0

@@ -63,3 +63,33 @@ def test_prompt_words_may_stand_on_both_sides_of_options(args, prompts, agent_en
     texts = [c if isinstance(c, str) else "".join(part.get("text", "") for part in c) for c in users]
     assert len(texts) == prompts and "plum" in texts[0] and "summarise" in texts[0]
     assert prompts == 1 or texts[1] == "again"
+
+
+@pytest.mark.parametrize("args", [
+    ["--approvals", "full", "acp"], ["--no-mcp", "acp"], ["--approve", "mcp", "list"], ["--no-session", "mcp"],
+    ["--model", "fake-model", "acp", "--no-mcp"],
+])
+def test_a_command_word_after_options_is_a_usage_error_not_a_prompt(args, agent_env, fake_llm, tmp_path):
+    """As in the reference CLI a command comes first: after options (stdin piped, which would run print mode)
+    the word is refused, saying where it goes, instead of reaching the model as a prompt."""
+    done = subprocess.run([sys.executable, "-m", "agent_forge", *args], env=agent_env, cwd=tmp_path,
+                          capture_output=True, timeout=30, input=b"piped text")
+    word = next(arg for arg in args if arg in ("acp", "mcp"))
+    assert done.returncode == 2 and done.stdout == b""
+    assert done.stderr.decode() == (f"agent-forge: '{word}' is a command and must come first, before any option "
+                                    f"(agent-forge {word} ...); to send the word as a prompt, use -p or put it "
+                                    "after --\n")
+    assert fake_llm.requests == [] and not list(tmp_path.rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("args", [["-p", "acp"], ["--no-session", "--", "acp"], ["--mode", "json", "acp"],
+                                  ["-p", "mcp", "list"], ["--name", "acp", "--", "acp"]])
+def test_a_command_word_is_a_prompt_where_the_command_line_says_so(args, agent_env, fake_llm, tmp_path):
+    """`-p` and `--mode` run prompts, and what follows `--` is prompt text: there the word is the first prompt."""
+    fake_llm.set_script([{"text": "ok"}, {"text": "ok"}])
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--no-session", *args], env=agent_env,
+                          cwd=tmp_path, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    first = fake_llm.requests[0]["body"]["messages"][-1]["content"]
+    text = first if isinstance(first, str) else "".join(part.get("text", "") for part in first)
+    assert text == ("mcp" if "mcp" in args else "acp")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -115,11 +116,11 @@ async def test_tools_with_schemas_providers_reject_are_withheld_and_reported_the
         assert f"MCP tool '{tool}' of server 's' is not offered: providers would reject its input schema" in stderr
         assert problem in stderr, problem
     assert len([w for w in servers["s"]["warnings"] if "is not offered" in w]) == 3
-    # Schemas the SDK's client itself refuses fail the listing: the server is reported, no request carries them.
-    assert servers["r"]["tools"] == [] and "the server's answer is malformed (tools." in servers["r"]["lastError"]
-    assert servers["r"]["state"] == "failed" and servers["r"]["lastError"].endswith(
-        "; not restarted (a malformed answer does not change by itself)")  # not restarted for ever
-    assert not [name for name in names if name.startswith("r_")]
+    # Schemas the SDK's client itself refuses are taken out of the listing: the server's other tools are offered.
+    assert servers["r"]["state"] == "connected" and "r_fine" in servers["r"]["tools"], servers["r"]
+    assert "r_top" not in names and any("'top' of server 'r' is not offered: its listing does not follow the "
+                                        "protocol (inputSchema.type: Input should be 'object')" in w
+                                        for w in servers["r"]["warnings"])
 
 
 def child_pid(log: Path) -> int:
@@ -155,3 +156,44 @@ async def test_a_child_of_a_server_that_exits_when_its_stdin_closes_dies_with_th
     assert _alive(child)
     assert await client.close() == 0
     assert not _alive(child)
+
+
+BAD_FIELD_NOTICES = [
+    "MCP tool 'noschema' of server 'b' has no inputSchema; it is offered as a tool without arguments",
+    "MCP tool 'arr' of server 'b' is not offered: its listing does not follow the protocol (inputSchema.type: "
+    "Input should be 'object')",
+    "MCP server 'b' lists a tool whose name is empty; it is not offered",
+    "MCP server 'b' lists a tool whose name is not a string (int); it is not offered",
+    "MCP tool 'desc' of server 'b' is not offered: its listing does not follow the protocol (description: Input "
+    "should be a valid string)",
+    "MCP tool 'ann' of server 'b' is not offered: its listing does not follow the protocol (annotations: Input "
+    "should be a valid dictionary",
+    "MCP server 'b' lists a tool whose name is missing (the item is str, not an object); it is not offered",
+]
+
+
+async def test_tools_with_a_field_the_protocol_does_not_allow_are_left_out_and_reported_the_others_work(
+        agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"b": hostile("bad-fields")})
+    fake_llm.set_script([{"tool_calls": [{"name": "b_noschema", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("use them", timeout=60)
+        server = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]
+    assert server["state"] == "connected" and server["tools"] == ["b_noschema", "b_fine"], server
+    assert sorted(n for n in offered(fake_llm.requests[0]) if n.startswith("b_")) == ["b_fine", "b_noschema"]
+    assert tool_texts(fake_llm.requests[1]) == ["called noschema"]
+    assert "lastError" not in server and len(server["warnings"]) == len(BAD_FIELD_NOTICES)
+    stderr = client.stderr.decode()
+    for notice in BAD_FIELD_NOTICES:
+        assert any(w.startswith(notice) for w in server["warnings"]) and notice in stderr, notice
+
+
+def test_mcp_list_counts_the_tools_a_session_offers_and_says_why_the_others_are_not(agent_env, tmp_path):
+    write_mcp(agent_env, {"b": hostile("bad-fields")})
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    row = done.stdout.splitlines()[1].split()
+    assert row[:5] == ["b", "user", "stdio", "connected", "2"]
+    for notice in BAD_FIELD_NOTICES:
+        assert f"agent-forge: Warning: {notice}" in done.stderr, notice

@@ -103,7 +103,7 @@ async def test_read_mcp_resource_reads_text_images_binary_and_templates_and_cuts
     assert "[Resource file:///data.bin: application/octet-stream, about 2.9KB, not shown]" in texts[2]
     assert texts[3] == "[Resource note://cats]\na note about cats"
     assert "[Showing the first" in texts[4] and len(texts[4].encode()) < 60_000
-    assert ends[4]["result"]["details"]["fullOutputPath"]
+    assert ends[4]["result"]["details"]["fullOutputPath"].rsplit("/", 1)[1].startswith("mcp-tools-")
     assert ends[5]["isError"] and "MCP server tools: reading file:///missing.txt failed" in texts[5]
     assert ends[6]["isError"] and "No MCP server 'plain' offers resources" in texts[6]
     assert servers["tools"]["resources"] == 5 and "resources" not in servers["plain"]

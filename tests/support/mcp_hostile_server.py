@@ -13,6 +13,9 @@ the SDK's low-level `Server` does, from the handlers it is given). MODE is one o
 - `raw-schema`: schemas the SDK's server refuses to send (`props`: `properties` not an object, `top`: not of
   type object, `req`: `required` not a list of strings) and `fine`
 - `untyped`: tool `loose`, whose `inputSchema` has no `type`, and `fine`
+- `bad-fields`: listing items the protocol does not allow, each in one field (`noschema`: no `inputSchema`;
+  `arr`: an `inputSchema` of type array; an empty name; a number for a name; `desc`: a number for a description;
+  `ann`: a string for `annotations`; an item that is a string), and `fine`
 - `orphan-exit`: a call starts `sleep 300` holding the server's stdout, in its process group with
   an empty environment, writes `child <pid>` to `$MCP_TEST_LOG`, and exits with status 3 without answering (the
   stream never ends while the child lives)
@@ -90,6 +93,10 @@ def _tools() -> list[dict]:
     if MODE in ("raw-schema", "untyped"):
         schemas = RAW_SCHEMAS if MODE == "raw-schema" else {"loose": {"properties": {"x": {"type": "string"}}}}
         return [*(_tool(name, schema=schema) for name, schema in schemas.items()), _tool("fine")]
+    if MODE == "bad-fields":
+        return [{"name": "noschema", "description": "Takes nothing"}, _tool("arr", schema={"type": "array"}),
+                _tool(""), {"name": 7, "inputSchema": OBJECT}, {**_tool("desc"), "description": 5},
+                {**_tool("ann"), "annotations": "readOnly"}, "not a tool", fine]
     return [_tool("fine")]
 
 

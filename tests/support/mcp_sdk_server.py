@@ -102,6 +102,13 @@ else:
         await ctx.session.send_prompt_list_changed()
         return "grown"
 
+    @server.tool(description="Reports progress, then waits a long time, deaf to cancellation")
+    async def deaf(ctx: Context) -> str:
+        await ctx.report_progress(1, None, "started")
+        with anyio.CancelScope(shield=True):  # its answer stream stays open after notifications/cancelled
+            await anyio.sleep(600)
+        return "deaf done"
+
     @server.tool(description="Kills the server in the middle of the call")
     def crash() -> str:
         os._exit(9)

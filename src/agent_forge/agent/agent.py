@@ -82,6 +82,8 @@ class Agent:
         """Set by the owner (compaction): awaited before each turn's model call (see LoopConfig)."""
         self.on_tool_result: Callable[[ToolResultMessage], None] | None = None
         """Set by the owner (the session file): gets each call's result as the call finishes (see LoopConfig)."""
+        self.missing_tool: Callable[[str], str | None] = lambda name: None
+        """Set by the owner (MCP): why a called tool is not there now, or None (see LoopConfig)."""
         """Set by the owner (plugins): may change or block each tool call before it runs (see LoopConfig)."""
 
     @property
@@ -174,6 +176,7 @@ class Agent:
             before_tool_call=self.before_tool_call,
             before_turn=self.before_turn,
             on_tool_result=self.on_tool_result,
+            missing_tool=lambda name: self.missing_tool(name),
         )
 
     @property

@@ -94,6 +94,9 @@ class LoopConfig:
     before_turn: Callable[[], Awaitable[None]] | None = None
     """Awaited before each turn (the first one included) as an abortable step: the owner's upkeep of the context
     it is about to send (compaction). It must swallow its own cancellation, as every step does."""
+    missing_tool: Callable[[str], str | None] = lambda name: None
+    """Why the model's call of a tool that is not in `tools()` finds none (an MCP server restarting), as the
+    call's error; None: `Tool <name> not found`."""
     on_tool_result: Callable[[ToolResultMessage], None] | None = None
     """Called with a call's `toolResult` message the moment the call finishes, just before its
     `tool_execution_end` (in completion order; the message events follow later, in call order): the owner makes
@@ -283,7 +286,7 @@ class TurnLoop:
             self.emit(ToolExecutionStart(type="tool_execution_start", toolCallId=call["id"], toolName=call["name"],
                                           args=call["arguments"]))
         runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call,
-                         self.config.on_tool_result) for call in calls]
+                         self.config.on_tool_result, self._missing(call, tools)) for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
         for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
             if not run.ended:
@@ -293,6 +296,12 @@ class TurnLoop:
         for result in results:
             self._end_tool_result(result)
         return results
+
+    def _missing(self, call: ToolCall, tools: dict[str, AgentTool]) -> str | None:
+        """The error of a call whose tool is not there: the owner's reason, else `Tool <name> not found`."""
+        if not _named(call) or call["name"] in tools:
+            return None
+        return self.config.missing_tool(call["name"]) or f"Tool {call['name']} not found"
 
     def _end_tool_result(self, result: ToolResultMessage) -> None:
         self.emit(MessageStart(type="message_start", message=result))
@@ -325,8 +334,9 @@ class _ToolRun:
     """One tool call's execution and the result message it produces."""
 
     def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, before: BeforeToolCall | None = None,
-                 on_result: Callable[[ToolResultMessage], None] | None = None):
+                 on_result: Callable[[ToolResultMessage], None] | None = None, missing: str | None = None):
         self.call = call
+        self.missing = missing or f"Tool {call.get('name')} not found"  # the error when `tool` is None
         self.on_result = on_result
         self.tool = tool
         self.emit = emit
@@ -346,7 +356,7 @@ class _ToolRun:
             if not _named(self.call):  # tools.get("") must not find anything either
                 raise ToolError(NAMELESS_CALL)
             if self.tool is None:
-                raise ToolError(f"Tool {self.call['name']} not found")
+                raise ToolError(self.missing)
             if self.call.get("argumentsError"):  # the model's arguments were not valid JSON
                 raise ToolError(str(self.call["argumentsError"]))
             self.result = await self.tool.execute(self.call["id"], await self._arguments(), self._on_update)

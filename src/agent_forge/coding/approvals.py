@@ -215,6 +215,12 @@ class Approvals:
         """What "allow always" remembered in this conversation: tool names and `bash: <prefix>` entries."""
         return sorted(k if isinstance(k, str) else "bash: " + " ".join(k[1]) for k in self._always)
 
+    def would_ask(self, name: str, args: Mapping[str, object]) -> bool:
+        """Whether `check` would ask the approver about a call of `name` with `args` now (a client shows such a
+        call as waiting for approval, not as running)."""
+        return (self.policy == "ask" and self.approver is not None and not self._read_only(name)
+                and not self._allowed(name, args))
+
     async def check(self, call: ToolCall) -> str | None:
         """None when `call` (`{id, name, arguments}`) may run, else why not (its error result). Under `ask`,
         `call["arguments"]` is replaced by a deep copy taken before the question: what runs is what was shown."""

@@ -172,7 +172,7 @@ async def _connect_all(servers: list[Any]) -> list[tuple[str, ...]]:
         for connection in connections:
             connection.start()
         await asyncio.gather(*(_first_attempt(c) for c in connections))
-        return [_row(c) for c in connections]
+        return [_row(c, _offered_count(c)) for c in connections]
     finally:  # also on Ctrl-C (asyncio.run cancels this task): no server outlives the listing
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 
@@ -192,11 +192,29 @@ async def _first_attempt(connection: Any) -> None:
             pass
 
 
-def _row(connection: Any) -> tuple[str, ...]:
+def _offered_count(connection: Any) -> int:
+    """How many of a connected server's tools a session would offer (its filters, `vetting.vet_tool`); the
+    problems of the others (and of the tools its listing had that were repaired or taken out) are said on
+    stderr as `Warning: ...`, as a session says them."""
+    from ..coding.mcp.vetting import vet_tool
+
+    if connection.state != "connected":
+        return 0
+    notices, count = list(connection.listing_notices), 0
+    for tool in connection.tools:
+        if connection.config.admits(tool.name):
+            offered, problems = vet_tool(connection.name, tool)
+            count, notices = count + offered, notices + problems
+    for notice in notices:
+        _say(f"Warning: {notice}")
+    return count
+
+
+def _row(connection: Any, offered: int) -> tuple[str, ...]:
     config = connection.config
     state = connection.state if connection.state != "starting" else "not ready"
     error = re.sub(r"; restarting in \d+ s$", "", connection.error or "")  # a connected one's: what it did wrong
-    count = str(sum(1 for tool in connection.tools if config.admits(tool.name))) if state == "connected" else "-"
+    count = str(offered) if state == "connected" else "-"
     return config.name, config.scope, config.transport, state, count, error
 
 

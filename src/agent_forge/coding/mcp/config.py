@@ -185,6 +185,17 @@ def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: 
         servers[name] = server
 
 
+def entry_problem(name: str, entry: object) -> str | None:
+    """What makes `entry` (an `mcp.json` server entry named `name`) unusable, as `_checked` would report it
+    (`command must be a non-empty string`, `url 'x' ...`), or None: for callers that refuse a bad entry
+    outright (an ACP editor's `mcpServers`) rather than skip it with a warning."""
+    try:
+        _parse_entry(name, entry, "sdk", None, ".", {}, [])
+    except EntryProblem as exc:
+        return str(exc)
+    return None
+
+
 def _checked(name: str, entry: object, scope: str, source: str | None, label: str, cwd: str,
              environ: Mapping[str, str], warnings: list[str], text: str = "") -> McpServerConfig | None:
     """The entry's server, or None with its problem in `warnings` as `<label>[:<line>]: mcpServers.<name>: ...`

@@ -10,7 +10,7 @@ stdout; when a connection ends, what still carries its lifeline token is killed 
 The SDK's `ClientSession` speaks the protocol; the streams under it are ours for stdio (`stdio_transport`:
 linear-time reading, a 64 MiB cap per message, whose breach fails the server like a crash) and the SDK's for
 HTTP with the same cap (`http_transport`). Changed-list notifications are coalesced (`_refresh_stale`). The SDK
-is imported in a worker thread on the first connection, never before.
+is imported in a worker thread on the first connection, never before (`sdk.py`).
 """
 
 from __future__ import annotations
@@ -19,31 +19,31 @@ import asyncio
 import contextlib
 import os
 import time
-from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar, Union
+from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import SkippedLines, first_line, innermost, validation_summary
+from .errors import ConnectionLost, SkippedLines, first_line, innermost, stream_broke, validation_summary
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
+from .sdk import CHANGED, LISTED_KINDS, list_all, load_sdk
 from .stdio_transport import MessageTooLong, open_stdio
-from .vetting import fill_schema_types
+from .checked_stream import CheckedStream
+from .vetting import screen_tool_listing
 
-if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`_sdk`)
+if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`sdk.load_sdk`)
     from types import ModuleType
 
     from anyio import Event as AnyioEvent
     from mcp import ClientSession
-    from mcp.client._transport import ReadStream, TransportStreams
+    from mcp.client._transport import TransportStreams
     from mcp.shared.message import SessionMessage
-    from mcp_types import (CallToolResult, GetPromptResult, PaginatedResult, Prompt, ReadResourceResult, Resource,
+    from mcp_types import (CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
                            ResourceTemplate, Tool)
 
     from ...ai.types import JsonValue
-
-    Listed = Union[Tool, Prompt, Resource, ResourceTemplate]
-    """An item of a `*/list` answer."""
+    from .sdk import Listed
 
 _T = TypeVar("_T")
 
@@ -51,10 +51,6 @@ BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
 """How long `stop` waits for the SDK's shutdown (close stdin, 2 s, SIGTERM to the group, 2 s, SIGKILL)."""
 _STDERR_TAIL = 2000
-
-
-class ConnectionLost(Exception):
-    """The server's stream ended (it exited or closed stdout)."""
 
 
 class ServerConnection:
@@ -71,6 +67,9 @@ class ServerConnection:
         self.resource_templates: list[ResourceTemplate] = []  # its `ResourceTemplate` objects
         self.warnings: list[str] = []  # current naming problems of its tools (set by the manager)
         self.tool_names: list[str] = []  # the agent tool names they became (set by the manager)
+        self.listing_notices: list[str] = []  # the tools its last `tools/list` answer had that were repaired or
+        # taken out (`vetting.screen_tool_listing`); the manager adds them to `warnings`
+        self._version: str | None = None  # the protocol version its `initialize` answer gave
         self.instructions: str | None = None
         self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
         self.started_at = 0.0
@@ -79,6 +78,8 @@ class ServerConnection:
         self._stop = asyncio.Event()
         self._stderr: StderrTail | None = None
         self._lost_reason: str | None = None  # why the transport ended, when it said (an HTTP error)
+        self._ended: str | None = None  # why this attempt's connection ended, once `_gone` reported it
+        self._lost: AnyioEvent | None = None  # set to end this attempt's connection (`_connect_once`)
         self._connected = False  # this attempt connected: the backoff starts again from its first step
         self._watch: str | None = None  # the lifeline token in the stdio server's environment, while it runs
         self._pid: int | None = None  # the stdio server's process, while it runs
@@ -152,13 +153,18 @@ class ServerConnection:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if stream_broke(exc) and session is self._session:  # the HTTP server is gone (or broke its stream):
+                self._lost_reason = "the server closed the connection"  # reconnect; it is reported failed now
+                self._gone()
+                if self._lost is not None:
+                    self._lost.set()
             raise ToolError(f"MCP server {self.name}: {what} failed: {self._describe(exc)}") from None
 
     # -- the connection task ------------------------------------------------------------------------------
     async def _run(self) -> None:
         attempt = 0
         while not self._stop.is_set():
-            self._connected, self._lost_reason = False, None
+            self._connected, self._lost_reason, self._ended = False, None, None
             self._stale.clear()
             malformed = False
             try:
@@ -170,6 +176,8 @@ class ServerConnection:
                 await self._stderr_read(exc)
                 error = self._describe(exc)
                 malformed = not self._connected and type(innermost(exc)).__name__ == "ValidationError"
+            if self._ended is not None:  # `_gone` reported the end already: the same words, not a second report
+                error = self._ended  # (what the transport raises after it, an HTTP `ReadError`, says less)
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
@@ -190,14 +198,14 @@ class ServerConnection:
                 self._set("starting")
 
     async def _connect_once(self) -> None:
-        ClientSession, anyio = await _sdk()
+        ClientSession, anyio = await load_sdk()
         async with self._transport() as (read, write):
-            lost = anyio.Event()
+            lost = self._lost = anyio.Event()
             async with anyio.create_task_group() as group:
                 if self._pid is not None:
                     group.start_soon(self._on_exit, self._pid, lost)
                 try:
-                    async with ClientSession(_Checked(self, read, lost), write,
+                    async with ClientSession(CheckedStream(self, read, lost), write,
                                              message_handler=self._on_message) as session:
                         await self._initialize(session, anyio, lost)
                         await self._wait_until_over(anyio, lost)
@@ -208,7 +216,7 @@ class ServerConnection:
         timeout = self.config.startup_timeout_s
         with anyio.move_on_after(timeout) as scope:
             result = await session.initialize()
-            tools = await _list_all(session.list_tools, "tools")
+            tools = await list_all(session.list_tools, "tools")
             offers = result.capabilities
             self.prompts = await self._optional_list(session, "prompts") if offers.prompts else []
             self.resources = await self._optional_list(session, "resources") if offers.resources else []
@@ -236,8 +244,7 @@ class ServerConnection:
             raise ConnectionLost()
 
     def _checked_item(self, item: SessionMessage | Exception) -> SessionMessage | None:
-        """`item` as the session gets it (tool schemas without `type` made object schemas,
-        `vetting.fill_schema_types`), or None when it is skipped: a stdio line that is not JSON-RPC is reported
+        """`item` as the session gets it (a tool listing screened first, `_screen`), or None when it is skipped: a stdio line that is not JSON-RPC is reported
         (as `error`). Raises `ConnectionLost` when the connection must end: a line over the cap (the server is
         killed: the rest of it is unread), an HTTP transport error (reconnect, with backoff)."""
         if isinstance(item, MessageTooLong):
@@ -252,8 +259,16 @@ class ServerConnection:
             self._skipped.add(first_line(item))  # the event at most every second
             self.error = self._skipped.text
             return None
-        fill_schema_types(getattr(item.message, "result", None))  # before the SDK checks it
+        self._screen(getattr(item.message, "result", None))  # before the SDK checks it
         return item
+
+    def _screen(self, result: object) -> None:
+        """Note the protocol version an `initialize` answer gives; take the tools out of a `tools/list` answer
+        that would make the SDK refuse the listing (`vetting.screen_tool_listing`), keeping the notices."""
+        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            self._version = result["protocolVersion"]
+        elif isinstance(result, dict) and "tools" in result:
+            self.listing_notices = screen_tool_listing(self.name, result, self._version)
 
     async def _on_exit(self, pid: int, lost: AnyioEvent) -> None:
         """The stdio server process itself exited: the connection is over even while a child it started keeps
@@ -272,20 +287,21 @@ class ServerConnection:
         answers (the SDK's shutdown and the stderr read that `_run` then waits for take a second or more)."""
         if self._connected and self.state == "connected" and not self._stop.is_set():
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
-            self.error = f"{self._describe(ConnectionLost())}; restarting in {BACKOFF_S[0]} s"
+            self._ended = self._describe(ConnectionLost())
+            self.error = f"{self._ended}; restarting in {BACKOFF_S[0]} s"
             self._set("failed")
 
     async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:
         """A listing a server offers besides its tools; one that fails is reported and taken as empty (the
         server's tools still work)."""
         try:
-            return await _list_all(getattr(session, f"list_{kind}"), kind)
+            return await list_all(getattr(session, f"list_{kind}"), kind)
         except Exception as exc:  # noqa: BLE001 (a JSON-RPC error, a malformed answer)
             self.error = f"listing its {kind.replace('_', ' ')} failed: {self._describe(exc)}"
             return []
 
     async def _on_message(self, message: object) -> None:
-        kinds = _CHANGED.get(type(message).__name__, ())
+        kinds = CHANGED.get(type(message).__name__, ())
         if kinds and self._session is not None:
             self._stale.update(kinds)
             running, session = self._refreshing
@@ -297,7 +313,7 @@ class ServerConnection:
         """List again what the server said has changed, one listing at a time: the announcements that come while
         one runs are served by a single listing after it (a burst of 3000 costs at most two)."""
         while self._stale and session is self._session:
-            kinds = tuple(kind for kind in _LISTED_KINDS if kind in self._stale)
+            kinds = tuple(kind for kind in LISTED_KINDS if kind in self._stale)
             self._stale.clear()
             await self._refresh(session, kinds)
 
@@ -305,7 +321,7 @@ class ServerConnection:
         listed = {}
         for kind in kinds:
             try:
-                listed[kind] = await _list_all(getattr(session, f"list_{kind}"), kind)
+                listed[kind] = await list_all(getattr(session, f"list_{kind}"), kind)
             except Exception as exc:  # noqa: BLE001 (the connection may be ending: its task reports that)
                 self.error = f"listing the changed {kind.replace('_', ' ')} failed: {self._describe(exc)}"
                 return
@@ -374,104 +390,20 @@ class ServerConnection:
             text = "the server exited or closed its output" if self.config.transport == "stdio" else \
                 "the server closed the connection"
         else:
-            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or type(leaf).__name__  # a server's own text
+            text = cut(str(leaf), MAX_ERROR_CHARS, "the message") or self._nameless(leaf)  # a server's own text
         if self.config.transport == "http" and not isinstance(leaf, ToolError):
             text = f"{text} ({cut(self.config.url or '', 300, 'the URL')})"  # httpx's errors name no URL
         tail = self._stderr_tail()  # the last lines of its stderr: capped where they are kept (process.py)
         return f"{text} (stderr: {tail})" if tail else text
+
+    def _nameless(self, leaf: BaseException) -> str:
+        """An exception without a message (httpx's `ReadError()` when a server dies): what it means."""
+        if self.config.transport == "http":
+            return f"the connection to the server failed ({type(leaf).__name__})"
+        return type(leaf).__name__
 
     def _stderr_tail(self) -> str:
         if self._stderr is None:
             return ""
         text = self._stderr.text()[-_STDERR_TAIL:].strip()
         return " | ".join(line for line in text.splitlines()[-5:] if line.strip())
-
-
-
-class _Checked:
-    """The transport's read stream as the session reads it (the SDK's `ReadStream` protocol), each message
-    passed through `ServerConnection._checked_item` in the session's own read loop: no task and no stream in
-    between (a hand-off per message fewer: 20,000 log notifications cost a task switch each). When it ends
-    (the transport's end, or `_checked_item` ending the connection), the server is gone (`_gone`) and `lost`
-    is set, before the session fails its waiting requests."""
-
-    def __init__(self, owner: ServerConnection, read: ReadStream[SessionMessage | Exception], lost: AnyioEvent):
-        self._owner, self._read, self._lost = owner, read, lost
-
-    async def receive(self) -> SessionMessage:
-        """The next message. Raises `EndOfStream` (anyio's) at the end of the transport's messages."""
-        import anyio
-
-        try:
-            while True:
-                try:
-                    item = await self._read.receive()
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    raise anyio.EndOfStream from None
-                if (message := self._owner._checked_item(item)) is not None:
-                    return message
-        except (anyio.EndOfStream, ConnectionLost):
-            self._end()
-            raise anyio.EndOfStream from None
-
-    def _end(self) -> None:
-        self._owner._gone()
-        self._lost.set()
-
-    async def aclose(self) -> None:
-        await self._read.aclose()
-
-    def __aiter__(self) -> _Checked:
-        return self
-
-    async def __anext__(self) -> SessionMessage:
-        import anyio
-
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _Checked:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
-async def _sdk() -> tuple[type[ClientSession], ModuleType]:
-    """`(ClientSession, anyio)`, imported in a worker thread: the import takes a second or two of CPU."""
-    def load() -> tuple[type[ClientSession], ModuleType]:
-        import logging
-
-        logger = logging.getLogger("mcp")
-        logger.addHandler(logging.NullHandler())
-        logger.propagate = False  # the SDK logs parse errors with tracebacks; they are reported as states
-        import anyio
-        from mcp import ClientSession
-        from mcp.shared.message import SessionMessage  # noqa: F401 (what `stdio_transport` makes)
-
-        return ClientSession, anyio
-
-    return await asyncio.to_thread(load)
-
-
-_CHANGED = {"ToolListChangedNotification": ("tools",), "PromptListChangedNotification": ("prompts",),
-            "ResourceListChangedNotification": ("resources", "resource_templates")}
-_LISTED_KINDS = ("tools", "prompts", "resources", "resource_templates")
-MAX_LISTED = 1000
-"""At most this many prompts, resources or templates are kept per server (a listing may page for ever)."""
-
-
-async def _list_all(method: Callable[..., Awaitable[PaginatedResult]], kind: str) -> list[Listed]:
-    """Every page of a `*/list` request (`kind` is the result's field: `tools`, `prompts`, ...)."""
-    from mcp_types import PaginatedRequestParams
-
-    items: list[Listed] = []
-    cursor = None
-    while True:
-        result = await method(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-        items.extend(getattr(result, kind))
-        cursor = result.next_cursor
-        if not cursor or (kind != "tools" and len(items) >= MAX_LISTED):
-            return items[:MAX_LISTED] if kind != "tools" else items

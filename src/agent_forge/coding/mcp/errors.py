@@ -71,3 +71,17 @@ def first_line(exc: Exception) -> str:
         return repr(line[:200])
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
+
+
+BROKEN_STREAM = ("SSE stream ended without a response", "SSE stream failed")
+"""How the SDK's HTTP client fails a request whose answer stream ended: the server died or dropped it."""
+
+
+def stream_broke(exc: BaseException) -> bool:
+    """Whether `exc` (a failed request's) is the SDK's HTTP client saying the answer stream ended (`BROKEN_STREAM`)."""
+    error = getattr(innermost(exc), "error", None)
+    return str(getattr(error, "message", "")).startswith(BROKEN_STREAM)
+
+
+class ConnectionLost(Exception):
+    """The server's stream ended (it exited or closed stdout), or its connection must end."""

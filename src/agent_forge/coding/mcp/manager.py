@@ -65,6 +65,8 @@ class McpManager:
         self._reported: dict[str, tuple[str, str | None]] = {}
         self.deadlines = CallDeadlines(call_timeout)
         self._input_closed = asyncio.Event()  # no client any more: `wait_ready` waits for no server
+        self._owners: dict[str, ServerConnection] = {}  # every agent tool name a server's tool had, and the server
+        agent.missing_tool = self.missing_tool
 
     def start_soon(self) -> None:
         """`start` after `START_DELAY_S` (a prompt's `wait_ready` starts at once); needs a running loop."""
@@ -175,6 +177,17 @@ class McpManager:
                        f"characters; the system prompt shows the first {MAX_INSTRUCTIONS_CHARS:,}", connection)
         return one_line(first, MAX_INSTRUCTIONS_CHARS)
 
+    def missing_tool(self, name: str) -> str | None:
+        """Why tool `name`, once a server's, is not offered now (its server restarting, ...), or None."""
+        connection = self._owners.get(name)
+        if connection is None or name in connection.tool_names:
+            return None
+        if connection.state == "connected":
+            return f"Tool {name} is no longer offered by MCP server {connection.name} (its tool list changed)"
+        why = f": {connection.error}" if connection.error else ""
+        return (f"Tool {name} is not available now: MCP server {connection.name} is {connection.state}{why}. Its "
+                "tools come back when it is connected again")
+
     def input_closed(self) -> None:
         """stdin EOF or the session closing: a run's wait for starting servers ends, and each tool call running
         then or later is cancelled after `call_timeout()` (idempotent)."""
@@ -196,6 +209,8 @@ class McpManager:
         others = [t for t in self.agent.tools if not isinstance(t, (McpTool, ReadResourceTool))]
         for connection in self.connections:
             connection.tool_names, connection.warnings = [], []
+            for notice in connection.listing_notices if connection.state == "connected" else ():
+                self._warn(notice, connection)
         offered = [(c, tool) for c in self.connections if c.state == "connected" for tool in self._listed(c)]
         # built-in names (active or not) and the resource reader's are reserved: a server never takes them
         reserved = {t.name for t in others} | set(TOOL_FACTORIES) | {READ_RESOURCE}
@@ -215,6 +230,7 @@ class McpManager:
                 tools.append(McpTool(connection, tool, name, self._output_dir, self.deadlines,
                                      self._limit(connection)))
                 connection.tool_names.append(name)
+                self._owners[name] = connection
         readable = [c for c in self.connections if c.state == "connected" and c.offers_resources]
         if readable and READ_RESOURCE in used:
             self._warn(f"the tool name {READ_RESOURCE} is taken by another tool; MCP resources cannot be read")

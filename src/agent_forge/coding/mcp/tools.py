@@ -125,7 +125,7 @@ def truncated(content: list[UserContent], details: dict[str, object],
     cut = truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
     if not cut["truncated"]:
         return content, details
-    where, path = _save(text, output_dir)
+    where, path = _save(text, output_dir, f"mcp-{details.get('server')}")
     notice = (f"[Showing the first {cut['outputLines']} lines ({format_size(cut['outputBytes'])}) of "
               f"{cut['totalLines']} lines ({format_size(cut['totalBytes'])}).{where}]")
     images = [block for block in content if block.get("type") == "image"]
@@ -133,11 +133,13 @@ def truncated(content: list[UserContent], details: dict[str, object],
     return kept, {**details, "truncation": cut, "fullOutputPath": path}
 
 
-def _save(text: str, output_dir: Callable[[], OutputDir] | None) -> tuple[str, str | None]:
+def _save(text: str, output_dir: Callable[[], OutputDir] | None, prefix: str) -> tuple[str, str | None]:
+    """`text` in a new `<prefix>-<random>.log` of `output_dir()` (`prefix`: `mcp-<server>`, a server name is
+    safe in a file name): `(the notice's sentence, its path or None)`."""
     if output_dir is None:
         return " The full output was not saved.", None
     try:
-        fd, path = output_dir().create_file()
+        fd, path = output_dir().create_file(prefix)
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as out:
             out.write(text)
     except OSError as exc:

@@ -1,6 +1,7 @@
 """Where the full output of long shell commands is kept: one private directory per session, pruned at start-up.
 
-Layout: `<temp dir>/agent-forge-<uid>/bash-output/<session id>/bash-<random>.log`, plus `owner.json`
+Layout: `<temp dir>/agent-forge-<uid>/bash-output/<session id>/bash-<random>.log` (`mcp-<server>-<random>.log`
+for a cut MCP result), plus `owner.json`
 (`OwnerRecord`: the session file and the pid of the process that last used the directory). The temp dir is
 `TMPDIR` (else `TEMP`, `TMP`, then `/tmp`). It is the temp dir, not the session directory,
 because these files can be hundreds of megabytes of transient output: they must not fill the disk or quota
@@ -59,12 +60,13 @@ class OutputDir:
     def path(self) -> Path:
         return outputs_root() / _dir_name(self.session_id)
 
-    def create_file(self) -> tuple[int, str]:
-        """A new private `bash-<random>.log` here: (open descriptor, path). Raises OSError."""
+    def create_file(self, prefix: str = "bash") -> tuple[int, str]:
+        """A new private `<prefix>-<random>.log` here (`bash-...`; an MCP server's results `mcp-<server>-...`):
+        (open descriptor, path). `prefix` must be safe in a file name. Raises OSError."""
         directory = self._ensure()
         flags = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
                  | getattr(os, "O_BINARY", 0))
-        path = str(directory / f"bash-{os.urandom(8).hex()}.log")
+        path = str(directory / f"{prefix}-{os.urandom(8).hex()}.log")
         fd = os.open(path, flags, 0o600)
         self.used = True
         return fd, path

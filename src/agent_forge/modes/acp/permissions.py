@@ -37,10 +37,13 @@ def mode_state(policy: str) -> dict[str, Any]:
 
 
 class PermissionAsker:
-    """The `Approver` of one session (`coding/approvals.py`): `session/request_permission` to the client."""
+    """The `Approver` of one session (`coding/approvals.py`): `session/request_permission` to the client;
+    `on_allowed(toolCallId)` is called when the user allows the call (it runs then, `updates.Updates.allowed`)."""
 
-    def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[Any]], session_id: str, cwd: str):
+    def __init__(self, request: Callable[[str, dict[str, Any]], Awaitable[Any]], session_id: str, cwd: str,
+                 on_allowed: Callable[[str], None] = lambda _id: None):
         self.request, self.session_id, self.cwd = request, session_id, cwd
+        self.on_allowed = on_allowed
 
     async def __call__(self, call: Any) -> str | Decision:  # an `ApprovalRequest`
         name = str(call.get("name"))
@@ -57,7 +60,10 @@ class PermissionAsker:
         except AcpError as exc:  # the editor failed to ask: nobody chose to reject (its text is `client_text`)
             return Decision(REJECT, f"the editor answered session/request_permission with an error: "
                                     f"{exc.message}", answered=False)
-        return _choice(answer, [option["optionId"] for option in options(call.get("always"))])
+        choice = _choice(answer, [option["optionId"] for option in options(call.get("always"))])
+        if choice in (ALLOW_ONCE, ALLOW_ALWAYS):
+            self.on_allowed(tool_call["toolCallId"])
+        return choice
 
 
 def _choice(answer: dict[str, Any], offered: list[str]) -> str | Decision:

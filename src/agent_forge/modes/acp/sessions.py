@@ -78,7 +78,8 @@ class Registry:
         session.tool_environment.use(files=files, terminals=terminals)
         await self._plugins(session)
         opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
-        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None))
+        opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None),
+                                      opened.updates.allowed)
         if terminals is not None:
             terminals.on_terminal = opened.updates.terminal
             opened.terminals = terminals
@@ -219,7 +220,7 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
         return {}, []
     if not isinstance(value, list):
         raise invalid_params('"mcpServers" must be an array')
-    from ...coding.mcp.config import NAME_RULE
+    from ...coding.mcp.config import NAME_RULE, entry_problem
 
     servers: dict[str, Any] = {}
     notes: list[str] = []
@@ -231,6 +232,9 @@ def mcp_servers(value: Any) -> tuple[dict[str, Any], list[str]]:
         entry = _mcp_entry(server, index)
         keep = server["name"] in fitting and server["name"] not in servers
         name = server["name"] if keep else _server_name(server["name"], servers.keys() | fitting)
+        problem = entry_problem(name, entry)
+        if problem:  # refused as a malformed request: a server skipped with a line on stderr goes unseen
+            raise invalid_params(f"mcpServers[{index}] ({_shown(server['name'])}): {problem}")
         if name != server["name"]:
             notes.append(f"The editor's MCP server {_shown(server['name'])} is named {name} here (a server name "
                          f"has 1 to 64 letters, digits, '_' or '-', and names are unique).")
@@ -308,15 +312,17 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     return os.path.normpath(value)
 
 
-def _approvals(session: Any, request: "Request", session_id: str, flag: str | None) -> Any:
+def _approvals(session: Any, request: "Request", session_id: str, flag: str | None,
+               on_allowed: Callable[[str], None]) -> Any:
     """The session's approvals (`coding/approvals.py`, checked by its tool gate after the plugins): `flag`
-    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests."""
+    (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests (`on_allowed(id)`
+    when the user allows call `id`)."""
     from ...coding.approvals import policy_setting
     from .permissions import DEFAULT_MODE, PermissionAsker
 
     approvals = session.approvals
     approvals.set_policy(flag or policy_setting(session.settings, DEFAULT_MODE)[0])
-    approvals.approver = PermissionAsker(request, session_id, session.cwd)
+    approvals.approver = PermissionAsker(request, session_id, session.cwd, on_allowed)
     return approvals
 
 

@@ -2,7 +2,7 @@
 
 Text and thinking deltas become `agent_message_chunk` / `agent_thought_chunk`. A tool call is announced
 (`tool_call`, status `pending`) once the model finished writing its arguments, goes `in_progress` when it
-starts, streams bash output as `tool_call_update` content, and ends `completed` or `failed` with its result or
+starts (one the session asks about first when the user allows it: a rejected call goes `pending` → `failed`), streams bash output as `tool_call_update` content, and ends `completed` or `failed` with its result or
 diff (`tool_calls.py`). After each assistant message a `usage_update` gives the context use and the session's
 cost; retries and compaction are told as thoughts (or `notice` updates when the client accepts them), so a
 slow turn never looks dead.
@@ -40,7 +40,7 @@ class Updates:
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
-        self._mcp_told: dict[str, str] = {}  # server name -> the failure said last
+        self._mcp_failing: set[str] = set()  # the servers whose failure was said, failing and restarting since
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = _HANDLERS.get(event.get("type", ""))
@@ -131,14 +131,24 @@ class Updates:
                    "content": tool_calls.pending_content(name, args, cwd)})
 
     def _tool_start(self, event: dict[str, Any]) -> None:
+        """A call that the session will ask about first stays `pending` until the user allows it (`allowed`);
+        a rejected one goes from `pending` to `failed`."""
         call_id, name, args = str(event.get("toolCallId")), str(event.get("toolName")), _args(event.get("args"))
+        approvals = getattr(self.session, "approvals", None)
+        asks = bool(approvals is not None and approvals.would_ask(name, args))
         if call_id not in self._calls:
-            self._announce(call_id, name, args, "in_progress")
-        else:
+            self._announce(call_id, name, args, "pending" if asks else "in_progress")
+        elif not asks:
             self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
-        self._calls[call_id]["started"] = True
+        self._calls[call_id].update(started=True, asked=asks)
         if self.disk_files:  # the whole file before the call runs, for the diff after it
             self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
+
+    def allowed(self, call_id: str) -> None:
+        """The user allowed call `call_id`, which waited `pending`: it runs now."""
+        call = self._calls.get(call_id)
+        if call is not None and call.pop("asked", False):
+            self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
 
     def terminal(self, call_id: str, terminal_id: str) -> None:
         """The call runs in the editor's terminal `terminal_id`: embedded in the call, which shows it live."""
@@ -195,20 +205,24 @@ class Updates:
             self.tell("Compaction done.", "info")
 
     def _mcp_server(self, event: dict[str, Any]) -> None:
-        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr,
-        once per failure (a report of the same failure again, `failed` to `failed`, is not said twice); a prompt
-        going on without a server still starting says so (`message`)."""
-        if event.get("state") == "failed":
-            text = f"MCP server {event.get('name')!r} failed: {event.get('lastError') or 'unknown error'}"
-            if self._mcp_told.get(str(event.get("name"))) == text:
+        """A server that failed (its command missing, its URL refusing) is said in the session and on stderr
+        once: its restarts that fail too (after 1, 2, 4 ... s, then every minute) are not said again until its
+        state changes (it connected, stopped, was disabled); then a failure is news again. A prompt going on
+        without a server still starting says so (`message`)."""
+        name, state = str(event.get("name")), event.get("state")
+        if state == "failed":
+            if name in self._mcp_failing:
                 return
-            self._mcp_told[str(event.get("name"))] = text
-            self.tell(text, "error")
+            self._mcp_failing.add(name)
+            text = f"MCP server {name!r} failed: {event.get('lastError') or 'unknown error'}"
+            restarts = " (while its restarts fail too, this is not said again)" if "restarting in" in text else ""
+            self.tell(text + restarts, "error")
             print(f"Warning: {text}", file=sys.stderr)
-        else:
-            self._mcp_told.pop(str(event.get("name")), None)
-            if event.get("message"):
-                self.tell(str(event["message"]), "warning")
+            return
+        if state != "starting":  # connected, stopped, disabled: a failure after this is news again
+            self._mcp_failing.discard(name)
+        if event.get("message"):
+            self.tell(str(event["message"]), "warning")
 
     def tell(self, text: str, severity: str) -> None:
         """A status line the user sees (`status_update`), never inside the streaming answer (`aside`)."""
