@@ -38,12 +38,13 @@ class SessionSwitch:
     """The session changes of one `AgentSession`: `new_session`, `switch_session`, `fork`, `clone`, each asking
     the plugin hooks first (`hooks()`: a veto answers `cancelled`) and `check_written()` before that (it raises
     `CommandError` while entries of the current session cannot be written). `store()` is the current store,
-    `replace_store(store, messages)` swaps it; `abort()` and `abort_user_bash()` stop the work in progress."""
+    `replace_store(store, messages)` swaps it; `abort()` and `abort_user_bash()` stop the work in progress;
+    `restore_pending()` adds the user bash results an opened file left pending (`user_bash.py`)."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
                  check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
-                 abort_user_bash: Callable[[], Awaitable[None]]):
+                 abort_user_bash: Callable[[], Awaitable[None]], restore_pending: Callable[[], object]):
         self.cwd = cwd
         self.session_dir: str | None = None
         """Sessions root for stores this session creates later (new_session, fork, clone)."""
@@ -55,6 +56,7 @@ class SessionSwitch:
         self._check_written = check_written
         self._abort = abort
         self._abort_user_bash = abort_user_bash
+        self._restore_pending = restore_pending
 
     async def _stop_work(self) -> None:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
@@ -105,6 +107,7 @@ class SessionSwitch:
                 print(f"Warning: {terminal_text(str(warning))}", file=sys.stderr)
         await self._stop_work()
         self._adopt(store)
+        self._restore_pending()  # user bash results a kill before its run settled left pending
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
         """Continue in a new session holding the branch up to just before user message `entry_id`: `{text,
