@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -193,9 +192,11 @@ async def _first_attempt(connection: Any) -> None:
 
 
 def _row(connection: Any) -> tuple[str, ...]:
+    from ..coding.mcp.errors import without_restart_delay
+
     config = connection.config
     state = connection.state if connection.state != "starting" else "not ready"
-    error = re.sub(r"; restarting in \d+ s$", "", connection.error or "")  # a connected one's: what it did wrong
+    error = without_restart_delay(connection.error or "")  # a connected one's: what it did wrong
     count = str(sum(1 for tool in connection.tools if config.admits(tool.name))) if state == "connected" else "-"
     return config.name, config.scope, config.transport, state, count, error
 
