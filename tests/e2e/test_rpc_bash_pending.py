@@ -121,3 +121,25 @@ async def test_a_hand_damaged_pending_entry_is_left_alone(agent_env, project, tm
     async with await RpcClient.start(["--session", str(session)], cwd=str(project), env=agent_env) as client:
         assert [m["role"] for m in await messages(client)] == ["user"]
     assert bash_entries(session) == []
+
+
+async def test_a_fork_cut_between_a_result_and_its_settle_holds_it_live_and_resumed(agent_env, fake_llm, project):
+    """Fork at a follow-up of the run: the copied branch holds the pending result but not the settle that added
+    it, so the fork adds it (once) as opening a killed file does; resuming the fork adds nothing more."""
+    fake_llm.set_script([{"text": "a fairly long streamed answer", "hang_after": 3}, {"text": "more said"}])
+    async with await RpcClient.start([], cwd=str(project), env=agent_env) as client:
+        await bash_during_a_run(client)
+        await client.send({"type": "follow_up", "message": "more"})
+        fake_llm.release_hangs()
+        await client.wait_for("agent_settled")
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+        [more] = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"
+                  and e["message"]["content"][0]["text"] == "more"]
+        forked = await client.send({"type": "fork", "entryId": more["id"]})
+        assert forked["success"] is True, forked
+        live = await messages(client)
+        fork_file = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert [m["role"] for m in live] == ["user", "assistant", "bashExecution"]
+    async with await RpcClient.start(["--session", fork_file], cwd=str(project), env=agent_env) as resumed:
+        assert await messages(resumed) == live
+    assert len(bash_entries(fork_file)) == 1

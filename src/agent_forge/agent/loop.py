@@ -5,7 +5,7 @@ One run emits, in order (seed 000, "Events"): `agent_start`, then per turn `turn
 tool executions (`tool_execution_start|update|end`) and their `toolResult` messages, `turn_end`; finally
 `agent_end{messages, willRetry}`. Abort is asyncio cancellation of the step in progress: the streaming step
 keeps the partial assistant message with `stopReason: "aborted"` (the arguments of its tool calls, which never
-run, cut to `UNSENT_ARGUMENT_CHARS` per string), tool steps record aborted results, and the run ends after the
+run, cut: `unsent_calls.py`), tool steps record aborted results, and the run ends after the
 current turn.
 """
 
@@ -23,6 +23,7 @@ from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
                      ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
+from .unsent_calls import cut_unsent_arguments
 from .tool_call_ids import make_tool_call_ids_unique
 from .types import AgentTool, ToolError, ToolResult
 
@@ -422,36 +423,6 @@ def _result_dict(result: ToolResult) -> ToolResultPayload:
     if result.details is not None:
         out["details"] = result.details
     return out
-
-
-UNSENT_ARGUMENT_CHARS = 2000
-"""A failed or aborted turn's tool calls never run and are never sent to a model again (`ai/transform.py`), so
-each string in their arguments keeps this many characters (a list this many items): a call cut off while
-streaming megabytes of `content` must not stay megabytes in memory, the session file and every `get_messages`."""
-
-
-def cut_unsent_arguments(message: AssistantMessage) -> None:
-    """Cut the tool-call arguments of a failed or aborted `message` in place (`UNSENT_ARGUMENT_CHARS`); what
-    is cut is replaced by a note saying how much (`… [2,998,000 more characters cut: the call never ran]`)."""
-    for block in message.get("content") or []:
-        if isinstance(block, dict) and block.get("type") == "toolCall" and "arguments" in block:
-            try:
-                block["arguments"] = _cut_value(block["arguments"])
-            except RecursionError:  # nested deeper than a parser would build: nothing of it is worth keeping
-                block["arguments"] = {}
-
-
-def _cut_value(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > UNSENT_ARGUMENT_CHARS:
-        left = len(value) - UNSENT_ARGUMENT_CHARS
-        return f"{value[:UNSENT_ARGUMENT_CHARS]}… [{left:,} more characters cut: the call never ran]"
-    if isinstance(value, dict):
-        return {key: _cut_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        kept = [_cut_value(item) for item in value[:UNSENT_ARGUMENT_CHARS]]
-        left = len(value) - len(kept)
-        return kept + [f"… [{left:,} more items cut: the call never ran]"] if left else kept
-    return value
 
 
 def _close_open_tool_calls(message: AssistantMessage) -> None:

@@ -107,7 +107,6 @@ class SessionSwitch:
                 print(f"Warning: {terminal_text(str(warning))}", file=sys.stderr)
         await self._stop_work()
         self._adopt(store)
-        self._user_bash.restore_pending()  # user bash results a kill before its run settled left pending
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
         """Continue in a new session holding the branch up to just before user message `entry_id`: `{text,
@@ -207,6 +206,9 @@ class SessionSwitch:
         self._model_control.restore(context)
         if record_model and context.model is None:
             self._model_control.record_configuration()
+        # A user bash result its run never settled to add (a kill, or a fork cut between): added now, once, as
+        # reopening the file would add it.
+        self._user_bash.restore_pending()
 
 
 def _same_file(a: Path, b: Path) -> bool:

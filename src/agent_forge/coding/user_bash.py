@@ -140,7 +140,8 @@ class UserBash:
 
     def restore_pending(self) -> int:
         """Add the messages a session killed before its run settled left pending (`pending_messages` of the
-        active branch), after the branch's last entry; the session calls this when it opens a file. Returns
+        active branch), after the branch's last entry; the session calls this when it opens a file or moves to
+        another (`switching.py`: a fork may copy a pending entry without its settle). Returns
         how many were added; a second call adds none."""
         pending = pending_messages(self._store().branch())
         for message in pending:
