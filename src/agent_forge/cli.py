@@ -205,11 +205,13 @@ def _anchored(value: str, cwd: str) -> str:
     return candidate if os.path.exists(candidate) else value
 
 
-def _elsewhere_hint(args: argparse.Namespace, error: str) -> str:
+def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
     """For a `--session <id>` or `--fork <id>` that matched nothing here: the sessions of other directories it
     matches."""
+    from .coding.errors import NoSessionMatch
+
     reference = args.session if args.session is not None else args.fork
-    if reference is None or not error.startswith("No session found"):
+    if reference is None or not isinstance(error, NoSessionMatch):
         return ""
     from .coding.session.home import sessions_elsewhere
 
@@ -231,7 +233,7 @@ def _choose_session(args: argparse.Namespace) -> tuple[Path | None, Path | None]
                                             continue_recent=args.continue_recent, fork=args.fork,
                                             no_session=args.no_session, on_skip=_say_skipped, on_note=_say)
     except SessionFileError as exc:
-        _say(f"{exc}{_elsewhere_hint(args, str(exc))}")
+        _say(f"{exc}{_elsewhere_hint(args, exc)}")
         return None
     if args.session_id is not None and not args.no_session:
         from .coding.session.home import session_with_id

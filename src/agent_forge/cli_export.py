@@ -13,7 +13,7 @@ STDOUT = "-"
 
 def run_export(paths: list[str], session_dir: str | None) -> int:
     """Export `paths[0]` (a session file, or a full or partial session id of the current directory, as
-    `--session` takes) to `paths[1]` (default `./agent-forge-session-<name>.html`; `-` is stdout). Prints the
+    `--session` takes, or else of any directory) to `paths[1]` (default `./agent-forge-session-<name>.html`; `-` is stdout). Prints the
     written path; 0, or 1 with the reason on stderr, 2 for more than two paths. The current directory is
     looked up only when a path is relative or defaulted (a deleted one raises `MissingDirectory`)."""
     if len(paths) > 2:
@@ -50,10 +50,11 @@ def _directory_for(session: str, output: str | None) -> str:
 
 
 def _session_file(reference: str, cwd: str, session_dir: str | None) -> str:
-    """The file `reference` names: a path, or an id among `cwd`'s sessions (`resolve_session`)."""
+    """The file `reference` names: a path, or an id among `cwd`'s sessions, else among every directory's (an
+    export only reads the session, wherever it was made: `resolve_session`)."""
     from .coding.session.listing import resolve_session
 
-    return str(resolve_session(reference, cwd, session_dir, on_note=_say))
+    return str(resolve_session(reference, cwd, session_dir, on_note=_say, everywhere=True))
 
 
 def _to_stdout(session_file: str) -> int:

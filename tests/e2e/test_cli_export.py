@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 CLI = [sys.executable, "-m", "agent_forge"]
 
@@ -45,3 +46,41 @@ def test_export_of_an_unknown_id_says_so(agent_env, fake_llm, tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.startswith("agent-forge: No session found matching 'zzzz-no-such'")
+
+
+def test_export_finds_an_id_of_another_directory(agent_env, fake_llm, tmp_path):
+    """`--export` only reads: an id (or unique prefix) stored for another directory is found too, and stderr says
+    where it is; `--session` with the same id still refuses to resume it here (README, Sessions)."""
+    made, elsewhere = tmp_path / "made", tmp_path / "elsewhere"
+    made.mkdir(), elsewhere.mkdir()
+    info = one_session(agent_env, fake_llm, made)
+    for reference in (info["id"], info["id"][:8].upper()):
+        done = subprocess.run([*CLI, "--export", reference, "-"], cwd=elsewhere, env=agent_env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "the answer is 42" in done.stdout
+        assert done.stderr == f"agent-forge: session {info['id']} is stored for another directory: {info['path']}\n"
+    resumed = subprocess.run([*CLI, "--session", info["id"], "-p", "again"], cwd=elsewhere, env=agent_env,
+                             capture_output=True, text=True, timeout=60)
+    assert resumed.returncode == 1 and "No session found matching" in resumed.stderr
+
+
+def test_export_of_a_prefix_two_directories_share_lists_both(agent_env, fake_llm, tmp_path):
+    first, second, third = (tmp_path / name for name in ("first", "second", "third"))
+    for directory in (first, second, third):
+        directory.mkdir()
+    paths = [one_session(agent_env, fake_llm, directory)["path"] for directory in (first, second)]
+    for path, new_id in zip(paths, ("abcd0001-0000-4000-8000-000000000000", "abcd0002-0000-4000-8000-000000000000")):
+        lines = Path(path).read_text().splitlines(keepends=True)  # one prefix for both: `abcd000`
+        Path(path).write_text(json.dumps({**json.loads(lines[0]), "id": new_id}) + "\n" + "".join(lines[1:]))
+    done = subprocess.run([*CLI, "--export", "abcd000", "-"], cwd=third, env=agent_env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "is ambiguous; it matches 2 sessions" in done.stderr
+    assert all(path in done.stderr for path in paths)
+    exact = subprocess.run([*CLI, "--export", "abcd0002", "-"], cwd=third, env=agent_env, capture_output=True,
+                           text=True, timeout=60)
+    assert exact.returncode == 0 and paths[1] in exact.stderr
+    unknown = subprocess.run([*CLI, "--export", "zzzz-no-such", "-"], cwd=third, env=agent_env, capture_output=True,
+                             text=True, timeout=60)
+    assert unknown.returncode == 1 and "nor in any other directory's sessions" in unknown.stderr

@@ -24,8 +24,9 @@ def test_a_server_that_cannot_start_is_said_once_on_stderr(agent_env, fake_llm, 
     assert done.returncode == 0 and done.stdout == "second\n"
     lines = done.stderr.splitlines()
     assert [line for line in lines if "MCP server d" in line] == [
-        "agent-forge: MCP server d is not ready (failed: cannot start /nonexist: No such file or directory; "
-        "restarting in 1 s); this prompt runs without its tools"]
+        "agent-forge: MCP server d is not ready (failed: cannot start /nonexist: No such file or directory); "
+        "this prompt runs without its tools (print mode does not wait for it to restart)"]
+    assert "restarting in" not in done.stderr  # print mode ends without waiting for any restart
     assert len([line for line in lines if line.startswith("agent-forge: MCP server q is not ready (failed")]) == 1
 
 
@@ -37,6 +38,7 @@ def test_a_server_that_crashes_during_the_run_is_said(agent_env, fake_llm, tmp_p
     assert done.returncode == 0 and done.stdout == "done\n"
     told = [line for line in done.stderr.splitlines() if line.startswith("agent-forge: MCP server tools failed: ")]
     assert len(told) == 1 and "the server exited" in told[0]
+    assert "restarting in" not in told[0] and told[0].endswith("(print mode does not wait for it to restart)")
     assert "is not ready" not in done.stderr  # it was connected when the run started: nothing said then
 
 

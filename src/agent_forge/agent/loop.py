@@ -4,8 +4,9 @@ One run emits, in order (seed 000, "Events"): `agent_start`, then per turn `turn
 (`message_start`/`message_end`), the assistant message (`message_start`, `message_update`*, `message_end`),
 tool executions (`tool_execution_start|update|end`) and their `toolResult` messages, `turn_end`; finally
 `agent_end{messages, willRetry}`. Abort is asyncio cancellation of the step in progress: the streaming step
-keeps the partial assistant message with `stopReason: "aborted"`, tool steps record aborted results, and the run
-ends after the current turn.
+keeps the partial assistant message with `stopReason: "aborted"` (the arguments of its tool calls, which never
+run, cut: `unsent_calls.py`), tool steps record aborted results, and the run ends after the
+current turn.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..ai.partial_json import parse_partial_json
 from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMessage
 from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
                      ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
+from .unsent_calls import cut_unsent_arguments
 from .tool_call_ids import make_tool_call_ids_unique
 from .types import AgentTool, ToolError, ToolResult
 
@@ -215,6 +217,8 @@ class TurnLoop:
         if message is None or message["stopReason"] == "pending":
             message = self._finish_failed(message, "Provider stream ended without a final message")
         message["durationMs"] = int((time.monotonic() - started) * 1000)
+        if message["stopReason"] in ("error", "aborted"):
+            cut_unsent_arguments(message)  # before message_end: memory, the session file and clients alike
         make_tool_call_ids_unique(message)  # each call must get its own result and events
         self._end_message(message)
         return message

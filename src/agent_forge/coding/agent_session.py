@@ -83,7 +83,7 @@ class AgentSession:
                                        store=store, replace_store=self.replace_store,
                                        check_written=self.persistence.check_written,
                                        abort=lambda: self.begin_abort(held=False),  # held prompts wait for it
-                                       abort_user_bash=self.user_bash.abort)
+                                       user_bash=self.user_bash)
 
     # -- events --------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:

@@ -30,7 +30,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
 
 # asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
 # mode answers `initialize` before the event loop is imported (start-up budget, docs/acp.md).

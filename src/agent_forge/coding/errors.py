@@ -42,6 +42,10 @@ class SessionFileError(Exception):
         self.detail = detail
 
 
+class NoSessionMatch(SessionFileError):
+    """No session file has the (partial) session id asked for (`listing.resolve_session`)."""
+
+
 class SessionLockError(SessionFileError):
     """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
 

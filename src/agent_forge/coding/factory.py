@@ -241,8 +241,10 @@ def _explicit_level(session: AgentSession, options: SessionOptions) -> str | Non
 
 
 def _restore(session: AgentSession) -> None:
+    """The branch's messages, then user bash results a kill before the run settled left pending."""
     context = session.store.build_context()
     session.agent.messages.extend(context.messages)
+    session.user_bash.restore_pending()
 
 
 def _use_model_object(session: AgentSession, model: Any, thinking: str | None) -> None:

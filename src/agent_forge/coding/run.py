@@ -28,6 +28,7 @@ from .retry import AutoRetry, forget_failed_attempt
 if TYPE_CHECKING:
     from .settings import Settings
     from ..agent.agent import Agent
+    from ..agent.types import AgentMessage
     from .compaction.controller import CompactionController
     from .hooks import SessionHooks
     from .session.store import SessionStore

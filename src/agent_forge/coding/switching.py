@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from .models.control import ModelControl
     from .hooks import SessionHooks
+    from .user_bash import UserBash
 
 T = TypeVar("T")
 
@@ -38,12 +39,13 @@ class SessionSwitch:
     """The session changes of one `AgentSession`: `new_session`, `switch_session`, `fork`, `clone`, each asking
     the plugin hooks first (`hooks()`: a veto answers `cancelled`) and `check_written()` before that (it raises
     `CommandError` while entries of the current session cannot be written). `store()` is the current store,
-    `replace_store(store, messages)` swaps it; `abort()` and `abort_user_bash()` stop the work in progress."""
+    `replace_store(store, messages)` swaps it; `abort()` and `user_bash.abort()` stop the work in progress;
+    `user_bash.restore_pending()` adds the user bash results an opened file left pending."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
                  check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
-                 abort_user_bash: Callable[[], Awaitable[None]]):
+                 user_bash: UserBash):
         self.cwd = cwd
         self.session_dir: str | None = None
         """Sessions root for stores this session creates later (new_session, fork, clone)."""
@@ -54,14 +56,14 @@ class SessionSwitch:
         self._replace_store = replace_store
         self._check_written = check_written
         self._abort = abort
-        self._abort_user_bash = abort_user_bash
+        self._user_bash = user_bash
 
     async def _stop_work(self) -> None:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
         commands and the run are aborted and settle first."""
         if self._agent.steering_queue or self._agent.follow_up_queue:
             self._agent.clear_queues()  # emits queue_update: clients see the queued messages go
-        await self._abort_user_bash()
+        await self._user_bash.abort()
         await self._abort()
 
     async def new_session(self, parent_session: str | None) -> bool:
@@ -204,6 +206,9 @@ class SessionSwitch:
         self._model_control.restore(context)
         if record_model and context.model is None:
             self._model_control.record_configuration()
+        # A user bash result its run never settled to add (a kill, or a fork cut between): added now, once, as
+        # reopening the file would add it.
+        self._user_bash.restore_pending()
 
 
 def _same_file(a: Path, b: Path) -> bool:

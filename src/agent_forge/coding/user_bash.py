@@ -7,7 +7,11 @@ in its own process group; its result is stored in the agent's messages and the s
 Decisions where the seeds are silent:
 - Several commands may run at once; `abort()` stops all of them (the protocol's `abort_bash` names none).
 - A command finishing while the agent runs is held back and added when the run settles, so it never lands
-  between a tool call and its result (the reference agent defers it the same way).
+  between a tool call and its result (the reference agent defers it the same way). It is on disk before its
+  response all the same: a hidden `custom` entry (`USER_BASH_PENDING`, `data: {"message": <the message>}`, never
+  part of the context) is written at once, and the `message` entry at settle. A session killed in between is
+  made whole when it is opened again (`restore_pending`): each pending entry of the branch with no equal
+  `bashExecution` message after it becomes a message after the branch's last entry, once.
 - No event announces the message itself (seed 003: "This message does NOT emit an event").
 """
 
@@ -19,6 +23,8 @@ from typing import Any, Callable, NotRequired, TYPE_CHECKING, TypedDict
 
 from ..agent.loop import now_ms
 from .errors import CommandError
+from .session.entries import USER_BASH_PENDING
+from .session.shapes import context_message
 from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 
 if TYPE_CHECKING:
@@ -118,8 +124,10 @@ class UserBash:
         return ShellConfig(getattr(settings, "shell_path", None), getattr(settings, "shell_command_prefix", None))
 
     def record(self, message: BashExecutionMessage) -> None:
-        """Add `message` to the conversation now, or when the running agent settles."""
+        """Add `message` to the conversation now, or when the running agent settles (on disk now all the
+        same, as a pending entry: module docstring)."""
         if self._busy():
+            self._store().append_custom(USER_BASH_PENDING, {"message": message})
             self._held.append(message)
         else:
             self._append(message)
@@ -130,9 +138,36 @@ class UserBash:
         for message in held:
             self._append(message)
 
+    def restore_pending(self) -> int:
+        """Add the messages a session killed before its run settled left pending (`pending_messages` of the
+        active branch), after the branch's last entry; the session calls this when it opens a file or moves to
+        another (`switching.py`: a fork may copy a pending entry without its settle). Returns
+        how many were added; a second call adds none."""
+        pending = pending_messages(self._store().branch())
+        for message in pending:
+            self._append(message)
+        return len(pending)
+
     def _append(self, message: BashExecutionMessage) -> None:
         self._store().append_message(message)  # on disk before anyone can see it
         self._agent.messages.append(message)
+
+
+def pending_messages(branch: list[Any]) -> list[BashExecutionMessage]:
+    """The messages of the `USER_BASH_PENDING` entries of `branch` (entries root → leaf) that no equal
+    `bashExecution` message entry follows, in order. Pending entries whose message is unusable (a hand edit)
+    are left alone."""
+    waiting: list[Any] = []
+    for entry in branch:
+        kind = entry.get("type")
+        if kind == "custom" and entry.get("customType") == USER_BASH_PENDING:
+            data = entry.get("data")
+            message = data.get("message") if isinstance(data, dict) else None
+            if context_message(message) is not None and message.get("role") == "bashExecution":
+                waiting.append(message)
+        elif kind == "message" and waiting and entry.get("message") in waiting:
+            waiting.remove(entry["message"])  # settled: the run's end wrote it
+    return waiting
 
 
 def _check_runnable(command: str, cwd: str) -> None:

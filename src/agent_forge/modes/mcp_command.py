@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -213,7 +212,9 @@ def _offered_count(connection: Any) -> int:
 def _row(connection: Any, offered: int) -> tuple[str, ...]:
     config = connection.config
     state = connection.state if connection.state != "starting" else "not ready"
-    error = re.sub(r"; restarting in \d+ s$", "", connection.error or "")  # a connected one's: what it did wrong
+    from ..coding.mcp.errors import without_restart_delay
+
+    error = without_restart_delay(connection.error or "")  # a connected one's: what it did wrong
     count = str(offered) if state == "connected" else "-"
     return config.name, config.scope, config.transport, state, count, error
 

@@ -14,6 +14,7 @@ from typing import Callable
 
 from ..agent.types import AgentMessage
 from ..coding.events import AutoRetryStart, SessionEvent
+from ..coding.mcp.errors import without_restart_delay
 from ..coding.retry import RETRY_CANCELLED
 
 CUT_OFF = "the answer was cut off: the model reached its output token limit (stopReason \"length\")"
@@ -124,11 +125,15 @@ def _no_text_detail(message: AgentMessage | None) -> str:
     return ""
 
 
+NO_RESTART_WAIT = " (print mode does not wait for it to restart)"
+
+
 class McpNotices:
     """Session listener for print mode, which shows no events: an MCP server a prompt runs without is said on
     stderr, once per server, in the words of its `mcp_server_changed` event (`MCP server <name> is not ready
     (...); this prompt runs without its tools`), and so is a connected server that fails later (`MCP server
-    <name> failed: <lastError>`). `say(text)` prints one line."""
+    <name> failed: <lastError>`). The `; restarting in N s` of the error is left out: print mode waits for no
+    restart, and says so (`NO_RESTART_WAIT`). `say(text)` prints one line."""
 
     def __init__(self, say: Callable[[str], object]) -> None:
         self._say = say
@@ -151,4 +156,4 @@ class McpNotices:
         else:
             return
         self._told.add(name)
-        self._say(text)
+        self._say(without_restart_delay(text) + NO_RESTART_WAIT)  # the event's "restarting in 1 s" is for clients

@@ -29,7 +29,12 @@ _EXPORTS = {
     "ToolError": "_agent_types",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [  # the keys of _EXPORTS, written out so that linters see the names
+    "AddContext", "BeforeRunEvent", "Block", "Cancel", "Context", "HANDLED", "HOOK_EVENTS", "Handled", "InputEvent",
+    "OBSERVED_EVENTS", "Plugin", "PluginError", "PluginLoadError", "PluginRunner", "PluginUI", "RpcUI",
+    "SessionChangeEvent", "SessionShutdownEvent", "SessionStartEvent", "SessionView", "ToolCallEvent",
+    "ToolContext", "ToolError", "ToolResult", "Transform", "install_plugins",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -20,7 +20,6 @@ source; the other plugins load regardless.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
 import inspect

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..session.entries import USER_BASH_PENDING
 from .blocks import collapsible, note, raw_json
 from .context import Card, Record, RenderContext
 from .markdown import render_markdown
@@ -108,6 +109,8 @@ _EVENTS: dict[object, Callable[[Record], str]] = {
 
 def _custom(entry: Record) -> Card:
     body = collapsible("Data", raw_json(entry.get("data"))) if "data" in entry else note("(no data)")
+    if entry.get("customType") == USER_BASH_PENDING:  # the agent's own: its message follows once the run settled
+        return Card("custom-state", "User command finished during a run (held until the run ended)", body)
     return Card("custom-state", f"Plugin state: {entry.get('customType', '?')}", body)
 
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import ConnectionLost, SkippedLines, first_line, innermost, stream_broke, validation_summary
+from .errors import (ConnectionLost, SkippedLines, first_line, innermost, restart_delay, stream_broke,
+                     validation_summary)
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -189,7 +190,7 @@ class ServerConnection:
             attempt = 0 if self._connected else attempt
             delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
             attempt += 1
-            self.error = f"{error}; restarting in {delay} s"
+            self.error = error + restart_delay(delay)
             self._set("failed")
             self.first_attempt.set()
             with contextlib.suppress(asyncio.TimeoutError):
@@ -288,7 +289,7 @@ class ServerConnection:
         if self._connected and self.state == "connected" and not self._stop.is_set():
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             self._ended = self._describe(ConnectionLost())
-            self.error = f"{self._ended}; restarting in {BACKOFF_S[0]} s"
+            self.error = self._ended + restart_delay(BACKOFF_S[0])
             self._set("failed")
 
     async def _optional_list(self, session: ClientSession, kind: str) -> list[Listed]:

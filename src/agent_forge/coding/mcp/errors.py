@@ -5,12 +5,27 @@ are not JSON-RPC without an event per line (`docs/mcp.md`, "Connections")."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Callable
 
 REPORT_EVERY_S = 1.0
 """Skipped lines are reported (an `mcp_server_changed` event) at most this often: a server that logs to stdout
 may write thousands of lines a second."""
+
+
+_RESTART_DELAY = re.compile(r"; restarting in \d+ s\b")
+
+
+def restart_delay(seconds: int) -> str:
+    """The suffix a failed server's error gets while its restart is due: `; restarting in <seconds> s`."""
+    return f"; restarting in {seconds} s"
+
+
+def without_restart_delay(text: str) -> str:
+    """`text` (an error, or a notice quoting one) without its `restart_delay` suffix: for readers a restart
+    does not concern (`/mcp`'s table, print mode, which does not wait for one)."""
+    return _RESTART_DELAY.sub("", text)
 
 
 class SkippedLines:

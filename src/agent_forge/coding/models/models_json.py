@@ -31,8 +31,9 @@ from ...ai.registry import known_apis
 from ...ai.types import Model
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
+from ..json_locate import dotted
 from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
-from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, dotted, field_problem
+from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, field_problem
 
 MODELS_FILE = "models.json"
 DEFAULT_CONTEXT_WINDOW = 128_000

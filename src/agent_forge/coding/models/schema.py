@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 
 from ...ai.types import THINKING_LEVELS
 from ..config_values import is_number, is_positive_int
-from ..json_locate import dotted
 
 Where = tuple[str | int, ...]
 """Where a problem is in `models.json`: keys and indexes from the top, `("providers", "local", "models", 0)`."""

@@ -70,6 +70,11 @@ class CustomEntry(SessionEntry):
     data: NotRequired[Any]
 
 
+USER_BASH_PENDING = "agent_forge.user_bash_pending"
+"""`customType` of the agent's own `custom` entry holding a user `bash` command's message (`data: {"message":
+...}`) from its response until the run it finished in settles (`coding/user_bash.py`)."""
+
+
 class CustomMessageEntry(SessionEntry):
     """Plugin message that joins the model context as a `custom` role message."""
 

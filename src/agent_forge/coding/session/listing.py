@@ -20,7 +20,7 @@ OnSkip = Callable[[str], None]
 from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
-from ..errors import SessionFileError
+from ..errors import NoSessionMatch, SessionFileError
 from .file_lines import check_readable
 from .reading import first_object, read_header, read_session
 
@@ -102,12 +102,7 @@ def list_all_sessions(session_dir: str | os.PathLike[str] | None = None, *, star
     """Sessions of every directory, newest (by file mtime) first: those of the files from `start` to `start +
     count` in that order (only those are read: one linear scan each; a file that cannot be opened is left out
     and `on_skip` told why), and whether more files follow."""
-    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
-    try:
-        paths = list(root.glob("*/*.jsonl"))
-    except OSError:
-        paths = []
-    paths.sort(key=_mtime, reverse=True)
+    paths = sorted(_all_session_files(session_dir), key=_mtime, reverse=True)
     end = len(paths) if count is None else start + count
     infos = [info for info in (_info_or_skip(path, on_skip) for path in paths[start:end]) if info is not None]
     return infos, end < len(paths)
@@ -129,15 +124,18 @@ def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike
 
 
 def resolve_session(reference: str, cwd: str | os.PathLike[str],
-                    session_dir: str | os.PathLike[str] | None = None, *, on_note: OnSkip | None = None) -> Path:
-    """The session file named by `reference` (`--session` / `--fork`): an existing file path, else a full or
-    partial session id (case-insensitive prefix) among the sessions of `cwd` that can be opened (those
-    `list_sessions` shows); an exact id wins over prefixes. A bare name (no `/`, no `.jsonl`) that is an
+                    session_dir: str | os.PathLike[str] | None = None, *, on_note: OnSkip | None = None,
+                    everywhere: bool = False) -> Path:
+    """The session file named by `reference` (`--session` / `--fork` / `--export`): an existing file path, else
+    a full or partial session id (case-insensitive prefix) among the sessions of `cwd` that can be opened (those
+    `list_sessions` shows); an exact id wins over prefixes. With `everywhere` (`--export`, which only reads),
+    an id matching none of `cwd`'s sessions is looked up among every directory's, the same way, and `on_note`
+    is told where a single match is stored. A bare name (no `/`, no `.jsonl`) that is an
     existing file but not a session file (`./notes`) names the session with that id when there is exactly
     one; `on_note` is told so (`notes is not a session file; opening session <id> (<path>)`).
 
-    Raises SessionFileError when nothing matches or several sessions match (the message lists them), and
-    with the reason when only a file that cannot be opened has that id.
+    Raises NoSessionMatch when nothing matches, SessionFileError when several sessions match (the message
+    lists them), and with the reason when only a file that cannot be opened has that id.
     """
     as_path = Path(reference).expanduser()
     explicit = os.sep in reference or reference.endswith(".jsonl")
@@ -149,7 +147,9 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     wanted = reference.strip().lower()
     if not wanted:
         raise SessionFileError("empty session id")
-    matches, ids = _id_matches(wanted, cwd, session_dir)
+    matches, ids = _id_matches(wanted, _session_files(cwd, session_dir))
+    if not matches and everywhere:
+        matches, ids = _elsewhere(wanted, session_dir, on_note)
     if len(matches) > 1 and (chosen := _named_after_its_id(matches, ids)) is not None:
         if on_note is not None:
             others = ", ".join(str(path) for path in matches if path != chosen)
@@ -160,18 +160,27 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         return matches[0]
     if not matches:
         _explain_unusable(wanted, cwd, session_dir)
-        raise SessionFileError(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}")
+        where = " nor in any other directory's sessions" if everywhere else ""
+        raise NoSessionMatch(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}{where}")
     listing = "\n".join(f"  {ids[path]}  {path}" for path in matches)
     raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
 
 
-def _id_matches(wanted: str, cwd: str | os.PathLike[str],
-                session_dir: str | os.PathLike[str] | None) -> tuple[list[Path], dict[Path, str | None]]:
-    """(files whose session id is `wanted` exactly, else those it prefixes; every file's id) of `cwd`."""
-    ids = {path: _header_id(path) for path in _session_files(cwd, session_dir)}
+def _id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, str | None]]:
+    """(those of `files` whose session id is `wanted` exactly, else those it prefixes; every file's id)."""
+    ids = {path: _header_id(path) for path in files}
     exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
     return exact or sorted(path for path, sid in ids.items()
                            if sid is not None and sid.lower().startswith(wanted)), ids
+
+
+def _elsewhere(wanted: str, session_dir: str | os.PathLike[str] | None,
+               on_note: OnSkip | None) -> tuple[list[Path], dict[Path, str | None]]:
+    """`_id_matches` among the sessions of every directory; `on_note` hears where a single match is stored."""
+    matches, ids = _id_matches(wanted, _all_session_files(session_dir))
+    if len(matches) == 1 and on_note is not None:
+        on_note(f"session {ids[matches[0]]} is stored for another directory: {matches[0]}")
+    return matches, ids
 
 
 def file_of_id(infos: list[SessionInfo], session_id: str) -> Path | None:
@@ -201,7 +210,7 @@ def _plain_file_or_id(path: Path, reference: str, cwd: str | os.PathLike[str],
         return path
     except SessionFileError:
         pass
-    matches, ids = _id_matches(reference.strip().lower(), cwd, session_dir)
+    matches, ids = _id_matches(reference.strip().lower(), _session_files(cwd, session_dir))
     if len(matches) != 1:
         return path  # opening it says why it is no session file
     if on_note is not None:
@@ -303,6 +312,15 @@ def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[s
     that is no session file raises SessionFileError without blocking, so callers report it or pass it over."""
     try:
         return list(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
+    except OSError:
+        return []
+
+
+def _all_session_files(session_dir: str | os.PathLike[str] | None) -> list[Path]:
+    """Every `<sessions dir>/<directory>/*.jsonl`, of all directories."""
+    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    try:
+        return list(root.glob("*/*.jsonl"))
     except OSError:
         return []
 

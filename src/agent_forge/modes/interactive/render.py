@@ -15,7 +15,6 @@ from ...coding.tools.sanitize import terminal_text
 from . import theme
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
-    from rich.console import Console
     from rich.text import Text
 
 

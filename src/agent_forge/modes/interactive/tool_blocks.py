@@ -19,7 +19,6 @@ from .keymap import key_hint
 from .render import clean
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
-    from rich.console import Group
     from rich.padding import Padding
     from rich.text import Text
 
