@@ -34,6 +34,9 @@ async def write_above(write: Callable[[], None]) -> None:
         if previous is not None:
             await previous
         with _one_flush(app.output):
+            catch_up = getattr(app, "catch_up_resize", None)
+            if callable(catch_up):
+                catch_up()  # erase what the terminal shows now, not what was drawn before a resize (resize.py)
             app.renderer.erase()
             app._running_in_terminal = True  # no redraw in between
             try:

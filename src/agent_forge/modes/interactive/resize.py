@@ -106,6 +106,26 @@ class InlineApplication(Application):  # type: ignore[type-arg]
 
     on_width_change: Callable[[], None] | None = None
 
+    def catch_up_resize(self) -> bool:
+        """Handle a size change the renderer has not seen yet as `_on_resize` does; True when there was one.
+        Why: the terminal's size changes before its SIGWINCH is handled, and a redraw (a streamed token) or an
+        erase (`write_above`) in that gap saw the new size first. prompt_toolkit then erased by the rows it
+        drew, not the re-wrapped ones, and `_on_resize`, finding the size already known, saw no width change:
+        the old frame stayed in the scrollback, never printed again."""
+        renderer = self.renderer
+        last = renderer._last_size
+        if not self._is_running or self._running_in_terminal:  # another program has the screen (Ctrl+G)
+            return False
+        if renderer._last_screen is None or last is None or last == self.output.get_size():
+            return False
+        self._on_resize()
+        return True
+
+    def _redraw(self, render_as_done: bool = False) -> None:
+        if self.catch_up_resize() and not render_as_done:
+            return  # `_on_resize` redrew
+        super()._redraw(render_as_done)
+
     def _on_resize(self) -> None:
         renderer = self.renderer
         screen, cursor = renderer._last_screen, renderer._cursor_pos
