@@ -420,6 +420,25 @@ async def test_abort_in_one_write_refuses_the_prompt_before_it_and_not_the_one_a
         "after", [{"type": "text", "text": "after"}])
 
 
+async def test_an_abort_refusal_names_what_each_prompt_was_waiting_for(agent_env_factory, fake_llm, tmp_path, evil):
+    """The prompt in a plugin's input handler and the one queued behind it are refused, each saying why."""
+    fake_llm.set_script([{"text": "answered"}])
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, evil)
+    client.write_raw(b'{"id":"p1","type":"prompt","message":"hang forever"}\n')
+    await client.send({"type": "get_state"})  # the prompt is in its input handler by now (commands in order)
+    client.write_raw(b'{"id":"p2","type":"prompt","message":"behind it"}\n{"id":"a","type":"abort"}\n')
+    replies: dict[str, dict] = {}
+    while len(replies) < 3:
+        event = await client.next_event(timeout=10)
+        if event["type"] == "response":
+            replies[event["id"]] = event
+    client.process.stdin.close()
+    assert await exit_code(client) == 0
+    assert replies["p1"]["error"] == "Aborted while plugin input handlers were running: the prompt was not sent"
+    assert replies["p2"]["error"] == "Aborted while the prompts before it were taken in: the prompt was not sent"
+    assert replies["a"]["success"] is True and fake_llm.requests == []
+
+
 async def test_abort_while_before_run_hangs_keeps_the_prompt_and_the_run_ends_aborted(agent_env_factory, fake_llm,
                                                                                       tmp_path, evil):
     fake_llm.set_script([{"text": "never asked"}])

@@ -93,15 +93,22 @@ class Intake:
             self._open_commands.add(command)
             command.add_done_callback(self._command_done)
             return _result("handled")
-        task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior))
+        stage = [self._first_stage()]  # where an `abort` found it: its refusal says so
+        task = asyncio.ensure_future(self._take_input(text, images, streaming_behavior, stage))
         self._inputs.add(task)
-        return self._disposition(task, "Aborted while the MCP server's prompt was being fetched: the prompt was not "
-                                       "sent" if self._mcp().names_prompt(text) else
-                                 "Aborted while plugin input handlers were running: the prompt was not sent")
+        return self._disposition(task, stage)
 
-    async def _disposition(self, task: asyncio.Task, refusal: str) -> str:
+    def _first_stage(self) -> str:
+        if self._input_lock.locked():
+            return "the prompts before it were taken in"
+        if self._hooks().handles_input():
+            return "plugin input handlers were running"
+        return "the prompt was being taken in"
+
+    async def _disposition(self, task: asyncio.Task, stage: list[str]) -> str:
         try:
-            disposition = await _refused_if_cancelled(task, refusal)
+            disposition = await _refused_if_cancelled(
+                task, lambda: f"Aborted while {stage[-1]}: the prompt was not sent")
         finally:
             self._inputs.discard(task)
         if disposition == "handled":
@@ -109,15 +116,22 @@ class Intake:
         return disposition
 
     async def _take_input(self, text: str, images: list[ImageContent] | None,
-                          streaming_behavior: str | None) -> str:
-        """Plugin input handlers, then `prompt`, under the input lock: runs start and queue in arrival order."""
+                          streaming_behavior: str | None, stage: list[str]) -> str:
+        """Plugin input handlers, then `prompt`, under the input lock: runs start and queue in arrival order.
+        `stage` gets what it is waiting for at each step (the refusal an `abort` gets names it)."""
         async with self._input_lock:
             self._check_open()
-            accepted = await self._hooks().input(text, images, streaming_behavior)
+            hooks = self._hooks()
+            if hooks.handles_input():
+                stage.append("plugin input handlers were running")
+            else:
+                stage.append("the prompt was being taken in")
+            accepted = await hooks.input(text, images, streaming_behavior)
             if accepted is None:
                 return "handled"
             expansion = self._mcp().expand_prompt(accepted[0])  # a server prompt: asked for, in arrival order
             if expansion is not None:
+                stage.append("the MCP server's prompt was being fetched")
                 text, extra = await expansion
                 return self.prompt(text, [*(accepted[1] or []), *extra] or None, streaming_behavior, expand=False)
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
@@ -298,15 +312,16 @@ async def _result(value: T) -> T:
     return value
 
 
-async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str) -> T:
-    """`task`'s result; `CommandError(refusal)` when `abort` cancelled it (not when the caller is cancelled)."""
+async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str | Callable[[], str]) -> T:
+    """`task`'s result; `CommandError(refusal)` (or `refusal()`: the text as it is when the cancellation came)
+    when `abort` cancelled it (not when the caller is cancelled)."""
     try:
         return await task
     except asyncio.CancelledError:
         current = asyncio.current_task()
         if not task.cancelled() or (current is not None and current.cancelling()):
             raise
-        raise CommandError(refusal) from None
+        raise CommandError(refusal if isinstance(refusal, str) else refusal()) from None
 
 
 def user_message(text: str, images: list[ImageContent] | None = None) -> UserMessage:
