@@ -322,6 +322,13 @@ def multi_turn():
     }
 
 
+@pytest.mark.parametrize("base_url", ["https://api.example.test/v1", "https://api.example.test/v1/"])
+async def test_a_base_url_ending_in_v1_gets_no_second_v1(server, base_url):
+    server.reply(text_stream("ok"))
+    await collect(stream({**MODEL, "baseUrl": base_url}, CONTEXT, opts(server)))
+    assert str(server.requests[0].url) == "https://api.example.test/v1/messages"
+
+
 async def test_request_url_headers_and_body(server):
     server.reply(text_stream("ok"))
     await collect(stream(MODEL, multi_turn(), opts(server, headers={"x-extra": "1"})))

@@ -79,8 +79,14 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Htt
     """URL, headers and JSON body of the request. Raises `MissingApiKeyError` when no key is given."""
     key = require_api_key(model, options)
     auth = {"anthropic-version": API_VERSION, **({"x-api-key": key} if key is not None else {})}
-    url = model["baseUrl"].rstrip("/") + "/v1/messages"
-    return sse_post(model, options, url, auth, build_body(model, context, options))
+    return sse_post(model, options, messages_url(model["baseUrl"]), auth, build_body(model, context, options))
+
+
+def messages_url(base_url: str) -> str:
+    """`{baseUrl}/v1/messages`; a `baseUrl` that already ends in `/v1` (the OpenAI-style convention, common for
+    proxies) gets `/messages` only, not a second `/v1`."""
+    base = base_url.rstrip("/")
+    return base + ("/messages" if base.endswith("/v1") else "/v1/messages")
 
 
 def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, object]:
