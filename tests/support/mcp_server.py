@@ -9,7 +9,8 @@ one of:
 
 - `normal`: tools `echo`, `add` (structured), `picture` (an image), `readme` (an embedded resource), `fail`
   (`isError`), `slow` (progress, then waits; cancellable), `huge` (`size` bytes of text), `grow` (adds the
-  tool `extra` and the prompt `later`, then announces both changed lists), `crash` (the process exits during the call),
+  tool `extra` and the prompt `later`, then announces both changed lists), `deaf` (progress, then waits, deaf to
+  cancellation), `crash` (the process exits during the call),
   `environ` (the names of its environment variables);
   prompts `review` (`path` required, `focus` optional) and `pair` (user, assistant, user-with-image messages);
   resources `file:///notes.txt` (text), `file:///logo.png` (an image), `file:///data.bin` (binary),
@@ -128,6 +129,7 @@ if MODE == "garbage":
 
 import base64  # noqa: E402
 import json  # noqa: E402
+import threading  # noqa: E402
 
 from mcp_lite import Request, RpcError, Server, log  # noqa: E402  (beside this file, on the script's sys.path)
 
@@ -184,6 +186,7 @@ class Tools:
                           tool("slow", "Reports progress, then waits a long time", {"marker": str}),
                           tool("huge", "Returns a lot of text", {"size": int}),
                           tool("grow", "Adds the tool `extra` and announces the changed tool list"),
+                          tool("deaf", "Reports progress, then waits a long time, deaf to cancellation"),
                           tool("crash", "Kills the server in the middle of the call"),
                           tool("environ", "The names of the server's environment variables")]
         full = mode not in ("twin", "annotated")
@@ -215,6 +218,10 @@ class Tools:
             request.progress(1, 2, "half way")
             request.background(lambda: None if request.cancelled.wait(60) else text_result("slow done"),
                                on_cancel=lambda: log(f"cancelled {args['marker']}"))
+            return None
+        if name == "deaf":  # the answer stays due after notifications/cancelled (as the SDK twin's shielded wait)
+            request.progress(1, None, "started")
+            request.background(lambda: None if threading.Event().wait(600) else text_result("deaf done"))
             return None
         if name == "crash":
             os._exit(9)
