@@ -302,10 +302,10 @@ async def test_a_command_aborting_the_run_is_not_cancelled_by_its_own_abort(agen
             pass
         await client.send({"type": "prompt", "message": command})
         result = await notification(client)
-        command_settled = (await client.wait_for("agent_settled"))[-1]  # the command's own end
-    assert result == said and command_settled == {"type": "agent_settled", "aborted": False}
-    run_settled = next(r for r in client.records if r.get("type") == "agent_settled")
-    assert run_settled["aborted"] is True
+        settled = (await client.wait_for("agent_settled"))[-1]  # after the command: it closes both prompts
+        await client.send({"type": "get_state"})
+    assert result == said and settled == {"type": "agent_settled", "aborted": True}  # the run was aborted
+    assert [r.get("type") for r in client.records].count("agent_settled") == 1
 
 
 async def test_a_plugin_reading_stdin_gets_nothing_and_steals_no_command(agent_env_factory, tmp_path, evil):

@@ -54,6 +54,8 @@ class Intake:
         self._mcp = mcp or NoToolSource  # `/mcp:<server>:<prompt>` expansion (mcp/prompts.py)
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
         self._open_commands: set[asyncio.Future[object]] = set()  # handled prompts' commands not yet settled
+        self._held_aborted = False  # `aborted` of the work whose `agent_settled` waits for running commands
+        run.settle_gate = self._settle_gate
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
         self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
@@ -147,18 +149,30 @@ class Intake:
             self._settle_handled(command.cancelled())
 
     def settle_open_commands(self) -> None:
-        """Termination: a command that ignored its cancellation still ends its prompt (`agent_settled`
-        `aborted: true`) before the process exits; its own end later emits nothing."""
-        for _ in range(len(self._open_commands)):
+        """Termination: commands that ignored their cancellation still end their prompts (one `agent_settled`
+        `aborted: true`) before the process exits; their own end later emits nothing."""
+        if self._open_commands:
+            self._open_commands.clear()
             self._settle_handled(True)
-        self._open_commands.clear()
 
     def _settle_handled(self, aborted: bool) -> None:
-        """A handled prompt's work is over: `agent_settled` now, unless a run is going on (one the plugin
-        started, or another): that run's own `agent_settled` ends it. Clients wait for it after every
-        accepted prompt (docs/rpc.md, "handled" prompts)."""
-        if not self._run.is_streaming:
+        """A handled prompt's command is over: `agent_settled` once nothing is left going on, no run and no
+        other command (a run still going sends it at its end, `_settle_gate`). Clients wait for it after every
+        accepted prompt, and it comes after all the command did (docs/rpc.md, "handled" prompts)."""
+        self._held_aborted = self._held_aborted or aborted
+        if not self._open_commands and not self._run.is_streaming:
+            aborted, self._held_aborted = self._held_aborted, False
             self._emit(AgentSettled(type="agent_settled", aborted=aborted))
+
+    def _settle_gate(self, aborted: bool) -> bool | None:
+        """A run's end: the `aborted` its `agent_settled` sends, or None while handled prompts' commands still
+        run (the last one to end sends it, so a prompt is never closed before its command is over)."""
+        aborted = self._held_aborted or aborted
+        if self._open_commands:
+            self._held_aborted = aborted
+            return None
+        self._held_aborted = False
+        return aborted
 
     def prompt(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:

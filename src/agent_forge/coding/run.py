@@ -77,6 +77,9 @@ class SessionRun:
         agent.will_retry = lambda new_messages: not self._input_closed and (
             self.retry.will_retry(new_messages) or compaction.will_retry(new_messages))
         self.phase = Phase.IDLE
+        # the `aborted` to send in a run's `agent_settled`, or None to hold it back: plugin commands of handled
+        # prompts still running end it later (`Intake._settle_gate`; docs/rpc.md, "handled" prompts)
+        self.settle_gate: Callable[[bool], bool | None] = lambda aborted: aborted
         self._task: asyncio.Task | None = None  # from `start` until `agent_settled` was sent
         self._begin_task: asyncio.Task | None = None  # the pre-run waits (`abort` cancels them)
         # Set (and replaced) when the run settles or hands over to queued messages: every `abort` waiting
@@ -160,8 +163,9 @@ class SessionRun:
                 self._pass_boundary()
         finally:
             self._flush_held()  # user commands that finished mid-run join the conversation now
-            aborted = retry_aborted or self._agent.was_aborted
-            self._emit(AgentSettled(type="agent_settled", aborted=self._compaction.take_aborted() or aborted))
+            aborted = self.settle_gate(self._compaction.take_aborted() or retry_aborted or self._agent.was_aborted)
+            if aborted is not None:
+                self._emit(AgentSettled(type="agent_settled", aborted=aborted))
             self.phase = Phase.IDLE
             self._pass_boundary()
 
