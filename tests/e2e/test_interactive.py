@@ -296,7 +296,8 @@ def test_a_resize_while_streaming_leaves_no_stale_frame_in_the_scrollback(termin
 
 def reprinted_once(history: str, width: int) -> bool:
     """`history` is one clean frame at `width` holding the header, the prompt and the answer once each."""
-    return clean_frame(history, width) and history.count("word0 ") == 1 and history.count(" go\n") == 1 and "agent-forge v" in history
+    once = history.count("word0 ") == 1 and history.count(" go\n") == 1 and "agent-forge v" in history
+    return once and clean_frame(history, width)
 
 
 def test_a_drag_resize_while_tokens_stream_leaves_no_stale_frame(terminal, fake_llm):
