@@ -73,7 +73,7 @@ def test_session_counts_the_branch_with_tool_results_and_the_file_as_resume_does
     term.type("/session")
     term.press("Enter")
     screen = term.wait_for("whole file, all branches")
-    assert "messages on this branch: 6 (2 user, 3 assistant with 1 tool calls, 1 tool results)" in screen, screen
+    assert "messages on this branch: 6 (2 user, 3 assistant with 1 tool call, 1 tool result)" in screen, screen
     assert "whole file, all branches: 6 messages; tokens" in screen
     term.press("C-d")
     term.exit_code()

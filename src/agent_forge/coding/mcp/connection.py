@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import (ConnectionLost, SkippedLines, first_line, innermost, restart_delay, stream_broke,
-                     validation_summary)
+from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, restart_delay,
+                     stream_broke, validation_summary)
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -255,7 +255,8 @@ class ServerConnection:
             raise ConnectionLost()
         if isinstance(item, Exception):
             if self.config.transport == "http":
-                self._lost_reason = f"HTTP transport error: {first_line(item)}"
+                self._lost_reason = "the server closed the connection" if connection_dropped(item) else \
+                    f"HTTP transport error: {first_line(item)}"
                 raise ConnectionLost()
             self._skipped.add(first_line(item))  # the event at most every second
             self.error = self._skipped.text
@@ -384,7 +385,8 @@ class ServerConnection:
         if type(leaf).__name__ == "ValidationError":  # pydantic: the answer does not have the protocol's shape
             summary = validation_summary(leaf)
             return cut(f"the server's answer is malformed ({summary})", MAX_ERROR_CHARS, "the message")
-        ended = isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf)
+        ended = isinstance(leaf, ConnectionLost) or "Connection closed" in str(leaf) or (
+            self.config.transport == "http" and connection_dropped(leaf))
         if ended and self._lost_reason:
             text = self._lost_reason
         elif ended:

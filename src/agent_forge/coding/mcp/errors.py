@@ -98,5 +98,12 @@ def stream_broke(exc: BaseException) -> bool:
     return str(getattr(error, "message", "")).startswith(BROKEN_STREAM)
 
 
+def connection_dropped(exc: BaseException) -> bool:
+    """Whether `exc` is the HTTP client saying the server dropped the connection (httpx's `RemoteProtocolError`,
+    "Server disconnected without sending a response.", or `ReadError`): which of them comes depends on where the
+    request was when the server died."""
+    return type(exc).__name__ in ("RemoteProtocolError", "ReadError") or str(exc).startswith("Server disconnected")
+
+
 class ConnectionLost(Exception):
     """The server's stream ended (it exited or closed stdout), or its connection must end."""

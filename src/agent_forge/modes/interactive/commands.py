@@ -119,8 +119,8 @@ class Commands:
         in_file = file_message_count(self.ui.session.store.entries)
         lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
                  f"messages on this branch: {stats['totalMessages']} ({stats['userMessages']} user, "
-                 f"{stats['assistantMessages']} assistant with {stats['toolCalls']} tool calls, "
-                 f"{stats['toolResults']} tool results)",
+                 f"{stats['assistantMessages']} assistant with {_count(stats['toolCalls'], 'tool call')}, "
+                 f"{_count(stats['toolResults'], 'tool result')})",
                  f"whole file, all branches: {in_file} messages; tokens {tokens['input']:,} in, "
                  f"{tokens['output']:,} out, {tokens['cacheRead']:,} cache read, {tokens['cacheWrite']:,} cache "
                  f"write; cost ${stats['cost']:.4f}"]
@@ -222,3 +222,7 @@ class Commands:
         call.partial = (call.partial + clean(delta))[-2000:]
         self.ui.changed()
 
+
+def _count(n: int, noun: str) -> str:
+    """`1 tool call`, `2 tool calls`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
