@@ -19,10 +19,13 @@ from agent_forge.modes.rpc.client import RpcClient
 
 SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")
 SDK_SERVER = str(Path(SERVER).with_name("mcp_sdk_server.py"))
+SDK_STARTUP_MS = 60_000
 
 
 def stdio(mode: str = "normal", *extra: str, sdk: bool = False, **fields) -> dict:
     """A stdio server entry: `mcp_server.py MODE EXTRA...`, or with `sdk` the SDK's own (`mcp_sdk_server.py`)."""
+    if sdk:  # importing the SDK (pydantic, anyio) can pass the 10 s default start-up timeout on a loaded machine
+        fields = {"startupTimeoutMs": SDK_STARTUP_MS, **fields}
     return {"command": sys.executable, "args": [SDK_SERVER if sdk else SERVER, mode, *extra], **fields}
 
 
@@ -284,7 +287,8 @@ async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agen
 async def test_the_off_the_shelf_mcp_server_time_from_pypi(agent_env, fake_llm, tmp_path):
     pytest.importorskip("mcp_server_time")  # the test extra installs it
     write_mcp(agent_env, {"time": {"command": sys.executable,
-                                   "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}})
+                                   "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+                                   "startupTimeoutMs": SDK_STARTUP_MS}})  # an SDK server: slow to import
     fake_llm.set_script([{"tool_calls": [{"name": "time_get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
                          {"text": "It is late in Tokyo."}])
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:

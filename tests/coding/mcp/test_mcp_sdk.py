@@ -17,7 +17,9 @@ async def test_sdk_sessions_take_mcp_servers_in_code(tmp_path):
     key = "mcp-sdk"
     set_faux_responses([FauxResponse(tool_calls=[("tools_echo", {"text": "from the sdk"})]),
                         FauxResponse(text="done")], key=key)
-    servers = {"tools": {"command": sys.executable, "args": [SDK_SERVER], "description": "Test tools"}}
+    # importing the SDK (pydantic, anyio) can pass the 10 s default start-up timeout on a loaded machine
+    servers = {"tools": {"command": sys.executable, "args": [SDK_SERVER], "description": "Test tools",
+                         "startupTimeoutMs": 60_000}}
     session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
                                    no_session=True, mcp_servers=servers)
     await session.prompt_and_wait("echo")
