@@ -162,6 +162,18 @@ async def test_twenty_thousand_lines_that_are_not_json_rpc_are_reported_in_a_few
     assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False
 
 
+async def test_twenty_thousand_log_messages_before_an_answer_are_dropped_and_the_call_answers(agent_env, fake_llm,
+                                                                                            tmp_path):
+    write_mcp(agent_env, {"s": raw("log-flood", "20000")})
+    fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        run = await client.prompt_and_wait("log a lot", timeout=60)
+        servers = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"]
+    assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False
+    assert tool_texts(fake_llm.requests[1])[-1] == "called fine"
+    assert servers[0]["state"] == "connected" and not servers[0].get("lastError")
+
+
 async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endless_body_is_cut_off(agent_env,
                                                                                                  tmp_path):
     import asyncio

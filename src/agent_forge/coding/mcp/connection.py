@@ -32,6 +32,7 @@ from .sdk import CHANGED, LISTED_KINDS, list_all, load_sdk
 from .stdio_transport import MessageTooLong, open_stdio
 from .checked_stream import CheckedStream
 from .vetting import screen_tool_listing
+from .unshown import unshown_message
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`sdk.load_sdk`)
     from types import ModuleType
@@ -260,6 +261,8 @@ class ServerConnection:
                 raise ConnectionLost()
             self._skipped.add(first_line(item))  # the event at most every second
             self.error = self._skipped.text
+            return None
+        if unshown_message(item.message):  # (a stdio server's are dropped before they are parsed)
             return None
         self._screen(getattr(item.message, "result", None))  # before the SDK checks it
         return item

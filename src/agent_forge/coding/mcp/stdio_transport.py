@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, AsyncIterator, Mapping, Sequence
 
+from .unshown import unshown_line
+
 if TYPE_CHECKING:
     from anyio import Event as AnyioEvent
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -150,7 +152,7 @@ async def _read(process: asyncio.subprocess.Process, send: MemoryObjectSendStrea
                     await send.send(exc)
                     return  # the connection kills the server: the rest of the line is never read
                 for line in batch:
-                    if line.strip():  # a blank line carries no message
+                    if line.strip() and not unshown_line(line):  # a blank line carries no message
                         await send.send(parse_line(line))
     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
         with contextlib.suppress(OSError, ValueError):
