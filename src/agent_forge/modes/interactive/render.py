@@ -59,16 +59,57 @@ def _compact_markdown() -> Any:
 
     class CompactCode(CodeBlock):
         def __rich_console__(self, console: Any, options: Any) -> Any:
-            for syntax in super().__rich_console__(console, options):
-                syntax.padding = (0, 1)  # the band keeps its side margin
-                yield syntax
+            from rich.syntax import Syntax
+
+            # as rich's, with the band's side margin only, and a lexer found once per language, not per block
+            yield Syntax(str(self.text).rstrip(), _lexer(self.lexer_name), theme=self.theme, word_wrap=True,
+                         padding=(0, 1))
 
     class CompactMarkdown(Markdown):
         elements = {**Markdown.elements, "table_open": CompactTable, "fence": CompactCode,
                     "code_block": CompactCode}
 
+        def __init__(self, markup: str, **options: Any) -> None:
+            # rich's own __init__ builds a MarkdownIt parser per document (~0.6 ms: its renderer inspects
+            # itself), a third of a resumed transcript's cost; one parser, configured as rich's, serves all.
+            # `test_render.py` checks that the instance matches rich's own (attributes and tokens).
+            defaults = {"code_theme": "monokai", "justify": None, "style": "none", "hyperlinks": True,
+                        "inline_code_lexer": None, "inline_code_theme": None, **options}
+            self.markup, self.parsed = markup, _parser().parse(markup)
+            self.code_theme, self.justify, self.style = defaults["code_theme"], defaults["justify"], \
+                defaults["style"]
+            self.hyperlinks, self.inline_code_lexer = defaults["hyperlinks"], defaults["inline_code_lexer"]
+            self.inline_code_theme = defaults["inline_code_theme"] or defaults["code_theme"]
+
     _COMPACT.append(CompactMarkdown)
     return CompactMarkdown
+
+
+_PARSERS: list[Any] = []
+_LEXERS: dict[str, Any] = {}
+
+
+def _parser() -> Any:
+    """The MarkdownIt parser rich's `Markdown` builds, built once."""
+    if not _PARSERS:
+        from markdown_it import MarkdownIt
+
+        _PARSERS.append(MarkdownIt().enable("strikethrough").enable("table"))
+    return _PARSERS[0]
+
+
+def _lexer(name: str) -> Any:
+    """The pygments lexer rich's `Syntax` would look up for `name` (same options), or `name` itself when there
+    is none (rich then shows the code plain)."""
+    if name not in _LEXERS:
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+
+        try:
+            _LEXERS[name] = get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
+        except ClassNotFound:
+            _LEXERS[name] = name
+    return _LEXERS[name]
 
 
 def color_allowed() -> bool:
