@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..paths import sessions_dir
 from ..errors import SessionFileError
 from .reading import read_header
 
@@ -60,21 +59,13 @@ def _same_dir(a: str, b: str) -> bool:
 
 def sessions_elsewhere(reference: str, session_dir: str | os.PathLike[str] | None = None,
                        limit: int = 5) -> list[Path]:
-    """Session files of any directory whose session id starts with `reference` (case-insensitive), at most
-    `limit`: to tell a user whose `--session <id>` matched nothing in the current directory where it is."""
+    """Session files of any directory whose session id is `reference` (case-insensitive), else those it
+    prefixes, at most `limit`: to tell a user whose `--session <id>` matched nothing in the current directory
+    where it is."""
+    from .listing import all_session_files, id_matches
+
     wanted = reference.strip().lower()
-    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
-    found: list[Path] = []
-    try:
-        candidates = sorted(root.glob("*/*.jsonl"))
-    except OSError:
-        return []
-    for path in candidates:
-        if wanted and _session_id(path).lower().startswith(wanted):
-            found.append(path)
-            if len(found) >= limit:
-                break
-    return found
+    return sorted(id_matches(wanted, all_session_files(session_dir))[0])[:limit] if wanted else []
 
 
 def _session_id(path: Path) -> str:

@@ -102,7 +102,7 @@ def list_all_sessions(session_dir: str | os.PathLike[str] | None = None, *, star
     """Sessions of every directory, newest (by file mtime) first: those of the files from `start` to `start +
     count` in that order (only those are read: one linear scan each; a file that cannot be opened is left out
     and `on_skip` told why), and whether more files follow."""
-    paths = sorted(_all_session_files(session_dir), key=_mtime, reverse=True)
+    paths = sorted(all_session_files(session_dir), key=_mtime, reverse=True)
     end = len(paths) if count is None else start + count
     infos = [info for info in (_info_or_skip(path, on_skip) for path in paths[start:end]) if info is not None]
     return infos, end < len(paths)
@@ -147,7 +147,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     wanted = reference.strip().lower()
     if not wanted:
         raise SessionFileError("empty session id")
-    matches, ids = _id_matches(wanted, _session_files(cwd, session_dir))
+    matches, ids = id_matches(wanted, _session_files(cwd, session_dir))
     if not matches and everywhere:
         matches, ids = _elsewhere(wanted, session_dir, on_note)
     if len(matches) > 1 and (chosen := _named_after_its_id(matches, ids)) is not None:
@@ -166,7 +166,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
 
 
-def _id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, str | None]]:
+def id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, str | None]]:
     """(those of `files` whose session id is `wanted` exactly, else those it prefixes; every file's id)."""
     ids = {path: _header_id(path) for path in files}
     exact = [path for path, sid in ids.items() if sid is not None and sid.lower() == wanted]
@@ -176,8 +176,8 @@ def _id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, 
 
 def _elsewhere(wanted: str, session_dir: str | os.PathLike[str] | None,
                on_note: OnSkip | None) -> tuple[list[Path], dict[Path, str | None]]:
-    """`_id_matches` among the sessions of every directory; `on_note` hears where a single match is stored."""
-    matches, ids = _id_matches(wanted, _all_session_files(session_dir))
+    """`id_matches` among the sessions of every directory; `on_note` hears where a single match is stored."""
+    matches, ids = id_matches(wanted, all_session_files(session_dir))
     if len(matches) == 1 and on_note is not None:
         on_note(f"session {ids[matches[0]]} is stored for another directory: {matches[0]}")
     return matches, ids
@@ -210,7 +210,7 @@ def _plain_file_or_id(path: Path, reference: str, cwd: str | os.PathLike[str],
         return path
     except SessionFileError:
         pass
-    matches, ids = _id_matches(reference.strip().lower(), _session_files(cwd, session_dir))
+    matches, ids = id_matches(reference.strip().lower(), _session_files(cwd, session_dir))
     if len(matches) != 1:
         return path  # opening it says why it is no session file
     if on_note is not None:
@@ -316,7 +316,7 @@ def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[s
         return []
 
 
-def _all_session_files(session_dir: str | os.PathLike[str] | None) -> list[Path]:
+def all_session_files(session_dir: str | os.PathLike[str] | None) -> list[Path]:
     """Every `<sessions dir>/<directory>/*.jsonl`, of all directories."""
     root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
     try:
