@@ -15,7 +15,8 @@ Base URLs and variable names follow each host's public API documentation and the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 from urllib.parse import urlsplit
 
 from .types import JsonValue, Model
@@ -25,15 +26,17 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 GOOGLE_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 
-@dataclass(frozen=True)
-class Host:
-    """One provider endpoint. `env`: variable holding its API key (None: keyless local server)."""
+# A tuple, not a dataclass: ACP's `initialize` answer lists these before `dataclasses` (and `inspect`, ~12 ms)
+# are imported (start-up budget, docs/acp.md).
+class Host(NamedTuple):
+    """One provider endpoint. `env`: variable holding its API key (None: keyless local server); `compat`: the
+    host's compat flags (read-only)."""
 
     name: str
     api: str
     base_url: str
     env: str | None
-    compat: dict[str, JsonValue] = field(default_factory=dict)
+    compat: Mapping[str, JsonValue] = MappingProxyType({})
 
     @property
     def local(self) -> bool:

@@ -29,8 +29,7 @@ import copy
 import os
 import re
 import shlex
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, Protocol, TypedDict
 
 # asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
 # mode answers `initialize` before the event loop is imported (start-up budget, docs/acp.md).
@@ -85,8 +84,7 @@ class ApprovalRequest(TypedDict):
     always: str | None
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):  # not a dataclass: `dataclasses` (with `inspect`) would load with the CLI's flags
     """An approver's answer: `choice` is one of `CHOICES`; `reason` (with REJECT) is shown to the model."""
 
     choice: str
