@@ -67,6 +67,8 @@ async def test_a_second_abort_type_command_while_an_abort_settles(agent_env, fak
     counts = responses_by_id(client)
     assert {"prompt", "first", "second"} <= counts.keys() and set(counts.values()) == {1}, counts
     assert sum(1 for r in client.records if r.get("type") == "agent_settled") == 1
+    kinds = [(r["type"], r.get("id")) for r in client.records]  # docs/rpc.md: `abort` answers after the settle
+    assert kinds.index(("agent_settled", None)) < kinds.index(("response", "first")), kinds
 
 
 # -- randomized command storms ----------------------------------------------------------------------------
