@@ -267,3 +267,14 @@ def test_a_widget_over_ten_lines_says_how_many_more_it_has():
     assert rows == [*(f"row {n}" for n in range(9)), "… 16 more widget lines"]
     live.widgets["w"] = [f"row {n}" for n in range(10)]
     assert "".join(text for _, text in live.fragments(80, 40)).splitlines()[-1] == "row 9"
+
+
+def test_the_header_wraps_its_key_hints_between_hints_never_inside_one():
+    from agent_forge.modes.interactive.header import header
+
+    for width in (80, 40, 24):
+        rows = [row.rstrip() for row in plain_text(to_ansi([header("0.1.0", [], None)], width)).splitlines()]
+        hint_rows = [row for row in rows[1:] if row]
+        assert all(len(row) <= width for row in rows), rows
+        assert " · ".join(hint_rows).endswith("! bash · /hotkeys keys"), rows  # each hint whole, in order
+        assert not any(row.startswith("keys") for row in hint_rows), rows

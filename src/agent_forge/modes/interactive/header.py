@@ -30,14 +30,35 @@ def header(version: str, resources: Resources, expand_key: str | None) -> Group:
     from rich.console import Group
     from rich.text import Text
 
-    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"),
-             Text(" · ".join([*(key_hint(action, f"{{}} {what}") for action, what in _HINTED if key_hint(action)),
-                              "/ commands", "! bash", "/hotkeys keys"]), style="grey62")]
+    hints = [*(key_hint(action, f"{{}} {what}") for action, what in _HINTED if key_hint(action)),
+             "/ commands", "! bash", "/hotkeys keys"]
+    lines = [Text.assemble(("agent-forge", "bold"), f" v{version}"), Hints(hints)]
     counts = resource_counts(resources)
     if counts:
         hint = f" ({expand_key} lists them)" if expand_key else ""
         lines.append(Text.assemble(("loaded: ", "yellow"), (counts + hint, "grey62")))
     return Group(*lines, Text(""))
+
+
+class Hints:
+    """`a · b · c` in grey, wrapped between items (never inside one: `/hotkeys` and its `keys` stay together) at
+    the width it is rendered at; an item wider than the line is wrapped by rich as usual."""
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+
+    def __rich_console__(self, console: object, options: object):
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        rows: list[str] = []
+        for item in self.items:
+            joined = f"{rows[-1]} · {item}" if rows else item
+            if rows and cell_len(joined) <= options.max_width:  # type: ignore[attr-defined]
+                rows[-1] = joined
+            else:
+                rows.append(item)
+        yield from (Text(row, style="grey62") for row in rows)
 
 
 def resource_counts(resources: Resources) -> str:
