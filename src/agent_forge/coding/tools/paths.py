@@ -11,7 +11,9 @@ def resolve_tool_path(path: str, cwd: str) -> str:
     """Absolute, normalised form of `path`: a leading `~` is expanded, a relative path is joined to `cwd`.
 
     Symlinks are not resolved, so messages keep the names the model used. Raises `ToolError` for an empty
-    path, or one the OS cannot represent (a NUL character, a lone surrogate).
+    path, one the OS cannot represent (a NUL character, a lone surrogate), or one ending in `/` (or `/.`,
+    `/..`) that names no directory: normalising would drop the mark, and `x.txt/` would reach the file `x.txt`
+    (the shell says `Not a directory`; `write dir/` would create a file).
     """
     if not path:
         raise ToolError("path must not be empty")
@@ -21,5 +23,12 @@ def resolve_tool_path(path: str, cwd: str) -> str:
         os.fsencode(path)
     except UnicodeEncodeError:
         raise ToolError("path contains characters that cannot be used in a file name") from None
-    expanded = os.path.expanduser(path)
-    return os.path.abspath(os.path.join(cwd, expanded))
+    joined = os.path.join(cwd, os.path.expanduser(path))
+    if _names_a_directory(joined) and not os.path.isdir(joined):
+        what = "not a directory" if os.path.lexists(joined.rstrip("/.")) else "no such directory"
+        raise ToolError(f"{path}: {what} (a path ending in / names a directory; without it, it names a file)")
+    return os.path.abspath(joined)
+
+
+def _names_a_directory(path: str) -> bool:
+    return path.endswith(("/", "/.", "/..")) or (os.altsep is not None and path.endswith(os.altsep))
