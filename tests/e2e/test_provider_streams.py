@@ -215,3 +215,16 @@ async def test_the_model_the_server_reports_is_kept_as_response_model(agent_env_
     saved = [json.loads(line) for line in open(session_file, encoding="utf-8")]
     assert [e["message"].get("responseModel") for e in saved
             if e.get("type") == "message" and e["message"]["role"] == "assistant"] == ["fake-model-2026-01-01", None]
+
+
+# ---- an error object inside a stream reads as an HTTP error body does (tester finding, session 9) -----------
+
+@pytest.mark.parametrize("api", APIS)
+async def test_an_error_inside_the_stream_is_its_message_not_its_json(agent_env_factory, fake_llm, tmp_path, api):
+    env = agent_env_factory(api=api, settings={"retry": {"enabled": False}})
+    error = {"message": "model crashed \x1b[31mhere", "type": "server_error", "code": "engine_down"}
+    fake_llm.set_script([{"text": "partial", "error_event": error, "error_after": 1}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hi")
+    [shown] = assistant_errors(events)
+    assert shown.startswith("model crashed \\x1b[31mhere (") and "{" not in shown, shown  # escaped, not obeyed

@@ -129,6 +129,17 @@ async def error_body(response: httpx2.Response, url: str) -> str:
     return f'{prefix}(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
 
 
+def stream_error_text(value: object) -> str:
+    """The `ApiStreamError` text of an error object sent inside a stream (Anthropic's `error` event, an OpenAI
+    chunk's `error`, a Responses `error` event or failed response's `error`, a Gemini chunk's `error`): the
+    `provider_error` form `<message> (<type>, <code>)` when it carries a message, as an HTTP error body's is,
+    else its JSON (escaped and cut the same way)."""
+    from .. import json_wire
+
+    shaped = value if isinstance(value, dict) and isinstance(value.get("error"), dict) else {"error": value}
+    return provider_error(json_wire.dumps(shaped)) or sanitize_snippet(json_wire.dumps(value), _BODY_LIMIT)
+
+
 def provider_error(text: str) -> str | None:
     """`<message> (<type>, <code>)` from the documented error JSON of the four wire APIs, escaped and cut like
     any error text; None when `text` is something else (its raw start is shown then). The shapes:
@@ -152,7 +163,7 @@ def provider_error(text: str) -> str | None:
     tags: list[str] = []
     for key in ("type", "code", "status"):
         tag = error.get(key)
-        if isinstance(tag, str) and tag.strip() and tag not in tags:
+        if isinstance(tag, str) and tag.strip() and tag not in tags and tag != "error":  # Responses' event type
             tags.append(tag)
     shown = sanitize_snippet(message, _BODY_LIMIT)
     return shown + (f" ({sanitize_snippet(', '.join(tags), 200)})" if tags else "")

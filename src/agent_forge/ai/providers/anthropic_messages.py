@@ -10,6 +10,7 @@ import re
 from typing import AsyncIterator, Iterable, Union
 
 from . import _fields as fields
+from ._response_body import stream_error_text
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -25,7 +26,6 @@ from ._common import (
     HttpRequest,
     MessageBuilder,
     SseHandler,
-    dumps,
     max_tokens,
     require_api_key,
     sampling_params,
@@ -331,7 +331,7 @@ class _Handler(SseHandler):
         return self.builder.end_all()
 
     def _on_error(self, data: ErrorEvent) -> Iterable[AssistantMessageEvent]:
-        raise ApiStreamError(dumps(data))
+        raise ApiStreamError(stream_error_text(data))
 
     def _update_usage(self, raw: ApiUsage | None) -> None:
         if not isinstance(raw, dict):

@@ -18,6 +18,7 @@ from typing import Any, AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
 from . import _fields as fields
+from ._response_body import stream_error_text
 from ..errors import ApiStreamError, StreamProtocolError
 from ..options import StreamOptions
 from ..sse import SSEEvent
@@ -221,7 +222,7 @@ class _Handler(SseHandler):
     def handle(self, event: SSEEvent) -> Iterable[Event]:
         chunk = _load(event.data)
         if chunk.get("error"):
-            raise ApiStreamError(dumps(chunk["error"]))
+            raise ApiStreamError(stream_error_text(chunk["error"]))
         response_id = fields.text(chunk, "responseId", "")
         if response_id and "responseId" not in self.builder.message:
             self.builder.message["responseId"] = response_id
@@ -229,7 +230,7 @@ class _Handler(SseHandler):
         self._update_usage(chunk.get("usageMetadata"))
         blocked = fields.obj(chunk, "promptFeedback", "").get("blockReason")
         if blocked:
-            raise ApiStreamError(dumps({"message": f"The prompt was blocked (blockReason: {blocked})"}))
+            raise ApiStreamError(stream_error_text({"message": f"The prompt was blocked (blockReason: {blocked})"}))
         candidates = fields.array(chunk, "candidates", "")
         return self._candidate(fields.item(candidates, 0, "candidates")) if candidates else ()
 

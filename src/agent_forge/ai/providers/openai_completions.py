@@ -13,6 +13,7 @@ from typing import AsyncIterator, Iterable, Union
 
 from .. import json_wire
 from . import _fields as fields
+from ._response_body import stream_error_text
 from ..errors import ApiStreamError, StreamProtocolError
 from ..hosts import effective_compat
 from ..options import StreamOptions
@@ -279,7 +280,7 @@ class _Handler(SseHandler):
             return self._close()
         chunk = _load(event.data)
         if chunk.get("error"):
-            raise ApiStreamError(dumps(chunk["error"]))
+            raise ApiStreamError(stream_error_text(chunk["error"]))
         response_id = fields.text(chunk, "id", "")
         if response_id and "responseId" not in self.builder.message:
             self.builder.message["responseId"] = response_id

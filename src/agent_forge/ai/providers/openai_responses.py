@@ -16,6 +16,7 @@ from typing import Any, AsyncIterator, Iterable, Union
 
 from .. import json_wire
 from . import _fields as fields
+from ._response_body import stream_error_text
 from ..errors import ApiStreamError, StreamProtocolError
 from ..hosts import effective_compat
 from ..options import StreamOptions
@@ -270,10 +271,10 @@ class _Handler(SseHandler):
     def _on_response_failed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
         response = fields.obj(data, "response", "response.failed")
         self._update_usage(response.get("usage"))
-        raise ApiStreamError(dumps(response.get("error") or {"message": "response failed", "response": response}))
+        raise ApiStreamError(stream_error_text(response.get("error") or {"message": "response failed", "response": response}))
 
     def _on_error(self, data: ResponseErrorEvent) -> Iterable[Event]:
-        raise ApiStreamError(dumps({k: v for k, v in data.items() if k != "sequence_number"}))
+        raise ApiStreamError(stream_error_text({k: v for k, v in data.items() if k != "sequence_number"}))
 
     # -- output items
 
