@@ -5,9 +5,6 @@ came before, and the session goes on."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from agent_forge.coding.session.file_lines import MAX_LINE_BYTES
@@ -64,14 +61,19 @@ async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_s
     assert resumed == live  # the live agent holds what the file holds: the same shrunk result
 
 
-@pytest.mark.parametrize("spec", [
-    {"text": "a" * (9 * MiB), "text_deltas": 9},
-    {"tool_calls": [{"id": "call_b", "name": "bash", "arguments": {"command": "echo " + "b" * (9 * MiB)}}],
-     "args_chunk_chars": MiB},
-], ids=["text", "tool call arguments"])
+TEXT = {"text": "a" * (9 * MiB), "text_deltas": 9}
+ARGUMENTS = {"tool_calls": [{"id": "call_b", "name": "bash", "arguments": {"command": "echo " + "b" * (9 * MiB)}}],
+             "args_chunk_chars": MiB}
+
+
+@pytest.mark.parametrize("api, spec", [
+    ("openai-completions", TEXT), ("anthropic-messages", TEXT), ("openai-responses", TEXT),
+    ("google-generative-ai", TEXT), ("openai-completions", ARGUMENTS), ("anthropic-messages", ARGUMENTS),
+], ids=["completions-text", "anthropic-text", "responses-text", "gemini-text", "completions-arguments",
+        "anthropic-arguments"])
 async def test_an_answer_past_the_message_cap_fails_keeping_what_came_and_the_session_goes_on(
-        agent_env_factory, fake_llm, tmp_path, spec):
-    env = agent_env_factory(settings=NO_RETRY_WAIT)
+        agent_env_factory, fake_llm, tmp_path, api, spec):
+    env = agent_env_factory(api=api, settings=NO_RETRY_WAIT)
     fake_llm.set_script([spec, {"text": "fine again"}])
     async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
         events = await client.prompt_and_wait("answer at length", timeout=120)
