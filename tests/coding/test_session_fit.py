@@ -145,3 +145,9 @@ def test_the_agents_message_takes_the_shrunk_content_so_memory_equals_the_file(t
     assert len(message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]) < LIMIT
     resumed = reopened(store).build_context().messages[-1]
     assert {**resumed, "timestamp": 1} == message  # a custom message's time is its entry's
+    saved = copy.deepcopy(store.entries[-1])
+    if isinstance(message["content"], list):
+        message["content"][0]["text"] = "changed"
+    else:
+        message["details"]["n"] = 2
+    assert store.entries[-1] == saved  # the agent's copy is its own

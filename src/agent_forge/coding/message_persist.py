@@ -10,6 +10,7 @@ shrunk content in place, for the same reason.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from typing import TYPE_CHECKING, Any
@@ -54,14 +55,16 @@ def _append(store: SessionStore, message: dict[str, Any]) -> Any:
 
 
 def _take_cuts(store: SessionStore, entry: Any, message: dict[str, Any]) -> None:
-    """Make `message` (the agent's own dict) equal to `entry`'s message when the store shrank it."""
+    """Make `message` (the agent's own dict) equal to `entry`'s message when the store shrank it; a copy, so
+    the store's entry never changes with the agent's message."""
     if store.last_cut is None:
         return
     if entry["type"] == "custom_message":
-        message.update({key: entry[key] for key in ("customType", "content", "details") if key in entry})
+        message.update(copy.deepcopy({key: entry[key] for key in ("customType", "content", "details")
+                                      if key in entry}))
     else:
         message.clear()
-        message.update(entry["message"])
+        message.update(copy.deepcopy(entry["message"]))
 
 
 def make_json_safe(value: dict[str, Any] | list[Any]) -> int:
