@@ -24,7 +24,7 @@ def test_persist_message_saves_a_json_safe_message_equal_to_memory(tmp_path, cap
     store = SessionStore.create(tmp_path, tmp_path / "s")
     message = {"role": "toolResult", "content": [{"type": "text", "text": "ok"}],
                "details": {"when": datetime.date(2020, 1, 2), "pair": (1, 2), 3: [{"s": {1}}]}}
-    persist_message(store.append_message, message)
+    persist_message(store, message)
     saved = json.loads(store.path.read_text().splitlines()[-1])["message"]
     assert saved == message
     assert message["details"] == {"when": "<unserialisable date: datetime.date(2020, 1, 2)>", "pair": [1, 2],

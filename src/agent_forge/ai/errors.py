@@ -18,7 +18,8 @@ caught inside the provider and becomes the final `error` event, its `str()` bein
             ├── MalformedChunkError  an event's data is not a JSON object; the stream driver turns it into a
             │                    StreamProtocolError "Malformed JSON in <where> from <url>: <reason>; the data
             │                    starts: \"...\"" (URL without query; data escaped, at most 200 characters)
-            └── StreamLimitError a line or event over the SSE limits (`ai.sse`), never retried
+            └── StreamLimitError a line, an event or a whole message over the stream limits (`ai.sse`),
+                                 never retried
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class MalformedChunkError(StreamProtocolError):
 
 
 class StreamLimitError(StreamProtocolError):
-    """An event-stream line or event exceeded the limits in `ai.sse` (MAX_LINE_CHARS, MAX_EVENT_CHARS)."""
+    """An event-stream line or event, or a streamed message, exceeded the limits in `ai.sse` (MAX_LINE_CHARS,
+    MAX_EVENT_CHARS, MAX_MESSAGE_CHARS)."""
 
 
 class UnexpectedResponseError(StreamFailure):

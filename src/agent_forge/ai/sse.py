@@ -5,6 +5,9 @@ Follows the WHATWG HTML "event stream interpretation" rules
 the spec leaves open, so a misbehaving server cannot make us buffer without bound: one line may hold at most
 `MAX_LINE_CHARS` (16 MiB) and one event's data at most `MAX_EVENT_CHARS` (32 MiB), counted in decoded
 characters (never more than the UTF-8 bytes they came from). Going over either raises `StreamLimitError`.
+
+A third limit, `MAX_MESSAGE_CHARS` (8 MiB), is on one streamed assistant message as a whole: its text, thinking
+and tool-call arguments together, counted by `providers._common.MessageBuilder` (`check_message_size`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,19 @@ MAX_LINE_CHARS = 16 * MiB
 """Longest line accepted: far above any real chunk (a whole tool call's arguments travel in one line at most)."""
 MAX_EVENT_CHARS = 32 * MiB
 """Most data one event may carry, summed over its `data:` lines."""
+MAX_MESSAGE_CHARS = 8 * MiB
+"""Most characters one streamed message may hold: text, thinking, tool-call ids, names and argument JSON (as
+streamed), and thinking signatures, summed over the whole answer. JSON escaping grows a character to 6 bytes at
+most, so the message's session line stays under the 64 MiB a session line may hold (`coding.session.file_lines`);
+a real answer is far smaller (128k output tokens are about 0.5 MiB)."""
+
+
+def check_message_size(chars: int) -> int:
+    """`chars`, a streamed message's size so far; raises `StreamLimitError` when it is over `MAX_MESSAGE_CHARS`."""
+    if chars > MAX_MESSAGE_CHARS:
+        raise StreamLimitError(f"The server sent a message larger than {_size(MAX_MESSAGE_CHARS)} (the limit for "
+                               "one answer's text, thinking and tool calls together); the response was abandoned")
+    return chars
 
 
 @dataclass(frozen=True, slots=True)

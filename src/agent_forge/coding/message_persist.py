@@ -4,36 +4,67 @@ The agent's memory and the session file must never disagree (`get_messages` live
 value JSON cannot hold (a plugin's datetime, a set) must not end the run. The store refuses such an entry before
 it changes anything (`UnencodableEntry`); then the message itself, the very dict the agent holds, is made
 JSON-safe in place (each value JSON cannot hold becomes a string naming it), saved, and the change noted on stderr.
+An entry too large for a session line is shrunk by the store (`session/fit.py`) and the agent's dict takes the
+shrunk content in place, for the same reason.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
+from .session.entries import OMIT
 from .session.reading import UnencodableEntry
+
+if TYPE_CHECKING:
+    from .session.store import SessionStore
 
 _LEAVES = (str, int, float, bool, type(None))
 
 
-def persist_message(append: Callable[[dict[str, Any]], Any], message: dict[str, Any]) -> None:
-    """`append(message)`; when the store refuses it as unencodable, `make_json_safe(message)` and append again.
-    A message that still cannot be written (nesting too deep) is noted on stderr and kept in memory only."""
+def persist_message(store: SessionStore, message: dict[str, Any]) -> None:
+    """Append `message` to `store` (a `custom` role message as a `custom_message` entry); when the store refuses
+    it as unencodable, `make_json_safe(message)` and append again. A message that still cannot be written
+    (nesting too deep) is noted on stderr and kept in memory only. When the store had to shrink the entry to
+    fit a session line (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
     try:
-        append(message)
-        return
+        entry = _append(store, message)
     except UnencodableEntry as exc:
         first = exc
+    else:
+        return _take_cuts(store, entry, message)
     replaced = make_json_safe(message)
     try:
-        append(message)
+        entry = _append(store, message)
     except UnencodableEntry as exc:
         print(f"agent-forge: a {message.get('role')} message was not saved in the session file: {exc}",
               file=sys.stderr)
         return
     print(f"agent-forge: a {message.get('role')} message held values JSON cannot hold ({first}); saved with "
           f"{replaced} of them replaced by their description", file=sys.stderr)
+    _take_cuts(store, entry, message)
+
+
+def _append(store: SessionStore, message: dict[str, Any]) -> Any:
+    if message.get("role") == "custom":  # plugin context has its own entry type (session format)
+        return store.append_custom_message(message.get("customType", ""), message.get("content", ""),
+                                           message.get("display", True), message.get("details", OMIT))
+    return store.append_message(message)
+
+
+def _take_cuts(store: SessionStore, entry: Any, message: dict[str, Any]) -> None:
+    """Make `message` (the agent's own dict) equal to `entry`'s message when the store shrank it; a copy, so
+    the store's entry never changes with the agent's message."""
+    if store.last_cut is None:
+        return
+    if entry["type"] == "custom_message":
+        message.update(copy.deepcopy({key: entry[key] for key in ("customType", "content", "details")
+                                      if key in entry}))
+    else:
+        message.clear()
+        message.update(copy.deepcopy(entry["message"]))
 
 
 def make_json_safe(value: dict[str, Any] | list[Any]) -> int:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Callable
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
-from .session.entries import OMIT
 from .session.store import SessionStore
 
 if TYPE_CHECKING:
@@ -53,12 +52,7 @@ class Persistence:
             if early is message:
                 del self._early[index]
                 return
-        store = self._store()
-        if message.get("role") == "custom":  # plugin context has its own entry type (session format)
-            store.append_custom_message(message.get("customType", ""), message.get("content", ""),
-                                        message.get("display", True), message.get("details", OMIT))
-        else:
-            persist_message(store.append_message, message)  # unencodable values must not end the run
+        persist_message(self._store(), message)  # unencodable or oversized values must not end the run
 
     def watch(self, store: SessionStore) -> None:
         """Report `store`'s write state from now on (at once when its first write already failed: a fork or

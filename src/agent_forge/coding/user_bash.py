@@ -23,6 +23,7 @@ from typing import Any, Callable, NotRequired, TYPE_CHECKING, TypedDict
 
 from ..agent.loop import now_ms
 from .errors import CommandError
+from .message_persist import persist_message
 from .session.entries import USER_BASH_PENDING
 from .session.shapes import context_message
 from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
@@ -149,7 +150,7 @@ class UserBash:
         return len(pending)
 
     def _append(self, message: BashExecutionMessage) -> None:
-        self._store().append_message(message)  # on disk before anyone can see it
+        persist_message(self._store(), message)  # on disk before anyone can see it (shrunk in place to fit)
         self._agent.messages.append(message)
 
 

@@ -14,7 +14,7 @@ from ..errors import (AIError, HttpStatusError, MalformedChunkError, MissingApiK
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..redaction import redact, secret_values
-from ..sse import SSEEvent, iter_sse
+from ..sse import SSEEvent, check_message_size, iter_sse
 from ..transport_errors import check_headers, check_url, shown_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
@@ -74,6 +74,7 @@ class MessageBuilder:
     UTF-16 surrogates from `\\uXXXX` escapes never reach the message: a high surrogate ending a delta is held
     back and joined with the next delta of the same block (U+FFFD when the block ends first), any other lone
     surrogate becomes U+FFFD; ids, names, parsed arguments and the finished message are scrubbed too.
+    What streams in is counted (`count`) against `sse.MAX_MESSAGE_CHARS`.
     """
 
     def __init__(self, model: Model):
@@ -81,6 +82,11 @@ class MessageBuilder:
         self.message = new_message(model)
         self._open: dict[int, list[str]] = {}
         self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
+        self._chars = 0  # characters streamed into the message so far
+
+    def count(self, chars: int) -> None:
+        """Add `chars` streamed characters; raises `StreamLimitError` when past `sse.MAX_MESSAGE_CHARS`."""
+        self._chars = check_message_size(self._chars + chars)
 
     @property
     def content(self) -> list[AssistantContent]:
@@ -94,6 +100,7 @@ class MessageBuilder:
         return index, {"type": "text_start", "contentIndex": index}
 
     def start_thinking(self, *, signature: str | None = None, redacted: bool = False) -> tuple[int, Event]:
+        self.count(len(signature or ""))
         block: ThinkingContent = {"type": "thinking", "thinking": ""}
         if signature is not None:
             block["thinkingSignature"] = signature
@@ -106,6 +113,7 @@ class MessageBuilder:
                         arguments: dict[str, JsonValue] | None = None) -> tuple[int, Event]:
         """`arguments`: a value the API gave up front, kept when no argument JSON is streamed."""
         call_id, name = json_wire.join_surrogates(call_id), json_wire.join_surrogates(name)
+        self.count(len(call_id) + len(name) + (len(json_wire.dumps(arguments)) if arguments else 0))
         arguments = json_wire.scrub_in_place(arguments or {})
         index = self._append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
         return index, {"type": "toolcall_start", "contentIndex": index, "id": call_id, "toolName": name}
@@ -113,6 +121,7 @@ class MessageBuilder:
     def delta(self, index: int, chunk: str) -> Event:
         """The `*_delta` event for `chunk` of block `index`; its `delta` is `chunk` with surrogates resolved
         (see the class docstring), so it may lack a held-back last character or be empty."""
+        self.count(len(chunk))
         chunk = self._held.pop(index, "") + chunk
         if chunk and json_wire.is_high_surrogate(chunk[-1]):
             chunk, self._held[index] = chunk[:-1], chunk[-1]

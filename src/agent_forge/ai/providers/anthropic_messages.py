@@ -308,6 +308,7 @@ class _Handler(SseHandler):
         if kind == "signature_delta":
             block = self.builder.content[index]
             signature = fields.text(delta, "signature", "content_block_delta.delta") or ""
+            self.builder.count(len(signature))
             block["thinkingSignature"] = block.get("thinkingSignature", "") + signature
             return ()
         chunk = fields.text(delta, _DELTA_FIELD[kind], "content_block_delta.delta") if kind in _DELTA_FIELD else None

@@ -267,6 +267,7 @@ class _Handler(SseHandler):
             # An empty part (often just carrying a signature, or closing the stream) opens no block.
             events = self._text(kind, text) if text or self._is_open(kind) else []
             if signature:
+                self.builder.count(len(signature))
                 self._sign(signature)
             return events
         return []  # inline data, executable code and other part kinds we do not model
@@ -302,8 +303,9 @@ class _Handler(SseHandler):
             text, (args, error) = args, parse_tool_arguments(args)
             if error is not None:
                 raise fields.wrong(f"{where}.args", text, "an object (or a string of one)")
-        index, start = self.builder.start_tool_call(call_id, name, arguments=args)
+        index, start = self.builder.start_tool_call(call_id, name)  # the delta below carries `args` (counted once)
         if signature:
+            self.builder.count(len(signature))
             self.builder.content[index]["thoughtSignature"] = signature
         self._saw_tool_call = True
         return [*events, start, self.builder.delta(index, dumps(args)), *self.builder.finish(index)]

@@ -305,6 +305,7 @@ class _Handler(SseHandler):
         events = self._backfill(index, item)
         if block["type"] == "thinking":
             block["thinkingSignature"] = dumps(item)
+            self.builder.count(len(block["thinkingSignature"]))
         elif block["type"] == "text" and (item_id := fields.text(item, "id", "response.output_item.done.item")):
             block["textSignature"] = item_id
         return [*events, *self.builder.finish(index)]

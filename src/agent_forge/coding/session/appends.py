@@ -13,7 +13,8 @@ from .entries import (
 
 class EntryAppends:
     """Append methods returning the new entry dict: its `parentId` is the previous leaf and it becomes the leaf.
-    They raise TypeError/ValueError when a field is not JSON-serialisable (nothing is added)."""
+    They raise TypeError/ValueError when a field is not JSON-serialisable (nothing is added); an entry too large
+    for a session line is shrunk first (`fit.py`)."""
 
     def _append(self, entry_type: str, fields: dict[str, Any]) -> Any:
         raise NotImplementedError  # SessionStore._append

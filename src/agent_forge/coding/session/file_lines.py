@@ -26,12 +26,14 @@ file."""
 
 MAX_LINE_BYTES = 64 << 20
 """64 MiB: a session line longer than this is skipped unread and reported as damage (a real entry is far smaller;
-a line of this size costs about four times its size in memory to parse)."""
+a line of this size costs about four times its size in memory to parse). No entry written here is longer: the
+writer shrinks one that would be (`fit.py`)."""
 
 
 def line_limit() -> str:
-    """`MAX_LINE_BYTES` as messages name it: `64 MiB`."""
-    return f"{MAX_LINE_BYTES >> 20} MiB"
+    """`MAX_LINE_BYTES` as messages name it: `64 MiB` (`N bytes` when not whole MiB: a lowered test limit)."""
+    whole = MAX_LINE_BYTES % (1 << 20) == 0
+    return f"{MAX_LINE_BYTES >> 20} MiB" if whole else f"{MAX_LINE_BYTES:,} bytes"
 
 
 _READ_CHUNK = 1 << 16  # 64 KiB: what a chunk and its long-number screen add to the peak memory stays small

@@ -28,6 +28,7 @@ from .appends import EntryAppends
 from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_entry_id, uuid4
 from ..errors import SessionFileError, SessionLockError
 from .damage import SessionWarning, load_warnings
+from .fit import fit_line, report
 from .reading import encode_line, read_session
 from .listing import (
     SessionInfo,
@@ -91,6 +92,9 @@ class SessionStore(EntryAppends):
         self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
         self.load_warnings: list[SessionWarning] = []
         """What opening the file found damaged (`damage.py`); empty when nothing or made in this process."""
+        self.last_cut: str | None = None
+        """What the last append left out of its entry to fit a session line (`fit.fit_line`: `1 image and 3
+        characters`), None when it fitted as it was."""
         self.no_session = path is None
         """True when the process runs with `--no-session`: sessions started from this one (`new_session`, fork,
         clone) stay in memory, also after `switch_session` made a file the current session (see
@@ -278,9 +282,12 @@ class SessionStore(EntryAppends):
     def _append(self, entry_type: str, fields: dict[str, Any]) -> Any:
         """Append an entry of `entry_type` with `fields` as its type-specific keys, in their order; returns a
         fresh dict equal to the line written (a snapshot of `fields`): the entry TypedDict of `entry_type`
-        (typed by the `append_*` method that called). Raises ValueError for an empty type,
-        `session`, or a field named like a base field (`make_entry`)."""
-        line = encode_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
+        (typed by the `append_*` method that called). An entry too large for a session line is shrunk
+        (`fit.py`; `last_cut` says what was left out). Raises ValueError for an empty type, `session`, or a
+        field named like a base field (`make_entry`), `UnencodableEntry` when it cannot be written."""
+        line, self.last_cut = fit_line(make_entry(entry_type, new_entry_id(self._position), self._leaf_id, fields))
+        if self.last_cut is not None:
+            report(entry_type, self.last_cut)
         # Keep what the file holds, not the caller's objects: they may be mutated later, and a reopened
         # session must equal this one.
         entry: SessionEntry = json_wire.parse(line)
@@ -331,8 +338,9 @@ class SessionStore(EntryAppends):
             copy = dict(entry)
             if not self._entries and copy.get("parentId") is not None:
                 copy["parentId"] = None  # the copied path starts here
-            lines.append(encode_line(copy))
-            self._index(copy)  # type: ignore[arg-type]
+            line, cut = fit_line(copy)
+            lines.append(line)
+            self._index(copy if cut is None else json_wire.parse(line))  # type: ignore[arg-type]
         if lines:
             self._persist(lines, starts_file=any(e["type"] in FILE_STARTING_ENTRIES for e in self._entries))
 

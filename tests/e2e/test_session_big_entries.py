@@ -1,0 +1,92 @@
+"""End to end: no entry is too big to read back, and a streamed message has a total cap (`ai.sse.MAX_MESSAGE_CHARS`,
+8 MiB). A tool result over the 64 MiB session-line limit is saved shrunk (its start and a note), live and resumed
+alike, and every later message stays on the chain; an answer past the message cap fails that request, keeps what
+came before, and the session goes on."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_forge.coding.session.file_lines import MAX_LINE_BYTES
+from agent_forge.modes.rpc.client import RpcClient
+
+MiB = 1 << 20
+NO_RETRY_WAIT = {"retry": {"baseDelayMs": 1}}
+CAP_ERROR = ("The server sent a message larger than 8 MiB (the limit for one answer's text, thinking and tool "
+             "calls together); the response was abandoned")
+
+HUGE_TOOL = '''
+def setup(plugin):
+    plugin.register_tool("huge", lambda args, ctx: "x" * (70 << 20), description="Returns 70 MiB of text",
+                         read_only=True)
+'''
+
+
+async def messages_of(client: RpcClient) -> list[dict]:
+    return (await client.send({"type": "get_messages"}, timeout=120))["data"]["messages"]
+
+
+def roles(messages: list[dict]) -> list[str]:
+    return [m["role"] for m in messages]
+
+
+def longest_line(path: str) -> int:
+    with open(path, "rb") as handle:
+        return max(len(line.rstrip(b"\n")) for line in handle)
+
+
+async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_stays_whole(agent_env_factory,
+                                                                                         fake_llm, tmp_path):
+    agent_env = agent_env_factory(settings={"compaction": {"enabled": False}})  # 64 MiB is far over the window
+    plugin = tmp_path / "huge.py"
+    plugin.write_text(HUGE_TOOL)
+    fake_llm.set_script([{"tool_calls": [{"id": "call_h", "name": "huge", "arguments": {}}]},
+                         {"text": "the tool answered"}, {"text": "second answer"}])
+    async with await RpcClient.start(["-e", str(plugin)], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("call huge", timeout=180)
+        await client.prompt_and_wait("after", timeout=180)
+        live = await messages_of(client)
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    assert roles(live) == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    [ended] = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "toolResult"]
+    assert ended == live[2]  # the event tells what the file holds
+    [result] = live[2]["content"]
+    assert result["text"].startswith("x" * MiB) and result["text"].endswith(
+        "more characters left out: a session entry holds at most 64 MiB]")
+    assert b"a message entry was too large for the session file" in client.stderr
+    assert longest_line(path) <= MAX_LINE_BYTES
+    async with await RpcClient.start(["--session", path], cwd=str(tmp_path), env=agent_env) as again:
+        resumed = await messages_of(again)
+    assert b"Warning" not in again.stderr
+    assert resumed == live  # the live agent holds what the file holds: the same shrunk result
+
+
+TEXT = {"text": "a" * (9 * MiB), "text_deltas": 9}
+ARGUMENTS = {"tool_calls": [{"id": "call_b", "name": "bash", "arguments": {"command": "echo " + "b" * (9 * MiB)}}],
+             "args_chunk_chars": MiB}
+
+
+@pytest.mark.parametrize("api, spec", [
+    ("openai-completions", TEXT), ("anthropic-messages", TEXT), ("openai-responses", TEXT),
+    ("google-generative-ai", TEXT), ("openai-completions", ARGUMENTS), ("anthropic-messages", ARGUMENTS),
+], ids=["completions-text", "anthropic-text", "responses-text", "gemini-text", "completions-arguments",
+        "anthropic-arguments"])
+async def test_an_answer_past_the_message_cap_fails_keeping_what_came_and_the_session_goes_on(
+        agent_env_factory, fake_llm, tmp_path, api, spec):
+    env = agent_env_factory(api=api, settings=NO_RETRY_WAIT)
+    fake_llm.set_script([spec, {"text": "fine again"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("answer at length", timeout=120)
+        await client.prompt_and_wait("next", timeout=60)
+        live = await messages_of(client)
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    failed = live[1]
+    assert failed["stopReason"] == "error" and failed["errorMessage"] == CAP_ERROR
+    assert "auto_retry_start" not in [e["type"] for e in events] and len(fake_llm.requests) == 2
+    assert "tool_execution_start" not in [e["type"] for e in events]
+    kept = failed["content"][0]
+    assert kept.get("text", "a" * (8 * MiB)) == "a" * (8 * MiB)  # every delta before the one that went over
+    assert roles(live) == ["user", "assistant", "user", "assistant"] and live[3]["content"][0]["text"] == "fine again"
+    assert longest_line(path) <= MAX_LINE_BYTES
+    async with await RpcClient.start(["--session", path], cwd=str(tmp_path), env=env) as again:
+        assert await messages_of(again) == live
