@@ -18,7 +18,7 @@ from ..sse import SSEEvent, iter_sse
 from ..transport_errors import check_headers, check_url, shown_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
-from ._response_body import BodyHead, describe_answer, error_body, retry_after_ms, sanitize_snippet
+from ._response_body import BodyHead, body_bytes, describe_answer, error_body, retry_after_ms, sanitize_snippet
 
 if TYPE_CHECKING:
     import httpx2
@@ -318,7 +318,7 @@ async def _read_events(response: httpx2.Response, handler: SseHandler, url: str)
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
     for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
-    body = BodyHead(response.aiter_bytes())
+    body = BodyHead(body_bytes(response))
     if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
         head = await body.fill_head()
         raise UnexpectedResponseError(response.status_code, describe_answer(response, head, "is not an event stream"))
