@@ -325,8 +325,7 @@ async def _read_events(response: httpx2.Response, handler: SseHandler, url: str)
     seen = 0
     async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
         async for sse in events:
-            done_marker = sse.data.strip() == "[DONE]"
-            if done_marker and not seen:
+            if not seen and sse.data.strip() == "[DONE]":
                 break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
             seen += 1
             for event in _handled(handler, sse, url):
