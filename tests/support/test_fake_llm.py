@@ -339,6 +339,19 @@ def test_delay_and_close_framing_still_deliver_every_event(fake_llm, client):
     assert "".join(deltas([json.loads(c) for c in chunks[:-1]], "content")) == "slow and steady"
 
 
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+def test_burst_sends_the_same_events_in_one_write(fake_llm, client, framing):
+    fake_llm.set_script([{"text_deltas": 50, "framing": framing}, {"text_deltas": 50, "framing": framing,
+                                                                   "burst": True}])
+    one_by_one, burst = openai_chunks(client, fake_llm), openai_chunks(client, fake_llm)
+    def shapes(chunks: list[Any]) -> list[Any]:  # what differs between two requests: the message ids
+        return [chunk if chunk == "[DONE]" else chunk["choices"] for chunk in chunks]
+
+    assert shapes(burst) == shapes(one_by_one)
+    assert len(deltas(burst, "content")) == 51
+    assert [(r["outcome"], r["events_sent"]) for r in fake_llm.requests] == [("ok", 54), ("ok", 54)]
+
+
 async def test_async_client_reads_events_as_they_are_sent(fake_llm):
     fake_llm.set_script([{"text": "alpha beta gamma", "hang_after": 2, "hang_ms": 60000}])
     parser, seen = SSEParser(), []
@@ -493,6 +506,9 @@ def test_frames_replace_the_stream_and_content_type_labels_a_plain_answer(fake_l
     ({"frames": "data: x"}, "wrong type"),
     ({"frames": [b"x".decode(), 3]}, "'frames' must be a list of strings"),
     ({"content_type": "text/html"}, "'content_type' applies to a plain 'status' response only"),
+    ({"burst": True, "delay_ms": 1}, "'burst' writes the stream at once: not with"),
+    ({"burst": True, "error_after": 2}, "'burst' writes the stream at once: not with"),
+    ({"burst": 1}, "wrong type"),
 ])
 def test_frames_and_content_type_are_validated(spec, problem):
     with pytest.raises(ScriptError, match=problem):

@@ -18,7 +18,7 @@ from ..sse import SSEEvent, check_message_size, iter_sse
 from ..transport_errors import check_headers, check_url, shown_url, transport_error
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
-from ._response_body import BodyHead, describe_answer, error_body, retry_after_ms, sanitize_snippet
+from ._response_body import BodyHead, body_bytes, describe_answer, error_body, retry_after_ms, sanitize_snippet
 
 if TYPE_CHECKING:
     import httpx2
@@ -327,15 +327,14 @@ async def _read_events(response: httpx2.Response, handler: SseHandler, url: str)
 
     Raises `UnexpectedResponseError` when the body is not an event stream (judged from the content type and,
     for a mislabelled one, its first bytes) or holds no event besides `[DONE]`."""
-    body = BodyHead(response.aiter_bytes())
+    body = BodyHead(body_bytes(response))
     if "event-stream" not in response.headers.get("content-type", "").lower() and not await body.looks_like_sse():
         head = await body.fill_head()
         raise UnexpectedResponseError(response.status_code, describe_answer(response, head, "is not an event stream"))
     seen = 0
     async with aclosing(body.chunks()) as chunks, aclosing(iter_sse(chunks)) as events:
         async for sse in events:
-            done_marker = sse.data.strip() == "[DONE]"
-            if done_marker and not seen:
+            if not seen and sse.data.strip() == "[DONE]":
                 break  # OpenAI's end-of-stream marker before anything else: an empty answer, for every API
             seen += 1
             for event in _handled(handler, sse, url):

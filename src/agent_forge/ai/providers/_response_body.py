@@ -21,6 +21,16 @@ _SHOWN_CHARS = 200  # characters of that head shown in errorMessage
 _SSE_START = re.compile(rb"^\s*(?:data|event|id|retry)?:")
 
 
+def body_bytes(response: httpx2.Response) -> AsyncIterator[bytes]:
+    """The bytes of a streamed `response`'s body as they arrive. Without a content coding they come straight
+    from the response's stream: `aiter_bytes` adds two generator layers and two chunkers per HTTP chunk (~1 us
+    of the ~23 us httpx2 spends on one, under load), and a model server sends every event in a chunk of its
+    own. Transport errors are mapped to `httpx2` ones in that stream too."""
+    if response.headers.get("content-encoding", "identity").strip().lower() != "identity":
+        return response.aiter_bytes()  # gzip and the others need the decoder
+    return response.stream.__aiter__()  # type: ignore[union-attr]
+
+
 class BodyHead:
     """A response body read once, keeping its first `_HEAD_BYTES` to describe it in errors."""
 

@@ -307,8 +307,10 @@ class _Handler(SseHandler):
 
     def _choice(self, choice: dict) -> list[AssistantMessageEvent]:
         delta, events = fields.obj(choice, "delta", "choices[0]"), []
-        reasoning = next((text for f in REASONING_FIELDS if (text := fields.text(delta, f, "choices[0].delta"))),
-                         None)
+        reasoning = None
+        for key in REASONING_FIELDS:  # a loop, not a generator: this runs for every delta of an answer
+            if key in delta and (reasoning := fields.text(delta, key, "choices[0].delta")):
+                break
         if reasoning:
             events += self._text("thinking", reasoning)
         if content := fields.text(delta, "content", "choices[0].delta"):
