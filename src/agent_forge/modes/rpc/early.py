@@ -80,7 +80,7 @@ def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdo
         return data
     from . import framing
     from ..stdout_guard import write_out
-    from .types import response
+    from .responses import response
 
     state = early_state(prelude, args.approvals)
     write_out(stdout, framing.encode(response("get_state", request_id[0], data=state)))
@@ -90,7 +90,7 @@ def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdo
 def _get_state_id(line: bytes) -> tuple[Any] | None:
     """`(id,)` of a `get_state` command line (`NO_ID` without one, as the server reads it), else None."""
     from . import framing
-    from .types import NO_ID
+    from .responses import NO_ID
 
     if line.endswith(b"\r"):  # CRLF input: the server strips one `\r` (framing.LineSplitter)
         line = line[:-1]
