@@ -145,12 +145,17 @@ def test_a_huge_first_line(tmp_path, agent_env, project, pad):
     assert [r["id"] for r in replies] == ["big", "after"] and replies[0]["data"] == replies[1]["data"]
 
 
-def test_plugins_and_mcp_servers_leave_the_first_answer_to_the_session(tmp_path, agent_env, project):
-    """A plugin may change the state as it loads; MCP servers start with the session, not after a first line."""
+def test_a_plugin_leaves_the_first_answer_to_the_session(tmp_path, agent_env, project):
+    """A plugin may change the state as it loads (its setup, `session_start`)."""
     plugin = tmp_path / "named.py"
     plugin.write_text("def setup(api):\n    pass\n")
     replies, early = run_agent(tmp_path, agent_env, project, get_state(1), "--no-session", "-e", str(plugin))
     assert not early and replies[0]["success"] is True
-    (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text('{"mcpServers": {}}')
-    replies, early = run_agent(tmp_path, agent_env, project, get_state(1), "--no-session")
-    assert not early and replies[0]["success"] is True
+
+
+def test_mcp_servers_start_after_the_early_answer(tmp_path, agent_env, project):
+    """They change no field of the state; the session starts them once it is built."""
+    server = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "support" / "mcp_server.py")]}
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text(json.dumps({"mcpServers": {"one": server}}))
+    replies, early = run_agent(tmp_path, agent_env, project, get_state(1) + get_state(2), "--no-session")
+    assert early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]

@@ -9,13 +9,13 @@ on. Anything else first (another command, a line that is not JSON, end of input,
 
 The prelude cannot answer, and the server does, when what the session does after it may change the state: a
 plugin to load (its setup and `session_start` may set the model, the name, ...), `--name`, user bash results
-a killed run left pending, MCP servers (they start with the session, so the first line is not waited for).
+a killed run left pending. MCP servers change no field of the state: they start once the session is built, after
+the answer.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...coding.errors import CommandError
@@ -56,19 +56,9 @@ def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     options, policy = prelude.options, prelude.policy
     if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in prelude.store.branch()):
         return False
-    if not options.no_mcp and _mcp_files(options.cwd, prelude.agent_dir, policy is not None and policy.code_allowed):
-        return False
     found = plugin_sources(options.cwd, prelude.agent_dir, prelude.settings, policy, list(args.plugin or []),
                            not args.no_plugins)
     return not found.sources
-
-
-def _mcp_files(cwd: str, agent_dir: Path, project_allowed: bool) -> bool:
-    """Whether an `mcp.json` the session reads exists (`coding/mcp/config.py`: the agent dir's, a trusted
-    project's); a file naming no server counts too (the server answers; the answer is the same)."""
-    from ...coding.paths import project_dir
-
-    return (Path(agent_dir) / "mcp.json").exists() or (project_allowed and (project_dir(cwd) / "mcp.json").exists())
 
 
 def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO) -> bytes:
