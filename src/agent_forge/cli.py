@@ -11,6 +11,7 @@ from .cli_loop import leave_stuck_threads, run_loop
 from .cli_parser import parse_command_line
 from .cli_usage import USAGE_EXIT, misplaced_command, stray_json, usage_problem
 from .coding.paths import MissingDirectory, working_directory
+from .modes.early_input import StoppedEarly
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -114,10 +115,17 @@ def _main(argv: list[str] | None) -> int:
             return 1 if early is None else run_loop(_run(mode, args, early=early))
         return run_loop(_run(mode, args, handshake=_acp_handshake() if mode == "acp" else None))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
-        from .coding.session.lock import release_held_locks
+        return _stopped_early(130)
+    except StoppedEarly as exc:  # SIGTERM or SIGHUP before the first get_state (`modes/rpc/early.py`)
+        return _stopped_early(exc.code)
 
-        release_held_locks()
-        return 130
+
+def _stopped_early(code: int) -> int:
+    """A signal before the mode's own handlers: no lock file is left behind; the exit code."""
+    from .coding.session.lock import release_held_locks
+
+    release_held_locks()
+    return code
 
 
 def _say(message: str) -> None:

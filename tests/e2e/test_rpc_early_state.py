@@ -8,6 +8,8 @@ when they were not."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -32,7 +34,8 @@ def run_agent(tmp_path: Path, env: dict, cwd: Path, stdin: bytes, *args: str) ->
     assert proc.returncode == 0, proc.stderr.decode()
     modules = set(json.loads(record.read_text())) if record.exists() else set()
     early = bool(modules) and not any(name.startswith(LATE) for name in modules)
-    return [json.loads(line) for line in proc.stdout.splitlines()], early
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    return [r for r in records if r["type"] == "response"], early  # events (mcp_server_changed) left out
 
 
 @pytest.fixture
@@ -159,3 +162,22 @@ def test_mcp_servers_start_after_the_early_answer(tmp_path, agent_env, project):
     (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text(json.dumps({"mcpServers": {"one": server}}))
     replies, early = run_agent(tmp_path, agent_env, project, get_state(1) + get_state(2), "--no-session")
     assert early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signal_while_the_first_line_is_awaited_ends_as_the_mode_would(tmp_path, agent_env, project, signame):
+    """Exit code 128 + signum, the resumed session's lock file removed (the mode's own handlers come later)."""
+    path = Path(_resumed(tmp_path, agent_env, project)[1])
+    lock = path.with_name(path.name + ".lock")
+    proc = subprocess.Popen([sys.executable, "-m", "agent_forge", "--mode", "rpc", "--session", str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env,
+                            cwd=project)
+    try:
+        while not lock.exists() and proc.poll() is None:  # taken by the prelude, once the handlers are set
+            os.sched_yield()
+        proc.send_signal(getattr(signal, signame))
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + getattr(signal, signame), err.decode()
+    assert out == b"" and not lock.exists()

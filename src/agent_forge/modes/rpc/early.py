@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 from ...coding.errors import CommandError
 from ...coding.prelude import SessionOptions, SessionPrelude, prepare_session
-from ..early_input import read_first_line
+from ..early_input import StoppedEarly, read_first_line
 
 FIRST_LINE_LIMIT = 1 << 20
 """Bytes read at most while looking for the first line (a `get_state` is a few dozen): past them the server
@@ -37,7 +37,43 @@ class EarlyStart:
 
 def start_early(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO) -> EarlyStart:
     """The prelude of `options`, then (when it can answer) the first line read from `stdin` and a `get_state`
-    answered on `stdout`. `args`: the command line (`--approvals`, `-e`, `--no-plugins`)."""
+    answered on `stdout`. `args`: the command line (`--approvals`, `-e`, `--no-plugins`). Raises `StoppedEarly`
+    for SIGTERM or SIGHUP meanwhile (the caller releases the session's lock, as the mode would)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # handlers can only be set there
+        return _start(options, args, stdin, stdout, _Signals())
+    signals = _Signals()
+    previous = {signum: signal.signal(signum, signals.arrived) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        started = _start(options, args, stdin, stdout, signals)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    signals.check()
+    return started
+
+
+class _Signals:
+    """SIGTERM and SIGHUP during `start_early`: raised as `StoppedEarly` at once while the first line is awaited
+    (the read is interrupted), else noted and raised by `check` (never from inside the prelude's code)."""
+
+    def __init__(self) -> None:
+        self.waiting, self.code = False, 0
+
+    def arrived(self, signum: int, frame: Any) -> None:
+        self.code = self.code or 128 + signum
+        if self.waiting:
+            self.waiting = False
+            raise StoppedEarly(self.code)
+
+    def check(self) -> None:
+        if self.code:
+            raise StoppedEarly(self.code)
+
+
+def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO, signals: _Signals) -> EarlyStart:
     try:
         prelude = prepare_session(options)
     except CommandError as exc:
@@ -45,7 +81,8 @@ def start_early(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: Bin
     options = replace(prelude.options, prelude=prelude)
     if not _answerable(prelude, args):
         return EarlyStart(options)
-    return EarlyStart(options, rest=_answer_first_line(prelude, args, stdin, stdout))
+    signals.check()
+    return EarlyStart(options, rest=_answer_first_line(prelude, args, stdin, stdout, signals))
 
 
 def _answerable(prelude: SessionPrelude, args: Any) -> bool:
@@ -61,9 +98,15 @@ def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     return not found.sources
 
 
-def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO) -> bytes:
+def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,
+                       signals: _Signals) -> bytes:
     """Read the first line; answer it when it is a `get_state`. The bytes read past what was answered."""
-    data = read_first_line(stdin, FIRST_LINE_LIMIT)
+    signals.waiting = True
+    try:
+        data = read_first_line(stdin, FIRST_LINE_LIMIT)
+    finally:
+        signals.waiting = False
+    signals.check()
     line, newline, rest = data.partition(b"\n")
     request_id = _get_state_id(line) if newline else None
     if request_id is None:
