@@ -156,12 +156,12 @@ def test_a_plugin_leaves_the_first_answer_to_the_session(tmp_path, agent_env, pr
     assert not early and replies[0]["success"] is True
 
 
-def test_mcp_servers_start_after_the_early_answer(tmp_path, agent_env, project):
-    """They change no field of the state; the session starts them once it is built."""
+def test_mcp_servers_leave_the_first_answer_to_the_session(tmp_path, agent_env, project):
+    """Their servers start with the session before any line comes (a client may wait for them first)."""
     server = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "support" / "mcp_server.py")]}
     (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text(json.dumps({"mcpServers": {"one": server}}))
     replies, early = run_agent(tmp_path, agent_env, project, get_state(1) + get_state(2), "--no-session")
-    assert early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]
+    assert not early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])

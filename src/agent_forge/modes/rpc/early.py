@@ -9,8 +9,8 @@ on. Anything else first (another command, a line that is not JSON, end of input,
 
 The prelude cannot answer, and the server does, when what the session does after it may change the state: a
 plugin to load (its setup and `session_start` may set the model, the name, ...), `--name`, user bash results
-a killed run left pending. MCP servers change no field of the state: they start once the session is built, after
-the answer.
+a killed run left pending, an `mcp.json` (its servers start with the session, before any command: a client may
+wait for them before writing).
 """
 
 from __future__ import annotations
@@ -93,9 +93,21 @@ def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     options, policy = prelude.options, prelude.policy
     if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in prelude.store.branch()):
         return False
+    if not options.no_mcp and _mcp_files(options.cwd, prelude.agent_dir, policy is not None and policy.code_allowed):
+        return False  # its servers start with the session, at once: a client may wait for them before writing
     found = plugin_sources(options.cwd, prelude.agent_dir, prelude.settings, policy, list(args.plugin or []),
                            not args.no_plugins)
     return not found.sources
+
+
+def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
+    """Whether an `mcp.json` the session reads exists (`coding/mcp/config.py`: the agent dir's, a trusted
+    project's); one naming no server counts too (the server answers then; the answer is the same)."""
+    from pathlib import Path
+
+    from ...coding.paths import project_dir
+
+    return (Path(agent_dir) / "mcp.json").exists() or (project_allowed and (project_dir(cwd) / "mcp.json").exists())
 
 
 def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,
