@@ -31,11 +31,13 @@ def make_env(server: FakeLLMServer, home: Path) -> dict[str, str]:
 
 
 def first_response(env: dict[str, str], cwd: str, command: list[str] | None = None) -> tuple[float, int]:
-    """Seconds from spawn to the get_state response, and the process's peak RSS in KiB after it.
+    """Seconds from spawn to the get_state response, and the process's peak RSS in KiB once it serves (a second
+    get_state answered: agent-forge answers the first before the rest of its start, docs/rpc.md "Start-up").
     `command`: the RPC-mode command line (default agent-forge's, without a session)."""
     agent = RpcProcess(command or [*agent_command(), "--mode", "rpc", "--no-session"], env, cwd)
     agent.ask({"id": "s", "type": "get_state"})
     elapsed = time.perf_counter() - agent.started
+    agent.ask({"id": "served", "type": "get_state"})
     rss = agent.peak_rss_kib()
     agent.close()
     return elapsed, rss

@@ -11,6 +11,7 @@ from .cli_loop import leave_stuck_threads, run_loop
 from .cli_parser import parse_command_line
 from .cli_usage import USAGE_EXIT, misplaced_command, stray_json, usage_problem
 from .coding.paths import MissingDirectory, working_directory
+from .modes.early_input import StoppedEarly
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -109,12 +110,22 @@ def _main(argv: list[str] | None) -> int:
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
         hold(0, 1)  # keys typed from now until the editor is ready are taken as typed, not echoed
     try:
+        if mode == "rpc":
+            early = _rpc_early(args)
+            return 1 if early is None else run_loop(_run(mode, args, early=early))
         return run_loop(_run(mode, args, handshake=_acp_handshake() if mode == "acp" else None))
     except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
-        from .coding.session.lock import release_held_locks
+        return _stopped_early(130)
+    except StoppedEarly as exc:  # SIGTERM or SIGHUP before the first get_state (`modes/rpc/early.py`)
+        return _stopped_early(exc.code)
 
-        release_held_locks()
-        return 130
+
+def _stopped_early(code: int) -> int:
+    """A signal before the mode's own handlers: no lock file is left behind; the exit code."""
+    from .coding.session.lock import release_held_locks
+
+    release_held_locks()
+    return code
 
 
 def _say(message: str) -> None:
@@ -279,8 +290,20 @@ def _acp_handshake() -> Any:
     return answer_early(claim_stdin(), claim_stdout())  # claimed as `_run` would: the same streams after it
 
 
+def _rpc_early(args: argparse.Namespace) -> Any:
+    """RPC mode's session prelude and first `get_state`, answered before the event loop is imported
+    (`modes/rpc/early.py`); None when the flags name no usable session (said on stderr)."""
+    from .modes.rpc.early import start_early
+    from .modes.stdout_guard import claim_stdin, claim_stdout
+
+    stdout, stdin = claim_stdout(), claim_stdin()  # as `_run` claims them: the same streams after it
+    options = _session_options("rpc", args)
+    return None if options is None else start_early(options, args, stdin, stdout)
+
+
 async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | None = None,
-               handshake: Any = None) -> int:
+               handshake: Any = None, early: Any = None) -> int:
+    """Run `mode`; `early`: what `_rpc_early` did (RPC mode on stdin/stdout)."""
     from .modes.stdout_guard import claim_stdin, claim_stdout
 
     if streams is None:
@@ -292,8 +315,7 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         _serving()
         return await run_acp_mode(args, *(streams or (None, None)), handshake=handshake)
     from .coding.agent_session import CommandError
-    from .coding.factory import SessionOptions, create_session
-    from .coding.resources.setup import options_from_args
+    from .coding.factory import create_session
 
     if mode == "interactive":  # a person can answer the project-trust question: ask it before loading
         from .coding.paths import agent_dir
@@ -303,20 +325,12 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         protocol_stdout().flush()
         ask_on_terminal(working_directory(), agent_dir(), args.approve, protocol_stdin().fileno(),
                         protocol_stdout().fileno())
-    chosen = _choose_session(args)
-    if chosen is None:
+    options = early.options if early is not None else _session_options(mode, args)
+    if options is None:
         return 1
-    resume, fork_from = chosen
-    options = SessionOptions(
-        cwd=working_directory(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
-        session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
-        session_dir=args.session_dir, no_session=args.no_session, name=args.name,
-        system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
-        scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
-        start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
-        unattended=(mode in ("print", "json")), **options_from_args(args),
-    )
     try:
+        if early is not None and early.error is not None:
+            raise early.error
         session = create_session(options)
     except CommandError as exc:
         _say(str(exc))
@@ -336,10 +350,32 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
 
         if streams is not None:
             return await run_rpc_mode(session, *streams)
-        return await run_until_terminated(session, run_rpc_mode(session))
+        return await run_until_terminated(session, run_rpc_mode(session, early=early))
     from .modes.print_mode import run_print_mode
 
     return await run_until_terminated(session, run_print_mode(session, args.messages, json_events=(mode == "json")))
+
+
+def _session_options(mode: str, args: argparse.Namespace) -> Any:
+    """The `SessionOptions` of the command line, after choosing (and entering) the session to resume; None when
+    the flags name no usable session (said on stderr)."""
+    from .coding.prelude import SessionOptions
+    from .coding.resources.setup import options_from_args
+
+    chosen = _choose_session(args)
+    if chosen is None:
+        return None
+    resume, fork_from = chosen
+    options = SessionOptions(
+        cwd=working_directory(), provider=args.provider, model=args.model, api_key=args.api_key, thinking=args.thinking,
+        session_file=str(resume) if resume else None, fork_from=str(fork_from) if fork_from else None,
+        session_dir=args.session_dir, no_session=args.no_session, name=args.name,
+        system_prompt=args.system_prompt, append_system_prompt=args.append_system_prompt,
+        scoped_models=args.models, context_window=args.context_window, session_id=args.session_id,
+        start_without_model=(mode in ("rpc", "interactive")), no_mcp=args.no_mcp,
+        unattended=(mode in ("print", "json")), **options_from_args(args),
+    )
+    return options
 
 
 async def _run_interactive(session: AgentSession, args: argparse.Namespace,

@@ -1,4 +1,4 @@
-"""SDK level: a resumed session's start-up model (`factory._select_model`) treats `--api-key` as a new one does."""
+"""SDK level: a resumed session's start-up model (`prelude._select_model`) treats `--api-key` as a new one does."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Start-up budget (DESIGN.md): RPC mode answers its first get_state with only stdlib + httpx2 importable,
-and without importing any provider SDK, pydantic, rich, prompt_toolkit or the MCP SDK (no server configured)."""
+"""Start-up budget (DESIGN.md, issue 15): RPC mode answers its first get_state before the event loop, the
+session, its tools and the RPC server are imported (`LATE`, `modes/rpc/early.py`), and serves its first commands
+without importing any provider SDK, pydantic, rich, prompt_toolkit or the MCP SDK (no server configured)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,42 @@ def test_get_state_imports_no_heavy_modules(tmp_path):
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     own = [name for name in modules if name.startswith(FORBIDDEN_OWN)]
     assert not own, own
+
+
+# Runs the real CLI entry point; the modules loaded when stdout is first written go to the file argv[1].
+FIRST_WRITE_CHILD = """
+import json, os, sys
+from agent_forge.modes import stdout_guard
+record, real = sys.argv[1], stdout_guard.write_out
+def first_write(stream, data):
+    if not os.path.exists(record):
+        open(record, "w").write(json.dumps(sorted(sys.modules)))
+    return real(stream, data)
+stdout_guard.write_out = first_write
+sys.argv = ["agent-forge", "--mode", "rpc", *sys.argv[2:]]
+from agent_forge.cli import main
+raise SystemExit(main())
+"""
+
+LATE = ("asyncio", "agent_forge.coding.agent_session", "agent_forge.coding.factory", "agent_forge.agent.agent",
+        "agent_forge.modes.rpc.server", "agent_forge.coding.resources.loader", "agent_forge.coding.tools",
+        "agent_forge.coding.compaction.controller", "agent_forge.plugins.loader", "agent_forge.ai.registry_http")
+"""Modules RPC mode's first `get_state` answer must not wait for (`modes/rpc/early.py`): the event loop, the
+session, its tools, resources and compaction, the RPC server, the plugin loader."""
+
+
+def test_the_first_get_state_is_answered_before_the_session_machinery_is_imported(tmp_path):
+    out = tmp_path / "modules.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", FIRST_WRITE_CHILD, str(out), "--no-session"],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout.splitlines()[0])["id"] == "s"
+    modules = set(json.loads(out.read_text()))
+    assert "agent_forge.modes.rpc.early" in modules  # the list is the real one
+    late = sorted(name for name in modules if name.split(".")[0] in FORBIDDEN or name.startswith(LATE))
+    assert not late, late
 
 
 _GC_CHILD = """

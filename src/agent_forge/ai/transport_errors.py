@@ -11,7 +11,6 @@ retried (`coding/retry_policy.py` matches "cannot connect to" and "closed the co
 from __future__ import annotations
 
 import errno
-import socket
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -95,6 +94,8 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
         return TransportFailure(f"The request to {where} timed out while being sent")
     if isinstance(leaf, httpx2.ProxyError):
         return TransportFailure(f"The proxy failed to reach {where}: {_connect_cause(leaf)}")  # not retried
+    import socket  # not at import: the model registry imports this module before RPC's first answer (rpc/early.py)
+
     if isinstance(leaf, httpx2.ConnectError) or isinstance(leaf, (ConnectionRefusedError, socket.gaierror)):
         return TransportFailure(f"cannot connect to {where}: {_connect_cause(leaf)}")
     if isinstance(leaf, httpx2.DecodingError):  # a compressed body that does not decompress
@@ -130,6 +131,8 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _connect_cause(exc: BaseException) -> str:
+    import socket
+
     for cause in _chain(exc):
         if isinstance(cause, socket.gaierror):
             return "the host name could not be resolved"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-import shlex
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, Protocol, TypedDict
 
 # asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
@@ -156,6 +155,8 @@ def _simple_words(command: object) -> list[str] | None:
     checked first: the rest costs time linear in that bound)."""
     if not isinstance(command, str) or len(command) > MAX_SIMPLE_COMMAND or _SHELL_SPECIAL & set(command):
         return None
+    import shlex  # not at import: RPC's first answer reads the approval policy setting (rpc/early.py)
+
     try:
         return shlex.split(command)
     except ValueError:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +55,8 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
     """Write `store`'s session as one self-contained HTML file; returns its absolute path. Relative and default
     paths are under `cwd`. Raises `CommandError` for an in-memory or empty session and for a path that cannot
     be written. Rendering runs in a thread on a snapshot taken now."""
+    import asyncio  # not at import: RPC mode's early get_state uses this module (modes/rpc/early.py)
+
     try:
         from .export_html import SessionSnapshot, write_export  # only an export needs it (start-up: ~4 ms)
 

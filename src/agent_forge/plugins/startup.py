@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Callable, Iterable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
 from ..coding.paths import working_directory
 
 if TYPE_CHECKING:  # discovery is imported with the first session, not with the flags (ACP start-up budget)
     from ..coding.agent_session import AgentSession
+    from ..coding.resources.trust import ProjectPolicy
     from .discovery import Discovery, PluginObject
     from .runner import PluginRunner
     from .ui import PluginUI
@@ -130,17 +131,23 @@ def _seconds_setting(session: AgentSession, name: str, default: float) -> float:
     return value / 1000
 
 
-def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Discovery:
-    """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
+def plugin_sources(cwd: str, agent_dir: str | os.PathLike[str], settings: Any, policy: ProjectPolicy | None,
+                   paths: list[str], enabled: bool) -> Discovery:
+    """The plugins a session in `cwd` loads: `-e` `paths`, and when `enabled` those discovery finds under the
+    project `policy` (also what RPC mode's early `get_state` checks: `modes/rpc/early.py`)."""
     from .discovery import discover
 
-    settings = session.settings
+    return discover(cwd, agent_dir, cli_plugins=paths, no_plugins=not enabled,
+                    user_settings=getattr(settings, "global_raw", {}) or {},
+                    project_settings=getattr(settings, "project_raw", {}) or {},
+                    project_enabled=policy is None or policy.enabled,
+                    project_trusted=policy is not None and policy.code_allowed)
+
+
+def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Discovery:
+    """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
     policy = session.resources.policy
-    found = discover(session.cwd, session.registry.agent_dir, cli_plugins=paths, no_plugins=not enabled,
-                     user_settings=getattr(settings, "global_raw", {}) or {},
-                     project_settings=getattr(settings, "project_raw", {}) or {},
-                     project_enabled=policy is None or policy.enabled,
-                     project_trusted=policy is not None and policy.code_allowed)
+    found = plugin_sources(session.cwd, session.registry.agent_dir, session.settings, policy, paths, enabled)
     if found.skipped:
         what = f"project plugins ({', '.join(found.skipped)})"
         session.warnings.append(policy.skipped_message(what) if policy is not None else

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
+from ..early_input import read_first_line
 from .protocol import PROTOCOL_VERSION, AcpError, invalid_params
 
 FIRST_LINE_LIMIT = 1 << 20
@@ -50,7 +51,7 @@ def agent_info() -> dict[str, Any]:
 
 def answer_early(stdin: BinaryIO, stdout: BinaryIO) -> Handshake:
     """Read up to the first line of `stdin` (blocking); answer it on `stdout` when it is an `initialize`."""
-    data = _first_line(stdin)
+    data = read_first_line(stdin, FIRST_LINE_LIMIT)
     line, newline, rest = data.partition(b"\n")
     request = _initialize_request(line) if newline else None
     if request is None:
@@ -64,20 +65,6 @@ def answer_early(stdin: BinaryIO, stdout: BinaryIO) -> Handshake:
 
     write_out(stdout, json_wire.encode({"jsonrpc": "2.0", "id": request["id"], "result": result}) + b"\n")
     return Handshake(request["params"], rest)
-
-
-def _first_line(stdin: BinaryIO) -> bytes:
-    """What `stdin` gives until a line ends, the input ends or `FIRST_LINE_LIMIT` bytes came."""
-    data = b""
-    while b"\n" not in data and len(data) < FIRST_LINE_LIMIT:
-        try:
-            chunk = stdin.read(1 << 16)
-        except OSError:  # the server meets the same error and reports it
-            break
-        if not chunk:  # end of input (None: a non-blocking descriptor with nothing yet: the server waits)
-            break
-        data += chunk
-    return data
 
 
 def _initialize_request(line: bytes) -> dict[str, Any] | None:
@@ -94,17 +81,3 @@ def _initialize_request(line: bytes) -> dict[str, Any] | None:
     request_id = message.get("id")
     usable = isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
     return message if usable else None
-
-
-class PrefixedReader:
-    """A `ByteReader` (`modes/rpc/streams.py`) giving `prefix` first, then what `reader` gives."""
-
-    def __init__(self, prefix: bytes, reader: Any):
-        self._prefix, self._reader = prefix, reader
-
-    async def read(self, n: int = -1) -> bytes:
-        if self._prefix:
-            cut = len(self._prefix) if n < 0 else n
-            chunk, self._prefix = self._prefix[:cut], self._prefix[cut:]
-            return chunk
-        return bytes(await self._reader.read(n))

@@ -18,7 +18,8 @@ from typing import Any, Awaitable, Callable
 
 from ..rpc.streams import ByteReader, ByteWriter, FdReader
 from .answers import checked
-from .handshake import Handshake, PrefixedReader, initialize_result
+from ..early_input import PrefixedReader
+from .handshake import Handshake, initialize_result
 from .protocol import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, AcpError, invalid_params
 from .sessions import AcpSession, Registry, absolute_dir, mcp_servers
 from .transport import Connection, Incoming

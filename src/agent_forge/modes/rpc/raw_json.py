@@ -11,7 +11,6 @@ the value itself.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Callable, Sequence
 
@@ -93,6 +92,8 @@ async def encoded(size: int, encode: Callable[[], str | bytes]) -> RawJson:
     """`RawJson(encode())`: in a worker thread when `size` (items) is over `BIG`, so the loop goes on."""
     if size <= BIG:
         return RawJson(encode())
+    import asyncio  # not at import: RPC mode's early get_state uses this module (rpc/early.py)
+
     return RawJson(await asyncio.to_thread(encode))
 
 

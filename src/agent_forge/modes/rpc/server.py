@@ -188,8 +188,9 @@ def _json_kind(value: Any) -> str:
 
 
 async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
-                       writer: ByteWriter | None = None) -> int:
-    """Serve RPC until the input ends: on stdin/stdout, or on `reader`/`writer` when given (in-process use)."""
+                       writer: ByteWriter | None = None, *, early: Any = None) -> int:
+    """Serve RPC until the input ends: on stdin/stdout, or on `reader`/`writer` when given (in-process use).
+    `early`: what `early.start_early` did on stdin/stdout; the input it read and did not answer is read first."""
     if session.warnings:  # they may quote plugin or settings text: cleaned for the terminal
         from ...coding.tools.sanitize import terminal_text
 
@@ -201,7 +202,13 @@ async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
     from ..stdout_guard import protocol_stdin, protocol_stdout
 
     server = RpcServer(session, writer if writer is not None else protocol_stdout())
-    try:  # fd 0 is the null device once the CLI claimed stdin: the private copy is read
-        return await server.serve(reader if reader is not None else protocol_stdin().fileno())
+    if reader is None:  # fd 0 is the null device once the CLI claimed stdin: the private copy is read
+        reader = FdReader(protocol_stdin().fileno())
+        if early is not None and early.rest:
+            from ..early_input import PrefixedReader
+
+            reader = PrefixedReader(early.rest, reader)
+    try:
+        return await server.serve(reader)
     finally:  # a signal cancels `serve` after the run's last records were written
         server.flush_out()

@@ -11,6 +11,9 @@ from typing import Any, Literal, NotRequired, TypedDict, Union
 
 from ...agent.events import event_shapes
 from ...coding.events import SessionEvent
+from .responses import NO_ID, response
+
+__all__ = ["COMMANDS", "EVENTS", "EVENT_SHAPES", "INPUT_MESSAGES", "NO_ID", "RpcEvent", "response"]
 
 # field name -> (JSON type, required). JSON types: string, number, boolean, array, object, "string|number".
 FieldSpec = dict[str, tuple[str, bool]]
@@ -91,28 +94,3 @@ EVENT_SHAPES: dict[str, type] = event_shapes(RpcEvent)
 """Event `type` → its TypedDict: the event table of docs/rpc.md, derived from the writers' own types."""
 
 EVENTS: tuple[str, ...] = tuple(EVENT_SHAPES)
-
-
-class _NoId:
-    """The request carried no `id` (distinct from `"id": null`, which is echoed)."""
-
-    def __repr__(self) -> str:
-        return "NO_ID"
-
-
-NO_ID: Any = _NoId()
-"""`request_id` of a request without an `id` field (or of a line that was not a JSON object)."""
-
-
-def response(command: str, request_id: Any = NO_ID, *, data: Any = None, error: str | None = None,
-             has_data: bool = False) -> dict[str, Any]:
-    """A response record `{id?, type, command, success, data?|error?}` (seed 000, "Error Handling"). Any
-    `request_id` but NO_ID is echoed, `None` (a request's `"id": null`) included."""
-    out: dict[str, Any] = {"type": "response", "command": command, "success": error is None}
-    if request_id is not NO_ID:
-        out["id"] = request_id
-    if error is not None:
-        out["error"] = error
-    elif data is not None or has_data:
-        out["data"] = data
-    return out

@@ -1,0 +1,167 @@
+"""RPC mode's first `get_state`, answered before the event loop and the agent are imported (issue 15: spawn →
+first `get_state` response; asyncio, the agent, tools and compaction are most of a full start-up's imports).
+
+`start_early` makes the session's prelude (`coding/prelude.py`: settings, registry, store, start-up model), reads
+the client's first line synchronously and, when it is a `get_state` the prelude can answer, writes the response
+the session would write: the same `session_state` fields from the same objects, which the session is then built
+on. Anything else first (another command, a line that is not JSON, end of input, a line longer than
+`FIRST_LINE_LIMIT`) is the server's to answer: the bytes read go back to it unprocessed (`EarlyStart.rest`).
+
+The prelude cannot answer, and the server does, when what the session does after it may change the state: a
+plugin to load (its setup and `session_start` may set the model, the name, ...), `--name`, user bash results
+a killed run left pending, an `mcp.json` (its servers start with the session, before any command: a client may
+wait for them before writing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, BinaryIO
+
+from ...coding.errors import CommandError
+from ...coding.prelude import SessionOptions, SessionPrelude, prepare_session
+from ..early_input import StoppedEarly, read_first_line
+
+FIRST_LINE_LIMIT = 1 << 20
+"""Bytes read at most while looking for the first line (a `get_state` is a few dozen): past them the server
+reads on."""
+
+
+class EarlyStart:
+    """What `start_early` did: `options` to build the session from (holding the prelude), or `error`, the
+    `CommandError` making the prelude raised (the start-up error); `rest`, the input read and not answered."""
+
+    def __init__(self, options: SessionOptions, error: CommandError | None = None, rest: bytes = b""):
+        self.options, self.error, self.rest = options, error, rest
+
+
+def start_early(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO) -> EarlyStart:
+    """The prelude of `options`, then (when it can answer) the first line read from `stdin` and a `get_state`
+    answered on `stdout`. `args`: the command line (`--approvals`, `-e`, `--no-plugins`). Raises `StoppedEarly`
+    for SIGTERM or SIGHUP meanwhile (the caller releases the session's lock, as the mode would)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # handlers can only be set there
+        return _start(options, args, stdin, stdout, _Signals())
+    signals = _Signals()
+    previous = {signum: signal.signal(signum, signals.arrived) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        started = _start(options, args, stdin, stdout, signals)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    signals.check()
+    return started
+
+
+class _Signals:
+    """SIGTERM and SIGHUP during `start_early`: raised as `StoppedEarly` at once while the first line is awaited
+    (the read is interrupted), else noted and raised by `check` (never from inside the prelude's code)."""
+
+    def __init__(self) -> None:
+        self.waiting, self.code = False, 0
+
+    def arrived(self, signum: int, frame: Any) -> None:
+        self.code = self.code or 128 + signum
+        if self.waiting:
+            self.waiting = False
+            raise StoppedEarly(self.code)
+
+    def check(self) -> None:
+        if self.code:
+            raise StoppedEarly(self.code)
+
+
+def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO, signals: _Signals) -> EarlyStart:
+    try:
+        prelude = prepare_session(options)
+    except CommandError as exc:
+        return EarlyStart(options, exc)
+    options = replace(prelude.options, prelude=prelude)
+    if not _answerable(prelude, args):
+        return EarlyStart(options)
+    signals.check()
+    return EarlyStart(options, rest=_answer_first_line(prelude, args, stdin, stdout, signals))
+
+
+def _answerable(prelude: SessionPrelude, args: Any) -> bool:
+    """Whether nothing the session does after the prelude can change its `get_state` (see the module doc)."""
+    from ...coding.session.entries import USER_BASH_PENDING
+    from ...plugins.startup import plugin_sources
+
+    options, policy = prelude.options, prelude.policy
+    if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in prelude.store.branch()):
+        return False
+    if not options.no_mcp and _mcp_files(options.cwd, prelude.agent_dir, policy is not None and policy.code_allowed):
+        return False  # its servers start with the session, at once: a client may wait for them before writing
+    found = plugin_sources(options.cwd, prelude.agent_dir, prelude.settings, policy, list(args.plugin or []),
+                           not args.no_plugins)
+    return not found.sources
+
+
+def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
+    """Whether an `mcp.json` the session reads exists (`coding/mcp/config.py`: the agent dir's, a trusted
+    project's); one naming no server counts too (the server answers then; the answer is the same)."""
+    from pathlib import Path
+
+    from ...coding.paths import project_dir
+
+    return (Path(agent_dir) / "mcp.json").exists() or (project_allowed and (project_dir(cwd) / "mcp.json").exists())
+
+
+def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,
+                       signals: _Signals) -> bytes:
+    """Read the first line; answer it when it is a `get_state`. The bytes read past what was answered."""
+    signals.waiting = True
+    try:
+        data = read_first_line(stdin, FIRST_LINE_LIMIT)
+    finally:
+        signals.waiting = False
+    signals.check()
+    line, newline, rest = data.partition(b"\n")
+    request_id = _get_state_id(line) if newline else None
+    if request_id is None:
+        return data
+    from . import framing
+    from ..stdout_guard import write_out
+    from .responses import response
+
+    state = early_state(prelude, args.approvals)
+    write_out(stdout, framing.encode(response("get_state", request_id[0], data=state)))
+    return rest
+
+
+def _get_state_id(line: bytes) -> tuple[Any] | None:
+    """`(id,)` of a `get_state` command line (`NO_ID` without one, as the server reads it), else None."""
+    from . import framing
+    from .responses import NO_ID
+
+    if line.endswith(b"\r"):  # CRLF input: the server strips one `\r` (framing.LineSplitter)
+        line = line[:-1]
+    try:
+        command = framing.decode(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(command, dict) or command.get("type") != "get_state":
+        return None
+    return (command.get("id", NO_ID),)
+
+
+def early_state(prelude: SessionPrelude, approvals: str | None) -> dict[str, Any]:
+    """`AgentSession.get_state()` of the session about to be built on `prelude`, before any command: idle, its
+    branch's messages, nothing queued, the approval policy of `--approvals` or the settings
+    (`modes/approvals.configure`)."""
+    from types import SimpleNamespace
+
+    from ...coding.approvals import policy_setting
+    from ...coding.state import session_state
+
+    settings, store = prelude.settings, prelude.store
+    messages = store.build_context().messages if store.entries else []
+    agent = SimpleNamespace(model=prelude.agent.model, thinking_level=prelude.agent.thinking_level,
+                            steering_mode=settings.steering_mode, follow_up_mode=settings.follow_up_mode,
+                            messages=messages, steering_queue=(), follow_up_queue=())
+    compaction = SimpleNamespace(is_compacting=False, enabled=settings.compaction.enabled)
+    policy = SimpleNamespace(policy=approvals or policy_setting(settings, "full")[0])
+    return session_state(agent, store, compaction, policy, streaming=False)  # type: ignore[arg-type]
