@@ -25,13 +25,16 @@ if _TESTS_DIR not in sys.path:
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
 from support.model_entries import model_entry  # noqa: E402
+from support import timing  # noqa: E402
 
 from agent_forge.ai import json_wire  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Once per run, before the xdist workers start: byte-compile the package and the test helpers, so that the
-    processes tests start (agents in tmux, MCP servers) read caches (`sys.dont_write_bytecode` above)."""
+    processes tests start (agents in tmux, MCP servers) read caches (`sys.dont_write_bytecode` above). With
+    `TEST_TIMING_DIR` set, every worker also records each test's wall and CPU time (`support/timing.py`)."""
+    timing.register(config)
     if hasattr(config, "workerinput"):
         return
     import agent_forge

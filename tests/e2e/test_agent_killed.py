@@ -117,6 +117,8 @@ async def test_background_jobs_of_finished_commands_are_left_alone(agent_env, tm
 # Processes that ignore SIGTERM, and one that left the command's process group and session (`setsid`).
 STUBBORN = ("trap '' TERM; setsid sleep 301 & a=$!; (trap '' TERM; sleep 302) & b=$!; "
             'echo "pids $a $b"; sleep 303')
+STUBBORN_ENV = {"AGENT_FORGE_KILL_GRACE_MS": "200"}
+"""The agents running STUBBORN SIGKILL its group 0.2 s after the SIGTERM it ignores, not 2 s (procgroup.py)."""
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP", "SIGINT"])
@@ -124,7 +126,7 @@ async def test_a_termination_signal_kills_what_escaped_the_tool_s_process_group(
                                                                                signame):
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": STUBBORN}}]}])
     signum = getattr(signal, signame)
-    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    client = await RpcClient.start([], cwd=str(tmp_path), env={**agent_env, **STUBBORN_ENV})
     pids: list[int] = []
     try:
         await client.send({"type": "prompt", "message": "start it"})
@@ -140,7 +142,7 @@ async def test_a_termination_signal_kills_what_escaped_the_tool_s_process_group(
 
 
 async def test_sigterm_kills_what_escaped_the_rpc_bash_command_s_process_group(agent_env, tmp_path):
-    client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)
+    client = await RpcClient.start([], cwd=str(tmp_path), env={**agent_env, **STUBBORN_ENV})
     pids: list[int] = []
     try:
         client.send_nowait({"type": "bash", "command": STUBBORN})

@@ -71,7 +71,8 @@ def test_a_question_opening_while_typing_gives_the_draft_back_when_it_closes(age
     work = tmp_path / "work"
     work.mkdir()
     fake_llm.set_script([
-        {"text": "Let me look around the project first, one word at a time.", "delay_ms": 250,
+        # the stream stops after "Let " (role chunk, one word) until the draft is typed: no race, no 3 s of delays
+        {"text": "Let me look around the project first.", "hang_after": 2,
          "tool_calls": [{"name": "bash", "arguments": {"command": "touch made.txt"}}]},
         {"text": "Not done, as you asked."},
     ])
@@ -83,6 +84,7 @@ def test_a_question_opening_while_typing_gives_the_draft_back_when_it_closes(age
         term.wait_for("Let")
         term.type("my draft")
         term.wait_for("› my draft")
+        fake_llm.release_hangs()
         term.wait_for("Allow bash: touch made.txt?")
         assert "my draft" not in term.screen()  # the editor is the dialog's filter now
         term.press("Escape")  # rejects the call

@@ -28,8 +28,7 @@ def test_a_long_command_shows_its_end_and_ctrl_o_prints_all_before_the_answer(te
     term = terminal("--approvals", "ask", rows=rows)
     term.type("go")
     term.press("Enter")
-    screen = term.wait_for("ctrl+o shows all")
-    assert HIDDEN in screen and "more lines" in screen, screen  # the end is on screen, the cut is marked
+    term.wait_for_all("ctrl+o shows all", HIDDEN, "more lines")  # the end is on screen, the cut is marked
     term.press("C-o")
     term.wait_for("printed in full above")
     history = term.scrollback()
@@ -47,8 +46,7 @@ def test_a_sixty_line_heredoc_shows_start_end_and_how_many_lines_are_left_out(te
     term = terminal("--approvals", "ask", rows=30)
     term.type("go")
     term.press("Enter")
-    screen = term.wait_for("ctrl+o shows all")
-    assert "line 1" in screen and HIDDEN in screen and "line 60" in screen, screen
+    term.wait_for_all("ctrl+o shows all", "line 1", HIDDEN, "line 60")
     term.press("C-o")
     term.wait_for("printed in full above")
     assert all(f"line {n}\n" in term.scrollback() for n in range(1, 61))

@@ -130,6 +130,12 @@ class TmuxTerminal:
                 raise AssertionError(f"{text!r} did not appear within {deadline_s} s; the screen:\n{shown}")
             self._changes.wait_past(seen, POLL_S)
 
+    def wait_for_all(self, *texts: str, deadline_s: float = DEADLINE_S) -> str:
+        """The screen once it shows every one of `texts`: a frame is drawn in several writes, so the screen read
+        when the first text appears may not hold the others yet (a tool call box cut off above its last line)."""
+        self.wait_until(lambda: all(text in self.screen() for text in texts), f"all of {texts!r}", deadline_s)
+        return self.screen()
+
     def wait_for_line(self, line: str, *, deadline_s: float = DEADLINE_S) -> str:
         """The screen once one of its lines is `line` (surrounding spaces aside): a dialog's title, where
         `wait_for` would also match the same words in a message still on the screen (`saved the API key for

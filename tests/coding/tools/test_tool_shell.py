@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from agent_forge.coding.tools import procgroup
 from agent_forge.coding.tools.shell import run_shell
 from agent_forge.coding.tools.shell_output import OutputCollector, TailBuffer
 
@@ -141,7 +142,8 @@ async def test_cancellation_kills_the_group_and_propagates_promptly(tmp_path, gr
     assert group_members(pgid) == []
 
 
-async def test_sigterm_ignoring_process_is_killed(tmp_path, group_members):
+async def test_sigterm_ignoring_process_is_killed(tmp_path, group_members, monkeypatch):
+    monkeypatch.setattr(procgroup, "KILL_GRACE_S", 0.2)  # the SIGKILL after the grace is what is tested, not 2 s
     chunks = Chunks()
     command = "trap '' TERM; echo pgid=$$; sleep 30 & wait"
     task = asyncio.create_task(run_shell(command, str(tmp_path), on_chunk=chunks))

@@ -7,8 +7,15 @@ import os
 import signal
 import time
 
-KILL_GRACE_S = 2.0
-"""How long processes get to exit after SIGTERM before SIGKILL."""
+def _kill_grace_s() -> float:
+    """`AGENT_FORGE_KILL_GRACE_MS` in seconds (a non-negative integer; tests shorten the wait), else 2.0."""
+    raw = os.environ.get("AGENT_FORGE_KILL_GRACE_MS", "")
+    return int(raw) / 1000 if raw.isdigit() else 2.0
+
+
+KILL_GRACE_S = _kill_grace_s()
+"""How long processes get to exit after SIGTERM before SIGKILL: 2 s, or `AGENT_FORGE_KILL_GRACE_MS`, read at
+start-up."""
 KILL_WAIT_S = 2.0
 """How long to wait, at most, for SIGKILLed processes to be gone (dying takes a moment on a loaded machine)."""
 
@@ -32,16 +39,17 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-async def terminate_group(pgid: int, grace_s: float = KILL_GRACE_S) -> None:
-    """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds, and return
-    once the group is gone (or `KILL_WAIT_S` after the SIGKILL: a process stuck in the kernel).
+async def terminate_group(pgid: int, grace_s: float | None = None) -> None:
+    """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds (default
+    `KILL_GRACE_S`, looked up at the call), and return once the group is gone (or `KILL_WAIT_S` after the
+    SIGKILL: a process stuck in the kernel).
 
     If this coroutine is itself cancelled while waiting, it sends SIGKILL at once and re-raises.
     """
     send_group_signal(pgid, signal.SIGTERM)
     send_group_signal(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     try:
-        if not await _wait_until_gone(pgid, grace_s):
+        if not await _wait_until_gone(pgid, KILL_GRACE_S if grace_s is None else grace_s):
             send_group_signal(pgid, signal.SIGKILL)
             await _wait_until_gone(pgid, KILL_WAIT_S)
     except asyncio.CancelledError:
