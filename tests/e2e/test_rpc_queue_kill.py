@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from support.acp_client import AcpClient
+
 from agent_forge.modes.rpc.client import RpcClient
 
 pytestmark = pytest.mark.real_process  # kill -9 needs the agent as a process
@@ -145,6 +147,21 @@ async def test_switch_session_restores_a_killed_session_s_queue_and_clone_drops_
         client, pending, update = await reopened(agent_env, tmp_path, reopen)
         async with client:
             assert pending == 0 and update is None
+
+
+async def test_acp_session_load_restores_them_for_the_next_prompt(agent_env, fake_llm, project):
+    fake_llm.set_script([HELD])
+    client, path = await held_run_with_queue(agent_env, project)
+    session_id = (await client.send({"type": "get_state"}))["data"]["sessionId"]
+    await kill(client)
+    fake_llm.set_script([{"text": "took the prompt and the steer"}, {"text": "took the follow-up"}])
+    acp = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await acp.initialize()
+    await acp.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert len(fake_llm.requests) == 1  # not run on open
+    assert await acp.prompt(session_id, "next") == {"stopReason": "end_turn"}
+    assert await acp.close() == 0
+    assert [user_texts(r) for r in fake_llm.requests[1:]] == [["go", "next", "s1"], ["go", "next", "s1", "f1"]]
 
 
 def entries(path) -> list[dict]:
