@@ -40,7 +40,7 @@ QUEUE_KINDS = ("steer", "followUp")
 
 
 class QueueJournal:
-    """The on-disk record of one session's queue (`AgentSession.queue_journal`). `store()` is the current store
+    """The on-disk record of one session's queue (`session.intake.journal`). `store()` is the current store
     (read at each use: new_session and switch_session replace it)."""
 
     def __init__(self, *, agent: Agent, store: Callable[[], SessionStore]):
