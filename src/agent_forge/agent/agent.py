@@ -120,6 +120,10 @@ class Agent:
         return {"steering": [message_text(m) for m in self.steering_queue],
                 "followUp": [message_text(m) for m in self.follow_up_queue]}
 
+    def announce_queue(self) -> None:
+        """Send `queue_update` with the queues as they are (a listener subscribing late learns of them)."""
+        self._emit_queue()
+
     def _emit_queue(self) -> None:
         texts = self.queue_texts()
         self._emit(QueueUpdate(type="queue_update", steering=texts["steering"], followUp=texts["followUp"]))

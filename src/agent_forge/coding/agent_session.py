@@ -77,13 +77,13 @@ class AgentSession:
                               prepare=lambda: self.mcp.wait_ready())
         self.retry = self.run.retry
         self.intake = Intake(agent=agent, run=self.run, compaction=self.compaction, registry=self.registry,
-                             hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed,
-                             model_problem=lambda: self.model_problem, emit=emit, mcp=lambda: self.mcp)
+                             hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed, emit=emit,
+                             model_problem=lambda: self.model_problem, store=store, mcp=lambda: self.mcp)
         self.switching = SessionSwitch(cwd=self.cwd, agent=agent, model_control=self.model_control, hooks=hooks,
                                        store=store, replace_store=self.replace_store,
                                        check_written=self.persistence.check_written,
                                        abort=lambda: self.begin_abort(held=False),  # held prompts wait for it
-                                       user_bash=self.user_bash)
+                                       user_bash=self.user_bash, queue=self.intake.journal)
 
     # -- events --------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -270,7 +270,7 @@ class AgentSession:
         return self.registry.available_models()
 
     async def terminate(self) -> None:
-        """Stop now (SIGTERM): drop queued messages, abort the run and user bash commands, release the file."""
+        """Stop now (SIGTERM): drop queued messages (pending in the file still), abort the run and user bash."""
         self.closed = True
         self.agent.clear_queues()
         await self.abort()

@@ -88,7 +88,9 @@ def _default_tools(cwd: str, tool_selection: ToolSelection, settings: Settings) 
 
 
 def _restore(session: AgentSession) -> None:
-    """The branch's messages, then user bash results a kill before the run settled left pending."""
+    """The branch's messages, then user bash results a kill before the run settled left pending, then the
+    messages it left queued (queued again, for the next prompt: `queue_journal.py`)."""
     context = session.store.build_context()
     session.agent.messages.extend(context.messages)
     session.user_bash.restore_pending()
+    session.intake.journal.restore()

@@ -16,12 +16,14 @@ from ..ai.catalogue import PROVIDER_ENV_KEYS
 from ..ai.types import ImageContent, UserContent, UserMessage
 from .errors import CommandError
 from .events import AgentSettled, Emit
+from .queue_journal import QueueJournal
 from .tool_sources import NoToolSource
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
     from .compaction.controller import CompactionController
     from .models.registry import ModelRegistry
+    from .session.store import SessionStore
     from .resources.loader import SessionResources
     from .run import SessionRun
     from .hooks import SessionHooks
@@ -36,12 +38,13 @@ INPUT_CANCEL_GRACE_S = 1.0
 class Intake:
     """The prompt side of one AgentSession (`session.intake`). `hooks()`, `resources()` and `model_problem()`
     are read at each use (the factory and the plugin runner replace them); `closed()` refuses everything once
-    the session closed; `emit` sends the `agent_settled` of handled prompts."""
+    the session closed; `emit` sends the `agent_settled` of handled prompts. `journal` keeps the queue on disk
+    (`queue_journal.py`; `store()` is the current store)."""
 
     def __init__(self, *, agent: Agent, run: SessionRun, compaction: CompactionController, registry: ModelRegistry,
                  hooks: Callable[[], SessionHooks], resources: Callable[[], SessionResources],
                  closed: Callable[[], bool], model_problem: Callable[[], str | None],
-                 emit: Emit, mcp: Callable[[], ToolSource] | None = None):
+                 emit: Emit, store: Callable[[], SessionStore], mcp: Callable[[], ToolSource] | None = None):
         self._agent = agent
         self._run = run
         self._compaction = compaction
@@ -51,6 +54,7 @@ class Intake:
         self._closed = closed
         self._model_problem = model_problem
         self._emit = emit
+        self.journal = QueueJournal(agent=agent, store=store)  # queued messages on disk before their answer
         self._mcp = mcp or NoToolSource  # `/mcp:<server>:<prompt>` expansion (mcp/prompts.py)
         self._inputs: set[asyncio.Task] = set()  # prompts in plugin input handling (`abort` cancels them)
         self._open_commands: set[asyncio.Future[object]] = set()  # handled prompts' commands not yet settled
@@ -200,7 +204,9 @@ class Intake:
         return "followUp" if after_run else None
 
     def queue(self, message: UserMessage, behavior: str) -> None:
+        """Queue `message` as `behavior` ("steer" or "followUp"), its pending entry written first."""
         self._check_open()
+        self.journal.record(message, behavior)
         if behavior == "steer":
             self._agent.steer(message)
         else:

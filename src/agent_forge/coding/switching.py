@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent
     from .models.control import ModelControl
     from .hooks import SessionHooks
+    from .queue_journal import QueueJournal
     from .user_bash import UserBash
 
 T = TypeVar("T")
@@ -40,12 +41,13 @@ class SessionSwitch:
     the plugin hooks first (`hooks()`: a veto answers `cancelled`) and `check_written()` before that (it raises
     `CommandError` while entries of the current session cannot be written). `store()` is the current store,
     `replace_store(store, messages)` swaps it; `abort()` and `user_bash.abort()` stop the work in progress;
-    `user_bash.restore_pending()` adds the user bash results an opened file left pending."""
+    `user_bash.restore_pending()` adds the user bash results an opened file left pending, `queue.restore()` queues
+    the messages it left queued (`queue_journal.py`)."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
                  check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
-                 user_bash: UserBash):
+                 user_bash: UserBash, queue: QueueJournal):
         self.cwd = cwd
         self.session_dir: str | None = None
         """Sessions root for stores this session creates later (new_session, fork, clone)."""
@@ -57,12 +59,13 @@ class SessionSwitch:
         self._check_written = check_written
         self._abort = abort
         self._user_bash = user_bash
+        self._queue = queue
 
     async def _stop_work(self) -> None:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
         commands and the run are aborted and settle first."""
         if self._agent.steering_queue or self._agent.follow_up_queue:
-            self._agent.clear_queues()  # emits queue_update: clients see the queued messages go
+            self._queue.clear("session_change")  # emits queue_update: clients see the queued messages go
         await self._user_bash.abort()
         await self._abort()
 
@@ -209,6 +212,7 @@ class SessionSwitch:
         # A user bash result its run never settled to add (a kill, or a fork cut between): added now, once, as
         # reopening the file would add it.
         self._user_bash.restore_pending()
+        self._queue.restore()  # messages a killed process left queued in the file opened (none in a copy)
 
 
 def _same_file(a: Path, b: Path) -> bool:

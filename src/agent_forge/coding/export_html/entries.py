@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..session.entries import USER_BASH_PENDING
+from ..session.entries import QUEUE_PENDING, QUEUE_SETTLED, USER_BASH_PENDING
 from .blocks import collapsible, note, raw_json
 from .context import Card, Record, RenderContext
 from .markdown import render_markdown
@@ -107,10 +107,18 @@ _EVENTS: dict[object, Callable[[Record], str]] = {
 """Entry types shown as one line of text."""
 
 
+_AGENT_STATE = {  # the agent's own custom entries (`coding/queue_journal.py`)
+    QUEUE_PENDING: "Message queued (kept until it is delivered or dropped)",
+    QUEUE_SETTLED: "Queued messages dropped",
+}
+
+
 def _custom(entry: Record) -> Card:
     body = collapsible("Data", raw_json(entry.get("data"))) if "data" in entry else note("(no data)")
     if entry.get("customType") == USER_BASH_PENDING:  # the agent's own: its message follows once the run settled
         return Card("custom-state", "User command finished during a run (held until the run ended)", body)
+    if entry.get("customType") in _AGENT_STATE:
+        return Card("custom-state", _AGENT_STATE[entry["customType"]], body)
     return Card("custom-state", f"Plugin state: {entry.get('customType', '?')}", body)
 
 

@@ -74,6 +74,15 @@ USER_BASH_PENDING = "agent_forge.user_bash_pending"
 """`customType` of the agent's own `custom` entry holding a user `bash` command's message (`data: {"message":
 ...}`) from its response until the run it finished in settles (`coding/user_bash.py`)."""
 
+QUEUE_PENDING = "agent_forge.queue_pending"
+"""`customType` of the agent's own `custom` entry holding a queued steering or follow-up message (`data: {"kind":
+"steer" | "followUp", "message": ..., "sessionId": ...}`) from its acceptance until it is delivered (an equal
+`message` entry follows) or dropped (`QUEUE_SETTLED`); `coding/queue_journal.py`."""
+
+QUEUE_SETTLED = "agent_forge.queue_settled"
+"""`customType` of the agent's own `custom` entry settling queued messages the user dropped (`data: {"ids": [<ids
+of QUEUE_PENDING entries>], "reason": "cleared" | "session_change"}`)."""
+
 
 class CustomMessageEntry(SessionEntry):
     """Plugin message that joins the model context as a `custom` role message."""

@@ -117,6 +117,7 @@ class InteractiveMode(InputActions):
         unsubscribe = self.session.subscribe(self.view)
         unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
         unsubscribe_files = self.session.subscribe(self._files_after_turn)
+        self.session.intake.journal.announce()  # messages a killed process left queued show as queued
 
         def started() -> None:  # before the first paint: what these tasks do comes after it
             self._spawn(self._start_up(load_plugins, first_prompt))

@@ -104,7 +104,7 @@ class InputActions:
     def restore_queue(self) -> int:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
         above what it holds; the run goes on. How many there were."""
-        steering, follow_up = self.session.agent.clear_queues()
+        steering, follow_up = self.session.intake.journal.clear()
         queued = [typed_text(message_text(m), self.session.cwd) for m in [*steering, *follow_up]]
         if queued:
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))

@@ -50,6 +50,7 @@ class RpcServer:
         if isinstance(reader, int):
             reader = FdReader(reader)
         self._spawn(self.session.hooks.start())  # plugins' session_start, now that their events reach the client
+        self.session.intake.journal.announce()  # messages a killed process left queued, restored at open
         records: asyncio.Queue[bytes | framing.OversizedLine | None] = asyncio.Queue()
         worker = asyncio.ensure_future(self._handle_records(records))
         splitter = framing.LineSplitter(framing.MAX_COMMAND_BYTES)

@@ -66,5 +66,5 @@ def _abort(server: RpcServer, command: dict[str, Any]) -> Awaitable[None]:
 
 @handler("clear_queue")
 async def _clear_queue(server: RpcServer, command: dict[str, Any]) -> Any:
-    steering, follow_up = server.session.agent.clear_queues()
+    steering, follow_up = server.session.intake.journal.clear()
     return {"steering": [message_text(m) for m in steering], "followUp": [message_text(m) for m in follow_up]}

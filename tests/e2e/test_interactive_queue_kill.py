@@ -1,0 +1,29 @@
+"""End to end: the terminal UI resuming a session whose agent was killed with messages queued shows them as
+queued and sends them with the next prompt (issue 10, brief h-queue; the RPC side: test_rpc_queue_kill.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import test_interactive
+from .test_interactive import user_texts
+from .test_rpc_queue_kill import HELD, held_run_with_queue, kill
+
+pytestmark = [pytest.mark.real_process, test_interactive.pytestmark]  # kill -9; tmux
+terminal = test_interactive.terminal  # the fixture
+
+
+async def test_resumed_in_the_terminal_the_queue_shows_and_goes_with_the_next_prompt(agent_env, fake_llm,
+                                                                                     terminal):
+    fake_llm.set_script([HELD])
+    client, path = await held_run_with_queue(agent_env, terminal.work)
+    await kill(client)
+    fake_llm.set_script([{"text": "Took the prompt and the steer."}, {"text": "Took the follow-up."}])
+    term = terminal("--session", path)
+    term.wait_for("steer: s1")
+    term.wait_for("follow-up: f1")
+    assert len(fake_llm.requests) == 1  # not run on open
+    term.type("next")
+    term.press("Enter")
+    term.wait_for("Took the follow-up.")
+    assert [user_texts(r) for r in fake_llm.requests[1:]] == [["go", "next", "s1"], ["go", "next", "s1", "f1"]]
