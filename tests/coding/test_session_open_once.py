@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_forge.coding.session import context
+from agent_forge.coding.session import context, sharing
 from agent_forge.coding.session.store import SessionStore
 
 pytestmark = pytest.mark.usefixtures("json_backend")
@@ -25,11 +25,20 @@ def write_session(tmp_path: Path) -> tuple[Path, list[str]]:
     return store.path, ids
 
 
+def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The messages checked for the context from now on, one item a check: by `context_message`, or by the walk
+    made while parsing (`sharing.shared_and_checked`, whose field check is `with_sound_fields`)."""
+    calls: list[object] = []
+    for module, name in ((context, "context_message"), (sharing, "context_message"),
+                         (sharing, "with_sound_fields")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda message, real=real: calls.append(message) or real(message))
+    return calls
+
+
 def test_each_message_is_checked_once_on_open(tmp_path, monkeypatch):
     path, _ = write_session(tmp_path)
-    calls = []
-    real = context.context_message
-    monkeypatch.setattr(context, "context_message", lambda message: calls.append(message) or real(message))
+    calls = count_checks(monkeypatch)
     store = SessionStore.open(path)
     messages = store.build_context().messages
     assert len(calls) == 5
@@ -144,9 +153,7 @@ def test_a_compacted_file_in_one_chain_checks_each_message_once(tmp_path, monkey
     store.append_compaction("summary", ids[1], 100)
     store.append_message({"role": "user", "content": "q4", "timestamp": 4})
     store.close()
-    calls = []
-    real = context.context_message
-    monkeypatch.setattr(context, "context_message", lambda message: calls.append(message) or real(message))
+    calls = count_checks(monkeypatch)
     opened = SessionStore.open(store.path)
     contents = [m.get("content", m.get("summary")) for m in opened.build_context().messages]
     assert contents == ["summary", "q1", "q2", "q4"]

@@ -16,6 +16,7 @@ wrong type (`usage: "12"`, a string `timestamp`) is repaired in a copy instead (
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -345,22 +346,23 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
     return None if fine is None or fine(entry) else _BAD_SETTING
 
 
-def open_context(entries: list[SessionEntry], lines: Sequence[int]
+def open_context(entries: list[SessionEntry], lines: Sequence[int], checks: Sequence[object] | None = None
                  ) -> tuple[SessionContext | None, list[tuple[int, Phrase]], Checked | None]:
     """One pass over the entries of a file just read whose active branch is every entry in file order
     (`ParsedSession.linear`): (the branch's context as `build_context` makes it, the unusable entries as
-    `unusable_entries` finds them, None), each message checked once. When the branch holds a compaction or a
-    context edit (the context is then not the entries in order: `_built_by_rules`), the context is None and the
-    third item holds the checks made, for `build_context`."""
+    `unusable_entries` finds them, None), each message checked once; `checks`: each entry's
+    `ParsedSession.checks`, made while parsing (then no message is checked here). When the branch holds a
+    compaction or a context edit (the context is then not the entries in order: `_built_by_rules`), the context
+    is None and the third item holds the checks made, for `build_context`."""
     unusable: list[tuple[int, Phrase]] = []
     messages: list[AgentMessage] = []
     own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
     context = SessionContext()
     reordered = False
-    for entry, line in zip(entries, lines):
+    for entry, line, check in zip(entries, lines, checks or repeat(None)):
         kind = entry["type"]
         if kind == "message":  # inlined: once per entry of every session opened
-            message = context_message(entry.get("message"))
+            message = check if checks else context_message(entry.get("message"))  # type: ignore[assignment]
             own.append(message)
             if message is None:
                 unusable.append((line, _BAD_MESSAGE))
@@ -391,15 +393,16 @@ def _checks(entries: list[SessionEntry], own: list[AgentMessage | None]) -> Chec
     return checked
 
 
-def unusable_entries(entries: list[SessionEntry], lines: Sequence[int], checked: Checked) -> list[tuple[int, Phrase]]:
+def unusable_entries(entries: list[SessionEntry], lines: Sequence[int], checked: Checked,
+                     checks: Sequence[object] | None = None) -> list[tuple[int, Phrase]]:
     """(line, `unusable_entry` phrase) of each unusable entry of `entries` (`lines`: their line numbers),
-    recording every `message` entry's check in `checked`. The message case is inlined: it runs once per entry
-    of every session opened."""
+    recording every `message` entry's check in `checked` (taken from `checks`, as in `open_context`, when
+    given). The message case is inlined: it runs once per entry of every session opened."""
     unusable = []
-    for entry, line in zip(entries, lines):
+    for entry, line, check in zip(entries, lines, checks or repeat(None)):
         if entry["type"] == "message":
             raw = entry.get("message")
-            message = context_message(raw)
+            message = check if checks else context_message(raw)  # type: ignore[assignment]
             _record(checked, raw, message)
             if message is None:
                 unusable.append((line, _BAD_MESSAGE))

@@ -21,7 +21,7 @@ from .entries import SessionEntry, SessionHeader, is_header
 from .file_lines import FileLines, Line, line_limit, open_for_reading
 from .links import BrokenLinks, find_broken_links
 from .migrations import check_version, migrate
-from .sharing import share_strings
+from .sharing import shared_and_checked
 from ..errors import SessionFileError
 
 @dataclass
@@ -56,6 +56,9 @@ class ParsedSession:
     torn, and stays in the file)."""
     broken_links: BrokenLinks = field(default_factory=BrokenLinks)
     """Entries whose `parentId` names themselves (already linked to the entry before), no entry, or a cycle."""
+    checks: list[object] | None = None
+    """`sharing.shared_and_checked` of each of `entries` (a message entry's `context_message`), made while the
+    lines were parsed; None when they may no longer hold (a migrated file) or do not line up (lines left out)."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -116,9 +119,11 @@ def read_session(path: Path) -> ParsedSession:
         lines = FileLines(handle, path)
         header = _checked_header(_header_of(lines, path), path)
         before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
-        objects, numbers, damaged = _parse_body(lines)
+        objects, numbers, damaged, checks = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
+    if version is not None or len(entries) != len(objects):  # a migration edits messages; or checks misalign
+        checks = None
     size, whole, tail = lines.size, lines.whole, lines.tail
     # A tail (text after the last newline) that is an object is whole; one over the cap is kept as it is (a
     # skipped line, not a torn one: nothing is cut back).
@@ -126,7 +131,7 @@ def read_session(path: Path) -> ParsedSession:
     left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
                          entry_lines, positions, linear, lines.tail_number if left_out else None, size,
-                         lines.too_long[before_header:], links)
+                         lines.too_long[before_header:], links, checks)
 
 
 def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
@@ -150,12 +155,13 @@ def _header_of(lines: FileLines, path: Path) -> Any:
     return header
 
 
-def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int]]:
-    """(objects, their 1-based line numbers, numbers of damaged lines) of the rest of `lines`. Blank lines and a
-    torn last line (no newline after it) are not damage."""
+def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int], list[object]]:
+    """(objects, their 1-based line numbers, numbers of damaged lines, each object's `shared_and_checked`) of
+    the rest of `lines`. Blank lines and a torn last line (no newline after it) are not damage."""
     objects: list[dict[str, Any]] = []
     numbers = array("L")  # 8 bytes a line, not an int object and a list slot (RSS)
     damaged: list[int] = []
+    checks: list[object] = []
     shared: dict[str, str] = {}
     fast = json_wire.fast_backend()  # called directly: three calls a line fewer (~50 ms at 50,000 lines)
     for number, line, last, screened in lines:
@@ -170,12 +176,12 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int]
         else:
             value = _parse_file_line(line, screened)
         if isinstance(value, dict):
-            share_strings(value, shared)
+            checks.append(shared_and_checked(value, shared))
             objects.append(value)
             numbers.append(number)
         elif line and not last and not bytes(line).decode("utf-8", "replace").isspace():  # as the decoded text has it
             damaged.append(number)
-    return objects, numbers, damaged
+    return objects, numbers, damaged, checks
 
 
 def read_header(path: Path) -> SessionHeader:

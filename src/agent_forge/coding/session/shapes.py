@@ -23,6 +23,12 @@ def context_message(message: object) -> AgentMessage | None:
     check = MESSAGE_ROLES.get(role) if isinstance(role, str) else None
     if check is None or not check(message):
         return None
+    return with_sound_fields(message)
+
+
+def with_sound_fields(message: AgentMessage) -> AgentMessage:
+    """`message` (of a usable shape) itself when its optional fields have the right types, else the repaired
+    copy `context_message` describes."""
     wrong = None
     for key, value in message.items():  # one pass, no set or list made for the usual, sound message
         field = _OPTIONAL_FIELDS.get(key)

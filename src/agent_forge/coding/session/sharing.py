@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .shapes import context_message, with_sound_fields
+
 _ROLE_FIELDS = {"assistant": ("api", "provider", "model", "stopReason"), "toolResult": ("toolName",)}
 """Role → the message fields whose values come from a small set (providers, models, stop reasons, tools)."""
 
@@ -36,3 +38,58 @@ def share_strings(entry: dict[str, Any], shared: dict[str, str]) -> None:
                 block["type"] = kind = share(kind, kind)
                 if kind == "toolCall" and type(name := block.get("name")) is str:
                     block["name"] = share(name, name)
+
+
+class _NotAMessage:
+    """The type of `NOT_A_MESSAGE`: one object, also through `copy.deepcopy` and pickling (by its name)."""
+
+    def __reduce__(self) -> str:
+        return "NOT_A_MESSAGE"
+
+    def __repr__(self) -> str:
+        return "NOT_A_MESSAGE"
+
+
+NOT_A_MESSAGE = _NotAMessage()
+"""What `shared_and_checked` returns for an entry that is not of type `message`."""
+
+_PLAIN_ROLES = frozenset(("user", "assistant", "toolResult"))
+
+
+def shared_and_checked(entry: dict[str, Any], shared: dict[str, str]) -> object:
+    """`share_strings(entry, shared)`, and for a `message` entry `context_message` of its message (the message,
+    a repaired copy, or None), else `NOT_A_MESSAGE`: one walk of the content blocks for both (opening a session
+    runs this once a line). The walk only proves the usual shapes sound (user, assistant and tool result
+    messages of text and tool call blocks, exact JSON types); anything else is decided by `context_message`."""
+    share = shared.setdefault
+    kind = entry.get("type")
+    if type(kind) is str:
+        entry["type"] = kind = share(kind, kind)
+    message = entry.get("message")
+    if type(message) is not dict or type(role := message.get("role")) is not str:
+        return context_message(message) if kind == "message" else NOT_A_MESSAGE
+    message["role"] = role = share(role, role)
+    for key in _ROLE_FIELDS.get(role, ()):
+        value = message.get(key)
+        if type(value) is str:
+            message[key] = share(value, value)
+    content = message.get("content")
+    sound = role in _PLAIN_ROLES and (type(content) is list or role == "user" and type(content) is str)
+    if type(content) is list:
+        for block in content:
+            if type(block) is not dict or type(block_kind := block.get("type")) is not str:
+                sound = False
+                continue
+            block["type"] = block_kind = share(block_kind, block_kind)
+            if block_kind == "text":
+                sound = sound and type(block.get("text")) is str
+            elif block_kind == "toolCall" and type(name := block.get("name")) is str:
+                block["name"] = share(name, name)
+                sound = sound and type(block.get("id")) is str and type(block.get("arguments")) is dict
+            else:
+                sound = False
+    if kind != "message":
+        return NOT_A_MESSAGE
+    if not sound or role == "toolResult" and type(message.get("toolCallId")) is not str:
+        return context_message(message)
+    return with_sound_fields(message)

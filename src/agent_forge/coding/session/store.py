@@ -158,12 +158,12 @@ class SessionStore(EntryAppends):
                     torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions)
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
-            context, unusable, store._checked = open_context(parsed.entries, parsed.entry_lines)
+            context, unusable, store._checked = open_context(parsed.entries, parsed.entry_lines, parsed.checks)
             if context is not None:  # the shape checks and the first context made in one pass
                 store._context = (store._leaf_id, context)
         else:
             store._checked = {}  # the first build_context uses these checks instead of making them again
-            unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked)
+            unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked, parsed.checks)
         store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
