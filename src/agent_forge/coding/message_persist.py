@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .session.entries import OMIT
 from .session.reading import UnencodableEntry
@@ -25,26 +25,32 @@ _LEAVES = (str, int, float, bool, type(None))
 
 
 def persist_message(store: SessionStore, message: dict[str, Any]) -> None:
-    """Append `message` to `store` (a `custom` role message as a `custom_message` entry); when the store refuses
-    it as unencodable, `make_json_safe(message)` and append again. A message that still cannot be written
-    (nesting too deep) is noted on stderr and kept in memory only. When the store had to shrink the entry to
-    fit a session line (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
+    """Append `message` to `store` (a `custom` role message as a `custom_message` entry), made JSON-safe when
+    it has to be (`save_json_safe`). When the store had to shrink the entry to fit a session line
+    (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
+    entry = save_json_safe(lambda shown: _append(store, shown), message)
+    if entry is not None:
+        _take_cuts(store, entry, message)
+
+
+def save_json_safe(append: Callable[[dict[str, Any]], Any], message: dict[str, Any]) -> Any:
+    """`append(message)`'s result; when the store refuses it as unencodable, `make_json_safe(message)` and append
+    again. A message that still cannot be written (nesting too deep) is noted on stderr, kept in memory only,
+    and None returned."""
     try:
-        entry = _append(store, message)
+        return append(message)
     except UnencodableEntry as exc:
         first = exc
-    else:
-        return _take_cuts(store, entry, message)
     replaced = make_json_safe(message)
     try:
-        entry = _append(store, message)
+        entry = append(message)
     except UnencodableEntry as exc:
         print(f"agent-forge: a {message.get('role')} message was not saved in the session file: {exc}",
               file=sys.stderr)
-        return
+        return None
     print(f"agent-forge: a {message.get('role')} message held values JSON cannot hold ({first}); saved with "
           f"{replaced} of them replaced by their description", file=sys.stderr)
-    _take_cuts(store, entry, message)
+    return entry
 
 
 def _append(store: SessionStore, message: dict[str, Any]) -> Any:

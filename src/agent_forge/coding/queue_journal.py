@@ -24,9 +24,10 @@ idle. They are not run on open: a client resuming a session need not be there to
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .message_persist import persist_message
+from .message_persist import save_json_safe
 from .session.entries import QUEUE_PENDING, QUEUE_SETTLED
 from .session.shapes import context_message
 
@@ -56,11 +57,16 @@ class QueueJournal:
         store = self._store()
         written: list[str] = []
 
-        def append(message: AgentMessage) -> None:
+        def append(message: AgentMessage) -> dict[str, Any]:
             data = {"kind": kind, "message": message, "sessionId": store.session_id}
-            written.append(store.append_custom(QUEUE_PENDING, data)["id"])
+            entry = store.append_custom(QUEUE_PENDING, data)
+            written.append(entry["id"])
+            return entry
 
-        persist_message(append, message)
+        entry = save_json_safe(append, message)
+        if entry is not None and store.last_cut is not None:  # shrunk to fit a line: the queued message too
+            message.clear()
+            message.update(copy.deepcopy(entry["data"]["message"]))
         self._ids.extend((message, entry_id) for entry_id in written)
 
     def clear(self, reason: str = "cleared") -> tuple[list[AgentMessage], list[AgentMessage]]:

@@ -9,8 +9,8 @@ on. Anything else first (another command, a line that is not JSON, end of input,
 
 The prelude cannot answer, and the server does, when what the session does after it may change the state: a
 plugin to load (its setup and `session_start` may set the model, the name, ...), `--name`, user bash results
-a killed run left pending, an `mcp.json` (its servers start with the session, before any command: a client may
-wait for them before writing).
+or queued messages a killed run left pending, an `mcp.json` (its servers start with the session, before any
+command: a client may wait for them before writing).
 """
 
 from __future__ import annotations
@@ -87,11 +87,14 @@ def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO
 
 def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     """Whether nothing the session does after the prelude can change its `get_state` (see the module doc)."""
+    from ...coding.queue_journal import pending_queue
     from ...coding.session.entries import USER_BASH_PENDING
     from ...plugins.startup import plugin_sources
 
-    options, policy = prelude.options, prelude.policy
-    if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in prelude.store.branch()):
+    options, policy, store = prelude.options, prelude.policy, prelude.store
+    if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in store.branch()):
+        return False
+    if pending_queue(store.entries, store.session_id):  # queued again when the session is built: get_state counts them
         return False
     if not options.no_mcp and _mcp_files(options.cwd, prelude.agent_dir, policy is not None and policy.code_allowed):
         return False  # its servers start with the session, at once: a client may wait for them before writing
