@@ -228,3 +228,20 @@ async def test_an_error_inside_the_stream_is_its_message_not_its_json(agent_env_
         events = await client.prompt_and_wait("hi")
     [shown] = assistant_errors(events)
     assert shown.startswith("model crashed \\x1b[31mhere (") and "{" not in shown, shown  # escaped, not obeyed
+
+
+# ---- a token count past what JSON readers hold exactly is junk (tester finding, session 9) ----------------
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_token_count_past_two_to_the_53_is_not_taken(agent_env_factory, fake_llm, tmp_path, api):
+    """10**30 prompt tokens went into message_end and the file (cost 3e24) while get_session_stats counted 0."""
+    env = agent_env_factory(api=api)
+    fake_llm.set_script([{"text": "a1", "usage": {"input": 10**30, "output": 5}}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("q1")
+        stats = (await client.send({"type": "get_session_stats"}))["data"]
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    [usage] = [e["message"]["usage"] for e in events
+               if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+    assert usage["input"] == 0 and usage["output"] == 5 and usage["cost"]["total"] < 1, usage
+    assert stats["tokens"]["output"] == 5 and str(10**30) not in open(path).read(), stats

@@ -435,8 +435,9 @@ def merge_sampling(body: dict[str, object], params: dict[str, JsonValue]) -> Non
 
 
 def token_count(value: object) -> int:
-    """A token count from a usage object: positive ints as is, anything else (null, bool, junk) 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A token count from a usage object: positive ints up to 2**53 - 1 (the largest integer every JSON reader
+    holds exactly, RFC 8259 section 6) as is; anything else (null, bool, 10**30, junk) 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 53 else 0
 
 
 def supports_images(model: Model) -> bool:

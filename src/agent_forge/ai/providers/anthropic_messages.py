@@ -26,6 +26,7 @@ from ._common import (
     HttpRequest,
     MessageBuilder,
     SseHandler,
+    token_count,
     max_tokens,
     require_api_key,
     sampling_params,
@@ -339,8 +340,8 @@ class _Handler(SseHandler):
             return
         usage = self.builder.message["usage"]
         for api_key, ours in _USAGE_FIELDS.items():
-            if isinstance(raw.get(api_key), int):
-                usage[ours] = raw[api_key]  # type: ignore[literal-required]
+            if isinstance(raw.get(api_key), int):  # a key left out keeps what message_start said
+                usage[ours] = token_count(raw[api_key])  # type: ignore[literal-required]
         update_cost(self.builder.model, usage)
 
 
