@@ -40,3 +40,13 @@ def test_a_running_huge_command_shows_its_first_line_and_its_time(terminal, fake
     term.press("Escape")
     term.wait_for("stopped")
     assert "echo line39" in term.scrollback()  # the finished block keeps the whole command
+
+
+def test_a_newline_in_an_at_completions_file_name_shows_escaped(terminal, fake_llm):
+    (terminal.work / "nl\nname.txt").write_text("one line\n")
+    (terminal.work / "nl name.txt").write_text("another file\n")
+    term = terminal(columns=80, rows=24)
+    term.type("@nl")
+    screen = term.wait_for("nl\\nname.txt")
+    menu = [line.strip() for line in screen.splitlines()[screen.splitlines().index("› @nl") + 1:][:2]]
+    assert sorted(menu) == ["nl name.txt", "nl\\nname.txt"], screen  # two names, told apart

@@ -276,3 +276,8 @@ def test_a_running_huge_command_shows_one_bounded_row_with_its_time():
     row = running_line(call, "⠋", 60)
     assert "\n" not in row and len(row) <= 60 and row.endswith("… (+2 lines) (0 s)"), row
     assert running_line(ToolCall("bash", {"command": "ls\npwd"}), "⠋", 60) == "⠋ $ ls … (+1 line) (0 s)"
+
+
+def test_a_newline_in_a_file_name_shows_escaped_in_tool_titles():
+    assert ToolCall("write", {"path": "nl\nname.txt"}).title() == "write nl\\nname.txt"
+    assert ToolCall("read", {"path": "a\tb", "offset": 2, "limit": 3}).title() == "read a\\tb:2-4"

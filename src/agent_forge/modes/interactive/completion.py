@@ -16,6 +16,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from .file_index import FileIndex
+from .render import path_text
 
 MAX_SHOWN = 30
 _TOKEN = re.compile(r"(\S*)$")
@@ -55,7 +56,7 @@ class FileCompleter(Completer):
             found = self._fuzzy(token[2:] if token.startswith('@"') else token[1:])
             cut = f"(only the first {self.files.limit:,} files are searched, the shallowest)"
             for n, path in enumerate(found):  # the first row, always in view, says when the list was cut
-                yield Completion(attachment_token(path), start_position=-len(token), display=path,
+                yield Completion(attachment_token(path), start_position=-len(token), display=path_text(path),
                                  display_meta=cut if n == 0 and self.files.truncated else "")
             if not found and self.files.truncated:  # taking this row changes nothing: it is the token itself
                 yield Completion(token, start_position=-len(token), display=f"no match {cut}")
@@ -95,7 +96,7 @@ def _paths(cwd: str, token: str) -> Iterable[Completion]:
     for name in names:
         if name.startswith(prefix) and (prefix.startswith(".") or not name.startswith(".")):
             suffix = "/" if os.path.isdir(os.path.join(base, name)) else ""
-            yield Completion(name + suffix, start_position=-len(prefix), display=name + suffix)
+            yield Completion(name + suffix, start_position=-len(prefix), display=path_text(name) + suffix)
 
 
 def attachment_token(path: str) -> str:

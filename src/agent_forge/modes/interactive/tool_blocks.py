@@ -16,7 +16,7 @@ from . import theme
 from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
-from .render import clean, fit
+from .render import clean, fit, path_text
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.padding import Padding
@@ -57,9 +57,9 @@ class ToolCall:
             command = args.get("command")  # none: arguments that were no JSON object with a command
             return f"$ {clean(command)}" if isinstance(command, str) and command.strip() else "bash (no command)"
         if self.name == "read":
-            return f"read {clean(args.get('path', ''))}{_line_range(args)}"
+            return f"read {path_text(args.get('path', ''))}{_line_range(args)}"
         if self.name in ("write", "edit"):
-            return f"{self.name} {clean(args.get('path', ''))}"
+            return f"{self.name} {path_text(args.get('path', ''))}"
         return f"{clean(self.name)} {clean(_short_json(args))}"
 
     def elapsed(self) -> float:
