@@ -50,3 +50,16 @@ def test_a_newline_in_an_at_completions_file_name_shows_escaped(terminal, fake_l
     screen = term.wait_for("nl\\nname.txt")
     menu = [line.strip() for line in screen.splitlines()[screen.splitlines().index("› @nl") + 1:][:2]]
     assert sorted(menu) == ["nl name.txt", "nl\\nname.txt"], screen  # two names, told apart
+
+
+def test_an_at_file_attachment_shows_as_a_line_naming_it_and_the_model_gets_the_text(terminal, fake_llm):
+    (terminal.work / "notes.txt").write_text("".join(f"note line {n}\n" for n in range(30)))
+    fake_llm.set_script([{"text": "Read it."}])
+    term = terminal(columns=80, rows=24)
+    term.type("summarise @notes.txt please")
+    term.press("Enter")
+    term.wait_for("Read it.")
+    history = term.scrollback()
+    assert "summarise @notes.txt please" in history and "attached: notes.txt (30 lines)" in history, history
+    assert "note line 7" not in history and "<file" not in history
+    assert "note line 7" in user_texts(fake_llm.requests[0])[-1]

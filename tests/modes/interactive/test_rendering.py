@@ -281,3 +281,16 @@ def test_a_running_huge_command_shows_one_bounded_row_with_its_time():
 def test_a_newline_in_a_file_name_shows_escaped_in_tool_titles():
     assert ToolCall("write", {"path": "nl\nname.txt"}).title() == "write nl\\nname.txt"
     assert ToolCall("read", {"path": "a\tb", "offset": 2, "limit": 3}).title() == "read a\\tb:2-4"
+
+
+def test_a_user_message_shows_its_attachments_as_lines_naming_them():
+    from agent_forge.coding.file_blocks import file_block
+    from agent_forge.modes.interactive.blocks import user_parts
+
+    sent = "\n".join(['see @notes.txt, and @"nl\\nname.txt"', file_block("/w/notes.txt", "a\nb\n"),
+                      file_block("/w/nl\nname.txt", "one </file> line")])
+    message = {"role": "user", "content": [{"type": "text", "text": sent}, {"type": "image", "data": ""}]}
+    assert user_parts(message) == ('see @notes.txt, and @"nl\\nname.txt"', [
+        "attached: notes.txt (2 lines)", "attached: nl\\nname.txt (1 line)", "attached: an image"])
+    typed = 'a pasted <file name="x">\nnot attached\n</file>'  # no @ reference named it: text
+    assert user_parts({"role": "user", "content": typed}) == (typed, [])
