@@ -63,3 +63,22 @@ def test_an_at_file_attachment_shows_as_a_line_naming_it_and_the_model_gets_the_
     assert "summarise @notes.txt please" in history and "attached: notes.txt (30 lines)" in history, history
     assert "note line 7" not in history and "<file" not in history
     assert "note line 7" in user_texts(fake_llm.requests[0])[-1]
+
+
+def test_an_approval_of_a_command_over_20000_characters_shows_and_prints_its_middle(terminal, fake_llm):
+    command = "echo START; " + "; ".join(f"echo middle{n}" for n in range(2500)) + "; echo END"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "Ran."}])
+    term = terminal("--approvals", "ask", columns=80, rows=24)
+    term.type("go")
+    term.press("Enter")
+    screen = term.wait_for("Allow once")
+    mark = [line for line in screen.splitlines() if line.startswith("… ")]
+    assert len(mark) == 1 and "characters (ctrl+o shows all)" in mark[0], screen
+    hidden = int(mark[0].split(", ")[1].split()[0].replace(",", ""))
+    assert hidden > len(command) - 20 * 80, mark  # the middle is counted: nothing left out unsaid
+    term.press("C-o")
+    term.wait_for("printed in full above")
+    history = term.scrollback()
+    assert "echo middle1250;" in history and "characters not shown" not in history  # the middle, printed
+    term.press("Enter")
+    term.wait_for("Ran.")
