@@ -42,7 +42,8 @@ def test_a_key_right_after_a_paste_acts_without_waiting_for_a_pause():
 def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
     paste = Keys.BracketedPaste
     assert parse(f"{START}p{END}x\r") == [(paste, "px\r")]  # the same burst
-    assert parse(f"{START}a{END}", "!c", "md", "\r", f"x{END}") == [(paste, "a"), (paste, "!cmd\rx")]
+    assert parse(f"{START}a{END}", "!c", "md", f"x{END}") == [(paste, "a"), (paste, "!c"), (paste, "md"),
+                                                             (paste, "x")]
     assert parse(f"{START}a{END}!c", "md", "\r", f"x{END}") == [(paste, f"a{END}!cmd\rx")]
     assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, f"a{END}!cmd\r")]
     assert parse(f"{START}p{END}", f"{START}q{END}") == [(paste, "p"), (paste, "q")]  # a new paste: its own
@@ -51,8 +52,7 @@ def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
 def test_the_stalled_rest_of_a_paste_stays_text():
     paste, now = Keys.BracketedPaste, [0.0]
     stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", "\r", PAUSE, f"tail{END}", clock=lambda: now[0])
-    assert stalled == [(paste, "a"), (paste, "!cmd\rmore\r"), (paste, "tail")]  # its rest, to the pause
-    assert parse(f"{START}a{END}", PAUSE, "!cmd", PAUSE, "\r") == [(paste, "a"), (paste, "!cmd"), (Keys.ControlM, "\r")]
+    assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (Keys.ControlM, "\r"), (paste, "tail")]
     assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
     alt_enter = parse(f"{START}a{END}", PAUSE, "\x1b\r", clock=lambda: now[0])  # one key: acts
     assert alt_enter == [(paste, "a"), (Keys.Escape, "\x1b"), (Keys.ControlM, "\r")]

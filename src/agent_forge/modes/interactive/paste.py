@@ -12,9 +12,8 @@ goes by when input arrives instead (a terminal writes a paste at once; a person'
   input for the key timeout and none waiting), Enter included (a newline): a read can end just after a forged
   mark, and what the terminal sent with it is the paste's rest; only a new start mark ends it earlier;
 - for `TAIL_S` after a paste, a burst of more than one key is pasted text too, the rest of a paste whose
-  terminal stalled (a person types one key a burst), and so is what follows it until the input pauses; and at
-  any time a burst holding an end mark before any start mark is taken in as the rest of a paste (a person
-  cannot type one);
+  terminal stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst
+  holding an end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
 - a mouse report while mouse reporting is off (a pasted `ESC[0m` parses as one) is dropped with a log line,
   as is anything the key parser fails on: neither reaches a key handler.
 
@@ -68,8 +67,10 @@ class PasteSafeParser(Vt100Parser):
             self.feed(data)
         elif self._pasted is not None or END in before:
             self._take_in(before, mark + rest)
-        elif self._stalled_tail(before):  # the paste goes on: taken in until the input pauses, as above
-            self._take_in(before, mark + rest)
+        elif self._stalled_tail(before):  # text, but what comes next may be keys: the paste itself has ended
+            self._take_in(before, "")
+            self._report()
+            self.feed(mark + rest)
         else:
             self.feed(data)
         self._ended_with_mark(data)
