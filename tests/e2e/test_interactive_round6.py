@@ -21,6 +21,10 @@ def test_enter_right_after_a_paste_sends_it(terminal, fake_llm, tmp_path):
     source = tmp_path / "paste.txt"
     source.write_text("pasted words")
     term._tmux("load-buffer", "-b", "p1", str(source))
+    term.type("x")  # the editor answers keys now: the paste is read as it arrives, apart from the Enter
+    term.wait_for("› x")
+    term.press("BSpace")
+    term.wait_until(lambda: "› x" not in term.screen(), "the x to go")
     term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
     term.press("Enter")  # at once: within the 50 ms key timeout after the paste's end mark
     term.wait_for("Pasted and sent.")
@@ -82,3 +86,56 @@ def test_an_approval_of_a_command_over_20000_characters_shows_and_prints_its_mid
     assert "echo middle1250;" in history and "characters not shown" not in history  # the middle, printed
     term.press("Enter")
     term.wait_for("Ran.")
+
+
+def test_closing_a_tall_dialog_puts_the_screen_back_as_it_was(terminal, fake_llm):
+    fake_llm.set_script([{"text": "\n\n".join(f"Paragraph {n}." for n in range(6))}, {"text": "Fine."}])
+    term = terminal(columns=80, rows=24)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("Paragraph 5.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    before = term.screen()
+    term.type("/settings")
+    term.press("Enter")
+    term.wait_for("enter choose")  # 11 rows: taller than the rows left, the screen scrolled
+    term.press("Escape")
+    term.wait_until(lambda: term.screen() == before, "the screen as before the dialog (no blank rows under the "
+                                                     "footer, the conversation's end in view)")
+    term.type("more")
+    term.press("Enter")
+    term.wait_for("Fine.")
+    history = term.scrollback()
+    assert history.count("Paragraph 5.") == 1 and history.count("enter choose") == 0, history  # no copy, no frame
+    rules = [n for n, line in enumerate(history.splitlines()) if line.startswith("─" * 80)]
+    assert len(rules) == 2 and "\n\n\n" not in history.split("─" * 80)[0].strip("\n"), history
+
+
+def test_a_fresh_screen_keeps_the_editor_under_the_header(terminal, fake_llm):
+    term = terminal(columns=80, rows=24)
+    rows = term.screen().splitlines()
+    assert rows[4].startswith("─") and rows[5].startswith("›"), rows  # not pushed to the screen's bottom
+
+
+def test_a_20x6_terminal_shows_the_running_call_and_then_the_answer(agent_env, fake_llm, tmp_path):
+    from support.tmux_terminal import TmuxTerminal
+
+    from .test_interactive import started
+
+    command = "\n".join(f"echo line{n}" for n in range(10)) + "\nsleep 1"
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},
+                         {"text": "Done now."}])
+    term = TmuxTerminal(agent_env, tmp_path, columns=20, rows=6)
+    try:
+        term.wait_for("fake-model")  # one footer line in a short terminal: the model, the cost
+        started(term)
+        assert term.screen().split("\n")[:-1][-1] == "$0.000 fake-model"
+        term.type("go")
+        term.press("Enter")
+        screen = term.wait_for(" s)")  # the running call's own row, with its time, not its output
+        assert "$ echo li…" in screen, screen
+        term.wait_for("Done now.")
+        term.wait_until(lambda: "Done now." in term.screen() and "esc to" not in term.screen(),
+                        "the answer on screen once the run ended")
+    finally:
+        term.close()

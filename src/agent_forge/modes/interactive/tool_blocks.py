@@ -335,10 +335,13 @@ def running_line(call: ToolCall, frame: str, width: int = 80) -> str:
 
 
 def title_preview(title: str, width: int) -> str:
-    """`title`'s first line in at most `width` columns (at least 12), `… (+N lines)` after it when more follow.
-    Only the line's start is measured: a 5 MB one-line command costs the same as a short one."""
+    """`title`'s first line in at most `width` columns, `… (+N lines)` after it when more follow (just the `…`
+    in a narrow terminal). Only the line's start is measured: a 5 MB one-line command costs what a short one
+    does."""
     first, _, rest = title.partition("\n")
-    lines = rest.count("\n") + 1
-    more = f" (+{lines} line{'s' if lines > 1 else ''})" if rest else ""
-    head = fit(first[:2 * width + 16], max(width - len(more) - 1, 12))
-    return f"{head}{'' if head.endswith('…') or not more else ' …'}{more}"
+    lines = rest.count("\n") + 1 if rest else 0
+    more = f" (+{lines} line{'s' if lines > 1 else ''})" if lines else ""
+    if width - len(more) < 12:  # no room for the count: the `…` says there is more
+        more = ""
+    head = fit(first[:2 * width + 16], max(width - len(more) - (2 if lines else 0), 4))
+    return f"{head}{' …' if lines and not head.endswith('…') else ''}{more}"
