@@ -15,20 +15,27 @@ from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
 
+def absorbed(term) -> bool:
+    """Whether the editor holds the paste and a newline: the Enter was taken as pasted text."""
+    rows = term.screen().splitlines()
+    return "› pasted words" in rows and not rows[rows.index("› pasted words") + 1].startswith("─")
+
+
 def test_enter_right_after_a_paste_sends_it(terminal, fake_llm, tmp_path):
     fake_llm.set_script([{"text": "Pasted and sent."}])
     term = terminal(columns=80, rows=24)
     source = tmp_path / "paste.txt"
     source.write_text("pasted words")
     term._tmux("load-buffer", "-b", "p1", str(source))
-    term.type("x")  # the editor answers keys now: the paste is read as it arrives, apart from the Enter
-    term.wait_for("› x")
-    term.press("BSpace")
-    term.wait_until(lambda: "› x" not in term.screen(), "the x to go")
-    term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
-    term.press("Enter")  # at once: within the 50 ms key timeout after the paste's end mark
-    term.wait_for("Pasted and sent.")
-    assert user_texts(fake_llm.requests[0])[-1] == "pasted words"
+    for _ in range(3):  # the paste and the Enter read at once (a loaded machine) are one paste by design: again
+        term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
+        term.press("Enter")  # at once: within the 50 ms key timeout after the paste's end mark
+        term.wait_until(lambda: "Pasted and sent." in term.screen() or absorbed(term), "the answer or the paste")
+        if "Pasted and sent." in term.screen():
+            break
+        term.press("C-c")  # the editor emptied for the next try
+        term.wait_until(lambda: "pasted words" not in term.screen(), "the editor to empty")
+    assert "Pasted and sent." in term.screen() and user_texts(fake_llm.requests[0])[-1] == "pasted words"
 
 
 def test_a_running_huge_command_shows_its_first_line_and_its_time(terminal, fake_llm):
