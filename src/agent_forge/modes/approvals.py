@@ -121,16 +121,20 @@ def _call_fields(request: ApprovalRequest) -> dict[str, Any]:
 
 
 def _message(request: ApprovalRequest) -> str:
-    """The call as the user should see it: the whole command of a bash call, else the arguments as JSON."""
-    args = request["arguments"]
-    if request["name"] == "bash" and isinstance(args.get("command"), str):
+    return call_message(request["name"], request["arguments"])
+
+
+def call_message(name: object, args: dict[str, Any], limit: int = MAX_MESSAGE) -> str:
+    """The call as the user should see it: the whole command of a bash call, else the arguments as JSON; over
+    `limit` characters, its first and last halves around `[… 12,345 characters not shown …]`."""
+    if name == "bash" and isinstance(args.get("command"), str):
         text = args["command"]
     else:
         text = json.dumps(args, ensure_ascii=False, indent=1, default=str)
-    if len(text) <= MAX_MESSAGE:
+    if len(text) <= limit:
         return text
     # The end of a command is as much what it does as its start (`echo <4000 a's>; rm -rf ~`): keep both.
-    half = MAX_MESSAGE // 2
+    half = limit // 2
     return f"{text[:half]}\n[… {len(text) - 2 * half:,} characters not shown …]\n{text[-half:]}"
 
 

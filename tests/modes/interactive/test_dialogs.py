@@ -73,3 +73,20 @@ def test_a_message_at_every_height_shows_its_end_or_marks_what_is_left_out():
         whole = "".join(shown[1:shown.index("→ Allow once")]) if "→ Allow once" in shown else ""
         if whole and "more line" not in whole:
             assert whole == message, (height, shown)  # wrapped, nothing cut
+
+
+def test_an_approval_shows_the_calls_own_command_and_counts_the_characters_it_hides():
+    from agent_forge.modes.interactive.dialogs import APPROVAL_MESSAGE, Dialog, head_and_tail
+
+    command = "echo a; " * 4_000 + "echo END"
+    request = {"method": "select", "title": "Allow bash: echo a …?", "options": ["Allow once"], "toolCallId": "c1",
+               "toolName": "bash", "args": {"command": command}, "message": command[:100] + "[… cut …]"}
+    dialog = Dialog(request)
+    assert dialog.message == command  # the request's message is cut for protocol clients; the dialog is not
+    rows = dialog.wrapped(80)
+    shown = head_and_tail(rows, 5, False)
+    assert shown[2][1] == f"… {len(rows) - 4:,} more lines, {sum(len(t) for _, t in rows[2:-2]):,} characters " \
+                          "(ctrl+o shows all)"
+    huge = Dialog({**request, "args": {"command": "x" * (3 * APPROVAL_MESSAGE)}})
+    mark = head_and_tail(huge.wrapped(80), 3, False)[1][1]
+    assert mark.startswith(f"… {len(huge.wrapped(80)) - 2:,} more lines, {3 * APPROVAL_MESSAGE - 160:,} characters")

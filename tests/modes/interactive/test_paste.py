@@ -32,10 +32,19 @@ def test_keys_typed_after_a_paste_and_a_pause_act():
     assert keys == [(Keys.BracketedPaste, "pasted"), ("x", "x"), (Keys.ControlM, "\r")]
 
 
+def test_a_key_right_after_a_paste_acts_without_waiting_for_a_pause():
+    paste = Keys.BracketedPaste
+    assert parse(f"{START}pasted{END}", "\r") == [(paste, "pasted"), (Keys.ControlM, "\r")]
+    assert parse(f"{START}a", f"b{END}", "x") == [(paste, "ab"), ("x", "x")]  # a paste over two reads too
+    assert parse(f"{START}a{END}", "!cmd\r") == [(paste, "a"), (paste, "!cmd\r")]  # several keys: its rest
+
+
 def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
     paste = Keys.BracketedPaste
     assert parse(f"{START}p{END}x\r") == [(paste, "px\r")]  # the same burst
-    assert parse(f"{START}a{END}", "!c", "md", "\r", f"x{END}") == [(paste, f"a{END}!cmd\rx")]
+    assert parse(f"{START}a{END}", "!c", "md", f"x{END}") == [(paste, "a"), (paste, "!c"), (paste, "md"),
+                                                             (paste, "x")]
+    assert parse(f"{START}a{END}!c", "md", "\r", f"x{END}") == [(paste, f"a{END}!cmd\rx")]
     assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, f"a{END}!cmd\r")]
     assert parse(f"{START}p{END}", f"{START}q{END}") == [(paste, "p"), (paste, "q")]  # a new paste: its own
 

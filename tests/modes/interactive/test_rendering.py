@@ -278,3 +278,30 @@ def test_the_header_wraps_its_key_hints_between_hints_never_inside_one():
         assert all(len(row) <= width for row in rows), rows
         assert " · ".join(hint_rows).endswith("! bash · /hotkeys keys"), rows  # each hint whole, in order
         assert not any(row.startswith("keys") for row in hint_rows), rows
+
+
+def test_a_running_huge_command_shows_one_bounded_row_with_its_time():
+    from agent_forge.modes.interactive.tool_blocks import running_line
+
+    call = ToolCall("bash", {"command": "\n".join(f"echo {n} " + "x" * 5_000_000 for n in range(3))})
+    row = running_line(call, "⠋", 60)
+    assert "\n" not in row and len(row) <= 60 and row.endswith("… (+2 lines) (0 s)"), row
+    assert running_line(ToolCall("bash", {"command": "ls\npwd"}), "⠋", 60) == "⠋ $ ls … (+1 line) (0 s)"
+
+
+def test_a_newline_in_a_file_name_shows_escaped_in_tool_titles():
+    assert ToolCall("write", {"path": "nl\nname.txt"}).title() == "write nl\\nname.txt"
+    assert ToolCall("read", {"path": "a\tb", "offset": 2, "limit": 3}).title() == "read a\\tb:2-4"
+
+
+def test_a_user_message_shows_its_attachments_as_lines_naming_them():
+    from agent_forge.coding.file_blocks import file_block
+    from agent_forge.modes.interactive.blocks import user_parts
+
+    sent = "\n".join(['see @notes.txt, and @"nl\\nname.txt"', file_block("/w/notes.txt", "a\nb\n"),
+                      file_block("/w/nl\nname.txt", "one </file> line")])
+    message = {"role": "user", "content": [{"type": "text", "text": sent}, {"type": "image", "data": ""}]}
+    assert user_parts(message) == ('see @notes.txt, and @"nl\\nname.txt"', [
+        "attached: notes.txt (2 lines)", "attached: nl\\nname.txt (1 line)", "attached: an image"])
+    typed = 'a pasted <file name="x">\nnot attached\n</file>'  # no @ reference named it: text
+    assert user_parts({"role": "user", "content": typed}) == (typed, [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Callable, ContextManager
+from typing import Any, Callable, ContextManager
 
 from prompt_toolkit.application import get_app_or_none
 
@@ -33,22 +33,40 @@ async def write_above(write: Callable[[], None]) -> None:
     try:
         if previous is not None:
             await previous
-        with _one_flush(app.output):
-            catch_up = getattr(app, "catch_up_resize", None)
-            if callable(catch_up):
-                catch_up()  # erase what the terminal shows now, not what was drawn before a resize (resize.py)
-            app.renderer.erase()
-            app._running_in_terminal = True  # no redraw in between
-            try:
-                write()
-            finally:
-                app._running_in_terminal = False
-                app.renderer.reset()
-                app._request_absolute_cursor_position()
-                app._redraw()
+        _erase_write_draw(app, write)
     finally:
         if not done.done():
             done.set_result(None)
+
+
+def write_above_now(write: Callable[[], None]) -> bool:
+    """`write_above`, done at once, when nothing else writes above the live region (else False, nothing done):
+    for a caller that must not let a drawing happen first (`resize.WidthRedraw.reprint`)."""
+    app = get_app_or_none()
+    if app is None or not app.is_running or app._running_in_terminal:
+        return False
+    previous = app._running_in_terminal_f
+    if previous is not None and not previous.done():
+        return False
+    _erase_write_draw(app, write)
+    return True
+
+
+def _erase_write_draw(app: Any, write: Callable[[], None]) -> None:
+    """Erase the live region, `write`, draw the region again: one write to the terminal."""
+    with _one_flush(app.output):
+        catch_up = getattr(app, "catch_up_resize", None)
+        if callable(catch_up):
+            catch_up()  # erase what the terminal shows now, not what was drawn before a resize (resize.py)
+        app.renderer.erase()
+        app._running_in_terminal = True  # no redraw in between
+        try:
+            write()
+        finally:
+            app._running_in_terminal = False
+            app.renderer.reset()
+            app._request_absolute_cursor_position()
+            app._redraw()
 
 
 def _one_flush(output: object) -> ContextManager[object]:

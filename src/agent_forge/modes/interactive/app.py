@@ -105,6 +105,7 @@ class InteractiveMode(InputActions):
         self._width_changed = WidthRedraw(self.scrollback, self.terminal, self._spawn, lambda: self._pending.clear())
         self.app: Application[int] = build_application(self)
         self.app.on_width_change = self._width_changed
+        self.app.on_shrink = self._width_changed.reprint  # the conversation's end back on screen, blank rows gone
         self._draining: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ctrl_c_at = 0.0
@@ -232,8 +233,9 @@ class InteractiveMode(InputActions):
     # -- output ----------------------------------------------------------------------------------------
     def print_(self, *renderables: Any) -> None:
         """Render `renderables` at the terminal's width and write them above the live region, in order."""
-        self.scrollback.record(list(renderables))
-        self._pending.append(to_ansi(list(renderables), self.terminal.columns()))
+        width = self.terminal.columns()
+        self._pending.append(to_ansi(list(renderables), width))
+        self.scrollback.record(list(renderables), self._pending[-1], width)
         if not self.app.is_running:
             self._flush_pending()
         elif self._draining is None or self._draining.done():

@@ -27,10 +27,10 @@ USER_EXPANDED_LINES, USER_EXPANDED_CHARS = 2000, 200_000
 """The same limits once Ctrl+O expanded the blocks."""
 
 
-def user_block(text: str, *, expanded: bool = False) -> Padding:
+def user_block(text: str, *, expanded: bool = False, attached: list[str] | None = None) -> Padding:
     """A user message: its text on a shaded band; only its first `USER_SHOWN_LINES` lines (at most
     `USER_SHOWN_CHARS` characters; `expanded`: the larger limits) of a long one, then `… 5,000 more characters
-    (80 more lines) not shown`."""
+    (80 more lines) not shown`; then the `attached` lines (`user_parts`), dimmed."""
     from rich.padding import Padding
 
     lines, chars = (USER_EXPANDED_LINES, USER_EXPANDED_CHARS) if expanded else (USER_SHOWN_LINES, USER_SHOWN_CHARS)
@@ -42,7 +42,29 @@ def user_block(text: str, *, expanded: bool = False) -> Padding:
         more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
         body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
                     f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
+    for line in attached or []:
+        body.append(f"\n{line}", style="grey50")
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
+
+
+def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
+    """A user message as shown: the text the user typed, and one line per file its `@` references attached
+    (`attached: notes.txt (30 lines)`) and per image (`attached: an image`): the model got the files' text,
+    the transcript names them (`completion.attached_files`)."""
+    from .completion import attached_files
+    from .render import path_text
+
+    content = message.get("content")
+    parts = [content] if isinstance(content, str) else [p for p in content or [] if isinstance(p, dict)]
+    texts = [p if isinstance(p, str) else p.get("text", "") for p in parts
+             if isinstance(p, str) or p.get("type") == "text"]
+    text, files = attached_files("".join(str(t) for t in texts))
+    lines = [f"attached: {path_text(name)} ({_count(count_lines(body), 'line')})" for name, body in files]
+    return text, lines + ["attached: an image"] * (len(parts) - len(texts))
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def is_long(text: str) -> bool:

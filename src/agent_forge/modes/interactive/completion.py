@@ -16,6 +16,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from .file_index import FileIndex
+from .render import path_text
 
 MAX_SHOWN = 30
 _TOKEN = re.compile(r"(\S*)$")
@@ -55,7 +56,7 @@ class FileCompleter(Completer):
             found = self._fuzzy(token[2:] if token.startswith('@"') else token[1:])
             cut = f"(only the first {self.files.limit:,} files are searched, the shallowest)"
             for n, path in enumerate(found):  # the first row, always in view, says when the list was cut
-                yield Completion(attachment_token(path), start_position=-len(token), display=path,
+                yield Completion(attachment_token(path), start_position=-len(token), display=path_text(path),
                                  display_meta=cut if n == 0 and self.files.truncated else "")
             if not found and self.files.truncated:  # taking this row changes nothing: it is the token itself
                 yield Completion(token, start_position=-len(token), display=f"no match {cut}")
@@ -95,7 +96,7 @@ def _paths(cwd: str, token: str) -> Iterable[Completion]:
     for name in names:
         if name.startswith(prefix) and (prefix.startswith(".") or not name.startswith(".")):
             suffix = "/" if os.path.isdir(os.path.join(base, name)) else ""
-            yield Completion(name + suffix, start_position=-len(prefix), display=name + suffix)
+            yield Completion(name + suffix, start_position=-len(prefix), display=path_text(name) + suffix)
 
 
 def attachment_token(path: str) -> str:
@@ -172,6 +173,58 @@ def typed_text(message: str, cwd: str) -> str:
             return typed
         at = message.find(_FILE_BLOCK, at + 1)
     return message
+
+
+_BLOCK = re.compile(r'\n<file name="([^"]*)">\n(.*?)\n</file>', re.DOTALL)
+"""One `file_blocks.file_block` as `attachments` appends it: its text holds no `</file>` (written `<\\/file>`)."""
+_ATTRIBUTE = {"&quot;": '"', "&lt;": "<", "&gt;": ">", "&#10;": "\n", "&#13;": "\r", "&amp;": "&"}
+
+
+def attached_files(message: str) -> tuple[str, list[tuple[str, str]]]:
+    """A sent `message` split into what the user typed and the files its `@` references attached, as
+    `(name as typed, file text)` pairs, for the transcript to show `attached: notes.txt (30 lines)` instead of
+    the text. Only a run of `<file>` blocks ending the message, each named by a reference in the text before
+    them, counts (a `<file>` typed or pasted is text); else `(message, [])`."""
+    at = message.find(_FILE_BLOCK)
+    while at >= 0:
+        typed, blocks = message[:at], _blocks(message[at:])
+        references = _references(typed)
+        names = [_typed_name(name, references) for name, _ in blocks or []]
+        if blocks and None not in names:
+            return typed, [(str(name), text) for name, (_, text) in zip(names, blocks)]
+        at = message.find(_FILE_BLOCK, at + 1)
+    return message, []
+
+
+def _blocks(rest: str) -> list[tuple[str, str]] | None:
+    """`rest` as `(name, text)` pairs when it is `<file>` blocks and nothing else, else None."""
+    found, position = [], 0
+    while position < len(rest):
+        match = _BLOCK.match(rest, position)
+        if match is None:
+            return None
+        name = re.sub(r"&(?:quot|lt|gt|amp|#10|#13);", lambda m: _ATTRIBUTE[m.group()], match.group(1))
+        found.append((name, match.group(2)))
+        position = match.end()
+    return found
+
+
+def _references(text: str) -> list[str]:
+    """The names the `@` references of `text` may stand for (as written, punctuation cut, escapes undone)."""
+    names = []
+    for match in ATTACHMENT.finditer(text):
+        name = match.group(1) or match.group(2)
+        names += [name, name.rstrip(".,;:!?)") or name, _unescaped(name)]
+    return names
+
+
+def _typed_name(path: str, references: list[str]) -> str | None:
+    """The reference that attached the file at `path` (`attach_file` names it `<cwd>/<reference>`), or None."""
+    for name in references:
+        expanded = os.path.expanduser(name)
+        if path == expanded or path.endswith(os.sep + expanded.lstrip(os.sep)):
+            return name
+    return None
 
 
 def _attachment_paths(text: str, cwd: str) -> set[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import Any, Callable, Iterator
 
@@ -25,6 +26,14 @@ HINTS = {"choose": ("type to filter · ↑↓ move · enter choose · esc cancel
          "line": ("enter send · esc cancel", "enter send · esc cancel")}
 """The key hint under a dialog, and its shorter form for a narrow terminal."""
 
+APPROVAL_MESSAGE = 100_000
+"""An approval question shows the call's own arguments (the request's `message` keeps only 20,000 characters
+for protocol clients) up to this many characters; Ctrl+O prints them. A longer call keeps its first and last
+halves around a line saying how many characters are not shown (printing 100,000 takes about a second)."""
+
+_OMITTED = re.compile(r"\[… ([\d,]+) characters not shown …\]$")
+"""The line standing for the middle of a call longer than `APPROVAL_MESSAGE` (`approvals.call_message`)."""
+
 HOLD_S = 0.3
 """A dialog that opens by itself (a plugin's, an approval question) over a draft ignores Enter this long: no one
 answers a question that fast, so that Enter was meant for the message being typed, and so was the text typed
@@ -41,7 +50,7 @@ class Dialog:
         self.reply = reply  # the mode's own dialogs (`/resume`, `/fork`) answer here, not to a plugin
         self.method = str(request.get("method"))
         self.title = clean(request.get("title", "")) or self.method
-        self.message = clean(request.get("message", ""))
+        self.message = clean(_message(request))
         options = request.get("options") if self.method == "select" else ["Yes", "No"]
         self.options = [str(o) for o in options or []]
         self.prefill = str(request.get("prefill", "") or "")
@@ -250,6 +259,16 @@ class Dialogs:
                      width)
 
 
+def _message(request: dict[str, Any]) -> str:
+    """The dialog's message: an approval question's call in full (to `APPROVAL_MESSAGE`), else the request's."""
+    args = request.get("args")
+    if request.get("toolCallId") is None or not isinstance(args, dict):
+        return str(request.get("message", "") or "")
+    from ..approvals import call_message
+
+    return call_message(request.get("toolName"), args, APPROVAL_MESSAGE)
+
+
 def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = False) -> tuple[str, str]:
     """The title row: `(3/7)` when not every match is shown; `joined`: the highlighted option after it."""
     position = f" ({dialog.index + 1}/{len(matches)})" if matches and shown < len(matches) else ""
@@ -262,6 +281,9 @@ def wrap(text: str, width: int) -> list[tuple[str, str]]:
     cut: a row per line, more for a long one."""
     rows: list[tuple[str, str]] = []
     for line in text.split("\n"):
+        if line.isascii() and line.isprintable():  # one column a character: cut, not measured (a 100 KB command)
+            rows += [("", line[at:at + width]) for at in range(0, max(len(line), 1), width)]
+            continue
         row, used = [], 0
         for char in line:
             cells = get_cwidth(char)
@@ -284,7 +306,9 @@ def head_and_tail(rows: list[tuple[str, str]], room: int, shown_all: bool) -> li
     tail = room - 1 - head
     hidden = len(rows) - head - tail
     where = "printed in full above" if shown_all else (key_hint("app.tools.expand", "{} shows all") or "not shown")
-    mark = (CUT, f"… {hidden:,} more line{'s' if hidden != 1 else ''} ({where})")
+    chars = sum(int(found.group(1).replace(",", "")) if (found := _OMITTED.match(text)) else len(text)
+                for _, text in rows[head:len(rows) - tail])  # a call cut at `APPROVAL_MESSAGE`: its middle too
+    mark = (CUT, f"… {hidden:,} more line{'s' if hidden != 1 else ''}, {chars:,} characters ({where})")
     return [*rows[:head], mark, *rows[len(rows) - tail:]]
 
 

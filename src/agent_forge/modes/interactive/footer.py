@@ -32,6 +32,10 @@ def short_cwd(cwd: str) -> str:
         else cwd
 
 
+COMPACT_ROWS = 10
+"""A terminal with fewer rows gets a one-line footer."""
+
+
 class Footer:
     """Cached footer text for one session; `lines(width)` is cheap."""
 
@@ -63,14 +67,18 @@ class Footer:
         self._right = [(2, f"({model['provider']})"), (0, str(model["id"])), (1, f"• {level}")] if model \
             else [(0, "no model")]
 
-    def lines(self, width: int) -> list[str]:
+    def lines(self, width: int, rows: int = 24) -> list[str]:
         """The footer's lines fitted to `width` columns, cleaned: cwd, then stats and model on one line, or
         on two when the terminal is too narrow for both; a line still too long loses its least important
         segments whole, never a cut word, until one is left. Kept longest: the note (`press ctrl+c again to
         exit`) and the model id, then cost and thinking level, context use and provider, tokens, cache reads,
-        plugin statuses."""
+        plugin statuses. A terminal of fewer than `COMPACT_ROWS` `rows` gets one line, without the cwd: the
+        rows are the work's (a 6-row terminal showed no spinner and no running call under a 3-line footer)."""
+        if rows < COMPACT_ROWS:
+            return [_fitted([(p, clean(t)) for p, t in [*self._left, *self._status(), (0, self.note),
+                                                          *self._right]], width)]
         top = clean(self._top)
-        left = [(p, clean(t)) for p, t in self._left] + [(5, clean(v)) for v in self.status.values()]
+        left = [(p, clean(t)) for p, t in [*self._left, *self._status()]]
         left += [(0, clean(self.note))]  # a transient note says what the next key does: it stays longest
         right = [(p, clean(t)) for p, t in self._right]
         left_text, right_text = _joined(left), _joined(right)
@@ -78,6 +86,10 @@ class Footer:
         if gap >= 2:
             return [fit(top, width), f"{left_text}{' ' * gap}{right_text}"]
         return [fit(top, width), _fitted(left, width), _fitted(right, width)]
+
+
+    def _status(self) -> list[tuple[int, str]]:
+        return [(5, value) for value in self.status.values()]
 
 
 def _joined(parts: list[tuple[int, str]]) -> str:

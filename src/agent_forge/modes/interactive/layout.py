@@ -61,6 +61,8 @@ def build_application(mode: InteractiveMode) -> Application[int]:
         input=mode.terminal.input, output=mode.terminal.output, include_default_pygments_style=False)
     # Escape alone acts after `ESCAPE_WAIT_S` (it may start Alt+key, whose bytes arrive together)
     app.ttimeoutlen, app.timeoutlen = ESCAPE_BYTES_WAIT_S, ESCAPE_WAIT_S
+    app.natural_height = lambda: root.preferred_height(mode.terminal.columns(), mode.terminal.rows()).preferred
+    app.dialog_open = lambda: mode.dialogs.current is not None
     return app
 
 
@@ -111,7 +113,8 @@ class ScreenLayout:
         """Screen rows left over by the editor, the rule above it and the footer (with its rule)."""
         mode = self.mode
         editor = min(mode.editor.buffer.text.count("\n") + 1, self.editor_height().max)
-        footer = 1 + len(mode.footer.lines(mode.terminal.columns())) if self.footer_visible() else 0
+        footer = 1 + len(mode.footer.lines(mode.terminal.columns(), mode.terminal.rows())) \
+            if self.footer_visible() else 0
         return mode.terminal.rows() - 1 - editor - footer
 
     def menu_rows(self) -> int:
@@ -127,7 +130,7 @@ class ScreenLayout:
         return Dimension(min=1, max=max(1, min(12, self.mode.terminal.rows() // 2)))
 
     def footer_fragments(self) -> Fragments:
-        return [("", "\n".join(self.mode.footer.lines(self.mode.terminal.columns())))]
+        return [("", "\n".join(self.mode.footer.lines(self.mode.terminal.columns(), self.mode.terminal.rows())))]
 
 
 def _prefix(line: int, wrap_count: int) -> Fragments:

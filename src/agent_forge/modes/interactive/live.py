@@ -59,9 +59,9 @@ class LiveState:
         _rows(out, self.text.rows(width, max(1, height - 4)), "")
         now = time.monotonic()
         for call in [*self.tools.values(), *self.shells.values()]:
-            _rows(out, [running_line(call, spinner_frame(now - call.started))[:width * 2]], "class:tool")
-            if call.partial:
-                _rows(out, _last_rows(call.partial, width, 3), "class:dim")
+            _rows(out, [running_line(call, spinner_frame(now - call.started), width)], "class:tool")
+            if call.partial and height > 2:  # a short terminal keeps the call's own row (its time), not its output
+                _rows(out, _last_rows(call.partial, width, min(3, height - 2)), "class:dim")
         if self.working and not self.tools:
             note = self.activity or ("thinking…" if self.text.empty() else "")
             label = f"{note} " if note else ""

@@ -6,11 +6,14 @@ typed keys (Enter included). The terminal cannot tell a forged end mark from its
 goes by when input arrives instead (a terminal writes a paste at once; a person's next key comes later):
 
 - a paste ends at the *last* end mark of what the terminal sent at once (one `feed_burst`);
-- everything arriving after that until the input pauses (`flush`: no input for the key timeout and none
-  waiting) belongs to the paste, Enter included (a newline); only a new start mark ends it earlier;
-- for `TAIL_S` after that, a burst of more than one key is pasted text too, the rest of a paste whose terminal
-  stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst holding an
-  end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
+- when that burst ends with the mark, the paste is complete there: the next read is judged by the rules
+  below, so a key pressed right after a paste (within the key timeout, 50 ms) is a key of its own;
+- text after the last end mark *in the same burst* belongs to the paste until the input pauses (`flush`: no
+  input for the key timeout and none waiting), Enter included (a newline): a read can end just after a forged
+  mark, and what the terminal sent with it is the paste's rest; only a new start mark ends it earlier;
+- for `TAIL_S` after a paste, a burst of more than one key is pasted text too, the rest of a paste whose
+  terminal stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst
+  holding an end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
 - a mouse report while mouse reporting is off (a pasted `ESC[0m` parses as one) is dropped with a log line,
   as is anything the key parser fails on: neither reaches a key handler.
 
@@ -59,11 +62,10 @@ class PasteSafeParser(Vt100Parser):
 
     def feed_burst(self, data: str) -> None:
         """Feed everything read in one round (the unit the rules above reason about)."""
+        before, mark, rest = data.partition(START)
         if self._in_bracketed_paste:
             self.feed(data)
-            return
-        before, mark, rest = data.partition(START)
-        if self._pasted is not None or END in before:
+        elif self._pasted is not None or END in before:
             self._take_in(before, mark + rest)
         elif self._stalled_tail(before):  # text, but what comes next may be keys: the paste itself has ended
             self._take_in(before, "")
@@ -71,6 +73,15 @@ class PasteSafeParser(Vt100Parser):
             self.feed(mark + rest)
         else:
             self.feed(data)
+        self._ended_with_mark(data)
+
+    def _ended_with_mark(self, data: str) -> None:
+        """A burst ending with an end mark completes the paste taken in: the terminal sent nothing after it (a
+        forged mark the read happened to end at leaves a rest that the next burst brings, caught as a stalled
+        tail or by the end mark it holds). Waiting for the pause instead took keys typed within the key timeout
+        after a paste (an Enter) as pasted text."""
+        if self._pasted is not None and not self._in_bracketed_paste and data.endswith(END):
+            self._report()
 
     def feed(self, data: str) -> None:
         if not self._in_bracketed_paste:

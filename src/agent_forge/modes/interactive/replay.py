@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .blocks import assistant_block, message_text, notice, user_block
+from .blocks import assistant_block, notice, user_block, user_parts
 from .tool_blocks import ToolCall, shell_block, tool_block
 
 GAP = ""  # rendered as an empty line, as Text("") is
@@ -20,7 +20,8 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
         role = message.get("role")
         block = None
         if role == "user":
-            block = user_block(message_text(message))
+            text, attached = user_parts(message)
+            block = user_block(text, attached=attached)
         elif role == "assistant":
             _remember_calls(message, calls)
             block = assistant_block(message, show_thinking=show_thinking)

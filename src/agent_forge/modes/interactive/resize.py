@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from prompt_toolkit.application import Application
 
-from .above import write_above
+from .above import write_above, write_above_now
 
 REDRAW_DELAY_S = 0.15
 """A width change redraws the conversation once no further resize came for this long (a drag sends many)."""
@@ -55,15 +55,16 @@ def _used_cells(screen: Any, y: int) -> int:
 
 
 class Scrollback:
-    """The groups of renderables the mode printed, in order, to print them again at another width."""
+    """The groups of renderables the mode printed, in order, to print them again at another width; with the
+    text each was written as (`ansi`, at the `width` then), reused for a redraw at the same width."""
 
     def __init__(self, limit: int = REDRAW_LIMIT):
-        self._groups: deque[list[Any]] = deque(maxlen=limit)
+        self._groups: deque[tuple[list[Any], str, int]] = deque(maxlen=limit)
         self._dropped = False
 
-    def record(self, renderables: list[Any]) -> None:
+    def record(self, renderables: list[Any], ansi: str = "", width: int = 0) -> None:
         self._dropped = self._dropped or len(self._groups) == self._groups.maxlen
-        self._groups.append(renderables)
+        self._groups.append((renderables, ansi, width))
 
     def redraw(self, width: int) -> str:
         """What clears the screen and the scrollback, then prints every group again at `width` columns."""
@@ -72,7 +73,8 @@ class Scrollback:
 
         note = [to_ansi([notice("(earlier output is not printed again after a resize)")], width)] \
             if self._dropped else []
-        return CLEAR_ALL + "".join([*note, *(to_ansi(group, width) for group in self._groups)])
+        return CLEAR_ALL + "".join([*note, *(ansi if at == width and ansi else to_ansi(group, width)
+                                             for group, ansi, at in self._groups)])
 
 
 class WidthRedraw:
@@ -90,21 +92,36 @@ class WidthRedraw:
             self._task.cancel()
         self._task = self._spawn(self._redraw())
 
-    async def _redraw(self) -> None:
-        await asyncio.sleep(REDRAW_DELAY_S)
+    def reprint(self) -> None:
+        """Clear and print the conversation again now, then draw the live region (at the same width the text
+        kept is written again): a dialog taller than the free rows, closed, left blank rows under the footer
+        and the conversation's end in the scrollback; printed again, the screen ends with the conversation
+        and the live region under it, and the scrollback holds it once. In one write, so no frame with the
+        blank rows is seen; after a redraw on its way, or a write above still going on, when there is one."""
+        if self._task is not None and not self._task.done():
+            return
+        if not write_above_now(self._write):
+            self._task = self._spawn(self._redraw(0.0))
 
-        def write() -> None:
-            self._forget()
-            self._terminal.write(self._scrollback.redraw(self._terminal.columns()))
+    def _write(self) -> None:
+        self._forget()
+        self._terminal.write(self._scrollback.redraw(self._terminal.columns()))
 
-        await write_above(write)
+    async def _redraw(self, delay_s: float = REDRAW_DELAY_S) -> None:
+        await asyncio.sleep(delay_s)
+        await write_above(self._write)
 
 
 class InlineApplication(Application):  # type: ignore[type-arg]
     """An `Application` whose resize erases the live region as the terminal re-wrapped it and, when the width
-    changed, calls `on_width_change` (module docstring)."""
+    changed, calls `on_width_change` (module docstring); and that calls `on_shrink` instead of a drawing that
+    would leave blank rows under the live region after it had scrolled the screen (`blank_rows`)."""
 
     on_width_change: Callable[[], None] | None = None
+    on_shrink: Callable[[], None] | None = None
+    natural_height: Callable[[], int] | None = None  # the rows the live region's content takes now
+    dialog_open: Callable[[], bool] = staticmethod(lambda: False)  # type: ignore[assignment]
+    _dialog_drawn = False  # the last drawing showed a dialog
 
     def catch_up_resize(self) -> bool:
         """Handle a size change the renderer has not seen yet as `_on_resize` does; True when there was one.
@@ -124,7 +141,31 @@ class InlineApplication(Application):  # type: ignore[type-arg]
     def _redraw(self, render_as_done: bool = False) -> None:
         if self.catch_up_resize() and not render_as_done:
             return  # `_on_resize` redrew
+        if not render_as_done and self._would_leave_blank():
+            self.on_shrink()  # type: ignore[misc]  (it prints the conversation again, then draws)
+            return
         super()._redraw(render_as_done)
+
+    def _would_leave_blank(self) -> bool:
+        """Whether this drawing would leave blank rows under the live region that a scroll made (`blank_rows`):
+        the rows of a dialog that just closed, or a quarter of the screen (a 6-row terminal's answer pushed off
+        by the spinner and a running call); not the one row a run's spinner leaves in a tall terminal."""
+        closed, self._dialog_drawn = self._dialog_drawn, self.dialog_open()
+        if self.on_shrink is None or self.natural_height is None or self._running_in_terminal:
+            return False
+        blank = self.blank_rows()
+        return blank > 0 and ((closed and not self._dialog_drawn) or blank >= max(2, self.output.get_size().rows // 4))
+
+    def blank_rows(self) -> int:
+        """How many rows under the content the next drawing leaves blank that a scroll made: prompt_toolkit never
+        shrinks the area it draws in (until the next print above resets it), so a dialog or menu taller than
+        the rows left under the cursor scrolled the screen (the conversation's end went into the scrollback)
+        and, once closed, left its rows blank under the footer."""
+        renderer, natural = self.renderer, self.natural_height
+        drawn, reserved = (renderer._last_screen.height if renderer._last_screen else 0), renderer._min_available_height
+        if natural is None or not reserved or drawn <= reserved:
+            return 0  # no scroll: the rows under the content are the screen's own, not a dialog's
+        return max(0, min(drawn, self.output.get_size().rows) - max(natural(), reserved))
 
     def _on_resize(self) -> None:
         renderer = self.renderer

@@ -16,7 +16,7 @@ from . import theme
 from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
-from .render import clean
+from .render import clean, fit, path_text
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.padding import Padding
@@ -57,9 +57,9 @@ class ToolCall:
             command = args.get("command")  # none: arguments that were no JSON object with a command
             return f"$ {clean(command)}" if isinstance(command, str) and command.strip() else "bash (no command)"
         if self.name == "read":
-            return f"read {clean(args.get('path', ''))}{_line_range(args)}"
+            return f"read {path_text(args.get('path', ''))}{_line_range(args)}"
         if self.name in ("write", "edit"):
-            return f"{self.name} {clean(args.get('path', ''))}"
+            return f"{self.name} {path_text(args.get('path', ''))}"
         return f"{clean(self.name)} {clean(_short_json(args))}"
 
     def elapsed(self) -> float:
@@ -325,9 +325,23 @@ def _band(lines: list[Text], *, failed: bool) -> Padding:
     return Padding(Group(*lines), (0, 1), style=style, expand=True)
 
 
-def running_line(call: ToolCall, frame: str) -> str:
-    """The live-region line of a running call: spinner frame, title, elapsed seconds; while its approval
-    question is open, no spinner and no time (it does not run yet, and its time starts at the answer)."""
-    if call.waiting:
-        return f"· {call.title()} (waiting for approval)"
-    return f"{frame} {call.title()} ({call.elapsed():.0f} s)"
+def running_line(call: ToolCall, frame: str, width: int = 80) -> str:
+    """The live-region row of a running call, at most `width` columns: spinner frame, title, elapsed seconds;
+    while its approval question is open, no spinner and no time (it does not run yet, and its time starts at
+    the answer). A long or multi-line title (a huge command) shows its first line, cut, and how many lines
+    follow: `$ echo one… (+40 lines) (3 s)`; the finished block in the scrollback shows all of it."""
+    lead, status = ("·", "(waiting for approval)") if call.waiting else (frame, f"({call.elapsed():.0f} s)")
+    return f"{lead} {title_preview(call.title(), width - len(lead) - len(status) - 2)} {status}"
+
+
+def title_preview(title: str, width: int) -> str:
+    """`title`'s first line in at most `width` columns, `… (+N lines)` after it when more follow (just the `…`
+    in a narrow terminal). Only the line's start is measured: a 5 MB one-line command costs what a short one
+    does."""
+    first, _, rest = title.partition("\n")
+    lines = rest.count("\n") + 1 if rest else 0
+    more = f" (+{lines} line{'s' if lines > 1 else ''})" if lines else ""
+    if width - len(more) < 12:  # no room for the count: the `…` says there is more
+        more = ""
+    head = fit(first[:2 * width + 16], max(width - len(more) - (2 if lines else 0), 4))
+    return f"{head}{' …' if lines and not head.endswith('…') else ''}{more}"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..approvals import REJECT_TEXT, REJECT_WHY
-from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, message_text, notice,
-                     retry_notice, user_block)
+from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, notice, retry_notice,
+                     user_block, user_parts)
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -82,11 +82,11 @@ class EventView:
         message = event["message"]
         role = message.get("role")
         if role == "user":
-            text = message_text(message)
+            text, attached = user_parts(message)
             if is_long(text):  # a long paste: Ctrl+O can show more of it
-                self.show_collapsible(lambda expanded: user_block(text, expanded=expanded))
+                self.show_collapsible(lambda expanded: user_block(text, expanded=expanded, attached=attached))
             else:
-                self._print(user_block(text), GAP)
+                self._print(user_block(text, attached=attached), GAP)
         elif role == "assistant":
             self._failed = message if message.get("stopReason") == "error" else None
             block = assistant_block(message, show_thinking=self.live.show_thinking, with_error=False)
@@ -115,8 +115,8 @@ class EventView:
         self._print(block(self.expanded), GAP)
 
     def _on_queue_update(self, event: dict[str, Any]) -> None:
-        self.live.steering = list(event.get("steering") or [])
-        self.live.follow_up = list(event.get("followUp") or [])
+        self.live.steering = [_queued(text) for text in event.get("steering") or []]
+        self.live.follow_up = [_queued(text) for text in event.get("followUp") or []]
 
     # -- retries, compaction, errors ---------------------------------------------------------------------
     def _on_auto_retry_start(self, event: dict[str, Any]) -> None:
@@ -210,3 +210,12 @@ class EventView:
             self.live.widgets[key] = [str(line) for line in lines]
         else:
             self.live.widgets.pop(key, None)
+
+
+def _queued(text: Any) -> str:
+    """A queued message as its row shows it: the typed text, `[attached: notes.txt]` for each file it attached
+    (not the file's text)."""
+    from .completion import attached_files
+
+    typed, files = attached_files(str(text))
+    return typed + "".join(f" [attached: {name}]" for name, _ in files)
