@@ -31,15 +31,19 @@ class SessionFile:
     """
 
     def __init__(self, path: Path, *, exists: bool, needs_newline: bool, fsync: bool,
-                 torn_at: int | None = None) -> None:
+                 torn_at: int | None = None, size: int | None = None) -> None:
         """`torn_at`: the size of the file's complete lines when it ends in a torn line (a crash): the first
-        append cuts the torn bytes off, so they never become a damaged line in the middle of the file."""
+        append cuts the torn bytes off, so they never become a damaged line in the middle of the file. `size`:
+        the existing file's size in bytes when it was read (None: unknown, not checked until written)."""
         self.path = path
         self.exists = exists
         self._needs_newline = needs_newline  # the file ends in a torn line: the next write starts a fresh one
         self._torn_at = torn_at
         self._fsync = fsync
         self._fd: int | None = None
+        # Bytes in the file as this object last left it (None: unknown); another size means someone else
+        # truncated or appended to it (`lost`): checked from the stat `lost` makes anyway, never by re-reading.
+        self._end = size
 
     def create(self, data: bytes) -> None:
         """Publish the file with its first lines: written under a temporary name, then renamed, so a crash
@@ -61,9 +65,11 @@ class SessionFile:
     def lost(self) -> str | None:
         """How `path` stopped naming the file this object appends to: `"deleted"`, `"replaced by another
         file"`, `"replaced by a directory"` (any other kind), `"made unreachable (<OS reason>)"` (a symlink
-        loop, a directory on the way replaced by a file: ELOOP, ENOTDIR, EACCES), or None while it still does.
-        Appending through the open descriptor to a file the path no longer names would write to an inode
-        nobody can reach."""
+        loop, a directory on the way replaced by a file: ELOOP, ENOTDIR, EACCES), `"truncated to N of M bytes"`,
+        `"appended to by another process (N bytes)"` (the size is not the one this object left), or None while
+        it still does. Appending through the open descriptor to a file the path no longer names would write to
+        an inode nobody can reach; appending to a changed one would lose its header or glue a line to foreign
+        bytes."""
         try:
             current = os.stat(self.path)
         except FileNotFoundError:
@@ -74,17 +80,17 @@ class SessionFile:
             from ..safe_read import describe_kind
 
             return f"replaced by {describe_kind(current.st_mode)}"
-        if self._fd is None:
-            return None
-        mine = os.fstat(self._fd)
-        if (mine.st_dev, mine.st_ino) != (current.st_dev, current.st_ino):
-            return "replaced by another file"
-        return None
+        if self._fd is not None:
+            mine = os.fstat(self._fd)
+            if (mine.st_dev, mine.st_ino) != (current.st_dev, current.st_ino):
+                return "replaced by another file"
+        return _size_change(current.st_size, self._end)
 
     def recreate(self, data: bytes, backup: Path | None) -> None:
-        """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a file
-        that replaced it is kept at `backup` first."""
-        if backup is not None and _is_regular(self.path):
+        """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a
+        non-empty file found there (one that replaced it, or it changed by someone else) is kept at `backup`
+        first."""
+        if backup is not None and _is_non_empty_regular(self.path):
             _keep_backup(self.path, backup)
         self.close()
         self._fd = self._publish(data, durable=True)
@@ -98,7 +104,9 @@ class SessionFile:
         start: int | None = None
         try:
             start = self._cut_torn_tail(fd, os.lseek(fd, 0, os.SEEK_END))
-            _write_all(fd, b"\n" + data if self._needs_newline else data)
+            payload = b"\n" + data if self._needs_newline else data
+            _write_all(fd, payload)
+            self._end = start + len(payload)
             if self._fsync:
                 os.fsync(fd)
         except OSError as exc:
@@ -126,8 +134,9 @@ class SessionFile:
             if offset is None:
                 raise OSError("the file's end is unknown")
             os.ftruncate(fd, offset)
+            self._end = offset
         except OSError:
-            self._needs_newline = True
+            self._needs_newline, self._end = True, None  # a torn line of our own: not someone else's change
 
     def close(self) -> None:
         if self._fd is not None:
@@ -155,6 +164,7 @@ class SessionFile:
             raise self._error("write", exc) from None
         if durable:
             sync_dir(self.path.parent)
+        self._end = len(data)
         return fd
 
     def _open(self) -> int:
@@ -178,11 +188,22 @@ class SessionFile:
         return SessionFileError(f"cannot {action} session file {self.path}: {reason}", reason)
 
 
-def _is_regular(path: Path) -> bool:
+def _is_non_empty_regular(path: Path) -> bool:
+    """True when `path` is a regular file (not followed when a link) holding at least one byte."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        found = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISREG(found.st_mode) and found.st_size > 0
+
+
+def _size_change(size: int, expected: int | None) -> str | None:
+    """How a file of `size` bytes differs from the `expected` size (None: unknown, never a change)."""
+    if expected is None or size == expected:
+        return None
+    if size < expected:
+        return f"truncated to {size} of {expected} bytes"
+    return f"appended to by another process ({size - expected} bytes)"
 
 
 def _keep_backup(path: Path, backup: Path) -> None:

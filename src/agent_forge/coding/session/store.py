@@ -67,14 +67,17 @@ class SessionStore(EntryAppends):
     def __init__(self, header: SessionHeader, path: Path | None, entries: Iterable[SessionEntry] = (), *,
                  on_disk: bool = False, needs_newline: bool = False, fsync: bool = False,
                  migrated_from: int | None = None, lock: SessionLock | bool = False,
-                 torn_at: int | None = None, positions: dict[str, int] | None = None) -> None:
+                 torn_at: int | None = None, positions: dict[str, int] | None = None,
+                 size: int | None = None) -> None:
         """Prefer the `create`/`open`/`in_memory` constructors; this one trusts its arguments. `lock`: a held
-        lock to keep, or True to take one when the file is first written; `positions`: id → index of `entries`."""
+        lock to keep, or True to take one when the file is first written; `positions`: id → index of `entries`;
+        `size`: the file's size in bytes when it was read."""
         self._header = header
         self._path = path
         self._writer = None if path is None else SessionWriter(
             path, encode_line(dict(header)), self._whole_file, self._write_state_changed, exists=on_disk,
-            needs_newline=needs_newline, fsync=fsync, torn_at=torn_at, migrated_from=migrated_from, lock=lock)
+            needs_newline=needs_newline, fsync=fsync, torn_at=torn_at, migrated_from=migrated_from, lock=lock,
+            size=size)
         self._entries: list[SessionEntry] = list(entries)
         self._position: dict[str, int] = positions if positions is not None else {
             entry["id"]: i for i, entry in enumerate(self._entries)}
@@ -155,7 +158,8 @@ class SessionStore(EntryAppends):
             raise
         store = cls(parsed.header, file_path, parsed.entries, on_disk=True, needs_newline=parsed.torn_tail,
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
-                    torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions)
+                    torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions,
+                    size=parsed.size)
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
             context, unusable, store._checked = open_context(parsed.entries, parsed.entry_lines, parsed.checks)

@@ -3,7 +3,8 @@
 A write the OS refuses (a full disk) never leaves a hole: the line is kept, in memory, with every later one, in
 order, and they are all written, oldest first, by the next write that succeeds (see `SessionWriter.error`). A
 new session holds its lines back until its first `message` entry; an old-version file is rewritten whole before
-the first append; a file deleted or replaced while in use is written again whole at its path. The single-writer
+the first append; a file deleted, replaced, truncated or appended to by another process while in use is written
+again whole at its path. The single-writer
 lock is taken when the file is first written. The bytes themselves are written by `session_durable.SessionFile`.
 """
 
@@ -40,11 +41,14 @@ class SessionWriter:
 
     def __init__(self, path: Path, header_line: bytes, whole_file: WholeFile,
                  notify: Callable[[str | None], None], *, exists: bool, needs_newline: bool, fsync: bool,
-                 torn_at: int | None, migrated_from: int | None, lock: SessionLock | bool) -> None:
-        """`lock`: a held lock to keep, or True to take one when the file is first written."""
+                 torn_at: int | None, migrated_from: int | None, lock: SessionLock | bool,
+                 size: int | None = None) -> None:
+        """`lock`: a held lock to keep, or True to take one when the file is first written; `size`: the
+        existing file's size in bytes when it was read (a change before the first append is then noticed)."""
         self.path = path
         self._header_line = header_line
-        self._file = SessionFile(path, exists=exists, needs_newline=needs_newline, fsync=fsync, torn_at=torn_at)
+        self._file = SessionFile(path, exists=exists, needs_newline=needs_newline, fsync=fsync, torn_at=torn_at,
+                                 size=size)
         self._whole_file = whole_file
         self._notify = notify
         self._lock: SessionLock | None = lock if isinstance(lock, SessionLock) else None
@@ -165,13 +169,14 @@ class SessionWriter:
             self._lock = SessionLock.acquire(self.path)
 
     def _recreate(self, how: str) -> None:
-        """The path no longer names the file (deleted, replaced, unreachable: `SessionFile.lost`): write it
-        again at its path with the header and every entry, so nothing is lost. Success is reported as a
-        `session_write_error` naming what happened, then `session_write_resumed`; a failure raises
-        SessionFileError with one message per cause (it is retried, and reported again only when the cause
-        changes). A regular file that replaced it is kept as `<file>.replaced.bak`."""
+        """The path no longer names the file as this process left it (deleted, replaced, unreachable,
+        truncated, appended to: `SessionFile.lost`): write it again at its path with the header and every
+        entry, so nothing is lost. Success is reported as a `session_write_error` naming what happened, then
+        `session_write_resumed`; a failure raises SessionFileError with one message per cause (it is retried,
+        and reported again only when the cause changes). A non-empty regular file that replaced it is kept as
+        `<file>.replaced.bak`, one changed in place as `<file>.changed.bak`."""
         self._lost_how = how
-        backup = self.path.with_name(f"{self.path.name}.replaced.bak") if how.startswith("replaced") else None
+        backup = self._backup_path(how)
         data, count = self._whole_file()
         try:
             self._file.recreate(data, backup)
@@ -181,6 +186,14 @@ class SessionWriter:
         self._lost_how = None
         self._record(f"the session file was {how} while in use; it is written again with "
                      f"{'its 1 entry' if count == 1 else f'all {count} entries'}")
+
+    def _backup_path(self, how: str) -> Path | None:
+        """Where `_recreate` keeps the foreign file for `how` (None: a deleted or unreachable one)."""
+        if how.startswith("replaced by another"):
+            return self.path.with_name(f"{self.path.name}.replaced.bak")
+        if how.startswith(("truncated", "appended")):
+            return self.path.with_name(f"{self.path.name}.changed.bak")
+        return None
 
     def _rewrite_migrated(self) -> None:
         """Replace an old-version file by its migrated content before the first append: appending new-format
