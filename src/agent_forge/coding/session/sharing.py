@@ -26,11 +26,7 @@ def share_strings(entry: dict[str, Any], shared: dict[str, str]) -> None:
     message = entry.get("message")
     if type(message) is not dict or type(role := message.get("role")) is not str:
         return
-    message["role"] = role = share(role, role)
-    for key in _ROLE_FIELDS.get(role, ()):
-        value = message.get(key)
-        if type(value) is str:
-            message[key] = share(value, value)
+    role = _share_role_fields(message, role, share)
     content = message.get("content")
     if type(content) is list:
         for block in content:
@@ -38,6 +34,16 @@ def share_strings(entry: dict[str, Any], shared: dict[str, str]) -> None:
                 block["type"] = kind = share(kind, kind)
                 if kind == "toolCall" and type(name := block.get("name")) is str:
                     block["name"] = share(name, name)
+
+
+def _share_role_fields(message: dict[str, Any], role: str, share: Any) -> str:
+    """Share `message`'s role and the string fields its role has (`_ROLE_FIELDS`); returns the shared role."""
+    message["role"] = role = share(role, role)
+    for key in _ROLE_FIELDS.get(role, ()):
+        value = message.get(key)
+        if type(value) is str:
+            message[key] = share(value, value)
+    return role
 
 
 class _NotAMessage:
@@ -68,11 +74,7 @@ def shared_and_checked(entry: dict[str, Any], shared: dict[str, str]) -> object:
     message = entry.get("message")
     if type(message) is not dict or type(role := message.get("role")) is not str:
         return context_message(message) if kind == "message" else NOT_A_MESSAGE
-    message["role"] = role = share(role, role)
-    for key in _ROLE_FIELDS.get(role, ()):
-        value = message.get(key)
-        if type(value) is str:
-            message[key] = share(value, value)
+    role = _share_role_fields(message, role, share)
     content = message.get("content")
     sound = role in _PLAIN_ROLES and (type(content) is list or role == "user" and type(content) is str)
     if type(content) is list:
