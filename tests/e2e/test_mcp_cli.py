@@ -203,3 +203,18 @@ def test_a_servers_description_reaches_the_system_prompt_as_one_capped_line(agen
     prompt = fake_llm.requests[0]["body"]["messages"][0]["content"]
     assert "first line second\\x1b[31m red\\x07 xxx" in prompt and "\x1b" not in prompt and "\x07" not in prompt
     assert "x" * 200 not in prompt and "…" in prompt, system[:500]
+
+
+def test_list_counts_and_warns_as_a_session_does_and_quotes_a_line_that_is_not_json_rpc(agent_env, tmp_path):
+    # issue 13 (t19, t18): a tool listed twice counted twice with no warning; JSON that is not JSON-RPC showed
+    # as pydantic's "7 validation errors for union[...]" without the line
+    from .test_mcp_lines import raw
+
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text(json.dumps({"mcpServers": {"odd": raw("odd")}}))
+    listed = mcp(agent_env, tmp_path, "list")
+    row = listed.stdout.splitlines()[1].split(maxsplit=5)
+    assert listed.returncode == 0 and row[:5] == ["odd", "user", "stdio", "connected", "6"], listed.stdout
+    assert "Warning: MCP server 'odd' lists the tool 'fine' more than once; only the first is offered" \
+        in listed.stderr
+    assert row[5] == "the server wrote something that is not JSON-RPC: '{\"hello\": \"world\"}'", row[5]
+    assert "validation error" not in listed.stdout

@@ -245,3 +245,18 @@ async def test_stdin_eof_gives_a_hanging_prompt_fetch_plugin_handler_timeout(age
     assert not answered["success"]
     assert "did not answer prompts/get 0.5 s after stdin closed (pluginHandlerTimeoutMs)" in answered["error"]
     assert len(fake_llm.requests) == 1
+
+
+async def test_a_prompt_of_a_restarting_server_waits_for_it_to_connect_again(agent_env, fake_llm, tmp_path):
+    # issue 13 (t12): sent while the crashed server waits out its 1 s backoff or starts again, the prompt failed
+    # at once ("not connected (starting)"); it waits up to startupTimeoutMs, as for a server's first start
+    write_mcp(agent_env, {"tools": stdio()})
+    fake_llm.set_script([{"tool_calls": [{"name": "tools_crash", "arguments": {}}]}, {"text": "crashed"},
+                         {"text": "reviewed"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("crash", timeout=60)
+        reply = await client.send({"type": "prompt", "message": "/mcp:tools:review a.py"}, timeout=60)
+        assert reply["success"], reply
+        await client.wait_for("agent_settled", 60)
+    assert any(e["type"] == "mcp_server_changed" and e["state"] == "failed" for e in events)
+    assert user_text(fake_llm.requests[2]) == "Review a.py, looking for bugs."

@@ -12,7 +12,8 @@ milliseconds) for tests about the agent's own client: `python mcp_raw_server.py 
 MODE `serve` serves them; MODE `endless-init` answers `initialize` with an endless line instead. Other modes serve
 them with a fault: `garbage N` first writes N lines that are not JSON-RPC; `stray` answers each call first
 with an answer and an error to ids never sent, then the right answer, then that answer again; `log-flood N` sends N `notifications/message` before
-each call's answer; `ping-flood N` sends N `ping` requests to the client before each call's answer. `pid <pid>` is
+each call's answer; `ping-flood N` sends N `ping` requests to the client before each call's answer; `odd` lists `fine` twice and
+writes `{"hello": "world"}` (JSON, not JSON-RPC) before its `initialize` answer. `pid <pid>` is
 written to `$MCP_TEST_LOG` (when set) at start.
 """
 
@@ -44,7 +45,7 @@ def main() -> None:
     if os.environ.get("MCP_TEST_LOG"):
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
             log.write(f"pid {os.getpid()}\n")
-    tools = ["fine", "long", "toolong", "endless", "burst", "count"]
+    tools = ["fine", "long", "toolong", "endless", "burst", "count"] + (["fine"] if MODE == "odd" else [])
     lists = 0
     if MODE == "garbage":
         out.write(b"this is not JSON-RPC\n" * N)
@@ -57,6 +58,8 @@ def main() -> None:
         if method == "initialize":
             if MODE == "endless-init":
                 endless()
+            if MODE == "odd":
+                out.write(b'{"hello": "world"}\n')
             send({"id": request["id"], "result": {"protocolVersion": "2025-06-18", "serverInfo": {
                 "name": "raw", "version": "1"}, "capabilities": {"tools": {"listChanged": True}}}})
         elif method == "tools/list":

@@ -192,21 +192,17 @@ async def _first_attempt(connection: Any) -> None:
 
 
 def _offered_count(connection: Any) -> int:
-    """How many of a connected server's tools a session would offer (its filters, `vetting.vet_tool`); the
+    """How many of a connected server's tools a session would offer (`vetting.offered_tools`); the
     problems of the others (and of the tools its listing had that were repaired or taken out) are said on
     stderr as `Warning: ...`, as a session says them."""
-    from ..coding.mcp.vetting import vet_tool
+    from ..coding.mcp.vetting import offered_tools
 
     if connection.state != "connected":
         return 0
-    notices, count = list(connection.listing_notices), 0
-    for tool in connection.tools:
-        if connection.config.admits(tool.name):
-            offered, problems = vet_tool(connection.name, tool)
-            count, notices = count + offered, notices + problems
-    for notice in notices:
+    tools, notices = offered_tools(connection.name, connection.tools, connection.config.admits)
+    for notice in list(connection.listing_notices) + notices:
         _say(f"Warning: {notice}")
-    return count
+    return len(tools)
 
 
 def _row(connection: Any, offered: int) -> tuple[str, ...]:

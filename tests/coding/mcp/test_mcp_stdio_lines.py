@@ -52,3 +52,11 @@ def test_parse_line_makes_the_sdks_message_or_returns_the_error():
     assert isinstance(parse_line(b'{"jsonrpc": "2.0", "id": 1, "result": "\xff"}'), ValueError)  # not an object
     replaced = parse_line(b'{"jsonrpc": "2.0", "id": 1, "result": {"x": "\xff"}}')
     assert isinstance(replaced, SessionMessage) and replaced.message.result == {"x": "\ufffd"}
+
+
+@pytest.mark.parametrize("line", [b'{"hello": "world"}', b"[1,2]", b"5", b"not json {"])
+def test_a_line_that_is_not_json_rpc_is_quoted_as_written(line):
+    from agent_forge.coding.mcp.errors import first_line
+
+    error = parse_line(line)  # JSON of another shape included: pydantic's own text would not quote it
+    assert isinstance(error, ValueError) and first_line(error) == repr(line.decode())

@@ -74,6 +74,8 @@ class ServerConnection:
         self._version: str | None = None  # the protocol version its `initialize` answer gave
         self.instructions: str | None = None
         self.first_attempt = asyncio.Event()  # set when the first connection attempt succeeded or failed
+        self._changed = asyncio.Event()  # set (and replaced) on every state change: `wait_connected` waits on it
+        self._gave_up = False  # failed without a restart to come (a malformed answer)
         self.started_at = 0.0
         self._session: ClientSession | None = None
         self._task: asyncio.Task | None = None
@@ -145,7 +147,23 @@ class ServerConnection:
         """The server's `ReadResourceResult` for `uri`. Raises `ToolError` as `call_tool` does."""
         return await self._request(f"reading {uri}", lambda session: session.read_resource(uri))
 
+    async def wait_connected(self) -> None:
+        """Wait while the server is starting or restarting (`failed` with a restart to come) until an attempt
+        ends, at most its start-up timeout from now (the first attempt: from its start). Returns at once when
+        it is connected, stopped, disabled or failed for good; the caller checks `state` after."""
+        deadline = (self.started_at if not self.first_attempt.is_set() else time.monotonic()) \
+            + self.config.startup_timeout_s
+        attempted = False  # an attempt began during this wait: its failure ends the wait
+        while self.state == "starting" or (self.state == "failed" and not self._gave_up and not attempted):
+            attempted = attempted or self.state == "starting"
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
+
     async def _request(self, what: str, send: Callable[[ClientSession], Awaitable[_T]]) -> _T:
+        await self.wait_connected()  # a restarting server's call waits as its prompt does (docs/mcp.md)
         session = self._session
         if session is None or self.state != "connected":
             raise ToolError(f"MCP server {self.name} is not connected ({self.state}"
@@ -185,6 +203,7 @@ class ServerConnection:
                 return
             if malformed:  # its answer to initialize or a listing: the same answer would come every time
                 self.error = f"{error}; not restarted (a malformed answer does not change by itself)"
+                self._gave_up = True
                 self._set("failed")
                 self.first_attempt.set()
                 return
@@ -381,6 +400,8 @@ class ServerConnection:
 
     def _set(self, state: str) -> None:
         self.state = state
+        self._changed.set()
+        self._changed = asyncio.Event()
         self.on_change(self)
 
     def _describe(self, exc: BaseException) -> str:

@@ -5,6 +5,7 @@ are not JSON-RPC without an event per line (`docs/mcp.md`, "Connections")."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from typing import Callable
@@ -77,11 +78,15 @@ def validation_summary(exc: BaseException) -> str:
 
 
 def first_line(exc: Exception) -> str:
-    """What the server wrote (a pydantic error holds the line), else the exception's first line."""
+    """What the server wrote, quoted (its first 200 characters), else the exception's first line. A pydantic
+    error holds the line: as text when it is not JSON, as the parsed value when it is JSON of another shape."""
+    line = getattr(exc, "line", None)  # `stdio_transport.NotJsonRpc`
     try:
-        line = exc.errors()[0]["input"]  # type: ignore[attr-defined]
+        line = exc.errors()[0]["input"] if line is None else line  # type: ignore[attr-defined]
     except (AttributeError, IndexError, KeyError, TypeError):
         line = None
+    if line is not None and not isinstance(line, str):  # JSON of another shape: quoted, not pydantic's text
+        line = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
     if isinstance(line, str):
         return repr(line[:200])
     text = str(exc).strip().splitlines()

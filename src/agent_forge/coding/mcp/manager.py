@@ -27,7 +27,7 @@ from .limits import MAX_INSTRUCTIONS_CHARS, one_line, shown_name
 from .prompts import map_arguments, offered_prompts, prompt_command, prompt_message, split_prompt_command
 from .resources import NAME as READ_RESOURCE, ReadResourceTool
 from .tools import McpTool, assign_names
-from .vetting import vet_tool
+from .vetting import offered_tools
 
 if TYPE_CHECKING:
     from mcp_types import Prompt, Tool
@@ -118,7 +118,7 @@ class McpManager:
 
     async def _expand(self, connection: ServerConnection, name: str, rest: str) -> tuple[str, list[ImageContent]]:
         command = f"mcp:{connection.name}:{name}"
-        await self._first_attempt(connection)
+        await self._connected(connection)
         if connection.state != "connected":
             raise CommandError(f"/{command}: MCP server {connection.name} is not connected ({connection.state}"
                                + (f": {connection.error})" if connection.error else ")"))
@@ -148,11 +148,23 @@ class McpManager:
 
     async def _first_attempt(self, connection: ServerConnection) -> None:
         """Wait for a server still on its first attempt, up to its start-up timeout (see `wait_ready`)."""
-        self.start()
         if connection.state == "starting" and not connection.first_attempt.is_set():
             left = connection.started_at + connection.config.startup_timeout_s - time.monotonic()
             if left > 0 and not self._input_closed.is_set():
                 await _first_of(connection.first_attempt, self._input_closed, left)
+
+    async def _connected(self, connection: ServerConnection) -> None:
+        """Wait for a server starting or restarting, up to its start-up timeout (`wait_connected`); stdin EOF
+        ends the wait (as it ends `wait_ready`'s)."""
+        self.start()
+        if self._input_closed.is_set():
+            return
+        waits = [asyncio.ensure_future(connection.wait_connected()), asyncio.ensure_future(self._input_closed.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     def servers(self) -> list[McpServerInfo]:
         """The `get_mcp_servers` items, in configuration order."""
@@ -243,24 +255,11 @@ class McpManager:
         return connection.config.tool_timeout_s or self.call_limit
 
     def _listed(self, connection: ServerConnection) -> list[Tool]:
-        """The server's admitted tools, each name once: a name listed again is reported, its first tool kept."""
-        seen: dict[str, Tool] = {}
-        for tool in connection.tools:
-            if not connection.config.admits(tool.name) or not self._vetted(connection, tool):
-                continue
-            if tool.name in seen:
-                self._warn(f"MCP server {connection.name!r} lists the tool {shown_name(tool.name)} more than "
-                           "once; only the first is offered", connection)
-            else:
-                seen[tool.name] = tool
-        return list(seen.values())
-
-    def _vetted(self, connection: ServerConnection, tool: Tool) -> bool:
-        """False for a tool withheld for its schema (`vetting.py`); its problems are reported either way."""
-        offered, notices = vet_tool(connection.name, tool)
+        """The server's tools a session offers (`vetting.offered_tools`); their problems are reported."""
+        tools, notices = offered_tools(connection.name, connection.tools, connection.config.admits)
         for notice in notices:
             self._warn(notice, connection)
-        return offered
+        return tools
 
     def _warn(self, message: str, connection: ServerConnection | None = None) -> None:
         """A naming problem: one of `connection`'s `warnings` until the next tool sync (so it goes once the

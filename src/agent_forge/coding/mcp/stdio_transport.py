@@ -43,6 +43,15 @@ _WRITER_FLUSH_S = 0.5
 _EXIT_POLL_S = 0.01
 
 
+class NotJsonRpc(ValueError):
+    """A stdout line that is not a JSON-RPC message (not JSON, or JSON of another shape): `line` is its text,
+    which `errors.first_line` quotes (pydantic's own message for JSON of another shape does not)."""
+
+    def __init__(self, line: str, cause: Exception):
+        super().__init__(str(cause))
+        self.line = line
+
+
 class MessageTooLong(Exception):
     """The server wrote a line of more than `limit` bytes (`seen` of it were read before it was refused)."""
 
@@ -94,10 +103,11 @@ def parse_line(line: bytes | bytearray) -> SessionMessage | Exception:
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
 
+    text = line.decode("utf-8", "replace")
     try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False))
+        return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
     except ValueError as exc:  # pydantic's ValidationError, for JSON and for JSON-RPC shape alike
-        return exc
+        return NotJsonRpc(text, exc)
 
 
 @dataclass

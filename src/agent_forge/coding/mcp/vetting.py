@@ -4,7 +4,7 @@ cut where the tool is built, `tools.py`). See `docs/mcp.md`, "Limits"."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ...ai.tool_schema import schema_problem
 from .errors import validation_summary
@@ -89,3 +89,22 @@ def vet_tool(server: str, tool: Tool) -> tuple[bool, list[str]]:
         return True, [f"{name}: its description has {size:,} characters; the first {MAX_DESCRIPTION_CHARS:,} "
                       "are offered"]
     return True, []
+
+
+def offered_tools(server: str, tools: list[Tool], admits: Callable[[str], bool]) -> tuple[list[Tool], list[str]]:
+    """`(offered, notices)` for the SDK `Tool`s server `server` listed: those a session offers (`admits(name)`,
+    its `includeTools`/`excludeTools`, says yes and `vet_tool` passes), each name once with its first tool kept,
+    and the problems to report. The one rule for sessions (`manager.py`) and `agent-forge mcp list` alike."""
+    seen: dict[str, Tool] = {}
+    notices: list[str] = []
+    for tool in tools:
+        if not admits(tool.name):
+            continue
+        offered, problems = vet_tool(server, tool)
+        notices += problems
+        if offered and tool.name in seen:
+            notices.append(f"MCP server {server!r} lists the tool {shown_name(tool.name)} more than once; only "
+                           "the first is offered")
+        elif offered:
+            seen[tool.name] = tool
+    return list(seen.values()), notices
