@@ -90,3 +90,23 @@ def test_an_approval_shows_the_calls_own_command_and_counts_the_characters_it_hi
     huge = Dialog({**request, "args": {"command": "x" * (3 * APPROVAL_MESSAGE)}})
     mark = head_and_tail(huge.wrapped(80), 3, False)[1][1]
     assert mark.startswith(f"… {len(huge.wrapped(80)) - 2:,} more lines, {3 * APPROVAL_MESSAGE - 160:,} characters")
+
+
+def test_one_row_cuts_a_long_title_and_keeps_the_choice_in_view():
+    title = "Allow bash: echo " + " ".join(f"arg{n}" for n in range(400))
+    dialogs = open_select(title, ["Allow once", "Reject", "Reject with a reason"])
+    dialogs.move(1)
+    shown = rows(dialogs, 80, 1)
+    assert shown[0].startswith("Allow bash: echo arg0") and shown[0].endswith("… (2/3): → Reject"), shown
+    assert rows(dialogs, 10, 2)[0] == "(2/3) → R…"  # no room for a title: the position and the choice
+    assert rows(dialogs, 19, 1) == ["Al… (2/3): → Reject"]
+
+
+def test_a_secret_fields_two_line_paste_is_one_row_and_keeps_its_line_break():
+    editor = PromptEditor(None)
+    editor.paste("sk-one\nsk-two", one_line=True)
+    assert "\n" not in editor.buffer.text and editor.text() == "sk-one\nsk-two"
+    assert editor.buffer.text == "[paste #1: 2 lines, 13 chars]"
+    editor.clear()
+    editor.paste("x" * 3000)
+    assert editor.buffer.text == "[paste #1: 1 line, 3,000 chars]"  # one line: no plural

@@ -204,7 +204,7 @@ def test_a_long_user_message_expands_with_ctrl_o_up_to_the_larger_limit():
     forty = "".join(f"line {n}\n" for n in range(40))
     assert not is_long(forty) and "not shown" not in plain_text(to_ansi([user_block(forty)], 60))
     long = forty + "line 40\n"
-    assert is_long(long) and "… 8 more characters (1 more lines) not shown (ctrl+o to expand)" in \
+    assert is_long(long) and "… 8 more characters (1 more line) not shown (ctrl+o to expand)" in \
         plain_text(to_ansi([user_block(long)], 80))
     assert "line 40" in plain_text(to_ansi([user_block(long, expanded=True)], 80))
 
@@ -305,3 +305,13 @@ def test_a_user_message_shows_its_attachments_as_lines_naming_them():
         "attached: notes.txt (2 lines)", "attached: nl\\nname.txt (1 line)", "attached: an image"])
     typed = 'a pasted <file name="x">\nnot attached\n</file>'  # no @ reference named it: text
     assert user_parts({"role": "user", "content": typed}) == (typed, [])
+
+
+def test_a_narrow_terminal_gets_blocks_at_its_own_width_and_one_more_line_is_singular():
+    from agent_forge.modes.interactive.blocks import USER_SHOWN_LINES
+
+    rows = plain_text(to_ansi([assistant_block({"role": "assistant", "content": [
+        {"type": "text", "text": "Short answer with a few words"}]}, show_thinking=False)], 10)).splitlines()
+    assert all(len(row) <= 10 for row in rows) and "answer" in " ".join(rows).split(), rows
+    shown = plain_text(to_ansi([user_block("line\n" * USER_SHOWN_LINES + "last")], 100))
+    assert "(1 more line) not shown" in " ".join(shown.split()), shown

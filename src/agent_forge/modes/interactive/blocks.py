@@ -40,7 +40,7 @@ def user_block(text: str, *, expanded: bool = False, attached: list[str] | None 
     if len(head) < len(text):
         rest = text[len(head):]
         more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
-        body.append(f"\n… {len(rest):,} more characters ({more:,} more lines) not shown"
+        body.append(f"\n… {len(rest):,} more characters ({more:,} more line{'s' if more != 1 else ''}) not shown"
                     f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
     for line in attached or []:
         body.append(f"\n{line}", style="grey50")

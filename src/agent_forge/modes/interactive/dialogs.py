@@ -236,7 +236,7 @@ class Dialogs:
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
             dialog.cut = True  # the message has no row, and the title shares one with the choice
-            return _rows([_title(dialog, matches, 1, joined=True), *(hint or [("class:dim", hints[1])])][:height],
+            return _rows([_joined_title(dialog, matches, width), *(hint or [("class:dim", hints[1])])][:height],
                          width)
         room = height - 1 - len(hint)
         message = dialog.wrapped(width)
@@ -269,11 +269,22 @@ def _message(request: dict[str, Any]) -> str:
     return call_message(request.get("toolName"), args, APPROVAL_MESSAGE)
 
 
-def _title(dialog: Dialog, matches: list[str], shown: int, *, joined: bool = False) -> tuple[str, str]:
-    """The title row: `(3/7)` when not every match is shown; `joined`: the highlighted option after it."""
+def _title(dialog: Dialog, matches: list[str], shown: int) -> tuple[str, str]:
+    """The title row: `(3/7)` when not every match is shown."""
     position = f" ({dialog.index + 1}/{len(matches)})" if matches and shown < len(matches) else ""
-    choice = f": → {clean(matches[dialog.index]) if matches else '(no match)'}" if joined else ""
-    return ("class:dialog-title", f"{dialog.title}{position}{choice}")
+    return ("class:dialog-title", f"{dialog.title}{position}")
+
+
+def _joined_title(dialog: Dialog, matches: list[str], width: int) -> tuple[str, str]:
+    """The title and the highlighted option on one row of `width` columns: `Title (2/4): → No`. The title is
+    cut, never the choice: the row must say what Enter picks; with no room for a title, `(2/4) → No` alone."""
+    position = f" ({dialog.index + 1}/{len(matches)})" if len(matches) > 1 else ""
+    choice = f"→ {clean(matches[dialog.index]) if matches else '(no match)'}"
+    suffix = f"{position}: {choice}"
+    room = width - get_cwidth(suffix)
+    if room >= 2 or (room >= 0 and get_cwidth(dialog.title) <= room):  # `T…` at least, or the whole title
+        return ("class:dialog-title", f"{fit(dialog.title, room)}{suffix}")
+    return ("class:dialog-title", f"{position.lstrip()} {choice}".lstrip())
 
 
 def wrap(text: str, width: int) -> list[tuple[str, str]]:

@@ -47,24 +47,29 @@ class PromptEditor:
         if shorter and buffer.complete_state is None and text.startswith("/") and not any(c in text for c in " \n"):
             buffer.start_completion(select_first=False)
 
-    def paste(self, data: str) -> None:
+    def paste(self, data: str, *, one_line: bool = False) -> None:
         """Insert pasted `data` at the cursor: as is when small, else as a marker (sent whole later). A pasted
         path of an image file (a file dragged onto the terminal) becomes `@path`, attached when sent. Control
-        characters but newline and tab are inserted as visible escapes (`paste.pasted_text`)."""
+        characters but newline and tab are inserted as visible escapes (`paste.pasted_text`). `one_line` (a
+        masked field): a paste with a line break is always a marker, one row of `*`s that do not show how many
+        lines the secret has; the value still holds the break (a key check refuses it)."""
         data = pasted_text(data)
+        if one_line:
+            self._insert(data, collapse="\n" in data)
+            return
         image = _image_path(data)
         if image is not None:
             self.buffer.insert_text(f"{attachment_token(str(image))} ")  # quoted when it has spaces
             return
         self._insert(data)
 
-    def _insert(self, data: str) -> None:
-        """`data` at the cursor, as a `[paste #N: ...]` marker when it is large."""
+    def _insert(self, data: str, *, collapse: bool = False) -> None:
+        """`data` at the cursor, as a `[paste #N: ...]` marker when it is large (or `collapse`)."""
         lines = line_count(data)
-        if lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
+        if not collapse and lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
             return
-        marker = f"[paste #{len(self._pastes) + 1}: {lines} lines, {len(data):,} chars]"
+        marker = f"[paste #{len(self._pastes) + 1}: {lines} line{'s' if lines != 1 else ''}, {len(data):,} chars]"
         self._pastes[marker] = data
         self.buffer.insert_text(marker)
 

@@ -70,7 +70,8 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
 
     @kb.add(Keys.BracketedPaste)
     def _paste(event: Any) -> None:
-        ui.editor.paste(event.data)
+        dialog = ui.dialogs.current
+        ui.editor.paste(event.data, one_line=bool(dialog and dialog.secret))
 
     _completion_bindings(kb, ui)
     _dialog_bindings(kb, ui)

@@ -124,11 +124,12 @@ def color_allowed() -> bool:
 
 
 def to_ansi(renderables: list[Any], width: int) -> str:
-    """`renderables` rendered for a terminal `width` columns wide (at least 20): ANSI text ending in a newline."""
+    """`renderables` rendered for a terminal `width` columns wide (at least 1): ANSI text ending in a newline.
+    The real width even when narrow: wider rows would be hard-wrapped by the terminal mid-word."""
     from rich.console import Console
 
     out = io.StringIO()
-    console = Console(file=out, force_terminal=True, width=max(width, 20), color_system="256" if color_allowed()
+    console = Console(file=out, force_terminal=True, width=max(width, 1), color_system="256" if color_allowed()
                       else None, markup=False, emoji=False, highlight=False, legacy_windows=False, no_color=None,
                       force_interactive=False, _environ={})
     for renderable in renderables:

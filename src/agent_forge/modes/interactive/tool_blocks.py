@@ -262,7 +262,7 @@ def _head(lines: list[tuple[str, str]], expanded: bool) -> list[Any]:
         return [HeadRows(lines, DIFF_LINES)]
     shown: list[Any] = [Text(row, style=style) for row, style in lines[:MAX_EXPANDED_LINES]]
     if len(lines) > MAX_EXPANDED_LINES:
-        shown.append(Text(f"… {len(lines) - MAX_EXPANDED_LINES} more lines", style="grey50"))
+        shown.append(Text(f"… {(left := len(lines) - MAX_EXPANDED_LINES)} more {_lines(left)}", style="grey50"))
     return shown
 
 
