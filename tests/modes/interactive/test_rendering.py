@@ -305,3 +305,13 @@ def test_a_user_message_shows_its_attachments_as_lines_naming_them():
         "attached: notes.txt (2 lines)", "attached: nl\\nname.txt (1 line)", "attached: an image"])
     typed = 'a pasted <file name="x">\nnot attached\n</file>'  # no @ reference named it: text
     assert user_parts({"role": "user", "content": typed}) == (typed, [])
+
+
+def test_a_failed_compaction_is_one_sentence_with_the_providers_message():
+    from agent_forge.modes.interactive.blocks import compaction_notice
+
+    failed = {"type": "compaction_end", "reason": "threshold", "result": None, "aborted": False,
+              "errorMessage": "Compaction failed: HTTP 500 from http://127.0.0.1:9/v1/chat/completions: boom"}
+    assert compaction_notice(failed).plain.endswith("compaction failed: 500 boom")
+    advice = "Context overflow persists after compaction: 400 too long Compaction keeps the latest messages"
+    assert compaction_notice({**failed, "errorMessage": advice, "unresolvedOverflow": True}).plain.endswith(advice)
