@@ -599,3 +599,25 @@ async def test_a_prompt_sent_right_after_abort_during_a_manual_compaction_is_que
     assert replies["a"]["success"] is True
     assert events[-1] == {"type": "agent_settled", "aborted": False}
     assert "queued next" in json.dumps(fake_llm.requests[-1]["body"]["messages"][-1])
+
+
+async def test_a_failing_threshold_compaction_is_not_tried_again_before_each_retry(agent_env_factory, fake_llm,
+                                                                                   tmp_path):
+    """Issues 10/12: the server fails everything; one prompt makes 1 + maxRetries summary requests and
+    1 + maxRetries model calls (it made a compaction attempt before each retry), and the error says so once."""
+    env = agent_env_factory(context_window=8000, settings={
+        "compaction": {"keepRecentTokens": 10, "reserveTokens": 2000}, "retry": {"maxRetries": 2, "baseDelayMs": 1}})
+    failing = {"status": 500, "body": {"error": {"message": "boom", "type": "api_error"}}}
+    fake_llm.set_script([{"text": "one", "usage": {"input": 500}}, *[{**failing, "match": SUMMARY}] * 3,
+                         *[failing] * 3])  # a 7th request would find the script exhausted
+    async with await start(env, tmp_path) as client:
+        await client.prompt_and_wait("first")
+        events = await client.prompt_and_wait("second " + W * 140, timeout=60)  # ~7000 tokens: over 8000 - 2000
+    later = fake_llm.requests[1:]
+    summaries = [r for r in later if SUMMARY in json.dumps(r["body"])]
+    assert (len(summaries), len(later) - len(summaries)) == (3, 3)
+    ends = [e for e in events if e["type"] == "compaction_end"]
+    assert [e["reason"] for e in ends] == ["threshold"]
+    where = f"HTTP 500 from {fake_llm.base_url_openai}/chat/completions: "
+    assert ends[0]["errorMessage"] == f"Compaction failed: {where}boom (api_error)"
+    assert [e["willRetry"] for e in events if e["type"] == "agent_end"] == [True, True, False]

@@ -233,14 +233,14 @@ async def test_permanent_and_exhausted_summarisation_failures(make_session, key)
                         FauxResponse(error="503 busy"), FauxResponse(error="503 still busy")], key)
     session, rec = make_session({"compaction": {"keepRecentTokens": 60}, "retry": {"maxRetries": 1, "baseDelayMs": 1}})
     await two_exchanges(session)
-    with pytest.raises(CommandError, match="^Summarization failed: 401 invalid x-api-key$"):
+    with pytest.raises(CommandError, match="^401 invalid x-api-key$"):
         await session.compact()
     assert not [e for e in rec.events if e["type"].startswith("summarization_retry")]
-    with pytest.raises(CommandError, match="^Summarization failed: 503 still busy$"):
+    with pytest.raises(CommandError, match="^503 still busy$"):
         await session.compact()
     assert [e["type"] for e in rec.events if e["type"].startswith("summarization_retry")] == [
         "summarization_retry_scheduled", "summarization_retry_attempt_start", "summarization_retry_finished"]
-    assert rec.of("compaction_end")[-1]["errorMessage"] == "Compaction failed: Summarization failed: 503 still busy"
+    assert rec.of("compaction_end")[-1]["errorMessage"] == "Compaction failed: 503 still busy"
     assert [e["type"] for e in session.store.entries].count("compaction") == 0
 
 

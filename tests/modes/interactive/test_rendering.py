@@ -221,7 +221,7 @@ def test_quoted_attachments_and_warnings_for_at_words_that_name_no_file(tmp_path
     text, _ = attachments("read @we ird name.txt and @missing.txt, @alice and @\"no such\"", str(tmp_path),
                           warnings.append)
     assert "spaced" not in text
-    assert warnings == [f'@we was not attached: no such file; to attach we ird name.txt, write @"we ird name.txt"',
+    assert warnings == ['@we was not attached: no such file; to attach we ird name.txt, write @"we ird name.txt"',
                         f"@missing.txt, was not attached: no such file in {tmp_path}",
                         f'@"no such" was not attached: no such file in {tmp_path}']
     editor = PromptEditor(None)
@@ -315,3 +315,13 @@ def test_a_narrow_terminal_gets_blocks_at_its_own_width_and_one_more_line_is_sin
     assert all(len(row) <= 10 for row in rows) and "answer" in " ".join(rows).split(), rows
     shown = plain_text(to_ansi([user_block("line\n" * USER_SHOWN_LINES + "last")], 100))
     assert "(1 more line) not shown" in " ".join(shown.split()), shown
+
+
+def test_a_failed_compaction_is_one_sentence_with_the_providers_message():
+    from agent_forge.modes.interactive.blocks import compaction_notice
+
+    failed = {"type": "compaction_end", "reason": "threshold", "result": None, "aborted": False,
+              "errorMessage": "Compaction failed: HTTP 500 from http://127.0.0.1:9/v1/chat/completions: boom"}
+    assert compaction_notice(failed).plain.endswith("compaction failed: 500 boom")
+    advice = "Context overflow persists after compaction: 400 too long Compaction keeps the latest messages"
+    assert compaction_notice({**failed, "errorMessage": advice, "unresolvedOverflow": True}).plain.endswith(advice)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..session.context import entry_messages
 from ..session.entries import AgentMessage, SessionEntry
-from ..errors import CommandError, SessionFileError
+from ..errors import CommandError, CompactionError, SessionFileError
 from .prompts import BRANCH_SUMMARY_SYSTEM_PROMPT, SUMMARY_PROMPT_VERSION, branch_summary_prompt
 from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, is_context_visible, keep_tail, serialize, with_file_lists
@@ -79,7 +79,8 @@ async def _summary_fields(agent: Agent, compaction: CompactionController, abando
     except asyncio.CancelledError:
         raise CommandError(ABORTED) from None
     except Exception as exc:  # CompactionError, or a provider bug: the move does not happen
-        raise CommandError(str(exc)) from None
+        detail = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
+        raise CommandError(f"Branch summary failed: {detail}") from None
 
 
 async def _summarize(compaction: CompactionController, model: dict[str, Any], messages: list[AgentMessage],

@@ -10,7 +10,8 @@ Triggers (seed 000 `compact`, `compaction_start/end`; reference `compaction.md`)
   `compaction_start` + `compaction_end{result: null, unresolvedOverflow: true, errorMessage}` (seed 003).
 
 Every attempt emits `compaction_start{reason}` then `compaction_end{reason, result, aborted, willRetry,
-errorMessage?}`. Automatic triggers are off while `enabled` is False (`set_auto_compaction`, this session only).
+errorMessage?}` (`Compaction failed: <cause>`). An automatic attempt that failed is not made again until the
+context changes (`_context_key`: a retried model call is no change). Automatic triggers are off while `enabled` is False (`set_auto_compaction`, this session only).
 The compaction runs as its own task so `abort` (and `cancel_and_wait`) stop it at once: no entry is written.
 """
 
@@ -49,12 +50,12 @@ class CompactionPlan(Protocol):
         ...
 
 ABORTED = "Compaction aborted"
+FAILED = "Compaction failed: "  # then the cause, e.g. the provider's own error text
 IN_PROGRESS = "Compaction is already in progress"
 SESSION_CHANGED = ("The session changed (new_session, switch_session, fork or clone) before the compaction could "
                    "run: nothing was compacted")
 UNRESOLVED = "Context overflow persists after compaction: "
 UNRECOVERABLE = "Context overflow cannot be resolved by compaction ({problem}): "
-_NOWHERE = object()
 
 
 @dataclass
@@ -87,7 +88,7 @@ class CompactionController:
         self._overflow_retrying = False  # the run continuing after an overflow compaction is going on
         self._unrecoverable: str | None = None  # why the overflow of the run that just ended cannot be compacted
         self._aborted = False  # an automatic compaction of the current session-level run was aborted
-        self._failed_at: object = _NOWHERE  # leaf id where an automatic compaction last failed
+        self._failed_on: tuple[int, object] | None = None  # `_context_key()` where an automatic attempt failed
         self._requests: list[tuple[str | None, str, asyncio.Future[Outcome]]] = []  # `compact` during a run
 
     @property
@@ -233,15 +234,16 @@ class CompactionController:
             self._emit({**end, "aborted": True})
             return Outcome(aborted=True)
         except Exception as exc:  # any failure is reported to the client; the session goes on
-            message = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
+            detail = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
             if reason != "manual":
-                self._failed_at = self._store().leaf_id  # no new automatic attempt until the branch grows
-            end["errorMessage"] = f"Compaction failed: {message}"
+                self._failed_on = self._context_key()  # no new automatic attempt until the context changes
+            message = f"{FAILED}{detail}"
+            end["errorMessage"] = message
             if reason == "overflow":
                 end["unresolvedOverflow"] = True
                 end["errorMessage"] += self.overflow_advice()
             self._emit(end)
-            return Outcome(error=message)
+            return Outcome(error=detail)  # the `compact` response: the cause alone (`Already compacted`)
         self._emit({**end, "result": result, "willRetry": will_retry})
         return Outcome(result=result)
 
@@ -367,14 +369,34 @@ class CompactionController:
             return str(exc)
         return None
 
+    def _context_key(self) -> tuple[int, object]:
+        """What the agent's context is now: (message count, last message object). A retried model call drops
+        its failed message (and writes a `context_edit`, so the leaf moves) yet gives back the same key; a new
+        message, a tool result or a rebuilt context gives a new one."""
+        messages = self._agent.messages
+        return len(messages), _Same(messages[-1] if messages else None)
+
     def _should_compact(self) -> bool:
         model = self._agent.model
-        if not self.enabled or model is None or self.is_compacting or self._store().leaf_id == self._failed_at:
+        if not self.enabled or model is None or self.is_compacting or self._failed_on == self._context_key():
             return False
         settings = self.settings_for(model)
         if not over_threshold(self.context_tokens(), int(model.get("contextWindow") or 0), settings.reserve_tokens):
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
+
+
+class _Same:
+    """Equal to another `_Same` holding the very same object (identity, not value: two equal messages are
+    still two messages); holding it keeps its id from being reused."""
+
+    def __init__(self, item: object):
+        self.item = item
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.item is self.item
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 async def _nothing() -> None:

@@ -45,8 +45,9 @@ class Requester:
     reason: str | None = None
 
     async def complete(self, system_prompt: str, prompt: str, max_tokens: int) -> tuple[str, dict[str, Any]]:
-        """The model's answer text and the summed usage of every attempt. Raises `CompactionError` when the
-        request fails for good (a permanent error, retries exhausted, an empty answer)."""
+        """The model's answer text and the summed usage of every attempt. Raises `CompactionError` holding the
+        last attempt's error text when the request fails for good (a permanent error, retries exhausted, an empty
+        answer); the caller adds what failed (`Compaction failed: `, `Branch summary failed: `)."""
         usage = empty_usage()
         attempt = 0
         try:
@@ -57,7 +58,7 @@ class Requester:
                     return text, usage
                 settings = self.retry()
                 if settings is None or attempt >= settings.max_retries or not is_retryable_error(error):
-                    raise CompactionError(f"Summarization failed: {error}")
+                    raise CompactionError(error)  # the provider's text: callers say what failed
                 attempt += 1
                 await self._wait(attempt, settings, error)
         finally:

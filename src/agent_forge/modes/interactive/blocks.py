@@ -192,13 +192,24 @@ def _body_message(body: str) -> str | None:
     return None
 
 
+def compaction_failure(message: str, unresolved_overflow: bool = False) -> str:
+    """`Compaction failed: <cause>` (or the bare cause) as the one-line notice `compaction failed: <summary>`."""
+    prefix = "Compaction failed: "
+    if unresolved_overflow or (message.startswith("Compaction ") and not message.startswith(prefix)):
+        return message  # an overflow's advice matters more than one line; `Compaction aborted` says it all
+    cause = message[len(prefix):] if message.startswith(prefix) else message
+    return f"compaction failed: {error_summary(cause)}"
+
+
 def compaction_notice(event: dict[str, Any]) -> Text:
-    """What a `compaction_end` event did: tokens before, or why it failed."""
+    """What a `compaction_end` event did: tokens before, or why it failed (one sentence: `compaction failed:
+    500 boom`, the provider's error as `error_summary` shows it; an unresolved overflow's advice in full)."""
     result = event.get("result")
     if event.get("aborted"):
         return notice("compaction aborted", "warning")
     if not result:
-        return notice(f"compaction failed: {event.get('errorMessage', 'unknown error')}", "error")
+        return notice(compaction_failure(str(event.get("errorMessage") or "Compaction failed: unknown error"),
+                                          bool(event.get("unresolvedOverflow"))), "error")
     before = result.get("tokensBefore")
     size = f" ({before:,} tokens before)" if isinstance(before, int) else ""
     return notice(f"context compacted ({event.get('reason', 'manual')}){size}", "success")

@@ -168,7 +168,12 @@ class Commands:
                         f"{', '.join(session.available_thinking_levels())})")
 
     async def _compact(self, argument: str) -> None:
-        await self.ui.session.compact(argument or None)  # the compaction events show start and result
+        from .blocks import compaction_failure
+
+        try:
+            await self.ui.session.compact(argument or None)  # the compaction events show start and success
+        except CommandError as exc:  # the response holds the cause alone (`Already compacted`, the provider's)
+            raise CommandError(compaction_failure(str(exc))) from None
 
     async def _copy(self, argument: str) -> None:
         from .extras import copy_last_answer
