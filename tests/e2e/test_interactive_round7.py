@@ -36,6 +36,7 @@ def test_a_ten_column_terminal_gets_blocks_ten_columns_wide(terminal, fake_llm):
     fake_llm.set_script([{"text": "Short answer with a few words"}])
     term = terminal(columns=80, rows=24)
     term.resize(10, 6)
+    term.wait_for_line("fake-model")  # the footer redrawn at 10 columns: the app has the new width
     term.type("hello")
     term.press("Enter")
     term.wait_until(lambda: "few" in term.scrollback(), "the answer")
