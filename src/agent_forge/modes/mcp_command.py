@@ -170,8 +170,8 @@ async def _connect_all(servers: list[Any]) -> list[tuple[str, ...]]:
     try:
         for connection in connections:
             connection.start()
-        await asyncio.gather(*(_first_attempt(c) for c in connections))
-        return [_row(c, _offered_count(c)) for c in connections]
+        outcomes = await asyncio.gather(*(_first_attempt(c) for c in connections))
+        return [_row(c, state, error, _offered_count(c, state)) for c, (state, error) in zip(connections, outcomes)]
     finally:  # also on Ctrl-C (asyncio.run cancels this task): no server outlives the listing
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
 
@@ -182,22 +182,26 @@ a loaded machine; a listing that waited only the timeout showed `not ready` with
 its own first attempt by then (its timeout, a failure), so this bound is a safety net, never the usual wait."""
 
 
-async def _first_attempt(connection: Any) -> None:
+async def _first_attempt(connection: Any) -> tuple[str, str | None]:
+    """(state, error) of `connection` as its first attempt ended: what the listing shows, even when a restart
+    has begun since (a server that failed at once is `starting` again a second later, while a slower one is
+    still being waited for)."""
     if connection.config.enabled:
         bound = connection.config.startup_timeout_s + SDK_IMPORT_ALLOWANCE_S
         try:
             await asyncio.wait_for(connection.first_attempt.wait(), bound)
         except asyncio.TimeoutError:
             pass
+    return connection.state, connection.error
 
 
-def _offered_count(connection: Any) -> int:
+def _offered_count(connection: Any, state: str) -> int:
     """How many of a connected server's tools a session would offer (`vetting.offered_tools`); the
     problems of the others (and of the tools its listing had that were repaired or taken out) are said on
     stderr as `Warning: ...`, as a session says them."""
     from ..coding.mcp.vetting import offered_tools
 
-    if connection.state != "connected":
+    if state != "connected":
         return 0
     tools, notices = offered_tools(connection.name, connection.tools, connection.config.admits)
     for notice in list(connection.listing_notices) + notices:
@@ -205,12 +209,12 @@ def _offered_count(connection: Any) -> int:
     return len(tools)
 
 
-def _row(connection: Any, offered: int) -> tuple[str, ...]:
+def _row(connection: Any, state: str, error: str | None, offered: int) -> tuple[str, ...]:
     config = connection.config
-    state = connection.state if connection.state != "starting" else "not ready"
+    state = state if state != "starting" else "not ready"
     from ..coding.mcp.errors import without_restart_delay
 
-    error = without_restart_delay(connection.error or "")  # a connected one's: what it did wrong
+    error = without_restart_delay(error or "")  # a connected one's: what it did wrong
     count = str(offered) if state == "connected" else "-"
     return config.name, config.scope, config.transport, state, count, error
 
