@@ -156,12 +156,14 @@ def test_a_plugin_leaves_the_first_answer_to_the_session(tmp_path, agent_env, pr
     assert not early and replies[0]["success"] is True
 
 
-def test_mcp_servers_leave_the_first_answer_to_the_session(tmp_path, agent_env, project):
-    """Their servers start with the session before any line comes (a client may wait for them first)."""
+def test_with_mcp_servers_a_get_state_written_at_spawn_is_still_answered_early(tmp_path, agent_env, project):
+    """Issue 13: one stdio server configured keeps spawn -> first get_state near the unconfigured figure. The
+    line is there when the prelude is made (written before the process starts reading); a client that waits for
+    the servers before writing is not waited for (tests/e2e/test_mcp*.py)."""
     server = {"command": sys.executable, "args": [str(Path(__file__).parents[1] / "support" / "mcp_server.py")]}
     (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_text(json.dumps({"mcpServers": {"one": server}}))
     replies, early = run_agent(tmp_path, agent_env, project, get_state(1) + get_state(2), "--no-session")
-    assert not early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]
+    assert early and [r["id"] for r in replies] == [1, 2] and replies[0]["data"] == replies[1]["data"]
 
 
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])

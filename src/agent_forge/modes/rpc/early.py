@@ -9,8 +9,10 @@ on. Anything else first (another command, a line that is not JSON, end of input,
 
 The prelude cannot answer, and the server does, when what the session does after it may change the state: a
 plugin to load (its setup and `session_start` may set the model, the name, ...), `--name`, user bash results
-or queued messages a killed run left pending, an `mcp.json` (its servers start with the session, before any
-command: a client may wait for them before writing).
+or queued messages a killed run left pending. With an `mcp.json` (servers start with the session, and a client
+may wait for them before it writes) the first line is not waited for: answered early only when it is already
+there once the prelude is made (a client that writes at spawn), else the session starts at once (its servers
+change no `get_state` field).
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO
     options = replace(prelude.options, prelude=prelude)
     if not _answerable(prelude, args):
         return EarlyStart(options)
+    if _starts_servers(prelude) and not _input_waiting(stdin):
+        return EarlyStart(options)  # its MCP servers start with the session: a client may wait for them first
     signals.check()
     return EarlyStart(options, rest=_answer_first_line(prelude, args, stdin, stdout, signals))
 
@@ -96,11 +100,26 @@ def _answerable(prelude: SessionPrelude, args: Any) -> bool:
         return False
     if pending_queue(store.entries, store.session_id):  # queued again when the session is built: get_state counts them
         return False
-    if not options.no_mcp and _mcp_files(options.cwd, prelude.agent_dir, policy is not None and policy.code_allowed):
-        return False  # its servers start with the session, at once: a client may wait for them before writing
     found = plugin_sources(options.cwd, prelude.agent_dir, prelude.settings, policy, list(args.plugin or []),
                            not args.no_plugins)
     return not found.sources
+
+
+def _starts_servers(prelude: SessionPrelude) -> bool:
+    """Whether the session starts MCP servers (an `mcp.json` it reads; `--no-mcp` aside)."""
+    policy = prelude.policy
+    return not prelude.options.no_mcp and _mcp_files(prelude.options.cwd, prelude.agent_dir,
+                                                     policy is not None and policy.code_allowed)
+
+
+def _input_waiting(stdin: BinaryIO) -> bool:
+    """Whether `stdin` has input (or its end) to read now: a client that wrote its first line at spawn."""
+    import select
+
+    try:
+        return bool(select.select([stdin], [], [], 0)[0])
+    except (OSError, ValueError):  # not selectable: the server reads it
+        return False
 
 
 def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
