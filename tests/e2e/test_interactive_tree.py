@@ -128,8 +128,15 @@ def test_a_five_thousand_entry_session_at_forty_columns(terminal, agent_env, tmp
     assert all("question" in row for row in tree_rows(screen)), screen
     term.press("Up")
     term.resize(40, 7)  # a short terminal: the tree scrolls in the rows left, the selection in view
-    term.wait_until(lambda: "↑↓" not in term.screen() and "→ " in term.screen(), "the tree to fit 7 rows")
-    chosen = [row for row in term.screen().split("\n") if row.startswith("→ ")]
+    seen: list[str] = []
+
+    def fitted() -> bool:  # one capture per check: a second one can be a frame still being drawn
+        screen = term.screen()
+        seen[:] = [row for row in screen.split("\n") if row.startswith("→ ")]
+        return bool(seen) and "↑↓" not in screen
+
+    term.wait_until(fitted, "the tree to fit 7 rows")
+    chosen = seen
     assert len(chosen) == 1 and "branch" in chosen[0] and len(chosen[0].rstrip()) <= 40, term.screen()
     assert opened < 5, opened  # about 0.1 s on the 2-core machine; tmux polling included
 
