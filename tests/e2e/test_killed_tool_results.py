@@ -15,8 +15,10 @@ from agent_forge.modes.rpc.client import RpcClient
 
 pytestmark = pytest.mark.real_process  # kill -9 needs the agent as a process
 
-WAITS = "while [ ! -e go ]; do sleep 0.05; done; echo slow"  # ends once the sibling call made `go`
-QUICK = "touch go; echo quick"
+WAITS = ("while [ ! -e go ]; do sleep 0.05; done; while kill -0 $(cat go) 2>/dev/null; do sleep 0.05; done; "
+         "echo slow")  # ends once the sibling call's shell has exited (`go` holds its pid): under load, one
+# that only waited for `go` could end before the sibling's shell did (fresh-clone CI)
+QUICK = "echo quick; echo $$ > go.tmp; mv go.tmp go"
 
 
 def two_calls(first: str) -> dict:
