@@ -67,14 +67,16 @@ class _Changes:
 
 
 class TmuxTerminal:
-    """`agent-forge *args` in a `columns` x `rows` tmux pane, with `env` and `cwd`."""
+    """`agent-forge *args` in a `columns` x `rows` tmux pane, with `env` and `cwd`; `prefix` runs it through
+    another program first (`slow_link.py`)."""
 
-    def __init__(self, env: dict[str, str], cwd: Path, *args: str, columns: int = 100, rows: int = 30):
+    def __init__(self, env: dict[str, str], cwd: Path, *args: str, columns: int = 100, rows: int = 30,
+                 prefix: tuple[str, ...] = ()):
         self.socket = f"af-test-{uuid.uuid4().hex[:12]}"
         script = Path(env["TMPDIR"]) / f"{self.socket}.sh"
         exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items()
                           if name.isidentifier())
-        command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "agent_forge", *args])
+        command = " ".join(shlex.quote(part) for part in [*prefix, sys.executable, "-m", "agent_forge", *args])
         script.write_text(f"{exports}export TERM=xterm-256color\ncd {shlex.quote(str(cwd))}\n{command}\n"
                           f"echo __EXIT=$?\nexec sleep 3600\n")
         self._tmux("new-session", "-d", "-s", "t", "-x", str(columns), "-y", str(rows), f"bash {script}")

@@ -24,6 +24,7 @@ from typing import Any, Callable
 from prompt_toolkit.application import Application
 
 from .above import write_above, write_above_now
+from .cpr import InOrderRenderer
 
 REDRAW_DELAY_S = 0.15
 """A width change redraws the conversation once no further resize came for this long (a drag sends many)."""
@@ -115,13 +116,20 @@ class WidthRedraw:
 class InlineApplication(Application):  # type: ignore[type-arg]
     """An `Application` whose resize erases the live region as the terminal re-wrapped it and, when the width
     changed, calls `on_width_change` (module docstring); and that calls `on_shrink` instead of a drawing that
-    would leave blank rows under the live region after it had scrolled the screen (`blank_rows`)."""
+    would leave blank rows under the live region after it had scrolled the screen (`blank_rows`); its renderer
+    ignores stale cursor position reports (`cpr.py`)."""
 
     on_width_change: Callable[[], None] | None = None
     on_shrink: Callable[[], None] | None = None
     natural_height: Callable[[], int] | None = None  # the rows the live region's content takes now
     dialog_open: Callable[[], bool] = staticmethod(lambda: False)  # type: ignore[assignment]
     _dialog_drawn = False  # the last drawing showed a dialog
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.renderer = InOrderRenderer(self._merged_style, self.output, full_screen=self.full_screen,
+                                        mouse_support=self.mouse_support,
+                                        cpr_not_supported_callback=self.cpr_not_supported_callback)
 
     def catch_up_resize(self) -> bool:
         """Handle a size change the renderer has not seen yet as `_on_resize` does; True when there was one.
