@@ -21,7 +21,7 @@ def renderer(kind: type[Renderer]) -> tuple[Renderer, io.StringIO]:
     return made, sink
 
 
-def test_an_answer_to_a_question_asked_before_a_reset_is_ignored():
+async def test_an_answer_to_a_question_asked_before_a_reset_is_ignored():  # (futures need a loop)
     plain, _ = renderer(Renderer)
     ours, sink = renderer(InOrderRenderer)
     for made in (plain, ours):
@@ -36,7 +36,7 @@ def test_an_answer_to_a_question_asked_before_a_reset_is_ignored():
     assert ours._min_available_height == 30 - 13 + 1 and not ours.waiting_for_cpr
 
 
-def test_answers_in_order_without_a_reset_are_taken():
+async def test_answers_in_order_without_a_reset_are_taken():
     ours, _ = renderer(InOrderRenderer)
     ours.request_absolute_cursor_position()
     ours.report_absolute_cursor_row(5)
