@@ -13,9 +13,11 @@ import pytest
 
 from support.acp_client import AcpClient
 from support.acp_schema import SchemaObserver
+from support.lazy_import import lazy_module, skip_unless_installed
 
-acp = pytest.importorskip("acp")
-from acp import schema  # noqa: E402
+pytestmark = skip_unless_installed("acp")
+acp = lazy_module("acp")  # imported when a test runs, not at collection (support/lazy_import.py)
+schema = lazy_module("acp.schema")
 
 
 class RecordingClient:
@@ -31,7 +33,9 @@ class RecordingClient:
         return schema.RequestPermissionResponse(
             outcome=schema.AllowedOutcome(outcome="selected", option_id=options[0].option_id))
 
-    def texts(self, session_id: str, kind: type = schema.AgentMessageChunk) -> list[str]:
+    def texts(self, session_id: str, kind: type | None = None) -> list[str]:
+        """Texts of this session's updates of `kind` (default: the agent's message chunks)."""
+        kind = kind or schema.AgentMessageChunk
         return [u.content.text for s, u in self.updates if s == session_id and isinstance(u, kind)]
 
     def forget(self) -> None:

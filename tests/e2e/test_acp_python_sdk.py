@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-acp = pytest.importorskip("acp")
-from acp import schema  # noqa: E402
+from support.lazy_import import lazy_module, skip_unless_installed
 
-pytestmark = pytest.mark.real_process
+pytestmark = [pytest.mark.real_process, skip_unless_installed("acp")]
+acp = lazy_module("acp")  # imported when a test runs, not at collection (support/lazy_import.py)
+schema = lazy_module("acp.schema")
 
 MCP_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")  # answers as the SDK's server
 
