@@ -31,7 +31,6 @@ from ...ai.registry import known_apis
 from ...ai.types import Model
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
-from ..json_locate import dotted
 from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, field_problem
 
@@ -163,7 +162,7 @@ class _Loader:
     def _error(self, where: Where, message: str, key: str | None = None) -> None:
         """Record a problem as `<path>:<line>: <where>: <message>`; the line is that of `key` inside `where`
         (of `where` itself without a key)."""
-        from ..json_locate import locate  # only when there is something to report
+        from ..json_locate import dotted, locate  # only when there is something to report
 
         if len(self.config.errors) >= MAX_REPORTED_PROBLEMS:
             self.unlisted += 1
