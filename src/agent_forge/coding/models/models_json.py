@@ -118,6 +118,16 @@ def merge(base: object, over: V) -> V:
     return copy.deepcopy(over)
 
 
+def _json_copy(value: V) -> V:
+    """A copy of JSON-shaped `value` (dicts, lists, scalars; no object held twice), as `copy.deepcopy` makes it
+    but about 3x faster: every start copies the whole built-in catalogue."""
+    if isinstance(value, dict):
+        return {key: _json_copy(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, list):
+        return [_json_copy(item) for item in value]  # type: ignore[return-value]
+    return value
+
+
 class _Loader:
     """One read of `models.json` into a `ModelsConfig` (the file's text kept to locate problems)."""
 
@@ -125,7 +135,7 @@ class _Loader:
         self.path = path
         self.text = ""
         self.unlisted = 0  # problems past MAX_REPORTED_PROBLEMS, counted only
-        self.config = ModelsConfig(copy.deepcopy(BUILTIN_MODELS))
+        self.config = ModelsConfig(_json_copy(BUILTIN_MODELS))
 
     def load(self) -> ModelsConfig:
         for provider_id, entry in self._read().items():
