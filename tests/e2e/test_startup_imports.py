@@ -75,8 +75,8 @@ session, its tools, resources and compaction, the RPC server, the plugin loader;
 (`cli_fast.py` parses the spawn line), the approval flags' module, what only a configuration file's problem
 (`json_locate`) or a damaged session file (`session.damage`) needs."""
 
-OWN_BUDGET = 73
-"""Modules of ours imported when the first `get_state` is written (73 after issue 15's start-up work): a new one
+OWN_BUDGET = 71
+"""Modules of ours imported when the first `get_state` is written (71 after issue 15's start-up work): a new one
 on that path is a cost every spawn pays; raise the budget only for one the first response needs."""
 
 
