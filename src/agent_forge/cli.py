@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from .cli_loop import leave_stuck_threads, run_loop
-from .cli_parser import parse_command_line
+from .cli_fast import parse_command_line
 from .cli_usage import USAGE_EXIT, misplaced_command, stray_json, usage_problem
 from .coding.paths import MissingDirectory, working_directory
 from .modes.early_input import StoppedEarly
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 

@@ -6,9 +6,12 @@ exit code of argparse's own usage errors), rather than silently ignored or repor
 
 from __future__ import annotations
 
-import argparse
 import os
 import stat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import argparse
 
 USAGE_EXIT = 2
 

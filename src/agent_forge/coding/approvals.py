@@ -63,10 +63,11 @@ WRAPPERS = frozenset({
     "watch", "strace", "ltrace", "script", "taskset", "chrt", "systemd-run", "firejail", "fakeroot", "xvfb-run",
     "caffeinate", "unbuffer", "expect", "ssh", "docker", "podman", "kubectl", "npx", "uvx", "pipx", "bunx"})
 """First words that run another command (or code) given as their arguments: "always" is never offered."""
-_INTERPRETER = re.compile(r"(python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|luajit|tclsh|wish|osascript|"
-                          r"pwsh|powershell|awk|gawk|mawk|nawk|sed|R|Rscript|julia|groovy|scala|java|jshell|"
-                          r"erl|elixir|iex|ghc|runghc|guile|racket|sbcl|clisp|swift|kotlin)[0-9.]*(\.exe)?")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_INTERPRETER = (r"(python|pypy|node|nodejs|deno|bun|perl|ruby|php|lua|luajit|tclsh|wish|osascript|"
+                r"pwsh|powershell|awk|gawk|mawk|nawk|sed|R|Rscript|julia|groovy|scala|java|jshell|"
+                r"erl|elixir|iex|ghc|runghc|guile|racket|sbcl|clisp|swift|kotlin)[0-9.]*(\.exe)?")
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
+# Patterns, compiled (and cached by `re`) at their first use: start-up imports this module for its names.
 
 
 class ApprovalRequest(TypedDict):
@@ -168,9 +169,9 @@ def runs_others(words: list[str]) -> bool:
     name), an interpreter followed by an option (`python -c`, `node -e`, `perl -e`, `awk -f`), or a leading
     variable assignment (`FOO=1 bash ...`)."""
     program = os.path.basename(words[0])
-    if program in WRAPPERS or _ASSIGNMENT.match(words[0]):
+    if program in WRAPPERS or re.match(_ASSIGNMENT, words[0]):
         return True
-    return bool(_INTERPRETER.fullmatch(program)) and (len(words) < 2 or words[1].startswith("-"))
+    return bool(re.fullmatch(_INTERPRETER, program)) and (len(words) < 2 or words[1].startswith("-"))
 
 
 def is_read_only(tool: object) -> bool:

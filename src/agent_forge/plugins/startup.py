@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
@@ -12,6 +11,8 @@ from ..coding.config_values import is_number
 from ..coding.paths import working_directory
 
 if TYPE_CHECKING:  # discovery is imported with the first session, not with the flags (ACP start-up budget)
+    import argparse
+
     from ..coding.agent_session import AgentSession
     from ..coding.resources.trust import ProjectPolicy
     from .discovery import Discovery, PluginObject
@@ -20,6 +21,8 @@ if TYPE_CHECKING:  # discovery is imported with the first session, not with the 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    import argparse  # only when the full parser is built (`cli_fast`)
+
     """The plugin and project-trust flags (`docs/plugins.md`)."""
     group = parser.add_argument_group("plugins and project trust")
     group.add_argument("-e", "--plugin", "--extension", action="append", default=[], metavar="PATH|MODULE",

@@ -133,3 +133,18 @@ def test_thousands_of_bad_models_are_listed_a_hundred_then_counted(tmp_path):
     assert errors[99].startswith(f'{path}:{line_of(path, "-1", 99)}: providers.loc.models[99]: "contextWindow"')
     assert errors[100] == (f"{path}: 4900 more problems not listed (each skips or corrects what it names, as those "
                            "above do)")
+
+
+def test_the_builtin_catalogue_copy_is_equal_and_shares_nothing():
+    """`models_json._json_copy` (the start-up copy of the catalogue) is what `copy.deepcopy` gives."""
+    import copy
+
+    from agent_forge.ai.catalogue import BUILTIN_MODELS
+    from agent_forge.coding.models.models_json import _json_copy
+
+    copied = _json_copy(BUILTIN_MODELS)
+    assert copied == copy.deepcopy(BUILTIN_MODELS)
+    originals = {id(value) for model in BUILTIN_MODELS for value in [model, *model.values()]
+                 if isinstance(value, (dict, list))}
+    assert not originals & {id(value) for model in copied for value in [model, *model.values()]
+                            if isinstance(value, (dict, list))}

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ...ai.types import THINKING_LEVELS, Model
 from ..errors import CommandError
-from ..events import ContextWindowChanged
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -170,6 +169,8 @@ class ModelControl:
         """`context_window_changed` (seed 003) when the active budget is no longer `previous`."""
         tokens = int(active["contextWindow"])
         if tokens != previous:
+            from ..events import ContextWindowChanged  # the event table: not needed before a tree move
+
             self._emit(ContextWindowChanged(type="context_window_changed", contextWindow=tokens,
                                             previousContextWindow=previous, provider=active["provider"],
                                             modelId=active["id"]))

@@ -20,14 +20,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...ai import json_wire
 from .context import Checked, SessionContext, build_context, open_context, unusable_entries
 from .appends import EntryAppends
 from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_entry_id, uuid4
 from ..errors import SessionFileError, SessionLockError
-from .damage import SessionWarning, load_warnings
 from .fit import fit_line, report
 from .reading import encode_line, read_session
 from .listing import (
@@ -41,6 +40,9 @@ from .listing import (
 )
 from .lock import LOCK_SUFFIX, SessionLock
 from .writer import SessionWriter, SessionWriteState, lock_session_id
+
+if TYPE_CHECKING:
+    from .damage import SessionWarning
 
 __all__ = [
     "SessionContext", "SessionFileError", "SessionInfo", "SessionLockError", "SessionStore", "SessionWriteState",
@@ -168,6 +170,8 @@ class SessionStore(EntryAppends):
         else:
             store._checked = {}  # the first build_context uses these checks instead of making them again
             unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked, parsed.checks)
+        from .damage import load_warnings  # only a file read from disk can be damaged
+
         store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
