@@ -15,6 +15,9 @@ import json
 import sys
 from typing import Any, Callable
 
+POLL_S = 0.05
+"""The longest `wait_for` goes without checking its condition."""
+
 try:
     from support.acp_schema import check
 except ImportError:  # run from tests/support itself
@@ -128,13 +131,17 @@ class AcpClient:
                 and (kind is None or m["params"]["update"].get("sessionUpdate") == kind)]
 
     async def wait_for(self, predicate: Callable[[], Any], timeout: float = 20) -> Any:
-        """Wait until `predicate()` is truthy (checked after every received message); its value."""
+        """Wait until `predicate()` is truthy (checked after every received message, and at the latest every
+        `POLL_S`: a condition on the fake model or a file changes no message); its value."""
         async def loop() -> Any:
             while not (value := predicate()):
                 self._changed.clear()
                 if self._reader.done():
                     raise AssertionError("the agent closed its output")
-                await self._changed.wait()
+                try:
+                    await asyncio.wait_for(self._changed.wait(), POLL_S)
+                except TimeoutError:
+                    pass
             return value
 
         return await asyncio.wait_for(loop(), timeout)
