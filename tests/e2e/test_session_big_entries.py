@@ -5,6 +5,12 @@ came before, and the session goes on."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from agent_forge.coding.session.file_lines import MAX_LINE_BYTES
@@ -50,6 +56,9 @@ async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_s
     assert roles(live) == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
     [ended] = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "toolResult"]
     assert ended == live[2]  # the event tells what the file holds
+    [told] = [e["result"] for e in events if e["type"] == "tool_execution_end"]
+    assert told["content"] == live[2]["content"]  # the live event too, not the 70 MiB the tool returned
+    assert max(len(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode()) for e in events) <= MAX_LINE_BYTES
     [result] = live[2]["content"]
     assert result["text"].startswith("x" * MiB) and result["text"].endswith(
         "more characters left out: a session entry holds at most 64 MiB]")
@@ -59,6 +68,35 @@ async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_s
         resumed = await messages_of(again)
     assert b"Warning" not in again.stderr
     assert resumed == live  # the live agent holds what the file holds: the same shrunk result
+
+
+async def test_json_mode_events_carry_the_shrunk_tool_result_the_file_holds(agent_env_factory, fake_llm, tmp_path):
+    agent_env = agent_env_factory(settings={"compaction": {"enabled": False}})
+    plugin = tmp_path / "huge.py"
+    plugin.write_text(HUGE_TOOL)
+    fake_llm.set_script([{"tool_calls": [{"id": "call_h", "name": "huge", "arguments": {}}]},
+                         {"text": "the tool answered"}])
+    out = tmp_path / "events.jsonl"
+    with open(out, "wb") as stdout:  # a file, not a pipe held in memory: the stream is a few hundred MB
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "agent_forge", "--mode", "json", "-e", str(plugin), "call huge"],
+                              cwd=tmp_path, env=agent_env, stdout=stdout, stderr=subprocess.PIPE, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    told, ended, longest = [], [], 0
+    with open(out, "rb") as lines:
+        for line in lines:
+            longest = max(longest, len(line.rstrip(b"\n")))
+            if b'"type":"tool_execution_end"' in line[:200] or b'"role":"toolResult"' in line[:300]:
+                event = json.loads(line)
+                if event["type"] == "tool_execution_end":
+                    told.append(event["result"]["content"])
+                elif event["type"] == "message_end":
+                    ended.append(event["message"])
+    assert longest <= MAX_LINE_BYTES
+    [path] = (Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl")
+    async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as again:
+        saved = (await messages_of(again))[2]
+    assert saved["content"][0]["text"].endswith("more characters left out: a session entry holds at most 64 MiB]")
+    assert told == [saved["content"]] and ended == [saved]
 
 
 TEXT = {"text": "a" * (9 * MiB), "text_deltas": 9}

@@ -406,11 +406,14 @@ class _ToolRun:
         self.ended = True
         # Frozen here: an abort arriving after this call finished must not rewrite what the client was told.
         self.final = self._final()
-        result, is_error = self.final
+        message = self.message()
         if self.on_result is not None:
-            self.on_result(self.message())
+            self.on_result(message)
+        # From the message, not `final`: the owner may have shrunk it in place to fit the session file, and the
+        # event must carry what the file and the agent hold (never a 70 MB line the file does not have).
         self.emit(ToolExecutionEnd(type="tool_execution_end", toolCallId=self.call["id"], toolName=self.call["name"],
-                                   result=_result_dict(result), isError=is_error))
+                                   result=_result_dict(ToolResult(message["content"], message.get("details"))),
+                                   isError=message["isError"]))
 
     def message(self) -> ToolResultMessage:
         """The stored result: exactly what `tool_execution_end` reported (the loop emits it first); one dict,
