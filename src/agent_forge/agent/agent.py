@@ -78,8 +78,9 @@ class Agent:
         self.will_retry: Callable[[list[AgentMessage]], bool] = lambda new_messages: False
         """Set by the owner (the session's auto-retry): decides `agent_end.willRetry` (see LoopConfig)."""
         self.before_tool_call: BeforeToolCall | None = None
-        self.before_turn: Callable[[], Awaitable[None]] | None = None
-        """Set by the owner (compaction): awaited before each turn's model call (see LoopConfig)."""
+        self.before_turn: Callable[[list[AgentMessage]], Awaitable[None]] | None = None
+        """Set by the owner (compaction): awaited before each turn's model call, with the messages the turn is
+        about to add (see LoopConfig)."""
         self.on_tool_result: Callable[[ToolResultMessage], None] | None = None
         """Set by the owner (the session file): gets each call's result as the call finishes (see LoopConfig)."""
         self.missing_tool: Callable[[str], str | None] = lambda name: None

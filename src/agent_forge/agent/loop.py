@@ -93,9 +93,10 @@ class LoopConfig:
     will_retry: Callable[[list[dict[str, Any]]], bool] = lambda new_messages: False
     """Asked with the run's new messages just before `agent_end`: will the owner retry this run?"""
     before_tool_call: BeforeToolCall | None = None
-    before_turn: Callable[[], Awaitable[None]] | None = None
-    """Awaited before each turn (the first one included) as an abortable step: the owner's upkeep of the context
-    it is about to send (compaction). It must swallow its own cancellation, as every step does."""
+    before_turn: Callable[[list[dict[str, Any]]], Awaitable[None]] | None = None
+    """Awaited before each turn (the first one included) as an abortable step, with the messages the turn is about
+    to add (the prompt and steering delivered with it; [] between the turns of a tool loop): the owner's upkeep of
+    the context it is about to send (compaction). It must swallow its own cancellation, as every step does."""
     missing_tool: Callable[[str], str | None] = lambda name: None
     """Why the model's call of a tool that is not in `tools()` finds none (an MCP server restarting), as the
     call's error; None: `Tool <name> not found`."""
@@ -147,16 +148,16 @@ class TurnLoop:
         # message steered while idle rides with the prompt that starts the run, after it).
         pending: list[dict[str, Any]] | None = [*prompts, *([] if repeat else self.config.take_steering())]
         while pending is not None:
-            await self._before_turn()
+            await self._before_turn(pending)
             if self.state.aborted and not pending:
                 break  # aborted during the upkeep between turns: nothing new to record
             has_tool_calls = await self._turn(pending)
             pending = self._next_messages(has_tool_calls)
 
-    async def _before_turn(self) -> None:
+    async def _before_turn(self, pending: list[dict[str, Any]]) -> None:
         if self.config.before_turn is None or self.state.aborted:
             return
-        await self._step(self.config.before_turn())
+        await self._step(self.config.before_turn(pending))
 
     def _next_messages(self, has_tool_calls: bool) -> list[dict[str, Any]] | None:
         """Messages that open the next turn ([] when only tool results are pending), or None to stop. A failed

@@ -113,10 +113,12 @@ class CompactionController:
         self._overflow_pending = self._unrecoverable is None
         return self._overflow_pending
 
-    async def before_turn(self) -> None:
-        """Agent-loop hook, before each turn's model call: compact when over the threshold. Runs as an abortable
-        loop step; an abort ends here with `compaction_end{aborted: true}` and the loop stops the run."""
-        if not self._should_compact():
+    async def before_turn(self, pending: list[AgentMessage]) -> None:
+        """Agent-loop hook, before each turn's model call: compact when the context with `pending` (the messages
+        the turn is about to add: a prompt, steering delivered with it, their images) is over the threshold, so a
+        big prompt on a nearly full context compacts first instead of overflowing. Runs as an abortable loop
+        step; an abort ends here with `compaction_end{aborted: true}` and the loop stops the run."""
+        if not self._should_compact(estimate_messages(pending)):
             return
         try:
             await self._run("threshold")
@@ -376,12 +378,15 @@ class CompactionController:
         messages = self._agent.messages
         return len(messages), _Same(messages[-1] if messages else None)
 
-    def _should_compact(self) -> bool:
+    def _should_compact(self, coming: int = 0) -> bool:
+        """Over the threshold with `coming` more tokens (messages not in the context yet) and something to
+        compact?"""
         model = self._agent.model
         if not self.enabled or model is None or self.is_compacting or self._failed_on == self._context_key():
             return False
         settings = self.settings_for(model)
-        if not over_threshold(self.context_tokens(), int(model.get("contextWindow") or 0), settings.reserve_tokens):
+        tokens = self.context_tokens() + coming
+        if not over_threshold(tokens, int(model.get("contextWindow") or 0), settings.reserve_tokens):
             return False
         return self._plan_problem() is None  # nothing to compact yet: no attempt, no events
 
