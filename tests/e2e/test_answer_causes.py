@@ -120,10 +120,11 @@ def test_a_retry_after_beyond_the_cap_fails_at_once_quoting_the_wait(agent_env, 
                              "(the server asks to retry in 86400 s)\n").encode()  # the API's message, not its JSON
 
 
-def test_a_retry_after_within_the_cap_is_waited_for(agent_env, fake_llm, tmp_path):
+def test_a_retry_after_within_the_cap_is_waited_for(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})  # the wait is the server's 0.1 s, not 2 s
     fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}},
                           "headers": {"Retry-After": "0.1"}}, {"text": "fine"}])
-    result = run(agent_env, tmp_path, "-p", "hi")
+    result = run(env, tmp_path, "-p", "hi")
     assert result.returncode == 0 and result.stdout == b"fine\n" and len(fake_llm.requests) == 2
 
 

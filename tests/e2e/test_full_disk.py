@@ -19,6 +19,13 @@ pytestmark = pytest.mark.real_process  # a full disk ends a real process (exit c
 BIG = 100_000  # characters of one answer: five fill the 512 KB disk
 
 
+@pytest.fixture
+def agent_env(agent_env):
+    """The agent retries a failed session write every 100 ms (`AGENT_FORGE_WRITE_RETRY_MS`), not every 2 s: the
+    tests that free the disk wait for that retry."""
+    return {**agent_env, "AGENT_FORGE_WRITE_RETRY_MS": "100"}
+
+
 def big_answers(count: int) -> list[dict]:
     return [{"text": f"answer {i} " + "x" * BIG, "text_deltas": 4} for i in range(count)]
 

@@ -187,7 +187,10 @@ async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endle
     server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
     try:
         port = await _listening(port_file, socket)
-        write_mcp(agent_env, {name: {"url": f"http://127.0.0.1:{port}/{name}", "startupTimeoutMs": 3000}
+        # `stray` never answers: its timeout is what the test waits for, so it is short; the others fail on
+        # their answer (64 MiB for `huge`) long before theirs
+        write_mcp(agent_env, {name: {"url": f"http://127.0.0.1:{port}/{name}",
+                                     "startupTimeoutMs": 1000 if name == "stray" else 30000}
                               for name in ("html", "garbage", "stray", "huge")})
         listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
                                 capture_output=True, text=True, timeout=60)
@@ -197,6 +200,6 @@ async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endle
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
     assert "failed" in rows["html"] and "Unexpected content type: text/html" in rows["html"]
     assert "failed" in rows["garbage"] and "Failed to parse JSON response" in rows["garbage"]
-    assert "failed" in rows["stray"] and "no answer to initialize within 3 s" in rows["stray"]  # its answer: ignored
+    assert "failed" in rows["stray"] and "no answer to initialize within 1 s" in rows["stray"]  # its answer: ignored
     assert "failed" in rows["huge"] and "the server's answer is longer than 64 MiB" in rows["huge"]
     assert f"(http://127.0.0.1:{port}/huge)" in rows["huge"] and "Traceback" not in listed.stderr

@@ -110,9 +110,15 @@ def evil(tmp_path):
     return str(path)
 
 
-def env_with(agent_env_factory, handler_timeout_ms=None, grace_ms=None):
-    """The agent's env: `pluginHandlerTimeoutMs` and the cancellation grace (`AGENT_FORGE_CANCEL_GRACE_MS`, 1 s
-    unless given) as asked."""
+GRACE_MS = 200
+"""The cancellation grace these agents get (`AGENT_FORGE_CANCEL_GRACE_MS`) unless a test asks for the agent's
+own 1 s: plugin code that ignores its cancellation is waited out once or twice per test (abort, exit), and the
+1 s default cost the two files ~25 s of waiting."""
+
+
+def env_with(agent_env_factory, handler_timeout_ms=None, grace_ms: int | None = GRACE_MS):
+    """The agent's env: `pluginHandlerTimeoutMs` as asked and the cancellation grace (`AGENT_FORGE_CANCEL_GRACE_MS`):
+    `grace_ms`, or with None the agent's default (1 s)."""
     settings = {} if handler_timeout_ms is None else {"pluginHandlerTimeoutMs": handler_timeout_ms}
     extra = {} if grace_ms is None else {"AGENT_FORGE_CANCEL_GRACE_MS": str(grace_ms)}
     return agent_env_factory(settings=settings, extra_env=extra)
@@ -387,7 +393,7 @@ def test_piped_text_follows_a_prompt_template_and_precedes_plain_text(agent_env,
 @pytest.mark.parametrize("end", ["sigterm", "eof"])
 async def test_a_command_ignoring_cancellation_still_gets_its_closing_agent_settled(agent_env_factory, tmp_path,
                                                                                     evil, end):
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=200), tmp_path, evil)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, evil)
     assert (await client.send({"type": "prompt", "message": "/stubborn"}))["success"] is True
     if end == "sigterm":
         client.process.send_signal(signal.SIGTERM)

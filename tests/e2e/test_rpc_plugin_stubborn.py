@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from .test_rpc_plugin_hangs import env_with, exit_code, start
+from .test_rpc_plugin_hangs import GRACE_MS, env_with, exit_code, start
 
 pytestmark = pytest.mark.real_process  # the process must exit at stdin EOF: only a real one shows it
 
@@ -58,11 +58,6 @@ STUBBORN = textwrap.dedent('''
 ''')
 
 
-GRACE_MS = 200
-"""The cancellation grace of these agents (`AGENT_FORGE_CANCEL_GRACE_MS`; one test keeps the default 1 s): each
-test waits it out once or twice."""
-
-
 @pytest.fixture
 def stubborn(tmp_path):
     path = tmp_path / "stubborn.py"
@@ -89,7 +84,7 @@ async def finish(client) -> None:
 async def test_a_run_handler_ignoring_its_timeout_is_given_up_and_the_run_goes_on(agent_env_factory, fake_llm,
                                                                                   tmp_path, stubborn):
     fake_llm.set_script([{"text": "went on"}])
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     events = await client.prompt_and_wait("please stuck-run", timeout=20)
     await finish(client)
     assert [e["type"] for e in events].count("agent_start") == 1 and len(fake_llm.requests) == 1
@@ -100,7 +95,7 @@ async def test_an_input_handler_ignoring_its_timeout_is_given_up_and_the_prompt_
                                                                                          fake_llm, tmp_path,
                                                                                          stubborn):
     fake_llm.set_script([{"text": "went on"}])
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     reply = await client.send({"type": "prompt", "message": "stuck-input"}, timeout=20)
     await client.wait_for("agent_settled", timeout=20)
     await finish(client)
@@ -112,7 +107,7 @@ async def test_a_tool_call_handler_ignoring_its_timeout_blocks_the_call_and_the_
                                                                                             stubborn):
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo stuck"}}]},
                          {"text": "done"}])
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     events = await client.prompt_and_wait("go", timeout=20)
     await finish(client)
     end = next(e for e in events if e["type"] == "tool_execution_end")
@@ -122,7 +117,7 @@ async def test_a_tool_call_handler_ignoring_its_timeout_blocks_the_call_and_the_
 
 async def test_a_veto_handler_ignoring_its_timeout_is_given_up_and_the_change_answered(agent_env_factory, tmp_path,
                                                                                        stubborn):
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     reply = await client.send({"type": "new_session"}, timeout=20)
     await finish(client)
     assert reply["success"] is True and reply["data"] == {"cancelled": False}
@@ -133,7 +128,7 @@ async def test_a_veto_handler_ignoring_its_timeout_is_given_up_and_the_change_an
 async def test_abort_and_eof_give_up_a_plugin_tool_ignoring_its_cancellation(agent_env_factory, fake_llm,
                                                                              tmp_path, stubborn, hang):
     fake_llm.set_script([{"tool_calls": [{"name": "stuck", "arguments": {}}]}, {"text": "unused"}])
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=300, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=300), tmp_path, stubborn)
     await client.send({"type": "prompt", "message": "call it"})
     await client.wait_for("tool_execution_update", timeout=20)  # inside `execute`
     if hang == "abort":
@@ -164,7 +159,7 @@ async def test_a_command_ignoring_abort_settles_its_prompt_before_abort_is_answe
 async def test_abort_gives_up_a_hook_ignoring_its_cancellation(agent_env_factory, fake_llm, tmp_path, stubborn,
                                                                message):
     """The round-5 input: a stubborn `before_run` (or `input`) handler, a long limit, then `abort`, then EOF."""
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, stubborn)
     pending = client.send_nowait({"type": "prompt", "message": message})
     notified = await client.wait_for("extension_ui_request", timeout=10)  # the handler runs now
     assert notified[-1]["message"].startswith("entered ")
@@ -185,7 +180,7 @@ async def test_an_abort_right_behind_the_prompt_never_waits_for_the_stubborn_hoo
                                                                                  tmp_path, stubborn):
     """`prompt` and `abort` in one write: the abort can come before the run's pre-run waits begin (it once
     found nothing to cancel, and the stubborn `before_run` then held the run for its whole 120 s limit)."""
-    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000, grace_ms=GRACE_MS), tmp_path, stubborn)
+    client = await start(env_with(agent_env_factory, handler_timeout_ms=120000), tmp_path, stubborn)
     started = 0
     for _ in range(3):
         pending = client.send_nowait({"type": "prompt", "message": "please stuck-run"})
@@ -243,17 +238,20 @@ async def run_and_abort(client, fake_llm, case: str) -> dict:
 @pytest.mark.parametrize("case", ["nap", "block", "block-run"])
 async def test_blocked_sync_plugin_code_is_reported_before_its_run_settles(agent_env_factory, fake_llm, tmp_path,
                                                                            case):
-    """Synchronous plugin code cannot see its cancellation: a worker thread still running 1 s after `abort` is
-    reported as ignoring it, and (as for async code) before the run settles, so a client that reads events
-    up to `agent_settled` (or up to the `abort` response) has the report. The client then closes stdin."""
+    """Synchronous plugin code cannot see its cancellation: a worker thread still running its grace after `abort`
+    is reported as ignoring it, and (as for async code) before the run settles, so a client that reads events
+    up to `agent_settled` (or up to the `abort` response) has the report. The client then closes stdin. The
+    `block` case keeps the agent's default grace (1 s), the others the tests' shorter one."""
     path = tmp_path / "blocking.py"
     path.write_text(BLOCKING)
-    client = await start(env_with(agent_env_factory), tmp_path, str(path))
+    grace = "1 s" if case == "block" else f"{GRACE_MS / 1000:g} s"
+    client = await start(env_with(agent_env_factory, grace_ms=None if case == "block" else GRACE_MS), tmp_path,
+                         str(path))
     aborted = await run_and_abort(client, fake_llm, case)
     await finish(client)
     kinds = [(r.get("type"), r.get("id")) for r in client.records]
     event = {"nap": "tool:nap", "block": "command:block", "block-run": "before_run"}[case]
-    assert any(name == event and "ignored its cancellation for 1 s" in e for name, e in errors(client))
+    assert any(name == event and f"ignored its cancellation for {grace}" in e for name, e in errors(client))
     report = kinds.index(("extension_error", None))
     assert report < kinds.index(("agent_settled", None)) < kinds.index(("response", aborted["id"]))
     if case == "nap":

@@ -50,11 +50,12 @@ def test_a_key_quoted_back_by_the_server_is_masked_everywhere(agent_env, fake_ll
     assert b"Incorrect API key provided: ***." in saved and b"Incorrect API key provided: ***." in result.stdout
 
 
-def test_a_retried_error_quoting_the_key_is_masked_in_the_retry_events(agent_env, fake_llm, tmp_path):
-    configure(agent_env, "models.json")
+def test_a_retried_error_quoting_the_key_is_masked_in_the_retry_events(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})  # not the default 2 s wait
+    configure(env, "models.json")
     fake_llm.set_script([{"status": 503, "body": {"error": {"message": f"bad upstream key {SECRET}"}}},
                          {"text": "fine"}])
-    result = run(agent_env, tmp_path, "--no-session", "--mode", "json", "-p", "hi")
+    result = run(env, tmp_path, "--no-session", "--mode", "json", "-p", "hi")
     assert result.returncode == 0, result.stderr
     assert SECRET.encode() not in result.stdout + result.stderr
     assert b"bad upstream key ***" in result.stdout

@@ -7,6 +7,7 @@ reports it reaches a listener, so a client that saw `message_end` can trust the 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -18,9 +19,15 @@ from .session.store import SessionStore
 if TYPE_CHECKING:
     from pathlib import Path
 
-WRITE_RETRY_S = 2.0
+def _write_retry_s() -> float:
+    """`AGENT_FORGE_WRITE_RETRY_MS` in seconds (a non-negative integer; tests shorten the wait), else 2.0."""
+    raw = os.environ.get("AGENT_FORGE_WRITE_RETRY_MS", "")
+    return int(raw) / 1000 if raw.isdigit() else 2.0
+
+
+WRITE_RETRY_S = _write_retry_s()
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
-so a freed disk is noticed while the session is idle."""
+so a freed disk is noticed while the session is idle: 2 s, or `AGENT_FORGE_WRITE_RETRY_MS`, read at start-up."""
 
 
 class Persistence:
