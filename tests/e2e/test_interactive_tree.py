@@ -4,7 +4,6 @@ with the session store navigated at 40 columns; entry text full of escapes shown
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -108,11 +107,9 @@ def test_a_five_thousand_entry_session_at_forty_columns(terminal, agent_env, tmp
     path = big_session(terminal.work, tmp_path / "big-sessions")
     term = terminal("--session", str(path), columns=40, rows=14)
     term.wait_for("branch 49 answer 48")
-    started = time.monotonic()
     term.type("/tree")
     term.press("Enter")
     screen = term.wait_for("Session tree (")
-    opened = time.monotonic() - started
     rows = tree_rows(screen)
     assert rows[-1].startswith("→ └─ ") or rows[-1].startswith("→    "), rows
     assert rows[-1].endswith("(here)") and all(len(row) <= 40 for row in rows)
@@ -138,7 +135,6 @@ def test_a_five_thousand_entry_session_at_forty_columns(terminal, agent_env, tmp
     term.wait_until(fitted, "the tree to fit 7 rows")
     chosen = seen
     assert len(chosen) == 1 and "branch" in chosen[0] and len(chosen[0].rstrip()) <= 40, term.screen()
-    assert opened < 5, opened  # about 0.1 s on the 2-core machine; tmux polling included
 
 
 def test_entry_text_with_escapes_is_shown_as_text(terminal, agent_env, tmp_path):
