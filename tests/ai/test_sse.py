@@ -151,3 +151,43 @@ def test_the_real_limits_are_16_and_32_mib():
     from agent_forge.ai import sse
 
     assert (sse.MAX_LINE_CHARS, sse.MAX_EVENT_CHARS) == (16 * 1024 * 1024, 32 * 1024 * 1024)
+
+
+# Blocks a model server sends (one `data: ` line each) mixed with every other shape, so a whole body read at
+# once takes the batch path for some blocks and the line-by-line path for the rest.
+_block = st.one_of(
+    _text.map(lambda t: f"data: {t}\n\n"), _text.map(lambda t: f"data:{t}\n\n"),
+    _text.map(lambda t: f"event: delta\ndata: {t}\n\n"), _text.map(lambda t: f"id: {t}\ndata: x\n\n"),
+    st.sampled_from(["\n", "\n\n", ": ping\n\n", "data: a\ndata: b\n\n", "data: cr\r\n\r\n", "data: open\n"]),
+)
+
+
+async def _events_or_error(parts: list[bytes], **limits: int) -> tuple[list[SSEEvent], str | None]:
+    from agent_forge.ai.errors import StreamLimitError
+
+    seen: list[SSEEvent] = []
+    try:
+        async for event in iter_sse(_chunks(parts), **limits):
+            seen.append(event)
+    except StreamLimitError as exc:
+        return seen, str(exc)
+    return seen, None
+
+
+@settings(max_examples=300, deadline=None)
+@given(blocks=st.lists(_block, max_size=8), limit=st.integers(min_value=4, max_value=30))
+def test_a_body_read_at_once_gives_what_it_gives_a_byte_at_a_time(blocks, limit):
+    # A byte a chunk never holds a whole block, so it goes line by line: the reference for the batch path,
+    # limits (the line's and the event's, which the batch path must leave to `line` to raise) included.
+    body = "".join(blocks).encode()
+    for limits in ({}, {"max_line": limit}, {"max_event": limit}):
+        whole = asyncio.run(_events_or_error([body], **limits))
+        bytewise = asyncio.run(_events_or_error([body[i:i + 1] for i in range(len(body))], **limits))
+        assert whole == bytewise
+
+
+async def test_a_long_data_line_in_one_read_still_raises():
+    seen, error = await _events_or_error([b"data: ok\n\ndata: " + b"x" * 7 + b"\n\n"], max_line=12)
+    assert seen == [SSEEvent("message", "ok")] and error is not None and "longer than 12" in error
+    seen, error = await _events_or_error([b"data: ok\n\ndata: xxxxxxx\n\n"], max_event=7)
+    assert seen == [SSEEvent("message", "ok")] and error is not None and "larger than 7" in error

@@ -58,6 +58,11 @@ class _LineSplitter:
         self._max_line = max_line
         self._skip_lf = False  # a chunk ended in CR: an LF starting the next chunk ends the same line
 
+    @property
+    def clean(self) -> bool:
+        """Nothing left open by earlier chunks: the next chunk starts on a line of its own."""
+        return not self._partial and not self._skip_lf
+
     def feed(self, text: str) -> Iterator[str]:
         """Complete lines of `text` (after what earlier calls left open); raises `StreamLimitError` for a
         line over the limit, as soon as its first part over the limit arrives."""
@@ -120,6 +125,27 @@ class _EventBuilder:
                                    "(the limit for one event); the response was abandoned")
         self._data.append(value)
 
+    @property
+    def idle(self) -> bool:
+        """No field seen since the last dispatch (what `blocks` needs to bypass `line`)."""
+        return not self._data and not self._event
+
+    def blocks(self, text: str, max_line: int) -> tuple[list[SSEEvent], str]:
+        """Events of the leading blocks of `text` that are one `data: ` line each (what model servers send),
+        built without going line by line; the rest of `text` (from the first other block) for `line`. Only
+        while `idle` and `text` is clean (no CR, starts on a line), so the events are those `line` would make."""
+        events: list[SSEEvent] = []
+        blocks = text.split("\n\n")
+        last = len(blocks) - 1  # the piece after the last blank line: not a complete block
+        for i in range(last):
+            block = blocks[i]
+            # a line over `max_line` or data over `max_event` (its "\n" counted) goes `line`'s way, to raise
+            size = len(block)
+            if not block.startswith("data: ") or "\n" in block or size > max_line or size - 5 > self._max_event:
+                return events, "\n\n".join(blocks[i:])
+            events.append(SSEEvent("message", block[6:], self._last_id))
+        return events, blocks[last]
+
     def _dispatch(self) -> SSEEvent | None:
         data, event = self._data, self._event
         self._data, self._event, self._data_len = [], "", 0
@@ -149,6 +175,10 @@ async def iter_sse(chunks: AsyncIterable[bytes], *, max_line: int = MAX_LINE_CHA
         if at_start and text:
             at_start = False
             text = text.removeprefix("\ufeff")
+        if lines.clean and builder.idle and "\r" not in text:
+            events, text = builder.blocks(text, max_line)
+            for event in events:
+                yield event
         for line in lines.feed(text):
             event = builder.line(line)
             if event is not None:
