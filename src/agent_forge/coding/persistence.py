@@ -7,25 +7,19 @@ reports it reaches a listener, so a client that saw `message_end` can trust the 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
+from .env_waits import wait_from_env
 from .session.store import SessionStore
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-def _write_retry_s() -> float:
-    """`AGENT_FORGE_WRITE_RETRY_MS` in seconds (a non-negative integer; tests shorten the wait), else 2.0."""
-    raw = os.environ.get("AGENT_FORGE_WRITE_RETRY_MS", "")
-    return int(raw) / 1000 if raw.isdigit() else 2.0
-
-
-WRITE_RETRY_S = _write_retry_s()
+WRITE_RETRY_S = wait_from_env("AGENT_FORGE_WRITE_RETRY_MS", 2.0)
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
 so a freed disk is noticed while the session is idle: 2 s, or `AGENT_FORGE_WRITE_RETRY_MS`, read at start-up."""
 

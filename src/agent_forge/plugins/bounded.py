@@ -16,22 +16,16 @@ tool's `tool_execution_end`, a command's `agent_settled`).
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Awaitable, Callable, TypeVar
 
+from ..coding.env_waits import wait_from_env
 from .isolation import spawn_contained
 from .threads import live_threads
 
 _T = TypeVar("_T")
 
 
-def _cancel_grace_s() -> float:
-    """`AGENT_FORGE_CANCEL_GRACE_MS` in seconds (a non-negative integer; tests shorten the wait), else 1.0."""
-    raw = os.environ.get("AGENT_FORGE_CANCEL_GRACE_MS", "")
-    return int(raw) / 1000 if raw.isdigit() else 1.0
-
-
-CANCEL_GRACE_S = _cancel_grace_s()
+CANCEL_GRACE_S = wait_from_env("AGENT_FORGE_CANCEL_GRACE_MS", 1.0)
 """Seconds cancelled plugin code gets to end (clean up after `CancelledError`) before the agent goes on, and
 tasks still running at exit get (`cli_loop`): 1 s, or `AGENT_FORGE_CANCEL_GRACE_MS`, read at start-up."""
 

@@ -7,13 +7,10 @@ import os
 import signal
 import time
 
-def _kill_grace_s() -> float:
-    """`AGENT_FORGE_KILL_GRACE_MS` in seconds (a non-negative integer; tests shorten the wait), else 2.0."""
-    raw = os.environ.get("AGENT_FORGE_KILL_GRACE_MS", "")
-    return int(raw) / 1000 if raw.isdigit() else 2.0
+from ..env_waits import wait_from_env
 
 
-KILL_GRACE_S = _kill_grace_s()
+KILL_GRACE_S = wait_from_env("AGENT_FORGE_KILL_GRACE_MS", 2.0)
 """How long processes get to exit after SIGTERM before SIGKILL: 2 s, or `AGENT_FORGE_KILL_GRACE_MS`, read at
 start-up."""
 KILL_WAIT_S = 2.0
