@@ -247,3 +247,31 @@ def _peak_kib(status_path: str) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM in " + status_path)
+
+
+def test_the_stdout_pipe_is_widened_for_long_answers(agent_env, tmp_path):
+    """A multi-MB answer crosses a 1 MiB pipe in a few wake-ups of the client (`stdout_guard.widen_pipe`; the
+    default is 64 KiB); the pipe is the client's too, so its size is read here. A file or a terminal as stdout
+    is left as it is: see `test_widen_pipe_leaves_what_is_no_pipe`."""
+    import fcntl
+    import subprocess
+    import sys
+
+    from agent_forge.modes.stdout_guard import PIPE_BYTES
+
+    getter = getattr(fcntl, "F_GETPIPE_SZ", None)
+    if getter is None:
+        pytest.skip("no F_GETPIPE_SZ on this system")
+    with open("/proc/sys/fs/pipe-max-size") as limit:
+        if int(limit.read()) < PIPE_BYTES:
+            pytest.skip("pipe-max-size is below 1 MiB here")
+    proc = subprocess.Popen([sys.executable, "-m", "agent_forge", "--mode", "rpc", "--no-session"], cwd=tmp_path,
+                            env=agent_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(b'{"type":"get_state"}\n')
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["success"] is True
+        assert fcntl.fcntl(proc.stdout.fileno(), getter) == PIPE_BYTES
+    finally:
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0

@@ -63,3 +63,21 @@ async def test_a_reader_gone_away_is_no_error(monkeypatch):
     burst.write(b"a\n")
     await asyncio.sleep(0)
     assert len(gone) == 1
+
+
+def test_widen_pipe_leaves_what_is_no_pipe(tmp_path):
+    """A file (or a terminal) as stdout keeps working: the failed request is ignored, the bytes still go out."""
+    import os
+
+    from agent_forge.modes.stdout_guard import widen_pipe
+
+    path = tmp_path / "out"
+    with open(path, "wb") as out:
+        widen_pipe(out.fileno())
+        out.write(b"kept\n")
+    assert path.read_bytes() == b"kept\n"
+    fd = os.open(os.devnull, os.O_WRONLY)
+    try:
+        widen_pipe(fd)  # a device: ignored too
+    finally:
+        os.close(fd)

@@ -47,3 +47,48 @@ def test_list_json_of_values_nested_deeper_than_the_encoders_go():
 
 def test_empty_list():
     assert list_json([]) == b"[]"
+
+
+@pytest.mark.parametrize("source", [b'[1,"caf\xc3\xa9"]', '[1,"caf\u00e9"]'])
+def test_raw_json_and_bad_values_are_written_alike_by_both_backends(monkeypatch, source):
+    """The fast backend embeds verbatim texts as orjson fragments, the stdlib through placeholders: one output."""
+    record = {"type": "response", "id": framing.BadValue("big number", "123456789012345678901234567890"),
+              "data": {"messages": RawJson(source), "rest": ["x", float("inf"), {1, 2}]}}
+    outputs = []
+    for backend in ("orjson", "stdlib"):
+        json_wire.set_backend(backend)
+        try:
+            outputs.append(framing.encode(record))
+        finally:
+            json_wire.set_backend("auto")
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == (b'{"type":"response","id":123456789012345678901234567890,'
+                          b'"data":{"messages":[1,"caf\xc3\xa9"],"rest":["x",null,[1,2]]}}\n')
+
+
+def test_a_record_the_fast_backend_declines_is_written_the_stdlib_way():
+    json_wire.set_backend("orjson")
+    try:
+        line = framing.encode({"text": "lone \ud83d surrogate", "big": 1 << 70, "raw": RawJson(b"[]")})
+    finally:
+        json_wire.set_backend("auto")
+    assert line == ('{"text":"lone \ufffd surrogate","big":%d,"raw":[]}\n' % (1 << 70)).encode()
+
+
+def test_a_list_is_encoded_whole_or_by_batches_alike(monkeypatch):
+    """One fast call for a list up to `WHOLE` items; batches past it, or when one item is declined (a lone
+    surrogate): the same text either way."""
+    from agent_forge.modes.rpc import raw_json
+
+    items = [{"n": i, "t": f"caf\u00e9 {i}"} for i in range(BATCH + 5)]
+    json_wire.set_backend("orjson")
+    try:
+        whole = list_json(items)
+        monkeypatch.setattr(raw_json, "WHOLE", 4)
+        assert list_json(items) == whole
+        monkeypatch.setattr(raw_json, "WHOLE", 20_000)
+        declined = list_json([*items, "lone \ud83d"])
+    finally:
+        json_wire.set_backend("auto")
+    assert whole == json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode()
+    assert declined == whole[:-1] + ',"lone \ufffd"]'.encode()

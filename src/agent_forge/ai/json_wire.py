@@ -243,6 +243,27 @@ def encode(value: object, *, default: Callable[[object], object] | None = None) 
     return encode_utf8(dumps(value, default=default))
 
 
+def fast_encode(value: object, *, default: Callable[[object], object] | None = None,
+                newline: bool = False) -> bytes | None:
+    """`encode(value)` (`+ b"\n"` with `newline`, in the same buffer: a multi-MB record is not copied to add it)
+    made by the fast backend, or None when the backend is off or declines `value` (the caller then encodes it
+    the stdlib's way: `dumps`). `default` may return `fragment`s: JSON text written as it is."""
+    fast = _fast()
+    if fast is None:
+        return None
+    option = _orjson_options(fast) | (fast.OPT_APPEND_NEWLINE if newline else 0)
+    try:
+        return fast.dumps(value, default=default, option=option)
+    except fast.JSONEncodeError:
+        return None
+
+
+def fragment(source: bytes) -> Any:
+    """JSON text (UTF-8) that `fast_encode` writes as it is where its `default` returns this. Only for
+    `default`s the fast backend calls: the stdlib cannot encode one."""
+    return _backend.Fragment(source)
+
+
 def _orjson_options(fast: Any) -> int:
     global _ORJSON_OPTIONS
     if not _ORJSON_OPTIONS:

@@ -41,10 +41,30 @@ def claim_stdout() -> BinaryIO:
         sys.stdout.flush()
         fd = os.dup(1)
         os.dup2(2, 1)
+        widen_pipe(fd)
         _claimed = open(fd, "wb", buffering=1 << 16, closefd=True)
         sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=True)
     return _claimed
+
+
+PIPE_BYTES = 1 << 20
+"""What a protocol pipe is asked to hold (1 MiB, Linux's default `pipe-max-size`; 64 KiB is the default size): a
+multi-MB answer (`get_messages` of a long session) then crosses in a few wake-ups of the client, not dozens."""
+
+
+def widen_pipe(fd: int) -> None:
+    """Ask for a `PIPE_BYTES` buffer on `fd` when it is a pipe (Linux `F_SETPIPE_SZ`); anything else (not a
+    pipe, another system, a limit lowered by the administrator) keeps the buffer as it is."""
+    import fcntl
+
+    setter = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setter is None:
+        return
+    try:
+        fcntl.fcntl(fd, setter, PIPE_BYTES)
+    except OSError:  # EBADF/EINVAL: not a pipe; EPERM: over the limit for this user
+        pass
 
 
 def claim_stdin() -> BinaryIO:

@@ -92,10 +92,13 @@ def encode(obj: Any) -> bytes:
     """One output record. Lone surrogates become U+FFFD (`json_wire.encode_utf8`), so the output stays valid
     UTF-8 and strict JSON parsers accept it; a BadValue (an echoed request `id`) is written as
     the JSON text the client sent."""
+    line = json_wire.fast_encode(obj, default=_fragment_or_plain, newline=True)
+    if line is not None:
+        return line
     verbatim: list[str | bytes] = []
     default = functools.partial(_plain, verbatim)
-    try:
-        data = json_wire.encode(obj, default=default)
+    try:  # the stdlib's way: what the fast backend declined (or the backend is off)
+        data = json_wire.encode_utf8(json_wire.dumps(obj, default=default))
     except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
         from .deep_json import dumps
 
@@ -104,6 +107,15 @@ def encode(obj: Any) -> bytes:
         text = source if isinstance(source, bytes) else json_wire.encode_utf8(source)
         data = data.replace(json_wire.encode(_placeholder(index)), text, 1)
     return data + b"\n"
+
+
+def _fragment_or_plain(value: Any) -> Any:
+    """`_plain` for the fast backend: a BadValue's or RawJson's text goes in as it is (no placeholder to replace
+    afterwards: a long `get_entries` answer is not copied again)."""
+    if isinstance(value, (BadValue, RawJson)):
+        source = value.source
+        return json_wire.fragment(source if isinstance(source, bytes) else json_wire.encode_utf8(source))
+    return _plain([], value)
 
 
 def _plain(verbatim: list[str | bytes], value: Any) -> Any:
