@@ -10,7 +10,11 @@ from typing import Any
 def run_loop(main: Any) -> int:
     """`asyncio.run(main)`, except at the end: tasks still running (plugin code that ignores its
     cancellation) are cancelled and get `CANCEL_GRACE_S` (1 s, or `AGENT_FORGE_CANCEL_GRACE_MS`), then are
-    abandoned, where `asyncio.run` would wait for them for ever and the process would never exit."""
+    abandoned, where `asyncio.run` would wait for them for ever and the process would never exit. The loop
+    comes without OpenSSL until something needs it (`lazy_ssl.py`)."""
+    from .lazy_ssl import defer_ssl
+
+    defer_ssl()
     import asyncio
 
     from .plugins.bounded import CANCEL_GRACE_S

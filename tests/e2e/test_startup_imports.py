@@ -13,7 +13,8 @@ FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolki
              "orjson",  # imported after start-up's first records (ai/json_wire.py): it costs more than it saves there
              "tempfile", "shutil", "bz2", "lzma",  # the HTML export needs them, the first response does not
              "hashlib",  # only a version-1 session's migration and a cwd too deep for a file name need it
-             "difflib")  # the edit tool's diff: imported by the first edit
+             "difflib",  # the edit tool's diff: imported by the first edit
+             "ssl", "_ssl")  # OpenSSL (~6 MB resident): mapped by the first HTTPS request (lazy_ssl.py)
 FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls", "agent_forge.coding.compaction.branch",
                  "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts",
                  "agent_forge.plugins.loader", "agent_forge.coding.tools.edit_apply",
