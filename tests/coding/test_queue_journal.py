@@ -145,3 +145,14 @@ def test_a_value_json_cannot_hold_is_made_safe_in_the_message_and_its_entry_alik
     assert entry["data"]["message"] == message
     store.append_message(message)
     assert pending_queue(store.entries, store.session_id) == []
+
+
+def test_holds_custom_type_finds_the_type_anywhere_and_nothing_else():
+    from agent_forge.coding.session.entries import QUEUE_PENDING, USER_BASH_PENDING, holds_custom_type
+
+    plain = [{"type": "message", "id": str(i)} for i in range(1000)]
+    others = [{"type": "custom", "customType": USER_BASH_PENDING}, {"type": "custom", "customType": 7},
+              {"type": "custom", "customType": None}, {"type": "custom_message", "customType": QUEUE_PENDING + "x"}]
+    assert not holds_custom_type(plain + others, QUEUE_PENDING)
+    assert holds_custom_type(plain + others + [{"type": "custom", "customType": QUEUE_PENDING}], QUEUE_PENDING)
+    assert holds_custom_type(others, USER_BASH_PENDING) and not holds_custom_type([], USER_BASH_PENDING)

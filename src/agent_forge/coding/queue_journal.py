@@ -28,7 +28,7 @@ import copy
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .message_persist import save_json_safe
-from .session.entries import QUEUE_PENDING, QUEUE_SETTLED
+from .session.entries import QUEUE_PENDING, QUEUE_SETTLED, holds_custom_type
 from .session.shapes import context_message
 
 if TYPE_CHECKING:
@@ -112,10 +112,12 @@ class QueueJournal:
         self._ids = [(message, entry_id) for message, entry_id in self._ids if id(message) in queued]
 
 
-def pending_queue(entries: Iterable[Any], session_id: str) -> list[tuple[str, str, AgentMessage]]:
+def pending_queue(entries: list[Any], session_id: str) -> list[tuple[str, str, AgentMessage]]:
     """`(entry id, kind, message)` of the `QUEUE_PENDING` entries of `entries` (a file's, in append order) that were
     written for `session_id` and that neither a `QUEUE_SETTLED` entry names nor an equal `message` entry follows, in
     order. Pending entries whose data is unusable (a hand edit) are left alone."""
+    if not holds_custom_type(entries, QUEUE_PENDING):  # the usual file: one quick pass, not a walk of each entry
+        return []
     waiting: dict[str, tuple[str, AgentMessage]] = {}
     for entry in entries:
         kind = entry.get("type")

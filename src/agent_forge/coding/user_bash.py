@@ -24,7 +24,7 @@ from typing import Any, Callable, NotRequired, TYPE_CHECKING, TypedDict
 from ..agent.loop import now_ms
 from .errors import CommandError
 from .message_persist import persist_message
-from .session.entries import USER_BASH_PENDING
+from .session.entries import USER_BASH_PENDING, holds_custom_type
 from .session.shapes import context_message
 from .tools.shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 
@@ -158,6 +158,8 @@ def pending_messages(branch: list[Any]) -> list[BashExecutionMessage]:
     """The messages of the `USER_BASH_PENDING` entries of `branch` (entries root → leaf) that no equal
     `bashExecution` message entry follows, in order. Pending entries whose message is unusable (a hand edit)
     are left alone."""
+    if not holds_custom_type(branch, USER_BASH_PENDING):  # the usual branch: one quick pass
+        return []
     waiting: list[Any] = []
     for entry in branch:
         kind = entry.get("type")

@@ -92,11 +92,11 @@ def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO
 def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     """Whether nothing the session does after the prelude can change its `get_state` (see the module doc)."""
     from ...coding.queue_journal import pending_queue
-    from ...coding.session.entries import USER_BASH_PENDING
+    from ...coding.session.entries import USER_BASH_PENDING, holds_custom_type
     from ...plugins.startup import plugin_sources
 
     options, policy, store = prelude.options, prelude.policy, prelude.store
-    if options.name is not None or any(entry.get("customType") == USER_BASH_PENDING for entry in store.branch()):
+    if options.name is not None or holds_custom_type(store.branch(), USER_BASH_PENDING):
         return False
     if pending_queue(store.entries, store.session_id):  # queued again when the session is built: get_state counts them
         return False
