@@ -121,3 +121,22 @@ def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
     assert json.loads(proc.stdout.splitlines()[0])["success"] is True
     enabled, frozen = json.loads(out.read_text())
     assert enabled is True and frozen > 1000
+
+
+def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
+    """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(tmp_path, tmp_path / "sessions")
+    store.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    store.close()
+    out = tmp_path / "modules.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", FIRST_WRITE_CHILD, str(out), "--session", str(store.path)],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    state = json.loads(proc.stdout.splitlines()[0])["data"]
+    assert state["messageCount"] == 1 and "sessionWarnings" not in state
+    modules = set(json.loads(out.read_text()))
+    assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules

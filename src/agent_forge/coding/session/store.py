@@ -170,9 +170,10 @@ class SessionStore(EntryAppends):
         else:
             store._checked = {}  # the first build_context uses these checks instead of making them again
             unusable = unusable_entries(parsed.entries, parsed.entry_lines, store._checked, parsed.checks)
-        from .damage import load_warnings  # only a file read from disk can be damaged
+        if parsed.skipped_lines or unusable or parsed.broken_links or parsed.torn_line is not None:
+            from .damage import load_warnings  # only a damaged file needs the words for it
 
-        store.load_warnings = load_warnings(file_path, parsed, unusable)
+            store.load_warnings = load_warnings(file_path, parsed, unusable)
         return store
 
     @classmethod
