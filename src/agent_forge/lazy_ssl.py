@@ -80,12 +80,18 @@ def _give_asyncio_ssl(ssl: ModuleType) -> None:
 
 
 _FINDER = _SslFinder()
+_CHECKED_UP_TO = (3, 14)
+"""The first Python version whose asyncio was not checked against `_ASYNCIO_SSL_USERS`: there `ssl` is imported
+with asyncio, as without this module."""
 
 
 def defer_ssl() -> None:
-    """Install the finder, unless `ssl` or `asyncio` is already imported (nothing to gain), it is installed, or
-    the interpreter cannot name an importer (no `sys._getframe`)."""
+    """Install the finder, unless `ssl` or `asyncio` is already imported (nothing to gain), it is installed, the
+    interpreter cannot name an importer (no `sys._getframe`) or is newer than the asyncio this was checked
+    against (`_CHECKED_UP_TO`)."""
     if "ssl" in sys.modules or "asyncio" in sys.modules or _FINDER in sys.meta_path or not hasattr(sys, "_getframe"):
+        return
+    if sys.version_info >= _CHECKED_UP_TO:  # asyncio's use of `ssl` was read for these versions only
         return
     sys.meta_path.insert(0, _FINDER)
 

@@ -14,7 +14,8 @@ FORBIDDEN = ("anthropic", "openai", "google", "pydantic", "rich", "prompt_toolki
              "tempfile", "shutil", "bz2", "lzma",  # the HTML export needs them, the first response does not
              "hashlib",  # only a version-1 session's migration and a cwd too deep for a file name need it
              "difflib",  # the edit tool's diff: imported by the first edit
-             "ssl", "_ssl")  # OpenSSL (~6 MB resident): mapped by the first HTTPS request (lazy_ssl.py)
+             ) + (("ssl", "_ssl") if sys.version_info < (3, 14) else ())  # OpenSSL (~6 MB resident): mapped by
+# the first HTTPS request (lazy_ssl.py, which checked asyncio's use of it up to 3.13)
 FORBIDDEN_OWN = ("agent_forge.coding.export_html", "agent_forge.ai.tls", "agent_forge.coding.compaction.branch",
                  "agent_forge.coding.compaction.transcript", "agent_forge.coding.compaction.prompts",
                  "agent_forge.plugins.loader", "agent_forge.coding.tools.edit_apply",
