@@ -38,10 +38,13 @@ class Persistence:
         self._early: list[dict[str, Any]] = []  # results saved as their call finished, before their message_end
 
     def persist_early(self, message: dict[str, Any]) -> None:
-        """Append a finished tool call's result now, before its `tool_execution_end` (the loop's
-        `on_tool_result`): a kill -9 while sibling calls still run must not lose what the client was told. Its
-        `message_end`, later, then writes nothing. The file holds a batch's results in completion order;
-        `session/context.py` puts them back in call order."""
+        """Append `message` now, before its events, once (a second call for the same dict writes nothing): a
+        finished tool call's result before its `tool_execution_end` (the loop's `on_tool_result`), since a kill
+        -9 while sibling calls still run must not lose what the client was told; a user or custom message
+        before its `message_start`. Its `message_end`, later, then writes nothing. The file holds a batch's
+        results in completion order; `session/context.py` puts them back in call order."""
+        if any(early is message for early in self._early):
+            return
         self.persist(message)
         self._early.append(message)
 
