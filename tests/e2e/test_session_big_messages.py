@@ -115,3 +115,29 @@ async def test_json_mode_events_carry_the_shrunk_plugin_context_the_file_holds(a
         saved = (await messages_of(again))[1]
     assert text_of(saved).endswith(NOTE)
     assert [(e["type"], e["message"]) for e in told] == [("message_start", saved), ("message_end", saved)]
+
+
+STREAMING_TOOL = '''
+def setup(plugin):
+    @plugin.tool("stream", description="Streams 80 MiB of progress", read_only=True)
+    def stream(args, ctx):
+        ctx.update("p" * (80 << 20))
+        return "streamed"
+'''
+
+
+async def test_a_tools_huge_progress_is_shrunk_to_a_line_as_a_message_is(agent_env, fake_llm, tmp_path):
+    plugin = tmp_path / "stream.py"
+    plugin.write_text(STREAMING_TOOL)
+    fake_llm.set_script([{"tool_calls": [{"id": "call_s", "name": "stream", "arguments": {}}]}, {"text": "seen"}])
+    async with await RpcClient.start(["-e", str(plugin)], cwd=str(tmp_path), env=agent_env) as client:
+        lengths = measure_lines(client)
+        events = await client.prompt_and_wait("stream", timeout=180)
+    [update] = [e for e in events if e["type"] == "tool_execution_update"]
+    assert update["toolCallId"] == "call_s" and update["args"] == {}
+    [block] = update["partialResult"]["content"]
+    assert block["text"].startswith("p" * MiB)
+    assert block["text"].endswith("more characters left out: an event line holds at most 64 MiB]")
+    assert max(lengths) <= LINE_CAP
+    [end] = [e for e in events if e["type"] == "tool_execution_end"]
+    assert end["result"]["content"] == [{"type": "text", "text": "streamed"}] and not end["isError"]

@@ -101,14 +101,8 @@ class AgentSession:
                 traceback.print_exc()
 
     def on_agent_event(self, event: AgentEvent) -> None:
-        """Persist first, then tell listeners (the durability promise of `persistence.py`). A message that is
-        whole when it starts (every role but the streamed assistant) is written at its `message_start`: shrunk to
-        fit a session line there, so both its events carry what the file holds, never a line the file lacks."""
-        kind = event["type"]
-        if kind == "message_start" and event["message"].get("role") != "assistant":
-            self.persistence.persist_early(event["message"])
-        elif kind == "message_end":
-            self.persistence.persist(event["message"])
+        """Persist first, then tell listeners (the durability promise: `Persistence.before_event`)."""
+        event = self.persistence.before_event(event)
         self.emit(event)
         self.retry.observe(event)  # auto_retry_* events follow the event that caused them
 

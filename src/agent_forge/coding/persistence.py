@@ -14,10 +14,13 @@ from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
 from .env_waits import wait_from_env
+from .session.fit import fit_event
 from .session.store import SessionStore
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ..agent.events import AgentEvent
 
 WRITE_RETRY_S = wait_from_env("AGENT_FORGE_WRITE_RETRY_MS", 2.0)
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
@@ -36,6 +39,21 @@ class Persistence:
         """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
         self._write_retry: asyncio.TimerHandle | None = None
         self._early: list[dict[str, Any]] = []  # results saved as their call finished, before their message_end
+
+    def before_event(self, event: AgentEvent) -> AgentEvent:
+        """What listeners get for the loop's `event`, once what it reports is written. A message that is whole
+        when it starts (every role but the streamed assistant) is written at its `message_start`, shrunk to fit
+        a session line there, so both its events carry what the file holds, never a line the file lacks; the
+        assistant's at its `message_end`. A tool's progress (`tool_execution_update`) is shrunk to the same
+        size the same way (`fit_event`)."""
+        kind = event["type"]
+        if kind == "message_start" and event["message"].get("role") != "assistant":
+            self.persist_early(event["message"])
+        elif kind == "message_end":
+            self.persist(event["message"])
+        elif kind == "tool_execution_update":
+            return fit_event(event)  # type: ignore[arg-type, return-value]
+        return event
 
     def persist_early(self, message: dict[str, Any]) -> None:
         """Append `message` now, before its events, once (a second call for the same dict writes nothing): a
