@@ -36,6 +36,44 @@ async def test_non_objects_and_broken_json_answer_parse_errors(agent_env, tmp_pa
     assert "UTF-8" in records[7]["error"]
 
 
+MALFORMED_OBJECTS = [  # (line, the id its parse error gives back, a word of the error)
+    (b'{"id":"c-1","type":"get_state","x":"a\x00b"}', "c-1", "control character"),
+    (b'{"id":"c-2\x01","type":"get_state"}', "c-2\x01", "control character"),  # the string the client meant
+    (b'{"type":"get_state","x":{"y":["\x1f"]},"id":"c-3"}', "c-3", "control character"),
+    (b'{"id":"s-1","type":"get_state","x":"\\ud800\x00"}', "s-1", "control character"),
+    (b'{"id":"s-2\\udc00","x":"\x00"}', "s-2\ufffd", "control character"),  # as a valid line's id would be
+    (b'{"id":"d-1","x":"\x00","id":"d-2"}', "d-2", "control character"),  # the last one, as json.loads reads it
+    (b'{"id":"e-1","type":"get_state","x":"\\x41"}', "e-1", "escape"),
+    (b'{"id":"e-2","type":"get_state","x":"\\u12"}', "e-2", "escape"),
+    (b'{"id":"t-1","type":"get_state"} garbage', "t-1", "Extra data"),
+    (b'{"id":"t-2","type":"get_state"}{"id":"other"}', "t-2", "Extra data"),
+    (b'{"id":"t-3","type":"get_state"', "t-3", "delimiter"),
+    (b'{"id":"n-1","type":"get_state","x":NaN}', "n-1", "NaN"),
+    (b'{"id":"u-1","type":"get_state","x":"\xff\x00"}', "u-1", "UTF-8"),
+    (b'\xef\xbb\xbf{"id":"b-1","x":"\x00"}', "b-1", "control character"),
+]
+NO_ID_LINES = [b'{"id":NaN,"x":"\x00"}', b'{"id":"bad\\q","x":1}', b'{"id" "x"}', b'[{"id":"in-a-list"}',
+               b'{"id":12ab}', b'{"id":"u-\xff","x":"\x00"}']
+
+
+async def test_a_malformed_line_that_starts_as_an_object_gets_its_id_back(agent_env, tmp_path):
+    """Issue 10: whatever breaks a line that is a JSON object (a raw control character, a lone surrogate next
+    to one, duplicate keys, a bad escape, garbage after it, a member cut short), its parse error carries its
+    `id`; a line whose id itself is not JSON, or that is no object, gets none."""
+    duplicates = b'{"id":"v-1","type":"nope","id":"v-2","type":"get_state"}'  # valid JSON: the last ones count
+    lines = [line for line, _, _ in MALFORMED_OBJECTS] + NO_ID_LINES
+    records = await run_lines(agent_env, tmp_path, b"\n".join([*lines, duplicates]) + b"\n")
+    assert len(records) == len(lines) + 1
+    last = records.pop()
+    assert (last["command"], last["success"], last["id"]) == ("get_state", True, "v-2")
+    assert all(r["command"] == "parse" and r["success"] is False for r in records)
+    answered = records[:len(MALFORMED_OBJECTS)]
+    assert [r.get("id") for r in answered] == [wanted for _, wanted, _ in MALFORMED_OBJECTS]
+    for record, (_, _, word) in zip(answered, MALFORMED_OBJECTS):
+        assert word in record["error"], record
+    assert ["id" in r for r in records[len(MALFORMED_OBJECTS):]] == [False] * len(NO_ID_LINES)
+
+
 async def test_errors_echo_the_request_id(agent_env, tmp_path):
     commands = [
         {"id": "u1", "type": "frobnicate"},
@@ -180,7 +218,7 @@ def test_unusable_values_inside_an_object_keep_its_id(agent_env, tmp_path):
     assert out[7] == (prefix + '"frobnicate","success":false,"id":' + "7" * 5000
                       + ',"error":"Unknown command: frobnicate"}')
     assert out[8].startswith(prefix + '"get_last_assistant_text","success":true,"id":' + deep + ',"data":')
-    assert out[9].startswith(prefix + '"parse"') and "unbalanced" in out[9] and '"id"' not in out[9]
+    assert out[9].startswith(prefix + '"parse"') and "unbalanced" in out[9] and '"id":"num-10"' in out[9]
     assert '"id":"final"' in out[10]
 
 

@@ -169,51 +169,76 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-class InvalidUtf8(ValueError):
-    """A record that is not UTF-8. `request_id` is `(id,)` when the line, with its bad bytes read as U+FFFD,
-    is still a JSON object whose `id` holds no U+FFFD (so it is the id the client sent), else None."""
+class MalformedRecord(ValueError):
+    """A record that is not JSON (or not UTF-8). `request_id` is `(id,)` when the line still starts as a JSON
+    object with a readable `id` member (`_salvage_id`), else None: the parse error then gives that id back."""
 
     def __init__(self, message: str, request_id: tuple[Any] | None) -> None:
         super().__init__(message)
         self.request_id = request_id
 
 
-def _salvage_id(record: bytes) -> tuple[Any] | None:
+def _salvage_id(text: str, *, replaced: bool = False) -> tuple[Any] | None:
+    """`(id,)` of the line `text` that `json.loads` refused: its last top-level `id` member, read past whatever
+    broke the line elsewhere (`shallow_json.member_text`) and parsed on its own (a raw control character in it
+    allowed, lone surrogates U+FFFD as in any command). None when there is none, it is not JSON either, it
+    nests too deep to check, or `replaced` (the line's bad bytes were read as U+FFFD) and it holds a U+FFFD:
+    then it is not the id the client sent."""
+    from .shallow_json import member_text
+
+    source = member_text(text, "id")
+    if source is None:
+        return None
     try:
-        value = decode(record.decode("utf-8", "replace").encode("utf-8"))
-    except ValueError:
+        value = _LENIENT.decode(source)
+    except (ValueError, RecursionError):
         return None
-    if not isinstance(value, dict) or "id" not in value or "\ufffd" in json_wire.dumps(value["id"], default=repr):
+    if replaced and "\ufffd" in json_wire.dumps(value, default=repr):
         return None
-    return (value["id"],)
+    return (json_wire.scrub_in_place(value),)
 
 
 def decode(record: bytes) -> Any:
-    """Parse one record; raises ValueError with a readable message for a line that is not JSON. A leading
-    UTF-8 BOM is ignored; `NaN` and `Infinity` are rejected (not JSON). Values that are JSON but unusable
-    (see BadValue) become BadValue, so an object around them still yields its `id`."""
+    """Parse one record; raises ValueError with a readable message for a line that is not JSON (a
+    `MalformedRecord` carrying the line's id when it has one). A leading UTF-8 BOM is ignored; `NaN` and
+    `Infinity` are rejected (not JSON). Values that are JSON but unusable (see BadValue) become BadValue, so an
+    object around them still yields its `id`."""
     value = json_wire.fast_loads(record)  # refuses lone surrogates, BOMs, big numbers: those go the long way
     if value is not json_wire.MISS:
         return value
     try:
         text = record.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise InvalidUtf8(f"invalid UTF-8 at byte {exc.start}", _salvage_id(record)) from None
+        text = record.decode("utf-8", "replace").removeprefix("\ufeff")
+        raise MalformedRecord(f"invalid UTF-8 at byte {exc.start}", _salvage_id(text, replaced=True)) from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
-    except RecursionError:
-        from .shallow_json import loads_object
-
-        value = loads_object(text, BadValue, decode_value=_decode_value)
-    except json.JSONDecodeError as exc:
+        value = _loads(text)
+    except ValueError as exc:  # JSONDecodeError, NaN and Infinity, a broken member of a deep object
         if not text.strip():
             raise ValueError("empty line") from None
-        raise ValueError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise MalformedRecord(_parse_problem(exc), _salvage_id(text)) from None
     # `\ud83d`-style escapes of half an emoji: U+FFFD from here on, so no message or file ever holds one.
     return json_wire.scrub_in_place(value) if json_wire.may_hold_surrogates(text) else value
 
 
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        from .shallow_json import loads_object
+
+        return loads_object(text, BadValue, decode_value=_decode_value)
+
+
+def _parse_problem(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+    return str(exc)
+
+
 _decode_value = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_float, parse_int=_int).raw_decode
+_LENIENT = json.JSONDecoder(strict=False, parse_constant=_reject_constant, parse_float=_float, parse_int=_int)
+"""What reads a salvaged id: a raw control character inside its string is allowed (JSON says escape it)."""
 
 
 def bad_value(value: Any) -> BadValue | None:
