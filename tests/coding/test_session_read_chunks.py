@@ -4,7 +4,6 @@ longer than a chunk), the parse is the one of the file read whole."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 
 from agent_forge.coding.errors import SessionFileError
 from agent_forge.coding.session import file_lines, reading
+from agent_forge.records import as_dict
 
 HEADER = json.dumps({"type": "session", "version": 3, "id": "u", "timestamp": "2024-01-01T00:00:00.000Z",
                      "cwd": "/p"}).encode()
@@ -36,7 +36,7 @@ def parse_with_chunk(path: Path, size: int, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(file_lines, "_READ_CHUNK", size)
     monkeypatch.setattr(file_lines, "_CARRY_HELD", size)  # a line carried past one more chunk is read again
     try:
-        return dataclasses.asdict(reading.read_session(path))
+        return as_dict(reading.read_session(path))
     except SessionFileError as exc:
         return str(exc)
 

@@ -7,18 +7,17 @@ resources (a child process) releases them and lets `CancelledError` propagate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Awaitable, Callable, Protocol, TypeAlias, Union
 
 from ..ai.types import JsonValue, Message, UserContent
+from ..records import Record, factory
 
 AgentMessage: TypeAlias = Union[Message, dict[str, object]]
 """A transcript entry: a provider `Message`, or a message of a role the agent's owner defines (the coding
 layer's `bashExecution`, `custom`, summaries), which only the owner's `convert_to_llm` reads."""
 
 
-@dataclass
-class ToolResult:
+class ToolResult(Record):
     """What a tool returns: `content` is a list of text/image blocks for the model; `details` is for clients
     (diffs, truncation info, `fullOutputPath`) and is not sent to the model."""
 
@@ -57,8 +56,7 @@ def text_result(text: str, details: object = None) -> ToolResult:
     return ToolResult(content=[{"type": "text", "text": text}], details=details)
 
 
-@dataclass(kw_only=True)
-class FunctionTool:
+class FunctionTool(Record, kw_only=True):
     """A tool built from an async function `fn(args, on_update) -> ToolResult` (SDK and test convenience)."""
 
     name: str
@@ -66,7 +64,7 @@ class FunctionTool:
     parameters: dict[str, JsonValue]
     fn: Callable[[dict[str, JsonValue], ToolUpdate], Awaitable[ToolResult]]
     label: str = ""
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: dict[str, object] = factory(dict)
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
         return await self.fn(args, on_update)

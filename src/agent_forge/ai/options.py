@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from ..records import Record, factory
 
 if TYPE_CHECKING:
     import httpx2
 
 
-@dataclass(kw_only=True)
-class StreamOptions:
+class StreamOptions(Record, kw_only=True):
     """Per-request options.
 
     `api_key`: credential for the provider (None: the provider module reports a clear error event).
@@ -28,7 +28,7 @@ class StreamOptions:
     thinking_level: str = "off"
     max_tokens: int | None = None
     temperature: float | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = factory(dict)
     session_id: str | None = None
     transport: httpx2.AsyncBaseTransport | None = None
     timeout_s: float = 600.0

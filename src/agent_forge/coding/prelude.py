@@ -9,13 +9,13 @@ is the one the session gives.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..ai.catalogue import clamp_thinking_level
 from ..ai.types import THINKING_LEVELS, Model
 from ..agent.types import AgentTool
+from ..records import Record, replace
 from .errors import CommandError, SessionFileError
 from .models.control import ModelControl
 from .models.registry import ModelRegistry
@@ -23,8 +23,7 @@ from .paths import agent_dir as default_agent_dir, sessions_dir
 from .session.store import SessionStore
 
 
-@dataclass(kw_only=True)
-class SessionOptions:
+class SessionOptions(Record, kw_only=True):
     """How to build a session. `session_file` resumes that file; `no_session` keeps everything in memory.
     `model` is a pattern (`provider/id[:thinking]`) or, from the SDK, a Model dict used as is (`faux_model()`).
     `stream_fn` replaces the provider registry (tests, SDK users with a custom transport)."""

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..ai.types import THINKING_LEVELS
+from ..records import Record, factory
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir
 from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
@@ -29,8 +29,7 @@ COMPACTION_STRATEGIES = ("summary", "verbatim-lines")
 DEFAULT_HTTP_IDLE_TIMEOUT_MS = 120_000
 
 
-@dataclass(frozen=True)
-class SettingsError:
+class SettingsError(Record, frozen=True):
     """A problem with one settings file; `str()` gives `"<path>:<line>: <message>"` (`"<path>: <message>"` when
     the problem is not one value's, or its line is unknown)."""
 
@@ -42,8 +41,7 @@ class SettingsError:
         return f"{self.path}{'' if self.line is None else f':{self.line}'}: {self.message}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class RetrySettings:
+class RetrySettings(Record, frozen=True, kw_only=True):
     """Agent-level retry of transient provider failures; delays in milliseconds, doubling from `base_delay_ms`."""
 
     enabled: bool = True
@@ -52,8 +50,7 @@ class RetrySettings:
     max_delay_ms: int = 60000
 
 
-@dataclass(frozen=True, kw_only=True)
-class CompactionSettings:
+class CompactionSettings(Record, frozen=True, kw_only=True):
     """Automatic compaction; token counts. `strategy` is `summary` (seed 000) or `verbatim-lines` (seed 003)."""
 
     enabled: bool = True
@@ -148,18 +145,17 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
 }
 
 
-@dataclass
-class Settings:
+class Settings(Record):
     """Merged settings with typed accessors; `raw` is the merged dict for everything else.
 
     `global_raw` and `project_raw` keep each file's own dict for callers that combine lists (resources).
     """
 
-    raw: dict[str, Any] = field(default_factory=dict)
-    global_raw: dict[str, Any] = field(default_factory=dict)
-    project_raw: dict[str, Any] = field(default_factory=dict)
-    errors: list[SettingsError] = field(default_factory=list)
-    invalid_keys: set[str] = field(default_factory=set)
+    raw: dict[str, Any] = factory(dict)
+    global_raw: dict[str, Any] = factory(dict)
+    project_raw: dict[str, Any] = factory(dict)
+    errors: list[SettingsError] = factory(list)
+    invalid_keys: set[str] = factory(set)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """The merged value at a dotted key (`"retry.maxRetries"`), or `default` when absent or invalid."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import os
 import types
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
+from ..records import Record, factory
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -27,8 +27,7 @@ ENTRY_POINT_GROUP = "agent_forge.plugins"
 PLUGINS_DIR = "plugins"
 
 
-@dataclass(frozen=True)
-class PluginSource:
+class PluginSource(Record, frozen=True):
     """One plugin to load. `kind` is "path" (`target` an absolute path), "module" (`target` `pkg.mod` or
     `pkg.mod:attr`), "entry_point" (`value` an `EntryPoint`) or "object" (`value` a setup function or module,
     from the SDK)."""
@@ -40,12 +39,11 @@ class PluginSource:
     value: Union[PluginObject, EntryPoint, None] = None
 
 
-@dataclass
-class Discovery:
+class Discovery(Record):
     """What `discover` found: `sources` to load, and the project plugins `skipped` (untrusted project)."""
 
-    sources: list[PluginSource] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    sources: list[PluginSource] = factory(list)
+    skipped: list[str] = factory(list)
 
 
 def discover(cwd: str, agent_dir: str | os.PathLike[str], *, cli_plugins: Sequence[str] = (),

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from typing import Iterable
 
+from ..records import Record
 
-@dataclass(frozen=True)
-class EntryPoint:
+
+class EntryPoint(Record, frozen=True):
     """`name = value` from `group` of distribution `dist` (the metadata directory's name, version included)."""
 
     name: str

@@ -22,13 +22,13 @@ LM Studio / vLLM case) gets `compat.apiKeyRequired: false` on its models.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar, cast
 
 from ...ai.catalogue import BUILTIN_MODELS, PROVIDER_ENDPOINTS, PROVIDER_ENV_KEYS
 from ...ai.registry import known_apis
 from ...ai.types import Model
+from ...records import Record, factory
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
 from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
@@ -46,8 +46,7 @@ HeaderKey = tuple[str, str | None]
 """Whose `models.json` headers: `(provider, None)` for the provider's, `(provider, model id)` for a model's."""
 
 
-@dataclass
-class ModelsConfig:
+class ModelsConfig(Record):
     """What `load_models_json` made of the file: the catalogue and what stays out of the model dicts.
 
     `models`: built-ins (changed by the file) then additions, in catalogue order. `provider_keys`: each
@@ -56,10 +55,10 @@ class ModelsConfig:
     """
 
     models: list[Model]
-    provider_keys: dict[str, str] = field(default_factory=dict)
-    headers: dict[HeaderKey, dict[str, str]] = field(default_factory=dict)
-    provider_entries: dict[str, ProviderEntry] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
+    provider_keys: dict[str, str] = factory(dict)
+    headers: dict[HeaderKey, dict[str, str]] = factory(dict)
+    provider_entries: dict[str, ProviderEntry] = factory(dict)
+    errors: list[str] = factory(list)
 
 
 def load_models_json(path: Path) -> ModelsConfig:

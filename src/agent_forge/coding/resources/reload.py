@@ -7,10 +7,10 @@ at each use, so they all see the new values at once."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
+from ...records import replace
 from ..settings import Settings, load_settings
 from .loader import ResourceOptions, SessionResources, load_resources
 
@@ -55,7 +55,7 @@ def resource_names(resources: SessionResources) -> dict[str, list[str]]:
 def _fresh_policy(session: Any) -> Any:
     """A copy of the session's project policy with no warnings yet (filtering adds them again)."""
     policy = session.resources.policy
-    return dataclasses.replace(policy, warnings=[]) if policy is not None else None
+    return replace(policy, warnings=[]) if policy is not None else None
 
 
 def _difference(before: list[str], after: list[str]) -> tuple[list[str], list[str]]:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...records import Record, factory
 from ..paths import project_dir
 from ..safe_read import read_json_file
 from ..errors import ConfigFileError, TrustFileError
@@ -39,8 +39,7 @@ AGENT_DIR_ONLY_SETTINGS = ("defaultProjectTrust", "projectResources")
 """Keys a project cannot set for itself: they decide how much of the project is believed."""
 
 
-@dataclass(frozen=True)
-class TrustDecision:
+class TrustDecision(Record, frozen=True):
     """`trusted`, and why (for messages), e.g. `--approve` or `defaultProjectTrust is "ask"`. `problem`
     describes an unreadable `trust.json` that was ignored."""
 
@@ -126,8 +125,7 @@ def _read_projects(path: Path) -> dict[str, Any]:
     return projects
 
 
-@dataclass
-class ProjectPolicy:
+class ProjectPolicy(Record):
     """What this process takes from `<cwd>/.agent-forge/agent/`: nothing when `enabled` is False; text
     resources when it is True; code (plugins, `CODE_SETTINGS`) only when `code_allowed`. `warnings` says
     what was skipped and why."""
@@ -135,7 +133,7 @@ class ProjectPolicy:
     project_dir: Path
     enabled: bool
     trust: TrustDecision
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = factory(list)
 
     @property
     def code_allowed(self) -> bool:

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from dataclasses import dataclass, field
 from typing import Any, cast
 
+from ...records import Record, factory
 from .entries import (
     AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextWindowChangeEntry,
     CustomMessageEntry, MessageEntry, ModelChangeEntry, SessionEntry, ThinkingLevelChangeEntry, timestamp_ms)
 from .shapes import context_message, is_blocks
 
 
-@dataclass
-class SessionContext:
+class SessionContext(Record):
     """What the next model request needs from the active branch.
 
     `messages`: AgentMessages root → leaf (message entries' own dicts: do not mutate); `model`:
@@ -37,7 +36,7 @@ class SessionContext:
     `context_window_change.contextWindow` (tokens) or None.
     """
 
-    messages: list[AgentMessage] = field(default_factory=list)
+    messages: list[AgentMessage] = factory(list)
     model: tuple[str, str] | None = None
     thinking_level: str | None = None
     context_window: int | None = None

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from ...records import Record
 from ..errors import SessionFileError
 from .reading import read_header
 
@@ -24,8 +24,7 @@ SESSION_ID_MAX = 128
 of file systems; 128 leaves room."""
 
 
-@dataclass(frozen=True)
-class ResumeDirectory:
+class ResumeDirectory(Record, frozen=True):
     """`cwd`: the directory to work in (the session's, or the current one when the session's is gone);
     `notice`: one line for stderr when that is not simply the current directory, else None."""
 

@@ -12,19 +12,19 @@ the reference's `get_tree`); a cycle is cut at its earliest entry in file order,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ...records import Record, factory
 
-@dataclass
-class BrokenLinks:
+
+class BrokenLinks(Record):
     """Entries with a broken `parentId`, by index in the file's entries (append order). `self_parented`: each
     named itself (read as a child of the entry before it); `missing`: each names an id no entry has; `cycles`:
     the members of each parent cycle, in append order (the first is where the cycle is cut)."""
 
-    self_parented: list[int] = field(default_factory=list)
-    missing: list[int] = field(default_factory=list)
-    cycles: list[list[int]] = field(default_factory=list)
+    self_parented: list[int] = factory(list)
+    missing: list[int] = factory(list)
+    cycles: list[list[int]] = factory(list)
 
     def __bool__(self) -> bool:
         return bool(self.self_parented or self.missing or self.cycles)

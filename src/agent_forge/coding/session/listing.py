@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, cast
@@ -17,6 +16,7 @@ from typing import Any, Callable, cast
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
+from ...records import Record
 from ..paths import sessions_dir
 from .entries import (
     AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
@@ -59,8 +59,7 @@ def session_file_name(header: SessionHeader) -> str:
     return f"{stamp}_{header['id']}.jsonl"
 
 
-@dataclass(frozen=True)
-class SessionInfo:
+class SessionInfo(Record, frozen=True):
     """One line of a session listing. `first_message` is the text of the first user message ("" if none);
     `name` is the latest `session_info.name` in the file; `modified` is the file's mtime (UTC)."""
 

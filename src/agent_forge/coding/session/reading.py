@@ -12,11 +12,11 @@ import json
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...ai import json_wire
+from ...records import Record, factory
 from .entries import SessionEntry, SessionHeader, is_header
 from .file_lines import FileLines, Line, line_limit, open_for_reading
 from .links import BrokenLinks, find_broken_links
@@ -24,8 +24,7 @@ from .migrations import check_version, migrate
 from .sharing import shared_and_checked
 from ..errors import SessionFileError
 
-@dataclass
-class ParsedSession:
+class ParsedSession(Record):
     """A file's content, migrated to the current version. `migrated_from` is the file's version when it was
     older (the file must be rewritten before anything is appended), else None. `torn_tail`: the bytes do not
     end with a newline, so an append must start with one. `skipped_lines`: 1-based numbers of the damaged lines
@@ -38,11 +37,11 @@ class ParsedSession:
     skipped_lines: list[int]
     complete_size: int = 0
     """Bytes up to and including the last newline: where a torn tail starts (it is cut before appending)."""
-    repeated_lines: list[int] = field(default_factory=list)
+    repeated_lines: list[int] = factory(list)
     """The lines of `skipped_lines` that repeat an earlier entry's id (the first entry with an id is kept)."""
-    entry_lines: Sequence[int] = field(default_factory=list)
+    entry_lines: Sequence[int] = factory(list)
     """The 1-based line number of each of `entries`, in the same order."""
-    positions: dict[str, int] = field(default_factory=dict)
+    positions: dict[str, int] = factory(dict)
     """Entry id → its index in `entries` (made while the ids were checked for repeats)."""
     linear: bool = False
     """True when `entries` are one chain in file order (each one's parent is the entry before it, the first has
@@ -51,10 +50,10 @@ class ParsedSession:
     """The 1-based number of a torn last line that was left out (not a whole entry, not blank), else None."""
     size: int = 0
     """The file's size in bytes (`size - complete_size`: the torn bytes)."""
-    long_lines: list[int] = field(default_factory=list)
+    long_lines: list[int] = factory(list)
     """The lines of `skipped_lines` longer than `MAX_LINE_BYTES`, skipped unread (the last line too: it is not
     torn, and stays in the file)."""
-    broken_links: BrokenLinks = field(default_factory=BrokenLinks)
+    broken_links: BrokenLinks = factory(BrokenLinks)
     """Entries whose `parentId` names themselves (already linked to the entry before), no entry, or a cycle."""
     checks: list[object] | None = None
     """`sharing.shared_and_checked` of each of `entries` (a message entry's `context_message`), made while the

@@ -17,11 +17,11 @@ change no `get_state` field).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, BinaryIO
 
 from ...coding.errors import CommandError
 from ...coding.prelude import SessionOptions, SessionPrelude, prepare_session
+from ...records import replace
 from ..early_input import StoppedEarly, read_first_line
 
 FIRST_LINE_LIMIT = 1 << 20
