@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agent_forge.modes.rpc import framing
+from agent_forge.modes.rpc import shallow_json
 from agent_forge.modes.rpc.shallow_json import member_text
 
 _scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
@@ -51,3 +52,22 @@ def test_no_id_when_the_line_is_no_object_or_its_id_is_not_json():
             framing.decode(line)
         except framing.MalformedRecord as exc:
             assert exc.request_id is None, line
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(['"', "\\", "a", "\x00", "\n"]) | st.text(max_size=3), max_size=200),
+       st.text(max_size=5))
+@example(['"'] * 100, '"x"')  # past 64 escaped quotes
+@example(["\\"] * 100 + ['"'], '"')  # a run of 200 backslashes, then an escaped quote
+def test_a_string_ends_at_its_closing_quote_however_many_escapes_come_first(pieces, rest):
+    """Past 64 escaped quotes or a run of 64 backslashes the end is found by a regex instead of str.find:
+    both give the end json reads."""
+    string = json.dumps("".join(pieces))
+    assert shallow_json._string_end(string + rest, 1) == len(string)
+
+
+def test_a_broken_member_too_long_to_match_by_hand_ends_the_walk():
+    broken = "[" + '"a",' * (shallow_json._HAND_TOKENS + 1) + '"\x00"'  # never closed
+    assert member_text('{"id":"before","x":' + broken + ',"id":"after"}', "id") == '"before"'
+    short = "[" + '"a",' * 10 + '"\x00"]'
+    assert member_text('{"id":"before","x":' + short + ',"id":"after"}', "id") == '"after"'
