@@ -1,0 +1,106 @@
+"""End to end: the live region keeps the footer on the screen's last row once the conversation fills the screen
+(issue 12), in a real terminal (tmux) against the loopback model server: after the `/` menu closes, after a
+short answer, at a run's end (the spinner is drawn in the rule above the editor, no row of its own), while a
+paragraph break streams, and while typing narrows the menu (the editor stays where it was)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+ROWS = 30
+
+
+def long_answer(n: int) -> dict:
+    return {"text": "\n\n".join(f"Paragraph {p} of answer {n}." for p in range(8))}
+
+
+def ask(term, prompt: str, answer: str) -> None:
+    term.type(prompt)
+    term.press("Enter")
+    term.wait_for(answer)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+
+
+def rows(term) -> list[str]:
+    """The screen's rows, top to bottom (tmux prints every row, blank ones as empty lines)."""
+    return term.screen().split("\n")[:ROWS]
+
+
+def footer_at_bottom(term) -> bool:
+    """Whether the screen's last row is the footer's model line: no blank row under the footer."""
+    return "fake-model •" in rows(term)[-1]
+
+
+def full_screen(term, fake_llm, extra: list[dict]) -> None:
+    """Two long answers (more than a screen), then the scripted `extra` answers."""
+    fake_llm.set_script([long_answer(0), long_answer(1), *extra])
+    ask(term, "question 0", "Paragraph 7 of answer 0.")
+    ask(term, "question 1", "Paragraph 7 of answer 1.")
+    assert footer_at_bottom(term), term.screen()
+
+
+def test_the_slash_menu_closing_and_a_short_answer_leave_no_blank_rows_under_the_footer(terminal, fake_llm):
+    term = terminal(columns=100, rows=ROWS)
+    full_screen(term, fake_llm, [{"text": "Short."}])
+    term.type("/")
+    term.wait_for("/hotkeys  the keyboard shortcuts")  # 8 rows of menu: the screen scrolled by them
+    term.press("BSpace")
+    term.wait_until(lambda: "/hotkeys  the keyboard shortcuts" not in term.screen(), "the menu to close")
+    term.wait_until(lambda: footer_at_bottom(term), "the footer back on the last row")
+    assert rows(term)[-7] == "Paragraph 7 of answer 1.", term.screen()  # the conversation's end in view
+    ask(term, "question 2", "Short.")
+    assert footer_at_bottom(term), term.screen()
+    history = term.scrollback()
+    assert history.count("Paragraph 7 of answer 1.") == 1 and "keyboard shortcuts" not in history, history
+
+
+def test_a_run_ending_on_a_full_screen_leaves_no_blank_row_and_its_spinner_is_in_the_rule(terminal, fake_llm):
+    term = terminal(columns=100, rows=ROWS)
+    full_screen(term, fake_llm, [{"text": "Last one.", "hang": True}])
+    term.type("question 2")
+    term.press("Enter")
+    screen = term.wait_for("thinking…")
+    editor = rows(term).index("›")
+    spinner = rows(term)[editor - 1]
+    assert spinner.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")), screen
+    assert "thinking… (" in spinner and "esc to interrupt" in spinner and spinner.endswith("───"), screen
+    assert footer_at_bottom(term), screen
+    fake_llm.release_hangs()
+    term.wait_for("Last one.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    assert footer_at_bottom(term), term.screen()
+    assert rows(term)[-7:-4] == ["Last one.", "", "─" * 100], term.screen()
+
+
+def test_a_streaming_paragraph_break_shows_no_blank_row_under_the_text(terminal, fake_llm):
+    # OpenAI events: the role chunk, "First ", "paragraph.\n\n", then the hang: the break has arrived, the
+    # next paragraph not yet
+    fake_llm.set_script([{"text": "First paragraph.\n\nSecond paragraph.", "hang_after": 3}])
+    term = terminal(columns=80, rows=ROWS)
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("First paragraph.")
+    screen = term.wait_for("esc to interrupt")
+    assert fake_llm.requests[0]["hanging"], screen
+    lines = rows(term)
+    assert lines[lines.index("›") - 2] == "First paragraph.", screen  # right above the spinner's rule
+    fake_llm.release_hangs()
+    term.wait_for("Second paragraph.")
+
+
+def test_typing_that_narrows_the_menu_keeps_the_editor_where_it_was(terminal, fake_llm):
+    term = terminal(columns=100, rows=ROWS)
+    full_screen(term, fake_llm, [])
+    term.type("/")
+    term.wait_for("/hotkeys  the keyboard shortcuts")
+    at = rows(term).index("› /")
+    term.type("ses")
+    term.wait_until(lambda: "/hotkeys" not in term.screen(), "the menu to narrow")
+    assert rows(term)[at] == "› /ses" and rows(term)[at + 1].startswith("  /session"), term.screen()
+    assert footer_at_bottom(term), term.screen()
