@@ -5,6 +5,9 @@ paragraph break streams, and while typing narrows the menu (the editor stays whe
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
 from support.tmux_terminal import tmux_available
@@ -104,3 +107,66 @@ def test_typing_that_narrows_the_menu_keeps_the_editor_where_it_was(terminal, fa
     term.wait_until(lambda: "/hotkeys" not in term.screen(), "the menu to narrow")
     assert rows(term)[at] == "› /ses" and rows(term)[at + 1].startswith("  /session"), term.screen()
     assert footer_at_bottom(term), term.screen()
+
+
+def test_a_session_key_typed_before_the_session_is_built_acts_once_it_is(agent_env, fake_llm, tmp_path):
+    # The editor is painted before the session is built (app.py): Shift+Tab, typed at once, cycles the
+    # thinking level once there is a session to cycle
+    from support.tmux_terminal import TmuxTerminal
+
+    from .test_interactive import started
+
+    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS)
+    try:
+        term.press("BTab")  # before the CLI has even started: the terminal's cooked mode holds it
+        term.wait_for("fake-model •")
+        started(term)
+        term.wait_for("fake-model • high")  # from medium, the default
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+
+
+
+FIRST_PAINT_CHILD = """
+import json, os, sys
+from agent_forge.modes.interactive import resize
+record, real = sys.argv[1], resize.InlineApplication._redraw
+def first_paint(self, render_as_done=False):
+    if not os.path.exists(record):
+        open(record, "w").write(json.dumps(sorted(sys.modules)))
+    return real(self, render_as_done)
+resize.InlineApplication._redraw = first_paint
+sys.argv = ["agent-forge", *sys.argv[4:]]  # after the interpreter and `-m agent_forge` the terminal adds
+from agent_forge.cli import main
+raise SystemExit(main())
+"""
+
+AFTER_FIRST_PAINT = ("agent_forge.coding.agent_session", "agent_forge.coding.factory", "agent_forge.agent.agent",
+                     "agent_forge.coding.compaction.controller", "agent_forge.coding.resources.loader",
+                     "agent_forge.coding.tools.bash", "agent_forge.coding.tools.shell", "agent_forge.coding.tools.read",
+                     "agent_forge.plugins.loader", "rich", "pygments", "markdown_it")
+"""What the editor's first paint does not wait for (`app.py`): the session, its agent, tools, resources and
+compaction (built right after it), the plugin loader, and rich (the first printed block imports it)."""
+
+
+def test_the_first_paint_comes_before_the_session_machinery_is_imported(agent_env, fake_llm, tmp_path):
+    from support.tmux_terminal import TmuxTerminal
+
+    from .test_interactive import started
+
+    record, child = tmp_path / "modules.json", tmp_path / "first_paint.py"
+    child.write_text(FIRST_PAINT_CHILD)
+    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS, prefix=(sys.executable, str(child), str(record)))
+    try:
+        term.wait_for("fake-model •")
+        started(term)
+        term.press("C-d")
+        assert term.exit_code() == 0
+    finally:
+        term.close()
+    modules = json.loads(record.read_text())
+    assert "agent_forge.modes.interactive.app" in modules  # the list is the real one
+    late = sorted(name for name in modules if name.startswith(AFTER_FIRST_PAINT))
+    assert not late, late
