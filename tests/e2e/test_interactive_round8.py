@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +172,39 @@ def test_the_first_paint_comes_before_the_session_machinery_is_imported(agent_en
     assert "agent_forge.modes.interactive.app" in modules  # the list is the real one
     late = sorted(name for name in modules if name.startswith(AFTER_FIRST_PAINT))
     assert not late, late
+
+
+def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, fake_llm, tmp_path):
+    # Its input and output end together (the window closed, the pane killed): the hang-up's SIGHUP aborts the
+    # run, and the answer that abort prints has no terminal to go to: dropped, not a traceback in a log file
+    import subprocess
+
+    from support.tmux_terminal import POLL_S, TmuxTerminal
+
+    from .test_interactive import started
+
+    fake_llm.set_script([{"text": "a long answer " * 20, "hang_after": 5}])
+    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS)
+    try:
+        term.wait_for("fake-model •")
+        started(term)
+        term.type("go")
+        term.press("Enter")
+        term.wait_for("a long")
+        pane = term._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
+        agent = subprocess.run(["pgrep", "-P", pane], capture_output=True, text=True).stdout.split()
+        assert len(agent) == 1, agent
+        term._tmux("kill-pane", "-t", "t")
+        end = time.monotonic() + 30
+        while Path(f"/proc/{agent[0]}").exists():
+            assert time.monotonic() < end, "agent-forge still runs 30 s after its terminal went away"
+            time.sleep(POLL_S)
+    finally:
+        term.close()
+    temp = Path(agent_env["TMPDIR"])
+    logs = [path.read_text() for path in temp.glob("agent-forge-stderr-*.log")]
+    assert not logs, logs  # nothing written to stderr while the UI ran, so no log left
+    sessions = Path(agent_env["AGENT_FORGE_DIR"]) / "sessions"
+    files = [path for path in sessions.rglob("*") if path.is_file()]
+    assert [path.suffix for path in files] == [".jsonl"], files  # no lock file left behind
+    assert '"text":"go"' in files[0].read_text()
