@@ -140,7 +140,7 @@ def first_paint(self, render_as_done=False):
         open(record, "w").write(json.dumps(sorted(sys.modules)))
     return real(self, render_as_done)
 resize.InlineApplication._redraw = first_paint
-sys.argv = ["agent-forge", *sys.argv[4:]]  # after the interpreter and `-m agent_forge` the terminal adds
+sys.argv = ["agent-forge", *sys.argv[5:]]  # after the record, the interpreter and `-m agent_forge`
 from agent_forge.cli import main
 raise SystemExit(main())
 """
@@ -148,9 +148,10 @@ raise SystemExit(main())
 AFTER_FIRST_PAINT = ("agent_forge.coding.agent_session", "agent_forge.coding.factory", "agent_forge.agent.agent",
                      "agent_forge.coding.compaction.controller", "agent_forge.coding.resources.loader",
                      "agent_forge.coding.tools.bash", "agent_forge.coding.tools.shell", "agent_forge.coding.tools.read",
-                     "agent_forge.plugins.loader", "rich", "pygments", "markdown_it")
+                     "agent_forge.plugins.loader", "rich", "pygments", "markdown_it", "argparse")
 """What the editor's first paint does not wait for (`app.py`): the session, its agent, tools, resources and
-compaction (built right after it), the plugin loader, and rich (the first printed block imports it)."""
+compaction (built right after it), the plugin loader, rich (the first printed block imports it) and argparse
+(`cli_fast.py` parses the command line)."""
 
 
 def test_the_first_paint_comes_before_the_session_machinery_is_imported(agent_env, fake_llm, tmp_path):
