@@ -1,7 +1,8 @@
 """End to end: the live region keeps the footer on the screen's last row once the conversation fills the screen
 (issue 12), in a real terminal (tmux) against the loopback model server: after the `/` menu closes, after a
 short answer, at a run's end (the spinner is drawn in the rule above the editor, no row of its own), while a
-paragraph break streams, and while typing narrows the menu (the editor stays where it was)."""
+paragraph break streams, and while typing narrows the menu (the editor stays where it was); the editor painted
+before the session is built; a terminal that goes away mid-stream, and a closed stdin."""
 
 from __future__ import annotations
 
@@ -209,3 +210,18 @@ def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, 
     files = [path for path in sessions.rglob("*") if path.is_file()]
     assert [path.suffix for path in files] == [".jsonl"], files  # no lock file left behind
     assert '"text":"go"' in files[0].read_text()
+
+
+def test_a_closed_stdin_in_a_terminal_is_print_mode_and_says_what_is_missing(agent_env, fake_llm, tmp_path):
+    # `agent-forge <&-` at a terminal: stdin is no terminal (the null device takes descriptor 0), so no UI
+    # waits on it: print mode, which has no prompt to send
+    from support.tmux_terminal import TmuxTerminal
+
+    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS, prefix=("sh", "-c", 'exec "$@" <&-', "sh"))
+    try:
+        assert term.exit_code() == 1
+        shown = term.screen()
+        assert "agent-forge: No prompt given" in shown and "›" not in shown, shown
+    finally:
+        term.close()
+    assert fake_llm.requests == []
