@@ -14,7 +14,6 @@ from .modes.early_input import StoppedEarly
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Awaitable, Callable
     from pathlib import Path
 
     from .coding.agent_session import AgentSession
@@ -314,9 +313,6 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
 
         _serving()
         return await run_acp_mode(args, *(streams or (None, None)), handshake=handshake)
-    from .coding.agent_session import CommandError
-    from .coding.factory import create_session
-
     if mode == "interactive":  # a person can answer the project-trust question: ask it before loading
         from .coding.paths import agent_dir
         from .modes.interactive.trust_prompt import ask_on_terminal
@@ -328,6 +324,11 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
     options = early.options if early is not None else _session_options(mode, args)
     if options is None:
         return 1
+    if mode == "interactive":  # the editor is painted first; the session is built behind it
+        return await _run_interactive(options, args)
+    from .coding.agent_session import CommandError
+    from .coding.factory import create_session
+
     try:
         if early is not None and early.error is not None:
             raise early.error
@@ -337,8 +338,6 @@ async def _run(mode: str, args: argparse.Namespace, streams: tuple[Any, Any] | N
         return 1
     from .plugins.startup import install_from_args
 
-    if mode == "interactive":  # the editor is painted first; plugins load behind it (`app.InteractiveMode`)
-        return await _run_interactive(session, args, lambda: install_from_args(session, args, mode))
     await install_from_args(session, args, mode)
     from .modes.approvals import configure as configure_approvals
     from .modes.termination import run_until_terminated
@@ -378,18 +377,48 @@ def _session_options(mode: str, args: argparse.Namespace) -> Any:
     return options
 
 
-async def _run_interactive(session: AgentSession, args: argparse.Namespace,
-                           load_plugins: Callable[[], Awaitable[object]]) -> int:
-    from .modes.approvals import configure as configure_approvals
-    from .modes.interactive.app import run_interactive_mode
+async def _run_interactive(options: Any, args: argparse.Namespace) -> int:
+    """The terminal UI: painted from the session's prelude (settings, store, model), the session built right
+    after the first paint and the plugins loaded behind it (`modes/interactive/app.py`). The agent, its tools
+    and compaction are a sixth of a start-up's imports: the editor does not wait for them."""
+    from dataclasses import replace
+
+    from .coding.errors import CommandError
+    from .coding.prelude import prepare_session
+    from .modes.interactive.app import InteractiveMode
     from .modes.interactive.reload import PluginArgs
     from .modes.termination import run_until_terminated
 
-    configure_approvals(session, args.approvals, "interactive")
+    try:
+        options = replace(options, prelude=options.prelude or prepare_session(options))
+    except CommandError as exc:
+        _say(str(exc))
+        return 1
+
+    def build() -> AgentSession:
+        from .coding.factory import create_session
+        from .modes.approvals import configure as configure_approvals
+
+        session = create_session(options)
+        configure_approvals(session, args.approvals, "interactive")
+        return session
+
+    async def load_plugins(session: AgentSession) -> None:
+        from .plugins.startup import install_from_args
+
+        await install_from_args(session, args, "interactive")
+
     _serving()
     first = " ".join(args.messages) or ("/resume" if args.resume else None)
-    plugins = PluginArgs(args.plugin, not args.no_plugins)
-    return await run_until_terminated(session, run_interactive_mode(session, first, plugins, load_plugins))
+    mode = InteractiveMode(options.prelude, build, PluginArgs(args.plugin, not args.no_plugins))
+    code = await run_until_terminated(lambda: mode.session, mode.run(first, load_plugins))
+    if mode.session is None:  # never built (a start-up error, a signal): its file is released all the same
+        from .coding.persistence import release
+
+        release(options.prelude.store)
+    if mode.start_error is not None:
+        _say(mode.start_error)
+    return code
 
 
 def _serving() -> None:

@@ -272,9 +272,10 @@ def clean_scrollback(term: TmuxTerminal, width: int) -> bool:
 
 
 def clean_frame(history: str, width: int) -> bool:
-    """`history` holds one frame: the two rules around the editor, every line within `width`."""
+    """`history` holds one frame: the two rules around the editor (the one above it carries a run's spinner
+    before its line), every line within `width`."""
     lines = history.rstrip("\n").splitlines()
-    return sum(line.startswith("────") for line in lines) == 2 and all(len(line) <= width for line in lines)
+    return sum(line.endswith("────") for line in lines) == 2 and all(len(line) <= width for line in lines)
 
 
 def test_a_resize_while_streaming_leaves_no_stale_frame_in_the_scrollback(terminal, fake_llm):

@@ -118,9 +118,9 @@ def test_calls_refused_without_a_question_say_blocked_not_failed(terminal, fake_
 
 
 def one_live_frame(history: str) -> None:
-    """The pane's history holds one live region (its two rules), under the conversation with no run of blank
-    rows in it: nothing left of an earlier, taller frame."""
-    rules = [line for line in history.splitlines() if line.startswith("─" * 30)]
+    """The pane's history holds one live region (its two rules; a run's spinner before the first one's line),
+    under the conversation with no run of blank rows in it: nothing left of an earlier, taller frame."""
+    rules = [line for line in history.splitlines() if line.endswith("─" * 30)]
     assert len(rules) == 2, history
     assert "\n\n\n" not in history.split(rules[0])[0].strip("\n"), history
 

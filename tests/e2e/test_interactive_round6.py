@@ -111,9 +111,10 @@ def test_closing_a_tall_dialog_puts_the_screen_back_as_it_was(terminal, fake_llm
     term.type("more")
     term.press("Enter")
     term.wait_for("Fine.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     history = term.scrollback()
     assert history.count("Paragraph 5.") == 1 and history.count("enter choose") == 0, history  # no copy, no frame
-    rules = [n for n, line in enumerate(history.splitlines()) if line.startswith("─" * 80)]
+    rules = [n for n, line in enumerate(history.splitlines()) if line.endswith("─" * 80)]
     assert len(rules) == 2 and "\n\n\n" not in history.split("─" * 80)[0].strip("\n"), history
 
 
@@ -138,8 +139,10 @@ def test_a_20x6_terminal_shows_the_running_call_and_then_the_answer(agent_env, f
         assert term.screen().split("\n")[:-1][-1] == "$0.000 fake-model"
         term.type("go")
         term.press("Enter")
-        screen = term.wait_for(" s)")  # the running call's own row, with its time, not its output
-        assert "$ echo li…" in screen, screen
+        term.wait_for("$ echo li…")  # the running call's own row, with its time, not its output
+        screen = term.wait_for(" s)")
+        row = [line for line in screen.splitlines() if "$ echo li…" in line]
+        assert row and row[0].endswith(" s)") and "line9" not in screen, screen
         term.wait_for("Done now.")
         term.wait_until(lambda: "Done now." in term.screen() and "esc to" not in term.screen(),
                         "the answer on screen once the run ended")

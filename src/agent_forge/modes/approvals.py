@@ -11,13 +11,14 @@ one to ask: under `ask` those calls are refused, saying so.
 
 from __future__ import annotations
 
-import argparse
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, POLICIES, REJECT, ApprovalRequest, Decision, policy_setting
 
 if TYPE_CHECKING:
+    import argparse  # (a type only: the terminal UI imports this module before its first paint)
+
     from ..coding.agent_session import AgentSession
     from ..plugins.ui import PluginUI
 

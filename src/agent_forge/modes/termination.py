@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import TYPE_CHECKING, Awaitable
+from typing import TYPE_CHECKING, Awaitable, Callable
 
 from . import stdout_guard
 
@@ -29,9 +29,13 @@ stopped_by: str | None = None
 """The name of the signal that stopped the mode (`"SIGTERM"`), set as it arrives; None before one has."""
 
 
-async def run_until_terminated(session: AgentSession, mode: Awaitable[int]) -> int:
+async def run_until_terminated(session: AgentSession | Callable[[], AgentSession | None],
+                               mode: Awaitable[int]) -> int:
     """Run `mode` (a coroutine returning an exit code); on a signal in `SIGNALS` terminate the session and
-    return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`."""
+    return 128 + signum instead, on an output failure terminate it and return `OUTPUT_FAILURE_EXIT`.
+    `session` may be a function returning the session, or None while it is not built yet (the interactive
+    mode builds it after its first paint): a signal then just stops the mode."""
+    current = session if callable(session) else (lambda: session)
     global stopped_by
     stopped_by = None  # a new mode: no signal yet
     loop = asyncio.get_running_loop()
@@ -46,8 +50,9 @@ async def run_until_terminated(session: AgentSession, mode: Awaitable[int]) -> i
         codes.append(code)
         if code > 128:
             stopped_by = signal.Signals(code - 128).name
-        if not task.done() and not session.closed:  # a mode that already closed its session just finishes
-            terminating.append(asyncio.ensure_future(_terminate(session, task)))
+        now = current()
+        if not task.done() and not (now is not None and now.closed):  # a closed session's mode just finishes
+            terminating.append(asyncio.ensure_future(_terminate(now, task)))
 
     for signum in SIGNALS:
         loop.add_signal_handler(signum, stop, 128 + signum)
@@ -72,12 +77,13 @@ async def _outcome(task: asyncio.Task, terminating: list[asyncio.Task]) -> int:
         return 0
 
 
-async def _terminate(session: AgentSession, task: asyncio.Task) -> None:
+async def _terminate(session: AgentSession | None, task: asyncio.Task) -> None:
     from ..coding.tools import lifeline  # the signal has come: start-up time no longer matters
 
     running = lifeline.live_tokens()  # before the session stops the commands and releases their tokens
     try:
-        await asyncio.wait_for(session.terminate(), timeout=10)
+        if session is not None:
+            await asyncio.wait_for(session.terminate(), timeout=10)
     finally:
         try:  # what escaped the process groups (`setsid`) goes too: the groups got their SIGTERM grace first
             await asyncio.to_thread(lifeline.sweep, running)

@@ -50,6 +50,31 @@ def test_stream_tail_stays_bounded_however_long_the_message():
     assert len(one_line._open) == 300 and one_line.chars == 5000
 
 
+def test_stream_tail_shows_no_blank_rows_around_the_text():
+    tail = StreamTail()
+    tail.feed("\n\nFirst paragraph.\n\n")
+    assert tail.rows(40, 10) == ["First paragraph."] and not tail.blank()
+    tail.feed("Second")
+    assert tail.rows(40, 10) == ["First paragraph.", "", "Second"]
+    blank = StreamTail()
+    blank.feed(" \n\n  ")
+    assert blank.blank() and blank.rows(40, 10) == []
+
+
+def test_the_spinner_fits_the_width_and_is_drawn_only_while_the_model_is_waited_for():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    assert live.spinner(80) == "" and not live.has_rows()
+    live.start()
+    assert live.spinner(80).endswith(" thinking… (0 s · esc to interrupt) ") and not live.has_rows()
+    assert live.spinner(20).endswith(" thinking… (0 s) ") and len(live.spinner(12)) <= 12
+    live.text.feed("Hello")
+    assert "thinking" not in live.spinner(80) and live.has_rows()
+    live.tool_started({"toolCallId": "c1", "toolName": "bash", "args": {"command": "ls"}})
+    assert live.spinner(80) == ""  # the running call's row has its own spinner and time
+
+
 def test_wrap_counts_wide_characters_twice():
     assert wrap("ab界c", 3, 10) == ["ab", "界c"]
     assert wrap("x" * 100, 10, 2) == ["x" * 10] * 2

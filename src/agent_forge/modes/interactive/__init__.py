@@ -2,7 +2,7 @@
 
 Imported only when stdin and stdout are terminals (`cli.py`); RPC, print and JSON mode never import
 prompt_toolkit or rich (`tests/e2e/test_startup_imports.py`). Modules, one concern each:
-`app` (the whole mode: `app.run_interactive_mode`; start-up and output), `layout` (the live region's
+`app` (the whole mode: `app.InteractiveMode`; start-up and output), `layout` (the live region's
 windows and row counts), `input_actions` (what the keys do), `terminal` (the claimed tty, stray output, OSC 52),
 `render` (rich to ANSI, cleaning), `theme`, `blocks` and `tool_blocks` (scrollback renderables), `replay`
 (a session's messages as blocks), `stream` and `live` (the live region), `footer`, `editor` (buffer, history,

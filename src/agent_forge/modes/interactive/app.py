@@ -3,18 +3,22 @@ normal scrollback. Finished messages are rendered by rich and written above the 
 (`above.py`), so they stay in the scrollback after exit; the live region (`layout.py`) holds the streaming
 message, running tools, queued messages, the editor and the footer, and is redrawn only when something changed
 (`invalidate`, at most every `layout.MIN_REDRAW_S`). It drives the same `AgentSession` as RPC and print mode;
-what the keys do is `input_actions.py`."""
+what the keys do is `input_actions.py`.
+
+The editor and the footer are painted before the session is built: the mode starts from the session's prelude
+(`coding/prelude.py`: settings, store, start-up model), and the session (`AgentSession` and what it imports,
+about a sixth of a start-up) is built right after the first paint (`attach`). Keys typed meanwhile are the
+editor's; an application key that acts on the session waits for it (`keys.py`)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.styles import Style
 
 from ... import __version__
-from ...coding.agent_session import AgentSession
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -40,21 +44,14 @@ from .theme_files import resolve_theme
 from .typeahead import release as release_terminal, take as take_typed_ahead
 from .view import EventView
 
+if TYPE_CHECKING:
+    from ...coding.agent_session import AgentSession
+    from ...coding.prelude import SessionPrelude
+
 SPINNER_TICK_S = 0.1
 STARTING = "loading…"
 """The footer's note from the first paint until plugins are loaded and the header, transcript and warnings
 printed."""
-
-
-async def run_interactive_mode(session: AgentSession, first_prompt: str | None = None,
-                               plugin_args: PluginArgs | None = None,
-                               load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
-    """Run the terminal UI on `session` until the user exits; the exit code (0 for Ctrl+D, `/quit`).
-    `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is sent once plugins are
-    loaded; `plugin_args` (the command line's `-e` paths, `--no-plugins`) are what `/reload` loads again;
-    `load_plugins` installs the start-up plugins into `session`, run after the editor's first paint (an
-    exception it raises is shown as an error and the mode goes on without them)."""
-    return await InteractiveMode(session, plugin_args).run(first_prompt, load_plugins)
 
 
 def _typed_ahead(app: Application[int]) -> None:
@@ -73,32 +70,39 @@ def _typed_ahead(app: Application[int]) -> None:
 
 
 class InteractiveMode(InputActions):
-    """The terminal UI for one session; `run` returns the exit code."""
+    """The terminal UI for the session `build()` makes on `prelude` (its settings, store and model);
+    `run` returns the exit code; `session` is None until it is built (`attach`), and `start_error` says why
+    when building it failed (the exit code is then 1)."""
 
-    def __init__(self, session: AgentSession, plugin_args: PluginArgs | None = None):
+    def __init__(self, prelude: SessionPrelude, build: Callable[[], AgentSession],
+                 plugin_args: PluginArgs | None = None):
         from ...coding.paths import agent_dir
 
         teach_shift_enter()
-        theme, warning = resolve_theme(session.settings.get("theme"), agent_dir())
+        settings, cwd = prelude.settings, prelude.options.cwd
+        theme, warning = resolve_theme(settings.get("theme"), agent_dir())
         self.theme = use_theme(theme)
-        session.warnings.extend([warning] if warning else [])
-        self.session = session
+        self._warnings = [warning] if warning else []  # the session's warnings once it is built
+        self.session: AgentSession = None  # type: ignore[assignment]  (`attach`: before, only the editor acts)
+        self._build = build
+        self._on_attach: list[Callable[[], None]] = []  # key actions waiting for the session
+        self._unsubscribe: list[Callable[[], None]] = []
+        self.start_error: str | None = None
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
-        self.files = FileIndex(session.cwd)  # the `@` search's list, walked again after each turn
+        self.files = FileIndex(cwd)  # the `@` search's list, walked again after each turn
         self.editor = PromptEditor(agent_dir() / "prompt-history",
-                                   FileCompleter(session.cwd, lambda: offered_commands(self.session), self.files))
+                                   FileCompleter(cwd, lambda: offered_commands(self.session), self.files))
         self.live = LiveState()
-        self.live.show_thinking = session.settings.get("hideThinkingBlock", True) is False
-        self.footer = Footer(session)
+        self.live.show_thinking = settings.get("hideThinkingBlock", True) is False
+        self.footer = Footer(prelude)
         self.dialogs = Dialogs(lambda fields: answer_dialog(self.session, fields), self.editor, self.changed)
-        withdraw_on_end(session, self.dialogs.withdraw)  # an aborted call's approval question closes
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status)
         self.dialogs.on_close = self.view.dialog_closed
         self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
-        self.keymap = load_keymap(agent_dir() / "keybindings.json", session.warnings)
+        self.keymap = load_keymap(agent_dir() / "keybindings.json", self._warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
         self.scrollback = Scrollback()
@@ -114,12 +118,11 @@ class InteractiveMode(InputActions):
 
     # -- running -------------------------------------------------------------------------------------------
     async def run(self, first_prompt: str | None = None,
-                  load_plugins: Callable[[], Awaitable[object]] | None = None) -> int:
-        unsubscribe = self.session.subscribe(self.view)
-        unsubscribe_failed = self.session.subscribe(self._keep_queue_after_failure)
-        unsubscribe_files = self.session.subscribe(self._files_after_turn)
-        self.session.intake.journal.announce()  # messages a killed process left queued show as queued
-
+                  load_plugins: Callable[[AgentSession], Awaitable[object]] | None = None) -> int:
+        """Run until the user exits; the exit code (0 for Ctrl+D, `/quit`; 1 when the session could not be
+        built: `start_error`). `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is
+        sent once plugins are loaded; `load_plugins(session)` installs the start-up plugins, run after the
+        editor's first paint (an exception it raises is shown as an error and the mode goes on without them)."""
         def started() -> None:  # before the first paint: what these tasks do comes after it
             self._spawn(self._start_up(load_plugins, first_prompt))
             self._spawn(self._tick())
@@ -132,21 +135,62 @@ class InteractiveMode(InputActions):
             try:
                 await self._finish()
             finally:
-                unsubscribe()
-                unsubscribe_failed()
-                unsubscribe_files()
+                for undo in self._unsubscribe:
+                    undo()
                 log = stray.restore()
                 release_terminal()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
         self._resume_hint()
-        return code
+        return 1 if self.start_error is not None else code
 
-    async def _start_up(self, load_plugins: Callable[[], Awaitable[object]] | None,
+    def _subscribe(self) -> list[Callable[[], None]]:
+        """The mode's session listeners (their unsubscribe functions); queued messages a killed process left
+        show as queued."""
+        session = self.session
+        undo = [session.subscribe(listener) for listener in (self.view, self._keep_queue_after_failure,
+                                                             self._files_after_turn)]
+        withdraw_on_end(session, self.dialogs.withdraw)  # an aborted call's approval question closes
+        session.intake.journal.announce()
+        return undo
+
+    def attach(self) -> bool:
+        """Build the session (after the first paint) and give it to the footer, the listeners and the key
+        actions that waited for it; False (the mode exits, `start_error` says why) when it cannot be built."""
+        from ...coding.errors import CommandError
+
+        try:
+            session = self._build()
+        except CommandError as exc:
+            self.start_error = str(exc)
+        except Exception as exc:  # noqa: BLE001  (said once, as the CLI says a start-up failure)
+            self.start_error = f"cannot start the session: {type(exc).__name__}: {exc}"
+        if self.start_error is not None:
+            self.exit(1)
+            return False
+        self.session = session
+        session.warnings.extend(self._warnings)
+        self._unsubscribe = self._subscribe()
+        self.footer.attach(session)
+        waiting, self._on_attach = self._on_attach, []
+        for action in waiting:
+            action()
+        return True
+
+    def when_attached(self, action: Callable[[], None]) -> None:
+        """Run `action` now, or once the session is built (a key pressed before it was)."""
+        if self.session is not None:
+            action()
+        else:
+            self._on_attach.append(action)
+
+    async def _start_up(self, load_plugins: Callable[[AgentSession], Awaitable[object]] | None,
                         first_prompt: str | None) -> None:
-        """Behind the painted editor: load the plugins, then print the header, the resumed transcript and the
-        warnings above it, in that order; then plugins' `session_start` and the first prompt. A prompt sent
-        meanwhile waits for this (`loaded`)."""
+        """Behind the painted editor: build the session, load the plugins, then print the header, the resumed
+        transcript and the warnings above it, in that order; then plugins' `session_start` and the first
+        prompt. A prompt sent meanwhile waits for this (`loaded`)."""
+        if not self.attach():
+            return
         try:
             if load_plugins is not None:
                 await self._load(load_plugins)
@@ -161,9 +205,9 @@ class InteractiveMode(InputActions):
         if first_prompt:
             self._spawn(self._dispatch(first_prompt, None))
 
-    async def _load(self, load_plugins: Callable[[], Awaitable[object]]) -> None:
+    async def _load(self, load_plugins: Callable[[AgentSession], Awaitable[object]]) -> None:
         try:
-            await load_plugins()
+            await load_plugins(self.session)
         except Exception as exc:  # a broken plugin set-up must not take the editor down with it
             self.session.warnings.append(f"plugins not loaded: {type(exc).__name__}: {exc}")
 
@@ -188,6 +232,11 @@ class InteractiveMode(InputActions):
 
     async def _finish(self) -> None:
         """Stop what still runs (a run, user bash, our tasks), then close the session (flushes its file)."""
+        if self.session is None:  # never built: nothing ran (the prelude's store is released by the caller)
+            for task in list(self._tasks):
+                task.cancel()
+            self._flush_pending()
+            return
         if self.session.is_streaming:
             self.session.agent.clear_queues()
             await self.session.abort()
@@ -198,8 +247,8 @@ class InteractiveMode(InputActions):
         self._flush_pending()
 
     def _resume_hint(self) -> None:
-        store = self.session.store
-        if store.path is not None and store.path.exists():
+        store = self.session.store if self.session is not None else None
+        if store is not None and store.path is not None and store.path.exists():
             self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session "
                                                        f"{store.session_id}")], self.terminal.columns()))
 

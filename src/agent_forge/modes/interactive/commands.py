@@ -48,14 +48,14 @@ COMMAND_HINTS = {
 """The arguments of the built-ins that take any: `<required>`, `[optional]` (shown in the `/` menu)."""
 
 
-def offered_commands(session: AgentSession) -> list[tuple[str, str, str]]:
+def offered_commands(session: AgentSession | None) -> list[tuple[str, str, str]]:
     """(name, argument hint, description) of every command the editor offers: built-ins, then
     `session.get_commands()` (plugin commands and templates with their `argumentHint`; skills take a
-    request)."""
+    request); the built-ins alone while the session is not built yet."""
     from .render import clean
 
     offered = [(name, COMMAND_HINTS.get(name, ""), with_keys(what)) for name, what in COMMANDS.items()]
-    for item in session.get_commands():
+    for item in session.get_commands() if session is not None else []:
         hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
         offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
     return offered

@@ -12,9 +12,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from ...agent.agent import QUEUE_MODES
 from ...ai.types import THINKING_LEVELS
 from ...coding.errors import ConfigFileError
+from ...coding.settings import QUEUE_MODES
 from ...coding.safe_read import read_json_file
 from .keymap import key_hint, with_keys
 

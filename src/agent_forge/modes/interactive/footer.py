@@ -37,21 +37,30 @@ COMPACT_ROWS = 10
 
 
 class Footer:
-    """Cached footer text for one session; `lines(width)` is cheap."""
+    """Cached footer text for one session; `lines(width)` is cheap. Until the session is built (`attach`) it
+    shows what its prelude (`coding/prelude.py`) knows: the cwd, the session's name, the model and thinking
+    level; the tokens, cost and context use come with the session."""
 
-    def __init__(self, session: Any):
-        self._session = session
+    def __init__(self, prelude: Any):
+        self._session: Any = None
         self.status: dict[str, str] = {}  # plugin `setStatus` segments by key
         self.note = ""  # transient state: "retrying…", "compacting…"
-        self._left = self._right = self._top = ""
+        self._left: list[tuple[int, str]] = []
+        self._top = self._heading(prelude.options.cwd, prelude.store.session_name)
+        self._right = _model_segments(prelude.agent.model, prelude.agent.thinking_level)
+
+    def attach(self, session: Any) -> None:
+        """Show `session`'s state from now on (`refresh`)."""
+        self._session = session
         self.refresh()
 
     def refresh(self) -> None:
-        """Recompute from the session's state and stats."""
+        """Recompute from the session's state and stats (nothing before `attach`)."""
         session = self._session
+        if session is None:
+            return
         state, stats = session.get_state(), session.get_session_stats()
-        name = state.get("sessionName")
-        self._top = short_cwd(session.cwd) + (f" · {name}" if name else "")
+        self._top = self._heading(session.cwd, state.get("sessionName"))
         tokens, usage = stats.get("tokens") or {}, stats.get("contextUsage")
         left = [(3, f"↑{compact_count(tokens.get('input', 0))} ↓{compact_count(tokens.get('output', 0))}")]
         if tokens.get("cacheRead"):
@@ -62,10 +71,11 @@ class Footer:
             shown = "?" if percent is None else f"{percent:.1f}%"
             left.append((2, f"{shown}/{compact_count(usage['contextWindow'])}"))
         self._left = left
-        model = state.get("model")
-        level = state.get("thinkingLevel") or "off"
-        self._right = [(2, f"({model['provider']})"), (0, str(model["id"])), (1, f"• {level}")] if model \
-            else [(0, "no model")]
+        self._right = _model_segments(state.get("model"), state.get("thinkingLevel"))
+
+    @staticmethod
+    def _heading(cwd: str, name: str | None) -> str:
+        return short_cwd(cwd) + (f" · {name}" if name else "")
 
     def lines(self, width: int, rows: int = 24) -> list[str]:
         """The footer's lines fitted to `width` columns, cleaned: cwd, then stats and model on one line, or
@@ -90,6 +100,13 @@ class Footer:
 
     def _status(self) -> list[tuple[int, str]]:
         return [(5, value) for value in self.status.values()]
+
+
+def _model_segments(model: Any, level: str | None) -> list[tuple[int, str]]:
+    """The right-hand segments: `(provider)`, the model id, `• level` (by priority), or `no model`."""
+    if not model:
+        return [(0, "no model")]
+    return [(2, f"({model['provider']})"), (0, str(model["id"])), (1, f"• {level or 'off'}")]
 
 
 def _joined(parts: list[tuple[int, str]]) -> str:

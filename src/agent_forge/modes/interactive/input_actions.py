@@ -9,7 +9,6 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
-from ...agent.agent import message_text
 from ...coding.errors import CommandError
 from .commands import builtin
 from .completion import attachments, typed_text
@@ -104,6 +103,8 @@ class InputActions:
     def restore_queue(self) -> int:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
         above what it holds; the run goes on. How many there were."""
+        from ...agent.agent import message_text  # (not before the first paint: `app.py`)
+
         steering, follow_up = self.session.intake.journal.clear()
         queued = [typed_text(message_text(m), self.session.cwd) for m in [*steering, *follow_up]]
         if queued:

@@ -27,6 +27,10 @@ EDITOR_KEYS = [
 OWN_DIALOG_KEYS = ("pageup", "pagedown", "tab", "s-tab", "c-left", "c-right", "escape left", "escape right")
 """Keys an open dialog may claim (its `own_keys`); `tree_view.OWN_KEYS` claims them all."""
 
+EDITOR_ONLY = frozenset({"app.send", "app.followUp", "editor.newline"})
+"""Actions that act on the editor alone (a prompt sent waits for the session itself: `InteractiveMode.loaded`);
+every other one waits for the session when it is not built yet."""
+
 SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
 """What terminals with the kitty keyboard protocol or xterm's modifyOtherKeys send for Shift+Enter."""
 
@@ -63,6 +67,8 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
         "app.model.cycle": (lambda event: ui.cycle("model"), None),
     }
     for action, (handler, condition) in handlers.items():
+        if action not in EDITOR_ONLY:
+            handler = _once_attached(ui, handler)
         for key in keymap.get(action, []):
             sequence = key_sequence(key)
             if sequence is not None:
@@ -76,6 +82,12 @@ def key_bindings(ui: Any, keymap: dict[str, list[str]]) -> KeyBindings:
     _completion_bindings(kb, ui)
     _dialog_bindings(kb, ui)
     return kb
+
+
+def _once_attached(ui: Any, handler: Callable[[Any], None]) -> Callable[[Any], None]:
+    """`handler`, acting at once when the session is built, else when it is (`InteractiveMode.attach`): the
+    editor is painted first, and a key typed that early (Ctrl+D right after the command's Enter) still acts."""
+    return lambda event: ui.when_attached(lambda: handler(event))
 
 
 def _newline(ui: Any, event: Any) -> None:

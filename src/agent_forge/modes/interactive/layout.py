@@ -47,13 +47,19 @@ def build_application(mode: InteractiveMode) -> Application[int]:
     editor = Window(_editor_control(mode), wrap_lines=True, dont_extend_height=True, height=screen.editor_height,
                     get_line_prefix=_prefix)
     rule = Window(height=1, char="─", style="class:rule")
-    footer = Window(FormattedTextControl(screen.footer_fragments), dont_extend_height=True, style="class:footer")
-    menu = Window(FormattedTextControl(screen.completion_fragments), dont_extend_height=True)
+    top_rule = Window(FormattedTextControl(screen.spinner_fragments), height=1, char="─", style="class:rule")
+    # the rows an area that scrolled the screen no longer fills: above the live region, or under an open menu
+    # (typing narrows it: the editor stays where it is)
     completing = Condition(lambda: bool(mode.editor.buffer.complete_state
                                         and mode.editor.buffer.complete_state.completions))
-    root = HSplit([ConditionalContainer(live, filter=Condition(screen.live_visible)), rule, editor,
-                   ConditionalContainer(menu, filter=completing),
-                   ConditionalContainer(HSplit([rule, footer]), filter=Condition(screen.footer_visible))])
+    pad = Window(height=lambda: Dimension.exact(0 if completing() else app.pad_rows()))
+    menu_pad = Window(height=lambda: Dimension.exact(app.pad_rows() if completing() else 0))
+    footer = Window(FormattedTextControl(screen.footer_fragments), dont_extend_height=True, style="class:footer")
+    menu = Window(FormattedTextControl(screen.completion_fragments), dont_extend_height=True)
+    content = HSplit([ConditionalContainer(live, filter=Condition(screen.live_visible)), top_rule, editor,
+                      ConditionalContainer(HSplit([menu, menu_pad]), filter=completing),
+                      ConditionalContainer(HSplit([rule, footer]), filter=Condition(screen.footer_visible))])
+    root = HSplit([pad, content])
     app: Application[int] = InlineApplication(
         layout=Layout(root, focused_element=editor), key_bindings=key_bindings(mode, mode.keymap),
         style=Style.from_dict(mode.theme.live), color_depth=_color_depth(), full_screen=False,
@@ -61,8 +67,9 @@ def build_application(mode: InteractiveMode) -> Application[int]:
         input=mode.terminal.input, output=mode.terminal.output, include_default_pygments_style=False)
     # Escape alone acts after `ESCAPE_WAIT_S` (it may start Alt+key, whose bytes arrive together)
     app.ttimeoutlen, app.timeoutlen = ESCAPE_BYTES_WAIT_S, ESCAPE_WAIT_S
-    app.natural_height = lambda: root.preferred_height(mode.terminal.columns(), mode.terminal.rows()).preferred
-    app.dialog_open = lambda: mode.dialogs.current is not None
+    app.natural_height = lambda: content.preferred_height(mode.terminal.columns(), mode.terminal.rows()).preferred
+    # the `/` or `@` menu, like a dialog, may scroll the screen: closed, it leaves blank rows (`resize.py`)
+    app.overlay_open = lambda: mode.dialogs.current is not None or completing()
     return app
 
 
@@ -86,8 +93,12 @@ class ScreenLayout:
 
     def live_visible(self) -> bool:
         live = self.mode.live
-        return bool(live.busy or live.steering or live.follow_up or live.widgets
-                    or not live.text.empty() or self.mode.dialogs.current)
+        return bool(live.has_rows() or self.mode.dialogs.current)
+
+    def spinner_fragments(self) -> Fragments:
+        """The rule above the editor's text: the run's spinner (`LiveState.spinner`), the rule's line after it."""
+        text = self.mode.live.spinner(self.mode.terminal.columns())
+        return [("class:spinner", text)] if text else []
 
     def footer_visible(self) -> bool:
         """The footer gives its rows to an open dialog in a short terminal (it comes back when it closes)."""

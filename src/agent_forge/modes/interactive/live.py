@@ -52,9 +52,10 @@ class LiveState:
         self.text, self.thinking = StreamTail(), StreamTail(max_lines=8)
 
     def fragments(self, width: int, height: int) -> Fragments:
-        """The region's lines (at most about `height` rows) for a `width`-column screen."""
+        """The region's lines above the editor (at most about `height` rows) for a `width`-column screen: the
+        streaming message, running calls, queued messages and plugin widgets (the spinner: `spinner`)."""
         out: Fragments = []
-        if self.show_thinking and not self.thinking.empty():
+        if self.show_thinking and not self.thinking.blank():
             _rows(out, self.thinking.rows(width, min(4, height)), "class:thinking")
         _rows(out, self.text.rows(width, max(1, height - 4)), "")
         now = time.monotonic()
@@ -62,11 +63,6 @@ class LiveState:
             _rows(out, [running_line(call, spinner_frame(now - call.started), width)], "class:tool")
             if call.partial and height > 2:  # a short terminal keeps the call's own row (its time), not its output
                 _rows(out, _last_rows(call.partial, width, min(3, height - 2)), "class:dim")
-        if self.working and not self.tools:
-            note = self.activity or ("thinking…" if self.text.empty() else "")
-            label = f"{note} " if note else ""
-            _rows(out, [f"{spinner_frame(now - self.started)} {label}({now - self.started:.0f} s · esc to "
-                        f"interrupt)"], "class:spinner")
         for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
             _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
         for lines in self.widgets.values():
@@ -75,6 +71,27 @@ class LiveState:
             if len(shown) < len(lines):
                 _rows(out, [f"… {len(lines) - len(shown)} more widget lines"], "class:dim")
         return out
+
+    def spinner(self, width: int) -> str:
+        """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`), at
+        most `width` columns, or "" when no run waits for the model (running calls show their own). It is drawn
+        in the rule above the editor, not on a row of its own: a row that comes with each run and goes at
+        its end is a blank row left under the footer once the screen is full (`resize.InlineApplication`)."""
+        if not self.working or self.tools:
+            return ""
+        now = time.monotonic()
+        note = self.activity or ("thinking…" if self.text.blank() else "")
+        head = f"{spinner_frame(now - self.started)} {note + ' ' if note else ''}({now - self.started:.0f} s"
+        for tail in (" · esc to interrupt) ", ") "):
+            if len(head) + len(tail) <= width:
+                return head + tail
+        return _one_line(head + ")", width)
+
+    def has_rows(self) -> bool:
+        """Whether `fragments` has any row to show (the live region's part above the editor is left out
+        when not)."""
+        return bool(self.tools or self.shells or self.steering or self.follow_up or self.widgets
+                    or not self.text.blank() or (self.show_thinking and not self.thinking.blank()))
 
     def tool_started(self, event: dict[str, Any]) -> None:
         self.tools[str(event.get("toolCallId"))] = ToolCall(str(event.get("toolName")), event.get("args") or {})

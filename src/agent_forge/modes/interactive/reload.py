@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...coding.errors import CommandError
-from ...coding.resources.reload import refresh_settings, reload_resources
 from .render import clean
 
 
@@ -22,6 +21,8 @@ class PluginArgs:
 async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     """Reload for the interactive mode `ui` (`session`); the lines to report. Raises `CommandError` while the
     agent works."""
+    from ...coding.resources.reload import refresh_settings, reload_resources  # (not before the first paint)
+
     session = ui.session
     if session.is_streaming:
         raise CommandError("wait for the agent to finish (or press escape) before /reload")

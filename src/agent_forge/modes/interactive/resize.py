@@ -121,9 +121,10 @@ class InlineApplication(Application):  # type: ignore[type-arg]
 
     on_width_change: Callable[[], None] | None = None
     on_shrink: Callable[[], None] | None = None
-    natural_height: Callable[[], int] | None = None  # the rows the live region's content takes now
-    dialog_open: Callable[[], bool] = staticmethod(lambda: False)  # type: ignore[assignment]
-    _dialog_drawn = False  # the last drawing showed a dialog
+    natural_height: Callable[[], int] | None = None  # the rows the live region's content takes now (pads: 0)
+    _measuring = False  # `natural_height` is being computed: the pads count 0 rows in it
+    overlay_open: Callable[[], bool] = staticmethod(lambda: False)  # type: ignore[assignment]
+    _overlay_drawn = False  # the last drawing showed a dialog or a completion menu
 
     def __init__(self, **kwargs: Any):
         super().__init__(**kwargs)
@@ -156,24 +157,47 @@ class InlineApplication(Application):  # type: ignore[type-arg]
 
     def _would_leave_blank(self) -> bool:
         """Whether this drawing would leave blank rows under the live region that a scroll made (`blank_rows`):
-        the rows of a dialog that just closed, or a quarter of the screen (a 6-row terminal's answer pushed off
-        by the spinner and a running call); not the one row a run's spinner leaves in a tall terminal."""
-        closed, self._dialog_drawn = self._dialog_drawn, self.dialog_open()
+        the rows of a dialog or a `/` / `@` menu that just closed, or a quarter of the screen (a 6-row
+        terminal's answer pushed off by the spinner and a running call)."""
+        closed, self._overlay_drawn = self._overlay_drawn, self.overlay_open()
         if self.on_shrink is None or self.natural_height is None or self._running_in_terminal:
             return False
         blank = self.blank_rows()
-        return blank > 0 and ((closed and not self._dialog_drawn) or blank >= max(2, self.output.get_size().rows // 4))
+        return blank > 0 and ((closed and not self._overlay_drawn) or blank >= max(2, self.output.get_size().rows // 4))
 
     def blank_rows(self) -> int:
         """How many rows under the content the next drawing leaves blank that a scroll made: prompt_toolkit never
         shrinks the area it draws in (until the next print above resets it), so a dialog or menu taller than
         the rows left under the cursor scrolled the screen (the conversation's end went into the scrollback)
         and, once closed, left its rows blank under the footer."""
-        renderer, natural = self.renderer, self.natural_height
-        drawn, reserved = (renderer._last_screen.height if renderer._last_screen else 0), renderer._min_available_height
-        if natural is None or not reserved or drawn <= reserved:
+        drawn, reserved = self._drawn_and_reserved()
+        if self.natural_height is None or not reserved or drawn <= reserved:
             return 0  # no scroll: the rows under the content are the screen's own, not a dialog's
-        return max(0, min(drawn, self.output.get_size().rows) - max(natural(), reserved))
+        return max(0, min(drawn, self.output.get_size().rows) - max(self._content_rows(), reserved))
+
+    def pad_rows(self) -> int:
+        """Blank rows to draw above the live region's content: the rows it no longer fills of an area that had
+        scrolled the screen (a streamed text that ended, a menu narrowed by typing), so the footer stays at
+        the screen's bottom and what is left blank is between the conversation and the live region, until
+        the next print above redraws the region under it; else 0. (Not `blank_rows`' count: that one
+        leaves the rows of the reserved area that were the screen's own.)"""
+        drawn, reserved = self._drawn_and_reserved()
+        if self.natural_height is None or self._measuring or not reserved or drawn <= reserved:
+            return 0
+        return max(0, min(drawn, self.output.get_size().rows) - self._content_rows())
+
+    def _drawn_and_reserved(self) -> tuple[int, int]:
+        """The rows the last drawing took, and those the renderer reserved under the cursor (its CPR answer)."""
+        renderer = self.renderer
+        return (renderer._last_screen.height if renderer._last_screen else 0), renderer._min_available_height
+
+    def _content_rows(self) -> int:
+        """`natural_height` without the pads (they are sized from it)."""
+        self._measuring = True
+        try:
+            return self.natural_height()  # type: ignore[misc]
+        finally:
+            self._measuring = False
 
     def _on_resize(self) -> None:
         renderer = self.renderer

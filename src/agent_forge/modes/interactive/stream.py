@@ -34,10 +34,19 @@ class StreamTail:
     def empty(self) -> bool:
         return not self._lines and not self._open
 
+    def blank(self) -> bool:
+        """Whether the text so far shows nothing (empty, or only whitespace: `rows` is then empty)."""
+        return not self._open.strip() and not any(line.strip() for line in self._lines)
+
     def rows(self, width: int, height: int) -> list[str]:
-        """The last `height` screen rows of the text wrapped at `width` columns (wide characters count 2)."""
+        """The last `height` screen rows of the text wrapped at `width` columns (wide characters count 2),
+        without blank rows before or after it: a paragraph break that is still streaming shows no gap under
+        the text (the printed message has none there either; a row shown, then gone, is a blank row left)."""
         rows: list[str] = []
-        for line in reversed([*self._lines, self._open]):
+        lines = [*self._lines, self._open]
+        while lines and not lines[-1].strip():
+            lines.pop()
+        for line in reversed(lines):
             rows[:0] = wrap(line, width, height)
             if len(rows) >= height:
                 return rows[-height:]

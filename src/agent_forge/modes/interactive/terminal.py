@@ -4,6 +4,7 @@ prompt_toolkit, and its size (80x24 when the terminal reports none)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import sys
@@ -11,13 +12,15 @@ from typing import Iterator
 
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from ..stdout_guard import protocol_stdin, protocol_stdout
+from ..stdout_guard import discard, protocol_stdin, protocol_stdout
 from .paste import PasteSafeInput
 
 DEFAULT_SIZE = (24, 80)
 BEGIN_SYNC, END_SYNC = "\x1b[?2026h", "\x1b[?2026l"
 """Synchronized output (DEC mode 2026): the terminal shows each redraw whole, never half drawn; terminals
 without it ignore the unknown mode."""
+HUNG_UP = (errno.EIO, errno.ENXIO)
+"""What writing to a terminal that went away (its window closed, its tmux pane killed) fails with."""
 
 
 class _SyncedOutput(Vt100_Output):
@@ -51,7 +54,15 @@ class _SyncedOutput(Vt100_Output):
         if self._buffer:
             self._buffer.insert(0, BEGIN_SYNC)
             self._buffer.append(END_SYNC)
-        super().flush()
+        try:
+            super().flush()
+        except OSError as exc:
+            if exc.errno not in HUNG_UP:
+                raise
+            # The terminal hung up: what is drawn or printed from now on goes nowhere (a raise here came out of
+            # whatever printed: the run's last answer, as the hang-up's SIGHUP aborted it), and that SIGHUP
+            # ends the mode (termination.py)
+            discard(self.stdout)
 
 
 class Terminal:

@@ -11,7 +11,6 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from ...coding.session.tree import get_flat_tree
-from ...agent.agent import message_text
 from .actions import guarded
 from .completion import typed_text
 from .tree_layout import TreeModel, keeps
@@ -54,6 +53,8 @@ class TreeCommands:
         self.ui.dialogs.open(dialog)
 
     def _actions(self, entry_id: str, label: str | None) -> None:
+        from ...agent.agent import message_text  # (not before the first paint: `app.py`)
+
         entry = self.ui.session.store.get_entry(entry_id) or {}
         message = entry.get("message") if entry.get("type") == "message" else None
         typed = message_text(message) if isinstance(message, dict) and message.get("role") == "user" else None
