@@ -19,9 +19,9 @@ from ..types import (AssistantContent, AssistantMessage, AssistantMessageEvent, 
                      Tool, ToolResultMessage, UserContent, is_assistant, is_image, is_thinking, is_tool_call,
                      is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,

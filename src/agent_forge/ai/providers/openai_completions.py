@@ -22,9 +22,9 @@ from ..transform import transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Model, Tool, ToolCall, ToolResultMessage,
                      UserContent, is_assistant, is_image, is_text, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,

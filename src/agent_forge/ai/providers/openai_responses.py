@@ -26,9 +26,9 @@ from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageCont
                      TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent, is_assistant,
                      is_image, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     HttpRequest,
     MessageBuilder,
     SseHandler,
