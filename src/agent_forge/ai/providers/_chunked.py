@@ -70,6 +70,10 @@ class ChunkedBody:
                 if line_end < 0:
                     break
                 pos = self._size_line(buf, pos, line_end)
+                stop = pos + self._left
+                if self._left and buf.startswith(b"\r\n", stop):  # the whole chunk is here: one slice
+                    parts.append(buf[pos:stop])
+                    pos, self._left = stop + 2, 0
         return pos
 
     def _payload(self, buf: bytes, pos: int, parts: list[bytes]) -> int:

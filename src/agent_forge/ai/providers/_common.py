@@ -16,6 +16,7 @@ from ..redaction import redact, secret_values
 from ..sse import SSEEvent, check_message_size
 from ..types import AssistantContent, AssistantMessage, AssistantMessageEvent, JsonValue, Model, ThinkingContent
 from ..usage import empty_usage
+from . import _fields as fields
 
 Event = AssistantMessageEvent
 _DELTA = {"text": "text_delta", "thinking": "thinking_delta", "toolCall": "toolcall_delta"}
@@ -206,6 +207,13 @@ class SseHandler:
     """What a provider supplies to `stream_api`: turns each SSE event into stream events."""
 
     builder: MessageBuilder
+    screened = False
+    """True while no run of 19 digits came in the body so far (set by the stream driver a read at a time): an
+    event's JSON then needs no search for a number orjson would read differently (`json_wire.fast_loads`)."""
+
+    def load(self, data: str, where: str) -> dict[str, JsonValue]:
+        """An event's `data` as a JSON object (`_fields.load_object`; `where` names it in errors)."""
+        return fields.load_object(data, where, screened=self.screened)
 
     def handle(self, event: SSEEvent) -> Iterable[Event]:
         """Events for one SSE event, as a list or tuple (made at once: what goes wrong in making them is

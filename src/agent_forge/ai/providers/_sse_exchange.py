@@ -7,6 +7,7 @@ from __future__ import annotations
 from contextlib import aclosing
 from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator
 
+from .. import json_wire
 from ..errors import HttpStatusError, MalformedChunkError, StreamIdleTimeout, StreamProtocolError, UnexpectedResponseError
 from ..options import StreamOptions
 from ..sse import SSEDecoder, SSEEvent, feed_events
@@ -92,6 +93,7 @@ async def _read_events(response: httpx2.Response, handler: SseHandler, url: str)
         async for chunk in chunks:
             sse: list[SSEEvent] = []
             failure = feed_events(decoder, chunk, sse)
+            reading.screen(chunk)
             if sse or failure:
                 yield reading.events(sse, failure)
             if reading.over:
@@ -107,6 +109,16 @@ class _Reading:
         self.handler, self.url = handler, url
         self.seen = 0  # SSE events handled
         self.over = False  # the terminal event (or a leading [DONE]) came: no more are read
+        self._tail = b""  # the last bytes of the previous read: a run of digits may go on in the next
+        handler.screened = True
+
+    def screen(self, chunk: bytes) -> None:
+        """Keep `handler.screened` true while `chunk` and the reads before it hold no run of 19 digits (one
+        search a read, not one an event; a run split between two reads is seen in the overlap). Once false it
+        stays false: an event may have begun in any earlier read."""
+        if self.handler.screened:
+            self.handler.screened = not json_wire.has_long_number(self._tail + chunk)
+            self._tail = chunk[-(json_wire.LONG_NUMBER_DIGITS - 1):]
 
     def events(self, batch: list[SSEEvent], failure: Exception | None) -> Iterator[Event]:
         """The stream events of `batch`'s SSE events, up to the terminal one, each SSE event handled only when

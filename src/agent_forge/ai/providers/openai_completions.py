@@ -278,7 +278,7 @@ class _Handler(SseHandler):
         if event.data.strip() == "[DONE]":
             self._done = True
             return self._close()
-        chunk = _load(event.data)
+        chunk: ChatCompletionChunk = self.load(event.data, "stream chunk")  # type: ignore[assignment]
         if chunk.get("error"):
             raise ApiStreamError(stream_error_text(chunk["error"]))
         response_id = fields.text(chunk, "id", "")
@@ -378,7 +378,3 @@ class _Handler(SseHandler):
         if reasoning:
             usage["reasoning"] = reasoning
         update_cost(self.builder.model, usage)
-
-
-def _load(data: str) -> ChatCompletionChunk:
-    return fields.load_object(data, "stream chunk")  # type: ignore[return-value]  # its fields are read defensively
