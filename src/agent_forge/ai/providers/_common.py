@@ -116,14 +116,20 @@ class MessageBuilder:
     def delta(self, index: int, chunk: str) -> Event:
         """The `*_delta` event for `chunk` of block `index`; its `delta` is `chunk` with surrogates resolved
         (see the class docstring), so it may lack a held-back last character or be empty."""
-        self.count(len(chunk))
-        chunk = self._held.pop(index, "") + chunk
-        if chunk and json_wire.is_high_surrogate(chunk[-1]):
-            chunk, self._held[index] = chunk[:-1], chunk[-1]
-        chunk = json_wire.join_surrogates(chunk)
+        self._chars = check_message_size(self._chars + len(chunk))
+        if self._held or not chunk.isascii():  # ASCII holds no surrogate: most deltas skip the search
+            chunk = self._resolved(index, chunk)
         self._open[index].append(chunk)
         kind = _DELTA[self.content[index]["type"]]
         return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
+
+    def _resolved(self, index: int, chunk: str) -> str:
+        """`chunk` after the high surrogate held back from block `index`'s last delta, its own last character
+        held back when it is a high surrogate, surrogate pairs joined and lone halves replaced."""
+        chunk = self._held.pop(index, "") + chunk
+        if chunk and json_wire.is_high_surrogate(chunk[-1]):
+            chunk, self._held[index] = chunk[:-1], chunk[-1]
+        return json_wire.join_surrogates(chunk)
 
     def finish(self, index: int) -> list[Event]:
         """Close block `index`: its `*_end` event, after a `*_delta` of U+FFFD when a high surrogate was still

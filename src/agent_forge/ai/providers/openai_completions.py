@@ -275,7 +275,7 @@ class _Handler(SseHandler):
         return self._done
 
     def handle(self, event: SSEEvent) -> Iterable[AssistantMessageEvent]:
-        if event.data.strip() == "[DONE]":
+        if event.data[:1] != "{" and event.data.strip() == "[DONE]":  # a chunk object starts with "{"
             self._done = True
             return self._close()
         chunk: ChatCompletionChunk = self.load(event.data, "stream chunk")  # type: ignore[assignment]
@@ -323,13 +323,12 @@ class _Handler(SseHandler):
         return events
 
     def _text(self, kind: str, chunk: str) -> list[AssistantMessageEvent]:
-        events: list[AssistantMessageEvent] = []
-        if self._open is None or self._open[0] != kind:
-            events += self._close()
-            index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
-            self._open = (kind, None, index)
-            events.append(start)
-        return [*events, self.builder.delta(self._open[2], chunk)]
+        if self._open is not None and self._open[0] == kind:  # a delta of the open block: most chunks
+            return [self.builder.delta(self._open[2], chunk)]
+        events = self._close()
+        index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
+        self._open = (kind, None, index)
+        return [*events, start, self.builder.delta(index, chunk)]
 
     def _tool_call(self, call: dict, position: int) -> list[AssistantMessageEvent]:
         """One `tool_calls` item; `arguments` sent as an object (some local servers) is taken as the arguments."""
