@@ -143,3 +143,16 @@ async def test_an_error_body_is_shown_escaped_and_raw_only_when_not_the_document
     error = (await call("openai-completions", fake_llm))[-1]["message"]["errorMessage"]
     assert error == f"HTTP 429 from {fake_llm.base_url_openai.rstrip('/')}/chat/completions: {shown}"
     assert is_retryable_error(error)
+
+
+async def test_events_before_a_malformed_one_in_the_same_read_come_first(fake_llm):
+    # One HTTP chunk, so one network read: its good events are handled and given out before the error.
+    good = "".join(f'data: {{"id":"c1","choices":[{{"index":0,"delta":{{"content":"{word}"}}}}]}}\n\n'
+                   for word in ("Hello", " there"))
+    fake_llm.set_script([{"frames": [good + "data: {not json\n\ndata: [DONE]\n\n"]}])
+    events = await call("openai-completions", fake_llm)
+    assert [e["type"] for e in events] == ["start", "text_start", "text_delta", "text_delta", "error"]
+    assert [e.get("delta") for e in events[2:4]] == ["Hello", " there"]
+    message = events[-1]["message"]
+    assert message["content"] == [{"type": "text", "text": "Hello there"}]
+    assert message["errorMessage"].startswith("Malformed JSON in stream chunk from ")

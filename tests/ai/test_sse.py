@@ -158,6 +158,8 @@ def test_the_real_limits_are_16_and_32_mib():
 _block = st.one_of(
     _text.map(lambda t: f"data: {t}\n\n"), _text.map(lambda t: f"data:{t}\n\n"),
     _text.map(lambda t: f"event: delta\ndata: {t}\n\n"), _text.map(lambda t: f"id: {t}\ndata: x\n\n"),
+    _text.map(lambda t: f"event: {t}\ndata: {t}\n\n"), _text.map(lambda t: f"event:{t}\ndata: x\n\n"),
+    _text.map(lambda t: f"event: {t}\ndata: x\ndata: y\n\n"), _text.map(lambda t: f"event: x\ndata:{t}\n\n"),
     st.sampled_from(["\n", "\n\n", ": ping\n\n", "data: a\ndata: b\n\n", "data: cr\r\n\r\n", "data: open\n"]),
 )
 
@@ -184,6 +186,19 @@ def test_a_body_read_at_once_gives_what_it_gives_a_byte_at_a_time(blocks, limit)
         whole = asyncio.run(_events_or_error([body], **limits))
         bytewise = asyncio.run(_events_or_error([body[i:i + 1] for i in range(len(body))], **limits))
         assert whole == bytewise
+
+
+@settings(max_examples=300, deadline=None)
+@given(blocks=st.lists(_block, max_size=8), limit=st.integers(min_value=4, max_value=30),
+       cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=5))
+def test_a_body_read_in_any_pieces_gives_what_it_gives_a_byte_at_a_time(blocks, limit, cuts):
+    # A read that starts inside a block finishes it line by line and takes the batch path again after it.
+    body = "".join(blocks).encode()
+    edges = sorted({0, len(body), *(cut for cut in cuts if cut < len(body))})
+    pieces = [body[start:end] for start, end in zip(edges, edges[1:])]
+    for limits in ({}, {"max_line": limit}, {"max_event": limit}):
+        bytewise = asyncio.run(_events_or_error([body[i:i + 1] for i in range(len(body))], **limits))
+        assert asyncio.run(_events_or_error(pieces, **limits)) == bytewise
 
 
 async def test_a_long_data_line_in_one_read_still_raises():

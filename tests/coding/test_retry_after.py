@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agent_forge.ai.providers._common import retry_after_ms
+from agent_forge.ai.providers._response_body import retry_after_ms
 from agent_forge.coding.retry_policy import hinted_delay_ms
 
 

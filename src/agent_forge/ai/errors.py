@@ -69,7 +69,7 @@ class StreamProtocolError(StreamFailure):
 
 class MalformedChunkError(StreamProtocolError):
     """An event's data did not parse as a JSON object. `where`: "stream chunk" or "<name> event"; `reason`: the
-    parser's words. The stream driver (`providers._common`) adds the URL and the start of the data to the text."""
+    parser's words. The stream driver (`providers._sse_exchange`) adds the URL and the start of the data to the text."""
 
     def __init__(self, where: str, reason: str):
         super().__init__(f"Malformed JSON in {where}: {reason}")

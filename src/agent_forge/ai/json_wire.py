@@ -160,7 +160,9 @@ def _first_fast_call() -> int:
 _backend: Any = None  # the orjson module once loaded; False: the stdlib only; None: not decided yet
 _deferred = _first_fast_call()
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_NUMBER = b"0" * 19  # orjson reads integers beyond 64 bits (19+ digits) as floats; the stdlib as ints
+LONG_NUMBER_DIGITS = 19
+"""The shortest run of digits `has_long_number` reports."""
+_LONG_NUMBER = b"0" * LONG_NUMBER_DIGITS  # orjson reads integers beyond 64 bits (19+ digits) as floats; the stdlib as ints
 
 
 _SCAN_CHUNK = 1 << 18  # 256 KiB: the translated copy of a chunk stays small next to a 30 MB session file

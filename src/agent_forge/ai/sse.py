@@ -130,21 +130,30 @@ class _EventBuilder:
         """No field seen since the last dispatch (what `blocks` needs to bypass `line`)."""
         return not self._data and not self._event
 
-    def blocks(self, text: str, max_line: int) -> tuple[list[SSEEvent], str]:
-        """Events of the leading blocks of `text` that are one `data: ` line each (what model servers send),
-        built without going line by line; the rest of `text` (from the first other block) for `line`. Only
+    def blocks(self, text: str, max_line: int, out: list[SSEEvent]) -> str:
+        """Append to `out` the events of the leading blocks of `text` that are one `data: ` line, or an
+        `event: ` line and a `data: ` line, each (what model servers send), made without going line by line;
+        returns the rest of `text` (from the first other block, or the unfinished last one) for `line`. Only
         while `idle` and `text` is clean (no CR, starts on a line), so the events are those `line` would make."""
-        events: list[SSEEvent] = []
         blocks = text.split("\n\n")
         last = len(blocks) - 1  # the piece after the last blank line: not a complete block
+        max_event, last_id = self._max_event, self._last_id
         for i in range(last):
             block = blocks[i]
             # a line over `max_line` or data over `max_event` (its "\n" counted) goes `line`'s way, to raise
-            size = len(block)
-            if not block.startswith("data: ") or "\n" in block or size > max_line or size - 5 > self._max_event:
-                return events, "\n\n".join(blocks[i:])
-            events.append(SSEEvent("message", block[6:], self._last_id))
-        return events, blocks[last]
+            if block.startswith("data: ") and "\n" not in block:
+                if len(block) > max_line or len(block) - 5 > max_event:
+                    return "\n\n".join(blocks[i:])
+                out.append(SSEEvent("message", block[6:], last_id))
+                continue
+            name_end = block.find("\n") if block.startswith("event: ") else -1
+            if name_end < 0 or not block.startswith("data: ", name_end + 1) or "\n" in block[name_end + 1:]:
+                return "\n\n".join(blocks[i:])
+            size = len(block) - name_end - 1
+            if name_end > max_line or size > max_line or size - 5 > max_event:
+                return "\n\n".join(blocks[i:])
+            out.append(SSEEvent(block[7:name_end] or "message", block[name_end + 7:], last_id))
+        return blocks[last]
 
     def _dispatch(self) -> SSEEvent | None:
         data, event = self._data, self._event
@@ -158,28 +167,66 @@ def _size(chars: int) -> str:
     return f"{chars // MiB} MiB" if chars >= MiB and chars % MiB == 0 else f"{chars} characters"
 
 
+class SSEDecoder:
+    """The events of an event stream fed as arbitrary byte chunks, synchronously: `feed` appends to a list
+    the events one chunk completes, so a caller holding a network read's bytes gets all of its events in one
+    call. UTF-8 is decoded incrementally (invalid bytes become U+FFFD); a leading BOM is dropped; an event not
+    terminated by a blank line before EOF is never returned, as the spec requires."""
+
+    def __init__(self, *, max_line: int = MAX_LINE_CHARS, max_event: int = MAX_EVENT_CHARS) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._lines, self._builder = _LineSplitter(max_line), _EventBuilder(max_event)
+        self._max_line = max_line
+        self._at_start = True
+
+    def feed(self, chunk: bytes, out: list[SSEEvent]) -> None:
+        """Append the events `chunk` completes to `out`. Raises `StreamLimitError` when a line exceeds
+        `max_line` or an event's data `max_event` characters; `out` then holds the events before it."""
+        text = self._decoder.decode(chunk)
+        if self._at_start and text:
+            self._at_start = False
+            text = text.removeprefix("\ufeff")
+        if "\r" in text:  # CR line ends: line by line (a CRLF may also be split across chunks)
+            self._by_line(text, out)
+            return
+        while text:
+            if self._lines.clean and self._builder.idle:
+                text = self._builder.blocks(text, self._max_line, out)
+            # one block the batch path cannot make (or one begun in an earlier chunk), or the unfinished rest
+            end = text.find("\n\n") + 2
+            self._by_line(text[:end] if end > 1 else text, out)
+            text = text[end:] if end > 1 else ""
+
+    def _by_line(self, text: str, out: list[SSEEvent]) -> None:
+        for line in self._lines.feed(text):
+            event = self._builder.line(line)
+            if event is not None:
+                out.append(event)
+
+
 async def iter_sse(chunks: AsyncIterable[bytes], *, max_line: int = MAX_LINE_CHARS,
                    max_event: int = MAX_EVENT_CHARS) -> AsyncIterator[SSEEvent]:
-    """Yield the events of an event stream given as arbitrary byte chunks.
+    """Yield the events of an event stream given as arbitrary byte chunks (`SSEDecoder`, one event at a time).
 
-    UTF-8 is decoded incrementally (invalid bytes become U+FFFD); a leading BOM is dropped; an event not
-    terminated by a blank line before EOF is discarded, as the spec requires. Raises `StreamLimitError` when a
-    line exceeds `max_line` or an event's data `max_event` characters (see the module docstring).
-    Example: `async for ev in iter_sse(response.aiter_bytes()): print(ev.event, ev.data)`.
+    Raises `StreamLimitError` when a line exceeds `max_line` or an event's data `max_event` characters (see
+    the module docstring), after the events before it. Example:
+    `async for ev in iter_sse(response.aiter_bytes()): print(ev.event, ev.data)`.
     """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines, builder = _LineSplitter(max_line), _EventBuilder(max_event)
-    at_start = True
+    decoder = SSEDecoder(max_line=max_line, max_event=max_event)
     async for chunk in chunks:
-        text = decoder.decode(chunk)
-        if at_start and text:
-            at_start = False
-            text = text.removeprefix("\ufeff")
-        if lines.clean and builder.idle and "\r" not in text:
-            events, text = builder.blocks(text, max_line)
-            for event in events:
-                yield event
-        for line in lines.feed(text):
-            event = builder.line(line)
-            if event is not None:
-                yield event
+        events: list[SSEEvent] = []
+        failure = feed_events(decoder, chunk, events)
+        for event in events:
+            yield event
+        if failure is not None:
+            raise failure
+
+
+def feed_events(decoder: SSEDecoder, chunk: bytes, out: list[SSEEvent]) -> StreamLimitError | None:
+    """`decoder.feed(chunk, out)`, returning the `StreamLimitError` it raised (None when it did not): the
+    caller handles the events before the error first, as one event at a time would have."""
+    try:
+        decoder.feed(chunk, out)
+    except StreamLimitError as exc:
+        return exc
+    return None

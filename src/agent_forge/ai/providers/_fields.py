@@ -18,14 +18,17 @@ from ..types import JsonValue
 _SHOWN = 60  # characters of a wrong value quoted in the error
 
 
-def load_object(data: str, where: str) -> dict[str, JsonValue]:
+def load_object(data: str, where: str, *, screened: bool = False) -> dict[str, JsonValue]:
     """`data` (one SSE event's data) parsed as a JSON object; `where` names it ("stream chunk", "<name> event").
+    `screened`: the caller found no run of 19 digits where `data` came from (`json_wire.fast_loads`).
 
     Raises `MalformedChunkError` when it is not JSON or not an object (every provider API, one text)."""
-    try:
-        value = json_wire.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise MalformedChunkError(where, str(exc)) from None
+    value = json_wire.fast_loads(data, screened=screened)
+    if value is json_wire.MISS:
+        try:
+            value = json_wire.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise MalformedChunkError(where, str(exc)) from None
     if not isinstance(value, dict):
         raise MalformedChunkError(where, f"expected a JSON object, got {type(value).__name__}")
     return value

@@ -19,9 +19,9 @@ from ..types import (AssistantContent, AssistantMessage, AssistantMessageEvent, 
                      Tool, ToolResultMessage, UserContent, is_assistant, is_image, is_thinking, is_tool_call,
                      is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,
@@ -255,7 +255,7 @@ class _Handler(SseHandler):
         method = getattr(self, "_on_" + event.event, None)
         if method is None:
             return ()  # ping and event types newer than this module
-        return method(_load(event))
+        return method(self.load(event.data, f"{event.event} event"))
 
     def end_of_stream(self) -> Iterable[AssistantMessageEvent]:
         if not self._stopped:
@@ -343,7 +343,3 @@ class _Handler(SseHandler):
             if isinstance(raw.get(api_key), int):  # a key left out keeps what message_start said
                 usage[ours] = token_count(raw[api_key])  # type: ignore[literal-required]
         update_cost(self.builder.model, usage)
-
-
-def _load(event: SSEEvent) -> dict[str, JsonValue]:
-    return fields.load_object(event.data, f"{event.event} event")

@@ -153,18 +153,19 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
 
 
 async def _play(provider: FauxProvider, builder: MessageBuilder, context: Context,
-                options: StreamOptions) -> AsyncIterator[AssistantMessageEvent]:
+                options: StreamOptions) -> AsyncIterator[list[AssistantMessageEvent]]:
+    """The reply's events in lists, as `guarded` takes them (an SSE provider's are those of a network read)."""
     response = provider._next(builder.model, context, options)
     builder.message["responseId"] = f"faux-{provider.key}-{len(provider.requests)}"
     player = _Player(builder, response)
-    async for event in player.content():
-        yield event
+    async for events in player.content():
+        yield events
     _set_usage(builder, response, context)
     if response.error is not None or response.stop_reason == "error":
-        yield builder.fail(response.error or "faux: scripted error")
+        yield [builder.fail(response.error or "faux: scripted error")]
         return
     default = "toolUse" if response.tool_calls else "stop"
-    yield builder.done(response.stop_reason or default, response.stop_reason or default)
+    yield [builder.done(response.stop_reason or default, response.stop_reason or default)]
 
 
 class _Player:
@@ -174,31 +175,31 @@ class _Player:
         self.builder, self.response = builder, response
         self._deltas = 0
 
-    async def content(self) -> AsyncIterator[AssistantMessageEvent]:
+    async def content(self) -> AsyncIterator[list[AssistantMessageEvent]]:
         response = self.response
         if response.thinking:
             index, start = self.builder.start_thinking(signature=response.thinking_signature)
-            async for event in self._block(index, start, response.thinking):
-                yield event
+            async for events in self._block(index, start, response.thinking):
+                yield events
         if response.text:
             index, start = self.builder.start_text()
-            async for event in self._block(index, start, response.text):
-                yield event
+            async for events in self._block(index, start, response.text):
+                yield events
         for position, (name, arguments) in enumerate(response.tool_calls):
             raw = arguments if isinstance(arguments, str) else dumps(arguments)
             call_id = f"faux_call_{self.builder.message['responseId']}_{position}"
             index, start = self.builder.start_tool_call(call_id, name)
-            async for event in self._block(index, start, raw):
-                yield event
+            async for events in self._block(index, start, raw):
+                yield events
 
-    async def _block(self, index: int, start: AssistantMessageEvent, text: str) -> AsyncIterator[AssistantMessageEvent]:
-        yield start
+    async def _block(self, index: int, start: AssistantMessageEvent,
+                     text: str) -> AsyncIterator[list[AssistantMessageEvent]]:
+        yield [start]
         size = max(1, self.response.chunk_size)
         for offset in range(0, len(text), size):
             await self._pace()
-            yield self.builder.delta(index, text[offset : offset + size])
-        for event in self.builder.finish(index):
-            yield event
+            yield [self.builder.delta(index, text[offset : offset + size])]
+        yield self.builder.finish(index)
 
     async def _pace(self) -> None:
         if self.response.hang_after is not None and self._deltas == self.response.hang_after:

@@ -27,9 +27,9 @@ from ..types import (AssistantMessage, AssistantMessageEvent, Context, Message, 
                      UserContent, is_assistant, is_image, is_text, is_thinking, is_tool_call, is_tool_result,
                      is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -220,7 +220,7 @@ class _Handler(SseHandler):
         return False  # no terminal event: read to the end of the body
 
     def handle(self, event: SSEEvent) -> Iterable[Event]:
-        chunk = _load(event.data)
+        chunk: GenerateContentResponse = self.load(event.data, "stream chunk")  # type: ignore[assignment]
         if chunk.get("error"):
             raise ApiStreamError(stream_error_text(chunk["error"]))
         response_id = fields.text(chunk, "responseId", "")
@@ -328,7 +328,3 @@ class _Handler(SseHandler):
         if thoughts:
             usage["reasoning"] = thoughts
         update_cost(self.builder.model, usage)
-
-
-def _load(data: str) -> GenerateContentResponse:
-    return fields.load_object(data, "stream chunk")  # type: ignore[return-value]  # its fields are read defensively

@@ -22,9 +22,9 @@ from ..transform import transform_messages
 from ..types import (AssistantMessage, AssistantMessageEvent, Context, Model, Tool, ToolCall, ToolResultMessage,
                      UserContent, is_assistant, is_image, is_text, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,
@@ -275,10 +275,10 @@ class _Handler(SseHandler):
         return self._done
 
     def handle(self, event: SSEEvent) -> Iterable[AssistantMessageEvent]:
-        if event.data.strip() == "[DONE]":
+        if event.data[:1] != "{" and event.data.strip() == "[DONE]":  # a chunk object starts with "{"
             self._done = True
             return self._close()
-        chunk = _load(event.data)
+        chunk: ChatCompletionChunk = self.load(event.data, "stream chunk")  # type: ignore[assignment]
         if chunk.get("error"):
             raise ApiStreamError(stream_error_text(chunk["error"]))
         response_id = fields.text(chunk, "id", "")
@@ -323,13 +323,12 @@ class _Handler(SseHandler):
         return events
 
     def _text(self, kind: str, chunk: str) -> list[AssistantMessageEvent]:
-        events: list[AssistantMessageEvent] = []
-        if self._open is None or self._open[0] != kind:
-            events += self._close()
-            index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
-            self._open = (kind, None, index)
-            events.append(start)
-        return [*events, self.builder.delta(self._open[2], chunk)]
+        if self._open is not None and self._open[0] == kind:  # a delta of the open block: most chunks
+            return [self.builder.delta(self._open[2], chunk)]
+        events = self._close()
+        index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
+        self._open = (kind, None, index)
+        return [*events, start, self.builder.delta(index, chunk)]
 
     def _tool_call(self, call: dict, position: int) -> list[AssistantMessageEvent]:
         """One `tool_calls` item; `arguments` sent as an object (some local servers) is taken as the arguments."""
@@ -378,7 +377,3 @@ class _Handler(SseHandler):
         if reasoning:
             usage["reasoning"] = reasoning
         update_cost(self.builder.model, usage)
-
-
-def _load(data: str) -> ChatCompletionChunk:
-    return fields.load_object(data, "stream chunk")  # type: ignore[return-value]  # its fields are read defensively

@@ -22,13 +22,13 @@ from ..hosts import effective_compat
 from ..options import StreamOptions
 from ..sse import SSEEvent
 from ..transform import same_origin, transform_messages
-from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageContent, JsonValue, Message, Model,
+from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageContent, Message, Model,
                      TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, UserContent, is_assistant,
                      is_image, is_text, is_thinking, is_tool_call, is_tool_result, is_user)
 from ..usage import update_cost
+from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    stream_api,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -225,7 +225,7 @@ class _Handler(SseHandler):
         return self._status is not None
 
     def handle(self, event: SSEEvent) -> Iterable[Event]:
-        data = _load(event)
+        data = self.load(event.data, f"{event.event} event")
         kind = str(data.get("type") or event.event)
         method = getattr(self, "_on_" + kind.replace(".", "_"), None)
         return () if method is None else method(data)  # unknown: events newer than this module
@@ -384,7 +384,3 @@ class _Handler(SseHandler):
 def _part_text(part: dict[str, Any], where: str) -> str:
     """The text of a message content part (`text`, or a refusal's `refusal`) or a reasoning summary part."""
     return fields.text(part, "text", where) or fields.text(part, "refusal", where) or ""
-
-
-def _load(event: SSEEvent) -> dict[str, JsonValue]:
-    return fields.load_object(event.data, f"{event.event} event")
