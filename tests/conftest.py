@@ -25,7 +25,7 @@ if _TESTS_DIR not in sys.path:
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
 from support.model_entries import model_entry  # noqa: E402
-from support import timing  # noqa: E402
+from support import ordering, timing  # noqa: E402
 
 from agent_forge.ai import json_wire  # noqa: E402
 
@@ -41,6 +41,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for root in (Path(agent_forge.__file__).parent, Path(_TESTS_DIR) / "support"):
         compileall.compile_dir(root, quiet=1, workers=1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker, the longest tests first (`support/ordering.py`, `tests/durations.json`): the last
+    tests handed out are short, so the workers end together instead of one finishing a long test alone. Every
+    worker orders the same collection the same way (xdist requires it); a run without workers keeps file order."""
+    if hasattr(config, "workerinput"):
+        items[:] = ordering.longest_first(items, ordering.load())
 
 
 # In-process tests use one JSON backend from the first call (the agent's default defers orjson for a few

@@ -12,7 +12,7 @@ import pytest
 
 from agent_forge.coding.message_persist import persist_message
 from agent_forge.coding.session import file_lines
-from agent_forge.coding.session.fit import OversizedEntry, fit_line
+from agent_forge.coding.session.fit import OversizedEntry, fit_event, fit_line
 from agent_forge.coding.session.reading import encode_line
 from agent_forge.coding.session.store import SessionStore
 
@@ -144,10 +144,39 @@ def test_the_agents_message_takes_the_shrunk_content_so_memory_equals_the_file(t
     persist_message(store, message)
     assert len(message["content"] if isinstance(message["content"], str) else message["content"][0]["text"]) < LIMIT
     resumed = reopened(store).build_context().messages[-1]
-    assert {**resumed, "timestamp": 1} == message  # a custom message's time is its entry's
+    assert resumed == message  # a custom message takes its entry's time, the one a resume reads
     saved = copy.deepcopy(store.entries[-1])
     if isinstance(message["content"], list):
         message["content"][0]["text"] = "changed"
     else:
         message["details"]["n"] = 2
     assert store.entries[-1] == saved  # the agent's copy is its own
+
+
+def update_event(partial: object) -> dict:
+    return {"type": "tool_execution_update", "toolCallId": "c1", "toolName": "t", "args": {"n": 1},
+            "partialResult": partial}
+
+
+def test_an_event_that_fits_is_sent_as_it_is_and_a_bigger_one_as_a_shrunk_copy():
+    small = update_event({"content": [text("x" * 1000)], "details": {"tags": {"a"}}})  # a set: the mode's encoder
+    assert fit_event(small) is small
+    big = update_event({"content": [text("p" * (2 * LIMIT)), image(2000)], "details": {"tags": {"a"}}})
+    fitted = fit_event(big)
+    assert len(big["partialResult"]["content"][0]["text"]) == 2 * LIMIT  # the tool's own value is not changed
+    assert len(json.dumps(fitted, separators=(",", ":"))) <= LIMIT
+    [kept, picture] = fitted["partialResult"]["content"]
+    assert kept["text"].startswith("p" * (LIMIT // 2)) and kept["text"].endswith(
+        f"more characters left out: an event line holds at most {file_lines.line_limit()}]")
+    assert picture == image(2000)  # cut just enough: the largest part only
+    assert {key: fitted[key] for key in ("type", "toolCallId", "toolName", "args")} == {
+        key: big[key] for key in ("type", "toolCallId", "toolName", "args")}
+    assert fitted["partialResult"]["details"] == {"tags": "{'a'}"}  # what JSON cannot hold, as its text
+
+
+def test_an_event_json_cannot_encode_is_left_to_the_modes_encoder():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    event = update_event({"content": [], "details": deep})
+    assert fit_event(event) is event

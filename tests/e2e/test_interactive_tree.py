@@ -150,3 +150,15 @@ def test_entry_text_with_escapes_is_shown_as_text(terminal, agent_env, tmp_path)
     assert rows[0] == "  user: hi \\x1b]0;PWNED\\x07 \\x1b[31mred\\x1b[0m \\x1b[2J", rows
     assert rows[1].startswith("→ assistant: ok \\x1b]8;;http://x\\x07link")
     assert "PWNED" not in term.title()
+
+
+def test_a_message_with_an_attached_file_shows_its_typed_text_and_the_files_name(terminal, fake_llm):
+    (terminal.work / "notes.txt").write_text("".join(f"NOTE-LINE-{n}\n" for n in range(30)))
+    fake_llm.set_script([{"text": "Read it."}])
+    term = terminal(columns=80, rows=24)
+    ask(term, "summarise @notes.txt please", "Read it.")
+    term.type("/tree")
+    term.press("Enter")
+    screen = term.wait_for("Session tree (2/2)")
+    assert tree_rows(screen)[0] == "  user: summarise @notes.txt please [+ notes.txt]", screen
+    assert "NOTE-LINE" not in screen and "<file" not in screen

@@ -101,9 +101,8 @@ class AgentSession:
                 traceback.print_exc()
 
     def on_agent_event(self, event: AgentEvent) -> None:
-        """Persist first, then tell listeners (the durability promise of `persistence.py`)."""
-        if event["type"] == "message_end":
-            self.persistence.persist(event["message"])
+        """Persist first, then tell listeners (the durability promise: `Persistence.before_event`)."""
+        event = self.persistence.before_event(event)
         self.emit(event)
         self.retry.observe(event)  # auto_retry_* events follow the event that caused them
 

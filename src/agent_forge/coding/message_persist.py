@@ -15,7 +15,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
-from .session.entries import OMIT
+from .session.entries import OMIT, timestamp_ms
 from .session.reading import UnencodableEntry
 
 if TYPE_CHECKING:
@@ -25,12 +25,15 @@ _LEAVES = (str, int, float, bool, type(None))
 
 
 def persist_message(store: SessionStore, message: dict[str, Any]) -> None:
-    """Append `message` to `store` (a `custom` role message as a `custom_message` entry), made JSON-safe when
-    it has to be (`save_json_safe`). When the store had to shrink the entry to fit a session line
-    (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
+    """Append `message` to `store` (a `custom` role message as a `custom_message` entry, whose timestamp
+    `message` takes), made JSON-safe when it has to be (`save_json_safe`). When the store had to shrink the entry
+    to fit a session line (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
     entry = save_json_safe(lambda shown: _append(store, shown), message)
-    if entry is not None:
-        _take_cuts(store, entry, message)
+    if entry is None:
+        return
+    if entry["type"] == "custom_message":  # the entry's time is the one a resume reads (it has no other)
+        message["timestamp"] = timestamp_ms(entry["timestamp"])
+    _take_cuts(store, entry, message)
 
 
 def save_json_safe(append: Callable[[dict[str, Any]], Any], message: dict[str, Any]) -> Any:

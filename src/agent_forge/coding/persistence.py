@@ -14,10 +14,13 @@ from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
 from .env_waits import wait_from_env
+from .session.fit import fit_event
 from .session.store import SessionStore
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ..agent.events import AgentEvent
 
 WRITE_RETRY_S = wait_from_env("AGENT_FORGE_WRITE_RETRY_MS", 2.0)
 """While session entries wait after a failed write, a write is retried this often (besides every new append),
@@ -37,11 +40,29 @@ class Persistence:
         self._write_retry: asyncio.TimerHandle | None = None
         self._early: list[dict[str, Any]] = []  # results saved as their call finished, before their message_end
 
+    def before_event(self, event: AgentEvent) -> AgentEvent:
+        """What listeners get for the loop's `event`, once what it reports is written. A message that is whole
+        when it starts (every role but the streamed assistant) is written at its `message_start`, shrunk to fit
+        a session line there, so both its events carry what the file holds, never a line the file lacks; the
+        assistant's at its `message_end`. A tool's progress (`tool_execution_update`) is shrunk to the same
+        size the same way (`fit_event`)."""
+        kind = event["type"]
+        if kind == "message_start" and event["message"].get("role") != "assistant":
+            self.persist_early(event["message"])
+        elif kind == "message_end":
+            self.persist(event["message"])
+        elif kind == "tool_execution_update":
+            return fit_event(event)  # type: ignore[arg-type, return-value]
+        return event
+
     def persist_early(self, message: dict[str, Any]) -> None:
-        """Append a finished tool call's result now, before its `tool_execution_end` (the loop's
-        `on_tool_result`): a kill -9 while sibling calls still run must not lose what the client was told. Its
-        `message_end`, later, then writes nothing. The file holds a batch's results in completion order;
-        `session/context.py` puts them back in call order."""
+        """Append `message` now, before its events, once (a second call for the same dict writes nothing): a
+        finished tool call's result before its `tool_execution_end` (the loop's `on_tool_result`), since a kill
+        -9 while sibling calls still run must not lose what the client was told; a user or custom message
+        before its `message_start`. Its `message_end`, later, then writes nothing. The file holds a batch's
+        results in completion order; `session/context.py` puts them back in call order."""
+        if any(early is message for early in self._early):
+            return
         self.persist(message)
         self._early.append(message)
 

@@ -36,15 +36,37 @@ def fit_line(entry: dict[str, Any]) -> tuple[bytes, str | None]:
     limit = file_lines.MAX_LINE_BYTES
     if len(line) - 1 <= limit:
         return line, None
-    copy = json_wire.parse(line)  # a private copy to cut, equal to what the file would have held
-    cuts = _Cuts(excess=len(line) - 1 - (limit - min(64 << 10, limit // 16)))  # aim a little below: the notes
-    cuts.leaves(copy)
-    cuts.lists(copy)
+    copy, left_out = _shrunk(line[:-1], _why())  # a private copy to cut, equal to what the file would have held
     line = encode_line(copy)
     if len(line) - 1 > limit:
         raise OversizedEntry(f"the entry is {len(line) - 1:,} bytes of JSON even with its large parts cut; a "
                              f"session entry holds at most {file_lines.line_limit()}")
-    return line, cuts.summary()
+    return line, left_out
+
+
+def fit_event(event: dict[str, Any]) -> dict[str, Any]:
+    """`event` itself when its compact JSON is at most `MAX_LINE_BYTES`, else a copy shrunk as an entry is
+    (`fit_line`; the notes say an event line holds at most 64 MiB): a `tool_execution_update` whose partial
+    result a plugin tool made huge. Values JSON cannot hold become their `str` in the copy; an event that cannot
+    be encoded at all is returned as it is (the mode's own encoder deals with it)."""
+    try:
+        data = json_wire.encode(event, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return event
+    if len(data) <= file_lines.MAX_LINE_BYTES:
+        return event
+    return _shrunk(data, f"an event line holds at most {file_lines.line_limit()}")[0]
+
+
+def _shrunk(data: bytes, why: str) -> tuple[Any, str]:
+    """A parsed copy of the JSON `data`, its largest parts cut until it is a little under `MAX_LINE_BYTES` (room
+    for the notes and the fields around it), and what was left out; `why` ends each note."""
+    limit = file_lines.MAX_LINE_BYTES
+    copy = json_wire.parse(data)
+    cuts = _Cuts(excess=len(data) - (limit - min(64 << 10, limit // 16)), why=why)
+    cuts.leaves(copy)
+    cuts.lists(copy)
+    return copy, cuts.summary()
 
 
 def report(entry_type: str, left_out: str) -> None:
@@ -62,10 +84,10 @@ def _why() -> str:
 
 
 class _Cuts:
-    """Cuts made to one entry: `excess` bytes still to save, and counts for `summary`."""
+    """Cuts made to one entry: `excess` bytes still to save, `why` the end of each note, counts for `summary`."""
 
-    def __init__(self, excess: int) -> None:
-        self.excess = excess
+    def __init__(self, excess: int, why: str) -> None:
+        self.excess, self.why = excess, why
         self.images = self.chars = self.items = 0
 
     def leaves(self, root: Any) -> None:
@@ -94,12 +116,12 @@ class _Cuts:
         self.images += 1
         kind = block.get("mimeType") if isinstance(block.get("mimeType"), str) else "an"
         return {"type": "text", "text": f"[{kind[:100]} image of {len(block['data']):,} base64 characters left "
-                                        f"out: {_why()}]"}
+                                        f"out: {self.why}]"}
 
     def _string(self, text: str, size: int) -> str:
         kept = _prefix(text, size - self.excess - 200)
         self.chars += len(text) - len(kept)
-        return f"{kept}\n[... {len(text) - len(kept):,} more characters left out: {_why()}]"
+        return f"{kept}\n[... {len(text) - len(kept):,} more characters left out: {self.why}]"
 
     def _list(self, items: list[Any], size: int) -> list[Any]:
         budget, kept = size - self.excess - 200, 0
@@ -109,7 +131,7 @@ class _Cuts:
                 break
             kept += 1
         self.items += len(items) - kept
-        note = f"[{len(items) - kept:,} more items left out: {_why()}]"
+        note = f"[{len(items) - kept:,} more items left out: {self.why}]"
         blocks = all(isinstance(item, dict) and "type" in item for item in items)
         return [*items[:kept], {"type": "text", "text": note} if blocks else note]
 

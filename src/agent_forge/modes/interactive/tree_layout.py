@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .render import clean
+from .render import clean, path_text
 
 FILTERS = ("default", "user", "labelled", "all")
 FILTER_NAMES = {"default": "messages", "user": "your messages only", "labelled": "labelled only",
@@ -184,7 +184,7 @@ def describe(entry: dict[str, Any]) -> tuple[str, str, str]:
 def _message(message: dict[str, Any]) -> tuple[str, str, str]:
     role = message.get("role")
     if role == "user":
-        return "user", "user", _text_of(message.get("content"))
+        return "user", "user", _user_text(message.get("content"))
     if role == "assistant":
         return _assistant(message)
     if role == "bashExecution":  # a `!` command (or RPC `bash`) kept in the context
@@ -231,6 +231,19 @@ def _other_text(entry: dict[str, Any]) -> str:
     if kind == "label":
         return f"{entry.get('targetId')} → {value}" if value else f"{entry.get('targetId')} cleared"
     return str(value) if value is not None else ""
+
+
+def _user_text(content: Any) -> str:
+    """A user message's row: the text as typed, then `[+ notes.txt]` for each file its `@` references attached
+    (not the file's text, which the message carries after the typed text) and `[image]` for each image."""
+    from .completion import attached_files
+
+    blocks = [content] if isinstance(content, str) else [b for b in content or [] if isinstance(b, dict)]
+    texts = [b if isinstance(b, str) else str(b.get("text", "")) for b in blocks
+             if isinstance(b, str) or b.get("type") == "text"]
+    typed, files = attached_files("".join(texts))
+    marks = [f"[+ {path_text(name)}]" for name, _ in files] + ["[image]"] * (len(blocks) - len(texts))
+    return " ".join([typed.rstrip(), *marks]) if marks else typed
 
 
 def _text_of(content: Any) -> str:
