@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.coding.session import context, sharing
+from agent_forge.coding.session import store as store_module
 from agent_forge.coding.session.store import SessionStore
 
 pytestmark = pytest.mark.usefixtures("json_backend")
@@ -27,12 +28,19 @@ def write_session(tmp_path: Path) -> tuple[Path, list[str]]:
 
 def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """The messages checked for the context from now on, one item a check: by `context_message`, or by the walk
-    made while parsing (`sharing.shared_and_checked`, whose field check is `with_sound_fields`)."""
+    made while parsing (`sharing.shared_and_checked`) and the field check of the first context
+    (`shapes.repaired`, given the messages the walk left unrepaired)."""
     calls: list[object] = []
-    for module, name in ((context, "context_message"), (sharing, "context_message"),
-                         (sharing, "with_sound_fields")):
+    for module, name in ((context, "context_message"), (sharing, "context_message")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda message, real=real: calls.append(message) or real(message))
+
+    def repaired(messages: list[object], unrepaired: list[object]) -> list[object]:
+        calls.extend(unrepaired)
+        return real_repaired(messages, unrepaired)
+
+    real_repaired = store_module.repaired
+    monkeypatch.setattr(store_module, "repaired", repaired)
     return calls
 
 

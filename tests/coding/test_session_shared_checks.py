@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_forge.coding.session.reading import read_session
-from agent_forge.coding.session.shapes import context_message
+from agent_forge.coding.session.shapes import context_message, repaired
 from agent_forge.coding.session.sharing import NOT_A_MESSAGE, share_strings, shared_and_checked
 from agent_forge.coding.session.store import SessionStore
 
@@ -53,9 +53,13 @@ def test_the_walk_while_parsing_decides_as_context_message_and_shares_as_share_s
     share_strings(expected_entry, {})
     expected = context_message(expected_entry["message"]) if kind == "message" else NOT_A_MESSAGE
 
-    result = shared_and_checked(entry, {})
+    unrepaired: list[object] = []
+    result = shared_and_checked(entry, {}, unrepaired)
 
     assert repr(entry) == repr(expected_entry)  # repr: NaN compares unequal to itself
+    if unrepaired:  # the usual shape: the message itself, its optional fields checked by `repaired` later
+        assert unrepaired == [result] and result is entry["message"]
+        result = repaired([result], unrepaired)[0]
     if expected is expected_entry["message"]:
         assert result is entry["message"]  # sound: the message itself, no copy
     else:
@@ -68,7 +72,7 @@ def test_shared_strings_are_one_object(tmp_path: Path) -> None:
         "role": "assistant", "provider": "p", "content": [{"type": "toolCall", "id": "c", "name": "read",
                                                            "arguments": {}}]}})) for _ in range(2)]
     for entry in entries:
-        shared_and_checked(entry, shared)
+        shared_and_checked(entry, shared, [])
     first, second = (entry["message"] for entry in entries)
     assert first["provider"] is second["provider"] and first["content"][0]["name"] is second["content"][0]["name"]
 
@@ -108,3 +112,18 @@ def test_a_file_with_lines_left_out_opens_with_the_context_checked_anew(tmp_path
     store = SessionStore.open(path)
     assert [m["timestamp"] for m in store.build_context().messages] == [1, 0]  # 42 left out, "late" repaired
     assert sorted(line for warning in store.load_warnings for line in warning.lines) == [3, 4]
+
+
+def test_optional_fields_of_a_file_just_opened_are_repaired_by_the_first_full_context(tmp_path: Path) -> None:
+    """The walk leaves a usual-shaped message's optional fields unchecked: `build_context(repair=False)` (the
+    early `get_state`'s count) has it as read; every other context has it repaired, as `context_message` does."""
+    odd = {"role": "assistant", "content": [{"type": "text", "text": "a"}], "timestamp": "late",
+           "usage": {"input": "many"}, "provider": 5}
+    path = write(tmp_path / "s.jsonl", [HEADER, message_entry(0, {"role": "user", "content": "q", "timestamp": 1}),
+                                        message_entry(1, odd)])
+    store = SessionStore.open(path)
+    assert store.build_context(repair=False).messages[1]["timestamp"] == "late"  # counted, not yet repaired
+    messages = store.build_context().messages
+    assert messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "a"}], "timestamp": 0}
+    assert messages[0]["timestamp"] == 1 and store.build_context().messages == messages
+    assert store.entries[1]["message"]["timestamp"] == "late"  # the entry is as the file holds it

@@ -80,7 +80,11 @@ NOT_BEFORE_NEW = ("argparse", "gettext", "locale", "bisect", "agent_forge.cli_pa
 the spawn line), the approval flags' module, the event table, what only a configuration file's problem
 (`json_locate`) or a session file read from disk (`session.damage`) needs."""
 
-NOT_BEFORE_FIRST = ("dataclasses", "inspect", "ast", "dis", "tokenize")
+INSPECT = ("inspect", "ast", "dis", "tokenize")
+"""`inspect` and its parsers (~5 ms): not before the first `get_state`, a resumed session's included (orjson's
+`dataclasses` gets them when it makes a class: `lazy_inspect.py`)."""
+
+NOT_BEFORE_FIRST = ("dataclasses", *INSPECT)
 """Nor these (top-level names): `dataclasses` pulls in `inspect` and its parsers (~15 ms with the classes it
 makes); the records of the first response are `agent_forge.records` classes."""
 
@@ -130,7 +134,8 @@ def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
 
 
 def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
-    """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it."""
+    """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it; nor
+    `inspect`, which only orjson's `dataclasses` would import."""
     from agent_forge.coding.session.store import SessionStore
 
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
@@ -146,3 +151,4 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     assert state["messageCount"] == 1 and "sessionWarnings" not in state
     modules = set(json.loads(out.read_text()))
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
+    assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))

@@ -9,7 +9,7 @@ import pytest
 
 from agent_forge.ai import json_wire
 from agent_forge.modes.rpc import framing
-from agent_forge.modes.rpc.raw_json import BATCH, RawJson, list_json
+from agent_forge.modes.rpc.raw_json import BATCH, InRecord, RawJson, list_json
 
 
 def _deep(levels: int) -> object:
@@ -92,3 +92,18 @@ def test_a_list_is_encoded_whole_or_by_batches_alike(monkeypatch):
         json_wire.set_backend("auto")
     assert whole == json.dumps(items, separators=(",", ":"), ensure_ascii=False).encode()
     assert declined == whole[:-1] + ',"lone \ufffd"]'.encode()
+
+
+@pytest.mark.parametrize("backend", ["orjson", "stdlib"])
+@pytest.mark.parametrize("extra", [[], ["lone \ud83d surrogate"], [_deep(5000)]])
+def test_a_list_left_in_its_record_is_written_as_the_list_itself(backend, extra):
+    """`InRecord`: the fast backend encodes the items with the record in one call; what it declines (a lone
+    surrogate, nesting past its depth) and the stdlib write `list_json`'s text in its place: the same line."""
+    items = [*_items()[:-5], *extra]
+    expected = b'{"type":"response","id":"1","data":{"messages":' + list_json(items) + b',"leafId":"x"}}\n'
+    json_wire.set_backend(backend)
+    try:
+        line = framing.encode({"type": "response", "id": "1", "data": {"messages": InRecord(items), "leafId": "x"}})
+    finally:
+        json_wire.set_backend("auto")
+    assert line == expected

@@ -199,8 +199,11 @@ def backend() -> str:
 def _import_orjson(required: bool = False) -> Any:
     if not required and os.environ.get("AGENT_FORGE_JSON") == "stdlib":
         return False
+    from ..lazy_inspect import deferred_inspect
+
     try:
-        import orjson
+        with deferred_inspect():  # orjson imports dataclasses, which imports inspect only to call it later
+            import orjson
     except ImportError:
         if required:
             raise

@@ -163,7 +163,7 @@ def _select_model(session: SessionPrelude, options: SessionOptions) -> None:
     if isinstance(options.model, dict):
         _use_model_object(session, options.model, options.thinking)
         return
-    resumed = session.store.build_context() if session.store.entries else None
+    resumed = session.store.build_context(repair=False) if session.store.entries else None
     if resumed is not None and session.model_control.restore(resumed):
         _resume_model(session, options)
         return

@@ -100,8 +100,9 @@ class SessionSwitch:
             current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
             self._adopt(current)
             return
-        # Off the event loop: a large file takes a while to parse, and other commands must still be answered.
-        store = await asyncio.to_thread(_command, lambda: SessionStore.open(path, lock=True))
+        # Off the event loop: a large file takes a while to parse (and its first context to check: `_adopt`
+        # finds it made), and other commands must still be answered.
+        store = await asyncio.to_thread(_command, lambda: _opened(path))
         store.no_session = current.no_session
         if store.load_warnings:  # the client's log: what the file lost before this agent read it
             from .tools.sanitize import terminal_text  # a path may hold control characters
@@ -220,6 +221,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _opened(path: Path) -> SessionStore:
+    """`path` opened (locked) with its active branch's context made, as `_adopt` takes it."""
+    store = SessionStore.open(path, lock=True)
+    store.build_context()
+    return store
 
 
 def _command(build: Callable[[], T]) -> T:

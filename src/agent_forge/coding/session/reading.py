@@ -58,6 +58,9 @@ class ParsedSession(Record):
     checks: list[object] | None = None
     """`sharing.shared_and_checked` of each of `entries` (a message entry's `context_message`), made while the
     lines were parsed; None when they may no longer hold (a migrated file) or do not line up (lines left out)."""
+    unrepaired: list[object] = factory(list)
+    """The messages among `checks` whose optional fields are still to be checked (`shapes.repaired`); empty
+    when `checks` is None."""
 
 
 _raw_decode = json.JSONDecoder().raw_decode
@@ -118,11 +121,11 @@ def read_session(path: Path) -> ParsedSession:
         lines = FileLines(handle, path)
         header = _checked_header(_header_of(lines, path), path)
         before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
-        objects, numbers, damaged, checks = _parse_body(lines)
+        objects, numbers, damaged, checks, unrepaired = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
     entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
     if version is not None or len(entries) != len(objects):  # a migration edits messages; or checks misalign
-        checks = None
+        checks, unrepaired = None, []
     size, whole, tail = lines.size, lines.whole, lines.tail
     # A tail (text after the last newline) that is an object is whole; one over the cap is kept as it is (a
     # skipped line, not a torn one: nothing is cut back).
@@ -130,7 +133,7 @@ def read_session(path: Path) -> ParsedSession:
     left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
                          entry_lines, positions, linear, lines.tail_number if left_out else None, size,
-                         lines.too_long[before_header:], links, checks)
+                         lines.too_long[before_header:], links, checks, unrepaired)
 
 
 def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
@@ -154,13 +157,16 @@ def _header_of(lines: FileLines, path: Path) -> Any:
     return header
 
 
-def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int], list[int], list[object]]:
-    """(objects, their 1-based line numbers, numbers of damaged lines, each object's `shared_and_checked`) of
-    the rest of `lines`. Blank lines and a torn last line (no newline after it) are not damage."""
+def _parse_body(lines: Iterable[Line]
+                ) -> tuple[list[dict[str, Any]], array[int], list[int], list[object], list[object]]:
+    """(objects, their 1-based line numbers, numbers of damaged lines, each object's `shared_and_checked`, the
+    messages it left unrepaired) of the rest of `lines`. Blank lines and a torn last line (no newline after it)
+    are not damage."""
     objects: list[dict[str, Any]] = []
     numbers = array("L")  # 8 bytes a line, not an int object and a list slot (RSS)
     damaged: list[int] = []
     checks: list[object] = []
+    unrepaired: list[object] = []
     shared: dict[str, str] = {}
     fast = json_wire.fast_backend()  # called directly: three calls a line fewer (~50 ms at 50,000 lines)
     for number, line, last, screened in lines:
@@ -175,12 +181,12 @@ def _parse_body(lines: Iterable[Line]) -> tuple[list[dict[str, Any]], array[int]
         else:
             value = _parse_file_line(line, screened)
         if isinstance(value, dict):
-            checks.append(shared_and_checked(value, shared))
+            checks.append(shared_and_checked(value, shared, unrepaired))
             objects.append(value)
             numbers.append(number)
         elif line and not last and not bytes(line).decode("utf-8", "replace").isspace():  # as the decoded text has it
             damaged.append(number)
-    return objects, numbers, damaged, checks
+    return objects, numbers, damaged, checks, unrepaired
 
 
 def read_header(path: Path) -> SessionHeader:

@@ -39,6 +39,18 @@ def with_sound_fields(message: AgentMessage) -> AgentMessage:
     return message if wrong is None else _repaired(message, wrong)
 
 
+def repaired(messages: list[AgentMessage], unrepaired: list[object]) -> list[AgentMessage]:
+    """`messages` (a context's) with each of `unrepaired` (messages whose optional fields were not checked yet,
+    `sharing.shared_and_checked`) replaced by `with_sound_fields` of it: `messages` itself when none changes
+    (the usual case: no copy of the list)."""
+    fixed = {}
+    for message in unrepaired:
+        sound = with_sound_fields(message)  # type: ignore[arg-type]
+        if sound is not message:
+            fixed[id(message)] = sound  # `unrepaired` keeps the message alive: its id is not reused meanwhile
+    return [fixed.get(id(message), message) for message in messages] if fixed else messages
+
+
 def _repaired(message: AgentMessage, wrong: list[str]) -> AgentMessage:
     repaired = {key: value for key, value in message.items() if key not in wrong}
     repaired.update((key, _OPTIONAL_FIELDS[key][1]) for key in wrong if _OPTIONAL_FIELDS[key][1] is not _DROP)

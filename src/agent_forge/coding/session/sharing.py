@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .shapes import context_message, with_sound_fields
+from .shapes import context_message
 
 _ROLE_FIELDS = {"assistant": ("api", "provider", "model", "stopReason"), "toolResult": ("toolName",)}
 """Role → the message fields whose values come from a small set (providers, models, stop reasons, tools)."""
@@ -62,11 +62,14 @@ NOT_A_MESSAGE = _NotAMessage()
 _PLAIN_ROLES = frozenset(("user", "assistant", "toolResult"))
 
 
-def shared_and_checked(entry: dict[str, Any], shared: dict[str, str]) -> object:
+def shared_and_checked(entry: dict[str, Any], shared: dict[str, str], unrepaired: list[object]) -> object:
     """`share_strings(entry, shared)`, and for a `message` entry `context_message` of its message (the message,
     a repaired copy, or None), else `NOT_A_MESSAGE`: one walk of the content blocks for both (opening a session
     runs this once a line). The walk only proves the usual shapes sound (user, assistant and tool result
-    messages of text and tool call blocks, exact JSON types); anything else is decided by `context_message`."""
+    messages of text and tool call blocks, exact JSON types); anything else is decided by `context_message`.
+    A message of such a shape is returned as it is and added to `unrepaired`: its optional fields (timestamp,
+    usage, ...) are checked later, by `shapes.repaired` (they never make it unusable: a resumed session's
+    first `get_state` counts its messages without them, issue 15)."""
     share = shared.setdefault
     kind = entry.get("type")
     if type(kind) is str:
@@ -94,4 +97,5 @@ def shared_and_checked(entry: dict[str, Any], shared: dict[str, str]) -> object:
         return NOT_A_MESSAGE
     if not sound or role == "toolResult" and type(message.get("toolCallId")) is not str:
         return context_message(message)
-    return with_sound_fields(message)
+    unrepaired.append(message)
+    return message

@@ -29,6 +29,7 @@ from .entries import SessionEntry, SessionHeader, make_entry, make_header, new_e
 from ..errors import SessionFileError, SessionLockError
 from .fit import fit_line, report
 from .reading import encode_line, read_session
+from .shapes import repaired
 from .listing import (
     SessionInfo,
     encode_cwd,
@@ -94,6 +95,7 @@ class SessionStore(EntryAppends):
         self._branch: list[SessionEntry] | None = None if self._entries else []
         self._context: tuple[str | None, SessionContext] | None = None
         self._checked: Checked | None = None
+        self._unrepaired: list[object] = []  # messages whose optional fields `build_context` checks first
         self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
         self.load_warnings: list[SessionWarning] = []
         """What opening the file found damaged (`damage.py`); empty when nothing or made in this process."""
@@ -162,6 +164,7 @@ class SessionStore(EntryAppends):
                     fsync=fsync, migrated_from=parsed.migrated_from, lock=held or False,
                     torn_at=parsed.complete_size if parsed.torn_tail else None, positions=parsed.positions,
                     size=parsed.size)
+        store._unrepaired = parsed.unrepaired
         if parsed.linear:  # the leaf is the last entry: its branch is every entry, no parent walk needed
             store._branch = list(parsed.entries)
             context, unusable, store._checked = open_context(parsed.entries, parsed.entry_lines, parsed.checks)
@@ -276,13 +279,17 @@ class SessionStore(EntryAppends):
         (deleted, replaced, unreachable) and not yet written again."""
         return 0 if self._writer is None else self._writer.pending(len(self._entries))
 
-    def build_context(self) -> SessionContext:
+    def build_context(self, *, repair: bool = True) -> SessionContext:
         """Messages, model, thinking level and context window of the active branch (see SessionContext).
-        A fresh object each call (its list may be changed by the caller; the messages are shared)."""
+        A fresh object each call (its list may be changed by the caller; the messages are shared).
+        `repair=False` (for counting the messages and reading the settings): the messages of a file just opened
+        may still have optional fields of the wrong type (`sharing.shared_and_checked`)."""
         if self._context is None or self._context[0] != self._leaf_id:
             self._context = (self._leaf_id, build_context(self.branch(), self._checked))
             self._checked = None  # entries may change later (a migration, an edit in place): check anew
         context = self._context[1]
+        if repair and self._unrepaired:  # once, for the file's messages (a later context is built checked)
+            context.messages, self._unrepaired = repaired(context.messages, self._unrepaired), []
         return SessionContext(messages=list(context.messages), model=context.model,
                               thinking_level=context.thinking_level, context_window=context.context_window)
 

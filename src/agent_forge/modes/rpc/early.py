@@ -180,7 +180,7 @@ def early_state(prelude: SessionPrelude, approvals: str | None) -> dict[str, Any
     from ...coding.state import session_state
 
     settings, store = prelude.settings, prelude.store
-    messages = store.build_context().messages if store.entries else []
+    messages = store.build_context(repair=False).messages if store.entries else []
     agent = SimpleNamespace(model=prelude.agent.model, thinking_level=prelude.agent.thinking_level,
                             steering_mode=settings.steering_mode, follow_up_mode=settings.follow_up_mode,
                             messages=messages, steering_queue=(), follow_up_queue=())

@@ -14,7 +14,7 @@ import os
 from typing import Any, Iterator
 
 from ...ai import json_wire
-from .raw_json import RawJson
+from .raw_json import InRecord, RawJson, list_json
 
 
 MAX_COMMAND_BYTES = 64 << 20
@@ -109,18 +109,30 @@ def encode(obj: Any) -> bytes:
     return data + b"\n"
 
 
+async def encode_off_loop(obj: Any) -> bytes:
+    """`encode(obj)` in a worker thread: a long read's record holding an `InRecord` (`raw_json.py`)."""
+    import asyncio  # not at import: RPC mode's early get_state uses this module (rpc/early.py)
+
+    return await asyncio.to_thread(encode, obj)
+
+
 def _fragment_or_plain(value: Any) -> Any:
     """`_plain` for the fast backend: a BadValue's or RawJson's text goes in as it is (no placeholder to replace
-    afterwards: a long `get_entries` answer is not copied again)."""
+    afterwards: a long `get_entries` answer is not copied again), an InRecord's items are encoded in place."""
     if isinstance(value, (BadValue, RawJson)):
         source = value.source
         return json_wire.fragment(source if isinstance(source, bytes) else json_wire.encode_utf8(source))
+    if type(value) is InRecord:
+        return value.items
     return _plain([], value)
 
 
 def _plain(verbatim: list[str | bytes], value: Any) -> Any:
     """Non-JSON values (paths, sets, dataclasses from plugins) are written as strings, never a crash; a
-    BadValue becomes a placeholder that `encode` replaces with its source text."""
+    BadValue becomes a placeholder that `encode` replaces with its source text, an InRecord one replaced with its
+    items' `list_json` (a batch at a time: any depth)."""
+    if type(value) is InRecord:
+        value = RawJson(list_json(value.items))
     if isinstance(value, (BadValue, RawJson)):
         verbatim.append(value.source)
         return _placeholder(len(verbatim) - 1)

@@ -20,6 +20,7 @@ from . import framing
 from .. import approvals, stdout_guard
 from .burst import BurstWriter
 from .handlers import HANDLERS
+from .raw_json import holds_in_record
 from .streams import ByteReader, ByteWriter, FdReader
 from .types import COMMANDS, INPUT_MESSAGES, NO_ID, response
 from .validation import command_problem, type_problem, usable_fields
@@ -162,13 +163,19 @@ class RpcServer:
                       request_id: Any) -> None:
         try:
             data = await work
+            has_data = data is not None or getattr(handler, "nullable", False)
+            record = response(kind, request_id, data=data, has_data=has_data)
+            # A long read's whole record is made in a worker thread, in one buffer (`raw_json.InRecord`).
+            line = await framing.encode_off_loop(record) if holds_in_record(data) else None
         except CommandError as exc:
             self.write(response(kind, request_id, error=str(exc)))
         except Exception as exc:  # a handler bug answers this command; the session goes on
             self.write(response(kind, request_id, error=f"Internal error: {type(exc).__name__}: {exc}"))
         else:
-            has_data = data is not None or getattr(handler, "nullable", False)
-            self.write(response(kind, request_id, data=data, has_data=has_data))
+            if line is None:
+                self.write(record)
+            else:
+                self._burst.write(line)
 
     def _spawn(self, coro: Awaitable[None]) -> asyncio.Task:
         task = asyncio.ensure_future(coro)

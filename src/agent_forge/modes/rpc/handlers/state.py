@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Awaitable
 
-from ..raw_json import BIG, encoded, list_json
+from ..raw_json import BIG, list_answer
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _get_messages(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
 
 
 async def _messages(messages: list[Any]) -> dict[str, Any]:
-    return {"messages": await encoded(len(messages), lambda: list_json(messages))}
+    return {"messages": await list_answer(messages)}
 
 
 @handler("get_last_assistant_text")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from ....coding.errors import CommandError
 from ....coding.session.reading import gc_paused
 from ....coding.session.tree import build_tree, entries_since, flatten_tree, fork_messages
-from ..raw_json import BIG, encoded, forest_json, list_json
+from ..raw_json import BIG, encoded, forest_json, list_answer, list_json
 from .registry import handler
 
 if TYPE_CHECKING:
@@ -64,7 +64,11 @@ def _get_entries(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
     except KeyError as exc:
         raise CommandError(exc.args[0]) from None
     entries = list(answer["entries"])
-    return _answer(answer, "entries", len(entries), lambda: list_json(entries))
+    return _entries(answer, entries)
+
+
+async def _entries(answer: dict[str, Any], entries: list[Any]) -> dict[str, Any]:
+    return {**answer, "entries": await list_answer(entries)}  # `entries` stays the first field
 
 
 @handler("get_tree", background=_is_big)

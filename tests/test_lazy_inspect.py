@@ -1,0 +1,40 @@
+"""lazy_inspect.py: importing orjson (through json_wire) leaves `inspect` unimported, and `dataclasses` works
+as before once something makes a dataclass; any other importer gets the real `inspect`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+_CHILD = """
+import json, sys
+from agent_forge.ai import json_wire
+json_wire.set_backend("orjson")
+after_orjson = sorted({"dataclasses", "inspect", "ast", "tokenize"} & set(sys.modules))
+import dataclasses
+import inspect
+stand_in = type(dataclasses.inspect).__name__
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int = 2
+
+print(json.dumps({"after_orjson": after_orjson, "stand_in": stand_in, "doc": Point.__doc__,
+                  "real": type(inspect).__name__, "handed": dataclasses.inspect is inspect,
+                  "signature": str(inspect.signature(Point)), "point": repr(Point(1)),
+                  "encoded": json_wire.encode({"a": [1, "\u00e9"]}).decode()}))
+"""
+
+
+def test_orjson_is_imported_without_inspect_and_dataclasses_still_work():
+    proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen = json.loads(proc.stdout)
+    checked = (3, 11) <= sys.version_info < (3, 14)
+    assert seen["after_orjson"] == (["dataclasses"] if checked else ["ast", "dataclasses", "inspect", "tokenize"])
+    assert seen["stand_in"] == ("_InspectStandIn" if checked else "module")  # `import inspect` above: the real one
+    assert seen["real"] == "module" and seen["handed"]  # the first class made handed `dataclasses` the real one
+    assert seen["doc"] == "Point(x: int, y: int = 2)" and seen["signature"] == "(x: int, y: int = 2) -> None"
+    assert seen["point"] == "Point(x=1, y=2)" and seen["encoded"] == '{"a":[1,"\u00e9"]}'
