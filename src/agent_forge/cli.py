@@ -381,7 +381,7 @@ async def _run_interactive(options: Any, args: argparse.Namespace) -> int:
     """The terminal UI: painted from the session's prelude (settings, store, model), the session built right
     after the first paint and the plugins loaded behind it (`modes/interactive/app.py`). The agent, its tools
     and compaction are a sixth of a start-up's imports: the editor does not wait for them."""
-    from dataclasses import replace
+    from .records import replace
 
     from .coding.errors import CommandError
     from .coding.prelude import prepare_session
