@@ -96,8 +96,9 @@ def test_framing_decode_keeps_its_rules():
     record = framing.decode(b'{"id": 1e400, "n": 1' + b"0" * 5000 + b"}")
     assert isinstance(record["id"], framing.BadValue) and isinstance(record["n"], framing.BadValue)
     assert framing.encode({"id": record["id"], "ok": True}) == b'{"id":1e400,"ok":true}\n'
-    with pytest.raises(framing.InvalidUtf8):
+    with pytest.raises(framing.MalformedRecord, match="UTF-8") as bad_utf8:
         framing.decode(b'{"type":"\xff"}')
+    assert bad_utf8.value.request_id is None
     with pytest.raises(ValueError, match="NaN is not valid JSON"):
         framing.decode(b'{"id": NaN}')
 
