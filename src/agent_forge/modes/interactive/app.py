@@ -19,6 +19,7 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.styles import Style
 
 from ... import __version__
+from ...ai.visible_text import escape_invisible
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 SPINNER_TICK_S = 0.1
 STARTING = "loading…"
+TITLE_LIMIT = 200  # characters of a plugin's window title: terminals cut long ones anyway
 """The footer's note from the first paint until plugins are loaded and the header, transcript and warnings
 printed."""
 
@@ -99,7 +101,8 @@ class InteractiveMode(InputActions):
         self.dialogs = Dialogs(lambda fields: answer_dialog(self.session, fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
                               footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
-                              open_dialog=self.dialogs.open, footer_status=self.footer.status)
+                              open_dialog=self.dialogs.open, footer_status=self.footer.status,
+                              set_title=self.set_title)
         self.dialogs.on_close = self.view.dialog_closed
         self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
         self.keymap = load_keymap(agent_dir() / "keybindings.json", self._warnings)
@@ -280,6 +283,13 @@ class InteractiveMode(InputActions):
                 self.app.invalidate()
 
     # -- output ----------------------------------------------------------------------------------------
+    def set_title(self, title: str) -> None:
+        """A plugin's `setTitle`: the terminal's window title (OSC 2), with control and invisible characters
+        shown as escapes, never sent raw, and at most `TITLE_LIMIT` characters."""
+        shown = escape_invisible(" ".join(title.split()))[:TITLE_LIMIT]
+        self.app.output.set_title(shown)
+        self.app.output.flush()
+
     def print_(self, *renderables: Any) -> None:
         """Render `renderables` at the terminal's width and write them above the live region, in order."""
         width = self.terminal.columns()

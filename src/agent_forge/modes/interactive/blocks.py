@@ -108,6 +108,18 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error:
     return Group(*parts) if parts else None
 
 
+def thinking_text(message: dict[str, Any]) -> str:
+    """The text of an assistant message's thinking blocks, blank-line separated ("" when it has none)."""
+    texts = [str(block.get("thinking", "")).strip() for block in message.get("content") or []
+             if isinstance(block, dict) and block.get("type") == "thinking"]
+    return "\n\n".join(text for text in texts if text)
+
+
+def thinking_block(text: str) -> Text:
+    """Thinking as shown (dimmed, cleaned)."""
+    return _thinking(text, True)
+
+
 def _thinking(text: str, shown: bool) -> Text:
     from rich.text import Text
 

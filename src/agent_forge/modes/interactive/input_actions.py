@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine
 from ...coding.errors import CommandError
 from .commands import builtin
 from .completion import attachments, typed_text
+from .blocks import thinking_block
 from .header import resource_list, session_resources
 from .keymap import key_hint
 
@@ -174,7 +175,11 @@ class InputActions:
         self.footer_changed()
 
     def toggle_thinking(self) -> None:
+        """Ctrl+T: later thinking shown or not; shown, the last answer's thinking is printed again (the
+        scrollback above cannot change)."""
         self.live.show_thinking = not self.live.show_thinking
+        if self.live.show_thinking and self.view.last_thinking:
+            self.print_(thinking_block(self.view.last_thinking), "")
         self.say(f"thinking {'shown' if self.live.show_thinking else 'hidden'}")
 
     def toggle_expanded(self) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from ..approvals import REJECT_TEXT, REJECT_WHY
 from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, notice, retry_notice,
-                     user_block, user_parts)
+                     thinking_text, user_block, user_parts)
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -26,13 +26,15 @@ class EventView:
 
     def __init__(self, live: LiveState, *, print_: Callable[..., None], changed: Callable[[], None],
                  footer_changed: Callable[[], None], set_editor_text: Callable[[str], None],
-                 open_dialog: Callable[[dict[str, Any]], None], footer_status: dict[str, str]):
+                 open_dialog: Callable[[dict[str, Any]], None], footer_status: dict[str, str],
+                 set_title: Callable[[str], None] = lambda title: None):
         self.live = live
         self._print, self._changed, self._footer_changed = print_, changed, footer_changed
-        self._set_editor_text, self._open_dialog = set_editor_text, open_dialog
+        self._set_editor_text, self._open_dialog, self._set_title = set_editor_text, open_dialog, set_title
         self._status = footer_status
         self.expanded = False  # Ctrl+O: full tool output in later blocks
         self.last_block: Callable[[bool], Any] | None = None  # the last collapsible block, by `expanded`
+        self.last_thinking = ""  # the last answer's thinking: Ctrl+T shows it again (the scrollback is printed)
         self._compacting_alone = False
         self._failed: dict[str, Any] | None = None  # a failed answer: its error shows at agent_end, once
         self._retrying = False  # between auto_retry_start and auto_retry_end
@@ -90,6 +92,7 @@ class EventView:
         elif role == "assistant":
             self._failed = message if message.get("stopReason") == "error" else None
             block = assistant_block(message, show_thinking=self.live.show_thinking, with_error=False)
+            self.last_thinking = thinking_text(message)
             self.live.new_message()
             self._partial_shown = block is not None and self._failed is not None
             if block is not None:  # a failed one's error or retry note comes right under it
@@ -180,6 +183,8 @@ class EventView:
             self._set_status(event)
         elif method == "setWidget":
             self._set_widget(event)
+        elif method == "setTitle":
+            self._set_title(str(event.get("title", "")))
         elif method == "set_editor_text":
             self._set_editor_text(str(event.get("text", "")))
         elif method in DIALOGS:

@@ -1,0 +1,107 @@
+"""End to end, in tmux: the parts of the terminal UI a person meets that the other interactive tests leave out:
+a plugin's widget, title, status and editor text; Ctrl+T showing thinking; `!!cmd` kept out of the context; an
+image file's path pasted into the editor attached as an image."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+SURFACE_PLUGIN = '''
+def setup(plugin):
+    @plugin.command("dress", description="widget, title, status, editor text")
+    async def dress(args, ctx):
+        ctx.ui.set_widget("w", ["widget line one", "widget line two"])
+        ctx.ui.set_title("forge-title-1")
+        ctx.ui.set_status("s", "status-seg")
+        ctx.ui.set_editor_text("prefilled by plugin")
+
+    @plugin.command("undress", description="clears them")
+    async def undress(args, ctx):
+        ctx.ui.set_widget("w", None)
+        ctx.ui.set_status("s", None)
+'''
+
+# A 1x1 PNG: the smallest file an image check accepts as what its name says
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+def test_a_plugin_sets_widget_title_status_and_editor_text(terminal, fake_llm, tmp_path):
+    plugin = tmp_path / "dress.py"
+    plugin.write_text(SURFACE_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/dress")
+    term.press("Enter")
+    screen = term.wait_for_all("widget line two", "status-seg", "› prefilled by plugin")
+    lines = screen.splitlines()
+    widget_row = next(i for i, line in enumerate(lines) if "widget line one" in line)
+    editor_row = next(i for i, line in enumerate(lines) if "› prefilled by plugin" in line)
+    assert widget_row < editor_row, "the widget sits above the editor"
+    term.wait_until(lambda: term.title() == "forge-title-1", "the plugin's terminal title")
+    term.press("C-u")  # clear the prefilled text
+    term.type("/undress")
+    term.press("Enter")
+    term.wait_until(lambda: "widget line" not in term.screen() and "status-seg" not in term.screen(),
+                    "the widget and the status segment cleared")
+
+
+def test_ctrl_t_shows_and_hides_thinking(terminal, fake_llm):
+    fake_llm.set_script([{"thinking": "secret chain of thought", "text": "The answer."},
+                         {"thinking": "second thoughts", "text": "Answer two."},
+                         {"thinking": "third thoughts", "text": "Answer three."}])
+    term = terminal()
+    term.type("think")
+    term.press("Enter")
+    screen = term.wait_for("The answer.")
+    assert "secret chain of thought" not in screen and "ctrl+t to show" in screen
+    term.press("C-t")  # the last answer's thinking is printed again (the scrollback cannot change)
+    term.wait_for("secret chain of thought")
+    term.type("again")
+    term.press("Enter")
+    assert "second thoughts" in term.wait_for("Answer two.")  # shown from now on
+    term.press("C-t")
+    term.wait_for("thinking hidden")
+    term.type("once more")
+    term.press("Enter")
+    assert "third thoughts" not in term.wait_for("Answer three.")
+
+
+def test_double_bang_runs_a_command_without_adding_it_to_the_context(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Seen."}])
+    term = terminal()
+    term.type("!!echo hidden-$((6*7))")
+    term.press("Enter")
+    term.wait_for("hidden-42")
+    term.type("!echo shown-$((5*5))")
+    term.press("Enter")
+    term.wait_for("shown-25")
+    term.type("what ran?")
+    term.press("Enter")
+    term.wait_for("Seen.")
+    sent = " ".join(user_texts(fake_llm.requests[0]))
+    assert "shown-25" in sent and "hidden-42" not in sent
+
+
+def test_a_pasted_image_path_is_sent_as_an_image(terminal, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "A tiny picture."}])
+    term = terminal()
+    image = terminal.work / "dot.png"
+    image.write_bytes(PNG)
+    source = tmp_path / "paste.txt"
+    source.write_text(str(image))
+    term._tmux("load-buffer", str(source))
+    term._tmux("paste-buffer", "-p", "-t", "t")  # bracketed, as a terminal sends a dragged file's path
+    term.wait_for("dot.png")
+    term.type(" what is this")
+    term.wait_for("what is this")
+    term.press("Enter")
+    term.wait_for("A tiny picture.")
+    content = fake_llm.requests[0]["body"]["messages"][-1]["content"]
+    images = [part for part in content if part.get("type") == "image_url"]
+    assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
