@@ -1,15 +1,16 @@
 """End to end, in tmux: the parts of the terminal UI a person meets that the other interactive tests leave out:
 a plugin's widget, title, status and editor text; Ctrl+T showing thinking; `!!cmd` kept out of the context; an
-image file's path pasted into the editor attached as an image."""
+image file's path pasted into the editor attached as an image; `--resume` at start; `/clone`."""
 
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 
 from support.tmux_terminal import tmux_available
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
+from .test_interactive import finish_first_session, terminal, user_texts  # noqa: F401  (the fixture, shared)
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
@@ -105,3 +106,35 @@ def test_a_pasted_image_path_is_sent_as_an_image(terminal, fake_llm, tmp_path):
     content = fake_llm.requests[0]["body"]["messages"][-1]["content"]
     images = [part for part in content if part.get("type") == "image_url"]
     assert len(images) == 1 and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_the_resume_flag_opens_the_picker_at_start(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First run answer."}, {"text": "Picked up again."}])
+    finish_first_session(terminal, name="flagged work")
+    term = terminal("--resume")
+    term.wait_for("→ flagged work")
+    term.press("Enter")
+    term.wait_for("First run answer.")
+    term.type("go on")
+    term.press("Enter")
+    term.wait_for("Picked up again.")
+    assert user_texts(fake_llm.requests[1]) == ["first question", "go on"]
+
+
+def test_clone_continues_in_a_new_session_file(terminal, fake_llm, agent_env):
+    fake_llm.set_script([{"text": "Original answer."}, {"text": "Answer in the clone."}])
+    term = terminal()
+    term.type("original question")
+    term.press("Enter")
+    term.wait_for("Original answer.")
+    sessions = Path(agent_env["AGENT_FORGE_DIR"]) / "sessions"
+    before = set(sessions.rglob("*.jsonl"))
+    term.type("/clone")
+    term.press("Enter")
+    term.wait_until(lambda: len(set(sessions.rglob("*.jsonl")) - before) == 1, "a new session file")
+    term.type("in the clone")
+    term.press("Enter")
+    term.wait_for("Answer in the clone.")
+    assert user_texts(fake_llm.requests[1]) == ["original question", "in the clone"]
+    (clone,) = set(sessions.rglob("*.jsonl")) - before
+    assert "in the clone" in clone.read_text() and all("in the clone" not in f.read_text() for f in before)
