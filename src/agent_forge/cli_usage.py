@@ -142,7 +142,7 @@ def _session_flags_problem(args: argparse.Namespace) -> str | None:
 
 
 def _thinking_problem(args: argparse.Namespace) -> str | None:
-    from .ai.types import THINKING_LEVELS
+    from .ai.options import THINKING_LEVELS
 
     if args.thinking is not None and args.thinking not in THINKING_LEVELS:
         return f"Invalid thinking level: {args.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}"

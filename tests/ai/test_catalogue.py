@@ -14,7 +14,7 @@ from agent_forge.ai.catalogue import (
     default_thinking_level,
     thinking_levels_for,
 )
-from agent_forge.ai.types import THINKING_LEVELS
+from agent_forge.ai.options import THINKING_LEVELS
 
 BASE = ["off", "minimal", "low", "medium", "high"]
 

@@ -11,10 +11,13 @@ overrides any of it.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from .hosts import ANTHROPIC_BASE_URL, HOSTS, OPENAI_BASE_URL, provider_endpoints, provider_env_keys
-from .types import THINKING_LEVELS, JsonValue, Model
+from .options import THINKING_LEVELS
+
+if TYPE_CHECKING:
+    from .types import JsonValue, Model
 
 __all__ = ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "BUILTIN_MODELS", "PROVIDER_ENV_KEYS", "PROVIDER_ENDPOINTS"]
 
@@ -22,7 +25,7 @@ _TEXT_IMAGE = ("text", "image")
 _TEXT = ("text",)
 _SONNET_WINDOWS = (200_000, 1_000_000)  # 1M is Anthropic's long-context beta for the Sonnet 4 family
 
-_Extras = dict[str, "tuple[int | str, ...] | dict[str, JsonValue]"]
+_Extras: TypeAlias = "dict[str, tuple[int | str, ...] | dict[str, JsonValue]]"
 """Optional Model fields of a row: `contextWindowOptions`, `thinkingLevels` (tuples) or `thinkingLevelMap`."""
 _Row = tuple[str, str, bool, tuple[str, ...], int, int, float, float, float, float, _Extras]
 # id, name, reasoning, input, contextWindow, maxTokens, $input, $output, $cacheRead, $cacheWrite, extras.

@@ -16,10 +16,11 @@ Base URLs and variable names follow each host's public API documentation and the
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 from urllib.parse import urlsplit
 
-from .types import JsonValue, Model
+if TYPE_CHECKING:
+    from .types import JsonValue, Model
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 OPENAI_BASE_URL = "https://api.openai.com/v1"

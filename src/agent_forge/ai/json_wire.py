@@ -19,9 +19,10 @@ import json
 import math
 import os
 import re
-from typing import Any, Callable, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
 
-from .types import JsonValue
+if TYPE_CHECKING:
+    from .types import JsonValue
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")

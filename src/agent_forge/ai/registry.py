@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import importlib
-from typing import AsyncIterator, Callable
+from typing import TYPE_CHECKING, AsyncIterator, Callable
 
 from .errors import UnknownApiError
 from .options import StreamOptions
-from .types import AssistantMessageEvent, Context, Model
+if TYPE_CHECKING:
+    from .types import AssistantMessageEvent, Context, Model
 
-StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[AssistantMessageEvent]]
+StreamFunction = Callable[["Model", "Context", StreamOptions], AsyncIterator["AssistantMessageEvent"]]
 """`stream(model, context, options)`: an async generator of events (contract in `ai.types`)."""
 
 API_MODULES: dict[str, str] = {

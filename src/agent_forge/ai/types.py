@@ -17,7 +17,7 @@ StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 """Terminal stop reasons of an assistant message; `"pending"` marks a message still streaming."""
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+"""`ai.options.THINKING_LEVELS` (the tuple lives there: checking a level needs no wire shape) as a type."""
 
 
 class TextContent(TypedDict):

@@ -9,10 +9,11 @@ become user messages; failed or aborted assistant turns are left out of the mode
 from __future__ import annotations
 
 import re
-from typing import Mapping, TypeGuard
+from typing import TYPE_CHECKING, Mapping, TypeGuard
 
-from ..agent.types import AgentMessage
-from ..ai.types import Message
+if TYPE_CHECKING:
+    from ..agent.types import AgentMessage
+    from ..ai.types import Message
 
 
 def bash_execution_text(message: Mapping[str, object]) -> str:

@@ -10,17 +10,20 @@ is the one the session gives.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ai.catalogue import clamp_thinking_level
-from ..ai.types import THINKING_LEVELS, Model
-from ..agent.types import AgentTool
+from ..ai.options import THINKING_LEVELS
 from ..records import Record, replace
 from .errors import CommandError, SessionFileError
 from .models.control import ModelControl
 from .models.registry import ModelRegistry
 from .paths import agent_dir as default_agent_dir, sessions_dir
 from .session.store import SessionStore
+
+if TYPE_CHECKING:
+    from ..agent.types import AgentTool
+    from ..ai.types import Model
 
 
 class SessionOptions(Record, kw_only=True):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from ..ai.types import THINKING_LEVELS
+from ..ai.options import THINKING_LEVELS
 from ..records import Record, factory
 from .paths import agent_dir as default_agent_dir
 from .paths import project_dir

@@ -18,10 +18,11 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
-from ...ai.types import THINKING_LEVELS, Model
+from ...ai.options import THINKING_LEVELS
 from ..errors import CommandError
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
     from ..settings import Settings
     from ...agent.agent import Agent
     from .registry import ModelRegistry

@@ -21,14 +21,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ...ai.catalogue import CONTEXT_WINDOW_HEADERS, PROVIDER_ENV_KEYS
 from ...ai.transport_errors import header_value_problem
-from ...ai.types import Model
 from .auth_file import AuthStorage
 from .key_values import KeyLookup, KeyOutcome, key_value_configured, key_value_lookup, run_lookup, run_lookup_async
 from .models_json import HeaderKey, ModelsConfig
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 KeySource = KeyOutcome | KeyLookup[KeyOutcome]
 """One place a key may come from: its outcome when known without running anything, else its lookup."""

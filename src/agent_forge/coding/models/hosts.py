@@ -7,10 +7,14 @@ describe the ones a user wants in more detail. `ModelRegistry.host_model` adds s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...ai.catalogue import BUILTIN_MODELS, PROVIDER_ENDPOINTS, PROVIDER_ENV_KEYS
-from ...ai.types import Model
 from .models_json import build_model
 from .schema import ProviderEntry
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 HOST_ONLY_PROVIDERS = frozenset(p for p in PROVIDER_ENDPOINTS if p not in {m["provider"] for m in BUILTIN_MODELS})
 """Known hosts (lower-case provider ids) without built-in models."""

@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from ...ai.catalogue import BUILTIN_MODELS, PROVIDER_ENDPOINTS, PROVIDER_ENV_KEYS
 from ...ai.registry import known_apis
-from ...ai.types import Model
 from ...records import Record, factory
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
 from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, field_problem
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 MODELS_FILE = "models.json"
 DEFAULT_CONTEXT_WINDOW = 128_000
@@ -104,7 +106,7 @@ def build_model(provider: str, api: str, base_url: str, pentry: ProviderEntry, e
     for key in _PASSTHROUGH:
         if key in entry:
             model[key] = copy.deepcopy(entry[key])  # type: ignore[literal-required]
-    return cast(Model, model)
+    return cast("Model", model)
 
 
 V = TypeVar("V")

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...ai.types import Model
 from . import selection
 from .auth_file import AuthStorage
 from .credentials import AuthStatus, Credentials
@@ -24,6 +23,7 @@ from .models_json import MODELS_FILE, find_model, load_models_json
 from .schema import ProviderEntry
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
     from ..settings import Settings
 
 AUTH_FILE = "auth.json"

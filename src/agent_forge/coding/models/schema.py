@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TypedDict
 from urllib.parse import urlsplit
 
-from ...ai.types import THINKING_LEVELS
+from ...ai.options import THINKING_LEVELS
 from ..config_values import is_number, is_positive_int
 
 Where = tuple[str | int, ...]

@@ -12,18 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...ai.catalogue import clamp_thinking_level, default_thinking_level
-from ...ai.types import THINKING_LEVELS, Model
+from ...ai.options import THINKING_LEVELS
 from .hosts import HOST_ONLY_PROVIDERS
 
 if TYPE_CHECKING:
+    from ...ai.types import Model
     from ..settings import Settings
 
 _DATED_ID = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
-Scope = Sequence[tuple[Model, str | None]]
+Scope = Sequence[tuple["Model", str | None]]
 """Scoped models (`--models`, settings `enabledModels`) as `(model, pinned thinking level or None)` pairs."""
 
-Resolved = tuple[Model | None, str | None, str | None]
+Resolved = tuple["Model | None", str | None, str | None]
 """`(model, thinking level, error)` of a pattern: exactly one of model and error is set."""
 
 

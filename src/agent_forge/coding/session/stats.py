@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
-from typing import TypedDict, Union, cast
+from typing import TYPE_CHECKING, TypedDict, Union, cast
 
-from ...ai.types import Model
 from ..config_values import is_number
 from ..messages import sent_form
 from .entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
+
+if TYPE_CHECKING:
+    from ...ai.types import Model
 
 TOKEN_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 CHARS_PER_TOKEN = 4

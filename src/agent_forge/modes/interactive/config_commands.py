@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
-from ...ai.types import THINKING_LEVELS
+from ...ai.options import THINKING_LEVELS
 from ...coding.errors import ConfigFileError
 from ...coding.settings import QUEUE_MODES
 from ...coding.safe_read import read_json_file

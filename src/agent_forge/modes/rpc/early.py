@@ -42,12 +42,12 @@ def start_early(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: Bin
     answered on `stdout`. `args`: the command line (`--approvals`, `-e`, `--no-plugins`). Raises `StoppedEarly`
     for SIGTERM or SIGHUP meanwhile (the caller releases the session's lock, as the mode would)."""
     import signal
-    import threading
 
-    if threading.current_thread() is not threading.main_thread():  # handlers can only be set there
-        return _start(options, args, stdin, stdout, _Signals())
     signals = _Signals()
-    previous = {signum: signal.signal(signum, signals.arrived) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        previous = {signum: signal.signal(signum, signals.arrived) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    except ValueError:  # not the main thread (an in-process run): handlers can only be set there
+        return _start(options, args, stdin, stdout, signals)
     try:
         started = _start(options, args, stdin, stdout, signals)
     finally:
