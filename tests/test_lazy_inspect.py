@@ -1,5 +1,6 @@
-"""lazy_inspect.py: importing orjson (through json_wire) leaves `inspect` unimported, and `dataclasses` works
-as before once something makes a dataclass; any other importer gets the real `inspect`."""
+"""lazy_inspect.py: importing orjson (through json_wire) leaves `inspect` and `platform` unimported, and
+`dataclasses` works as before once something makes a dataclass, `uuid` as it does without the stand-ins; any other
+importer gets the real `inspect` and `platform`."""
 
 from __future__ import annotations
 
@@ -38,3 +39,29 @@ def test_orjson_is_imported_without_inspect_and_dataclasses_still_work():
     assert seen["real"] == "module" and seen["handed"]  # the first class made handed `dataclasses` the real one
     assert seen["doc"] == "Point(x: int, y: int = 2)" and seen["signature"] == "(x: int, y: int = 2) -> None"
     assert seen["point"] == "Point(x=1, y=2)" and seen["encoded"] == '{"a":[1,"\u00e9"]}'
+
+
+_PLATFORM_CHILD = """
+import json, os, sys
+from agent_forge.ai import json_wire
+json_wire.set_backend("orjson")
+imported = sorted({"platform", "uuid"} & set(sys.modules))
+import uuid
+linux, aix, stand_in = uuid._LINUX, uuid._AIX, type(uuid.platform).__name__
+version = uuid.platform.python_version()  # any other attribute: the real module's
+import platform
+print(json.dumps({"imported": imported, "linux": linux, "aix": aix, "stand_in": stand_in,
+                  "version_ok": version == platform.python_version(), "real": type(platform).__name__,
+                  "system": platform.system(), "uname": os.uname().sysname, "node": uuid.getnode() > 0}))
+"""
+
+
+def test_orjson_is_imported_without_platform_and_uuid_reads_the_system_as_before():
+    proc = subprocess.run([sys.executable, "-c", _PLATFORM_CHILD], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen = json.loads(proc.stdout)
+    deferred = (3, 11) <= sys.version_info < (3, 14) and sys.platform not in ("win32", "darwin")
+    assert seen["imported"] == (["uuid"] if deferred else ["platform", "uuid"])
+    assert seen["stand_in"] == ("_PlatformStandIn" if deferred else "module")
+    assert seen["linux"] == (seen["system"] == "Linux") and seen["aix"] == (seen["system"] == "AIX")
+    assert seen["system"] == seen["uname"] and seen["real"] == "module" and seen["version_ok"] and seen["node"]

@@ -7,10 +7,15 @@ to 3.13 read: `inspect.signature`, `inspect.get_annotations` in `_process_class`
 stand-in module where `dataclasses`' `import inspect` finds it, for that import only; the stand-in's first
 attribute read imports the real `inspect` (as any later importer gets it: the stand-in is not left in
 `sys.modules`) and hands it to `dataclasses`.
+
+orjson's import imports `uuid` too, which on Linux imports `platform` (~1.2 ms: nine regexes compiled) only to call
+`platform.system()` once, telling Linux from AIX; `deferred_platform` answers that call from `os.uname()`, as
+`platform.system()` does on POSIX, and imports nothing.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from types import ModuleType
@@ -48,3 +53,36 @@ def deferred_inspect() -> Iterator[None]:
     finally:
         if sys.modules.get("inspect") is stand_in:
             del sys.modules["inspect"]
+
+
+class _PlatformStandIn(ModuleType):
+    """What `uuid` binds as `platform` while the real module is not imported: `uuid` (3.11 to 3.13 read) calls
+    only `system()`, at its import; any other attribute read imports the real module."""
+
+    def system(self) -> str:
+        return os.uname().sysname  # `platform.system()` on POSIX: `platform.uname()` takes it from `os.uname()`
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("platform") is self:
+            del sys.modules["platform"]  # read inside `deferred_platform`: the real module, not this one
+        import platform
+
+        return getattr(platform, name)
+
+
+@contextmanager
+def deferred_platform() -> Iterator[None]:
+    """While the block runs, `import platform` binds a stand-in answering `system()` without the real module
+    (wrap an import of `uuid`: orjson's). Does nothing when `platform` or `uuid` is already imported, where
+    `uuid` imports no `platform` (Windows, macOS), or on a Python outside `_CHECKED`."""
+    if ("platform" in sys.modules or "uuid" in sys.modules or not hasattr(os, "uname")
+            or sys.platform in ("win32", "darwin") or not _CHECKED[0] <= sys.version_info < _CHECKED[1]):
+        yield
+        return
+    stand_in = _PlatformStandIn("platform")
+    sys.modules["platform"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("platform") is stand_in:
+            del sys.modules["platform"]

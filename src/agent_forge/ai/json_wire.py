@@ -149,7 +149,7 @@ MISS: Any = object()
 
 _DEFERRED_CALLS = 16
 """Calls served by the stdlib before orjson is imported: start-up's few records would not earn back its import
-(~2 ms of CPU: it imports uuid and platform), a stream or a session file does at once."""
+(~2 ms of CPU: it imports uuid), a stream or a session file does at once."""
 
 
 
@@ -200,10 +200,10 @@ def backend() -> str:
 def _import_orjson(required: bool = False) -> Any:
     if not required and os.environ.get("AGENT_FORGE_JSON") == "stdlib":
         return False
-    from ..lazy_inspect import deferred_inspect
+    from ..lazy_inspect import deferred_inspect, deferred_platform
 
-    try:
-        with deferred_inspect():  # orjson imports dataclasses, which imports inspect only to call it later
+    try:  # orjson imports dataclasses, which imports inspect only to call it later; and uuid, which imports
+        with deferred_inspect(), deferred_platform():  # platform for one call
             import orjson
     except ImportError:
         if required:
