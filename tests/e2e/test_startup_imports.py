@@ -156,5 +156,39 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     modules = set(json.loads(out.read_text()))
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
     assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))
+    assert "platform" not in modules  # uuid (orjson's) asks it one question: `lazy_inspect.deferred_platform`
     shapes = sorted(name for name in modules if name.startswith(WIRE_SHAPES))
     assert not shapes, shapes
+
+
+# Runs the real CLI entry point; the patterns `re` holds compiled when stdout is first written go to argv[1].
+_PATTERNS_CHILD = FIRST_WRITE_CHILD.replace("json.dumps(sorted(sys.modules))", "json.dumps(sorted(str(key[1]) for "
+                                            "cache in (getattr(re, '_cache', {}), getattr(re, '_cache2', {})) "
+                                            "for key in cache))").replace("import json, os, sys", "import json, os, re, sys")
+
+
+def test_the_first_get_state_of_a_resumed_session_compiles_none_of_our_patterns_it_does_not_use(tmp_path):
+    """Patterns for input the first answer never sees (environment variables in keys, context window sizes,
+    dated model ids, session ids and names, lone surrogates in text) are compiled at their first use."""
+    from agent_forge.ai import json_wire
+    from agent_forge.coding import state
+    from agent_forge.coding.models import control, key_values, selection
+    from agent_forge.coding.session import home
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(tmp_path, tmp_path / "sessions")
+    store.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    store.close()
+    out = tmp_path / "patterns.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _PATTERNS_CHILD, str(out), "--session", str(store.path)],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout.splitlines()[0])["data"]["messageCount"] == 1
+    compiled = set(json.loads(out.read_text()))
+    assert compiled  # the list is the real one (json's own patterns, at least)
+    ours = {json_wire._SURROGATE, json_wire._PAIR, key_values._CONTROL, key_values._BARE_ENV_NAME,
+            key_values._INTERPOLATION, control._COMPACT_SIZE, selection._DATED_ID, home.SESSION_ID,
+            state._UNPRINTABLE}
+    assert not compiled & {str(getattr(p, "pattern", p)) for p in ours}

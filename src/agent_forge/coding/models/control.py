@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..session.context import SessionContext
     from ..session.store import SessionStore
 
-_COMPACT_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([km]?)", re.IGNORECASE)  # ASCII digits: not `٤٠٠k`
+_COMPACT_SIZE = r"(?i)([0-9]+(?:\.[0-9]+)?)\s*([km]?)"  # compiled at first use (`re`'s cache)  # ASCII digits: not `٤٠٠k`
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 _GLOB_CHARS = ("*", "?", "[")
 
@@ -364,7 +364,7 @@ def _exact_tokens(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    match = _COMPACT_SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    match = re.fullmatch(_COMPACT_SIZE, value.strip()) if isinstance(value, str) else None
     if match is None:
         return None
     from decimal import Decimal  # imported here: only a compact size needs it

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ...ai.types import Model
     from ..settings import Settings
 
-_DATED_ID = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+_DATED_ID = r"-(\d{8}|\d{4}-\d{2}-\d{2})$"  # compiled at first use (`re`'s cache)
 
 Scope = Sequence[tuple["Model", str | None]]
 """Scoped models (`--models`, settings `enabledModels`) as `(model, pinned thinking level or None)` pairs."""
@@ -131,7 +131,7 @@ def _pick_exact(catalogue: Catalogue, matches: list[Model], pattern: str) -> tup
 def _pick_fuzzy(catalogue: Catalogue, matches: list[Model], needle: str) -> Model:
     ranked = sorted(matches, key=lambda m: m["id"], reverse=True)
     ranked.sort(key=lambda m: (not catalogue.has_auth(m), needle not in m["id"].lower(),
-                               bool(_DATED_ID.search(m["id"])), len(m["id"])))
+                               bool(re.search(_DATED_ID, m["id"])), len(m["id"])))
     return ranked[0]
 
 

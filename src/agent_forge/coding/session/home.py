@@ -7,7 +7,6 @@ an id that only matches sessions stored for another directory is not opened in t
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ...records import Record
@@ -15,8 +14,9 @@ from ..errors import SessionFileError
 from .reading import read_header
 
 
-SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
-"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends."""
+SESSION_ID = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z"
+"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends (a
+pattern: `re.match(SESSION_ID, text)` compiles it at its first use, not each start-up at import)."""
 
 SESSION_ID_MAX = 128
 """Longest `--session-id`: the id is part of the file name `<24-char time>_<id>.jsonl` and of its backups
