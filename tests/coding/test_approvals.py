@@ -9,8 +9,8 @@ import pytest
 
 from agent_forge.coding.approvals import (ALLOW_ALWAYS, ALLOW_ONCE, MAX_SIMPLE_COMMAND, REJECT, Approvals, Decision,
                                           ToolGate,
-                                          bash_prefix, check_policy, policy_setting, tool_kind, tool_title)
-from agent_forge.coding.settings import Settings
+                                          bash_prefix, check_policy, tool_kind, tool_title)
+from agent_forge.coding.settings import Settings, approval_policy
 
 
 class Tool:
@@ -172,9 +172,9 @@ def test_policies_are_checked():
     assert check_policy("read-only") == "read-only"
     with pytest.raises(ValueError, match="Unknown approval policy 'yolo'; use one of full, ask, read-only"):
         approvals("ask").set_policy("yolo")
-    assert policy_setting(Settings(raw={"approvals": "ask"})) == ("ask", None)
-    assert policy_setting(Settings(raw={"approvals": "nope"}), "full") == ("full", None)
-    assert policy_setting(Settings(), "ask") == ("ask", None)
+    assert approval_policy(Settings(raw={"approvals": "ask"})) == ("ask", None)
+    assert approval_policy(Settings(raw={"approvals": "nope"}), "full") == ("full", None)
+    assert approval_policy(Settings(), "ask") == ("ask", None)
 
 
 def test_titles_and_kinds():

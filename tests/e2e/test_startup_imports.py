@@ -192,3 +192,33 @@ def test_the_first_get_state_of_a_resumed_session_compiles_none_of_our_patterns_
             key_values._INTERPOLATION, control._COMPACT_SIZE, selection._DATED_ID, home.SESSION_ID,
             state._UNPRINTABLE}
     assert not compiled & {str(getattr(p, "pattern", p)) for p in ours}
+
+
+# Runs the real CLI entry point; how often `compile` ran when stdout is first written goes to argv[1].
+_COMPILES_CHILD = FIRST_WRITE_CHILD.replace("json.dumps(sorted(sys.modules))", "json.dumps(compiles)").replace(
+    "import json, os, sys", """import builtins, json, os, sys
+compiles = []
+real_compile = builtins.compile
+def counted(source, *args, **kwargs):
+    compiles.append(str(source)[:80])
+    return real_compile(source, *args, **kwargs)
+builtins.compile = counted""")
+
+
+def test_the_first_get_state_of_a_resumed_session_compiles_no_source(tmp_path):
+    """No `compile` before the first answer: typing compiles each annotation it holds as text (a `ForwardRef`:
+    `typing.NamedTuple` fields, class-form TypedDicts under `from __future__ import annotations`, `typing`
+    generics of names in quotes), and the first `compile` of a process costs ~1.5 ms (it makes the `ast` types)."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(tmp_path, tmp_path / "sessions")
+    store.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    store.close()
+    out = tmp_path / "compiles.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _COMPILES_CHILD, str(out), "--session", str(store.path)],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert json.loads(proc.stdout.splitlines()[0])["data"]["messageCount"] == 1
+    assert json.loads(out.read_text()) == []

@@ -15,8 +15,9 @@ Base URLs and variable names follow each host's public API documentation and the
 
 from __future__ import annotations
 
+from collections import namedtuple
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -28,16 +29,18 @@ GOOGLE_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 
 
 # A tuple, not a dataclass: ACP's `initialize` answer lists these before `dataclasses` (and `inspect`, ~12 ms)
-# are imported (start-up budget, docs/acp.md).
-class Host(NamedTuple):
+# are imported (start-up budget, docs/acp.md). Not a `typing.NamedTuple` either: it makes a `ForwardRef` of each
+# field's annotation (text here), compiling it, and the first `compile` of a process costs ~1.5 ms (issue 15).
+class Host(namedtuple("Host", ("name", "api", "base_url", "env", "compat"), defaults=(MappingProxyType({}),))):
     """One provider endpoint. `env`: variable holding its API key (None: keyless local server); `compat`: the
     host's compat flags (read-only)."""
 
+    __slots__ = ()
     name: str
     api: str
     base_url: str
     env: str | None
-    compat: Mapping[str, JsonValue] = MappingProxyType({})
+    compat: Mapping[str, JsonValue]
 
     @property
     def local(self) -> bool:

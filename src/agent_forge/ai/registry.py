@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 from .errors import UnknownApiError
 from .options import StreamOptions
 if TYPE_CHECKING:
     from .types import AssistantMessageEvent, Context, Model
 
+# collections.abc's generics keep the names as text; typing's would compile each (`ai.hosts.Host`).
 StreamFunction = Callable[["Model", "Context", StreamOptions], AsyncIterator["AssistantMessageEvent"]]
 """`stream(model, context, options)`: an async generator of events (contract in `ai.types`)."""
 

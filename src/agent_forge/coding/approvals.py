@@ -30,6 +30,8 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, Protocol, TypedDict
 
+from .settings import APPROVAL_POLICIES as POLICIES
+
 # asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
 # mode answers `initialize` before the event loop is imported (start-up budget, docs/acp.md).
 if TYPE_CHECKING:
@@ -43,7 +45,6 @@ if TYPE_CHECKING:
 REJECTED = "The user rejected this"
 """How the result of a call the user rejected begins (the terminal UI shows such a call as `rejected`)."""
 
-POLICIES = ("full", "ask", "read-only")
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
 CHOICES = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT)
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls", "read_mcp_resource"})
@@ -117,14 +118,6 @@ def check_policy(policy: object) -> str:
     if policy not in POLICIES:
         raise ValueError(f"Unknown approval policy {policy!r}; use one of {', '.join(POLICIES)}")
     return str(policy)
-
-
-def policy_setting(settings: object, default: str = "full") -> tuple[str, str | None]:
-    """`(policy, warning)`: the `approvals` setting (the user's settings.json, or a trusted project's: an
-    untrusted project's is dropped with the code-running settings, `resources/trust.py`), else `default`.
-    A wrong value was reported when the settings loaded (its default is used); `warning` is always None."""
-    value = settings.get("approvals") if hasattr(settings, "get") else None
-    return (value if value in POLICIES else default), None
 
 
 def tool_kind(name: str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import TYPE_CHECKING, NamedTuple
+from collections import namedtuple
+from typing import TYPE_CHECKING
 
 from .errors import ConfigFileError, UnsafeFileError
 
@@ -90,12 +91,13 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
     return read_json_document(path, limit, if_blank=if_blank)[0]
 
 
-class JsonDocument(NamedTuple):
+class JsonDocument(namedtuple("JsonDocument", ("data", "text", "duplicates"))):  # not `typing.NamedTuple`: `ai.hosts.Host`
     """A configuration file read by `read_json_document`. `data`: the parsed JSON (the last value of a
     repeated key, as JSON has it); `text`: the file's text, for locating values (`json_locate.locate`);
     `duplicates`: every repeated key, with its lines (`json_locate.DuplicateKey`), which the reader reports
     as `<path>:<line>: <duplicate.message()>` through the file's usual warnings."""
 
+    __slots__ = ()
     data: object
     text: str
     duplicates: list[DuplicateKey]

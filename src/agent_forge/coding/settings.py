@@ -23,6 +23,18 @@ from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fractio
 from .errors import ConfigFileError
 from .safe_read import MAX_REPORTED_PROBLEMS, read_json_document
 
+APPROVAL_POLICIES = ("full", "ask", "read-only")
+"""The `approvals` setting's values (`coding/approvals.py` applies them; here so that RPC mode's early `get_state`
+reads the setting without importing that module)."""
+
+
+def approval_policy(settings: object, default: str = "full") -> tuple[str, str | None]:
+    """`(policy, warning)`: the `approvals` setting (the user's settings.json, or a trusted project's: an
+    untrusted project's is dropped with the code-running settings, `resources/trust.py`), else `default`.
+    A wrong value was reported when the settings loaded (its default is used); `warning` is always None."""
+    value = settings.get("approvals") if hasattr(settings, "get") else None
+    return (value if value in APPROVAL_POLICIES else default), None
+
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")
 COMPACTION_STRATEGIES = ("summary", "verbatim-lines")
@@ -132,7 +144,7 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "enableSkillCommands": (_is_bool, "true or false"),
     "projectResources": (_is_bool, "true or false"),
     "defaultProjectTrust": (_one_of("ask", "always", "never"), '"ask", "always" or "never"'),
-    "approvals": (_one_of("full", "ask", "read-only"), '"full", "ask" or "read-only"'),  # coding/approvals.py
+    "approvals": (_one_of(*APPROVAL_POLICIES), '"full", "ask" or "read-only"'),  # coding/approvals.py
     "plugins": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                 "a list of plugin paths or module names"),
     "pluginSetupTimeoutMs": (lambda v: is_number(v) and v > 0, "a positive number (milliseconds)"),

@@ -7,7 +7,6 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError, ExportError
-from .session.stats import session_stats
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -46,6 +45,8 @@ def session_state(agent: Agent, store: SessionStore, compaction: CompactionContr
 
 def stats_report(agent: Agent, store: SessionStore, compaction: CompactionController) -> dict[str, Any]:
     """The `get_session_stats` response data (seed 000); what each number covers: `session/stats.py`."""
+    from .session.stats import session_stats  # not at import: RPC mode's early get_state uses this module
+
     return session_stats(session_file=str(store.path) if store.path else None, session_id=store.session_id,
                          entries=store.entries, branch=store.branch(), messages=agent.messages, model=agent.model,
                          context_tokens=compaction.context_tokens())

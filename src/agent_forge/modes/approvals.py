@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, POLICIES, REJECT, ApprovalRequest, Decision, policy_setting
+from ..coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, POLICIES, REJECT, ApprovalRequest, Decision
+from ..coding.settings import approval_policy
 
 if TYPE_CHECKING:
     import argparse  # (a type only: the terminal UI imports this module before its first paint)
@@ -39,7 +40,7 @@ def configure(session: AgentSession, policy: str | None, mode: str) -> None:
     """Set `session`'s start policy (`policy`, the `--approvals` value, else the setting, else full) and its
     approver for `mode` ("rpc", "interactive", "print" or "json")."""
     approvals = session.approvals
-    approvals.set_policy(policy or policy_setting(session.settings, "full")[0])
+    approvals.set_policy(policy or approval_policy(session.settings, "full")[0])
     if mode in ("rpc", "interactive"):
         approvals.approver = DialogApprover(session.emit, _timeout(session))
     else:

@@ -18,8 +18,11 @@ if TYPE_CHECKING:
     from .api import Plugin
     from .entry_points import EntryPoint
 
-Setup = Callable[["Plugin"], object]
-"""A plugin's `setup(plugin)`, sync or async (an awaitable result is awaited)."""
+if TYPE_CHECKING:
+    Setup = Callable[[Plugin], object]
+    """A plugin's `setup(plugin)`, sync or async (an awaitable result is awaited)."""
+else:  # `Plugin` is not imported at run time, and typing would compile a "Plugin" text (`ai.hosts.Host`)
+    Setup = Callable[..., object]
 PluginObject = Union[types.ModuleType, Setup]
 """A plugin given as an object (SDK): a module with `setup`, or the setup function itself."""
 

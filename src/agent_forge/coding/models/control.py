@@ -15,7 +15,8 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from collections import namedtuple
+from typing import TYPE_CHECKING, Any, Callable
 
 from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ...ai.options import THINKING_LEVELS
@@ -34,11 +35,13 @@ _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 _GLOB_CHARS = ("*", "?", "[")
 
 
-class ScopedModel(NamedTuple):
-    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned."""
+class ScopedModel(namedtuple("ScopedModel", ("model", "thinking_level"), defaults=(None,))):
+    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned (not a
+    `typing.NamedTuple`: see `ai.hosts.Host`)."""
 
+    __slots__ = ()
     model: Model
-    thinking_level: str | None = None
+    thinking_level: str | None
 
 
 class ModelControl:

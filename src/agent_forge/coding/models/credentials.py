@@ -36,13 +36,13 @@ KeySource = KeyOutcome | KeyLookup[KeyOutcome]
 """One place a key may come from: its outcome when known without running anything, else its lookup."""
 
 
-class AuthStatus(TypedDict, total=False):
-    """Where a provider's key would come from now (seed 003, `logout_provider.authStatus`): `configured`, and
-    for a configured one the first `source` in lookup order with its `label` (a flag, path or variable)."""
-
-    configured: bool
-    source: Literal["runtime", "auth.json", "environment", "models.json"]
-    label: str
+# The functional form takes the field types as objects: the class form would hold them as text here (`from
+# __future__ import annotations`) and compile each (`ai.hosts.Host`).
+AuthStatus = TypedDict("AuthStatus", {"configured": bool, "source": Literal["runtime", "auth.json", "environment",
+                                                                           "models.json"], "label": str}, total=False)
+AuthStatus.__doc__ = """Where a provider's key would come from now (seed 003, `logout_provider.authStatus`):
+`configured`, and for a configured one the first `source` in lookup order with its `label` (a flag, path or
+variable)."""
 
 
 class Credentials:

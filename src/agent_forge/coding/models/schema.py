@@ -6,8 +6,8 @@ port). `field_problem` gives the first failing field and a message naming what w
 passes has the shape of `ModelEntry` / `ProviderEntry`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: the TypedDicts' field types stay objects; held as text, typing
+# would compile each one at import (a `ForwardRef`), and the first `compile` of a process costs ~1.5 ms (issue 15).
 import json
 from collections.abc import Callable, Mapping
 from typing import TypedDict

@@ -6,8 +6,8 @@ an entry with `type`, `id` (8 lowercase hex digits, unique within the file), `pa
 `message` entries stay Unix milliseconds (ai/types.py).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: the TypedDicts' field types stay objects; held as text, typing
+# would compile each one at import (a `ForwardRef`), and the first `compile` of a process costs ~1.5 ms (issue 15).
 import os
 from collections.abc import Container
 from itertools import repeat

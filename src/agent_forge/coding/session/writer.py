@@ -8,8 +8,8 @@ again whole at its path. The single-writer
 lock is taken when the file is first written. The bytes themselves are written by `session_durable.SessionFile`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: the TypedDicts' field types stay objects; held as text, typing
+# would compile each one at import (a `ForwardRef`), and the first `compile` of a process costs ~1.5 ms (issue 15).
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict

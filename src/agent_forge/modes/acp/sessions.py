@@ -317,11 +317,11 @@ def _approvals(session: Any, request: "Request", session_id: str, flag: str | No
     """The session's approvals (`coding/approvals.py`, checked by its tool gate after the plugins): `flag`
     (`--approvals`), else the `approvals` setting, else `ask`; asked with permission requests (`on_allowed(id)`
     when the user allows call `id`)."""
-    from ...coding.approvals import policy_setting
+    from ...coding.settings import approval_policy
     from .permissions import DEFAULT_MODE, PermissionAsker
 
     approvals = session.approvals
-    approvals.set_policy(flag or policy_setting(session.settings, DEFAULT_MODE)[0])
+    approvals.set_policy(flag or approval_policy(session.settings, DEFAULT_MODE)[0])
     approvals.approver = PermissionAsker(request, session_id, session.cwd, on_allowed)
     return approvals
 

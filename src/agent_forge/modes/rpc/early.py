@@ -176,7 +176,7 @@ def early_state(prelude: SessionPrelude, approvals: str | None) -> dict[str, Any
     (`modes/approvals.configure`)."""
     from types import SimpleNamespace
 
-    from ...coding.approvals import policy_setting
+    from ...coding.settings import approval_policy  # not `coding.approvals`: its classes cost ~0.5 ms
     from ...coding.state import session_state
 
     settings, store = prelude.settings, prelude.store
@@ -185,5 +185,5 @@ def early_state(prelude: SessionPrelude, approvals: str | None) -> dict[str, Any
                             steering_mode=settings.steering_mode, follow_up_mode=settings.follow_up_mode,
                             messages=messages, steering_queue=(), follow_up_queue=())
     compaction = SimpleNamespace(is_compacting=False, enabled=settings.compaction.enabled)
-    policy = SimpleNamespace(policy=approvals or policy_setting(settings, "full")[0])
+    policy = SimpleNamespace(policy=approvals or approval_policy(settings, "full")[0])
     return session_state(agent, store, compaction, policy, streaming=False)  # type: ignore[arg-type]
