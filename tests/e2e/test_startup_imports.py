@@ -157,6 +157,8 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
     assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))
     assert "platform" not in modules  # uuid (orjson's) asks it one question: `lazy_inspect.deferred_platform`
+    unneeded = ("agent_forge.coding.queue_journal", "agent_forge.coding.approvals", "agent_forge.coding.session.stats")
+    assert not modules & set(unneeded), sorted(modules & set(unneeded))  # no queued message; the setting; no stats
     shapes = sorted(name for name in modules if name.startswith(WIRE_SHAPES))
     assert not shapes, shapes
 

@@ -91,6 +91,12 @@ def holds_custom_type(entries: list[Any], custom_type: str) -> bool:
     return custom_type in map(dict.get, entries, repeat("customType"))
 
 
+def custom_types(entries: list[Any]) -> list[Any]:
+    """The `customType` values of `entries` (dicts) that are set (not None, empty or false), in order: one pass at
+    C speed, as `holds_custom_type`, answering it for several types (a file holds few custom entries)."""
+    return list(filter(None, map(dict.get, entries, repeat("customType"))))
+
+
 class CustomMessageEntry(SessionEntry):
     """Plugin message that joins the model context as a `custom` role message."""
 

@@ -91,18 +91,28 @@ def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO
 
 def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     """Whether nothing the session does after the prelude can change its `get_state` (see the module doc)."""
-    from ...coding.queue_journal import pending_queue
-    from ...coding.session.entries import USER_BASH_PENDING, holds_custom_type
+    from ...coding.session.entries import QUEUE_PENDING, USER_BASH_PENDING, custom_types, holds_custom_type
     from ...plugins.startup import plugin_sources
 
     options, policy, store = prelude.options, prelude.policy, prelude.store
-    if options.name is not None or holds_custom_type(store.branch(), USER_BASH_PENDING):
+    if options.name is not None:
         return False
-    if pending_queue(store.entries, store.session_id):  # queued again when the session is built: get_state counts them
+    entries = store.entries
+    kinds = custom_types(entries)  # one pass over the file's entries for both questions (the branch is among them)
+    if USER_BASH_PENDING in kinds and holds_custom_type(store.branch(), USER_BASH_PENDING):
         return False
+    if QUEUE_PENDING in kinds and _pending(entries, store.session_id):
+        return False  # queued again when the session is built: get_state counts them
     found = plugin_sources(options.cwd, prelude.agent_dir, prelude.settings, policy, list(args.plugin or []),
                            not args.no_plugins)
     return not found.sources
+
+
+def _pending(entries: list[Any], session_id: str) -> bool:
+    """Whether `entries` leave queued messages pending (`queue_journal.pending_queue`, imported only for them)."""
+    from ...coding.queue_journal import pending_queue
+
+    return bool(pending_queue(entries, session_id))
 
 
 def _starts_servers(prelude: SessionPrelude) -> bool:
