@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agent_forge.coding.messages import INTERRUPTED_RESULT, convert_to_llm
 
 
@@ -77,3 +80,43 @@ def test_a_resumed_context_lists_a_batch_s_results_in_call_order():
 
     messages = [user("go"), assistant("a", "b"), result("b"), result("x"), result("a"), user("next")]
     assert [m.get("toolCallId") for m in results_in_call_order(messages)] == [None, None, "a", "b", "x", None]
+
+
+def _one_message_at_a_time(messages):
+    """The order `results_in_call_order` gives, found one message at a time (its first version): the oracle."""
+    out, index = [], 0
+    while index < len(messages):
+        message = messages[index]
+        out.append(message)
+        index += 1
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        end = index
+        while end < len(messages) and messages[end].get("role") == "toolResult":
+            end += 1
+        if end - index > 1:
+            calls = [b.get("id") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+            rank = {call_id: position for position, call_id in reversed(list(enumerate(calls)))}
+            out += sorted(messages[index:end], key=lambda m: rank.get(m.get("toolCallId"), len(calls)))
+            index = end
+    return out
+
+
+_CALL_IDS = st.sampled_from(["a", "b", "c", None, 7])
+_MESSAGES = st.lists(st.one_of(
+    st.builds(lambda ids: assistant(*ids), st.lists(st.sampled_from(["a", "b", "c", "a"]), max_size=4)),
+    st.builds(lambda call_id: {"role": "toolResult", "toolCallId": call_id, "content": []}, _CALL_IDS),
+    st.builds(lambda content: {"role": "assistant", "content": content}, st.sampled_from(["text", None, [{}]])),
+    st.builds(user, st.just("u")),
+    st.builds(lambda role: {"role": role, "content": []}, st.sampled_from([["toolResult"], None, "custom", 3])),
+), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=_MESSAGES)
+def test_results_are_ordered_as_when_found_one_message_at_a_time(messages):
+    from agent_forge.coding.session.context import results_in_call_order
+
+    out = results_in_call_order(messages)
+    assert [id(m) for m in out] == [id(m) for m in _one_message_at_a_time(messages)]
+    assert out is not messages

@@ -116,24 +116,42 @@ def results_in_call_order(messages: list[AgentMessage]) -> list[AgentMessage]:
     """`messages` with each run of `toolResult` messages right after an assistant message sorted into the order
     of that message's tool calls (stable; a result naming no call of it goes last). The file holds a batch's
     results as its calls finished (`persistence.py`, `persist_early`); the agent, its events and a resumed
-    session list them in call order."""
+    session list them in call order. A new list; the messages are not copied."""
+    roles = _role_codes(messages)  # the runs are found at C speed: a resume builds a context of every message
     out: list[AgentMessage] = []
-    index = 0
-    while index < len(messages):
-        message = messages[index]
-        out.append(message)
-        index += 1
-        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-            continue
-        end = index
-        while end < len(messages) and messages[end].get("role") == "toolResult":
+    done = 0  # messages[:done] are in `out`
+    start = roles.find("att")  # an assistant message and at least two results after it
+    while start >= 0:
+        end = start + 3
+        while end < len(roles) and roles[end] == "t":
             end += 1
-        if end - index > 1:
-            calls = [b.get("id") for b in message["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
-            rank = {call_id: position for position, call_id in reversed(list(enumerate(calls)))}
-            out += sorted(messages[index:end], key=lambda m: rank.get(m.get("toolCallId"), len(calls)))
-            index = end
+        calls = messages[start].get("content")
+        if isinstance(calls, list):
+            out += messages[done:start + 1]
+            out += _in_call_order(calls, messages[start + 1:end])
+            done = end
+        start = roles.find("att", end)
+    out += messages[done:]
     return out
+
+
+_ROLE_CODES = {"assistant": "a", "toolResult": "t"}
+
+
+def _role_codes(messages: list[AgentMessage]) -> str:
+    """One character a message: `a` for an assistant message, `t` for a tool result, `-` for any other."""
+    roles = list(map(dict.get, messages, repeat("role")))
+    try:
+        return "".join(map(_ROLE_CODES.get, roles, repeat("-")))
+    except TypeError:  # an unhashable role (a hand edit): no message of the roles above
+        return "".join("a" if role == "assistant" else "t" if role == "toolResult" else "-" for role in roles)
+
+
+def _in_call_order(content: list[Any], results: list[AgentMessage]) -> list[AgentMessage]:
+    """`results` sorted by the position of their `toolCallId` among the tool calls of `content` (stable)."""
+    calls = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+    rank = {call_id: position for position, call_id in reversed(list(enumerate(calls)))}
+    return sorted(results, key=lambda m: rank.get(m.get("toolCallId"), len(calls)))
 
 
 def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
