@@ -150,14 +150,12 @@ def _thinking_problem(args: argparse.Namespace) -> str | None:
 
 
 def _session_id_problem(args: argparse.Namespace) -> str | None:
-    import re
-
     from .coding.session.home import SESSION_ID, SESSION_ID_MAX
 
     if len(args.session_id) > SESSION_ID_MAX:
         return (f"--session-id is {len(args.session_id)} characters long; at most {SESSION_ID_MAX} are allowed "
                 "(it becomes part of the session file's name)")
-    if not re.match(SESSION_ID, args.session_id):
+    if not SESSION_ID.match(args.session_id):
         return (f"--session-id {args.session_id!r}: use letters, digits, '.', '_' and '-', starting and ending "
                 "with a letter or digit")
     for flag, used in (("--session", args.session), ("--continue", args.continue_recent),

@@ -18,17 +18,16 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, TypeVar
+
+from ..lazy_re import LazyPattern
 
 if TYPE_CHECKING:
     from .types import JsonValue
 
-# Patterns are compiled at their first use, not at import (~0.2 ms of a start-up that may use none of them).
-_SURROGATE = "[\ud800-\udfff]"
-_PAIR = "[\ud800-\udbff][\udc00-\udfff]"
-_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F]"
-_surrogate: re.Pattern[str] | None = None
+_SURROGATE = LazyPattern("[\ud800-\udfff]")
+_PAIR = LazyPattern("[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE_ESCAPE = LazyPattern(r"\\u[dD][89a-fA-F]")
 _T = TypeVar("_T")
 
 
@@ -80,16 +79,7 @@ def _compact(value: object, default: Callable[[object], object] | None) -> str:
 
 def scrub_surrogates(text: str) -> str:
     """`text` with every lone surrogate replaced by U+FFFD."""
-    return _surrogates().sub("\ufffd", text)
-
-
-def _surrogates() -> re.Pattern[str]:
-    """`_SURROGATE` compiled (kept: streamed text searches it in each delta that is not ASCII, and `re`'s own
-    cache costs a lookup a call)."""
-    global _surrogate
-    if _surrogate is None:
-        _surrogate = re.compile(_SURROGATE)
-    return _surrogate
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def is_high_surrogate(char: str) -> bool:
@@ -100,9 +90,9 @@ def is_high_surrogate(char: str) -> bool:
 def join_surrogates(text: str) -> str:
     """`text` with each adjacent high + low surrogate pair joined into the character it encodes (UTF-16, RFC 2781
     §2.2) and every other surrogate replaced by U+FFFD: valid text for UTF-8 and for strict JSON parsers."""
-    if not _surrogates().search(text):
+    if not _SURROGATE.search(text):
         return text
-    text = re.sub(_PAIR, lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
+    text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
     return scrub_surrogates(text)
 
 
@@ -126,7 +116,7 @@ def scrub_in_place(value: _T) -> _T:
 
 
 def _scrub_dict(item: dict[object, object], stack: list[object]) -> None:
-    for name in [k for k in item if isinstance(k, str) and _surrogates().search(k)]:
+    for name in [k for k in item if isinstance(k, str) and _SURROGATE.search(k)]:
         item[join_surrogates(name)] = item.pop(name)
     for key, element in item.items():
         if isinstance(element, str):
@@ -137,7 +127,7 @@ def _scrub_dict(item: dict[object, object], stack: list[object]) -> None:
 
 def may_hold_surrogates(text: str) -> bool:
     """Whether JSON text has a `\\uD800`-`\\uDFFF` escape (a cheap test before `scrub_in_place`)."""
-    return re.search(_SURROGATE_ESCAPE, text) is not None
+    return bool(_SURROGATE_ESCAPE.search(text))
 
 
 def encode_utf8(text: str) -> bytes:

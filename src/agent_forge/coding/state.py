@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
+from ..lazy_re import LazyPattern
 from .errors import CommandError, ExportError
 
 if TYPE_CHECKING:
@@ -69,10 +69,9 @@ async def export_store(store: SessionStore, output_path: str | None, cwd: str) -
 
 MAX_SESSION_NAME = 200
 """Characters a session name may hold (after stripping)."""
-_UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+_UNPRINTABLE = LazyPattern("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 """Control characters (C0, DEL, C1: escapes, BEL, line breaks, tabs), bidirectional controls and the Unicode
-line separators: what could rewrite a terminal, reorder a title or break a listing line (a pattern `re` compiles
-at its first use: `get_state` needs none)."""
+line separators: what could rewrite a terminal, reorder a title or break a listing line."""
 
 
 def session_name(name: object) -> str:
@@ -83,7 +82,7 @@ def session_name(name: object) -> str:
     name = name.strip()
     if not name:
         raise CommandError("Session name cannot be empty")
-    if (bad := re.search(_UNPRINTABLE, name)) is not None:
+    if (bad := _UNPRINTABLE.search(name)) is not None:
         raise CommandError(f"Session name must be one line of printable text (it holds {ascii(bad.group())} at "
                            f"character {bad.start() + 1})")
     if len(name) > MAX_SESSION_NAME:
@@ -94,4 +93,4 @@ def session_name(name: object) -> str:
 def printable_title(text: str, limit: int = 120) -> str:
     """A title made from other text (a prompt's first line): control characters as spaces, one line, cut
     at `limit` characters."""
-    return " ".join(re.sub(_UNPRINTABLE, " ", text).split())[:limit]
+    return " ".join(_UNPRINTABLE.sub(" ", text).split())[:limit]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ...ai.options import THINKING_LEVELS
+from ...lazy_re import LazyPattern
 from ..errors import CommandError
 
 if TYPE_CHECKING:
@@ -30,14 +31,13 @@ if TYPE_CHECKING:
     from ..session.context import SessionContext
     from ..session.store import SessionStore
 
-_COMPACT_SIZE = r"(?i)([0-9]+(?:\.[0-9]+)?)\s*([km]?)"  # compiled at first use (`re`'s cache)  # ASCII digits: not `٤٠٠k`
+_COMPACT_SIZE = LazyPattern(r"([0-9]+(?:\.[0-9]+)?)\s*([km]?)", re.IGNORECASE)  # ASCII digits: not `٤٠٠k`
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
 _GLOB_CHARS = ("*", "?", "[")
 
 
-class ScopedModel(namedtuple("ScopedModel", ("model", "thinking_level"), defaults=(None,))):
-    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned (not a
-    `typing.NamedTuple`: see `ai.hosts.Host`)."""
+class ScopedModel(namedtuple("ScopedModel", ("model", "thinking_level"), defaults=(None,))):  # `ai.hosts.Host`
+    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned."""
 
     __slots__ = ()
     model: Model
@@ -367,7 +367,7 @@ def _exact_tokens(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    match = re.fullmatch(_COMPACT_SIZE, value.strip()) if isinstance(value, str) else None
+    match = _COMPACT_SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
     if match is None:
         return None
     from decimal import Decimal  # imported here: only a compact size needs it

@@ -27,6 +27,8 @@ import re
 from collections.abc import Generator, Mapping
 from typing import TYPE_CHECKING, TypeGuard, TypeVar
 
+from ...lazy_re import LazyPattern
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -42,10 +44,9 @@ KEY_COMMAND_DRAIN_S = 0.5
 """After the command's shell exits, how long its output pipes may stay open (a background child that
 inherited them); then the output read so far is the command's output."""
 
-# Patterns as text: `re` compiles them at their first use (and keeps them), not every start-up at import.
-_CONTROL = r"[\x00-\x08\x0a-\x1f\x7f]"  # no HTTP header value may hold these (RFC 9110 §5.5)
-_BARE_ENV_NAME = r"[A-Z][A-Z0-9_]*"
-_INTERPOLATION = r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))"
+_CONTROL = LazyPattern(r"[\x00-\x08\x0a-\x1f\x7f]")  # no HTTP header value may hold these (RFC 9110 §5.5)
+_BARE_ENV_NAME = LazyPattern(r"[A-Z][A-Z0-9_]*")
+_INTERPOLATION = LazyPattern(r"\$(?:\$|!|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 KeyOutcome = tuple[str | None, str | None]
 """`(key, None)` when a key value resolved, else `(None, reason)`: a one-line reason for people (or
@@ -103,7 +104,7 @@ def resolve_literal(value: object, env: Mapping[str, str] | None = None) -> KeyO
     env = os.environ if env is None else env
     if not isinstance(value, str) or not value.strip():
         return None, "the key value is empty"
-    if re.fullmatch(_BARE_ENV_NAME, value) and env.get(value):
+    if _BARE_ENV_NAME.fullmatch(value) and env.get(value):
         return env[value], None
     return _interpolate(value, env)
 
@@ -120,7 +121,7 @@ def _interpolate(value: str, env: Mapping[str, str]) -> KeyOutcome:
             return ""
         return env[name]
 
-    result = re.sub(_INTERPOLATION, substitute, value)
+    result = _INTERPOLATION.sub(substitute, value)
     if missing:
         return None, f"environment variable {missing[0]} is not set"
     return (result, None) if result else (None, "the key value is empty")
@@ -311,7 +312,7 @@ def _key_from_output(command: str, status: int | None, out: bytes, err: bytes) -
         return None, f"the key command `{command}` printed nothing"
     if "\n" in key or "\r" in key:
         return None, f"the key command `{command}` printed more than one line (the output is not shown)"
-    if re.search(_CONTROL, key):
+    if _CONTROL.search(key):
         return None, f"the key command `{command}` printed control characters (the output is not shown)"
     return key, None
 

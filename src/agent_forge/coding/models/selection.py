@@ -6,20 +6,20 @@ catalogue by adding a host model (`host_model`) that a pattern names.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...ai.catalogue import clamp_thinking_level, default_thinking_level
 from ...ai.options import THINKING_LEVELS
+from ...lazy_re import LazyPattern
 from .hosts import HOST_ONLY_PROVIDERS
 
 if TYPE_CHECKING:
     from ...ai.types import Model
     from ..settings import Settings
 
-_DATED_ID = r"-(\d{8}|\d{4}-\d{2}-\d{2})$"  # compiled at first use (`re`'s cache)
+_DATED_ID = LazyPattern(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
 
 Scope = Sequence[tuple["Model", str | None]]
 """Scoped models (`--models`, settings `enabledModels`) as `(model, pinned thinking level or None)` pairs."""
@@ -131,7 +131,7 @@ def _pick_exact(catalogue: Catalogue, matches: list[Model], pattern: str) -> tup
 def _pick_fuzzy(catalogue: Catalogue, matches: list[Model], needle: str) -> Model:
     ranked = sorted(matches, key=lambda m: m["id"], reverse=True)
     ranked.sort(key=lambda m: (not catalogue.has_auth(m), needle not in m["id"].lower(),
-                               bool(re.search(_DATED_ID, m["id"])), len(m["id"])))
+                               bool(_DATED_ID.search(m["id"])), len(m["id"])))
     return ranked[0]
 
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...lazy_re import LazyPattern
 from ...records import Record
 from ..errors import SessionFileError
 from .reading import read_header
 
 
-SESSION_ID = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z"
-"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends (a
-pattern: `re.match(SESSION_ID, text)` compiles it at its first use, not each start-up at import)."""
+SESSION_ID = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+"""`--session-id` values (reference `cli.md`): letters, digits, `.`, `_`, `-`; a letter or digit at both ends."""
 
 SESSION_ID_MAX = 128
 """Longest `--session-id`: the id is part of the file name `<24-char time>_<id>.jsonl` and of its backups
