@@ -277,19 +277,22 @@ def _unique_entries(objects: list[dict[str, Any]], numbers: Sequence[int], damag
             repeated.append(number)
             continue
         seen[entry_id] = len(entries)
-        if parent == entry_id:
-            obj["parentId"] = last_id  # no entry is its own parent: read as lost, as on a damaged line
-            self_parented.append(len(entries))
-        elif damage_seen and parent is not None and parent not in seen:
-            obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
-        elif parent is None and "parentId" not in obj:
-            obj["parentId"] = None  # every reader may rely on the base field being present
-        if obj["parentId"] != last_id:
-            linear = False
-            if obj["parentId"] is not None and obj["parentId"] not in seen:
-                ahead.append(len(entries))  # missing, or further on in the file
-        elif last_id is not None:
+        if parent is not None and parent == last_id:  # the usual entry, the child of the one before: first
             obj["parentId"] = last_id  # one string for an id and the next entry's parentId (RSS)
+        else:
+            if parent == entry_id:
+                obj["parentId"] = last_id  # no entry is its own parent: read as lost, as on a damaged line
+                self_parented.append(len(entries))
+            elif damage_seen and parent is not None and parent not in seen:
+                obj["parentId"] = anchor  # its parent was on a damaged line: keep the chain
+            elif parent is None and "parentId" not in obj:
+                obj["parentId"] = None  # every reader may rely on the base field being present
+            if obj["parentId"] != last_id:
+                linear = False
+                if obj["parentId"] is not None and obj["parentId"] not in seen:
+                    ahead.append(len(entries))  # missing, or further on in the file
+            elif last_id is not None:
+                obj["parentId"] = last_id
         entries.append(obj)  # type: ignore[arg-type]
         entry_lines.append(number)
         last_id = entry_id
