@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
 from ..records import Record, factory
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
+    from ..coding.resources.trust import ProjectPolicy
     from .api import Plugin
     from .entry_points import EntryPoint
 
@@ -47,6 +48,18 @@ class Discovery(Record):
 
     sources: list[PluginSource] = factory(list)
     skipped: list[str] = factory(list)
+
+
+def plugin_sources(cwd: str, agent_dir: str | os.PathLike[str], settings: Any, policy: ProjectPolicy | None,
+                   paths: list[str], enabled: bool) -> Discovery:
+    """The plugins a session in `cwd` loads: `-e` `paths`, and when `enabled` those discovery finds under the
+    project `policy` (also what RPC mode's early `get_state` checks, `modes/rpc/early.py`: without importing
+    `plugins.startup`)."""
+    return discover(cwd, agent_dir, cli_plugins=paths, no_plugins=not enabled,
+                    user_settings=getattr(settings, "global_raw", {}) or {},
+                    project_settings=getattr(settings, "project_raw", {}) or {},
+                    project_enabled=policy is None or policy.enabled,
+                    project_trusted=policy is not None and policy.code_allowed)
 
 
 def discover(cwd: str, agent_dir: str | os.PathLike[str], *, cli_plugins: Sequence[str] = (),

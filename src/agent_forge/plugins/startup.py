@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Union
 
 from ..coding.config_values import is_number
 from ..coding.paths import working_directory
@@ -14,7 +14,6 @@ if TYPE_CHECKING:  # discovery is imported with the first session, not with the 
     import argparse
 
     from ..coding.agent_session import AgentSession
-    from ..coding.resources.trust import ProjectPolicy
     from .discovery import Discovery, PluginObject
     from .runner import PluginRunner
     from .ui import PluginUI
@@ -134,21 +133,10 @@ def _seconds_setting(session: AgentSession, name: str, default: float) -> float:
     return value / 1000
 
 
-def plugin_sources(cwd: str, agent_dir: str | os.PathLike[str], settings: Any, policy: ProjectPolicy | None,
-                   paths: list[str], enabled: bool) -> Discovery:
-    """The plugins a session in `cwd` loads: `-e` `paths`, and when `enabled` those discovery finds under the
-    project `policy` (also what RPC mode's early `get_state` checks: `modes/rpc/early.py`)."""
-    from .discovery import discover
-
-    return discover(cwd, agent_dir, cli_plugins=paths, no_plugins=not enabled,
-                    user_settings=getattr(settings, "global_raw", {}) or {},
-                    project_settings=getattr(settings, "project_raw", {}) or {},
-                    project_enabled=policy is None or policy.enabled,
-                    project_trusted=policy is not None and policy.code_allowed)
-
-
 def _discover(session: AgentSession, paths: list[str], enabled: bool) -> Discovery:
     """Discovery under the session's project policy (trust decided by the factory: `resources/trust.py`)."""
+    from .discovery import plugin_sources
+
     policy = session.resources.policy
     found = plugin_sources(session.cwd, session.registry.agent_dir, session.settings, policy, paths, enabled)
     if found.skipped:

@@ -92,7 +92,7 @@ def _start(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: BinaryIO
 def _answerable(prelude: SessionPrelude, args: Any) -> bool:
     """Whether nothing the session does after the prelude can change its `get_state` (see the module doc)."""
     from ...coding.session.entries import QUEUE_PENDING, USER_BASH_PENDING, custom_types, holds_custom_type
-    from ...plugins.startup import plugin_sources
+    from ...plugins.discovery import plugin_sources
 
     options, policy, store = prelude.options, prelude.policy, prelude.store
     if options.name is not None:
