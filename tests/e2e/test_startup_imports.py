@@ -95,8 +95,8 @@ makes); the records of the first response are `agent_forge.records` classes."""
 OWN_BUDGET = 64
 """Modules of ours imported when the first `get_state` is written (72 after issue 15's start-up work, with
 `records`; 69 without the wire shapes and the agent's types; 64 without `coding.approvals`, `session.stats`,
-`coding.messages`, `plugins.startup`, `queue_journal` and `message_persist`, with `lazy_re`): a new one on that path is a cost every
-spawn pays; raise the budget only for one the first response needs."""
+`coding.messages`, `plugins.startup`, `queue_journal` and `message_persist`, with `lazy_re`): a new one on that
+path is a cost every spawn pays; raise the budget only for one the first response needs."""
 
 
 def test_the_first_get_state_is_answered_before_the_session_machinery_is_imported(tmp_path):
@@ -165,9 +165,11 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
 
 
 # Runs the real CLI entry point; the patterns `re` holds compiled when stdout is first written go to argv[1].
-_PATTERNS_CHILD = FIRST_WRITE_CHILD.replace("json.dumps(sorted(sys.modules))", "json.dumps(sorted(str(key[1]) for "
-                                            "cache in (getattr(re, '_cache', {}), getattr(re, '_cache2', {})) "
-                                            "for key in cache))").replace("import json, os, sys", "import json, os, re, sys")
+_PATTERNS_CHILD = FIRST_WRITE_CHILD.replace(
+    "json.dumps(sorted(sys.modules))",
+    "json.dumps(sorted(str(key[1]) for cache in (getattr(re, '_cache', {}), getattr(re, '_cache2', {}))"
+    " for key in cache))",
+).replace("import json, os, sys", "import json, os, re, sys")
 
 
 def test_the_first_get_state_of_a_resumed_session_compiles_none_of_our_patterns_it_does_not_use(tmp_path):

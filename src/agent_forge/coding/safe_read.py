@@ -91,7 +91,8 @@ def read_json_file(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, 
     return read_json_document(path, limit, if_blank=if_blank)[0]
 
 
-class JsonDocument(namedtuple("JsonDocument", ("data", "text", "duplicates"))):  # not `typing.NamedTuple`: `ai.hosts.Host`
+# Not a `typing.NamedTuple`: see `ai.hosts.Host`.
+class JsonDocument(namedtuple("JsonDocument", ("data", "text", "duplicates"))):
     """A configuration file read by `read_json_document`. `data`: the parsed JSON (the last value of a
     repeated key, as JSON has it); `text`: the file's text, for locating values (`json_locate.locate`);
     `duplicates`: every repeated key, with its lines (`json_locate.DuplicateKey`), which the reader reports
