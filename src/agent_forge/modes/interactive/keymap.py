@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...coding.paths import path_text
 from ...coding.errors import ConfigFileError
 from ...coding.safe_read import read_json_document
 
@@ -73,27 +74,28 @@ def _load(path: Path, warnings: list[str]) -> dict[str, list[str]]:
     except FileNotFoundError:
         return keymap
     except ConfigFileError as exc:
-        warnings.append(f"{path}: {exc}; the default keys are used")
+        warnings.append(f"{path_text(path)}: {exc}; the default keys are used")
         return keymap
     raw = document.data
     warnings.extend(document.duplicate_warnings(path))
     if not isinstance(raw, dict):
-        warnings.append(f'{path}: expected a JSON object such as {{"app.exit": "ctrl+q"}}; the default keys are used')
+        warnings.append(f'{path_text(path)}: expected a JSON object such as {{"app.exit": "ctrl+q"}}; the '
+                        "default keys are used")
     for action, keys in (raw.items() if isinstance(raw, dict) else []):
         if action.startswith("$"):
             continue
         if action not in ACTIONS:
-            warnings.append(f"{path}: unknown action {action!r}")
+            warnings.append(f"{path_text(path)}: unknown action {action!r}")
             continue
         keys = [keys] if isinstance(keys, str) else keys
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            warnings.append(f"{path}: {action} needs a key or a list of keys; using "
+            warnings.append(f"{path_text(path)}: {action} needs a key or a list of keys; using "
                             f"{', '.join(keymap[action]) or '(unbound)'} (the default)")
             continue
         good = [k for k in keys if key_sequence(k) is not None]
         if len(good) < len(keys):
             kept = good or keymap[action]  # a typo must not leave the action without any key
-            warnings.append(f"{path}: {action}: unknown key{'s' if len(keys) - len(good) > 1 else ''} "
+            warnings.append(f"{path_text(path)}: {action}: unknown key{'s' if len(keys) - len(good) > 1 else ''} "
                             f"{', '.join(repr(k) for k in keys if k not in good)}; using "
                             f"{', '.join(kept) or '(unbound)'}{'' if good else ' (the default)'}")
             keymap[action] = kept
