@@ -81,3 +81,9 @@ def test_junk_never_crashes_and_never_floods(tmp_path):
                             "app.model.cycle needs a key or a list of keys; using ctrl+p (the default)"]
     assert f"unknown action {'x' * 40!r}"[:-1] in warnings[6] and len(warnings[6]) < 80
     assert len(warnings) == 101 and warnings[-1] == "407 more problems not listed (each is ignored, as those above are)"
+
+
+def test_a_file_over_the_configuration_limit_keeps_the_default_keys(tmp_path):
+    keymap, warnings = load(tmp_path, {"app.exit": ["ctrl+q"] * 150_000})  # 1.3 MB
+    assert keymap["app.exit"] == ["ctrl+d"]
+    assert warnings == ["larger than 1 MB (the limit for configuration files); the default keys are used"]

@@ -3,7 +3,7 @@
 
 Key syntax: `ctrl+<letter>`, `alt+<key>`, `shift+tab`, `shift+enter`, `enter`, `escape`, `tab`, `space`,
 `backspace`, `delete`, `home`, `end`, `pageUp`, `pageDown`, `up`, `down`, `left`, `right`, `f1`-`f12`, and
-single characters. Unknown actions and keys are reported as warnings and ignored: an entry whose keys are all
+single characters after `alt+`. Unknown actions and keys are reported as warnings and ignored: an entry whose keys are all
 unknown leaves the action its default keys, one with some valid keys keeps those. So are a key that types text
 (`a`, `shift+a`, `space`: bound, it could not be typed) and a conflict: one key does one action (the file's
 binding over another action's default, the first of two bindings in the file; Tab stays the editor's)."""
