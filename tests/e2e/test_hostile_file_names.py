@@ -106,3 +106,11 @@ def test_an_unreadable_session_path_is_an_error_on_one_line(agent_env, tmp_path)
     assert result.returncode != 0
     lines = warning_lines(result.stderr)
     assert any(SHOWN in line for line in lines), lines
+
+
+def test_mcp_remove_names_a_hostile_mcp_json_on_one_line(agent_env, tmp_path):
+    agent = hostile_agent_dir(agent_env, tmp_path)
+    result = run(agent_env, tmp_path, "mcp", "remove", "nosuch")
+    assert result.returncode != 0
+    (line,) = warning_lines(result.stderr)
+    assert f"{agent}/mcp.json".replace(EVIL, SHOWN) in line, line

@@ -115,15 +115,16 @@ class _SkillWalk:
         """One warning per kind of skipped directory, naming the first and counting the rest."""
         reasons = {
             "loop": "not searched again: it leads back to a directory already searched (a symbolic link loop?)",
-            "depth": f"not searched: skills are looked for at most {MAX_WALK_DEPTH} directories below {self.base}",
-            "count": f"skill search under {self.base} stopped after {MAX_WALK_ENTRIES} entries; move skills "
+            "depth": f"not searched: skills are looked for at most {MAX_WALK_DEPTH} directories below "
+                     f"{path_text(self.base)}",
+            "count": f"skill search under {path_text(self.base)} stopped after {MAX_WALK_ENTRIES} entries; move skills "
                      "to a smaller directory",
             "unreadable": "cannot be listed; skipped",
         }
         messages = []
         for kind, paths in self.skipped.items():
             more = f" ({len(paths) - 1} more like it)" if len(paths) > 1 else ""
-            messages.append(f"{paths[0]}: {reasons[kind]}{more}")
+            messages.append(f"{path_text(paths[0])}: {reasons[kind]}{more}")
         return messages
 
     def _over_budget(self, directory: Path) -> bool:
