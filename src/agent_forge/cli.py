@@ -228,7 +228,9 @@ def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
     found = sessions_elsewhere(reference, args.session_dir)
     if not found:
         return ""
-    listing = "".join(f"\n  {path}" for path in found)
+    from .coding.paths import path_text
+
+    listing = "".join(f"\n  {path_text(path)}" for path in found)
     return (f"\nIt matches sessions of other directories; resume one by its path (--session PATH, which works "
             f"in that session's directory) or copy it here with --fork PATH:{listing}")
 

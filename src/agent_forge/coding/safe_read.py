@@ -14,6 +14,7 @@ import stat
 from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import ConfigFileError, UnsafeFileError
+from .paths import path_text
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -112,7 +113,8 @@ class JsonDocument(NamedTuple):
 
     def duplicate_warnings(self, path: str | os.PathLike[str]) -> list[str]:
         """`duplicate_notes` as `<path>:<line>: <note>` (`<path>: <note>` for the summary)."""
-        return [f"{path}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
+        shown = path_text(path)
+        return [f"{shown}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
 
 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..coding.paths import working_directory
+from ..coding.paths import path_text, working_directory
 
 USAGE_EXIT = 2
 
@@ -110,7 +110,7 @@ def _add(args: argparse.Namespace, command: list[str] | None) -> int:
     except McpFileError as exc:
         _say(f"mcp add: {exc}")
         return 1
-    _out(f"{'Replaced' if replaced else 'Added'} MCP server {args.name} in {path}")
+    _out(f"{'Replaced' if replaced else 'Added'} MCP server {path_text(args.name)} in {path_text(path)}")
     return 0
 
 
@@ -133,7 +133,7 @@ def _remove(args: argparse.Namespace) -> int:
     except McpFileError as exc:
         _say(f"mcp remove: {exc}")
         return 1
-    _out(f"Removed MCP server {args.name} from {path}")
+    _out(f"Removed MCP server {path_text(args.name)} from {path_text(path)}")
     return 0
 
 

@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..paths import path_text
 from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
 
@@ -50,7 +51,7 @@ class SessionFile:
         leaves either no session file or one with a complete header. The descriptor stays open for appends
         (it follows the renamed file)."""
         if self.path.exists():
-            raise SessionFileError(f"session file already exists: {self.path}")
+            raise SessionFileError(f"session file already exists: {path_text(self.path)}")
         self._fd = self._publish(data, durable=self._fsync)
         self.exists, self._needs_newline = True, False
 
@@ -185,7 +186,7 @@ class SessionFile:
 
     def _error(self, action: str, exc: OSError) -> SessionFileError:
         reason = exc.strerror or str(exc)
-        return SessionFileError(f"cannot {action} session file {self.path}: {reason}", reason)
+        return SessionFileError(f"cannot {action} session file {path_text(self.path)}: {reason}", reason)
 
 
 def _is_non_empty_regular(path: Path) -> bool:
@@ -215,7 +216,7 @@ def _keep_backup(path: Path, backup: Path) -> None:
         try:
             copy_private(path, backup)
         except OSError as exc:
-            raise SessionFileError(f"cannot back up session file {path} before migrating it: "
+            raise SessionFileError(f"cannot back up session file {path_text(path)} before migrating it: "
                                    f"{exc.strerror or exc}") from None
 
 
@@ -248,16 +249,16 @@ def ensure_session_dir(directory: Path) -> None:
     except FileExistsError:
         pass
     except NotADirectoryError as exc:
-        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+        raise SessionDirError(exc.errno, f"session directory {path_text(directory)} is not a directory: "
                               f"{exc.strerror or exc}") from None
     try:
         mode = os.stat(directory).st_mode
     except OSError as exc:
-        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+        raise SessionDirError(exc.errno, f"session directory {path_text(directory)} is not a directory: "
                               f"{exc.strerror or exc}") from None
     from ..safe_read import describe_kind
 
-    raise SessionDirError(None, f"session directory {directory} is not a directory: it is "
+    raise SessionDirError(None, f"session directory {path_text(directory)} is not a directory: it is "
                           f"{describe_kind(mode) if not stat.S_ISREG(mode) else 'a regular file'}")
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..paths import path_text
 from ...ai import json_wire
 from ...records import Record, factory
 from .entries import SessionEntry, SessionHeader, is_header
@@ -149,10 +150,10 @@ def _header_of(lines: FileLines, path: Path) -> Any:
     header = next((value for _, line, _, _ in lines
                    if line is not None and isinstance(value := _parse_file_line(line), dict)), None)
     if header is None and lines.blank:
-        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
+        raise SessionFileError(f"session file is empty: {path_text(path)}", detail="it is empty")
     if header is None and lines.too_long:
         why = f"line {lines.too_long[0]} is longer than {line_limit()} and was not read"
-        raise SessionFileError(f"session file has no valid session header: {path} ({why})",
+        raise SessionFileError(f"session file has no valid session header: {path_text(path)} ({why})",
                                detail=f"it has no valid session header ({why})")
     return header
 
@@ -208,12 +209,12 @@ def first_object(path: Path) -> Any:
 def _checked_header(header: Any, path: Path) -> SessionHeader:
     """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version."""
     if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path}",
+        raise SessionFileError(f"session file has no valid session header: {path_text(path)}",
                                detail="it has no valid session header")
     try:
         check_version(header)
     except ValueError as exc:
-        raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
+        raise SessionFileError(f"session file {path_text(path)}: {exc}", detail=str(exc)) from None
     return header
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
+from ..paths import path_text
 from .durable import SessionFile, ensure_session_dir, write_new_private
 from ..errors import SessionFileError, SessionLockError
 from .lock import SessionLock
@@ -213,6 +214,6 @@ def lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
         holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
         raise SessionLockError(directory / f"{session_id}.id", exc.pid,
                                f"Session id {session_id} is in use by another agent-forge process ({holder}) "
-                               f"in {directory}") from None
+                               f"in {path_text(directory)}") from None
     except (SessionFileError, OSError):
         return None

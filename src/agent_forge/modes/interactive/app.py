@@ -20,6 +20,7 @@ from prompt_toolkit.styles import Style
 
 from ... import __version__
 from ...ai.visible_text import escape_invisible
+from ...coding.paths import path_text
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -143,7 +144,7 @@ class InteractiveMode(InputActions):
                 log = stray.restore()
                 release_terminal()
         if log is not None:
-            self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
+            self.print_(notice(f"output of plugins and commands written while the UI ran: {path_text(log)}", "warning"))
         self._resume_hint()
         return 1 if self.start_error is not None else code
 

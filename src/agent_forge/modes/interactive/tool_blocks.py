@@ -13,10 +13,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import theme
+from ...coding.paths import path_text
 from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
-from .render import clean, fit, path_text
+from .render import clean, fit
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.padding import Padding
