@@ -151,14 +151,17 @@ async def test_twenty_thousand_lines_that_are_not_json_rpc_are_reported_in_a_few
     fake_llm.set_script([{"tool_calls": [{"name": "s_fine", "arguments": {}}]}, {"text": "done"}])
     events = []
     async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
-        while not (event := await client.next_event())["type"] == "mcp_server_changed" or \
-                "(20,000 lines skipped so far)" not in event.get("lastError", ""):
-            events.append(event)  # the last report follows the end of the burst within a second
+        counted = connected = False  # under load the burst's last report can come before the handshake ends
+        while not (counted and connected):
+            events.append(event := await client.next_event())  # the last report follows the burst within a second
+            if event["type"] == "mcp_server_changed":
+                counted |= "(20,000 lines skipped so far)" in event.get("lastError", "")
+                connected |= event["state"] == "connected"
         run = await client.prompt_and_wait("still works?", timeout=60)
     reports = [e for e in events if e["type"] == "mcp_server_changed" and "not JSON-RPC" in e.get("lastError", "")]
     assert 1 <= len(reports) < 20, len(reports)  # one event per line before
     assert reports[0]["lastError"].startswith("the server wrote something that is not JSON-RPC: 'this is not JSON")
-    assert event["state"] == "connected" and tool_texts(fake_llm.requests[1])[-1] == "called fine"
+    assert tool_texts(fake_llm.requests[1])[-1] == "called fine"
     assert next(e for e in run if e["type"] == "tool_execution_end")["isError"] is False
 
 
