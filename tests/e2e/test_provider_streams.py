@@ -245,3 +245,31 @@ async def test_a_token_count_past_two_to_the_53_is_not_taken(agent_env_factory, 
                if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
     assert usage["input"] == 0 and usage["output"] == 5 and usage["cost"]["total"] < 1, usage
     assert stats["tokens"]["output"] == 5 and str(10**30) not in open(path).read(), stats
+
+
+# ---- Gemini: a finishReason ends the answer --------------------------------------------------------------
+
+def _gemini_frames(text: str) -> list[str]:
+    from support import fake_gemini
+
+    return [frame.decode() for frame in fake_gemini.stream({"text": text, "text_deltas": 2}, 1, {}).frames]
+
+
+@pytest.mark.parametrize("after", ["kept open", "more chunks"])
+async def test_a_gemini_chunk_with_a_finish_reason_ends_the_answer(agent_env_factory, fake_llm, tmp_path, after):
+    """Gemini has no terminal event: the chunk carrying `finishReason` (and the usage) is the last that counts,
+    whether the server then holds the connection open (answered at once, not at the idle timeout) or sends
+    more chunks (not added)."""
+    env = agent_env_factory(api="google-generative-ai", settings={**NO_RETRY_WAIT, "httpIdleTimeoutMs": 600000})
+    frames = _gemini_frames("Done here")
+    if after == "kept open":
+        spec = {"frames": frames, "hang_after": len(frames), "hang_ms": 600000}
+    else:
+        spec = {"frames": frames + _gemini_frames("EXTRA words")[:1]}
+    fake_llm.set_script([spec])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello", timeout=30)
+        answer = await last_assistant(client)
+    assert assistant_errors(events) == [None]
+    assert answer["stopReason"] == "stop" and [b["text"] for b in answer["content"]] == ["Done here"]
+    assert answer["usage"]["output"] > 0
