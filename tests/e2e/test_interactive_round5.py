@@ -31,9 +31,10 @@ def stray_log(term) -> str:
     return Path(path).read_text()
 
 
-def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, fake_llm, tmp_path):
+def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, fake_llm, tmp_path,
+                                                                     agent_env_factory):
     fake_llm.set_script([{"text": "Got it all."}])
-    term = terminal(columns=40, rows=20)
+    term = terminal(columns=40, rows=20, env=agent_env_factory(context_window=2_000_000))  # 1.4 MB fit in it
     pasted = "".join(f"line {n} with \x1b[31mred\x1b[0m and \x07bell and \x1b]0;PASTEPWN\x07 and \x1b[201~ fake end\n"
                      for n in range(20_000))
     source = tmp_path / "hostile.txt"

@@ -68,8 +68,8 @@ def run_mcp_command(argv: list[str]) -> int:
     except _Usage as problem:
         _say(f"mcp: {problem} (see agent-forge mcp --help)")
         return USAGE_EXIT
-    except KeyboardInterrupt:  # Ctrl-C: the servers were stopped on the way out (`_connect_all`)
-        return 130
+    except KeyboardInterrupt as exc:  # a stop signal: the servers were stopped on the way out (`_connect_all`)
+        return getattr(exc, "code", 130)
 
 
 def _split_dashes(argv: list[str]) -> tuple[list[str], bool, list[str]]:
@@ -157,7 +157,11 @@ def _list(args: argparse.Namespace) -> int:
     if not servers:
         _out("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
         return 0
-    rows = asyncio.run(_connect_all(servers))
+    from ..cli_loop import run_loop
+
+    # run_loop, not asyncio.run: a stop signal cancels the listing, where an exception raised wherever the main
+    # thread is would be taken for a server's failure (a row saying `failed 130`, exit 1).
+    rows = run_loop(_connect_all(servers))
     _print_table(rows)
     return 1 if any(row[3] not in ("connected", "disabled") for row in rows) else 0
 
