@@ -251,7 +251,11 @@ def _cut_lines(details: Any) -> int:
 
 
 def _diff_lines(diff: str, expanded: bool) -> list[Any]:
-    rows = [row for row in diff.split("\n") if not row.startswith(("---", "+++"))]
+    """The diff's rows without its two file-name header rows; a removed `-- note` line (`--- note`) or an added
+    `++x` line stays."""
+    rows = diff.split("\n")
+    if len(rows) >= 2 and rows[0].startswith("--- ") and rows[1].startswith("+++ "):
+        rows = rows[2:]
     return _head([(row, _diff_style(row)) for row in rows], expanded)
 
 
