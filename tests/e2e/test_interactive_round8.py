@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from support.doubles import running
 from support.tmux_terminal import tmux_available
 
 from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
@@ -198,7 +199,7 @@ def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, 
         assert len(agent) == 1, agent
         term._tmux("kill-pane", "-t", "t")
         end = time.monotonic() + 30
-        while Path(f"/proc/{agent[0]}").exists():
+        while running(int(agent[0])):  # its exit, not its reaping: pid 1 reaps an orphan a second or two later
             assert time.monotonic() < end, "agent-forge still runs 30 s after its terminal went away"
             time.sleep(POLL_S)
     finally:

@@ -137,10 +137,15 @@ async def test_an_event_over_32_mib_fails_the_request(agent_env_factory, fake_ll
 
 # ---- 17: idle timeout between chunks ---------------------------------------------------------------------
 
+IDLE_MS = 500
+"""The idle timeout of the stall tests, each of which waits it out once: short, yet far above the few
+milliseconds the loopback server takes to answer a request's headers on a loaded machine (1.5 s cost the five
+tests 7 s)."""
+
 
 @pytest.mark.parametrize("api", APIS)
 async def test_a_stalled_stream_times_out_and_the_retry_recovers(agent_env_factory, fake_llm, tmp_path, api):
-    env = agent_env_factory(api=api, settings={"httpIdleTimeoutMs": 1500, **NO_RETRY_WAIT})
+    env = agent_env_factory(api=api, settings={"httpIdleTimeoutMs": IDLE_MS, **NO_RETRY_WAIT})
     fake_llm.set_script([{"text": "Partial answer that stalls", "hang_after": 2, "hang_ms": 60000},
                          {"text": "Recovered."}])
     async with await start(env, tmp_path) as client:
@@ -148,19 +153,19 @@ async def test_a_stalled_stream_times_out_and_the_retry_recovers(agent_env_facto
         message = await last_assistant(client)
     first, second = fake_llm.wait_for_requests(2, done=True)
     retry = next(e for e in events if e["type"] == "auto_retry_start")
-    assert retry["errorMessage"] == "Read timed out: no data from the server for 1.5 s (settings httpIdleTimeoutMs)"
+    assert retry["errorMessage"] == "Read timed out: no data from the server for 0.5 s (settings httpIdleTimeoutMs)"
     assert first["hanging"] is False and first["outcome"] == "client_disconnected"
     assert second["outcome"] == "ok"
     assert message["stopReason"] == "stop" and message["content"][-1]["text"] == "Recovered."
 
 
 async def test_a_stall_before_the_first_event_times_out_too(agent_env_factory, fake_llm, tmp_path):
-    env = agent_env_factory(settings={"httpIdleTimeoutMs": 1000, "retry": {"enabled": False}})
+    env = agent_env_factory(settings={"httpIdleTimeoutMs": IDLE_MS, "retry": {"enabled": False}})
     fake_llm.set_script([{"text": "never sent", "hang": True, "hang_ms": 60000}])
     async with await start(env, tmp_path) as client:
         events = await client.prompt_and_wait("hello", timeout=60)
     assert assistant_errors(events) == [
-        "Read timed out: no data from the server for 1 s (settings httpIdleTimeoutMs)"]
+        "Read timed out: no data from the server for 0.5 s (settings httpIdleTimeoutMs)"]
 
 
 # ---- 18a: samplingParams ---------------------------------------------------------------------------------
