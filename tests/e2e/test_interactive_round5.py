@@ -124,8 +124,12 @@ def test_a_narrow_footer_drops_whole_segments_and_keeps_the_exit_hint(terminal, 
     assert "…" not in "".join(footer), screen  # whole segments, no cut words
     assert footer[-1].strip() == "(fake) fake-model • medium", screen
     term.resize(30, 16)
-    screen = term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
-    assert "press ctrl+c again to exit" in term.screen()
+    term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
+    if "press ctrl+c again to exit" not in term.screen():  # on a loaded machine its 2 s ran out meanwhile: the
+        term.press("C-c")  # hint went with them, so this press is a first one again and brings it back
+    term.wait_for("press ctrl+c again to exit")
+    footer = term.screen().rstrip().splitlines()[-2:]
+    assert "fake-model • medium" in footer[-1] and "…" not in "".join(footer), footer
 
 
 def test_tab_takes_an_at_completion_and_closes_the_menu(terminal, fake_llm):
