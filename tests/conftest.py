@@ -33,14 +33,38 @@ from agent_forge.ai import json_wire  # noqa: E402
 def pytest_configure(config: pytest.Config) -> None:
     """Once per run, before the xdist workers start: byte-compile the package and the test helpers, so that the
     processes tests start (agents in tmux, MCP servers) read caches (`sys.dont_write_bytecode` above). With
-    `TEST_TIMING_DIR` set, every worker also records each test's wall and CPU time (`support/timing.py`)."""
+    `TEST_TIMING_DIR` set, every worker also records each test's wall and CPU time (`support/timing.py`). The
+    tests' temporary directories are in memory where they can be (`_temp_root_in_memory`)."""
     timing.register(config)
     if hasattr(config, "workerinput"):
         return
+    _temp_root_in_memory(config)
     import agent_forge
 
     for root in (Path(agent_forge.__file__).parent, Path(_TESTS_DIR) / "support"):
         compileall.compile_dir(root, quiet=1, workers=1)
+
+
+MEMORY_TEMP_ROOT = Path("/dev/shm")
+MEMORY_TEMP_MIN_FREE = 8 << 30
+"""Free bytes the tmpfs needs: a whole run writes ~1 GB (the 64 MiB session-line tests) and pytest keeps the
+directories of the last 3 runs."""
+
+
+def _temp_root_in_memory(config: pytest.Config) -> None:
+    """`tmp_path` directories under `/dev/shm` (a tmpfs) when it is writable with `MEMORY_TEMP_MIN_FREE` free,
+    unless `--basetemp` or `PYTEST_DEBUG_TEMPROOT` (pytest's own variable for the root) chose a place. On the
+    2-core machine's disk a file or directory costs ~0.3 ms of CPU and ~0.5-1 ms to make and up to 2.7 ms to
+    remove, in memory ~10 us, and an end-to-end test makes dozens (issue 11: the agent's dirs, its session and
+    lock files). The variable also reaches the xdist workers."""
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    try:
+        usage = os.statvfs(MEMORY_TEMP_ROOT)
+    except OSError:
+        return
+    if os.access(MEMORY_TEMP_ROOT, os.W_OK | os.X_OK) and usage.f_bavail * usage.f_frsize >= MEMORY_TEMP_MIN_FREE:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_TEMP_ROOT)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,5 +1,5 @@
 """`python -m agent_forge`: same as the `agent-forge` console script."""
 
-from .cli import main
+from .console import main
 
 raise SystemExit(main())

@@ -10,7 +10,7 @@ from .cli_loop import leave_stuck_threads, run_loop
 from .cli_fast import parse_command_line
 from .cli_usage import USAGE_EXIT, misplaced_command, stray_json, usage_problem
 from .coding.paths import MissingDirectory, working_directory
-from .modes.early_input import StoppedEarly
+from .modes.early_signals import stopped
 
 if TYPE_CHECKING:
     import argparse
@@ -28,7 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     from . import cli_gc
 
     cli_gc.pause()  # until the mode serves (cli_gc.py)
-    code = run_command(argv)
+    try:
+        code = run_command(argv)
+    except KeyboardInterrupt as exc:  # a stop signal before `run_command` could catch it itself
+        code = stopped(exc, starting=not _started)
     leave_stuck_threads(code)
     return code
 
@@ -38,10 +41,14 @@ def run_command(argv: list[str] | None = None) -> int:
     calls."""
     from .modes import stdout_guard
 
+    global _started
+    _started = False
     stdout_guard.ensure_standard_streams()
     stdout_guard.tolerate_stderr_errors()
     try:
         code = _main(argv)
+    except KeyboardInterrupt as exc:  # a stop signal before the mode's own handlers (`modes/early_signals.py`)
+        code = stopped(exc, starting=not _started)
     except MissingDirectory as exc:  # any command that needs the current directory, found where it is needed
         _say(str(exc))
         code = USAGE_EXIT
@@ -108,22 +115,19 @@ def _main(argv: list[str] | None) -> int:
 
         mode = "interactive"  # a person at a terminal: the terminal UI (`modes/interactive`)
         hold(0, 1)  # keys typed from now until the editor is ready are taken as typed, not echoed
-    try:
-        if mode == "rpc":
-            early = _rpc_early(args)
-            return 1 if early is None else run_loop(_run(mode, args, early=early))
-        return run_loop(_run(mode, args, handshake=_acp_handshake() if mode == "acp" else None))
-    except KeyboardInterrupt:  # Ctrl-C before the mode took over its signals (`termination`)
-        return _stopped_early(130)
-    except StoppedEarly as exc:  # SIGTERM or SIGHUP before the first get_state (`modes/rpc/early.py`)
-        return _stopped_early(exc.code)
+    if mode == "rpc":
+        early = _rpc_early(args)
+        return 1 if early is None else _said_stop(run_loop(_run(mode, args, early=early)))
+    code = run_loop(_run(mode, args, handshake=_acp_handshake() if mode == "acp" else None))
+    return _said_stop(code) if mode == "acp" else code
 
 
-def _stopped_early(code: int) -> int:
-    """A signal before the mode's own handlers: no lock file is left behind; the exit code."""
-    from .coding.session.lock import release_held_locks
+def _said_stop(code: int) -> int:
+    """`code`, once a protocol mode stopped by a signal said so on stderr (print mode says why itself)."""
+    from .modes import termination
 
-    release_held_locks()
+    if termination.stopped_by is not None and code > 128:
+        _say(f"Stopped by {termination.stopped_by}.")
     return code
 
 
@@ -228,7 +232,9 @@ def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
     found = sessions_elsewhere(reference, args.session_dir)
     if not found:
         return ""
-    listing = "".join(f"\n  {path}" for path in found)
+    from .coding.paths import path_text
+
+    listing = "".join(f"\n  {path_text(path)}" for path in found)
     return (f"\nIt matches sessions of other directories; resume one by its path (--session PATH, which works "
             f"in that session's directory) or copy it here with --fork PATH:{listing}")
 
@@ -421,8 +427,14 @@ async def _run_interactive(options: Any, args: argparse.Namespace) -> int:
     return code
 
 
+_started = False
+"""Whether a mode serves yet (`_serving`): a stop signal before is said to come `during start-up`."""
+
+
 def _serving() -> None:
     """Start-up is over: the garbage collector runs again (`cli_gc.resume`)."""
     from . import cli_gc
 
+    global _started
+    _started = True
     cli_gc.resume()

@@ -1,34 +1,40 @@
-"""The CLI's event loop: `asyncio.run` with two differences a coding agent needs (start-up Ctrl-C, and plugin
+"""The CLI's event loop: `asyncio.run` with two differences a coding agent needs (stop signals during start-up, and plugin
 tasks that ignore their cancellation at exit)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .modes.early_signals import STOP_SIGNALS, StoppedEarly
 
 
 def run_loop(main: Any) -> int:
-    """`asyncio.run(main)`, except at the end: tasks still running (plugin code that ignores its
-    cancellation) are cancelled and get `CANCEL_GRACE_S` (1 s, or `AGENT_FORGE_CANCEL_GRACE_MS`), then are
-    abandoned, where `asyncio.run` would wait for them for ever and the process would never exit. The loop
-    comes without OpenSSL until something needs it (`lazy_ssl.py`)."""
-    from .lazy_ssl import defer_ssl
+    """`asyncio.run(main)`, except at the start and the end. A stop signal before the mode takes the signals over
+    cancels `main` and raises `StoppedEarly` (`_cancel_on_stop_signals`). At the end, tasks still running
+    (plugin code that ignores its cancellation) are cancelled and get `CANCEL_GRACE_S` (1 s, or
+    `AGENT_FORGE_CANCEL_GRACE_MS`), then are abandoned, where `asyncio.run` would wait for them for ever and
+    the process would never exit. The loop comes without OpenSSL until something needs it (`lazy_ssl.py`)."""
+    try:
+        from .lazy_ssl import defer_ssl
 
-    defer_ssl()
-    import asyncio
+        defer_ssl()
+        import asyncio
 
-    from .plugins.bounded import CANCEL_GRACE_S
+        from .plugins.bounded import CANCEL_GRACE_S
 
-    loop = asyncio.new_event_loop()
+        loop = asyncio.new_event_loop()
+    except BaseException:  # a signal before the loop ran `main`: it is never awaited, so it is closed
+        main.close()
+        raise
     try:
         asyncio.set_event_loop(loop)
         task = loop.create_task(main)
-        interrupted = _cancel_on_sigint(loop, task)
+        stops = _cancel_on_stop_signals(loop, task)
         try:
             return loop.run_until_complete(task)
         except asyncio.CancelledError:
-            if interrupted:
-                raise KeyboardInterrupt from None
+            if stops:
+                raise StoppedEarly(stops[0]) from None
             raise
     finally:
         try:
@@ -47,26 +53,29 @@ def run_loop(main: Any) -> int:
             loop.close()
 
 
-def _cancel_on_sigint(loop: Any, task: Any) -> list[bool]:
-    """Until a mode takes the signals over (`termination`), Ctrl-C cancels the start-up `task`; the returned list
-    is non-empty once it did. A KeyboardInterrupt raised wherever the main thread happens to be could be caught
-    as a plugin's own failure (its `setup` running at that moment) and start-up would go on. A second Ctrl-C
-    (start-up code that ignores its cancellation) raises KeyboardInterrupt at once."""
+def _cancel_on_stop_signals(loop: Any, task: Any) -> list[int]:
+    """Until a mode takes the signals over (`termination`), a stop signal (SIGINT, SIGTERM, SIGHUP) cancels the
+    start-up `task`; the returned list holds the exit code (128 + signum) once one did. An exception raised
+    wherever the main thread happens to be could be caught as a plugin's own failure (its `setup` running at
+    that moment) and start-up would go on. A second signal (start-up code that ignores its cancellation)
+    raises `StoppedEarly` at once. Signals the parent set to be ignored stay ignored."""
     import signal
 
-    hits: list[bool] = []
+    codes: list[int] = []
 
-    def on_sigint() -> None:
-        if hits:
-            raise KeyboardInterrupt
-        hits.append(True)
+    def on_signal(code: int) -> None:
+        if codes:
+            raise StoppedEarly(codes[0])
+        codes.append(code)
         task.cancel()
 
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
-        pass
-    return hits
+    for signum in STOP_SIGNALS:
+        try:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                loop.add_signal_handler(signum, on_signal, 128 + signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals (Windows)
+            pass
+    return codes
 
 
 def leave_stuck_threads(code: int) -> None:

@@ -90,6 +90,7 @@ def path_arguments_problem(args: argparse.Namespace) -> str | None:
     would silently become the path itself, or a read of `/dev/zero` would never end); for the resource paths
     (`--skill`, `--prompt-template`) anything but a file or a directory; for `--session-dir` anything but a
     directory (a missing one is made). Relative to the current directory."""
+    from .coding.paths import path_text
     from .coding.safe_read import MAX_CONFIG_BYTES, format_size
 
     texts = [("--system-prompt", args.system_prompt)] if args.system_prompt else []
@@ -97,18 +98,19 @@ def path_arguments_problem(args: argparse.Namespace) -> str | None:
     for flag, value in texts:
         info = _stat(value)
         if info is not None and not stat.S_ISREG(info.st_mode):
-            return (f"{flag} {value}: it is {_kind(info.st_mode)}, not a regular file (give the text itself, or the "
-                    "path of a text file)")
+            return (f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a regular file (give the text "
+                    "itself, or the path of a text file)")
         if info is not None and info.st_size > MAX_CONFIG_BYTES:
-            return f"{flag} {value}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the limit for it)"
+            return (f"{flag} {path_text(value)}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the "
+                    "limit for it)")
     if args.session_dir and (info := _stat(args.session_dir)) is not None and not stat.S_ISDIR(info.st_mode):
-        return f"--session-dir {args.session_dir}: it is {_kind(info.st_mode)}, not a directory"
+        return f"--session-dir {path_text(args.session_dir)}: it is {_kind(info.st_mode)}, not a directory"
     paths = [("--skill", value) for value in args.skill or ()]
     paths += [("--prompt-template", value) for value in args.prompt_template or ()]
     for flag, value in paths:
         info = _stat(value)
         if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            return f"{flag} {value}: it is {_kind(info.st_mode)}, not a file or a directory"
+            return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a file or a directory"
     return None
 
 

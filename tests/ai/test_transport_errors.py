@@ -73,3 +73,37 @@ def test_a_url_with_port_zero_is_refused_before_any_connection():
     assert str(caught.value) == "Invalid URL http://127.0.0.1:0/v1/chat/completions: the port must be 1-65535"
     check_url("http://127.0.0.1:8080/v1")  # an ordinary port passes
     check_url("http://127.0.0.1/v1")
+
+
+def tls_failure(cause: BaseException) -> httpx2.ConnectError:
+    error = httpx2.ConnectError(str(cause))
+    error.__cause__ = cause
+    return error
+
+
+def unverified(code: int, message: str):
+    import ssl
+
+    cause = ssl.SSLCertVerificationError(1, f"[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {message}")
+    cause.verify_code, cause.verify_message = code, message
+    return tls_failure(cause)
+
+
+@pytest.mark.parametrize("code,message,fix", [
+    (10, "certificate has expired", "renew it on the server, or check this machine's clock"),
+    (20, "unable to get local issuer certificate", "point SSL_CERT_FILE at a PEM file"),
+    (62, "Hostname mismatch, certificate is not valid for 'host.example'.", "use one it names in the provider's"),
+])
+def test_a_certificate_that_does_not_verify_is_named_with_its_fix_and_not_retried(code, message, fix):
+    text = str(transport_error(unverified(code, message), URL, answering=False))
+    assert text.startswith(f"The TLS certificate of {SHOWN} could not be verified: {message.rstrip('.')} (")
+    assert fix in text and not is_retryable_error(text)
+
+
+def test_a_handshake_broken_by_the_server_stays_retryable():
+    import ssl
+
+    text = str(transport_error(tls_failure(ssl.SSLEOFError(8, "EOF occurred in violation of protocol")), URL,
+                               answering=False))
+    assert text == f"cannot connect to {SHOWN}: the server closed the connection during the TLS handshake"
+    assert is_retryable_error(text)

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.doubles import running
 
 from agent_forge.modes.rpc.client import RpcClient, RpcError
 
@@ -24,15 +25,6 @@ pytestmark = pytest.mark.real_process  # kill -9 and termination signals need th
 
 COMMAND = 'sleep 300 & echo "pids $$ $!"; wait'
 PIDS = re.compile(r"pids (\d+) (\d+)")
-
-
-def running(pid: int) -> bool:
-    """A /proc census independent of the code under test: zombies (dead, not yet reaped) do not count."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 async def wait_until_gone(pids: list[int], timeout: float = 20) -> list[int]:

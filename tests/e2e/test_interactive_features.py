@@ -286,9 +286,9 @@ def test_a_terminal_that_reports_no_size(fake_llm, agent_env, tmp_path, term_nam
         term.close()
 
 
-def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path):
+def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path, agent_env_factory):
     fake_llm.set_script([{"text": "Got the big paste."}])
-    term = terminal()
+    term = terminal(env=agent_env_factory(context_window=2_000_000))  # 5 MB fit in it (a larger one is refused)
     line = "0123456789 abcdefghijklmnopqrstuvwxyz ÄÖÜ €\n"  # multi-byte characters too
     pasted = line * (5 * 1024 * 1024 // len(line.encode()))
     source = tmp_path / "paste.txt"

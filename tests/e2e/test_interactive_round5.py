@@ -31,9 +31,10 @@ def stray_log(term) -> str:
     return Path(path).read_text()
 
 
-def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, fake_llm, tmp_path):
+def test_a_huge_paste_full_of_forged_end_marks_stays_one_inert_paste(terminal, fake_llm, tmp_path,
+                                                                     agent_env_factory):
     fake_llm.set_script([{"text": "Got it all."}])
-    term = terminal(columns=40, rows=20)
+    term = terminal(columns=40, rows=20, env=agent_env_factory(context_window=2_000_000))  # 1.4 MB fit in it
     pasted = "".join(f"line {n} with \x1b[31mred\x1b[0m and \x07bell and \x1b]0;PASTEPWN\x07 and \x1b[201~ fake end\n"
                      for n in range(20_000))
     source = tmp_path / "hostile.txt"
@@ -123,8 +124,12 @@ def test_a_narrow_footer_drops_whole_segments_and_keeps_the_exit_hint(terminal, 
     assert "…" not in "".join(footer), screen  # whole segments, no cut words
     assert footer[-1].strip() == "(fake) fake-model • medium", screen
     term.resize(30, 16)
-    screen = term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
-    assert "press ctrl+c again to exit" in term.screen()
+    term.wait_until(lambda: "fake-model • medium" in term.screen().splitlines()[-1], "the narrower footer")
+    if "press ctrl+c again to exit" not in term.screen():  # on a loaded machine its 2 s ran out meanwhile: the
+        term.press("C-c")  # hint went with them, so this press is a first one again and brings it back
+    term.wait_for("press ctrl+c again to exit")
+    footer = term.screen().rstrip().splitlines()[-2:]
+    assert "fake-model • medium" in footer[-1] and "…" not in "".join(footer), footer
 
 
 def test_tab_takes_an_at_completion_and_closes_the_menu(terminal, fake_llm):

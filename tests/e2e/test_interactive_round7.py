@@ -39,7 +39,8 @@ def test_a_ten_column_terminal_gets_blocks_ten_columns_wide(terminal, fake_llm):
     term.wait_for_line("fake-model")  # the footer redrawn at 10 columns: the app has the new width
     term.type("hello")
     term.press("Enter")
-    term.wait_until(lambda: "few" in term.scrollback(), "the answer")
+    # The whole answer: while it streams, a 6-row live region shows only its last rows (no "Short" yet)
+    term.wait_until(lambda: "Short" in (shown := term.scrollback()) and "words" in shown, "the answer")
     joined = term._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t")
     answer = joined[joined.index("Short"):].splitlines()[:4]
     assert all(len(row.rstrip()) <= 10 for row in answer), answer  # no row for the terminal to break

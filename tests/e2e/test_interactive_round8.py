@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from support.doubles import running
 from support.tmux_terminal import tmux_available
 
 from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
@@ -186,7 +187,14 @@ def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, 
     from .test_interactive import started
 
     fake_llm.set_script([{"text": "a long answer " * 20, "hang_after": 5}])
-    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS)
+    code_file = tmp_path / "exit-code"
+    wrapper = tmp_path / "exit_code.py"  # outlives the pane (ignores its hang-up) to record agent-forge's exit code
+    wrapper.write_text("import signal, subprocess, sys\nchild = subprocess.Popen(sys.argv[2:])\n"
+                       "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+                       "open(sys.argv[1] + '.tmp', 'w').write(str(child.wait()))\n"
+                       "import os; os.replace(sys.argv[1] + '.tmp', sys.argv[1])\n")
+    term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS,
+                        prefix=(sys.executable, str(wrapper), str(code_file)))
     try:
         term.wait_for("fake-model •")
         started(term)
@@ -194,15 +202,20 @@ def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, 
         term.press("Enter")
         term.wait_for("a long")
         pane = term._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
-        agent = subprocess.run(["pgrep", "-P", pane], capture_output=True, text=True).stdout.split()
+        waiter = subprocess.run(["pgrep", "-P", pane], capture_output=True, text=True).stdout.split()
+        agent = subprocess.run(["pgrep", "-P", waiter[0]], capture_output=True, text=True).stdout.split()
         assert len(agent) == 1, agent
         term._tmux("kill-pane", "-t", "t")
         end = time.monotonic() + 30
-        while Path(f"/proc/{agent[0]}").exists():
+        while running(int(agent[0])):  # its exit, not its reaping: pid 1 reaps an orphan a second or two later
             assert time.monotonic() < end, "agent-forge still runs 30 s after its terminal went away"
+            time.sleep(POLL_S)
+        while not code_file.exists():  # the wrapper writes it as soon as it has reaped agent-forge
+            assert time.monotonic() < end, "no exit code recorded"
             time.sleep(POLL_S)
     finally:
         term.close()
+    assert code_file.read_text() == "129"  # as its hang-up ends it, never the input's EOFError (exit 1)
     temp = Path(agent_env["TMPDIR"])
     logs = [path.read_text() for path in temp.glob("agent-forge-stderr-*.log")]
     assert not logs, logs  # nothing written to stderr while the UI ran, so no log left

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.doubles import running
 
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -230,14 +231,6 @@ async def _listening(port_file: Path, socket) -> int:
     raise AssertionError("the MCP HTTP server did not start")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 async def _server_pids(client: RpcClient, log: Path, count: int) -> list[int]:
     connected: set[str] = set()
     while len(connected) < count:  # in either order
@@ -254,12 +247,12 @@ async def test_servers_are_stopped_on_stdin_eof_and_on_sigterm(agent_env, tmp_pa
         write_mcp(agent_env, {name: stdio(env={"MCP_TEST_LOG": str(log)}) for name in ("one", "two")})
         client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
         pids = await _server_pids(client, log, 2)
-        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        assert len(pids) == 2 and all(running(pid) for pid in pids)
         if how == "sigterm":
             os.kill(client.process.pid, signal.SIGTERM)
         code = await client.close()
         assert code == (128 + signal.SIGTERM if how == "sigterm" else 0), client.stderr.decode()
-        assert not any(_alive(pid) for pid in pids), how
+        assert not any(running(pid) for pid in pids), how
 
 
 async def test_an_http_server_that_goes_away_is_reported_and_its_calls_fail(agent_env, fake_llm, tmp_path):
@@ -306,7 +299,7 @@ async def test_closing_does_not_wait_for_a_server_hanging_in_initialize(agent_en
         state = (await client.send({"type": "get_mcp_servers"}))["data"]["servers"][0]["state"]
         started = time.monotonic()
         code = await client.close()
-    assert state == "starting" and code == 0 and time.monotonic() - started < 5 and not _alive(pid)
+    assert state == "starting" and code == 0 and time.monotonic() - started < 5 and not running(pid)
 
 
 async def _logged_pid(log: Path) -> int:
@@ -351,9 +344,9 @@ async def test_a_stubborn_server_dies_with_a_killed_agent(agent_env, tmp_path):
     os.kill(client.process.pid, signal.SIGKILL)
     await client.close()
     deadline = time.monotonic() + 30  # the lifeline watchdog scans /proc once the agent is gone
-    while _alive(pid) and time.monotonic() < deadline:
+    while running(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
-    assert not _alive(pid)
+    assert not running(pid)
 
 
 async def test_abort_ends_a_prompts_wait_for_a_starting_server(agent_env, fake_llm, tmp_path):

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.doubles import running
+
 from .test_mcp import SERVER
 
 
@@ -175,20 +177,12 @@ def test_ctrl_c_during_list_exits_130_quietly_and_stops_the_servers(agent_env, t
     finally:
         listing.kill()
     assert listing.returncode == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert not _alive(pid)
+    assert not running(pid)
 
 
 def _terminal_sigint() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_a_servers_description_reaches_the_system_prompt_as_one_capped_line(agent_env, fake_llm, tmp_path):

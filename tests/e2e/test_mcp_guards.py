@@ -13,7 +13,9 @@ import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
-from .test_mcp import _alive, _logged_pid, offered, stdio, tool_texts, until_state, write_mcp
+from support.doubles import running
+
+from .test_mcp import _logged_pid, offered, stdio, tool_texts, until_state, write_mcp
 from .test_mcp_hostile import hostile
 
 
@@ -95,7 +97,7 @@ async def test_a_server_still_starting_is_stopped_at_once_on_sigterm_and_stdin_e
         took = time.monotonic() - started
     assert state == "starting" and code == (128 + signal.SIGTERM if how == "sigterm" else 0)
     assert took < 2.0, took
-    assert not _alive(pid)
+    assert not running(pid)
 
 
 async def test_bad_urls_are_reported_when_the_file_loads_and_http_failures_name_the_url(agent_env, fake_llm,

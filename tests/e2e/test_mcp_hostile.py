@@ -15,7 +15,9 @@ from pathlib import Path
 
 from agent_forge.modes.rpc.client import RpcClient
 
-from .test_mcp import _alive, offered, tool_texts, until_state, write_mcp
+from support.doubles import running
+
+from .test_mcp import offered, tool_texts, until_state, write_mcp
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "support" / "mcp_hostile_server.py")
 
@@ -137,9 +139,9 @@ async def test_a_server_that_exits_while_its_child_holds_its_stdout_fails_its_ca
         events = await client.prompt_and_wait("call it", timeout=20)  # its stdout never closes: no end of stream
         child = child_pid(log)
         deadline = time.monotonic() + 10  # its group is killed as the connection ends, just after the call fails
-        while _alive(child) and time.monotonic() < deadline:
+        while running(child) and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        assert not _alive(child)
+        assert not running(child)
     end = next(e for e in events if e["type"] == "tool_execution_end")
     assert end["isError"] is True and "the call of fine failed: the server exited" in json.dumps(end)
     failed = [e for e in events if e["type"] == "mcp_server_changed" and e["state"] == "failed"]
@@ -153,9 +155,9 @@ async def test_a_child_of_a_server_that_exits_when_its_stdin_closes_dies_with_th
     client = await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env)
     await until_state(client, "s", "connected")
     child = child_pid(log)
-    assert _alive(child)
+    assert running(child)
     assert await client.close() == 0
-    assert not _alive(child)
+    assert not running(child)
 
 
 BAD_FIELD_NOTICES = [

@@ -186,7 +186,8 @@ def test_device_file_argument_is_refused(agent_env, fake_llm, tmp_path):
     assert fake_llm.requests == []
 
 
-def test_file_argument_over_the_size_limit_is_refused(agent_env, fake_llm, tmp_path):
+def test_file_argument_over_the_size_limit_is_refused(agent_env_factory, fake_llm, tmp_path):
+    agent_env = agent_env_factory(context_window=2_000_000)  # 5 MB fit in it: the @file limit is what is checked
     (tmp_path / "huge.log").write_bytes(b"x" * (5 * 1024 * 1024) + b"\n")
     (tmp_path / "fits.log").write_bytes(b"y" * (5 * 1024 * 1024 - 1) + b"\n")
     result = run(agent_env, tmp_path, "-p", "@huge.log", "summarise")
@@ -288,7 +289,7 @@ OVERFLOW = {"status": 400, "body": {"error": {"message": "This model's maximum c
 def test_an_overflow_compaction_cannot_fix_prints_its_advice(agent_env_factory, fake_llm, tmp_path):
     """Print mode shows no events: the `compaction_end.errorMessage` (numbers and what to do) goes to stderr."""
     env = agent_env_factory(context_window=8192, max_tokens=8192)
-    (tmp_path / "big.txt").write_text("huge " * 10000)
+    (tmp_path / "big.txt").write_text("huge " * 6000)  # 7,500 tokens by chars/4: over the window it is refused
     fake_llm.set_script([OVERFLOW, OVERFLOW])
     result = run(env, tmp_path, "-p", "@big.txt")
     stderr = result.stderr.decode()

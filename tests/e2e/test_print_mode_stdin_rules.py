@@ -28,7 +28,8 @@ def test_binary_stdin_is_refused_like_a_binary_file(agent_env, fake_llm, tmp_pat
     assert fake_llm.requests == []
 
 
-def test_stdin_over_the_limit_is_refused_and_at_the_limit_is_sent(agent_env, fake_llm, tmp_path):
+def test_stdin_over_the_limit_is_refused_and_at_the_limit_is_sent(agent_env_factory, fake_llm, tmp_path):
+    agent_env = agent_env_factory(context_window=2_000_000)  # 5 MB fit in it: the stdin limit is what is checked
     fake_llm.set_script([{"text": "read it"}])
     over = run(agent_env, tmp_path, "-p", "summarise", stdin=b"x" * (LIMIT + 1))
     assert over.returncode == 1 and over.stdout == b""

@@ -137,10 +137,15 @@ async def test_an_event_over_32_mib_fails_the_request(agent_env_factory, fake_ll
 
 # ---- 17: idle timeout between chunks ---------------------------------------------------------------------
 
+IDLE_MS = 500
+"""The idle timeout of the stall tests, each of which waits it out once: short, yet far above the few
+milliseconds the loopback server takes to answer a request's headers on a loaded machine (1.5 s cost the five
+tests 7 s)."""
+
 
 @pytest.mark.parametrize("api", APIS)
 async def test_a_stalled_stream_times_out_and_the_retry_recovers(agent_env_factory, fake_llm, tmp_path, api):
-    env = agent_env_factory(api=api, settings={"httpIdleTimeoutMs": 1500, **NO_RETRY_WAIT})
+    env = agent_env_factory(api=api, settings={"httpIdleTimeoutMs": IDLE_MS, **NO_RETRY_WAIT})
     fake_llm.set_script([{"text": "Partial answer that stalls", "hang_after": 2, "hang_ms": 60000},
                          {"text": "Recovered."}])
     async with await start(env, tmp_path) as client:
@@ -148,19 +153,19 @@ async def test_a_stalled_stream_times_out_and_the_retry_recovers(agent_env_facto
         message = await last_assistant(client)
     first, second = fake_llm.wait_for_requests(2, done=True)
     retry = next(e for e in events if e["type"] == "auto_retry_start")
-    assert retry["errorMessage"] == "Read timed out: no data from the server for 1.5 s (settings httpIdleTimeoutMs)"
+    assert retry["errorMessage"] == "Read timed out: no data from the server for 0.5 s (settings httpIdleTimeoutMs)"
     assert first["hanging"] is False and first["outcome"] == "client_disconnected"
     assert second["outcome"] == "ok"
     assert message["stopReason"] == "stop" and message["content"][-1]["text"] == "Recovered."
 
 
 async def test_a_stall_before_the_first_event_times_out_too(agent_env_factory, fake_llm, tmp_path):
-    env = agent_env_factory(settings={"httpIdleTimeoutMs": 1000, "retry": {"enabled": False}})
+    env = agent_env_factory(settings={"httpIdleTimeoutMs": IDLE_MS, "retry": {"enabled": False}})
     fake_llm.set_script([{"text": "never sent", "hang": True, "hang_ms": 60000}])
     async with await start(env, tmp_path) as client:
         events = await client.prompt_and_wait("hello", timeout=60)
     assert assistant_errors(events) == [
-        "Read timed out: no data from the server for 1 s (settings httpIdleTimeoutMs)"]
+        "Read timed out: no data from the server for 0.5 s (settings httpIdleTimeoutMs)"]
 
 
 # ---- 18a: samplingParams ---------------------------------------------------------------------------------
@@ -245,3 +250,83 @@ async def test_a_token_count_past_two_to_the_53_is_not_taken(agent_env_factory, 
                if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
     assert usage["input"] == 0 and usage["output"] == 5 and usage["cost"]["total"] < 1, usage
     assert stats["tokens"]["output"] == 5 and str(10**30) not in open(path).read(), stats
+
+
+# ---- Gemini: a finishReason ends the answer --------------------------------------------------------------
+
+def _gemini_frames(text: str) -> list[str]:
+    from support import fake_gemini
+
+    return [frame.decode() for frame in fake_gemini.stream({"text": text, "text_deltas": 2}, 1, {}).frames]
+
+
+@pytest.mark.parametrize("after", ["kept open", "more chunks"])
+async def test_a_gemini_chunk_with_a_finish_reason_ends_the_answer(agent_env_factory, fake_llm, tmp_path, after):
+    """Gemini has no terminal event: the chunk carrying `finishReason` (and the usage) is the last that counts,
+    whether the server then holds the connection open (answered at once, not at the idle timeout) or sends
+    more chunks (not added)."""
+    env = agent_env_factory(api="google-generative-ai", settings={**NO_RETRY_WAIT, "httpIdleTimeoutMs": 600000})
+    frames = _gemini_frames("Done here")
+    if after == "kept open":
+        spec = {"frames": frames, "hang_after": len(frames), "hang_ms": 600000}
+    else:
+        spec = {"frames": frames + _gemini_frames("EXTRA words")[:1]}
+    fake_llm.set_script([spec])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello", timeout=30)
+        answer = await last_assistant(client)
+    assert assistant_errors(events) == [None]
+    assert answer["stopReason"] == "stop" and [b["text"] for b in answer["content"]] == ["Done here"]
+    assert answer["usage"]["output"] > 0
+
+
+# ---- error bodies: at most 500 characters, no control characters, in every mode -----------------------------
+
+_NASTY = "\x1b[31mred\x1b[0m\rover\x07bell\x9b2Jcsi\x00nul\x7fdel "  # ESC, CR, BEL, C1 CSI, NUL, DEL
+ERROR_BODIES = {
+    "plain text": lambda api: {"status": 400, "body": _NASTY * 100, "content_type": "text/plain"},
+    "the API's error JSON": lambda api: {"status": 400, "body": {"error": {"message": _NASTY * 100,
+                                                                          "type": "invalid_request_error"}}},
+}
+
+
+def _shown_body(error: str) -> str:
+    """The part of `HTTP 400 from <url>: <body>` that quotes the body (the API's message, without its tags)."""
+    assert error.startswith("HTTP 400 from http://127.0.0.1:"), error
+    return error.split(": ", 1)[1].removesuffix(" (invalid_request_error)")
+
+
+def _clean(text: str) -> bool:
+    return not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+@pytest.mark.parametrize("body", list(ERROR_BODIES))
+@pytest.mark.parametrize("api", APIS)
+async def test_an_error_body_is_quoted_short_and_clean_over_rpc(agent_env_factory, fake_llm, tmp_path, api, body):
+    env = agent_env_factory(api=api, settings=NO_RETRY_WAIT)
+    fake_llm.set_script([ERROR_BODIES[body](api)])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hello", timeout=60)
+    [error] = assistant_errors(events)
+    shown = _shown_body(error)
+    assert _clean(error) and len(shown) <= 501 and "\\x1b[31mred" in shown, error
+
+
+@pytest.mark.parametrize("body", list(ERROR_BODIES))
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json", "-p"]])
+def test_an_error_body_is_quoted_short_and_clean_in_print_modes(agent_env_factory, fake_llm, tmp_path, mode, body):
+    import subprocess
+    import sys
+
+    env = agent_env_factory(api="anthropic-messages", settings=NO_RETRY_WAIT)
+    fake_llm.set_script([ERROR_BODIES[body]("anthropic-messages")])
+    result = subprocess.run([sys.executable, "-m", "agent_forge", *mode, "hello"], capture_output=True, env=env,
+                            cwd=tmp_path, timeout=60)
+    assert result.returncode == 1
+    [line] = result.stderr.decode().splitlines()
+    assert _clean(line) and line.startswith("agent-forge: HTTP 400 from "), line
+    assert len(_shown_body(line.removeprefix("agent-forge: "))) <= 501, line
+    if mode != ["-p"]:  # the JSON events carry the same cleaned text
+        ends = [json.loads(x) for x in result.stdout.splitlines() if b'"message_end"' in x]
+        error = ends[-1]["message"]["errorMessage"]
+        assert _clean(error) and len(_shown_body(error)) <= 501, error

@@ -430,7 +430,7 @@ async def test_an_overflow_compaction_cannot_fix_says_what_to_do_and_a_later_pro
     fake_llm.set_script([OVERFLOW, OVERFLOW, {"match": SUMMARY, "text": "## Objective\nA huge paste."},
                          {"text": "answer to the small one"}])
     async with await start(env, tmp_path) as client:
-        events = await client.prompt_and_wait("huge " + LONG * 10)
+        events = await client.prompt_and_wait("huge " + LONG * 7)  # under the window (a larger one is refused)
         later = await client.prompt_and_wait("small")
     end = [e for e in events if e["type"] == "compaction_end"][-1]
     assert end["unresolvedOverflow"] is True and end["result"] is None

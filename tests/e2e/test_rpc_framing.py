@@ -104,7 +104,8 @@ async def test_errors_echo_the_request_id(agent_env, tmp_path):
     assert "base64" in errors[9] and "mimeType" in errors[10]
 
 
-async def test_crlf_unicode_separators_and_a_huge_line(agent_env, fake_llm, tmp_path):
+async def test_crlf_unicode_separators_and_a_huge_line(agent_env_factory, fake_llm, tmp_path):
+    agent_env = agent_env_factory(context_window=2_000_000)  # a 5 MiB prompt fits it (a larger one is refused)
     text = "line\u2028separator\u2029paragraph \U0001F600 " + "x" * (5 * 1024 * 1024)
     fake_llm.set_script([{"text": "ok \u2028 done"}])
     client = await RpcClient.start([], cwd=str(tmp_path), env=agent_env)

@@ -129,7 +129,7 @@ async def test_set_auto_retry_false_turns_retry_off_for_this_session_only(agent_
 async def test_turning_retry_off_during_a_wait_makes_that_attempt_and_no_more(agent_env_factory, fake_llm,
                                                                                tmp_path):
     """docs/rpc.md: `set_auto_retry false` does not end a running wait (`abort_retry` does); nothing after it."""
-    env = agent_env_factory(settings={"retry": {"baseDelayMs": 1500}})
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 500}})  # the command comes within it; waited out
     fake_llm.set_script([{"status": 503}, {"status": 503}, {"status": 503}, {"text": "never"}])
     async with await start(env, tmp_path) as client:
         await client.send({"type": "prompt", "message": "hello"})

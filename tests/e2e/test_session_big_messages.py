@@ -64,7 +64,7 @@ async def messages_of(client: RpcClient) -> list[dict]:
 
 async def test_a_huge_user_and_custom_message_reach_rpc_clients_as_the_file_holds_them(agent_env_factory,
                                                                                      fake_llm, tmp_path):
-    env = agent_env_factory(settings=NO_COMPACTION)
+    env = agent_env_factory(settings=NO_COMPACTION, context_window=100_000_000)  # the huge prompt fits it
     plugin = tmp_path / "big.py"
     plugin.write_text(BIG)
     fake_llm.set_script([{"text": "read it all"}, {"text": "and the context"}])

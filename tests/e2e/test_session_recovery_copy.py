@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,16 @@ def project(tmp_path):
     directory = tmp_path / "proj"
     directory.mkdir()
     return directory
+
+
+@pytest.fixture
+def disk_project():
+    """A project directory in the system temp dir, not under `tmp_path`: the tests' temporary directories may be
+    on tmpfs (tests/conftest.py), where `chattr +i` does not stop writes through a descriptor opened before it."""
+    directory = Path(tempfile.mkdtemp(prefix="agent-forge-test-")) / "proj"
+    directory.mkdir()
+    yield directory
+    shutil.rmtree(directory.parent, ignore_errors=True)
 
 
 def first_session(env, project, fake_llm) -> Path:
@@ -98,11 +109,12 @@ def test_a_copy_with_the_same_id_leaves_the_id_naming_the_file_named_after_it(ag
 
 
 async def test_a_recovery_copy_in_the_temp_dir_resumes_with_the_command_the_message_gives(agent_env, fake_llm,
-                                                                                          project):
+                                                                                          disk_project):
     """The session directory cannot take the copy either (made immutable once the session runs): it goes to the
     temp dir, among no directory's sessions, so the message names the path to resume it by, and that works."""
     from agent_forge.modes.rpc.client import RpcClient
 
+    project = disk_project
     original = first_session(agent_env, project, fake_llm)
     locked = [str(original), str(original.parent)]
     client = await RpcClient.start(["--session-dir", str(project / "sessions"), "--session", str(original)],

@@ -208,3 +208,39 @@ async def test_a_session_file_with_a_lone_surrogate_escape_resumes_with_u_fffd(a
         await resumed.prompt_and_wait("again")
     assert messages[0]["content"][0]["text"] == "half \ufffd emoji"
     assert surrogates(resumed.records) == [] and surrogates(fake_llm.requests[1]["body"]) == []
+
+
+BUILDERS = {"openai-completions": "openai", "anthropic-messages": "anthropic", "openai-responses": "responses",
+            "google-generative-ai": "gemini"}
+
+
+def half_event_frames(api: str) -> list[str]:
+    """The fake server's own stream for a two-word answer up to its first text event whole, then the first half
+    of the next event: what a server that dies mid-write sends."""
+    from support import fake_llm as fake
+
+    plan = fake._stream_builder(BUILDERS[api])({"text": "Hello there", "text_deltas": 2}, 1, {"model": "fake-model"})
+    frames = [frame.decode() for frame in plan.frames[:plan.terminal_at]]
+    first_text = next(i for i, frame in enumerate(frames) if "Hello" in frame)
+    cut = frames[first_text + 1]
+    return frames[:first_text + 1] + [cut[:len(cut) // 2]]
+
+
+@pytest.mark.parametrize("framing", ["chunked", "close"])
+@pytest.mark.parametrize("api", APIS)
+async def test_a_connection_closed_mid_event_says_so_and_the_retry_recovers(agent_env_factory, fake_llm, tmp_path,
+                                                                            api, framing):
+    """Half an event, then the connection ends: cut mid-body (chunked, no terminator) or closed cleanly
+    (`Connection: close`, an EOF inside the event). Either is a clear, retried error; nothing half-parsed is
+    taken for the answer."""
+    env = agent_env_factory(api=api, settings=ONE_RETRY)
+    frames = half_event_frames(api)
+    cut = {"frames": frames, "framing": framing, **({"drop_after": len(frames)} if framing == "chunked" else {})}
+    fake_llm.set_script([cut, {"text": "Recovered."}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("hello", timeout=60)
+    first, second = assistant_errors(events)
+    assert first is not None and first.startswith("The server closed the connection mid-answer (http://127.0.0.1:")
+    assert first.endswith(")" if framing == "chunked" else "): the stream ended inside an event"), first
+    assert second is None
+    assert [e["type"] for e in events].count("auto_retry_start") == 1

@@ -51,6 +51,7 @@ def test_a_worker_thread_blocked_in_the_kernel_does_not_keep_the_process(tmp_pat
     import sys
 
     os.mkfifo(tmp_path / "pipe")
+    env = {**os.environ, "AGENT_FORGE_CANCEL_GRACE_MS": "100"}  # the exit's wait for the thread: not under test
     result = subprocess.run([sys.executable, "-c", STUCK_THREAD, str(tmp_path / "pipe")], capture_output=True,
-                            timeout=30)
+                            env=env, timeout=30)
     assert result.returncode == 3 and result.stdout == b"mode done\n", result.stderr

@@ -107,30 +107,3 @@ def test_a_list_left_in_its_record_is_written_as_the_list_itself(backend, extra)
     finally:
         json_wire.set_backend("auto")
     assert line == expected
-
-
-@pytest.mark.parametrize("extra", [[], ["lone \ud83d surrogate"]])
-def test_a_long_record_is_encoded_on_the_loop_when_the_fast_backend_takes_it(monkeypatch, extra):
-    """`framing.encode_long`: one fast-backend call holds the interpreter lock in any thread, so it runs on the
-    loop (no worker thread); what the fast backend declines (a lone surrogate) is encoded the stdlib's way in a
-    worker thread. Either way the line is `encode`'s."""
-    import asyncio
-
-    items = [*_items()[:-5], *extra]
-    record = {"type": "response", "id": "1", "data": {"messages": InRecord(items), "leafId": "x"}}
-    threads: list[object] = []
-    real_to_thread = asyncio.to_thread
-
-    async def counting_to_thread(function, *args):
-        threads.append(function)
-        return await real_to_thread(function, *args)
-
-    monkeypatch.setattr(asyncio, "to_thread", counting_to_thread)
-    json_wire.set_backend("orjson")
-    try:
-        line = asyncio.run(framing.encode_long(record))
-        expected = framing.encode(record)
-    finally:
-        json_wire.set_backend("auto")
-    assert line == expected
-    assert len(threads) == (1 if extra else 0)

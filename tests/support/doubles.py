@@ -67,6 +67,16 @@ class PidFifo:
         os.close(self._fd)
 
 
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a /proc census independent of the code under test): a
+    zombie, dead but not reaped yet, does not run (pid 1 reaps an orphan here a second or two after it dies)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
 def group_alive(pgid: int) -> bool:
     """Whether a live (not zombie) process of process group `pgid` exists: a /proc census independent of the
     code under test."""

@@ -1,11 +1,13 @@
 """Per-test wall and CPU time, to find what makes the suite slow (issue 11). Off unless `TEST_TIMING_DIR` is set.
 
 With `TEST_TIMING_DIR=DIR .venv/bin/pytest ...` every process running tests (each xdist worker) appends one JSON
-line per test to `DIR/<worker>-<pid>.jsonl`: `{"id": nodeid, "wall": s, "self": s, "children": s}` over the
-whole protocol (set-up, call, teardown). `self` is this process's user + system CPU, `children` that of the
-children it reaped meanwhile (agents and servers a test started and waited for; processes tmux starts are not
-counted). On a machine shared with other work, trust the CPU figures and compare walls only to each other: a
-test whose wall is far above its CPU waits (a timeout, a grace period, a retry) or queues for a core.
+line per test to `DIR/<worker>-<pid>.jsonl`: `{"id": nodeid, "wall": s, "self": s, "children": s, "others": s}`
+over the whole protocol (set-up, call, teardown). `self` is this process's user + system CPU, `children` that of
+the children it reaped meanwhile (agents and servers a test started and waited for), `others` that of processes
+it started that are no children of its own, as helpers report it with `add_cpu` (a tmux server and the agent in
+its pane: `tmux_terminal.py`). On a machine shared with other work, trust the CPU figures and compare walls only
+to each other: a test whose wall is far above its CPU waits (a timeout, a grace period, a retry) or queues for a
+core.
 
 `python tests/support/timing.py DIR [N]` prints the totals and the N (default 30) tests that wait longest,
 cost the most CPU, and the modules that wait longest.
@@ -24,6 +26,39 @@ from pathlib import Path
 import pytest
 
 ENV = "TEST_TIMING_DIR"
+_others = [0.0]  # CPU seconds `add_cpu` reported since the running test began
+
+
+def on() -> bool:
+    """Whether tests are timed (`TEST_TIMING_DIR` is set): helpers measure what they report only then."""
+    return bool(os.environ.get(ENV))
+
+
+def add_cpu(seconds: float) -> None:
+    """Count `seconds` of CPU (user + system) used by processes the running test started that this process does
+    not reap (a reaped child is in `children` already)."""
+    _others[0] += seconds
+
+
+def tree_cpu(root: int) -> float:
+    """User + system CPU seconds of process `root` and every live descendant, with the children each has reaped
+    (Linux `/proc`; 0.0 where it cannot be read). Call it before the tree is killed."""
+    parents: dict[int, int] = {}
+    times: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+            parents[int(entry.name)] = int(fields[1])
+            times[int(entry.name)] = sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return sum(times.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
 
 
 def _cpu() -> tuple[float, float]:
@@ -43,10 +78,11 @@ class TimingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         wall, (own, children) = time.perf_counter(), _cpu()
+        _others[0] = 0.0
         yield
         own_after, children_after = _cpu()
         row = {"id": item.nodeid, "wall": time.perf_counter() - wall, "self": own_after - own,
-               "children": children_after - children}
+               "children": children_after - children, "others": _others[0]}
         self.out.write(json.dumps(row) + "\n")
         self.out.flush()  # a worker that crashes keeps what it measured
 
@@ -61,10 +97,12 @@ def summary(directory: Path, count: int = 30) -> str:
     """The report `python timing.py DIR` prints: totals, the top `count` tests by wait and by CPU, modules by wait."""
     rows = [json.loads(line) for path in directory.glob("*.jsonl") for line in path.open(encoding="utf-8")]
     for row in rows:
-        row["cpu"] = row["self"] + row["children"]
+        row.setdefault("others", 0.0)  # files written before it was counted
+        row["cpu"] = row["self"] + row["children"] + row["others"]
         row["wait"] = row["wall"] - row["cpu"]
     lines = [f"{len(rows)} tests: wall {sum(r['wall'] for r in rows):.1f} s, CPU {sum(r['cpu'] for r in rows):.1f} s"
-             f" ({sum(r['self'] for r in rows):.1f} own + {sum(r['children'] for r in rows):.1f} children)"]
+             f" ({sum(r['self'] for r in rows):.1f} own + {sum(r['children'] for r in rows):.1f} children"
+             f" + {sum(r['others'] for r in rows):.1f} others)"]
     for key in ("wait", "cpu"):
         lines.append(f"-- by {key}: wall cpu wait test")
         lines += [f"{r['wall']:7.2f} {r['cpu']:6.2f} {r['wait']:7.2f} {r['id']}"

@@ -4,7 +4,8 @@
 `wait_for` reads the screen until a text appears or a deadline passes: it synchronises on the screen's
 state, never on elapsed time. It reads again as soon as tmux says the pane changed (a control-mode client,
 `tmux -C`, reports every output of the pane: `_Changes`), and at the latest every `POLL_S` (conditions on
-files or the fake model change no pane). After the CLI exits the pane stays, showing `__EXIT=<code>`."""
+files or the fake model change no pane). After the CLI exits the pane stays, showing `__EXIT=<code>`. With
+`TEST_TIMING_DIR` set, `close` reports the CPU of the server and of what runs in its pane (`timing.add_cpu`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import time
 import uuid
 from pathlib import Path
 from typing import Callable
+
+from . import timing
 
 DEADLINE_S = 30.0
 POLL_S = 0.05
@@ -55,6 +58,15 @@ class _Changes:
         """Return once a notification arrived after `count` was `seen`, or after `timeout_s` seconds."""
         with self._condition:
             self._condition.wait_for(lambda: self._count != seen, timeout_s)
+
+    def _report_cpu(self) -> None:
+        """Count the CPU of the server and what its pane runs (no children of the test's process) for the
+        test's timing; nothing when the server is gone already (a test killed its last pane)."""
+        try:
+            server = int(self._tmux("display-message", "-p", "#{pid}"))
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired):
+            return
+        timing.add_cpu(timing.tree_cpu(server))
 
     def close(self) -> None:
         assert self._client.stdin is not None
@@ -161,7 +173,18 @@ class TmuxTerminal:
         shown = self.wait_for("__EXIT=")
         return int(shown.split("__EXIT=")[1].split()[0])
 
+    def _report_cpu(self) -> None:
+        """Count the CPU of the server and what its pane runs (no children of the test's process) for the
+        test's timing; nothing when the server is gone already (a test killed its last pane)."""
+        try:
+            server = int(self._tmux("display-message", "-p", "#{pid}"))
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired):
+            return
+        timing.add_cpu(timing.tree_cpu(server))
+
     def close(self) -> None:
+        if timing.on():
+            self._report_cpu()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=10)
         if getattr(self, "_watch", None) is not None:
             self._watch.close()

@@ -197,6 +197,12 @@ class SSEDecoder:
             self._by_line(text[:end] if end > 1 else text, out)
             text = text[end:] if end > 1 else ""
 
+    @property
+    def pending(self) -> bool:
+        """True when the bytes fed so far end inside an event (part of a line, of a UTF-8 character, or fields
+        not yet ended by a blank line): at EOF, the connection closed mid-event."""
+        return bool(self._decoder.getstate()[0]) or not self._lines.clean or not self._builder.idle
+
     def _by_line(self, text: str, out: list[SSEEvent]) -> None:
         for line in self._lines.feed(text):
             event = self._builder.line(line)

@@ -5,7 +5,9 @@ httpx2 reports these as `ConnectError: All connection attempts failed` (no URL),
 (which would show a secret). `transport_error` turns each into a `TransportFailure` naming the URL (scheme, host,
 port and path only: never the query or credentials, which may hold a key) and the cause; header problems name
 the header, never its value. Wording keeps retry policies working: connection failures and broken answers are
-retried (`coding/retry_policy.py` matches "cannot connect to" and "closed the connection"), bad URLs are not.
+retried (`coding/retry_policy.py` matches "cannot connect to" and "closed the connection"), bad URLs are not, and
+neither is a TLS handshake the same server would refuse again (a certificate that does not verify, no shared
+protocol: `_tls_refusal`), whose text says how to fix it.
 """
 
 from __future__ import annotations
@@ -94,6 +96,8 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
         return TransportFailure(f"The request to {where} timed out while being sent")
     if isinstance(leaf, httpx2.ProxyError):
         return TransportFailure(f"The proxy failed to reach {where}: {_connect_cause(leaf)}")  # not retried
+    if not answering and (refused := _tls_refusal(leaf, where)) is not None:
+        return refused
     import socket  # not at import: the model registry imports this module before RPC's first answer (rpc/early.py)
 
     if isinstance(leaf, httpx2.ConnectError) or isinstance(leaf, (ConnectionRefusedError, socket.gaierror)):
@@ -108,6 +112,50 @@ def transport_error(exc: BaseException, url: str, answering: bool) -> StreamFail
     if answering:
         return TransportFailure(f"The server closed the connection mid-answer ({where}){_detail(leaf)}")
     return TransportFailure(f"The server closed the connection before answering ({where}){_detail(leaf)}")
+
+
+_EXPIRED = frozenset({9, 10})  # X509_V_ERR_CERT_NOT_YET_VALID, X509_V_ERR_CERT_HAS_EXPIRED
+_HOSTNAME_MISMATCH = 62  # X509_V_ERR_HOSTNAME_MISMATCH
+
+
+def _tls_refusal(exc: BaseException, where: str) -> TransportFailure | None:
+    """The failure for a TLS handshake the same server would fail again, None for any other cause.
+
+    Deterministic: a certificate that does not verify (`ssl.SSLCertVerificationError`: self-signed, unknown CA,
+    another host's, expired) and any other plain `ssl.SSLError` of the handshake (no shared protocol or cipher,
+    a plain HTTP port answering TLS). Transient, left to the retried wording: the connection ending or breaking
+    mid-handshake (`SSLEOFError`, `SSLZeroReturnError`, `SSLSyscallError`, a reset). The text names the cause and
+    how to fix it, and matches no retryable wording (`coding/retry_policy.py`)."""
+    import sys
+
+    ssl = sys.modules.get("ssl")  # no TLS was attempted without it (`lazy_ssl.py`): not imported for nothing
+    if ssl is None:
+        return None
+    for cause in _chain(exc):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            reason = str(cause.verify_message or cause.reason or cause).rstrip(".")
+            return TransportFailure(f"The TLS certificate of {where} could not be verified: {reason} "
+                                    f"({_certificate_hint(cause.verify_code)})")
+        if type(cause) is ssl.SSLError:  # its subclasses are the transient endings of a connection
+            reason = str(cause.reason or cause).replace("_", " ").lower()
+            return TransportFailure(f"The TLS handshake with {where} failed: {reason} ({_handshake_hint(reason)})")
+    return None
+
+
+def _certificate_hint(code: int | None) -> str:
+    if code == _HOSTNAME_MISMATCH:
+        return ("the certificate is issued for another host name: use one it names in the provider's baseUrl, or "
+                "give the server a certificate for this name")
+    if code in _EXPIRED:
+        return "the certificate is outside its validity dates: renew it on the server, or check this machine's clock"
+    return ("to trust a self-signed certificate or a private CA, point SSL_CERT_FILE at a PEM file holding it, or "
+            "SSL_CERT_DIR at a directory of them")
+
+
+def _handshake_hint(reason: str) -> str:
+    if "wrong version number" in reason:
+        return "the server does not speak TLS on that port: use http:// in the provider's baseUrl if it is plain HTTP"
+    return "the server's TLS settings do not match this client's: a retry would fail the same way"
 
 
 def _broken_http(text: str) -> str | None:
@@ -140,6 +188,10 @@ def _connect_cause(exc: BaseException) -> str:
             return "connection refused"
         if isinstance(cause, TimeoutError):
             return "the connection timed out"
+        if type(cause).__name__ in ("SSLEOFError", "SSLZeroReturnError"):  # `ssl` itself may not be imported
+            return "the server closed the connection during the TLS handshake"
+        if isinstance(cause, ConnectionResetError):
+            return "the server reset the connection"
     text = str(_chain(exc)[-1]) or type(exc).__name__
     return text if "attempts failed" not in text else "connection failed"
 

@@ -32,3 +32,4 @@ def escape_invisible(text: str) -> str:
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+

@@ -28,6 +28,7 @@ from .state import export_store, session_name, session_state, stats_report
 from .system_prompt import build_system_prompt
 from .tool_sources import NoToolSource, ToolSource
 from .tools.output_files import OutputDir, SessionOutputs, start_pruning
+from .tools.sanitize import print_warning
 from .tools.selection import ToolSelection
 from .user_bash import UserBash
 
@@ -66,7 +67,7 @@ class AgentSession:
         self.user_bash = UserBash(cwd=self.cwd, agent=agent, settings=settings, store=store,
                                   busy=lambda: self.is_streaming, output_dir=self.output_dir)
         self.model_control = ModelControl(agent=agent, store=store, registry=self.registry, settings=settings,
-                                          warnings=self.warnings, emit=emit)
+                                          warnings=self.warnings, emit=emit, warn=print_warning)
         self.compaction = CompactionController(  # manual, threshold and overflow compaction
             agent=agent, store=store, settings=settings, emit=emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)

@@ -50,9 +50,11 @@ class SessionLockError(SessionFileError):
     """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
 
     def __init__(self, session_path: Path, pid: int | None, message: str | None = None) -> None:
+        from .paths import path_text  # here, not at the top: this module imports nothing of ours
+
         holder = f"pid {pid}" if pid is not None else "pid unknown"
         super().__init__(message or f"Session file is in use by another agent-forge process ({holder}): "
-                                    f"{session_path}")
+                                    f"{path_text(session_path)}")
         self.session_path = session_path
         self.pid = pid
 

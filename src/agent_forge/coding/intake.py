@@ -17,6 +17,7 @@ from ..ai.types import ImageContent, UserContent, UserMessage
 from .errors import CommandError
 from .events import AgentSettled, Emit
 from .queue_journal import QueueJournal
+from .session.stats import estimate_tokens
 from .tool_sources import NoToolSource
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ class Intake:
         (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
         `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
         self._check_open()
-        message = user_message(self._resources().expand(text) if expand else text, images)
+        message = self._fitting(user_message(self._resources().expand(text) if expand else text, images))
         if self._run.is_streaming or self._compaction.is_compacting:  # sent after it (`SessionRun.idle_work`)
             streaming_behavior = streaming_behavior or self._after_run_behavior()
             if streaming_behavior not in ("steer", "followUp"):
@@ -227,15 +228,29 @@ class Intake:
         """Queue a message for delivery after the current turn's tool calls; returns the disposition."""
         self._refuse_plugin_command(text, "steer")
         self._refuse_during_change("steer")
-        self.queue(user_message(self._resources().expand(text), images), "steer")
+        self.queue(self._fitting(user_message(self._resources().expand(text), images)), "steer")
         return "queued"
 
     def follow_up(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue a message for delivery when the agent would otherwise stop; returns the disposition."""
         self._refuse_plugin_command(text, "follow_up")
         self._refuse_during_change("follow_up")
-        self.queue(user_message(self._resources().expand(text), images), "followUp")
+        self.queue(self._fitting(user_message(self._resources().expand(text), images)), "followUp")
         return "queued"
+
+    def _fitting(self, message: UserMessage) -> UserMessage:
+        """`message`, unless its own estimated tokens (chars/4, images at their fixed estimate: the estimate
+        compaction uses) exceed the model's context window: then `CommandError`, before anything is queued,
+        sent or written. No request could carry it, and retries and compaction would only fail the same way."""
+        model = self._agent.model
+        window = int(model.get("contextWindow") or 0) if model is not None else 0
+        tokens = estimate_tokens(message)
+        if 0 < window < tokens:
+            raise CommandError(
+                f"The prompt is too large for the context window of {model['provider']}/{model['id']}: about "
+                f"{tokens:,} tokens (estimated) against a window of {window:,} tokens; shorten it, attach less, "
+                "or choose a model (or context window) that fits it. Nothing was sent.")
+        return message
 
     def names_command(self, text: str) -> bool:
         """Whether `text` starts with a `/name` that `submit` runs or expands: a plugin command, a prompt

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .paths import path_text
+
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(parse_int=len)  # values are only skipped: no int() (it refuses over 4300 digits)
 
@@ -59,7 +61,7 @@ class DuplicateKey:
         listed = f"{prefix}{', '.join(places[:-1])} and {places[-1]}"
         inside = f"{dotted(self.where)}: " if self.where else ""
         earlier = "ones" if len(lines) > 2 else "one"
-        return (f'{inside}duplicate key "{self.key}" ({listed}); only the last one ({last}) is used, '
+        return (f'{inside}duplicate key "{path_text(self.key)}" ({listed}); only the last one ({last}) is used, '
                 f"the earlier {earlier} ignored")
 
 
@@ -77,10 +79,11 @@ def duplicate_keys(text: str) -> list[DuplicateKey]:
 
 
 def dotted(where: Sequence[str | int]) -> str:
-    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`."""
+    """`("providers", "local", "models", 0)` -> `providers.local.models[0]`; a key's control characters and line
+    breaks as escapes (`path_text`): the key is the file's text, and the message stays one line."""
     text = ""
     for part in where:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+        text += f"[{part}]" if isinstance(part, int) else (f".{path_text(part)}" if text else path_text(part))
     return text
 
 

@@ -1,4 +1,5 @@
-"""Where agent-forge keeps its files: the agent dir, its sessions dir, and the project resource dir."""
+"""Where agent-forge keeps its files (the agent dir, its sessions dir, the project resource dir), and how a path
+is written in a message for a person (`path_text`)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,17 @@ def sessions_dir(override: str | None = None, agent: str | os.PathLike[str] | No
 def project_dir(cwd: str | Path) -> Path:
     """Project-local resources: `<cwd>/.agent-forge/agent/`."""
     return Path(cwd) / CONFIG_DIR_NAME / "agent"
+
+
+def path_text(path: object) -> str:
+    """A file name or path as one line of a message for a person (a warning, an error, a tool block): every
+    control and invisible character as its escape (`\\x1b`, `\\x0d`, `\\u202e`: `ai/visible_text.py`),
+    newlines and tabs as `\\n` and `\\t` too. A name's newline shown raw would split the message in two, and
+    the second line could read as a message of its own (`x\\nWarning: ...`); as a space it would name another
+    file."""
+    text = str(path)
+    if text.isprintable():  # nothing to escape (every escaped character is unprintable): the usual case
+        return text
+    from ..ai.visible_text import escape_invisible  # only for such a name: not on the start-up path
+
+    return escape_invisible(text).replace("\n", "\\n").replace("\t", "\\t")

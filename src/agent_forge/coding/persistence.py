@@ -10,6 +10,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from .paths import path_text
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
 from .message_persist import persist_message
@@ -88,12 +89,12 @@ class Persistence:
         (`session_write_resumed`), note it on stderr, and retry every `WRITE_RETRY_S` while entries wait."""
         state = store.write_error
         if state is None:
-            print(f"agent-forge: the session file is written again: {store.path}", file=sys.stderr)
+            print(f"agent-forge: the session file is written again: {path_text(store.path)}", file=sys.stderr)
             self._emit(SessionWriteResumed(type="session_write_resumed", path=str(store.path)))
             return
         if state["error"] not in self.write_failures:
             self.write_failures.append(state["error"])
-        print(f"agent-forge: the session file could not be written: {state['path']}: {state['error']} "
+        print(f"agent-forge: the session file could not be written: {path_text(state['path'])}: {state['error']} "
               f"({entries_text(state['pendingEntries'], 'wait')} in memory)", file=sys.stderr)
         self._emit(SessionWriteError(type="session_write_error", **state))
         self._schedule_retry()
@@ -151,7 +152,7 @@ def _rescued_text(path: Path, session_id: str) -> str:
     the temp dir is among no directory's sessions, so its id alone would find nothing)."""
     import shlex
 
-    return (f"the whole session is saved to {path} as session {session_id}; resume it with --session "
+    return (f"the whole session is saved to {path_text(path)} as session {session_id}; resume it with --session "
             f"{shlex.quote(str(path))}")
 
 

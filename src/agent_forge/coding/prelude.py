@@ -210,12 +210,14 @@ def _resume_model(session: SessionPrelude, options: SessionOptions) -> None:
     level = _explicit_level(session, options)
     chosen = current
     if options.model or (options.provider and options.provider.lower() != current["provider"].lower()):
-        chosen = _initial_model(session, options)[0] or current  # unresolved (RPC): the branch's model stays
+        model, clamped, _ = _initial_model(session, options)  # it warned of a level the model does not support
+        if model is not None:  # unresolved (RPC): the branch's model stays
+            chosen, level = model, (clamped if level is not None else None)
     control = session.model_control
     if (chosen["provider"], chosen["id"]) != (current["provider"], current["id"]):
         control.switch(chosen, level)
     elif level is not None:
-        control.record_level(clamp_thinking_level(current, level))
+        control.request_level(level)  # clamped to the model, with the warning
     registry = session.registry
     if registry.cli_api_key and registry.cli_provider is None:  # as `initial_model` binds it for a new session:
         registry.cli_provider = current["provider"]  # `--api-key` never goes to another provider after a switch
@@ -230,10 +232,12 @@ def _explicit_level(session: SessionPrelude, options: SessionOptions) -> str | N
 
 def _use_model_object(session: SessionPrelude, model: Any, thinking: str | None) -> None:
     """SDK: a Model dict given as is (e.g. `faux_model()`), not looked up in the registry; recorded like any
-    start-up model. The thinking level is clamped to what the model supports."""
-    from ..ai.catalogue import clamp_thinking_level, default_thinking_level
+    start-up model. The thinking level is clamped to what the model supports (a warning when it had to be)."""
+    from ..ai.catalogue import default_thinking_level
+    from .models.selection import supported_level
 
-    level = clamp_thinking_level(model, thinking) if thinking else default_thinking_level(model)
+    level, warning = supported_level(model, thinking) if thinking else (default_thinking_level(model), None)
+    session.warnings.extend([warning] if warning else [])
     session.agent.model = model
     session.store.append_model_change(model["provider"], model["id"])
     session.agent.thinking_level = level

@@ -15,6 +15,7 @@ from collections import namedtuple
 from typing import TYPE_CHECKING
 
 from .errors import ConfigFileError, UnsafeFileError
+from .paths import path_text
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -115,7 +116,8 @@ class JsonDocument(namedtuple("JsonDocument", ("data", "text", "duplicates"))):
 
     def duplicate_warnings(self, path: str | os.PathLike[str]) -> list[str]:
         """`duplicate_notes` as `<path>:<line>: <note>` (`<path>: <note>` for the summary)."""
-        return [f"{path}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
+        shown = path_text(path)
+        return [f"{shown}{'' if line is None else f':{line}'}: {note}" for line, note in self.duplicate_notes()]
 
 
 def read_json_document(path: str | os.PathLike[str], limit: int = MAX_CONFIG_BYTES, *,

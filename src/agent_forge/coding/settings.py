@@ -18,7 +18,7 @@ from typing import Any, Callable
 from ..ai.options import THINKING_LEVELS
 from ..records import Record, factory
 from .paths import agent_dir as default_agent_dir
-from .paths import project_dir
+from .paths import path_text, project_dir
 from .config_values import OUT_OF_RANGE, drop_out_of_range, is_count, is_fraction, is_number, is_positive_int
 from .errors import ConfigFileError
 from .safe_read import MAX_REPORTED_PROBLEMS, read_json_document
@@ -50,7 +50,7 @@ class SettingsError(Record, frozen=True):
     line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}{'' if self.line is None else f':{self.line}'}: {self.message}"
+        return f"{path_text(self.path)}{'' if self.line is None else f':{self.line}'}: {self.message}"
 
 
 class RetrySettings(Record, frozen=True, kw_only=True):

@@ -76,7 +76,8 @@ line separators: what could rewrite a terminal, reorder a title or break a listi
 
 def session_name(name: object) -> str:
     """`name` as `set_session_name` records it (stripped): one line of at most `MAX_SESSION_NAME` characters
-    without control characters (`_UNPRINTABLE`). Raises `CommandError` for anything else, naming the problem."""
+    without control characters (`_UNPRINTABLE`), at least one of them visible (`_visible`: not a name made of
+    zero-width spaces). Raises `CommandError` for anything else, naming the problem."""
     if not isinstance(name, str):
         raise CommandError(f"Session name must be a string, got {type(name).__name__}")
     name = name.strip()
@@ -87,7 +88,26 @@ def session_name(name: object) -> str:
                            f"character {bad.start() + 1})")
     if len(name) > MAX_SESSION_NAME:
         raise CommandError(f"Session name is too long ({len(name):,} characters; at most {MAX_SESSION_NAME})")
+    if not any(map(_visible, name)):
+        shown = ascii(name[:12]) + ("…" if len(name) > 12 else "")
+        raise CommandError(f"Session name must hold a visible character, not only invisible ones ({shown}: spaces, "
+                           "zero-width characters or combining marks alone)")
     return name
+
+
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me"})
+"""Unicode categories drawn as nothing on their own: spaces and separators, controls, format characters (the
+zero-width space, joiners, the BOM), combining marks (they mark the character before them)."""
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols drawn as blanks: the Hangul fillers and the blank braille pattern."""
+
+
+def _visible(char: str) -> bool:
+    if char.isascii():
+        return char.isprintable() and not char.isspace()
+    import unicodedata  # only for a name without an ASCII letter (most names have one)
+
+    return unicodedata.category(char) not in _INVISIBLE and char not in _BLANKS
 
 
 def printable_title(text: str, limit: int = 120) -> str:

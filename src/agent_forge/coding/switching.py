@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
@@ -105,10 +104,10 @@ class SessionSwitch:
         store = await asyncio.to_thread(_command, lambda: _opened(path))
         store.no_session = current.no_session
         if store.load_warnings:  # the client's log: what the file lost before this agent read it
-            from .tools.sanitize import terminal_text  # a path may hold control characters
+            from .tools.sanitize import print_warning  # a path may hold control characters
 
             for warning in store.load_warnings:
-                print(f"Warning: {terminal_text(str(warning))}", file=sys.stderr)
+                print_warning(str(warning))
         await self._stop_work()
         self._adopt(store)
 

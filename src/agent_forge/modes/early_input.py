@@ -7,15 +7,6 @@ from __future__ import annotations
 from typing import Any, BinaryIO
 
 
-class StoppedEarly(Exception):
-    """SIGTERM or SIGHUP came while the session was being prepared or the first line awaited (before the mode's
-    own handlers, `modes/termination.py`): `code` is the exit code, 128 + the signal number."""
-
-    def __init__(self, code: int):
-        super().__init__(code)
-        self.code = code
-
-
 def read_first_line(stdin: BinaryIO, limit: int) -> bytes:
     """What `stdin` (unbuffered) gives until a line ends, the input ends or `limit` bytes came (blocking): the
     first line and whatever came with it in the same reads."""

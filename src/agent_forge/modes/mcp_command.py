@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..coding.paths import working_directory
+from ..coding.paths import path_text, working_directory
 
 USAGE_EXIT = 2
 
@@ -68,8 +68,8 @@ def run_mcp_command(argv: list[str]) -> int:
     except _Usage as problem:
         _say(f"mcp: {problem} (see agent-forge mcp --help)")
         return USAGE_EXIT
-    except KeyboardInterrupt:  # Ctrl-C: the servers were stopped on the way out (`_connect_all`)
-        return 130
+    except KeyboardInterrupt as exc:  # a stop signal: the servers were stopped on the way out (`_connect_all`)
+        return getattr(exc, "code", 130)
 
 
 def _split_dashes(argv: list[str]) -> tuple[list[str], bool, list[str]]:
@@ -110,7 +110,7 @@ def _add(args: argparse.Namespace, command: list[str] | None) -> int:
     except McpFileError as exc:
         _say(f"mcp add: {exc}")
         return 1
-    _out(f"{'Replaced' if replaced else 'Added'} MCP server {args.name} in {path}")
+    _out(f"{'Replaced' if replaced else 'Added'} MCP server {path_text(args.name)} in {path_text(path)}")
     return 0
 
 
@@ -133,7 +133,7 @@ def _remove(args: argparse.Namespace) -> int:
     except McpFileError as exc:
         _say(f"mcp remove: {exc}")
         return 1
-    _out(f"Removed MCP server {args.name} from {path}")
+    _out(f"Removed MCP server {path_text(args.name)} from {path_text(path)}")
     return 0
 
 
@@ -157,7 +157,11 @@ def _list(args: argparse.Namespace) -> int:
     if not servers:
         _out("No MCP servers configured (add one with: agent-forge mcp add NAME -- COMMAND ARGS...)")
         return 0
-    rows = asyncio.run(_connect_all(servers))
+    from ..cli_loop import run_loop
+
+    # run_loop, not asyncio.run: a stop signal cancels the listing, where an exception raised wherever the main
+    # thread is would be taken for a server's failure (a row saying `failed 130`, exit 1).
+    rows = run_loop(_connect_all(servers))
     _print_table(rows)
     return 1 if any(row[3] not in ("connected", "disabled") for row in rows) else 0
 

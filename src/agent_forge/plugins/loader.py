@@ -29,6 +29,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable
 
+from ..coding.paths import path_text
 from .bounded import PluginTimeout, bounded
 from .discovery import (  # noqa: F401  (the loader's public names since before the split)
     ENTRY_POINT_GROUP, PLUGINS_DIR, Discovery, PluginObject, PluginSource, Setup, cli_source, discover, plugin_files)
@@ -67,7 +68,7 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
     except BaseException as exc:  # a plugin must not take the agent down, not even with sys.exit
         if is_cancellation(exc):
             raise
-        raise PluginLoadError(f"{source.target}: {describe_error(exc)}") from exc
+        raise PluginLoadError(f"{path_text(source.target)}: {describe_error(exc)}") from exc
     finally:
         if plugin is not None:
             plugin.seal()
@@ -80,7 +81,8 @@ async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) ->
     try:
         await bounded(awaitable, timeout, grace=0)
     except PluginTimeout:
-        raise PluginLoadError(f"{target}: setup did not finish within {timeout:g} s; plugin skipped") from None
+        raise PluginLoadError(f"{path_text(target)}: setup did not finish within {timeout:g} s; plugin "
+                              "skipped") from None
 
 
 def _import(source: PluginSource) -> tuple[object, str, str]:
@@ -113,13 +115,13 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
     if path.is_dir():
         init = path / "__init__.py"
         if not init.is_file():
-            raise PluginLoadError(f"{path}: a plugin directory needs an __init__.py")
+            raise PluginLoadError(f"{path_text(path)}: a plugin directory needs an __init__.py")
         spec = importlib.util.spec_from_file_location(_module_name(path), init,
                                                       submodule_search_locations=[str(path)])
     elif path.is_file() and path.suffix == ".py":
         spec = importlib.util.spec_from_file_location(_module_name(path), path)
     else:
-        raise PluginLoadError(f"{path}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
+        raise PluginLoadError(f"{path_text(path)}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses and pickling look their module up here

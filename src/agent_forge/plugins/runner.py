@@ -27,6 +27,7 @@ from typing import Awaitable, Callable, TypeVar
 
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, ToolCall
+from ..coding.paths import path_text
 from ..coding.agent_session import AgentSession
 from ..coding.events import SessionEvent
 from ..coding.events import ExtensionError
@@ -122,8 +123,8 @@ class PluginRunner(SessionHooks):
     def _add_command(self, command: CommandSpec) -> None:
         taken = self.commands_by_name.get(command.name)
         if taken is not None:
-            self.warnings.append(f"Plugin {command.plugin.id}: command /{command.name} is already registered by "
-                                 f"plugin {taken.plugin.id}; ignored")
+            self.warnings.append(f"Plugin {path_text(command.plugin.id)}: command /{command.name} is already "
+                                 f"registered by plugin {path_text(taken.plugin.id)}; ignored")
             return
         self.commands_by_name[command.name] = command
 
@@ -134,8 +135,8 @@ class PluginRunner(SessionHooks):
         tools = self.session.agent.tools
         taken = next((t for t in tools if t.name == spec.name), None)
         if isinstance(taken, PluginTool):
-            self.warnings.append(f"Plugin {plugin.id}: tool {spec.name} is already registered by plugin "
-                                 f"{taken.spec.plugin.id}; ignored")
+            self.warnings.append(f"Plugin {path_text(plugin.id)}: tool {spec.name} is already registered by plugin "
+                                 f"{path_text(taken.spec.plugin.id)}; ignored")
             return
         tool = PluginTool(spec, lambda: self.context(plugin), self.tool_deadlines)
         self.session.agent.tools = [t for t in tools if t is not taken] + [tool]
@@ -156,7 +157,8 @@ class PluginRunner(SessionHooks):
         from ..coding.tools.sanitize import terminal_text  # the message may quote model or tool text
 
         message = describe_error(error)
-        print(terminal_text(f"agent-forge: plugin {plugin.id} failed in {event}: {message}{note}"), file=sys.stderr)
+        print(terminal_text(f"agent-forge: plugin {path_text(plugin.id)} failed in {event}: "
+                            f"{message}{note}"), file=sys.stderr)
         self.session.emit(ExtensionError(type="extension_error", extensionPath=plugin.path, event=event, error=message))
 
     async def _call(self, plugin: Plugin, event: str, fn: Callable[..., object], *args: object) -> tuple[bool, object]:

@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Callable, Iterable, Union
 
+from ..coding.paths import path_text
 from ..coding.config_values import is_number
 from ..coding.paths import working_directory
 
@@ -55,7 +56,7 @@ def trust_command(args: argparse.Namespace, agent_dir: str | os.PathLike[str],
         print(f"agent-forge: {exc}", file=sys.stderr)
         return 1
     verdict = "trusted: its plugins will load" if args.trust_project else "not trusted: its plugins will not load"
-    out(f"{canonical_dir(working_directory())} is {verdict} (recorded in {path})")
+    out(f"{path_text(canonical_dir(working_directory()))} is {verdict} (recorded in {path_text(path)})")
     return 0
 
 

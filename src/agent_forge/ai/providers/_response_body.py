@@ -14,8 +14,8 @@ from ._chunked import raw_chunked_body
 if TYPE_CHECKING:
     import httpx2
 
-_BODY_LIMIT = 16_000  # characters of an error body kept in errorMessage
-_BODY_READ = 4 * _BODY_LIMIT  # bytes of an error body read (UTF-8 takes at most 4 bytes a character)
+_BODY_LIMIT = 500  # characters of an error body (or of the API's message in it) quoted in errorMessage
+_BODY_READ = 64_000  # bytes of an error body read: enough for the API's error JSON around a long message
 _HEAD_BYTES = 512  # bytes of a body kept to describe an unexpected answer
 _SNIFF_BYTES = 7  # enough of a body, after leading whitespace, to tell "retry:" or "data:" from anything else
 _SHOWN_CHARS = 200  # characters of that head shown in errorMessage
@@ -140,7 +140,7 @@ async def error_body(response: httpx2.Response, url: str) -> str:
         return f"{prefix}(the body could not be read: {type(exc).__name__}: {sanitize_snippet(str(exc), 200)})"
     kind = response.headers.get("content-type", "").lower()
     if "html" not in kind:
-        return prefix + (provider_error(text) or text)
+        return prefix + (provider_error(text) or sanitize_snippet(text, _BODY_LIMIT))
     return f'{prefix}(content-type: {sanitize_snippet(kind, 100)}) "{sanitize_snippet(text, _SHOWN_CHARS)}"'
 
 
@@ -199,11 +199,11 @@ def _redirect_text(response: httpx2.Response, url: str) -> str:
 
 
 async def _body_text(response: httpx2.Response) -> str:
-    """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered)."""
+    """The start of an error body: at most `_BODY_READ` bytes are read (the rest is never buffered); what is
+    shown of it is cut later (`_BODY_LIMIT`)."""
     data = bytearray()
     async for chunk in response.aiter_bytes():
         data += chunk
         if len(data) >= _BODY_READ:
             break
-    body = data.decode("utf-8", errors="replace")
-    return body if len(body) <= _BODY_LIMIT else body[:_BODY_LIMIT] + "…"
+    return data[:_BODY_READ].decode("utf-8", errors="replace")

@@ -11,7 +11,7 @@ from .. import json_wire
 from ..errors import HttpStatusError, MalformedChunkError, StreamIdleTimeout, StreamProtocolError, UnexpectedResponseError
 from ..options import StreamOptions
 from ..sse import SSEDecoder, SSEEvent, feed_events
-from ..transport_errors import check_headers, check_url, shown_url, transport_error
+from ..transport_errors import TransportFailure, check_headers, check_url, shown_url, transport_error
 from ._common import Event, HttpRequest, SseHandler, guarded
 from ._response_body import BodyHead, body_bytes, describe_answer, error_body, retry_after_ms, sanitize_snippet
 
@@ -98,6 +98,9 @@ async def _read_events(response: httpx2.Response, handler: SseHandler, url: str)
                 yield reading.events(sse, failure)
             if reading.over:
                 break
+    if not reading.over and decoder.pending:  # a clean EOF (`Connection: close`) inside an event
+        raise TransportFailure(f"The server closed the connection mid-answer ({shown_url(url)}): the stream "
+                               "ended inside an event")
     if not reading.seen:
         raise UnexpectedResponseError(response.status_code, describe_answer(response, body.head, "sent no events"))
 

@@ -217,7 +217,9 @@ class _Handler(SseHandler):
 
     @property
     def finished(self) -> bool:
-        return False  # no terminal event: read to the end of the body
+        """Gemini has no terminal event: the chunk with a `finishReason` (its usage comes in it) is the last
+        read, so a server that keeps the connection open, or sends more, does not hold or change the answer."""
+        return self._finish is not None
 
     def handle(self, event: SSEEvent) -> Iterable[Event]:
         chunk: GenerateContentResponse = self.load(event.data, "stream chunk")  # type: ignore[assignment]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from ..paths import path_text
 from ..session.entries import is_entry, iso_timestamp
 from ..session.store import SessionStore
 from .context import Record
@@ -76,8 +77,8 @@ def check_confined(output_path: str | os.PathLike[str] | None, target: Path, cwd
         return
     root = os.path.realpath(cwd)
     if os.path.commonpath([root, str(target)]) != root:
-        raise ExportError(f"Cannot write {target}: a relative outputPath must stay inside the working directory "
-                          f"{root}; give an absolute path to write elsewhere")
+        raise ExportError(f"Cannot write {path_text(target)}: a relative outputPath must stay inside the working "
+                          f"directory {path_text(root)}; give an absolute path to write elsewhere")
 
 
 def check_exportable(snapshot: SessionSnapshot) -> None:
@@ -144,14 +145,14 @@ def _existing_target(target: Path, snapshot: SessionSnapshot) -> os.stat_result 
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+        raise ExportError(f"Cannot write {path_text(target)}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(status.st_mode):
-        raise ExportError(f"Cannot write {target}: it is {_file_kind(status.st_mode)}, not a regular file")
+        raise ExportError(f"Cannot write {path_text(target)}: it is {_file_kind(status.st_mode)}, not a regular file")
     if snapshot.path is not None and _same_file(status, snapshot.path):
-        raise ExportError(f"Cannot write {target}: it is the session file being exported")
+        raise ExportError(f"Cannot write {path_text(target)}: it is the session file being exported")
     if not _earlier_export(target):
-        raise ExportError(f"Cannot write {target}: the file exists and is not an earlier HTML export (a .html or "
-                          ".htm file, or a page starting with <!DOCTYPE html>); choose another path")
+        raise ExportError(f"Cannot write {path_text(target)}: the file exists and is not an earlier HTML export "
+                          "(a .html or .htm file, or a page starting with <!DOCTYPE html>); choose another path")
     return status
 
 
@@ -192,7 +193,7 @@ def _write_atomically(target: Path, data: bytes, existing: os.stat_result | None
     try:
         fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
-        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+        raise ExportError(f"Cannot write {path_text(target)}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             if existing is not None:
@@ -201,7 +202,7 @@ def _write_atomically(target: Path, data: bytes, existing: os.stat_result | None
         os.replace(temp, target)
     except OSError as exc:
         Path(temp).unlink(missing_ok=True)
-        raise ExportError(f"Cannot write {target}: {exc.strerror or exc}") from None
+        raise ExportError(f"Cannot write {path_text(target)}: {exc.strerror or exc}") from None
 
 
 def _keep_attributes(fd: int, existing: os.stat_result) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
+from ..paths import path_text
 from ..config_values import is_number
 from ..errors import ConfigFileError
 from ..paths import project_dir
@@ -149,19 +150,19 @@ def _read_entries(path: Path, warnings: list[str]) -> tuple[dict[str, object], s
     except FileNotFoundError:
         return {}, ""
     except ConfigFileError as exc:
-        warnings.append(f"{path}: {exc}; its MCP servers are not used")
+        warnings.append(f"{path_text(path)}: {exc}; its MCP servers are not used")
         return {}, ""
     data = document.data
     warnings.extend(document.duplicate_warnings(path))
     if not isinstance(data, dict):
-        warnings.append(f"{path}: expected a JSON object with \"mcpServers\"; its MCP servers are not used")
+        warnings.append(f"{path_text(path)}: expected a JSON object with \"mcpServers\"; its MCP servers are not used")
         return {}, ""
     return _entries_of(data.get("mcpServers", {}), str(path), warnings), document.text
 
 
 def _entries_of(value: object, label: str, warnings: list[str]) -> dict[str, object]:
     if not isinstance(value, dict):
-        warnings.append(f"{label}: \"mcpServers\" must be an object of server entries; ignored")
+        warnings.append(f"{path_text(label)}: \"mcpServers\" must be an object of server entries; ignored")
         return {}
     return value
 
@@ -171,13 +172,13 @@ def _merge_project_entry(servers: dict[str, McpServerConfig], name: str, entry: 
     if isinstance(entry, dict) and entry and set(entry) <= OVERRIDE_KEYS:
         base = servers.get(name)
         if base is None:
-            warnings.append(f"{path}: mcpServers.{name}: only overrides {', '.join(sorted(entry))}, but no user "
-                            "server has that name; skipped")
+            warnings.append(f"{path_text(path)}: mcpServers.{path_text(name)}: only overrides "
+                            f"{', '.join(sorted(entry))}, but no user server has that name; skipped")
             return
         try:
             servers[name] = replace(base, **_override_fields(entry))
         except EntryProblem as exc:
-            warnings.append(f"{path}: mcpServers.{name}: {exc}; the override is skipped")
+            warnings.append(f"{path_text(path)}: mcpServers.{path_text(name)}: {exc}; the override is skipped")
         return
     server = _checked(name, entry, "project", str(path), str(path), cwd, environ, warnings, text)
     if server is not None:
@@ -203,23 +204,23 @@ def _checked(name: str, entry: object, scope: str, source: str | None, label: st
     try:
         server = _parse_entry(name, entry, scope, source, cwd, environ, warnings)
     except EntryProblem as exc:
-        warnings.append(f"{_at(label, text, name)}: mcpServers.{name}: {exc}; skipped")
+        warnings.append(f"{_at(label, text, name)}: mcpServers.{path_text(name)}: {exc}; skipped")
         return None
     unknown = sorted(set(entry) - _KNOWN_KEYS)
     if unknown:
-        warnings.append(f"{_at(label, text, name)}: mcpServers.{name}: unknown field(s) {', '.join(unknown)} "
-                        "ignored")
+        warnings.append(f"{_at(label, text, name)}: mcpServers.{path_text(name)}: unknown field(s) "
+                        f"{', '.join(map(path_text, unknown))} ignored")
     return server
 
 
 def _at(label: str, text: str, name: str) -> str:
     """`label:<line>` of entry `name` in `text` (located only when there is a problem to report), else `label`."""
     if not text:
-        return label
+        return path_text(label)
     from ..json_locate import locate
 
     position = locate(text, ("mcpServers", name))
-    return f"{label}:{position[0]}" if position else label
+    return f"{path_text(label)}:{position[0]}" if position else path_text(label)
 
 
 def _parse_entry(name: str, entry: object, scope: str, source: str | None, cwd: str, environ: Mapping[str, str],
@@ -244,7 +245,7 @@ def _parse_entry(name: str, entry: object, scope: str, source: str | None, cwd: 
         headers = {k: expand(v) for k, v in _string_map(entry, "headers").items()}
         server = McpServerConfig(url=_url(entry), headers=headers, **common)
     if missing:
-        warnings.append(f"{source or 'mcp_servers'}: mcpServers.{name}: environment variable(s) "
+        warnings.append(f"{path_text(source or 'mcp_servers')}: mcpServers.{path_text(name)}: environment variable(s) "
                         f"{', '.join(sorted(set(missing)))} not set (replaced by empty text)")
     return server
 

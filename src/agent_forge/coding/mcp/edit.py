@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigFileError
+from ..paths import path_text
 from ..safe_read import read_json_file
 from .config import NAME_RULE, parse_servers
 
@@ -43,7 +44,8 @@ def add_server(path: Path, name: str, entry: dict[str, JsonValue], *, replace: b
         data, servers = _read(path)
         existed = name in servers
         if existed and not replace:
-            raise McpFileError(f"{path}: a server named {name!r} exists already (remove it first, or add --force)")
+            raise McpFileError(f"{path_text(path)}: a server named {name!r} exists already (remove it first, or add "
+                               "--force)")
         servers[name] = entry
         _write(path, data, servers)
     return existed
@@ -55,7 +57,7 @@ def remove_server(path: Path, name: str) -> None:
         data, servers = _read(path, missing_ok=False)
         if name not in servers:
             listed = ", ".join(servers) or "none"
-            raise McpFileError(f"{path}: no server named {name!r} (servers: {listed})")
+            raise McpFileError(f"{path_text(path)}: no server named {name!r} (servers: {listed})")
         del servers[name]
         _write(path, data, servers)
 
@@ -71,7 +73,8 @@ def _locked(path: Path) -> Iterator[None]:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise McpFileError(f"{path}: cannot be locked: {exc.strerror or exc}; the file was not changed") from None
+        raise McpFileError(f"{path_text(path)}: cannot be locked: {exc.strerror or exc}; the file was not "
+                           "changed") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -84,15 +87,16 @@ def _read(path: Path, *, missing_ok: bool = True) -> tuple[dict[str, JsonValue],
         data = read_json_file(path, if_blank={})
     except FileNotFoundError:
         if not missing_ok:
-            raise McpFileError(f"{path}: no such file") from None
+            raise McpFileError(f"{path_text(path)}: no such file") from None
         data = {}
     except (ConfigFileError, OSError) as exc:
-        raise McpFileError(f"{path}: {getattr(exc, 'strerror', None) or exc}; the file was not changed") from None
+        raise McpFileError(f"{path_text(path)}: {getattr(exc, 'strerror', None) or exc}; the file was not "
+                           "changed") from None
     if not isinstance(data, dict):
-        raise McpFileError(f"{path}: expected a JSON object with \"mcpServers\"; the file was not changed")
+        raise McpFileError(f"{path_text(path)}: expected a JSON object with \"mcpServers\"; the file was not changed")
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
-        raise McpFileError(f"{path}: \"mcpServers\" is not an object; the file was not changed")
+        raise McpFileError(f"{path_text(path)}: \"mcpServers\" is not an object; the file was not changed")
     return data, servers
 
 
@@ -111,4 +115,4 @@ def _write(path: Path, data: dict[str, JsonValue], servers: dict[str, JsonValue]
         os.replace(temporary, target)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
-        raise McpFileError(f"{path}: cannot be written: {exc.strerror or exc}") from None
+        raise McpFileError(f"{path_text(path)}: cannot be written: {exc.strerror or exc}") from None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..paths import path_text
 from ..errors import AuthFileError, ConfigFileError
 from ..safe_read import read_json_document
 from .key_values import (
@@ -153,7 +154,7 @@ class AuthStorage:
             self._data, self._stamp, self.error, self.problems, self.duplicates = {}, None, None, {}, []
             return self._data
         except OSError as exc:
-            self._data, self._stamp, self.error = {}, None, f"{self.path}: {exc.strerror or exc}"
+            self._data, self._stamp, self.error = {}, None, f"{path_text(self.path)}: {exc.strerror or exc}"
             self.problems, self.duplicates = {}, []
             return self._data
         stamp = (st.st_mtime_ns, st.st_size)
@@ -201,10 +202,10 @@ def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str], list
     except FileNotFoundError:
         return {}, {}, []  # removed between the caller's stat and this read
     except ConfigFileError as exc:
-        raise AuthFileError(f"{path}: {exc}") from None
+        raise AuthFileError(f"{path_text(path)}: {exc}") from None
     data, text = document.data, document.text
     if not isinstance(data, dict):
-        raise AuthFileError(f"{path}: expected a JSON object of provider credentials, got {json_kind(data)}")
+        raise AuthFileError(f"{path_text(path)}: expected a JSON object of provider credentials, got {json_kind(data)}")
     problems = {}
     for provider, credential in data.items():
         problem = credential_problem(credential)
@@ -213,7 +214,7 @@ def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str], list
 
             position = locate(text, (provider,))
             line = f":{position[0]}" if position else ""
-            problems[provider] = f"{path}{line}: {provider}: {problem}; ignored"
+            problems[provider] = f"{path_text(path)}{line}: {path_text(provider)}: {problem}; ignored"
     return data, problems, document.duplicate_warnings(path)
 
 

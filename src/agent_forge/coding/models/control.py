@@ -12,16 +12,16 @@ branch, settings `defaultContextWindows["provider/id"]`, or its default (`ai.cat
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import re
-from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable
 
 from ...ai.catalogue import clamp_thinking_level, context_windows_for, default_context_window, thinking_levels_for
 from ...ai.options import THINKING_LEVELS
 from ...lazy_re import LazyPattern
 from ..errors import CommandError
+from .scope import ScopedModel, resolve_scope, split_patterns
+from .selection import supported_level
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -33,15 +33,6 @@ if TYPE_CHECKING:
 
 _COMPACT_SIZE = LazyPattern(r"([0-9]+(?:\.[0-9]+)?)\s*([km]?)", re.IGNORECASE)  # ASCII digits: not `٤٠٠k`
 _SCALE = {"": 1, "k": 1_000, "m": 1_000_000}
-_GLOB_CHARS = ("*", "?", "[")
-
-
-class ScopedModel(namedtuple("ScopedModel", ("model", "thinking_level"), defaults=(None,))):  # `ai.hosts.Host`
-    """A model in the cycling scope; `thinking_level` is the level a `:<level>` pattern suffix pinned."""
-
-    __slots__ = ()
-    model: Model
-    thinking_level: str | None
 
 
 class ModelControl:
@@ -51,10 +42,13 @@ class ModelControl:
     """
 
     def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Settings,
-                 warnings: list[str], emit: Callable[[dict[str, Any]], None]) -> None:
-        """`store()`: the current store (read at each use); `emit` sends `context_window_changed`."""
+                 warnings: list[str], emit: Callable[[dict[str, Any]], None],
+                 warn: Callable[[str], None] | None = None) -> None:
+        """`store()`: the current store (read at each use); `emit` sends `context_window_changed`; `warn(text)`
+        reports a thinking level the model does not support (default: appended to `warnings`)."""
         self._agent, self._store, self._registry, self._settings = agent, store, registry, settings
         self._warnings, self._emit = warnings, emit  # the session's start-up warnings; its event sink
+        self._warn = warn or warnings.append
         self.scope: list[ScopedModel] = []
         """Models `cycle_model` walks through when non-empty (`--models`, else settings `enabledModels`)."""
 
@@ -147,7 +141,8 @@ class ModelControl:
         clamped to the model either way, and is recorded when it changed. Returns the active model dict."""
         active = self.activate(model)
         self._store().append_model_change(model["provider"], model["id"])
-        self.record_level(clamp_thinking_level(active, level or self._agent.thinking_level))
+        self.record_level(self._supported(active, level) if level else
+                          clamp_thinking_level(active, self._agent.thinking_level))  # carried over: no warning
         return active
 
     def restore(self, context: SessionContext, *, announce: bool = False) -> bool:
@@ -164,7 +159,9 @@ class ModelControl:
             return False
         active = self.activate(model)
         agent = self._agent
-        agent.thinking_level = clamp_thinking_level(active, context.thinking_level or agent.thinking_level)
+        recorded = context.thinking_level
+        agent.thinking_level = (self._supported(active, recorded) if recorded else
+                                clamp_thinking_level(active, agent.thinking_level))
         if announce and previous is not None:
             self._announce_window(int(previous["contextWindow"]), active)
         return named is not None
@@ -256,6 +253,19 @@ class ModelControl:
         index = levels.index(current) if current in levels else -1
         self.record_level(levels[(index + 1) % len(levels)])
         return {"level": self._agent.thinking_level}
+
+    def request_level(self, level: str) -> None:
+        """Set a level a flag asked for (`--thinking` on a resumed session), clamped to the model with the
+        warning of `selection.supported_level` when it is not supported; recorded as `record_level` does."""
+        model = self._model
+        self.record_level(self._supported(model, level) if model is not None else level)
+
+    def _supported(self, model: Model, level: str) -> str:
+        """`level` clamped to `model`; a level it does not support is reported through `warn`, once per request."""
+        supported, warning = supported_level(model, level)
+        if warning:
+            self._warn(warning)
+        return supported
 
     def record_level(self, level: str) -> None:
         """Make `level` the thinking level; a `thinking_level_change` entry only when it changes."""
@@ -382,69 +392,3 @@ def format_context_window(tokens: int) -> str:
     if tokens % 1_000 == 0:
         return f"{tokens // 1_000}k"
     return str(tokens)
-
-
-# -- scope -------------------------------------------------------------------------------------------
-
-
-def split_patterns(patterns: Any) -> list[str] | None:
-    """`"a, b:high"` or `["a", "b:high"]` -> `["a", "b:high"]` (blanks dropped); None when malformed."""
-    if isinstance(patterns, str):
-        patterns = patterns.split(",")
-    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-        return None
-    return [p.strip() for p in patterns if p.strip()]
-
-
-def resolve_scope(registry: ModelRegistry, patterns: list[str], source: str = "--models"
-                  ) -> tuple[list[ScopedModel], list[str]]:
-    """The models `patterns` select among the available ones (those with credentials), and warnings.
-
-    A pattern is a case-insensitive glob on `provider/id` or `id` (`anthropic/*`, `*sonnet*`), else an exact
-    id or `provider/id`, else a fuzzy match as for `--model`; each may end in `:<thinking level>`. An exact id
-    offered by several providers adds each of them (with a warning). The first pattern to select a model
-    decides its pinned level; order follows the patterns, then the catalogue.
-    """
-    scope: dict[tuple[str, str], ScopedModel] = {}
-    warnings: list[str] = []
-    available = registry.available_models()
-    for raw in patterns:
-        pattern, level = _split_level(raw)
-        matches = _matches(registry, available, pattern, warnings)
-        if not matches:
-            warnings.append(f'{source}: no available model matches "{raw}"')
-        for model in matches:
-            scope.setdefault((model["provider"], model["id"]), ScopedModel(model, level))
-    return list(scope.values()), warnings
-
-
-def _split_level(pattern: str) -> tuple[str, str | None]:
-    head, sep, tail = pattern.rpartition(":")
-    if sep and head and tail.lower() in THINKING_LEVELS:
-        return head, tail.lower()
-    return pattern, None
-
-
-def _matches(registry: ModelRegistry, available: list[Model], pattern: str, warnings: list[str]) -> list[Model]:
-    if any(c in pattern for c in _GLOB_CHARS):
-        return _glob(available, pattern)
-    return _named(registry, available, pattern, warnings)
-
-
-def _glob(available: list[Model], pattern: str) -> list[Model]:
-    needle = pattern.lower()
-    return [m for m in available if fnmatch.fnmatchcase(f"{m['provider']}/{m['id']}".lower(), needle)
-            or fnmatch.fnmatchcase(m["id"].lower(), needle)]
-
-
-def _named(registry: ModelRegistry, available: list[Model], pattern: str, warnings: list[str]) -> list[Model]:
-    needle = pattern.lower()
-    exact = [m for m in available if f"{m['provider']}/{m['id']}".lower() == needle]
-    exact = exact or [m for m in available if m["id"].lower() == needle]
-    if len(exact) > 1:
-        providers = ", ".join(m["provider"] for m in exact)
-        warnings.append(f'Model "{pattern}" is offered by several providers ({providers}); each is in the scope')
-    if exact:
-        return exact
-    model, _, _ = registry.resolve_model_pattern(pattern)
-    return [model] if model is not None and registry.has_auth(model) else []

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ...ai.catalogue import CONTEXT_WINDOW_HEADERS, PROVIDER_ENV_KEYS
 from ...ai.transport_errors import header_value_problem
+from ..paths import path_text
 from .auth_file import AuthStorage
 from .key_values import KeyLookup, KeyOutcome, key_value_configured, key_value_lookup, run_lookup, run_lookup_async
 from .models_json import HeaderKey, ModelsConfig
@@ -111,16 +112,16 @@ class Credentials:
             unsendable = header_value_problem(key) if key else None
             if unsendable:  # the first key found is the one meant: a later source must not stand in for it
                 self._unusable[provider] = (
-                    f'The API key for provider "{provider}" from {label} cannot be sent: it {unsendable}, which '
-                    "an HTTP header cannot carry (the key is not shown). Correct it there"
+                    f'The API key for provider "{provider}" from {path_text(label)} cannot be sent: it '
+                    f"{unsendable}, which an HTTP header cannot carry (the key is not shown). Correct it there"
                     f"{' (or /login again)' if label == str(self.auth.path) else ''}.")
-                self._problems[provider] = [f"{label}: the key {unsendable}"]
+                self._problems[provider] = [f"{path_text(label)}: the key {unsendable}"]
                 return None
             if key:
                 self._problems.pop(provider, None)
                 return key
             if problem:
-                problems.append(f"{label}: {problem}")
+                problems.append(f"{path_text(label)}: {problem}")
         self._problems[provider] = problems
         return None
 
@@ -162,7 +163,7 @@ class Credentials:
             if unsendable:
                 from ...ai.errors import AIError
 
-                raise AIError(f"{self.models_path}: the value of header {name!r} for provider "
+                raise AIError(f"{path_text(self.models_path)}: the value of header {name!r} for provider "
                               f'"{model["provider"]}" {unsendable}, so the request was not sent (the value is '
                               "not shown)")
             if resolved is not None:
@@ -196,11 +197,12 @@ class Credentials:
         """Why `model` cannot run and how to fix it, naming the env var and the files to edit."""
         provider = model["provider"]
         env_name = PROVIDER_ENV_KEYS.get(provider)
-        first = f"Set {env_name}" if env_name else f'Set "apiKey" for provider "{provider}" in {self.models_path}'
+        first = (f"Set {env_name}" if env_name else
+                 f'Set "apiKey" for provider "{provider}" in {path_text(self.models_path)}')
         problems = self._problems.get(provider) or []
         reason = f": {'; '.join(problems)}." if problems else "."  # how a configured key failed, first
         unusable = self.auth.unusable_reason(provider)
-        where = f"{self.auth.path} (unusable now: {unusable})" if unusable else str(self.auth.path)
+        where = path_text(self.auth.path) + (f" (unusable now: {unusable})" if unusable else "")
         return f'No API key for provider "{provider}"{reason} {first}, add it to {where}, or pass --api-key.'
 
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from ...ai.catalogue import BUILTIN_MODELS, PROVIDER_ENDPOINTS, PROVIDER_ENV_KEYS
 from ...ai.registry import known_apis
+from ..paths import path_text
 from ...records import Record, factory
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
@@ -142,8 +143,8 @@ class _Loader:
         for provider_id, entry in self._read().items():
             self._apply_provider(provider_id, entry)
         if self.unlisted:
-            self.config.errors.append(f"{self.path}: {self.unlisted} more problems not listed (each skips or "
-                                      "corrects what it names, as those above do)")
+            self.config.errors.append(f"{path_text(self.path)}: {self.unlisted} more problems not listed (each "
+                                      "skips or corrects what it names, as those above do)")
         return self.config
 
     def _read(self) -> dict[str, object]:
@@ -167,7 +168,8 @@ class _Loader:
         return providers
 
     def _file_error(self, message: str) -> dict[str, object]:
-        self.config.errors.append(f"{self.path}: {message}; custom models ignored, built-in models still work")
+        self.config.errors.append(f"{path_text(self.path)}: {message}; custom models ignored, built-in models "
+                                  "still work")
         return {}
 
     def _error(self, where: Where, message: str, key: str | None = None) -> None:
@@ -180,7 +182,7 @@ class _Loader:
             return
         position = locate(self.text, (*where, key) if key else where)
         line = f":{position[0]}" if position else ""
-        self.config.errors.append(f"{self.path}{line}: {dotted(where)}: {message}")
+        self.config.errors.append(f"{path_text(self.path)}{line}: {dotted(where)}: {message}")
 
     def _strip_endpoint(self, entry: ModelEntry, where: Where) -> None:
         """Drop a known endpoint path (`ENDPOINT_SUFFIXES`) from the end of `entry`'s `baseUrl`, saying so."""

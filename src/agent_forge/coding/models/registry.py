@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..paths import path_text
 from . import selection
 from .auth_file import AuthStorage
 from .credentials import AuthStatus, Credentials
@@ -196,14 +197,15 @@ class ModelRegistry:
         if not self.errors:
             return ""
         more = f" (and {len(self.errors) - 1} more problem(s))" if len(self.errors) > 1 else ""
-        first = re.sub(r"^:(\d+): ", r"line \1: ", self.errors[0].removeprefix(str(self.models_path)))
+        first = re.sub(r"^:(\d+): ", r"line \1: ", self.errors[0].removeprefix(path_text(self.models_path)))
         first = first.removeprefix(": ")
-        return f" {self.models_path} had errors, so some of its models may have been skipped: {first}{more}."
+        return f" {path_text(self.models_path)} had errors, so some of its models may have been skipped: {first}{more}."
 
     def explain_missing(self, message: str) -> str:
         """`message` (a model or provider that was not found) followed by every `models.json` problem, one per
         line, since the model may be one the file failed to add; `message` alone when the file had none."""
         if not self.errors:
             return message
-        return "\n".join([f"{message}. {self.models_path} has problems, so some of its models were not loaded:",
+        return "\n".join([f"{message}. {path_text(self.models_path)} has problems, so some of its models were "
+                          "not loaded:",
                           *(f"  {error}" for error in self.errors)])

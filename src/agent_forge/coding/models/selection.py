@@ -237,11 +237,20 @@ def _initial_level(model: Model, thinking: str | None, suffix: str | None, setti
     if settings is not None:
         configured = (settings.model_thinking_level(model["provider"], model["id"])
                       or settings.default_thinking_level)
-    requested = explicit or configured
-    if requested is None:
-        return default_thinking_level(model)
+    if explicit:
+        level, warning = supported_level(model, explicit)
+        warnings.extend([warning] if warning else [])
+        return level
+    return clamp_thinking_level(model, configured) if configured else default_thinking_level(model)
+
+
+def supported_level(model: Model, requested: str) -> tuple[str, str | None]:
+    """`(level, warning)`: `requested` clamped to the levels `model` supports (`clamp_thinking_level`), and the
+    warning the user gets when it had to change (`Thinking level "low" is not supported by fake/m; using "off"`),
+    else None. The one wording of every level asked for by a flag, a pattern suffix, a scope pin or a session's
+    branch (`ModelControl` reports it; `set_thinking_level` refuses such a level instead)."""
     level = clamp_thinking_level(model, requested)
-    if explicit and level != explicit:
-        warnings.append(f'Thinking level "{explicit}" is not supported by {model["provider"]}/{model["id"]}; '
-                        f'using "{level}"')
-    return level
+    if level == requested:
+        return level, None
+    return level, (f'Thinking level "{requested}" is not supported by {model["provider"]}/{model["id"]}; '
+                   f'using "{level}"')

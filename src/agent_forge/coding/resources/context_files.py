@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..paths import path_text
 from ..safe_read import read_prefix
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
@@ -71,12 +72,12 @@ def _read(path: Path, warnings: list[str]) -> str | None:
     except FileNotFoundError:
         return None  # a dangling link, or removed since the listing
     except OSError as exc:
-        warnings.append(f"{path}: context file not loaded: {exc.strerror or exc}")
+        warnings.append(f"{path_text(path)}: context file not loaded: {exc.strerror or exc}")
         return None
     text = data[:MAX_CONTEXT_FILE_BYTES].decode("utf-8", "replace")
     if len(data) > MAX_CONTEXT_FILE_BYTES:
-        warnings.append(f"{path}: context file is larger than {MAX_CONTEXT_FILE_BYTES // 1024} KB; only its start "
-                        "is used")
+        warnings.append(f"{path_text(path)}: context file is larger than {MAX_CONTEXT_FILE_BYTES // 1024} KB; "
+                        "only its start is used")
         text += "\n[... context file cut here: it is too long ...]"
     return text
 

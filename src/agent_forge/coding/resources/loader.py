@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
+from ..paths import path_text
 from ..errors import UnsafeFileError
 from ..safe_read import MAX_CONFIG_BYTES, describe_kind, read_text_file
 from .commands import CommandSource, collect_commands
@@ -132,13 +133,13 @@ def _setting_roots(kind: str, raw: dict[str, Any], base: Path, scope: Any, warni
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        warnings.append(f"{base / 'settings.json'}: {kind} must be a list of paths; ignored")
+        warnings.append(f"{path_text(base / 'settings.json')}: {kind} must be a list of paths; ignored")
         return []
     roots = []
     for entry in value:
         if entry[0] in "!+-":
-            warnings.append(f"{base / 'settings.json'}: {kind} entry {entry!r}: include/exclude patterns are not "
-                            "supported; list plain paths")
+            warnings.append(f"{path_text(base / 'settings.json')}: {kind} entry {entry!r}: include/exclude "
+                            "patterns are not supported; list plain paths")
             continue
         roots.append(ResourceRoot(_resolve(entry, base), scope, "path"))
     return roots
@@ -182,12 +183,12 @@ def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
         if "\n" in value or not path.is_file():
             if value.strip() and "\n" not in value and path.exists():  # "" is empty text, not the cwd
                 kind = describe_kind(path.stat().st_mode)
-                warnings.append(f"{value}: it is {kind}, not a regular file; taken as the text itself")
+                warnings.append(f"{path_text(value)}: it is {kind}, not a regular file; taken as the text itself")
             return value
         return read_text_file(path, MAX_CONFIG_BYTES, what="files named on the command line")
     except (OSError, ValueError) as exc:  # too long for a file name, a NUL: it is text
         if isinstance(exc, (PermissionError, UnsafeFileError)):
-            warnings.append(f"{value}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+            warnings.append(f"{path_text(value)}: cannot read: {getattr(exc, 'strerror', None) or exc}")
         return value
 
 
@@ -202,5 +203,5 @@ def _first_file(paths: list[Path | None], warnings: list[str]) -> str | None:
         except FileNotFoundError:
             continue  # a dangling link
         except OSError as exc:
-            warnings.append(f"{path}: not loaded: {exc.strerror or exc}")
+            warnings.append(f"{path_text(path)}: not loaded: {exc.strerror or exc}")
     return None

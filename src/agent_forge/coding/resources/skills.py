@@ -10,6 +10,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable
 
+from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
 from ..safe_read import missing_or_kind, read_text_file
@@ -52,7 +53,7 @@ def discover_skills(roots: Iterable[ResourceRoot], warnings: list[str]) -> list[
             if skill is None:
                 continue
             if skill.name in skills:
-                warnings.append(f"{path}: skill name {skill.name!r} is already used by "
+                warnings.append(f"{path_text(path)}: skill name {skill.name!r} is already used by "
                                 f"{skills[skill.name].file_path}; this one is skipped")
                 continue
             skills[skill.name] = skill
@@ -66,7 +67,7 @@ def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Pa
         return [(path, path.parent)]
     if not path.is_dir():
         if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
-            warnings.append(f"{path}: skill path {missing_or_kind(path)}")
+            warnings.append(f"{path_text(path)}: skill path {missing_or_kind(path)}")
         return []
     walk = _SkillWalk(path)
     walk.directory(path, 0)
@@ -114,15 +115,16 @@ class _SkillWalk:
         """One warning per kind of skipped directory, naming the first and counting the rest."""
         reasons = {
             "loop": "not searched again: it leads back to a directory already searched (a symbolic link loop?)",
-            "depth": f"not searched: skills are looked for at most {MAX_WALK_DEPTH} directories below {self.base}",
-            "count": f"skill search under {self.base} stopped after {MAX_WALK_ENTRIES} entries; move skills "
+            "depth": f"not searched: skills are looked for at most {MAX_WALK_DEPTH} directories below "
+                     f"{path_text(self.base)}",
+            "count": f"skill search under {path_text(self.base)} stopped after {MAX_WALK_ENTRIES} entries; move skills "
                      "to a smaller directory",
             "unreadable": "cannot be listed; skipped",
         }
         messages = []
         for kind, paths in self.skipped.items():
             more = f" ({len(paths) - 1} more like it)" if len(paths) > 1 else ""
-            messages.append(f"{paths[0]}: {reasons[kind]}{more}")
+            messages.append(f"{path_text(paths[0])}: {reasons[kind]}{more}")
         return messages
 
     def _over_budget(self, directory: Path) -> bool:
@@ -174,7 +176,7 @@ def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) 
     try:
         meta, body = split_frontmatter(read_text_file(path))
     except (OSError, FrontmatterError) as exc:
-        warnings.append(f"{path}: skill not loaded: {getattr(exc, 'strerror', None) or exc}")
+        warnings.append(f"{path_text(path)}: skill not loaded: {getattr(exc, 'strerror', None) or exc}")
         return None
     if not meta and path.name != SKILL_FILE:
         return None  # a plain Markdown file (a README) next to the skills, not a standalone skill
@@ -182,10 +184,10 @@ def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) 
     name = meta.get("name") if meta.get("name") is not None else default_name
     description = meta.get("description")
     if not isinstance(name, str) or not name.strip() or any(c.isspace() for c in name):
-        warnings.append(f"{path}: skill not loaded: name must be a word without spaces, got {name!r}")
+        warnings.append(f"{path_text(path)}: skill not loaded: name must be a word without spaces, got {name!r}")
         return None
     if not isinstance(description, str) or not description.strip():
-        warnings.append(f"{path}: skill not loaded: frontmatter needs a non-empty 'description'")
+        warnings.append(f"{path_text(path)}: skill not loaded: frontmatter needs a non-empty 'description'")
         return None
     _check_spec(path, name, description, warnings)
     skill_dir = path.parent
@@ -196,10 +198,10 @@ def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) 
 
 def _check_spec(path: Path, name: str, description: str, warnings: list[str]) -> None:
     if len(name) > MAX_NAME_LENGTH or not _NAME.match(name):
-        warnings.append(f"{path}: skill name {name!r} should be lowercase letters, digits and single hyphens, at "
-                        f"most {MAX_NAME_LENGTH} characters")
+        warnings.append(f"{path_text(path)}: skill name {name!r} should be lowercase letters, digits and single "
+                        f"hyphens, at most {MAX_NAME_LENGTH} characters")
     if len(description) > MAX_DESCRIPTION_LENGTH:
-        warnings.append(f"{path}: skill description is longer than {MAX_DESCRIPTION_LENGTH} characters")
+        warnings.append(f"{path_text(path)}: skill description is longer than {MAX_DESCRIPTION_LENGTH} characters")
 
 
 def expand_skill(skill: Skill, args: str) -> str:

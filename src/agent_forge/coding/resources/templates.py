@@ -9,6 +9,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Iterable
 
+from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
 from ..safe_read import missing_or_kind, read_text_file
@@ -43,7 +44,7 @@ def discover_templates(roots: Iterable[ResourceRoot], warnings: list[str]) -> li
             if template is None:
                 continue
             if template.name in templates:
-                warnings.append(f"{path}: prompt template /{template.name} is already defined by "
+                warnings.append(f"{path_text(path)}: prompt template /{template.name} is already defined by "
                                 f"{templates[template.name].file_path}; this one is skipped")
                 continue
             templates[template.name] = template
@@ -56,16 +57,16 @@ def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path,
         return [(path, path.parent)]
     if not path.is_dir():
         if root.location == "path":
-            warnings.append(f"{path}: prompt template path {missing_or_kind(path)}")
+            warnings.append(f"{path_text(path)}: prompt template path {missing_or_kind(path)}")
         return []
     try:
         with os.scandir(path) as listing:  # a link to a huge directory must not stall start-up
             entries = sorted(islice(listing, MAX_WALK_ENTRIES + 1), key=lambda e: e.name)
     except OSError as exc:
-        warnings.append(f"{path}: cannot list prompt templates: {exc.strerror or exc}")
+        warnings.append(f"{path_text(path)}: cannot list prompt templates: {exc.strerror or exc}")
         return []
     if len(entries) > MAX_WALK_ENTRIES:
-        warnings.append(f"{path}: more than {MAX_WALK_ENTRIES} entries; only the first {MAX_WALK_ENTRIES} "
+        warnings.append(f"{path_text(path)}: more than {MAX_WALK_ENTRIES} entries; only the first {MAX_WALK_ENTRIES} "
                         "listed are looked at for prompt templates")
         entries = entries[:MAX_WALK_ENTRIES]
     # Not only regular files: a `.md` link to a device or a FIFO is reported by `load_template`, not hidden.
@@ -85,11 +86,11 @@ def load_template(path: Path, root: ResourceRoot, base: Path, warnings: list[str
     try:
         meta, body = split_frontmatter(read_text_file(path))
     except (OSError, FrontmatterError) as exc:
-        warnings.append(f"{path}: prompt template not loaded: {getattr(exc, 'strerror', None) or exc}")
+        warnings.append(f"{path_text(path)}: prompt template not loaded: {getattr(exc, 'strerror', None) or exc}")
         return None
     name = path.stem
     if not name or any(c.isspace() for c in name):
-        warnings.append(f"{path}: prompt template not loaded: its file name cannot be a command (no spaces)")
+        warnings.append(f"{path_text(path)}: prompt template not loaded: its file name cannot be a command (no spaces)")
         return None
     body = body.strip()  # the file's final newline is not part of the prompt (reference: frontmatter body trim)
     description = meta.get("description")

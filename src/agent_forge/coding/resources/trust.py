@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..paths import path_text
 from ...records import Record, factory
 from ..paths import project_dir
 from ..safe_read import read_json_file
@@ -67,7 +68,8 @@ def resolve_trust(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str]
     if recorded is not None:
         directory, trusted = recorded
         verdict = "trusted" if trusted else "distrusted"
-        return TrustDecision(trusted, f"{verdict} for {directory} in {Path(agent_dir) / TRUST_FILE}")
+        return TrustDecision(trusted, f"{verdict} for {path_text(directory)} in "
+                                      f"{path_text(Path(agent_dir) / TRUST_FILE)}")
     setting = default_setting if default_setting in DEFAULT_TRUST_VALUES else "ask"
     suffix = " (this mode cannot ask)" if setting == "ask" else ""
     return TrustDecision(setting == "always", f'defaultProjectTrust is "{setting}"{suffix}', problem)
@@ -108,7 +110,7 @@ def record_trust(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str],
         os.replace(temporary, path)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
-        raise TrustFileError(f"{path}: cannot be written: {exc.strerror or exc}") from None
+        raise TrustFileError(f"{path_text(path)}: cannot be written: {exc.strerror or exc}") from None
     return path
 
 
@@ -118,10 +120,10 @@ def _read_projects(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except ConfigFileError as exc:
-        raise TrustFileError(f"{path}: cannot be used: {exc}") from None
+        raise TrustFileError(f"{path_text(path)}: cannot be used: {exc}") from None
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):
-        raise TrustFileError(f'{path}: expected {{"version": 1, "projects": {{...}}}}')
+        raise TrustFileError(f'{path_text(path)}: expected {{"version": 1, "projects": {{...}}}}')
     return projects
 
 
@@ -147,8 +149,8 @@ class ProjectPolicy(Record):
         kept = dict(project_raw)
         for key in AGENT_DIR_ONLY_SETTINGS:
             if kept.pop(key, None) is not None:
-                self.warnings.append(f"{self.project_dir / 'settings.json'}: {key} is only read from the agent "
-                                     "dir's settings.json; ignored here")
+                self.warnings.append(f"{path_text(self.project_dir / 'settings.json')}: {key} is only read from "
+                                     "the agent dir's settings.json; ignored here")
         skipped = [key for key in CODE_SETTINGS if key in kept and not self.trust.trusted]
         for key in skipped:
             del kept[key]
@@ -158,7 +160,7 @@ class ProjectPolicy(Record):
 
     def skipped_message(self, what: str) -> str:
         """`"<what> skipped: the project is not trusted (<reason>); ..."` for warnings about skipped code."""
-        return (f"{what} skipped: the project {self.project_dir.parent.parent} is not trusted "
+        return (f"{what} skipped: the project {path_text(self.project_dir.parent.parent)} is not trusted "
                 f"({self.trust.reason}); run with --approve, or `agent-forge --trust-project` in it")
 
 

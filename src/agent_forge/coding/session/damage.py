@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
+from ..paths import path_text
 from .file_lines import line_limit
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ def load_warnings(path: Path, parsed: ParsedSession,
         torn = parsed.size - parsed.complete_size
         size = f"{torn:,} byte{'s' if torn != 1 else ''}"
         warnings.append(SessionWarning("torn_line", str(path), (parsed.torn_line,),
-                                       f"session file {path}: the last line ({path}:{parsed.torn_line}, {size}) was "
+                                       f"session file {path_text(path)}: the last line "
+                                       f"({path_text(path)}:{parsed.torn_line}, {size}) was "
                                        "cut off mid-write (a crash?); it is left out and cut back before the next "
                                        "entry is written"))
     return warnings
@@ -88,7 +90,8 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Se
     reasons = [f"{_where(path, found)} {phrase[len(found) > 1]}" for phrase, found in groups.items()]
     if set(lines) - set(repeated):
         reasons.append("the entries after a skipped line continue from the entry before it")
-    message = f"session file {path}: skipped {count} ({_where(path, every)})" + "".join(f"; {r}" for r in reasons)
+    message = (f"session file {path_text(path)}: skipped {count} ({_where(path, every)})"
+               + "".join(f"; {r}" for r in reasons))
     return [SessionWarning("damaged_lines", str(path), tuple(every), message)]
 
 
@@ -116,7 +119,8 @@ def _broken_links(path: Path, parsed: ParsedSession) -> list[SessionWarning]:
                    "the file, which starts a branch of its own)" for cycle in links.cycles[:10])
     every = sorted({numbers[i] for i in [*links.self_parented, *links.missing, *(i for c in links.cycles for i in c)]})
     count = f"{len(every)} entr{'ies' if len(every) != 1 else 'y'}"
-    message = f"session file {path}: {count} with a broken parent link (the file is left as it is): " + "; ".join(reasons)
+    message = (f"session file {path_text(path)}: {count} with a broken parent link (the file is left as it is): "
+               + "; ".join(reasons))
     return [SessionWarning("broken_links", str(path), tuple(every), message)]
 
 
@@ -126,4 +130,4 @@ def _entry_id(entry_id: str) -> str:
 
 
 def _where(path: Path, lines: Sequence[int]) -> str:
-    return ", ".join(f"{path}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")
+    return ", ".join(f"{path_text(path)}:{line}" for line in lines[:10]) + (", ..." if len(lines) > 10 else "")

@@ -15,13 +15,18 @@ import os
 import stat
 from pathlib import Path
 
+from ..paths import path_text
 from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
 
 FILE_MODE = 0o600  # sessions hold prompts, file contents and command output: private to the user
-_WRITE_FLAGS = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+# Read and write: `lost` reads back the file's last bytes through the same descriptor (`pread`).
+_WRITE_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _NEW_FILE_FLAGS = os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # a file of our own, never a link's target
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+TAIL_BYTES = 4096
+"""How many of the file's last bytes `SessionFile.lost` compares with those it wrote (one page: a same-size
+overwrite within the file system's timestamp tick still shows there)."""
 
 
 class SessionFile:
@@ -41,16 +46,21 @@ class SessionFile:
         self._torn_at = torn_at
         self._fsync = fsync
         self._fd: int | None = None
-        # Bytes in the file as this object last left it (None: unknown); another size means someone else
-        # truncated or appended to it (`lost`): checked from the stat `lost` makes anyway, never by re-reading.
+        # The file as this object last left it (None: unknown): its size, modification time and last bytes.
+        # Another size means someone else truncated or appended to it, another time or other last bytes that
+        # someone overwrote it in place (`lost`): checked from one stat and one page, never by re-reading it.
         self._end = size
+        self._mtime: int | None = None
+        self._tail: bytes | None = None
+        if exists and size is not None:
+            self._remember_path(size)
 
     def create(self, data: bytes) -> None:
         """Publish the file with its first lines: written under a temporary name, then renamed, so a crash
         leaves either no session file or one with a complete header. The descriptor stays open for appends
         (it follows the renamed file)."""
         if self.path.exists():
-            raise SessionFileError(f"session file already exists: {self.path}")
+            raise SessionFileError(f"session file already exists: {path_text(self.path)}")
         self._fd = self._publish(data, durable=self._fsync)
         self.exists, self._needs_newline = True, False
 
@@ -84,17 +94,49 @@ class SessionFile:
             mine = os.fstat(self._fd)
             if (mine.st_dev, mine.st_ino) != (current.st_dev, current.st_ino):
                 return "replaced by another file"
-        return _size_change(current.st_size, self._end)
+        return _size_change(current.st_size, self._end) or self._overwritten(current)
 
-    def recreate(self, data: bytes, backup: Path | None) -> None:
+    def _overwritten(self, current: os.stat_result) -> str | None:
+        """`"overwritten in place by another process (same size, N bytes)"` when a file of the size this object
+        left has another modification time (a `touch` counts too: the file is kept as the backup, nothing is
+        lost) or other last bytes; None when it looks as this object left it or that is unknown."""
+        if self._end is None or self._tail is None:
+            return None
+        try:
+            same = current.st_mtime_ns == self._mtime and _read_tail(self.path, self._fd, self._end) == self._tail
+        except OSError:  # unreadable now: the write that follows says why
+            return None
+        return None if same else f"overwritten in place by another process (same size, {self._end} bytes)"
+
+    def _remember(self, fd: int, end: int) -> None:
+        """Note the file as this object just left it through `fd`: `end` bytes (the last ones read back)."""
+        self._end = end
+        try:
+            self._mtime, self._tail = os.fstat(fd).st_mtime_ns, _read_tail(self.path, fd, end)
+        except OSError:  # the size alone is still checked
+            self._mtime = self._tail = None
+
+    def _remember_path(self, size: int) -> None:
+        """Note an existing file of `size` bytes (as it was read) before the first write; nothing when it is
+        already another size (`lost` reports that) or cannot be read."""
+        try:
+            current = os.stat(self.path)
+            if current.st_size == size:
+                self._mtime, self._tail = current.st_mtime_ns, _read_tail(self.path, None, size)
+        except OSError:
+            self._mtime = self._tail = None
+
+    def recreate(self, data: bytes, backup: Path | None) -> Path | None:
         """Write the whole file again at `path` with `data` (after `lost`), atomically and durably; a
-        non-empty file found there (one that replaced it, or it changed by someone else) is kept at `backup`
-        first."""
+        non-empty file found there (one that replaced it, or it changed by someone else) is kept first at
+        `backup`, or the first of its numbered names that is free (`numbered_backup`); returns where."""
+        kept = None
         if backup is not None and _is_non_empty_regular(self.path):
-            _keep_backup(self.path, backup)
+            kept = keep_new_backup(self.path, backup)
         self.close()
         self._fd = self._publish(data, durable=True)
         self._needs_newline = False
+        return kept
 
     def append(self, data: bytes) -> None:
         """Append whole lines with one `os.write` (more only if the OS writes part of them). When the OS
@@ -106,13 +148,13 @@ class SessionFile:
             start = self._cut_torn_tail(fd, os.lseek(fd, 0, os.SEEK_END))
             payload = b"\n" + data if self._needs_newline else data
             _write_all(fd, payload)
-            self._end = start + len(payload)
             if self._fsync:
                 os.fsync(fd)
         except OSError as exc:
             self._cut_back(fd, start)
             raise self._error("write", exc) from None
         self._needs_newline = False
+        self._remember(fd, start + len(payload))
 
     def _cut_torn_tail(self, fd: int, end: int) -> int:
         """The file's end after cutting off the torn last line found when it was opened (once); when the cut
@@ -134,9 +176,11 @@ class SessionFile:
             if offset is None:
                 raise OSError("the file's end is unknown")
             os.ftruncate(fd, offset)
-            self._end = offset
         except OSError:
             self._needs_newline, self._end = True, None  # a torn line of our own: not someone else's change
+            self._tail = None
+            return
+        self._remember(fd, offset)
 
     def close(self) -> None:
         if self._fd is not None:
@@ -164,7 +208,7 @@ class SessionFile:
             raise self._error("write", exc) from None
         if durable:
             sync_dir(self.path.parent)
-        self._end = len(data)
+        self._end, self._mtime, self._tail = len(data), os.fstat(fd).st_mtime_ns, data[-TAIL_BYTES:]
         return fd
 
     def _open(self) -> int:
@@ -185,7 +229,7 @@ class SessionFile:
 
     def _error(self, action: str, exc: OSError) -> SessionFileError:
         reason = exc.strerror or str(exc)
-        return SessionFileError(f"cannot {action} session file {self.path}: {reason}", reason)
+        return SessionFileError(f"cannot {action} session file {path_text(self.path)}: {reason}", reason)
 
 
 def _is_non_empty_regular(path: Path) -> bool:
@@ -195,6 +239,19 @@ def _is_non_empty_regular(path: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(found.st_mode) and found.st_size > 0
+
+
+def _read_tail(path: Path, fd: int | None, end: int) -> bytes:
+    """The bytes of the file before offset `end` (at most `TAIL_BYTES`), read through `fd` or, when None, a
+    descriptor of its own (never blocking). Raises OSError."""
+    count = min(end, TAIL_BYTES)
+    if fd is not None:
+        return os.pread(fd, count, end - count)
+    own = os.open(path, os.O_RDONLY | _NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return os.pread(own, count, end - count)
+    finally:
+        os.close(own)
 
 
 def _size_change(size: int, expected: int | None) -> str | None:
@@ -215,8 +272,39 @@ def _keep_backup(path: Path, backup: Path) -> None:
         try:
             copy_private(path, backup)
         except OSError as exc:
-            raise SessionFileError(f"cannot back up session file {path} before migrating it: "
+            raise SessionFileError(f"cannot back up session file {path_text(path)} before migrating it: "
                                    f"{exc.strerror or exc}") from None
+
+
+MAX_BACKUPS = 1000
+"""How many numbered backups of one kind `keep_new_backup` makes beside a session file before it gives up."""
+
+
+def numbered_backup(backup: Path, number: int) -> Path:
+    """`<file>.changed.bak` for 0, `<file>.changed.1.bak` for 1, ...: the backup names tried in turn."""
+    return backup if number == 0 else backup.with_name(f"{backup.name.removesuffix('.bak')}.{number}.bak")
+
+
+def keep_new_backup(path: Path, backup: Path) -> Path:
+    """Keep the file at `path` as a new backup, never over an earlier one: at `backup` or the first free name
+    of `numbered_backup` (a hard link when possible, else a private copy); returns it. Raises
+    SessionFileError when none can be made."""
+    for number in range(MAX_BACKUPS):
+        target = numbered_backup(backup, number)
+        try:
+            try:
+                os.link(path, target, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links here: a copy, made only where nothing is
+                with open_for_reading(path) as handle:
+                    write_new_private(target, handle.read())
+            return target
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise SessionFileError(f"cannot back up session file {path}: {exc.strerror or exc}") from None
+    raise SessionFileError(f"cannot back up session file {path}: {MAX_BACKUPS} backups of it exist already")
 
 
 def copy_private(source: Path, target: Path) -> None:
@@ -248,16 +336,16 @@ def ensure_session_dir(directory: Path) -> None:
     except FileExistsError:
         pass
     except NotADirectoryError as exc:
-        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+        raise SessionDirError(exc.errno, f"session directory {path_text(directory)} is not a directory: "
                               f"{exc.strerror or exc}") from None
     try:
         mode = os.stat(directory).st_mode
     except OSError as exc:
-        raise SessionDirError(exc.errno, f"session directory {directory} is not a directory: "
+        raise SessionDirError(exc.errno, f"session directory {path_text(directory)} is not a directory: "
                               f"{exc.strerror or exc}") from None
     from ..safe_read import describe_kind
 
-    raise SessionDirError(None, f"session directory {directory} is not a directory: it is "
+    raise SessionDirError(None, f"session directory {path_text(directory)} is not a directory: it is "
                           f"{describe_kind(mode) if not stat.S_ISREG(mode) else 'a regular file'}")
 
 

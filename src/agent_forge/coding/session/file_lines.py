@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..paths import path_text
 from ...ai import json_wire
 from ..errors import SessionFileError
 
@@ -176,6 +177,6 @@ def check_regular_mode(mode: int) -> None:
 def read_error(path: Path, exc: OSError) -> SessionFileError:
     """The one message for a session file the OS will not let us read."""
     if isinstance(exc, FileNotFoundError):
-        return SessionFileError(f"session file not found: {path}", detail="it does not exist")
+        return SessionFileError(f"session file not found: {path_text(path)}", detail="it does not exist")
     reason = exc.strerror or str(exc)
-    return SessionFileError(f"cannot read session file {path}: {reason}", detail=f"cannot be read: {reason}")
+    return SessionFileError(f"cannot read session file {path_text(path)}: {reason}", detail=f"cannot be read: {reason}")

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from ...lazy_re import LazyPattern
+from ..paths import path_text
 from ...records import Record
 from ..errors import SessionFileError
 from .reading import read_header
@@ -43,10 +44,10 @@ def resume_directory(session_file: Path, cwd: str) -> ResumeDirectory:
     if not isinstance(recorded, str) or not recorded or _same_dir(recorded, cwd):
         return ResumeDirectory(cwd)
     if os.path.isdir(recorded):
-        return ResumeDirectory(recorded, f"resuming in the session's directory {recorded} "
-                                         f"(not the current directory {cwd})")
-    return ResumeDirectory(cwd, f"the session's directory {recorded} no longer exists; working in the current "
-                                f"directory {cwd} instead")
+        return ResumeDirectory(recorded, f"resuming in the session's directory {path_text(recorded)} "
+                                         f"(not the current directory {path_text(cwd)})")
+    return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} no longer exists; working in the "
+                                f"current directory {path_text(cwd)} instead")
 
 
 def _same_dir(a: str, b: str) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, Callable, cast
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
+from ..paths import path_text
 from ...records import Record
 from ..paths import sessions_dir
 from .entries import (
@@ -151,7 +152,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         matches, ids = _elsewhere(wanted, session_dir, on_note)
     if len(matches) > 1 and (chosen := _named_after_its_id(matches, ids)) is not None:
         if on_note is not None:
-            others = ", ".join(str(path) for path in matches if path != chosen)
+            others = ", ".join(path_text(path) for path in matches if path != chosen)
             on_note(f"session {ids[chosen]} is also the header of {others}; opening {chosen}, the file named "
                     "after it (open a copy by its path)")
         return chosen
@@ -161,7 +162,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         _explain_unusable(wanted, cwd, session_dir)
         where = " nor in any other directory's sessions" if everywhere else ""
         raise NoSessionMatch(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}{where}")
-    listing = "\n".join(f"  {ids[path]}  {path}" for path in matches)
+    listing = "\n".join(f"  {ids[path]}  {path_text(path)}" for path in matches)
     raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
 
 
@@ -303,7 +304,7 @@ def message_text(message: AgentMessage) -> str:
 
 def skip_reason(path: Path, exc: SessionFileError) -> str:
     """`session file <path>: <why>`: one format for every file a listing or `-c` passes over."""
-    return f"session file {path}: {exc.detail or exc}"
+    return f"session file {path_text(path)}: {exc.detail or exc}"
 
 
 def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> list[Path]:
@@ -391,4 +392,4 @@ def _note_recovery_copy(path: Path | None, on_note: OnSkip | None) -> None:
     except SessionFileError:
         return
     if (original := _text_or_none(header.get("recoveredFrom"))) is not None:
-        on_note(f"continuing session {header['id']} ({path}), the recovery copy of session {original}")
+        on_note(f"continuing session {header['id']} ({path_text(path)}), the recovery copy of session {original}")

@@ -22,6 +22,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..paths import path_text
 from .durable import FILE_MODE
 from ..errors import SessionFileError, SessionLockError
 
@@ -67,7 +68,7 @@ class SessionLock:
                 _held.add(lock)
                 return lock
             os.close(fd)  # the previous holder unlinked the file we locked: lock the current one
-        raise SessionFileError(f"cannot lock session file {path}: its lock file keeps changing")
+        raise SessionFileError(f"cannot lock session file {path_text(path)}: its lock file keeps changing")
 
     @property
     def held(self) -> bool:
@@ -151,7 +152,8 @@ def _open_lock_file(path: Path) -> int:
                  | getattr(os, "O_NONBLOCK", 0))
         return os.open(lock_path_for(path), flags, FILE_MODE)
     except OSError as exc:
-        raise SessionFileError(f"cannot create lock file for session file {path}: {exc.strerror or exc}") from None
+        raise SessionFileError(f"cannot create lock file for session file {path_text(path)}: "
+                               f"{exc.strerror or exc}") from None
 
 
 def _try_flock(fcntl: object, fd: int, path: Path) -> bool:
@@ -164,7 +166,7 @@ def _try_flock(fcntl: object, fd: int, path: Path) -> bool:
         raise SessionLockError(path, pid) from None
     except OSError as exc:  # e.g. a filesystem without flock support: refuse rather than write unguarded
         os.close(fd)
-        raise SessionFileError(f"cannot lock session file {path}: {exc.strerror or exc}") from None
+        raise SessionFileError(f"cannot lock session file {path_text(path)}: {exc.strerror or exc}") from None
     return True
 
 

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..paths import path_text
 from ...ai import json_wire
 from ...records import Record, factory
 from .entries import SessionEntry, SessionHeader, is_header
@@ -119,7 +120,7 @@ def read_session(path: Path) -> ParsedSession:
     """
     with open_for_reading(path) as handle, gc_paused():
         lines = FileLines(handle, path)
-        header = _checked_header(_header_of(lines, path), path)
+        header = _checked_header(*_header_of(lines, path), path)
         before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
         objects, numbers, damaged, checks, unrepaired = _parse_body(lines)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
@@ -143,18 +144,24 @@ def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:
     return parse_line(bytes(line).decode("utf-8", "replace")) if value is json_wire.MISS else value
 
 
-def _header_of(lines: FileLines, path: Path) -> Any:
-    """The value of the first line holding a JSON object (the lines before it are consumed), unchecked. Raises
-    SessionFileError when the file is blank, and when no line is an object but one was over the cap."""
-    header = next((value for _, line, _, _ in lines
-                   if line is not None and isinstance(value := _parse_file_line(line), dict)), None)
-    if header is None and lines.blank:
-        raise SessionFileError(f"session file is empty: {path}", detail="it is empty")
-    if header is None and lines.too_long:
+def _header_of(lines: FileLines, path: Path) -> tuple[Any, str]:
+    """The value of the first line holding a JSON object (the lines before it are consumed), unchecked, and
+    where it is for an error (`line 3, its first JSON object`; `line 1 ..., nor is any later line` when there
+    is none). Raises SessionFileError when the file is blank, and when no line is an object but one was over
+    the cap."""
+    first = None  # the first line that is not blank
+    for number, line, _, _ in lines:
+        if line is not None and isinstance(value := _parse_file_line(line), dict):
+            return value, f"line {number}, its first JSON object, is not a session header"
+        if first is None and (line is None or bytes(line).strip()):
+            first = number
+    if lines.blank:
+        raise SessionFileError(f"session file is empty: {path_text(path)}", detail="it is empty")
+    if lines.too_long:
         why = f"line {lines.too_long[0]} is longer than {line_limit()} and was not read"
-        raise SessionFileError(f"session file has no valid session header: {path} ({why})",
+        raise SessionFileError(f"session file has no valid session header: {path_text(path)} ({why})",
                                detail=f"it has no valid session header ({why})")
-    return header
+    return None, f"line {first or 1} is not a JSON object, nor is any later line"
 
 
 def _parse_body(lines: Iterable[Line]
@@ -194,7 +201,8 @@ def read_header(path: Path) -> SessionHeader:
     would (missing, not a regular file, unreadable, empty, no valid header, unsupported version), so a file that
     passes here opens.
     """
-    return _checked_header(first_object(path), path)
+    with open_for_reading(path) as handle:
+        return _checked_header(*_header_of(FileLines(handle, path), path), path)
 
 
 def first_object(path: Path) -> Any:
@@ -202,18 +210,19 @@ def first_object(path: Path) -> Any:
     a line over the cap skipped unread). Raises SessionFileError when the file cannot be read, is blank, or
     holds no object but a line over the cap."""
     with open_for_reading(path) as handle:
-        return _header_of(FileLines(handle, path), path)
+        return _header_of(FileLines(handle, path), path)[0]
 
 
-def _checked_header(header: Any, path: Path) -> SessionHeader:
-    """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version."""
+def _checked_header(header: Any, where: str, path: Path) -> SessionHeader:
+    """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version.
+    `where`: the line it was read from, for the error (`_header_of`)."""
     if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path}",
-                               detail="it has no valid session header")
+        raise SessionFileError(f"session file has no valid session header: {path_text(path)} ({where})",
+                               detail=f"it has no valid session header ({where})")
     try:
         check_version(header)
     except ValueError as exc:
-        raise SessionFileError(f"session file {path}: {exc}", detail=str(exc)) from None
+        raise SessionFileError(f"session file {path_text(path)}: {exc}", detail=str(exc)) from None
     return header
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..paths import path_text
 from ...ai import json_wire
 from .context import Checked, SessionContext, build_context, open_context, unusable_entries
 from .appends import EntryAppends
@@ -147,7 +148,7 @@ class SessionStore(EntryAppends):
         """
         file_path = Path(os.path.realpath(path))
         if file_path.name.endswith(LOCK_SUFFIX):  # its lock is held by the session's owner: "in use" would mislead
-            raise SessionFileError(f"not a session file: {path} (it is the lock file of a session; open the "
+            raise SessionFileError(f"not a session file: {path_text(path)} (it is the lock file of a session; open the "
                                    f"session file beside it)", detail="it is a session lock file")
         if lock is True and not file_path.is_file():
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking

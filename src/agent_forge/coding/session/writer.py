@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
+from ..paths import path_text
 from .durable import SessionFile, ensure_session_dir, write_new_private
 from ..errors import SessionFileError, SessionLockError
 from .lock import SessionLock
@@ -174,24 +175,26 @@ class SessionWriter:
         entry, so nothing is lost. Success is reported as a `session_write_error` naming what happened, then
         `session_write_resumed`; a failure raises SessionFileError with one message per cause (it is retried,
         and reported again only when the cause changes). A non-empty regular file that replaced it is kept as
-        `<file>.replaced.bak`, one changed in place as `<file>.changed.bak`."""
+        `<file>.replaced.bak`, one changed in place as `<file>.changed.bak`, or the first free numbered name
+        (`<file>.changed.1.bak`, ...: an earlier backup is never overwritten); the message names it."""
         self._lost_how = how
         backup = self._backup_path(how)
         data, count = self._whole_file()
         try:
-            self._file.recreate(data, backup)
+            kept = self._file.recreate(data, backup)
         except SessionFileError as exc:
             raise SessionFileError(f"the session file was {how} while in use and cannot be written again: "
                                    f"{exc.reason or exc}") from None
         self._lost_how = None
         self._record(f"the session file was {how} while in use; it is written again with "
-                     f"{'its 1 entry' if count == 1 else f'all {count} entries'}")
+                     f"{'its 1 entry' if count == 1 else f'all {count} entries'}"
+                     + (f" (what was there is kept as {kept})" if kept is not None else ""))
 
     def _backup_path(self, how: str) -> Path | None:
         """Where `_recreate` keeps the foreign file for `how` (None: a deleted or unreachable one)."""
         if how.startswith("replaced by another"):
             return self.path.with_name(f"{self.path.name}.replaced.bak")
-        if how.startswith(("truncated", "appended")):
+        if how.startswith(("truncated", "appended", "overwritten")):
             return self.path.with_name(f"{self.path.name}.changed.bak")
         return None
 
@@ -213,6 +216,6 @@ def lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
         holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
         raise SessionLockError(directory / f"{session_id}.id", exc.pid,
                                f"Session id {session_id} is in use by another agent-forge process ({holder}) "
-                               f"in {directory}") from None
+                               f"in {path_text(directory)}") from None
     except (SessionFileError, OSError):
         return None

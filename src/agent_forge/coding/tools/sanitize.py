@@ -154,3 +154,11 @@ def _restarts(text: str) -> str:
     if "\r" not in text:
         return text
     return _CARRIAGE_RETURNS.sub("\r", _LINE_END.sub("\n", text))
+
+
+def print_warning(message: str) -> None:
+    """`Warning: <message>` on stderr, cleaned by `terminal_text` (it may quote a file's or a path's text): how a
+    running session reports what the start-up warnings would have said (`switching.py`, `ModelControl`)."""
+    import sys
+
+    print(f"Warning: {terminal_text(message)}", file=sys.stderr)

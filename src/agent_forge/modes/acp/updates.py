@@ -217,7 +217,9 @@ class Updates:
             text = f"MCP server {name!r} failed: {event.get('lastError') or 'unknown error'}"
             restarts = " (while its restarts fail too, this is not said again)" if "restarting in" in text else ""
             self.tell(text + restarts, "error")
-            print(f"Warning: {text}", file=sys.stderr)
+            from ...coding.tools.sanitize import terminal_text  # only for a failing server
+
+            print(f"Warning: {terminal_text(text)}", file=sys.stderr)
             return
         if state != "starting":  # connected, stopped, disabled: a failure after this is news again
             self._mcp_failing.discard(name)

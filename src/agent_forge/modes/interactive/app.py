@@ -13,6 +13,7 @@ editor's; an application key that acts on the session waits for it (`keys.py`)."
 from __future__ import annotations
 
 import asyncio
+import signal
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
@@ -20,6 +21,7 @@ from prompt_toolkit.styles import Style
 
 from ... import __version__
 from ...ai.visible_text import escape_invisible
+from ...coding.paths import path_text
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -69,6 +71,11 @@ def _typed_ahead(app: Application[int]) -> None:
     parser.flush()
     if keys:
         store_typeahead(app.input, keys)
+
+
+TERMINAL_GONE = 128 + signal.SIGHUP
+"""The exit code when the terminal goes away: the hang-up's (README "Stopping"), whether its SIGHUP or the end of
+the terminal's input is seen first."""
 
 
 class InteractiveMode(InputActions):
@@ -134,6 +141,8 @@ class InteractiveMode(InputActions):
         _typed_ahead(self.app)
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
+        except EOFError:  # the terminal's input ended (its window closed) before its hang-up signal came
+            code = TERMINAL_GONE
         finally:
             try:
                 await self._finish()
@@ -143,7 +152,7 @@ class InteractiveMode(InputActions):
                 log = stray.restore()
                 release_terminal()
         if log is not None:
-            self.print_(notice(f"output of plugins and commands written while the UI ran: {log}", "warning"))
+            self.print_(notice(f"output of plugins and commands written while the UI ran: {path_text(log)}", "warning"))
         self._resume_hint()
         return 1 if self.start_error is not None else code
 

@@ -52,7 +52,7 @@ def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
     (`attached: notes.txt (30 lines)`) and per image (`attached: an image`): the model got the files' text,
     the transcript names them (`completion.attached_files`)."""
     from .completion import attached_files
-    from .render import path_text
+    from ...coding.paths import path_text
 
     content = message.get("content")
     parts = [content] if isinstance(content, str) else [p for p in content or [] if isinstance(p, dict)]

@@ -108,7 +108,7 @@ class Commands:
         session = self.ui.session
         if argument:
             session.set_session_name(argument)
-            self.ui.say(f"session name: {argument}", "success")
+            self.ui.say(f"session name: {session.get_state().get('sessionName')}", "success")  # as stored: stripped
         else:
             self.ui.say(f"session name: {session.get_state().get('sessionName') or '(none)'}")
 

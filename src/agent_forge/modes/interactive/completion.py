@@ -16,7 +16,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from .file_index import FileIndex
-from .render import path_text
+from ...coding.paths import path_text
 
 MAX_SHOWN = 30
 _TOKEN = re.compile(r"(\S*)$")
@@ -154,7 +154,7 @@ def attachments(text: str, cwd: str, warn: Callable[[str], None] = lambda text: 
         if spaced is not None:
             warn(f"@{name} was not attached: no such file; to attach {spaced}, write {attachment_token(spaced)}")
         elif quoted or _PATH_LIKE.search(name):
-            warn(f"{match.group(0)} was not attached: no such file in {cwd}")
+            warn(f"{match.group(0)} was not attached: no such file in {path_text(cwd)}")
     return "\n".join([text, *parts]), images
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from ...ai.options import THINKING_LEVELS
 from ...coding.errors import ConfigFileError
+from ...coding.paths import path_text
 from ...coding.settings import QUEUE_MODES
 from ...coding.safe_read import read_json_file
 from .keymap import key_hint, with_keys
@@ -74,7 +75,7 @@ class ConfigCommands:
         try:
             write_setting(path, key, value)
         except (OSError, ValueError) as exc:
-            self.ui.say(f"cannot save {key} in {path}: {exc}", "error")
+            self.ui.say(f"cannot save {key} in {path_text(path)}: {exc}", "error")
             return
         refresh_settings(self.ui.session)
         effective = self.ui.session.settings.get(key, SETTINGS[key][1])
@@ -83,7 +84,7 @@ class ConfigCommands:
         else:
             apply = SETTINGS[key][2]
             note = apply(self.ui, value) if apply else "from the next start"
-        self.ui.say(f"{key} = {_shown(value)} saved in {path} ({note})", "success")
+        self.ui.say(f"{key} = {_shown(value)} saved in {path_text(path)} ({note})", "success")
         self.ui.footer_changed()
 
     async def reload(self, argument: str) -> None:
@@ -125,7 +126,7 @@ class ConfigCommands:
             self.ui.say(str(exc), "error")
             return
         verdict = "trusted: its plugins load" if trusted else "not trusted: its plugins do not load"
-        self.ui.say(f"this project is {verdict} from the next start (recorded in {path})", "success")
+        self.ui.say(f"this project is {verdict} from the next start (recorded in {path_text(path)})", "success")
 
 
 def _apply_queue(queue: str) -> Callable[[Any, Any], str]:

@@ -13,6 +13,7 @@ from typing import Any
 from prompt_toolkit.application import run_in_terminal
 
 from ...coding.errors import CommandError
+from ...coding.paths import path_text
 from .terminal import RealTerminalFds, osc52_copy
 
 
@@ -61,4 +62,5 @@ async def copy_last_answer(ui: Any) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(text)
     ui.terminal.write(osc52_copy(text))
-    ui.say(f"copied the last answer to the clipboard (if the terminal allows OSC 52) and to {path}", "success")
+    ui.say(f"copied the last answer to the clipboard (if the terminal allows OSC 52) and to {path_text(path)}",
+           "success")

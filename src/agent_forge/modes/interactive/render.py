@@ -27,12 +27,6 @@ def clean(text: Any) -> str:
     return terminal_text(str(text)).replace("\t", "    ")
 
 
-def path_text(path: Any) -> str:
-    """A file name or path as shown on one row: `clean`, and its newlines and tabs as `\\n` and `\\t` too (a
-    newline shown as a space, or as a line break, reads as another name: `nl\\nname.txt` is one file)."""
-    return terminal_text(str(path)).replace("\n", "\\n").replace("\t", "\\t")
-
-
 def plain(text: Any, style: str = "") -> Text:
     """Cleaned `text` as a literal rich Text (brackets stay brackets)."""
     from rich.text import Text

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
+from ...coding.paths import path_text
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
 from .actions import guarded
@@ -98,7 +99,7 @@ class SessionCommands:
                             "carry (the key is not shown)", "error")
                 return
             registry.auth.set(provider, {"type": "api_key", "key": key.strip()})
-            self.ui.say(f"saved the API key for {provider} in {registry.auth_path}", "success")
+            self.ui.say(f"saved the API key for {provider} in {path_text(registry.auth_path)}", "success")
             self.ui.footer_changed()
 
         self.ui.dialogs.open({"method": "input", "title": f"API key for {provider}", "secret": True}, reply)
@@ -129,7 +130,7 @@ class SessionCommands:
 
     async def export(self, argument: str) -> None:
         path = await self.ui.session.export_html(argument or None)
-        self.ui.say(f"exported to {path}", "success")
+        self.ui.say(f"exported to {path_text(path)}", "success")
 
     def _pick(self, title: str, options: list[str], then: Any) -> None:
         def reply(fields: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ import json
 import re
 from pathlib import Path
 
+from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
 
 SCROLLBACK_KEYS = {"user": "user", "block": "block", "errorBlock": "error_block"}
@@ -69,27 +70,27 @@ def load_theme_file(path: Path) -> Theme:
     """The theme of `path` (see the module docstring). Raises ThemeError."""
     try:
         if not path.is_file():
-            raise ThemeError(f"{path}: not a regular file, not a theme")
+            raise ThemeError(f"{path_text(path)}: not a regular file, not a theme")
         with path.open("rb") as handle:  # at most one byte past the cap, whatever the file turned into
             raw = handle.read(MAX_THEME_BYTES + 1)
         if len(raw) > MAX_THEME_BYTES:
-            raise ThemeError(f"{path}: over {MAX_THEME_BYTES // 1024} KB, not a theme")
+            raise ThemeError(f"{path_text(path)}: over {MAX_THEME_BYTES // 1024} KB, not a theme")
         data = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ThemeError(f"{path}: cannot be read ({exc})") from None
+        raise ThemeError(f"{path_text(path)}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ThemeError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        raise ThemeError(f"{path_text(path)}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
-        raise ThemeError(f"{path}: not a JSON object")
+        raise ThemeError(f"{path_text(path)}: not a JSON object")
     unknown = sorted(set(data) - {"base", "colors", "$schema", "name"})
     if unknown:
-        raise ThemeError(f"{path}: unknown key {unknown[0]!r} (known: base, colors)")
+        raise ThemeError(f"{path_text(path)}: unknown key {unknown[0]!r} (known: base, colors)")
     base = data.get("base", "dark")
     if base not in THEMES:
-        raise ThemeError(f"{path}: base must be one of {', '.join(THEMES)}, not {json.dumps(base)}")
+        raise ThemeError(f"{path_text(path)}: base must be one of {', '.join(THEMES)}, not {json.dumps(base)}")
     colors = data.get("colors", {})
     if not isinstance(colors, dict):
-        raise ThemeError(f"{path}: colors must be an object")
+        raise ThemeError(f"{path_text(path)}: colors must be an object")
     return _apply(path, THEMES[base], colors)
 
 
@@ -98,7 +99,7 @@ def _apply(path: Path, base: Theme, colors: dict[str, object]) -> Theme:
     live = dict(base.live)
     for key, value in colors.items():
         if not isinstance(value, str):
-            raise ThemeError(f"{path}: colors.{key} must be a string, not {json.dumps(value)}")
+            raise ThemeError(f"{path_text(path)}: colors.{key} must be a string, not {json.dumps(value)}")
         if key in SCROLLBACK_KEYS:
             fields[SCROLLBACK_KEYS[key]] = _rich_style(path, key, value)
         elif key in LIVE_KEYS:
@@ -107,7 +108,7 @@ def _apply(path: Path, base: Theme, colors: dict[str, object]) -> Theme:
             fields["code"] = _code_style(path, value)
         else:
             known = ", ".join([*SCROLLBACK_KEYS, "code", *LIVE_KEYS])
-            raise ThemeError(f"{path}: unknown colour {key!r} (known: {known})")
+            raise ThemeError(f"{path_text(path)}: unknown colour {key!r} (known: {known})")
     return dataclasses.replace(base, live=live, **fields)  # type: ignore[arg-type]
 
 
@@ -118,14 +119,14 @@ def _rich_style(path: Path, key: str, value: str) -> str:
     try:
         Style.parse(value)
     except StyleSyntaxError as exc:
-        raise ThemeError(f"{path}: colors.{key}: {exc}") from None
+        raise ThemeError(f"{path_text(path)}: colors.{key}: {exc}") from None
     return value
 
 
 def _live_style(path: Path, key: str, value: str) -> str:
     bad = [word for word in value.split() if not _LIVE_WORD.fullmatch(word)]
     if bad:
-        raise ThemeError(f"{path}: colors.{key}: {bad[0]!r} is not a style word (bold, italic, underline, "
+        raise ThemeError(f"{path_text(path)}: colors.{key}: {bad[0]!r} is not a style word (bold, italic, underline, "
                          "reverse, #rrggbb, ansi<name>, bg:<colour>)")
     return value
 
@@ -137,6 +138,6 @@ def _code_style(path: Path, value: str) -> str:
     try:
         get_style_by_name(value)
     except ClassNotFound:
-        raise ThemeError(f"{path}: colors.code: no Pygments style {value!r} (e.g. monokai, dracula, default)") \
-            from None
+        raise ThemeError(f"{path_text(path)}: colors.code: no Pygments style {value!r} (e.g. monokai, dracula, "
+                         "default)") from None
     return value

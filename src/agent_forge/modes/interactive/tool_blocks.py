@@ -13,10 +13,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from . import theme
+from ...coding.paths import path_text
 from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
-from .render import clean, fit, path_text
+from .render import clean, fit
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.padding import Padding
@@ -250,7 +251,11 @@ def _cut_lines(details: Any) -> int:
 
 
 def _diff_lines(diff: str, expanded: bool) -> list[Any]:
-    rows = [row for row in diff.split("\n") if not row.startswith(("---", "+++"))]
+    """The diff's rows without its two file-name header rows; a removed `-- note` line (`--- note`) or an added
+    `++x` line stays."""
+    rows = diff.split("\n")
+    if len(rows) >= 2 and rows[0].startswith("--- ") and rows[1].startswith("+++ "):
+        rows = rows[2:]
     return _head([(row, _diff_style(row)) for row in rows], expanded)
 
 

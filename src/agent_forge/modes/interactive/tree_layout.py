@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .render import clean, path_text
+from ...coding.paths import path_text
+from .render import clean
 
 FILTERS = ("default", "user", "labelled", "all")
 FILTER_NAMES = {"default": "messages", "user": "your messages only", "labelled": "labelled only",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ...coding.paths import path_text
 from ..approvals import REJECT_TEXT, REJECT_WHY
 from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, notice, retry_notice,
                      thinking_text, user_block, user_parts)
@@ -160,14 +161,14 @@ class EventView:
         self._footer_changed()
 
     def _on_session_write_error(self, event: dict[str, Any]) -> None:
-        self._print(notice(f"cannot write the session file {event.get('path')}: {event.get('error')} "
+        self._print(notice(f"cannot write the session file {path_text(event.get('path'))}: {event.get('error')} "
                                   f"({event.get('pendingEntries')} entries wait in memory)", "error"))
 
     def _on_session_write_resumed(self, event: dict[str, Any]) -> None:
         self._print(notice("the session file is written again", "success"))
 
     def _on_extension_error(self, event: dict[str, Any]) -> None:
-        self._print(notice(f"plugin {event.get('extensionPath')} failed in {event.get('event')}: "
+        self._print(notice(f"plugin {path_text(event.get('extensionPath'))} failed in {event.get('event')}: "
                                   f"{event.get('error')}", "error"))
 
     def _on_context_window_changed(self, event: dict[str, Any]) -> None:

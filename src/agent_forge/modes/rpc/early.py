@@ -22,7 +22,8 @@ from typing import Any, BinaryIO
 from ...coding.errors import CommandError
 from ...coding.prelude import SessionOptions, SessionPrelude, prepare_session
 from ...records import replace
-from ..early_input import StoppedEarly, read_first_line
+from ..early_input import read_first_line
+from ..early_signals import StoppedEarly
 
 FIRST_LINE_LIMIT = 1 << 20
 """Bytes read at most while looking for the first line (a `get_state` is a few dozen): past them the server

@@ -93,14 +93,11 @@ def encode(obj: Any) -> bytes:
     UTF-8 and strict JSON parsers accept it; a BadValue (an echoed request `id`) is written as
     the JSON text the client sent."""
     line = json_wire.fast_encode(obj, default=_fragment_or_plain, newline=True)
-    return line if line is not None else _slow_encode(obj)
-
-
-def _slow_encode(obj: Any) -> bytes:
-    """`encode(obj)` the stdlib's way: what the fast backend declined (or the backend is off)."""
+    if line is not None:
+        return line
     verbatim: list[str | bytes] = []
     default = functools.partial(_plain, verbatim)
-    try:
+    try:  # the stdlib's way: what the fast backend declined (or the backend is off)
         data = json_wire.encode_utf8(json_wire.dumps(obj, default=default))
     except RecursionError:  # nested deeper than json.dumps can go, e.g. get_tree of a long session
         from .deep_json import dumps
@@ -112,19 +109,11 @@ def _slow_encode(obj: Any) -> bytes:
     return data + b"\n"
 
 
-async def encode_long(obj: Any) -> bytes:
-    """`encode(obj)` of a long read's record holding an `InRecord` (`raw_json.py`): on the loop when the fast
-    backend takes it, since that one call holds the interpreter lock from start to end in whichever thread
-    makes it (a worker thread let nothing else run meanwhile, and cost a hand-over each time: ~1 ms of a
-    5,000-message `get_messages`, and the import of `concurrent.futures.thread` and a thread start the first
-    time). What it declines is encoded the stdlib's way in a worker thread, a batch per call (`list_json`), so
-    the loop answers other commands between batches."""
-    line = json_wire.fast_encode(obj, default=_fragment_or_plain, newline=True)
-    if line is not None:
-        return line
+async def encode_off_loop(obj: Any) -> bytes:
+    """`encode(obj)` in a worker thread: a long read's record holding an `InRecord` (`raw_json.py`)."""
     import asyncio  # not at import: RPC mode's early get_state uses this module (rpc/early.py)
 
-    return await asyncio.to_thread(_slow_encode, obj)
+    return await asyncio.to_thread(encode, obj)
 
 
 def _fragment_or_plain(value: Any) -> Any:

@@ -54,9 +54,9 @@ surrogate), goes by batches, so the interpreter is held a few milliseconds at a 
 
 
 class InRecord:
-    """A long read's list left as a value: its whole record is encoded in one fast-backend call, the list with
-    it (`framing.encode_long`, `RpcServer`). One buffer: the list's multi-MB text is not made apart and copied
-    into the record (~3 ms of a 5,000-message `get_messages`)."""
+    """A long read's list left as a value: its whole record is encoded in a worker thread (`framing.encode`,
+    `RpcServer`), the list in the same fast-backend call. One buffer: the list's multi-MB text is not made
+    apart and copied into the record (~3 ms of a 5,000-message `get_messages`)."""
 
     __slots__ = ("items",)
 

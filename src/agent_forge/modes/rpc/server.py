@@ -165,8 +165,8 @@ class RpcServer:
             data = await work
             has_data = data is not None or getattr(handler, "nullable", False)
             record = response(kind, request_id, data=data, has_data=has_data)
-            # A long read's whole record is made in one buffer (`raw_json.InRecord`).
-            line = await framing.encode_long(record) if holds_in_record(data) else None
+            # A long read's whole record is made in a worker thread, in one buffer (`raw_json.InRecord`).
+            line = await framing.encode_off_loop(record) if holds_in_record(data) else None
         except CommandError as exc:
             self.write(response(kind, request_id, error=str(exc)))
         except Exception as exc:  # a handler bug answers this command; the session goes on

@@ -28,7 +28,7 @@ async def _set_approvals(server: RpcServer, command: dict[str, Any]) -> Any:
 
 @handler("get_messages", background=lambda server, command: len(server.session.messages) > BIG)
 def _get_messages(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
-    """The snapshot now (arrival order); a long one answered in the background (`raw_json.py`)."""
+    """The snapshot now (arrival order); a long one encoded in a worker thread (`raw_json.py`)."""
     messages = list(server.session.messages)
     return _messages(messages)
 
