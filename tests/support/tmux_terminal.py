@@ -59,15 +59,6 @@ class _Changes:
         with self._condition:
             self._condition.wait_for(lambda: self._count != seen, timeout_s)
 
-    def _report_cpu(self) -> None:
-        """Count the CPU of the server and what its pane runs (no children of the test's process) for the
-        test's timing; nothing when the server is gone already (a test killed its last pane)."""
-        try:
-            server = int(self._tmux("display-message", "-p", "#{pid}"))
-        except (RuntimeError, ValueError, subprocess.TimeoutExpired):
-            return
-        timing.add_cpu(timing.tree_cpu(server))
-
     def close(self) -> None:
         assert self._client.stdin is not None
         self._client.stdin.close()  # a control client detaches at the end of its input
