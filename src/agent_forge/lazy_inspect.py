@@ -46,13 +46,8 @@ def deferred_inspect() -> Iterator[None]:
     if "inspect" in sys.modules or "dataclasses" in sys.modules or not _CHECKED[0] <= sys.version_info < _CHECKED[1]:
         yield
         return
-    stand_in = _InspectStandIn("inspect")
-    sys.modules["inspect"] = stand_in
-    try:
+    with _standing_in(_InspectStandIn("inspect")):
         yield
-    finally:
-        if sys.modules.get("inspect") is stand_in:
-            del sys.modules["inspect"]
 
 
 class _PlatformStandIn(ModuleType):
@@ -79,10 +74,17 @@ def deferred_platform() -> Iterator[None]:
             or sys.platform in ("win32", "darwin") or not _CHECKED[0] <= sys.version_info < _CHECKED[1]):
         yield
         return
-    stand_in = _PlatformStandIn("platform")
-    sys.modules["platform"] = stand_in
+    with _standing_in(_PlatformStandIn("platform")):
+        yield
+
+
+@contextmanager
+def _standing_in(stand_in: ModuleType) -> Iterator[None]:
+    """`stand_in` is what `import <its name>` binds while the block runs (unless the real module replaced it)."""
+    name = stand_in.__name__
+    sys.modules[name] = stand_in
     try:
         yield
     finally:
-        if sys.modules.get("platform") is stand_in:
-            del sys.modules["platform"]
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
