@@ -180,19 +180,8 @@ def test_the_first_get_state_of_a_resumed_session_compiles_none_of_our_patterns_
     from agent_forge.coding import state
     from agent_forge.coding.models import control, key_values, selection
     from agent_forge.coding.session import home
-    from agent_forge.coding.session.store import SessionStore
 
-    store = SessionStore.create(tmp_path, tmp_path / "sessions")
-    store.append_message({"role": "user", "content": "hi", "timestamp": 1})
-    store.close()
-    out = tmp_path / "patterns.json"
-    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", _PATTERNS_CHILD, str(out), "--session", str(store.path)],
-                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert json.loads(proc.stdout.splitlines()[0])["data"]["messageCount"] == 1
-    compiled = set(json.loads(out.read_text()))
+    compiled = set(_record_of_first_answer(tmp_path, _PATTERNS_CHILD))
     assert compiled  # the list is the real one (json's own patterns, at least)
     ours = {json_wire._SURROGATE, json_wire._PAIR, key_values._CONTROL, key_values._BARE_ENV_NAME,
             key_values._INTERPOLATION, control._COMPACT_SIZE, selection._DATED_ID, home.SESSION_ID,
@@ -215,16 +204,22 @@ def test_the_first_get_state_of_a_resumed_session_compiles_no_source(tmp_path):
     """No `compile` before the first answer: typing compiles each annotation it holds as text (a `ForwardRef`:
     `typing.NamedTuple` fields, class-form TypedDicts under `from __future__ import annotations`, `typing`
     generics of names in quotes), and the first `compile` of a process costs ~1.5 ms (it makes the `ast` types)."""
+    assert _record_of_first_answer(tmp_path, _COMPILES_CHILD) == []
+
+
+def _record_of_first_answer(tmp_path, child: str) -> list:
+    """What `child` (a FIRST_WRITE_CHILD variant) recorded at the first `get_state` answer of a resumed
+    one-message session."""
     from agent_forge.coding.session.store import SessionStore
 
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
     store.append_message({"role": "user", "content": "hi", "timestamp": 1})
     store.close()
-    out = tmp_path / "compiles.json"
+    out = tmp_path / "record.json"
     env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", _COMPILES_CHILD, str(out), "--session", str(store.path)],
+    proc = subprocess.run([sys.executable, "-c", child, str(out), "--session", str(store.path)],
                           input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
     assert json.loads(proc.stdout.splitlines()[0])["data"]["messageCount"] == 1
-    assert json.loads(out.read_text()) == []
+    return json.loads(out.read_text())
