@@ -142,20 +142,9 @@ def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
 def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it; nor
     `inspect`, which only orjson's `dataclasses` would import."""
-    from agent_forge.coding.session.store import SessionStore
-
-    store = SessionStore.create(tmp_path, tmp_path / "sessions")
-    store.append_message({"role": "user", "content": "hi", "timestamp": 1})
-    store.close()
-    out = tmp_path / "modules.json"
-    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.run([sys.executable, "-c", FIRST_WRITE_CHILD, str(out), "--session", str(store.path)],
-                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr.decode()
-    state = json.loads(proc.stdout.splitlines()[0])["data"]
-    assert state["messageCount"] == 1 and "sessionWarnings" not in state
-    modules = set(json.loads(out.read_text()))
+    state, record = _first_answer(tmp_path, FIRST_WRITE_CHILD)
+    assert "sessionWarnings" not in state
+    modules = set(record)
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
     assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))
     assert "platform" not in modules  # uuid (orjson's) asks it one question: `lazy_inspect.deferred_platform`
@@ -181,7 +170,7 @@ def test_the_first_get_state_of_a_resumed_session_compiles_none_of_our_patterns_
     from agent_forge.coding.models import control, key_values, selection
     from agent_forge.coding.session import home
 
-    compiled = set(_record_of_first_answer(tmp_path, _PATTERNS_CHILD))
+    compiled = set(_first_answer(tmp_path, _PATTERNS_CHILD)[1])
     assert compiled  # the list is the real one (json's own patterns, at least)
     ours = {json_wire._SURROGATE, json_wire._PAIR, key_values._CONTROL, key_values._BARE_ENV_NAME,
             key_values._INTERPOLATION, control._COMPACT_SIZE, selection._DATED_ID, home.SESSION_ID,
@@ -204,12 +193,12 @@ def test_the_first_get_state_of_a_resumed_session_compiles_no_source(tmp_path):
     """No `compile` before the first answer: typing compiles each annotation it holds as text (a `ForwardRef`:
     `typing.NamedTuple` fields, class-form TypedDicts under `from __future__ import annotations`, `typing`
     generics of names in quotes), and the first `compile` of a process costs ~1.5 ms (it makes the `ast` types)."""
-    assert _record_of_first_answer(tmp_path, _COMPILES_CHILD) == []
+    assert _first_answer(tmp_path, _COMPILES_CHILD)[1] == []
 
 
-def _record_of_first_answer(tmp_path, child: str) -> list:
-    """What `child` (a FIRST_WRITE_CHILD variant) recorded at the first `get_state` answer of a resumed
-    one-message session."""
+def _first_answer(tmp_path, child: str) -> tuple[dict, list]:
+    """The first `get_state` answer's data of a resumed one-message session run by `child` (FIRST_WRITE_CHILD
+    or a variant), and what the child recorded then."""
     from agent_forge.coding.session.store import SessionStore
 
     store = SessionStore.create(tmp_path, tmp_path / "sessions")
@@ -221,5 +210,6 @@ def _record_of_first_answer(tmp_path, child: str) -> list:
                           input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
                           timeout=60)
     assert proc.returncode == 0, proc.stderr.decode()
-    assert json.loads(proc.stdout.splitlines()[0])["data"]["messageCount"] == 1
-    return json.loads(out.read_text())
+    state = json.loads(proc.stdout.splitlines()[0])["data"]
+    assert state["messageCount"] == 1
+    return state, json.loads(out.read_text())
