@@ -253,3 +253,18 @@ def test_methods_that_need_an_event_loop_refuse_at_once_outside_one(tmp_path, ke
     asyncio.run(session.close())
     gc.collect()  # a coroutine made and never started warns when collected
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+async def test_a_session_file_open_in_this_process_says_so(tmp_path, key):
+    set_faux_responses([FauxResponse(text="saved")], key=key)
+    first = make_session(tmp_path, key)
+    await first.prompt_and_wait("hi")
+    path = first.get_state()["sessionFile"]
+    with pytest.raises(CommandError) as caught:
+        make_session(tmp_path, key, session_file=path)
+    assert f"already open in this process (pid {os.getpid()}): close the session that has it open first" \
+        in str(caught.value) and "another agent-forge process" not in str(caught.value)
+    await first.close()
+    second = make_session(tmp_path, key, session_file=path)  # free once the first closed
+    assert user_texts(second.messages) == ["hi"]
+    await second.close()
