@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -233,3 +234,37 @@ def test_tools_by_name_and_clear_errors_for_wrong_tools(tmp_path):
         create_agent_session(tools=["read", session.agent.tools[0]], **common)
     with pytest.raises(TypeError, match=r"tools\[0\] is not a tool"):
         create_agent_session(tools=[42], **common)
+
+
+def test_methods_that_need_an_event_loop_refuse_at_once_outside_one(tmp_path, key, recwarn):
+    set_faux_responses([FauxResponse(text="first answer")], key=key)
+    session = make_session(tmp_path, key)
+    calls = {"prompt": lambda: session.prompt("hi"), "submit": lambda: session.submit("hi"),
+             "new_session": lambda: session.new_session(), "switch_session": lambda: session.switch_session("x"),
+             "fork": lambda: session.fork("x"), "clone": lambda: session.clone(),
+             "abort": lambda: session.begin_abort()}
+    for name, call in calls.items():
+        with pytest.raises(RuntimeError, match=f"AgentSession: {name} needs a running asyncio event loop"):
+            call()
+    assert not session.is_streaming and session.messages == [] and not session.intake.holds_prompts
+    assert session.get_state()["sessionFile"] is None or not Path(session.get_state()["sessionFile"]).exists()
+    asyncio.run(asyncio.wait_for(session.prompt_and_wait("first"), 30))  # the session is as it was
+    assert session.last_assistant_text() == "first answer" and user_texts(session.messages) == ["first"]
+    asyncio.run(session.close())
+    gc.collect()  # a coroutine made and never started warns when collected
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+async def test_a_session_file_open_in_this_process_says_so(tmp_path, key):
+    set_faux_responses([FauxResponse(text="saved")], key=key)
+    first = make_session(tmp_path, key)
+    await first.prompt_and_wait("hi")
+    path = first.get_state()["sessionFile"]
+    with pytest.raises(CommandError) as caught:
+        make_session(tmp_path, key, session_file=path)
+    assert f"already open in this process (pid {os.getpid()}): close the session that has it open first" \
+        in str(caught.value) and "another agent-forge process" not in str(caught.value)
+    await first.close()
+    second = make_session(tmp_path, key, session_file=path)  # free once the first closed
+    assert user_texts(second.messages) == ["hi"]
+    await second.close()

@@ -275,7 +275,8 @@ def test_second_writer_is_refused_until_the_first_closes(branched) -> None:
     with pytest.raises(SessionLockError) as caught:
         SessionStore.open(store.path, lock=True)
     assert caught.value.pid == os.getpid()
-    assert str(caught.value).startswith(f"Session file is in use by another agent-forge process (pid {os.getpid()})")
+    assert str(caught.value).startswith(f"Session file is already open in this process (pid {os.getpid()}): close "
+                                        "the session that has it open first: ")
     assert lock_path_for(store.path).read_text().strip() == str(os.getpid())
     SessionStore.open(store.path).close()  # readers never lock
     first.close()

@@ -224,7 +224,7 @@ async def test_plugin_tools_register_replace_builtins_and_follow_the_tool_select
     ends = sorted((e for e in events if e["type"] == "tool_execution_end"), key=lambda e: order.index(e["toolCallId"]))
     assert ends[0]["result"]["content"] == [{"type": "text", "text": "HEY"}] and not ends[0]["isError"]
     assert "Parameter 'text' must be string, got integer" in ends[1]["result"]["content"][0]["text"]
-    assert "returned int" in ends[2]["result"]["content"][0]["text"] and ends[2]["isError"]
+    assert "returned an invalid result: int 42" in ends[2]["result"]["content"][0]["text"] and ends[2]["isError"]
 
 
 async def test_a_tool_name_taken_by_another_plugin_is_refused(make):

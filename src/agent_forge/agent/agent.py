@@ -13,7 +13,7 @@ from ..ai.options import StreamOptions
 from ..ai.types import Message, Model, ToolResultMessage
 from .events import Emit, QueueUpdate
 from .loop import BeforeToolCall, LoopConfig, RunState, StreamFn, TurnLoop
-from .types import AgentMessage, AgentTool
+from .types import AgentMessage, AgentTool, ToolError, ToolResult
 
 QUEUE_MODES = ("all", "one-at-a-time")
 _T = TypeVar("_T")
@@ -83,6 +83,10 @@ class Agent:
         about to add (see LoopConfig)."""
         self.on_tool_result: Callable[[ToolResultMessage], None] | None = None
         """Set by the owner (the session file): gets each call's result as the call finishes (see LoopConfig)."""
+        self.check_result: Callable[[object], ToolResult] = lambda value: value  # type: ignore[assignment]
+        """Set by the owner (the session): checks each tool result and progress update (see LoopConfig)."""
+        self.check_error: Callable[[ToolError], ToolError] = lambda error: error
+        """Set by the owner (the session): makes each tool error fit to keep (see LoopConfig)."""
         self.missing_tool: Callable[[str], str | None] = lambda name: None
         """Set by the owner (MCP): why a called tool is not there now, or None (see LoopConfig)."""
         """Set by the owner (plugins): may change or block each tool call before it runs (see LoopConfig)."""
@@ -182,6 +186,8 @@ class Agent:
             before_turn=self.before_turn,
             on_tool_result=self.on_tool_result,
             missing_tool=lambda name: self.missing_tool(name),
+            check_result=lambda value: self.check_result(value),
+            check_error=lambda error: self.check_error(error),
         )
 
     @property

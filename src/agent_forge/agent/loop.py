@@ -100,6 +100,10 @@ class LoopConfig:
     missing_tool: Callable[[str], str | None] = lambda name: None
     """Why the model's call of a tool that is not in `tools()` finds none (an MCP server restarting), as the
     call's error; None: `Tool <name> not found`."""
+    check_result: Callable[[object], ToolResult] = lambda value: value  # type: ignore[assignment, return-value]
+    check_error: Callable[[ToolError], ToolError] = lambda error: error
+    """What a tool returned or sent as progress as the `ToolResult` kept, else `ToolError` naming the problem (for
+    progress raised in the tool); a call's `ToolError` made fit to keep (the owner's: `coding/tool_results.py`)."""
     on_tool_result: Callable[[ToolResultMessage], None] | None = None
     """Called with a call's `toolResult` message the moment the call finishes, just before its
     `tool_execution_end` (in completion order; the message events follow later, in call order): the owner makes
@@ -290,13 +294,10 @@ class TurnLoop:
         for call in calls:
             self.emit(ToolExecutionStart(type="tool_execution_start", toolCallId=call["id"], toolName=call["name"],
                                           args=call["arguments"]))
-        runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config.before_tool_call,
-                         self.config.on_tool_result, self._missing(call, tools)) for call in calls]
+        runs = [_ToolRun(call, tools.get(call["name"]), self.emit, self.config, self._missing(call, tools))
+                for call in calls]
         await self._step(_run_all(runs, self.state), lambda: _mark_aborted(runs))
-        for run in runs:  # a call cancelled before its task first ran never reached its own `finally`
-            if not run.ended:
-                run.aborted = True
-                run.emit_end()
+        _mark_aborted(runs)  # a call cancelled before its task first ran never reached its own `finally`
         results = [run.message() for run in runs]
         for result in results:
             self._end_tool_result(result)
@@ -338,14 +339,13 @@ def _mark_aborted(runs: list["_ToolRun"]) -> None:
 class _ToolRun:
     """One tool call's execution and the result message it produces."""
 
-    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, before: BeforeToolCall | None = None,
-                 on_result: Callable[[ToolResultMessage], None] | None = None, missing: str | None = None):
+    def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, config: LoopConfig,
+                 missing: str | None = None):
         self.call = call
         self.missing = missing or f"Tool {call.get('name')} not found"  # the error when `tool` is None
-        self.on_result = on_result
+        self.config = config  # the owner's hooks: `before_tool_call`, `check_result`, `on_tool_result`, ...
         self.tool = tool
         self.emit = emit
-        self.before = before
         self.result: ToolResult | None = None
         self.partial: ToolResult | None = None
         self.error: str | None = None
@@ -364,8 +364,10 @@ class _ToolRun:
                 raise ToolError(self.missing)
             if self.call.get("argumentsError"):  # the model's arguments were not valid JSON
                 raise ToolError(str(self.call["argumentsError"]))
-            self.result = await self.tool.execute(self.call["id"], await self._arguments(), self._on_update)
+            returned = await self.tool.execute(self.call["id"], await self._arguments(), self._on_update)
+            self.result = self.config.check_result(returned)
         except ToolError as exc:
+            exc = self.config.check_error(exc)
             self.error, self.error_details = str(exc), exc.details
         except asyncio.CancelledError:
             self.aborted = True
@@ -376,17 +378,18 @@ class _ToolRun:
             self.emit_end()
 
     async def _arguments(self) -> dict[str, Any]:
-        if self.before is None:
+        if self.config.before_tool_call is None:
             return self.call["arguments"]
         import copy
 
         call: ToolCall = {**self.call, "arguments": copy.deepcopy(self.call["arguments"])}
-        blocked = await self.before(call)
+        blocked = await self.config.before_tool_call(call)
         if blocked is not None:  # refused before it ran (a plugin, the approval policy): clients say so
             raise ToolError(blocked, {"blocked": True})
         return call["arguments"]
 
     def _on_update(self, partial: ToolResult) -> None:
+        partial = self.config.check_result(partial)  # a bad one raises ToolError in the tool, as plugins' `update` does
         self.partial = partial
         self.emit(ToolExecutionUpdate(type="tool_execution_update", toolCallId=self.call["id"],
                                       toolName=self.call["name"], args=self.call["arguments"],
@@ -408,8 +411,8 @@ class _ToolRun:
         # Frozen here: an abort arriving after this call finished must not rewrite what the client was told.
         self.final = self._final()
         message = self.message()
-        if self.on_result is not None:
-            self.on_result(message)
+        if self.config.on_tool_result is not None:
+            self.config.on_tool_result(message)
         # From the message, not `final`: the owner may have shrunk it in place to fit the session file, and the
         # event must carry what the file and the agent hold (never a 70 MB line the file does not have).
         self.emit(ToolExecutionEnd(type="tool_execution_end", toolCallId=self.call["id"], toolName=self.call["name"],

@@ -6,7 +6,7 @@ where a command turns them into one, or into an event field (`compaction_end.err
 
     CommandError             a command was rejected before it changed anything; shown to the client as is
     SessionFileError         a session file cannot be read or written (`reason`: the OS's words; `detail`)
-    └── SessionLockError     another process holds the file's lock (`session_path`, `pid`)
+    └── SessionLockError     another process, or session of this one, holds the file's lock (`session_path`, `pid`)
     SessionDirError          (an OSError) a session directory is not one and cannot be made one
     CompactionError          a compaction cannot be done; the message is `compaction_end.errorMessage`
     ExportError              `export_html` cannot read the session or write the file
@@ -23,6 +23,7 @@ Every module imports them from here (this is their one place; nothing re-exports
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -47,16 +48,23 @@ class NoSessionMatch(SessionFileError):
 
 
 class SessionLockError(SessionFileError):
-    """Another process holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
+    """Another process (or another session of this process: `lock_holder`) holds the session file's lock. `pid` is the holder's pid (None if unknown)."""
 
     def __init__(self, session_path: Path, pid: int | None, message: str | None = None) -> None:
         from .paths import path_text  # here, not at the top: this module imports nothing of ours
 
-        holder = f"pid {pid}" if pid is not None else "pid unknown"
-        super().__init__(message or f"Session file is in use by another agent-forge process ({holder}): "
-                                    f"{path_text(session_path)}")
+        super().__init__(message or f"Session file is {lock_holder(pid)}: {path_text(session_path)}")
         self.session_path = session_path
         self.pid = pid
+
+
+def lock_holder(pid: int | None) -> str:
+    """Who holds a session lock, as "Session file is ..." goes on: another process (its pid, or "pid
+    unknown"), or this one (a second session of one program opening the same file: only closing the first
+    frees it)."""
+    if pid == os.getpid():
+        return f"already open in this process (pid {pid}): close the session that has it open first"
+    return f"in use by another agent-forge process ({f'pid {pid}' if pid is not None else 'pid unknown'})"
 
 
 class SessionDirError(OSError):

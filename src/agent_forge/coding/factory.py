@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, TYPE_CHECKING
 
 from ..agent.agent import Agent
+from ..agent.types import ToolError, ToolResult
 from .agent_session import AgentSession
 from .messages import convert_to_llm
 from .models.registry import ModelRegistry
@@ -71,12 +72,27 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: ModelRe
     # belong to the session; ACP points files and commands at the editor's)
     session.tool_environment = ToolEnvironment(lambda: agent.tools, session.output_dir)
     agent.prepare_tools = session.tool_environment.apply
+    agent.check_result, agent.check_error = _checked_result, _checked_error  # every tool's: SDK objects' too
     agent.tools = options.tools if options.tools is not None else _default_tools(options.cwd, tool_selection,
                                                                                  settings)
     agent.idle_timeout_s = settings.http_idle_timeout_s
     agent.steering_mode = settings.steering_mode
     agent.follow_up_mode = settings.follow_up_mode
     return session
+
+
+def _checked_result(value: object) -> ToolResult:
+    """What a tool returned as the `ToolResult` kept; raises `ToolError` naming the bad part (`tool_results.py`)."""
+    from .tool_results import to_tool_result  # at the first tool result: start-up does not import it
+
+    return to_tool_result(value)
+
+
+def _checked_error(error: ToolError) -> ToolError:
+    """`error`, or a copy without the `details` a session file cannot hold (`tool_results.py`)."""
+    from .tool_results import checked_tool_error
+
+    return checked_tool_error(error)
 
 
 def _default_tools(cwd: str, tool_selection: ToolSelection, settings: Settings) -> list:

@@ -75,7 +75,9 @@ class Intake:
         A prompt submitted while session changes are pending (`session_change`) waits until they are done and
         is then handled in the session that exists; an `abort` meanwhile refuses it likewise.
         The prompt takes its place now, at the call (an `abort` called later does not cancel it): await the
-        result, the disposition. Raises `CommandError` (at the call when the session is closed)."""
+        result, the disposition. Raises `CommandError` (at the call when the session is closed), and at once
+        `RuntimeError` outside a running event loop (`need_loop`)."""
+        need_loop("submit")
         self._check_open()
         if self._changes:
             waiting = asyncio.ensure_future(asyncio.wait(list(self._changes)))
@@ -183,7 +185,8 @@ class Intake:
                streaming_behavior: str | None = None, *, expand: bool = True) -> str:
         """Accept a prompt: start a run, or queue it while one is going on. Returns the disposition
         (`"started"` or `"queued"`). Raises `CommandError` when it cannot be accepted. A leading
-        `/skill:<name>` or `/<template>` is expanded unless `expand` is False."""
+        `/skill:<name>` or `/<template>` is expanded unless `expand` is False. Starting a run outside a running
+        event loop raises `RuntimeError` instead: the run could never go on (`need_loop`)."""
         self._check_open()
         message = self._fitting(user_message(self._resources().expand(text) if expand else text, images))
         if self._run.is_streaming or self._compaction.is_compacting:  # sent after it (`SessionRun.idle_work`)
@@ -195,6 +198,7 @@ class Intake:
             self.queue(message, streaming_behavior)
             return "queued"
         self.check_ready()
+        need_loop("prompt")
         self._run.start([message])
         return "started"
 
@@ -298,7 +302,12 @@ class Intake:
     def session_change(self, change: Awaitable[T]) -> Awaitable[T]:
         """`change` (a session change: new_session, switch_session, fork, clone), marked pending from this call
         until it is done: prompts submitted meanwhile wait for it (`submit`). Call it when the change arrives;
-        await the result."""
+        await the result. `RuntimeError` outside a running event loop (`change` is closed unstarted)."""
+        try:
+            need_loop(getattr(change, "__name__", "a session change"))  # the coroutine's: new_session, fork, ...
+        except RuntimeError:
+            getattr(change, "close", lambda: None)()  # a coroutine never started: no "never awaited" warning
+            raise
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._changes.append(done)
         return self._change(change, done)
@@ -328,7 +337,9 @@ class Intake:
         """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
         input handlers and, when `held`, those waiting for a session change; the run or its retry wait); the
         returned awaitable (await it) ends when the session settled or handed over to queued messages (the run
-        side: `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits)."""
+        side: `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits). `RuntimeError`
+        outside a running event loop."""
+        need_loop("abort")
         self._hooks().abort()
         inputs = self.cancel_inputs(held=held)
         return self._aborted(inputs, self._run.begin_abort())
@@ -341,6 +352,17 @@ class Intake:
         if inputs:
             await asyncio.wait(inputs, timeout=INPUT_CANCEL_GRACE_S)
         await self._hooks().wait_aborted()
+
+
+def need_loop(method: str) -> None:
+    """Raise `RuntimeError` unless an asyncio event loop runs in this thread: a run started without one would
+    never go on (and hold the session busy for good, a later loop's prompts waiting behind it). Checked before
+    anything changes, so the session is as it was (docs/sdk.md: call these from a running event loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        raise RuntimeError(f"AgentSession: {method} needs a running asyncio event loop: call it from async code "
+                           "(a coroutine run by asyncio.run); nothing was done") from None
 
 
 async def _result(value: T) -> T:

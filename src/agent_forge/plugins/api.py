@@ -33,7 +33,7 @@ from .events import (  # noqa: F401 - re-exported: the public API names them
     PluginEvent, SessionChangeEvent, SessionShutdownEvent, SessionStartEvent, ToolCallEvent, Transform,
 )
 from .schema import check_parameters_schema
-from .tool_results import to_tool_result
+from ..coding.tool_results import to_tool_result
 from .values import json_problem, private_copy
 from .ui import PluginUI
 

@@ -9,7 +9,7 @@ from typing import Callable
 from ..agent.types import ToolError, ToolResult, ToolUpdate
 from ..ai.types import JsonValue
 from .api import Context, ToolContext, ToolSpec
-from .tool_results import checked_tool_error, to_tool_result
+from ..coding.tool_results import checked_tool_error, to_tool_result
 from .bounded import CANCEL_GRACE_S, bounded
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments

@@ -16,7 +16,7 @@ from typing import TypedDict
 
 from ..paths import path_text
 from .durable import SessionFile, ensure_session_dir, write_new_private
-from ..errors import SessionFileError, SessionLockError
+from ..errors import SessionFileError, SessionLockError, lock_holder
 from .lock import SessionLock
 
 WholeFile = Callable[[], tuple[bytes, int]]
@@ -213,9 +213,8 @@ def lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
         ensure_session_dir(directory)
         return SessionLock.acquire(directory / f"{session_id}.id")
     except SessionLockError as exc:
-        holder = f"pid {exc.pid}" if exc.pid is not None else "pid unknown"
         raise SessionLockError(directory / f"{session_id}.id", exc.pid,
-                               f"Session id {session_id} is in use by another agent-forge process ({holder}) "
-                               f"in {path_text(directory)}") from None
+                               f"Session id {session_id} is {lock_holder(exc.pid)} (in {path_text(directory)})"
+                               ) from None
     except (SessionFileError, OSError):
         return None
