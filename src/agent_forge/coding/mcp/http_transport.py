@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, AsyncIterator
 
 from .config import McpServerConfig
 from .stdio_transport import MAX_MESSAGE_BYTES, size_text
+from .wire import install_in_http_client
 
 if TYPE_CHECKING:
     import httpx2
@@ -27,6 +28,8 @@ async def http_transport(config: McpServerConfig, limit: int = MAX_MESSAGE_BYTES
     response or server-sent event may hold at most `limit` bytes."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
+
+    install_in_http_client()  # lone surrogates repaired, as on stdio
 
     async def cap(response: httpx2.Response) -> None:
         if response.headers.get("content-type", "").lower().startswith("application/json"):
