@@ -236,3 +236,32 @@ async def test_lone_surrogates_become_replacement_characters_and_an_unreadable_a
     assert ends["s_shape"]["isError"] is True and "the server's answer could not be read (not JSON-RPC: " \
         "JSONRPCResponse.result: Input should be an object)" in shape
     assert tool_texts(fake_llm.requests[1]) == ["lone \ufffd here", broken, shape]
+
+
+async def test_lone_surrogates_over_http_become_replacement_characters_in_json_and_sse_answers(agent_env, fake_llm,
+                                                                                             tmp_path):
+    """The SDK's HTTP client failed every such answer (`Failed to parse JSON response: Invalid JSON: unexpected end
+    of hex escape`): the server could not even connect."""
+    import asyncio
+    import socket
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {"json": {"url": f"http://127.0.0.1:{port}/lone"},
+                              "sse": {"url": f"http://127.0.0.1:{port}/lone-sse"}})
+        fake_llm.set_script([{"tool_calls": [{"name": "json_lone", "arguments": {}},
+                                             {"name": "sse_lone", "arguments": {}}]}, {"text": "done"}])
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            events = await client.prompt_and_wait("surrogates over http", timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    tools = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["body"].get("tools", [])}
+    assert tools["json_lone"]["description"] == tools["sse_lone"]["description"] == "lone \ufffd cut", tools
+    ends = [e for e in events if e["type"] == "tool_execution_end"]
+    assert [(e["isError"], e["result"]["content"][0]["text"]) for e in ends] == [(False, "lone \ufffd here")] * 2
