@@ -37,22 +37,25 @@ def validate_message(data: str | bytes | bytearray) -> JSONRPCMessage:
     try:
         return jsonrpc_message_adapter.validate_json(data, by_name=False)
     except ValueError:
-        value = _with_lone_surrogates(data)
-        if value is None:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+        if not json_wire.may_hold_surrogates(text):
             raise  # pydantic's error says where the JSON is broken
-    return jsonrpc_message_adapter.validate_python(json_wire.scrub_in_place(value), by_name=False)
+    return jsonrpc_message_adapter.validate_python(json_wire.scrub_in_place(_parsed(text)), by_name=False)
 
 
-def _with_lone_surrogates(data: str | bytes | bytearray) -> Any:
-    """The JSON value of `data` when it has a surrogate escape and the standard library parses it (as leniently
-    as pydantic: NaN too), else None."""
-    text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
-    if not json_wire.may_hold_surrogates(text):
-        return None
+def _parsed(text: str) -> Any:
+    """The JSON value of `text` by the standard library (as lenient as pydantic's parser: NaN too, and it keeps
+    lone surrogates). Raises pydantic's `ValidationError` (what the SDK catches) naming the first fault after a
+    lone surrogate, where pydantic's parser stopped."""
+    from pydantic_core import ValidationError
+
     try:
         return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    except (ValueError, RecursionError) as exc:
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
+            else str(exc)
+        raise ValidationError.from_exception_data("JSONRPCMessage", [
+            {"type": "json_invalid", "loc": (), "input": text, "ctx": {"error": where}}]) from None
 
 
 def answer_id(text: str) -> int | str | None:
