@@ -265,3 +265,31 @@ async def test_lone_surrogates_over_http_become_replacement_characters_in_json_a
     assert tools["json_lone"]["description"] == tools["sse_lone"]["description"] == "lone \ufffd cut", tools
     ends = [e for e in events if e["type"] == "tool_execution_end"]
     assert [(e["isError"], e["result"]["content"][0]["text"]) for e in ends] == [(False, "lone \ufffd here")] * 2
+
+
+async def test_http_error_statuses_are_named_and_401_says_what_to_configure(agent_env, tmp_path):
+    """The SDK's client said `Server returned an error response` whatever the status, 401 included."""
+    import asyncio
+    import socket
+    import subprocess
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {f"s{code}": {"url": f"http://127.0.0.1:{port}/{code}"} for code in (401, 403, 500)})
+        listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
+    assert listed.returncode == 1 and "Server returned an error response" not in listed.stdout, listed.stdout
+    assert "failed" in rows["s401"] and 'HTTP 401 Unauthorized: the server needs authentication (WWW-Authenticate: ' \
+        'Bearer realm="mcp"); give its credentials in the entry\'s "headers" in mcp.json, e.g. "headers": ' \
+        '{"Authorization": "Bearer ${TOKEN}"} (OAuth is not supported)' in rows["s401"]
+    assert "HTTP 403 Forbidden: the server refused the credentials sent" in rows["s403"]
+    assert f"HTTP 500 Internal Server Error (http://127.0.0.1:{port}/500)" in rows["s500"]
