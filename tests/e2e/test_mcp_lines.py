@@ -208,3 +208,88 @@ async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endle
     assert "failed" in rows["stray"] and "no answer to initialize within 1 s" in rows["stray"]  # its answer: ignored
     assert "failed" in rows["huge"] and "the server's answer is longer than 64 MiB" in rows["huge"]
     assert f"(http://127.0.0.1:{port}/huge)" in rows["huge"] and "Traceback" not in listed.stderr
+
+
+async def test_lone_surrogates_become_replacement_characters_and_an_unreadable_answer_fails_its_call_at_once(
+        agent_env, fake_llm, tmp_path):
+    """A `\\ud800` escape without its other half (valid JSON, what `json.dumps` writes for a string cut inside a
+    surrogate pair) made the whole message "not JSON-RPC": the answer was lost and the call waited for ever."""
+    import subprocess
+
+    write_mcp(agent_env, {"s": raw("lone")})
+    listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                            capture_output=True, text=True, timeout=60)
+    calls = [{"name": f"s_{name}", "arguments": {}} for name in ("lone", "broken", "shape")]
+    fake_llm.set_script([{"tool_calls": calls}, {"text": "done"}])
+    async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("surrogates", timeout=60)
+    row = next(line.split() for line in listed.stdout.splitlines() if line.startswith("s "))
+    assert listed.returncode == 0 and row[3:5] == ["connected", "9"], (listed.stdout, listed.stderr)
+    tools = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["body"]["tools"]}
+    assert tools["s_lone"]["description"] == "lone \ufffd cut"
+    ends = {e["toolName"]: e for e in events if e["type"] == "tool_execution_end"}
+    assert ends["s_lone"]["isError"] is False and ends["s_lone"]["result"]["content"][0]["text"] == "lone \ufffd here"
+    broken, shape = (ends[f"s_{name}"]["result"]["content"][0]["text"] for name in ("broken", "shape"))
+    assert ends["s_broken"]["isError"] is True and broken.startswith(
+        "MCP server s: the call of broken failed: the server's answer could not be read (Invalid JSON: invalid escape")
+    assert "'{\"jsonrpc\": \"2.0\", \"id\": " in broken  # the line, quoted
+    assert ends["s_shape"]["isError"] is True and "the server's answer could not be read (not JSON-RPC: " \
+        "JSONRPCResponse.result: Input should be an object)" in shape
+    assert tool_texts(fake_llm.requests[1]) == ["lone \ufffd here", broken, shape]
+
+
+async def test_lone_surrogates_over_http_become_replacement_characters_in_json_and_sse_answers(agent_env, fake_llm,
+                                                                                             tmp_path):
+    """The SDK's HTTP client failed every such answer (`Failed to parse JSON response: Invalid JSON: unexpected end
+    of hex escape`): the server could not even connect."""
+    import asyncio
+    import socket
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {"json": {"url": f"http://127.0.0.1:{port}/lone"},
+                              "sse": {"url": f"http://127.0.0.1:{port}/lone-sse"}})
+        fake_llm.set_script([{"tool_calls": [{"name": "json_lone", "arguments": {}},
+                                             {"name": "sse_lone", "arguments": {}}]}, {"text": "done"}])
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            events = await client.prompt_and_wait("surrogates over http", timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    tools = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["body"].get("tools", [])}
+    assert tools["json_lone"]["description"] == tools["sse_lone"]["description"] == "lone \ufffd cut", tools
+    ends = [e for e in events if e["type"] == "tool_execution_end"]
+    assert [(e["isError"], e["result"]["content"][0]["text"]) for e in ends] == [(False, "lone \ufffd here")] * 2
+
+
+async def test_http_error_statuses_are_named_and_401_says_what_to_configure(agent_env, tmp_path):
+    """The SDK's client said `Server returned an error response` whatever the status, 401 included."""
+    import asyncio
+    import socket
+    import subprocess
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        port = await _listening(port_file, socket)
+        write_mcp(agent_env, {f"s{code}": {"url": f"http://127.0.0.1:{port}/{code}"} for code in (401, 403, 500)})
+        listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        server.kill()
+        await server.wait()
+    rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
+    assert listed.returncode == 1 and "Server returned an error response" not in listed.stdout, listed.stdout
+    assert "failed" in rows["s401"] and 'HTTP 401 Unauthorized: the server needs authentication (WWW-Authenticate: ' \
+        'Bearer realm="mcp"); give its credentials in the entry\'s "headers" in mcp.json, e.g. "headers": ' \
+        '{"Authorization": "Bearer ${TOKEN}"} (OAuth is not supported)' in rows["s401"]
+    assert "HTTP 403 Forbidden: the server refused the credentials sent" in rows["s403"]
+    assert f"HTTP 500 Internal Server Error (http://127.0.0.1:{port}/500)" in rows["s500"]

@@ -1,7 +1,10 @@
 """A hand-written streamable HTTP "MCP server" (the standard library's `http.server`, no SDK) whose every answer
 is wrong in one way: `python mcp_raw_http_server.py PORT_FILE`. It serves on a free loopback port, written to
 PORT_FILE, under the paths `/html` (answers `text/html`), `/garbage` (`application/json` that is not JSON),
-`/stray` (a JSON-RPC answer to an id never sent), `/huge` (a JSON body that never ends, 1 MiB at a time)."""
+`/stray` (a JSON-RPC answer to an id never sent), `/huge` (a JSON body that never ends, 1 MiB at a time),
+`/401` (401 with `WWW-Authenticate`), `/403`, `/500`. Under `/lone` (JSON bodies) and `/lone-sse` (server-sent
+events) it is a working server whose tool `lone` and its description hold a lone UTF-16 surrogate (`\\ud800`, as
+`json.dumps` writes a string cut inside a surrogate pair)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self._answer(202, b"", "text/plain")
         elif self.path == "/huge":
             self._endless()
+        elif self.path in ("/401", "/403", "/500"):
+            self.send_response(int(self.path[1:]))
+            if self.path == "/401":
+                self.send_header("www-authenticate", 'Bearer realm="mcp"')
+            self.send_header("content-length", "0")
+            self.end_headers()
+        elif self.path.startswith("/lone"):
+            self._lone(body)
         else:
             data, kind = {"/html": (b"<html>hello</html>", "text/html"),
                           "/garbage": (b"not json at all", "application/json"),
@@ -40,6 +51,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _lone(self, request: dict) -> None:
+        method = request["method"]
+        result = {"initialize": {"protocolVersion": "2025-06-18", "serverInfo": {"name": "lone", "version": "1"},
+                                 "capabilities": {"tools": {}}},
+                  "tools/list": {"tools": [{"name": "lone", "description": "lone \ud800 cut",
+                                            "inputSchema": {"type": "object"}}]},
+                  "tools/call": {"content": [{"type": "text", "text": "lone \ud800 here"}]}}.get(method, {})
+        data = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}).encode()
+        if self.path == "/lone-sse":
+            self._answer(200, b"event: message\ndata: " + data + b"\n\n", "text/event-stream")
+        else:
+            self._answer(200, data, "application/json")
 
     def _endless(self) -> None:
         self.send_response(200)

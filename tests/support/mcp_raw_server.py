@@ -14,7 +14,10 @@ them with a fault: `garbage N` first writes N lines that are not JSON-RPC; `stra
 with an answer and an error to ids never sent, then the right answer, then that answer again; `log-flood N` sends N `notifications/message` before
 each call's answer; `ping-flood N` sends N `ping` requests to the client before each call's answer; `odd` lists `fine` twice and
 writes `{"hello": "world"}` (JSON, not JSON-RPC) before its `initialize` answer. `pid <pid>` is
-written to `$MCP_TEST_LOG` (when set) at start.
+written to `$MCP_TEST_LOG` (when set) at start. `lone` writes lone UTF-16 surrogates (`\\ud800`, what `json.dumps`
+writes for a string cut inside a surrogate pair) in its tool descriptions, in a `ping` request's params and in the
+answer of the tool `lone`; its tool `broken` is answered by a line that is not JSON (a bad escape) and `shape` by
+JSON that is not JSON-RPC, both with the call's id.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def main() -> None:
     if os.environ.get("MCP_TEST_LOG"):
         with open(os.environ["MCP_TEST_LOG"], "a", encoding="utf-8") as log:
             log.write(f"pid {os.getpid()}\n")
-    tools = ["fine", "long", "toolong", "endless", "burst", "count"] + (["fine"] if MODE == "odd" else [])
+    tools = ["fine", "long", "toolong", "endless", "burst", "count"] + (["fine"] if MODE == "odd" else []) + (
+        ["lone", "broken", "shape"] if MODE == "lone" else [])
     lists = 0
     if MODE == "garbage":
         out.write(b"this is not JSON-RPC\n" * N)
@@ -64,8 +68,13 @@ def main() -> None:
                 "name": "raw", "version": "1"}, "capabilities": {"tools": {"listChanged": True}}}})
         elif method == "tools/list":
             lists += 1
-            send({"id": request["id"], "result": {"tools": [{"name": name, "inputSchema": {"type": "object"}}
-                                                            for name in tools]}})
+            send({"id": request["id"], "result": {"tools": [{"name": name, "inputSchema": {"type": "object"}, **(
+                {"description": f"{name} \ud800 cut"} if MODE == "lone" else {})} for name in tools]}})
+        elif method == "tools/call" and request["params"]["name"] in ("broken", "shape"):
+            bad = {"broken": '{"jsonrpc": "2.0", "id": %s, "result": {"content": [{"type": "text", "text": "\\x"}]}}',
+                   "shape": '{"jsonrpc": "2.0", "id": %s, "result": "not an object"}'}[request["params"]["name"]]
+            out.write((bad % json.dumps(request["id"])).encode() + b"\n")
+            out.flush()
         elif method == "tools/call":
             before_answer(request["id"])
             answer = {"id": request["id"], "result": {"content": [{"type": "text", "text": call(
@@ -78,6 +87,8 @@ def main() -> None:
 
 
 def before_answer(request_id: object) -> None:
+    if MODE == "lone":
+        send({"id": "ping-lone", "method": "ping", "params": {"_meta": {"note": "\udc00"}}})
     if MODE == "stray":
         send({"id": 987654, "result": {"content": [{"type": "text", "text": "stray"}]}})
         send({"id": 987655, "error": {"code": 1, "message": "stray error"}})
@@ -103,6 +114,8 @@ def call(name: str, tools: list[str], lists: int) -> str:
         for _ in range(N or 3000):
             send({"method": "notifications/tools/list_changed"})
         return "burst sent"
+    elif name == "lone":
+        return "lone \ud800 here"
     elif name == "count":
         return f"lists {lists}"
     return f"called {name}"

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, restart_delay,
-                     stream_broke, validation_summary)
+from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, parse_reason,
+                     restart_delay, stream_broke, validation_summary)
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -33,6 +33,7 @@ from .stdio_transport import MessageTooLong, open_stdio
 from .checked_stream import CheckedStream
 from .vetting import screen_tool_listing
 from .unshown import unshown_message
+from .wire import answer_id, unreadable_answer
 
 if TYPE_CHECKING:  # the SDK's types; the SDK itself is imported on the first connection (`sdk.load_sdk`)
     from types import ModuleType
@@ -265,9 +266,10 @@ class ServerConnection:
             raise ConnectionLost()
 
     def _checked_item(self, item: SessionMessage | Exception) -> SessionMessage | None:
-        """`item` as the session gets it (a tool listing screened first, `_screen`), or None when it is skipped: a stdio line that is not JSON-RPC is reported
-        (as `error`). Raises `ConnectionLost` when the connection must end: a line over the cap (the server is
-        killed: the rest of it is unread), an HTTP transport error (reconnect, with backoff)."""
+        """`item` as the session gets it (a tool listing screened first, `_screen`), or None when it is skipped: a
+        stdio line that is not JSON-RPC is reported (as `error`), and one answering a request fails it
+        (`_unreadable_answer`). Raises `ConnectionLost` when the connection must end: a line over the cap (the
+        server is killed: the rest of it is unread), an HTTP transport error (reconnect, with backoff)."""
         if isinstance(item, MessageTooLong):
             self._lost_reason = str(item)
             if self._pid is not None:
@@ -280,11 +282,20 @@ class ServerConnection:
                 raise ConnectionLost()
             self._skipped.add(first_line(item))  # the event at most every second
             self.error = self._skipped.text
-            return None
+            return self._unreadable_answer(item)
         if unshown_message(item.message):  # (a stdio server's are dropped before they are parsed)
             return None
         self._screen(getattr(item.message, "result", None))  # before the SDK checks it
         return item
+
+    def _unreadable_answer(self, item: Exception) -> SessionMessage | None:
+        """For a stdio line that is not JSON-RPC but answers a request (`wire.answer_id`), an error answer to it:
+        that request fails now instead of waiting for ever (an id nobody waits for is dropped by the SDK)."""
+        line = getattr(item, "line", None)
+        request_id = answer_id(line) if isinstance(line, str) else None
+        if request_id is None:
+            return None
+        return unreadable_answer(request_id, parse_reason(getattr(item, "cause", item)), first_line(item))
 
     def _screen(self, result: object) -> None:
         """Note the protocol version an `initialize` answer gives; take the tools out of a `tools/list` answer

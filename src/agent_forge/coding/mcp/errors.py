@@ -77,6 +77,21 @@ def validation_summary(exc: BaseException) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in problems)
 
 
+def parse_reason(exc: BaseException) -> str:
+    """Why pydantic could not read a message: its JSON error (`Invalid JSON: invalid escape at line 1 column
+    41`), else the shape problems of an answer (`JSONRPCResponse.result: Input should be an object`)."""
+    try:
+        problems = exc.errors()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 (not pydantic's)
+        return first_line(exc)  # type: ignore[arg-type]
+    if problems and problems[0].get("type") == "json_invalid":
+        return str(problems[0].get("msg"))
+    answers = [p for p in problems if p.get("loc", ("",))[:1] in (("JSONRPCResponse",), ("JSONRPCError",))]
+    wrong = [p for p in answers if p.get("type") != "missing"]  # (`error` is missing from every result answer)
+    return "not JSON-RPC: " + "; ".join(f"{'.'.join(str(part) for part in p.get('loc', ()))}: {p.get('msg')}"
+                                        for p in (wrong or answers or problems)[:3])
+
+
 def first_line(exc: Exception) -> str:
     """What the server wrote, quoted (its first 200 characters), else the exception's first line. A pydantic
     error holds the line: as text when it is not JSON, as the parsed value when it is JSON of another shape."""

@@ -4,7 +4,8 @@
 The SDK caps one server-sent event (1 MiB by default; here the common cap), but reads a JSON response body whole
 (`response.aread()`), however long: a response hook wraps each JSON body so that reading more than the cap
 raises `ResponseTooLong`, which the SDK turns into an error answer to that request (the server stays connected:
-the next response is a message of its own).
+the next response is a message of its own). An HTTP error status is named in the error answer it gives
+(`http_status`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import functools
 from typing import TYPE_CHECKING, AsyncIterator
 
 from .config import McpServerConfig
+from .http_status import NamedStatusStream, StatusNotes
 from .stdio_transport import MAX_MESSAGE_BYTES, size_text
+from .wire import install_in_http_client
 
 if TYPE_CHECKING:
     import httpx2
@@ -24,20 +27,24 @@ if TYPE_CHECKING:
 @contextlib.asynccontextmanager
 async def http_transport(config: McpServerConfig, limit: int = MAX_MESSAGE_BYTES) -> AsyncIterator[TransportStreams]:
     """The SDK's streamable HTTP streams for `config.url`, with `config.headers` on every request; one JSON
-    response or server-sent event may hold at most `limit` bytes."""
+    response or server-sent event may hold at most `limit` bytes; an HTTP error status is named in the error
+    answer the SDK makes of it (`http_status.StatusNotes`)."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
+
+    install_in_http_client()  # lone surrogates repaired, as on stdio
 
     async def cap(response: httpx2.Response) -> None:
         if response.headers.get("content-type", "").lower().startswith("application/json"):
             response.stream = _capped_stream(response.stream, limit)
 
+    notes = StatusNotes()  # an HTTP error status, named in the SDK's stand-in for it
     client = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30, read=300),
-                                event_hooks={"response": [cap]})
+                                event_hooks={"response": [cap, notes.on_response]})
     async with client:
         async with streamable_http_client(config.url or "", http_client=client,
                                           max_sse_event_size=limit) as (read, write):
-            yield read, write
+            yield NamedStatusStream(read, notes), write
 
 
 def _capped_stream(stream: httpx2.AsyncByteStream, limit: int) -> httpx2.AsyncByteStream:

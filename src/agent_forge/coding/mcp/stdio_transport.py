@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, AsyncIterator, Mapping, Sequence
 
 from .unshown import unshown_line
+from .wire import validate_message
 
 if TYPE_CHECKING:
     from anyio import Event as AnyioEvent
@@ -45,11 +46,13 @@ _EXIT_POLL_S = 0.01
 
 class NotJsonRpc(ValueError):
     """A stdout line that is not a JSON-RPC message (not JSON, or JSON of another shape): `line` is its text,
-    which `errors.first_line` quotes (pydantic's own message for JSON of another shape does not)."""
+    which `errors.first_line` quotes (pydantic's own message for JSON of another shape does not); `cause` is
+    pydantic's error (`errors.parse_reason` says what it found)."""
 
     def __init__(self, line: str, cause: Exception):
         super().__init__(str(cause))
         self.line = line
+        self.cause = cause
 
 
 class MessageTooLong(Exception):
@@ -99,13 +102,12 @@ class LineSplitter:
 
 def parse_line(line: bytes | bytearray) -> SessionMessage | Exception:
     """One stdout line as the SDK's stdio transport makes it: a `SessionMessage` holding the validated
-    `JSONRPCMessage`, or the parse error (invalid UTF-8 is replaced, as the connection asks the SDK to)."""
+    `JSONRPCMessage`, or the parse error (invalid UTF-8 and lone surrogates are replaced: `wire.validate_message`)."""
     from mcp.shared.message import SessionMessage
-    from mcp_types import jsonrpc_message_adapter
 
     text = line.decode("utf-8", "replace")
     try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False))
+        return SessionMessage(validate_message(text))
     except ValueError as exc:  # pydantic's ValidationError, for JSON and for JSON-RPC shape alike
         return NotJsonRpc(text, exc)
 
