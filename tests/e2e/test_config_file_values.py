@@ -107,6 +107,7 @@ BAD_SETTINGS: dict[str, Any] = {
     "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0,
     "pluginHandlerTimeoutMs": "10s", "skills": "dir",
     "prompts": {}, "defaultTools": 3, "plugins": "p", "approvals": "sometimes", "approvalTimeoutMs": 0,
+    "theme": 5, "hideThinkingBlock": "false", "quietStartup": "true",
 }
 CHECKED_HERE = {"skills", "prompts", "defaultTools"}
 """Keys checked by the module that reads them (their messages differ, but name the key)."""
@@ -151,6 +152,28 @@ def key_line(text: str, dotted: str | tuple[str, ...]) -> int:
     for part in dotted.split(".") if isinstance(dotted, str) else dotted:
         start = next(i for i in range(start, len(lines)) if lines[i].lstrip().startswith(f'"{part}":'))
     return start + 1
+
+
+def settings_read_in_the_source() -> set[str]:
+    """Every settings key the product reads by name: `Settings`' own accessors (`self.get("key")`), reads of a
+    settings object or of one file's dict elsewhere (`settings.get("key")`, `global_raw.get("key")`), and the
+    keys `/settings` offers."""
+    from agent_forge.modes.interactive.config_commands import SETTINGS
+
+    own = re.compile(r'self\.get\("([a-z][\w.]*)"')
+    read = re.compile(r'(?:settings|_raw|\{\}\))(?:\(\))?\.get\("([a-z][\w.]*)"')
+    keys = set(SETTINGS)
+    for path in (ROOT / "src" / "agent_forge").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            keys.update(own.findall(line) if path.name == "settings.py" else [])
+            keys.update(read.findall(line) if "settings" in line or "_raw" in line else [])
+    return keys
+
+
+def test_the_table_of_bad_values_covers_every_setting_the_source_reads():
+    read = settings_read_in_the_source()
+    assert {"hideThinkingBlock", "quietStartup", "theme", "pluginHandlerTimeoutMs", "retry.maxRetries"} <= read
+    assert read <= set(BAD_SETTINGS), read - set(BAD_SETTINGS)
 
 
 def test_the_table_of_bad_values_covers_every_documented_setting():
@@ -260,3 +283,15 @@ async def test_a_leading_bom_is_accepted_in_every_config_file(agent_env, tmp_pat
     assert state["data"]["model"]["id"] == "fake-model"  # models.json and settings.json were read
     assert state["data"]["steeringMode"] == "all"
     assert "anthropic" in {m["provider"] for m in available["data"]["models"]}  # and auth.json
+
+
+def test_wrong_typed_interface_settings_are_reported_once_in_print_mode(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Fine."}])
+    path = write_settings(agent_env, {"hideThinkingBlock": "false", "quietStartup": "true", "theme": 5})
+    text = path.read_text()
+    result = run(agent_env, tmp_path, "-p", "hi")
+    stderr = result.stderr.decode()
+    assert result.returncode == 0 and result.stdout.decode().strip() == "Fine.", stderr
+    for key, value in (("hideThinkingBlock", '"false"'), ("quietStartup", '"true"'), ("theme", "5")):
+        warning = f"Warning: {path}:{key_line(text, key)}: {key} must be "
+        assert stderr.count(warning) == 1 and f", got {value}; using the default" in stderr, (key, stderr)

@@ -1,5 +1,6 @@
 """End to end, in tmux: every hint on screen names the key keybindings.json gives its action (the spinner's
-interrupt key, the refusals that say how to stop a run)."""
+interrupt key, the refusals that say how to stop a run), and settings of the wrong type the UI reads are
+reported and their default used (`hideThinkingBlock: "false"` keeps thinking hidden, with a warning)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,21 @@ def test_an_unbound_interrupt_key_is_left_out_of_the_spinner(terminal, fake_llm,
     term.press("C-d")  # exits mid-run
     assert term.exit_code() == 0
 
+
+def test_a_wrong_typed_hide_thinking_block_is_reported_and_thinking_stays_hidden(terminal, fake_llm, agent_env):
+    settings_path = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
+    settings_path.write_text(json.dumps({**settings, "hideThinkingBlock": "false", "quietStartup": "true"}, indent=1))
+    fake_llm.set_script([{"thinking": "secret chain of thought", "text": "The answer."}])
+    term = terminal(columns=200, rows=40)
+    term.wait_for("hideThinkingBlock must be")
+    flat = words(term.screen())
+    for key in ("hideThinkingBlock", "quietStartup"):
+        assert words(f"{settings_path}:") in flat and f'{key} must be true or false, got "' in flat, flat
+    assert "agent-forge v" in term.screen(), "quietStartup's default (false) shows the header"
+    term.type("think")
+    term.press("Enter")
+    term.wait_for("The answer.")
+    assert "secret chain of thought" not in term.scrollback(), "hideThinkingBlock's default (true) hides it"
+    term.press("C-d")
+    assert term.exit_code() == 0

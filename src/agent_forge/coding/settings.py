@@ -110,9 +110,11 @@ def _one_of(*choices: str) -> Callable[[object], bool]:
     return lambda value: value in choices
 
 
-# Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`; `*`
-# stands for every key of an object (a "provider/modelId"). Keys read elsewhere and checked where they are read:
-# `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py).
+# Dotted key -> (validator, expectation shown in the error): every key the product reads by name
+# (tests/e2e/test_config_file_values.py checks the source against its table). Keys not listed are passed through
+# in `raw`; `*` stands for every key of an object (a "provider/modelId"). Keys each file's value of is used on its
+# own (lists combined, not replaced) are checked where they are read: `skills`, `prompts` (resources/loader.py),
+# `defaultTools` (tools/selection.py).
 _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "defaultProvider": (_is_str, "a non-empty string"),
     "defaultModel": (_is_str, "a non-empty string"),
@@ -154,6 +156,10 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
                           'a non-negative integer (milliseconds) or "disabled"'),
+    # read by the interactive mode (modes/interactive/app.py, theme_files.py)
+    "theme": (lambda value: isinstance(value, str), 'a theme name ("dark", "light" or a custom theme\'s)'),
+    "hideThinkingBlock": (_is_bool, "true or false"),
+    "quietStartup": (_is_bool, "true or false"),
 }
 
 
