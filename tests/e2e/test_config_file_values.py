@@ -107,9 +107,8 @@ BAD_SETTINGS: dict[str, Any] = {
     "projectResources": "off", "defaultProjectTrust": "sometimes", "pluginSetupTimeoutMs": 0,
     "pluginHandlerTimeoutMs": "10s", "skills": "dir",
     "prompts": {}, "defaultTools": 3, "plugins": "p", "approvals": "sometimes", "approvalTimeoutMs": 0,
+    "theme": 5, "hideThinkingBlock": "false", "quietStartup": "true",
 }
-CHECKED_HERE = {"skills", "prompts", "defaultTools"}
-"""Keys checked by the module that reads them (their messages differ, but name the key)."""
 
 
 def nested(flat: dict[str, Any]) -> dict[str, Any]:
@@ -153,6 +152,31 @@ def key_line(text: str, dotted: str | tuple[str, ...]) -> int:
     return start + 1
 
 
+def settings_read_in_the_source() -> set[str]:
+    """Every settings key the product reads by name: `Settings`' own accessors (`self.get("key")`), reads of a
+    settings object or of one file's dict elsewhere (`settings.get("key")`, `global_raw.get("key")`), and the
+    keys `/settings` offers."""
+    from agent_forge.modes.interactive.config_commands import SETTINGS
+
+    own = re.compile(r'self\.get\("([a-z][\w.]*)"')
+    read = re.compile(r'(?:settings|_raw|\{\}\))(?:\(\))?\.get\("([a-z][\w.]*)"')
+    keys = set(SETTINGS)
+    for path in (ROOT / "src" / "agent_forge").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            keys.update(own.findall(line) if path.name == "settings.py" else [])
+            keys.update(read.findall(line) if "settings" in line or "_raw" in line else [])
+    return keys
+
+
+def test_the_table_of_bad_values_covers_every_setting_the_source_reads():
+    read = settings_read_in_the_source()
+    assert {"hideThinkingBlock", "quietStartup", "theme", "pluginHandlerTimeoutMs", "retry.maxRetries"} <= read
+    assert read <= set(BAD_SETTINGS), read - set(BAD_SETTINGS)
+    from agent_forge.coding.settings import _KNOWN, _PER_FILE  # the checker's own tables
+
+    assert read <= {*_KNOWN, *_PER_FILE}, read - {*_KNOWN, *_PER_FILE}
+
+
 def test_the_table_of_bad_values_covers_every_documented_setting():
     documented = documented_settings()
     assert {"compaction.compressionRatio", "enabledModels", "retry.maxAgentDelayMs", "httpIdleTimeoutMs",
@@ -160,7 +184,7 @@ def test_the_table_of_bad_values_covers_every_documented_setting():
     assert documented <= set(BAD_SETTINGS), documented - set(BAD_SETTINGS)
 
 
-async def test_a_bad_value_of_every_documented_setting_is_reported_with_its_line(agent_env, tmp_path):
+async def test_a_bad_value_of_every_documented_setting_is_reported_once_with_its_line(agent_env, tmp_path):
     path = agent_dir(agent_env) / "settings.json"
     path.write_text(json.dumps(nested(BAD_SETTINGS), indent=2) + "\n")
     text = path.read_text()
@@ -168,11 +192,9 @@ async def test_a_bad_value_of_every_documented_setting_is_reported_with_its_line
     assert state["success"] is True and "Traceback" not in stderr
     warnings = [line for line in stderr.splitlines() if line.startswith("Warning: ")]
     for dotted in BAD_SETTINGS:
-        leaf = dotted.split(".")[-1]
-        if dotted in CHECKED_HERE:
-            assert any(leaf in line for line in warnings), dotted
-            continue
-        assert f"Warning: {path}:{key_line(text, dotted)}: {dotted} must be " in stderr, dotted
+        named = [line for line in warnings if f": {dotted} must be " in line]  # one warning, with its line
+        assert len(named) == 1 and named[0].startswith(
+            f"Warning: {path}:{key_line(text, dotted)}: {dotted} must be "), (dotted, named)
 
 
 async def test_bad_values_inside_model_overrides_and_thinking_levels_are_reported(agent_env, tmp_path):
@@ -260,3 +282,35 @@ async def test_a_leading_bom_is_accepted_in_every_config_file(agent_env, tmp_pat
     assert state["data"]["model"]["id"] == "fake-model"  # models.json and settings.json were read
     assert state["data"]["steeringMode"] == "all"
     assert "anthropic" in {m["provider"] for m in available["data"]["models"]}  # and auth.json
+
+
+def test_wrong_typed_interface_settings_are_reported_once_in_print_mode(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Fine."}])
+    path = write_settings(agent_env, {"hideThinkingBlock": "false", "quietStartup": "true", "theme": 5})
+    text = path.read_text()
+    result = run(agent_env, tmp_path, "-p", "hi")
+    stderr = result.stderr.decode()
+    assert result.returncode == 0 and result.stdout.decode().strip() == "Fine.", stderr
+    for key, value in (("hideThinkingBlock", '"false"'), ("quietStartup", '"true"'), ("theme", "5")):
+        warning = f"Warning: {path}:{key_line(text, key)}: {key} must be "
+        assert stderr.count(warning) == 1 and f", got {value}; using the default" in stderr, (key, stderr)
+
+
+def test_a_wrong_list_in_either_file_is_reported_with_its_file_and_the_other_files_list_still_counts(
+        agent_env, fake_llm, tmp_path):
+    """`skills`, `prompts` and `defaultTools` are read from each file on its own: the project's wrong value is
+    reported against the project file and dropped, while the agent dir's list is still used."""
+    fake_llm.set_script([{"text": "Fine."}])
+    write_settings(agent_env, {"defaultTools": ["read", "ls"]})
+    project = tmp_path / ".agent-forge" / "agent" / "settings.json"
+    project.parent.mkdir(parents=True)
+    project.write_text(json.dumps({"defaultTools": "bash", "prompts": [""]}, indent=2) + "\n")
+    result = run(agent_env, tmp_path, "-p", "hi")
+    stderr = result.stderr.decode()
+    assert result.returncode == 0, stderr
+    assert stderr.count(f"Warning: {project}:2: defaultTools must be a list of tool names, got \"bash\"; "
+                        "using the default") == 1, stderr
+    assert stderr.count(f"Warning: {project}:3: prompts must be a list of paths, got [\"\"]") == 1, stderr
+    assert stderr.count("defaultTools") == 1 and stderr.count("prompts") == 1, stderr
+    tools = [tool["function"]["name"] for tool in fake_llm.requests[0]["body"]["tools"]]
+    assert tools == ["read", "ls"]

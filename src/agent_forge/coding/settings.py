@@ -110,9 +110,9 @@ def _one_of(*choices: str) -> Callable[[object], bool]:
     return lambda value: value in choices
 
 
-# Dotted key -> (validator, expectation shown in the error). Keys not listed are passed through in `raw`; `*`
-# stands for every key of an object (a "provider/modelId"). Keys read elsewhere and checked where they are read:
-# `skills`, `prompts` (resources/loader.py), `defaultTools` (tools/selection.py).
+# Dotted key -> (validator, expectation shown in the error): with `_PER_FILE`, every key the product reads by
+# name (tests/e2e/test_config_file_values.py checks the source against the two). Keys not listed are passed
+# through in `raw`; `*` stands for every key of an object (a "provider/modelId").
 _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "defaultProvider": (_is_str, "a non-empty string"),
     "defaultModel": (_is_str, "a non-empty string"),
@@ -154,7 +154,24 @@ _KNOWN: dict[str, tuple[Callable[[object], bool], str]] = {
     "shellCommandPrefix": (lambda value: isinstance(value, str), "a string"),
     "httpIdleTimeoutMs": (lambda v: _is_count(v) or v == "disabled",
                           'a non-negative integer (milliseconds) or "disabled"'),
+    # read by the interactive mode (modes/interactive/app.py, theme_files.py)
+    "theme": (lambda value: isinstance(value, str), 'a theme name ("dark", "light" or a custom theme\'s)'),
+    "hideThinkingBlock": (_is_bool, "true or false"),
+    "quietStartup": (_is_bool, "true or false"),
 }
+
+
+def _is_names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) and item.strip() for item in value)
+
+
+_PER_FILE: dict[str, tuple[Callable[[object], bool], str]] = {
+    "skills": (_is_names, "a list of paths"),  # resources/loader.py
+    "prompts": (_is_names, "a list of paths"),
+    "defaultTools": (_is_names, "a list of tool names"),  # tools/selection.py
+}
+"""Keys whose value is read from each file on its own (`global_raw`, `project_raw`: the two lists combine, the
+project's does not replace the agent dir's), so each file's value is checked, and removed when wrong."""
 
 
 class Settings(Record):
@@ -329,6 +346,10 @@ def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Pat
     for count, where in enumerate(drop_out_of_range(data)):  # lines only for those `_capped` keeps
         line = _line(texts[path], where) if count < MAX_REPORTED_PROBLEMS else None
         errors.append(SettingsError(path, f"{_dotted(where)}: {OUT_OF_RANGE}; using the default", line))
+    for key, (valid, expected) in _PER_FILE.items():
+        if key in data and not valid(data[key]):
+            errors.append(SettingsError(path, f"{key} must be {expected}, got {json.dumps(data.pop(key))[:80]}; "
+                                        "using the default", _line(texts[path], (key,))))
     return data
 
 

@@ -133,6 +133,7 @@ def _setting_roots(kind: str, raw: dict[str, Any], base: Path, scope: Any, warni
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        # `load_settings` reported and dropped a wrong value of a settings file: only a caller's own dict gets here
         warnings.append(f"{path_text(base / 'settings.json')}: {kind} must be a list of paths; ignored")
         return []
     roots = []

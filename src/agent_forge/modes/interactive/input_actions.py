@@ -90,8 +90,8 @@ class InputActions:
         messages = event.get("messages") or []
         last = messages[-1] if messages else {}
         if last.get("role") == "assistant" and last.get("stopReason") == "error" and self.restore_queue():
-            self.say("the run failed: the messages queued during it are back in the editor (enter sends them)",
-                     "warning")
+            self.say("the run failed: the messages queued during it are back in the editor"
+                     + key_hint("app.send", " ({} sends them)"), "warning")
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .keymap import key_hint
 from .render import clean
 from .stream import StreamTail, spinner_frame, wrap
 from .tool_blocks import ToolCall, running_line
@@ -73,16 +74,19 @@ class LiveState:
         return out
 
     def spinner(self, width: int) -> str:
-        """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`), at
-        most `width` columns, or "" when no run waits for the model (running calls show their own). It is drawn
-        in the rule above the editor, not on a row of its own: a row that comes with each run and goes at
-        its end is a blank row left under the footer once the screen is full (`resize.InlineApplication`)."""
+        """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`, naming
+        the key the keymap gives `app.interrupt`, left out when it has none), at most `width` columns, or ""
+        when no run waits for the model (running calls show their own). It is drawn in the rule above the
+        editor, not on a row of its own: a row that comes with each run and goes at its end is a blank row
+        left under the footer once the screen is full (`resize.InlineApplication`)."""
         if not self.working or self.tools:
             return ""
         now = time.monotonic()
         note = self.activity or ("thinking…" if self.text.blank() else "")
         head = f"{spinner_frame(now - self.started)} {note + ' ' if note else ''}({now - self.started:.0f} s"
-        for tail in (" · esc to interrupt) ", ") "):
+        key = key_hint("app.interrupt")
+        hint = f" · {'esc' if key == 'escape' else key} to interrupt" if key else ""  # short: it shares the rule
+        for tail in (hint + ") ", ") "):
             if len(head) + len(tail) <= width:
                 return head + tail
         return _one_line(head + ")", width)

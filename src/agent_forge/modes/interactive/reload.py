@@ -9,6 +9,7 @@ from typing import Any
 
 from ...coding.errors import CommandError
 from .render import clean
+from .keymap import key_hint
 
 
 class PluginArgs:
@@ -25,7 +26,8 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
 
     session = ui.session
     if session.is_streaming:
-        raise CommandError("wait for the agent to finish (or press escape) before /reload")
+        raise CommandError("wait for the agent to finish" + key_hint("app.interrupt", " (or press {})")
+                           + " before /reload")
     warnings = refresh_settings(session)
     apply_settings(session)
     ui.files.refresh()  # the `@` search's file list too

@@ -13,6 +13,7 @@ from ...coding.errors import CommandError
 from ...coding.session.tree import get_flat_tree
 from .actions import guarded
 from .completion import typed_text
+from .keymap import key_hint
 from .tree_layout import TreeModel, keeps
 from .tree_view import TreeDialog
 
@@ -36,8 +37,8 @@ class TreeCommands:
         Refused while the agent works: the tree would cover the stream and go stale, and no entry could be
         continued from until the run ends."""
         if self.ui.session.is_streaming:
-            raise CommandError("the agent is working: /tree opens once it has finished (or press escape to stop "
-                               "it)")
+            raise CommandError("the agent is working: /tree opens once it has finished"
+                               + key_hint("app.interrupt", " (or press {} to stop it)"))
         flat = get_flat_tree(self.ui.session.store)
         model = TreeModel(flat["nodes"], flat["leafId"])
         if not any(keeps(item, "default") for item in model.items):
@@ -109,7 +110,8 @@ class TreeCommands:
         """Append the `label` entry, then show the tree again with it."""
         session = self.ui.session
         if session.is_streaming:
-            self.ui.say("wait for the agent to finish (or press escape) before labelling", "error")
+            self.ui.say("wait for the agent to finish" + key_hint("app.interrupt", " (or press {})")
+                        + " before labelling", "error")
             return
         try:
             session.store.append_label(entry_id, " ".join(label.split()) if label else None)
