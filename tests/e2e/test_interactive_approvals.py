@@ -22,8 +22,8 @@ def test_a_write_is_allowed_with_enter_and_a_command_rejected_by_filtering(agent
         term.wait_for("fake-model •")
         term.type("write then clean")
         term.press("Enter")
-        screen = term.wait_for("Allow write out.txt?")
-        assert "Always allow the write tool (this session)" in screen and not (work / "out.txt").exists()
+        term.wait_for_all("Allow write out.txt?", "Always allow the write tool (this session)")  # options under it
+        assert not (work / "out.txt").exists()
         term.press("Enter")  # the highlighted first option: Allow once
         screen = term.wait_for("Allow bash: rm -rf out.txt?")
         assert (work / "out.txt").read_text() == "hi\n"
@@ -86,11 +86,11 @@ def test_a_question_opening_while_typing_gives_the_draft_back_when_it_closes(age
         term.type("my draft")
         term.wait_for("› my draft")
         fake_llm.release_hangs()
-        term.wait_for("Allow bash: touch made.txt?")
-        assert "my draft" not in term.screen()  # the editor is the dialog's filter now
+        term.wait_until(lambda: "Allow bash: touch made.txt?" in (shown := term.screen()) and "my draft" not in shown,
+                        "the question, the editor its filter now (the draft put aside)")
         term.press("Escape")  # rejects the call
-        screen = term.wait_for("Not done, as you asked.")
-        screen = term.wait_for("› my draft")
+        term.wait_for("Not done, as you asked.")
+        term.wait_for("› my draft")
         assert not (work / "made.txt").exists()
     finally:
         term.close()

@@ -57,8 +57,8 @@ def test_tree_labels_an_entry_and_summarises_the_branch_left(terminal, fake_llm,
     term.type("checkpoint")
     term.press("Enter")
     term.wait_for("label set: checkpoint")
-    screen = term.wait_for("[checkpoint] assistant: Answer one.")  # the tree is shown again, with the label
-    assert "assistant: Answer two. (here)" in screen
+    # the tree is shown again, with the label
+    term.wait_for_all("[checkpoint] assistant: Answer one.", "assistant: Answer two. (here)")
     labels = [e for e in session_entries(agent_env) if e["type"] == "label"]
     assert len(labels) == 1 and labels[0]["label"] == "checkpoint"
     choose(term, "Session tree", "checkpoint", "[checkpoint] assistant: Answer one.")
@@ -123,10 +123,9 @@ def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_l
     (prompts / "greet.md").write_text("---\ndescription: greets\n---\nSay hello to $1.\n")
     term.type("/reload")
     term.press("Enter")
-    term.wait_for("plugins: 1 loaded")
-    screen = flat(term)  # a long path wraps
-    assert "context: 1 loaded (+" in screen and "AGENTS.md)" in term.screen().replace("\n", ""), screen
-    assert "templates: 1 loaded (+/greet)" in screen and "skills: 0 loaded, unchanged" in screen
+    summary = ("plugins: 1 loaded", "context: 1 loaded (+", "templates: 1 loaded (+/greet)", "skills: 0 loaded, unchanged")
+    term.wait_until(lambda: all(part in flat(term) for part in summary)  # a long path wraps
+                    and "AGENTS.md)" in term.screen().replace("\n", ""), "the whole reload summary")
     term.type("/hello")
     term.press("Enter")
     term.wait_for("hello from v2")
@@ -180,15 +179,15 @@ def test_a_bad_theme_file_warns_and_the_default_theme_is_used(terminal, fake_llm
     write_theme(agent_env, "broken", text)
     set_setting(agent_env, "theme", "broken")
     term = terminal()
-    screen = term.wait_for("using the dark theme", where=lambda: flat(term))
-    assert "broken.json" in term.screen().replace("\n", "") and problem in screen, screen
+    term.wait_until(lambda: "using the dark theme" in (screen := flat(term)) and problem in screen
+                    and "broken.json" in term.screen().replace("\n", ""), "the whole warning")
 
 
 def test_an_unknown_theme_name_warns(terminal, fake_llm, agent_env):
     set_setting(agent_env, "theme", "nosuch")
     term = terminal()
-    screen = term.wait_for("using the dark theme", where=lambda: flat(term))
-    assert "theme 'nosuch': no such theme" in screen
+    term.wait_until(lambda: "theme 'nosuch': no such theme" in (screen := flat(term)) and "using the dark theme" in screen,
+                    "the whole warning")
 
 
 def test_settings_applies_at_once_and_offers_custom_themes(terminal, fake_llm, agent_env):
@@ -199,7 +198,7 @@ def test_settings_applies_at_once_and_offers_custom_themes(terminal, fake_llm, a
     choose(term, "Change which setting?", "theme", "theme (now: dark)")
     choose(term, "theme:", "alarm", "alarm")
     term.wait_for("theme = alarm saved in")
-    assert "applied to what is shown from now on" in " ".join(term.screen().split())
+    term.wait_for("applied to what is shown from now on", where=lambda: flat(term))
     term.wait_until(lambda: re.search(r"\x1b\[[0-9;]*31[0-9;]*m›", colours(term)) is not None, "a red prompt")
     term.type("/settings")
     term.press("Enter")
@@ -249,8 +248,10 @@ def test_the_header_counts_resources_and_ctrl_o_lists_them(terminal, fake_llm, t
     screen = term.wait_for("loaded: 1 context file · 2 templates (ctrl+o lists them)")
     assert "/one" not in screen and "AGENTS.md" not in screen
     term.press("C-o")
-    screen = term.wait_for_all("[templates] /one, /two", "[context]")  # (a long tmp path wraps after it: no space)
-    assert "AGENTS.md" in screen.replace("\n", "")
+    # a long tmp path wraps right after "[context]" (no space there): AGENTS.md is looked for across the wraps
+    term.wait_until(lambda: "[templates] /one, /two" in (screen := term.screen()) and "[context]" in screen
+                    and "AGENTS.md" in screen.replace("
+", ""), "the list of resources")
 
 
 def test_quiet_startup_leaves_the_header_out(terminal, fake_llm, agent_env):
@@ -302,6 +303,6 @@ def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path, agent_env_fact
     term.wait_for("] summarise")
     term.press("Enter")
     term.wait_for("Got the big paste.", deadline_s=60)
-    assert "all of it was sent" in flat(term)  # the scrollback shows its start, not 5 MB
+    term.wait_for("all of it was sent", where=lambda: flat(term))  # the scrollback shows its start, not 5 MB
     sent = user_texts(fake_llm.requests[0])[-1]
     assert len(sent) == len(pasted) + len(" summarise") and sent == pasted + " summarise"

@@ -29,16 +29,17 @@ def test_login_takes_no_line_break_and_refuses_unsendable_or_empty_keys(terminal
     login(term, "abc")
     term.press("C-j")  # a new line in the one-line key dialog: nothing
     term.type("def")
-    term.wait_for("› ******")
-    assert "enter send · esc cancel" in term.screen() and "ctrl+j new line" not in term.screen()
+    term.wait_until(lambda: "› ******" in (shown := term.screen()) and "enter send · esc cancel" in shown
+                    and "ctrl+j new line" not in shown, "the six stars and the dialog's hint")
     term.press("Enter")
     term.wait_for("saved the API key for fake")
     assert json.loads(auth.read_text())["fake"]["key"] == "abcdef"
     login(term, "sk-漢")
     term.wait_for("› ****")
     term.press("Enter")
-    term.wait_for("nothing was saved for fake")
-    assert "non-ASCII character (character 4)" in " ".join(term.screen().split())
+    # the whole notice: its row is written in parts
+    term.wait_for("nothing was saved for fake: the key holds a non-ASCII character (character 4)",
+                  where=lambda: " ".join(term.screen().split()))
     assert json.loads(auth.read_text())["fake"]["key"] == "abcdef" and "漢" not in term.screen()
     login(term, "")
     term.press("Enter")
@@ -79,10 +80,8 @@ def test_bang_output_says_what_cleaning_removed_and_the_session_keeps_it(termina
     term = terminal()
     term.type(r"!printf 'a\033[31mb\033]0;T\007c\rd\x08e\n'")
     term.press("Enter")
-    term.wait_until(lambda: "1 line was overwritten" in flat(term.screen()), "the cleaning note")
-    shown = flat(term.screen())
-    assert "[Output cleaned: 12 characters of escape sequences or control characters removed; 1 line was " \
-           "overwritten by a carriage return (only its last text is kept)]" in shown
+    term.wait_for("[Output cleaned: 12 characters of escape sequences or control characters removed; 1 line was "
+                  "overwritten by a carriage return (only its last text is kept)]", where=lambda: flat(term.screen()))
     term.type("!head -c 3000000 /dev/zero")
     term.press("Enter")
     term.wait_until(lambda: "3,000,000 characters" in flat(term.screen()), "the note of a NUL-only output")
@@ -134,9 +133,7 @@ def test_each_failed_attempt_is_one_line_with_the_error_message_not_the_body(ter
     term = terminal(env=env)
     term.type("first")
     term.press("Enter")
-    term.wait_for("Recovered.")
-    screen = term.screen()
-    assert "retrying in 0.0 s, retry 1/2: 500 fake LLM scripted HTTP 500 (server_error)" in screen
+    screen = term.wait_for_all("Recovered.", "retrying in 0.0 s, retry 1/2: 500 fake LLM scripted HTTP 500 (server_error)")
     assert "{" not in screen and "error: 500" not in screen
     term.type("second")
     term.press("Enter")
@@ -152,8 +149,8 @@ def test_hints_name_the_rebound_keys(terminal, fake_llm, agent_env):
     keys = {"app.exit": "ctrl+q", "app.model.cycle": "f2", "app.tools.expand": []}
     (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
     term = terminal(columns=160, rows=60)
-    screen = term.screen()
-    assert "ctrl+q exit" in screen and "ctrl+d exit" not in screen
+    screen = term.wait_for("ctrl+q exit")
+    assert "ctrl+d exit" not in screen
     term.type("/hotkeys")
     term.press("Enter")
     term.wait_for("also ctrl+q on an empty editor")
@@ -162,9 +159,8 @@ def test_hints_name_the_rebound_keys(terminal, fake_llm, agent_env):
     term.wait_for("(none: f2 cycles every model with a key)")
     term.type("!seq 300")
     term.press("Enter")
-    term.wait_for("exit 0")
-    shown = term.screen()
-    assert "earlier lines" in shown and "ctrl+p" not in shown and "ctrl+d" not in shown and "to expand" not in shown  # unbound: no hint
+    shown = term.wait_for_all("exit 0", "earlier lines")
+    assert "ctrl+p" not in shown and "ctrl+d" not in shown and "to expand" not in shown  # unbound: no hint
     term.press("C-q")
     assert term.exit_code() == 0
 
@@ -198,7 +194,10 @@ def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(termi
     term.press("Enter")
     term.wait_for("Got the long one.")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    # The command shown before its Enter: typed within a second of the paste, text and Enter read in one burst
+    # would be the paste's stalled rest (paste.py `TAIL_S`): the Enter a new line in the editor, never sent
     term.type("/fork")
+    term.wait_for("› /fork")
     term.press("Enter")
     term.wait_for("→ 1. line 0")
     term.press("Enter")
@@ -222,15 +221,14 @@ def test_resume_titles_use_the_width_of_a_wide_terminal(terminal, fake_llm):
     term = terminal(columns=250)
     term.type("/resume")
     term.press("Enter")
-    term.wait_for("→ please look at")
-    assert "word24 · " in term.screen()  # the whole first message, then its date
+    term.wait_for_all("→ please look at", "word24 · ")  # the whole first message, then its date
     term.press("Escape")
     term.press("C-d")
     term = terminal(columns=80)
     term.type("/resume")
     term.press("Enter")
-    row = next(line for line in term.wait_for("→ please look at").splitlines() if "→ please look at" in line)
-    assert "… · " in row and " messages · " in row and len(row) <= 80  # cut, the date and id still shown
+    term.wait_until(lambda: any("→ please look at" in row and "… · " in row and " messages · " in row and len(row) <= 80
+                                for row in term.screen().splitlines()), "the row cut, its date and id still shown")
 
 
 def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
@@ -253,8 +251,7 @@ def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, f
     assert term.exit_code() == 0
     session_id = term.scrollback().split("agent-forge --session ")[1].split()[0]
     resumed = terminal("--session", session_id, rows=40)
-    screen = resumed.wait_for("[Showing last 2000 lines of 10000.")
-    assert "… 9995 earlier lines" in screen
+    resumed.wait_for_all("[Showing last 2000 lines of 10000.", "… 9995 earlier lines")
 
 
 def test_logout_counts_one_model_in_the_singular(terminal, fake_llm, agent_env):

@@ -31,8 +31,8 @@ def test_a_shell_command_stays_shown_and_abortable_after_a_run_ends_beside_it(te
     term.type("fast one")
     term.press("Enter")
     term.wait_for("Fast answer.")
-    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run's spinner to go")
-    assert "$ sleep 30" in term.screen()  # still running, and shown as such
+    term.wait_until(lambda: "esc to interrupt" not in (shown := term.screen()) and "$ sleep 30" in shown,
+                    "the run's spinner to go, the command still shown running")
     term.press("Escape")
     shown = term.wait_for("stopped ·")  # the block of the stopped command, long before 30 s
     assert "nope4" not in shown
@@ -46,12 +46,11 @@ def test_keys_typed_before_the_editor_is_ready_are_taken_as_typed(agent_env, fak
     try:
         term.type("early bird")  # at once: before the CLI has even started, in the terminal's cooked mode
         term.press("Enter")
-        shown = term.wait_for("Early answer.")
+        term.wait_until(lambda: answered_below_the_header(term.screen()), "the answer, an empty editor under it")
         assert user_texts(fake_llm.requests[0])[-1] == "early bird"  # sent by Enter, no newline in it
-        lines = [line.strip() for line in shown.splitlines()]
+        lines = [line.strip() for line in term.screen().splitlines()]
         header = next(n for n, line in enumerate(lines) if line.startswith("agent-forge v"))
         assert "early bird" not in lines[:header]  # the cooked terminal's echo is gone
-        assert lines[lines.index("Early answer.") + 2:].count("›") == 1  # an empty editor again
         term.type("later")
         term.wait_for("› later")  # the terminal is in the editor's hands: no echo, no cooked line
     finally:
@@ -60,6 +59,15 @@ def test_keys_typed_before_the_editor_is_ready_are_taken_as_typed(agent_env, fak
 
 def _file_blocks(request) -> int:
     return sum(text.count("<file name=") for text in user_texts(request))
+
+
+def answered_below_the_header(screen: str) -> bool:
+    """`screen` shows the header, then "Early answer." and an empty editor again under it (the frame's rows
+    under the answer are written after it)."""
+    lines = [line.strip() for line in screen.splitlines()]
+    if "Early answer." not in lines or not any(line.startswith("agent-forge v") for line in lines):
+        return False
+    return lines[lines.index("Early answer.") + 2:].count("›") == 1
 
 
 def test_fork_and_alt_up_give_back_the_typed_at_references_not_the_file_blocks(terminal, fake_llm):
@@ -87,14 +95,14 @@ def test_fork_and_alt_up_give_back_the_typed_at_references_not_the_file_blocks(t
     term.type("also @one")
     term.wait_for("  one.txt")  # the @ menu
     term.press("Escape")  # closes the menu; the run goes on
-    term.wait_until(lambda: "  one.txt" not in term.screen(), "the menu to close")
-    assert "esc to interrupt" in term.screen()
+    term.wait_until(lambda: "  one.txt" not in (shown := term.screen()) and "esc to interrupt" in shown,
+                    "the menu to close, the run going on")
     term.type(".txt")
     term.press("Enter")
     term.wait_for("steer: also")
     term.press("M-Up")  # the queued message back: its reference, not its file block
-    shown = term.wait_for("› also @one.txt")
-    assert "esc to interrupt" in shown and "<file" not in shown.split("› also")[-1]
+    shown = term.wait_for_all("› also @one.txt", "esc to interrupt")
+    assert "<file" not in shown.split("› also")[-1]
     fake_llm.release_hangs()
 
 
@@ -186,11 +194,10 @@ def test_the_at_search_keeps_shallow_files_of_a_big_tree_and_says_it_was_cut(ter
     (term_work / "emoji_🎉.txt").write_text("party\n")
     term = terminal()
     term.type("@emoji")
-    shown = term.wait_for("  emoji_🎉.txt")  # the top level is walked first: the cut falls in big/
+    term.wait_for("  emoji_🎉.txt")  # the top level is walked first: the cut falls in big/
     term.press("C-u")
     term.type("@f0000")
-    shown = term.wait_for("  big/f00000.txt")
-    assert "only the first 20,000 files are searched" in shown and "› @f0000" in shown
+    term.wait_for_all("  big/f00000.txt", "only the first 20,000 files are searched", "› @f0000")
 
 
 def test_a_file_name_with_a_newline_is_attached_from_the_at_menu(terminal, fake_llm):

@@ -73,9 +73,8 @@ def test_session_counts_the_branch_with_tool_results_and_the_file_as_resume_does
         term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     term.type("/session")
     term.press("Enter")
-    screen = term.wait_for("whole file, all branches")
-    assert "messages on this branch: 6 (2 user, 3 assistant with 1 tool call, 1 tool result)" in screen, screen
-    assert "whole file, all branches: 6 messages; tokens" in screen
+    term.wait_for_all("messages on this branch: 6 (2 user, 3 assistant with 1 tool call, 1 tool result)",
+                      "whole file, all branches: 6 messages; tokens")
     term.press("C-d")
     term.exit_code()
     other = terminal(columns=120)
@@ -93,8 +92,8 @@ def test_a_retry_names_the_servers_wait_and_a_cancel_says_so_once(terminal, fake
     # the notice, not the spinner's "retry 1/3": the spinner shows first, the printed notice a moment later
     term.wait_for("retrying in 60 s (the server asked for 1 s), retry 1/3: 429")
     term.press("Escape")
-    screen = term.wait_for("retry cancelled")
-    assert "retry cancelled (after 1 attempt)" in screen and screen.count("etry cancelled") == 1, screen
+    screen = term.wait_for("retry cancelled (after 1 attempt)")  # the whole line: a row is written in parts
+    assert screen.count("etry cancelled") == 1, screen
 
 
 def test_a_call_waiting_for_approval_shows_no_timer_and_its_time_starts_at_the_answer(terminal, fake_llm):
@@ -102,12 +101,12 @@ def test_a_call_waiting_for_approval_shows_no_timer_and_its_time_starts_at_the_a
     term = terminal("--approvals", "ask")
     term.type("go")
     term.press("Enter")
-    screen = term.wait_for("Allow bash: echo start; sleep 30?")
-    assert "$ echo start; sleep 30 (waiting for approval)" in screen and " s)" not in screen, screen
+    screen = term.wait_for_all("Allow bash: echo start; sleep 30?", "$ echo start; sleep 30 (waiting for approval)")
+    assert " s)" not in screen, screen
     term.press("Enter")  # Allow once
     running = re.compile(r"\$ echo start; sleep 30 \([0-5] s\)")  # running now, timed from the answer
-    term.wait_until(lambda: running.search(term.screen()) is not None, "the running line with its time")
-    assert "waiting for approval" not in term.screen()
+    term.wait_until(lambda: running.search(shown := term.screen()) is not None and "waiting for approval" not in shown,
+                    "the running line with its time (no longer waiting)")
     term.press("Escape")
     term.wait_for("stopped ·")
 

@@ -57,9 +57,16 @@ def test_a_newline_in_an_at_completions_file_name_shows_escaped(terminal, fake_l
     (terminal.work / "nl name.txt").write_text("another file\n")
     term = terminal(columns=80, rows=24)
     term.type("@nl")
-    screen = term.wait_for("nl\\nname.txt")
-    menu = [line.strip() for line in screen.splitlines()[screen.splitlines().index("› @nl") + 1:][:2]]
-    assert sorted(menu) == ["nl name.txt", "nl\\nname.txt"], screen  # two names, told apart
+    # two names, told apart (the menu's rows are written one after the other: wait for both)
+    term.wait_until(lambda: sorted(menu_rows(term.screen())) == ["nl name.txt", "nl\\nname.txt"], "both names")
+
+
+def menu_rows(screen: str) -> list[str]:
+    """The two rows under the editor holding `@nl` (the `@` menu's first rows), stripped; [] without it."""
+    lines = screen.splitlines()
+    if "› @nl" not in lines:
+        return []
+    return [line.strip() for line in lines[lines.index("› @nl") + 1:][:2]]
 
 
 def test_an_at_file_attachment_shows_as_a_line_naming_it_and_the_model_gets_the_text(terminal, fake_llm):

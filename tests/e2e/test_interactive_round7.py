@@ -24,11 +24,9 @@ def test_a_three_row_approval_shows_the_highlighted_option(terminal, fake_llm, c
     term.resize(columns, 3)
     term.type("x")
     term.press("Enter")
-    first = term.wait_for("(1/")
-    assert "→" in first, first
+    term.wait_for_all("(1/", "→")
     term.press("Down")
-    moved = term.wait_for("(2/")  # the highlight's move shows
-    assert "→" in moved, moved
+    term.wait_for_all("(2/", "→")  # the highlight's move shows
     term.press("Escape")
 
 

@@ -49,7 +49,7 @@ def full_screen(term, fake_llm, extra: list[dict]) -> None:
     fake_llm.set_script([long_answer(0), long_answer(1), *extra])
     ask(term, "question 0", "Paragraph 7 of answer 0.")
     ask(term, "question 1", "Paragraph 7 of answer 1.")
-    assert footer_at_bottom(term), term.screen()
+    term.wait_until(lambda: footer_at_bottom(term), "the footer on the last row")
 
 
 def test_the_slash_menu_closing_and_a_short_answer_leave_no_blank_rows_under_the_footer(terminal, fake_llm):
@@ -59,10 +59,11 @@ def test_the_slash_menu_closing_and_a_short_answer_leave_no_blank_rows_under_the
     term.wait_for("/hotkeys  the keyboard shortcuts")  # 8 rows of menu: the screen scrolled by them
     term.press("BSpace")
     term.wait_until(lambda: "/hotkeys  the keyboard shortcuts" not in term.screen(), "the menu to close")
-    term.wait_until(lambda: footer_at_bottom(term), "the footer back on the last row")
-    assert rows(term)[-7] == "Paragraph 7 of answer 1.", term.screen()  # the conversation's end in view
+    # the conversation's end in view, the footer back on the last row
+    term.wait_until(lambda: "fake-model •" in (lines := rows(term))[-1] and lines[-7] == "Paragraph 7 of answer 1.",
+                    "the footer back on the last row, the conversation's end above the editor")
     ask(term, "question 2", "Short.")
-    assert footer_at_bottom(term), term.screen()
+    term.wait_until(lambda: footer_at_bottom(term), "the footer on the last row")
     history = term.scrollback()
     assert history.count("Paragraph 7 of answer 1.") == 1 and "keyboard shortcuts" not in history, history
 
@@ -72,17 +73,25 @@ def test_a_run_ending_on_a_full_screen_leaves_no_blank_row_and_its_spinner_is_in
     full_screen(term, fake_llm, [{"text": "Last one.", "hang": True}])
     term.type("question 2")
     term.press("Enter")
-    screen = term.wait_for("thinking…")
-    editor = rows(term).index("›")
-    spinner = rows(term)[editor - 1]
-    assert spinner.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")), screen
-    assert "thinking… (" in spinner and "esc to interrupt" in spinner and spinner.endswith("───"), screen
-    assert footer_at_bottom(term), screen
+    term.wait_for("thinking…")
+    # one capture judged whole: the spinner's row and the rows under it are written after "thinking…"
+    term.wait_until(lambda: spinner_in_the_rule(lines := rows(term)) and "fake-model •" in lines[-1],
+                    "the spinner in the rule above the editor, the footer on the last row")
+    # the spinner says "thinking…" before the request reaches the server: a release before it would not hold
+    fake_llm.wait_for(lambda: fake_llm.requests[2]["hanging"])
     fake_llm.release_hangs()
     term.wait_for("Last one.")
-    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
-    assert footer_at_bottom(term), term.screen()
-    assert rows(term)[-7:-4] == ["Last one.", "", "─" * 100], term.screen()
+    term.wait_until(lambda: "esc to interrupt" not in "\n".join(lines := rows(term)) and "fake-model •" in lines[-1]
+                    and lines[-7:-4] == ["Last one.", "", "─" * 100], "the run to end, its answer above the editor")
+
+
+def spinner_in_the_rule(lines: list[str]) -> bool:
+    """The row above the editor's `›` row is the rule, carrying the spinner, `thinking… (`, and the hint."""
+    if "›" not in lines or lines.index("›") == 0:
+        return False
+    spinner = lines[lines.index("›") - 1]
+    return (spinner.startswith(("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")) and "thinking… (" in spinner
+            and "esc to interrupt" in spinner and spinner.endswith("───"))
 
 
 def test_a_streaming_paragraph_break_shows_no_blank_row_under_the_text(terminal, fake_llm):
@@ -93,10 +102,11 @@ def test_a_streaming_paragraph_break_shows_no_blank_row_under_the_text(terminal,
     term.type("go")
     term.press("Enter")
     term.wait_for("First paragraph.")
-    screen = term.wait_for("esc to interrupt")
-    assert fake_llm.requests[0]["hanging"], screen
-    lines = rows(term)
-    assert lines[lines.index("›") - 2] == "First paragraph.", screen  # right above the spinner's rule
+    term.wait_for("esc to interrupt")
+    fake_llm.wait_for(lambda: fake_llm.requests[0]["hanging"])  # the server marks it just after its last event
+    # right above the spinner's rule (one capture judged whole: the rows are written one after the other)
+    term.wait_until(lambda: "›" in (lines := rows(term)) and lines[lines.index("›") - 2] == "First paragraph.",
+                    "the text right above the spinner's rule")
     fake_llm.release_hangs()
     term.wait_for("Second paragraph.")
 
@@ -108,9 +118,9 @@ def test_typing_that_narrows_the_menu_keeps_the_editor_where_it_was(terminal, fa
     term.wait_for("/hotkeys  the keyboard shortcuts")
     at = rows(term).index("› /")
     term.type("ses")
-    term.wait_until(lambda: "/hotkeys" not in term.screen(), "the menu to narrow")
-    assert rows(term)[at] == "› /ses" and rows(term)[at + 1].startswith("  /session"), term.screen()
-    assert footer_at_bottom(term), term.screen()
+    term.wait_until(lambda: "/hotkeys" not in "\n".join(lines := rows(term)) and lines[at] == "› /ses"
+                    and lines[at + 1].startswith("  /session") and "fake-model •" in lines[-1],
+                    "the menu to narrow, the editor where it was")
 
 
 def test_a_session_key_typed_before_the_session_is_built_acts_once_it_is(agent_env, fake_llm, tmp_path):

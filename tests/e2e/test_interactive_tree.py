@@ -5,6 +5,7 @@ with the session store navigated at 40 columns; entry text full of escapes shown
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -21,6 +22,21 @@ def ask(term, prompt: str, answer: str) -> None:
     term.press("Enter")
     term.wait_for(answer)
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+
+
+def wait_for_tree(term, title: str, shown: Callable[[list[str]], bool]) -> str:
+    """The screen once it shows `title` and its tree's rows (`tree_rows`) satisfy `shown`, judged on one capture:
+    the rows under the title are written after it."""
+    seen = [""]
+
+    def drawn() -> bool:
+        seen[0] = screen = term.screen()
+        if title not in screen or not any(line.startswith("Session tree") for line in screen.split("\n")):
+            return False
+        return shown(tree_rows(screen))
+
+    term.wait_until(drawn, f"the tree under {title!r}")
+    return seen[0]
 
 
 def tree_rows(screen: str) -> list[str]:
@@ -53,30 +69,26 @@ def test_a_branch_made_in_the_ui_is_drawn_with_its_branch_lines(terminal, fake_l
     assert user_texts(fake_llm.requests[2]) == ["question one", "question three"]
     term.type("/tree")
     term.press("Enter")
-    screen = term.wait_for("Session tree (6/6) · messages")
-    assert tree_rows(screen) == [
+    wait_for_tree(term, "Session tree (6/6) · messages", lambda rows: rows == [
         "  user: question one",
         "  assistant: Answer one.",
         "  ├─ user: question two",
         "  │  assistant: Answer two.",
         "  └─ user: question three",
         "→    assistant: Answer three. (here)",
-    ]
+    ])
     term.press("Tab")  # your messages only: the same shape without the answers
-    screen = term.wait_for("your messages only")
-    assert tree_rows(screen) == ["  user: question one", "  ├─ user: question two",
-                                 "→ └─ user: question three (here)"]
+    wait_for_tree(term, "your messages only", lambda rows: rows == [
+        "  user: question one", "  ├─ user: question two", "→ └─ user: question three (here)"])
     term.press("BTab")  # back to the messages: the selection stays on question three
     term.wait_for("→ └─ user: question three\n")
     term.press("C-Left")  # at the start of a segment: fold it
-    screen = term.wait_for("→ └─ user: question three ▸ +1 (here)")
-    assert "Answer three." not in tree_rows(screen)[-1]
+    wait_for_tree(term, "→ └─ user: question three ▸ +1 (here)", lambda rows: bool(rows) and "Answer three." not in rows[-1])
     term.press("C-Right")
     term.wait_for("   assistant: Answer three. (here)")
     term.type("question")  # a search keeps the branch lines
-    screen = term.wait_for("· search")
-    assert tree_rows(screen) == ["  user: question one", "  ├─ user: question two",
-                                 "→ └─ user: question three (here)"]
+    wait_for_tree(term, "· search", lambda rows: rows == [
+        "  user: question one", "  ├─ user: question two", "→ └─ user: question three (here)"])
     term.press("Enter")
     term.wait_for("→ Continue from here")
     term.press("Escape")
@@ -109,20 +121,19 @@ def test_a_five_thousand_entry_session_at_forty_columns(terminal, agent_env, tmp
     term.wait_for("branch 49 answer 48")
     term.type("/tree")
     term.press("Enter")
-    screen = term.wait_for("Session tree (")
+    screen = wait_for_tree(term, "Session tree (", lambda rows: bool(rows) and rows[-1].endswith("(here)"))
     rows = tree_rows(screen)
     assert rows[-1].startswith("→ └─ ") or rows[-1].startswith("→    "), rows
-    assert rows[-1].endswith("(here)") and all(len(row) <= 40 for row in rows)
+    assert all(len(row) <= 40 for row in rows), rows
     position = screen.split("Session tree (")[1].split(")")[0]
     assert position.split("/")[1] == "5000", screen
     term.press("PageUp")
-    term.wait_until(lambda: f"Session tree ({position})" not in term.screen(), "PageUp to move")
-    assert any(row.startswith("→") for row in tree_rows(term.screen()))
+    term.wait_until(lambda: f"Session tree ({position})" not in (shown := term.screen()) and "Session tree (" in shown
+                    and any(row.startswith("→") for row in tree_rows(shown)), "PageUp to move")
     term.type("branch 7 question 3")  # a search over 5,000 entries: every word somewhere in the entry
     found = sum(1 for branch in range(50) for turn in range(50 if branch < 49 else 49)
                 if "7" in f"{branch} {turn}" and "3" in f"{branch} {turn}")
-    screen = term.wait_for(f"/{found}) · messages")
-    assert all("question" in row for row in tree_rows(screen)), screen
+    wait_for_tree(term, f"/{found}) · messages", lambda rows: bool(rows) and all("question" in row for row in rows))
     term.press("Up")
     term.resize(40, 7)  # a short terminal: the tree scrolls in the rows left, the selection in view
     seen: list[str] = []
@@ -145,10 +156,9 @@ def test_entry_text_with_escapes_is_shown_as_text(terminal, agent_env, tmp_path)
     term = terminal("--session", str(store.path))
     term.type("/tree")
     term.press("Enter")
-    screen = term.wait_for("Session tree (2/2)")
-    rows = tree_rows(screen)
-    assert rows[0] == "  user: hi \\x1b]0;PWNED\\x07 \\x1b[31mred\\x1b[0m \\x1b[2J", rows
-    assert rows[1].startswith("→ assistant: ok \\x1b]8;;http://x\\x07link")
+    wait_for_tree(term, "Session tree (2/2)", lambda rows: len(rows) == 2
+                  and rows[0] == "  user: hi \\x1b]0;PWNED\\x07 \\x1b[31mred\\x1b[0m \\x1b[2J"
+                  and rows[1].startswith("→ assistant: ok \\x1b]8;;http://x\\x07link"))
     assert "PWNED" not in term.title()
 
 
@@ -159,6 +169,6 @@ def test_a_message_with_an_attached_file_shows_its_typed_text_and_the_files_name
     ask(term, "summarise @notes.txt please", "Read it.")
     term.type("/tree")
     term.press("Enter")
-    screen = term.wait_for("Session tree (2/2)")
-    assert tree_rows(screen)[0] == "  user: summarise @notes.txt please [+ notes.txt]", screen
+    screen = wait_for_tree(term, "Session tree (2/2)",
+                           lambda rows: rows[:1] == ["  user: summarise @notes.txt please [+ notes.txt]"])
     assert "NOTE-LINE" not in screen and "<file" not in screen

@@ -60,6 +60,18 @@ def test_the_stalled_rest_of_a_paste_stays_text():
     assert late == [(paste, "a"), ("a", "a"), ("b", "b")]  # long after the paste: typed
 
 
+def test_a_key_read_with_a_cursor_report_after_a_paste_acts():
+    # The renderer's question answered as Enter is pressed, within a second of a paste: one read, two "keys"
+    paste, report = Keys.BracketedPaste, "\x1b[24;1R"
+    assert parse(f"{START}a{END}", PAUSE, f"{report}\r") == [(paste, "a"), (Keys.CPRResponse, report),
+                                                             (Keys.ControlM, "\r")]
+    assert parse(f"{START}a{END}", PAUSE, f"\r{report}{report}") == [
+        (paste, "a"), (Keys.ControlM, "\r"), (Keys.CPRResponse, report), (Keys.CPRResponse, report)]
+    # several keys: the paste's rest, without the report, which still reaches the renderer
+    assert parse(f"{START}a{END}", PAUSE, f"!c{report}md\r") == [(paste, "a"), (paste, "!cmd\r"),
+                                                                (Keys.CPRResponse, report)]
+
+
 def test_a_mouse_report_with_mouse_reporting_off_is_dropped(capsys):
     assert parse("a\x1b[0mb\x1b[<0;1;1Mc") == [("a", "a"), ("b", "b"), ("c", "c")]
     assert "ignored a mouse report" in capsys.readouterr().err

@@ -12,7 +12,8 @@ goes by when input arrives instead (a terminal writes a paste at once; a person'
   input for the key timeout and none waiting), Enter included (a newline): a read can end just after a forged
   mark, and what the terminal sent with it is the paste's rest; only a new start mark ends it earlier;
 - for `TAIL_S` after a paste, a burst of more than one key is pasted text too, the rest of a paste whose
-  terminal stalled (a person types one key a burst; what follows it is read as usual); and at any time a burst
+  terminal stalled (a person types one key a burst; what follows it is read as usual; a cursor position report
+  read with it is no key: it goes to the renderer, never into the paste); and at any time a burst
   holding an end mark before any start mark is taken in as the rest of a paste (a person cannot type one);
 - a mouse report while mouse reporting is off (a pasted `ESC[0m` parses as one) is dropped with a log line,
   as is anything the key parser fails on: neither reaches a key handler.
@@ -41,6 +42,8 @@ TAIL_S = 1.0
 ONE_KEY_CHARS = 16
 """Longer bursts are more than one key (the longest key sequences are about 10 characters)."""
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CURSOR_REPORT = re.compile(r"\x1b\[\d+;\d+R")
+"""The terminal's answer to a cursor position request (`ESC [ row ; column R`): neither typed nor pasted."""
 
 
 def pasted_text(data: str) -> str:
@@ -68,9 +71,9 @@ class PasteSafeParser(Vt100Parser):
         elif self._pasted is not None or END in before:
             self._take_in(before, mark + rest)
         elif self._stalled_tail(before):  # text, but what comes next may be keys: the paste itself has ended
-            self._take_in(before, "")
+            self._take_in(_CURSOR_REPORT.sub("", before), "")
             self._report()
-            self.feed(mark + rest)
+            self.feed("".join(_CURSOR_REPORT.findall(before)) + mark + rest)  # the renderer waits for its reports
         else:
             self.feed(data)
         self._ended_with_mark(data)
@@ -110,11 +113,14 @@ class PasteSafeParser(Vt100Parser):
         """Whether `burst`, arriving shortly after a paste, is more than one key (its stalled rest)."""
         if not burst or self._clock() - self._reported_at > TAIL_S:
             return False
-        if len(burst) > ONE_KEY_CHARS:
+        # A cursor report read with a key is no second key: the terminal writes it after the whole paste (counted,
+        # an Enter read with the renderer's answer was pasted text: a new line, the report shown in the editor)
+        typed = _CURSOR_REPORT.sub("", burst)
+        if len(typed) > ONE_KEY_CHARS:
             return True
         keys: list[KeyPress] = []
         parser = Vt100Parser(keys.append)
-        parser.feed(burst)
+        parser.feed(typed)
         parser.flush()
         alt = len(keys) == 2 and keys[0].key == Keys.Escape  # Alt+key (Alt+Enter) comes as ESC and the key
         return len(keys) > 1 and not alt
