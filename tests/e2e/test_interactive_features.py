@@ -250,8 +250,7 @@ def test_the_header_counts_resources_and_ctrl_o_lists_them(terminal, fake_llm, t
     term.press("C-o")
     # a long tmp path wraps right after "[context]" (no space there): AGENTS.md is looked for across the wraps
     term.wait_until(lambda: "[templates] /one, /two" in (screen := term.screen()) and "[context]" in screen
-                    and "AGENTS.md" in screen.replace("
-", ""), "the list of resources")
+                    and "AGENTS.md" in screen.replace("\n", ""), "the list of resources")
 
 
 def test_quiet_startup_leaves_the_header_out(terminal, fake_llm, agent_env):
