@@ -6,6 +6,7 @@ listings and ends with the right tool set."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -181,17 +182,9 @@ async def test_twenty_thousand_log_messages_before_an_answer_are_dropped_and_the
 
 async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endless_body_is_cut_off(agent_env,
                                                                                                  tmp_path):
-    import asyncio
-    import socket
     import subprocess
 
-    from .test_mcp import _listening
-
-    port_file = tmp_path / "port"
-    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
-    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
-    try:
-        port = await _listening(port_file, socket)
+    async with raw_http_server(tmp_path) as port:
         # `stray` never answers: its timeout is what the test waits for, so it is short; the others fail on
         # their answer (64 MiB for `huge`) long before theirs
         write_mcp(agent_env, {name: {"url": f"http://127.0.0.1:{port}/{name}",
@@ -199,9 +192,6 @@ async def test_http_servers_whose_answers_are_wrong_fail_saying_how_and_an_endle
                               for name in ("html", "garbage", "stray", "huge")})
         listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
                                 capture_output=True, text=True, timeout=60)
-    finally:
-        server.kill()
-        await server.wait()
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
     assert "failed" in rows["html"] and "Unexpected content type: text/html" in rows["html"]
     assert "failed" in rows["garbage"] and "Failed to parse JSON response" in rows["garbage"]
@@ -242,25 +232,13 @@ async def test_lone_surrogates_over_http_become_replacement_characters_in_json_a
                                                                                              tmp_path):
     """The SDK's HTTP client failed every such answer (`Failed to parse JSON response: Invalid JSON: unexpected end
     of hex escape`): the server could not even connect."""
-    import asyncio
-    import socket
-
-    from .test_mcp import _listening
-
-    port_file = tmp_path / "port"
-    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
-    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
-    try:
-        port = await _listening(port_file, socket)
+    async with raw_http_server(tmp_path) as port:
         write_mcp(agent_env, {"json": {"url": f"http://127.0.0.1:{port}/lone"},
                               "sse": {"url": f"http://127.0.0.1:{port}/lone-sse"}})
         fake_llm.set_script([{"tool_calls": [{"name": "json_lone", "arguments": {}},
                                              {"name": "sse_lone", "arguments": {}}]}, {"text": "done"}])
         async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
             events = await client.prompt_and_wait("surrogates over http", timeout=60)
-    finally:
-        server.kill()
-        await server.wait()
     tools = {t["function"]["name"]: t["function"] for t in fake_llm.requests[0]["body"].get("tools", [])}
     assert tools["json_lone"]["description"] == tools["sse_lone"]["description"] == "lone \ufffd cut", tools
     ends = [e for e in events if e["type"] == "tool_execution_end"]
@@ -269,23 +247,12 @@ async def test_lone_surrogates_over_http_become_replacement_characters_in_json_a
 
 async def test_http_error_statuses_are_named_and_401_says_what_to_configure(agent_env, tmp_path):
     """The SDK's client said `Server returned an error response` whatever the status, 401 included."""
-    import asyncio
-    import socket
     import subprocess
 
-    from .test_mcp import _listening
-
-    port_file = tmp_path / "port"
-    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
-    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
-    try:
-        port = await _listening(port_file, socket)
+    async with raw_http_server(tmp_path) as port:
         write_mcp(agent_env, {f"s{code}": {"url": f"http://127.0.0.1:{port}/{code}"} for code in (401, 403, 500)})
         listed = subprocess.run([sys.executable, "-m", "agent_forge", "mcp", "list"], cwd=tmp_path, env=agent_env,
                                 capture_output=True, text=True, timeout=60)
-    finally:
-        server.kill()
-        await server.wait()
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
     assert listed.returncode == 1 and "Server returned an error response" not in listed.stdout, listed.stdout
     assert "failed" in rows["s401"] and 'HTTP 401 Unauthorized: the server needs authentication (WWW-Authenticate: ' \
@@ -293,3 +260,21 @@ async def test_http_error_statuses_are_named_and_401_says_what_to_configure(agen
         '{"Authorization": "Bearer ${TOKEN}"} (OAuth is not supported)' in rows["s401"]
     assert "HTTP 403 Forbidden: the server refused the credentials sent" in rows["s403"]
     assert f"HTTP 500 Internal Server Error (http://127.0.0.1:{port}/500)" in rows["s500"]
+
+
+@contextlib.asynccontextmanager
+async def raw_http_server(tmp_path):
+    """`tests/support/mcp_raw_http_server.py` running on a loopback port (yielded); killed on the way out."""
+    import asyncio
+    import socket
+
+    from .test_mcp import _listening
+
+    port_file = tmp_path / "port"
+    script = str(Path(__file__).resolve().parents[1] / "support" / "mcp_raw_http_server.py")
+    server = await asyncio.create_subprocess_exec(sys.executable, script, str(port_file))
+    try:
+        yield await _listening(port_file, socket)
+    finally:
+        server.kill()
+        await server.wait()
