@@ -58,6 +58,24 @@ def test_the_file_index_offers_a_file_created_after_a_refresh(tmp_path):
     assert index.files() == ["new.txt"]
 
 
+def test_a_use_while_a_refresh_walks_waits_for_that_walk(tmp_path, monkeypatch):
+    """An `@` typed right after a turn: the refresh's walk has not ended yet, and its list is the one used."""
+    import threading
+
+    from agent_forge.modes.interactive import file_index
+
+    index = file_index.FileIndex(str(tmp_path))
+    assert index.files() == []
+    (tmp_path / "made_by_the_turn.txt").touch()
+    gate = threading.Event()  # the walk starts only once `files` waits for it
+    real_walk = file_index.walk
+    monkeypatch.setattr(file_index, "walk", lambda *args, **kwargs: (gate.wait(5), real_walk(*args, **kwargs))[1])
+    index.refresh()
+    walking, real_join = index._thread, index._thread.join
+    walking.join = lambda timeout=None: (gate.set(), real_join(timeout))[1]
+    assert index.files() == ["made_by_the_turn.txt"]
+
+
 def test_the_editor_keeps_no_control_character(tmp_path):
     from agent_forge.modes.interactive.editor import PromptEditor
 

@@ -4,8 +4,8 @@ Walked as git sees the tree (`ignore_walk.walk`) breadth-first, so a list cut at
 shallow paths (a top-level file beside a directory of 20,000 files is still found), in a background thread:
 typing never waits for a big tree except on the first `@` (at most `FIRST_WAIT_S`). The list is walked again
 when it is older than `STALE_S` at a use (that use waits `FRESH_WAIT_S` for it, then takes the old list) and at
-once after `refresh()` (each turn's end, a `!` command, `/reload`): files the agent or a command created are
-offered."""
+once after `refresh()` (each turn's end, a `!` command, `/reload`; a use meanwhile waits `FRESH_WAIT_S` for that
+walk too): files the agent or a command created are offered."""
 
 from __future__ import annotations
 
@@ -34,10 +34,13 @@ class FileIndex:
         self._again = False  # a refresh asked for while a walk ran: walk once more after it
 
     def files(self) -> list[str]:
-        """The list of the last finished walk; a stale list starts a walk and waits a little for it."""
+        """The list of the last finished walk; a stale list starts a walk and waits a little for it, as does a
+        use while a refresh's walk runs (an `@` typed right after a turn looks for the file the turn made)."""
         if self._files is None or time.monotonic() - self._walked_at > STALE_S:
             thread = self._start()
             thread.join(FIRST_WAIT_S if self._files is None else FRESH_WAIT_S)
+        elif (running := self._thread) is not None and running.is_alive():
+            running.join(FRESH_WAIT_S)
         return self._files or []
 
     def refresh(self) -> None:
