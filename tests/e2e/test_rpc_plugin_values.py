@@ -28,11 +28,25 @@ PLUGIN = textwrap.dedent('''
                 return {"content": [{"type": "text", "text": 42}]}
             if mode == "error":
                 raise ToolError("went wrong", details={"tags": {1, 2}})
+            if mode == "cycle":  # a dict inside itself: the check once walked it for ever, the loop frozen
+                itself = {}
+                itself["d"] = itself
+                return {"content": [{"type": "text", "text": "x"}], "details": itself}
+            if mode == "cycle_update":
+                loop = []
+                loop.append(loop)
+                ctx.update(ToolResult("partial", {"l": loop}))
             return ToolResult("fine", {"when": "2020"})
 
         @plugin.command("badentry")
         def badentry(args, ctx):
             ctx.session.append_entry("state", {"tags": {1, 2}})
+
+        @plugin.command("cycleentry")
+        def cycleentry(args, ctx):
+            loop = []
+            loop.append(loop)
+            ctx.session.append_entry("state", {"loop": loop})
 ''')
 
 
@@ -75,3 +89,18 @@ async def test_append_entry_with_data_json_cannot_hold_is_refused_by_name(agent_
     assert reply["success"] is True
     assert "append_entry: data.tags is a set" in error[-1]["error"]
     assert state["sessionFile"] is None or not Path(state["sessionFile"]).exists()
+
+
+async def test_values_that_contain_themselves_are_named_errors_not_a_frozen_agent(agent_env, fake_llm, tmp_path):
+    plugin = tmp_path / "odd.py"
+    plugin.write_text(PLUGIN)
+    fake_llm.set_script([{"tool_calls": _calls("cycle", "cycle_update")}, {"text": "done"}])
+    async with await RpcClient.start(["-e", str(plugin)], cwd=str(tmp_path), env=agent_env) as client:
+        events = await client.prompt_and_wait("go", timeout=60)
+        await client.send({"type": "prompt", "message": "/cycleentry"})
+        error = await client.wait_for("extension_error")
+    texts = [e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"]
+    assert "details.d contains itself (a circular reference)" in texts[0], texts
+    assert "details.l[0] contains itself (a circular reference)" in texts[1], texts
+    assert "append_entry: data.loop[0] contains itself" in error[-1]["error"]
+    assert events[-1] == {"type": "agent_settled", "aborted": False}

@@ -6,6 +6,8 @@ the session sets (`factory.py`); plugin tools apply them at their own boundary t
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..agent.types import ToolError, ToolResult
 from .tools.file_kinds import IMAGE_TYPES, image_data_problem
 
@@ -69,28 +71,46 @@ _JSON_LEAVES = (str, int, float, bool, type(None))
 def json_problem(value: object, name: str) -> str | None:
     """Why `value` (called `name` in the message) cannot be saved in a session file as JSON, naming the first
     bad part by its path (`details.when is a datetime`), or None. Non-finite floats are fine (written as null);
-    so are tuples (written as lists). Walks iteratively, so any depth is checked."""
+    so are tuples (written as lists); a list or dict inside itself is named (`details.d contains itself`).
+    Walks iteratively, so any depth is checked."""
     stack: list[tuple[str, object]] = [(name, value)]
+    inside: set[int] = set()  # the lists and dicts on the path to the item (a shared one elsewhere is fine)
     while stack:
         path, item = stack.pop()
-        if isinstance(item, bool) or item is None or isinstance(item, (str, float)):
+        if path is _LEFT:
+            inside.discard(item)  # type: ignore[arg-type]
+        elif isinstance(item, bool) or item is None or isinstance(item, (str, float)):
             continue
-        if isinstance(item, int):
+        elif isinstance(item, int):
             if _too_long(item):
                 return f"{path} is an integer too large for JSON"
-        elif isinstance(item, (list, tuple)):
-            stack.extend((f"{path}[{i}]", element) for i, element in reversed(list(enumerate(item))))
-        elif isinstance(item, dict):
-            bad_key = next((key for key in item if not isinstance(key, _JSON_LEAVES)), _NO_KEY)
-            if bad_key is not _NO_KEY:
-                return f"{path} has a key that is not a string ({describe_value(bad_key)})"
-            stack.extend((f"{path}.{key}", element) for key, element in reversed(list(item.items())))
+        elif isinstance(item, (list, tuple, dict)):
+            if id(item) in inside:
+                return f"{path} contains itself (a circular reference), which JSON cannot hold"
+            if (problem := _enter(item, path, stack)) is not None:
+                return problem
+            inside.add(id(item))
         else:
             return f"{path} is a {type(item).__name__} ({describe_value(item)}), which JSON cannot hold"
     return None
 
 
+def _enter(item: list | tuple | dict, path: str, stack: list[tuple[str, object]]) -> str | None:
+    """Push the items of container `item` (and the mark of leaving it) for `json_problem`; a dict's key that
+    is not a string is the problem returned."""
+    stack.append((_LEFT, id(item)))
+    if isinstance(item, dict):
+        bad_key = next((key for key in item if not isinstance(key, _JSON_LEAVES)), _NO_KEY)
+        if bad_key is not _NO_KEY:
+            return f"{path} has a key that is not a string ({describe_value(bad_key)})"
+        stack.extend((f"{path}.{key}", element) for key, element in reversed(list(item.items())))
+    else:
+        stack.extend((f"{path}[{i}]", element) for i, element in reversed(list(enumerate(item))))
+    return None
+
+
 _NO_KEY = object()
+_LEFT: Any = object()  # a path of `json_problem`'s stack: the walk leaves the container whose id is the item
 
 
 def _too_long(number: int) -> bool:
