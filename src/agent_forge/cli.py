@@ -168,10 +168,10 @@ def _list_models(args: argparse.Namespace) -> int:
     except CommandError as exc:
         _say(str(exc))
         return 1
-    from .coding.tools.sanitize import terminal_text
+    from .coding.tools.sanitize import print_warning
 
     for warning in session.warnings:  # a broken auth.json or models.json explains a short list
-        print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
+        print_warning(warning)
     search = args.list_models.lower()
     models = session.model_control.available_models()
     for model in models:

@@ -43,7 +43,7 @@ from ..coding.errors import CommandError
 from ..coding.file_blocks import file_block
 from ..coding.agent_session import AgentSession
 from ..coding.tools.file_kinds import image_data_problem, looks_binary, open_regular
-from ..coding.tools.sanitize import terminal_text
+from ..coding.tools.sanitize import print_warning, terminal_text
 from ..coding.tools.truncate import format_size
 from . import stdout_guard, termination
 from .print_outcome import NO_TEXT, McpNotices, RunWatch, answer_notices, run_problem
@@ -153,7 +153,7 @@ def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
     """Run the command line's prompts on `session` and report as described in the module docstring."""
     for warning in session.warnings:
-        print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
+        print_warning(warning)
     try:
         prompts = build_prompts(arguments, session.cwd, _read_stdin(), session.names_command)
     except CommandError as exc:

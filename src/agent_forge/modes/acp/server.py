@@ -12,7 +12,6 @@ the process exits 0.
 from __future__ import annotations
 
 import asyncio
-import sys
 import traceback
 from typing import Any, Awaitable, Callable
 
@@ -293,14 +292,14 @@ def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Ca
 def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
     """What the editor shows about a session once it knows its id: its commands, name and context use, and
     `notes` about its request (an MCP server renamed)."""
-    from ...coding.tools.sanitize import terminal_text
+    from ...coding.tools.sanitize import print_warning
     from .commands import commands
     from .updates import usage_update
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
     for note in notes:
         opened.updates.tell(note, "info")
-        print(f"Warning: {terminal_text(note)}", file=sys.stderr)
+        print_warning(note)
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
     from ...coding.state import printable_title
 

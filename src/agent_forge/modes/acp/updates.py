@@ -19,7 +19,6 @@ join chunks without reading `messageId`.
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from typing import Any, Callable
 
@@ -217,9 +216,9 @@ class Updates:
             text = f"MCP server {name!r} failed: {event.get('lastError') or 'unknown error'}"
             restarts = " (while its restarts fail too, this is not said again)" if "restarting in" in text else ""
             self.tell(text + restarts, "error")
-            from ...coding.tools.sanitize import terminal_text  # only for a failing server
+            from ...coding.tools.sanitize import print_warning  # only for a failing server
 
-            print(f"Warning: {terminal_text(text)}", file=sys.stderr)
+            print_warning(text)
             return
         if state != "starting":  # connected, stopped, disabled: a failure after this is news again
             self._mcp_failing.discard(name)

@@ -200,10 +200,10 @@ async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
     """Serve RPC until the input ends: on stdin/stdout, or on `reader`/`writer` when given (in-process use).
     `early`: what `early.start_early` did on stdin/stdout; the input it read and did not answer is read first."""
     if session.warnings:  # they may quote plugin or settings text: cleaned for the terminal
-        from ...coding.tools.sanitize import terminal_text
+        from ...coding.tools.sanitize import print_warning
 
         for warning in session.warnings:
-            print(f"Warning: {terminal_text(warning)}", file=sys.stderr)
+            print_warning(warning)
     problem = session.readiness_problem()  # stdout is the protocol: a missing key is only seen on a prompt
     if problem is not None:
         print(f"agent-forge: {problem}", file=sys.stderr)
