@@ -90,7 +90,7 @@ def is_high_surrogate(char: str) -> bool:
 def join_surrogates(text: str) -> str:
     """`text` with each adjacent high + low surrogate pair joined into the character it encodes (UTF-16, RFC 2781
     §2.2) and every other surrogate replaced by U+FFFD: valid text for UTF-8 and for strict JSON parsers."""
-    if not _SURROGATE.search(text):
+    if text.isascii() or not _SURROGATE.search(text):  # isascii: a C scan, most text never needs the search
         return text
     text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + ord(m[0][1]) - 0xDC00), text)
     return scrub_surrogates(text)

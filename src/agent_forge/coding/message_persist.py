@@ -4,8 +4,11 @@ The agent's memory and the session file must never disagree (`get_messages` live
 value JSON cannot hold (a plugin's datetime, a set) must not end the run. The store refuses such an entry before
 it changes anything (`UnencodableEntry`); then the message itself, the very dict the agent holds, is made
 JSON-safe in place (each value JSON cannot hold becomes a string naming it), saved, and the change noted on stderr.
-An entry too large for a session line is shrunk by the store (`session/fit.py`) and the agent's dict takes the
-shrunk content in place, for the same reason.
+Whatever else the line written differs in (an entry too large for a session line shrunk by the store,
+`session/fit.py`; a lone surrogate written as U+FFFD, a tuple as a list, NaN as null), the agent's dict takes what
+the file holds, in place, for the same reason: this is the one place every message of every source (prompts,
+queued messages, plugin messages, SDK and plugin tool results, a custom `stream_fn`'s replies) passes before its
+events reach a listener, so the SDK's `messages` and events equal the file resumed, as RPC mode's output does.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ _LEAVES = (str, int, float, bool, type(None))
 def persist_message(store: SessionStore, message: dict[str, Any]) -> None:
     """Append `message` to `store` (a `custom` role message as a `custom_message` entry, whose timestamp
     `message` takes), made JSON-safe when it has to be (`save_json_safe`). When the store had to shrink the entry
-    to fit a session line (`session/fit.py`), `message` takes the shrunk content, so memory equals the file."""
+    to fit a session line (`session/fit.py`), or wrote a value differently (a lone surrogate as U+FFFD),
+    `message` takes the file's content, so memory equals the file."""
     entry = save_json_safe(lambda shown: _append(store, shown), message)
     if entry is None:
         return
     if entry["type"] == "custom_message":  # the entry's time is the one a resume reads (it has no other)
         message["timestamp"] = timestamp_ms(entry["timestamp"])
-    _take_cuts(store, entry, message)
+    _take_file_view(entry, message)
 
 
 def save_json_safe(append: Callable[[dict[str, Any]], Any], message: dict[str, Any]) -> Any:
@@ -63,15 +67,14 @@ def _append(store: SessionStore, message: dict[str, Any]) -> Any:
     return store.append_message(message)
 
 
-def _take_cuts(store: SessionStore, entry: Any, message: dict[str, Any]) -> None:
-    """Make `message` (the agent's own dict) equal to `entry`'s message when the store shrank it; a copy, so
-    the store's entry never changes with the agent's message."""
-    if store.last_cut is None:
-        return
+def _take_file_view(entry: Any, message: dict[str, Any]) -> None:
+    """Make `message` (the agent's own dict) equal to `entry`'s message where they differ; a copy, so the store's
+    entry never changes with the agent's message. Equal is the rule (one C-level comparison, no copy)."""
     if entry["type"] == "custom_message":
-        message.update(copy.deepcopy({key: entry[key] for key in ("customType", "content", "details")
-                                      if key in entry}))
-    else:
+        saved = {key: entry[key] for key in ("customType", "content", "display", "details") if key in entry}
+        if any(message.get(key, OMIT) != value for key, value in saved.items()):
+            message.update(copy.deepcopy(saved))
+    elif entry["message"] != message:
         message.clear()
         message.update(copy.deepcopy(entry["message"]))
 

@@ -10,6 +10,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..ai import json_wire
 from .paths import path_text
 from .errors import CommandError
 from .events import Emit, SessionWriteError, SessionWriteResumed
@@ -46,14 +47,17 @@ class Persistence:
         when it starts (every role but the streamed assistant) is written at its `message_start`, shrunk to fit
         a session line there, so both its events carry what the file holds, never a line the file lacks; the
         assistant's at its `message_end`. A tool's progress (`tool_execution_update`) is shrunk to the same
-        size the same way (`fit_event`)."""
+        size the same way (`fit_event`). Text nothing writes (progress, the queue's texts) gets lone surrogates as
+        U+FFFD here, as messages get them from the file (`persist_message`): listeners see what a file would hold."""
         kind = event["type"]
         if kind == "message_start" and event["message"].get("role") != "assistant":
             self.persist_early(event["message"])
         elif kind == "message_end":
             self.persist(event["message"])
         elif kind == "tool_execution_update":
-            return fit_event(event)  # type: ignore[arg-type, return-value]
+            return fit_event(json_wire.scrub_in_place(event))  # type: ignore[arg-type, return-value]
+        elif kind == "queue_update":
+            json_wire.scrub_in_place(event)
         return event
 
     def persist_early(self, message: dict[str, Any]) -> None:

@@ -1,0 +1,73 @@
+"""Text an SDK caller hands the session with a lone UTF-16 surrogate (a tool's result, a prompt, a steering
+message, a reply of a custom `stream_fn`, a session name): the session file can only hold U+FFFD for it, so the
+session's memory and events hold U+FFFD too, and the live conversation equals the file resumed (RPC mode's
+output says U+FFFD likewise)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_forge.agent.types import ToolResult
+from agent_forge.sdk import FauxProvider, FauxResponse, create_agent_session
+
+BAD = "a\ud800b"  # a high surrogate with no low half: not text UTF-8 can hold
+FIXED = "a\ufffdb"
+
+
+def has_lone_surrogate(value: object) -> bool:
+    return "\\ud8" in json.dumps(value, default=repr)  # json escapes a lone surrogate as \\ud8xx
+
+
+class SurrogateTool:
+    """Reports progress and returns a result, each with BAD in its text and details; steers meanwhile."""
+
+    name, label, description = "probe", "probe", "returns text with a lone surrogate"
+    parameters = {"type": "object", "properties": {}}
+    session = None
+
+    async def execute(self, tool_call_id, args, on_update):
+        on_update(ToolResult(content=[{"type": "text", "text": "so far " + BAD}]))
+        self.session.steer("steer " + BAD)
+        return ToolResult(content=[{"type": "text", "text": BAD}], details={"key " + BAD: [BAD]})
+
+
+def surrogate_replies(faux: FauxProvider):
+    """A custom transport whose final assistant message carries BAD (a stream_fn is the caller's code)."""
+    async def stream(model, context, options):
+        async for event in faux.stream(model, context, options):
+            for block in event["message"]["content"] if event["type"] == "done" else ():
+                if block["type"] == "text":
+                    block["text"] += " " + BAD
+            yield event
+    return stream
+
+
+async def test_live_messages_and_events_equal_the_resumed_file(tmp_path: Path):
+    faux, tool = FauxProvider(), SurrogateTool()
+    faux.respond([FauxResponse(tool_calls=[("probe", {})]), FauxResponse(text="done")])
+    session = create_agent_session(cwd=str(tmp_path), model=faux.model(), stream_fn=surrogate_replies(faux),
+                                   tools=[tool], agent_dir=tmp_path / "agent", session_dir=str(tmp_path / "s"))
+    tool.session = session
+    events: list[dict] = []
+    session.subscribe(events.append)
+    session.set_session_name("name " + BAD)
+    await session.prompt_and_wait("prompt " + BAD)
+    live, state = session.messages, session.get_state()
+    await session.close()
+    resumed = create_agent_session(cwd=str(tmp_path), model=faux.model(), stream_fn=faux.stream,
+                                   agent_dir=tmp_path / "agent", session_file=state["sessionFile"])
+    try:
+        assert [m["role"] for m in live] == ["user", "assistant", "toolResult", "user", "assistant"]
+        assert live == resumed.messages and not has_lone_surrogate(live)
+        assert [e["type"] for e in events if has_lone_surrogate(e)] == []
+        result = live[2]
+        assert result["content"] == [{"type": "text", "text": FIXED}] and result["details"] == {"key " + FIXED: [FIXED]}
+        assert live[0]["content"][0]["text"] == "prompt " + FIXED and live[3]["content"][0]["text"] == "steer " + FIXED
+        assert live[4]["content"][-1]["text"] == "done " + FIXED
+        assert state["sessionName"] == resumed.get_state()["sessionName"] == "name " + FIXED
+        updates = [e for e in events if e["type"] == "tool_execution_update"]
+        assert updates[0]["partialResult"]["content"][0]["text"] == "so far " + FIXED
+        assert not has_lone_surrogate(faux.requests[-1].context)  # what the model was sent
+    finally:
+        await resumed.close()
