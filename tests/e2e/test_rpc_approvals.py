@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -161,17 +165,45 @@ async def test_stdin_eof_while_asking_rejects_and_the_agent_exits(agent_env, fak
     assert not (tmp_path / "out.txt").exists()
 
 
-def test_print_mode_with_ask_refuses_and_says_why(agent_env, fake_llm, tmp_path):
-    import subprocess
-    import sys
+BASH = {"name": "bash", "arguments": {"command": "rm -f x\x1b[2J\nrm -f y"}}
 
-    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "I could not write it."}])
+
+@pytest.mark.real_process  # stdout and stderr are the process's own descriptors
+def test_print_mode_with_ask_refuses_and_tells_the_user_and_the_model(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"tool_calls": [WRITE, BASH]}, {"text": "I could not write it."}])
     proc = subprocess.run([sys.executable, "-m", "agent_forge", "--approvals", "ask", "-p", "write it"],
                           cwd=tmp_path, env={**os.environ, **agent_env}, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stderr  # the run completed: refused calls are the model's to handle
     assert proc.stdout == "I could not write it.\n" and not (tmp_path / "out.txt").exists()
-    [result] = tool_results(fake_llm)
-    assert "needs approval (approvals: ask), and print mode has no one to ask" in str(result)
+    assert all("needs approval (approvals: ask), and print mode has no one to ask" in str(result)
+               for result in tool_results(fake_llm))
+    assert refusal_lines(proc.stderr) == [
+        "Warning: not run: write out.txt: it needs approval (approvals: ask) and print mode has no one to ask; "
+        "--approvals full would run it (the model was told it was refused)",
+        "Warning: not run: bash: rm -f x\\x1b[2J …: it needs approval (approvals: ask) and print mode has no one "
+        "to ask; --approvals full would run it (the model was told it was refused)"]
+
+
+def refusal_lines(stderr: str) -> list[str]:
+    assert "\x1b" not in stderr  # the command's escape code is shown, not sent to the terminal
+    return [line for line in stderr.splitlines() if "not run:" in line]
+
+
+@pytest.mark.real_process
+@pytest.mark.parametrize("policy, why", [
+    ("ask", "it needs approval (approvals: ask) and JSON mode has no one to ask"),
+    ("read-only", "the session is read-only (approvals: read-only)"),
+])
+def test_json_mode_tells_the_user_on_stderr_and_keeps_stdout_json(agent_env, fake_llm, tmp_path, policy, why):
+    fake_llm.set_script([{"tool_calls": [WRITE]}, {"text": "Refused."}])
+    proc = subprocess.run([sys.executable, "-m", "agent_forge", "--approvals", policy, "--mode", "json", "-p",
+                           "write it"], cwd=tmp_path, env={**os.environ, **agent_env}, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]  # every line JSON: nothing else on stdout
+    assert [e["isError"] for e in events if e.get("type") == "tool_execution_end"] == [True]
+    assert refusal_lines(proc.stderr) == [
+        f"Warning: not run: write out.txt: {why}; --approvals full would run it (the model was told it was refused)"]
 
 
 def test_json_mode_with_read_only_refuses_and_reports_it_in_the_events(agent_env, fake_llm, tmp_path):

@@ -174,7 +174,9 @@ def is_read_only(tool: object) -> bool:
 class Approvals:
     """One session's policy (`policy`, changed with `set_policy`), its `approver` (None: nobody can answer, and
     `no_approver` says why in the refusal) and what "allow always" remembered (`forget` clears it: the session
-    calls it on every change of its store). `tools()` gives the session's tools (to find which are read-only)."""
+    calls it on every change of its store). `tools()` gives the session's tools (to find which are read-only).
+    `on_refused(request, why)` hears of each call the policy refused without asking anyone (`read-only`, or `ask`
+    with no approver), `why` being the refusal the model gets: a front end with no one to ask tells its user."""
 
     def __init__(self, policy: str = "full", approver: Approver | None = None, *,
                  tools: Callable[[], Iterable[AgentTool]] = lambda: ()):
@@ -182,6 +184,7 @@ class Approvals:
         self.approver = approver
         self.no_approver = NO_APPROVER
         self._tools = tools
+        self.on_refused: Callable[[ApprovalRequest, str], None] = lambda request, why: None
         self._always: set[object] = set()
         self._pending: set[asyncio.Future[Any]] = set()
         self._withdrawn: set[asyncio.Future[Any]] = set()
@@ -222,16 +225,18 @@ class Approvals:
         if self.policy == "full" or self._read_only(name):
             return None
         if self.policy == "read-only":
-            return (f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
-                    "Only tools that read run now.")
+            return self._refused(call, name, args, (
+                f"Not run: the session is read-only (approvals: read-only), so the {name} tool may not run. "
+                "Only tools that read run now."))
         if isinstance(call.get("arguments"), dict):  # the call runs exactly what is checked and shown: a plugin
             args = call["arguments"] = copy.deepcopy(args)  # (its thread) may still hold and change the old dict
         key = self._key(name, args)
         if self._allowed(name, args):
             return None
         if self.approver is None:
-            return (f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
-                    "Do not retry it.")
+            return self._refused(call, name, args, (
+                f"Not run: the {name} call needs approval (approvals: ask), and {self.no_approver}. "
+                "Do not retry it."))
         decision = await self._ask(call, name, args, key)
         if self.policy != "ask":  # changed while the question waited: the policy in force now decides
             return await self.check(call)
@@ -259,9 +264,12 @@ class Approvals:
 
         agent.before_tool_call = checked
 
+    def _refused(self, call: ToolCall, name: str, args: dict[str, Any], why: str) -> str:
+        self.on_refused(_request(call, name, args, None), why)
+        return why
+
     async def _ask(self, call: ToolCall, name: str, args: dict[str, JsonValue], key: object) -> Decision:
-        request = ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
-                                  kind=tool_kind(name), always=_always_words(key))
+        request = _request(call, name, args, key)
         import asyncio
 
         assert self.approver is not None
@@ -308,6 +316,11 @@ class Approvals:
         """Forget what "allow always" remembered: the conversation changed (new, switched, forked, cloned
         session; also when switching back to a session where "always" was chosen)."""
         self._always.clear()
+
+
+def _request(call: ToolCall, name: str, args: dict[str, Any], key: object) -> ApprovalRequest:
+    return ApprovalRequest(id=str(call.get("id")), name=name, arguments=args, title=tool_title(name, args),
+                           kind=tool_kind(name), always=_always_words(key))
 
 
 def _always_words(key: object) -> str | None:

@@ -6,7 +6,9 @@ project's), else `full`. RPC mode and the terminal UI ask with an interaction-pr
 added): allow once, always allow (what is remembered is in the option's text), reject, or reject saying why (an
 `input` follows; its text goes to the model). A cancelled or timed-out question (setting `approvalTimeoutMs`;
 default: no limit) and stdin EOF reject; an abort withdraws it with its tool call. Print and JSON mode have no
-one to ask: under `ask` those calls are refused, saying so.
+one to ask: under `ask` those calls are refused, as under `read-only`, saying so to the model (its tool result)
+and to the user (one `Warning:` line on stderr per refused call, naming the call, why, and `--approvals full`,
+which would run it; the exit code stays that of the run: README, "How -p and --mode json end").
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..coding.approvals import ALLOW_ALWAYS, ALLOW_ONCE, POLICIES, REJECT, ApprovalRequest, Decision
 from ..coding.settings import approval_policy
+from ..coding.tools.sanitize import print_warning
 
 if TYPE_CHECKING:
     import argparse  # (a type only: the terminal UI imports this module before its first paint)
@@ -45,6 +48,15 @@ def configure(session: AgentSession, policy: str | None, mode: str) -> None:
         approvals.approver = DialogApprover(session.emit, _timeout(session))
     else:
         approvals.no_approver = NOBODY.get(mode, approvals.no_approver)
+        approvals.on_refused = lambda request, why: print_warning(refusal_notice(request, approvals.policy, mode))
+
+
+def refusal_notice(request: ApprovalRequest, policy: str, mode: str) -> str:
+    """The user's line for a call the policy refused with no one to ask (print and JSON mode): the call, why,
+    and the `--approvals` value that runs it (`full`: under `ask` there is still no one to say yes)."""
+    why = (f"it needs approval (approvals: ask) and {'JSON' if mode == 'json' else mode} mode has no one to ask"
+           if policy == "ask" else "the session is read-only (approvals: read-only)")
+    return f"not run: {request['title']}: {why}; --approvals full would run it (the model was told it was refused)"
 
 
 class DialogApprover:

@@ -16,7 +16,8 @@ to its end instead of reaching the model, plugin `input` handlers may transform 
 Output: print mode writes the final answer's text of the last run to stdout (nothing when no prompt started a
 run); JSON mode writes the session header and then every event as one JSON line (the event shapes of RPC mode,
 `docs/rpc.md`). Diagnostics go to stderr: why a run ended without an answer (`print_outcome.run_problem`),
-every failed compaction (with its advice, e.g. an overflow compaction cannot fix), and in print mode a notice
+every failed compaction (with its advice, e.g. an overflow compaction cannot fix), each tool call the approval
+policy refused with no one to ask (`modes/approvals.refusal_notice`; the exit code stays the run's), and in print mode a notice
 for an answer cut off at the output token limit or without text (`print_outcome.answer_notices`) and one for
 each MCP server a prompt ran without (`print_outcome.McpNotices`; the answer still counts: exit code 0). Text that
 reaches the terminal (the answer, diagnostics quoting model or server text) is cleaned by
