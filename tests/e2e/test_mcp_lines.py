@@ -262,6 +262,39 @@ async def test_http_error_statuses_are_named_and_401_says_what_to_configure(agen
     assert f"HTTP 500 Internal Server Error (http://127.0.0.1:{port}/500)" in rows["s500"]
 
 
+async def test_http_statuses_the_server_repeats_fail_at_once_and_only_5xx_is_retried(agent_env, tmp_path):
+    """A 401 (or 403, 404, 405) was retried after 1, 2, 4 ... 60 s for ever, as if the server could change its
+    mind: one request, a failure that says what to configure, no restart; a 500 is still retried."""
+    lasting = (401, 403, 404, 405)
+    async with raw_http_server(tmp_path) as port:
+        write_mcp(agent_env, {f"s{code}": {"url": f"http://127.0.0.1:{port}/{code}"} for code in (*lasting, 500)})
+        async with await RpcClient.start(["--no-session"], cwd=str(tmp_path), env=agent_env) as client:
+            failed = await failures_until_retried(client, "s500", [f"s{code}" for code in lasting])
+        requests = (tmp_path / "port.requests").read_text().splitlines()
+    assert requests.count("POST /500 initialize") >= 2  # retried: the other servers had the same time to be
+    for code in lasting:
+        assert requests.count(f"POST /{code} initialize") == 1, requests
+        [error] = failed[f"s{code}"]
+        assert error.startswith(f"HTTP {code} ") and error.endswith(
+            f"(http://127.0.0.1:{port}/{code}); not restarted (the server gives this answer until its entry in "
+            "mcp.json changes)"), error
+    assert 'the server needs authentication (WWW-Authenticate: Bearer realm="mcp"); give its credentials in the ' \
+        'entry\'s "headers" in mcp.json' in failed["s401"][0]
+    assert "the server refused the credentials sent, or needs others" in failed["s403"][0]
+    assert failed["s500"][0].endswith("; restarting in 1 s")
+
+
+async def failures_until_retried(client: RpcClient, retried: str, others: list[str]) -> dict[str, list[str]]:
+    """The `lastError` of each `failed` event, by server, once `retried` failed a second time (after its first
+    restart) and each of `others` failed."""
+    failed: dict[str, list[str]] = {}
+    while len(failed.get(retried, [])) < 2 or not all(name in failed for name in others):
+        event = await client.next_event(timeout=30)
+        if event["type"] == "mcp_server_changed" and event["state"] == "failed":
+            failed.setdefault(event["name"], []).append(event["lastError"])
+    return failed
+
+
 @contextlib.asynccontextmanager
 async def raw_http_server(tmp_path):
     """`tests/support/mcp_raw_http_server.py` running on a loopback port (yielded); killed on the way out."""

@@ -2,7 +2,8 @@
 is wrong in one way: `python mcp_raw_http_server.py PORT_FILE`. It serves on a free loopback port, written to
 PORT_FILE, under the paths `/html` (answers `text/html`), `/garbage` (`application/json` that is not JSON),
 `/stray` (a JSON-RPC answer to an id never sent), `/huge` (a JSON body that never ends, 1 MiB at a time),
-`/401` (401 with `WWW-Authenticate`), `/403`, `/500`. Under `/lone` (JSON bodies) and `/lone-sse` (server-sent
+`/401` (401 with `WWW-Authenticate`), `/403`, `/404`, `/405`, `/500`; each request's method, path and JSON-RPC method
+is a line of PORT_FILE.requests (`POST /401 initialize`), written before it is answered. Under `/lone` (JSON bodies) and `/lone-sse` (server-sent
 events) it is a working server whose tool `lone` and its description hold a lone UTF-16 surrogate (`\\ud800`, as
 `json.dumps` writes a string cut inside a surrogate pair)."""
 
@@ -20,11 +21,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        with open(sys.argv[1] + ".requests", "a") as log:
+            log.write(f"POST {self.path} {body.get('method')}\n")
         if "id" not in body:
             self._answer(202, b"", "text/plain")
         elif self.path == "/huge":
             self._endless()
-        elif self.path in ("/401", "/403", "/500"):
+        elif self.path in ("/401", "/403", "/404", "/405", "/500"):
             self.send_response(int(self.path[1:]))
             if self.path == "/401":
                 self.send_header("www-authenticate", 'Bearer realm="mcp"')

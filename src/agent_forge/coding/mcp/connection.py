@@ -4,7 +4,8 @@ The SDK client runs in the agent's asyncio loop (anyio runs on asyncio), in one 
 `disabled`, `starting`, `connected`, `failed` (waiting to restart), `stopped`. A server that cannot be
 started, does not answer `initialize` within its start-up timeout, exits, or closes its stream is `failed`
 with `error` saying why (with the tail of a stdio server's stderr), and is started again after 1, 2, 4 ... 60 s;
-one whose answer to `initialize` or a listing is malformed is not (the same answer would come again). A stdio
+one whose answer to `initialize` or a listing is malformed, or an HTTP status the server repeats (401, 403, 404,
+405: `http_status.LASTING`), is not (the same answer would come again). A stdio
 server's process is watched (`process.process_exit`): its exit ends the connection even while a child holds its
 stdout; when a connection ends, what still carries its lifeline token is killed (`process.kill_leftovers`).
 The SDK's `ClientSession` speaks the protocol; the streams under it are ours for stdio (`stdio_transport`:
@@ -25,6 +26,7 @@ from ...agent.types import ToolError
 from .config import McpServerConfig
 from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, parse_reason,
                      restart_delay, stream_broke, validation_summary)
+from . import http_status
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -54,6 +56,15 @@ BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
 """How long `stop` waits for the SDK's shutdown (close stdin, 2 s, SIGTERM to the group, 2 s, SIGKILL)."""
 _STDERR_TAIL = 2000
+
+
+def _lasting_failure(leaf: BaseException) -> str | None:
+    """Why a connection attempt that failed with `leaf` would fail the same way again, or None (then it is)."""
+    if type(leaf).__name__ == "ValidationError":
+        return "a malformed answer does not change by itself"
+    if http_status.lasting(leaf):
+        return "the server gives this answer until its entry in mcp.json changes"
+    return None
 
 
 class ServerConnection:
@@ -187,7 +198,7 @@ class ServerConnection:
         while not self._stop.is_set():
             self._connected, self._lost_reason, self._ended = False, None, None
             self._stale.clear()
-            malformed = False
+            lasting: str | None = None  # why the same attempt would fail the same way: then it is not made again
             try:
                 await self._connect_once()
                 error = "the connection ended"
@@ -196,14 +207,14 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
-                malformed = not self._connected and type(innermost(exc)).__name__ == "ValidationError"
+                lasting = None if self._connected else _lasting_failure(innermost(exc))
             if self._ended is not None:  # `_gone` reported the end already: the same words, not a second report
                 error = self._ended  # (what the transport raises after it, an HTTP `ReadError`, says less)
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []
             if self._stop.is_set():
                 return
-            if malformed:  # its answer to initialize or a listing: the same answer would come every time
-                self.error = f"{error}; not restarted (a malformed answer does not change by itself)"
+            if lasting is not None:  # its answer to initialize or a listing: the same answer would come every time
+                self.error = f"{error}; not restarted ({lasting})"
                 self._gave_up = True
                 self._set("failed")
                 self.first_attempt.set()

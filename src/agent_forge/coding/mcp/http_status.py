@@ -22,6 +22,9 @@ STAND_INS = ("Server returned an error response", "Not Found", "Session terminat
 MAX_NOTES = 100
 """Statuses kept at most (a request is answered once: its note is taken then; this bounds the rest)."""
 HEADERS_HINT = 'the entry\'s "headers" in mcp.json, e.g. "headers": {"Authorization": "Bearer ${TOKEN}"}'
+LASTING = frozenset({401, 403, 404, 405})
+"""Statuses the same server answers every time until its entry changes (credentials, the URL): a connection
+attempt failing with one is not made again (`lasting`); 5xx, 429, a refused connection are retried."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,14 @@ class StatusNotes:
         error = getattr(message, "error", None)
         if status is not None and error is not None and error.message in STAND_INS:
             error.message = status_text(status, error.message)
+            error.data = {"httpStatus": status.code}  # (the stand-ins carry none) what `lasting` reads
         return item
+
+
+def lasting(exc: BaseException) -> bool:
+    """Whether `exc` is the error of a request answered with a `LASTING` HTTP status (`StatusNotes.named`)."""
+    data = getattr(getattr(exc, "error", None), "data", None)
+    return isinstance(data, dict) and data.get("httpStatus") in LASTING
 
 
 def _request_id(request: httpx2.Request) -> object:
