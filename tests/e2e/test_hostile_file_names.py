@@ -114,3 +114,38 @@ def test_mcp_remove_names_a_hostile_mcp_json_on_one_line(agent_env, tmp_path):
     assert result.returncode != 0
     (line,) = warning_lines(result.stderr)
     assert f"{agent}/mcp.json".replace(EVIL, SHOWN) in line, line
+
+
+async def test_tool_results_name_a_hostile_path_on_one_line_without_control_bytes(fake_llm, agent_env, tmp_path):
+    """Tool results quoted the path raw: a name's newline split the model's line (`FORGED ...` read as a line of
+    its own) and its escape code went to the model and to every client that shows the result."""
+    from agent_forge.modes.rpc.client import RpcClient
+
+    (tmp_path / f"dir-{EVIL}").mkdir()
+    (tmp_path / f"file-{EVIL}").write_text("plain\n")
+    calls = [("read", {"path": f"missing-{EVIL}"}), ("read", {"path": f"dir-{EVIL}"}),
+             ("read", {"path": f"nodir-{EVIL}/"}), ("write", {"path": f"file-{EVIL}/inner.txt", "content": "x"}),
+             ("write", {"path": f"new-{EVIL}", "content": "x"}), ("edit", {"path": f"gone-{EVIL}", "edits": [
+                 {"oldText": "a", "newText": "b"}]}), ("edit", {"path": f"file-{EVIL}", "edits": [
+                     {"oldText": "absent", "newText": "b"}]}), ("ls", {"path": f"nodir-{EVIL}"}),
+             ("find", {"pattern": "*", "path": f"nodir-{EVIL}"}), ("grep", {"pattern": "x", "path": f"nodir-{EVIL}"})]
+    fake_llm.set_script([{"tool_calls": [{"name": name, "arguments": args} for name, args in calls]},
+                         {"text": "done"}])
+    async with await RpcClient.start(["--no-session", "--tools", "read,write,edit,ls,find,grep"], cwd=str(tmp_path),
+                                     env=agent_env) as client:
+        events = await client.prompt_and_wait("touch the hostile files")
+    ends = {e["toolCallId"]: e["result"]["content"][0]["text"] for e in events if e["type"] == "tool_execution_end"}
+    texts = [ends[e["toolCallId"]] for e in events if e["type"] == "tool_execution_start"]  # in call order
+    shown = str(tmp_path)
+    assert texts == [
+        f"File not found: {shown}/missing-{SHOWN}",
+        f"{shown}/dir-{SHOWN} is a directory, not a file.",
+        f"nodir-{SHOWN}/: no such directory (a path ending in / names a directory; without it, it names a file)",
+        f"Not a directory: {shown}/file-{SHOWN} (a file is in the way of {shown}/file-{SHOWN}/inner.txt)",
+        f"Successfully wrote 1 bytes to new-{SHOWN}",
+        f"File not found: {shown}/gone-{SHOWN}",
+        texts[6], f"Path not found: {shown}/nodir-{SHOWN}", f"Path not found: {shown}/nodir-{SHOWN}",
+        f"Path not found: {shown}/nodir-{SHOWN}"], texts
+    assert texts[6].startswith(f"Could not find oldText in file-{SHOWN}. It must match")
+    sent = [m["content"] for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert len(sent) == len(calls) and not any("\x1b" in str(text) or "\n" in str(text) for text in sent + texts)

@@ -14,6 +14,7 @@ from .file_access import LOCAL, FileAccess
 from .file_kinds import open_regular
 from .paths import resolve_tool_path
 from .write import write_bytes
+from ..paths import path_text
 
 if TYPE_CHECKING:
     from .edit_apply import Replacement
@@ -84,14 +85,15 @@ class EditTool:
         served = await self.files.read_text(path)  # the editor's version, unsaved changes included
         # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
         bom, original = (b"", served) if served is not None else await asyncio.to_thread(_read_text, path)
-        updated, notes = apply_replacements(original, edits, given)
+        shown = path_text(given)  # every message naming the file: one line, no control bytes (`path_text`)
+        updated, notes = apply_replacements(original, edits, shown)
         if updated == original:
-            raise ToolError(f"No changes made to {given}: the replacements leave the file identical.")
+            raise ToolError(f"No changes made to {shown}: the replacements leave the file identical.")
         if served is None or not await self.files.write_text(path, _encode(updated).decode("utf-8", "replace")):
             await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
         before, after = normalise_newlines(original), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
-        text = " ".join([f"Successfully replaced {len(edits)} block(s) in {given}.", *notes])
+        text = " ".join([f"Successfully replaced {len(edits)} block(s) in {shown}.", *notes])
         return text_result(text, details)
 
 
@@ -141,9 +143,9 @@ def _read_text(path: str) -> tuple[bytes, str]:
         with open(open_regular(path, os.O_RDONLY), "rb") as f:
             raw = f.read()
     except FileNotFoundError:
-        raise ToolError(f"File not found: {path}") from None
+        raise ToolError(f"File not found: {path_text(path)}") from None
     except OSError as exc:
-        raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from None
+        raise ToolError(f"Cannot read {path_text(path)}: {exc.strerror or exc}") from None
     bom = _BOM if raw.startswith(_BOM) else b""
     return bom, raw[len(bom):].decode("utf-8", "surrogateescape")
 

@@ -9,6 +9,7 @@ import stat
 
 from ...agent.types import ToolError
 from .truncate import format_size
+from ..paths import path_text
 
 SNIFF_BYTES = 8192
 
@@ -84,9 +85,9 @@ def kind_name(mode: int) -> str:
 def check_regular_mode(mode: int, path: str) -> None:
     """Raise `ToolError` unless `mode` (an `st_mode` of `path`) is a regular file's."""
     if stat.S_ISDIR(mode):
-        raise ToolError(f"{path} is a directory, not a file.")
+        raise ToolError(f"{path_text(path)} is a directory, not a file.")
     if not stat.S_ISREG(mode):
-        raise ToolError(f"{path} is {kind_name(mode)}, not a regular file.")
+        raise ToolError(f"{path_text(path)} is {kind_name(mode)}, not a regular file.")
 
 
 def open_regular(path: str, flags: int, mode: int = 0o666) -> int:
@@ -126,4 +127,4 @@ def check_target(info: os.stat_result, path: str, writing: bool) -> None:
         except OSError:  # closed
             continue
         if (own.st_dev, own.st_ino) == (info.st_dev, info.st_ino):
-            raise ToolError(f"{path} is this process's {name}; writing to it is refused.")
+            raise ToolError(f"{path_text(path)} is this process's {name}; writing to it is refused.")

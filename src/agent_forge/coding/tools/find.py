@@ -19,6 +19,7 @@ from .ignore_walk import git_root, walk
 from .paths import resolve_tool_path
 from .search_output import finish
 from .truncate import DEFAULT_MAX_BYTES, format_size
+from ..paths import path_text
 
 DEFAULT_LIMIT = 1000
 """Paths returned unless the call asks for another `limit` (reference agent's find tool)."""
@@ -70,7 +71,7 @@ class FindTool:
             raise ToolError(f"Parameter 'path' must be a string, got {json_type(path)}")
         top = resolve_tool_path(path or ".", self.cwd)
         if not os.path.isdir(top):
-            raise ToolError(f"Not a directory: {top}" if os.path.exists(top) else f"Path not found: {top}")
+            raise ToolError(f"Not a directory: {path_text(top)}" if os.path.exists(top) else f"Path not found: {path_text(top)}")
         limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
         found = await find_paths(top, pattern, limit, use_external=self.use_external)
         return _result(found, limit)

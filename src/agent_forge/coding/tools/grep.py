@@ -24,6 +24,7 @@ from .ignore_walk import walk
 from .paths import resolve_tool_path
 from .search_output import MAX_LINE_CHARS, finish, shorten_line
 from .truncate import DEFAULT_MAX_BYTES, format_size
+from ..paths import path_text
 
 DEFAULT_LIMIT = 100
 """Matches returned unless the call asks for another `limit` (reference agent's grep tool)."""
@@ -129,7 +130,7 @@ def parse_query(args: dict[str, JsonValue], cwd: str) -> GrepQuery:
         raise ToolError("Parameter 'pattern' must not be empty")
     target = resolve_tool_path(_optional_str(args, "path") or ".", cwd)
     if not os.path.exists(target):
-        raise ToolError(f"Path not found: {target}")
+        raise ToolError(f"Path not found: {path_text(target)}")
     return GrepQuery(pattern=pattern, target=target, glob=_optional_str(args, "glob") or None,
                      ignore_case=_optional_bool(args, "ignoreCase"), literal=_optional_bool(args, "literal"),
                      context=optional_int(args, "context", minimum=0) or 0,

@@ -12,6 +12,7 @@ from .args import check_object, json_type, optional_int
 from .paths import resolve_tool_path
 from .search_output import finish
 from .truncate import DEFAULT_MAX_BYTES, format_size
+from ..paths import path_text
 
 DEFAULT_LIMIT = 500
 """Entries returned unless the call asks for another `limit` (reference agent's ls tool)."""
@@ -69,11 +70,11 @@ def list_directory(directory: str) -> list[str]:
         with os.scandir(directory) as iterator:
             found = [(entry.name, _is_dir(entry)) for entry in iterator]
     except FileNotFoundError:
-        raise ToolError(f"Path not found: {directory}") from None
+        raise ToolError(f"Path not found: {path_text(directory)}") from None
     except NotADirectoryError:
-        raise ToolError(f"Not a directory: {directory}") from None
+        raise ToolError(f"Not a directory: {path_text(directory)}") from None
     except OSError as exc:
-        raise ToolError(f"Cannot list {directory}: {exc.strerror or exc}") from None
+        raise ToolError(f"Cannot list {path_text(directory)}: {exc.strerror or exc}") from None
     ignored = _ignored_names(directory, found)
     entries = [name + ("/" if is_dir else "") + (" (ignored)" if name in ignored else "") for name, is_dir in found]
     return sorted(entries, key=lambda name: (name.lower(), name))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ...agent.types import ToolError
+from ..paths import path_text
 
 
 def resolve_tool_path(path: str, cwd: str) -> str:
@@ -26,7 +27,7 @@ def resolve_tool_path(path: str, cwd: str) -> str:
     joined = os.path.join(cwd, os.path.expanduser(path))
     if _names_a_directory(joined) and not os.path.isdir(joined):
         what = "not a directory" if os.path.lexists(joined.rstrip("/.")) else "no such directory"
-        raise ToolError(f"{path}: {what} (a path ending in / names a directory; without it, it names a file)")
+        raise ToolError(f"{path_text(path)}: {what} (a path ending in / names a directory; without it, it names a file)")
     return os.path.abspath(joined)
 
 

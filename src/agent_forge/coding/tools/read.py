@@ -15,6 +15,7 @@ from ...ai.types import JsonValue
 from .args import check_object, optional_int, require_string
 from .file_access import LOCAL, FileAccess
 from .file_kinds import MAX_IMAGE_BYTES, SNIFF_BYTES, image_mime_type, looks_binary, open_regular
+from ..paths import path_text
 from .paths import resolve_tool_path
 from .truncate import (
     DEFAULT_MAX_BYTES,
@@ -97,22 +98,22 @@ def read_file(path: str, offset: int = 1, limit: int | None = None) -> ToolResul
             if mime:
                 return _image_result(f, mime, path)
             if looks_binary(head):
-                raise ToolError(f"{path} looks like a binary file ({format_size(os.fstat(f.fileno()).st_size)}); "
+                raise ToolError(f"{path_text(path)} looks like a binary file ({format_size(os.fstat(f.fileno()).st_size)}); "
                                 "read shows only text and images. Inspect it with bash (e.g. `file`, `xxd | head`).")
             f.seek(0)
             return _text_result(f, path, offset, limit)
     except FileNotFoundError:
-        raise ToolError(f"File not found: {path}") from None
+        raise ToolError(f"File not found: {path_text(path)}") from None
     except PermissionError:
-        raise ToolError(f"Permission denied: {path}") from None
+        raise ToolError(f"Permission denied: {path_text(path)}") from None
     except OSError as exc:
-        raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from None
+        raise ToolError(f"Cannot read {path_text(path)}: {exc.strerror or exc}") from None
 
 
 def _image_result(f: BinaryIO, mime: str, path: str) -> ToolResult:
     size = os.fstat(f.fileno()).st_size
     if size > MAX_IMAGE_BYTES:
-        raise ToolError(f"{path} is an image of {format_size(size)}, over the {format_size(MAX_IMAGE_BYTES)} "
+        raise ToolError(f"{path_text(path)} is an image of {format_size(size)}, over the {format_size(MAX_IMAGE_BYTES)} "
                         "limit for images.")
     f.seek(0)
     data = base64.b64encode(f.read()).decode("ascii")
@@ -132,7 +133,7 @@ def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> Tool
     span = locate_lines(f, offset, last, enough=needed, count_limit=COUNT_LIMIT_BYTES)
     if span.start is None:
         where = "is empty" if span.total_lines == 0 else f"has {span.total_lines} lines"
-        raise ToolError(f"offset {offset} is past the end of the file: {path} {where}.")
+        raise ToolError(f"offset {offset} is past the end of the file: {path_text(path)} {where}.")
     if span.total_lines == 0:
         return text_result("(empty file)", {"truncation": None})
     size = span.end - span.start

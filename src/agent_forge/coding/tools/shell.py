@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Callable
 from .procgroup import send_group_signal, terminate_group
 from .shell_output import OutputCollector, TailBuffer, os_error_text
 from .truncate import TruncationResult, append_notice
+from ..paths import path_text
 
 if TYPE_CHECKING:
     from .output_files import OutputDir
@@ -90,7 +91,7 @@ def start_error(exc: OSError) -> str:
 
 def missing_cwd_error(cwd: str) -> str:
     """`cannot_run` for a working directory that no longer exists."""
-    return cannot_run(f"working directory {cwd} does not exist")
+    return cannot_run(f"working directory {path_text(cwd)} does not exist")
 
 
 async def run_shell(

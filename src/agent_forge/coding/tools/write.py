@@ -12,6 +12,7 @@ from .args import check_object, require_string
 from .file_access import LOCAL, FileAccess
 from .file_replace import replace_contents
 from .paths import resolve_tool_path
+from ..paths import path_text
 
 DESCRIPTION = (
     "Write `content` to a file as UTF-8, replacing the file if it exists and creating missing parent "
@@ -58,7 +59,7 @@ class WriteTool:
         if not await self.files.write_text(path, data.decode("utf-8")):
             # A thread, because even a regular file on a slow or full disk must not stall the event loop.
             await asyncio.to_thread(write_bytes, path, data)
-        return text_result(f"Successfully wrote {len(data)} bytes to {given}")
+        return text_result(f"Successfully wrote {len(data)} bytes to {path_text(given)}")
 
 
 def write_bytes(path: str, data: bytes) -> None:
@@ -78,7 +79,7 @@ def write_bytes(path: str, data: bytes) -> None:
             _remove_directories(made)
             raise
     except OSError as exc:
-        raise ToolError(f"Cannot write {path}: {exc.strerror or exc}") from None
+        raise ToolError(f"Cannot write {path_text(path)}: {exc.strerror or exc}") from None
 
 
 def _missing_parents(path: str) -> list[str]:
@@ -94,7 +95,7 @@ def _missing_parents(path: str) -> list[str]:
             parent = os.path.dirname(parent)
             continue
         if not stat.S_ISDIR(mode):
-            raise ToolError(f"Not a directory: {parent} (a file is in the way of {path})")
+            raise ToolError(f"Not a directory: {path_text(parent)} (a file is in the way of {path_text(path)})")
         return missing
 
 

@@ -14,6 +14,7 @@ import os
 from typing import Any, Awaitable, Callable
 
 from ...agent.types import ToolError
+from ...coding.paths import path_text
 from ...coding.tools.file_kinds import SNIFF_BYTES, image_mime_type, looks_binary, open_regular
 from .answers import BadAnswer
 from .protocol import AcpError
@@ -33,7 +34,7 @@ class ClientFiles:
         try:
             result = await self.request("fs/read_text_file", {"sessionId": self.session_id, "path": path})
         except BadAnswer as exc:
-            raise ToolError(f"Cannot read {path}: {exc.message}") from None
+            raise ToolError(f"Cannot read {path_text(path)}: {exc.message}") from None
         except AcpError:
             return None  # the disk says why (not found, a directory, permission denied)
         return str(result["content"])  # a string: `answers.py` checked it
@@ -42,13 +43,13 @@ class ClientFiles:
         if not self.write:
             return False
         if os.path.isdir(path):
-            raise ToolError(f"Cannot write {path}: it is a directory")
+            raise ToolError(f"Cannot write {path_text(path)}: it is a directory")
         try:
             await self.request("fs/write_text_file", {"sessionId": self.session_id, "path": path, "content": text})
         except BadAnswer as exc:  # the file may or may not have been written: say what came back
-            raise ToolError(f"Writing {path} through the editor failed: {exc.message}") from None
+            raise ToolError(f"Writing {path_text(path)} through the editor failed: {exc.message}") from None
         except AcpError as exc:
-            raise ToolError(f"The editor could not write {path}: {exc.message}") from None
+            raise ToolError(f"The editor could not write {path_text(path)}: {exc.message}") from None
         return True
 
 
