@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
 from .config import McpServerConfig
-from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, parse_reason,
-                     restart_delay, stream_broke, validation_summary)
-from . import http_status
+from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, lasting_failure,
+                     parse_reason, restart_delay, stream_broke, validation_summary)
 from .http_transport import http_transport
 from .limits import MAX_ERROR_CHARS, cut
 from .process import StderrTail, kill_group, kill_leftovers, process_exit, server_environment
@@ -56,15 +55,6 @@ BACKOFF_S = (1, 2, 4, 8, 16, 30, 60)
 STOP_TIMEOUT_S = 8.0
 """How long `stop` waits for the SDK's shutdown (close stdin, 2 s, SIGTERM to the group, 2 s, SIGKILL)."""
 _STDERR_TAIL = 2000
-
-
-def _lasting_failure(leaf: BaseException) -> str | None:
-    """Why a connection attempt that failed with `leaf` would fail the same way again, or None (then it is)."""
-    if type(leaf).__name__ == "ValidationError":
-        return "a malformed answer does not change by itself"
-    if http_status.lasting(leaf):
-        return "the server gives this answer until its entry in mcp.json changes"
-    return None
 
 
 class ServerConnection:
@@ -207,7 +197,7 @@ class ServerConnection:
             except BaseException as exc:  # noqa: BLE001 (the SDK's exception groups included)
                 await self._stderr_read(exc)
                 error = self._describe(exc)
-                lasting = None if self._connected else _lasting_failure(innermost(exc))
+                lasting = None if self._connected else lasting_failure(innermost(exc))
             if self._ended is not None:  # `_gone` reported the end already: the same words, not a second report
                 error = self._ended  # (what the transport raises after it, an HTTP `ReadError`, says less)
             self._session, self.tools, self.prompts, self.resources, self.resource_templates = None, [], [], [], []

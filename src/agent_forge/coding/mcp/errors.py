@@ -10,6 +10,8 @@ import re
 import time
 from typing import Callable
 
+from .http_status import lasting
+
 REPORT_EVERY_S = 1.0
 """Skipped lines are reported (an `mcp_server_changed` event) at most this often: a server that logs to stdout
 may write thousands of lines a second."""
@@ -66,6 +68,16 @@ def innermost(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def lasting_failure(leaf: BaseException) -> str | None:
+    """Why a connection attempt that failed with `leaf` (`innermost`) would fail the same way again, or None:
+    a malformed answer, an HTTP status the server repeats (`http_status.LASTING`)."""
+    if type(leaf).__name__ == "ValidationError":
+        return "a malformed answer does not change by itself"
+    if lasting(leaf):
+        return "the server gives this answer until its entry in mcp.json changes"
+    return None
 
 
 def validation_summary(exc: BaseException) -> str:
