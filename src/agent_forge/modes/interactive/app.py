@@ -17,6 +17,7 @@ import signal
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
+from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
 from ... import __version__
@@ -34,7 +35,7 @@ from .footer import Footer
 from .header import header, session_resources
 from .input_actions import InputActions
 from .keymap import load_keymap
-from .keys import teach_shift_enter
+from .keys import key_bindings, teach_shift_enter
 from .layout import build_application
 from .live import LiveState
 from .reload import PluginArgs
@@ -112,7 +113,8 @@ class InteractiveMode(InputActions):
                               set_title=self.set_title)
         self.dialogs.on_close = self.view.dialog_closed
         self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
-        self.keymap = load_keymap(agent_dir() / "keybindings.json", self._warnings)
+        self.keymap: dict[str, list[str]] = {}
+        self.bindings = self.load_keys(self._warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
         self.scrollback = Scrollback()
@@ -342,6 +344,15 @@ class InteractiveMode(InputActions):
         if warning:
             self.say(warning, "warning")
         self.changed()
+
+    def load_keys(self, warnings: list[str]) -> KeyBindings:
+        """Read `<agent dir>/keybindings.json` (again: `/reload`) into `keymap`, its problems added to `warnings`;
+        the application's key bindings for it (`bindings`, which the Application reads at each key)."""
+        from ...coding.paths import agent_dir
+
+        self.keymap = load_keymap(agent_dir() / "keybindings.json", warnings)
+        self.bindings = key_bindings(self, self.keymap)
+        return self.bindings
 
     def footer_changed(self) -> None:
         self.footer.refresh()
