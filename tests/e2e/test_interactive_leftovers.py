@@ -1,5 +1,7 @@
 """End to end: leftovers of issues 10 and 12 in a real terminal (tmux) against the loopback model server:
-`/reload` reads keybindings.json again (its warnings as at start, the new keys act, the hints name them)."""
+`/reload` reads keybindings.json again (its warnings as at start, the new keys act, the hints name them); text
+printed where a live region that had scrolled the screen was (the `/` menu narrowed to `/se`, then Enter) leaves
+no blank rows under the footer."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 from support.tmux_terminal import tmux_available
 
 from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+from .test_interactive_round8 import ROWS, footer_at_bottom, full_screen, rows
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
 
@@ -41,3 +44,20 @@ def test_reload_reads_keybindings_json_again(terminal, fake_llm, agent_env):
     term.wait_until(lambda: "› typed" not in term.screen(), "the editor cleared by ctrl+t")
     term.press("C-q")
     assert term.exit_code() == 0
+
+
+def test_a_message_sent_from_a_narrowed_slash_menu_leaves_no_blank_rows_under_the_footer(terminal, fake_llm):
+    term = terminal(columns=100, rows=ROWS)
+    full_screen(term, fake_llm, [{"text": "Short."}])
+    term.type("/")
+    term.wait_for("/hotkeys  the keyboard shortcuts")  # 8 rows of menu: the screen scrolled by them
+    term.type("se")  # two rows left: the other six blank under the menu while it is open
+    term.wait_until(lambda: "/hotkeys" not in term.screen() and "/settings" in term.screen(), "the menu to narrow")
+    term.press("Enter")  # no command is chosen: "/se" is sent as text, its message printed where the menu was
+    term.wait_for("Short.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    # one capture judged whole: the answer right above the editor, the footer on the screen's last row
+    term.wait_until(lambda: footer_at_bottom(term) and (lines := rows(term))[-7] == "Short."
+                    and lines[-9] == " /se", "the answer above the editor, no blank rows under the footer")
+    history = term.scrollback()
+    assert history.count("Paragraph 7 of answer 1.") == 1 and "/settings" not in history, history

@@ -313,8 +313,18 @@ class InteractiveMode(InputActions):
 
     async def _drain(self) -> None:
         while self._pending and self.app.is_running:
-            await write_above(self._flush_pending)
+            await write_above(self._write_pending)
         self._flush_pending()
+
+    def _write_pending(self) -> None:
+        """The printed text not written yet, where the live region was (erased by `write_above`); or, when that
+        would leave blank rows under the footer (the region had scrolled the screen: a `/` menu narrowed by
+        typing, then Enter sent what it held), the whole conversation again, so it ends right above the region."""
+        rows = sum(chunk.count("\n") for chunk in self._pending)  # `to_ansi` wraps: one row a line
+        if self.app.rows_left_blank_by(rows) > 0:
+            self._width_changed.write_all()
+        else:
+            self._flush_pending()
 
     def _flush_pending(self) -> None:
         chunk, self._pending = "".join(self._pending), []
