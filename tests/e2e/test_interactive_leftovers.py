@@ -1,5 +1,6 @@
-"""End to end: leftovers of issues 10 and 12 in a real terminal (tmux) against the loopback model server:
-`/reload` reads keybindings.json again (its warnings as at start, the new keys act, the hints name them); text
+"""End to end: leftovers of issues 10 and 12 in a real terminal (tmux) against the loopback model server: keys
+typed after a bracketed paste act as keys, even read with it (a slow link batches them), and a paste whose end
+mark never comes is ended and said so; `/reload` reads keybindings.json again (its warnings as at start, the new keys act, the hints name them); text
 printed where a live region that had scrolled the screen was (the `/` menu narrowed to `/se`, then Enter) leaves
 no blank rows under the footer."""
 
@@ -12,7 +13,9 @@ import pytest
 
 from support.tmux_terminal import tmux_available
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+from agent_forge.modes.interactive.paste import END, START
+
+from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
 from .test_interactive_round8 import ROWS, footer_at_bottom, full_screen, rows
 
 pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
@@ -61,3 +64,27 @@ def test_a_message_sent_from_a_narrowed_slash_menu_leaves_no_blank_rows_under_th
                     and lines[-9] == " /se", "the answer above the editor, no blank rows under the footer")
     history = term.scrollback()
     assert history.count("Paragraph 7 of answer 1.") == 1 and "/settings" not in history, history
+
+
+def test_keys_typed_after_a_paste_act_even_when_read_with_it(terminal, fake_llm):
+    fake_llm.set_script([{"text": "First answer."}, {"text": "Second answer."}])
+    term = terminal()
+    term.type(f"{START}pasted line{END} and typed\r")  # one send: the terminal gets it in one write
+    term.wait_for("First answer.")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type(f"{START}two{END}")
+    term.type(" more\r")  # right after the paste: several keys in one read, the Enter among them
+    term.wait_for("Second answer.")
+    assert [user_texts(request)[-1] for request in fake_llm.requests] == ["pasted line and typed", "two more"]
+
+
+def test_a_paste_whose_end_mark_never_comes_is_ended_and_said_so(terminal, fake_llm):
+    fake_llm.set_script([{"text": "Got the rest."}])
+    term = terminal()
+    term.type(f"{START}half a paste")  # the end mark is lost: every key would be pasted text from now on
+    term.wait_until(lambda: "a paste did not end" in flat(term) and "› half a paste" in term.screen(),
+                    "the paste ended, said so")
+    term.type(" then typed")
+    term.press("Enter")
+    term.wait_for("Got the rest.")
+    assert user_texts(fake_llm.requests[0])[-1] == "half a paste then typed"

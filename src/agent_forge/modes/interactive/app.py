@@ -100,6 +100,7 @@ class InteractiveMode(InputActions):
         self.start_error: str | None = None
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
+        self.terminal.input.vt100_parser.notify = lambda text: self.say(text, "warning")  # a paste left open
         self.files = FileIndex(cwd)  # the `@` search's list, walked again after each turn
         self.editor = PromptEditor(agent_dir() / "prompt-history",
                                    FileCompleter(cwd, lambda: offered_commands(self.session), self.files))
