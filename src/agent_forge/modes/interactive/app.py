@@ -115,7 +115,8 @@ class InteractiveMode(InputActions):
         self.dialogs.on_close = self.view.dialog_closed
         self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
         self.keymap: dict[str, list[str]] = {}
-        self.bindings = self.load_keys(self._warnings)
+        self.bindings = KeyBindings()
+        self.load_keys(self._warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
         self.scrollback = Scrollback()
@@ -356,14 +357,13 @@ class InteractiveMode(InputActions):
             self.say(warning, "warning")
         self.changed()
 
-    def load_keys(self, warnings: list[str]) -> KeyBindings:
-        """Read `<agent dir>/keybindings.json` (again: `/reload`) into `keymap`, its problems added to `warnings`;
-        the application's key bindings for it (`bindings`, which the Application reads at each key)."""
+    def load_keys(self, warnings: list[str]) -> None:
+        """Read `<agent dir>/keybindings.json` (again: `/reload`) into `keymap`, its problems added to `warnings`,
+        and make `bindings` (which the Application reads at each key) bind its keys."""
         from ...coding.paths import agent_dir
 
         self.keymap = load_keymap(agent_dir() / "keybindings.json", warnings)
         self.bindings = key_bindings(self, self.keymap)
-        return self.bindings
 
     def footer_changed(self) -> None:
         self.footer.refresh()
