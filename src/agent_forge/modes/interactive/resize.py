@@ -182,7 +182,7 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         before: `InOrderRenderer.erased`) would leave blank: the region had scrolled the screen (a dialog, a
         menu narrowed by typing, a long streamed text), so its top is that many rows above the screen's end,
         and the text and the region drawn under it take fewer."""
-        drawn, reserved = self.renderer.erased
+        (drawn, reserved), self.renderer.erased = self.renderer.erased, (0, 0)  # (asked once per erase)
         if self.natural_height is None or not reserved or drawn <= reserved:
             return 0  # no scroll: the rows under the region are the screen's own
         return max(0, min(drawn, self.output.get_size().rows) - printed_rows - self._content_rows())
