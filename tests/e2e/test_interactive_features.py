@@ -297,8 +297,6 @@ def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path, agent_env_fact
     term._tmux("paste-buffer", "-p", "-t", "t")  # bracketed, as the terminal sends a paste
     term.wait_for(f"[paste #1: {pasted.count(chr(10))} lines", deadline_s=60)
     term.type(" summarise")
-    # Enter in a read of its own: one read holding " summarise" and Enter within a second of the paste is
-    # taken as the paste's stalled rest (paste.py), Enter as a newline, as a person never types
     term.wait_for("] summarise")
     term.press("Enter")
     term.wait_for("Got the big paste.", deadline_s=60)

@@ -194,8 +194,6 @@ def test_fork_onto_a_long_pasted_message_puts_a_paste_marker_in_the_editor(termi
     term.press("Enter")
     term.wait_for("Got the long one.")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
-    # The command shown before its Enter: typed within a second of the paste, text and Enter read in one burst
-    # would be the paste's stalled rest (paste.py `TAIL_S`): the Enter a new line in the editor, never sent
     term.type("/fork")
     term.wait_for("› /fork")
     term.press("Enter")

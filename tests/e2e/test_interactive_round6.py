@@ -22,9 +22,8 @@ def test_enter_right_after_a_paste_sends_it(terminal, fake_llm, tmp_path):
     source.write_text("pasted words")
     term._tmux("load-buffer", "-b", "p1", str(source))
     term._tmux("paste-buffer", "-p", "-b", "p1", "-t", "t")
-    # The paste on screen means it was read: an Enter in the same read is pasted text by design (`paste.py`),
-    # the Enter sent now is a read of its own. That it needs no pause after the paste's end mark (the key
-    # timeout) is `tests/modes/interactive/test_paste.py`, with a clock of its own.
+    # The paste on screen means it was read and complete; an Enter read with it acts too, once the input pauses
+    # (`paste.py`; test_interactive_leftovers.py sends a paste and keys in one write).
     term.wait_until(lambda: pasted_alone(term), "the paste alone in the editor")
     term.press("Enter")
     term.wait_for("Pasted and sent.")

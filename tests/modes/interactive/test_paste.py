@@ -1,12 +1,14 @@
-"""Bracketed pastes never act as keys: a forged end-of-paste mark inside the pasted text ends nothing, and what
-a paste holds is inserted as inert text (`modes/interactive/paste.py`)."""
+"""Bracketed pastes: only what lies between the marks is pasted (keys typed after a paste are keys, however they
+are batched), a forged end-of-paste mark inside the pasted text ends nothing (the terminal's own follows it), a
+paste whose end mark never comes is ended and said so, and what a paste holds is inserted as inert text
+(`modes/interactive/paste.py`)."""
 
 from __future__ import annotations
 
 from prompt_toolkit.keys import Keys
 
 from agent_forge.modes.interactive.editor import PromptEditor
-from agent_forge.modes.interactive.paste import END, START, PasteSafeParser, pasted_text
+from agent_forge.modes.interactive.paste import END, PASTE_END_WAIT_S, START, PasteSafeParser, pasted_text
 
 
 PAUSE = None
@@ -22,54 +24,84 @@ def parse(*bursts: str | None, clock=lambda: 0.0) -> list[tuple[object, str]]:
     return [(key.key, key.data) for key in keys]
 
 
+PASTE = Keys.BracketedPaste
+
+
+def typed(text: str) -> list[tuple[object, str]]:
+    return [(Keys.ControlM, "\r") if char == "\r" else (char, char) for char in text]
+
+
+def test_keys_typed_after_a_paste_act_however_they_are_batched():
+    # a slow link delivers the paste and the keys typed after it in one read, or in reads right after it
+    assert parse(f"{START}pasted{END}x\r") == [(PASTE, "pasted"), *typed("x\r")]
+    assert parse(f"{START}pasted{END}", "x", "\r") == [(PASTE, "pasted"), *typed("x\r")]
+    assert parse(f"{START}a{END}", PAUSE, "!cmd\r") == [(PASTE, "a"), *typed("!cmd\r")]
+    assert parse(f"{START}a", f"b{END}", "x") == [(PASTE, "ab"), ("x", "x")]  # a paste over two reads too
+    assert parse(f"{START}a{END}\x1b\r") == [(PASTE, "a"), (Keys.Escape, "\x1b"), (Keys.ControlM, "\r")]  # Alt+Enter
+    assert parse(f"{START}p{END}", PAUSE, f"x{START}q{END}") == [(PASTE, "p"), ("x", "x"), (PASTE, "q")]
+
+
+def test_keys_after_a_paste_wait_for_the_pause_before_they_act():
+    keys: list = []
+    parser = PasteSafeParser(keys.append)
+    parser.feed_burst(f"{START}pasted{END}!cmd\r")
+    assert keys == []  # held: an end mark arriving before the pause would show the first one was forged
+    parser.flush()
+    assert [(key.key, key.data) for key in keys] == [(PASTE, "pasted"), *typed("!cmd\r")]
+
+
 def test_a_forged_end_mark_inside_a_paste_ends_nothing():
+    # the terminal's own end mark follows the forged one with no start mark between: the paste goes on to it
+    assert parse(f"{START}hello{END}!touch PWNED\r more{END}") == [(PASTE, f"hello{END}!touch PWNED\r more")]
+    assert parse(f"{START}a{END}", "!c", "md\r", f"x{END}y") == [(PASTE, f"a{END}!cmd\rx"), ("y", "y")]
+    assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(PASTE, f"a{END}!cmd\r")]
+    assert parse(f"{START}a{END}b{END}c{END}") == [(PASTE, f"a{END}b{END}c")]
+    # and one forging a start mark after its end mark: read as one paste, as what lies between cannot be told
+    # from keys typed between two pastes within one read
     forged = f"{START}hello{END}!touch PWNED\r{START}more{END}"
-    assert parse(forged) == [(Keys.BracketedPaste, f"hello{END}!touch PWNED\r{START}more")]
+    assert parse(forged) == [(PASTE, f"hello{END}!touch PWNED\r{START}more")]
+    assert parse(f"{START}hello{END}!touch", f" PWNED\r{START}mo", f"re{END}x") == [
+        (PASTE, f"hello{END}!touch PWNED\r{START}more"), ("x", "x")]
 
 
-def test_keys_typed_after_a_paste_and_a_pause_act():
-    keys = parse(f"{START}pasted{END}", PAUSE, "x", "\r")
-    assert keys == [(Keys.BracketedPaste, "pasted"), ("x", "x"), (Keys.ControlM, "\r")]
+def test_an_end_mark_with_no_paste_pending_makes_what_its_read_holds_before_it_pasted():
+    # the terminal stalled past the pause right after a forged mark: the rest of the paste comes on its own
+    assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(PASTE, "a"), (PASTE, "!cmd\r")]
+    assert parse(f"tail{END}x") == [(PASTE, "tail"), ("x", "x")]
 
 
-def test_a_key_right_after_a_paste_acts_without_waiting_for_a_pause():
-    paste = Keys.BracketedPaste
-    assert parse(f"{START}pasted{END}", "\r") == [(paste, "pasted"), (Keys.ControlM, "\r")]
-    assert parse(f"{START}a", f"b{END}", "x") == [(paste, "ab"), ("x", "x")]  # a paste over two reads too
-    assert parse(f"{START}a{END}", "!cmd\r") == [(paste, "a"), (paste, "!cmd\r")]  # several keys: its rest
+def test_marks_split_over_two_reads_are_marks():
+    assert parse("ab\x1b[20", "0~pasted\r\x1b[2", "01~typed\r") == [*typed("ab"), (PASTE, "pasted\r"),
+                                                                     *typed("typed\r")]
+    assert parse(f"{START}a{END}", "x\x1b[2", "01~") == [(PASTE, f"a{END}x")]
+    assert parse("\x1b") == [(Keys.Escape, "\x1b")]  # a lone Escape is one, at the pause
 
 
-def test_what_arrives_before_the_input_pauses_belongs_to_the_paste():
-    paste = Keys.BracketedPaste
-    assert parse(f"{START}p{END}x\r") == [(paste, "px\r")]  # the same burst
-    assert parse(f"{START}a{END}", "!c", "md", f"x{END}") == [(paste, "a"), (paste, "!c"), (paste, "md"),
-                                                             (paste, "x")]
-    assert parse(f"{START}a{END}!c", "md", "\r", f"x{END}") == [(paste, f"a{END}!cmd\rx")]
-    assert parse(f"{START}a{END}!cm", f"d\r{END}") == [(paste, f"a{END}!cmd\r")]
-    assert parse(f"{START}p{END}", f"{START}q{END}") == [(paste, "p"), (paste, "q")]  # a new paste: its own
+def test_a_paste_whose_end_mark_never_comes_is_ended_after_the_input_paused_and_said_so():
+    keys, notes, now = [], [], [0.0]
+    parser = PasteSafeParser(keys.append, clock=lambda: now[0], notify=notes.append)
+    parser.feed_burst(f"{START}half a paste")
+    parser.flush()
+    now[0] = PASTE_END_WAIT_S - 0.1
+    parser.end_unfinished()
+    assert keys == [] and parser.paste_open
+    now[0] = PASTE_END_WAIT_S
+    parser.end_unfinished()
+    parser.feed_burst("x\r")
+    parser.flush()
+    assert [(key.key, key.data) for key in keys] == [(PASTE, "half a paste"), *typed("x\r")]
+    assert notes == [f"a paste did not end: its end mark had not come {PASTE_END_WAIT_S:g} s after its last input, "
+                     "so it ends there (12 characters pasted) and keys act again"]
 
 
-def test_the_stalled_rest_of_a_paste_stays_text():
-    paste, now = Keys.BracketedPaste, [0.0]
-    stalled = parse(f"{START}a{END}", PAUSE, "!cmd\rmore", "\r", PAUSE, f"tail{END}", clock=lambda: now[0])
-    assert stalled == [(paste, "a"), (paste, "!cmd\rmore"), (Keys.ControlM, "\r"), (paste, "tail")]
-    assert parse(f"{START}a{END}", PAUSE, f"!cmd\r{END}") == [(paste, "a"), (paste, "!cmd\r")]
-    alt_enter = parse(f"{START}a{END}", PAUSE, "\x1b\r", clock=lambda: now[0])  # one key: acts
-    assert alt_enter == [(paste, "a"), (Keys.Escape, "\x1b"), (Keys.ControlM, "\r")]
-    late = parse(f"{START}a{END}", PAUSE, "ab", clock=lambda: now.__setitem__(0, now[0] + 2) or now[0])
-    assert late == [(paste, "a"), ("a", "a"), ("b", "b")]  # long after the paste: typed
-
-
-def test_a_key_read_with_a_cursor_report_after_a_paste_acts():
-    # The renderer's question answered as Enter is pressed, within a second of a paste: one read, two "keys"
-    paste, report = Keys.BracketedPaste, "\x1b[24;1R"
-    assert parse(f"{START}a{END}", PAUSE, f"{report}\r") == [(paste, "a"), (Keys.CPRResponse, report),
-                                                             (Keys.ControlM, "\r")]
-    assert parse(f"{START}a{END}", PAUSE, f"\r{report}{report}") == [
-        (paste, "a"), (Keys.ControlM, "\r"), (Keys.CPRResponse, report), (Keys.CPRResponse, report)]
-    # several keys: the paste's rest, without the report, which still reaches the renderer
-    assert parse(f"{START}a{END}", PAUSE, f"!c{report}md\r") == [(paste, "a"), (paste, "!cmd\r"),
-                                                                (Keys.CPRResponse, report)]
+def test_a_cursor_report_after_a_paste_reaches_the_renderer_at_once():
+    report = "\x1b[24;1R"
+    keys: list = []
+    parser = PasteSafeParser(keys.append)
+    parser.feed_burst(f"{START}a{END}{report}\r")
+    assert [(key.key, key.data) for key in keys] == [(Keys.CPRResponse, report)]  # the rest waits for the pause
+    parser.flush()
+    assert [(key.key, key.data) for key in keys][1:] == [(PASTE, "a"), (Keys.ControlM, "\r")]
 
 
 def test_a_mouse_report_with_mouse_reporting_off_is_dropped(capsys):
@@ -80,10 +112,11 @@ def test_a_mouse_report_with_mouse_reporting_off_is_dropped(capsys):
 def test_a_paste_split_over_many_reads_ends_at_its_mark():
     keys = parse(START + "a" * 5000, "b" * 5000 + END[:3], END[3:])
     assert keys == [(Keys.BracketedPaste, "a" * 5000 + "b" * 5000)]
+    assert parse(START + "ab", *END, "x") == [(PASTE, "ab"), ("x", "x")]  # one character a read
 
 
 def test_pasted_control_characters_are_inserted_as_visible_escapes():
-    assert pasted_text(f"a\x1b[201~b\r\nc\rd\te\x00\x9b") == "a\\x1b[201~b\nc\nd\te\\x00\\x9b"
+    assert pasted_text("a\x1b[201~b\r\nc\rd\te\x00\x9b") == "a\\x1b[201~b\nc\nd\te\\x00\\x9b"
     editor = PromptEditor(None)
     editor.paste(f"{END}!rm -rf x\r")
     assert editor.buffer.text == "\\x1b[201~!rm -rf x\n" and editor.take() == "\\x1b[201~!rm -rf x\n"

@@ -17,6 +17,7 @@ import signal
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
+from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
 from ... import __version__
@@ -34,7 +35,7 @@ from .footer import Footer
 from .header import header, session_resources
 from .input_actions import InputActions
 from .keymap import load_keymap
-from .keys import teach_shift_enter
+from .keys import key_bindings, teach_shift_enter
 from .layout import build_application
 from .live import LiveState
 from .reload import PluginArgs
@@ -99,6 +100,7 @@ class InteractiveMode(InputActions):
         self.start_error: str | None = None
         self.plugin_args = plugin_args or PluginArgs()
         self.terminal = Terminal()
+        self.terminal.input.vt100_parser.notify = lambda text: self.say(text, "warning")  # a paste left open
         self.files = FileIndex(cwd)  # the `@` search's list, walked again after each turn
         self.editor = PromptEditor(agent_dir() / "prompt-history",
                                    FileCompleter(cwd, lambda: offered_commands(self.session), self.files))
@@ -112,7 +114,9 @@ class InteractiveMode(InputActions):
                               set_title=self.set_title)
         self.dialogs.on_close = self.view.dialog_closed
         self.dialogs.print_message = lambda dialog: self.print_(*whole_message(dialog.title, dialog.message))
-        self.keymap = load_keymap(agent_dir() / "keybindings.json", self._warnings)
+        self.keymap: dict[str, list[str]] = {}
+        self.bindings = KeyBindings()
+        self.load_keys(self._warnings)
         self.commands = Commands(self)
         self._pending: list[str] = []
         self.scrollback = Scrollback()
@@ -311,8 +315,18 @@ class InteractiveMode(InputActions):
 
     async def _drain(self) -> None:
         while self._pending and self.app.is_running:
-            await write_above(self._flush_pending)
+            await write_above(self._write_pending)
         self._flush_pending()
+
+    def _write_pending(self) -> None:
+        """The printed text not written yet, where the live region was (erased by `write_above`); or, when that
+        would leave blank rows under the footer (the region had scrolled the screen: a `/` menu narrowed by
+        typing, then Enter sent what it held), the whole conversation again, so it ends right above the region."""
+        rows = sum(chunk.count("\n") for chunk in self._pending)  # `to_ansi` wraps: one row a line
+        if self.app.rows_left_blank_by(rows) > 0:
+            self._width_changed.write_all()
+        else:
+            self._flush_pending()
 
     def _flush_pending(self) -> None:
         chunk, self._pending = "".join(self._pending), []
@@ -342,6 +356,14 @@ class InteractiveMode(InputActions):
         if warning:
             self.say(warning, "warning")
         self.changed()
+
+    def load_keys(self, warnings: list[str]) -> None:
+        """Read `<agent dir>/keybindings.json` (again: `/reload`) into `keymap`, its problems added to `warnings`,
+        and make `bindings` (which the Application reads at each key) bind its keys."""
+        from ...coding.paths import agent_dir
+
+        self.keymap = load_keymap(agent_dir() / "keybindings.json", warnings)
+        self.bindings = key_bindings(self, self.keymap)
 
     def footer_changed(self) -> None:
         self.footer.refresh()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
+from prompt_toolkit.key_binding import DynamicKeyBindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 from prompt_toolkit.layout.dimension import Dimension
@@ -15,7 +16,6 @@ from prompt_toolkit.layout.processors import AfterInput, ConditionalProcessor, P
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
-from .keys import key_bindings
 from .render import color_allowed
 from .visible import ShowInvisible
 from .resize import InlineApplication
@@ -61,7 +61,7 @@ def build_application(mode: InteractiveMode) -> Application[int]:
                       ConditionalContainer(HSplit([rule, footer]), filter=Condition(screen.footer_visible))])
     root = HSplit([pad, content])
     app: Application[int] = InlineApplication(
-        layout=Layout(root, focused_element=editor), key_bindings=key_bindings(mode, mode.keymap),
+        layout=Layout(root, focused_element=editor), key_bindings=DynamicKeyBindings(lambda: mode.bindings),
         style=Style.from_dict(mode.theme.live), color_depth=_color_depth(), full_screen=False,
         erase_when_done=True, mouse_support=False, min_redraw_interval=MIN_REDRAW_S,
         input=mode.terminal.input, output=mode.terminal.output, include_default_pygments_style=False)

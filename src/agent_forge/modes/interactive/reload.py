@@ -1,6 +1,6 @@
-"""`/reload`: settings, context files, skills, prompt templates and plugins read again, with the loaders and the
-options of the start (`coding/resources/reload.py`, `plugins/startup.install_plugins`), then what changed is
-reported. Plugins are shut down (`session_shutdown`) and loaded anew from their files, so an edited plugin runs
+"""`/reload`: settings, context files, skills, prompt templates, plugins and keybindings.json read again, with the
+loaders and the options of the start (`coding/resources/reload.py`, `plugins/startup.install_plugins`), then what
+changed is reported. Plugins are shut down (`session_shutdown`) and loaded anew from their files, so an edited plugin runs
 its new code; their `session_start` handlers run again."""
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     after = plugin_ids(session)
     lines.append(_change_line("plugins", [p for p in after if p not in before], [p for p in before if p not in after],
                               len(after)))
+    lines.append(reload_keys(ui, warnings))
     return lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
 
 
@@ -72,6 +73,21 @@ async def reload_plugins(session: Any, plugins: PluginArgs) -> list[str]:
     if runner is not None:
         await runner.start()
     return warnings
+
+
+def reload_keys(ui: Any, warnings: list[str]) -> str:
+    """Read keybindings.json again (`InteractiveMode.load_keys`: its problems go to `warnings`, as at start)
+    and bind the keys it gives; the line saying which actions' keys changed (`keys: app.exit ctrl+q (was
+    ctrl+d)`)."""
+    before = ui.keymap
+    ui.load_keys(warnings)
+    changed = [f"{action} {_keys_text(keys)} (was {_keys_text(before.get(action, []))})"
+               for action, keys in ui.keymap.items() if keys != before.get(action)]
+    return "keys: " + (", ".join(changed) if changed else "unchanged")
+
+
+def _keys_text(keys: list[str]) -> str:
+    return clean(", ".join(keys)) if keys else "(unbound)"
 
 
 def plugin_ids(session: Any) -> list[str]:

@@ -101,16 +101,18 @@ class WidthRedraw:
         blank rows is seen; after a redraw on its way, or a write above still going on, when there is one."""
         if self._task is not None and not self._task.done():
             return
-        if not write_above_now(self._write):
+        if not write_above_now(self.write_all):
             self._task = self._spawn(self._redraw(0.0))
 
-    def _write(self) -> None:
+    def write_all(self) -> None:
+        """Clear the screen and the scrollback and print the conversation again, the text not written yet
+        included (it was recorded when printed): for a caller that erased the live region first."""
         self._forget()
         self._terminal.write(self._scrollback.redraw(self._terminal.columns()))
 
     async def _redraw(self, delay_s: float = REDRAW_DELAY_S) -> None:
         await asyncio.sleep(delay_s)
-        await write_above(self._write)
+        await write_above(self.write_all)
 
 
 class InlineApplication(Application):  # type: ignore[type-arg]
@@ -174,6 +176,16 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         if self.natural_height is None or not reserved or drawn <= reserved:
             return 0  # no scroll: the rows under the content are the screen's own, not a dialog's
         return max(0, min(drawn, self.output.get_size().rows) - max(self._content_rows(), reserved))
+
+    def rows_left_blank_by(self, printed_rows: int) -> int:
+        """How many rows under the footer printing `printed_rows` rows where the live region was (erased just
+        before: `InOrderRenderer.erased`) would leave blank: the region had scrolled the screen (a dialog, a
+        menu narrowed by typing, a long streamed text), so its top is that many rows above the screen's end,
+        and the text and the region drawn under it take fewer."""
+        (drawn, reserved), self.renderer.erased = self.renderer.erased, (0, 0)  # (asked once per erase)
+        if self.natural_height is None or not reserved or drawn <= reserved:
+            return 0  # no scroll: the rows under the region are the screen's own
+        return max(0, min(drawn, self.output.get_size().rows) - printed_rows - self._content_rows())
 
     def pad_rows(self) -> int:
         """Blank rows to draw above the live region's content: the rows it no longer fills of an area that had
