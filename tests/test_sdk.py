@@ -268,3 +268,25 @@ async def test_a_session_file_open_in_this_process_says_so(tmp_path, key):
     second = make_session(tmp_path, key, session_file=path)  # free once the first closed
     assert user_texts(second.messages) == ["hi"]
     await second.close()
+
+
+async def test_listeners_hear_level_and_name_changes_a_tree_move_included(tmp_path, key):
+    set_faux_responses([FauxResponse(text="one")], key=key)
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key, reasoning=True), thinking="low",
+                                   name="sdk", session_dir=str(tmp_path / "sessions"), agent_dir=tmp_path / "agent")
+    heard: list[dict] = []
+    session.subscribe(lambda e: heard.append(e) if e["type"].endswith(("level_changed", "info_changed")) else None)
+    session.set_thinking_level("high")
+    await session.prompt_and_wait("hello")
+    answer = session.store.branch()[-1]["id"]
+    session.set_session_name("later")
+    session.set_thinking_level("high")  # unchanged: nothing
+    session.model_control.set_thinking_level("medium")
+    assert heard == [{"type": "thinking_level_changed", "level": "high"},
+                     {"type": "session_info_changed", "name": "later"},
+                     {"type": "thinking_level_changed", "level": "medium"}]  # none for the start-up values
+    heard.clear()
+    await session.navigate_tree(answer)  # back before the rename and the last level change
+    await session.close()
+    assert heard == [{"type": "session_info_changed", "name": "sdk"},
+                     {"type": "thinking_level_changed", "level": "high"}]

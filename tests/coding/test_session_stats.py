@@ -48,7 +48,7 @@ def tool_result(text: str, used: dict | None = None) -> dict:
 
 def stats_of(store: SessionStore, messages: list[dict], model: dict | None = MODEL) -> dict:
     return session_stats(session_file=str(store.path) if store.path else None, session_id=store.session_id,
-                         entries=store.entries, branch=store.branch(), messages=messages, model=model,
+                         entries=store.entries, branch=store.branch(), model=model,
                          context_tokens=context_tokens(messages))
 
 
@@ -90,16 +90,31 @@ def test_totals_cover_assistants_tools_summaries_and_usage_entries():
     assert cost == pytest.approx(0.825)
 
 
-def test_totals_include_abandoned_branches_but_counts_follow_the_conversation():
+def test_totals_and_counts_include_abandoned_branches():
     store = SessionStore.in_memory("/w")
     first = store.append_message(user("one"))
-    store.append_message(assistant("old answer", used=usage(100, 10, cost=1.0)))
-    store.set_leaf(first["id"])  # branch away: the old answer is abandoned but was paid for
+    store.append_message(assistant("old answer", calls=1, used=usage(100, 10, cost=1.0)))
+    store.append_message(tool_result("r"))
+    store.set_leaf(first["id"])  # branch away: the old answer is abandoned but was paid for, and is in the file
     store.append_message(assistant("new answer", used=usage(200, 20, cost=2.0)))
     messages = store.build_context().messages
     stats = stats_of(store, messages)
     assert stats["tokens"]["input"] == 300 and stats["cost"] == pytest.approx(3.0)
-    assert stats["assistantMessages"] == 1 and stats["totalMessages"] == 2
+    assert (stats["userMessages"], stats["assistantMessages"], stats["toolCalls"], stats["toolResults"],
+            stats["totalMessages"]) == (1, 2, 1, 1, 4)
+    assert len(messages) == 2  # the conversation: get_state's messageCount
+
+
+def test_counts_include_what_a_compaction_summarised():
+    store = SessionStore.in_memory("/w")
+    store.append_message(user("one"))
+    store.append_message(assistant("a1"))
+    kept = store.append_message(user("two"))
+    store.append_message(assistant("a2"))
+    store.append_compaction(summary="s", first_kept_entry_id=kept["id"], tokens_before=9)
+    store.append_message(user("three"))
+    stats = stats_of(store, store.build_context().messages)
+    assert (stats["userMessages"], stats["assistantMessages"], stats["totalMessages"]) == (3, 2, 5)
 
 
 def test_malformed_usage_in_a_hand_edited_file_counts_as_zero():

@@ -142,3 +142,32 @@ def test_plugin_output_goes_to_stderr_in_json_and_print_mode(agent_env, fake_llm
         for text in (b"import-time print", b"setup print", b"command print", b"sys.stdout write",
                      b"raw fd write", b"child echo", b"agent_end print"):
             assert text in result.stderr and text not in result.stdout
+
+
+NAMING_PLUGIN = '''
+import json, os
+
+def setup(plugin):
+    @plugin.command("nameit", description="names the session")
+    def nameit(args, ctx):
+        ctx.session.set_session_name("from plugin")
+
+    @plugin.on("session_info_changed")
+    def seen(event, ctx):
+        with open(os.environ["SEEN_FILE"], "a") as f:
+            f.write(json.dumps(event) + "\\n")
+'''
+
+
+def test_a_name_change_is_an_event_of_the_stream_and_the_start_up_name_is_not(agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "Hello."}])
+    plugin, seen = tmp_path / "naming.py", tmp_path / "seen.jsonl"
+    plugin.write_text(NAMING_PLUGIN)
+    env = {**agent_env, "SEEN_FILE": str(seen)}
+    result = run(env, tmp_path, "--name", "at start", "-e", str(plugin), "/nameit", "hello")
+    assert result.returncode == 0, result.stderr
+    header, *events = records(result.stdout)
+    changes = [e for e in events if e["type"] in ("session_info_changed", "thinking_level_changed")]
+    assert changes == [{"type": "session_info_changed", "name": "from plugin"}]
+    assert [json.loads(line) for line in seen.read_text().splitlines()] == changes  # plugins observe it too
+    assert events.index(changes[0]) < [e["type"] for e in events].index("agent_start")  # before the run it preceded

@@ -116,6 +116,39 @@ async def test_stats_count_tool_calls_and_sum_every_turn(agent_env, fake_llm, tm
     assert stats["contextUsage"]["tokens"] == 310  # the last answer measured the whole context
 
 
+async def test_stats_count_every_message_of_the_file_after_a_compaction_and_in_a_fork(agent_env_factory, fake_llm,
+                                                                                        tmp_path):
+    """The reference's counts (found by experiment): every message entry of the file, compacted history
+    included, while get_state's messageCount is the conversation the model sees; a fork's file holds its copy."""
+    words = "word " * 40
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo one"}}]},
+                         {"text": "one " + words}, {"text": "two " + words}, {"text": "three " + words},
+                         {"match": "<transcript>", "text": "Summary."}, {"text": "on the fork"}])
+    async with await start(env, tmp_path) as client:
+        for question in ("first " + words, "second " + words, "third " + words):
+            await client.prompt_and_wait(question)
+        await data(client, "compact")
+        stats = await data(client, "get_session_stats")
+        state = await data(client, "get_state")
+        users = (await data(client, "get_fork_messages"))["messages"]
+        await data(client, "fork", entryId=users[1]["entryId"])
+        forked = await data(client, "get_session_stats")
+        await client.prompt_and_wait("again")
+        forked_after = await data(client, "get_session_stats")
+        await data(client, "switch_session", sessionPath=state["sessionFile"])
+        original = await data(client, "get_session_stats")
+
+    def counts(stats):
+        return tuple(stats[key] for key in ("userMessages", "assistantMessages", "toolCalls", "toolResults",
+                                             "totalMessages"))
+
+    assert state["messageCount"] < 9  # the compacted conversation
+    assert counts(stats) == (3, 4, 1, 1, 8) == counts(original)
+    assert counts(forked) == (1, 2, 1, 1, 4)  # the fork's file: the first exchange
+    assert counts(forked_after) == (2, 3, 1, 1, 6)
+
+
 # -- session names ------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable, TYPE_CHECKING
 from ..agent.agent import Agent
 from ..agent.types import AgentMessage
 from ..ai.types import ImageContent, Model
+from .announcer import StateAnnouncer
 from .approvals import Approvals
 from .compaction.controller import CompactionController
 from .errors import CommandError
@@ -62,12 +63,15 @@ class AgentSession:
     def _build_collaborators(self) -> None:
         agent, settings, emit = self.agent, self.settings, self.emit
         store, hooks = (lambda: self.store), (lambda: self.hooks)  # read at each use: both get replaced
+        self.announcer = StateAnnouncer(level=lambda: agent.thinking_level, name=lambda: self.store.session_name,
+                                        emit=emit)  # thinking_level_changed, session_info_changed
         self.persistence = Persistence(store=store, closed=lambda: self.closed, emit=emit)
         self.write_failures = self.persistence.write_failures  # each distinct write error, in order
         self.user_bash = UserBash(cwd=self.cwd, agent=agent, settings=settings, store=store,
                                   busy=lambda: self.is_streaming, output_dir=self.output_dir)
         self.model_control = ModelControl(agent=agent, store=store, registry=self.registry, settings=settings,
-                                          warnings=self.warnings, emit=emit, warn=print_warning)
+                                          warnings=self.warnings, emit=emit, warn=print_warning,
+                                          changed=self.announcer.announce)
         self.compaction = CompactionController(  # manual, threshold and overflow compaction
             agent=agent, store=store, settings=settings, emit=emit, system_prompt=self.system_prompt,
             retry_enabled=lambda: self.retry.enabled)
@@ -236,8 +240,10 @@ class AgentSession:
         self.intake.set_queue_mode(queue, mode)
 
     def set_session_name(self, name: str) -> None:
-        """Raises `CommandError` for a name that is not a string or is blank."""
+        """Name the session (`session_info_changed` when the name changes). Raises `CommandError` for a name that
+        is not a string or is blank."""
         self.store.append_session_info(session_name(name))
+        self.announcer.announce()
 
     # -- session lifecycle (`switching.py`) -------------------------------------------------------
     def new_session(self, parent_session: str | None = None) -> Awaitable[bool]:
@@ -253,6 +259,7 @@ class AgentSession:
         self.agent.session_id = store.session_id
         self.agent.messages = list(messages or [])
         self.approvals.forget()  # every session change (new, switch, fork, clone) forgets "always"
+        self.announcer.announce()  # the new store's name (its thinking level: `ModelControl.restore` announces it)
 
     def switch_session(self, session_path: str) -> Awaitable[bool]:
         """Continue the session in `session_path`; returns `cancelled`. Raises `CommandError`."""

@@ -95,6 +95,21 @@ class ContextWindowChanged(TypedDict):
     modelId: str
 
 
+class ThinkingLevelChanged(TypedDict):
+    """The active thinking level is now `level` (a command, a model that clamps it, another branch or session:
+    `announcer.py`)."""
+
+    type: Literal["thinking_level_changed"]
+    level: str
+
+
+class SessionInfoChanged(TypedDict):
+    """The session's name is now `name`; without `name` it has none (a new session, a branch without one)."""
+
+    type: Literal["session_info_changed"]
+    name: NotRequired[str]
+
+
 class SessionWriteError(TypedDict):
     """The session file cannot be written: `error` is the OS reason, `pendingEntries` wait in memory."""
 
@@ -176,8 +191,8 @@ class McpServerChanged(McpServerInfo):
 
 SessionOnlyEvent = Union[AgentSettled, AutoRetryStart, AutoRetryEnd, CompactionStart, CompactionEnd,
                          SummarizationRetryScheduled, SummarizationRetryAttemptStart, SummarizationRetryFinished,
-                         ContextWindowChanged, SessionWriteError, SessionWriteResumed, ExtensionError,
-                         ExtensionUiRequest, McpServerChanged]
+                         ContextWindowChanged, ThinkingLevelChanged, SessionInfoChanged, SessionWriteError,
+                         SessionWriteResumed, ExtensionError, ExtensionUiRequest, McpServerChanged]
 
 SessionEvent = Union[AgentEvent, SessionOnlyEvent]
 

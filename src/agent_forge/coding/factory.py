@@ -50,6 +50,7 @@ def build_session(options: SessionOptions) -> AgentSession:
         _restore(session)
     if options.name is not None:
         session.set_session_name(options.name)  # strips; an empty name is a CommandError
+    session.announcer.reset()  # the start-up level and name are what get_state says: no event for them
     return session
 
 

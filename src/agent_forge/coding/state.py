@@ -48,7 +48,7 @@ def stats_report(agent: Agent, store: SessionStore, compaction: CompactionContro
     from .session.stats import session_stats  # not at import: RPC mode's early get_state uses this module
 
     return session_stats(session_file=str(store.path) if store.path else None, session_id=store.session_id,
-                         entries=store.entries, branch=store.branch(), messages=agent.messages, model=agent.model,
+                         entries=store.entries, branch=store.branch(), model=agent.model,
                          context_tokens=compaction.context_tokens())
 
 

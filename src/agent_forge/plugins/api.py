@@ -50,7 +50,7 @@ OBSERVED_EVENTS = (
     "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update",
     "message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end", "queue_update",
     "bash_execution_update", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end",
-    "context_window_changed",
+    "context_window_changed", "thinking_level_changed", "session_info_changed",
 )
 """Session events (the RPC event stream, `docs/rpc.md`) a plugin may observe; the handler gets a shallow copy of
 the event dict and its return value is ignored."""

@@ -43,12 +43,14 @@ class ModelControl:
 
     def __init__(self, *, agent: Agent, store: Callable[[], SessionStore], registry: ModelRegistry, settings: Settings,
                  warnings: list[str], emit: Callable[[dict[str, Any]], None],
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None, changed: Callable[[], None] | None = None) -> None:
         """`store()`: the current store (read at each use); `emit` sends `context_window_changed`; `warn(text)`
-        reports a thinking level the model does not support (default: appended to `warnings`)."""
+        reports a thinking level the model does not support (default: appended to `warnings`); `changed()` is
+        called after the thinking level may have changed (the session announces it: `announcer.py`)."""
         self._agent, self._store, self._registry, self._settings = agent, store, registry, settings
         self._warnings, self._emit = warnings, emit  # the session's start-up warnings; its event sink
         self._warn = warn or warnings.append
+        self._changed = changed or _nothing
         self.scope: list[ScopedModel] = []
         """Models `cycle_model` walks through when non-empty (`--models`, else settings `enabledModels`)."""
 
@@ -164,6 +166,7 @@ class ModelControl:
                                 clamp_thinking_level(active, agent.thinking_level))
         if announce and previous is not None:
             self._announce_window(int(previous["contextWindow"]), active)
+        self._changed()
         return named is not None
 
     def _announce_window(self, previous: int, active: Model) -> None:
@@ -273,6 +276,7 @@ class ModelControl:
         if level != agent.thinking_level:
             agent.thinking_level = level
             self._store().append_thinking_level_change(level)
+            self._changed()
 
     # -- context windows -----------------------------------------------------------------------------
 
@@ -337,6 +341,10 @@ class ModelControl:
     def _model_name(self) -> str:
         model = self._model
         return f"{model['provider']}/{model['id']}" if model else "the session (no model is selected)"
+
+
+def _nothing() -> None:
+    """No one to tell of a change (the start-up model choice: `prelude.py`)."""
 
 
 def _require_str(**arguments: object) -> None:

@@ -1,11 +1,13 @@
 """Session statistics for `get_session_stats`: message counts, token and cost totals, context-window usage.
 
-Scope (seed 000, "get_session_stats"; seed 003 says "current session state", 000 wins):
-- message counts describe the conversation the model sees now (the agent's messages, as `get_state`'s
-  `messageCount`);
-- `tokens` and `cost` are what the whole session file spent: every entry of the file, abandoned branches
-  included (you paid for them), summing assistant messages, tool-reported `usage` on `toolResult` messages,
-  `compaction` and `branch_summary` summaries, and `usage` entries (session-format.md, "UsageEntry");
+Scope (seed 000, "get_session_stats"; what the reference agent reports, found by experiment: counts over a
+file with an abandoned branch and a compaction):
+- message counts, `tokens` and `cost` cover the whole session file: every entry, abandoned branches,
+  compacted history and failed attempts a retry hid included (you paid for them and they are in the file).
+  Messages are the `message` entries (`file_message_count`: what session listings show), whatever their role;
+  `get_state`'s `messageCount` is the one that counts the conversation the model sees now. Tokens and cost sum
+  assistant messages, tool-reported `usage` on `toolResult` messages, `compaction` and `branch_summary`
+  summaries, and `usage` entries (session-format.md, "UsageEntry");
 - `contextUsage` is the context estimate the compaction trigger uses (`compaction/tokens.context_tokens`, given
   by the caller): the last response's reported usage plus chars/4 estimates of the messages after it, or,
   when no response reported usage, estimates of every message plus the system prompt and tool definitions
@@ -46,24 +48,30 @@ class ContextUsage(TypedDict):
     percent: float | None
 
 
-def session_stats(*, session_file: str | None, session_id: str, entries: Iterable[SessionEntry],
-                  branch: list[SessionEntry], messages: list[AgentMessage], model: Model | None,
-                  context_tokens: int) -> dict[str, object]:
+def session_stats(*, session_file: str | None, session_id: str, entries: list[SessionEntry],
+                  branch: list[SessionEntry], model: Model | None, context_tokens: int) -> dict[str, object]:
     """The `get_session_stats` data: `{sessionFile, sessionId, userMessages, assistantMessages, toolCalls,
     toolResults, totalMessages, tokens{input, output, cacheRead, cacheWrite, total}, cost, contextUsage?}`.
 
-    `entries`: every entry of the file; `branch`: the active branch (root → leaf); `messages`: the agent's
-    current messages; `context_tokens`: the session's context estimate (`CompactionController.context_tokens`).
+    `entries`: every entry of the file (what the counts and totals cover); `branch`: the active branch (root →
+    leaf); `context_tokens`: the session's context estimate (`CompactionController.context_tokens`).
     `cost` is in dollars. `contextUsage` is left out without a model or context window.
     """
     tokens, cost = usage_totals(entries)
-    stats: dict[str, object] = {"sessionFile": session_file, "sessionId": session_id, **message_counts(messages),
-                             "tokens": tokens, "cost": cost}
+    stats: dict[str, object] = {"sessionFile": session_file, "sessionId": session_id,
+                                **message_counts(file_messages(entries)), "tokens": tokens, "cost": cost}
     measured = _measured_since_compaction(branch)
     usage = context_usage(context_tokens if measured else None, model)
     if usage is not None:
         stats["contextUsage"] = usage
     return stats
+
+
+def file_messages(entries: Iterable[SessionEntry]) -> list[AgentMessage]:
+    """The messages of `entries`' `message` entries, in file order (a hand-edited entry whose `message` is no
+    object counts as a message of no role)."""
+    found = (cast(MessageEntry, entry).get("message") for entry in entries if entry.get("type") == "message")
+    return [message if isinstance(message, dict) else cast(AgentMessage, {}) for message in found]
 
 
 def message_counts(messages: list[AgentMessage]) -> dict[str, int]:

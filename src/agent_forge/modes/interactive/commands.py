@@ -12,7 +12,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...coding.errors import CommandError
-from ...coding.session.listing import file_message_count
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
 from .keymap import with_keys
@@ -113,15 +112,17 @@ class Commands:
             self.ui.say(f"session name: {session.get_state().get('sessionName') or '(none)'}")
 
     async def _session(self, argument: str) -> None:
-        stats = self.ui.session.get_session_stats()
+        from ...coding.session.stats import message_counts
+
+        stats = self.ui.session.get_session_stats()  # its counts are the whole file's
         tokens, usage = stats["tokens"], stats.get("contextUsage") or {}
         percent = usage.get("percent")
-        in_file = file_message_count(self.ui.session.store.entries)
+        branch = message_counts(self.ui.session.messages)  # the conversation the model sees now
         lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
-                 f"messages on this branch: {stats['totalMessages']} ({stats['userMessages']} user, "
-                 f"{stats['assistantMessages']} assistant with {_count(stats['toolCalls'], 'tool call')}, "
-                 f"{_count(stats['toolResults'], 'tool result')})",
-                 f"whole file, all branches: {in_file} messages; tokens {tokens['input']:,} in, "
+                 f"messages on this branch: {branch['totalMessages']} ({branch['userMessages']} user, "
+                 f"{branch['assistantMessages']} assistant with {_count(branch['toolCalls'], 'tool call')}, "
+                 f"{_count(branch['toolResults'], 'tool result')})",
+                 f"whole file, all branches: {stats['totalMessages']} messages; tokens {tokens['input']:,} in, "
                  f"{tokens['output']:,} out, {tokens['cacheRead']:,} cache read, {tokens['cacheWrite']:,} cache "
                  f"write; cost ${stats['cost']:.4f}"]
         if usage:

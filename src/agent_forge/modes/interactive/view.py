@@ -174,6 +174,12 @@ class EventView:
     def _on_context_window_changed(self, event: dict[str, Any]) -> None:
         self._footer_changed()
 
+    def _on_thinking_level_changed(self, event: dict[str, Any]) -> None:
+        self._footer_changed()
+
+    def _on_session_info_changed(self, event: dict[str, Any]) -> None:
+        self._footer_changed()  # e.g. a plugin named the session: the footer's heading shows the name
+
     # -- plugin requests ---------------------------------------------------------------------------------
     def _on_extension_ui_request(self, event: dict[str, Any]) -> None:
         method = event.get("method")
