@@ -63,8 +63,7 @@ class AgentSession:
     def _build_collaborators(self) -> None:
         agent, settings, emit = self.agent, self.settings, self.emit
         store, hooks = (lambda: self.store), (lambda: self.hooks)  # read at each use: both get replaced
-        self.announcer = StateAnnouncer(level=lambda: agent.thinking_level, name=lambda: self.store.session_name,
-                                        emit=emit)  # thinking_level_changed, session_info_changed
+        self.announcer = StateAnnouncer(lambda: agent.thinking_level, lambda: store().session_name, emit)
         self.persistence = Persistence(store=store, closed=lambda: self.closed, emit=emit)
         self.write_failures = self.persistence.write_failures  # each distinct write error, in order
         self.user_bash = UserBash(cwd=self.cwd, agent=agent, settings=settings, store=store,
@@ -85,15 +84,14 @@ class AgentSession:
                              hooks=hooks, resources=lambda: self.resources, closed=lambda: self.closed, emit=emit,
                              model_problem=lambda: self.model_problem, store=store, mcp=lambda: self.mcp)
         self.switching = SessionSwitch(cwd=self.cwd, agent=agent, model_control=self.model_control, hooks=hooks,
-                                       store=store, replace_store=self.replace_store,
-                                       check_written=self.persistence.check_written,
-                                       abort=lambda: self.begin_abort(held=False),  # held prompts wait for it
-                                       user_bash=self.user_bash, queue=self.intake.journal)
+                                       store=store, replace_store=self.replace_store, user_bash=self.user_bash,
+                                       check_written=self.persistence.check_written, queue=self.intake.journal,
+                                       abort=lambda: self.begin_abort(held=False))  # held prompts wait for it
 
     # -- events --------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Call `listener(event)` for every event, synchronously and in order. Returns an unsubscribe function.
-        An exception raised by a listener is printed to stderr; the run and the other listeners go on."""
+        """Call `listener(event)` for every event, in order; returns an unsubscribe function. A listener's exception
+        is printed to stderr; the run and the other listeners go on."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
@@ -178,9 +176,8 @@ class AgentSession:
         await self.run.wait_for_idle()
 
     async def abort(self) -> None:
-        """Abort the running step (or a retry's backoff wait); returns once the session settled or the aborted
-        run handed over to queued messages (seed 000). Plugin dialogs resolve with their defaults; plugin
-        commands and prompts not yet sent are cancelled (bounded waits; `Intake.begin_abort`)."""
+        """Abort the running step (or a retry's wait); returns once settled or handed over to queued messages (seed
+        000). Plugin dialogs get their defaults; unsent plugin commands and prompts are cancelled (`Intake`)."""
         await self.begin_abort()
 
     def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
@@ -193,17 +190,15 @@ class AgentSession:
 
     # -- compaction ----------------------------------------------------------------------------------
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Compact the context now (seed 000 `compact`, `reason: "manual"`; during a run at its hand-over:
-        `SessionRun.compact`). Returns the result; raises `CommandError` when it fails or is aborted."""
+        """Compact now (seed 000 `compact`; in a run at its hand-over). Returns the result; raises `CommandError`."""
         return await self.run.compact(custom_instructions, self.store.session_id, self.abort)
 
     async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
-        """Move the leaf to entry `target_id` (None: before the first entry), optionally summarising the branch left behind into a
-        `branch_summary` entry: `{cancelled, summaryEntry}`. The model, thinking level and context window become
-        those of the new branch (`context_window_changed` when the budget changes; nothing is written for them).
-        Raises `CommandError`. See `compaction/branch.py`. Messages queued while the summary ran are sent once
-        the move is over (`SessionRun.idle_work`), like those queued during a manual compaction."""
+        """Move the leaf to entry `target_id` (None: before the first entry), optionally summarising the branch left
+        into a `branch_summary` entry: `{cancelled, summaryEntry}`. The new branch's model, thinking level and context
+        window apply (`context_window_changed` when the budget changes; none is written). Raises `CommandError`.
+        `compaction/branch.py`. Messages queued meanwhile are sent after the move (`SessionRun.idle_work`)."""
         from .compaction.branch import navigate_tree  # start-up does not pay for summarising branches
         outcome = await self.run.idle_work(navigate_tree(
             self.store, self.agent, self.compaction, target_id, busy=self.is_streaming, summarize=summarize,
@@ -214,10 +209,9 @@ class AgentSession:
     def system_prompt(self) -> str:
         """The default prompt (or the `--system-prompt` / SYSTEM.md text), the appended text, context files,
         skills and the connected MCP servers, then the date and working directory (`system_prompt.py`)."""
+        sections = [*self.resources.prompt_sections(t.name for t in self.agent.tools), *self.mcp.prompt_sections()]
         return build_system_prompt(cwd=self.cwd, tools=self.agent.tools, custom=self._system_prompt_override,
-                                   append=self._append_system_prompt,
-                                   sections=[*self.resources.prompt_sections(t.name for t in self.agent.tools),
-                                             *self.mcp.prompt_sections()])
+                                   append=self._append_system_prompt, sections=sections)
 
     def get_commands(self) -> list[dict[str, object]]:
         """The `get_commands` items: plugin commands (`hooks.commands()`), MCP prompts, prompt templates, skills."""
@@ -240,8 +234,7 @@ class AgentSession:
         self.intake.set_queue_mode(queue, mode)
 
     def set_session_name(self, name: str) -> None:
-        """Name the session (`session_info_changed` when the name changes). Raises `CommandError` for a name that
-        is not a string or is blank."""
+        """Name the session (announced when it changes). Raises `CommandError` for a non-string or blank name."""
         self.store.append_session_info(session_name(name))
         self.announcer.announce()
 
@@ -277,7 +270,7 @@ class AgentSession:
         return self.registry.available_models()
 
     async def terminate(self) -> None:
-        """Stop now (SIGTERM): drop queued messages (pending in the file still), abort the run and user bash."""
+        """Stop now (SIGTERM): drop queued messages (still pending in the file), abort the run and user bash."""
         self.closed = True
         self.agent.clear_queues()
         await self.abort()

@@ -21,7 +21,7 @@ class StateAnnouncer:
     """Announces changes of `level()` (the agent's thinking level) and `name()` (the active branch's session name,
     None when unset or cleared) through `emit`. Call `announce()` after anything that may change them."""
 
-    def __init__(self, *, level: Callable[[], str], name: Callable[[], str | None], emit: Emit) -> None:
+    def __init__(self, level: Callable[[], str], name: Callable[[], str | None], emit: Emit) -> None:
         self._level, self._name, self._emit = level, name, emit
         self._known = (level(), name())
 
