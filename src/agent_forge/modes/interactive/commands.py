@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...coding.errors import CommandError
+from .wording import error_text
 from ...coding.session.listing import file_message_count
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
@@ -89,7 +90,7 @@ class Commands:
             else:
                 await getattr(self, f"_{name}")(argument)
         except CommandError as exc:
-            self.ui.say(str(exc), "error")
+            self.ui.say(error_text(exc), "error")
         self.ui.footer_changed()
 
     async def _approvals(self, argument: str) -> None:
@@ -206,7 +207,7 @@ class Commands:
             result = await self.ui.session.user_bash.run(command, on_chunk=lambda d: self._chunk(call, d),
                                                          exclude_from_context=not in_context)
         except CommandError as exc:
-            self.ui.say(str(exc), "error")
+            self.ui.say(error_text(exc), "error")
             return
         finally:
             live.shells.pop(id(call), None)
