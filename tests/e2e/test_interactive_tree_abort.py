@@ -111,3 +111,34 @@ def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal,
     term.wait_for_all("Compaction aborted", "› question three")
     fake_llm.wait_for(lambda: fake_llm.requests[2]["client_disconnected"])
     assert len(fake_llm.requests) == 3
+
+
+WAITING_PLUGIN = '''
+import asyncio
+from pathlib import Path
+
+
+def setup(plugin):
+    @plugin.command("wait", description="waits for a server that never answers")
+    async def wait(args, ctx):
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            Path("stopped.txt").write_text("cancelled")
+'''
+
+
+@pytest.mark.parametrize("key", ["Escape", "C-c"])
+def test_a_plugin_command_that_waits_shows_the_spinner_and_escape_or_ctrl_c_cancels_it(terminal, fake_llm,
+                                                                                      tmp_path, key):
+    fake_llm.set_script([{"text": "Answer after."}])
+    plugin = tmp_path / "wait.py"
+    plugin.write_text(WAITING_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("/wait")
+    term.press("Enter")
+    term.wait_for_all("running /wait… (", "s · esc to interrupt)")
+    term.press(key)
+    term.wait_until(lambda: (terminal.work / "stopped.txt").exists(), "the command to be cancelled")
+    term.wait_until(lambda: "running /wait" not in term.screen(), "the spinner to go")
+    ask(term, "question", "Answer after.")

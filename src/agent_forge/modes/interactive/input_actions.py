@@ -79,12 +79,23 @@ class InputActions:
         try:
             text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
             # queued while the session is busy (a run, a compaction, a branch summary: sent once it is over)
-            queue_as = behavior or "steer" if self.session_busy() else None
-            await self.working("sending the prompt…", self.session.submit(text, images or None, queue_as))
+            queue_as = (behavior or "steer") if self.session_busy() else None
+            submitted = self.session.submit(text, images or None, queue_as)
+            if await self.working("sending the prompt…", submitted) == "handled":
+                await self._commands_running(text)
         except CommandError as exc:
             kept = draft is not None and self.editor.restore(draft)
             back = " The prompt is back in the editor." if kept else ""
             self.say(f"{error_text(exc).rstrip('.')}.{back}", "error")
+
+    async def _commands_running(self, text: str) -> None:
+        """A plugin command took the prompt `text` and runs on (it may wait on a server or a person): the
+        spinner says so until the commands running end, and Escape or Ctrl+C cancels them (`interrupt`)."""
+        from .render import clean
+
+        running = self.session.intake.running_commands
+        if running:
+            await self.working(f"running {clean(text.split()[0])[:40]}…", asyncio.wait(set(running)))
 
     def session_busy(self) -> bool:
         """Whether the session works: a run, or a compaction or branch summary outside one."""
