@@ -142,3 +142,32 @@ def test_a_plugin_command_that_waits_shows_the_spinner_and_escape_or_ctrl_c_canc
     term.wait_until(lambda: (terminal.work / "stopped.txt").exists(), "the command to be cancelled")
     term.wait_until(lambda: "running /wait" not in term.screen(), "the spinner to go")
     ask(term, "question", "Answer after.")
+
+
+SLOW_INPUT_PLUGIN = '''
+import asyncio
+
+
+def setup(plugin):
+    @plugin.on("input")
+    async def hang_input(event, ctx):
+        if event.text.startswith("hang"):
+            await asyncio.sleep(3600)
+'''
+
+
+def test_a_prompt_held_by_a_plugin_input_handler_shows_the_spinner_and_escape_takes_it_back(terminal, fake_llm,
+                                                                                          tmp_path):
+    fake_llm.set_script([{"text": "Answer after."}])
+    plugin = tmp_path / "slow_input.py"
+    plugin.write_text(SLOW_INPUT_PLUGIN)
+    term = terminal("-e", str(plugin))
+    term.type("hang on")
+    term.press("Enter")
+    term.wait_for_all("sending the prompt… (", "s · esc to interrupt)")
+    term.press("Escape")
+    term.wait_for_all("Aborted while plugin input handlers were running: the prompt was not sent.", "› hang on")
+    assert fake_llm.requests == []
+    term.press("C-c")  # clears the editor
+    term.wait_until(lambda: "› hang on" not in term.screen(), "the editor to be cleared")
+    ask(term, "question", "Answer after.")
