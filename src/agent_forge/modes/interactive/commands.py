@@ -12,7 +12,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...coding.errors import CommandError
-from .wording import error_text
 from ...coding.session.listing import file_message_count
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
@@ -21,6 +20,7 @@ from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
+from .wording import error_text
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession

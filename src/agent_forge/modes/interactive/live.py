@@ -90,9 +90,9 @@ class LiveState:
         """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`, naming
         the key the keymap gives `app.interrupt`, left out when it has none), at most `width` columns, or ""
         when no run waits for the model (running calls show their own); outside a run, the latest session call
-        awaited (`begin`: `⠋ summarising the branch left… (3 s · esc to interrupt)`). It is drawn in the rule above the
-        editor, not on a row of its own: a row that comes with each run and goes at its end is a blank row
-        left under the footer once the screen is full (`resize.InlineApplication`)."""
+        awaited (`begin`: `⠋ summarising the branch left… (3 s · esc to interrupt)`). It is drawn in the rule
+        above the editor, not on a row of its own: a row that comes with each run and goes at its end is a blank
+        row left under the footer once the screen is full (`resize.InlineApplication`)."""
         if self.tools or not (self.working or self.operations):
             return ""
         now = time.monotonic()
