@@ -5,6 +5,7 @@ Only `CommandError` reaches clients as is (an RPC error response, a CLI message)
 where a command turns them into one, or into an event field (`compaction_end.errorMessage`).
 
     CommandError             a command was rejected before it changed anything; shown to the client as is
+    └── BusyError            a prompt without a streaming behaviour while the session works (worded for RPC)
     SessionFileError         a session file cannot be read or written (`reason`: the OS's words; `detail`)
     └── SessionLockError     another process, or session of this one, holds the file's lock (`session_path`, `pid`)
     SessionDirError          (an OSError) a session directory is not one and cannot be made one
@@ -29,6 +30,11 @@ from pathlib import Path
 
 class CommandError(Exception):
     """A command was rejected before it changed anything; the message is shown to the client as is."""
+
+
+class BusyError(CommandError):
+    """A prompt came without `streamingBehavior` while a run, a compaction or a branch summary goes on: the
+    documented RPC refusal (`Agent is already processing...`). Front ends for people word it themselves."""
 
 
 class SessionFileError(Exception):

@@ -14,7 +14,7 @@ from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
 from ..ai.catalogue import PROVIDER_ENV_KEYS
 from ..ai.types import ImageContent, UserContent, UserMessage
-from .errors import CommandError
+from .errors import BusyError, CommandError
 from .events import AgentSettled, Emit
 from .queue_journal import QueueJournal
 from .session.stats import estimate_tokens
@@ -192,7 +192,7 @@ class Intake:
         if self._run.is_streaming or self._compaction.is_compacting:  # sent after it (`SessionRun.idle_work`)
             streaming_behavior = streaming_behavior or self._after_run_behavior()
             if streaming_behavior not in ("steer", "followUp"):
-                raise CommandError(
+                raise BusyError(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue "
                     "the message.")
             self.queue(message, streaming_behavior)

@@ -83,3 +83,13 @@ def test_the_editor_keeps_no_control_character(tmp_path):
     editor.buffer.insert_text("a\x1ab\x00c\x1b[31m\td\ne\x9b")
     assert editor.buffer.text == "abc[31m\td\ne"
     assert editor.buffer.cursor_position == len(editor.buffer.text)
+
+
+def test_the_rpc_refusal_of_a_prompt_while_busy_gets_the_uis_words():
+    from agent_forge.coding.errors import BusyError, CommandError
+    from agent_forge.modes.interactive.wording import error_text
+
+    shown = error_text(BusyError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') "
+                                 "to queue the message."))
+    assert "streamingBehavior" not in shown and "not queued" in shown and "enter queues it" in shown
+    assert error_text(CommandError("session is closed")) == "session is closed"

@@ -75,6 +75,23 @@ def test_the_spinner_fits_the_width_and_is_drawn_only_while_the_model_is_waited_
     assert live.spinner(80) == ""  # the running call's row has its own spinner and time
 
 
+def test_a_session_call_awaited_outside_a_run_has_the_spinner_and_makes_the_ui_busy():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    outer = live.begin("summarising the branch left…")
+    assert live.busy and live.spinner(80).endswith(" summarising the branch left… (0 s · esc to interrupt) ")
+    inner = live.begin("sending the prompt…")
+    assert " sending the prompt… (0 s" in live.spinner(80)  # the latest call's
+    live.start()  # a run the call started: its own spinner
+    assert live.spinner(80).endswith(" thinking… (0 s · esc to interrupt) ")
+    live.stop()
+    live.end(inner)
+    assert " summarising the branch left… (" in live.spinner(80)
+    live.end(outer)
+    assert not live.busy and live.spinner(80) == ""
+
+
 def test_wrap_counts_wide_characters_twice():
     assert wrap("ab界c", 3, 10) == ["ab", "界c"]
     assert wrap("x" * 100, 10, 2) == ["x" * 10] * 2

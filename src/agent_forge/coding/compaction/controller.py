@@ -52,8 +52,8 @@ class CompactionPlan(Protocol):
 ABORTED = "Compaction aborted"
 FAILED = "Compaction failed: "  # then the cause, e.g. the provider's own error text
 IN_PROGRESS = "Compaction is already in progress"
-SESSION_CHANGED = ("The session changed (new_session, switch_session, fork or clone) before the compaction could "
-                   "run: nothing was compacted")
+SESSION_CHANGED = ("The session changed (a new session, a switch to another, a fork or a clone) before the "
+                   "compaction could run: nothing was compacted")
 UNRESOLVED = "Context overflow persists after compaction: "
 UNRECOVERABLE = "Context overflow cannot be resolved by compaction ({problem}): "
 

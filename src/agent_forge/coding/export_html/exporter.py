@@ -65,7 +65,7 @@ def resolve_output_path(output_path: str | os.PathLike[str] | None, snapshot: Se
     if output_path is None or not os.fspath(output_path):
         return Path(cwd, default_output_name(snapshot)).absolute()
     if "\0" in os.fspath(output_path):
-        raise ExportError("outputPath must not contain a NUL character")
+        raise ExportError("The output path must not contain a NUL character")
     path = Path(cwd, os.path.expanduser(os.fspath(output_path))).absolute()
     return path / default_output_name(snapshot) if path.is_dir() else path
 
@@ -77,7 +77,7 @@ def check_confined(output_path: str | os.PathLike[str] | None, target: Path, cwd
         return
     root = os.path.realpath(cwd)
     if os.path.commonpath([root, str(target)]) != root:
-        raise ExportError(f"Cannot write {path_text(target)}: a relative outputPath must stay inside the working "
+        raise ExportError(f"Cannot write {path_text(target)}: a relative output path must stay inside the working "
                           f"directory {path_text(root)}; give an absolute path to write elsewhere")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...coding.errors import CommandError
+from .wording import error_text
 
 
 async def guarded(ui: Any, work: Any) -> None:
@@ -14,5 +15,5 @@ async def guarded(ui: Any, work: Any) -> None:
         with ui.dialogs.expecting():  # a next dialog (/login's key after its provider) gets what is typed first
             await work
     except CommandError as exc:
-        ui.say(str(exc), "error")
+        ui.say(error_text(exc), "error")
     ui.footer_changed()

@@ -19,6 +19,7 @@ from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands
 from .tool_blocks import ToolCall, shell_block
+from .wording import error_text
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
@@ -88,7 +89,7 @@ class Commands:
             else:
                 await getattr(self, f"_{name}")(argument)
         except CommandError as exc:
-            self.ui.say(str(exc), "error")
+            self.ui.say(error_text(exc), "error")
         self.ui.footer_changed()
 
     async def _approvals(self, argument: str) -> None:
@@ -207,7 +208,7 @@ class Commands:
             result = await self.ui.session.user_bash.run(command, on_chunk=lambda d: self._chunk(call, d),
                                                          exclude_from_context=not in_context)
         except CommandError as exc:
-            self.ui.say(str(exc), "error")
+            self.ui.say(error_text(exc), "error")
             return
         finally:
             live.shells.pop(id(call), None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, TypeVar
 
 from ...coding.errors import CommandError
 from .commands import builtin
@@ -15,6 +15,7 @@ from .completion import attachments, typed_text
 from .blocks import thinking_block
 from .header import resource_list, session_resources
 from .keymap import key_hint
+from .wording import error_text
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from .footer import Footer
     from .live import LiveState
     from .view import EventView
+
+T = TypeVar("T")
 
 CTRL_C_EXIT_WINDOW_S = 2.0
 """A second Ctrl+C on an empty editor within this many seconds exits."""
@@ -75,11 +78,40 @@ class InputActions:
             return
         try:
             text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
-            await self.session.submit(text, images or None, behavior if self.session.is_streaming else None)
+            # queued while the session is busy (a run, a compaction, a branch summary: sent once it is over)
+            queue_as = (behavior or "steer") if self.session_busy() else None
+            submitted = self.session.submit(text, images or None, queue_as)
+            if await self.working("sending the prompt…", submitted) == "handled":
+                await self._commands_running(text)
         except CommandError as exc:
             kept = draft is not None and self.editor.restore(draft)
             back = " The prompt is back in the editor." if kept else ""
-            self.say(f"{str(exc).rstrip('.')}.{back}", "error")
+            self.say(f"{error_text(exc).rstrip('.')}.{back}", "error")
+
+    async def _commands_running(self, text: str) -> None:
+        """A plugin command took the prompt `text` and runs on (it may wait on a server or a person): the
+        spinner says so until the commands running end, and Escape or Ctrl+C cancels them (`interrupt`)."""
+        from .render import clean
+
+        running = self.session.intake.running_commands
+        if running:
+            await self.working(f"running {clean(text.split()[0])[:40]}…", asyncio.wait(set(running)))
+
+    def session_busy(self) -> bool:
+        """Whether the session works: a run, or a compaction or branch summary outside one."""
+        return self.session.is_streaming or self.session.compaction.is_compacting
+
+    async def working(self, activity: str, work: Awaitable[T]) -> T:
+        """Await `work`, a session call that may wait long outside a run (a model request, a server, a plugin):
+        meanwhile the spinner shows `activity` with the abort hint, and Escape or Ctrl+C abort it (`interrupt`:
+        the session's `abort`, which stops a branch summary, a compaction and prompts still being taken in)."""
+        token = self.live.begin(activity)
+        self.changed()
+        try:
+            return await work
+        finally:
+            self.live.end(token)
+            self.changed()
 
     def _keep_queue_after_failure(self, event: dict[str, Any]) -> None:
         """A run that failed for good (an error after the retries, or one not retried) does not go on with the
@@ -94,8 +126,9 @@ class InputActions:
                      + key_hint("app.send", " ({} sends them)"), "warning")
 
     def interrupt(self) -> None:
-        """Escape: queued messages back into the editor (clear_queue), then abort the run and user bash."""
-        if not (self.session.is_streaming or self.live.busy):
+        """Escape: queued messages back into the editor (clear_queue), then abort what works: the run, a
+        compaction or branch summary, a prompt still being taken in (`working`), and user bash."""
+        if not (self.session_busy() or self.live.busy):
             return
         self.restore_queue()
         self._spawn(self.session.abort())
@@ -113,6 +146,8 @@ class InputActions:
         return len(queued)
 
     def ctrl_c(self) -> None:
+        """Ctrl+C: clear the editor; on an empty one abort what works, as Escape does (`interrupt`), and a
+        second press within `CTRL_C_EXIT_WINDOW_S` exits."""
         if self.editor.buffer.text:
             self.editor.clear()
             return
@@ -120,6 +155,7 @@ class InputActions:
         if now - self._ctrl_c_at < CTRL_C_EXIT_WINDOW_S:
             self.exit(0)
             return
+        self.interrupt()
         self._ctrl_c_at = now
         self.footer.note = f"press {key_hint('app.clear') or 'ctrl+c'} again to exit"
         asyncio.get_running_loop().call_later(CTRL_C_EXIT_WINDOW_S, self._clear_note)
@@ -158,7 +194,7 @@ class InputActions:
             try:
                 await edit_externally(self)
             except CommandError as exc:
-                self.say(str(exc), "error")
+                self.say(error_text(exc), "error")
 
         self._spawn(edit())
 
@@ -168,7 +204,7 @@ class InputActions:
         try:
             result = control.cycle_thinking_level() if what == "thinking" else control.cycle_model()
         except CommandError as exc:
-            self.say(str(exc), "error")
+            self.say(error_text(exc), "error")
             return
         if result is None:
             self.say("only one model to cycle through" if what == "model" else "this model has no thinking levels")

@@ -21,9 +21,10 @@ ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.send": (["enter"], "send; while the agent works: steer (delivered after the current tool calls)"),
     "app.followUp": (["alt+enter"], "queue a follow-up (delivered when the agent would stop)"),
     "editor.newline": (["shift+enter", "ctrl+j"], "new line"),
-    "app.interrupt": (["escape"], "abort the run; queued messages come back into the editor"),
+    "app.interrupt": (["escape"], "abort the run, a compaction or a branch summary; queued messages come back "
+                                  "into the editor"),
     "app.queue.restore": (["alt+up"], "take the queued messages back into the editor, without aborting"),
-    "app.clear": (["ctrl+c"], "clear the editor; on an empty editor press twice to exit"),
+    "app.clear": (["ctrl+c"], "clear the editor; on an empty editor abort as escape does, and press twice to exit"),
     "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
     "app.suspend": (["ctrl+z"], "suspend agent-forge to the shell (fg brings it back)"),
     "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),

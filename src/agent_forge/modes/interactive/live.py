@@ -34,6 +34,8 @@ class LiveState:
         self.follow_up: list[str] = []
         self.widgets: dict[str, list[str]] = {}  # plugin `setWidget` lines by key
         self.show_thinking = False
+        # session calls the UI awaits outside a run (a branch summary): what each waits for, since when
+        self.operations: dict[int, tuple[str, float]] = {}
 
     def start(self) -> None:
         self.working, self.started, self.activity = True, time.monotonic(), ""
@@ -44,10 +46,21 @@ class LiveState:
         self.tools.clear()
         self.new_message()
 
+    def begin(self, activity: str) -> int:
+        """A session call outside a run starts waiting (`activity`: "summarising the branch left…"); returns the
+        token `end` takes. The spinner shows it while no run does."""
+        token = max(self.operations, default=0) + 1
+        self.operations[token] = (activity, time.monotonic())
+        return token
+
+    def end(self, token: int) -> None:
+        self.operations.pop(token, None)
+
     @property
     def busy(self) -> bool:
-        """Whether anything runs that Escape stops and the spinner shows: a run, its tools, a `!` command."""
-        return bool(self.working or self.tools or self.shells)
+        """Whether anything runs that Escape stops and the spinner shows: a run, its tools, a `!` command, a
+        session call awaited outside a run (`begin`)."""
+        return bool(self.working or self.tools or self.shells or self.operations)
 
     def new_message(self) -> None:
         self.text, self.thinking = StreamTail(), StreamTail(max_lines=8)
@@ -76,14 +89,18 @@ class LiveState:
     def spinner(self, width: int) -> str:
         """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`, naming
         the key the keymap gives `app.interrupt`, left out when it has none), at most `width` columns, or ""
-        when no run waits for the model (running calls show their own). It is drawn in the rule above the
-        editor, not on a row of its own: a row that comes with each run and goes at its end is a blank row
-        left under the footer once the screen is full (`resize.InlineApplication`)."""
-        if not self.working or self.tools:
+        when no run waits for the model (running calls show their own); outside a run, the latest session call
+        awaited (`begin`: `⠋ summarising the branch left… (3 s · esc to interrupt)`). It is drawn in the rule
+        above the editor, not on a row of its own: a row that comes with each run and goes at its end is a blank
+        row left under the footer once the screen is full (`resize.InlineApplication`)."""
+        if self.tools or not (self.working or self.operations):
             return ""
         now = time.monotonic()
-        note = self.activity or ("thinking…" if self.text.blank() else "")
-        head = f"{spinner_frame(now - self.started)} {note + ' ' if note else ''}({now - self.started:.0f} s"
+        if self.working:
+            started, note = self.started, self.activity or ("thinking…" if self.text.blank() else "")
+        else:
+            note, started = self.operations[max(self.operations)]  # the latest call's
+        head = f"{spinner_frame(now - started)} {note + ' ' if note else ''}({now - started:.0f} s"
         key = key_hint("app.interrupt")
         hint = f" · {'esc' if key == 'escape' else key} to interrupt" if key else ""  # short: it shares the rule
         for tail in (hint + ") ", ") "):

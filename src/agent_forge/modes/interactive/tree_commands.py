@@ -1,9 +1,8 @@
 """`/tree`: the whole session tree drawn with branch lines, searchable and filtered (`tree_view.TreeDialog`), then
-what to do with the chosen entry:
-continue from it, continue from it with a summary of the branch left behind (a `branch_summary` entry, as RPC's
-`navigate_tree` with `summarize`), for one of your messages edit it (continue from just before it, the message
-back in the editor as typed), or set / clear its label (a `label` entry, `SessionStore.append_label`: the
-label RPC's `get_tree` reports)."""
+what to do with the chosen entry: continue from it, continue from it with a summary of the branch left behind (a
+`branch_summary` entry, as the SDK's `navigate_tree` with `summarize`; Escape or Ctrl+C aborts it), for one of
+your messages edit it (continue from just before it, the message back in the editor as typed), or set / clear
+its label (a `label` entry, `SessionStore.append_label`: the label RPC's `get_tree` reports)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,8 @@ EDIT = "Edit this message (continue from before it; the text back in the editor)
 
 
 class TreeCommands:
-    """`/tree` for the interactive mode `ui` (`session`, `dialogs`, `say`, `show_transcript`, `spawn`)."""
+    """`/tree` for the interactive mode `ui` (`session`, `dialogs`, `say`, `show_transcript`, `spawn`,
+    `working`, `session_busy`)."""
 
     def __init__(self, ui: Any):
         self.ui = ui
@@ -36,7 +36,7 @@ class TreeCommands:
         """Open the navigator (at `select`, else the current leaf); the chosen entry opens the action menu.
         Refused while the agent works: the tree would cover the stream and go stale, and no entry could be
         continued from until the run ends."""
-        if self.ui.session.is_streaming:
+        if self.ui.session_busy():
             raise CommandError("the agent is working: /tree opens once it has finished"
                                + key_hint("app.interrupt", " (or press {} to stop it)"))
         flat = get_flat_tree(self.ui.session.store)
@@ -75,9 +75,19 @@ class TreeCommands:
         self._pick("What to do with this entry?", options, act)
 
     async def _navigate(self, entry_id: str, *, summarize: bool) -> None:
-        if summarize:
-            self.ui.say("summarising the branch left…")
-        outcome = await self.ui.session.navigate_tree(entry_id, summarize=summarize)
+        """Move to `entry_id`; a summary is a model request, shown with the spinner and aborted by Escape or
+        Ctrl+C (`InputActions.working`): the move is then not made and nothing is written."""
+        from ...coding.compaction.branch import ABORTED
+
+        moving = self.ui.session.navigate_tree(entry_id, summarize=summarize)
+        try:
+            outcome = await (self.ui.working("summarising the branch left…", moving) if summarize else moving)
+        except CommandError as exc:
+            if str(exc) != ABORTED:
+                raise
+            self.ui.say("branch summary aborted: the conversation stays where it was (nothing was written)",
+                        "warning")
+            return
         if outcome.get("cancelled"):
             self.ui.say("a plugin cancelled the move", "warning")
             return
