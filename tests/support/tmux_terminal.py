@@ -4,9 +4,9 @@
 `wait_for` reads the screen until a text appears or a deadline passes: it synchronises on the screen's
 state, never on elapsed time. It reads again as soon as tmux says the pane changed (a control-mode client,
 `tmux -C`, reports every output of the pane: `_Control`), and at the latest every `POLL_S` (conditions on
-files or the fake model change no pane). The same client runs the commands that only read (`capture-pane`,
-`display-message`; not `show-buffer`, whose output need not end in a line break): a `tmux` process per read cost ~4 ms of CPU, and a test reads the screen
-about 30 times (issue 11). After the CLI exits the pane stays, showing `__EXIT=<code>`. With
+files or the fake model change no pane). The same client runs the commands tests send most (`capture-pane`,
+`display-message`, `send-keys`; not `show-buffer`, whose output need not end in a line break): a `tmux`
+process per command cost ~4 ms of CPU, and a test reads the screen about 30 times (issue 11). After the CLI exits the pane stays, showing `__EXIT=<code>`. With
 `TEST_TIMING_DIR` set, `close` reports the CPU of the server and of what runs in its pane (`timing.add_cpu`)."""
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
 
-READ_ONLY = frozenset({"capture-pane", "display-message"})
+CONTROLLED = frozenset({"capture-pane", "display-message", "send-keys"})
 """Commands `TmuxTerminal._tmux` sends through the control client, when every argument is printable and holds
-no `'` (a control-mode command line is tmux's command language: each argument goes in single quotes). Text a
-test types (`send-keys`) always goes through a process of its own."""
+no `'` (a control-mode command line is tmux's command language: each argument goes in single quotes); any
+other goes through a process of its own."""
 
 
 class _Control:
@@ -149,7 +149,7 @@ class TmuxTerminal:
         return self._watch
 
     def _tmux(self, *args: str) -> str:
-        if args[0] in READ_ONLY and all(arg.isprintable() and "'" not in arg for arg in args):
+        if args[0] in CONTROLLED and all(arg.isprintable() and "'" not in arg for arg in args):
             answer = self._changes.run(args)
             if answer is not None:
                 if not answer[0]:
