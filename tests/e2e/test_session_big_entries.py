@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from support.line_scan import longest_line, scan
+
+from agent_forge.ai import json_wire
 from agent_forge.coding.session.file_lines import MAX_LINE_BYTES
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -36,11 +39,6 @@ def roles(messages: list[dict]) -> list[str]:
     return [m["role"] for m in messages]
 
 
-def longest_line(path: str) -> int:
-    with open(path, "rb") as handle:
-        return max(len(line.rstrip(b"\n")) for line in handle)
-
-
 async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_stays_whole(agent_env_factory,
                                                                                          fake_llm, tmp_path):
     agent_env = agent_env_factory(settings={"compaction": {"enabled": False}})  # 64 MiB is far over the window
@@ -58,7 +56,7 @@ async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_s
     assert ended == live[2]  # the event tells what the file holds
     [told] = [e["result"] for e in events if e["type"] == "tool_execution_end"]
     assert told["content"] == live[2]["content"]  # the live event too, not the 70 MiB the tool returned
-    assert max(len(json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode()) for e in events) <= MAX_LINE_BYTES
+    assert max(len(json_wire.encode(e)) for e in events) <= MAX_LINE_BYTES  # compact, non-ASCII kept: as sent
     [result] = live[2]["content"]
     assert result["text"].startswith("x" * MiB) and result["text"].endswith(
         "more characters left out: a session entry holds at most 64 MiB]")
@@ -81,16 +79,14 @@ async def test_json_mode_events_carry_the_shrunk_tool_result_the_file_holds(agen
         done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "agent_forge", "--mode", "json", "-e", str(plugin), "call huge"],
                               cwd=tmp_path, env=agent_env, stdout=stdout, stderr=subprocess.PIPE, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    told, ended, longest = [], [], 0
-    with open(out, "rb") as lines:
-        for line in lines:
-            longest = max(longest, len(line.rstrip(b"\n")))
-            if b'"type":"tool_execution_end"' in line[:200] or b'"role":"toolResult"' in line[:300]:
-                event = json.loads(line)
-                if event["type"] == "tool_execution_end":
-                    told.append(event["result"]["content"])
-                elif event["type"] == "message_end":
-                    ended.append(event["message"])
+    told, ended = [], []
+    longest, picked = scan(out, lambda head: b'"type":"tool_execution_end"' in head[:200]
+                           or b'"role":"toolResult"' in head)
+    for event in map(json.loads, picked):
+        if event["type"] == "tool_execution_end":
+            told.append(event["result"]["content"])
+        elif event["type"] == "message_end":
+            ended.append(event["message"])
     assert longest <= MAX_LINE_BYTES
     [path] = (Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl")
     async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=agent_env) as again:

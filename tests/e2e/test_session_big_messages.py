@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.line_scan import scan
+
 from agent_forge.coding.session.file_lines import MAX_LINE_BYTES
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -103,12 +105,8 @@ async def test_json_mode_events_carry_the_shrunk_plugin_context_the_file_holds(a
                                                         str(plugin), "add context"],
                                        cwd=tmp_path, env=env, stdout=stdout, stderr=subprocess.PIPE, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    told, longest = [], 0
-    with open(out, "rb") as lines:
-        for line in lines:
-            longest = max(longest, len(line.rstrip(b"\n")))
-            if b'"role":"custom"' in line[:300] and b'"type":"message_' in line[:300]:
-                told.append(json.loads(line))
+    longest, picked = scan(out, lambda head: b'"role":"custom"' in head and b'"type":"message_' in head)
+    told = [json.loads(line) for line in picked]
     assert longest <= LINE_CAP
     [path] = (Path(env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl")
     async with await RpcClient.start(["--session", str(path)], cwd=str(tmp_path), env=env) as again:

@@ -3,8 +3,10 @@
 
 `wait_for` reads the screen until a text appears or a deadline passes: it synchronises on the screen's
 state, never on elapsed time. It reads again as soon as tmux says the pane changed (a control-mode client,
-`tmux -C`, reports every output of the pane: `_Changes`), and at the latest every `POLL_S` (conditions on
-files or the fake model change no pane). After the CLI exits the pane stays, showing `__EXIT=<code>`. With
+`tmux -C`, reports every output of the pane: `_Control`), and at the latest every `POLL_S` (conditions on
+files or the fake model change no pane). The same client runs the commands tests send most (`capture-pane`,
+`display-message`, `send-keys`; not `show-buffer`, whose output need not end in a line break): a `tmux`
+process per command cost ~4 ms of CPU, and a test reads the screen about 30 times (issue 11). After the CLI exits the pane stays, showing `__EXIT=<code>`. With
 `TEST_TIMING_DIR` set, `close` reports the CPU of the server and of what runs in its pane (`timing.add_cpu`)."""
 
 from __future__ import annotations
@@ -30,24 +32,54 @@ def tmux_available() -> bool:
     return shutil.which("tmux") is not None
 
 
-class _Changes:
-    """Counts the notifications a control-mode client (`tmux -C attach`) receives: `%output` for every write
-    to the pane, `%window-renamed`, `%layout-change`, ... Each is a possible change of what the pane shows;
-    `wait_past` wakes a waiter at the first one. The client does not resize the window (it has no size)."""
+CONTROLLED = frozenset({"capture-pane", "display-message", "send-keys"})
+"""Commands `TmuxTerminal._tmux` sends through the control client, when every argument is printable and holds
+no `'` (a control-mode command line is tmux's command language: each argument goes in single quotes); any
+other goes through a process of its own."""
+
+
+class _Control:
+    """A control-mode client (`tmux -C attach`). Outside command output, every line it prints is a
+    notification: `%output` for every write to the pane, `%window-renamed`, `%layout-change`, ... Each is a
+    possible change of what the pane shows; `wait_past` wakes a waiter at the first one. `run` sends one command
+    and returns its output, the block between `%begin` and `%end` (flag 1: sent by this client). The client does
+    not resize the window (it has no size)."""
 
     def __init__(self, command: list[str]):
         self._count = 0
         self._condition = threading.Condition()
+        self._lock = threading.Lock()  # one command at a time: answers come in the order commands were sent
+        self._block: list[str] | None = None  # the lines of the answer being read
+        self._begin: list[str] = []  # time and number of its `%begin`, which its `%end` repeats
+        self._answers: list[tuple[bool, str]] = []  # (ok, output) of answers not yet taken
+        self._ended = False
         self._client = subprocess.Popen([*command, "-C", "attach", "-t", "t"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        threading.Thread(target=self._read, name="tmux-changes", daemon=True).start()
+        threading.Thread(target=self._read, name="tmux-control", daemon=True).start()
 
     def _read(self) -> None:
         assert self._client.stdout is not None
-        while self._client.stdout.readline():  # at the end (the server went away) waiters wait out their timeout
+        while raw := self._client.stdout.readline():  # at the end (the server went away) waiters time out
+            line = raw.decode("utf-8", "replace").rstrip("\n")
             with self._condition:
-                self._count += 1
+                self._take(line)
                 self._condition.notify_all()
+        with self._condition:
+            self._ended = True
+            self._condition.notify_all()
+
+    def _take(self, line: str) -> None:
+        """One line of the client's output (the condition held)."""
+        if self._block is None:
+            if line.startswith("%begin ") and line.endswith(" 1"):
+                self._block, self._begin = [], line.split()[1:3]
+            else:
+                self._count += 1
+        elif line.split()[:1] in (["%end"], ["%error"]) and line.split()[1:3] == self._begin:
+            self._answers.append((line.startswith("%end"), "".join(row + "\n" for row in self._block)))
+            self._block = None
+        else:
+            self._block.append(line)
 
     @property
     def count(self) -> int:
@@ -59,9 +91,30 @@ class _Changes:
         with self._condition:
             self._condition.wait_for(lambda: self._count != seen, timeout_s)
 
+    def run(self, args: tuple[str, ...], timeout_s: float = 10.0) -> tuple[bool, str] | None:
+        """(succeeded, output) of the command `args` (printable, no `'`: each is sent in single quotes); None
+        when the client has ended or does not answer within `timeout_s` (the caller runs it as a process then)."""
+        assert self._client.stdin is not None
+        with self._lock:
+            if self._ended:
+                return None
+            try:
+                self._client.stdin.write(" ".join(f"'{arg}'" for arg in args).encode() + b"\n")
+                self._client.stdin.flush()
+            except OSError:
+                return None
+            with self._condition:
+                if not self._condition.wait_for(lambda: self._answers or self._ended, timeout_s):
+                    self._ended = True  # a late answer would be taken for the next command's
+                    return None
+                return self._answers.pop(0) if self._answers else None
+
     def close(self) -> None:
         assert self._client.stdin is not None
-        self._client.stdin.close()  # a control client detaches at the end of its input
+        try:
+            self._client.stdin.close()  # a control client detaches at the end of its input
+        except OSError:
+            pass  # it has gone already (the server was killed)
         try:
             self._client.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -88,13 +141,20 @@ class TmuxTerminal:
         return ["tmux", "-L", self.socket, "-f", "/dev/null"]
 
     @property
-    def _changes(self) -> _Changes:
-        """The pane's change notifications, from the first wait on (subclasses open the session themselves)."""
+    def _changes(self) -> _Control:
+        """The control client: the pane's change notifications and the reads, from the first wait or read on
+        (subclasses open the session themselves)."""
         if getattr(self, "_watch", None) is None:
-            self._watch = _Changes(self._command())
+            self._watch = _Control(self._command())
         return self._watch
 
     def _tmux(self, *args: str) -> str:
+        if args[0] in CONTROLLED and all(arg.isprintable() and "'" not in arg for arg in args):
+            answer = self._changes.run(args)
+            if answer is not None:
+                if not answer[0]:
+                    raise RuntimeError(f"tmux {args[0]} failed: {answer[1]}")
+                return answer[1]
         result = subprocess.run([*self._command(), *args], capture_output=True, text=True, timeout=10)
         if result.returncode != 0:
             raise RuntimeError(f"tmux {args[0]} failed: {result.stderr}")

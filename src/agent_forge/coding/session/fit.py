@@ -36,7 +36,8 @@ def fit_line(entry: dict[str, Any]) -> tuple[bytes, str | None]:
     limit = file_lines.MAX_LINE_BYTES
     if len(line) - 1 <= limit:
         return line, None
-    copy, left_out = _shrunk(line[:-1], _why())  # a private copy to cut, equal to what the file would have held
+    copy, left_out = _shrunk(line, _why(), len(line) - 1)  # a private copy to cut, equal to what the file would
+    # have held; parsed with its LF (JSON whitespace) rather than a copy of the line without it
     line = encode_line(copy)
     if len(line) - 1 > limit:
         raise OversizedEntry(f"the entry is {len(line) - 1:,} bytes of JSON even with its large parts cut; a "
@@ -58,12 +59,13 @@ def fit_event(event: dict[str, Any]) -> dict[str, Any]:
     return _shrunk(data, f"an event line holds at most {file_lines.line_limit()}")[0]
 
 
-def _shrunk(data: bytes, why: str) -> tuple[Any, str]:
-    """A parsed copy of the JSON `data`, its largest parts cut until it is a little under `MAX_LINE_BYTES` (room
-    for the notes and the fields around it), and what was left out; `why` ends each note."""
+def _shrunk(data: bytes, why: str, size: int | None = None) -> tuple[Any, str]:
+    """A parsed copy of the JSON `data` (`size` bytes of JSON, default all of it: the rest is whitespace), its
+    largest parts cut until it is a little under `MAX_LINE_BYTES` (room for the notes and the fields around it),
+    and what was left out; `why` ends each note."""
     limit = file_lines.MAX_LINE_BYTES
     copy = json_wire.parse(data)
-    cuts = _Cuts(excess=len(data) - (limit - min(64 << 10, limit // 16)), why=why)
+    cuts = _Cuts(excess=(len(data) if size is None else size) - (limit - min(64 << 10, limit // 16)), why=why)
     cuts.leaves(copy)
     cuts.lists(copy)
     return copy, cuts.summary()
@@ -119,7 +121,7 @@ class _Cuts:
                                         f"out: {self.why}]"}
 
     def _string(self, text: str, size: int) -> str:
-        kept = _prefix(text, size - self.excess - 200)
+        kept = _prefix(text, size - self.excess - 200, size)
         self.chars += len(text) - len(kept)
         return f"{kept}\n[... {len(text) - len(kept):,} more characters left out: {self.why}]"
 
@@ -141,9 +143,10 @@ class _Cuts:
         return " and ".join(said) or "nothing"
 
 
-def _prefix(text: str, budget: int) -> str:
-    """The longest start of `text` found, in a few tries, whose JSON is at most `budget` bytes."""
-    keep = max(0, len(text) * max(budget, 0) // max(_size(text), 1))
+def _prefix(text: str, budget: int, size: int) -> str:
+    """The longest start of `text` (`size` bytes of JSON, as `_leaves` measured it) found, in a few tries, whose
+    JSON is at most `budget` bytes."""
+    keep = max(0, len(text) * max(budget, 0) // max(size, 1))
     while keep and _size(text[:keep]) > budget:
         keep = keep * 9 // 10
     return text[:keep]
