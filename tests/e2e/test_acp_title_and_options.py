@@ -66,9 +66,11 @@ async def test_a_model_change_that_clamps_the_level_updates_the_picker_once(agen
     [update] = client.updates(session_id, "config_option_update")
     assert [o["value"] for o in update["configOptions"][1]["options"]] == ["off", "minimal", "low"]
     assert await client.prompt(session_id, "/model fake/shallow") == {"stopReason": "end_turn"}  # no change
-    await client.request("session/set_config_option", {"sessionId": session_id, "configId": "model",
-                                                       "value": "fake/deep"})
-    assert len(pickers(client, session_id)) == 1  # neither told again
+    for config_id, value in (("model", "fake/deep"), ("thinking", "high"), ("model", "fake/shallow")):
+        answer = await client.request("session/set_config_option", {"sessionId": session_id,
+                                                                    "configId": config_id, "value": value})
+    assert [o["currentValue"] for o in answer["configOptions"]] == ["fake/shallow", "low"]  # clamped again
+    assert len(pickers(client, session_id)) == 1  # none told again: the answers carried them
     assert fake_llm.requests == []
     assert await client.close() == 0
 
@@ -102,8 +104,9 @@ async def test_a_tree_move_to_an_unnamed_branch_gives_back_the_first_prompts_tit
     assert await client.prompt(session_id, "second") == {"stopReason": "end_turn"}
     assert await client.prompt(session_id, "/tree 2") == {"stopReason": "end_turn"}  # before the name
     assert titles(client, session_id) == ["fix the login", "Login", "fix the login"]
+    assert await client.prompt(session_id, "/name Again") == {"stopReason": "end_turn"}
     assert await client.prompt(session_id, "/tree 1") == {"stopReason": "end_turn"}  # before the first prompt
-    assert len(titles(client, session_id)) == 3  # still unnamed: nothing changed yet
+    assert titles(client, session_id)[3:] == ["Again", None]  # no name, no prompt: no title
     assert await client.prompt(session_id, "start over") == {"stopReason": "end_turn"}
-    assert titles(client, session_id)[3:] == ["start over"]  # a fresh start's first prompt titles it
+    assert titles(client, session_id)[5:] == ["start over"]  # a fresh start's first prompt titles it
     assert await client.close() == 0
