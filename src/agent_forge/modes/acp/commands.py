@@ -71,15 +71,8 @@ async def run(session: Any, name: str, arguments: str, send: Callable[[dict[str,
         text = await work(session, arguments)
     except CommandError as exc:
         text = f"/{name} failed: {exc}"
-    else:
-        if name == "name":  # the editor's title follows
-            send({"sessionUpdate": "session_info_update", "title": session.store.session_name})
-        elif name == "tree" and arguments and session.model is not None:  # the context is another branch's now
-            send(usage_update(session))
-        elif name == "model" and arguments:  # the editor's model picker follows
-            from .config import config_options
-
-            send({"sessionUpdate": "config_option_update", "configOptions": config_options(session)})
+    else:  # the title and the model picker follow from the session's events (`shown.py`)
+        if name in ("tree", "model") and arguments and session.model is not None:  # another context window
             send(usage_update(session))
     send(chunk("agent_message_chunk", text))
     return {"stopReason": "end_turn"}

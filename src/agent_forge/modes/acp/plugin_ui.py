@@ -20,14 +20,14 @@ _ids = itertools.count(1)
 
 
 class AcpUI(PluginUI):
-    """`ctx.ui` for the plugins of one ACP session; `send` takes a `SessionUpdate`, `tell(text, severity)`
-    shows a status line."""
+    """`ctx.ui` for the plugins of one ACP session; `title(text)` retitles the session in the editor,
+    `tell(text, severity)` shows a status line."""
 
     has_ui = True
 
-    def __init__(self, request: Request, session_id: str, send: Callable[[dict[str, Any]], None],
+    def __init__(self, request: Request, session_id: str, title: Callable[[str], None],
                  tell: Callable[[str, str], None], *, forms: bool = False):
-        self._request, self._session_id, self._send, self._tell = request, session_id, send, tell
+        self._request, self._session_id, self._title, self._tell = request, session_id, title, tell
         self.forms = forms  # the client takes form elicitations (`clientCapabilities.elicitation.form`)
         self._waiting: set[asyncio.Future[Any]] = set()
         self._closed = False
@@ -102,7 +102,7 @@ class AcpUI(PluginUI):
         if method == "notify":
             self._tell(str(fields.get("message")), str(fields.get("notifyType", "info")))
         elif method == "setTitle":
-            self._send({"sessionUpdate": "session_info_update", "title": str(fields.get("title"))})
+            self._title(str(fields.get("title")))
 
     def has_pending(self) -> bool:
         return bool(self._waiting)

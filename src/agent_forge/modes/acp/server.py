@@ -170,7 +170,7 @@ async def _new(server: AcpServer, params: dict[str, Any]) -> Any:
     servers, notes = mcp_servers(params.get("mcpServers"))
     opened = await server.registry.open(cwd, servers)
     server.after(lambda: _announce(server, opened, notes))
-    return {"sessionId": opened.id, "configOptions": config_options(opened.session),
+    return {"sessionId": opened.id, "configOptions": opened.shown.answered(config_options(opened.session)),
             "modes": mode_state(opened.approvals.policy)}
 
 
@@ -204,7 +204,8 @@ async def _reopen(server: AcpServer, params: dict[str, Any], *, replayed: bool) 
     for update in replay(opened.session.messages, opened.session.cwd) if replayed else ():
         server.send_update(opened.id, update)
     server.after(lambda: _announce(server, opened, notes))
-    return {"configOptions": config_options(opened.session), "modes": mode_state(opened.approvals.policy)}
+    return {"configOptions": opened.shown.answered(config_options(opened.session)),
+            "modes": mode_state(opened.approvals.policy)}
 
 
 @method("session/close")
@@ -239,7 +240,8 @@ async def _set_config_option(server: AcpServer, params: dict[str, Any]) -> Any:
     from .config import set_option
 
     opened = server.registry.get(params.get("sessionId"))
-    return {"configOptions": set_option(opened.session, params.get("configId"), params.get("value"))}
+    change = lambda: set_option(opened.session, params.get("configId"), params.get("value"))  # noqa: E731
+    return {"configOptions": opened.shown.answer(change)}  # the answer tells them: no config_option_update
 
 
 @method("session/prompt")
@@ -259,16 +261,18 @@ async def _prompt(server: AcpServer, params: dict[str, Any]) -> Any:
     turn = opened.turns.submit(params.get("prompt"))
     title = opened.turns.first_line
     if untitled and title and not title.startswith("/"):  # the title `session/list` will show (not a command)
-        server.after(lambda: server.send_update(opened.id, {"sessionUpdate": "session_info_update", "title": title}))
+        server.after(lambda: opened.shown.title(title))
     return _Later(_flushed_first(opened, turn))
 
 
 async def _flushed_first(opened: AcpSession, answer: Awaitable[Any]) -> Any:
-    """`answer`'s outcome once what the prompt had said beside a streaming message is sent (`Updates.flushed`):
-    the editor takes the `session/prompt` answer as the end of that turn's updates."""
+    """`answer`'s outcome once what the prompt had said beside a streaming message is sent (`Updates.flushed`),
+    and a model it switched is told (`Shown.check`): the editor takes the `session/prompt` answer as the end of
+    that turn's updates."""
     try:
         return await answer
     finally:
+        opened.shown.check()
         await opened.updates.flushed()
 
 
@@ -305,7 +309,7 @@ def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
 
     name = printable_title(opened.session.store.session_name or "", 200)
     if name:
-        send({"sessionUpdate": "session_info_update", "title": name})
+        opened.shown.title(name, again=True)  # a load of a session open here: this view of it was not told
     if opened.session.model is not None:
         send(usage_update(opened.session))
     if not opened.started:  # plugins' session_start, now that their notifications reach the editor

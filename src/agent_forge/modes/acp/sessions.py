@@ -24,10 +24,11 @@ PAGE_SIZE = 50
 
 
 class AcpSession:
-    """One ACP session: the AgentSession, its update translator and its prompts."""
+    """One ACP session: the AgentSession, its update translator, its title and options, and its prompts."""
 
     def __init__(self, session: Any, send: Callable[[str, dict[str, Any]], None], notices: bool,
                  disk_files: bool = True):
+        from .shown import Shown
         from .turns import Turns  # with the first session: `initialize` is answered before (start-up budget)
         from .updates import Updates
 
@@ -35,6 +36,8 @@ class AcpSession:
         self.id: str = session.store.session_id
         self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
         session.subscribe(self.updates)
+        self.shown = Shown(session, lambda update: send(self.id, update))
+        session.subscribe(self.shown)
         self.turns = Turns(session, self.updates.tell)
         self.approvals: Any = None  # `coding/approvals.Approvals`, the session mode (`permissions.py`)
         self.terminals: Any = None  # `client_terminal.ClientTerminals` when bash runs in the editor's terminals
@@ -106,8 +109,17 @@ class Registry:
             else:
                 send(status_update(text, severity, self.notices))
 
+        def retitle(title: str) -> None:  # `ctx.ui.set_title`: the session's `Shown` knows what the editor shows
+            from ...coding.state import printable_title
+
+            opened, shown = self.sessions.get(session_id), printable_title(title, 200) or None
+            if opened is not None:
+                opened.shown.title(shown)
+            else:
+                send({"sessionUpdate": "session_info_update", "title": shown})
+
         def make_ui() -> AcpUI:
-            return AcpUI(self.request, session_id, send, tell, forms=forms)
+            return AcpUI(self.request, session_id, retitle, tell, forms=forms)
 
         await install_plugins(session, paths=self.args.plugin, discover=not self.args.no_plugins, ui=make_ui)
 
