@@ -132,18 +132,22 @@ def to_ansi(renderables: list[Any], width: int) -> str:
 
 
 def fit(text: str, width: int) -> str:
-    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
+    """`text` on one row as prompt_toolkit parts draw it (`graphemes.drawn`), cut to `width` terminal columns
+    (wide characters count 2) between grapheme clusters, `…` marking the cut."""
     from prompt_toolkit.utils import get_cwidth
+    from wcwidth import iter_graphemes
 
-    text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
+    from .graphemes import drawn
+
+    text = drawn(text.replace("\n", " "))  # one row, whatever a plugin's title or option holds
     if width < 1:
         return ""
     if get_cwidth(text) <= width:
         return text
     out, used = [], 0
-    for char in text:
-        used += get_cwidth(char)
+    for cluster in iter_graphemes(text):  # a drawn cluster's code points take the columns they count
+        used += get_cwidth(cluster)
         if used > width - 1:
             break
-        out.append(char)
+        out.append(cluster)
     return "".join(out) + "…"
