@@ -17,7 +17,7 @@ from rich.cells import cell_len
 
 from agent_forge.modes.interactive.dialogs import wrap
 from agent_forge.modes.interactive.editor import ClusterBuffer
-from agent_forge.modes.interactive.graphemes import cells, drawn, drawn_fragments, snapped
+from agent_forge.modes.interactive.graphemes import cells, cut, drawn, drawn_fragments, snapped
 from agent_forge.modes.interactive.render import fit
 from agent_forge.modes.interactive.stream import wrap as stream_wrap
 from agent_forge.modes.interactive.visible import ShowInvisible
@@ -141,10 +141,10 @@ def test_the_editor_shows_clusters_drawn_and_maps_the_cursor_over_them():
 
 
 def test_the_width_helpers_measure_what_is_drawn():
-    assert fit(f"{FAMILY} " + "v" * 20, 12) == "\U0001f469\U0001f469\U0001f467 vvvv…"
-    assert fit("\U0001f1eb\U0001f1f7 flag", 20) == "FR flag"
+    assert fit(f"{FAMILY} " + "v" * 20, 12) == f"{FAMILY} vvvv…"  # the text itself, cut at 11 columns drawn
+    assert fit("\U0001f1eb\U0001f1f7 flag", 7) == "\U0001f1eb\U0001f1f7 flag"  # `FR flag`: 7 columns
     assert fit("e\u0301" * 5, 3) == "e\u0301e\u0301…"  # never a mark cut from its letter
-    assert wrap(FAMILY * 3, 7) == [("", "\U0001f469\U0001f469\U0001f467"), ("", "\U0001f469\U0001f469\U0001f467"),
-                                   ("", "\U0001f469\U0001f469\U0001f467")]
+    assert cut(f"a{FAMILY}", 3) == "a" and cut(f"a{FAMILY}", 7) == f"a{FAMILY}"
+    assert wrap(FAMILY * 3, 7) == [("", FAMILY)] * 3
     assert stream_wrap(f"{FAMILY} {FAMILY}", 7, 5) == ["\U0001f469\U0001f469\U0001f467 ",
                                                        "\U0001f469\U0001f469\U0001f467"]

@@ -11,9 +11,8 @@ import re
 import time
 from typing import Any, Callable, Iterator
 
-from prompt_toolkit.utils import get_cwidth
 
-from .graphemes import cells, drawn
+from .graphemes import cells
 from .keymap import key_hint, with_keys
 from .render import clean, fit
 
@@ -290,8 +289,8 @@ def _joined_title(dialog: Dialog, matches: list[str], width: int) -> tuple[str, 
 
 def wrap(text: str, width: int) -> list[tuple[str, str]]:
     """`text`'s lines wrapped to rows of at most `width` terminal columns (wide characters count 2), nothing
-    cut: a row per line, more for a long one; as prompt_toolkit parts draw it (`graphemes.drawn`), never
-    between the code points of a cluster."""
+    cut: a row per line, more for a long one; measured as prompt_toolkit parts draw it (`graphemes.cells`),
+    never broken inside a cluster."""
     from wcwidth import iter_graphemes
 
     rows: list[tuple[str, str]] = []
@@ -300,8 +299,8 @@ def wrap(text: str, width: int) -> list[tuple[str, str]]:
             rows += [("", line[at:at + width]) for at in range(0, max(len(line), 1), width)]
             continue
         row, used = [], 0
-        for cluster in iter_graphemes(drawn(line)):
-            size = get_cwidth(cluster)
+        for cluster in iter_graphemes(line):
+            size = cells(cluster)
             if row and used + size > width:
                 rows.append(("", "".join(row)))
                 row, used = [], 0

@@ -61,6 +61,20 @@ def cells(text: str) -> int:
     return get_cwidth(drawn(text))
 
 
+def cut(text: str, width: int) -> str:
+    """The longest start of `text` made of whole clusters that takes at most `width` columns drawn (`cells`):
+    the text itself, not its drawn form (a label stays the option it names)."""
+    if text.isascii():  # most text: a column a character (control characters are escaped before)
+        return text[:max(width, 0)]
+    out, used = [], 0
+    for cluster in iter_graphemes(text):
+        used += cells(cluster)
+        if used > width:
+            break
+        out.append(cluster)
+    return "".join(out)
+
+
 def drawn_fragments(fragments: list[Any]) -> list[Any]:
     """prompt_toolkit `(style, text, ...)` fragments with their text `drawn` (a cluster split over two
     fragments too): what every `FormattedTextControl` of the live region shows."""
