@@ -120,3 +120,16 @@ def assert_whole_labels(screen: str) -> None:
     another (a row drawn narrower than prompt_toolkit believed kept the old row's cells)."""
     rows = picker_rows(screen)
     assert rows and all((found := LABEL.fullmatch(row)) and found[1] == found[2] for row in rows), screen
+
+
+def test_the_scrollback_prints_joined_emoji_whole_and_within_the_width(terminal, fake_llm):
+    fake_llm.set_script([{"text": f"Your {FAMILY} family, {FAMILY} again."}])
+    term = terminal(columns=80, rows=24)
+    term.type(LINE)
+    term.press("Enter")
+    term.wait_for("again.")
+    rows = term.scrollback().splitlines()
+    message = [row for row in rows if FAMILY in row or "ABCDEFGHIJKLMNOPQRSTUVWXYZ end" in row]
+    assert any(f" {FAMILY * 4} family test" in row for row in message), message  # as typed, joined
+    assert any(f"Your {FAMILY} family, {FAMILY} again." in row for row in message), message
+    assert all(wcswidth(row) <= 80 for row in message), message  # rich wrapped it as tmux draws it

@@ -131,6 +131,16 @@ def test_line_kills_from_any_position_leave_whole_clusters():
             assert editor.text in ("", FAMILY, FAMILY * 2, FAMILY * 3), (kill, at, editor.text)
 
 
+def test_word_kills_take_whole_clusters():
+    editor = buffer("cafe\u0301 x", 5)  # after `é`, a letter and a combining mark
+    editor.delete_before_cursor(-editor.document.find_start_of_previous_word())  # Alt+Backspace: the mark
+    assert editor.text == "caf x"  # and its letter, not the mark alone
+    editor = buffer(f"ab{FAMILY}cd", 0)
+    editor.cursor_position += editor.document.find_next_word_ending()  # Alt+F: the end of `ab`
+    editor.delete(editor.document.find_next_word_ending())  # Alt+D: the emoji (a non-word run)
+    assert editor.text == "abcd"
+
+
 def test_the_editor_shows_clusters_drawn_and_maps_the_cursor_over_them():
     text = f"{FAMILY}\U0001f1eb\U0001f1f7x\u200dy"
     shown = ShowInvisible().apply_transformation(TransformationInput(None, Document(text), 0, lambda i: i,

@@ -15,7 +15,7 @@ from prompt_toolkit.layout.processors import AfterInput, ConditionalProcessor, P
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
-from .graphemes import drawn_fragments
+from .graphemes import drawn, drawn_fragments
 from .keys import key_bindings
 from .render import color_allowed
 from .visible import ShowInvisible
@@ -89,7 +89,7 @@ def _editor_control(mode: InteractiveMode) -> BufferControl:
                                          and dialogs.current.placeholder))
     return BufferControl(buffer=mode.editor.buffer, input_processors=[
         ConditionalProcessor(PasswordProcessor(), secret), ShowInvisible(),
-        ConditionalProcessor(AfterInput(lambda: dialogs.current.placeholder if dialogs.current else "",
+        ConditionalProcessor(AfterInput(lambda: drawn(dialogs.current.placeholder) if dialogs.current else "",
                                         style="class:dim"), placeholder)])
 
 
