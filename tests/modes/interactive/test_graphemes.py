@@ -10,14 +10,17 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prompt_toolkit.document import Document
 from prompt_toolkit.layout.processors import TransformationInput
 from prompt_toolkit.utils import get_cwidth
 from rich.cells import cell_len
 
+from agent_forge.ai.visible_text import SHOWN
 from agent_forge.modes.interactive.dialogs import wrap
 from agent_forge.modes.interactive.editor import ClusterBuffer
-from agent_forge.modes.interactive.graphemes import cells, cut, drawn, drawn_fragments, snapped
+from agent_forge.modes.interactive.graphemes import cells, changes, cut, drawn, drawn_fragments, snapped
 from agent_forge.modes.interactive.render import fit
 from agent_forge.modes.interactive.stream import wrap as stream_wrap
 from agent_forge.modes.interactive.visible import ShowInvisible
@@ -48,6 +51,19 @@ def test_plain_text_and_escaped_joiners_are_drawn_as_they_are():
     for text in ("plain", "名前 עברית", "e\u0301", "x\\u200dy", "\U0001f3fd at a line's start", ""):
         assert drawn(text) == text
     assert drawn("x\n\U0001f3fd") == "x\n\U0001f3fd"  # a modifier alone on its line is its own swatch
+
+
+PIECES = st.text(st.sampled_from(["a", "\n", "\u200d", "\ufe0f", "\ufe0e", "\U0001f469", "\U0001f3fd", "\U0001f1eb",
+                                   "\u2764", "名", "\u00a9"]), max_size=12)
+
+
+@given(PIECES)
+def test_no_joiner_reaches_the_terminal_and_nothing_is_drawn_wider(text):
+    """Each joiner is either escaped (`SHOWN`: not between pictographs) or left out of the drawing."""
+    dropped = {at for at, shown in changes(text) if text[at] == "\u200d"}
+    escaped = {match.start() for match in SHOWN.finditer(text) if match.group() == "\u200d"}
+    assert dropped | escaped == {at for at, char in enumerate(text) if char == "\u200d"}
+    assert not dropped & escaped and drawn(drawn(text)) == drawn(text) and cells(text) <= get_cwidth(text)
 
 
 def tmux_width(text: str) -> int:

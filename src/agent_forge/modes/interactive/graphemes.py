@@ -27,33 +27,48 @@ from wcwidth import grapheme_boundary_before, iter_graphemes
 
 from ...ai.visible_text import EMOJI
 
-_INDICATORS = (0x1F1E6, 0x1F1FF)
-"""Regional indicator symbols A-Z: two make a flag."""
-_CHANGED = re.compile(f"(?P<dropped>(?<=[{EMOJI}\ufe0f])\u200d(?=[{EMOJI}])|[\ufe0e\ufe0f]"
-                      "|(?<=.)[\U0001f3fb-\U0001f3ff])|(?P<letter>[\U0001f1e6-\U0001f1ff])")
-"""What is drawn otherwise: a joiner between pictographs (the joins `visible_text.SHOWN` leaves unescaped;
-escaped ones are `\\u200d`, plain text), a variation selector, a skin-tone modifier after any character (a
-modifier alone, at a line's start, is its own 2-column swatch everywhere), a regional indicator (its letter)."""
 _MAYBE = re.compile("[\u200d\ufe0e\ufe0f\U0001f1e6-\U0001f1ff\U0001f3fb-\U0001f3ff]")
-"""`_CHANGED`'s characters: a fast first test (text seldom holds any)."""
-_LETTERS = {code: chr(ord("A") + code - _INDICATORS[0]) for code in range(_INDICATORS[0], _INDICATORS[1] + 1)}
+"""What may be drawn otherwise: a joiner, a variation selector, a regional indicator, a skin-tone modifier."""
+_PICTOGRAPHS = re.compile(f"[{EMOJI}]")
+"""Pictographs a joiner joins (`visible_text.EMOJI`, as `SHOWN` reads them)."""
+_INDICATOR_A = 0x1F1E6
+_MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
 
 
 def changes(text: str) -> list[tuple[int, str]]:
-    """Where `text` is drawn otherwise: (index, what is drawn for the code point there: "" or a letter),
-    in order; [] for most text."""
-    if not _MAYBE.search(text):
-        return []
-    return [(match.start(), "" if match.group("dropped") else _LETTERS[ord(match.group())])
-            for match in _CHANGED.finditer(text)]
+    """Where `text` is drawn otherwise: (index, what is drawn for the code point there: "" to leave it out,
+    or a letter), in order; [] for most text. Left out: a joiner between pictographs (the joins
+    `visible_text.SHOWN` leaves unescaped; escaped ones are `\\u200d`, plain text), a variation selector, a
+    skin-tone modifier after any character (alone at a line's start it is its own 2-column swatch
+    everywhere); a regional indicator is drawn as its letter."""
+    found = []
+    for match in _MAYBE.finditer(text):
+        index, char = match.start(), match.group()
+        if char == "\u200d":
+            if _joins(text, index):
+                found.append((index, ""))
+        elif char in "\ufe0e\ufe0f":
+            found.append((index, ""))
+        elif _MODIFIERS[0] <= char <= _MODIFIERS[1]:
+            if index and text[index - 1] != "\n":
+                found.append((index, ""))
+        else:
+            found.append((index, chr(ord("A") + ord(char) - _INDICATOR_A)))
+    return found
+
+
+def _joins(text: str, index: int) -> bool:
+    """Whether the joiner at `index` is between pictographs (after one or its variation selector)."""
+    before = text[index - 1] if index else ""
+    return (before == "\ufe0f" or bool(before and _PICTOGRAPHS.match(before))) \
+        and bool(_PICTOGRAPHS.match(text, index + 1))
 
 
 def drawn(text: str) -> str:
     """`text` as prompt_toolkit parts draw it (module docstring): `drawn("👩\\u200d👧 🇫🇷") == "👩👧 FR"`;
     most text is returned as is. Idempotent; never wider than `text` by `get_cwidth`."""
-    if not _MAYBE.search(text):
-        return text
-    return _CHANGED.sub(lambda match: "" if match.group("dropped") else _LETTERS[ord(match.group())], text)
+    found = changes(text)
+    return _changed(text, 0, len(text), found) if found else text
 
 
 def cells(text: str) -> int:

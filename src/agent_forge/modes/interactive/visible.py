@@ -21,6 +21,8 @@ class ShowInvisible(Processor):
     def apply_transformation(self, ti: TransformationInput) -> Transformation:
         fragments = ti.fragments
         text = "".join(fragment[1] for fragment in fragments)
+        if text.isascii() and text.isprintable():  # most lines: nothing to escape or draw otherwise, cheaply
+            return Transformation(fragments)
         shown = {match.start(): escape_invisible(match.group()) for match in SHOWN.finditer(text)} \
             if MAYBE_SHOWN.search(text) else {}
         shown.update(changes(text))  # by position: whether a joiner is escaped depends on its neighbours
