@@ -17,10 +17,9 @@ from prompt_toolkit.layout.processors import TransformationInput
 from prompt_toolkit.utils import get_cwidth
 from rich.cells import cell_len
 
-from agent_forge.ai.visible_text import SHOWN
 from agent_forge.modes.interactive.dialogs import wrap
 from agent_forge.modes.interactive.editor import ClusterBuffer
-from agent_forge.modes.interactive.graphemes import cells, changes, cut, drawn, drawn_fragments, snapped
+from agent_forge.modes.interactive.graphemes import cells, cut, drawn, drawn_fragments, snapped
 from agent_forge.modes.interactive.render import fit
 from agent_forge.modes.interactive.stream import wrap as stream_wrap
 from agent_forge.modes.interactive.visible import ShowInvisible
@@ -59,11 +58,12 @@ PIECES = st.text(st.sampled_from(["a", "\n", "\u200d", "\ufe0f", "\ufe0e", "\U00
 
 @given(PIECES)
 def test_no_joiner_reaches_the_terminal_and_nothing_is_drawn_wider(text):
-    """Each joiner is either escaped (`SHOWN`: not between pictographs) or left out of the drawing."""
-    dropped = {at for at, shown in changes(text) if text[at] == "\u200d"}
-    escaped = {match.start() for match in SHOWN.finditer(text) if match.group() == "\u200d"}
-    assert dropped | escaped == {at for at, char in enumerate(text) if char == "\u200d"}
-    assert not dropped & escaped and drawn(drawn(text)) == drawn(text) and cells(text) <= get_cwidth(text)
+    """The editor shows each joiner escaped (`SHOWN`: not between pictographs) or leaves it out of the
+    drawing; `drawn` is idempotent and never wider."""
+    shown = ShowInvisible().apply_transformation(TransformationInput(None, Document(text), 0, lambda i: i,
+                                                                    [("", line) for line in [text]], 80, 1))
+    assert "\u200d" not in "".join(fragment[1] for fragment in shown.fragments)
+    assert drawn(drawn(text)) == drawn(text) and cells(text) <= get_cwidth(text)
 
 
 def tmux_width(text: str) -> int:

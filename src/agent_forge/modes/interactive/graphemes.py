@@ -58,10 +58,16 @@ def changes(text: str) -> list[tuple[int, str]]:
 
 
 def _joins(text: str, index: int) -> bool:
-    """Whether the joiner at `index` is between pictographs (after one or its variation selector)."""
-    before = text[index - 1] if index else ""
-    return (before == "\ufe0f" or bool(before and _PICTOGRAPHS.match(before))) \
-        and bool(_PICTOGRAPHS.match(text, index + 1))
+    """Whether the joiner at `index` joins pictographs: one (or its variation selector) before it and one after
+    it, variation selectors (which are left out) aside: `©\\ufe0e\\u200d©` drawn would join `©\\u200d©`."""
+    before, after = index - 1, index + 1
+    if not (before >= 0 and text[before] == "\ufe0f"):
+        while before >= 0 and text[before] in "\ufe0e\ufe0f":
+            before -= 1
+    while after < len(text) and text[after] in "\ufe0e\ufe0f":
+        after += 1
+    return (before >= 0 and (text[before] == "\ufe0f" or bool(_PICTOGRAPHS.match(text[before])))) \
+        and bool(_PICTOGRAPHS.match(text, after))
 
 
 def drawn(text: str) -> str:

@@ -23,9 +23,9 @@ class ShowInvisible(Processor):
         text = "".join(fragment[1] for fragment in fragments)
         if text.isascii() and text.isprintable():  # most lines: nothing to escape or draw otherwise, cheaply
             return Transformation(fragments)
-        shown = {match.start(): escape_invisible(match.group()) for match in SHOWN.finditer(text)} \
-            if MAYBE_SHOWN.search(text) else {}
-        shown.update(changes(text))  # by position: whether a joiner is escaped depends on its neighbours
+        shown = dict(changes(text))  # by position: whether a joiner is escaped depends on its neighbours
+        if MAYBE_SHOWN.search(text):  # an escape wins: a joiner escaped is shown, not left out
+            shown.update((match.start(), escape_invisible(match.group())) for match in SHOWN.finditer(text))
         return _replaced(fragments, shown) if shown else Transformation(fragments)
 
 
