@@ -53,7 +53,7 @@ def test_plain_text_and_escaped_joiners_are_drawn_as_they_are():
 
 
 PIECES = st.text(st.sampled_from(["a", "\n", "\u200d", "\ufe0f", "\ufe0e", "\U0001f469", "\U0001f3fd", "\U0001f1eb",
-                                   "\u2764", "名", "\u00a9"]), max_size=12)
+                                   "\u2764", "名", "\u00a9", "\u20e3"]), max_size=12)
 
 
 @given(PIECES)

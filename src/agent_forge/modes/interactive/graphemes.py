@@ -31,6 +31,8 @@ _MAYBE = re.compile("[\u200d\ufe0e\ufe0f\U0001f1e6-\U0001f1ff\U0001f3fb-\U0001f3
 """What may be drawn otherwise: a joiner, a variation selector, a regional indicator, a skin-tone modifier."""
 _PICTOGRAPHS = re.compile(f"[{EMOJI}]")
 """Pictographs a joiner joins (`visible_text.EMOJI`, as `SHOWN` reads them)."""
+_BETWEEN = "\ufe0e\ufe0f\u200d"
+"""What a joiner looks past for the pictographs it joins."""
 _INDICATOR_A = 0x1F1E6
 _MODIFIERS = ("\U0001f3fb", "\U0001f3ff")
 
@@ -59,15 +61,18 @@ def changes(text: str) -> list[tuple[int, str]]:
 
 def _joins(text: str, index: int) -> bool:
     """Whether the joiner at `index` joins pictographs: one (or its variation selector) before it and one after
-    it, variation selectors (which are left out) aside: `©\\ufe0e\\u200d©` drawn would join `©\\u200d©`."""
+    it, the variation selectors and joiners between them aside (those are left out too: `©\\ufe0e\\u200d©`
+    drawn must not be `©\\u200d©`, which a terminal would join)."""
     before, after = index - 1, index + 1
-    if not (before >= 0 and text[before] == "\ufe0f"):
-        while before >= 0 and text[before] in "\ufe0e\ufe0f":
+    if before >= 0 and text[before] == "\ufe0f":
+        found = True
+    else:
+        while before >= 0 and text[before] in _BETWEEN:
             before -= 1
-    while after < len(text) and text[after] in "\ufe0e\ufe0f":
+        found = before >= 0 and bool(_PICTOGRAPHS.match(text[before]))
+    while after < len(text) and text[after] in _BETWEEN:
         after += 1
-    return (before >= 0 and (text[before] == "\ufe0f" or bool(_PICTOGRAPHS.match(text[before])))) \
-        and bool(_PICTOGRAPHS.match(text, after))
+    return found and bool(_PICTOGRAPHS.match(text, after))
 
 
 def drawn(text: str) -> str:
