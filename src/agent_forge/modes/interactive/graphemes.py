@@ -2,9 +2,10 @@
 prompt_toolkit counts (`drawn`), and the cluster edges the editor's cursor and deletions keep to (`snapped`).
 
 prompt_toolkit counts a cell per code point (`get_cwidth`, summed) and merges only zero-width code points into
-the cell before them; terminals join more than that, and not alike. Measured in tmux 3.3a against
-`get_cwidth` (and modern terminals: kitty, WezTerm, iTerm2 give emoji clusters 2):
-  | cluster                     | prompt_toolkit | tmux 3.3a | modern |
+the cell before them; terminals join more than that, and not alike. tmux 3.3a measured against `get_cwidth`
+(`tests/modes/interactive/test_graphemes.py`), and what terminals that join every cluster (kitty, WezTerm)
+give it:
+  | cluster                     | prompt_toolkit | tmux 3.3a | joining |
   | 👩‍👩‍👧 (zero-width joiners)    | 6              | 2         | 2      |
   | 👍🏽 (skin-tone modifier)     | 4              | 4         | 2      |
   | 🇫🇷 (regional indicators)     | 4              | 2         | 2      |
