@@ -44,6 +44,8 @@ def changes(text: str) -> list[tuple[int, str]]:
     `visible_text.SHOWN` leaves unescaped; escaped ones are `\\u200d`, plain text), a variation selector, a
     skin-tone modifier after any character (alone at a line's start it is its own 2-column swatch
     everywhere); a regional indicator is drawn as its letter."""
+    if text.isascii():  # the common case, at once (a regular expression's search costs 20 times more)
+        return []
     found = []
     for match in _MAYBE.finditer(text):
         index, char = match.start(), match.group()
@@ -105,7 +107,7 @@ def cut(text: str, width: int) -> str:
 def drawn_fragments(fragments: list[Any]) -> list[Any]:
     """prompt_toolkit `(style, text, ...)` fragments with their text `drawn` (a cluster split over two
     fragments too): what every `FormattedTextControl` of the live region shows."""
-    if not any(_MAYBE.search(fragment[1]) for fragment in fragments):
+    if all(fragment[1].isascii() or not _MAYBE.search(fragment[1]) for fragment in fragments):
         return fragments
     whole = "".join(fragment[1] for fragment in fragments)
     found = changes(whole)
