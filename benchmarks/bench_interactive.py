@@ -5,7 +5,9 @@
 - a resumed 500-message session from launch: `--session FILE` in a tmux pane until its last answer and the
   footer are on screen (target ≤ 1 s), and rendering its transcript alone (in-process);
 - rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail) for the
-  first and the last 200 of N deltas; it must not grow with the message's length.
+  first and the last 200 of N deltas; it must not grow with the message's length;
+- typing: the editor's cost per key (the key's edit and the editor's lines drawn again, its input processors
+  included), at the end of a 100-character line of plain text and of one of emoji joined by zero-width joiners.
 
 Run: `.venv/bin/python benchmarks/bench_interactive.py [--runs 10] [--deltas 2000]` (needs tmux).
 """
@@ -88,6 +90,43 @@ def per_delta(deltas: int) -> tuple[float, float]:
     return statistics.mean(costs[middle:middle + 200]) * 1e6, statistics.mean(costs[-200:]) * 1e6
 
 
+def per_key(keys: int, line: str) -> float:
+    """Microseconds per key: `keys` characters typed at the end of `line` (then as many Left presses), each
+    followed by the editor's content drawn at 100 columns, as a redraw after the key draws it."""
+    import asyncio
+
+    return asyncio.run(_per_key(keys, line))  # the buffer loads its history in a task of the running loop
+
+
+async def _per_key(keys: int, line: str) -> float:
+    from types import SimpleNamespace
+
+    from prompt_toolkit.application import DummyApplication
+    from prompt_toolkit.application.current import set_app
+
+    from agent_forge.modes.interactive.editor import PromptEditor
+    from agent_forge.modes.interactive.layout import _editor_control
+
+    editor = PromptEditor(None)
+    control = _editor_control(SimpleNamespace(editor=editor, dialogs=SimpleNamespace(current=None)))
+    editor.buffer.insert_text(line)
+    with set_app(DummyApplication()):  # one for all keys (`get_app` builds one per call without it)
+        started = time.perf_counter()
+        for i in range(keys):
+            editor.buffer.insert_text("abcdefghij"[i % 10])
+            _draw(control)
+        for _ in range(keys):
+            editor.buffer.cursor_position += editor.buffer.document.get_cursor_left_position()
+            _draw(control)
+        return (time.perf_counter() - started) / (2 * keys) * 1e6
+
+
+def _draw(control) -> None:
+    content = control.create_content(100, 12)
+    for row in range(content.line_count):
+        content.get_line(row)
+
+
 def _messages(count: int) -> list[dict]:
     """`count` messages: questions, Markdown answers with a bash call, its result, and a closing answer."""
     messages: list[dict] = []
@@ -120,7 +159,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--deltas", type=int, default=2000)
     parser.add_argument("--start-only", action="store_true", help="only the two launch figures")
+    parser.add_argument("--keys-only", action="store_true", help="only the per-key figures (no tmux)")
     args = parser.parse_args()
+    if args.keys_only:
+        return typing_costs()
     times = start_up(args.runs)
     print(f"start to editor ready: median {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, {len(times)} runs)")
@@ -134,6 +176,15 @@ def main() -> None:
     first, last = per_delta(args.deltas)
     print(f"streaming {args.deltas} deltas: {first:.0f} µs/delta in the middle, {last:.0f} µs/delta for the last "
           "200")
+    typing_costs()
+
+
+def typing_costs() -> None:
+    family = "\U0001f469\u200d\U0001f469\u200d\U0001f467"
+    for name, line in (("plain text", "word " * 20), ("joined emoji", f"{family} " * 17)):
+        costs = [per_key(500, line) for _ in range(7)]
+        print(f"typing after 100 characters of {name}: median {statistics.median(costs):.0f} µs/key "
+              f"(min {min(costs):.0f}, 7 runs of 1,000 keys)")
 
 
 if __name__ == "__main__":

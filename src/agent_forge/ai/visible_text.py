@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 
-_EMOJI = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
+EMOJI = "\u00a9\u00ae\u203c-\u3299\U0001f000-\U0001faff"
 """Pictographs a zero-width joiner may join (©, ®, the symbol blocks, the emoji planes), roughly Unicode's
 Extended_Pictographic."""
 SHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2064"
-                   f"\u2066-\u2069\ufeff]|(?<![{_EMOJI}\ufe0f])\u200d|\u200d(?![{_EMOJI}])")
+                   f"\u2066-\u2069\ufeff]|(?<![{EMOJI}\ufe0f])\u200d|\u200d(?![{EMOJI}])")
 """What is shown escaped: C0 but tab and LF, DEL, C1; the Arabic letter mark, zero-width and direction marks,
 bidi embeddings, overrides and isolates, word joiner and invisible operators, the BOM. A zero-width joiner is
 shown as such only between pictographs (after one or its variation selector, before another: 👨‍👩‍👧, a

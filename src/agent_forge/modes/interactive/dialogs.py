@@ -11,8 +11,8 @@ import re
 import time
 from typing import Any, Callable, Iterator
 
-from prompt_toolkit.utils import get_cwidth
 
+from .graphemes import cells
 from .keymap import key_hint, with_keys
 from .render import clean, fit
 
@@ -248,7 +248,7 @@ class Dialogs:
             message = head_and_tail(message, room, dialog.shown_all)
         # Ctrl+O prints it all when any of it is not on screen: rows left out, or a title cut to the width
         dialog.cut = len(message) < whole or any(style == CUT for style, _ in message) \
-            or get_cwidth(dialog.title) > width
+            or cells(dialog.title) > width
         count = max(min(len(matches), room - len(message)), 0)
         start = max(0, min(dialog.index - count // 2, len(matches) - count))
         options = [("class:dialog-chosen" if at == dialog.index else "", f"{'→' if at == dialog.index else ' '} "
@@ -281,28 +281,31 @@ def _joined_title(dialog: Dialog, matches: list[str], width: int) -> tuple[str, 
     position = f" ({dialog.index + 1}/{len(matches)})" if len(matches) > 1 else ""
     choice = f"→ {clean(matches[dialog.index]) if matches else '(no match)'}"
     suffix = f"{position}: {choice}"
-    room = width - get_cwidth(suffix)
-    if room >= 2 or (room >= 0 and get_cwidth(dialog.title) <= room):  # `T…` at least, or the whole title
+    room = width - cells(suffix)
+    if room >= 2 or (room >= 0 and cells(dialog.title) <= room):  # `T…` at least, or the whole title
         return ("class:dialog-title", f"{fit(dialog.title, room)}{suffix}")
     return ("class:dialog-title", f"{position.lstrip()} {choice}".lstrip())
 
 
 def wrap(text: str, width: int) -> list[tuple[str, str]]:
     """`text`'s lines wrapped to rows of at most `width` terminal columns (wide characters count 2), nothing
-    cut: a row per line, more for a long one."""
+    cut: a row per line, more for a long one; measured as prompt_toolkit parts draw it (`graphemes.cells`),
+    never broken inside a cluster."""
+    from wcwidth import iter_graphemes
+
     rows: list[tuple[str, str]] = []
     for line in text.split("\n"):
         if line.isascii() and line.isprintable():  # one column a character: cut, not measured (a 100 KB command)
             rows += [("", line[at:at + width]) for at in range(0, max(len(line), 1), width)]
             continue
         row, used = [], 0
-        for char in line:
-            cells = get_cwidth(char)
-            if row and used + cells > width:
+        for cluster in iter_graphemes(line):
+            size = cells(cluster)
+            if row and used + size > width:
                 rows.append(("", "".join(row)))
                 row, used = [], 0
-            row.append(char)
-            used += cells
+            row.append(cluster)
+            used += size
         rows.append(("", "".join(row)))
     return rows
 

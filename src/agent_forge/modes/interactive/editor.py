@@ -12,6 +12,7 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 
 from .completion import attachment_token
+from .graphemes import cluster_end, cluster_start, snapped
 from .paste import pasted_text
 
 PASTE_COLLAPSE_LINES = 10
@@ -31,7 +32,7 @@ class PromptEditor:
 
     def __init__(self, history_path: Path | None, completer: Completer | None = None):
         self.history = _history(history_path)
-        self.buffer = Buffer(multiline=True, history=self.history, name="editor", completer=completer,
+        self.buffer = ClusterBuffer(multiline=True, history=self.history, name="editor", completer=completer,
                              complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
         self._length = 0
@@ -112,6 +113,31 @@ class PromptEditor:
     def clear(self) -> None:
         self._pastes.clear()
         self.buffer.reset()
+
+
+class ClusterBuffer(Buffer):
+    """A prompt_toolkit `Buffer` whose cursor is never inside a grapheme cluster (👩\u200d👩\u200d👧 is 5 code
+    points, one character on screen) and whose deletions take whole clusters: Left/Right, Backspace/Delete,
+    word moves and kills, Ctrl+U/Ctrl+K step over a cluster as over one character, and a cursor put inside
+    one by any other means (Home+count, Up/Down, a history entry) moves to its edge: to its end when it moved
+    forward, else to its start. The text itself is never changed."""
+
+    def _set_cursor_position(self, value: int) -> bool:
+        # every cursor move, the `cursor_position` setter's and a new `document`'s, comes through here
+        return super()._set_cursor_position(snapped(self.text, value, forward=value > self.cursor_position))
+
+    def delete_before_cursor(self, count: int = 1) -> str:
+        """Delete `count` code points before the cursor, and the rest of the cluster the first one is in."""
+        position = self.cursor_position
+        return super().delete_before_cursor(position - cluster_start(self.text, max(position - count, 0)))
+
+    def delete(self, count: int = 1) -> str:
+        """Delete `count` code points after the cursor, and the rest of the cluster the last one is in."""
+        position, text = self.cursor_position, self.text
+        if count <= 0 or position >= len(text):
+            return super().delete(count)
+        end = cluster_end(text, cluster_start(text, min(position + count, len(text)) - 1))
+        return super().delete(end - position)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

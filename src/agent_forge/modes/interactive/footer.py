@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from prompt_toolkit.utils import get_cwidth
-
+from .graphemes import cells
 from .render import clean, fit
 
 
@@ -92,7 +91,7 @@ class Footer:
         left += [(0, clean(self.note))]  # a transient note says what the next key does: it stays longest
         right = [(p, clean(t)) for p, t in self._right]
         left_text, right_text = _joined(left), _joined(right)
-        gap = width - get_cwidth(left_text) - get_cwidth(right_text)
+        gap = width - cells(left_text) - cells(right_text)
         if gap >= 2:
             return [fit(top, width), f"{left_text}{' ' * gap}{right_text}"]
         return [fit(top, width), _fitted(left, width), _fitted(right, width)]
@@ -117,6 +116,6 @@ def _fitted(parts: list[tuple[int, str]], width: int) -> str:
     """`parts` ((priority, text), in display order) joined within `width` columns: the least important (the
     highest number; of equals the last) are left out until they fit; one left that is still too long is cut."""
     shown = [(priority, n, text) for n, (priority, text) in enumerate(parts) if text]
-    while len(shown) > 1 and get_cwidth(" ".join(text for _, _, text in shown)) > width:
+    while len(shown) > 1 and cells(" ".join(text for _, _, text in shown)) > width:
         shown.remove(max(shown))
     return fit(" ".join(text for _, _, text in shown), width)

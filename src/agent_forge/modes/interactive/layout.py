@@ -4,7 +4,7 @@ completion menu under it, then the footer; each row count derived from the termi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition
@@ -16,6 +16,7 @@ from prompt_toolkit.layout.processors import AfterInput, ConditionalProcessor, P
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.styles import Style
 
+from .graphemes import drawn, drawn_fragments
 from .render import color_allowed
 from .visible import ShowInvisible
 from .resize import InlineApplication
@@ -43,19 +44,20 @@ def build_application(mode: InteractiveMode) -> Application[int]:
     """The inline Application of `mode` (its editor, dialogs, live state, footer, terminal and keymap);
     `run_async` returns the exit code."""
     screen = ScreenLayout(mode)
-    live = Window(FormattedTextControl(screen.live_fragments), wrap_lines=True, dont_extend_height=True)
+    live = Window(FormattedTextControl(_drawn(screen.live_fragments)), wrap_lines=True, dont_extend_height=True)
     editor = Window(_editor_control(mode), wrap_lines=True, dont_extend_height=True, height=screen.editor_height,
                     get_line_prefix=_prefix)
     rule = Window(height=1, char="─", style="class:rule")
-    top_rule = Window(FormattedTextControl(screen.spinner_fragments), height=1, char="─", style="class:rule")
+    top_rule = Window(FormattedTextControl(_drawn(screen.spinner_fragments)), height=1, char="─", style="class:rule")
     # the rows an area that scrolled the screen no longer fills: above the live region, or under an open menu
     # (typing narrows it: the editor stays where it is)
     completing = Condition(lambda: bool(mode.editor.buffer.complete_state
                                         and mode.editor.buffer.complete_state.completions))
     pad = Window(height=lambda: Dimension.exact(0 if completing() else app.pad_rows()))
     menu_pad = Window(height=lambda: Dimension.exact(app.pad_rows() if completing() else 0))
-    footer = Window(FormattedTextControl(screen.footer_fragments), dont_extend_height=True, style="class:footer")
-    menu = Window(FormattedTextControl(screen.completion_fragments), dont_extend_height=True)
+    footer = Window(FormattedTextControl(_drawn(screen.footer_fragments)), dont_extend_height=True,
+                    style="class:footer")
+    menu = Window(FormattedTextControl(_drawn(screen.completion_fragments)), dont_extend_height=True)
     content = HSplit([ConditionalContainer(live, filter=Condition(screen.live_visible)), top_rule, editor,
                       ConditionalContainer(HSplit([menu, menu_pad]), filter=completing),
                       ConditionalContainer(HSplit([rule, footer]), filter=Condition(screen.footer_visible))])
@@ -73,6 +75,12 @@ def build_application(mode: InteractiveMode) -> Application[int]:
     return app
 
 
+def _drawn(fragments: Callable[[], Fragments]) -> Callable[[], Fragments]:
+    """`fragments` with each grapheme cluster drawn so that the terminal gives it the columns prompt_toolkit
+    counts (`graphemes.drawn_fragments`): text from anywhere (a plugin's widget or status) gets it too."""
+    return lambda: drawn_fragments(fragments())
+
+
 def _editor_control(mode: InteractiveMode) -> BufferControl:
     """The editor's buffer, masked for a secret dialog, with a dialog's placeholder while it is empty."""
     dialogs = mode.dialogs
@@ -81,7 +89,7 @@ def _editor_control(mode: InteractiveMode) -> BufferControl:
                                          and dialogs.current.placeholder))
     return BufferControl(buffer=mode.editor.buffer, input_processors=[
         ConditionalProcessor(PasswordProcessor(), secret), ShowInvisible(),
-        ConditionalProcessor(AfterInput(lambda: dialogs.current.placeholder if dialogs.current else "",
+        ConditionalProcessor(AfterInput(lambda: drawn(dialogs.current.placeholder) if dialogs.current else "",
                                         style="class:dim"), placeholder)])
 
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .keymap import key_hint
-from .render import clean
+from .render import clean, fit
 from .stream import StreamTail, spinner_frame, wrap
 from .tool_blocks import ToolCall, running_line
 
@@ -142,4 +142,4 @@ def _last_rows(text: str, width: int, count: int) -> list[str]:
 
 def _one_line(text: str, width: int) -> str:
     flat = " ".join(clean(text[: 4 * width + 64]).split())  # only the start: a queued 5 MB paste, each frame
-    return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
+    return fit(flat, max(width, 1))

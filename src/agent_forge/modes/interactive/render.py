@@ -132,18 +132,13 @@ def to_ansi(renderables: list[Any], width: int) -> str:
 
 
 def fit(text: str, width: int) -> str:
-    """`text` on one row, cut to `width` terminal columns (wide characters count 2), `…` marking the cut."""
-    from prompt_toolkit.utils import get_cwidth
+    """`text` on one row, cut to `width` terminal columns between grapheme clusters, `…` marking the cut;
+    measured as prompt_toolkit parts draw it (`graphemes.cells`: wide characters count 2, `👩‍👩‍👧` 6)."""
+    from .graphemes import cells, cut
 
     text = text.replace("\n", " ")  # one row, whatever a plugin's title or option holds
     if width < 1:
         return ""
-    if get_cwidth(text) <= width:
+    if cells(text) <= width:
         return text
-    out, used = [], 0
-    for char in text:
-        used += get_cwidth(char)
-        if used > width - 1:
-            break
-        out.append(char)
-    return "".join(out) + "…"
+    return cut(text, width - 1) + "…"

@@ -13,6 +13,7 @@ from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
 from .actions import guarded
 from .completion import typed_text
+from .render import fit
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -156,4 +157,4 @@ def _label(info: Any, columns: int) -> str:
 def _one_line(text: str, width: int = 60) -> str:
     width = max(width, 20)
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return fit(flat, width)  # in columns: a wide character counts 2

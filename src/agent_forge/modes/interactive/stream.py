@@ -7,6 +7,7 @@ from collections import deque
 
 from prompt_toolkit.utils import get_cwidth
 
+from .graphemes import drawn
 from .render import clean
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -61,6 +62,7 @@ def wrap(line: str, width: int, keep: int) -> list[str]:
     built."""
     width = max(width, 1)
     line = line[-width * keep:] if len(line) > width * keep else line  # a cell is at least one character
+    line = drawn(line)  # as prompt_toolkit draws it: a cluster's code points take the columns they count
     if line.isascii():  # cleaned text: one cell per character, so plain string searches do (the common case)
         return _wrap_ascii(line, width)[-keep:]
     return _wrap_cells(line, width)[-keep:]

@@ -174,7 +174,7 @@ class TreeDialog(Dialog):
 def row_fragments(row: Row, width: int, *, selected: bool) -> Fragments:
     """One row, cut to `width` columns: the selection mark, the gutter (deep ones keep their end behind `…`),
     the label, the role, the text (cut first, `…`), then what must stay (`▸ +3` for a fold, `(here)`)."""
-    from prompt_toolkit.utils import get_cwidth
+    from .graphemes import cells
 
     item = row.item
     gutter = row.gutter
@@ -191,12 +191,12 @@ def row_fragments(row: Row, width: int, *, selected: bool) -> Fragments:
         parts.append(("class:dialog-title", f"[{item.label}] "))
     if item.role:
         parts.append((ROLE_STYLES.get(item.kind, "class:dim"), f"{item.role}: "))
-    fixed = sum(get_cwidth(text) for _, text in parts) + len(tail)
+    fixed = sum(cells(text) for _, text in parts) + len(tail)
     parts.append((text_style, fit(item.text, max(0, width - fixed))))
     parts.append(("class:dim" if not row.here else "bold", tail))
     if selected:
         parts = [("class:dialog-chosen", text) for _, text in parts]
-    return _fit_parts(parts, width, get_cwidth) + [("", "\n")]
+    return _fit_parts(parts, width, cells) + [("", "\n")]
 
 
 
