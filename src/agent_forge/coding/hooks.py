@@ -20,7 +20,7 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 A client's `abort` stops what a session change waits for in these two (`HookCalls`): the call is cancelled, a
 change still asking is cancelled (nothing switched or written, it answers `cancelled`), one already made stays.
 | `tool_call(call)` | the tool gate (`approvals.py`), before the policy | a block reason, or None (may change args) |
-| `abort()` | `abort` | pending plugin dialogs resolve with their defaults; running plugin commands are cancelled |
+| `abort()` | `abort` | dialogs get their defaults; running commands and session start/shutdown handlers end |
 | `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
 | `input_closed()` | RPC mode, stdin EOF | no answer can come: dialogs resolve with their defaults from now on |
