@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from .test_rpc_plugin_hangs import env_with, start
+from .test_rpc_plugin_stubborn import stubborn  # noqa: F401  (the fixture, shared)
 
 pytestmark = pytest.mark.real_process  # the change's hook must be cut short in the real agent
 
@@ -117,3 +118,20 @@ async def test_abort_ends_the_session_start_hook_of_a_change_already_made(agent_
     await client.close()
     assert changing.result()["data"] == {"cancelled": False} and aborted["success"] is True
     assert state["sessionId"] != old["sessionId"]
+
+
+async def test_abort_cancels_a_change_whose_veto_hook_ignores_its_cancellation(agent_env_factory, tmp_path,
+                                                                               stubborn):
+    env = env_with(agent_env_factory, handler_timeout_ms=120000)
+    client = await start(env, tmp_path, stubborn)
+    old = (await client.send({"type": "get_state"}))["data"]
+    changing = client.send_nowait({"type": "new_session"})
+    await client.send({"type": "get_state"})  # the change is asking by now (commands in order)
+    aborted = await client.send({"type": "abort"}, timeout=10)
+    assert changing.done()
+    state = (await client.send({"type": "get_state"}))["data"]
+    await client.close()
+    assert changing.result()["data"] == {"cancelled": True} and aborted["success"] is True
+    assert state["sessionId"] == old["sessionId"]
+    said = [r["error"] for r in client.records if r.get("type") == "extension_error"]
+    assert len(said) == 1 and "ignored its cancellation" in said[0]  # given up after its grace, and said so
