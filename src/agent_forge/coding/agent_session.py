@@ -86,7 +86,8 @@ class AgentSession:
         self.switching = SessionSwitch(cwd=self.cwd, agent=agent, model_control=self.model_control, hooks=hooks,
                                        store=store, replace_store=self.replace_store, user_bash=self.user_bash,
                                        check_written=self.persistence.check_written, queue=self.intake.journal,
-                                       abort=lambda: self.begin_abort(held=False))  # held prompts wait for it
+                                       abort=lambda: self.begin_abort(held=False),  # held prompts wait for it
+                                       hook_calls=self.intake.change_hooks)  # a client's abort stops them
 
     # -- events --------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -244,8 +245,7 @@ class AgentSession:
         return self.intake.session_change(self.switching.new_session(parent_session))
 
     def replace_store(self, store: SessionStore, messages: list[AgentMessage] | None = None) -> None:
-        """Make `store` this session's store (the old one is closed) and `messages` the agent's transcript.
-        Call it while idle: a running turn would append to the wrong session."""
+        """Make `store` this session's store (the old one is closed) and `messages` the transcript; only while idle."""
         release(self.store)
         self.store = store
         self.persistence.watch(store)

@@ -16,8 +16,11 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `before_run(prompts, system_prompt)` | run start | may append messages to `prompts`; returns the system prompt |
 | `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
 | `session_started(reason, previous)` | after such a change | notification |
+
+A client's `abort` stops what a session change waits for in these two (`HookCalls`): the call is cancelled, a
+change still asking is cancelled (nothing switched or written, it answers `cancelled`), one already made stays.
 | `tool_call(call)` | the tool gate (`approvals.py`), before the policy | a block reason, or None (may change args) |
-| `abort()` | `abort` | pending plugin dialogs resolve with their defaults; running plugin commands are cancelled |
+| `abort()` | `abort` | dialogs get their defaults; running commands and session start/shutdown handlers end |
 | `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
 | `ui_response(answer)` | RPC mode, `extension_ui_response` input | answers a pending dialog (others ignored) |
 | `input_closed()` | RPC mode, stdin EOF | no answer can come: dialogs resolve with their defaults from now on |
@@ -28,11 +31,13 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Awaitable, TypeVar
 
 if TYPE_CHECKING:
     from ..agent.types import AgentMessage
     from ..ai.types import ImageContent, ToolCall
+
+T = TypeVar("T")
 
 SESSION_ACTIONS = ("new_session", "switch_session", "fork", "clone")
 """The session changes a plugin may veto (seed 003: the response then carries `cancelled: true`)."""
@@ -98,3 +103,36 @@ class SessionHooks:
     async def shutdown(self, graceful: bool = True) -> None:
         """The session is closing: let plugin work finish (for a bounded time; not at all unless `graceful`),
         cancel the rest, run shutdown handlers. Must return in bounded time."""
+
+
+class HookCalls:
+    """The hook calls session changes are waiting on (`before_session_change`, `session_started`), each in a task
+    of its own so that a client's `abort` can stop exactly them (`stop`) and not the change around them."""
+
+    def __init__(self) -> None:
+        self._calls: dict[asyncio.Future[object], bool] = {}  # each running call: whether `stop` cancelled it
+
+    async def run(self, call: Awaitable[T]) -> tuple[bool, T | None]:
+        """Await `call`: `(stopped, result)`; `stopped` is True (and the result dropped, whatever the call then
+        returned) when `stop` cancelled it meanwhile. Cancelling the caller cancels the call too and propagates."""
+        task = asyncio.ensure_future(call)
+        self._calls[task] = False
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            stopped = self._calls.pop(task)
+        if stopped:
+            if not task.cancelled():
+                task.exception()  # retrieved: a hook's late failure is no "never retrieved" noise
+            return True, None
+        return False, task.result()
+
+    def stop(self) -> list[asyncio.Future[object]]:
+        """Cancel the calls running now (`abort`); returns them, to wait for their end (a plugin's cleanup)."""
+        for task in self._calls:
+            self._calls[task] = True
+            task.cancel()
+        return list(self._calls)

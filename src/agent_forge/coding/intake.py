@@ -16,6 +16,7 @@ from ..ai.catalogue import PROVIDER_ENV_KEYS
 from ..ai.types import ImageContent, UserContent, UserMessage
 from .errors import BusyError, CommandError
 from .events import AgentSettled, Emit
+from .hooks import HookCalls
 from .queue_journal import QueueJournal
 from .session.stats import estimate_tokens
 from .tool_sources import NoToolSource
@@ -64,6 +65,7 @@ class Intake:
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
         self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
+        self.change_hooks = HookCalls()  # the hook calls those changes wait on (`switching.py`; `abort` stops them)
 
     def submit(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None) -> Awaitable[str]:
@@ -335,14 +337,16 @@ class Intake:
 
     def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
         """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
-        input handlers and, when `held`, those waiting for a session change; the run or its retry wait); the
-        returned awaitable (await it) ends when the session settled or handed over to queued messages (the run
-        side: `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits). `RuntimeError`
-        outside a running event loop."""
+        input handlers and, when `held` (a client's abort, not a change's own), the prompts waiting for a session
+        change and the hook calls such changes wait on: `change_hooks`; the run or its retry wait); the returned
+        awaitable (await it) ends when the session settled or handed over to queued messages (the run side:
+        `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits), so after the answers of
+        the changes it cancelled. `RuntimeError` outside a running event loop."""
         need_loop("abort")
+        calls = self.change_hooks.stop() if held else []  # first: a dialog's default must not reach the hook
         self._hooks().abort()
         inputs = self.cancel_inputs(held=held)
-        return self._aborted(inputs, self._run.begin_abort())
+        return self._aborted([*inputs, *calls], self._run.begin_abort())
 
     async def _aborted(self, inputs: list[asyncio.Task], settled: Awaitable[None]) -> None:
         await settled

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from .errors import CommandError, SessionFileError
+from .hooks import HookCalls
 from .session.entries import SessionEntry
 from .session.store import SessionStore
 from .session.tree import clone_path, fork_path
@@ -41,12 +42,13 @@ class SessionSwitch:
     `CommandError` while entries of the current session cannot be written). `store()` is the current store,
     `replace_store(store, messages)` swaps it; `abort()` and `user_bash.abort()` stop the work in progress;
     `user_bash.restore_pending()` adds the user bash results an opened file left pending, `queue.restore()` queues
-    the messages it left queued (`queue_journal.py`)."""
+    the messages it left queued (`queue_journal.py`). The hooks are called through `hook_calls`, which a client's
+    `abort` stops: a change stopped while asking is cancelled, one stopped in `session_started` stays made."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
                  check_written: Callable[[], None], abort: Callable[[], Awaitable[None]],
-                 user_bash: UserBash, queue: QueueJournal):
+                 user_bash: UserBash, queue: QueueJournal, hook_calls: HookCalls | None = None):
         self.cwd = cwd
         self.session_dir: str | None = None
         """Sessions root for stores this session creates later (new_session, fork, clone)."""
@@ -59,6 +61,7 @@ class SessionSwitch:
         self._abort = abort
         self._user_bash = user_bash
         self._queue = queue
+        self._calls = hook_calls or HookCalls()
 
     async def _stop_work(self) -> None:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
@@ -160,7 +163,7 @@ class SessionSwitch:
             raise CommandError("Nothing to copy yet: " + ("there is no message before that one" if entry_id
                                                           else "the session has no message"))
         details = {"entryId": entry_id} if entry_id is not None else {}
-        if await self._hooks().before_session_change("fork" if entry_id is not None else "clone", details):
+        if await self._vetoed("fork" if entry_id is not None else "clone", details):
             return {"cancelled": True, "sessionId": None, "path": None, "text": text}
         store = _command(lambda: self._new_store(path))
         if store.build_context().model is None:
@@ -171,14 +174,20 @@ class SessionSwitch:
     async def _vetoable(self, action: str, change: Callable[[], Awaitable[T]],
                         **details: Any) -> tuple[bool, T | None]:
         """Ask the hooks whether `action` may go on, then run `change()`: `(cancelled, result)`. `details`
-        describe the change to the hooks (`targetSessionFile`, `entryId`, ...)."""
+        describe the change to the hooks (`targetSessionFile`, `entryId`, ...). An `abort` while the hooks are
+        asked cancels the change; one while `session_started` runs ends that (the change stays made)."""
         hooks = self._hooks()
-        if await hooks.before_session_change(action, details):
+        if await self._vetoed(action, details):
             return True, None
         path = self._store().path
         result = await change()
-        await hooks.session_started(action, str(path) if path else None)
+        await self._calls.run(hooks.session_started(action, str(path) if path else None))
         return False, result
+
+    async def _vetoed(self, action: str, details: dict[str, Any]) -> bool:
+        """Whether the hooks veto `action`, or an `abort` stopped them while they were asked."""
+        stopped, vetoed = await self._calls.run(self._hooks().before_session_change(action, details))
+        return stopped or bool(vetoed)
 
     def successor_store(self, parent_session: str | os.PathLike[str] | None = None, *,
                         entries: Iterable[SessionEntry] = ()) -> SessionStore:

@@ -117,6 +117,25 @@ async def give_up(task: asyncio.Future, grace: float = CANCEL_GRACE_S,
     return False
 
 
+async def stoppable(work: Awaitable[object], running: set[asyncio.Task]) -> None:
+    """Await `work` as a task kept in `running` meanwhile, so that cancelling the tasks in `running` (an
+    `abort`) ends it early; `work` awaits plugin code through `bounded`, so a cancellation reaching it is over
+    within the grace. Cancelling the caller cancels `work` too, waits for it to end, and propagates. `work`'s
+    exceptions propagate."""
+    task = asyncio.ensure_future(work)
+    running.add(task)
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait({task})
+        raise
+    finally:
+        running.discard(task)
+    if not task.cancelled():
+        task.result()
+
+
 def abandon(task: asyncio.Future, on_abandoned: Callable[[], None] | None = None) -> None:
     """Stop waiting for `task`: keep it referenced until it ends, retrieve its outcome then, tell `on_abandoned`
     (also when `task` is done but a worker thread it started still runs)."""

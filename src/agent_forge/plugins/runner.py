@@ -51,7 +51,7 @@ from .api import (
     ToolSpec,
     Transform,
 )
-from .bounded import CANCEL_GRACE_S, PluginTimeout, bounded
+from .bounded import CANCEL_GRACE_S, PluginTimeout, bounded, stoppable
 from .isolation import describe_error, is_cancellation, spawn_contained
 from .threads import in_thread, is_async, thread_context
 from .tool_deadline import runner_deadlines
@@ -98,6 +98,7 @@ class PluginRunner(SessionHooks):
         self._commands: set[asyncio.Task] = set()  # running command tasks (`abort` cancels them)
         self._specs: dict[asyncio.Task, CommandSpec] = {}  # what each running command task runs (for reports)
         self._cancelled: set[asyncio.Task] = set()  # commands `abort` cancelled that have not ended yet
+        self._lifecycle: set[asyncio.Task] = set()  # session_start / session_shutdown work running (`abort` ends it)
         self._unsubscribe: Callable[[], None] | None = None
         self._closed = False
         self._started = False
@@ -325,22 +326,30 @@ class PluginRunner(SessionHooks):
         return False
 
     async def session_started(self, reason: str, previous_session_file: str | None) -> None:
-        event = SessionStartEvent(reason, previous_session_file)
-        for plugin, fn in self._handlers("session_start"):
-            await self._call(plugin, "session_start", fn, event, self.context(plugin))
+        """`session_start` handlers, in order; an `abort` meanwhile ends them (`_stoppable`)."""
+        await self._stoppable(self._each("session_start", SessionStartEvent(reason, previous_session_file)))
+
+    async def _each(self, event_name: str, event: object) -> None:
+        for plugin, fn in self._handlers(event_name):
+            await self._call(plugin, event_name, fn, event, self.context(plugin))
+
+    async def _stoppable(self, work: Awaitable[object]) -> None:
+        """Await `work`, lifecycle work a session change or `/reload` waits on, so that `abort` ends it."""
+        await stoppable(work, self._lifecycle)
 
     def abort(self) -> None:
         """Pending dialogs get their defaults; running commands are cancelled (`CancelledError` at their next
-        `await`; a synchronous one's thread cannot be stopped and is left to finish, its result dropped). A
-        command that aborts through its own `ctx.session.abort()` goes on."""
+        `await`; a synchronous one's thread cannot be stopped and is left to finish, its result dropped), and so
+        are running `session_start` and `session_shutdown` handlers and the exit's wait for the commands (the
+        rest of that work goes on). A command that aborts through its own `ctx.session.abort()` goes on."""
         self.ui.cancel_pending()
-        for task in self._commands - {_CURRENT_COMMAND.get()}:
+        for task in [*self._commands - {_CURRENT_COMMAND.get()}, *self._lifecycle]:
             task.cancel()
             self._cancelled.add(task)
             task.add_done_callback(self._cancelled.discard)
 
     async def wait_aborted(self) -> None:
-        """Give the commands `abort` cancelled up to `CANCEL_GRACE_S` to end."""
+        """Give the commands and handlers `abort` cancelled up to `CANCEL_GRACE_S` to end."""
         if self._cancelled:  # each ends within its grace (`bounded`); the margin covers the loop's own delay
             await asyncio.wait(set(self._cancelled), timeout=CANCEL_GRACE_S + 0.5)
 
@@ -387,14 +396,13 @@ class PluginRunner(SessionHooks):
             return
         self._closed = True
         self.ui.close()
-        if graceful and self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=self.handler_timeout)
+        if graceful and self._tasks:  # an `abort` (Escape during `/reload`) ends this wait and the handlers
+            await self._stoppable(asyncio.wait(set(self._tasks), timeout=self.handler_timeout))
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=CANCEL_GRACE_S)
-        for plugin, fn in self._handlers("session_shutdown"):
-            await self._call(plugin, "session_shutdown", fn, SessionShutdownEvent(), self.context(plugin))
+        await self._stoppable(self._each("session_shutdown", SessionShutdownEvent()))
         if self._unsubscribe is not None:
             self._unsubscribe()
 

@@ -92,6 +92,15 @@ def test_a_session_call_awaited_outside_a_run_has_the_spinner_and_makes_the_ui_b
     assert not live.busy and live.spinner(80) == ""
 
 
+def test_an_open_dialogs_keys_replace_the_spinners_abort_hint():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    live.begin("running /ask…")
+    assert live.spinner(80, "enter choose · esc cancel").endswith(" running /ask… (0 s · enter choose · esc cancel) ")
+    assert live.spinner(30, "enter choose · esc cancel").endswith(" running /ask… (0 s) ")  # too narrow: left out
+
+
 def test_wrap_counts_wide_characters_twice():
     assert wrap("ab界c", 3, 10) == ["ab", "界c"]
     assert wrap("x" * 100, 10, 2) == ["x" * 10] * 2

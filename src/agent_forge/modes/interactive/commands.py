@@ -17,7 +17,7 @@ from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT 
 from .keymap import with_keys
 from .keys import hotkeys
 from .config_commands import CONFIG_COMMANDS, ConfigCommands
-from .session_commands import SESSION_COMMANDS, SessionCommands
+from .session_commands import SESSION_COMMANDS, SessionCommands, session_change
 from .tool_blocks import ToolCall, shell_block
 from .wording import error_text
 
@@ -99,9 +99,8 @@ class Commands:
         self.ui.exit(0)
 
     async def _new(self, argument: str) -> None:
-        if await self.ui.session.new_session():
-            self.ui.say("a plugin kept the current session", "warning")
-        else:
+        made = await session_change(self.ui, "starting a new session…", "new session", self.ui.session.new_session())
+        if made is not None:
             self.ui.say(f"new session {self.ui.session.store.session_id}", "success")
 
     async def _name(self, argument: str) -> None:

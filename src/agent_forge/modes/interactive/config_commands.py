@@ -91,8 +91,11 @@ class ConfigCommands:
         from .reload import reload_everything
 
         self.ui.say("reloading…")
-        lines = await reload_everything(self.ui, self.ui.plugin_args)
-        self.ui.say("reloaded\n" + "\n".join(lines), "success")
+        # Plugins' session_shutdown / session_start handlers may wait: Escape or Ctrl+C stops what still runs
+        reloading = reload_everything(self.ui, self.ui.plugin_args)
+        lines, interrupted = await self.ui.interruptible("reloading…", reloading)
+        stopped = " (plugin code still running was stopped)" if interrupted else ""
+        self.ui.say(f"reloaded{stopped}\n" + "\n".join(lines), "success")
         self.ui.apply_theme(self.ui.session.settings.get("theme"))  # its file may have changed too
 
     async def scoped_models(self, argument: str) -> None:

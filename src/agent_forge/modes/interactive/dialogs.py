@@ -217,6 +217,14 @@ class Dialogs:
         else:
             self._answer({"type": "extension_ui_response", "id": dialog.id, **fields})
 
+    def short_hint(self) -> str | None:
+        """The open dialog's short key hint (`↑↓ move · enter choose · esc cancel`), or None when none is open:
+        while one is, Escape answers it (the spinner shows this instead of its abort hint)."""
+        dialog = self.current
+        if dialog is None:
+            return None
+        return "esc cancel" if getattr(dialog, "draw", None) is not None else _hints(dialog)[1]
+
     def fragments(self, width: int, height: int) -> Fragments:
         """The dialog in at most `height` rows of `width` columns: title, message, the filtered options with
         the highlighted one marked (scrolled to keep it in view, `(3/7)` after the title when not all fit),
@@ -231,8 +239,7 @@ class Dialogs:
         height, width = max(height, 1), max(width, 1)
         matches = dialog.matches(self._editor.buffer.text) if dialog.chooses else []
         dialog.index = min(dialog.index, max(len(matches) - 1, 0))
-        hints = HINTS["choose" if dialog.chooses else "line" if dialog.method == "input" else "type"]
-        hints = (with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1])
+        hints = _hints(dialog)
         hint = [("class:dim", hints[0] if len(hints[0]) <= width else hints[1])] if height >= 4 else []
         if dialog.chooses and height < 3:
             dialog.cut = True  # the message has no row, and the title shares one with the choice
@@ -257,6 +264,12 @@ class Dialogs:
             options = [("class:dim", "  (no match)")]
         return _rows([_title(dialog, matches, count), *message, *options, *hint][:height],
                      width)
+
+
+def _hints(dialog: Dialog) -> tuple[str, str]:
+    """`dialog`'s key hint (with the keymap's keys) and its short form (`HINTS`)."""
+    hints = HINTS["choose" if dialog.chooses else "line" if dialog.method == "input" else "type"]
+    return with_keys(hints[0]).replace(" · (unbound) new line", ""), hints[1]
 
 
 def _message(request: dict[str, Any]) -> str:

@@ -113,6 +113,13 @@ class InputActions:
             self.live.end(token)
             self.changed()
 
+    async def interruptible(self, activity: str, work: Awaitable[T]) -> tuple[T, bool]:
+        """`working`, and whether Escape or Ctrl+C aborted something meanwhile (a session change cancelled by
+        that abort answers like a vetoed one: the caller tells the two apart so)."""
+        before = self.live.interrupts
+        result = await self.working(activity, work)
+        return result, self.live.interrupts != before
+
     def _keep_queue_after_failure(self, event: dict[str, Any]) -> None:
         """A run that failed for good (an error after the retries, or one not retried) does not go on with the
         messages queued meanwhile: they come back into the editor (listeners run before the session would
@@ -130,6 +137,7 @@ class InputActions:
         compaction or branch summary, a prompt still being taken in (`working`), and user bash."""
         if not (self.session_busy() or self.live.busy):
             return
+        self.live.interrupts += 1
         self.restore_queue()
         self._spawn(self.session.abort())
         self._spawn(self.session.user_bash.abort())

@@ -105,7 +105,7 @@ class ScreenLayout:
 
     def spinner_fragments(self) -> Fragments:
         """The rule above the editor's text: the run's spinner (`LiveState.spinner`), the rule's line after it."""
-        text = self.mode.live.spinner(self.mode.terminal.columns())
+        text = self.mode.live.spinner(self.mode.terminal.columns(), self.mode.dialogs.short_hint())
         return [("class:spinner", text)] if text else []
 
     def footer_visible(self) -> bool:

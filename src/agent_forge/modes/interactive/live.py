@@ -36,6 +36,7 @@ class LiveState:
         self.show_thinking = False
         # session calls the UI awaits outside a run (a branch summary): what each waits for, since when
         self.operations: dict[int, tuple[str, float]] = {}
+        self.interrupts = 0  # Escape / Ctrl+C presses that aborted something: a call awaited sees one came
 
     def start(self) -> None:
         self.working, self.started, self.activity = True, time.monotonic(), ""
@@ -86,13 +87,14 @@ class LiveState:
                 _rows(out, [f"… {len(lines) - len(shown)} more widget lines"], "class:dim")
         return out
 
-    def spinner(self, width: int) -> str:
+    def spinner(self, width: int, keys: str | None = None) -> str:
         """The run's spinner, elapsed time and what it waits for (`⠋ thinking… (3 s · esc to interrupt)`, naming
         the key the keymap gives `app.interrupt`, left out when it has none), at most `width` columns, or ""
         when no run waits for the model (running calls show their own); outside a run, the latest session call
         awaited (`begin`: `⠋ summarising the branch left… (3 s · esc to interrupt)`). It is drawn in the rule
         above the editor, not on a row of its own: a row that comes with each run and goes at its end is a blank
-        row left under the footer once the screen is full (`resize.InlineApplication`)."""
+        row left under the footer once the screen is full (`resize.InlineApplication`). `keys`: what the keys do
+        instead, shown in place of the abort hint (an open dialog's: Escape answers the dialog then)."""
         if self.tools or not (self.working or self.operations):
             return ""
         now = time.monotonic()
@@ -103,6 +105,7 @@ class LiveState:
         head = f"{spinner_frame(now - started)} {note + ' ' if note else ''}({now - started:.0f} s"
         key = key_hint("app.interrupt")
         hint = f" · {'esc' if key == 'escape' else key} to interrupt" if key else ""  # short: it shares the rule
+        hint = f" · {keys}" if keys else hint
         for tail in (hint + ") ", ") "):
             if len(head) + len(tail) <= width:
                 return head + tail

@@ -4,7 +4,7 @@ sessions), `/fork` (a picker over the branch's user messages), `/clone`, `/expor
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable, TypeVar
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
@@ -14,6 +14,8 @@ from ...coding.session.tree import fork_messages
 from .actions import guarded
 from .completion import typed_text
 from .render import fit
+
+T = TypeVar("T")
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -47,8 +49,8 @@ class SessionCommands:
         self._pick("Resume a session", list(labels), lambda label: self._switch(str(labels[label])))
 
     async def _switch(self, path: str) -> None:
-        if await self.ui.session.switch_session(path):
-            self.ui.say("a plugin kept the current session", "warning")
+        switching = self.ui.session.switch_session(path)
+        if await session_change(self.ui, "opening the session…", "resume", switching) is None:
             return
         self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
@@ -62,9 +64,8 @@ class SessionCommands:
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
-        outcome = await self.ui.session.fork(entry_id)
-        if outcome.get("cancelled"):
-            self.ui.say("a plugin cancelled the fork", "warning")
+        outcome = await session_change(self.ui, "forking…", "fork", self.ui.session.fork(entry_id))
+        if outcome is None:
             return
         self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
@@ -124,9 +125,7 @@ class SessionCommands:
                     f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
-        if await self.ui.session.clone():
-            self.ui.say("a plugin cancelled the clone", "warning")
-        else:
+        if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()) is not None:
             self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
 
     async def export(self, argument: str) -> None:
@@ -142,6 +141,21 @@ class SessionCommands:
 
     async def _guarded(self, work: Any) -> None:
         await guarded(self.ui, work)
+
+
+async def session_change(ui: Any, activity: str, what: str, change: Awaitable[T]) -> T | None:
+    """Await the session change `change` (`new_session`, `switch_session`, `fork`, `clone`) with the spinner
+    showing `activity` (`InputActions.working`: Escape or Ctrl+C aborts it, which cancels a change still asking
+    its plugins); its result, or None when it was cancelled, said so (`what`: "fork"), by that abort or by a
+    plugin's veto."""
+    result, interrupted = await ui.interruptible(activity, change)
+    if not (result.get("cancelled") if isinstance(result, dict) else result):
+        return result
+    if interrupted:
+        ui.say(f"{what} cancelled: the current session stays as it was", "warning")
+    else:
+        ui.say(f"a plugin cancelled the {what}: the current session stays as it was", "warning")
+    return None
 
 
 def _label(info: Any, columns: int) -> str:

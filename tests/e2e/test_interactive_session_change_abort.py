@@ -1,0 +1,94 @@
+"""End to end: in a real terminal (tmux), a session change (`/new`, `/clone`) whose plugin `session_before_change`
+handler waits shows the spinner with the abort hint, and Escape or Ctrl+C cancels it (said so, the session file
+untouched, the old session goes on), and `/reload` waiting for a plugin's `session_shutdown` handler likewise;
+while a plugin dialog is open the spinner shows the dialog's keys, since
+Escape answers the dialog then."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.tmux_terminal import tmux_available
+
+from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+from .test_interactive_features import ask
+from .test_interactive_tree_abort import session_file
+
+pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+
+HOLDING_PLUGIN = '''
+import asyncio
+from pathlib import Path
+
+
+def setup(plugin):
+    @plugin.on("session_before_change")
+    async def veto(event, ctx):
+        if Path("hold").exists():
+            await asyncio.sleep(3600)  # a server or a person that never answers: only an abort ends it
+
+    @plugin.on("session_shutdown")
+    async def bye(event, ctx):
+        if Path("hold-exit").exists():
+            await asyncio.sleep(3600)
+
+    @plugin.command("ask")
+    async def ask(args, ctx):
+        Path("answered.txt").write_text(str(await ctx.ui.confirm("Go on?")))
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path):
+    path = tmp_path / "holding.py"
+    path.write_text(HOLDING_PLUGIN)
+    return str(path)
+
+
+@pytest.mark.parametrize(("command", "activity", "key", "said"), [
+    ("/new", "starting a new session…", "Escape", "new session cancelled: the current session stays as it was"),
+    ("/clone", "cloning…", "C-c", "clone cancelled: the current session stays as it was")])
+def test_a_change_waiting_for_a_plugin_shows_the_spinner_and_escape_or_ctrl_c_cancels_it(
+        terminal, fake_llm, agent_env, plugin, command, activity, key, said):
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."}])
+    term = terminal("-e", plugin)
+    ask(term, "question one", "Answer one.")
+    (terminal.work / "hold").touch()
+    before = session_file(agent_env).read_bytes()
+    term.type(command)
+    term.press("Enter")
+    term.wait_for_all(f"{activity} (", "s · esc to interrupt)")
+    term.press(key)
+    term.wait_for(said)
+    term.wait_until(lambda: activity not in term.screen(), "the spinner to go")
+    assert session_file(agent_env).read_bytes() == before  # nothing written (and no other file: one file)
+    (terminal.work / "hold").unlink()
+    ask(term, "question two", "Answer two.")
+    assert b"question two" in session_file(agent_env).read_bytes()  # the old session went on
+
+
+def test_the_spinner_shows_an_open_dialogs_keys_instead_of_the_abort_hint(terminal, fake_llm, plugin):
+    term = terminal("-e", plugin)
+    term.type("/ask")
+    term.press("Enter")
+    screen = term.wait_for_all("Go on?", "running /ask… (", "esc cancel)")
+    assert "esc to interrupt" not in screen
+    term.press("Escape")  # answers the dialog (its default), as the hint says
+    term.wait_until(lambda: (terminal.work / "answered.txt").exists(), "the dialog's answer")
+    term.wait_until(lambda: "running /ask" not in term.screen(), "the spinner to go")
+    assert (terminal.work / "answered.txt").read_text() == "False"
+
+
+def test_reload_waiting_for_a_plugin_shows_the_spinner_and_escape_stops_the_wait(terminal, fake_llm,
+                                                                                 agent_env_factory, plugin):
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal("-e", plugin, env=agent_env_factory(settings={"pluginHandlerTimeoutMs": 120000}))
+    (terminal.work / "hold-exit").touch()
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_for_all("reloading… (", "s · esc to interrupt)")
+    term.press("Escape")
+    screen = term.wait_for_all("reloaded (plugin code still running was stopped)", "plugins: 1 loaded")
+    assert "failed in session_shutdown" not in screen  # stopped by the abort, not timed out
+    (terminal.work / "hold-exit").unlink()
+    ask(term, "question one", "Answer one.")
