@@ -3,6 +3,8 @@ of a distribution on sys.path, trust gating, and every kind of load failure."""
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -183,3 +185,72 @@ def test_entry_points_parser_dedupes_distributions_and_skips_junk(tmp_path):
     (second / "bad-1.0.dist-info" / "entry_points.txt").write_bytes(b"\xff\xfe[")
     found = entry_points(ENTRY_POINT_GROUP, [str(first), str(second), str(tmp_path / "missing")])
     assert [(e.name, e.value) for e in found] == [("one", "a.b:c"), ("egg", "e.f")]
+
+
+def rewrite_in_the_same_second(path: Path, text: str) -> None:
+    """Write `text` (the same size as what `path` holds) and give the file its old mtime back: what a `.pyc`
+    records of its source (size, mtime in whole seconds) then matches, as after a quick edit."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size, "the rewrite must keep the size"
+    path.write_text(text)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def commands_of(plugin) -> list[str]:
+    return [c.name for c in plugin.commands]
+
+
+async def test_a_plugin_file_loaded_again_runs_its_current_source_whatever_its_bytecode_cache(tmp_path):
+    assert not sys.dont_write_bytecode  # tests/conftest.py: the cache is on, as for real users
+    path = plugin_file(tmp_path / "same.py", "v1")
+    source = PluginSource(str(path), "path", "user")
+    first = await load_plugin(source)
+    rewrite_in_the_same_second(path, SETUP.format(name="v2"))
+    second = await load_plugin(source)
+    assert (commands_of(first), commands_of(second)) == (["v1"], ["v2"])
+    assert first.source_digest != second.source_digest
+    assert (await load_plugin(source)).source_digest == second.source_digest
+    assert not (tmp_path / "__pycache__").exists()  # nothing cached that could go stale
+
+
+PACKAGE_INIT = """
+    import importlib
+
+    from .helper import NAME
+
+    def setup(plugin):
+        deep = importlib.import_module(__name__ + ".sub.deep")  # an absolute import of its own module
+        plugin.register_command(NAME, lambda args, ctx: None)
+        plugin.register_command(deep.NAME, lambda args, ctx: None)
+"""
+
+
+async def test_a_package_plugin_loaded_again_runs_the_current_source_of_its_submodules(tmp_path):
+    package = tmp_path / "pkg"
+    write(package / "__init__.py", PACKAGE_INIT)
+    helper = write(package / "helper.py", "NAME = 'helper-v1'\n")
+    deep = write(package / "sub" / "deep.py", "NAME = 'deep-v1'\n")
+    write(package / "sub" / "__init__.py", "")
+    source = PluginSource(str(package), "path", "user")
+    first = await load_plugin(source)
+    rewrite_in_the_same_second(helper, "NAME = 'helper-v2'\n")
+    rewrite_in_the_same_second(deep, "NAME = 'deep-v2'\n")
+    second = await load_plugin(source)
+    assert commands_of(first) == ["helper-v1", "deep-v1"] and commands_of(second) == ["helper-v2", "deep-v2"]
+    assert first.source_digest != second.source_digest
+    assert not list(package.rglob("__pycache__"))
+
+
+async def test_a_submodule_that_is_gone_is_not_imported_from_the_earlier_load(tmp_path):
+    package = tmp_path / "pkg"
+    write(package / "__init__.py", PACKAGE_INIT)
+    helper = write(package / "helper.py", "NAME = 'helper-v1'\n")
+    write(package / "sub" / "__init__.py", "")
+    write(package / "sub" / "deep.py", "NAME = 'deep-v1'\n")
+    source = PluginSource(str(package), "path", "user")
+    await load_plugin(source)
+    helper.unlink()
+    with pytest.raises(PluginLoadError, match="No module named"):
+        await load_plugin(source)
+    write(package / "helper.py", "NAME = 'helper-v3'\n")
+    assert commands_of(await load_plugin(source)) == ["helper-v3", "deep-v1"]
