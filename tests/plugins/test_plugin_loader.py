@@ -3,12 +3,13 @@ of a distribution on sys.path, trust gating, and every kind of load failure."""
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from support.stale_source import rewrite_in_the_same_second
 
 from agent_forge.plugins.entry_points import entry_points
 from agent_forge.plugins.loader import (
@@ -185,15 +186,6 @@ def test_entry_points_parser_dedupes_distributions_and_skips_junk(tmp_path):
     (second / "bad-1.0.dist-info" / "entry_points.txt").write_bytes(b"\xff\xfe[")
     found = entry_points(ENTRY_POINT_GROUP, [str(first), str(second), str(tmp_path / "missing")])
     assert [(e.name, e.value) for e in found] == [("one", "a.b:c"), ("egg", "e.f")]
-
-
-def rewrite_in_the_same_second(path: Path, text: str) -> None:
-    """Write `text` (the same size as what `path` holds) and give the file its old mtime back: what a `.pyc`
-    records of its source (size, mtime in whole seconds) then matches, as after a quick edit."""
-    before = path.stat()
-    assert len(text.encode()) == before.st_size, "the rewrite must keep the size"
-    path.write_text(text)
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def commands_of(plugin) -> list[str]:
