@@ -3,6 +3,8 @@ of a distribution on sys.path, trust gating, and every kind of load failure."""
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
 import sys
 import textwrap
 from pathlib import Path
@@ -202,7 +204,21 @@ async def test_a_plugin_file_loaded_again_runs_its_current_source_whatever_its_b
     assert (commands_of(first), commands_of(second)) == (["v1"], ["v2"])
     assert first.source_digest != second.source_digest
     assert (await load_plugin(source)).source_digest == second.source_digest
-    assert not (tmp_path / "__pycache__").exists()  # nothing cached that could go stale
+    assert checked_hash_pyc(path)  # the cache kept checks the source's bytes, not its size and mtime
+
+
+def checked_hash_pyc(source: Path) -> bool:
+    """Whether the `.pyc` of `source` is a checked-hash one (PEP 552: flags 0b11)."""
+    return Path(importlib.util.cache_from_source(str(source))).read_bytes()[4:8] == (3).to_bytes(4, "little")
+
+
+async def test_a_timestamp_pyc_that_matches_the_size_and_mtime_is_not_trusted(tmp_path):
+    path = plugin_file(tmp_path / "stamped.py", "v1")
+    # what a plain import, or an older agent-forge, leaves: size and mtime of the source
+    py_compile.compile(str(path), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    rewrite_in_the_same_second(path, SETUP.format(name="v2"))
+    assert commands_of(await load_plugin(PluginSource(str(path), "path", "user"))) == ["v2"]
+    assert checked_hash_pyc(path)
 
 
 PACKAGE_INIT = """
@@ -230,7 +246,7 @@ async def test_a_package_plugin_loaded_again_runs_the_current_source_of_its_subm
     second = await load_plugin(source)
     assert commands_of(first) == ["helper-v1", "deep-v1"] and commands_of(second) == ["helper-v2", "deep-v2"]
     assert first.source_digest != second.source_digest
-    assert not list(package.rglob("__pycache__"))
+    assert all(checked_hash_pyc(module) for module in (package / "__init__.py", helper, deep))
 
 
 async def test_a_submodule_that_is_gone_is_not_imported_from_the_earlier_load(tmp_path):

@@ -4,10 +4,10 @@ A loaded plugin must run the code its files hold now, also when `/reload` (or a 
 process) loads it again. The import system's defaults get that wrong twice: a `.pyc` is trusted while the source's
 size and mtime in whole seconds match what it recorded, so a same-size rewrite within the second runs the old
 code; and submodules a package plugin imported stay in `sys.modules`, so its `from . import helper` gets the old
-module. So plugin modules, named `<ROOT_PREFIX>...` (`loader._module_name`), are compiled from their source bytes
-(no bytecode read or written; a plugin compiles in well under a millisecond per 100 lines), their submodules are
-found by `PluginSubmoduleFinder` with the same loader, and every module of a plugin is dropped from `sys.modules`
-before it is loaded again.
+module. So plugin modules, named `<ROOT_PREFIX>...` (`loader._module_name`), are loaded by `SourceLoader`, which
+trusts only a checked-hash `.pyc` (PEP 552) of the very bytes the source holds now; their submodules are found
+by `PluginSubmoduleFinder` with the same loader; and every module of a plugin is dropped from `sys.modules` before
+it is loaded again.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import importlib.util
+import marshal
 import sys
 import types
 from pathlib import Path
@@ -23,23 +24,55 @@ from typing import Sequence
 ROOT_PREFIX = "_agent_forge_plugin_"
 """The start of every path plugin's module name: what `PluginSubmoduleFinder` answers for."""
 
-_digests: dict[str, str] = {}
-"""Module name → SHA-256 of the source it was last compiled from (`SourceOnlyLoader`)."""
+CHECKED_HASH = 0b11
+"""The `.pyc` flags word of a hash-based pyc whose hash is checked against the source (PEP 552)."""
+
+_digests: dict[str, bytes] = {}
+"""Module name → the hash of the source it was last compiled from (`SourceLoader`)."""
 
 
-class SourceOnlyLoader(importlib.machinery.SourceFileLoader):
-    """A source file loader that compiles the file's bytes at each load and never reads or writes a `.pyc`."""
+class SourceLoader(importlib.machinery.SourceFileLoader):
+    """A source file loader that runs the file's current bytes: the cached code only when it is a checked-hash
+    `.pyc` of exactly these bytes, else compiled anew (and cached so, unless `sys.dont_write_bytecode`). Reading
+    and hashing the source adds ~0.04 ms to a load from the cache (a 100- or a 1,600-line plugin: 0.16 ms instead
+    of 0.12, 0.23 instead of 0.19); compiling costs 0.6-1.1 ms per 100 lines."""
 
     def get_code(self, fullname: str) -> types.CodeType:
         source = self.get_data(self.path)
-        _digests[fullname] = hashlib.sha256(source).hexdigest()
-        return self.source_to_code(source, self.path)
+        key = importlib.util.source_hash(source)
+        _digests[fullname] = key
+        cached = importlib.util.cache_from_source(self.path)
+        code = _cached_code(cached, key)
+        if code is None:
+            code = self.source_to_code(source, self.path)
+            if not sys.dont_write_bytecode:
+                pyc = importlib.util.MAGIC_NUMBER + CHECKED_HASH.to_bytes(4, "little") + key + marshal.dumps(code)
+                self.set_data(cached, pyc)  # atomic, and silent when the directory is not writable
+        return code
+
+
+def _cached_code(cached: str, key: bytes) -> types.CodeType | None:
+    """The code of the checked-hash `.pyc` at `cached` when it was compiled from source of hash `key` by this
+    Python; None when there is none, it is stale or it is any other kind."""
+    try:
+        with open(cached, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    header = importlib.util.MAGIC_NUMBER + CHECKED_HASH.to_bytes(4, "little") + key
+    if not data.startswith(header):
+        return None
+    try:
+        code = marshal.loads(data[len(header):])
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None
 
 
 class PluginSubmoduleFinder:
     """A `sys.meta_path` finder for the submodules of path plugins (`<ROOT_PREFIX>...`.`name`), relative or
     absolute imports alike: `name/__init__.py` or `name.py` in the parent's `__path__`, loaded by
-    `SourceOnlyLoader`. Anything else (extension modules, namespace packages) is left to the path finder."""
+    `SourceLoader`. Anything else (extension modules, namespace packages) is left to the path finder."""
 
     @classmethod
     def find_spec(cls, fullname: str, path: Sequence[str] | None = None,
@@ -63,10 +96,10 @@ def plugin_spec(name: str, path: Path) -> importlib.machinery.ModuleSpec | None:
         init = path / "__init__.py"
         if not init.is_file():
             return None
-        return importlib.util.spec_from_file_location(name, init, loader=SourceOnlyLoader(name, str(init)),
+        return importlib.util.spec_from_file_location(name, init, loader=SourceLoader(name, str(init)),
                                                       submodule_search_locations=[str(path)])
     if path.suffix == ".py" and path.is_file():
-        return importlib.util.spec_from_file_location(name, path, loader=SourceOnlyLoader(name, str(path)))
+        return importlib.util.spec_from_file_location(name, path, loader=SourceLoader(name, str(path)))
     return None
 
 
@@ -97,9 +130,9 @@ def forget(root: str) -> None:
 
 
 def source_digest(root: str) -> str:
-    """SHA-256 (hex) over the names and source digests of `root` and its submodules compiled so far."""
-    parts = sorted((name, digest) for name, digest in _digests.items() if _within(name, root))
-    return hashlib.sha256("".join(f"{name}\0{digest}\0" for name, digest in parts).encode()).hexdigest()
+    """SHA-256 (hex) over the names and source hashes of `root` and its submodules loaded so far."""
+    parts = sorted((name, key.hex()) for name, key in _digests.items() if _within(name, root))
+    return hashlib.sha256("".join(f"{name}\0{key}\0" for name, key in parts).encode()).hexdigest()
 
 
 def _within(name: str, root: str) -> bool:
