@@ -15,7 +15,8 @@ Sources, in load order (the first plugin to claim a command or tool name keeps i
 `--no-plugins` turns off 2-4; explicit `-e` plugins still load. A module or entry point may be the setup function
 itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, even
 `SystemExit`, an async `setup` running past its timeout, a misuse of the API) is a `PluginLoadError` naming the
-source; the other plugins load regardless.
+source; the other plugins load regardless. A path plugin runs its current source at every load, `/reload` and
+new ACP sessions included (`source_import.py`); modules and entry points are imported once per process.
 """
 
 from __future__ import annotations

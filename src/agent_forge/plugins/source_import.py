@@ -41,11 +41,14 @@ class SourceLoader(importlib.machinery.SourceFileLoader):
         source = self.get_data(self.path)
         key = importlib.util.source_hash(source)
         _digests[fullname] = key
-        cached = importlib.util.cache_from_source(self.path)
-        code = _cached_code(cached, key)
+        try:
+            cached: str | None = importlib.util.cache_from_source(self.path)
+        except NotImplementedError:  # a Python without bytecode caches (`sys.implementation.cache_tag` None)
+            cached = None
+        code = _cached_code(cached, key) if cached else None
         if code is None:
             code = self.source_to_code(source, self.path)
-            if not sys.dont_write_bytecode:
+            if cached and not sys.dont_write_bytecode:
                 pyc = importlib.util.MAGIC_NUMBER + CHECKED_HASH.to_bytes(4, "little") + key + marshal.dumps(code)
                 self.set_data(cached, pyc)  # atomic, and silent when the directory is not writable
         return code
