@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from support.acp_client import AcpClient
+from support.stale_source import rewrite_in_the_same_second, with_bytecode_cache
 
 
 PLUGIN = str(Path(__file__).resolve().parents[1] / "plugins" / "fixtures" / "e2e_plugin.py")
@@ -92,4 +93,27 @@ async def test_a_malformed_dialog_answer_gives_the_default_and_says_why(agent_en
     assert ("A plugin's question got its default: the editor's answer to session/request_permission is malformed: "
             '"outcome" must be an object') in said
     assert "the editor's answer to elicitation/create is malformed: \"action\" must be a string" in said
+    assert await client.close() == 0
+
+
+HELLO = '''
+def setup(plugin):
+    @plugin.command("hello", description="says which version runs")
+    async def hello(args, ctx):
+        ctx.ui.notify("hello from VERSION")
+'''
+
+
+@pytest.mark.real_process  # a Python of its own, with the bytecode cache on as users have it
+async def test_a_new_session_runs_the_plugins_current_source(agent_env, project, fake_llm, tmp_path):
+    plugin = tmp_path / "hello.py"
+    plugin.write_text(HELLO.replace("VERSION", "v1"))
+    client = await AcpClient.start(["-e", str(plugin)], cwd=str(project), env=with_bytecode_cache(agent_env))
+    await client.initialize()
+    first = await client.new_session(str(project))
+    assert await client.prompt(first, "/hello") == {"stopReason": "end_turn"}
+    rewrite_in_the_same_second(plugin, HELLO.replace("VERSION", "v2"))
+    second = await client.new_session(str(project))  # loads the plugins again, in the same process
+    assert await client.prompt(second, "/hello") == {"stopReason": "end_turn"}
+    assert "hello from v1" in shown(client, first) and "hello from v2" in shown(client, second)
     assert await client.close() == 0

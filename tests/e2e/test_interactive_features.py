@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from support.stale_source import rewrite_in_the_same_second, with_bytecode_cache
 from support.tmux_terminal import tmux_available
 
 from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
@@ -112,18 +113,19 @@ def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_l
     fake_llm.set_script([{"text": "Reloaded answer."}])
     plugin = tmp_path / "hello.py"
     plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v1"))
-    term = terminal("-e", str(plugin))
+    term = terminal("-e", str(plugin), env=with_bytecode_cache(agent_env))  # the users' default
     term.type("/hello")
     term.press("Enter")
     term.wait_for("hello from v1")
-    plugin.write_text(RELOAD_PLUGIN.replace("VERSION", "v2"))
+    rewrite_in_the_same_second(plugin, RELOAD_PLUGIN.replace("VERSION", "v2"))
     (terminal.work / "AGENTS.md").write_text("Always answer in haiku.\n")
     prompts = Path(agent_env["AGENT_FORGE_DIR"]) / "prompts"
     prompts.mkdir()
     (prompts / "greet.md").write_text("---\ndescription: greets\n---\nSay hello to $1.\n")
     term.type("/reload")
     term.press("Enter")
-    summary = ("plugins: 1 loaded", "context: 1 loaded (+", "templates: 1 loaded (+/greet)", "skills: 0 loaded, unchanged")
+    summary = ("plugins: 1 loaded (hello changed)", "context: 1 loaded (+", "templates: 1 loaded (+/greet)",
+               "skills: 0 loaded, unchanged")
     term.wait_until(lambda: all(part in flat(term) for part in summary)  # a long path wraps
                     and "AGENTS.md)" in term.screen().replace("\n", ""), "the whole reload summary")
     term.type("/hello")
@@ -135,6 +137,45 @@ def test_reload_reads_context_files_templates_and_plugins_again(terminal, fake_l
     request = fake_llm.requests[0]["body"]["messages"]
     assert "Always answer in haiku." in json.dumps(request[0]) and user_texts(fake_llm.requests[0]) == [
         "Say hello to Ada."]
+
+
+PACKAGE_PLUGIN = '''
+import importlib
+
+from .words import GREETING
+
+
+def setup(plugin):
+    @plugin.command("greet-pkg", description="says which versions of its modules run")
+    async def greet(args, ctx):
+        deep = importlib.import_module(__name__ + ".sub.deep")  # an absolute import of its own module
+        ctx.ui.notify(f"{GREETING} and {deep.TAIL}")
+'''
+
+
+def test_reload_runs_the_current_source_of_a_package_plugins_submodules(terminal, fake_llm, tmp_path, agent_env):
+    package = Path(agent_env["AGENT_FORGE_DIR"]) / "plugins" / "greeter"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text(PACKAGE_PLUGIN)
+    (package / "words.py").write_text("GREETING = 'words-v1'\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "deep.py").write_text("TAIL = 'deep-v1'\n")
+    term = terminal(env=with_bytecode_cache(agent_env))
+    term.type("/greet-pkg")
+    term.press("Enter")
+    term.wait_for("words-v1 and deep-v1")
+    rewrite_in_the_same_second(package / "words.py", "GREETING = 'words-v2'\n")
+    rewrite_in_the_same_second(package / "sub" / "deep.py", "TAIL = 'deep-v2'\n")
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_for("plugins: 1 loaded (greeter changed)")
+    term.type("/greet-pkg")
+    term.press("Enter")
+    term.wait_for("words-v2 and deep-v2")
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: flat(term).count("plugins: 1 loaded") == 2, "the second reload's summary")
+    assert "plugins: 1 loaded, unchanged" in flat(term)
 
 
 def colours(term) -> str:

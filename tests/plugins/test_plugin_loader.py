@@ -3,10 +3,15 @@ of a distribution on sys.path, trust gating, and every kind of load failure."""
 
 from __future__ import annotations
 
+import importlib.util
+import py_compile
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from support.stale_source import rewrite_in_the_same_second
 
 from agent_forge.plugins.entry_points import entry_points
 from agent_forge.plugins.loader import (
@@ -183,3 +188,77 @@ def test_entry_points_parser_dedupes_distributions_and_skips_junk(tmp_path):
     (second / "bad-1.0.dist-info" / "entry_points.txt").write_bytes(b"\xff\xfe[")
     found = entry_points(ENTRY_POINT_GROUP, [str(first), str(second), str(tmp_path / "missing")])
     assert [(e.name, e.value) for e in found] == [("one", "a.b:c"), ("egg", "e.f")]
+
+
+def commands_of(plugin) -> list[str]:
+    return [c.name for c in plugin.commands]
+
+
+async def test_a_plugin_file_loaded_again_runs_its_current_source_whatever_its_bytecode_cache(tmp_path):
+    assert not sys.dont_write_bytecode  # tests/conftest.py: the cache is on, as for real users
+    path = plugin_file(tmp_path / "same.py", "v1")
+    source = PluginSource(str(path), "path", "user")
+    first = await load_plugin(source)
+    rewrite_in_the_same_second(path, SETUP.format(name="v2"))
+    second = await load_plugin(source)
+    assert (commands_of(first), commands_of(second)) == (["v1"], ["v2"])
+    assert first.source_digest != second.source_digest
+    assert (await load_plugin(source)).source_digest == second.source_digest
+    assert checked_hash_pyc(path)  # the cache kept checks the source's bytes, not its size and mtime
+
+
+def checked_hash_pyc(source: Path) -> bool:
+    """Whether the `.pyc` of `source` is a checked-hash one (PEP 552: flags 0b11)."""
+    return Path(importlib.util.cache_from_source(str(source))).read_bytes()[4:8] == (3).to_bytes(4, "little")
+
+
+async def test_a_timestamp_pyc_that_matches_the_size_and_mtime_is_not_trusted(tmp_path):
+    path = plugin_file(tmp_path / "stamped.py", "v1")
+    # what a plain import, or an older agent-forge, leaves: size and mtime of the source
+    py_compile.compile(str(path), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    rewrite_in_the_same_second(path, SETUP.format(name="v2"))
+    assert commands_of(await load_plugin(PluginSource(str(path), "path", "user"))) == ["v2"]
+    assert checked_hash_pyc(path)
+
+
+PACKAGE_INIT = """
+    import importlib
+
+    from .helper import NAME
+
+    def setup(plugin):
+        deep = importlib.import_module(__name__ + ".sub.deep")  # an absolute import of its own module
+        plugin.register_command(NAME, lambda args, ctx: None)
+        plugin.register_command(deep.NAME, lambda args, ctx: None)
+"""
+
+
+async def test_a_package_plugin_loaded_again_runs_the_current_source_of_its_submodules(tmp_path):
+    package = tmp_path / "pkg"
+    write(package / "__init__.py", PACKAGE_INIT)
+    helper = write(package / "helper.py", "NAME = 'helper-v1'\n")
+    deep = write(package / "sub" / "deep.py", "NAME = 'deep-v1'\n")
+    write(package / "sub" / "__init__.py", "")
+    source = PluginSource(str(package), "path", "user")
+    first = await load_plugin(source)
+    rewrite_in_the_same_second(helper, "NAME = 'helper-v2'\n")
+    rewrite_in_the_same_second(deep, "NAME = 'deep-v2'\n")
+    second = await load_plugin(source)
+    assert commands_of(first) == ["helper-v1", "deep-v1"] and commands_of(second) == ["helper-v2", "deep-v2"]
+    assert first.source_digest != second.source_digest
+    assert all(checked_hash_pyc(module) for module in (package / "__init__.py", helper, deep))
+
+
+async def test_a_submodule_that_is_gone_is_not_imported_from_the_earlier_load(tmp_path):
+    package = tmp_path / "pkg"
+    write(package / "__init__.py", PACKAGE_INIT)
+    helper = write(package / "helper.py", "NAME = 'helper-v1'\n")
+    write(package / "sub" / "__init__.py", "")
+    write(package / "sub" / "deep.py", "NAME = 'deep-v1'\n")
+    source = PluginSource(str(package), "path", "user")
+    await load_plugin(source)
+    helper.unlink()
+    with pytest.raises(PluginLoadError, match="No module named"):
+        await load_plugin(source)
+    write(package / "helper.py", "NAME = 'helper-v3'\n")
+    assert commands_of(await load_plugin(source)) == ["helper-v3", "deep-v1"]

@@ -222,6 +222,9 @@ class Plugin:
         self.handlers: dict[str, list[Handler]] = {}
         self.sealed = False
         """Set once `setup` has returned: from then on registering raises `PluginError`."""
+        self.source_digest: str | None = None
+        """SHA-256 (hex) of the source a path plugin's modules ran (`source_import.source_digest`); None for a
+        module, an entry point or a setup function. `/reload` compares it to tell which plugins changed."""
 
     def seal(self) -> None:
         """End registration (the loader calls it when `setup` returns): the session is built from what was

@@ -15,13 +15,13 @@ Sources, in load order (the first plugin to claim a command or tool name keeps i
 `--no-plugins` turns off 2-4; explicit `-e` plugins still load. A module or entry point may be the setup function
 itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, even
 `SystemExit`, an async `setup` running past its timeout, a misuse of the API) is a `PluginLoadError` naming the
-source; the other plugins load regardless.
+source; the other plugins load regardless. A path plugin runs its current source at every load, `/reload` and
+new ACP sessions included (`source_import.py`); modules and entry points are imported once per process.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import inspect
 import re
 import sys
@@ -57,9 +57,10 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
 
     plugin = None
     try:
-        obj, plugin_id, path = _import(source)
+        obj, plugin_id, path, digest = _import(source)
         setup = _setup_of(obj)
         plugin = Plugin(id=plugin_id, path=path, scope=source.scope, origin=source.origin)
+        plugin.source_digest = digest
         result = setup(plugin)
         if inspect.isawaitable(result):
             await _bounded(result, setup_timeout, source.target)
@@ -85,8 +86,10 @@ async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) ->
                               "skipped") from None
 
 
-def _import(source: PluginSource) -> tuple[object, str, str]:
-    """(the loaded object, the plugin id, the plugin's path for messages)."""
+def _import(source: PluginSource) -> tuple[object, str, str, str | None]:
+    """(the loaded object, the plugin id, the plugin's path for messages, the digest of the source a path plugin
+    ran: `Plugin.source_digest`). Modules and entry points are imported as Python imports them: once per
+    process."""
     if source.kind == "path":
         return _import_path(Path(source.target))
     if source.kind == "module":
@@ -94,11 +97,11 @@ def _import(source: PluginSource) -> tuple[object, str, str]:
         obj: object = importlib.import_module(module_name)
         for attr in filter(None, attrs.split(".")):
             obj = getattr(obj, attr)
-        return obj, module_name, _file_of(obj, f"<module:{module_name}>")
+        return obj, module_name, _file_of(obj, f"<module:{module_name}>"), None
     if source.kind == "entry_point":
         obj = source.value.load()
-        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>")
-    return source.value, source.target, _file_of(source.value, f"<object:{source.target}>")
+        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>"), None
+    return source.value, source.target, _file_of(source.value, f"<object:{source.target}>"), None
 
 
 def _not_a_plugin(path: Path) -> str:
@@ -111,26 +114,17 @@ def _not_a_plugin(path: Path) -> str:
     return "no such plugin" if kind == "does not exist" else "it " + kind.removesuffix(", not a file or a directory")
 
 
-def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
-    if path.is_dir():
-        init = path / "__init__.py"
-        if not init.is_file():
-            raise PluginLoadError(f"{path_text(path)}: a plugin directory needs an __init__.py")
-        spec = importlib.util.spec_from_file_location(_module_name(path), init,
-                                                      submodule_search_locations=[str(path)])
-    elif path.is_file() and path.suffix == ".py":
-        spec = importlib.util.spec_from_file_location(_module_name(path), path)
-    else:
+def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
+    """Run the plugin at `path` from its current source (`source_import.py`): (module, id, path, source digest)."""
+    from .source_import import import_fresh, plugin_spec
+
+    if path.is_dir() and not (path / "__init__.py").is_file():
+        raise PluginLoadError(f"{path_text(path)}: a plugin directory needs an __init__.py")
+    spec = plugin_spec(_module_name(path), path)
+    if spec is None:
         raise PluginLoadError(f"{path_text(path)}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses and pickling look their module up here
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(spec.name, None)
-        raise
-    return module, path.stem if path.is_file() else path.name, str(path)
+    module, digest = import_fresh(spec)
+    return module, path.stem if path.is_file() else path.name, str(path), digest
 
 
 def _module_name(path: Path) -> str:
@@ -138,7 +132,9 @@ def _module_name(path: Path) -> str:
     import hashlib
 
     digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"_agent_forge_plugin_{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
+    from .source_import import ROOT_PREFIX
+
+    return f"{ROOT_PREFIX}{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"
 
 
 def _setup_of(obj: object) -> Setup:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+from support.stale_source import rewrite_in_the_same_second
+
 from agent_forge.coding.resources.loader import ResourceOptions, load_resources
 from agent_forge.coding.resources.reload import refresh_settings, reload_resources
 from agent_forge.coding.resources.trust import project_policy
@@ -44,8 +46,30 @@ def test_resources_report_what_was_added_and_removed(tmp_path):
     (tmp_path / "work" / "AGENTS.md").write_text("Be brief.\n")
     resources, changes = reload_resources(session)
     assert session.resources is resources and [t.name for t in resources.templates] == ["review"]
-    assert changes["templates"] == (["/review"], []) and changes["skills"] == ([], [])
+    assert changes["templates"] == (["/review"], [], []) and changes["skills"] == ([], [], [])
     assert changes["context"][0][0].endswith("AGENTS.md")
     (prompts / "review.md").unlink()
     _, changes = reload_resources(session)
-    assert changes["templates"] == ([], ["/review"]) and changes["context"] == ([], [])
+    assert changes["templates"] == ([], ["/review"], []) and changes["context"] == ([], [], [])
+
+
+def test_resources_report_a_changed_content_whatever_the_size_and_mtime_say(tmp_path):
+    session = session_in(tmp_path)
+    prompts, skill = tmp_path / "agent" / "prompts", tmp_path / "agent" / "skills" / "lint"
+    prompts.mkdir()
+    skill.mkdir(parents=True)
+    files = {prompts / "review.md": ("Review v1.\n", "Review v2.\n"),
+             tmp_path / "work" / "AGENTS.md": ("Be brief 1.\n", "Be brief 2.\n"),
+             skill / "SKILL.md": ("---\nname: lint\ndescription: lints v1\n---\nLint.\n",
+                                  "---\nname: lint\ndescription: lints v2\n---\nLint.\n")}
+    for path, (old, _) in files.items():
+        path.write_text(old)
+    reload_resources(session)
+    for path, (_, new) in files.items():
+        rewrite_in_the_same_second(path, new)  # only the content tells
+    resources, changes = reload_resources(session)
+    assert changes["templates"] == ([], [], ["/review"]) and changes["skills"] == ([], [], ["lint"])
+    assert changes["context"] == ([], [], [str(tmp_path / "work" / "AGENTS.md")])
+    assert resources.templates[0].body == "Review v2."
+    _, changes = reload_resources(session)
+    assert all(change == ([], [], []) for change in changes.values())

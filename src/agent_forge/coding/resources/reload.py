@@ -27,10 +27,15 @@ def refresh_settings(session: Any) -> list[str]:
     return [str(error) for error in fresh.errors]
 
 
-def reload_resources(session: Any) -> tuple[SessionResources, dict[str, tuple[list[str], list[str]]]]:
+Changes = tuple[list[str], list[str], list[str]]
+"""(names added, names removed, names kept whose content changed)."""
+
+
+def reload_resources(session: Any) -> tuple[SessionResources, dict[str, Changes]]:
     """Load context files, skills and prompt templates again with the options of the start and make them the
-    session's (the next request's system prompt and `get_commands` use them). Returns the new resources and,
-    for each kind, (names added, names removed)."""
+    session's (the next request's system prompt and `get_commands` use them). Returns the new resources and
+    the `Changes` of each kind: a kept one changed when anything loaded from its file differs (its text, its
+    frontmatter), however the file's size or mtime look."""
     old: SessionResources = session.resources
     options = old.options or ResourceOptions(cwd=session.cwd, agent_dir=Path(session.registry.agent_dir))
     policy = _fresh_policy(session)
@@ -41,15 +46,15 @@ def reload_resources(session: Any) -> tuple[SessionResources, dict[str, tuple[li
     new = load_resources(options, session.settings, policy)
     new.policy = old.policy or policy  # the decision of the start stays the session's
     session.resources = new
-    return new, {kind: _difference(resource_names(old)[kind], names)
-                 for kind, names in resource_names(new).items()}
+    before = resources_by_name(old)
+    return new, {kind: difference(before[kind], now) for kind, now in resources_by_name(new).items()}
 
 
-def resource_names(resources: SessionResources) -> dict[str, list[str]]:
-    """`{"context": [paths], "skills": [names], "templates": ["/name"]}`."""
-    return {"context": [str(getattr(f, "path", f)) for f in resources.context_files],
-            "skills": [s.name for s in resources.skills],
-            "templates": [f"/{t.name}" for t in resources.templates]}
+def resources_by_name(resources: SessionResources) -> dict[str, dict[str, Any]]:
+    """`{"context": {path: ContextFile}, "skills": {name: Skill}, "templates": {"/name": PromptTemplate}}`."""
+    return {"context": {str(getattr(f, "path", f)): f for f in resources.context_files},
+            "skills": {s.name: s for s in resources.skills},
+            "templates": {f"/{t.name}": t for t in resources.templates}}
 
 
 def _fresh_policy(session: Any) -> Any:
@@ -58,5 +63,7 @@ def _fresh_policy(session: Any) -> Any:
     return replace(policy, warnings=[]) if policy is not None else None
 
 
-def _difference(before: list[str], after: list[str]) -> tuple[list[str], list[str]]:
-    return [n for n in after if n not in before], [n for n in before if n not in after]
+def difference(before: dict[str, Any], after: dict[str, Any]) -> Changes:
+    """The `Changes` from `before` to `after` (name → a value compared with `==`), in the order of each."""
+    return ([n for n in after if n not in before], [n for n in before if n not in after],
+            [n for n, value in after.items() if n in before and before[n] != value])

@@ -22,7 +22,8 @@ class PluginArgs:
 async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     """Reload for the interactive mode `ui` (`session`); the lines to report. Raises `CommandError` while the
     agent works."""
-    from ...coding.resources.reload import refresh_settings, reload_resources  # (not before the first paint)
+    # (not before the first paint)
+    from ...coding.resources.reload import difference, refresh_settings, reload_resources
 
     session = ui.session
     if session.is_streaming:
@@ -33,13 +34,11 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     ui.files.refresh()  # the `@` search's file list too
     resources, changes = reload_resources(session)
     warnings += resources.warnings
-    lines = [_change_line(kind, added, removed, len(getattr_names(resources, kind)))
-             for kind, (added, removed) in changes.items()]
-    before = plugin_ids(session)
+    lines = [_change_line(kind, change, len(getattr_names(resources, kind))) for kind, change in changes.items()]
+    before = plugin_versions(session)
     warnings += await reload_plugins(session, plugins)
-    after = plugin_ids(session)
-    lines.append(_change_line("plugins", [p for p in after if p not in before], [p for p in before if p not in after],
-                              len(after)))
+    after = plugin_versions(session)
+    lines.append(_change_line("plugins", _by_id(difference(before, after), before | after), len(after)))
     lines.append(reload_keys(ui, warnings))
     return lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
 
@@ -90,14 +89,27 @@ def _keys_text(keys: list[str]) -> str:
     return clean(", ".join(keys)) if keys else "(unbound)"
 
 
-def plugin_ids(session: Any) -> list[str]:
-    return [str(getattr(p, "id", "?")) for p in getattr(session.hooks, "plugins", [])]
+def plugin_versions(session: Any) -> dict[str, tuple[str, str | None]]:
+    """The session's plugins: path → (id, `Plugin.source_digest`). Paths tell apart plugins of the same id
+    (two `plugin.py` files); the digest tells a plugin whose source changed from one that did not."""
+    return {str(getattr(p, "path", "?")): (str(getattr(p, "id", "?")), getattr(p, "source_digest", None))
+            for p in getattr(session.hooks, "plugins", [])}
+
+
+def _by_id(change: tuple[list[str], list[str], list[str]], versions: dict[str, tuple[str, str | None]]
+           ) -> tuple[list[str], list[str], list[str]]:
+    """`change` of plugin paths told by plugin ids."""
+    added, removed, changed = ([versions[path][0] for path in paths] for paths in change)
+    return added, removed, changed
 
 
 def getattr_names(resources: Any, kind: str) -> list[Any]:
     return {"context": resources.context_files, "skills": resources.skills, "templates": resources.templates}[kind]
 
 
-def _change_line(kind: str, added: list[str], removed: list[str], count: int) -> str:
-    parts = [f"+{clean(n)}" for n in added] + [f"-{clean(n)}" for n in removed]
+def _change_line(kind: str, change: tuple[list[str], list[str], list[str]], count: int) -> str:
+    """`templates: 2 loaded (+/review, -/old, /greet changed)`, or `..., unchanged`."""
+    added, removed, changed = change
+    parts = ([f"+{clean(n)}" for n in added] + [f"-{clean(n)}" for n in removed]
+             + [f"{clean(n)} changed" for n in changed])
     return f"{kind}: {count} loaded" + (f" ({', '.join(parts)})" if parts else ", unchanged")
