@@ -71,15 +71,25 @@ def shared_and_checked(entry: dict[str, Any], shared: dict[str, str], unrepaired
     usage, ...) are checked later, by `shapes.repaired` (they never make it unusable: a resumed session's
     first `get_state` counts its messages without them, issue 15)."""
     # `_share_role_fields` and the block checks inlined, the usual case first: ~2/3 of the bytecodes of a
-    # session file's open that are not orjson's parse run here.
+    # session file's open that are not orjson's parse run here. The words of almost every line are shared by
+    # comparing with this module's own strings (no call, no hash of the new string), the others through `shared`.
     share = shared.setdefault
     kind = entry.get("type")
-    if type(kind) is str:
+    if kind == "message":
+        entry["type"] = kind = "message"
+    elif type(kind) is str:
         entry["type"] = kind = share(kind, kind)
     message = entry.get("message")
     if type(message) is not dict or type(role := message.get("role")) is not str:
         return context_message(message) if kind == "message" else NOT_A_MESSAGE
-    message["role"] = role = share(role, role)
+    if role == "assistant":
+        message["role"] = role = "assistant"
+    elif role == "user":
+        message["role"] = role = "user"
+    elif role == "toolResult":
+        message["role"] = role = "toolResult"
+    else:
+        message["role"] = role = share(role, role)
     fields = _ROLE_FIELDS.get(role)
     if fields is not None:
         for key in fields:
@@ -89,18 +99,26 @@ def shared_and_checked(entry: dict[str, Any], shared: dict[str, str], unrepaired
     if type(content) is list:
         sound = role in _PLAIN_ROLES
         for block in content:
-            if type(block) is not dict or type(block_kind := block.get("type")) is not str:
+            if type(block) is not dict:
                 sound = False
                 continue
-            block["type"] = block_kind = share(block_kind, block_kind)
+            block_kind = block.get("type")
             if block_kind == "text":
+                block["type"] = "text"
                 if type(block.get("text")) is not str:
                     sound = False
-            elif block_kind == "toolCall" and type(name := block.get("name")) is str:
+            elif type(block_kind) is not str:
+                sound = False
+            elif block_kind == "toolCall":
+                block["type"] = "toolCall"
+                if type(name := block.get("name")) is not str:
+                    sound = False
+                    continue
                 block["name"] = share(name, name)
                 if type(block.get("id")) is not str or type(block.get("arguments")) is not dict:
                     sound = False
             else:
+                block["type"] = share(block_kind, block_kind)
                 sound = False
     else:
         sound = role == "user" and type(content) is str
