@@ -24,6 +24,7 @@ from .entries import (
     AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextWindowChangeEntry,
     CustomMessageEntry, MessageEntry, ModelChangeEntry, SessionEntry, ThinkingLevelChangeEntry, timestamp_ms)
 from .shapes import context_message, is_blocks
+from .sharing import NOT_A_MESSAGE
 
 
 class SessionContext(Record):
@@ -373,32 +374,90 @@ def open_context(entries: list[SessionEntry], lines: Sequence[int], checks: Sequ
     is None and the third item holds the checks made, for `build_context`."""
     unusable: list[tuple[int, Phrase]] = []
     messages: list[AgentMessage] = []
-    own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
     context = SessionContext()
+    if checks:
+        own, reordered = _open_checked(entries, lines, checks, context, messages, unusable)
+    else:
+        own, reordered = _open_unchecked(entries, lines, context, messages, unusable)
+    if reordered:
+        return None, unusable, _checks(entries, own)
+    context.model = context.model or _last_answering_model(entries)
+    context.messages = results_in_call_order(messages)
+    return context, unusable, None
+
+
+Unusable = list[tuple[int, Phrase]]
+"""(line, what is wrong) of each unusable entry, in file order."""
+
+
+def _open_unchecked(entries: list[SessionEntry], lines: Sequence[int], context: SessionContext,
+                    messages: list[AgentMessage], unusable: Unusable) -> tuple[list[AgentMessage | None], bool]:
+    """`open_context`'s pass without checks: (each message entry's `context_message`, whether the branch is
+    reordered); `context`, `messages` and `unusable` are filled in."""
+    own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
     reordered = False
-    for entry, line, check in zip(entries, lines, checks or repeat(None)):
+    for entry, line in zip(entries, lines):
         kind = entry["type"]
         if kind == "message":  # inlined: once per entry of every session opened
-            message = check if checks else context_message(entry.get("message"))  # type: ignore[assignment]
+            message = context_message(entry.get("message"))
             own.append(message)
             if message is None:
                 unusable.append((line, _BAD_MESSAGE))
             elif not reordered:
                 messages.append(message)
             continue
-        if (phrase := unusable_entry(entry)) is not None:
-            unusable.append((line, phrase))
-        if kind in _REORDERING:
-            reordered = True
-        elif kind in _SETTING_KINDS:
-            _apply_setting(context, entry, kind)
+        reordered = _open_other(entry, line, kind, context, messages, unusable, reordered)
+    return own, reordered
+
+
+def _open_checked(entries: list[SessionEntry], lines: Sequence[int], checks: Sequence[object],
+                  context: SessionContext, messages: list[AgentMessage], unusable: Unusable
+                  ) -> tuple[list[AgentMessage | None], bool]:
+    """`_open_unchecked` with each entry's check made while parsing: the message entries' checks are taken a
+    run at a time, at C speed; only the other entries (their checks are `NOT_A_MESSAGE`) are visited one by
+    one."""
+    own: list[AgentMessage | None] = []
+    reordered, start = False, 0
+    for stop in [*_positions(checks, NOT_A_MESSAGE), len(checks)]:
+        run = cast("list[AgentMessage | None]", checks[start:stop])
+        own += run
+        if None in run:  # unusable messages among them (rare): one by one
+            for line, message in zip(lines[start:stop], run):
+                if message is None:
+                    unusable.append((line, _BAD_MESSAGE))
+                elif not reordered:
+                    messages.append(message)
         elif not reordered:
-            messages += entry_messages(entry)
-    if reordered:
-        return None, unusable, _checks(entries, own)
-    context.model = context.model or _last_answering_model(entries)
-    context.messages = results_in_call_order(messages)
-    return context, unusable, None
+            messages += run  # type: ignore[arg-type]  # no None in it
+        if stop < len(checks):
+            entry = entries[stop]
+            reordered = _open_other(entry, lines[stop], entry["type"], context, messages, unusable, reordered)
+        start = stop + 1
+    return own, reordered
+
+
+def _positions(items: Sequence[object], value: object) -> list[int]:
+    """The indexes of `value` in `items` (found by `index`, at C speed: `value` is rare in them)."""
+    found: list[int] = []
+    try:
+        while True:
+            found.append(items.index(value, found[-1] + 1 if found else 0))
+    except ValueError:
+        return found
+
+
+def _open_other(entry: SessionEntry, line: int, kind: str, context: SessionContext, messages: list[AgentMessage],
+                unusable: Unusable, reordered: bool) -> bool:
+    """`open_context`'s step for an entry that is not a message: whether the branch is reordered after it."""
+    if (phrase := unusable_entry(entry)) is not None:
+        unusable.append((line, phrase))
+    if kind in _REORDERING:
+        return True
+    if kind in _SETTING_KINDS:
+        _apply_setting(context, entry, kind)
+    elif not reordered:
+        messages += entry_messages(entry)
+    return reordered
 
 
 def _checks(entries: list[SessionEntry], own: list[AgentMessage | None]) -> Checked:
