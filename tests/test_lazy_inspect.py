@@ -1,6 +1,7 @@
 """lazy_inspect.py: importing orjson (through json_wire) leaves `inspect` and `platform` unimported, and
 `dataclasses` works as before once something makes a dataclass, `uuid` as it does without the stand-ins; any other
-importer gets the real `inspect` and `platform`."""
+importer gets the real `inspect` and `platform`. Importing pathlib the CLI's way (`coding.paths`) leaves
+`ipaddress` unimported, and `urllib.parse` checks bracketed hosts as before."""
 
 from __future__ import annotations
 
@@ -65,3 +66,31 @@ def test_orjson_is_imported_without_platform_and_uuid_reads_the_system_as_before
     assert seen["stand_in"] == ("_PlatformStandIn" if deferred else "module")
     assert seen["linux"] == (seen["system"] == "Linux") and seen["aix"] == (seen["system"] == "AIX")
     assert seen["system"] == seen["uname"] and seen["real"] == "module" and seen["version_ok"] and seen["node"]
+
+
+_IPADDRESS_CHILD = """
+import json, sys
+import agent_forge.coding.paths
+imported = "ipaddress" in sys.modules
+import urllib.parse
+stand_in = type(urllib.parse.ipaddress).__name__
+host = urllib.parse.urlsplit("http://[::1]:8080/v1").hostname
+try:
+    urllib.parse.urlsplit("http://[not-an-address]/")
+    refused = False
+except ValueError:
+    refused = True
+import ipaddress
+print(json.dumps({"imported": imported, "stand_in": stand_in, "host": host, "refused": refused,
+                  "real": type(ipaddress).__name__, "handed": urllib.parse.ipaddress is ipaddress}))
+"""
+
+
+def test_pathlib_is_imported_without_ipaddress_and_bracketed_hosts_are_checked_as_before():
+    proc = subprocess.run([sys.executable, "-c", _IPADDRESS_CHILD], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen = json.loads(proc.stdout)
+    deferred = (3, 11) <= sys.version_info < (3, 14)
+    assert seen["imported"] is False or not deferred
+    assert seen["stand_in"] == ("_IpaddressStandIn" if deferred else "module")
+    assert seen["host"] == "::1" and seen["refused"] and seen["real"] == "module" and seen["handed"]

@@ -11,6 +11,10 @@ attribute read imports the real `inspect` (as any later importer gets it: the st
 orjson's import imports `uuid` too, which on Linux imports `platform` (~1.2 ms: nine regexes compiled) only to call
 `platform.system()` once, telling Linux from AIX; `deferred_platform` answers that call from `os.uname()`, as
 `platform.system()` does on POSIX, and imports nothing.
+
+`pathlib` imports `urllib.parse`, which imports `ipaddress` (~0.6 ms: its classes) only to check a bracketed host
+(`http://[::1]/`); `deferred_ipaddress` puts a stand-in where that import finds it, which imports the real module
+at its first attribute read and hands it to `urllib.parse`.
 """
 
 from __future__ import annotations
@@ -75,6 +79,33 @@ def deferred_platform() -> Iterator[None]:
         yield
         return
     with _standing_in(_PlatformStandIn("platform")):
+        yield
+
+
+class _IpaddressStandIn(ModuleType):
+    """What `urllib.parse` binds as `ipaddress` while the real module is not imported (3.11 to 3.13 read: it calls
+    `ip_address` and reads `IPv4Address` for a bracketed host only)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("ipaddress") is self:
+            del sys.modules["ipaddress"]  # read inside `deferred_ipaddress`: the real module, not this one
+        import ipaddress
+
+        parse = sys.modules.get("urllib.parse")
+        if parse is not None and getattr(parse, "ipaddress", None) is self:
+            parse.ipaddress = ipaddress  # type: ignore[attr-defined]  # later reads go straight to it
+        return getattr(ipaddress, name)
+
+
+@contextmanager
+def deferred_ipaddress() -> Iterator[None]:
+    """While the block runs, `import ipaddress` binds a stand-in that imports the real module at its first
+    attribute read; wrap the first import of `urllib.parse` (pathlib's). Does nothing when `ipaddress` or
+    `urllib.parse` is already imported, or on a Python outside `_CHECKED`."""
+    if "ipaddress" in sys.modules or "urllib.parse" in sys.modules or not _CHECKED[0] <= sys.version_info < _CHECKED[1]:
+        yield
+        return
+    with _standing_in(_IpaddressStandIn("ipaddress")):
         yield
 
 

@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import json
 import math
+import re
 import sys
 
 import pytest
@@ -161,3 +162,15 @@ def test_long_numbers_are_found_across_the_scan_chunks(at):
         assert json_wire.has_long_number(data)
     text[at + 18] = ord("x")
     assert not json_wire.has_long_number(bytes(text)) and not json_wire.has_long_number(memoryview(bytes(text)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.one_of(st.text("0123456789", min_size=1, max_size=25), st.text("abcdef0123456789", max_size=60),
+                                st.sampled_from(["1a" * 40, "a1" * 40, "x", "\"", "é"])), max_size=200),
+       pad=st.integers(0, 3))
+def test_long_numbers_are_found_as_a_regex_finds_them(parts, pad):
+    """The even-offset screen of a large text (`_has_run`) misses no run of 19 digits and reports no shorter one,
+    wherever it lies (digits alternating with other bytes too: hexadecimal hashes)."""
+    data = ("_" * pad + "".join(parts)).encode()
+    for text in (data, b"x" * json_wire._SAMPLED_FROM + data, data + b"x" * json_wire._SAMPLED_FROM):
+        assert json_wire.has_long_number(text) == bool(re.search(rb"[0-9]{19}", text)), text

@@ -4,10 +4,13 @@ integers past 64 bits once, reading them as integers on both JSON backends."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_forge.coding.session import context, sharing
 from agent_forge.coding.session import store as store_module
@@ -167,3 +170,31 @@ def test_a_compacted_file_in_one_chain_checks_each_message_once(tmp_path, monkey
     assert contents == ["summary", "q1", "q2", "q4"]
     assert len(calls) == 5
     assert [warning.lines for warning in opened.load_warnings] == [(5,)]
+
+
+ODD_ENTRIES = [*SETTINGS_AND_MESSAGES, {"type": "message", "message": {"role": "user", "content": 42}},
+               {"type": "branch_summary", "fromId": "x", "summary": 7},
+               {"type": "context_edit", "targetId": "e1", "replacement": "A"},
+               {"type": "compaction", "summary": "s", "firstKeptEntryId": "e1", "tokensBefore": 10},
+               {"type": "message", "message": {"role": "user", "content": "after", "timestamp": "5"}},
+               {"type": "message", "message": {"role": "toolResult", "content": [], "timestamp": 1}}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(picks=st.lists(st.integers(0, len(ODD_ENTRIES) - 1), max_size=14))
+def test_opening_with_the_checks_made_while_parsing_equals_opening_without(picks):
+    """`open_context` given each entry's `shared_and_checked` (taken a run of messages at a time) finds the
+    unusable entries and, once the store's first context is made from what it returns, the context it finds
+    when it checks each message itself."""
+    path = [{"id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "t", **copy.deepcopy(ODD_ENTRIES[k])}
+            for i, k in enumerate(picks)]
+    lines = list(range(2, len(path) + 2))
+
+    def first_context(checks: list[object] | None, unrepaired: list[object]) -> tuple[object, object]:
+        built, unusable, checked = context.open_context(path, lines, checks)  # type: ignore[arg-type]
+        built = built or context.build_context(path, checked)  # type: ignore[arg-type]
+        return store_module.repaired(built.messages, unrepaired), unusable, built.model, built.thinking_level
+
+    unrepaired: list[object] = []
+    checks = [sharing.shared_and_checked(entry, {}, unrepaired) for entry in path]
+    assert first_context(checks, unrepaired) == first_context(None, [])

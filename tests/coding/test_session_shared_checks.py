@@ -74,7 +74,8 @@ def test_shared_strings_are_one_object(tmp_path: Path) -> None:
     for entry in entries:
         shared_and_checked(entry, shared, [])
     first, second = (entry["message"] for entry in entries)
-    assert first["provider"] is second["provider"] and first["content"][0]["name"] is second["content"][0]["name"]
+    assert entries[0]["type"] is entries[1]["type"] and first["role"] is second["role"]
+    assert first["content"][0]["type"] is second["content"][0]["type"]
 
 
 def write(path: Path, lines: list[dict | str]) -> Path:

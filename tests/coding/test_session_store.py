@@ -385,3 +385,19 @@ def test_session_name_follows_appends_and_leaf_moves(project: Path) -> None:
     store.set_leaf(named["id"])
     store.append_session_info(name="again")
     assert store.session_name == "again"
+
+
+def test_branch_types_follow_the_leaf_and_the_name_and_window_come_from_the_branch(project: Path,
+                                                                                   tmp_path: Path) -> None:
+    store = SessionStore.create(project, tmp_path / "sessions")
+    first = store.append_message({"role": "user", "content": "a", "timestamp": 1})
+    assert store.branch_types() == {"message"} and store.session_name is None
+    store.append_session_info("named")
+    store.append_context_window_change("p", "m", 1000)
+    assert store.branch_types() == {"message", "session_info", "context_window_change"}
+    assert store.session_name == "named"
+    store.set_leaf(first["id"])  # the other entries are off the branch now
+    assert store.branch_types() == {"message"} and store.session_name is None
+    reopened = SessionStore.open(store.path)
+    assert reopened.branch_types() == {"message", "session_info", "context_window_change"}
+    assert reopened.session_name == "named"

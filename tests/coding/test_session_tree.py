@@ -380,7 +380,7 @@ def test_deep_json_keys_defaults_and_cycles() -> None:
 
 
 def test_older_compaction_inside_the_kept_range_is_not_repeated():
-    from agent_forge.coding.session.context import context_entries
+    from agent_forge.coding.session.projection import context_entries
 
     def entry(i, kind="message", **fields):
         return {"type": kind, "id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "timestamp": "", **fields}

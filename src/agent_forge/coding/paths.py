@@ -4,7 +4,11 @@ is written in a message for a person (`path_text`)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from ..lazy_inspect import deferred_ipaddress
+
+with deferred_ipaddress():  # the first import of pathlib in a CLI process: see `lazy_inspect`
+    from pathlib import Path
 
 CONFIG_DIR_NAME = ".agent-forge"
 

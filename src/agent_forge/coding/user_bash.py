@@ -144,7 +144,8 @@ class UserBash:
         active branch), after the branch's last entry; the session calls this when it opens a file or moves to
         another (`switching.py`: a fork may copy a pending entry without its settle). Returns
         how many were added; a second call adds none."""
-        pending = pending_messages(self._store().branch())
+        store = self._store()
+        pending = pending_messages(store.branch()) if "custom" in store.branch_types() else []
         for message in pending:
             self._append(message)
         return len(pending)

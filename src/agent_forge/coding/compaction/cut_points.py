@@ -11,7 +11,7 @@ Rules (reference `compaction.md`, "How it works", "Cut point rules"):
 - A cut at anything but a user message splits a turn: the turn's beginning (its user message up to the cut) is
   condensed separately as the request in progress.
 - The cut never goes back past the previous compaction entry: the context is rebuilt from the latest
-  compaction only (`session_context.context_entries`), which would otherwise replay the older summary.
+  compaction only (`session.projection.context_entries`), which would otherwise replay the older summary.
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ...ai.types import Model
 from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
-from ..session.context import context_entries, entry_messages
+from ..session.context import entry_messages
+from ..session.projection import context_entries
 from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
 from ..errors import CompactionError
 from .cut_points import NOTHING_TO_COMPACT, check_new_messages, latest_compaction

@@ -323,7 +323,10 @@ class ModelControl:
 
     def _recorded_window(self, model: Model) -> int | None:
         """The budget last selected for `model` on the session's active branch."""
-        for entry in reversed(self._store().branch()):
+        store = self._store()
+        if "context_window_change" not in store.branch_types():  # the usual branch: no walk of it
+            return None
+        for entry in reversed(store.branch()):
             if (entry["type"] == "context_window_change" and entry.get("provider") == model["provider"]
                     and entry.get("modelId") == model["id"]):
                 value = entry.get("contextWindow")

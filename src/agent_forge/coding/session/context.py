@@ -21,9 +21,10 @@ from typing import Any, cast
 
 from ...records import Record, factory
 from .entries import (
-    AgentMessage, BranchSummaryEntry, CompactionEntry, ContextEditEntry, ContextWindowChangeEntry,
+    AgentMessage, BranchSummaryEntry, CompactionEntry, ContextWindowChangeEntry,
     CustomMessageEntry, MessageEntry, ModelChangeEntry, SessionEntry, ThinkingLevelChangeEntry, timestamp_ms)
-from .shapes import context_message, is_blocks
+from .shapes import context_message
+from .sharing import NOT_A_MESSAGE
 
 
 class SessionContext(Record):
@@ -100,6 +101,8 @@ _REORDERING = frozenset(("compaction", "context_edit"))
 def _built_by_rules(path: list[SessionEntry], checked: Checked | None) -> SessionContext:
     """`build_context` for a path with compactions or context edits: settings from the whole path, messages
     from `context_entries`."""
+    from .projection import context_entries  # only a branch with a compaction or a context edit needs it
+
     context = _settings(path)
     messages: list[AgentMessage] = []
     for entry in context_entries(path):
@@ -152,82 +155,6 @@ def _in_call_order(content: list[Any], results: list[AgentMessage]) -> list[Agen
     calls = [b.get("id") for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
     rank = {call_id: position for position, call_id in reversed(list(enumerate(calls)))}
     return sorted(results, key=lambda m: rank.get(m.get("toolCallId"), len(calls)))
-
-
-def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
-    """The entries of `path` that feed the model, honouring the latest compaction (which comes first) and the
-    `context_edit` entries of the whole path (`apply_context_edits`)."""
-    return apply_context_edits(_since_compaction(path), path)
-
-
-def _since_compaction(path: list[SessionEntry]) -> list[SessionEntry]:
-    last = next((i for i in range(len(path) - 1, -1, -1) if path[i]["type"] == "compaction"), None)
-    if last is None:
-        return path
-    compaction = cast(CompactionEntry, path[last])
-    first_kept = compaction.get("firstKeptEntryId")
-    start = next((i for i in range(last) if path[i]["id"] == first_kept), last)
-    # An older compaction inside the kept range is already folded into this one's summary: skip it.
-    kept = [entry for entry in path[start:last] if entry["type"] != "compaction"]
-    return [compaction, *kept, *path[last + 1 :]]
-
-
-def apply_context_edits(selected: list[SessionEntry], path: list[SessionEntry]) -> list[SessionEntry]:
-    """`selected` with the latest valid `context_edit` of each target on `path` applied (reference
-    `session-format.md`, buildSessionProjection): an omitted target is left out, a replaced one becomes a copy
-    whose content is the replacement. Edits of other entry types, unknown ids or malformed replacements are
-    ignored (hand-edited files): the original then counts. `selected` is returned as is without edits."""
-    edits = context_edits(path)
-    if not edits:
-        return selected
-    projected: list[SessionEntry] = []
-    for entry in selected:
-        edit = edits.get(entry["id"])
-        if edit is None:
-            projected.append(entry)
-        elif edit["replacement"] is not None:
-            projected.append(_replaced(entry, edit["replacement"]))
-    return projected
-
-
-def context_edits(path: list[SessionEntry]) -> dict[str, ContextEditEntry]:
-    """Target id → the latest well-formed `context_edit` of that target on `path`; a target must be an earlier
-    entry of `path` that contributes context messages (a `message` or `custom_message`)."""
-    targets: set[str] = set()
-    edits: dict[str, ContextEditEntry] = {}
-    for entry in path:
-        kind = entry["type"]
-        if kind in _EDITABLE:
-            targets.add(entry["id"])
-        elif kind == "context_edit" and _is_edit(edit := cast(ContextEditEntry, entry), targets):
-            edits[edit["targetId"]] = edit
-    return edits
-
-
-def _is_edit(entry: ContextEditEntry, targets: set[str]) -> bool:
-    target = entry.get("targetId")
-    replacement = entry.get("replacement", _MISSING)
-    return (isinstance(target, str) and target in targets
-            and (replacement is None or isinstance(replacement, str) or is_blocks(replacement)))
-
-
-def _replaced(entry: SessionEntry, replacement: str | list[dict[str, Any]]) -> SessionEntry:
-    """A copy of `entry` whose message content is `replacement`; text becomes one text block for the roles that
-    need a block list (assistant, toolResult: session-format.md)."""
-    copy: dict[str, Any] = dict(entry)
-    if entry["type"] == "custom_message":
-        copy["content"] = replacement
-        return copy  # type: ignore[return-value]
-    message = entry.get("message")
-    if isinstance(message, dict):
-        needs_blocks = isinstance(replacement, str) and message.get("role") in ("assistant", "toolResult")
-        copy["message"] = {**message, "content": [{"type": "text", "text": replacement}] if needs_blocks
-                           else replacement}
-    return copy  # type: ignore[return-value]
-
-
-_EDITABLE = frozenset(("message", "custom_message"))
-_MISSING = object()
 
 
 def entry_messages(entry: SessionEntry) -> list[AgentMessage]:
@@ -373,32 +300,90 @@ def open_context(entries: list[SessionEntry], lines: Sequence[int], checks: Sequ
     is None and the third item holds the checks made, for `build_context`."""
     unusable: list[tuple[int, Phrase]] = []
     messages: list[AgentMessage] = []
-    own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
     context = SessionContext()
+    if checks:
+        own, reordered = _open_checked(entries, lines, checks, context, messages, unusable)
+    else:
+        own, reordered = _open_unchecked(entries, lines, context, messages, unusable)
+    if reordered:
+        return None, unusable, _checks(entries, own)
+    context.model = context.model or _last_answering_model(entries)
+    context.messages = results_in_call_order(messages)
+    return context, unusable, None
+
+
+Unusable = list[tuple[int, Phrase]]
+"""(line, what is wrong) of each unusable entry, in file order."""
+
+
+def _open_unchecked(entries: list[SessionEntry], lines: Sequence[int], context: SessionContext,
+                    messages: list[AgentMessage], unusable: Unusable) -> tuple[list[AgentMessage | None], bool]:
+    """`open_context`'s pass without checks: (each message entry's `context_message`, whether the branch is
+    reordered); `context`, `messages` and `unusable` are filled in."""
+    own: list[AgentMessage | None] = []  # each message entry's check, in order: `_checks` when they are needed
     reordered = False
-    for entry, line, check in zip(entries, lines, checks or repeat(None)):
+    for entry, line in zip(entries, lines):
         kind = entry["type"]
         if kind == "message":  # inlined: once per entry of every session opened
-            message = check if checks else context_message(entry.get("message"))  # type: ignore[assignment]
+            message = context_message(entry.get("message"))
             own.append(message)
             if message is None:
                 unusable.append((line, _BAD_MESSAGE))
             elif not reordered:
                 messages.append(message)
             continue
-        if (phrase := unusable_entry(entry)) is not None:
-            unusable.append((line, phrase))
-        if kind in _REORDERING:
-            reordered = True
-        elif kind in _SETTING_KINDS:
-            _apply_setting(context, entry, kind)
+        reordered = _open_other(entry, line, kind, context, messages, unusable, reordered)
+    return own, reordered
+
+
+def _open_checked(entries: list[SessionEntry], lines: Sequence[int], checks: Sequence[object],
+                  context: SessionContext, messages: list[AgentMessage], unusable: Unusable
+                  ) -> tuple[list[AgentMessage | None], bool]:
+    """`_open_unchecked` with each entry's check made while parsing: the message entries' checks are taken a
+    run at a time, at C speed; only the other entries (their checks are `NOT_A_MESSAGE`) are visited one by
+    one."""
+    own: list[AgentMessage | None] = []
+    reordered, start = False, 0
+    for stop in [*_positions(checks, NOT_A_MESSAGE), len(checks)]:
+        run = cast("list[AgentMessage | None]", checks[start:stop])
+        own += run
+        if None in run:  # unusable messages among them (rare): one by one
+            for line, message in zip(lines[start:stop], run):
+                if message is None:
+                    unusable.append((line, _BAD_MESSAGE))
+                elif not reordered:
+                    messages.append(message)
         elif not reordered:
-            messages += entry_messages(entry)
-    if reordered:
-        return None, unusable, _checks(entries, own)
-    context.model = context.model or _last_answering_model(entries)
-    context.messages = results_in_call_order(messages)
-    return context, unusable, None
+            messages += run  # type: ignore[arg-type]  # no None in it
+        if stop < len(checks):
+            entry = entries[stop]
+            reordered = _open_other(entry, lines[stop], entry["type"], context, messages, unusable, reordered)
+        start = stop + 1
+    return own, reordered
+
+
+def _positions(items: Sequence[object], value: object) -> list[int]:
+    """The indexes of `value` in `items` (found by `index`, at C speed: `value` is rare in them)."""
+    found: list[int] = []
+    try:
+        while True:
+            found.append(items.index(value, found[-1] + 1 if found else 0))
+    except ValueError:
+        return found
+
+
+def _open_other(entry: SessionEntry, line: int, kind: str, context: SessionContext, messages: list[AgentMessage],
+                unusable: Unusable, reordered: bool) -> bool:
+    """`open_context`'s step for an entry that is not a message: whether the branch is reordered after it."""
+    if (phrase := unusable_entry(entry)) is not None:
+        unusable.append((line, phrase))
+    if kind in _REORDERING:
+        return True
+    if kind in _SETTING_KINDS:
+        _apply_setting(context, entry, kind)
+    elif not reordered:
+        messages += entry_messages(entry)
+    return reordered
 
 
 def _checks(entries: list[SessionEntry], own: list[AgentMessage | None]) -> Checked:

@@ -125,13 +125,60 @@ class FileLines:
             raise read_error(self._path, exc) from None
 
     def _chunk(self) -> bytes:
-        try:
-            chunk = self._handle.read(_READ_CHUNK)
-        except OSError as exc:
-            raise read_error(self._path, exc) from None
+        chunk = read_chunk(self._handle, self._path)
         self.size += len(chunk)
         self.blank = self.blank and chunk.isspace() if chunk else self.blank
         return chunk
+
+
+class LineBatches:
+    """The lines of a session file in batches, for a reader of the usual file (`reading._usual_body`): each
+    `(lines, screened)` is a list of whole lines without their LF, in file order, and whether no
+    `json_wire.has_long_number` is in any of them. Iteration stops early, `usual` False, where `FileLines` would
+    have more to do: a line carried past `_CARRY_HELD` or over `MAX_LINE_BYTES`, text after the last LF (the
+    caller reads such a file with `FileLines`). `size`: the bytes read. Raises SessionFileError when a read
+    fails."""
+
+    def __init__(self, handle: Any, path: Path) -> None:
+        self._handle, self._path = handle, path
+        self.size = 0
+        self.usual = True
+
+    def __iter__(self) -> Iterator[tuple[list[bytes], bool]]:
+        carry: list[bytes] = []  # the start of a line that goes on in the next chunk
+        carried = 0
+        while chunk := read_chunk(self._handle, self._path):
+            self.size += len(chunk)
+            lines = chunk.split(b"\n")
+            rest = lines.pop()  # after the chunk's last LF: the start of the next line
+            if lines and carried:
+                line = b"".join([*carry, lines.pop(0)])
+                if len(line) > MAX_LINE_BYTES:
+                    break
+                yield [line], not json_wire.has_long_number(line)  # screened alone: it spans chunks
+                carry, carried = [], 0
+            elif lines:
+                if len(lines[0]) > MAX_LINE_BYTES:  # as `FileLines` checks a chunk's first line
+                    break
+                carry = []
+            if lines:
+                yield lines, not json_wire.has_long_number(chunk)
+            carry.append(rest)
+            carried += len(rest)
+            if carried > _CARRY_HELD:
+                break
+        else:
+            self.usual = not carried
+            return
+        self.usual = False
+
+
+def read_chunk(handle: Any, path: Path) -> bytes:
+    """The next `_READ_CHUNK` bytes of `handle` (the file at `path`), b"" at its end. Raises SessionFileError."""
+    try:
+        return handle.read(_READ_CHUNK)
+    except OSError as exc:
+        raise read_error(path, exc) from None
 
 
 def open_for_reading(path: Path) -> Any:

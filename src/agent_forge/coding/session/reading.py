@@ -19,7 +19,7 @@ from ..paths import path_text
 from ...ai import json_wire
 from ...records import Record, factory
 from .entries import SessionEntry, SessionHeader, is_header
-from .file_lines import FileLines, Line, line_limit, open_for_reading
+from .file_lines import FileLines, Line, LineBatches, line_limit, open_for_reading
 from .links import BrokenLinks, find_broken_links
 from .migrations import check_version, migrate
 from .sharing import shared_and_checked
@@ -119,22 +119,134 @@ def read_session(path: Path) -> ParsedSession:
     `session_migrations.migrate`). A UTF-8 byte order mark at the start of a line is ignored (`_without_bom`).
     """
     with open_for_reading(path) as handle, gc_paused():
-        lines = FileLines(handle, path)
-        header = _checked_header(*_header_of(lines, path), path)
-        before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
-        objects, numbers, damaged, checks, unrepaired = _parse_body(lines)
+        body = _usual_body(handle, path)
+        if body is None:
+            handle.seek(0)
+            body = _any_body(handle, path)
+    header, objects, numbers, damaged, checks, unrepaired = (body.header, body.objects, body.numbers, body.damaged,
+                                                             body.checks, body.unrepaired)
     version = migrate(header, objects)  # the version was checked with the header: this cannot raise
-    entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
+    if version is None and body.positions is not None:  # one chain of entries, as `_unique_entries` finds it
+        entries, entry_lines, repeated, positions, linear, links = (objects, numbers, [], body.positions, True,
+                                                                   BrokenLinks())
+    else:
+        entries, entry_lines, repeated, positions, linear, links = _unique_entries(objects, numbers, damaged)
     if version is not None or len(entries) != len(objects):  # a migration edits messages; or checks misalign
         checks, unrepaired = None, []
-    size, whole, tail = lines.size, lines.whole, lines.tail
+    size, whole, tail = body.size, body.whole, body.tail
     # A tail (text after the last newline) that is an object is whole; one over the cap is kept as it is (a
     # skipped line, not a torn one: nothing is cut back).
     complete = size if tail is None or tail and isinstance(_parse_file_line(tail), dict) else whole
     left_out = complete < size and not bytes(tail or b"").decode("utf-8", "replace").isspace()
     return ParsedSession(header, entries, version, size > whole, sorted(damaged), complete, repeated,
-                         entry_lines, positions, linear, lines.tail_number if left_out else None, size,
-                         lines.too_long[before_header:], links, checks, unrepaired)
+                         entry_lines, positions, linear, body.tail_number if left_out else None, size,
+                         body.too_long, links, checks, unrepaired)
+
+
+class _Body(Record):
+    """A session file's lines as read, before its entries are told apart (`read_session`): the header, the other
+    lines' objects and their 1-based numbers, the damaged lines' numbers, `sharing.shared_and_checked` of each
+    object and the messages it left unrepaired; the file's `size`, `whole` (bytes up to and including the last
+    LF), `tail` (the text after it, None when over the cap) and its number, the lines after the header over the
+    cap (`too_long`). `positions`: id → index when the objects are entries making one chain in file order,
+    each the child of the one before (`ParsedSession.linear`; no id repeated), else None."""
+
+    header: SessionHeader
+    objects: list[dict[str, Any]]
+    numbers: Sequence[int]
+    damaged: list[int]
+    checks: list[object]
+    unrepaired: list[object]
+    size: int
+    whole: int
+    tail: bytes | None
+    tail_number: int
+    too_long: list[int]
+    positions: dict[str, int] | None = None
+
+
+def _usual_body(handle: Any, path: Path) -> _Body | None:
+    """The `_Body` of the usual session file, read in one pass over whole chunks of lines (no per-line
+    bookkeeping of `FileLines`): its header on line 1, then one JSON object a line that the fast backend reads
+    (as `_parse_body` would), ending with a newline. None for any other file (a blank, damaged or overlong line,
+    a torn tail, no fast backend): `_any_body` reads it again from its start (only the objects read here, which
+    are dropped, were made). Raises SessionFileError for an unreadable file or a first line that is an object
+    but not a valid header, as `_any_body` does."""
+    fast = json_wire.fast_backend()
+    if fast is None:
+        return None
+    batches, usual = LineBatches(handle, path), _UsualLines(fast, path)
+    if not all(usual.add(lines, screened) for lines, screened in batches) or not batches.usual or usual.header is None:
+        return None
+    count = len(usual.objects)
+    return _Body(usual.header, usual.objects, array("L", range(2, count + 2)), [], usual.checks, usual.unrepaired,
+                 batches.size, batches.size, b"", count + 2, [], usual.positions)
+
+
+class _UsualLines:
+    """The header and objects of the lines of a usual file (`_usual_body`), batch by batch; `positions` while
+    the objects are entries making one chain (each the child of the entry before, no id repeated), else None."""
+
+    def __init__(self, fast: Any, path: Path) -> None:
+        self._fast, self._path = fast, path
+        self.header: SessionHeader | None = None
+        self.objects: list[dict[str, Any]] = []
+        self.checks: list[object] = []
+        self.unrepaired: list[object] = []
+        self.positions: dict[str, int] | None = {}
+        self._shared: dict[str, str] = {}
+        self._last_id: str | None = None
+
+    def add(self, lines: list[bytes], screened: bool) -> bool:
+        """Read `lines` (`screened`: none holds a long number); False at the first that is not an object."""
+        if self.header is None:
+            value = self._value(lines[0], screened)
+            if type(value) is not dict:
+                return False
+            self.header = _checked_header(value, "line 1, its first JSON object, is not a session header", self._path)
+            lines = lines[1:]
+        if not screened:
+            return all(self._add_objects([value]) for value in map(_parse_file_line, lines))
+        try:
+            return self._add_objects(map(self._fast.loads, lines))
+        except self._fast.JSONDecodeError:  # `_parse_body` reads it the long way: so does `_any_body`
+            return False
+
+    def _value(self, line: bytes, screened: bool) -> Any:
+        try:
+            return self._fast.loads(line) if screened else _parse_file_line(line)
+        except self._fast.JSONDecodeError:
+            return None
+
+    def _add_objects(self, values: Iterable[Any]) -> bool:
+        """Add `values` (parsed lines); False at the first that is not an object. While they make one chain, each
+        entry's `parentId` is made the entry before's id (one string for both, as `_unique_entries` does)."""
+        objects, checks, shared, unrepaired = self.objects, self.checks, self._shared, self.unrepaired
+        positions, last_id = self.positions, self._last_id
+        for value in values:
+            if type(value) is not dict:
+                return False
+            checks.append(shared_and_checked(value, shared, unrepaired))
+            if positions is not None:  # `_unique_entries`' usual case, inlined: no second pass over the entries
+                entry_id, kind = value.get("id"), value.get("type")
+                if (type(entry_id) is str and type(kind) is str and kind != "session"
+                        and value.get("parentId") == last_id and entry_id not in positions):
+                    value["parentId"], positions[entry_id], last_id = last_id, len(objects), entry_id
+                else:
+                    positions = None
+            objects.append(value)
+        self.positions, self._last_id = positions, last_id
+        return True
+
+
+def _any_body(handle: Any, path: Path) -> _Body:
+    """The `_Body` of any session file (`FileLines`: blank, damaged, torn and overlong lines too)."""
+    lines = FileLines(handle, path)
+    header = _checked_header(*_header_of(lines, path), path)
+    before_header = len(lines.too_long)  # lines before the header are not entries' (left out unreported)
+    objects, numbers, damaged, checks, unrepaired = _parse_body(lines)
+    return _Body(header, objects, numbers, damaged, checks, unrepaired, lines.size, lines.whole, lines.tail,
+                 lines.tail_number, lines.too_long[before_header:])
 
 
 def _parse_file_line(line: bytes | memoryview, screened: bool = False) -> Any:

@@ -34,6 +34,8 @@ def with_sound_fields(message: AgentMessage) -> AgentMessage:
         field = _OPTIONAL_FIELDS.get(key)
         if field is None or (field is _STR_FIELD and isinstance(value, str)):  # inlined: the usual fields
             continue
+        if field is _TIMESTAMP_FIELD and type(value) is int:  # the usual timestamp, without a call
+            continue
         if not field[0](value):
             wrong = [key] if wrong is None else [*wrong, key]
     return message if wrong is None else _repaired(message, wrong)
@@ -138,8 +140,9 @@ def _is_str(value: object) -> bool:
 _USAGE_COUNTS = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens"))
 _DROP = object()
 _STR_FIELD: tuple[Callable[[object], bool], object] = (_is_str, _DROP)
+_TIMESTAMP_FIELD: tuple[Callable[[object], bool], object] = (_is_number, 0)
 _OPTIONAL_FIELDS: dict[str, tuple[Callable[[object], bool], object]] = {
-    "timestamp": (_is_number, 0),
+    "timestamp": _TIMESTAMP_FIELD,
     "usage": (_is_usage, _DROP),
     **{key: _STR_FIELD for key in ("stopReason", "errorMessage", "provider", "model", "toolName", "customType")},
 }

@@ -1,8 +1,12 @@
-"""One string object for each of the values that repeat on almost every line of a session file.
+"""One string object for each of the words that repeat on almost every line of a session file.
 
 orjson shares the keys it parses (its key cache), not the values: a 5,000-entry session held ~38,000 copies of
 "message", "text", "assistant", "toolCall", the provider, the model and the tool names (~2 MB, a sixth of what
-resuming it adds to the process). Sharing them as the lines are parsed costs well under a microsecond a line.
+resuming it adds to the process). The words of the format (entry and block types, roles) are shared as the
+lines are parsed, by comparing with this module's strings (no call, no hash). The values that come from
+providers and tools (`api`, `provider`, `model`, `stopReason`, `toolName`, a tool call's `name`) are not: shared
+through a dict they cost ~1,300 instructions each, 15.5 M of the 377 M to a resumed 5,000-entry session's first
+`get_state` (issue 15), for 0.6 MB of its 29.6 MB peak.
 """
 
 from __future__ import annotations
@@ -11,14 +15,10 @@ from typing import Any
 
 from .shapes import context_message
 
-_ROLE_FIELDS = {"assistant": ("api", "provider", "model", "stopReason"), "toolResult": ("toolName",)}
-"""Role → the message fields whose values come from a small set (providers, models, stop reasons, tools)."""
-
-
 def share_strings(entry: dict[str, Any], shared: dict[str, str]) -> None:
-    """Replace, in place, `entry`'s type, its message's role and `_ROLE_FIELDS`, its content blocks' `type`
-    (and a tool call's `name`) by the equal string kept in `shared` (the first one met is kept there). Values
-    of other types are left as they are: the entry is checked later."""
+    """Replace, in place, `entry`'s type, its message's role and its content blocks' `type` by the equal string
+    kept in `shared` (the first one met is kept there). Values of other types are left as they are: the entry
+    is checked later. What `shared_and_checked` shares, said plainly (tests compare the two)."""
     share = shared.setdefault
     kind = entry.get("type")
     if type(kind) is str:
@@ -26,24 +26,12 @@ def share_strings(entry: dict[str, Any], shared: dict[str, str]) -> None:
     message = entry.get("message")
     if type(message) is not dict or type(role := message.get("role")) is not str:
         return
-    role = _share_role_fields(message, role, share)
+    message["role"] = share(role, role)
     content = message.get("content")
     if type(content) is list:
         for block in content:
             if type(block) is dict and type(kind := block.get("type")) is str:
-                block["type"] = kind = share(kind, kind)
-                if kind == "toolCall" and type(name := block.get("name")) is str:
-                    block["name"] = share(name, name)
-
-
-def _share_role_fields(message: dict[str, Any], role: str, share: Any) -> str:
-    """Share `message`'s role and the string fields its role has (`_ROLE_FIELDS`); returns the shared role."""
-    message["role"] = role = share(role, role)
-    for key in _ROLE_FIELDS.get(role, ()):
-        value = message.get(key)
-        if type(value) is str:
-            message[key] = share(value, value)
-    return role
+                block["type"] = share(kind, kind)
 
 
 class _NotAMessage:
@@ -70,37 +58,47 @@ def shared_and_checked(entry: dict[str, Any], shared: dict[str, str], unrepaired
     A message of such a shape is returned as it is and added to `unrepaired`: its optional fields (timestamp,
     usage, ...) are checked later, by `shapes.repaired` (they never make it unusable: a resumed session's
     first `get_state` counts its messages without them, issue 15)."""
-    # `_share_role_fields` and the block checks inlined, the usual case first: ~2/3 of the bytecodes of a
-    # session file's open that are not orjson's parse run here.
+    # The sharing and the block checks inlined, the usual case first: ~2/3 of the bytecodes of a
+    # session file's open that are not orjson's parse run here. The words of almost every line are shared by
+    # comparing with this module's own strings (no call, no hash of the new string), the others through `shared`.
     share = shared.setdefault
     kind = entry.get("type")
-    if type(kind) is str:
+    if kind == "message":
+        entry["type"] = kind = "message"
+    elif type(kind) is str:
         entry["type"] = kind = share(kind, kind)
     message = entry.get("message")
     if type(message) is not dict or type(role := message.get("role")) is not str:
         return context_message(message) if kind == "message" else NOT_A_MESSAGE
-    message["role"] = role = share(role, role)
-    fields = _ROLE_FIELDS.get(role)
-    if fields is not None:
-        for key in fields:
-            if type(value := message.get(key)) is str:
-                message[key] = share(value, value)
+    if role == "assistant":
+        message["role"] = role = "assistant"
+    elif role == "user":
+        message["role"] = role = "user"
+    elif role == "toolResult":
+        message["role"] = role = "toolResult"
+    else:
+        message["role"] = role = share(role, role)
     content = message.get("content")
     if type(content) is list:
         sound = role in _PLAIN_ROLES
         for block in content:
-            if type(block) is not dict or type(block_kind := block.get("type")) is not str:
+            if type(block) is not dict:
                 sound = False
                 continue
-            block["type"] = block_kind = share(block_kind, block_kind)
+            block_kind = block.get("type")
             if block_kind == "text":
+                block["type"] = "text"
                 if type(block.get("text")) is not str:
                     sound = False
-            elif block_kind == "toolCall" and type(name := block.get("name")) is str:
-                block["name"] = share(name, name)
-                if type(block.get("id")) is not str or type(block.get("arguments")) is not dict:
+            elif type(block_kind) is not str:
+                sound = False
+            elif block_kind == "toolCall":
+                block["type"] = "toolCall"
+                if (type(block.get("name")) is not str or type(block.get("id")) is not str
+                        or type(block.get("arguments")) is not dict):
                     sound = False
             else:
+                block["type"] = share(block_kind, block_kind)
                 sound = False
     else:
         sound = role == "user" and type(content) is str

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -98,6 +99,7 @@ class SessionStore(EntryAppends):
         self._checked: Checked | None = None
         self._unrepaired: list[object] = []  # messages whose optional fields `build_context` checks first
         self._name: tuple[str | None, str | None] | None = None  # (leaf id, `session_name` on its branch)
+        self._types: tuple[str | None, frozenset[str]] | None = None  # (leaf id, `branch_types` of its branch)
         self.load_warnings: list[SessionWarning] = []
         """What opening the file found damaged (`damage.py`); empty when nothing or made in this process."""
         self.last_cut: str | None = None
@@ -263,8 +265,16 @@ class SessionStore(EntryAppends):
     def session_name(self) -> str | None:
         """`name` of the latest `session_info` entry on the active branch; None when unset or cleared."""
         if self._name is None or self._name[0] != self._leaf_id:  # get_state asks on every call: walk once a leaf
-            self._name = (self._leaf_id, _latest_name(self.branch()))
+            named = "session_info" in self.branch_types()
+            self._name = (self._leaf_id, _latest_name(self.branch()) if named else None)
         return self._name[1]
+
+    def branch_types(self) -> frozenset[str]:
+        """The entry types on the active branch (`session_info`, `context_window_change`, ...): one walk a leaf,
+        at C speed, for the questions that would each walk a long branch to find none."""
+        if self._types is None or self._types[0] != self._leaf_id:
+            self._types = (self._leaf_id, frozenset(map(itemgetter("type"), self.branch())))
+        return self._types[1]
 
     @property
     def write_error(self) -> SessionWriteState | None:
