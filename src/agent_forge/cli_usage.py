@@ -145,9 +145,10 @@ def _session_flags_problem(args: argparse.Namespace) -> str | None:
 
 def _thinking_problem(args: argparse.Namespace) -> str | None:
     from .ai.options import THINKING_LEVELS
+    from .coding.paths import path_text
 
     if args.thinking is not None and args.thinking not in THINKING_LEVELS:
-        return f"Invalid thinking level: {args.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}"
+        return f"Invalid thinking level: {path_text(args.thinking)}. Valid levels: {', '.join(THINKING_LEVELS)}"
     return None
 
 

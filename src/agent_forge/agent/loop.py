@@ -307,7 +307,7 @@ class TurnLoop:
         """The error of a call whose tool is not there: the owner's reason, else `Tool <name> not found`."""
         if not _named(call) or call["name"] in tools:
             return None
-        return self.config.missing_tool(call["name"]) or f"Tool {call['name']} not found"
+        return self.config.missing_tool(call["name"]) or _not_found(call["name"])
 
     def _end_tool_result(self, result: ToolResultMessage) -> None:
         self.emit(MessageStart(type="message_start", message=result))
@@ -329,6 +329,13 @@ async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
         await asyncio.gather(batch, return_exceptions=True)
 
 
+def _not_found(name: object) -> str:
+    """`Tool <name> not found`, the model's name on one line (`name_text`): the model may send any string."""
+    from ..ai.visible_text import name_text  # only for a missing tool: not on the start-up path
+
+    return f"Tool {name_text(name)} not found"
+
+
 def _mark_aborted(runs: list["_ToolRun"]) -> None:
     for run in runs:
         if not run.ended:
@@ -342,7 +349,7 @@ class _ToolRun:
     def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, config: LoopConfig,
                  missing: str | None = None):
         self.call = call
-        self.missing = missing or f"Tool {call.get('name')} not found"  # the error when `tool` is None
+        self.missing = missing or _not_found(call.get("name"))  # the error when `tool` is None
         self.config = config  # the owner's hooks: `before_tool_call`, `check_result`, `on_tool_result`, ...
         self.tool = tool
         self.emit = emit

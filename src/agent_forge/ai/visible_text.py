@@ -29,6 +29,17 @@ def escape_invisible(text: str) -> str:
     return SHOWN.sub(_visible, text) if MAYBE_SHOWN.search(text) else text
 
 
+def name_text(name: object) -> str:
+    """A name from outside (a path, a CLI argument, a session id, a tool or model name) as one line of a
+    message: `escape_invisible`, and newlines and tabs as `\\n` and `\\t` too. A name's newline shown raw
+    would split the message in two, and the second line could read as a message of its own (`x\\nWarning:
+    ...`); as a space it would name another file."""
+    text = str(name)
+    if text.isprintable():  # nothing to escape (every escaped character is unprintable): the usual case
+        return text
+    return escape_invisible(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def _visible(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

@@ -30,6 +30,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable, Mapping, NamedTuple, Protocol, TypedDict
 
+from .paths import path_text
 from .settings import APPROVAL_POLICIES as POLICIES
 
 # asyncio is imported once a call is asked about, not with the command line's `--approvals` (`POLICIES`): ACP
@@ -125,14 +126,15 @@ def tool_kind(name: str) -> str:
 
 
 def tool_title(name: str, args: Mapping[str, object]) -> str:
-    """One line naming the call: `bash: <first line of the command>`, `write <path>`, else the tool name."""
+    """One line naming the call: `bash: <first line of the command>`, `write <path>`, else the tool name; each
+    outside part through `path_text` (a path's newline would split the line, its escape drive a terminal)."""
     if name == "bash":
         lines = str(args.get("command") or "").strip().splitlines() or [""]
-        title = f"bash: {lines[0]}" + (" …" if len(lines) > 1 else "")
+        title = f"bash: {path_text(lines[0])}" + (" …" if len(lines) > 1 else "")
     elif isinstance(args.get("path"), str):
-        title = f"{name} {args['path']}"
+        title = f"{path_text(name)} {path_text(args['path'])}"
     else:
-        title = name
+        title = path_text(name)
     return title if len(title) <= MAX_TITLE else title[:MAX_TITLE - 1] + "…"
 
 

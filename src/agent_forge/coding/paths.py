@@ -50,14 +50,13 @@ def project_dir(cwd: str | Path) -> Path:
 
 
 def path_text(path: object) -> str:
-    """A file name or path as one line of a message for a person (a warning, an error, a tool block): every
-    control and invisible character as its escape (`\\x1b`, `\\x0d`, `\\u202e`: `ai/visible_text.py`),
-    newlines and tabs as `\\n` and `\\t` too. A name's newline shown raw would split the message in two, and
-    the second line could read as a message of its own (`x\\nWarning: ...`); as a space it would name another
-    file."""
+    """A file name or path, or any other name from outside (a CLI argument, a session id, a tool or model name),
+    as one line of a message for a person or a model (a warning, an error, a tool result or block): every
+    control and invisible character as its escape (`\\x1b`, `\\x0d`, `\\u202e`), newlines and tabs as `\\n`
+    and `\\t` too (`ai/visible_text.name_text`, which any other outside name goes through)."""
     text = str(path)
-    if text.isprintable():  # nothing to escape (every escaped character is unprintable): the usual case
+    if text.isprintable():  # the usual case: no import
         return text
-    from ..ai.visible_text import escape_invisible  # only for such a name: not on the start-up path
+    from ..ai.visible_text import name_text  # only for such a name: not on the start-up path
 
-    return escape_invisible(text).replace("\n", "\\n").replace("\t", "\\t")
+    return name_text(text)

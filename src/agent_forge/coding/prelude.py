@@ -18,7 +18,7 @@ from ..records import Record, replace
 from .errors import CommandError, SessionFileError
 from .models.control import ModelControl
 from .models.registry import ModelRegistry
-from .paths import agent_dir as default_agent_dir, sessions_dir
+from .paths import agent_dir as default_agent_dir, path_text, sessions_dir
 from .session.store import SessionStore
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def _select_model(session: SessionPrelude, options: SessionOptions) -> None:
     and context window (`_resume_model`); a new one takes CLI flags, then settings, then the first model with
     auth, and records them."""
     if options.thinking is not None and options.thinking not in THINKING_LEVELS:
-        raise CommandError(f"Invalid thinking level: {options.thinking}. Valid levels: {', '.join(THINKING_LEVELS)}")
+        raise CommandError(f"Invalid thinking level: {path_text(options.thinking)}. Valid levels: {', '.join(THINKING_LEVELS)}")
     if isinstance(options.model, dict):
         _use_model_object(session, options.model, options.thinking)
         return

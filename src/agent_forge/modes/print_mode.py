@@ -50,6 +50,7 @@ from . import stdout_guard, termination
 from .print_outcome import NO_TEXT, McpNotices, RunWatch, answer_notices, run_problem
 from .rpc.framing import encode
 from .stdout_guard import protocol_stdout, write_out
+from ..coding.paths import path_text
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
                ".webp": "image/webp"}
@@ -107,9 +108,9 @@ def _read_file(path: Path, name: str) -> bytes:
             size = os.fstat(f.fileno()).st_size
             data = f.read(MAX_FILE_BYTES + 1) if size <= MAX_FILE_BYTES else b""
     except ToolError as exc:
-        raise CommandError(f"Cannot attach {name}: {exc}") from None
+        raise CommandError(f"Cannot attach {path_text(name)}: {exc}") from None
     except OSError as exc:
-        raise CommandError(f"Cannot read {name}: {exc.strerror or exc}") from None
+        raise CommandError(f"Cannot read {path_text(name)}: {exc.strerror or exc}") from None
     size = max(size, len(data))  # the file may have grown while being read
     if size > MAX_FILE_BYTES:
         raise CommandError(f"Cannot attach {name}: it is over the {format_size(MAX_FILE_BYTES)} limit for @file "

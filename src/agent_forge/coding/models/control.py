@@ -22,6 +22,7 @@ from ...lazy_re import LazyPattern
 from ..errors import CommandError
 from .scope import ScopedModel, resolve_scope, split_patterns
 from .selection import supported_level
+from ..paths import path_text
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -215,11 +216,11 @@ class ModelControl:
         _require_str(provider=provider)
         registry = self._registry
         if provider not in registry.providers() and provider not in registry.auth.providers():
-            raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
+            raise CommandError(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(registry.providers())}')
         try:
             registry.logout(provider)
         except (AuthFileError, OSError) as exc:
-            raise CommandError(f"Cannot log out of {provider}: {exc}") from exc
+            raise CommandError(f"Cannot log out of {path_text(provider)}: {exc}") from exc
         result: dict[str, Any] = {"provider": provider, "authStatus": registry.auth_status(provider),
                                   "models": registry.available_models()}
         if self.scope:
@@ -240,7 +241,7 @@ class ModelControl:
         not support (`xhigh`/`max` exist only where the model's capabilities map them): never a silent change.
         """
         if level not in THINKING_LEVELS:
-            raise CommandError(f"Invalid thinking level: {level}. Valid levels: {', '.join(THINKING_LEVELS)}")
+            raise CommandError(f"Invalid thinking level: {path_text(level)}. Valid levels: {', '.join(THINKING_LEVELS)}")
         levels = self.available_thinking_levels()
         if level not in levels:
             raise CommandError(f'Thinking level "{level}" is not supported by {self._model_name()}. '
@@ -374,7 +375,7 @@ def parse_context_window(value: Any) -> int:
     Arithmetic is exact (no float rounding), so a huge count is reported as typed and never overflows."""
     tokens = _exact_tokens(value)
     if tokens is None or tokens <= 0 or tokens != int(tokens):
-        shown = value if isinstance(value, str) else repr(value)
+        shown = path_text(value) if isinstance(value, str) else repr(value)
         raise CommandError(f"Invalid context window: {shown}. Use a token count (400000) or a compact size "
                            "such as 400k or 1m.")
     return int(tokens)

@@ -7,6 +7,7 @@ from collections import namedtuple
 from typing import TYPE_CHECKING, Any
 
 from ...ai.options import THINKING_LEVELS
+from ..paths import path_text
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -48,7 +49,7 @@ def resolve_scope(registry: ModelRegistry, patterns: list[str], source: str = "-
         pattern, level = _split_level(raw)
         matches = _matches(registry, available, pattern, warnings)
         if not matches:
-            warnings.append(f'{source}: no available model matches "{raw}"')
+            warnings.append(f'{source}: no available model matches "{path_text(raw)}"')
         for model in matches:
             scope.setdefault((model["provider"], model["id"]), ScopedModel(model, level))
     return list(scope.values()), warnings
@@ -79,7 +80,7 @@ def _named(registry: ModelRegistry, available: list[Model], pattern: str, warnin
     exact = exact or [m for m in available if m["id"].lower() == needle]
     if len(exact) > 1:
         providers = ", ".join(m["provider"] for m in exact)
-        warnings.append(f'Model "{pattern}" is offered by several providers ({providers}); each is in the scope')
+        warnings.append(f'Model "{path_text(pattern)}" is offered by several providers ({providers}); each is in the scope')
     if exact:
         return exact
     model, _, _ = registry.resolve_model_pattern(pattern)

@@ -14,6 +14,7 @@ from ...ai.catalogue import clamp_thinking_level, default_thinking_level
 from ...ai.options import THINKING_LEVELS
 from ...lazy_re import LazyPattern
 from .hosts import HOST_ONLY_PROVIDERS
+from ..paths import path_text
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -70,22 +71,22 @@ def resolve_model_pattern(catalogue: Catalogue, pattern: str, provider: str | No
     if not pattern:
         return None, None, "Empty model pattern"
     if provider and not catalogue.of_provider(provider) and provider.lower() not in HOST_ONLY_PROVIDERS:
-        return None, None, f'Unknown provider "{provider}". Known providers: {", ".join(catalogue.providers())}'
+        return None, None, f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.providers())}'
     model, error = _match(catalogue, pattern, provider)
     if model or error:
         return model, None, error
     head, sep, suffix = pattern.rpartition(":")
     model, error = _match(catalogue, head, provider) if sep and head else (None, None)
     if model and suffix not in THINKING_LEVELS:
-        return None, None, (f'Invalid thinking level "{suffix}" in model pattern "{pattern}". '
+        return None, None, (f'Invalid thinking level "{path_text(suffix)}" in model pattern "{path_text(pattern)}". '
                             f"Valid levels: {', '.join(THINKING_LEVELS)}")
     if model or error:
         return model, (suffix if model else None), error
     model, level = _host_pattern(catalogue, pattern, provider)
     if model:
         return model, level, None
-    scope = f' for provider "{provider}"' if provider else ""
-    return None, None, f'No model matches "{pattern}"{scope}'
+    scope = f' for provider "{path_text(provider)}"' if provider else ""
+    return None, None, f'No model matches "{path_text(pattern)}"{scope}'
 
 
 def _match(catalogue: Catalogue, pattern: str, provider: str | None) -> tuple[Model | None, str | None]:
@@ -187,11 +188,11 @@ def _provider_default(catalogue: Catalogue, provider: str, settings: Settings | 
                       warnings: list[str]) -> Model | None:
     models = catalogue.of_provider(provider)
     if not models and provider.lower() in HOST_ONLY_PROVIDERS:
-        warnings.append(f'Provider "{provider}" has no built-in models: name one with --model <id> (any model '
+        warnings.append(f'Provider "{path_text(provider)}" has no built-in models: name one with --model <id> (any model '
                         f"the host serves), or list its models in {catalogue.models_path}")
         return None
     if not models:
-        warnings.append(f'Unknown provider "{provider}". Known providers: {", ".join(catalogue.providers())}')
+        warnings.append(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.providers())}')
         return None
     if settings is not None and settings.default_model and settings.default_provider == models[0]["provider"]:
         chosen = catalogue.find(models[0]["provider"], settings.default_model)
@@ -221,7 +222,7 @@ def _settings_default(catalogue: Catalogue, settings: Settings | None,
     provider = settings.default_provider
     model, level, error = resolve_model_pattern(catalogue, settings.default_model, provider)
     if error:
-        name = f"{provider}/{settings.default_model}" if provider else settings.default_model
+        name = path_text(f"{provider}/{settings.default_model}" if provider else settings.default_model)
         warnings.append(f'Default model "{name}" from settings is not available ({error}); '
                         "choosing another model")
     return model, level
@@ -230,7 +231,7 @@ def _settings_default(catalogue: Catalogue, settings: Settings | None,
 def _initial_level(model: Model, thinking: str | None, suffix: str | None, settings: Settings | None,
                    warnings: list[str]) -> str:
     if thinking is not None and thinking not in THINKING_LEVELS:
-        warnings.append(f'Invalid thinking level "{thinking}" ignored. Valid levels: {", ".join(THINKING_LEVELS)}')
+        warnings.append(f'Invalid thinking level "{path_text(thinking)}" ignored. Valid levels: {", ".join(THINKING_LEVELS)}')
         thinking = None
     explicit = thinking or suffix
     configured = None

@@ -161,9 +161,9 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     if not matches:
         _explain_unusable(wanted, cwd, session_dir)
         where = " nor in any other directory's sessions" if everywhere else ""
-        raise NoSessionMatch(f"No session found matching '{reference}' in {session_cwd_dir(cwd, session_dir)}{where}")
+        raise NoSessionMatch(f"No session found matching '{path_text(reference)}' in {session_cwd_dir(cwd, session_dir)}{where}")
     listing = "\n".join(f"  {ids[path]}  {path_text(path)}" for path in matches)
-    raise SessionFileError(f"Session id '{reference}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
+    raise SessionFileError(f"Session id '{path_text(reference)}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
 
 
 def id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, str | None]]:

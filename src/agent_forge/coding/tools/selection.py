@@ -17,6 +17,7 @@ from typing import Sequence
 from ...ai.types import JsonValue
 from . import CODING_TOOL_NAMES, TOOL_FACTORIES
 from ..errors import ToolSelectionError
+from ..paths import path_text
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _warn_unknown_cli(entries: Sequence[str], warnings: list[str]) -> None:
 def _listed(entries: Sequence[str]) -> str:
     """`nope, READ (tool names are case-sensitive: did you mean "read"?)`."""
     return ", ".join(f'{e} (tool names are case-sensitive: did you mean "{_name(e).lower()}"?)'
-                     if _name(e).lower() in TOOL_FACTORIES else e for e in entries)
+                     if _name(e).lower() in TOOL_FACTORIES else path_text(e) for e in entries)
 
 
 def _name(entry: str) -> str:

@@ -20,6 +20,7 @@ from .config_commands import CONFIG_COMMANDS, ConfigCommands
 from .session_commands import SESSION_COMMANDS, SessionCommands, session_change
 from .tool_blocks import ToolCall, shell_block
 from .wording import error_text
+from ...coding.paths import path_text
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
@@ -137,7 +138,7 @@ class Commands:
             return
         model, level, error = resolve_model_pattern(session.registry, argument)
         if error or model is None:
-            raise CommandError(error or f'No model matches "{argument}"')
+            raise CommandError(error or f'No model matches "{path_text(argument)}"')
         active = session.set_model(model["provider"], model["id"])
         if level:
             session.set_thinking_level(level)

@@ -88,7 +88,7 @@ class SessionCommands:
     def _ask_key(self, provider: str) -> None:
         registry = self.ui.session.registry
         if provider not in registry.providers():
-            raise CommandError(f'Unknown provider "{provider}". Known providers: {", ".join(registry.providers())}')
+            raise CommandError(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(registry.providers())}')
 
         def reply(fields: dict[str, Any]) -> None:
             key = fields.get("value")
