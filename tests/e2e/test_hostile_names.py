@@ -13,8 +13,12 @@ import sys
 
 import pytest
 
+from support.tmux_terminal import tmux_available
+
 from agent_forge.cli_parser import build_parser
 from agent_forge.modes.rpc.client import RpcClient
+
+from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
 
 CLI = [sys.executable, "-m", "agent_forge"]
 HOSTILE = "zz\nWarning: forged\t\x1b]0;t\x07"
@@ -118,3 +122,17 @@ async def test_an_unknown_tool_name_is_one_line_in_the_models_tool_result(agent_
         await client.prompt_and_wait("go")
     (sent,) = [m["content"] for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert "ev\\nil\\x1b]0;PWN3\\x07" in str(sent) and not CONTROL.search(str(sent)), sent
+
+
+@pytest.mark.skipif(not tmux_available(), reason="needs tmux")
+def test_the_terminal_ui_names_a_hostile_tool_on_one_line(terminal, fake_llm):
+    fake_llm.set_script([{"tool_calls": [{"name": "ev\nil\x1b]0;PWN3\x07", "arguments": {"a": 1}}]},
+                         {"text": "all done"}])
+    term = terminal()
+    term.type("go")
+    term.press("Enter")
+    term.wait_for("all done")
+    lines = term.scrollback().splitlines()
+    shown = [line for line in lines if "ev\\nil\\x1b]0;PWN3\\x07" in line]
+    assert len(shown) >= 2 and not [line for line in lines if line.lstrip().startswith("il")], lines
+    assert any("Tool ev\\nil\\x1b]0;PWN3\\x07 not found" in line for line in shown), shown

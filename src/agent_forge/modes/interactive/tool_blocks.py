@@ -61,7 +61,7 @@ class ToolCall:
             return f"read {path_text(args.get('path', ''))}{_line_range(args)}"
         if self.name in ("write", "edit"):
             return f"{self.name} {path_text(args.get('path', ''))}"
-        return f"{clean(self.name)} {clean(_short_json(args))}"
+        return f"{path_text(self.name)} {clean(_short_json(args))}"  # a model may send any name
 
     def elapsed(self) -> float:
         """Seconds from the start to now, or to `finish` (a block built again later shows the same time), less
