@@ -60,6 +60,17 @@ def test_a_hostile_value_of_any_flag_is_quoted_on_one_line(flag, agent_env, fake
     one_line_messages(done.stderr)
 
 
+ENV_NAMES = ["AGENT_FORGE_SESSION_DIR", "AGENT_FORGE_CANCEL_GRACE_MS", "AGENT_FORGE_KILL_GRACE_MS",
+             "AGENT_FORGE_WRITE_RETRY_MS", "AGENT_FORGE_JSON", "SSL_CERT_FILE", "SSL_CERT_DIR", "EDITOR", "VISUAL"]
+
+
+@pytest.mark.parametrize("name", ENV_NAMES)
+def test_a_hostile_environment_value_is_quoted_on_one_line(name, agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "answered"}] * 3)
+    done = run(["-p", "hi"], {**agent_env, name: f"v{HOSTILE}"}, tmp_path)
+    one_line_messages(done.stderr)
+
+
 @pytest.mark.parametrize("args", [["--export", f"v{HOSTILE}"], ["--list-models", f"v{HOSTILE}"],
                                   ["-p", f"@no{HOSTILE}", "hi"], ["-p", f"@nosuch{HOSTILE}/x", "hi"],
                                   ["--session", f"zz{HOSTILE}", "-p", "hi"], ["--fork", f"zz{HOSTILE}", "-p", "hi"],

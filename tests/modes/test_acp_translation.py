@@ -20,6 +20,16 @@ def test_titles_are_one_short_line():
     assert len(tool_calls.title_of("bash", {"command": "x" * 500})) == tool_calls.MAX_TITLE
 
 
+@pytest.mark.parametrize("name, args, title", [
+    ("write", {"path": "evil\nWarning: x\x1b]0;t\x07.txt"}, "Write evil\\nWarning: x\\x1b]0;t\\x07.txt"),
+    ("grep", {"pattern": "a\tb", "path": "s\nrc"}, "grep a\\tb in s\\nrc"),
+    ("bash", {"command": "echo\tx\x1b[2J\nrm y"}, "echo\\tx\\x1b[2J …"),
+    ("ev\nil\x1b]0;PWN\x07", {}, "ev\\nil\\x1b]0;PWN\\x07"),
+])
+def test_a_title_shows_a_hostile_path_pattern_or_name_on_one_line_without_control_bytes(name, args, title):
+    assert tool_calls.title_of(name, args) == title
+
+
 @pytest.mark.parametrize(("name", "kind"), [("read", "read"), ("write", "edit"), ("edit", "edit"),
                                             ("bash", "execute"), ("find", "search"), ("web_fetch", "fetch"),
                                             ("srv_tool", "other")])

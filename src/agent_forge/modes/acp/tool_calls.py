@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ...coding.paths import path_text
+
 KINDS = {"read": "read", "ls": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
          "find": "search"}
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024
@@ -28,17 +30,17 @@ def kind_of(name: str) -> str:
 
 
 def title_of(name: str, args: dict[str, Any]) -> str:
-    """One line: `Read src/a.py`, `Edit b.txt`, the command of a bash call, `grep TODO in src`."""
-    path = _str(args.get("path"))
+    """One line (each part through `path_text`): `Read src/a.py`, `Edit b.txt`, the command of a bash call, `grep TODO in src`."""
+    path = path_text(_str(args.get("path")))  # every outside part on one line: the model may send any string
     if name == "bash":
         text = _str(args.get("command")).strip().splitlines()
-        title = text[0] + (" …" if len(text) > 1 else "") if text else "bash"
+        title = path_text(text[0]) + (" …" if len(text) > 1 else "") if text else "bash"
     elif name in ("read", "write", "edit", "ls"):
         title = f"{name.capitalize()} {path or '.'}"
     elif name in ("grep", "find"):
-        title = f"{name} {_str(args.get('pattern'))}" + (f" in {path}" if path else "")
+        title = f"{name} {path_text(_str(args.get('pattern')))}" + (f" in {path}" if path else "")
     else:
-        title = name
+        title = path_text(name)
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…"
 
 
