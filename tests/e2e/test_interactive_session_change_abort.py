@@ -92,3 +92,18 @@ def test_reload_waiting_for_a_plugin_shows_the_spinner_and_escape_stops_the_wait
     assert "failed in session_shutdown" not in screen  # stopped by the abort, not timed out
     (terminal.work / "hold-exit").unlink()
     ask(term, "question one", "Answer one.")
+
+
+def test_an_exit_waiting_for_a_plugin_says_so_and_ctrl_c_still_quits_with_the_resume_line(
+        terminal, fake_llm, agent_env_factory, plugin):
+    """The editor and footer went at Ctrl+D and nothing showed while `session_shutdown` waited (up to
+    `pluginHandlerTimeoutMs`): it read as a hang."""
+    fake_llm.set_script([{"text": "Answer one."}])
+    term = terminal("-e", plugin, env=agent_env_factory(settings={"pluginHandlerTimeoutMs": 120000}))
+    ask(term, "question one", "Answer one.")
+    (terminal.work / "hold-exit").touch()
+    term.press("C-d")
+    term.wait_for("finishing: waiting for plugins to end… (ctrl+c to quit now)")
+    term.press("C-c")
+    assert term.exit_code() == 130
+    assert "Resume this session: agent-forge --session " in term.scrollback()

@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from ...coding.prelude import SessionPrelude
 
 SPINNER_TICK_S = 0.1
+FINISH_NOTICE_S = 0.5
+"""How long closing the session (at exit) may take before `FINISHING` says what it waits for."""
+FINISHING = "finishing: waiting for plugins to end… (ctrl+c to quit now)"
 STARTING = "loading…"
 TITLE_LIMIT = 200  # characters of a plugin's window title: terminals cut long ones anyway
 """The footer's note from the first paint until plugins are loaded and the header, transcript and warnings
@@ -149,7 +152,7 @@ class InteractiveMode(InputActions):
             code = TERMINAL_GONE
         finally:
             try:
-                await self._finish()
+                await self._finish_saying()
             finally:
                 for undo in self._unsubscribe:
                     undo()
@@ -261,6 +264,16 @@ class InteractiveMode(InputActions):
             task.cancel()
         await self.session.close()
         self._flush_pending()
+
+    async def _finish_saying(self) -> None:
+        """`_finish`, saying what it waits for when that takes a while (a plugin's `session_shutdown` may wait
+        up to `pluginHandlerTimeoutMs`): the editor and footer are gone by then, and a blank wait reads as a
+        hang. Ctrl+C still quits at once (exit code 130, after the resume line)."""
+        finishing = asyncio.ensure_future(self._finish())
+        done, _ = await asyncio.wait({finishing}, timeout=FINISH_NOTICE_S)
+        if not done:
+            self.terminal.write(to_ansi([notice(FINISHING)], self.terminal.columns()))
+        await finishing
 
     def _resume_hint(self) -> None:
         store = self.session.store if self.session is not None else None
