@@ -24,17 +24,10 @@ from ..ai.types import AssistantMessage, Context, Model, ToolCall, ToolResultMes
 from .events import (AgentEnd, AgentStart, Emit, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd,
                      ToolExecutionStart, ToolExecutionUpdate, ToolResultPayload, TurnEnd, TurnStart)
 from .unsent_calls import cut_unsent_arguments
+from .unusable_calls import NAMELESS_CALL, named, not_found
 from .tool_call_ids import make_tool_call_ids_unique
 from .types import AgentTool, ToolError, ToolResult
 
-NAMELESS_CALL = ("The model sent a tool call without a name, so no tool was run. Call one of the available "
-                 "tools by its name.")
-"""The error result of a tool call whose name is missing or blank (it is replayed as `unnamed_tool`)."""
-
-
-def _named(call: ToolCall) -> bool:
-    name = call.get("name")
-    return isinstance(name, str) and bool(name.strip())
 
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[dict[str, Any]]]
 BeforeToolCall = Callable[[ToolCall], Awaitable["str | None"]]
@@ -305,9 +298,9 @@ class TurnLoop:
 
     def _missing(self, call: ToolCall, tools: dict[str, AgentTool]) -> str | None:
         """The error of a call whose tool is not there: the owner's reason, else `Tool <name> not found`."""
-        if not _named(call) or call["name"] in tools:
+        if not named(call) or call["name"] in tools:
             return None
-        return self.config.missing_tool(call["name"]) or _not_found(call["name"])
+        return self.config.missing_tool(call["name"]) or not_found(call["name"])
 
     def _end_tool_result(self, result: ToolResultMessage) -> None:
         self.emit(MessageStart(type="message_start", message=result))
@@ -329,13 +322,6 @@ async def _run_all(runs: list["_ToolRun"], state: RunState) -> None:
         await asyncio.gather(batch, return_exceptions=True)
 
 
-def _not_found(name: object) -> str:
-    """`Tool <name> not found`, the model's name on one line (`name_text`): the model may send any string."""
-    from ..ai.visible_text import name_text  # only for a missing tool: not on the start-up path
-
-    return f"Tool {name_text(name)} not found"
-
-
 def _mark_aborted(runs: list["_ToolRun"]) -> None:
     for run in runs:
         if not run.ended:
@@ -349,7 +335,7 @@ class _ToolRun:
     def __init__(self, call: ToolCall, tool: AgentTool | None, emit: Emit, config: LoopConfig,
                  missing: str | None = None):
         self.call = call
-        self.missing = missing or _not_found(call.get("name"))  # the error when `tool` is None
+        self.missing = missing or not_found(call.get("name"))  # the error when `tool` is None
         self.config = config  # the owner's hooks: `before_tool_call`, `check_result`, `on_tool_result`, ...
         self.tool = tool
         self.emit = emit
@@ -365,7 +351,7 @@ class _ToolRun:
 
     async def execute(self) -> None:
         try:
-            if not _named(self.call):  # tools.get("") must not find anything either
+            if not named(self.call):  # tools.get("") must not find anything either
                 raise ToolError(NAMELESS_CALL)
             if self.tool is None:
                 raise ToolError(self.missing)
