@@ -60,7 +60,8 @@ def test_a_run_writes_a_line_per_test_and_one_for_its_process_at_its_end(tmp_pat
                                           "def pytest_configure(config):\n    timing.register(config)\n")
     (tmp_path / "test_two.py").write_text("def test_one():\n    pass\n\n\ndef test_two():\n    pass\n")
     timed = tmp_path / "timed"
-    env = {**os.environ, timing.ENV: str(timed), "PYTHONPATH": str(Path(timing.__file__).parents[1])}
+    env = {name: value for name, value in os.environ.items() if name != "PYTEST_XDIST_WORKER"}  # ours names the file
+    env.update({timing.ENV: str(timed), "PYTHONPATH": str(Path(timing.__file__).parents[1])})
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "-c", os.devnull,
                            "--rootdir", str(tmp_path), "test_two.py"], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=60)
