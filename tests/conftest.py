@@ -25,7 +25,7 @@ if _TESTS_DIR not in sys.path:
 
 from support.fake_llm import FakeLLMServer  # noqa: E402
 from support.model_entries import model_entry  # noqa: E402
-from support import ordering, timing  # noqa: E402
+from support import ordering, rewrite_ahead, timing  # noqa: E402
 
 from agent_forge.ai import json_wire  # noqa: E402
 
@@ -34,7 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
     """Once per run, before the xdist workers start: byte-compile the package and the test helpers, so that the
     processes tests start (agents in tmux, MCP servers) read caches (`sys.dont_write_bytecode` above). With
     `TEST_TIMING_DIR` set, every worker also records each test's wall and CPU time (`support/timing.py`). The
-    tests' temporary directories are in memory where they can be (`_temp_root_in_memory`)."""
+    tests' temporary directories are in memory where they can be (`_temp_root_in_memory`). Before xdist starts
+    its workers, the test modules' asserts are rewritten once for all of them (`support/rewrite_ahead.py`: a
+    fresh clone's workers each spent ~7 s of CPU on it)."""
     timing.register(config)
     if hasattr(config, "workerinput"):
         return
@@ -43,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     for root in (Path(agent_forge.__file__).parent, Path(_TESTS_DIR) / "support"):
         compileall.compile_dir(root, quiet=1, workers=1)
+    rewrite_ahead.rewrite(config)
 
 
 MEMORY_TEMP_ROOT = Path("/dev/shm")
