@@ -92,10 +92,11 @@ NOT_BEFORE_FIRST = ("dataclasses", *INSPECT)
 """Nor these (top-level names): `dataclasses` pulls in `inspect` and its parsers (~15 ms with the classes it
 makes); the records of the first response are `agent_forge.records` classes."""
 
-NOT_BEFORE_ANY = ("datetime", "copy", "weakref")
+NOT_BEFORE_ANY = ("datetime", "copy", "weakref", "signal")
 """Not before the first `get_state`, a resumed session's included (top-level names): `datetime` (entry
 timestamps come from `time`; orjson gets its C API from `_datetime`), `copy` and its `weakref` (a user
-models.json's deep copies; `dataclasses`' `asdict`): ~7 M instructions of start-up's ~160 M (`lazy_inspect`)."""
+models.json's deep copies; `dataclasses`' `asdict`): ~7 M instructions of start-up's ~160 M (`lazy_inspect`);
+`signal` and its enums (~3.6 M: `modes/early_signals.py` sets the handlers through `_signal`)."""
 
 OWN_BUDGET = 68
 """Modules of ours imported when the first `get_state` is written (72 after issue 15's start-up work, with
@@ -154,7 +155,7 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
     assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))
     assert "platform" not in modules  # uuid (orjson's) asks it one question: `lazy_inspect.deferred_platform`
-    assert not modules & set(NOT_BEFORE_ANY), sorted(modules & set(NOT_BEFORE_ANY))  # orjson's, dataclasses'
+    assert not modules & set(NOT_BEFORE_ANY), sorted(modules & set(NOT_BEFORE_ANY))  # orjson's, dataclasses', ours
     unneeded = ("agent_forge.coding.queue_journal", "agent_forge.coding.approvals", "agent_forge.coding.session.stats")
     assert not modules & set(unneeded), sorted(modules & set(unneeded))  # no queued message; the setting; no stats
     shapes = sorted(name for name in modules if name.startswith(WIRE_SHAPES))
