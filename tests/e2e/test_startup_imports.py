@@ -146,6 +146,36 @@ def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
     assert enabled is True and frozen > 1000
 
 
+_GC_AT_IMPORT_CHILD = """
+import gc, json, sys
+target, seen = sys.argv[1], {}
+class Watch:  # notes whether the collector runs when the command line's modules are first looked for
+    def find_spec(self, name, path=None, target=None):
+        if name in ("agent_forge.modes.early_signals", "agent_forge.cli"):
+            seen.setdefault(name, gc.isenabled())
+sys.meta_path.insert(0, Watch())
+import atexit
+atexit.register(lambda: open(target, "w").write(json.dumps([seen, gc.isenabled()])))
+sys.argv = ["agent-forge", "--mode", "rpc", "--no-session"]
+from agent_forge.console import main
+raise SystemExit(main())
+"""
+
+
+def test_the_collector_is_paused_before_the_command_line_is_imported(tmp_path):
+    """`console.main` pauses it first: the imports of the command line (typing, re, pathlib, ...) make only
+    objects that live as long as the process, and their collections (~3 M instructions) would find no garbage."""
+    out = tmp_path / "gc.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _GC_AT_IMPORT_CHILD, str(out)],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen, enabled_at_exit = json.loads(out.read_text())
+    assert seen == {"agent_forge.modes.early_signals": False, "agent_forge.cli": False}
+    assert enabled_at_exit is True  # resumed once RPC serves
+
+
 def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it; nor
     `inspect`, which only orjson's `dataclasses` would import."""
