@@ -6,7 +6,7 @@ its first `get_state` (issue 15), for a module `dataclasses` only calls into whe
 to 3.13 read: `inspect.signature`, `inspect.get_annotations` in `_process_class`). `deferred_inspect` puts a
 stand-in module where `dataclasses`' `import inspect` finds it, for that import only; the stand-in's first
 attribute read imports the real `inspect` (as any later importer gets it: the stand-in is not left in
-`sys.modules`) and hands it to `dataclasses`. So is `copy` (with `weakref`: ~6 M instructions, 1.7% of a resumed
+`sys.modules`) and hands it to `dataclasses`. So is `copy` (with `weakref`: ~3.6 M instructions, 1% of a resumed
 5,000-entry session's first `get_state`), which `dataclasses` calls only in `asdict` and `astuple`.
 
 orjson's import imports `uuid` too, which on Linux imports `platform` (~1.2 ms: nine regexes compiled) only to call
