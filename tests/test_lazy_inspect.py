@@ -94,3 +94,42 @@ def test_pathlib_is_imported_without_ipaddress_and_bracketed_hosts_are_checked_a
     assert seen["imported"] is False or not deferred
     assert seen["stand_in"] == ("_IpaddressStandIn" if deferred else "module")
     assert seen["host"] == "::1" and seen["refused"] and seen["real"] == "module" and seen["handed"]
+
+
+_COPY_AND_DATETIME_CHILD = """
+import json, sys
+from agent_forge.ai import json_wire
+json_wire.set_backend("orjson")
+after_orjson = sorted({"copy", "weakref", "datetime"} & set(sys.modules))
+import dataclasses
+copy_stand_in = type(dataclasses.copy).__name__
+
+@dataclasses.dataclass
+class Box:
+    items: list
+    when: object = None
+
+box = Box([1, [2]])
+as_dict = dataclasses.asdict(box)
+import copy
+import datetime, _datetime
+moment = datetime.datetime(2026, 12, 7, 1, 2, 3, tzinfo=datetime.timezone.utc)
+import orjson
+print(json.dumps({"after_orjson": after_orjson, "copy_stand_in": copy_stand_in, "copied": as_dict["items"] is not box.items
+                  and as_dict == {"items": [1, [2]], "when": None}, "copy_handed": dataclasses.copy is copy,
+                  "datetime_real": hasattr(datetime, "__file__") and datetime.datetime is _datetime.datetime,
+                  "orjson_datetime": orjson.dumps(moment).decode(), "wire": json_wire.encode({"n": 1}).decode()}))
+"""
+
+
+def test_orjson_is_imported_without_copy_and_datetime_and_both_work_as_before():
+    """`dataclasses`' `copy` is the real one from its first use (`asdict`); orjson gets `_datetime`'s C API from
+    the `datetime` stand-in, serialises datetimes as before, and any later `import datetime` is the real module."""
+    proc = subprocess.run([sys.executable, "-c", _COPY_AND_DATETIME_CHILD], capture_output=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen = json.loads(proc.stdout)
+    checked = (3, 11) <= sys.version_info < (3, 14)
+    assert seen["after_orjson"] == ([] if checked else ["copy", "datetime", "weakref"])
+    assert seen["copy_stand_in"] == ("_CopyStandIn" if checked else "module")
+    assert seen["copied"] and seen["copy_handed"] and seen["datetime_real"]
+    assert seen["orjson_datetime"] == '"2026-12-07T01:02:03+00:00"' and seen["wire"] == '{"n":1}'

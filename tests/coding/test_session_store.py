@@ -9,7 +9,7 @@ from typing import get_type_hints
 
 import pytest
 
-from agent_forge.coding.session.entries import ENTRY_SHAPES
+from agent_forge.coding.session.entries import ENTRY_SHAPES, iso_timestamp, parse_timestamp, timestamp_ms
 from agent_forge.coding.session.store import SessionContext, SessionStore, encode_cwd, session_cwd_dir
 
 pytestmark = pytest.mark.usefixtures("json_backend")  # the JSON codec rules hold on both backends
@@ -55,6 +55,21 @@ def test_encode_cwd_follows_reference_naming() -> None:
     assert encode_cwd("/home/u/my proj") == "--home-u-my proj--"
     assert encode_cwd("C:\\Users\\me") == "--C--Users-me--"
     assert encode_cwd("/") == "----"
+
+
+def test_the_clocks_timestamp_is_utc_to_the_millisecond_as_from_a_datetime() -> None:
+    """`iso_timestamp()` reads the clock without `datetime` (start-up does not import it): the same text as one
+    made from the datetime of that instant, which `parse_timestamp` reads back."""
+    from datetime import datetime, timedelta, timezone
+
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    stamp = iso_timestamp()
+    after = datetime.now(timezone.utc)
+    assert ENTRY_TS.match(stamp) and before <= parse_timestamp(stamp) <= after
+    assert iso_timestamp(parse_timestamp(stamp)) == stamp
+    local = datetime(2026, 3, 1, 0, 30, 15, 123_999, tzinfo=timezone(timedelta(hours=2)))
+    assert iso_timestamp(local) == "2026-02-28T22:30:15.123Z"
+    assert timestamp_ms("2026-02-28T22:30:15.123Z") == int(local.timestamp() * 1000)
 
 
 def test_path_naming(project: Path, tmp_path: Path) -> None:

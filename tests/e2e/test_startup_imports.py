@@ -92,6 +92,12 @@ NOT_BEFORE_FIRST = ("dataclasses", *INSPECT)
 """Nor these (top-level names): `dataclasses` pulls in `inspect` and its parsers (~15 ms with the classes it
 makes); the records of the first response are `agent_forge.records` classes."""
 
+NOT_BEFORE_ANY = ("datetime", "copy", "weakref", "signal")
+"""Not before the first `get_state`, a resumed session's included (top-level names): `datetime` (entry
+timestamps come from `time`; orjson gets its C API from `_datetime`), `copy` and its `weakref` (a user
+models.json's deep copies; `dataclasses`' `asdict`): ~7 M instructions of start-up's ~160 M (`lazy_inspect`);
+`signal` and its enums (~3.6 M: `modes/early_signals.py` sets the handlers through `_signal`)."""
+
 OWN_BUDGET = 68
 """Modules of ours imported when the first `get_state` is written (72 after issue 15's start-up work, with
 `records`; 69 without the wire shapes and the agent's types; 72 with the console entry point and its stop-signal
@@ -111,7 +117,7 @@ def test_the_first_get_state_is_answered_before_the_session_machinery_is_importe
     assert json.loads(proc.stdout.splitlines()[0])["id"] == "s"
     modules = set(json.loads(out.read_text()))
     assert "agent_forge.modes.rpc.early" in modules  # the list is the real one
-    late = sorted(name for name in modules if name.split(".")[0] in FORBIDDEN + NOT_BEFORE_FIRST
+    late = sorted(name for name in modules if name.split(".")[0] in FORBIDDEN + NOT_BEFORE_FIRST + NOT_BEFORE_ANY
                   or name.startswith(LATE + NOT_BEFORE_NEW + WIRE_SHAPES))
     assert not late, late
     own = sorted(name for name in modules if name.startswith("agent_forge"))
@@ -140,6 +146,36 @@ def test_the_collector_paused_for_start_up_runs_again_once_rpc_serves(tmp_path):
     assert enabled is True and frozen > 1000
 
 
+_GC_AT_IMPORT_CHILD = """
+import gc, json, sys
+target, seen = sys.argv[1], {}
+class Watch:  # notes whether the collector runs when the command line's modules are first looked for
+    def find_spec(self, name, path=None, target=None):
+        if name in ("agent_forge.modes.early_signals", "agent_forge.cli"):
+            seen.setdefault(name, gc.isenabled())
+sys.meta_path.insert(0, Watch())
+import atexit
+atexit.register(lambda: open(target, "w").write(json.dumps([seen, gc.isenabled()])))
+sys.argv = ["agent-forge", "--mode", "rpc", "--no-session"]
+from agent_forge.console import main
+raise SystemExit(main())
+"""
+
+
+def test_the_collector_is_paused_before_the_command_line_is_imported(tmp_path):
+    """`console.main` pauses it first: the imports of the command line (typing, re, pathlib, ...) make only
+    objects that live as long as the process, and their collections (~3 M instructions) would find no garbage."""
+    out = tmp_path / "gc.json"
+    env = {"AGENT_FORGE_DIR": str(tmp_path / "agent"), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", _GC_AT_IMPORT_CHILD, str(out)],
+                          input=b'{"id":"s","type":"get_state"}\n', capture_output=True, env=env, cwd=tmp_path,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr.decode()
+    seen, enabled_at_exit = json.loads(out.read_text())
+    assert seen == {"agent_forge.modes.early_signals": False, "agent_forge.cli": False}
+    assert enabled_at_exit is True  # resumed once RPC serves
+
+
 def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     """`session/damage.py` words what a damaged file lost: an intact file's resume does not import it; nor
     `inspect`, which only orjson's `dataclasses` would import."""
@@ -149,6 +185,7 @@ def test_resuming_an_intact_session_imports_no_damage_report(tmp_path):
     assert "agent_forge.coding.session.reading" in modules and "agent_forge.coding.session.damage" not in modules
     assert "orjson" in modules and not modules & set(INSPECT), sorted(modules & set(INSPECT))
     assert "platform" not in modules  # uuid (orjson's) asks it one question: `lazy_inspect.deferred_platform`
+    assert not modules & set(NOT_BEFORE_ANY), sorted(modules & set(NOT_BEFORE_ANY))  # orjson's, dataclasses', ours
     unneeded = ("agent_forge.coding.queue_journal", "agent_forge.coding.approvals", "agent_forge.coding.session.stats")
     assert not modules & set(unneeded), sorted(modules & set(unneeded))  # no queued message; the setting; no stats
     shapes = sorted(name for name in modules if name.startswith(WIRE_SHAPES))

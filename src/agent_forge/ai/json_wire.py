@@ -223,10 +223,12 @@ def backend() -> str:
 def _import_orjson(required: bool = False) -> Any:
     if not required and os.environ.get("AGENT_FORGE_JSON") == "stdlib":
         return False
-    from ..lazy_inspect import deferred_inspect, deferred_platform
+    from ..lazy_inspect import deferred_datetime, deferred_inspect, deferred_platform
 
-    try:  # orjson imports dataclasses, which imports inspect only to call it later; and uuid, which imports
-        with deferred_inspect(), deferred_platform():  # platform for one call
+    # orjson imports dataclasses, which imports inspect (and copy) only to call them later; uuid, which imports
+    # platform for one call; datetime, for the C API capsule of `_datetime` only (`lazy_inspect`).
+    try:
+        with deferred_inspect(), deferred_platform(), deferred_datetime():
             import orjson
     except ImportError:
         if required:

@@ -21,7 +21,6 @@ LM Studio / vLLM case) gets `compat.apiKeyRequired: false` on its models.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -106,7 +105,7 @@ def build_model(provider: str, api: str, base_url: str, pentry: ProviderEntry, e
         model["compat"] = compat
     for key in _PASSTHROUGH:
         if key in entry:
-            model[key] = copy.deepcopy(entry[key])  # type: ignore[literal-required]
+            model[key] = _deepcopy(entry[key])  # type: ignore[literal-required]
     return cast("Model", model)
 
 
@@ -117,7 +116,15 @@ def merge(base: object, over: V) -> V:
     """`over` merged into `base`: objects key by key (recursively), anything else replaced by a copy."""
     if isinstance(base, dict) and isinstance(over, dict):
         return cast(V, {**base, **{k: merge(base.get(k), v) for k, v in over.items()}})
-    return copy.deepcopy(over)
+    return _deepcopy(over)
+
+
+def _deepcopy(value: V) -> V:
+    """`copy.deepcopy(value)`; `copy` (with `weakref`) is imported by the first user models.json that needs it,
+    not by start-up, which copies only the catalogue (`_json_copy`)."""
+    import copy
+
+    return copy.deepcopy(value)
 
 
 def _json_copy(value: V) -> V:

@@ -16,7 +16,6 @@ See `docs/resources.md`.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 from pathlib import Path
@@ -100,6 +99,8 @@ def record_trust(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str],
     `TrustFileError` when the existing file is malformed (it is left alone) or cannot be written."""
     path = Path(agent_dir) / TRUST_FILE
     projects = _read_projects(path)
+    import datetime as _dt  # not at the top: see `session.entries.iso_timestamp`
+
     stamp = _dt.datetime.now(_dt.timezone.utc).isoformat()
     projects[canonical_dir(cwd)] = {"trusted": trusted, "decidedAt": stamp}
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
@@ -24,6 +23,9 @@ from .entries import (
 from ..errors import NoSessionMatch, SessionFileError
 from .file_lines import check_readable
 from .reading import first_object, read_header, read_session
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
 
@@ -256,6 +258,8 @@ def _info_or_skip(path: Path, on_skip: OnSkip | None) -> SessionInfo | None:
             on_skip(skip_reason(path, exc))
         return None
     header = parsed.header
+    from datetime import datetime, timezone  # not at the top: see `entries.iso_timestamp`
+
     modified = datetime.fromtimestamp(_mtime(path), timezone.utc)
     name, first_message, count = _summarise(parsed.entries)
     return SessionInfo(

@@ -42,18 +42,18 @@ def start_early(options: SessionOptions, args: Any, stdin: BinaryIO, stdout: Bin
     """The prelude of `options`, then (when it can answer) the first line read from `stdin` and a `get_state`
     answered on `stdout`. `args`: the command line (`--approvals`, `-e`, `--no-plugins`). Raises `StoppedEarly`
     for SIGTERM or SIGHUP meanwhile (the caller releases the session's lock, as the mode would)."""
-    import signal
+    import _signal  # the C module: `early_signals` says why
 
     signals = _Signals()
     try:
-        previous = {signum: signal.signal(signum, signals.arrived) for signum in (signal.SIGTERM, signal.SIGHUP)}
+        previous = {signum: _signal.signal(signum, signals.arrived) for signum in (_signal.SIGTERM, _signal.SIGHUP)}
     except ValueError:  # not the main thread (an in-process run): handlers can only be set there
         return _start(options, args, stdin, stdout, signals)
     try:
         started = _start(options, args, stdin, stdout, signals)
     finally:
         for signum, handler in previous.items():
-            signal.signal(signum, handler)
+            _signal.signal(signum, handler)
     signals.check()
     return started
 
