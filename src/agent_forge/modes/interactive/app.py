@@ -23,6 +23,7 @@ from prompt_toolkit.styles import Style
 from ... import __version__
 from ...ai.visible_text import escape_invisible
 from ...coding.paths import os_failure, path_text
+from ...coding.safe_read import exists
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -277,7 +278,7 @@ class InteractiveMode(InputActions):
 
     def _resume_hint(self) -> None:
         store = self.session.store if self.session is not None else None
-        if store is not None and store.path is not None and store.path.exists():
+        if store is not None and store.path is not None and exists(store.path):
             self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session "
                                                        f"{store.session_id}")], self.terminal.columns()))
 
