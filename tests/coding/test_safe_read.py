@@ -166,3 +166,24 @@ def test_thousands_of_repeats_are_reported_ten_by_ten_and_quickly(tmp_path):
     assert len(warnings) == MAX_REPORTED_DUPLICATES + 1
     assert warnings[0].startswith(f'{path}:2: [0]: duplicate key "a" (line 2 column 2 and line 2 column 10)')
     assert warnings[-1] == f"{path}: 19990 more duplicate keys not listed (the last value of each is used)"
+
+
+def test_probes_of_a_path_the_os_refuses_say_no_instead_of_raising(tmp_path):
+    from agent_forge.coding.safe_read import exists, is_dir, is_file, missing_or_kind
+
+    long_name = tmp_path / ("x" * 300)  # ENAMETOOLONG, which Path.exists() raises
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    for path in (long_name, loop, str(tmp_path / "a\0b")):
+        assert (exists(path), is_file(path), is_dir(path)) == (False, False, False)
+    assert missing_or_kind(long_name) == "cannot be examined: File name too long"
+    assert missing_or_kind(loop) == "cannot be examined: Too many levels of symbolic links"
+    assert missing_or_kind(tmp_path / "absent") == "does not exist"
+    assert (is_file(__file__), is_dir(tmp_path), exists(tmp_path)) == (True, True, True)
+
+
+def test_an_os_error_naming_a_file_is_said_as_that_file_and_the_os_reason():
+    from agent_forge.coding.paths import os_failure
+
+    assert os_failure(OSError(36, "File name too long", "a\nb")) == "cannot use a\\nb: File name too long"
+    assert os_failure(OSError("no file named")) is None and os_failure(KeyError("x")) is None

@@ -77,3 +77,14 @@ def test_usage_errors_are_one_line_and_exit_2(agent_env, tmp_path):
         lines = done.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"agent-forge: {problem}"), (args, done.stderr)
         assert "usage:" not in done.stderr and "see agent-forge" in lines[0]
+
+
+def test_tool_patterns_and_exclusions_matching_nothing_are_warned_about_as_unknown_names_are(agent_env, fake_llm,
+                                                                                            tmp_path):
+    fake_llm.set_script([{"text": "ok"}])
+    done = run_cli(["-t", "zz*,a[,read", "-xt", "bogus,q*", "-p", "hi"], agent_env, tmp_path)
+    warnings = [line for line in done.stderr.decode().splitlines() if line.startswith("Warning: ")]
+    assert done.returncode == 0 and [line.split(" (")[0] for line in warnings] == [
+        "Warning: --tools: pattern(s) zz*, a[ match no built-in tool",
+        "Warning: --exclude-tools: unknown tool(s) bogus",
+        "Warning: --exclude-tools: pattern(s) q* match no built-in tool"], warnings

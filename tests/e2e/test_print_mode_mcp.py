@@ -51,3 +51,21 @@ def test_json_mode_keeps_it_in_its_events(agent_env, fake_llm, tmp_path):
     assert done.returncode == 0 and "MCP server" not in done.stderr
     assert any(e["type"] == "mcp_server_changed" and "this prompt runs without its tools" in e.get("message", "")
                for e in events)
+
+
+def test_a_command_with_a_newline_or_tab_is_written_escaped_on_one_line(agent_env, fake_llm, tmp_path):
+    env = agent_env  # one env for add, list and the prompt
+    for name, command in (("nl", "tr\nue"), ("tab", "tr\tue")):
+        added = subprocess.run([*CLI, "mcp", "add", name, "--", command], cwd=tmp_path, env=env, capture_output=True,
+                               text=True, timeout=60)
+        assert added.returncode == 0, added.stderr
+    listed = subprocess.run([*CLI, "mcp", "list"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    fake_llm.set_script([{"text": "answered"}])
+    done = subprocess.run([*CLI, "-p", "hi"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "answered\n", done.stderr
+    for name, shown in (("nl", "tr\\nue"), ("tab", "tr\\tue")):
+        said = [line for line in done.stderr.splitlines() if line.startswith(f"agent-forge: MCP server {name} ")]
+        assert said == [f"agent-forge: MCP server {name} is not ready (failed: cannot start {shown}: No such file or "
+                        "directory); this prompt runs without its tools (print mode does not wait for it to restart)"]
+        row = next(line for line in listed.stdout.splitlines() if line.startswith(name + " "))
+        assert row.endswith(f"cannot start {shown}: No such file or directory"), listed.stdout

@@ -60,3 +60,12 @@ def path_text(path: object) -> str:
     from ..ai.visible_text import name_text  # only for such a name: not on the start-up path
 
     return name_text(text)
+
+
+def os_failure(exc: BaseException) -> str | None:
+    """`cannot use <path>: <the OS's reason>` for an `OSError` naming a file (a user-given path the OS refused
+    where no check said so first: a name over 255 bytes, no permission), so that a client never sees it as an
+    internal error; None for any other exception (a bug, which front ends report as one)."""
+    if not isinstance(exc, OSError) or exc.filename is None:
+        return None
+    return f"cannot use {path_text(exc.filename)}: {exc.strerror or exc}"

@@ -209,13 +209,46 @@ def describe_kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
+def path_mode(path: str | os.PathLike[str]) -> int | None:
+    """The `st_mode` of a user-given `path` (links followed), or None when it cannot be examined: missing, or
+    refused by the OS (a name over 255 bytes, no permission, a link loop, an I/O error, a NUL byte). Unlike
+    `Path.exists()` / `is_file()` / `is_dir()`, which raise for all but ENOENT/ENOTDIR/EBADF/ELOOP, it never
+    raises; `missing_or_kind` says why such a path was not used."""
+    try:
+        return os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a regular file (links followed); False when it cannot be examined (`path_mode`)."""
+    mode = path_mode(path)
+    return mode is not None and stat.S_ISREG(mode)
+
+
+def is_dir(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a directory (links followed); False when it cannot be examined (`path_mode`)."""
+    mode = path_mode(path)
+    return mode is not None and stat.S_ISDIR(mode)
+
+
+def exists(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` names something (links followed); False when it cannot be examined (`path_mode`)."""
+    return path_mode(path) is not None
+
+
 def missing_or_kind(path: str | os.PathLike[str]) -> str:
-    """For a path that is neither a regular file nor a directory: `"does not exist"`, or `"is <what it is>, not
-    a file or a directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
+    """For a path that is neither a regular file nor a directory: `"does not exist"`, `"cannot be examined:
+    <the OS's reason>"` (`File name too long`, `Permission denied`), or `"is <what it is>, not a file or a
+    directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
     try:
         mode = os.stat(path).st_mode
-    except (OSError, ValueError):
+    except ValueError:  # a NUL byte
+        return "cannot be examined: embedded null byte"
+    except (FileNotFoundError, NotADirectoryError):
         return "does not exist"
+    except OSError as exc:
+        return f"cannot be examined: {exc.strerror or exc}"
     return f"is {describe_kind(mode)}, not a file or a directory"
 
 

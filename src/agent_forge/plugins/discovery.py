@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
 from ..records import Record, factory
+from ..coding.safe_read import exists, is_dir, is_file
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -91,7 +92,7 @@ def cli_source(spec: str, cwd: str, scope: str = "temporary") -> PluginSource:
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = Path(cwd) / path
-    if path.exists() or spec.endswith(".py") or os.sep in spec or (os.altsep and os.altsep in spec):
+    if exists(path) or spec.endswith(".py") or os.sep in spec or (os.altsep and os.altsep in spec):
         return PluginSource(str(path), "path", scope)
     return PluginSource(spec, "module", scope)
 
@@ -103,7 +104,7 @@ def plugin_files(directory: Path) -> list[Path]:
     except OSError:
         return []
     return [e for e in entries if not e.name.startswith(("_", "."))
-            and ((e.suffix == ".py" and e.is_file()) or (e.is_dir() and (e / "__init__.py").is_file()))]
+            and ((e.suffix == ".py" and is_file(e)) or (is_dir(e) and is_file(e / "__init__.py")))]
 
 
 def _dir_sources(directory: Path, scope: str) -> list[PluginSource]:

@@ -34,6 +34,7 @@ from .bounded import PluginTimeout, bounded
 from .discovery import (  # noqa: F401  (the loader's public names since before the split)
     ENTRY_POINT_GROUP, PLUGINS_DIR, Discovery, PluginObject, PluginSource, Setup, cli_source, discover, plugin_files)
 from .isolation import describe_error, is_cancellation
+from ..coding.safe_read import is_dir, is_file
 
 if TYPE_CHECKING:
     from .api import Plugin
@@ -106,7 +107,7 @@ def _import(source: PluginSource) -> tuple[object, str, str, str | None]:
 
 def _not_a_plugin(path: Path) -> str:
     """Why `path` cannot be imported: it names nothing, or what it is (`/dev/zero` is no missing file)."""
-    if path.is_file():
+    if is_file(path):
         return "it is not a .py file"
     from ..coding.safe_read import missing_or_kind
 
@@ -118,13 +119,13 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
     """Run the plugin at `path` from its current source (`source_import.py`): (module, id, path, source digest)."""
     from .source_import import import_fresh, plugin_spec
 
-    if path.is_dir() and not (path / "__init__.py").is_file():
+    if is_dir(path) and not is_file(path / "__init__.py"):
         raise PluginLoadError(f"{path_text(path)}: a plugin directory needs an __init__.py")
     spec = plugin_spec(_module_name(path), path)
     if spec is None:
         raise PluginLoadError(f"{path_text(path)}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
     module, digest = import_fresh(spec)
-    return module, path.stem if path.is_file() else path.name, str(path), digest
+    return module, path.stem if is_file(path) else path.name, str(path), digest
 
 
 def _module_name(path: Path) -> str:

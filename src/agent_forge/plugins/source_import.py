@@ -21,6 +21,8 @@ import types
 from pathlib import Path
 from typing import Sequence
 
+from ..coding.safe_read import is_dir, is_file
+
 ROOT_PREFIX = "_agent_forge_plugin_"
 """The start of every path plugin's module name: what `PluginSubmoduleFinder` answers for."""
 
@@ -95,13 +97,13 @@ class PluginSubmoduleFinder:
 def plugin_spec(name: str, path: Path) -> importlib.machinery.ModuleSpec | None:
     """The spec of module `name` from `path`: a package directory (with `__init__.py`) or a `.py` file; None
     when `path` is neither."""
-    if path.is_dir():
+    if is_dir(path):
         init = path / "__init__.py"
-        if not init.is_file():
+        if not is_file(init):
             return None
         return importlib.util.spec_from_file_location(name, init, loader=SourceLoader(name, str(init)),
                                                       submodule_search_locations=[str(path)])
-    if path.suffix == ".py" and path.is_file():
+    if path.suffix == ".py" and is_file(path):
         return importlib.util.spec_from_file_location(name, path, loader=SourceLoader(name, str(path)))
     return None
 

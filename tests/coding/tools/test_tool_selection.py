@@ -51,7 +51,28 @@ def test_unknown_cli_names_are_warned_about_and_kept_for_plugins():
     selection = resolve_tool_selection(cli_entries=["read", "nope", "my_*"], warnings=warnings)
     assert selection.builtin == ("read",) and selection.admits("nope") and selection.admits("my_tool")
     assert warnings == ["--tools: unknown tool(s) nope (not built in; a plugin or MCP server may provide it); built-in tools: "
-                        "read, bash, edit, write, grep, find, ls"]
+                        "read, bash, edit, write, grep, find, ls",
+                        "--tools: pattern(s) my_* match no built-in tool (a plugin or MCP server may provide one); "
+                        "built-in tools: read, bash, edit, write, grep, find, ls"]
+
+
+@pytest.mark.parametrize(("kwargs", "warning"), [
+    ({"cli_entries": ["zz*"]}, "--tools: pattern(s) zz* match no built-in tool"),
+    ({"cli_entries": ["a["]}, "--tools: pattern(s) a[ match no built-in tool"),
+    ({"cli_entries": ["-zz*"]}, "--tools: pattern(s) -zz* match no built-in tool"),
+    ({"exclude": ["bogus"]}, "--exclude-tools: unknown tool(s) bogus (not built in"),
+    ({"exclude": ["zz*", "r*"]}, "--exclude-tools: pattern(s) zz* match no built-in tool"),
+])
+def test_patterns_matching_no_tool_and_unknown_exclusions_are_warned_about(kwargs, warning):
+    warnings: list[str] = []
+    resolve_tool_selection(**kwargs, warnings=warnings)
+    assert len(warnings) == 1 and warnings[0].startswith(warning), warnings
+
+
+def test_patterns_and_exclusions_that_match_a_tool_say_nothing():
+    warnings: list[str] = []
+    selection = resolve_tool_selection(cli_entries=["r*", "gr?p"], exclude=["bash", "e*"], warnings=warnings)
+    assert selection.builtin == ("read", "grep") and warnings == []
 
 
 def test_tool_names_are_case_sensitive_and_the_warning_suggests_the_lower_case_name():
@@ -70,6 +91,6 @@ def test_tool_names_are_case_sensitive_and_the_warning_suggests_the_lower_case_n
 
 def test_known_names_and_patterns_give_no_warning():
     warnings: list[str] = []
-    resolve_tool_selection(cli_entries=["read", "gr*", "plugin_?"], warnings=warnings)
+    resolve_tool_selection(cli_entries=["read", "gr*", "?s"], warnings=warnings)
     resolve_tool_selection(cli_entries=["+grep", "-bash"], warnings=warnings)
     assert warnings == []

@@ -27,6 +27,7 @@ from ..session.context import entry_messages
 from ..session.projection import context_entries
 from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
 from ..errors import CompactionError
+from ..safe_read import exists
 from .cut_points import NOTHING_TO_COMPACT, check_new_messages, latest_compaction
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
@@ -132,7 +133,7 @@ class VerbatimPlan:
     def before_write(self, session_file: Path | None) -> None:
         """Copy the session file beside itself (`<file>.<UTC time>.compact.bak`) before the entry is appended.
         Raises `CompactionError` when the copy cannot be written; an in-memory session has no backup."""
-        if session_file is None or not session_file.exists():
+        if session_file is None or not exists(session_file):
             return
         from ..session.durable import copy_private
         from ..session.reading import SessionFileError

@@ -30,6 +30,7 @@ from ..session.entries import is_entry, iso_timestamp
 from ..session.store import SessionStore
 from .context import Record
 from ..errors import ExportError, SessionFileError
+from ..safe_read import is_dir
 
 FILE_PREFIX = "agent-forge-session-"
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -67,7 +68,7 @@ def resolve_output_path(output_path: str | os.PathLike[str] | None, snapshot: Se
     if "\0" in os.fspath(output_path):
         raise ExportError("The output path must not contain a NUL character")
     path = Path(cwd, os.path.expanduser(os.fspath(output_path))).absolute()
-    return path / default_output_name(snapshot) if path.is_dir() else path
+    return path / default_output_name(snapshot) if is_dir(path) else path
 
 
 def check_confined(output_path: str | os.PathLike[str] | None, target: Path, cwd: str | os.PathLike[str]) -> None:

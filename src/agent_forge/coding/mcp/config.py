@@ -21,7 +21,7 @@ from ..paths import path_text
 from ..config_values import is_number
 from ..errors import ConfigFileError
 from ..paths import project_dir
-from ..safe_read import read_json_document
+from ..safe_read import exists, read_json_document
 
 FILE_NAME = "mcp.json"
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
@@ -95,7 +95,7 @@ def has_project_file(cwd: str, agent_dir: str | os.PathLike[str]) -> bool:
     """Whether the project has an `mcp.json` of its own: one that exists and is not the agent dir's (in the home
     directory, `<cwd>/.agent-forge/agent` is the agent dir)."""
     path = project_file(cwd)
-    return path.exists() and not _same_file(path, Path(agent_dir) / FILE_NAME)
+    return exists(path) and not _same_file(path, Path(agent_dir) / FILE_NAME)
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable, TypeVar
 
 from ...agent.types import ToolError
+from ...ai.visible_text import name_text
 from .config import McpServerConfig
 from .errors import (ConnectionLost, SkippedLines, connection_dropped, first_line, innermost, lasting_failure,
                      parse_reason, restart_delay, stream_broke, validation_summary)
@@ -388,7 +389,8 @@ class ServerConnection:
                 self._pid = server.pid
                 yield server.read, server.write
         except OSError as exc:
-            raise OSError(f"cannot start {config.command}: {exc.strerror or exc}") from None
+            # name_text: a newline or tab in the command would split or blur every line that shows this error
+            raise OSError(f"cannot start {name_text(config.command)}: {exc.strerror or exc}") from None
         finally:
             stderr.spawned()
             if self._pid is not None:

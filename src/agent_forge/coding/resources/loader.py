@@ -18,6 +18,7 @@ from .skills import Skill, discover_skills, format_skills_section
 from .sources import ResourceRoot
 from .templates import PromptTemplate, discover_templates
 from .trust import ProjectPolicy, TrustDecision
+from ..safe_read import exists, is_file
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -181,8 +182,8 @@ def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
     no regular file (a directory, `/dev/zero`: the command line refuses those before it starts)."""
     try:
         path = cwd / Path(value).expanduser()
-        if "\n" in value or not path.is_file():
-            if value.strip() and "\n" not in value and path.exists():  # "" is empty text, not the cwd
+        if "\n" in value or not is_file(path):
+            if value.strip() and "\n" not in value and exists(path):  # "" is empty text, not the cwd
                 kind = describe_kind(path.stat().st_mode)
                 warnings.append(f"{path_text(value)}: it is {kind}, not a regular file; taken as the text itself")
             return value

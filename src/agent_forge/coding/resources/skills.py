@@ -13,7 +13,7 @@ from typing import Iterable
 from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import missing_or_kind, read_text_file
+from ..safe_read import is_dir, is_file, missing_or_kind, read_text_file
 from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 SKILL_FILE = "SKILL.md"
@@ -63,9 +63,9 @@ def discover_skills(roots: Iterable[ResourceRoot], warnings: list[str]) -> list[
 def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
     """(skill file, base dir for sourceInfo) pairs under `root`, sorted for a stable order."""
     path = root.path
-    if path.is_file():
+    if is_file(path):
         return [(path, path.parent)]
-    if not path.is_dir():
+    if not is_dir(path):
         if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
             warnings.append(f"{path_text(path)}: skill path {missing_or_kind(path)}")
         return []

@@ -12,7 +12,7 @@ from typing import Iterable
 from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import missing_or_kind, read_text_file
+from ..safe_read import is_dir, is_file, missing_or_kind, read_text_file
 from .sources import MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
 
 MAX_DESCRIPTION_CHARS = 120
@@ -53,9 +53,9 @@ def discover_templates(roots: Iterable[ResourceRoot], warnings: list[str]) -> li
 
 def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
     path = root.path
-    if path.is_file():
+    if is_file(path):
         return [(path, path.parent)]
-    if not path.is_dir():
+    if not is_dir(path):
         if root.location == "path":
             warnings.append(f"{path_text(path)}: prompt template path {missing_or_kind(path)}")
         return []

@@ -23,6 +23,7 @@ from .entries import (
 from ..errors import NoSessionMatch, SessionFileError
 from .file_lines import check_readable
 from .reading import first_object, read_header, read_session
+from ..safe_read import is_file
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -141,9 +142,9 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     """
     as_path = Path(reference).expanduser()
     explicit = os.sep in reference or reference.endswith(".jsonl")
-    if as_path.is_file() and not explicit:
+    if is_file(as_path) and not explicit:
         return _plain_file_or_id(as_path, reference, cwd, session_dir, on_note)
-    if explicit or as_path.is_file():
+    if explicit or is_file(as_path):
         check_readable(as_path)  # missing, a symlink loop, a FIFO: said as opening it would say
         return as_path
     wanted = reference.strip().lower()

@@ -43,6 +43,7 @@ from .listing import (
 )
 from .lock import LOCK_SUFFIX, SessionLock
 from .writer import SessionWriter, SessionWriteState, lock_session_id
+from ..safe_read import is_file
 
 if TYPE_CHECKING:
     from .damage import SessionWarning
@@ -152,7 +153,7 @@ class SessionStore(EntryAppends):
         if file_path.name.endswith(LOCK_SUFFIX):  # its lock is held by the session's owner: "in use" would mislead
             raise SessionFileError(f"not a session file: {path_text(path)} (it is the lock file of a session; open the "
                                    f"session file beside it)", detail="it is a session lock file")
-        if lock is True and not file_path.is_file():
+        if lock is True and not is_file(file_path):
             read_session(file_path)  # raises the precise error (missing, a directory, ...) before locking
         held = SessionLock.acquire(file_path) if lock is True else (lock or None)
         try:

@@ -56,7 +56,7 @@ def resolve_tool_selection(*, global_setting: JsonValue = None, project_setting:
     deny: frozenset[str] = frozenset()
     if cli_entries is not None:
         entries = check_cli_entries(cli_entries)
-        _warn_unknown_cli(entries, warnings)
+        _warn_unknown_cli(entries, warnings, "--tools")
         if _is_delta(entries):
             selected = _apply_delta(selected, entries)
             deny = frozenset(e[1:] for e in entries if e.startswith("-"))
@@ -66,6 +66,7 @@ def resolve_tool_selection(*, global_setting: JsonValue = None, project_setting:
             selected.sort(key=lambda name: _first_match(name, entries))
     if no_builtin_tools or no_tools:
         selected = []
+    _warn_unknown_cli(exclude, warnings, "--exclude-tools")
     selected = [name for name in selected if not _matches(name, exclude)]
     return ToolSelection(builtin=tuple(selected), allow=allow, deny=deny, no_tools=no_tools, exclude=tuple(exclude))
 
@@ -89,13 +90,23 @@ def _apply_setting(selected: list[str], value: JsonValue, label: str, warnings: 
     return _apply_delta(plain, [e for e in entries if e[0] in "+-"])
 
 
-def _warn_unknown_cli(entries: Sequence[str], warnings: list[str]) -> None:
-    """Names (not patterns) in `--tools` that no built-in tool has: a typo, a wrong case, or a plugin's tool
-    (plugins load later, so they cannot be checked here)."""
+def _warn_unknown_cli(entries: Sequence[str], warnings: list[str], flag: str) -> None:
+    """Names in `--tools` or `--exclude-tools` (`flag`) that no built-in tool has, and `*` patterns matching none
+    (`zz*`, `a[`): a typo, a wrong case, or a plugin's or MCP server's tool (those load later, so they cannot be
+    checked here). Silence would leave a mistyped exclusion looking as if it applied."""
     unknown = [e for e in entries if _name(e) not in TOOL_FACTORIES and not _is_pattern(_name(e))]
+    unmatched = [e for e in entries if _is_pattern(_name(e)) and not _matches_builtin(_name(e))]
+    builtin = f"built-in tools: {', '.join(TOOL_FACTORIES)}"
     if unknown:
-        warnings.append(f"--tools: unknown tool(s) {_listed(unknown)} (not built in; a plugin or MCP server may provide it); "
-                        f"built-in tools: {', '.join(TOOL_FACTORIES)}")
+        warnings.append(f"{flag}: unknown tool(s) {_listed(unknown)} (not built in; a plugin or MCP server may "
+                        f"provide it); {builtin}")
+    if unmatched:
+        warnings.append(f"{flag}: pattern(s) {', '.join(path_text(e) for e in unmatched)} match no built-in tool "
+                        f"(a plugin or MCP server may provide one); {builtin}")
+
+
+def _matches_builtin(pattern: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for name in TOOL_FACTORIES)
 
 
 def _listed(entries: Sequence[str]) -> str:

@@ -22,7 +22,8 @@ from prompt_toolkit.styles import Style
 
 from ... import __version__
 from ...ai.visible_text import escape_invisible
-from ...coding.paths import path_text
+from ...coding.paths import os_failure, path_text
+from ...coding.safe_read import exists
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
@@ -277,7 +278,7 @@ class InteractiveMode(InputActions):
 
     def _resume_hint(self) -> None:
         store = self.session.store if self.session is not None else None
-        if store is not None and store.path is not None and store.path.exists():
+        if store is not None and store.path is not None and exists(store.path):
             self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session "
                                                        f"{store.session_id}")], self.terminal.columns()))
 
@@ -299,7 +300,7 @@ class InteractiveMode(InputActions):
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
-            self.say(f"internal error: {type(exc).__name__}: {exc}", "error")
+            self.say(os_failure(exc) or f"internal error: {type(exc).__name__}: {exc}", "error")
 
     async def _tick(self) -> None:
         """Redraw the spinner and elapsed times while something runs; nothing is redrawn while idle."""

@@ -14,6 +14,7 @@ from prompt_toolkit.history import FileHistory, InMemoryHistory
 from .completion import attachment_token
 from .graphemes import cluster_end, cluster_start, snapped
 from .paste import pasted_text
+from ...coding.safe_read import is_file
 
 PASTE_COLLAPSE_LINES = 10
 PASTE_COLLAPSE_CHARS = 2000
@@ -162,7 +163,7 @@ def _image_path(data: str) -> str | None:
     text = data.strip().strip("'\"").replace("\\ ", " ")
     if not text or "\n" in text or Path(text).suffix.lower() not in IMAGE_TYPES:
         return None
-    return text if Path(text).expanduser().is_file() else None
+    return text if is_file(Path(text).expanduser()) else None
 
 
 def _history(path: Path | None) -> FileHistory | InMemoryHistory:

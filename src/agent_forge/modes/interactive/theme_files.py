@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
+from ...coding.safe_read import exists, is_file
 
 SCROLLBACK_KEYS = {"user": "user", "block": "block", "errorBlock": "error_block"}
 LIVE_KEYS = {"thinking": "thinking", "tool": "tool", "dim": "dim", "spinner": "spinner", "queued": "queued",
@@ -41,7 +42,7 @@ def themes_dir(agent_dir: Path) -> Path:
 def available_themes(agent_dir: Path) -> list[str]:
     """The built-in theme names, then the custom ones (file stems of `themes/*.json`), sorted."""
     try:
-        custom = sorted(p.stem for p in themes_dir(agent_dir).glob("*.json") if p.stem not in THEMES and p.is_file())
+        custom = sorted(p.stem for p in themes_dir(agent_dir).glob("*.json") if p.stem not in THEMES and is_file(p))
     except OSError:
         custom = []
     return [*THEMES, *custom]
@@ -55,9 +56,9 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
     if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name):
         return DARK, f"theme {json.dumps(name)}: not a theme name; using the dark theme"
     path = themes_dir(agent_dir) / f"{name}.json"
-    if path.exists() and not path.is_file():  # a FIFO would block the read, /dev/zero never end it
+    if exists(path) and not is_file(path):  # a FIFO would block the read, /dev/zero never end it
         return DARK, f"theme {name!r}: {path} is not a regular file; using the dark theme"
-    if not path.is_file():
+    if not is_file(path):
         known = ", ".join(available_themes(agent_dir))
         return DARK, f"theme {name!r}: no such theme ({path} does not exist; known: {known}); using the dark theme"
     try:
@@ -69,7 +70,7 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
 def load_theme_file(path: Path) -> Theme:
     """The theme of `path` (see the module docstring). Raises ThemeError."""
     try:
-        if not path.is_file():
+        if not is_file(path):
             raise ThemeError(f"{path_text(path)}: not a regular file, not a theme")
         with path.open("rb") as handle:  # at most one byte past the cap, whatever the file turned into
             raw = handle.read(MAX_THEME_BYTES + 1)

@@ -14,12 +14,13 @@ from ...coding.errors import ConfigFileError, TrustFileError
 from ...coding.safe_read import read_json_file
 from ...coding.resources.trust import CODE_SETTINGS, record_trust, recorded_decision
 from ...plugins.discovery import PLUGINS_DIR, plugin_files
+from ...coding.safe_read import is_dir
 
 
 def brings_code(cwd: str) -> bool:
     """Whether the project of `cwd` has plugins or code-running settings of its own."""
     base = project_dir(cwd)
-    if base.is_dir() and plugin_files(base / PLUGINS_DIR):
+    if is_dir(base) and plugin_files(base / PLUGINS_DIR):
         return True
     settings = _json_object(base / "settings.json")
     return bool(settings.get("plugins")) or any(key in settings for key in CODE_SETTINGS)

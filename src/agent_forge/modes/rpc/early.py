@@ -139,8 +139,9 @@ def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
     from pathlib import Path
 
     from ...coding.paths import project_dir
+    from ...coding.safe_read import exists
 
-    return (Path(agent_dir) / "mcp.json").exists() or (project_allowed and (project_dir(cwd) / "mcp.json").exists())
+    return exists(Path(agent_dir) / "mcp.json") or (project_allowed and exists(project_dir(cwd) / "mcp.json"))
 
 
 def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,

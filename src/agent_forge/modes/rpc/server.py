@@ -15,6 +15,7 @@ import sys
 from typing import Any, Awaitable, Callable
 
 from ...coding.errors import CommandError
+from ...coding.paths import os_failure
 from ...coding.agent_session import AgentSession
 from . import framing
 from .. import approvals, stdout_guard
@@ -169,8 +170,9 @@ class RpcServer:
             line = await framing.encode_off_loop(record) if holds_in_record(data) else None
         except CommandError as exc:
             self.write(response(kind, request_id, error=str(exc)))
-        except Exception as exc:  # a handler bug answers this command; the session goes on
-            self.write(response(kind, request_id, error=f"Internal error: {type(exc).__name__}: {exc}"))
+        except Exception as exc:  # a handler bug (or an unchecked path) answers this command; the session goes on
+            error = os_failure(exc) or f"Internal error: {type(exc).__name__}: {exc}"
+            self.write(response(kind, request_id, error=error))
         else:
             if line is None:
                 self.write(record)
