@@ -104,7 +104,7 @@ class AcpServer:
         except AcpError as exc:
             self.connection.error(message.id, exc)
         except Exception as exc:  # a bug answers this request; the agent goes on
-            self.connection.error(message.id, AcpError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+            self.connection.error(message.id, _failure(exc))
         else:
             if isinstance(result, _Later):
                 self._spawn(self._answer_later(message.id, result.work))
@@ -123,7 +123,7 @@ class AcpServer:
         except AcpError as exc:
             self.connection.error(request_id, exc)
         except Exception as exc:
-            self.connection.error(request_id, AcpError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+            self.connection.error(request_id, _failure(exc))
         else:
             self.connection.result(request_id, result)
 
@@ -334,3 +334,14 @@ async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: Byte
     if reader is not None:
         return await work
     return await run_until_terminated(server, work)  # type: ignore[arg-type]
+
+
+def _failure(exc: Exception) -> AcpError:
+    """The error answer of a request that raised: invalid params for an `OSError` naming a user-given file
+    (`cannot use <path>: <reason>`, `coding/paths.os_failure`), else an internal error naming the exception."""
+    from ...coding.paths import os_failure
+
+    refused = os_failure(exc)
+    if refused is not None:
+        return invalid_params(refused)
+    return AcpError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
