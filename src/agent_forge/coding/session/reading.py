@@ -354,7 +354,8 @@ def gc_paused() -> Iterator[None]:
 
 def pause_gc() -> Callable[[], None]:
     """Pause the cyclic garbage collector as `gc_paused` does, until the returned callable (idempotent) is
-    called: for a pause whose end belongs to someone else (`switching.py` ends it after the answer)."""
+    called: for a pause whose end belongs to someone else (`switch_session` ends it after its answer is out,
+    `modes/rpc/handlers/tree.py`)."""
     enabled, ended = gc.isenabled(), False
     gc.disable()
 
