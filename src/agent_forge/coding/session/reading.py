@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import json
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -350,6 +350,23 @@ def gc_paused() -> Iterator[None]:
         if enabled:
             _age_young_objects()
             gc.enable()
+
+
+def pause_gc() -> Callable[[], None]:
+    """Pause the cyclic garbage collector as `gc_paused` does, until the returned callable (idempotent) is
+    called: for a pause whose end belongs to someone else (`switch_session` ends it after its answer is out,
+    `modes/rpc/handlers/tree.py`)."""
+    enabled, ended = gc.isenabled(), False
+    gc.disable()
+
+    def end() -> None:
+        nonlocal ended
+        if enabled and not ended:
+            ended = True
+            _age_young_objects()
+            gc.enable()
+
+    return end
 
 
 def _age_young_objects() -> None:
