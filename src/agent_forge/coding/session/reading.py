@@ -342,20 +342,16 @@ def _checked_header(header: Any, where: str, path: Path) -> SessionHeader:
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: parsing creates millions of containers that are all kept, and the
     collections they would trigger cost about as much as the parsing itself."""
-    enabled = gc.isenabled()
-    gc.disable()
+    end = pause_gc()
     try:
         yield
     finally:
-        if enabled:
-            _age_young_objects()
-            gc.enable()
+        end()
 
 
 def pause_gc() -> Callable[[], None]:
-    """Pause the cyclic garbage collector as `gc_paused` does, until the returned callable (idempotent) is
-    called: for a pause whose end belongs to someone else (`switch_session` ends it after its answer is out,
-    `modes/rpc/handlers/tree.py`)."""
+    """Pause the cyclic garbage collector until the returned callable (idempotent) is called, then age the young
+    objects: a pause whose end belongs to someone else (`switch_session`'s ends after its answer is out)."""
     enabled, ended = gc.isenabled(), False
     gc.disable()
 
