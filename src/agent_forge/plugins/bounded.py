@@ -122,18 +122,18 @@ async def stoppable(work: Awaitable[object], running: set[asyncio.Task]) -> None
     `abort`) ends it early; `work` awaits plugin code through `bounded`, so a cancellation reaching it is over
     within the grace. Cancelling the caller cancels `work` too, waits for it to end, and propagates. `work`'s
     exceptions propagate."""
-    task = asyncio.ensure_future(work)
-    running.add(task)
-    try:
-        await asyncio.wait({task})
-    except asyncio.CancelledError:
-        task.cancel()
-        await asyncio.wait({task})
-        raise
-    finally:
-        running.discard(task)
-    if not task.cancelled():
-        task.result()
+    from ..agent.loop import abortable_step  # the one abortable-step idiom; loaded with the session already
+
+    steps: list[asyncio.Task] = []
+
+    def track(task: asyncio.Task | None) -> None:
+        if task is None:
+            running.discard(steps.pop())
+        else:
+            steps.append(task)
+            running.add(task)
+
+    await abortable_step(work, track=track)
 
 
 def abandon(task: asyncio.Future, on_abandoned: Callable[[], None] | None = None) -> None:
