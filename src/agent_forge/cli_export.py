@@ -32,9 +32,10 @@ def run_export(paths: list[str], session_dir: str | None) -> int:
     except (ExportError, SessionFileError) as exc:
         _say(str(exc))
         return 1
+    from .coding.paths import path_text
     from .modes.stdout_guard import print_out
 
-    print_out(str(written))
+    print_out(path_text(written))  # one line, no control characters: a name's ESC or newline must not reach the terminal
     return 0
 
 

@@ -355,6 +355,9 @@ async def test_compact_name_and_export_are_slash_commands(agent_env_factory, pro
     out = project / "s.html"
     assert await client.prompt(session_id, f"/export {out}") == {"stopReason": "end_turn"}
     assert said() == f"Exported to {out}" and out.read_text().startswith("<!")
+    hostile = project / "e\x1b]0;pwned\x07\u202e.html"
+    assert await client.prompt(session_id, f"/export {hostile}") == {"stopReason": "end_turn"}
+    assert said() == f"Exported to {project}/e\\x1b]0;pwned\\x07\\u202e.html" and hostile.exists()
     listed = await client.request("session/list", {"cwd": str(project)})
     assert listed["sessions"][0]["title"] == "Login bug"
     assert len(fake_llm.requests) == 3  # the commands asked the model nothing but the summary

@@ -84,3 +84,13 @@ def test_export_of_a_prefix_two_directories_share_lists_both(agent_env, fake_llm
     unknown = subprocess.run([*CLI, "--export", "zzzz-no-such", "-"], cwd=third, env=agent_env, capture_output=True,
                              text=True, timeout=60)
     assert unknown.returncode == 1 and "nor in any other directory's sessions" in unknown.stderr
+
+
+def test_the_written_path_is_printed_on_one_line_with_its_escapes(agent_env, fake_llm, tmp_path):
+    info = one_session(agent_env, fake_llm, tmp_path)
+    name = "e\x1b]0;pwned\x07\u202e\nx.html"
+    done = subprocess.run([*CLI, "--export", info["path"], name], cwd=tmp_path, env=agent_env, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == f"{tmp_path}/e\\x1b]0;pwned\\x07\\u202e\\nx.html\n"
+    assert "the answer is 42" in (tmp_path / name).read_text()  # the file keeps its real name

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Awaitable, Callable
 
+from ...coding.paths import path_text
 from . import branching
 from .updates import chunk, usage_update
 
@@ -113,7 +114,7 @@ async def _model(session: Any, arguments: str) -> str:
 
 
 async def _export(session: Any, arguments: str) -> str:
-    return f"Exported to {await session.export_html(arguments or None)}"
+    return f"Exported to {path_text(await session.export_html(arguments or None))}"
 
 
 async def _shell(session: Any, command: str, send: Callable[[dict[str, Any]], None], *,
