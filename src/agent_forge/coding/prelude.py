@@ -192,7 +192,7 @@ def _initial_model(session: SessionPrelude, options: SessionOptions) -> tuple[An
         provider=options.provider, model_pattern=options.model, settings=session.settings, thinking=options.thinking,
         scope=session.model_control.scope)
     if model is None and (options.provider or options.model):
-        problem = "; ".join(warnings) or f"Model not found: {options.model or options.provider}"
+        problem = "; ".join(warnings) or f"Model not found: {path_text(options.model or options.provider)}"
         if not options.start_without_model:
             raise CommandError(session.registry.explain_missing(problem))
         session.model_problem = session.registry.explain_missing(problem)  # what prompts answer

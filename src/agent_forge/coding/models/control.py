@@ -106,7 +106,7 @@ class ModelControl:
         _require_str(provider=provider, model_id=model_id)
         model = self._registry.find(provider, model_id) or self._registry.host_model(provider, model_id)
         if model is None:
-            raise CommandError(self._registry.explain_missing(f"Model not found: {provider}/{model_id}"))
+            raise CommandError(self._registry.explain_missing(f"Model not found: {path_text(provider)}/{path_text(model_id)}"))
         if not self._registry.has_auth(model):
             raise CommandError(self._registry.auth_error_message(model))
         return self.switch(model, None)

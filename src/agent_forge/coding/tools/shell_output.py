@@ -6,6 +6,7 @@ import codecs
 import os
 from typing import TYPE_CHECKING, BinaryIO, Callable
 
+from ..paths import path_text
 from .sanitize import OutputSanitizer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail, utf8_len
 
@@ -190,4 +191,4 @@ def os_error_text(exc: OSError) -> str:
     """An `OSError` for messages: the OS's reason, then the file it named (`No such file or directory:
     /nonexistent/agent-forge-0`), else the exception's text."""
     reason = exc.strerror or str(exc)
-    return f"{reason}: {exc.filename}" if exc.filename else reason
+    return f"{reason}: {path_text(exc.filename)}" if exc.filename else reason
