@@ -147,3 +147,13 @@ def test_the_terminal_ui_names_a_hostile_tool_on_one_line(terminal, fake_llm):
     shown = [line for line in lines if "ev\\nil\\x1b]0;PWN3\\x07" in line]
     assert len(shown) >= 2 and not [line for line in lines if line.lstrip().startswith("il")], lines
     assert any("Tool ev\\nil\\x1b]0;PWN3\\x07 not found" in line for line in shown), shown
+
+
+@pytest.mark.parametrize("args", [["-p", "hi"], ["--list-models"]])
+def test_the_no_model_hint_names_a_hostile_agent_dir_on_one_line(args, agent_env, tmp_path):
+    agent_dir = tmp_path / f"d{HOSTILE}"
+    agent_dir.mkdir()
+    done = run(args, {**agent_env, "AGENT_FORGE_DIR": str(agent_dir)}, tmp_path)
+    assert f"{tmp_path}/d{SHOWN}/auth.json" in done.stderr + done.stdout
+    one_line_messages(done.stderr)
+    assert not CONTROL.search(done.stdout.replace("\n", ""))

@@ -18,6 +18,7 @@ from ..ai.visible_text import name_text
 from .errors import BusyError, CommandError
 from .events import AgentSettled, Emit
 from .hooks import HookCalls
+from .paths import path_text
 from .queue_journal import QueueJournal
 from .session.stats import estimate_tokens
 from .tool_sources import NoToolSource
@@ -408,6 +409,6 @@ def key_setup_hint(registry: ModelRegistry) -> str:
     auth = getattr(registry, "auth", None)
     problem = auth.file_problem() if hasattr(auth, "file_problem") else None
     unusable = f" (unusable now: {problem})" if problem else ""
-    return (f"Set {keys}, add a key to {registry.agent_dir / 'auth.json'}{unusable}, or configure a provider in "
-            f"{registry.agent_dir / 'models.json'}."
+    return (f"Set {keys}, add a key to {path_text(registry.agent_dir / 'auth.json')}{unusable}, or configure a "
+            f"provider in {path_text(registry.agent_dir / 'models.json')}."
             + (registry.errors_note() if hasattr(registry, "errors_note") else ""))

@@ -35,8 +35,8 @@ def authenticate(method_id: Any) -> dict[str, Any]:
 
 
 def _how(name: str, variable: str | None) -> str:
-    from ...coding.paths import agent_dir
+    from ...coding.paths import agent_dir, path_text
 
     entry = f'{{"{name}": {{"type": "api_key", "key": "..."}}}}'
     return (f"Set {variable} in the agent's environment (the editor's agent settings, then restart the agent), "
-            f"or add {entry} to {agent_dir() / 'auth.json'}")
+            f"or add {entry} to {path_text(agent_dir() / 'auth.json')}")
