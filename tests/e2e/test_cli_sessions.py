@@ -279,3 +279,19 @@ def test_start_up_errors_quote_arguments_without_control_sequences(agent_env, pr
     result = cli(agent_env, project, "-p", "--session", "\x1b]0;pwned\x07abc\x1b[2J", "hi")
     assert result.returncode == 1 and b"No session found matching '\\x1b]0;pwned\\x07abc\\x1b[2J'" in result.stderr
     assert b"\x1b" not in result.stderr and b"\x07" not in result.stderr  # quoted as visible escapes
+
+
+@pytest.mark.parametrize("args", [["--list-sessions"], ["--list-sessions", "--json"], ["-c", "-p", "hi"],
+                                  ["--session", "zz", "-p", "hi"]])
+def test_an_unreadable_session_directory_says_why(args, agent_env, fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "answered"}])
+    project, sessions = tmp_path / "project", tmp_path / "sessions"
+    project.mkdir()
+    looping = session_cwd_dir(str(project.resolve()), sessions)
+    sessions.mkdir()
+    looping.symlink_to(looping.name)  # a link to itself: listing it fails with ELOOP
+    done = cli(agent_env, project, "--session-dir", str(sessions), *args)
+    stderr = done.stderr.decode()
+    assert "Too many levels of symbolic links" in stderr and str(looping) in stderr, stderr
+    if "--session" not in args:  # a listing or -c: one warning line, not a silent empty list
+        assert stderr.count(f"skipped the session directory {looping}: Too many levels") == 1

@@ -94,8 +94,8 @@ def list_sessions(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[st
     valid header, an unsupported version such as one made by a newer agent-forge: `session_file.read_header`)
     are left out, as `find_most_recent` and `resolve_session` leave them out, and `on_skip` is told why.
     Cost: one linear scan of each file."""
-    infos = [info for info in (_info_or_skip(path, on_skip) for path in _session_files(cwd, session_dir))
-             if info is not None]
+    infos = [info for info in (_info_or_skip(path, on_skip)
+                               for path in _session_files(cwd, session_dir, on_skip=on_skip)) if info is not None]
     infos.sort(key=lambda info: info.modified, reverse=True)
     return infos
 
@@ -116,7 +116,7 @@ def find_most_recent(cwd: str | os.PathLike[str], session_dir: str | os.PathLike
     """The most recently modified session file of `cwd` that can be opened (the rule of `list_sessions`: the
     newest listed session), or None (`--continue`); `on_skip` is told why each newer file was passed over.
     Reads only up to the header of the files it considers."""
-    for path in sorted(_session_files(cwd, session_dir), key=_mtime, reverse=True):
+    for path in sorted(_session_files(cwd, session_dir, on_skip=on_skip), key=_mtime, reverse=True):
         try:
             read_header(path)
             return path
@@ -164,7 +164,8 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     if not matches:
         _explain_unusable(wanted, cwd, session_dir)
         where = " nor in any other directory's sessions" if everywhere else ""
-        raise NoSessionMatch(f"No session found matching '{path_text(reference)}' in {session_cwd_dir(cwd, session_dir)}{where}")
+        raise NoSessionMatch(f"No session found matching '{path_text(reference)}' in "
+                             f"{path_text(session_cwd_dir(cwd, session_dir))}{_directory_problem(cwd, session_dir)}{where}")
     listing = "\n".join(f"  {ids[path]}  {path_text(path)}" for path in matches)
     raise SessionFileError(f"Session id '{path_text(reference)}' is ambiguous; it matches {len(matches)} sessions:\n{listing}")
 
@@ -312,13 +313,35 @@ def skip_reason(path: Path, exc: SessionFileError) -> str:
     return f"session file {path_text(path)}: {exc.detail or exc}"
 
 
-def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> list[Path]:
+def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None, *,
+                   on_skip: OnSkip | None = None) -> list[Path]:
     """Every `*.jsonl` of the directory, whatever it is (a FIFO, a directory, a symlink loop): reading one
-    that is no session file raises SessionFileError without blocking, so callers report it or pass it over."""
+    that is no session file raises SessionFileError without blocking, so callers report it or pass it over.
+    A directory that exists but cannot be read (no permission, a symlink loop) lists nothing and `on_skip` is
+    told the OS's reason (`glob` alone would hide it as "no sessions")."""
+    directory = session_cwd_dir(cwd, session_dir)
     try:
-        return list(session_cwd_dir(cwd, session_dir).glob("*.jsonl"))
-    except OSError:
+        names = os.listdir(directory)
+    except OSError as exc:
+        if on_skip is not None and (reason := _unreadable_reason(exc)):
+            on_skip(f"the session directory {path_text(directory)}: {reason}")
         return []
+    return [directory / name for name in names if name.endswith(".jsonl") and not name.startswith(".")]
+
+
+def _unreadable_reason(exc: OSError) -> str | None:
+    """The OS's reason a session directory cannot be listed; None when it does not exist yet (no sessions)."""
+    return None if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc)
+
+
+def _directory_problem(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> str:
+    """` (cannot read it: <reason>)` when `cwd`'s session directory exists but cannot be listed, else ``."""
+    try:
+        os.listdir(session_cwd_dir(cwd, session_dir))
+    except OSError as exc:
+        reason = _unreadable_reason(exc)
+        return f" (cannot read it: {reason})" if reason else ""
+    return ""
 
 
 def all_session_files(session_dir: str | os.PathLike[str] | None) -> list[Path]:
