@@ -14,7 +14,6 @@ from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
 from ..ai.catalogue import PROVIDER_ENV_KEYS
 from ..ai.types import ImageContent, UserContent, UserMessage
-from ..ai.visible_text import name_text
 from .errors import BusyError, CommandError
 from .events import AgentSettled, Emit
 from .hooks import HookCalls
@@ -226,7 +225,7 @@ class Intake:
         if queue not in ("steering", "followUp"):
             raise CommandError(f"Invalid queue: {queue!r}. Valid queues: steering, followUp")
         if mode not in QUEUE_MODES:
-            raise CommandError(f"Invalid mode: {name_text(mode)}. Valid modes: all, one-at-a-time")
+            raise CommandError(f"Invalid mode: {path_text(mode)}. Valid modes: all, one-at-a-time")
         if queue == "steering":
             self._agent.steering_mode = mode
         else:

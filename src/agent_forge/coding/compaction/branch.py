@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from ...ai.visible_text import name_text
+from ..paths import path_text
 from ..session.context import entry_messages
 from ..session.entries import AgentMessage, SessionEntry
 from ..errors import CommandError, CompactionError, SessionFileError
@@ -52,7 +52,7 @@ async def navigate_tree(store: SessionStore, agent: Agent, compaction: Compactio
     try:
         target_path = store.branch(target_id) if target_id is not None else []
     except ValueError:
-        raise CommandError(f"Entry not found: {name_text(target_id)}") from None
+        raise CommandError(f"Entry not found: {path_text(target_id)}") from None
     old_leaf = store.leaf_id
     abandoned = abandoned_entries(store.branch(), target_path) if target_id != old_leaf else []
     summarized = summarize and abandoned

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict, TypeGuard, cast
 
-from ...ai.visible_text import name_text
+from ..paths import path_text
 from .entries import LabelEntry, MessageEntry, SessionEntry
 from .listing import message_text
 from .store import SessionStore
@@ -53,7 +53,7 @@ def entries_since(store: SessionStore, since: str | None = None) -> dict[str, An
     try:
         entries = store.entries_since(since)
     except ValueError:
-        raise KeyError(f"Entry not found: {name_text(since)}") from None
+        raise KeyError(f"Entry not found: {path_text(since)}") from None
     return {"entries": entries, "leafId": store.leaf_id}
 
 

@@ -14,7 +14,7 @@ import asyncio
 import sys
 from typing import Any, Awaitable, Callable
 
-from ...ai.visible_text import name_text
+from ...coding.paths import path_text
 from ...coding.errors import CommandError
 from ...coding.paths import os_failure
 from ...coding.agent_session import AgentSession
@@ -130,7 +130,7 @@ class RpcServer:
             approvals.answer_dialog(self.session, usable_fields(command))  # unknown or late ids: ignored
             return
         if kind not in COMMANDS:
-            self.write(response(kind, request_id, error=f"Unknown command: {name_text(kind)}"))
+            self.write(response(kind, request_id, error=f"Unknown command: {path_text(kind)}"))
             return
         problem = command_problem(command)
         if problem is not None:
