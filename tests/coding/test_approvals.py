@@ -172,9 +172,9 @@ def test_policies_are_checked():
     assert check_policy("read-only") == "read-only"
     with pytest.raises(ValueError, match="Unknown approval policy 'yolo'; use one of full, ask, read-only"):
         approvals("ask").set_policy("yolo")
-    assert approval_policy(Settings(raw={"approvals": "ask"})) == ("ask", None)
-    assert approval_policy(Settings(raw={"approvals": "nope"}), "full") == ("full", None)
-    assert approval_policy(Settings(), "ask") == ("ask", None)
+    assert approval_policy(Settings(raw={"approvals": "ask"})) == "ask"
+    assert approval_policy(Settings(raw={"approvals": "nope"}), "full") == "full"
+    assert approval_policy(Settings(), "ask") == "ask"
 
 
 def test_titles_and_kinds():

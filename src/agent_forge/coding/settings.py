@@ -28,12 +28,12 @@ APPROVAL_POLICIES = ("full", "ask", "read-only")
 reads the setting without importing that module)."""
 
 
-def approval_policy(settings: object, default: str = "full") -> tuple[str, str | None]:
-    """`(policy, warning)`: the `approvals` setting (the user's settings.json, or a trusted project's: an
-    untrusted project's is dropped with the code-running settings, `resources/trust.py`), else `default`.
-    A wrong value was reported when the settings loaded (its default is used); `warning` is always None."""
+def approval_policy(settings: object, default: str = "full") -> str:
+    """The `approvals` setting (the user's settings.json, or a trusted project's: an untrusted project's is
+    dropped with the code-running settings, `resources/trust.py`), else `default`. A wrong value was reported
+    when the settings loaded (its default is used)."""
     value = settings.get("approvals") if hasattr(settings, "get") else None
-    return (value if value in APPROVAL_POLICIES else default), None
+    return value if value in APPROVAL_POLICIES else default
 
 SETTINGS_FILE = "settings.json"
 QUEUE_MODES = ("all", "one-at-a-time")

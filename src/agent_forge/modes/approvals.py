@@ -43,7 +43,7 @@ def configure(session: AgentSession, policy: str | None, mode: str) -> None:
     """Set `session`'s start policy (`policy`, the `--approvals` value, else the setting, else full) and its
     approver for `mode` ("rpc", "interactive", "print" or "json")."""
     approvals = session.approvals
-    approvals.set_policy(policy or approval_policy(session.settings, "full")[0])
+    approvals.set_policy(policy or approval_policy(session.settings, "full"))
     if mode in ("rpc", "interactive"):
         approvals.approver = DialogApprover(session.emit, _timeout(session))
     else:

@@ -124,14 +124,15 @@ async def stoppable(work: Awaitable[object], running: set[asyncio.Task]) -> None
     exceptions propagate."""
     from ..agent.loop import abortable_step  # the one abortable-step idiom; loaded with the session already
 
-    steps: list[asyncio.Task] = []
+    step: asyncio.Task | None = None
 
     def track(task: asyncio.Task | None) -> None:
+        nonlocal step
         if task is None:
-            running.discard(steps.pop())
+            running.discard(step)
         else:
-            steps.append(task)
             running.add(task)
+        step = task
 
     await abortable_step(work, track=track)
 

@@ -333,7 +333,7 @@ def _approvals(session: Any, request: "Request", session_id: str, flag: str | No
     from .permissions import DEFAULT_MODE, PermissionAsker
 
     approvals = session.approvals
-    approvals.set_policy(flag or approval_policy(session.settings, DEFAULT_MODE)[0])
+    approvals.set_policy(flag or approval_policy(session.settings, DEFAULT_MODE))
     approvals.approver = PermissionAsker(request, session_id, session.cwd, on_allowed)
     return approvals
 

@@ -197,5 +197,5 @@ def early_state(prelude: SessionPrelude, approvals: str | None) -> dict[str, Any
                             steering_mode=settings.steering_mode, follow_up_mode=settings.follow_up_mode,
                             messages=messages, steering_queue=(), follow_up_queue=())
     compaction = SimpleNamespace(is_compacting=False, enabled=settings.compaction.enabled)
-    policy = SimpleNamespace(policy=approvals or approval_policy(settings, "full")[0])
+    policy = SimpleNamespace(policy=approvals or approval_policy(settings, "full"))
     return session_state(agent, store, compaction, policy, streaming=False)  # type: ignore[arg-type]
