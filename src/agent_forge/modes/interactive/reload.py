@@ -26,7 +26,7 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     from ...coding.resources.reload import difference, refresh_settings, reload_resources
 
     session = ui.session
-    if session.is_streaming:
+    if ui.session_busy():  # a run, or a compaction or branch summary outside one
         raise CommandError("wait for the agent to finish" + key_hint("app.interrupt", " (or press {})")
                            + " before /reload")
     warnings = refresh_settings(session)

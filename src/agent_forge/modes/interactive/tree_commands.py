@@ -119,7 +119,7 @@ class TreeCommands:
     def _set_label(self, entry_id: str, label: str | None) -> None:
         """Append the `label` entry, then show the tree again with it."""
         session = self.ui.session
-        if session.is_streaming:
+        if self.ui.session_busy():
             self.ui.say("wait for the agent to finish" + key_hint("app.interrupt", " (or press {})")
                         + " before labelling", "error")
             return
