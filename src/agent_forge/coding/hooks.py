@@ -17,8 +17,9 @@ Where each hook is called (seed 000 order for input: plugin command, input handl
 | `before_session_change(action, details)` | `new_session`, `switch_session`, `fork`, `clone` | True cancels |
 | `session_started(reason, previous)` | after such a change | notification |
 
-A client's `abort` stops what a session change waits for in these two (`HookCalls`): the call is cancelled, a
-change still asking is cancelled (nothing switched or written, it answers `cancelled`), one already made stays.
+A client's `abort` stops what a session change waits for: `before_session_change` through `HookCalls` (the call
+is cancelled, so is the change: nothing switched or written, it answers `cancelled`), `session_started` through
+`abort()` below, like any session start handler (the change already made stays).
 | `tool_call(call)` | the tool gate (`approvals.py`), before the policy | a block reason, or None (may change args) |
 | `abort()` | `abort` | dialogs get their defaults; running commands and session start/shutdown handlers end |
 | `wait_aborted()` | `abort`, after the run stopped | the cancelled commands end (bounded) |
@@ -32,6 +33,8 @@ from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, Awaitable, TypeVar
+
+from ..agent.loop import abortable_step
 
 if TYPE_CHECKING:
     from ..agent.types import AgentMessage
@@ -106,29 +109,28 @@ class SessionHooks:
 
 
 class HookCalls:
-    """The hook calls session changes are waiting on (`before_session_change`, `session_started`), each in a task
-    of its own so that a client's `abort` can stop exactly them (`stop`) and not the change around them."""
+    """The veto calls session changes wait on (`before_session_change`), each an abortable step
+    (`agent.loop.abortable_step`) so that a client's `abort` can stop exactly them (`stop`) and not the change
+    around them. `session_started` is not one of them: the hooks' own `abort()` ends session start handlers."""
 
     def __init__(self) -> None:
         self._calls: dict[asyncio.Future[object], bool] = {}  # each running call: whether `stop` cancelled it
 
     async def run(self, call: Awaitable[T]) -> tuple[bool, T | None]:
         """Await `call`: `(stopped, result)`; `stopped` is True (and the result dropped, whatever the call then
-        returned) when `stop` cancelled it meanwhile. Cancelling the caller cancels the call too and propagates."""
+        returned or raised) when `stop` cancelled it meanwhile. Cancelling the caller cancels the call too, waits
+        for its end and propagates."""
         task = asyncio.ensure_future(call)
         self._calls[task] = False
         try:
-            await asyncio.wait({task})
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
+            result = await abortable_step(task)  # a call `stop` cancelled gives None
+        except Exception:
+            if not self._calls[task]:
+                raise
+            result = None  # a stopped hook's late failure: retrieved, so no "never retrieved" noise
         finally:
             stopped = self._calls.pop(task)
-        if stopped:
-            if not task.cancelled():
-                task.exception()  # retrieved: a hook's late failure is no "never retrieved" noise
-            return True, None
-        return False, task.result()
+        return (True, None) if stopped else (False, result)
 
     def stop(self) -> list[asyncio.Future[object]]:
         """Cancel the calls running now (`abort`); returns them, to wait for their end (a plugin's cleanup)."""

@@ -66,7 +66,7 @@ class Intake:
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
         self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
-        self.change_hooks = HookCalls()  # the hook calls those changes wait on (`switching.py`; `abort` stops them)
+        self.change_hooks = HookCalls()  # the veto calls those changes wait on (`switching.py`; `abort` stops them)
 
     def submit(self, text: str, images: list[ImageContent] | None = None,
                streaming_behavior: str | None = None) -> Awaitable[str]:
@@ -339,7 +339,7 @@ class Intake:
     def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
         """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
         input handlers and, when `held` (a client's abort, not a change's own), the prompts waiting for a session
-        change and the hook calls such changes wait on: `change_hooks`; the run or its retry wait); the returned
+        change and the veto calls such changes wait on: `change_hooks`; the run or its retry wait); the returned
         awaitable (await it) ends when the session settled or handed over to queued messages (the run side:
         `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits), so after the answers of
         the changes it cancelled. `RuntimeError` outside a running event loop."""

@@ -42,8 +42,9 @@ class SessionSwitch:
     `CommandError` while entries of the current session cannot be written). `store()` is the current store,
     `replace_store(store, messages)` swaps it; `abort()` and `user_bash.abort()` stop the work in progress;
     `user_bash.restore_pending()` adds the user bash results an opened file left pending, `queue.restore()` queues
-    the messages it left queued (`queue_journal.py`). The hooks are called through `hook_calls`, which a client's
-    `abort` stops: a change stopped while asking is cancelled, one stopped in `session_started` stays made."""
+    the messages it left queued (`queue_journal.py`). The veto hook is called through `hook_calls`, which a
+    client's `abort` stops: a change stopped while asking is cancelled; one whose `session_started` the hooks'
+    `abort()` ends stays made."""
 
     def __init__(self, *, cwd: str, agent: Agent, model_control: ModelControl, hooks: Callable[[], SessionHooks],
                  store: Callable[[], SessionStore], replace_store: Callable[[SessionStore, list[Any]], None],
@@ -175,13 +176,14 @@ class SessionSwitch:
                         **details: Any) -> tuple[bool, T | None]:
         """Ask the hooks whether `action` may go on, then run `change()`: `(cancelled, result)`. `details`
         describe the change to the hooks (`targetSessionFile`, `entryId`, ...). An `abort` while the hooks are
-        asked cancels the change; one while `session_started` runs ends that (the change stays made)."""
+        asked cancels the change; one while `session_started` runs ends that (the hooks' `abort()`: the change stays
+        made)."""
         hooks = self._hooks()
         if await self._vetoed(action, details):
             return True, None
         path = self._store().path
         result = await change()
-        await self._calls.run(hooks.session_started(action, str(path) if path else None))
+        await hooks.session_started(action, str(path) if path else None)
         return False, result
 
     async def _vetoed(self, action: str, details: dict[str, Any]) -> bool:
