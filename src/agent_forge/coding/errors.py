@@ -5,7 +5,8 @@ Only `CommandError` reaches clients as is (an RPC error response, a CLI message)
 where a command turns them into one, or into an event field (`compaction_end.errorMessage`).
 
     CommandError             a command was rejected before it changed anything; shown to the client as is
-    └── BusyError            a prompt without a streaming behaviour while the session works (worded for RPC)
+    ├── BusyError            a prompt without a streaming behaviour while the session works (worded for RPC)
+    └── AbortedError         an `abort` stopped the command's model work (a compaction, a branch summary)
     SessionFileError         a session file cannot be read or written (`reason`: the OS's words; `detail`)
     └── SessionLockError     another process, or session of this one, holds the file's lock (`session_path`, `pid`)
     SessionDirError          (an OSError) a session directory is not one and cannot be made one
@@ -35,6 +36,12 @@ class CommandError(Exception):
 class BusyError(CommandError):
     """A prompt came without `streamingBehavior` while a run, a compaction or a branch summary goes on: the
     documented RPC refusal (`Agent is already processing...`). Front ends for people word it themselves."""
+
+
+class AbortedError(CommandError):
+    """An `abort` stopped the model work a command waited on (`compact`, a branch-summarising tree move) before
+    it changed anything; the message says which (`Compaction aborted`, `Branch summary aborted`). Front ends
+    that word an abort themselves catch this type."""
 
 
 class SessionFileError(Exception):

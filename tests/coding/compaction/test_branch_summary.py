@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.errors import CommandError
+from agent_forge.coding.errors import AbortedError, CommandError
 from agent_forge.coding.compaction.prompts import BRANCH_SUMMARY_SYSTEM_PROMPT
 from agent_forge.coding.tools import create_coding_tools
 
@@ -76,6 +76,29 @@ async def test_a_failed_summary_leaves_the_leaf_where_it_was(make_session, key):
     with pytest.raises(CommandError, match="401 denied"):
         await session.navigate_tree(session.store.branch()[-3]["id"], summarize=True)
     assert session.store.leaf_id == leaf and len(session.messages) == 4
+
+
+async def test_an_aborted_summary_raises_aborted_error_and_leaves_the_leaf_where_it_was(make_session, key,
+                                                                                        read_entries):
+    """Front ends tell an abort from a failure by its type (`AbortedError`), not by its message."""
+    started = asyncio.Event()
+
+    def hanging(context):
+        started.set()
+        return FauxResponse(text="## Objective\nnever", hang_after=0, release=asyncio.Event())
+
+    set_faux_responses([FauxResponse(text="one"), FauxResponse(text="two"), hanging], key)
+    session, _ = make_session()
+    await session.prompt_and_wait("first")
+    await session.prompt_and_wait("second")
+    leaf = session.store.leaf_id
+    moving = asyncio.ensure_future(session.navigate_tree(session.store.branch()[-3]["id"], summarize=True))
+    await asyncio.wait_for(started.wait(), 10)
+    await session.abort()
+    with pytest.raises(AbortedError, match="^Branch summary aborted$"):
+        await asyncio.wait_for(moving, 10)
+    assert session.store.leaf_id == leaf and len(session.messages) == 4
+    assert "branch_summary" not in [e["type"] for e in read_entries(session)]
 
 
 async def test_a_message_queued_during_a_summarised_move_runs_once_the_move_is_over(make_session, key):

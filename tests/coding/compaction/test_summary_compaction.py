@@ -9,7 +9,7 @@ import json
 import pytest
 
 from agent_forge.ai.providers.faux import FauxResponse, faux_requests, set_faux_responses
-from agent_forge.coding.errors import CommandError
+from agent_forge.coding.errors import AbortedError, CommandError
 from agent_forge.coding.compaction.prompts import SUMMARY_PROMPT_VERSION, SUMMARY_SYSTEM_PROMPT
 from agent_forge.coding.tools import create_coding_tools
 
@@ -276,7 +276,7 @@ async def test_abort_during_a_manual_compaction(make_session, key, read_entries)
     await session.abort()
     assert rec.of("compaction_end")[-1] == {"type": "compaction_end", "reason": "manual", "result": None,
                                             "aborted": True, "willRetry": False}
-    with pytest.raises(CommandError, match="^Compaction aborted$"):
+    with pytest.raises(AbortedError, match="^Compaction aborted$"):
         await compacting
     assert session.get_state()["isCompacting"] is False
     assert "compaction" not in [e["type"] for e in read_entries(session)]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..paths import path_text
 from ..session.context import entry_messages
 from ..session.entries import AgentMessage, SessionEntry
-from ..errors import CommandError, CompactionError, SessionFileError
+from ..errors import AbortedError, CommandError, CompactionError, SessionFileError
 from .prompts import BRANCH_SUMMARY_SYSTEM_PROMPT, SUMMARY_PROMPT_VERSION, branch_summary_prompt
 from .tokens import answer_reserve, output_budget, prompt_char_budget, text_tokens
 from .transcript import file_details, is_context_visible, keep_tail, serialize, with_file_lists
@@ -43,10 +43,10 @@ async def navigate_tree(store: SessionStore, agent: Agent, compaction: Compactio
                         target_id: str | None, *, busy: bool, summarize: bool = False,
                         custom_instructions: str | None = None) -> dict[str, Any]:
     """Make `target_id` the leaf of `store` (None: before the first entry, so the next one is a new root) and
-    `agent`'s messages its branch's context. Returns `{"cancelled":
-    False, "summaryEntry": entry or None}`. Raises `CommandError` while a run (`busy`) or compaction is going on,
-    for an unknown id, and when the summary fails or is aborted (the leaf is then unchanged). The summary runs
-    as `compaction`'s task, so `abort` cancels it."""
+    `agent`'s messages its branch's context. Returns `{"cancelled": False, "summaryEntry": entry or None}`.
+    Raises `CommandError` while a run (`busy`) or compaction is going on, for an unknown id, and when the summary
+    fails, `AbortedError` when it is aborted (the leaf is then unchanged). The summary runs as `compaction`'s
+    task, so `abort` cancels it."""
     if busy or compaction.is_compacting:
         raise CommandError(BUSY)
     try:
@@ -78,7 +78,7 @@ async def _summary_fields(agent: Agent, compaction: CompactionController, abando
     try:
         return await compaction.run_guarded(_summarize(compaction, model, messages, abandoned, focus))
     except asyncio.CancelledError:
-        raise CommandError(ABORTED) from None
+        raise AbortedError(ABORTED) from None
     except Exception as exc:  # CompactionError, or a provider bug: the move does not happen
         detail = str(exc) if isinstance(exc, CompactionError) else f"{type(exc).__name__}: {exc}"
         raise CommandError(f"Branch summary failed: {detail}") from None

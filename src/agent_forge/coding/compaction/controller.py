@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Awaitable, Callable, Protocol, TypeVar
 
 from ...agent.loop import abortable_step
 from ...ai.overflow import is_context_overflow
-from ..errors import CommandError, CompactionError, SessionFileError
+from ..errors import AbortedError, CommandError, CompactionError, SessionFileError
 from ..events import CompactionEnd, CompactionStart, Emit
 from .request import Requester
 from .tokens import context_tokens, estimate_messages, over_threshold, overhead_tokens
@@ -205,9 +205,10 @@ class CompactionController:
 
     @staticmethod
     def result(outcome: Outcome) -> dict[str, object]:
-        """The `compact` answer of `outcome`; raises `CommandError` when it failed or was aborted."""
+        """The `compact` answer of `outcome`; raises `CommandError` when it failed, `AbortedError` when it was
+        aborted."""
         if outcome.aborted:
-            raise CommandError(ABORTED)
+            raise AbortedError(ABORTED)
         if outcome.error is not None:
             raise CommandError(outcome.error)
         assert outcome.result is not None

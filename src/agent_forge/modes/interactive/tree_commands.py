@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...coding.errors import CommandError
+from ...coding.errors import AbortedError, CommandError
 from ...coding.session.tree import get_flat_tree
 from .actions import guarded
 from .completion import typed_text
@@ -77,14 +77,10 @@ class TreeCommands:
     async def _navigate(self, entry_id: str, *, summarize: bool) -> None:
         """Move to `entry_id`; a summary is a model request, shown with the spinner and aborted by Escape or
         Ctrl+C (`InputActions.working`): the move is then not made and nothing is written."""
-        from ...coding.compaction.branch import ABORTED
-
         moving = self.ui.session.navigate_tree(entry_id, summarize=summarize)
         try:
             outcome = await (self.ui.working("summarising the branch left…", moving) if summarize else moving)
-        except CommandError as exc:
-            if str(exc) != ABORTED:
-                raise
+        except AbortedError:
             self.ui.say("branch summary aborted: the conversation stays where it was (nothing was written)",
                         "warning")
             return
