@@ -100,8 +100,7 @@ class Commands:
         self.ui.exit(0)
 
     async def _new(self, argument: str) -> None:
-        made = await session_change(self.ui, "starting a new session…", "new session", self.ui.session.new_session())
-        if made is not None:
+        if await session_change(self.ui, "starting a new session…", "new session", self.ui.session.new_session()):
             self.ui.say(f"new session {self.ui.session.store.session_id}", "success")
 
     async def _name(self, argument: str) -> None:

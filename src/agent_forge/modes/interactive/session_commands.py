@@ -4,7 +4,7 @@ sessions), `/fork` (a picker over the branch's user messages), `/clone`, `/expor
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, TypeVar
+from typing import Any, Awaitable
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
@@ -15,7 +15,6 @@ from .actions import guarded
 from .completion import typed_text
 from .render import fit
 
-T = TypeVar("T")
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -50,7 +49,7 @@ class SessionCommands:
 
     async def _switch(self, path: str) -> None:
         switching = self.ui.session.switch_session(path)
-        if await session_change(self.ui, "opening the session…", "resume", switching) is None:
+        if not await session_change(self.ui, "opening the session…", "resume", switching):
             return
         self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
@@ -64,12 +63,13 @@ class SessionCommands:
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
-        outcome = await session_change(self.ui, "forking…", "fork", self.ui.session.fork(entry_id))
-        if outcome is None:
+        outcome: dict[str, Any] = {}  # the fork's answer: its `text` goes back into the editor
+        forking = _cancelled(self.ui.session.fork(entry_id), outcome)
+        if not await session_change(self.ui, "forking…", "fork", forking):
             return
         self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
-        self.ui.editor.set_text(typed_text(outcome.get("text") or "", self.ui.session.cwd))  # no file blocks
+        self.ui.editor.set_text(typed_text(outcome["text"], self.ui.session.cwd))  # no file blocks
 
     async def tree(self, argument: str) -> None:
         from .tree_commands import TreeCommands
@@ -125,7 +125,7 @@ class SessionCommands:
                     f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
-        if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()) is not None:
+        if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()):
             self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
 
     async def export(self, argument: str) -> None:
@@ -143,19 +143,26 @@ class SessionCommands:
         await guarded(self.ui, work)
 
 
-async def session_change(ui: Any, activity: str, what: str, change: Awaitable[T]) -> T | None:
-    """Await the session change `change` (`new_session`, `switch_session`, `fork`, `clone`) with the spinner
-    showing `activity` (`InputActions.working`: Escape or Ctrl+C aborts it, which cancels a change still asking
-    its plugins); its result, or None when it was cancelled, said so (`what`: "fork"), by that abort or by a
-    plugin's veto."""
-    result, interrupted = await ui.interruptible(activity, change)
-    if not (result.get("cancelled") if isinstance(result, dict) else result):
-        return result
+async def session_change(ui: Any, activity: str, what: str, change: Awaitable[bool]) -> bool:
+    """Await the session change `change` (`new_session`, `switch_session`, `clone`, or `fork` through
+    `_cancelled`: each gives `cancelled`) with the spinner showing `activity` (`InputActions.working`: Escape or
+    Ctrl+C aborts it, which cancels a change still asking its plugins). True when it was made; False when it
+    was cancelled, said so (`what`: "fork"), by that abort or by a plugin's veto."""
+    cancelled, interrupted = await ui.interruptible(activity, change)
+    if not cancelled:
+        return True
     if interrupted:
         ui.say(f"{what} cancelled: the current session stays as it was", "warning")
     else:
         ui.say(f"a plugin cancelled the {what}: the current session stays as it was", "warning")
-    return None
+    return False
+
+
+async def _cancelled(fork: Awaitable[dict[str, Any]], outcome: dict[str, Any]) -> bool:
+    """`cancelled` of the fork `fork` (`{text, cancelled}`), its answer kept in `outcome` (the text for the
+    editor)."""
+    outcome.update(await fork)
+    return bool(outcome["cancelled"])
 
 
 def _label(info: Any, columns: int) -> str:
