@@ -8,6 +8,7 @@ import pytest
 
 from agent_forge.coding.compaction.tokens import context_tokens
 from agent_forge.coding.messages import bash_execution_text
+from agent_forge.coding.session.listing import file_message_count
 from agent_forge.coding.session.stats import (
     IMAGE_CHARS,
     context_usage,
@@ -103,6 +104,19 @@ def test_totals_and_counts_include_abandoned_branches():
     assert (stats["userMessages"], stats["assistantMessages"], stats["toolCalls"], stats["toolResults"],
             stats["totalMessages"]) == (1, 2, 1, 1, 4)
     assert len(messages) == 2  # the conversation: get_state's messageCount
+
+
+def test_total_messages_is_the_count_session_listings_show():
+    """One count of a file's messages: `get_session_stats.totalMessages` and a listing's `messageCount`."""
+    store = SessionStore.in_memory("/w")
+    first = store.append_message(user("one"))
+    store.append_message(assistant("old", calls=1))
+    store.append_message(tool_result("r"))
+    store.set_leaf(first["id"])
+    store.append_message(assistant("new"))
+    store.append_compaction(summary="s", first_kept_entry_id=first["id"], tokens_before=9)
+    stats = stats_of(store, store.build_context().messages)
+    assert stats["totalMessages"] == file_message_count(store.entries) == 4
 
 
 def test_counts_include_what_a_compaction_summarised():

@@ -291,10 +291,17 @@ def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
     return name, first_message or "", file_message_count(entries)
 
 
+def file_messages(entries: list[SessionEntry]) -> list[AgentMessage]:
+    """A file's messages, as listings (`file_message_count`) and `get_session_stats` count them: those of its
+    `message` entries on every branch, tool results included, in file order (a hand-edited entry whose
+    `message` is no object counts as a message of no role)."""
+    found = (cast(MessageEntry, entry).get("message") for entry in entries if entry.get("type") == "message")
+    return [message if isinstance(message, dict) else cast(AgentMessage, {}) for message in found]
+
+
 def file_message_count(entries: list[SessionEntry]) -> int:
-    """A file's messages as listings count them (`messageCount`, `/resume`, `/session`): its `message`
-    entries on every branch, tool results included."""
-    return sum(1 for entry in entries if entry["type"] == "message")
+    """How many `file_messages` a file has (`messageCount`, `/resume`, `/session`)."""
+    return len(file_messages(entries))
 
 
 def message_text(message: AgentMessage) -> str:

@@ -4,7 +4,7 @@ Scope (seed 000, "get_session_stats"; what the reference agent reports, found by
 file with an abandoned branch and a compaction):
 - message counts, `tokens` and `cost` cover the whole session file: every entry, abandoned branches,
   compacted history and failed attempts a retry hid included (you paid for them and they are in the file).
-  Messages are the `message` entries (`file_message_count`: what session listings show), whatever their role;
+  Messages are the `message` entries (`listing.file_messages`: what session listings count), whatever their role;
   `get_state`'s `messageCount` is the one that counts the conversation the model sees now. Tokens and cost sum
   assistant messages, tool-reported `usage` on `toolResult` messages, `compaction` and `branch_summary`
   summaries, and `usage` entries (session-format.md, "UsageEntry");
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, TypedDict, Union, cast
 from ..config_values import is_number
 from ..messages import sent_form
 from .entries import AgentMessage, BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry, UsageEntry
+from .listing import file_messages
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -65,13 +66,6 @@ def session_stats(*, session_file: str | None, session_id: str, entries: list[Se
     if usage is not None:
         stats["contextUsage"] = usage
     return stats
-
-
-def file_messages(entries: Iterable[SessionEntry]) -> list[AgentMessage]:
-    """The messages of `entries`' `message` entries, in file order (a hand-edited entry whose `message` is no
-    object counts as a message of no role)."""
-    found = (cast(MessageEntry, entry).get("message") for entry in entries if entry.get("type") == "message")
-    return [message if isinstance(message, dict) else cast(AgentMessage, {}) for message in found]
 
 
 def message_counts(messages: list[AgentMessage]) -> dict[str, int]:
