@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from agent_forge.agent.types import ToolResult
+from agent_forge.ai.usage import empty_usage
 from agent_forge.sdk import FauxProvider, FauxResponse, create_agent_session
 
 BAD = "a\ud800b"  # a high surrogate with no low half: not text UTF-8 can hold
@@ -69,5 +70,57 @@ async def test_live_messages_and_events_equal_the_resumed_file(tmp_path: Path):
         updates = [e for e in events if e["type"] == "tool_execution_update"]
         assert updates[0]["partialResult"]["content"][0]["text"] == "so far " + FIXED
         assert not has_lone_surrogate(faux.requests[-1].context)  # what the model was sent
+    finally:
+        await resumed.close()
+
+
+def own_transport(faux: FauxProvider):
+    """A custom transport of its own (no provider under it) that streams BAD in its start message, its deltas and
+    its block's end, putting the same text in the message it mutates, as providers do."""
+    async def stream(model, context, options):
+        message = {"role": "assistant", "content": [{"type": "text", "text": "start " + BAD}], "api": model["api"],
+                   "provider": model["provider"], "model": model["id"], "usage": empty_usage(),
+                   "stopReason": "pending", "timestamp": 0}
+        yield {"type": "start", "message": message}
+        for chunk in (" one " + BAD, " two"):
+            message["content"][0]["text"] += chunk
+            yield {"type": "text_delta", "contentIndex": 0, "delta": chunk}
+        yield {"type": "text_end", "contentIndex": 0, "content": message["content"][0]["text"]}
+        message["stopReason"] = "stop"
+        yield {"type": "done", "message": message}
+    return stream
+
+
+async def test_a_custom_stream_fns_live_events_hold_what_the_message_and_the_file_hold(tmp_path: Path):
+    """Each event as a subscriber receives it (encoded at once, as a client would send it on) holds U+FFFD,
+    the deltas add up to the message a `message_start` listener holds, and that equals `message_end`'s and the
+    file's."""
+    faux = FauxProvider()
+    session = create_agent_session(cwd=str(tmp_path), model=faux.model(), stream_fn=own_transport(faux),
+                                   agent_dir=tmp_path / "agent", session_dir=str(tmp_path / "s"))
+    received: list[tuple[dict, str]] = []
+    held: list[str] = []  # the message_start listener's message, encoded at each later update
+
+    def listen(event):
+        received.append((event, json.dumps(event)))
+        if event["type"] == "message_update":
+            held.append(json.dumps(next(e["message"] for e, _ in received if e["type"] == "message_start"
+                                        and e["message"]["role"] == "assistant")))
+    session.subscribe(listen)
+    await session.prompt_and_wait("go")
+    state = session.get_state()
+    await session.close()
+    resumed = create_agent_session(cwd=str(tmp_path), model=faux.model(), stream_fn=faux.stream,
+                                   agent_dir=tmp_path / "agent", session_file=state["sessionFile"])
+    try:
+        assert [json.loads(text)["type"] for _, text in received if "\\ud8" in text] == []
+        assert held and not any("\\ud8" in text for text in held)
+        started = next(e["message"] for e, _ in received if e["type"] == "message_start"
+                       and e["message"]["role"] == "assistant")
+        updates = [json.loads(text)["assistantMessageEvent"] for e, text in received if e["type"] == "message_update"]
+        streamed = "start " + FIXED + "".join(u["delta"] for u in updates if u["type"] == "text_delta")
+        assert streamed == "start " + FIXED + " one " + FIXED + " two" == updates[-1]["content"]
+        assert started["content"][0]["text"] == streamed == session.messages[-1]["content"][0]["text"]
+        assert session.messages == resumed.messages
     finally:
         await resumed.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from .coding.export_html.exporter import named_descriptor
 from .coding.paths import working_directory
 
 STDOUT = "-"
@@ -13,8 +14,10 @@ STDOUT = "-"
 
 def run_export(paths: list[str], session_dir: str | None) -> int:
     """Export `paths[0]` (a session file, or a full or partial session id of the current directory, as
-    `--session` takes, or else of any directory) to `paths[1]` (default `./agent-forge-session-<name>.html`; `-` is stdout). Prints the
-    written path; 0, or 1 with the reason on stderr, 2 for more than two paths. The current directory is
+    `--session` takes, or else of any directory) to `paths[1]` (default `./agent-forge-session-<name>.html`; `-`,
+    like `/dev/stdout`, is stdout; `/dev/stderr`, `/dev/fd/N` write to that descriptor). Prints the written path
+    on stdout (a descriptor's as given), nothing when the page went there; 0, or 1 with the reason on stderr, 2
+    for more than two paths. The current directory is
     looked up only when a path is relative or defaulted (a deleted one raises `MissingDirectory`)."""
     if len(paths) > 2:
         _say("--export takes a session file or id and at most one output path")
@@ -26,9 +29,13 @@ def run_export(paths: list[str], session_dir: str | None) -> int:
     try:
         cwd = _directory_for(paths[0], output)
         session = _session_file(paths[0], cwd, session_dir)
-        if output == STDOUT:
+        descriptor = 1 if output == STDOUT else named_descriptor(output, cwd)
+        if descriptor == 1:
             return _to_stdout(session)
-        written = export_session_file(session, output, cwd=cwd)
+        if descriptor is not None:
+            written = _to_descriptor(session, descriptor, str(output))
+        else:
+            written = str(export_session_file(session, output, cwd=cwd))
     except (ExportError, SessionFileError) as exc:
         _say(str(exc))
         return 1
@@ -59,22 +66,47 @@ def _session_file(reference: str, cwd: str, session_dir: str | None) -> str:
 
 
 def _to_stdout(session_file: str) -> int:
-    """The page on stdout (`--export S -`), nothing else there."""
+    """The page on stdout (`--export S -`, `/dev/stdout`), nothing else there: a pipe gets clean HTML."""
+    from .modes.stdout_guard import write_out
+
+    page = _page(session_file)
+    sys.stdout.flush()
+    write_out(sys.stdout.buffer, page)
+    return 0
+
+
+def _to_descriptor(session_file: str, descriptor: int, given: str) -> str:
+    """Write the page to our open `descriptor` (`/dev/stderr`, `/dev/fd/3`); returns `given`, the path as the
+    user wrote it (its resolved name, `/proc/<pid>/fd/pipe:[N]`, means nothing to them). Raises ExportError for a
+    descriptor of another process or one that is closed or read-only."""
+    from .coding.errors import ExportError
+    from .coding.paths import path_text
+
+    if descriptor < 0:
+        raise ExportError(f"Cannot write {path_text(given)}: it names a descriptor of another process")
+    page = memoryview(_page(session_file))
+    sys.stderr.flush()
+    try:
+        while page:
+            page = page[os.write(descriptor, page):]
+    except OSError as exc:
+        raise ExportError(f"Cannot write {path_text(given)}: {exc.strerror or exc}") from None
+    return given
+
+
+def _page(session_file: str) -> bytes:
+    """The page of `session_file` as UTF-8. Raises ExportError, SessionFileError."""
     from .coding.export_html import SessionSnapshot, render_html
     from .coding.export_html.exporter import check_exportable
     from .coding.session.store import SessionStore
-    from .modes.stdout_guard import write_out
 
     store = SessionStore.open(session_file)
     try:
         snapshot = SessionSnapshot.of_store(store)
         check_exportable(snapshot)
-        page = render_html(snapshot)
+        return render_html(snapshot).encode("utf-8", "replace")
     finally:
         store.close()
-    sys.stdout.flush()
-    write_out(sys.stdout.buffer, page.encode("utf-8", "replace"))
-    return 0
 
 
 def _say(message: str) -> None:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CLI = [sys.executable, "-m", "agent_forge"]
 
 
@@ -94,3 +96,27 @@ def test_the_written_path_is_printed_on_one_line_with_its_escapes(agent_env, fak
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == f"{tmp_path}/e\\x1b]0;pwned\\x07\\u202e\\nx.html\n"
     assert "the answer is 42" in (tmp_path / name).read_text()  # the file keeps its real name
+
+
+@pytest.mark.real_process  # real descriptors 1 and 2: the in-process run captures sys.stdout and sys.stderr
+def test_a_path_naming_stdout_gets_clean_html_and_stderr_gets_the_page_with_its_name(agent_env, fake_llm, tmp_path):
+    """`/dev/stdout`, `/proc/self/fd/1`, `/dev/fd/1` (a pipe) and `/dev/stdout` onto a file opened for appending
+    get the page alone, as `-` does; `/dev/stderr` gets the page and stdout names it as given, never as the
+    resolved `/proc/<pid>/fd/pipe:[N]`."""
+    info = one_session(agent_env, fake_llm, tmp_path)
+    for out in ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"):
+        done = subprocess.run([*CLI, "--export", info["path"], out], cwd=tmp_path, env=agent_env,
+                              capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.startswith("<!DOCTYPE html>") and done.stdout.endswith("</html>\n")
+    appended = tmp_path / "log.txt"
+    appended.write_text("before\n")
+    with open(appended, "ab") as log:
+        done = subprocess.run([*CLI, "--export", info["path"], "/dev/stdout"], cwd=tmp_path, env=agent_env,
+                              stdout=log, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert appended.read_text().startswith("before\n<!DOCTYPE html>") and "the answer is 42" in appended.read_text()
+    done = subprocess.run([*CLI, "--export", info["path"], "/dev/stderr"], cwd=tmp_path, env=agent_env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "/dev/stderr\n")
+    assert done.stderr.startswith("<!DOCTYPE html>") and "the answer is 42" in done.stderr

@@ -236,3 +236,20 @@ async def test_export_over_rpc_never_replaces_what_is_not_an_earlier_export(agen
     assert nul["success"] is False and nul["error"] == "Field 'outputPath' must not contain NUL characters"
     assert again["success"] is True and "hello" in (project / "old.html").read_text()
     assert fresh["success"] is False and not (tmp_path / "outer" / "new-page").exists()
+
+
+async def test_export_over_rpc_refuses_a_path_naming_a_descriptor_by_its_given_name(agent_env, fake_llm, tmp_path):
+    """In RPC mode stdout is the protocol channel: `/dev/stdout`, `/proc/self/fd/1`, `/dev/fd/2` and a symlink to
+    `/dev/stdout` are refused, quoted as given (not as `/proc/<pid>/fd/pipe:[N]`), and the channel stays clean."""
+    fake_llm.set_script([{"text": "hi"}])
+    (tmp_path / "out.html").symlink_to("/dev/stdout")
+    paths = ("/dev/stdout", "/proc/self/fd/1", "/dev/fd/2", "out.html")
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("hello")
+        replies = [await client.send({"type": "export_html", "outputPath": path}) for path in paths]
+        state = await client.send({"type": "get_state"})
+    for path, reply in zip(paths, replies):
+        assert reply["success"] is False
+        assert reply["error"] == (f"Cannot write {path}: it names an open descriptor (standard output, a pipe or "
+                                  "a terminal), not a file; give a file path")
+    assert state["success"] is True and (tmp_path / "out.html").is_symlink()

@@ -41,24 +41,50 @@ class Persistence:
         """Each distinct session-file write error of this process, in order (print mode exits 1 when any)."""
         self._write_retry: asyncio.TimerHandle | None = None
         self._early: list[dict[str, Any]] = []  # results saved as their call finished, before their message_end
+        self._streaming: dict[str, Any] | None = None  # the assistant message being streamed, from its message_start
 
     def before_event(self, event: AgentEvent) -> AgentEvent:
         """What listeners get for the loop's `event`, once what it reports is written. A message that is whole
         when it starts (every role but the streamed assistant) is written at its `message_start`, shrunk to fit
         a session line there, so both its events carry what the file holds, never a line the file lacks; the
         assistant's at its `message_end`. A tool's progress (`tool_execution_update`) is shrunk to the same
-        size the same way (`fit_event`). Text nothing writes (progress, the queue's texts) gets lone surrogates as
-        U+FFFD here, as messages get them from the file (`persist_message`): listeners see what a file would hold."""
+        size the same way (`fit_event`). Text nothing writes yet (progress, the queue's texts, a streamed
+        assistant message's start and updates) gets lone surrogates as U+FFFD here, as messages get them from the
+        file (`persist_message`): listeners see what a file would hold. Built-in providers never stream one; a
+        custom `stream_fn` (the SDK caller's code) may."""
         kind = event["type"]
         if kind == "message_start" and event["message"].get("role") != "assistant":
             self.persist_early(event["message"])
+        elif kind == "message_start":
+            self._streaming = json_wire.scrub_in_place(event["message"])
+        elif kind == "message_update":
+            self._scrub_update(event["assistantMessageEvent"])
         elif kind == "message_end":
+            self._streaming = None
             self.persist(event["message"])
         elif kind == "tool_execution_update":
             return fit_event(json_wire.scrub_in_place(event))  # type: ignore[arg-type, return-value]
         elif kind == "queue_update":
             json_wire.scrub_in_place(event)
         return event
+
+    def _scrub_update(self, update: dict[str, Any]) -> None:
+        """`update` (a stream event) with lone surrogates as U+FFFD; when its text had one, the streamed message's
+        block it belongs to too (the stream's own code put the same text there), so the message a listener
+        holds from `message_start` says what the deltas said. Costs O(the event) unless a surrogate is found."""
+        changed = False
+        for key, value in update.items():  # delta, content, id, toolName; toolCall, partial
+            if isinstance(value, str):
+                fixed = json_wire.join_surrogates(value)
+                changed, update[key] = changed or fixed is not value, fixed
+            elif isinstance(value, (dict, list)):
+                json_wire.scrub_in_place(value)
+        if not changed:
+            return  # the usual case: each string came back as it was
+        blocks = self._streaming.get("content") if self._streaming is not None else None
+        index = update.get("contentIndex")
+        if isinstance(blocks, list) and isinstance(index, int) and 0 <= index < len(blocks):
+            json_wire.scrub_in_place(blocks[index])
 
     def persist_early(self, message: dict[str, Any]) -> None:
         """Append `message` now, before its events, once (a second call for the same dict writes nothing): a

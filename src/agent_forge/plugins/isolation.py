@@ -13,6 +13,8 @@ import asyncio
 import inspect
 from typing import Awaitable, TypeVar
 
+from ..coding.paths import path_text
+
 _T = TypeVar("_T")
 
 
@@ -39,17 +41,19 @@ def is_cancellation(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException | str) -> str:
-    """`"TypeName: message"` (or just `"TypeName"` when the message is empty); never raises, even for an
-    exception whose `__str__` fails."""
+    """`"TypeName: message"` (or just `"TypeName"` when the message is empty) as one line: the message's
+    newlines, tabs and control characters as their escapes (`path_text`), so a plugin's `ValueError("a\\nb")`
+    cannot split a stderr line, a notice or a warning, nor pass its second line off as a message of its own.
+    Never raises, even for an exception whose `__str__` fails."""
     if isinstance(exc, str):
-        return exc
+        return path_text(exc)
     if isinstance(exc, PluginEscape):
         exc = exc.error
     try:
         text = str(exc)
     except Exception:
         text = ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {path_text(text)}" if text else type(exc).__name__
 
 
 async def contained(awaitable: Awaitable[_T]) -> _T:

@@ -12,7 +12,10 @@ already exists keeps its permission bits (and, where the OS allows, its owner an
 What may be replaced is limited, as the path may come from a client or a model: a relative path must resolve
 (symlinks included) inside the working directory; an existing file is replaced only when it looks like an earlier
 HTML export (its name ends in `.html`/`.htm`, or it starts with `<!DOCTYPE html>`); a path holding a NUL
-character is refused by name.
+character is refused by name. A path that names an open descriptor (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+`/proc/self/fd/N`, or a symlink to one) is no file: a session export refuses it, naming the path as given (in the
+terminal UI or a protocol mode that descriptor is the screen or the protocol channel); `agent-forge --export`
+writes the page to its own descriptor instead (`named_descriptor`).
 """
 
 from __future__ import annotations
@@ -71,6 +74,47 @@ def resolve_output_path(output_path: str | os.PathLike[str] | None, snapshot: Se
     return path / default_output_name(snapshot) if is_dir(path) else path
 
 
+_DESCRIPTOR = re.compile(r"/dev/(?:(?P<std>stdin|stdout|stderr)|fd/(?P<fd>\d+))"
+                         r"|/proc/(?P<pid>self|thread-self|\d+)(?:/task/\d+)?/fd/(?P<proc_fd>\d+)")
+_STANDARD = {"stdin": 0, "stdout": 1, "stderr": 2}
+_LINK_HOPS = 40  # the kernel's own limit on symlinks in one lookup (ELOOP)
+
+
+def named_descriptor(output_path: str | os.PathLike[str] | None, cwd: str | os.PathLike[str]) -> int | None:
+    """The descriptor number `output_path` names, directly or through symlinks (`/dev/stdout` is 1, `/dev/fd/3` is
+    3, `/proc/<this pid>/fd/2` is 2), else None; -1 for a descriptor of another process (`/proc/<pid>/fd/N`).
+    `realpath` cannot tell: it turns `/dev/stdout` into `/proc/<pid>/fd/pipe:[N]` or into the redirected file."""
+    if output_path is None or not os.fspath(output_path) or "\0" in os.fspath(output_path):
+        return None
+    current = os.path.join(cwd, os.path.expanduser(os.fspath(output_path)))
+    for _ in range(_LINK_HOPS):
+        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        found = _DESCRIPTOR.fullmatch(current)
+        if found is not None:
+            return _descriptor_number(found)
+        try:
+            current = os.path.join(os.path.dirname(current), os.readlink(current))
+        except OSError:
+            return None  # not a symlink (or unreadable): an ordinary path
+    return None
+
+
+def _descriptor_number(found: re.Match[str]) -> int:
+    if found["std"] is not None:
+        return _STANDARD[found["std"]]
+    if found["fd"] is not None:
+        return int(found["fd"])
+    ours = found["pid"] in ("self", "thread-self", str(os.getpid()))
+    return int(found["proc_fd"]) if ours else -1
+
+
+def check_not_descriptor(output_path: str | os.PathLike[str] | None, cwd: str | os.PathLike[str]) -> None:
+    """Raise ExportError when `output_path` names an open descriptor (`named_descriptor`), quoting it as given."""
+    if named_descriptor(output_path, cwd) is not None:
+        raise ExportError(f"Cannot write {path_text(os.fspath(output_path or ''))}: it names an open descriptor "
+                          "(standard output, a pipe or a terminal), not a file; give a file path")
+
+
 def check_confined(output_path: str | os.PathLike[str] | None, target: Path, cwd: str | os.PathLike[str]) -> None:
     """Raise ExportError when a relative `output_path` (not `~`) resolved to `target` (symlinks resolved) lies
     outside `cwd`: "relative paths are under the cwd" (docs/rpc.md) must hold for `../../etc/passwd` too."""
@@ -109,6 +153,7 @@ def write_export(snapshot: SessionSnapshot, output_path: str | os.PathLike[str] 
     """Check, render and write `snapshot`; returns the absolute path written (symlinks resolved). Raises
     ExportError, also for a target that is not a regular file or is the session file itself."""
     check_exportable(snapshot)
+    check_not_descriptor(output_path, cwd)
     target = Path(os.path.realpath(resolve_output_path(output_path, snapshot, cwd)))
     check_confined(output_path, target, cwd)
     existing = _existing_target(target, snapshot)

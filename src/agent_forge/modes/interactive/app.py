@@ -229,7 +229,9 @@ class InteractiveMode(InputActions):
         try:
             await load_plugins(self.session)
         except Exception as exc:  # a broken plugin set-up must not take the editor down with it
-            self.session.warnings.append(f"plugins not loaded: {type(exc).__name__}: {exc}")
+            from ...plugins.isolation import describe_error
+
+            self.session.warnings.append(f"plugins not loaded: {describe_error(exc)}")
 
     def _print_start(self) -> None:
         if self.session.settings.get("quietStartup") is not True:
