@@ -229,7 +229,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
         return ""
     from .coding.session.home import sessions_elsewhere
 
-    found = sessions_elsewhere(reference, args.session_dir)
+    found = sessions_elsewhere(reference, args.session_dir, on_skip=_say_skipped)
     if not found:
         return ""
     from .coding.paths import path_text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from ...lazy_re import LazyPattern
 from ..paths import path_text
@@ -58,14 +59,14 @@ def _same_dir(a: str, b: str) -> bool:
 
 
 def sessions_elsewhere(reference: str, session_dir: str | os.PathLike[str] | None = None,
-                       limit: int = 5) -> list[Path]:
+                       limit: int = 5, *, on_skip: Callable[[str], None] | None = None) -> list[Path]:
     """Session files of any directory whose session id is `reference` (case-insensitive), else those it
     prefixes, at most `limit`: to tell a user whose `--session <id>` matched nothing in the current directory
-    where it is."""
+    where it is. `on_skip` hears the OS's reason for a sessions directory that cannot be listed."""
     from .listing import all_session_files, id_matches
 
     wanted = reference.strip().lower()
-    return sorted(id_matches(wanted, all_session_files(session_dir))[0])[:limit] if wanted else []
+    return sorted(id_matches(wanted, all_session_files(session_dir, on_skip=on_skip))[0])[:limit] if wanted else []
 
 
 def _session_id(path: Path) -> str:
