@@ -216,7 +216,8 @@ def _anchor_path_arguments(args: argparse.Namespace, cwd: str) -> None:
 
 def _anchored(value: str, cwd: str) -> str:
     candidate = os.path.join(cwd, os.path.expanduser(value))
-    return candidate if os.path.exists(candidate) else value
+    # lexists: a link loop or a path without permission names something here too (its error names it later)
+    return candidate if os.path.lexists(candidate) else value
 
 
 def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:

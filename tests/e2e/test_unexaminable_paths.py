@@ -113,3 +113,82 @@ def test_the_resume_picker_names_a_session_directory_it_cannot_list(agent_env, t
         assert f"skipped the session directory {directory}: {LOOP}" in " ".join(term.screen().split())
     finally:
         term.close()
+
+
+def test_default_skill_and_prompt_dirs_that_cannot_be_examined_are_named(tmp_path):
+    """`<agent dir>/skills` or `prompts` as a link loop was taken as absent (only a named path was reported)."""
+    from agent_forge.coding.resources.loader import ResourceOptions, load_resources
+    from agent_forge.coding.resources.trust import project_policy
+    from agent_forge.coding.settings import load_settings
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    os.symlink("skills", agent / "skills")
+    os.symlink("prompts", agent / "prompts")
+    resources = load_resources(ResourceOptions(cwd=str(tmp_path), agent_dir=agent),
+                               load_settings(str(tmp_path), agent), project_policy(str(tmp_path), agent, approve=False))
+    assert f"{agent}/skills: skill path cannot be examined: {LOOP}" in resources.warnings
+    assert f"{agent}/prompts: prompt template path cannot be examined: {LOOP}" in resources.warnings
+
+
+def test_a_theme_file_that_cannot_be_examined_is_not_called_missing(tmp_path):
+    from agent_forge.modes.interactive.theme_files import DARK, resolve_theme, themes_dir
+
+    themes = themes_dir(tmp_path)
+    themes.mkdir(parents=True)
+    os.symlink("loopy.json", themes / "loopy.json")
+    theme, warning = resolve_theme("loopy", tmp_path)
+    assert theme is DARK
+    assert warning == f"theme 'loopy': {themes}/loopy.json cannot be examined: {LOOP}; using the dark theme"
+
+
+def test_a_resumed_session_directory_that_cannot_be_examined_says_why(agent_env, fake_llm, tmp_path):
+    import json
+
+    from agent_forge.coding.session.home import resume_directory
+
+    path = first_session(agent_env, fake_llm, tmp_path)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["cwd"] = str(tmp_path / "loop")
+    os.symlink("loop", tmp_path / "loop")
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    resumed = resume_directory(path, str(here))
+    assert resumed.cwd == str(here)
+    assert resumed.notice == (f"the session's directory {tmp_path}/loop cannot be examined: {LOOP}; working in the "
+                              f"current directory {here} instead")
+
+
+def test_an_acp_cwd_that_cannot_be_examined_says_why(tmp_path):
+    from agent_forge.modes.acp.protocol import AcpError
+    from agent_forge.modes.acp.sessions import absolute_dir
+
+    os.symlink("loop", tmp_path / "loop")
+    (tmp_path / "file").write_text("x")
+    for name, reason in (("loop", f"cannot be examined: {LOOP}"), ("file", "is not a directory"),
+                         ("missing", "does not exist")):
+        try:
+            absolute_dir(str(tmp_path / name))
+        except AcpError as exc:
+            assert exc.message == f'Invalid params: "cwd" {tmp_path}/{name} {reason}'
+        else:
+            raise AssertionError(f"{name} was taken as a directory")
+
+
+def test_a_looping_project_mcp_file_counts_as_one(tmp_path):
+    """An untrusted project's looping `mcp.json` was no file at all: its "skipped" notice was not given."""
+    from agent_forge.coding.mcp.config import has_project_file, project_file
+
+    project_file(str(tmp_path)).parent.mkdir(parents=True)
+    os.symlink("mcp.json", project_file(str(tmp_path)))
+    assert has_project_file(str(tmp_path), tmp_path / "agent")
+
+
+def test_a_relative_path_argument_that_is_a_link_loop_is_anchored_before_changing_directory(tmp_path):
+    from agent_forge.cli import _anchored
+
+    os.symlink("loop", tmp_path / "loop")
+    assert _anchored("loop", str(tmp_path)) == str(tmp_path / "loop")
+    assert _anchored("plain words", str(tmp_path)) == "plain words"

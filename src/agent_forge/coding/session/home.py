@@ -14,6 +14,7 @@ from ...lazy_re import LazyPattern
 from ..paths import path_text
 from ...records import Record
 from ..errors import SessionFileError
+from ..safe_read import is_dir, missing_or_kind
 from .reading import read_header
 
 
@@ -44,10 +45,12 @@ def resume_directory(session_file: Path, cwd: str) -> ResumeDirectory:
         return ResumeDirectory(cwd)
     if not isinstance(recorded, str) or not recorded or _same_dir(recorded, cwd):
         return ResumeDirectory(cwd)
-    if os.path.isdir(recorded):
+    if is_dir(recorded):
         return ResumeDirectory(recorded, f"resuming in the session's directory {path_text(recorded)} "
                                          f"(not the current directory {path_text(cwd)})")
-    return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} no longer exists; working in the "
+    reason = missing_or_kind(recorded)  # a link loop or no permission is not "no longer exists"
+    gone = "no longer exists" if reason == "does not exist" else reason.removesuffix(", not a file or a directory")
+    return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} {gone}; working in the "
                                 f"current directory {path_text(cwd)} instead")
 
 
