@@ -192,3 +192,13 @@ def test_a_relative_path_argument_that_is_a_link_loop_is_anchored_before_changin
     os.symlink("loop", tmp_path / "loop")
     assert _anchored("loop", str(tmp_path)) == str(tmp_path / "loop")
     assert _anchored("plain words", str(tmp_path)) == "plain words"
+
+
+def test_a_bare_session_name_that_is_a_link_loop_is_named_like_its_path(agent_env, fake_llm, tmp_path):
+    """`--session loop` was looked up as a session id ("No session found matching 'loop'")."""
+    os.symlink("loop", tmp_path / "loop")
+    for reference in ("loop", "./loop"):
+        done = run(["--session", reference, "-p", "hi"], agent_env, tmp_path)
+        shown = reference.removeprefix("./")
+        assert (done.returncode, done.stderr) == (1, f"agent-forge: cannot read session file {shown}: {LOOP}\n")
+    assert fake_llm.requests == []
