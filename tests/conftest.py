@@ -256,11 +256,6 @@ def watch_process():
         watch_.close()
 
 
-NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
-"""Prefix of a command run as user and group 65534 (nobody): tests run as root here, for whom no permission bit
-bites, and EACCES is only seen by another user."""
-
-
 @pytest.fixture
 def nobody_dir() -> Iterator[Path]:
     """A directory user 65534 can enter and read (tmp_path's root is root's alone), removed afterwards; skips

@@ -89,7 +89,8 @@ def path_arguments_problem(args: argparse.Namespace) -> str | None:
     """A flag value that names something that exists but cannot be what the flag reads: for "text or a file"
     flags (`--system-prompt`, `--append-system-prompt`) anything but a readable regular file of at most 1 MB
     (the text would silently become the path itself, or a read of `/dev/zero` would never end); for the
-    resource paths (`--skill`, `--prompt-template`) anything but a file or a directory; for `--session-dir`
+    resource paths (`--skill`, `--prompt-template`) a device or FIFO (one the OS will not examine is warned
+    about by the loader, which goes on without it); for `--session-dir`
     (else `$AGENT_FORGE_SESSION_DIR`, unless `--no-session`) anything but a directory (a missing one is made).
     A path the OS refuses to examine (a link loop, no permission) is named with the OS's reason. Relative to
     the current directory."""
@@ -141,8 +142,8 @@ def _resource_path_problem(flag: str, value: str) -> str | None:
     from .coding.paths import path_text
 
     info = _stat(value)
-    if isinstance(info, OSError):
-        return _unexaminable(flag, value, info)
+    if isinstance(info, OSError):  # too long, a link loop: the loader warns with the OS's reason and goes on
+        return None
     if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
         return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a file or a directory"
     return None

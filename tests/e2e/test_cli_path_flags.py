@@ -123,7 +123,7 @@ def test_text_that_only_looks_like_a_path_stays_text(agent_env, fake_llm, tmp_pa
 
 
 def run_as_nobody(args, cwd):
-    from conftest import NOBODY
+    from support.doubles import NOBODY
 
     env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "AGENT_FORGE_DIR": str(cwd / "agent")}
     env.update({k: v for k, v in os.environ.items() if k.startswith("AGENT_FORGE_SESSION")})

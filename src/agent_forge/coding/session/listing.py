@@ -23,7 +23,7 @@ from .entries import (
 from ..errors import NoSessionMatch, SessionFileError
 from .file_lines import check_readable
 from .reading import first_object, read_header, read_session
-from ..safe_read import examine, is_file
+from ..safe_read import TEXT_ABSENT, examine, is_file
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -163,7 +163,7 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         return matches[0]
     if not matches:
         _explain_unusable(wanted, cwd, session_dir)
-        if isinstance(examine(as_path), OSError):  # no id, but a file the OS refuses to examine (a link loop)
+        if isinstance(examine(as_path, absent=TEXT_ABSENT), OSError):  # no id, but a file the OS will not examine
             check_readable(as_path)
         where = " nor in any other directory's sessions" if everywhere else ""
         raise NoSessionMatch(f"No session found matching '{path_text(reference)}' in "
