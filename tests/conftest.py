@@ -254,3 +254,20 @@ def watch_process():
     yield watch
     for watch_ in watches:
         watch_.close()
+
+
+@pytest.fixture
+def nobody_dir() -> Iterator[Path]:
+    """A directory user 65534 can enter and read (tmp_path's root is root's alone), removed afterwards; skips
+    unless the tests run as root with `setpriv` on PATH."""
+    import shutil
+    import tempfile
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run a command as another user")
+    root = Path(tempfile.mkdtemp(prefix="nobody-", dir=os.environ.get("PYTEST_DEBUG_TEMPROOT")))
+    root.chmod(0o755)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # root removes entries of a mode 000 directory too

@@ -216,7 +216,8 @@ def _anchor_path_arguments(args: argparse.Namespace, cwd: str) -> None:
 
 def _anchored(value: str, cwd: str) -> str:
     candidate = os.path.join(cwd, os.path.expanduser(value))
-    return candidate if os.path.exists(candidate) else value
+    # lexists: a link loop or a path without permission names something here too (its error names it later)
+    return candidate if os.path.lexists(candidate) else value
 
 
 def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
@@ -229,7 +230,7 @@ def _elsewhere_hint(args: argparse.Namespace, error: Exception) -> str:
         return ""
     from .coding.session.home import sessions_elsewhere
 
-    found = sessions_elsewhere(reference, args.session_dir)
+    found = sessions_elsewhere(reference, args.session_dir, on_skip=_say_skipped)
     if not found:
         return ""
     from .coding.paths import path_text

@@ -6,6 +6,7 @@ exit code of argparse's own usage errors), rather than silently ignored or repor
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import TYPE_CHECKING
@@ -86,43 +87,93 @@ def value_syntax_problem(args: argparse.Namespace) -> str | None:
 
 def path_arguments_problem(args: argparse.Namespace) -> str | None:
     """A flag value that names something that exists but cannot be what the flag reads: for "text or a file"
-    flags (`--system-prompt`, `--append-system-prompt`) anything but a regular file of at most 1 MB (the text
-    would silently become the path itself, or a read of `/dev/zero` would never end); for the resource paths
-    (`--skill`, `--prompt-template`) anything but a file or a directory; for `--session-dir` anything but a
-    directory (a missing one is made). Relative to the current directory."""
-    from .coding.paths import path_text
-    from .coding.safe_read import MAX_CONFIG_BYTES, format_size
-
+    flags (`--system-prompt`, `--append-system-prompt`) anything but a readable regular file of at most 1 MB
+    (the text would silently become the path itself, or a read of `/dev/zero` would never end); for the
+    resource paths (`--skill`, `--prompt-template`) a device or FIFO (one the OS will not examine is warned
+    about by the loader, which goes on without it); for `--session-dir`
+    (else `$AGENT_FORGE_SESSION_DIR`, unless `--no-session`) anything but a directory (a missing one is made).
+    A path the OS refuses to examine (a link loop, no permission) is named with the OS's reason. Relative to
+    the current directory."""
     texts = [("--system-prompt", args.system_prompt)] if args.system_prompt else []
     texts += [("--append-system-prompt", value) for value in args.append_system_prompt or ()]
-    for flag, value in texts:
-        info = _stat(value)
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            return (f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a regular file (give the text "
-                    "itself, or the path of a text file)")
-        if info is not None and info.st_size > MAX_CONFIG_BYTES:
-            return (f"{flag} {path_text(value)}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the "
-                    "limit for it)")
-    if args.session_dir and (info := _stat(args.session_dir)) is not None and not stat.S_ISDIR(info.st_mode):
-        return f"--session-dir {path_text(args.session_dir)}: it is {_kind(info.st_mode)}, not a directory"
     paths = [("--skill", value) for value in args.skill or ()]
     paths += [("--prompt-template", value) for value in args.prompt_template or ()]
-    for flag, value in paths:
-        info = _stat(value)
-        if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a file or a directory"
+    return (next(filter(None, (_text_file_problem(flag, value) for flag, value in texts)), None)
+            or _session_dir_problem(args)
+            or next(filter(None, (_resource_path_problem(flag, value) for flag, value in paths)), None))
+
+
+def _text_file_problem(flag: str, value: str) -> str | None:
+    from .coding.paths import path_text
+    from .coding.safe_read import MAX_CONFIG_BYTES, TEXT_ABSENT, format_size
+
+    info = _stat(value, TEXT_ABSENT)
+    if isinstance(info, OSError):
+        return _unexaminable(flag, value, info)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        return (f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a regular file (give the text "
+                "itself, or the path of a text file)")
+    if info is not None and info.st_size > MAX_CONFIG_BYTES:
+        return (f"{flag} {path_text(value)}: the file is larger than {format_size(MAX_CONFIG_BYTES)} (the "
+                "limit for it)")
+    refused = _unopenable(value) if info is not None else None
+    return None if refused is None else f"{flag} {path_text(value)}: cannot read: {refused}"
+
+
+def _session_dir_problem(args: argparse.Namespace) -> str | None:
+    """`--session-dir`, or the environment's session dir it replaces, that cannot be a directory: refused
+    before any model request (the session would otherwise fail to save only after the paid answer)."""
+    from .coding.paths import path_text
+
+    flag, value = "--session-dir", args.session_dir
+    if not value and not args.no_session:
+        flag, value = "AGENT_FORGE_SESSION_DIR", os.environ.get("AGENT_FORGE_SESSION_DIR")
+    if not value:
+        return None
+    info = _stat(value, frozenset({errno.ENOENT}))  # a missing one is made
+    if isinstance(info, OSError):
+        return _unexaminable(flag, value, info)
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a directory"
     return None
 
 
-def _stat(value: str) -> os.stat_result | None:
-    """The status of the file `value` names (links followed), None when it names nothing (it is then text, or
-    a missing path the loader reports) or cannot be a name (a NUL, too long)."""
-    if "\n" in value:
+def _resource_path_problem(flag: str, value: str) -> str | None:
+    from .coding.paths import path_text
+
+    info = _stat(value)
+    if isinstance(info, OSError):  # too long, a link loop: the loader warns with the OS's reason and goes on
         return None
+    if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a file or a directory"
+    return None
+
+
+def _unexaminable(flag: str, value: str, error: OSError) -> str:
+    from .coding.paths import path_text
+
+    return f"{flag} {path_text(value)}: cannot be examined: {error.strerror or error}"
+
+
+def _stat(value: str, absent: frozenset[int] = frozenset({errno.ENOENT, errno.ENOTDIR})
+          ) -> os.stat_result | OSError | None:
+    """The status of the file `value` names (links followed), None when it names nothing (the `errno` is one
+    of `absent`), or the `OSError` of a path the OS refuses to examine (`safe_read.examine`)."""
+    from .coding.safe_read import examine
+
+    if "\n" in value:  # text, or no path anyone typed
+        return None
+    return examine(os.path.expanduser(value), absent=absent)
+
+
+def _unopenable(value: str) -> str | None:
+    """The OS's reason a regular file cannot be opened for reading (no permission), else None; the open does
+    not block (`stat` said it is a regular file, yet it may have changed since)."""
     try:
-        return os.stat(os.path.expanduser(value))
-    except (OSError, ValueError):
-        return None
+        os.close(os.open(os.path.expanduser(value), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def _kind(mode: int) -> str:

@@ -98,3 +98,93 @@ def test_a_session_dir_that_is_no_directory_is_refused_before_the_run(agent_env,
         assert (done.returncode, done.stdout, done.stderr) == (
             2, "", f"agent-forge: --session-dir {path}: it is {kind}, not a directory\n")
     assert fake_llm.requests == []
+
+
+LOOP_REASON = "cannot be examined: Too many levels of symbolic links"
+
+
+@pytest.mark.parametrize("flag", ["--system-prompt", "--append-system-prompt"])
+@pytest.mark.parametrize("value", ["loop", "loop/prompt.md"])
+def test_a_text_or_file_path_that_cannot_be_examined_is_refused(flag, value, agent_env, fake_llm, tmp_path):
+    """A symbolic link loop was silently the prompt text `loop`: it is a path, and the OS says why it is unusable."""
+    os.symlink("loop", tmp_path / "loop")
+    done = run([flag, value], agent_env, tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"agent-forge: {flag} {value}: {LOOP_REASON}\n")
+    assert fake_llm.requests == []
+
+
+def test_text_that_only_looks_like_a_path_stays_text(agent_env, fake_llm, tmp_path):
+    (tmp_path / "notes").write_text("x")
+    fake_llm.set_script([{"text": "a"}])
+    text = "notes/answer in Y/N " + "x" * 300  # under a regular file, and a component over 255 bytes
+    done = run(["--system-prompt", text], agent_env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert fake_llm.requests[-1]["body"]["messages"][0]["content"].startswith(text)
+
+
+def run_as_nobody(args, cwd):
+    from support.doubles import NOBODY
+
+    env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "AGENT_FORGE_DIR": str(cwd / "agent")}
+    env.update({k: v for k, v in os.environ.items() if k.startswith("AGENT_FORGE_SESSION")})
+    return subprocess.run([*NOBODY, *CLI, *args, "-p", "hi"], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_a_prompt_file_without_permission_is_refused_with_the_reason(nobody_dir):
+    locked = nobody_dir / "locked"
+    locked.mkdir(mode=0o000)
+    (nobody_dir / "secret.md").write_text("x")
+    (nobody_dir / "secret.md").chmod(0o000)
+    for value, reason in ((f"{locked}/p.md", "cannot be examined: Permission denied"),
+                          ("secret.md", "cannot read: Permission denied")):
+        done = run_as_nobody(["--system-prompt", value], nobody_dir)
+        assert (done.returncode, done.stderr) == (2, f"agent-forge: --system-prompt {value}: {reason}\n")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "file", "loop", "under-a-file"])
+def test_an_unusable_session_dir_from_the_environment_is_refused_before_the_run(kind, agent_env, fake_llm, tmp_path):
+    """`AGENT_FORGE_SESSION_DIR` naming a FIFO, a file or a link loop failed only after the paid answer."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "file").write_text("x")
+    os.symlink("loop", tmp_path / "loop")
+    path = str(tmp_path / ("file/sub" if kind == "under-a-file" else kind))
+    reason = {"fifo": "it is a FIFO (named pipe), not a directory", "file": "it is a regular file, not a directory",
+              "loop": LOOP_REASON, "under-a-file": "cannot be examined: Not a directory"}[kind]
+    for args, env in ((["--session-dir", path], agent_env),
+                      ([], dict(agent_env, AGENT_FORGE_SESSION_DIR=path))):
+        flag = args[0] if args else "AGENT_FORGE_SESSION_DIR"
+        done = run(args, env, tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", f"agent-forge: {flag} {path}: {reason}\n")
+    assert fake_llm.requests == []
+
+
+def test_a_session_dir_without_permission_is_refused(nobody_dir, monkeypatch):
+    (nobody_dir / "locked").mkdir(mode=0o000)
+    path = f"{nobody_dir}/locked/sessions"
+    monkeypatch.setenv("AGENT_FORGE_SESSION_DIR", path)
+    done = run_as_nobody([], nobody_dir)
+    assert (done.returncode, done.stderr) == (
+        2, f"agent-forge: AGENT_FORGE_SESSION_DIR {path}: cannot be examined: Permission denied\n")
+
+
+def test_no_session_ignores_the_environment_session_dir(agent_env, fake_llm, tmp_path):
+    (tmp_path / "file").write_text("x")
+    fake_llm.set_script([{"text": "a"}])
+    done = run(["--no-session"], dict(agent_env, AGENT_FORGE_SESSION_DIR=str(tmp_path / "file")), tmp_path)
+    assert (done.returncode, done.stdout) == (0, "a\n"), done.stderr
+
+
+def test_the_sdk_loader_names_a_system_prompt_path_that_cannot_be_examined(tmp_path):
+    from agent_forge.coding.resources.loader import ResourceOptions, load_resources
+    from agent_forge.coding.resources.trust import project_policy
+    from agent_forge.coding.settings import load_settings
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    os.symlink("loop", tmp_path / "loop")
+    resources = load_resources(ResourceOptions(cwd=str(tmp_path), agent_dir=agent, system_prompt="loop",
+                                               append_system_prompt=["plain text"]),
+                               load_settings(str(tmp_path), agent), project_policy(str(tmp_path), agent, approve=False))
+    assert f"loop: {LOOP_REASON}; taken as the text itself" in resources.warnings
+    assert (resources.custom_prompt, resources.append_prompt) == ("loop", "plain text")

@@ -193,3 +193,8 @@ def roles_and_texts(messages: list[dict]) -> list[tuple[str, str]]:
         if message["role"] != "system":
             out.append((message["role"], text))
     return out
+
+
+NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+"""Prefix of a command run as user and group 65534 (nobody): tests run as root here, for whom no permission bit
+bites, and EACCES is only seen by another user (the `nobody_dir` fixture gives a directory it can enter)."""

@@ -8,6 +8,7 @@ JSON nested 100,000 levels deep (`RecursionError`). Every start-up loader reads 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -39,6 +40,10 @@ settings.json comes from an unvetted checkout) neither floods stderr nor takes l
 MAX_REPORTED_DUPLICATES = 10
 """Repeated keys reported one by one per file; more are counted in one line (a generated file may repeat
 thousands)."""
+
+TEXT_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EINVAL})
+"""`examine(..., absent=TEXT_ABSENT)` for a "text or a file" value (`--system-prompt`): it names no file when
+nothing is there or it cannot be a file name (too long, a NUL byte), and is then the text itself."""
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _BOM = "\ufeff"
@@ -218,6 +223,21 @@ def path_mode(path: str | os.PathLike[str]) -> int | None:
         return os.stat(path).st_mode
     except (OSError, ValueError):
         return None
+
+
+def examine(path: str | os.PathLike[str], *,
+            absent: frozenset[int] = frozenset({errno.ENOENT, errno.ENOTDIR})) -> os.stat_result | OSError | None:
+    """The status of a user-given `path` (links followed); None when nothing is there: the `errno` is one of
+    `absent` (by default ENOENT, and ENOTDIR: a regular file used as a directory along the way); else the
+    `OSError` of a path the OS will not say anything about (a link loop, no permission, a name over 255
+    bytes, an I/O error; a NUL byte is an `OSError(EINVAL)`), for callers that must name that reason instead
+    of calling the path missing."""
+    try:
+        return os.stat(path)
+    except OSError as exc:
+        return None if exc.errno in absent else exc
+    except ValueError:  # a NUL byte: no file can have that name
+        return None if errno.EINVAL in absent else OSError(errno.EINVAL, "embedded null byte")
 
 
 def is_file(path: str | os.PathLike[str]) -> bool:

@@ -5,14 +5,16 @@ setup timeouts and isolation).
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from ..coding.paths import project_dir
 from ..records import Record, factory
-from ..coding.safe_read import exists, is_dir, is_file
+from ..coding.safe_read import examine, exists
 
 if TYPE_CHECKING:
     from ..ai.types import JsonValue
@@ -98,13 +100,28 @@ def cli_source(spec: str, cwd: str, scope: str = "temporary") -> PluginSource:
 
 
 def plugin_files(directory: Path) -> list[Path]:
-    """The plugins of a plugins directory: `*.py` files and package directories, sorted by name."""
+    """The plugins of a plugins directory: `*.py` files and package directories, sorted by name, together with
+    the entries that are broken (a `*.py` that is no regular file, a FIFO or device of any name, an entry the
+    OS refuses to examine: a link loop), and the directory itself when it exists but cannot be listed: the
+    loader reports each as not loaded, with what it is or the OS's reason, and loads the rest."""
     try:
         entries = sorted(directory.iterdir())
-    except OSError:
+    except FileNotFoundError:
         return []
-    return [e for e in entries if not e.name.startswith(("_", "."))
-            and ((e.suffix == ".py" and is_file(e)) or (is_dir(e) and is_file(e / "__init__.py")))]
+    except OSError:
+        return [directory]
+    return [e for e in entries if not e.name.startswith(("_", ".")) and _plugin_entry(e)]
+
+
+def _plugin_entry(entry: Path) -> bool:
+    """Whether a plugins-directory entry is a plugin or a broken one (see `plugin_files`); a README, a data
+    directory without `__init__.py` or a dangling link is neither."""
+    info = examine(entry, absent=frozenset({errno.ENOENT}))
+    if info is None or isinstance(info, OSError):
+        return info is not None
+    if stat.S_ISDIR(info.st_mode):
+        return os.path.lexists(entry / "__init__.py")
+    return entry.suffix == ".py" or not stat.S_ISREG(info.st_mode)
 
 
 def _dir_sources(directory: Path, scope: str) -> list[PluginSource]:

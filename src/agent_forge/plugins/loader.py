@@ -22,6 +22,7 @@ new ACP sessions included (`source_import.py`); modules and entry points are imp
 from __future__ import annotations
 
 import importlib
+import os
 import inspect
 import re
 import sys
@@ -132,7 +133,8 @@ def _module_name(path: Path) -> str:
     """A unique, importable module name per plugin path (two `plugin.py` files must not collide)."""
     import hashlib
 
-    digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    # realpath, not Path.resolve: Python 3.11's raises RuntimeError for a link loop (reported by `_not_a_plugin`)
+    digest = hashlib.sha1(os.path.realpath(path).encode("utf-8", "surrogatepass")).hexdigest()[:10]
     from .source_import import ROOT_PREFIX
 
     return f"{ROOT_PREFIX}{re.sub(r'[^0-9A-Za-z_]', '_', path.stem)}_{digest}"

@@ -199,3 +199,26 @@ async def test_ls_marks_gitignored_entries_without_hiding_them(tmp_path):
     lines = result.content[0]["text"].splitlines()
     assert ".env (ignored)" in lines and "node_modules/ (ignored)" in lines
     assert "main.py" in lines and "src/" in lines and ".gitignore" in lines
+
+
+LOOP = "Too many levels of symbolic links"
+
+
+@pytest.mark.parametrize("external", ENGINES)
+async def test_find_and_grep_name_why_a_path_cannot_be_searched(tmp_path, external):
+    """A link loop was "Path not found" for find; a FIFO or device was "No matches found" for grep (or blocked)."""
+    import os
+
+    os.symlink("loop", tmp_path / "loop")
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink("/dev/zero", tmp_path / "zero")
+    for tool in (find, grep):
+        with pytest.raises(ToolError) as error:
+            await tool(tmp_path, external, pattern="x", path="loop")
+        assert str(error.value) == f"Cannot search {tmp_path}/loop: {LOOP}"
+    for name, kind in (("fifo", "a FIFO (named pipe)"), ("zero", "a character device")):
+        with pytest.raises(ToolError) as error:
+            await grep(tmp_path, external, pattern="x", path=name)
+        assert str(error.value) == f"{tmp_path}/{name} is {kind}, not a regular file."
+    with pytest.raises(ToolError, match="^Not a directory: "):
+        await find(tmp_path, external, pattern="x", path="fifo")

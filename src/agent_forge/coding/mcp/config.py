@@ -21,7 +21,7 @@ from ..paths import path_text
 from ..config_values import is_number
 from ..errors import ConfigFileError
 from ..paths import project_dir
-from ..safe_read import exists, read_json_document
+from ..safe_read import examine, read_json_document
 
 FILE_NAME = "mcp.json"
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
@@ -95,7 +95,7 @@ def has_project_file(cwd: str, agent_dir: str | os.PathLike[str]) -> bool:
     """Whether the project has an `mcp.json` of its own: one that exists and is not the agent dir's (in the home
     directory, `<cwd>/.agent-forge/agent` is the agent dir)."""
     path = project_file(cwd)
-    return exists(path) and not _same_file(path, Path(agent_dir) / FILE_NAME)
+    return examine(path) is not None and not _same_file(path, Path(agent_dir) / FILE_NAME)  # a link loop is a file too
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TYPE_CHECKING
 
 from ..paths import path_text
-from ..errors import UnsafeFileError
 from ..safe_read import MAX_CONFIG_BYTES, describe_kind, read_text_file
 from .commands import CommandSource, collect_commands
 from .context_files import ContextFile, format_context_section, load_context_files
@@ -18,7 +18,7 @@ from .skills import Skill, discover_skills, format_skills_section
 from .sources import ResourceRoot
 from .templates import PromptTemplate, discover_templates
 from .trust import ProjectPolicy, TrustDecision
-from ..safe_read import exists, is_file
+from ..safe_read import TEXT_ABSENT, examine
 
 if TYPE_CHECKING:
     from ..settings import Settings
@@ -179,18 +179,24 @@ def _append_prompt(options: ResourceOptions, agent_dir: Path, project: Path | No
 def _text_or_file(value: str, cwd: Path, warnings: list[str]) -> str:
     """The contents of `value` when it names an existing regular file (of at most 1 MB: the user named it, so
     the limit is the configuration files' one), else `value` itself; a warning when it names something that is
-    no regular file (a directory, `/dev/zero`: the command line refuses those before it starts)."""
+    no regular file (a directory, `/dev/zero`), cannot be examined (a link loop) or cannot be read (the command
+    line refuses all of those before it starts)."""
+    if "\n" in value or not value.strip():  # "" is empty text, not the cwd
+        return value
+    path = cwd / Path(value).expanduser()
+    info = examine(path, absent=TEXT_ABSENT)
+    if isinstance(info, OSError):
+        warnings.append(f"{path_text(value)}: cannot be examined: {info.strerror or info}; taken as the text itself")
+        return value
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        warnings.append(f"{path_text(value)}: it is {describe_kind(info.st_mode)}, not a regular file; taken as "
+                        "the text itself")
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return value
     try:
-        path = cwd / Path(value).expanduser()
-        if "\n" in value or not is_file(path):
-            if value.strip() and "\n" not in value and exists(path):  # "" is empty text, not the cwd
-                kind = describe_kind(path.stat().st_mode)
-                warnings.append(f"{path_text(value)}: it is {kind}, not a regular file; taken as the text itself")
-            return value
         return read_text_file(path, MAX_CONFIG_BYTES, what="files named on the command line")
-    except (OSError, ValueError) as exc:  # too long for a file name, a NUL: it is text
-        if isinstance(exc, (PermissionError, UnsafeFileError)):
-            warnings.append(f"{path_text(value)}: cannot read: {getattr(exc, 'strerror', None) or exc}")
+    except OSError as exc:  # no permission, grown over the limit, replaced by a FIFO since
+        warnings.append(f"{path_text(value)}: cannot read: {getattr(exc, 'strerror', None) or exc}")
         return value
 
 

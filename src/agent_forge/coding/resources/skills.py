@@ -66,8 +66,9 @@ def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Pa
     if is_file(path):
         return [(path, path.parent)]
     if not is_dir(path):
-        if root.location == "path":  # a path the user named: say it is missing; default dirs may be absent
-            warnings.append(f"{path_text(path)}: skill path {missing_or_kind(path)}")
+        reason = missing_or_kind(path)
+        if root.location == "path" or reason != "does not exist":  # a default dir may be absent, not broken  # a path the user named: say it is missing; default dirs may be absent
+            warnings.append(f"{path_text(path)}: skill path {reason}")
         return []
     walk = _SkillWalk(path)
     walk.directory(path, 0)

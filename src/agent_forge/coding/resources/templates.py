@@ -56,8 +56,9 @@ def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path,
     if is_file(path):
         return [(path, path.parent)]
     if not is_dir(path):
-        if root.location == "path":
-            warnings.append(f"{path_text(path)}: prompt template path {missing_or_kind(path)}")
+        reason = missing_or_kind(path)
+        if root.location == "path" or reason != "does not exist":  # a default dir may be absent, not broken
+            warnings.append(f"{path_text(path)}: prompt template path {reason}")
         return []
     try:
         with os.scandir(path) as listing:  # a link to a huge directory must not stall start-up

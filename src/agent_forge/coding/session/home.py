@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Callable
 
 from ...lazy_re import LazyPattern
 from ..paths import path_text
 from ...records import Record
 from ..errors import SessionFileError
+from ..safe_read import is_dir, missing_or_kind
 from .reading import read_header
 
 
@@ -43,10 +45,12 @@ def resume_directory(session_file: Path, cwd: str) -> ResumeDirectory:
         return ResumeDirectory(cwd)
     if not isinstance(recorded, str) or not recorded or _same_dir(recorded, cwd):
         return ResumeDirectory(cwd)
-    if os.path.isdir(recorded):
+    if is_dir(recorded):
         return ResumeDirectory(recorded, f"resuming in the session's directory {path_text(recorded)} "
                                          f"(not the current directory {path_text(cwd)})")
-    return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} no longer exists; working in the "
+    reason = missing_or_kind(recorded)  # a link loop or no permission is not "no longer exists"
+    gone = "no longer exists" if reason == "does not exist" else reason.removesuffix(", not a file or a directory")
+    return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} {gone}; working in the "
                                 f"current directory {path_text(cwd)} instead")
 
 
@@ -58,14 +62,14 @@ def _same_dir(a: str, b: str) -> bool:
 
 
 def sessions_elsewhere(reference: str, session_dir: str | os.PathLike[str] | None = None,
-                       limit: int = 5) -> list[Path]:
+                       limit: int = 5, *, on_skip: Callable[[str], None] | None = None) -> list[Path]:
     """Session files of any directory whose session id is `reference` (case-insensitive), else those it
     prefixes, at most `limit`: to tell a user whose `--session <id>` matched nothing in the current directory
-    where it is."""
+    where it is. `on_skip` hears the OS's reason for a sessions directory that cannot be listed."""
     from .listing import all_session_files, id_matches
 
     wanted = reference.strip().lower()
-    return sorted(id_matches(wanted, all_session_files(session_dir))[0])[:limit] if wanted else []
+    return sorted(id_matches(wanted, all_session_files(session_dir, on_skip=on_skip))[0])[:limit] if wanted else []
 
 
 def _session_id(path: Path) -> str:

@@ -23,7 +23,7 @@ from .entries import (
 from ..errors import NoSessionMatch, SessionFileError
 from .file_lines import check_readable
 from .reading import first_object, read_header, read_session
-from ..safe_read import is_file
+from ..safe_read import TEXT_ABSENT, examine, is_file
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -105,7 +105,7 @@ def list_all_sessions(session_dir: str | os.PathLike[str] | None = None, *, star
     """Sessions of every directory, newest (by file mtime) first: those of the files from `start` to `start +
     count` in that order (only those are read: one linear scan each; a file that cannot be opened is left out
     and `on_skip` told why), and whether more files follow."""
-    paths = sorted(all_session_files(session_dir), key=_mtime, reverse=True)
+    paths = sorted(all_session_files(session_dir, on_skip=on_skip), key=_mtime, reverse=True)
     end = len(paths) if count is None else start + count
     infos = [info for info in (_info_or_skip(path, on_skip) for path in paths[start:end]) if info is not None]
     return infos, end < len(paths)
@@ -163,6 +163,8 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
         return matches[0]
     if not matches:
         _explain_unusable(wanted, cwd, session_dir)
+        if isinstance(examine(as_path, absent=TEXT_ABSENT), OSError):  # no id, but a file the OS will not examine
+            check_readable(as_path)
         where = " nor in any other directory's sessions" if everywhere else ""
         raise NoSessionMatch(f"No session found matching '{path_text(reference)}' in "
                              f"{path_text(session_cwd_dir(cwd, session_dir))}{_directory_problem(cwd, session_dir)}{where}")
@@ -181,7 +183,7 @@ def id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, s
 def _elsewhere(wanted: str, session_dir: str | os.PathLike[str] | None,
                on_note: OnSkip | None) -> tuple[list[Path], dict[Path, str | None]]:
     """`id_matches` among the sessions of every directory; `on_note` hears where a single match is stored."""
-    matches, ids = id_matches(wanted, all_session_files(session_dir))
+    matches, ids = id_matches(wanted, all_session_files(session_dir, on_skip=on_note))
     if len(matches) == 1 and on_note is not None:
         on_note(f"session {ids[matches[0]]} is stored for another directory: {matches[0]}")
     return matches, ids
@@ -326,9 +328,16 @@ def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[s
     that is no session file raises SessionFileError without blocking, so callers report it or pass it over.
     A directory that exists but cannot be read (no permission, a symlink loop) lists nothing and `on_skip` is
     told the OS's reason (`glob` alone would hide it as "no sessions")."""
-    directory = session_cwd_dir(cwd, session_dir)
+    return _jsonl_files(session_cwd_dir(cwd, session_dir), on_skip) or []
+
+
+def _jsonl_files(directory: Path, on_skip: OnSkip | None) -> list[Path] | None:
+    """The `*.jsonl` names of `directory` (hidden ones aside); None when it is no directory (a stray file);
+    `[]` with `on_skip` told the OS's reason when it exists but cannot be listed."""
     try:
         names = os.listdir(directory)
+    except NotADirectoryError:
+        return None
     except OSError as exc:
         if on_skip is not None and (reason := _unreadable_reason(exc)):
             on_skip(f"the session directory {path_text(directory)}: {reason}")
@@ -351,12 +360,24 @@ def _directory_problem(cwd: str | os.PathLike[str], session_dir: str | os.PathLi
     return ""
 
 
-def all_session_files(session_dir: str | os.PathLike[str] | None) -> list[Path]:
-    """Every `<sessions dir>/<directory>/*.jsonl`, of all directories."""
+def all_session_files(session_dir: str | os.PathLike[str] | None, *, on_skip: OnSkip | None = None) -> list[Path]:
+    """Every `<sessions dir>/<directory>/*.jsonl`, of all directories (hidden names aside, as `glob` leaves
+    them). The sessions directory, or one of its directories, that exists but cannot be listed (a symbolic
+    link loop, no permission) is passed over and `on_skip` told the OS's reason once each: the rest is
+    listed."""
     root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
+    files: list[Path] = []
+    for name in sorted(_jsonl_parent_names(root, on_skip)):
+        files += _jsonl_files(root / name, on_skip) or []
+    return files
+
+
+def _jsonl_parent_names(root: Path, on_skip: OnSkip | None) -> list[str]:
     try:
-        return list(root.glob("*/*.jsonl"))
-    except OSError:
+        return [name for name in os.listdir(root) if not name.startswith(".")]
+    except OSError as exc:
+        if on_skip is not None and (reason := _unreadable_reason(exc)):
+            on_skip(f"the session directory {path_text(root)}: {reason}")
         return []
 
 

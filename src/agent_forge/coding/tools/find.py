@@ -5,7 +5,7 @@ agree."""
 from __future__ import annotations
 
 import asyncio
-import os
+import stat
 import threading
 from typing import Callable
 
@@ -20,6 +20,7 @@ from .paths import resolve_tool_path
 from .search_output import finish
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
+from ..safe_read import examine
 
 DEFAULT_LIMIT = 1000
 """Paths returned unless the call asks for another `limit` (reference agent's find tool)."""
@@ -70,11 +71,22 @@ class FindTool:
         if path is not None and not isinstance(path, str):
             raise ToolError(f"Parameter 'path' must be a string, got {json_type(path)}")
         top = resolve_tool_path(path or ".", self.cwd)
-        if not os.path.isdir(top):
-            raise ToolError(f"Not a directory: {path_text(top)}" if os.path.exists(top) else f"Path not found: {path_text(top)}")
+        _check_top(top)
         limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
         found = await find_paths(top, pattern, limit, use_external=self.use_external)
         return _result(found, limit)
+
+
+def _check_top(top: str) -> None:
+    """Raise `ToolError` unless `top` is a directory, naming the OS's reason for one it cannot examine (a link
+    loop is no missing path)."""
+    info = examine(top)
+    if info is None:
+        raise ToolError(f"Path not found: {path_text(top)}")
+    if isinstance(info, OSError):
+        raise ToolError(f"Cannot search {path_text(top)}: {info.strerror or info}")
+    if not stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"Not a directory: {path_text(top)}")
 
 
 async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool = True) -> list[str]:

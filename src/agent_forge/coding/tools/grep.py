@@ -8,6 +8,7 @@ import base64
 import json
 import os
 import re
+import stat
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -18,13 +19,14 @@ from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from ..errors import ExternalSearchError
 from .external_search import ripgrep, stream_lines
-from .file_kinds import open_regular
+from .file_kinds import check_regular_mode, open_regular
 from .globs import path_matcher
 from .ignore_walk import walk
 from .paths import resolve_tool_path
 from .search_output import MAX_LINE_CHARS, finish, shorten_line
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
+from ..safe_read import examine
 
 DEFAULT_LIMIT = 100
 """Matches returned unless the call asks for another `limit` (reference agent's grep tool)."""
@@ -129,12 +131,24 @@ def parse_query(args: dict[str, JsonValue], cwd: str) -> GrepQuery:
     if not pattern:
         raise ToolError("Parameter 'pattern' must not be empty")
     target = resolve_tool_path(_optional_str(args, "path") or ".", cwd)
-    if not os.path.exists(target):
-        raise ToolError(f"Path not found: {path_text(target)}")
+    _check_target(target)
     return GrepQuery(pattern=pattern, target=target, glob=_optional_str(args, "glob") or None,
                      ignore_case=_optional_bool(args, "ignoreCase"), literal=_optional_bool(args, "literal"),
                      context=optional_int(args, "context", minimum=0) or 0,
                      limit=optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT)
+
+
+def _check_target(target: str) -> None:
+    """Raise `ToolError` unless `target` is a directory or a regular file: one the OS cannot examine (a link loop,
+    no permission) is named with its reason, a FIFO or device with what it is (searching it would wait for a
+    writer, or read for ever), as `read` does."""
+    info = examine(target)
+    if info is None:
+        raise ToolError(f"Path not found: {path_text(target)}")
+    if isinstance(info, OSError):
+        raise ToolError(f"Cannot search {path_text(target)}: {info.strerror or info}")
+    if not stat.S_ISDIR(info.st_mode):
+        check_regular_mode(info.st_mode, target)
 
 
 def _optional_str(args: dict[str, JsonValue], name: str) -> str | None:

@@ -320,7 +320,12 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     if not isinstance(value, str) or not os.path.isabs(value):
         raise invalid_params(f'"{key}" must be an absolute path')
     if not os.path.isdir(value):
-        raise invalid_params(f'"{key}" {value} is not a directory')
+        from ...coding.paths import path_text
+        from ...coding.safe_read import missing_or_kind
+
+        # a link loop or a path without permission is no "not a directory": the OS's reason is said
+        reason = "is not a directory" if os.path.isfile(value) else missing_or_kind(value)
+        raise invalid_params(f'"{key}" {path_text(value)} {reason.removesuffix(", not a file or a directory")}')
     return os.path.normpath(value)
 
 

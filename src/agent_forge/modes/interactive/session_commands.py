@@ -37,7 +37,11 @@ class SessionCommands:
     async def resume(self, argument: str) -> None:
         session = self.ui.session
         current = session.store.path
-        infos = [i for i in list_sessions(session.cwd, session.switching.session_dir) if i.path != current]
+        skipped: list[str] = []  # a damaged file, a directory that cannot be listed: said, not hidden
+        infos = [i for i in list_sessions(session.cwd, session.switching.session_dir, on_skip=skipped.append)
+                 if i.path != current]
+        for reason in skipped:
+            self.ui.say(f"skipped {reason}", "warning")
         if not infos:
             raise CommandError("no other session of this directory to resume")
         labels: dict[str, Any] = {}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
-from ...coding.safe_read import exists, is_file
+from ...coding.safe_read import exists, is_file, missing_or_kind
 
 SCROLLBACK_KEYS = {"user": "user", "block": "block", "errorBlock": "error_block"}
 LIVE_KEYS = {"thinking": "thinking", "tool": "tool", "dim": "dim", "spinner": "spinner", "queued": "queued",
@@ -56,15 +56,21 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
     if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name):
         return DARK, f"theme {json.dumps(name)}: not a theme name; using the dark theme"
     path = themes_dir(agent_dir) / f"{name}.json"
-    if exists(path) and not is_file(path):  # a FIFO would block the read, /dev/zero never end it
-        return DARK, f"theme {name!r}: {path} is not a regular file; using the dark theme"
-    if not is_file(path):
-        known = ", ".join(available_themes(agent_dir))
-        return DARK, f"theme {name!r}: no such theme ({path} does not exist; known: {known}); using the dark theme"
+    if not is_file(path):  # a FIFO would block the read, /dev/zero never end it, a link loop is no missing file
+        return DARK, _unusable_theme(name, path, agent_dir)
     try:
         return load_theme_file(path), None
     except ThemeError as exc:
         return DARK, f"{exc}; using the dark theme"
+
+
+def _unusable_theme(name: str, path: Path, agent_dir: Path) -> str:
+    """The warning for a custom theme `path` that is no regular file: missing, something else, or refused."""
+    reason = "is not a regular file" if exists(path) else missing_or_kind(path)
+    if reason == "does not exist":
+        known = ", ".join(available_themes(agent_dir))
+        return f"theme {name!r}: no such theme ({path_text(path)} does not exist; known: {known}); using the dark theme"
+    return f"theme {name!r}: {path_text(path)} {reason}; using the dark theme"
 
 
 def load_theme_file(path: Path) -> Theme:

@@ -139,9 +139,12 @@ def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
     from pathlib import Path
 
     from ...coding.paths import project_dir
-    from ...coding.safe_read import exists
+    from ...coding.safe_read import examine
 
-    return exists(Path(agent_dir) / "mcp.json") or (project_allowed and exists(project_dir(cwd) / "mcp.json"))
+    def found(path: Path) -> bool:  # one that cannot be examined (a link loop) is warned about: there is a file
+        return examine(path) is not None
+
+    return found(Path(agent_dir) / "mcp.json") or (project_allowed and found(project_dir(cwd) / "mcp.json"))
 
 
 def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,
