@@ -8,7 +8,7 @@ import pytest
 
 from agent_forge.coding.compaction.tokens import context_tokens
 from agent_forge.coding.messages import bash_execution_text
-from agent_forge.coding.session.listing import file_message_count
+from agent_forge.coding.session.listing import file_messages
 from agent_forge.coding.session.stats import (
     IMAGE_CHARS,
     context_usage,
@@ -116,7 +116,7 @@ def test_total_messages_is_the_count_session_listings_show():
     store.append_message(assistant("new"))
     store.append_compaction(summary="s", first_kept_entry_id=first["id"], tokens_before=9)
     stats = stats_of(store, store.build_context().messages)
-    assert stats["totalMessages"] == file_message_count(store.entries) == 4
+    assert stats["totalMessages"] == len(file_messages(store.entries)) == 4
 
 
 def test_counts_include_what_a_compaction_summarised():

@@ -279,7 +279,7 @@ def _text_or_none(value: object) -> str | None:
 
 
 def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
-    """(latest session name, first user message text, `file_message_count`)."""
+    """(latest session name, first user message text, how many `file_messages` it has: `messageCount`)."""
     name: str | None = None
     first_message: str | None = None
     for entry in entries:
@@ -290,20 +290,15 @@ def _summarise(entries: list[SessionEntry]) -> tuple[str | None, str, int]:
         elif entry["type"] == "session_info":
             value = cast(SessionInfoEntry, entry).get("name")
             name = value if isinstance(value, str) and value.strip() else None
-    return name, first_message or "", file_message_count(entries)
+    return name, first_message or "", len(file_messages(entries))
 
 
 def file_messages(entries: list[SessionEntry]) -> list[AgentMessage]:
-    """A file's messages, as listings (`file_message_count`) and `get_session_stats` count them: those of its
+    """A file's messages, as listings (`messageCount`, `/resume`, `/session`) and `get_session_stats` count them: those of its
     `message` entries on every branch, tool results included, in file order (a hand-edited entry whose
     `message` is no object counts as a message of no role)."""
     found = (cast(MessageEntry, entry).get("message") for entry in entries if entry.get("type") == "message")
     return [message if isinstance(message, dict) else cast(AgentMessage, {}) for message in found]
-
-
-def file_message_count(entries: list[SessionEntry]) -> int:
-    """How many `file_messages` a file has (`messageCount`, `/resume`, `/session`)."""
-    return len(file_messages(entries))
 
 
 def message_text(message: AgentMessage) -> str:
