@@ -106,8 +106,9 @@ class SessionHooks:
 
 
 class HookCalls:
-    """The hook calls session changes are waiting on (`before_session_change`, `session_started`), each in a task
-    of its own so that a client's `abort` can stop exactly them (`stop`) and not the change around them."""
+    """The hook calls session changes are waiting on (`before_session_change`, `session_started`; the interactive
+    `/reload`'s plugin load), each in a task of its own so that a client's `abort` can stop exactly them (`stop`)
+    and not the change around them."""
 
     def __init__(self) -> None:
         self._calls: dict[asyncio.Future[object], bool] = {}  # each running call: whether `stop` cancelled it
