@@ -112,11 +112,12 @@ async def load_plugins(session: AgentSession, *, plugins: Iterable[PluginObject]
 
     timeout = setup_timeout if setup_timeout is not None else _setup_timeout(session)
     loaded = []
+    fresh: set[str] = set()  # module plugins' packages imported anew in this pass: two plugins of one share it
     for source in sources:
         if on_source is not None:
             on_source(source)
         try:
-            loaded.append(await load_plugin(source, setup_timeout=timeout))
+            loaded.append(await load_plugin(source, setup_timeout=timeout, fresh=fresh))
         except PluginLoadError as exc:
             session.warnings.append(f"Plugin not loaded: {exc}")
     return loaded

@@ -41,6 +41,7 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> tuple[str | None, l
     warnings += plugin_warnings
     after = plugin_versions(session)
     lines.append(_change_line("plugins", _by_id(difference(before, after), before | after), len(after)))
+    lines.extend(kept_code_line(session))
     lines.append(reload_keys(ui, warnings))
     return kept, lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
 
@@ -125,6 +126,14 @@ def plugin_versions(session: Any) -> dict[str, tuple[str, str | None]]:
     (two `plugin.py` files); the digest tells a plugin whose source changed from one that did not."""
     return {str(getattr(p, "path", "?")): (str(getattr(p, "id", "?")), getattr(p, "source_digest", None))
             for p in getattr(session.hooks, "plugins", [])}
+
+
+def kept_code_line(session: Any) -> list[str]:
+    """The line naming the plugins that run the code first imported, not their current source, and why
+    (`Plugin.kept_code`: `plugins/module_import.py`); none when there is none."""
+    kept = [f"{clean(str(p.id))} ({clean(p.kept_code)})" for p in getattr(session.hooks, "plugins", [])
+            if getattr(p, "kept_code", None)]
+    return ["plugins running the code first imported (restart to run an edit): " + ", ".join(kept)] if kept else []
 
 
 def _by_id(change: tuple[list[str], list[str], list[str]], versions: dict[str, tuple[str, str | None]]
