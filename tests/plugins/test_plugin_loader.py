@@ -323,3 +323,4 @@ async def test_two_plugins_of_one_package_loaded_in_one_pass_share_its_modules(t
         a = await load_plugin(PluginSource("forge_pair.a", "module", "user"), fresh=fresh)
         b = await load_plugin(PluginSource("forge_pair.b", "module", "user"), fresh=fresh)
         assert (commands_of(a), commands_of(b)) == (["pair-a"], ["pair-a-b"])
+        assert a.kept_code is b.kept_code is None and a.source_digest and b.source_digest

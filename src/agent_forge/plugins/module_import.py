@@ -85,7 +85,7 @@ def _first_import(module_name: str) -> tuple[types.ModuleType, str | None, str |
     finally:
         _own.difference_update(absent)
     root = next((p for p in prefixes if getattr(sys.modules.get(p), "__file__", None)), module_name)
-    own = root in absent
+    own = root in absent or root in _own  # imported now, or by the load of another plugin of the package
     _roots[module_name] = (root, own)
     if own:
         _own.add(root)
