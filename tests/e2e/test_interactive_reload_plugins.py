@@ -135,3 +135,16 @@ def setup(plugin):
     async def library(args, ctx):
         ctx.ui.notify("library says VERSION")
 '''
+
+
+def test_exit_while_a_reload_waits_for_a_plugin_setup_ends_the_process(terminal, fake_llm, agent_env_factory,
+                                                                        tmp_path):
+    plugin = tmp_path / "holding.py"
+    plugin.write_text(plugin_text("v1", STUBBORN))
+    term = terminal("-e", str(plugin), env=agent_env_factory(settings={"pluginSetupTimeoutMs": 120000}))
+    (terminal.work / "hold-setup").touch()
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: (terminal.work / "setup-started").exists(), "the new setup to start")
+    term.press("C-d")
+    assert term.exit_code() == 0
