@@ -107,3 +107,65 @@ def test_an_exit_waiting_for_a_plugin_says_so_and_ctrl_c_still_quits_with_the_re
     term.press("C-c")
     assert term.exit_code() == 130
     assert "Resume this session: agent-forge --session " in term.scrollback()
+
+
+VETOING_PLUGIN = '''
+import asyncio
+from pathlib import Path
+
+from agent_forge.plugins import Cancel
+
+
+async def released():
+    while not Path("release").exists():  # a server answering late
+        await asyncio.sleep(0.02)
+    return True
+
+
+def setup(plugin):
+    @plugin.on("session_before_change")
+    async def veto(event, ctx):
+        if event.action == "switch_session" and ASK:
+            return Cancel()
+'''
+
+
+VETOES = {"at-once": "True", "after-a-dialog": 'not await ctx.ui.confirm("Allow the resume?")',
+          "after-a-wait": "await released()"}
+
+
+@pytest.mark.parametrize("how", list(VETOES))
+def test_escape_after_a_vetoed_resume_acts_on_nothing_gone_and_still_aborts_the_next_run(
+        terminal, fake_llm, agent_env, tmp_path, how):
+    """A stale abort handle of the vetoed step would show a wrong notice, abort the next run, or eat the key."""
+    from .test_interactive_graphemes import write_sessions
+    from .test_interactive_features import choose
+
+    path = tmp_path / "vetoing.py"
+    path.write_text(VETOING_PLUGIN.replace("ASK", VETOES[how]))
+    write_sessions(agent_env, terminal.work, ["OTHER SESSION"])
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Answer two."},
+                         {"text": "never arrives", "hang": True, "hang_ms": 60000}])
+    term = terminal("-e", str(path))
+    ask(term, "question one", "Answer one.")
+    term.type("/resume")
+    term.press("Enter")
+    choose(term, "Resume a session", "OTHER", "OTHER SESSION")
+    if how == "after-a-dialog":
+        term.wait_for("Allow the resume?")
+        term.press("Escape")  # answers the dialog: No
+    elif how == "after-a-wait":
+        term.wait_for_all("opening the session… (", "s · esc to interrupt)")
+        (terminal.work / "release").touch()
+    term.wait_for("a plugin cancelled the resume: the current session stays as it was")
+    term.press("Escape")
+    ask(term, "question two", "Answer two.")  # the next run is not aborted
+    term.type("question three")
+    term.press("Enter")
+    fake_llm.wait_for(lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
+    term.press("Escape")  # not eaten: it aborts this run
+    term.wait_for("aborted")
+    screen = term.scrollback()
+    assert "resume cancelled" not in screen
+    assert screen.count("a plugin cancelled the resume") == 1
+    assert "Answer one." in screen and "OTHER SESSION" not in screen.split("a plugin cancelled the resume")[-1]

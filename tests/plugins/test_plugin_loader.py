@@ -262,3 +262,65 @@ async def test_a_submodule_that_is_gone_is_not_imported_from_the_earlier_load(tm
         await load_plugin(source)
     write(package / "helper.py", "NAME = 'helper-v3'\n")
     assert commands_of(await load_plugin(source)) == ["helper-v3", "deep-v1"]
+
+
+MODULE_PACKAGE_INIT = """
+    from .words import NAME
+
+    def setup(plugin):
+        plugin.register_command(NAME, lambda args, ctx: None)
+"""
+
+
+@pytest.mark.parametrize("kind", ["module", "entry_point"])
+async def test_a_module_or_entry_point_plugin_loaded_again_runs_its_current_source(tmp_path, monkeypatch, kind):
+    site = tmp_path / "site"
+    write(site / f"forge_fresh_{kind}" / "__init__.py", MODULE_PACKAGE_INIT)
+    words = write(site / f"forge_fresh_{kind}" / "words.py", "NAME = 'words-v1'\n")
+    write(site / f"forge_fresh_{kind}-1.0.dist-info" / "entry_points.txt",
+          f"[{ENTRY_POINT_GROUP}]\nfresh = forge_fresh_{kind}:setup\n")
+    monkeypatch.syspath_prepend(str(site))
+    [point] = entry_points(ENTRY_POINT_GROUP, [str(site)])
+    source = (PluginSource(f"forge_fresh_{kind}", "module", "user") if kind == "module"
+              else PluginSource("fresh", "entry_point", "user", "package", point))
+    first = await load_plugin(source)
+    rewrite_in_the_same_second(words, "NAME = 'words-v2'\n")
+    second = await load_plugin(source)
+    assert (commands_of(first), commands_of(second)) == (["words-v1"], ["words-v2"])
+    assert first.source_digest != second.source_digest and second.kept_code is None
+    assert (await load_plugin(source)).source_digest == second.source_digest
+    assert checked_hash_pyc(words)
+    assert sys.modules[f"forge_fresh_{kind}.words"].NAME == "words-v2"
+
+
+async def test_a_module_plugin_whose_package_was_imported_before_keeps_its_code_and_says_why(tmp_path, monkeypatch):
+    write(tmp_path / "forge_shared.py", SETUP.format(name="shared-v1"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("forge_shared")  # a library the agent or another plugin imported first
+
+    rewrite_in_the_same_second(tmp_path / "forge_shared.py", SETUP.format(name="shared-v2"))
+    plugin = await load_plugin(PluginSource("forge_shared", "module", "user"))
+    again = await load_plugin(PluginSource("forge_shared", "module", "user"))
+    assert commands_of(plugin) == commands_of(again) == ["shared-v1"]  # not split in two
+    assert again.kept_code == "its package forge_shared was imported before the plugin loaded"
+    assert again.source_digest is None
+
+
+async def test_two_plugins_of_one_package_loaded_in_one_pass_share_its_modules(tmp_path, monkeypatch):
+    write(tmp_path / "forge_pair" / "__init__.py", "")
+    write(tmp_path / "forge_pair" / "state.py", "SEEN = []\n")
+    for name in ("a", "b"):
+        write(tmp_path / "forge_pair" / f"{name}.py", f"""
+            from . import state
+
+            def setup(plugin):
+                state.SEEN.append({name!r})
+                plugin.register_command("pair-" + "-".join(state.SEEN), lambda args, ctx: None)
+        """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for _ in range(2):  # the second pass imports the package anew, once
+        fresh: set[str] = set()
+        a = await load_plugin(PluginSource("forge_pair.a", "module", "user"), fresh=fresh)
+        b = await load_plugin(PluginSource("forge_pair.b", "module", "user"), fresh=fresh)
+        assert (commands_of(a), commands_of(b)) == (["pair-a"], ["pair-a-b"])
+        assert a.kept_code is b.kept_code is None and a.source_digest and b.source_digest

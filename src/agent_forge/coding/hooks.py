@@ -111,7 +111,8 @@ class SessionHooks:
 class HookCalls:
     """The veto calls session changes wait on (`before_session_change`), each an abortable step
     (`agent.loop.abortable_step`) so that a client's `abort` can stop exactly them (`stop`) and not the change
-    around them. `session_started` is not one of them: the hooks' own `abort()` ends session start handlers."""
+    around them; the interactive `/reload`'s plugin load is one too. `session_started` is not one of them: the
+    hooks' own `abort()` ends session start handlers."""
 
     def __init__(self) -> None:
         self._calls: dict[asyncio.Future[object], bool] = {}  # each running call: whether `stop` cancelled it

@@ -223,8 +223,13 @@ class Plugin:
         self.sealed = False
         """Set once `setup` has returned: from then on registering raises `PluginError`."""
         self.source_digest: str | None = None
-        """SHA-256 (hex) of the source a path plugin's modules ran (`source_import.source_digest`); None for a
-        module, an entry point or a setup function. `/reload` compares it to tell which plugins changed."""
+        """SHA-256 (hex) of the source the plugin's modules ran (`source_import.source_digest`): a path plugin's,
+        or a module's or entry point's package's; None for one keeping the code first imported (`kept_code`).
+        `/reload` compares it to tell which plugins changed."""
+        self.kept_code: str | None = None
+        """Why loading this plugin again runs the code first imported, not its current source (`loader.py`:
+        its package was imported before the plugin first loaded, it holds compiled code, it was given as an
+        object); None when every load runs its current source."""
 
     def seal(self) -> None:
         """End registration (the loader calls it when `setup` returns): the session is built from what was

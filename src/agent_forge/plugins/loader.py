@@ -15,13 +15,13 @@ Sources, in load order (the first plugin to claim a command or tool name keeps i
 `--no-plugins` turns off 2-4; explicit `-e` plugins still load. A module or entry point may be the setup function
 itself or a module defining `setup`. Every failure (not found, import error, no `setup`, `setup` raising, even
 `SystemExit`, an async `setup` running past its timeout, a misuse of the API) is a `PluginLoadError` naming the
-source; the other plugins load regardless. A path plugin runs its current source at every load, `/reload` and
-new ACP sessions included (`source_import.py`); modules and entry points are imported once per process.
+source; the other plugins load regardless. A plugin runs its current source at every load, `/reload` and new
+ACP sessions included: a path plugin's files (`source_import.py`), a module's or entry point's package unless it
+was imported before the plugin first loaded or holds compiled code (`module_import.py`: `Plugin.kept_code`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import inspect
 import re
@@ -51,18 +51,20 @@ class PluginLoadError(Exception):
 
 # -- loading ------------------------------------------------------------------------------------------
 
-async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIMEOUT_S) -> Plugin:
+async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIMEOUT_S,
+                      fresh: set[str] | None = None) -> Plugin:
     """Import `source` and run its setup on a new `Plugin`; an async setup gets `setup_timeout` seconds.
-    Registration ends when setup returns (`Plugin.seal`). Raises `PluginLoadError`; only a cancellation of the
-    caller propagates as itself."""
+    Registration ends when setup returns (`Plugin.seal`). `fresh`: the packages of module plugins already
+    imported anew in this load pass (`module_import.import_current`). Raises `PluginLoadError`; only a
+    cancellation of the caller propagates as itself."""
     from .api import Plugin  # imported once there is a plugin: start-up without plugins stays lean
 
     plugin = None
     try:
-        obj, plugin_id, path, digest = _import(source)
+        obj, plugin_id, path, (digest, kept) = _import(source, fresh)
         setup = _setup_of(obj)
         plugin = Plugin(id=plugin_id, path=path, scope=source.scope, origin=source.origin)
-        plugin.source_digest = digest
+        plugin.source_digest, plugin.kept_code = digest, kept
         result = setup(plugin)
         if inspect.isawaitable(result):
             await _bounded(result, setup_timeout, source.target)
@@ -88,22 +90,35 @@ async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) ->
                               "skipped") from None
 
 
-def _import(source: PluginSource) -> tuple[object, str, str, str | None]:
-    """(the loaded object, the plugin id, the plugin's path for messages, the digest of the source a path plugin
-    ran: `Plugin.source_digest`). Modules and entry points are imported as Python imports them: once per
-    process."""
+def _import(source: PluginSource, fresh: set[str] | None = None
+            ) -> tuple[object, str, str, tuple[str | None, str | None]]:
+    """(the loaded object, the plugin id, the plugin's path for messages, (the digest of the source it ran:
+    `Plugin.source_digest`, why it keeps the code first imported: `Plugin.kept_code`)). Paths, modules and entry
+    points run their current source (`source_import.py`, `module_import.py`)."""
     if source.kind == "path":
-        return _import_path(Path(source.target))
+        module, plugin_id, path, digest = _import_path(Path(source.target))
+        return module, plugin_id, path, (digest, None)
     if source.kind == "module":
-        module_name, _, attrs = source.target.partition(":")
-        obj: object = importlib.import_module(module_name)
-        for attr in filter(None, attrs.split(".")):
-            obj = getattr(obj, attr)
-        return obj, module_name, _file_of(obj, f"<module:{module_name}>"), None
+        obj, (digest, kept) = _import_value(source.target, fresh)
+        module_name = source.target.partition(":")[0]
+        return obj, module_name, _file_of(obj, f"<module:{module_name}>"), (digest, kept)
     if source.kind == "entry_point":
-        obj = source.value.load()
-        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>"), None
-    return source.value, source.target, _file_of(source.value, f"<object:{source.target}>"), None
+        obj, versions = _import_value(source.value.value, fresh)
+        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>"), versions
+    return (source.value, source.target, _file_of(source.value, f"<object:{source.target}>"),
+            (None, "it was given as an object"))
+
+
+def _import_value(value: str, fresh: set[str] | None) -> tuple[object, tuple[str | None, str | None]]:
+    """`pkg.mod` or `pkg.mod:obj.attr` imported (`module_import.import_current`) and resolved: (the object,
+    (source digest, why the code first imported is kept))."""
+    from .module_import import import_current
+
+    module_name, _, attrs = value.partition(":")
+    obj, digest, kept = import_current(module_name.strip(), fresh)
+    for attr in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, attr)
+    return obj, (digest, kept)
 
 
 def _not_a_plugin(path: Path) -> str:

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # discovery is imported with the first session, not with the 
     import argparse
 
     from ..coding.agent_session import AgentSession
-    from .discovery import Discovery, PluginObject
+    from .api import Plugin
+    from .discovery import Discovery, PluginObject, PluginSource
     from .runner import PluginRunner
     from .ui import PluginUI
 
@@ -88,6 +89,17 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
     Plugins that fail to load (a setup past its timeout included), name clashes and skipped project plugins are
     added to `session.warnings`.
     Call `await runner.start()` once events are listened to (`session_start`)."""
+    loaded = await load_plugins(session, plugins=plugins, paths=paths, discover=discover,
+                                setup_timeout=setup_timeout)
+    return install_loaded(session, loaded, ui)
+
+
+async def load_plugins(session: AgentSession, *, plugins: Iterable[PluginObject] = (), paths: Iterable[str] = (),
+                       discover: bool = True, setup_timeout: float | None = None,
+                       on_source: Callable[[PluginSource], None] | None = None) -> list[Plugin]:
+    """`install_plugins`' first half: import the plugins and run their setups (`on_source(source)` before
+    each), without touching the session but for `session.warnings` (the ones that failed, skipped project
+    plugins). Cancelling it stops the setup running (`loader.load_plugin`) and loads nothing more."""
     from .discovery import PluginSource
 
     found = _discover(session, list(paths), discover)
@@ -95,16 +107,26 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
               for i, p in enumerate(plugins)]
     sources = [*direct, *found.sources]
     if not sources:
-        return None
+        return []
     from .loader import PluginLoadError, load_plugin  # only with something to load: start-up stays lean
 
     timeout = setup_timeout if setup_timeout is not None else _setup_timeout(session)
     loaded = []
+    fresh: set[str] = set()  # module plugins' packages imported anew in this pass: two plugins of one share it
     for source in sources:
+        if on_source is not None:
+            on_source(source)
         try:
-            loaded.append(await load_plugin(source, setup_timeout=timeout))
+            loaded.append(await load_plugin(source, setup_timeout=timeout, fresh=fresh))
         except PluginLoadError as exc:
             session.warnings.append(f"Plugin not loaded: {exc}")
+    return loaded
+
+
+def install_loaded(session: AgentSession, loaded: list[Plugin],
+                   ui: Union[PluginUI, Callable[[], PluginUI], None] = None) -> PluginRunner | None:
+    """`install_plugins`' second half: a runner for the `loaded` plugins (`load_plugins`), installed as the
+    session's hooks (name clashes added to `session.warnings`); None when `loaded` is empty."""
     if not loaded:
         return None
     from .runner import HANDLER_TIMEOUT_S, PluginRunner

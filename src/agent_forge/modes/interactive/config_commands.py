@@ -91,11 +91,15 @@ class ConfigCommands:
         from .reload import reload_everything
 
         self.ui.say("reloading…")
-        # Plugins' session_shutdown / session_start handlers may wait: Escape or Ctrl+C stops what still runs
+        # Plugins' setups and session_shutdown / session_start handlers may wait: Escape or Ctrl+C stops a
+        # setup (the plugins then stay as they were) or what a shutdown or start still runs
         reloading = reload_everything(self.ui, self.ui.plugin_args)
-        lines, interrupted = await self.ui.interruptible("reloading…", reloading)
-        stopped = " (plugin code still running was stopped)" if interrupted else ""
-        self.ui.say(f"reloaded{stopped}\n" + "\n".join(lines), "success")
+        (kept, lines), interrupted = await self.ui.interruptible("reloading…", reloading)
+        if kept is not None:
+            self.ui.say(f"reloaded all but the plugins: {kept}\n" + "\n".join(lines), "warning")
+        else:
+            stopped = " (plugin code still running was stopped)" if interrupted else ""
+            self.ui.say(f"reloaded{stopped}\n" + "\n".join(lines), "success")
         self.ui.apply_theme(self.ui.session.settings.get("theme"))  # its file may have changed too
 
     async def scoped_models(self, argument: str) -> None:

@@ -1,7 +1,8 @@
 """`/reload`: settings, context files, skills, prompt templates, plugins and keybindings.json read again, with the
 loaders and the options of the start (`coding/resources/reload.py`, `plugins/startup.install_plugins`), then what
-changed is reported. Plugins are shut down (`session_shutdown`) and loaded anew from their files, so an edited plugin runs
-its new code; their `session_start` handlers run again."""
+changed is reported. Plugins are loaded anew from their files (so an edited plugin runs its new code), then the running
+ones are shut down (`session_shutdown`) and the new ones put in their place, their `session_start` handlers run again; an
+abort while a setup runs leaves the running plugins as they were."""
 
 from __future__ import annotations
 
@@ -19,9 +20,9 @@ class PluginArgs:
         self.paths, self.discover = list(paths or []), discover
 
 
-async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
-    """Reload for the interactive mode `ui` (`session`); the lines to report. Raises `CommandError` while the
-    agent works."""
+async def reload_everything(ui: Any, plugins: PluginArgs) -> tuple[str | None, list[str]]:
+    """Reload for the interactive mode `ui` (`session`): (why the plugins were kept as they were, None when they
+    were reloaded too; the lines to report). Raises `CommandError` while the agent works."""
     # (not before the first paint)
     from ...coding.resources.reload import difference, refresh_settings, reload_resources
 
@@ -36,11 +37,13 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> list[str]:
     warnings += resources.warnings
     lines = [_change_line(kind, change, len(getattr_names(resources, kind))) for kind, change in changes.items()]
     before = plugin_versions(session)
-    warnings += await reload_plugins(session, plugins)
+    kept, plugin_warnings = await reload_plugins(session, plugins)
+    warnings += plugin_warnings
     after = plugin_versions(session)
     lines.append(_change_line("plugins", _by_id(difference(before, after), before | after), len(after)))
+    lines.extend(kept_code_line(session))
     lines.append(reload_keys(ui, warnings))
-    return lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
+    return kept, lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
 
 
 def apply_settings(session: Any) -> None:
@@ -51,11 +54,33 @@ def apply_settings(session: Any) -> None:
     agent.idle_timeout_s = settings.http_idle_timeout_s
 
 
-async def reload_plugins(session: Any, plugins: PluginArgs) -> list[str]:
-    """Shut the loaded plugins down, remove their tools and commands, and load them again; the warnings of the
-    new load."""
+async def reload_plugins(session: Any, plugins: PluginArgs) -> tuple[str | None, list[str]]:
+    """Load the plugins anew (their setups), then shut the running ones down, remove their tools and commands,
+    and put the new ones in place: (None, the warnings of the new load). An `abort` while a setup runs (Escape)
+    stops the load, and the running plugins stay as they were: (why, no warnings: they were about a load
+    dropped)."""
+    from ...plugins.startup import load_plugins
+
+    current: list[Any] = []  # the sources loaded so far, the last one running: what a stopped load names
+    seen = len(session.warnings)
+    # the session's `abort` stops the hook calls it holds (`HookCalls`): the load is one of them
+    stopped, loaded = await session.intake.change_hooks.run(load_plugins(
+        session, paths=plugins.paths, discover=plugins.discover, on_source=current.append))
+    if stopped:
+        del session.warnings[seen:]
+        what = f"the setup of {clean(source_id(current[-1]))}" if current else "the plugin load"
+        return f"{what} was stopped, the plugins stay as they were", []
+    await replace_plugins(session, loaded or [])
+    warnings = session.warnings[seen:]
+    del session.warnings[seen:]  # reported now, not again
+    return None, warnings
+
+
+async def replace_plugins(session: Any, loaded: list[Any]) -> None:
+    """Shut the session's plugins down (`session_shutdown`; an `abort` stops what it waits for) and install
+    `loaded` in their place, their `session_start` handlers run."""
     from ...coding.hooks import SessionHooks
-    from ...plugins.startup import install_plugins
+    from ...plugins.startup import install_loaded
     from ...plugins.tools import PluginTool
     from ...plugins.ui import RpcUI
 
@@ -64,14 +89,21 @@ async def reload_plugins(session: Any, plugins: PluginArgs) -> list[str]:
         await old.shutdown(graceful=True)
     session.hooks = SessionHooks()  # the session's tool gate asks the hooks it has at each call
     session.agent.tools = [t for t in session.agent.tools if not isinstance(t, PluginTool)]
-    seen = len(session.warnings)
-    runner = await install_plugins(session, paths=plugins.paths, discover=plugins.discover,
-                                   ui=lambda: RpcUI(session.emit))
-    warnings = session.warnings[seen:]
-    del session.warnings[seen:]  # reported now, not again
+    runner = install_loaded(session, loaded, ui=lambda: RpcUI(session.emit))
     if runner is not None:
         await runner.start()
-    return warnings
+
+
+def source_id(source: Any) -> str:
+    """The id a plugin of `source` (`PluginSource`) gets (`loader._import`): a path's name without `.py`, a
+    module's name, an entry point's name."""
+    from pathlib import Path
+
+    if source.kind == "path":
+        return Path(source.target).stem
+    if source.kind == "module":
+        return source.target.partition(":")[0]
+    return getattr(source.value, "name", None) or source.target
 
 
 def reload_keys(ui: Any, warnings: list[str]) -> str:
@@ -94,6 +126,14 @@ def plugin_versions(session: Any) -> dict[str, tuple[str, str | None]]:
     (two `plugin.py` files); the digest tells a plugin whose source changed from one that did not."""
     return {str(getattr(p, "path", "?")): (str(getattr(p, "id", "?")), getattr(p, "source_digest", None))
             for p in getattr(session.hooks, "plugins", [])}
+
+
+def kept_code_line(session: Any) -> list[str]:
+    """The line naming the plugins that run the code first imported, not their current source, and why
+    (`Plugin.kept_code`: `plugins/module_import.py`); none when there is none."""
+    kept = [f"{clean(str(p.id))} ({clean(p.kept_code)})" for p in getattr(session.hooks, "plugins", [])
+            if getattr(p, "kept_code", None)]
+    return ["plugins running the code first imported (restart to run an edit): " + ", ".join(kept)] if kept else []
 
 
 def _by_id(change: tuple[list[str], list[str], list[str]], versions: dict[str, tuple[str, str | None]]
