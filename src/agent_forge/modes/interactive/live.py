@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from .keymap import key_hint
-from .render import clean, fit
+from .render import clean, one_line
 from .stream import StreamTail, spinner_frame, wrap
 from .tool_blocks import ToolCall, running_line
 
@@ -79,7 +79,7 @@ class LiveState:
             if call.partial and height > 2:  # a short terminal keeps the call's own row (its time), not its output
                 _rows(out, _last_rows(call.partial, width, min(3, height - 2)), "class:dim")
         for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
-            _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
+            _rows(out, [f"{label}: {one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
         for lines in self.widgets.values():
             shown = lines if len(lines) <= WIDGET_LINES else lines[:WIDGET_LINES - 1]
             _rows(out, [clean(line) for line in shown], "")
@@ -109,7 +109,7 @@ class LiveState:
         for tail in (hint + ") ", ") "):
             if len(head) + len(tail) <= width:
                 return head + tail
-        return _one_line(head + ")", width)
+        return one_line(head + ")", width)
 
     def has_rows(self) -> bool:
         """Whether `fragments` has any row to show (the live region's part above the editor is left out
@@ -141,8 +141,3 @@ def _last_rows(text: str, width: int, count: int) -> list[str]:
         if len(rows) >= count:
             break
     return rows
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(clean(text[: 4 * width + 64]).split())  # only the start: a queued 5 MB paste, each frame
-    return fit(flat, max(width, 1))
