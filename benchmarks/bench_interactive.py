@@ -4,12 +4,14 @@
   (target ≤ 350 ms; includes tmux's own pane start-up, so it slightly overstates);
 - a resumed 500-message session from launch: `--session FILE` in a tmux pane until its last answer and the
   footer are on screen (target ≤ 1 s), and rendering its transcript alone (in-process);
-- rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail) for the
-  first and the last 200 of N deltas; it must not grow with the message's length;
+- rendering a streamed answer: the live region's cost per delta (feed + redraw of the bounded tail, its rows
+  drawn) for 200 deltas in the middle and the last 200 of N, in ASCII, accented, CJK and emoji text; it must
+  not grow with the message's length;
 - typing: the editor's cost per key (the key's edit and the editor's lines drawn again, its input processors
   included), at the end of a 100-character line of plain text and of one of emoji joined by zero-width joiners.
 
-Run: `.venv/bin/python benchmarks/bench_interactive.py [--runs 10] [--deltas 2000]` (needs tmux).
+Run: `.venv/bin/python benchmarks/bench_interactive.py [--runs 10] [--deltas 2000]` (needs tmux; `--stream-only`
+for the per-delta figures alone, `--keys-only` for the per-key ones).
 """
 
 from __future__ import annotations
@@ -73,9 +75,14 @@ def _launches(runs: int, arguments, shown: list[str]) -> list[float]:
     return times
 
 
-def per_delta(deltas: int) -> tuple[float, float]:
-    """Microseconds per delta (feed + live-region fragments) over 200 deltas in the middle and the last 200
-    (the first ones are cheaper: the tail is still filling up)."""
+STREAMED_WORDS = {"ASCII": "word", "accented": "héllo", "CJK": "日本語", "flags and skin tones": "🇫🇷👍🏽x"}
+"""What `per_delta` streams: each word a delta (with its count and a space), a paragraph every 40."""
+
+
+def per_delta(deltas: int, word: str = "word") -> tuple[float, float]:
+    """Microseconds per delta (feed + the live region's rows as its window gets them: `LiveState.fragments`,
+    drawn) over 200 deltas in the middle and the last 200 (the first ones are cheaper: the tail is still
+    filling up)."""
     from agent_forge.modes.interactive.live import LiveState
 
     live = LiveState()
@@ -83,7 +90,7 @@ def per_delta(deltas: int) -> tuple[float, float]:
     costs = []
     for i in range(deltas):
         started = time.perf_counter()
-        live.text.feed(f"word{i} " + ("\n\n" if i % 40 == 39 else ""))
+        live.text.feed(f"{word}{i} " + ("\n\n" if i % 40 == 39 else ""))
         live.fragments(100, 24)
         costs.append(time.perf_counter() - started)
     middle = deltas // 2
@@ -160,9 +167,12 @@ def main() -> None:
     parser.add_argument("--deltas", type=int, default=2000)
     parser.add_argument("--start-only", action="store_true", help="only the two launch figures")
     parser.add_argument("--keys-only", action="store_true", help="only the per-key figures (no tmux)")
+    parser.add_argument("--stream-only", action="store_true", help="only the per-delta figures (no tmux)")
     args = parser.parse_args()
     if args.keys_only:
         return typing_costs()
+    if args.stream_only:
+        return streaming_costs(args.deltas)
     times = start_up(args.runs)
     print(f"start to editor ready: median {statistics.median(times) * 1000:.0f} ms "
           f"(min {min(times) * 1000:.0f}, max {max(times) * 1000:.0f}, {len(times)} runs)")
@@ -173,10 +183,16 @@ def main() -> None:
     print(f"resumed 500-message session rendered in {resumed_render() * 1000:.0f} ms")
     if args.start_only:
         return
-    first, last = per_delta(args.deltas)
-    print(f"streaming {args.deltas} deltas: {first:.0f} µs/delta in the middle, {last:.0f} µs/delta for the last "
-          "200")
+    streaming_costs(args.deltas)
     typing_costs()
+
+
+def streaming_costs(deltas: int) -> None:
+    for name, word in STREAMED_WORDS.items():
+        runs = [per_delta(deltas, word) for _ in range(5)]
+        first, last = min(r[0] for r in runs), min(r[1] for r in runs)
+        print(f"streaming {deltas} deltas of {name} text: {first:.1f} µs/delta in the middle, {last:.1f} µs/delta "
+              "for the last 200 (best of 5)")
 
 
 def typing_costs() -> None:

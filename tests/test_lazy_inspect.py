@@ -51,7 +51,8 @@ import uuid
 linux, aix, stand_in = uuid._LINUX, uuid._AIX, type(uuid.platform).__name__
 version = uuid.platform.python_version()  # any other attribute: the real module's
 import platform
-print(json.dumps({"imported": imported, "linux": linux, "aix": aix, "stand_in": stand_in,
+handed = uuid.platform is platform  # the first read handed `uuid` the real one
+print(json.dumps({"imported": imported, "linux": linux, "aix": aix, "stand_in": stand_in, "handed": handed,
                   "version_ok": version == platform.python_version(), "real": type(platform).__name__,
                   "system": platform.system(), "uname": os.uname().sysname, "node": uuid.getnode() > 0}))
 """
@@ -66,6 +67,7 @@ def test_orjson_is_imported_without_platform_and_uuid_reads_the_system_as_before
     assert seen["stand_in"] == ("_PlatformStandIn" if deferred else "module")
     assert seen["linux"] == (seen["system"] == "Linux") and seen["aix"] == (seen["system"] == "AIX")
     assert seen["system"] == seen["uname"] and seen["real"] == "module" and seen["version_ok"] and seen["node"]
+    assert seen["handed"]
 
 
 _IPADDRESS_CHILD = """

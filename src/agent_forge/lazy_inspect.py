@@ -79,19 +79,14 @@ def deferred_inspect() -> Iterator[None]:
         yield
 
 
-class _PlatformStandIn(ModuleType):
+class _PlatformStandIn(_StandIn):
     """What `uuid` binds as `platform` while the real module is not imported: `uuid` (3.11 to 3.13 read) calls
-    only `system()`, at its import; any other attribute read imports the real module."""
+    only `system()`, at its import; any other attribute read imports the real module and hands it to `uuid`."""
+
+    importer = "uuid"
 
     def system(self) -> str:
         return os.uname().sysname  # `platform.system()` on POSIX: `platform.uname()` takes it from `os.uname()`
-
-    def __getattr__(self, name: str) -> Any:
-        if sys.modules.get("platform") is self:
-            del sys.modules["platform"]  # read inside `deferred_platform`: the real module, not this one
-        import platform
-
-        return getattr(platform, name)
 
 
 @contextmanager

@@ -24,11 +24,13 @@ from pathlib import Path
 import pytest
 
 from support.acp_client import AcpClient
+from support import tui
 
 from agent_forge.modes.rpc.client import RpcClient
 from agent_forge.testing import rpc as in_process
 from agent_forge.testing.cli import run_cli
 
+terminal = tui.terminal  # the terminal UI in tmux: a fixture every e2e test may take
 _spawn = RpcClient.start.__func__  # type: ignore[attr-defined]
 _spawn_acp = AcpClient.start.__func__  # type: ignore[attr-defined]
 

@@ -110,3 +110,14 @@ async def test_a_tree_move_to_an_unnamed_branch_gives_back_the_first_prompts_tit
     assert await client.prompt(session_id, "start over") == {"stopReason": "end_turn"}
     assert titles(client, session_id)[5:] == ["start over"]  # a fresh start's first prompt titles it
     assert await client.close() == 0
+
+
+async def test_a_long_first_prompt_titles_the_session_alike_live_and_listed(agent_env, project, fake_llm):
+    fake_llm.set_script([{"text": "one"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "fix " + "x" * 300 + "\nwith details") == {"stopReason": "end_turn"}
+    title = "fix " + "x" * 196  # one line, cut at a session name's 200 characters (docs/acp.md)
+    assert titles(client, session_id) == [title]
+    listed = await client.request("session/list", {"cwd": str(project)})
+    assert [s["title"] for s in listed["sessions"]] == [title]
+    assert await client.close() == 0

@@ -4,10 +4,9 @@ The same diff reaches RPC clients, ACP editors (the change's location) and the t
 
 from __future__ import annotations
 
-import pytest
-
 from support.acp_client import AcpClient
-from support.tmux_terminal import TmuxTerminal, tmux_available
+from support.tmux_terminal import TmuxTerminal
+from support.tui import needs_tmux
 
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -65,7 +64,7 @@ async def test_an_acp_editor_is_pointed_at_the_changed_last_line(agent_env, proj
     assert updates[-1]["locations"] == [{"path": str(project / "tn.txt"), "line": 2}]
 
 
-@pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+@needs_tmux
 def test_the_terminal_ui_shows_header_like_rows_and_the_newline_marker(agent_env, fake_llm, tmp_path):
     work = tmp_path / "work"
     work.mkdir()

@@ -13,12 +13,10 @@ import sys
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux
 
 from agent_forge.cli_parser import build_parser
 from agent_forge.modes.rpc.client import RpcClient
-
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
 
 CLI = [sys.executable, "-m", "agent_forge"]
 HOSTILE = "zz\nWarning: forged\t\x1b]0;t\x07"
@@ -135,7 +133,7 @@ async def test_an_unknown_tool_name_is_one_line_in_the_models_tool_result(agent_
     assert "ev\\nil\\x1b]0;PWN3\\x07" in str(sent) and not CONTROL.search(str(sent)), sent
 
 
-@pytest.mark.skipif(not tmux_available(), reason="needs tmux")
+@needs_tmux
 def test_the_terminal_ui_names_a_hostile_tool_on_one_line(terminal, fake_llm):
     fake_llm.set_script([{"tool_calls": [{"name": "ev\nil\x1b]0;PWN3\x07", "arguments": {"a": 1}}]},
                          {"text": "all done"}])

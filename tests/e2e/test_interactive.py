@@ -10,46 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from support.tmux_terminal import TmuxTerminal, tmux_available
+from support.tmux_terminal import TmuxTerminal
+from support.tui import READY, needs_tmux, user_texts
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
-
-READY = "fake-model •"  # the footer: the UI is up
-
-
-@pytest.fixture
-def terminal(agent_env, tmp_path):
-    """A function starting the CLI in tmux in `tmp_path/work`; every terminal is closed at teardown."""
-    work = tmp_path / "work"
-    work.mkdir()
-    opened: list[TmuxTerminal] = []
-
-    def start(*args: str, columns: int = 100, rows: int = 30, env: dict[str, str] | None = None) -> TmuxTerminal:
-        term = TmuxTerminal(env or agent_env, work, *args, columns=columns, rows=rows)
-        opened.append(term)
-        term.wait_for(READY)
-        started(term)
-        return term
-
-    start.work = work  # type: ignore[attr-defined]
-    yield start
-    for term in opened:
-        term.close()
-
-
-def started(term: TmuxTerminal) -> None:
-    """Wait for the end of start-up: the footer's `loading…` is gone once plugins are loaded and the header, a
-    resumed transcript and the warnings are printed (the editor and footer are painted before them)."""
-    term.wait_until(lambda: "loading…" not in term.screen(), "the end of start-up (no loading… in the footer)")
-
-
-def user_texts(request) -> list[str]:
-    texts = []
-    for message in request["body"]["messages"]:
-        if message["role"] == "user":
-            content = message["content"]
-            texts.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content))
-    return texts
+pytestmark = needs_tmux
 
 
 def test_multi_turn_task_shows_write_and_bash_and_does_them(terminal, fake_llm):

@@ -8,13 +8,10 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 from .test_hostile_file_names import EVIL, SHOWN, hostile_agent_dir
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def words(text: str) -> str:

@@ -11,37 +11,15 @@ from pathlib import Path
 import pytest
 
 from support.stale_source import rewrite_in_the_same_second, with_bytecode_cache
-from support.tmux_terminal import tmux_available
+from support.tui import ask, choose, flat, needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def session_entries(agent_env: dict[str, str]) -> list[dict]:
     files = list((Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").rglob("*.jsonl"))
     assert len(files) == 1, files
     return [json.loads(line) for line in files[0].read_text().splitlines()]
-
-
-def ask(term, prompt: str, answer: str) -> None:
-    term.type(prompt)
-    term.press("Enter")
-    term.wait_for(answer)
-    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
-
-
-def flat(term) -> str:
-    """The screen's words joined by single spaces (wrapped lines read as one)."""
-    return " ".join(term.screen().split())
-
-
-def choose(term, title: str, needle: str, row: str) -> None:
-    """In the open dialog `title`, filter with `needle` until `row` is highlighted, then Enter."""
-    term.wait_for(title)
-    term.type(needle)
-    term.wait_for(f"→ {row}")
-    term.press("Enter")
 
 
 def test_tree_labels_an_entry_and_summarises_the_branch_left(terminal, fake_llm, agent_env):

@@ -8,14 +8,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from wcwidth import wcswidth
 
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 FAMILY = "\U0001f469\u200d\U0001f469\u200d\U0001f467"
 FAMILY_DRAWN = "\U0001f469\U0001f469\U0001f467"  # its parts: 6 columns in every terminal

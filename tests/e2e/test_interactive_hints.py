@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
+from support.tui import needs_tmux
 
-from support.tmux_terminal import tmux_available
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def words(text: str) -> str:

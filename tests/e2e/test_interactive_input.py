@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from support.tmux_terminal import TmuxTerminal, tmux_available
+from support.tmux_terminal import TmuxTerminal
+from support.tui import READY, needs_tmux, started, user_texts
 
-from .test_interactive import READY, started, terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def test_a_shell_command_stays_shown_and_abortable_after_a_run_ends_beside_it(terminal, fake_llm):

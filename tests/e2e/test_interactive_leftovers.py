@@ -9,16 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 
 from agent_forge.modes.interactive.paste import END, START
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
 from .test_interactive_round8 import ROWS, footer_at_bottom, full_screen, rows
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def flat(term) -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from . import test_interactive
-from .test_interactive import user_texts
+from support.tui import needs_tmux, user_texts
+
 from .test_rpc_queue_kill import HELD, held_run_with_queue, kill
 
-pytestmark = [pytest.mark.real_process, test_interactive.pytestmark]  # kill -9; tmux
-terminal = test_interactive.terminal  # the fixture
+pytestmark = [pytest.mark.real_process, needs_tmux]  # kill -9; tmux
 
 
 async def test_resumed_in_the_terminal_the_queue_shows_and_goes_with_the_next_prompt(agent_env, fake_llm,

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import ask, choose, flat, needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-from .test_interactive_features import ask, choose, colours, flat, set_setting, write_theme
+from .test_interactive_features import colours, set_setting, write_theme
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 PERSON_GAP_S = 0.15
 """The shortest gap a person leaves between Escape and the next key: the input under test, not a wait."""

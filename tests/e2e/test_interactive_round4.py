@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-from .test_interactive_features import flat
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 HIDDEN = "touch /tmp/x/HIDDEN"
 

@@ -10,14 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from agent_forge.modes.interactive.paste import pasted_text
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def stray_log(term) -> str:

@@ -6,13 +6,9 @@ pressed right after a bracketed paste is a key."""
 
 from __future__ import annotations
 
-import pytest
+from support.tui import needs_tmux, user_texts
 
-from support.tmux_terminal import tmux_available
-
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def test_enter_right_after_a_paste_sends_it(terminal, fake_llm, tmp_path):
@@ -133,7 +129,7 @@ def test_a_fresh_screen_keeps_the_editor_under_the_header(terminal, fake_llm):
 def test_a_20x6_terminal_shows_the_running_call_and_then_the_answer(agent_env, fake_llm, tmp_path):
     from support.tmux_terminal import TmuxTerminal
 
-    from .test_interactive import started
+    from support.tui import started
 
     command = "\n".join(f"echo line{n}" for n in range(10)) + "\nsleep 1"
     fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]},

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 LONG_COMMAND = "echo " + " ".join(f"arg{n}" for n in range(400))
 

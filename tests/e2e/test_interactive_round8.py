@@ -11,14 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from support.doubles import running
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 ROWS = 30
 
@@ -128,7 +124,7 @@ def test_a_session_key_typed_before_the_session_is_built_acts_once_it_is(agent_e
     # thinking level once there is a session to cycle
     from support.tmux_terminal import TmuxTerminal
 
-    from .test_interactive import started
+    from support.tui import started
 
     term = TmuxTerminal(agent_env, tmp_path, columns=100, rows=ROWS)
     try:
@@ -169,7 +165,7 @@ compaction (built right after it), the plugin loader, rich (the first printed bl
 def test_the_first_paint_comes_before_the_session_machinery_is_imported(agent_env, fake_llm, tmp_path):
     from support.tmux_terminal import TmuxTerminal
 
-    from .test_interactive import started
+    from support.tui import started
 
     record, child = tmp_path / "modules.json", tmp_path / "first_paint.py"
     child.write_text(FIRST_PAINT_CHILD)
@@ -194,7 +190,7 @@ def test_the_terminal_going_away_mid_stream_ends_agent_forge_cleanly(agent_env, 
 
     from support.tmux_terminal import POLL_S, TmuxTerminal
 
-    from .test_interactive import started
+    from support.tui import started
 
     fake_llm.set_script([{"text": "a long answer " * 20, "hang_after": 5}])
     code_file = tmp_path / "exit-code"

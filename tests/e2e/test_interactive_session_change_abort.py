@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import ask, needs_tmux
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
-from .test_interactive_features import ask
 from .test_interactive_tree_abort import session_file
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 HOLDING_PLUGIN = '''
 import asyncio

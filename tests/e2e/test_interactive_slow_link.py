@@ -6,11 +6,10 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
+from support.tmux_terminal import TmuxTerminal
+from support.tui import needs_tmux
 
-from support.tmux_terminal import TmuxTerminal, tmux_available
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 SLOW_LINK = str(Path(__file__).parents[1] / "support" / "slow_link.py")
 

@@ -8,12 +8,10 @@ import base64
 import re
 from pathlib import Path
 
-import pytest
+from support.tui import needs_tmux, user_texts
+from .test_interactive import finish_first_session
 
-from support.tmux_terminal import tmux_available
-from .test_interactive import finish_first_session, terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 SURFACE_PLUGIN = '''
 def setup(plugin):

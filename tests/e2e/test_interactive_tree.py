@@ -7,14 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-import pytest
-
 from agent_forge.coding.session.store import SessionStore
-from support.tmux_terminal import tmux_available
+from support.tui import needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
 def ask(term, prompt: str, answer: str) -> None:

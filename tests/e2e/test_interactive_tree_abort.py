@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from support.tmux_terminal import tmux_available
+from support.tui import ask, choose, needs_tmux, user_texts
 
-from .test_interactive import terminal, user_texts  # noqa: F401  (the fixture, shared)
-from .test_interactive_features import ask, choose
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 HANGING_SUMMARY = {"text": "SUMMARY: question two was asked.", "hang": True, "hang_ms": 60000}
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
-from support.tmux_terminal import TmuxTerminal, tmux_available
+from support.tui import needs_tmux
 
 LONG = "x" * 300
 """One path component over NAME_MAX (255 bytes on every Linux file system): `stat` fails with ENAMETOOLONG."""
@@ -96,20 +96,16 @@ async def test_rpc_path_fields_too_long_for_a_file_name_get_plain_errors(agent_e
     assert errors[0].startswith("cannot read session file ") and errors[2].startswith("Cannot write "), errors
 
 
-@pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
-def test_slash_export_to_a_name_too_long_says_it_cannot_write_on_one_line(agent_env, fake_llm, tmp_path):
+@needs_tmux
+def test_slash_export_to_a_name_too_long_says_it_cannot_write_on_one_line(terminal, fake_llm):
     fake_llm.set_script([{"text": "Exported soon."}])
-    term = TmuxTerminal(agent_env, tmp_path, columns=400, rows=30)
-    try:
-        term.wait_for("fake-model •")
-        term.type("hello")
-        term.press("Enter")
-        term.wait_for("Exported soon.")
-        term.type(f"/export {LONG}")
-        term.press("Enter")
-        screen = term.wait_for("Cannot write")
-    finally:
-        term.close()
+    term = terminal(columns=400)
+    term.type("hello")
+    term.press("Enter")
+    term.wait_for("Exported soon.")
+    term.type(f"/export {LONG}")
+    term.press("Enter")
+    screen = term.wait_for("Cannot write")
     joined = " ".join(screen.split())  # the message wraps at word boundaries (the path alone fits a line)
     assert "internal error" not in screen.lower() and "OSError" not in screen, screen
-    assert f"Cannot write {tmp_path}/{LONG}: File name too long" in joined, screen
+    assert f"Cannot write {terminal.work}/{LONG}: File name too long" in joined, screen

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from support.tui import needs_tmux, user_texts
 
-from support.tmux_terminal import tmux_available
-
-from .test_interactive import terminal, user_texts  # noqa: F401 (the fixture)
 from .test_mcp import stdio, write_mcp
 
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 
-def test_the_slash_menu_offers_server_prompts_with_their_arguments(terminal, fake_llm, agent_env):  # noqa: F811
+def test_the_slash_menu_offers_server_prompts_with_their_arguments(terminal, fake_llm, agent_env):
     write_mcp(agent_env, {"tools": stdio()})
     fake_llm.set_script([{"text": "Hello there."}, {"text": "Reviewed it."}])
     term = terminal()

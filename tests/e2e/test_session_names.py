@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
-from support.tmux_terminal import tmux_available
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
+from support.tui import needs_tmux
+
 
 INVISIBLE = ["\u200b", " \u200b\u200c\u200d\ufeff ", "\u0301", "\u0301\u20dd", "\u3164", "\u2060\u2800", "\u00ad"]
 REFUSED = "Session name must hold a visible character, not only invisible ones"
@@ -44,7 +44,7 @@ def test_the_name_flag_refuses_an_invisible_name(mode, agent_env, fake_llm, tmp_
     assert line.startswith(f"agent-forge: {REFUSED} ('\\u200b\\u200b'") and fake_llm.requests == []
 
 
-@pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+@needs_tmux
 def test_slash_name_refuses_an_invisible_name(terminal, fake_llm):
     term = terminal()
     term.type("/name \u200b\u200b\u3164")

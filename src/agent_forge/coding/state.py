@@ -110,7 +110,7 @@ def _visible(char: str) -> bool:
     return unicodedata.category(char) not in _INVISIBLE and char not in _BLANKS
 
 
-def printable_title(text: str, limit: int = 120) -> str:
+def printable_title(text: str, limit: int = MAX_SESSION_NAME) -> str:
     """A title made from other text (a prompt's first line): control characters as spaces, one line, cut
-    at `limit` characters."""
+    at `limit` characters (by default a session name's limit, so a title is never longer than a name)."""
     return " ".join(_UNPRINTABLE.sub(" ", text).split())[:limit]

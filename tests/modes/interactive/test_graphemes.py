@@ -107,6 +107,20 @@ def test_fragments_are_drawn_across_their_edges_and_keep_their_handlers():
     assert drawn_fragments(plain) is plain
 
 
+def test_every_row_of_the_live_region_is_drawn_once_by_its_builder():
+    from agent_forge.modes.interactive.live import LiveState
+
+    live = LiveState()
+    live.start()
+    live.text.feed(f"streamed {FAMILY} and \U0001f1eb\U0001f1f7\nnext \U0001f44d\U0001f3fd")
+    live.steering.append(f"queued {FAMILY}")
+    live.widgets["w"] = ["widget \u2764\ufe0f"]
+    rows = [text for _, text in live.fragments(80, 20)]
+    assert rows == [f"streamed {KINDS['zero-width joiners'][1]} and FR\n", "next \U0001f44d\n",
+                    f"steer: queued {KINDS['zero-width joiners'][1]}\n", "widget \u2764\n"]
+    assert all(drawn(row) == row for row in rows)  # the window draws nothing again (`layout.live_fragments`)
+
+
 def test_snapping_moves_a_position_inside_a_cluster_to_its_edge():
     text = f"ab{FAMILY}cd"
     assert [snapped(text, at, True) for at in range(len(text) + 1)] == [0, 1, 2, 7, 7, 7, 7, 7, 8, 9]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
 from rich.text import Text
 
 from agent_forge.modes.interactive.blocks import assistant_block, retry_notice, user_block
@@ -59,6 +61,31 @@ def test_stream_tail_shows_no_blank_rows_around_the_text():
     blank = StreamTail()
     blank.feed(" \n\n  ")
     assert blank.blank() and blank.rows(40, 10) == []
+
+
+def test_stream_tail_wraps_a_complete_line_once_per_size(monkeypatch):
+    from agent_forge.modes.interactive import stream
+
+    wrapped: list[str] = []
+    monkeypatch.setattr(stream, "wrap", lambda line, width, keep: wrapped.append(line) or wrap(line, width, keep))
+    tail = StreamTail()
+    tail.feed("first line, long enough to take two rows\nthe open line")
+    for _ in range(3):  # a redraw per delta: the complete line is measured at the first alone
+        assert tail.rows(20, 10) == ["first line, long ", "enough to take two ", "rows", "the open line"]
+    assert wrapped.count("first line, long enough to take two rows") == 1 and wrapped.count("the open line") == 3
+    assert tail.rows(30, 10) == ["first line, long enough to ", "take two rows", "the open line"]  # resized
+
+
+@given(st.lists(st.tuples(st.text(alphabet="ab \n\u00e9\u65e5\U0001f1eb\U0001f1f7", max_size=12),
+                          st.integers(1, 12), st.integers(1, 6)), max_size=30))
+def test_stream_tail_rows_are_those_of_the_text_wrapped_afresh(steps):
+    tail, text = StreamTail(max_lines=4), ""
+    for delta, width, height in steps:
+        tail.feed(delta)
+        text += delta
+        fresh = StreamTail(max_lines=4)
+        fresh.feed(text)
+        assert tail.rows(width, height) == fresh.rows(width, height)
 
 
 def test_the_spinner_fits_the_width_and_is_drawn_only_while_the_model_is_waited_for():

@@ -44,3 +44,17 @@ def test_the_picker_marks_recovery_copies_and_keeps_files_sharing_an_id(tmp_path
     assert sum("(recovered copy of orig-1) hello" in option for option in options) == 1
     assert sum(option.endswith("· t_orig-1.jsonl.recovered-20261202T055203Z.jsonl")
                or option.endswith("· t_orig-1.jsonl") for option in options) == 1
+
+
+def test_a_first_message_with_escapes_is_cut_as_the_picker_shows_it():
+    from datetime import datetime, timezone
+
+    from agent_forge.modes.interactive.graphemes import cells
+    from agent_forge.modes.interactive.render import clean
+    from agent_forge.modes.interactive.session_commands import _label
+
+    info = SimpleNamespace(modified=datetime(2026, 12, 2, tzinfo=timezone.utc), message_count=1, id="abcdef123456",
+                           recovered_from=None, name=None, first_message="\x1b[2J\tcleared " * 40)
+    label = _label(info, 80)
+    assert label.startswith("\\x1b[2J cleared \\x1b[2J")  # the escapes as text, the tab a space
+    assert cells(clean(label)) <= 80 - 4  # the dialog's margin: measured as drawn, escapes shown as text

@@ -110,9 +110,9 @@ class Registry:
                 send(status_update(text, severity, self.notices))
 
         def retitle(title: str) -> None:  # `ctx.ui.set_title`: the session's `Shown` knows what the editor shows
-            from ...coding.state import printable_title
+            from .shown import title_of
 
-            opened, shown = self.sessions.get(session_id), printable_title(title, 200) or None
+            opened, shown = self.sessions.get(session_id), title_of(title)
             if opened is not None:
                 opened.shown.title(shown)
             else:
@@ -300,10 +300,9 @@ def _pairs(value: Any, index: int, key: str) -> dict[str, str]:
 
 
 def _info(info: Any) -> dict[str, Any]:
-    from ...coding.state import printable_title  # a name stored by another writer may hold anything
+    from .shown import title_of
 
-    title = printable_title(info.name or (info.first_message.strip().splitlines() or [""])[0]) or None
-    return {"sessionId": info.id, "cwd": info.cwd, "title": title,
+    return {"sessionId": info.id, "cwd": info.cwd, "title": title_of(info.name, info.first_message),
             "updatedAt": info.modified.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")}
 
 

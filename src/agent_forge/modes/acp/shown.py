@@ -67,13 +67,20 @@ class Shown:
         return self.answered(options)
 
     def _title_for(self, name: Any) -> str | None:
-        """The title for the session's name `name`; without one, the first line of the branch's first message of
-        the user (the title a first prompt gives), or None."""
+        """The title for the session's name `name`, else for the branch's first message of the user."""
         from ...coding.session.listing import message_text
-        from ...coding.state import printable_title  # a name stored by another writer may hold anything
 
-        if isinstance(name, str) and (title := printable_title(name, 200)):
-            return title
         first = next((m for m in self.session.messages if m.get("role") == "user"), None)
-        line = (message_text(first).strip().splitlines() or [""])[0] if first is not None else ""
-        return printable_title(line) or None
+        return title_of(name, message_text(first) if first is not None else "")
+
+
+def title_of(name: Any, first_text: str = "") -> str | None:
+    """The editor's title of a session (`session_info_update`, `session/list`): `name` (its name) when it is a
+    string with printable text, else the first line of `first_text` (its first prompt's text); one printable
+    line (control characters as spaces) of at most `MAX_SESSION_NAME` (200) characters, what docs/acp.md
+    promises; None when neither gives one."""
+    from ...coding.state import printable_title  # a name stored by another writer may hold anything
+
+    if isinstance(name, str) and (title := printable_title(name)):
+        return title
+    return printable_title((first_text.strip().splitlines() or [""])[0]) or None

@@ -12,11 +12,11 @@ import asyncio
 from typing import Any, Awaitable, Callable
 
 from ...coding.errors import CommandError
-from ...coding.state import printable_title
 from ..dropped_images import dropped_images_warning
 from ..print_outcome import RunWatch
 from .content import prompt_input
 from .protocol import AUTH_REQUIRED, INTERNAL_ERROR, AcpError
+from .shown import title_of
 
 STOP_REASONS = {"length": "max_tokens", "stop": "end_turn", "toolUse": "end_turn"}
 
@@ -61,7 +61,7 @@ class Turns:
         """Take the prompt now (in arrival order, so a `session/cancel` sent after it cancels it); returns the
         awaitable answering `{"stopReason"}`. Raises `AcpError` for a malformed prompt."""
         text, images = prompt_input(blocks)
-        self.first_line = printable_title((text.strip().splitlines() or [""])[0])
+        self.first_line = title_of(None, text) or ""
         if not self.session.is_streaming:
             self.watch.start()
         settled: asyncio.Future[None] = asyncio.get_running_loop().create_future()

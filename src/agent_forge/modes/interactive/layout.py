@@ -44,7 +44,7 @@ def build_application(mode: InteractiveMode) -> Application[int]:
     """The inline Application of `mode` (its editor, dialogs, live state, footer, terminal and keymap);
     `run_async` returns the exit code."""
     screen = ScreenLayout(mode)
-    live = Window(FormattedTextControl(_drawn(screen.live_fragments)), wrap_lines=True, dont_extend_height=True)
+    live = Window(FormattedTextControl(screen.live_fragments), wrap_lines=True, dont_extend_height=True)
     editor = Window(_editor_control(mode), wrap_lines=True, dont_extend_height=True, height=screen.editor_height,
                     get_line_prefix=_prefix)
     rule = Window(height=1, char="─", style="class:rule")
@@ -114,13 +114,15 @@ class ScreenLayout:
 
     def live_fragments(self) -> Fragments:
         """The live region's rows: what is left of the screen under the editor, the menu and the footer;
-        an open dialog first, the streaming message and the rest above it in the rows that remain."""
+        an open dialog first, the streaming message and the rest above it in the rows that remain; drawn
+        (`graphemes.drawn_fragments`: `LiveState.fragments` draws its rows, the streamed text's as it wraps
+        them, so that text is not drawn twice per redraw)."""
         mode = self.mode
         state = mode.editor.buffer.complete_state
         menu = min(len(state.completions), self.menu_rows()) if state else 0
         height = max(1, self.rows_free() - menu)
         columns = mode.terminal.columns()
-        dialog = mode.dialogs.fragments(columns, height)
+        dialog = drawn_fragments(mode.dialogs.fragments(columns, height))
         left = height - len(dialog)
         lines = (mode.live.fragments(columns, left)[-left:] if left > 0 else []) + dialog
         if lines:

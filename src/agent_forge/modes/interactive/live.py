@@ -7,8 +7,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .graphemes import drawn
 from .keymap import key_hint
-from .render import clean, fit
+from .render import clean, one_line
 from .stream import StreamTail, spinner_frame, wrap
 from .tool_blocks import ToolCall, running_line
 
@@ -68,18 +69,19 @@ class LiveState:
 
     def fragments(self, width: int, height: int) -> Fragments:
         """The region's lines above the editor (at most about `height` rows) for a `width`-column screen: the
-        streaming message, running calls, queued messages and plugin widgets (the spinner: `spinner`)."""
+        streaming message, running calls, queued messages and plugin widgets (the spinner: `spinner`), each
+        row drawn as prompt_toolkit parts must show it (`graphemes.drawn`), once."""
         out: Fragments = []
         if self.show_thinking and not self.thinking.blank():
-            _rows(out, self.thinking.rows(width, min(4, height)), "class:thinking")
-        _rows(out, self.text.rows(width, max(1, height - 4)), "")
+            _drawn_rows(out, self.thinking.rows(width, min(4, height)), "class:thinking")
+        _drawn_rows(out, self.text.rows(width, max(1, height - 4)), "")
         now = time.monotonic()
         for call in [*self.tools.values(), *self.shells.values()]:
             _rows(out, [running_line(call, spinner_frame(now - call.started), width)], "class:tool")
             if call.partial and height > 2:  # a short terminal keeps the call's own row (its time), not its output
-                _rows(out, _last_rows(call.partial, width, min(3, height - 2)), "class:dim")
+                _drawn_rows(out, _last_rows(call.partial, width, min(3, height - 2)), "class:dim")
         for label, texts in (("steer", self.steering), ("follow-up", self.follow_up)):
-            _rows(out, [f"{label}: {_one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
+            _rows(out, [f"{label}: {one_line(t, width - len(label) - 2)}" for t in texts], "class:queued")
         for lines in self.widgets.values():
             shown = lines if len(lines) <= WIDGET_LINES else lines[:WIDGET_LINES - 1]
             _rows(out, [clean(line) for line in shown], "")
@@ -109,7 +111,7 @@ class LiveState:
         for tail in (hint + ") ", ") "):
             if len(head) + len(tail) <= width:
                 return head + tail
-        return _one_line(head + ")", width)
+        return one_line(head + ")", width)
 
     def has_rows(self) -> bool:
         """Whether `fragments` has any row to show (the live region's part above the editor is left out
@@ -129,6 +131,11 @@ class LiveState:
 
 
 def _rows(out: Fragments, rows: list[str], style: str) -> None:
+    _drawn_rows(out, [drawn(row) for row in rows], style)
+
+
+def _drawn_rows(out: Fragments, rows: list[str], style: str) -> None:
+    """`rows` drawn already (`stream.wrap` draws what it measures), one fragment each: no cluster spans two."""
     for row in rows:
         out.append((style, row + "\n"))
 
@@ -141,8 +148,3 @@ def _last_rows(text: str, width: int, count: int) -> list[str]:
         if len(rows) >= count:
             break
     return rows
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(clean(text[: 4 * width + 64]).split())  # only the start: a queued 5 MB paste, each frame
-    return fit(flat, max(width, 1))

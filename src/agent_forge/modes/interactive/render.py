@@ -131,6 +131,14 @@ def to_ansi(renderables: list[Any], width: int) -> str:
     return out.getvalue()
 
 
+def one_line(text: Any, width: int) -> str:
+    """`text` (any value) cleaned (`clean`) with its whitespace runs as single spaces, on one row of at most
+    `width` (at least 1) terminal columns (`fit`). Only the start is read: a queued 5 MB paste costs what a
+    line does, each frame."""
+    width = max(width, 1)
+    return fit(" ".join(clean(str(text)[: 4 * width + 64]).split()), width)
+
+
 def fit(text: str, width: int) -> str:
     """`text` on one row, cut to `width` terminal columns between grapheme clusters, `…` marking the cut;
     measured as prompt_toolkit parts draw it (`graphemes.cells`: wide characters count 2, `👩‍👩‍👧` 6)."""

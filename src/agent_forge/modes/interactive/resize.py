@@ -173,9 +173,7 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         the rows left under the cursor scrolled the screen (the conversation's end went into the scrollback)
         and, once closed, left its rows blank under the footer."""
         drawn, reserved = self._drawn_and_reserved()
-        if self.natural_height is None or not reserved or drawn <= reserved:
-            return 0  # no scroll: the rows under the content are the screen's own, not a dialog's
-        return max(0, min(drawn, self.output.get_size().rows) - max(self._content_rows(), reserved))
+        return self._left_blank(drawn, reserved, lambda: max(self._content_rows(), reserved))
 
     def rows_left_blank_by(self, printed_rows: int) -> int:
         """How many rows under the footer printing `printed_rows` rows where the live region was (erased just
@@ -183,9 +181,7 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         menu narrowed by typing, a long streamed text), so its top is that many rows above the screen's end,
         and the text and the region drawn under it take fewer."""
         (drawn, reserved), self.renderer.erased = self.renderer.erased, (0, 0)  # (asked once per erase)
-        if self.natural_height is None or not reserved or drawn <= reserved:
-            return 0  # no scroll: the rows under the region are the screen's own
-        return max(0, min(drawn, self.output.get_size().rows) - printed_rows - self._content_rows())
+        return self._left_blank(drawn, reserved, lambda: printed_rows + self._content_rows())
 
     def pad_rows(self) -> int:
         """Blank rows to draw above the live region's content: the rows it no longer fills of an area that had
@@ -193,10 +189,15 @@ class InlineApplication(Application):  # type: ignore[type-arg]
         the screen's bottom and what is left blank is between the conversation and the live region, until
         the next print above redraws the region under it; else 0. (Not `blank_rows`' count: that one
         leaves the rows of the reserved area that were the screen's own.)"""
-        drawn, reserved = self._drawn_and_reserved()
-        if self.natural_height is None or self._measuring or not reserved or drawn <= reserved:
+        return 0 if self._measuring else self._left_blank(*self._drawn_and_reserved(), self._content_rows)
+
+    def _left_blank(self, drawn: int, reserved: int, taken: Callable[[], int]) -> int:
+        """The rows of an area drawn `drawn` rows tall that `taken()` rows (asked only then: it lays the content
+        out) leave blank, when that area scrolled the screen: it took more than the `reserved` rows the renderer
+        had under the cursor; else 0 (the rows under it are the screen's own, not a dialog's)."""
+        if self.natural_height is None or not reserved or drawn <= reserved:
             return 0
-        return max(0, min(drawn, self.output.get_size().rows) - self._content_rows())
+        return max(0, min(drawn, self.output.get_size().rows) - taken())
 
     def _drawn_and_reserved(self) -> tuple[int, int]:
         """The rows the last drawing took, and those the renderer reserved under the cursor (its CPR answer)."""

@@ -13,7 +13,7 @@ from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
 from .actions import guarded
 from .completion import typed_text
-from .render import fit
+from .render import one_line
 
 
 SESSION_COMMANDS = {
@@ -63,7 +63,7 @@ class SessionCommands:
         if not messages:
             raise CommandError("no user message to fork from yet")
         width = self.ui.terminal.columns() - 8  # the row's `→ `, its number and the dialog's margin
-        labels = {f"{n}. {_one_line(m['text'], width)}": m["entryId"] for n, m in enumerate(messages, 1)}
+        labels = {f"{n}. {one_line(m['text'], max(width, 20))}": m["entryId"] for n, m in enumerate(messages, 1)}
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
@@ -176,10 +176,4 @@ def _label(info: Any, columns: int) -> str:
     rest = f" · {when} · {info.message_count} messages · {info.id[:8]}"
     copy = f"(recovered copy of {info.recovered_from[:8]}) " if info.recovered_from else ""
     width = max(20, columns - len(rest) - len(copy) - 4)
-    return f"{copy}{info.name or _one_line(info.first_message, width) or '(no messages)'}{rest}"
-
-
-def _one_line(text: str, width: int = 60) -> str:
-    width = max(width, 20)
-    flat = " ".join(str(text).split())
-    return fit(flat, width)  # in columns: a wide character counts 2
+    return f"{copy}{info.name or one_line(info.first_message, width) or '(no messages)'}{rest}"

@@ -22,6 +22,8 @@ class StreamTail:
         self._open = ""
         self._max_chars = max_chars
         self.chars = 0  # characters fed so far (for "N chars" hints)
+        self._size = (0, 0)  # the (width, height) `_wrapped` holds rows for
+        self._wrapped: dict[str, list[str]] = {}  # complete lines' rows at `_size`: they never change
 
     def feed(self, delta: str) -> None:
         """Append cleaned `delta` (escape sequences and controls removed per piece)."""
@@ -47,12 +49,24 @@ class StreamTail:
         lines = [*self._lines, self._open]
         while lines and not lines[-1].strip():
             lines.pop()
-        for line in reversed(lines):
-            rows[:0] = wrap(line, width, height)
+        complete = len(self._lines)
+        for at in range(len(lines) - 1, -1, -1):
+            line = lines[at]
+            rows[:0] = self._complete_rows(line, width, height) if at < complete else wrap(line, width, height)
             if len(rows) >= height:
                 return rows[-height:]
         while rows and not rows[0].strip():
             rows.pop(0)
+        return rows
+
+    def _complete_rows(self, line: str, width: int, height: int) -> list[str]:
+        """`wrap(line, width, height)` for a complete line, wrapped once per size: each redraw while a message
+        streams wraps only its open line (measuring a row is most of a redraw's cost in non-ASCII text)."""
+        if self._size != (width, height) or len(self._wrapped) > 2 * (self._lines.maxlen or 0):
+            self._size, self._wrapped = (width, height), {}  # (lines gone from the tail are forgotten too)
+        rows = self._wrapped.get(line)
+        if rows is None:
+            rows = self._wrapped[line] = wrap(line, width, height)
         return rows
 
 
