@@ -5,6 +5,10 @@ stay unique (and paired with their results) when a server repeats one."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+
+import pytest
 
 from agent_forge.modes.rpc.client import RpcClient
 
@@ -62,3 +66,93 @@ async def test_interleaved_tool_call_pieces_make_one_call_per_index(agent_env, f
         assert "".join(e["delta"] for e in own[1:4]) == "".join((a, b)[index])
     sent = fake_llm.requests[1]["body"]["messages"]
     assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ["call_a", "call_b"]
+
+
+# ---- P2: every documented stop reason maps to what it means ------------------------------------------------
+
+
+def responses_incomplete(reason: str | None) -> list[str]:
+    """A Responses stream with some text that ends `incomplete` for `reason` (None: no `incomplete_details`)."""
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    done = {**item, "content": [{"type": "output_text", "text": "Half", "annotations": []}]}
+    final = {"id": "r1", "status": "incomplete", **({"incomplete_details": {"reason": reason}} if reason else {})}
+    return [sse({"type": "response.created", "response": {"id": "r1", "output": []}}, "response.created"),
+            sse({"type": "response.output_item.added", "output_index": 0, "item": item}, "response.output_item.added"),
+            sse({"type": "response.output_text.delta", "output_index": 0, "delta": "Half"},
+                "response.output_text.delta"),
+            sse({"type": "response.output_item.done", "output_index": 0, "item": done}, "response.output_item.done"),
+            sse({"type": "response.incomplete", "response": final}, "response.incomplete")]
+
+
+GEMINI_FAILURES = {
+    "SAFETY": "The response was blocked for safety", "RECITATION": "The response was blocked for recitation",
+    "LANGUAGE": "The response was blocked: it used an unsupported language",
+    "BLOCKLIST": "The response was blocked: it contained forbidden terms",
+    "PROHIBITED_CONTENT": "The response was blocked for prohibited content",
+    "SPII": "The response was blocked: it may contain sensitive personal information",
+    "IMAGE_SAFETY": "The image generation was blocked for safety",
+    "MALFORMED_FUNCTION_CALL": "The model produced a malformed function call",
+    "UNEXPECTED_TOOL_CALL": "The model called a tool it was not offered",
+    "TOO_MANY_TOOL_CALLS": "The model made too many tool calls in a row",
+    "MALFORMED_RESPONSE": "The model produced a malformed response",
+    "OTHER": "The response stopped for an unspecified reason",
+    "SOMETHING_NEWER": "The response ended abnormally",
+}
+STOP_CASES = {  # api -> [(spec, stopReason, rawStopReason, errorMessage)]
+    "anthropic-messages": [
+        ({"stop_reason": "end_turn"}, "stop", "end_turn", None),
+        ({"stop_reason": "stop_sequence"}, "stop", "stop_sequence", None),
+        ({"stop_reason": "pause_turn"}, "stop", "pause_turn", None),
+        ({"stop_reason": "max_tokens"}, "length", "max_tokens", None),
+        ({"stop_reason": "model_context_window_exceeded"}, "length", "model_context_window_exceeded", None),
+        ({"stop_reason": "refusal"}, "error", "refusal", "The model declined to answer (stop_reason: refusal)"),
+    ],
+    "openai-completions": [
+        ({"stop_reason": "stop"}, "stop", "stop", None),
+        ({"stop_reason": "length"}, "length", "length", None),
+        ({"stop_reason": "model_length"}, "length", "model_length", None),
+        ({"stop_reason": "content_filter"}, "error", "content_filter",
+         "The response was blocked (finish_reason: content_filter)"),
+        ({"stop_reason": "error"}, "error", "error", "The host ended the answer with an error (finish_reason: error)"),
+        ({"stop_reason": "insufficient_system_resource"}, "error", "insufficient_system_resource",
+         "The host ran out of resources mid-answer; try again later (finish_reason: insufficient_system_resource)"),
+    ],
+    "openai-responses": [
+        ({}, "stop", "completed", None),
+        ({"stop_reason": "length"}, "length", "max_output_tokens", None),
+        ({"stop_reason": "content_filter"}, "error", "content_filter",
+         "The response was blocked (incomplete: content_filter)"),
+        ({"frames": responses_incomplete("max_messages")}, "length", "max_messages", None),
+        ({"frames": responses_incomplete(None)}, "length", "unknown", None),
+    ],
+    "google-generative-ai": [
+        ({"stop_reason": "STOP"}, "stop", "STOP", None),
+        ({"stop_reason": "MAX_TOKENS"}, "length", "MAX_TOKENS", None),
+        *(({"stop_reason": raw}, "error", raw, f"{text} (finishReason: {raw})") for raw, text in GEMINI_FAILURES.items()),
+    ],
+}
+
+
+@pytest.mark.parametrize("api", list(STOP_CASES))
+async def test_each_documented_stop_reason_means_what_the_api_says(agent_env_factory, fake_llm, tmp_path, api):
+    env = agent_env_factory(api=api, settings={"retry": {"enabled": False}})
+    cases = STOP_CASES[api]
+    fake_llm.set_script([{"text": "Half", **spec} for spec, *_ in cases])
+    outcomes = []
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        for number in range(len(cases)):
+            events = await client.prompt_and_wait(f"case {number}")
+            [message] = [e["message"] for e in events
+                         if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+            outcomes.append((message["stopReason"], message.get("rawStopReason"), message.get("errorMessage")))
+    assert outcomes == [tuple(expected) for _, *expected in cases]
+
+
+async def test_print_mode_says_an_answer_cut_off_at_the_context_window_was_cut_off(agent_env_factory, fake_llm,
+                                                                                  tmp_path):
+    env = agent_env_factory(api="anthropic-messages")
+    fake_llm.set_script([{"text": "The first half", "stop_reason": "model_context_window_exceeded"}])
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--no-session", "-p", "go on"], cwd=tmp_path,
+                          env=env, input=b"", capture_output=True, timeout=60)
+    assert done.stdout.decode().strip() == "The first half"
+    assert "the answer was cut off: the model's context window is full" in done.stderr.decode()

@@ -50,7 +50,19 @@ REASONING_EFFORT = {
 """Thinking levels → `reasoning_effort`; xhigh/max become "xhigh" only with `compat.supportsXhighEffort`."""
 STOP_REASONS = {
     "stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse", "content_filter": "error",
+    "model_length": "length", "error": "error", "insufficient_system_resource": "error",
 }
+"""`finish_reason` → our stopReason: OpenAI's values (https://platform.openai.com/docs/api-reference/chat/object,
+`choices[].finish_reason`), then hosts' own: Mistral `model_length` (the model's context length ran out) and
+`error` (https://docs.mistral.ai/api/, chat completion choices), OpenRouter `error`
+(https://openrouter.ai/docs/api-reference/overview#finish-reason), DeepSeek `insufficient_system_resource`
+(https://api-docs.deepseek.com/api/create-chat-completion). Other values end the answer as "stop"."""
+FAILURES = {
+    "content_filter": "The response was blocked",
+    "error": "The host ended the answer with an error",
+    "insufficient_system_resource": "The host ran out of resources mid-answer; try again later",
+}
+"""`errorMessage` text for each `finish_reason` that STOP_REASONS makes an error."""
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 """Delta fields hosts use for reasoning text (DeepSeek/vLLM, OpenRouter/Ollama, others); first present wins."""
 TOOL_IMAGES_NOTE = "Images returned by the tool call(s) above:"
@@ -305,7 +317,8 @@ class _Handler(SseHandler):
             self.builder.message["rawStopReason"] = self._raw_stop
         reason = STOP_REASONS.get(self._raw_stop or "stop", "stop")
         if reason == "error":
-            return [*events, self.builder.fail(f"The response was blocked (finish_reason: {self._raw_stop})")]
+            text = FAILURES.get(self._raw_stop or "", "The answer ended abnormally")
+            return [*events, self.builder.fail(f"{text} (finish_reason: {self._raw_stop})")]
         if reason == "stop" and self._saw_tool_call:
             reason = "toolUse"  # some hosts say "stop" after tool calls; the calls must still run
         return [*events, self.builder.done(reason, self._raw_stop)]
