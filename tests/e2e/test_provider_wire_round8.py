@@ -128,7 +128,8 @@ STOP_CASES = {  # api -> [(spec, stopReason, rawStopReason, errorMessage)]
     "google-generative-ai": [
         ({"stop_reason": "STOP"}, "stop", "STOP", None),
         ({"stop_reason": "MAX_TOKENS"}, "length", "MAX_TOKENS", None),
-        *(({"stop_reason": raw}, "error", raw, f"{text} (finishReason: {raw})") for raw, text in GEMINI_FAILURES.items()),
+        *(({"stop_reason": raw}, "error", raw, f"{text} (finishReason: {raw})")
+          for raw, text in GEMINI_FAILURES.items()),
     ],
 }
 
@@ -156,3 +157,48 @@ async def test_print_mode_says_an_answer_cut_off_at_the_context_window_was_cut_o
                           env=env, input=b"", capture_output=True, timeout=60)
     assert done.stdout.decode().strip() == "The first half"
     assert "the answer was cut off: the model's context window is full" in done.stderr.decode()
+
+
+# ---- P3: every tool call's id on the wire is unique, and its result pairs with it ---------------------------
+
+
+def echo_calls(*pairs: tuple[str, str]) -> list[dict]:
+    return [{"id": call_id, "name": "bash", "arguments": {"command": f"echo {word}"}} for call_id, word in pairs]
+
+
+def wire_pairs(api: str, body: dict) -> tuple[list[str], list[tuple[str, str]]]:
+    """(call ids in order, (result's call id, result text) in order) of a recorded request body."""
+    if api == "openai-responses":
+        calls = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+        results = [(i["call_id"], i["output"]) for i in body["input"] if i.get("type") == "function_call_output"]
+        return calls, results
+    blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    if api == "anthropic-messages":
+        return ([b["id"] for b in blocks if b["type"] == "tool_use"],
+                [(b["tool_use_id"], b["content"]) for b in blocks if b["type"] == "tool_result"])
+    calls = [c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    return calls, [(m["tool_call_id"], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+WIRE_ID_CASES = [  # (api, the calls of two answers, the call ids the last request must carry)
+    # one call_id under two items (distinct `fc_` ids): the second is renamed, as the other APIs rename theirs
+    ("openai-responses", [echo_calls(("call_same", "one"), ("call_same", "two"))], ["call_same", "call_same_2"]),
+    # ids that differ only in characters the API does not accept would clean to the same id
+    ("anthropic-messages", [echo_calls(("toolu.1", "one"), ("toolu:1", "two"))], ["toolu_1", "toolu_1_2"]),
+    # a host that numbers its calls afresh in each answer: ids stay unique over the whole request
+    ("openai-completions", [echo_calls(("call_0", "one")), echo_calls(("call_0", "two"))], ["call_0", "call_0_2"]),
+    ("anthropic-messages", [echo_calls(("toolu_0", "one")), echo_calls(("toolu_0", "two"))],
+     ["toolu_0", "toolu_0_2"]),
+]
+
+
+@pytest.mark.parametrize(("api", "answers", "expected"), WIRE_ID_CASES)
+async def test_tool_call_ids_on_the_wire_are_unique_and_paired_with_their_results(agent_env_factory, fake_llm,
+                                                                                   tmp_path, api, answers, expected):
+    env = agent_env_factory(api=api)
+    fake_llm.set_script([*({"tool_calls": calls} for calls in answers), {"text": "done"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        await client.prompt_and_wait("run")
+    calls, results = wire_pairs(api, fake_llm.requests[-1]["body"])
+    assert calls == expected
+    assert results == [(expected[0], "one\n"), (expected[1], "two\n")]
