@@ -139,3 +139,41 @@ def test_every_api_gets_a_conversation_that_starts_with_the_user(target):
     assert [m["role"] for m in out] == ["user", "assistant", "toolResult", "user"]
     assert out[0]["content"] == [{"type": "text", "text": MISSING_START}] and out[1] is answer
     assert transform_messages(target, [USER, answer, result("c1")])[0] is USER  # a valid start is kept
+
+
+# ---- tool-call ids unique on the wire over the whole request ------------------------------------------------
+
+
+def _call(call_id: str) -> dict:
+    return {"type": "toolCall", "id": call_id, "name": "read", "arguments": {}}
+
+
+def _wire(target: dict, messages: list[dict]) -> tuple[list[str], list[str]]:
+    out = transform_messages(target, messages)
+    calls = [b["id"] for m in out if m["role"] == "assistant" for b in m["content"] if b["type"] == "toolCall"]
+    return calls, [m["toolCallId"] for m in out if m["role"] == "toolResult"]
+
+
+def test_a_responses_call_id_under_two_items_goes_to_another_api_as_two_ids():
+    calls = [_call("call_x|fc_1"), _call("call_x|fc_2")]
+    messages = [USER, assistant(RESPONSES, *calls), result("call_x|fc_1"), result("call_x|fc_2")]
+    assert _wire(COMPLETIONS, messages) == (["call_x", "call_x_2"], ["call_x", "call_x_2"])
+
+
+def test_an_id_stored_twice_in_one_message_pairs_each_result_with_its_own_call():
+    messages = [USER, assistant(COMPLETIONS, _call("dup"), _call("dup")), result("dup"), result("dup")]
+    assert _wire(COMPLETIONS, messages) == (["dup", "dup_2"], ["dup", "dup_2"])
+
+
+def test_renaming_keeps_earlier_ids_and_mistral_ids_nine_characters():
+    mistral = model("openai-completions", "mistral", "m", compat={"toolCallIdFormat": "mistral"})
+    turn = [assistant(COMPLETIONS, _call("call_0")), result("call_0"), USER]
+    calls, results = _wire(mistral, [USER, *turn, *turn, *turn])
+    assert len(set(calls)) == 3 and all(re.fullmatch("[0-9a-f]{9}", c) for c in calls) and results == calls
+    shorter, _ = _wire(mistral, [USER, *turn, *turn])
+    assert shorter == calls[:2]  # an id, once sent, stays the same as the conversation grows
+
+
+def test_gemini_ids_are_not_renamed_as_its_requests_carry_none():
+    messages = [USER, assistant(GEMINI, _call("c"), _call("c")), result("c"), result("c")]
+    assert _wire(GEMINI, messages) == (["c", "c"], ["c", "c"])

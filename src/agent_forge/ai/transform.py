@@ -6,7 +6,7 @@ assistant messages from other APIs. `transform_messages` is the one place that m
 - thinking from another model becomes plain text (its signature means nothing elsewhere; redacted thinking,
   which has no readable text, is dropped); text and tool-call signatures of other models are dropped;
 - tool-call ids are rewritten into what the target API accepts (`normalize_tool_call_id`), consistently for
-  the call and its result;
+  the call and its result, and made unique over the request as the API will send them (`_CallIds`);
 - a tool call the model sent without a name (its result is an error) is replayed as `UNNAMED_TOOL`, in the
   call and its result: every API rejects an empty function name;
 - images become a short note for models without image input;
@@ -75,7 +75,7 @@ def transform_messages(model: Model, messages: list[Message]) -> list[Message]:
     """`messages` made valid for `model` (rules in the module docstring). Roles other than user, assistant
     and toolResult pass through untouched."""
     images = "image" in (model.get("input") or ["text", "image"])
-    ids: dict[str, str] = {}
+    ids = _CallIds(model)
     out: list[Message] = []
     pending: list[ToolCall] = []  # tool calls of the last assistant message still waiting for results
     for message in messages:
@@ -112,7 +112,63 @@ def _user_first(out: list[Message]) -> list[Message]:
     return [*out[:first], gap, *out[first:]]
 
 
-def _assistant(model: Model, message: AssistantMessage, ids: dict[str, str]) -> AssistantMessage:
+class _CallIds:
+    """The id each tool call of one request goes out with, unique as the API sends it.
+
+    A misbehaving server may repeat an id: within one answer (the Responses API's `call_id` under two `fc_`
+    items; the agent only renames ids that are equal as a whole), across answers (a host numbering its
+    calls afresh each turn), or two ids may clean to the same one (`a.b` and `a:b` to Anthropic). A later
+    call whose wire id is taken gets `<id>_2`, `<id>_3`, ... (for Responses on its call id part); decided in
+    order, so an earlier call's id never changes as the conversation grows (prompt caches keep their prefix).
+    Gemini requests carry no call ids, so nothing is renamed for them."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._taken: set[str] = set()
+        self._sent: dict[object, list[str]] = {}  # our id -> the ids its calls go out with, in order
+
+    def assign(self, call_id: object, own: bool) -> str:
+        """The id for a call stored as `call_id` (`own`: made by this very model, so valid for its API)."""
+        valid = own and isinstance(call_id, str)
+        new_id = call_id if valid else normalize_tool_call_id(self.model, str(call_id or "call"))
+        if self.model["api"] != "google-generative-ai":
+            new_id = self._free(new_id)
+            self._taken.add(_wire_id(self.model, new_id))
+        self._sent.setdefault(call_id, []).append(new_id)
+        return new_id
+
+    def sent_as(self, call_id: object) -> list[str]:
+        """The ids calls stored as `call_id` went out with (a result pairs with the first still unanswered)."""
+        return self._sent.get(call_id, [])
+
+    def _free(self, call_id: str) -> str:
+        n, candidate = 2, call_id
+        while _wire_id(self.model, candidate) in self._taken:
+            candidate, n = _numbered(self.model, call_id, n), n + 1
+        return candidate
+
+
+def _wire_id(model: Model, call_id: str) -> str:
+    """The id the API's request carries for `call_id`: a Responses id's call id part, Anthropic's cleaned id
+    (as `anthropic_messages.tool_id` makes it), else the id itself."""
+    if model["api"] == "openai-responses":
+        return call_id.partition("|")[0]
+    if model["api"] == "anthropic-messages":
+        return _UNSAFE_ID.sub("_", call_id)[:64] or "tool"
+    return call_id
+
+
+def _numbered(model: Model, call_id: str, n: int) -> str:
+    """`call_id` with suffix `_<n>` within the API's length limit (Responses: on its call id part; Mistral's
+    nine-character ids: a fresh digest)."""
+    if effective_compat(model).get("toolCallIdFormat") == "mistral":
+        return hashlib.sha256(f"{call_id}#{n}".encode("utf-8", "replace")).hexdigest()[:9]
+    base, bar, item = call_id.partition("|") if model["api"] == "openai-responses" else (call_id, "", "")
+    suffix = f"_{n}"
+    return base[: _ID_LIMITS.get(model["api"], 64) - len(suffix)] + suffix + bar + item
+
+
+def _assistant(model: Model, message: AssistantMessage, ids: _CallIds) -> AssistantMessage:
     own = same_origin(model, message)
     blocks = [_assistant_block(model, block, own, ids) for block in message.get("content") or []]
     content = [block for block in blocks if block is not None]
@@ -121,14 +177,13 @@ def _assistant(model: Model, message: AssistantMessage, ids: dict[str, str]) -> 
     return {**message, "content": content}
 
 
-def _assistant_block(model: Model, block: AssistantContent, own: bool, ids: dict[str, str]) -> AssistantContent | None:
+def _assistant_block(model: Model, block: AssistantContent, own: bool, ids: _CallIds) -> AssistantContent | None:
     if is_tool_call(block):
-        new_id = block["id"] if own else normalize_tool_call_id(model, str(block.get("id") or "call"))
-        ids[block.get("id")] = new_id
+        new_id = ids.assign(block.get("id"), own)
         if not has_tool_name(block):
             block = {**block, "name": UNNAMED_TOOL}
         if own:
-            return block
+            return block if new_id == block.get("id") else {**block, "id": new_id}
         return {key: value for key, value in block.items() if key != "thoughtSignature"} | {"id": new_id}
     if own:
         return block
@@ -147,13 +202,14 @@ def _user(message: UserMessage, images: bool) -> UserMessage:
     return {**message, "content": _without_images(content)}
 
 
-def _tool_result(message: ToolResultMessage, ids: dict[str, str], pending: list[ToolCall],
+def _tool_result(message: ToolResultMessage, ids: _CallIds, pending: list[ToolCall],
                  images: bool) -> ToolResultMessage | None:
-    new_id = ids.get(message.get("toolCallId"))
-    call = next((c for c in pending if c["id"] == new_id), None)
+    sent = ids.sent_as(message.get("toolCallId"))
+    call = next((c for c in pending if c["id"] in sent), None)
     if call is None:
         return None  # its call was left out (failed turn) or already answered
     pending.remove(call)
+    new_id = call["id"]
     content = message.get("content") or []
     changed = (new_id != message.get("toolCallId") or (not images and _has_image(content))
                or call.get("name") != message.get("toolName"))

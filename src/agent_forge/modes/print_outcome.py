@@ -18,6 +18,9 @@ from ..coding.mcp.errors import without_restart_delay
 from ..coding.retry import RETRY_CANCELLED
 
 CUT_OFF = "the answer was cut off: the model reached its output token limit (stopReason \"length\")"
+CONTEXT_CUT_OFF = "the answer was cut off: the model's context window is full (stopReason \"length\")"
+CONTEXT_LIMIT_STOPS = frozenset({"model_context_window_exceeded", "model_length"})
+"""`rawStopReason`s of a "length" stop at the context window rather than the output limit (Anthropic, Mistral)."""
 NO_TEXT = "the model returned no text"
 
 
@@ -105,10 +108,14 @@ def _retry_problem(retry: AutoRetryStart, stopped_by: str | None) -> str:
 
 def answer_notices(watch: RunWatch, text: str | None) -> list[str]:
     """Notices for stderr about the run's answer (see the module docstring); `text`: the answer's text."""
-    notices = [CUT_OFF] if watch.last and watch.last.get("stopReason") == "length" else []
+    notices = [_cut_off(watch.last)] if watch.last and watch.last.get("stopReason") == "length" else []
     if not (text or "").strip():
         notices.append(NO_TEXT + _no_text_detail(watch.last))
     return notices
+
+
+def _cut_off(message: AgentMessage) -> str:
+    return CONTEXT_CUT_OFF if message.get("rawStopReason") in CONTEXT_LIMIT_STOPS else CUT_OFF
 
 
 def _text_of(message: AgentMessage) -> str:

@@ -46,11 +46,14 @@ ANSWER_ROOM = 4096  # output tokens left for the answer when max_tokens must be 
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
-    "pause_turn": "stop",
+    "pause_turn": "stop",  # a server-tool loop paused: no server tools are requested here, so nothing resumes
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",  # cut off where the context window ran out
     "tool_use": "toolUse",
     "refusal": "error",
 }
+"""`stop_reason` → our stopReason, every value of https://platform.claude.com/docs/en/build-with-claude/
+handling-stop-reasons; a value newer than this table ends the answer as "stop" (kept as `rawStopReason`)."""
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k")
 """models.json `samplingParams` keys sent to this API (https://docs.anthropic.com/en/api/messages)."""
 _EPHEMERAL: CacheControl = {"type": "ephemeral"}

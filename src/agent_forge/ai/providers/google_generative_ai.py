@@ -60,8 +60,25 @@ GENERATION_FIELDS = {
 FINISH_MESSAGES = {
     "SAFETY": "The response was blocked for safety",
     "RECITATION": "The response was blocked for recitation",
+    "LANGUAGE": "The response was blocked: it used an unsupported language",
+    "BLOCKLIST": "The response was blocked: it contained forbidden terms",
+    "PROHIBITED_CONTENT": "The response was blocked for prohibited content",
+    "SPII": "The response was blocked: it may contain sensitive personal information",
+    "IMAGE_SAFETY": "The image generation was blocked for safety",
+    "IMAGE_PROHIBITED_CONTENT": "The image generation was blocked for prohibited content",
+    "IMAGE_RECITATION": "The image generation was blocked for recitation",
+    "IMAGE_OTHER": "The image generation stopped for another reason",
+    "NO_IMAGE": "The model was expected to generate an image but made none",
     "MALFORMED_FUNCTION_CALL": "The model produced a malformed function call",
+    "UNEXPECTED_TOOL_CALL": "The model called a tool it was not offered",
+    "TOO_MANY_TOOL_CALLS": "The model made too many tool calls in a row",
+    "MISSING_THOUGHT_SIGNATURE": "The request lacked a thought signature the model needs",
+    "MALFORMED_RESPONSE": "The model produced a malformed response",
+    "OTHER": "The response stopped for an unspecified reason",
 }
+"""`errorMessage` text for each `finishReason` that is a failure (every value of
+https://ai.google.dev/api/generate-content#FinishReason but STOP, FINISH_REASON_UNSPECIFIED and MAX_TOKENS);
+a value newer than this table fails as "The response ended abnormally"."""
 
 Event = AssistantMessageEvent
 

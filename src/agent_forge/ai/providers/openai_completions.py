@@ -50,7 +50,19 @@ REASONING_EFFORT = {
 """Thinking levels → `reasoning_effort`; xhigh/max become "xhigh" only with `compat.supportsXhighEffort`."""
 STOP_REASONS = {
     "stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse", "content_filter": "error",
+    "model_length": "length", "error": "error", "insufficient_system_resource": "error",
 }
+"""`finish_reason` → our stopReason: OpenAI's values (https://platform.openai.com/docs/api-reference/chat/object,
+`choices[].finish_reason`), then hosts' own: Mistral `model_length` (the model's context length ran out) and
+`error` (https://docs.mistral.ai/api/, chat completion choices), OpenRouter `error`
+(https://openrouter.ai/docs/api-reference/overview#finish-reason), DeepSeek `insufficient_system_resource`
+(https://api-docs.deepseek.com/api/create-chat-completion). Other values end the answer as "stop"."""
+FAILURES = {
+    "content_filter": "The response was blocked",
+    "error": "The host ended the answer with an error",
+    "insufficient_system_resource": "The host ran out of resources mid-answer; try again later",
+}
+"""`errorMessage` text for each `finish_reason` that STOP_REASONS makes an error."""
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 """Delta fields hosts use for reasoning text (DeepSeek/vLLM, OpenRouter/Ollama, others); first present wins."""
 TOOL_IMAGES_NOTE = "Images returned by the tool call(s) above:"
@@ -261,11 +273,16 @@ def _tool_message(message: ToolResultMessage, compat: Compat) -> ChatCompletionT
 
 
 class _Handler(SseHandler):
-    """Turns chunk objects into stream events; one block is open at a time (text, thinking or a tool call)."""
+    """Turns chunk objects into stream events. At most one text or thinking block is open at a time; tool calls
+    are open side by side, one per `tool_calls[].index`, because the format keys argument pieces by `index`
+    and a server may interleave them (a0, b0, a1, b1): each piece extends its own call. Their deltas carry
+    their own `contentIndex`, as the Responses API's interleaved items do, so every call still streams; all
+    open calls end when the text resumes or the stream ends."""
 
     def __init__(self, builder: MessageBuilder):
         self.builder = builder
-        self._open: tuple[str, int | None, int] | None = None  # (kind, tool index or None, contentIndex)
+        self._open: tuple[str, int] | None = None  # the open text or thinking block: (kind, contentIndex)
+        self._calls: dict[int, int] = {}  # tool_calls[].index -> contentIndex of its open call
         self._raw_stop: str | None = None
         self._saw_tool_call = False
         self._done = False
@@ -300,7 +317,8 @@ class _Handler(SseHandler):
             self.builder.message["rawStopReason"] = self._raw_stop
         reason = STOP_REASONS.get(self._raw_stop or "stop", "stop")
         if reason == "error":
-            return [*events, self.builder.fail(f"The response was blocked (finish_reason: {self._raw_stop})")]
+            text = FAILURES.get(self._raw_stop or "", "The answer ended abnormally")
+            return [*events, self.builder.fail(f"{text} (finish_reason: {self._raw_stop})")]
         if reason == "stop" and self._saw_tool_call:
             reason = "toolUse"  # some hosts say "stop" after tool calls; the calls must still run
         return [*events, self.builder.done(reason, self._raw_stop)]
@@ -324,43 +342,61 @@ class _Handler(SseHandler):
 
     def _text(self, kind: str, chunk: str) -> list[AssistantMessageEvent]:
         if self._open is not None and self._open[0] == kind:  # a delta of the open block: most chunks
-            return [self.builder.delta(self._open[2], chunk)]
+            return [self.builder.delta(self._open[1], chunk)]
         events = self._close()
         index, start = self.builder.start_text() if kind == "text" else self.builder.start_thinking()
-        self._open = (kind, None, index)
+        self._open = (kind, index)
         return [*events, start, self.builder.delta(index, chunk)]
 
     def _tool_call(self, call: dict, position: int) -> list[AssistantMessageEvent]:
-        """One `tool_calls` item; `arguments` sent as an object (some local servers) is taken as the arguments."""
-        events: list[AssistantMessageEvent] = []
+        """One `tool_calls` item, added to the call open under its `index` (a new call for a new index, or for
+        a different id under the same index); `arguments` sent as an object (some local servers) is taken as
+        the arguments."""
         path = f"choices[0].delta.tool_calls[{position}]"
         tool_index = fields.index(call, "index", path)
         tool_index = position if tool_index is None else tool_index
         call_id, function = fields.text(call, "id", path), fields.obj(call, "function", path)
         name = fields.text(function, "name", f"{path}.function")
         arguments = fields.arguments(function, "arguments", f"{path}.function")
-        if self._open is None or self._open[:2] != ("tool", tool_index) or self._new_id(call_id):
-            events += self._close()
-            index, start = self.builder.start_tool_call(call_id or f"call_{uuid.uuid4().hex[:24]}", name or "")
-            self._open, self._saw_tool_call = ("tool", tool_index, index), True
-            events.append(start)
+        events: list[AssistantMessageEvent] = []
+        if tool_index not in self._calls or self._new_id(tool_index, call_id):
+            events += self._start_call(tool_index, call_id, name)
+        index = self._calls[tool_index]
         if isinstance(arguments, dict):
-            block = self.builder.content[self._open[2]]
+            block = self.builder.content[index]
             block["arguments"] = json_wire.scrub_in_place(arguments)  # type: ignore[typeddict-unknown-key]
         elif arguments:
-            events.append(self.builder.delta(self._open[2], arguments))
+            events.append(self.builder.delta(index, arguments))
         return events
 
-    def _new_id(self, call_id: str | None) -> bool:
-        """A different id under the same index starts another call (some hosts reuse index 0)."""
+    def _start_call(self, tool_index: int, call_id: str | None, name: str | None) -> list[AssistantMessageEvent]:
+        """Open a call under `tool_index`, after closing the open text or thinking block and any call that
+        index had (a host reusing index 0 for its next call)."""
+        events = self._close_text()
+        if tool_index in self._calls:
+            events += self.builder.finish(self._calls.pop(tool_index))
+        index, start = self.builder.start_tool_call(call_id or f"call_{uuid.uuid4().hex[:24]}", name or "")
+        self._calls[tool_index], self._saw_tool_call = index, True
+        return [*events, start]
+
+    def _new_id(self, tool_index: int, call_id: str | None) -> bool:
+        """A different id under an open call's index starts another call (some hosts reuse index 0)."""
         if not call_id:
             return False
-        return call_id != self.builder.content[self._open[2]]["id"]  # type: ignore[index, typeddict-item]
+        return call_id != self.builder.content[self._calls[tool_index]]["id"]  # type: ignore[typeddict-item]
 
     def _close(self) -> list[AssistantMessageEvent]:
+        """End the open text or thinking block and every open call, in contentIndex order."""
+        events = self._close_text()
+        for index in sorted(self._calls.values()):
+            events += self.builder.finish(index)
+        self._calls.clear()
+        return events
+
+    def _close_text(self) -> list[AssistantMessageEvent]:
         if self._open is None:
             return []
-        index, self._open = self._open[2], None
+        index, self._open = self._open[1], None
         return self.builder.finish(index)
 
     def _update_usage(self, raw: CompletionUsage | None) -> None:

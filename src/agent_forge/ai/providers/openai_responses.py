@@ -51,6 +51,8 @@ REASONING_EFFORT = {
 }
 """Thinking levels → `reasoning.effort`; a model's `thinkingLevelMap` overrides (see `reasoning_param`)."""
 INCOMPLETE_REASONS = {"max_output_tokens": "length", "content_filter": "error"}
+"""`incomplete_details.reason` → our stopReason (https://platform.openai.com/docs/api-reference/responses/object,
+`incomplete_details`). An incomplete response with a reason newer than this table was still cut off: "length"."""
 
 Event = AssistantMessageEvent
 
@@ -235,7 +237,7 @@ class _Handler(SseHandler):
             raise StreamProtocolError("Stream ended before response.completed")
         events = self.builder.end_all()
         raw = self._incomplete or self._status
-        reason = INCOMPLETE_REASONS.get(self._incomplete or "", "stop")
+        reason = INCOMPLETE_REASONS.get(self._incomplete, "length") if self._incomplete else "stop"
         if reason == "error":
             self.builder.message["rawStopReason"] = raw
             return [*events, self.builder.fail(f"The response was blocked (incomplete: {self._incomplete})")]
