@@ -148,7 +148,18 @@ def _setup_of(obj: object) -> Setup:
         return setup
     if callable(obj):
         return obj
-    raise PluginLoadError(f"{obj!r} is neither a module nor a setup function")
+    raise PluginLoadError(f"{_object_text(obj)} is neither a module nor a setup function")
+
+
+def _object_text(obj: object) -> str:
+    """`repr(obj)` as one line of a warning, at most 200 characters: an object handed over through the SDK has
+    the `__repr__` its author wrote, which may hold a newline or an escape code, or raise."""
+    try:
+        text = repr(obj)
+    except Exception:  # a broken __repr__ still leaves its type to name
+        text = f"<{type(obj).__name__} object>"
+    text = path_text(text)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def _file_of(obj: object, fallback: str) -> str:

@@ -91,8 +91,7 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
     from .discovery import PluginSource
 
     found = _discover(session, list(paths), discover)
-    direct = [PluginSource(getattr(p, "__name__", f"plugin{i}"), "object", "temporary", value=p)
-              for i, p in enumerate(plugins)]
+    direct = [PluginSource(_object_name(p, i), "object", "temporary", value=p) for i, p in enumerate(plugins)]
     sources = [*direct, *found.sources]
     if not sources:
         return None
@@ -115,6 +114,16 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
+
+
+def _object_name(plugin: object, index: int) -> str:
+    """The name a plugin object is reported by: its `__name__` when that is a string, else `plugin<index>` (an
+    object's `__name__` may be anything, or a property that raises)."""
+    try:
+        name = getattr(plugin, "__name__", None)
+    except Exception:
+        name = None
+    return name if isinstance(name, str) else f"plugin{index}"
 
 
 def _setup_timeout(session: AgentSession) -> float:
