@@ -85,6 +85,25 @@ def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, fake_ll
         f"Warning: Plugin not loaded: {plugins}: it cannot be listed: Permission denied"]
 
 
+def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, fake_llm):
+    """The skill search said "cannot be listed; skipped" without the OS's reason."""
+    from conftest import make_agent_env
+    from support.doubles import NOBODY
+
+    env = make_agent_env(nobody_dir, fake_llm)
+    Path(env["TMPDIR"]).chmod(0o777)
+    skills = Path(env["AGENT_FORGE_DIR"]) / "skills"
+    (skills / "locked").mkdir(parents=True, mode=0o000)
+    (skills / "open" / "SKILL.md").parent.mkdir()
+    (skills / "open" / "SKILL.md").write_text("---\ndescription: opens things\n---\nbody\n")
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*NOBODY, *CLI, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert f"Warning: {skills}/locked: cannot be listed: Permission denied; skipped\n" in done.stderr
+    assert "opens things" in str(fake_llm.requests[-1]["body"]["messages"][0])
+
+
 def first_session(agent_env, fake_llm, tmp_path) -> Path:
     """A session made by a real run in `tmp_path`; its file."""
     fake_llm.set_script([{"text": "ok"}])
