@@ -135,7 +135,36 @@ def _session_dir_problem(args: argparse.Namespace) -> str | None:
         return _unexaminable(flag, value, info)
     if info is not None and not stat.S_ISDIR(info.st_mode):
         return f"{flag} {path_text(value)}: it is {_kind(info.st_mode)}, not a directory"
-    return None
+    refused = None if args.no_session else _unwritable_dir(value)
+    return None if refused is None else f"{flag} {path_text(value)}: {refused}"
+
+
+def _unwritable_dir(value: str) -> str | None:
+    """`cannot write in it: <reason>` for a directory `value` this process may not create files in, `cannot
+    make it in <the nearest existing directory>: <reason>` for a missing one it may not create; else None."""
+    from .coding.paths import path_text
+
+    path = os.path.abspath(os.path.expanduser(value))
+    existing = path
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    reason = _write_refusal(existing)
+    if reason is None:
+        return None
+    return f"cannot write in it: {reason}" if existing == path else f"cannot make it in {path_text(existing)}: {reason}"
+
+
+def _write_refusal(directory: str) -> str | None:
+    """The OS's words for why files cannot be made in `directory` (a read-only file system, no write or search
+    permission), None when they can; checked with the effective ids, as the later write will be."""
+    effective = os.access in os.supports_effective_ids
+    if os.access(directory, os.W_OK | os.X_OK, effective_ids=effective):
+        return None
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): permission is the likely reason
+        read_only = False
+    return os.strerror(errno.EROFS if read_only else errno.EACCES)
 
 
 def _resource_path_problem(flag: str, value: str) -> str | None:

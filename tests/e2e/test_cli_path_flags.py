@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -166,6 +167,32 @@ def test_a_session_dir_without_permission_is_refused(nobody_dir, monkeypatch):
     done = run_as_nobody([], nobody_dir)
     assert (done.returncode, done.stderr) == (
         2, f"agent-forge: AGENT_FORGE_SESSION_DIR {path}: cannot be examined: Permission denied\n")
+
+
+@pytest.mark.parametrize("where", ["--session-dir", "AGENT_FORGE_SESSION_DIR"])
+@pytest.mark.parametrize("name", ["readonly", "readonly/sessions"])
+def test_a_session_dir_nobody_may_write_in_is_refused_before_the_run(where, name, nobody_dir, fake_llm):
+    """A directory that exists but cannot be written in (or made, under one) failed only after the paid answer."""
+    from conftest import make_agent_env
+    from support.doubles import NOBODY
+
+    env = make_agent_env(nobody_dir, fake_llm)
+    Path(env["TMPDIR"]).chmod(0o777)
+    (nobody_dir / "readonly").mkdir(mode=0o755)  # root's: nobody may enter and read it, not write in it
+    path = str(nobody_dir / name)
+    args = ["--session-dir", path] if where == "--session-dir" else []
+    if where != "--session-dir":
+        env["AGENT_FORGE_SESSION_DIR"] = path
+    fake_llm.set_script([{"text": "a"}])
+    done = subprocess.run([*NOBODY, *CLI, *args, "-p", "hi"], cwd=nobody_dir, env=env, capture_output=True,
+                          text=True, timeout=60)
+    verb = "write in it" if name == "readonly" else f"make it in {nobody_dir}/readonly"
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", f"agent-forge: {where} {path}: cannot {verb}: Permission denied\n")
+    assert fake_llm.requests == []
+    done = subprocess.run([*NOBODY, *CLI, *args, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "a\n"), done.stderr
 
 
 def test_no_session_ignores_the_environment_session_dir(agent_env, fake_llm, tmp_path):

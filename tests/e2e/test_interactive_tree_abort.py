@@ -105,8 +105,31 @@ def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal,
     screen = term.wait_for("steer: question three")  # queued, as during a run
     assert "streamingBehavior" not in screen and "already processing" not in screen
     term.press("C-c")
-    term.wait_for_all("Compaction aborted", "› question three")
+    term.wait_for_all("compaction aborted: the conversation stays as it was", "› question three")
     fake_llm.wait_for(lambda: fake_llm.requests[2]["client_disconnected"])
+    assert len(fake_llm.requests) == 3
+
+
+def test_an_aborted_compact_is_a_warning_in_the_uis_words_said_once(terminal, fake_llm, agent_env_factory):
+    """The user's own Escape showed the RPC error `Compaction aborted` as an error line."""
+    filler = " ".join(f"w{i}" for i in range(150))
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
+    fake_llm.set_script([{"text": "First answer. " + filler}, {"text": "Second answer. " + filler},
+                         {"text": "## Goal\nSummary.", "hang": True, "hang_ms": 60000}])
+    term = terminal(env=env)
+    ask(term, "one " + filler, "First answer.")
+    ask(term, "two " + filler, "Second answer.")
+    term.type("/compact")
+    term.press("Enter")
+    fake_llm.wait_for(lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
+    term.wait_for("s · esc to interrupt)")
+    term.press("Escape")
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to go")
+    term.type("/thinking")
+    term.press("Enter")
+    term.wait_for("thinking level: ")  # printed after anything the abort printed
+    said = [line for line in term.scrollback().splitlines() if "compaction aborted" in line.lower()]
+    assert said == ["compaction aborted: the conversation stays as it was (nothing was written)"], said
     assert len(fake_llm.requests) == 3
 
 

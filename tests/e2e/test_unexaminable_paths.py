@@ -51,6 +51,59 @@ def test_a_plugins_directory_that_cannot_be_listed_is_named(agent_env, fake_llm,
         "directory)"]
 
 
+def test_a_package_plugin_whose_init_is_no_regular_file_says_what_it_is(agent_env, fake_llm, tmp_path):
+    """Each said only "a plugin directory needs an __init__.py", though one is there."""
+    plugins = Path(agent_env["AGENT_FORGE_DIR"]) / "plugins"
+    for name in ("dir_pkg", "fifo_pkg", "loop_pkg"):
+        (plugins / name).mkdir(parents=True)
+    (plugins / "dir_pkg" / "__init__.py").mkdir()
+    os.mkfifo(plugins / "fifo_pkg" / "__init__.py")
+    os.symlink("__init__.py", plugins / "loop_pkg" / "__init__.py")
+    fake_llm.set_script([{"text": "ok"}])
+    done = run(["-p", "hi"], agent_env, tmp_path)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("Warning: Plugin")] == [
+        f"Warning: Plugin not loaded: {plugins}/dir_pkg: its __init__.py is a directory, not a regular file",
+        f"Warning: Plugin not loaded: {plugins}/fifo_pkg: its __init__.py is a FIFO (named pipe), not a regular file",
+        f"Warning: Plugin not loaded: {plugins}/loop_pkg: its __init__.py cannot be examined: {LOOP}"]
+
+
+def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, fake_llm):
+    """It was taken for a package plugin: "a plugin directory needs an __init__.py"."""
+    from conftest import make_agent_env
+    from support.doubles import NOBODY
+
+    env = make_agent_env(nobody_dir, fake_llm)
+    Path(env["TMPDIR"]).chmod(0o777)
+    plugins = Path(env["AGENT_FORGE_DIR"]) / "plugins"
+    plugins.mkdir(mode=0o311)  # enterable, not listable
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*NOBODY, *CLI, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("Warning: Plugin")] == [
+        f"Warning: Plugin not loaded: {plugins}: it cannot be listed: Permission denied"]
+
+
+def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, fake_llm):
+    """The skill search said "cannot be listed; skipped" without the OS's reason."""
+    from conftest import make_agent_env
+    from support.doubles import NOBODY
+
+    env = make_agent_env(nobody_dir, fake_llm)
+    Path(env["TMPDIR"]).chmod(0o777)
+    skills = Path(env["AGENT_FORGE_DIR"]) / "skills"
+    (skills / "locked").mkdir(parents=True, mode=0o000)
+    (skills / "open" / "SKILL.md").parent.mkdir()
+    (skills / "open" / "SKILL.md").write_text("---\ndescription: opens things\n---\nbody\n")
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*NOBODY, *CLI, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert f"Warning: {skills}/locked: cannot be listed: Permission denied; skipped\n" in done.stderr
+    assert "opens things" in str(fake_llm.requests[-1]["body"]["messages"][0])
+
+
 def first_session(agent_env, fake_llm, tmp_path) -> Path:
     """A session made by a real run in `tmp_path`; its file."""
     fake_llm.set_script([{"text": "ok"}])

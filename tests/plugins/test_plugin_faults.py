@@ -500,3 +500,23 @@ async def test_a_plugin_task_cancelled_before_it_starts_leaves_no_never_awaited_
         del task
         gc.collect()
     assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+async def test_an_sdk_object_that_is_no_plugin_is_named_on_one_line(tmp_path, key):
+    """Its `__repr__` was shown raw: a newline or an escape code split the warning or drove the terminal."""
+    class Odd:
+        __name__ = 42  # not a name: the plugin is reported as `plugin<n>`
+
+        def __repr__(self):
+            return "odd\nWarning: \x1b[31mforged"
+
+    class Broken:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+    session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
+                                   no_session=True)
+    assert await install_plugins(session, plugins=[Odd(), Broken()], discover=False) is None
+    assert session.warnings[-2:] == [
+        "Plugin not loaded: odd\\nWarning: \\x1b[31mforged is neither a module nor a setup function",
+        "Plugin not loaded: <Broken object> is neither a module nor a setup function"]

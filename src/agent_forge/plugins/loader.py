@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import inspect
 import re
+import stat
 import sys
 import types
 from pathlib import Path
@@ -135,13 +136,34 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
     """Run the plugin at `path` from its current source (`source_import.py`): (module, id, path, source digest)."""
     from .source_import import import_fresh, plugin_spec
 
-    if is_dir(path) and not is_file(path / "__init__.py"):
-        raise PluginLoadError(f"{path_text(path)}: a plugin directory needs an __init__.py")
+    problem = _package_problem(path) if is_dir(path) else None
+    if problem:
+        raise PluginLoadError(f"{path_text(path)}: {problem}")
     spec = plugin_spec(_module_name(path), path)
     if spec is None:
         raise PluginLoadError(f"{path_text(path)}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
     module, digest = import_fresh(spec)
     return module, path.stem if is_file(path) else path.name, str(path), digest
+
+
+def _package_problem(directory: Path) -> str | None:
+    """Why the directory `directory` is no package plugin, None when its `__init__.py` is a regular file: it
+    cannot be listed (the OS's reason: a plugins directory without read permission comes here too), it has no
+    `__init__.py`, or that is something else (a FIFO, a link loop: what it is or the OS's reason)."""
+    from ..coding.safe_read import describe_kind, examine
+
+    init = examine(directory / "__init__.py")
+    if isinstance(init, os.stat_result) and stat.S_ISREG(init.st_mode):
+        return None
+    try:
+        os.listdir(directory)
+    except OSError as exc:
+        return f"it cannot be listed: {exc.strerror or exc}"
+    if init is None:
+        return "a plugin directory needs an __init__.py"
+    if isinstance(init, OSError):
+        return f"its __init__.py cannot be examined: {init.strerror or init}"
+    return f"its __init__.py is {describe_kind(init.st_mode)}, not a regular file"
 
 
 def _module_name(path: Path) -> str:
@@ -163,7 +185,18 @@ def _setup_of(obj: object) -> Setup:
         return setup
     if callable(obj):
         return obj
-    raise PluginLoadError(f"{obj!r} is neither a module nor a setup function")
+    raise PluginLoadError(f"{_object_text(obj)} is neither a module nor a setup function")
+
+
+def _object_text(obj: object) -> str:
+    """`repr(obj)` as one line of a warning, at most 200 characters: an object handed over through the SDK has
+    the `__repr__` its author wrote, which may hold a newline or an escape code, or raise."""
+    try:
+        text = repr(obj)
+    except Exception:  # a broken __repr__ still leaves its type to name
+        text = f"<{type(obj).__name__} object>"
+    text = path_text(text)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def _file_of(obj: object, fallback: str) -> str:

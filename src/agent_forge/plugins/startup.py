@@ -103,8 +103,7 @@ async def load_plugins(session: AgentSession, *, plugins: Iterable[PluginObject]
     from .discovery import PluginSource
 
     found = _discover(session, list(paths), discover)
-    direct = [PluginSource(getattr(p, "__name__", f"plugin{i}"), "object", "temporary", value=p)
-              for i, p in enumerate(plugins)]
+    direct = [PluginSource(_object_name(p, i), "object", "temporary", value=p) for i, p in enumerate(plugins)]
     sources = [*direct, *found.sources]
     if not sources:
         return []
@@ -137,6 +136,16 @@ def install_loaded(session: AgentSession, loaded: list[Plugin],
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
+
+
+def _object_name(plugin: object, index: int) -> str:
+    """The name a plugin object is reported by: its `__name__` when that is a string, else `plugin<index>` (an
+    object's `__name__` may be anything, or a property that raises)."""
+    try:
+        name = getattr(plugin, "__name__", None)
+    except Exception:
+        name = None
+    return name if isinstance(name, str) else f"plugin{index}"
 
 
 def _setup_timeout(session: AgentSession) -> float:

@@ -87,6 +87,7 @@ class _SkillWalk:
     visited: set[tuple[int, int]] = field(default_factory=set)
     entries: int = 0
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # the OS's reason per unreadable directory
 
     def directory(self, directory: Path, depth: int) -> None:
         if "count" in self.skipped:
@@ -120,12 +121,12 @@ class _SkillWalk:
                      f"{path_text(self.base)}",
             "count": f"skill search under {path_text(self.base)} stopped after {MAX_WALK_ENTRIES} entries; move skills "
                      "to a smaller directory",
-            "unreadable": "cannot be listed; skipped",
         }
         messages = []
         for kind, paths in self.skipped.items():
             more = f" ({len(paths) - 1} more like it)" if len(paths) > 1 else ""
-            messages.append(f"{path_text(paths[0])}: {reasons[kind]}{more}")
+            reason = f"{self.reasons[paths[0]]}; skipped" if kind == "unreadable" else reasons[kind]
+            messages.append(f"{path_text(paths[0])}: {reason}{more}")
         return messages
 
     def _over_budget(self, directory: Path) -> bool:
@@ -141,8 +142,8 @@ class _SkillWalk:
     def _identity(self, directory: Path) -> tuple[int, int] | None:
         try:
             info = directory.stat()
-        except OSError:
-            self._skip("unreadable", str(directory))
+        except OSError as exc:
+            self._unreadable(directory, f"cannot be examined: {exc.strerror or exc}")
             return None
         return info.st_dev, info.st_ino
 
@@ -150,9 +151,13 @@ class _SkillWalk:
         try:
             with os.scandir(directory) as listing:  # never more than the budget has left, then sorted
                 return sorted(islice(listing, MAX_WALK_ENTRIES - self.entries + 1), key=lambda e: e.name)
-        except OSError:
-            self._skip("unreadable", str(directory))
+        except OSError as exc:
+            self._unreadable(directory, f"cannot be listed: {exc.strerror or exc}")
             return []
+
+    def _unreadable(self, directory: Path, reason: str) -> None:
+        self._skip("unreadable", str(directory))
+        self.reasons.setdefault(str(directory), reason)
 
 
 def _has_skill_file(directory: Path) -> bool:

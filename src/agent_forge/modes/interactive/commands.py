@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ...coding.errors import CommandError
+from ...coding.errors import AbortedError, CommandError
 from ...coding.models.selection import resolve_model_pattern
 from .approval_command import approvals_command, DESCRIPTION as APPROVALS, HINT as APPROVALS_HINT
 from .keymap import with_keys
@@ -173,6 +173,8 @@ class Commands:
 
         try:
             await self.ui.session.compact(argument or None)  # the compaction events show start and success
+        except AbortedError:  # the user's own Escape: a warning in the UI's words, as for /tree's summary
+            self.ui.say("compaction aborted: the conversation stays as it was (nothing was written)", "warning")
         except CommandError as exc:  # the response holds the cause alone (`Already compacted`, the provider's)
             raise CommandError(compaction_failure(str(exc))) from None
 
