@@ -271,3 +271,13 @@ def nobody_dir() -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(root, ignore_errors=True)  # root removes entries of a mode 000 directory too
+
+
+@pytest.fixture
+def nobody_env(nobody_dir: Path, fake_llm: FakeLLMServer) -> dict[str, str]:
+    """`make_agent_env(nobody_dir, fake_llm)` with a TMPDIR user 65534 may write in (run it with
+    `support.doubles.NOBODY`). Tests take it as a fixture: `from conftest import ...` finds whichever conftest
+    module pytest imported first (tests/ai has one too)."""
+    env = make_agent_env(nobody_dir, fake_llm)
+    Path(env["TMPDIR"]).chmod(0o777)
+    return env

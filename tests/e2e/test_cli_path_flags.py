@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -171,13 +170,11 @@ def test_a_session_dir_without_permission_is_refused(nobody_dir, monkeypatch):
 
 @pytest.mark.parametrize("where", ["--session-dir", "AGENT_FORGE_SESSION_DIR"])
 @pytest.mark.parametrize("name", ["readonly", "readonly/sessions"])
-def test_a_session_dir_nobody_may_write_in_is_refused_before_the_run(where, name, nobody_dir, fake_llm):
+def test_a_session_dir_nobody_may_write_in_is_refused_before_the_run(where, name, nobody_dir, nobody_env, fake_llm):
     """A directory that exists but cannot be written in (or made, under one) failed only after the paid answer."""
-    from conftest import make_agent_env
     from support.doubles import NOBODY
 
-    env = make_agent_env(nobody_dir, fake_llm)
-    Path(env["TMPDIR"]).chmod(0o777)
+    env = nobody_env
     (nobody_dir / "readonly").mkdir(mode=0o755)  # root's: nobody may enter and read it, not write in it
     path = str(nobody_dir / name)
     args = ["--session-dir", path] if where == "--session-dir" else []

@@ -10,12 +10,9 @@ from __future__ import annotations
 import pytest
 
 from support.stale_source import rewrite_in_the_same_second, with_bytecode_cache
-from support.tmux_terminal import tmux_available
+from support.tui import flat, needs_tmux
 
-from .test_interactive import terminal  # noqa: F401  (the fixture, shared)
-from .test_interactive_features import flat
-
-pytestmark = pytest.mark.skipif(not tmux_available(), reason="tmux is not installed (.ci/run installs it)")
+pytestmark = needs_tmux
 
 SETUP_WAITS = '''
 import asyncio

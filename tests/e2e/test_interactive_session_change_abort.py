@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.tui import ask, needs_tmux
+from support.tui import ask, choose, needs_tmux
 
 from .test_interactive_tree_abort import session_file
 
@@ -137,7 +137,6 @@ def test_escape_after_a_vetoed_resume_acts_on_nothing_gone_and_still_aborts_the_
         terminal, fake_llm, agent_env, tmp_path, how):
     """A stale abort handle of the vetoed step would show a wrong notice, abort the next run, or eat the key."""
     from .test_interactive_graphemes import write_sessions
-    from .test_interactive_features import choose
 
     path = tmp_path / "vetoing.py"
     path.write_text(VETOING_PLUGIN.replace("ASK", VETOES[how]))

@@ -68,13 +68,11 @@ def test_a_package_plugin_whose_init_is_no_regular_file_says_what_it_is(agent_en
         f"Warning: Plugin not loaded: {plugins}/loop_pkg: its __init__.py cannot be examined: {LOOP}"]
 
 
-def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, fake_llm):
+def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, nobody_env, fake_llm):
     """It was taken for a package plugin: "a plugin directory needs an __init__.py"."""
-    from conftest import make_agent_env
     from support.doubles import NOBODY
 
-    env = make_agent_env(nobody_dir, fake_llm)
-    Path(env["TMPDIR"]).chmod(0o777)
+    env = nobody_env
     plugins = Path(env["AGENT_FORGE_DIR"]) / "plugins"
     plugins.mkdir(mode=0o311)  # enterable, not listable
     fake_llm.set_script([{"text": "ok"}])
@@ -85,13 +83,11 @@ def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, fake_ll
         f"Warning: Plugin not loaded: {plugins}: it cannot be listed: Permission denied"]
 
 
-def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, fake_llm):
+def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, nobody_env, fake_llm):
     """The skill search said "cannot be listed; skipped" without the OS's reason."""
-    from conftest import make_agent_env
     from support.doubles import NOBODY
 
-    env = make_agent_env(nobody_dir, fake_llm)
-    Path(env["TMPDIR"]).chmod(0o777)
+    env = nobody_env
     skills = Path(env["AGENT_FORGE_DIR"]) / "skills"
     (skills / "locked").mkdir(parents=True, mode=0o000)
     (skills / "open" / "SKILL.md").parent.mkdir()
