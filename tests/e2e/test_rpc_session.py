@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -240,11 +241,15 @@ async def test_termination_signal_kills_tool_processes_and_keeps_the_session_val
 
 
 async def test_unwritable_session_dir_never_kills_the_run(agent_env, fake_llm, tmp_path):
+    """A session dir that turns unusable after the start (one unusable at the start is refused before any
+    request: tests/e2e/test_cli_path_flags.py): the run goes on, the failure is said on stderr."""
     blocker = tmp_path / "not-a-dir"
-    blocker.write_text("a file where the session dir should be")
     fake_llm.set_script([{"text": "still answering"}])
     client = await start(agent_env, tmp_path, "--session-dir", str(blocker / "sessions"))
     try:
+        await client.send({"type": "get_state"})
+        shutil.rmtree(blocker, ignore_errors=True)
+        blocker.write_text("a file where the session dir should be")
         events = await client.prompt_and_wait("hi")
         assert [e["type"] for e in events][-2:] == ["agent_end", "agent_settled"]
         assert [e for e in events if e["type"] == "message_end"][-1]["message"]["content"][0]["text"] == \
