@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import compileall
 import functools
-import gc
 import json
 import os
 import sys
@@ -77,15 +76,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     worker orders the same collection the same way (xdist requires it); a run without workers keeps file order."""
     if hasattr(config, "workerinput"):
         items[:] = ordering.longest_first(items, ordering.load())
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Collection's objects (test modules, their functions, ~8,000 items and their fixtures' definitions: about
-    200,000 objects per worker) live to the end of the run: move them to the permanent generation
-    (`gc.freeze`), so that the collector's full collections while tests run and the one pytest makes at the end
-    (for unraisable exceptions) do not walk them again. Reference counting still frees them; a test that needs
-    nothing frozen thaws them for its run (`test_session_store_files.py`). The agent's own CLI does the same after start-up (`cli_gc.py`)."""
-    gc.freeze()
 
 
 # In-process tests use one JSON backend from the first call (the agent's default defers orjson for a few

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -217,27 +215,9 @@ def test_a_long_integer_deep_in_a_large_file_keeps_every_digit(tmp_path: Path, j
     assert texts(reopened)[-1] == "m6999" and reopened.load_warnings == []
 
 
-@contextlib.contextmanager
-def thawed() -> Iterator[None]:
-    """Nothing frozen while the block runs (`gc.unfreeze`: the test run freezes collection's objects,
-    `tests/conftest.py`); what was frozen before is frozen again after it."""
-    frozen = gc.get_freeze_count()
-    gc.unfreeze()
-    try:
-        yield
-    finally:
-        if frozen:
-            gc.freeze()
-
-
 def test_opening_leaves_the_parsed_entries_old_for_the_collector(tmp_path: Path) -> None:
     """The parsed entries are moved to the collector's oldest generation, so the next young collections do not
     walk all of them; objects frozen on purpose (gc.freeze) stay frozen."""
-    with thawed():
-        _check_opening_ages_entries(tmp_path)
-
-
-def _check_opening_ages_entries(tmp_path: Path) -> None:
     path = written_session(tmp_path, count=50).path
     store = SessionStore.open(path)
     young = {id(obj) for obj in gc.get_objects(generation=0)}
