@@ -45,9 +45,12 @@ def longest_first(items: Sequence[Item], durations: Mapping[str, float], key=lam
 
 def durations_from_timing(rows: Iterable[Mapping[str, object]], threshold_s: float = THRESHOLD_S) -> dict[str, float]:
     """test id -> mean wall (seconds, rounded to 0.1) of the `support/timing.py` rows, for the tests whose mean
-    is at least `threshold_s`; sorted by id, so a rewrite changes only the lines of tests whose time moved."""
+    is at least `threshold_s`; sorted by id, so a rewrite changes only the lines of tests whose time moved. The
+    rows of whole processes (no `id`) are left out."""
     walls: dict[str, list[float]] = collections.defaultdict(list)
     for row in rows:
+        if "id" not in row:
+            continue
         walls[str(row["id"])].append(float(row["wall"]))  # type: ignore[arg-type]
     means = {test: sum(values) / len(values) for test, values in walls.items()}
     return {test: round(mean, 1) for test, mean in sorted(means.items()) if mean >= threshold_s}

@@ -24,6 +24,17 @@ def test_durations_are_mean_walls_rounded_and_short_tests_are_left_out():
     assert ordering.durations_from_timing(rows, threshold_s=0.2) == {"x": 1.5, "y": 0.3}
 
 
+def test_a_timing_directory_with_process_lines_is_written_from_its_test_lines(tmp_path):
+    """`support/timing.py` ends each process's file with a line of the whole process (no `id`)."""
+    timing_dir = tmp_path / "timing"
+    timing_dir.mkdir()
+    (timing_dir / "gw0-1.jsonl").write_text(json.dumps({"id": "t::a", "wall": 1.0}) + "\n" + json.dumps(
+        {"process": "gw0", "start": 0.0, "end": 2.0, "self": 1.0, "children": 0.0}) + "\n")
+    target = tmp_path / "durations.json"
+    assert ordering.write(timing_dir, target) == 1
+    assert ordering.load(target) == {"t::a": 1.0}
+
+
 def test_a_missing_or_broken_file_orders_nothing(tmp_path):
     broken = tmp_path / "durations.json"
     broken.write_text("[1, 2]")

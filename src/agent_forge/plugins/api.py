@@ -33,7 +33,6 @@ from .events import (  # noqa: F401 - re-exported: the public API names them
     PluginEvent, SessionChangeEvent, SessionShutdownEvent, SessionStartEvent, ToolCallEvent, Transform,
 )
 from .schema import check_parameters_schema
-from ..coding.tool_results import to_tool_result
 from .values import json_problem, private_copy
 from .ui import PluginUI
 
@@ -167,10 +166,11 @@ class ToolContext(Context):
     result so far: a string, a `ToolResult`, or a dict `{content, details?}`."""
 
     tool_call_id: str = ""
-    on_update: Callable[[ToolResult], None] = field(default=lambda partial: None)
+    on_update: Callable[[object], None] = field(default=lambda partial: None)
+    """The loop's progress callback: it checks `partial` (`check_result`) and raises `ToolError` for a bad one."""
 
     def update(self, partial: str | ToolResult | ToolResultFields) -> None:
-        self.on_update(to_tool_result(partial))
+        self.on_update(partial)
 
 
 # -- registration -------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Plugin tools as agent tools: arguments checked against the tool's schema, progress streamed, results
-normalised (the `AgentTool` contract of `agent/types.py`)."""
+"""Plugin tools as agent tools: arguments checked against the tool's schema, progress streamed (the `AgentTool`
+contract of `agent/types.py`). Results, progress updates and errors are checked once, where every tool's are:
+the agent loop's `check_result` / `check_error` (`coding/tool_results.py`, set by the session), which raise in
+the tool's own code for a bad `ctx.update(partial)`."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from typing import Callable
 from ..agent.types import ToolError, ToolResult, ToolUpdate
 from ..ai.types import JsonValue
 from .api import Context, ToolContext, ToolSpec
-from ..coding.tool_results import checked_tool_error, to_tool_result
 from .bounded import CANCEL_GRACE_S, bounded
 from .isolation import describe_error, is_cancellation
 from .schema import check_arguments
@@ -50,14 +51,13 @@ class PluginTool:
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
                           on_update=on_update)
         try:  # in a task of its own: an `execute` that ignores its cancellation cannot keep abort waiting
-            result = await bounded(self._invoke(args, ctx), on_abandoned=self._abandoned)
-        except ToolError as error:
-            raise checked_tool_error(error) from None
+            return await bounded(self._invoke(args, ctx), on_abandoned=self._abandoned)  # type: ignore[return-value]
+        except ToolError:
+            raise
         except BaseException as exc:
             if is_cancellation(exc):
                 raise
             raise ToolError(describe_error(exc)) from exc
-        return to_tool_result(result)
 
     async def _invoke(self, args: dict[str, JsonValue], ctx: ToolContext) -> object:
         if is_async(self.spec.execute):
