@@ -88,7 +88,8 @@ def test_escape_during_the_summary_brings_a_typed_prompt_back_into_the_editor(te
     assert len(fake_llm.requests) == 3  # nothing sent: not the prompt, not the move's run
 
 
-def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal, fake_llm, agent_env_factory):
+def compacting(terminal, fake_llm, agent_env_factory):
+    """A terminal after two answers whose `/compact` waits on a summary request that hangs (spinner shown)."""
     filler = " ".join(f"w{i}" for i in range(150))
     env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
     fake_llm.set_script([{"text": "First answer. " + filler}, {"text": "Second answer. " + filler},
@@ -100,6 +101,11 @@ def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal,
     term.press("Enter")
     fake_llm.wait_for(lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
     term.wait_for("s · esc to interrupt)")
+    return term
+
+
+def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal, fake_llm, agent_env_factory):
+    term = compacting(terminal, fake_llm, agent_env_factory)
     term.type("question three")
     term.press("Enter")
     screen = term.wait_for("steer: question three")  # queued, as during a run
@@ -112,17 +118,7 @@ def test_ctrl_c_aborts_compact_and_a_prompt_typed_meanwhile_comes_back(terminal,
 
 def test_an_aborted_compact_is_a_warning_in_the_uis_words_said_once(terminal, fake_llm, agent_env_factory):
     """The user's own Escape showed the RPC error `Compaction aborted` as an error line."""
-    filler = " ".join(f"w{i}" for i in range(150))
-    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
-    fake_llm.set_script([{"text": "First answer. " + filler}, {"text": "Second answer. " + filler},
-                         {"text": "## Goal\nSummary.", "hang": True, "hang_ms": 60000}])
-    term = terminal(env=env)
-    ask(term, "one " + filler, "First answer.")
-    ask(term, "two " + filler, "Second answer.")
-    term.type("/compact")
-    term.press("Enter")
-    fake_llm.wait_for(lambda: len(fake_llm.requests) == 3 and fake_llm.requests[2]["hanging"])
-    term.wait_for("s · esc to interrupt)")
+    term = compacting(terminal, fake_llm, agent_env_factory)
     term.press("Escape")
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to go")
     term.type("/thinking")

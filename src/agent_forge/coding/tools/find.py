@@ -17,10 +17,9 @@ from .external_search import fd, stream_lines
 from .globs import path_matcher
 from .ignore_walk import git_root, walk
 from .paths import resolve_tool_path
-from .search_output import finish
+from .search_output import finish, search_root
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
-from ..safe_read import examine
 
 DEFAULT_LIMIT = 1000
 """Paths returned unless the call asks for another `limit` (reference agent's find tool)."""
@@ -80,11 +79,7 @@ class FindTool:
 def _check_top(top: str) -> None:
     """Raise `ToolError` unless `top` is a directory, naming the OS's reason for one it cannot examine (a link
     loop is no missing path)."""
-    info = examine(top)
-    if info is None:
-        raise ToolError(f"Path not found: {path_text(top)}")
-    if isinstance(info, OSError):
-        raise ToolError(f"Cannot search {path_text(top)}: {info.strerror or info}")
+    info = search_root(top)
     if not stat.S_ISDIR(info.st_mode):
         raise ToolError(f"Not a directory: {path_text(top)}")
 

@@ -23,10 +23,8 @@ from .file_kinds import check_regular_mode, open_regular
 from .globs import path_matcher
 from .ignore_walk import walk
 from .paths import resolve_tool_path
-from .search_output import MAX_LINE_CHARS, finish, shorten_line
+from .search_output import MAX_LINE_CHARS, finish, search_root, shorten_line
 from .truncate import DEFAULT_MAX_BYTES, format_size
-from ..paths import path_text
-from ..safe_read import examine
 
 DEFAULT_LIMIT = 100
 """Matches returned unless the call asks for another `limit` (reference agent's grep tool)."""
@@ -142,11 +140,7 @@ def _check_target(target: str) -> None:
     """Raise `ToolError` unless `target` is a directory or a regular file: one the OS cannot examine (a link loop,
     no permission) is named with its reason, a FIFO or device with what it is (searching it would wait for a
     writer, or read for ever), as `read` does."""
-    info = examine(target)
-    if info is None:
-        raise ToolError(f"Path not found: {path_text(target)}")
-    if isinstance(info, OSError):
-        raise ToolError(f"Cannot search {path_text(target)}: {info.strerror or info}")
+    info = search_root(target)
     if not stat.S_ISDIR(info.st_mode):
         check_regular_mode(info.st_mode, target)
 

@@ -3,14 +3,29 @@ notices telling the model how to see more (limits as in the reference agent's se
 
 from __future__ import annotations
 
+import os
 import sys
 
+from ...agent.types import ToolError
+from ..paths import path_text
+from ..safe_read import examine
 from .truncate import DEFAULT_MAX_BYTES, append_notice, format_size, truncate_head
 
 MAX_LINE_CHARS = 500
 """A grep output line longer than this is shortened; the model reads the file for the whole line."""
 
 _NO_LINE_LIMIT = sys.maxsize  # these tools cap entries by count and the output by bytes, not by lines
+
+
+def search_root(path: str) -> os.stat_result:
+    """The stat of the path `grep` or `find` starts at. Raises `ToolError` "Path not found: P" when nothing is
+    there, and "Cannot search P: <OS reason>" for one the OS will not examine (a link loop is no missing path)."""
+    info = examine(path)
+    if info is None:
+        raise ToolError(f"Path not found: {path_text(path)}")
+    if isinstance(info, OSError):
+        raise ToolError(f"Cannot search {path_text(path)}: {info.strerror or info}")
+    return info
 
 
 def shorten_line(text: str) -> tuple[str, bool]:
