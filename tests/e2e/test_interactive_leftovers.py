@@ -18,7 +18,7 @@ from .test_interactive_round8 import ROWS, footer_at_bottom, full_screen, rows
 pytestmark = needs_tmux
 
 
-def flat(term) -> str:
+def joined_rows(term) -> str:
     """The screen with its rows joined (a long warning wraps at the edge)."""
     return "".join(term.screen().splitlines())
 
@@ -29,9 +29,9 @@ def test_reload_reads_keybindings_json_again(terminal, fake_llm, agent_env):
     path.write_text(json.dumps({"app.exit": "ctrl+q", "app.clear": "ctrl+t", "app.nope": "ctrl+x"}))
     term.type("/reload")
     term.press("Enter")
-    term.wait_until(lambda: "keys: app.clear ctrl+t (was ctrl+c), app.exit ctrl+q (was ctrl+d)" in flat(term)
-                    and "unknown action 'app.nope'" in flat(term)
-                    and "app.thinking.toggle has no key left" in flat(term), "the keys' line and the warnings")
+    term.wait_until(lambda: "keys: app.clear ctrl+t (was ctrl+c), app.exit ctrl+q (was ctrl+d)" in joined_rows(term)
+                    and "unknown action 'app.nope'" in joined_rows(term)
+                    and "app.thinking.toggle has no key left" in joined_rows(term), "the keys' line and the warnings")
     term.type("/qu")
     term.wait_for("also ctrl+q on an empty editor")  # the hint follows the new key
     for _ in range(3):
@@ -84,7 +84,7 @@ def test_a_paste_whose_end_mark_never_comes_is_ended_and_said_so(terminal, fake_
     fake_llm.set_script([{"text": "Got the rest."}])
     term = terminal()
     term.type(f"{START}half a paste")  # the end mark is lost: every key would be pasted text from now on
-    term.wait_until(lambda: "a paste did not end" in flat(term) and "› half a paste" in term.screen(),
+    term.wait_until(lambda: "a paste did not end" in joined_rows(term) and "› half a paste" in term.screen(),
                     "the paste ended, said so")
     term.type(" then typed")
     term.press("Enter")

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from support.doubles import running
-from support.tui import needs_tmux
+from support.tui import ask, needs_tmux
 
 pytestmark = needs_tmux
 
@@ -21,13 +21,6 @@ ROWS = 30
 
 def long_answer(n: int) -> dict:
     return {"text": "\n\n".join(f"Paragraph {p} of answer {n}." for p in range(8))}
-
-
-def ask(term, prompt: str, answer: str) -> None:
-    term.type(prompt)
-    term.press("Enter")
-    term.wait_for(answer)
-    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
 
 
 def rows(term) -> list[str]:

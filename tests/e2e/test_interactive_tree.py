@@ -8,16 +8,9 @@ from pathlib import Path
 from typing import Callable
 
 from agent_forge.coding.session.store import SessionStore
-from support.tui import needs_tmux, user_texts
+from support.tui import ask, needs_tmux, user_texts
 
 pytestmark = needs_tmux
-
-
-def ask(term, prompt: str, answer: str) -> None:
-    term.type(prompt)
-    term.press("Enter")
-    term.wait_for(answer)
-    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
 
 
 def wait_for_tree(term, title: str, shown: Callable[[list[str]], bool]) -> str:
