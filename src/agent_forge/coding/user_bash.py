@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Callable, NotRequired, TYPE_CHECKING, TypedDict
+from typing import Any, Awaitable, Callable, NotRequired, TYPE_CHECKING, TypedDict
 
 from ..agent.loop import now_ms
 from .errors import CommandError
@@ -113,11 +113,15 @@ class UserBash:
     async def abort(self) -> None:
         """Stop every running command (SIGTERM to its process group, SIGKILL after a grace period) and wait
         until each has been recorded. Returns at once when nothing runs."""
+        await self.begin_abort()
+
+    def begin_abort(self) -> Awaitable[object]:
+        """`abort` in two parts: the commands running now are told to stop now (one started later runs on);
+        the returned awaitable (await it) ends once each of them has been recorded."""
         waiting = list(self._running.values())
         for abort in self._running:
             abort.set()
-        if waiting:
-            await asyncio.wait(waiting)
+        return asyncio.wait(waiting) if waiting else _nothing()
 
     def _shell(self) -> ShellConfig:
         """The settings `shellPath` and `shellCommandPrefix` (a project's only when trusted: settings.py)."""
@@ -153,6 +157,10 @@ class UserBash:
     def _append(self, message: BashExecutionMessage) -> None:
         persist_message(self._store(), message)  # on disk before anyone can see it (shrunk in place to fit)
         self._agent.messages.append(message)
+
+
+async def _nothing() -> None:
+    return None
 
 
 def pending_messages(branch: list[Any]) -> list[BashExecutionMessage]:

@@ -127,7 +127,7 @@ class Turns:
         answer `cancelled` (one sent after it runs). The future is done once the session settled."""
         for prompt in self._waiting:
             prompt.cancel()
-        return asyncio.ensure_future(asyncio.gather(self.session.begin_abort(), self.session.user_bash.abort()))
+        return asyncio.ensure_future(asyncio.gather(self.session.begin_abort(), self.session.user_bash.begin_abort()))
 
     def stop_reason(self, cancelled: bool = False) -> str:
         """The stop reason of the settled run. Raises `AcpError` when it ended in a provider error."""

@@ -134,13 +134,14 @@ class InputActions:
 
     def interrupt(self) -> None:
         """Escape: queued messages back into the editor (clear_queue), then abort what works: the run, a
-        compaction or branch summary, a prompt still being taken in (`working`), and user bash."""
+        compaction or branch summary, a prompt still being taken in (`working`), and user bash. What works at
+        the key press is stopped now (`begin_abort`), not a loop turn later: a run, prompt or session change
+        starting meanwhile is not aborted by a key pressed before it."""
         if not (self.session_busy() or self.live.busy):
             return
         self.live.interrupts += 1
         self.restore_queue()
-        self._spawn(self.session.abort())
-        self._spawn(self.session.user_bash.abort())
+        self._spawn(_settled(self.session.begin_abort(), self.session.user_bash.begin_abort()))
 
     def restore_queue(self) -> int:
         """Alt+Up (and Escape): the queued steering and follow-up texts, oldest first, back into the editor
@@ -236,3 +237,8 @@ class InputActions:
         if self.view.expanded and self.view.last_block is not None:
             self.print_(self.view.last_block(True))
         self.say(f"tool output {'expanded' if self.view.expanded else 'collapsed'}")
+
+
+async def _settled(*aborts: Awaitable[object]) -> None:
+    """Await the second parts of aborts begun already (an error in one is shown by `_spawn`)."""
+    await asyncio.gather(*aborts)

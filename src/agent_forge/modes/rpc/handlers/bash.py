@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from ..types import NO_ID, BashExecutionUpdate
 from .registry import handler
@@ -21,10 +21,14 @@ async def _bash(server: RpcServer, command: dict[str, Any]) -> Any:
 
 
 @handler("abort_bash", background=True)
-async def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Any:
-    """Answers once every running command is stopped and recorded (its `bash` response is written first)."""
-    await server.session.user_bash.abort()
-    return None
+def _abort_bash(server: RpcServer, command: dict[str, Any]) -> Awaitable[None]:
+    """Stops the commands running on arrival (a `bash` sent right after it runs on); answers once each is
+    stopped and recorded (its `bash` response is written first)."""
+    return _recorded(server.session.user_bash.begin_abort())
+
+
+async def _recorded(stopped: Awaitable[object]) -> None:
+    await stopped
 
 
 def _updates(server: RpcServer, request_id: Any) -> Callable[[str], None]:
