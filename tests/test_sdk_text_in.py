@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_forge.agent.types import ToolResult
 from agent_forge.ai.usage import empty_usage
 from agent_forge.sdk import FauxProvider, FauxResponse, create_agent_session
@@ -122,5 +124,55 @@ async def test_a_custom_stream_fns_live_events_hold_what_the_message_and_the_fil
         assert streamed == "start " + FIXED + " one " + FIXED + " two" == updates[-1]["content"]
         assert started["content"][0]["text"] == streamed == session.messages[-1]["content"][0]["text"]
         assert session.messages == resumed.messages
+    finally:
+        await resumed.close()
+
+
+def split_pair_transport(faux: FauxProvider, chunks: tuple[str, ...], mutates: bool):
+    """A custom transport streaming `chunks` as the deltas of one text block, the same text appended to the
+    message it mutates as providers do (`mutates`) or put in it whole at the end: an emoji's UTF-16 halves may
+    end one delta and start the next."""
+    async def stream(model, context, options):
+        message = {"role": "assistant", "content": [{"type": "text", "text": ""}], "api": model["api"],
+                   "provider": model["provider"], "model": model["id"], "usage": empty_usage(),
+                   "stopReason": "pending", "timestamp": 0}
+        yield {"type": "start", "message": message}
+        yield {"type": "text_start", "contentIndex": 0}
+        for chunk in chunks:
+            message["content"][0]["text"] += chunk if mutates else ""
+            yield {"type": "text_delta", "contentIndex": 0, "delta": chunk}
+        message["content"][0]["text"] = "".join(chunks)
+        yield {"type": "text_end", "contentIndex": 0, "content": "".join(chunks)}
+        message["stopReason"] = "stop"
+        yield {"type": "done", "message": message}
+    return stream
+
+
+@pytest.mark.parametrize("mutates", [True, False])
+@pytest.mark.parametrize(("chunks", "text"), [
+    (("smile \ud83d", "\ude00 done"), "smile \U0001F600 done"),  # the pair split across two deltas: joined
+    (("smile \ud83d", "\ud83d", "\ude00 done"), "smile \ufffd\U0001F600 done"),  # a lone half, then a pair
+    (("cut \ud83d",), "cut \ufffd")])  # the block ends on half a pair
+async def test_a_surrogate_pair_split_across_deltas_streams_as_the_message_and_the_file_hold_it(
+        tmp_path: Path, chunks, text, mutates):
+    faux = FauxProvider()
+    session = create_agent_session(cwd=str(tmp_path), model=faux.model(),
+                                   stream_fn=split_pair_transport(faux, chunks, mutates),
+                                   agent_dir=tmp_path / "agent", session_dir=str(tmp_path / "s"))
+    received: list[str] = []
+    session.subscribe(lambda event: received.append(json.dumps(event, ensure_ascii=False)))
+    await session.prompt_and_wait("go")
+    state = session.get_state()
+    await session.close()
+    resumed = create_agent_session(cwd=str(tmp_path), model=faux.model(), stream_fn=faux.stream,
+                                   agent_dir=tmp_path / "agent", session_file=state["sessionFile"])
+    try:
+        events = [json.loads(line) for line in received]
+        updates = [e["assistantMessageEvent"] for e in events if e["type"] == "message_update"]
+        live = "".join(u["delta"] for u in updates if u["type"] == "text_delta")
+        ended = next(u["content"] for u in updates if u["type"] == "text_end")
+        assert (live, ended, session.messages[-1]["content"][0]["text"]) == (text, text, text)
+        assert resumed.messages == session.messages
+        assert [line.encode("utf-8") for line in received]  # strict UTF-8: no lone half in any event
     finally:
         await resumed.close()

@@ -96,6 +96,30 @@ def join_surrogates(text: str) -> str:
     return scrub_surrogates(text)
 
 
+class HeldSurrogates:
+    """The trailing high surrogate of each streamed block's last delta, held back until the block's next delta
+    (UTF-16 text cut between a pair's halves: an emoji split across two deltas is joined, not two U+FFFD).
+    Keyed by content index; true while one is held."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def resolve(self, index: int, chunk: str) -> str:
+        """`chunk` after block `index`'s held-back half, its own trailing high surrogate held back, pairs joined
+        and other lone halves replaced (`join_surrogates`)."""
+        chunk = self._held.pop(index, "") + chunk
+        if chunk and is_high_surrogate(chunk[-1]):
+            chunk, self._held[index] = chunk[:-1], chunk[-1]
+        return join_surrogates(chunk)
+
+    def release(self, index: int) -> bool:
+        """Block `index` ended: forget its held-back half; True when there was one (it stands for U+FFFD)."""
+        return self._held.pop(index, None) is not None
+
+
 def scrub_in_place(value: _T) -> _T:
     """`value` with `join_surrogates` applied to every string in it: dicts and lists are changed in place
     (iteratively, so any depth works); a top-level string is returned fixed."""

@@ -58,7 +58,11 @@ def _new_session(options: SessionOptions, store: SessionStore, registry: ModelRe
                  tool_selection: Any) -> AgentSession:
     from ..ai.registry import stream as registry_stream
 
-    agent = Agent(model=None, stream_fn=options.stream_fn or registry_stream, emit=lambda e: None,
+    from ..ai.surrogate_stream import surrogate_safe
+
+    # a caller's transport gets the built-in providers' handling of UTF-16 pairs split across deltas
+    stream_fn = surrogate_safe(options.stream_fn) if options.stream_fn else registry_stream
+    agent = Agent(model=None, stream_fn=stream_fn, emit=lambda e: None,
                   get_api_key=registry.resolve_api_key, get_headers=registry.resolve_request_headers,
                   convert_to_llm=convert_to_llm)
     session = AgentSession(store=store, agent=agent, registry=registry, settings=settings, cwd=options.cwd,

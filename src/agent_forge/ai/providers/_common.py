@@ -76,7 +76,7 @@ class MessageBuilder:
         self.model = model
         self.message = new_message(model)
         self._open: dict[int, list[str]] = {}
-        self._held: dict[int, str] = {}  # a block's trailing high surrogate, waiting for its low half
+        self._held = json_wire.HeldSurrogates()  # a block's trailing high surrogate, waiting for its low half
         self._chars = 0  # characters streamed into the message so far
 
     def count(self, chars: int) -> None:
@@ -118,24 +118,16 @@ class MessageBuilder:
         (see the class docstring), so it may lack a held-back last character or be empty."""
         self._chars = check_message_size(self._chars + len(chunk))
         if self._held or not chunk.isascii():  # ASCII holds no surrogate: most deltas skip the search
-            chunk = self._resolved(index, chunk)
+            chunk = self._held.resolve(index, chunk)
         self._open[index].append(chunk)
         kind = _DELTA[self.content[index]["type"]]
         return {"type": kind, "contentIndex": index, "delta": chunk}  # type: ignore[typeddict-item]
-
-    def _resolved(self, index: int, chunk: str) -> str:
-        """`chunk` after the high surrogate held back from block `index`'s last delta, its own last character
-        held back when it is a high surrogate, surrogate pairs joined and lone halves replaced."""
-        chunk = self._held.pop(index, "") + chunk
-        if chunk and json_wire.is_high_surrogate(chunk[-1]):
-            chunk, self._held[index] = chunk[:-1], chunk[-1]
-        return json_wire.join_surrogates(chunk)
 
     def finish(self, index: int) -> list[Event]:
         """Close block `index`: its `*_end` event, after a `*_delta` of U+FFFD when a high surrogate was still
         held back (the concatenated deltas always equal the block's final text)."""
         events: list[Event] = []
-        if self._held.pop(index, None) is not None:
+        if self._held.release(index):
             self._open[index].append("\ufffd")
             kind = _DELTA[self.content[index]["type"]]
             events.append({"type": kind, "contentIndex": index, "delta": "\ufffd"})  # type: ignore[typeddict-item]
@@ -184,7 +176,7 @@ class MessageBuilder:
         return index
 
     def _close(self, index: int, *, strict: bool) -> AssistantContent:
-        text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.pop(index, None) else "")
+        text = "".join(self._open.pop(index)) + ("\ufffd" if self._held.release(index) else "")
         block = self.content[index]
         if block["type"] == "text":
             block["text"] = text
