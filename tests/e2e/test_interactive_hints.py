@@ -32,6 +32,7 @@ def test_hints_name_the_rebound_interrupt_key(terminal, fake_llm, agent_env):
         term.press("Enter")
         term.wait_until(lambda: refusal in words(term.screen()), refusal)
     assert "press escape" not in term.screen()
+    fake_llm.wait_for_requests(1)  # aborted before its request, the hanging answer would go to the next prompt
     term.press("M-x")  # the rebound interrupt key aborts
     term.wait_for("aborted")
     term.wait_until(lambda: "to interrupt" not in term.screen(), "the spinner to stop")
