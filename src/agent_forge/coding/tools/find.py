@@ -17,7 +17,7 @@ from .external_search import fd, stream_lines
 from .globs import path_matcher
 from .ignore_walk import git_root, walk
 from .paths import resolve_tool_path
-from .search_output import finish, search_root
+from .search_output import finish, search_root, skip_notices
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
 
@@ -72,22 +72,26 @@ class FindTool:
         top = resolve_tool_path(path or ".", self.cwd)
         _check_top(top)
         limit = optional_int(args, "limit", minimum=1) or DEFAULT_LIMIT
-        found = await find_paths(top, pattern, limit, use_external=self.use_external)
-        return _result(found, limit)
+        unlisted: list[str] = []
+        found = await find_paths(top, pattern, limit, use_external=self.use_external, unlisted=unlisted)
+        return _result(found, limit, unlisted)
 
 
 def _check_top(top: str) -> None:
     """Raise `ToolError` unless `top` is a directory, naming the OS's reason for one it cannot examine (a link
-    loop is no missing path)."""
+    loop is no missing path, a directory without read permission has no entries to find)."""
     info = search_root(top)
     if not stat.S_ISDIR(info.st_mode):
         raise ToolError(f"Not a directory: {path_text(top)}")
 
 
-async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool = True) -> list[str]:
-    """Up to `limit + 1` matching relative paths (one more than asked, to tell that the limit was hit)."""
+async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool = True,
+                     unlisted: list[str] | None = None) -> list[str]:
+    """Up to `limit + 1` matching relative paths (one more than asked, to tell that the limit was hit).
+    `unlisted` gains `<relative path> (<the OS's reason>)` for each directory that could not be listed."""
     wanted = path_matcher(pattern)
     found: list[str] = []
+    skipped = unlisted if unlisted is not None else []
 
     def collect(rel: str, is_dir: bool) -> bool:
         if wanted(rel, is_dir):
@@ -96,17 +100,20 @@ async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool =
 
     program = fd() if use_external else None
     if program is not None and (program[1] or git_root(top) is not None):
-        await _list_with_fd(program, top, collect)
+        await _list_with_fd(program, top, collect)  # fd hides the directories it cannot list
     else:
-        await _walk_in_thread(top, collect)
+        await _walk_in_thread(top, collect, skipped)
     return found
 
 
-async def _walk_in_thread(top: str, collect: Callable[[str, bool], bool]) -> None:
+async def _walk_in_thread(top: str, collect: Callable[[str, bool], bool], unlisted: list[str]) -> None:
     stop = threading.Event()
 
+    def note(rel: str, exc: OSError) -> None:
+        unlisted.append(f"{path_text(rel)} ({exc.strerror or exc})")
+
     def run() -> None:
-        for rel, is_dir in walk(top, stop=stop):
+        for rel, is_dir in walk(top, stop=stop, on_unlistable=note):
             if not collect(rel, is_dir):
                 return
 
@@ -133,12 +140,13 @@ async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[
         raise ToolError(f"find failed: {exc}") from None
 
 
-def _result(found: list[str], limit: int) -> ToolResult:
+def _result(found: list[str], limit: int, unlisted: list[str]) -> ToolResult:
     hit = len(found) > limit
     paths = sorted(found)[:limit] if not hit else sorted(found[:limit])
     details: dict[str, object] = {"resultLimitReached": limit if hit else None}
+    skipped = skip_notices([], unlisted)
     if not paths:
-        return text_result("No files found matching the pattern", details)
+        return text_result(*finish(["No files found matching the pattern"], skipped, details))
     notices = [f"Stopped at {limit} results: use limit={limit * 2} for more, or refine the pattern"] if hit else []
-    text, details = finish(paths, notices, details)
+    text, details = finish(paths, notices + skipped, details)
     return text_result(text, details)

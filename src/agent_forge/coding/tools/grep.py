@@ -23,8 +23,9 @@ from .file_kinds import check_regular_mode, open_regular
 from .globs import path_matcher
 from .ignore_walk import walk
 from .paths import resolve_tool_path
-from .search_output import MAX_LINE_CHARS, finish, search_root, shorten_line
+from .search_output import MAX_LINE_CHARS, cannot_search, finish, search_root, shorten_line, skip_notices
 from .truncate import DEFAULT_MAX_BYTES, format_size
+from ..paths import path_text
 
 DEFAULT_LIMIT = 100
 """Matches returned unless the call asks for another `limit` (reference agent's grep tool)."""
@@ -76,12 +77,16 @@ class GrepQuery:
 
 @dataclass
 class Matches:
-    """Output lines collected so far; `full` once `limit` matches are in (trailing context may still come)."""
+    """Output lines collected so far; `full` once `limit` matches are in (trailing context may still come).
+    `unreadable` / `unlisted`: files and directories skipped because the OS refused them, as
+    `<relative path> (<reason>)`."""
 
     limit: int
     lines: list[str] = field(default_factory=list)
     count: int = 0
     shortened: bool = False
+    unreadable: list[str] = field(default_factory=list)
+    unlisted: list[str] = field(default_factory=list)
 
     @property
     def full(self) -> bool:
@@ -92,6 +97,16 @@ class Matches:
         self.shortened |= cut
         self.lines.append(f"{rel}:{number}: {text}" if match else f"{rel}-{number}- {text}")
         self.count += match
+
+    def skip_file(self, rel: str, exc: OSError) -> None:
+        self.unreadable.append(_refused(rel, exc))
+
+    def skip_dir(self, rel: str, exc: OSError) -> None:
+        self.unlisted.append(_refused(rel, exc))
+
+
+def _refused(rel: str, exc: OSError) -> str:
+    return f"{path_text(rel)} ({exc.strerror or exc})"
 
 
 class GrepTool:
@@ -139,10 +154,23 @@ def parse_query(args: dict[str, JsonValue], cwd: str) -> GrepQuery:
 def _check_target(target: str) -> None:
     """Raise `ToolError` unless `target` is a directory or a regular file: one the OS cannot examine (a link loop,
     no permission) is named with its reason, a FIFO or device with what it is (searching it would wait for a
-    writer, or read for ever), as `read` does."""
+    writer, or read for ever), as `read` does; so is a directory that cannot be listed or a file that cannot be
+    read (no match could be found in them)."""
     info = search_root(target)
     if not stat.S_ISDIR(info.st_mode):
         check_regular_mode(info.st_mode, target)
+        refusal = _reading_refusal(target)
+        if refusal is not None:
+            raise cannot_search(target, refusal)
+
+
+def _reading_refusal(path: str) -> OSError | None:
+    """The OS's error for a regular file that cannot be opened for reading (no permission), else None."""
+    try:
+        os.close(open_regular(path, os.O_RDONLY))
+    except OSError as exc:
+        return exc
+    return None
 
 
 def _optional_str(args: dict[str, JsonValue], name: str) -> str | None:
@@ -175,15 +203,16 @@ async def _in_thread(work: Callable[[threading.Event], None]) -> None:
 def _result(matches: Matches) -> ToolResult:
     details: dict[str, object] = {"matchLimitReached": matches.limit if matches.full else None,
                                "linesTruncated": matches.shortened}
+    skipped = skip_notices(matches.unreadable, matches.unlisted)
     if not matches.lines:
-        return text_result("No matches found", details)
+        return text_result(*finish(["No matches found"], skipped, details))
     notices = []
     if matches.full:
         notices.append(f"Stopped at {matches.limit} matches: use limit={matches.limit * 2} for more, or refine the "
                        "pattern")
     if matches.shortened:
         notices.append(f"Lines over {MAX_LINE_CHARS} characters were shortened: read the file for the whole line")
-    text, details = finish(matches.lines, notices, details)
+    text, details = finish(matches.lines, notices + skipped, details)
     return text_result(text, details)
 
 
@@ -197,7 +226,7 @@ def search_python(query: GrepQuery, matches: Matches, stop: threading.Event) -> 
         _search_file(query.target, os.path.basename(query.target), regex, query.context, matches)
         return
     wanted = _glob_filter(query.glob)
-    for rel, is_dir in walk(query.target, stop=stop):
+    for rel, is_dir in walk(query.target, stop=stop, on_unlistable=matches.skip_dir):
         if is_dir or not wanted(rel) or os.path.islink(os.path.join(query.target, rel)):
             continue
         if not _search_file(os.path.join(query.target, rel), rel, regex, query.context, matches):
@@ -215,15 +244,19 @@ def _glob_filter(glob: str | None) -> Callable[[str], bool]:
 
 def _search_file(path: str, rel: str, regex: re.Pattern[str], context: int, matches: Matches) -> bool:
     """Add this file's matches with context; False once the limit is reached (and its trailing context
-    added). Binary and unreadable files are skipped, and so is anything not a regular file (opening a FIFO for
-    reading would wait for a writer for ever; opening some devices has side effects)."""
+    added). Binary files are skipped, and so is anything not a regular file (opening a FIFO for reading would
+    wait for a writer for ever; opening some devices has side effects); a file the OS refuses is skipped and
+    noted in `matches`."""
     try:
         with os.fdopen(open_regular(path, os.O_RDONLY), "rb") as handle:
             if b"\0" in handle.read(_BINARY_SNIFF_BYTES):
                 return True
             handle.seek(0)
             return _scan(handle, rel, regex, context, matches)
-    except (OSError, ToolError):
+    except ToolError:
+        return True
+    except OSError as exc:
+        matches.skip_file(rel, exc)
         return True
 
 
@@ -266,10 +299,29 @@ async def _search_with_rg(rg: str, query: GrepQuery, matches: Matches) -> None:
     try:
         await stream_lines(argv, reader.feed, ok_codes=(0, 1), cwd=cwd)
     except ExternalSearchError as exc:
-        if not matches.lines:  # rg also exits 2 after unreadable files; only a failure with no results counts
-            raise ToolError(f"grep failed: {exc}") from None
+        failure = _note_rg_refusals(str(exc), cwd, matches)
+        if failure and not matches.lines:  # rg also exits 2 after unreadable files: those are noted, not failures
+            raise ToolError(f"grep failed: {failure}") from None
     except ValueError as exc:  # a record over the stream limit
         raise ToolError(f"grep failed: {exc}") from None
+
+
+_RG_REFUSAL = re.compile(r"rg: (?P<path>.+): (?P<reason>[^:]+) \(os error (?P<errno>\d+)\)")
+
+
+def _note_rg_refusals(stderr: str, cwd: str, matches: Matches) -> str:
+    """Note in `matches` each file or directory rg reported as refused by the OS
+    (`rg: ./a/b: Permission denied (os error 13)`); the other lines of `stderr`, joined (a real failure)."""
+    rest = []
+    for line in stderr.splitlines():
+        found = _RG_REFUSAL.fullmatch(line.strip())
+        if found is None:
+            rest.append(line)
+            continue
+        rel = found["path"].removeprefix("./")
+        exc = OSError(int(found["errno"]), found["reason"])
+        (matches.skip_dir if os.path.isdir(os.path.join(cwd, rel)) else matches.skip_file)(rel, exc)
+    return "\n".join(rest).strip()
 
 
 class _RgReader:

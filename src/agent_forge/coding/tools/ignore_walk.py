@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ...agent.types import ToolError
 from .file_kinds import open_regular
@@ -73,6 +73,16 @@ def git_root(start: str) -> str | None:
         current = parent
 
 
+def listing_refusal(directory: str) -> OSError | None:
+    """The OS's error for a directory that can be examined but not listed (no read permission), else None; a
+    search checks its top directory so, with any engine, before it reports that nothing matched."""
+    try:
+        os.scandir(directory).close()  # opens the directory only: the permission check is at the open
+    except OSError as exc:
+        return exc
+    return None
+
+
 def rules_for(directory: str) -> IgnoreRules:
     """The rules in force for entries of `directory`: ignore files of it and its ancestors (to the git root,
     else to the filesystem root) plus the repository's `.git/info/exclude`."""
@@ -97,63 +107,79 @@ def _ancestor_rules(directory: str) -> IgnoreRules:
     return rules
 
 
-def walk(top: str, *, stop: threading.Event | None = None,
-         breadth_first: bool = False) -> Iterator[tuple[str, bool]]:
+Unlistable = Callable[[str, OSError], None]
+"""Told of each directory of a walk that cannot be listed: `(its relative posix path, the OS's error)`."""
+
+
+def walk(top: str, *, stop: threading.Event | None = None, breadth_first: bool = False,
+         on_unlistable: Unlistable | None = None) -> Iterator[tuple[str, bool]]:
     """`(relative posix path, is_dir)` for every entry under `top` that is not ignored, depth-first with the
     entries of each directory sorted by name (the order of `rg --sort path`), or with `breadth_first` level by
     level (every entry of a directory before those of its subdirectories: a walk cut short keeps the shallow
-    paths). Symbolic links are yielded as files and never followed; unreadable directories are skipped. Stops
-    early once `stop` is set."""
+    paths). Symbolic links are yielded as files and never followed; a directory that cannot be listed (`top`
+    included, as `"."`) is skipped and passed to `on_unlistable`. Stops early once `stop` is set."""
     top = os.path.abspath(top)
     rules = _ancestor_rules(top)
     if rules.ignored(top, True):
         rules = rules.sparing(top)
-    yield from (_levels if breadth_first else _descend)(top, top, rules, stop)
+    scan = _Scan(top, stop, on_unlistable)
+    yield from (_levels if breadth_first else _descend)(top, rules, scan)
 
 
-def _levels(directory: str, top: str, parent_rules: IgnoreRules,
-            stop: threading.Event | None) -> Iterator[tuple[str, bool]]:
+@dataclass(frozen=True)
+class _Scan:
+    """What every level of one walk shares."""
+
+    top: str
+    stop: threading.Event | None
+    on_unlistable: Unlistable | None
+
+    def stopped(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def entries(self, directory: str) -> list[os.DirEntry[str]]:
+        """The entries of `directory` sorted by name; none (reported) when it cannot be listed."""
+        try:
+            with os.scandir(directory) as iterator:
+                return sorted(iterator, key=lambda e: e.name)
+        except OSError as exc:
+            if self.on_unlistable is not None:
+                self.on_unlistable(os.path.relpath(directory, self.top).replace(os.sep, "/"), exc)
+            return []
+
+
+def _levels(directory: str, parent_rules: IgnoreRules, scan: _Scan) -> Iterator[tuple[str, bool]]:
     """`walk`'s breadth-first order."""
     from collections import deque
 
     pending = deque([(directory, parent_rules)])
-    while pending and not (stop is not None and stop.is_set()):
+    while pending and not scan.stopped():
         directory, parent_rules = pending.popleft()
         rules = parent_rules.with_directory(directory)
-        for entry, path, is_dir in _visible(directory, top, rules, stop):
+        for entry, path, is_dir in _visible(directory, rules, scan):
             yield path, is_dir
             if is_dir:
                 pending.append((entry.path, rules))
 
 
-def _descend(directory: str, top: str, parent_rules: IgnoreRules,
-             stop: threading.Event | None) -> Iterator[tuple[str, bool]]:
+def _descend(directory: str, parent_rules: IgnoreRules, scan: _Scan) -> Iterator[tuple[str, bool]]:
     rules = parent_rules.with_directory(directory)
-    for entry, path, is_dir in _visible(directory, top, rules, stop):
+    for entry, path, is_dir in _visible(directory, rules, scan):
         yield path, is_dir
         if is_dir:
-            yield from _descend(entry.path, top, rules, stop)
+            yield from _descend(entry.path, rules, scan)
 
 
-def _visible(directory: str, top: str, rules: IgnoreRules,
-             stop: threading.Event | None) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
+def _visible(directory: str, rules: IgnoreRules, scan: _Scan) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
     """The entries of `directory` that `rules` keep, sorted, with their relative posix path and whether each is a
-    directory; none once `stop` is set."""
-    for entry in _sorted_entries(directory):
-        if stop is not None and stop.is_set():
+    directory; none once the walk is stopped."""
+    for entry in scan.entries(directory):
+        if scan.stopped():
             return
         is_dir = entry.is_dir(follow_symlinks=False)
         if entry.name == ".git" or rules.ignored(entry.path, is_dir):
             continue
-        yield entry, os.path.relpath(entry.path, top).replace(os.sep, "/"), is_dir
-
-
-def _sorted_entries(directory: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as iterator:
-            return sorted(iterator, key=lambda e: e.name)
-    except OSError:
-        return []
+        yield entry, os.path.relpath(entry.path, scan.top).replace(os.sep, "/"), is_dir
 
 
 def _load_level(base: str, files: list[str]) -> _Level | None:

@@ -1,0 +1,88 @@
+"""End to end: a file or directory the OS refuses to read (no permission, a link loop) is reported with the OS's
+reason, never as empty, absent or without a match: the `grep` and `find` tools, plugin entries, skills, sessions
+looked up by id. The permission cases run as user 65534 (root reads everything)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "agent_forge"]
+DENIED = "Permission denied"
+
+
+def run_as_nobody(env, cwd, *args) -> subprocess.CompletedProcess:
+    from support.doubles import NOBODY
+
+    return subprocess.run([*NOBODY, *CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def tool_ends(env, cwd, fake_llm, tools: str, calls: list[tuple[str, dict]]) -> dict[str, dict]:
+    """Run `calls` (tool name, arguments) in one turn as nobody in `--mode json`; their `tool_execution_end`
+    events by call id (`c0`, `c1`, ...)."""
+    fake_llm.set_script([{"tool_calls": [{"name": name, "arguments": arguments, "id": f"c{i}"}
+                                         for i, (name, arguments) in enumerate(calls)]}, {"text": "fin"}])
+    done = run_as_nobody(env, cwd, "--mode", "json", "--no-session", "--tools", tools, "go")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    return {e["toolCallId"]: e for e in events if e.get("type") == "tool_execution_end"}
+
+
+def text_of(end: dict) -> str:
+    return "".join(part.get("text", "") for part in end["result"]["content"])
+
+
+@pytest.fixture
+def locked_tree(nobody_dir) -> Path:
+    """`proj/` with a readable match, a mode-000 file and directory beside it and below it."""
+    proj = nobody_dir / "proj"
+    (proj / "sub").mkdir(parents=True)
+    (proj / "open.txt").write_text("needle here\n")
+    for path in (proj / "locked.txt", proj / "sub" / "deep.txt"):
+        path.write_text("needle\n")
+        path.chmod(0o000)
+    for path in (proj / "lockdir", proj / "sub" / "hidden"):
+        path.mkdir()
+        (path / "inner.txt").write_text("needle\n")
+        path.chmod(0o000)
+    for path in (proj, proj / "sub"):
+        path.chmod(0o755)
+    return proj
+
+
+def test_grep_and_find_name_what_they_could_not_read(locked_tree, nobody_env, fake_llm):
+    """G1/G2: grep on a mode-000 file, grep and find on a mode-000 directory said "No matches found" / "No files
+    found matching the pattern"; inside a searched tree the refused entries were skipped without a word. With
+    whichever engine is installed (rg and fd when on PATH, else the Python walk); fd hides what it cannot list."""
+    proj = locked_tree
+    ends = tool_ends(nobody_env, proj.parent, fake_llm, "grep,find", [
+        ("grep", {"pattern": "needle", "path": "proj/locked.txt"}),
+        ("grep", {"pattern": "needle", "path": "proj/lockdir"}),
+        ("find", {"pattern": "*.txt", "path": "proj/lockdir"}),
+        ("grep", {"pattern": "needle", "path": "proj"}),
+        ("find", {"pattern": "*.txt", "path": "proj"})])
+    for call, path in (("c0", "locked.txt"), ("c1", "lockdir"), ("c2", "lockdir")):
+        assert ends[call]["isError"] is True, ends[call]
+        assert text_of(ends[call]) == f"Cannot search {proj}/{path}: {DENIED}"
+    grep_text, find_text = text_of(ends["c3"]), text_of(ends["c4"])
+    assert ends["c3"]["isError"] is False and "open.txt:1: needle here" in grep_text
+    assert (f"2 files could not be read: locked.txt ({DENIED}), sub/deep.txt ({DENIED})" in grep_text
+            and f"2 directories could not be listed (skipped): lockdir ({DENIED}), sub/hidden ({DENIED})"
+            in grep_text), grep_text
+    assert ends["c4"]["isError"] is False and "open.txt" in find_text
+    if shutil.which("fd") is None and shutil.which("fdfind") is None:
+        assert (f"2 directories could not be listed (skipped): lockdir ({DENIED}), sub/hidden ({DENIED})"
+                in find_text), find_text
+
+
+def test_a_search_with_only_refused_files_says_so_after_no_match(locked_tree, nobody_env, fake_llm):
+    (locked_tree / "open.txt").unlink()
+    ends = tool_ends(nobody_env, locked_tree.parent, fake_llm, "grep", [("grep", {"pattern": "needle", "path": "proj/sub"})])
+    assert ends["c0"]["isError"] is False
+    assert text_of(ends["c0"]) == (f"No matches found\n\n[1 file could not be read: deep.txt ({DENIED}). 1 directory "
+                                   f"could not be listed (skipped): hidden ({DENIED}).]")
