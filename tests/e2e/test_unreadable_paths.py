@@ -86,3 +86,22 @@ def test_a_search_with_only_refused_files_says_so_after_no_match(locked_tree, no
     assert ends["c0"]["isError"] is False
     assert text_of(ends["c0"]) == (f"No matches found\n\n[1 file could not be read: deep.txt ({DENIED}). 1 directory "
                                    f"could not be listed (skipped): hidden ({DENIED}).]")
+
+
+def test_unreadable_plugins_are_each_named_with_the_os_reason(nobody_dir, nobody_env, fake_llm):
+    """G3: a mode-000 package directory was skipped without a word; a mode-000 `.py` was warned as
+    `PermissionError: [Errno 13] Permission denied: '...'`."""
+    plugins = Path(nobody_env["AGENT_FORGE_DIR"]) / "plugins"
+    (plugins / "realpkg").mkdir(parents=True)
+    (plugins / "realpkg" / "__init__.py").write_text("def setup(plugin):\n    pass\n")
+    (plugins / "lockedfile.py").write_text("def setup(plugin):\n    pass\n")
+    (plugins / "good.py").write_text("import sys\ndef setup(plugin):\n    print('good loaded', file=sys.stderr)\n")
+    for path in (plugins / "realpkg", plugins / "lockedfile.py"):
+        path.chmod(0o000)
+    fake_llm.set_script([{"text": "ok"}])
+    done = run_as_nobody(nobody_env, nobody_dir, "--no-session", "-p", "hi")
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("Warning: Plugin")] == [
+        f"Warning: Plugin not loaded: {plugins}/lockedfile.py: {DENIED}",
+        f"Warning: Plugin not loaded: {plugins}/realpkg: it cannot be listed: {DENIED}"], done.stderr
+    assert "good loaded" in done.stderr.splitlines()

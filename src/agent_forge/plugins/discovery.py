@@ -119,8 +119,8 @@ def _plugin_entry(entry: Path) -> bool:
     info = examine(entry, absent=frozenset({errno.ENOENT}))
     if info is None or isinstance(info, OSError):
         return info is not None
-    if stat.S_ISDIR(info.st_mode):
-        return os.path.lexists(entry / "__init__.py")
+    if stat.S_ISDIR(info.st_mode):  # a package, or one whose __init__.py the OS will not say anything about
+        return examine(entry / "__init__.py", absent=frozenset({errno.ENOENT})) is not None
     return entry.suffix == ".py" or not stat.S_ISREG(info.st_mode)
 
 

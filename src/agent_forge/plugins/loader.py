@@ -134,7 +134,7 @@ def _not_a_plugin(path: Path) -> str:
 
 def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
     """Run the plugin at `path` from its current source (`source_import.py`): (module, id, path, source digest)."""
-    from .source_import import import_fresh, plugin_spec
+    from .source_import import UnreadableSource, import_fresh, plugin_spec
 
     problem = _package_problem(path) if is_dir(path) else None
     if problem:
@@ -142,7 +142,10 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
     spec = plugin_spec(_module_name(path), path)
     if spec is None:
         raise PluginLoadError(f"{path_text(path)}: {_not_a_plugin(path)} (expected a .py file or a package directory)")
-    module, digest = import_fresh(spec)
+    try:
+        module, digest = import_fresh(spec)
+    except UnreadableSource as exc:
+        raise PluginLoadError(exc.message_for(path)) from None
     return module, path.stem if is_file(path) else path.name, str(path), digest
 
 

@@ -21,6 +21,7 @@ import types
 from pathlib import Path
 from typing import Sequence
 
+from ..coding.paths import path_text
 from ..coding.safe_read import is_dir, is_file
 
 ROOT_PREFIX = "_agent_forge_plugin_"
@@ -33,6 +34,22 @@ _digests: dict[str, bytes] = {}
 """Module name → the hash of the source it was last compiled from (`SourceLoader`)."""
 
 
+class UnreadableSource(ImportError):
+    """A plugin source file the OS refuses to read (no permission, an I/O error): `path` is the file, `reason`
+    the OS's words. An `ImportError`, so that a plugin importing an optional submodule may catch it as one."""
+
+    def __init__(self, reason: str, path: str):
+        super().__init__(f"{path}: {reason}", path=path)
+        self.reason = reason
+
+    def message_for(self, plugin: Path) -> str:
+        """`<plugin>: <reason>` when the file is the plugin itself, else `<plugin>: <file>: <reason>`."""
+        shown = path_text(plugin)
+        if self.path == str(plugin):
+            return f"{shown}: {self.reason}"
+        return f"{shown}: {path_text(self.path)}: {self.reason}"
+
+
 class SourceLoader(importlib.machinery.SourceFileLoader):
     """A source file loader that runs the file's current bytes: the cached code only when it is a checked-hash
     `.pyc` of exactly these bytes, else compiled anew (and cached so, unless `sys.dont_write_bytecode`). Reading
@@ -40,7 +57,10 @@ class SourceLoader(importlib.machinery.SourceFileLoader):
     of 0.12, 0.23 instead of 0.19); compiling costs 0.6-1.1 ms per 100 lines."""
 
     def get_code(self, fullname: str) -> types.CodeType:
-        source = self.get_data(self.path)
+        try:
+            source = self.get_data(self.path)
+        except OSError as exc:  # the file was examined, but the OS refuses to read it
+            raise UnreadableSource(exc.strerror or str(exc), self.path) from None
         key = importlib.util.source_hash(source)
         _digests[fullname] = key
         try:
