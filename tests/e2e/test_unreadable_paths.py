@@ -5,6 +5,7 @@ looked up by id. The permission cases run as user 65534 (root reads everything).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 CLI = [sys.executable, "-m", "agent_forge"]
 DENIED = "Permission denied"
+LOOP = "Too many levels of symbolic links"
 
 
 def run_as_nobody(env, cwd, *args) -> subprocess.CompletedProcess:
@@ -105,3 +107,17 @@ def test_unreadable_plugins_are_each_named_with_the_os_reason(nobody_dir, nobody
         f"Warning: Plugin not loaded: {plugins}/lockedfile.py: {DENIED}",
         f"Warning: Plugin not loaded: {plugins}/realpkg: it cannot be listed: {DENIED}"], done.stderr
     assert "good loaded" in done.stderr.splitlines()
+
+
+def test_a_skills_entry_that_is_a_link_loop_is_warned_with_the_reason(agent_env, fake_llm, tmp_path):
+    """G4: `skills/l1 -> l1` was passed over in silence (a looping `SKILL.md` inside a skill was warned)."""
+    skills = Path(agent_env["AGENT_FORGE_DIR"]) / "skills"
+    (skills / "open").mkdir(parents=True)
+    (skills / "open" / "SKILL.md").write_text("---\ndescription: opens things\n---\nbody\n")
+    os.symlink("l1", skills / "l1")
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*CLI, "--no-session", "-p", "hi"], cwd=tmp_path, env=agent_env, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+    assert f"Warning: {skills}/l1: cannot be examined: {LOOP}; skipped" in done.stderr.splitlines(), done.stderr
+    assert "opens things" in str(fake_llm.requests[-1]["body"]["messages"][0])

@@ -108,10 +108,13 @@ class _SkillWalk:
                 return
             if entry.name.startswith(".") or entry.name in _SKIPPED_DIRS:
                 continue
-            if _is_dir(entry):
+            kind = _dir_or_refusal(entry)
+            if kind is True:
                 self.directory(Path(entry.path), depth + 1)
             elif depth == 0 and entry.name.endswith(".md"):  # `load_skill` reports one that is not a file
                 self.found.append((Path(entry.path), self.base))
+            elif isinstance(kind, OSError):  # a link loop may stand for a skill directory: say why it is not
+                self._unreadable(Path(entry.path), f"cannot be examined: {kind.strerror or kind}")
 
     def report(self) -> list[str]:
         """One warning per kind of skipped directory, naming the first and counting the rest."""
@@ -167,12 +170,13 @@ def _has_skill_file(directory: Path) -> bool:
     return os.path.lexists(path) and not os.path.isdir(path)
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """`entry.is_dir()` following links; False for an entry that cannot be examined (a link loop)."""
+def _dir_or_refusal(entry: os.DirEntry[str]) -> bool | OSError:
+    """`entry.is_dir()` following links (False for a dangling link); the OS's error for an entry that cannot be
+    examined (a link loop, no permission on the way)."""
     try:
         return entry.is_dir()
-    except OSError:
-        return False
+    except OSError as exc:
+        return exc
 
 
 def load_skill(path: Path, root: ResourceRoot, base: Path, warnings: list[str]) -> Skill | None:
