@@ -121,3 +121,41 @@ def test_a_skills_entry_that_is_a_link_loop_is_warned_with_the_reason(agent_env,
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
     assert f"Warning: {skills}/l1: cannot be examined: {LOOP}; skipped" in done.stderr.splitlines(), done.stderr
     assert "opens things" in str(fake_llm.requests[-1]["body"]["messages"][0])
+
+
+LOOP_ID = "0badc0de-1111-4222-8333-444455556666"
+
+
+def looping_session(agent_env, fake_llm, cwd) -> Path:
+    """A real session of `cwd`, and beside it `<timestamp>_<LOOP_ID>.jsonl` linking to itself; the loop's path."""
+    fake_llm.set_script([{"text": "ok"}])
+    done = subprocess.run([*CLI, "-p", "hi"], cwd=cwd, env=agent_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    [real] = (Path(agent_env["AGENT_FORGE_DIR"]) / "sessions").glob("*/*.jsonl")
+    loop = real.parent / f"2026-12-01T10-00-00-000Z_{LOOP_ID}.jsonl"
+    os.symlink(loop.name, loop)
+    return loop
+
+
+@pytest.mark.parametrize("args", [["--session", LOOP_ID[:8], "-p", "hi"], ["--session", LOOP_ID, "-p", "hi"],
+                                  ["--export", LOOP_ID]], ids=["prefix", "session", "export"])
+def test_a_session_file_named_after_the_id_but_unreadable_is_named(agent_env, fake_llm, tmp_path, args):
+    """G5: "No session found matching '<id>'" for a file named after the id that the OS will not open."""
+    loop = looping_session(agent_env, fake_llm, tmp_path)
+    requests = len(fake_llm.requests)
+    done = subprocess.run([*CLI, *args], cwd=tmp_path, env=agent_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"cannot read session file {loop}: {LOOP}" in done.stderr, done.stderr
+    assert "No session found" not in done.stderr
+    assert len(fake_llm.requests) == requests
+
+
+async def test_acp_session_load_names_an_unreadable_file_named_after_the_id(agent_env, fake_llm, tmp_path):
+    from support.acp_client import AcpClient, AcpReplyError
+
+    loop = looping_session(agent_env, fake_llm, tmp_path)
+    async with await AcpClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.initialize()
+        with pytest.raises(AcpReplyError) as refused:
+            await client.request("session/load", {"sessionId": LOOP_ID, "cwd": str(tmp_path), "mcpServers": []})
+    assert f"cannot read session file {loop}: {LOOP}" in refused.value.message, refused.value.message

@@ -1,7 +1,7 @@
 """Where sessions live on disk and how to find them: by directory, most recent, or by (partial) session id.
 
-Files live at `<sessions dir>/--<encoded cwd>--/<timestamp>_<session id>.jsonl` (reference docs,
-`session-format.md`; the sessions dir comes from `paths.sessions_dir`). Nothing here writes: old file versions
+Files live at `<sessions dir>/--<encoded cwd>--/<timestamp>_<session id>.jsonl` (`naming`; the sessions dir
+comes from `paths.sessions_dir`). Nothing here writes: old file versions
 are migrated in memory only.
 """
 
@@ -17,51 +17,16 @@ OnSkip = Callable[[str], None]
 
 from ..paths import path_text
 from ...records import Record
-from ..paths import sessions_dir
-from .entries import (
-    AgentMessage, MessageEntry, SessionEntry, SessionHeader, SessionInfoEntry, is_header, parse_timestamp)
+from .entries import AgentMessage, MessageEntry, SessionEntry, SessionInfoEntry, is_header, parse_timestamp
 from ..errors import NoSessionMatch, SessionFileError
+from ..paths import sessions_dir
 from .file_lines import check_readable
+from .naming import id_in_name, session_cwd_dir
 from .reading import first_object, read_header, read_session
 from ..safe_read import TEXT_ABSENT, examine, is_file
 
 if TYPE_CHECKING:
     from datetime import datetime
-
-_CWD_SEPARATORS = str.maketrans({"/": "-", "\\": "-", ":": "-"})
-
-
-_NAME_MAX = 255
-
-
-def encode_cwd(cwd: str) -> str:
-    """`/home/u/proj` → `--home-u-proj--`: one leading separator dropped, `/`, `\\` and `:` become `-`."""
-    trimmed = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    encoded = f"--{trimmed.translate(_CWD_SEPARATORS)}--"
-    if len(os.fsencode(encoded)) <= _NAME_MAX:
-        return encoded
-    # A deep cwd would exceed the file system's 255-byte name limit: keep its tail, made unique by a hash.
-    import hashlib  # rare: start-up does not load it for every cwd
-
-    digest = hashlib.sha256(os.fsencode(cwd)).hexdigest()[:16]
-    tail = os.fsencode(encoded[2:-2])[-(_NAME_MAX - 40):].decode("utf-8", "ignore")
-    return f"--{digest}-{tail}--"
-
-
-def session_cwd_dir(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Directory holding the sessions of `cwd`: `<sessions dir>/--<encoded cwd>--`.
-
-    `session_dir` is the sessions root (`--session-dir`); None means `paths.sessions_dir()`.
-    """
-    root = sessions_dir(os.fspath(session_dir) if session_dir is not None else None)
-    return root / encode_cwd(os.path.abspath(os.fspath(cwd)))
-
-
-def session_file_name(header: SessionHeader) -> str:
-    """`<timestamp with ':' and '.' as '-'>_<session id>.jsonl`, e.g. `2026-11-30T14-29-15-123Z_<uuid>.jsonl`."""
-    stamp = header["timestamp"].replace(":", "-").replace(".", "-")
-    return f"{stamp}_{header['id']}.jsonl"
-
 
 class SessionInfo(Record, frozen=True):
     """One line of a session listing. `first_message` is the text of the first user message ("" if none);
@@ -162,7 +127,9 @@ def resolve_session(reference: str, cwd: str | os.PathLike[str],
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        _explain_unusable(wanted, cwd, session_dir)
+        _explain_unusable(wanted, _session_files(cwd, session_dir))
+        if everywhere:
+            _explain_unusable(wanted, all_session_files(session_dir))
         if isinstance(examine(as_path, absent=TEXT_ABSENT), OSError):  # no id, but a file the OS will not examine
             check_readable(as_path)
         where = " nor in any other directory's sessions" if everywhere else ""
@@ -394,15 +361,27 @@ def _header_id(path: Path) -> str | None:
         return None
 
 
-def _explain_unusable(wanted: str, cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None) -> None:
-    """Raise the reason a file whose first line names session id `wanted` (exactly) cannot be opened, if any."""
-    for path in sorted(_session_files(cwd, session_dir)):
+def explain_unusable(session_id: str, cwd: str | os.PathLike[str],
+                     session_dir: str | os.PathLike[str] | None = None) -> None:
+    """Raise `SessionFileError` with the reason a file of `cwd`'s sessions that holds session `session_id` (by
+    its header, or by its name when it cannot be read at all) cannot be opened; return when there is none (the
+    id names no session: the caller says so)."""
+    _explain_unusable(session_id.strip().lower(), _session_files(cwd, session_dir))
+
+
+def _explain_unusable(wanted: str, files: list[Path]) -> None:
+    """Raise the reason one of `files` that names session id `wanted` cannot be opened, if any: a file whose first
+    line has that id (exactly), or one named after it (`<timestamp>_<id>.jsonl`, the id or a prefix of it) that
+    cannot be read at all (a link loop, no permission): its name is all that says which session it holds."""
+    for path in sorted(files):
         try:
             header = first_object(path)
         except (OSError, SessionFileError):
+            if id_in_name(path).startswith(wanted):
+                read_header(path)  # raises SessionFileError with the reason
             continue
         if is_header(header) and header["id"].lower() == wanted:
-            read_header(path)  # raises SessionFileError with the reason
+            read_header(path)
 
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,

@@ -32,15 +32,8 @@ from ..errors import SessionFileError, SessionLockError
 from .fit import fit_line, report
 from .reading import encode_line, read_session
 from .shapes import repaired
-from .listing import (
-    SessionInfo,
-    encode_cwd,
-    find_most_recent,
-    list_sessions,
-    message_text,
-    session_cwd_dir,
-    session_file_name,
-)
+from .listing import SessionInfo, find_most_recent, list_sessions, message_text
+from .naming import encode_cwd, session_cwd_dir, session_file_name
 from .lock import LOCK_SUFFIX, SessionLock
 from .writer import SessionWriter, SessionWriteState, lock_session_id
 from ..safe_read import is_file

@@ -136,12 +136,19 @@ class Registry:
             no_mcp=args.no_mcp, mcp_servers=mcp_servers or None, **options_from_args(args))
 
     def stored(self, session_id: str, cwd: str) -> str:
-        """The file of the stored session `session_id` of `cwd`. Raises `AcpError` when there is none."""
-        from ...coding.session.listing import file_of_id
+        """The file of the stored session `session_id` of `cwd`. Raises `AcpError` when there is none, naming the
+        file and the reason when one holding that id cannot be opened."""
+        from ...coding.errors import SessionFileError
+        from ...coding.session.listing import explain_unusable, file_of_id
 
         path = file_of_id(self.listing(cwd), session_id)  # a `cp` copy with the same id does not win
         if path is not None:
             return str(path)
+        try:
+            if not self.args.no_session:
+                explain_unusable(session_id, cwd, self.args.session_dir)
+        except SessionFileError as exc:
+            raise AcpError(RESOURCE_NOT_FOUND, f"Session {session_id!r} cannot be loaded: {exc}") from None
         raise AcpError(RESOURCE_NOT_FOUND, f"No session {session_id!r} is stored for {cwd}")
 
     def listing(self, cwd: str) -> list[Any]:
