@@ -222,3 +222,30 @@ async def test_find_and_grep_name_why_a_path_cannot_be_searched(tmp_path, extern
         assert str(error.value) == f"{tmp_path}/{name} is {kind}, not a regular file."
     with pytest.raises(ToolError, match="^Not a directory: "):
         await find(tmp_path, external, pattern="x", path="fifo")
+
+
+def test_the_paths_rg_and_fd_say_the_os_refused_are_told_from_real_failures():
+    """rg 13 printed its refusals without the `rg: ` prefix rg 14 has (they were taken for a failure), fd's
+    `--show-errors` lines were not read at all, and rg names a directory as `IO error for operation on`."""
+    from agent_forge.coding.tools.external_search import os_refusals
+
+    stderr = ("./sub/deep.txt: Permission denied (os error 13)\n"
+              "rg: ./locked.txt: Permission denied (os error 13)\n"
+              "rg: ./a: b: IO error for operation on ./a: b: Permission denied (os error 13)\n"
+              "[fd error]: ./sub/hidden: Too many levels of symbolic links (os error 40)\n"
+              "rg: regex parse error:\n    (\n    ^\nerror: unclosed group\n")
+    refused, rest = os_refusals(stderr)
+    assert [(path, exc.errno, exc.strerror) for path, exc in refused] == [
+        ("sub/deep.txt", 13, "Permission denied"), ("locked.txt", 13, "Permission denied"),
+        ("a: b", 13, "Permission denied"), ("sub/hidden", 40, "Too many levels of symbolic links")]
+    assert rest == "rg: regex parse error:\n    (\n    ^\nerror: unclosed group"
+
+
+def test_skipped_entries_are_named_in_path_order_and_the_rest_counted():
+    from agent_forge.coding.tools.search_output import MAX_NAMED_SKIPS, skip_notices
+
+    names = [f"d{i} (Permission denied)" for i in range(MAX_NAMED_SKIPS + 2, 0, -1)]
+    [files, dirs] = skip_notices(["b (x)", "a (x)"], names)
+    assert files == "2 files could not be read: a (x), b (x)"
+    assert dirs == (f"{len(names)} directories could not be listed (skipped): "
+                    + ", ".join(sorted(names)[:MAX_NAMED_SKIPS]) + " and 2 more")

@@ -51,10 +51,11 @@ def fd() -> tuple[str, bool] | None:
 
 
 async def stream_lines(argv: list[str], on_line: Callable[[bytes], bool], *, ok_codes: tuple[int, ...] = (0,),
-                       cwd: str | None = None) -> None:
+                       cwd: str | None = None) -> str:
     """Run `argv` and call `on_line(line)` (without the newline) for each stdout line until it returns False,
-    then stop the program. Raises `ExternalSearchError` when it exits with a code outside `ok_codes` before
-    being stopped. Cancellation kills the program and propagates."""
+    then stop the program; returns its standard error (decoded, stripped). Raises `ExternalSearchError` (whose
+    message is that text) when it exits with a code outside `ok_codes` before being stopped. Cancellation
+    kills the program and propagates."""
     proc = await asyncio.create_subprocess_exec(*argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                 limit=STREAM_LIMIT_BYTES)
@@ -72,8 +73,32 @@ async def stream_lines(argv: list[str], on_line: Callable[[bytes], bool], *, ok_
             _kill(proc)
         code = await proc.wait()
         stderr = await stderr_task
+    text = stderr.decode("utf-8", "replace").strip()
     if not stopped and code not in ok_codes:
-        raise ExternalSearchError(stderr.decode("utf-8", "replace").strip() or f"exit status {code}")
+        raise ExternalSearchError(text or f"exit status {code}")
+    return text
+
+
+_REFUSAL = re.compile(r"(?:rg: |\[fd error\]: )?(?P<path>.+): (?P<reason>[^:]+) \(os error (?P<errno>\d+)\)")
+"""An error line of rg or fd about one path (`./a/b: Permission denied (os error 13)`; rg 14 prefixes `rg: `,
+fd `[fd error]: `; rg says `./d: IO error for operation on ./d: ...` of a directory)."""
+
+_IO_ERROR_ON = ": IO error for operation on "
+
+
+def os_refusals(stderr: str) -> tuple[list[tuple[str, OSError]], str]:
+    """Split the standard error of rg or fd into the paths the OS refused (`(relative path, the error)`, in
+    order) and the other lines, joined (a real failure, or "" when there is none)."""
+    refused: list[tuple[str, OSError]] = []
+    rest = []
+    for line in stderr.splitlines():
+        found = _REFUSAL.fullmatch(line.strip())
+        if found is None:
+            rest.append(line)
+            continue
+        path = found["path"].rpartition(_IO_ERROR_ON)[2]
+        refused.append((path.removeprefix("./"), OSError(int(found["errno"]), found["reason"])))
+    return refused, "\n".join(rest).strip()
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

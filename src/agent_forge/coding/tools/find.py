@@ -13,7 +13,7 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from ..errors import ExternalSearchError
-from .external_search import fd, stream_lines
+from .external_search import fd, os_refusals, stream_lines
 from .globs import path_matcher
 from .ignore_walk import git_root, walk
 from .paths import resolve_tool_path
@@ -100,7 +100,7 @@ async def find_paths(top: str, pattern: str, limit: int, *, use_external: bool =
 
     program = fd() if use_external else None
     if program is not None and (program[1] or git_root(top) is not None):
-        await _list_with_fd(program, top, collect)  # fd hides the directories it cannot list
+        await _list_with_fd(program, top, collect, skipped)
     else:
         await _walk_in_thread(top, collect, skipped)
     return found
@@ -110,7 +110,7 @@ async def _walk_in_thread(top: str, collect: Callable[[str, bool], bool], unlist
     stop = threading.Event()
 
     def note(rel: str, exc: OSError) -> None:
-        unlisted.append(f"{path_text(rel)} ({exc.strerror or exc})")
+        unlisted.append(_refused(rel, exc))
 
     def run() -> None:
         for rel, is_dir in walk(top, stop=stop, on_unlistable=note):
@@ -123,10 +123,12 @@ async def _walk_in_thread(top: str, collect: Callable[[str, bool], bool], unlist
         stop.set()
 
 
-async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[str, bool], bool]) -> None:
-    """List everything under `top` with fd (it prints directories with a trailing `/`)."""
+async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[str, bool], bool],
+                        unlisted: list[str]) -> None:
+    """List everything under `top` with fd (it prints directories with a trailing `/`); the directories it
+    could not list go to `unlisted` (`--show-errors`: fd is silent about them otherwise)."""
     path, no_require_git = program
-    argv = [path, "--hidden", "--color=never", "--exclude", ".git", "--base-directory", top]
+    argv = [path, "--hidden", "--color=never", "--show-errors", "--exclude", ".git", "--base-directory", top]
     argv += ["--no-require-git"] if no_require_git else []
     argv += ["--", "."]
 
@@ -135,9 +137,14 @@ async def _list_with_fd(program: tuple[str, bool], top: str, collect: Callable[[
         return collect(line.rstrip("/"), line.endswith("/")) if line else True
 
     try:
-        await stream_lines(argv, feed)
+        refused, _ = os_refusals(await stream_lines(argv, feed))
     except ExternalSearchError as exc:
         raise ToolError(f"find failed: {exc}") from None
+    unlisted += [_refused(rel, exc) for rel, exc in refused]
+
+
+def _refused(rel: str, exc: OSError) -> str:
+    return f"{path_text(rel)} ({exc.strerror or exc})"
 
 
 def _result(found: list[str], limit: int, unlisted: list[str]) -> ToolResult:

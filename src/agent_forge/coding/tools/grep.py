@@ -18,7 +18,7 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, optional_int, require_string
 from ..errors import ExternalSearchError
-from .external_search import ripgrep, stream_lines
+from .external_search import os_refusals, ripgrep, stream_lines
 from .file_kinds import check_regular_mode, open_regular
 from .globs import path_matcher
 from .ignore_walk import walk
@@ -297,7 +297,7 @@ async def _search_with_rg(rg: str, query: GrepQuery, matches: Matches) -> None:
     cwd = os.path.dirname(query.target) if is_file else query.target
     reader = _RgReader(matches, query.context)
     try:
-        await stream_lines(argv, reader.feed, ok_codes=(0, 1), cwd=cwd)
+        _note_rg_refusals(await stream_lines(argv, reader.feed, ok_codes=(0, 1), cwd=cwd), cwd, matches)
     except ExternalSearchError as exc:
         failure = _note_rg_refusals(str(exc), cwd, matches)
         if failure and not matches.lines:  # rg also exits 2 after unreadable files: those are noted, not failures
@@ -306,22 +306,13 @@ async def _search_with_rg(rg: str, query: GrepQuery, matches: Matches) -> None:
         raise ToolError(f"grep failed: {exc}") from None
 
 
-_RG_REFUSAL = re.compile(r"rg: (?P<path>.+): (?P<reason>[^:]+) \(os error (?P<errno>\d+)\)")
-
-
 def _note_rg_refusals(stderr: str, cwd: str, matches: Matches) -> str:
-    """Note in `matches` each file or directory rg reported as refused by the OS
-    (`rg: ./a/b: Permission denied (os error 13)`); the other lines of `stderr`, joined (a real failure)."""
-    rest = []
-    for line in stderr.splitlines():
-        found = _RG_REFUSAL.fullmatch(line.strip())
-        if found is None:
-            rest.append(line)
-            continue
-        rel = found["path"].removeprefix("./")
-        exc = OSError(int(found["errno"]), found["reason"])
+    """Note in `matches` each file or directory rg reported as refused by the OS; the rest of `stderr` (a real
+    failure, or "")."""
+    refused, rest = os_refusals(stderr)
+    for rel, exc in refused:
         (matches.skip_dir if os.path.isdir(os.path.join(cwd, rel)) else matches.skip_file)(rel, exc)
-    return "\n".join(rest).strip()
+    return rest
 
 
 class _RgReader:

@@ -77,6 +77,9 @@ def skip_notices(unreadable: list[str], unlisted: list[str]) -> list[str]:
 
 
 def _skipped(names: list[str], noun: str, what: str) -> str:
+    """`names` sorted, so that the notice is the same whichever order the engine met them in (rg and fd walk
+    in parallel threads)."""
+    names = sorted(names)
     shown = ", ".join(names[:MAX_NAMED_SKIPS])
     more = len(names) - MAX_NAMED_SKIPS
     return f"{len(names)} {noun} {what}: {shown}" + (f" and {more} more" if more > 0 else "")
