@@ -49,7 +49,8 @@ async def test_read_write_and_edit_use_the_editors_buffers(agent_env, project, f
     session_id = await client.new_session(str(project))
     assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
     a, new = str(project / "a.txt"), str(project / "new.txt")
-    assert asked == [("read", a), ("read", a), ("write", a), ("write", new)]  # the PNG was read from the disk
+    # read, then edit: its read and its check just before writing; the PNG was read from the disk
+    assert asked == [("read", a), ("read", a), ("read", a), ("write", a), ("write", new)]
     assert buffers == {a: "edited text\n", new: "fresh\n"}
     assert (project / "a.txt").read_text() == "saved text\n" and not (project / "new.txt").exists()
     assert "unsaved text" in tool_texts(fake_llm.requests[1])[0]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, json_type, require_string
 from .file_access import LOCAL, FileAccess
 from .file_kinds import open_regular
+from .file_queue import hold
 from .paths import resolve_tool_path
 from .write import write_bytes
 from ..paths import path_text
@@ -54,6 +55,11 @@ PARAMETERS: dict[str, JsonValue] = {
 class EditTool:
     """`edit(path, edits=[{oldText, newText}, ...])`; the legacy top-level `oldText`/`newText` also works.
 
+    Edits and writes of one file run one after another, in call order (`file_queue.py`). Just before
+    writing, the file is read again: if another writer changed it meanwhile, the edits are applied to its new
+    content (a note in the result says so), or fail with `<path> changed while it was being edited, ...
+    Nothing was written.`
+
     Result text `Successfully replaced N block(s) in <path>.`, followed by a note for each edit that matched
     only tolerantly (`edit_match.py`); `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
@@ -74,27 +80,87 @@ class EditTool:
 
     async def execute(self, tool_call_id: str, args: dict[str, JsonValue],
                       on_update: ToolUpdate | None = None) -> ToolResult:
-        # Matching and diffing are imported by the first edit: start-up (the first response) does not pay.
-        from .diff import first_changed_line, unified_diff
-        from .edit_apply import apply_replacements, normalise_newlines
-
         args = check_object(args)
         given = require_string(args, "path")
         edits = parse_edits(args)
         path = resolve_tool_path(given, self.cwd)
-        served = await self.files.read_text(path)  # the editor's version, unsaved changes included
-        # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
-        bom, original = (b"", served) if served is not None else await asyncio.to_thread(_read_text, path)
+        async with hold(path):  # before the first await: edits and writes of one file apply in call order
+            return await self._edit(path, given, edits)
+
+    async def _edit(self, path: str, given: str, edits: list[Replacement]) -> ToolResult:
+        # Matching and diffing are imported by the first edit: start-up (the first response) does not pay.
+        from .diff import first_changed_line, unified_diff
+        from .edit_apply import normalise_newlines
+
         shown = path_text(given)  # every message naming the file: one line, no control bytes (`path_text`)
-        updated, notes = apply_replacements(original, edits, shown)
-        if updated == original:
-            raise ToolError(f"No changes made to {shown}: the replacements leave the file identical.")
-        if served is None or not await self.files.write_text(path, _encode(updated).decode("utf-8", "replace")):
-            await asyncio.to_thread(write_bytes, path, bom + _encode(updated))
-        before, after = normalise_newlines(original), normalise_newlines(updated)
+        seen = await self._load(path)
+        updated, notes = _apply(seen, edits, shown)
+        now = await self._changed_since(path, seen, shown)
+        if now is not None:  # another writer (a `bash` `sed -i` of the same message, the editor's user)
+            seen, (updated, notes) = now, _reapply(now, edits, shown)
+        await self._store(path, seen, updated)
+        before, after = normalise_newlines(seen.text), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
         text = " ".join([f"Successfully replaced {len(edits)} block(s) in {shown}.", *notes])
         return text_result(text, details)
+
+    async def _load(self, path: str) -> _Content:
+        """The file as it is now: the editor's version (unsaved changes included), else the disk's."""
+        served = await self.files.read_text(path)
+        if served is not None:
+            return _Content(b"", served, True)
+        # File I/O in a thread: a slow disk must not stall the event loop (and with it abort and get_state).
+        return await asyncio.to_thread(_read_text, path)
+
+    async def _changed_since(self, path: str, seen: _Content, shown: str) -> _Content | None:
+        """The file's content if it is no longer `seen` (read again just before writing), else None. Raises
+        `ToolError` when it cannot be read any more (deleted, replaced by a directory)."""
+        try:
+            now = await self._load(path)
+        except ToolError as exc:
+            gone = f"{shown} changed while it was being edited: {_sentence(exc)} Nothing was written."
+            raise ToolError(gone) from None
+        return None if now == seen else now
+
+    async def _store(self, path: str, seen: _Content, updated: str) -> None:
+        data = _encode(updated)
+        if not seen.served or not await self.files.write_text(path, data.decode("utf-8", "replace")):
+            await asyncio.to_thread(write_bytes, path, seen.bom + data)
+
+
+class _Content(NamedTuple):
+    """A file's content as an edit read it: `bom` (a UTF-8 BOM or b"") and `text` (undecodable bytes as
+    surrogate escapes, so equal texts are equal bytes), `served` by the editor (`file_access.py`) or the disk."""
+
+    bom: bytes
+    text: str
+    served: bool
+
+
+def _apply(content: _Content, edits: list[Replacement], shown: str) -> tuple[str, list[str]]:
+    """The edited text and the notes of tolerant matches. Raises `ToolError`."""
+    from .edit_apply import apply_replacements
+
+    updated, notes = apply_replacements(content.text, edits, shown)
+    if updated == content.text:
+        raise ToolError(f"No changes made to {shown}: the replacements leave the file identical.")
+    return updated, notes
+
+
+def _reapply(content: _Content, edits: list[Replacement], shown: str) -> tuple[str, list[str]]:
+    """`_apply` to the content another writer left, with a note saying so; a `ToolError` that says the file
+    changed when the edits no longer apply to it."""
+    try:
+        updated, notes = _apply(content, edits, shown)
+    except ToolError as exc:
+        raise ToolError(f"{shown} changed while it was being edited, and the edits no longer apply to its new "
+                        f"content: {_sentence(exc)} Nothing was written.") from None
+    return updated, [*notes, f"{shown} changed while it was being edited; the edits were applied to its new "
+                             "content."]
+
+
+def _sentence(exc: ToolError) -> str:
+    return str(exc).rstrip(".") + "."
 
 
 def parse_edits(args: dict[str, JsonValue]) -> list[Replacement]:
@@ -137,8 +203,8 @@ def _parse_json_array(text: str) -> JsonValue:
         raise ToolError("Parameter 'edits' must be an array of {oldText, newText}, got a string") from None
 
 
-def _read_text(path: str) -> tuple[bytes, str]:
-    """(BOM or b"", content); undecodable bytes become surrogate escapes so they are written back as they were."""
+def _read_text(path: str) -> _Content:
+    """The file on the disk; undecodable bytes become surrogate escapes so they are written back as they were."""
     try:
         with open(open_regular(path, os.O_RDONLY), "rb") as f:
             raw = f.read()
@@ -147,7 +213,7 @@ def _read_text(path: str) -> tuple[bytes, str]:
     except OSError as exc:
         raise ToolError(f"Cannot read {path_text(path)}: {exc.strerror or exc}") from None
     bom = _BOM if raw.startswith(_BOM) else b""
-    return bom, raw[len(bom):].decode("utf-8", "surrogateescape")
+    return _Content(bom, raw[len(bom):].decode("utf-8", "surrogateescape"), False)
 
 
 def _encode(text: str) -> bytes:

@@ -10,6 +10,7 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate, text_result
 from ...ai.types import JsonValue
 from .args import check_object, require_string
 from .file_access import LOCAL, FileAccess
+from .file_queue import hold
 from .file_replace import replace_contents
 from .paths import resolve_tool_path
 from ..paths import path_text
@@ -35,7 +36,8 @@ class WriteTool:
     Characters UTF-8 cannot encode (lone surrogates from JSON escapes) are written as `?`. A symlink to a
     regular file is followed. Errors (`ToolError`): the path is a directory, FIFO, device or socket; a file
     stands where a parent directory should be (`Not a directory: <path>`); the OS refuses (permissions, disk
-    full). A failed write changes nothing: the old file keeps its bytes, a new one is not left behind
+    full). Writes and edits of one file run one after another, in call order (`file_queue.py`). A failed
+    write changes nothing: the old file keeps its bytes, a new one is not left behind
     (`write_bytes`).
     """
 
@@ -56,9 +58,10 @@ class WriteTool:
         content = require_string(args, "content")
         path = resolve_tool_path(given, self.cwd)
         data = content.encode("utf-8", "replace")
-        if not await self.files.write_text(path, data.decode("utf-8")):
-            # A thread, because even a regular file on a slow or full disk must not stall the event loop.
-            await asyncio.to_thread(write_bytes, path, data)
+        async with hold(path):  # before the first await: writes and edits of one file apply in call order
+            if not await self.files.write_text(path, data.decode("utf-8")):
+                # A thread, because even a regular file on a slow or full disk must not stall the event loop.
+                await asyncio.to_thread(write_bytes, path, data)
         return text_result(f"Successfully wrote {len(data)} bytes to {path_text(given)}")
 
 
