@@ -201,3 +201,24 @@ def test_a_stopped_reload_shuts_down_the_new_plugins_already_set_up_and_the_old_
     term.press("Enter")
     term.wait_until(lambda: flat(term).count("word is") == 2, "the old command's answer")
     assert flat(term).count("word is v1") == 2  # the running plugin's own modules, not the dropped load's
+
+
+def test_a_stopped_reload_names_a_package_plugin_by_its_id(terminal, fake_llm, agent_env_factory, tmp_path):
+    """The notice named a package directory `holding.d` by `Path.stem` (`holding`), not by the id the loader gives
+    it and the reload report uses."""
+    package = tmp_path / "holding.d"
+    package.mkdir()
+    (package / "__init__.py").write_text(plugin_text("v1"))
+    term = terminal("-e", str(package), env=agent_env_factory(settings={"pluginSetupTimeoutMs": 120000}))
+    (terminal.work / "hold-setup").touch()
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: (terminal.work / "setup-started").exists(), "the new setup to start")
+    term.press("Escape")
+    term.wait_until(lambda: "was stopped" in flat(term), "the reload's notice")
+    assert "the setup of holding.d was stopped, the plugins stay as they were" in flat(term)
+    (terminal.work / "hold-setup").unlink()
+    (package / "__init__.py").write_text(plugin_text("v2"))
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: "plugins: 1 loaded (holding.d changed)" in flat(term), "the second reload")

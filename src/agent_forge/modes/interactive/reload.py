@@ -60,6 +60,7 @@ async def reload_plugins(session: Any, plugins: PluginArgs) -> tuple[str | None,
     stops the load: the new plugins already set up are shut down (`session_shutdown`), the running plugins'
     modules the load imported over are put back, and the running plugins stay as they were: (why, no warnings:
     they were about a load dropped)."""
+    from ...plugins.loader import plugin_id
     from ...plugins.module_import import SavedModules
     from ...plugins.startup import load_plugins
 
@@ -74,7 +75,7 @@ async def reload_plugins(session: Any, plugins: PluginArgs) -> tuple[str | None,
         saved.restore()
         del session.warnings[seen:]
         await drop_loaded(session, loaded)
-        what = f"the setup of {clean(source_id(current[-1]))}" if current else "the plugin load"
+        what = f"the setup of {clean(plugin_id(current[-1]))}" if current else "the plugin load"
         return f"{what} was stopped, the plugins stay as they were", []
     await replace_plugins(session, loaded)
     warnings = session.warnings[seen:]
@@ -107,18 +108,6 @@ async def replace_plugins(session: Any, loaded: list[Any]) -> None:
     runner = install_loaded(session, loaded, ui=lambda: RpcUI(session.emit))
     if runner is not None:
         await runner.start()
-
-
-def source_id(source: Any) -> str:
-    """The id a plugin of `source` (`PluginSource`) gets (`loader._import`): a path's name without `.py`, a
-    module's name, an entry point's name."""
-    from pathlib import Path
-
-    if source.kind == "path":
-        return Path(source.target).stem
-    if source.kind == "module":
-        return source.target.partition(":")[0]
-    return getattr(source.value, "name", None) or source.target
 
 
 def reload_keys(ui: Any, warnings: list[str]) -> str:
