@@ -137,12 +137,12 @@ def _import_value(value: str, fresh: set[str] | None) -> tuple[object, tuple[str
 
 def _not_a_plugin(path: Path) -> str:
     """Why `path` cannot be imported: it names nothing, or what it is (`/dev/zero` is no missing file)."""
-    if is_file(path):
-        return "it is not a .py file"
-    from ..coding.safe_read import missing_or_kind
+    from ..coding.safe_read import examine, found_text
 
-    kind = missing_or_kind(path)
-    return "no such plugin" if kind == "does not exist" else "it " + kind.removesuffix(", not a file or a directory")
+    found = examine(path)
+    if isinstance(found, os.stat_result) and stat.S_ISREG(found.st_mode):
+        return "it is not a .py file"
+    return "no such plugin" if found is None else "it " + found_text(found)
 
 
 def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
