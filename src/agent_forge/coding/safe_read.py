@@ -261,20 +261,19 @@ def missing_or_kind(path: str | os.PathLike[str]) -> str:
     """For a path that is neither a regular file nor a directory: `"does not exist"`, `"cannot be examined:
     <the OS's reason>"` (`File name too long`, `Permission denied`), or `"is <what it is>, not a file or a
     directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
-    found = examine(path)
-    text = found_text(found)
-    return f"{text}, not a file or a directory" if isinstance(found, os.stat_result) else text
+    return found_text(examine(path), ", not a file or a directory")
 
 
-def found_text(found: os.stat_result | OSError | None) -> str:
-    """What `examine` found, for a message that says itself what it expected instead: `"does not exist"`
-    (None), `"cannot be examined: <the OS's reason>"` (an `OSError`), or `"is <what it is>"` (a status: `is a
-    FIFO (named pipe)`, `is a regular file`)."""
+def found_text(found: os.stat_result | OSError | None, expected: str = "") -> str:
+    """What `examine` found, for a message about a path that was not what was needed: `"does not exist"`
+    (None), `"cannot be examined: <the OS's reason>"` (an `OSError`), or `"is <what it is><expected>"` (a
+    status: `is a FIFO (named pipe)`, `is a regular file`; `expected` such as `", not a directory"`)."""
     if found is None:
         return "does not exist"
     if isinstance(found, OSError):
         return f"cannot be examined: {found.strerror or found}"
-    return "is a regular file" if stat.S_ISREG(found.st_mode) else f"is {describe_kind(found.st_mode)}"
+    kind = "a regular file" if stat.S_ISREG(found.st_mode) else describe_kind(found.st_mode)
+    return f"is {kind}{expected}"
 
 
 def _check_regular(mode: int) -> None:
