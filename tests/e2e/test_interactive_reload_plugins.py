@@ -1,7 +1,8 @@
 """End to end: in a real terminal (tmux), `/reload` and plugins. A plugin whose async setup waits (a server that
 never answers): the spinner shows with the abort hint, and Escape or Ctrl+C stops the reload's plugin step, says
-so in one line, and the plugins running before stay as they were (their old code answers); exit still works, also
-after a setup that swallows its cancellation. A plugin named by module (settings `plugins`, an installed package
+so in one line (naming the plugin by its id), the new plugins already set up are shut down, and the plugins
+running before stay as they were (their old code answers, their modules too); exit still works, also after a
+setup that swallows its cancellation. A plugin named by module (settings `plugins`, an installed package
 on the path) runs its current source after `/reload`; one whose package was imported before it loaded keeps its
 code, and the notice says so."""
 
