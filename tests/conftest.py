@@ -288,7 +288,7 @@ def nobody_dir() -> Iterator[Path]:
 @pytest.fixture
 def nobody_env(nobody_dir: Path, fake_llm: FakeLLMServer) -> dict[str, str]:
     """`make_agent_env(nobody_dir, fake_llm)` with a TMPDIR user 65534 may write in (run it with
-    `support.doubles.NOBODY`). Tests take it as a fixture: `from conftest import ...` finds whichever conftest
+    `support.doubles.run_as_nobody`). Tests take it as a fixture: `from conftest import ...` finds whichever conftest
     module pytest imported first (tests/ai has one too)."""
     env = make_agent_env(nobody_dir, fake_llm)
     Path(env["TMPDIR"]).chmod(0o777)

@@ -122,23 +122,16 @@ def test_text_that_only_looks_like_a_path_stays_text(agent_env, fake_llm, tmp_pa
     assert fake_llm.requests[-1]["body"]["messages"][0]["content"].startswith(text)
 
 
-def run_as_nobody(args, cwd):
-    from support.doubles import NOBODY
+def test_a_prompt_file_without_permission_is_refused_with_the_reason(nobody_dir, nobody_env):
+    from support.doubles import run_as_nobody
 
-    env = {"PATH": os.environ["PATH"], "HOME": str(cwd), "AGENT_FORGE_DIR": str(cwd / "agent")}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("AGENT_FORGE_SESSION")})
-    return subprocess.run([*NOBODY, *CLI, *args, "-p", "hi"], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=60)
-
-
-def test_a_prompt_file_without_permission_is_refused_with_the_reason(nobody_dir):
     locked = nobody_dir / "locked"
     locked.mkdir(mode=0o000)
     (nobody_dir / "secret.md").write_text("x")
     (nobody_dir / "secret.md").chmod(0o000)
     for value, reason in ((f"{locked}/p.md", "cannot be examined: Permission denied"),
                           ("secret.md", "cannot read: Permission denied")):
-        done = run_as_nobody(["--system-prompt", value], nobody_dir)
+        done = run_as_nobody(["--system-prompt", value, "-p", "hi"], nobody_env, nobody_dir)
         assert (done.returncode, done.stderr) == (2, f"agent-forge: --system-prompt {value}: {reason}\n")
 
 
@@ -159,11 +152,12 @@ def test_an_unusable_session_dir_from_the_environment_is_refused_before_the_run(
     assert fake_llm.requests == []
 
 
-def test_a_session_dir_without_permission_is_refused(nobody_dir, monkeypatch):
+def test_a_session_dir_without_permission_is_refused(nobody_dir, nobody_env):
+    from support.doubles import run_as_nobody
+
     (nobody_dir / "locked").mkdir(mode=0o000)
     path = f"{nobody_dir}/locked/sessions"
-    monkeypatch.setenv("AGENT_FORGE_SESSION_DIR", path)
-    done = run_as_nobody([], nobody_dir)
+    done = run_as_nobody(["-p", "hi"], dict(nobody_env, AGENT_FORGE_SESSION_DIR=path), nobody_dir)
     assert (done.returncode, done.stderr) == (
         2, f"agent-forge: AGENT_FORGE_SESSION_DIR {path}: cannot be examined: Permission denied\n")
 
@@ -172,7 +166,7 @@ def test_a_session_dir_without_permission_is_refused(nobody_dir, monkeypatch):
 @pytest.mark.parametrize("name", ["readonly", "readonly/sessions"])
 def test_a_session_dir_nobody_may_write_in_is_refused_before_the_run(where, name, nobody_dir, nobody_env, fake_llm):
     """A directory that exists but cannot be written in (or made, under one) failed only after the paid answer."""
-    from support.doubles import NOBODY
+    from support.doubles import run_as_nobody
 
     env = nobody_env
     (nobody_dir / "readonly").mkdir(mode=0o755)  # root's: nobody may enter and read it, not write in it
@@ -181,14 +175,12 @@ def test_a_session_dir_nobody_may_write_in_is_refused_before_the_run(where, name
     if where != "--session-dir":
         env["AGENT_FORGE_SESSION_DIR"] = path
     fake_llm.set_script([{"text": "a"}])
-    done = subprocess.run([*NOBODY, *CLI, *args, "-p", "hi"], cwd=nobody_dir, env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = run_as_nobody([*args, "-p", "hi"], env, nobody_dir)
     verb = "write in it" if name == "readonly" else f"make it in {nobody_dir}/readonly"
     assert (done.returncode, done.stdout, done.stderr) == (
         2, "", f"agent-forge: {where} {path}: cannot {verb}: Permission denied\n")
     assert fake_llm.requests == []
-    done = subprocess.run([*NOBODY, *CLI, *args, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = run_as_nobody([*args, "--no-session", "-p", "hi"], env, nobody_dir)
     assert (done.returncode, done.stdout) == (0, "a\n"), done.stderr
 
 

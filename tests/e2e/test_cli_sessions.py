@@ -248,6 +248,16 @@ async def test_session_whose_directory_is_gone_says_the_cwd_differs(agent_env, p
             f"{project}") in client.stderr.decode()
 
 
+async def test_session_whose_directory_is_now_a_file_says_what_it_is(agent_env, project, tmp_path):
+    """It was called "a special file"."""
+    (tmp_path / "now-a-file").write_text("x")
+    path = write_session(tmp_path / "store", IDS["old"], ["q", "a"], mtime=1_000_000, cwd=str(tmp_path / "now-a-file"))
+    async with await RpcClient.start(["--session", str(path)], cwd=str(project), env=agent_env) as client:
+        await client.send({"type": "get_state"})
+    assert (f"the session's directory {tmp_path / 'now-a-file'} is a regular file; working in the current "
+            f"directory {project}") in client.stderr.decode()
+
+
 def test_an_id_of_another_directory_names_its_file(agent_env, project, tmp_path, sessions):
     unknown = cli(agent_env, project, "--mode", "rpc", "--session", "cccc", "--session-dir", str(tmp_path / "sessions"))
     err = unknown.stderr.decode()

@@ -5,7 +5,6 @@ The same diff reaches RPC clients, ACP editors (the change's location) and the t
 from __future__ import annotations
 
 from support.acp_client import AcpClient
-from support.tmux_terminal import TmuxTerminal
 from support.tui import needs_tmux
 
 from agent_forge.modes.rpc.client import RpcClient
@@ -65,21 +64,16 @@ async def test_an_acp_editor_is_pointed_at_the_changed_last_line(agent_env, proj
 
 
 @needs_tmux
-def test_the_terminal_ui_shows_header_like_rows_and_the_newline_marker(agent_env, fake_llm, tmp_path):
-    work = tmp_path / "work"
-    work.mkdir()
+def test_the_terminal_ui_shows_header_like_rows_and_the_newline_marker(terminal, fake_llm):
+    work = terminal.work
     (work / "q.sql").write_text("select 1;\n-- old note\n++counter\nend")
     fake_llm.set_script([{"tool_calls": [{"name": "edit", "arguments": {"path": "q.sql", "edits": [
         {"oldText": "-- old note\n", "newText": ""}, {"oldText": "end", "newText": "END\n"}]}}]},
         {"text": "Edited the query."}])
-    term = TmuxTerminal(agent_env, work, columns=100, rows=30)
-    try:
-        term.wait_for("fake-model •")
-        term.type("edit q.sql")
-        term.press("Enter")
-        screen = term.wait_for("Edited the query.")
-    finally:
-        term.close()
+    term = terminal()
+    term.type("edit q.sql")
+    term.press("Enter")
+    screen = term.wait_for("Edited the query.")
     assert (work / "q.sql").read_text() == "select 1;\n++counter\nEND\n"
     rows = [row.strip() for row in screen.split("\n")]
     assert "--- old note" in rows  # the removed `-- old note` line, not taken for a file-name header

@@ -1,7 +1,8 @@
 """End to end: in a real terminal (tmux), `/reload` and plugins. A plugin whose async setup waits (a server that
 never answers): the spinner shows with the abort hint, and Escape or Ctrl+C stops the reload's plugin step, says
-so in one line, and the plugins running before stay as they were (their old code answers); exit still works, also
-after a setup that swallows its cancellation. A plugin named by module (settings `plugins`, an installed package
+so in one line (naming the plugin by its id), the new plugins already set up are shut down, and the plugins
+running before stay as they were (their old code answers, their modules too); exit still works, also after a
+setup that swallows its cancellation. A plugin named by module (settings `plugins`, an installed package
 on the path) runs its current source after `/reload`; one whose package was imported before it loaded keeps its
 code, and the notice says so."""
 
@@ -145,3 +146,80 @@ def test_exit_while_a_reload_waits_for_a_plugin_setup_ends_the_process(terminal,
     term.wait_until(lambda: (terminal.work / "setup-started").exists(), "the new setup to start")
     term.press("C-d")
     assert term.exit_code() == 0
+
+
+COUNTER = '''
+from pathlib import Path
+
+MARKS = Path(MARKS_DIR)
+
+
+def setup(plugin):
+    (MARKS / "setup-VERSION").touch()
+
+    @plugin.on("session_shutdown")
+    async def bye(event, ctx):
+        (MARKS / "shutdown-VERSION").touch()
+
+    @plugin.command("word")
+    async def word(args, ctx):
+        from .words import WORD  # imported at the call: the package's modules must be this load's
+
+        ctx.ui.notify("word is " + WORD)
+'''
+
+
+def test_a_stopped_reload_shuts_down_the_new_plugins_already_set_up_and_the_old_ones_keep_their_modules(
+        terminal, fake_llm, agent_env_factory, tmp_path):
+    """An abort during a later plugin's setup dropped the new plugins already set up without their
+    `session_shutdown`, and the running plugins' modules were already replaced by the new load's: a lazy import
+    in an old command ran the new code."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    source = COUNTER.replace("MARKS_DIR", repr(str(marks)))
+    (counter / "__init__.py").write_text(source.replace("VERSION", "v1"))
+    (counter / "words.py").write_text("WORD = 'v1'\n")
+    holding = tmp_path / "holding.py"
+    holding.write_text(plugin_text("v1"))
+    term = terminal("-e", str(counter), "-e", str(holding),
+                    env=agent_env_factory(settings={"pluginSetupTimeoutMs": 120000}))
+    term.type("/word")
+    term.press("Enter")
+    term.wait_for("word is v1")
+    (counter / "__init__.py").write_text(source.replace("VERSION", "v2"))
+    (counter / "words.py").write_text("WORD = 'v2'\n")
+    (terminal.work / "hold-setup").touch()
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: (terminal.work / "setup-started").exists(), "the new setup to start")
+    assert (marks / "setup-v2").exists()  # the new counter was set up before holding's setup began
+    term.press("Escape")
+    term.wait_until(lambda: KEPT in flat(term), "the reload's notice")
+    assert sorted(p.name for p in marks.iterdir()) == ["setup-v1", "setup-v2", "shutdown-v2"]
+    term.type("/word")
+    term.press("Enter")
+    term.wait_until(lambda: flat(term).count("word is") == 2, "the old command's answer")
+    assert flat(term).count("word is v1") == 2  # the running plugin's own modules, not the dropped load's
+
+
+def test_a_stopped_reload_names_a_package_plugin_by_its_id(terminal, fake_llm, agent_env_factory, tmp_path):
+    """The notice named a package directory `holding.d` by `Path.stem` (`holding`), not by the id the loader gives
+    it and the reload report uses."""
+    package = tmp_path / "holding.d"
+    package.mkdir()
+    (package / "__init__.py").write_text(plugin_text("v1"))
+    term = terminal("-e", str(package), env=agent_env_factory(settings={"pluginSetupTimeoutMs": 120000}))
+    (terminal.work / "hold-setup").touch()
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: (terminal.work / "setup-started").exists(), "the new setup to start")
+    term.press("Escape")
+    term.wait_until(lambda: "was stopped" in flat(term), "the reload's notice")
+    assert "the setup of holding.d was stopped, the plugins stay as they were" in flat(term)
+    (terminal.work / "hold-setup").unlink()
+    (package / "__init__.py").write_text(plugin_text("v2"))
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: "plugins: 1 loaded (holding.d changed)" in flat(term), "the second reload")

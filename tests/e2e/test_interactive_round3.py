@@ -90,7 +90,8 @@ def test_a_theme_that_is_not_a_regular_file_gives_one_warning(terminal, fake_llm
         (themes / "odd.json").symlink_to("/dev/zero")
     set_setting(agent_env, "theme", "odd")
     term = terminal()  # a FIFO would block the start, /dev/zero read without end
-    term.wait_until(lambda: one_odd_warning(term.screen()), "one whole warning about odd.json")
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a character device"  # it said "not a regular file" only
+    term.wait_until(lambda: one_odd_warning(term.screen(), what), "one whole warning about odd.json")
     term.type("/settings")
     term.press("Enter")
     choose(term, "Change which setting?", "theme", "theme (now: odd)")
@@ -98,12 +99,12 @@ def test_a_theme_that_is_not_a_regular_file_gives_one_warning(terminal, fake_llm
     assert "odd" not in term.screen().split("theme:")[1]  # not offered as a theme
 
 
-def one_odd_warning(screen: str) -> bool:
-    """`screen` says once that odd.json is not a regular file and the dark theme is used. Its words are read
-    joined (a long path wraps between them); the count of `odd` on the rows joined as they are: the terminal
-    wraps the path at its edge, which can fall inside `odd.json` (`od` + `d.json`)."""
+def one_odd_warning(screen: str, kind: str) -> bool:
+    """`screen` says once that odd.json is `kind` (`a FIFO (named pipe)`), not a regular file, and the dark theme
+    is used. Its words are read joined (a long path wraps between them); the count of `odd` on the rows joined
+    as they are: the terminal wraps the path at its edge, which can fall inside `odd.json` (`od` + `d.json`)."""
     words, rows = " ".join(screen.split()), "".join(screen.splitlines())
-    return ("using the dark theme" in words and "is not a regular file" in words and rows.count("odd") == 2
+    return ("using the dark theme" in words and f"is {kind}, not a regular file" in words and rows.count("odd") == 2
             and "does not exist" not in words)
 
 

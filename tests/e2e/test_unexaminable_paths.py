@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.tui import needs_tmux
+
 CLI = [sys.executable, "-m", "agent_forge"]
 LOOP = "Too many levels of symbolic links"
 
@@ -70,14 +72,13 @@ def test_a_package_plugin_whose_init_is_no_regular_file_says_what_it_is(agent_en
 
 def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, nobody_env, fake_llm):
     """It was taken for a package plugin: "a plugin directory needs an __init__.py"."""
-    from support.doubles import NOBODY
+    from support.doubles import run_as_nobody
 
     env = nobody_env
     plugins = Path(env["AGENT_FORGE_DIR"]) / "plugins"
     plugins.mkdir(mode=0o311)  # enterable, not listable
     fake_llm.set_script([{"text": "ok"}])
-    done = subprocess.run([*NOBODY, *CLI, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = run_as_nobody(["--no-session", "-p", "hi"], env, nobody_dir)
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
     assert [line for line in done.stderr.splitlines() if line.startswith("Warning: Plugin")] == [
         f"Warning: Plugin not loaded: {plugins}: it cannot be listed: Permission denied"]
@@ -85,7 +86,7 @@ def test_a_plugins_directory_without_read_permission_says_so(nobody_dir, nobody_
 
 def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, nobody_env, fake_llm):
     """The skill search said "cannot be listed; skipped" without the OS's reason."""
-    from support.doubles import NOBODY
+    from support.doubles import run_as_nobody
 
     env = nobody_env
     skills = Path(env["AGENT_FORGE_DIR"]) / "skills"
@@ -93,8 +94,7 @@ def test_a_skills_directory_that_cannot_be_listed_says_why(nobody_dir, nobody_en
     (skills / "open" / "SKILL.md").parent.mkdir()
     (skills / "open" / "SKILL.md").write_text("---\ndescription: opens things\n---\nbody\n")
     fake_llm.set_script([{"text": "ok"}])
-    done = subprocess.run([*NOBODY, *CLI, "--no-session", "-p", "hi"], cwd=nobody_dir, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = run_as_nobody(["--no-session", "-p", "hi"], env, nobody_dir)
     assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
     assert f"Warning: {skills}/locked: cannot be listed: Permission denied; skipped\n" in done.stderr
     assert "opens things" in str(fake_llm.requests[-1]["body"]["messages"][0])
@@ -138,30 +138,19 @@ def test_export_by_id_names_a_sessions_root_it_cannot_list(agent_env, fake_llm, 
     assert f"agent-forge: the session directory {looping}: {LOOP}" in done.stderr.splitlines(), done.stderr
 
 
-def test_the_resume_picker_names_a_session_directory_it_cannot_list(agent_env, tmp_path):
+@needs_tmux
+def test_the_resume_picker_names_a_session_directory_it_cannot_list(terminal, agent_env):
     """`/resume` said "no other session of this directory" for a directory it could not read."""
-    import pytest
-
-    from support.tmux_terminal import TmuxTerminal, tmux_available
-
-    if not tmux_available():
-        pytest.skip("tmux is not installed")
     from agent_forge.coding.session.listing import session_cwd_dir
 
-    work = tmp_path / "work"
-    work.mkdir()
-    directory = session_cwd_dir(work, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    directory = session_cwd_dir(terminal.work, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
     directory.parent.mkdir(parents=True)
     os.symlink(directory.name, directory)
-    term = TmuxTerminal(agent_env, work, columns=200, rows=30)
-    try:
-        term.wait_until(lambda: "loading…" not in term.screen() and "fake-model" in term.screen(), "start-up")
-        term.type("/resume")
-        term.press("Enter")
-        term.wait_for("no other session of this directory to resume")
-        assert f"skipped the session directory {directory}: {LOOP}" in " ".join(term.screen().split())
-    finally:
-        term.close()
+    term = terminal(columns=200)
+    term.type("/resume")
+    term.press("Enter")
+    term.wait_for("no other session of this directory to resume")
+    assert f"skipped the session directory {directory}: {LOOP}" in " ".join(term.screen().split())
 
 
 def test_default_skill_and_prompt_dirs_that_cannot_be_examined_are_named(tmp_path):

@@ -14,6 +14,8 @@ import json
 import os
 import select
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -198,3 +200,11 @@ def roles_and_texts(messages: list[dict]) -> list[tuple[str, str]]:
 NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
 """Prefix of a command run as user and group 65534 (nobody): tests run as root here, for whom no permission bit
 bites, and EACCES is only seen by another user (the `nobody_dir` fixture gives a directory it can enter)."""
+
+
+def run_as_nobody(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI (`python -m agent_forge`) with `args`, run as nobody (`NOBODY`) in `cwd` with exactly `env` (the
+    test's agent env: the `nobody_env` fixture; nothing is taken from this process's environment), to its end
+    (60 s at most): its exit code and text output."""
+    return subprocess.run([*NOBODY, sys.executable, "-m", "agent_forge", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=60)

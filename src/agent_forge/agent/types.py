@@ -46,8 +46,9 @@ class AgentTool(Protocol):
     description: str
     parameters: dict[str, JsonValue]
 
-    def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> Awaitable[ToolResult]:
-        """Run the tool. Raise `ToolError` for failures the model should see; cancellation aborts."""
+    def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> Awaitable[object]:
+        """Run the tool: a `ToolResult`. Raise `ToolError` for failures the model should see; cancellation aborts.
+        What it returns is checked (`LoopConfig.check_result`): a plugin's tool may return anything."""
         ...
 
 

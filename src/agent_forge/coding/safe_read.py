@@ -261,15 +261,19 @@ def missing_or_kind(path: str | os.PathLike[str]) -> str:
     """For a path that is neither a regular file nor a directory: `"does not exist"`, `"cannot be examined:
     <the OS's reason>"` (`File name too long`, `Permission denied`), or `"is <what it is>, not a file or a
     directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
-    try:
-        mode = os.stat(path).st_mode
-    except ValueError:  # a NUL byte
-        return "cannot be examined: embedded null byte"
-    except (FileNotFoundError, NotADirectoryError):
+    return found_text(examine(path), ", not a file or a directory")
+
+
+def found_text(found: os.stat_result | OSError | None, expected: str = "") -> str:
+    """What `examine` found, for a message about a path that was not what was needed: `"does not exist"`
+    (None), `"cannot be examined: <the OS's reason>"` (an `OSError`), or `"is <what it is><expected>"` (a
+    status: `is a FIFO (named pipe)`, `is a regular file`; `expected` such as `", not a directory"`)."""
+    if found is None:
         return "does not exist"
-    except OSError as exc:
-        return f"cannot be examined: {exc.strerror or exc}"
-    return f"is {describe_kind(mode)}, not a file or a directory"
+    if isinstance(found, OSError):
+        return f"cannot be examined: {found.strerror or found}"
+    kind = "a regular file" if stat.S_ISREG(found.st_mode) else describe_kind(found.st_mode)
+    return f"is {kind}{expected}"
 
 
 def _check_regular(mode: int) -> None:

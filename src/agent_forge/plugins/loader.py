@@ -96,18 +96,31 @@ def _import(source: PluginSource, fresh: set[str] | None = None
     """(the loaded object, the plugin id, the plugin's path for messages, (the digest of the source it ran:
     `Plugin.source_digest`, why it keeps the code first imported: `Plugin.kept_code`)). Paths, modules and entry
     points run their current source (`source_import.py`, `module_import.py`)."""
+    ident = plugin_id(source)
     if source.kind == "path":
-        module, plugin_id, path, digest = _import_path(Path(source.target))
-        return module, plugin_id, path, (digest, None)
+        module, path, digest = _import_path(Path(source.target))
+        return module, ident, path, (digest, None)
     if source.kind == "module":
-        obj, (digest, kept) = _import_value(source.target, fresh)
-        module_name = source.target.partition(":")[0]
-        return obj, module_name, _file_of(obj, f"<module:{module_name}>"), (digest, kept)
+        obj, versions = _import_value(source.target, fresh)
+        return obj, ident, _file_of(obj, f"<module:{ident}>"), versions
     if source.kind == "entry_point":
         obj, versions = _import_value(source.value.value, fresh)
-        return obj, source.value.name, _file_of(obj, f"<entry-point:{source.value.name}>"), versions
-    return (source.value, source.target, _file_of(source.value, f"<object:{source.target}>"),
-            (None, "it was given as an object"))
+        return obj, ident, _file_of(obj, f"<entry-point:{ident}>"), versions
+    return source.value, ident, _file_of(source.value, f"<object:{ident}>"), (None, "it was given as an object")
+
+
+def plugin_id(source: PluginSource) -> str:
+    """The id the plugin of `source` gets (`Plugin.id`, what messages and the `/reload` report name it by): a
+    `.py` file's name without `.py`, a package directory's whole name (`holding.d`), a module's name (`pkg.mod`
+    of `pkg.mod:setup`), an entry point's name, an object's name (`startup._object_name`)."""
+    if source.kind == "path":
+        path = Path(source.target)
+        return path.stem if is_file(path) else path.name
+    if source.kind == "module":
+        return source.target.partition(":")[0]
+    if source.kind == "entry_point":
+        return source.value.name
+    return source.target
 
 
 def _import_value(value: str, fresh: set[str] | None) -> tuple[object, tuple[str | None, str | None]]:
@@ -124,16 +137,16 @@ def _import_value(value: str, fresh: set[str] | None) -> tuple[object, tuple[str
 
 def _not_a_plugin(path: Path) -> str:
     """Why `path` cannot be imported: it names nothing, or what it is (`/dev/zero` is no missing file)."""
-    if is_file(path):
+    from ..coding.safe_read import examine, found_text
+
+    found = examine(path)
+    if isinstance(found, os.stat_result) and stat.S_ISREG(found.st_mode):
         return "it is not a .py file"
-    from ..coding.safe_read import missing_or_kind
-
-    kind = missing_or_kind(path)
-    return "no such plugin" if kind == "does not exist" else "it " + kind.removesuffix(", not a file or a directory")
+    return "no such plugin" if found is None else "it " + found_text(found)
 
 
-def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
-    """Run the plugin at `path` from its current source (`source_import.py`): (module, id, path, source digest)."""
+def _import_path(path: Path) -> tuple[types.ModuleType, str, str]:
+    """Run the plugin at `path` from its current source (`source_import.py`): (module, path, source digest)."""
     from .source_import import UnreadableSource, import_fresh, plugin_spec
 
     problem = _package_problem(path) if is_dir(path) else None
@@ -146,7 +159,7 @@ def _import_path(path: Path) -> tuple[types.ModuleType, str, str, str]:
         module, digest = import_fresh(spec)
     except UnreadableSource as exc:
         raise PluginLoadError(exc.message_for(path)) from None
-    return module, path.stem if is_file(path) else path.name, str(path), digest
+    return module, str(path), digest
 
 
 def _package_problem(directory: Path) -> str | None:

@@ -19,7 +19,7 @@ import sys
 import types
 from typing import Sequence
 
-from .source_import import SourceLoader, forget, source_digest
+from .source_import import ROOT_PREFIX, SourceLoader, forget, restore_digests, saved_digests, source_digest
 
 _roots: dict[str, tuple[str, bool]] = {}
 """Module name of a plugin → (its root, whether the loader imported the root first: the plugin's own)."""
@@ -45,6 +45,29 @@ class FreshFinder:
                     spec.loader = SourceLoader(fullname, spec.origin)
                 return spec
         return None
+
+
+class SavedModules:
+    """The plugins' modules in `sys.modules` (path plugins' and the plugins' own roots') and their source hashes,
+    as they were when this was made. A load imports the plugins anew over the modules of the ones running, so a
+    load that is dropped (a stopped `/reload`) puts them back (`restore`): a running plugin's later import (a
+    command's `from . import helper`) then gets its own code, not the dropped load's."""
+
+    def __init__(self) -> None:
+        self._modules = {name: module for name, module in sys.modules.items() if _of_a_plugin(name)}
+        self._digests = saved_digests()
+
+    def restore(self) -> None:
+        """Make the plugins' modules those of then: the ones imported since are dropped."""
+        for name in [n for n in sys.modules if _of_a_plugin(n)]:
+            del sys.modules[name]
+        sys.modules.update(self._modules)
+        restore_digests(self._digests)
+
+
+def _of_a_plugin(name: str) -> bool:
+    """Whether module `name` is a path plugin's or within a plugin's own root (imported anew at each load)."""
+    return name.startswith(ROOT_PREFIX) or any(name == root or name.startswith(root + ".") for root in _own)
 
 
 def import_current(module_name: str, fresh: set[str] | None = None) -> tuple[types.ModuleType, str | None,

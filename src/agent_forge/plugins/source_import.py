@@ -154,6 +154,17 @@ def forget(root: str) -> None:
         del _digests[name]
 
 
+def saved_digests() -> dict[str, bytes]:
+    """The source hashes of the plugin modules loaded so far (module name → hash), for `restore_digests`."""
+    return dict(_digests)
+
+
+def restore_digests(saved: dict[str, bytes]) -> None:
+    """Make the source hashes those `saved_digests` gave (a dropped load's hashes go)."""
+    _digests.clear()
+    _digests.update(saved)
+
+
 def source_digest(root: str) -> str:
     """SHA-256 (hex) over the names and source hashes of `root` and its submodules loaded so far."""
     parts = sorted((name, key.hex()) for name, key in _digests.items() if _within(name, root))

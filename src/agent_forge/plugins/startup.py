@@ -96,21 +96,24 @@ async def install_plugins(session: AgentSession, *, plugins: Iterable[PluginObje
 
 async def load_plugins(session: AgentSession, *, plugins: Iterable[PluginObject] = (), paths: Iterable[str] = (),
                        discover: bool = True, setup_timeout: float | None = None,
-                       on_source: Callable[[PluginSource], None] | None = None) -> list[Plugin]:
+                       on_source: Callable[[PluginSource], None] | None = None,
+                       into: list[Plugin] | None = None) -> list[Plugin]:
     """`install_plugins`' first half: import the plugins and run their setups (`on_source(source)` before
     each), without touching the session but for `session.warnings` (the ones that failed, skipped project
-    plugins). Cancelling it stops the setup running (`loader.load_plugin`) and loads nothing more."""
+    plugins). Returns the plugins set up, added to `into` (default a new list) as each setup ends: cancelling
+    the load stops the setup running (`loader.load_plugin`), loads nothing more, and leaves in `into` the ones
+    set up before (to shut down: `shut_down_loaded`)."""
     from .discovery import PluginSource
 
     found = _discover(session, list(paths), discover)
     direct = [PluginSource(_object_name(p, i), "object", "temporary", value=p) for i, p in enumerate(plugins)]
     sources = [*direct, *found.sources]
     if not sources:
-        return []
+        return [] if into is None else into
     from .loader import PluginLoadError, load_plugin  # only with something to load: start-up stays lean
 
     timeout = setup_timeout if setup_timeout is not None else _setup_timeout(session)
-    loaded = []
+    loaded = [] if into is None else into
     fresh: set[str] = set()  # module plugins' packages imported anew in this pass: two plugins of one share it
     for source in sources:
         if on_source is not None:
@@ -128,14 +131,27 @@ def install_loaded(session: AgentSession, loaded: list[Plugin],
     session's hooks (name clashes added to `session.warnings`); None when `loaded` is empty."""
     if not loaded:
         return None
-    from .runner import HANDLER_TIMEOUT_S, PluginRunner
-    from .ui import PluginUI
-
-    runner = PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui(),
-                          handler_timeout=_seconds_setting(session, "pluginHandlerTimeoutMs", HANDLER_TIMEOUT_S))
+    runner = _runner(session, loaded, ui)
     runner.install()
     session.warnings.extend(runner.warnings)
     return runner
+
+
+async def shut_down_loaded(session: AgentSession, loaded: list[Plugin],
+                           ui: Union[PluginUI, Callable[[], PluginUI], None] = None) -> None:
+    """Run the `session_shutdown` handlers of `loaded` plugins (`load_plugins`) that are not installed and never
+    will be (a stopped `/reload` drops them), each bounded as at any shutdown: what their setups started ends."""
+    if loaded:
+        await _runner(session, loaded, ui).shutdown(graceful=True)
+
+
+def _runner(session: AgentSession, loaded: list[Plugin],
+            ui: Union[PluginUI, Callable[[], PluginUI], None]) -> PluginRunner:
+    from .runner import HANDLER_TIMEOUT_S, PluginRunner
+    from .ui import PluginUI
+
+    return PluginRunner(session, loaded, ui if isinstance(ui, PluginUI) or ui is None else ui(),
+                        handler_timeout=_seconds_setting(session, "pluginHandlerTimeoutMs", HANDLER_TIMEOUT_S))
 
 
 def _object_name(plugin: object, index: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable
 
-from ..agent.types import ToolError, ToolResult, ToolUpdate
+from ..agent.types import ToolError, ToolUpdate
 from ..ai.types import JsonValue
 from .api import Context, ToolContext, ToolSpec
 from .bounded import CANCEL_GRACE_S, bounded
@@ -37,7 +37,8 @@ class PluginTool:
         self.read_only = spec.read_only  # declared by the plugin: runs unasked under `approvals: ask`
         self._make_context = make_context
 
-    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> object:
+        """What the plugin's `execute` returned, whatever it is: the agent loop checks it (`check_result`)."""
         token = self._deadlines.enter(self) if self._deadlines is not None else None
         try:
             return await self._execute(tool_call_id, args, on_update)
@@ -45,13 +46,13 @@ class PluginTool:
             if token is not None and self._deadlines is not None:
                 self._deadlines.exit(token)
 
-    async def _execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> ToolResult:
+    async def _execute(self, tool_call_id: str, args: dict[str, JsonValue], on_update: ToolUpdate) -> object:
         check_arguments(self.parameters, args)
         base = self._make_context()
         ctx = ToolContext(plugin=base.plugin, ui=base.ui, session=base.session, tool_call_id=tool_call_id,
                           on_update=on_update)
         try:  # in a task of its own: an `execute` that ignores its cancellation cannot keep abort waiting
-            return await bounded(self._invoke(args, ctx), on_abandoned=self._abandoned)  # type: ignore[return-value]
+            return await bounded(self._invoke(args, ctx), on_abandoned=self._abandoned)
         except ToolError:
             raise
         except BaseException as exc:

@@ -13,8 +13,8 @@ from typing import Iterable
 from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import is_dir, is_file, missing_or_kind, read_text_file
-from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
+from ..safe_read import read_text_file
+from .sources import MAX_WALK_DEPTH, MAX_WALK_ENTRIES, ResourceRoot, SourceInfo, root_kind
 
 SKILL_FILE = "SKILL.md"
 MAX_NAME_LENGTH = 64
@@ -62,14 +62,9 @@ def discover_skills(roots: Iterable[ResourceRoot], warnings: list[str]) -> list[
 
 def _skill_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
     """(skill file, base dir for sourceInfo) pairs under `root`, sorted for a stable order."""
-    path = root.path
-    if is_file(path):
-        return [(path, path.parent)]
-    if not is_dir(path):
-        reason = missing_or_kind(path)
-        if root.location == "path" or reason != "does not exist":  # a default dir may be absent, not broken  # a path the user named: say it is missing; default dirs may be absent
-            warnings.append(f"{path_text(path)}: skill path {reason}")
-        return []
+    path, kind = root.path, root_kind(root, "skill path", warnings)
+    if kind != "dir":
+        return [(path, path.parent)] if kind == "file" else []
     walk = _SkillWalk(path)
     walk.directory(path, 0)
     warnings.extend(walk.report())

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
+
+from ..paths import path_text
+from ..safe_read import examine, found_text
 
 MAX_WALK_DEPTH = 8
 """Directories below a resource root searched for skills (real layouts use one or two levels)."""
@@ -52,3 +57,17 @@ def describe(path: Path) -> str:
     text = str(path)
     home = str(Path.home())
     return "~" + text[len(home):] if home not in ("", "/") and text.startswith(home + "/") else text
+
+
+def root_kind(root: ResourceRoot, what: str, warnings: list[str]) -> Literal["file", "dir"] | None:
+    """What `root.path` is, examined once: "file" (a regular file), "dir", or None when it is neither, with a
+    warning naming it as `what` ("skill path") and why (missing, what it is, the OS's reason) added to
+    `warnings`, unless it is a default directory that is simply absent (it may be; a named path may not)."""
+    found = examine(root.path)
+    if isinstance(found, os.stat_result) and stat.S_ISREG(found.st_mode):
+        return "file"
+    if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
+        return "dir"
+    if root.location == "path" or found is not None:
+        warnings.append(f"{path_text(root.path)}: {what} {found_text(found, ', not a file or a directory')}")
+    return None

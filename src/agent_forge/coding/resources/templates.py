@@ -12,8 +12,8 @@ from typing import Iterable
 from ..paths import path_text
 from ..errors import FrontmatterError
 from .frontmatter import split_frontmatter
-from ..safe_read import is_dir, is_file, missing_or_kind, read_text_file
-from .sources import MAX_WALK_ENTRIES, ResourceRoot, SourceInfo
+from ..safe_read import read_text_file
+from .sources import MAX_WALK_ENTRIES, ResourceRoot, SourceInfo, root_kind
 
 MAX_DESCRIPTION_CHARS = 120
 """A description taken from the first body line is cut to this length (an ellipsis marks the cut)."""
@@ -52,14 +52,9 @@ def discover_templates(roots: Iterable[ResourceRoot], warnings: list[str]) -> li
 
 
 def _template_files(root: ResourceRoot, warnings: list[str]) -> list[tuple[Path, Path]]:
-    path = root.path
-    if is_file(path):
-        return [(path, path.parent)]
-    if not is_dir(path):
-        reason = missing_or_kind(path)
-        if root.location == "path" or reason != "does not exist":  # a default dir may be absent, not broken
-            warnings.append(f"{path_text(path)}: prompt template path {reason}")
-        return []
+    path, kind = root.path, root_kind(root, "prompt template path", warnings)
+    if kind != "dir":
+        return [(path, path.parent)] if kind == "file" else []
     try:
         with os.scandir(path) as listing:  # a link to a huge directory must not stall start-up
             entries = sorted(islice(listing, MAX_WALK_ENTRIES + 1), key=lambda e: e.name)

@@ -7,6 +7,7 @@ an id that only matches sessions stored for another directory is not opened in t
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Callable
 
@@ -14,7 +15,7 @@ from ...lazy_re import LazyPattern
 from ..paths import path_text
 from ...records import Record
 from ..errors import SessionFileError
-from ..safe_read import is_dir, missing_or_kind
+from ..safe_read import examine, found_text
 from .reading import read_header
 
 
@@ -45,11 +46,11 @@ def resume_directory(session_file: Path, cwd: str) -> ResumeDirectory:
         return ResumeDirectory(cwd)
     if not isinstance(recorded, str) or not recorded or _same_dir(recorded, cwd):
         return ResumeDirectory(cwd)
-    if is_dir(recorded):
+    found = examine(recorded)  # a link loop or no permission is not "no longer exists"
+    if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
         return ResumeDirectory(recorded, f"resuming in the session's directory {path_text(recorded)} "
                                          f"(not the current directory {path_text(cwd)})")
-    reason = missing_or_kind(recorded)  # a link loop or no permission is not "no longer exists"
-    gone = "no longer exists" if reason == "does not exist" else reason.removesuffix(", not a file or a directory")
+    gone = "no longer exists" if found is None else found_text(found)
     return ResumeDirectory(cwd, f"the session's directory {path_text(recorded)} {gone}; working in the "
                                 f"current directory {path_text(cwd)} instead")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 import sys
 from datetime import timezone
 from typing import TYPE_CHECKING, Any, Callable
@@ -325,14 +326,17 @@ def absolute_dir(value: Any, key: str = "cwd") -> str:
     """A request's directory: an absolute path of an existing directory. Raises `AcpError` (-32602)."""
     if not isinstance(value, str) or not os.path.isabs(value):
         raise invalid_params(f'"{key}" must be an absolute path')
-    if not os.path.isdir(value):
-        from ...coding.paths import path_text
-        from ...coding.safe_read import missing_or_kind
+    from ...coding.safe_read import examine, found_text
 
-        # a link loop or a path without permission is no "not a directory": the OS's reason is said
-        reason = "is not a directory" if os.path.isfile(value) else missing_or_kind(value)
-        raise invalid_params(f'"{key}" {path_text(value)} {reason.removesuffix(", not a file or a directory")}')
-    return os.path.normpath(value)
+    found = examine(value)
+    if isinstance(found, os.stat_result) and stat.S_ISDIR(found.st_mode):
+        return os.path.normpath(value)
+    from ...coding.paths import path_text
+
+    # a link loop or a path without permission is no "not a directory": the OS's reason is said
+    reason = "is not a directory" if isinstance(found, os.stat_result) and stat.S_ISREG(found.st_mode) else \
+        found_text(found)
+    raise invalid_params(f'"{key}" {path_text(value)} {reason}')
 
 
 def _approvals(session: Any, request: "Request", session_id: str, flag: str | None,

@@ -100,7 +100,8 @@ class Commands:
         self.ui.exit(0)
 
     async def _new(self, argument: str) -> None:
-        if await session_change(self.ui, "starting a new session…", "new session", self.ui.session.new_session()):
+        if await session_change(self.ui, "starting a new session…", "new session",
+                                self.ui.session.new_session()) is not None:
             self.ui.say(f"new session {self.ui.session.store.session_id}", "success")
 
     async def _name(self, argument: str) -> None:

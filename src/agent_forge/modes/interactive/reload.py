@@ -2,7 +2,7 @@
 loaders and the options of the start (`coding/resources/reload.py`, `plugins/startup.install_plugins`), then what
 changed is reported. Plugins are loaded anew from their files (so an edited plugin runs its new code), then the running
 ones are shut down (`session_shutdown`) and the new ones put in their place, their `session_start` handlers run again; an
-abort while a setup runs leaves the running plugins as they were."""
+abort while a setup runs shuts down the new ones already set up and leaves the running plugins as they were."""
 
 from __future__ import annotations
 
@@ -57,23 +57,39 @@ def apply_settings(session: Any) -> None:
 async def reload_plugins(session: Any, plugins: PluginArgs) -> tuple[str | None, list[str]]:
     """Load the plugins anew (their setups), then shut the running ones down, remove their tools and commands,
     and put the new ones in place: (None, the warnings of the new load). An `abort` while a setup runs (Escape)
-    stops the load, and the running plugins stay as they were: (why, no warnings: they were about a load
-    dropped)."""
+    stops the load: the new plugins already set up are shut down (`session_shutdown`), the running plugins'
+    modules the load imported over are put back, and the running plugins stay as they were: (why, no warnings:
+    they were about a load dropped)."""
+    from ...plugins.loader import plugin_id
+    from ...plugins.module_import import SavedModules
     from ...plugins.startup import load_plugins
 
     current: list[Any] = []  # the sources loaded so far, the last one running: what a stopped load names
+    loaded: list[Any] = []  # the new plugins set up so far: what a stopped load shuts down
     seen = len(session.warnings)
+    saved = SavedModules()  # the running plugins' modules: a dropped load must not leave its own in their place
     # the session's `abort` stops the hook calls it holds (`HookCalls`): the load is one of them
-    stopped, loaded = await session.intake.change_hooks.run(load_plugins(
-        session, paths=plugins.paths, discover=plugins.discover, on_source=current.append))
+    stopped, _ = await session.intake.change_hooks.run(load_plugins(
+        session, paths=plugins.paths, discover=plugins.discover, on_source=current.append, into=loaded))
     if stopped:
+        saved.restore()
         del session.warnings[seen:]
-        what = f"the setup of {clean(source_id(current[-1]))}" if current else "the plugin load"
+        await drop_loaded(session, loaded)
+        what = f"the setup of {clean(plugin_id(current[-1]))}" if current else "the plugin load"
         return f"{what} was stopped, the plugins stay as they were", []
-    await replace_plugins(session, loaded or [])
+    await replace_plugins(session, loaded)
     warnings = session.warnings[seen:]
     del session.warnings[seen:]  # reported now, not again
     return None, warnings
+
+
+async def drop_loaded(session: Any, loaded: list[Any]) -> None:
+    """Shut down the plugins of a stopped load (`session_shutdown`); an `abort` (Escape again) stops what that
+    waits for, as it stopped the load."""
+    from ...plugins.startup import shut_down_loaded
+    from ...plugins.ui import RpcUI
+
+    await session.intake.change_hooks.run(shut_down_loaded(session, loaded, ui=lambda: RpcUI(session.emit)))
 
 
 async def replace_plugins(session: Any, loaded: list[Any]) -> None:
@@ -92,18 +108,6 @@ async def replace_plugins(session: Any, loaded: list[Any]) -> None:
     runner = install_loaded(session, loaded, ui=lambda: RpcUI(session.emit))
     if runner is not None:
         await runner.start()
-
-
-def source_id(source: Any) -> str:
-    """The id a plugin of `source` (`PluginSource`) gets (`loader._import`): a path's name without `.py`, a
-    module's name, an entry point's name."""
-    from pathlib import Path
-
-    if source.kind == "path":
-        return Path(source.target).stem
-    if source.kind == "module":
-        return source.target.partition(":")[0]
-    return getattr(source.value, "name", None) or source.target
 
 
 def reload_keys(ui: Any, warnings: list[str]) -> str:

@@ -4,7 +4,7 @@ sessions), `/fork` (a picker over the branch's user messages), `/clone`, `/expor
 
 from __future__ import annotations
 
-from typing import Any, Awaitable
+from typing import Any, Awaitable, TypeVar
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
@@ -15,6 +15,7 @@ from .actions import guarded
 from .completion import typed_text
 from .render import one_line
 
+T = TypeVar("T")
 
 SESSION_COMMANDS = {
     "resume": "pick one of this directory's sessions and continue it",
@@ -53,7 +54,7 @@ class SessionCommands:
 
     async def _switch(self, path: str) -> None:
         switching = self.ui.session.switch_session(path)
-        if not await session_change(self.ui, "opening the session…", "resume", switching):
+        if await session_change(self.ui, "opening the session…", "resume", switching) is None:
             return
         self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
@@ -67,13 +68,12 @@ class SessionCommands:
         self._pick("Fork from before which message?", list(labels), lambda label: self._fork(labels[label]))
 
     async def _fork(self, entry_id: str) -> None:
-        outcome: dict[str, Any] = {}  # the fork's answer: its `text` goes back into the editor
-        forking = _cancelled(self.ui.session.fork(entry_id), outcome)
-        if not await session_change(self.ui, "forking…", "fork", forking):
+        forked = await session_change(self.ui, "forking…", "fork", self.ui.session.fork(entry_id))
+        if forked is None:
             return
         self.ui.say(f"forked into session {self.ui.session.store.session_id}", "success")
         self.ui.show_transcript()
-        self.ui.editor.set_text(typed_text(outcome["text"], self.ui.session.cwd))  # no file blocks
+        self.ui.editor.set_text(typed_text(forked["text"], self.ui.session.cwd))  # no file blocks
 
     async def tree(self, argument: str) -> None:
         from .tree_commands import TreeCommands
@@ -129,7 +129,7 @@ class SessionCommands:
                     f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
-        if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()):
+        if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()) is not None:
             self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
 
     async def export(self, argument: str) -> None:
@@ -147,26 +147,19 @@ class SessionCommands:
         await guarded(self.ui, work)
 
 
-async def session_change(ui: Any, activity: str, what: str, change: Awaitable[bool]) -> bool:
-    """Await the session change `change` (`new_session`, `switch_session`, `clone`, or `fork` through
-    `_cancelled`: each gives `cancelled`) with the spinner showing `activity` (`InputActions.working`: Escape or
-    Ctrl+C aborts it, which cancels a change still asking its plugins). True when it was made; False when it
-    was cancelled, said so (`what`: "fork"), by that abort or by a plugin's veto."""
-    cancelled, interrupted = await ui.interruptible(activity, change)
-    if not cancelled:
-        return True
+async def session_change(ui: Any, activity: str, what: str, change: Awaitable[T]) -> T | None:
+    """Await the session change `change` (`new_session`, `switch_session`, `clone`: `cancelled`; `fork`:
+    `{text, cancelled}`) with the spinner showing `activity` (`InputActions.working`: Escape or Ctrl+C aborts it,
+    which cancels a change still asking its plugins). Its answer when it was made (`False`, or the fork's dict);
+    None when it was cancelled, said so (`what`: "fork"), by that abort or by a plugin's veto."""
+    answer, interrupted = await ui.interruptible(activity, change)
+    if not (answer["cancelled"] if isinstance(answer, dict) else answer):
+        return answer
     if interrupted:
         ui.say(f"{what} cancelled: the current session stays as it was", "warning")
     else:
         ui.say(f"a plugin cancelled the {what}: the current session stays as it was", "warning")
-    return False
-
-
-async def _cancelled(fork: Awaitable[dict[str, Any]], outcome: dict[str, Any]) -> bool:
-    """`cancelled` of the fork `fork` (`{text, cancelled}`), its answer kept in `outcome` (the text for the
-    editor)."""
-    outcome.update(await fork)
-    return bool(outcome["cancelled"])
+    return None
 
 
 def _label(info: Any, columns: int) -> str:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import stat
 from pathlib import Path
 
 from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
-from ...coding.safe_read import exists, is_file, missing_or_kind
+from ...coding.errors import UnsafeFileError
+from ...coding.safe_read import examine, found_text, is_file, read_prefix
 
 SCROLLBACK_KEYS = {"user": "user", "block": "block", "errorBlock": "error_block"}
 LIVE_KEYS = {"thinking": "thinking", "tool": "tool", "dim": "dim", "spinner": "spinner", "queued": "queued",
@@ -56,33 +59,34 @@ def resolve_theme(name: object, agent_dir: Path) -> tuple[Theme, str | None]:
     if not isinstance(name, str) or not re.fullmatch(r"[\w.-]+", name):
         return DARK, f"theme {json.dumps(name)}: not a theme name; using the dark theme"
     path = themes_dir(agent_dir) / f"{name}.json"
-    if not is_file(path):  # a FIFO would block the read, /dev/zero never end it, a link loop is no missing file
-        return DARK, _unusable_theme(name, path, agent_dir)
+    found = examine(path)  # one look: a FIFO would block the read, /dev/zero never end it, a loop is not missing
+    if not (isinstance(found, os.stat_result) and stat.S_ISREG(found.st_mode)):
+        return DARK, _unusable_theme(name, path, found, agent_dir)
     try:
         return load_theme_file(path), None
     except ThemeError as exc:
         return DARK, f"{exc}; using the dark theme"
 
 
-def _unusable_theme(name: str, path: Path, agent_dir: Path) -> str:
-    """The warning for a custom theme `path` that is no regular file: missing, something else, or refused."""
-    reason = "is not a regular file" if exists(path) else missing_or_kind(path)
-    if reason == "does not exist":
+def _unusable_theme(name: str, path: Path, found: os.stat_result | OSError | None, agent_dir: Path) -> str:
+    """The warning for a custom theme `path` that is no regular file (`found`: what `examine` found there):
+    missing, something else (what), or refused by the OS (its reason)."""
+    if found is None:
         known = ", ".join(available_themes(agent_dir))
         return f"theme {name!r}: no such theme ({path_text(path)} does not exist; known: {known}); using the dark theme"
-    return f"theme {name!r}: {path_text(path)} {reason}; using the dark theme"
+    return f"theme {name!r}: {path_text(path)} {found_text(found, ', not a regular file')}; using the dark theme"
 
 
 def load_theme_file(path: Path) -> Theme:
-    """The theme of `path` (see the module docstring). Raises ThemeError."""
+    """The theme of `path` (see the module docstring). Raises ThemeError (also when `path` is, or has become,
+    no regular file: `read_prefix` checks what it opens)."""
     try:
-        if not is_file(path):
-            raise ThemeError(f"{path_text(path)}: not a regular file, not a theme")
-        with path.open("rb") as handle:  # at most one byte past the cap, whatever the file turned into
-            raw = handle.read(MAX_THEME_BYTES + 1)
+        raw = read_prefix(path, MAX_THEME_BYTES)
         if len(raw) > MAX_THEME_BYTES:
             raise ThemeError(f"{path_text(path)}: over {MAX_THEME_BYTES // 1024} KB, not a theme")
         data = json.loads(raw.decode("utf-8"))
+    except UnsafeFileError as exc:
+        raise ThemeError(f"{path_text(path)}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path_text(path)}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:

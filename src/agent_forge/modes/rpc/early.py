@@ -141,10 +141,9 @@ def _mcp_files(cwd: str, agent_dir: Any, project_allowed: bool) -> bool:
     from ...coding.paths import project_dir
     from ...coding.safe_read import examine
 
-    def found(path: Path) -> bool:  # one that cannot be examined (a link loop) is warned about: there is a file
-        return examine(path) is not None
-
-    return found(Path(agent_dir) / "mcp.json") or (project_allowed and found(project_dir(cwd) / "mcp.json"))
+    files = [Path(agent_dir) / "mcp.json", *([project_dir(cwd) / "mcp.json"] if project_allowed else [])]
+    # one that cannot be examined (a link loop) is warned about: there is a file
+    return any(examine(path) is not None for path in files)
 
 
 def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdout: BinaryIO,
