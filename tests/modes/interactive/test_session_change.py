@@ -1,5 +1,5 @@
 """`session_change`: every interactive session change (`/new`, `/resume`, `/fork`, `/clone`) is awaited through
-one shape, the change's `cancelled` flag, and answers whether the change was made."""
+one shape, the change's `cancelled` flag, and answers the change's result when it was made, None when not."""
 
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ async def answer(cancelled: bool) -> bool:
     return cancelled
 
 
-def test_a_made_change_is_true_and_a_cancelled_one_false_and_said():
+def test_a_made_change_answers_its_result_and_a_cancelled_one_none_and_said():
     said: list[tuple[str, str]] = []
-    assert asyncio.run(session_change(fake_ui(said), "…", "clone", answer(False))) is True
+    assert asyncio.run(session_change(fake_ui(said), "…", "clone", answer(False))) is False  # not cancelled
     assert said == []
-    assert asyncio.run(session_change(fake_ui(said), "…", "clone", answer(True))) is False
-    assert asyncio.run(session_change(fake_ui(said, interrupted=True), "…", "clone", answer(True))) is False
+    assert asyncio.run(session_change(fake_ui(said), "…", "clone", answer(True))) is None
+    assert asyncio.run(session_change(fake_ui(said, interrupted=True), "…", "clone", answer(True))) is None
     assert said == [("a plugin cancelled the clone: the current session stays as it was", "warning"),
                     ("clone cancelled: the current session stays as it was", "warning")]
 
