@@ -169,16 +169,16 @@ def test_thousands_of_repeats_are_reported_ten_by_ten_and_quickly(tmp_path):
 
 
 def test_probes_of_a_path_the_os_refuses_say_no_instead_of_raising(tmp_path):
-    from agent_forge.coding.safe_read import exists, is_dir, is_file, missing_or_kind
+    from agent_forge.coding.safe_read import examine, exists, found_text, is_dir, is_file
 
     long_name = tmp_path / ("x" * 300)  # ENAMETOOLONG, which Path.exists() raises
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
     for path in (long_name, loop, str(tmp_path / "a\0b")):
         assert (exists(path), is_file(path), is_dir(path)) == (False, False, False)
-    assert missing_or_kind(long_name) == "cannot be examined: File name too long"
-    assert missing_or_kind(loop) == "cannot be examined: Too many levels of symbolic links"
-    assert missing_or_kind(tmp_path / "absent") == "does not exist"
+    assert found_text(examine(long_name)) == "cannot be examined: File name too long"
+    assert found_text(examine(loop)) == "cannot be examined: Too many levels of symbolic links"
+    assert found_text(examine(tmp_path / "absent")) == "does not exist"
     assert (is_file(__file__), is_dir(tmp_path), exists(tmp_path)) == (True, True, True)
 
 

@@ -218,7 +218,7 @@ def path_mode(path: str | os.PathLike[str]) -> int | None:
     """The `st_mode` of a user-given `path` (links followed), or None when it cannot be examined: missing, or
     refused by the OS (a name over 255 bytes, no permission, a link loop, an I/O error, a NUL byte). Unlike
     `Path.exists()` / `is_file()` / `is_dir()`, which raise for all but ENOENT/ENOTDIR/EBADF/ELOOP, it never
-    raises; `missing_or_kind` says why such a path was not used."""
+    raises; `found_text(examine(path))` says why such a path was not used."""
     try:
         return os.stat(path).st_mode
     except (OSError, ValueError):
@@ -255,13 +255,6 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
 def exists(path: str | os.PathLike[str]) -> bool:
     """Whether `path` names something (links followed); False when it cannot be examined (`path_mode`)."""
     return path_mode(path) is not None
-
-
-def missing_or_kind(path: str | os.PathLike[str]) -> str:
-    """For a path that is neither a regular file nor a directory: `"does not exist"`, `"cannot be examined:
-    <the OS's reason>"` (`File name too long`, `Permission denied`), or `"is <what it is>, not a file or a
-    directory"` (a device, a FIFO...), for messages that must not call `/dev/zero` missing."""
-    return found_text(examine(path), ", not a file or a directory")
 
 
 def found_text(found: os.stat_result | OSError | None, expected: str = "") -> str:
