@@ -5,7 +5,9 @@ Plugins, libraries and child processes that print (`print()`, `os.write(1, ...)`
 would inject stray lines into RPC or JSON-mode output, or into print mode's answer. `claim_stdout()` moves the
 real stdout to a private descriptor for the mode's own writes and points descriptor 1 (and `sys.stdout`) at
 stderr, so stray output lands in the log instead. `write_out` writes one record and, when the reader has gone
-(`| head -1`), points the stream at the null device so the work still finishes and nothing fails again.
+(`| head -1`), points the stream at the null device so the work still finishes and nothing fails again. It is
+the one writer of the protocol stream: when that is a pipe or socket, through an `output_pump.OutputPump`, so
+a client that stops reading never holds up a stop signal or the end of stdin (`quiet_exit_streams` finishes it).
 
 Any other write error (a full disk: ENOSPC, EIO, EBADF, ...) means the output is being lost: it is recorded
 (`failure`), the stream is pointed at the null device too, and the `on_failure` callback a mode registered
@@ -21,7 +23,10 @@ import errno
 import io
 import os
 import sys
-from typing import Any, BinaryIO, Callable
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable
+
+if TYPE_CHECKING:
+    from .output_pump import OutputPump
 
 _claimed: BinaryIO | None = None
 failure: OSError | None = None
@@ -32,6 +37,9 @@ the null device, and the first write to stdout is an output failure (`CLOSED_AT_
 CLOSED_AT_START = OSError(errno.EBADF, "it was closed when agent-forge started")
 _on_failure: Callable[[], None] | None = None
 _claimed_in: BinaryIO | None = None
+_pump: OutputPump | None = None
+"""The `output_pump.OutputPump` that writes the claimed stream when it is a pipe or socket (made by
+`claim_stdout`), else None."""
 
 
 def claim_stdout() -> BinaryIO:
@@ -43,9 +51,21 @@ def claim_stdout() -> BinaryIO:
         os.dup2(2, 1)
         widen_pipe(fd)
         _claimed = open(fd, "wb", buffering=1 << 16, closefd=True)
+        _start_pump(_claimed)
         sys.stdout = io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", errors="replace",
                                       line_buffering=True)
     return _claimed
+
+
+def _start_pump(stream: BinaryIO) -> None:
+    """Write `stream` through an `output_pump.OutputPump` when it is a pipe or socket: a client that stops
+    reading it must never hold up a stop signal or the end of stdin. Files and terminals are written as they
+    are (a terminal's file description is shared with the shell: it must stay blocking)."""
+    global _pump
+    from . import output_pump
+
+    if output_pump.usable_on(stream.fileno()):
+        _pump = output_pump.OutputPump(stream.fileno(), lambda exc: _write_failed(stream, exc))
 
 
 PIPE_BYTES = 1 << 20
@@ -99,6 +119,9 @@ def write_out(stream: BinaryIO, data: bytes) -> None:
     if stdout_closed and _is_stdout(stream):
         output_failed(stream, CLOSED_AT_START)
         return
+    if _pump is not None and stream is _claimed:
+        _pump.write(data)
+        return
     try:
         stream.write(data)
         stream.flush()
@@ -108,6 +131,13 @@ def write_out(stream: BinaryIO, data: bytes) -> None:
         output_failed(stream, exc)
     except ValueError:
         pass
+
+
+def _write_failed(stream: Any, exc: OSError) -> None:
+    if isinstance(exc, BrokenPipeError):
+        discard(stream)
+    else:
+        output_failed(stream, exc)
 
 
 def _is_stdout(stream: Any) -> bool:
@@ -175,9 +205,18 @@ def discard(stream: Any) -> None:
 
 
 def quiet_exit_streams() -> None:
-    """Flush stdout and stderr before the interpreter does, discarding a stream whose reader has gone: Python
-    would otherwise print `Exception ignored ... BrokenPipeError` and exit 120. Another error flushing stdout
-    is an output failure (`output_failed`); one on stderr has nowhere to be reported."""
+    """Write what waits for the protocol's client (`OutputPump.finish`; output dropped because a stopping agent's
+    client took none of it is said in one stderr line), then flush stdout and stderr before the interpreter
+    does, discarding a stream whose reader has gone: Python would otherwise print `Exception ignored ...
+    BrokenPipeError` and exit 120. Another error flushing stdout is an output failure (`output_failed`); one on
+    stderr has nowhere to be reported."""
+    if _pump is not None:
+        from .output_pump import dropped_message
+
+        _pump.finish()
+        dropped = dropped_message(_pump)
+        if dropped is not None:
+            print(dropped, file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         if stream is None:
             continue

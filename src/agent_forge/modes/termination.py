@@ -17,7 +17,7 @@ import asyncio
 import signal
 from typing import TYPE_CHECKING, Awaitable, Callable
 
-from . import stdout_guard
+from . import output_pump, stdout_guard
 
 if TYPE_CHECKING:
     from ..coding.agent_session import AgentSession
@@ -38,6 +38,7 @@ async def run_until_terminated(session: AgentSession | Callable[[], AgentSession
     current = session if callable(session) else (lambda: session)
     global stopped_by
     stopped_by = None  # a new mode: no signal yet
+    output_pump.serving()
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(mode)
     codes: list[int] = []
@@ -56,6 +57,10 @@ async def run_until_terminated(session: AgentSession | Callable[[], AgentSession
 
     for signum in SIGNALS:
         loop.add_signal_handler(signum, stop, 128 + signum)
+        # asyncio hears of the signal through its wake-up descriptor; the Python-level handler it sets does
+        # nothing. This one notes the signal where a wait for a client that does not read can see it.
+        signal.signal(signum, output_pump.note_signal)
+        signal.siginterrupt(signum, False)  # as asyncio left it (SA_RESTART): other threads' system calls go on
     stdout_guard.on_failure(lambda: stop(OUTPUT_FAILURE_EXIT))
     try:
         code = await _outcome(task, terminating)

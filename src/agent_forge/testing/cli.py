@@ -71,15 +71,15 @@ class _Streams:
         from ..modes import stdout_guard
 
         saved = (sys.stdin, sys.stdout, stdout_guard.claim_stdout, stdout_guard.claim_stdin,
-                 stdout_guard._claimed, stdout_guard._claimed_in, stdout_guard._on_failure)
+                 stdout_guard._claimed, stdout_guard._claimed_in, stdout_guard._on_failure, stdout_guard._pump)
         sys.stdin, sys.stdout = _text(self.stdin, "strict"), _text(self.stdout, "strict")
         stdout_guard.claim_stdout, stdout_guard.claim_stdin = self._claim_stdout, self._claim_stdin
-        stdout_guard._claimed = stdout_guard._claimed_in = None
+        stdout_guard._claimed = stdout_guard._claimed_in = stdout_guard._pump = None
         try:
             yield
         finally:
             (sys.stdin, sys.stdout, stdout_guard.claim_stdout, stdout_guard.claim_stdin,
-             stdout_guard._claimed, stdout_guard._claimed_in, stdout_guard._on_failure) = saved
+             stdout_guard._claimed, stdout_guard._claimed_in, stdout_guard._on_failure, stdout_guard._pump) = saved
 
     def _claim_stdout(self) -> BinaryIO:
         """As `stdout_guard.claim_stdout`: the protocol stream is stdout, `sys.stdout` now writes to stderr."""

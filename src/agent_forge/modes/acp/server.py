@@ -325,11 +325,13 @@ async def run_acp_mode(args: Any, reader: ByteReader | None = None, writer: Byte
     from ..termination import run_until_terminated
 
     server = AcpServer(args, writer if writer is not None else protocol_stdout())
-    source: ByteReader | int = reader if reader is not None else protocol_stdin().fileno()
+    from ..output_pump import note_input_closed
+
+    source: ByteReader = reader if reader is not None else FdReader(protocol_stdin().fileno(), note_input_closed)
     if handshake is not None:
         if handshake.params is not None:
             server.accept_initialize(handshake.params)
-        source = PrefixedReader(handshake.rest, FdReader(source) if isinstance(source, int) else source)
+        source = PrefixedReader(handshake.rest, source)
     work = server.serve(source)
     if reader is not None:
         return await work

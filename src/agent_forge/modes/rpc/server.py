@@ -214,7 +214,9 @@ async def run_rpc_mode(session: AgentSession, reader: ByteReader | None = None,
 
     server = RpcServer(session, writer if writer is not None else protocol_stdout())
     if reader is None:  # fd 0 is the null device once the CLI claimed stdin: the private copy is read
-        reader = FdReader(protocol_stdin().fileno())
+        from ..output_pump import note_input_closed
+
+        reader = FdReader(protocol_stdin().fileno(), note_input_closed)
         if early is not None and early.rest:
             from ..early_input import PrefixedReader
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Protocol
+from typing import Callable, Protocol
 
 
 class ByteReader(Protocol):
@@ -27,10 +27,12 @@ class ByteWriter(Protocol):
 
 class FdReader:
     """A `ByteReader` on a file descriptor, read in a daemon thread: works for pipes, files and terminals alike
-    (a blocking read never holds up the event loop). Read errors count as end of input."""
+    (a blocking read never holds up the event loop). Read errors count as end of input. `on_end()` is called
+    from the reading thread at the end: the event loop may be waiting for the client to read its output."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, on_end: Callable[[], None] | None = None):
         self._fd = fd
+        self._on_end = on_end
         self._chunks: asyncio.Queue[bytes] | None = None
 
     async def read(self, n: int = -1) -> bytes:
@@ -46,6 +48,8 @@ class FdReader:
                     chunk = os.read(self._fd, 1 << 16)
                 except OSError:
                     chunk = b""
+                if not chunk and self._on_end is not None:
+                    self._on_end()
                 loop.call_soon_threadsafe(chunks.put_nowait, chunk)
                 if not chunk:
                     return
