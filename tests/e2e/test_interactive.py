@@ -63,9 +63,21 @@ def test_escape_aborts_a_hanging_stream_and_the_next_prompt_is_answered(terminal
     assert user_texts(fake_llm.requests[1])[-1] == "next"
 
 
-def test_enter_while_streaming_steers_the_next_request(terminal, fake_llm):
-    fake_llm.set_script([{"text": "working on it now", "hang_after": 4}, {"text": "Steered answer."}])
+def test_messages_typed_while_streaming_steer_queue_a_follow_up_or_come_back_with_alt_up(terminal, fake_llm):
+    """Three ways a message typed during a run goes, on one agent (each step is named for its own; `seq` is the
+    first request of its run)."""
+    fake_llm.set_script([{"text": "working on it now", "hang_after": 4}, {"text": "Steered answer."},
+                         {"text": "busy with the first", "hang_after": 4}, {"text": "Follow-up answer."},
+                         {"text": "long running answer", "hang_after": 4}])
     term = terminal()
+    enter_while_streaming_steers_the_next_request(term, fake_llm, seq=0)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the steered run to end")
+    alt_enter_queues_a_follow_up(term, fake_llm, seq=2)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the follow-up's run to end")
+    alt_up_takes_queued_messages_back_without_aborting(term, fake_llm, seq=4)
+
+
+def enter_while_streaming_steers_the_next_request(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("first task")
     term.press("Enter")
     term.wait_for("working")
@@ -74,12 +86,10 @@ def test_enter_while_streaming_steers_the_next_request(terminal, fake_llm):
     term.wait_for("steer: use tabs instead")
     fake_llm.release_hangs()
     term.wait_for("Steered answer.")
-    assert "use tabs instead" in user_texts(fake_llm.requests[1])
+    assert "use tabs instead" in user_texts(fake_llm.requests[seq + 1])
 
 
-def test_alt_enter_queues_a_follow_up(terminal, fake_llm):
-    fake_llm.set_script([{"text": "busy with the first", "hang_after": 4}, {"text": "Follow-up answer."}])
-    term = terminal()
+def alt_enter_queues_a_follow_up(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("first task")
     term.press("Enter")
     term.wait_for("busy")
@@ -88,7 +98,7 @@ def test_alt_enter_queues_a_follow_up(terminal, fake_llm):
     term.wait_for("follow-up: then write docs")
     fake_llm.release_hangs()
     term.wait_for("Follow-up answer.")
-    assert user_texts(fake_llm.requests[1])[-1] == "then write docs"
+    assert user_texts(fake_llm.requests[seq + 1])[-1] == "then write docs"
 
 
 def a_40_column_terminal_wraps_and_keeps_the_footer(term: TmuxTerminal) -> None:
@@ -611,9 +621,7 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     assert user_texts(fake_llm.requests[2]) == ["question one", "question three"]
 
 
-def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
-    fake_llm.set_script([{"text": "long running answer", "hang_after": 4}])
-    term = terminal()
+def alt_up_takes_queued_messages_back_without_aborting(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("start")
     term.press("Enter")
     term.wait_for("long")
@@ -625,7 +633,7 @@ def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
                     and "esc to interrupt" in shown, "the message back in the editor, the run going on")
     fake_llm.release_hangs()
     term.wait_for("long running answer")
-    assert len(fake_llm.requests) == 1
+    assert len(fake_llm.requests) == seq + 1
 
 
 def test_logout_login_and_trust_record_their_decisions(terminal, fake_llm, agent_env):
