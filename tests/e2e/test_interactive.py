@@ -16,7 +16,12 @@ from support.tui import READY, needs_tmux, user_texts
 pytestmark = needs_tmux
 
 
-def test_multi_turn_task_shows_write_and_bash_and_does_them(terminal, fake_llm):
+def test_multi_turn_task_shows_write_and_bash_and_does_them_and_a_restart_recalls_its_prompts(terminal, fake_llm):
+    multi_turn_task_shows_write_and_bash_and_does_them(terminal, fake_llm)
+    prompt_history_survives_a_restart(terminal)  # the prompts of the run that just ended
+
+
+def multi_turn_task_shows_write_and_bash_and_does_them(terminal, fake_llm) -> None:
     fake_llm.set_script([
         {"text": "Creating the file.", "tool_calls": [{"name": "write", "arguments": {
             "path": "hello.txt", "content": "hello world\nsecond line\n"}}]},
@@ -58,9 +63,21 @@ def test_escape_aborts_a_hanging_stream_and_the_next_prompt_is_answered(terminal
     assert user_texts(fake_llm.requests[1])[-1] == "next"
 
 
-def test_enter_while_streaming_steers_the_next_request(terminal, fake_llm):
-    fake_llm.set_script([{"text": "working on it now", "hang_after": 4}, {"text": "Steered answer."}])
+def test_messages_typed_while_streaming_steer_queue_a_follow_up_or_come_back_with_alt_up(terminal, fake_llm):
+    """Three ways a message typed during a run goes, on one agent (each step is named for its own; `seq` is the
+    first request of its run)."""
+    fake_llm.set_script([{"text": "working on it now", "hang_after": 4}, {"text": "Steered answer."},
+                         {"text": "busy with the first", "hang_after": 4}, {"text": "Follow-up answer."},
+                         {"text": "long running answer", "hang_after": 4}])
     term = terminal()
+    enter_while_streaming_steers_the_next_request(term, fake_llm, seq=0)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the steered run to end")
+    alt_enter_queues_a_follow_up(term, fake_llm, seq=2)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the follow-up's run to end")
+    alt_up_takes_queued_messages_back_without_aborting(term, fake_llm, seq=4)
+
+
+def enter_while_streaming_steers_the_next_request(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("first task")
     term.press("Enter")
     term.wait_for("working")
@@ -69,12 +86,10 @@ def test_enter_while_streaming_steers_the_next_request(terminal, fake_llm):
     term.wait_for("steer: use tabs instead")
     fake_llm.release_hangs()
     term.wait_for("Steered answer.")
-    assert "use tabs instead" in user_texts(fake_llm.requests[1])
+    assert "use tabs instead" in user_texts(fake_llm.requests[seq + 1])
 
 
-def test_alt_enter_queues_a_follow_up(terminal, fake_llm):
-    fake_llm.set_script([{"text": "busy with the first", "hang_after": 4}, {"text": "Follow-up answer."}])
-    term = terminal()
+def alt_enter_queues_a_follow_up(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("first task")
     term.press("Enter")
     term.wait_for("busy")
@@ -83,13 +98,10 @@ def test_alt_enter_queues_a_follow_up(terminal, fake_llm):
     term.wait_for("follow-up: then write docs")
     fake_llm.release_hangs()
     term.wait_for("Follow-up answer.")
-    assert user_texts(fake_llm.requests[1])[-1] == "then write docs"
+    assert user_texts(fake_llm.requests[seq + 1])[-1] == "then write docs"
 
 
-def test_a_40_column_terminal_wraps_and_keeps_the_footer(terminal, fake_llm):
-    long = "This answer is much longer than forty columns so it has to wrap over several lines to be read."
-    fake_llm.set_script([{"text": long}])
-    term = terminal(columns=40, rows=20)
+def a_40_column_terminal_wraps_and_keeps_the_footer(term: TmuxTerminal) -> None:
     term.type("hi")
     term.press("Enter")
     screen = term.wait_for_all("be read.", "This answer is much longer", "fake-model")
@@ -111,9 +123,30 @@ def test_escape_sequences_in_an_answer_are_not_interpreted(terminal, fake_llm):
     assert "agent-forge v" in term.scrollback()  # no "clear screen" reached the terminal
 
 
-def test_bang_runs_a_shell_command(terminal, fake_llm):
+def test_what_sends_nothing_shell_commands_refused_prompts_forged_pastes_and_ctrl_g(terminal, fake_llm, agent_env,
+                                                                                     tmp_path):
+    """Five editor behaviours that send nothing to the model, on one agent (each step is named for its own)."""
+    agent_env["VISUAL"] = "sh -c 'echo \"and edited outside\" >> \"$1\"' sh"
+    (terminal.work / "blob.bin").write_bytes(b"\x00\x01binary")
     term = terminal()
-    (terminal.work / "marker-file.txt").write_text("x")
+    bang_runs_a_shell_command(term, terminal.work, fake_llm)
+    a_bare_bang_says_how_to_use_it_and_sends_nothing(term, fake_llm)
+    clear_editor(term, "!")
+    a_binary_attachment_is_refused_and_the_prompt_kept(term, fake_llm)
+    clear_editor(term, "look at @blob.bin please")
+    a_forged_end_of_paste_mark_cannot_run_a_command(term, terminal.work, fake_llm, tmp_path)
+    ctrl_g_edits_the_prompt_in_the_external_editor(term)
+    assert fake_llm.requests == []
+
+
+def clear_editor(term: TmuxTerminal, text: str) -> None:
+    """Ctrl+C on an editor holding `text`: a first press, which empties it (and does not arm the exit)."""
+    term.press("C-c")
+    term.wait_until(lambda: f"› {text}" not in term.screen(), f"the editor holding {text!r} to be cleared")
+
+
+def bang_runs_a_shell_command(term: TmuxTerminal, work: Path, fake_llm) -> None:
+    (work / "marker-file.txt").write_text("x")
     term.type("!ls")
     term.press("Enter")
     term.wait_for_all("exit 0", "$ ls", "marker-file.txt")
@@ -165,17 +198,11 @@ def test_a_large_paste_is_collapsed_and_sent_whole(terminal, fake_llm, tmp_path)
     assert user_texts(fake_llm.requests[0])[-1] == pasted
 
 
-def test_prompt_history_survives_a_restart(terminal, fake_llm):
-    fake_llm.set_script([{"text": "First run answer."}])
-    first = terminal()
-    first.type("remember this prompt")
-    first.press("Enter")
-    first.wait_for("First run answer.")
-    first.press("C-d")
-    assert first.exit_code() == 0
+def prompt_history_survives_a_restart(terminal) -> None:
+    """A new run's Up brings back the last prompt of the run before it (`and again`)."""
     second = terminal()
     second.press("Up")
-    second.wait_for("› remember this prompt")
+    second.wait_for("› and again")
 
 
 def test_name_and_thinking_commands_show_in_the_footer(terminal, fake_llm):
@@ -293,7 +320,9 @@ def setup(plugin):
 '''
 
 
-def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_llm, tmp_path, agent_env):
+def test_plugin_commands_run_from_the_slash_menu_too_and_their_output_stays_off_the_screen(terminal, fake_llm,
+                                                                                            tmp_path, agent_env):
+    """Two behaviours of a plugin's command, on one agent: a run typed whole, then one through the menu."""
     plugin = tmp_path / "noisy.py"
     plugin.write_text(PLUGIN)
     term = terminal("-e", str(plugin))
@@ -302,6 +331,7 @@ def test_plugin_commands_run_their_output_stays_off_the_screen(terminal, fake_ll
     screen = term.wait_for("plugin says hi")
     term.wait_for("plug-status")
     assert "STRAY" not in screen and "EVIL" not in term.title()
+    slash_opens_a_filtered_menu_of_commands(term)
     term.press("C-d")
     assert term.exit_code() == 0
     history = term.scrollback()
@@ -368,7 +398,9 @@ def setup(plugin):
 '''
 
 
-def test_plugin_dialogs_are_answered_with_the_keyboard(terminal, fake_llm, tmp_path):
+def test_plugin_dialogs_are_answered_with_the_keyboard_and_an_input_shows_its_placeholder(terminal, fake_llm,
+                                                                                          tmp_path):
+    """Two runs of one plugin's dialogs, on one agent (the second step is named for its behaviour)."""
     plugin = tmp_path / "pick.py"
     plugin.write_text(DIALOG_PLUGIN)
     term = terminal("-e", str(plugin))
@@ -385,6 +417,7 @@ def test_plugin_dialogs_are_answered_with_the_keyboard(terminal, fake_llm, tmp_p
     term.type("Ada")
     term.press("Enter")
     term.wait_for("picked banana sure=True name=Ada")
+    an_input_dialog_shows_its_placeholder(term)
 
 
 def finish_first_session(terminal, name: str | None = None) -> str:
@@ -436,11 +469,8 @@ def test_shift_tab_cycles_the_thinking_level(terminal, fake_llm):
     term.wait_for("fake-model • high")
 
 
-def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
-    fake_llm.set_script([{"text": "Read your notes."}])
-    (terminal.work / "docs").mkdir()
-    (terminal.work / "docs" / "release-notes.md").write_text("NOTES-CONTENT-42\n")
-    term = terminal()
+def at_file_is_found_fuzzily_and_attached(term: TmuxTerminal, fake_llm, seq: int) -> None:
+    # docs/release-notes.md: written before the start
     term.type("summarise @relnot")
     term.wait_for("docs/release-notes.md")  # the completion menu
     term.press("Tab")  # takes the completion and closes the menu
@@ -449,31 +479,25 @@ def test_at_file_is_found_fuzzily_and_attached(terminal, fake_llm):
     term.type(" please")
     term.press("Enter")
     term.wait_for("Read your notes.")
-    sent = user_texts(fake_llm.requests[0])[-1]
+    sent = user_texts(fake_llm.requests[seq])[-1]
     assert sent.startswith("summarise @docs/release-notes.md please") and "NOTES-CONTENT-42" in sent
 
 
-def test_a_10000_line_output_is_collapsed(terminal, fake_llm):
-    fake_llm.set_script([{"text": "Counting.", "tool_calls": [{"name": "bash", "arguments": {"command": "seq 10000"}}]},
-                         {"text": "Counted."}])
-    term = terminal()
+def a_10000_line_output_is_collapsed(term: TmuxTerminal) -> None:
     term.type("count")
     term.press("Enter")
     term.wait_for_all("Counted.", "$ seq 10000", "earlier lines (ctrl+o to expand)", "10000")
     assert "\n 5000\n" not in term.scrollback()  # only the tail reached the terminal
 
 
-def test_ctrl_g_edits_the_prompt_in_the_external_editor(terminal, fake_llm, agent_env):
-    agent_env["VISUAL"] = "sh -c 'echo \"and edited outside\" >> \"$1\"' sh"
-    term = terminal()
+def ctrl_g_edits_the_prompt_in_the_external_editor(term: TmuxTerminal) -> None:
+    # VISUAL: set before the start, appends a line to the file it is given
     term.type("typed here")
     term.press("C-g")
     term.wait_for_all("and edited outside", "› typed here")
 
 
-def test_copy_puts_the_last_answer_on_the_clipboard(terminal, fake_llm):
-    fake_llm.set_script([{"text": "Answer to copy."}])
-    term = terminal()
+def copy_puts_the_last_answer_on_the_clipboard(term: TmuxTerminal) -> None:
     term._tmux("set-option", "-g", "set-clipboard", "on")
     term.type("hi")
     term.press("Enter")
@@ -492,10 +516,8 @@ def clipboard(term: TmuxTerminal) -> str:
         return ""
 
 
-def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
-    plugin = tmp_path / "noisy.py"
-    plugin.write_text(PLUGIN)
-    term = terminal("-e", str(plugin))
+def slash_opens_a_filtered_menu_of_commands(term: TmuxTerminal) -> None:
+    """(/noisy has run once before: its notice is on the screen already.)"""
     term.type("/")
     term.wait_for("/quit  exit")
     term.type("noi")
@@ -503,7 +525,7 @@ def test_slash_opens_a_filtered_menu_of_commands(terminal, fake_llm, tmp_path):
                     "the menu filtered to /noisy")
     term.press("Tab")
     term.press("Enter")  # takes the highlighted completion and runs it
-    term.wait_for("plugin says hi")
+    term.wait_until(lambda: term.scrollback().count("plugin says hi") == 2, "the command's second notice")
 
 
 def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory):
@@ -525,15 +547,13 @@ def test_model_selector_switches_the_model(terminal, fake_llm, agent_env_factory
     assert fake_llm.requests[0]["body"]["model"] == "other-model"
 
 
-def test_invalid_utf8_from_the_terminal_is_replaced(terminal, fake_llm):
-    fake_llm.set_script([{"text": "Still fine."}])
-    term = terminal()
+def invalid_utf8_from_the_terminal_is_replaced(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("bad")
     term.press("-H", "ff", "fe")  # raw bytes that are no UTF-8
     term.type(" bytes")
     term.press("Enter")
     term.wait_for("Still fine.")
-    sent = user_texts(fake_llm.requests[0])[-1]
+    sent = user_texts(fake_llm.requests[seq])[-1]
     assert sent.startswith("bad") and sent.endswith(" bytes")
 
 
@@ -601,9 +621,7 @@ def test_tree_continues_from_an_earlier_entry(terminal, fake_llm):
     assert user_texts(fake_llm.requests[2]) == ["question one", "question three"]
 
 
-def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
-    fake_llm.set_script([{"text": "long running answer", "hang_after": 4}])
-    term = terminal()
+def alt_up_takes_queued_messages_back_without_aborting(term: TmuxTerminal, fake_llm, seq: int) -> None:
     term.type("start")
     term.press("Enter")
     term.wait_for("long")
@@ -615,14 +633,22 @@ def test_alt_up_takes_queued_messages_back_without_aborting(terminal, fake_llm):
                     and "esc to interrupt" in shown, "the message back in the editor, the run going on")
     fake_llm.release_hangs()
     term.wait_for("long running answer")
-    assert len(fake_llm.requests) == 1
+    assert len(fake_llm.requests) == seq + 1
 
 
-def test_logout_removes_the_stored_key(terminal, fake_llm, agent_env):
+def test_logout_login_and_trust_record_their_decisions(terminal, fake_llm, agent_env):
+    """Three commands that write the agent's own files, on one agent (each step is named for its own)."""
     auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
     auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
     auth.chmod(0o600)
     term = terminal()
+    logout_removes_the_stored_key(term, auth)
+    login_stores_a_masked_key_in_auth_json(term, agent_env)
+    trust_records_the_decision(term, agent_env)
+
+
+def logout_removes_the_stored_key(term: TmuxTerminal, auth: Path) -> None:
+    # auth.json: written before the start
     term.type("/logout")
     term.press("Enter")
     term.wait_for("→ fake")
@@ -631,8 +657,7 @@ def test_logout_removes_the_stored_key(terminal, fake_llm, agent_env):
     assert "fake" not in json.loads(auth.read_text())
 
 
-def test_login_stores_a_masked_key_in_auth_json(terminal, fake_llm, agent_env):
-    term = terminal()
+def login_stores_a_masked_key_in_auth_json(term: TmuxTerminal, agent_env: dict[str, str]) -> None:
     term.type("/login fake")
     term.press("Enter")
     term.wait_for("API key for fake")
@@ -648,8 +673,7 @@ def test_login_stores_a_masked_key_in_auth_json(terminal, fake_llm, agent_env):
     assert "/login fake" in history.read_text() and "sk-secret" not in history.read_text()
 
 
-def test_trust_records_the_decision(terminal, fake_llm, agent_env):
-    term = terminal()
+def trust_records_the_decision(term: TmuxTerminal, agent_env: dict[str, str]) -> None:
     term.type("/trust")
     term.press("Enter")
     term.wait_for("Trust this project?")
@@ -745,11 +769,10 @@ def bracketed_paste(term: TmuxTerminal, tmp_path: Path, data: bytes) -> None:
     term._tmux("paste-buffer", "-p", "-t", "t")
 
 
-def test_a_forged_end_of_paste_mark_cannot_run_a_command(terminal, fake_llm, tmp_path):
-    term = terminal()
+def a_forged_end_of_paste_mark_cannot_run_a_command(term: TmuxTerminal, work: Path, fake_llm, tmp_path: Path) -> None:
     bracketed_paste(term, tmp_path, b"\x1b[201~!touch PWNED\r\x1b[200~tail")
     term.wait_for_all(r"› \x1b[201~!touch PWNED", r"\x1b[200~tail")  # shown as inert text in the editor, not run
-    assert not (terminal.work / "PWNED").exists() and fake_llm.requests == []
+    assert not (work / "PWNED").exists() and fake_llm.requests == []
     term.press("C-c")
     term.wait_until(lambda: "PWNED" not in term.screen(), "the editor to be cleared")
 
@@ -777,17 +800,33 @@ def test_a_long_wrapped_line_collapses_to_a_few_rows(terminal, fake_llm):
                     "the line collapsed to 5 rows")
 
 
-def test_a_bare_bang_says_how_to_use_it_and_sends_nothing(terminal, fake_llm):
-    term = terminal()
+def a_bare_bang_says_how_to_use_it_and_sends_nothing(term: TmuxTerminal, fake_llm) -> None:
     term.type("!")
     term.press("Enter")
     term.wait_for_all("usage: !command runs a shell command", "› !")
     assert fake_llm.requests == []  # kept in the editor, not sent
 
 
-def test_tree_marks_here_after_a_shell_command(terminal, fake_llm):
-    fake_llm.set_script([{"text": "Answer one."}])
+def test_answered_prompts_tree_after_a_shell_command_at_files_odd_bytes_copy_and_long_output(terminal, fake_llm):
+    """Five behaviours around answered prompts, on one agent (each step is named for its own; `seq` is the
+    request its prompt makes)."""
+    fake_llm.set_script([{"text": "Answer one."}, {"text": "Read your notes."}, {"text": "Still fine."},
+                         {"text": "Answer to copy."},
+                         {"text": "Counting.", "tool_calls": [{"name": "bash", "arguments": {"command": "seq 10000"}}]},
+                         {"text": "Counted."}])
+    (terminal.work / "docs").mkdir()
+    (terminal.work / "docs" / "release-notes.md").write_text("NOTES-CONTENT-42\n")
     term = terminal()
+    tree_marks_here_after_a_shell_command(term)
+    term.press("Escape")
+    term.wait_until(lambda: "→ shell: $ echo hi (here)" not in term.screen(), "the tree to close")
+    at_file_is_found_fuzzily_and_attached(term, fake_llm, seq=1)
+    invalid_utf8_from_the_terminal_is_replaced(term, fake_llm, seq=2)
+    copy_puts_the_last_answer_on_the_clipboard(term)
+    a_10000_line_output_is_collapsed(term)
+
+
+def tree_marks_here_after_a_shell_command(term: TmuxTerminal) -> None:
     term.type("question one")
     term.press("Enter")
     term.wait_for("Answer one.")
@@ -800,10 +839,18 @@ def test_tree_marks_here_after_a_shell_command(terminal, fake_llm):
     term.wait_for("→ shell: $ echo hi (here)")
 
 
-def test_streaming_text_wraps_between_words(terminal, fake_llm):
+def test_a_40_column_terminal_wraps_streaming_text_between_words_and_an_answer_within_its_width(terminal, fake_llm):
+    """Two behaviours of a narrow terminal, on one agent (each step is named for its own)."""
     words = [f"w{'x' * (i % 7)}{i}" for i in range(60)]
-    fake_llm.set_script([{"text": " ".join(words), "hang_after": 50}])
+    long = "This answer is much longer than forty columns so it has to wrap over several lines to be read."
+    fake_llm.set_script([{"text": " ".join(words), "hang_after": 50}, {"text": long}])
     term = terminal(columns=40, rows=20)
+    streaming_text_wraps_between_words(term, fake_llm, words)
+    term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the streamed run to end")
+    a_40_column_terminal_wraps_and_keeps_the_footer(term)
+
+
+def streaming_text_wraps_between_words(term: TmuxTerminal, fake_llm, words: list[str]) -> None:
     term.type("go")
     term.press("Enter")
     # one capture judged whole: a frame is written row by row, so a capture can hold a row half rewritten
@@ -820,10 +867,7 @@ def whole_words(screen: str, words: list[str]) -> bool:
     return words[40] in tokens and all(token in words for token in tokens)
 
 
-def test_an_input_dialog_shows_its_placeholder(terminal, fake_llm, tmp_path):
-    plugin = tmp_path / "pick.py"
-    plugin.write_text(DIALOG_PLUGIN)
-    term = terminal("-e", str(plugin))
+def an_input_dialog_shows_its_placeholder(term: TmuxTerminal) -> None:
     term.type("/pick")
     term.press("Enter")
     term.wait_for("→ apple")
@@ -838,9 +882,8 @@ def test_an_input_dialog_shows_its_placeholder(terminal, fake_llm, tmp_path):
     term.wait_for("picked apple sure=True name=Ada")
 
 
-def test_a_binary_attachment_is_refused_and_the_prompt_kept(terminal, fake_llm):
-    (terminal.work / "blob.bin").write_bytes(b"\x00\x01binary")
-    term = terminal()
+def a_binary_attachment_is_refused_and_the_prompt_kept(term: TmuxTerminal, fake_llm) -> None:
+    # blob.bin: written before the start
     term.type("look at @blob.bin please")
     term.press("Enter")
     term.wait_for_all("The prompt is back in the editor.", "› look at @blob.bin please")

@@ -19,9 +19,18 @@ def login(term, key: str) -> None:
         term.type(key)
 
 
-def test_login_takes_no_line_break_and_refuses_unsendable_or_empty_keys(terminal, fake_llm, agent_env):
+def test_logout_counts_in_the_singular_and_login_takes_no_line_break_and_refuses_bad_keys(terminal, fake_llm,
+                                                                                          agent_env):
+    """Two behaviours of the key commands, on one agent (each step is named for its own)."""
     auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
+    auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
+    auth.chmod(0o600)
     term = terminal()
+    logout_counts_one_model_in_the_singular(term)
+    login_takes_no_line_break_and_refuses_unsendable_or_empty_keys(term, auth)
+
+
+def login_takes_no_line_break_and_refuses_unsendable_or_empty_keys(term, auth: Path) -> None:
     login(term, "abc")
     term.press("C-j")  # a new line in the one-line key dialog: nothing
     term.type("def")
@@ -72,8 +81,7 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_bang_output_says_what_cleaning_removed_and_the_session_keeps_it(terminal, fake_llm, agent_env):
-    term = terminal()
+def bang_output_says_what_cleaning_removed_and_the_session_keeps_it(term, agent_env: dict[str, str]) -> None:
     term.type(r"!printf 'a\033[31mb\033]0;T\007c\rd\x08e\n'")
     term.press("Enter")
     term.wait_for("[Output cleaned: 12 characters of escape sequences or control characters removed; 1 line was "
@@ -90,10 +98,18 @@ def test_bang_output_says_what_cleaning_removed_and_the_session_keeps_it(termina
     assert outputs[0].startswith("de\n\n[Output cleaned: 12 characters") and "Raw output: " in outputs[1]
 
 
-def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_about(terminal, fake_llm):
+def test_at_completion_quotes_spaces_and_warns_of_a_missing_file_and_bang_output_says_what_cleaning_removed(
+        terminal, fake_llm, agent_env):
+    """Two behaviours of what a prompt or a shell command brings in, on one agent (each step is named for its own)."""
     fake_llm.set_script([{"text": "Read the odd file."}, {"text": "Second answer."}])
     (terminal.work / "we ird name.txt").write_text("ODD-CONTENT-7\n")
     term = terminal()
+    at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_about(term, fake_llm)
+    bang_output_says_what_cleaning_removed_and_the_session_keeps_it(term, agent_env)
+
+
+def at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_about(term, fake_llm) -> None:
+    # "we ird name.txt": written before the start
     term.type("show @we")
     term.wait_for("we ird name.txt")  # the completion menu
     term.press("Tab")  # takes the completion and closes the menu
@@ -109,13 +125,23 @@ def test_at_completion_quotes_a_path_with_spaces_and_a_missing_file_is_warned_ab
     assert "ODD-CONTENT-7" not in user_texts(fake_llm.requests[1])[-1]
 
 
-def test_enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_text(terminal, fake_llm):
+def test_the_slash_menu_reopens_at_backspace_enter_runs_its_only_match_and_an_unknown_command_is_text(terminal,
+                                                                                                       fake_llm):
+    """Three behaviours of the slash menu, on one agent (each step is named for its own)."""
     fake_llm.set_script([{"text": "Got your slash text."}])
     term = terminal()
+    backspace_in_a_slash_command_reopens_the_menu(term)
+    enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_text(term, fake_llm)
+
+
+def enter_in_the_slash_menu_runs_the_only_match_and_an_unknown_command_is_text(term, fake_llm) -> None:
+    """(/session has run once before: its counts are on the screen already.)"""
     term.type("/sessio")
-    term.wait_for("/session")  # the menu, one match
+    # the menu, one match (its row: "/session" alone may be the earlier run's line in the transcript)
+    term.wait_for("the session's file, id, message counts")
     term.press("Enter")
-    term.wait_for("messages on this branch: 0 (0 user")
+    term.wait_until(lambda: term.scrollback().count("messages on this branch: 0 (0 user") == 2,
+                    "/session's second answer")
     assert fake_llm.requests == []
     term.type("/nosuchcommand here")
     term.press("Enter")
@@ -225,8 +251,7 @@ def test_resume_titles_use_the_width_of_a_wide_terminal(terminal, fake_llm):
                                 for row in term.screen().splitlines()), "the row cut, its date and id still shown")
 
 
-def test_backspace_in_a_slash_command_reopens_the_menu(terminal, fake_llm):
-    term = terminal()
+def backspace_in_a_slash_command_reopens_the_menu(term) -> None:
     term.type("/sessx")
     term.wait_for("› /sessx")
     assert "counts, tokens" not in term.screen()  # no command matches: no menu
@@ -248,11 +273,8 @@ def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, f
     resumed.wait_for_all("[Showing last 2000 lines of 10000.", "… 9995 earlier lines")
 
 
-def test_logout_counts_one_model_in_the_singular(terminal, fake_llm, agent_env):
-    auth = Path(agent_env["AGENT_FORGE_DIR"]) / "auth.json"
-    auth.write_text(json.dumps({"fake": {"type": "api_key", "key": "stored-key"}}))
-    auth.chmod(0o600)
-    term = terminal()
+def logout_counts_one_model_in_the_singular(term) -> None:
+    # auth.json: a key for fake, written before the start
     term.type("/logout fake")
     term.press("Enter")
     term.wait_for("logged out of fake (1 model still has a key)")  # fake-model's models.json apiKey

@@ -26,7 +26,7 @@ CAP_ERROR = ("The server sent a message larger than 8 MiB (the limit for one ans
 
 HUGE_TOOL = '''
 def setup(plugin):
-    plugin.register_tool("huge", lambda args, ctx: "x" * (70 << 20), description="Returns 70 MiB of text",
+    plugin.register_tool("huge", lambda args, ctx: "x" * (65 << 20), description="Returns 65 MiB of text",
                          read_only=True)
 '''
 
@@ -55,7 +55,7 @@ async def test_a_tool_result_over_the_line_limit_is_saved_shrunk_and_the_chain_s
     [ended] = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "toolResult"]
     assert ended == live[2]  # the event tells what the file holds
     [told] = [e["result"] for e in events if e["type"] == "tool_execution_end"]
-    assert told["content"] == live[2]["content"]  # the live event too, not the 70 MiB the tool returned
+    assert told["content"] == live[2]["content"]  # the live event too, not the 65 MiB the tool returned
     assert max(len(json_wire.encode(e)) for e in events) <= MAX_LINE_BYTES  # compact, non-ASCII kept: as sent
     [result] = live[2]["content"]
     assert result["text"].startswith("x" * MiB) and result["text"].endswith(

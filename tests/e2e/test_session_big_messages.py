@@ -28,12 +28,12 @@ from agent_forge.plugins import AddContext
 def setup(plugin):
     @plugin.command("bigask")
     def ask(args, ctx):
-        ctx.session.send_user_message("u" * (70 << 20))
+        ctx.session.send_user_message("u" * (65 << 20))
 
     @plugin.on("before_run")
     def before_run(event, ctx):
         if any("context" in str(prompt["content"]) for prompt in event.prompts):
-            return AddContext("c" * (70 << 20))
+            return AddContext("c" * (65 << 20))
 '''
 
 
@@ -82,7 +82,7 @@ async def test_a_huge_user_and_custom_message_reach_rpc_clients_as_the_file_hold
     user, custom = live[0], live[3]
     assert text_of(user).startswith("u" * MiB) and text_of(user).endswith(NOTE)
     assert text_of(custom).startswith("c" * MiB) and text_of(custom).endswith(NOTE)
-    assert started_and_ended(events, "user") == [user, user, live[2], live[2]]  # not the 70 MiB that was sent
+    assert started_and_ended(events, "user") == [user, user, live[2], live[2]]  # not the 65 MiB that was sent
     assert started_and_ended(events, "custom") == [custom, custom]
     assert max(run_lines) <= LINE_CAP
     assert [m["text"] for m in forks] == [text_of(user), "add context"]  # the fork list shows the saved text
@@ -117,9 +117,9 @@ async def test_json_mode_events_carry_the_shrunk_plugin_context_the_file_holds(a
 
 STREAMING_TOOL = '''
 def setup(plugin):
-    @plugin.tool("stream", description="Streams 80 MiB of progress", read_only=True)
+    @plugin.tool("stream", description="Streams 65 MiB of progress", read_only=True)
     def stream(args, ctx):
-        ctx.update("p" * (80 << 20))
+        ctx.update("p" * (65 << 20))
         return "streamed"
 '''
 

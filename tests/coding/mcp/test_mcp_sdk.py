@@ -1,6 +1,7 @@
-"""The SDK's `mcp_servers`: an in-process session with the faux model calls a real stdio MCP server's tool (one
-written with the MCP SDK's server API, `mcp_sdk_server.py`; the others use its light twin `mcp_server.py`); the
-connected server is listed in the system prompt; closing the session stops the server."""
+"""The SDK's `mcp_servers`: an in-process session with the faux model calls a real stdio MCP server's tool
+(`mcp_server.py`, which answers as the SDK's server `mcp_sdk_server.py` does: `tests/support/test_mcp_lite.py`;
+the agent meets the SDK's own server over stdio in `tests/e2e/test_mcp.py`); the connected server is listed in the
+system prompt; closing the session stops the server."""
 
 from __future__ import annotations
 
@@ -10,16 +11,13 @@ from pathlib import Path
 from agent_forge.sdk import FauxResponse, create_agent_session, faux_model, faux_requests, set_faux_responses
 
 SERVER = str(Path(__file__).resolve().parents[2] / "support" / "mcp_server.py")
-SDK_SERVER = str(Path(SERVER).with_name("mcp_sdk_server.py"))
 
 
 async def test_sdk_sessions_take_mcp_servers_in_code(tmp_path):
     key = "mcp-sdk"
     set_faux_responses([FauxResponse(tool_calls=[("tools_echo", {"text": "from the sdk"})]),
                         FauxResponse(text="done")], key=key)
-    # importing the SDK (pydantic, anyio) can pass the 10 s default start-up timeout on a loaded machine
-    servers = {"tools": {"command": sys.executable, "args": [SDK_SERVER], "description": "Test tools",
-                         "startupTimeoutMs": 60_000}}
+    servers = {"tools": {"command": sys.executable, "args": [SERVER], "description": "Test tools"}}
     session = create_agent_session(cwd=str(tmp_path), model=faux_model(key=key), agent_dir=tmp_path / "agent",
                                    no_session=True, mcp_servers=servers)
     await session.prompt_and_wait("echo")
