@@ -98,12 +98,13 @@ timestamps come from `time`; orjson gets its C API from `_datetime`), `copy` and
 models.json's deep copies; `dataclasses`' `asdict`): ~7 M instructions of start-up's ~160 M (`lazy_inspect`);
 `signal` and its enums (~3.6 M: `modes/early_signals.py` sets the handlers through `_signal`)."""
 
-OWN_BUDGET = 68
+OWN_BUDGET = 70
 """Modules of ours imported when the first `get_state` is written (72 after issue 15's start-up work, with
 `records`; 69 without the wire shapes and the agent's types; 72 with the console entry point and its stop-signal
 guard, `console`, `modes.early_signals`, and the signal-cancelling loop's module; 67 without `coding.approvals`,
 `session.stats`, `coding.messages`, `plugins.startup`, `queue_journal` and `message_persist`, with `lazy_re`; 68
-with `lazy_inspect`, whose stand-in keeps `ipaddress` out, 4.5 M instructions less to the first answer): a new
+with `lazy_inspect`, whose stand-in keeps `ipaddress` out, 4.5 M instructions less to the first answer; 70 with
+`modes.output_pump`, which writes that answer without blocking, and `session.naming`, split out of `listing`): a new
 one on that path is a cost every spawn pays; raise the budget only for one the first response needs."""
 
 

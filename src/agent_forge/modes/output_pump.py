@@ -18,7 +18,7 @@ import os
 import select
 import stat
 import sys
-import threading
+import _thread  # threading's own lock type, without threading's import cost on the first-answer path
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Callable
@@ -86,7 +86,7 @@ class OutputPump:
         self._on_error = on_error
         self._chunks: deque[memoryview] = deque()
         self._pending = 0
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop watching `fd` for room, if any
         self._done = False  # after an error or the drop: nothing more is written
         self._dropping = False  # after the drop: what is written is counted in `dropped`
