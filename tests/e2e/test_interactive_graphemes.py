@@ -130,3 +130,20 @@ def test_the_scrollback_prints_joined_emoji_whole_and_within_the_width(terminal,
     assert any(f" {FAMILY * 4} family test" in row for row in message), message  # as typed, joined
     assert any(f"Your {FAMILY} family, {FAMILY} again." in row for row in message), message
     assert all(wcswidth(row) <= 80 for row in message), message  # rich wrapped it as tmux draws it
+
+
+def test_a_skin_toned_emoji_in_the_scrollback_leaves_no_extra_blank_row(terminal, fake_llm):
+    # rich measures 👍🏽 as 2 columns and pads the row to the width; tmux draws it as 4, so the padding's last two
+    # spaces made a row of their own: a second blank line after the answer, under the user's block too
+    fake_llm.set_script([{"text": "Thumbs \U0001f44d\U0001f3fd up."}, {"text": "Second."}])
+    term = terminal(columns=60, rows=24)
+    term.type("mine \U0001f44d\U0001f3fd too")
+    term.press("Enter")
+    term.wait_for("up.")
+    term.type("next")
+    term.press("Enter")
+    rows = term.wait_for("Second.").splitlines()
+    at = next(n for n, row in enumerate(rows) if row.startswith("Thumbs"))
+    assert rows[at + 1:at + 3] == ["", " next"], rows
+    mine = next(n for n, row in enumerate(rows) if row.startswith(" mine"))
+    assert rows[mine + 1:mine + 3] == ["", "Thumbs \U0001f44d\U0001f3fd up."], rows

@@ -403,3 +403,16 @@ def test_a_failed_compaction_is_one_sentence_with_the_providers_message():
     assert compaction_notice(failed).plain.endswith("compaction failed: 500 boom")
     advice = "Context overflow persists after compaction: 400 too long Compaction keeps the latest messages"
     assert compaction_notice({**failed, "errorMessage": advice, "unresolvedOverflow": True}).plain.endswith(advice)
+
+
+def test_rows_with_clusters_rich_measures_joined_fit_a_terminal_that_draws_them_apart():
+    from agent_forge.modes.interactive.graphemes import widest
+
+    text = "hi \U0001f44d\U0001f3fd x \U0001f469\u200d\U0001f469\u200d\U0001f467 \u2764\ufe0f end"
+    answer = assistant_block({"role": "assistant", "content": [{"type": "text", "text": text}]},
+                             show_thinking=False, with_error=False)
+    for block in (answer, user_block(text)):
+        rows = to_ansi([block], 30).split("\n")
+        shown = [re.sub(r"\x1b\[[0-9;]*m", "", row) for row in rows]
+        assert all(widest(row) <= 30 for row in shown), shown
+        assert shown[0].rstrip().endswith(" end")  # only padding was left out

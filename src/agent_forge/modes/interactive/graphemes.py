@@ -90,6 +90,13 @@ def cells(text: str) -> int:
     return get_cwidth(drawn(text))
 
 
+def widest(text: str) -> int:
+    """The most columns a terminal may give `text` (one line): each code point its own cells, as terminals that
+    join nothing draw it (`👍🏽` 4, `👩\u200d👧` 4: `get_cwidth`), and a variation selector 16 one more (`❤️` is 2
+    where it is joined). rich measures such clusters joined, so a row it fills may be wider than the terminal."""
+    return get_cwidth(text) + text.count("\ufe0f")
+
+
 def cut(text: str, width: int) -> str:
     """The longest start of `text` made of whole clusters that takes at most `width` columns drawn (`cells`):
     the text itself, not its drawn form (a label stays the option it names)."""

@@ -128,7 +128,42 @@ def to_ansi(renderables: list[Any], width: int) -> str:
                       force_interactive=False, _environ={})
     for renderable in renderables:
         console.print(renderable)
-    return out.getvalue()
+    text = out.getvalue()
+    return text if text.isascii() else "\n".join(_fitting(row, width) for row in text.split("\n"))
+
+
+_SGR = None  # re.compile(r"\x1b\[[0-9;]*m") on first use: rich writes no other escape sequence here
+
+
+def _fitting(row: str, width: int) -> str:
+    """`row` with as many of the spaces rich padded it with left out as a terminal that draws its clusters
+    unjoined needs (`graphemes.widest`): else `👍🏽` in a padded row pushes the padding onto a row of its own, a
+    blank line in the scrollback (and one row more than `to_ansi` counted)."""
+    global _SGR
+    from .graphemes import widest
+
+    if row.isascii():
+        return row
+    if _SGR is None:
+        import re
+
+        _SGR = re.compile(r"\x1b\[[0-9;]*m")
+    over = widest(_SGR.sub("", row)) - max(width, 1)
+    return _unpadded(row, over) if over > 0 else row
+
+
+def _unpadded(row: str, count: int) -> str:
+    """`row` without up to `count` of its trailing spaces (those after its last other character), the escape
+    sequences among them kept."""
+    parts, codes = _SGR.split(row), _SGR.findall(row)
+    for index in range(len(parts) - 1, -1, -1):
+        kept = parts[index].rstrip(" ")
+        removed = min(count, len(parts[index]) - len(kept))
+        parts[index] = parts[index][:len(parts[index]) - removed]
+        count -= removed
+        if count == 0 or kept:
+            break
+    return "".join(part + code for part, code in zip(parts, [*codes, ""]))
 
 
 def one_line(text: Any, width: int) -> str:
