@@ -4,6 +4,8 @@ on real session files, driven through the real CLI in RPC mode."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,7 +141,9 @@ async def test_fork_then_clone_then_switch_back(agent_env, fake_llm, project, br
     kept = [ids["u1"], ids["a1"]]
     assert [e["id"] for e in fork_lines[1:5]][2:] == kept  # ids survive the fork: cursors stay valid
     assert [e["type"] for e in fork_lines[1:3]] == ["model_change", "thinking_level_change"]
-    assert [e["message"]["role"] for e in fork_lines[5:]] == ["user", "assistant"]
+    # u1's label lay after the fork point: its entry comes along, once, after the copied path
+    assert fork_lines[5] == {**before[-1], "parentId": ids["a1"]} and fork_lines[5]["id"] == ids["label"]
+    assert [e["message"]["role"] for e in fork_lines[6:]] == ["user", "assistant"]
     assert fake_llm.requests[0]["body"]["messages"][-1]["content"][0]["text"] == "question c, rephrased"
     assert [m["role"] for m in fake_llm.requests[0]["body"]["messages"] if m["role"] != "system"] == [
         "user", "assistant", "user"]
@@ -388,3 +392,64 @@ async def test_reads_of_a_long_session_do_not_hold_up_abort_and_get_state(agent_
     assert depth == 6000 and node["entry"]["message"]["content"][0]["text"] == "message 5999"
     assert len(flat["nodes"]) == len(entries["entries"]) == 6001 and flat["leafId"] == entries["leafId"]
     assert [m["content"][0]["text"] for m in messages["messages"]] == texts
+
+
+@pytest.fixture
+def labelled_elsewhere(project: Path, tmp_path: Path) -> dict:
+    """Labels set from /tree land on the branch that was active then, here one left since:
+
+    u1 → a1 → label(u1 "old") → u2 → a2 → u3 → a3 → label(u2 "L") → label(u1 cleared)    (left)
+                                 └ (u2) → branch_summary → u4 → a4                         (active)
+    """
+    store = SessionStore.create(project, tmp_path / "sessions")
+    store.append_model_change("fake", "fake-model")
+    ids = {"u1": store.append_message(user("q1"))["id"]}
+    store.append_message(assistant("r1"))
+    store.append_label(target_id=ids["u1"], label="old")
+    ids["u2"] = store.append_message(user("q2"))["id"]
+    store.append_message(assistant("r2"))
+    store.append_message(user("q3"))
+    left = store.append_message(assistant("r3"))["id"]
+    store.append_label(target_id=ids["u2"], label="L")
+    store.append_label(target_id=ids["u1"])
+    store.set_leaf(ids["u2"])
+    store.append_branch_summary(left, "q3 was asked")
+    ids["u4"] = store.append_message(user("q4"))["id"]
+    store.append_message(assistant("r4"))
+    store.close()
+    return {"path": store.path, "ids": ids}
+
+
+def labels_of(tree: dict) -> dict[str, str]:
+    return {node["entry"]["id"]: node["label"] for node in tree["nodes"] if "label" in node}
+
+
+async def test_every_copy_keeps_the_labels_of_the_entries_it_holds(agent_env, fake_llm, project, tmp_path,
+                                                                   labelled_elsewhere):
+    """clone, fork and --fork copy one branch; the label of an entry they hold often lies on another branch
+    (the one active when it was set in /tree): the copy still shows it, and a label removed stays removed."""
+    ids, original = labelled_elsewhere["ids"], str(labelled_elsewhere["path"])
+    fake_llm.set_script([{"text": "x"}])
+    want = {ids["u2"]: "L"}
+    copies = []
+    root = str(tmp_path / "sessions")
+    async with await start(agent_env, project, "--session", original, "--session-dir", root) as client:
+        assert labels_of((await client.send({"type": "get_tree", "flat": True}))["data"]) == want
+        for command in ({"type": "clone"}, {"type": "fork", "entryId": ids["u4"]}):
+            await client.send({"type": "switch_session", "sessionPath": original})
+            assert (await client.send(command))["success"]
+            assert labels_of((await client.send({"type": "get_tree", "flat": True}))["data"]) == want
+            copies.append((await client.send({"type": "get_state"}))["data"]["sessionFile"])
+    forked = subprocess.run([sys.executable, "-m", "agent_forge", "--fork", original, "-p", "x", "--session-dir", root],
+                            cwd=project,
+                            env=agent_env, capture_output=True, timeout=60)
+    assert forked.returncode == 0, forked.stderr
+    copies += [str(p) for p in (tmp_path / "sessions").rglob("*.jsonl") if str(p) not in (original, *copies)]
+    assert len(copies) == 3
+    for copy in copies:
+        async with await start(agent_env, project, "--session", copy) as client:
+            tree = (await client.send({"type": "get_tree", "flat": True}))["data"]
+            messages = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        assert labels_of(tree) == want, copy
+        assert "q2" in [text_of(m) for m in messages if m["role"] == "user"]
+        assert sum(e["type"] == "label" and e["targetId"] == ids["u2"] for e in file_lines(copy)[1:]) == 1

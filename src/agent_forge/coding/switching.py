@@ -248,10 +248,11 @@ def _command(build: Callable[[], T]) -> T:
 
 
 def fork_file(source: str | os.PathLike[str], cwd: str, session_dir: str | None = None) -> SessionStore:
-    """`--fork`: a new locked session for `cwd` holding a copy of `source`'s active branch (ids kept), with
-    `parentSession` naming `source`. The source is only read. Raises SessionFileError."""
+    """`--fork`: a new locked session for `cwd` holding a copy of `source`'s active branch (ids kept) and its
+    labels (`clone_path`), with `parentSession` naming `source`. The source is only read. Raises
+    SessionFileError."""
     original = SessionStore.open(source)
     store = SessionStore.create(cwd, session_dir, parent_session=original.path, lock=True,
-                                entries=original.branch())
+                                entries=clone_path(original))
     store.load_warnings = original.load_warnings
     return store

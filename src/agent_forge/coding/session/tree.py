@@ -114,12 +114,31 @@ def fork_path(store: SessionStore, entry_id: str) -> tuple[list[SessionEntry], s
     entry = store.get_entry(entry_id)
     if entry is None or not _is_user_message(entry):
         raise ValueError(INVALID_FORK_ENTRY)
-    return store.branch(entry_id)[:-1], message_text(entry["message"])
+    return copy_path(store, store.branch(entry_id)[:-1]), message_text(entry["message"])
 
 
 def clone_path(store: SessionStore) -> list[SessionEntry]:
-    """What a clone keeps: the active branch root → leaf."""
-    return store.branch()
+    """What a clone keeps: the active branch root → leaf, and its entries' labels (see `copy_path`)."""
+    return copy_path(store, store.branch())
+
+
+def copy_path(store: SessionStore, path: list[SessionEntry]) -> list[SessionEntry]:
+    """The entries a copy of `path` (root first, from `store`) starts with: `path`, then each of its entries'
+    current label that `path` itself does not give. A label is usually set from /tree, so its `label` entry
+    lies on whatever branch was the leaf's then (often one left since): the latest label entry of each target
+    held (a clearing one included: a removed label stays removed) is copied once, id and timestamp kept,
+    chained after `path`. Every copy (`fork`, `clone`, `--fork`, ACP /fork and /clone) goes through here."""
+    latest, own = _latest_labels(store.entries), _latest_labels(path)
+    tail: list[SessionEntry] = []
+    parent_id = path[-1]["id"] if path else None
+    for entry in path:
+        label, given = latest.get(entry["id"]), own.get(entry["id"])
+        if label is None or label is given or _text(label) is _text(given) is None:
+            continue  # `path` already gives the label it has now, or neither labels it
+        copy = cast(SessionEntry, {**label, "parentId": parent_id})
+        tail.append(copy)
+        parent_id = copy["id"]
+    return path + tail
 
 
 def _is_user_message(entry: SessionEntry) -> TypeGuard[MessageEntry]:
@@ -138,19 +157,22 @@ def _node(entry: SessionEntry, label: LabelEntry | None) -> TreeNode:
 
 def _labels(entries: list[SessionEntry]) -> dict[str, LabelEntry]:
     """Target id → the `label` entry that currently labels it (the latest one, unless it cleared the label)."""
+    return {target: entry for target, entry in _latest_labels(entries).items() if _text(entry) is not None}
+
+
+def _latest_labels(entries: list[SessionEntry]) -> dict[str, LabelEntry]:
+    """Target id → the latest `label` entry targeting it, a clearing one included."""
     labels: dict[str, LabelEntry] = {}
     for entry in entries:
-        if entry["type"] != "label":
-            continue
-        label_entry = cast(LabelEntry, entry)
-        target, label = label_entry.get("targetId"), label_entry.get("label")
-        if not isinstance(target, str):
-            continue
-        if isinstance(label, str) and label.strip():
-            labels[target] = label_entry
-        else:
-            labels.pop(target, None)
+        if entry["type"] == "label" and isinstance(target := entry.get("targetId"), str):
+            labels[target] = cast(LabelEntry, entry)
     return labels
+
+
+def _text(label: LabelEntry | None) -> str | None:
+    """The label a `label` entry sets; None when it clears it (no text, or only blanks)."""
+    text = label.get("label") if label is not None else None
+    return text if isinstance(text, str) and text.strip() else None
 
 
 def _cut_cycles(entries: list[SessionEntry], nodes: dict[str, TreeNode], roots: list[TreeNode]) -> None:
