@@ -65,3 +65,36 @@ def test_keybindings_that_type_text_crash_or_conflict_are_warned_once_and_typing
     assert term.scrollback().count("keybindings.json") == 4  # once each
     term.press("C-d")
     assert term.exit_code() == 0
+
+
+def test_a_binding_on_an_editing_key_is_refused_and_the_key_keeps_editing(terminal, fake_llm, agent_env):
+    """Bound, Backspace (or Ctrl+H, the same byte to a terminal) toggled tool output instead of deleting."""
+    keys = {"app.tools.expand": "ctrl+h", "app.thinking.toggle": ["backspace", "ctrl+x"], "app.suspend": "left"}
+    path = Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json"
+    path.write_text(json.dumps(keys))
+    fake_llm.set_script([{"text": "Got it."}])
+    term = terminal(columns=250, rows=40)
+    screen = term.wait_for("app.suspend: 'left'")
+    expected = [f"warning: {path}: app.tools.expand: 'ctrl+h' is Backspace to a terminal, the editor's key to "
+                "delete the character before the cursor, which stays fixed; not bound to app.tools.expand; using "
+                "ctrl+o (the default)",
+                f"warning: {path}: app.thinking.toggle: 'backspace' is Backspace, the editor's key to delete the "
+                "character before the cursor, which stays fixed; not bound to app.thinking.toggle",
+                f"warning: {path}: app.suspend: 'left' is Left, the editor's key to move the cursor left, which "
+                "stays fixed; not bound to app.suspend; using ctrl+z (the default)"]
+    flat = words(screen)
+    assert all(words(warning) in flat for warning in expected), screen
+    term.type("abcd")
+    term.wait_for("› abcd")
+    term.press("BSpace")
+    term.wait_for("› abc")
+    term.press("C-h")
+    term.wait_for("› ab")
+    term.press("Left")
+    term.type("X")
+    term.wait_for("› aXb")
+    term.press("Enter")
+    term.wait_for("Got it.")
+    assert user_texts(fake_llm.requests[0])[-1] == "aXb"
+    term.press("C-d")
+    assert term.exit_code() == 0

@@ -6,7 +6,8 @@ Key syntax: `ctrl+<letter>`, `alt+<key>`, `shift+tab`, `shift+enter`, `enter`, `
 single characters after `alt+`. Unknown actions and keys are reported as warnings and ignored: an entry whose keys are all
 unknown leaves the action its default keys, one with some valid keys keeps those. So are a key that types text
 (`a`, `shift+a`, `space`: bound, it could not be typed) and a conflict: one key does one action (the file's
-binding over another action's default, the first of two bindings in the file; Tab stays the editor's)."""
+binding over another action's default, the first of two bindings in the file; the editing keys, `FIXED_KEYS`,
+stay the editor's)."""
 
 from __future__ import annotations
 
@@ -168,8 +169,8 @@ def _settle_conflicts(keymap: dict[str, list[str]], chosen: list[str], report: _
 def _claim(action: str, key: str, owners: dict[tuple[str, ...], tuple[str, str]]) -> str | None:
     """Record `key` as `action`'s; else why it cannot be (a fixed key, another action's)."""
     same = _same_key(key)
-    if same in FIXED_KEYS:
-        return f"is {FIXED_KEYS[same]}"
+    if same in _FIXED:
+        return _fixed_why(key, _FIXED[same])
     owner, _ = owners.setdefault(same, (action, key))
     return None if owner == action else f"is already {owner}'s key (written earlier in the file)"
 
@@ -186,8 +187,29 @@ def _give_up_taken(action: str, keymap: dict[str, list[str]], owners: dict[tuple
         report.add(f"{owner}: {_shown(key)} was also {action}'s key (its default); it now does {owner} only{left}")
 
 
-FIXED_KEYS = {("c-i",): "Tab, the editor's completion key, which stays fixed"}
-"""Keys (`_same_key`) the editor keeps whatever the file says: a binding there would never act."""
+FIXED_KEYS: dict[str, tuple[str, str]] = {
+    "tab": ("Tab", "the editor's completion key"),
+    "backspace": ("Backspace", "the editor's key to delete the character before the cursor"),
+    "delete": ("Delete", "the editor's key to delete the character under the cursor"),
+    "up": ("Up", "the editor's key to move up a line or back in the prompt history"),
+    "down": ("Down", "the editor's key to move down a line or on in the prompt history"),
+    "left": ("Left", "the editor's key to move the cursor left"),
+    "right": ("Right", "the editor's key to move the cursor right"),
+    "home": ("Home", "the editor's key to move to the start of the line"),
+    "end": ("End", "the editor's key to move to the end of the line"),
+    "ctrl+a": ("Ctrl+A", "the editor's key to move to the start of the line"),
+    "ctrl+e": ("Ctrl+E", "the editor's key to move to the end of the line"),
+    "alt+b": ("Alt+B", "the editor's key to move back a word"),
+    "alt+f": ("Alt+F", "the editor's key to move on a word"),
+    "alt+backspace": ("Alt+Backspace", "the editor's key to delete the word before the cursor"),
+    "ctrl+w": ("Ctrl+W", "the editor's key to delete the word before the cursor"),
+    "ctrl+k": ("Ctrl+K", "the editor's key to delete to the end of the line"),
+    "ctrl+u": ("Ctrl+U", "the editor's key to delete to the start of the line"),
+    "ctrl+y": ("Ctrl+Y", "the editor's key to paste what was deleted last"),
+}
+"""The editing keys (key as written → its name and what the editor does with it), kept whatever the file says:
+the keymap's bindings come first, so one bound here would take the key from the editor. A key a terminal sends
+as the same bytes (`_SAME`: Ctrl+H is Backspace, Ctrl+I is Tab) is refused with it."""
 _SAME = {"enter": "c-m", "tab": "c-i", "backspace": "c-h"}
 """Keys a terminal sends as one and the same byte (Ctrl+M is Enter, Ctrl+I is Tab, Ctrl+H is Backspace)."""
 
@@ -195,6 +217,13 @@ _SAME = {"enter": "c-m", "tab": "c-i", "backspace": "c-h"}
 def _same_key(key: str) -> tuple[str, ...]:
     """`key_sequence(key)` with the names of one byte made one (`_SAME`): what two bindings conflict on."""
     return tuple(_SAME.get(part, part) for part in key_sequence(key) or ())
+
+
+def _fixed_why(key: str, fixed: str) -> str:
+    """Why `key` (one of `fixed`'s bytes) cannot be bound: `is Backspace to a terminal, the editor's key ...`."""
+    name, what = FIXED_KEYS[fixed]
+    alias = "" if key_sequence(key) == key_sequence(fixed) else " to a terminal"
+    return f"is {name}{alias}, {what}, which stays fixed"
 
 
 def types_text(key: str) -> bool:
@@ -236,3 +265,7 @@ def key_sequence(key: str) -> tuple[str, ...] | None:
             return None
         base = f"c-{base}"
     return ("escape", base) if "alt" in mods else (base,)
+
+
+_FIXED = {_same_key(key): key for key in FIXED_KEYS}
+"""`FIXED_KEYS` by what a binding conflicts on (`_same_key`)."""
