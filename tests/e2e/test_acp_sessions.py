@@ -4,6 +4,8 @@ content (images, resource links, embedded resources) and a prompt sent while a t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -498,3 +500,28 @@ async def test_list_without_cwd_pages_through_every_directorys_sessions(agent_en
     mine = await client.request("session/list", {"cwd": str(elsewhere)})
     assert [s["sessionId"] for s in mine["sessions"]] == [i for n, i in enumerate(ids) if n % 2 == 0][::-1]
     assert await client.close() == 0
+
+
+async def test_a_template_named_like_a_built_in_is_shadowed_listed_once_and_said_once(agent_env, project,
+                                                                                      fake_llm, tmp_path):
+    """One rule in every front end with built-ins: the built-in wins (the terminal UI's do too); print mode and
+    RPC, which have none, run the template. Once the template won here and /model ran it (a model request)."""
+    prompts = Path(agent_env["AGENT_FORGE_DIR"]) / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "model.md").write_text("---\ndescription: talk about models\n---\nTell me about $1.\n")
+    fake_llm.set_script([{"text": "Models are..."}])
+    client, session_id = await ready(agent_env, project)
+    [update] = await client.wait_for(lambda: client.updates(session_id, "available_commands_update"))
+    models = [c for c in update["availableCommands"] if c["name"] == "model"]
+    assert len(models) == 1 and models[0]["description"].startswith("List the models"), models
+    await client.prompt(session_id, "/model")
+    assert fake_llm.requests == [] and "fake" in client.updates(session_id, "agent_message_chunk")[-1]["content"]["text"]
+    await client.new_session(str(project))  # a second session: the warning is not said again
+    assert await client.close() == 0
+    warning = f"Warning: {prompts / 'model.md'}: prompt template /model is shadowed in ACP by its built-in /model"
+    assert client.stderr().count(warning) == 1, client.stderr()
+    printed = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "/model gpt"], cwd=project, env=agent_env,
+                             capture_output=True, timeout=60)
+    assert printed.returncode == 0 and "Models are..." in printed.stdout.decode()
+    assert "Tell me about gpt." in json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
+    assert b"shadowed" not in printed.stderr  # print mode has no built-in /model: nothing is shadowed there

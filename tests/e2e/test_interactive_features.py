@@ -322,3 +322,24 @@ def test_a_5_mb_paste_is_sent_whole(terminal, fake_llm, tmp_path, agent_env_fact
     term.wait_for("all of it was sent", where=lambda: flat(term))  # the scrollback shows its start, not 5 MB
     sent = user_texts(fake_llm.requests[0])[-1]
     assert len(sent) == len(pasted) + len(" summarise") and sent == pasted + " summarise"
+
+
+def test_a_template_named_like_a_built_in_is_not_offered_and_is_warned_about(terminal, fake_llm, agent_env):
+    """`/model` runs the built-in here: a second `/model` row for prompts/model.md ran the built-in too."""
+    prompts = Path(agent_env["AGENT_FORGE_DIR"]) / "prompts"
+    prompts.mkdir()
+    (prompts / "model.md").write_text("---\ndescription: talk about models\n---\nTell me about $1.\n")
+    (prompts / "modes.md").write_text("---\ndescription: the modes\n---\nModes.\n")
+    term = terminal(columns=250, rows=40)
+    term.wait_for("rename it to use it here")
+    screen = flat(term)
+    assert (f"warning: {prompts / 'model.md'}: prompt template /model is shadowed in the terminal UI by its "
+            "built-in /model (print mode and RPC still run the prompt template); rename it to use it here") in screen
+    term.type("/mod")
+    screen = term.wait_for("/modes  the modes")
+    rows = [line.strip() for line in screen.splitlines() if line.strip().startswith("/model")]
+    assert rows == ["/model [pattern[:thinking]]  pick a model, or switch directly"], screen
+    assert "talk about models" not in screen, screen
+    term.press("C-u")
+    term.press("C-d")
+    assert term.exit_code() == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, TypedDict
 
+from ..paths import path_text
 from .skills import Skill
 from .sources import SourceInfo
 from .templates import PromptTemplate
@@ -62,6 +63,25 @@ def collect_commands(sources: Iterable[CommandSource], templates: Iterable[Promp
     if list_skills:
         items.extend(dict(skill_command(s)) for s in skills if f"skill:{s.name}" not in taken)
     return items
+
+
+_KINDS = {"prompt": "prompt template", "skill": "skill", "capability": "plugin command"}
+
+
+def shadowed(items: Iterable[dict[str, object]], builtins: Iterable[str]) -> list[dict[str, object]]:
+    """The `get_commands` items named like one of a front end's `builtins` (the terminal UI's `/model`, ACP's
+    `/compact`, ...): that front end runs its built-in for the name, so it neither lists nor runs them."""
+    names = set(builtins)
+    return [item for item in items if item.get("name") in names]
+
+
+def shadowed_warning(item: dict[str, object], front_end: str) -> str:
+    """`<file>: prompt template /model is shadowed in <front_end> by its built-in /model; ...`: one start-up
+    warning for a `shadowed` item (print mode and RPC have no built-ins, so they still run it)."""
+    name, kind = str(item.get("name")), _KINDS.get(str(item.get("source")), "command")
+    where = item.get("path") if isinstance(item.get("path"), str) else kind
+    return (f"{path_text(str(where))}: {kind} /{path_text(name)} is shadowed in {front_end} by its built-in "
+            f"/{path_text(name)} (print mode and RPC still run the {kind}); rename it to use it here")
 
 
 def _with_path(item: dict[str, object]) -> dict[str, object]:

@@ -2,8 +2,9 @@
 tool call) and the slash commands `/compact [instructions]`, `/name <title>`, `/model [provider/id]`,
 `/export [path]`, `/fork [N]`,
 `/clone` and `/tree [N [summarize]]` (`branching.py`), listed in
-`available_commands_update` after the session's own commands (plugin commands, templates and skills, which
-win when they have the same name). Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
+`available_commands_update` after the session's own commands (plugin commands, templates and skills). A
+built-in wins over a session command of its name, as the terminal UI's do (`coding.resources.commands.shadowed`):
+that one is neither listed nor run here, and said once on stderr. Each ends its turn (`end_turn`, `cancelled` for a cancelled `!command`);
 a slash command answers with a message, a failure is said the same way, never silently."""
 
 from __future__ import annotations
@@ -33,21 +34,38 @@ during a `/tree N summarize` waits for it). The others run at once."""
 
 
 def commands(session: Any) -> list[dict[str, Any]]:
-    """ACP `AvailableCommand`s: the session's commands (`/name args` in a prompt), then the built-ins."""
+    """ACP `AvailableCommand`s: the session's commands (`/name args` in a prompt) but those a built-in
+    shadows, then the built-ins."""
     found = []
     for item in session.get_commands():
         hint = item.get("argumentHint") or item.get("argument_hint")
-        found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
-                      "input": {"hint": str(hint) if hint else "arguments (optional)"}})
-    taken = {entry["name"] for entry in found}
+        if item.get("name") not in BUILTINS:
+            found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
+                          "input": {"hint": str(hint) if hint else "arguments (optional)"}})
     found.extend({"name": name, "description": text, **({"input": {"hint": hint}} if hint else {})}
-                 for name, (text, hint) in BUILTINS.items() if name not in taken)
+                 for name, (text, hint) in BUILTINS.items())
     return found
 
 
+_WARNED: set[str] = set()
+"""The shadowing warnings said in this process: each once, however many sessions are opened."""
+
+
+def warn_shadowed(session: Any) -> None:
+    """Say on stderr, once per process, each session command a built-in shadows here."""
+    from ...coding.resources.commands import shadowed, shadowed_warning
+    from ...coding.tools.sanitize import print_warning
+
+    for item in shadowed(session.get_commands(), BUILTINS):
+        warning = shadowed_warning(item, "ACP")
+        if warning not in _WARNED:
+            _WARNED.add(warning)
+            print_warning(warning)
+
+
 def builtin(session: Any, blocks: Any) -> tuple[str, str] | None:
-    """(name, arguments) when the prompt is one text block naming a built-in the session has no command of,
-    or a `!command` / `!!command` (name `!` / `!!`)."""
+    """(name, arguments) when the prompt is one text block naming a built-in (which wins over a session
+    command of its name), or a `!command` / `!!command` (name `!` / `!!`)."""
     if not (isinstance(blocks, list) and len(blocks) == 1 and isinstance(blocks[0], dict)
             and blocks[0].get("type") == "text" and isinstance(blocks[0].get("text"), str)):
         return None
@@ -56,7 +74,7 @@ def builtin(session: Any, blocks: Any) -> tuple[str, str] | None:
         bang = "!!" if text.startswith("!!") else "!"
         return bang, text[len(bang):].strip()
     name, _, rest = text[1:].partition(" ") if text.startswith("/") else ("", "", "")
-    if name not in BUILTINS or session.names_command(text):
+    if name not in BUILTINS:
         return None
     return name, rest.strip()
 

@@ -297,7 +297,7 @@ def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
     """What the editor shows about a session once it knows its id: its commands, name and context use, and
     `notes` about its request (an MCP server renamed)."""
     from ...coding.tools.sanitize import print_warning
-    from .commands import commands
+    from .commands import commands, warn_shadowed
     from .updates import usage_update
 
     send = lambda update: server.send_update(opened.id, update)  # noqa: E731
@@ -305,6 +305,7 @@ def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
         opened.updates.tell(note, "info")
         print_warning(note)
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
+    warn_shadowed(opened.session)
     from ...coding.state import printable_title
 
     name = printable_title(opened.session.store.session_name or "", 200)

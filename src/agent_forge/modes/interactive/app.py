@@ -27,7 +27,7 @@ from ...coding.safe_read import exists
 from ..approvals import answer_dialog, withdraw_on_end
 from .above import write_above
 from .blocks import notice, whole_message
-from .commands import Commands, offered_commands
+from .commands import Commands, offered_commands, shadowed_warnings
 from .completion import FileCompleter
 from .file_index import FileIndex
 from .dialogs import Dialogs
@@ -238,6 +238,7 @@ class InteractiveMode(InputActions):
             expand = self.keymap.get("app.tools.expand") or [None]
             self.print_(header(__version__, session_resources(self.session), expand[0]))
         self.show_transcript()
+        self.session.warnings.extend(shadowed_warnings(self.session))  # plugins loaded: their commands count
         for warning in self.session.warnings:
             self.say(f"warning: {warning}", "warning")
         problem = self.session.readiness_problem()

@@ -52,14 +52,25 @@ COMMAND_HINTS = {
 def offered_commands(session: AgentSession | None) -> list[tuple[str, str, str]]:
     """(name, argument hint, description) of every command the editor offers: built-ins, then
     `session.get_commands()` (plugin commands and templates with their `argumentHint`; skills take a
-    request); the built-ins alone while the session is not built yet."""
+    request) but those a built-in shadows (`/model` runs the built-in: a row for the template would run it
+    too); the built-ins alone while the session is not built yet."""
     from .render import clean
 
     offered = [(name, COMMAND_HINTS.get(name, ""), with_keys(what)) for name, what in COMMANDS.items()]
     for item in session.get_commands() if session is not None else []:
+        if item.get("name") in COMMANDS:
+            continue
         hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
         offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
     return offered
+
+
+def shadowed_warnings(session: AgentSession) -> list[str]:
+    """One warning per plugin command, template or skill named like a built-in, which this editor never runs
+    (`coding.resources.commands.shadowed`: the rule of every front end with built-ins)."""
+    from ...coding.resources.commands import shadowed, shadowed_warning
+
+    return [shadowed_warning(item, "the terminal UI") for item in shadowed(session.get_commands(), COMMANDS)]
 
 
 def builtin(text: str) -> tuple[str, str] | None:
