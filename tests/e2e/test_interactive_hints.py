@@ -72,3 +72,19 @@ def test_a_wrong_typed_hide_thinking_block_is_reported_and_thinking_stays_hidden
     assert "secret chain of thought" not in term.scrollback(), "hideThinkingBlock's default (true) hides it"
     term.press("C-d")
     assert term.exit_code() == 0
+
+
+def test_hotkeys_rows_name_the_keys_the_keymap_gives(terminal, fake_llm, agent_env):
+    """app.clear's row once said "abort as escape does" whatever key app.interrupt had."""
+    keys = {"app.interrupt": "ctrl+c", "app.clear": ["escape"]}
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "keybindings.json").write_text(json.dumps(keys))
+    term = terminal(columns=160, rows=50)
+    term.wait_for("ctrl+c interrupt")  # the header
+    term.type("/hotkeys")
+    term.press("Enter")
+    term.wait_for("the keyboard shortcuts")
+    screen = words(term.wait_for("press twice to exit"))
+    assert "escape clear the editor; on an empty editor abort as ctrl+c does, and press twice to exit" in screen
+    assert "as escape does" not in screen, screen
+    term.press("C-d")
+    assert term.exit_code() == 0

@@ -25,7 +25,8 @@ ACTIONS: dict[str, tuple[list[str], str]] = {
     "app.interrupt": (["escape"], "abort the run, a compaction or a branch summary; queued messages come back "
                                   "into the editor"),
     "app.queue.restore": (["alt+up"], "take the queued messages back into the editor, without aborting"),
-    "app.clear": (["ctrl+c"], "clear the editor; on an empty editor abort as escape does, and press twice to exit"),
+    "app.clear": (["ctrl+c"], "clear the editor; on an empty editor abort{app.interrupt: as {} does}, and press "
+                              "twice to exit"),
     "app.exit": (["ctrl+d"], "exit (on an empty editor)"),
     "app.suspend": (["ctrl+z"], "suspend agent-forge to the shell (fg brings it back)"),
     "app.thinking.toggle": (["ctrl+t"], "show or hide thinking"),
@@ -56,8 +57,19 @@ def key_hint(action: str, text: str = "{}") -> str:
 
 
 def with_keys(text: str) -> str:
-    """`text` with each `{<action>}` replaced by that action's first key (`(unbound)` without one)."""
-    return re.sub(r"\{([a-zA-Z.]+)\}", lambda m: key_hint(m.group(1)) or "(unbound)", text)
+    """`text` with each `{<action>}` replaced by that action's first key (`(unbound)` without one), and each
+    `{<action>:<words with {}>}` by those words naming the key (nothing without one: `{app.interrupt: as {}
+    does}` → ` as escape does`). Action descriptions (`ACTIONS`) and command descriptions are written so:
+    a hint never names a key the keymap gave another action."""
+    return _PLACEHOLDER.sub(_filled, text)
+
+
+_PLACEHOLDER = re.compile(r"\{([a-zA-Z.]+)(?::((?:[^{}]|\{\})*))?\}")
+
+
+def _filled(match: re.Match[str]) -> str:
+    action, words = match.group(1), match.group(2)
+    return key_hint(action) or "(unbound)" if words is None else key_hint(action, words)
 
 
 def load_keymap(path: Path, warnings: list[str]) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 
-from .keymap import ACTIONS, key_sequence
+from .keymap import ACTIONS, key_sequence, with_keys
 
 EDITOR_KEYS = [
     ("up, down", "move in the text; at its first or last line: prompt history"),
@@ -37,7 +37,8 @@ SHIFT_ENTER_SEQUENCES = ("\x1b[13;2u", "\x1b[27;2;13~")
 
 def hotkeys(keymap: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(keys, what they do) for `/hotkeys`: the active keymap, then the editor's fixed keys."""
-    rows = [(", ".join(keymap.get(action, [])) or "(unbound)", what) for action, (_, what) in ACTIONS.items()]
+    rows = [(", ".join(keymap.get(action, [])) or "(unbound)", with_keys(what))
+            for action, (_, what) in ACTIONS.items()]
     return rows + EDITOR_KEYS
 
 
