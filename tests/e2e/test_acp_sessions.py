@@ -525,3 +525,24 @@ async def test_a_template_named_like_a_built_in_is_shadowed_listed_once_and_said
     assert printed.returncode == 0 and "Models are..." in printed.stdout.decode()
     assert "Tell me about gpt." in json.dumps(fake_llm.requests[0]["body"]["messages"][-1])
     assert b"shadowed" not in printed.stderr  # print mode has no built-in /model: nothing is shadowed there
+
+
+async def test_load_replays_a_branch_summary_as_such_not_as_a_compaction(agent_env, project):
+    """Both summaries were introduced as "Summary of the earlier conversation:"; the words are now those the
+    terminal UI shows (`coding.messages.SUMMARY_NOTES`)."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(project, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_model_change("fake", "fake-model")
+    first = store.append_message({"role": "user", "content": [{"type": "text", "text": "q1"}], "timestamp": 1})
+    left = store.append_message({"role": "user", "content": [{"type": "text", "text": "q2"}], "timestamp": 2})
+    store.set_leaf(first["id"])
+    store.append_branch_summary(left["id"], "q2 went nowhere")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "q3"}], "timestamp": 3})
+    store.close()
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": store.session_id, "cwd": str(project), "mcpServers": []})
+    thoughts = [u["content"]["text"] for u in client.updates(store.session_id, "agent_thought_chunk")]
+    assert thoughts == ["The conversation continued from another branch (summarised):\nq2 went nowhere"]
+    assert await client.close() == 0

@@ -73,6 +73,13 @@ _SUMMARY_INTROS = {
 """Summary message roles (built from `compaction` / `branch_summary` entries, `session/context.py`) → the
 sentence that introduces the summary text in the user message the model receives."""
 
+SUMMARY_NOTES = {
+    "compactionSummary": "earlier messages were compacted into a summary",
+    "branchSummary": "the conversation continued from another branch (summarised)",
+}
+"""Summary message roles → what a front end tells the user where a replayed conversation holds one (the
+terminal UI's notice, ACP's thought before the summary text): one wording for both."""
+
 
 def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     """Map agent messages to provider messages (user, assistant, toolResult), in order, with every tool call

@@ -92,8 +92,13 @@ def _bash(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) 
 
 
 def _summary(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
+    """A compaction's or a branch's summary as a thought, introduced as the terminal UI says it
+    (`SUMMARY_NOTES`: `The conversation continued from another branch (summarised):`)."""
+    from ...coding.messages import SUMMARY_NOTES
+
     if isinstance(message.get("summary"), str):
-        yield _chunk("agent_thought_chunk", f"Summary of the earlier conversation:\n{message['summary']}", key)
+        note = SUMMARY_NOTES[message["role"]]
+        yield _chunk("agent_thought_chunk", f"{note[0].upper()}{note[1:]}:\n{message['summary']}", key)
 
 
 _TELLERS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {

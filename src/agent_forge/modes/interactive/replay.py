@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ...coding.messages import SUMMARY_NOTES
 from .blocks import assistant_block, notice, user_block, user_parts
 from .tool_blocks import ToolCall, shell_block, tool_block
 
@@ -33,8 +34,7 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
                                 message.get("exitCode"), 0.0, in_context=not message.get("excludeFromContext"),
                                 expanded=expanded, result=message, total_lines=message.get("totalLines"))
         elif role in ("compactionSummary", "branchSummary"):
-            block = notice("earlier messages were compacted into a summary" if role == "compactionSummary"
-                           else "the conversation continued from another branch (summarised)", "info")
+            block = notice(SUMMARY_NOTES[role], "info")
         if block is not None:
             yield block
             yield GAP
