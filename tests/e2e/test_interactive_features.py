@@ -341,5 +341,10 @@ def test_a_template_named_like_a_built_in_is_not_offered_and_is_warned_about(ter
     assert rows == ["/model [pattern[:thinking]]  pick a model, or switch directly"], screen
     assert "talk about models" not in screen, screen
     term.press("C-u")
+    (prompts / "quit.md").write_text("Quit what?\n")  # one /reload loads is warned about as one at start
+    term.type("/reload")
+    term.press("Enter")
+    term.wait_until(lambda: "prompt template /quit is shadowed in the terminal UI" in flat(term), "the warning")
+    assert flat(term).count("prompt template /model is shadowed") == 2  # at start, and again after /reload
     term.press("C-d")
     assert term.exit_code() == 0

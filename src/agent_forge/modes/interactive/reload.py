@@ -25,7 +25,6 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> tuple[str | None, l
     were reloaded too; the lines to report). Raises `CommandError` while the agent works."""
     # (not before the first paint)
     from ...coding.resources.reload import difference, refresh_settings, reload_resources
-    from .commands import shadowed_warnings  # (it imports this module's command table)
 
     session = ui.session
     if ui.session_busy():  # a run, or a compaction or branch summary outside one
@@ -44,7 +43,7 @@ async def reload_everything(ui: Any, plugins: PluginArgs) -> tuple[str | None, l
     lines.append(_change_line("plugins", _by_id(difference(before, after), before | after), len(after)))
     lines.extend(kept_code_line(session))
     lines.append(reload_keys(ui, warnings))
-    warnings += shadowed_warnings(session)  # as at start: a reloaded template or plugin may take a built-in's name
+    warnings += ui.shadowed_warnings()  # as at start: a reloaded template or plugin may take a built-in's name
     return kept, lines + [f"warning: {clean(w)}" for w in dict.fromkeys(warnings)]
 
 
