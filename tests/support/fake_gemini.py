@@ -3,7 +3,8 @@
 Loaded by `fake_llm` on first use (see "Other APIs" there). Gemini requests carry no `"stream"` flag: the
 method name and `alt=sse` make them streaming. A request is checked against the rules the real API enforces
 (`request_problem`; a violation answers 400 `INVALID_ARGUMENT`), so a test that gets a stream knows the request
-was valid. Format: ai.google.dev/api/generate-content and ai.google.dev/gemini-api/docs/thinking.
+was valid; among them, a function call's `id` must come back in the `functionResponse` that answers it, and
+`functionResponse.parts` hold only `inlineData`. Format: ai.google.dev/api/generate-content and ai.google.dev/gemini-api/docs/thinking.
 
 Chunks for a spec: thought parts for `thinking` (the last one carries `thoughtSignature`: the spec's
 `signature`, default `sig_fake_<req>`), text parts for `text`, one chunk per tool call (`functionCall` with the
@@ -90,7 +91,20 @@ def _part_problem(part: dict[str, Any], key: str, role: str) -> str | None:
     if not isinstance(value, dict) or not _NAME.match(str(value.get("name", ""))):
         return f"{key}.name is invalid"
     payload = value.get("args" if key == "functionCall" else "response", {})
-    return None if isinstance(payload, dict) else f"{key} payload must be an object"
+    if not isinstance(payload, dict):
+        return f"{key} payload must be an object"
+    return _response_parts_problem(value.get("parts", [])) if key == "functionResponse" else None
+
+
+def _response_parts_problem(parts: Any) -> str | None:
+    """`functionResponse.parts`: a list of `{inlineData: {mimeType, data}}` (FunctionResponsePart)."""
+    if not isinstance(parts, list):
+        return "functionResponse.parts must be a list"
+    for part in parts:
+        blob = part.get("inlineData") if isinstance(part, dict) and len(part) == 1 else None
+        if not (isinstance(blob, dict) and blob.get("mimeType") and blob.get("data")):
+            return "functionResponse.parts[] must each hold one inlineData with mimeType and data"
+    return None
 
 
 def _order_problem(contents: list[dict[str, Any]]) -> str | None:
@@ -100,18 +114,29 @@ def _order_problem(contents: list[dict[str, Any]]) -> str | None:
     for before, after in zip(contents, contents[1:]):
         if before["role"] == after["role"]:
             return "Please ensure that multiturn requests alternate between user and model."
-    previous: list[str] = []  # function call names of the turn before
+    previous: list[dict[str, Any]] = []  # function calls of the turn before
     for content in contents:
-        names = {key: [p[key]["name"] for p in content["parts"] if key in p]
-                 for key in ("functionCall", "functionResponse")}
-        if names["functionResponse"] and not previous:
+        calls, responses = ([p[key] for p in content["parts"] if key in p]
+                            for key in ("functionCall", "functionResponse"))
+        if responses and not previous:
             return "A functionResponse must follow a model turn with function calls."
-        if previous and sorted(previous) != sorted(names["functionResponse"]):
+        if previous and sorted(c["name"] for c in previous) != sorted(r["name"] for r in responses):
             return ("Please ensure that the number of function response parts is equal to the number of function "
                     "call parts of the function call turn.")
-        previous = names["functionCall"]
+        problem = _id_problem(previous, responses)
+        if problem:
+            return problem
+        previous = calls
     if previous:
         return "The last model turn's function calls have no function responses."
+    return None
+
+
+def _id_problem(calls: list[dict[str, Any]], responses: list[dict[str, Any]]) -> str | None:
+    """FunctionCall.id "must be sent back in the associated FunctionResponse": the ids of a turn's calls are
+    the ids of the next turn's responses (a response without an id answers a call without one)."""
+    if sorted(str(c.get("id", "")) for c in calls) != sorted(str(r.get("id", "")) for r in responses):
+        return "* functionResponse.id: each function response must carry the id of the function call it answers"
     return None
 
 

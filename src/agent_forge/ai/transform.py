@@ -120,7 +120,8 @@ class _CallIds:
     calls afresh each turn), or two ids may clean to the same one (`a.b` and `a:b` to Anthropic). A later
     call whose wire id is taken gets `<id>_2`, `<id>_3`, ... (for Responses on its call id part); decided in
     order, so an earlier call's id never changes as the conversation grows (prompt caches keep their prefix).
-    Gemini requests carry no call ids, so nothing is renamed for them."""
+    Nothing is renamed for Gemini: its requests carry only the ids its own server gave, sent back exactly as
+    given because the server pairs a `functionResponse` with its call by that id (`google_generative_ai`)."""
 
     def __init__(self, model: Model):
         self.model = model

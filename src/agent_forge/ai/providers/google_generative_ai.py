@@ -9,10 +9,15 @@ event, so a chunk with a `finishReason` is what marks a complete answer.
 Gemini attaches opaque `thoughtSignature`s to parts; they are kept (thinking: `thinkingSignature`, text:
 `textSignature`, calls: `thoughtSignature`) and replayed only to the same model. Function calls arrive whole,
 so a call's arguments come as a single `toolcall_delta`.
+
+A `functionCall.id` the server gave is kept as the call's id and sent back, in the call and in the
+`functionResponse` that answers it (the API reference: it "must be sent back in the associated
+FunctionResponse"); a call without one gets a local id (`new_local_id`), which never goes on the wire.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any, AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
@@ -40,8 +45,8 @@ from ._common import (
     sampling_params,
     token_count,
 )
-from .google_wire import (Content, FunctionDeclaration, GenerateContentResponse, Part,
-                          ThinkingConfig, UsageMetadata)
+from .google_wire import (Content, FunctionCall, FunctionDeclaration, FunctionResponse, GenerateContentResponse,
+                          Part, ThinkingConfig, UsageMetadata)
 
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 """Thinking levels → `thinkingConfig.thinkingBudget` tokens; a model's `thinkingLevelMap` overrides (an int is a
@@ -80,7 +85,20 @@ FINISH_MESSAGES = {
 https://ai.google.dev/api/generate-content#FinishReason but STOP, FINISH_REASON_UNSPECIFIED and MAX_TOKENS);
 a value newer than this table fails as "The response ended abnormally"."""
 
+_LOCAL_ID = re.compile(r"call_[0-9a-f]{24}")
+
 Event = AssistantMessageEvent
+
+
+def new_local_id() -> str:
+    """An id for a function call the server sent without one: `call_` + 24 hex digits (the form is what
+    `is_local_id` recognises, also in session files written earlier)."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def is_local_id(call_id: object) -> bool:
+    """Whether `call_id` was made by `new_local_id` (the server never saw it, so it is not sent back)."""
+    return isinstance(call_id, str) and _LOCAL_ID.fullmatch(call_id) is not None
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:
@@ -153,14 +171,15 @@ def convert_contents(model: Model, messages: list[Message]) -> list[Content]:
     """Our messages → `contents`, after `transform_messages` made them valid for `model`. Consecutive
     contents of one role are merged (tool results and the user text after them form one user turn)."""
     contents: list[Content] = []
+    sent_ids: set[str] = set()  # ids of the calls sent with one: their responses carry it too
     for message in transform_messages(model, messages):
         api_role: Literal["user", "model"]
         if is_user(message):
             parts, api_role = _user_parts(message["content"]), "user"
         elif is_assistant(message):
-            parts, api_role = _model_parts(model, message), "model"
+            parts, api_role = _model_parts(model, message, sent_ids), "model"
         elif is_tool_result(message):
-            parts, api_role = _tool_result_parts(message), "user"
+            parts, api_role = _tool_result_parts(message, sent_ids), "user"
         else:
             continue
         if not parts:
@@ -184,7 +203,9 @@ def _user_parts(content: Union[str, list[UserContent]]) -> list[Part]:
     return parts
 
 
-def _model_parts(model: Model, message: AssistantMessage) -> list[Part]:
+def _model_parts(model: Model, message: AssistantMessage, sent_ids: set[str]) -> list[Part]:
+    """`sent_ids` gains the id of each call sent with one: an id this model's server gave (another model's
+    ids, and local ones, mean nothing to it)."""
     own = same_origin(model, message)
     parts: list[Part] = []
     for block in message.get("content") or []:
@@ -194,7 +215,11 @@ def _model_parts(model: Model, message: AssistantMessage) -> list[Part]:
         elif is_text(block) and (block.get("text") or "").strip():
             parts.append(_signed({"text": block["text"]}, block.get("textSignature")))
         elif is_tool_call(block):
-            call: Part = {"functionCall": {"name": block["name"], "args": block.get("arguments") or {}}}
+            function: FunctionCall = {"name": block["name"], "args": block.get("arguments") or {}}
+            if own and isinstance(block.get("id"), str) and not is_local_id(block["id"]):
+                function["id"] = block["id"]
+                sent_ids.add(block["id"])
+            call: Part = {"functionCall": function}
             parts.append(_signed(call, block.get("thoughtSignature") or _foreign_signature(model, own)))
     return parts  # unsigned thinking of our own is not replayed: Gemini only reads signed thoughts
 
@@ -209,11 +234,13 @@ def _foreign_signature(model: Model, own: bool) -> str | None:
     return FOREIGN_CALL_SIGNATURE if not own and model["id"].startswith("gemini-3") else None
 
 
-def _tool_result_parts(message: ToolResultMessage) -> list[Part]:
+def _tool_result_parts(message: ToolResultMessage, sent_ids: set[str]) -> list[Part]:
     content = message.get("content") or []
     text = "\n".join(b.get("text", "") for b in content if is_text(b))
     key = "error" if message.get("isError") else "output"
-    response = {"name": message.get("toolName") or "", "response": {key: text}}
+    response: FunctionResponse = {"name": message.get("toolName") or "", "response": {key: text}}
+    if message.get("toolCallId") in sent_ids:
+        response["id"] = message["toolCallId"]
     images: list[Part] = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
               for b in content if is_image(b)]
     return [{"functionResponse": response}, *images]
@@ -316,7 +343,7 @@ class _Handler(SseHandler):
     def _function_call(self, call: dict[str, Any], signature: str | None, where: str) -> list[Event]:
         """A `functionCall` part; `args` sent as a JSON text instead of an object is parsed."""
         events = self._close()
-        call_id = fields.text(call, "id", where) or f"call_{uuid.uuid4().hex[:24]}"
+        call_id = fields.text(call, "id", where) or new_local_id()
         name, args = fields.text(call, "name", where) or "", fields.arguments(call, "args", where) or {}
         if isinstance(args, str):
             text, (args, error) = args, parse_tool_arguments(args)

@@ -25,9 +25,11 @@ class FunctionCall(TypedDict, total=False):
     args: dict[str, JsonValue]
 
 
-class FunctionResponse(TypedDict):
-    """`response` is `{"output": text}`, or `{"error": text}` for a failed call."""
+class FunctionResponse(TypedDict, total=False):
+    """`response` is `{"output": text}`, or `{"error": text}` for a failed call; `id` is the answered
+    `FunctionCall.id` (sent when the call had one)."""
 
+    id: str
     name: str
     response: dict[str, str]
 
