@@ -269,3 +269,26 @@ def test_sampling_params_map_to_generation_config_and_unknown_keys_stay_out():
     config = build_body(model, {"systemPrompt": "", "messages": []}, StreamOptions())["generationConfig"]
     assert {k: v for k, v in config.items() if k not in ("maxOutputTokens", "thinkingConfig")} == {
         "temperature": 0.1, "topP": 0.5, "topK": 3, "stopSequences": ["END"], "presencePenalty": 0.2}
+
+
+@pytest.mark.parametrize(("model_id", "nested"), [
+    ("gemini-3-pro-preview", True), ("gemini-3.1-flash-lite", True), ("gemini-2.5-flash", False),
+    ("gemini-test", False),
+])
+def test_tool_result_images_go_inside_the_function_response_from_gemini_3(model_id, nested):
+    from agent_forge.ai.providers.google_generative_ai import build_body
+
+    model = {**MODEL, "id": model_id}
+    call = {"role": "assistant", "api": model["api"], "provider": model["provider"], "model": model_id,
+            "stopReason": "toolUse", "timestamp": 2,
+            "content": [{"type": "toolCall", "id": "c-1", "name": "read", "arguments": {"path": "p.png"}}]}
+    result = {"role": "toolResult", "toolCallId": "c-1", "toolName": "read", "isError": False, "timestamp": 3,
+              "content": [{"type": "text", "text": "Read image"}, IMAGE, IMAGE]}
+    context = {"systemPrompt": "", "messages": [*CONTEXT["messages"], call, result]}
+    parts = build_body(model, context, StreamOptions())["contents"][-1]["parts"]
+    blob = {"inlineData": {"mimeType": "image/png", "data": "aGk="}}
+    response = {"id": "c-1", "name": "read", "response": {"output": "Read image"}}
+    if nested:
+        assert parts == [{"functionResponse": {**response, "parts": [blob, blob]}}]
+    else:
+        assert parts == [{"functionResponse": response}, blob, blob]

@@ -45,8 +45,8 @@ from ._common import (
     sampling_params,
     token_count,
 )
-from .google_wire import (Content, FunctionCall, FunctionDeclaration, FunctionResponse, GenerateContentResponse,
-                          Part, ThinkingConfig, UsageMetadata)
+from .google_wire import (Blob, Content, FunctionCall, FunctionDeclaration, FunctionResponse,
+                          GenerateContentResponse, Part, ThinkingConfig, UsageMetadata)
 
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576, "xhigh": 32768, "max": 32768}
 """Thinking levels → `thinkingConfig.thinkingBudget` tokens; a model's `thinkingLevelMap` overrides (an int is a
@@ -86,6 +86,7 @@ https://ai.google.dev/api/generate-content#FinishReason but STOP, FINISH_REASON_
 a value newer than this table fails as "The response ended abnormally"."""
 
 _LOCAL_ID = re.compile(r"call_[0-9a-f]{24}")
+_GEMINI_GENERATION = re.compile(r"gemini-(\d+)")
 
 Event = AssistantMessageEvent
 
@@ -179,7 +180,7 @@ def convert_contents(model: Model, messages: list[Message]) -> list[Content]:
         elif is_assistant(message):
             parts, api_role = _model_parts(model, message, sent_ids), "model"
         elif is_tool_result(message):
-            parts, api_role = _tool_result_parts(message, sent_ids), "user"
+            parts, api_role = _tool_result_parts(model, message, sent_ids), "user"
         else:
             continue
         if not parts:
@@ -231,19 +232,30 @@ def _signed(part: Part, signature: str | None) -> Part:
 
 
 def _foreign_signature(model: Model, own: bool) -> str | None:
-    return FOREIGN_CALL_SIGNATURE if not own and model["id"].startswith("gemini-3") else None
+    return FOREIGN_CALL_SIGNATURE if not own and gemini_generation(model) >= 3 else None
 
 
-def _tool_result_parts(message: ToolResultMessage, sent_ids: set[str]) -> list[Part]:
+def gemini_generation(model: Model) -> int:
+    """The major version of a `gemini-<N>...` model id (`gemini-3.1-pro` → 3), 0 for any other id."""
+    match = _GEMINI_GENERATION.match(model["id"])
+    return int(match[1]) if match else 0
+
+
+def _tool_result_parts(model: Model, message: ToolResultMessage, sent_ids: set[str]) -> list[Part]:
+    """One `functionResponse`; a result's images go in its `parts` (FunctionResponsePart) for Gemini 3 and
+    later, which take multimodal function responses (and, per Google's gemini-cli, reject images sent beside
+    one), else as `inlineData` parts after it, as earlier models read them."""
     content = message.get("content") or []
     text = "\n".join(b.get("text", "") for b in content if is_text(b))
     key = "error" if message.get("isError") else "output"
     response: FunctionResponse = {"name": message.get("toolName") or "", "response": {key: text}}
     if message.get("toolCallId") in sent_ids:
         response["id"] = message["toolCallId"]
-    images: list[Part] = [{"inlineData": {"mimeType": b["mimeType"], "data": b["data"]}}
-              for b in content if is_image(b)]
-    return [{"functionResponse": response}, *images]
+    images: list[Blob] = [{"mimeType": b["mimeType"], "data": b["data"]} for b in content if is_image(b)]
+    if images and gemini_generation(model) >= 3:
+        response["parts"] = [{"inlineData": image} for image in images]
+        return [{"functionResponse": response}]
+    return [{"functionResponse": response}, *({"inlineData": image} for image in images)]
 
 
 # ---- response ------------------------------------------------------------------------------------------

@@ -25,13 +25,20 @@ class FunctionCall(TypedDict, total=False):
     args: dict[str, JsonValue]
 
 
+class FunctionResponsePart(TypedDict):
+    """Media of a multimodal function response (the API's `FunctionResponseBlob` has Blob's fields)."""
+
+    inlineData: Blob
+
+
 class FunctionResponse(TypedDict, total=False):
     """`response` is `{"output": text}`, or `{"error": text}` for a failed call; `id` is the answered
-    `FunctionCall.id` (sent when the call had one)."""
+    `FunctionCall.id` (sent when the call had one); `parts` the result's images (Gemini 3 and later)."""
 
     id: str
     name: str
     response: dict[str, str]
+    parts: list[FunctionResponsePart]
 
 
 class Part(TypedDict, total=False):
