@@ -42,3 +42,51 @@ async def test_gemini_call_ids_from_the_server_are_sent_back_also_after_resuming
                                                                      (None, {"output": "two\n"})]
         assert local_id not in json.dumps(body)
     assert [r["outcome"] for r in fake_llm.requests] == ["ok", "ok", "ok"]
+
+
+# ---- Responses: `response.completed` goes by its `response.status` ------------------------------------------
+
+
+def responses_ending(kind: str, response: dict) -> list[str]:
+    """A Responses stream with the text "Half" that ends with a `kind` terminal event carrying `response`."""
+    item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    done = {**item, "content": [{"type": "output_text", "text": "Half", "annotations": []}]}
+    return [sse({"type": "response.created", "response": {"id": "r1", "output": []}}, "response.created"),
+            sse({"type": "response.output_item.added", "output_index": 0, "item": item}, "response.output_item.added"),
+            sse({"type": "response.output_text.delta", "output_index": 0, "delta": "Half"},
+                "response.output_text.delta"),
+            sse({"type": "response.output_item.done", "output_index": 0, "item": done}, "response.output_item.done"),
+            sse({"type": kind, "response": {"id": "r1", **response}}, kind)]
+
+
+SERVER_ERROR = {"code": "server_error", "message": "The server had an error processing your request."}
+COMPLETED_CASES = [  # (terminal event, its response, (stopReason, rawStopReason, errorMessage contains))
+    ("response.completed", {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+     ("length", "max_output_tokens", None)),
+    ("response.completed", {"status": "incomplete", "incomplete_details": {"reason": "content_filter"}},
+     ("error", "content_filter", "The response was blocked (incomplete: content_filter)")),
+    ("response.completed", {"status": "incomplete"}, ("length", "unknown", None)),
+    ("response.completed", {"status": "failed", "error": SERVER_ERROR}, ("error", None, "server had an error")),
+    ("response.completed", {"status": "cancelled"}, ("error", None, "response cancelled")),
+    ("response.completed", {"status": "completed"}, ("stop", "completed", None)),
+    ("response.incomplete", {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+     ("length", "max_output_tokens", None)),
+    ("response.failed", {"status": "failed", "error": SERVER_ERROR}, ("error", None, "server had an error")),
+]
+
+
+async def test_responses_completed_event_with_another_status_ends_as_that_status(agent_env_factory, fake_llm,
+                                                                                  tmp_path):
+    env = agent_env_factory(api="openai-responses", settings={"retry": {"enabled": False}})
+    fake_llm.set_script([{"frames": responses_ending(kind, response)} for kind, response, _ in COMPLETED_CASES])
+    outcomes = []
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        for number in range(len(COMPLETED_CASES)):
+            events = await client.prompt_and_wait(f"case {number}")
+            [message] = [e["message"] for e in events
+                         if e["type"] == "message_end" and e["message"]["role"] == "assistant"]
+            outcomes.append((message["stopReason"], message.get("rawStopReason"), message.get("errorMessage")))
+    words = [expected[2] for _, _, expected in COMPLETED_CASES]
+    seen = [(stop, raw, word if word and word in (error or "") else error)
+            for (stop, raw, error), word in zip(outcomes, words)]
+    assert seen == [expected for _, _, expected in COMPLETED_CASES]

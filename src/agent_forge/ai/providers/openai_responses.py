@@ -255,25 +255,30 @@ class _Handler(SseHandler):
         return ()
 
     def _on_response_completed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = fields.obj(data, "response", "response.completed")
-        self.builder.note_response_model(response.get("model"))
-        self._update_usage(response.get("usage"))
-        self._status = fields.text(response, "status", "response.completed.response") or "completed"
-        return ()
+        return self._terminal(data, "response.completed", "completed")
 
     def _on_response_incomplete(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = fields.obj(data, "response", "response.incomplete")
-        self._update_usage(response.get("usage"))
-        details = fields.obj(response, "incomplete_details", "response.incomplete.response")
-        reason = fields.text(details, "reason", "response.incomplete.response.incomplete_details")
-        self._incomplete = reason or "unknown"
-        self._status = "incomplete"
-        return ()
+        return self._terminal(data, "response.incomplete", "incomplete")
 
     def _on_response_failed(self, data: ResponseLifecycleEvent) -> Iterable[Event]:
-        response = fields.obj(data, "response", "response.failed")
+        return self._terminal(data, "response.failed", "failed")
+
+    def _terminal(self, data: ResponseLifecycleEvent, where: str, kind: str) -> Iterable[Event]:
+        """The one mapping of a terminal event: its outcome is `kind`, except that `response.completed` goes
+        by its `response.status` (a host may end every answer with it, even one cut off or failed).
+        "failed" and "cancelled" raise `ApiStreamError`; "incomplete" records `incomplete_details.reason`."""
+        response = fields.obj(data, "response", where)
+        self.builder.note_response_model(response.get("model"))
         self._update_usage(response.get("usage"))
-        raise ApiStreamError(stream_error_text(response.get("error") or {"message": "response failed", "response": response}))
+        status = kind if kind != "completed" else fields.text(response, "status", f"{where}.response") or kind
+        if status in ("failed", "cancelled"):
+            error = response.get("error") or {"message": f"response {status}", "response": response}
+            raise ApiStreamError(stream_error_text(error))
+        if status == "incomplete":
+            details = fields.obj(response, "incomplete_details", f"{where}.response")
+            self._incomplete = fields.text(details, "reason", f"{where}.response.incomplete_details") or "unknown"
+        self._status = status
+        return ()
 
     def _on_error(self, data: ResponseErrorEvent) -> Iterable[Event]:
         raise ApiStreamError(stream_error_text({k: v for k, v in data.items() if k != "sequence_number"}))
