@@ -90,3 +90,27 @@ async def test_responses_completed_event_with_another_status_ends_as_that_status
     seen = [(stop, raw, word if word and word in (error or "") else error)
             for (stop, raw, error), word in zip(outcomes, words)]
     assert seen == [expected for _, _, expected in COMPLETED_CASES]
+
+
+# ---- Gemini: string `args` that do not parse become the call's argumentsError, reported to the model --------
+
+
+async def test_gemini_string_args_that_do_not_parse_are_reported_to_the_model(agent_env_factory, fake_llm,
+                                                                              tmp_path):
+    env = agent_env_factory(api="google-generative-ai", model_id="gemini-3-fake")
+    (tmp_path / "notes.txt").write_text("plum\n")
+    parts = [{"functionCall": {"id": "bad-1", "name": "read", "args": '{"path": "notes.txt"'}},
+             {"functionCall": {"id": "good-1", "name": "read", "args": '{"path": "notes.txt"}'}}]
+    frames = [sse({"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}]})]
+    fake_llm.set_script([{"frames": frames}, {"text": "done"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
+        events = await client.prompt_and_wait("read it")
+    [first] = [e["message"] for e in events if e["type"] == "message_end" and e["message"]["role"] == "assistant"][:1]
+    assert first["stopReason"] == "toolUse"
+    bad, good = first["content"]
+    assert (bad["arguments"], good["arguments"]) == ({}, {"path": "notes.txt"})
+    assert "Received arguments:\n{\"path\": \"notes.txt\"" in bad["argumentsError"]
+    responses = gemini_parts(fake_llm.requests[1]["body"], "functionResponse")
+    assert [r["id"] for r in responses] == ["bad-1", "good-1"]
+    assert "Received arguments:" in responses[0]["response"]["error"]
+    assert responses[1]["response"] == {"output": "plum\n"}

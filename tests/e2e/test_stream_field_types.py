@@ -69,8 +69,8 @@ CASES = [
      "response.output_item.added.item.call_id = true (a boolean); expected a string"),
     ("google-generative-ai", gemini_part({"functionCall": {"name": 7, "args": {}}}),
      "candidates[0].content.parts[0].functionCall.name = 7 (a number); expected a string"),
-    ("google-generative-ai", gemini_part({"functionCall": {"name": "read", "args": "no"}}),
-     'candidates[0].content.parts[0].functionCall.args = "no" (a string); expected an object (or a string of one)'),
+    ("google-generative-ai", gemini_part({"functionCall": {"name": "read", "args": [1]}}),
+     "candidates[0].content.parts[0].functionCall.args = [1] (an array); expected a string of JSON or an object"),
     ("google-generative-ai", gemini_part({"text": 5}),
      "candidates[0].content.parts[0].text = 5 (a number); expected a string"),
 ]

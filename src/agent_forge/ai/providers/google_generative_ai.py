@@ -40,7 +40,6 @@ from ._common import (
     SseHandler,
     dumps,
     max_tokens,
-    parse_tool_arguments,
     require_api_key,
     sampling_params,
     token_count,
@@ -353,20 +352,19 @@ class _Handler(SseHandler):
         return events
 
     def _function_call(self, call: dict[str, Any], signature: str | None, where: str) -> list[Event]:
-        """A `functionCall` part; `args` sent as a JSON text instead of an object is parsed."""
+        """A `functionCall` part. `args` sent as a JSON text instead of an object (some compatible hosts) is
+        streamed as that text and parsed when the block ends, as every API's are: text that is not an object
+        gives the call an `argumentsError`, reported to the model, and the rest of the answer goes on."""
         events = self._close()
         call_id = fields.text(call, "id", where) or new_local_id()
         name, args = fields.text(call, "name", where) or "", fields.arguments(call, "args", where) or {}
-        if isinstance(args, str):
-            text, (args, error) = args, parse_tool_arguments(args)
-            if error is not None:
-                raise fields.wrong(f"{where}.args", text, "an object (or a string of one)")
+        text = args if isinstance(args, str) else dumps(args)
         index, start = self.builder.start_tool_call(call_id, name)  # the delta below carries `args` (counted once)
         if signature:
             self.builder.count(len(signature))
             self.builder.content[index]["thoughtSignature"] = signature
         self._saw_tool_call = True
-        return [*events, start, self.builder.delta(index, dumps(args)), *self.builder.finish(index)]
+        return [*events, start, self.builder.delta(index, text), *self.builder.finish(index)]
 
     def _close(self) -> list[Event]:
         if self._open is None:
