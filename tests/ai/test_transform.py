@@ -177,3 +177,29 @@ def test_renaming_keeps_earlier_ids_and_mistral_ids_nine_characters():
 def test_gemini_ids_are_not_renamed_as_its_requests_carry_none():
     messages = [USER, assistant(GEMINI, _call("c"), _call("c")), result("c"), result("c")]
     assert _wire(GEMINI, messages) == (["c", "c"], ["c", "c"])
+
+
+@pytest.mark.parametrize("api", ["anthropic-messages", "openai-completions", "openai-responses",
+                                 "google-generative-ai"])
+def test_every_api_sends_a_text_only_model_the_note_for_user_and_tool_result_images(api):
+    """The omission rule lives only in `transform_messages`: each API's request for a text-only model carries
+    its note where the user's image and the tool result's image were, and no image data."""
+    import importlib
+    import json
+
+    from agent_forge.ai.options import StreamOptions
+
+    module = importlib.import_module(f"agent_forge.ai.providers.{api.replace('-', '_')}")
+    model = {"id": "text-model", "name": "T", "api": api, "provider": "p", "baseUrl": "http://127.0.0.1:9/v1",
+             "reasoning": False, "input": ["text"], "contextWindow": 100_000, "maxTokens": 1000,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}
+    picture = {"type": "image", "data": "SU1BR0VEQVRB", "mimeType": "image/png"}
+    call = {"role": "assistant", "api": api, "provider": "p", "model": "text-model", "stopReason": "toolUse",
+            "timestamp": 2, "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]}
+    messages = [{"role": "user", "content": [{"type": "text", "text": "see"}, picture], "timestamp": 1}, call,
+                {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "isError": False, "timestamp": 3,
+                 "content": [{"type": "text", "text": "file"}, picture]}]
+    body = module.build_request(model, {"systemPrompt": "", "messages": messages}, StreamOptions(api_key="k")).body
+    text = json.dumps(json.loads(body))
+    assert text.count(json.dumps(IMAGE_OMITTED)[1:-1]) == 2
+    assert "SU1BR0VEQVRB" not in text

@@ -8,7 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import AsyncIterator, Iterable
 
-from .. import json_wire, transform
+from .. import json_wire
 from ..errors import AIError, MissingApiKeyError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
@@ -323,10 +323,3 @@ def token_count(value: object) -> int:
     """A token count from a usage object: positive ints up to 2**53 - 1 (the largest integer every JSON reader
     holds exactly, RFC 8259 section 6) as is; anything else (null, bool, 10**30, junk) 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 53 else 0
-
-
-def supports_images(model: Model) -> bool:
-    return "image" in (model.get("input") or ["text", "image"])
-
-
-IMAGE_OMITTED = transform.IMAGE_OMITTED

@@ -22,7 +22,6 @@ from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -30,7 +29,6 @@ from ._common import (
     max_tokens,
     require_api_key,
     sampling_params,
-    supports_images,
 )
 from .anthropic_wire import (
     ApiUsage, AssistantBlockParam, Base64ImageSource, CacheControl, ContentBlockDeltaEvent, ContentBlockParam,
@@ -162,16 +160,15 @@ def convert_messages(model: Model, messages: list[Message]) -> list[MessageParam
     results become one user message; empty text blocks and messages left empty are dropped (the API rejects
     them)."""
     out: list[MessageParam] = []
-    images = supports_images(model)
     for message in transform_messages(model, messages):
         role = message.get("role")
         blocks: list[ContentBlockParam]
         if is_user(message):
-            blocks = [*_user_blocks(message["content"], images)]
+            blocks = [*_user_blocks(message["content"])]
         elif is_assistant(message):
             blocks = [*_assistant_blocks(model, message)]
         elif is_tool_result(message):
-            block = _tool_result_block(message, images)
+            block = _tool_result_block(message)
             if out and out[-1]["role"] == "user" and out[-1]["content"][0]["type"] == "tool_result":
                 out[-1]["content"].append(block)
                 continue
@@ -183,16 +180,15 @@ def convert_messages(model: Model, messages: list[Message]) -> list[MessageParam
     return out
 
 
-def _user_blocks(content: Union[str, list[UserContent]], images: bool) -> list[MediaBlockParam]:
+def _user_blocks(content: Union[str, list[UserContent]]) -> list[MediaBlockParam]:
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
-    return [b for b in (_media_block(block, images) for block in content) if b is not None]
+    return [b for b in (_media_block(block) for block in content) if b is not None]
 
 
-def _media_block(block: UserContent, images: bool) -> MediaBlockParam | None:
+def _media_block(block: UserContent) -> MediaBlockParam | None:
+    """A user or tool-result block (images for a text-only model are notes already: `transform_messages`)."""
     if is_image(block):
-        if not images:
-            return {"type": "text", "text": IMAGE_OMITTED}
         source: Base64ImageSource = {"type": "base64", "media_type": block["mimeType"], "data": block["data"]}
         return {"type": "image", "source": source}
     text = block.get("text") or ""
@@ -222,8 +218,8 @@ def _assistant_block(block: AssistantContent, replay_thinking: bool) -> Assistan
     return {"type": "text", "text": text} if text.strip() else None
 
 
-def _tool_result_block(message: ToolResultMessage, images: bool) -> ToolResultBlockParam:
-    parts = [b for b in (_media_block(block, images) for block in message.get("content") or []) if b]
+def _tool_result_block(message: ToolResultMessage) -> ToolResultBlockParam:
+    parts = [b for b in (_media_block(block) for block in message.get("content") or []) if b]
     block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": tool_id(message["toolCallId"])}
     if parts and all(p["type"] == "text" for p in parts):
         block["content"] = "\n".join(p["text"] for p in parts)

@@ -25,7 +25,6 @@ from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
-    IMAGE_OMITTED,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -34,7 +33,6 @@ from ._common import (
     merge_sampling,
     require_api_key,
     sampling_params,
-    supports_images,
     token_count,
 )
 from .openai_completions_wire import (ChatCompletionAssistantMessageParam, ChatCompletionChunk,
@@ -197,7 +195,6 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[Cha
     if context.get("systemPrompt"):
         role = "developer" if model.get("reasoning") and compat.developer_role else "system"
         out.append({"role": role, "content": context["systemPrompt"]})
-    images = supports_images(model)
     pending_images: list[ChatCompletionContentPart] = []
     for message in transform_messages(model, context["messages"]):
         role = message.get("role")
@@ -205,34 +202,32 @@ def convert_messages(model: Model, context: Context, compat: Compat) -> list[Cha
             out.append(_images_message(pending_images))
             pending_images = []
         if is_user(message):
-            out.append({"role": "user", "content": _user_content(message["content"], images)})
+            out.append({"role": "user", "content": _user_content(message["content"])})
         elif is_assistant(message):
             out.extend(_assistant(message, compat))
         elif is_tool_result(message):
             out.append(_tool_message(message, compat))
-            pending_images.extend(_image_parts(message.get("content") or [], images))
+            pending_images.extend(_image_parts(message.get("content") or []))
     if pending_images:
         out.append(_images_message(pending_images))
     return out
 
 
-def _user_content(content: Union[str, list[UserContent]],
-                  images: bool) -> Union[str, list[ChatCompletionContentPart]]:
+def _user_content(content: Union[str, list[UserContent]]) -> Union[str, list[ChatCompletionContentPart]]:
     if isinstance(content, str):
         return content
-    return [_part(block, images) for block in content]
+    return [_part(block) for block in content]
 
 
-def _part(block: UserContent, images: bool) -> ChatCompletionContentPart:
+def _part(block: UserContent) -> ChatCompletionContentPart:
+    """A user content part (images for a text-only model are notes already: `transform_messages`)."""
     if not is_image(block):
         return {"type": "text", "text": block.get("text", "")}
-    if not images:
-        return {"type": "text", "text": IMAGE_OMITTED}
     return {"type": "image_url", "image_url": {"url": f"data:{block['mimeType']};base64,{block['data']}"}}
 
 
-def _image_parts(content: list[UserContent], images: bool) -> list[ChatCompletionContentPart]:
-    return [_part(block, images) for block in content if block.get("type") == "image"]
+def _image_parts(content: list[UserContent]) -> list[ChatCompletionContentPart]:
+    return [_part(block) for block in content if block.get("type") == "image"]
 
 
 def _images_message(parts: list[ChatCompletionContentPart]) -> ChatCompletionUserMessageParam:
