@@ -80,6 +80,7 @@ def _to_descriptor(session_file: str, descriptor: int, given: str) -> str:
     user wrote it (its resolved name, `/proc/<pid>/fd/pipe:[N]`, means nothing to them). Raises ExportError for a
     descriptor of another process or one that is closed or read-only."""
     from .coding.errors import ExportError
+    from .coding.fileio import write_all
     from .coding.paths import path_text
 
     if descriptor < 0:
@@ -87,8 +88,7 @@ def _to_descriptor(session_file: str, descriptor: int, given: str) -> str:
     page = memoryview(_page(session_file))
     sys.stderr.flush()
     try:
-        while page:
-            page = page[os.write(descriptor, page):]
+        write_all(descriptor, page)
     except OSError as exc:
         raise ExportError(f"Cannot write {path_text(given)}: {exc.strerror or exc}") from None
     return given

@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..fileio import write_all
 from ..paths import path_text
 from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
@@ -147,7 +148,7 @@ class SessionFile:
         try:
             start = self._cut_torn_tail(fd, os.lseek(fd, 0, os.SEEK_END))
             payload = b"\n" + data if self._needs_newline else data
-            _write_all(fd, payload)
+            write_all(fd, payload)
             if self._fsync:
                 os.fsync(fd)
         except OSError as exc:
@@ -198,7 +199,7 @@ class SessionFile:
         except OSError as exc:
             raise self._error("create", exc) from None
         try:
-            _write_all(fd, data)
+            write_all(fd, data)
             if durable:
                 os.fsync(fd)
             os.replace(temp, self.path)
@@ -317,7 +318,7 @@ def copy_private(source: Path, target: Path) -> None:
     target.unlink(missing_ok=True)
     fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
     except OSError:
         os.close(fd)
         target.unlink(missing_ok=True)
@@ -354,19 +355,13 @@ def write_new_private(target: Path, data: bytes) -> None:
     left when that fails. Raises OSError (FileExistsError when `target` exists)."""
     fd = os.open(target, os.O_WRONLY | _NEW_FILE_FLAGS | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
     except OSError:
         os.close(fd)
         target.unlink(missing_ok=True)
         raise
     os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def sync_dir(directory: Path) -> None:

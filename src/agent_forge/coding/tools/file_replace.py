@@ -8,6 +8,7 @@ import os
 import stat
 
 from .file_kinds import check_target, open_regular
+from ..fileio import write_all
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
@@ -78,7 +79,7 @@ def _replace(target: str, data: bytes, info: os.stat_result | None) -> None:
 def _fill(fd: int, data: bytes, info: os.stat_result | None) -> None:
     """Write the temp file `fd` durably, with the old file's (`info`) ownership; closes `fd`."""
     try:
-        _write_all(fd, data)
+        write_all(fd, data)
         if info is not None:
             _copy_ownership(fd, info)
         _fsync(fd)
@@ -161,7 +162,7 @@ def _reserve(fd: int, size: int, old_size: int) -> None:
 
 def _put(fd: int, data: bytes) -> None:
     os.lseek(fd, 0, os.SEEK_SET)
-    _write_all(fd, data)
+    write_all(fd, data)
     os.ftruncate(fd, len(data))
     _fsync(fd)
 
@@ -174,12 +175,6 @@ def _fsync(fd: int) -> None:
     except OSError as exc:
         if exc.errno not in _CANNOT_SYNC:
             raise
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def _read_all(fd: int) -> bytes:
