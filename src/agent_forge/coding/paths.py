@@ -1,5 +1,5 @@
 """Where agent-forge keeps its files (the agent dir, its sessions dir, the project resource dir), and how a path
-is written in a message for a person (`path_text`)."""
+is written in a message for a person (`path_text`), and whether two names are one file (`same_file`)."""
 
 from __future__ import annotations
 
@@ -69,3 +69,13 @@ def os_failure(exc: BaseException) -> str | None:
     if not isinstance(exc, OSError) or exc.filename is None:
         return None
     return f"cannot use {path_text(exc.filename)}: {exc.strerror or exc}"
+
+
+def same_file(a: str | os.PathLike[str] | os.stat_result, b: str | os.PathLike[str] | os.stat_result) -> bool:
+    """Whether `a` and `b` are one file (same device and inode), each a path or the `os.stat_result` of a file
+    already examined; a path that cannot be examined (missing, unreadable, a link loop) is no file: False."""
+    try:
+        first, second = (x if isinstance(x, os.stat_result) else os.stat(x) for x in (a, b))
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)

@@ -290,7 +290,7 @@ def load_settings(cwd: str | Path, agent_dir: str | Path | None = None, *, inclu
     global_path = global_dir / SETTINGS_FILE
     project_path = project_dir(cwd) / SETTINGS_FILE
     global_raw = _read_settings_file(global_path, errors, texts)
-    same_file = _same_file(global_path, project_path) or not include_project
+    same_file = _same_path(global_path, project_path) or not include_project
     project_raw = {} if same_file else _read_settings_file(project_path, errors, texts)
     if project_filter is not None and project_raw:
         project_raw = project_filter(project_raw)
@@ -412,7 +412,9 @@ def _lookup(data: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def _same_path(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name one place (resolved), whether or not a file is there yet (`paths.same_file`
+    asks about an existing file)."""
     try:
         return a.resolve() == b.resolve()
     except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop (Python 3.11's resolve)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from .errors import CommandError, SessionFileError
 from .hooks import HookCalls
+from .paths import same_file
 from .session.entries import SessionEntry
 from .session.store import SessionStore
 from .session.tree import clone_path, fork_path
@@ -98,7 +99,7 @@ class SessionSwitch:
         """Relative paths are from the process cwd."""
         path = Path(os.path.abspath(os.path.expanduser(session_path)))
         current = self._store()
-        if current.path is not None and current.on_disk and _same_file(path, current.path):
+        if current.path is not None and current.on_disk and same_file(path, current.path):
             await self._stop_work()
             current.set_leaf(current.entries[-1]["id"] if current.entry_count else None)  # as a reopen would
             self._adopt(current)
@@ -224,14 +225,6 @@ class SessionSwitch:
         # reopening the file would add it.
         self._user_bash.restore_pending()
         self._queue.restore()  # messages a killed process left queued in the file opened (none in a copy)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
 
 def _opened(path: Path) -> SessionStore:
     """`path` opened (locked) with its active branch's context made, as `_adopt` takes it."""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..paths import path_text
+from ..paths import path_text, same_file
 from ..session.entries import is_entry, iso_timestamp
 from ..session.store import SessionStore
 from .context import Record
@@ -194,7 +194,7 @@ def _existing_target(target: Path, snapshot: SessionSnapshot) -> os.stat_result 
         raise ExportError(f"Cannot write {path_text(target)}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(status.st_mode):
         raise ExportError(f"Cannot write {path_text(target)}: it is {_file_kind(status.st_mode)}, not a regular file")
-    if snapshot.path is not None and _same_file(status, snapshot.path):
+    if snapshot.path is not None and same_file(status, snapshot.path):
         raise ExportError(f"Cannot write {path_text(target)}: it is the session file being exported")
     if not _earlier_export(target):
         raise ExportError(f"Cannot write {path_text(target)}: the file exists and is not an earlier HTML export "
@@ -222,15 +222,6 @@ def _file_kind(mode: int) -> str:
              (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"),
              (stat.S_ISLNK, "a symbolic link that does not resolve (a loop)"))
     return next((name for test, name in kinds if test(mode)), "not a regular file")
-
-
-def _same_file(status: os.stat_result, path: Path) -> bool:
-    try:
-        other = os.stat(path)
-    except OSError:
-        return False
-    return (status.st_dev, status.st_ino) == (other.st_dev, other.st_ino)
-
 
 def _write_atomically(target: Path, data: bytes, existing: os.stat_result | None) -> None:
     """Write under a temporary name in the target's directory, then rename: readers never see half a page.

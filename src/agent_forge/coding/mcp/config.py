@@ -17,10 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
-from ..paths import path_text
 from ..config_values import is_number
 from ..errors import ConfigFileError
-from ..paths import project_dir
+from ..paths import path_text, project_dir, same_file
 from ..safe_read import examine, read_json_document
 
 FILE_NAME = "mcp.json"
@@ -79,7 +78,7 @@ def load_mcp_config(cwd: str, agent_dir: str | os.PathLike[str], *, project_allo
     user_path = Path(agent_dir) / FILE_NAME
     servers = {s.name: s for s in _read_file(user_path, "user", cwd, environ, warnings)}
     project_path = project_dir(cwd) / FILE_NAME
-    if project_allowed and not _same_file(project_path, user_path):  # in the home directory they are one file
+    if project_allowed and not same_file(project_path, user_path):  # in the home directory they are one file
         raw, text = _read_entries(project_path, warnings)
         for name, entry in raw.items():
             _merge_project_entry(servers, name, entry, project_path, cwd, environ, warnings, text)
@@ -95,15 +94,7 @@ def has_project_file(cwd: str, agent_dir: str | os.PathLike[str]) -> bool:
     """Whether the project has an `mcp.json` of its own: one that exists and is not the agent dir's (in the home
     directory, `<cwd>/.agent-forge/agent` is the agent dir)."""
     path = project_file(cwd)
-    return examine(path) is not None and not _same_file(path, Path(agent_dir) / FILE_NAME)  # a link loop is a file too
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
+    return examine(path) is not None and not same_file(path, Path(agent_dir) / FILE_NAME)  # a link loop is a file too
 
 def parse_servers(data: object, *, scope: str = "sdk", source: str | None = None, cwd: str = ".",
                   environ: Mapping[str, str] | None = None) -> tuple[list[McpServerConfig], list[str]]:

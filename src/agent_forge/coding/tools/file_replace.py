@@ -9,6 +9,7 @@ import stat
 
 from .file_kinds import check_target, open_regular
 from ..fileio import write_all
+from ..paths import same_file
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
@@ -46,7 +47,7 @@ def replace_contents(path: str, data: bytes) -> None:
             os.close(open_regular(path, os.O_WRONLY))  # raises with the OS's own reason (EACCES, EROFS)
     target = os.path.realpath(path)
     try:
-        if info is not None and not _same_file(target, info):
+        if info is not None and not same_file(target, info):
             raise _InPlace  # a link realpath cannot follow (`/proc/<pid>/fd/<n>` of a deleted file)
         _replace(target, data, info)
     except _InPlace:
@@ -85,15 +86,6 @@ def _fill(fd: int, data: bytes, info: os.stat_result | None) -> None:
         _fsync(fd)
     finally:
         os.close(fd)
-
-
-def _same_file(path: str, info: os.stat_result) -> bool:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return False
-    return (found.st_dev, found.st_ino) == (info.st_dev, info.st_ino)
-
 
 def _can_own(info: os.stat_result) -> bool:
     """Whether a new file of ours can take `info`'s owner (root can give any; others keep their own)."""
