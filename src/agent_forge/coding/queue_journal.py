@@ -95,7 +95,7 @@ class QueueJournal:
         for entry_id, kind, message in pending_queue(store.entries, store.session_id):
             if entry_id in known:
                 continue
-            message = _copy(message)  # the loop owns queued messages; the store's entry stays as read
+            message = copy.deepcopy(message)  # the loop owns queued messages; the store's entry stays as read
             self._ids.append((message, entry_id))
             (self._agent.steer if kind == "steer" else self._agent.follow_up)(message)
             added += 1
@@ -147,9 +147,3 @@ def _read_custom(entry: dict[str, Any], session_id: str, waiting: dict[str, tupl
 
 def _is_user_message(message: Any) -> bool:
     return context_message(message) is not None and message.get("role") == "user"
-
-
-def _copy(message: AgentMessage) -> AgentMessage:
-    import copy  # only when a file left messages pending
-
-    return copy.deepcopy(message)
