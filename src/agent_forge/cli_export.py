@@ -80,8 +80,7 @@ def _to_descriptor(session_file: str, descriptor: int, given: str) -> str:
     user wrote it (its resolved name, `/proc/<pid>/fd/pipe:[N]`, means nothing to them). Raises ExportError for a
     descriptor of another process or one that is closed or read-only."""
     from .coding.errors import ExportError
-    from .coding.fileio import write_all
-    from .coding.paths import path_text
+    from .coding.paths import path_text, write_all
 
     if descriptor < 0:
         raise ExportError(f"Cannot write {path_text(given)}: it names a descriptor of another process")

@@ -1,5 +1,6 @@
 """Where agent-forge keeps its files (the agent dir, its sessions dir, the project resource dir), and how a path
-is written in a message for a person (`path_text`), and whether two names are one file (`same_file`)."""
+is written in a message for a person (`path_text`), and the small file helpers every part of `coding` shares
+(`same_file`, `write_all`); kept in this one module, which start-up imports anyway."""
 
 from __future__ import annotations
 
@@ -60,6 +61,14 @@ def path_text(path: object) -> str:
     from ..ai.visible_text import name_text  # only for such a name: not on the start-up path
 
     return name_text(text)
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write every byte of `data` to descriptor `fd`, looping over short writes (`os.write` may write fewer
+    bytes than given: pipes, signals, nearly full disks). Raises the `OSError` of the write that failed."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def os_failure(exc: BaseException) -> str | None:

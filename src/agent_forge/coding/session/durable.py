@@ -15,8 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..fileio import write_all
-from ..paths import path_text
+from ..paths import path_text, write_all
 from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
 

@@ -8,8 +8,7 @@ import os
 import stat
 
 from .file_kinds import check_target, open_regular
-from ..fileio import write_all
-from ..paths import same_file
+from ..paths import same_file, write_all
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
