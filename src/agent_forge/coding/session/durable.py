@@ -1,8 +1,8 @@
 """Writing a session file crash-safely: creating it atomically, appending whole lines, replacing it whole.
 
 Durability: a new file appears atomically (written under a temporary name, then renamed) with its header and
-first entries; each later append is one `os.write` of a whole line to a descriptor opened with `O_APPEND`, with
-no user-space buffering. A process killed at any moment thus leaves every acknowledged entry in the file and at
+first entries; each later append writes its whole lines with one `os.write` (another only for what a short write
+left) to a descriptor opened with `O_APPEND`, with no user-space buffering. A process killed at any moment thus leaves every acknowledged entry in the file and at
 worst a torn last line; parsing skips lines that are not JSON objects and the next append starts on a fresh
 line. A failed append (a full disk) is cut back to the file's previous end, so the file never holds a torn
 line in its middle. A whole-file rewrite (migration of an old version) is also atomic and keeps the original
