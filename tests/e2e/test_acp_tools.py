@@ -4,6 +4,7 @@ write/edit, bash output, statuses pending -> in_progress -> completed/failed, an
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -123,4 +124,51 @@ async def test_a_prompt_sent_after_a_cancel_runs(agent_env, project, fake_llm):
     assert await asyncio.wait_for(first, 1.0) == {"stopReason": "cancelled"}
     assert await second == {"stopReason": "end_turn"}
     assert "fresh answer" in "".join(u["content"]["text"] for u in client.updates(session_id, "agent_message_chunk"))
+    assert await client.close() == 0
+
+
+def queued_behind_a_tool(fake_llm, pid_fifo, project) -> None:
+    """A script whose first turn runs a long `bash`; a request carrying the queued prompt writes a file."""
+    fake_llm.set_script([
+        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": f"echo $$ > {pid_fifo.path}; sleep 60"}}]},
+        {"match": "queued-text",
+         "tool_calls": [{"id": "b2", "name": "bash", "arguments": {"command": f"echo x > {project}/after.txt"}}]},
+        {"text": "an answer"}, {"text": "another answer"}])
+
+
+def sent_after_the_first(fake_llm) -> str:
+    return json.dumps([request["body"]["messages"] for request in fake_llm.requests[1:]])
+
+
+async def test_a_cancel_drops_the_prompts_queued_behind_the_turn(agent_env, project, fake_llm, pid_fifo):
+    queued_behind_a_tool(fake_llm, pid_fifo, project)
+    client, session_id = await ready(agent_env, project)
+    first = client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]})
+    await pid_fifo.pid()
+    queued = client.request_nowait("session/prompt",
+                                   {"sessionId": session_id, "prompt": [{"type": "text", "text": "queued-text"}]})
+    await client.request("session/list", {})  # answered in order: the queued prompt has been taken
+    client.notify("session/cancel", {"sessionId": session_id})
+    assert await first == {"stopReason": "cancelled"} and await queued == {"stopReason": "cancelled"}
+    assert await client.prompt(session_id, "later") == {"stopReason": "end_turn"}  # after whatever was left ran
+    assert not (project / "after.txt").exists() and "queued-text" not in sent_after_the_first(fake_llm)
+    assert await client.close() == 0
+
+
+async def test_the_editor_closing_stdin_runs_no_queued_prompt_and_a_load_queues_it_again(agent_env, project,
+                                                                                         fake_llm, pid_fifo):
+    queued_behind_a_tool(fake_llm, pid_fifo, project)
+    client, session_id = await ready(agent_env, project)
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "a"}]})
+    await pid_fifo.pid()
+    client.request_nowait("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "queued-text"}]})
+    await client.request("session/list", {})  # answered in order: the queued prompt has been taken
+    assert await client.close() == 0
+    assert len(fake_llm.requests) == 1 and not (project / "after.txt").exists()
+    fake_llm.set_script([{"text": "the next answer"}, {"text": "the queued answer"}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    assert await client.prompt(session_id, "later") == {"stopReason": "end_turn"}
+    assert "queued-text" in sent_after_the_first(fake_llm)  # kept in the file, as RPC keeps it at EOF
     assert await client.close() == 0

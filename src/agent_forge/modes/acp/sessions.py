@@ -191,7 +191,7 @@ class Registry:
             opened.session.hooks.input_closed()
             opened.session.mcp.input_closed()
         if self.sessions:
-            await asyncio.gather(*(opened.turns.cancel() for opened in self.sessions.values()))
+            await asyncio.gather(*(opened.turns.cancel(client_gone=True) for opened in self.sessions.values()))
 
     async def close(self) -> None:
         self.closed = True

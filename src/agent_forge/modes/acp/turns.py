@@ -2,8 +2,9 @@
 
 A prompt sent while a turn runs is queued as a follow-up (ACP has no steering): both requests are answered
 when the run settles. `session/cancel` aborts the run (its tool processes are killed) and every prompt of it
-answers `cancelled`. A provider error that ended the run (after the automatic retries) is a JSON-RPC error
-carrying the provider's message, never a silent `end_turn`; Anthropic's `refusal` is the `refusal` stop reason.
+answers `cancelled`; the prompts queued behind it are dropped, never run. A provider error that ended the run
+(after the automatic retries) is a JSON-RPC error carrying the provider's message, never a silent `end_turn`;
+Anthropic's `refusal` is the `refusal` stop reason.
 """
 
 from __future__ import annotations
@@ -122,11 +123,18 @@ class Turns:
                 await self.session.wait_for_idle()
             return {"stopReason": "cancelled"} if prompt.cancelled else await work()
 
-    def cancel(self) -> asyncio.Future[None]:
+    def cancel(self, *, client_gone: bool = False) -> asyncio.Future[None]:
         """`session/cancel`: abort the run now (its tool processes are killed); the prompts sent before it
-        answer `cancelled` (one sent after it runs). The future is done once the session settled."""
+        answer `cancelled` (one sent after it runs), and those queued behind the run never reach the model:
+        dropped from the queue, settled in the file (`client_gone`, the editor closed stdin: dropped but left
+        pending there, as RPC leaves them at EOF, so `session/load` queues them again). The future is done
+        once the session settled."""
         for prompt in self._waiting:
             prompt.cancel()
+        if client_gone:
+            self.session.agent.clear_queues()
+        else:
+            self.session.intake.journal.clear()
         return asyncio.ensure_future(asyncio.gather(self.session.begin_abort(), self.session.user_bash.begin_abort()))
 
     def stop_reason(self, cancelled: bool = False) -> str:
