@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 
-
 from support.acp_client import AcpClient
 from support.doubles import group_alive
 
