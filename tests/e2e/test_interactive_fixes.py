@@ -262,15 +262,23 @@ def backspace_in_a_slash_command_reopens_the_menu(term) -> None:
 
 
 def test_a_resumed_truncated_bang_block_still_says_of_how_many_lines(terminal, fake_llm):
+    """... and resumed `!` and bash tool blocks show no duration (no entry records one), not a made-up 0.0 s."""
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo tool-ran"}}]},
+                         {"text": "ran it"}])
     term = terminal(rows=40)
+    term.type("run it")
+    term.press("Enter")
+    term.wait_for("ran it")
     term.type("!seq 10000")
     term.press("Enter")
-    term.wait_for("exit 0")
+    term.wait_until(lambda: "exit 0" in term.screen().partition("$ seq 10000")[2], "the command's end")
     term.press("C-d")
     assert term.exit_code() == 0
     session_id = term.scrollback().split("agent-forge --session ")[1].split()[0]
     resumed = terminal("--session", session_id, rows=40)
     resumed.wait_for_all("[Showing last 2000 lines of 10000.", "… 9995 earlier lines")
+    shown = resumed.scrollback()
+    assert "$ echo tool-ran" in shown and shown.count("exit 0") == 2 and "exit 0 ·" not in shown
 
 
 def logout_counts_one_model_in_the_singular(term) -> None:

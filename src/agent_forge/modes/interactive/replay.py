@@ -27,11 +27,12 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
             _remember_calls(message, calls)
             block = assistant_block(message, show_thinking=show_thinking)
         elif role == "toolResult":
-            call = calls.pop(str(message.get("toolCallId")), None) or ToolCall(str(message.get("toolName")), {})
+            call = calls.pop(str(message.get("toolCallId")), None) or ToolCall(str(message.get("toolName")), {},
+                                                                                 timed=False)
             block = tool_block(call, message, bool(message.get("isError")), expanded=expanded)
         elif role == "bashExecution":
             block = shell_block(str(message.get("command", "")), str(message.get("output", "")),
-                                message.get("exitCode"), 0.0, in_context=not message.get("excludeFromContext"),
+                                message.get("exitCode"), None, in_context=not message.get("excludeFromContext"),
                                 expanded=expanded, result=message, total_lines=message.get("totalLines"))
         elif role in ("compactionSummary", "branchSummary"):
             block = notice(SUMMARY_NOTES[role], "info")
@@ -46,4 +47,4 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
 def _remember_calls(message: dict[str, Any], calls: dict[str, ToolCall]) -> None:
     for part in message.get("content") or []:
         if isinstance(part, dict) and part.get("type") == "toolCall":
-            calls[str(part.get("id"))] = ToolCall(str(part.get("name")), part.get("arguments") or {})
+            calls[str(part.get("id"))] = ToolCall(str(part.get("name")), part.get("arguments") or {}, timed=False)

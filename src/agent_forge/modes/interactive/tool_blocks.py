@@ -41,10 +41,12 @@ _NOTE = re.compile(r"\[Showing (the )?last [^\n]*\]|Command exited with code \d+
 
 
 class ToolCall:
-    """One running tool call: its name, arguments and start time (monotonic seconds)."""
+    """One running tool call: its name, arguments and start time (monotonic seconds). `timed` False: a call
+    read back from the session file, whose duration no entry records (its block shows none)."""
 
-    def __init__(self, name: str, args: dict[str, Any]):
+    def __init__(self, name: str, args: dict[str, Any], *, timed: bool = True):
         self.name, self.args, self.started = name, args if isinstance(args, dict) else {}, time.monotonic()
+        self.timed = timed
         self.ended: float | None = None
         self.waited, self._waiting = 0.0, None  # seconds spent on approval questions; since when, while asked
         self.rejected = False  # its approval question was answered "reject", cancelled or timed out
@@ -141,7 +143,8 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
-        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),
+        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None),
+                                 call.elapsed() if call.timed else None,
                                  None if not is_error or found or stopped else "failed"))
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
@@ -284,16 +287,18 @@ def _added_lines(content: str, expanded: bool) -> list[Any]:
     return _head([(f"+{row}", "green") for row in rows], expanded)
 
 
-def status_line(exit_code: int | None, seconds: float, word: str | None = None) -> Text:
+def status_line(exit_code: int | None, seconds: float | None, word: str | None = None) -> Text:
     """`exit 0 · 0.2 s` (green), `exit 2 · 1.0 s` or `stopped · 3.0 s` (red) for a code of None; `word`
-    replaces the code (`failed · 0.0 s`: a call that could not run)."""
+    replaces the code (`failed · 0.0 s`: a call that could not run). `seconds` None (not known: a block
+    read back from the session file) leaves the duration out: `exit 0`."""
     from rich.text import Text
 
     code = word or ("stopped" if exit_code is None else f"exit {exit_code}")
-    return Text(f"{code} · {seconds:.1f} s", style="green" if exit_code == 0 else "red")
+    shown = code if seconds is None else f"{code} · {seconds:.1f} s"
+    return Text(shown, style="green" if exit_code == 0 else "red")
 
 
-def shell_block(command: str, output: str, exit_code: int | None, seconds: float, *, in_context: bool,
+def shell_block(command: str, output: str, exit_code: int | None, seconds: float | None, *, in_context: bool,
                 expanded: bool, result: dict[str, Any] | None = None, total_lines: int | None = None) -> Padding:
     """A `!command` (or `!!command`: `in_context` False) run by the user: like a bash tool block. `result` (the
     `bash` result or the stored `bashExecution` message) says whether the output was truncated and where the
