@@ -1,8 +1,9 @@
 """Longest tests first, so that the xdist workers run out of work together (issue 11 item 6).
 
 `tests/durations.json` maps a test id to its measured wall in seconds (tests under `THRESHOLD_S` are left out).
-`longest_first` puts the known tests first, longest first, and every other test after them in collection order
-(a new test runs among the short ones until the file is written again). The order pays only with small
+`longest_first` puts the known tests first, longest first, and every other test after them in collection order;
+an end-to-end test the file does not know counts as `UNKNOWN_E2E_S` (a new one starts agents and waits, like the
+2 s ones of a new module that, run last, once kept one worker busy 13 s after the others had ended). The order pays only with small
 scheduling chunks: xdist's `load` scheduler otherwise hands each worker a quarter of its share of the tests at
 once, and the first worker would get all the long ones (pyproject.toml sets `--maxschedchunk`).
 
@@ -23,6 +24,10 @@ DURATIONS = Path(__file__).resolve().parents[1] / "durations.json"
 THRESHOLD_S = 0.2
 """Tests measured below this are not written: their order does not change when the workers end."""
 
+UNKNOWN_E2E_S = 0.5
+"""The seconds assumed for a test under `tests/e2e/` missing from the file: a measured one under `THRESHOLD_S`
+or a new one (which may take seconds); either way it runs before the unit tests, which end the run."""
+
 Item = TypeVar("Item")
 
 
@@ -36,11 +41,17 @@ def load(path: Path = DURATIONS) -> dict[str, float]:
 
 
 def longest_first(items: Sequence[Item], durations: Mapping[str, float], key=lambda item: item.nodeid) -> list[Item]:
-    """`items` with the ones `durations` knows first, longest first (ties keep their order), then the rest as
-    they came. `key(item)` is the test id looked up in `durations`."""
-    known = [item for item in items if key(item) in durations]
-    known.sort(key=lambda item: -durations[key(item)])  # sort is stable: equal durations keep collection order
-    return known + [item for item in items if key(item) not in durations]
+    """`items` with the ones `durations` knows (and the unknown end-to-end ones, as `UNKNOWN_E2E_S`) first,
+    longest first (ties keep their order), then the rest as they came. `key(item)` is the test id looked up
+    in `durations`."""
+    def seconds(item: Item) -> float | None:
+        test = key(item)
+        return durations.get(test, UNKNOWN_E2E_S if test.startswith("tests/e2e/") else None)
+
+    timed = [(item, seconds(item)) for item in items]
+    known = [pair for pair in timed if pair[1] is not None]
+    known.sort(key=lambda pair: -pair[1])  # sort is stable: equal durations keep collection order
+    return [item for item, _ in known] + [item for item, took in timed if took is None]
 
 
 def durations_from_timing(rows: Iterable[Mapping[str, object]], threshold_s: float = THRESHOLD_S) -> dict[str, float]:

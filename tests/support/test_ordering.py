@@ -18,6 +18,13 @@ def test_known_tests_come_first_longest_first_and_the_rest_keep_their_order():
     assert [item.nodeid for item in ordered] == ["b", "d", "a", "c", "new1", "new2"]
 
 
+def test_an_unknown_end_to_end_test_runs_before_the_unknown_unit_tests():
+    items = _items("tests/ai/test_x.py::u", "tests/e2e/test_new.py::slow", "tests/e2e/test_old.py::long")
+    ordered = ordering.longest_first(items, {"tests/e2e/test_old.py::long": 3.0})
+    assert [item.nodeid for item in ordered] == ["tests/e2e/test_old.py::long", "tests/e2e/test_new.py::slow",
+                                                 "tests/ai/test_x.py::u"]
+
+
 def test_durations_are_mean_walls_rounded_and_short_tests_are_left_out():
     rows = [{"id": "x", "wall": 1.0}, {"id": "x", "wall": 2.0}, {"id": "short", "wall": 0.05},
             {"id": "y", "wall": 0.26}]
