@@ -74,3 +74,11 @@ def test_copy_refuses_a_per_user_directory_that_is_not_private(terminal, fake_ll
     term.press("Enter")
     term.wait_for("cannot write the answer's file")
     assert "is not a private directory of this user" in flat(term) and list(elsewhere.iterdir()) == []
+
+
+def test_start_up_notes_name_a_misspelled_setting_once(terminal, fake_llm, agent_env):
+    settings = Path(agent_env["AGENT_FORGE_DIR"]) / "settings.json"
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "aprovals": "read-only"}))
+    term = terminal(columns=160)
+    term.wait_for("unknown key 'aprovals'")
+    assert flat(term).count("unknown key 'aprovals' (did you mean 'approvals'?); ignored") == 1, flat(term)
