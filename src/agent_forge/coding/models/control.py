@@ -215,10 +215,11 @@ class ModelControl:
 
         _require_str(provider=provider)
         registry = self._registry
-        if provider not in registry.auth.providers():
-            provider = registry.known_provider(provider) or provider
-        if provider not in registry.known_providers() and provider not in registry.auth.providers():
-            raise CommandError(unknown_provider(registry, provider))
+        if provider not in registry.auth.providers():  # a stored one is logged out whatever its name
+            known = registry.known_provider(provider)
+            if known is None:
+                raise CommandError(unknown_provider(registry, provider))
+            provider = known
         try:
             registry.logout(provider)
         except (AuthFileError, OSError) as exc:
