@@ -170,7 +170,8 @@ def test_resolve_key_value(value: object, expected: str | None) -> None:
 
 
 def test_missing_variable_is_explained() -> None:
-    assert explain_key_value("$NOPE_X", ENV) == (None, "environment variable NOPE_X is not set")
+    assert explain_key_value("$NOPE_X", ENV) == (
+        None, '"$NOPE_X" reads the environment variable NOPE_X, which is not set')
 
 
 def test_command_keys(tmp_path: Path) -> None:

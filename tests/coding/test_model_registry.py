@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_forge.ai.catalogue import BUILTIN_MODELS, PROVIDER_ENV_KEYS
+from agent_forge.ai.errors import AIError
 from agent_forge.coding.models.auth_file import AuthStorage
 from agent_forge.coding.models.registry import ModelRegistry
 from agent_forge.coding.settings import load_settings
@@ -200,7 +201,11 @@ def test_headers_are_resolved_per_request_and_kept_out_of_the_model(agent_dir: P
     registry = ModelRegistry(agent_dir)
     model = registry.find("proxy", "m")
     assert "headers" not in model and not marker.exists()
-    assert registry.request_headers(model) == {"X-Team": "core", "X-Token": "tok", "X-Cmd": "from-cmd"}
+    with pytest.raises(AIError, match="header 'X-Missing' .* the environment variable UNSET_HEADER_VAR, which is not set"):
+        registry.request_headers(model)  # not left out: the request would fail less clearly without it
+    monkeypatch.setenv("UNSET_HEADER_VAR", "now-set")
+    assert registry.request_headers(model) == {"X-Team": "core", "X-Token": "tok", "X-Missing": "now-set",
+                                               "X-Cmd": "from-cmd"}
 
 
 def test_reload_picks_up_changes(agent_dir: Path) -> None:
@@ -282,7 +287,7 @@ def test_models_json_key_forms(agent_dir: Path, monkeypatch: pytest.MonkeyPatch)
     assert not registry.has_auth(envy) and registry.has_auth(cmd)
     assert registry.get_api_key(cmd) == "sk-c"
     assert registry.get_api_key(envy) is None
-    assert "environment variable ENVY_KEY is not set" in registry.auth_error_message(envy)
+    assert "the environment variable ENVY_KEY, which is not set" in registry.auth_error_message(envy)
     monkeypatch.setenv("ENVY_KEY", "sk-e")
     assert registry.has_auth(envy) and registry.get_api_key(envy) == "sk-e"
 
@@ -336,8 +341,9 @@ def test_auth_error_message_for_a_provider_without_env_var(agent_dir: Path) -> N
                                                     "apiKey": "$CORP_KEY_UNSET", "models": [{"id": "c"}]}}})
     registry = ModelRegistry(agent_dir)
     message = registry.auth_error_message(registry.find("corp", "c"))
-    assert message == (f'No API key for provider "corp". Set "apiKey" for provider "corp" in '
-                       f"{agent_dir / 'models.json'}, add it to {agent_dir / 'auth.json'}, or pass --api-key.")
+    assert message == (f'No API key for provider "corp": {agent_dir / "models.json"} apiKey: "$CORP_KEY_UNSET" reads '
+                       'the environment variable CORP_KEY_UNSET, which is not set. Set "apiKey" for provider "corp" '
+                       f"in {agent_dir / 'models.json'}, add it to {agent_dir / 'auth.json'}, or pass --api-key.")
 
 
 # -- pattern resolution -------------------------------------------------------------------------------------

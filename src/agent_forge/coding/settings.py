@@ -350,6 +350,10 @@ def _read_settings_file(path: Path, errors: list[SettingsError], texts: dict[Pat
         if key in data and not valid(data[key]):
             errors.append(SettingsError(path, f"{key} must be {expected}, got {json.dumps(data.pop(key))[:80]}; "
                                         "using the default", _line(texts[path], (key,))))
+    from .config_keys import unknown_dotted_keys  # a key the tables do not name: a warning (a plugin may own it)
+
+    errors.extend(SettingsError(path, f"{unknown}; ignored", _line(texts[path], where))
+                  for where, unknown in unknown_dotted_keys(data, (*_KNOWN, *_PER_FILE)))
     return data
 
 

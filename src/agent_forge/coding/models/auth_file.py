@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypedDict
 
 from ..paths import path_text
 from ..errors import AuthFileError, ConfigFileError
@@ -33,12 +34,22 @@ Credential = dict[str, object]
 """One provider's `auth.json` entry: `{"type": "api_key", "key": "<key value>"}`, or another type."""
 
 
+# The functional form: the class form would hold the field types as text here and compile each at import.
+ApiKeyCredential = TypedDict("ApiKeyCredential", {"type": str, "key": str})
+ApiKeyCredential.__doc__ = """An `auth.json` entry of type `api_key`: `key` is a key value (`key_values`)."""
+
+
+API_KEY_FIELDS = (*ApiKeyCredential.__required_keys__,)
+"""The fields an `api_key` entry may hold; any other is warned of and ignored."""
+
+
 class AuthStorage:
     """Read and write `auth.json`; the file is re-read whenever it changes on disk.
 
     `get`/`providers` raise nothing: an unreadable or invalid file reads as empty and its problem is in
     `error`; an entry of the wrong shape (`credential_problem`) is ignored and reported in `problems`; a
-    provider written twice is reported in `duplicates` (the last entry is used, as JSON has it).
+    provider written twice (the last entry is used, as JSON has it) and an `api_key` entry's unknown field (a
+    typo such as `"kye"`: ignored) are reported in `notes`.
     `set`/`remove` raise `AuthFileError` rather than overwrite a file they could not parse, and `OSError` when
     the directory is not writable. Writes go to a 0600 temporary file renamed over the original, so a crash
     leaves either the old or the new file.
@@ -48,7 +59,7 @@ class AuthStorage:
         self.path = Path(path)
         self.error: str | None = None
         self.problems: dict[str, str] = {}  # provider -> `<path>:<line>: <provider>: <problem>; ignored`
-        self.duplicates: list[str] = []  # `<path>:<line>: duplicate key "<provider>" (lines ...); ...`
+        self.notes: list[str] = []  # `<path>:<line>: duplicate key "<provider>" ...`, `...: unknown key ...`
         self._data: dict[str, object] = {}
         self._stamp: tuple[int, int] | None = None
         self._key_cache: dict[str, KeyOutcome] = {}
@@ -64,10 +75,10 @@ class AuthStorage:
 
     def warnings(self) -> list[str]:
         """What is wrong with the file now, for the start-up warnings: `[error]` for a file that cannot be
-        used at all, else one `<path>:<line>: <provider>: <problem>; ignored` per unusable entry, then one
-        `<path>:<line>: duplicate key ...` per repeated key."""
+        used at all, else one `<path>:<line>: <provider>: <problem>; ignored` per unusable entry, then the
+        `notes` (`<path>:<line>: duplicate key ...`, `<path>:<line>: <provider>: unknown key ...; ignored`)."""
         self._load()
-        return [self.error] if self.error else [*self.problems.values(), *self.duplicates]
+        return [self.error] if self.error else [*self.problems.values(), *self.notes]
 
     def unusable_reason(self, provider: str) -> str | None:
         """Why `auth.json` gives `provider` nothing although it may hold its key (the file's error, or the
@@ -151,19 +162,19 @@ class AuthStorage:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            self._data, self._stamp, self.error, self.problems, self.duplicates = {}, None, None, {}, []
+            self._data, self._stamp, self.error, self.problems, self.notes = {}, None, None, {}, []
             return self._data
         except OSError as exc:
             self._data, self._stamp, self.error = {}, None, f"{path_text(self.path)}: {exc.strerror or exc}"
-            self.problems, self.duplicates = {}, []
+            self.problems, self.notes = {}, []
             return self._data
         stamp = (st.st_mtime_ns, st.st_size)
         if stamp != self._stamp:
             self._stamp = stamp
             try:
-                (self._data, self.problems, self.duplicates), self.error = _read_auth_file(self.path), None
+                (self._data, self.problems, self.notes), self.error = _read_auth_file(self.path), None
             except AuthFileError as exc:
-                self._data, self.problems, self.duplicates, self.error = {}, {}, [], str(exc)
+                self._data, self.problems, self.notes, self.error = {}, {}, [], str(exc)
         return self._data
 
     def _load_for_write(self) -> dict[str, object]:
@@ -196,7 +207,7 @@ class AuthStorage:
 
 def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str], list[str]]:
     """The file's data (entries of the wrong shape kept, so a write keeps them too), its entry problems and
-    its repeated keys (`AuthStorage.duplicates`)."""
+    its notes (`AuthStorage.notes`: repeated keys, unknown fields)."""
     try:
         document = read_json_document(path, if_blank={})
     except FileNotFoundError:
@@ -206,16 +217,33 @@ def _read_auth_file(path: Path) -> tuple[dict[str, object], dict[str, str], list
     data, text = document.data, document.text
     if not isinstance(data, dict):
         raise AuthFileError(f"{path_text(path)}: expected a JSON object of provider credentials, got {json_kind(data)}")
-    problems = {}
+    problems, notes = {}, document.duplicate_warnings(path)
     for provider, credential in data.items():
         problem = credential_problem(credential)
         if problem:
-            from ..json_locate import locate  # only when there is something to report
+            problems[provider] = f"{_where(path, text, (provider,))}: {path_text(provider)}: {problem}; ignored"
+        for field in _unknown_fields(credential):
+            from ..config_keys import unknown_key  # only when there is something to report
 
-            position = locate(text, (provider,))
-            line = f":{position[0]}" if position else ""
-            problems[provider] = f"{path_text(path)}{line}: {path_text(provider)}: {problem}; ignored"
-    return data, problems, document.duplicate_warnings(path)
+            notes.append(f"{_where(path, text, (provider, field))}: {path_text(provider)}: "
+                         f"{unknown_key(field, API_KEY_FIELDS)}; ignored")
+    return data, problems, notes
+
+
+def _where(path: Path, text: str, where: tuple[str, ...]) -> str:
+    """`<path>:<line>` of the key at `where` (`<path>` when it cannot be found)."""
+    from ..json_locate import locate  # only when there is something to report
+
+    position = locate(text, where)
+    return f"{path_text(path)}:{position[0]}" if position else path_text(path)
+
+
+def _unknown_fields(credential: object) -> list[str]:
+    """The fields of an `api_key` entry that `ApiKeyCredential` does not name (other types are left alone: the
+    reference agent's `oauth` entries, or a newer version's, have fields of their own)."""
+    if not isinstance(credential, dict) or credential.get("type") != "api_key":
+        return []
+    return [field for field in credential if field not in API_KEY_FIELDS]
 
 
 def credential_problem(credential: object) -> str | None:

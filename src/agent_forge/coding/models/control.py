@@ -21,7 +21,7 @@ from ...ai.options import THINKING_LEVELS
 from ...lazy_re import LazyPattern
 from ..errors import CommandError
 from .scope import ScopedModel, resolve_scope, split_patterns
-from .selection import supported_level
+from .selection import supported_level, unknown_provider
 from ..paths import path_text
 
 if TYPE_CHECKING:
@@ -215,8 +215,11 @@ class ModelControl:
 
         _require_str(provider=provider)
         registry = self._registry
-        if provider not in registry.providers() and provider not in registry.auth.providers():
-            raise CommandError(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(registry.providers())}')
+        if provider not in registry.auth.providers():  # a stored one is logged out whatever its name
+            known = registry.known_provider(provider)
+            if known is None:
+                raise CommandError(unknown_provider(registry, provider))
+            provider = known
         try:
             registry.logout(provider)
         except (AuthFileError, OSError) as exc:

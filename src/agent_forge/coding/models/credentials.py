@@ -27,7 +27,8 @@ from ...ai.catalogue import CONTEXT_WINDOW_HEADERS, PROVIDER_ENV_KEYS
 from ...ai.transport_errors import header_value_problem
 from ..paths import path_text
 from .auth_file import AuthStorage
-from .key_values import KeyLookup, KeyOutcome, key_value_configured, key_value_lookup, run_lookup, run_lookup_async
+from .key_values import (KeyLookup, KeyOutcome, key_value_configured, key_value_lookup, outcome_without_running,
+                         run_lookup, run_lookup_async)
 from .models_json import HeaderKey, ModelsConfig
 
 if TYPE_CHECKING:
@@ -143,7 +144,8 @@ class Credentials:
         """`models.json` headers for `model` (provider's, then the model's), values resolved like `apiKey`.
 
         They are kept out of the model dict so secrets never reach `get_state` or session files; pass the
-        result as `StreamOptions.headers`. A value that cannot be resolved is left out. A selected context
+        result as `StreamOptions.headers`. A value that cannot be resolved (an unset `$VAR`, a failing
+        `!command`) or sent raises `AIError` naming the header and why (the request is not sent). A selected context
         window that needs a flag (`CONTEXT_WINDOW_HEADERS`) adds it; a configured `anthropic-beta` list is
         extended, not replaced.
         """
@@ -158,16 +160,16 @@ class Credentials:
                **self._headers.get((model["provider"], model["id"]), {})}
         headers = {}
         for name, value in raw.items():
-            resolved, _ = yield from key_value_lookup(value)
+            resolved, reason = yield from key_value_lookup(value)
             unsendable = header_value_problem(resolved) if resolved is not None else None
-            if unsendable:
+            if unsendable or resolved is None:  # sent without it, the request would fail less clearly
                 from ...ai.errors import AIError
 
+                problem = f"{unsendable}, so the request was not sent (the value is not shown)" if unsendable \
+                    else f"cannot be resolved: {reason or 'the value is empty'}, so the request was not sent"
                 raise AIError(f"{path_text(self.models_path)}: the value of header {name!r} for provider "
-                              f'"{model["provider"]}" {unsendable}, so the request was not sent (the value is '
-                              "not shown)")
-            if resolved is not None:
-                headers[name] = resolved
+                              f'"{model["provider"]}" {problem}')
+            headers[name] = resolved
         return _with_context_window_headers(headers, model)
 
     def auth_status(self, provider: str, models: list[Model]) -> AuthStatus:
@@ -199,11 +201,22 @@ class Credentials:
         env_name = PROVIDER_ENV_KEYS.get(provider)
         first = (f"Set {env_name}" if env_name else
                  f'Set "apiKey" for provider "{provider}" in {path_text(self.models_path)}')
-        problems = self._problems.get(provider) or []
+        problems = self._problems.get(provider) or self._known_problems(provider)
         reason = f": {'; '.join(problems)}." if problems else "."  # how a configured key failed, first
         unusable = self.auth.unusable_reason(provider)
         where = path_text(self.auth.path) + (f" (unusable now: {unusable})" if unusable else "")
         return f'No API key for provider "{provider}"{reason} {first}, add it to {where}, or pass --api-key.'
+
+
+    def _known_problems(self, provider: str) -> list[str]:
+        """How `provider`'s configured sources fail as far as is known without running a `!command` (a `$VAR`
+        that is unset, an empty key), for a message written before any lookup ran (`has_auth` was False)."""
+        problems = []
+        for label, source in self._key_sources(provider):
+            outcome = source if isinstance(source, tuple) else outcome_without_running(source)
+            if outcome is not None and outcome[1]:
+                problems.append(f"{path_text(label)}: {outcome[1]}")
+        return problems
 
 
 def _with_context_window_headers(headers: dict[str, str], model: Model) -> dict[str, str]:

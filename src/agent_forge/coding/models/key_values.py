@@ -110,21 +110,40 @@ def resolve_literal(value: object, env: Mapping[str, str] | None = None) -> KeyO
 
 
 def _interpolate(value: str, env: Mapping[str, str]) -> KeyOutcome:
-    missing: list[str] = []
+    missing: list[re.Match[str]] = []
 
     def substitute(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
         if name is None:
             return match.group(0)[1]  # `$$` -> `$`, `$!` -> `!`
         if not env.get(name):
-            missing.append(name)
+            missing.append(match)
             return ""
         return env[name]
 
     result = _INTERPOLATION.sub(substitute, value)
     if missing:
-        return None, f"environment variable {missing[0]} is not set"
+        return None, _missing_variable(missing[0], env)
     return (result, None) if result else (None, "the key value is empty")
+
+
+def _missing_variable(match: re.Match[str], env: Mapping[str, str]) -> str:
+    """Why a `$NAME` reference gave nothing; shows the reference only, never the rest of the value (which may
+    hold a secret)."""
+    name = match.group(1) or match.group(2)
+    state = "is empty" if name in env else "is not set"
+    return f'"{match.group(0)}" reads the environment variable {name}, which {state}'
+
+
+def outcome_without_running(lookup: KeyLookup[KeyOutcome]) -> KeyOutcome | None:
+    """`lookup`'s outcome when it needs no `!command` run (a `$VAR`, a literal, a cached command outcome);
+    None when it would run one (it is closed unrun)."""
+    try:
+        next(lookup)
+    except StopIteration as done:
+        return done.value
+    lookup.close()
+    return None
 
 
 def run_lookup(lookup: KeyLookup[T]) -> T:

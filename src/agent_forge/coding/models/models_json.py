@@ -31,7 +31,8 @@ from ...records import Record, factory
 from ..config_values import OUT_OF_RANGE, drop_out_of_range
 from ..errors import ConfigFileError
 from ..safe_read import MAX_REPORTED_PROBLEMS, read_json_document
-from .schema import ENDPOINT_SUFFIXES, ModelEntry, ProviderEntry, Where, field_problem
+from .schema import (COST_FIELDS, ENDPOINT_SUFFIXES, MODEL_FIELDS, MODELS_FILE_FIELDS, PROVIDER_FIELDS, ModelEntry,
+                     ProviderEntry, Where, field_problem)
 
 if TYPE_CHECKING:
     from ...ai.types import Model
@@ -169,6 +170,7 @@ class _Loader:
             self._error(tuple(where), f"{OUT_OF_RANGE}; the default is used")
         if not isinstance(data, dict):
             return self._file_error("expected a JSON object with a \"providers\" object")
+        self._unknown_fields(data, MODELS_FILE_FIELDS, ())
         providers = data.get("providers", {})
         if not isinstance(providers, dict):
             return self._file_error('"providers" must be an object keyed by provider id')
@@ -189,7 +191,18 @@ class _Loader:
             return
         position = locate(self.text, (*where, key) if key else where)
         line = f":{position[0]}" if position else ""
-        self.config.errors.append(f"{path_text(self.path)}{line}: {dotted(where)}: {message}")
+        self.config.errors.append(f"{path_text(self.path)}{line}: {dotted(where) + ': ' if where else ''}{message}")
+
+    def _unknown_fields(self, entry: dict[str, object], known: tuple[str, ...], where: Where) -> None:
+        """Warn of each key of `entry` (at `where`) that its shape (`schema.py`) does not name: a typo, or a key
+        a plugin or a newer version owns. Nothing is skipped."""
+        from ..config_keys import unknown_key, unknown_keys
+
+        for key in unknown_keys(entry, known):
+            self._error(where, f"{unknown_key(key, known)}; ignored", key)
+        cost = entry.get("cost")
+        if "cost" in known and isinstance(cost, dict):
+            self._unknown_fields(cost, COST_FIELDS, (*where, "cost"))
 
     def _strip_endpoint(self, entry: ModelEntry, where: Where) -> None:
         """Drop a known endpoint path (`ENDPOINT_SUFFIXES`) from the end of `entry`'s `baseUrl`, saying so."""
@@ -205,6 +218,7 @@ class _Loader:
         where: Where = ("providers", provider)
         if not isinstance(raw, dict):
             return self._error(where, "must be an object")
+        self._unknown_fields(raw, PROVIDER_FIELDS, where)
         problem = field_problem(raw)
         if problem:
             return self._error(where, f"{problem[1]}; provider skipped", problem[0])
@@ -249,6 +263,7 @@ class _Loader:
                    where: Where, keyless: bool) -> None:
         if not isinstance(raw, dict):
             return self._error(where, "must be an object with an \"id\"")
+        self._unknown_fields(raw, MODEL_FIELDS, where)
         problem = field_problem(raw) or (None if "id" in raw else (None, '"id" is required'))
         if problem:
             return self._error(where, f"{problem[1]}; model skipped", problem[0])
@@ -271,6 +286,7 @@ class _Loader:
     def _override_model(self, provider: str, model_id: str, override: object, where: Where) -> None:
         if not isinstance(override, dict):
             return self._error(where, "must be an object")
+        self._unknown_fields(override, MODEL_FIELDS, where)
         problem = field_problem({k: v for k, v in override.items() if k not in ("id", "models")})
         if problem:
             return self._error(where, f"{problem[1]}; override skipped", problem[0])

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...ai.catalogue import PROVIDER_ENDPOINTS
 from ..paths import path_text
 from . import selection
 from .auth_file import AuthStorage
@@ -94,6 +95,19 @@ class ModelRegistry:
     def providers(self) -> list[str]:
         """Provider ids in catalogue order."""
         return list(dict.fromkeys(m["provider"] for m in self._models))
+
+    def known_providers(self) -> list[str]:
+        """Every provider id the agent can run or store a key for, in display order: the catalogue's
+        (`providers()`: built-ins, then `models.json` providers), then the hosts without built-in models
+        (`hosts.py` order: OpenRouter, Groq, ..., Ollama). The one list `Unknown provider` errors, `/login`
+        and `/logout` name."""
+        hosts = [provider for provider in PROVIDER_ENDPOINTS if provider in HOST_ONLY_PROVIDERS]
+        return list(dict.fromkeys([*self.providers(), *hosts]))
+
+    def known_provider(self, provider: str) -> str | None:
+        """`provider` as `known_providers()` spells it (case-insensitive match), or None when it is unknown."""
+        by_lower = {known.lower(): known for known in self.known_providers()}
+        return by_lower.get(provider.lower()) if isinstance(provider, str) else None
 
     def of_provider(self, provider: str) -> list[Model]:
         """`provider`'s models (case-insensitive id), in catalogue order."""

@@ -47,6 +47,8 @@ class ModelEntry(TypedDict, total=False):
     thinkingLevelMap: dict[str, str | int | None]
     samplingParams: dict[str, object]
     samplingParamsByThinkingLevel: dict[str, dict[str, object]]
+    inputLimits: dict[str, object]
+    promptCache: object
 
 
 class ProviderEntry(ModelEntry, total=False):
@@ -54,6 +56,22 @@ class ProviderEntry(ModelEntry, total=False):
 
     models: list[object]
     modelOverrides: dict[str, object]
+
+
+class ModelsFile(TypedDict, total=False):
+    """The top level of `models.json` (`$schema` aside: `config_keys.SCHEMA_KEY`)."""
+
+    providers: dict[str, object]
+
+
+def _fields(shape: type) -> tuple[str, ...]:
+    return (*shape.__required_keys__, *shape.__optional_keys__)  # type: ignore[attr-defined]
+
+
+MODELS_FILE_FIELDS = _fields(ModelsFile)
+PROVIDER_FIELDS = _fields(ProviderEntry)
+MODEL_FIELDS = _fields(ModelEntry)
+"""The keys each level of `models.json` may hold (the `TypedDict`s above): any other is warned of and ignored."""
 
 
 def _nonempty_str(v: object) -> bool:
@@ -64,7 +82,7 @@ def _str_map(v: object) -> bool:
     return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
 
 
-_PRICES = ("input", "output", "cacheRead", "cacheWrite")
+_PRICES = COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")  # USD per million tokens
 
 
 def _price(v: object) -> bool:

@@ -44,6 +44,8 @@ class Catalogue(Protocol):
 
     def providers(self) -> list[str]: ...
 
+    def known_providers(self) -> list[str]: ...
+
     def has_auth(self, model: Model) -> bool: ...
 
     def available_models(self) -> list[Model]: ...
@@ -52,6 +54,11 @@ class Catalogue(Protocol):
 
     def is_host_default(self, model: Model) -> bool: ...
 
+
+
+def unknown_provider(catalogue: Catalogue, provider: str) -> str:
+    """The error for a provider id the agent does not know, listing `catalogue.known_providers()`."""
+    return f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.known_providers())}'
 
 def resolve_model_pattern(catalogue: Catalogue, pattern: str, provider: str | None = None) -> Resolved:
     """Resolve a `--model` pattern to `(model, thinking_level, error)`; exactly one of model/error is set.
@@ -71,7 +78,7 @@ def resolve_model_pattern(catalogue: Catalogue, pattern: str, provider: str | No
     if not pattern:
         return None, None, "Empty model pattern"
     if provider and not catalogue.of_provider(provider) and provider.lower() not in HOST_ONLY_PROVIDERS:
-        return None, None, f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.providers())}'
+        return None, None, unknown_provider(catalogue, provider)
     model, error = _match(catalogue, pattern, provider)
     if model or error:
         return model, None, error
@@ -192,7 +199,7 @@ def _provider_default(catalogue: Catalogue, provider: str, settings: Settings | 
                         f"the host serves), or list its models in {catalogue.models_path}")
         return None
     if not models:
-        warnings.append(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.providers())}')
+        warnings.append(unknown_provider(catalogue, provider))
         return None
     if settings is not None and settings.default_model and settings.default_provider == models[0]["provider"]:
         chosen = catalogue.find(models[0]["provider"], settings.default_model)

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import TypedDict
 
+from ..private_temp import private_dir, user_temp_dir
+
 MAX_AGE_DAYS = 7
 """Full outputs of a session untouched for this long are deleted at the next start-up of any agent-forge."""
 MAX_AGE_S = MAX_AGE_DAYS * 24 * 3600
@@ -41,10 +43,8 @@ class OwnerRecord(TypedDict):
 
 
 def outputs_root() -> Path:
-    """`<temp dir>/agent-forge-<uid>/bash-output` (no `tempfile` import: the prune runs during start-up)."""
-    temp = next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP") if os.environ.get(name)), "/tmp")
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(os.path.abspath(temp)) / f"agent-forge-{user}" / "bash-output"
+    """`<temp dir>/agent-forge-<uid>/bash-output` (`private_temp.user_temp_dir`)."""
+    return user_temp_dir() / "bash-output"
 
 
 class OutputDir:
@@ -79,9 +79,9 @@ class OutputDir:
     def _ensure(self) -> Path:
         wait_for_pruning()  # a prune must not delete the directory it is about to be given
         directory = self.path
-        _private_dir(directory.parent.parent)
-        _private_dir(directory.parent)
-        _private_dir(directory)
+        private_dir(directory.parent.parent)
+        private_dir(directory.parent)
+        private_dir(directory)
         self.made = True
         if not self.used:
             _write_owner(directory, OwnerRecord(sessionFile=self.session_file, pid=os.getpid()))
@@ -145,18 +145,6 @@ def _dir_name(session_id: str) -> str:
     import hashlib
 
     return "id-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _private_dir(path: Path) -> None:
-    """Make `path` a directory only this user can enter; refuse one that is a link or someone else's (a shared
-    temp dir): OSError."""
-    try:
-        path.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    info = os.lstat(path)
-    if not os.path.isdir(path) or os.path.islink(path) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
-        raise OSError(f"{path} is not a private directory of this user")
 
 
 # pruning

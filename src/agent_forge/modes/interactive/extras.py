@@ -14,7 +14,10 @@ from prompt_toolkit.application import run_in_terminal
 
 from ...coding.errors import CommandError
 from ...coding.paths import path_text
+from ...coding.private_temp import write_private_file
 from .terminal import RealTerminalFds, osc52_copy
+
+LAST_ANSWER_FILE = "last-answer.md"  # in the private per-user temp dir, beside the full shell outputs
 
 
 async def edit_externally(ui: Any) -> None:
@@ -54,13 +57,15 @@ def _run(argv: list[str]) -> int:
 
 
 async def copy_last_answer(ui: Any) -> None:
-    """`/copy`: the last answer's text to the clipboard (OSC 52) and to `<tmp>/agent-forge-last-answer.md`."""
+    """`/copy`: the last answer's text to the clipboard (OSC 52) and to `<tmp>/agent-forge-<uid>/last-answer.md`
+    (private: `private_temp.write_private_file`)."""
     text = ui.session.last_assistant_text()
     if not text:
         raise CommandError("no answer to copy yet")
-    path = os.path.join(tempfile.gettempdir(), "agent-forge-last-answer.md")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        path = write_private_file(LAST_ANSWER_FILE, text)
+    except OSError as exc:
+        raise CommandError(f"cannot write the answer's file: {exc}") from None
     ui.terminal.write(osc52_copy(text))
     ui.say(f"copied the last answer to the clipboard (if the terminal allows OSC 52) and to {path_text(path)}",
            "success")

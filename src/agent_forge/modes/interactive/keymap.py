@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...coding.config_keys import shown as _shown
+from ...coding.config_keys import unknown_key
 from ...coding.paths import path_text
 from ...coding.errors import ConfigFileError
 from ...coding.safe_read import MAX_REPORTED_PROBLEMS, read_json_document
@@ -92,7 +94,7 @@ def _load(path: Path, warnings: list[str]) -> dict[str, list[str]]:
         if action.startswith("$"):
             continue
         if action not in ACTIONS:
-            report.add(f"unknown action {_shown(action)}")
+            report.add(unknown_key(action, ACTIONS, what="action"))
             continue
         good = _entry_keys(action, keys, keymap[action], report)
         if good is not None:
@@ -243,11 +245,6 @@ def types_text(key: str) -> bool:
     *mods, name = key.strip().lower().split("+")
     base = _NAMED.get(name, name if len(name) == 1 else None)
     return base is not None and len(base) == 1 and base.isprintable() and set(mods) <= {"shift"}
-
-
-def _shown(text: str) -> str:
-    """`text` quoted for a warning, escapes visible, cut at 40 characters (a key name 10 MB long is a mistake)."""
-    return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
 def _keys(keys: list[str]) -> str:

@@ -8,6 +8,7 @@ from typing import Any, Awaitable, TypeVar
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
+from ...coding.models.selection import unknown_provider
 from ...coding.paths import path_text
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
@@ -84,15 +85,17 @@ class SessionCommands:
         if argument:
             self._ask_key(argument)
             return
-        self._pick("Log in to which provider?", self.ui.session.registry.providers(), self._ask_key_later)
+        self._pick("Log in to which provider?", self.ui.session.registry.known_providers(), self._ask_key_later)
 
     async def _ask_key_later(self, provider: str) -> None:
         self._ask_key(provider)
 
     def _ask_key(self, provider: str) -> None:
         registry = self.ui.session.registry
-        if provider not in registry.providers():
-            raise CommandError(f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(registry.providers())}')
+        known = registry.known_provider(provider)
+        if known is None:
+            raise CommandError(unknown_provider(registry, provider))
+        provider = known
 
         def reply(fields: dict[str, Any]) -> None:
             key = fields.get("value")

@@ -20,6 +20,7 @@ import re
 import stat
 from pathlib import Path
 
+from ...coding.config_keys import unknown_key, unknown_keys
 from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
 from ...coding.errors import UnsafeFileError
@@ -93,9 +94,9 @@ def load_theme_file(path: Path) -> Theme:
         raise ThemeError(f"{path_text(path)}:{exc.lineno}: invalid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
         raise ThemeError(f"{path_text(path)}: not a JSON object")
-    unknown = sorted(set(data) - {"base", "colors", "$schema", "name"})
+    unknown = unknown_keys(data, ("base", "colors", "name"))
     if unknown:
-        raise ThemeError(f"{path_text(path)}: unknown key {unknown[0]!r} (known: base, colors)")
+        raise ThemeError(f"{path_text(path)}: {unknown_key(unknown[0], ('base', 'colors'), list_known=True)}")
     base = data.get("base", "dark")
     if base not in THEMES:
         raise ThemeError(f"{path_text(path)}: base must be one of {', '.join(THEMES)}, not {json.dumps(base)}")
@@ -118,8 +119,8 @@ def _apply(path: Path, base: Theme, colors: dict[str, object]) -> Theme:
         elif key == "code":
             fields["code"] = _code_style(path, value)
         else:
-            known = ", ".join([*SCROLLBACK_KEYS, "code", *LIVE_KEYS])
-            raise ThemeError(f"{path_text(path)}: unknown colour {key!r} (known: {known})")
+            known = [*SCROLLBACK_KEYS, "code", *LIVE_KEYS]
+            raise ThemeError(f"{path_text(path)}: {unknown_key(key, known, what='colour', list_known=True)}")
     return dataclasses.replace(base, live=live, **fields)  # type: ignore[arg-type]
 
 

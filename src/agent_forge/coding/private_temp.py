@@ -1,0 +1,57 @@
+"""The private per-user temp directory `<temp dir>/agent-forge-<uid>`: full shell outputs, `/copy`'s file.
+
+The temp dir is `TMPDIR` (else `TEMP`, `TMP`, then `/tmp`), usually shared by every user of the machine, so
+each directory made here is checked to be this user's own real directory (not a link another user planted,
+not theirs), mode 0700, and files in it are created 0600 without following links.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def user_temp_dir() -> Path:
+    """`<temp dir>/agent-forge-<uid>` (not made here; no `tempfile` import: the prune runs during start-up)."""
+    temp = next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP") if os.environ.get(name)), "/tmp")
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(os.path.abspath(temp)) / f"agent-forge-{user}"
+
+
+def private_dir(path: Path) -> None:
+    """Make `path` a directory only this user can enter; refuse one that is a link or someone else's (a shared
+    temp dir): OSError."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not os.path.isdir(path) or os.path.islink(path) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        raise OSError(f"{path} is not a private directory of this user")
+
+
+def write_private_file(name: str, text: str) -> Path:
+    """Write `text` (UTF-8) to `user_temp_dir()/name`, replacing it whole; returns the path. The file is new,
+    mode 0600, written beside it first and renamed over it, so a link planted under that name is replaced,
+    never followed. `name` must be a plain file name. Raises OSError (the directory is not private, a full
+    disk: nothing half-written is left)."""
+    directory = user_temp_dir()
+    private_dir(directory)
+    temp = directory / f".{name}.{os.getpid()}.{os.urandom(4).hex()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, directory / name)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    return directory / name
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
