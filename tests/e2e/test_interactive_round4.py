@@ -249,4 +249,4 @@ def test_a_resumed_session_whose_run_was_aborted_in_a_tool_says_aborted(terminal
     session = term.scrollback().split("agent-forge --session ")[1].split()[0]
     again = terminal("--session", session)
     again.wait_for_line("aborted")
-    assert "stopped ·" in again.screen()
+    assert "stopped" in [row.strip() for row in again.screen().splitlines()]  # no duration: the file holds none
