@@ -70,6 +70,7 @@ def test_concurrent_adds_and_removes_lose_no_server(agent_env, tmp_path):
 
 
 def test_refusals_have_clear_errors_and_exit_codes_and_leave_the_file_alone(agent_env, tmp_path):
+    """Exit 2 for what no file could make valid (usage, a bad name or URL), 1 for what the file decides."""
     user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
     assert mcp(agent_env, tmp_path, "add", "one", "--", "cmd").returncode == 0
     before = user_file.read_text()
@@ -78,12 +79,13 @@ def test_refusals_have_clear_errors_and_exit_codes_and_leave_the_file_alone(agen
         "both": (["add", "two", "--url", "http://x/mcp", "--", "cmd"], 2, "not both"),
         "neither": (["add", "two"], 2, "give '-- COMMAND ARGS...'"),
         "empty": (["add", "two", "--"], 2, "no command after '--'"),
-        "bad name": (["add", "a b", "--", "cmd"], 1, "invalid server name 'a b'"),
-        "bad url": (["add", "two", "--url", "ftp://x"], 1, "url must start with http:// or https://"),
-        "unclosed ipv6": (["add", "two", "--url", "http://[::1"], 1, "url 'http://[::1' is not a valid URL"),
-        "bad port": (["add", "two", "--url", "http://h:99999/mcp"], 1, "url 'http://h:99999/mcp' is not a valid URL"),
-        "port not a number": (["add", "two", "--url", "https://h:x/mcp"], 1, "url 'https://h:x/mcp' is not a valid URL"),
-        "no host": (["add", "two", "--url", "http:///mcp"], 1, "url 'http:///mcp' has no host"),
+        "bad name": (["add", "a b", "--", "cmd"], 2, "invalid server name 'a b'"),
+        "bad url": (["add", "two", "--url", "ftp://x"], 2, "url must start with http:// or https://"),
+        "unclosed ipv6": (["add", "two", "--url", "http://[::1"], 2, "url 'http://[::1' is not a valid URL"),
+        "bad port": (["add", "two", "--url", "http://h:99999/mcp"], 2, "url 'http://h:99999/mcp' is not a valid URL"),
+        "port not a number": (["add", "two", "--url", "https://h:x/mcp"], 2, "url 'https://h:x/mcp' is not a valid URL"),
+        "no host": (["add", "two", "--url", "http:///mcp"], 2, "url 'http:///mcp' has no host"),
+        "escape in the name": (["add", "a\x1bb", "--", "cmd"], 2, "invalid server name 'a\\x1bb'"),
         "bad header": (["add", "two", "--url", "http://x/mcp", "--header", "novalue"], 2, "--header takes KEY=VALUE"),
         "env for http": (["add", "two", "--url", "http://x/mcp", "--env", "A=1"], 2, "--env is for stdio servers"),
         "remove unknown": (["remove", "nope"], 1, "no server named 'nope' (servers: one)"),
@@ -119,7 +121,7 @@ def test_local_writes_the_project_file_and_list_starts_it_only_when_trusted(agen
 def test_add_refuses_a_url_no_client_could_connect_to_and_writes_nothing(agent_env, tmp_path):
     user_file = Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json"
     bad = mcp(agent_env, tmp_path, "add", "web", "--url", "http://127.0.0.1:99999/mcp")
-    assert bad.returncode != 0 and "url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" \
+    assert bad.returncode == 2 and "url 'http://127.0.0.1:99999/mcp' is not a valid URL (Port out of range" \
         in bad.stderr, bad.stderr
     assert not user_file.exists()
 

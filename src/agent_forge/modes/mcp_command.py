@@ -87,7 +87,7 @@ def _file(local: bool) -> Path:
 
 
 def _add(args: argparse.Namespace, command: list[str] | None) -> int:
-    from ..coding.mcp.edit import McpFileError, add_server
+    from ..coding.mcp.edit import InvalidServerEntry, McpFileError, add_server
 
     if command is not None and args.url:
         raise _Usage("give either '-- COMMAND ARGS...' (a stdio server) or --url URL (an HTTP server), not both")
@@ -109,7 +109,7 @@ def _add(args: argparse.Namespace, command: list[str] | None) -> int:
         replaced = add_server(path, args.name, entry, replace=args.force)
     except McpFileError as exc:
         _say(f"mcp add: {exc}")
-        return 1
+        return USAGE_EXIT if isinstance(exc, InvalidServerEntry) else 1
     _out(f"{'Replaced' if replaced else 'Added'} MCP server {path_text(args.name)} in {path_text(path)}")
     return 0
 

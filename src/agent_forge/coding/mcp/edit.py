@@ -31,15 +31,21 @@ class McpFileError(ValueError):
     """The file cannot be changed as asked; `str()` says why, naming the file."""
 
 
+class InvalidServerEntry(McpFileError):
+    """The name or entry to add could never be valid (`NAME_RULE`, the loader's entry rules), whatever the
+    file holds: a usage error (`agent-forge mcp` exits 2 for it, docs/mcp.md)."""
+
+
 def add_server(path: Path, name: str, entry: dict[str, JsonValue], *, replace: bool = False) -> bool:
     """Add server `name` to the `mcp.json` at `path` (created with its directory when missing). Returns whether
-    an entry of that name was replaced (only with `replace`; else an existing name is an `McpFileError`)."""
+    an entry of that name was replaced (only with `replace`; else an existing name is an `McpFileError`); a name
+    or entry that could never load is an `InvalidServerEntry`."""
     if not NAME_RULE.fullmatch(name):
-        raise McpFileError(f"invalid server name {name!r}: use 1 to 64 letters, digits, '_' or '-'")
+        raise InvalidServerEntry(f"invalid server name {name!r}: use 1 to 64 letters, digits, '_' or '-'")
     _, problems = parse_servers({name: entry}, environ={})
     real = [p for p in problems if "not set" not in p]  # `${VAR}` is expanded when the server starts
     if real:
-        raise McpFileError(real[0].split(": ", 1)[-1].removesuffix("; skipped"))
+        raise InvalidServerEntry(real[0].split(": ", 1)[-1].removesuffix("; skipped"))
     with _locked(path):
         data, servers = _read(path)
         existed = name in servers
