@@ -40,32 +40,13 @@ def test_login_and_logout_take_a_host_without_a_model_catalogue(terminal, fake_l
     assert "openrouter" in shown and "groq" in shown.split('Unknown provider "nosuch"')[1], shown
 
 
-def test_copy_writes_a_private_file_and_follows_no_planted_link(terminal, fake_llm, agent_env, tmp_path):
-    fake_llm.set_script([{"text": "Answer to copy."}, {"text": "Second answer."}])
-    private = Path(agent_env["TMPDIR"]) / f"agent-forge-{os.getuid()}"
-    private.mkdir(mode=0o700)
-    victim = tmp_path / "victim.txt"
-    victim.write_text("keep me")
-    (private / "last-answer.md").symlink_to(victim)  # planted: /copy must replace it, never write through it
-    term = terminal(columns=160)
-    term.type("hi")
-    term.press("Enter")
-    term.wait_for("Answer to copy.")
-    term.type("/copy")
-    term.press("Enter")
-    term.wait_for("copied the last answer")
-    copied = private / "last-answer.md"
-    assert not copied.is_symlink() and copied.read_text() == "Answer to copy."
-    assert copied.stat().st_mode & 0o777 == 0o600 and victim.read_text() == "keep me"
-    assert f"agent-forge-{os.getuid()}/last-answer.md" in flat(term)
-    assert sorted(p.name for p in private.iterdir()) == ["last-answer.md"]  # no temp file left behind
-
-
-def test_copy_refuses_a_per_user_directory_that_is_not_private(terminal, fake_llm, agent_env, tmp_path):
+def test_copy_refuses_a_directory_that_is_not_private_and_follows_no_planted_link(terminal, fake_llm, agent_env,
+                                                                                   tmp_path):
     fake_llm.set_script([{"text": "Answer to copy."}])
+    private = Path(agent_env["TMPDIR"]) / f"agent-forge-{os.getuid()}"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    (Path(agent_env["TMPDIR"]) / f"agent-forge-{os.getuid()}").symlink_to(elsewhere)  # another user's trap
+    private.symlink_to(elsewhere)  # another user's trap: the per-user directory is a link
     term = terminal(columns=160)
     term.type("hi")
     term.press("Enter")
@@ -74,6 +55,19 @@ def test_copy_refuses_a_per_user_directory_that_is_not_private(terminal, fake_ll
     term.press("Enter")
     term.wait_for("cannot write the answer's file")
     assert "is not a private directory of this user" in flat(term) and list(elsewhere.iterdir()) == []
+    private.unlink()
+    private.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (private / "last-answer.md").symlink_to(victim)  # planted: /copy must replace it, never write through it
+    term.type("/copy")
+    term.press("Enter")
+    term.wait_for("copied the last answer")
+    copied = private / "last-answer.md"
+    assert not copied.is_symlink() and copied.read_text() == "Answer to copy."
+    assert copied.stat().st_mode & 0o777 == 0o600 and victim.read_text() == "keep me"
+    assert f"agent-forge-{os.getuid()}/last-answer.md" in flat(term)
+    assert sorted(p.name for p in private.iterdir()) == ["last-answer.md"]  # no temp file left behind
 
 
 def test_start_up_notes_name_a_misspelled_setting_once(terminal, fake_llm, agent_env):
