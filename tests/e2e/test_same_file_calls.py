@@ -42,6 +42,17 @@ def test_two_edits_of_one_file_both_land(agent_env, fake_llm, project):
     assert (project / "par.txt").read_text() == "aaa\nBBB\nccc\n"
 
 
+def test_edits_of_one_file_through_two_hard_links_all_land(agent_env, fake_llm, project):
+    (project / "a.txt").write_text("one two three four\n")
+    (project / "b.txt").hardlink_to(project / "a.txt")
+    calls = [edit("a.txt", "one", "ONE"), edit("b.txt", "two", "TWO"), edit("a.txt", "three", "THREE"),
+             edit("b.txt", "four", "FOUR")]
+    fake_llm.set_script([{"tool_calls": [{"id": f"e{i}", **call} for i, call in enumerate(calls)]}, {"text": "done"}])
+    ends = run_json(agent_env, project)
+    assert len(texts(ends)) == 4
+    assert (project / "a.txt").read_text() == "ONE TWO THREE FOUR\n" and (project / "b.txt").stat().st_nlink == 2
+
+
 def test_a_write_after_an_edit_of_its_file_wins(agent_env, fake_llm, project):
     (project / "par.txt").write_text(START)
     fake_llm.set_script([{"tool_calls": [{"id": "e1", **edit("par.txt", "AAA", "aaa")},

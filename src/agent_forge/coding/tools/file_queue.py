@@ -25,15 +25,36 @@ class _Queue:
 
 
 # Keyed by event loop too: a lock belongs to the loop it is used in, and an SDK host may run sessions in two.
-_queues: dict[tuple[asyncio.AbstractEventLoop, str], _Queue] = {}
+_Key = tuple[asyncio.AbstractEventLoop, str]
+_queues: dict[_Key, _Queue] = {}
 
 
 @contextlib.asynccontextmanager
 async def hold(path: str) -> AsyncIterator[None]:
     """Hold the file at the absolute `path` for a change: waits, first come first served, until no other
-    call holds it. The file is named by its real path, so a symlink and its target, or `./a` and `a`, are
-    one file (hard links are not). Use `async with hold(path):` before the call's first await."""
-    key = (asyncio.get_running_loop(), os.path.realpath(path))
+    call holds it. A file is known by its real path and, when it exists, by its device and inode, and a call
+    holds both: a symlink and its target, `./a` and `a`, two hard links of one file, or a path whose file a
+    `write` replaced (a new inode) are each one file. Use `async with hold(path):` before the call's first
+    await."""
+    loop = asyncio.get_running_loop()
+    keys = sorted({(loop, name) for name in _names(path)}, key=lambda key: key[1])  # one order: no deadlock
+    async with contextlib.AsyncExitStack() as stack:
+        for key in keys:
+            await stack.enter_async_context(_held(key))
+        yield
+
+
+def _names(path: str) -> list[str]:
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except (OSError, ValueError):  # not there yet (a new file), or unreadable: its path alone names it
+        return [f"path:{real}"]
+    return [f"path:{real}", f"inode:{info.st_dev}:{info.st_ino}"]
+
+
+@contextlib.asynccontextmanager
+async def _held(key: _Key) -> AsyncIterator[None]:
     queue = _queues.get(key) or _queues.setdefault(key, _Queue())
     queue.users += 1
     try:
@@ -46,5 +67,6 @@ async def hold(path: str) -> AsyncIterator[None]:
 
 
 def held() -> int:
-    """How many files are held or waited for now (0 when every change is done: nothing is kept per path)."""
+    """How many names of files (paths, inodes) are held or waited for now (0 when every change is done:
+    nothing is kept per file)."""
     return len(_queues)
