@@ -15,10 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from agent_forge.modes.output_pump import STALL_SECONDS
+
 pytestmark = pytest.mark.real_process  # the claimed stdout of a real process, a real pipe
 
 PROMPT = "y" * 300_000  # its user message alone is written several times: more than the 1 MiB pipe holds
 DEADLINE_S = 20
+MANY = 40_000  # message_update events of ~150-250 bytes: ~6-10 MB, so the agent's own writes wait too
 
 
 def _pending(fd: int) -> int:
@@ -48,8 +51,8 @@ def _start(agent_env: dict[str, str], tmp_path: Path, fake_llm, *args: str, delt
     return proc
 
 
-def _rpc(agent_env, tmp_path, fake_llm) -> subprocess.Popen:
-    proc = _start(agent_env, tmp_path, fake_llm, "--mode", "rpc")
+def _rpc(agent_env, tmp_path, fake_llm, deltas: int = 2000) -> subprocess.Popen:
+    proc = _start(agent_env, tmp_path, fake_llm, "--mode", "rpc", deltas=deltas)
     proc.stdin.write(json.dumps({"id": "1", "type": "prompt", "message": PROMPT}).encode() + b"\n")
     proc.stdin.flush()
     fake_llm.wait_for_requests(1)
@@ -118,9 +121,25 @@ def test_the_client_that_reads_again_gets_every_record(agent_env, tmp_path, fake
     assert "dropped" not in (tmp_path / "stderr.txt").read_text()
 
 
+def test_a_client_that_paused_before_the_stop_still_has_the_whole_window_to_read_again(agent_env, tmp_path,
+                                                                                       fake_llm):
+    """The window counts from the stop, not from the client's last read: a client that took nothing for longer
+    than the window before stdin closed, and reads again soon after, loses nothing."""
+    proc = _rpc(agent_env, tmp_path, fake_llm, deltas=MANY)  # more than the pipe and the agent's bound hold
+    time.sleep(STALL_SECONDS + 0.3)  # the case itself: the client takes nothing for longer than the window
+    proc.stdin.write(b'{"id": "2", "type": "get_state"}\n')
+    proc.stdin.close()
+    time.sleep(0.5)  # and it reads again a moment after the stop: well inside the window the stop opens
+    records = [json.loads(line) for line in proc.stdout]
+    assert _ended(proc) == 0
+    types = [r["type"] for r in records]
+    assert types.count("agent_settled") == 1 and types[types.index("agent_settled") - 1] == "agent_end"
+    assert [r["command"] for r in records if r["type"] == "response"] == ["prompt", "get_state"]
+    assert "dropped" not in (tmp_path / "stderr.txt").read_text()
+
+
 # -- JSON and ACP mode: more output than the pipe and the agent's own bound (4 MiB) hold together ---------------
 
-MANY = 40_000  # message_update events of ~150-250 bytes: ~6-10 MB, so the agent's own writes wait too
 
 
 def _acp(agent_env, tmp_path, fake_llm) -> subprocess.Popen:

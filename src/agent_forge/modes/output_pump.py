@@ -37,12 +37,15 @@ stop_signal: int | None = None
 """The stop signal that came (set by `note_signal` from the signal handler), or None."""
 input_closed = False
 """Whether the protocol's stdin has ended (set by the thread reading it)."""
+stopped_at: float | None = None
+"""When (`time.monotonic()`) the first stop signal or the end of input came: a client's `STALL_SECONDS` count
+from then at the earliest, so one that paused before the stop still has them to read again."""
 
 
 def serving() -> None:
     """A mode starts to serve (`termination.run_until_terminated`): no stop signal and no end of input yet."""
-    global stop_signal, input_closed
-    stop_signal, input_closed = None, False
+    global stop_signal, input_closed, stopped_at
+    stop_signal, input_closed, stopped_at = None, False, None
 
 
 def note_signal(signum: int, frame: object = None) -> None:
@@ -50,6 +53,7 @@ def note_signal(signum: int, frame: object = None) -> None:
     handling runs on the event loop, which a wait for the client holds; this runs in the main thread anywhere."""
     global stop_signal
     stop_signal = signum
+    _note_stop()
 
 
 def note_input_closed() -> None:
@@ -57,6 +61,13 @@ def note_input_closed() -> None:
     `STALL_SECONDS`. Called from any thread."""
     global input_closed
     input_closed = True
+    _note_stop()
+
+
+def _note_stop() -> None:
+    global stopped_at
+    if stopped_at is None:
+        stopped_at = time.monotonic()
 
 
 def stopping() -> bool:
@@ -131,12 +142,12 @@ class OutputPump:
     def _wait(self, limit: int) -> None:
         """Write until at most `limit` bytes wait. A stop signal ends a producer's wait (`limit` > 0) at once:
         the loop has the stop to run, which writes little. A stopping agent drops what the client did not take
-        for `STALL_SECONDS`."""
+        for `STALL_SECONDS`, counted from the stop at the earliest."""
         poller = None
         while self._pending > limit and not self._done:
             if limit and stop_signal is not None:
                 return
-            if stopping() and time.monotonic() - self._last_progress >= STALL_SECONDS:
+            if stopping() and time.monotonic() - max(self._last_progress, stopped_at or 0.0) >= STALL_SECONDS:
                 self._drop()
                 return
             if poller is None:
