@@ -44,6 +44,7 @@ def dead_pid() -> int:
 
 def plant(root: Path, name: str, *, session_file: str | None, age_days: float = 0) -> Path:
     directory = root / name
+    root.parent.mkdir(mode=0o700, exist_ok=True)  # as the agent makes it: private (one open to others is refused)
     directory.mkdir(parents=True)
     (directory / "bash-old.log").write_text("old output\n")
     (directory / "owner.json").write_text(json.dumps({"sessionFile": session_file, "pid": dead_pid()}))

@@ -68,6 +68,11 @@ def test_copy_refuses_a_directory_that_is_not_private_and_follows_no_planted_lin
     assert copied.stat().st_mode & 0o777 == 0o600 and victim.read_text() == "keep me"
     assert f"agent-forge-{os.getuid()}/last-answer.md" in flat(term)
     assert sorted(p.name for p in private.iterdir()) == ["last-answer.md"]  # no temp file left behind
+    private.chmod(0o777)  # open to every user: they could replace its files
+    term.type("/copy")
+    term.press("Enter")
+    term.wait_for("(mode 777; `chmod 700` it)")
+    assert copied.read_text() == "Answer to copy."
 
 
 def test_start_up_notes_name_a_misspelled_setting_once(terminal, fake_llm, agent_env):

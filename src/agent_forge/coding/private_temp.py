@@ -8,6 +8,7 @@ not theirs), mode 0700, and files in it are created 0600 without following links
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 
@@ -18,16 +19,20 @@ def user_temp_dir() -> Path:
     return Path(os.path.abspath(temp)) / f"agent-forge-{user}"
 
 
-def private_dir(path: Path) -> None:
-    """Make `path` a directory only this user can enter; refuse one that is a link or someone else's (a shared
-    temp dir): OSError."""
+def private_dir(path: Path, *, inside_private: bool = False) -> None:
+    """Make `path` a directory only this user can enter; refuse one that is a link, someone else's (a shared
+    temp dir) or open to others (group or other permission bits: they could replace its files): OSError.
+    `inside_private`: its parent passed this check, so no other user reaches it and its mode is not checked."""
     try:
         path.mkdir(mode=0o700)
     except FileExistsError:
         pass
     info = os.lstat(path)
-    if not os.path.isdir(path) or os.path.islink(path) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
         raise OSError(f"{path} is not a private directory of this user")
+    if not inside_private and stat.S_IMODE(info.st_mode) & 0o077:
+        raise OSError(f"{path} is not a private directory of this user (mode {stat.S_IMODE(info.st_mode):o}; "
+                      f"`chmod 700` it)")
 
 
 def write_private_file(name: str, text: str) -> Path:

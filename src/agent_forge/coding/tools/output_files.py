@@ -80,8 +80,8 @@ class OutputDir:
         wait_for_pruning()  # a prune must not delete the directory it is about to be given
         directory = self.path
         private_dir(directory.parent.parent)
-        private_dir(directory.parent)
-        private_dir(directory)
+        private_dir(directory.parent, inside_private=True)
+        private_dir(directory, inside_private=True)
         self.made = True
         if not self.used:
             _write_owner(directory, OwnerRecord(sessionFile=self.session_file, pid=os.getpid()))
