@@ -97,3 +97,16 @@ async def test_a_branch_starting_with_the_assistant_still_sends_the_user_first(a
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user", "user"]
     assert "start of this conversation is missing" in json.dumps(sent[0])
     assert "a1" in json.dumps(sent[1]) and "q4" in json.dumps(sent[-1])
+
+
+async def test_a_compaction_whose_summary_is_not_text_cuts_nothing(agent_env, tmp_path):
+    """Left out as the warning says: the entries before it stay in the context (cutting there would lose what
+    its missing summary stood for)."""
+    path = seven_lines(tmp_path)
+    with path.open("a") as handle:  # line 8: keeps only from q2 on, with no usable summary
+        handle.write(json.dumps({"type": "compaction", "id": "f0000001", "parentId": "e0000005",
+                                 "timestamp": "2026-01-01T00:00:03.000Z", "summary": None,
+                                 "firstKeptEntryId": "e0000003", "tokensBefore": 10}) + "\n")
+    texts, stderr = await texts_and_stderr(agent_env, tmp_path, path)
+    assert texts == ["q1", "a1", "q2", "a2", "q3"]
+    assert f"{path}:8 has a summary that is not text (left out of the model's context)" in stderr

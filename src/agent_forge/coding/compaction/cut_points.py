@@ -21,6 +21,7 @@ from typing import Any
 
 from ..session.context import entry_messages
 from ..session.entries import AgentMessage, SessionEntry
+from ..session.projection import latest_compaction
 from ..session.stats import estimate_tokens
 from ..errors import CompactionError
 
@@ -43,11 +44,6 @@ class Preparation:
     kept: list[AgentMessage] = field(default_factory=list)
     previous_summary: str | None = None
     previous_details: Any = None
-
-
-def latest_compaction(path: list[SessionEntry]) -> int | None:
-    """Index of the newest `compaction` entry on `path`, or None."""
-    return next((i for i in range(len(path) - 1, -1, -1) if path[i]["type"] == "compaction"), None)
 
 
 def span_start(path: list[SessionEntry], compaction: int | None) -> int:

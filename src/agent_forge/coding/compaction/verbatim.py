@@ -24,11 +24,11 @@ from ...ai.types import Model
 from ...ai.usage import empty_usage
 from ..config_values import is_count, is_fraction
 from ..session.context import entry_messages
-from ..session.projection import context_entries
+from ..session.projection import context_entries, latest_compaction
 from ..session.entries import AgentMessage, CompactionEntry, SessionEntry
 from ..errors import CompactionError
 from ..safe_read import exists
-from .cut_points import NOTHING_TO_COMPACT, check_new_messages, latest_compaction
+from .cut_points import NOTHING_TO_COMPACT, check_new_messages
 from .line_ranges import Line, Range, mechanical_ranges, parse_ranges, rebuild, usable
 from .prompts import VERBATIM_PROMPT_VERSION, VERBATIM_SYSTEM_PROMPT, verbatim_prompt
 from .request import Requester

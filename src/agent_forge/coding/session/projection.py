@@ -16,8 +16,15 @@ def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
     return apply_context_edits(_since_compaction(path), path)
 
 
+def latest_compaction(path: list[SessionEntry]) -> int | None:
+    """Index of the newest usable `compaction` entry on `path`, or None. One whose summary is not a string (a
+    hand-edited file) is no compaction: cutting the context there would lose what it stood for."""
+    return next((i for i in range(len(path) - 1, -1, -1)
+                 if path[i]["type"] == "compaction" and isinstance(path[i].get("summary", ""), str)), None)
+
+
 def _since_compaction(path: list[SessionEntry]) -> list[SessionEntry]:
-    last = next((i for i in range(len(path) - 1, -1, -1) if path[i]["type"] == "compaction"), None)
+    last = latest_compaction(path)
     if last is None:
         return path
     compaction = cast(CompactionEntry, path[last])
