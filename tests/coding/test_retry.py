@@ -34,6 +34,8 @@ RETRYABLE = [
     "Stream ended before a finish_reason", "terminated", "Service Unavailable", "Too Many Requests",
     "HTTP 529 from https://api.anthropic.com/v1/messages: Overloaded (overloaded_error)",  # the form written now
     "HTTP 503 from http://127.0.0.1:8080/v1/chat/completions: ",
+    "The model is not ready. (UNAVAILABLE)", "Quota exceeded for now. (RESOURCE_EXHAUSTED)",  # Gemini in-stream
+    "Something broke. (INTERNAL)", "Took too long. (DEADLINE_EXCEEDED)",
 ]
 
 NOT_RETRYABLE = [
@@ -48,6 +50,8 @@ NOT_RETRYABLE = [
     "Unknown api: 'nope'", "", "Request was aborted",
     "HTTP 400 from https://api.openai.com/v1/chat/completions: bad request (invalid_request_error)",
     "HTTP 404 from https://overloaded.example/v1/messages: model not found",  # the status decides, not the URL
+    "Bad field. (INVALID_ARGUMENT)", "This model is unavailable in your region (FAILED_PRECONDITION)",
+    "internal field missing (INVALID_ARGUMENT)",
 ]
 
 

@@ -168,6 +168,18 @@ async def test_anthropic_in_stream_overload_is_retried(agent_env_factory, fake_l
     assert final["content"][-1]["text"] == "Recovered." and len(fake_llm.requests) == 2
 
 
+async def test_gemini_in_stream_unavailable_is_retried(agent_env_factory, fake_llm, tmp_path):
+    env = agent_env_factory(api="google-generative-ai", settings={"retry": {"baseDelayMs": 1}})
+    unavailable = {"code": 503, "message": "The model is not ready.", "status": "UNAVAILABLE"}
+    fake_llm.set_script([{"text": "some text", "error_event": unavailable, "error_after": 1},
+                         {"text": "Recovered."}])
+    async with await start(env, tmp_path) as client:
+        events = await client.prompt_and_wait("hi")
+    assert "(UNAVAILABLE)" in next(e for e in events if e["type"] == "auto_retry_start")["errorMessage"]
+    final = [e for e in events if e["type"] == "message_end"][-1]["message"]
+    assert final["content"][-1]["text"] == "Recovered." and len(fake_llm.requests) == 2
+
+
 async def test_a_400_is_not_retried(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 1}})
     fake_llm.set_script([{"status": 400, "body": {"error": {"message": "invalid request"}}}, {"text": "unused"}])

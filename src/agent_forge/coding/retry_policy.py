@@ -35,6 +35,14 @@ def _transient_text() -> re.Pattern[str]:
     )
 
 
+@functools.cache
+def _transient_status() -> re.Pattern[str]:
+    """Google's canonical codes of transient failures (google.rpc.Code: 503, 429, 500, 504) as the tag of an
+    in-stream Gemini error (`<message> (UNAVAILABLE)`, `_response_body.provider_error`): upper case, in the
+    tags, so a message merely saying "unavailable" or "internal" does not count."""
+    return re.compile(r"\((?:[^()]*, )?(?:UNAVAILABLE|RESOURCE_EXHAUSTED|INTERNAL|DEADLINE_EXCEEDED)(?:, [^()]*)?\)\s*$")
+
+
 def is_context_overflow(error_message: str) -> bool:
     """True when the text says the request did not fit the model's context window (every API's wording is
     in `ai.overflow.OVERFLOW_PATTERNS`). Compaction, not a plain retry, recovers from these."""
@@ -54,7 +62,8 @@ def is_retryable_error(error_message: str) -> bool:
     Accepted:
     - HTTP 408, 429 and 5xx (500, 502, 503, 504, 529 overloaded, ...) except 501 and 505, which never heal;
     - without a status: overloaded / rate-limit / server-error wording (Anthropic `overloaded_error`,
-      `rate_limit_error`, `api_error`; OpenAI `server_error`), and network failures: connect/read/write
+      `rate_limit_error`, `api_error`; OpenAI `server_error`; Gemini's UNAVAILABLE, RESOURCE_EXHAUSTED,
+      INTERNAL and DEADLINE_EXCEEDED tags), and network failures: connect/read/write
       errors and timeouts, connection reset/refused/closed, a stream that ended before its terminal event.
     Rejected: context overflow texts (checked first, see `is_context_overflow`), any other status (400, 401,
     403, 404, 413, ...), and every other text (missing API key, malformed JSON, unknown api, ...).
@@ -64,7 +73,7 @@ def is_retryable_error(error_message: str) -> bool:
     status = http_status(error_message)
     if status is not None:
         return status in (408, 429) or (500 <= status <= 599 and status not in (501, 505))
-    return bool(_transient_text().search(error_message))
+    return bool(_transient_text().search(error_message) or _transient_status().search(error_message))
 
 
 def is_retryable_message(message: Any) -> bool:
