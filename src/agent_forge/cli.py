@@ -156,7 +156,8 @@ def _say_skipped(reason: str) -> None:
 
 def _list_models(args: argparse.Namespace) -> int:
     """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
-    substring of either; 1 with a message when the configuration cannot be loaded. With no model at all, stderr
+    substring of either (none matching: said on stderr, exit 0); 1 with a message when the configuration cannot
+    be loaded. With no model at all, stderr
     says how to give one a key (it sends no prompt, so the start-up readiness wording does not fit)."""
     from .coding.agent_session import CommandError, key_setup_hint
     from .coding.factory import SessionOptions, create_session
@@ -174,12 +175,16 @@ def _list_models(args: argparse.Namespace) -> int:
         print_warning(warning)
     search = args.list_models.lower()
     models = session.model_control.available_models()
+    shown = 0
     for model in models:
         ref = f"{model['provider']}/{model['id']}"
         if search in ref.lower() or search in str(model.get("name", "")).lower():
             print_out(f"{ref}\t{model.get('name', '')}")
+            shown += 1
     if not models:  # say why the list is empty and how to fix it
         print(f"agent-forge: no model has a key: {key_setup_hint(session.registry)}", file=sys.stderr)
+    elif not shown:  # an empty stdout alone reads like a broken command
+        _say(f"no model with a key matches {args.list_models!r} (--list-models alone lists all {len(models)})")
     return 0
 
 

@@ -48,6 +48,8 @@ def test_list_models_and_resume(agent_env, tmp_path):
     resume = run_cli(["-r"], agent_env, tmp_path)
     assert listed.returncode == 0 and "fake/fake-model\tFake fake-model\n" in listed.stdout.decode()
     assert searched.returncode == 0 and searched.stdout == b""
+    assert searched.stderr.decode().endswith("no model with a key matches 'no-such-thing' (--list-models alone lists "
+                                             "all 1)\n"), searched.stderr
     assert resume.returncode == 2 and b"--session" in resume.stderr and b"Traceback" not in resume.stderr
 
 
