@@ -37,26 +37,18 @@ def private_dir(path: Path, *, inside_private: bool = False) -> None:
 
 def write_private_file(name: str, text: str) -> Path:
     """Write `text` (UTF-8) to `user_temp_dir()/name`, replacing it whole; returns the path. The file is new,
-    mode 0600, written beside it first and renamed over it, so a link planted under that name is replaced,
-    never followed. `name` must be a plain file name. Raises OSError (the directory is not private, a full
-    disk: nothing half-written is left)."""
+    mode 0600, written beside it first (`durable.write_new_private`) and renamed over it, so a link planted
+    under that name is replaced, never followed. `name` must be a plain file name. Raises OSError (the
+    directory is not private, a full disk: nothing half-written is left)."""
+    from .session.durable import write_new_private  # a `/copy`, not start-up (the prune imports this module)
+
     directory = user_temp_dir()
     private_dir(directory)
     temp = directory / f".{name}.{os.getpid()}.{os.urandom(4).hex()}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags, 0o600)
+    write_new_private(temp, text.encode("utf-8"))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
         os.replace(temp, directory / name)
-    except BaseException:
-        _unlink_quietly(temp)
+    except OSError:
+        temp.unlink(missing_ok=True)
         raise
     return directory / name
-
-
-def _unlink_quietly(path: Path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

@@ -22,7 +22,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..paths import path_text
+from ..paths import path_text, same_file
 from .durable import FILE_MODE
 from ..errors import SessionFileError, SessionLockError
 
@@ -173,10 +173,10 @@ def _try_flock(fcntl: object, fd: int, path: Path) -> bool:
 def _still_linked(fd: int, lock_path: Path) -> bool:
     """True when `lock_path` still names the file behind `fd`."""
     try:
-        mine, current = os.fstat(fd), os.stat(lock_path)
+        mine = os.fstat(fd)
     except OSError:
         return False
-    return (mine.st_dev, mine.st_ino) == (current.st_dev, current.st_ino)
+    return same_file(mine, lock_path)
 
 
 def _write_pid(fd: int) -> None:

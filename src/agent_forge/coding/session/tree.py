@@ -133,7 +133,7 @@ def copy_path(store: SessionStore, path: list[SessionEntry]) -> list[SessionEntr
     parent_id = path[-1]["id"] if path else None
     for entry in path:
         label, given = latest.get(entry["id"]), own.get(entry["id"])
-        if label is None or label is given or _text(label) is _text(given) is None:
+        if label is None or label is given or (_text(label) is None and _text(given) is None):
             continue  # `path` already gives the label it has now, or neither labels it
         copy = cast(SessionEntry, {**label, "parentId": parent_id})
         tail.append(copy)
