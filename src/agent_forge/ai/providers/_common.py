@@ -3,7 +3,9 @@ request helpers (the HTTP/SSE stream driver is `_sse_exchange`)."""
 
 from __future__ import annotations
 
+import re
 import time
+import uuid
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import AsyncIterator, Iterable
@@ -323,3 +325,17 @@ def token_count(value: object) -> int:
     """A token count from a usage object: positive ints up to 2**53 - 1 (the largest integer every JSON reader
     holds exactly, RFC 8259 section 6) as is; anything else (null, bool, 10**30, junk) 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 53 else 0
+
+
+_LOCAL_ID = re.compile(r"call_[0-9a-f]{24}")
+
+
+def new_local_id() -> str:
+    """An id for a tool call the server sent without one (every API's builder): `call_` + 24 hex digits, the
+    form `is_local_id` recognises, also in session files written earlier."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def is_local_id(call_id: object) -> bool:
+    """Whether `call_id` was made by `new_local_id` (the server never saw it: Gemini does not send it back)."""
+    return isinstance(call_id, str) and _LOCAL_ID.fullmatch(call_id) is not None

@@ -18,7 +18,6 @@ FunctionResponse"); a call without one gets a local id (`new_local_id`), which n
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Any, AsyncIterator, Iterable, Literal, Union
 from urllib.parse import quote
 
@@ -35,6 +34,8 @@ from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
+    new_local_id,
+    is_local_id,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -84,21 +85,9 @@ FINISH_MESSAGES = {
 https://ai.google.dev/api/generate-content#FinishReason but STOP, FINISH_REASON_UNSPECIFIED and MAX_TOKENS);
 a value newer than this table fails as "The response ended abnormally"."""
 
-_LOCAL_ID = re.compile(r"call_[0-9a-f]{24}")
 _GEMINI_GENERATION = re.compile(r"gemini-(\d+)")
 
 Event = AssistantMessageEvent
-
-
-def new_local_id() -> str:
-    """An id for a function call the server sent without one: `call_` + 24 hex digits (the form is what
-    `is_local_id` recognises, also in session files written earlier)."""
-    return f"call_{uuid.uuid4().hex[:24]}"
-
-
-def is_local_id(call_id: object) -> bool:
-    """Whether `call_id` was made by `new_local_id` (the server never saw it, so it is not sent back)."""
-    return isinstance(call_id, str) and _LOCAL_ID.fullmatch(call_id) is not None
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[Event]:

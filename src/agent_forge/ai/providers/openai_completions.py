@@ -7,7 +7,6 @@ https://platform.openai.com/docs/api-reference/chat-streaming.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from typing import AsyncIterator, Iterable, Union
 
@@ -25,6 +24,7 @@ from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
+    new_local_id,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -370,7 +370,7 @@ class _Handler(SseHandler):
         events = self._close_text()
         if tool_index in self._calls:
             events += self.builder.finish(self._calls.pop(tool_index))
-        index, start = self.builder.start_tool_call(call_id or f"call_{uuid.uuid4().hex[:24]}", name or "")
+        index, start = self.builder.start_tool_call(call_id or new_local_id(), name or "")
         self._calls[tool_index], self._saw_tool_call = index, True
         return [*events, start]
 

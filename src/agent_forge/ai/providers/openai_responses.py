@@ -11,7 +11,6 @@ keep verbatim as a thinking block's `thinkingSignature` and replay to the same m
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, AsyncIterator, Iterable, Union
 
 from .. import json_wire
@@ -29,6 +28,7 @@ from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
     sse_post,
+    new_local_id,
     HttpRequest,
     MessageBuilder,
     SseHandler,
@@ -295,7 +295,7 @@ class _Handler(SseHandler):
         elif kind == "message":
             index, event = self.builder.start_text()
         elif kind == "function_call":
-            call_id = fields.text(item, "call_id", f"{where}.item") or f"call_{uuid.uuid4().hex[:24]}"
+            call_id = fields.text(item, "call_id", f"{where}.item") or new_local_id()
             item_id, name = fields.text(item, "id", f"{where}.item"), fields.text(item, "name", f"{where}.item")
             index, event = self.builder.start_tool_call(f"{call_id}|{item_id or ''}", name or "")
             self._saw_tool_call = True

@@ -238,15 +238,15 @@ class InteractiveMode(InputActions):
             expand = self.keymap.get("app.tools.expand") or [None]
             self.print_(header(__version__, session_resources(self.session), expand[0]))
         self.show_transcript()
-        self.session.warnings.extend(self.shadowed_warnings())  # plugins loaded: their commands count
-        for warning in self.session.warnings:
+        for warning in [*self.session.warnings, *self.shadowed_warnings()]:  # plugins loaded: theirs count
             self.say(f"warning: {warning}", "warning")
         problem = self.session.readiness_problem()
         if problem:
             self.say(problem, "error")
 
     def shadowed_warnings(self) -> list[str]:
-        """The session's commands a built-in shadows here, one warning each (at start and after `/reload`)."""
+        """The session's commands a built-in shadows here, one warning each (at start and after `/reload`, which
+        reaches it through the UI: `reload.py` importing `commands.py` would close an import cycle)."""
         return shadowed_warnings(self.session)
 
     def _files_after_turn(self, event: dict[str, Any]) -> None:

@@ -201,28 +201,29 @@ def _give_up_taken(action: str, keymap: dict[str, list[str]], owners: dict[tuple
         report.add(f"{owner}: {_shown(key)} was also {action}'s key (its default); it now does {owner} only{left}")
 
 
-FIXED_KEYS: dict[str, tuple[str, str]] = {
-    "tab": ("Tab", "the editor's completion key"),
-    "backspace": ("Backspace", "the editor's key to delete the character before the cursor"),
-    "delete": ("Delete", "the editor's key to delete the character under the cursor"),
-    "up": ("Up", "the editor's key to move up a line or back in the prompt history"),
-    "down": ("Down", "the editor's key to move down a line or on in the prompt history"),
-    "left": ("Left", "the editor's key to move the cursor left"),
-    "right": ("Right", "the editor's key to move the cursor right"),
-    "home": ("Home", "the editor's key to move to the start of the line"),
-    "end": ("End", "the editor's key to move to the end of the line"),
-    "ctrl+a": ("Ctrl+A", "the editor's key to move to the start of the line"),
-    "ctrl+e": ("Ctrl+E", "the editor's key to move to the end of the line"),
-    "alt+b": ("Alt+B", "the editor's key to move back a word"),
-    "alt+f": ("Alt+F", "the editor's key to move on a word"),
-    "alt+backspace": ("Alt+Backspace", "the editor's key to delete the word before the cursor"),
-    "ctrl+w": ("Ctrl+W", "the editor's key to delete the word before the cursor"),
-    "ctrl+k": ("Ctrl+K", "the editor's key to delete to the end of the line"),
-    "ctrl+u": ("Ctrl+U", "the editor's key to delete to the start of the line"),
-    "ctrl+y": ("Ctrl+Y", "the editor's key to paste what was deleted last"),
+FIXED_KEYS: dict[str, str] = {
+    "tab": "the editor's completion key",
+    "backspace": "the editor's key to delete the character before the cursor",
+    "delete": "the editor's key to delete the character under the cursor",
+    "up": "the editor's key to move up a line or back in the prompt history",
+    "down": "the editor's key to move down a line or on in the prompt history",
+    "left": "the editor's key to move the cursor left",
+    "right": "the editor's key to move the cursor right",
+    "home": "the editor's key to move to the start of the line",
+    "end": "the editor's key to move to the end of the line",
+    "ctrl+a": "the editor's key to move to the start of the line",
+    "ctrl+e": "the editor's key to move to the end of the line",
+    "alt+b": "the editor's key to move back a word",
+    "alt+f": "the editor's key to move on a word",
+    "alt+backspace": "the editor's key to delete the word before the cursor",
+    "ctrl+w": "the editor's key to delete the word before the cursor",
+    "ctrl+k": "the editor's key to delete to the end of the line",
+    "ctrl+u": "the editor's key to delete to the start of the line",
+    "ctrl+y": "the editor's key to paste what was deleted last",
 }
-"""The editing keys (key as written → its name and what the editor does with it), kept whatever the file says:
-the keymap's bindings come first, so one bound here would take the key from the editor. A key a terminal sends
+"""The editing keys (key as written → what the editor does with it; its name is its title case, `Ctrl+A`),
+kept whatever the file says: the keymap's bindings come first, so one bound here would take the key from the
+editor. A key a terminal sends
 as the same bytes (`_SAME`: Ctrl+H is Backspace, Ctrl+I is Tab) is refused with it."""
 _SAME = {"enter": "c-m", "tab": "c-i", "backspace": "c-h"}
 """Keys a terminal sends as one and the same byte (Ctrl+M is Enter, Ctrl+I is Tab, Ctrl+H is Backspace)."""
@@ -235,7 +236,7 @@ def _same_key(key: str) -> tuple[str, ...]:
 
 def _fixed_why(key: str, fixed: str) -> str:
     """Why `key` (one of `fixed`'s bytes) cannot be bound: `is Backspace to a terminal, the editor's key ...`."""
-    name, what = FIXED_KEYS[fixed]
+    name, what = fixed.title(), FIXED_KEYS[fixed]
     alias = "" if key_sequence(key) == key_sequence(fixed) else " to a terminal"
     return f"is {name}{alias}, {what}, which stays fixed"
 

@@ -65,9 +65,11 @@ class ToolCall:
             return f"{self.name} {path_text(args.get('path', ''))}"
         return f"{path_text(self.name)} {clean(_short_json(args))}"  # a model may send any name
 
-    def elapsed(self) -> float:
+    def elapsed(self) -> float | None:
         """Seconds from the start to now, or to `finish` (a block built again later shows the same time), less
-        the time its approval questions were open: the tool's own time."""
+        the time its approval questions were open: the tool's own time; None for a call that is not `timed`."""
+        if not self.timed:
+            return None
         end = self.ended or time.monotonic()
         asked = end - self._waiting if self._waiting is not None else 0.0
         return max(0.0, end - self.started - self.waited - asked)
@@ -143,8 +145,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
-        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None),
-                                 call.elapsed() if call.timed else None,
+        lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),
                                  None if not is_error or found or stopped else "failed"))
     elif is_error and call.name in ("edit", "write", "read"):
         lines += _tail(output, expanded)
@@ -340,7 +341,7 @@ def running_line(call: ToolCall, frame: str, width: int = 80) -> str:
     while its approval question is open, no spinner and no time (it does not run yet, and its time starts at
     the answer). A long or multi-line title (a huge command) shows its first line, cut, and how many lines
     follow: `$ echo one… (+40 lines) (3 s)`; the finished block in the scrollback shows all of it."""
-    lead, status = ("·", "(waiting for approval)") if call.waiting else (frame, f"({call.elapsed():.0f} s)")
+    lead, status = ("·", "(waiting for approval)") if call.waiting else (frame, f"({call.elapsed() or 0.0:.0f} s)")
     return f"{lead} {title_preview(call.title(), width - len(lead) - len(status) - 2)} {status}"
 
 
