@@ -21,7 +21,7 @@ from ...ai.options import THINKING_LEVELS
 from ...lazy_re import LazyPattern
 from ..errors import CommandError
 from .scope import ScopedModel, resolve_scope, split_patterns
-from .selection import supported_level, unknown_provider
+from .selection import require_provider, supported_level
 from ..paths import path_text
 
 if TYPE_CHECKING:
@@ -216,10 +216,7 @@ class ModelControl:
         _require_str(provider=provider)
         registry = self._registry
         if provider not in registry.auth.providers():  # a stored one is logged out whatever its name
-            known = registry.known_provider(provider)
-            if known is None:
-                raise CommandError(unknown_provider(registry, provider))
-            provider = known
+            provider = require_provider(registry, provider)
         try:
             registry.logout(provider)
         except (AuthFileError, OSError) as exc:

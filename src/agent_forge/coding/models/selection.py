@@ -46,6 +46,8 @@ class Catalogue(Protocol):
 
     def known_providers(self) -> list[str]: ...
 
+    def known_provider(self, provider: str) -> str | None: ...
+
     def has_auth(self, model: Model) -> bool: ...
 
     def available_models(self) -> list[Model]: ...
@@ -59,6 +61,17 @@ class Catalogue(Protocol):
 def unknown_provider(catalogue: Catalogue, provider: str) -> str:
     """The error for a provider id the agent does not know, listing `catalogue.known_providers()`."""
     return f'Unknown provider "{path_text(provider)}". Known providers: {", ".join(catalogue.known_providers())}'
+
+def require_provider(catalogue: Catalogue, provider: str) -> str:
+    """`provider` as `known_providers()` spells it (any case: `/login OpenRouter`); `CommandError` with
+    `unknown_provider`'s words when the agent does not know it (`/login`, `/logout`, RPC `logout_provider`)."""
+    from ..errors import CommandError
+
+    known = catalogue.known_provider(provider)
+    if known is None:
+        raise CommandError(unknown_provider(catalogue, provider))
+    return known
+
 
 def resolve_model_pattern(catalogue: Catalogue, pattern: str, provider: str | None = None) -> Resolved:
     """Resolve a `--model` pattern to `(model, thinking_level, error)`; exactly one of model/error is set.

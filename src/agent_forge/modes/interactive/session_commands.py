@@ -8,7 +8,7 @@ from typing import Any, Awaitable, TypeVar
 
 from ...ai.transport_errors import header_value_problem
 from ...coding.errors import CommandError
-from ...coding.models.selection import unknown_provider
+from ...coding.models.selection import require_provider
 from ...coding.paths import path_text
 from ...coding.session.listing import list_sessions
 from ...coding.session.tree import fork_messages
@@ -92,10 +92,7 @@ class SessionCommands:
 
     def _ask_key(self, provider: str) -> None:
         registry = self.ui.session.registry
-        known = registry.known_provider(provider)
-        if known is None:
-            raise CommandError(unknown_provider(registry, provider))
-        provider = known
+        provider = require_provider(registry, provider)
 
         def reply(fields: dict[str, Any]) -> None:
             key = fields.get("value")
