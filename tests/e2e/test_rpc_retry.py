@@ -156,26 +156,21 @@ async def test_a_cut_stream_is_retried_without_its_partial_text(agent_env_factor
     assert second == first and "partial" not in json.dumps(second)
 
 
-async def test_anthropic_in_stream_overload_is_retried(agent_env_factory, fake_llm, tmp_path):
-    env = agent_env_factory(api="anthropic-messages", settings={"retry": {"baseDelayMs": 1}})
-    overloaded = {"type": "overloaded_error", "message": "Overloaded"}
-    fake_llm.set_script([{"text": "some text", "error_event": overloaded, "error_after": 4},
-                         {"text": "Recovered."}])
-    async with await start(env, tmp_path) as client:
-        events = await client.prompt_and_wait("hi")
-    assert "overloaded_error" in next(e for e in events if e["type"] == "auto_retry_start")["errorMessage"]
-    final = [e for e in events if e["type"] == "message_end"][-1]["message"]
-    assert final["content"][-1]["text"] == "Recovered." and len(fake_llm.requests) == 2
+IN_STREAM_TRANSIENT = {  # api -> (the error object its stream sends, what the retry's errorMessage holds)
+    "anthropic-messages": ({"type": "overloaded_error", "message": "Overloaded"}, "overloaded_error"),
+    "google-generative-ai": ({"code": 503, "message": "The model is not ready.", "status": "UNAVAILABLE"},
+                             "(UNAVAILABLE)"),
+}
 
 
-async def test_gemini_in_stream_unavailable_is_retried(agent_env_factory, fake_llm, tmp_path):
-    env = agent_env_factory(api="google-generative-ai", settings={"retry": {"baseDelayMs": 1}})
-    unavailable = {"code": 503, "message": "The model is not ready.", "status": "UNAVAILABLE"}
-    fake_llm.set_script([{"text": "some text", "error_event": unavailable, "error_after": 1},
-                         {"text": "Recovered."}])
+@pytest.mark.parametrize("api", list(IN_STREAM_TRANSIENT))
+async def test_an_in_stream_transient_error_is_retried(agent_env_factory, fake_llm, tmp_path, api):
+    env = agent_env_factory(api=api, settings={"retry": {"baseDelayMs": 1}})
+    error, said = IN_STREAM_TRANSIENT[api]
+    fake_llm.set_script([{"text": "some text", "error_event": error, "error_after": 1}, {"text": "Recovered."}])
     async with await start(env, tmp_path) as client:
         events = await client.prompt_and_wait("hi")
-    assert "(UNAVAILABLE)" in next(e for e in events if e["type"] == "auto_retry_start")["errorMessage"]
+    assert said in next(e for e in events if e["type"] == "auto_retry_start")["errorMessage"]
     final = [e for e in events if e["type"] == "message_end"][-1]["message"]
     assert final["content"][-1]["text"] == "Recovered." and len(fake_llm.requests) == 2
 
