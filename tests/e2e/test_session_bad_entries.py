@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_forge.modes.rpc.client import RpcClient
 from e2e.test_cli_sessions import write_session
 
@@ -99,14 +101,15 @@ async def test_a_branch_starting_with_the_assistant_still_sends_the_user_first(a
     assert "a1" in json.dumps(sent[1]) and "q4" in json.dumps(sent[-1])
 
 
-async def test_a_compaction_whose_summary_is_not_text_cuts_nothing(agent_env, tmp_path):
+@pytest.mark.parametrize("summary", [{"summary": None}, {}, {"summary": " "}, {"summary": 5}])
+async def test_a_compaction_without_a_summary_text_cuts_nothing(agent_env, tmp_path, summary):
     """Left out as the warning says: the entries before it stay in the context (cutting there would lose what
-    its missing summary stood for)."""
+    its missing summary stood for). A compaction never writes one."""
     path = seven_lines(tmp_path)
     with path.open("a") as handle:  # line 8: keeps only from q2 on, with no usable summary
         handle.write(json.dumps({"type": "compaction", "id": "f0000001", "parentId": "e0000005",
-                                 "timestamp": "2026-01-01T00:00:03.000Z", "summary": None,
+                                 "timestamp": "2026-01-01T00:00:03.000Z", **summary,
                                  "firstKeptEntryId": "e0000003", "tokensBefore": 10}) + "\n")
     texts, stderr = await texts_and_stderr(agent_env, tmp_path, path)
     assert texts == ["q1", "a1", "q2", "a2", "q3"]
-    assert f"{path}:8 has a summary that is not text (left out of the model's context)" in stderr
+    assert f"{path}:8 has no summary text (left out of the model's context)" in stderr

@@ -233,8 +233,10 @@ def _custom_message_of(entry: CustomMessageEntry) -> list[AgentMessage]:
 
 def _compaction_summary_of(entry: CompactionEntry) -> list[AgentMessage]:
     """`compaction` entry → `{"role": "compactionSummary", summary, tokensBefore, timestamp}`."""
+    from .projection import has_summary  # only a branch with a compaction reaches here
+
     summary = entry.get("summary")
-    if not isinstance(summary, str) or not summary:
+    if not isinstance(summary, str) or not has_summary(entry):
         return []
     tokens = entry.get("tokensBefore")
     return [{"role": "compactionSummary", "summary": summary, "tokensBefore": tokens if _is_count(tokens) else 0,
@@ -265,13 +267,14 @@ Phrase = tuple[str, str]
 
 _LEFT_OUT = " (left out of the model's context)"
 _BAD_MESSAGE: Phrase = ("holds a message of unusable shape" + _LEFT_OUT, "hold messages of unusable shape" + _LEFT_OUT)
-_BAD_SUMMARY: Phrase = ("has a summary that is not text" + _LEFT_OUT, "have summaries that are not text" + _LEFT_OUT)
+_BAD_SUMMARY: Phrase = ("has no summary text" + _LEFT_OUT, "have no summary text" + _LEFT_OUT)
 _BAD_SETTING: Phrase = ("records a setting of the wrong type (ignored)", "record settings of the wrong type (ignored)")
 
 
 def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phrase | None:
     """What makes a well-formed entry useless to the context, or None: a `message` or `custom_message` whose
-    message `context_message` refuses, a `compaction` or `branch_summary` whose summary is not a string, a
+    message `context_message` refuses, a `compaction` without a summary text (`projection.has_summary`) or a
+    `branch_summary` whose summary is not a string, a
     `model_change`, `thinking_level_change` or `context_window_change` whose value `_settings` ignores.
     Opening a file warns about them by line. A `message` entry's check is recorded in `checked`."""
     kind = entry.get("type")
@@ -282,7 +285,11 @@ def unusable_entry(entry: SessionEntry, checked: Checked | None = None) -> Phras
         return None if message is not None else _BAD_MESSAGE
     if kind in ("message", "custom_message"):
         return None if _CONTEXT_MESSAGES[kind](entry) else _BAD_MESSAGE
-    if kind in ("compaction", "branch_summary"):
+    if kind == "compaction":
+        from .projection import has_summary  # files with a compaction import it anyway
+
+        return None if has_summary(entry) else _BAD_SUMMARY
+    if kind == "branch_summary":
         return None if isinstance(entry.get("summary", ""), str) else _BAD_SUMMARY
     fine = {"model_change": lambda e: _model(e.get("provider"), e.get("modelId")) is not None,
             "thinking_level_change": lambda e: isinstance(e.get("thinkingLevel"), str),

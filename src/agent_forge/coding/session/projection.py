@@ -17,10 +17,17 @@ def context_entries(path: list[SessionEntry]) -> list[SessionEntry]:
 
 
 def latest_compaction(path: list[SessionEntry]) -> int | None:
-    """Index of the newest usable `compaction` entry on `path`, or None. One whose summary is not a string (a
-    hand-edited file) is no compaction: cutting the context there would lose what it stood for."""
+    """Index of the newest usable `compaction` entry on `path`, or None. One without a summary text (missing,
+    empty, not a string: a hand-edited file; a compaction never writes one) is no compaction: cutting the
+    context there would lose what it stood for."""
     return next((i for i in range(len(path) - 1, -1, -1)
-                 if path[i]["type"] == "compaction" and isinstance(path[i].get("summary", ""), str)), None)
+                 if path[i]["type"] == "compaction" and has_summary(path[i])), None)
+
+
+def has_summary(entry: SessionEntry) -> bool:
+    """Whether a `compaction` entry holds a summary text that can stand for what it cut."""
+    summary = entry.get("summary")
+    return isinstance(summary, str) and bool(summary.strip())
 
 
 def _since_compaction(path: list[SessionEntry]) -> list[SessionEntry]:
