@@ -279,6 +279,21 @@ async def test_shell_path_with_a_tilde_and_a_missing_shell(agent_env_factory, fa
     assert tool == error
 
 
+async def test_a_nul_byte_in_the_shell_path_or_a_models_command_is_refused_in_words(agent_env_factory, fake_llm,
+                                                                                       project):
+    env = agent_env_factory(settings={"shellPath": "/bin/ba\0sh"})
+    async with await start(env, project) as client:
+        reply = await client.send({"type": "bash", "command": "echo hi"})  # the default shell: the path is ignored
+        fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "echo a\0b"}}]},
+                             {"text": "ok"}])
+        await client.prompt_and_wait("run it")
+    assert reply["success"] is True and reply["data"]["output"] == "hi\n"
+    assert 'shellPath must be a non-empty string (the path of a shell), got "/bin/ba\\u0000sh"' in \
+        client.stderr.decode()
+    [tool] = tool_result_texts(fake_llm)
+    assert tool.startswith("Cannot run the command: embedded null byte: ") and "ValueError" not in tool
+
+
 async def test_shell_command_prefix_runs_before_every_command(agent_env_factory, fake_llm, project):
     env = agent_env_factory(settings={"shellCommandPrefix": "greet() { echo hello-$1; }"})
     async with await start(env, project) as client:

@@ -103,7 +103,8 @@ def _is_window(value: object) -> bool:
 
 
 def _is_str(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
+    """A non-blank string without a NUL byte (no name, path or pattern can hold one)."""
+    return isinstance(value, str) and bool(value.strip()) and "\0" not in value
 
 
 def _one_of(*choices: str) -> Callable[[object], bool]:

@@ -6,6 +6,7 @@ Shared by the `bash` tool and the RPC `bash` command.
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import os
 import signal
@@ -181,6 +182,10 @@ async def _spawn(argv: list[str], cwd: str, env: dict[str, str] | None, collecto
             *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
             start_new_session=True,
         )
+    except ValueError as exc:  # a NUL byte in an argument (the command, `shellPath`) or the environment
+        os.close(read_fd)
+        raise OSError(errno.EINVAL, f"{exc}: a command, its shell path and environment cannot hold a NUL "
+                                    "byte") from None
     except BaseException:
         os.close(read_fd)
         raise
