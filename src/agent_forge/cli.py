@@ -156,11 +156,12 @@ def _say_skipped(reason: str) -> None:
 
 def _list_models(args: argparse.Namespace) -> int:
     """`--list-models [SEARCH]`: `provider/id` and name of each model with a key, filtered by a case-insensitive
-    substring of either (none matching: said on stderr, exit 0); 1 with a message when the configuration cannot
-    be loaded. With no model at all, stderr
-    says how to give one a key (it sends no prompt, so the start-up readiness wording does not fit)."""
+    substring of either (none matching: said on stderr, exit 0), escaped (`path_text`: one row, no terminal
+    control); 1 with a message when the configuration cannot be loaded. With no model at all, stderr says how
+    to give one a key (it sends no prompt, so the start-up readiness wording does not fit)."""
     from .coding.agent_session import CommandError, key_setup_hint
     from .coding.factory import SessionOptions, create_session
+    from .coding.paths import path_text
     from .modes.stdout_guard import print_out
 
     try:
@@ -177,9 +178,9 @@ def _list_models(args: argparse.Namespace) -> int:
     models = session.model_control.available_models()
     shown = 0
     for model in models:
-        ref = f"{model['provider']}/{model['id']}"
-        if search in ref.lower() or search in str(model.get("name", "")).lower():
-            print_out(f"{ref}\t{model.get('name', '')}")
+        ref, name = f"{model['provider']}/{model['id']}", str(model.get("name", ""))
+        if search in ref.lower() or search in name.lower():  # printed escaped: one row, no terminal control
+            print_out(f"{path_text(ref)}\t{path_text(name)}")
             shown += 1
     if not models:  # say why the list is empty and how to fix it
         print(f"agent-forge: no model has a key: {key_setup_hint(session.registry)}", file=sys.stderr)

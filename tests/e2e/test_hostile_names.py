@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from support.tmux_terminal import TmuxTerminal
 from support.tui import needs_tmux
 
 from agent_forge.cli_parser import build_parser
@@ -155,3 +156,19 @@ def test_the_no_model_hint_names_a_hostile_agent_dir_on_one_line(args, agent_env
     assert f"{tmp_path}/d{SHOWN}/auth.json" in done.stderr + done.stdout
     one_line_messages(done.stderr)
     assert not CONTROL.search(done.stdout.replace("\n", ""))
+
+
+def test_a_hostile_model_id_and_name_are_listed_on_one_row(agent_env_factory, tmp_path):
+    env = agent_env_factory(model_id=f"ev{HOSTILE}")
+    done = run(["--list-models"], env, tmp_path)
+    assert done.stdout == f"fake/ev{SHOWN}\tFake ev{SHOWN}\n", done.stdout
+
+
+@needs_tmux
+def test_the_footer_shows_a_hostile_model_id_on_its_one_line(agent_env_factory, tmp_path):
+    term = TmuxTerminal(agent_env_factory(model_id=f"ev{HOSTILE}"), tmp_path, columns=160)
+    try:
+        rows = term.wait_for(f"(fake) ev{SHOWN} • ").splitlines()  # the terminal's own READY is another id's
+    finally:
+        term.close()
+    assert not [row for row in rows if row.lstrip().startswith("Warning: forged")], rows

@@ -153,7 +153,8 @@ class Commands:
         active = session.set_model(model["provider"], model["id"])
         if level:
             session.set_thinking_level(level)
-        self.ui.say(f"model: {active['provider']}/{active['id']} • {session.agent.thinking_level}", "success")
+        self.ui.say(f"model: {path_text(active['provider'] + '/' + active['id'])} • {session.agent.thinking_level}",
+                    "success")
 
     def _pick_model(self) -> None:
         """A searchable selector of the models with a key (type to filter, Enter switches)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ...coding.paths import path_text
 from .graphemes import cells
 from .render import clean, fit
 
@@ -105,7 +106,7 @@ def _model_segments(model: Any, level: str | None) -> list[tuple[int, str]]:
     """The right-hand segments: `(provider)`, the model id, `• level` (by priority), or `no model`."""
     if not model:
         return [(0, "no model")]
-    return [(2, f"({model['provider']})"), (0, str(model["id"])), (1, f"• {level or 'off'}")]
+    return [(2, f"({path_text(model['provider'])})"), (0, path_text(model["id"])), (1, f"• {level or 'off'}")]
 
 
 def _joined(parts: list[tuple[int, str]]) -> str:
