@@ -7,6 +7,8 @@ import pytest
 
 from support.tui import needs_tmux, user_texts
 
+from agent_forge.modes.rpc.client import RpcClient
+
 from .test_rpc_queue_kill import HELD, held_run_with_queue, kill
 
 pytestmark = [pytest.mark.real_process, needs_tmux]  # kill -9; tmux
@@ -26,3 +28,20 @@ async def test_resumed_in_the_terminal_the_queue_shows_and_goes_with_the_next_pr
     term.press("Enter")
     term.wait_for("Took the follow-up.")
     assert [user_texts(r) for r in fake_llm.requests[1:]] == [["go", "next", "s1"], ["go", "next", "s1", "f1"]]
+
+
+async def test_resumed_in_the_terminal_a_call_the_kill_cut_off_is_shown_as_interrupted(agent_env, fake_llm,
+                                                                                       terminal):
+    fake_llm.set_script([{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x\n"}},
+                                         {"name": "bash", "arguments": {"command": "sleep 60"}}]}])
+    client = await RpcClient.start([], cwd=str(terminal.work), env=agent_env)
+    await client.send({"type": "prompt", "message": "go"})
+    while not ((event := await client.next_event())["type"] == "tool_execution_start"
+               and event["toolName"] == "bash"):
+        pass
+    path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    await kill(client)
+    term = terminal("--session", path)
+    shown = " ".join(term.wait_for_all("write a.txt", "$ sleep 60").split())
+    assert "$ sleep 60 No result: the tool call was interrupted before it finished (the agent stopped). stopped" \
+        in shown, shown

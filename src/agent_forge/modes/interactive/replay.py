@@ -1,13 +1,14 @@
 """A session's existing messages as scrollback blocks: what a resumed, switched or new session shows first.
 
 Tool results are paired with the tool calls of the assistant message before them (by id), so they render as
-the same blocks a live run prints; user shell commands and compaction / branch summaries get their own."""
+the same blocks a live run prints; a call left without a result (the agent was killed while it ran) gets its
+block too, saying so; user shell commands and compaction / branch summaries get their own."""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...coding.messages import SUMMARY_NOTES
+from ...coding.messages import INTERRUPTED_RESULT, SUMMARY_NOTES
 from .blocks import assistant_block, notice, user_block, user_parts
 from .tool_blocks import ToolCall, shell_block, tool_block
 
@@ -19,12 +20,15 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
     calls: dict[str, ToolCall] = {}
     for message in messages:
         role = message.get("role")
+        if role != "toolResult":
+            yield from _interrupted(calls, expanded)
         block = None
         if role == "user":
             text, attached = user_parts(message)
             block = user_block(text, attached=attached)
         elif role == "assistant":
-            _remember_calls(message, calls)
+            if message.get("stopReason") == "toolUse":  # its calls ran (a stream cut in a call runs none)
+                _remember_calls(message, calls)
             block = assistant_block(message, show_thinking=show_thinking)
         elif role == "toolResult":
             call = calls.pop(str(message.get("toolCallId")), None) or ToolCall(str(message.get("toolName")), {},
@@ -39,9 +43,20 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
         if block is not None:
             yield block
             yield GAP
+    yield from _interrupted(calls, expanded)
     if messages and messages[-1].get("role") == "toolResult":  # the last run was aborted in its tools
         yield notice("aborted", "warning")  # as it said live (`view.EventView`)
         yield GAP
+
+
+def _interrupted(calls: dict[str, ToolCall], expanded: bool) -> Iterator[Any]:
+    """Blocks for the calls left without a result (the agent was killed while they ran), as the model is told
+    of them (`INTERRUPTED_RESULT`); `calls` is emptied."""
+    result = {"content": [{"type": "text", "text": INTERRUPTED_RESULT}]}
+    for call in calls.values():
+        yield tool_block(call, result, True, expanded=expanded)
+        yield GAP
+    calls.clear()
 
 
 def _remember_calls(message: dict[str, Any], calls: dict[str, ToolCall]) -> None:

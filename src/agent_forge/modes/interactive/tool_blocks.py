@@ -35,7 +35,7 @@ DIFF_LINES = 20
 MAX_EXPANDED_LINES = 2000
 """Even expanded, a block stops here: a 10,000-line output would bury the conversation."""
 _EXIT = re.compile(r"Command exited with code (\d+)")
-_STOPPED = re.compile(r"Command timed out|aborted|cancelled", re.IGNORECASE)
+_STOPPED = re.compile(r"Command timed out|aborted|cancelled|interrupted", re.IGNORECASE)
 _NOTE = re.compile(r"\[Showing (the )?last [^\n]*\]|Command exited with code \d+|Command timed out after [^\n]*")
 """A note the bash tool appends to its output after a blank line (`truncate.append_notice`)."""
 
