@@ -71,8 +71,23 @@ _KINDS = {"prompt": "prompt template", "skill": "skill", "capability": "plugin c
 def shadowed(items: Iterable[dict[str, object]], builtins: Iterable[str]) -> list[dict[str, object]]:
     """The `get_commands` items named like one of a front end's `builtins` (the terminal UI's `/model`, ACP's
     `/compact`, ...): that front end runs its built-in for the name, so it neither lists nor runs them."""
+    return partition_shadowed(items, builtins)[1]
+
+
+def unshadowed(items: Iterable[dict[str, object]], builtins: Iterable[str]) -> list[dict[str, object]]:
+    """The `get_commands` items a front end with `builtins` lists and runs: the others than `shadowed`."""
+    return partition_shadowed(items, builtins)[0]
+
+
+def partition_shadowed(items: Iterable[dict[str, object]], builtins: Iterable[str]
+                       ) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """(`unshadowed`, `shadowed`) items, each in `items`' order: the one rule of every front end."""
     names = set(builtins)
-    return [item for item in items if item.get("name") in names]
+    kept: list[dict[str, object]] = []
+    hidden: list[dict[str, object]] = []
+    for item in items:
+        (hidden if item.get("name") in names else kept).append(item)
+    return kept, hidden
 
 
 def shadowed_warning(item: dict[str, object], front_end: str) -> str:

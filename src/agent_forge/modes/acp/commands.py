@@ -36,12 +36,13 @@ during a `/tree N summarize` waits for it). The others run at once."""
 def commands(session: Any) -> list[dict[str, Any]]:
     """ACP `AvailableCommand`s: the session's commands (`/name args` in a prompt) but those a built-in
     shadows, then the built-ins."""
+    from ...coding.resources.commands import unshadowed
+
     found = []
-    for item in session.get_commands():
+    for item in unshadowed(session.get_commands(), BUILTINS):
         hint = item.get("argumentHint") or item.get("argument_hint")
-        if item.get("name") not in BUILTINS:
-            found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
-                          "input": {"hint": str(hint) if hint else "arguments (optional)"}})
+        found.append({"name": str(item.get("name")), "description": str(item.get("description") or ""),
+                      "input": {"hint": str(hint) if hint else "arguments (optional)"}})
     found.extend({"name": name, "description": text, **({"input": {"hint": hint}} if hint else {})}
                  for name, (text, hint) in BUILTINS.items())
     return found

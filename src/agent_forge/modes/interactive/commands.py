@@ -54,12 +54,11 @@ def offered_commands(session: AgentSession | None) -> list[tuple[str, str, str]]
     `session.get_commands()` (plugin commands and templates with their `argumentHint`; skills take a
     request) but those a built-in shadows (`/model` runs the built-in: a row for the template would run it
     too); the built-ins alone while the session is not built yet."""
+    from ...coding.resources.commands import unshadowed
     from .render import clean
 
     offered = [(name, COMMAND_HINTS.get(name, ""), with_keys(what)) for name, what in COMMANDS.items()]
-    for item in session.get_commands() if session is not None else []:
-        if item.get("name") in COMMANDS:
-            continue
+    for item in unshadowed(session.get_commands(), COMMANDS) if session is not None else []:
         hint = item.get("argumentHint") or ("[request]" if item.get("source") == "skill" else "")
         offered.append((clean(item.get("name")), clean(hint), clean(item.get("description") or "")))
     return offered
