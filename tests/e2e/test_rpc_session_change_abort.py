@@ -135,3 +135,28 @@ async def test_abort_cancels_a_change_whose_veto_hook_ignores_its_cancellation(a
     assert state["sessionId"] == old["sessionId"]
     said = [r["error"] for r in client.records if r.get("type") == "extension_error"]
     assert len(said) == 1 and "ignored its cancellation" in said[0]  # given up after its grace, and said so
+
+
+SLOW_TO_STOP = "trap 'sleep 0.5; exit 1' TERM; sleep 30 & wait"  # the run settles half a second after its abort
+
+
+@pytest.mark.parametrize("action", ["new_session", "clone"])
+async def test_a_compact_during_the_run_a_change_stops_does_not_cancel_the_change(agent_env, fake_llm, tmp_path,
+                                                                                  action):
+    """Only `abort` cancels a waiting change (docs/rpc.md): the run a `compact` stops is the one the change
+    stopped already, and the compaction happens at its hand-over."""
+    from agent_forge.modes.rpc.client import RpcClient
+
+    fake_llm.set_script([{"text": "first answer"},
+                         {"tool_calls": [{"name": "bash", "arguments": {"command": SLOW_TO_STOP}}]},
+                         {"text": "the summary"}])
+    async with await RpcClient.start([], cwd=str(tmp_path), env=agent_env) as client:
+        await client.prompt_and_wait("first question")
+        await client.send({"type": "prompt", "message": "run it"})
+        while (await client.next_event())["type"] != "tool_execution_start":
+            pass
+        change = client.send_nowait({"type": action})
+        compact = client.send_nowait({"type": "compact"})
+        changed, compacted = await change, await compact
+    assert changed["success"] and changed["data"]["cancelled"] is False, changed
+    assert compacted["type"] == "response", compacted

@@ -191,8 +191,8 @@ class AgentSession:
 
     # -- compaction ----------------------------------------------------------------------------------
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Compact now (seed 000 `compact`; in a run at its hand-over). Returns the result; raises `CommandError`."""
-        return await self.run.compact(custom_instructions, self.store.session_id, self.abort)
+        """Compact now (seed 000 `compact`; in a run at its hand-over, a waiting change goes on); `CommandError`."""
+        return await self.run.compact(custom_instructions, self.store.session_id, lambda: self.begin_abort(held=False))
 
     async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:
