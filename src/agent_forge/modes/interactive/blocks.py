@@ -85,19 +85,28 @@ def message_text(message: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+ANSWER_SHOWN_CHARS = 200_000
+"""Of an assistant message's text or thinking block, the characters the scrollback shows; the rest is said in
+one line. Wrapping one huge line costs the renderer time that grows faster than its length (a 30 MB answer in
+a session file kept the terminal UI loading for minutes); the session keeps it all (`/export` shows it)."""
+
+
 def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error: bool = True) -> Group | None:
-    """An assistant message: thinking (dimmed, or a one-line marker when hidden), text as Markdown, and
-    the stop reason when it is an error (unless not `with_error`: the live view says it once, with the
-    retry) or an abort. None when there is nothing to show."""
+    """An assistant message: thinking (dimmed, or a one-line marker when hidden), text as Markdown (each at
+    most `ANSWER_SHOWN_CHARS`, then how much more there is), and the stop reason when it is an error (unless
+    not `with_error`: the live view says it once, with the retry) or an abort. None when there is nothing to
+    show."""
     from rich.console import Group
 
     parts: list[Any] = []
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "thinking" and str(block.get("thinking", "")).strip():
-            parts.append(_thinking(block["thinking"], show_thinking))
+            shown, more = _shown_part(str(block["thinking"]))
+            parts += [_thinking(shown, show_thinking), *(more if show_thinking else [])]
         elif kind == "text" and str(block.get("text", "")).strip():
-            parts.append(markdown(block["text"]))
+            shown, more = _shown_part(str(block["text"]))
+            parts += [markdown(shown), *more]
     stop = message.get("stopReason")
     if stop == "error" and with_error:
         parts.append(error_notice(message))
@@ -106,6 +115,15 @@ def assistant_block(message: dict[str, Any], *, show_thinking: bool, with_error:
     elif stop == "length":
         parts.append(notice("the answer was cut off at the model's output limit", "warning"))
     return Group(*parts) if parts else None
+
+
+def _shown_part(text: str) -> tuple[str, list[Text]]:
+    """(`text` cut at `ANSWER_SHOWN_CHARS`, [the line saying how much more there is] when it was cut, else [])."""
+    if len(text) <= ANSWER_SHOWN_CHARS:
+        return text, []
+    more = plain(f"… {len(text) - ANSWER_SHOWN_CHARS:,} more characters not shown (the session holds them all; "
+                 "/export shows them)", "grey50")
+    return text[:ANSWER_SHOWN_CHARS], [more]
 
 
 def thinking_text(message: dict[str, Any]) -> str:
