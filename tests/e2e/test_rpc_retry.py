@@ -303,7 +303,8 @@ async def test_a_failure_that_is_not_retried_hands_over_to_the_queued_message(ag
 async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_failed_attempt(
         agent_env_factory, fake_llm, tmp_path):
     """docs/rpc.md: `abort` continues messages still queued. The message queued while the attempt streamed waits
-    through the backoff; `abort` ends the wait and its run takes over (the failed attempt stays hidden)."""
+    through the backoff; `abort` ends the wait and its run takes over (the failed attempt, never retried, is
+    the first turn's outcome again, as in a resumed session)."""
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
     fake_llm.set_script([{"text": "cut", "hang": True, "hang_ms": 60000, "drop_after": 0},
                          {"text": "queued answer"}])
@@ -317,8 +318,8 @@ async def test_abort_during_the_backoff_hands_over_to_a_message_queued_by_the_fa
     assert next(e for e in client.records if e["type"] == "auto_retry_end")["finalError"] == "Retry cancelled"
     assert len(fake_llm.requests) == 2
     assert roles_and_texts(bodies(fake_llm)[1]) == [("user", "go"), ("user", "then this")]
-    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("user", None),
-                                                                    ("assistant", "stop")]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [("user", None), ("assistant", "error"),
+                                                                    ("user", None), ("assistant", "stop")]
     assert events[-1]["type"] == "agent_settled"
 
 
@@ -376,3 +377,22 @@ async def test_no_new_retry_starts_after_stdin_closed(agent_env_factory, fake_ll
         assert "auto_retry_start" not in kinds and len(fake_llm.requests) == 1
         end = next(r for r in client.records if r.get("type") == "agent_end")
         assert end["willRetry"] is False and end["messages"][-1]["stopReason"] == "error"
+
+
+async def test_a_retry_cancelled_in_its_wait_leaves_the_failure_live_and_resumed(agent_env_factory, fake_llm,
+                                                                                 tmp_path):
+    """The failed attempt is hidden while its retry waits; cancelled, the failure is the turn's outcome, in the
+    live session and in the file (the terminal UI resumed showed the prompt with no outcome)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 500}])
+    async with await start(env, tmp_path) as client:
+        await client.send({"type": "prompt", "message": "go"})
+        await client.wait_for("auto_retry_start", timeout=30)
+        await client.send({"type": "abort_retry"})
+        await client.wait_for("agent_settled", timeout=30)
+        live = (await client.send({"type": "get_messages"}))["data"]["messages"]
+        path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    async with await start(env, tmp_path, "--session", path) as client:
+        resumed = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert [(m["role"], m.get("stopReason")) for m in live] == [("user", None), ("assistant", "error")]
+    assert resumed == live and "HTTP 500" in live[1]["errorMessage"]

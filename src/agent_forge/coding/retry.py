@@ -52,14 +52,16 @@ class AutoRetry:
 
     `settings()` is read at each decision; `enabled` starts from `retry.enabled` and is changed by
     `set_auto_retry` for this session only. `forget(message)` removes a failed attempt from the model's
-    context. `emit` sends `auto_retry_*` events to the session's listeners.
+    context; `restore(message)` puts it back when its retry is cancelled before it ran (the failure is then the
+    outcome, as when retries run out). `emit` sends `auto_retry_*` events to the session's listeners.
     """
 
     def __init__(self, settings: Callable[[], RetrySettings], emit: Emit,
-                 forget: Callable[[AgentMessage], None]):
+                 forget: Callable[[AgentMessage], None], restore: Callable[[AgentMessage], None] = lambda m: None):
         self._settings = settings
         self._emit = emit
-        self._forget = forget
+        self._forget, self._restore = forget, restore
+        self._forgotten: AgentMessage | None = None  # the failed attempt the waiting retry was to replace
         self.enabled = settings().enabled
         self.attempt = 0  # retries started in the current chain; 0 when no chain is going on
         self._failed: AgentMessage | None = None  # the message whose retry `will_retry` promised
@@ -106,12 +108,13 @@ class AutoRetry:
                                   maxAttempts=self._settings().max_retries, delayMs=self._delay_ms,
                                   errorMessage=str(failed.get("errorMessage") or "")))
         self._forget(failed)
+        self._forgotten = failed
 
     def _end(self, *, success: bool, error: str | None = None) -> None:
         event = AutoRetryEnd(type="auto_retry_end", success=success, attempt=self.attempt)
         if not success:
             event["finalError"] = error
-        self.attempt, self._failed, self._stopped = 0, None, False
+        self.attempt, self._failed, self._stopped, self._forgotten = 0, None, False, None
         self._emit(event)
 
     # -- the chain, driven by `SessionRun` ---------------------------------------------------------------
@@ -159,6 +162,8 @@ class AutoRetry:
             self._failed = None
             if self._wake is not None:
                 self._wake.set()
+            if self._forgotten is not None:  # its retry never runs: the failure stays the answer
+                self._restore(self._forgotten)
             self._end(success=False, error=RETRY_CANCELLED)
             return True
         if self.attempt:
@@ -182,6 +187,17 @@ def forget_failed_attempt(messages: list[AgentMessage], store: SessionStore, fai
     entry_id = _message_entry_id(store, failed)
     if entry_id is not None:
         store.append_context_edit(entry_id, None)  # read back by session_context
+
+
+def restore_failed_attempt(messages: list[AgentMessage], store: SessionStore, failed: AgentMessage) -> None:
+    """Undo `forget_failed_attempt` for `failed` (its retry was cancelled before it ran): back at the end of
+    `messages`, and a later `context_edit` of its entry replacing its content with itself (the latest edit of a
+    target wins), so a resumed session shows the failure as the live one does."""
+    if not any(message is failed for message in messages):
+        messages.append(failed)
+    entry_id = _message_entry_id(store, failed)
+    if entry_id is not None:
+        store.append_context_edit(entry_id, failed.get("content") or [])
 
 
 def _message_entry_id(store: SessionStore, message: AgentMessage, max_steps: int = 64) -> str | None:
