@@ -416,3 +416,10 @@ def test_rows_with_clusters_rich_measures_joined_fit_a_terminal_that_draws_them_
         shown = [re.sub(r"\x1b\[[0-9;]*m", "", row) for row in rows]
         assert all(widest(row) <= 30 for row in shown), shown
         assert shown[0].rstrip().endswith(" end")  # only padding was left out
+
+
+def test_a_failed_read_write_or_edit_shows_its_error_once():
+    for name in ("read", "write", "edit"):
+        result = {"content": [{"type": "text", "text": "File not found: /w/missing"}]}
+        shown = to_ansi([tool_block(ToolCall(name, {"path": "missing"}), result, True, expanded=False)], 80)
+        assert shown.count("File not found: /w/missing") == 1, (name, shown)

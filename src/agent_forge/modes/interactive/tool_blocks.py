@@ -147,9 +147,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why
         lines.append(status_line(0 if not is_error else (int(found[-1]) if found else None), call.elapsed(),
                                  None if not is_error or found or stopped else "failed"))
-    elif is_error and call.name in ("edit", "write", "read"):
-        lines += _tail(output, expanded)
-    return _band(lines, failed=is_error)
+    return _band(lines, failed=is_error)  # a failed read, write or edit: its error is the `output` shown above
 
 
 def split_notes(output: str) -> tuple[str, list[str]]:
