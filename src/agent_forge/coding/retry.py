@@ -57,7 +57,7 @@ class AutoRetry:
     """
 
     def __init__(self, settings: Callable[[], RetrySettings], emit: Emit,
-                 forget: Callable[[AgentMessage], None], restore: Callable[[AgentMessage], None] = lambda m: None):
+                 forget: Callable[[AgentMessage], None], restore: Callable[[AgentMessage], None]):
         self._settings = settings
         self._emit = emit
         self._forget, self._restore = forget, restore
