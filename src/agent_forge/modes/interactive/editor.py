@@ -36,6 +36,7 @@ class PromptEditor:
         self.buffer = ClusterBuffer(multiline=True, history=self.history, name="editor", completer=completer,
                              complete_while_typing=completer is not None)
         self._pastes: dict[str, str] = {}
+        self._restored: list[tuple[int, str]] = []  # (order, text) put back, while the editor starts with them
         self._length = 0
         self.buffer.on_text_changed += _drop_control_characters
         if completer is not None:
@@ -88,6 +89,7 @@ class PromptEditor:
         if text.strip() and len(text) <= HISTORY_MAX_CHARS:
             self.history.append_string(text)
         self._pastes.clear()
+        self._restored = []
         self.buffer.reset()
         return text
 
@@ -95,14 +97,24 @@ class PromptEditor:
         """What the editor holds (its text and collapsed pastes), for `restore`."""
         return self.buffer.text, dict(self._pastes)
 
-    def restore(self, draft: tuple[str, dict[str, str]]) -> bool:
-        """Put a `snapshot` back, unless something was typed since (then False: that is kept)."""
-        if self.buffer.text:
-            return False
+    def restore(self, draft: tuple[str, dict[str, str]], order: int = 0) -> None:
+        """Put a `snapshot` back. What was typed since stays, after it; drafts put back one after another (a
+        burst of refused prompts, refused in any order) stand in `order` (their sending order) above it."""
         text, pastes = draft
-        self._pastes.update(pastes)
-        self.set_text(text)
-        return True
+        if not text:
+            return
+        for marker, data in pastes.items():
+            if self._pastes.get(marker, data) != data:  # numbering began again since: the draft's goes inline
+                text = text.replace(marker, data)
+            else:
+                self._pastes[marker] = data
+        typed = self.buffer.text
+        above = "\n".join(part for _, part in self._restored)
+        if not (above and typed.startswith(above)):
+            self._restored, above = [], ""
+        self._restored = sorted([*self._restored, (order, text)], key=lambda pair: pair[0])
+        rest = typed[len(above):].lstrip("\n")
+        self.set_text("\n".join(part for part in [*(part for _, part in self._restored), rest] if part))
 
     def set_text(self, text: str) -> None:
         """Replace the editor's text (queued messages given back, `/fork`'s message, a plugin's
@@ -113,6 +125,7 @@ class PromptEditor:
 
     def clear(self) -> None:
         self._pastes.clear()
+        self._restored = []
         self.buffer.reset()
 
 

@@ -49,6 +49,8 @@ class InputActions:
     footer_changed: Callable[[], None]
     exit: Callable[[int], None]
     _spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task]
+    _taking_in = 0  # prompts submitted whose disposition has not come yet
+    _sent = 0  # prompts sent from the editor so far (a refused one comes back in this order)
 
     async def loaded(self) -> None:
         """Wait for what start-up loads in the background (plugins); overridden by the mode."""
@@ -63,9 +65,10 @@ class InputActions:
                      "it out of the context")
             return
         draft = self.editor.snapshot()
-        self._spawn(self._dispatch(self.editor.take(), behavior, draft))
+        self._sent += 1
+        self._spawn(self._dispatch(self.editor.take(), behavior, draft, self._sent))
 
-    async def _dispatch(self, text: str, behavior: str | None, draft: Any = None) -> None:
+    async def _dispatch(self, text: str, behavior: str | None, draft: Any = None, order: int = 0) -> None:
         # A prompt typed while plugins still load waits for them: their tools, commands and hooks belong to it
         await self.loaded()
         if text.startswith("!"):
@@ -77,16 +80,26 @@ class InputActions:
                 await self.commands.run(*command)
             return
         try:
-            text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
-            # queued while the session is busy (a run, a compaction, a branch summary: sent once it is over)
-            queue_as = (behavior or "steer") if self.session_busy() else None
-            submitted = self.session.submit(text, images or None, queue_as)
-            if await self.working("sending the prompt…", submitted) == "handled":
+            if await self._submit(text, behavior) == "handled":
                 await self._commands_running(text)
         except CommandError as exc:
-            kept = draft is not None and self.editor.restore(draft)
-            back = " The prompt is back in the editor." if kept else ""
+            if draft is not None:
+                self.editor.restore(draft, order)
+            back = " The prompt is back in the editor." if draft is not None else ""
             self.say(f"{error_text(exc).rstrip('.')}.{back}", "error")
+
+    async def _submit(self, text: str, behavior: str | None) -> str:
+        """`text` (with its `@file` attachments) to the session: its disposition. Raises `CommandError`."""
+        text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
+        # queued while the session is busy (a run, a compaction, a branch summary: sent once it is over) or an
+        # earlier prompt is still being taken in (its run will have started by the time this one is)
+        queue_as = (behavior or "steer") if self.session_busy() or self._taking_in else None
+        submitted = self.session.submit(text, images or None, queue_as)
+        self._taking_in += 1
+        try:
+            return await self.working("sending the prompt…", submitted)
+        finally:
+            self._taking_in -= 1
 
     async def _commands_running(self, text: str) -> None:
         """A plugin command took the prompt `text` and runs on (it may wait on a server or a person): the

@@ -1,0 +1,69 @@
+"""Prompts typed ahead in the terminal UI: each one is sent, queued or given back, never dropped (round 20 of
+issue 10). A plugin's `input` handler holds prompts in their intake, so a prompt is typed while an earlier one is
+still being taken in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support.tmux_terminal import TmuxTerminal
+from support.tui import READY, needs_tmux, user_texts
+
+pytestmark = needs_tmux
+
+HOLDING_PLUGIN = '''
+import asyncio, os
+
+def setup(plugin):
+    @plugin.on("input")
+    async def hold(event, ctx):
+        # "hold ..." waits for ever (until an abort cancels it); "first ..." until the test makes GO_FILE
+        while event.text.startswith("hold") or (event.text.startswith("first")
+                                                 and not os.path.exists(os.environ["GO_FILE"])):
+            await asyncio.sleep(0.01)
+'''
+
+
+@pytest.fixture
+def holding(terminal, tmp_path, agent_env):
+    plugin, go = tmp_path / "hold.py", tmp_path / "go"
+    plugin.write_text(HOLDING_PLUGIN)
+    term = TmuxTerminal({**agent_env, "GO_FILE": str(go)}, terminal.work, "-e", str(plugin))
+    try:
+        term.wait_for_all(READY, "loaded: 1 plugin")
+        yield term, go
+    finally:
+        term.close()
+
+
+def send(term: TmuxTerminal, *prompts: str) -> None:
+    for prompt in prompts:
+        term.type(prompt)
+        term.press("Enter")
+
+
+def test_prompts_typed_ahead_are_all_sent_and_refused_ones_come_back_in_their_order(holding, fake_llm, agent_env):
+    """Two behaviours on one agent: an Escape refuses three prompts still in their intake while more was
+    typed (they come back above it, in the order they were sent: they were lost once the editor held text);
+    then prompts typed while the first is taken in are queued behind it (they were refused as "the agent got
+    busy", and the third was lost)."""
+    term, go = holding
+    fake_llm.set_script([{"text": "answer one"}, {"text": "answer two"}, {"text": "answer three"}])
+    send(term, "hold one", "hold two", "hold three")
+    term.type("typed since")
+    term.wait_for("› typed since")
+    term.press("Escape")
+    term.wait_until(lambda: term.screen().count("the prompt was not sent. The prompt is back in the") == 3,
+                    "three refusals, each giving its prompt back")
+    term.wait_for("› hold one\n  hold two\n  hold three\n  typed since")
+    term.press("C-c")
+    term.wait_until(lambda: "› hold one" not in term.screen(), "the editor cleared")
+    send(term, "first A", "second B", "third C")
+    history = Path(agent_env["AGENT_FORGE_DIR"]) / "prompt-history"
+    term.wait_until(lambda: "third C" in history.read_text(), "the third prompt taken from the editor")
+    go.write_text("")  # the first one's run starts now, the two behind it still in their intake
+    term.wait_until(lambda: fake_llm.requests and "esc to interrupt" not in term.screen(), "the run to end")
+    assert user_texts(fake_llm.requests[-1]) == ["first A", "second B", "third C"]
+    assert "not queued" not in term.scrollback()
