@@ -381,8 +381,8 @@ async def test_no_new_retry_starts_after_stdin_closed(agent_env_factory, fake_ll
 
 async def test_a_retry_cancelled_in_its_wait_leaves_the_failure_live_and_resumed(agent_env_factory, fake_llm,
                                                                                  tmp_path):
-    """The failed attempt is hidden while its retry waits; cancelled, the failure is the turn's outcome, in the
-    live session and in the file (the terminal UI resumed showed the prompt with no outcome)."""
+    """Cancelled in its wait, the retry leaves the failure as the turn's outcome, in the live session and in the
+    file (the terminal UI resumed showed the prompt with no outcome)."""
     env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
     fake_llm.set_script([{"status": 500}])
     async with await start(env, tmp_path) as client:
@@ -396,3 +396,23 @@ async def test_a_retry_cancelled_in_its_wait_leaves_the_failure_live_and_resumed
         resumed = (await client.send({"type": "get_messages"}))["data"]["messages"]
     assert [(m["role"], m.get("stopReason")) for m in live] == [("user", None), ("assistant", "error")]
     assert resumed == live and "HTTP 500" in live[1]["errorMessage"]
+
+
+@pytest.mark.real_process  # kill -9
+async def test_an_agent_killed_in_a_retry_wait_resumes_with_the_failure_as_the_outcome(agent_env_factory, fake_llm,
+                                                                                      tmp_path):
+    """Until its retry begins the failed attempt is the turn's outcome, live and in the file: a kill -9 during the
+    wait resumes with it (it was hidden when the wait began, and the resumed session showed the prompt alone)."""
+    env = agent_env_factory(settings={"retry": {"baseDelayMs": 60000}})
+    fake_llm.set_script([{"status": 500}])
+    client = await start(env, tmp_path)
+    await client.send({"type": "prompt", "message": "go"})
+    await client.wait_for("auto_retry_start", timeout=30)
+    waiting = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+    client.process.kill()
+    await client.close()
+    async with await start(env, tmp_path, "--session", path) as client:
+        resumed = (await client.send({"type": "get_messages"}))["data"]["messages"]
+    assert [(m["role"], m.get("stopReason")) for m in waiting] == [("user", None), ("assistant", "error")]
+    assert resumed == waiting

@@ -4,8 +4,9 @@ A session-level run may span several agent runs. When a run ends with a retryabl
 its `agent_end` says `willRetry: true` (the loop asks `will_retry` first), then:
 
     agent_end{willRetry:true} → auto_retry_start{attempt, maxAttempts, delayMs, errorMessage}
+      → backoff wait (cancellable; the failed attempt is the turn's outcome meanwhile)
       → the failed message leaves the agent's context (a `context_edit` entry records that in the session file)
-      → backoff wait (cancellable) → a new run continuing from the context: agent_start ... agent_end
+      → a new run continuing from the context: agent_start ... agent_end
 
 The chain ends with `auto_retry_end{success:true, attempt}` right after the first assistant `message_end`
 that did not fail, or `auto_retry_end{success:false, attempt, finalError}` after the `agent_end` of a run
@@ -52,16 +53,16 @@ class AutoRetry:
 
     `settings()` is read at each decision; `enabled` starts from `retry.enabled` and is changed by
     `set_auto_retry` for this session only. `forget(message)` removes a failed attempt from the model's
-    context; `restore(message)` puts it back when its retry is cancelled before it ran (the failure is then the
-    outcome, as when retries run out). `emit` sends `auto_retry_*` events to the session's listeners.
+    context, when its retry begins (`begin_attempt`): until then, and for good when the wait is cancelled or the
+    process is killed meanwhile, the failure is the outcome, as when retries run out. `emit` sends `auto_retry_*`
+    events to the session's listeners.
     """
 
-    def __init__(self, settings: Callable[[], RetrySettings], emit: Emit,
-                 forget: Callable[[AgentMessage], None], restore: Callable[[AgentMessage], None]):
+    def __init__(self, settings: Callable[[], RetrySettings], emit: Emit, forget: Callable[[AgentMessage], None]):
         self._settings = settings
         self._emit = emit
-        self._forget, self._restore = forget, restore
-        self._forgotten: AgentMessage | None = None  # the failed attempt the waiting retry was to replace
+        self._forget = forget
+        self._replaced: AgentMessage | None = None  # the failed attempt the waiting retry is to replace
         self.enabled = settings().enabled
         self.attempt = 0  # retries started in the current chain; 0 when no chain is going on
         self._failed: AgentMessage | None = None  # the message whose retry `will_retry` promised
@@ -107,14 +108,13 @@ class AutoRetry:
         self._emit(AutoRetryStart(type="auto_retry_start", attempt=self.attempt,
                                   maxAttempts=self._settings().max_retries, delayMs=self._delay_ms,
                                   errorMessage=str(failed.get("errorMessage") or "")))
-        self._forget(failed)
-        self._forgotten = failed
+        self._replaced = failed
 
     def _end(self, *, success: bool, error: str | None = None) -> None:
         event = AutoRetryEnd(type="auto_retry_end", success=success, attempt=self.attempt)
         if not success:
             event["finalError"] = error
-        self.attempt, self._failed, self._stopped, self._forgotten = 0, None, False, None
+        self.attempt, self._failed, self._stopped, self._replaced = 0, None, False, None
         self._emit(event)
 
     # -- the chain, driven by `SessionRun` ---------------------------------------------------------------
@@ -144,6 +144,12 @@ class AutoRetry:
             self._wake = None
         return False
 
+    def begin_attempt(self) -> None:
+        """The wait is over and the retried run starts: the failed attempt it replaces leaves the context."""
+        if self._replaced is not None:
+            self._forget(self._replaced)
+            self._replaced = None
+
     def end_failed(self, error: str) -> None:
         """The retried run could not start (e.g. the model was removed meanwhile): the chain ends."""
         self._end(success=False, error=error)
@@ -162,8 +168,6 @@ class AutoRetry:
             self._failed = None
             if self._wake is not None:
                 self._wake.set()
-            if self._forgotten is not None:  # its retry never runs: the failure stays the answer
-                self._restore(self._forgotten)
             self._end(success=False, error=RETRY_CANCELLED)
             return True
         if self.attempt:
@@ -187,17 +191,6 @@ def forget_failed_attempt(messages: list[AgentMessage], store: SessionStore, fai
     entry_id = _message_entry_id(store, failed)
     if entry_id is not None:
         store.append_context_edit(entry_id, None)  # read back by session_context
-
-
-def restore_failed_attempt(messages: list[AgentMessage], store: SessionStore, failed: AgentMessage) -> None:
-    """Undo `forget_failed_attempt` for `failed` (its retry was cancelled before it ran): back at the end of
-    `messages`, and a later `context_edit` of its entry replacing its content with itself (the latest edit of a
-    target wins), so a resumed session shows the failure as the live one does."""
-    if not any(message is failed for message in messages):
-        messages.append(failed)
-    entry_id = _message_entry_id(store, failed)
-    if entry_id is not None:
-        store.append_context_edit(entry_id, failed.get("content") or [])
 
 
 def _message_entry_id(store: SessionStore, message: AgentMessage, max_steps: int = 64) -> str | None:

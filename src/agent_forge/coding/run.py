@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from ..agent.loop import abortable_step
 from .events import AgentSettled, Emit
-from .retry import AutoRetry, forget_failed_attempt, restore_failed_attempt
+from .retry import AutoRetry, forget_failed_attempt
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -72,8 +72,7 @@ class SessionRun:
         self._emit = emit
         self._prepare = prepare  # awaited before a run starts: MCP servers still starting (abort cancels it)
         self.retry = AutoRetry(lambda: settings.retry, emit,
-                               lambda failed: forget_failed_attempt(agent.messages, store(), failed),
-                               lambda failed: restore_failed_attempt(agent.messages, store(), failed))
+                               lambda failed: forget_failed_attempt(agent.messages, store(), failed))
         self._input_closed = False  # stdin EOF (RPC): no new automatic retry starts (`input_closed`)
         agent.will_retry = lambda new_messages: not self._input_closed and (
             self.retry.will_retry(new_messages) or compaction.will_retry(new_messages))
@@ -180,6 +179,7 @@ class SessionRun:
             self._enter(Phase.RETRY_WAIT)
             if not await retry.backoff():
                 break
+            retry.begin_attempt()
             try:
                 run = self._agent.start([], repeat=True)
             except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
