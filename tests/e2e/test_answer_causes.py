@@ -111,13 +111,15 @@ def test_a_stop_for_tool_use_without_a_tool_call_says_so(agent_env_factory, fake
                              b"tool call, so there is no answer.\n")
 
 
-def test_a_retry_after_beyond_the_cap_fails_at_once_quoting_the_wait(agent_env, fake_llm, tmp_path):
+@pytest.mark.parametrize(("header", "quoted"), [("86399", "86399 s"), ("99999", "a day or more")])
+def test_a_retry_after_beyond_the_cap_fails_at_once_quoting_the_wait(agent_env, fake_llm, tmp_path, header, quoted):
+    """A wait past a day is read as a day (`MAX_RETRY_AFTER_MS`): it was quoted as the server's `86400 s`."""
     fake_llm.set_script([{"status": 429, "body": {"error": {"message": "slow down"}},
-                          "headers": {"Retry-After": "86400"}}, {"text": "too early"}])
+                          "headers": {"Retry-After": header}}, {"text": "too early"}])
     result = run(agent_env, tmp_path, "-p", "hi")  # default retry.maxAgentDelayMs: 60 s
     assert result.returncode == 1 and len(fake_llm.requests) == 1
     assert result.stderr == (f"agent-forge: HTTP 429 from {fake_llm.base_url_openai}/chat/completions: slow down "
-                             "(the server asks to retry in 86400 s)\n").encode()  # the API's message, not its JSON
+                             f"(the server asks to retry in {quoted})\n").encode()  # the API's message, not its JSON
 
 
 def test_a_retry_after_within_the_cap_is_waited_for(agent_env_factory, fake_llm, tmp_path):

@@ -85,10 +85,15 @@ def run_problem(watch: RunWatch, stopped_by: str | None) -> str | None:
 
 
 def _retry_after(message: AgentMessage) -> str:
-    """` (the server asks to retry in 86400 s)` when the failed answer carried a `retry-after` hint."""
+    """` (the server asks to retry in 3600 s)` when the failed answer carried a `retry-after` hint; a hint at the
+    cap it is read with (`MAX_RETRY_AFTER_MS`: longer ones are cut to it) says ` in a day or more`."""
+    from ..ai.providers._response_body import MAX_RETRY_AFTER_MS
+
     hint = message.get("retryAfterMs")
     if not isinstance(hint, int) or isinstance(hint, bool) or hint <= 0:
         return ""
+    if hint >= MAX_RETRY_AFTER_MS:
+        return " (the server asks to retry in a day or more)"
     seconds = hint / 1000
     return f" (the server asks to retry in {seconds:.0f} s)" if seconds >= 10 else \
         f" (the server asks to retry in {seconds:g} s)"
