@@ -63,6 +63,36 @@ async def test_write_edit_and_bash_show_diffs_output_and_statuses(agent_env, pro
     assert await client.close() == 0
 
 
+
+async def test_calls_changing_one_file_in_one_turn_each_show_their_own_step(agent_env, project, fake_llm):
+    """Their diffs are read when each call's turn comes (`witness.py`): they were all taken when the turn began,
+    so the second edit showed the file before the first, and an edit of a file the turn's write made showed
+    the file as new."""
+    (project / "e.txt").write_text("b\n")
+    fake_llm.set_script([
+        {"tool_calls": [
+            {"id": "e1", "name": "edit", "arguments": {"path": "e.txt", "edits": [{"oldText": "b", "newText": "c"}]}},
+            {"id": "e2", "name": "edit", "arguments": {"path": "e.txt", "edits": [{"oldText": "c", "newText": "d"}]}},
+            {"id": "w1", "name": "write", "arguments": {"path": "n.txt", "content": "x\n"}},
+            {"id": "e3", "name": "edit", "arguments": {"path": "n.txt", "edits": [{"oldText": "x", "newText": "y"}]}},
+        ]},
+        {"text": "Done."},
+    ])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "work") == {"stopReason": "end_turn"}
+    found = calls(client, session_id)
+    e_path, n_path = str(project / "e.txt"), str(project / "n.txt")
+    shown = {call: (updates[-1]["status"], updates[-1]["content"]) for call, updates in found.items()}
+    assert shown == {
+        "e1": ("completed", [{"type": "diff", "path": e_path, "oldText": "b\n", "newText": "c\n"}]),
+        "e2": ("completed", [{"type": "diff", "path": e_path, "oldText": "c\n", "newText": "d\n"}]),
+        "w1": ("completed", [{"type": "diff", "path": n_path, "oldText": None, "newText": "x\n"}]),
+        "e3": ("completed", [{"type": "diff", "path": n_path, "oldText": "x\n", "newText": "y\n"}]),
+    }
+    assert (project / "e.txt").read_text() == "d\n" and (project / "n.txt").read_text() == "y\n"
+    assert await client.close() == 0
+
+
 async def test_bash_output_streams_into_its_call_while_it_runs(agent_env, project, fake_llm, gate):
     fake_llm.set_script([
         {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": f"echo first; {gate.wait}; echo second"}}]},

@@ -56,14 +56,20 @@ def test_edit_diffs_skip_malformed_edits(tmp_path):
         {"type": "diff", "path": str(tmp_path / "f"), "oldText": "a", "newText": "b"}]
 
 
-def test_snapshot_says_new_unknown_or_text(tmp_path):
+def test_the_witness_says_new_unknown_or_text_before_and_after(tmp_path):
+    from agent_forge.modes.acp.witness import DiskWitness, FileChange
+
     (tmp_path / "bin").write_bytes(b"\xff\x00")
     (tmp_path / "t").write_text("hi")
-    cwd = str(tmp_path)
-    assert tool_calls.snapshot("write", {"path": "new"}, cwd) is None
-    assert tool_calls.snapshot("write", {"path": "bin"}, cwd) is False
-    assert tool_calls.snapshot("edit", {"path": "t"}, cwd) == "hi"
-    assert tool_calls.snapshot("read", {"path": "t"}, cwd) is False
+    witness = DiskWitness()
+    for call, name, after in (("new", "new", "made"), ("bin", "bin", None), ("t", "t", "there")):
+        with witness.changing(call, str(tmp_path / name)):
+            if after is not None:
+                (tmp_path / name).write_text(after)
+    assert witness.take("new") == FileChange(str(tmp_path / "new"), None, "made")
+    assert witness.take("bin") == FileChange(str(tmp_path / "bin"), False, None)
+    assert witness.take("t") == FileChange(str(tmp_path / "t"), "hi", "there")
+    assert witness.take("t") is None
 
 
 def test_prompt_content_keeps_order_and_names_links():

@@ -14,12 +14,13 @@ import pytest
 from agent_forge.agent.types import ToolError
 from agent_forge.coding.tools import file_queue
 from agent_forge.coding.tools.edit import EditTool
+from agent_forge.coding.tools.file_access import LocalFiles
 from agent_forge.coding.tools.write import WriteTool
 
 START = "AAA\nBBB\nCCC\n"
 
 
-class SedBeforeRead:
+class SedBeforeRead(LocalFiles):
     """A `FileAccess` that leaves every file to the disk and runs `sed -i <script>` on it before read `at`."""
 
     def __init__(self, script: str, at: int = 2):
@@ -92,7 +93,7 @@ async def test_an_unchanged_file_is_written_with_the_usual_result(tmp_path, par)
     assert tool.files.reads == 2 and par.read_text() == "aaa\nBBB\nCCC\n"
 
 
-class Buffers:
+class Buffers(LocalFiles):
     """An editor's buffers whose writes to `slow` wait for `release`; `log` records every request in order."""
 
     def __init__(self, texts: dict[str, str], slow: str):

@@ -11,10 +11,10 @@ import pytest
 from agent_forge.ai.providers.faux import FauxResponse, set_faux_responses
 from agent_forge.coding.factory import SessionOptions, create_session
 from agent_forge.coding.tools import create_tools
-from agent_forge.coding.tools.file_access import LOCAL
+from agent_forge.coding.tools.file_access import LOCAL, LocalFiles
 
 
-class EditorFiles:
+class EditorFiles(LocalFiles):
     """A front end's buffers: serves every text file from memory and records writes."""
 
     def __init__(self) -> None:

@@ -85,7 +85,8 @@ class EditTool:
         edits = parse_edits(args)
         path = resolve_tool_path(given, self.cwd)
         async with hold(path):  # before the first await: edits and writes of one file apply in call order
-            return await self._edit(path, given, edits)
+            with self.files.changing(tool_call_id, path):
+                return await self._edit(path, given, edits)
 
     async def _edit(self, path: str, given: str, edits: list[Replacement]) -> ToolResult:
         # Matching and diffing are imported by the first edit: start-up (the first response) does not pay.

@@ -10,7 +10,8 @@ checks (sizes, special files, encodings) stay where they are.
 
 from __future__ import annotations
 
-from typing import Protocol
+import contextlib
+from typing import ContextManager, Protocol
 
 
 class FileAccess(Protocol):
@@ -22,9 +23,18 @@ class FileAccess(Protocol):
         """Write `text` to the absolute `path`; False to write it to the disk instead. Raises `ToolError`."""
         ...
 
+    def changing(self, call_id: str, path: str) -> ContextManager[None]:
+        """Held by `write` and `edit` call `call_id` around its change of the file at the absolute `path`, once
+        its turn has come (`file_queue.py`: the file's earlier changes are done, later ones wait): a front end
+        that shows what each call changed reads the file on entering and on leaving."""
+        ...
+
 
 class LocalFiles:
     """The disk only."""
+
+    def changing(self, call_id: str, path: str) -> ContextManager[None]:
+        return contextlib.nullcontext()
 
     async def read_text(self, path: str) -> str | None:
         return None

@@ -59,9 +59,10 @@ class WriteTool:
         path = resolve_tool_path(given, self.cwd)
         data = content.encode("utf-8", "replace")
         async with hold(path):  # before the first await: writes and edits of one file apply in call order
-            if not await self.files.write_text(path, data.decode("utf-8")):
-                # A thread, because even a regular file on a slow or full disk must not stall the event loop.
-                await asyncio.to_thread(write_bytes, path, data)
+            with self.files.changing(tool_call_id, path):
+                if not await self.files.write_text(path, data.decode("utf-8")):
+                    # A thread, because even a regular file on a slow or full disk must not stall the event loop.
+                    await asyncio.to_thread(write_bytes, path, data)
         return text_result(f"Successfully wrote {len(data)} bytes to {path_text(given)}")
 
 

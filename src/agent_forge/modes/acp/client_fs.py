@@ -10,8 +10,9 @@ write naming the method and the problem.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, ContextManager
 
 from ...agent.types import ToolError
 from ...coding.paths import path_text
@@ -51,6 +52,9 @@ class ClientFiles:
         except AcpError as exc:
             raise ToolError(f"The editor could not write {path_text(path)}: {exc.message}") from None
         return True
+
+    def changing(self, call_id: str, path: str) -> ContextManager[None]:
+        return contextlib.nullcontext()  # the editor has the file: the disk is no witness of the change
 
 
 def _text_file(path: str) -> bool:

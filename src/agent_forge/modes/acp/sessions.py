@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from .protocol import INTERNAL_ERROR, RESOURCE_NOT_FOUND, SESSION_IN_USE, AcpError, client_text, invalid_params
 
 if TYPE_CHECKING:
+    from .witness import DiskWitness
     from .client_fs import Request
 
 PAGE_SIZE = 50
@@ -28,14 +29,14 @@ class AcpSession:
     """One ACP session: the AgentSession, its update translator, its title and options, and its prompts."""
 
     def __init__(self, session: Any, send: Callable[[str, dict[str, Any]], None], notices: bool,
-                 disk_files: bool = True):
+                 witness: DiskWitness | None = None):
         from .shown import Shown
         from .turns import Turns  # with the first session: `initialize` is answered before (start-up budget)
         from .updates import Updates
 
         self.session = session
         self.id: str = session.store.session_id
-        self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, disk_files=disk_files)
+        self.updates = Updates(session, lambda update: send(self.id, update), notices=notices, witness=witness)
         session.subscribe(self.updates)
         self.shown = Shown(session, lambda update: send(self.id, update))
         session.subscribe(self.shown)
@@ -70,6 +71,7 @@ class Registry:
         from ...coding.factory import create_session
         from .client_fs import file_access
         from .client_terminal import runner
+        from .witness import DiskWitness
 
         try:
             session = create_session(self._options(cwd, mcp_servers, session_file))
@@ -77,11 +79,12 @@ class Registry:
             raise _open_error(exc, session_file) from None
         _warn(session)
         files = file_access(self.client_capabilities, self.request, session.store.session_id)
+        witness = DiskWitness() if files is None else None  # on the disk, each change is read for its diff
         terminals = runner(self.client_capabilities, self.request, session.store.session_id)
         # read, write and edit use the editor's buffers, bash its terminals: also tools added later (plugins)
-        session.tool_environment.use(files=files, terminals=terminals)
+        session.tool_environment.use(files=files or witness, terminals=terminals)
         await self._plugins(session)
-        opened = AcpSession(session, self.send, self.notices, disk_files=files is None)
+        opened = AcpSession(session, self.send, self.notices, witness)
         opened.approvals = _approvals(session, self.request, opened.id, getattr(self.args, "approvals", None),
                                       opened.updates.allowed)
         if terminals is not None:

@@ -3,16 +3,19 @@ arguments and result (schema `ToolCall`, `ToolCallUpdate`, `ToolCallContent`).
 
 Paths in locations and diffs are absolute (ACP requires it). write and edit carry `diff` content: while pending
 the text the model sent (the new file, or each replacement), once done the whole file before and after the call
-(`FileSnapshot`, taken when the call starts). Other tools carry their result text as `content`; bash's output
+(`witness.py`: read when the call's turn came and when its change was done). Other tools carry their result text as `content`; bash's output
 streams into its call as it arrives.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...coding.paths import path_text
+
+if TYPE_CHECKING:
+    from .witness import FileChange
 
 KINDS = {"read": "read", "ls": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
          "find": "search"}
@@ -74,15 +77,12 @@ def pending_content(name: str, args: dict[str, Any], cwd: str) -> list[dict[str,
 
 
 def result_content(name: str, args: dict[str, Any], result: dict[str, Any], cwd: str,
-                   before: str | None | bool, failed: bool) -> list[dict[str, Any]]:
-    """Content of a finished call: a whole-file diff for a successful write/edit whose file could be read
-    before (`before`: its text, None for a new file, False when unknown; the diffs the model asked for when
-    unknown), else the result's text and images."""
-    path = args.get("path")
-    if name in ("write", "edit") and not failed and isinstance(path, str):
-        after = read_text(absolute(path, cwd)) if before is not False else None
-        if isinstance(after, str):
-            return [{"type": "diff", "path": absolute(path, cwd), "oldText": before, "newText": after}]
+                   change: FileChange | None, failed: bool) -> list[dict[str, Any]]:
+    """Content of a finished call: a whole-file diff for a successful write/edit whose `change` could be read
+    (`witness.py`; the diffs the model asked for when it is unknown), else the result's text and images."""
+    if name in ("write", "edit") and not failed:
+        if change is not None and change.before is not False and isinstance(change.after, str):
+            return [{"type": "diff", "path": change.path, "oldText": change.before, "newText": change.after}]
         return pending_content(name, args, cwd) or output_content(result)
     return output_content(result, fenced=(name == "bash"))
 
@@ -101,19 +101,6 @@ def output_content(result: Any, *, fenced: bool = False) -> list[dict[str, Any]]
             items.append(_content({"type": "image", "data": block["data"],
                                    "mimeType": str(block.get("mimeType") or "image/png")}))
     return items
-
-
-def snapshot(name: str, args: dict[str, Any], cwd: str) -> str | None | bool:
-    """The file a write/edit is about to change: its text, None when it does not exist, False when it cannot
-    be shown (not a write/edit, too large, unreadable, not UTF-8)."""
-    path = args.get("path")
-    if name not in ("write", "edit") or not isinstance(path, str) or not path:
-        return False
-    full = absolute(path, cwd)
-    if not os.path.lexists(full):
-        return None
-    text = read_text(full)
-    return text if isinstance(text, str) else False
 
 
 def read_text(path: str) -> str | None:

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import tool_calls
+
+if TYPE_CHECKING:
+    from .witness import DiskWitness
 
 Notify = Callable[[dict[str, Any]], None]
 """Sends one `SessionUpdate` object (the translator adds nothing else)."""
@@ -31,10 +34,10 @@ Notify = Callable[[dict[str, Any]], None]
 class Updates:
     """Listener for one AgentSession's events; `send` gets each `update` object."""
 
-    def __init__(self, session: Any, send: Notify, *, notices: bool = False, disk_files: bool = True):
+    def __init__(self, session: Any, send: Notify, *, notices: bool = False, witness: DiskWitness | None = None):
         self.session, self.send, self.notices = session, send, notices
-        self.disk_files = disk_files  # False when edits go to the editor's buffers: the disk is no witness
-        self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args, before}
+        self.witness = witness  # None when edits go to the editor's buffers: the disk is no witness
+        self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args}
         self._streaming: str | None = None  # the `message_key` of the assistant message streaming now
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
@@ -122,7 +125,7 @@ class Updates:
     def _announce(self, call_id: str, name: str, args: dict[str, Any], status: str) -> None:
         if call_id in self._calls:
             return
-        self._calls[call_id] = {"name": name, "args": args, "before": False}
+        self._calls[call_id] = {"name": name, "args": args}
         cwd = self.session.cwd
         self._send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
                    "kind": tool_calls.kind_of(name), "status": status, "rawInput": args,
@@ -140,8 +143,6 @@ class Updates:
         elif not asks:
             self._send({"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": "in_progress"})
         self._calls[call_id].update(started=True, asked=asks)
-        if self.disk_files:  # the whole file before the call runs, for the diff after it
-            self._calls[call_id]["before"] = tool_calls.snapshot(name, args, self.session.cwd)
 
     def allowed(self, call_id: str) -> None:
         """The user allowed call `call_id`, which waited `pending`: it runs now."""
@@ -165,10 +166,11 @@ class Updates:
 
     def _tool_end(self, event: dict[str, Any]) -> None:
         call_id = str(event.get("toolCallId"))
-        call = self._calls.pop(call_id, None) or {"name": str(event.get("toolName")), "args": {}, "before": False}
+        call = self._calls.pop(call_id, None) or {"name": str(event.get("toolName")), "args": {}}
         result, failed = event.get("result") or {}, bool(event.get("isError"))
         cwd = self.session.cwd
-        content = tool_calls.result_content(call["name"], call["args"], result, cwd, call["before"], failed)
+        change = self.witness.take(call_id) if self.witness is not None else None
+        content = tool_calls.result_content(call["name"], call["args"], result, cwd, change, failed)
         if call.get("terminal"):  # the editor shows the output in its terminal
             content = [{"type": "terminal", "terminalId": call["terminal"]}]
         update: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": call_id,
