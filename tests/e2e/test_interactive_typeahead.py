@@ -56,7 +56,7 @@ def test_prompts_typed_ahead_are_all_sent_and_refused_ones_come_back_in_their_or
     term.wait_for("› typed since")
     term.press("Escape")
     back = "not sent. The prompt is back in the editor."  # its lines wrap where their words end
-    term.wait_until(lambda: " ".join(term.screen().split()).count(back) == 3, "three refusals giving their prompts back")
+    term.wait_until(lambda: " ".join(term.screen().split()).count(back) == 3, "three refusals")
     term.wait_for("› hold one\n  hold two\n  hold three\n  typed since")
     term.press("C-c")
     term.wait_until(lambda: "› hold one" not in term.screen(), "the editor cleared")
