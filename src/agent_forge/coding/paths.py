@@ -1,6 +1,6 @@
 """Where agent-forge keeps its files (the agent dir, its sessions dir, the project resource dir), and how a path
 is written in a message for a person (`path_text`), and the small file helpers every part of `coding` shares
-(`same_file`, `write_all`); kept in this one module, which start-up imports anyway."""
+(`same_file`, `write_all`, `sync_dir`); kept in this one module, which start-up imports anyway."""
 
 from __future__ import annotations
 
@@ -88,3 +88,18 @@ def same_file(a: str | os.PathLike[str] | os.stat_result, b: str | os.PathLike[s
     except OSError:
         return False
     return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def sync_dir(directory: str | os.PathLike[str]) -> None:
+    """Make a new or renamed entry of `directory` durable (fsync of the directory); best effort: not every
+    platform or file system can open or fsync a directory, and the entry is there either way."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypedDict
 
-from ..paths import path_text
+from ..paths import path_text, sync_dir
 from ..errors import AuthFileError, ConfigFileError
 from ..safe_read import read_json_document
 from .key_values import (
@@ -285,17 +285,4 @@ def _atomic_write_json(path: Path, data: dict[str, object]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on directories; the rename is already done
-    finally:
-        os.close(fd)
+    sync_dir(path.parent)

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..paths import path_text, write_all
+from ..paths import path_text, sync_dir, write_all
 from .file_lines import check_regular_mode, open_for_reading
 from ..errors import SessionDirError, SessionFileError
 
@@ -361,17 +361,3 @@ def write_new_private(target: Path, data: bytes) -> None:
         target.unlink(missing_ok=True)
         raise
     os.close(fd)
-
-
-def sync_dir(directory: Path) -> None:
-    """Make a new directory entry durable (POSIX; best effort where directories cannot be opened)."""
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)

@@ -8,7 +8,7 @@ import os
 import stat
 
 from .file_kinds import check_target, open_regular
-from ..paths import same_file, write_all
+from ..paths import same_file, sync_dir, write_all
 
 _TEMP_NAME_BYTES = 200  # of the target's name in the temp file's: with the suffix it stays under NAME_MAX (255)
 _CANNOT_RESERVE = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}  # filesystems without posix_fallocate
@@ -73,7 +73,7 @@ def _replace(target: str, data: bytes, info: os.stat_result | None) -> None:
     except BaseException:
         _unlink_quietly(temp)
         raise
-    _sync_directory(os.path.dirname(target))
+    sync_dir(os.path.dirname(target))
 
 
 def _fill(fd: int, data: bytes, info: os.stat_result | None) -> None:
@@ -173,20 +173,6 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _sync_directory(directory: str) -> None:
-    """Make the rename itself durable; best effort (not every platform or filesystem can fsync a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _unlink_quietly(path: str) -> None:
