@@ -3,6 +3,8 @@ filesystem root and the working directory, and their section of the system promp
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,7 +46,7 @@ def _context_file_in(directory: Path, warnings: list[str], seen: set[Path]) -> C
     """The directory's context file; None when it has none or its first name is a file tried already (the
     agent dir is also the cwd or one of its parents, or a link leads to a file met before)."""
     try:
-        names = set(p.name for p in directory.iterdir())
+        names = set(os.listdir(directory))  # names only: a home or monorepo root may hold thousands
     except OSError:
         return None
     for name in CONTEXT_FILE_NAMES:  # listing the directory matches names exactly, even on case-folding disks
