@@ -546,3 +546,25 @@ async def test_load_replays_a_branch_summary_as_such_not_as_a_compaction(agent_e
     thoughts = [u["content"]["text"] for u in client.updates(store.session_id, "agent_thought_chunk")]
     assert thoughts == ["The conversation continued from another branch (summarised):\nq2 went nowhere"]
     assert await client.close() == 0
+
+
+async def test_load_replays_a_call_the_agent_stopped_in_as_interrupted_as_the_model_is_told(agent_env, project):
+    """A file a kill -9 cut off mid-call holds the call and no result: its replay was `failed` with no content
+    (the terminal UI and the model say why)."""
+    from agent_forge.coding.messages import INTERRUPTED_RESULT
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(project, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_model_change("fake", "fake-model")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "wait"}], "timestamp": 1})
+    store.append_message({"role": "assistant", "content": [
+        {"type": "toolCall", "id": "call-1", "name": "bash", "arguments": {"command": "sleep 100"}}],
+        "stopReason": "toolUse", "timestamp": 2})
+    store.close()
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": store.session_id, "cwd": str(project), "mcpServers": []})
+    [call] = client.updates(store.session_id, "tool_call")
+    assert (call["toolCallId"], call["status"]) == ("call-1", "failed")
+    assert call["content"] == [{"type": "content", "content": {"type": "text", "text": INTERRUPTED_RESULT}}]
+    assert await client.close() == 0

@@ -70,12 +70,19 @@ def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: 
 
 
 def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -> dict[str, Any]:
+    """A call with no stored result (the agent stopped while it ran or waited) says so, as the model is told
+    (`messages.pair_tool_results`) and the terminal UI shows it."""
+    from ...coding.messages import INTERRUPTED_RESULT
+
     name = str(block.get("name"))
     args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
-    failed = result is None or bool(result.get("isError"))
+    interrupted = result is None
+    if result is None:
+        result = {"isError": True, "content": [{"type": "text", "text": INTERRUPTED_RESULT}]}
+    failed = bool(result.get("isError"))
     content = tool_calls.pending_content(name, args, cwd) if not failed else []
-    if not content and result is not None:
-        content = tool_calls.output_content(result, fenced=(name == "bash"))
+    if not content:  # bash output in a code fence; the note on an interrupted call is no output
+        content = tool_calls.output_content(result, fenced=name == "bash" and not interrupted)
     return {"sessionUpdate": "tool_call", "toolCallId": str(block.get("id")), "title": tool_calls.title_of(name, args),
             "kind": tool_calls.kind_of(name), "status": "failed" if failed else "completed", "rawInput": args,
             "locations": tool_calls.locations_of(name, args, cwd), "content": content}
