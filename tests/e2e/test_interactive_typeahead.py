@@ -67,3 +67,42 @@ def test_prompts_typed_ahead_are_all_sent_and_refused_ones_come_back_in_their_or
     term.wait_until(lambda: fake_llm.requests and "esc to interrupt" not in term.screen(), "the run to end")
     assert user_texts(fake_llm.requests[-1]) == ["first A", "second B", "third C"]
     assert "not queued" not in term.scrollback()
+
+
+DIALOG_PLUGIN = '''
+import asyncio, os
+
+def setup(plugin):
+    @plugin.on("input")
+    async def hold(event, ctx):
+        while not os.path.exists(os.environ["GO_FILE"]):  # the test says when the prompt goes on
+            await asyncio.sleep(0.01)
+
+    @plugin.command("pick", description="opens a select")
+    async def pick(args, ctx):
+        ctx.ui.notify(f"picked {await ctx.ui.select('Pick a letter', ['alpha', 'beta'])}")
+'''
+
+
+def test_a_prompt_refused_while_a_dialog_is_open_waits_for_it_to_close(terminal, tmp_path, agent_env):
+    """The refused prompt (no model: refused once the plugin let it go on) comes back when the dialog closes;
+    it was written into the dialog's filter, which then filtered by it."""
+    for name in ("models.json", "settings.json"):
+        (Path(agent_env["AGENT_FORGE_DIR"]) / name).unlink()
+    plugin, go = tmp_path / "dialog.py", tmp_path / "go"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = TmuxTerminal({**agent_env, "GO_FILE": str(go)}, terminal.work, "-e", str(plugin))
+    try:
+        term.wait_for("loaded: 1 plugin")
+        send(term, "held prompt", "/pick")
+        term.wait_for("Pick a letter")
+        term.type("be")
+        term.wait_for("› be")
+        go.write_text("")
+        term.wait_until(lambda: "back in the editor" in " ".join(term.screen().split()), "the refusal")
+        assert "› be" in term.screen() and "held prompt" not in term.screen().split("────")[-2]
+        term.press("Enter")
+        term.wait_for("picked beta")
+        term.wait_for("› held prompt")
+    finally:
+        term.close()

@@ -123,6 +123,17 @@ class Dialogs:
                 asyncio.get_running_loop().call_later(HOLD_S, self._release, dialog)
             self._show(dialog, typed)
 
+    def keep(self, draft: tuple[str, dict[str, str]]) -> bool:
+        """While a dialog holds the editor, `draft` (a refused prompt given back) goes above what the editor
+        gets back when the last dialog closes, its pastes inline; False when none is open."""
+        if not self.queue or self._draft is None:
+            return False
+        text, pastes = draft
+        for marker, data in pastes.items():
+            text = text.replace(marker, data)
+        self._draft = ("\n".join(part for part in (text, self._draft[0]) if part), self._draft[1])
+        return True
+
     @contextlib.contextmanager
     def expecting(self) -> Iterator[None]:
         """Within `with` (a command that may open a dialog runs): keys typed since it was sent are the dialog's,

@@ -83,7 +83,7 @@ class InputActions:
             if await self._submit(text, behavior) == "handled":
                 await self._commands_running(text)
         except CommandError as exc:
-            if draft is not None:
+            if draft is not None and not self.dialogs.keep(draft):  # a dialog's text is not the prompt's
                 self.editor.restore(draft, order)
             back = " The prompt is back in the editor." if draft is not None else ""
             self.say(f"{error_text(exc).rstrip('.')}.{back}", "error")
