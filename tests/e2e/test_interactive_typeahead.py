@@ -1,6 +1,6 @@
 """Prompts typed ahead in the terminal UI: each one is sent, queued or given back, never dropped (round 20 of
-issue 10). A plugin's `input` handler holds prompts in their intake, so a prompt is typed while an earlier one is
-still being taken in."""
+issue 10), and what comes back into the editor while a dialog holds it waits for the dialog to close. A plugin's
+`input` handler holds prompts in their intake, so a prompt is typed while an earlier one is still being taken in."""
 
 from __future__ import annotations
 
@@ -81,6 +81,17 @@ def setup(plugin):
     @plugin.command("pick", description="opens a select")
     async def pick(args, ctx):
         ctx.ui.notify(f"picked {await ctx.ui.select('Pick a letter', ['alpha', 'beta'])}")
+
+    @plugin.command("later", description="sets the editor's text once GO_FILE is there, and opens a select")
+    async def later(args, ctx):
+        async def when_go():
+            while not os.path.exists(os.environ["GO_FILE"]):
+                await asyncio.sleep(0.01)
+            ctx.ui.set_editor_text("set by the plugin")
+            ctx.ui.notify("the editor's text was set")
+        task = asyncio.ensure_future(when_go())
+        ctx.ui.notify(f"picked {await ctx.ui.select('Pick a letter', ['alpha', 'beta'])}")
+        await task
 '''
 
 
@@ -104,5 +115,56 @@ def test_a_prompt_refused_while_a_dialog_is_open_waits_for_it_to_close(terminal,
         term.press("Enter")
         term.wait_for("picked beta")
         term.wait_for("› held prompt")
+    finally:
+        term.close()
+
+
+def test_messages_a_failed_run_gives_back_wait_for_an_open_dialog_to_close(terminal, fake_llm, tmp_path,
+                                                                          agent_env_factory):
+    """A run that fails for good gives its queued messages back; with a plugin's dialog open they were written
+    into its filter."""
+    env = agent_env_factory(settings={"retry": {"enabled": False}})
+    plugin, go = tmp_path / "dialog.py", tmp_path / "go"
+    plugin.write_text(DIALOG_PLUGIN)
+    go.write_text("")  # the input handler lets every prompt through
+    fake_llm.set_script([{"text": "partial answer then an error", "hang_after": 2, "error_after": 3}])
+    term = TmuxTerminal({**env, "GO_FILE": str(go)}, terminal.work, "-e", str(plugin))
+    try:
+        term.wait_for("loaded: 1 plugin")
+        send(term, "start")
+        term.wait_for("partial")
+        send(term, "queued thought")
+        term.wait_for("steer: queued thought")
+        send(term, "/pick")  # a plugin command runs at once, mid-run
+        term.wait_for("Pick a letter")
+        term.type("be")
+        term.wait_for("› be")
+        fake_llm.release_hangs()
+        term.wait_until(lambda: "back in the editor" in " ".join(term.screen().split()), "the queue given back")
+        assert "› be" in term.screen() and "queued thought" not in term.screen().split("────")[-2]
+        term.press("Enter")
+        term.wait_for("picked beta")
+        term.wait_for("› queued thought")
+    finally:
+        term.close()
+
+
+def test_a_plugin_setting_the_editor_text_while_a_dialog_is_open_sets_it_for_after(terminal, tmp_path, agent_env):
+    """It replaced the dialog's filter."""
+    plugin, go = tmp_path / "dialog.py", tmp_path / "go"
+    plugin.write_text(DIALOG_PLUGIN)
+    term = TmuxTerminal({**agent_env, "GO_FILE": str(go)}, terminal.work, "-e", str(plugin))
+    try:
+        term.wait_for("loaded: 1 plugin")
+        send(term, "/later")
+        term.wait_for("Pick a letter")
+        term.type("be")
+        term.wait_for("› be")
+        go.write_text("")
+        term.wait_for("the editor's text was set")
+        assert "› be" in term.screen() and "set by the plugin" not in term.screen()
+        term.press("Enter")
+        term.wait_for("picked beta")
+        term.wait_for("› set by the plugin")
     finally:
         term.close()

@@ -113,7 +113,7 @@ class InteractiveMode(InputActions):
         self.footer = Footer(prelude)
         self.dialogs = Dialogs(lambda fields: answer_dialog(self.session, fields), self.editor, self.changed)
         self.view = EventView(self.live, print_=self.print_, changed=self.changed,
-                              footer_changed=self.footer_changed, set_editor_text=self.editor.set_text,
+                              footer_changed=self.footer_changed, set_editor_text=self.dialogs.set_editor_text,
                               open_dialog=self.dialogs.open, footer_status=self.footer.status,
                               set_title=self.set_title)
         self.dialogs.on_close = self.view.dialog_closed

@@ -134,6 +134,14 @@ class Dialogs:
         self._draft = ("\n".join(part for part in (text, self._draft[0]) if part), self._draft[1])
         return True
 
+    def set_editor_text(self, text: str) -> None:
+        """A plugin's `set_editor_text`: the editor's text now, or, while a dialog holds the editor, what the
+        editor gets back when the last dialog closes."""
+        if self.queue and self._draft is not None:
+            self._draft = (text, {})
+        else:
+            self._editor.set_text(text)
+
     @contextlib.contextmanager
     def expecting(self) -> Iterator[None]:
         """Within `with` (a command that may open a dialog runs): keys typed since it was sent are the dialog's,

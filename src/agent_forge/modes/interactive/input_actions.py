@@ -163,7 +163,7 @@ class InputActions:
 
         steering, follow_up = self.session.intake.journal.clear()
         queued = [typed_text(message_text(m), self.session.cwd) for m in [*steering, *follow_up]]
-        if queued:
+        if queued and not self.dialogs.keep(("\n".join(queued), {})):  # an open dialog's text is not theirs
             self.editor.set_text("\n".join([*queued, self.editor.text()]).rstrip("\n"))
         return len(queued)
 
