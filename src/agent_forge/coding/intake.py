@@ -149,6 +149,12 @@ class Intake:
             return self.prompt(accepted[0], accepted[1], streaming_behavior)
 
     @property
+    def taking_in(self) -> bool:
+        """Whether prompts submitted are still being taken in (in plugin input handlers, or waiting for them or
+        for a session change): their disposition has not come yet."""
+        return bool(self._inputs or self._held)
+
+    @property
     def running_commands(self) -> frozenset[asyncio.Future[object]]:
         """The plugin commands of handled prompts still running (one submitted just now is among them)."""
         return frozenset(self._open_commands)

@@ -132,6 +132,13 @@ def _well_formed_block(block: object) -> bool:
 INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finished (the agent stopped)."
 
 
+def interrupted_result(call_id: str, name: str) -> Message:
+    """The error result a tool call without one stands for (the agent stopped while it ran or waited): what the
+    model is told (`pair_tool_results`) and what the terminal UI and ACP replays show."""
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
+            "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0}
+
+
 def pair_tool_results(messages: list[Message]) -> list[Message]:
     """Providers reject a tool call without a result, and a result without its call (HTTP 400). A session
     killed mid-tool, or edited by hand, has such gaps: answer missing calls with an error result, drop results
@@ -158,9 +165,7 @@ def pair_tool_results(messages: list[Message]) -> list[Message]:
 
 def _close_calls(out: list[Message], open_calls: dict[str, str], answered: dict[str, Message]) -> None:
     for call_id, name in open_calls.items():
-        out.append(answered.get(call_id) or {
-            "role": "toolResult", "toolCallId": call_id, "toolName": name, "isError": True,
-            "content": [{"type": "text", "text": INTERRUPTED_RESULT}], "timestamp": 0})
+        out.append(answered.get(call_id) or interrupted_result(call_id, name))
     open_calls.clear()
     answered.clear()
 

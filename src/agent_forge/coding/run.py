@@ -179,12 +179,12 @@ class SessionRun:
             self._enter(Phase.RETRY_WAIT)
             if not await retry.backoff():
                 break
-            retry.begin_attempt()
             try:
-                run = self._agent.start([], repeat=True)
+                run = self._agent.start([], repeat=True)  # its task reads the context once it runs
             except RuntimeError as exc:  # e.g. the model was removed meanwhile: the chain cannot go on
-                retry.end_failed(str(exc))
+                retry.end_failed(str(exc))  # the failed attempt stays the outcome
                 break
+            retry.begin_attempt()
             self._enter(Phase.RUNNING)
             await asyncio.wait({run})
         return retry.cancelled_by_abort

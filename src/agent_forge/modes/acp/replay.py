@@ -72,13 +72,13 @@ def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: 
 def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -> dict[str, Any]:
     """A call with no stored result (the agent stopped while it ran or waited) says so, as the model is told
     (`messages.pair_tool_results`) and the terminal UI shows it."""
-    from ...coding.messages import INTERRUPTED_RESULT
+    from ...coding.messages import interrupted_result
 
     name = str(block.get("name"))
     args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
     interrupted = result is None
     if result is None:
-        result = {"isError": True, "content": [{"type": "text", "text": INTERRUPTED_RESULT}]}
+        result = dict(interrupted_result(str(block.get("id")), name))
     failed = bool(result.get("isError"))
     content = tool_calls.pending_content(name, args, cwd) if not failed else []
     if not content:  # bash output in a code fence; the note on an interrupted call is no output

@@ -81,7 +81,7 @@ def result_content(name: str, args: dict[str, Any], result: dict[str, Any], cwd:
     """Content of a finished call: a whole-file diff for a successful write/edit whose `change` could be read
     (`witness.py`; the diffs the model asked for when it is unknown), else the result's text and images."""
     if name in ("write", "edit") and not failed:
-        if change is not None and change.before is not False and isinstance(change.after, str):
+        if change is not None and isinstance(change.after, str):
             return [{"type": "diff", "path": change.path, "oldText": change.before, "newText": change.after}]
         return pending_content(name, args, cwd) or output_content(result)
     return output_content(result, fenced=(name == "bash"))

@@ -34,13 +34,12 @@ class DiskWitness(LocalFiles):
     @contextlib.contextmanager
     def changing(self, call_id: str, path: str) -> Iterator[None]:
         before = text_of(path)
-        try:
-            yield
-        finally:
-            self._changes[call_id] = FileChange(path, before, read_text(path) if before is not False else None)
+        yield  # a call that fails (raises) records nothing: its update shows the error, not a diff
+        self._changes[call_id] = FileChange(path, before, read_text(path) if before is not False else None)
 
     def take(self, call_id: str) -> FileChange | None:
-        """The change call `call_id` made (once), or None when it changed no file through a tool that reports."""
+        """The change call `call_id` made (once), or None when it failed or changed no file through a tool that
+        reports."""
         return self._changes.pop(call_id, None)
 
 

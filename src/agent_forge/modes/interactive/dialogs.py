@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable, Iterator
 
 
+from .editor import expand_pastes
 from .graphemes import cells
 from .keymap import key_hint, with_keys
 from .render import clean, fit
@@ -128,9 +129,7 @@ class Dialogs:
         gets back when the last dialog closes, its pastes inline; False when none is open."""
         if not self.queue or self._draft is None:
             return False
-        text, pastes = draft
-        for marker, data in pastes.items():
-            text = text.replace(marker, data)
+        text = expand_pastes(*draft)
         self._draft = ("\n".join(part for part in (text, self._draft[0]) if part), self._draft[1])
         return True
 

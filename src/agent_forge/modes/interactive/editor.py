@@ -78,10 +78,7 @@ class PromptEditor:
 
     def text(self) -> str:
         """The prompt as it would be sent: markers replaced by their pastes."""
-        text = self.buffer.text
-        for marker, data in self._pastes.items():
-            text = text.replace(marker, data)
-        return text
+        return expand_pastes(self.buffer.text, self._pastes)
 
     def take(self) -> str:
         """The prompt to send; the editor is emptied and the prompt added to the history."""
@@ -103,11 +100,9 @@ class PromptEditor:
         text, pastes = draft
         if not text:
             return
-        for marker, data in pastes.items():
-            if self._pastes.get(marker, data) != data:  # numbering began again since: the draft's goes inline
-                text = text.replace(marker, data)
-            else:
-                self._pastes[marker] = data
+        clashing = {marker: data for marker, data in pastes.items() if self._pastes.get(marker, data) != data}
+        text = expand_pastes(text, clashing)  # numbering began again since: the draft's go inline
+        self._pastes.update({marker: data for marker, data in pastes.items() if marker not in clashing})
         typed = self.buffer.text
         above = "\n".join(part for _, part in self._restored)
         if not (above and typed.startswith(above)):
@@ -127,6 +122,13 @@ class PromptEditor:
         self._pastes.clear()
         self._restored = []
         self.buffer.reset()
+
+
+def expand_pastes(text: str, pastes: dict[str, str]) -> str:
+    """`text` with each `[paste #N: ...]` marker of `pastes` replaced by what was pasted."""
+    for marker, data in pastes.items():
+        text = text.replace(marker, data)
+    return text
 
 
 class ClusterBuffer(Buffer):

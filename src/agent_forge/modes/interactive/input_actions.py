@@ -49,7 +49,6 @@ class InputActions:
     footer_changed: Callable[[], None]
     exit: Callable[[int], None]
     _spawn: Callable[[Coroutine[Any, Any, Any]], asyncio.Task]
-    _taking_in = 0  # prompts submitted whose disposition has not come yet
     _sent = 0  # prompts sent from the editor so far (a refused one comes back in this order)
 
     async def loaded(self) -> None:
@@ -93,13 +92,8 @@ class InputActions:
         text, images = attachments(text, self.session.cwd, lambda problem: self.say(problem, "warning"))
         # queued while the session is busy (a run, a compaction, a branch summary: sent once it is over) or an
         # earlier prompt is still being taken in (its run will have started by the time this one is)
-        queue_as = (behavior or "steer") if self.session_busy() or self._taking_in else None
-        submitted = self.session.submit(text, images or None, queue_as)
-        self._taking_in += 1
-        try:
-            return await self.working("sending the prompt…", submitted)
-        finally:
-            self._taking_in -= 1
+        queue_as = (behavior or "steer") if self.session_busy() or self.session.intake.taking_in else None
+        return await self.working("sending the prompt…", self.session.submit(text, images or None, queue_as))
 
     async def _commands_running(self, text: str) -> None:
         """A plugin command took the prompt `text` and runs on (it may wait on a server or a person): the

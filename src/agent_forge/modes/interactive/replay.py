@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ...coding.messages import INTERRUPTED_RESULT, SUMMARY_NOTES
+from ...coding.messages import SUMMARY_NOTES, interrupted_result
 from .blocks import assistant_block, notice, user_block, user_parts
 from .tool_blocks import ToolCall, shell_block, tool_block
 
@@ -51,10 +51,9 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
 
 def _interrupted(calls: dict[str, ToolCall], expanded: bool) -> Iterator[Any]:
     """Blocks for the calls left without a result (the agent was killed while they ran), as the model is told
-    of them (`INTERRUPTED_RESULT`); `calls` is emptied."""
-    result = {"content": [{"type": "text", "text": INTERRUPTED_RESULT}]}
-    for call in calls.values():
-        yield tool_block(call, result, True, expanded=expanded)
+    of them (`interrupted_result`); `calls` is emptied."""
+    for call_id, call in calls.items():
+        yield tool_block(call, interrupted_result(call_id, call.name), True, expanded=expanded)
         yield GAP
     calls.clear()
 
