@@ -32,12 +32,12 @@ async def test_resumed_in_the_terminal_the_queue_shows_and_goes_with_the_next_pr
 
 async def test_resumed_in_the_terminal_a_call_the_kill_cut_off_is_shown_as_interrupted(agent_env, fake_llm,
                                                                                        terminal):
-    fake_llm.set_script([{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "x\n"}},
-                                         {"name": "bash", "arguments": {"command": "sleep 60"}}]}])
+    """In call order: the cut-off call came after the calls that had ended beside it (round 23)."""
+    fake_llm.set_script([{"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 60"}},
+                                         {"name": "write", "arguments": {"path": "a.txt", "content": "x\n"}}]}])
     client = await RpcClient.start([], cwd=str(terminal.work), env=agent_env)
     await client.send({"type": "prompt", "message": "go"})
-    while not ((event := await client.next_event())["type"] == "tool_execution_start"
-               and event["toolName"] == "bash"):
+    while not ((event := await client.next_event())["type"] == "tool_execution_end" and event["toolName"] == "write"):
         pass
     path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
     await kill(client)
@@ -45,3 +45,4 @@ async def test_resumed_in_the_terminal_a_call_the_kill_cut_off_is_shown_as_inter
     shown = " ".join(term.wait_for_all("write a.txt", "$ sleep 60").split())
     assert "$ sleep 60 No result: the tool call was interrupted before it finished (the agent stopped). stopped" \
         in shown, shown
+    assert shown.index("$ sleep 60") < shown.index("write a.txt"), shown

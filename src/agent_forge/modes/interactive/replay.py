@@ -16,12 +16,16 @@ GAP = ""  # rendered as an empty line, as Text("") is
 
 
 def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded: bool) -> Iterator[Any]:
-    """Renderables for `messages` in order (a blank line after each message or block)."""
+    """Renderables for `messages` in order (a blank line after each message or block); a turn's tool calls
+    once its results are all in, in call order."""
     calls: dict[str, ToolCall] = {}
+    results: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
-        if role != "toolResult":
-            yield from _interrupted(calls, expanded)
+        if role == "toolResult":
+            results.append(message)
+            continue
+        yield from _tool_blocks(calls, results, expanded)
         block = None
         if role == "user":
             text, attached = user_parts(message)
@@ -30,10 +34,6 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
             if message.get("stopReason") == "toolUse":  # its calls ran (a stream cut in a call runs none)
                 _remember_calls(message, calls)
             block = assistant_block(message, show_thinking=show_thinking)
-        elif role == "toolResult":
-            call = calls.pop(str(message.get("toolCallId")), None) or ToolCall(str(message.get("toolName")), {},
-                                                                                 timed=False)
-            block = tool_block(call, message, bool(message.get("isError")), expanded=expanded)
         elif role == "bashExecution":
             block = shell_block(str(message.get("command", "")), str(message.get("output", "")),
                                 message.get("exitCode"), None, in_context=not message.get("excludeFromContext"),
@@ -43,19 +43,30 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
         if block is not None:
             yield block
             yield GAP
-    yield from _interrupted(calls, expanded)
+    yield from _tool_blocks(calls, results, expanded)
     if messages and messages[-1].get("role") == "toolResult":  # the last run was aborted in its tools
         yield notice("aborted", "warning")  # as it said live (`view.EventView`)
         yield GAP
 
 
-def _interrupted(calls: dict[str, ToolCall], expanded: bool) -> Iterator[Any]:
-    """Blocks for the calls left without a result (the agent was killed while they ran), as the model is told
-    of them (`interrupted_result`); `calls` is emptied."""
-    for call_id, call in calls.items():
-        yield tool_block(call, interrupted_result(call_id, call.name), True, expanded=expanded)
+def _tool_blocks(calls: dict[str, ToolCall], results: list[dict[str, Any]], expanded: bool) -> Iterator[Any]:
+    """The blocks of one turn's tool calls in call order (stored, results are in the order the calls ended),
+    each with its result or, left without one (the agent was killed while it ran), saying so as the model is
+    told (`interrupted_result`); then results no call of the turn asked for (a damaged file). Both are emptied."""
+    by_id: dict[str, dict[str, Any]] = {}
+    strays = []
+    for result in results:
+        call_id = str(result.get("toolCallId"))
+        if call_id in calls and call_id not in by_id:
+            by_id[call_id] = result
+        else:
+            strays.append((ToolCall(str(result.get("toolName")), {}, timed=False), result))
+    shown = [(call, by_id.get(call_id) or interrupted_result(call_id, call.name)) for call_id, call in calls.items()]
+    for call, result in [*shown, *strays]:
+        yield tool_block(call, result, bool(result.get("isError")), expanded=expanded)
         yield GAP
     calls.clear()
+    results.clear()
 
 
 def _remember_calls(message: dict[str, Any], calls: dict[str, ToolCall]) -> None:
