@@ -568,3 +568,23 @@ async def test_load_replays_a_call_the_agent_stopped_in_as_interrupted_as_the_mo
     assert (call["toolCallId"], call["status"]) == ("call-1", "failed")
     assert call["content"] == [{"type": "content", "content": {"type": "text", "text": INTERRUPTED_RESULT}}]
     assert await client.close() == 0
+
+
+async def test_load_replays_a_result_whose_call_was_lost_as_a_call_of_its_own(agent_env, project):
+    """A damaged file: the assistant line holding the call was cut, its result's line is whole. The terminal UI,
+    RPC and the export showed the result; the replay dropped it."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(project, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_model_change("fake", "fake-model")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "run it"}], "timestamp": 1})
+    store.append_message({"role": "toolResult", "toolCallId": "call-9", "toolName": "bash", "isError": False,
+                          "content": [{"type": "text", "text": "visible-output"}], "timestamp": 3})
+    store.close()
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": store.session_id, "cwd": str(project), "mcpServers": []})
+    [call] = client.updates(store.session_id, "tool_call")
+    assert (call["toolCallId"], call["status"], call["kind"]) == ("call-9", "completed", "execute")
+    assert "visible-output" in call["content"][0]["content"]["text"]
+    assert await client.close() == 0

@@ -18,10 +18,15 @@ from .updates import chunk, message_key
 
 
 def replay(messages: list[dict[str, Any]], cwd: str) -> Iterator[dict[str, Any]]:
-    """The updates telling `messages` (stored message dicts, oldest first)."""
+    """The updates telling `messages` (stored message dicts, oldest first). A result no call asked for (a
+    damaged file) is told as a call of its own, as the terminal UI shows it."""
     results = {m.get("toolCallId"): m for m in messages if m.get("role") == "toolResult"}
+    called = {str(block.get("id")) for m in messages if m.get("role") == "assistant"
+              for block in m.get("content") or [] if isinstance(block, dict) and block.get("type") == "toolCall"}
     taken: set[str] = set()
     for index, message in enumerate(messages):
+        if message.get("role") == "toolResult" and str(message.get("toolCallId")) not in called:
+            yield _stray_result(message, cwd, _unique(message, index, taken))
         teller = _TELLERS.get(str(message.get("role")))
         if teller is not None:
             yield from teller(message, cwd, results, _unique(message, index, taken))
@@ -86,6 +91,12 @@ def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -
     return {"sessionUpdate": "tool_call", "toolCallId": str(block.get("id")), "title": tool_calls.title_of(name, args),
             "kind": tool_calls.kind_of(name), "status": "failed" if failed else "completed", "rawInput": args,
             "locations": tool_calls.locations_of(name, args, cwd), "content": content}
+
+
+def _stray_result(message: dict[str, Any], cwd: str, key: str) -> dict[str, Any]:
+    call_id = message.get("toolCallId")
+    block = {"id": call_id if isinstance(call_id, str) and call_id else key, "name": message.get("toolName")}
+    return _tool_call(block, message, cwd)
 
 
 def _bash(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
