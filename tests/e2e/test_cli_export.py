@@ -120,3 +120,23 @@ def test_a_path_naming_stdout_gets_clean_html_and_stderr_gets_the_page_with_its_
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "/dev/stderr\n")
     assert done.stderr.startswith("<!DOCTYPE html>") and "the answer is 42" in done.stderr
+
+
+def test_a_call_without_a_result_says_none_was_recorded(agent_env, tmp_path):
+    """A session killed mid-call: the page showed the call and nothing more (the terminal UI and ACP say the
+    call was interrupted); a call with its result gets no such note."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(tmp_path, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 1})
+    store.append_message({"role": "assistant", "stopReason": "toolUse", "timestamp": 2, "content": [
+        {"type": "toolCall", "id": "call-done", "name": "write", "arguments": {"path": "a", "content": "x"}},
+        {"type": "toolCall", "id": "call-cut", "name": "bash", "arguments": {"command": "sleep 60"}}]})
+    store.append_message({"role": "toolResult", "toolCallId": "call-done", "toolName": "write", "isError": False,
+                          "content": [{"type": "text", "text": "Successfully wrote 1 bytes to a"}], "timestamp": 3})
+    store.close()
+    done = subprocess.run([*CLI, "--export", str(store.path), "-"], cwd=tmp_path, env=agent_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("no result recorded") == 1
+    assert "bash call-cut: no result recorded (the call was still running, or the agent stopped" in done.stdout

@@ -21,10 +21,12 @@ class Card(NamedTuple):
 
 @dataclass
 class RenderContext:
-    """`tool_calls`: toolCall block by its id (to pair a result with its arguments); `labels`: current label
-    text by target entry id; `leaf_id`: the session's current leaf."""
+    """`tool_calls`: toolCall block by its id (to pair a result with its arguments); `answered`: the ids of
+    calls with a result; `labels`: current label text by target entry id; `leaf_id`: the session's current
+    leaf."""
 
     tool_calls: dict[str, Record] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
     labels: dict[str, str] = field(default_factory=dict)
     leaf_id: str | None = None
 
@@ -39,6 +41,8 @@ class RenderContext:
         return context
 
     def _note_calls(self, message: object) -> None:
+        if isinstance(message, dict) and message.get("role") == "toolResult":
+            self.answered.add(str(message.get("toolCallId")))
         if not isinstance(message, dict) or message.get("role") != "assistant":
             return
         blocks = message.get("content") if isinstance(message.get("content"), list) else []

@@ -53,8 +53,18 @@ def _assistant(message: Record, context: RenderContext) -> Card:
         body += note(f"Error: {message['errorMessage']}", "error")
     elif stop in _STOP_NOTES:
         body += note(_STOP_NOTES[stop], "error")
+    if stop == "toolUse":  # the file holds no result: exported while the call ran, or the agent stopped in it
+        body += "".join(note(f"{call.get('name')} {call.get('id')}: {NO_RESULT}", "error")
+                        for call in _calls(message) if str(call.get("id")) not in context.answered)
     return Card("assistant", "Assistant", body, usage_meta(message))
 
+
+def _calls(message: Record) -> list[Record]:
+    blocks = message.get("content") if isinstance(message.get("content"), list) else []
+    return [b for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
+
+
+NO_RESULT = "no result recorded (the call was still running, or the agent stopped before it finished)"
 
 _STOP_NOTES = {"aborted": "Aborted.", "length": "Stopped: output token limit reached.", "error": "Error."}
 
