@@ -95,6 +95,20 @@ def setup(plugin):
 '''
 
 
+def comes_back_after_the_dialog(term: TmuxTerminal, release, text: str) -> None:
+    """With `/pick`'s select open and filtered, `release()` makes `text` come back: it stays out of the filter
+    and is in the editor once the dialog is answered."""
+    term.wait_for("Pick a letter")
+    term.type("be")
+    term.wait_for("› be")
+    release()
+    term.wait_until(lambda: "back in the editor" in " ".join(term.screen().split()), "the text given back")
+    assert "› be" in term.screen() and text not in term.screen().split("────")[-2]
+    term.press("Enter")
+    term.wait_for("picked beta")
+    term.wait_for(f"› {text}")
+
+
 def test_a_prompt_refused_while_a_dialog_is_open_waits_for_it_to_close(terminal, tmp_path, agent_env):
     """The refused prompt (no model: refused once the plugin let it go on) comes back when the dialog closes;
     it was written into the dialog's filter, which then filtered by it."""
@@ -106,15 +120,7 @@ def test_a_prompt_refused_while_a_dialog_is_open_waits_for_it_to_close(terminal,
     try:
         term.wait_for("loaded: 1 plugin")
         send(term, "held prompt", "/pick")
-        term.wait_for("Pick a letter")
-        term.type("be")
-        term.wait_for("› be")
-        go.write_text("")
-        term.wait_until(lambda: "back in the editor" in " ".join(term.screen().split()), "the refusal")
-        assert "› be" in term.screen() and "held prompt" not in term.screen().split("────")[-2]
-        term.press("Enter")
-        term.wait_for("picked beta")
-        term.wait_for("› held prompt")
+        comes_back_after_the_dialog(term, lambda: go.write_text(""), "held prompt")
     finally:
         term.close()
 
@@ -136,15 +142,7 @@ def test_messages_a_failed_run_gives_back_wait_for_an_open_dialog_to_close(termi
         send(term, "queued thought")
         term.wait_for("steer: queued thought")
         send(term, "/pick")  # a plugin command runs at once, mid-run
-        term.wait_for("Pick a letter")
-        term.type("be")
-        term.wait_for("› be")
-        fake_llm.release_hangs()
-        term.wait_until(lambda: "back in the editor" in " ".join(term.screen().split()), "the queue given back")
-        assert "› be" in term.screen() and "queued thought" not in term.screen().split("────")[-2]
-        term.press("Enter")
-        term.wait_for("picked beta")
-        term.wait_for("› queued thought")
+        comes_back_after_the_dialog(term, fake_llm.release_hangs, "queued thought")
     finally:
         term.close()
 
