@@ -233,3 +233,25 @@ async def test_sigterm_on_a_full_disk_says_once_how_many_entries_are_not_written
     stderr = client.stderr.decode()
     assert stderr.count("could not be written to") == 1, stderr  # once, though SIGTERM also closes
     assert f"agent-forge: {total} session entries could not be written to {state['sessionFile']}" in stderr
+
+
+async def test_acp_tells_the_editor_when_the_session_file_cannot_be_written_and_when_it_can(agent_env, fake_llm,
+                                                                                           tmp_path):
+    """Only stderr said it; RPC clients get `session_write_error` (round 24)."""
+    from support.acp_client import AcpClient
+
+    fake_llm.set_script(big_answers(8))
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        client = await AcpClient.start(["--session-dir", str(disk)], cwd=str(tmp_path), env=agent_env)
+        await client.initialize()
+        session_id = await client.new_session(str(tmp_path))
+
+        def said() -> str:
+            return "".join(u["content"]["text"] for u in client.updates(session_id, "agent_thought_chunk"))
+
+        for i in range(7):
+            assert await client.prompt(session_id, f"question {i}") == {"stopReason": "end_turn"}
+        assert "cannot be written: No space left on device" in said() and "entries wait in memory" in said()
+        resize(disk, "8m")
+        await client.wait_for(lambda: "The session file is written again." in said())  # retried every 100 ms
+        assert await client.close() == 0

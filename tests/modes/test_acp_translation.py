@@ -126,12 +126,14 @@ def test_replay_tells_each_kind_of_message_in_schema_shape(tmp_path):
         {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "overloaded"},
         {"role": "bashExecution", "command": "pwd", "output": "/x\n", "exitCode": 0},
         {"role": "compactionSummary", "summary": "s"},
-        {"role": "custom", "content": "ignored"},
+        {"role": "custom", "customType": "note", "content": "shown", "display": True},
+        {"role": "custom", "content": "hidden", "display": False},
     ]
     updates = list(replay.replay(messages, str(tmp_path)))
     assert [u["sessionUpdate"] for u in updates] == [
         "user_message_chunk", "user_message_chunk", "agent_thought_chunk", "agent_message_chunk", "tool_call",
-        "agent_message_chunk", "tool_call", "agent_thought_chunk"]
+        "agent_message_chunk", "tool_call", "agent_thought_chunk", "agent_thought_chunk"]
+    assert updates[-1]["content"]["text"] == "[note] shown"
     assert updates[4]["status"] == "failed" and "boom" in updates[4]["content"][0]["content"]["text"]
     assert updates[5]["content"]["text"].endswith("Error: overloaded")
     for update in updates:

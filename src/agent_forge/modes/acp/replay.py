@@ -119,7 +119,16 @@ def _summary(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: st
         yield _chunk("agent_thought_chunk", f"{note[0].upper()}{note[1:]}:\n{message['summary']}", key)
 
 
+def _custom(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
+    """A plugin's message meant to be seen (`display` not false): a thought, as it was told live."""
+    from ...coding.messages import shown_custom_text
+
+    shown = shown_custom_text(message)
+    if shown is not None:
+        yield _chunk("agent_thought_chunk", shown, key)
+
+
 _TELLERS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
-    "user": _user, "assistant": _assistant, "bashExecution": _bash,
+    "user": _user, "assistant": _assistant, "bashExecution": _bash, "custom": _custom,
     "compactionSummary": _summary, "branchSummary": _summary,
 }

@@ -73,6 +73,13 @@ class Updates:
         if message.get("role") == "assistant":
             self.send(usage_update(self.session))
             self._release()
+        elif message.get("role") == "custom":
+            from ...coding.messages import shown_custom_text
+
+            shown = shown_custom_text(message)
+            if shown is not None:  # a plugin's message the person is meant to see: a thought, as on replay
+                key = message_key(message) or uuid.uuid4().hex
+                self.aside({**chunk("agent_thought_chunk", shown), "messageId": key})
 
     def _text(self, text: str, message_id: str) -> None:
         """One chunk of message `message_id`'s text; the first after another message's text starts a paragraph."""
@@ -205,6 +212,15 @@ class Updates:
         elif event.get("result"):
             self.tell("Compaction done.", "info")
 
+    def _write_error(self, event: dict[str, Any]) -> None:
+        from ...coding.paths import path_text
+
+        self.tell(f"The session file {path_text(event.get('path'))} cannot be written: {event.get('error')} "
+                  f"({event.get('pendingEntries')} entries wait in memory, written once it can be).", "error")
+
+    def _write_resumed(self, event: dict[str, Any]) -> None:
+        self.tell("The session file is written again.", "info")
+
     def _mcp_server(self, event: dict[str, Any]) -> None:
         """A server that failed (its command missing, its URL refusing) is said in the session and on stderr
         once: its restarts that fail too (after 1, 2, 4 ... s, then every minute) are not said again until its
@@ -244,6 +260,7 @@ _HANDLERS: dict[str, Callable[[Updates, dict[str, Any]], None]] = {
     "tool_execution_end": Updates._tool_end, "agent_end": Updates._agent_end, "auto_retry_start": Updates._retry,
     "compaction_start": Updates._compaction_start, "compaction_end": Updates._compaction_end,
     "mcp_server_changed": Updates._mcp_server,
+    "session_write_error": Updates._write_error, "session_write_resumed": Updates._write_resumed,
 }
 
 

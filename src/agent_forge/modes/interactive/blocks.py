@@ -47,6 +47,20 @@ def user_block(text: str, *, expanded: bool = False, attached: list[str] | None 
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
 
 
+def custom_block(message: dict[str, Any], *, expanded: bool = False) -> Text | None:
+    """A plugin's message meant to be seen (`messages.shown_custom_text`), dimmed and cut as a user message is;
+    None for one that is not (`display: false`)."""
+    from ...coding.messages import shown_custom_text
+
+    shown = shown_custom_text(message)
+    if shown is None:
+        return None
+    lines, chars = (USER_EXPANDED_LINES, USER_EXPANDED_CHARS) if expanded else (USER_SHOWN_LINES, USER_SHOWN_CHARS)
+    head = "\n".join(shown.split("\n", lines)[:lines])[:chars]
+    more = f"\n… {len(shown) - len(head):,} more characters not shown" if len(head) < len(shown) else ""
+    return plain(head + more, "grey50")
+
+
 def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
     """A user message as shown: the text the user typed, and one line per file its `@` references attached
     (`attached: notes.txt (30 lines)`) and per image (`attached: an image`): the model got the files' text,

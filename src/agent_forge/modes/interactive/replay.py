@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...coding.messages import SUMMARY_NOTES, interrupted_result
-from .blocks import assistant_block, notice, user_block, user_parts
+from .blocks import assistant_block, custom_block, notice, user_block, user_parts
 from .tool_blocks import ToolCall, shell_block, tool_block
 
 GAP = ""  # rendered as an empty line, as Text("") is
@@ -40,6 +40,8 @@ def transcript(messages: list[dict[str, Any]], *, show_thinking: bool, expanded:
                                 expanded=expanded, result=message, total_lines=message.get("totalLines"))
         elif role in ("compactionSummary", "branchSummary"):
             block = notice(SUMMARY_NOTES[role], "info")
+        elif role == "custom":
+            block = custom_block(message, expanded=expanded)
         if block is not None:
             yield block
             yield GAP

@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from ...coding.paths import path_text
 from ..approvals import REJECT_TEXT, REJECT_WHY
-from .blocks import (assistant_block, compaction_notice, error_notice, error_summary, is_long, notice, retry_notice,
-                     thinking_text, user_block, user_parts)
+from .blocks import (assistant_block, compaction_notice, custom_block, error_notice, error_summary, is_long, notice,
+                     retry_notice, thinking_text, user_block, user_parts)
 from .live import LiveState
 from .tool_blocks import ToolCall, tool_block
 
@@ -90,6 +90,8 @@ class EventView:
                 self.show_collapsible(lambda expanded: user_block(text, expanded=expanded, attached=attached))
             else:
                 self._print(user_block(text, attached=attached), GAP)
+        elif role == "custom" and (block := custom_block(message)) is not None:
+            self._print(block, GAP)
         elif role == "assistant":
             self._failed = message if message.get("stopReason") == "error" else None
             block = assistant_block(message, show_thinking=self.live.show_thinking, with_error=False)
