@@ -199,3 +199,16 @@ def test_mcp_list_counts_the_tools_a_session_offers_and_says_why_the_others_are_
     assert row[:5] == ["b", "user", "stdio", "connected", "2"]
     for notice in BAD_FIELD_NOTICES:
         assert f"agent-forge: Warning: {notice}" in done.stderr, notice
+
+
+def test_a_nul_in_a_servers_command_args_or_env_is_named_and_the_server_skipped(agent_env, fake_llm, tmp_path):
+    """Its start failed as a bare "embedded null byte", again at every restart (round 24)."""
+    write_mcp(agent_env, {"c": {"command": "echo\u0000x"}, "a": {"command": sys.executable, "args": ["-c\u0000"]},
+                          "e": {"command": sys.executable, "env": {"X": "1\u00002"}}})
+    fake_llm.set_script([{"text": "answered without them"}])
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi"], cwd=tmp_path, env=agent_env,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "answered without them\n"), done.stderr
+    for name, field in (("c", "command"), ("a", "args"), ("e", "env")):
+        assert f"mcpServers.{name}: {field} holds a NUL character" in done.stderr, done.stderr
+    assert "embedded null byte" not in done.stderr

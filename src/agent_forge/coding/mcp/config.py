@@ -277,6 +277,14 @@ def _string(entry: dict[str, object], key: str) -> str:
     value = entry.get(key)
     if not isinstance(value, str) or not value.strip():
         raise EntryProblem(f"{key} must be a non-empty string")
+    return _without_nul(value, key)
+
+
+def _without_nul(value: str, key: str) -> str:
+    """`value`, unless it holds a NUL, which no command line, environment or header can carry (the start would
+    fail as a bare "embedded null byte", again at every restart)."""
+    if "\0" in value:
+        raise EntryProblem(f"{key} holds a NUL character, which a command line, environment or header cannot carry")
     return value
 
 
@@ -288,14 +296,14 @@ def _strings(entry: dict[str, object], key: str) -> list[str]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise EntryProblem(f"{key} must be a list of strings")
-    return value
+    return [_without_nul(v, key) for v in value]
 
 
 def _string_map(entry: dict[str, object], key: str) -> dict[str, str]:
     value = entry.get(key, {})
     if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise EntryProblem(f"{key} must be an object of string values")
-    return value
+    return {_without_nul(str(k), f"{key} name"): _without_nul(v, key) for k, v in value.items()}
 
 
 def _url(entry: dict[str, object]) -> str:
