@@ -588,3 +588,37 @@ async def test_load_replays_a_result_whose_call_was_lost_as_a_call_of_its_own(ag
     assert (call["toolCallId"], call["status"], call["kind"]) == ("call-9", "completed", "execute")
     assert "visible-output" in call["content"][0]["content"]["text"]
     assert await client.close() == 0
+
+
+@pytest.mark.real_process  # kill -9
+async def test_messages_a_killed_agent_left_queued_are_told_when_a_loaded_session_delivers_them(agent_env, fake_llm,
+                                                                                               project):
+    """They reached the model with nothing shown, and a later replay showed them: now each is a user message
+    when it is delivered, under the id the replay gives it (round 24)."""
+    from .test_rpc_queue_kill import HELD, held_run_with_queue, kill
+
+    fake_llm.set_script([HELD])
+    rpc, _ = await held_run_with_queue(agent_env, project)
+    session_id = (await rpc.send({"type": "get_state"}))["data"]["sessionId"]
+    await kill(rpc)
+    fake_llm.set_script([{"text": "Took the prompt and the steer."}, {"text": "Took the follow-up."}])
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    loaded = len(client.updates(session_id))
+    assert await client.prompt(session_id, "next") == {"stopReason": "end_turn"}
+
+    def told() -> list[tuple[str, str]]:
+        return [(u["content"]["text"], u["messageId"]) for u in client.updates(session_id)[loaded:]
+                if u["sessionUpdate"] == "user_message_chunk"]
+
+    await client.wait_for(lambda: len(told()) == 2)  # the follow-up's run comes after the prompt's answer
+    live = told()
+    assert await client.close() == 0
+    assert [text for text, _ in live] == ["s1", "f1"]  # "next" is the editor's own
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    replayed = [(u["content"]["text"], u["messageId"]) for u in client.updates(session_id, "user_message_chunk")]
+    assert await client.close() == 0
+    assert [pair for pair in replayed if pair[0] in ("s1", "f1")] == live

@@ -60,6 +60,11 @@ def _user(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) 
                 "type": "image", "data": str(block.get("data", "")), "mimeType": str(block.get("mimeType", ""))}}
 
 
+def user_chunks(message: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
+    """A user message as the replay tells it, its chunks' `messageId` `key`."""
+    return _user(message, "", {}, key)
+
+
 def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
     for index, block in enumerate(message.get("content") or []):
         if not isinstance(block, dict):

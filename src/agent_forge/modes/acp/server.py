@@ -199,6 +199,8 @@ async def _reopen(server: AcpServer, params: dict[str, Any], *, replayed: bool) 
     opened = server.registry.sessions.get(session_id)
     if opened is None:
         opened = await server.registry.open(cwd, servers, server.registry.stored(session_id, cwd))
+        agent = opened.session.agent  # what the file left queued, restored: told when it is delivered
+        opened.updates.expect_restored([*agent.steering_queue, *agent.follow_up_queue])
     else:
         notes = []  # an open session keeps its servers
     for update in replay(opened.session.messages, opened.session.cwd) if replayed else ():

@@ -43,6 +43,14 @@ class Updates:
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
         self._mcp_failing: set[str] = set()  # the servers whose failure was said, failing and restarting since
+        self._restored: list[str] = []  # `message_key`s of queued messages the editor never saw (`expect_restored`)
+        self._told: list[str] = []  # those told so far
+
+    def expect_restored(self, messages: list[dict[str, Any]]) -> None:
+        """`messages` were queued before this process (restored from the file at `session/load`): the editor never
+        saw them, so each is told as a user message when it is delivered, under the `messageId` a later replay
+        gives it."""
+        self._restored = [key for message in messages if (key := message_key(message))]
 
     def __call__(self, event: dict[str, Any]) -> None:
         handler = _HANDLERS.get(event.get("type", ""))
@@ -73,6 +81,8 @@ class Updates:
         if message.get("role") == "assistant":
             self.send(usage_update(self.session))
             self._release()
+        elif message.get("role") == "user" and message_key(message) in self._restored:
+            self._tell_restored(message, str(message_key(message)))
         elif message.get("role") == "custom":
             from ...coding.messages import shown_custom_text
 
@@ -80,6 +90,17 @@ class Updates:
             if shown is not None:  # a plugin's message the person is meant to see: a thought, as on replay
                 key = message_key(message) or uuid.uuid4().hex
                 self.aside({**chunk("agent_thought_chunk", shown), "messageId": key})
+
+    def _tell_restored(self, message: dict[str, Any], key: str) -> None:
+        """A restored queued message delivered now: its chunks, their id made unique as the replay makes it (two
+        messages queued within one millisecond share a `message_key`: the second is `<key>~2`)."""
+        from .replay import user_chunks
+
+        self._restored.remove(key)
+        count = self._told.count(key)
+        self._told.append(key)
+        for update in user_chunks(message, f"{key}~{count + 1}" if count else key):
+            self.aside(update)
 
     def _text(self, text: str, message_id: str) -> None:
         """One chunk of message `message_id`'s text; the first after another message's text starts a paragraph."""
