@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from . import tool_calls
-from .updates import chunk, message_key
+from .updates import chunk, message_key, user_chunks
 
 
 def replay(messages: list[dict[str, Any]], cwd: str) -> Iterator[dict[str, Any]]:
@@ -45,24 +45,6 @@ def _unique(message: dict[str, Any], index: int, taken: set[str]) -> str:
 
 def _chunk(kind: str, text: str, message_id: str) -> dict[str, Any]:
     return {**chunk(kind, text), "messageId": message_id}
-
-
-def _user(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
-    content = message.get("content")
-    if isinstance(content, str):
-        yield _chunk("user_message_chunk", content, key)
-        return
-    for block in content if isinstance(content, list) else []:  # one message: its blocks share the id
-        if isinstance(block, dict) and block.get("type") == "text":
-            yield _chunk("user_message_chunk", str(block.get("text", "")), key)
-        elif isinstance(block, dict) and block.get("type") == "image":
-            yield {"sessionUpdate": "user_message_chunk", "messageId": key, "content": {
-                "type": "image", "data": str(block.get("data", "")), "mimeType": str(block.get("mimeType", ""))}}
-
-
-def user_chunks(message: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
-    """A user message as the replay tells it, its chunks' `messageId` `key`."""
-    return _user(message, "", {}, key)
 
 
 def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
@@ -131,6 +113,10 @@ def _custom(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str
     shown = shown_custom_text(message)
     if shown is not None:
         yield _chunk("agent_thought_chunk", shown, key)
+
+
+def _user(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: str) -> Iterator[dict[str, Any]]:
+    return user_chunks(message, key)
 
 
 _TELLERS: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import tool_calls
 
@@ -94,8 +94,6 @@ class Updates:
     def _tell_restored(self, message: dict[str, Any], key: str) -> None:
         """A restored queued message delivered now: its chunks, their id made unique as the replay makes it (two
         messages queued within one millisecond share a `message_key`: the second is `<key>~2`)."""
-        from .replay import user_chunks
-
         self._restored.remove(key)
         count = self._told.count(key)
         self._told.append(key)
@@ -305,6 +303,21 @@ def message_key(message: dict[str, Any]) -> str | None:
 def chunk(kind: str, text: str) -> dict[str, Any]:
     """A `ContentChunk` update of text (`agent_message_chunk`, `agent_thought_chunk`, `user_message_chunk`)."""
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def user_chunks(message: dict[str, Any], key: str) -> Iterator[dict[str, Any]]:
+    """A user message's text and images as `user_message_chunk`s, their `messageId` `key` (one message: its
+    blocks share the id), as a replay and a restored queued message are told."""
+    content = message.get("content")
+    if isinstance(content, str):
+        yield {**chunk("user_message_chunk", content), "messageId": key}
+        return
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            yield {**chunk("user_message_chunk", str(block.get("text", ""))), "messageId": key}
+        elif isinstance(block, dict) and block.get("type") == "image":
+            yield {"sessionUpdate": "user_message_chunk", "messageId": key, "content": {
+                "type": "image", "data": str(block.get("data", "")), "mimeType": str(block.get("mimeType", ""))}}
 
 
 def usage_update(session: Any) -> dict[str, Any]:
