@@ -132,13 +132,11 @@ def _well_formed_block(block: object) -> bool:
 def shown_custom_text(message: Message) -> str | None:
     """How a plugin's message (`role: custom`) is shown to the person, `[<customType>] <text>`; None when it asks
     not to be (`display: false`): the terminal UI and ACP both show it so."""
+    from ..agent.agent import message_text
+
     if message.get("display") is False:
         return None
-    content = message.get("content")
-    text = content if isinstance(content, str) else "".join(
-        str(block.get("text", "")) if block.get("type") == "text" else "[image]"
-        for block in content or [] if isinstance(block, dict))
-    return f"[{message.get('customType') or 'plugin'}] {text}"
+    return f"[{message.get('customType') or 'plugin'}] {message_text(message)}"
 
 
 INTERRUPTED_RESULT = "No result: the tool call was interrupted before it finished (the agent stopped)."

@@ -70,7 +70,7 @@ def _tool_call(block: dict[str, Any], result: dict[str, Any] | None, cwd: str) -
     args = block.get("arguments") if isinstance(block.get("arguments"), dict) else {}
     interrupted = result is None
     if result is None:
-        result = dict(interrupted_result(str(block.get("id")), name))
+        result = interrupted_result(str(block.get("id")), name)
     failed = bool(result.get("isError"))
     content = tool_calls.pending_content(name, args, cwd) if not failed else []
     if not content:  # bash output in a code fence; the note on an interrupted call is no output

@@ -3,8 +3,8 @@ arguments and result (schema `ToolCall`, `ToolCallUpdate`, `ToolCallContent`).
 
 Paths in locations and diffs are absolute (ACP requires it). write and edit carry `diff` content: while pending
 the text the model sent (the new file, or each replacement), once done the whole file before and after the call
-(`witness.py`: read when the call's turn came and when its change was done). Other tools carry their result text as `content`; bash's output
-streams into its call as it arrives.
+(`witness.py`: read when the call's turn came and when its change was done). Other tools carry their result
+text as `content`; bash's output streams into its call as it arrives.
 """
 
 from __future__ import annotations
