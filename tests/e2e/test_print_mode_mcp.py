@@ -30,6 +30,16 @@ def test_a_server_that_cannot_start_is_said_once_on_stderr(agent_env, fake_llm, 
     assert len([line for line in lines if line.startswith("agent-forge: MCP server q is not ready (failed")]) == 1
 
 
+def test_a_server_still_starting_when_the_wait_ends_is_said_without_a_restart(agent_env, fake_llm, tmp_path):
+    write_mcp(agent_env, {"mute": {"command": sys.executable, "args": [SERVER, "hang-init"], "startupTimeoutMs": 300}})
+    fake_llm.set_script([{"text": "answered"}])
+    done = subprocess.run([*CLI, "-p", "hi"], cwd=tmp_path, env=agent_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "answered\n", done.stderr
+    (told,) = [line for line in done.stderr.splitlines() if "MCP server mute" in line]
+    assert told.startswith("agent-forge: MCP server mute is not ready (starting")
+    assert told.endswith("this prompt runs without its tools (print mode does not wait longer for it to start)")
+
+
 def test_a_server_that_crashes_during_the_run_is_said(agent_env, fake_llm, tmp_path):
     write_mcp(agent_env, {"tools": {"command": sys.executable, "args": [SERVER, "normal"]}})
     fake_llm.set_script([{"tool_calls": [{"name": "tools_crash", "arguments": {}}]}, {"text": "done"}])

@@ -182,6 +182,30 @@ def test_a_session_of_a_newer_version_is_not_skipped_silently(agent_env, tmp_pat
     assert b"made by a newer agent-forge" in result.stderr
 
 
+@pytest.mark.parametrize("flags", [["-p", "x", "--session"], ["--export"]])
+@pytest.mark.parametrize("reference", ["eeee0000", "eeee0000-0000-4000-8000-000000000099"])
+def test_a_partial_or_full_id_of_a_newer_version_session_names_the_file_and_why(agent_env, tmp_path, flags,
+                                                                                reference):
+    root = tmp_path / "sessions"
+    newer = _newer_version_session(tmp_path, root)
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), *flags, reference)
+    assert result.returncode == 1
+    assert b"version 99 is newer than supported" in result.stderr and str(newer).encode() in result.stderr
+    assert b"No session found" not in result.stderr
+
+
+def test_a_partial_id_matching_several_unusable_files_lists_each_with_its_reason(agent_env, tmp_path):
+    root = tmp_path / "sessions"
+    newer = _newer_version_session(tmp_path, root)
+    broken = session_cwd_dir(tmp_path, root) / "2026-01-01T00-00-00-000Z_eeee0000-0000-4000-8000-000000000042.jsonl"
+    broken.write_text("not json\n")
+    result = cli(agent_env, tmp_path, "--session-dir", str(root), "-p", "x", "--session", "eeee0000")
+    assert result.returncode == 1
+    shown = result.stderr.decode()
+    assert "matches 2 session files that cannot be opened" in shown
+    assert f"session file {newer}: version 99 is newer" in shown and f"session file {broken}:" in shown
+
+
 @pytest.mark.parametrize("how", ["deleted", "replaced by another file"])
 async def test_a_session_file_deleted_or_replaced_under_a_running_agent_is_written_again(agent_env, fake_llm,
                                                                                         tmp_path, how):

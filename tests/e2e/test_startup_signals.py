@@ -97,3 +97,18 @@ def test_a_stop_signal_at_any_start_up_moment_ends_with_its_code_and_one_line(tm
             (where, err.decode())
         assert all(json.loads(line) for line in out.splitlines()) or mode == "print", (where, out)
         assert not list(Path(agent_env["HOME"]).rglob("*.lock")), where
+
+
+@pytest.mark.parametrize("target", ["agent_forge.lazy_ssl", "agent_forge.plugins.threads"])
+def test_a_stop_after_rpc_modes_early_answer_is_not_said_to_come_during_start_up(agent_env, tmp_path, target):
+    """The first `get_state` is answered before the session is built (`modes/rpc/early.py`); a stop after the
+    answer (here: as a module of the rest of start-up, before the event loop, is imported) comes to a client that
+    saw the agent serve."""
+    proc = _spawn(agent_env, tmp_path, "rpc", target, signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert json.loads(out.splitlines()[0])["id"] == "s1", out
+    assert proc.returncode == 143
+    assert err.decode() == "agent-forge: Stopped by SIGTERM.\n"

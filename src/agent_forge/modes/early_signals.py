@@ -20,6 +20,7 @@ STOP_SIGNALS = (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)
 """SIGINT, SIGTERM and SIGHUP as plain numbers (equal to the `signal.Signals` members)."""
 
 _held = False
+_answered = False  # a client has its first answer (RPC mode's early `get_state`): start-up is over for it
 
 
 class StoppedEarly(KeyboardInterrupt):
@@ -54,9 +55,17 @@ def _raise(signum: int, frame: Any) -> None:
     raise StoppedEarly(128 + signum)
 
 
+def answered() -> None:
+    """A client was answered before the mode serves (RPC mode's early `get_state`): a later stop is no longer
+    said to come `during start-up`, as the client saw the agent serve."""
+    global _answered
+    _answered = True
+
+
 def stopped(exc: KeyboardInterrupt, *, starting: bool = True) -> int:
     """Report an interrupted run on stderr and release its session locks; the exit code (130 for a plain
-    KeyboardInterrupt). `starting`: the mode was not serving yet (the line says `during start-up`)."""
+    KeyboardInterrupt). `starting`: the mode was not serving yet (the line says `during start-up` unless a
+    client was `answered` already)."""
     stop = exc if isinstance(exc, StoppedEarly) else StoppedEarly(128 + _signal.SIGINT)
     if _held:  # the process is ending: a second signal must not interrupt the clean-up
         for signum in STOP_SIGNALS:
@@ -66,6 +75,6 @@ def stopped(exc: KeyboardInterrupt, *, starting: bool = True) -> int:
 
         release_held_locks()
     finally:
-        when = " during start-up" if starting else ""
+        when = " during start-up" if starting and not _answered else ""
         print(f"agent-forge: Stopped by {stop.signal_name}{when}.", file=sys.stderr)
     return stop.code

@@ -138,6 +138,8 @@ def _no_text_detail(message: AgentMessage | None) -> str:
 
 
 NO_RESTART_WAIT = " (print mode does not wait for it to restart)"
+NO_START_WAIT = " (print mode does not wait longer for it to start)"
+"""How print mode ends a notice: a server still on its first attempt has no restart to wait for."""
 
 
 class McpNotices:
@@ -145,7 +147,8 @@ class McpNotices:
     stderr, once per server, in the words of its `mcp_server_changed` event (`MCP server <name> is not ready
     (...); this prompt runs without its tools`), and so is a connected server that fails later (`MCP server
     <name> failed: <lastError>`). The `; restarting in N s` of the error is left out: print mode waits for no
-    restart, and says so (`NO_RESTART_WAIT`). `say(text)` prints one line."""
+    restart, and says so (`NO_RESTART_WAIT`; `NO_START_WAIT` for a server still starting). `say(text)` prints one
+    line."""
 
     def __init__(self, say: Callable[[str], object]) -> None:
         self._say = say
@@ -168,4 +171,5 @@ class McpNotices:
         else:
             return
         self._told.add(name)
-        self._say(without_restart_delay(text) + NO_RESTART_WAIT)  # the event's "restarting in 1 s" is for clients
+        ending = NO_START_WAIT if state == "starting" else NO_RESTART_WAIT
+        self._say(without_restart_delay(text) + ending)  # the event's "restarting in 1 s" is for clients

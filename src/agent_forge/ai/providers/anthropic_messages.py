@@ -251,6 +251,11 @@ class _Handler(SseHandler):
         return self._stopped
 
     def handle(self, event: SSEEvent) -> Iterable[AssistantMessageEvent]:
+        if event.event == "message":  # no `event:` line (SSE's default name): the data's `type` names it
+            data = self.load(event.data, "event without an event name")
+            name = data.get("type")
+            method = getattr(self, f"_on_{name}", None) if isinstance(name, str) else None
+            return () if method is None else method(data)
         method = getattr(self, "_on_" + event.event, None)
         if method is None:
             return ()  # ping and event types newer than this module
@@ -300,8 +305,8 @@ class _Handler(SseHandler):
         return events
 
     def _on_content_block_delta(self, data: ContentBlockDeltaEvent) -> Iterable[AssistantMessageEvent]:
-        index = self._blocks.get(fields.index(data, "index", "content_block_delta"))
-        if index is None or not self.builder.is_open(index):
+        index = self._open_block(fields.index(data, "index", "content_block_delta"), "content_block_delta")
+        if index is None:
             return ()
         delta = fields.obj(data, "delta", "content_block_delta")
         kind = fields.text(delta, "type", "content_block_delta.delta")
@@ -313,6 +318,17 @@ class _Handler(SseHandler):
             return ()
         chunk = fields.text(delta, _DELTA_FIELD[kind], "content_block_delta.delta") if kind in _DELTA_FIELD else None
         return [self.builder.delta(index, chunk)] if chunk else ()
+
+    def _open_block(self, api_index: int, where: str) -> int | None:
+        """Our contentIndex of the open block `api_index` names, None for a block type we skip. Raises
+        StreamProtocolError for a block no `content_block_start` opened or one stopped already: its text would
+        be lost without a word."""
+        if api_index not in self._blocks:
+            raise StreamProtocolError(f"{where} for content block {api_index}, which no content_block_start opened")
+        index = self._blocks[api_index]
+        if index is not None and not self.builder.is_open(index):
+            raise StreamProtocolError(f"{where} for content block {api_index} after its content_block_stop")
+        return index
 
     def _on_content_block_stop(self, data: ContentBlockStopEvent) -> Iterable[AssistantMessageEvent]:
         index = self._blocks.get(fields.index(data, "index", "content_block_stop"))

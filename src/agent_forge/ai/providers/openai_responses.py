@@ -215,7 +215,7 @@ class _Handler(SseHandler):
 
     def __init__(self, builder: MessageBuilder):
         self.builder = builder
-        self._blocks: dict[int, int] = {}  # output_index → contentIndex
+        self._blocks: dict[int, int | None] = {}  # output_index → contentIndex (None: an item type we skip)
         self._streamed: set[int] = set()  # contentIndexes that received at least one delta
         self._summary_parts: dict[int, int] = {}  # contentIndex of a reasoning item → summary parts seen
         self._status: str | None = None
@@ -300,7 +300,8 @@ class _Handler(SseHandler):
             index, event = self.builder.start_tool_call(f"{call_id}|{item_id or ''}", name or "")
             self._saw_tool_call = True
         else:
-            return ()  # built-in tool calls and other item types we do not model
+            self._blocks[position] = None  # built-in tool calls and other item types we do not model
+            return ()
         self._blocks[position] = index
         return [event]
 
@@ -371,8 +372,17 @@ class _Handler(SseHandler):
         return [self.builder.delta(index, chunk)]
 
     def _open_block(self, data: ResponseOutputIndexEvent) -> int | None:
-        index = self._blocks.get(fields.index(data, "output_index", str(data.get("type") or "event")))
-        return index if index is not None and self.builder.is_open(index) else None
+        """Our contentIndex of the open item the event's `output_index` names, None for an item type we skip.
+        Raises StreamProtocolError for an item no `response.output_item.added` opened or one done already: its
+        text would be lost without a word."""
+        where = str(data.get("type") or "event")
+        position = fields.index(data, "output_index", where)
+        if position not in self._blocks:
+            raise StreamProtocolError(f"{where} for output {position}, which no response.output_item.added opened")
+        index = self._blocks[position]
+        if index is not None and not self.builder.is_open(index):
+            raise StreamProtocolError(f"{where} for output {position} after its response.output_item.done")
+        return index
 
     def _update_usage(self, raw: ResponseUsage | None) -> None:
         if not isinstance(raw, dict):

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
-from ..paths import path_text
 from ...records import Record
 from .entries import AgentMessage, MessageEntry, SessionEntry, SessionInfoEntry, is_header, parse_timestamp
 from ..errors import NoSessionMatch, SessionFileError
-from ..paths import sessions_dir
+from ..paths import path_text, sessions_dir
 from .file_lines import check_readable
 from .naming import id_in_name, session_cwd_dir
 from .reading import first_object, read_header, read_session
@@ -370,18 +369,44 @@ def explain_unusable(session_id: str, cwd: str | os.PathLike[str],
 
 
 def _explain_unusable(wanted: str, files: list[Path]) -> None:
-    """Raise the reason one of `files` that names session id `wanted` cannot be opened, if any: a file whose first
-    line has that id (exactly), or one named after it (`<timestamp>_<id>.jsonl`, the id or a prefix of it) that
-    cannot be read at all (a link loop, no permission): its name is all that says which session it holds."""
+    """Raise why the files of `files` that name session id `wanted` cannot be opened, if any do: files whose
+    first line has that id exactly, else those whose first line's id it prefixes, or, unreadable at all (a link
+    loop, no permission), whose name does (`<timestamp>_<id>.jsonl`: the name is all that says which session it
+    holds). One such file raises its own reason (`read_header`); several raise one error listing each with its
+    reason."""
+    exact, prefixed = _unusable_candidates(wanted, files)
+    candidates = exact or prefixed
+    if len(candidates) == 1:
+        read_header(candidates[0])  # raises SessionFileError with the reason
+    if candidates:
+        listing = "\n".join(f"  {skip_reason(path, _open_error(path))}" for path in candidates)
+        raise SessionFileError(f"Session id '{path_text(wanted)}' matches {len(candidates)} session files that "
+                               f"cannot be opened:\n{listing}")
+
+
+def _unusable_candidates(wanted: str, files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(files with the id `wanted` exactly, files whose id it prefixes), among `files` that cannot be opened
+    (the caller found no file it can open with that id): the id of the first line's header, else of the name."""
+    exact: list[Path] = []
+    prefixed: list[Path] = []
     for path in sorted(files):
         try:
             header = first_object(path)
         except (OSError, SessionFileError):
-            if id_in_name(path).startswith(wanted):
-                read_header(path)  # raises SessionFileError with the reason
-            continue
-        if is_header(header) and header["id"].lower() == wanted:
-            read_header(path)
+            header = None
+        found = header["id"].lower() if is_header(header) else id_in_name(path)
+        if found.startswith(wanted):
+            (exact if found == wanted else prefixed).append(path)
+    return exact, prefixed
+
+
+def _open_error(path: Path) -> SessionFileError:
+    """The error `read_header` raises for `path`: a file `_unusable_candidates` found (it cannot be opened)."""
+    try:
+        read_header(path)
+    except SessionFileError as exc:
+        return exc
+    return SessionFileError("it can be opened now (it changed meanwhile)")
 
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,

@@ -23,7 +23,7 @@ from ...coding.errors import CommandError
 from ...coding.prelude import SessionOptions, SessionPrelude, prepare_session
 from ...records import replace
 from ..early_input import read_first_line
-from ..early_signals import StoppedEarly
+from ..early_signals import StoppedEarly, answered
 
 FIRST_LINE_LIMIT = 1 << 20
 """Bytes read at most while looking for the first line (a `get_state` is a few dozen): past them the server
@@ -165,6 +165,7 @@ def _answer_first_line(prelude: SessionPrelude, args: Any, stdin: BinaryIO, stdo
 
     state = early_state(prelude, args.approvals)
     write_out(stdout, framing.encode(response("get_state", request_id[0], data=state)))
+    answered()
     return rest
 
 
