@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Iterable
 
 from .. import json_wire
-from ..errors import AIError, MissingApiKeyError
+from ..errors import AIError, MissingApiKeyError, StreamProtocolError
 from ..options import StreamOptions
 from ..partial_json import parse_partial_json
 from ..redaction import redact, secret_values
@@ -339,3 +339,26 @@ def new_local_id() -> str:
 def is_local_id(call_id: object) -> bool:
     """Whether `call_id` was made by `new_local_id` (the server never saw it: Gemini does not send it back)."""
     return isinstance(call_id, str) and _LOCAL_ID.fullmatch(call_id) is not None
+
+
+@dataclass(frozen=True)
+class BlockWords:
+    """How an API names its blocks in the errors of `open_block`: Anthropic's `("content block",
+    "content_block_start", "content_block_stop")`, the Responses API's output items."""
+
+    noun: str
+    opened_by: str
+    closed_by: str
+
+
+def open_block(blocks: dict[int, int | None], key: int, builder: MessageBuilder, where: str,
+               words: BlockWords) -> int | None:
+    """The contentIndex `blocks` maps the API's block `key` to, while open; None for a block type the provider
+    skips. Raises StreamProtocolError for a block the stream never opened or closed already (`where`: the event
+    naming it): text for it would otherwise be lost without a word."""
+    if key not in blocks:
+        raise StreamProtocolError(f"{where} for {words.noun} {key}, which no {words.opened_by} opened")
+    index = blocks[key]
+    if index is not None and not builder.is_open(index):
+        raise StreamProtocolError(f"{where} for {words.noun} {key} after its {words.closed_by}")
+    return index

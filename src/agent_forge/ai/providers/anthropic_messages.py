@@ -21,6 +21,8 @@ from ..types import (AssistantContent, AssistantMessage, AssistantMessageEvent, 
 from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
+    BlockWords,
+    open_block,
     sse_post,
     HttpRequest,
     MessageBuilder,
@@ -237,6 +239,10 @@ def tool_id(call_id: str) -> str:
 # ---- response ------------------------------------------------------------------------------------------
 
 
+_BLOCK_WORDS = BlockWords("content block", "content_block_start", "content_block_stop")
+"""How errors name the API's blocks (`_common.open_block`)."""
+
+
 class _Handler(SseHandler):
     """Turns Messages API SSE events into stream events, mapping the API's block `index` to ours."""
 
@@ -305,7 +311,8 @@ class _Handler(SseHandler):
         return events
 
     def _on_content_block_delta(self, data: ContentBlockDeltaEvent) -> Iterable[AssistantMessageEvent]:
-        index = self._open_block(fields.index(data, "index", "content_block_delta"), "content_block_delta")
+        index = open_block(self._blocks, fields.index(data, "index", "content_block_delta"), self.builder,
+                           "content_block_delta", _BLOCK_WORDS)
         if index is None:
             return ()
         delta = fields.obj(data, "delta", "content_block_delta")
@@ -318,17 +325,6 @@ class _Handler(SseHandler):
             return ()
         chunk = fields.text(delta, _DELTA_FIELD[kind], "content_block_delta.delta") if kind in _DELTA_FIELD else None
         return [self.builder.delta(index, chunk)] if chunk else ()
-
-    def _open_block(self, api_index: int, where: str) -> int | None:
-        """Our contentIndex of the open block `api_index` names, None for a block type we skip. Raises
-        StreamProtocolError for a block no `content_block_start` opened or one stopped already: its text would
-        be lost without a word."""
-        if api_index not in self._blocks:
-            raise StreamProtocolError(f"{where} for content block {api_index}, which no content_block_start opened")
-        index = self._blocks[api_index]
-        if index is not None and not self.builder.is_open(index):
-            raise StreamProtocolError(f"{where} for content block {api_index} after its content_block_stop")
-        return index
 
     def _on_content_block_stop(self, data: ContentBlockStopEvent) -> Iterable[AssistantMessageEvent]:
         index = self._blocks.get(fields.index(data, "index", "content_block_stop"))

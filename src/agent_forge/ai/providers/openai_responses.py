@@ -27,6 +27,8 @@ from ..types import (AssistantMessage, AssistantMessageEvent, Context, ImageCont
 from ..usage import update_cost
 from ._sse_exchange import stream_api
 from ._common import (
+    BlockWords,
+    open_block,
     sse_post,
     new_local_id,
     HttpRequest,
@@ -210,6 +212,10 @@ def _tool_output(message: ToolResultMessage) -> FunctionCallOutput:
 # ---- response ------------------------------------------------------------------------------------------
 
 
+_OUTPUT_WORDS = BlockWords("output", "response.output_item.added", "response.output_item.done")
+"""How errors name the API's blocks (`_common.open_block`)."""
+
+
 class _Handler(SseHandler):
     """Turns Responses API events into stream events; an output item is one content block of ours."""
 
@@ -372,17 +378,8 @@ class _Handler(SseHandler):
         return [self.builder.delta(index, chunk)]
 
     def _open_block(self, data: ResponseOutputIndexEvent) -> int | None:
-        """Our contentIndex of the open item the event's `output_index` names, None for an item type we skip.
-        Raises StreamProtocolError for an item no `response.output_item.added` opened or one done already: its
-        text would be lost without a word."""
         where = str(data.get("type") or "event")
-        position = fields.index(data, "output_index", where)
-        if position not in self._blocks:
-            raise StreamProtocolError(f"{where} for output {position}, which no response.output_item.added opened")
-        index = self._blocks[position]
-        if index is not None and not self.builder.is_open(index):
-            raise StreamProtocolError(f"{where} for output {position} after its response.output_item.done")
-        return index
+        return open_block(self._blocks, fields.index(data, "output_index", where), self.builder, where, _OUTPUT_WORDS)
 
     def _update_usage(self, raw: ResponseUsage | None) -> None:
         if not isinstance(raw, dict):
