@@ -90,7 +90,7 @@ def test_a_header_over_the_cap_is_named(tmp_path: Path, monkeypatch: pytest.Monk
     path = tmp_path / "s.jsonl"
     path.write_bytes(HEADER[:-1] + b', "pad": "' + b"p" * 100 + b'"}\n')
     for read in (reading.read_session, reading.read_header):
-        with pytest.raises(SessionFileError, match=r"no valid session header: .* \(line 1 is longer than 100 bytes"):
+        with pytest.raises(SessionFileError, match=r"^session file .*: it has no valid session header \(line 1 is longer than 100 bytes"):
             read(path)
 
 

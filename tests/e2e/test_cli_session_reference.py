@@ -54,4 +54,4 @@ def test_an_unrelated_file_without_such_a_session_is_refused_as_before(agent_env
     (tmp_path / "notes").write_text("buy milk\n")
     result = cli(agent_env, tmp_path, "--session", "notes", "-p", "x", "--session-dir", str(tmp_path / "none"))
     assert result.returncode == 1
-    assert f"session file has no valid session header: {tmp_path / 'notes'}".encode() in result.stderr
+    assert f"session file {tmp_path / 'notes'}: it has no valid session header".encode() in result.stderr

@@ -138,3 +138,40 @@ def test_a_failure_without_retries_names_no_attempt_count(agent_env_factory, fak
     assert result.returncode == 1 and len(fake_llm.requests) == 1
     assert result.stderr.decode().splitlines()[-1] == \
         f"agent-forge: HTTP 401 from {fake_llm.base_url_openai}/chat/completions: bad key"
+
+
+def _consumed(read_end: int, deadline_s: float = 30.0) -> None:
+    """Return once nothing is left unread in the pipe `read_end` (the agent took what was written)."""
+    import fcntl
+    import struct
+    import termios
+    import time
+
+    end = time.monotonic() + deadline_s
+    while struct.unpack("i", fcntl.ioctl(read_end, termios.FIONREAD, b"\0\0\0\0"))[0]:
+        assert time.monotonic() < end, "the agent never read its piped stdin"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json"]])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_while_piped_stdin_is_still_coming_stops_at_once_and_sends_nothing(agent_env, fake_llm, tmp_path,
+                                                                                   mode, signum):
+    import os
+
+    read_end, write_end = os.pipe()  # the test keeps both ends: the input never ends, and it sees what was read
+    try:
+        process = subprocess.Popen([sys.executable, "-m", "agent_forge", *mode, "summarise"], cwd=tmp_path,
+                                   env=agent_env, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.write(write_end, b"the first line of a slow producer\n")
+        _consumed(read_end)
+        process.send_signal(signum)
+        stdout, stderr = finish(process)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    name = signal.Signals(signum).name
+    assert process.returncode == 128 + signum and stdout == b""
+    assert stderr == f"agent-forge: Stopped by {name} while the prompt was being read from stdin: nothing was " \
+                     "sent.\n".encode()
+    assert fake_llm.requests == []

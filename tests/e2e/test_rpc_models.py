@@ -108,11 +108,14 @@ async def test_thinking_levels_on_reasoning_and_plain_models(agent_env_factory, 
         plain_cycle = await client.send({"type": "cycle_thinking_level"})
         plain_levels = (await data(client, {"type": "get_available_thinking_levels"}))["levels"]
         plain_level = (await data(client, {"type": "get_state"}))["thinkingLevel"]
+        plain_invalid = await error(client, {"type": "set_thinking_level", "level": "bogus"})
     assert levels == ["off", "minimal", "low", "medium", "high"]
     assert cycled == ["off", "minimal"]
     assert refused == ('Thinking level "xhigh" is not supported by fake/alpha. '
                        "Supported levels: off, minimal, low, medium, high")
-    assert invalid.startswith("Invalid thinking level: bogus.")
+    assert invalid == ("Invalid thinking level: bogus. Valid levels: off, minimal, low, medium, high, xhigh, max "
+                       "(fake/alpha supports off, minimal, low, medium, high)")
+    assert plain_invalid.endswith("(fake/beta supports off)")  # not a list of levels it would then refuse
     assert after_refusals == "minimal" and deep_level == "xhigh"
     assert plain_cycle["success"] is True and "data" in plain_cycle and plain_cycle["data"] is None
     assert plain_levels == ["off"] and plain_level == "off"

@@ -127,5 +127,5 @@ def test_resuming_a_file_with_no_header_names_the_file_and_line(tmp_path, agent_
     result = subprocess.run([sys.executable, "-m", "agent_forge", "-p", "hi", "--session", str(path)],
                             capture_output=True, env=agent_env, cwd=tmp_path, timeout=60)
     assert result.returncode == 1, result.stderr
-    assert result.stderr.decode() == f"agent-forge: session file has no valid session header: {path} ({why})\n"
+    assert result.stderr.decode() == f"agent-forge: session file {path}: it has no valid session header ({why})\n"
     assert path.read_bytes() == content  # left as it was

@@ -33,6 +33,7 @@ the entries were written later, stderr says whether any were lost).
 from __future__ import annotations
 
 import base64
+import io
 import os
 import sys
 from pathlib import Path
@@ -118,10 +119,11 @@ def _read_file(path: Path, name: str) -> bytes:
     return data
 
 
-def _read_stdin() -> str | None:
+async def _read_stdin() -> str | None:
     """Piped stdin (the mode's own copy: `stdout_guard.claim_stdin`) as text; None for a terminal (nothing is
     piped) or a closed stdin. The rules of `@path` text files hold: `CommandError` for more than
-    `MAX_FILE_BYTES` (no more is read) or for binary data (NUL bytes)."""
+    `MAX_FILE_BYTES` (no more is read) or for binary data (NUL bytes). Waiting for a slow writer leaves the
+    event loop free, so a stop signal ends the wait at once (`termination`)."""
     from .stdout_guard import protocol_stdin
 
     if sys.stdin is None:
@@ -129,7 +131,7 @@ def _read_stdin() -> str | None:
     stream = protocol_stdin()
     if stream.isatty():
         return None
-    data = _read_at_most(stream, MAX_FILE_BYTES + 1)
+    data = await _read_at_most(stream, MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise CommandError(f"Cannot use piped stdin: it is over the {format_size(MAX_FILE_BYTES)} limit for "
                            "piped input and @file arguments.")
@@ -139,11 +141,16 @@ def _read_stdin() -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
-    """Up to `limit` bytes of `stream`, fewer only at end of file (an unbuffered pipe returns what it has)."""
+async def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`, fewer only at end of file (an unbuffered pipe returns what it has).
+    An unbuffered pipe, FIFO or socket is read only once the event loop says it is readable: a read then
+    returns at once. Other streams (a regular file, the null device, an in-process buffer) never wait long."""
     chunks: list[bytes] = []
     size = 0
+    waits = isinstance(stream, io.FileIO)  # a buffered stream may hold data the descriptor no longer shows
     while size < limit:
+        if waits:
+            waits = await _readable(stream.fileno())
         chunk = stream.read(min(1 << 20, limit - size))
         if not chunk:
             break
@@ -152,12 +159,30 @@ def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+async def _readable(fd: int) -> bool:
+    """Wait until `fd` is readable (data or its end); False at once when the loop cannot watch it (a regular
+    file or the null device: epoll refuses them, and their reads do not block)."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    try:
+        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    except (OSError, ValueError):
+        return False
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+    return True
+
+
 async def run_print_mode(session: AgentSession, arguments: list[str], *, json_events: bool) -> int:
     """Run the command line's prompts on `session` and report as described in the module docstring."""
     for warning in session.warnings:
         print_warning(warning)
     try:
-        prompts = build_prompts(arguments, session.cwd, _read_stdin(), session.names_command)
+        prompts = build_prompts(arguments, session.cwd, await _piped_prompt(), session.names_command)
     except CommandError as exc:
         return _fail(str(exc))
     if json_events:
@@ -174,6 +199,18 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
     if code == 0 and session.write_failures:
         return _fail(f"the session file could not be written ({'; '.join(session.write_failures)})")
     return code
+
+
+async def _piped_prompt() -> str | None:
+    """`_read_stdin`, saying so on stderr when a stop signal ends the wait for the writer (nothing was sent)."""
+    import asyncio
+
+    try:
+        return await _read_stdin()
+    except asyncio.CancelledError:
+        if termination.stopped_by is not None:
+            _fail(f"Stopped by {termination.stopped_by} while the prompt was being read from stdin: nothing was sent.")
+        raise
 
 
 def _print_answer(session: AgentSession, watch: RunWatch) -> int:

@@ -240,9 +240,10 @@ class ModelControl:
         Raises `CommandError` for a level that is not one of `THINKING_LEVELS` or that the current model does
         not support (`xhigh`/`max` exist only where the model's capabilities map them): never a silent change.
         """
-        if level not in THINKING_LEVELS:
-            raise CommandError(f"Invalid thinking level: {path_text(level)}. Valid levels: {', '.join(THINKING_LEVELS)}")
         levels = self.available_thinking_levels()
+        if level not in THINKING_LEVELS:
+            raise CommandError(f"Invalid thinking level: {path_text(level)}. Valid levels: {', '.join(THINKING_LEVELS)}"
+                               f" ({self._model_name()} supports {', '.join(levels)})")
         if level not in levels:
             raise CommandError(f'Thinking level "{level}" is not supported by {self._model_name()}. '
                                f"Supported levels: {', '.join(levels)}")

@@ -16,12 +16,13 @@ OnSkip = Callable[[str], None]
 """Told why a session file was left out of a listing: `session file <path>: <why>` (`skip_reason`)."""
 
 from ...records import Record
-from .entries import AgentMessage, MessageEntry, SessionEntry, SessionInfoEntry, is_header, parse_timestamp
+from .entries import AgentMessage, MessageEntry, SessionEntry, SessionInfoEntry, parse_timestamp
 from ..errors import NoSessionMatch, SessionFileError
 from ..paths import path_text, sessions_dir
 from .file_lines import check_readable
-from .naming import id_in_name, session_cwd_dir
-from .reading import first_object, read_header, read_session
+from .naming import session_cwd_dir
+from .reading import read_header, read_session
+from .unusable import explain_unusable_files as _explain_unusable, skip_reason
 from ..safe_read import TEXT_ABSENT, examine, is_file
 
 if TYPE_CHECKING:
@@ -148,8 +149,9 @@ def id_matches(wanted: str, files: list[Path]) -> tuple[list[Path], dict[Path, s
 
 def _elsewhere(wanted: str, session_dir: str | os.PathLike[str] | None,
                on_note: OnSkip | None) -> tuple[list[Path], dict[Path, str | None]]:
-    """`id_matches` among the sessions of every directory; `on_note` hears where a single match is stored."""
-    matches, ids = id_matches(wanted, all_session_files(session_dir, on_skip=on_note))
+    """`id_matches` among every directory's sessions; `on_note` hears where one match is, and `skipped <why>`."""
+    skipped = None if on_note is None else (lambda reason: on_note(f"skipped {reason}"))
+    matches, ids = id_matches(wanted, all_session_files(session_dir, on_skip=skipped))
     if len(matches) == 1 and on_note is not None:
         on_note(f"session {ids[matches[0]]} is stored for another directory: {matches[0]}")
     return matches, ids
@@ -278,11 +280,6 @@ def message_text(message: AgentMessage) -> str:
     return "\n".join(parts)
 
 
-def skip_reason(path: Path, exc: SessionFileError) -> str:
-    """`session file <path>: <why>`: one format for every file a listing or `-c` passes over."""
-    return f"session file {path_text(path)}: {exc.detail or exc}"
-
-
 def _session_files(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None, *,
                    on_skip: OnSkip | None = None) -> list[Path]:
     """Every `*.jsonl` of the directory, whatever it is (a FIFO, a directory, a symlink loop): reading one
@@ -366,47 +363,6 @@ def explain_unusable(session_id: str, cwd: str | os.PathLike[str],
     its header, or by its name when it cannot be read at all) cannot be opened; return when there is none (the
     id names no session: the caller says so)."""
     _explain_unusable(session_id.strip().lower(), _session_files(cwd, session_dir))
-
-
-def _explain_unusable(wanted: str, files: list[Path]) -> None:
-    """Raise why the files of `files` that name session id `wanted` cannot be opened, if any do: files whose
-    first line has that id exactly, else those whose first line's id it prefixes, or, unreadable at all (a link
-    loop, no permission), whose name does (`<timestamp>_<id>.jsonl`: the name is all that says which session it
-    holds). One such file raises its own reason (`read_header`); several raise one error listing each with its
-    reason."""
-    exact, prefixed = _unusable_candidates(wanted, files)
-    candidates = exact or prefixed
-    if len(candidates) == 1:
-        read_header(candidates[0])  # raises SessionFileError with the reason
-    if candidates:
-        listing = "\n".join(f"  {skip_reason(path, _open_error(path))}" for path in candidates)
-        raise SessionFileError(f"Session id '{path_text(wanted)}' matches {len(candidates)} session files that "
-                               f"cannot be opened:\n{listing}")
-
-
-def _unusable_candidates(wanted: str, files: list[Path]) -> tuple[list[Path], list[Path]]:
-    """(files with the id `wanted` exactly, files whose id it prefixes), among `files` that cannot be opened
-    (the caller found no file it can open with that id): the id of the first line's header, else of the name."""
-    exact: list[Path] = []
-    prefixed: list[Path] = []
-    for path in sorted(files):
-        try:
-            header = first_object(path)
-        except (OSError, SessionFileError):
-            header = None
-        found = header["id"].lower() if is_header(header) else id_in_name(path)
-        if found.startswith(wanted):
-            (exact if found == wanted else prefixed).append(path)
-    return exact, prefixed
-
-
-def _open_error(path: Path) -> SessionFileError:
-    """The error `read_header` raises for `path`: a file `_unusable_candidates` found (it cannot be opened)."""
-    try:
-        read_header(path)
-    except SessionFileError as exc:
-        return exc
-    return SessionFileError("it can be opened now (it changed meanwhile)")
 
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,

@@ -271,8 +271,8 @@ def _header_of(lines: FileLines, path: Path) -> tuple[Any, str]:
         raise SessionFileError(f"session file is empty: {path_text(path)}", detail="it is empty")
     if lines.too_long:
         why = f"line {lines.too_long[0]} is longer than {line_limit()} and was not read"
-        raise SessionFileError(f"session file has no valid session header: {path_text(path)} ({why})",
-                               detail=f"it has no valid session header ({why})")
+        detail = f"it has no valid session header ({why})"
+        raise SessionFileError(f"session file {path_text(path)}: {detail}", detail=detail)  # as `skip_reason` says it
     return None, f"line {first or 1} is not a JSON object, nor is any later line"
 
 
@@ -329,8 +329,8 @@ def _checked_header(header: Any, where: str, path: Path) -> SessionHeader:
     """`header` if it is a usable session header: `type: "session"`, string `id` and `cwd`, a supported version.
     `where`: the line it was read from, for the error (`_header_of`)."""
     if not is_header(header) or not isinstance(header.get("cwd"), str):
-        raise SessionFileError(f"session file has no valid session header: {path_text(path)} ({where})",
-                               detail=f"it has no valid session header ({where})")
+        detail = f"it has no valid session header ({where})"
+        raise SessionFileError(f"session file {path_text(path)}: {detail}", detail=detail)  # as `skip_reason` says it
     try:
         check_version(header)
     except ValueError as exc:
