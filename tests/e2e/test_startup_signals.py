@@ -112,3 +112,19 @@ def test_a_stop_after_rpc_modes_early_answer_is_not_said_to_come_during_start_up
     assert json.loads(out.splitlines()[0])["id"] == "s1", out
     assert proc.returncode == 143
     assert err.decode() == "agent-forge: Stopped by SIGTERM.\n"
+
+
+def test_a_stop_of_an_idle_rpc_agent_writes_no_empty_queue_update(agent_env, tmp_path):
+    """Nothing was queued: the stop's dropping of the queues changes nothing, so it tells the client nothing."""
+    proc = _spawn(agent_env, tmp_path, "rpc")
+    try:
+        proc.stdin.write(json.dumps({"id": "s2", "type": "get_state"}).encode() + b"\n")
+        proc.stdin.flush()
+        answered = [json.loads(proc.stdout.readline()) for _ in range(2)]  # the early answer, then the server's
+        assert [record.get("id") for record in answered] == ["s1", "s2"]
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and err == b"agent-forge: Stopped by SIGTERM.\n"
+    assert [json.loads(line)["type"] for line in out.splitlines()] == []

@@ -116,9 +116,11 @@ class Agent:
         self._emit_queue()
 
     def clear_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
+        """Empty both queues: (steering, follow-up) as they were; `queue_update` only when that changed them."""
         steering, follow_up = self.steering_queue, self.follow_up_queue
         self.steering_queue, self.follow_up_queue = [], []
-        self._emit_queue()
+        if steering or follow_up:
+            self._emit_queue()
         return steering, follow_up
 
     def queue_texts(self) -> dict[str, list[str]]:
