@@ -140,3 +140,17 @@ def test_a_call_without_a_result_says_none_was_recorded(agent_env, tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("no result recorded") == 1
     assert "bash call-cut: no result recorded (the call was still running, or the agent stopped" in done.stdout
+
+
+def test_an_unreadable_directory_is_said_skipped_as_other_commands_say_it(nobody_dir, nobody_env):
+    from support.doubles import run_as_nobody
+
+    root = nobody_dir / "sessions"
+    locked = root / "--elsewhere--"
+    locked.mkdir(parents=True)
+    locked.chmod(0o000)
+    root.chmod(0o755)
+    done = run_as_nobody(["--export", "zzzz", "-", "--session-dir", str(root)], nobody_env, nobody_dir)
+    assert done.returncode == 1
+    assert f"agent-forge: skipped the session directory {locked}: Permission denied\n" in done.stderr
+    assert "No session found matching 'zzzz'" in done.stderr
