@@ -163,6 +163,23 @@ async def test_a_damaged_session_file_is_said_once_per_process(agent_env, projec
     assert client.stderr().count("damaged.jsonl") == 1, client.stderr()
 
 
+async def test_damaged_lines_a_load_passes_over_are_said_in_the_session_not_only_on_stderr(agent_env, project,
+                                                                                             fake_llm, tmp_path):
+    fake_llm.set_script([{"text": "one"}])
+    client, session_id = await ready(agent_env, project)
+    assert await client.prompt(session_id, "hello") == {"stopReason": "end_turn"}
+    assert await client.close() == 0
+    [stored] = [f for f in tmp_path.rglob("*.jsonl") if session_id in f.name]
+    with stored.open("a") as handle:
+        handle.write("{not json\n")
+    client = await AcpClient.start([], cwd=str(project), env=agent_env)
+    await client.initialize()
+    await client.request("session/load", {"sessionId": session_id, "cwd": str(project), "mcpServers": []})
+    told = [u["content"]["text"] for u in client.updates(session_id) if u["sessionUpdate"] == "agent_thought_chunk"]
+    assert await client.close() == 0
+    assert any("Warning: session file" in text and "damaged" in text for text in told), told
+
+
 async def test_unknown_sessions_are_errors(agent_env, project):
     client = await AcpClient.start([], cwd=str(project), env=agent_env)
     await client.initialize()

@@ -296,8 +296,9 @@ def _as_request(notification: Callable[[AcpServer, dict[str, Any]], None]) -> Ca
 
 
 def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
-    """What the editor shows about a session once it knows its id: its commands, name and context use, and
-    `notes` about its request (an MCP server renamed)."""
+    """What the editor shows about a session once it knows its id: its commands, name and context use, `notes`
+    about its request (an MCP server renamed) and the session's warnings (damaged lines a load passed over: also
+    on stderr, `sessions._warn`)."""
     from ...coding.tools.sanitize import print_warning
     from .commands import commands, warn_shadowed
     from .updates import usage_update
@@ -306,6 +307,8 @@ def _announce(server: AcpServer, opened: AcpSession, notes: list[str]) -> None:
     for note in notes:
         opened.updates.tell(note, "info")
         print_warning(note)
+    for warning in opened.session.warnings:
+        opened.updates.tell(f"Warning: {warning}", "warning")
     send({"sessionUpdate": "available_commands_update", "availableCommands": commands(opened.session)})
     warn_shadowed(opened.session)
     from ...coding.state import printable_title
