@@ -190,9 +190,9 @@ class AgentSession:
         await self.run.abort_retry()
 
     # -- compaction ----------------------------------------------------------------------------------
-    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Compact now (seed 000 `compact`; in a run at its hand-over, a waiting change goes on); `CommandError`."""
-        return await self.run.compact(custom_instructions, self.store.session_id, lambda: self.begin_abort(held=False))
+    def compact(self, custom_instructions: str | None = None) -> Awaitable[dict[str, Any]]:
+        """Compact (seed 000), acting at the call as `begin_abort` does: `SessionRun.compact`; `CommandError`."""
+        return self.run.compact(custom_instructions, self.store.session_id, self.intake.abort_for_now())
 
     async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ prompt a plugin handled ends with one `agent_settled` like a started one (docs/r
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, Collection, TypeVar
 
 from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
@@ -333,26 +333,36 @@ class Intake:
         """Whether a prompt submitted now would wait for a session change."""
         return bool(self._changes)
 
-    def cancel_inputs(self, *, held: bool = True) -> list[asyncio.Task]:
-        """`abort`: cancel the prompts still in plugin input handlers and, when `held`, those waiting for a
-        session change (the change's own abort passes False: they wait for it); returns the first kind
-        (`plugins_aborted` waits)."""
-        inputs = list(self._inputs)
+    def abort_for_now(self) -> Callable[[], Awaitable[None]]:
+        """An abort to call later that cancels only the prompts being taken in now (their input tasks, in or
+        waiting for plugin input handlers), not those submitted meanwhile: for a command that aborts later, yet
+        takes its place now (`compact`); a change's own abort (held prompts wait for it: `begin_abort`)."""
+        before = frozenset(self._inputs)
+        return lambda: self.begin_abort(held=False, among=before)
+
+    def cancel_inputs(self, *, held: bool = True,
+                      among: Collection[asyncio.Task] | None = None) -> list[asyncio.Task]:
+        """`abort`: cancel the prompts still in plugin input handlers (only those in `among` when it is given:
+        the ones being taken in when the command that aborts arrived, `abort_for_now`) and, when `held`, those
+        waiting for a session change (the change's own abort passes False: they wait for it); returns the first
+        kind (`plugins_aborted` waits)."""
+        inputs = [task for task in self._inputs if among is None or task in among]
         for task in [*inputs, *(self._held if held else ())]:
             task.cancel()
         return inputs
 
-    def begin_abort(self, *, held: bool = True) -> Awaitable[None]:
+    def begin_abort(self, *, held: bool = True, among: Collection[asyncio.Task] | None = None) -> Awaitable[None]:
         """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
-        input handlers and, when `held` (a client's abort, not a change's own), the prompts waiting for a session
-        change and the veto calls such changes wait on: `change_hooks`; the run or its retry wait); the returned
-        awaitable (await it) ends when the session settled or handed over to queued messages (the run side:
-        `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded waits), so after the answers of
-        the changes it cancelled. `RuntimeError` outside a running event loop."""
+        input handlers (of `among` only, when given: `cancel_inputs`) and, when `held` (a client's abort, not a
+        change's own), the prompts waiting for a session change and the veto calls such changes wait on:
+        `change_hooks`; the run or its retry wait); the returned awaitable (await it) ends when the session
+        settled or handed over to queued messages (the run side: `SessionRun.begin_abort`) and the cancelled
+        plugin work ended (bounded waits), so after the answers of the changes it cancelled. `RuntimeError`
+        outside a running event loop."""
         need_loop("abort")
         calls = self.change_hooks.stop() if held else []  # first: a dialog's default must not reach the hook
         self._hooks().abort()
-        inputs = self.cancel_inputs(held=held)
+        inputs = self.cancel_inputs(held=held, among=among)
         return self._aborted([*inputs, *calls], self._run.begin_abort())
 
     async def _aborted(self, inputs: list[asyncio.Task], settled: Awaitable[None]) -> None:

@@ -242,18 +242,44 @@ class SessionRun:
         if self.retry.cancel():
             await boundary.wait()
 
-    async def compact(self, custom_instructions: str | None, session_id: str,
-                      abort: Callable[[], Awaitable[None]]) -> dict[str, Any]:
-        """The `compact` command on session `session_id` (`AgentSession.compact`). During a run it aborts the
-        run (`abort()`: the session's, plugin dialogs included) and compacts at its hand-over, before queued
-        messages continue; messages queued meanwhile are sent once it is over. Raises `CommandError` when it
-        fails or is aborted."""
-        compaction = self._compaction
+    def compact(self, custom_instructions: str | None, session_id: str,
+                abort: Callable[[], Awaitable[None]]) -> Awaitable[dict[str, Any]]:
+        """The `compact` command on session `session_id` (`AgentSession.compact`), taking its place at the call
+        (docs/rpc.md, "What a command stops or holds follows arrival order"): during a run it aborts the run now
+        (`abort()`: the session's, plugin dialogs included) and compacts at its hand-over, before queued messages
+        continue, so a prompt submitted after the call is queued for after the compaction; messages queued
+        meanwhile are sent once it is over. Await the result: the compaction result (`CompactionController.result`:
+        the `compact` response data); `CommandError` when it fails or is aborted."""
         if self.is_streaming:
-            request = compaction.request(custom_instructions, session_id)
-            await abort()  # the run hands over at `at_hand_over`, which runs the request
-            if request.done():
-                return compaction.result(request.result())
-            compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
-            await self.wait_for_idle()
+            return self._compact_in_run(custom_instructions, session_id, abort)
+        return self._compact_idle(custom_instructions, session_id, abort)
+
+    def _compact_in_run(self, custom_instructions: str | None, session_id: str,
+                        abort: Callable[[], Awaitable[None]]) -> Awaitable[dict[str, Any]]:
+        """The request for the run's hand-over (`CompactionController.at_hand_over`) and the run's abort, now."""
+        request = self._compaction.request(custom_instructions, session_id)
+        return self._at_hand_over(custom_instructions, session_id, request, abort())
+
+    async def _at_hand_over(self, custom_instructions: str | None, session_id: str,
+                            request: asyncio.Future[Any], aborted: Awaitable[None]) -> dict[str, Any]:
+        """`request`'s result once `aborted` (the run's abort) is over and the run handed over; a request the run
+        had already passed is withdrawn and run once the session is idle."""
+        await aborted  # the run hands over at `at_hand_over`, which runs the request
+        if request.done():
+            return self._compaction.result(request.result())
+        self._compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
+        await self.wait_for_idle()
+        return await self._compact_now(custom_instructions, session_id)
+
+    async def _compact_idle(self, custom_instructions: str | None, session_id: str,
+                            abort: Callable[[], Awaitable[None]]) -> dict[str, Any]:
+        """A `compact` called while no run went on. A run started since the call (by a prompt taken in before
+        it) is aborted as in `compact`; `abort()` then cancels only prompts submitted before the call."""
+        if self.is_streaming:
+            return await self._compact_in_run(custom_instructions, session_id, abort)
+        return await self._compact_now(custom_instructions, session_id)
+
+    async def _compact_now(self, custom_instructions: str | None, session_id: str) -> dict[str, Any]:
+        """A manual compaction while no run goes on (`idle_work`: messages queued meanwhile run after it)."""
+        compaction = self._compaction
         return compaction.result(await self.idle_work(compaction.manual(custom_instructions, session_id)))

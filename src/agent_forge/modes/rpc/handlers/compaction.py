@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from .registry import handler
 
@@ -11,10 +11,12 @@ if TYPE_CHECKING:
 
 
 @handler("compact", background=True)
-async def _compact(server: RpcServer, command: dict[str, Any]) -> Any:
-    """Runs in the background, so `abort` (and every other command) is answered while the summary is written;
+def _compact(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
+    """Takes its place on arrival (a plain function: `registry.py`): the run it aborts is stopped before the next
+    command is handled, so a prompt sent right after it is queued for after the compaction, not cancelled.
+    Answered in the background, so `abort` (and every other command) is answered while the summary is written;
     the response comes after `compaction_end`."""
-    return await server.session.compact(command.get("customInstructions") or None)
+    return server.session.compact(command.get("customInstructions") or None)
 
 
 @handler("set_auto_compaction")
