@@ -135,7 +135,7 @@ def test_export_by_id_names_a_sessions_root_it_cannot_list(agent_env, fake_llm, 
     os.symlink("looping", looping)
     done = run(["--export", "abc123", "--session-dir", str(looping)], agent_env, tmp_path)
     assert done.returncode == 1
-    assert f"agent-forge: the session directory {looping}: {LOOP}" in done.stderr.splitlines(), done.stderr
+    assert f"agent-forge: skipped the session directory {looping}: {LOOP}" in done.stderr.splitlines(), done.stderr
 
 
 @needs_tmux

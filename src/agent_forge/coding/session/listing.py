@@ -22,7 +22,6 @@ from ..paths import path_text, sessions_dir
 from .file_lines import check_readable
 from .naming import session_cwd_dir
 from .reading import read_header, read_session
-from .unusable import explain_unusable_files as _explain_unusable, skip_reason
 from ..safe_read import TEXT_ABSENT, examine, is_file
 
 if TYPE_CHECKING:
@@ -363,6 +362,22 @@ def explain_unusable(session_id: str, cwd: str | os.PathLike[str],
     its header, or by its name when it cannot be read at all) cannot be opened; return when there is none (the
     id names no session: the caller says so)."""
     _explain_unusable(session_id.strip().lower(), _session_files(cwd, session_dir))
+
+
+def _explain_unusable(wanted: str, files: list[Path]) -> None:
+    """`unusable.explain_unusable_files` (imported here, as in `skip_reason`: only a lookup that matched nothing
+    needs it, and RPC mode's start-up imports no more than it must)."""
+    from .unusable import explain_unusable_files
+
+    explain_unusable_files(wanted, files)
+
+
+def skip_reason(path: Path, exc: SessionFileError) -> str:
+    """`unusable.skip_reason`: how a file left out is said (imported here: only a file that cannot be opened needs
+    it)."""
+    from . import unusable
+
+    return unusable.skip_reason(path, exc)
 
 
 def startup_session(cwd: str | os.PathLike[str], session_dir: str | os.PathLike[str] | None = None, *,
