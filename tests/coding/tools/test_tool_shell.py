@@ -1,13 +1,16 @@
-"""run_shell with real bash: streaming, merged stderr, exit codes, spilling, timeout, abort, cancellation."""
+"""run_shell with real bash: streaming, merged stderr, exit codes, spilling, timeout, abort, cancellation, and\nwhat a stopped command left outside its process group (`setsid`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import signal
 import time
 
 import pytest
+from support.doubles import PidFifo, ProcessWatch
 
 from agent_forge.coding.tools import procgroup
 from agent_forge.coding.tools.shell import run_shell
@@ -152,6 +155,93 @@ async def test_sigterm_ignoring_process_is_killed(tmp_path, group_members, monke
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)
     assert group_members(chunks.pgid()) == []
+
+
+def escapee(where, fifo, on_term: str | None) -> str:
+    """`setsid sh <script>`: a child that leaves the command's process group and session, runs the shell text
+    `on_term` on SIGTERM (None: ignores it), writes its pid to `fifo` (None: nowhere) once it runs there, and
+    waits."""
+    script = where / "escapee.sh"
+    trap = "trap '' TERM" if on_term is None else f"on_term() {{\n{on_term}\n}}\ntrap on_term TERM"
+    report = "" if fifo is None else f"echo $$ > '{fifo}'\n"
+    script.write_text(f"{trap}\n{report}sleep 30 & wait\n")
+    return f"setsid sh '{script}'"
+
+
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="lifeline tokens need /proc")
+
+
+@pytest.fixture
+def escapee_started(watch_process):
+    """`await escapee_started(fifo)` → a `ProcessWatch` of the escapee that wrote its pid to `fifo`; at teardown
+    its session's process group is SIGKILLed (it leads it: its `sleep` too), so a failed test leaves nothing."""
+    groups: list[int] = []
+
+    async def started(fifo) -> ProcessWatch:
+        groups.append(await fifo.pid())
+        return watch_process(groups[-1])
+
+    yield started
+    for pgid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+@needs_proc
+@pytest.mark.parametrize("how", ["abort", "timeout", "cancel"])
+async def test_a_stopped_command_sigterms_what_left_its_group(tmp_path, pid_fifo, escapee_started, how):
+    """What left the group but carries the command's lifeline token gets the group's SIGTERM (and its grace)."""
+    marker, chunks, abort = tmp_path / "terminated", Chunks(), asyncio.Event()
+    command = escapee(tmp_path, pid_fifo.path, f"echo TERM > '{marker}'; exit") + " & echo started; wait"
+    task = asyncio.create_task(run_shell(command, str(tmp_path), on_chunk=chunks, abort=abort,
+                                         timeout_s=1 if how == "timeout" else None))
+    child = await escapee_started(pid_fifo)
+    await chunks.wait_for("started")  # its output is read: cancelled earlier, the start SIGKILLs at once
+    if how == "abort":
+        abort.set()
+    if how == "cancel":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+    else:
+        result = await asyncio.wait_for(task, 10)
+        assert (result.cancelled, result.timed_out) == (how == "abort", how == "timeout")
+    assert child.exited(within=0) and marker.read_text() == "TERM\n"
+
+
+@needs_proc
+async def test_what_left_the_group_and_ignores_sigterm_is_killed_after_the_grace(tmp_path, pid_fifo, escapee_started,
+                                                                                  monkeypatch):
+    monkeypatch.setattr(procgroup, "KILL_GRACE_S", 0.2)
+    abort = asyncio.Event()
+    task = asyncio.create_task(run_shell(escapee(tmp_path, pid_fifo.path, None) + " & wait", str(tmp_path),
+                                         abort=abort))
+    child = await escapee_started(pid_fifo)
+    started = time.monotonic()
+    abort.set()
+    assert (await asyncio.wait_for(task, 10)).cancelled
+    assert child.exited(within=0) and 0.2 <= time.monotonic() - started < 5
+
+
+@needs_proc
+async def test_a_carrier_forked_during_the_grace_is_killed(tmp_path, pid_fifo, escapee_started, monkeypatch):
+    """The escapee answers SIGTERM by starting another (that ignores SIGTERM), reporting its pid, and exiting:
+    the newcomer never got the SIGTERM, and is SIGKILLed once the grace is over."""
+    monkeypatch.setattr(procgroup, "KILL_GRACE_S", 0.2)
+    (tmp_path / "late").mkdir()
+    late_fifo = PidFifo(tmp_path / "late" / "pid.fifo")
+    try:
+        newcomer = escapee(tmp_path / "late", None, None)
+        abort = asyncio.Event()
+        command = escapee(tmp_path, pid_fifo.path, f"{newcomer} & echo $! > '{late_fifo.path}'\nexit") + " & wait"
+        task = asyncio.create_task(run_shell(command, str(tmp_path), abort=abort))
+        first = await escapee_started(pid_fifo)
+        abort.set()
+        second = await escapee_started(late_fifo)
+        assert (await asyncio.wait_for(task, 10)).cancelled
+        assert first.exited(within=0) and second.exited(within=0)
+    finally:
+        late_fifo.close()
 
 
 async def test_abort_event_returns_the_output_so_far(tmp_path, group_members):

@@ -16,24 +16,62 @@ A process that clears its environment and leaves the command's process group esc
 
 Elsewhere (no `/proc`) there is no watchdog and `token()` returns None.
 
-A process that left its command's process group (`setsid`) survives `terminate_group`, so a terminating agent
-(`modes/termination.py`) takes the tokens still registered when the signal came (`live_tokens`) and, once the
-groups are stopped, has the same scan kill what still carries them (`sweep`): a SIGTERM leaves no more behind
-than a kill -9.
+A process that left its command's process group (`setsid`) is out of reach of a signal to the group, so a
+command that is stopped (abort, its timeout, `abort_bash`, a terminating agent) has the same scan, run in the
+agent (`signal_carriers`), signal every process carrying its token alongside the group, with the group's grace:
+SIGTERM, then SIGKILL (`procgroup.terminate_group`). A stopped command is no finished one: what its token
+marks goes. A terminating agent (`modes/termination.py`) also takes the tokens still registered when the
+signal came (`live_tokens`) and, once the commands are stopped, sweeps them (`sweep`) for a stop that did not
+complete: a SIGTERM leaves no more behind than a kill -9.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 import threading
+from typing import Any
 
 ENV_VAR = "AGENT_FORGE_COMMAND"
 """The environment variable naming a command's token in its processes."""
 
-_WATCHDOG = r"""
-import os, signal, sys
+_SCAN = r"""
+import os, signal
+def carriers(needles):
+    me, found = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open("/proc/" + name + "/environ", "rb") as f:
+                env = b"\0" + f.read()
+        except OSError:
+            continue
+        if any(needle in env for needle in needles):
+            found.append(int(name))
+    return found
+def send(pids, signum):
+    own = os.getpgrp()
+    for pid in pids:
+        try:
+            group = os.getpgid(pid)
+            if group != own:
+                os.killpg(group, signum)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
+"""
+"""The scan the watchdog runs and the agent runs in-process (`signal_carriers`): `carriers(needles)` lists the
+pids (this process's aside) whose environment holds one of `needles` (`b"\\0VAR=token\\0"`; a zombie's is
+empty), `send(pids, signum)` signals each and its process group (never the caller's own group)."""
+
+_WATCHDOG = _SCAN + r"""
+import sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 live = set()
 for line in sys.stdin.buffer:
@@ -43,29 +81,9 @@ for line in sys.stdin.buffer:
     else:
         live.discard(token)
 needles = [b"\0" + __VAR__ + b"=" + token + b"\0" for token in live]
-me = os.getpid()
 for _ in range(50 if needles else 0):
-    found = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open("/proc/" + name + "/environ", "rb") as f:
-                env = b"\0" + f.read()
-        except OSError:
-            continue
-        if not any(needle in env for needle in needles):
-            continue
-        found += 1
-        pid = int(name)
-        try:
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    found = carriers(needles)
+    send(found, signal.SIGKILL)
     if not found:
         break
 """.replace("__VAR__", repr(ENV_VAR.encode()))
@@ -153,6 +171,27 @@ def release(value: str | None) -> None:
 def live_tokens() -> list[str]:
     """The tokens of the commands running now (registered and not yet released)."""
     return _watchdog.live()
+
+
+def signal_carriers(value: str, signum: int | None = None) -> bool:
+    """Whether a process carrying token `value` still runs (a zombie does not); `signum` (None: none) is sent
+    to each first, and to its process group, as the watchdog sends SIGKILL. Scans `/proc` in this process
+    (a few ms); False without `/proc`."""
+    if not os.path.isdir("/proc/self"):
+        return False
+    scan = _scanner()
+    pids = scan["carriers"]([b"\0" + ENV_VAR.encode() + b"=" + value.encode() + b"\0"])
+    if signum is not None:
+        scan["send"](pids, signum)
+    return bool(pids)
+
+
+@functools.cache
+def _scanner() -> dict[str, Any]:
+    """`_SCAN`'s functions in this process: the watchdog's own text, so both find exactly the same processes."""
+    namespace: dict[str, Any] = {}
+    exec(_SCAN, namespace)
+    return namespace
 
 
 def sweep(tokens: list[str], timeout_s: float = 30) -> None:

@@ -1,4 +1,5 @@
-"""Stopping a child's whole process group: SIGTERM, a short grace period, then SIGKILL."""
+"""Stopping a child's whole process group, and what left it but carries its command's lifeline token: SIGTERM,
+a short grace period, then SIGKILL."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import os
 import signal
 import time
+from typing import Callable
 
 from ..env_waits import wait_from_env
 
@@ -36,28 +38,66 @@ def group_alive(pgid: int) -> bool:
     return True
 
 
-async def terminate_group(pgid: int, grace_s: float | None = None) -> None:
+async def terminate_group(pgid: int, grace_s: float | None = None, token: str | None = None) -> None:
     """SIGTERM every process of group `pgid`, then SIGKILL what still runs after `grace_s` seconds (default
     `KILL_GRACE_S`, looked up at the call), and return once the group is gone (or `KILL_WAIT_S` after the
     SIGKILL: a process stuck in the kernel).
 
+    `token` (a `lifeline` token, or None): every process carrying it, and its group, is stopped alongside and
+    waited for the same way: what left the group (`setsid`) goes with it; one forked meanwhile gets the SIGKILL.
     If this coroutine is itself cancelled while waiting, it sends SIGKILL at once and re-raises.
     """
-    send_group_signal(pgid, signal.SIGTERM)
-    send_group_signal(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+    command = _Command(pgid, token)
+    command.send(signal.SIGTERM)
+    command.send(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     try:
-        if not await _wait_until_gone(pgid, KILL_GRACE_S if grace_s is None else grace_s):
-            send_group_signal(pgid, signal.SIGKILL)
-            await _wait_until_gone(pgid, KILL_WAIT_S)
+        if not await _wait_until_gone(command.alive, KILL_GRACE_S if grace_s is None else grace_s):
+            command.send(signal.SIGKILL)
+            await _wait_until_gone(command.killed_or_gone, KILL_WAIT_S)
     except asyncio.CancelledError:
-        send_group_signal(pgid, signal.SIGKILL)
+        command.send(signal.SIGKILL)
         raise
 
 
-async def _wait_until_gone(pgid: int, timeout_s: float) -> bool:
-    """Whether group `pgid` ended within `timeout_s` seconds (polled)."""
+def kill_command(pgid: int, token: str | None = None) -> None:
+    """SIGKILL group `pgid` and every process carrying `token` (None: the group alone), with its group, at once."""
+    _Command(pgid, token).send(signal.SIGKILL)
+
+
+class _Command:
+    """A command being stopped: its process group, and the processes carrying its lifeline token (if any)."""
+
+    def __init__(self, pgid: int, token: str | None):
+        self.pgid, self.token = pgid, token
+
+    def send(self, signum: int) -> None:
+        """`signum` to the group while it has a live process (an emptied group's id may be reused), and to
+        the carriers."""
+        if group_alive(self.pgid):
+            send_group_signal(self.pgid, signum)
+        self._carriers(signum)
+
+    def alive(self) -> bool:
+        """Whether a process of the group or a carrier still runs."""
+        return group_alive(self.pgid) or self._carriers(None)
+
+    def killed_or_gone(self) -> bool:
+        """`alive`, SIGKILLing the carriers found first (one forked just before its parent's SIGKILL)."""
+        carriers = self._carriers(signal.SIGKILL)
+        return group_alive(self.pgid) or carriers
+
+    def _carriers(self, signum: int | None) -> bool:
+        if self.token is None:
+            return False
+        from . import lifeline  # imported on first use: start-up does not stop commands
+
+        return lifeline.signal_carriers(self.token, signum)
+
+
+async def _wait_until_gone(alive: Callable[[], bool], timeout_s: float) -> bool:
+    """Whether `alive()` turned False within `timeout_s` seconds (polled)."""
     deadline = time.monotonic() + timeout_s
-    while group_alive(pgid):
+    while alive():
         if time.monotonic() >= deadline:
             return False
         await asyncio.sleep(_POLL_S)

@@ -9,11 +9,10 @@ import asyncio
 import errno
 import functools
 import os
-import signal
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from .procgroup import send_group_signal, terminate_group
+from .procgroup import kill_command, terminate_group
 from .shell_output import OutputCollector, TailBuffer, os_error_text
 from .truncate import TruncationResult, append_notice
 from ..paths import path_text
@@ -112,8 +111,10 @@ async def run_shell(
     `on_chunk` receives each decoded and cleaned piece of output as it arrives; a `\\r` in a piece means the
     current line restarts (a progress bar redraws). `timeout_s` (None: no limit) stops the command with
     `timed_out=True`; setting `abort` stops it with `cancelled=True`. Stopping sends SIGTERM to the command's
-    whole process group and SIGKILL after a grace period. If the calling task is cancelled, the
-    group is stopped the same way and `CancelledError` propagates. `tail` lets the caller supply the
+    whole process group and to every process carrying its `lifeline` token (one that left the group with
+    `setsid`), and SIGKILL to what still runs after a grace period (`procgroup.terminate_group`). If the
+    calling task is cancelled, the command is stopped the same way and `CancelledError` propagates. A command
+    that ended by itself leaves its background jobs running. `tail` lets the caller supply the
     `TailBuffer` (to show progress from it); `output_dir` receives the full output file (`output_files.py`).
     Raises `OSError` when the shell cannot be started (e.g. `cwd`
     does not exist), and re-raises an exception from `on_chunk` after stopping the command.
@@ -127,22 +128,24 @@ async def run_shell(
     try:
         env = None if watch is None else {**os.environ, lifeline.ENV_VAR: watch}
         argv = (shell or ShellConfig()).argv(command)
-        return await _run(argv, cwd, env, OutputCollector(on_chunk, tail, output_dir), timeout_s, abort)
+        return await _run(argv, cwd, watch, env, OutputCollector(on_chunk, tail, output_dir), timeout_s, abort)
     finally:
         lifeline.release(watch)
 
 
-async def _run(argv: list[str], cwd: str, env: dict[str, str] | None, collector: OutputCollector,
-               timeout_s: float | None, abort: asyncio.Event | None) -> ShellResult:
-    proc, transport, reader = await _spawn(argv, cwd, env, collector)
+async def _run(argv: list[str], cwd: str, token: str | None, env: dict[str, str] | None,
+               collector: OutputCollector, timeout_s: float | None, abort: asyncio.Event | None) -> ShellResult:
+    """`run_shell` once the command is registered: `token` is its lifeline token (in `env`), None without one.
+    A stopped command (timeout, abort, error, cancellation) takes its group and every carrier of `token`."""
+    proc, transport, reader = await _spawn(argv, cwd, token, env, collector)
     try:
         stop_reason = await _wait_for_exit(proc, reader, timeout_s, abort)
         if stop_reason is not None:
-            await terminate_group(proc.pid)
+            await terminate_group(proc.pid, token=token)
         await proc.wait()
         await asyncio.wait({reader.closed}, timeout=DRAIN_GRACE_S)
     except asyncio.CancelledError:
-        await _stop_after_cancel(proc.pid, transport, collector)
+        await _stop_after_cancel(proc.pid, token, transport, collector)
         raise
     transport.close()
     collector.finish()
@@ -175,7 +178,8 @@ class _PipeReader(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-async def _spawn(argv: list[str], cwd: str, env: dict[str, str] | None, collector: OutputCollector):
+async def _spawn(argv: list[str], cwd: str, token: str | None, env: dict[str, str] | None,
+                 collector: OutputCollector):
     read_fd, write_fd = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -196,7 +200,7 @@ async def _spawn(argv: list[str], cwd: str, env: dict[str, str] | None, collecto
         transport, reader = await loop.connect_read_pipe(
             lambda: _PipeReader(collector), os.fdopen(read_fd, "rb", buffering=0))
     except BaseException:  # cancelled in between: nobody would ever stop the command
-        send_group_signal(proc.pid, signal.SIGKILL)
+        kill_command(proc.pid, token)
         raise
     return proc, transport, reader
 
@@ -218,9 +222,10 @@ async def _wait_for_exit(proc, reader: _PipeReader, timeout_s: float | None, abo
     return "timeout" if not done else reasons[next(iter(done))]
 
 
-async def _stop_after_cancel(pgid: int, transport: asyncio.BaseTransport, collector: OutputCollector) -> None:
+async def _stop_after_cancel(pgid: int, token: str | None, transport: asyncio.BaseTransport,
+                             collector: OutputCollector) -> None:
     try:
-        await terminate_group(pgid)
+        await terminate_group(pgid, token=token)
     finally:  # even if cancelled again: terminate_group has sent SIGKILL, now stop reading
         transport.close()
         collector.close()
