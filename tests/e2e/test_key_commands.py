@@ -143,3 +143,32 @@ def _kill_quietly(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+@pytest.mark.real_process  # lifeline tokens and process sessions of an agent process of its own
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="lifeline tokens need /proc")
+@pytest.mark.parametrize("stop", ["abort", "kill -9"])
+async def test_a_key_commands_setsid_child_dies_when_the_command_is_stopped(agent_env_factory, fake_llm, tmp_path,
+                                                                           stop):
+    """A child that left the command's process group (`setsid`) carries its lifeline token: an abort, as a timeout
+    would, and a kill -9 of the agent (its watchdog) end it too, as for a `bash` command."""
+    import signal
+
+    from e2e.test_bash_stopped_setsid import child_pid, gone
+
+    env = agent_env_factory()
+    configure(env, "!setsid sh -c 'echo $$ > child.tmp && mv child.tmp child.pid && exec sleep 133' & sleep 60")
+    fake_llm.set_script([{"text": "never requested"}])
+    client = await RpcClient.start([], cwd=str(tmp_path), env=env)
+    try:
+        await client.send({"type": "prompt", "message": "hello"})
+        pid = await child_pid(tmp_path)
+        if stop == "abort":
+            assert (await client.send({"type": "abort"}, timeout=20))["success"] is True
+        else:
+            client.process.send_signal(signal.SIGKILL)
+        assert await gone(pid), f"the key command's setsid child survived the {stop}"
+    finally:
+        await client.close()
+        _kill_quietly(int((tmp_path / "child.pid").read_text())) if (tmp_path / "child.pid").exists() else None
+    assert fake_llm.requests == []

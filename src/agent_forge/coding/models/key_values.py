@@ -194,14 +194,27 @@ async def run_key_command_async(command: str) -> KeyOutcome:
         return None, "the key command is empty"
     import asyncio
 
+    from ..tools import lifeline  # imported on first use: start-up runs no key command
+
+    watch = lifeline.token()  # its processes carry it: a kill -9 of the agent, a timeout or an abort ends them
     try:
-        transport, output = await _start(command)
+        return await _run(command, watch)
+    finally:
+        lifeline.release(watch)  # what a finished command left running is no longer its (as for `bash`)
+
+
+async def _run(command: str, watch: str | None) -> KeyOutcome:
+    """`run_key_command_async` once `watch` (its lifeline token, or None) is registered."""
+    import asyncio
+
+    try:
+        transport, output = await _start(command, watch)
     except OSError as exc:
         return None, f"the key command `{command}` could not start ({exc.strerror or exc})"
     try:
         return await asyncio.wait_for(_collect(command, transport, output), KEY_COMMAND_TIMEOUT_S)
     except asyncio.TimeoutError:
-        await _stop(transport, output)  # reaped on this loop (a sync caller's private loop closes right after)
+        await _stop(transport, output)  # reaped on this loop (a sync caller's private loop closes after)
         return None, _timed_out(command)
     except BaseException:  # cancelled (an abort): the command and its children must not outlive the request
         await _stop(transport, output)
@@ -210,9 +223,10 @@ async def run_key_command_async(command: str) -> KeyOutcome:
         transport.close()  # our ends of the pipes; a child the shell left behind keeps running, unheard
 
 
-async def _start(command: str) -> tuple[asyncio.SubprocessTransport, _KeyCommandOutput]:
+async def _start(command: str, watch: str | None) -> tuple[asyncio.SubprocessTransport, _KeyCommandOutput]:
     """Start `command` with the shell in a new session (so a timeout or an abort can kill its whole process
-    group, not just the shell). Raises OSError when it cannot start, CancelledError when cancelled meanwhile.
+    group, not just the shell), its processes carrying the lifeline token `watch` (unless None: what leaves the
+    group is found by it). Raises OSError when it cannot start, CancelledError when cancelled meanwhile.
 
     The start is never cancelled itself: a cancellation that arrives while asyncio connects the pipes (the
     shell is running by then, and may have forked) lets the start finish, kills the group, then raises.
@@ -222,8 +236,8 @@ async def _start(command: str) -> tuple[asyncio.SubprocessTransport, _KeyCommand
 
     loop = asyncio.get_running_loop()
     start = asyncio.ensure_future(loop.subprocess_shell(
-        lambda: _KeyCommandOutput(loop), command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, start_new_session=True))
+        lambda: _KeyCommandOutput(loop, watch), command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, start_new_session=True, env=_environment(watch)))
     if not await _wait_through_cancellation(start):
         return start.result()
     if start.exception() is None:
@@ -235,12 +249,26 @@ async def _start(command: str) -> tuple[asyncio.SubprocessTransport, _KeyCommand
     raise asyncio.CancelledError
 
 
-async def _stop(transport: asyncio.SubprocessTransport, output: _KeyCommandOutput) -> None:
-    """Kill the command's process group and wait until its shell is reaped (at once: SIGKILL), through any
-    cancellation, which is raised after. A group it may not kill is not waited for (an abort stays prompt)."""
-    import asyncio
+def _environment(watch: str | None) -> dict[str, str] | None:
+    """The command's environment: this process's, with the lifeline token when there is one."""
+    from ..tools import lifeline
 
-    if _kill_group(transport.get_pid()) and await _wait_through_cancellation(output.exited):
+    return None if watch is None else {**os.environ, lifeline.ENV_VAR: watch}
+
+
+async def _stop(transport: asyncio.SubprocessTransport, output: _KeyCommandOutput) -> None:
+    """Kill the command's process group, and what left it but carries its token (`setsid`), and wait until its
+    shell is reaped (at once: SIGKILL), through any cancellation, which is raised after. A group it may not
+    kill is not waited for (an abort stays prompt)."""
+    import asyncio
+    import signal
+
+    from ..tools import lifeline
+
+    killed = _kill_group(transport.get_pid())
+    if output.watch is not None:
+        lifeline.signal_carriers(output.watch, signal.SIGKILL)
+    if killed and await _wait_through_cancellation(output.exited):
         raise asyncio.CancelledError
 
 
@@ -276,9 +304,11 @@ async def _collect(command: str, transport: asyncio.SubprocessTransport, output:
 
 class _KeyCommandOutput:
     """Subprocess protocol of a key command: collects stdout and stderr (each capped at
-    `KEY_COMMAND_MAX_OUTPUT` + 1 bytes) and marks the shell's exit and the pipes' close separately."""
+    `KEY_COMMAND_MAX_OUTPUT` + 1 bytes) and marks the shell's exit and the pipes' close separately. `watch`: the
+    command's lifeline token (None without one)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, watch: str | None) -> None:
+        self.watch = watch
         self.out, self.err = bytearray(), bytearray()
         self.exited, self.closed, self.overflow = loop.create_future(), loop.create_future(), loop.create_future()
 
