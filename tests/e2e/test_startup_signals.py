@@ -128,3 +128,20 @@ def test_a_stop_of_an_idle_rpc_agent_writes_no_empty_queue_update(agent_env, tmp
         proc.kill()
     assert proc.returncode == 143 and err == b"agent-forge: Stopped by SIGTERM.\n"
     assert [json.loads(line)["type"] for line in out.splitlines()] == []
+
+
+@pytest.mark.parametrize("target", ["agent_forge.plugins.threads", "asyncio"])
+def test_a_stop_after_acp_modes_early_initialize_answer_is_not_said_to_come_during_start_up(agent_env, tmp_path,
+                                                                                           target):
+    """ACP answers a first `initialize` before the event loop exists (`modes/acp/handshake.py`), as RPC its
+    `get_state`: a stop after it comes to an editor that saw the agent serve."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, target, str(int(signal.SIGTERM)), "", "--mode", "acp"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=agent_env,
+                            cwd=tmp_path)
+    try:
+        out, err = proc.communicate(json.dumps(initialize).encode() + b"\n", timeout=60)
+    finally:
+        proc.kill()
+    assert json.loads(out.splitlines()[0])["id"] == 1, out
+    assert proc.returncode == 143 and err == b"agent-forge: Stopped by SIGTERM.\n"

@@ -143,25 +143,36 @@ async def _read_stdin() -> str | None:
 
 async def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
     """Up to `limit` bytes of `stream`, fewer only at end of file (an unbuffered pipe returns what it has).
-    An unbuffered pipe, FIFO or socket is read only once the event loop says it is readable: a read then
-    returns at once. Other streams (a regular file, the null device, an in-process buffer) never wait long."""
+    A pipe, FIFO, socket or character device (unbuffered: a buffered stream may hold data its descriptor no
+    longer shows) is read only once the event loop says it is readable: a read then returns at once, and a
+    stop signal ends the wait. Other streams (a regular file, an in-process buffer) are read as they are."""
     chunks: list[bytes] = []
     size = 0
-    waits = isinstance(stream, io.FileIO)  # a buffered stream may hold data the descriptor no longer shows
+    waits = _may_block(stream)
     while size < limit:
         if waits:
             waits = await _readable(stream.fileno())
         chunk = stream.read(min(1 << 20, limit - size))
-        if not chunk:
+        if not chunk:  # the end (None: a non-blocking descriptor another reader drained, as good as the end)
             break
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks)
 
 
+def _may_block(stream: BinaryIO) -> bool:
+    """Whether a read of `stream` may wait for a writer: an unbuffered pipe, FIFO, socket or character device."""
+    import stat
+
+    if not isinstance(stream, io.FileIO):
+        return False
+    mode = os.fstat(stream.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
 async def _readable(fd: int) -> bool:
-    """Wait until `fd` is readable (data or its end); False at once when the loop cannot watch it (a regular
-    file or the null device: epoll refuses them, and their reads do not block)."""
+    """Wait until `fd` is readable (data or its end); False at once when the loop cannot watch it (the null
+    device: epoll refuses it, and its reads do not block)."""
     import asyncio
 
     loop = asyncio.get_running_loop()

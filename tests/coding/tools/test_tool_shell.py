@@ -1,4 +1,5 @@
-"""run_shell with real bash: streaming, merged stderr, exit codes, spilling, timeout, abort, cancellation, and\nwhat a stopped command left outside its process group (`setsid`)."""
+"""run_shell with real bash: streaming, merged stderr, exit codes, spilling, timeout, abort, cancellation, and
+what a stopped command left outside its process group (`setsid`)."""
 
 from __future__ import annotations
 
@@ -207,6 +208,24 @@ async def test_a_stopped_command_sigterms_what_left_its_group(tmp_path, pid_fifo
         result = await asyncio.wait_for(task, 10)
         assert (result.cancelled, result.timed_out) == (how == "abort", how == "timeout")
     assert child.exited(within=0) and marker.read_text() == "TERM\n"
+
+
+@needs_proc
+async def test_each_process_of_a_stopped_command_gets_one_sigterm(tmp_path, pid_fifo, escapee_started, monkeypatch):
+    """The command's own shell (in its group, carrying the token too) and what left the group each count the
+    SIGTERMs they get, ignoring them until the grace's SIGKILL: one each (a second SIGTERM means "force quit" to
+    many programs)."""
+    monkeypatch.setattr(procgroup, "KILL_GRACE_S", 0.3)
+    inside, outside, chunks, abort = tmp_path / "inside", tmp_path / "outside", Chunks(), asyncio.Event()
+    command = (escapee(tmp_path, pid_fifo.path, f"echo TERM >> '{outside}'") +
+               f" & trap 'echo TERM >> {inside}' TERM; echo started; while :; do sleep 0.05; done")
+    task = asyncio.create_task(run_shell(command, str(tmp_path), on_chunk=chunks, abort=abort))
+    child = await escapee_started(pid_fifo)
+    await chunks.wait_for("started")
+    abort.set()
+    assert (await asyncio.wait_for(task, 10)).cancelled
+    assert child.exited(within=0)
+    assert inside.read_text() == "TERM\n" and outside.read_text() == "TERM\n"
 
 
 @needs_proc

@@ -242,8 +242,9 @@ class ModelControl:
         """
         levels = self.available_thinking_levels()
         if level not in THINKING_LEVELS:
+            supported = f" ({self._model_name()} supports {', '.join(levels)})" if self._model else ""
             raise CommandError(f"Invalid thinking level: {path_text(level)}. Valid levels: {', '.join(THINKING_LEVELS)}"
-                               f" ({self._model_name()} supports {', '.join(levels)})")
+                               f"{supported}")
         if level not in levels:
             raise CommandError(f'Thinking level "{level}" is not supported by {self._model_name()}. '
                                f"Supported levels: {', '.join(levels)}")

@@ -28,6 +28,7 @@ def explain_unusable_files(wanted: str, files: list[Path]) -> None:
     candidates = exact or prefixed
     if len(candidates) == 1:
         read_header(candidates[0])  # raises SessionFileError with the reason
+        return  # it can be opened now (it changed meanwhile): the caller says nothing matched
     if candidates:
         listing = "\n".join(f"  {skip_reason(path, _open_error(path))}" for path in candidates)
         raise SessionFileError(f"Session id '{path_text(wanted)}' matches {len(candidates)} session files that "

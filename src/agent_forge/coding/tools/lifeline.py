@@ -52,23 +52,29 @@ def carriers(needles):
         if any(needle in env for needle in needles):
             found.append(int(name))
     return found
-def send(pids, signum):
-    own = os.getpgrp()
+def send(pids, signum, signalled=()):
+    own, done = os.getpgrp(), set(signalled)
     for pid in pids:
         try:
             group = os.getpgid(pid)
-            if group != own:
-                os.killpg(group, signum)
         except OSError:
-            pass
+            continue
+        if group in done:
+            continue
         try:
-            os.kill(pid, signum)
+            if group == own:
+                os.kill(pid, signum)
+            else:
+                os.killpg(group, signum)
+                done.add(group)
         except OSError:
             pass
 """
-"""The scan the watchdog runs and the agent runs in-process (`signal_carriers`): `carriers(needles)` lists the
-pids (this process's aside) whose environment holds one of `needles` (`b"\\0VAR=token\\0"`; a zombie's is
-empty), `send(pids, signum)` signals each and its process group (never the caller's own group)."""
+"""The scan the watchdog runs and the agent runs in-process (`carriers_of`, `signal_pids`): `carriers(needles)`
+lists the pids (this process's aside) whose environment holds one of `needles` (`b"\\0VAR=token\\0"`; a
+zombie's is empty); `send(pids, signum, signalled)` signals the process group of each, once per group and
+none of `signalled` (groups signalled already, whose members got it), and a pid of the caller's own group
+alone: each process gets the signal once."""
 
 _WATCHDOG = _SCAN + r"""
 import sys
@@ -173,16 +179,24 @@ def live_tokens() -> list[str]:
     return _watchdog.live()
 
 
-def signal_carriers(value: str, signum: int | None = None) -> bool:
-    """Whether a process carrying token `value` still runs (a zombie does not); `signum` (None: none) is sent
-    to each first, and to its process group, as the watchdog sends SIGKILL. Scans `/proc` in this process
-    (a few ms); False without `/proc`."""
+def carriers_of(value: str) -> list[int]:
+    """The pids of the processes carrying token `value` (a zombie does not), by a scan of `/proc` in this process
+    (a few ms; tens with a thousand processes); [] without `/proc`."""
     if not os.path.isdir("/proc/self"):
-        return False
-    scan = _scanner()
-    pids = scan["carriers"]([b"\0" + ENV_VAR.encode() + b"=" + value.encode() + b"\0"])
-    if signum is not None:
-        scan["send"](pids, signum)
+        return []
+    return _scanner()["carriers"]([b"\0" + ENV_VAR.encode() + b"=" + value.encode() + b"\0"])
+
+
+def signal_pids(pids: list[int], signum: int, signalled: tuple[int, ...] = ()) -> None:
+    """Send `signum` to `pids` as the watchdog does: to each one's process group, once per group, but for the
+    groups in `signalled` (signalled already) and the caller's own (its pid alone)."""
+    _scanner()["send"](pids, signum, signalled)
+
+
+def signal_carriers(value: str, signum: int) -> bool:
+    """`signum` to every process carrying token `value` (`carriers_of`, `signal_pids`); whether one was found."""
+    pids = carriers_of(value)
+    signal_pids(pids, signum)
     return bool(pids)
 
 

@@ -7,7 +7,7 @@ import asyncio
 import os
 import signal
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from ..env_waits import wait_from_env
 
@@ -48,11 +48,11 @@ async def terminate_group(pgid: int, grace_s: float | None = None, token: str | 
     If this coroutine is itself cancelled while waiting, it sends SIGKILL at once and re-raises.
     """
     command = _Command(pgid, token)
-    command.send(signal.SIGTERM)
-    command.send(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
     try:
+        await asyncio.to_thread(command.send, signal.SIGTERM, signal.SIGCONT)  # SIGCONT: a stopped process
+        # acts on SIGTERM only once continued; the scans run beside the loop (`_wait_until_gone`)
         if not await _wait_until_gone(command.alive, KILL_GRACE_S if grace_s is None else grace_s):
-            command.send(signal.SIGKILL)
+            await asyncio.to_thread(command.send, signal.SIGKILL)
             await _wait_until_gone(command.killed_or_gone, KILL_WAIT_S)
     except asyncio.CancelledError:
         command.send(signal.SIGKILL)
@@ -65,43 +65,57 @@ def kill_command(pgid: int, token: str | None = None) -> None:
 
 
 class _Command:
-    """A command being stopped: its process group, and the processes carrying its lifeline token (if any)."""
+    """A command being stopped: its process group, and the processes carrying its lifeline token (if any). Each
+    method scans `/proc` (blocking: callers in the event loop run them in a thread, but for a last SIGKILL)."""
 
     def __init__(self, pgid: int, token: str | None):
         self.pgid, self.token = pgid, token
 
-    def send(self, signum: int) -> None:
-        """`signum` to the group while it has a live process (an emptied group's id may be reused), and to
-        the carriers."""
+    def send(self, *signums: int) -> None:
+        """Each of `signums` to the group while it has a live process (an emptied group's id may be reused), and
+        to the carriers outside it (their groups): every process gets each signal once."""
+        signalled: tuple[int, ...] = ()
         if group_alive(self.pgid):
-            send_group_signal(self.pgid, signum)
-        self._carriers(signum)
+            for signum in signums:
+                send_group_signal(self.pgid, signum)
+            signalled = (self.pgid,)
+        pids = self._carriers()
+        for signum in signums:
+            self._lifeline().signal_pids(pids, signum, signalled)
 
     def alive(self) -> bool:
         """Whether a process of the group or a carrier still runs."""
-        return group_alive(self.pgid) or self._carriers(None)
+        return group_alive(self.pgid) or bool(self._carriers())
 
     def killed_or_gone(self) -> bool:
         """`alive`, SIGKILLing the carriers found first (one forked just before its parent's SIGKILL)."""
-        carriers = self._carriers(signal.SIGKILL)
-        return group_alive(self.pgid) or carriers
+        pids = self._carriers()
+        self._lifeline().signal_pids(pids, signal.SIGKILL)
+        return group_alive(self.pgid) or bool(pids)
 
-    def _carriers(self, signum: int | None) -> bool:
-        if self.token is None:
-            return False
+    def _carriers(self) -> list[int]:
+        return [] if self.token is None else self._lifeline().carriers_of(self.token)
+
+    @staticmethod
+    def _lifeline() -> Any:
         from . import lifeline  # imported on first use: start-up does not stop commands
 
-        return lifeline.signal_carriers(self.token, signum)
+        return lifeline
 
 
 async def _wait_until_gone(alive: Callable[[], bool], timeout_s: float) -> bool:
-    """Whether `alive()` turned False within `timeout_s` seconds (polled)."""
+    """Whether `alive()` turned False within `timeout_s` seconds, asked in a worker thread (it scans `/proc`:
+    tens of ms with a thousand processes, which the event loop must not wait on) and polled no more often than
+    twice the time one answer took."""
     deadline = time.monotonic() + timeout_s
-    while alive():
-        if time.monotonic() >= deadline:
+    while True:
+        asked = time.monotonic()
+        if not await asyncio.to_thread(alive):
+            return True
+        now = time.monotonic()
+        if now >= deadline:
             return False
-        await asyncio.sleep(_POLL_S)
-    return True
+        await asyncio.sleep(max(_POLL_S, 2 * (now - asked)))
 
 
 def send_group_signal(pgid: int, signum: int) -> None:

@@ -64,6 +64,9 @@ def answer_early(stdin: BinaryIO, stdout: BinaryIO) -> Handshake:
     from ..stdout_guard import write_out
 
     write_out(stdout, json_wire.encode({"jsonrpc": "2.0", "id": request["id"], "result": result}) + b"\n")
+    from ..early_signals import answered
+
+    answered()  # the editor saw the agent serve: a stop from now on is no start-up stop
     return Handshake(request["params"], rest)
 
 
