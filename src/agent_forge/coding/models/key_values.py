@@ -266,8 +266,9 @@ async def _stop(transport: asyncio.SubprocessTransport, output: _KeyCommandOutpu
     from ..tools import lifeline
 
     killed = _kill_group(transport.get_pid())
-    if output.watch is not None:
-        lifeline.signal_carriers(output.watch, signal.SIGKILL)
+    for _ in range(3 if output.watch is not None else 0):  # again: one forked just before its parent's SIGKILL
+        if not lifeline.signal_carriers(output.watch, signal.SIGKILL):
+            break
     if killed and await _wait_through_cancellation(output.exited):
         raise asyncio.CancelledError
 
