@@ -68,6 +68,10 @@ EVIL = textwrap.dedent('''
             ctx.update("napping")  # from the worker thread: marshalled to the loop
             time.sleep(3600)
 
+        @plugin.tool("snooze", description="Await for ever")
+        async def snooze(args, ctx):
+            await asyncio.sleep(3600)
+
         @plugin.on("before_run")
         def hang_run(event, ctx):
             if "hang-run" in str(event.prompts):
@@ -358,6 +362,20 @@ def test_json_mode_bounds_a_command_that_never_returns(agent_env_factory, tmp_pa
     errors = [e for e in events if e.get("type") == "extension_error"]
     assert result.returncode == 0, result.stderr
     assert [e["event"] for e in errors] == ["command:hang"] and "TimeoutError" in errors[0]["error"]
+
+
+@pytest.mark.parametrize("tool", ["nap", "snooze"])  # a blocked sync tool's thread, an async one that never ends
+@pytest.mark.parametrize("mode", [["-p"], ["--mode", "json", "-p"]])
+def test_print_and_json_mode_bound_a_plugin_tool_that_never_returns(agent_env_factory, fake_llm, tmp_path, evil,
+                                                                     tool, mode):
+    """Nobody can abort there: a plugin tool gets `pluginHandlerTimeoutMs`, as from stdin EOF on in RPC mode."""
+    fake_llm.set_script([{"tool_calls": [{"name": tool, "arguments": {}}]}, {"text": "unused"}])
+    env = env_with(agent_env_factory, handler_timeout_ms=300)
+    result = run(env, tmp_path, "-e", evil, "--no-session", *mode, "go", timeout=30)
+    shown = result.stdout.decode() + result.stderr.decode()
+    assert result.returncode == 1, shown
+    assert f"tool:{tool}" in shown and "still running 0.3 s after stdin closed (in print and JSON mode" in shown
+    assert len(fake_llm.requests) == 1  # the aborted run asks the model nothing more
 
 
 ECHO = textwrap.dedent('''

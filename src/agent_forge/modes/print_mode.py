@@ -196,6 +196,7 @@ async def run_print_mode(session: AgentSession, arguments: list[str], *, json_ev
         prompts = build_prompts(arguments, session.cwd, await _piped_prompt(), session.names_command)
     except CommandError as exc:
         return _fail(str(exc))
+    session.hooks.input_closed()  # nobody can abort: plugin tools get `pluginHandlerTimeoutMs` (docs/plugins.md)
     if json_events:
         session.subscribe(_JsonWriter(session.store.header))
     else:  # JSON mode has them as `mcp_server_changed` events

@@ -4,6 +4,7 @@ At stdin EOF the agent finishes its work and exits (docs/rpc.md). A synchronous 
 `time.sleep(1000)` would make that wait endless: its worker thread cannot be stopped. So from EOF on, each plugin
 tool call running (or starting later) gets `pluginHandlerTimeoutMs`, as plugin commands do; one still running
 then is reported and the run is aborted (its thread, a daemon, is abandoned and cannot keep the process alive).
+Print and JSON mode, where nobody can abort, close the input from the start (`print_mode.run_print_mode`).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ class ToolDeadlines:
         call = self._running.get(token)
         if call is None:
             return
-        self._report(call, f"TimeoutError: the tool was still running {timeout:g} s after stdin closed "
-                           "(pluginHandlerTimeoutMs); the run was aborted")
+        self._report(call, f"TimeoutError: the tool was still running {timeout:g} s after stdin closed (in print "
+                           "and JSON mode: after it started; pluginHandlerTimeoutMs); the run was aborted")
         if self._aborting is None or self._aborting.done():
             self._aborting = asyncio.ensure_future(self._abort())
 
