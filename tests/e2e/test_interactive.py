@@ -446,16 +446,20 @@ def test_session_flag_shows_the_earlier_conversation_and_continues_it(terminal, 
     assert user_texts(fake_llm.requests[1]) == ["first question", "second question"]
 
 
-def test_resume_picks_an_older_session(terminal, fake_llm):
+def test_resume_picks_an_older_session(terminal, fake_llm, agent_env):
+    """Its file damaged meanwhile: the warnings a start-up with `--session` shows come with the resume too."""
     fake_llm.set_script([{"text": "First run answer."}, {"text": "Resumed answer."}])
-    finish_first_session(terminal, name="older work")
+    session_id = finish_first_session(terminal, name="older work")
+    [stored] = [path for path in Path(agent_env["AGENT_FORGE_DIR"]).rglob("*.jsonl") if session_id in path.name]
+    with stored.open("a") as handle:
+        handle.write("{not json\n")
     term = terminal()
     term.type("/resume")
     term.press("Enter")
     term.wait_for("→ older work")
     term.press("Enter")
     term.wait_for("resumed session")
-    term.wait_for("First run answer.")
+    term.wait_for_all("First run answer.", "warning: session file", "skipped 1 damaged line")
     term.type("more")
     term.press("Enter")
     term.wait_for("Resumed answer.")

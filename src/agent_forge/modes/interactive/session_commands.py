@@ -58,6 +58,8 @@ class SessionCommands:
         if await session_change(self.ui, "opening the session…", "resume", switching) is None:
             return
         self.ui.say(f"resumed session {self.ui.session.store.session_id}", "success")
+        for warning in self.ui.session.store.load_warnings:  # what reading it found damaged, as at start-up
+            self.ui.say(f"warning: {warning}", "warning")
         self.ui.show_transcript()
 
     async def fork(self, argument: str) -> None:
