@@ -40,11 +40,12 @@ async def streaming(client: RpcClient, message: str = "go") -> None:
             return
 
 
-async def settled_with(client: RpcClient, ids: set[str]) -> tuple[dict[str, dict], list[dict]]:
-    """`({id: response}, events)`: events read until every one of `ids` is answered and a run settled."""
+async def settled_with(client: RpcClient, ids: set[str], *, settle: bool = True) -> tuple[dict[str, dict], list[dict]]:
+    """`({id: response}, events)`: events read until every one of `ids` is answered and (when `settle`) a run
+    settled."""
     replies: dict[str, dict] = {}
     events: list[dict] = []
-    while set(replies) != ids or not any(e["type"] == "agent_settled" for e in events):
+    while set(replies) != ids or (settle and not any(e["type"] == "agent_settled" for e in events)):
         event = await client.next_event(timeout=20)
         events.append(event)
         if event["type"] == "response" and event.get("id") in ids:
@@ -131,21 +132,90 @@ async def test_a_plugin_command_sent_with_compact_during_a_run_is_not_cancelled(
     assert events[-1] == {"type": "agent_settled", "aborted": True}  # the compact's abort ended the run
 
 
+@pytest.mark.parametrize("plugin", [False, True], ids=["quick_prompts", "through_input_handlers"])
 async def test_a_prompt_between_a_starting_prompt_and_compact_is_queued_and_runs(agent_env_factory, fake_llm,
-                                                                                  tmp_path):
+                                                                                  tmp_path, plugin):
     """Idle, one write: a prompt that starts a run, `compact`, a follow-up. The compaction aborts the run the first
-    prompt started (sent before it) and runs at its hand-over; the prompt sent after it is queued and runs. (A
-    steer here is queued too, but the aborted run's first turn takes it along: `Agent.start`, docs/rpc.md on
-    steering and on an abort while a run starts.)"""
+    prompt started (sent before it) and runs at its hand-over; the prompt sent after it is queued and runs. With
+    plugin input handlers the first prompt is still in them when `compact` arrives: the compact waits for its
+    outcome instead of compacting first and leaving it refused as busy. (A steer here is queued too, but the
+    aborted run's first turn takes it along: `Agent.start`, docs/rpc.md on steering and on an abort while a run
+    starts.)"""
     fake_llm.set_script([{"text": "one " + W}, SUMMARISED, ANSWER, {"match": "starts", **HANGING}])
-    async with await start(agent_env_factory(settings=SETTINGS), tmp_path) as client:
+    async with await start(agent_env_factory(settings=SETTINGS), tmp_path, *(["-e", PLUGIN] if plugin else [])) \
+            as client:
+        if plugin:
+            await client.wait_for("extension_ui_request")
         await client.prompt_and_wait("first " + W)
         write(client, {"id": "s", "type": "prompt", "message": "starts a run"}, {"id": "c", "type": "compact"},
               {"id": "p", "type": "prompt", "message": AFTER, "streamingBehavior": "followUp"})
         replies, events = await settled_with(client, {"s", "c", "p"})
-    assert replies["s"]["data"] == {"disposition": "started"}
+    assert replies["s"]["success"] is True and replies["s"]["data"] == {"disposition": "started"}, replies["s"]
     assert replies["c"]["success"] is True, replies["c"]
     assert_ran_after_the_compaction(replies, events, fake_llm)
+
+
+async def test_a_prompt_sent_before_compact_through_input_handlers_during_a_run_is_queued_not_cancelled(
+        agent_env_factory, fake_llm, tmp_path):
+    """During a run, one write: a steer still in plugin input handlers, then `compact`. The compact cancels no
+    prompt: the steer is queued (the compact acts once it is), and runs after the compaction."""
+    fake_llm.set_script([{"text": "one " + W}, HANGING, SUMMARISED, ANSWER])
+    async with await start(agent_env_factory(settings=SETTINGS), tmp_path, "-e", PLUGIN) as client:
+        await client.wait_for("extension_ui_request")
+        await client.prompt_and_wait("first " + W)
+        await streaming(client)
+        write(client, {"id": "p", "type": "prompt", "message": AFTER, "streamingBehavior": "steer"},
+              {"id": "c", "type": "compact"})
+        replies, events = await settled_with(client, {"c", "p"})
+    assert replies["c"]["success"] is True, replies["c"]
+    assert_ran_after_the_compaction(replies, events, fake_llm)
+
+
+# -- an `abort` sent right after `compact` stops it, though its compaction has not begun ------------------------
+
+def assert_nothing_compacted(replies: dict, entries: list[dict], fake_llm) -> None:
+    """`c` answered aborted and `a` succeeded; no summary was asked for and no compaction entry written."""
+    assert replies["a"]["success"] is True, replies["a"]
+    assert replies["c"]["success"] is False and replies["c"]["error"] == "Compaction aborted", replies["c"]
+    assert not any(SUMMARY in json.dumps(r["body"]) for r in fake_llm.requests)
+    assert "compaction" not in [e["type"] for e in entries]
+
+
+@pytest.mark.parametrize("during_run", [False, True], ids=["idle", "in_run"])
+async def test_an_abort_sent_right_after_compact_stops_it(agent_env_factory, fake_llm, tmp_path, during_run):
+    """`compact` then `abort`, one write: idle, the compaction is stopped before its first step; during a run, the
+    request waiting for the aborted run's hand-over ends aborted, and the run settles aborted."""
+    fake_llm.set_script([{"text": "one " + W}, *([HANGING] if during_run else []), SUMMARISED])
+    async with await start(agent_env_factory(settings=SETTINGS), tmp_path) as client:
+        await client.prompt_and_wait("first " + W)
+        if during_run:
+            await streaming(client)
+        write(client, {"id": "c", "type": "compact"}, {"id": "a", "type": "abort"})
+        replies, events = await settled_with(client, {"c", "a"}, settle=during_run)
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+    assert_nothing_compacted(replies, entries, fake_llm)
+    kinds = [e["type"] for e in events]
+    assert "compaction_start" not in kinds and "compaction_end" not in kinds, kinds
+    settled = [e for e in events if e["type"] == "agent_settled"]
+    assert settled == ([{"type": "agent_settled", "aborted": True}] if during_run else []), settled
+
+
+async def test_an_abort_after_a_prompt_and_compact_through_input_handlers_stops_both(agent_env_factory,
+                                                                                      fake_llm, tmp_path):
+    """Idle, one write: a prompt still in plugin input handlers, `compact` waiting for its outcome, `abort`. The
+    abort refuses the prompt and stops the compact, which never begins."""
+    fake_llm.set_script([{"text": "one " + W}, SUMMARISED, {"match": "starts", **HANGING}])
+    async with await start(agent_env_factory(settings=SETTINGS), tmp_path, "-e", PLUGIN) as client:
+        await client.wait_for("extension_ui_request")
+        await client.prompt_and_wait("first " + W)
+        write(client, {"id": "s", "type": "prompt", "message": "starts a run"}, {"id": "c", "type": "compact"},
+              {"id": "a", "type": "abort"})
+        replies, events = await settled_with(client, {"s", "c", "a"}, settle=False)
+        entries = (await client.send({"type": "get_entries"}))["data"]["entries"]
+    assert replies["s"]["success"] is False, replies["s"]
+    assert replies["s"]["error"] == "Aborted while plugin input handlers were running: the prompt was not sent"
+    assert_nothing_compacted(replies, entries, fake_llm)
+    assert len(fake_llm.requests) == 1 and [e["type"] for e in events if e["type"] != "response"] == []
 
 
 # -- the session changes: the prompt waits for the change and runs in the session that exists -----------------

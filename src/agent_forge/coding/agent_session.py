@@ -191,8 +191,8 @@ class AgentSession:
 
     # -- compaction ----------------------------------------------------------------------------------
     def compact(self, custom_instructions: str | None = None) -> Awaitable[dict[str, Any]]:
-        """Compact (seed 000), acting at the call as `begin_abort` does: `SessionRun.compact`; `CommandError`."""
-        return self.run.compact(custom_instructions, self.store.session_id, self.intake.abort_for_now())
+        """Compact (seed 000) in arrival order among the prompts: `SessionRun.compact`; `CommandError`."""
+        return self.run.compact(custom_instructions, self.store.session_id, self.intake)
 
     async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
                             custom_instructions: str | None = None) -> dict[str, Any]:

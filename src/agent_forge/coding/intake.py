@@ -8,7 +8,7 @@ prompt a plugin handled ends with one `agent_settled` like a started one (docs/r
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Awaitable, Callable, Collection, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, NoReturn, TypeVar
 
 from ..agent.agent import QUEUE_MODES
 from ..agent.loop import now_ms
@@ -66,6 +66,7 @@ class Intake:
         self._input_lock = asyncio.Lock()  # prompts pass input handlers one at a time, in arrival order
         self._changes: list[asyncio.Future[None]] = []  # session changes not yet done, in arrival order
         self._held: set[asyncio.Task] = set()  # prompts waiting for them (`abort` cancels them, a change not)
+        self._turns: set[asyncio.Task] = set()  # commands waiting for their turn among the prompts (`in_turn`)
         self.change_hooks = HookCalls()  # the veto calls those changes wait on (`switching.py`; `abort` stops them)
 
     def submit(self, text: str, images: list[ImageContent] | None = None,
@@ -333,37 +334,49 @@ class Intake:
         """Whether a prompt submitted now would wait for a session change."""
         return bool(self._changes)
 
-    def abort_for_now(self) -> Callable[[], Awaitable[None]]:
-        """An abort to call later that cancels only the prompts being taken in now (their input tasks, in or
-        waiting for plugin input handlers), not those submitted meanwhile: for a command that aborts later, yet
-        takes its place now (`compact`); a change's own abort (held prompts wait for it: `begin_abort`)."""
-        before = frozenset(self._inputs)
-        return lambda: self.begin_abort(held=False, among=before)
+    def in_turn(self, act: Callable[[], Awaitable[T]], aborted: Callable[[], T]) -> Awaitable[T]:
+        """`act()` at its turn among the prompts, for a command acting on what those sent before it did (`compact`;
+        docs/rpc.md, "What a command stops or holds follows arrival order"): now when none (nor another such
+        command) is being taken in, else once those taken in before the call have their outcome; prompts submitted
+        after it wait until `act` returned. A client's `abort` before that turn cancels it: `act` is never called,
+        the result is `aborted()`. Await the result. `RuntimeError` outside a running event loop."""
+        need_loop("compact")
+        if not self._turns and all(task.done() for task in self._inputs):
+            return act()
+        waiting = asyncio.ensure_future(self._in_line(act))
+        self._turns.add(waiting)
+        return _or_if_cancelled(waiting, aborted)
 
-    def cancel_inputs(self, *, held: bool = True,
-                      among: Collection[asyncio.Task] | None = None) -> list[asyncio.Task]:
-        """`abort`: cancel the prompts still in plugin input handlers (only those in `among` when it is given:
-        the ones being taken in when the command that aborts arrived, `abort_for_now`) and, when `held`, those
-        waiting for a session change (the change's own abort passes False: they wait for it); returns the first
-        kind (`plugins_aborted` waits)."""
-        inputs = [task for task in self._inputs if among is None or task in among]
-        for task in [*inputs, *(self._held if held else ())]:
-            task.cancel()
-        return inputs
+    async def _in_line(self, act: Callable[[], Awaitable[T]]) -> T:
+        try:
+            async with self._input_lock:  # behind the prompts taken in before it: the lock is first come first served
+                work = act()
+        finally:
+            self._turns.discard(asyncio.current_task())  # from here on an abort stops the work itself
+        return await work
 
-    def begin_abort(self, *, held: bool = True, among: Collection[asyncio.Task] | None = None) -> Awaitable[None]:
+    def begin_abort(self, *, held: bool = True, inputs: bool = True) -> Awaitable[None]:
         """`abort` in two parts: what it stops is stopped now (plugin dialogs and commands, prompts in plugin
-        input handlers (of `among` only, when given: `cancel_inputs`) and, when `held` (a client's abort, not a
-        change's own), the prompts waiting for a session change and the veto calls such changes wait on:
-        `change_hooks`; the run or its retry wait); the returned awaitable (await it) ends when the session
-        settled or handed over to queued messages (the run side: `SessionRun.begin_abort`) and the cancelled
-        plugin work ended (bounded waits), so after the answers of the changes it cancelled. `RuntimeError`
-        outside a running event loop."""
+        input handlers unless `inputs` is False and, when `held` (a client's abort, not a change's or a `compact`'s
+        own), the prompts waiting for a session change, the veto calls such changes wait on (`change_hooks`) and
+        the `compact` commands not begun (waiting for their turn or for the run's hand-over: they answer aborted);
+        the run or its retry wait); the returned awaitable (await it) ends when the session settled or handed over
+        to queued messages (the run side: `SessionRun.begin_abort`) and the cancelled plugin work ended (bounded
+        waits), so after the answers of the changes it cancelled. `RuntimeError` outside a running event loop."""
         need_loop("abort")
         calls = self.change_hooks.stop() if held else []  # first: a dialog's default must not reach the hook
+        if held:
+            self._compaction.abort_requests()
         self._hooks().abort()
-        inputs = self.cancel_inputs(held=held, among=among)
-        return self._aborted([*inputs, *calls], self._run.begin_abort())
+        cancelled = list(self._inputs) if inputs else []
+        for task in [*cancelled, *((*self._held, *self._turns) if held else ())]:
+            task.cancel()
+        return self._aborted([*cancelled, *calls], self._run.begin_abort())
+
+    def abort_for_compact(self) -> Awaitable[None]:
+        """A `compact`'s own abort of the run (`begin_abort`): the run and plugin dialogs stop, no prompt is
+        cancelled (one being taken in is queued, for after the compaction), nor another `compact`."""
+        return self.begin_abort(held=False, inputs=False)
 
     async def _aborted(self, inputs: list[asyncio.Task], settled: Awaitable[None]) -> None:
         await settled
@@ -390,16 +403,24 @@ async def _result(value: T) -> T:
     return value
 
 
-async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str | Callable[[], str]) -> T:
-    """`task`'s result; `CommandError(refusal)` (or `refusal()`: the text as it is when the cancellation came)
-    when `abort` cancelled it (not when the caller is cancelled)."""
+async def _or_if_cancelled(task: asyncio.Future[T], aborted: Callable[[], T]) -> T:
+    """`task`'s result, or `aborted()` (it may raise) when `abort` cancelled it (not when the caller is cancelled)."""
     try:
         return await task
     except asyncio.CancelledError:
         current = asyncio.current_task()
         if not task.cancelled() or (current is not None and current.cancelling()):
             raise
-        raise CommandError(refusal if isinstance(refusal, str) else refusal()) from None
+    return aborted()
+
+
+async def _refused_if_cancelled(task: asyncio.Future[T], refusal: str | Callable[[], str]) -> T:
+    """`_or_if_cancelled` raising `CommandError(refusal)` (or `refusal()`: the text when the cancellation came)."""
+    return await _or_if_cancelled(task, lambda: _refuse(refusal if isinstance(refusal, str) else refusal()))
+
+
+def _refuse(text: str) -> NoReturn:
+    raise CommandError(text)
 
 
 def user_message(text: str, images: list[ImageContent] | None = None) -> UserMessage:

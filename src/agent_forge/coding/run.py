@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from ..agent.loop import abortable_step
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
     from .settings import Settings
     from ..agent.agent import Agent
     from ..agent.types import AgentMessage
-    from .compaction.controller import CompactionController
+    from .compaction.controller import CompactionController, Outcome
     from .hooks import SessionHooks
+    from .intake import Intake
     from .session.store import SessionStore
 
 T = TypeVar("T")
@@ -101,9 +103,18 @@ class SessionRun:
         while it ran start a run once it is over, however it ended (seed 000: abort continues queued messages),
         taking along those queued before it. `work` asked for while a run, a compaction or a branch summary goes
         on is expected to refuse: then nothing starts here, what is going on hands its queue over itself."""
+        return await self.begin_idle_work(lambda: work)
+
+    def begin_idle_work(self, begin: Callable[[], Awaitable[T]]) -> Awaitable[T]:
+        """`idle_work` of `begin()`, called now (a compaction begun at the call: `CompactionController.manual`);
+        await the result."""
         if self.is_streaming or self._compaction.is_compacting:
-            return await work
+            return begin()
         before = self._queued()
+        return self._queued_after(begin(), before)
+
+    async def _queued_after(self, work: Awaitable[T], before: list[AgentMessage]) -> T:
+        """`work`'s result; then a run for the messages queued since `before` (the queue when it began)."""
         try:
             return await work
         finally:
@@ -242,44 +253,41 @@ class SessionRun:
         if self.retry.cancel():
             await boundary.wait()
 
-    def compact(self, custom_instructions: str | None, session_id: str,
-                abort: Callable[[], Awaitable[None]]) -> Awaitable[dict[str, Any]]:
-        """The `compact` command on session `session_id` (`AgentSession.compact`), taking its place at the call
-        (docs/rpc.md, "What a command stops or holds follows arrival order"): during a run it aborts the run now
-        (`abort()`: the session's, plugin dialogs included) and compacts at its hand-over, before queued messages
-        continue, so a prompt submitted after the call is queued for after the compaction; messages queued
-        meanwhile are sent once it is over. Await the result: the compaction result (`CompactionController.result`:
-        the `compact` response data); `CommandError` when it fails or is aborted."""
-        if self.is_streaming:
-            return self._compact_in_run(custom_instructions, session_id, abort)
-        return self._compact_idle(custom_instructions, session_id, abort)
+    def compact(self, custom_instructions: str | None, session_id: str, intake: Intake) -> Awaitable[dict[str, Any]]:
+        """The `compact` command on session `session_id` (`AgentSession.compact`), in arrival order (docs/rpc.md,
+        "What a command stops or holds follows arrival order"): it acts at its turn among the prompts
+        (`intake.in_turn`: at the call, or once the prompts taken in before it have their outcome). A run going on
+        then (also one such a prompt started) is aborted (`intake.abort_for_compact`: the run and plugin dialogs,
+        no prompt) and compacted at its hand-over, before queued messages continue; else it compacts now. So the
+        prompts sent before it are handled as they would be, and one sent after it is queued for after the
+        compaction. Await the result: the compaction result (`CompactionController.result`: the `compact`
+        response data); `CommandError` when it fails, `AbortedError` when it is aborted (also by a client's
+        `abort` sent after it: `Intake.begin_abort`)."""
+        act = partial(self._compact_at_turn, custom_instructions, session_id, intake.abort_for_compact)
+        return self._compaction.answer(intake.in_turn(act, self._compaction.aborted_outcome))
 
-    def _compact_in_run(self, custom_instructions: str | None, session_id: str,
-                        abort: Callable[[], Awaitable[None]]) -> Awaitable[dict[str, Any]]:
-        """The request for the run's hand-over (`CompactionController.at_hand_over`) and the run's abort, now."""
-        request = self._compaction.request(custom_instructions, session_id)
-        return self._at_hand_over(custom_instructions, session_id, request, abort())
+    def _compact_at_turn(self, custom_instructions: str | None, session_id: str,
+                         abort: Callable[[], Awaitable[None]]) -> Awaitable[Outcome]:
+        """The run going on aborted now and compacted at its hand-over, or a compaction begun now: the outcome."""
+        if self.is_streaming:
+            request = self._compaction.request(custom_instructions, session_id)
+            return self._at_hand_over(custom_instructions, session_id, request, abort())
+        return self._compact_now(custom_instructions, session_id)
 
     async def _at_hand_over(self, custom_instructions: str | None, session_id: str,
-                            request: asyncio.Future[Any], aborted: Awaitable[None]) -> dict[str, Any]:
-        """`request`'s result once `aborted` (the run's abort) is over and the run handed over; a request the run
-        had already passed is withdrawn and run once the session is idle."""
+                            request: asyncio.Future[Outcome], aborted: Awaitable[None]) -> Outcome:
+        """`request`'s outcome once `aborted` (the run's abort) is over and the run handed over. A request the run
+        had already passed waits for the next hand-over (of the queued messages' run) and, when none ran it, is
+        withdrawn and run once the session is idle; a client's `abort` meanwhile ends it (`abort_requests`)."""
         await aborted  # the run hands over at `at_hand_over`, which runs the request
+        if not request.done():
+            await self.wait_for_idle()  # already past its hand-over
         if request.done():
-            return self._compaction.result(request.result())
-        self._compaction.withdraw(custom_instructions, session_id, request)  # already past its hand-over
-        await self.wait_for_idle()
+            return request.result()
+        self._compaction.withdraw(custom_instructions, session_id, request)
         return await self._compact_now(custom_instructions, session_id)
 
-    async def _compact_idle(self, custom_instructions: str | None, session_id: str,
-                            abort: Callable[[], Awaitable[None]]) -> dict[str, Any]:
-        """A `compact` called while no run went on. A run started since the call (by a prompt taken in before
-        it) is aborted as in `compact`; `abort()` then cancels only prompts submitted before the call."""
-        if self.is_streaming:
-            return await self._compact_in_run(custom_instructions, session_id, abort)
-        return await self._compact_now(custom_instructions, session_id)
-
-    async def _compact_now(self, custom_instructions: str | None, session_id: str) -> dict[str, Any]:
-        """A manual compaction while no run goes on (`idle_work`: messages queued meanwhile run after it)."""
-        compaction = self._compaction
-        return compaction.result(await self.idle_work(compaction.manual(custom_instructions, session_id)))
+    def _compact_now(self, custom_instructions: str | None, session_id: str) -> Awaitable[Outcome]:
+        """A manual compaction while no run goes on, begun now (`begin_idle_work`: messages queued meanwhile run
+        after it)."""
+        return self.begin_idle_work(lambda: self._compaction.manual(custom_instructions, session_id))

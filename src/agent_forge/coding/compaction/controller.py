@@ -163,7 +163,7 @@ class CompactionController:
         if task is not None and not task.done():
             task.cancel()
             return asyncio.wait({task})
-        return _nothing()
+        return _value(None)
 
     # -- the command -----------------------------------------------------------------------------------------
 
@@ -178,30 +178,49 @@ class CompactionController:
         """The run was already past its hand-over: the request is run later, on the settled session."""
         self._requests.remove((custom_instructions, session_id, request))
 
+    def abort_requests(self) -> None:
+        """A client's `abort`: the `compact` requests still waiting for the run's hand-over end aborted now, none
+        runs (no compaction events); one running is stopped with the compaction (`cancel`)."""
+        requests, self._requests = self._requests, []
+        for _, _, request in requests:
+            if not request.done():
+                request.set_result(Outcome(aborted=True))
+
     async def at_hand_over(self) -> None:
         """Session hook, where a run hands over to queued messages or settles: run the manual compactions
         `compact` requested during the run, before anything queued continues."""
         while self._requests:
-            custom_instructions, session_id, request = self._requests[0]
+            custom_instructions, session_id, request = self._requests.pop(0)
             try:
                 outcome = await self.manual(custom_instructions, session_id)
             except asyncio.CancelledError:  # the session is terminating: every waiting `compact` is answered
-                for _, _, waiting in self._requests:
-                    if not waiting.done():
-                        waiting.set_result(Outcome(aborted=True))
-                self._requests.clear()
+                self._requests.insert(0, (custom_instructions, session_id, request))
+                self.abort_requests()
                 raise
-            self._requests.pop(0)
             if not request.done():
                 request.set_result(outcome)
 
-    async def manual(self, custom_instructions: str | None, session_id: str) -> Outcome:
-        """One manual attempt on the session `compact` was sent to; an error when it changed meanwhile."""
+    def manual(self, custom_instructions: str | None, session_id: str) -> Awaitable[Outcome]:
+        """One manual attempt on the session `compact` was sent to, begun at the call: compacting from then on, so
+        an `abort` right after stops it (`cancel`; stopped before its first step, it ends aborted without
+        events). Await the outcome: an error when the session changed meanwhile or a compaction goes on."""
         if self._store().session_id != session_id:
-            return Outcome(error=SESSION_CHANGED)
+            return _value(Outcome(error=SESSION_CHANGED))
         if self.is_compacting:
-            return Outcome(error=IN_PROGRESS)
-        return await self._run("manual", focus=custom_instructions)
+            return _value(Outcome(error=IN_PROGRESS))
+        attempt = asyncio.ensure_future(self._attempt("manual", custom_instructions, False))
+        self._track(attempt)
+        return abortable_step(attempt, unstarted=lambda: Outcome(aborted=True), track=self._track)
+
+    @staticmethod
+    def aborted_outcome() -> Outcome:
+        """The outcome of a `compact` an `abort` stopped before it asked for anything."""
+        return Outcome(aborted=True)
+
+    @staticmethod
+    async def answer(outcome: Awaitable[Outcome]) -> dict[str, object]:
+        """`result` of `outcome` once it is there."""
+        return CompactionController.result(await outcome)
 
     @staticmethod
     def result(outcome: Outcome) -> dict[str, object]:
@@ -405,5 +424,5 @@ class _Same:
     __hash__ = None  # type: ignore[assignment]
 
 
-async def _nothing() -> None:
-    return None
+async def _value(value: T) -> T:
+    return value

@@ -12,10 +12,11 @@ if TYPE_CHECKING:
 
 @handler("compact", background=True)
 def _compact(server: RpcServer, command: dict[str, Any]) -> Awaitable[Any]:
-    """Takes its place on arrival (a plain function: `registry.py`): the run it aborts is stopped before the next
-    command is handled, so a prompt sent right after it is queued for after the compaction, not cancelled.
-    Answered in the background, so `abort` (and every other command) is answered while the summary is written;
-    the response comes after `compaction_end`."""
+    """Takes its place on arrival (a plain function: `registry.py`), behind the prompts sent before it and ahead
+    of those sent after it (`AgentSession.compact`): the run it aborts is stopped before a prompt sent after it is
+    taken in, so that prompt is queued for after the compaction, and an `abort` sent right after it stops it
+    even before its compaction began. Answered in the background, so `abort` (and every other command) is answered while the summary
+    is written; the response comes after `compaction_end` (or at once when it never began)."""
     return server.session.compact(command.get("customInstructions") or None)
 
 
