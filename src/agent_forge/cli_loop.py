@@ -78,15 +78,23 @@ def _cancel_on_stop_signals(loop: Any, task: Any) -> list[int]:
     return codes
 
 
+STUCK_THREADS = ("asyncio_", "plugin-")
+"""The names' starts of the worker threads `leave_stuck_threads` does not leave to the interpreter's exit: the
+event loop's (tools' blocking calls) and plugin code's (`plugins/threads.in_thread`: a synchronous setup,
+handler or tool given up, a blocked import)."""
+
+
 def leave_stuck_threads(code: int) -> None:
-    """End the process now with `code` when event-loop worker threads (`asyncio_*`: tools' blocking calls) are
-    still alive once the loop is closed: the interpreter would join them at exit, for ever when one is blocked
-    in the kernel. Standard streams are flushed first. Returns when there are none (the normal case)."""
+    """End the process now with `code` when worker threads (`STUCK_THREADS`) are still alive once the loop is
+    closed: the interpreter would join an event-loop worker at exit, for ever when one is blocked in the kernel,
+    and its finalization with a daemon thread still running Python code (a plugin's setup given up by a stop
+    signal) can crash it (SIGSEGV, `corrupted double-linked list`) instead of exiting with `code`. Standard
+    streams are flushed first. Returns when there are none (the normal case)."""
     import os
     import sys
     import threading
 
-    if not any(t.name.startswith("asyncio_") and t.is_alive() for t in threading.enumerate()):
+    if not any(t.name.startswith(STUCK_THREADS) and t.is_alive() for t in threading.enumerate()):
         return
     for stream in (sys.stdout, sys.stderr):
         try:

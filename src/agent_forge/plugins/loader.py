@@ -22,12 +22,14 @@ was imported before the plugin first loaded or holds compiled code (`module_impo
 
 from __future__ import annotations
 
-import os
+import asyncio
 import inspect
+import os
 import re
 import stat
 import sys
 import types
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Awaitable
 
@@ -35,7 +37,7 @@ from ..coding.paths import path_text
 from .bounded import PluginTimeout, bounded
 from .discovery import (  # noqa: F401  (the loader's public names since before the split)
     ENTRY_POINT_GROUP, PLUGINS_DIR, Discovery, PluginObject, PluginSource, Setup, cli_source, discover, plugin_files)
-from .isolation import describe_error, is_cancellation
+from .isolation import PluginEscape, describe_error, is_cancellation
 from ..coding.safe_read import is_dir, is_file
 
 if TYPE_CHECKING:
@@ -57,16 +59,34 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
     """Import `source` and run its setup on a new `Plugin`; an async setup gets `setup_timeout` seconds.
     Registration ends when setup returns (`Plugin.seal`). `fresh`: the packages of module plugins already
     imported anew in this load pass (`module_import.import_current`). Raises `PluginLoadError`; only a
-    cancellation of the caller propagates as itself."""
-    from .api import Plugin  # imported once there is a plugin: start-up without plugins stays lean
+    cancellation of the caller propagates as itself.
 
-    plugin = None
-    try:
+    The plugin's synchronous code (its module's top level, a synchronous setup, unbounded) runs in a worker
+    thread (`threads.in_thread`) that the loop awaits: blocked there, it leaves the loop free, so a stop signal
+    (`cli_loop`, `modes/termination.py`) or an abort of `/reload` still ends the wait at once, and the thread,
+    a daemon, is abandoned. An async setup's coroutine runs on the loop, as before."""
+    from .api import Plugin  # imported once there is a plugin: start-up without plugins stays lean
+    from .threads import in_thread, is_async
+
+    made: list[Plugin] = []  # the plugin, once the worker thread made it: sealed here whatever happens
+
+    def set_up() -> tuple[Plugin, Setup | None, object]:
+        """The plugin's synchronous code, in a worker thread: its import and a synchronous `setup(plugin)`:
+        (the plugin, an async setup still to call, a synchronous setup's result)."""
         obj, plugin_id, path, (digest, kept) = _import(source, fresh)
         setup = _setup_of(obj)
         plugin = Plugin(id=plugin_id, path=path, scope=source.scope, origin=source.origin)
         plugin.source_digest, plugin.kept_code = digest, kept
-        result = setup(plugin)
+        made.append(plugin)
+        if is_async(setup):
+            return plugin, setup, None  # its coroutine is made and awaited on the loop
+        return plugin, None, setup(plugin)
+
+    try:
+        async with _loading(asyncio.get_running_loop()):
+            plugin, async_setup, result = await in_thread(set_up)
+        if async_setup is not None:
+            result = async_setup(plugin)
         if inspect.isawaitable(result):
             await _bounded(result, setup_timeout, source.target)
     except PluginLoadError:
@@ -74,11 +94,25 @@ async def load_plugin(source: PluginSource, *, setup_timeout: float = SETUP_TIME
     except BaseException as exc:  # a plugin must not take the agent down, not even with sys.exit
         if is_cancellation(exc):
             raise
-        raise PluginLoadError(f"{path_text(source.target)}: {describe_error(exc)}") from exc
+        error = exc.error if isinstance(exc, PluginEscape) else exc
+        raise PluginLoadError(f"{path_text(source.target)}: {describe_error(error)}") from error
     finally:
-        if plugin is not None:
-            plugin.seal()
+        for each in made:
+            each.seal()
     return plugin
+
+
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _loading(loop: asyncio.AbstractEventLoop) -> asyncio.Lock:
+    """The lock of `loop`'s loads: one plugin's synchronous code (import, setup) at a time, as when it ran on the
+    loop's thread (two ACP sessions load theirs side by side, and a path plugin's import replaces its modules in
+    `sys.modules`). A load given up (cancelled) releases it: its thread, abandoned, does not hold up the next."""
+    lock = _locks.get(loop)
+    if lock is None:
+        lock = _locks[loop] = asyncio.Lock()
+    return lock
 
 
 async def _bounded(awaitable: Awaitable[object], timeout: float, target: str) -> None:

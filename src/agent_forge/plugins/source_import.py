@@ -141,7 +141,10 @@ def import_fresh(spec: importlib.machinery.ModuleSpec) -> tuple[types.ModuleType
         assert spec.loader is not None
         spec.loader.exec_module(module)
     except BaseException:
-        forget(spec.name)
+        # not when a stopped `/reload` put the running plugin's modules back meanwhile (this import went on in
+        # its abandoned thread: `loader.load_plugin`)
+        if sys.modules.get(spec.name) is module:
+            forget(spec.name)
         raise
     return module, source_digest(spec.name)
 
