@@ -4,6 +4,7 @@ cluster edges, and the width helpers (fit, the dialogs' wrap, the stream's rows)
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import uuid
@@ -81,6 +82,7 @@ def tmux_width(text: str) -> int:
     finally:
         subprocess.run([*command, "kill-server"], capture_output=True, timeout=10)
         path.unlink()
+        Path(f"/tmp/tmux-{os.getuid()}/{socket}").unlink(missing_ok=True)  # tmux leaves its socket file behind
     return 29 - len(row[row.index("0123"):])
 
 
