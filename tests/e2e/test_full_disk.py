@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -251,7 +252,39 @@ async def test_acp_tells_the_editor_when_the_session_file_cannot_be_written_and_
 
         for i in range(7):
             assert await client.prompt(session_id, f"question {i}") == {"stopReason": "end_turn"}
-        assert "cannot be written: No space left on device" in said() and "entries wait in memory" in said()
+        assert "cannot be written: No space left on device" in said()
+        assert re.search(r"\((1 session entry waits|\d+ session entries wait) in memory, written once (it|they) can",
+                         said()), said()
         resize(disk, "8m")
         await client.wait_for(lambda: "The session file is written again." in said())  # retried every 100 ms
         assert await client.close() == 0
+
+
+def test_the_interactive_mode_says_at_exit_where_the_unwritten_entries_went(agent_env, fake_llm, tmp_path,
+                                                                           terminal):
+    """The release line was written while stderr was the UI's log: the terminal never showed it, the resume hint
+    named the file that lacks the entries, and the exit code was 0 (round 31)."""
+    from support.tui import ask, needs_tmux
+
+    if needs_tmux.args[0]:
+        pytest.skip(needs_tmux.kwargs["reason"])
+    fake_llm.set_script([{"text": "first answer"}, {"text": "second answer " + "y" * 9000}])  # > the slack page
+    (tmp_path / "tmp").mkdir()
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        term = terminal("--session-dir", str(disk), env=env)
+        ask(term, "before full", "first answer")
+        fill(disk)
+        term.type("after full")
+        term.press("Enter")
+        history = lambda: " ".join(term.scrollback().split())  # noqa: E731 (the answer is longer than the screen)
+        term.wait_for("cannot write the session file", where=history)
+        term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+        assert re.search(r"\((1 session entry waits|\d+ session entries wait) in memory\)", history()), history()
+        term.press("C-d")
+        assert term.exit_code() == 1
+        [saved] = (tmp_path / "tmp").glob("*.recovered-*.jsonl")
+        shown = "".join(term.scrollback().split())  # a long path wraps anywhere
+        assert "couldnotbewrittento" in shown and f"thewholesessionissavedto{saved}" in shown, shown
+        assert f"Resumethissession:agent-forge--session{saved}" in shown
+        assert "after full" in saved.read_text()

@@ -50,6 +50,12 @@ def loads(text: str | bytes) -> JsonValue:
     return value  # type: ignore[no-any-return]
 
 
+def reason(exc: json.JSONDecodeError) -> str:
+    """What is wrong, without the position: `exc.msg` minus the dangling words Python leaves for a position it
+    appends itself (`Invalid control character at`, `Unterminated string starting at`)."""
+    return exc.msg.removesuffix(" at").removesuffix(" starting")
+
+
 def finite(value: object) -> object:
     """A copy of `value` with non-finite floats replaced by None (containers copied only where needed)."""
     if isinstance(value, float):

@@ -168,13 +168,21 @@ def release(store: SessionStore) -> None:
         return
     store.close()  # a last write that succeeds still reports `session_write_resumed`
     store.on_write_state = None
+    if store.write_error is not None:
+        store.rescue()
+        print(f"agent-forge: {unsaved_report(store)}", file=sys.stderr)
+
+
+def unsaved_report(store: SessionStore) -> str | None:
+    """What `release` said of `store` (None when every entry is on disk or it was not released): `N session
+    entries could not be written to <path> (<OS error>): ` and where the whole session was saved or that they
+    are lost. The interactive mode says it again once its terminal is back (stderr was its log meanwhile)."""
     state = store.write_error
-    if state is not None:
-        rescued = store.rescue()
-        lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
-        fate = lost if rescued is None else _rescued_text(*rescued)
-        print(f"agent-forge: {entries_text(state['pendingEntries'])} could not be written to "
-              f"{state['path']} ({state['error']}): {fate}", file=sys.stderr)
+    if state is None or not store.released:
+        return None
+    lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
+    fate = lost if store.recovered is None else _rescued_text(*store.recovered)
+    return f"{entries_text(state['pendingEntries'])} could not be written to {state['path']} ({state['error']}): {fate}"
 
 
 def _rescued_text(path: Path, session_id: str) -> str:

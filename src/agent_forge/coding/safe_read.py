@@ -15,6 +15,7 @@ import stat
 from collections import namedtuple
 from typing import TYPE_CHECKING
 
+from ..ai import json_wire
 from .errors import ConfigFileError, UnsafeFileError
 from .paths import path_text
 
@@ -198,7 +199,7 @@ def _syntax_message(text: str, exc: json.JSONDecodeError) -> str:
         column = comma - (text.rfind("\n", 0, comma) + 1) + 1
         closing = text[exc.pos]
         return f"invalid JSON at line {line} column {column}: trailing comma before '{closing}' (JSON allows none)"
-    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {json_wire.reason(exc)}"
 
 
 def format_size(size: int) -> str:

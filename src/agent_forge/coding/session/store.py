@@ -83,6 +83,8 @@ class SessionStore(EntryAppends):
         self._leaf_id: str | None = self._entries[-1]["id"] if self._entries else None
         self.released = False
         """True once `close` ran: what it could not write has been reported (once) by its owner."""
+        self.recovered: tuple[Path, str] | None = None
+        """Where `rescue` wrote the whole session: (the copy's path, its session id)."""
         self.on_write_state: Callable[[str | None], None] | None = None
         """Called with the previous error after `write_error` changed (a write failed, failed differently, or
         succeeded after failing); set by the owner, to tell its client."""
@@ -409,7 +411,8 @@ class SessionStore(EntryAppends):
         writer, new_id = self._writer, uuid4()
         header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
         path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))
-        return None if path is None else (path, new_id)
+        self.recovered = None if path is None else (path, new_id)
+        return self.recovered
 
 
 def _latest_name(branch: list[SessionEntry]) -> str | None:

@@ -233,9 +233,12 @@ class Updates:
 
     def _write_error(self, event: dict[str, Any]) -> None:
         from ...coding.paths import path_text
+        from ...coding.persistence import entries_text
 
+        count = event.get("pendingEntries", 0)
         self.tell(f"The session file {path_text(event.get('path'))} cannot be written: {event.get('error')} "
-                  f"({event.get('pendingEntries')} entries wait in memory, written once it can be).", "error")
+                  f"({entries_text(count, 'wait')} in memory, written once {'it' if count == 1 else 'they'} can "
+                  "be).", "error")
 
     def _write_resumed(self, event: dict[str, Any]) -> None:
         self.tell("The session file is written again.", "info")

@@ -138,7 +138,7 @@ class InteractiveMode(InputActions):
     async def run(self, first_prompt: str | None = None,
                   load_plugins: Callable[[AgentSession], Awaitable[object]] | None = None) -> int:
         """Run until the user exits; the exit code (0 for Ctrl+D, `/quit`; 1 when the session could not be
-        built: `start_error`). `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is
+        built, `start_error`, or entries could not be written to its file). `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is
         sent once plugins are loaded; `load_plugins(session)` installs the start-up plugins, run after the
         editor's first paint (an exception it raises is shown as an error and the mode goes on without them)."""
         def started() -> None:  # before the first paint: what these tasks do comes after it
@@ -161,8 +161,9 @@ class InteractiveMode(InputActions):
                 release_terminal()
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {path_text(log)}", "warning"))
+        unsaved = self._unsaved()
         self._resume_hint()
-        return 1 if self.start_error is not None else code
+        return 1 if self.start_error is not None or (unsaved and not code) else code
 
     def _subscribe(self) -> list[Callable[[], None]]:
         """The mode's session listeners (their unsubscribe functions); queued messages a killed process left
@@ -283,11 +284,30 @@ class InteractiveMode(InputActions):
             self.terminal.write(to_ansi([notice(FINISHING)], self.terminal.columns()))
         await finishing
 
+    def _unsaved(self) -> bool:
+        """Say again what the session's release said on stderr of entries it could not write (stderr was the
+        log meanwhile): whether there were any (the exit code is then 1, as in print mode)."""
+        from ...coding.persistence import unsaved_report
+
+        report = None if self.session is None else unsaved_report(self.session.store)
+        if report is not None:
+            self.print_(notice(report, "error"))
+        return report is not None
+
     def _resume_hint(self) -> None:
+        """How to resume: by the recovery copy's path when entries could not be written to the session file
+        (the file lacks them; the copy's id alone finds nothing: it may be in the temp dir)."""
+        import shlex
+
         store = self.session.store if self.session is not None else None
-        if store is not None and store.path is not None and exists(store.path):
-            self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session "
-                                                       f"{store.session_id}")], self.terminal.columns()))
+        if store is not None and store.recovered is not None:
+            where = shlex.quote(str(store.recovered[0]))
+        elif store is not None and store.path is not None and exists(store.path):
+            where = store.session_id
+        else:
+            return
+        self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session {where}")],
+                                    self.terminal.columns()))
 
     def exit(self, code: int) -> None:
         if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]

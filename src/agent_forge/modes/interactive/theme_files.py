@@ -20,6 +20,7 @@ import re
 import stat
 from pathlib import Path
 
+from ...ai import json_wire
 from ...coding.config_keys import unknown_key, unknown_keys
 from ...coding.paths import path_text
 from .theme import DARK, THEMES, Theme
@@ -91,7 +92,7 @@ def load_theme_file(path: Path) -> Theme:
     except (OSError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path_text(path)}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ThemeError(f"{path_text(path)}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        raise ThemeError(f"{path_text(path)}:{exc.lineno}: invalid JSON ({json_wire.reason(exc)})") from None
     if not isinstance(data, dict):
         raise ThemeError(f"{path_text(path)}: not a JSON object")
     unknown = unknown_keys(data, ("base", "colors", "name"))

@@ -163,8 +163,10 @@ class EventView:
         self._footer_changed()
 
     def _on_session_write_error(self, event: dict[str, Any]) -> None:
+        from ...coding.persistence import entries_text
+
         self._print(notice(f"cannot write the session file {path_text(event.get('path'))}: {event.get('error')} "
-                                  f"({event.get('pendingEntries')} entries wait in memory)", "error"))
+                           f"({entries_text(event.get('pendingEntries', 0), 'wait')} in memory)", "error"))
 
     def _on_session_write_resumed(self, event: dict[str, Any]) -> None:
         self._print(notice("the session file is written again", "success"))

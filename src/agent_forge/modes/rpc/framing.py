@@ -244,7 +244,7 @@ def _loads(text: str) -> Any:
 
 def _parse_problem(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+        return f"{json_wire.reason(exc)} (line {exc.lineno}, column {exc.colno})"
     return str(exc)
 
 

@@ -1,0 +1,47 @@
+"""End to end: a JSON syntax error reads as a sentence wherever it is reported. Python's messages for a control
+character and an unterminated string end in a dangling `at` (it appends the position itself); each report gives
+the position its own way, so the dangling words go (`json_wire.reason`; found with a raw NUL in mcp.json)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_forge.ai import json_wire
+
+
+@pytest.mark.parametrize("text, expected", [('"a\x00b"', "Invalid control character"),
+                                            ('"abc', "Unterminated string"),
+                                            ("[1 2]", "Expecting ',' delimiter")])
+def test_the_reason_leaves_out_the_words_python_leaves_for_its_position(text, expected):
+    with pytest.raises(json.JSONDecodeError) as caught:
+        json.loads(text)
+    assert json_wire.reason(caught.value) == expected
+
+
+def run(env, cwd, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agent_forge", *args], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, timeout=60)
+
+
+def test_a_raw_nul_in_mcp_json_is_named_in_one_sentence(agent_env, tmp_path):
+    text = b'{"mcpServers": {"a": {"command": "x\x00y"}}}'
+    (Path(agent_env["AGENT_FORGE_DIR"]) / "mcp.json").write_bytes(text)
+    done = run(agent_env, tmp_path, "mcp", "list")
+    assert done.returncode == 1
+    column = text.index(b"\x00") + 1
+    assert (f"mcp.json: invalid JSON at line 1 column {column}: Invalid control character; its MCP servers are not "
+            "used") in done.stderr.decode(), done.stderr
+
+
+def test_rpc_parse_errors_name_the_fault_and_its_place(agent_env, tmp_path):
+    lines = b'{"id": "a", "type": "get_state", "x": "a\x01b"}\n{"id": "b", "type": "get_state", "x": "abc\n'
+    done = run(agent_env, tmp_path, "--mode", "rpc", "--no-session", stdin=lines)
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(reply["id"], reply["error"]) for reply in replies] == [
+        ("a", "Failed to parse command: Invalid control character (line 1, column 41)"),
+        ("b", "Failed to parse command: Unterminated string (line 1, column 39)")]
