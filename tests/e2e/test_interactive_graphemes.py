@@ -95,7 +95,7 @@ def picker_rows(screen: str) -> list[str]:
 
 
 LABEL = re.compile(f"[→ ] 名前 (\\d+) {FAMILY_DRAWN} עברית א www(\\d+) · \\d{{4}}-\\d\\d-\\d\\d \\d\\d:\\d\\d · "
-                   "1 messages · [0-9a-f]{8}")
+                   "1 message · [0-9a-f]{8}")
 
 
 def test_the_resume_picker_leaves_no_stale_text_after_scrolling_and_filtering(terminal, fake_llm, agent_env):

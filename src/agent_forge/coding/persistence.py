@@ -18,6 +18,7 @@ from .message_persist import persist_message
 from .env_waits import wait_from_env
 from .session.fit import fit_event
 from .session.store import SessionStore
+from ..words import counted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -196,5 +197,5 @@ def _rescued_text(path: Path, session_id: str) -> str:
 
 def entries_text(count: int, verb: str = "") -> str:
     """`1 session entry`, `3 session entries`; with `verb` (`wait`) also its agreeing form (`waits`)."""
-    text = f"{count} session {'entry' if count == 1 else 'entries'}"
+    text = counted(count, "session entry", "session entries")
     return f"{text} {verb + 's' if count == 1 else verb}" if verb else text

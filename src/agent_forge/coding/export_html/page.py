@@ -13,6 +13,7 @@ from .entries import render_entry
 from .highlight import stylesheet
 from .text import esc, snippet
 from .tree import EntryTree, layout
+from ...words import counted
 
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
@@ -85,7 +86,7 @@ def _session_head(title: str, header: Record, tree: EntryTree, source: str | Non
 def _entry_counts(tree: EntryTree) -> str:
     messages = sum(1 for e in tree.entries if e.get("type") == "message")
     branches = tree.branch_count()
-    text = f"{len(tree.entries)} entries, {messages} messages"
+    text = f"{counted(len(tree.entries), 'entry', 'entries')}, {counted(messages, 'message')}"
     return text + (f", {branches} other {'branch' if branches == 1 else 'branches'}" if branches else "")
 
 

@@ -25,6 +25,7 @@ from .truncate import (
     format_size,
     truncate_head,
 )
+from ...words import counted
 
 if TYPE_CHECKING:
     from .line_window import LineSpan
@@ -132,7 +133,7 @@ def _text_result(f: BinaryIO, path: str, offset: int, limit: int | None) -> Tool
     needed = min(last or offset + DEFAULT_MAX_LINES, offset + DEFAULT_MAX_LINES)
     span = locate_lines(f, offset, last, enough=needed, count_limit=COUNT_LIMIT_BYTES)
     if span.start is None:
-        where = "is empty" if span.total_lines == 0 else f"has {span.total_lines} lines"
+        where = "is empty" if span.total_lines == 0 else f"has {counted(span.total_lines, 'line')}"
         raise ToolError(f"offset {offset} is past the end of the file: {path_text(path)} {where}.")
     if span.total_lines == 0:
         return text_result("(empty file)", {"truncation": None})

@@ -21,6 +21,7 @@ from .session_commands import SESSION_COMMANDS, SessionCommands, session_change
 from .tool_blocks import ToolCall, shell_block
 from .wording import error_text
 from ...coding.paths import path_text
+from ...words import counted
 
 if TYPE_CHECKING:
     from ...coding.agent_session import AgentSession
@@ -131,11 +132,11 @@ class Commands:
         branch = message_counts(self.ui.session.messages)  # the conversation the model sees now
         lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
                  f"messages on this branch: {branch['totalMessages']} ({branch['userMessages']} user, "
-                 f"{branch['assistantMessages']} assistant with {_count(branch['toolCalls'], 'tool call')}, "
-                 f"{_count(branch['toolResults'], 'tool result')})",
-                 f"whole file, all branches: {stats['totalMessages']} messages; tokens {tokens['input']:,} in, "
-                 f"{tokens['output']:,} out, {tokens['cacheRead']:,} cache read, {tokens['cacheWrite']:,} cache "
-                 f"write; cost ${stats['cost']:.4f}"]
+                 f"{branch['assistantMessages']} assistant with {counted(branch['toolCalls'], 'tool call')}, "
+                 f"{counted(branch['toolResults'], 'tool result')})",
+                 f"whole file, all branches: {counted(stats['totalMessages'], 'message')}; "
+                 f"tokens {tokens['input']:,} in, {tokens['output']:,} out, {tokens['cacheRead']:,} cache read, "
+                 f"{tokens['cacheWrite']:,} cache write; cost ${stats['cost']:.4f}"]
         if usage:
             shown = "unknown until the next answer" if percent is None else f"{percent:.1f}%"
             lines.append(f"context: {shown} of {usage['contextWindow']:,} tokens")
@@ -243,6 +244,3 @@ class Commands:
         self.ui.changed()
 
 
-def _count(n: int, noun: str) -> str:
-    """`1 tool call`, `2 tool calls`."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

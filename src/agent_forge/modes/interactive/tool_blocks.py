@@ -18,6 +18,7 @@ from ...coding.approvals import REJECTED
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
 from .render import clean, fit
+from ...words import counted
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.padding import Padding
@@ -132,7 +133,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{count_lines(output)} lines{key_hint('app.tools.expand', ' ({} to expand)')}"
+        lines.append(Text(f"{counted(count_lines(output), 'line')}{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif rejected:
         pass  # the rejection text is the model's; the user answered it, `rejected` below says it
