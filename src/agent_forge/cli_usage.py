@@ -48,6 +48,9 @@ def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
         return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
     if mode == "acp" and (args.messages or args.print_mode):
         return "--mode acp reads its prompts from the editor on stdin; drop the message arguments and -p"
+    if mode == "acp" and (flags := _session_choice_flags(args)):
+        return (f"{' and '.join(flags)} {'does' if len(flags) == 1 else 'do'} not apply in ACP mode: the editor "
+                "chooses the sessions (session/new, session/load)")
     if args.session_id is not None:
         return _session_id_problem(args) or value_syntax_problem(args) or path_arguments_problem(args)
     return (_session_flags_problem(args) or _thinking_problem(args) or value_syntax_problem(args)
@@ -221,6 +224,13 @@ def _session_flags_problem(args: argparse.Namespace) -> str | None:
         if value is not None and not value.strip():
             return f"{flag} needs a session file or id, not an empty argument"
     return None
+
+
+def _session_choice_flags(args: argparse.Namespace) -> list[str]:
+    """The flags given that choose or name the session, which an ACP editor does per session instead."""
+    return [flag for flag, used in (("--session", args.session is not None), ("--continue", args.continue_recent),
+                                    ("--fork", args.fork is not None), ("--session-id", args.session_id is not None),
+                                    ("--name", args.name is not None)) if used]
 
 
 def _thinking_problem(args: argparse.Namespace) -> str | None:

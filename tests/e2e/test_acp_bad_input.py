@@ -201,3 +201,19 @@ async def test_an_editor_server_with_a_bad_field_is_refused_naming_the_field(ser
     assert refused.value.code == -32602 and refused.value.message.startswith(f"Invalid params: {problem}")
     assert (await client.request("session/list", {}))["sessions"] == []
     assert await client.close() == 0
+
+
+@pytest.mark.parametrize("flags, named", [(["--session", "abc"], "--session does"), (["-c"], "--continue does"),
+                                          (["--fork", "abc", "--name", "n"], "--fork and --name do"),
+                                          (["--session-id", "abc"], "--session-id does")])
+def test_flags_that_choose_the_session_are_a_usage_error_in_acp_mode(agent_env, project, flags, named):
+    """They were ignored without a word: the editor chooses sessions (round 30)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "acp", *flags], cwd=project, env=agent_env,
+                          input=b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n',
+                          capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode() == (f"agent-forge: {named} not apply in ACP mode: the editor chooses the sessions "
+                                    "(session/new, session/load)\n")
