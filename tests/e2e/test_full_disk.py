@@ -288,3 +288,32 @@ def test_the_interactive_mode_says_at_exit_where_the_unwritten_entries_went(agen
         assert "couldnotbewrittento" in shown and f"thewholesessionissavedto{saved}" in shown, shown
         assert f"Resumethissession:agent-forge--session{saved}" in shown
         assert "after full" in saved.read_text()
+
+
+def test_a_signal_stopping_the_interactive_mode_still_says_where_the_unwritten_entries_went(agent_env, fake_llm,
+                                                                                           tmp_path, terminal):
+    """A stopped interactive mode prints nothing else, but this line went only to the UI's log (round 31)."""
+    import signal
+
+    from support.tui import needs_tmux
+
+    if needs_tmux.args[0]:
+        pytest.skip(needs_tmux.kwargs["reason"])
+    fake_llm.set_script([{"text": "the answer " + "y" * 9000}])  # more than the slack of the file's last page
+    (tmp_path / "tmp").mkdir()
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        term = terminal("--session-dir", str(disk), env=env)
+        fill(disk)
+        term.type("after full")
+        term.press("Enter")
+        term.wait_for("cannot write the session file", where=lambda: " ".join(term.scrollback().split()))
+        term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+        pane = int(term._tmux("display-message", "-p", "-t", "t", "#{pane_pid}"))
+        [agent] = Path(f"/proc/{pane}/task/{pane}/children").read_text().split()
+        os.kill(int(agent), signal.SIGTERM)
+        assert term.exit_code() == 128 + signal.SIGTERM
+        [saved] = (tmp_path / "tmp").glob("*.recovered-*.jsonl")
+        shown = "".join(term.scrollback().split())  # a long path wraps anywhere
+        assert "agent-forge:" in shown and f"thewholesessionissavedto{saved}" in shown, shown
+        assert "Resumethissession" not in shown

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Coroutine
 
 from prompt_toolkit.application import Application
@@ -147,6 +148,7 @@ class InteractiveMode(InputActions):
 
         stray = StrayOutput()
         _typed_ahead(self.app)
+        code: int | None = None  # stays None when a signal stops the mode (its task is cancelled)
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         except EOFError:  # the terminal's input ended (its window closed) before its hang-up signal came
@@ -159,9 +161,11 @@ class InteractiveMode(InputActions):
                     undo()
                 log = stray.restore()
                 release_terminal()
+                if code is None:  # stopped: nothing more is printed, but entries not on disk are said
+                    self._say_unsaved(lambda report: print(f"agent-forge: {report}", file=sys.stderr))
         if log is not None:
             self.print_(notice(f"output of plugins and commands written while the UI ran: {path_text(log)}", "warning"))
-        unsaved = self._unsaved()
+        unsaved = self._say_unsaved(lambda report: self.print_(notice(report, "error")))
         self._resume_hint()
         return 1 if self.start_error is not None or (unsaved and not code) else code
 
@@ -284,14 +288,14 @@ class InteractiveMode(InputActions):
             self.terminal.write(to_ansi([notice(FINISHING)], self.terminal.columns()))
         await finishing
 
-    def _unsaved(self) -> bool:
-        """Say again what the session's release said on stderr of entries it could not write (stderr was the
-        log meanwhile): whether there were any (the exit code is then 1, as in print mode)."""
+    def _say_unsaved(self, say: Callable[[str], None]) -> bool:
+        """Say (with `say`) again what the session's release said on stderr of entries it could not write
+        (stderr was the log meanwhile): whether there were any (the exit code is then 1, as in print mode)."""
         from ...coding.persistence import unsaved_report
 
         report = None if self.session is None else unsaved_report(self.session.store)
         if report is not None:
-            self.print_(notice(report, "error"))
+            say(report)
         return report is not None
 
     def _resume_hint(self) -> None:
