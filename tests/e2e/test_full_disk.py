@@ -317,3 +317,41 @@ def test_a_signal_stopping_the_interactive_mode_still_says_where_the_unwritten_e
         shown = "".join(term.scrollback().split())  # a long path wraps anywhere
         assert "agent-forge:" in shown and f"thewholesessionissavedto{saved}" in shown, shown
         assert "Resumethissession" not in shown
+
+
+HANGING_BIG = {"text": "second " + "y" * 20000, "text_deltas": 4, "hang_after": 3}
+"""An answer that stops streaming after 15,000 characters: aborted, its message is more than a full disk takes."""
+
+
+@pytest.mark.parametrize("change", ["new_session", "clone", "switch_session"])
+async def test_leaving_a_session_whose_stopped_run_cannot_be_written_is_refused(agent_env, fake_llm, tmp_path,
+                                                                                change):
+    """Entries were on disk when the change was asked; the aborted answer then was not, and the session was
+    left anyway (its entries only in a recovery copy, said where no one looked: the reviewer of round 31). The
+    file a refused switch opened is released (no lock left)."""
+    fake_llm.set_script([{"text": "other"}, {"text": "first"}, HANGING_BIG])
+    other = tmp_path / "other"
+    assert run_print(agent_env, tmp_path, "--session-dir", str(other), "-p", "elsewhere").returncode == 0
+    [target] = other.rglob("*.jsonl")
+    command = {"type": change, "sessionPath": str(target)} if change == "switch_session" else {"type": change}
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        client = await RpcClient.start(["--session-dir", str(disk)], cwd=str(tmp_path), env=agent_env)
+        try:
+            await client.prompt_and_wait("before full")
+            path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+            filler = fill(disk)
+            client.send_nowait({"type": "prompt", "message": "after full"})
+            await client.wait_for("message_update")
+            refused = await client.send(command)
+            state = (await client.send({"type": "get_state"}))["data"]
+            locks = list(other.rglob("*.lock"))
+            filler.unlink()
+            await client.wait_for("session_write_resumed")
+            moved = await client.send(command)
+        finally:
+            assert await client.close() == 0
+        assert refused["success"] is False and refused["error"].startswith("The session file cannot be written")
+        assert state["sessionFile"] == path and state["sessionWriteError"]["pendingEntries"] >= 1
+        assert moved["success"] is True and locks == []
+        assert not list(tmp_path.rglob("*.recovered-*")) and "could not be written to" not in client.stderr.decode()
+        assert_complete(Path(path), [m for m in ended_messages(client.records)])

@@ -45,3 +45,15 @@ def test_rpc_parse_errors_name_the_fault_and_its_place(agent_env, tmp_path):
     assert [(reply["id"], reply["error"]) for reply in replies] == [
         ("a", "Failed to parse command: Invalid control character (line 1, column 41)"),
         ("b", "Failed to parse command: Unterminated string (line 1, column 39)")]
+
+
+def test_the_model_reads_why_its_cut_off_tool_arguments_failed_in_one_sentence(agent_env, fake_llm, tmp_path):
+    """The most common case the model meets: arguments cut off mid-string (the reviewer of round 31)."""
+    raw = '{"path": "a.py", "content": "def f('
+    fake_llm.set_script([{"tool_calls": [{"name": "write", "arguments": raw}]}, {"text": "sorry"}])
+    done = run(agent_env, tmp_path, "-p", "--no-session", "write it")
+    assert done.returncode == 0, done.stderr
+    [result] = [m for m in fake_llm.requests[1]["body"]["messages"] if m["role"] == "tool"]
+    content = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
+    column = raw.index('"def') + 1
+    assert f"Unterminated string at line 1 column {column}\n\nReceived arguments:\n{raw}" in content, content

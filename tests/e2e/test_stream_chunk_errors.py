@@ -58,7 +58,7 @@ def test_a_malformed_chunk_names_the_url_and_the_bad_data_and_keeps_the_text(age
     assert len(fake_llm.requests) == 1  # the same server sends the same chunk again: not retried
     stderr = result.stderr.decode()
     assert stderr.startswith(f"agent-forge: Malformed JSON in {where} from "), stderr
-    assert f': Expecting property name enclosed in double quotes: line 1 column 2 (char 1); the data starts: ' \
+    assert f': Expecting property name enclosed in double quotes at line 1 column 2; the data starts: ' \
            f'"{SHOWN_BAD}"\n' in stderr
     assert f"from {url}: " in stderr and "alt=sse" not in stderr
     (failed,) = session_assistants(env)

@@ -56,6 +56,14 @@ def reason(exc: json.JSONDecodeError) -> str:
     return exc.msg.removesuffix(" at").removesuffix(" starting")
 
 
+def problem(exc: BaseException) -> str:
+    """What a parse refused, in words: a syntax error as `<reason> at line L column C` (`reason`), anything else
+    (`NaN`, an out-of-range number, a `RecursionError`) as its own message."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{reason(exc)} at line {exc.lineno} column {exc.colno}"
+    return str(exc)
+
+
 def finite(value: object) -> object:
     """A copy of `value` with non-finite floats replaced by None (containers copied only where needed)."""
     if isinstance(value, float):

@@ -65,13 +65,24 @@ class SessionSwitch:
         self._queue = queue
         self._calls = hook_calls or HookCalls()
 
-    async def _stop_work(self) -> None:
+    async def _stop_work(self, opened: SessionStore | None = None) -> None:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
-        commands and the run are aborted and settle first."""
+        commands and the run are aborted and settle first. Then the session's entries must be on disk still:
+        the stopped run's last message may be what a full disk keeps from the file, and leaving would only
+        leave it to a recovery copy (`CommandError`, as before the change; `opened`, the store made for the
+        change, is released then)."""
         if self._agent.steering_queue or self._agent.follow_up_queue:
             self._queue.clear("session_change")  # emits queue_update: clients see the queued messages go
         await self._user_bash.abort()
         await self._abort()
+        try:
+            self._check_written()
+        except CommandError:
+            if opened is not None:
+                from .persistence import release
+
+                release(opened)
+            raise
 
     async def new_session(self, parent_session: str | None) -> bool:
         """A fresh store (file or memory, as the current one) with `parent_session` in its header and the current
@@ -113,7 +124,7 @@ class SessionSwitch:
 
             for warning in store.load_warnings:
                 print_warning(str(warning))
-        await self._stop_work()
+        await self._stop_work(store)
         self._adopt(store)
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
@@ -131,7 +142,7 @@ class SessionSwitch:
 
     async def _fork(self, path: list[SessionEntry]) -> None:
         store = _command(lambda: self._new_store(path))
-        await self._stop_work()
+        await self._stop_work(store)
         self._adopt(store, record_model=True)
 
     async def clone(self) -> bool:

@@ -54,7 +54,7 @@ def parse_tool_arguments(raw: str) -> tuple[dict[str, JsonValue], str | None]:
     try:
         value = json_wire.loads(raw)
     except (ValueError, RecursionError) as exc:
-        return {}, f"{exc}\n\nReceived arguments:\n{raw}"
+        return {}, f"{json_wire.problem(exc)}\n\nReceived arguments:\n{raw}"
     if not isinstance(value, dict):
         return {}, f"Tool arguments must be a JSON object\n\nReceived arguments:\n{raw}"
     return value, None

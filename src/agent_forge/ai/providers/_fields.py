@@ -28,7 +28,7 @@ def load_object(data: str, where: str, *, screened: bool = False) -> dict[str, J
         try:
             value = json_wire.loads(data)
         except (ValueError, RecursionError) as exc:
-            raise MalformedChunkError(where, str(exc)) from None
+            raise MalformedChunkError(where, json_wire.problem(exc)) from None
     if not isinstance(value, dict):
         raise MalformedChunkError(where, f"expected a JSON object, got {type(value).__name__}")
     return value

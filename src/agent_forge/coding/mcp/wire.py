@@ -52,8 +52,7 @@ def _parsed(text: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        where = f"{json_wire.reason(exc)} at line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError) \
-            else str(exc)
+        where = json_wire.problem(exc)
         raise ValidationError.from_exception_data("JSONRPCMessage", [
             {"type": "json_invalid", "loc": (), "input": text, "ctx": {"error": where}}]) from None
 
