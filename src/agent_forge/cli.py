@@ -95,8 +95,10 @@ def _main(argv: list[str] | None) -> int:
         return _list_sessions(args)
     interactive = args.mode is None and not args.print_mode and sys.stdin.isatty() and sys.stdout.isatty()
     if args.resume and not interactive:
-        print("agent-forge: -r/--resume opens the session selector of the terminal UI: run it in a terminal, "
-              "or use --session PATH|ID, -c or --list-sessions", file=sys.stderr)
+        other = (", or use --session PATH|ID, -c or --list-sessions" if args.mode != "acp" else
+                 " (in ACP mode the editor chooses the sessions: session/new, session/load)")
+        print(f"agent-forge: -r/--resume opens the session selector of the terminal UI: run it in a terminal{other}",
+              file=sys.stderr)
         return 2
     if args.list_models is not None:
         return _list_models(args)

@@ -43,13 +43,15 @@ def misplaced_command(args: argparse.Namespace, argv: list[str]) -> str | None:
 
 
 def usage_problem(args: argparse.Namespace, mode: str) -> str | None:
-    """The first usage error of a command line that runs a mode (`rpc`, `json`, `print`), or None."""
+    """The first usage error of a command line that runs a mode (`rpc`, `json`, `print`, `acp`), or None."""
     if mode == "rpc" and (args.messages or args.print_mode):
         return "--mode rpc reads its prompts from stdin; drop the message arguments and -p"
     if mode == "acp" and (args.messages or args.print_mode):
         return "--mode acp reads its prompts from the editor on stdin; drop the message arguments and -p"
     if mode == "acp" and (flags := _session_choice_flags(args)):
-        return (f"{' and '.join(flags)} {'does' if len(flags) == 1 else 'do'} not apply in ACP mode: the editor "
+        from .words import listed
+
+        return (f"{listed(flags)} {'does' if len(flags) == 1 else 'do'} not apply in ACP mode: the editor "
                 "chooses the sessions (session/new, session/load)")
     if args.session_id is not None:
         return _session_id_problem(args) or value_syntax_problem(args) or path_arguments_problem(args)

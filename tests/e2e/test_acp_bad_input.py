@@ -205,6 +205,8 @@ async def test_an_editor_server_with_a_bad_field_is_refused_naming_the_field(ser
 
 @pytest.mark.parametrize("flags, named", [(["--session", "abc"], "--session does"), (["-c"], "--continue does"),
                                           (["--fork", "abc", "--name", "n"], "--fork and --name do"),
+                                          (["--session", "a", "--session-id", "b", "--name", "n"],
+                                           "--session, --session-id and --name do"),
                                           (["--session-id", "abc"], "--session-id does")])
 def test_flags_that_choose_the_session_are_a_usage_error_in_acp_mode(agent_env, project, flags, named):
     """They were ignored without a word: the editor chooses sessions (round 30)."""
@@ -217,3 +219,15 @@ def test_flags_that_choose_the_session_are_a_usage_error_in_acp_mode(agent_env, 
     assert (done.returncode, done.stdout) == (2, b"")
     assert done.stderr.decode() == (f"agent-forge: {named} not apply in ACP mode: the editor chooses the sessions "
                                     "(session/new, session/load)\n")
+
+
+def test_resume_in_acp_mode_points_to_the_editor_not_to_flags_acp_mode_refuses(agent_env, project):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "agent_forge", "--mode", "acp", "-r"], cwd=project, env=agent_env,
+                          input=b"", capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.decode() == ("agent-forge: -r/--resume opens the session selector of the terminal UI: run it "
+                                    "in a terminal (in ACP mode the editor chooses the sessions: session/new, "
+                                    "session/load)\n")

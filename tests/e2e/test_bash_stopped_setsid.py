@@ -81,7 +81,7 @@ async def test_a_timeout_kills_the_setsid_grandchild_of_a_bash_tool_call(agent_e
         await client.send({"type": "prompt", "message": "start it"})
         pid = await child_pid(tmp_path)
         [end] = [e for e in await client.wait_for("agent_settled") if e["type"] == "tool_execution_end"]
-        assert end["isError"] and "Command timed out after 1 seconds" in end["result"]["content"][0]["text"]
+        assert end["isError"] and "Command timed out after 1 second" in end["result"]["content"][0]["text"]
         assert await gone(pid)
 
 

@@ -142,7 +142,7 @@ async def test_tool_results_name_a_hostile_path_on_one_line_without_control_byte
         f"{shown}/dir-{SHOWN} is a directory, not a file.",
         f"nodir-{SHOWN}/: no such directory (a path ending in / names a directory; without it, it names a file)",
         f"Not a directory: {shown}/file-{SHOWN} (a file is in the way of {shown}/file-{SHOWN}/inner.txt)",
-        f"Successfully wrote 1 bytes to new-{SHOWN}",
+        f"Successfully wrote 1 byte to new-{SHOWN}",
         f"File not found: {shown}/gone-{SHOWN}",
         texts[6], f"Path not found: {shown}/nodir-{SHOWN}", f"Path not found: {shown}/nodir-{SHOWN}",
         f"Path not found: {shown}/nodir-{SHOWN}"], texts

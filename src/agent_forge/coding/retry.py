@@ -24,6 +24,7 @@ from typing import Callable, TYPE_CHECKING
 from .events import AutoRetryEnd, AutoRetryStart, Emit
 from .retry_policy import backoff_delay_ms, hinted_delay_ms, is_retryable_message
 from .settings import RetrySettings
+from ..words import counted
 
 if TYPE_CHECKING:
     from ..agent.events import AgentEvent
@@ -37,7 +38,7 @@ RETRY_CANCELLED = "Retry cancelled"
 def with_attempts(error: str, attempts: int) -> str:
     """`error` followed by ` (after N attempts)`: the final error of a retry chain, N counting the requests made
     (the first one included). Every mode says it so: `finalError`, print mode, the terminal UI."""
-    return f"{error} (after {attempts} attempt{'s' if attempts != 1 else ''})"
+    return f"{error} (after {counted(attempts, 'attempt')})"
 
 
 def requests_made(end: Mapping[str, object]) -> int:

@@ -257,7 +257,7 @@ async def test_limit_on_a_file_over_the_count_limit_says_more_lines_follow(tmp_p
     result = await read(tmp_path, path="big.log", offset=3, limit=2)
     assert text_of(result) == "line 3\nline 4\n\n[More lines in file (not counted past 1MB). Use offset=5 to continue.]"
     far = await read(tmp_path, path="big.log", offset=399_999, limit=1)
-    assert text_of(far) == "line 399999\n\n[1 more lines in file. Use offset=400000 to continue.]"
+    assert text_of(far) == "line 399999\n\n[1 more line in file. Use offset=400000 to continue.]"
 
 
 async def test_no_limit_on_a_file_over_the_count_limit_is_cut_and_continues(tmp_path, small_count_limit):

@@ -87,7 +87,7 @@ def _entry_counts(tree: EntryTree) -> str:
     messages = sum(1 for e in tree.entries if e.get("type") == "message")
     branches = tree.branch_count()
     text = f"{counted(len(tree.entries), 'entry', 'entries')}, {counted(messages, 'message')}"
-    return text + (f", {branches} other {'branch' if branches == 1 else 'branches'}" if branches else "")
+    return text + (f", {counted(branches, 'other branch', 'other branches')}" if branches else "")
 
 
 def _assistant_messages(entries: Sequence[Record]) -> list[Record]:

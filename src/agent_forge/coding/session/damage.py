@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ..paths import path_text
 from .file_lines import line_limit
+from ...words import counted
 
 if TYPE_CHECKING:
     from .reading import ParsedSession
@@ -63,7 +64,7 @@ def load_warnings(path: Path, parsed: ParsedSession,
     warnings.extend(_broken_links(path, parsed))
     if parsed.torn_line is not None:
         torn = parsed.size - parsed.complete_size
-        size = f"{torn:,} byte{'s' if torn != 1 else ''}"
+        size = counted(torn, "byte", grouped=True)
         warnings.append(SessionWarning("torn_line", str(path), (parsed.torn_line,),
                                        f"session file {path_text(path)}: the last line "
                                        f"({path_text(path)}:{parsed.torn_line}, {size}) was "
@@ -77,7 +78,7 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Se
     every = sorted({*lines, *(line for line, _ in unusable)})
     if not every:
         return []
-    count = f"{len(every)} damaged line{'s' if len(every) != 1 else ''}"
+    count = counted(len(every), "damaged line")
     groups: dict[tuple[str, str], list[int]] = {}
     if repeated:
         groups[("repeats an earlier entry's id (the first is kept)",
@@ -118,7 +119,7 @@ def _broken_links(path: Path, parsed: ParsedSession) -> list[SessionWarning]:
     reasons.extend(f"{named(cycle)} form a parent cycle (cut at {_entry_id(entries[cycle[0]]['id'])}, the first in "
                    "the file, which starts a branch of its own)" for cycle in links.cycles[:10])
     every = sorted({numbers[i] for i in [*links.self_parented, *links.missing, *(i for c in links.cycles for i in c)]})
-    count = f"{len(every)} entr{'ies' if len(every) != 1 else 'y'}"
+    count = counted(len(every), "entry", "entries")
     message = (f"session file {path_text(path)}: {count} with a broken parent link (the file is left as it is): "
                + "; ".join(reasons))
     return [SessionWarning("broken_links", str(path), tuple(every), message)]

@@ -19,6 +19,7 @@ from typing import Any
 from ...ai import json_wire
 from . import file_lines
 from .reading import UnencodableEntry, encode_line
+from ...words import counted
 
 _SMALLEST = 1024
 """Bytes of JSON below which a string, image or list is never cut."""
@@ -139,7 +140,7 @@ class _Cuts:
 
     def summary(self) -> str:
         parts = [(self.images, "image"), (self.chars, "character"), (self.items, "list item")]
-        said = [f"{count:,} {name}{'' if count == 1 else 's'}" for count, name in parts if count]
+        said = [counted(count, name, grouped=True) for count, name in parts if count]
         return " and ".join(said) or "nothing"
 
 

@@ -14,6 +14,7 @@ from .args import check_object, optional_number, require_string
 from .shell import ShellConfig, ShellResult, missing_cwd_error, run_shell, start_error
 from .shell_output import TailBuffer
 from .truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, append_notice, format_size
+from ...words import counted
 
 if TYPE_CHECKING:
     from .output_files import OutputDir
@@ -106,7 +107,8 @@ def final_result(result: ShellResult, timeout: float | None) -> ToolResult:
     details = {"truncation": truncation if truncation["truncated"] else None,
                "fullOutputPath": result.full_output_path}
     if result.timed_out:
-        raise ToolError(append_notice(text, f"Command timed out after {_seconds(timeout)} seconds"), details)
+        seconds = f"{_seconds(timeout)} second{'' if timeout == 1 else 's'}"  # a float: `counted` takes counts
+        raise ToolError(append_notice(text, f"Command timed out after {seconds}"), details)
     if result.exit_code != 0:
         raise ToolError(append_notice(text, f"Command exited with code {result.exit_code}"), details)
     return text_result(text or "(no output)", details)
@@ -122,7 +124,7 @@ def _truncation_notice(truncation: TruncationResult, result: ShellResult) -> str
         return f"[Showing the last {size} of line {total}, which is longer than that.{where}]"
     by_bytes = f" ({format_size(truncation['maxBytes'])} limit)" if truncation["truncatedBy"] == "bytes" else ""
     shown = truncation["outputLines"]
-    return f"[Showing last {shown} line{'' if shown == 1 else 's'} of {total}{by_bytes}.{where}]"
+    return f"[Showing last {counted(shown, 'line')} of {total}{by_bytes}.{where}]"
 
 
 def _seconds(value: float | None) -> str:

@@ -20,6 +20,7 @@ from .paths import resolve_tool_path
 from .search_output import finish, search_root, skip_notices
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
+from ...words import counted
 
 DEFAULT_LIMIT = 1000
 """Paths returned unless the call asks for another `limit` (reference agent's find tool)."""
@@ -154,6 +155,7 @@ def _result(found: list[str], limit: int, unlisted: list[str]) -> ToolResult:
     skipped = skip_notices([], unlisted)
     if not paths:
         return text_result(*finish(["No files found matching the pattern"], skipped, details))
-    notices = [f"Stopped at {limit} results: use limit={limit * 2} for more, or refine the pattern"] if hit else []
+    notices = [f"Stopped at {counted(limit, 'result')}: use limit={limit * 2} for more, or refine the pattern"
+               ] if hit else []
     text, details = finish(paths, notices + skipped, details)
     return text_result(text, details)

@@ -26,6 +26,7 @@ from .paths import resolve_tool_path
 from .search_output import MAX_LINE_CHARS, cannot_search, finish, search_root, shorten_line, skip_notices
 from .truncate import DEFAULT_MAX_BYTES, format_size
 from ..paths import path_text
+from ...words import counted
 
 DEFAULT_LIMIT = 100
 """Matches returned unless the call asks for another `limit` (reference agent's grep tool)."""
@@ -208,7 +209,8 @@ def _result(matches: Matches) -> ToolResult:
         return text_result(*finish(["No matches found"], skipped, details))
     notices = []
     if matches.full:
-        notices.append(f"Stopped at {matches.limit} matches: use limit={matches.limit * 2} for more, or refine the "
+        notices.append(f"Stopped at {counted(matches.limit, 'match', 'matches')}: use limit={matches.limit * 2} "
+                       "for more, or refine the "
                        "pattern")
     if matches.shortened:
         notices.append(f"Lines over {MAX_LINE_CHARS} characters were shortened: read the file for the whole line")

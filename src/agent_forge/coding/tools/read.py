@@ -172,6 +172,6 @@ def _continuation_notice(truncation: TruncationResult, path: str, offset: int, s
     if not span.complete:
         return f"[More lines in file ({uncounted}).{more}]"
     if shown_end < total:
-        return f"[{total - shown_end} more lines in file.{more}]"
+        return f"[{counted(total - shown_end, 'more line')} in file.{more}]"
     return None
 

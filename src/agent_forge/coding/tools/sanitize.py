@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from ...ai.visible_text import escape_invisible
+from ...words import counted
 
 _ESCAPE = re.compile(  # one leading character per branch: the regex engine then skips plain text quickly
     r"\x1b(?:"
@@ -114,7 +115,7 @@ class OutputSanitizer:
         overwritten by a carriage return (only its last text is kept)]`."""
         parts = []
         if self.removed:
-            parts.append(f"{self.removed:,} character{'s' if self.removed != 1 else ''} of escape sequences "
+            parts.append(f"{counted(self.removed, 'character', grouped=True)} of escape sequences "
                          "or control characters removed")
         if self.overwritten:
             one = self.overwritten == 1

@@ -14,6 +14,7 @@ from .file_queue import hold
 from .file_replace import replace_contents
 from .paths import resolve_tool_path
 from ..paths import path_text
+from ...words import counted
 
 DESCRIPTION = (
     "Write `content` to a file as UTF-8, replacing the file if it exists and creating missing parent "
@@ -63,7 +64,7 @@ class WriteTool:
                 if not await self.files.write_text(path, data.decode("utf-8")):
                     # A thread, because even a regular file on a slow or full disk must not stall the event loop.
                     await asyncio.to_thread(write_bytes, path, data)
-        return text_result(f"Successfully wrote {len(data)} bytes to {path_text(given)}")
+        return text_result(f"Successfully wrote {counted(len(data), 'byte')} to {path_text(given)}")
 
 
 def write_bytes(path: str, data: bytes) -> None:

@@ -139,9 +139,10 @@ class InteractiveMode(InputActions):
     async def run(self, first_prompt: str | None = None,
                   load_plugins: Callable[[AgentSession], Awaitable[object]] | None = None) -> int:
         """Run until the user exits; the exit code (0 for Ctrl+D, `/quit`; 1 when the session could not be
-        built, `start_error`, or entries could not be written to its file). `first_prompt` (the command line's message arguments, or `/resume` for `-r`) is
-        sent once plugins are loaded; `load_plugins(session)` installs the start-up plugins, run after the
-        editor's first paint (an exception it raises is shown as an error and the mode goes on without them)."""
+        built, `start_error`, or entries could not be written to its file). `first_prompt` (the command line's
+        message arguments, or `/resume` for `-r`) is sent once plugins are loaded; `load_plugins(session)`
+        installs the start-up plugins, run after the editor's first paint (an exception it raises is shown as an
+        error and the mode goes on without them)."""
         def started() -> None:  # before the first paint: what these tasks do comes after it
             self._spawn(self._start_up(load_plugins, first_prompt))
             self._spawn(self._tick())
@@ -164,7 +165,8 @@ class InteractiveMode(InputActions):
                 if code is None:  # stopped: nothing more is printed, but entries not on disk are said
                     self._say_unsaved(lambda report: print(f"agent-forge: {report}", file=sys.stderr))
         if log is not None:
-            self.print_(notice(f"output of plugins and commands written while the UI ran: {path_text(log)}", "warning"))
+            self.print_(notice(f"what was written to stderr while the UI ran (plugins, commands, warnings): "
+                               f"{path_text(log)}", "warning"))
         unsaved = self._say_unsaved(lambda report: self.print_(notice(report, "error")))
         self._resume_hint()
         return 1 if self.start_error is not None or (unsaved and not code) else code
@@ -290,7 +292,8 @@ class InteractiveMode(InputActions):
 
     def _say_unsaved(self, say: Callable[[str], None]) -> bool:
         """Say (with `say`) again what the session's release said on stderr of entries it could not write
-        (stderr was the log meanwhile): whether there were any (the exit code is then 1, as in print mode)."""
+        (stderr was the log meanwhile): whether there were any (an exit code of 0 then becomes 1, as in print
+        mode)."""
         from ...coding.persistence import unsaved_report
 
         report = None if self.session is None else unsaved_report(self.session.store)

@@ -10,6 +10,7 @@ from ...coding.tools.truncate import count_lines
 from . import theme
 from .keymap import key_hint
 from .render import markdown, plain
+from ...words import counted
 
 if TYPE_CHECKING:  # rich loads with the first block rendered, after the first paint
     from rich.console import Group
@@ -40,7 +41,7 @@ def user_block(text: str, *, expanded: bool = False, attached: list[str] | None 
     if len(head) < len(text):
         rest = text[len(head):]
         more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
-        body.append(f"\n… {len(rest):,} more characters ({more:,} more line{'s' if more != 1 else ''}) not shown"
+        body.append(f"\n… {len(rest):,} more characters ({counted(more, 'more line', grouped=True)}) not shown"
                     f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
     for line in attached or []:
         body.append(f"\n{line}", style="grey50")
@@ -73,12 +74,9 @@ def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
     texts = [p if isinstance(p, str) else p.get("text", "") for p in parts
              if isinstance(p, str) or p.get("type") == "text"]
     text, files = attached_files("".join(str(t) for t in texts))
-    lines = [f"attached: {path_text(name)} ({_count(count_lines(body), 'line')})" for name, body in files]
+    lines = [f"attached: {path_text(name)} ({counted(count_lines(body), 'line', grouped=True)})"
+             for name, body in files]
     return text, lines + ["attached: an image"] * (len(parts) - len(texts))
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def is_long(text: str) -> bool:

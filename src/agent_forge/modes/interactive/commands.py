@@ -134,7 +134,7 @@ class Commands:
                  f"messages on this branch: {branch['totalMessages']} ({branch['userMessages']} user, "
                  f"{branch['assistantMessages']} assistant with {counted(branch['toolCalls'], 'tool call')}, "
                  f"{counted(branch['toolResults'], 'tool result')})",
-                 f"whole file, all branches: {counted(stats['totalMessages'], 'message')}; "
+                 f"whole file, all branches: {counted(stats['totalMessages'], 'message', grouped=True)}; "
                  f"tokens {tokens['input']:,} in, {tokens['output']:,} out, {tokens['cacheRead']:,} cache read, "
                  f"{tokens['cacheWrite']:,} cache write; cost ${stats['cost']:.4f}"]
         if usage:
@@ -242,5 +242,3 @@ class Commands:
         call.lines += delta.count("\n")
         call.partial = (call.partial + clean(delta))[-2000:]
         self.ui.changed()
-
-

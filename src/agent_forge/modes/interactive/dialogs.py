@@ -16,6 +16,7 @@ from .editor import expand_pastes
 from .graphemes import cells
 from .keymap import key_hint, with_keys
 from .render import clean, fit
+from ...words import counted
 
 Fragments = list[tuple[str, str]]
 CUT = "class:dim,dialog-cut"
@@ -353,7 +354,8 @@ def head_and_tail(rows: list[tuple[str, str]], room: int, shown_all: bool) -> li
     where = "printed in full above" if shown_all else (key_hint("app.tools.expand", "{} shows all") or "not shown")
     chars = sum(int(found.group(1).replace(",", "")) if (found := _OMITTED.match(text)) else len(text)
                 for _, text in rows[head:len(rows) - tail])  # a call cut at `APPROVAL_MESSAGE`: its middle too
-    mark = (CUT, f"… {hidden:,} more line{'s' if hidden != 1 else ''}, {chars:,} characters ({where})")
+    mark = (CUT, f"… {counted(hidden, 'more line', grouped=True)}, {counted(chars, 'character', grouped=True)} "
+                 f"({where})")
     return [*rows[:head], mark, *rows[len(rows) - tail:]]
 
 

@@ -15,6 +15,7 @@ from .completion import attachment_token
 from .graphemes import cluster_end, cluster_start, snapped
 from .paste import pasted_text
 from ...coding.safe_read import is_file
+from ...words import counted
 
 PASTE_COLLAPSE_LINES = 10
 PASTE_COLLAPSE_CHARS = 2000
@@ -72,7 +73,7 @@ class PromptEditor:
         if not collapse and lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
             return
-        marker = f"[paste #{len(self._pastes) + 1}: {lines} line{'s' if lines != 1 else ''}, {len(data):,} chars]"
+        marker = f"[paste #{len(self._pastes) + 1}: {counted(lines, 'line')}, {len(data):,} chars]"
         self._pastes[marker] = data
         self.buffer.insert_text(marker)
 

@@ -128,7 +128,7 @@ class SessionCommands:
     def _logout(self, provider: str) -> None:
         result = self.ui.session.model_control.logout_provider(provider)
         count = len(result["models"])
-        self.ui.say(f"logged out of {provider} ({count} model{'' if count == 1 else 's'} still "
+        self.ui.say(f"logged out of {provider} ({counted(count, 'model')} still "
                     f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:

@@ -323,7 +323,7 @@ def truncation_notice(result: dict[str, Any], shown: int, total: int | None) -> 
     of = f" of {total}" if total and total > shown else ""
     path, error = result.get("fullOutputPath"), result.get("fullOutputError")
     where = f" Full output: {clean(path)}" if path else (f" Full output not saved: {clean(error)}" if error else "")
-    return f"[Showing last {shown} line{'' if shown == 1 else 's'}{of}.{where}]"
+    return f"[Showing last {counted(shown, 'line')}{of}.{where}]"
 
 
 def _band(lines: list[Text], *, failed: bool) -> Padding:
