@@ -67,16 +67,19 @@ def test_session_counts_the_branch_with_tool_results_and_the_file_as_resume_does
         term.press("Enter")
         term.wait_for(answer)
         term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
+    term.type("!echo bang")  # a shell command is a message of the branch too: the parts add up (round 33)
+    term.press("Enter")
+    term.wait_until(lambda: term.screen().count("exit 0") == 2, "the command's end (the tool call's came first)")
     term.type("/session")
     term.press("Enter")
-    term.wait_for_all("messages on this branch: 6 (2 user, 3 assistant with 1 tool call, 1 tool result)",
-                      "whole file, all branches: 6 messages; tokens")
+    term.wait_for_all("messages on this branch: 7 (2 user, 3 assistant with 1 tool call, 1 tool result, "
+                      "1 shell command)", "whole file, all branches: 7 messages; tokens")
     term.press("C-d")
     term.exit_code()
     other = terminal(columns=120)
     other.type("/resume")
     other.press("Enter")
-    assert "· 6 messages ·" in other.wait_for("→ one")
+    assert "· 7 messages ·" in other.wait_for("→ one")
 
 
 def test_a_retry_names_the_servers_wait_and_a_cancel_says_so_once(terminal, fake_llm, agent_env_factory):

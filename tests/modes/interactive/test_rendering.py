@@ -423,3 +423,12 @@ def test_a_failed_read_write_or_edit_shows_its_error_once():
         result = {"content": [{"type": "text", "text": "File not found: /w/missing"}]}
         shown = to_ansi([tool_block(ToolCall(name, {"path": "missing"}), result, True, expanded=False)], 80)
         assert shown.count("File not found: /w/missing") == 1, (name, shown)
+
+
+def test_a_line_cut_in_its_middle_is_no_line_more():
+    """`[paste #1: 1 line, ...]` then `(1 more line) not shown` for the rest of that one line (round 33)."""
+    one = "x " * 33000
+    shown = plain_text(to_ansi([user_block(one)], 100))
+    assert "more characters not shown" in shown and "more line" not in shown
+    three = "a" * 9000 + "\nb\nc"
+    assert "more characters (2 more lines) not shown" in plain_text(to_ansi([user_block(three)], 100))

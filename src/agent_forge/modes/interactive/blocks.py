@@ -40,9 +40,11 @@ def user_block(text: str, *, expanded: bool = False, attached: list[str] | None 
     body = plain(head)
     if len(head) < len(text):
         rest = text[len(head):]
-        more = count_lines(rest.removeprefix("\n"))  # the first break ends the last line shown
-        body.append(f"\n… {len(rest):,} more characters ({counted(more, 'more line', grouped=True)}) not shown"
-                    f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent", style="grey50")
+        more = _lines_after(rest)
+        lines_note = f" ({counted(more, 'more line', grouped=True)})" if more else ""
+        body.append(f"\n… {len(rest):,} more characters{lines_note} not shown"
+                    f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent",
+                    style="grey50")
     for line in attached or []:
         body.append(f"\n{line}", style="grey50")
     return Padding(body, (0, 1), style=theme.current.user, expand=True)
@@ -77,6 +79,14 @@ def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
     lines = [f"attached: {path_text(name)} ({counted(count_lines(body), 'line', grouped=True)})"
              for name, body in files]
     return text, lines + ["attached: an image"] * (len(parts) - len(texts))
+
+
+def _lines_after(rest: str) -> int:
+    """The lines of `rest` (what follows the part shown) that start after it: a first break ends the last line
+    shown; without one, `rest` begins in the middle of that line, which is no line more."""
+    if rest.startswith("\n"):
+        return count_lines(rest[1:])
+    return max(0, count_lines(rest) - 1)
 
 
 def is_long(text: str) -> bool:

@@ -131,9 +131,7 @@ class Commands:
         percent = usage.get("percent")
         branch = message_counts(self.ui.session.messages)  # the conversation the model sees now
         lines = [f"file: {stats.get('sessionFile') or '(not saved)'}", f"id: {stats['sessionId']}",
-                 f"messages on this branch: {branch['totalMessages']} ({branch['userMessages']} user, "
-                 f"{branch['assistantMessages']} assistant with {counted(branch['toolCalls'], 'tool call')}, "
-                 f"{counted(branch['toolResults'], 'tool result')})",
+                 f"messages on this branch: {branch['totalMessages']} ({_breakdown(branch, self.ui.session.messages)})",
                  f"whole file, all branches: {counted(stats['totalMessages'], 'message', grouped=True)}; "
                  f"tokens {tokens['input']:,} in, {tokens['output']:,} out, {tokens['cacheRead']:,} cache read, "
                  f"{tokens['cacheWrite']:,} cache write; cost ${stats['cost']:.4f}"]
@@ -242,3 +240,16 @@ class Commands:
         call.lines += delta.count("\n")
         call.partial = (call.partial + clean(delta))[-2000:]
         self.ui.changed()
+
+
+def _breakdown(branch: dict[str, int], messages: list[Any]) -> str:
+    """`1 user, 1 assistant with 2 tool calls, 2 tool results, 1 shell command, 1 other`: every message of the
+    branch counted once (shell commands are `!` commands; others: plugin messages and summaries)."""
+    shell = sum(1 for message in messages if message.get("role") == "bashExecution")
+    other = branch["totalMessages"] - branch["userMessages"] - branch["assistantMessages"] - branch["toolResults"]
+    parts = [f"{branch['userMessages']} user",
+             f"{branch['assistantMessages']} assistant with {counted(branch['toolCalls'], 'tool call')}",
+             counted(branch["toolResults"], "tool result")]
+    parts += [counted(shell, "shell command")] if shell else []
+    parts += [f"{other - shell} other"] if other > shell else []
+    return ", ".join(parts)
