@@ -154,3 +154,20 @@ def test_an_unreadable_directory_is_said_skipped_as_other_commands_say_it(nobody
     assert done.returncode == 1
     assert f"agent-forge: skipped the session directory {locked}: Permission denied\n" in done.stderr
     assert "No session found matching 'zzzz'" in done.stderr
+
+
+def test_an_export_says_what_a_damaged_file_lost_as_a_resume_does(agent_env, tmp_path):
+    """A garbage line and a torn last line were left out of the page without a word (round 33)."""
+    from agent_forge.coding.session.store import SessionStore
+
+    store = SessionStore.create(tmp_path, Path(agent_env["AGENT_FORGE_DIR"]) / "sessions")
+    store.append_message({"role": "user", "content": [{"type": "text", "text": "kept"}], "timestamp": 1})
+    store.close()
+    lines = store.path.read_bytes().splitlines(keepends=True)
+    store.path.write_bytes(b"".join([*lines[:2], b"garbage that is no JSON\n", *lines[2:], b'{"type": "mess']))
+    done = subprocess.run([*CLI, "--export", str(store.path), "-"], cwd=tmp_path, env=agent_env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "kept" in done.stdout
+    said = [line for line in done.stderr.splitlines() if line.startswith("Warning: session file ")]
+    assert len(said) == 2 and "damaged line" in said[0] + said[1] and "cut off mid-write" in said[0] + said[1], \
+        done.stderr
