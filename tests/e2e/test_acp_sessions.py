@@ -639,3 +639,39 @@ async def test_messages_a_killed_agent_left_queued_are_told_when_a_loaded_sessio
     replayed = [(u["content"]["text"], u["messageId"]) for u in client.updates(session_id, "user_message_chunk")]
     assert await client.close() == 0
     assert [pair for pair in replayed if pair[0] in ("s1", "f1")] == live
+
+
+async def test_loading_an_open_session_mid_answer_and_mid_call_tells_what_is_under_way(agent_env, project, fake_llm):
+    """The replay left out the text streamed so far (the answer then went on mid-word) and told a running call
+    as interrupted (round 33)."""
+    import asyncio
+
+    fake_llm.set_script([{"text": "alpha beta gamma delta", "text_deltas": 4, "hang_after": 3},
+                         {"tool_calls": [{"id": "slow-1", "name": "bash", "arguments": {"command": "sleep 30"}}]}])
+    client, session_id = await ready(agent_env, project, "--approvals", "full")
+    load = {"sessionId": session_id, "cwd": str(project), "mcpServers": []}
+    answer = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                      "prompt": [{"type": "text", "text": "talk"}]})
+    await client.wait_for(lambda: fake_llm.requests and fake_llm.requests[-1]["hanging"]
+                          and client.updates(session_id, "agent_message_chunk"))
+    live = client.updates(session_id, "agent_message_chunk")
+    before = len(client.updates(session_id))
+    await client.request("session/load", load)
+    told = [u for u in client.updates(session_id)[before:] if u["sessionUpdate"] == "agent_message_chunk"]
+    assert [(u["messageId"], u["content"]["text"]) for u in told] == [
+        (live[0]["messageId"], "".join(u["content"]["text"] for u in live))]
+    client.notify("session/cancel", {"sessionId": session_id})
+    assert await asyncio.wait_for(answer, 10) == {"stopReason": "cancelled"}
+
+    answer = client.request_nowait("session/prompt", {"sessionId": session_id,
+                                                      "prompt": [{"type": "text", "text": "run"}]})
+    await client.wait_for(lambda: any(u.get("status") == "in_progress" and u.get("toolCallId") == "slow-1"
+                                      for u in client.updates(session_id)))
+    before = len(client.updates(session_id))
+    await client.request("session/load", load)
+    calls = [(u["sessionUpdate"], u.get("status")) for u in client.updates(session_id)[before:]
+             if u.get("toolCallId") == "slow-1"]
+    assert calls == [("tool_call", "in_progress")]
+    client.notify("session/cancel", {"sessionId": session_id})
+    assert await asyncio.wait_for(answer, 10) == {"stopReason": "cancelled"}
+    assert await client.close() == 0

@@ -11,16 +11,22 @@ ids stay unique. A `!command`'s call is `user-bash-<timestamp>` (live ones have 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 from . import tool_calls
 from .updates import chunk, message_key, user_chunks
 
 
-def replay(messages: list[dict[str, Any]], cwd: str) -> Iterator[dict[str, Any]]:
+_RUNNING: dict[str, Any] = {}
+"""The stand-in result of a call still running in this process: left out (`Updates.in_flight` tells it)."""
+
+
+def replay(messages: list[dict[str, Any]], cwd: str, running: Collection[str] = ()) -> Iterator[dict[str, Any]]:
     """The updates telling `messages` (stored message dicts, oldest first). A result no call asked for (a
-    damaged file) is told as a call of its own, as the terminal UI shows it."""
+    damaged file) is told as a call of its own, as the terminal UI shows it. `running`: the ids of calls under
+    way in this process (an open session), left out rather than told as interrupted."""
     results = {m.get("toolCallId"): m for m in messages if m.get("role") == "toolResult"}
+    results.update(dict.fromkeys(running, _RUNNING))
     called = {str(block.get("id")) for m in messages if m.get("role") == "assistant"
               for block in m.get("content") or [] if isinstance(block, dict) and block.get("type") == "toolCall"}
     taken: set[str] = set()
@@ -55,7 +61,7 @@ def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: 
             yield _chunk("agent_thought_chunk", str(block["thinking"]), f"{key}-{index}")
         elif block.get("type") == "text" and block.get("text"):
             yield _chunk("agent_message_chunk", str(block["text"]), f"{key}-{index}")
-        elif block.get("type") == "toolCall":
+        elif block.get("type") == "toolCall" and results.get(block.get("id")) is not _RUNNING:
             yield _tool_call(block, results.get(block.get("id")), cwd)
     if message.get("stopReason") == "error" and message.get("errorMessage"):
         yield _chunk("agent_message_chunk", f"\n\nError: {message['errorMessage']}", f"{key}-error")

@@ -203,8 +203,10 @@ async def _reopen(server: AcpServer, params: dict[str, Any], *, replayed: bool) 
         opened.updates.expect_restored([*agent.steering_queue, *agent.follow_up_queue])
     else:
         notes = []  # an open session keeps its servers
-    for update in replay(opened.session.messages, opened.session.cwd) if replayed else ():
-        server.send_update(opened.id, update)
+    if replayed:  # an open session also tells what is under way (a streaming answer, running calls)
+        running = opened.updates.running_calls()
+        for update in [*replay(opened.session.messages, opened.session.cwd, running), *opened.updates.in_flight()]:
+            server.send_update(opened.id, update)
     server.after(lambda: _announce(server, opened, notes))
     return {"configOptions": opened.shown.answered(config_options(opened.session)),
             "modes": mode_state(opened.approvals.policy)}

@@ -39,6 +39,7 @@ class Updates:
         self.witness = witness  # None when edits go to the editor's buffers: the disk is no witness
         self._calls: dict[str, dict[str, Any]] = {}  # toolCallId -> {name, args}
         self._streaming: str | None = None  # the `message_key` of the assistant message streaming now
+        self._streamed: dict[str, tuple[str, list[str]]] = {}  # its blocks so far: messageId -> (kind, deltas)
         self._held: list[dict[str, Any]] = []  # asides waiting for it to end
         self._flush_waiters: list[asyncio.Future[None]] = []  # `flushed()` callers waiting for `_held` to go
         self._last_text: str | None = None  # the messageId of the text shown last (None: something came after)
@@ -68,6 +69,8 @@ class Updates:
         kind = part.get("type")
         if kind in ("text_delta", "thinking_delta") and part.get("delta"):
             block_id = f"{self._streaming or uuid.uuid4().hex}-{part.get('contentIndex', 0)}"
+            shown = "agent_message_chunk" if kind == "text_delta" else "agent_thought_chunk"
+            self._streamed.setdefault(block_id, (shown, []))[1].append(str(part["delta"]))
             if kind == "text_delta":
                 self._text(str(part["delta"]), block_id)
             else:
@@ -137,8 +140,24 @@ class Updates:
             waiter.set_result(None)
         return waiter
 
+    def in_flight(self) -> list[dict[str, Any]]:
+        """What a `session/load` of this open session tells after the stored conversation (`replay`, which
+        leaves these calls out): the text and thinking of the assistant message streaming now, so far, under the
+        ids its next chunks carry, and the calls under way (`pending` until they run, then `in_progress`)."""
+        updates = [{**chunk(kind, "".join(deltas)), "messageId": block_id}
+                   for block_id, (kind, deltas) in self._streamed.items()]
+        for call_id, call in self._calls.items():
+            status = "in_progress" if call.get("started") and not call.get("asked") else "pending"
+            updates.append(self._call_shown(call_id, call["name"], call["args"], status))
+        return updates
+
+    def running_calls(self) -> set[str]:
+        """The ids of the calls announced and not yet ended (`in_flight` tells them)."""
+        return set(self._calls)
+
     def _release(self) -> None:
         self._streaming = None
+        self._streamed = {}
         held, self._held = self._held, []
         for update in held:
             self.aside(update)
@@ -152,11 +171,14 @@ class Updates:
         if call_id in self._calls:
             return
         self._calls[call_id] = {"name": name, "args": args}
+        self._send(self._call_shown(call_id, name, args, status))
+
+    def _call_shown(self, call_id: str, name: str, args: dict[str, Any], status: str) -> dict[str, Any]:
         cwd = self.session.cwd
-        self._send({"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
-                   "kind": tool_calls.kind_of(name), "status": status, "rawInput": args,
-                   "locations": tool_calls.locations_of(name, args, cwd),
-                   "content": tool_calls.pending_content(name, args, cwd)})
+        return {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": tool_calls.title_of(name, args),
+                "kind": tool_calls.kind_of(name), "status": status, "rawInput": args,
+                "locations": tool_calls.locations_of(name, args, cwd),
+                "content": tool_calls.pending_content(name, args, cwd)}
 
     def _tool_start(self, event: dict[str, Any]) -> None:
         """A call that the session will ask about first stays `pending` until the user allows it (`allowed`);
