@@ -156,7 +156,8 @@ class Persistence:
             state = store.write_error or {}
             count = state.get("pendingEntries", 0)
             raise CommandError(f"The session file cannot be written ({state.get('error')}): "
-                               f"{entries_text(count)} of {state.get('path')} {'is' if count == 1 else 'are'} "
+                               f"{entries_text(count)} of {path_text(state.get('path'))} "
+                               f"{'is' if count == 1 else 'are'} "
                                "not on disk yet. "
                                "Free some space (or make the path writable again) and try again.")
 
@@ -183,16 +184,23 @@ def unsaved_report(store: SessionStore) -> str | None:
         return None
     lost = "it is lost" if state["pendingEntries"] == 1 else "they are lost"
     fate = lost if store.recovered is None else _rescued_text(*store.recovered)
-    return f"{entries_text(state['pendingEntries'])} could not be written to {state['path']} ({state['error']}): {fate}"
+    return (f"{entries_text(state['pendingEntries'])} could not be written to {path_text(state['path'])} "
+            f"({state['error']}): {fate}")
 
 
 def _rescued_text(path: Path, session_id: str) -> str:
     """Where the recovery copy went and how to resume it: by its path, which works from any directory (a copy in
     the temp dir is among no directory's sessions, so its id alone would find nothing)."""
+    return (f"the whole session is saved to {path_text(path)} as session {session_id}; resume it with --session "
+            f"{resume_argument(path)}")
+
+
+def resume_argument(path: Path) -> str:
+    """`path` as a `--session` argument to copy: shell-quoted, a control character in it shown escaped
+    (`path_text`: this goes to a terminal)."""
     import shlex
 
-    return (f"the whole session is saved to {path_text(path)} as session {session_id}; resume it with --session "
-            f"{shlex.quote(str(path))}")
+    return shlex.quote(path_text(path))
 
 
 def entries_text(count: int, verb: str = "") -> str:

@@ -149,7 +149,7 @@ class InteractiveMode(InputActions):
 
         stray = StrayOutput()
         _typed_ahead(self.app)
-        code: int | None = None  # stays None when a signal stops the mode (its task is cancelled)
+        code, finished = None, False  # either unset: a signal stopped the mode (its task was cancelled)
         try:
             code = await self.app.run_async(pre_run=started, set_exception_handler=False, handle_sigint=False)
         except EOFError:  # the terminal's input ended (its window closed) before its hang-up signal came
@@ -157,12 +157,13 @@ class InteractiveMode(InputActions):
         finally:
             try:
                 await self._finish_saying()
+                finished = code is not None
             finally:
                 for undo in self._unsubscribe:
                     undo()
                 log = stray.restore()
                 release_terminal()
-                if code is None:  # stopped: nothing more is printed, but entries not on disk are said
+                if not finished:  # stopped: nothing more is printed, but entries not on disk are said
                     self._say_unsaved(lambda report: print(f"agent-forge: {report}", file=sys.stderr))
         if log is not None:
             self.print_(notice(f"what was written to stderr while the UI ran (plugins, commands, warnings): "
@@ -304,11 +305,11 @@ class InteractiveMode(InputActions):
     def _resume_hint(self) -> None:
         """How to resume: by the recovery copy's path when entries could not be written to the session file
         (the file lacks them; the copy's id alone finds nothing: it may be in the temp dir)."""
-        import shlex
+        from ...coding.persistence import resume_argument
 
         store = self.session.store if self.session is not None else None
         if store is not None and store.recovered is not None:
-            where = shlex.quote(str(store.recovered[0]))
+            where = resume_argument(store.recovered[0])
         elif store is not None and store.path is not None and exists(store.path):
             where = store.session_id
         else:
