@@ -19,7 +19,6 @@ from typing import Any
 from ...ai import json_wire
 from . import file_lines
 from .reading import UnencodableEntry, encode_line
-from ...words import counted
 
 _SMALLEST = 1024
 """Bytes of JSON below which a string, image or list is never cut."""
@@ -140,6 +139,8 @@ class _Cuts:
 
     def summary(self) -> str:
         parts = [(self.images, "image"), (self.chars, "character"), (self.items, "list item")]
+        from ...words import counted  # only a cut entry is described: not on start-up's path
+
         said = [counted(count, name, grouped=True) for count, name in parts if count]
         return " and ".join(said) or "nothing"
 
