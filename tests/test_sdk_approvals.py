@@ -42,7 +42,7 @@ async def test_an_approver_is_asked_about_mutating_calls_only(tmp_path, request)
         await session.close()
     assert asked == ["drop"] and state["approvals"] == "ask", results
     assert results[0] == ("lookup", False, "found") and results[2] == ("read", False, "A"), results
-    assert results[1] == ("drop", True, "The user rejected this drop call. The user said: not in this demo Do not "
+    assert results[1] == ("drop", True, "The user rejected this drop call. The user said: not in this demo. Do not "
                                         "retry it unchanged; ask or try another way.")
 
 

@@ -78,7 +78,7 @@ async def test_ask_passes_the_request_and_obeys_once_always_reject():
 async def test_a_rejection_reason_reaches_the_model_and_no_answer_is_told_apart():
     gate = approvals("ask", Scripted(Decision(REJECT, "  use the staging db  "),
                                      Decision(REJECT, "it timed out", answered=False)))
-    assert "The user said: use the staging db Do not retry" in await gate.check(call("srv_drop"))
+    assert "The user said: use the staging db. Do not retry" in await gate.check(call("srv_drop"))
     refusal = await gate.check(call("srv_drop"))
     assert "rejected" not in refusal and "the question got no answer (it timed out)" in refusal
 

@@ -258,7 +258,7 @@ def test_tool_calls_and_results_per_tool(tmp_path):
     ], stopReason="toolUse"))
     store.append_message(tool_result("b1", "bash", "\x1b[32mgreen\x1b[0m 42"))
     store.append_message(tool_result("r1", "read", "import os\nprint(os.getcwd())\n"))
-    store.append_message(tool_result("e1", "edit", "Successfully replaced 1 block(s) in a.py.",
+    store.append_message(tool_result("e1", "edit", "Successfully replaced 1 block in a.py.",
                                      details={"diff": diff, "firstChangedLine": 1}))
     store.append_message(tool_result("g1", "grep", "", isError=True))
     page = page_of(store)

@@ -126,7 +126,7 @@ def test_escape_sequences_in_an_answer_are_not_interpreted(terminal, fake_llm):
 def test_what_sends_nothing_shell_commands_refused_prompts_forged_pastes_and_ctrl_g(terminal, fake_llm, agent_env,
                                                                                      tmp_path):
     """Five editor behaviours that send nothing to the model, on one agent (each step is named for its own)."""
-    agent_env["VISUAL"] = "sh -c 'echo \"and edited outside\" >> \"$1\"' sh"
+    agent_env["VISUAL"] = "sh -c '[ -e crash ] && kill -SEGV $$; echo \"and edited outside\" >> \"$1\"' sh"
     (terminal.work / "blob.bin").write_bytes(b"\x00\x01binary")
     term = terminal()
     bang_runs_a_shell_command(term, terminal.work, fake_llm)
@@ -136,6 +136,7 @@ def test_what_sends_nothing_shell_commands_refused_prompts_forged_pastes_and_ctr
     clear_editor(term, "look at @blob.bin please")
     a_forged_end_of_paste_mark_cannot_run_a_command(term, terminal.work, fake_llm, tmp_path)
     ctrl_g_edits_the_prompt_in_the_external_editor(term)
+    an_editor_killed_by_a_signal_is_said_so_and_the_prompt_kept(term, terminal.work)
     assert fake_llm.requests == []
 
 
@@ -499,6 +500,14 @@ def ctrl_g_edits_the_prompt_in_the_external_editor(term: TmuxTerminal) -> None:
     term.type("typed here")
     term.press("C-g")
     term.wait_for_all("and edited outside", "› typed here")
+
+
+def an_editor_killed_by_a_signal_is_said_so_and_the_prompt_kept(term: TmuxTerminal, work: Path) -> None:
+    """It said `exited with code -11`: subprocess's code for a signal (round 32)."""
+    (work / "crash").touch()  # VISUAL kills itself with SIGSEGV now
+    term.press("C-g")
+    term.wait_for("was killed by SIGSEGV; the prompt is unchanged", where=lambda: " ".join(term.screen().split()))
+    assert "› typed here" in term.screen() and "code -11" not in term.screen()
 
 
 def copy_puts_the_last_answer_on_the_clipboard(term: TmuxTerminal) -> None:

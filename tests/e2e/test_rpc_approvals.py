@@ -81,7 +81,7 @@ async def test_reject_with_a_reason_the_model_sees(agent_env, fake_llm, tmp_path
     assert 'Always allow bash commands starting with "rm -rf" (this session)' in asked["options"]
     assert why["toolCallId"] == asked["toolCallId"]
     [end] = [e for e in events if e["type"] == "tool_execution_end"]
-    expected = ("The user rejected this bash call. The user said: keep build/, it has the release Do not retry it "
+    expected = ("The user rejected this bash call. The user said: keep build/, it has the release. Do not retry it "
                 "unchanged; ask or try another way.")
     assert end["isError"] is True and end["result"]["content"][0]["text"] == expected
     assert expected in str(tool_results(fake_llm)) and (tmp_path / "build").is_dir()

@@ -20,7 +20,7 @@ async def test_an_edit_with_dropped_trailing_spaces_and_straight_quotes_lands(ag
     assert end["isError"] is False
     note = ("oldText matched only after ignoring trailing whitespace and reading curly quotes, dashes and "
             "non-breaking spaces as plain ones.")
-    assert end["result"]["content"][0]["text"] == f"Successfully replaced 1 block(s) in greet.py. {note}"
+    assert end["result"]["content"][0]["text"] == f"Successfully replaced 1 block in greet.py. {note}"
     assert source.read_bytes() == 'def greet():\r\n    return "hello"\r\n\r\nNOTE = ‘keep’\u00a0 \r\n'.encode()
     [tool_message] = [m for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert note in str(tool_message["content"])

@@ -17,11 +17,11 @@ async def test_images_for_a_text_only_model_are_answered_with_a_warning(agent_en
     async with await RpcClient.start([], cwd=str(tmp_path), env=env) as client:
         reply = await client.send({"type": "prompt", "message": "look", "images": [IMAGE, IMAGE]})
         assert reply["success"] is True and reply["data"]["disposition"] == "started"
-        assert reply["data"]["warning"] == ("The model fake-model does not accept images: the 2 image(s) of this "
+        assert reply["data"]["warning"] == ("The model fake-model does not accept images: the 2 images of this "
                                             "prompt are left out (the model sees \"(image omitted)\").")
         await client.wait_for("agent_settled")
         queued = await client.send({"type": "follow_up", "message": "and this", "images": [IMAGE]})
-        assert "1 image(s)" in queued["data"]["warning"]
+        assert "the image of this prompt is left out" in queued["data"]["warning"]
         steered = await client.send({"type": "steer", "message": "plain text"})
         assert steered["data"] == {"disposition": "queued"}  # no image, no warning
     sent = fake_llm.requests[0]["body"]["messages"][-1]["content"]

@@ -37,8 +37,8 @@ def test_two_edits_of_one_file_both_land(agent_env, fake_llm, project):
     fake_llm.set_script([{"tool_calls": [{"id": "e1", **edit("par.txt", "AAA", "aaa")},
                                          {"id": "e2", **edit("par.txt", "CCC", "ccc")}]}, {"text": "done"}])
     ends = run_json(agent_env, project)
-    assert texts(ends) == {"e1": "Successfully replaced 1 block(s) in par.txt.",
-                           "e2": "Successfully replaced 1 block(s) in par.txt."}
+    assert texts(ends) == {"e1": "Successfully replaced 1 block in par.txt.",
+                           "e2": "Successfully replaced 1 block in par.txt."}
     assert (project / "par.txt").read_text() == "aaa\nBBB\nccc\n"
 
 

@@ -249,8 +249,8 @@ class Approvals:
         if not decision.answered:
             return (f"Not run: the {name} call needs approval (approvals: ask), and the question got no "
                     f"answer{f' ({decision.reason})' if decision.reason else ''}.")
-        why = f" The user said: {_capped(decision.reason.strip())}" if decision.reason and decision.reason.strip() \
-            else ""
+        why = f" The user said: {_sentence(_capped(decision.reason.strip()))}" if decision.reason and \
+            decision.reason.strip() else ""
         return f"{REJECTED} {name} call.{why} Do not retry it unchanged; ask or try another way."
 
     def install(self, agent: Agent) -> None:
@@ -343,3 +343,9 @@ class ToolGate:
     async def __call__(self, call: ToolCall) -> str | None:
         blocked = await self.hooks().tool_call(call)
         return blocked if blocked is not None else await self.approvals.check(call)
+
+
+def _sentence(text: str) -> str:
+    """`text` ended as a sentence (a full stop unless it ends in one, `!`, `?` or a closing quote or bracket):
+    the user's words do not run into the instruction that follows them."""
+    return text if text.endswith((".", "!", "?", "…", '"', "'", ")", "]")) else text + "."

@@ -16,10 +16,10 @@ def takes_images(model: object) -> bool:
 
 
 def dropped_images_warning(model: object, images: Sized | None) -> str | None:
-    """`The model M does not accept images: the N image(s) of this prompt are left out ...` when `images` is
-    not empty and `model` takes text only, else None."""
+    """`The model M does not accept images: the N images of this prompt are left out ...` (`the image ... is`
+    for one) when `images` is not empty and `model` takes text only, else None."""
     if not images or takes_images(model):
         return None
     model_id = model.get("id") if isinstance(model, Mapping) else None
-    return (f"The model {model_id} does not accept images: the {len(images)} image(s) of this prompt are left "
-            "out (the model sees \"(image omitted)\").")
+    which = "the image of this prompt is" if len(images) == 1 else f"the {len(images)} images of this prompt are"
+    return f"The model {model_id} does not accept images: {which} left out (the model sees \"(image omitted)\")."

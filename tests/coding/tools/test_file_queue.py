@@ -51,7 +51,7 @@ async def test_a_change_between_read_and_write_is_kept(tmp_path, par):
     tool.files = SedBeforeRead("s/CCC/ccc/")
     result = await edit(tool, "par.txt", "AAA", "aaa")
     assert par.read_text() == "aaa\nBBB\nccc\n"
-    assert result.content[0]["text"] == ("Successfully replaced 1 block(s) in par.txt. par.txt changed while it "
+    assert result.content[0]["text"] == ("Successfully replaced 1 block in par.txt. par.txt changed while it "
                                          "was being edited; the edits were applied to its new content.")
     assert result.details["diff"].splitlines()[3:] == ["-AAA", "+aaa", " BBB", " ccc"]  # against what it edited
 
@@ -89,7 +89,7 @@ async def test_an_unchanged_file_is_written_with_the_usual_result(tmp_path, par)
     tool = EditTool(str(tmp_path))
     tool.files = SedBeforeRead("s/CCC/ccc/", at=0)  # never runs
     result = await edit(tool, "par.txt", "AAA", "aaa")
-    assert result.content[0]["text"] == "Successfully replaced 1 block(s) in par.txt."
+    assert result.content[0]["text"] == "Successfully replaced 1 block in par.txt."
     assert tool.files.reads == 2 and par.read_text() == "aaa\nBBB\nCCC\n"
 
 

@@ -24,7 +24,7 @@ def hello(tmp_path):
 async def test_replaces_a_unique_block_and_reports_a_diff(tmp_path, hello):
     result = await edit(tmp_path, path="hello.py", edits=[{"oldText": "'Hello, '", "newText": "'Hi, '"}])
     assert hello.read_text() == SOURCE.replace("Hello", "Hi")
-    assert result.content == [{"type": "text", "text": "Successfully replaced 1 block(s) in hello.py."}]
+    assert result.content == [{"type": "text", "text": "Successfully replaced 1 block in hello.py."}]
     assert result.details["firstChangedLine"] == 2
     assert result.details["diff"].splitlines() == [
         "--- hello.py",
@@ -76,7 +76,7 @@ async def test_edits_match_the_original_not_each_other(tmp_path):
     result = await edit(tmp_path, path="f.txt", edits=[{"oldText": "beta", "newText": "BETA"},
                                                        {"oldText": "alpha", "newText": "beta"}])
     assert (tmp_path / "f.txt").read_text() == "beta\nBETA\n"
-    assert result.content[0]["text"] == "Successfully replaced 2 block(s) in f.txt."
+    assert result.content[0]["text"] == "Successfully replaced 2 blocks in f.txt."
     assert result.details["firstChangedLine"] == 1
 
 

@@ -27,7 +27,7 @@ async def test_dropped_trailing_spaces_still_match(tmp_path):
     text, after = await edit_file(tmp_path, b"def f():   \n    return 1\n", "def f():\n    return 1",
                                   "def f():\n    return 2")
     assert after == b"def f():\n    return 2\n"
-    assert text == f"Successfully replaced 1 block(s) in f.txt. oldText {NO_TRAILING}"
+    assert text == f"Successfully replaced 1 block in f.txt. oldText {NO_TRAILING}"
 
 
 async def test_straight_quotes_match_curly_ones_and_the_rest_of_the_line_keeps_them(tmp_path):
@@ -48,7 +48,7 @@ async def test_an_exact_match_wins_over_its_curly_twin(tmp_path):
     content = "a = 'x'\nb = ‘x’\n".encode()
     text, after = await edit_file(tmp_path, content, "'x'", "'y'")
     assert after == "a = 'y'\nb = ‘x’\n".encode()
-    assert text == "Successfully replaced 1 block(s) in f.txt."
+    assert text == "Successfully replaced 1 block in f.txt."
     _, after = await edit_file(tmp_path, content, "‘x’", "‘z’")
     assert after == "a = 'x'\nb = ‘z’\n".encode()
 

@@ -16,6 +16,7 @@ from .file_queue import hold
 from .paths import resolve_tool_path
 from .write import write_bytes
 from ..paths import path_text
+from ...words import counted
 
 if TYPE_CHECKING:
     from .edit_apply import Replacement
@@ -60,7 +61,7 @@ class EditTool:
     content (a note in the result says so), or fail with `<path> changed while it was being edited, ...
     Nothing was written.`
 
-    Result text `Successfully replaced N block(s) in <path>.`, followed by a note for each edit that matched
+    Result text `Successfully replaced N blocks in <path>.` (`1 block`), followed by a note for each edit that matched
     only tolerantly (`edit_match.py`); `details` is
     `{"diff": <unified diff>, "firstChangedLine": <1-based line in the new file>}`.
     Errors (`ToolError`): missing file, directory, FIFO, device or socket, bad arguments, an `oldText`
@@ -102,7 +103,7 @@ class EditTool:
         await self._store(path, seen, updated)
         before, after = normalise_newlines(seen.text), normalise_newlines(updated)
         details = {"diff": unified_diff(before, after, given), "firstChangedLine": first_changed_line(before, after)}
-        text = " ".join([f"Successfully replaced {len(edits)} block(s) in {shown}.", *notes])
+        text = " ".join([f"Successfully replaced {counted(len(edits), 'block')} in {shown}.", *notes])
         return text_result(text, details)
 
     async def _load(self, path: str) -> _Content:

@@ -32,7 +32,7 @@ async def edit_externally(ui: Any) -> None:
             handle.write(ui.editor.text())
         code = await run_in_terminal(lambda: _run(shlex.split(command) + [path]))
         if code != 0:
-            raise CommandError(f"{command} exited with code {code}; the prompt is unchanged")
+            raise CommandError(f"{command} {_ended(code)}; the prompt is unchanged")
         with open(path, encoding="utf-8", errors="replace") as handle:
             ui.editor.set_text(handle.read().rstrip("\n"))
     finally:
@@ -43,6 +43,19 @@ SAVE_CURSOR, RESTORE_AND_CLEAR = "\x1b7", "\r\x1b8\x1b[J"
 """Around the external editor: where the live region was, and back there with everything below cleared, so
 an editor that writes to the terminal itself (`EDITOR=cat`, a failing program's message) leaves nothing the
 redrawn live region would be glued to. A full-screen editor restores the screen itself: this changes nothing."""
+
+
+def _ended(code: int) -> str:
+    """How a program that failed ended: `exited with code 3`, `was killed by SIGSEGV` (`subprocess` gives a
+    signal as a negative code)."""
+    if code >= 0:
+        return f"exited with code {code}"
+    import signal
+
+    try:
+        return f"was killed by {signal.Signals(-code).name}"
+    except ValueError:
+        return f"was killed by signal {-code}"
 
 
 def _run(argv: list[str]) -> int:
