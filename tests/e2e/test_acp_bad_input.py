@@ -57,6 +57,9 @@ async def test_unknown_methods_and_wrong_params_are_answered_with_their_codes(ag
                                                              "headers": []}]}, -32602),
         ("session/list", {"cursor": "bogus"}, -32602),
         ("session/list", {"cursor": "٣"}, -32602),  # ASCII digits only, as nextCursor gives them
+        ("session/prompt", {"sessionId": 5, "prompt": []}, -32602),  # it said "Unknown session: 5" (round 32)
+        ("session/set_mode", {"modeId": "ask"}, -32602),
+        ("session/prompt", {"sessionId": "no-such-session", "prompt": []}, -32002),
     ]
     for method, params, code in cases:
         client._ids += 1

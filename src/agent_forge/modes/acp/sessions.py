@@ -58,8 +58,11 @@ class Registry:
         self._said_skipped: set[str] = set()  # damaged session files' reasons, said once
 
     def get(self, session_id: Any) -> AcpSession:
-        """Raises `AcpError` for an id of no open session."""
-        found = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        """Raises `AcpError`: invalid params for an id that is no string (a missing one included), resource not
+        found for an id of no open session."""
+        if not isinstance(session_id, str):
+            raise invalid_params('"sessionId" must be a string')
+        found = self.sessions.get(session_id)
         if found is None:
             raise AcpError(RESOURCE_NOT_FOUND, f"Unknown session: {session_id!r} (use session/new or session/load)")
         return found
