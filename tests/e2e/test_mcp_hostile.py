@@ -198,7 +198,7 @@ def test_mcp_list_counts_the_tools_a_session_offers_and_says_why_the_others_are_
     row = done.stdout.splitlines()[1].split()
     assert row[:5] == ["b", "user", "stdio", "connected", "2"]
     for notice in BAD_FIELD_NOTICES:
-        assert f"agent-forge: Warning: {notice}" in done.stderr, notice
+        assert f"\nWarning: {notice}" in "\n" + done.stderr, notice
 
 
 def test_a_nul_in_a_servers_command_args_or_env_is_named_and_the_server_skipped(agent_env, fake_llm, tmp_path):

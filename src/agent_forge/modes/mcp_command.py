@@ -149,8 +149,10 @@ def _list(args: argparse.Namespace) -> int:
 
     if not policy.code_allowed and policy.enabled and has_project_file(cwd, agent_dir()):
         warnings.append(policy.skipped_message("project MCP servers (.agent-forge/agent/mcp.json)"))
+    from ..coding.tools.sanitize import print_warning  # `Warning: ...`, as a session's start-up says them
+
     for warning in warnings:
-        _say(f"Warning: {warning}")
+        print_warning(warning)
     if not servers and warnings:  # every file or entry that was there failed to load: not "none configured"
         _say("mcp list: no MCP server could be loaded (see the warnings above)")
         return 1
@@ -208,8 +210,10 @@ def _offered_count(connection: Any, state: str) -> int:
     if state != "connected":
         return 0
     tools, notices = offered_tools(connection.name, connection.tools, connection.config.admits)
+    from ..coding.tools.sanitize import print_warning
+
     for notice in list(connection.listing_notices) + notices:
-        _say(f"Warning: {notice}")
+        print_warning(notice)
     return len(tools)
 
 
