@@ -106,6 +106,8 @@ def test_a_copy_with_the_same_id_leaves_the_id_naming_the_file_named_after_it(ag
         assert result.returncode == 0, result.stderr
         assert (f"session {session_id} is also the header of {copy}; opening {original}").encode() in result.stderr
     assert original.read_bytes().count(b'"second"') == 2 and b'"second"' not in copy.read_bytes()
+    listed = run(agent_env, project, "--list-sessions").stdout.decode().splitlines()
+    assert sorted(line.rsplit("  ", 1)[1] for line in listed) == sorted([f"({original.name})", f"({copy.name})"])
 
 
 async def test_a_recovery_copy_in_the_temp_dir_resumes_with_the_command_the_message_gives(agent_env, fake_llm,

@@ -194,12 +194,22 @@ def _plain_file_or_id(path: Path, reference: str, cwd: str | os.PathLike[str],
 
 def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> str:
     """`--list-sessions` output: a JSON array of `SessionInfo.to_json()`, or one line per session:
-    `<id>  <modified, local time>  <messages> msgs  <name or first message, one line, ≤ 60 chars>`."""
+    `<id>  <modified, local time>  <messages> msgs  <name or first message, one line, ≤ 60 chars>`, then
+    `  (<file name>)` when files share the id (copies), so the lines tell them apart as `/resume` does."""
     if as_json:
         return json.dumps([info.to_json() for info in infos], ensure_ascii=False, indent=2)
     if not infos:
         return "No sessions for this directory."
-    return "\n".join(_list_line(info) for info in infos)
+    ids: dict[str, int] = {}
+    for info in infos:
+        ids[info.id] = ids.get(info.id, 0) + 1
+    return "\n".join(_list_line(info) + (_file_note(info) if ids[info.id] > 1 else "") for info in infos)
+
+
+def _file_note(info: SessionInfo) -> str:
+    from ..tools.sanitize import terminal_text
+
+    return f"  ({' '.join(terminal_text(info.path.name).split())})"
 
 
 def _list_line(info: SessionInfo) -> str:
