@@ -19,8 +19,10 @@ from ...agent.types import ToolError, ToolResult, ToolUpdate
 from ...ai.types import JsonValue, UserContent
 from ..tools.file_kinds import image_data_problem
 from ..tools.output_files import OutputDir
-from ..tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, append_notice, format_size, truncate_head
+from ..tools.truncate import (DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, append_notice, format_size,
+                              truncate_head)
 from .deadline import CallDeadlines, CallExpired
+from ...words import counted
 from .limits import MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_PROGRESS_CHARS, cut, one_line, shown_name
 
 if TYPE_CHECKING:
@@ -126,11 +128,22 @@ def truncated(content: list[UserContent], details: dict[str, object],
     if not cut["truncated"]:
         return content, details
     where, path = _save(text, output_dir, f"mcp-{details.get('server')}")
-    notice = (f"[Showing the first {cut['outputLines']} lines ({format_size(cut['outputBytes'])}) of "
-              f"{cut['totalLines']} lines ({format_size(cut['totalBytes'])}).{where}]")
+    notice = f"[{_shown(cut)}.{where}]"
     images = [block for block in content if block.get("type") == "image"]
     kept: list[UserContent] = [{"type": "text", "text": append_notice(cut["content"], notice)}, *images]
     return kept, {**details, "truncation": cut, "fullOutputPath": path}
+
+
+def _shown(cut: TruncationResult) -> str:
+    """What the kept head is: `Showing the first 2000 lines (50KB) of 9000 lines (1.2MB)`, or for a first line
+    over the byte limit `Line 1 is longer than 50KB; only its first 50KB are shown (1 line, 20MB in all)`, as
+    `read` says it."""
+    lines, size = counted(cut["totalLines"], "line"), format_size(cut["totalBytes"])
+    if cut["firstLineExceedsLimit"]:
+        kept = format_size(cut["outputBytes"])
+        return f"Line 1 is longer than {kept}; only its first {kept} are shown ({lines}, {size} in all)"
+    shown = f"{counted(cut['outputLines'], 'line')} ({format_size(cut['outputBytes'])})"
+    return f"Showing the first {shown} of {lines} ({size})"
 
 
 def _save(text: str, output_dir: Callable[[], OutputDir] | None, prefix: str) -> tuple[str, str | None]:
