@@ -356,3 +356,28 @@ async def test_leaving_a_session_whose_stopped_run_cannot_be_written_is_refused(
         assert moved["success"] is True and locks == []
         assert not list(tmp_path.rglob("*.recovered-*")) and "could not be written to" not in client.stderr.decode()
         assert_complete(Path(path), [m for m in ended_messages(client.records)])
+
+
+def test_a_recovery_copy_takes_a_free_name_when_one_of_that_second_exists(agent_env, fake_llm, tmp_path):
+    """Two rescues of one file in one second: the second found the name taken in both places and lost its
+    entries (`... it is lost`; round 34). Copies of every second of the next minute are there already."""
+    import time
+
+    fake_llm.set_script([{"text": "first"}, {"text": "second " + "y" * 9000}])
+    (tmp_path / "tmp").mkdir()
+    env = {**agent_env, "TMPDIR": str(tmp_path / "tmp")}
+    with mounted_tmpfs(tmp_path / "disk") as disk:
+        assert run_print(env, tmp_path, "--session-dir", str(disk), "-p", "first").returncode == 0
+        [path] = disk.rglob("*.jsonl")
+        now = time.time()
+        taken = {f"{path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime(now + s))}.jsonl"
+                 for s in range(-1, 60)}
+        for name in taken:
+            (tmp_path / "tmp" / name).write_text("an older copy\n")
+        fill(disk)
+        result = run_print(env, tmp_path, "--session-dir", str(disk), "-c", "-p", "again")
+    stderr = result.stderr.decode()
+    assert result.returncode == 1 and "lost" not in stderr, stderr
+    [saved] = [p for p in (tmp_path / "tmp").glob("*.recovered-*") if p.name not in taken]
+    assert saved.name.endswith("-2.jsonl") and f"the whole session is saved to {saved}" in stderr
+    assert "second" in saved.read_text()

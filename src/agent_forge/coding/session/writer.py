@@ -134,20 +134,19 @@ class SessionWriter:
 
     def rescue(self, data: bytes) -> Path | None:
         """After `close` left lines unwritten: write `data` (the whole session) to a new `<file>.recovered-<UTC
-        time>.jsonl` beside it, else in the temp dir; returns its path, or None when nothing waits or neither
-        place can be written."""
+        time>.jsonl` beside it, else in the temp dir (`-2`, `-3`, ... before `.jsonl` when a copy of that second
+        is there: two processes may rescue one file in one second); returns its path, or None when nothing waits
+        or neither place can be written."""
         if self.error is None:
             return None
         import tempfile
         import time
 
-        name = f"{self.path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.jsonl"
+        stem = f"{self.path.name}.recovered-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         for directory in (self.path.parent, Path(tempfile.gettempdir())):
-            try:
-                write_new_private(directory / name, data)
-                return directory / name
-            except OSError:
-                continue
+            written = _write_unique(directory, stem, data)
+            if written is not None:
+                return written
         return None
 
     def _record(self, error: str | None) -> None:
@@ -218,3 +217,22 @@ def lock_session_id(directory: Path, session_id: str) -> SessionLock | None:
                                ) from None
     except (SessionFileError, OSError):
         return None
+
+
+RESCUE_NAMES = 100
+"""Names `rescue` tries in one directory (`<stem>.jsonl`, `<stem>-2.jsonl`, ...) before it takes the next one."""
+
+
+def _write_unique(directory: Path, stem: str, data: bytes) -> Path | None:
+    """`data` in the first of `<stem>.jsonl`, `<stem>-2.jsonl`, ... of `directory` that does not exist yet; None
+    when it cannot be written there (any other error, or every name taken)."""
+    for number in range(1, RESCUE_NAMES + 1):
+        target = directory / f"{stem}{'' if number == 1 else f'-{number}'}.jsonl"
+        try:
+            write_new_private(target, data)
+            return target
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
