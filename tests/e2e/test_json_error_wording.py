@@ -57,3 +57,11 @@ def test_the_model_reads_why_its_cut_off_tool_arguments_failed_in_one_sentence(a
     content = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
     column = raw.index('"def') + 1
     assert f"Unterminated string at line 1 column {column}\n\nReceived arguments:\n{raw}" in content, content
+
+
+def test_a_trailing_comma_is_named_alike_in_an_rpc_line_and_a_config_file(agent_env, tmp_path):
+    """An RPC line said `Expecting property name enclosed in double quotes` where models.json said `trailing
+    comma` for the same slip (round 34)."""
+    done = run(agent_env, tmp_path, "--mode", "rpc", "--no-session", stdin=b'{"id": "t", "type": "get_state",}\n')
+    [reply] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert reply["error"] == "Failed to parse command: trailing comma before '}' (JSON allows none) (line 1, column 32)"

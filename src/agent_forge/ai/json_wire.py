@@ -56,11 +56,26 @@ def reason(exc: json.JSONDecodeError) -> str:
     return exc.msg.removesuffix(" at").removesuffix(" starting")
 
 
+def syntax_error(exc: json.JSONDecodeError) -> tuple[str, int, int]:
+    """`(reason, line, column)` of a syntax error, 1-based; a trailing comma (the most common hand-editing slip,
+    which the parser reports at the bracket after it) is named as such, at the comma:
+    `trailing comma before '}' (JSON allows none)`."""
+    text, pos = exc.doc, exc.pos
+    before = text[:pos].rstrip()
+    if pos < len(text) and text[pos] in "}]" and before.endswith(","):
+        comma = len(before) - 1
+        line = text.count("\n", 0, comma) + 1
+        column = comma - (text.rfind("\n", 0, comma) + 1) + 1
+        return f"trailing comma before '{text[pos]}' (JSON allows none)", line, column
+    return reason(exc), exc.lineno, exc.colno
+
+
 def problem(exc: BaseException) -> str:
-    """What a parse refused, in words: a syntax error as `<reason> at line L column C` (`reason`), anything else
-    (`NaN`, an out-of-range number, a `RecursionError`) as its own message."""
+    """What a parse refused, in words: a syntax error as `<reason> at line L column C` (`syntax_error`), anything
+    else (`NaN`, an out-of-range number, a `RecursionError`) as its own message."""
     if isinstance(exc, json.JSONDecodeError):
-        return f"{reason(exc)} at line {exc.lineno} column {exc.colno}"
+        words, line, column = syntax_error(exc)
+        return f"{words} at line {line} column {column}"
     return str(exc)
 
 

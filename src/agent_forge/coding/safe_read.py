@@ -167,7 +167,7 @@ def parse_json_document(text: str) -> tuple[JsonValue, str, list[DuplicateKey]]:
     try:
         data = json.loads(text, parse_int=_parse_int, object_pairs_hook=build)
     except json.JSONDecodeError as exc:
-        raise ConfigFileError(_syntax_message(text, exc)) from None
+        raise ConfigFileError(_syntax_message(exc)) from None
     except ValueError as exc:  # no other is known; a config file must never stop the start-up
         raise ConfigFileError(f"invalid JSON: {exc}") from None
     except RecursionError:  # the parser's own stack gave out: far deeper than the limit
@@ -189,17 +189,10 @@ def _parse_int(digits: str) -> int | float:
     return int(digits)
 
 
-def _syntax_message(text: str, exc: json.JSONDecodeError) -> str:
-    """`invalid JSON at line L column C: <reason>`; a trailing comma (the most common hand-editing slip, which
-    the parser reports at the bracket after it) is named as such, at the comma."""
-    before = text[:exc.pos].rstrip()
-    if exc.pos < len(text) and text[exc.pos] in "}]" and before.endswith(","):
-        comma = len(before) - 1
-        line = text.count("\n", 0, comma) + 1
-        column = comma - (text.rfind("\n", 0, comma) + 1) + 1
-        closing = text[exc.pos]
-        return f"invalid JSON at line {line} column {column}: trailing comma before '{closing}' (JSON allows none)"
-    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {json_wire.reason(exc)}"
+def _syntax_message(exc: json.JSONDecodeError) -> str:
+    """`invalid JSON at line L column C: <reason>` (`json_wire.syntax_error`: a trailing comma named as such)."""
+    words, line, column = json_wire.syntax_error(exc)
+    return f"invalid JSON at line {line} column {column}: {words}"
 
 
 def format_size(size: int) -> str:

@@ -244,7 +244,8 @@ def _loads(text: str) -> Any:
 
 def _parse_problem(exc: ValueError) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"{json_wire.reason(exc)} (line {exc.lineno}, column {exc.colno})"
+        words, line, column = json_wire.syntax_error(exc)
+        return f"{words} (line {line}, column {column})"
     return str(exc)
 
 
