@@ -35,7 +35,9 @@ def run_export(paths: list[str], session_dir: str | None) -> int:
         if descriptor is not None:
             written = _to_descriptor(session, descriptor, str(output))
         else:
-            written = str(export_session_file(session, output, cwd=cwd))
+            from .coding.tools.sanitize import print_warning
+
+            written = str(export_session_file(session, output, cwd=cwd, on_warning=print_warning))
     except (ExportError, SessionFileError) as exc:
         _say(str(exc))
         return 1

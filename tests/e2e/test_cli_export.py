@@ -165,9 +165,10 @@ def test_an_export_says_what_a_damaged_file_lost_as_a_resume_does(agent_env, tmp
     store.close()
     lines = store.path.read_bytes().splitlines(keepends=True)
     store.path.write_bytes(b"".join([*lines[:2], b"garbage that is no JSON\n", *lines[2:], b'{"type": "mess']))
-    done = subprocess.run([*CLI, "--export", str(store.path), "-"], cwd=tmp_path, env=agent_env,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "kept" in done.stdout
-    said = [line for line in done.stderr.splitlines() if line.startswith("Warning: session file ")]
-    assert len(said) == 2 and "damaged line" in said[0] + said[1] and "cut off mid-write" in said[0] + said[1], \
-        done.stderr
+    for output in ("-", str(tmp_path / "page.html"), None):  # stdout, a file, the default file (round 35)
+        done = subprocess.run([*CLI, "--export", str(store.path), *([output] if output else [])], cwd=tmp_path,
+                              env=agent_env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and ("kept" in done.stdout if output == "-" else done.stdout.endswith(".html\n"))
+        said = [line for line in done.stderr.splitlines() if line.startswith("Warning: session file ")]
+        assert len(said) == 2 and "damaged line" in said[0] + said[1] and "cut off mid-write" in said[0] + said[1], \
+            (output, done.stderr)

@@ -26,7 +26,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..paths import path_text, same_file
 from ..session.entries import is_entry, iso_timestamp
@@ -170,13 +170,17 @@ def export_store(store: SessionStore, output_path: str | os.PathLike[str] | None
 
 
 def export_session_file(session_path: str | os.PathLike[str], output_path: str | os.PathLike[str] | None = None,
-                        *, cwd: str | os.PathLike[str] | None = None) -> Path:
+                        *, cwd: str | os.PathLike[str] | None = None,
+                        on_warning: Callable[[str], None] | None = None) -> Path:
     """Export a session file (`agent-forge --export`); `cwd` (default: the process's) anchors relative and
-    default output paths. Raises ExportError, also for a file that is missing or not a session."""
+    default output paths; `on_warning(text)` hears what reading the file found damaged (`load_warnings`: the
+    page lacks it). Raises ExportError, also for a file that is missing or not a session."""
     try:
         store = SessionStore.open(session_path)
     except SessionFileError as exc:
         raise ExportError(str(exc)) from None
+    for warning in store.load_warnings if on_warning is not None else ():
+        on_warning(str(warning))
     try:
         return write_export(SessionSnapshot.of_store(store), output_path, cwd if cwd is not None else os.getcwd())
     finally:
