@@ -204,6 +204,23 @@ async def test_a_503_during_summarisation_is_retried_with_events(agent_env_facto
     assert events[3] == {"type": "summarization_retry_finished"}
 
 
+async def test_end_of_input_ends_a_summarisation_retry_wait_as_it_ends_a_runs(agent_env_factory, fake_llm, tmp_path):
+    """A summary request went on retrying with its whole backoff after stdin closed (a minute here; with a
+    stalled server minutes more), where a run's retry is cancelled (docs/rpc.md, "End of input"; round 35)."""
+    env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}, "retry": {"baseDelayMs": 60_000}})
+    fake_llm.set_script([{"text": "one " + W}, {"text": "two " + W}, {"match": SUMMARY, "status": 503}])
+    client = await start(env, tmp_path)
+    await exchanges(client, "first " + W, "second " + W)
+    compact = client.send_nowait({"type": "compact"})
+    await client.wait_for("summarization_retry_scheduled")
+    assert await client.close(timeout=20) == 0  # not killed after 20 s: the 60 s wait was cancelled
+    reply = await compact
+    assert reply["success"] is False and "503" in reply["error"]
+    assert len([r for r in fake_llm.requests if SUMMARY in json.dumps(r["body"])]) == 1
+    assert [r["type"] for r in client.records if r.get("type", "").startswith("summarization")] == [
+        "summarization_retry_scheduled", "summarization_retry_finished"]
+
+
 async def test_abort_during_compaction(agent_env_factory, fake_llm, tmp_path):
     env = agent_env_factory(settings={"compaction": {"keepRecentTokens": 60}})
     fake_llm.set_script([{"text": "one " + W}, {"match": SUMMARY, "text": "never", "hang": True},

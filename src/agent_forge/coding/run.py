@@ -227,6 +227,7 @@ class SessionRun:
         agent exits after the current attempt (docs/rpc.md, "End of input")."""
         self._input_closed = True
         self.retry.cancel()
+        self._compaction.input_closed()
 
     def begin_abort(self) -> Awaitable[None]:
         """`abort`'s immediate part: the run, its retry wait and a starting run are stopped now; the returned

@@ -90,6 +90,7 @@ class CompactionController:
         self._aborted = False  # an automatic compaction of the current session-level run was aborted
         self._failed_on: tuple[int, object] | None = None  # `_context_key()` where an automatic attempt failed
         self._requests: list[tuple[str | None, str, asyncio.Future[Outcome]]] = []  # `compact` during a run
+        self._input_closed = asyncio.Event()  # no client any more: summaries retry no more (`input_closed`)
 
     @property
     def task(self) -> asyncio.Task | None:
@@ -308,7 +309,12 @@ class CompactionController:
         """A summarisation requester on the session's model, retry settings and event sink."""
         return Requester(model=model, stream_fn=self._agent.stream_fn, options=self._agent.request_options,
                          retry=lambda: self._settings.retry if self._retry_enabled() else None,
-                         emit=self._emit, source=source, reason=reason)
+                         emit=self._emit, source=source, reason=reason, closed=self._input_closed)
+
+    def input_closed(self) -> None:
+        """No client any more (RPC stdin EOF): a summary request is not retried again, a retry waiting for its
+        backoff ends (the compaction fails with the last error), as a run's retries do (docs/rpc.md)."""
+        self._input_closed.set()
 
     async def run_guarded(self, coro: Awaitable[T]) -> T:
         """Run `coro` (a branch summary) as this controller's task, so `abort` cancels it like a compaction.

@@ -8,7 +8,8 @@ none when `set_auto_retry` turned retries off) and are reported as (seeds 000/00
     → summarization_retry_finished   (once, after the last attempt, only when a retry was scheduled)
 
 `source` is `"compaction"` (with the compaction's `reason`) or `"branchSummary"` (no `reason`). Cancelling the
-task running `complete` aborts the request or the wait at once.
+task running `complete` aborts the request or the wait at once. Once `closed` is set (stdin EOF in RPC mode) no
+new retry starts and a waiting one ends: the last attempt's error stands (docs/rpc.md, "End of input").
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Requester:
 
     `stream_fn(model, context, options)`: the provider call (the agent's); `options()`: fresh StreamOptions, awaited
     (key, headers, thinking level); `retry()`: the retry settings, None when retries are off; `emit`: the
-    session's event sink; `source` / `reason`: what `summarization_retry_attempt_start` reports.
+    session's event sink; `source` / `reason`: what `summarization_retry_attempt_start` reports; `closed`: set
+    when no client is left (stdin EOF): no more retries.
     """
 
     model: Model
@@ -43,6 +45,7 @@ class Requester:
     emit: Emit
     source: str = "compaction"
     reason: str | None = None
+    closed: asyncio.Event | None = None
 
     async def complete(self, system_prompt: str, prompt: str, max_tokens: int) -> tuple[str, dict[str, Any]]:
         """The model's answer text and the summed usage of every attempt. Raises `CompactionError` holding the
@@ -57,10 +60,13 @@ class Requester:
                 if error is None:
                     return text, usage
                 settings = self.retry()
-                if settings is None or attempt >= settings.max_retries or not is_retryable_error(error):
+                if settings is None or attempt >= settings.max_retries or not is_retryable_error(error) \
+                        or self._closed():
                     raise CompactionError(error)  # the provider's text: callers say what failed
                 attempt += 1
                 await self._wait(attempt, settings, error)
+                if self._closed():  # the input closed during the wait: no new attempt
+                    raise CompactionError(error)
         finally:
             if attempt:
                 self.emit(SummarizationRetryFinished(type="summarization_retry_finished"))
@@ -69,11 +75,21 @@ class Requester:
         delay = backoff_delay_ms(attempt, settings.base_delay_ms, settings.max_delay_ms)
         self.emit(SummarizationRetryScheduled(type="summarization_retry_scheduled", attempt=attempt,
                                               maxAttempts=settings.max_retries, delayMs=delay, errorMessage=error))
-        await asyncio.sleep(delay / 1000)
+        if self.closed is None:
+            await asyncio.sleep(delay / 1000)
+        else:
+            try:
+                await asyncio.wait_for(self.closed.wait(), delay / 1000)
+                return  # closed: `complete` ends the retries
+            except asyncio.TimeoutError:
+                pass
         start = SummarizationRetryAttemptStart(type="summarization_retry_attempt_start", source=self.source)
         if self.reason is not None:
             start["reason"] = self.reason
         self.emit(start)
+
+    def _closed(self) -> bool:
+        return self.closed is not None and self.closed.is_set()
 
     async def _once(self, system_prompt: str, prompt: str, max_tokens: int) -> tuple[str, str | None, Any]:
         """(text, errorMessage or None, usage) of one request."""
