@@ -282,6 +282,11 @@ def test_the_interactive_mode_says_at_exit_where_the_unwritten_entries_went(agen
         term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
         assert re.search(r"\((1 session entry waits|([02-9]|\d\d+) session entries wait) in memory\)",
                          history()), history()
+        term.type("/session")  # its counts hold entries the file lacks yet: it says so (round 35)
+        term.press("Enter")
+        term.wait_for("not on disk yet: ", where=history)
+        assert re.search(r"not on disk yet: (1 session entry|([02-9]|\d\d+) session entries) \(No space left on "
+                         r"device\); written once the file can be written", history()), history()
         term.press("C-d")
         assert term.exit_code() == 1
         [saved] = (tmp_path / "tmp").glob("*.recovered-*.jsonl")

@@ -138,6 +138,12 @@ class Commands:
         if usage:
             shown = "unknown until the next answer" if percent is None else f"{percent:.1f}%"
             lines.append(f"context: {shown} of {usage['contextWindow']:,} tokens")
+        unwritten = self.ui.session.store.write_error  # counted above, but not in the file yet (a full disk)
+        if unwritten is not None:
+            from ...coding.persistence import entries_text
+
+            lines.append(f"not on disk yet: {entries_text(unwritten['pendingEntries'])} ({unwritten['error']}); "
+                         "written once the file can be written")
         self.ui.say("\n".join(lines))
 
     async def _model(self, argument: str) -> None:
