@@ -329,7 +329,7 @@ HANGING_BIG = {"text": "second " + "y" * 20000, "text_deltas": 4, "hang_after": 
 """An answer that stops streaming after 15,000 characters: aborted, its message is more than a full disk takes."""
 
 
-@pytest.mark.parametrize("change", ["new_session", "clone", "switch_session"])
+@pytest.mark.parametrize("change", ["new_session", "clone", "switch_session", "fork"])
 async def test_leaving_a_session_whose_stopped_run_cannot_be_written_is_refused(agent_env, fake_llm, tmp_path,
                                                                                 change):
     """Entries were on disk when the change was asked; the aborted answer then was not, and the session was
@@ -345,10 +345,14 @@ async def test_leaving_a_session_whose_stopped_run_cannot_be_written_is_refused(
         try:
             await client.prompt_and_wait("before full")
             path = (await client.send({"type": "get_state"}))["data"]["sessionFile"]
+            if change == "fork":
+                forkable = (await client.send({"type": "get_fork_messages"}))["data"]["messages"]
+                command = {"type": "fork", "entryId": forkable[0]["entryId"]}
             filler = fill(disk)
             client.send_nowait({"type": "prompt", "message": "after full"})
             await client.wait_for("message_update")
             refused = await client.send(command)
+            files = [p.name for p in disk.rglob("*.jsonl")]
             state = (await client.send({"type": "get_state"}))["data"]
             locks = list(other.rglob("*.lock"))
             filler.unlink()
@@ -357,6 +361,8 @@ async def test_leaving_a_session_whose_stopped_run_cannot_be_written_is_refused(
         finally:
             assert await client.close() == 0
         assert refused["success"] is False and refused["error"].startswith("The session file cannot be written")
+        assert refused["error"].endswith("(The run was stopped first.)")
+        assert files == [Path(path).name]  # no file made for the change
         assert state["sessionFile"] == path and state["sessionWriteError"]["pendingEntries"] >= 1
         assert moved["success"] is True and locks == []
         assert not list(tmp_path.rglob("*.recovered-*")) and "could not be written to" not in client.stderr.decode()

@@ -22,12 +22,17 @@ def test_a_write_is_allowed_with_enter_and_a_command_rejected_by_filtering(termi
     term.press("Enter")  # the highlighted first option: Allow once
     term.wait_for("Allow bash: rm -rf out.txt?")
     assert (work / "out.txt").read_text() == "hi\n"
-    term.type("reject")  # filters the options: Reject, and Reject with a reason
+    term.type("tell the model why")  # filters the options: the one rejecting with a reason
+    term.press("Enter")
+    term.wait_until(lambda: "Allow bash: rm -rf out.txt?" not in term.screen(), "the reason's dialog")
+    term.type("keep it")
     term.press("Enter")
     term.wait_for("Left it alone.")
     assert (work / "out.txt").exists()
     rejected = [m for m in fake_llm.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]
-    assert "The user rejected this bash call." in str(rejected["content"])
+    # the user's words end as a sentence, and the screen shows them too (round 32, 35)
+    assert "The user rejected this bash call. The user said: keep it. Do not retry" in str(rejected["content"])
+    assert "rejected: keep it" in term.screen()
     term.press("C-d")
     assert term.exit_code() == 0
 

@@ -65,3 +65,25 @@ def test_a_trailing_comma_is_named_alike_in_an_rpc_line_and_a_config_file(agent_
     done = run(agent_env, tmp_path, "--mode", "rpc", "--no-session", stdin=b'{"id": "t", "type": "get_state",}\n')
     [reply] = [json.loads(line) for line in done.stdout.splitlines()]
     assert reply["error"] == "Failed to parse command: trailing comma before '}' (JSON allows none) (line 1, column 32)"
+
+
+def test_a_theme_file_and_a_deeply_nested_rpc_line_name_a_trailing_comma_too(agent_env, tmp_path):
+    """Two places still said `Expecting property name enclosed in double quotes` (the reviewer of round 34)."""
+    from agent_forge.modes.interactive.theme_files import ThemeError, load_theme_file
+
+    theme = tmp_path / "mine.json"
+    theme.write_text('{\n  "name": "mine",\n  "colors": {"user": "red",}\n}\n')
+    with pytest.raises(ThemeError, match=r"mine\.json:3: invalid JSON \(trailing comma before '\}' \(JSON allows "):
+        load_theme_file(theme)
+    deep = b'{"id": "d", "type": "get_state", "x": ' + b"[" * 3000 + b"]" * 3000 + b', "y": {"a": 1,}}\n'
+    done = run(agent_env, tmp_path, "--mode", "rpc", "--no-session", stdin=deep)
+    [reply] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert reply["id"] == "d" and reply["error"].startswith(
+        "Failed to parse command: trailing comma before '}' (JSON allows none) (line 1, column "), reply
+
+
+def test_a_resume_argument_gives_the_shell_the_real_path_and_the_terminal_no_raw_control():
+    from agent_forge.coding.persistence import resume_argument
+
+    assert resume_argument(Path("/tmp/a b/x.jsonl")) == "'/tmp/a b/x.jsonl'"
+    assert resume_argument(Path("/tmp/zw\u200bj/it's\x1b.jsonl")) == "$'/tmp/zw\\u200bj/it\\'s\\u001b.jsonl'"

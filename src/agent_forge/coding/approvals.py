@@ -45,6 +45,15 @@ if TYPE_CHECKING:
 
 REJECTED = "The user rejected this"
 """How the result of a call the user rejected begins (the terminal UI shows such a call as `rejected`)."""
+_SAID, _UNCHANGED = " The user said: ", " Do not retry it unchanged; ask or try another way."
+
+
+def rejection_reason(result_text: str) -> str | None:
+    """What the user said when rejecting the call whose result is `result_text` (None when nothing): the
+    terminal UI shows it beside `rejected`, a resumed session's call included."""
+    if not result_text.startswith(REJECTED) or _SAID not in result_text:
+        return None
+    return result_text.split(_SAID, 1)[1].removesuffix(_UNCHANGED).strip() or None
 
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow_once", "allow_always", "reject"
 CHOICES = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT)
@@ -249,9 +258,9 @@ class Approvals:
         if not decision.answered:
             return (f"Not run: the {name} call needs approval (approvals: ask), and the question got no "
                     f"answer{f' ({decision.reason})' if decision.reason else ''}.")
-        why = f" The user said: {_sentence(_capped(decision.reason.strip()))}" if decision.reason and \
+        why = f"{_SAID}{_sentence(_capped(decision.reason.strip()))}" if decision.reason and \
             decision.reason.strip() else ""
-        return f"{REJECTED} {name} call.{why} Do not retry it unchanged; ask or try another way."
+        return f"{REJECTED} {name} call.{why}{_UNCHANGED}"
 
     def install(self, agent: Agent) -> None:
         """Check every call of a bare `agent` after its current `before_tool_call` (a session has its own gate,
@@ -346,6 +355,6 @@ class ToolGate:
 
 
 def _sentence(text: str) -> str:
-    """`text` ended as a sentence (a full stop unless it ends in one, `!`, `?` or a closing quote or bracket):
-    the user's words do not run into the instruction that follows them."""
-    return text if text.endswith((".", "!", "?", "…", '"', "'", ")", "]")) else text + "."
+    """`text` ended as a sentence (a full stop unless it ends in one, `!` or `?`): the user's words do not run
+    into the instruction that follows them."""
+    return text if text.endswith((".", "!", "?")) else text + "."

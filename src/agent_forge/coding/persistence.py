@@ -196,11 +196,18 @@ def _rescued_text(path: Path, session_id: str) -> str:
 
 
 def resume_argument(path: Path) -> str:
-    """`path` as a `--session` argument to copy: shell-quoted, a control character in it shown escaped
-    (`path_text`: this goes to a terminal)."""
+    """`path` as a `--session` argument to paste into a shell: `shlex`-quoted, or, when it holds a character a
+    terminal must not get raw (`path_text` would escape it), in bash's `$'...'` quoting, which both shows the
+    escape and gives the shell the real character."""
     import shlex
 
-    return shlex.quote(path_text(path))
+    text = str(path)
+    if path_text(text) == text:
+        return shlex.quote(text)
+    quoted = "".join(char if char.isprintable() and char not in "\\'" else
+                     f"\\{char}" if char in "\\'" else f"\\U{ord(char):08x}" if ord(char) > 0xFFFF else
+                     f"\\u{ord(char):04x}" for char in text)
+    return f"$'{quoted}'"
 
 
 def entries_text(count: int, verb: str = "") -> str:

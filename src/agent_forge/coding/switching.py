@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 from .errors import CommandError, SessionFileError
 from .hooks import HookCalls
 from .paths import same_file
+from ..words import counted
 from .session.entries import SessionEntry
 from .session.store import SessionStore
 from .session.tree import clone_path, fork_path
@@ -69,19 +70,23 @@ class SessionSwitch:
         """The work in progress belongs to the session being left: queued messages are dropped, user shell
         commands and the run are aborted and settle first. Then the session's entries must be on disk still:
         the stopped run's last message may be what a full disk keeps from the file, and leaving would only
-        leave it to a recovery copy (`CommandError`, as before the change; `opened`, the store made for the
-        change, is released then)."""
-        if self._agent.steering_queue or self._agent.follow_up_queue:
-            self._queue.clear("session_change")  # emits queue_update: clients see the queued messages go
-        await self._user_bash.abort()
-        await self._abort()
+        leave it to a recovery copy (`CommandError` saying the run was stopped; `opened`, the file opened for the
+        change, is released whatever ends the change here)."""
         try:
+            dropped = 0
+            if self._agent.steering_queue or self._agent.follow_up_queue:
+                dropped = sum(map(len, self._queue.clear("session_change")))  # emits queue_update
+            await self._user_bash.abort()
+            await self._abort()
             self._check_written()
-        except CommandError:
+        except BaseException as exc:
             if opened is not None:
                 from .persistence import release
 
                 release(opened)
+            if isinstance(exc, CommandError):
+                gone = f" and {counted(dropped, 'queued message')} dropped" if dropped else ""
+                raise CommandError(f"{exc} (The run was stopped{gone} first.)") from None
             raise
 
     async def new_session(self, parent_session: str | None) -> bool:
@@ -141,9 +146,8 @@ class SessionSwitch:
         return {"text": text, "cancelled": cancelled}
 
     async def _fork(self, path: list[SessionEntry]) -> None:
-        store = _command(lambda: self._new_store(path))
-        await self._stop_work(store)
-        self._adopt(store, record_model=True)
+        await self._stop_work()  # first: a refused change must leave no new file (the branch before the message
+        self._adopt(_command(lambda: self._new_store(path)), record_model=True)  # is not what the abort writes)
 
     async def clone(self) -> bool:
         """Continue in a new session holding the whole active branch (also for a session with no message yet);

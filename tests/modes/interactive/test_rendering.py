@@ -432,3 +432,7 @@ def test_a_line_cut_in_its_middle_is_no_line_more():
     assert "more characters not shown" in shown and "more line" not in shown
     three = "a" * 9000 + "\nb\nc"
     assert "more characters (2 more lines) not shown" in plain_text(to_ansi([user_block(three)], 100))
+    from agent_forge.modes.interactive.blocks import USER_SHOWN_CHARS
+
+    at_a_break = "a" * (USER_SHOWN_CHARS - 1) + "\nbbbbbbbbbb\ncccccccccc"  # the cut falls right after a break
+    assert "… 21 more characters (2 more lines) not shown" in plain_text(to_ansi([user_block(at_a_break)], 100))

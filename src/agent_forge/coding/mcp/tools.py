@@ -140,7 +140,7 @@ def _shown(cut: TruncationResult) -> str:
     `read` says it."""
     lines, size = counted(cut["totalLines"], "line"), format_size(cut["totalBytes"])
     if cut["firstLineExceedsLimit"]:
-        kept = format_size(cut["outputBytes"])
+        kept = format_size(cut["maxBytes"])
         return f"Line 1 is longer than {kept}; only its first {kept} are shown ({lines}, {size} in all)"
     shown = f"{counted(cut['outputLines'], 'line')} ({format_size(cut['outputBytes'])})"
     return f"Showing the first {shown} of {lines} ({size})"

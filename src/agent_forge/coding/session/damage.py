@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ..paths import path_text
 from .file_lines import line_limit
-from ...words import counted
 
 if TYPE_CHECKING:
     from .reading import ParsedSession
@@ -60,6 +59,8 @@ def load_warnings(path: Path, parsed: ParsedSession,
     among them) and `unusable` (entries kept but of no use to the context, each with what is wrong in the
     singular and the plural: `session_context.unusable_entry`) in one warning, a torn last line left out in
     another. Empty when the file was intact."""
+    from ...words import counted  # only a damaged file needs it: not on start-up's path
+
     warnings = _damaged(path, parsed.skipped_lines, parsed.repeated_lines, parsed.long_lines, unusable)
     warnings.extend(_broken_links(path, parsed))
     if parsed.torn_line is not None:
@@ -75,6 +76,8 @@ def load_warnings(path: Path, parsed: ParsedSession,
 
 def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Sequence[int],
              unusable: Sequence[tuple[int, tuple[str, str]]]) -> list[SessionWarning]:
+    from ...words import counted  # only a damaged file needs it: not on start-up's path
+
     every = sorted({*lines, *(line for line, _ in unusable)})
     if not every:
         return []
@@ -98,6 +101,8 @@ def _damaged(path: Path, lines: Sequence[int], repeated: Sequence[int], long: Se
 
 def _broken_links(path: Path, parsed: ParsedSession) -> list[SessionWarning]:
     """One warning naming the entries of `parsed.broken_links` (ids and lines), grouped by what is wrong."""
+    from ...words import counted  # only a damaged file needs it: not on start-up's path
+
     links = parsed.broken_links
     if not links:
         return []

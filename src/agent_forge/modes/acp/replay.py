@@ -17,16 +17,15 @@ from . import tool_calls
 from .updates import chunk, message_key, user_chunks
 
 
-_RUNNING: dict[str, Any] = {}
-"""The stand-in result of a call still running in this process: left out (`Updates.in_flight` tells it)."""
-
-
 def replay(messages: list[dict[str, Any]], cwd: str, running: Collection[str] = ()) -> Iterator[dict[str, Any]]:
     """The updates telling `messages` (stored message dicts, oldest first). A result no call asked for (a
     damaged file) is told as a call of its own, as the terminal UI shows it. `running`: the ids of calls under
-    way in this process (an open session), left out rather than told as interrupted."""
+    way in this process (an open session), left out rather than told as interrupted: those of the last
+    assistant message only (a server may reuse ids: an earlier call of the same id stays told)."""
     results = {m.get("toolCallId"): m for m in messages if m.get("role") == "toolResult"}
-    results.update(dict.fromkeys(running, _RUNNING))
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"), None)
+    if running and last is not None:
+        messages = [*messages[:last], _without_calls(messages[last], set(running)), *messages[last + 1:]]
     called = {str(block.get("id")) for m in messages if m.get("role") == "assistant"
               for block in m.get("content") or [] if isinstance(block, dict) and block.get("type") == "toolCall"}
     taken: set[str] = set()
@@ -36,6 +35,13 @@ def replay(messages: list[dict[str, Any]], cwd: str, running: Collection[str] = 
         teller = _TELLERS.get(str(message.get("role")))
         if teller is not None:
             yield from teller(message, cwd, results, _unique(message, index, taken))
+
+
+def _without_calls(message: dict[str, Any], ids: set[str]) -> dict[str, Any]:
+    """`message` without its tool calls of `ids` (running: `Updates.in_flight` tells them)."""
+    content = [block for block in message.get("content") or [] if not (
+        isinstance(block, dict) and block.get("type") == "toolCall" and str(block.get("id")) in ids)]
+    return {**message, "content": content}
 
 
 def _unique(message: dict[str, Any], index: int, taken: set[str]) -> str:
@@ -61,7 +67,7 @@ def _assistant(message: dict[str, Any], cwd: str, results: dict[Any, Any], key: 
             yield _chunk("agent_thought_chunk", str(block["thinking"]), f"{key}-{index}")
         elif block.get("type") == "text" and block.get("text"):
             yield _chunk("agent_message_chunk", str(block["text"]), f"{key}-{index}")
-        elif block.get("type") == "toolCall" and results.get(block.get("id")) is not _RUNNING:
+        elif block.get("type") == "toolCall":
             yield _tool_call(block, results.get(block.get("id")), cwd)
     if message.get("stopReason") == "error" and message.get("errorMessage"):
         yield _chunk("agent_message_chunk", f"\n\nError: {message['errorMessage']}", f"{key}-error")

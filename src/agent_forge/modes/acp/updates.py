@@ -148,7 +148,10 @@ class Updates:
                    for block_id, (kind, deltas) in self._streamed.items()]
         for call_id, call in self._calls.items():
             status = "in_progress" if call.get("started") and not call.get("asked") else "pending"
-            updates.append(self._call_shown(call_id, call["name"], call["args"], status))
+            shown = self._call_shown(call_id, call["name"], call["args"], status)
+            if call.get("terminal"):  # it runs in the editor's terminal, which shows it live
+                shown["content"] = [{"type": "terminal", "terminalId": call["terminal"]}]
+            updates.append(shown)
         return updates
 
     def running_calls(self) -> set[str]:

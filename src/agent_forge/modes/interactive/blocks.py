@@ -40,7 +40,7 @@ def user_block(text: str, *, expanded: bool = False, attached: list[str] | None 
     body = plain(head)
     if len(head) < len(text):
         rest = text[len(head):]
-        more = _lines_after(rest)
+        more = _lines_after(head, rest)
         lines_note = f" ({counted(more, 'more line', grouped=True)})" if more else ""
         body.append(f"\n… {len(rest):,} more characters{lines_note} not shown"
                     f"{'' if expanded else key_hint('app.tools.expand', ' ({} to expand)')}; all of it was sent",
@@ -81,9 +81,11 @@ def user_parts(message: dict[str, Any]) -> tuple[str, list[str]]:
     return text, lines + ["attached: an image"] * (len(parts) - len(texts))
 
 
-def _lines_after(rest: str) -> int:
-    """The lines of `rest` (what follows the part shown) that start after it: a first break ends the last line
-    shown; without one, `rest` begins in the middle of that line, which is no line more."""
+def _lines_after(head: str, rest: str) -> int:
+    """The lines of `rest` (what follows `head`, the part shown) that start after it: a break that ends `head`
+    or begins `rest` ends the last line shown; else `rest` begins in the middle of that line, no line more."""
+    if head.endswith("\n"):
+        return count_lines(rest)
     if rest.startswith("\n"):
         return count_lines(rest[1:])
     return max(0, count_lines(rest) - 1)

@@ -169,7 +169,7 @@ def _label(info: Any, columns: int) -> str:
     """`name or first message · 2026-12-02 10:14 · 12 messages · id prefix` (unique through the id), the title
     cut to what a `columns`-wide terminal leaves beside the rest (at least 20 characters)."""
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    rest = f" · {when} · {counted(info.message_count, 'message')} · {info.id[:8]}"
+    rest = f" · {when} · {counted(info.message_count, 'message', grouped=True)} · {info.id[:8]}"
     copy = f"(recovered copy of {info.recovered_from[:8]}) " if info.recovered_from else ""
     width = max(20, columns - len(rest) - len(copy) - 4)
     return f"{copy}{info.name or one_line(info.first_message, width) or '(no messages)'}{rest}"

@@ -92,7 +92,8 @@ def load_theme_file(path: Path) -> Theme:
     except (OSError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path_text(path)}: cannot be read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ThemeError(f"{path_text(path)}:{exc.lineno}: invalid JSON ({json_wire.reason(exc)})") from None
+        words, line, _ = json_wire.syntax_error(exc)
+        raise ThemeError(f"{path_text(path)}:{line}: invalid JSON ({words})") from None
     if not isinstance(data, dict):
         raise ThemeError(f"{path_text(path)}: not a JSON object")
     unknown = unknown_keys(data, ("base", "colors", "name"))

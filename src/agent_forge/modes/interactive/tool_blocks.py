@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import theme
 from ...coding.paths import path_text
-from ...coding.approvals import REJECTED
+from ...coding.approvals import REJECTED, rejection_reason
 from ...coding.tools.truncate import count_lines
 from .keymap import key_hint
 from .render import clean, fit
@@ -133,7 +133,7 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{counted(count_lines(output), 'line')}{key_hint('app.tools.expand', ' ({} to expand)')}"
+        lines.append(Text(f"{counted(count_lines(output), 'line', grouped=True)}{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif rejected:
         pass  # the rejection text is the model's; the user answered it, `rejected` below says it
@@ -142,7 +142,8 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
         lines += [*(_tail(body, expanded, _cut_lines(details)) if body.strip() else []),
                   *(Text(note, style="yellow") for note in notes)]
     if rejected or blocked:  # it never ran: no exit status, no duration
-        lines.append(Text("rejected" if rejected else "blocked", style="red"))
+        said = rejection_reason(output) if rejected else None
+        lines.append(Text(("rejected" if rejected else "blocked") + (f": {said}" if said else ""), style="red"))
     elif call.name == "bash":
         found = _EXIT.findall(output)
         stopped = not found and _STOPPED.search(output) is not None  # else it never ran: its error says why

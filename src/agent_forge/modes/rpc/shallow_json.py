@@ -16,8 +16,6 @@ import json
 import re
 from typing import Any, Callable
 
-from ...ai import json_wire
-
 _WS = re.compile(r"[ \t\n\r]*")
 _TOKEN = re.compile(r'["\[\]{}]')
 _CLOSER = {"[": "]", "{": "}"}
@@ -76,7 +74,7 @@ def _member(text: str, pos: int, stand_in: Callable[[str, str], Any],
         end = _skip_nested(text, pos)
         return stand_in(TOO_DEEP, text[pos:end]), end
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{json_wire.reason(exc)} (char {exc.pos})") from None
+        raise json.JSONDecodeError(exc.msg, text, exc.pos) from None  # at its place in the whole line
 
 
 def _skip_nested(text: str, pos: int, tokens: int | None = None) -> int:
