@@ -168,7 +168,7 @@ class InteractiveMode(InputActions):
         if log is not None:
             self.print_(notice(f"what was written to stderr while the UI ran (plugins, commands, warnings): "
                                f"{path_text(log)}", "warning"))
-        unsaved = self._say_unsaved(lambda report: self.print_(notice(report, "error")))
+        unsaved = self._say_unsaved(lambda report: self._say_unwrapped(report, "error"))
         self._resume_hint()
         return 1 if self.start_error is not None or (unsaved and not code) else code
 
@@ -314,8 +314,12 @@ class InteractiveMode(InputActions):
             where = store.session_id
         else:
             return
-        self.terminal.write(to_ansi([notice(f"Resume this session: agent-forge --session {where}")],
-                                    self.terminal.columns()))
+        self._say_unwrapped(f"Resume this session: agent-forge --session {where}")
+
+    def _say_unwrapped(self, text: str, kind: str = "info") -> None:
+        """A line with a command or path to copy, written unwrapped after the UI ended: the terminal wraps it
+        softly, so a copy (or `tmux capture-pane -J`) gives it whole, without a line break inside a path."""
+        self.terminal.write(to_ansi([notice(text, kind)], max(len(text) + 8, self.terminal.columns())))
 
     def exit(self, code: int) -> None:
         if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
