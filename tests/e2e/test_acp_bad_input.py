@@ -193,6 +193,8 @@ def _peak_kib(status_path: str) -> int:
     ({"name": "u", "type": "http", "url": "not a url", "headers": []},
      "mcpServers[0] ('u'): url must start with http:// or https://, got 'not a url'"),
     ({"name": "p", "type": "http", "url": "http://h:99999/mcp", "headers": []}, "mcpServers[0] ('p'): url "),
+    ({"name": "v", "command": "x", "args": [], "env": {"A": "1"}},  # it said `env items need ...` (round 36)
+     'mcpServers[0].env must be an array of {"name", "value"} objects'),
 ])
 async def test_an_editor_server_with_a_bad_field_is_refused_naming_the_field(server, problem, agent_env, project):
     """As for an SSE server or a missing name: -32602 naming the field, no session, rather than a session whose

@@ -232,7 +232,8 @@ def test_compact_summarises_the_conversation(terminal, fake_llm, agent_env_facto
         term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the run to end")
     term.type("/compact")
     term.press("Enter")
-    term.wait_for("context compacted (manual)")
+    term.wait_for("context compacted (manual")
+    assert re.search(r"context compacted \(manual; [\d,]+ tokens before\)", term.screen()), term.screen()
     term.wait_until(lambda: "esc to interrupt" not in term.screen(), "the spinner to stop")
     assert len(fake_llm.requests) == 3
 

@@ -306,6 +306,8 @@ def _mcp_entry(server: dict[str, Any], index: int) -> dict[str, Any]:
 def _pairs(value: Any, index: int, key: str) -> dict[str, str]:
     """`[{name, value}]` → `{name: value}`."""
     pairs: dict[str, str] = {}
+    if value is not None and not isinstance(value, list):
+        raise invalid_params(f"mcpServers[{index}].{key} must be an array of {{\"name\", \"value\"}} objects")
     for item in value or []:
         if not (isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("value"), str)):
             raise invalid_params(f"mcpServers[{index}].{key} items need string \"name\" and \"value\"")

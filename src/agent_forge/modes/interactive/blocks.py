@@ -265,5 +265,5 @@ def compaction_notice(event: dict[str, Any]) -> Text:
         return notice(compaction_failure(str(event.get("errorMessage") or "Compaction failed: unknown error"),
                                           bool(event.get("unresolvedOverflow"))), "error")
     before = result.get("tokensBefore")
-    size = f" ({before:,} tokens before)" if isinstance(before, int) else ""
-    return notice(f"context compacted ({event.get('reason', 'manual')}){size}", "success")
+    size = f"; {before:,} tokens before" if isinstance(before, int) else ""
+    return notice(f"context compacted ({event.get('reason', 'manual')}{size})", "success")

@@ -137,7 +137,7 @@ class Commands:
                  f"{tokens['cacheWrite']:,} cache write; cost ${stats['cost']:.4f}"]
         if usage:
             shown = "unknown until the next answer" if percent is None else f"{percent:.1f}%"
-            lines.append(f"context: {shown} of {usage['contextWindow']:,} tokens")
+            lines.append(f"context: {shown} (window {usage['contextWindow']:,} tokens)")
         unwritten = self.ui.session.store.write_error  # counted above, but not in the file yet (a full disk)
         if unwritten is not None:
             from ...coding.persistence import entries_text

@@ -73,7 +73,7 @@ class PromptEditor:
         if not collapse and lines <= PASTE_COLLAPSE_LINES and len(data) <= PASTE_COLLAPSE_CHARS:
             self.buffer.insert_text(data)
             return
-        marker = f"[paste #{len(self._pastes) + 1}: {counted(lines, 'line', grouped=True)}, {len(data):,} chars]"
+        marker = f"[paste #{len(self._pastes) + 1}: {counted(lines, 'line')}, {len(data):,} chars]"
         self._pastes[marker] = data
         self.buffer.insert_text(marker)
 

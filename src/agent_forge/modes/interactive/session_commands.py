@@ -38,6 +38,7 @@ class SessionCommands:
         self.ui = ui
 
     async def resume(self, argument: str) -> None:
+        _no_argument("resume", argument, "it opens the list of this directory's sessions; type there to filter")
         session = self.ui.session
         current = session.store.path
         skipped: list[str] = []  # a damaged file, a directory that cannot be listed: said, not hidden
@@ -64,6 +65,7 @@ class SessionCommands:
         self.ui.show_transcript()
 
     async def fork(self, argument: str) -> None:
+        _no_argument("fork", argument, "it opens the list of your messages; type there to filter")
         messages = fork_messages(self.ui.session.store)
         if not messages:
             raise CommandError("no user message to fork from yet")
@@ -82,6 +84,7 @@ class SessionCommands:
     async def tree(self, argument: str) -> None:
         from .tree_commands import TreeCommands
 
+        _no_argument("tree", argument, "it opens the session tree; type there to filter")
         await TreeCommands(self.ui).tree(argument)
 
     async def login(self, argument: str) -> None:
@@ -132,6 +135,7 @@ class SessionCommands:
                     f"{'has' if count == 1 else 'have'} a key)", "success")
 
     async def clone(self, argument: str) -> None:
+        _no_argument("clone", argument, "it copies the current branch")
         if await session_change(self.ui, "cloning…", "clone", self.ui.session.clone()) is not None:
             self.ui.say(f"cloned into session {self.ui.session.store.session_id}", "success")
 
@@ -173,3 +177,10 @@ def _label(info: Any, columns: int) -> str:
     copy = f"(recovered copy of {info.recovered_from[:8]}) " if info.recovered_from else ""
     width = max(20, columns - len(rest) - len(copy) - 4)
     return f"{copy}{info.name or one_line(info.first_message, width) or '(no messages)'}{rest}"
+
+
+def _no_argument(command: str, argument: str, what: str) -> None:
+    """Refuse an argument `/command` would ignore (`/fork 99` opened the list as if none were given); `what`
+    says what the command does instead."""
+    if argument.strip():
+        raise CommandError(f"/{command} takes no argument ({path_text(argument.strip())} is not used): {what}")
