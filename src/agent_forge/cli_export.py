@@ -99,13 +99,10 @@ def _page(session_file: str) -> bytes:
     """The page of `session_file` as UTF-8; what reading the file found damaged is said on stderr, as a resume
     says it (`Warning: session file ...: skipped 1 damaged line ...`). Raises ExportError, SessionFileError."""
     from .coding.export_html import SessionSnapshot, render_html
-    from .coding.export_html.exporter import check_exportable
-    from .coding.session.store import SessionStore
+    from .coding.export_html.exporter import check_exportable, open_for_export
     from .coding.tools.sanitize import print_warning
 
-    store = SessionStore.open(session_file)
-    for warning in store.load_warnings:
-        print_warning(str(warning))
+    store = open_for_export(session_file, print_warning)
     try:
         snapshot = SessionSnapshot.of_store(store)
         check_exportable(snapshot)

@@ -204,10 +204,17 @@ def resume_argument(path: Path) -> str:
     text = str(path)
     if path_text(text) == text:
         return shlex.quote(text)
-    quoted = "".join(char if char.isprintable() and char not in "\\'" else
-                     f"\\{char}" if char in "\\'" else f"\\U{ord(char):08x}" if ord(char) > 0xFFFF else
-                     f"\\u{ord(char):04x}" for char in text)
-    return f"$'{quoted}'"
+    return "$'" + "".join(map(_ansi_c, text)) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    """`char` inside bash's `$'...'`: `\\'` and `\\\\` escaped, as it is when printable, else `\\uXXXX` or
+    `\\UXXXXXXXX`."""
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    return f"\\U{ord(char):08x}" if ord(char) > 0xFFFF else f"\\u{ord(char):04x}"
 
 
 def entries_text(count: int, verb: str = "") -> str:

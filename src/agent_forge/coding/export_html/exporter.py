@@ -176,15 +176,23 @@ def export_session_file(session_path: str | os.PathLike[str], output_path: str |
     default output paths; `on_warning(text)` hears what reading the file found damaged (`load_warnings`: the
     page lacks it). Raises ExportError, also for a file that is missing or not a session."""
     try:
-        store = SessionStore.open(session_path)
+        store = open_for_export(session_path, on_warning)
     except SessionFileError as exc:
         raise ExportError(str(exc)) from None
-    for warning in store.load_warnings if on_warning is not None else ():
-        on_warning(str(warning))
     try:
         return write_export(SessionSnapshot.of_store(store), output_path, cwd if cwd is not None else os.getcwd())
     finally:
         store.close()
+
+
+def open_for_export(session_path: str | os.PathLike[str],
+                    on_warning: Callable[[str], None] | None = None) -> SessionStore:
+    """`session_path` opened for reading, each of its `load_warnings` (what the page will lack) given to
+    `on_warning` first. Raises SessionFileError."""
+    store = SessionStore.open(session_path)
+    for warning in store.load_warnings if on_warning is not None else ():
+        on_warning(str(warning))
+    return store
 
 
 def _existing_target(target: Path, snapshot: SessionSnapshot) -> os.stat_result | None:

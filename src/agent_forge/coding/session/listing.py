@@ -207,23 +207,26 @@ def format_session_list(infos: list[SessionInfo], *, as_json: bool = False) -> s
 
 
 def _file_note(info: SessionInfo) -> str:
-    from ..tools.sanitize import terminal_text
-
-    return f"  ({' '.join(terminal_text(info.path.name).split())})"
+    return f"  ({_one_line(info.path.name)})"
 
 
 def _list_line(info: SessionInfo) -> str:
     """One line for a terminal: the file's text (name, first message, id) without escape sequences or
-    control characters (`sanitize.terminal_text`): a session file is data anyone may have written."""
-    from ..tools.sanitize import terminal_text
-
-    title = " ".join(terminal_text(info.name or info.first_message or "(no messages)").split())
+    control characters (`_one_line`): a session file is data anyone may have written."""
+    title = _one_line(info.name or info.first_message or "(no messages)")
     if info.recovered_from is not None:
-        title = f"(recovered copy of {' '.join(terminal_text(info.recovered_from[:8]).split())}) {title}"
+        title = f"(recovered copy of {_one_line(info.recovered_from[:8])}) {title}"
     if len(title) > 60:
         title = title[:59] + "…"
     when = info.modified.astimezone().strftime("%Y-%m-%d %H:%M")
-    return f"{' '.join(terminal_text(info.id).split())}  {when}  {info.message_count:>4} msgs  {title}"
+    return f"{_one_line(info.id)}  {when}  {info.message_count:>4} msgs  {title}"
+
+
+def _one_line(text: str) -> str:
+    """`text` cleaned for a terminal (`sanitize.terminal_text`), its whitespace runs one space each."""
+    from ..tools.sanitize import terminal_text
+
+    return " ".join(terminal_text(text).split())
 
 
 def session_info(path: Path) -> SessionInfo | None:

@@ -404,10 +404,11 @@ class SessionStore(EntryAppends):
 
     def rescue(self) -> tuple[Path, str] | None:
         """After `close` left entries unwritten: write the whole session (every entry) to a new file
-        `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir (`SessionWriter.rescue`); returns (its path, its session
-        id), or None when no entry waits or neither place can be written. The copy opens like any session
-        file, under a session id of its own (so an id names one session, not the original and its copy):
-        its header adds `recoveredFrom` (the original id) and `parentSession` (the original file)."""
+        `<file>.recovered-<UTC time>.jsonl` beside it, else in the temp dir (`SessionWriter.rescue`); returns
+        (its path, its session id), also kept as `recovered`, or None when no entry waits or neither place can be
+        written. The copy opens like any session file, under a session id of its own (so an id names one
+        session, not the original and its copy): its header adds `recoveredFrom` (the original id) and
+        `parentSession` (the original file)."""
         writer, new_id = self._writer, uuid4()
         header = {**self._header, "id": new_id, "parentSession": str(self.path), "recoveredFrom": self.session_id}
         path = writer and writer.rescue(b"".join([encode_line(header), *map(encode_line, self._entries)]))

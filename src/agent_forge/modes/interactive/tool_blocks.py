@@ -133,7 +133,8 @@ def tool_block(call: ToolCall, result: Any, is_error: bool, *, expanded: bool) -
     elif call.name == "write" and not is_error:
         lines += _added_lines(clean(call.args.get("content", "")), expanded)
     elif call.name == "read" and not is_error:
-        lines.append(Text(f"{counted(count_lines(output), 'line', grouped=True)}{key_hint('app.tools.expand', ' ({} to expand)')}"
+        size = counted(count_lines(output), "line", grouped=True)
+        lines.append(Text(f"{size}{key_hint('app.tools.expand', ' ({} to expand)')}"
                           if not expanded else output, style="grey62"))
     elif rejected:
         pass  # the rejection text is the model's; the user answered it, `rejected` below says it
